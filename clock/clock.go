@@ -1,0 +1,31 @@
+// Package clock is the time source Breakwater's time-dependent logic takes
+// (cooldowns, windows, Retry-After pauses, backoff), so tests run on a
+// manual clock: exact, and without sleeping.
+package clock
+
+import "time"
+
+// Clock tells the time and waits for it to pass.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// After returns a channel that receives the clock's time once d has
+	// passed on this clock. A d ≤ 0 fires at once.
+	After(d time.Duration) <-chan time.Time
+}
+
+// System is the wall clock: time.Now and time.After.
+var System Clock = systemClock{}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time                         { return time.Now() }
+func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// OrSystem returns c, or System when c is nil.
+func OrSystem(c Clock) Clock {
+	if c == nil {
+		return System
+	}
+	return c
+}
