@@ -1,0 +1,91 @@
+package testserver
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// get fetches url with the test client and returns status, header and body.
+func get(t *testing.T, url string) (int, http.Header, []byte) {
+	t.Helper()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: read body: %v", url, err)
+	}
+	return resp.StatusCode, resp.Header, body
+}
+
+var client = &http.Client{Timeout: 10e9}
+
+func start(t *testing.T, cfg Config) *Store {
+	t.Helper()
+	s, err := Start(cfg)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestHealthyServesListingAndProductPages(t *testing.T) {
+	s := start(t, Config{Products: 45, PerPage: 20})
+	if !strings.HasPrefix(s.URL(), "http://127.0.0.1:") {
+		t.Fatalf("URL = %q, want loopback", s.URL())
+	}
+
+	code, _, body := get(t, s.URL()+"/")
+	if code != 200 {
+		t.Fatalf("/ = %d, want 200", code)
+	}
+	if got := strings.Count(string(body), `class="product-link"`); got != 20 {
+		t.Errorf("listing 1 has %d product links, want 20", got)
+	}
+	if !strings.Contains(string(body), `<a class="next" href="/list/2">`) {
+		t.Errorf("listing 1 has no a.next to /list/2")
+	}
+	_, _, last := get(t, s.ListingURL(3))
+	if got := strings.Count(string(last), `class="product-link"`); got != 5 {
+		t.Errorf("listing 3 has %d product links, want 5", got)
+	}
+	if strings.Contains(string(last), `class="next"`) {
+		t.Errorf("last listing page has an a.next")
+	}
+	if code, _, _ := get(t, s.ListingURL(4)); code != 404 {
+		t.Errorf("/list/4 = %d, want 404", code)
+	}
+
+	code, h, page := get(t, s.ProductURL(7))
+	if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+		t.Fatalf("product 7 = %d %q", code, h.Get("Content-Type"))
+	}
+	if len(page) < 37*1024 || len(page) > 40*1024 {
+		t.Errorf("product page is %d bytes, want about 38 KB", len(page))
+	}
+	if want := `<div class="product" data-sku="sku-7">` + "\n" + `<h1 class="title">` + Title(7) + `</h1>`; !strings.Contains(string(page), want) {
+		t.Errorf("product page lacks %q", want)
+	}
+	if want := `<span class="price">` + Price(7) + `</span>`; !strings.Contains(string(page), want) {
+		t.Errorf("product page lacks %q", want)
+	}
+	if string(page) != string(s.Catalog().ProductPage(7)) {
+		t.Errorf("served page differs from Catalog.ProductPage(7)")
+	}
+	for _, p := range []string{"/products/sku-46", "/products/sku-0", "/products/sku-07", "/nope"} {
+		if code, _, _ := get(t, s.URL()+p); code != 404 {
+			t.Errorf("%s = %d, want 404", p, code)
+		}
+	}
+	if got := s.Count(); got != 8 {
+		t.Errorf("Count = %d, want 8", got)
+	}
+	if _, seq := s.FailingSince(); seq != 0 {
+		t.Errorf("FailingSince seq = %d on a healthy store, want 0", seq)
+	}
+}
