@@ -1,0 +1,293 @@
+package breaker
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/gocolly/colly/v2"
+	"github.com/rs/zerolog"
+)
+
+// Breaker keeps one circuit per domain (the URL's host, lower-cased, port
+// included), created on first use, and wires them into a Colly collector
+// with Register. It is safe for concurrent use.
+type Breaker struct {
+	profile         Profile
+	overrides       []override
+	store           Store
+	clock           clock.Clock
+	log             zerolog.Logger
+	validator       Validator
+	alarmAfter      int
+	maxRetryAfter   time.Duration
+	throttleRetries int
+	trackerSize     int
+	onTransition    []func(Transition)
+	onRefused       []func(*colly.Request, *CircuitOpenError)
+	onOutcome       []func(Attempt)
+
+	domains  sync.Map // host → *domain
+	attempts sync.Map // *colly.Request → *attempt
+	throttle sync.Map // URL → *atomic.Int32: 429 retries so far
+}
+
+// domain is everything the breaker knows about one host.
+type domain struct {
+	name    string
+	profile Profile
+	circuit Circuit
+	tracker *tracker
+
+	openUntil atomic.Int64 // unix nanos; a cached "refuse before" for the cheap early check
+	notBefore atomic.Int64 // unix nanos; Retry-After pause
+	counts    [numClasses]atomic.Int64
+	refused   atomic.Int64
+	pauses    atomic.Int64
+	throttled atomic.Int64 // in a row
+	blocked   atomic.Int64 // in a row
+}
+
+// New returns a Breaker whose domains use profile p unless
+// WithDomainProfile says otherwise. Every profile and option is checked
+// here, before any request is sent.
+func New(p Profile, opts ...Option) (*Breaker, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	b := &Breaker{
+		profile:         p,
+		store:           MemoryStore{},
+		clock:           clock.System,
+		log:             zerolog.Nop(),
+		alarmAfter:      10,
+		maxRetryAfter:   10 * time.Minute,
+		throttleRetries: 10,
+		trackerSize:     100,
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(b); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// HostOf returns the domain key for a URL host: lower-cased, port kept
+// (the same key Colly's LimitRules match on).
+func HostOf(host string) string { return strings.ToLower(host) }
+
+func (b *Breaker) domain(host string) (*domain, error) {
+	if d, ok := b.domains.Load(host); ok {
+		return d.(*domain), nil
+	}
+	p := b.profileFor(host)
+	c, err := b.store.Circuit(host, p)
+	if err != nil {
+		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
+	}
+	d := &domain{name: host, profile: p, circuit: c, tracker: newTracker(max(b.trackerSize, p.WindowSize))}
+	actual, _ := b.domains.LoadOrStore(host, d)
+	return actual.(*domain), nil
+}
+
+// Ticket is a permit to send one request to a domain, from Allow; give it
+// back to Record with the outcome.
+type Ticket struct {
+	d      *domain
+	permit Permit
+}
+
+// Domain returns the host the ticket is for.
+func (t Ticket) Domain() string {
+	if t.d == nil {
+		return ""
+	}
+	return t.d.name
+}
+
+// Allow asks whether a request to host may be sent now. It returns a
+// *CircuitOpenError (errors.Is(err, ErrOpen)) when the domain's circuit
+// refuses, or an error from the Store.
+func (b *Breaker) Allow(host string) (Ticket, error) {
+	d, err := b.domain(HostOf(host))
+	if err != nil {
+		return Ticket{}, err
+	}
+	return b.allow(d)
+}
+
+func (b *Breaker) allow(d *domain) (Ticket, error) {
+	p, t, err := d.circuit.Allow(b.clock.Now())
+	if t.Changed() {
+		b.transitioned(d, t)
+	}
+	if err != nil {
+		var open *CircuitOpenError
+		if errors.As(err, &open) {
+			d.refused.Add(1)
+			if open.State == Open {
+				d.openUntil.Store(open.RetryAt.UnixNano())
+			}
+		}
+		return Ticket{}, err
+	}
+	return Ticket{d: d, permit: p}, nil
+}
+
+// Record gives a ticket back with what the attempt returned.
+func (b *Breaker) Record(t Ticket, o Outcome) {
+	d := t.d
+	if d == nil {
+		return
+	}
+	if int(o.Class) < numClasses {
+		d.counts[o.Class].Add(1)
+	}
+	if o.Class.Counted() {
+		d.tracker.add(o)
+	}
+	b.alarms(d, o.Class)
+	tr, err := d.circuit.Record(b.clock.Now(), t.permit, o)
+	if err != nil {
+		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: recording an outcome failed")
+		return
+	}
+	if tr.Changed() {
+		b.transitioned(d, tr)
+	}
+}
+
+func (b *Breaker) transitioned(d *domain, t Transition) {
+	if t.To == Open {
+		d.openUntil.Store(t.RetryAt.UnixNano())
+	} else {
+		d.openUntil.Store(0)
+	}
+	lvl := zerolog.InfoLevel
+	if t.To == Open {
+		lvl = zerolog.WarnLevel
+	}
+	b.log.WithLevel(lvl).Str("event", "breaker_transition").EmbedObject(t).
+		Msgf("breaker: %s %s → %s (%s)", t.Domain, t.From, t.To, t.Reason)
+	for _, f := range b.onTransition {
+		f(t)
+	}
+}
+
+// alarms counts throttled and blocked answers in a row and raises one
+// warning each time a run of them reaches the alarm threshold.
+func (b *Breaker) alarms(d *domain, c Class) {
+	switch c {
+	case Throttled:
+		if n := d.throttled.Add(1); n%int64(b.alarmAfter) == 0 {
+			b.log.Warn().Str("event", "throttled_sustained").Str("domain", d.name).Int64("in_a_row", n).
+				Msg("breaker: domain keeps answering 429; slow down or fix the client, the target is not down")
+		}
+	case Blocked:
+		if n := d.blocked.Add(1); n%int64(b.alarmAfter) == 0 {
+			b.log.Warn().Str("event", "blocked_sustained").Str("domain", d.name).Int64("in_a_row", n).
+				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")
+		}
+	case Success:
+		d.throttled.Store(0)
+		d.blocked.Store(0)
+	}
+}
+
+// State returns the state of host's circuit (Closed for a host never seen).
+func (b *Breaker) State(host string) State {
+	v, ok := b.domains.Load(HostOf(host))
+	if !ok {
+		return Closed
+	}
+	s, err := v.(*domain).circuit.Snapshot(b.clock.Now())
+	if err != nil {
+		return Closed
+	}
+	return s.State
+}
+
+// Restore puts host's circuit back into an open state saved by a
+// checkpoint, until retryAt: a restart is not a way around a cooldown.
+func (b *Breaker) Restore(host string, retryAt time.Time, trips int) error {
+	d, err := b.domain(HostOf(host))
+	if err != nil {
+		return err
+	}
+	r, ok := d.circuit.(Restorer)
+	if !ok {
+		return fmt.Errorf("breaker: the store's circuits for %s cannot be restored", d.name)
+	}
+	t, err := r.RestoreOpen(b.clock.Now(), retryAt, trips)
+	if err != nil {
+		return err
+	}
+	if t.Changed() {
+		b.transitioned(d, t)
+	}
+	return nil
+}
+
+// DomainStats is one domain's state and counters.
+type DomainStats struct {
+	Domain  string    `json:"domain"`
+	Profile string    `json:"profile"`
+	State   State     `json:"state"`
+	RetryAt time.Time `json:"retry_at,omitzero"`
+	Trips   int       `json:"trips"`
+	// Outcomes counts every attempt by class.
+	Outcomes map[string]int64 `json:"outcomes"`
+	// Refused counts requests refused without touching the network.
+	Refused int64 `json:"refused"`
+	// Tracked, SuccessRate and MedianLatency describe the rolling tracker:
+	// the latest counted outcomes, successes' median latency.
+	Tracked       int           `json:"tracked"`
+	SuccessRate   float64       `json:"success_rate"`
+	MedianLatency time.Duration `json:"median_latency_ns"`
+	// PausedUntil is the end of the current Retry-After pause, if any.
+	PausedUntil time.Time `json:"paused_until,omitzero"`
+	// Pauses counts Retry-After pauses taken.
+	Pauses int64 `json:"pauses"`
+}
+
+// Count returns how many attempts ended in class c.
+func (s DomainStats) Count(c Class) int64 { return s.Outcomes[c.String()] }
+
+// Stats returns a snapshot of every domain seen, sorted by domain.
+func (b *Breaker) Stats() []DomainStats {
+	now := b.clock.Now()
+	var out []DomainStats
+	b.domains.Range(func(_, v any) bool {
+		d := v.(*domain)
+		s := DomainStats{Domain: d.name, Profile: d.profile.Name, Outcomes: make(map[string]int64, numClasses),
+			Refused: d.refused.Load(), Pauses: d.pauses.Load()}
+		if snap, err := d.circuit.Snapshot(now); err == nil {
+			s.State, s.Trips = snap.State, snap.Trips
+			if snap.State == Open {
+				s.RetryAt = snap.RetryAt
+			}
+		}
+		for c := range numClasses {
+			if n := d.counts[c].Load(); n > 0 {
+				s.Outcomes[Class(c).String()] = n
+			}
+		}
+		s.Tracked, s.SuccessRate, s.MedianLatency = d.tracker.stats()
+		if nb := d.notBefore.Load(); nb > now.UnixNano() {
+			s.PausedUntil = time.Unix(0, nb)
+		}
+		out = append(out, s)
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
+	return out
+}

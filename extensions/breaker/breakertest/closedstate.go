@@ -1,0 +1,130 @@
+package breakertest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+)
+
+// RunClosed tests when a closed circuit trips and when it must not.
+func RunClosed(t *testing.T, nc NewCircuit) {
+	t.Run("WindowNotFullNeverTrips", func(t *testing.T) {
+		h := newHarness(t, nc, breaker.Standard)
+		h.do(breaker.Standard.WindowSize-1, breaker.Degraded)
+		h.wantState(breaker.Closed)
+		if s := h.snapshot(); s.WindowLen != 19 || s.WindowFailures != 19 {
+			t.Fatalf("window holds %d outcomes, %d failures; want 19 and 19", s.WindowLen, s.WindowFailures)
+		}
+	})
+
+	t.Run("OpensWhenWindowFullAtThreshold", func(t *testing.T) {
+		// Seed 000's timeline, one request at a time: 30 healthy pages,
+		// then 503s. The window holds 20 successes; each failure pushes
+		// one out; the 10th failure (request 40) makes it 10/20 = 0.5.
+		h := newHarness(t, nc, breaker.Standard)
+		h.do(30, breaker.Success)
+		h.do(9, breaker.Degraded)
+		h.wantState(breaker.Closed)
+		h.do(1, breaker.Degraded)
+		h.wantState(breaker.Open)
+		if h.sent != 40 {
+			t.Fatalf("tripped after %d requests, want 40", h.sent)
+		}
+		tr := h.last()
+		if tr.From != breaker.Closed || tr.To != breaker.Open || tr.Reason != breaker.ReasonFailureRate {
+			t.Fatalf("transition %s→%s (%s), want closed→open (failure_rate)", tr.From, tr.To, tr.Reason)
+		}
+		if len(tr.Window) != 20 || tr.FailureRate != 0.5 {
+			t.Fatalf("trip evidence: %d outcomes at rate %v, want 20 at 0.5", len(tr.Window), tr.FailureRate)
+		}
+		if tr.MedianLatency != 40*time.Millisecond {
+			t.Fatalf("median latency %v, want 40ms", tr.MedianLatency)
+		}
+		if want := h.now.Add(breaker.Standard.Cooldown); !tr.RetryAt.Equal(want) {
+			t.Fatalf("RetryAt %v, want %v", tr.RetryAt, want)
+		}
+		if e := h.refused(); !e.RetryAt.Equal(tr.RetryAt) || e.Domain != "shop.test:8080" {
+			t.Fatalf("refusal %+v, want domain shop.test:8080 retry at %v", e, tr.RetryAt)
+		}
+	})
+
+	t.Run("ThresholdIsExactForEveryProfile", func(t *testing.T) {
+		for _, p := range []breaker.Profile{breaker.Conservative, breaker.Standard, breaker.Aggressive} {
+			need := breaker.FailuresToTrip(p)
+			// A full window with one failure fewer than needed stays
+			// closed; the next failure (replacing a success) trips.
+			h := newHarness(t, nc, p)
+			h.do(p.WindowSize-(need-1), breaker.Success)
+			h.do(need-1, breaker.Degraded)
+			h.wantState(breaker.Closed)
+			h.do(1, breaker.Degraded)
+			h.wantState(breaker.Open)
+			if rate := float64(need) / float64(p.WindowSize); rate < p.FailureThreshold {
+				t.Fatalf("%s: tripped at rate %v below threshold %v", p.Name, rate, p.FailureThreshold)
+			}
+			if rate := float64(need-1) / float64(p.WindowSize); rate >= p.FailureThreshold {
+				t.Fatalf("%s: did not trip at rate %v at or above threshold %v", p.Name, rate, p.FailureThreshold)
+			}
+		}
+	})
+
+	t.Run("BelowThresholdStaysClosed", func(t *testing.T) {
+		h := newHarness(t, nc, breaker.Standard)
+		for range 100 { // 1 failure in 3: rate 0.33 < 0.5
+			h.do(2, breaker.Success)
+			h.do(1, breaker.Degraded)
+		}
+		h.wantState(breaker.Closed)
+	})
+
+	t.Run("ConsecutiveFailuresTrip", func(t *testing.T) {
+		p := breaker.Standard
+		p.Name, p.ConsecutiveFailures = "three-strikes", 3
+		h := newHarness(t, nc, p)
+		h.do(1, breaker.Success)
+		h.do(2, breaker.Invalid)
+		h.do(1, breaker.Success) // the run resets
+		h.do(2, breaker.Degraded)
+		h.wantState(breaker.Closed)
+		h.do(1, breaker.Invalid)
+		h.wantState(breaker.Open)
+		if r := h.last().Reason; r != breaker.ReasonConsecutiveFailures {
+			t.Fatalf("reason %q, want %q", r, breaker.ReasonConsecutiveFailures)
+		}
+		if h.sent != 7 {
+			t.Fatalf("tripped after %d requests, want 7", h.sent)
+		}
+	})
+
+	t.Run("UncountedClassesNeverTrip", func(t *testing.T) {
+		h := newHarness(t, nc, breaker.Aggressive)
+		for _, c := range []breaker.Class{breaker.Throttled, breaker.Blocked, breaker.Gone, breaker.ClientError, breaker.Excluded} {
+			h.do(200, c)
+		}
+		h.wantState(breaker.Closed)
+		if s := h.snapshot(); s.WindowLen != 0 {
+			t.Fatalf("window holds %d outcomes after only uncounted ones, want 0", s.WindowLen)
+		}
+	})
+
+	t.Run("ResultsFromBeforeATripAreIgnored", func(t *testing.T) {
+		// Requests in flight when the circuit trips describe the same
+		// event: they must not re-trip or extend it.
+		h := newHarness(t, nc, breaker.Standard)
+		var inFlight []breaker.Permit
+		for range 5 {
+			inFlight = append(inFlight, h.allow())
+		}
+		h.trip()
+		tripped := h.snapshot()
+		h.advance(time.Second)
+		for _, p := range inFlight {
+			h.record(p, breaker.Degraded)
+		}
+		after := h.snapshot()
+		if after.Trips != tripped.Trips || !after.RetryAt.Equal(tripped.RetryAt) {
+			t.Fatalf("late results changed the open circuit: %+v → %+v", tripped, after)
+		}
+	})
+}

@@ -1,0 +1,206 @@
+package breaker
+
+// This file is the state machine: plain Go, no Colly, time passed in by the
+// caller. The Colly wiring is colly.go.
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Permit is the right to send one request, handed out by Circuit.Allow and
+// given back with its outcome to Circuit.Record. It is a small value: no
+// allocation on the hot path.
+type Permit struct {
+	// Gen is the circuit generation the permit was issued in. A result
+	// from an older generation (a request that left before a trip) is
+	// ignored: it describes an event the circuit already acted on.
+	Gen uint64
+	// Probe marks a half-open probe, which holds one of the probe slots
+	// until its outcome is recorded.
+	Probe bool
+}
+
+// Snapshot is a circuit's state at one moment.
+type Snapshot struct {
+	State          State
+	RetryAt        time.Time // when an open circuit may be probed
+	Trips          int       // how many times it has opened
+	WindowLen      int       // outcomes held in the window
+	WindowFailures int       // failures among them
+	ProbesInFlight int
+}
+
+// Circuit is one domain's three-state breaker. The in-process circuit
+// (NewCircuit) and storage/redis's shared circuit implement it with the same
+// semantics; breakertest runs one table against both. The caller passes the
+// time in, so the circuit has no clock of its own.
+type Circuit interface {
+	// Allow asks to send one request now. It returns a Permit, or a
+	// *CircuitOpenError. An open circuit whose cooldown has passed moves to
+	// half-open and Allow returns that Transition.
+	Allow(now time.Time) (Permit, Transition, error)
+	// Record gives back a permit with the attempt's outcome. Counted
+	// outcomes enter the window; others only free a probe slot. It returns
+	// the Transition the outcome caused, if any.
+	Record(now time.Time, p Permit, o Outcome) (Transition, error)
+	// Snapshot reads the circuit's state without changing it.
+	Snapshot(now time.Time) (Snapshot, error)
+}
+
+// Restorer is implemented by circuits that can be put back into a saved
+// state, so a restart is not a way around a cooldown.
+type Restorer interface {
+	// RestoreOpen opens the circuit until retryAt, counting trips trips so
+	// far. A retryAt in the past leaves the circuit closed.
+	RestoreOpen(now, retryAt time.Time, trips int) (Transition, error)
+}
+
+// memCircuit is the in-process Circuit.
+type memCircuit struct {
+	domain string
+	p      Profile
+	need   int // failures in a full window that trip it
+
+	mu       sync.Mutex
+	state    State
+	gen      uint64
+	win      window
+	consec   int
+	retryAt  time.Time
+	probes   int // probes in flight
+	passed   int // probes passed this half-open round
+	trips    int
+}
+
+// NewCircuit returns an in-process circuit for domain, closed. p must be
+// valid (see Profile.Validate).
+func NewCircuit(domain string, p Profile) (Circuit, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return newMemCircuit(domain, p), nil
+}
+
+func newMemCircuit(domain string, p Profile) *memCircuit {
+	return &memCircuit{domain: domain, p: p, need: FailuresToTrip(p), win: newWindow(p.WindowSize)}
+}
+
+// FailuresToTrip is how many failures in a full window of p trip it: the
+// failure threshold as a count, so the comparison is exact (0.35 of 50 is
+// 18 failures, since 17/50 = 0.34 is below the threshold).
+func FailuresToTrip(p Profile) int {
+	n := int(math.Ceil(p.FailureThreshold*float64(p.WindowSize) - 1e-9))
+	return max(n, 1)
+}
+
+func (c *memCircuit) Allow(now time.Time) (Permit, Transition, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case Closed:
+		return Permit{Gen: c.gen}, Transition{}, nil
+	case Open:
+		if now.Before(c.retryAt) {
+			return Permit{}, Transition{}, &CircuitOpenError{Domain: c.domain, State: Open, RetryAt: c.retryAt}
+		}
+		t := c.moveLocked(now, HalfOpen, ReasonCooldownElapsed, nil)
+		c.probes = 1
+		return Permit{Gen: c.gen, Probe: true}, t, nil
+	default: // HalfOpen
+		if c.probes >= c.p.HalfOpenProbes {
+			return Permit{}, Transition{}, &CircuitOpenError{Domain: c.domain, State: HalfOpen, RetryAt: now.Add(c.p.Cooldown)}
+		}
+		c.probes++
+		return Permit{Gen: c.gen, Probe: true}, Transition{}, nil
+	}
+}
+
+func (c *memCircuit) Record(now time.Time, p Permit, o Outcome) (Transition, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p.Gen != c.gen {
+		return Transition{}, nil // stale: the circuit already moved on
+	}
+	switch c.state {
+	case Closed:
+		if !o.Class.Counted() {
+			return Transition{}, nil
+		}
+		c.win.add(o)
+		if !o.Class.Failure() {
+			c.consec = 0
+			return Transition{}, nil
+		}
+		c.consec++
+		switch {
+		case c.win.full() && c.win.failures >= c.need:
+			return c.tripLocked(now, ReasonFailureRate, c.win.outcomes()), nil
+		case c.p.ConsecutiveFailures > 0 && c.consec >= c.p.ConsecutiveFailures:
+			return c.tripLocked(now, ReasonConsecutiveFailures, c.win.outcomes()), nil
+		}
+		return Transition{}, nil
+	case HalfOpen:
+		if !p.Probe {
+			return Transition{}, nil
+		}
+		c.probes--
+		switch {
+		case o.Class.Failure():
+			return c.tripLocked(now, ReasonProbeFailed, []Outcome{o}), nil
+		case o.Class == Success:
+			c.passed++
+			if c.passed >= c.p.HalfOpenProbes {
+				c.win.reset()
+				c.consec = 0
+				return c.moveLocked(now, Closed, ReasonProbesPassed, nil), nil
+			}
+		}
+		// Not counted (throttled, gone, cancelled…): the slot is free for
+		// another probe.
+	}
+	return Transition{}, nil
+}
+
+func (c *memCircuit) Snapshot(now time.Time) (Snapshot, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Snapshot{State: c.state, RetryAt: c.retryAt, Trips: c.trips,
+		WindowLen: c.win.n, WindowFailures: c.win.failures, ProbesInFlight: c.probes}, nil
+}
+
+func (c *memCircuit) RestoreOpen(now, retryAt time.Time, trips int) (Transition, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trips = max(c.trips, trips)
+	if !now.Before(retryAt) || c.state == Open {
+		return Transition{}, nil
+	}
+	t := c.moveLocked(now, Open, ReasonRestored, nil)
+	c.retryAt = retryAt
+	t.RetryAt = retryAt
+	return t, nil
+}
+
+func (c *memCircuit) tripLocked(now time.Time, reason string, evidence []Outcome) Transition {
+	c.trips++
+	c.retryAt = now.Add(c.p.Cooldown)
+	t := c.moveLocked(now, Open, reason, evidence)
+	c.win.reset()
+	c.consec = 0
+	t.RetryAt = c.retryAt
+	return t
+}
+
+// moveLocked changes state, starts a new generation and describes the
+// change. Every state change goes through here.
+func (c *memCircuit) moveLocked(now time.Time, to State, reason string, evidence []Outcome) Transition {
+	t := Transition{Domain: c.domain, From: c.state, To: to, At: now, Reason: reason, Window: evidence,
+		FailureRate: failureRateOf(evidence), MedianLatency: medianSuccessLatency(evidence)}
+	c.state = to
+	c.gen++
+	c.probes, c.passed = 0, 0
+	t.Trips = c.trips
+	return t
+}

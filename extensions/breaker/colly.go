@@ -1,0 +1,259 @@
+package breaker
+
+// This file is the Colly wiring; the logic lives in circuit.go and
+// breaker.go.
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// Attempt is one request that left, with its classified outcome, as
+// OnOutcome hooks see it.
+type Attempt struct {
+	Request *colly.Request
+	Domain  string
+	Outcome Outcome
+	// Status is the HTTP status, 0 when no response arrived.
+	Status int
+	// Err is what went wrong: Colly's error, or the validator's rejection
+	// for an Invalid page; nil for a Success.
+	Err error
+	// Retrying is set when the breaker itself sends the URL again after a
+	// Retry-After pause (a 429 within the throttle-retry budget).
+	Retrying bool
+	// GaveUp is set when a throttled URL ran out of throttle retries, or
+	// its retry could not be issued.
+	GaveUp bool
+}
+
+// attempt is the breaker's record of one request between the gate and its
+// outcome.
+type attempt struct {
+	ticket     Ticket
+	start      time.Time // real time: latency is a measurement, not a timer
+	status     int
+	retryAfter string
+	refused    bool
+}
+
+// Register wires the breaker into c. It is a colly.CollectorOption, and
+// fits breakwater.Use.
+//
+// The decision is taken when the request actually leaves: in
+// OnRequestHeaders, which Colly runs after the LimitRule slot is acquired
+// and immediately before the HTTP client sends. A check in OnRequest alone
+// runs before the LimitRule wait, so every queued request would be allowed
+// before the first failure came back. OnRequest still refuses early, and
+// cheaply, what it already knows is refused. A refused request never
+// reaches the network; it is handed to the OnRefused hooks.
+//
+// Caveats: Colly's Clone copies no callbacks, so Register every clone; and
+// a refused request is marked visited by Colly (it always marks before
+// fetching), which is why OnRefused exists: the checkpoint parks it.
+func (b *Breaker) Register(c *colly.Collector) {
+	c.OnRequest(b.onRequest)
+	c.OnRequestHeaders(func(r *colly.Request) { b.gate(c.Context, r) })
+	c.OnResponseHeaders(b.onResponseHeaders)
+	c.OnScraped(func(r *colly.Response) { b.finish(r, nil) })
+	c.OnError(func(r *colly.Response, err error) { b.finish(r, err) })
+}
+
+// onRequest refuses at once a request to a domain known to be open.
+func (b *Breaker) onRequest(r *colly.Request) {
+	if r.IsAbort() {
+		return
+	}
+	d, err := b.domain(HostOf(r.URL.Host))
+	if err != nil {
+		return // the gate reports it
+	}
+	if until := d.openUntil.Load(); until > b.clock.Now().UnixNano() {
+		d.refused.Add(1)
+		r.Abort()
+		b.refuse(r, &CircuitOpenError{Domain: d.name, State: Open, RetryAt: time.Unix(0, until)})
+	}
+}
+
+// gate is the last moment before the request leaves: wait out a
+// Retry-After pause, then ask the circuit.
+func (b *Breaker) gate(ctx context.Context, r *colly.Request) {
+	if r.IsAbort() {
+		return
+	}
+	d, err := b.domain(HostOf(r.URL.Host))
+	if err != nil {
+		b.log.Error().Str("event", "breaker_store_error").Str("url", r.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
+		b.stopAtGate(r, &CircuitOpenError{Domain: HostOf(r.URL.Host), State: Open, RetryAt: b.clock.Now()})
+		return
+	}
+	if until := d.openUntil.Load(); until > b.clock.Now().UnixNano() {
+		d.refused.Add(1)
+		b.stopAtGate(r, &CircuitOpenError{Domain: d.name, State: Open, RetryAt: time.Unix(0, until)})
+		return
+	}
+	if err := b.waitPause(ctx, d); err != nil {
+		// Cancelled while paused: nothing was sent; the outcome is Excluded.
+		r.Abort()
+		return
+	}
+	t, err := b.allow(d)
+	if err != nil {
+		open := &CircuitOpenError{Domain: d.name, State: Open, RetryAt: b.clock.Now()}
+		if !errors.As(err, &open) {
+			b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: the circuit could not decide; request refused")
+		}
+		b.stopAtGate(r, open)
+		return
+	}
+	b.attempts.Store(r, &attempt{ticket: t, start: time.Now()})
+}
+
+func (b *Breaker) stopAtGate(r *colly.Request, err *CircuitOpenError) {
+	r.Abort()
+	b.attempts.Store(r, &attempt{refused: true})
+	b.refuse(r, err)
+}
+
+func (b *Breaker) refuse(r *colly.Request, err *CircuitOpenError) {
+	b.log.Debug().Str("event", "refused").Str("domain", err.Domain).Str("url", r.URL.String()).
+		Time("retry_at", err.RetryAt).Msg("breaker: request refused without touching the network")
+	for _, f := range b.onRefused {
+		f(r, err)
+	}
+}
+
+// waitPause blocks until the domain's Retry-After pause is over, or ctx
+// is done.
+func (b *Breaker) waitPause(ctx context.Context, d *domain) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	for {
+		nb := d.notBefore.Load()
+		now := b.clock.Now().UnixNano()
+		if nb <= now {
+			return nil
+		}
+		select {
+		case <-b.clock.After(time.Duration(nb - now)):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// pause stops requests to d until now+wait (never shortening a pause).
+func (b *Breaker) pause(d *domain, wait time.Duration) {
+	wait = min(wait, b.maxRetryAfter)
+	until := b.clock.Now().Add(wait).UnixNano()
+	for {
+		cur := d.notBefore.Load()
+		if cur >= until {
+			return
+		}
+		if d.notBefore.CompareAndSwap(cur, until) {
+			d.pauses.Add(1)
+			b.log.Info().Str("event", "paused").Str("domain", d.name).Dur("for", wait).
+				Msg("breaker: domain asked us to wait; no request to it before then")
+			return
+		}
+	}
+}
+
+func (b *Breaker) onResponseHeaders(r *colly.Response) {
+	if v, ok := b.attempts.Load(r.Request); ok {
+		a := v.(*attempt)
+		a.status = r.StatusCode
+		if r.Headers != nil {
+			a.retryAfter = r.Headers.Get("Retry-After")
+		}
+	}
+}
+
+// defaultThrottlePause is how long a 429 without a usable Retry-After
+// pauses its domain.
+const defaultThrottlePause = time.Second
+
+// finish classifies what came back, records it and reports it. Colly calls
+// OnError and then OnScraped for a parse error; the first one wins.
+func (b *Breaker) finish(r *colly.Response, err error) {
+	v, ok := b.attempts.LoadAndDelete(r.Request)
+	if !ok {
+		return
+	}
+	a := v.(*attempt)
+	if a.refused {
+		return // already reported to OnRefused
+	}
+	latency := time.Since(a.start)
+	status := r.StatusCode
+	if status == 0 {
+		status = a.status
+	}
+	class := Classify(status, err)
+	if class == Success && b.validator != nil {
+		if verr := b.validator.Check(r); verr != nil {
+			class, err = Invalid, verr
+		}
+	}
+	if class == Success {
+		err = nil
+	}
+	d := a.ticket.d
+	if class == Degraded && IsDNSError(err) {
+		b.log.Warn().Str("event", "dns_failure").Str("domain", d.name).Err(err).
+			Msg("breaker: DNS failure counted against the domain; check the local resolver too")
+	}
+	if ra := retryAfterOf(r, a); class == Throttled || (status == 503 && ra != "") {
+		wait, ok := ParseRetryAfter(ra, b.clock.Now())
+		if !ok && class == Throttled {
+			wait, ok = defaultThrottlePause, true
+		}
+		if ok {
+			b.pause(d, wait)
+		}
+	}
+	b.Record(a.ticket, Outcome{Class: class, Latency: latency})
+
+	at := Attempt{Request: r.Request, Domain: d.name, Outcome: Outcome{Class: class, Latency: latency}, Status: status, Err: err}
+	key := r.Request.URL.String()
+	if class != Throttled {
+		b.throttle.Delete(key)
+		b.report(at)
+		return
+	}
+	n, _ := b.throttle.LoadOrStore(key, new(atomic.Int32))
+	if n.(*atomic.Int32).Add(1) > int32(b.throttleRetries) {
+		b.throttle.Delete(key)
+		at.GaveUp = true
+		b.report(at)
+		return
+	}
+	at.Retrying = true
+	b.report(at)
+	if rerr := r.Request.Retry(); rerr != nil {
+		b.throttle.Delete(key)
+		at.Retrying, at.GaveUp, at.Err = false, true, rerr
+		b.report(at)
+	}
+}
+
+func retryAfterOf(r *colly.Response, a *attempt) string {
+	if r.Headers != nil {
+		if v := r.Headers.Get("Retry-After"); v != "" {
+			return v
+		}
+	}
+	return a.retryAfter
+}
+
+func (b *Breaker) report(a Attempt) {
+	for _, f := range b.onOutcome {
+		f(a)
+	}
+}

@@ -1,0 +1,190 @@
+package breaker
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/gocolly/colly/v2"
+	"github.com/rs/zerolog"
+)
+
+// Option configures a Breaker.
+type Option func(*Breaker) error
+
+// Validator judges whether a fetched response is usable data;
+// extensions/validate implements it.
+type Validator interface {
+	// Check reports whether a fetched response is usable data. It is called
+	// once per response, after every OnHTML callback ran (from the
+	// breaker's OnScraped), and for 2xx responses Colly v2.3.0 routes to
+	// OnError. nil means valid; otherwise the page is class Invalid, counts
+	// against the domain's breaker, and the error's text is the reason.
+	Check(r *colly.Response) error
+}
+
+// WithValidator makes every 2xx go through v: a page v rejects is Invalid
+// and counts against the breaker. Register v on the collector before the
+// breaker.
+func WithValidator(v Validator) Option {
+	return func(b *Breaker) error {
+		b.validator = v
+		return nil
+	}
+}
+
+// WithLogger makes the breaker log every transition and alarm as one
+// structured event. Without it the breaker is silent.
+func WithLogger(l zerolog.Logger) Option {
+	return func(b *Breaker) error {
+		b.log = l
+		return nil
+	}
+}
+
+// WithClock sets the time source (tests use clock.Fake). Default
+// clock.System.
+func WithClock(c clock.Clock) Option {
+	return func(b *Breaker) error {
+		b.clock = clock.OrSystem(c)
+		return nil
+	}
+}
+
+// WithStore sets where circuits live. Default MemoryStore; storage/redis
+// shares them between workers.
+func WithStore(s Store) Option {
+	return func(b *Breaker) error {
+		if s == nil {
+			return fmt.Errorf("breaker: WithStore(nil): pass a Store, or leave the option out for the in-process default")
+		}
+		b.store = s
+		return nil
+	}
+}
+
+// WithDomainProfile gives the hosts matching pattern their own profile:
+// pattern is an exact host ("shop.example.com", "127.0.0.1:8080") or a
+// suffix starting with a dot (".example.com" matches every subdomain and
+// example.com itself). The most specific match wins: an exact host, then
+// the longest suffix.
+func WithDomainProfile(pattern string, p Profile) Option {
+	return func(b *Breaker) error {
+		pattern = strings.ToLower(strings.TrimSpace(pattern))
+		if pattern == "" || pattern == "." {
+			return fmt.Errorf("breaker: WithDomainProfile: empty pattern; give a host or a suffix such as .example.com")
+		}
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("breaker: profile for %q: %w", pattern, err)
+		}
+		b.overrides = append(b.overrides, override{pattern: pattern, profile: p})
+		return nil
+	}
+}
+
+// WithAlarmAfter sets how many throttled (429) or blocked (403) answers in
+// a row from one domain raise a warning event (default 10). They never trip
+// the breaker: they mean "fix your client", not "the target is down".
+func WithAlarmAfter(n int) Option {
+	return func(b *Breaker) error {
+		if n < 1 {
+			return fmt.Errorf("breaker: WithAlarmAfter(%d): must be at least 1", n)
+		}
+		b.alarmAfter = n
+		return nil
+	}
+}
+
+// WithMaxRetryAfter caps how long one Retry-After may pause a domain
+// (default 10 minutes), so a hostile or broken header cannot stall a crawl
+// for a day.
+func WithMaxRetryAfter(d time.Duration) Option {
+	return func(b *Breaker) error {
+		if d <= 0 {
+			return fmt.Errorf("breaker: WithMaxRetryAfter(%v): must be above 0", d)
+		}
+		b.maxRetryAfter = d
+		return nil
+	}
+}
+
+// WithThrottleRetries sets how many times one URL answered 429 is sent
+// again after the pause (default 10). A throttled attempt does not spend
+// any other retry budget; past this many the URL is reported with
+// GaveUp set, never dropped silently.
+func WithThrottleRetries(n int) Option {
+	return func(b *Breaker) error {
+		if n < 0 {
+			return fmt.Errorf("breaker: WithThrottleRetries(%d): must be 0 or more", n)
+		}
+		b.throttleRetries = n
+		return nil
+	}
+}
+
+// WithTrackerSize sets how many outcomes per domain the rolling tracker
+// behind Stats keeps (default 100, as in seed 000).
+func WithTrackerSize(n int) Option {
+	return func(b *Breaker) error {
+		if n < 1 {
+			return fmt.Errorf("breaker: WithTrackerSize(%d): must be at least 1", n)
+		}
+		b.trackerSize = n
+		return nil
+	}
+}
+
+// OnTransition adds a hook called after every state change of any domain's
+// circuit, in the goroutine that caused it. Hooks must not block.
+func OnTransition(f func(Transition)) Option {
+	return func(b *Breaker) error {
+		b.onTransition = append(b.onTransition, f)
+		return nil
+	}
+}
+
+// OnRefused adds a hook called for every request the breaker refused, with
+// the refusal. The request never reached the network; the hook is where a
+// checkpoint parks it so it is not lost.
+func OnRefused(f func(r *colly.Request, err *CircuitOpenError)) Option {
+	return func(b *Breaker) error {
+		b.onRefused = append(b.onRefused, f)
+		return nil
+	}
+}
+
+// OnOutcome adds a hook called once for every attempt that left, with its
+// classified outcome (after validation). Refused requests go to OnRefused
+// instead.
+func OnOutcome(f func(Attempt)) Option {
+	return func(b *Breaker) error {
+		b.onOutcome = append(b.onOutcome, f)
+		return nil
+	}
+}
+
+type override struct {
+	pattern string
+	profile Profile
+}
+
+// profileFor resolves host's profile: exact match, then longest suffix.
+func (b *Breaker) profileFor(host string) Profile {
+	best, bestLen := b.profile, -1
+	hostname := host
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		hostname = host[:i]
+	}
+	for _, o := range b.overrides {
+		switch {
+		case o.pattern == host:
+			return o.profile
+		case o.pattern[0] == '.':
+			if (strings.HasSuffix(hostname, o.pattern) || hostname == o.pattern[1:]) && len(o.pattern) > bestLen {
+				best, bestLen = o.profile, len(o.pattern)
+			}
+		}
+	}
+	return best
+}

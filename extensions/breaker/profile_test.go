@@ -1,0 +1,119 @@
+package breaker_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+)
+
+func TestProfilesHaveSeedNumbers(t *testing.T) {
+	tests := []struct {
+		p         breaker.Profile
+		window    int
+		threshold float64
+		cooldown  time.Duration
+		probes    int
+	}{
+		{breaker.Conservative, 10, 0.6, 300 * time.Second, 1},
+		{breaker.Standard, 20, 0.5, 60 * time.Second, 2},
+		{breaker.Aggressive, 50, 0.35, 30 * time.Second, 3},
+	}
+	for _, tt := range tests {
+		if tt.p.WindowSize != tt.window || tt.p.FailureThreshold != tt.threshold || tt.p.Cooldown != tt.cooldown || tt.p.HalfOpenProbes != tt.probes {
+			t.Errorf("%s = %+v, want window %d threshold %v cooldown %v probes %d", tt.p.Name, tt.p, tt.window, tt.threshold, tt.cooldown, tt.probes)
+		}
+		if err := tt.p.Validate(); err != nil {
+			t.Errorf("%s: %v", tt.p.Name, err)
+		}
+		got, err := breaker.ProfileByName(tt.p.Name)
+		if err != nil || got != tt.p {
+			t.Errorf("ProfileByName(%q) = %+v, %v", tt.p.Name, got, err)
+		}
+	}
+	if _, err := breaker.ProfileByName("reckless"); !errors.Is(err, breaker.ErrInvalidProfile) {
+		t.Errorf("unknown profile name: err %v, want ErrInvalidProfile", err)
+	}
+}
+
+func TestProfileValidateNamesTheField(t *testing.T) {
+	tests := []struct {
+		field string
+		edit  func(*breaker.Profile)
+	}{
+		{"WindowSize", func(p *breaker.Profile) { p.WindowSize = 0 }},
+		{"FailureThreshold", func(p *breaker.Profile) { p.FailureThreshold = 0 }},
+		{"FailureThreshold", func(p *breaker.Profile) { p.FailureThreshold = 1.01 }},
+		{"FailureThreshold", func(p *breaker.Profile) { p.FailureThreshold = math.NaN() }},
+		{"ConsecutiveFailures", func(p *breaker.Profile) { p.ConsecutiveFailures = -1 }},
+		{"Cooldown", func(p *breaker.Profile) { p.Cooldown = 0 }},
+		{"HalfOpenProbes", func(p *breaker.Profile) { p.HalfOpenProbes = 0 }},
+	}
+	for _, tt := range tests {
+		p := breaker.Standard
+		p.Name = "custom"
+		tt.edit(&p)
+		err := p.Validate()
+		var pe *breaker.ProfileError
+		if !errors.As(err, &pe) || pe.Field != tt.field || !errors.Is(err, breaker.ErrInvalidProfile) {
+			t.Errorf("%s: err %v, want a *ProfileError naming %s", tt.field, err, tt.field)
+			continue
+		}
+		if !strings.Contains(err.Error(), "custom") || !strings.Contains(err.Error(), tt.field) {
+			t.Errorf("message %q does not name the profile and field", err)
+		}
+		if _, err := breaker.New(p); !errors.Is(err, breaker.ErrInvalidProfile) {
+			t.Errorf("New accepted a profile with a bad %s: %v", tt.field, err)
+		}
+	}
+	p := breaker.Standard
+	p.FailureThreshold = 1
+	if err := p.Validate(); err != nil {
+		t.Errorf("threshold 1 (trip only on all failures) rejected: %v", err)
+	}
+}
+
+func TestDomainProfileOverrides(t *testing.T) {
+	fragile := breaker.Conservative
+	fragile.Name = "fragile"
+	b, err := breaker.New(breaker.Standard,
+		breaker.WithDomainProfile(".example.com", breaker.Aggressive),
+		breaker.WithDomainProfile(".shop.example.com", fragile),
+		breaker.WithDomainProfile("Exact.Example.com:8080", breaker.Conservative))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]string{
+		"example.com":            "aggressive",
+		"www.example.com":        "aggressive",
+		"a.shop.example.com":     "fragile",
+		"exact.example.com:8080": "conservative",
+		"exact.example.com:9090": "aggressive",
+		"other.org":              "standard",
+		"notexample.com":         "standard",
+	} {
+		if _, err := b.Allow(host); err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, s := range b.Stats() {
+			if s.Domain == breaker.HostOf(host) {
+				got = s.Profile
+			}
+		}
+		if got != want {
+			t.Errorf("%s uses profile %q, want %q", host, got, want)
+		}
+	}
+	bad := breaker.Standard
+	bad.WindowSize = 0
+	if _, err := breaker.New(breaker.Standard, breaker.WithDomainProfile(".x.org", bad)); !errors.Is(err, breaker.ErrInvalidProfile) || !strings.Contains(err.Error(), ".x.org") {
+		t.Errorf("bad override: err %v, want ErrInvalidProfile naming the pattern", err)
+	}
+	if _, err := breaker.New(breaker.Standard, breaker.WithDomainProfile("  ", breaker.Standard)); err == nil {
+		t.Error("empty pattern accepted")
+	}
+}

@@ -1,0 +1,50 @@
+package breaker
+
+import "fmt"
+
+// State is the state of one domain's circuit.
+type State uint8
+
+// The three states of a circuit. The zero value is Closed.
+const (
+	// Closed lets requests through and records their outcomes in the window.
+	Closed State = iota
+	// Open refuses every request until the cooldown has passed.
+	Open
+	// HalfOpen lets at most Profile.HalfOpenProbes requests be in flight;
+	// one failure re-opens, all passing closes.
+	HalfOpen
+)
+
+// String returns "closed", "open" or "half-open".
+func (s State) String() string {
+	switch s {
+	case Closed:
+		return "closed"
+	case Open:
+		return "open"
+	case HalfOpen:
+		return "half-open"
+	default:
+		return fmt.Sprintf("state(%d)", uint8(s))
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler, so states read well in
+// JSON reports and logs.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *State) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "closed":
+		*s = Closed
+	case "open":
+		*s = Open
+	case "half-open":
+		*s = HalfOpen
+	default:
+		return fmt.Errorf("breaker: unknown state %q (want closed, open or half-open)", b)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package breaker
+
+import (
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Why a circuit changed state.
+const (
+	ReasonFailureRate         = "failure_rate"         // closed → open: a full window at or above the threshold
+	ReasonConsecutiveFailures = "consecutive_failures" // closed → open: too many failures in a row
+	ReasonCooldownElapsed     = "cooldown_elapsed"     // open → half-open
+	ReasonProbeFailed         = "probe_failed"         // half-open → open
+	ReasonProbesPassed        = "probes_passed"        // half-open → closed
+	ReasonRestored            = "restored"             // state carried over from a checkpoint
+)
+
+// Transition is one change of a domain's circuit state, with the evidence
+// that caused it.
+type Transition struct {
+	Domain string
+	From   State
+	To     State
+	At     time.Time
+	Reason string
+	// Window holds the outcomes the circuit held when it changed, oldest
+	// first (for a trip: the window that tripped it; for a failed probe: the
+	// probe).
+	Window []Outcome
+	// FailureRate is the failure rate over Window.
+	FailureRate float64
+	// MedianLatency is the median latency of the successes in Window.
+	MedianLatency time.Duration
+	// RetryAt is when an opened circuit may be probed again (To == Open).
+	RetryAt time.Time
+	// Trips is how many times the domain's circuit has opened so far.
+	Trips int
+}
+
+// Changed reports whether t is a transition at all; the zero Transition is
+// not.
+func (t Transition) Changed() bool { return t.From != t.To }
+
+// MarshalZerologObject writes t as one structured log event's fields.
+func (t Transition) MarshalZerologObject(e *zerolog.Event) {
+	e.Str("domain", t.Domain).
+		Stringer("from", t.From).
+		Stringer("to", t.To).
+		Str("reason", t.Reason).
+		Float64("failure_rate", round3(t.FailureRate)).
+		Float64("median_latency_ms", ms(t.MedianLatency)).
+		Int("window_n", len(t.Window)).
+		Int("trips", t.Trips)
+	if t.To == Open {
+		e.Time("retry_at", t.RetryAt)
+	}
+	arr := zerolog.Arr()
+	for _, o := range t.Window {
+		arr.Dict(zerolog.Dict().Str("class", o.Class.String()).Float64("ms", ms(o.Latency)))
+	}
+	e.Array("window", arr)
+}
+
+func ms(d time.Duration) float64 { return round3(float64(d) / float64(time.Millisecond)) }
+
+func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }

@@ -1,0 +1,96 @@
+package breaker
+
+import (
+	"slices"
+	"time"
+)
+
+// window is a ring of the latest counted outcomes with a running failure
+// count: O(1) to record, fixed memory. It is not safe for concurrent use;
+// its owner locks.
+type window struct {
+	buf      []Outcome
+	next     int // where the next outcome goes
+	n        int // how many are held, ≤ len(buf)
+	failures int
+}
+
+func newWindow(size int) window { return window{buf: make([]Outcome, size)} }
+
+func (w *window) add(o Outcome) {
+	if w.n == len(w.buf) {
+		if w.buf[w.next].Class.Failure() {
+			w.failures--
+		}
+	} else {
+		w.n++
+	}
+	w.buf[w.next] = o
+	if o.Class.Failure() {
+		w.failures++
+	}
+	w.next++
+	if w.next == len(w.buf) {
+		w.next = 0
+	}
+}
+
+func (w *window) full() bool { return w.n == len(w.buf) }
+
+func (w *window) reset() {
+	w.next, w.n, w.failures = 0, 0, 0
+}
+
+// failureRate is failures over outcomes held; 0 when empty.
+func (w *window) failureRate() float64 {
+	if w.n == 0 {
+		return 0
+	}
+	return float64(w.failures) / float64(w.n)
+}
+
+// outcomes returns the held outcomes, oldest first, in a new slice.
+func (w *window) outcomes() []Outcome {
+	out := make([]Outcome, 0, w.n)
+	start := w.next - w.n
+	if start < 0 {
+		start += len(w.buf)
+	}
+	for i := 0; i < w.n; i++ {
+		out = append(out, w.buf[(start+i)%len(w.buf)])
+	}
+	return out
+}
+
+// medianSuccessLatency is the median latency over successes only: timeouts
+// would otherwise make the median the timeout repeated (seed 000).
+func medianSuccessLatency(outs []Outcome) time.Duration {
+	lats := make([]time.Duration, 0, len(outs))
+	for _, o := range outs {
+		if o.Class == Success {
+			lats = append(lats, o.Latency)
+		}
+	}
+	if len(lats) == 0 {
+		return 0
+	}
+	slices.Sort(lats)
+	return lats[len(lats)/2]
+}
+
+// failureRateOf is the failure rate over counted outcomes in outs.
+func failureRateOf(outs []Outcome) float64 {
+	n, f := 0, 0
+	for _, o := range outs {
+		if o.Class.Counted() {
+			n++
+			if o.Class.Failure() {
+				f++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(f) / float64(n)
+}
