@@ -1,38 +1,9 @@
 package testserver
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 )
-
-// get fetches url with the test client and returns status, header and body.
-func get(t *testing.T, url string) (int, http.Header, []byte) {
-	t.Helper()
-	resp, err := client.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: read body: %v", url, err)
-	}
-	return resp.StatusCode, resp.Header, body
-}
-
-var client = &http.Client{Timeout: 10e9}
-
-func start(t *testing.T, cfg Config) *Store {
-	t.Helper()
-	s, err := Start(cfg)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 func TestHealthyServesListingAndProductPages(t *testing.T) {
 	s := start(t, Config{Products: 45, PerPage: 20})
