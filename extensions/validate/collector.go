@@ -1,0 +1,32 @@
+package validate
+
+import "github.com/gocolly/colly/v2"
+
+// Register wires the validator into c: an OnResponse that scores status,
+// size and body checks, one OnHTML per selector that records hits on
+// Colly's own parse, an OnScraped that fixes the verdict, and an OnError
+// that scores the 2xx responses Colly v2.3.0 sends there and notes the
+// target's failures. Register it before the breaker that consults it, and
+// before any OnHTML callback that asks VerdictOf. Its method value is a
+// colly.CollectorOption. Colly's Clone copies no callbacks: register each
+// clone.
+func (v *Validator) Register(c *colly.Collector) {
+	c.OnResponse(func(r *colly.Response) {
+		v.pages.put(r.Request, newPage(v.rules, r, c.MaxBodySize))
+	})
+	for i, sel := range v.selectors {
+		c.OnHTML(sel, func(e *colly.HTMLElement) {
+			if p := v.pages.get(e.Request); p != nil {
+				p.onElement(i, e)
+			}
+		})
+	}
+	c.OnScraped(func(r *colly.Response) {
+		if p := v.pages.get(r.Request); p != nil {
+			v.finish(p)
+		}
+	})
+	c.OnError(func(r *colly.Response, err error) {
+		v.failed(r, err, c.MaxBodySize)
+	})
+}

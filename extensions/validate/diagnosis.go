@@ -1,0 +1,204 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// ErrSelectorBroken matches the error of every BrokenDomain under errors.Is.
+var ErrSelectorBroken = errors.New("selector_broken")
+
+// BrokenDomain is the diagnosis that a domain's pages arrive whole and
+// healthy but without the structure the rules require: the template changed
+// or the selector is wrong. That is a problem for a human (run outcome
+// error, exit 1), not a degrading target to retry later (tripped, exit 2).
+// Its slices are shared; treat them as read-only.
+type BrokenDomain struct {
+	// Domain is the host with its port, lower-case.
+	Domain string
+	// Selectors are the selectors (or Body check names) that failed, in
+	// the order first seen on the evidence pages.
+	Selectors []string
+	// Pages are the evidence: the full-size 2xx pages in a row that failed
+	// only the structure check.
+	Pages []Evidence
+	// ValidBefore is how many valid pages the domain served before the
+	// evidence: 0 suggests the selector never matched (wrong selector),
+	// more suggests the template changed during the run.
+	ValidBefore int
+}
+
+// Evidence is one page behind a diagnosis.
+type Evidence struct {
+	URL     string
+	Status  int
+	Bytes   int
+	Reasons []Reason
+}
+
+// Err returns an error wrapping ErrSelectorBroken that names the domain
+// and the selectors.
+func (b BrokenDomain) Err() error {
+	return fmt.Errorf("%w: %s: %s missing on %d full-size 2xx pages in a row (%d valid before): the page template changed or the selector is wrong",
+		ErrSelectorBroken, b.Domain, quoteAll(b.Selectors), len(b.Pages), b.ValidBefore)
+}
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// shrinkRatio: a page smaller than this share of the median valid page of
+// its domain is not full-size. Bodies that shrink are a degrading origin
+// (seed 000: "truncated or empty bodies on the failures"), not a template
+// change, even when they still clear the byte floor.
+const shrinkRatio = 0.5
+
+// recentSizes is how many valid page sizes per domain the median is over.
+const recentSizes = 8
+
+// diagnosis tells a broken selector from a degrading target, per domain.
+type diagnosis struct {
+	after int
+
+	mu      sync.Mutex
+	domains map[string]*domainDiag
+}
+
+type domainDiag struct {
+	valid  int
+	sizes  [recentSizes]int
+	nSizes int
+	streak []Evidence // full-size 2xx pages in a row failing only structure
+	broken *BrokenDomain
+}
+
+func newDiagnosis(after int) *diagnosis {
+	return &diagnosis{after: after, domains: make(map[string]*domainDiag)}
+}
+
+func (d *diagnosis) domain(name string) *domainDiag {
+	dd := d.domains[name]
+	if dd == nil {
+		dd = &domainDiag{}
+		d.domains[name] = dd
+	}
+	return dd
+}
+
+// page records one final verdict. It returns the diagnosis when this page
+// completed the evidence for its domain (once per domain), else nil.
+func (d *diagnosis) page(v Verdict) *BrokenDomain {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dd := d.domain(v.Domain)
+	switch {
+	case v.Valid():
+		dd.sizes[dd.valid%recentSizes] = v.Bytes
+		dd.valid++
+		dd.nSizes = min(dd.nSizes+1, recentSizes)
+		dd.streak = dd.streak[:0]
+	case v.structureOnly() && dd.fullSize(v.Bytes):
+		if dd.broken != nil {
+			return nil
+		}
+		dd.streak = append(dd.streak, Evidence{URL: v.URL, Status: v.Status, Bytes: v.Bytes, Reasons: v.Reasons})
+		if len(dd.streak) >= d.after {
+			b := &BrokenDomain{Domain: v.Domain, Pages: slices.Clone(dd.streak), ValidBefore: dd.valid}
+			for _, e := range b.Pages {
+				for _, r := range e.Reasons {
+					if !slices.Contains(b.Selectors, r.Subject) {
+						b.Selectors = append(b.Selectors, r.Subject)
+					}
+				}
+			}
+			dd.broken = b
+			dd.streak = nil
+			return b
+		}
+	default:
+		// A status, floor or truncation failure, or a shrunken page: the
+		// target's trouble, which breaks any run of structure evidence.
+		dd.streak = dd.streak[:0]
+	}
+	return nil
+}
+
+// fullSize reports whether n bytes is a whole page for the domain: at
+// least shrinkRatio of the median of its recent valid pages, when it has
+// served any. (Floor and truncation are already reasons of their own.)
+func (dd *domainDiag) fullSize(n int) bool {
+	if dd.nSizes == 0 {
+		return true
+	}
+	s := slices.Clone(dd.sizes[:dd.nSizes])
+	slices.Sort(s)
+	return float64(n) >= shrinkRatio*float64(s[len(s)/2])
+}
+
+// degraded records a failure that is the target's (5xx, timeout, refused
+// or reset connection, cut-off body): it breaks the run of structure
+// evidence, so a degrading target is never diagnosed broken.
+func (d *diagnosis) degraded(domain string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if dd := d.domains[domain]; dd != nil {
+		dd.streak = dd.streak[:0]
+	}
+}
+
+// broken returns the diagnosed domains, sorted by name.
+func (d *diagnosis) broken() []BrokenDomain {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []BrokenDomain
+	for _, dd := range d.domains {
+		if dd.broken != nil {
+			out = append(out, *dd.broken)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
+	return out
+}
+
+// targetFailure reports whether an OnError (status, err) is the target's
+// trouble: a 5xx, a timeout, a refused or reset connection, a DNS failure
+// or a body cut off mid-read. 4xx (throttled, blocked, gone) are other
+// classes, and self-inflicted errors (aborts, cancellation, revisits, a
+// breaker's refusal) say nothing about the target: neither breaks the
+// evidence.
+func targetFailure(status int, err error) bool {
+	if status >= 500 {
+		return true
+	}
+	if status != 0 || err == nil {
+		return false
+	}
+	var visited *colly.AlreadyVisitedError
+	if errors.Is(err, colly.ErrAbortedBeforeRequest) || errors.Is(err, colly.ErrAbortedAfterHeaders) ||
+		errors.Is(err, context.Canceled) || errors.As(err, &visited) {
+		return false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.As(err, &op) || errors.As(err, &dns) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+}

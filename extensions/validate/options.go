@@ -1,0 +1,240 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/andybalholm/cascadia"
+	"github.com/gocolly/colly/v2"
+	"github.com/rs/zerolog"
+)
+
+// DefaultMinBytes is the byte floor of a rule that has no MinBytes check.
+// A consent or cookie shell served with status 200 is about 900 bytes; a
+// real product page is tens of kilobytes.
+const DefaultMinBytes = 1024
+
+// DefaultBrokenAfter is the number of full-size 2xx pages in a row, all
+// failing only the structure check, after which a domain is diagnosed
+// selector_broken. See the package documentation for why it is 3.
+const DefaultBrokenAfter = 3
+
+// An Option configures a Validator. Checks (MinBytes, Require, Element,
+// Body) are Options too: given to New directly they form the rule for every
+// page no Page rule matches.
+type Option interface {
+	apply(*config) error
+}
+
+// A Check is one test of a page, given to New or to Page.
+type Check interface {
+	Option
+	addTo(r *ruleSpec) error
+}
+
+// BodyChecker is a custom check on a whole response: status, headers and
+// body. Return nil when the page is good; the error's text becomes the
+// reason. It runs once per response, in the validator's OnResponse.
+type BodyChecker interface {
+	CheckBody(r *colly.Response) error
+}
+
+// BodyFunc adapts a function to BodyChecker.
+type BodyFunc func(r *colly.Response) error
+
+// CheckBody calls f(r).
+func (f BodyFunc) CheckBody(r *colly.Response) error { return f(r) }
+
+// ElementChecker is a custom check on the elements Colly's own HTML parse
+// found for a selector. It is called once per matching element, in document
+// order, until it returns an error; the first error's text becomes the
+// reason.
+type ElementChecker interface {
+	CheckElement(e *colly.HTMLElement) error
+}
+
+// ElementFunc adapts a function to ElementChecker.
+type ElementFunc func(e *colly.HTMLElement) error
+
+// CheckElement calls f(e).
+func (f ElementFunc) CheckElement(e *colly.HTMLElement) error { return f(e) }
+
+// MinBytes sets the rule's byte floor: a body shorter than n bytes fails
+// with "below floor: <len> < n bytes". Zero turns the floor off; a
+// negative n is rejected by New. A rule without MinBytes uses
+// DefaultMinBytes.
+func MinBytes(n int) Check { return checkFunc(func(r *ruleSpec) error { return r.setFloor(n) }) }
+
+// Require adds CSS selectors that must each match at least one element, or
+// the page fails with `missing selector "<sel>"`. The match is taken from
+// Colly's own parse of the page: the validator registers one OnHTML
+// callback per selector and never parses a body again. An empty or invalid
+// selector is rejected by New.
+func Require(selectors ...string) Check {
+	return checkFunc(func(r *ruleSpec) error {
+		if len(selectors) == 0 {
+			return errors.New("Require(): give at least one CSS selector")
+		}
+		for _, s := range selectors {
+			if err := checkSelector("Require", s); err != nil {
+				return err
+			}
+			r.require = append(r.require, s)
+		}
+		return nil
+	})
+}
+
+// Element adds a custom check on the elements matching selector, riding on
+// Colly's parse like Require. The selector must match at least one element
+// (else `missing selector "<sel>"`), and c must accept every element it is
+// shown (else "<sel>: <error>"). Both count as structure reasons.
+func Element(selector string, c ElementChecker) Check {
+	return checkFunc(func(r *ruleSpec) error {
+		if err := checkSelector("Element", selector); err != nil {
+			return err
+		}
+		if c == nil {
+			return fmt.Errorf("Element(%q, nil): give an ElementChecker", selector)
+		}
+		r.elements = append(r.elements, elementSpec{selector: selector, check: c})
+		return nil
+	})
+}
+
+// Body adds a custom check on the whole response, for what a selector
+// cannot say: a JSON field, a header, a checksum. A failure reads
+// "<name>: <error>" and counts as a structure reason.
+func Body(name string, c BodyChecker) Check {
+	return checkFunc(func(r *ruleSpec) error {
+		if name == "" {
+			return errors.New("Body(\"\", ...): give the check a name; it prefixes the reason")
+		}
+		if c == nil {
+			return fmt.Errorf("Body(%q, nil): give a BodyChecker", name)
+		}
+		r.bodies = append(r.bodies, bodySpec{name: name, check: c})
+		return nil
+	})
+}
+
+// Page adds a rule for the pages whose URL matches pattern, a regular
+// expression matched anywhere in the full URL (as Colly's URLFilters are).
+// Rules are tried in the order given and the first match wins: only its
+// checks apply. A rule is complete on its own: its status must be 2xx, its
+// floor is its own MinBytes or DefaultMinBytes, and its structure is its own
+// Require, Element and Body checks; nothing is inherited from the top-level
+// checks. Pages no Page rule matches are scored by the top-level checks
+// (status 2xx and DefaultMinBytes when there are none).
+func Page(pattern string, checks ...Check) Option {
+	return optionFunc(func(c *config) error {
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			return fmt.Errorf("Page(%q): the URL pattern is not a valid regular expression: %w", pattern, err)
+		}
+		r := &ruleSpec{pattern: pattern, re: re, floor: -1}
+		for i, ch := range checks {
+			if ch == nil {
+				return fmt.Errorf("Page(%q): check %d is nil", pattern, i)
+			}
+			if err := ch.addTo(r); err != nil {
+				return fmt.Errorf("Page(%q): %w", pattern, err)
+			}
+		}
+		c.pages = append(c.pages, r)
+		return nil
+	})
+}
+
+// WithLogger sets the logger for selector_broken (error level) and
+// page_invalid (debug level) events. Without it the validator is silent.
+func WithLogger(l zerolog.Logger) Option {
+	return optionFunc(func(c *config) error { c.log = l; return nil })
+}
+
+// OnBroken sets a function called once per domain, from the callback that
+// scored the page completing the evidence, when the domain is diagnosed
+// selector_broken. It must not block for long.
+func OnBroken(f func(BrokenDomain)) Option {
+	return optionFunc(func(c *config) error {
+		if f == nil {
+			return errors.New("OnBroken(nil): give a function")
+		}
+		c.onBroken = f
+		return nil
+	})
+}
+
+// BrokenAfter sets how many full-size 2xx pages in a row, failing only the
+// structure check, diagnose a domain selector_broken (default
+// DefaultBrokenAfter). Keep it at or below the breaker's consecutive-failure
+// limit, so the diagnosis is made before the breaker stops the traffic that
+// would provide the evidence. n < 1 is rejected by New.
+func BrokenAfter(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("BrokenAfter(%d): need at least 1 page of evidence", n)
+		}
+		c.brokenAfter = n
+		return nil
+	})
+}
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// checkFunc is a Check: given to New it adds itself to the top-level rule.
+type checkFunc func(*ruleSpec) error
+
+func (f checkFunc) addTo(r *ruleSpec) error { return f(r) }
+func (f checkFunc) apply(c *config) error   { return f(&c.fallback) }
+
+type config struct {
+	pages       []*ruleSpec
+	fallback    ruleSpec
+	log         zerolog.Logger
+	onBroken    func(BrokenDomain)
+	brokenAfter int
+}
+
+type ruleSpec struct {
+	pattern  string
+	re       *regexp.Regexp
+	floor    int // -1: not set
+	require  []string
+	elements []elementSpec
+	bodies   []bodySpec
+}
+
+type elementSpec struct {
+	selector string
+	check    ElementChecker
+}
+
+type bodySpec struct {
+	name  string
+	check BodyChecker
+}
+
+func (r *ruleSpec) setFloor(n int) error {
+	if n < 0 {
+		return fmt.Errorf("MinBytes(%d): the byte floor must be 0 (off) or more", n)
+	}
+	if r.floor >= 0 {
+		return fmt.Errorf("MinBytes(%d): the rule already has MinBytes(%d); give one", n, r.floor)
+	}
+	r.floor = n
+	return nil
+}
+
+func checkSelector(fn, s string) error {
+	if s == "" {
+		return fmt.Errorf("%s(\"\"): empty CSS selector", fn)
+	}
+	if _, err := cascadia.Compile(s); err != nil {
+		return fmt.Errorf("%s(%q): invalid CSS selector: %w", fn, s, err)
+	}
+	return nil
+}

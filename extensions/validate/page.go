@@ -1,0 +1,191 @@
+package validate
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// page is the scoring state of one response. Status, size and body checks
+// are scored when the body arrives; the structure checks collect hits from
+// Colly's OnHTML callbacks; the verdict is final once every OnHTML callback
+// ran. It holds no pointer to the request (see table).
+type page struct {
+	rule   *rule
+	url    string
+	domain string
+	status int
+	bytes  int
+	early  []Reason // status and size
+	bodies []Reason // failed body checks
+	// unparsed: Colly did not parse the body (an error status in OnError),
+	// so the selectors were not looked for and report nothing.
+	unparsed bool
+
+	mu      sync.Mutex
+	hit     []bool  // by selector index
+	elemErr []error // by rule element index
+	final   bool
+	verdict Verdict
+}
+
+// newPage scores what is known once the body is read: status, size
+// (floor and truncation against maxBody, Colly's MaxBodySize; 0 = no
+// limit) and the body checks.
+func newPage(rules []*rule, r *colly.Response, maxBody int) *page {
+	u := r.Request.URL.String()
+	ru := match(rules, u)
+	p := &page{
+		rule:   ru,
+		url:    u,
+		domain: strings.ToLower(r.Request.URL.Host),
+		status: r.StatusCode,
+		bytes:  len(r.Body),
+	}
+	if ru.parse {
+		p.hit = make([]bool, len(ru.watches))
+		p.elemErr = make([]error, len(ru.elements))
+	}
+	if r.StatusCode < 200 || r.StatusCode > 299 {
+		p.early = append(p.early, Reason{Kind: KindStatus, Text: "status " + strconv.Itoa(r.StatusCode)})
+	}
+	if truncated(r, maxBody) {
+		p.early = append(p.early, Reason{Kind: KindSize, Text: fmt.Sprintf("truncated: body stopped at Colly's MaxBodySize (%d bytes)", maxBody)})
+	}
+	if p.bytes < ru.floor {
+		p.early = append(p.early, Reason{Kind: KindSize, Text: fmt.Sprintf("below floor: %d < %d bytes", p.bytes, ru.floor)})
+	}
+	for _, b := range ru.bodies {
+		if err := b.check.CheckBody(r); err != nil {
+			p.bodies = append(p.bodies, Reason{Kind: KindStructure, Subject: b.name, Text: b.name + ": " + err.Error()})
+		}
+	}
+	p.early = slices.Clip(p.early)
+	return p
+}
+
+// truncated reports a body cut by Colly's MaxBodySize. Colly gives no
+// signal for it; the body is exactly MaxBodySize long. A body of exactly
+// that length whose uncompressed Content-Length says so is complete.
+func truncated(r *colly.Response, maxBody int) bool {
+	if maxBody <= 0 || len(r.Body) != maxBody {
+		return false
+	}
+	if r.Headers != nil && r.Headers.Get("Content-Encoding") == "" {
+		if n, err := strconv.Atoi(r.Headers.Get("Content-Length")); err == nil && n == maxBody {
+			return false
+		}
+	}
+	return true
+}
+
+// onElement records that the selector sel matched e, and runs the rule's
+// element checks on sel that have not failed yet. User code runs outside
+// the lock, so it may call VerdictOf.
+func (p *page) onElement(sel int, e *colly.HTMLElement) {
+	if !p.rule.watches[sel] {
+		return
+	}
+	p.mu.Lock()
+	p.hit[sel] = true
+	p.mu.Unlock()
+	for k, el := range p.rule.elements {
+		if el.sel != sel {
+			continue
+		}
+		p.mu.Lock()
+		failed := p.elemErr[k] != nil
+		p.mu.Unlock()
+		if failed {
+			continue
+		}
+		if err := el.check.CheckElement(e); err != nil {
+			p.mu.Lock()
+			p.elemErr[k] = err
+			p.mu.Unlock()
+		}
+	}
+}
+
+// current returns the verdict from what is known now: final once every
+// OnHTML callback ran.
+func (p *page) current() Verdict {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.final {
+		return p.verdict
+	}
+	return p.compute()
+}
+
+// finish fixes the verdict. It reports whether this call fixed it, so the
+// caller records each page once in the diagnosis.
+func (p *page) finish() (Verdict, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.final {
+		return p.verdict, false
+	}
+	p.verdict = p.compute()
+	p.final = true
+	return p.verdict, true
+}
+
+// compute needs p.mu. Reasons come in check order: status, size,
+// structure (Require, then Element, then Body checks); a selector missing
+// for several checks is reported once.
+func (p *page) compute() Verdict {
+	v := Verdict{URL: p.url, Domain: p.domain, Rule: p.rule.pattern, Status: p.status, Bytes: p.bytes}
+	reasons := p.early // appended to only through a fresh slice (cap == len)
+	missing := func(selector string) {
+		for _, r := range reasons {
+			if r.Kind == KindStructure && r.Subject == selector {
+				return
+			}
+		}
+		reasons = append(reasons, Reason{Kind: KindStructure, Subject: selector, Text: fmt.Sprintf("missing selector %q", selector)})
+	}
+	if p.unparsed {
+		return withReasons(v, append(reasons, p.bodies...))
+	}
+	for _, j := range p.rule.require {
+		if !p.hit[j] {
+			missing(p.rule.selectors[j])
+		}
+	}
+	for k, e := range p.rule.elements {
+		switch {
+		case !p.hit[e.sel]:
+			missing(e.selector)
+		case p.elemErr[k] != nil:
+			reasons = append(reasons, Reason{Kind: KindStructure, Subject: e.selector, Text: e.selector + ": " + p.elemErr[k].Error()})
+		}
+	}
+	return withReasons(v, append(reasons, p.bodies...))
+}
+
+func withReasons(v Verdict, reasons []Reason) Verdict {
+	if len(reasons) > 0 {
+		v.Reasons = reasons
+	}
+	return v
+}
+
+// isHTML applies Colly's own test for running OnHTML callbacks.
+func isHTML(r *colly.Response) bool {
+	var ct string
+	if r.Headers != nil {
+		ct = r.Headers.Get("Content-Type")
+	}
+	if ct == "" {
+		ct = http.DetectContentType(r.Body)
+	}
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.TrimSpace(strings.ToLower(mt))
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}

@@ -1,0 +1,179 @@
+package validate
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/gocolly/colly/v2"
+	"github.com/rs/zerolog"
+)
+
+// Validator scores every response a collector fetches on three checks
+// (status, body size, required structure), keeps the verdict where the
+// user's callbacks and a breaker can read it, and diagnoses domains whose
+// selectors broke. Build it with New, wire it with Register before the
+// breaker. It is safe for concurrent use, including with colly.Async.
+type Validator struct {
+	rules     []*rule
+	selectors []string
+	log       zerolog.Logger
+	onBroken  func(BrokenDomain)
+
+	pages table
+	diag  *diagnosis
+}
+
+// New builds a Validator. Checks given directly (MinBytes, Require, Element,
+// Body) score every page no Page rule matches; with none, such pages are
+// scored on status and DefaultMinBytes. Bad configuration (a negative
+// floor, an invalid selector or pattern) is an error that quotes it.
+func New(opts ...Option) (*Validator, error) {
+	c := config{fallback: ruleSpec{floor: -1}, log: zerolog.Nop(), brokenAfter: DefaultBrokenAfter}
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("validate: option %d is nil", i)
+		}
+		if err := o.apply(&c); err != nil {
+			return nil, fmt.Errorf("validate: %w", err)
+		}
+	}
+	v := &Validator{log: c.log, onBroken: c.onBroken, diag: newDiagnosis(c.brokenAfter)}
+	v.rules, v.selectors = compile(c.pages, &c.fallback)
+	return v, nil
+}
+
+// VerdictOf returns the verdict of a response the validator scored, and
+// false for one it has not seen (not registered on that collector, or asked
+// before the validator's OnResponse ran). The verdict is complete in every
+// OnScraped and OnError callback, and in OnHTML callbacks registered after
+// the validator; asked earlier, the structure check reflects the selectors
+// matched so far.
+func (v *Validator) VerdictOf(r *colly.Response) (Verdict, bool) {
+	if r == nil {
+		return Verdict{}, false
+	}
+	p := v.pages.get(r.Request)
+	if p == nil {
+		return Verdict{}, false
+	}
+	return p.current(), true
+}
+
+// Check reports whether a fetched response is usable data: nil when valid,
+// else an *InvalidError (errors.Is(err, ErrInvalid)) whose text lists the
+// reasons. It is meant for a breaker, called once per response after every
+// OnHTML callback ran, and for the 203-299 responses Colly v2.3.0 routes to
+// OnError. Called for a response of a collector the validator is not
+// registered on, it scores status, size and body checks, and fails a rule
+// that requires structure with a reason saying to register the validator:
+// a structure check needs Colly's parse, which only Register observes.
+func (v *Validator) Check(r *colly.Response) error {
+	if r == nil || r.Request == nil || r.Request.URL == nil {
+		return &InvalidError{Reasons: []Reason{{Kind: KindStatus, Text: "no response"}}}
+	}
+	p := v.pages.get(r.Request)
+	if p == nil {
+		switch {
+		case r.StatusCode >= 203 && r.StatusCode <= 299:
+			p = v.scoreUnparsed(r, 0)
+		case r.StatusCode >= 200 && r.StatusCode <= 202:
+			np := newPage(v.rules, r, 0)
+			if np.rule.parse {
+				np.bodies = append(np.bodies, Reason{Kind: KindStructure, Subject: "Register",
+					Text: "structure not checked: the validator is not registered on this collector; call v.Register(c) before the breaker's"})
+			}
+			p = v.pages.put(r.Request, np)
+		default:
+			// An error status Colly did not parse: the status is reason
+			// enough, and a structure check of an unparsed body would lie.
+			np := newPage(v.rules, r, 0)
+			np.unparsed = true
+			p = v.pages.put(r.Request, np)
+		}
+	}
+	return v.finish(p).Err()
+}
+
+// Broken returns the domains diagnosed selector_broken, sorted by domain.
+// A diagnosis stands for the rest of the validator's life.
+func (v *Validator) Broken() []BrokenDomain { return v.diag.broken() }
+
+// finish fixes p's verdict and, the first time, feeds the diagnosis and
+// the log.
+func (v *Validator) finish(p *page) Verdict {
+	verdict, first := p.finish()
+	if !first {
+		return verdict
+	}
+	if !verdict.Valid() {
+		if e := v.log.Debug(); e.Enabled() {
+			texts := make([]string, len(verdict.Reasons))
+			for i, r := range verdict.Reasons {
+				texts[i] = r.Text
+			}
+			e.Str("event", "page_invalid").Str("domain", verdict.Domain).Str("url", verdict.URL).
+				Int("status", verdict.Status).Int("bytes", verdict.Bytes).Strs("reasons", texts).Msg("page failed validation")
+		}
+	}
+	if b := v.diag.page(verdict); b != nil {
+		v.broken(*b)
+	}
+	return verdict
+}
+
+func (v *Validator) broken(b BrokenDomain) {
+	urls := make([]string, len(b.Pages))
+	for i, e := range b.Pages {
+		urls[i] = e.URL
+	}
+	v.log.Error().Str("event", "selector_broken").Str("domain", b.Domain).Strs("selectors", b.Selectors).
+		Int("pages", len(b.Pages)).Int("valid_before", b.ValidBefore).Strs("urls", urls).
+		Msg("full-size 2xx pages lack the required structure: the page template changed or the selector is wrong")
+	if v.onBroken != nil {
+		v.onBroken(b)
+	}
+}
+
+// scoreUnparsed scores a 2xx response Colly did not parse because v2.3.0
+// routes 203-299 to OnError. Colly never parsed this body, so parsing it
+// here is still the page's one parse.
+func (v *Validator) scoreUnparsed(r *colly.Response, maxBody int) *page {
+	p := newPage(v.rules, r, maxBody)
+	if p.rule.parse && isHTML(r) {
+		if doc, err := goquery.NewDocumentFromReader(bytes.NewReader(r.Body)); err == nil {
+			for i, sel := range v.selectors {
+				if !p.rule.watches[i] {
+					continue
+				}
+				idx := 0
+				doc.Find(sel).Each(func(_ int, s *goquery.Selection) {
+					for _, n := range s.Nodes {
+						p.onElement(i, colly.NewHTMLElementFromSelectionNode(r, s, n, idx))
+						idx++
+					}
+				})
+			}
+		}
+	}
+	return v.pages.put(r.Request, p)
+}
+
+// failed handles an OnError: a 2xx Colly routed there is scored as a
+// page; a failure of the target breaks the structure evidence.
+func (v *Validator) failed(r *colly.Response, err error, maxBody int) {
+	if r == nil || r.Request == nil || r.Request.URL == nil {
+		return
+	}
+	if v.pages.get(r.Request) != nil {
+		return // an HTML/XML parse error after OnResponse: OnScraped follows
+	}
+	if r.StatusCode >= 200 && r.StatusCode <= 299 {
+		v.finish(v.scoreUnparsed(r, maxBody))
+		return
+	}
+	if targetFailure(r.StatusCode, err) {
+		v.diag.degraded(strings.ToLower(r.Request.URL.Host))
+	}
+}
