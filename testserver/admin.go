@@ -9,10 +9,10 @@ const adminPrefix = "/_admin/"
 
 // AdminHelp describes the admin endpoints a store serves when Config.Admin is
 // set.
-const AdminHelp = `  GET  /_admin/scenario                      the scenario in force, in text form
-  POST /_admin/scenario?mode=M&key=value...   switch scenario (keys as in the text form)
-  POST /_admin/reset                         clear the request log, restart the scenario
-  GET  /_admin/stats                         JSON: count, failing_since_seq, sent_after_failing, scenario`
+const AdminHelp = `  GET  /_admin/scenario                     the scenario in force, in text form
+  POST /_admin/scenario?mode=M&key=value...  switch scenario (keys as in the text form)
+  POST /_admin/reset                        clear the request log, restart the scenario
+  GET  /_admin/stats                        JSON: count, failing_since_seq, sent_after_failing, scenario`
 
 // adminStats is the JSON of GET /_admin/stats.
 type adminStats struct {

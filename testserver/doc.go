@@ -63,8 +63,13 @@
 // endpoint: "degrade:after=30,recover=2m"; see ParseScenario and
 // ScenarioKeys.
 //
-// Real waits (latency, hangs) use real timers, are bounded by Scenario.Hold
-// and end at once when the store is closed or the client goes away.
+// Decisions by time (recovery, the token bucket) read Config.Now, so a test
+// drives them with a fake clock (for example the Now method of the
+// project's clock.Fake). Real waits (latency, hangs) use real timers, are
+// bounded by Scenario.Hold and end at once when the store is closed or the
+// client goes away. Give clients a timeout below Hold: when a hang ends and
+// its connection closes unanswered, Go's transport retries a GET once if the
+// connection was a reused keep-alive one, and the store counts that retry.
 //
 // # Observing
 //
@@ -75,10 +80,10 @@
 //
 // With Config.Admin set, a store also serves /_admin/ (not counted as hits):
 //
-//	GET  /_admin/scenario                      the scenario in force, in text form
-//	POST /_admin/scenario?mode=M&key=value...   switch scenario
-//	POST /_admin/reset                         clear the log, restart the scenario
-//	GET  /_admin/stats                         JSON counts
+//	GET  /_admin/scenario                     the scenario in force, in text form
+//	POST /_admin/scenario?mode=M&key=value...  switch scenario
+//	POST /_admin/reset                        clear the log, restart the scenario
+//	GET  /_admin/stats                        JSON counts
 //
 // StartFleet starts several stores at once, one per Config; the command
 // testserver/cmd/testserver runs a fleet from flags until interrupted.
