@@ -20,6 +20,7 @@ type reply struct {
 	status int
 	ctype  string // "" means text/html; "-" means no Content-Type header
 	body   []byte
+	err    error // returned by the transport instead of a response
 }
 
 // site is an in-memory http.RoundTripper: no sockets, so Colly-level unit
@@ -49,6 +50,9 @@ func (s *site) RoundTrip(req *http.Request) (*http.Response, error) {
 	s.mu.Unlock()
 	if !ok {
 		r = reply{status: http.StatusNotFound, body: []byte("not found")}
+	}
+	if r.err != nil {
+		return nil, r.err
 	}
 	h := http.Header{}
 	switch r.ctype {
@@ -179,3 +183,10 @@ func parsePrice(text string) (float64, error) {
 	}
 	return f, nil
 }
+
+// timeout is a transport timeout, as net/http reports one.
+type timeout struct{}
+
+func (timeout) Error() string   { return "i/o timeout" }
+func (timeout) Timeout() bool   { return true }
+func (timeout) Temporary() bool { return true }

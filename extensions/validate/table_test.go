@@ -1,0 +1,112 @@
+package validate_test
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/breakwater-crawl/breakwater/extensions/validate"
+)
+
+// TestStateIsPerRequestNotPerCtx: a listing visits its products with
+// e.Request.Visit, so parent and children share one Ctx, and under Async
+// they are scored at the same time. Each must get its own verdict.
+func TestStateIsPerRequestNotPerCtx(t *testing.T) {
+	const n = 60
+	s := newSite()
+	ns := make([]int, n)
+	for i := range n {
+		ns[i] = i + 1
+		if i%3 == 0 {
+			s.set(fmt.Sprintf("/products/sku-%d", i+1), reply{body: restyled(i+1, 8000)})
+		} else {
+			s.set(fmt.Sprintf("/products/sku-%d", i+1), reply{body: product(i+1, 8000)})
+		}
+	}
+	s.set("/list/1", reply{body: listing(4000, ns...)})
+	v := mustNew(t,
+		validate.Page(`/list/`, validate.Require("a.product-link")),
+		validate.Page(`/products/`, validate.Require(titleSel, priceSel)),
+	)
+	c := collector(s, v, colly.Async(true))
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {
+		t.Fatal(err)
+	}
+	vs := collect(t, c, v)
+	var ctxs atomic.Int64
+	c.OnHTML("a.product-link", func(e *colly.HTMLElement) {
+		e.Request.Ctx.Put("parent", e.Request.URL.Path)
+		if err := e.Request.Visit(e.Attr("href")); err != nil {
+			t.Error(err)
+		}
+	})
+	c.OnScraped(func(r *colly.Response) {
+		if r.Ctx.Get("parent") == "/list/1" {
+			ctxs.Add(1)
+		}
+	})
+	if err := c.Visit("http://shop.test/list/1"); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	if ctxs.Load() != n+1 {
+		t.Fatalf("%d responses saw the parent's Ctx, want %d: the test no longer shares a Ctx", ctxs.Load(), n+1)
+	}
+	if got, _ := vs.get("/list/1"); !got.Valid() || got.Rule != "/list/" {
+		t.Errorf("listing: rule %q reasons %q", got.Rule, texts(got))
+	}
+	for i := range n {
+		path := fmt.Sprintf("/products/sku-%d", i+1)
+		got, ok := vs.get(path)
+		if !ok {
+			t.Fatalf("%s not scored", path)
+		}
+		if wantValid := i%3 != 0; got.Valid() != wantValid || got.Rule != "/products/" {
+			t.Errorf("%s: rule %q reasons %q, want valid %v", path, got.Rule, texts(got), wantValid)
+		}
+	}
+}
+
+// TestStateIsReleasedWhenRequestsAreGarbage: the side table keys by weak
+// pointer and deletes by runtime cleanup, so after a crawl nothing stays.
+func TestStateIsReleasedWhenRequestsAreGarbage(t *testing.T) {
+	s := newSite()
+	for i := range 200 {
+		s.set(fmt.Sprintf("/p/%d", i), reply{body: product(i, 2000)})
+	}
+	v := mustNew(t, validate.Require(titleSel))
+	c := collector(s, v, colly.Async(true))
+	var valid, held atomic.Int64
+	c.OnScraped(func(r *colly.Response) {
+		if v.Live() > 0 {
+			held.Add(1) // at least this request's state is in the table
+		}
+		if verdict, _ := v.VerdictOf(r); verdict.Valid() {
+			valid.Add(1)
+		}
+	})
+	for i := range 200 {
+		if err := c.Visit(fmt.Sprintf("http://shop.test/p/%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Wait()
+	if valid.Load() != 200 {
+		t.Fatalf("%d valid pages, want 200", valid.Load())
+	}
+	if held.Load() != 200 {
+		t.Fatalf("the table was empty while %d of 200 pages were scraped", 200-held.Load())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for v.Live() > 0 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // cleanups run on their own goroutine
+	}
+	if n := v.Live(); n != 0 {
+		t.Fatalf("%d request states still held after the crawl and GC", n)
+	}
+}
