@@ -1,7 +1,6 @@
 package breaker
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -44,8 +43,9 @@ type domain struct {
 	circuit Circuit
 	tracker *tracker
 
-	openUntil atomic.Int64 // unix nanos; a cached "refuse before" for the cheap early check
-	notBefore atomic.Int64 // unix nanos; Retry-After pause
+	openUntil atomic.Int64                     // unix nanos; a cached "refuse before" for the cheap early check
+	openErr   atomic.Pointer[CircuitOpenError] // the refusal to hand out until openUntil
+	notBefore atomic.Int64                     // unix nanos; Retry-After pause
 	counts    [numClasses]atomic.Int64
 	refused   atomic.Int64
 	pauses    atomic.Int64
@@ -126,22 +126,43 @@ func (b *Breaker) Allow(host string) (Ticket, error) {
 }
 
 func (b *Breaker) allow(d *domain) (Ticket, error) {
-	p, t, err := d.circuit.Allow(b.clock.Now())
+	if open := b.knownOpen(d); open != nil {
+		d.refused.Add(1)
+		return Ticket{}, open
+	}
+	p, t, err := d.circuit.Allow(b.clock)
 	if t.Changed() {
 		b.transitioned(d, t)
 	}
 	if err != nil {
-		var open *CircuitOpenError
-		if errors.As(err, &open) {
+		if open, ok := err.(*CircuitOpenError); ok {
 			d.refused.Add(1)
 			if open.State == Open {
-				d.openUntil.Store(open.RetryAt.UnixNano())
+				d.setOpen(open)
 			}
+			return Ticket{}, open
 		}
 		return Ticket{}, err
 	}
 	return Ticket{d: d, permit: p}, nil
 }
+
+// knownOpen returns the cached refusal while the domain is known to be
+// open: no lock, no allocation, no store round trip.
+func (b *Breaker) knownOpen(d *domain) *CircuitOpenError {
+	until := d.openUntil.Load()
+	if until == 0 || b.clock.Now().UnixNano() >= until {
+		return nil
+	}
+	return d.openErr.Load()
+}
+
+func (d *domain) setOpen(e *CircuitOpenError) {
+	d.openErr.Store(e)
+	d.openUntil.Store(e.RetryAt.UnixNano())
+}
+
+func (d *domain) clearOpen() { d.openUntil.Store(0) }
 
 // Record gives a ticket back with what the attempt returned.
 func (b *Breaker) Record(t Ticket, o Outcome) {
@@ -156,7 +177,7 @@ func (b *Breaker) Record(t Ticket, o Outcome) {
 		d.tracker.add(o)
 	}
 	b.alarms(d, o.Class)
-	tr, err := d.circuit.Record(b.clock.Now(), t.permit, o)
+	tr, err := d.circuit.Record(b.clock, t.permit, o)
 	if err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: recording an outcome failed")
 		return
@@ -168,9 +189,9 @@ func (b *Breaker) Record(t Ticket, o Outcome) {
 
 func (b *Breaker) transitioned(d *domain, t Transition) {
 	if t.To == Open {
-		d.openUntil.Store(t.RetryAt.UnixNano())
+		d.setOpen(&CircuitOpenError{Domain: d.name, State: Open, RetryAt: t.RetryAt})
 	} else {
-		d.openUntil.Store(0)
+		d.clearOpen()
 	}
 	lvl := zerolog.InfoLevel
 	if t.To == Open {
@@ -198,8 +219,12 @@ func (b *Breaker) alarms(d *domain, c Class) {
 				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")
 		}
 	case Success:
-		d.throttled.Store(0)
-		d.blocked.Store(0)
+		if d.throttled.Load() != 0 {
+			d.throttled.Store(0)
+		}
+		if d.blocked.Load() != 0 {
+			d.blocked.Store(0)
+		}
 	}
 }
 
@@ -209,7 +234,7 @@ func (b *Breaker) State(host string) State {
 	if !ok {
 		return Closed
 	}
-	s, err := v.(*domain).circuit.Snapshot(b.clock.Now())
+	s, err := v.(*domain).circuit.Snapshot(b.clock)
 	if err != nil {
 		return Closed
 	}
@@ -227,7 +252,7 @@ func (b *Breaker) Restore(host string, retryAt time.Time, trips int) error {
 	if !ok {
 		return fmt.Errorf("breaker: the store's circuits for %s cannot be restored", d.name)
 	}
-	t, err := r.RestoreOpen(b.clock.Now(), retryAt, trips)
+	t, err := r.RestoreOpen(b.clock, retryAt, trips)
 	if err != nil {
 		return err
 	}
@@ -270,7 +295,7 @@ func (b *Breaker) Stats() []DomainStats {
 		d := v.(*domain)
 		s := DomainStats{Domain: d.name, Profile: d.profile.Name, Outcomes: make(map[string]int64, numClasses),
 			Refused: d.refused.Load(), Pauses: d.pauses.Load()}
-		if snap, err := d.circuit.Snapshot(now); err == nil {
+		if snap, err := d.circuit.Snapshot(b.clock); err == nil {
 			s.State, s.Trips = snap.State, snap.Trips
 			if snap.State == Open {
 				s.RetryAt = snap.RetryAt

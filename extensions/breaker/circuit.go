@@ -1,12 +1,14 @@
 package breaker
 
-// This file is the state machine: plain Go, no Colly, time passed in by the
-// caller. The Colly wiring is colly.go.
+// This file is the state machine: plain Go, no Colly, the clock passed in
+// by the caller. The Colly wiring is colly.go.
 
 import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
 )
 
 // Permit is the right to send one request, handed out by Circuit.Allow and
@@ -34,19 +36,20 @@ type Snapshot struct {
 
 // Circuit is one domain's three-state breaker. The in-process circuit
 // (NewCircuit) and storage/redis's shared circuit implement it with the same
-// semantics; breakertest runs one table against both. The caller passes the
-// time in, so the circuit has no clock of its own.
+// semantics; breakertest runs one table against both. The caller passes its
+// clock in, so the circuit has none of its own; the in-process circuit reads
+// it only when the decision depends on time (never on the closed hot path).
 type Circuit interface {
 	// Allow asks to send one request now. It returns a Permit, or a
 	// *CircuitOpenError. An open circuit whose cooldown has passed moves to
 	// half-open and Allow returns that Transition.
-	Allow(now time.Time) (Permit, Transition, error)
+	Allow(clk clock.Clock) (Permit, Transition, error)
 	// Record gives back a permit with the attempt's outcome. Counted
 	// outcomes enter the window; others only free a probe slot. It returns
 	// the Transition the outcome caused, if any.
-	Record(now time.Time, p Permit, o Outcome) (Transition, error)
+	Record(clk clock.Clock, p Permit, o Outcome) (Transition, error)
 	// Snapshot reads the circuit's state without changing it.
-	Snapshot(now time.Time) (Snapshot, error)
+	Snapshot(clk clock.Clock) (Snapshot, error)
 }
 
 // Restorer is implemented by circuits that can be put back into a saved
@@ -54,7 +57,7 @@ type Circuit interface {
 type Restorer interface {
 	// RestoreOpen opens the circuit until retryAt, counting trips trips so
 	// far. A retryAt in the past leaves the circuit closed.
-	RestoreOpen(now, retryAt time.Time, trips int) (Transition, error)
+	RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Transition, error)
 }
 
 // memCircuit is the in-process Circuit.
@@ -63,15 +66,15 @@ type memCircuit struct {
 	p      Profile
 	need   int // failures in a full window that trip it
 
-	mu       sync.Mutex
-	state    State
-	gen      uint64
-	win      window
-	consec   int
-	retryAt  time.Time
-	probes   int // probes in flight
-	passed   int // probes passed this half-open round
-	trips    int
+	mu      sync.Mutex
+	state   State
+	gen     uint64
+	win     window
+	consec  int
+	retryAt time.Time
+	probes  int // probes in flight
+	passed  int // probes passed this half-open round
+	trips   int
 }
 
 // NewCircuit returns an in-process circuit for domain, closed. p must be
@@ -95,12 +98,14 @@ func FailuresToTrip(p Profile) int {
 	return max(n, 1)
 }
 
-func (c *memCircuit) Allow(now time.Time) (Permit, Transition, error) {
+func (c *memCircuit) Allow(clk clock.Clock) (Permit, Transition, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch c.state {
-	case Closed:
+	if c.state == Closed {
 		return Permit{Gen: c.gen}, Transition{}, nil
+	}
+	now := clk.Now()
+	switch c.state {
 	case Open:
 		if now.Before(c.retryAt) {
 			return Permit{}, Transition{}, &CircuitOpenError{Domain: c.domain, State: Open, RetryAt: c.retryAt}
@@ -117,7 +122,7 @@ func (c *memCircuit) Allow(now time.Time) (Permit, Transition, error) {
 	}
 }
 
-func (c *memCircuit) Record(now time.Time, p Permit, o Outcome) (Transition, error) {
+func (c *memCircuit) Record(clk clock.Clock, p Permit, o Outcome) (Transition, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p.Gen != c.gen {
@@ -136,9 +141,9 @@ func (c *memCircuit) Record(now time.Time, p Permit, o Outcome) (Transition, err
 		c.consec++
 		switch {
 		case c.win.full() && c.win.failures >= c.need:
-			return c.tripLocked(now, ReasonFailureRate, c.win.outcomes()), nil
+			return c.tripLocked(clk.Now(), ReasonFailureRate, c.win.outcomes()), nil
 		case c.p.ConsecutiveFailures > 0 && c.consec >= c.p.ConsecutiveFailures:
-			return c.tripLocked(now, ReasonConsecutiveFailures, c.win.outcomes()), nil
+			return c.tripLocked(clk.Now(), ReasonConsecutiveFailures, c.win.outcomes()), nil
 		}
 		return Transition{}, nil
 	case HalfOpen:
@@ -148,13 +153,13 @@ func (c *memCircuit) Record(now time.Time, p Permit, o Outcome) (Transition, err
 		c.probes--
 		switch {
 		case o.Class.Failure():
-			return c.tripLocked(now, ReasonProbeFailed, []Outcome{o}), nil
+			return c.tripLocked(clk.Now(), ReasonProbeFailed, []Outcome{o}), nil
 		case o.Class == Success:
 			c.passed++
 			if c.passed >= c.p.HalfOpenProbes {
 				c.win.reset()
 				c.consec = 0
-				return c.moveLocked(now, Closed, ReasonProbesPassed, nil), nil
+				return c.moveLocked(clk.Now(), Closed, ReasonProbesPassed, nil), nil
 			}
 		}
 		// Not counted (throttled, gone, cancelled…): the slot is free for
@@ -163,16 +168,17 @@ func (c *memCircuit) Record(now time.Time, p Permit, o Outcome) (Transition, err
 	return Transition{}, nil
 }
 
-func (c *memCircuit) Snapshot(now time.Time) (Snapshot, error) {
+func (c *memCircuit) Snapshot(clock.Clock) (Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return Snapshot{State: c.state, RetryAt: c.retryAt, Trips: c.trips,
 		WindowLen: c.win.n, WindowFailures: c.win.failures, ProbesInFlight: c.probes}, nil
 }
 
-func (c *memCircuit) RestoreOpen(now, retryAt time.Time, trips int) (Transition, error) {
+func (c *memCircuit) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Transition, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := clk.Now()
 	c.trips = max(c.trips, trips)
 	if !now.Before(retryAt) || c.state == Open {
 		return Transition{}, nil

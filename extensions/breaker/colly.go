@@ -72,10 +72,10 @@ func (b *Breaker) onRequest(r *colly.Request) {
 	if err != nil {
 		return // the gate reports it
 	}
-	if until := d.openUntil.Load(); until > b.clock.Now().UnixNano() {
+	if open := b.knownOpen(d); open != nil {
 		d.refused.Add(1)
 		r.Abort()
-		b.refuse(r, &CircuitOpenError{Domain: d.name, State: Open, RetryAt: time.Unix(0, until)})
+		b.refuse(r, open)
 	}
 }
 
@@ -91,9 +91,9 @@ func (b *Breaker) gate(ctx context.Context, r *colly.Request) {
 		b.stopAtGate(r, &CircuitOpenError{Domain: HostOf(r.URL.Host), State: Open, RetryAt: b.clock.Now()})
 		return
 	}
-	if until := d.openUntil.Load(); until > b.clock.Now().UnixNano() {
+	if open := b.knownOpen(d); open != nil {
 		d.refused.Add(1)
-		b.stopAtGate(r, &CircuitOpenError{Domain: d.name, State: Open, RetryAt: time.Unix(0, until)})
+		b.stopAtGate(r, open)
 		return
 	}
 	if err := b.waitPause(ctx, d); err != nil {

@@ -43,7 +43,7 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, _, err := h.c.Allow(h.now)
+				_, _, err := h.c.Allow(h.clk)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {

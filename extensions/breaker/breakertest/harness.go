@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
@@ -27,7 +28,8 @@ type harness struct {
 	t      *testing.T
 	c      breaker.Circuit
 	p      breaker.Profile
-	now    time.Time
+	clk    *clock.Fake
+	now    time.Time // the fake clock's reading, kept for assertions
 	trans  []breaker.Transition
 	sent   int
 	permit []breaker.Permit // permits handed out and not yet recorded
@@ -35,15 +37,18 @@ type harness struct {
 
 func newHarness(t *testing.T, nc NewCircuit, p breaker.Profile) *harness {
 	t.Helper()
-	return &harness{t: t, c: nc(t, "shop.test:8080", p), p: p, now: epoch}
+	return &harness{t: t, c: nc(t, "shop.test:8080", p), p: p, clk: clock.NewFake(epoch), now: epoch}
 }
 
-func (h *harness) advance(d time.Duration) { h.now = h.now.Add(d) }
+func (h *harness) advance(d time.Duration) {
+	h.clk.Advance(d)
+	h.now = h.clk.Now()
+}
 
 // allow asks for a permit and fails the test on a refusal.
 func (h *harness) allow() breaker.Permit {
 	h.t.Helper()
-	p, tr, err := h.c.Allow(h.now)
+	p, tr, err := h.c.Allow(h.clk)
 	if err != nil {
 		h.t.Fatalf("Allow after %d requests: refused: %v", h.sent, err)
 	}
@@ -55,7 +60,7 @@ func (h *harness) allow() breaker.Permit {
 // refused asserts Allow refuses, and returns the refusal.
 func (h *harness) refused() *breaker.CircuitOpenError {
 	h.t.Helper()
-	_, tr, err := h.c.Allow(h.now)
+	_, tr, err := h.c.Allow(h.clk)
 	h.note(tr)
 	var open *breaker.CircuitOpenError
 	if !errors.As(err, &open) || !errors.Is(err, breaker.ErrOpen) {
@@ -66,7 +71,7 @@ func (h *harness) refused() *breaker.CircuitOpenError {
 
 func (h *harness) record(p breaker.Permit, c breaker.Class) {
 	h.t.Helper()
-	tr, err := h.c.Record(h.now, p, breaker.Outcome{Class: c, Latency: 40 * time.Millisecond})
+	tr, err := h.c.Record(h.clk, p, breaker.Outcome{Class: c, Latency: 40 * time.Millisecond})
 	if err != nil {
 		h.t.Fatalf("Record: %v", err)
 	}
@@ -89,7 +94,7 @@ func (h *harness) note(tr breaker.Transition) {
 
 func (h *harness) state() breaker.State {
 	h.t.Helper()
-	s, err := h.c.Snapshot(h.now)
+	s, err := h.c.Snapshot(h.clk)
 	if err != nil {
 		h.t.Fatalf("Snapshot: %v", err)
 	}
@@ -98,7 +103,7 @@ func (h *harness) state() breaker.State {
 
 func (h *harness) snapshot() breaker.Snapshot {
 	h.t.Helper()
-	s, err := h.c.Snapshot(h.now)
+	s, err := h.c.Snapshot(h.clk)
 	if err != nil {
 		h.t.Fatalf("Snapshot: %v", err)
 	}
