@@ -1,0 +1,188 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/storage"
+)
+
+// A record value, version 1:
+//
+//	version   1 byte  (recordVersion)
+//	state     1 byte
+//	id        8 bytes big-endian
+//	attempts  uvarint
+//	notBefore varint seconds since 0001-01-01 UTC, uvarint nanoseconds
+//	updated   varint seconds since 0001-01-01 UTC, uvarint nanoseconds
+//	url       uvarint length, bytes
+//	lastError uvarint length, bytes
+//	request   uvarint length+1 (0 = nil), bytes
+//	crc       4 bytes big-endian: CRC-32C of everything before it
+//
+// Seq is the key, so it is not repeated. The zero time encodes as two zero
+// bytes. Version and state come first so a reader can filter on the state
+// without decoding the rest (peek).
+const (
+	recordVersion = 1
+	headerLen     = 1 + 1 + 8
+	crcLen        = 4
+	// unixToYear1 is the number of seconds from 0001-01-01 to 1970-01-01.
+	unixToYear1 = 62135596800
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errBadRecord reports a record value that does not decode; callers wrap it
+// with the file and the Seq.
+var errBadRecord = errors.New("record does not decode")
+
+// encode appends the encoding of r to dst.
+func encode(dst []byte, r *storage.Record) []byte {
+	b := append(dst, recordVersion, byte(r.State))
+	b = binary.BigEndian.AppendUint64(b, r.ID)
+	b = binary.AppendUvarint(b, uint64(r.Attempts))
+	b = appendTime(b, r.NotBefore)
+	b = appendTime(b, r.Updated)
+	b = binary.AppendUvarint(b, uint64(len(r.URL)))
+	b = append(b, r.URL...)
+	b = binary.AppendUvarint(b, uint64(len(r.LastError)))
+	b = append(b, r.LastError...)
+	if r.Request == nil {
+		b = append(b, 0)
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(r.Request))+1)
+		b = append(b, r.Request...)
+	}
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[len(dst):], castagnoli))
+}
+
+// maxEncodedLen is an upper bound on len(encode(nil, r)).
+func maxEncodedLen(r *storage.Record) int {
+	const varints = 1 + 2*2 + 3 // attempts, two times of two, three lengths
+	return headerLen + varints*binary.MaxVarintLen64 + len(r.URL) + len(r.LastError) + len(r.Request) + crcLen
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(b, 0, 0)
+	}
+	b = binary.AppendVarint(b, t.Unix()+unixToYear1)
+	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
+}
+
+// peek returns the state and ID of an encoded record without decoding or
+// checksumming the rest.
+func peek(v []byte) (storage.State, uint64, error) {
+	if len(v) < headerLen+crcLen {
+		return 0, 0, fmt.Errorf("%w: %d bytes, shorter than any record", errBadRecord, len(v))
+	}
+	if v[0] != recordVersion {
+		return 0, 0, versionError(v[0])
+	}
+	st := storage.State(v[1])
+	if !st.Valid() {
+		return 0, 0, fmt.Errorf("%w: invalid state byte %d", errBadRecord, v[1])
+	}
+	return st, binary.BigEndian.Uint64(v[2:]), nil
+}
+
+func versionError(v byte) error {
+	if v > recordVersion {
+		return fmt.Errorf("%w: record encoding version %d, this build reads up to %d", storage.ErrNewerFormat, v, recordVersion)
+	}
+	return fmt.Errorf("%w: unknown record encoding version %d", errBadRecord, v)
+}
+
+// decode decodes an encoded record with the given Seq. The result shares
+// no memory with v, which may point into the mapped file.
+func decode(v []byte, seq uint64) (storage.Record, error) {
+	st, id, err := peek(v)
+	if err != nil {
+		return storage.Record{}, err
+	}
+	body, sum := v[:len(v)-crcLen], binary.BigEndian.Uint32(v[len(v)-crcLen:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return storage.Record{}, fmt.Errorf("%w: checksum mismatch", errBadRecord)
+	}
+	d := decoder{b: body[headerLen:]}
+	r := storage.Record{ID: id, State: st, Seq: seq}
+	attempts := d.uvarint()
+	if attempts > uint64(maxInt) {
+		d.fail("attempts out of range")
+	}
+	r.Attempts = int(attempts)
+	r.NotBefore = d.time()
+	r.Updated = d.time()
+	r.URL = string(d.bytes(d.uvarint()))
+	r.LastError = string(d.bytes(d.uvarint()))
+	if n := d.uvarint(); n > 0 {
+		r.Request = append([]byte{}, d.bytes(n-1)...)
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail(fmt.Sprintf("%d trailing bytes", len(d.b)))
+	}
+	if d.err != nil {
+		return storage.Record{}, d.err
+	}
+	return r, nil
+}
+
+const maxInt = int(^uint(0) >> 1)
+
+// decoder reads varints and byte strings, remembering the first error.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s", errBadRecord, what)
+	}
+	d.b = nil
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("bad uvarint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes(n uint64) []byte {
+	if n > uint64(len(d.b)) {
+		d.fail(fmt.Sprintf("length %d past the end", n))
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) time() time.Time {
+	sec, nsec := d.varint(), d.uvarint()
+	if nsec >= 1e9 {
+		d.fail("nanoseconds out of range")
+	}
+	if d.err != nil || (sec == 0 && nsec == 0) {
+		return time.Time{}
+	}
+	return time.Unix(sec-unixToYear1, int64(nsec)).UTC()
+}

@@ -1,0 +1,72 @@
+package bolt
+
+import (
+	"strings"
+
+	"github.com/breakwater-crawl/breakwater/storage"
+)
+
+// FileError is the error Open, and a failed commit, return: which file,
+// what was wrong, and what to do about it. Kind is one of the storage
+// sentinels (ErrCorrupt, ErrNotCheckpoint, ErrNewerFormat, ErrLocked) or
+// nil, so callers can test errors.Is(err, storage.ErrCorrupt) and also
+// errors.Is against the underlying cause (fs.ErrPermission, ...).
+type FileError struct {
+	Path   string // the checkpoint file
+	Kind   error  // a storage sentinel, or nil
+	Detail string // what was found
+	Hint   string // what to do
+	Err    error  // the underlying error, or nil
+}
+
+func (e *FileError) Error() string {
+	var b strings.Builder
+	b.WriteString("storage/bolt: ")
+	b.WriteString(e.Path)
+	if e.Kind != nil {
+		b.WriteString(": ")
+		b.WriteString(strings.TrimPrefix(e.Kind.Error(), "storage: "))
+	}
+	if e.Detail != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Detail)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	if e.Hint != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Hint)
+	}
+	return b.String()
+}
+
+// Unwrap returns Kind and Err, those that are set.
+func (e *FileError) Unwrap() []error {
+	var errs []error
+	for _, err := range []error{e.Kind, e.Err} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+const (
+	hintUntouched = "the file was left as it is"
+	hintCorrupt   = hintUntouched + "; restore it from a copy, or move it aside to start the crawl afresh"
+	hintForeign   = hintUntouched + "; pass the path of a Breakwater checkpoint, or a path that does not exist yet to start a new one"
+	hintNewer     = hintUntouched + "; resume it with the Breakwater release that wrote it, or a newer one"
+	hintLocked    = "another crawl, or another Store in this process, has it open; stop that one or use another file"
+	hintCommit    = "writes since the last successful flush are not durable and this store refuses further writes; " +
+		"fix the cause (free disk space), then reopen the checkpoint: it resumes from the last successful flush"
+)
+
+func corruptError(path, detail string, err error) *FileError {
+	return &FileError{Path: path, Kind: storage.ErrCorrupt, Detail: detail, Err: err, Hint: hintCorrupt}
+}
+
+func foreignError(path, detail string, err error) *FileError {
+	return &FileError{Path: path, Kind: storage.ErrNotCheckpoint, Detail: detail, Err: err, Hint: hintForeign}
+}

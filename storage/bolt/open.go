@@ -1,0 +1,368 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+
+	bbolt "go.etcd.io/bbolt"
+	bberrors "go.etcd.io/bbolt/errors"
+
+	"github.com/breakwater-crawl/breakwater/storage"
+)
+
+// Open opens the checkpoint at path, creating it if no file is there.
+//
+// A new file is built under a temporary name in the same directory and
+// linked into place only once it is a complete, empty checkpoint, so a
+// file at path is always one that Open wrote whole. An existing file is
+// first inspected read-only; if it is not a checkpoint this build can use
+// (corrupt, truncated, some other bbolt database, a newer format, not a
+// database at all, locked by another process), Open returns a *FileError
+// wrapping ErrCorrupt, ErrNotCheckpoint, ErrNewerFormat or ErrLocked, and
+// the file is not written to at all.
+func Open(path string, opts ...Option) (*Store, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return nil, fmt.Errorf("%w: storage/bolt: empty checkpoint path", storage.ErrInvalid)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := create(path, &o); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, &FileError{Path: path, Detail: "cannot read the checkpoint", Err: err,
+			Hint: "check the path and its permissions"}
+	case fi.IsDir():
+		return nil, foreignError(path, "it is a directory", nil)
+	case !fi.Mode().IsRegular():
+		return nil, foreignError(path, "it is not a regular file ("+fi.Mode().Type().String()+")", nil)
+	}
+	if err := inspect(path, &o); err != nil {
+		return nil, err
+	}
+	db, err := openDB(path, &o, false)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newStore(path, db, o)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// create writes an empty checkpoint under a temporary name next to path
+// and links it to path. If another process creates path first, create
+// leaves that file alone and returns nil: Open goes on to open it.
+func create(path string, o *options) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".new-*")
+	if err != nil {
+		return &FileError{Path: path, Detail: "cannot create the checkpoint", Err: err,
+			Hint: "check that the directory exists and is writable, or choose another path"}
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // path, once linked, keeps the file
+	if err := f.Close(); err != nil {
+		return &FileError{Path: path, Detail: "cannot create the checkpoint", Err: err}
+	}
+	db, err := bbolt.Open(tmp, 0o600, &bbolt.Options{Timeout: o.lockTimeout})
+	if err == nil {
+		err = db.Update(initLayout)
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return &FileError{Path: path, Detail: "cannot write a new checkpoint", Err: err,
+			Hint: "check free space and permissions in " + dir}
+	}
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil // someone else won the race; open theirs
+		}
+		// Filesystems without hard links: rename, unless path appeared.
+		if _, serr := os.Stat(path); serr == nil {
+			return nil
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return &FileError{Path: path, Detail: "cannot move the new checkpoint into place", Err: err,
+				Hint: "check that the directory is writable"}
+		}
+	}
+	if d, err := os.Open(dir); err == nil { // make the new name durable
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+func initLayout(tx *bbolt.Tx) error {
+	for _, name := range [][]byte{bucketFormat, bucketRecords, bucketIDs, bucketStates, bucketMeta} {
+		if _, err := tx.CreateBucket(name); err != nil {
+			return err
+		}
+	}
+	b := tx.Bucket(bucketFormat)
+	var zero [int(storage.Dead) + 1]int
+	for _, kv := range [][2][]byte{
+		{keyMagic, []byte(formatMagic)},
+		{keyFormat, binary.BigEndian.AppendUint32(nil, formatVersion)},
+		{keyNextSeq, seqKey(1)},
+		{keyCounts, encodeCounts(&zero)},
+	} {
+		if err := b.Put(kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openDB opens path with bbolt, read-only (shared lock) or read-write
+// (exclusive lock), and maps bbolt's failures, panics included, onto
+// FileErrors. A panic inside bbolt.Open would leak the file and its lock,
+// so the file is captured as bbolt opens it and closed here.
+func openDB(path string, o *options, readOnly bool) (db *bbolt.DB, err error) {
+	var mu sync.Mutex
+	var file *os.File
+	defer func(prev bool) {
+		debug.SetPanicOnFault(prev)
+		if r := recover(); r != nil {
+			mu.Lock()
+			if file != nil {
+				_ = file.Close()
+			}
+			mu.Unlock()
+			db, err = nil, corruptError(path, fmt.Sprintf("bbolt failed while opening it (%v)", r), nil)
+		}
+	}(debug.SetPanicOnFault(true))
+	db, err = bbolt.Open(path, 0o600, &bbolt.Options{
+		ReadOnly:     readOnly,
+		Timeout:      o.lockTimeout,
+		FreelistType: bbolt.FreelistMapType,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			if readOnly {
+				flag = os.O_RDONLY
+			} else {
+				flag &^= os.O_CREATE // Open made sure the file exists; never create here
+			}
+			f, err := os.OpenFile(name, flag, perm)
+			mu.Lock()
+			file = f
+			mu.Unlock()
+			return f, err
+		},
+	})
+	if err == nil {
+		return db, nil
+	}
+	switch {
+	case errors.Is(err, bberrors.ErrTimeout):
+		return nil, &FileError{Path: path, Kind: storage.ErrLocked,
+			Detail: fmt.Sprintf("gave up after %v", o.lockTimeout), Hint: hintLocked}
+	case errors.Is(err, bberrors.ErrInvalid), errors.Is(err, bberrors.ErrChecksum),
+		errors.Is(err, bberrors.ErrVersionMismatch):
+		if looksLikeBolt(path) {
+			return nil, corruptError(path, "both bbolt meta pages are damaged", err)
+		}
+		return nil, foreignError(path, "it is not a bbolt database", err)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, &FileError{Path: path, Detail: "cannot open the checkpoint", Err: err,
+			Hint: "check the file's permissions: the crawl needs to read and write it"}
+	}
+	return nil, &FileError{Path: path, Detail: "cannot open the checkpoint", Err: err}
+}
+
+// boltMagic is bbolt's marker, stored after the 16-byte page header of
+// each of the two meta pages, in the machine's byte order (little-endian on
+// every platform Breakwater builds for).
+const boltMagic = 0xED0CDAED
+
+// looksLikeBolt reports whether either meta page of the file carries
+// bbolt's marker, whatever the page size: a damaged bbolt file rather than
+// something else.
+func looksLikeBolt(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [4]byte
+	for _, off := range []int64{0, 1024, 2048, 4096, 8192, 16384, 32768, 65536} {
+		if _, err := f.ReadAt(b[:], off+16); err != nil && err != io.EOF {
+			continue
+		}
+		if binary.LittleEndian.Uint32(b[:]) == boltMagic {
+			return true
+		}
+	}
+	return false
+}
+
+// inspect opens path read-only and checks that it is a checkpoint this
+// build can use: bbolt's meta pages are valid, the file is as long as its
+// pages say, the format bucket names this format or an older one, every
+// bucket is there, and the first and last records decode. With WithVerify
+// it also runs bbolt's full consistency check and decodes every record.
+// Nothing is written.
+func inspect(path string, o *options) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return &FileError{Path: path, Detail: "cannot read the checkpoint", Err: err}
+	}
+	if fi.Size() == 0 {
+		return corruptError(path, "the file is empty (a checkpoint never is: it is created whole)", nil)
+	}
+	db, err := openDB(path, o, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return viewGuarded(db, path, "inspect", func(tx *bbolt.Tx) error {
+		return check(tx, path, fi.Size(), o.verify)
+	})
+}
+
+// viewGuarded runs fn in a read transaction and turns a panic inside bbolt
+// (a corrupt page, a fault on the mapped file) into ErrCorrupt.
+func viewGuarded(db *bbolt.DB, path, op string, fn func(*bbolt.Tx) error) (err error) {
+	defer guard(path, op, &err, debug.SetPanicOnFault(true))
+	tx, err := db.Begin(false)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+// guard, deferred with the previous SetPanicOnFault setting, restores that
+// setting and converts a panic into a corrupt-file error.
+func guard(path, op string, err *error, prevFault bool) {
+	debug.SetPanicOnFault(prevFault)
+	if r := recover(); r != nil {
+		*err = corruptError(path, fmt.Sprintf("%s: bbolt failed reading it (%v)", op, r), nil)
+	}
+}
+
+func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
+	if need := tx.Size(); size < need {
+		return corruptError(path, fmt.Sprintf("the file is %d bytes but its pages reach %d: it was truncated", size, need), nil)
+	}
+	f := tx.Bucket(bucketFormat)
+	if f == nil || string(f.Get(keyMagic)) != formatMagic {
+		return foreignError(path, "a bbolt database without Breakwater's format bucket", nil)
+	}
+	v := f.Get(keyFormat)
+	if len(v) != 4 {
+		return corruptError(path, "the format version is missing", nil)
+	}
+	if ver := binary.BigEndian.Uint32(v); ver > formatVersion {
+		return &FileError{Path: path, Kind: storage.ErrNewerFormat,
+			Detail: fmt.Sprintf("format %d; this build reads up to %d", ver, formatVersion), Hint: hintNewer}
+	} else if ver == 0 {
+		return corruptError(path, "format version 0", nil)
+	}
+	if len(f.Get(keyNextSeq)) != 8 {
+		return corruptError(path, "the next-seq counter is missing", nil)
+	}
+	var counts [int(storage.Dead) + 1]int
+	if !decodeCounts(f.Get(keyCounts), &counts) {
+		return corruptError(path, "the state counts are missing", nil)
+	}
+	for _, name := range [][]byte{bucketRecords, bucketIDs, bucketStates, bucketMeta} {
+		if tx.Bucket(name) == nil {
+			return corruptError(path, fmt.Sprintf("bucket %q is missing", name), nil)
+		}
+	}
+	c := tx.Bucket(bucketRecords).Cursor()
+	for _, kv := range [][2][]byte{pair(c.First()), pair(c.Last())} {
+		if kv[0] == nil {
+			continue
+		}
+		if err := checkRecord(path, kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	if verify {
+		return verifyAll(tx, path, &counts)
+	}
+	return nil
+}
+
+func pair(k, v []byte) [2][]byte { return [2][]byte{k, v} }
+
+func checkRecord(path string, k, v []byte) error {
+	if len(k) != 8 {
+		return corruptError(path, fmt.Sprintf("record key of %d bytes", len(k)), nil)
+	}
+	if _, err := decode(v, binary.BigEndian.Uint64(k)); err != nil {
+		return recordError(path, binary.BigEndian.Uint64(k), err)
+	}
+	return nil
+}
+
+// recordError wraps a decode failure with the file and the Seq.
+func recordError(path string, seq uint64, err error) error {
+	if errors.Is(err, storage.ErrNewerFormat) {
+		return &FileError{Path: path, Kind: storage.ErrNewerFormat, Detail: fmt.Sprintf("record %d", seq), Err: err, Hint: hintNewer}
+	}
+	return corruptError(path, fmt.Sprintf("record %d", seq), err)
+}
+
+// verifyAll runs bbolt's page check, decodes every record and recounts
+// the states and index against what the file says.
+func verifyAll(tx *bbolt.Tx, path string, counts *[int(storage.Dead) + 1]int) error {
+	var errs []error
+	for err := range tx.Check() {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return corruptError(path, fmt.Sprintf("bbolt's check found %d problems", len(errs)), errors.Join(errs...))
+	}
+	var got [int(storage.Dead) + 1]int
+	ids, states := tx.Bucket(bucketIDs), tx.Bucket(bucketStates)
+	err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+		if err := checkRecord(path, k, v); err != nil {
+			return err
+		}
+		st, id, _ := peek(v)
+		got[st]++
+		if string(ids.Get(idKey(id))) != string(k) {
+			return corruptError(path, fmt.Sprintf("record %d is missing from the ID index", binary.BigEndian.Uint64(k)), nil)
+		}
+		if states.Get(stateKey(st, binary.BigEndian.Uint64(k))) == nil {
+			return corruptError(path, fmt.Sprintf("record %d is missing from the state index", binary.BigEndian.Uint64(k)), nil)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if got != *counts {
+		return corruptError(path, fmt.Sprintf("stored counts %v differ from the records %v", counts[1:], got[1:]), nil)
+	}
+	total := 0
+	for _, n := range got {
+		total += n
+	}
+	if n := tx.Bucket(bucketIDs).Stats().KeyN; n != total {
+		return corruptError(path, fmt.Sprintf("the ID index has %d entries for %d records", n, total), nil)
+	}
+	if n := tx.Bucket(bucketStates).Stats().KeyN; n != total {
+		return corruptError(path, fmt.Sprintf("the state index has %d entries for %d records", n, total), nil)
+	}
+	return nil
+}

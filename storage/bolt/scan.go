@@ -1,0 +1,212 @@
+package bolt
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"runtime/debug"
+	"slices"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/breakwater-crawl/breakwater/storage"
+)
+
+// scanChunk is how many records Scan reads per read transaction before it
+// releases the transaction and the lock and calls fn for them.
+const scanChunk = 512
+
+type stateSet [int(storage.Dead) + 1]bool
+
+// Scan implements storage.Store. It works a chunk at a time: under the
+// read lock and one read transaction it collects the next records after
+// the last Seq it returned, from the buffers and the file (buffered
+// records shadow their older committed versions), then calls fn with
+// nothing held.
+//
+// When the wanted states hold fewer than half of the records it walks the
+// (state, seq) index, merging one cursor per state, and reads only those
+// records; otherwise it walks all records in Seq order and skips the
+// others by their state byte, without decoding them.
+func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) error {
+	if err := storage.ValidateStates(states); err != nil {
+		return err
+	}
+	var want stateSet
+	for _, st := range states {
+		want[st] = true
+	}
+	if len(states) == 0 {
+		for _, st := range storage.States() {
+			want[st] = true
+		}
+	}
+	var after uint64
+	for {
+		chunk, err := s.scanChunk(after, &want)
+		if err != nil {
+			return err
+		}
+		if len(chunk) == 0 {
+			return nil
+		}
+		for _, r := range chunk {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		after = chunk[len(chunk)-1].Seq
+	}
+}
+
+// scanChunk returns the first records with Seq > after in the wanted
+// states, at most max(scanChunk, buffered) of them, in Seq order.
+func (s *Store) scanChunk(after uint64, want *stateSet) (out []storage.Record, err error) {
+	defer guard(s.path, "scan", &err, debug.SetPanicOnFault(true))
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, storage.ErrClosed
+	}
+	limit := max(scanChunk, len(s.buf)+len(s.com))
+
+	// Buffered candidates. An entry in com that buf overrides is skipped.
+	var mem []*entry
+	for _, e := range s.com {
+		if e.seq > after && want[e.state] && s.buf[e.id] == nil {
+			mem = append(mem, e)
+		}
+	}
+	for _, e := range s.buf {
+		if e.seq > after && want[e.state] {
+			mem = append(mem, e)
+		}
+	}
+	slices.SortFunc(mem, func(a, b *entry) int { return cmp.Compare(a.seq, b.seq) })
+	if len(mem) > limit {
+		mem = mem[:limit]
+	}
+
+	tx, err := s.db.Begin(false)
+	if err != nil {
+		return nil, &FileError{Path: s.path, Detail: "cannot read the checkpoint", Err: err}
+	}
+	defer tx.Rollback()
+	var file []storage.Record
+	emit := func(k, v []byte) (bool, error) {
+		seq := binary.BigEndian.Uint64(k)
+		st, id, err := peek(v)
+		if err != nil {
+			return false, recordError(s.path, seq, err)
+		}
+		if !want[st] || s.lookup(id) != nil { // filtered out, or superseded by a buffered Put
+			return false, nil
+		}
+		r, err := decode(v, seq)
+		if err != nil {
+			return false, recordError(s.path, seq, err)
+		}
+		file = append(file, r)
+		return len(file) == limit, nil
+	}
+	if s.indexPays(want) {
+		err = s.scanIndex(tx, after, want, emit)
+	} else {
+		err = s.scanRecords(tx, after, emit)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	// Merge the two Seq-ordered lists; the first limit are the answer.
+	out = make([]storage.Record, 0, min(limit, len(mem)+len(file)))
+	for len(out) < limit && (len(mem) > 0 || len(file) > 0) {
+		if len(file) == 0 || (len(mem) > 0 && mem[0].seq < file[0].Seq) {
+			r, err := decode(mem[0].val, mem[0].seq)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+			mem = mem[1:]
+		} else {
+			out = append(out, file[0])
+			file = file[1:]
+		}
+	}
+	return out, nil
+}
+
+// indexPays reports whether the wanted states hold fewer than half of the
+// records, so that reading them through the state index beats walking
+// every record. Called with mu held.
+func (s *Store) indexPays(want *stateSet) bool {
+	wanted, total := 0, 0
+	for st, n := range s.counts {
+		total += n
+		if want[st] {
+			wanted += n
+		}
+	}
+	return 2*wanted < total
+}
+
+// scanRecords walks the records bucket from Seq after+1 until emit says stop.
+func (s *Store) scanRecords(tx *bbolt.Tx, after uint64, emit func(k, v []byte) (bool, error)) error {
+	c := tx.Bucket(bucketRecords).Cursor()
+	for k, v := c.Seek(seqKey(after + 1)); k != nil; k, v = c.Next() {
+		if len(k) != 8 {
+			return corruptError(s.path, "a record key is not 8 bytes", nil)
+		}
+		if stop, err := emit(k, v); stop || err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanIndex merges one state-index cursor per wanted state, in Seq
+// order, reading each record it passes from the records bucket.
+func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(k, v []byte) (bool, error)) error {
+	type head struct {
+		st  byte
+		c   *bbolt.Cursor
+		key []byte // nil when the state is exhausted
+	}
+	states, recs := tx.Bucket(bucketStates), tx.Bucket(bucketRecords)
+	var heads []*head
+	valid := func(h *head, k []byte) []byte {
+		if len(k) == 9 && k[0] == h.st {
+			return k
+		}
+		return nil
+	}
+	for st := range want {
+		if want[st] {
+			h := &head{st: byte(st), c: states.Cursor()}
+			k, _ := h.c.Seek(stateKey(storage.State(st), after+1))
+			h.key = valid(h, k)
+			heads = append(heads, h)
+		}
+	}
+	for {
+		var next *head
+		for _, h := range heads {
+			if h.key != nil && (next == nil || bytes.Compare(h.key[1:], next.key[1:]) < 0) {
+				next = h
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		sk := next.key[1:]
+		v := recs.Get(sk)
+		if v == nil {
+			return corruptError(s.path, "the state index points at a missing record", nil)
+		}
+		if stop, err := emit(sk, v); stop || err != nil {
+			return err
+		}
+		k, _ := next.c.Next()
+		next.key = valid(next, k)
+	}
+}
