@@ -31,9 +31,10 @@ type Breaker struct {
 	onRefused       []func(*colly.Request, *CircuitOpenError)
 	onOutcome       []func(Attempt)
 
-	domains  sync.Map // host → *domain
-	attempts sync.Map // *colly.Request → *attempt
-	throttle sync.Map // URL → *atomic.Int32: 429 retries so far
+	domains    sync.Map // host → *domain
+	attempts   sync.Map // *colly.Request → *attempt
+	throttle   sync.Map // URL → *atomic.Int32: 429 retries so far
+	unfinished sync.Map // URL → Unfinished
 }
 
 // domain is everything the breaker knows about one host.

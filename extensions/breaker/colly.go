@@ -120,6 +120,7 @@ func (b *Breaker) stopAtGate(r *colly.Request, err *CircuitOpenError) {
 }
 
 func (b *Breaker) refuse(r *colly.Request, err *CircuitOpenError) {
+	b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: err.Domain, Reason: err.Error(), RetryAt: err.RetryAt})
 	b.log.Debug().Str("event", "refused").Str("domain", err.Domain).Str("url", r.URL.String()).
 		Time("retry_at", err.RetryAt).Msg("breaker: request refused without touching the network")
 	for _, f := range b.onRefused {
@@ -190,6 +191,7 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	if a.refused {
 		return // already reported to OnRefused
 	}
+	b.markLeft(r.Request.URL.String())
 	latency := time.Since(a.start)
 	status := r.StatusCode
 	if status == 0 {
@@ -231,6 +233,7 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	if n.(*atomic.Int32).Add(1) > int32(b.throttleRetries) {
 		b.throttle.Delete(key)
 		at.GaveUp = true
+		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "throttled (429) past the throttle-retry budget"})
 		b.report(at)
 		return
 	}
@@ -239,6 +242,7 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	if rerr := r.Request.Retry(); rerr != nil {
 		b.throttle.Delete(key)
 		at.Retrying, at.GaveUp, at.Err = false, true, rerr
+		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "throttled (429); the retry could not be issued: " + rerr.Error()})
 		b.report(at)
 	}
 }

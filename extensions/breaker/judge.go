@@ -1,0 +1,77 @@
+package breaker
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/outcome"
+)
+
+// Unfinished is a URL the breaker stopped from completing: refused while
+// its domain's circuit was open, or throttled past its retry budget. Until
+// a later attempt of the same URL leaves, it stays listed, so nothing the
+// breaker refuses is lost.
+type Unfinished struct {
+	URL     string    `json:"url"`
+	Domain  string    `json:"domain"`
+	Reason  string    `json:"reason"`
+	RetryAt time.Time `json:"retry_at,omitzero"`
+}
+
+func (b *Breaker) markUnfinished(u Unfinished) { b.unfinished.Store(u.URL, u) }
+
+func (b *Breaker) markLeft(url string) { b.unfinished.Delete(url) }
+
+// Unfinished lists every URL refused or given up on and not attempted
+// since, sorted by URL.
+func (b *Breaker) Unfinished() []Unfinished {
+	var out []Unfinished
+	b.unfinished.Range(func(_, v any) bool {
+		out = append(out, v.(Unfinished))
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].URL < out[j].URL })
+	return out
+}
+
+// Judge reports, for the run's outcome, the domains whose circuit is not
+// closed and the URLs left unfinished (both: tripped, reschedule), and
+// counts 2xx answers as valid pages when no validator judges them.
+func (b *Breaker) Judge() outcome.Evidence {
+	var ev outcome.Evidence
+	var open []string
+	var success int64
+	for _, s := range b.Stats() {
+		success += s.Count(Success)
+		if s.State != Closed {
+			open = append(open, s.Domain)
+		}
+	}
+	if len(open) > 0 {
+		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Tripped, Kind: "circuit_open",
+			Reason:  fmt.Sprintf("circuit not closed for %s", strings.Join(open, ", ")),
+			Domains: open})
+	}
+	perDomain := map[string]int{}
+	for _, u := range b.Unfinished() {
+		perDomain[u.Domain]++
+	}
+	if len(perDomain) > 0 {
+		var doms, parts []string
+		for d, n := range perDomain {
+			doms = append(doms, d)
+			parts = append(parts, fmt.Sprintf("%s: %d", d, n))
+		}
+		sort.Strings(doms)
+		sort.Strings(parts)
+		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Tripped, Kind: "unfinished",
+			Reason:  "URLs refused or throttled and not attempted since (" + strings.Join(parts, ", ") + ")",
+			Domains: doms})
+	}
+	if b.validator == nil {
+		ev.Valid, ev.Counts = success, true
+	}
+	return ev
+}

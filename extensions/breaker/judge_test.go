@@ -1,0 +1,58 @@
+package breaker_test
+
+import (
+	"testing"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+)
+
+func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 60, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
+	clk := clock.NewFake(epoch)
+	b := newBreaker(t, breaker.Standard, breaker.WithClock(clk))
+	c := colly.NewCollector(colly.AllowURLRevisit())
+	b.Register(c)
+	for i := 1; i <= 60; i++ {
+		c.Visit(store.ProductURL(i))
+	}
+	o := outcome.Decide(-1, nil, b)
+	if o.State != outcome.Tripped || o.ExitCode() != 2 || len(o.Domains) != 1 || o.Domains[0] != store.Host() {
+		t.Fatalf("outcome %+v, want tripped on %s", o, store.Host())
+	}
+	un := b.Unfinished()
+	if len(un) != 20 || un[0].Domain != store.Host() {
+		t.Fatalf("%d unfinished URLs, want the 20 refused", len(un))
+	}
+
+	// The site recovers and the refused URLs are re-driven: nothing is
+	// left unfinished, the circuit closed, the run complete.
+	store.SetScenario(testserver.Scenario{})
+	clk.Advance(breaker.Standard.Cooldown)
+	for _, u := range un {
+		c.Visit(u.URL)
+	}
+	o = outcome.Decide(-1, nil, b)
+	if o.State != outcome.Complete || len(b.Unfinished()) != 0 {
+		t.Fatalf("after re-driving: outcome %+v with %d unfinished, want complete", o, len(b.Unfinished()))
+	}
+	if o.Records != 50 {
+		t.Fatalf("records %d, want 50 successes counted when no validator judges", o.Records)
+	}
+}
+
+func TestJudgeEmptyWhenNothingSucceeded(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 20, Scenario: testserver.Scenario{Mode: testserver.Gone}})
+	b := newBreaker(t, breaker.Standard)
+	c := colly.NewCollector()
+	b.Register(c)
+	for i := 1; i <= 20; i++ {
+		c.Visit(store.ProductURL(i))
+	}
+	if o := outcome.Decide(-1, nil, b); o.State != outcome.Empty || o.ExitCode() != 3 {
+		t.Fatalf("outcome %+v, want empty", o)
+	}
+}

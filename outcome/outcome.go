@@ -1,0 +1,144 @@
+package outcome
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// State is how a run ended.
+type State uint8
+
+// The four endings, in increasing order of precedence when several apply.
+const (
+	Complete State = iota
+	Empty
+	Tripped
+	Error
+)
+
+// Usage is the exit code for bad flags or configuration: the run never
+// started, so it is not a State.
+const Usage = 64
+
+var names = [...]string{"complete", "empty", "tripped", "error"}
+
+// String returns "complete", "empty", "tripped" or "error".
+func (s State) String() string {
+	if int(s) < len(names) {
+		return names[s]
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// ExitCode is the process exit code for s: 0 complete, 2 tripped, 3 empty,
+// 1 error.
+func (s State) ExitCode() int {
+	switch s {
+	case Complete:
+		return 0
+	case Tripped:
+		return 2
+	case Empty:
+		return 3
+	default:
+		return 1
+	}
+}
+
+// Finding is one thing an extension saw that decides the ending.
+type Finding struct {
+	State State `json:"state"`
+	// Kind names the finding for machines: "circuit_open",
+	// "selector_broken", "unfinished", "client_side_suspect", "store_error".
+	Kind string `json:"kind"`
+	// Reason says it for people.
+	Reason string `json:"reason"`
+	// Domains are the hosts involved, if any.
+	Domains []string `json:"domains,omitempty"`
+}
+
+// Evidence is what one Judge reports.
+type Evidence struct {
+	Findings []Finding
+	// Valid is how many valid pages the judge counted; Counts says whether
+	// it counts them at all (a breaker without a validator counts 2xx
+	// answers, a validator counts pages that passed its checks).
+	Valid  int64
+	Counts bool
+}
+
+// Judge is implemented by every extension with a say in how a run ended.
+type Judge interface {
+	Judge() Evidence
+}
+
+// Outcome is how a run ended, and why.
+type Outcome struct {
+	State    State     `json:"state"`
+	Reason   string    `json:"reason"`
+	Domains  []string  `json:"domains,omitempty"`
+	Records  int64     `json:"records"`
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// ExitCode is o.State.ExitCode().
+func (o Outcome) ExitCode() int { return o.State.ExitCode() }
+
+// Decide weighs the judges' evidence. records is how many records the
+// program wrote, or -1 to let the judges' valid-page counts stand in. A
+// non-nil err (the crawl itself failed) makes the run an error.
+func Decide(records int64, err error, judges ...Judge) Outcome {
+	var all []Finding
+	valid, counted := int64(0), false
+	for _, j := range judges {
+		if j == nil {
+			continue
+		}
+		ev := j.Judge()
+		all = append(all, ev.Findings...)
+		if ev.Counts {
+			// The strictest counter wins: a validator's valid pages, not
+			// the breaker's 2xx answers.
+			if !counted || ev.Valid < valid {
+				valid = ev.Valid
+			}
+			counted = true
+		}
+	}
+	if err != nil {
+		all = append(all, Finding{State: Error, Kind: "crawl_error", Reason: err.Error()})
+	}
+	if records < 0 {
+		records = valid
+	}
+	o := Outcome{Records: records, Findings: all}
+	worst := Complete
+	for _, f := range all {
+		worst = max(worst, f.State)
+	}
+	switch {
+	case worst > Empty:
+		o.State = worst
+		var reasons []string
+		for _, f := range all {
+			if f.State == worst {
+				reasons = append(reasons, f.Reason)
+				o.Domains = append(o.Domains, f.Domains...)
+			}
+		}
+		slices.Sort(o.Domains)
+		o.Domains = slices.Compact(o.Domains)
+		o.Reason = strings.Join(reasons, "; ")
+	case records == 0:
+		o.State = Empty
+		o.Reason = "ran to the end and collected nothing valid; nothing tripped"
+	default:
+		o.State = Complete
+		o.Reason = fmt.Sprintf("work done: %d records", records)
+	}
+	return o
+}
