@@ -3,8 +3,8 @@ package validate
 import "github.com/gocolly/colly/v2"
 
 // Register wires the validator into c: an OnResponse that scores status,
-// size and body checks, one OnHTML per selector that records hits on
-// Colly's own parse, an OnScraped that fixes the verdict, and an OnError
+// size and body checks, one OnHTML that records selector hits on Colly's
+// own parse, an OnScraped that fixes the verdict, and an OnError
 // that scores the 2xx responses Colly v2.3.0 sends there and notes the
 // target's failures. Register it before the breaker that consults it, and
 // before any OnHTML callback that asks VerdictOf. Its method value is a
@@ -14,10 +14,10 @@ func (v *Validator) Register(c *colly.Collector) {
 	c.OnResponse(func(r *colly.Response) {
 		v.pages.put(r.Request, newPage(v.rules, r, c.MaxBodySize))
 	})
-	for i, sel := range v.selectors {
-		c.OnHTML(sel, func(e *colly.HTMLElement) {
+	if len(v.selectors) > 0 {
+		c.OnHTML(v.group, func(e *colly.HTMLElement) {
 			if p := v.pages.get(e.Request); p != nil {
-				p.onElement(i, e)
+				v.matched(p, e)
 			}
 		})
 	}

@@ -55,8 +55,10 @@
 // # One parse, state per request
 //
 // The structure check rides on Colly's own HTML parse: Register adds one
-// OnHTML callback per distinct selector that records a hit, and the verdict
-// is fixed in OnScraped, after every OnHTML ran. The body is never parsed a
+// OnHTML callback whose selector is the group of every selector the rules
+// name, so the parsed document is walked once however many there are; the
+// callback records which selectors each element matches, and the verdict is
+// fixed in OnScraped, after every OnHTML ran. The body is never parsed a
 // second time. (Colly v2.3.0 sends 203-299 responses to OnError without
 // parsing them; the validator parses those once itself.) Bodies that are
 // not HTML, such as JSON, binary or empty ones, are not parsed by Colly and

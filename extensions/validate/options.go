@@ -68,9 +68,10 @@ func MinBytes(n int) Check { return checkFunc(func(r *ruleSpec) error { return r
 
 // Require adds CSS selectors that must each match at least one element, or
 // the page fails with `missing selector "<sel>"`. The match is taken from
-// Colly's own parse of the page: the validator registers one OnHTML
-// callback per selector and never parses a body again. An empty or invalid
-// selector is rejected by New.
+// Colly's own parse of the page, never from a second one. Colly builds an
+// HTMLElement with its text for every element a selector matches, so name
+// small elements (a title, not "body"). An empty or invalid selector is
+// rejected by New.
 func Require(selectors ...string) Check {
 	return checkFunc(func(r *ruleSpec) error {
 		if len(selectors) == 0 {

@@ -29,6 +29,7 @@ type page struct {
 
 	mu      sync.Mutex
 	hit     []bool  // by selector index
+	seen    []int   // by selector index: elements matched so far
 	elemErr []error // by rule element index
 	final   bool
 	verdict Verdict
@@ -49,6 +50,9 @@ func newPage(rules []*rule, r *colly.Response, maxBody int) *page {
 	}
 	if ru.parse {
 		p.hit = make([]bool, len(ru.watches))
+		if len(ru.watches) > 1 {
+			p.seen = make([]int, len(ru.watches))
+		}
 		p.elemErr = make([]error, len(ru.elements))
 	}
 	if r.StatusCode < 200 || r.StatusCode > 299 {
@@ -82,6 +86,15 @@ func truncated(r *colly.Response, maxBody int) bool {
 		}
 	}
 	return true
+}
+
+// next returns the index of the next element matching selector sel.
+func (p *page) next(sel int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := p.seen[sel]
+	p.seen[sel]++
+	return i
 }
 
 // onElement records that the selector sel matched e, and runs the rule's

@@ -6,7 +6,8 @@ import (
 )
 
 // rule is a compiled ruleSpec. Selectors are numbered across the whole
-// validator (one OnHTML callback each), so a rule refers to them by index.
+// validator (the OnHTML group selector, one matcher each), so a rule refers
+// to them by index.
 type rule struct {
 	pattern   string
 	re        *regexp.Regexp

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/andybalholm/cascadia"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
 )
@@ -18,8 +19,13 @@ import (
 type Validator struct {
 	rules     []*rule
 	selectors []string
-	log       zerolog.Logger
-	onBroken  func(BrokenDomain)
+	// group is every selector in one selector group, so Colly's parse is
+	// walked once for all of them; matchers tell which of them an element
+	// matched.
+	group    string
+	matchers []cascadia.Selector
+	log      zerolog.Logger
+	onBroken func(BrokenDomain)
 
 	pages table
 	diag  *diagnosis
@@ -41,6 +47,14 @@ func New(opts ...Option) (*Validator, error) {
 	}
 	v := &Validator{log: c.log, onBroken: c.onBroken, diag: newDiagnosis(c.brokenAfter)}
 	v.rules, v.selectors = compile(c.pages, &c.fallback)
+	v.group = strings.Join(v.selectors, ", ")
+	for _, sel := range v.selectors {
+		m, err := cascadia.Compile(sel)
+		if err != nil {
+			return nil, fmt.Errorf("validate: %q: %w", sel, err) // checked by the options already
+		}
+		v.matchers = append(v.matchers, m)
+	}
 	return v, nil
 }
 
@@ -147,17 +161,36 @@ func (v *Validator) scoreUnparsed(r *colly.Response, maxBody int) *page {
 				if !p.rule.watches[i] {
 					continue
 				}
-				idx := 0
-				doc.Find(sel).Each(func(_ int, s *goquery.Selection) {
-					for _, n := range s.Nodes {
-						p.onElement(i, colly.NewHTMLElementFromSelectionNode(r, s, n, idx))
-						idx++
-					}
+				doc.Find(sel).Each(func(idx int, s *goquery.Selection) {
+					p.onElement(i, colly.NewHTMLElementFromSelectionNode(r, s, s.Nodes[0], idx))
 				})
 			}
 		}
 	}
 	return v.pages.put(r.Request, p)
+}
+
+// matched handles an element Colly's parse found for the group selector:
+// a hit for every selector it matches. Element checks see the element with
+// its Index among its own selector's matches, as a per-selector OnHTML
+// would have shown it.
+func (v *Validator) matched(p *page, e *colly.HTMLElement) {
+	if len(v.matchers) == 1 {
+		p.onElement(0, e)
+		return
+	}
+	n := e.DOM.Nodes[0]
+	for i, m := range v.matchers {
+		if p.rule.watches[i] && m.Match(n) {
+			ei := e
+			if idx := p.next(i); idx != e.Index {
+				cp := *e
+				cp.Index = idx
+				ei = &cp
+			}
+			p.onElement(i, ei)
+		}
+	}
 }
 
 // failed handles an OnError: a 2xx Colly routed there is scored as a

@@ -436,3 +436,40 @@ func TestRegisterIsACollectorOption(t *testing.T) {
 		t.Fatal("page not valid")
 	}
 }
+
+// TestManySelectorsShareOneWalk: all selectors ride on one OnHTML, yet each
+// element check sees its elements indexed among its own selector's
+// matches, and each rule only the selectors it names.
+func TestManySelectorsShareOneWalk(t *testing.T) {
+	body := []byte(`<html><body><div class="product"><h1 class="title">T</h1><span class="price">$1</span></div>
+<ul><li class="r">a</li><li class="r">b</li><li class="r">c</li></ul><p class="x">x</p>` + strings.Repeat(" ", 1100) + `</body></html>`)
+	s := newSite().set("/p/1", reply{body: body}).set("/list/1", reply{body: body})
+	var indices []int
+	v := mustNew(t,
+		validate.Page(`/list/`, validate.Require("p.x", "p.missing")),
+		validate.Require(titleSel, "div.product, ul"),
+		validate.Element("li.r", validate.ElementFunc(func(e *colly.HTMLElement) error {
+			indices = append(indices, e.Index)
+			if e.Text == "c" {
+				return errors.New("c is not allowed")
+			}
+			return nil
+		})),
+	)
+	c := collector(s, v)
+	vs := collect(t, c, v)
+	for _, p := range []string{"/p/1", "/list/1"} {
+		if err := c.Visit("http://shop.test" + p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := vs.get("/p/1"); !reflect.DeepEqual(texts(got), []string{"li.r: c is not allowed"}) {
+		t.Errorf("/p/1: %q", texts(got))
+	}
+	if !reflect.DeepEqual(indices, []int{0, 1, 2}) {
+		t.Errorf("element indices %v, want [0 1 2]", indices)
+	}
+	if got, _ := vs.get("/list/1"); !reflect.DeepEqual(texts(got), []string{`missing selector "p.missing"`}) {
+		t.Errorf("/list/1: %q", texts(got))
+	}
+}
