@@ -1,0 +1,120 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+var (
+	// ErrUnavailable means Redis could not be reached or could not serve the
+	// command right now (connection refused or reset, timeout, server
+	// loading, read-only replica, out of memory). The call may be retried
+	// once Redis is back; queue state is whatever the last successful call
+	// left.
+	ErrUnavailable = errors.New("redis unavailable")
+
+	// ErrEmpty means no job is ready to be claimed. Claim returns it wrapped
+	// in an *EmptyError that says when the next job may be.
+	ErrEmpty = errors.New("no job ready")
+
+	// ErrLeaseLost means the job's lease expired and the job was taken back
+	// (and possibly claimed by another worker): this worker no longer owns
+	// it, and its Fail, Park or Extend was not applied. Ack still succeeds
+	// unless another worker holds the job.
+	ErrLeaseLost = errors.New("lease lost: the job was reclaimed after its visibility timeout")
+
+	// ErrUnknownJob means the queue holds no such job: already acked,
+	// expired with the crawl's retention, or never enqueued in this crawl.
+	ErrUnknownJob = errors.New("unknown job")
+
+	// ErrNotClaimed means a job that did not come from Claim was handed to
+	// Ack, Fail, Park or Extend.
+	ErrNotClaimed = errors.New("job was not claimed from this queue")
+
+	// ErrInvalidJob means Enqueue was given a job it cannot store.
+	ErrInvalidJob = errors.New("invalid job")
+
+	// ErrInvalidConfig means NewQueue was given options or a crawl id it
+	// cannot use; the message says which and why.
+	ErrInvalidConfig = errors.New("invalid queue configuration")
+
+	// ErrCorrupt means a stored record could not be read back.
+	ErrCorrupt = errors.New("corrupt queue record")
+)
+
+// EmptyError is what Claim returns when no job is ready. It matches
+// ErrEmpty with errors.Is.
+type EmptyError struct {
+	// Next is the earliest time a job may become claimable: the first delayed
+	// job's time or the first lease to expire. Zero when nothing is delayed
+	// or in flight: the crawl's queue is drained.
+	Next time.Time
+}
+
+func (e *EmptyError) Error() string {
+	if e.Next.IsZero() {
+		return "no job ready: the queue is drained (nothing delayed or in flight)"
+	}
+	return "no job ready before " + e.Next.UTC().Format(time.RFC3339Nano)
+}
+
+// Is makes errors.Is(err, ErrEmpty) true.
+func (e *EmptyError) Is(target error) bool { return target == ErrEmpty }
+
+// Drained reports whether nothing at all is pending: no job delayed and
+// none in flight. Dead letters do not count.
+func (e *EmptyError) Drained() bool { return e.Next.IsZero() }
+
+// wrap turns a go-redis error into one that says which call on which crawl
+// failed and what to do, keeping the cause for errors.Is. When the call's
+// context has ended, its error is kept too: a deadline cut short by a
+// socket timeout still matches context.DeadlineExceeded.
+func (q *Queue) wrap(ctx context.Context, op string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		err = fmt.Errorf("%w (%w)", err, ctxErr)
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
+	case isUnavailable(err):
+		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w: %w (check that Redis is running and reachable from this host, then retry)", op, q.crawl, ErrUnavailable, err)
+	default:
+		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
+	}
+}
+
+// isUnavailable reports whether err means Redis cannot serve us right now,
+// as opposed to a bug (a script error, a wrong type).
+func isUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, goredis.ErrClosed) ||
+		errors.Is(err, goredis.ErrPoolTimeout) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return true
+	}
+	var redisErr goredis.Error
+	if errors.As(err, &redisErr) {
+		msg := redisErr.Error()
+		for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "OOM", "MAXCLIENTS", "ERR max number of clients"} {
+			if strings.HasPrefix(msg, p) {
+				return true
+			}
+		}
+	}
+	return false
+}

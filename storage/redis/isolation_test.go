@@ -1,0 +1,96 @@
+package redis_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/storage/redis"
+)
+
+func TestTwoCrawlsOnOneRedisAreIsolated(t *testing.T) {
+	f := newFixture(t)
+	a := f.q
+	b := f.queue(t, f.client, "crawl-2")
+	enqueue(t, a, job("shared-id", redis.Critical))
+	enqueue(t, b, job("shared-id", redis.Normal), job("only-b", redis.Normal)) // same ID, other crawl: new
+
+	if s := stats(t, a); s.Ready != 1 {
+		t.Errorf("crawl A: %+v", s)
+	}
+	if s := stats(t, b); s.Ready != 2 {
+		t.Errorf("crawl B: %+v", s)
+	}
+	ja := claim(t, a)
+	if ja.Lane != redis.Critical {
+		t.Errorf("crawl A got %s", ja)
+	}
+	claimEmpty(t, a)
+	if err := b.Ack(ctxT(t), ja); !errors.Is(err, redis.ErrUnknownJob) && !errors.Is(err, redis.ErrLeaseLost) {
+		t.Errorf("crawl B acking crawl A's claim: %v, want refused", err)
+	}
+	for range 2 {
+		if j := claim(t, b); j.Lane != redis.Normal {
+			t.Errorf("crawl B got %s", j)
+		}
+	}
+	for i, k := range a.Keys() {
+		if strings.Contains(k, "crawl-2") || !strings.Contains(k, ":{crawl-1}:q:") || b.Keys()[i] == k {
+			t.Errorf("key %q of crawl A is not namespaced by its hash tag", k)
+		}
+	}
+}
+
+func TestEveryKeyCarriesTheRetentionTTL(t *testing.T) {
+	const retention = 48 * time.Hour
+	f := newFixture(t, redis.WithRetention(retention), redis.WithVisibilityTimeout(time.Second))
+	later := job("later", redis.Normal)
+	later.NotBefore = start.Add(time.Hour)
+	dies := job("dies", redis.Normal)
+	dies.MaxAttempts = 1
+	enqueue(t, f.q, dies, later, job("waits", redis.Bulk), job("runs", redis.Normal))
+	if err := f.q.Fail(ctxT(t), claim(t, f.q), errors.New("x")); err != nil { // "dies" is first: normal, enqueued first
+		t.Fatal(err)
+	}
+	claim(t, f.q) // "runs" in flight
+	for _, k := range f.q.Keys() {
+		ttl, err := f.client.PTTL(ctxT(t), k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl <= 0 || ttl > retention {
+			t.Errorf("key %s: TTL %v, want in (0, %v]", k, ttl, retention)
+		}
+	}
+}
+
+func TestNewQueueRejectsBadConfiguration(t *testing.T) {
+	f := newFixture(t)
+	for name, tc := range map[string]struct {
+		crawl string
+		opt   redis.QueueOption
+	}{
+		"empty crawl id":      {"", nil},
+		"brace in crawl id":   {"a}b", nil},
+		"glob in crawl id":    {"a*", nil},
+		"space in namespace":  {"c", redis.WithNamespace("my ns")},
+		"visibility zero":     {"c", redis.WithVisibilityTimeout(0)},
+		"max attempts zero":   {"c", redis.WithMaxAttempts(0)},
+		"cap below base":      {"c", redis.WithBackoff(time.Minute, time.Second)},
+		"negative aging":      {"c", redis.WithAging(-time.Second, 0)},
+		"retention too short": {"c", redis.WithRetention(time.Millisecond)},
+		"negative dead limit": {"c", redis.WithDeadLetterLimit(-1)},
+		"zero call timeout":   {"c", redis.WithCallTimeout(0)},
+		"nil clock":           {"c", redis.WithClock(nil)},
+		"nil rand":            {"c", redis.WithRand(nil)},
+	} {
+		_, err := redis.NewQueue(f.client, tc.crawl, tc.opt)
+		if !errors.Is(err, redis.ErrInvalidConfig) {
+			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
+		}
+	}
+	if _, err := redis.NewQueue(nil, "c"); !errors.Is(err, redis.ErrInvalidConfig) {
+		t.Errorf("nil client: %v", err)
+	}
+}

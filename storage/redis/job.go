@@ -1,0 +1,96 @@
+package redis
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Lane is a job's priority class. Lanes set where a job starts in the ready
+// order, not a strict precedence: a job that has waited long enough beats a
+// fresher job of a higher lane (see WithAging). The zero value is Normal.
+type Lane uint8
+
+const (
+	// Normal is the default lane: ordinary crawl work.
+	Normal Lane = iota
+	// Critical jobs jump ahead of everything that has not waited longer than
+	// the critical lead: re-crawls somebody is waiting for, backlog repair.
+	Critical
+	// Bulk jobs wait behind normal work until they are older than the aging
+	// bound: backfills, sitemap sweeps.
+	Bulk
+)
+
+// String returns "normal", "critical" or "bulk".
+func (l Lane) String() string {
+	switch l {
+	case Normal:
+		return "normal"
+	case Critical:
+		return "critical"
+	case Bulk:
+		return "bulk"
+	}
+	return "Lane(" + strconv.Itoa(int(l)) + ")"
+}
+
+func (l Lane) valid() bool { return l <= Bulk }
+
+// Job is one unit of crawl work. Its retry state (Attempts, LastError,
+// NotBefore) travels inside it: the queue stores the whole job as one
+// record, so requeueing, dead-lettering, reclaiming and replaying never
+// consult a side table.
+//
+// Enqueue fills in ID, Domain, MaxAttempts and EnqueuedAt when they are
+// zero. A job returned by Claim carries a lease; treat its fields as read
+// only and hand it back to exactly one of Ack, Fail or Park (Extend as often
+// as needed before that). Those calls update the fields they change.
+type Job struct {
+	// ID identifies the job within its crawl. Enqueueing an ID that is still
+	// queued, in flight or dead is a no-op, so an ID derived from the request
+	// (say, Colly's request ID) makes enqueueing idempotent across workers.
+	// Empty: a random ID.
+	ID string
+	// URL is the page to fetch. Required, absolute, with a host.
+	URL string
+	// Domain is the host the job hits, port included, lower-cased: the key
+	// of its circuit breaker. Empty: taken from URL.
+	Domain string
+	// Lane is the job's priority class.
+	Lane Lane
+	// Attempts counts the failed attempts so far: Fail adds one, and so does
+	// a lease that expires because the worker never answered. Park does not.
+	Attempts int
+	// MaxAttempts is how many failed attempts send the job to the dead
+	// letters. Zero: the queue's default (WithMaxAttempts).
+	MaxAttempts int
+	// LastError is the error of the latest failed attempt (truncated to
+	// 1 KiB).
+	LastError string
+	// FailedAt is when the latest attempt failed; for a dead letter, when it
+	// died.
+	FailedAt time.Time
+	// Request is the serialised request the worker replays, typically from
+	// colly's Request.Marshal. The queue does not look inside.
+	Request []byte
+	// EnqueuedAt is when the job was first enqueued.
+	EnqueuedAt time.Time
+	// NotBefore is the earliest time the job may be claimed: a delayed
+	// start, a backoff after a failure, or a parked domain's reopening.
+	NotBefore time.Time
+	// LeaseUntil is set by Claim and Extend: the job returns to the queue if
+	// the worker has not acked, failed or parked it by then.
+	LeaseUntil time.Time
+
+	lease string // the claim's token; only the holder may change the job
+}
+
+// Exhausted reports whether the job has used all its attempts: after Fail,
+// it is then in the dead letters rather than waiting for a retry.
+func (j *Job) Exhausted() bool { return j.MaxAttempts > 0 && j.Attempts >= j.MaxAttempts }
+
+// String identifies the job in logs and errors.
+func (j *Job) String() string {
+	return fmt.Sprintf("job %s (%s, %s lane, attempt %d/%d)", j.ID, j.URL, j.Lane, j.Attempts, j.MaxAttempts)
+}

@@ -1,0 +1,38 @@
+-- Claim: in one atomic step, take back expired leases, promote due delayed
+-- jobs, pop the best ready job and lease it.
+-- ARGV[7] lease deadline (ms), ARGV[8] lease token, ARGV[9] promote batch,
+-- ARGV[10] reclaim batch, ARGV[11] last_error for reclaimed jobs.
+-- Returns {1, id, record, reclaimed, buried, trimmed} with a job, or
+-- {0, next delayed time or -1, next lease deadline or -1, reclaimed, buried, trimmed}
+-- when nothing is ready.
+local reclaimed, buried = reclaim(tonumber(ARGV[10]), ARGV[11])
+local promoted = promote(tonumber(ARGV[9]))
+local changed = reclaimed + promoted > 0
+while true do
+  local top = redis.call('ZPOPMIN', ready)
+  if #top == 0 then
+    break
+  end
+  changed = true
+  local id = top[1]
+  local raw = redis.call('HGET', jobs, id)
+  if raw then -- an id without a record (never expected) is dropped
+    redis.call('ZADD', inflight, ARGV[7], id)
+    redis.call('HSET', leases, id, ARGV[8])
+    touch()
+    return { 1, id, raw, reclaimed, buried, trimmed }
+  end
+end
+if changed then
+  touch()
+end
+local nextDue, nextLease = -1, -1
+local d = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
+if #d > 0 then
+  nextDue = tonumber(d[2])
+end
+local f = redis.call('ZRANGE', inflight, 0, 0, 'WITHSCORES')
+if #f > 0 then
+  nextLease = tonumber(f[2])
+end
+return { 0, nextDue, nextLease, reclaimed, buried, trimmed }

@@ -1,0 +1,131 @@
+package redis_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/storage/redis"
+	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+func TestMain(m *testing.M) {
+	goredis.SetLogger(quiet{}) // the unreachable-Redis tests would fill the log with dial errors
+	redistest.Main(m)
+}
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// start is the fake clock's epoch: a real date, so milliseconds have the
+// 13 digits they will have in production.
+var start = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+// clock is a fake clock the tests move by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: start} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// fixture is one crawl's queue on the test Redis, driven by a fake clock.
+type fixture struct {
+	q      *redis.Queue
+	client *goredis.Client
+	clock  *clock
+	ns     string
+	crawl  string
+	opts   []redis.QueueOption
+}
+
+func newFixture(t *testing.T, opts ...redis.QueueOption) *fixture {
+	t.Helper()
+	client, prefix := redistest.New(t)
+	f := &fixture{client: client, clock: newClock(), ns: prefix, crawl: "crawl-1"}
+	f.opts = append([]redis.QueueOption{
+		redis.WithNamespace(prefix),
+		redis.WithClock(f.clock.Now),
+		redis.WithRand(rand.New(rand.NewPCG(1, 2))),
+	}, opts...)
+	f.q = f.queue(t, client, f.crawl)
+	return f
+}
+
+// queue opens the fixture's crawl (or another) on another client.
+func (f *fixture) queue(t *testing.T, client *goredis.Client, crawl string) *redis.Queue {
+	t.Helper()
+	q, err := redis.NewQueue(client, crawl, f.opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func enqueue(t *testing.T, q *redis.Queue, jobs ...*redis.Job) {
+	t.Helper()
+	n, err := q.Enqueue(ctxT(t), jobs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(jobs) {
+		t.Fatalf("enqueued %d of %d jobs", n, len(jobs))
+	}
+}
+
+func claim(t *testing.T, q *redis.Queue) *redis.Job {
+	t.Helper()
+	j, err := q.Claim(ctxT(t))
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	return j
+}
+
+func claimEmpty(t *testing.T, q *redis.Queue) *redis.EmptyError {
+	t.Helper()
+	j, err := q.Claim(ctxT(t))
+	if err == nil {
+		t.Fatalf("claim gave %s, want nothing ready", j)
+	}
+	e, ok := err.(*redis.EmptyError)
+	if !ok {
+		t.Fatalf("claim: %v, want *EmptyError", err)
+	}
+	return e
+}
+
+func stats(t *testing.T, q *redis.Queue) redis.Stats {
+	t.Helper()
+	s, err := q.Stats(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func job(id string, lane redis.Lane) *redis.Job {
+	return &redis.Job{ID: id, URL: "https://shop.example/" + id, Lane: lane}
+}

@@ -1,0 +1,513 @@
+package redis
+
+import (
+	"context"
+	crand "crypto/rand"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Queue is one crawl's job queue in Redis, shared by any number of worker
+// processes on any number of machines. It is safe for concurrent use.
+//
+// Every method takes a context and makes one round trip to Redis (Enqueue
+// one per 256 jobs, Reclaim one per batch), running a Lua script that
+// does its whole change atomically.
+type Queue struct {
+	client  goredis.UniversalClient
+	crawl   string
+	keys    []string
+	s       settings
+	offsets [3]int64 // ms, indexed by Lane
+	reason  string   // LastError of a job whose lease expired
+	randMu  sync.Mutex
+}
+
+// enqueueBatch is how many jobs one Enqueue round trip carries.
+const enqueueBatch = 256
+
+// NewQueue returns the queue of the crawl crawlID on client. All workers
+// that pass the same namespace and crawl id share one queue; other crawl
+// ids on the same Redis never see it. The crawl id must be non-empty, at
+// most 200 bytes, without braces, glob characters or spaces.
+//
+// NewQueue does not contact Redis. Bad options are reported here, wrapped
+// in ErrInvalidConfig.
+func NewQueue(client goredis.UniversalClient, crawlID string, opts ...QueueOption) (*Queue, error) {
+	s := defaults()
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	if client == nil {
+		s.bad("redis client is nil")
+	}
+	if err := checkName("crawl id", crawlID); err != nil {
+		s.errs = append(s.errs, err)
+	}
+	if len(s.errs) > 0 {
+		return nil, fmt.Errorf("breakwater/redis: %w: %w", ErrInvalidConfig, errors.Join(s.errs...))
+	}
+	q := &Queue{
+		client: client,
+		crawl:  crawlID,
+		keys:   queueKeys(s.namespace, crawlID),
+		s:      s,
+		offsets: [3]int64{
+			Normal:   0,
+			Critical: -s.criticalLead.Milliseconds(),
+			Bulk:     s.agingBound.Milliseconds(),
+		},
+		reason: fmt.Sprintf("lease expired: not acked, failed or parked within the visibility timeout (%v); the worker died, hung or was too slow (call Extend for long jobs)", s.visibility),
+	}
+	if c, ok := client.(*goredis.Client); ok && !c.Options().ContextTimeoutEnabled && s.callTimeout > 0 {
+		s.log.Warn().Str("crawl", crawlID).Dur("read_timeout", c.Options().ReadTimeout).
+			Msg("redis client has ContextTimeoutEnabled off: a hung Redis blocks a call for the client's ReadTimeout, not the queue's call timeout")
+	}
+	return q, nil
+}
+
+// Crawl returns the crawl id the queue serves.
+func (q *Queue) Crawl() string { return q.crawl }
+
+// Keys returns the Redis keys of the queue, for inspection and cleanup:
+// ready, delayed, inflight, dead, jobs, leases.
+func (q *Queue) Keys() []string { return append([]string(nil), q.keys...) }
+
+// Enqueue adds jobs to the queue and reports how many were new. A job whose
+// ID is already in the crawl (queued, in flight or dead) is skipped. A job
+// with NotBefore in the future waits until then. Enqueue fills in each job's
+// ID, Domain, MaxAttempts and EnqueuedAt when zero; it checks every job
+// before writing any, and rejects bad ones with ErrInvalidJob.
+func (q *Queue) Enqueue(ctx context.Context, jobs ...*Job) (int, error) {
+	now := q.now()
+	for i, j := range jobs {
+		if err := q.prepare(j, now); err != nil {
+			return 0, fmt.Errorf("breakwater/redis: enqueue on crawl %q: job %d: %w", q.crawl, i, err)
+		}
+	}
+	ctx, cancel := q.callContext(ctx)
+	defer cancel()
+	added := 0
+	for start := 0; start < len(jobs); start += enqueueBatch {
+		batch := jobs[start:min(start+enqueueBatch, len(jobs))]
+		args := q.args(now)
+		for _, j := range batch {
+			rec, err := encodeJob(j)
+			if err != nil {
+				return added, fmt.Errorf("breakwater/redis: enqueue on crawl %q: %w", q.crawl, err)
+			}
+			eligible := now
+			if j.NotBefore.After(now) {
+				eligible = j.NotBefore
+			}
+			args = append(args, j.ID, int(j.Lane), eligible.UnixMilli(), rec)
+		}
+		n, err := scriptEnqueue.Run(ctx, q.client, q.keys, args...).Int()
+		if err != nil {
+			return added, q.wrap(ctx, "enqueue", err)
+		}
+		added += n
+	}
+	return added, nil
+}
+
+// prepare checks a job and fills in its defaults.
+func (q *Queue) prepare(j *Job, now time.Time) error {
+	if j == nil {
+		return fmt.Errorf("%w: nil", ErrInvalidJob)
+	}
+	u, err := url.Parse(j.URL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return fmt.Errorf("%w: URL %q is not an absolute URL with a host", ErrInvalidJob, j.URL)
+	}
+	if !j.Lane.valid() {
+		return fmt.Errorf("%w: %s: use Normal, Critical or Bulk", ErrInvalidJob, j.Lane)
+	}
+	if j.Attempts < 0 || j.MaxAttempts < 0 {
+		return fmt.Errorf("%w: attempts %d, max attempts %d: must not be negative", ErrInvalidJob, j.Attempts, j.MaxAttempts)
+	}
+	if len(j.ID) > 1024 {
+		return fmt.Errorf("%w: ID of %d bytes: at most 1024", ErrInvalidJob, len(j.ID))
+	}
+	if j.ID == "" {
+		j.ID = crand.Text()
+	}
+	if j.Domain == "" {
+		j.Domain = u.Host
+	}
+	j.Domain = strings.ToLower(j.Domain)
+	if j.MaxAttempts == 0 {
+		j.MaxAttempts = q.s.maxAttempts
+	}
+	if j.EnqueuedAt.IsZero() {
+		j.EnqueuedAt = now
+	}
+	j.EnqueuedAt = ms(j.EnqueuedAt)
+	j.NotBefore = ms(j.NotBefore)
+	j.FailedAt = ms(j.FailedAt)
+	j.LastError = truncateError(j.LastError)
+	return nil
+}
+
+// Claim leases the best ready job to the caller. In the same atomic step it
+// takes back jobs whose lease expired and makes due delayed jobs ready, so
+// a crawl needs no separate janitor. The best job is the one with the lowest
+// eligible time plus lane offset; two workers never get the same job.
+//
+// When nothing is ready Claim returns an *EmptyError (errors.Is ErrEmpty)
+// saying when the next job may be; a zero Next means the crawl's queue is
+// drained. The caller must end the lease with Ack, Fail or Park, or Extend
+// it, within the visibility timeout.
+func (q *Queue) Claim(ctx context.Context) (*Job, error) {
+	now := q.now()
+	deadline := ms(now.Add(q.s.visibility))
+	token := strconv.FormatUint(rand.Uint64(), 36)
+	ctx, cancel := q.callContext(ctx)
+	defer cancel()
+	res, err := scriptClaim.Run(ctx, q.client, q.keys, q.args(now,
+		deadline.UnixMilli(), token, q.s.promoteBatch, q.s.reclaimBatch, q.reason)...).Slice()
+	if err != nil {
+		return nil, q.wrap(ctx, "claim", err)
+	}
+	if len(res) != 6 {
+		return nil, q.wrap(ctx, "claim", fmt.Errorf("%w: claim script answered %d values, want 6", ErrCorrupt, len(res)))
+	}
+	q.logReclaim(toInt(res[3]), toInt(res[4]), toInt(res[5]))
+	if toInt(res[0]) != 1 {
+		e := &EmptyError{}
+		for _, v := range res[1:3] {
+			if t := toInt(v); t >= 0 && (e.Next.IsZero() || time.UnixMilli(t).Before(e.Next)) {
+				e.Next = time.UnixMilli(t)
+			}
+		}
+		return nil, e
+	}
+	raw, _ := res[2].(string)
+	job, err := decodeJob(raw)
+	if err != nil {
+		return nil, q.wrap(ctx, "claim", err)
+	}
+	job.lease = token
+	job.LeaseUntil = deadline
+	return job, nil
+}
+
+// Ack marks a claimed job done and removes it from the crawl. A job whose
+// lease expired is still completed when no other worker has claimed it
+// since; otherwise Ack returns ErrLeaseLost and changes nothing (the other
+// worker will finish it: delivery is at least once).
+func (q *Queue) Ack(ctx context.Context, job *Job) error {
+	if err := q.claimed("ack", job); err != nil {
+		return err
+	}
+	ctx, cancel := q.callContext(ctx)
+	defer cancel()
+	n, err := scriptAck.Run(ctx, q.client, q.keys, q.args(q.now(), job.ID, job.lease)...).Int()
+	if err != nil {
+		return q.wrap(ctx, "ack", err)
+	}
+	if err := q.status("ack", job, int64(n)); err != nil {
+		return err
+	}
+	job.lease, job.LeaseUntil = "", time.Time{}
+	return nil
+}
+
+// Fail records a failed attempt of a claimed job: Attempts+1, LastError from
+// cause, and then either a retry after a full-jitter exponential backoff
+// (uniform in [0, min(cap, base·2^(Attempts-1)))) or, when Attempts reaches
+// MaxAttempts, the dead letters. On success job reflects the stored state:
+// job.NotBefore is the retry time, job.Exhausted() says it died.
+func (q *Queue) Fail(ctx context.Context, job *Job, cause error) error {
+	if err := q.claimed("fail", job); err != nil {
+		return err
+	}
+	now := ms(q.now())
+	next := *job
+	next.Attempts++
+	next.LastError = "failed without an error"
+	if cause != nil {
+		next.LastError = truncateError(cause.Error())
+	}
+	next.FailedAt = now
+	bury := next.Exhausted()
+	next.NotBefore = now
+	if !bury {
+		next.NotBefore = ms(now.Add(backoffDelay(q.s.backoffBase, q.s.backoffCap, next.Attempts, q.float64())))
+	}
+	if err := q.requeue(ctx, "fail", job, &next, bury); err != nil {
+		return err
+	}
+	if bury {
+		q.s.log.Warn().Str("crawl", q.crawl).Str("job", next.ID).Str("url", next.URL).Str("domain", next.Domain).
+			Int("attempts", next.Attempts).Str("error", next.LastError).Msg("job dead-lettered: attempts exhausted")
+	}
+	return nil
+}
+
+// Park puts a claimed job back without spending an attempt, to be claimed
+// again no earlier than until (now, if until has passed). Use it when the
+// job's domain is refusing work, for example an open circuit breaker: the
+// job waits out the cooldown instead of burning its retries against a wall.
+// Add jitter to until if many jobs park for the same domain at once.
+func (q *Queue) Park(ctx context.Context, job *Job, until time.Time) error {
+	if err := q.claimed("park", job); err != nil {
+		return err
+	}
+	now := ms(q.now())
+	next := *job
+	next.NotBefore = now
+	if until.After(now) {
+		next.NotBefore = ms(until)
+	}
+	return q.requeue(ctx, "park", job, &next, false)
+}
+
+func (q *Queue) requeue(ctx context.Context, op string, job, next *Job, bury bool) error {
+	rec, err := encodeJob(next)
+	if err != nil {
+		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
+	}
+	flag := "0"
+	if bury {
+		flag = "1"
+	}
+	ctx, cancel := q.callContext(ctx)
+	defer cancel()
+	res, err := scriptRequeue.Run(ctx, q.client, q.keys, q.args(q.now(),
+		job.ID, job.lease, rec, int(next.Lane), next.NotBefore.UnixMilli(), flag)...).Slice()
+	if err != nil {
+		return q.wrap(ctx, op, err)
+	}
+	if len(res) != 2 {
+		return q.wrap(ctx, op, fmt.Errorf("%w: requeue script answered %d values, want 2", ErrCorrupt, len(res)))
+	}
+	if err := q.status(op, job, toInt(res[0])); err != nil {
+		return err
+	}
+	q.logReclaim(0, 0, toInt(res[1]))
+	*job = *next
+	job.lease, job.LeaseUntil = "", time.Time{}
+	return nil
+}
+
+// Extend renews a claimed job's lease for another visibility timeout from
+// now. Call it from long jobs before job.LeaseUntil. It returns
+// ErrLeaseLost if the lease already expired and the job was taken back.
+func (q *Queue) Extend(ctx context.Context, job *Job) error {
+	if err := q.claimed("extend", job); err != nil {
+		return err
+	}
+	now := q.now()
+	deadline := ms(now.Add(q.s.visibility))
+	ctx, cancel := q.callContext(ctx)
+	defer cancel()
+	n, err := scriptExtend.Run(ctx, q.client, q.keys, q.args(now, job.ID, job.lease, deadline.UnixMilli())...).Int()
+	if err != nil {
+		return q.wrap(ctx, "extend", err)
+	}
+	if err := q.status("extend", job, int64(n)); err != nil {
+		return err
+	}
+	job.LeaseUntil = deadline
+	return nil
+}
+
+// Reclaim takes back every job whose lease has expired, spending one of its
+// attempts (or burying it if that was its last), and reports how many it
+// took back. Claim already does this as it goes; call Reclaim when no
+// worker is claiming, for example from a supervisor.
+func (q *Queue) Reclaim(ctx context.Context) (int, error) {
+	ctx, cancel := q.callContext(ctx)
+	defer cancel()
+	total := 0
+	for {
+		res, err := scriptReclaim.Run(ctx, q.client, q.keys, q.args(q.now(), q.s.reclaimBatch, q.reason)...).Slice()
+		if err != nil {
+			return total, q.wrap(ctx, "reclaim", err)
+		}
+		if len(res) != 3 {
+			return total, q.wrap(ctx, "reclaim", fmt.Errorf("%w: reclaim script answered %d values, want 3", ErrCorrupt, len(res)))
+		}
+		n := int(toInt(res[0]))
+		q.logReclaim(int64(n), toInt(res[1]), toInt(res[2]))
+		total += n
+		if n < q.s.reclaimBatch {
+			return total, nil
+		}
+	}
+}
+
+// Dead returns up to limit dead letters, newest first, each with its
+// LastError and FailedAt (when it died). limit ≤ 0 means 100.
+func (q *Queue) Dead(ctx context.Context, limit int) ([]*Job, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	ctx, cancel := q.callContext(ctx)
+	defer cancel()
+	res, err := scriptDead.Run(ctx, q.client, q.keys, q.args(q.now(), 0, limit-1)...).Slice()
+	if err != nil {
+		return nil, q.wrap(ctx, "dead", err)
+	}
+	out := make([]*Job, 0, len(res)/3)
+	for i := 0; i+2 < len(res); i += 3 {
+		raw, _ := res[i+2].(string)
+		j, err := decodeJob(raw)
+		if err != nil {
+			return out, q.wrap(ctx, "dead", err)
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// RetryDead gives the dead letter id a fresh set of attempts and makes it
+// ready now; its LastError is kept. It returns ErrUnknownJob if id is not a
+// dead letter.
+func (q *Queue) RetryDead(ctx context.Context, id string) error {
+	ctx, cancel := q.callContext(ctx)
+	defer cancel()
+	n, err := scriptRetryDead.Run(ctx, q.client, q.keys, q.args(q.now(), id)...).Int()
+	if err != nil {
+		return q.wrap(ctx, "retry dead letter", err)
+	}
+	if n != 1 {
+		return fmt.Errorf("breakwater/redis: retry dead letter on crawl %q: %w: %q is not a dead letter", q.crawl, ErrUnknownJob, id)
+	}
+	return nil
+}
+
+// Stats counts the crawl's jobs by where they are.
+type Stats struct {
+	Ready    int64 // claimable now (including delayed jobs already due)
+	Delayed  int64 // waiting for their NotBefore
+	InFlight int64 // leased to a worker (including expired leases not yet taken back)
+	Dead     int64 // dead letters
+}
+
+// Pending is the work not yet finished: ready, delayed and in flight.
+func (s Stats) Pending() int64 { return s.Ready + s.Delayed + s.InFlight }
+
+// Stats counts the queue's jobs in one round trip.
+func (q *Queue) Stats(ctx context.Context) (Stats, error) {
+	ctx, cancel := q.callContext(ctx)
+	defer cancel()
+	now := strconv.FormatInt(q.now().UnixMilli(), 10)
+	var ready, due, delayed, inflight, dead *goredis.IntCmd
+	_, err := q.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		ready = p.ZCard(ctx, q.keys[keyReady])
+		due = p.ZCount(ctx, q.keys[keyDelayed], "-inf", now)
+		delayed = p.ZCard(ctx, q.keys[keyDelayed])
+		inflight = p.ZCard(ctx, q.keys[keyInflight])
+		dead = p.ZCard(ctx, q.keys[keyDead])
+		return nil
+	})
+	if err != nil {
+		return Stats{}, q.wrap(ctx, "stats", err)
+	}
+	return Stats{
+		Ready:    ready.Val() + due.Val(),
+		Delayed:  delayed.Val() - due.Val(),
+		InFlight: inflight.Val(),
+		Dead:     dead.Val(),
+	}, nil
+}
+
+// Len is the number of jobs not yet finished: Stats().Pending().
+func (q *Queue) Len(ctx context.Context) (int64, error) {
+	s, err := q.Stats(ctx)
+	return s.Pending(), err
+}
+
+// args builds the ARGV every script starts with (see lua/prelude.lua).
+func (q *Queue) args(now time.Time, extra ...any) []any {
+	a := make([]any, 0, 6+len(extra))
+	a = append(a, now.UnixMilli(), q.s.retention.Milliseconds(),
+		q.offsets[Normal], q.offsets[Critical], q.offsets[Bulk], q.s.deadLimit)
+	return append(a, extra...)
+}
+
+func (q *Queue) now() time.Time { return q.s.now() }
+
+func (q *Queue) float64() float64 {
+	if q.s.rand == nil {
+		return rand.Float64()
+	}
+	q.randMu.Lock()
+	defer q.randMu.Unlock()
+	return q.s.rand.Float64()
+}
+
+// callContext bounds a call by the call timeout unless ctx ends sooner.
+func (q *Queue) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if q.s.callTimeout < 0 {
+		return ctx, func() {}
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= q.s.callTimeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, q.s.callTimeout)
+}
+
+func (q *Queue) claimed(op string, job *Job) error {
+	if job == nil || job.lease == "" {
+		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w (pass the *Job that Claim returned)", op, q.crawl, ErrNotClaimed)
+	}
+	return nil
+}
+
+// status turns a script's holder status into an error.
+func (q *Queue) status(op string, job *Job, n int64) error {
+	switch n {
+	case 1:
+		return nil
+	case -1:
+		return fmt.Errorf("breakwater/redis: %s %s on crawl %q: %w; another worker may be running it", op, job, q.crawl, ErrLeaseLost)
+	default:
+		return fmt.Errorf("breakwater/redis: %s %s on crawl %q: %w: it was acked already or expired with the crawl's retention", op, job, q.crawl, ErrUnknownJob)
+	}
+}
+
+func (q *Queue) logReclaim(reclaimed, buried, trimmed int64) {
+	if reclaimed > 0 {
+		q.s.log.Warn().Str("crawl", q.crawl).Int64("reclaimed", reclaimed).Int64("dead_lettered", buried).
+			Dur("visibility_timeout", q.s.visibility).Msg("leases expired: jobs taken back from workers that did not answer")
+	}
+	if trimmed > 0 {
+		q.s.log.Warn().Str("crawl", q.crawl).Int64("dropped", trimmed).Int("limit", q.s.deadLimit).
+			Msg("dead letters over the limit: oldest dropped")
+	}
+}
+
+// ms truncates t to the millisecond, the resolution the queue stores.
+func ms(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return time.UnixMilli(t.UnixMilli())
+}
+
+func toInt(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case string:
+		i, _ := strconv.ParseInt(n, 10, 64)
+		return i
+	}
+	return 0
+}

@@ -1,0 +1,100 @@
+package redis
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// record is a job as stored in the jobs hash: JSON with times in Unix
+// milliseconds. The Lua scripts read "lane" and, when they reclaim an
+// expired lease, rewrite "attempts", "last_error", "failed_at" and
+// "not_before" with cjson; every other field is opaque to them. Integers
+// stay below 2^53 so Lua's doubles and cjson's 14-digit output keep them
+// exact.
+type record struct {
+	ID          string `json:"id"`
+	URL         string `json:"url"`
+	Domain      string `json:"domain"`
+	Lane        Lane   `json:"lane"`
+	Attempts    int    `json:"attempts"`
+	MaxAttempts int    `json:"max_attempts"`
+	LastError   string `json:"last_error,omitempty"`
+	FailedAt    int64  `json:"failed_at,omitempty"`
+	Request     []byte `json:"request,omitempty"`
+	EnqueuedAt  int64  `json:"enqueued_at"`
+	NotBefore   int64  `json:"not_before,omitempty"`
+}
+
+// maxErrorLen bounds LastError so one verbose failure cannot bloat a record.
+const maxErrorLen = 1024
+
+func encodeJob(j *Job) (string, error) {
+	b, err := json.Marshal(record{
+		ID:          j.ID,
+		URL:         j.URL,
+		Domain:      j.Domain,
+		Lane:        j.Lane,
+		Attempts:    j.Attempts,
+		MaxAttempts: j.MaxAttempts,
+		LastError:   j.LastError,
+		FailedAt:    toMillis(j.FailedAt),
+		Request:     j.Request,
+		EnqueuedAt:  toMillis(j.EnqueuedAt),
+		NotBefore:   toMillis(j.NotBefore),
+	})
+	if err != nil {
+		return "", fmt.Errorf("encoding %s: %w", j, err)
+	}
+	return string(b), nil
+}
+
+func decodeJob(raw string) (*Job, error) {
+	var r record
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		return nil, fmt.Errorf("%w: stored job record is not valid JSON (%v); was the key written by something else?", ErrCorrupt, err)
+	}
+	if r.ID == "" || r.URL == "" || !r.Lane.valid() {
+		return nil, fmt.Errorf("%w: stored job record lacks an id, url or valid lane: %.200q", ErrCorrupt, raw)
+	}
+	return &Job{
+		ID:          r.ID,
+		URL:         r.URL,
+		Domain:      r.Domain,
+		Lane:        r.Lane,
+		Attempts:    r.Attempts,
+		MaxAttempts: r.MaxAttempts,
+		LastError:   r.LastError,
+		FailedAt:    fromMillis(r.FailedAt),
+		Request:     r.Request,
+		EnqueuedAt:  fromMillis(r.EnqueuedAt),
+		NotBefore:   fromMillis(r.NotBefore),
+	}, nil
+}
+
+func toMillis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// truncateError cuts s to maxErrorLen bytes on a rune boundary.
+func truncateError(s string) string {
+	if len(s) <= maxErrorLen {
+		return s
+	}
+	cut := maxErrorLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

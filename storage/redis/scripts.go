@@ -1,0 +1,48 @@
+package redis
+
+import (
+	_ "embed"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// The Lua scripts, one file each under lua/, with lua/prelude.lua (the key
+// and argument layout, and the helpers) prepended to each. Every script
+// runs atomically on the Redis that holds the crawl's slot and is sent as
+// EVALSHA: one round trip per call once Redis has cached it (the first call
+// after a Redis restart falls back to EVAL).
+var (
+	//go:embed lua/prelude.lua
+	luaPrelude string
+	//go:embed lua/enqueue.lua
+	luaEnqueue string
+	//go:embed lua/claim.lua
+	luaClaim string
+	//go:embed lua/ack.lua
+	luaAck string
+	//go:embed lua/requeue.lua
+	luaRequeue string
+	//go:embed lua/extend.lua
+	luaExtend string
+	//go:embed lua/reclaim.lua
+	luaReclaim string
+	//go:embed lua/dead.lua
+	luaDead string
+	//go:embed lua/retrydead.lua
+	luaRetryDead string
+)
+
+var (
+	scriptEnqueue   = withPrelude(luaEnqueue)
+	scriptClaim     = withPrelude(luaClaim)
+	scriptAck       = withPrelude(luaAck)
+	scriptRequeue   = withPrelude(luaRequeue)
+	scriptExtend    = withPrelude(luaExtend)
+	scriptReclaim   = withPrelude(luaReclaim)
+	scriptDead      = withPrelude(luaDead)
+	scriptRetryDead = withPrelude(luaRetryDead)
+)
+
+func withPrelude(body string) *goredis.Script {
+	return goredis.NewScript(luaPrelude + "\n" + body)
+}
