@@ -160,6 +160,17 @@ func (d *diagnosis) degraded(domain string) {
 	}
 }
 
+// validPages returns how many valid pages all domains served.
+func (d *diagnosis) validPages() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var n int64
+	for _, dd := range d.domains {
+		n += int64(dd.valid)
+	}
+	return n
+}
+
 // broken returns the diagnosed domains, sorted by name.
 func (d *diagnosis) broken() []BrokenDomain {
 	d.mu.Lock()

@@ -97,11 +97,11 @@
 // profiles (the rate-based ones need at least six failures), so with the
 // default the diagnosis is complete no later than the page that trips the
 // breaker: the validator scores in its OnScraped, which runs before the
-// breaker's. Fewer than three would call a handful of odd pages (an
-// out-of-stock product without a price) a broken template. With a breaker
-// that trips sooner, set BrokenAfter to its limit. A window also keeps the
-// diagnosis to one template change: a valid page in between means the
-// selector still works.
+// breaker's. One or two would let a pair of odd pages (an out-of-stock
+// product without a price) stand for a broken template. With a breaker that
+// trips sooner, set BrokenAfter to its limit. Counting pages in a row also
+// keeps the diagnosis to a template change: a valid page in between means
+// the selector still works.
 //
 // What it does not tell: a page type that breaks while others on the same
 // domain stay valid interleaves valid pages and so is not diagnosed; its

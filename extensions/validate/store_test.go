@@ -12,11 +12,16 @@ import (
 	"github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
-// The breaker consults the validator through its own small interface.
-var _ breaker.Validator = (*validate.Validator)(nil)
+// The breaker consults the validator through its own small interface, and
+// the run's outcome weighs its evidence.
+var (
+	_ breaker.Validator = (*validate.Validator)(nil)
+	_ outcome.Judge     = (*validate.Validator)(nil)
+)
 
 // threeStrikes is seed 002's profile: three failures in a row trip, and the
 // cooldown is long. The rate rule is out of reach (every outcome of a full
@@ -83,16 +88,10 @@ func TestTestStorePagesScore(t *testing.T) {
 	}
 }
 
-// run is how a run would end from what the extensions know: error when a
-// selector broke (our side), tripped when a breaker opened (their side).
-func run(v *validate.Validator, b *breaker.Breaker, host string) string {
-	switch {
-	case len(v.Broken()) > 0:
-		return "error"
-	case b.State(host) == breaker.Open:
-		return "tripped"
-	}
-	return "complete"
+// run is how the run ends, decided by the project's outcome package from
+// the validator's and the breaker's evidence.
+func run(v *validate.Validator, b *breaker.Breaker) string {
+	return outcome.Decide(-1, nil, v, b).State.String()
 }
 
 // crawlStore visits products 1..n of store with the validator registered
@@ -147,7 +146,7 @@ func TestConsentCliffTripsOnPage3(t *testing.T) {
 	if len(invalid) != 3 || !strings.Contains(invalid[0], "below floor: ") {
 		t.Fatalf("invalid outcomes %q", invalid)
 	}
-	if got := run(v, b, store.Host()); got != "tripped" {
+	if got := run(v, b); got != "tripped" {
 		t.Fatalf("run ends %s, want tripped: a consent wall is the target's doing", got)
 	}
 }
@@ -226,8 +225,9 @@ func TestRestyledStoreEndsSelectorBroken(t *testing.T) {
 			if d.Pages[0].URL != store.ProductURL(6) || d.Pages[2].URL != store.ProductURL(8) {
 				t.Fatalf("evidence %s .. %s, want products 6..8", d.Pages[0].URL, d.Pages[2].URL)
 			}
-			if got := run(v, b, store.Host()); got != "error" {
-				t.Fatalf("run ends %s, want error", got)
+			o := outcome.Decide(-1, nil, v, b)
+			if o.State != outcome.Error || o.ExitCode() != 1 || !reflect.DeepEqual(o.Domains, []string{store.Host()}) || !strings.Contains(o.Reason, "selector_broken") {
+				t.Fatalf("outcome %+v, want error (exit 1) for %s, not tripped", o, store.Host())
 			}
 		})
 	}
@@ -253,7 +253,7 @@ func TestDegradingStoreEndsTrippedNeverBroken(t *testing.T) {
 				t.Fatal(err)
 			}
 			crawlStore(t, store, v, b, 40, 1, func(c *colly.Collector) { c.SetRequestTimeout(300 * time.Millisecond) })
-			if got := run(v, b, store.Host()); got != "tripped" {
+			if got := run(v, b); got != "tripped" {
 				t.Fatalf("run ends %s (broken %+v), want tripped", got, v.Broken())
 			}
 			if len(hooked.got) != 0 {
@@ -263,5 +263,30 @@ func TestDegradingStoreEndsTrippedNeverBroken(t *testing.T) {
 				t.Fatalf("only %d requests after the degradation", store.SentAfterFailing())
 			}
 		})
+	}
+}
+
+// TestOutcomeCountsOnlyValidPages: a healthy crawl is complete with its
+// valid pages as records; a crawl of consent shells with no breaker runs to
+// the end and is empty, not complete, because no shell counts as a page.
+func TestOutcomeCountsOnlyValidPages(t *testing.T) {
+	for _, tc := range []struct {
+		mode    testserver.Mode
+		state   string
+		records int64
+	}{
+		{testserver.Healthy, "complete", 12},
+		{testserver.Empty, "empty", 0},
+	} {
+		store := startStore(t, testserver.Scenario{Mode: tc.mode})
+		v := storeValidator(t)
+		c := colly.NewCollector(v.Register)
+		for i := 1; i <= 12; i++ {
+			_ = c.Visit(store.ProductURL(i))
+		}
+		o := outcome.Decide(-1, nil, v)
+		if o.State.String() != tc.state || o.Records != tc.records || store.Count() != 12 {
+			t.Errorf("%s store: outcome %+v after %d requests, want %s with %d records", tc.mode, o, store.Count(), tc.state, tc.records)
+		}
 	}
 }
