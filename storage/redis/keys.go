@@ -9,7 +9,7 @@ package redis
 //	<ns>:{<crawl>}:q:inflight  ZSET  id → lease deadline (ms)
 //	<ns>:{<crawl>}:q:dead      ZSET  id → time of death (ms)
 //	<ns>:{<crawl>}:q:jobs      HASH  id → job record (JSON, see record)
-//	<ns>:{<crawl>}:q:leases    HASH  id → token of the claim holding the job
+//	<ns>:{<crawl>}:q:leases    HASH  id → token of the claim holding the job ("~token": expired, not yet re-claimed)
 //
 // A job's id is in exactly one of the four sorted sets; its record lives in
 // jobs until it is acked (or dropped from the dead letters). Every script

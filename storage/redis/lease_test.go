@@ -66,6 +66,23 @@ func TestLateAckCompletesAJobNobodyHasReclaimed(t *testing.T) {
 	}
 }
 
+func TestLateAckIsRefusedOnceTheJobWasRescheduled(t *testing.T) {
+	f := newFixture(t, redis.WithVisibilityTimeout(time.Minute))
+	enqueue(t, f.q, job("a", redis.Normal))
+	slow := claim(t, f.q)
+	f.clock.Advance(time.Minute)
+	other := claim(t, f.q) // taken back and claimed by another worker...
+	if err := f.q.Fail(ctxT(t), other, errors.New("503")); err != nil { // ...which failed it
+		t.Fatal(err)
+	}
+	if err := f.q.Ack(ctxT(t), slow); !errors.Is(err, redis.ErrLeaseLost) {
+		t.Errorf("late ack after the job was rescheduled: %v, want ErrLeaseLost", err)
+	}
+	if s := stats(t, f.q); s.Delayed+s.Ready != 1 {
+		t.Errorf("the rescheduled job was touched: %+v", s)
+	}
+}
+
 func TestAckOfAnAckedJobIsUnknown(t *testing.T) {
 	f := newFixture(t)
 	enqueue(t, f.q, job("a", redis.Normal))
@@ -76,6 +93,14 @@ func TestAckOfAnAckedJobIsUnknown(t *testing.T) {
 	}
 	if err := f.q.Ack(ctxT(t), &copyOfClaim); !errors.Is(err, redis.ErrUnknownJob) {
 		t.Errorf("ack again: %v, want ErrUnknownJob", err)
+	}
+	// The same ID enqueued again is a new job: the old claim cannot ack it.
+	enqueue(t, f.q, job("a", redis.Normal))
+	if err := f.q.Ack(ctxT(t), &copyOfClaim); !errors.Is(err, redis.ErrLeaseLost) {
+		t.Errorf("stale ack of a re-enqueued ID: %v, want ErrLeaseLost", err)
+	}
+	if s := stats(t, f.q); s.Ready != 1 {
+		t.Errorf("the re-enqueued job was touched: %+v", s)
 	}
 	if err := f.q.Ack(ctxT(t), job("never-claimed", redis.Normal)); !errors.Is(err, redis.ErrNotClaimed) {
 		t.Errorf("ack of an unclaimed job: %v, want ErrNotClaimed", err)

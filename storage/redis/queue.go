@@ -203,9 +203,10 @@ func (q *Queue) Claim(ctx context.Context) (*Job, error) {
 }
 
 // Ack marks a claimed job done and removes it from the crawl. A job whose
-// lease expired is still completed when no other worker has claimed it
-// since; otherwise Ack returns ErrLeaseLost and changes nothing (the other
-// worker will finish it: delivery is at least once).
+// lease expired and was taken back is still completed as long as nobody has
+// claimed or rescheduled it since; otherwise Ack returns ErrLeaseLost and
+// changes nothing (the other worker will finish it: delivery is at least
+// once).
 func (q *Queue) Ack(ctx context.Context, job *Job) error {
 	if err := q.claimed("ack", job); err != nil {
 		return err

@@ -5,7 +5,8 @@
 -- KEYS[3] inflight ZSET id -> lease deadline (ms)
 -- KEYS[4] dead     ZSET id -> time of death (ms)
 -- KEYS[5] jobs     HASH id -> job record (JSON)
--- KEYS[6] leases   HASH id -> lease token of the current claim
+-- KEYS[6] leases   HASH id -> token of the claim holding the job, or '~' .. token
+--                  of an expired claim nobody has replaced yet
 --
 -- ARGV[1] now (Unix ms, from the caller's clock, never Redis TIME)
 -- ARGV[2] retention (ms): TTL given to every key on each change
@@ -72,7 +73,12 @@ local function reclaim(limit, reason)
   local buried = 0
   for _, id in ipairs(expired) do
     redis.call('ZREM', inflight, id)
-    redis.call('HDEL', leases, id)
+    -- Keep the expired token, marked, so that a late Ack from the same
+    -- claim can still complete the job while nobody else holds it.
+    local holder = redis.call('HGET', leases, id)
+    if holder and string.sub(holder, 1, 1) ~= '~' then
+      redis.call('HSET', leases, id, '~' .. holder)
+    end
     local raw = redis.call('HGET', jobs, id)
     if raw then
       local job = cjson.decode(raw)
@@ -109,7 +115,8 @@ local function promote(limit)
 end
 
 -- holderCheck says whether the claim with this token holds the job:
--- 1 it does, -1 another claim holds it or its lease was taken back,
+-- 1 it does, -1 another claim holds it or its lease was taken back
+-- (leases then holds another token, or '~' and the expired one),
 -- 0 no such job.
 local function holderCheck(id, token)
   local holder = redis.call('HGET', leases, id)

@@ -6,6 +6,7 @@ if not redis.call('ZSCORE', dead, id) then
   return 0
 end
 redis.call('ZREM', dead, id)
+redis.call('HDEL', leases, id) -- a new life: no late Ack from an old claim
 local raw = redis.call('HGET', jobs, id)
 if not raw then
   return 0
