@@ -81,8 +81,11 @@
 // domain's recent valid pages, and fail only the structure check, the
 // domain is diagnosed selector_broken: the OnBroken hook runs once, a
 // zerolog event "selector_broken" is logged when a logger is given, and
-// Broken lists the domain with the selectors and the evidence pages, so the
-// run can end as an error (exit 1) rather than as tripped (exit 2). Any
+// Broken lists the domain with the selectors and the evidence pages, and
+// Judge hands it to outcome.Decide as an error finding, so the run ends as
+// an error (exit 1) rather than as tripped (exit 2). Judge also counts only
+// pages that passed validation as the run's valid pages, so a crawl that
+// collected nothing but consent shells ends empty, not complete. Any
 // target failure on the domain (5xx, timeout, refused or reset connection,
 // a body cut short, a page below the floor or shrunken) and any valid page
 // start the count again, so a degrading target is never diagnosed broken.
