@@ -1,0 +1,21 @@
+// Package report is the per-domain account of a crawl that a person reads
+// at the end of a run and a machine parses: how the run ended (the
+// outcome package decides that), and for every domain how many pages were
+// good, how many were invalid, how the rest failed, how many requests the
+// breaker refused, what is left unfinished, how often the circuit tripped,
+// the median latency, the circuit's final state and the validator's
+// selector_broken diagnosis.
+//
+// Any Colly program using Breakwater builds one after c.Wait():
+//
+//	o := outcome.Decide(records, err, b, v)
+//	r := report.New(o, report.WithBreaker(b), report.WithValidator(v),
+//		report.WithRecords(perDomain))
+//	r.Write(os.Stdout, report.Text) // or report.JSON
+//
+// Every source is optional: without a breaker the table has no circuit
+// columns to fill and shows what the others know. The text form is an
+// aligned table for people; columns for rare classes (throttled, blocked,
+// gone, other 4xx, pauses) appear only when some domain has one. The JSON
+// form always has every field, for machines.
+package report

@@ -1,0 +1,59 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Format is how a report is written.
+type Format uint8
+
+const (
+	// Text is an aligned table for people.
+	Text Format = iota
+	// JSON is one indented JSON object for machines.
+	JSON
+)
+
+// ErrUnknownFormat is wrapped by ParseFormat's error.
+var ErrUnknownFormat = errors.New("report: unknown format")
+
+// ParseFormat reads "text" or "json" (case-insensitive).
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "text":
+		return Text, nil
+	case "json":
+		return JSON, nil
+	}
+	return Text, fmt.Errorf("%w %q: want text or json", ErrUnknownFormat, s)
+}
+
+// String returns "text" or "json".
+func (f Format) String() string {
+	if f == JSON {
+		return "json"
+	}
+	return "text"
+}
+
+// Write writes r to w in format f.
+func (r Report) Write(w io.Writer, f Format) error {
+	if f == JSON {
+		return r.WriteJSON(w)
+	}
+	return r.WriteText(w)
+}
+
+// WriteJSON writes r as one indented JSON object and a newline.
+func (r Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("report: writing JSON: %w", err)
+	}
+	return nil
+}

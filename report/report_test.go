@@ -1,0 +1,286 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/breakwater-crawl/breakwater"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/report"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+)
+
+// crawl runs a real collector with the breaker and the validator over the
+// fleet's stores, plus the extra URLs, and returns the report and how many
+// records (valid product pages) each host produced.
+func crawl(t *testing.T, fleet *testserver.Fleet, extra ...string) (report.Report, *breaker.Breaker, *validate.Validator) {
+	t.Helper()
+	v, err := validate.New(
+		validate.Page(`/products/`, validate.Require(testserver.TitleSelector)),
+		validate.Require("ul.products"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := breaker.New(breaker.Standard, breaker.WithValidator(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector(colly.Async(true))
+	for _, s := range fleet.Stores {
+		if err := c.Limit(&colly.LimitRule{DomainRegexp: "^" + regexp.QuoteMeta(s.Host()) + "$", Parallelism: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	breakwater.Use(c, v, b)
+	records := map[string]*atomic.Int64{}
+	for _, s := range fleet.Stores {
+		records[s.Host()] = new(atomic.Int64)
+	}
+	c.OnHTML(testserver.ProductLinkSelector+", "+testserver.NextSelector, func(e *colly.HTMLElement) {
+		e.Request.Visit(e.Attr("href"))
+	})
+	c.OnScraped(func(r *colly.Response) {
+		if vd, ok := v.VerdictOf(r); ok && vd.Valid() && strings.Contains(r.Request.URL.Path, "/products/") {
+			records[r.Request.URL.Host].Add(1)
+		}
+	})
+	for _, s := range fleet.Stores {
+		c.Visit(s.URL() + "/")
+	}
+	for _, u := range extra {
+		c.Visit(u)
+	}
+	c.Wait()
+
+	perHost := map[string]int64{}
+	var total int64
+	for h, n := range records {
+		perHost[h] = n.Load()
+		total += n.Load()
+	}
+	o := outcome.Decide(total, nil, b)
+	return report.New(o, report.WithBreaker(b), report.WithValidator(v), report.WithRecords(perHost)), b, v
+}
+
+func startFleet(t *testing.T, cfgs ...testserver.Config) *testserver.Fleet {
+	t.Helper()
+	f, err := testserver.StartFleet(cfgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestReportCountsWhatEachStoreServed(t *testing.T) {
+	fleet := startFleet(t,
+		testserver.Config{Products: 30, PerPage: 10},
+		testserver.Config{Products: 80, PerPage: 80, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 15}},
+		testserver.Config{Products: 20, PerPage: 20, Scenario: testserver.Scenario{Mode: testserver.Restyled}},
+	)
+	healthy, degrading, restyled := fleet.Stores[0], fleet.Stores[1], fleet.Stores[2]
+	r, b, _ := crawl(t, fleet, healthy.URL()+"/products/sku-999") // a 404: the gone column shows
+
+	if len(r.Domains) != 3 {
+		t.Fatalf("%d domains in the report, want 3: %+v", len(r.Domains), r.Domains)
+	}
+	if r.ExitCode != r.Outcome.ExitCode() || r.Outcome.State != outcome.Tripped {
+		t.Fatalf("outcome %s exit %d; want tripped with its own exit code", r.Outcome.State, r.ExitCode)
+	}
+
+	h, _ := r.Domain(healthy.Host())
+	if h.State != "closed" || h.Trips != 0 || h.Records != 30 || h.OK != int64(served(healthy, 200)) ||
+		h.OK != 33 || h.Failures.Gone != 1 || h.Invalid != 0 || h.Refused != 0 || h.MedianLatency <= 0 {
+		t.Errorf("healthy store line %+v: want closed, 33 ok (30 products, 3 listings), 30 records, the one 404 as gone", h)
+	}
+
+	d, _ := r.Domain(degrading.Host())
+	if d.State != "open" || d.Trips != 1 || d.Profile != "standard" || d.RetryAt.IsZero() {
+		t.Errorf("degrading store line %+v: want open after one trip, with a retry time", d)
+	}
+	if d.OK != int64(degrading.CountMode(testserver.Healthy)) || d.Failures.Degraded != int64(degrading.CountMode(testserver.Degrade)) {
+		t.Errorf("degrading store: ok %d degraded %d; the store served %d pages and %d 503s",
+			d.OK, d.Failures.Degraded, degrading.CountMode(testserver.Healthy), degrading.CountMode(testserver.Degrade))
+	}
+	if want := len(filter(b.Unfinished(), degrading.Host())); d.Unfinished != want || d.Refused == 0 || d.Unfinished == 0 {
+		t.Errorf("degrading store: refused %d, unfinished %d (breaker lists %d); want both above 0 and unfinished as listed", d.Refused, d.Unfinished, want)
+	}
+
+	x, _ := r.Domain(restyled.Host())
+	if x.SelectorBroken == nil || !slices.Contains(x.SelectorBroken.Selectors, testserver.TitleSelector) ||
+		x.SelectorBroken.Pages != validate.DefaultBrokenAfter || len(x.SelectorBroken.Evidence) != x.SelectorBroken.Pages {
+		t.Fatalf("restyled store: diagnosis %+v, want selector_broken on %q with %d evidence pages",
+			x.SelectorBroken, testserver.TitleSelector, validate.DefaultBrokenAfter)
+	}
+	if x.Invalid != int64(restyled.CountMode(testserver.Restyled)) || x.Invalid == 0 || x.Records != 0 || x.OK != 1 {
+		t.Errorf("restyled store line %+v: want every product page fetched invalid, the listing ok, no records", x)
+	}
+
+	// The total adds the domains up.
+	var ok, records, degraded int64
+	for _, dm := range r.Domains {
+		ok, records, degraded = ok+dm.OK, records+dm.Records, degraded+dm.Failures.Degraded
+	}
+	if r.Total.OK != ok || r.Total.Records != records || r.Total.Failures.Degraded != degraded || records != r.Outcome.Records {
+		t.Errorf("total %+v does not add up: ok %d records %d degraded %d, outcome records %d", r.Total, ok, records, degraded, r.Outcome.Records)
+	}
+}
+
+func filter(us []breaker.Unfinished, host string) []breaker.Unfinished {
+	var out []breaker.Unfinished
+	for _, u := range us {
+		if u.Domain == host {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// served counts the requests a store answered with status.
+func served(s *testserver.Store, status int) int {
+	n := 0
+	for _, h := range s.Requests() {
+		if h.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+func TestReportJSONRoundTripsEveryField(t *testing.T) {
+	fleet := startFleet(t,
+		testserver.Config{Products: 10, PerPage: 10},
+		testserver.Config{Products: 60, PerPage: 60, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 10}})
+	r, _, _ := crawl(t, fleet)
+
+	var buf bytes.Buffer
+	if err := r.Write(&buf, report.JSON); err != nil {
+		t.Fatal(err)
+	}
+	// outcome.State has no UnmarshalText (yet), so the outcome is read as
+	// text; the domains decode into report.Domain.
+	var back struct {
+		Outcome struct {
+			State   string   `json:"state"`
+			Reason  string   `json:"reason"`
+			Domains []string `json:"domains"`
+			Records int64    `json:"records"`
+		} `json:"outcome"`
+		ExitCode int             `json:"exit_code"`
+		Domains  []report.Domain `json:"domains"`
+		Total    report.Domain   `json:"total"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatalf("the JSON report does not decode: %v\n%s", err, buf.String())
+	}
+	// MedianLatency travels as median_latency_ms.
+	for i := range r.Domains {
+		r.Domains[i].MedianLatency = 0
+	}
+	r.Total.MedianLatency = 0
+	if !reflect.DeepEqual(back.Domains, r.Domains) || !reflect.DeepEqual(back.Total, r.Total) {
+		t.Fatalf("round trip changed the domains:\nwant %+v\ngot  %+v", r.Domains, back.Domains)
+	}
+	if back.ExitCode != 2 || back.Outcome.State != "tripped" || back.Outcome.Reason != r.Outcome.Reason ||
+		back.Outcome.Records != r.Outcome.Records || !slices.Contains(back.Outcome.Domains, fleet.Stores[1].Host()) {
+		t.Fatalf("decoded outcome %+v exit %d: want tripped (2) naming %s", back.Outcome, back.ExitCode, fleet.Stores[1].Host())
+	}
+	// Machines find every counter under a stable name, zero or not.
+	var raw map[string]any
+	json.Unmarshal(buf.Bytes(), &raw)
+	dom := raw["domains"].([]any)[0].(map[string]any)
+	for _, k := range []string{"domain", "state", "records", "ok", "invalid", "failures", "refused", "unfinished", "trips", "pauses", "median_latency_ms"} {
+		if _, ok := dom[k]; !ok {
+			t.Errorf("JSON domain has no %q: %v", k, dom)
+		}
+	}
+	if dom["median_latency_ms"].(float64) <= 0 {
+		t.Errorf("median_latency_ms %v, want the healthy store's measured median", dom["median_latency_ms"])
+	}
+}
+
+func TestReportTextShowsRareColumnsOnlyWhenSomeDomainHasThem(t *testing.T) {
+	fleet := startFleet(t,
+		testserver.Config{Products: 10, PerPage: 10},
+		testserver.Config{Products: 30, PerPage: 30, Scenario: testserver.Scenario{Mode: testserver.Restyled}})
+	store := fleet.Stores[0]
+	plain, _, _ := crawl(t, fleet)
+	var buf bytes.Buffer
+	if err := plain.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	head := lineStarting(text, "domain ")
+	if head == "" || strings.Contains(head, "gone") || strings.Contains(head, "throttled") || strings.Contains(head, "pauses") {
+		t.Fatalf("header %q: want the table header without empty rare columns\n%s", head, text)
+	}
+	for _, s := range fleet.Stores {
+		if lineStarting(text, s.Host()+" ") == "" {
+			t.Errorf("no row for %s:\n%s", s.Host(), text)
+		}
+	}
+	if !strings.Contains(text, "selector_broken: "+fleet.Stores[1].Host()) || !strings.Contains(text, "evidence: "+fleet.Stores[1].URL()+"/products/") {
+		t.Errorf("the restyled store's diagnosis and evidence are not in the text:\n%s", text)
+	}
+	if lineStarting(text, "total ") == "" || !strings.HasPrefix(text, "outcome: tripped (exit 2)") {
+		t.Errorf("want the outcome first and a total row:\n%s", text)
+	}
+
+	store.Reset()
+	fleet2 := startFleet(t, testserver.Config{Products: 5, PerPage: 5})
+	withGone, _, _ := crawl(t, fleet2, fleet2.Stores[0].URL()+"/products/sku-404")
+	buf.Reset()
+	withGone.WriteText(&buf)
+	head = lineStarting(buf.String(), "domain ")
+	if !strings.Contains(head, "gone") || strings.Contains(head, "throttled") {
+		t.Fatalf("header %q: want a gone column for the 404, and no throttled column\n%s", head, buf.String())
+	}
+	row := strings.Fields(lineStarting(buf.String(), fleet2.Stores[0].Host()+" "))
+	heads := strings.Fields(head)
+	if i := slices.Index(heads, "gone"); i < 0 || i >= len(row) || row[i] != "1" {
+		t.Fatalf("row %v under %v: want gone = 1", row, heads)
+	}
+}
+
+func lineStarting(text, prefix string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+func TestParseFormat(t *testing.T) {
+	for in, want := range map[string]report.Format{"text": report.Text, "JSON": report.JSON, " json ": report.JSON} {
+		if got, err := report.ParseFormat(in); err != nil || got != want {
+			t.Errorf("ParseFormat(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := report.ParseFormat("yaml"); !errors.Is(err, report.ErrUnknownFormat) || !strings.Contains(err.Error(), `"yaml"`) {
+		t.Errorf("ParseFormat(yaml) error %v: want ErrUnknownFormat quoting the input", err)
+	}
+}
+
+func TestReportWithoutSourcesStillSaysHowTheRunEnded(t *testing.T) {
+	r := report.New(outcome.Decide(0, nil))
+	var buf bytes.Buffer
+	r.WriteText(&buf)
+	if r.ExitCode != 3 || len(r.Domains) != 0 || !strings.HasPrefix(buf.String(), "outcome: empty (exit 3)") {
+		t.Fatalf("exit %d, domains %v, text:\n%s\nwant an empty run and no table", r.ExitCode, r.Domains, buf.String())
+	}
+	r = report.New(outcome.Decide(3, nil), report.WithRecords(map[string]int64{"Shop.Example:8080": 3}), report.WithBreaker(nil))
+	if d, ok := r.Domain("shop.example:8080"); !ok || d.Records != 3 || d.State != "" {
+		t.Fatalf("records-only domain %+v (found %v): want the host normalised, 3 records, no state", d, ok)
+	}
+}

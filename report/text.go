@@ -1,0 +1,140 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/outcome"
+)
+
+// meaning says what each ending asks of whoever reads the report.
+var meaning = map[outcome.State]string{
+	outcome.Complete: "work done",
+	outcome.Tripped:  "a target degraded; reschedule without a human",
+	outcome.Empty:    "ran to the end, nothing valid collected, nothing tripped",
+	outcome.Error:    "needs a human: a retry will fail the same way",
+}
+
+// column is one column of the text table.
+type column struct {
+	head   string
+	always bool // shown even when every row is zero
+	cell   func(d Domain) string
+	zero   func(d Domain) bool
+}
+
+func count(n int64) string { return strconv.FormatInt(n, 10) }
+
+var columns = []column{
+	{head: "state", always: true, cell: func(d Domain) string { return dash(d.State) }},
+	{head: "records", always: true, cell: func(d Domain) string { return count(d.Records) }},
+	{head: "ok", always: true, cell: func(d Domain) string { return count(d.OK) }},
+	{head: "invalid", always: true, cell: func(d Domain) string { return count(d.Invalid) }},
+	{head: "degraded", always: true, cell: func(d Domain) string { return count(d.Failures.Degraded) }},
+	{head: "throttled", cell: func(d Domain) string { return count(d.Failures.Throttled) }, zero: func(d Domain) bool { return d.Failures.Throttled == 0 }},
+	{head: "blocked", cell: func(d Domain) string { return count(d.Failures.Blocked) }, zero: func(d Domain) bool { return d.Failures.Blocked == 0 }},
+	{head: "gone", cell: func(d Domain) string { return count(d.Failures.Gone) }, zero: func(d Domain) bool { return d.Failures.Gone == 0 }},
+	{head: "other4xx", cell: func(d Domain) string { return count(d.Failures.ClientError) }, zero: func(d Domain) bool { return d.Failures.ClientError == 0 }},
+	{head: "refused", always: true, cell: func(d Domain) string { return count(d.Refused) }},
+	{head: "unfinished", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Unfinished) }},
+	{head: "trips", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Trips) }},
+	{head: "pauses", cell: func(d Domain) string { return count(d.Pauses) }, zero: func(d Domain) bool { return d.Pauses == 0 }},
+	{head: "median", always: true, cell: func(d Domain) string { return latency(d.MedianLatency) }},
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// latency is d rounded for reading: "-" for none, "850µs", "31ms", "1.2s".
+func latency(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "-"
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	default:
+		return d.Round(100 * time.Millisecond).String()
+	}
+}
+
+// WriteText writes r as text: the outcome and its findings, then one
+// aligned row per domain and a total, then the selector_broken diagnoses.
+// Columns for throttled, blocked, gone, other 4xx and pauses appear only
+// when some domain has one.
+func (r Report) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	o := r.Outcome
+	fmt.Fprintf(bw, "outcome: %s (exit %d): %s\n", o.State, r.ExitCode, meaning[o.State])
+	switch {
+	case len(o.Findings) > 0:
+		for _, f := range o.Findings {
+			fmt.Fprintf(bw, "  %-8s %s: %s\n", f.State, f.Kind, f.Reason)
+		}
+	case o.Reason != "":
+		fmt.Fprintf(bw, "  %s\n", o.Reason)
+	}
+	fmt.Fprintf(bw, "records: %d\n", o.Records)
+
+	if len(r.Domains) > 0 {
+		fmt.Fprintln(bw)
+		var cols []column
+		for _, c := range columns {
+			if c.always || r.any(c) {
+				cols = append(cols, c)
+			}
+		}
+		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		heads := []string{"domain"}
+		for _, c := range cols {
+			heads = append(heads, c.head)
+		}
+		fmt.Fprintln(tw, strings.Join(heads, "\t"))
+		rows := append(r.Domains[:len(r.Domains):len(r.Domains)], r.Total)
+		for i, d := range rows {
+			cells := []string{d.Domain}
+			for _, c := range cols {
+				if i == len(rows)-1 && c.head == "state" {
+					cells = append(cells, "") // the total has no state
+					continue
+				}
+				cells = append(cells, c.cell(d))
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+		tw.Flush()
+	}
+
+	for _, d := range r.Domains {
+		if b := d.SelectorBroken; b != nil {
+			fmt.Fprintf(bw, "\n%s\n", b.Reason)
+			for _, u := range b.Evidence {
+				fmt.Fprintf(bw, "  evidence: %s\n", u)
+			}
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("report: writing text: %w", err)
+	}
+	return nil
+}
+
+// any reports whether some domain has a non-zero value in column c.
+func (r Report) any(c column) bool {
+	for _, d := range r.Domains {
+		if !c.zero(d) {
+			return true
+		}
+	}
+	return false
+}
