@@ -2,8 +2,8 @@ package bolt_test
 
 import (
 	"path/filepath"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"

@@ -1,11 +1,14 @@
 package bolt
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"fmt"
 	"runtime/debug"
 	"slices"
+
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/breakwater-crawl/breakwater/storage"
 )
@@ -120,35 +123,52 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 	keys := make([]byte, 0, len(ents)*(8+8+9+9))
 	key := func(b []byte) []byte { keys = append(keys, b...); return keys[len(keys)-len(b):] }
 	var scratch [9]byte
+	// Records go in Seq order, which is their key order. The index writes
+	// are collected and applied in their own key order afterwards: bbolt
+	// splits nodes only at commit, so inserting out of order into a node
+	// that grows within one transaction costs a memmove per key, which
+	// is quadratic for a large batch.
+	idOps := make([]indexOp, 0, len(ents))
+	stateOps := make([]indexOp, 0, len(ents))
 	for _, e := range ents {
 		sk := key(binary.BigEndian.AppendUint64(scratch[:0], e.seq))
 		newKey := key(binary.BigEndian.AppendUint64(append(scratch[:0], byte(e.state)), e.seq))
 		old := recs.Get(sk)
 		if old == nil {
-			if err := ids.Put(key(binary.BigEndian.AppendUint64(scratch[:0], e.id)), sk); err != nil {
-				return s.commitError(err)
-			}
-			if err := states.Put(newKey, empty); err != nil {
-				return s.commitError(err)
-			}
+			idOps = append(idOps, indexOp{key: key(binary.BigEndian.AppendUint64(scratch[:0], e.id)), val: sk})
+			stateOps = append(stateOps, indexOp{key: newKey, val: empty})
 		} else {
 			ost, _, perr := peek(old)
 			if perr != nil {
 				return recordError(s.path, e.seq, perr)
 			}
 			if ost != e.state {
-				if err := states.Delete(key(binary.BigEndian.AppendUint64(append(scratch[:0], byte(ost)), e.seq))); err != nil {
-					return s.commitError(err)
-				}
-				if err := states.Put(newKey, empty); err != nil {
-					return s.commitError(err)
-				}
+				stateOps = append(stateOps,
+					indexOp{key: key(binary.BigEndian.AppendUint64(append(scratch[:0], byte(ost)), e.seq))},
+					indexOp{key: newKey, val: empty})
 			}
 			counts[ost]--
 		}
 		counts[e.state]++
 		if err := recs.Put(sk, e.val); err != nil {
 			return s.commitError(err)
+		}
+	}
+	for _, x := range []struct {
+		b   *bbolt.Bucket
+		ops []indexOp
+	}{{ids, idOps}, {states, stateOps}} {
+		slices.SortFunc(x.ops, func(a, b indexOp) int { return bytes.Compare(a.key, b.key) })
+		for _, op := range x.ops {
+			var err error
+			if op.val == nil {
+				err = x.b.Delete(op.key)
+			} else {
+				err = x.b.Put(op.key, op.val)
+			}
+			if err != nil {
+				return s.commitError(err)
+			}
 		}
 	}
 	meta := tx.Bucket(bucketMeta)
@@ -170,6 +190,9 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 	}
 	return nil
 }
+
+// indexOp is a write to an index bucket: a Put, or a Delete when val is nil.
+type indexOp struct{ key, val []byte }
 
 func (s *Store) commitError(err error) error {
 	return &FileError{Path: s.path, Detail: "commit failed", Err: err, Hint: hintCommit}

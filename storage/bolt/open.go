@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"sync"
 
 	bbolt "go.etcd.io/bbolt"
@@ -153,6 +154,10 @@ func openDB(path string, o *options, readOnly bool) (db *bbolt.DB, err error) {
 		ReadOnly:     readOnly,
 		Timeout:      o.lockTimeout,
 		FreelistType: bbolt.FreelistMapType,
+		// Address space, not memory: mapping ahead of the file spares the
+		// remaps (each of which waits for readers and copies every dirty
+		// node) while a checkpoint grows to this size.
+		InitialMmapSize: initialMmapSize(readOnly),
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 			if readOnly {
 				flag = os.O_RDONLY
@@ -184,6 +189,14 @@ func openDB(path string, o *options, readOnly bool) (db *bbolt.DB, err error) {
 			Hint: "check the file's permissions: the crawl needs to read and write it"}
 	}
 	return nil, &FileError{Path: path, Detail: "cannot open the checkpoint", Err: err}
+}
+
+// initialMmapSize is how much of the file a writer maps up front.
+func initialMmapSize(readOnly bool) int {
+	if readOnly || strconv.IntSize < 64 {
+		return 0
+	}
+	return 1 << 30
 }
 
 // boltMagic is bbolt's marker, stored after the 16-byte page header of

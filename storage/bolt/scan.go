@@ -42,8 +42,9 @@ func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) err
 		}
 	}
 	var after uint64
+	var buf []storage.Record // reused: fn gets copies
 	for {
-		chunk, err := s.scanChunk(after, &want)
+		chunk, err := s.scanChunk(after, &want, buf[:0])
 		if err != nil {
 			return err
 		}
@@ -56,12 +57,15 @@ func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) err
 			}
 		}
 		after = chunk[len(chunk)-1].Seq
+		clear(chunk) // drop references to what fn has had
+		buf = chunk
 	}
 }
 
 // scanChunk returns the first records with Seq > after in the wanted
-// states, at most max(scanChunk, buffered) of them, in Seq order.
-func (s *Store) scanChunk(after uint64, want *stateSet) (out []storage.Record, err error) {
+// states, at most max(scanChunk, buffered) of them, in Seq order. It
+// appends them to file, whose memory it reuses.
+func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (out []storage.Record, err error) {
 	defer guard(s.path, "scan", &err, debug.SetPanicOnFault(true))
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -92,7 +96,6 @@ func (s *Store) scanChunk(after uint64, want *stateSet) (out []storage.Record, e
 		return nil, &FileError{Path: s.path, Detail: "cannot read the checkpoint", Err: err}
 	}
 	defer tx.Rollback()
-	var file []storage.Record
 	emit := func(k, v []byte) (bool, error) {
 		seq := binary.BigEndian.Uint64(k)
 		st, id, err := peek(v)
@@ -118,6 +121,9 @@ func (s *Store) scanChunk(after uint64, want *stateSet) (out []storage.Record, e
 		return nil, err
 	}
 
+	if len(mem) == 0 { // the usual case on resume: nothing buffered
+		return file, nil
+	}
 	// Merge the two Seq-ordered lists; the first limit are the answer.
 	out = make([]storage.Record, 0, min(limit, len(mem)+len(file)))
 	for len(out) < limit && (len(mem) > 0 || len(file) > 0) {
@@ -172,7 +178,7 @@ func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(
 		c   *bbolt.Cursor
 		key []byte // nil when the state is exhausted
 	}
-	states, recs := tx.Bucket(bucketStates), tx.Bucket(bucketRecords)
+	states, recs := tx.Bucket(bucketStates), tx.Bucket(bucketRecords).Cursor()
 	var heads []*head
 	valid := func(h *head, k []byte) []byte {
 		if len(k) == 9 && k[0] == h.st {
@@ -199,14 +205,14 @@ func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(
 			return nil
 		}
 		sk := next.key[1:]
-		v := recs.Get(sk)
-		if v == nil {
+		k, v := recs.Seek(sk) // one cursor for all lookups: no allocation each
+		if !bytes.Equal(k, sk) {
 			return corruptError(s.path, "the state index points at a missing record", nil)
 		}
 		if stop, err := emit(sk, v); stop || err != nil {
 			return err
 		}
-		k, _ := next.c.Next()
+		k, _ = next.c.Next()
 		next.key = valid(next, k)
 	}
 }
