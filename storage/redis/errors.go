@@ -78,7 +78,11 @@ func (e *EmptyError) Drained() bool { return e.Next.IsZero() }
 // context has ended, its error is kept too: a deadline cut short by a
 // socket timeout still matches context.DeadlineExceeded.
 func (q *Queue) wrap(ctx context.Context, op string, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+	ctxErr := ctx.Err()
+	if dl, ok := ctx.Deadline(); ctxErr == nil && ok && !time.Now().Before(dl) {
+		ctxErr = context.DeadlineExceeded // the socket deadline fired before the context's timer
+	}
+	if ctxErr != nil && !errors.Is(err, ctxErr) {
 		err = fmt.Errorf("%w (%w)", err, ctxErr)
 	}
 	switch {
