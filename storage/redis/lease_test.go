@@ -71,7 +71,7 @@ func TestLateAckIsRefusedOnceTheJobWasRescheduled(t *testing.T) {
 	enqueue(t, f.q, job("a", redis.Normal))
 	slow := claim(t, f.q)
 	f.clock.Advance(time.Minute)
-	other := claim(t, f.q) // taken back and claimed by another worker...
+	other := claim(t, f.q)                                              // taken back and claimed by another worker...
 	if err := f.q.Fail(ctxT(t), other, errors.New("503")); err != nil { // ...which failed it
 		t.Fatal(err)
 	}
