@@ -71,8 +71,9 @@ func TestLateAckIsRefusedOnceTheJobWasRescheduled(t *testing.T) {
 	enqueue(t, f.q, job("a", redis.Normal))
 	slow := claim(t, f.q)
 	f.clock.Advance(time.Minute)
-	other := claim(t, f.q)                                              // taken back and claimed by another worker...
-	if err := f.q.Fail(ctxT(t), other, errors.New("503")); err != nil { // ...which failed it
+	// Taken back and claimed by another worker, which fails it.
+	other := claim(t, f.q)
+	if err := f.q.Fail(ctxT(t), other, errors.New("503")); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.q.Ack(ctxT(t), slow); !errors.Is(err, redis.ErrLeaseLost) {
