@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"syscall"
 
 	bbolt "go.etcd.io/bbolt"
 	bberrors "go.etcd.io/bbolt/errors"
@@ -42,6 +43,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 		if err := create(path, &o); err != nil {
 			return nil, err
 		}
+	case errors.Is(err, syscall.ENOTDIR):
+		return nil, &FileError{Path: path, Detail: "cannot create the checkpoint", Err: err,
+			Hint: "part of the path is a file, not a directory; choose another path"}
 	case err != nil:
 		return nil, &FileError{Path: path, Detail: "cannot read the checkpoint", Err: err,
 			Hint: "check the path and its permissions"}
@@ -187,6 +191,9 @@ func openDB(path string, o *options, readOnly bool) (db *bbolt.DB, err error) {
 	case errors.Is(err, fs.ErrPermission):
 		return nil, &FileError{Path: path, Detail: "cannot open the checkpoint", Err: err,
 			Hint: "check the file's permissions: the crawl needs to read and write it"}
+	case looksLikeBolt(path):
+		// bbolt has other, unexported refusals ("file size too small").
+		return nil, corruptError(path, "bbolt cannot open it", err)
 	}
 	return nil, &FileError{Path: path, Detail: "cannot open the checkpoint", Err: err}
 }
