@@ -1,0 +1,316 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/andybalholm/cascadia"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/report"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/rs/zerolog"
+)
+
+// Config is everything a run is told. Flags fill it, validate checks it
+// before any request is sent. To add a flag (the checkpoint's --checkpoint
+// and --resume, the Redis --redis): add a field here, register it in
+// flags, check it in validate, and wire it in newCrawl.
+type Config struct {
+	// URLs are the start URLs; none means the embedded demo fleet.
+	URLs []string
+
+	Follow         string   // links to follow, from valid pages
+	ProductURL     string   // regexp: which URLs are product pages
+	Require        []string // selectors a valid product page must have
+	ListingRequire []string // selectors every other page must have
+	MinBytes       int      // byte floor of every page
+	Fields         []Field  // what goes into each JSON line
+
+	Profile     string // breaker profile name
+	Parallelism int    // requests in flight per start host
+	MaxPages    int    // requests issued at most; 0 = no limit
+	Timeout     time.Duration
+
+	Out       string        // JSON lines file, appended to
+	Report    string        // text or json
+	LogLevel  string        // zerolog level
+	LogFormat string        // auto, json or console
+	Status    string        // auto, line, log or off
+	Progress  time.Duration // how often progress is logged when not a terminal
+
+	// Derived by validate.
+	profile     breaker.Profile
+	format      report.Format
+	level       zerolog.Level
+	productRE   *regexp.Regexp
+	startHosts  []string // host:port of each start URL, lower-case, unique
+	startDomain []string // hostnames (no port), for AllowedDomains
+}
+
+// Field is one --field name=selector: the text of the first element the
+// selector matches goes into each JSON line under name.
+type Field struct {
+	Name     string
+	Selector string
+}
+
+// defaults match the test store's markup, so a run with no flags works.
+func defaults() Config {
+	return Config{
+		Follow:         testserver.ProductLinkSelector + ", " + testserver.NextSelector,
+		ProductURL:     `/products/`,
+		Require:        []string{testserver.TitleSelector},
+		ListingRequire: []string{"ul.products"},
+		MinBytes:       validate.DefaultMinBytes,
+		Fields:         []Field{{"title", testserver.TitleSelector}, {"price", testserver.PriceSelector}},
+		Profile:        breaker.Standard.Name,
+		Parallelism:    2,
+		Timeout:        10 * time.Second,
+		Out:            "products.jsonl",
+		Report:         "text",
+		LogLevel:       "info",
+		LogFormat:      "auto",
+		Status:         "auto",
+		Progress:       time.Second,
+	}
+}
+
+// usageError is every error about flags or configuration: exit 64.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErr(format string, a ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, a...)}
+}
+
+// listFlag is a repeatable string flag. The defaults stand until the flag
+// is given; the first use replaces them.
+type listFlag struct {
+	list *[]string
+	set  bool
+}
+
+func (f *listFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, " | ")
+}
+
+func (f *listFlag) Set(s string) error {
+	if !f.set {
+		*f.list, f.set = nil, true
+	}
+	*f.list = append(*f.list, s)
+	return nil
+}
+
+// fieldFlag is the repeatable --field name=selector.
+type fieldFlag struct {
+	fields *[]Field
+	set    bool
+}
+
+func (f *fieldFlag) String() string {
+	if f.fields == nil {
+		return ""
+	}
+	var parts []string
+	for _, fl := range *f.fields {
+		parts = append(parts, fl.Name+"="+fl.Selector)
+	}
+	return strings.Join(parts, " | ")
+}
+
+func (f *fieldFlag) Set(s string) error {
+	name, sel, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(sel) == "" {
+		return fmt.Errorf("want name=selector, got %q", s)
+	}
+	if !f.set {
+		*f.fields, f.set = nil, true
+	}
+	*f.fields = append(*f.fields, Field{strings.TrimSpace(name), strings.TrimSpace(sel)})
+	return nil
+}
+
+// flags registers every flag on fs, filling cfg.
+func (cfg *Config) flags(fs *flag.FlagSet) {
+	fs.StringVar(&cfg.Follow, "follow", cfg.Follow, "CSS selector of the links to follow from every valid page")
+	fs.StringVar(&cfg.ProductURL, "product-url", cfg.ProductURL, "regular expression matching the URLs of product pages (the others are listings)")
+	fs.Var(&listFlag{list: &cfg.Require}, "require", "CSS selector a valid product page must have (repeatable; replaces the default)")
+	fs.Var(&listFlag{list: &cfg.ListingRequire}, "listing-require", "CSS selector every other page must have (repeatable; replaces the default)")
+	fs.IntVar(&cfg.MinBytes, "min-bytes", cfg.MinBytes, "byte floor: a page with a shorter body is invalid (0 turns it off)")
+	fs.Var(&fieldFlag{fields: &cfg.Fields}, "field", "name=selector: what goes into each JSON line, the text of the first match (repeatable; replaces the default)")
+	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "breaker profile: conservative, standard or aggressive")
+	fs.IntVar(&cfg.Parallelism, "parallelism", cfg.Parallelism, "requests in flight at most, per start host")
+	fs.IntVar(&cfg.MaxPages, "max-pages", cfg.MaxPages, "requests issued at most over the whole run (0: no limit)")
+	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout of one request")
+	fs.StringVar(&cfg.Out, "out", cfg.Out, "file the valid products are appended to, one JSON object a line")
+	fs.StringVar(&cfg.Report, "report", cfg.Report, "final report format: text or json (on stdout)")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error or disabled")
+	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format on stderr: json, console, or auto (console on a terminal)")
+	fs.StringVar(&cfg.Status, "status", cfg.Status, "progress display: line (live status line on stdout), log (periodic log events), off, or auto (line on a terminal)")
+	fs.DurationVar(&cfg.Progress, "progress", cfg.Progress, "how often progress is logged with -status log")
+}
+
+const usageHead = `Usage: productcrawl [flags] [start URL ...]
+
+Crawls product pages with Breakwater's per-domain circuit breaker and page
+validation on, appends every valid product to -out as a JSON line, prints a
+per-domain report on stdout and exits with the run's outcome. With no start
+URL it crawls an embedded local test store fleet: one healthy store, one that
+degrades to 503s mid-run and one that turns into consent shells.
+
+Flags (-flag or --flag):
+`
+
+const usageTail = `
+Exit codes:
+  0   complete  work done, records written
+  2   tripped   a target degraded (or the run was interrupted); reschedule
+  3   empty     ran to the end, nothing valid collected, nothing tripped
+  1   error     a bug or a broken environment, e.g. selector_broken: a human must look
+  64  usage     bad flags or configuration; nothing was sent
+`
+
+// printUsage writes the help text to w.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, usageHead)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fmt.Fprint(w, usageTail)
+}
+
+// parseConfig reads args. It returns flag.ErrHelp for -h, and a
+// *usageError for anything wrong; nothing is sent before it returns.
+func parseConfig(args []string, help io.Writer) (Config, error) {
+	cfg := defaults()
+	fs := flag.NewFlagSet("productcrawl", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are ours to print; Go's flag would exit 2
+	fs.Usage = func() {}
+	cfg.flags(fs)
+	// Flags may come before and after the start URLs.
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				printUsage(help, fs)
+				return cfg, err
+			}
+			return cfg, usageErr("%v", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		cfg.URLs = append(cfg.URLs, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return cfg, cfg.validate()
+}
+
+// validate checks cfg and derives what the crawl needs. Every error names
+// the flag and says what would be right.
+func (cfg *Config) validate() error {
+	var err error
+	seen := map[string]bool{}
+	for _, raw := range cfg.URLs {
+		u, perr := url.Parse(raw)
+		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageErr("start URL %q: want an absolute http or https URL", raw)
+		}
+		h := breaker.HostOf(u.Host)
+		if !seen[h] {
+			seen[h] = true
+			cfg.startHosts = append(cfg.startHosts, h)
+			cfg.startDomain = append(cfg.startDomain, strings.ToLower(u.Hostname()))
+		}
+	}
+	if err := selector("-follow", cfg.Follow); err != nil {
+		return err
+	}
+	for _, s := range cfg.Require {
+		if err := selector("-require", s); err != nil {
+			return err
+		}
+	}
+	for _, s := range cfg.ListingRequire {
+		if err := selector("-listing-require", s); err != nil {
+			return err
+		}
+	}
+	if cfg.productRE, err = regexp.Compile(cfg.ProductURL); err != nil || cfg.ProductURL == "" {
+		return usageErr("-product-url %q: want a regular expression matching product page URLs (%v)", cfg.ProductURL, err)
+	}
+	names := map[string]bool{"url": true, "fetched_at": true}
+	if len(cfg.Fields) == 0 {
+		return usageErr("-field: at least one name=selector is needed")
+	}
+	for _, f := range cfg.Fields {
+		if names[f.Name] {
+			return usageErr("-field %s=%s: the name %q is taken (url and fetched_at are always written; names must differ)", f.Name, f.Selector, f.Name)
+		}
+		names[f.Name] = true
+		if err := selector("-field "+f.Name, f.Selector); err != nil {
+			return err
+		}
+	}
+	if cfg.MinBytes < 0 {
+		return usageErr("-min-bytes %d: want 0 (no floor) or more", cfg.MinBytes)
+	}
+	if cfg.Parallelism < 1 {
+		return usageErr("-parallelism %d: want 1 or more", cfg.Parallelism)
+	}
+	if cfg.MaxPages < 0 {
+		return usageErr("-max-pages %d: want 0 (no limit) or more", cfg.MaxPages)
+	}
+	if cfg.Timeout <= 0 {
+		return usageErr("-timeout %v: want a positive duration, e.g. 10s", cfg.Timeout)
+	}
+	if cfg.Progress < 0 {
+		return usageErr("-progress %v: want a positive duration, or 0 for no progress events", cfg.Progress)
+	}
+	if cfg.profile, err = breaker.ProfileByName(strings.ToLower(cfg.Profile)); err != nil {
+		return usageErr("-profile %q: want conservative, standard or aggressive", cfg.Profile)
+	}
+	if cfg.format, err = report.ParseFormat(cfg.Report); err != nil {
+		return usageErr("-report %q: want text or json", cfg.Report)
+	}
+	if cfg.level, err = zerolog.ParseLevel(strings.ToLower(cfg.LogLevel)); err != nil || cfg.LogLevel == "" {
+		return usageErr("-log-level %q: want debug, info, warn, error or disabled", cfg.LogLevel)
+	}
+	switch cfg.LogFormat {
+	case "auto", "json", "console":
+	default:
+		return usageErr("-log-format %q: want json, console or auto", cfg.LogFormat)
+	}
+	switch cfg.Status {
+	case "auto", "line", "log", "off":
+	default:
+		return usageErr("-status %q: want auto, line, log or off", cfg.Status)
+	}
+	if strings.TrimSpace(cfg.Out) == "" {
+		return usageErr("-out: want a file name")
+	}
+	return nil
+}
+
+// selector checks a CSS selector the way the validator and goquery will
+// read it.
+func selector(flagName, s string) error {
+	if strings.TrimSpace(s) == "" {
+		return usageErr("%s: empty selector", flagName)
+	}
+	if _, err := cascadia.ParseGroup(s); err != nil {
+		return usageErr("%s %q: not a valid CSS selector: %v", flagName, s, err)
+	}
+	return nil
+}

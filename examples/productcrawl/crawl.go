@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/breakwater-crawl/breakwater"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/report"
+	"github.com/gocolly/colly/v2"
+	"github.com/rs/zerolog"
+)
+
+// crawl is one run: the collector with every extension wired in, the
+// output, and what the end of the run needs to decide and report. Later
+// extensions (the checkpoint, Redis) add themselves in newCrawl: to exts,
+// judges and reportOpts, and their Close to closers.
+type crawl struct {
+	cfg Config
+	log zerolog.Logger
+	c   *colly.Collector
+	v   *validate.Validator
+	b   *breaker.Breaker
+	out *sink
+
+	exts       []breakwater.Extension // registered in order
+	judges     []outcome.Judge        // asked how the run ended
+	reportOpts []report.Option        // sources of the report
+	closers    []func() error         // run after the crawl, in reverse
+
+	cancel context.CancelFunc // aborts requests in flight (second signal)
+
+	stopping    atomic.Bool   // no new requests
+	interrupted atomic.Value  // the signal's name, once one arrived
+	cut         atomic.Int64  // requests and links dropped because the run was stopping
+	scheduled   atomic.Int64  // requests scheduled, against -max-pages
+	capped      atomic.Bool   // -max-pages was reached
+	errOnce     sync.Once     // the crawl's own first error
+	err         error
+	started     time.Time
+}
+
+// newCrawl builds the run from a checked Config. Nothing is sent yet.
+func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
+	cr := &crawl{cfg: cfg, log: log}
+	var err error
+
+	// Validation rules per page type: a product page needs the product
+	// (its title by default), every other page the listing structure.
+	product := []validate.Check{validate.MinBytes(cfg.MinBytes), validate.Require(cfg.Require...)}
+	listing := []validate.Option{validate.MinBytes(cfg.MinBytes)}
+	if len(cfg.ListingRequire) > 0 {
+		listing = append(listing, validate.Require(cfg.ListingRequire...))
+	}
+	opts := append([]validate.Option{validate.Page(cfg.ProductURL, product...), validate.WithLogger(log)}, listing...)
+	if cr.v, err = validate.New(opts...); err != nil {
+		return nil, usageErr("validation rules: %v", err)
+	}
+	if cr.b, err = breaker.New(cfg.profile, breaker.WithValidator(cr.v), breaker.WithLogger(log),
+		breaker.OnOutcome(cr.onOutcome)); err != nil {
+		return nil, usageErr("breaker: %v", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cr.cancel = cancel
+	cr.c = colly.NewCollector(colly.Async(true), colly.StdlibContext(ctx))
+	cr.c.SetRequestTimeout(cfg.Timeout)
+	cr.c.AllowedDomains = cfg.startDomain
+	// One LimitRule per start host: a rule's Parallelism is one pool shared
+	// by every host it matches (colly-internals.md §6), so a catch-all
+	// would let a slow store hold the slots of a healthy one. The last rule
+	// is for hosts reached by redirect; those share its pool.
+	for _, h := range cfg.startHosts {
+		rule := &colly.LimitRule{DomainRegexp: "(?i)^" + regexp.QuoteMeta(h) + "$", Parallelism: cfg.Parallelism}
+		if err := cr.c.Limit(rule); err != nil {
+			return nil, usageErr("limit rule for %s: %v", h, err)
+		}
+	}
+	if err := cr.c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: cfg.Parallelism}); err != nil {
+		return nil, usageErr("limit rule: %v", err)
+	}
+
+	if cr.out, err = openSink(cfg.Out); err != nil {
+		cancel()
+		return nil, err
+	}
+	cr.closers = append(cr.closers, cr.out.close)
+
+	// The stop gate runs before every extension, so a request cut by a
+	// stop is never counted as anything by them.
+	cr.c.OnRequest(cr.gate)
+	cr.c.OnRequestHeaders(cr.gate)
+	cr.exts = append(cr.exts, cr.v, cr.b) // the validator before the breaker that consults it
+	cr.judges = append(cr.judges, cr.b, validatorJudge(cr.v))
+	cr.reportOpts = append(cr.reportOpts, report.WithBreaker(cr.b), report.WithValidator(cr.v))
+	breakwater.Use(cr.c, cr.exts...)
+	// Registered after the validator: the verdict is complete here.
+	cr.c.OnHTML("html", cr.onPage)
+	return cr, nil
+}
+
+// gate drops requests once the run is stopping: in OnRequest for those not
+// yet queued, in OnRequestHeaders for those that were waiting for a slot.
+func (cr *crawl) gate(r *colly.Request) {
+	if cr.stopping.Load() && !r.IsAbort() {
+		r.Abort()
+		cr.cut.Add(1)
+	}
+}
+
+// onPage scores nothing itself: the validator did. A valid product page
+// becomes a record; links are followed from valid pages only.
+func (cr *crawl) onPage(e *colly.HTMLElement) {
+	verdict, ok := cr.v.VerdictOf(e.Response)
+	if !ok || !verdict.Valid() {
+		return
+	}
+	u := e.Request.URL
+	if cr.cfg.productRE.MatchString(u.String()) {
+		rec := record{URL: u.String(), Host: u.Host, FetchedAt: time.Now()}
+		for _, f := range cr.cfg.Fields {
+			rec.Values = append(rec.Values, value{Name: f.Name, Text: text(e.DOM.Find(f.Selector).First())})
+		}
+		if err := cr.out.write(rec); err != nil {
+			cr.fail(err)
+		}
+	}
+	e.DOM.Find(cr.cfg.Follow).Each(func(_ int, s *goquery.Selection) {
+		if href, ok := s.Attr("href"); ok {
+			cr.visit(e.Request, e.Request.AbsoluteURL(href))
+		}
+	})
+}
+
+// text is the element's text with its whitespace collapsed.
+func text(s *goquery.Selection) string { return strings.Join(strings.Fields(s.Text()), " ") }
+
+// visit schedules u, from parent (nil for a start URL), within -max-pages.
+func (cr *crawl) visit(parent *colly.Request, u string) {
+	if u == "" {
+		return
+	}
+	if seen, _ := cr.c.HasVisited(u); seen {
+		return
+	}
+	if cr.stopping.Load() {
+		cr.cut.Add(1)
+		return
+	}
+	if n := cr.scheduled.Add(1); cr.cfg.MaxPages > 0 && n > int64(cr.cfg.MaxPages) {
+		cr.scheduled.Add(-1)
+		if !cr.capped.Swap(true) {
+			cr.log.Info().Str("event", "max_pages").Int("max_pages", cr.cfg.MaxPages).
+				Msg("-max-pages reached: no more links are followed")
+		}
+		return
+	}
+	var err error
+	if parent != nil {
+		err = parent.Visit(u)
+	} else {
+		err = cr.c.Visit(u)
+	}
+	if err == nil {
+		return
+	}
+	cr.scheduled.Add(-1)
+	var seen *colly.AlreadyVisitedError
+	switch {
+	case errors.As(err, &seen):
+	case parent == nil:
+		cr.fail(fmt.Errorf("start URL %s: %w", u, err))
+	default:
+		cr.log.Debug().Str("event", "not_followed").Str("url", u).Err(err).Msg("link not followed")
+	}
+}
+
+// onOutcome logs every attempt that left, at debug level.
+func (cr *crawl) onOutcome(a breaker.Attempt) {
+	if e := cr.log.Debug(); e.Enabled() {
+		e.Str("event", "page").Str("url", a.Request.URL.String()).Int("status", a.Status).
+			Stringer("class", a.Outcome.Class).Dur("latency", a.Outcome.Latency).AnErr("error", a.Err).Msg("page")
+	}
+}
+
+// fail records the crawl's own first error (the output cannot be written,
+// a start URL cannot be scheduled) and stops the run: it ends as an error.
+func (cr *crawl) fail(err error) {
+	cr.errOnce.Do(func() {
+		cr.err = err
+		cr.log.Error().Str("event", "crawl_error").Err(err).Msg("the crawl cannot go on; stopping")
+		cr.stopping.Store(true)
+	})
+}
+
+// interrupt stops issuing requests; those in flight finish.
+func (cr *crawl) interrupt(sig os.Signal) {
+	if cr.interrupted.CompareAndSwap(nil, sig.String()) {
+		cr.stopping.Store(true)
+		cr.log.Warn().Str("event", "interrupted").Str("signal", sig.String()).
+			Msg("stopping: no new requests; waiting for those in flight (signal again to abort them)")
+		return
+	}
+	cr.log.Warn().Str("event", "aborted").Str("signal", sig.String()).Msg("aborting the requests in flight")
+	cr.cancel()
+}
+
+// run crawls from the start URLs until there is nothing left to do or the
+// run is stopped, and returns how it ended and its report.
+func (cr *crawl) run() (outcome.Outcome, report.Report) {
+	cr.started = time.Now()
+	cr.log.Info().Str("event", "crawl_started").Strs("start", cr.cfg.URLs).Str("profile", cr.cfg.profile.Name).
+		Int("parallelism", cr.cfg.Parallelism).Str("out", cr.cfg.Out).Msg("crawl started")
+	for _, u := range cr.cfg.URLs {
+		cr.visit(nil, u)
+	}
+	cr.c.Wait()
+	cr.cancel()
+	for i := len(cr.closers) - 1; i >= 0; i-- {
+		if err := cr.closers[i](); err != nil {
+			cr.fail(err)
+		}
+	}
+
+	judges := cr.judges
+	if sig, _ := cr.interrupted.Load().(string); sig != "" && cr.cut.Load() > 0 {
+		judges = append(judges, interruptedJudge{signal: sig, cut: cr.cut.Load()})
+	}
+	records, perHost := cr.out.counts()
+	o := outcome.Decide(records, cr.err, judges...)
+	r := report.New(o, append(cr.reportOpts, report.WithRecords(perHost))...)
+	ev := cr.log.Info()
+	if o.State != outcome.Complete {
+		ev = cr.log.Warn()
+	}
+	ev.Str("event", "run_finished").Stringer("state", o.State).Int("exit_code", o.ExitCode()).
+		Int64("records", o.Records).Strs("domains", o.Domains).Str("reason", o.Reason).
+		Dur("took", time.Since(cr.started)).Msg("run finished: " + o.State.String())
+	return o, r
+}

@@ -1,0 +1,129 @@
+// Command productcrawl is the main job: a product crawl with Breakwater's
+// per-domain circuit breaker and page validation on, that keeps every valid
+// product it collected and says honestly how it ended.
+//
+//	go run ./examples/productcrawl                    # crawls an embedded test store fleet
+//	go run ./examples/productcrawl -h                 # the flags
+//	go run ./examples/productcrawl --report json https://shop.example/
+//
+// It appends every valid product page to -out as one JSON object a line
+// ({"url","title","price","fetched_at"} by default; -field chooses), never
+// an invalid page, shows progress while it runs, prints a per-domain report
+// on stdout (package report) and exits with the code of the outcome the
+// library decided (package outcome):
+//
+//	0   complete  work done, records written
+//	2   tripped   a target degraded, or the run was interrupted: reschedule
+//	3   empty     ran to the end, nothing valid collected, nothing tripped
+//	1   error     our bug or a broken environment (selector_broken included)
+//	64  usage     bad flags or configuration: nothing was sent
+//
+// SIGINT or SIGTERM stops issuing requests; those in flight finish, their
+// products are written, the report is printed. A run stopped before its
+// work was done ends as tripped (exit 2): the partial is kept and a
+// rescheduled run does the rest; an error another judge found still wins.
+// A second signal aborts the requests in flight.
+//
+// orchestrate.sh beside this file shows a scheduler acting on each code.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/rs/zerolog"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole program; it returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseConfig(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return usage(stderr, err)
+	}
+
+	st := newStatus(cfg.Status, stdout, cfg.Progress)
+	log := newLogger(cfg, stderr, st)
+
+	if len(cfg.URLs) == 0 {
+		fleet, err := startDemo(log)
+		if err != nil {
+			log.Error().Str("event", "demo_failed").Err(err).Msg("cannot start the embedded test stores")
+			return outcome.Decide(0, err).ExitCode()
+		}
+		defer fleet.Close()
+		for _, s := range fleet.Stores {
+			cfg.URLs = append(cfg.URLs, s.URL()+"/")
+		}
+		if err := cfg.validate(); err != nil {
+			return usage(stderr, err)
+		}
+	}
+
+	cr, err := newCrawl(cfg, log)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return usage(stderr, err)
+	}
+	if err != nil {
+		// The environment, not the configuration: -out cannot be opened.
+		o := outcome.Decide(0, err)
+		log.Error().Str("event", "run_finished").Stringer("state", o.State).Int("exit_code", o.ExitCode()).Err(err).Msg("cannot start the crawl")
+		return o.ExitCode()
+	}
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				cr.interrupt(sig)
+			case <-done:
+				return
+			}
+		}
+	}()
+
+	st.start(log, cr.b, cr.out)
+	o, rep := cr.run()
+	st.stop()
+	if err := rep.Write(stdout, cfg.format); err != nil {
+		log.Error().Str("event", "report_failed").Err(err).Msg("cannot write the report")
+		return outcome.Decide(o.Records, err).ExitCode()
+	}
+	return o.ExitCode()
+}
+
+// usage reports a configuration error: exit 64, nothing was sent.
+func usage(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "productcrawl: %v\nRun productcrawl -h for the flags.\n", err)
+	return outcome.Usage
+}
+
+// newLogger writes to stderr: console lines on a terminal (or with
+// -log-format console), JSON lines otherwise.
+func newLogger(cfg Config, stderr io.Writer, st *status) zerolog.Logger {
+	f, isFile := stderr.(*os.File)
+	tty := isFile && isTerminal(f)
+	var w io.Writer = stderr
+	if cfg.LogFormat == "console" || (cfg.LogFormat == "auto" && tty) {
+		w = zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000", NoColor: !tty}
+	}
+	return zerolog.New(st.wrap(w)).Level(cfg.level).With().Timestamp().Logger()
+}
