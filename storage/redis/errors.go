@@ -85,40 +85,55 @@ func (q *Queue) wrap(ctx context.Context, op string, err error) error {
 	if ctxErr != nil && !errors.Is(err, ctxErr) {
 		err = fmt.Errorf("%w (%w)", err, ctxErr)
 	}
-	switch {
-	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
-	case isUnavailable(err):
-		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w: %w (check that Redis is running and reachable from this host, then retry)", op, q.crawl, ErrUnavailable, err)
-	default:
+	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
 	}
+	if hint, ok := unavailable(err); ok {
+		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w: %w (%s)", op, q.crawl, ErrUnavailable, err, hint)
+	}
+	return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
 }
 
-// isUnavailable reports whether err means Redis cannot serve us right now,
-// as opposed to a bug (a script error, a wrong type).
-func isUnavailable(err error) bool {
+// unavailable reports whether err means Redis cannot serve us right now,
+// as opposed to a bug (a script error, a wrong type), and what to do.
+func unavailable(err error) (hint string, ok bool) {
+	const unreachable = "check that Redis is running and reachable from this host, then retry"
 	if err == nil {
-		return false
+		return "", false
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, goredis.ErrClosed) ||
-		errors.Is(err, goredis.ErrPoolTimeout) || errors.Is(err, io.EOF) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "Redis did not answer in time: check that it is reachable and not overloaded, or allow a longer deadline", true
+	}
+	if errors.Is(err, goredis.ErrClosed) {
+		return "the Redis client was closed: use an open client", true
+	}
+	if errors.Is(err, goredis.ErrPoolTimeout) {
+		return "every pooled connection is busy: raise the client's PoolSize or lower the concurrency", true
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return true
+		return unreachable, true
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) {
-		return true
+		return unreachable, true
 	}
 	var redisErr goredis.Error
 	if errors.As(err, &redisErr) {
 		msg := redisErr.Error()
-		for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "OOM", "MAXCLIENTS", "ERR max number of clients"} {
+		switch {
+		case strings.HasPrefix(msg, "READONLY"):
+			return "connected to a read-only replica: point the client at the primary", true
+		case strings.HasPrefix(msg, "OOM"):
+			return "Redis is out of memory: raise maxmemory or free memory, or shorten WithRetention and WithDeadLetterLimit", true
+		case strings.HasPrefix(msg, "MAXCLIENTS"), strings.HasPrefix(msg, "ERR max number of clients"):
+			return "Redis refuses more clients: raise maxclients or lower the client's PoolSize", true
+		}
+		for _, p := range []string{"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY"} {
 			if strings.HasPrefix(msg, p) {
-				return true
+				return "Redis is starting, failing over or busy: retry shortly", true
 			}
 		}
 	}
-	return false
+	return "", false
 }

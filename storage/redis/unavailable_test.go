@@ -1,9 +1,12 @@
 package redis_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -162,4 +165,87 @@ func TestCanceledContextIsNotReportedAsUnavailable(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || errors.Is(err, redis.ErrUnavailable) {
 		t.Errorf("claim with a canceled context: %v, want context.Canceled only", err)
 	}
+}
+
+// TestRedisBusyStatesAreUnavailable serves every command with one Redis
+// error reply, as a server that is loading, a read-only replica or out of
+// memory would, and checks that those say ErrUnavailable while a plain
+// error does not.
+func TestRedisBusyStatesAreUnavailable(t *testing.T) {
+	for reply, want := range map[string]bool{
+		"-LOADING Redis is loading the dataset in memory":                   true,
+		"-READONLY You can't write against a read only replica.":            true,
+		"-OOM command not allowed when used memory > 'maxmemory'.":          true,
+		"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data": true,
+		"-ERR unknown command 'EVALSHA'":                                    false,
+	} {
+		addr := replyServer(t, reply)
+		client := goredis.NewClient(&goredis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+		q, err := redis.NewQueue(client, "crawl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = q.Claim(ctxT(t))
+		if err == nil || errors.Is(err, redis.ErrUnavailable) != want {
+			t.Errorf("reply %q: %v; want ErrUnavailable %v", reply, err, want)
+		}
+		client.Close()
+	}
+}
+
+// replyServer answers every RESP command it reads with reply.
+func replyServer(t *testing.T, reply string) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					n, err := readCommand(r)
+					if err != nil || n < 0 {
+						return
+					}
+					if _, err := c.Write([]byte(reply + "\r\n")); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// readCommand reads one RESP array of bulk strings and returns its length.
+func readCommand(r *bufio.Reader) (int, error) {
+	line, err := r.ReadString('\n')
+	if err != nil || len(line) < 2 || line[0] != '*' {
+		return -1, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(line[1:]))
+	if err != nil {
+		return -1, err
+	}
+	for range n {
+		head, err := r.ReadString('\n')
+		if err != nil || len(head) < 2 || head[0] != '$' {
+			return -1, err
+		}
+		size, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+		if err != nil {
+			return -1, err
+		}
+		if _, err := r.Discard(size + 2); err != nil {
+			return -1, err
+		}
+	}
+	return n, nil
 }
