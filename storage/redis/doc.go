@@ -34,8 +34,9 @@
 //
 // Leases. Claim moves the job into an in-flight set scored by its lease
 // deadline (WithVisibilityTimeout) and gives it a token. Only the holder of
-// the token may Fail, Park or Extend the job; Ack is refused only when
-// another worker holds it. A job whose worker died is taken back by the
+// the token may Fail, Park or Extend the job; a late Ack, after the lease
+// expired, still completes the job as long as nobody has claimed or
+// rescheduled it since. A job whose worker died is taken back by the
 // next Claim (or Reclaim) once its lease expires: that spends one attempt,
 // so a job that keeps killing workers ends in the dead letters. Delivery is
 // at least once.
@@ -62,9 +63,11 @@
 //
 // Failure. Every method takes a context, is bounded by WithCallTimeout, and
 // never panics; when Redis cannot be reached the error wraps ErrUnavailable
-// (and the cause) for errors.Is. Build the client with
+// (and the cause) for errors.Is, and says what to do. Build the client with
 // ContextTimeoutEnabled: true so that a deadline also cuts short a hung
-// connection.
+// connection. A default go-redis client retries failed dials (about 2 s per
+// call against a closed port); lower its MaxRetries and DialerRetries to
+// fail faster.
 //
 // The tests run against a real Redis (see the redistest package).
 package redis

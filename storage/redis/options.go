@@ -137,7 +137,10 @@ func WithAging(criticalLead, agingBound time.Duration) QueueOption {
 
 // WithRetention sets the time-to-live of the crawl's keys, refreshed by
 // every call that changes the queue: a crawl nobody touches for this long
-// disappears from Redis by itself. Default 7 days; must be ≥ 1 s.
+// disappears from Redis by itself. Keep it well above the backoff cap and
+// the longest Park: a crawl whose only jobs wait longer than the retention,
+// with no other change meanwhile, expires with them. Default 7 days; must
+// be ≥ 1 s.
 func WithRetention(d time.Duration) QueueOption {
 	return func(s *settings) {
 		if d < time.Second {
