@@ -72,8 +72,9 @@ func WithFlushInterval(d time.Duration) Option {
 
 // WithBatchSize sets how many buffered records and metadata entries start
 // a commit before the interval is up. Put blocks while four times as many
-// are buffered and a commit is running, which bounds memory when the disk
-// is slower than the crawl. Zero means DefaultBatchSize (10,000); negative
+// are buffered and a commit is running, which bounds memory (to about
+// eight batches, with the commit's own) when the disk is slower than the
+// crawl. Zero means DefaultBatchSize (10,000); negative
 // is rejected.
 func WithBatchSize(n int) Option {
 	return func(o *options) {
