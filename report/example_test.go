@@ -37,7 +37,7 @@ func Example() {
 		report.WithRecords(map[string]int64{"a.example": 25, "b.example": 10}))
 	r.Write(os.Stdout, report.Text)
 	// Output:
-	// outcome: tripped (exit 2): a target degraded; reschedule without a human
+	// outcome: tripped (exit 2): work left for a rescheduled run; no human needed
 	//   tripped  circuit_open: circuit not closed for b.example
 	// records: 35
 	//

@@ -15,7 +15,7 @@ import (
 // meaning says what each ending asks of whoever reads the report.
 var meaning = map[outcome.State]string{
 	outcome.Complete: "work done",
-	outcome.Tripped:  "a target degraded; reschedule without a human",
+	outcome.Tripped:  "work left for a rescheduled run; no human needed",
 	outcome.Empty:    "ran to the end, nothing valid collected, nothing tripped",
 	outcome.Error:    "needs a human: a retry will fail the same way",
 }

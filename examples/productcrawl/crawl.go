@@ -40,12 +40,12 @@ type crawl struct {
 
 	cancel context.CancelFunc // aborts requests in flight (second signal)
 
-	stopping    atomic.Bool   // no new requests
-	interrupted atomic.Value  // the signal's name, once one arrived
-	cut         atomic.Int64  // requests and links dropped because the run was stopping
-	scheduled   atomic.Int64  // requests scheduled, against -max-pages
-	capped      atomic.Bool   // -max-pages was reached
-	errOnce     sync.Once     // the crawl's own first error
+	stopping    atomic.Bool  // no new requests
+	interrupted atomic.Value // the signal's name, once one arrived
+	cut         atomic.Int64 // requests and links dropped because the run was stopping
+	scheduled   atomic.Int64 // requests scheduled, against -max-pages
+	capped      atomic.Bool  // -max-pages was reached
+	errOnce     sync.Once    // the crawl's own first error
 	err         error
 	started     time.Time
 }
@@ -245,6 +245,6 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 	}
 	ev.Str("event", "run_finished").Stringer("state", o.State).Int("exit_code", o.ExitCode()).
 		Int64("records", o.Records).Strs("domains", o.Domains).Str("reason", o.Reason).
-		Dur("took", time.Since(cr.started)).Msg("run finished: " + o.State.String())
+		Float64("took_s", time.Since(cr.started).Round(time.Millisecond).Seconds()).Msg("run finished: " + o.State.String())
 	return o, r
 }

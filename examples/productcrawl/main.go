@@ -41,6 +41,7 @@ import (
 )
 
 func main() {
+	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00" // milliseconds: a crawl's events are close together
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

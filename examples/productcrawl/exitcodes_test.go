@@ -1,0 +1,195 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/testserver"
+)
+
+func TestExitCompleteOnAHealthyStore(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 30, PerPage: 10})
+	r := runCrawl(t, "--report", "json", store.URL()+"/")
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 (complete)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	rep := r.report(t)
+	d := rep.domain(t, store.Host())
+	if rep.Outcome.State != "complete" || rep.ExitCode != 0 || rep.Outcome.Records != 30 {
+		t.Errorf("outcome %+v exit %d: want complete, 30 records", rep.Outcome, rep.ExitCode)
+	}
+	if d.State != "closed" || d.OK != 33 || d.Records != 30 || d.Invalid != 0 || d.Failures.Degraded != 0 || d.Refused != 0 || d.Trips != 0 {
+		t.Errorf("domain %+v: want closed, 33 pages ok (30 products, 3 listings), 30 records, nothing else", d)
+	}
+	ps := products(t, filepath.Join(r.dir, "products.jsonl"), store)
+	if len(ps) != 30 {
+		t.Fatalf("%d products written, want all 30", len(ps))
+	}
+	for n := 1; n <= 30; n++ {
+		if !urls(ps)[store.ProductURL(n)] {
+			t.Errorf("product %d missing from the JSON lines", n)
+		}
+	}
+	if store.Count() != 33 {
+		t.Errorf("the store received %d requests, want 33: each page once", store.Count())
+	}
+}
+
+// A store degrading mid-run: the breaker stops the traffic within its
+// bound, and every product fetched before the trip is kept.
+func TestExitTrippedOnADegradingStore(t *testing.T) {
+	for _, tc := range []struct {
+		profile     breaker.Profile
+		parallelism int
+	}{
+		{breaker.Standard, 2},
+		{breaker.Conservative, 3},
+	} {
+		t.Run(tc.profile.Name, func(t *testing.T) {
+			// After leaves a full window of successes before the first
+			// failure, so the trip needs exactly FailuresToTrip of them.
+			after := max(30, tc.profile.WindowSize)
+			store := startStore(t, testserver.Config{Products: 100, PerPage: 100,
+				Scenario: testserver.Scenario{Mode: testserver.Degrade, After: after}})
+			r := runCrawl(t, "--report", "json", "--profile", tc.profile.Name,
+				"--parallelism", itoa(tc.parallelism), store.URL()+"/")
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2 (tripped)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			bound := breaker.FailuresToTrip(tc.profile) + tc.parallelism - 1
+			if sent := store.SentAfterFailing(); sent > bound || sent < breaker.FailuresToTrip(tc.profile) {
+				t.Errorf("%d requests sent into the degradation; want between %d and the bound %d (window × threshold + parallelism − 1)",
+					sent, breaker.FailuresToTrip(tc.profile), bound)
+			}
+			rep := r.report(t)
+			d := rep.domain(t, store.Host())
+			if rep.Outcome.State != "tripped" || !slices.Contains(rep.Outcome.Domains, store.Host()) || !rep.hasFinding("circuit_open", store.Host()) {
+				t.Errorf("outcome %+v: want tripped, naming %s", rep.Outcome, store.Host())
+			}
+			if d.State != "open" || d.Trips != 1 || d.Profile != tc.profile.Name ||
+				d.OK != int64(store.CountMode(testserver.Healthy)) || d.Failures.Degraded != int64(store.CountMode(testserver.Degrade)) {
+				t.Errorf("domain %+v: want open after one trip, ok = %d pages served, degraded = %d 503s served",
+					d, store.CountMode(testserver.Healthy), store.CountMode(testserver.Degrade))
+			}
+			if sent := int64(store.Count()); d.Refused == 0 || d.Unfinished == 0 || sent+int64(d.Unfinished) != 101 {
+				t.Errorf("refused %d, unfinished %d, sent %d: want the 101 pages either sent or listed unfinished", d.Refused, d.Unfinished, sent)
+			}
+			ps := products(t, filepath.Join(r.dir, "products.jsonl"), store)
+			healthy := healthyProducts(store)
+			for u := range healthy {
+				if !urls(ps)[u] {
+					t.Errorf("%s was fetched healthy before the trip but is not in the JSON lines", u)
+				}
+			}
+			if len(ps) != len(healthy) || d.Records != int64(len(ps)) || rep.Outcome.Records != int64(len(ps)) {
+				t.Errorf("%d lines, %d healthy product pages, report records %d/%d: want all equal",
+					len(ps), len(healthy), d.Records, rep.Outcome.Records)
+			}
+		})
+	}
+}
+
+func TestExitEmptyOnAStoreWithNoProducts(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: testserver.NoProducts})
+	r := runCrawl(t, "--report", "json", store.URL()+"/")
+	if r.code != 3 {
+		t.Fatalf("exit %d, want 3 (empty)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	rep := r.report(t)
+	d := rep.domain(t, store.Host())
+	if rep.Outcome.State != "empty" || rep.Outcome.Records != 0 || len(rep.Outcome.Findings) != 0 {
+		t.Errorf("outcome %+v: want empty, no records, no findings", rep.Outcome)
+	}
+	// The empty listing is 737 bytes, below the default floor: invalid or
+	// not, nothing valid was collected and nothing tripped.
+	if d.State != "closed" || d.OK+d.Invalid != 1 || d.Records != 0 || store.Count() != 1 {
+		t.Errorf("domain %+v after %d requests: want the one listing page fetched, closed, no records", d, store.Count())
+	}
+	if ps := products(t, filepath.Join(r.dir, "products.jsonl"), store); len(ps) != 0 {
+		t.Errorf("%d products written, want none", len(ps))
+	}
+}
+
+// A template change mid-run: products served before it are kept, none
+// after, and the run is an error (a human must look), not a trip.
+func TestExitErrorWhenTheTemplateChanged(t *testing.T) {
+	const before = 10 // product pages served in the old template
+	store := startStore(t, testserver.Config{Products: 40, PerPage: 40,
+		Scenario: testserver.Scenario{Mode: testserver.Restyled, After: 1 + before}})
+	r := runCrawl(t, "--report", "json", "--parallelism", "1", store.URL()+"/")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (error: selector_broken)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	rep := r.report(t)
+	d := rep.domain(t, store.Host())
+	if rep.Outcome.State != "error" || !rep.hasFinding("selector_broken", store.Host()) || !slices.Contains(rep.Outcome.Domains, store.Host()) {
+		t.Errorf("outcome %+v: want error with a selector_broken finding for %s", rep.Outcome, store.Host())
+	}
+	if d.SelectorBroken == nil || !slices.Contains(d.SelectorBroken.Selectors, testserver.TitleSelector) || d.SelectorBroken.ValidBefore != 1+before {
+		t.Errorf("diagnosis %+v: want %q missing, after %d valid pages", d.SelectorBroken, testserver.TitleSelector, 1+before)
+	}
+	if d.Invalid != int64(store.CountMode(testserver.Restyled)) || d.Invalid < 3 || d.OK != 1+before {
+		t.Errorf("domain %+v: want every restyled page (%d) invalid, %d ok", d, store.CountMode(testserver.Restyled), 1+before)
+	}
+	ps := products(t, filepath.Join(r.dir, "products.jsonl"), store)
+	if len(ps) != before || d.Records != before {
+		t.Fatalf("%d products written (report %d), want the %d served before the template changed", len(ps), d.Records, before)
+	}
+	for u := range healthyProducts(store) {
+		if !urls(ps)[u] {
+			t.Errorf("%s was served in the old template but is not in the JSON lines", u)
+		}
+	}
+}
+
+func TestExitUsageOnBadFlagsBeforeAnyRequest(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 5})
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--no-such-flag"}, "no-such-flag"},
+		{[]string{"--min-bytes", "-1"}, "-min-bytes"},
+		{[]string{"--parallelism", "0"}, "-parallelism"},
+		{[]string{"--max-pages", "-5"}, "-max-pages"},
+		{[]string{"--timeout", "0s"}, "-timeout"},
+		{[]string{"--require", "div["}, "not a valid CSS selector"},
+		{[]string{"--follow", "a[href"}, "-follow"},
+		{[]string{"--field", "title"}, "name=selector"},
+		{[]string{"--field", "fetched_at=h1"}, "taken"},
+		{[]string{"--profile", "reckless"}, "conservative, standard or aggressive"},
+		{[]string{"--report", "yaml"}, "-report"},
+		{[]string{"--log-level", "loud"}, "-log-level"},
+		{[]string{"--product-url", "("}, "-product-url"},
+		{[]string{"ftp://example.com/"}, "http or https"},
+		{[]string{"--parallelism", "many"}, "-parallelism"},
+	} {
+		r := runCrawl(t, append(tc.args, store.URL()+"/")...)
+		if r.code != 64 {
+			t.Errorf("%v: exit %d, want 64 (usage)\nstderr:\n%s", tc.args, r.code, r.stderr)
+			continue
+		}
+		if !strings.Contains(r.stderr, tc.says) || r.stdout != "" {
+			t.Errorf("%v: stderr %q, stdout %q: want a message saying %q and no report", tc.args, r.stderr, r.stdout, tc.says)
+		}
+	}
+	if store.Count() != 0 {
+		t.Errorf("the store received %d requests from runs with bad flags, want 0", store.Count())
+	}
+}
+
+func TestHelpExitsZero(t *testing.T) {
+	for _, arg := range []string{"-h", "--help"} {
+		r := runCrawl(t, arg)
+		if r.code != 0 || !strings.Contains(r.stdout, "Usage: productcrawl") || !strings.Contains(r.stdout, "64  usage") ||
+			!strings.Contains(r.stdout, "-profile") {
+			t.Errorf("%s: exit %d, stdout:\n%s\nwant 0 and the usage with flags and exit codes", arg, r.code, r.stdout)
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# orchestrate.sh: run the product crawl and act on its exit code, the way a
+# scheduler (cron, a CI job, a workflow engine) should. The actions are
+# stubs that only say what a real orchestrator would do; replace them.
+#
+#   examples/productcrawl/orchestrate.sh [productcrawl flags and URLs]
+#
+# PRODUCTCRAWL is the command that runs the crawl (default: go run
+# ./examples/productcrawl, from the repository root); it is split on spaces.
+# RUN_ID names the run in the messages. The script exits with the crawl's
+# code, so whatever runs it still sees how the run ended.
+set -u
+
+run_id=${RUN_ID:-productcrawl-$(date +%Y%m%dT%H%M%S)}
+read -r -a crawl <<<"${PRODUCTCRAWL:-go run ./examples/productcrawl}"
+
+mark_done()   { echo "orchestrate: $run_id complete: marking the run done"; }
+reschedule()  { echo "orchestrate: $run_id tripped: a target degraded; rescheduling in 30m from the checkpoint, no human needed"; }
+page_oncall() { echo "orchestrate: $run_id error: paging on-call, a retry would fail the same way; read the report"; }
+alert_empty() { echo "orchestrate: $run_id empty: alerting, the run finished clean but collected nothing"; }
+fix_config()  { echo "orchestrate: $run_id usage: bad flags or configuration, nothing was sent; fix the job definition"; }
+
+"${crawl[@]}" "$@"
+code=$?
+
+case $code in
+0) mark_done ;;
+2) reschedule ;;
+1) page_oncall ;;
+3) alert_empty ;;
+64) fix_config ;;
+*) echo "orchestrate: $run_id exited $code, which productcrawl never returns (killed?): paging on-call" ;;
+esac
+exit "$code"

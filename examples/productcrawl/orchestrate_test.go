@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/testserver"
+)
+
+// orchestrate runs orchestrate.sh with PRODUCTCRAWL set to crawl.
+func orchestrate(t *testing.T, crawl string, env []string, args ...string) (int, string) {
+	t.Helper()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", append([]string{"orchestrate.sh"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "PRODUCTCRAWL="+crawl, "RUN_ID=test-run"), env...)
+	cmd.Dir = "." // the package directory, where orchestrate.sh is
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String()
+	case errors.As(err, &exit) && exit.Exited():
+		return exit.ExitCode(), out.String()
+	}
+	t.Fatalf("orchestrate.sh: %v\n%s", err, out.String())
+	return 0, ""
+}
+
+func TestOrchestrateActsOnEveryExitCode(t *testing.T) {
+	stub := filepath.Join(t.TempDir(), "crawl-stub")
+	script := "#!/bin/sh\necho \"stub crawl got: $*\"\nexit \"$STUB_CODE\"\n"
+	if err := os.WriteFile(stub, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		code   int
+		action string
+	}{
+		{0, "test-run complete: marking the run done"},
+		{2, "test-run tripped: a target degraded; rescheduling"},
+		{1, "test-run error: paging on-call"},
+		{3, "test-run empty: alerting"},
+		{64, "test-run usage: bad flags or configuration"},
+		{137, "test-run exited 137, which productcrawl never returns"},
+	} {
+		code, out := orchestrate(t, stub, []string{"STUB_CODE=" + strconv.Itoa(tc.code)}, "--profile", "conservative", "http://shop.example/")
+		if code != tc.code {
+			t.Errorf("crawl exit %d: orchestrate.sh exited %d, want the crawl's code passed on", tc.code, code)
+		}
+		if !strings.Contains(out, "orchestrate: "+tc.action) {
+			t.Errorf("crawl exit %d: output %q, want the action %q", tc.code, out, tc.action)
+		}
+		if !strings.Contains(out, "stub crawl got: --profile conservative http://shop.example/") {
+			t.Errorf("crawl exit %d: output %q, want the arguments passed to the crawl", tc.code, out)
+		}
+		if n := strings.Count(out, "orchestrate: "); n != 1 {
+			t.Errorf("crawl exit %d: %d actions taken, want exactly one:\n%s", tc.code, n, out)
+		}
+	}
+}
+
+// The real binary, end to end: a degrading store gets the run rescheduled.
+func TestOrchestrateReschedulesATrippedCrawl(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 60, PerPage: 60,
+		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25}})
+	out := filepath.Join(t.TempDir(), "p.jsonl")
+	start := time.Now()
+	code, text := orchestrate(t, bin, nil, "--out", out, "--log-level", "warn", store.URL()+"/")
+	if code != 2 || !strings.Contains(text, "orchestrate: test-run tripped") || !strings.Contains(text, "outcome: tripped (exit 2)") {
+		t.Fatalf("exit %d after %v:\n%s\nwant the crawl's report, then the reschedule action, exit 2", code, time.Since(start), text)
+	}
+}
