@@ -114,7 +114,7 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 	recs, ids, states := tx.Bucket(bucketRecords), tx.Bucket(bucketIDs), tx.Bucket(bucketStates)
 	// Records and states are appended in Seq order: fill their pages.
 	recs.FillPercent, states.FillPercent = 0.9, 0.9
-	var counts [int(storage.Dead) + 1]int
+	var counts storage.Tally
 	if !decodeCounts(format.Get(keyCounts), &counts) {
 		return corruptError(s.path, "the state counts are missing", nil)
 	}

@@ -54,7 +54,7 @@ func stateKey(st storage.State, seq uint64) []byte {
 	return putU64(append(make([]byte, 0, 9), byte(st)), seq)
 }
 
-func encodeCounts(c *[int(storage.Dead) + 1]int) []byte {
+func encodeCounts(c *storage.Tally) []byte {
 	b := make([]byte, 0, countsLen)
 	for st := storage.Pending; st <= storage.Dead; st++ {
 		b = putU64(b, uint64(c[st]))
@@ -62,7 +62,7 @@ func encodeCounts(c *[int(storage.Dead) + 1]int) []byte {
 	return b
 }
 
-func decodeCounts(b []byte, c *[int(storage.Dead) + 1]int) bool {
+func decodeCounts(b []byte, c *storage.Tally) bool {
 	if len(b) != countsLen {
 		return false
 	}

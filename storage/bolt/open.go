@@ -122,7 +122,7 @@ func initLayout(tx *bbolt.Tx) error {
 		}
 	}
 	b := tx.Bucket(bucketFormat)
-	var zero [int(storage.Dead) + 1]int
+	var zero storage.Tally
 	for _, kv := range [][2][]byte{
 		{keyMagic, []byte(formatMagic)},
 		{keyFormat, binary.BigEndian.AppendUint32(nil, formatVersion)},
@@ -298,7 +298,7 @@ func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
 	if len(f.Get(keyNextSeq)) != 8 {
 		return corruptError(path, "the next-seq counter is missing", nil)
 	}
-	var counts [int(storage.Dead) + 1]int
+	var counts storage.Tally
 	if !decodeCounts(f.Get(keyCounts), &counts) {
 		return corruptError(path, "the state counts are missing", nil)
 	}
@@ -344,7 +344,7 @@ func recordError(path string, seq uint64, err error) error {
 
 // verifyAll runs bbolt's page check, decodes every record and recounts
 // the states and index against what the file says.
-func verifyAll(tx *bbolt.Tx, path string, counts *[int(storage.Dead) + 1]int) error {
+func verifyAll(tx *bbolt.Tx, path string, counts *storage.Tally) error {
 	var errs []error
 	for err := range tx.Check() {
 		errs = append(errs, err)
@@ -352,7 +352,7 @@ func verifyAll(tx *bbolt.Tx, path string, counts *[int(storage.Dead) + 1]int) er
 	if len(errs) > 0 {
 		return corruptError(path, fmt.Sprintf("bbolt's check found %d problems", len(errs)), errors.Join(errs...))
 	}
-	var got [int(storage.Dead) + 1]int
+	var got storage.Tally
 	ids, states := tx.Bucket(bucketIDs), tx.Bucket(bucketStates)
 	err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
 		if err := checkRecord(path, k, v); err != nil {

@@ -29,7 +29,7 @@ type Store struct {
 	// in buf, then com, then the file. The same for metadata.
 	buf, com         map[uint64]*entry
 	metaBuf, metaCom map[string][]byte
-	counts           [int(storage.Dead) + 1]int // as reads see them
+	counts           storage.Tally // as reads see them
 	nextSeq          uint64
 	err              error // sticky commit error
 	closed           bool
@@ -256,13 +256,7 @@ func (s *Store) Counts() (map[storage.State]int, error) {
 	if s.closed {
 		return nil, storage.ErrClosed
 	}
-	m := make(map[storage.State]int)
-	for st, n := range s.counts {
-		if n > 0 {
-			m[storage.State(st)] = n
-		}
-	}
-	return m, nil
+	return s.counts.Map(), nil
 }
 
 // SetMeta implements storage.Store.

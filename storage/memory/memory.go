@@ -17,7 +17,7 @@ type Store struct {
 	mu     sync.RWMutex
 	recs   []storage.Record  // recs[i].Seq == i+1
 	ids    map[uint64]uint64 // ID -> Seq
-	counts [int(storage.Dead) + 1]int
+	counts storage.Tally
 	meta   map[string][]byte
 	closed bool
 }
@@ -119,13 +119,7 @@ func (s *Store) Counts() (map[storage.State]int, error) {
 	if s.closed {
 		return nil, storage.ErrClosed
 	}
-	m := make(map[storage.State]int)
-	for st, n := range s.counts {
-		if n > 0 {
-			m[storage.State(st)] = n
-		}
-	}
-	return m, nil
+	return s.counts.Map(), nil
 }
 
 // SetMeta implements storage.Store.
