@@ -100,8 +100,8 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// stop is never counted as anything by them.
 	cr.c.OnRequest(cr.gate)
 	cr.c.OnRequestHeaders(cr.gate)
-	cr.exts = append(cr.exts, cr.v, cr.b) // the validator before the breaker that consults it
-	cr.judges = append(cr.judges, cr.b, validatorJudge(cr.v))
+	cr.exts = append(cr.exts, cr.v, cr.b)     // the validator before the breaker that consults it
+	cr.judges = append(cr.judges, cr.b, cr.v) // open circuits; selector_broken
 	cr.reportOpts = append(cr.reportOpts, report.WithBreaker(cr.b), report.WithValidator(cr.v))
 	breakwater.Use(cr.c, cr.exts...)
 	// Registered after the validator: the verdict is complete here.

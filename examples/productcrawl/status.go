@@ -23,14 +23,15 @@ type status struct {
 	every time.Duration
 	width int
 
-	mu      sync.Mutex
 	log     zerolog.Logger
 	b       *breaker.Breaker
 	sink    *sink
-	shown   string     // the line on screen, "" when none
-	samples []progress // the last few, for the rate
+	samples []progress // the last few, for the rate; the ticker's own
 	stopCh  chan struct{}
 	done    chan struct{}
+
+	mu    sync.Mutex // guards the terminal: the line and log lines between redraws
+	shown string     // the line on screen, "" when none
 }
 
 type progress struct {
@@ -89,10 +90,9 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // start shows progress until stop.
 func (s *status) start(log zerolog.Logger, b *breaker.Breaker, out *sink) {
-	s.mu.Lock()
+	// Set before the goroutine that reads them starts.
 	s.log, s.b, s.sink = log, b, out
 	s.samples = []progress{{at: time.Now()}}
-	s.mu.Unlock()
 	if s.mode == "off" {
 		return
 	}
@@ -128,10 +128,13 @@ func (s *status) stop() {
 	s.mu.Unlock()
 }
 
+// update reads the counters, then redraws the line or logs an event.
+// The counters are read before taking the lock the log writer takes, so
+// an extension logging while it holds a lock of its own cannot deadlock
+// with the status line.
 func (s *status) update(now time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	stats := s.b.Stats()
+	records, _ := s.sink.counts()
 	var pages, refused int64
 	for _, d := range stats {
 		for class, n := range d.Outcomes {
@@ -141,11 +144,11 @@ func (s *status) update(now time.Time) {
 		}
 		refused += d.Refused
 	}
-	records, _ := s.sink.counts()
+	// Only this goroutine touches the samples.
 	s.samples = append(s.samples, progress{now, pages})
-	if keep := 9; s.mode == "log" { // the rate since the last event
+	if s.mode == "log" { // the rate since the last event
 		s.samples = s.samples[len(s.samples)-2:]
-	} else if len(s.samples) > keep { // about two seconds of line ticks
+	} else if len(s.samples) > 9 { // about two seconds of line ticks
 		s.samples = s.samples[1:]
 	}
 	rate := 0.0
@@ -171,6 +174,8 @@ func (s *status) update(now time.Time) {
 		}
 		fmt.Fprintf(&b, "│ %s %s ", d.Domain, state)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.clearLocked()
 	s.drawLocked(b.String())
 }

@@ -3,31 +3,8 @@ package main
 import (
 	"fmt"
 
-	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
-
-// validatorJudge returns v's own Judge. Until validate.Validator has one, it
-// stands in with the one finding productcrawl cannot do without: the
-// selector_broken diagnosis, an error (exit 1). Remove the stand-in once
-// the validator judges itself.
-func validatorJudge(v *validate.Validator) outcome.Judge {
-	if j, ok := any(v).(outcome.Judge); ok {
-		return j
-	}
-	return brokenJudge{v}
-}
-
-type brokenJudge struct{ v *validate.Validator }
-
-func (j brokenJudge) Judge() outcome.Evidence {
-	var ev outcome.Evidence
-	for _, b := range j.v.Broken() {
-		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "selector_broken",
-			Reason: b.Err().Error(), Domains: []string{b.Domain}})
-	}
-	return ev
-}
 
 // interruptedJudge is the evidence of a run stopped by a signal before its
 // work was done. It ends the run as tripped (exit 2): what was collected
