@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -27,6 +28,8 @@ type Breaker struct {
 	maxRetryAfter   time.Duration
 	throttleRetries int
 	trackerSize     int
+	pacing          Pacing
+	baseTransport   http.RoundTripper
 	onTransition    []func(Transition)
 	onRefused       []func(*colly.Request, *CircuitOpenError)
 	onOutcome       []func(Attempt)
@@ -46,10 +49,10 @@ type domain struct {
 
 	openUntil atomic.Int64                     // unix nanos; a cached "refuse before" for the cheap early check
 	openErr   atomic.Pointer[CircuitOpenError] // the refusal to hand out until openUntil
-	notBefore atomic.Int64                     // unix nanos; Retry-After pause
+	pace      *pace
+	timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
 	counts    [numClasses]atomic.Int64
 	refused   atomic.Int64
-	pauses    atomic.Int64
 	throttled atomic.Int64 // in a row
 	blocked   atomic.Int64 // in a row
 }
@@ -79,6 +82,10 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 			return nil, err
 		}
 	}
+	var err error
+	if b.pacing, err = b.pacing.normalise(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -95,7 +102,7 @@ func (b *Breaker) domain(host string) (*domain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
 	}
-	d := &domain{name: host, profile: p, circuit: c, tracker: newTracker(max(b.trackerSize, p.WindowSize))}
+	d := &domain{name: host, profile: p, circuit: c, tracker: newTracker(max(b.trackerSize, p.WindowSize)), pace: newPace(b.pacing)}
 	actual, _ := b.domains.LoadOrStore(host, d)
 	return actual.(*domain), nil
 }
@@ -279,10 +286,11 @@ type DomainStats struct {
 	Tracked       int           `json:"tracked"`
 	SuccessRate   float64       `json:"success_rate"`
 	MedianLatency time.Duration `json:"median_latency_ns"`
-	// PausedUntil is the end of the current Retry-After pause, if any.
-	PausedUntil time.Time `json:"paused_until,omitzero"`
-	// Pauses counts Retry-After pauses taken.
-	Pauses int64 `json:"pauses"`
+	// Pace is the domain's current pace, its Retry-After pauses and the
+	// time spent paused.
+	Pace PaceStats `json:"pace"`
+	// Timeout is the adaptive request timeout in force, 0 if none.
+	Timeout time.Duration `json:"timeout_ns"`
 }
 
 // Count returns how many attempts ended in class c.
@@ -295,7 +303,7 @@ func (b *Breaker) Stats() []DomainStats {
 	b.domains.Range(func(_, v any) bool {
 		d := v.(*domain)
 		s := DomainStats{Domain: d.name, Profile: d.profile.Name, Outcomes: make(map[string]int64, numClasses),
-			Refused: d.refused.Load(), Pauses: d.pauses.Load()}
+			Refused: d.refused.Load(), Pace: d.pace.stats(now), Timeout: time.Duration(d.timeout.Load())}
 		if snap, err := d.circuit.Snapshot(b.clock); err == nil {
 			s.State, s.Trips = snap.State, snap.Trips
 			if snap.State == Open {
@@ -308,9 +316,6 @@ func (b *Breaker) Stats() []DomainStats {
 			}
 		}
 		s.Tracked, s.SuccessRate, s.MedianLatency = d.tracker.stats()
-		if nb := d.notBefore.Load(); nb > now.UnixNano() {
-			s.PausedUntil = time.Unix(0, nb)
-		}
 		out = append(out, s)
 		return true
 	})

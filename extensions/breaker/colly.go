@@ -96,13 +96,18 @@ func (b *Breaker) gate(ctx context.Context, r *colly.Request) {
 		b.stopAtGate(r, open)
 		return
 	}
-	if err := b.waitPause(ctx, d); err != nil {
-		// Cancelled while paused: nothing was sent; the outcome is Excluded.
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := d.pace.acquire(ctx, b.clock); err != nil {
+		// Cancelled while waiting for the pace: nothing was sent; the
+		// outcome is Excluded.
 		r.Abort()
 		return
 	}
 	t, err := b.allow(d)
 	if err != nil {
+		d.pace.release()
 		open := &CircuitOpenError{Domain: d.name, State: Open, RetryAt: b.clock.Now()}
 		if !errors.As(err, &open) {
 			b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: the circuit could not decide; request refused")
@@ -125,44 +130,6 @@ func (b *Breaker) refuse(r *colly.Request, err *CircuitOpenError) {
 		Time("retry_at", err.RetryAt).Msg("breaker: request refused without touching the network")
 	for _, f := range b.onRefused {
 		f(r, err)
-	}
-}
-
-// waitPause blocks until the domain's Retry-After pause is over, or ctx
-// is done.
-func (b *Breaker) waitPause(ctx context.Context, d *domain) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	for {
-		nb := d.notBefore.Load()
-		now := b.clock.Now().UnixNano()
-		if nb <= now {
-			return nil
-		}
-		select {
-		case <-b.clock.After(time.Duration(nb - now)):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-// pause stops requests to d until now+wait (never shortening a pause).
-func (b *Breaker) pause(d *domain, wait time.Duration) {
-	wait = min(wait, b.maxRetryAfter)
-	until := b.clock.Now().Add(wait).UnixNano()
-	for {
-		cur := d.notBefore.Load()
-		if cur >= until {
-			return
-		}
-		if d.notBefore.CompareAndSwap(cur, until) {
-			d.pauses.Add(1)
-			b.log.Info().Str("event", "paused").Str("domain", d.name).Dur("for", wait).
-				Msg("breaker: domain asked us to wait; no request to it before then")
-			return
-		}
 	}
 }
 
@@ -191,6 +158,7 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	if a.refused {
 		return // already reported to OnRefused
 	}
+	d := a.ticket.d
 	b.markLeft(r.Request.URL.String())
 	latency := time.Since(a.start)
 	status := r.StatusCode
@@ -203,24 +171,41 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 			class, err = Invalid, verr
 		}
 	}
+	ra := retryAfterOf(r, a)
+	wait, hasWait := ParseRetryAfter(ra, b.clock.Now())
+	if status == 503 && hasWait {
+		// The site says when to come back: throttling, not an outage.
+		class = Throttled
+	}
 	if class == Success {
 		err = nil
 	}
-	d := a.ticket.d
 	if class == Degraded && IsDNSError(err) {
 		b.log.Warn().Str("event", "dns_failure").Str("domain", d.name).Err(err).
 			Msg("breaker: DNS failure counted against the domain; check the local resolver too")
 	}
-	if ra := retryAfterOf(r, a); class == Throttled || (status == 503 && ra != "") {
-		wait, ok := ParseRetryAfter(ra, b.clock.Now())
-		if !ok && class == Throttled {
-			wait, ok = defaultThrottlePause, true
+	switch class {
+	case Throttled:
+		if !hasWait {
+			wait = defaultThrottlePause
 		}
-		if ok {
-			b.pause(d, wait)
+		wait = min(wait, b.maxRetryAfter)
+		b.log.Info().Str("event", "paused").Str("domain", d.name).Dur("for", wait).Int("status", status).
+			Msg("breaker: domain asked us to slow down; no request to it before the pause ends")
+		if limit, gap, changed := d.pace.throttled(b.clock.Now(), wait); changed {
+			logPace(b.log, d.name, "throttled", limit, gap)
+		}
+	case Success:
+		if limit, gap, changed := d.pace.succeeded(); changed {
+			logPace(b.log, d.name, "recovering", limit, gap)
 		}
 	}
 	b.Record(a.ticket, Outcome{Class: class, Latency: latency})
+	// The slot frees only once the outcome is recorded (freed earlier, a
+	// waiting request could pass a circuit this outcome is about to trip),
+	// and before any retry: in a synchronous collector Retry runs nested
+	// here and needs the slot.
+	d.pace.release()
 
 	at := Attempt{Request: r.Request, Domain: d.name, Outcome: Outcome{Class: class, Latency: latency}, Status: status, Err: err}
 	key := r.Request.URL.String()

@@ -258,7 +258,7 @@ func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 		}
 	}
 	st := b.Stats()[0]
-	if st.Count(breaker.Throttled) != int64(throttled) || st.Count(breaker.Success) != 50 || st.Pauses == 0 {
+	if st.Count(breaker.Throttled) != int64(throttled) || st.Count(breaker.Success) != 50 || st.Pace.Pauses == 0 {
 		t.Fatalf("stats %+v: want %d throttled, 50 successes, pauses > 0", st, throttled)
 	}
 	retrying := 0

@@ -188,3 +188,16 @@ func (b *Breaker) profileFor(host string) Profile {
 	}
 	return best
 }
+
+// WithPacing sets each domain's ceiling pace (see Pacing). Without it a
+// domain has no in-flight limit or gap of Breakwater's own until a 429
+// slows it down.
+func WithPacing(p Pacing) Option {
+	return func(b *Breaker) error {
+		if p.Parallelism < 0 || p.MinGap < 0 {
+			return fmt.Errorf("breaker: WithPacing(%+v): Parallelism and MinGap must be 0 (none) or more", p)
+		}
+		b.pacing = p
+		return nil
+	}
+}

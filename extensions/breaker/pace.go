@@ -1,0 +1,213 @@
+package breaker
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/rs/zerolog"
+)
+
+// Pacing is the user's ceiling for each domain's pace: the most requests in
+// flight to one domain and the least time between two requests to it. The
+// pace starts there; a 429 (or a 503 with Retry-After) halts the domain
+// until Retry-After and multiplies the pace down (fewer in flight, a longer
+// gap); a run of clean successes raises it step by step, never past these
+// settings: additive increase, multiplicative decrease.
+//
+// Parallelism ≤ 0 means no limit of Breakwater's own (Colly's LimitRules
+// still apply); MinGap ≤ 0 means no gap. Give the per-domain parallelism
+// here rather than to one Colly LimitRule matching every host: that rule's
+// slots are shared by all of them, so one slow or waiting domain holds up
+// the rest.
+//
+// Backoff is the factor a throttle multiplies the gap by (default 2) and
+// divides the in-flight limit by; Recover is how many clean successes in a
+// row earn one step back (default 10); Step is how much each step takes off
+// the gap (default a tenth of the gap reached by the last throttle, at
+// least 1 ms).
+type Pacing struct {
+	Parallelism int
+	MinGap      time.Duration
+	Backoff     float64
+	Recover     int
+	Step        time.Duration
+}
+
+func (p Pacing) normalise() (Pacing, error) {
+	if p.Backoff == 0 {
+		p.Backoff = 2
+	}
+	if p.Recover == 0 {
+		p.Recover = 10
+	}
+	switch {
+	case p.Backoff <= 1:
+		return p, fmt.Errorf("breaker: Pacing.Backoff = %v: must be above 1 (2 halves the pace on a throttle)", p.Backoff)
+	case p.Recover < 1:
+		return p, fmt.Errorf("breaker: Pacing.Recover = %d: must be at least 1 success", p.Recover)
+	case p.Step < 0:
+		return p, fmt.Errorf("breaker: Pacing.Step = %v: must be 0 (automatic) or more", p.Step)
+	}
+	return p, nil
+}
+
+// minThrottleGap is the gap a first throttle imposes on a domain that had
+// none: a starting point the multiplicative decrease grows from.
+const minThrottleGap = 20 * time.Millisecond
+
+// pace is one domain's current pace. Waiting happens at the gate, so a
+// domain that waits never holds up requests to other domains.
+type pace struct {
+	user Pacing
+
+	mu       sync.Mutex
+	limit    int           // current in-flight cap; 0 = none
+	gap      time.Duration // current least gap between request starts
+	step     time.Duration // how much one recovery step takes off the gap
+	inflight int
+	next     time.Time // earliest start of the next request
+	halt     time.Time // Retry-After: nothing before this
+	clean    int       // clean successes since the last change
+	freed    chan struct{}
+
+	pauses    int
+	pausedFor time.Duration
+}
+
+func newPace(p Pacing) *pace {
+	return &pace{user: p, limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0), freed: make(chan struct{})}
+}
+
+// acquire waits until a request to the domain may start: under the
+// in-flight limit, past the gap since the last start, past any halt.
+func (p *pace) acquire(ctx context.Context, clk clock.Clock) error {
+	for {
+		p.mu.Lock()
+		now := clk.Now()
+		start := now
+		if p.next.After(start) {
+			start = p.next
+		}
+		if p.halt.After(start) {
+			start = p.halt
+		}
+		full := p.limit > 0 && p.inflight >= p.limit
+		if !full && !start.After(now) {
+			p.inflight++
+			p.next = now.Add(p.gap)
+			p.mu.Unlock()
+			return nil
+		}
+		freed := p.freed
+		p.mu.Unlock()
+		var timer <-chan time.Time
+		if !full {
+			timer = clk.After(start.Sub(now))
+		}
+		select {
+		case <-timer:
+		case <-freed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// release gives back an in-flight slot.
+func (p *pace) release() {
+	p.mu.Lock()
+	p.inflight--
+	close(p.freed)
+	p.freed = make(chan struct{})
+	p.mu.Unlock()
+}
+
+// throttled halts the domain until now+wait and slows it down. It returns
+// the new limit and gap, and whether they changed.
+func (p *pace) throttled(now time.Time, wait time.Duration) (limit int, gap time.Duration, changed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if until := now.Add(wait); until.After(p.halt) {
+		if p.halt.Before(now) {
+			p.pauses++
+			p.pausedFor += wait
+		} else {
+			p.pausedFor += until.Sub(p.halt)
+		}
+		p.halt = until
+	}
+	p.clean = 0
+	oldLimit, oldGap := p.limit, p.gap
+	if p.limit == 0 {
+		p.limit = max(p.inflight, 1)
+	}
+	p.limit = max(1, int(float64(p.limit)/p.user.Backoff))
+	p.gap = max(time.Duration(float64(p.gap)*p.user.Backoff), minThrottleGap)
+	p.step = p.user.Step
+	if p.step == 0 {
+		p.step = max(p.gap/10, time.Millisecond)
+	}
+	return p.limit, p.gap, p.limit != oldLimit || p.gap != oldGap
+}
+
+// succeeded counts a clean success; every Recover of them in a row take
+// one step back towards the user's pace.
+func (p *pace) succeeded() (limit int, gap time.Duration, changed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.atUserPace() {
+		return p.limit, p.gap, false
+	}
+	p.clean++
+	if p.clean < p.user.Recover {
+		return p.limit, p.gap, false
+	}
+	p.clean = 0
+	if p.gap > p.user.MinGap {
+		p.gap = max(p.gap-p.step, max(p.user.MinGap, 0))
+	}
+	if p.limit > 0 {
+		if p.user.Parallelism > 0 && p.limit >= p.user.Parallelism {
+			p.limit = p.user.Parallelism
+		} else {
+			p.limit++
+			if p.user.Parallelism <= 0 && p.gap <= max(p.user.MinGap, 0) && p.limit > 64 {
+				p.limit = 0 // back to no limit of our own
+			}
+		}
+	}
+	return p.limit, p.gap, true
+}
+
+func (p *pace) atUserPace() bool {
+	return p.gap <= max(p.user.MinGap, 0) && (p.limit == max(p.user.Parallelism, 0))
+}
+
+// PaceStats is a domain's pace at one moment.
+type PaceStats struct {
+	Limit     int           `json:"limit"`         // in-flight cap, 0 = none of Breakwater's
+	Gap       time.Duration `json:"gap_ns"`        // least time between request starts
+	InFlight  int           `json:"in_flight"`     // requests between the gate and their outcome
+	Pauses    int           `json:"pauses"`        // Retry-After halts taken
+	PausedFor time.Duration `json:"paused_for_ns"` // time spent halted, in total
+	HaltUntil time.Time     `json:"halt_until,omitzero"`
+}
+
+func (p *pace) stats(now time.Time) PaceStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := PaceStats{Limit: p.limit, Gap: p.gap, InFlight: p.inflight, Pauses: p.pauses, PausedFor: p.pausedFor}
+	if p.halt.After(now) {
+		s.HaltUntil = p.halt
+	}
+	return s
+}
+
+func logPace(l zerolog.Logger, domain, why string, limit int, gap time.Duration) {
+	l.Info().Str("event", "pace_changed").Str("domain", domain).Str("why", why).
+		Int("limit", limit).Float64("gap_ms", ms(gap)).
+		Msgf("breaker: pace for %s now %d in flight, %v between requests (%s)", domain, limit, gap, why)
+}

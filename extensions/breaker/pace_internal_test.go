@@ -1,0 +1,124 @@
+package breaker
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func newTestPace(t *testing.T, p Pacing) *pace {
+	t.Helper()
+	p, err := p.normalise()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newPace(p)
+}
+
+func TestPaceThrottleHaltsAndMultipliesDown(t *testing.T) {
+	p := newTestPace(t, Pacing{Parallelism: 8, MinGap: 0})
+	limit, gap, changed := p.throttled(t0, 2*time.Second)
+	if !changed || limit != 4 || gap != minThrottleGap {
+		t.Fatalf("first throttle: limit %d gap %v changed %v; want 4, %v, true", limit, gap, changed, minThrottleGap)
+	}
+	limit, gap, _ = p.throttled(t0.Add(time.Second), 2*time.Second) // overlaps the first pause
+	if limit != 2 || gap != 2*minThrottleGap {
+		t.Fatalf("second throttle: limit %d gap %v; want 2, %v", limit, gap, 2*minThrottleGap)
+	}
+	s := p.stats(t0)
+	if s.Pauses != 1 || s.PausedFor != 3*time.Second || !s.HaltUntil.Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("stats %+v: want one pause of 3s in total until t0+3s", s)
+	}
+	p.throttled(t0.Add(time.Minute), time.Second) // a new, separate pause
+	if s := p.stats(t0.Add(time.Minute)); s.Pauses != 2 || s.PausedFor != 4*time.Second || s.Limit != 1 {
+		t.Fatalf("stats %+v: want 2 pauses, 4s paused, limit floored at 1", s)
+	}
+}
+
+func TestPaceRecoversStepByStepNeverPastTheUser(t *testing.T) {
+	p := newTestPace(t, Pacing{Parallelism: 4, MinGap: 10 * time.Millisecond, Recover: 3})
+	p.throttled(t0, time.Second) // limit 2, gap 20ms (from 10ms × 2), step 2ms
+	steps := 0
+	for range 1000 {
+		if _, _, changed := p.succeeded(); changed {
+			steps++
+		}
+	}
+	s := p.stats(t0)
+	if s.Limit != 4 || s.Gap != 10*time.Millisecond {
+		t.Fatalf("after recovery: limit %d gap %v; want the user's 4 and 10ms", s.Limit, s.Gap)
+	}
+	if steps != 5 { // gap 20→18→16→14→12→10 ms; limit 2→3→4 on the way
+		t.Fatalf("%d recovery steps, want 5 (additive, one per 3 clean successes)", steps)
+	}
+	if _, _, changed := p.succeeded(); changed {
+		t.Fatal("stepped past the user's pace")
+	}
+}
+
+func TestPaceAcquireKeepsGapAndLimit(t *testing.T) {
+	clk := clock.NewFake(t0)
+	p := newTestPace(t, Pacing{Parallelism: 2, MinGap: 100 * time.Millisecond})
+	var started atomic.Int32
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.acquire(context.Background(), clk); err != nil {
+				t.Error(err)
+				return
+			}
+			started.Add(1)
+		}()
+	}
+	// One starts at once; the second waits for the gap.
+	waitFor(t, func() bool { return started.Load() == 1 && clk.Waiters() >= 1 })
+	clk.Advance(100 * time.Millisecond)
+	waitFor(t, func() bool { return started.Load() == 2 })
+	clk.Advance(time.Second) // the gap has passed, but both slots are taken
+	time.Sleep(20 * time.Millisecond)
+	if n := started.Load(); n != 2 {
+		t.Fatalf("%d started with 2 slots taken", n)
+	}
+	p.release()
+	waitFor(t, func() bool { return started.Load() == 3 })
+	p.release()
+	clk.Advance(time.Second)
+	waitFor(t, func() bool { return started.Load() == 4 })
+	wg.Wait()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.acquire(ctx, clk); err == nil {
+		t.Fatal("acquire with both slots taken returned despite a cancelled context")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestPacingRejectsBadSettings(t *testing.T) {
+	for _, p := range []Pacing{{Backoff: 0.5}, {Recover: -1}, {Step: -time.Second}} {
+		if _, err := p.normalise(); err == nil {
+			t.Errorf("%+v accepted", p)
+		}
+	}
+	if _, err := New(Standard, WithPacing(Pacing{Parallelism: -1})); err == nil {
+		t.Error("negative parallelism accepted")
+	}
+}

@@ -1,0 +1,144 @@
+package breaker_test
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+)
+
+func TestWaitingDomainNeverHoldsUpAnother(t *testing.T) {
+	clk := clock.NewFake(epoch)
+	fleet, err := testserver.StartFleet(
+		testserver.Config{Products: 20, Now: clk.Now, Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: 30 * time.Second}},
+		testserver.Config{Products: 50},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	slow, fast := fleet.Stores[0], fleet.Stores[1]
+	b := newBreaker(t, breaker.Standard, breaker.WithClock(clk), breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
+	c := colly.NewCollector(colly.Async(true))
+	b.Register(c)
+	var fastDone atomic.Int32
+	c.OnScraped(func(r *colly.Response) {
+		if r.Request.URL.Host == fast.Host() {
+			fastDone.Add(1)
+		}
+	})
+	for i := 1; i <= 50; i++ {
+		if i <= 20 {
+			c.Visit(slow.ProductURL(i))
+		}
+		c.Visit(fast.ProductURL(i))
+	}
+	// Time stands still: the throttled domain waits out its 30 s while the
+	// other one finishes every page.
+	deadline := time.Now().Add(10 * time.Second)
+	for fastDone.Load() < 50 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := fastDone.Load(); n != 50 {
+		t.Fatalf("healthy domain finished %d of 50 pages while the other waited", n)
+	}
+	sentSlow := slow.Count()
+	if sentSlow > 2 {
+		t.Fatalf("throttled domain received %d requests before its Retry-After passed, want at most its 2 in flight", sentSlow)
+	}
+	// Let the store recover and time pass: the waiting requests go out.
+	slow.SetScenario(testserver.Scenario{})
+	stop := make(chan struct{})
+	go autoAdvance(clk, stop)
+	c.Wait()
+	close(stop)
+	for i := 1; i <= 20; i++ {
+		if slow.CountPath(testserver.ProductPath(i)) == 0 {
+			t.Fatalf("throttled product %d was never fetched", i)
+		}
+	}
+	st := b.Stats()
+	if st[0].Domain != slow.Host() && st[1].Domain == slow.Host() {
+		st[0] = st[1]
+	}
+	if st[0].Pace.Pauses == 0 || st[0].Pace.PausedFor < 30*time.Second {
+		t.Fatalf("pace %+v: want the 30 s pause counted", st[0].Pace)
+	}
+}
+
+// The rate-limit scenario scaled down for a unit test: a token bucket at
+// 50 requests/s with a burst of 5 answering 429 + Retry-After when empty.
+// Every page must be saved and 429s stay a small share of what was sent.
+// The full-size run (10/s, 300 pages) is in the bench command.
+func TestRateLimitedSiteIsPacedNotTripped(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 100,
+		Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 50, Burst: 5}})
+	b := newBreaker(t, breaker.Standard, breaker.WithPacing(breaker.Pacing{Parallelism: 2}), breaker.WithThrottleRetries(50))
+	c := colly.NewCollector(colly.Async(true))
+	b.Register(c)
+	var ok atomic.Int32
+	c.OnScraped(func(*colly.Response) { ok.Add(1) })
+	start := time.Now()
+	for i := 1; i <= 100; i++ {
+		c.Visit(store.ProductURL(i))
+	}
+	c.Wait()
+	sent, throttled := store.Count(), store.CountMode(testserver.RateLimit)
+	t.Logf("100 pages at 50/s burst 5: %d requests, %d answered 429 (%.1f%%), wall %v (ideal 2s), pace %+v",
+		sent, throttled, 100*float64(throttled)/float64(sent), time.Since(start).Round(time.Millisecond), b.Stats()[0].Pace)
+	if ok.Load() != 100 {
+		t.Fatalf("%d of 100 pages saved", ok.Load())
+	}
+	if throttled == 0 {
+		t.Fatal("the store never throttled: the test proves nothing")
+	}
+	if float64(throttled) > 0.10*float64(sent) {
+		t.Fatalf("%d of %d requests answered 429, want at most 10%%", throttled, sent)
+	}
+	if s := b.State(store.Host()); s != breaker.Closed {
+		t.Fatalf("state %s: throttling must never trip", s)
+	}
+}
+
+func TestServiceUnavailableWithRetryAfterIsThrottling(t *testing.T) {
+	clk := clock.NewFake(epoch)
+	store := startStore(t, testserver.Config{Products: 30, Now: clk.Now,
+		Scenario: testserver.Scenario{Mode: testserver.Throttle, Status: 503, After: 3, RetryAfter: 5 * time.Second, RecoverAfter: 20 * time.Second}})
+	b := newBreaker(t, breaker.Conservative, breaker.WithClock(clk), breaker.WithThrottleRetries(50))
+	c := colly.NewCollector()
+	b.Register(c)
+	stop := make(chan struct{})
+	go autoAdvance(clk, stop)
+	for i := 1; i <= 30; i++ {
+		c.Visit(store.ProductURL(i))
+	}
+	close(stop)
+	st := b.Stats()[0]
+	if st.State != breaker.Closed || st.Count(breaker.Degraded) != 0 || st.Count(breaker.Throttled) == 0 || st.Count(breaker.Success) != 30 {
+		t.Fatalf("stats %+v: a 503 with Retry-After must pace the domain (throttled), not trip it", st)
+	}
+}
+
+func TestServiceUnavailableWithoutRetryAfterTrips(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 100,
+		Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 10, Burst: 5, Status: 503}})
+	b := newBreaker(t, breaker.Standard, breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
+	c := colly.NewCollector(colly.Async(true))
+	b.Register(c)
+	for i := 1; i <= 100; i++ {
+		c.Visit(store.ProductURL(i))
+	}
+	c.Wait()
+	st := b.Stats()[0]
+	t.Logf("503 rate limiter without Retry-After: %d requests sent, %d answered 503, state %s", store.Count(), store.CountMode(testserver.RateLimit), st.State)
+	if st.State != breaker.Open || st.Count(breaker.Degraded) < 10 {
+		t.Fatalf("stats %+v: 503s without Retry-After are degradation; the standard breaker trips", st)
+	}
+	if store.Count() > 20+1 {
+		t.Fatalf("%d requests sent; the breaker bound is a window (20) plus parallelism - 1", store.Count())
+	}
+}
