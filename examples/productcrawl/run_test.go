@@ -184,7 +184,7 @@ func TestStatusLineAndFlagsAfterTheURL(t *testing.T) {
 		t.Fatalf("no report on stdout:\n%q", r.stdout)
 	}
 	line := r.stdout[:i]
-	if !strings.Contains(line, "pages/s") || !strings.Contains(line, store.Host()+" closed") || !strings.HasSuffix(line, "\r\x1b[K") {
+	if !strings.Contains(line, "pages/s") || !strings.Contains(line, " "+store.Host()+" closed") || !strings.HasSuffix(line, "\r\x1b[K") {
 		t.Errorf("status output %q: want a redrawn line with pages/s and the domain's state, cleared before the report", line)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -166,18 +167,37 @@ func (s *status) update(now time.Time) {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%6.1f pages/s  %d pages  %d records  %d refused ", rate, pages, records, refused)
-	for _, d := range stats {
+	fmt.Fprintf(&b, "%5.1f pages/s  %d pages  %d records  │", rate, pages, records)
+	names := labels(stats)
+	for i, d := range stats {
 		state := d.State.String()
 		if d.State != breaker.Closed {
 			state = strings.ToUpper(state)
 		}
-		fmt.Fprintf(&b, "│ %s %s ", d.Domain, state)
+		fmt.Fprintf(&b, " %s %s ", names[i], state)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clearLocked()
 	s.drawLocked(b.String())
+}
+
+// labels names the domains on the status line: by port alone when they
+// all share one host name (the demo's stores on 127.0.0.1), else in full.
+func labels(stats []breaker.DomainStats) []string {
+	out := make([]string, len(stats))
+	host := ""
+	for i, d := range stats {
+		h, port, err := net.SplitHostPort(d.Domain)
+		if err != nil || (i > 0 && h != host) || len(stats) == 1 {
+			for j, d := range stats {
+				out[j] = d.Domain
+			}
+			return out
+		}
+		host, out[i] = h, ":"+port
+	}
+	return out
 }
 
 func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }
