@@ -240,6 +240,9 @@ func BenchmarkResume(b *testing.B) {
 			b.ReportMetric(float64(elapsed.Milliseconds())/float64(b.N), "ms/resume")
 			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/1e6, "MB-alloc/resume")
 			b.ReportMetric(float64(want), "records/resume")
+			if fi, err := os.Stat(filepath.Join(benchDir, "resume.db")); err == nil && be.durable {
+				b.ReportMetric(float64(fi.Size())/1e6, "MB-file")
+			}
 		})
 	}
 }
