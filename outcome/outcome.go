@@ -34,6 +34,18 @@ func (s State) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText implements encoding.TextUnmarshaler, so a JSON report
+// decodes back into an Outcome.
+func (s *State) UnmarshalText(b []byte) error {
+	for i, n := range names {
+		if string(b) == n {
+			*s = State(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("outcome: unknown state %q (want complete, empty, tripped or error)", b)
+}
+
 // ExitCode is the process exit code for s: 0 complete, 2 tripped, 3 empty,
 // 1 error.
 func (s State) ExitCode() int {

@@ -50,3 +50,17 @@ func TestDecideRanksEndings(t *testing.T) {
 		t.Errorf("usage exit code %d, want 64", outcome.Usage)
 	}
 }
+
+func TestStateRoundTripsThroughText(t *testing.T) {
+	for _, s := range []outcome.State{outcome.Complete, outcome.Empty, outcome.Tripped, outcome.Error} {
+		b, _ := s.MarshalText()
+		var got outcome.State
+		if err := got.UnmarshalText(b); err != nil || got != s {
+			t.Errorf("%s: round trip gave %s, %v", s, got, err)
+		}
+	}
+	var s outcome.State
+	if err := s.UnmarshalText([]byte("fine")); err == nil {
+		t.Error("unknown state accepted")
+	}
+}
