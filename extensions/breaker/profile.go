@@ -27,6 +27,35 @@ import (
 // flight at once, and how many must pass for it to close. It must be at
 // least 1. One failed probe re-opens the circuit.
 //
+// The fields above are the circuit itself (and all a shared circuit in
+// Redis keeps); the ones below let the breaker see degradation coming. Each
+// is off at its zero value.
+//
+// SlowCall and SlowCallRate are resilience4j's slow-call rule: a success
+// slower than SlowCall is a slow call, and once the domain's latest
+// WindowSize counted outcomes are in, a share of slow calls at or above
+// SlowCallRate trips the circuit (reason slow_calls). Set both or neither.
+//
+// SlopeMultiple watches the latency slope (seed 000: bugs are flat,
+// degradation is a slope). The breaker keeps a baseline of the domain's
+// median success latency; when the median of the latest successes rises
+// past SlopeMultiple × baseline, and at least SlopeFloor above it, it emits
+// a degrading warning event, and with SlopeTrip it trips the circuit too
+// (reason latency_slope), before errors appear.
+//
+// MaxCooldown, if set, grows the cooldown of a domain that trips again
+// before a healthy stretch (WindowSize successes in a row), like Envoy's
+// ejection time: Cooldown × trips in a row, capped at MaxCooldown, drawn
+// uniformly between Cooldown and that (full jitter) so that domains never
+// reopen in lock-step. Each healthy stretch takes one trip off the count.
+//
+// TimeoutMultiple sets an adaptive request timeout: once the domain has
+// TimeoutAfter successes, a request to it slower than TimeoutMultiple × the
+// 95th percentile of its recent success latencies (never less than
+// TimeoutFloor) is cut and counted as degraded, so a site whose pages took
+// 50 ms does not hold a slot for the full client timeout when it starts
+// hanging.
+//
 // There are no silent defaults: start from Conservative, Standard or
 // Aggressive and change what differs. Validate reports the first field that
 // is out of range.
@@ -37,6 +66,16 @@ type Profile struct {
 	ConsecutiveFailures int
 	Cooldown            time.Duration
 	HalfOpenProbes      int
+
+	SlowCall        time.Duration
+	SlowCallRate    float64
+	SlopeMultiple   float64
+	SlopeFloor      time.Duration
+	SlopeTrip       bool
+	MaxCooldown     time.Duration
+	TimeoutMultiple float64
+	TimeoutFloor    time.Duration
+	TimeoutAfter    int
 }
 
 // The profiles from seed 000: which one fits depends on how fragile the
@@ -44,13 +83,22 @@ type Profile struct {
 var (
 	// Conservative suits a small, fragile origin with few URLs: tolerate a
 	// bad stretch, wait long before probing.
-	Conservative = Profile{Name: "conservative", WindowSize: 10, FailureThreshold: 0.6, Cooldown: 300 * time.Second, HalfOpenProbes: 1}
-	// Standard suits a typical product crawl.
-	Standard = Profile{Name: "standard", WindowSize: 20, FailureThreshold: 0.5, Cooldown: 60 * time.Second, HalfOpenProbes: 2}
+	// It warns of a latency slope but never trips on latency alone, and
+	// has no slow-call rule or adaptive timeout.
+	Conservative = Profile{Name: "conservative", WindowSize: 10, FailureThreshold: 0.6, Cooldown: 300 * time.Second, HalfOpenProbes: 1,
+		SlopeMultiple: 3, SlopeFloor: 200 * time.Millisecond, MaxCooldown: 30 * time.Minute}
+	// Standard suits a typical product crawl: slow calls (over 5 s) trip
+	// when they are 80 % of the window, a slope is warned about, requests
+	// are cut at 4 × the domain's p95 (at least 1 s).
+	Standard = Profile{Name: "standard", WindowSize: 20, FailureThreshold: 0.5, Cooldown: 60 * time.Second, HalfOpenProbes: 2,
+		SlowCall: 5 * time.Second, SlowCallRate: 0.8, SlopeMultiple: 3, SlopeFloor: 200 * time.Millisecond,
+		MaxCooldown: 10 * time.Minute, TimeoutMultiple: 4, TimeoutFloor: time.Second, TimeoutAfter: 20}
 	// Aggressive suits high-volume crawls over many domains that are cheap
 	// to re-run: a large window detects reliably, a short cooldown costs
-	// little.
-	Aggressive = Profile{Name: "aggressive", WindowSize: 50, FailureThreshold: 0.35, Cooldown: 30 * time.Second, HalfOpenProbes: 3}
+	// little, and a latency slope trips before errors appear.
+	Aggressive = Profile{Name: "aggressive", WindowSize: 50, FailureThreshold: 0.35, Cooldown: 30 * time.Second, HalfOpenProbes: 3,
+		SlowCall: 3 * time.Second, SlowCallRate: 0.6, SlopeMultiple: 2.5, SlopeFloor: 100 * time.Millisecond, SlopeTrip: true,
+		MaxCooldown: 5 * time.Minute, TimeoutMultiple: 3, TimeoutFloor: 500 * time.Millisecond, TimeoutAfter: 20}
 )
 
 // Profiles returns the named profiles by name.
@@ -111,6 +159,26 @@ func (p Profile) Validate() error {
 		return bad("Cooldown", p.Cooldown, "must be above 0: how long an open circuit waits before probing")
 	case p.HalfOpenProbes < 1:
 		return bad("HalfOpenProbes", p.HalfOpenProbes, "must be at least 1 probe")
+	case p.SlowCall < 0:
+		return bad("SlowCall", p.SlowCall, "must be 0 (off) or a duration")
+	case math.IsNaN(p.SlowCallRate) || p.SlowCallRate < 0 || p.SlowCallRate > 1:
+		return bad("SlowCallRate", p.SlowCallRate, "must be 0 (off) or in (0, 1]")
+	case (p.SlowCall > 0) != (p.SlowCallRate > 0):
+		return bad("SlowCallRate", p.SlowCallRate, fmt.Sprintf("set both SlowCall and SlowCallRate, or neither (SlowCall = %v)", p.SlowCall))
+	case math.IsNaN(p.SlopeMultiple) || p.SlopeMultiple < 0 || (p.SlopeMultiple > 0 && p.SlopeMultiple <= 1):
+		return bad("SlopeMultiple", p.SlopeMultiple, "must be 0 (off) or above 1: how many times the baseline latency is a slope")
+	case p.SlopeFloor < 0:
+		return bad("SlopeFloor", p.SlopeFloor, "must be 0 or more")
+	case p.SlopeTrip && p.SlopeMultiple == 0:
+		return bad("SlopeTrip", p.SlopeTrip, "needs SlopeMultiple above 1")
+	case p.MaxCooldown != 0 && p.MaxCooldown < p.Cooldown:
+		return bad("MaxCooldown", p.MaxCooldown, fmt.Sprintf("must be 0 (no growth) or at least Cooldown (%v)", p.Cooldown))
+	case math.IsNaN(p.TimeoutMultiple) || p.TimeoutMultiple < 0 || (p.TimeoutMultiple > 0 && p.TimeoutMultiple < 1):
+		return bad("TimeoutMultiple", p.TimeoutMultiple, "must be 0 (off) or at least 1")
+	case p.TimeoutFloor < 0:
+		return bad("TimeoutFloor", p.TimeoutFloor, "must be 0 or more")
+	case p.TimeoutAfter < 0 || (p.TimeoutMultiple > 0 && p.TimeoutAfter < 1):
+		return bad("TimeoutAfter", p.TimeoutAfter, "must be at least 1 success when TimeoutMultiple is set")
 	}
 	return nil
 }

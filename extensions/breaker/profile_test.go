@@ -51,6 +51,16 @@ func TestProfileValidateNamesTheField(t *testing.T) {
 		{"ConsecutiveFailures", func(p *breaker.Profile) { p.ConsecutiveFailures = -1 }},
 		{"Cooldown", func(p *breaker.Profile) { p.Cooldown = 0 }},
 		{"HalfOpenProbes", func(p *breaker.Profile) { p.HalfOpenProbes = 0 }},
+		{"SlowCall", func(p *breaker.Profile) { p.SlowCall = -time.Second }},
+		{"SlowCallRate", func(p *breaker.Profile) { p.SlowCallRate = 1.5 }},
+		{"SlowCallRate", func(p *breaker.Profile) { p.SlowCall, p.SlowCallRate = time.Second, 0 }},
+		{"SlopeMultiple", func(p *breaker.Profile) { p.SlopeMultiple = 0.9 }},
+		{"SlopeFloor", func(p *breaker.Profile) { p.SlopeFloor = -1 }},
+		{"SlopeTrip", func(p *breaker.Profile) { p.SlopeMultiple, p.SlopeTrip = 0, true }},
+		{"MaxCooldown", func(p *breaker.Profile) { p.MaxCooldown = time.Second }},
+		{"TimeoutMultiple", func(p *breaker.Profile) { p.TimeoutMultiple = 0.5 }},
+		{"TimeoutFloor", func(p *breaker.Profile) { p.TimeoutFloor = -1 }},
+		{"TimeoutAfter", func(p *breaker.Profile) { p.TimeoutAfter = 0 }},
 	}
 	for _, tt := range tests {
 		p := breaker.Standard
