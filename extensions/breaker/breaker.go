@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"sort"
 	"strings"
@@ -33,6 +34,9 @@ type Breaker struct {
 	onTransition    []func(Transition)
 	onRefused       []func(*colly.Request, *CircuitOpenError)
 	onOutcome       []func(Attempt)
+	onDegrading     []func(string, time.Duration, time.Duration)
+	rand            func() float64
+	fleet           fleetGuard
 
 	domains    sync.Map // host → *domain
 	attempts   sync.Map // *colly.Request → *attempt
@@ -50,6 +54,7 @@ type domain struct {
 	openUntil atomic.Int64                     // unix nanos; a cached "refuse before" for the cheap early check
 	openErr   atomic.Pointer[CircuitOpenError] // the refusal to hand out until openUntil
 	pace      *pace
+	lastSeen  atomic.Int64 // unix nanos of the latest request that reached the gate
 	timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
 	counts    [numClasses]atomic.Int64
 	refused   atomic.Int64
@@ -73,6 +78,8 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 		maxRetryAfter:   10 * time.Minute,
 		throttleRetries: 10,
 		trackerSize:     100,
+		rand:            rand.Float64,
+		fleet:           defaultFleetGuard(),
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -102,7 +109,7 @@ func (b *Breaker) domain(host string) (*domain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
 	}
-	d := &domain{name: host, profile: p, circuit: c, tracker: newTracker(max(b.trackerSize, p.WindowSize)), pace: newPace(b.pacing)}
+	d := &domain{name: host, profile: p, circuit: c, tracker: newTracker(max(b.trackerSize, p.WindowSize), p), pace: newPace(b.pacing)}
 	actual, _ := b.domains.LoadOrStore(host, d)
 	return actual.(*domain), nil
 }
@@ -181,9 +188,7 @@ func (b *Breaker) Record(t Ticket, o Outcome) {
 	if int(o.Class) < numClasses {
 		d.counts[o.Class].Add(1)
 	}
-	if o.Class.Counted() {
-		d.tracker.add(o)
-	}
+	sig := d.tracker.observe(o)
 	b.alarms(d, o.Class)
 	tr, err := d.circuit.Record(b.clock, t.permit, o)
 	if err != nil {
@@ -192,10 +197,18 @@ func (b *Breaker) Record(t Ticket, o Outcome) {
 	}
 	if tr.Changed() {
 		b.transitioned(d, tr)
+		return // a trip by the window supersedes what the tracker saw
+	}
+	if sig != (signals{}) {
+		b.early(d, sig)
 	}
 }
 
 func (b *Breaker) transitioned(d *domain, t Transition) {
+	streak := d.tracker.transitioned(t)
+	if t.To == Open && countsAsTrip(t.Reason) {
+		t = b.grow(d, t, streak)
+	}
 	if t.To == Open {
 		d.setOpen(&CircuitOpenError{Domain: d.name, State: Open, RetryAt: t.RetryAt})
 	} else {
@@ -210,6 +223,9 @@ func (b *Breaker) transitioned(d *domain, t Transition) {
 	for _, f := range b.onTransition {
 		f(t)
 	}
+	if t.To == Open && countsAsTrip(t.Reason) {
+		b.fleet.tripped(b, d, t.At)
+	}
 }
 
 // alarms counts throttled and blocked answers in a row and raises one
@@ -217,11 +233,13 @@ func (b *Breaker) transitioned(d *domain, t Transition) {
 func (b *Breaker) alarms(d *domain, c Class) {
 	switch c {
 	case Throttled:
+		b.fleet.alarm(b, b.clock.Now())
 		if n := d.throttled.Add(1); n%int64(b.alarmAfter) == 0 {
 			b.log.Warn().Str("event", "throttled_sustained").Str("domain", d.name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 429; slow down or fix the client, the target is not down")
 		}
 	case Blocked:
+		b.fleet.alarm(b, b.clock.Now())
 		if n := d.blocked.Add(1); n%int64(b.alarmAfter) == 0 {
 			b.log.Warn().Str("event", "blocked_sustained").Str("domain", d.name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")

@@ -60,6 +60,15 @@ type Restorer interface {
 	RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Transition, error)
 }
 
+// Holder is implemented by circuits that can be held open until a given
+// time by a decision taken outside the window: a latency slope, slow calls,
+// a fleet-wide pause, a grown cooldown. A closed or half-open circuit opens
+// (a new generation, its window cleared); an open one stays open at least
+// until then (never shorter).
+type Holder interface {
+	HoldOpen(clk clock.Clock, until time.Time, reason string) (Transition, error)
+}
+
 // memCircuit is the in-process Circuit.
 type memCircuit struct {
 	domain string
@@ -177,16 +186,39 @@ func (c *memCircuit) Snapshot(clock.Clock) (Snapshot, error) {
 
 func (c *memCircuit) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Transition, error) {
 	c.mu.Lock()
+	c.trips = max(c.trips, trips)
+	c.mu.Unlock()
+	return c.HoldOpen(clk, retryAt, ReasonRestored)
+}
+
+func (c *memCircuit) HoldOpen(clk clock.Clock, until time.Time, reason string) (Transition, error) {
+	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := clk.Now()
-	c.trips = max(c.trips, trips)
-	if !now.Before(retryAt) || c.state == Open {
+	if !until.After(now) {
 		return Transition{}, nil
 	}
-	t := c.moveLocked(now, Open, ReasonRestored, nil)
-	c.retryAt = retryAt
-	t.RetryAt = retryAt
+	if c.state == Open {
+		if until.After(c.retryAt) {
+			c.retryAt = until
+		}
+		return Transition{}, nil
+	}
+	if countsAsTrip(reason) {
+		c.trips++
+	}
+	t := c.moveLocked(now, Open, reason, c.win.outcomes())
+	c.win.reset()
+	c.consec = 0
+	c.retryAt = until
+	t.RetryAt = until
 	return t, nil
+}
+
+// countsAsTrip says whether opening for reason is the site's doing: a
+// restored state or a fleet-wide pause is not a new trip.
+func countsAsTrip(reason string) bool {
+	return reason != ReasonRestored && reason != ReasonFleetPause
 }
 
 func (c *memCircuit) tripLocked(now time.Time, reason string, evidence []Outcome) Transition {

@@ -52,10 +52,16 @@ type attempt struct {
 // cheaply, what it already knows is refused. A refused request never
 // reaches the network; it is handed to the OnRefused hooks.
 //
+// When a profile asks for adaptive timeouts, Register also installs the
+// breaker's Transport on the collector (see Transport for its caveat).
+//
 // Caveats: Colly's Clone copies no callbacks, so Register every clone; and
 // a refused request is marked visited by Colly (it always marks before
 // fetching), which is why OnRefused exists: the checkpoint parks it.
 func (b *Breaker) Register(c *colly.Collector) {
+	if b.adaptiveTimeouts() {
+		c.WithTransport(b.Transport(b.baseTransport))
+	}
 	c.OnRequest(b.onRequest)
 	c.OnRequestHeaders(func(r *colly.Request) { b.gate(c.Context, r) })
 	c.OnResponseHeaders(b.onResponseHeaders)
@@ -99,6 +105,7 @@ func (b *Breaker) gate(ctx context.Context, r *colly.Request) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	d.lastSeen.Store(b.clock.Now().UnixNano())
 	if err := d.pace.acquire(ctx, b.clock); err != nil {
 		// Cancelled while waiting for the pace: nothing was sent; the
 		// outcome is Excluded.

@@ -70,6 +70,9 @@ func (b *Breaker) Judge() outcome.Evidence {
 			Reason:  "URLs refused or throttled and not attempted since (" + strings.Join(parts, ", ") + ")",
 			Domains: doms})
 	}
+	if f := b.fleet.finding(); f != nil {
+		ev.Findings = append(ev.Findings, *f)
+	}
 	if b.validator == nil {
 		ev.Valid, ev.Counts = success, true
 	}

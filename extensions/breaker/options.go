@@ -201,3 +201,25 @@ func WithPacing(p Pacing) Option {
 		return nil
 	}
 }
+
+// WithRand sets the source of the jitter drawn for grown cooldowns: a
+// function returning a number in [0, 1). Default math/rand/v2's Float64.
+func WithRand(f func() float64) Option {
+	return func(b *Breaker) error {
+		if f == nil {
+			return fmt.Errorf("breaker: WithRand(nil): pass a function, or leave the option out")
+		}
+		b.rand = f
+		return nil
+	}
+}
+
+// OnDegrading adds a hook called when a domain's median success latency
+// climbs past its profile's slope (SlopeMultiple × the baseline), with the
+// median and the baseline.
+func OnDegrading(f func(domain string, median, baseline time.Duration)) Option {
+	return func(b *Breaker) error {
+		b.onDegrading = append(b.onDegrading, f)
+		return nil
+	}
+}

@@ -1,28 +1,214 @@
 package breaker
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
 
-// tracker is a domain's rolling record of the latest counted outcomes
-// (seed 000's RollingTracker): unlike the circuit's window it is never
-// cleared by a transition, so it describes the site, not the breaker.
+// tracker is a domain's rolling record of its latest outcomes (seed 000's
+// RollingTracker), and the early-warning state computed from it: slow
+// calls, the latency slope, the trip streak behind cooldown growth, and the
+// adaptive timeout. Unlike the circuit's window its record is never cleared
+// by a transition, so it describes the site, not the breaker. One lock, one
+// call per outcome.
 type tracker struct {
+	p Profile
+
 	mu  sync.Mutex
-	win window
+	win window // latest counted outcomes: Stats
+
+	slow      []bool // slow flags of the latest counted outcomes (SlowCall rule)
+	slowNext  int
+	slowN     int
+	slowCount int
+	slowNeed  int
+
+	lat        []time.Duration // latencies of the latest successes (slope)
+	latNext    int
+	latN       int
+	scratch    []time.Duration
+	baseline   time.Duration
+	successes  int
+	sinceSlope int
+	degrading  bool
+
+	streak     int // trips since the last healthy stretch
+	healthyRun int // successes in a row while closed
+
+	sinceTimeout int
+	lats         []time.Duration // scratch for the timeout's percentile
 }
 
-func newTracker(size int) *tracker { return &tracker{win: newWindow(size)} }
+// slopeSamples is how many of the latest successes the slope's rolling
+// median looks at: enough to ignore one slow page, few enough to see a
+// climb within a handful of requests.
+func slopeSamples(p Profile) int { return min(max(5, p.WindowSize/2), 20) }
 
-func (t *tracker) add(o Outcome) {
+// slopeEvery is how often (in successes) the slope is evaluated: a sort of
+// a few latencies, kept off most of the hot path.
+const slopeEvery = 4
+
+// timeoutEvery is how often (in successes) the adaptive timeout is
+// recomputed from the tracker's window (a sort of up to its size).
+const timeoutEvery = 100
+
+func newTracker(size int, p Profile) *tracker {
+	t := &tracker{p: p, win: newWindow(size)}
+	if p.SlowCall > 0 {
+		t.slow = make([]bool, p.WindowSize)
+		t.slowNeed = FailuresToTrip(Profile{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate})
+	}
+	if p.SlopeMultiple > 0 {
+		k := slopeSamples(p)
+		t.lat = make([]time.Duration, k)
+		t.scratch = make([]time.Duration, k)
+	}
+	return t
+}
+
+// signals is what one outcome revealed.
+type signals struct {
+	slowTrip  bool    // a full window of slow calls at or above the rate
+	slowShare float64 // their share
+	slope     int     // +1 the median climbed past the slope, -1 it came back, 0 no news
+	median    time.Duration
+	baseline  time.Duration
+	healthy   bool          // a healthy stretch ended: one trip off the streak
+	timeout   time.Duration // a new adaptive timeout, if > 0
+}
+
+// observe records one outcome and says what it revealed.
+func (t *tracker) observe(o Outcome) (s signals) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !o.Class.Counted() {
+		return s
+	}
 	t.win.add(o)
-	t.mu.Unlock()
+	success := o.Class == Success
+
+	if t.slow != nil {
+		isSlow := success && o.Latency > t.p.SlowCall
+		if t.slowN == len(t.slow) {
+			if t.slow[t.slowNext] {
+				t.slowCount--
+			}
+		} else {
+			t.slowN++
+		}
+		t.slow[t.slowNext] = isSlow
+		if isSlow {
+			t.slowCount++
+		}
+		t.slowNext = (t.slowNext + 1) % len(t.slow)
+		if t.slowN == len(t.slow) && t.slowCount >= t.slowNeed {
+			s.slowTrip = true
+			s.slowShare = float64(t.slowCount) / float64(t.slowN)
+		}
+	}
+
+	if !success {
+		t.healthyRun = 0
+		return s
+	}
+	t.successes++
+	t.healthyRun++
+	if t.healthyRun >= t.p.WindowSize {
+		t.healthyRun = 0
+		if t.streak > 0 {
+			t.streak--
+			s.healthy = true
+		}
+	}
+
+	if t.lat != nil {
+		t.lat[t.latNext] = o.Latency
+		t.latNext = (t.latNext + 1) % len(t.lat)
+		t.latN = min(t.latN+1, len(t.lat))
+		t.sinceSlope++
+		switch {
+		case t.baseline == 0 && t.successes >= t.p.WindowSize:
+			t.baseline = t.successMedianLocked()
+		case t.baseline > 0 && t.latN == len(t.lat) && t.sinceSlope >= slopeEvery:
+			t.sinceSlope = 0
+			s.slope, s.median, s.baseline = t.slopeLocked()
+		}
+	}
+
+	if t.p.TimeoutMultiple > 0 && t.successes >= t.p.TimeoutAfter {
+		t.sinceTimeout++
+		if t.successes == t.p.TimeoutAfter || t.sinceTimeout >= timeoutEvery {
+			t.sinceTimeout = 0
+			s.timeout = t.timeoutLocked()
+		}
+	}
+	return s
 }
 
-// stats returns n, the success rate (NaN-free: 0 when empty) and the
-// median latency over successes.
+// slopeLocked compares the rolling median of the latest successes with the
+// baseline. A faster stretch lowers the baseline; a climb past the
+// multiple (and the floor) starts a degrading episode, which ends when the
+// median comes back under it.
+func (t *tracker) slopeLocked() (change int, median, baseline time.Duration) {
+	copy(t.scratch, t.lat)
+	slices.Sort(t.scratch)
+	median = t.scratch[len(t.scratch)/2]
+	if median < t.baseline {
+		t.baseline = median
+	}
+	limit := max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)
+	switch {
+	case !t.degrading && median > limit:
+		t.degrading = true
+		change = +1
+	case t.degrading && median <= limit:
+		t.degrading = false
+		change = -1
+	}
+	return change, median, t.baseline
+}
+
+// successMedianLocked is the median latency of the successes in the window.
+func (t *tracker) successMedianLocked() time.Duration {
+	return medianSuccessLatency(t.win.outcomes())
+}
+
+// timeoutLocked is TimeoutMultiple × the p95 of the window's successes,
+// never under TimeoutFloor.
+func (t *tracker) timeoutLocked() time.Duration {
+	lats := t.lats[:0]
+	for _, o := range t.win.buf[:t.win.n] { // order does not matter here
+		if o.Class == Success {
+			lats = append(lats, o.Latency)
+		}
+	}
+	t.lats = lats
+	if len(lats) == 0 {
+		return 0
+	}
+	slices.Sort(lats)
+	p95 := lats[min(len(lats)-1, len(lats)*95/100)]
+	return max(time.Duration(float64(p95)*t.p.TimeoutMultiple), t.p.TimeoutFloor)
+}
+
+// transitioned clears what is judged per window, as the circuit clears its
+// own, and, for a trip, adds to the streak and returns it.
+func (t *tracker) transitioned(tr Transition) (streak int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.slowN, t.slowNext, t.slowCount = 0, 0, 0
+	t.latN, t.latNext, t.sinceSlope = 0, 0, 0
+	t.degrading = false
+	t.healthyRun = 0
+	if tr.To == Open && countsAsTrip(tr.Reason) {
+		t.streak++
+	}
+	return t.streak
+}
+
+// stats returns n, the success rate (0 when empty) and the median latency
+// over successes.
 func (t *tracker) stats() (n int, successRate float64, median time.Duration) {
 	t.mu.Lock()
 	outs := t.win.outcomes()

@@ -14,6 +14,9 @@ const (
 	ReasonProbeFailed         = "probe_failed"         // half-open → open
 	ReasonProbesPassed        = "probes_passed"        // half-open → closed
 	ReasonRestored            = "restored"             // state carried over from a checkpoint
+	ReasonSlowCalls           = "slow_calls"           // closed → open: too many slow successes in a full window
+	ReasonLatencySlope        = "latency_slope"        // closed → open: the median latency climbed past the baseline
+	ReasonFleetPause          = "client_side_suspect"  // → open: most domains tripped at once; pausing all of them
 )
 
 // Transition is one change of a domain's circuit state, with the evidence

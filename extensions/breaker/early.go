@@ -1,0 +1,84 @@
+package breaker
+
+import (
+	"time"
+)
+
+// early acts on what the tracker saw before the window's failure rate did:
+// slow calls, a latency slope, a new adaptive timeout.
+func (b *Breaker) early(d *domain, s signals) {
+	if s.timeout > 0 && time.Duration(d.timeout.Swap(int64(s.timeout))) != s.timeout {
+		b.log.Debug().Str("event", "timeout_changed").Str("domain", d.name).Dur("timeout", s.timeout).
+			Msg("breaker: adaptive request timeout updated")
+	}
+	if s.healthy {
+		b.log.Debug().Str("event", "cooldown_decay").Str("domain", d.name).
+			Msg("breaker: a healthy stretch took one trip off the cooldown streak")
+	}
+	switch s.slope {
+	case +1:
+		b.log.Warn().Str("event", "degrading").Str("domain", d.name).
+			Float64("median_latency_ms", ms(s.median)).Float64("baseline_ms", ms(s.baseline)).
+			Float64("multiple", d.profile.SlopeMultiple).Bool("trips", d.profile.SlopeTrip).
+			Msgf("breaker: %s is degrading: median latency %v against a baseline of %v", d.name, s.median, s.baseline)
+		for _, f := range b.onDegrading {
+			f(d.name, s.median, s.baseline)
+		}
+		if d.profile.SlopeTrip {
+			b.holdOpen(d, ReasonLatencySlope)
+			return
+		}
+	case -1:
+		b.log.Info().Str("event", "degrading_over").Str("domain", d.name).
+			Float64("median_latency_ms", ms(s.median)).Float64("baseline_ms", ms(s.baseline)).
+			Msgf("breaker: %s latency is back under its slope limit", d.name)
+	}
+	if s.slowTrip {
+		b.log.Warn().Str("event", "slow_calls").Str("domain", d.name).Float64("slow_share", round3(s.slowShare)).
+			Dur("slow_call", d.profile.SlowCall).Msgf("breaker: %s answers too slowly too often", d.name)
+		b.holdOpen(d, ReasonSlowCalls)
+	}
+}
+
+// holdOpen opens d's circuit for its cooldown (grown, if it keeps
+// tripping) for a reason found outside the circuit's window.
+func (b *Breaker) holdOpen(d *domain, reason string) {
+	h, ok := d.circuit.(Holder)
+	if !ok {
+		b.log.Warn().Str("event", "breaker_cannot_hold").Str("domain", d.name).Str("reason", reason).
+			Msg("breaker: the store's circuits cannot be opened from outside their window; only logging")
+		return
+	}
+	t, err := h.HoldOpen(b.clock, b.clock.Now().Add(d.profile.Cooldown), reason)
+	if err != nil {
+		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: opening the circuit failed")
+		return
+	}
+	if t.Changed() {
+		b.transitioned(d, t)
+	}
+}
+
+// grow lengthens the cooldown of a domain that trips again before a
+// healthy stretch: base × streak, capped, drawn uniformly between the base
+// and that (full jitter), so domains tripped together do not reopen
+// together.
+func (b *Breaker) grow(d *domain, t Transition, streak int) Transition {
+	p := d.profile
+	if streak < 2 || p.MaxCooldown <= p.Cooldown {
+		return t
+	}
+	grown := min(time.Duration(streak)*p.Cooldown, p.MaxCooldown)
+	cooldown := p.Cooldown + time.Duration(b.rand()*float64(grown-p.Cooldown))
+	until := t.At.Add(cooldown)
+	h, ok := d.circuit.(Holder)
+	if !ok || !until.After(t.RetryAt) {
+		return t
+	}
+	if _, err := h.HoldOpen(b.clock, until, t.Reason); err != nil {
+		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: growing the cooldown failed")
+		return t
+	}
+	t.RetryAt = until
+	return t
+}
