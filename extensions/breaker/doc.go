@@ -35,6 +35,28 @@
 // site; it is counted and handed to OnRefused hooks with a
 // *CircuitOpenError naming the domain and when it may be probed again.
 //
+// # Slowing down before stopping
+//
+// Next to each circuit sits a pace (Pacing): the most requests in flight to
+// the domain and the least gap between them. A 429, or a 503 with
+// Retry-After, halts the domain until then and multiplies its pace down;
+// clean successes raise it step by step, never past the user's settings.
+// The pace is waited for at the same gate, so a waiting domain never holds
+// up another. Profiles can also set an adaptive request timeout (Transport):
+// a domain whose pages took 50 ms does not hold a slot for the client's full
+// timeout when it starts hanging.
+//
+// # Seeing degradation coming
+//
+// Each domain's tracker (the rolling record behind Stats) also watches for
+// what comes before errors: slow calls (Profile.SlowCall), a latency slope
+// against the domain's baseline (Profile.SlopeMultiple: a degrading event,
+// and optionally an early trip), and repeated trips, whose cooldown grows
+// with full jitter (Profile.MaxCooldown). A FleetGuard judges all domains
+// together: when most of them trip at once the client is suspect (our proxy,
+// network or resolver), every domain is paused together, and the run ends
+// as an error rather than a trip.
+//
 // The state machine (circuit.go) is plain Go that takes the caller's clock;
 // the Colly wiring is colly.go. A Store decides where circuits live:
 // in-process by default, or shared between workers (storage/redis).
