@@ -1,0 +1,65 @@
+package breakwater_test
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/breakwater-crawl/breakwater"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+)
+
+// A store that turns into 900-byte consent shells after 10 good pages: the
+// validator makes every shell a failure, the breaker trips, and the run
+// says so.
+func ExampleUse() {
+	store, _ := testserver.Start(testserver.Config{Products: 50,
+		Scenario: testserver.Scenario{Mode: testserver.Empty, After: 10}})
+	defer store.Close()
+
+	v, _ := validate.New(validate.MinBytes(1024), validate.Require(testserver.TitleSelector))
+	p := breaker.Standard
+	p.ConsecutiveFailures = 3 // seed 002: three strikes
+	b, _ := breaker.New(p, breaker.WithValidator(v))
+
+	c := colly.NewCollector()
+	breakwater.Use(c, v, b)
+	saved := 0
+	c.OnScraped(func(r *colly.Response) {
+		if verdict, _ := v.VerdictOf(r); verdict.Valid() {
+			saved++
+		}
+	})
+	for i := 1; i <= 50; i++ {
+		c.Visit(store.ProductURL(i))
+	}
+	o := outcome.Decide(int64(saved), nil, v, b)
+	fmt.Println("requests:", store.Count(), "saved:", saved)
+	fmt.Println("outcome:", o.State, "exit:", o.ExitCode())
+	// Output:
+	// requests: 13 saved: 10
+	// outcome: tripped exit: 2
+}
+
+type counting struct{ n atomic.Int32 }
+
+func (e *counting) Register(c *colly.Collector) { e.n.Add(1) }
+
+func TestUseRegistersEachExtensionOnceInOrder(t *testing.T) {
+	var a, b counting
+	c := colly.NewCollector()
+	breakwater.Use(c, &a, nil, &b)
+	if a.n.Load() != 1 || b.n.Load() != 1 {
+		t.Fatalf("registered %d and %d times, want once each", a.n.Load(), b.n.Load())
+	}
+	// Register is also a colly.CollectorOption.
+	var opt colly.CollectorOption = a.Register
+	colly.NewCollector(opt)
+	if a.n.Load() != 2 {
+		t.Fatal("Register did not work as a colly.CollectorOption")
+	}
+}
