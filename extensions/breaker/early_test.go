@@ -126,3 +126,28 @@ func TestLatencySlopeTripsBeforeErrors(t *testing.T) {
 		t.Fatalf("the early trip sent %d requests into the degradation, error-rate tripping %d: want measurably fewer", sentEarly, sentErr)
 	}
 }
+
+func TestSlowStoreTripsOnSlowCallsOnly(t *testing.T) {
+	run := func(p breaker.Profile) (sent int, st breaker.DomainStats) {
+		store := startStore(t, testserver.Config{Products: 30, Scenario: testserver.Scenario{Latency: 40 * time.Millisecond}})
+		b := newBreaker(t, p)
+		c := colly.NewCollector()
+		b.Register(c)
+		for i := 1; i <= 30; i++ {
+			c.Visit(store.ProductURL(i))
+		}
+		return store.Count(), b.Stats()[0]
+	}
+	p := breaker.Standard
+	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate, p.TimeoutMultiple = "slow", 10, 20*time.Millisecond, 0.8, 0
+	sent, st := run(p)
+	if st.State != breaker.Open || sent != 10 || st.Count(breaker.Success) != 10 {
+		t.Fatalf("every page 40 ms, slow above 20 ms: %d sent, stats %+v; want a slow_calls trip after a full window of 10", sent, st)
+	}
+	off := p
+	off.SlowCall, off.SlowCallRate = 0, 0
+	sent, st = run(off)
+	if st.State != breaker.Closed || sent != 30 {
+		t.Fatalf("without the rule: %d sent, state %s; want all 30 and closed", sent, st.State)
+	}
+}

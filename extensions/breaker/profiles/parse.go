@@ -301,7 +301,7 @@ func (p *parser) scalar(n *yaml.Node, path string, f *field) (value, bool) {
 			return bad("want " + f.kind.want() + ", got " + describe(n))
 		}
 		if err := n.Decode(&i); err != nil {
-			return bad("out of range for a whole number")
+			return bad("want a whole number (at most 9223372036854775807)")
 		}
 		return value{i: i}, true
 	case flag:

@@ -1,0 +1,76 @@
+// Package profiles reads breaker profiles from a YAML file: seed 000's
+// breaker_profiles block, extended with every field of breaker.Profile,
+// plus which profile each domain uses and which one the rest use.
+//
+//	breaker_profiles:
+//	  fragile:                       # a name of your own
+//	    extends: conservative        # optional: start from another profile
+//	    window_size: 10
+//	    failure_threshold: 0.6
+//	    cooldown_seconds: 300
+//	    half_open_probes: 1
+//	    consecutive_failures: 3
+//	    slow_call_seconds: 5
+//	    slow_call_rate: 0.8
+//	    slope_multiple: 3
+//	    slope_floor_ms: 200
+//	    slope_trip: false
+//	    max_cooldown_seconds: 1800
+//	    timeout_multiple: 4
+//	    timeout_floor_ms: 1000
+//	    timeout_after: 20
+//	  standard:                      # a built-in name: changes the built-in
+//	    cooldown_seconds: 120
+//	default: standard                # every domain not listed below
+//	domains:
+//	  shop.example.com: fragile      # an exact host (with :port if the URLs have one)
+//	  .example.org: aggressive       # example.org and every subdomain
+//
+// Each setting is the breaker.Profile field of the same name (see its
+// documentation for what the rules do and which values are in range).
+// Durations are numbers in the unit their name ends with, *_seconds or
+// *_ms, fractions allowed (cooldown_seconds: 0.5 is 500 ms). Booleans are
+// true or false; YAML 1.1's yes and no are strings here.
+//
+// # Where a profile starts
+//
+//   - With extends: from the named profile, the file's own or a built-in
+//     one (conservative, standard, aggressive); the fields it lists replace
+//     that profile's. Chains are followed; a cycle is an error.
+//   - A built-in name without extends changes the built-in: it starts
+//     from breaker's own profile of that name, so seed 000's block, which
+//     restates the built-in values, loads as exactly the built-ins. Every
+//     mention of that name in the file (default, domains, extends) and
+//     Set.Profile then mean the changed one.
+//   - Any other name starts from nothing: window_size, failure_threshold,
+//     cooldown_seconds and half_open_probes are required, and every
+//     optional rule (slow calls, slope, cooldown growth, adaptive timeout)
+//     is off unless set. There are no silent defaults.
+//
+// The built-in profiles need no definition to be named by default, domains
+// or extends. Without default the rest use standard.
+//
+// # Errors
+//
+// A profiles file is configuration: Parse and Load reject it whole, before
+// any request is sent, and report every mistake with the file, the line,
+// the field's path and its value as written:
+//
+//	profiles.yaml:7: breaker_profiles.fragile.failure_threshold: 1.5: must be in (0, 1]: ...
+//
+// An unknown field (with the likely intended one: cooldown is
+// cooldown_seconds), a value of the wrong type (a quoted number, yes for
+// true, 5m for a number of seconds), a name written twice, a reference to
+// a profile nobody defines, a domain pattern breaker.WithDomainProfile
+// would not match, and a value breaker.Profile.Validate refuses are each an
+// *Error; all match ErrInvalid.
+//
+// # Use
+//
+//	set, err := profiles.Load("profiles.yaml")
+//	if err != nil { ... }                      // a usage error: exit 64
+//	b, err := breaker.New(set.Default(), append(set.Options(), breaker.WithLogger(log))...)
+//
+// A nil *Set behaves as an empty file, so a program whose profiles file is
+// optional can call the same methods either way.
+package profiles
