@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+
+	bw "github.com/breakwater-crawl/breakwater"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+	"github.com/rs/zerolog"
+)
+
+// client is one of the crawlers compared. Every one is the same Colly
+// collector (async, same timeout, same page callback); they differ only in
+// what is wired around it.
+type client int
+
+const (
+	plain      client = iota // Colly alone: the reference
+	retry                    // Colly + the usual retry loop
+	gob                      // Colly + sony/gobreaker per host + the retry loop
+	breakwater               // Colly + Breakwater + the retry loop on degraded outcomes
+)
+
+var clients = []client{plain, retry, gob, breakwater}
+
+func (k client) String() string {
+	return [...]string{"plain", "retry", "gobreaker", "breakwater"}[k]
+}
+
+// parallelism is every client's requests in flight per store: Colly's
+// LimitRule for the baselines, Breakwater's per-domain pacing for
+// Breakwater.
+const parallelism = 2
+
+// maxRetries is the retry loop's budget per URL.
+const maxRetries = 5
+
+// limits says how a baseline's LimitRules are laid out.
+type limits int
+
+const (
+	// shared is Colly's usual LimitRule{DomainGlob: "*", Parallelism: 2}:
+	// one pool of 2 slots shared by every host (colly-internals.md §6).
+	shared limits = iota
+	// perHost is one LimitRule of Parallelism 2 per store host, so every
+	// client has the same requests in flight; the overhead scenario uses
+	// it to compare the cost per page, not the slot layout.
+	perHost
+)
+
+// wiring is what a client added to the collector, for the run to read
+// back at the end.
+type wiring struct {
+	loop *retryLoop
+	gob  *perHostGobreaker
+	b    *breaker.Breaker
+	v    *validate.Validator
+	cp   bw.Extension // the embedded checkpoint; nil until it lands
+}
+
+// wire builds client k onto c. save is the user's page callback: it is
+// called for every product page whose title was found (and, for
+// Breakwater, whose verdict is valid).
+func wire(c *colly.Collector, k client, spec *crawlSpec, loop *retryLoop, save func(*colly.Request), log zerolog.Logger) (*wiring, error) {
+	w := &wiring{}
+	if k != breakwater {
+		if err := limitRules(c, spec); err != nil {
+			return nil, err
+		}
+	}
+	switch k {
+	case plain:
+	case retry:
+		w.loop = loop
+		c.OnError(func(r *colly.Response, _ error) { loop.retry(r.Request) })
+	case gob:
+		w.loop = loop
+		w.gob = newPerHostGobreaker()
+		w.gob.Register(c)
+		c.OnError(func(r *colly.Response, _ error) { loop.retry(r.Request) })
+	case breakwater:
+		return w, wireBreakwater(c, w, spec, loop, save, log)
+	}
+	c.OnHTML(testserver.TitleSelector, func(e *colly.HTMLElement) { save(e.Request) })
+	return w, nil
+}
+
+// wireBreakwater is the user's code of the README: a validator with the
+// store's selector, the standard breaker with per-domain pacing of 2 in
+// place of Colly's shared LimitRule, and the same retry loop, asked only
+// for outcomes the breaker classed degraded (a 429 Breakwater re-sends
+// itself; a refusal is not a failure; a consent shell is not an error).
+func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryLoop, save func(*colly.Request), log zerolog.Logger) error {
+	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.WithLogger(log))
+	if err != nil {
+		return fmt.Errorf("validator: %w", err)
+	}
+	w.loop, w.v = loop, v
+	b, err := breaker.New(breaker.Standard,
+		breaker.WithValidator(v),
+		breaker.WithPacing(breaker.Pacing{Parallelism: parallelism}),
+		breaker.WithLogger(log),
+		breaker.OnOutcome(func(a breaker.Attempt) {
+			if a.Outcome.Class == breaker.Degraded {
+				loop.retry(a.Request)
+			}
+		}))
+	if err != nil {
+		return fmt.Errorf("breaker: %w", err)
+	}
+	w.b = b
+	exts := []bw.Extension{v, b}
+	if spec.checkpoint != "" {
+		cp, err := openCheckpoint(spec.checkpoint)
+		if err != nil {
+			return err
+		}
+		if cp != nil {
+			w.cp = cp
+			exts = append(exts, cp) // the checkpoint last
+		}
+	}
+	bw.Use(c, exts...)
+	c.OnHTML(testserver.TitleSelector, func(e *colly.HTMLElement) {
+		if verdict, ok := v.VerdictOf(e.Response); ok && verdict.Valid() {
+			save(e.Request)
+		}
+	})
+	return nil
+}
+
+func limitRules(c *colly.Collector, spec *crawlSpec) error {
+	if spec.limits == shared {
+		return c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: parallelism})
+	}
+	for _, h := range spec.hosts {
+		rule := &colly.LimitRule{DomainRegexp: "^" + regexp.QuoteMeta(h) + "$", Parallelism: parallelism}
+		if err := c.Limit(rule); err != nil {
+			return fmt.Errorf("limit rule for %s: %w", h, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Result is one client's run of one scenario: what the stores saw, what the
+// client kept, and what the scenario measures.
+type Result struct {
+	Scenario string `json:"scenario"`
+	Client   string `json:"client"`
+
+	// Requests is how many requests the stores received.
+	Requests int `json:"requests"`
+	// IntoFailure is how many of them arrived from the store's first
+	// failing answer on (testserver's SentAfterFailing); -1 where the
+	// scenario does not measure it.
+	IntoFailure int `json:"into_failure"`
+	// Saved is how many distinct product pages the client saved (the
+	// title found; for Breakwater also a valid verdict) out of Pages queued.
+	Saved int `json:"saved"`
+	Pages int `json:"pages"`
+	// Wall is the run's wall time; in the hang scenarios, the time until
+	// every healthy store's pages were saved.
+	Wall Duration `json:"wall"`
+	// Cut is set when the run hit the cap (-cap) and was stopped.
+	Cut bool `json:"cut,omitempty"`
+
+	// Measured is the scenario's figure for people ("1.74× alone"), and
+	// Ratio its number where it is one.
+	Measured string  `json:"measured"`
+	Ratio    float64 `json:"ratio,omitempty"`
+
+	// Scenario-specific figures; zero where they do not apply.
+	Alone        Duration  `json:"alone,omitzero"`           // hang: the same run without the hanging store
+	PagesPerSec  float64   `json:"pages_per_sec,omitempty"`  // overhead: best round
+	Rounds       []float64 `json:"rounds,omitempty"`         // overhead: pages/s of every round, in order
+	Share429     float64   `json:"share_throttled,omitzero"` // ratelimit: throttled answers ÷ requests
+	Ideal        Duration  `json:"ideal,omitzero"`           // ratelimit: pages ÷ rate
+	BreakerState string    `json:"breaker_state,omitempty"`  // Breakwater / gobreaker: state of the store's circuit at the end
+	Trips        int       `json:"trips,omitempty"`
+	Refused      int64     `json:"refused,omitempty"` // requests a breaker refused without touching the network
+	Retries      int64     `json:"retries,omitempty"` // retries the retry loop issued
+
+	// Goal is the issue's goal for this row, judged on figures of this
+	// same run; nil for rows without one.
+	Goal *Goal `json:"goal,omitempty"`
+}
+
+// Goal is one goal from issues 8 and 9, met or missed, with what was
+// measured against it.
+type Goal struct {
+	Text     string `json:"text"`     // the goal, e.g. "≤ 12 into the degradation, ≥ 10× fewer than retry"
+	Met      bool   `json:"met"`      // judged on this run's figures
+	Measured string `json:"measured"` // the figures judged, e.g. "11; 147× fewer"
+}
+
+// Duration is a time.Duration that reads as seconds in JSON.
+type Duration time.Duration
+
+// MarshalJSON writes the duration in seconds, as a number.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).Seconds())
+}
+
+// Report is everything one run of the command measured.
+type Report struct {
+	Started   time.Time `json:"started"`
+	Finished  time.Time `json:"finished"`
+	Scale     float64   `json:"scale"`
+	CPUs      int       `json:"cpus"`
+	GoVersion string    `json:"go_version"`
+	// LoadBefore and LoadAfter are the machine's 1-minute load average
+	// (/proc/loadavg) when the run started and ended; -1 if unknown.
+	LoadBefore float64  `json:"load_before"`
+	LoadAfter  float64  `json:"load_after"`
+	Notes      []string `json:"notes"`
+	Results    []Result `json:"results"`
+}
