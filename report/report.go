@@ -51,8 +51,17 @@ type Domain struct {
 	Unfinished int `json:"unfinished"`
 	// Trips is how many times the circuit opened.
 	Trips int `json:"trips"`
-	// Pauses counts Retry-After pauses.
-	Pauses int64 `json:"pauses"`
+	// Pauses counts Retry-After pauses; PausedFor is the time spent in
+	// them.
+	Pauses     int64         `json:"pauses"`
+	PausedFor  time.Duration `json:"-"`
+	PausedForS float64       `json:"paused_for_s"`
+	// PaceLimit and PaceGap are the domain's pace at the end: the most
+	// requests in flight (0: no limit of Breakwater's own) and the least
+	// gap between two requests.
+	PaceLimit int           `json:"pace_limit"`
+	PaceGap   time.Duration `json:"-"`
+	PaceGapMS float64       `json:"pace_gap_ms"`
 	// MedianLatency is the median latency of the recent successes.
 	MedianLatency   time.Duration `json:"-"`
 	MedianLatencyMS float64       `json:"median_latency_ms"`
@@ -181,6 +190,10 @@ func New(o outcome.Outcome, opts ...Option) Report {
 			d.Refused += s.Refused
 			d.Trips += s.Trips
 			d.Pauses += int64(s.Pace.Pauses)
+			d.PausedFor += s.Pace.PausedFor
+			d.PausedForS = d.PausedFor.Seconds()
+			d.PaceLimit, d.PaceGap = s.Pace.Limit, s.Pace.Gap
+			d.PaceGapMS = float64(s.Pace.Gap) / float64(time.Millisecond)
 			d.MedianLatency = s.MedianLatency
 		}
 		for _, u := range b.Unfinished() {
@@ -230,9 +243,11 @@ func New(o outcome.Outcome, opts ...Option) Report {
 		t.Unfinished += d.Unfinished
 		t.Trips += d.Trips
 		t.Pauses += d.Pauses
+		t.PausedFor += d.PausedFor
 		t.MedianLatency = max(t.MedianLatency, d.MedianLatency)
 	}
 	t.MedianLatencyMS = ms(t.MedianLatency)
+	t.PausedForS = t.PausedFor.Seconds()
 	return r
 }
 

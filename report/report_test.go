@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/breakwater-crawl/breakwater"
+	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -282,5 +284,52 @@ func TestReportWithoutSourcesStillSaysHowTheRunEnded(t *testing.T) {
 	r = report.New(outcome.Decide(3, nil), report.WithRecords(map[string]int64{"Shop.Example:8080": 3}), report.WithBreaker(nil))
 	if d, ok := r.Domain("shop.example:8080"); !ok || d.Records != 3 || d.State != "" {
 		t.Fatalf("records-only domain %+v (found %v): want the host normalised, 3 records, no state", d, ok)
+	}
+}
+
+func TestReportShowsThePaceOfAThrottledDomain(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	store, err := testserver.Start(testserver.Config{Products: 10, Now: clk.Now,
+		Scenario: testserver.Scenario{Mode: testserver.Throttle, After: 3, RetryAfter: 4 * time.Second, RecoverAfter: 6 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	b, err := breaker.New(breaker.Standard, breaker.WithClock(clk), breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector()
+	b.Register(c)
+	stop := make(chan struct{})
+	go func() { // time passes only while everyone waits
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if clk.BlockUntil(1, 20*time.Millisecond) {
+				if d, ok := clk.NextDeadline(); ok {
+					clk.Set(d)
+				}
+			}
+		}
+	}()
+	for i := 1; i <= 10; i++ {
+		c.Visit(store.ProductURL(i))
+	}
+	close(stop)
+	r := report.New(outcome.Decide(-1, nil, b), report.WithBreaker(b))
+	d, ok := r.Domain(store.Host())
+	if !ok || d.Pauses < 1 || d.PausedFor < 4*time.Second || d.PaceLimit != 1 || d.PaceGap <= 0 || d.Failures.Throttled < 1 {
+		t.Fatalf("domain line %+v: want the pauses, the time paused and the slowed pace", d)
+	}
+	var buf bytes.Buffer
+	if err := r.Write(&buf, report.Text); err != nil {
+		t.Fatal(err)
+	}
+	if head := strings.SplitN(buf.String(), "\n", 10); !strings.Contains(buf.String(), "paused") || !strings.Contains(buf.String(), "pace") {
+		t.Fatalf("text report without pace columns:\n%s", strings.Join(head, "\n"))
 	}
 }

@@ -44,7 +44,18 @@ var columns = []column{
 	{head: "unfinished", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Unfinished) }},
 	{head: "trips", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Trips) }},
 	{head: "pauses", cell: func(d Domain) string { return count(d.Pauses) }, zero: func(d Domain) bool { return d.Pauses == 0 }},
+	{head: "paused", cell: func(d Domain) string { return latency(d.PausedFor) }, zero: func(d Domain) bool { return d.PausedFor == 0 }},
+	{head: "pace", cell: func(d Domain) string { return pace(d) }, zero: func(d Domain) bool { return d.PaceGap == 0 && d.Pauses == 0 }},
 	{head: "median", always: true, cell: func(d Domain) string { return latency(d.MedianLatency) }},
+}
+
+// pace is "2 @ 120ms": in flight at most, least gap ("-" no limit).
+func pace(d Domain) string {
+	limit := "-"
+	if d.PaceLimit > 0 {
+		limit = strconv.Itoa(d.PaceLimit)
+	}
+	return limit + " @ " + latency(d.PaceGap)
 }
 
 func dash(s string) string {
