@@ -6,7 +6,9 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -75,7 +77,19 @@ func (p *parser) fail(n *yaml.Node, path, val, reason string) {
 }
 
 // yamlLine finds the line in a syntax error of the YAML library.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+// parserProblems are the YAML library's parser errors (as opposed to its
+// scanner errors). For these it reports the line 0-based: the line before
+// the construct the problem is in, or before the problem itself when that
+// construct starts on the first line, and no line at all for the first.
+var parserProblems = []string{
+	"did not find expected <stream-start>", "did not find expected <document start>",
+	"did not find expected node content", "did not find expected '-' indicator",
+	"did not find expected key", "did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"found undefined tag handle", "found duplicate %YAML directive", "found incompatible YAML document",
+	"found duplicate %TAG directive",
+}
 
 // read decodes data into the document tree, without interpreting it.
 func (p *parser) read(data []byte) *yaml.Node {
@@ -100,14 +114,34 @@ func (p *parser) read(data []byte) *yaml.Node {
 	return &root
 }
 
+// markedProblem reports whether msg is one of the YAML scanner's problems,
+// which carry a position.
+func markedProblem(msg string) bool {
+	for _, prefix := range []string{"found ", "did not find ", "could not find ", "mapping ", "block sequence "} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *parser) syntax(err error) {
 	msg := err.Error()
+	e := &Error{File: p.file, Reason: "not valid YAML: " + strings.TrimPrefix(msg, "yaml: "), Err: err}
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		p.errs = append(p.errs, &Error{File: p.file, Line: line, Reason: "not valid YAML: " + m[2], Err: err})
-		return
+		e.Line, _ = strconv.Atoi(m[1])
+		e.Reason = "not valid YAML: " + m[2]
+		switch {
+		case slices.Contains(parserProblems, m[2]):
+			e.Line++ // see parserProblems
+			if m[1] != "" {
+				e.Reason += " (in what starts here)"
+			}
+		case m[1] == "" && markedProblem(m[2]):
+			e.Line = 1 // the library leaves out a line 1 (0-based 0)
+		}
 	}
-	p.errs = append(p.errs, &Error{File: p.file, Reason: "not valid YAML: " + msg, Err: err})
+	p.errs = append(p.errs, e)
 }
 
 // deref follows YAML aliases (*name) to the node they stand for.

@@ -54,6 +54,10 @@ func Load(path string) (*Set, error) {
 // an *Error: one on its own, several joined with errors.Join. All match
 // ErrInvalid; a value out of range also matches
 // breaker.ErrInvalidProfile and carries the *breaker.ProfileError.
+//
+// Each mistake is reported once: a profile with a field that cannot be
+// read (unknown, or of the wrong type) is not checked for range, and what
+// extends it or names it stays silent.
 func Parse(name string, data []byte) (*Set, error) {
 	p := &parser{file: name}
 	root := p.read(data)
