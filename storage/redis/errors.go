@@ -42,9 +42,9 @@ var (
 	// ErrInvalidJob means Enqueue was given a job it cannot store.
 	ErrInvalidJob = errors.New("invalid job")
 
-	// ErrInvalidConfig means NewQueue was given options or a crawl id it
-	// cannot use; the message says which and why.
-	ErrInvalidConfig = errors.New("invalid queue configuration")
+	// ErrInvalidConfig means a constructor was given options or a crawl id
+	// it cannot use; the message says which and why.
+	ErrInvalidConfig = errors.New("invalid configuration")
 
 	// ErrCorrupt means a stored record could not be read back.
 	ErrCorrupt = errors.New("corrupt queue record")
@@ -78,6 +78,11 @@ func (e *EmptyError) Drained() bool { return e.Next.IsZero() }
 // context has ended, its error is kept too: a deadline cut short by a
 // socket timeout still matches context.DeadlineExceeded.
 func (q *Queue) wrap(ctx context.Context, op string, err error) error {
+	return wrapErr(ctx, q.crawl, op, err)
+}
+
+// wrapErr is Queue.wrap for any of the package's types.
+func wrapErr(ctx context.Context, crawl, op string, err error) error {
 	ctxErr := ctx.Err()
 	if dl, ok := ctx.Deadline(); ctxErr == nil && ok && !time.Now().Before(dl) {
 		ctxErr = context.DeadlineExceeded // the socket deadline fired before the context's timer
@@ -86,12 +91,12 @@ func (q *Queue) wrap(ctx context.Context, op string, err error) error {
 		err = fmt.Errorf("%w (%w)", err, ctxErr)
 	}
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
+		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, crawl, err)
 	}
 	if hint, ok := unavailable(err); ok {
-		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w: %w (%s)", op, q.crawl, ErrUnavailable, err, hint)
+		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w: %w (%s)", op, crawl, ErrUnavailable, err, hint)
 	}
-	return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
+	return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, crawl, err)
 }
 
 // unavailable reports whether err means Redis cannot serve us right now,

@@ -69,7 +69,7 @@ func TestNewQueueRejectsBadConfiguration(t *testing.T) {
 	f := newFixture(t)
 	for name, tc := range map[string]struct {
 		crawl string
-		opt   redis.QueueOption
+		opt   redis.Option
 	}{
 		"empty crawl id":      {"", nil},
 		"brace in crawl id":   {"a}b", nil},

@@ -52,14 +52,14 @@ type fixture struct {
 	clock  *clock
 	ns     string
 	crawl  string
-	opts   []redis.QueueOption
+	opts   []redis.Option
 }
 
-func newFixture(t *testing.T, opts ...redis.QueueOption) *fixture {
+func newFixture(t *testing.T, opts ...redis.Option) *fixture {
 	t.Helper()
 	client, prefix := redistest.New(t)
 	f := &fixture{client: client, clock: newClock(), ns: prefix, crawl: "crawl-1"}
-	f.opts = append([]redis.QueueOption{
+	f.opts = append([]redis.Option{
 		redis.WithNamespace(prefix),
 		redis.WithClock(f.clock.Now),
 		redis.WithRand(rand.New(rand.NewPCG(1, 2))),

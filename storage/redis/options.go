@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -21,12 +22,26 @@ const (
 	DefaultRetention         = 7 * 24 * time.Hour
 	DefaultDeadLetterLimit   = 100_000
 	DefaultCallTimeout       = 10 * time.Second
+	DefaultBreakerTimeout    = time.Second
+	DefaultProbeLease        = 2 * time.Minute
+	DefaultReconnectBase     = 250 * time.Millisecond
+	DefaultReconnectCap      = 15 * time.Second
+	DefaultMaxOutage         = 10 * time.Minute
+	DefaultPollInterval      = time.Second
 	defaultPromoteBatch      = 1000
 	defaultReclaimBatch      = 100
 )
 
-// QueueOption configures a Queue. Options are checked once, by NewQueue.
-type QueueOption func(*settings)
+// Option configures any of the package's constructors: NewQueue,
+// NewBreakerStore, NewCollyStorage and OpenCheckpoint. Pass the same list to
+// each so that they agree on the namespace, the clock and the timeouts; an
+// option a constructor has no use for is ignored by it (its doc says which
+// constructors read it). Options are checked once, by the constructor.
+type Option func(*settings)
+
+// QueueOption is the name Option had when the queue was the package's only
+// constructor.
+type QueueOption = Option
 
 type settings struct {
 	namespace    string
@@ -39,12 +54,24 @@ type settings struct {
 	retention    time.Duration
 	deadLimit    int
 	callTimeout  time.Duration
+	timeoutSet   bool // WithCallTimeout was given (the breaker's default is shorter)
 	promoteBatch int
 	reclaimBatch int
 	now          func() time.Time
 	rand         *rand.Rand
 	log          zerolog.Logger
 	errs         []error
+
+	// BreakerStore
+	failPolicy    FailPolicy
+	probeLease    time.Duration
+	reconnectBase time.Duration
+	reconnectCap  time.Duration
+
+	// CollyStorage
+	maxOutage    time.Duration
+	claimTTL     time.Duration // 0: the visibility timeout
+	pollInterval time.Duration
 }
 
 func defaults() settings {
@@ -63,6 +90,13 @@ func defaults() settings {
 		reclaimBatch: defaultReclaimBatch,
 		now:          time.Now,
 		log:          zerolog.Nop(),
+
+		failPolicy:    FailClosed,
+		probeLease:    DefaultProbeLease,
+		reconnectBase: DefaultReconnectBase,
+		reconnectCap:  DefaultReconnectCap,
+		maxOutage:     DefaultMaxOutage,
+		pollInterval:  DefaultPollInterval,
 	}
 }
 
@@ -73,7 +107,7 @@ func (s *settings) bad(format string, args ...any) {
 // WithNamespace sets the first part of every key, before the crawl's hash
 // tag: "<namespace>:{<crawl>}:q:ready". Default "bw". Give tests their own
 // namespace so their keys can be found and deleted together.
-func WithNamespace(ns string) QueueOption {
+func WithNamespace(ns string) Option {
 	return func(s *settings) {
 		if err := checkName("namespace", ns); err != nil {
 			s.errs = append(s.errs, err)
@@ -86,7 +120,7 @@ func WithNamespace(ns string) QueueOption {
 // worker. A job neither acked, failed nor parked by then is taken back (with
 // one attempt spent) and claimed again. Set it above your longest fetch plus
 // processing time, or call Extend. Default 5 minutes; must be ≥ 1 ms.
-func WithVisibilityTimeout(d time.Duration) QueueOption {
+func WithVisibilityTimeout(d time.Duration) Option {
 	return func(s *settings) {
 		if d < time.Millisecond {
 			s.bad("visibility timeout %v: must be at least 1ms", d)
@@ -97,7 +131,7 @@ func WithVisibilityTimeout(d time.Duration) QueueOption {
 
 // WithMaxAttempts sets the MaxAttempts given to jobs enqueued without one.
 // Default 5; must be ≥ 1.
-func WithMaxAttempts(n int) QueueOption {
+func WithMaxAttempts(n int) Option {
 	return func(s *settings) {
 		if n < 1 {
 			s.bad("max attempts %d: must be at least 1", n)
@@ -109,7 +143,7 @@ func WithMaxAttempts(n int) QueueOption {
 // WithBackoff sets the retry delay after a failure: full jitter, uniform in
 // [0, min(cap, base·2^(n-1))) after the n-th failed attempt. Defaults 15 s
 // and 1 h; base must be ≥ 1 ms and cap ≥ base.
-func WithBackoff(base, cap time.Duration) QueueOption {
+func WithBackoff(base, cap time.Duration) Option {
 	return func(s *settings) {
 		if base < time.Millisecond || cap < base {
 			s.bad("backoff base %v, cap %v: need base ≥ 1ms and cap ≥ base", base, cap)
@@ -125,7 +159,7 @@ func WithBackoff(base, cap time.Duration) QueueOption {
 // starts: a bulk job that has waited longer than it beats a fresh normal
 // one, so bulk work never starves. Defaults 24 h and 1 h; both must be ≥ 0
 // and below 10 years. All workers of one crawl must use the same values.
-func WithAging(criticalLead, agingBound time.Duration) QueueOption {
+func WithAging(criticalLead, agingBound time.Duration) Option {
 	return func(s *settings) {
 		const most = 10 * 365 * 24 * time.Hour
 		if criticalLead < 0 || agingBound < 0 || criticalLead > most || agingBound > most {
@@ -141,7 +175,7 @@ func WithAging(criticalLead, agingBound time.Duration) QueueOption {
 // the longest Park: a crawl whose only jobs wait longer than the retention,
 // with no other change meanwhile, expires with them. Default 7 days; must
 // be ≥ 1 s.
-func WithRetention(d time.Duration) QueueOption {
+func WithRetention(d time.Duration) Option {
 	return func(s *settings) {
 		if d < time.Second {
 			s.bad("retention %v: must be at least 1s", d)
@@ -153,7 +187,7 @@ func WithRetention(d time.Duration) QueueOption {
 // WithDeadLetterLimit caps the dead-letter set: beyond n, the oldest dead
 // letters are dropped (and logged). Default 100,000; 0 means no cap (the set
 // then lives until the crawl's retention runs out).
-func WithDeadLetterLimit(n int) QueueOption {
+func WithDeadLetterLimit(n int) Option {
 	return func(s *settings) {
 		if n < 0 {
 			s.bad("dead-letter limit %d: must be ≥ 0", n)
@@ -163,16 +197,19 @@ func WithDeadLetterLimit(n int) QueueOption {
 }
 
 // WithCallTimeout bounds every call to Redis when the caller's context has
-// no earlier deadline. Default 10 s; a negative value leaves calls bounded
-// only by the caller's context and the client's own timeouts. For the bound
-// to cut a hung connection short, build the client with
-// ContextTimeoutEnabled: true (otherwise its ReadTimeout applies).
-func WithCallTimeout(d time.Duration) QueueOption {
+// no earlier deadline. Default 10 s, and DefaultBreakerTimeout (1 s) for a
+// BreakerStore's decisions, which a request waits for at the gate; a
+// negative value leaves calls bounded only by the caller's context and the
+// client's own timeouts. For the bound to cut a hung connection short, build
+// the client with ContextTimeoutEnabled: true (otherwise its ReadTimeout
+// applies). Read by every constructor.
+func WithCallTimeout(d time.Duration) Option {
 	return func(s *settings) {
 		if d == 0 {
 			s.bad("call timeout 0: use a negative value for no timeout")
 		}
 		s.callTimeout = d
+		s.timeoutSet = true
 	}
 }
 
@@ -180,7 +217,7 @@ func WithCallTimeout(d time.Duration) QueueOption {
 // scripts are given this time rather than asking Redis, so every worker
 // should have a synchronised clock (NTP); skew of a few seconds only shifts
 // priorities and lease expiry by as much. Default time.Now.
-func WithClock(now func() time.Time) QueueOption {
+func WithClock(now func() time.Time) Option {
 	return func(s *settings) {
 		if now == nil {
 			s.bad("clock: nil")
@@ -191,7 +228,7 @@ func WithClock(now func() time.Time) QueueOption {
 
 // WithRand sets the random source of the backoff jitter; the queue
 // serialises its use. Default: math/rand/v2's global source.
-func WithRand(r *rand.Rand) QueueOption {
+func WithRand(r *rand.Rand) Option {
 	return func(s *settings) {
 		if r == nil {
 			s.bad("rand: nil")
@@ -200,11 +237,146 @@ func WithRand(r *rand.Rand) QueueOption {
 	}
 }
 
-// WithLogger makes the queue log what it decides on its own: leases taken
-// back, jobs sent to the dead letters, dead letters dropped over the limit.
-// Default: silence.
-func WithLogger(l zerolog.Logger) QueueOption {
+// WithLogger makes the package log what it decides on its own, one event
+// each: the queue's leases taken back, jobs sent to the dead letters and
+// dead letters dropped over the limit; a BreakerStore's or CollyStorage's
+// every change between "Redis answers" and "Redis unreachable". Default:
+// silence. Read by every constructor.
+func WithLogger(l zerolog.Logger) Option {
 	return func(s *settings) { s.log = l }
+}
+
+// FailPolicy is what a BreakerStore's circuits do while Redis cannot be
+// reached.
+type FailPolicy uint8
+
+const (
+	// FailClosed refuses every request while Redis is unreachable (the
+	// default): Allow returns an *UnavailableError, which matches
+	// ErrUnavailable and converts to a *breaker.CircuitOpenError whose
+	// RetryAt is the next connection attempt, so the breaker parks the
+	// request instead of losing it. Redis is tried again with a backoff
+	// (WithReconnectBackoff), by one call at a time.
+	FailClosed FailPolicy = iota
+	// FailOpen falls back to an in-process circuit per domain
+	// (breaker.NewCircuit) while Redis is unreachable, started open where
+	// this process last saw the shared circuit open; each worker then
+	// decides alone. The shared state is used again as soon as Redis
+	// answers; what the fallback circuits learnt is dropped.
+	FailOpen
+)
+
+// String returns "fail_closed" or "fail_open".
+func (p FailPolicy) String() string {
+	switch p {
+	case FailClosed:
+		return "fail_closed"
+	case FailOpen:
+		return "fail_open"
+	}
+	return fmt.Sprintf("FailPolicy(%d)", uint8(p))
+}
+
+// WithFailPolicy sets what a BreakerStore does while Redis is unreachable:
+// FailClosed (the default) or FailOpen. Read by NewBreakerStore.
+func WithFailPolicy(p FailPolicy) Option {
+	return func(s *settings) {
+		if p > FailOpen {
+			s.bad("fail policy %v: use FailClosed or FailOpen", p)
+		}
+		s.failPolicy = p
+	}
+}
+
+// WithProbeLease sets how long a half-open probe holds its slot in a
+// BreakerStore's circuit without its outcome being recorded. A worker that
+// dies (or hangs) holding a probe would otherwise keep the domain half-open
+// with no slot free forever; after the lease the slot is free again. Set it
+// above the longest request. Default 2 minutes; must be ≥ 1 ms. Read by
+// NewBreakerStore.
+func WithProbeLease(d time.Duration) Option {
+	return func(s *settings) {
+		if d < time.Millisecond {
+			s.bad("probe lease %v: must be at least 1ms", d)
+		}
+		s.probeLease = d
+	}
+}
+
+// WithReconnectBackoff sets the wait between tries while Redis is
+// unreachable: base after the first failure, doubling up to cap, each wait
+// jittered over its upper half so that workers do not retry in step.
+// Defaults 250 ms and 15 s; base must be ≥ 1 ms and cap ≥ base. Read by
+// NewBreakerStore and NewCollyStorage.
+func WithReconnectBackoff(base, cap time.Duration) Option {
+	return func(s *settings) {
+		if base < time.Millisecond || cap < base {
+			s.bad("reconnect backoff base %v, cap %v: need base ≥ 1ms and cap ≥ base", base, cap)
+		}
+		s.reconnectBase, s.reconnectCap = base, cap
+	}
+}
+
+// WithMaxOutage sets how long a CollyStorage call keeps retrying while Redis
+// is unreachable before it returns the error: Colly's queue ignores errors
+// from GetRequest and ends its Run on one from QueueSize, so the storage
+// pauses the crawl instead, up to this long. Default 10 minutes; a negative
+// value waits for as long as it takes. Read by NewCollyStorage.
+func WithMaxOutage(d time.Duration) Option {
+	return func(s *settings) {
+		if d == 0 {
+			s.bad("max outage 0: use a negative value to wait for as long as it takes")
+		}
+		s.maxOutage = d
+	}
+}
+
+// WithClaimTTL sets how long IsVisited's claim on a URL fetched outside the
+// queue (a plain Visit) keeps other workers off it when nobody reports its
+// outcome. A URL whose outcome is reported is done (Ack) or released (Fail,
+// Park) at once. Default: the visibility timeout; must be ≥ 1 ms. Read by
+// NewCollyStorage.
+func WithClaimTTL(d time.Duration) Option {
+	return func(s *settings) {
+		if d < time.Millisecond {
+			s.bad("claim TTL %v: must be at least 1ms", d)
+		}
+		s.claimTTL = d
+	}
+}
+
+// WithPollInterval sets the longest a CollyStorage's GetRequest waits
+// before it asks the queue again when no job is ready but some are delayed
+// or in flight elsewhere. Default 1 s; must be ≥ 1 ms. Read by
+// NewCollyStorage.
+func WithPollInterval(d time.Duration) Option {
+	return func(s *settings) {
+		if d < time.Millisecond {
+			s.bad("poll interval %v: must be at least 1ms", d)
+		}
+		s.pollInterval = d
+	}
+}
+
+// build applies opts over the defaults and checks the client and the crawl
+// id, for every constructor.
+func build(client any, crawlID string, opts []Option) (settings, error) {
+	s := defaults()
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	if client == nil {
+		s.bad("redis client is nil")
+	}
+	if err := checkName("crawl id", crawlID); err != nil {
+		s.errs = append(s.errs, err)
+	}
+	if len(s.errs) > 0 {
+		return s, fmt.Errorf("breakwater/redis: %w: %w", ErrInvalidConfig, errors.Join(s.errs...))
+	}
+	return s, nil
 }
 
 // checkName rejects names that would break the key layout: a brace would

@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	crand "crypto/rand"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -41,21 +40,10 @@ const enqueueBatch = 256
 //
 // NewQueue does not contact Redis. Bad options are reported here, wrapped
 // in ErrInvalidConfig.
-func NewQueue(client goredis.UniversalClient, crawlID string, opts ...QueueOption) (*Queue, error) {
-	s := defaults()
-	for _, o := range opts {
-		if o != nil {
-			o(&s)
-		}
-	}
-	if client == nil {
-		s.bad("redis client is nil")
-	}
-	if err := checkName("crawl id", crawlID); err != nil {
-		s.errs = append(s.errs, err)
-	}
-	if len(s.errs) > 0 {
-		return nil, fmt.Errorf("breakwater/redis: %w: %w", ErrInvalidConfig, errors.Join(s.errs...))
+func NewQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*Queue, error) {
+	s, err := build(client, crawlID, opts)
+	if err != nil {
+		return nil, err
 	}
 	q := &Queue{
 		client: client,
@@ -69,11 +57,17 @@ func NewQueue(client goredis.UniversalClient, crawlID string, opts ...QueueOptio
 		},
 		reason: fmt.Sprintf("lease expired: not acked, failed or parked within the visibility timeout (%v); the worker died, hung or was too slow (call Extend for long jobs)", s.visibility),
 	}
+	warnContextTimeout(client, crawlID, s)
+	return q, nil
+}
+
+// warnContextTimeout logs when the client's deadlines cannot cut a hung
+// connection short.
+func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settings) {
 	if c, ok := client.(*goredis.Client); ok && !c.Options().ContextTimeoutEnabled && s.callTimeout > 0 {
 		s.log.Warn().Str("crawl", crawlID).Dur("read_timeout", c.Options().ReadTimeout).
-			Msg("redis client has ContextTimeoutEnabled off: a hung Redis blocks a call for the client's ReadTimeout, not the queue's call timeout")
+			Msg("redis client has ContextTimeoutEnabled off: a hung Redis blocks a call for the client's ReadTimeout, not the call timeout")
 	}
-	return q, nil
 }
 
 // Crawl returns the crawl id the queue serves.
@@ -452,16 +446,22 @@ func (q *Queue) float64() float64 {
 
 // callContext bounds a call by the call timeout unless ctx ends sooner.
 func (q *Queue) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return callContext(ctx, q.s.callTimeout)
+}
+
+// callContext bounds ctx by timeout (none when negative) unless it ends
+// sooner.
+func callContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if q.s.callTimeout < 0 {
+	if timeout < 0 {
 		return ctx, func() {}
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= q.s.callTimeout {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= timeout {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, q.s.callTimeout)
+	return context.WithTimeout(ctx, timeout)
 }
 
 func (q *Queue) claimed(op string, job *Job) error {

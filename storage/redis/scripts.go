@@ -46,3 +46,29 @@ var (
 func withPrelude(body string) *goredis.Script {
 	return goredis.NewScript(luaPrelude + "\n" + body)
 }
+
+// The circuit scripts of a BreakerStore, with lua/circuit_prelude.lua (the
+// key and argument layout, load, save and the moves) prepended to each.
+var (
+	//go:embed lua/circuit_prelude.lua
+	luaCircuitPrelude string
+	//go:embed lua/circuit_allow.lua
+	luaCircuitAllow string
+	//go:embed lua/circuit_record.lua
+	luaCircuitRecord string
+	//go:embed lua/circuit_hold.lua
+	luaCircuitHold string
+	//go:embed lua/circuit_snapshot.lua
+	luaCircuitSnapshot string
+)
+
+var (
+	scriptCircuitAllow    = withCircuitPrelude(luaCircuitAllow)
+	scriptCircuitRecord   = withCircuitPrelude(luaCircuitRecord)
+	scriptCircuitHold     = withCircuitPrelude(luaCircuitHold)
+	scriptCircuitSnapshot = withCircuitPrelude(luaCircuitSnapshot)
+)
+
+func withCircuitPrelude(body string) *goredis.Script {
+	return goredis.NewScript(luaCircuitPrelude + "\n" + body)
+}

@@ -1,0 +1,541 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// BreakerStore keeps the circuit breaker of every domain of a crawl in
+// Redis, shared by all the crawl's workers: a trip seen by one worker is
+// seen by all at once, and half-open probes are limited across all of them
+// together. It is a breaker.Store:
+//
+//	bs, err := redis.NewBreakerStore(client, "shop-crawl-2026-05-01")
+//	b, err := breaker.New(breaker.Standard, breaker.WithStore(bs))
+//
+// Each circuit runs the in-process circuit's state machine (the same
+// breakertest table passes against both) as Lua scripts on per-domain keys:
+// every Allow and every Record is one round trip, atomic, and nothing is
+// locked while a request is in flight. A Record that cannot change anything
+// (an uncounted outcome of a permit that is not a probe) makes no round trip
+// at all.
+//
+// It is safe for concurrent use.
+type BreakerStore struct {
+	client  goredis.UniversalClient
+	crawl   string
+	prefix  string // "<ns>:{<crawl>}:b:"
+	s       settings
+	timeout time.Duration
+	link    *link
+}
+
+// NewBreakerStore returns the breaker store of the crawl crawlID on client.
+// Every worker that passes the same namespace and crawl id shares the
+// circuits; other crawls on the same Redis never see them.
+//
+// It reads WithNamespace, WithRetention (how long an idle domain's circuit
+// is kept; an open one is kept at least until its cooldown has passed),
+// WithCallTimeout (default 1 s here), WithFailPolicy, WithProbeLease,
+// WithReconnectBackoff and WithLogger. NewBreakerStore does not contact
+// Redis. Bad options are reported here, wrapped in ErrInvalidConfig.
+func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Option) (*BreakerStore, error) {
+	s, err := build(client, crawlID, opts)
+	if err != nil {
+		return nil, err
+	}
+	timeout := s.callTimeout
+	if !s.timeoutSet {
+		timeout = DefaultBreakerTimeout
+	}
+	warnContextTimeout(client, crawlID, s)
+	policy := "refusing every request (fail closed)"
+	if s.failPolicy == FailOpen {
+		policy = "deciding with in-process circuits (fail open)"
+	}
+	return &BreakerStore{
+		client:  client,
+		crawl:   crawlID,
+		prefix:  s.namespace + ":{" + crawlID + "}:b:",
+		s:       s,
+		timeout: timeout,
+		link:    newLink("breaker", crawlID, policy, s),
+	}, nil
+}
+
+// Crawl returns the crawl id the store serves.
+func (bs *BreakerStore) Crawl() string { return bs.crawl }
+
+// Keys returns the Redis keys of domain's circuit, for inspection and
+// cleanup: its state hash, its window list and its probe leases.
+//
+//	<ns>:{<crawl>}:b:s:<domain>  HASH  state, generation, retry-at, counters
+//	<ns>:{<crawl>}:b:w:<domain>  LIST  the window: "<class>:<latency ns>", oldest first
+//	<ns>:{<crawl>}:b:p:<domain>  ZSET  probe id → lease deadline (µs)
+func (bs *BreakerStore) Keys(domain string) []string {
+	d := breaker.HostOf(domain)
+	return []string{bs.prefix + "s:" + d, bs.prefix + "w:" + d, bs.prefix + "p:" + d}
+}
+
+// Circuit returns domain's shared circuit configured by p. It implements
+// breaker.Store and does not contact Redis. Every worker should use the same
+// profile for a domain: the profile travels with each call, so workers that
+// disagree each apply their own to the shared state.
+func (bs *BreakerStore) Circuit(domain string, p breaker.Profile) (breaker.Circuit, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(domain) == "" {
+		return nil, fmt.Errorf("breakwater/redis: breaker store for crawl %q: empty domain", bs.crawl)
+	}
+	d := breaker.HostOf(domain)
+	return &circuit{
+		bs:     bs,
+		domain: d,
+		p:      p,
+		keys:   bs.Keys(d),
+		profile: []any{
+			p.WindowSize,
+			breaker.FailuresToTrip(p),
+			p.ConsecutiveFailures,
+			ceilMicros(p.Cooldown),
+			p.HalfOpenProbes,
+			ceilMicros(bs.s.probeLease),
+			bs.s.retention.Milliseconds(),
+		},
+	}, nil
+}
+
+// circuit is one domain's shared circuit; see lua/circuit_*.lua.
+type circuit struct {
+	bs      *BreakerStore
+	domain  string
+	p       breaker.Profile
+	keys    []string
+	profile []any // ARGV[2..8]
+
+	// What this process last heard of the shared circuit being open, to
+	// start a fail-open fallback where the shared one stood.
+	openUntil atomic.Int64 // Unix µs; 0 when not known open
+	trips     atomic.Int64
+
+	fallback atomic.Pointer[fallback] // FailOpen only, while Redis is unreachable
+}
+
+// fallback is the in-process circuit a FailOpen store decides with while
+// Redis is unreachable.
+type fallback struct{ breaker.Circuit }
+
+// fallbackGen marks the generation of a permit handed out by a fallback
+// circuit; shared generations never come near it.
+const fallbackGen = uint64(1) << 63
+
+// reasons indexes the Reason constants by the scripts' codes.
+var reasons = [...]string{
+	1: breaker.ReasonFailureRate,
+	2: breaker.ReasonConsecutiveFailures,
+	3: breaker.ReasonProbeFailed,
+	4: breaker.ReasonProbesPassed,
+}
+
+// Allow asks the shared circuit for a permit: one round trip. While Redis
+// is unreachable it acts on the store's FailPolicy: FailClosed returns an
+// *UnavailableError, FailOpen the decision of an in-process circuit.
+func (c *circuit) Allow(clk clock.Clock) (breaker.Permit, breaker.Transition, error) {
+	clk = clock.OrSystem(clk)
+	now := clk.Now()
+	res, err := c.run(now, scriptCircuitAllow, "breaker allow")
+	if err != nil {
+		if isUnavailable(err) {
+			return c.allowDown(clk, now, err)
+		}
+		return breaker.Permit{}, breaker.Transition{}, err
+	}
+	if len(res) != 6 {
+		return breaker.Permit{}, breaker.Transition{}, c.corrupt("allow", len(res), 6)
+	}
+	granted, state, gen, retryAt, trips, changed := toInt(res[0]), breaker.State(toInt(res[1])), uint64(toInt(res[2])), toInt(res[3]), toInt(res[4]), toInt(res[5])
+	c.trips.Store(trips)
+	if granted != 1 {
+		if state == breaker.Open {
+			c.openUntil.Store(retryAt)
+			return breaker.Permit{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.Open, RetryAt: micros(retryAt, now)}
+		}
+		return breaker.Permit{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.HalfOpen, RetryAt: now.Add(c.p.Cooldown)}
+	}
+	var t breaker.Transition
+	if changed == 1 {
+		c.openUntil.Store(0)
+		t = breaker.Transition{Domain: c.domain, From: breaker.Open, To: breaker.HalfOpen, At: now,
+			Reason: breaker.ReasonCooldownElapsed, Trips: int(trips)}
+	}
+	return breaker.Permit{Gen: gen, Probe: state == breaker.HalfOpen}, t, nil
+}
+
+func (c *circuit) allowDown(clk clock.Clock, now time.Time, err error) (breaker.Permit, breaker.Transition, error) {
+	if c.bs.s.failPolicy == FailOpen {
+		fb, ferr := c.fallbackCircuit(clk, now)
+		if ferr != nil {
+			return breaker.Permit{}, breaker.Transition{}, errors.Join(ferr, err)
+		}
+		p, t, ferr := fb.Allow(clk)
+		if ferr != nil {
+			return breaker.Permit{}, t, ferr
+		}
+		p.Gen |= fallbackGen
+		return p, t, nil
+	}
+	_, since, next, cause := c.bs.link.state()
+	if cause == nil {
+		cause = err
+	}
+	if !next.After(now) {
+		next = now.Add(c.bs.s.reconnectBase)
+	}
+	return breaker.Permit{}, breaker.Transition{}, &UnavailableError{Domain: c.domain, Since: since, RetryAt: next, Err: cause}
+}
+
+// fallbackCircuit returns the in-process circuit of a FailOpen store,
+// making it on first use: open until the shared circuit's last known
+// retry-at, if that is still ahead.
+func (c *circuit) fallbackCircuit(clk clock.Clock, now time.Time) (breaker.Circuit, error) {
+	if fb := c.fallback.Load(); fb != nil {
+		return fb.Circuit, nil
+	}
+	mc, err := breaker.NewCircuit(c.domain, c.p)
+	if err != nil { // not expected: Circuit validated the profile
+		return nil, fmt.Errorf("breakwater/redis: fail-open fallback circuit for %s: %w", c.domain, err)
+	}
+	if until := c.openUntil.Load(); until > 0 {
+		if r, ok := mc.(breaker.Restorer); ok {
+			_, _ = r.RestoreOpen(clk, micros(until, now), int(c.trips.Load()))
+		}
+	}
+	if !c.fallback.CompareAndSwap(nil, &fallback{mc}) {
+		if fb := c.fallback.Load(); fb != nil {
+			return fb.Circuit, nil
+		}
+	}
+	return mc, nil
+}
+
+// Record gives the permit back with its outcome: one round trip, none when
+// the outcome cannot change anything.
+func (c *circuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome) (breaker.Transition, error) {
+	clk = clock.OrSystem(clk)
+	if p.Gen&fallbackGen != 0 {
+		fb := c.fallback.Load()
+		if fb == nil {
+			return breaker.Transition{}, nil // handed out before Redis came back: the shared circuit rules now
+		}
+		p.Gen &^= fallbackGen
+		return fb.Record(clk, p, o)
+	}
+	if !o.Class.Counted() && !p.Probe {
+		return breaker.Transition{}, nil // changes nothing in any state
+	}
+	now := clk.Now()
+	entry := strconv.Itoa(int(o.Class)) + ":" + strconv.FormatInt(int64(o.Latency), 10)
+	res, err := c.run(now, scriptCircuitRecord, "breaker record",
+		strconv.FormatUint(p.Gen, 10), flag(p.Probe), entry, flag(o.Class.Counted()), flag(o.Class.Failure()))
+	if err != nil {
+		if isUnavailable(err) {
+			return breaker.Transition{}, fmt.Errorf("breakwater/redis: %s's outcome (%s) was not recorded in the shared circuit: %w", c.domain, o.Class, err)
+		}
+		return breaker.Transition{}, err
+	}
+	if len(res) == 0 || toInt(res[0]) == 0 {
+		return breaker.Transition{}, nil
+	}
+	if len(res) != 7 {
+		return breaker.Transition{}, c.corrupt("record", len(res), 7)
+	}
+	from, to, reason, trips, retryAt := breaker.State(toInt(res[1])), breaker.State(toInt(res[2])), toInt(res[3]), toInt(res[4]), toInt(res[5])
+	if reason <= 0 || int(reason) >= len(reasons) {
+		return breaker.Transition{}, fmt.Errorf("breakwater/redis: breaker record for %s on crawl %q: %w: unknown reason code %d",
+			c.domain, c.bs.crawl, ErrCorrupt, reason)
+	}
+	var evidence []breaker.Outcome
+	switch reasons[reason] {
+	case breaker.ReasonProbeFailed:
+		evidence = []breaker.Outcome{o}
+	case breaker.ReasonFailureRate, breaker.ReasonConsecutiveFailures:
+		var err error
+		if evidence, err = c.evidence(res[6]); err != nil {
+			return breaker.Transition{}, err
+		}
+	}
+	c.trips.Store(trips)
+	t := breaker.Transition{Domain: c.domain, From: from, To: to, At: now, Reason: reasons[reason], Window: evidence,
+		FailureRate: failureRate(evidence), MedianLatency: medianSuccessLatency(evidence), Trips: int(trips)}
+	if to == breaker.Open {
+		c.openUntil.Store(retryAt)
+		t.RetryAt = micros(retryAt, now)
+	} else {
+		c.openUntil.Store(0)
+	}
+	return t, nil
+}
+
+// Snapshot reads the shared circuit: one round trip. While Redis is
+// unreachable a FailOpen store reports its fallback circuit; otherwise the
+// error wraps ErrUnavailable.
+func (c *circuit) Snapshot(clk clock.Clock) (breaker.Snapshot, error) {
+	clk = clock.OrSystem(clk)
+	now := clk.Now()
+	res, err := c.run(now, scriptCircuitSnapshot, "breaker snapshot")
+	if err != nil {
+		if fb := c.fallback.Load(); fb != nil && isUnavailable(err) {
+			return fb.Snapshot(clk)
+		}
+		return breaker.Snapshot{}, err
+	}
+	if len(res) != 6 {
+		return breaker.Snapshot{}, c.corrupt("snapshot", len(res), 6)
+	}
+	return breaker.Snapshot{
+		State:          breaker.State(toInt(res[0])),
+		RetryAt:        micros(toInt(res[1]), now),
+		Trips:          int(toInt(res[2])),
+		WindowLen:      int(toInt(res[3])),
+		WindowFailures: int(toInt(res[4])),
+		ProbesInFlight: int(toInt(res[5])),
+	}, nil
+}
+
+// RestoreOpen opens the shared circuit until retryAt, counting trips trips
+// so far, as a state carried over from a checkpoint (not a new trip): one
+// round trip. It implements breaker.Restorer; see HoldOpen.
+func (c *circuit) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (breaker.Transition, error) {
+	return c.hold(clk, retryAt, breaker.ReasonRestored, max(trips, 0))
+}
+
+// HoldOpen opens the shared circuit until until, for a reason found outside
+// its window (a latency slope, slow calls, a grown cooldown, a fleet-wide
+// pause): one round trip. A closed or half-open circuit opens, with a new
+// generation and its window cleared; an open one stays open at least until
+// then, never shorter. It implements breaker.Holder. until is kept to the
+// microsecond, rounded up; an until not after now changes nothing.
+func (c *circuit) HoldOpen(clk clock.Clock, until time.Time, reason string) (breaker.Transition, error) {
+	return c.hold(clk, until, reason, 0)
+}
+
+func (c *circuit) hold(clk clock.Clock, until time.Time, reason string, tripsFloor int) (breaker.Transition, error) {
+	clk = clock.OrSystem(clk)
+	now := clk.Now()
+	ahead := until.After(now)
+	if !ahead && tripsFloor == 0 {
+		return breaker.Transition{}, nil
+	}
+	us := until.UnixMicro()
+	if until.After(time.UnixMicro(us)) {
+		us++
+	}
+	// Reopening for a restored state or a fleet-wide pause is not the
+	// site's doing: not a trip (extensions/breaker's countsAsTrip).
+	counts := reason != breaker.ReasonRestored && reason != breaker.ReasonFleetPause
+	res, err := c.run(now, scriptCircuitHold, "breaker hold open", us, flag(ahead), tripsFloor, flag(counts))
+	if err != nil {
+		return breaker.Transition{}, err
+	}
+	if len(res) != 4 {
+		return breaker.Transition{}, c.corrupt("hold open", len(res), 4)
+	}
+	trips := toInt(res[2])
+	c.trips.Store(trips)
+	if toInt(res[0]) != 1 {
+		if ahead && breaker.State(toInt(res[1])) == breaker.Open && us > c.openUntil.Load() {
+			c.openUntil.Store(us)
+		}
+		return breaker.Transition{}, nil
+	}
+	evidence, err := c.evidence(res[3])
+	if err != nil {
+		return breaker.Transition{}, err
+	}
+	c.openUntil.Store(us)
+	return breaker.Transition{Domain: c.domain, From: breaker.State(toInt(res[1])), To: breaker.Open, At: now,
+		Reason: reason, Window: evidence, FailureRate: failureRate(evidence), MedianLatency: medianSuccessLatency(evidence),
+		RetryAt: micros(us, now), Trips: int(trips)}, nil
+}
+
+// evidence decodes a window the scripts returned.
+func (c *circuit) evidence(v any) ([]breaker.Outcome, error) {
+	raw, _ := v.([]any)
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	out := make([]breaker.Outcome, 0, len(raw))
+	for _, e := range raw {
+		s, _ := e.(string)
+		o, ok := parseEntry(s)
+		if !ok {
+			return nil, fmt.Errorf("breakwater/redis: breaker for %s on crawl %q: %w: window entry %q", c.domain, c.bs.crawl, ErrCorrupt, s)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// run calls a circuit script through the store's link: at once while Redis
+// answers; while it does not, only the one call due to try again, the
+// others get the last failure without a round trip.
+func (c *circuit) run(now time.Time, script *goredis.Script, op string, extra ...any) ([]any, error) {
+	bs := c.bs
+	ok, trial, cause := bs.link.admit(now)
+	if !ok {
+		return nil, cause
+	}
+	args := make([]any, 0, 1+len(c.profile)+len(extra))
+	args = append(args, now.UnixMicro())
+	args = append(args, c.profile...)
+	args = append(args, extra...)
+	ctx, cancel := callContext(context.Background(), bs.timeout)
+	defer cancel()
+	res, err := script.Run(ctx, bs.client, c.keys, args...).Slice()
+	if err != nil {
+		err = wrapErr(ctx, bs.crawl, op+" for "+c.domain, err)
+		if isUnavailable(err) {
+			bs.link.failed(now, err, trial)
+			return nil, err
+		}
+	}
+	bs.link.ok(now)
+	if fb := c.fallback.Load(); fb != nil {
+		c.fallback.Store(nil) // Redis answers: the shared circuit rules again
+	}
+	return res, err
+}
+
+func (c *circuit) corrupt(op string, got, want int) error {
+	return fmt.Errorf("breakwater/redis: breaker %s for %s on crawl %q: %w: the script answered %d values, want %d",
+		op, c.domain, c.bs.crawl, ErrCorrupt, got, want)
+}
+
+// UnavailableError is a BreakerStore circuit's refusal while Redis cannot
+// be reached and the store fails closed. It matches ErrUnavailable (and
+// its cause) and breaker.ErrOpen with errors.Is, and converts to a
+// *breaker.CircuitOpenError with errors.As, open until RetryAt: the breaker
+// refuses the request without touching the network and hands it to its
+// OnRefused hooks, so it is parked, not lost.
+type UnavailableError struct {
+	// Domain is the host the request was for.
+	Domain string
+	// Since is when the store found Redis unreachable.
+	Since time.Time
+	// RetryAt is when the store will try Redis again.
+	RetryAt time.Time
+	// Err is the last failure to reach Redis; it wraps ErrUnavailable.
+	Err error
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("breakwater/redis: request to %s refused: the shared breaker state is unreachable since %s and the store fails closed; Redis is tried again at %s: %v",
+		e.Domain, e.Since.Format(time.RFC3339), e.RetryAt.Format(time.RFC3339Nano), e.Err)
+}
+
+// Unwrap returns the failure to reach Redis.
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, breaker.ErrOpen) true: the request was refused.
+func (e *UnavailableError) Is(target error) bool { return target == breaker.ErrOpen }
+
+// As converts e to the refusal the breaker understands: a
+// *breaker.CircuitOpenError, open until RetryAt.
+func (e *UnavailableError) As(target any) bool {
+	if p, ok := target.(**breaker.CircuitOpenError); ok {
+		*p = &breaker.CircuitOpenError{Domain: e.Domain, State: breaker.Open, RetryAt: e.RetryAt}
+		return true
+	}
+	return false
+}
+
+func isUnavailable(err error) bool { return errors.Is(err, ErrUnavailable) }
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+func ceilMicros(d time.Duration) int64 {
+	us := d.Microseconds()
+	if time.Duration(us)*time.Microsecond < d {
+		us++
+	}
+	return us
+}
+
+// micros turns the scripts' Unix µs into a time in now's location, as the
+// in-process circuit's times are; 0 is the zero time.
+func micros(us int64, now time.Time) time.Time {
+	if us == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(us).In(now.Location())
+}
+
+// parseEntry reads a window entry "<class>:<latency ns>".
+func parseEntry(s string) (breaker.Outcome, bool) {
+	cls, lat, ok := strings.Cut(s, ":")
+	if !ok {
+		return breaker.Outcome{}, false
+	}
+	c, err1 := strconv.Atoi(cls)
+	ns, err2 := strconv.ParseInt(lat, 10, 64)
+	if err1 != nil || err2 != nil || c < 0 || c > 255 {
+		return breaker.Outcome{}, false
+	}
+	return breaker.Outcome{Class: breaker.Class(c), Latency: time.Duration(ns)}, true
+}
+
+// failureRate and medianSuccessLatency describe a transition's evidence
+// exactly as extensions/breaker does (window.go there), so the logs of a
+// shared circuit read like an in-process one's.
+func failureRate(outs []breaker.Outcome) float64 {
+	n, f := 0, 0
+	for _, o := range outs {
+		if o.Class.Counted() {
+			n++
+			if o.Class.Failure() {
+				f++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(f) / float64(n)
+}
+
+func medianSuccessLatency(outs []breaker.Outcome) time.Duration {
+	lats := make([]time.Duration, 0, len(outs))
+	for _, o := range outs {
+		if o.Class == breaker.Success {
+			lats = append(lats, o.Latency)
+		}
+	}
+	if len(lats) == 0 {
+		return 0
+	}
+	slices.Sort(lats)
+	return lats[len(lats)/2]
+}
+
+var (
+	_ breaker.Store    = (*BreakerStore)(nil)
+	_ breaker.Circuit  = (*circuit)(nil)
+	_ breaker.Restorer = (*circuit)(nil)
+	_ breaker.Holder   = (*circuit)(nil)
+)

@@ -1,0 +1,199 @@
+package redis_test
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	bwclock "github.com/breakwater-crawl/breakwater/clock"
+	"github.com/rs/zerolog"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker/breakertest"
+	"github.com/breakwater-crawl/breakwater/storage/redis"
+	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
+)
+
+// newRedisCircuit is breakertest's constructor: a fresh crawl under a key
+// prefix of its own for every circuit.
+func newRedisCircuit(t *testing.T, domain string, p breaker.Profile) breaker.Circuit {
+	t.Helper()
+	client, prefix := redistest.New(t)
+	bs, err := redis.NewBreakerStore(client, "crawl-1", redis.WithNamespace(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := bs.Circuit(domain, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The same table the in-process circuit passes (extensions/breaker's
+// circuit_test.go), run against the shared circuit.
+func TestBreakerStorePassesTheCircuitTable(t *testing.T) {
+	breakertest.Run(t, newRedisCircuit)
+}
+
+// TestSharedCircuitDecidesExactlyAsTheInProcessOne drives an in-process
+// circuit and a shared one with the same random sequence of Allows,
+// Records (of any class, in any order, stale ones included), clock moves,
+// restores and snapshots, and requires the same answer to every call:
+// permits, refusals, and transitions down to their evidence, so the
+// breaker's logs read the same whichever store decides.
+func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
+	for _, p := range []breaker.Profile{breaker.Conservative, breaker.Standard, breaker.Aggressive, threeStrikes} {
+		t.Run(p.Name, func(t *testing.T) {
+			client, prefix := redistest.New(t)
+			// Probe leases never run out here: the in-process circuit has none.
+			bs, err := redis.NewBreakerStore(client, "diff", redis.WithNamespace(prefix), redis.WithProbeLease(1000*time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			shared, err := bs.Circuit("shop.test:8080", p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			local, err := breaker.NewCircuit("shop.test:8080", p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk := bwclock.NewFake(epoch)
+			rnd := rand.New(rand.NewPCG(7, uint64(p.WindowSize)))
+			var permits []breaker.Permit
+			classes := []breaker.Class{breaker.Success, breaker.Success, breaker.Success, breaker.Degraded, breaker.Invalid,
+				breaker.Throttled, breaker.Blocked, breaker.Gone, breaker.ClientError, breaker.Excluded}
+			transitions := 0
+			clear(reasonsSeen)
+			for step := range 4000 {
+				switch r := rnd.IntN(100); {
+				case r < 45:
+					lp, lt, lerr := local.Allow(clk)
+					sp, st, serr := shared.Allow(clk)
+					sameAnswer(t, step, "Allow", lp, sp, lt, st, lerr, serr)
+					if lerr == nil {
+						permits = append(permits, lp)
+					}
+					transitions += count(lt)
+				case r < 85 && len(permits) > 0:
+					i := rnd.IntN(len(permits))
+					pm := permits[i]
+					permits = append(permits[:i], permits[i+1:]...)
+					class := classes[rnd.IntN(len(classes))]
+					if (step/400)%2 == 1 && rnd.IntN(2) == 0 { // a failing stretch
+						class = breaker.Degraded
+					}
+					o := breaker.Outcome{Class: class, Latency: time.Duration(rnd.IntN(3000)) * time.Millisecond}
+					lt, lerr := local.Record(clk, pm, o)
+					st, serr := shared.Record(clk, pm, o)
+					sameAnswer(t, step, "Record", breaker.Permit{}, breaker.Permit{}, lt, st, lerr, serr)
+					transitions += count(lt)
+				case r < 97:
+					clk.Advance(time.Duration(rnd.IntN(int(p.Cooldown/time.Millisecond)/4+1)) * time.Millisecond)
+				case r < 98:
+					retryAt := clk.Now().Add(time.Duration(rnd.IntN(600)-100) * time.Second)
+					trips := rnd.IntN(5)
+					lt, lerr := local.(breaker.Restorer).RestoreOpen(clk, retryAt, trips)
+					st, serr := shared.(breaker.Restorer).RestoreOpen(clk, retryAt, trips)
+					sameAnswer(t, step, "RestoreOpen", breaker.Permit{}, breaker.Permit{}, lt, st, lerr, serr)
+					transitions += count(lt)
+				case r < 99:
+					until := clk.Now().Add(time.Duration(rnd.IntN(600)-100) * time.Second)
+					reason := holdReasons[rnd.IntN(len(holdReasons))]
+					lt, lerr := local.(breaker.Holder).HoldOpen(clk, until, reason)
+					st, serr := shared.(breaker.Holder).HoldOpen(clk, until, reason)
+					sameAnswer(t, step, "HoldOpen", breaker.Permit{}, breaker.Permit{}, lt, st, lerr, serr)
+					transitions += count(lt)
+				default:
+					ls, _ := local.Snapshot(clk)
+					ss, err := shared.Snapshot(clk)
+					if err != nil {
+						t.Fatalf("step %d: Snapshot: %v", step, err)
+					}
+					if ls.State != ss.State || !ls.RetryAt.Equal(ss.RetryAt) || ls.Trips != ss.Trips || ls.WindowLen != ss.WindowLen ||
+						ls.WindowFailures != ss.WindowFailures || ls.ProbesInFlight != ss.ProbesInFlight {
+						t.Fatalf("step %d: Snapshot differs:\n in-process %+v\n     shared %+v", step, ls, ss)
+					}
+				}
+			}
+			defer func() {
+				for _, r := range []string{breaker.ReasonFailureRate, breaker.ReasonCooldownElapsed, breaker.ReasonProbeFailed,
+					breaker.ReasonProbesPassed, breaker.ReasonRestored} {
+					if reasonsSeen[r] == 0 {
+						t.Errorf("no %s transition in the sequence (seen: %v)", r, reasonsSeen)
+					}
+				}
+				if reasonsSeen[breaker.ReasonSlowCalls]+reasonsSeen[breaker.ReasonLatencySlope]+reasonsSeen[breaker.ReasonFleetPause] == 0 {
+					t.Errorf("no HoldOpen transition in the sequence (seen: %v)", reasonsSeen)
+				}
+				t.Logf("transitions by reason: %v", reasonsSeen)
+			}()
+			if transitions < 10 {
+				t.Fatalf("only %d transitions in 4000 steps: the sequence does not exercise the state machine", transitions)
+			}
+			t.Logf("%s: 4000 steps, %d transitions, identical", p.Name, transitions)
+		})
+	}
+}
+
+var holdReasons = []string{breaker.ReasonSlowCalls, breaker.ReasonLatencySlope, breaker.ReasonFleetPause, breaker.ReasonFailureRate}
+
+var threeStrikes = breaker.Profile{Name: "three-strikes", WindowSize: 10, FailureThreshold: 0.9, ConsecutiveFailures: 3, Cooldown: 2 * time.Minute, HalfOpenProbes: 1}
+
+var epoch = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+var reasonsSeen = map[string]int{}
+
+func count(t breaker.Transition) int {
+	if t.Changed() {
+		reasonsSeen[t.Reason]++
+		return 1
+	}
+	return 0
+}
+
+// sameAnswer fails the test unless both circuits answered alike.
+func sameAnswer(t *testing.T, step int, op string, lp, sp breaker.Permit, lt, st breaker.Transition, lerr, serr error) {
+	t.Helper()
+	if lp != sp {
+		t.Fatalf("step %d: %s permits differ: in-process %+v, shared %+v", step, op, lp, sp)
+	}
+	if (lerr == nil) != (serr == nil) {
+		t.Fatalf("step %d: %s errors differ: in-process %v, shared %v", step, op, lerr, serr)
+	}
+	if lerr != nil {
+		var le, se *breaker.CircuitOpenError
+		if !errors.As(lerr, &le) || !errors.As(serr, &se) || le.Domain != se.Domain || le.State != se.State || !le.RetryAt.Equal(se.RetryAt) {
+			t.Fatalf("step %d: %s refusals differ: in-process %v, shared %v", step, op, lerr, serr)
+		}
+	}
+	if !sameTransition(lt, st) {
+		t.Fatalf("step %d: %s transitions differ:\n in-process %+v\n     shared %+v", step, op, lt, st)
+	}
+	if lt.Changed() {
+		var lb, sb bytes.Buffer
+		ll, sl := zerolog.New(&lb), zerolog.New(&sb)
+		ll.Info().EmbedObject(lt).Send()
+		sl.Info().EmbedObject(st).Send()
+		if lb.String() != sb.String() {
+			t.Fatalf("step %d: %s transition logs differ:\n in-process %s     shared %s", step, op, lb.String(), sb.String())
+		}
+	}
+}
+
+func sameTransition(a, b breaker.Transition) bool {
+	if a.Domain != b.Domain || a.From != b.From || a.To != b.To || !a.At.Equal(b.At) || a.Reason != b.Reason ||
+		a.FailureRate != b.FailureRate || a.MedianLatency != b.MedianLatency || !a.RetryAt.Equal(b.RetryAt) || a.Trips != b.Trips ||
+		len(a.Window) != len(b.Window) {
+		return false
+	}
+	for i := range a.Window {
+		if a.Window[i] != b.Window[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,103 @@
+package redis
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// link is what a BreakerStore or a CollyStorage knows about its Redis:
+// answering, or unreachable since some time with the next try due at some
+// later time. While Redis is unreachable the calls do not queue up against
+// it: one call at a time tries again once the backoff has passed, the
+// others act on the store's policy at once. Each change between the two is
+// one log event.
+type link struct {
+	component string // for logs: "breaker", "colly storage"
+	crawl     string
+	policy    string // for logs: what the component does meanwhile
+	base, cap time.Duration
+	log       zerolog.Logger
+
+	mu       sync.Mutex
+	down     bool
+	since    time.Time // when it went down
+	failures int       // consecutive failed tries
+	nextTry  time.Time
+	trying   bool  // a call is trying Redis again right now
+	cause    error // the last failure, wrapping ErrUnavailable
+}
+
+func newLink(component, crawl, policy string, s settings) *link {
+	return &link{component: component, crawl: crawl, policy: policy, base: s.reconnectBase, cap: s.reconnectCap, log: s.log}
+}
+
+// admit reports whether a call may go to Redis now: always while Redis
+// answers; while it does not, one call at a time once the backoff has
+// passed (trial is then true, and the call must report back with ok or
+// failed).
+// While it refuses, cause is the last failure.
+func (l *link) admit(now time.Time) (yes, trial bool, cause error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.down {
+		return true, false, nil
+	}
+	if l.trying || now.Before(l.nextTry) {
+		return false, false, l.cause
+	}
+	l.trying = true
+	return true, true, nil
+}
+
+// ok records that Redis answered.
+func (l *link) ok(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.down {
+		return
+	}
+	l.log.Info().Str("event", "redis_recovered").Str("component", l.component).Str("crawl", l.crawl).
+		Dur("down_for", now.Sub(l.since)).Int("tries", l.failures).
+		Msgf("breakwater/redis: %s: Redis answers again; shared state in use", l.component)
+	l.down, l.trying, l.failures, l.cause = false, false, 0, nil
+}
+
+// failed records that a call could not reach Redis (err wraps
+// ErrUnavailable). trial says whether the call was the one admitted to try
+// again; calls that were already under way when Redis went away change
+// nothing but the first one's news.
+func (l *link) failed(now time.Time, err error, trial bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case !l.down:
+		l.down, l.since, l.failures, l.cause = true, now, 1, err
+		l.nextTry = now.Add(l.wait())
+		l.log.Warn().Str("event", "redis_unavailable").Str("component", l.component).Str("crawl", l.crawl).
+			Str("policy", l.policy).Err(err).Time("next_try", l.nextTry).
+			Msgf("breakwater/redis: %s: Redis unreachable; %s until it answers", l.component, l.policy)
+	case trial:
+		l.trying = false
+		l.failures++
+		l.cause = err
+		l.nextTry = now.Add(l.wait())
+	}
+}
+
+// wait is the backoff after l.failures failures: base·2^(n-1) up to cap,
+// jittered over its upper half.
+func (l *link) wait() time.Duration {
+	w := backoffWindow(l.base, l.cap, l.failures)
+	return w/2 + time.Duration(rand.Int64N(int64(w/2)+1))
+}
+
+// state returns whether Redis is unreachable, since when, when the next try
+// is due and the last failure.
+func (l *link) state() (down bool, since, nextTry time.Time, cause error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.down, l.since, l.nextTry, l.cause
+}

@@ -1,0 +1,27 @@
+-- Allow: may one request go now?
+-- Returns {granted (1/0), state, generation, retry-at (µs), trips, changed}:
+-- changed is 1 when this call moved the circuit from open to half-open
+-- (its cooldown had passed); the permit is then the first probe. A
+-- refusal's state says why: open until retry-at, or half-open with every
+-- probe slot taken. A closed circuit is only read.
+local st = load()
+if st.state == CLOSED then
+  return { 1, CLOSED, st.gen, st.retryAt, st.trips, 0 }
+end
+if st.state == OPEN then
+  if now < st.retryAt then
+    return { 0, OPEN, st.gen, st.retryAt, st.trips, 0 }
+  end
+  move(st, HALF_OPEN)
+  addProbe(st)
+  save(st)
+  return { 1, HALF_OPEN, st.gen, st.retryAt, st.trips, 1 }
+end
+-- Half-open: leases that passed free their slots first.
+redis.call('ZREMRANGEBYSCORE', probesKey, '-inf', now)
+if redis.call('ZCARD', probesKey) >= maxProbes then
+  return { 0, HALF_OPEN, st.gen, st.retryAt, st.trips, 0 }
+end
+addProbe(st)
+save(st)
+return { 1, HALF_OPEN, st.gen, st.retryAt, st.trips, 0 }
