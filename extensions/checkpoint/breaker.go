@@ -1,0 +1,169 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/gocolly/colly/v2"
+)
+
+// BreakerOptions returns the hooks that tie a breaker to the checkpoint;
+// pass them to breaker.New:
+//
+//	b, err := breaker.New(breaker.Standard, cp.BreakerOptions()...)
+//
+// With them the breaker's classified outcome of every attempt (after
+// validation) decides the URL's state, a refusal parks the URL until the
+// domain's RetryAt, and every circuit that opens or closes is saved at
+// once, so a crash does not skip a cooldown. Without a breaker the
+// checkpoint judges by Colly's OnScraped and OnError alone.
+func (cp *Checkpoint) BreakerOptions() []breaker.Option {
+	cp.viaBreaker.Store(true)
+	return []breaker.Option{
+		breaker.OnOutcome(cp.onOutcome),
+		breaker.OnRefused(cp.onRefused),
+		breaker.OnTransition(cp.onTransition),
+	}
+}
+
+// Breaker attaches b, made with BreakerOptions: every domain the
+// checkpoint saved open whose cooldown has not ended is opened again in b
+// until its saved RetryAt (a restart is not a way around a cooldown), and
+// b's open domains are saved with the run. Call it before the crawl.
+func (cp *Checkpoint) Breaker(b *breaker.Breaker) error {
+	if b == nil {
+		return nil
+	}
+	cp.mu.Lock()
+	cp.b = b
+	saved := cp.openDomainsLocked()
+	cp.mu.Unlock()
+	now := cp.now()
+	var errs []error
+	for _, s := range saved {
+		if !s.RetryAt.After(now) {
+			continue
+		}
+		if err := b.Restore(s.Domain, s.RetryAt, s.Trips); err != nil {
+			errs = append(errs, fmt.Errorf("checkpoint: restoring the open circuit of %s: %w", s.Domain, err))
+			continue
+		}
+		cp.log.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Time("retry_at", s.RetryAt).Int("trips", s.Trips).
+			Msg("checkpoint: circuit open at the last save stays open until its cooldown ends")
+	}
+	return errors.Join(errs...)
+}
+
+// onTransition saves a circuit that opened, and forgets one that closed.
+func (cp *Checkpoint) onTransition(t breaker.Transition) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	switch t.To {
+	case breaker.Open:
+		cp.saved[t.Domain] = BreakerState{Domain: t.Domain, RetryAt: t.RetryAt.UTC(), Trips: t.Trips}
+	case breaker.Closed:
+		if _, ok := cp.saved[t.Domain]; !ok {
+			return
+		}
+		delete(cp.saved, t.Domain)
+	default:
+		return
+	}
+	cp.writeBreakersLocked()
+}
+
+// saveBreakersLocked refreshes the saved states from the attached
+// breaker's own view.
+func (cp *Checkpoint) saveBreakersLocked() {
+	if cp.b == nil {
+		return
+	}
+	for _, s := range cp.b.Stats() {
+		switch s.State {
+		case breaker.Open:
+			cp.saved[s.Domain] = BreakerState{Domain: s.Domain, RetryAt: s.RetryAt.UTC(), Trips: s.Trips}
+		case breaker.Closed:
+			delete(cp.saved, s.Domain)
+		}
+	}
+	cp.writeBreakersLocked()
+}
+
+func (cp *Checkpoint) writeBreakersLocked() {
+	b, err := json.Marshal(cp.saved)
+	if err == nil {
+		err = cp.store.SetMeta(keyBreakers, b)
+	}
+	cp.failLocked(err)
+}
+
+// onRefused parks a request the breaker refused.
+func (cp *Checkpoint) onRefused(r *colly.Request, err *breaker.CircuitOpenError) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	e := cp.entryLocked(r)
+	if e == nil {
+		return
+	}
+	cp.applyLocked(r, e, Refused, err.Error(), err.RetryAt)
+}
+
+// onOutcome records what an attempt that left came to, as the breaker
+// classified it.
+func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	e, ok := cp.entries[a.Request]
+	if !ok {
+		return
+	}
+	ev, reason, retryAt := eventOf(a.Outcome.Class, a.Status, a.Err, a.Retrying, a.GaveUp)
+	if ev == Throttled {
+		// The breaker sends the URL again with Retry, which requests the
+		// URL the request ended at: remember whose record that is.
+		cp.retryOf[a.Request.URL.String()] = e.rec.ID
+	}
+	cp.applyLocked(a.Request, e, ev, reason, retryAt)
+	delete(cp.entries, a.Request)
+}
+
+// eventOf maps a classified attempt to the checkpoint's event.
+func eventOf(class breaker.Class, status int, err error, retrying, gaveUp bool) (Event, string, time.Time) {
+	reason := ""
+	if err != nil {
+		reason = err.Error()
+	}
+	if status != 0 && reason == "" {
+		reason = fmt.Sprintf("HTTP %d", status)
+	} else if status != 0 {
+		reason = fmt.Sprintf("HTTP %d: %s", status, reason)
+	}
+	switch class {
+	case breaker.Success:
+		return Succeeded, "", time.Time{}
+	case breaker.Gone:
+		return Gone, reason, time.Time{}
+	case breaker.Throttled:
+		if retrying && !gaveUp {
+			return Throttled, reason, time.Time{}
+		}
+		return ThrottledGaveUp, reason, time.Time{}
+	case breaker.Excluded:
+		var open *breaker.CircuitOpenError
+		var visited *colly.AlreadyVisitedError
+		switch {
+		case errors.As(err, &open):
+			return Refused, reason, open.RetryAt
+		case errors.As(err, &visited), errors.Is(err, colly.ErrAbortedAfterHeaders):
+			return Settled, reason, time.Time{}
+		case errors.Is(err, context.Canceled):
+			return Cancelled, reason, time.Time{}
+		}
+		return Cancelled, reason, time.Time{}
+	}
+	return FailedAttempt, reason, time.Time{}
+}

@@ -1,0 +1,296 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
+	"github.com/gocolly/colly/v2"
+	"github.com/rs/zerolog"
+)
+
+// Format is the version of the checkpoint's own metadata (run history,
+// breaker states) this build writes and reads.
+const Format = 1
+
+// Metadata keys, in the store's key/value space.
+const (
+	keyFormat   = "checkpoint/format"
+	keyRuns     = "checkpoint/runs"
+	keyBreakers = "checkpoint/breakers"
+	keyCookie   = "checkpoint/cookie/"
+)
+
+// ErrStore is wrapped by every error the checkpoint reports because its
+// store failed: the crawl's progress can no longer be saved.
+var ErrStore = errors.New("checkpoint: the store failed")
+
+// Checkpoint keeps the state of every URL of a crawl in a storage.Store so
+// that a crawl stopped at any moment (tripped, interrupted, killed) can be
+// resumed without losing a URL or fetching a done page again. It is a
+// Colly storage.Storage (the visited set and cookies) and a queue.Storage
+// (the frontier), and wires its callbacks with Register. It is safe for
+// concurrent use.
+type Checkpoint struct {
+	store storage.Store
+	owned bool   // Open made the store: Close closes it
+	path  string // the file, for Open; "" for New
+	opt   options
+	clock clock.Clock
+	log   zerolog.Logger
+
+	viaBreaker atomic.Bool // BreakerOptions was called: outcomes come from the breaker
+	failed     atomic.Bool // the store failed; see err
+
+	mu        sync.Mutex
+	err       error                      // the first store error
+	entries   map[*colly.Request]*entry  // requests between their first callback and their outcome
+	retryOf   map[string]uint64          // URL a breaker retry will request → the record it belongs to
+	tokens    map[uint64]int             // IDs the frontier issued: IsVisited lets each through once
+	announced map[uint64]announce        // Visited by Colly, not yet requested (see barrier.go)
+	hops      map[uint64]struct{}        // Visited by Colly and never requested: redirect hops
+	annSeq    uint64                     // announcements so far
+	held      []heldRecord               // final records waiting for the links found before them
+	front     frontier                   // the queue (queue.go)
+	cookies   map[string]string          // host → cookie string
+	b         *breaker.Breaker           // attached by Breaker
+	saved     map[string]BreakerState    // open domains, as saved
+	runs      []Run                      // every run, this one last once started
+	started   bool
+	closed    bool
+	stats     Stats
+	dropped   map[string]bool // Ctx keys left out of saved requests, logged once each
+}
+
+// entry is one live request: the record as last written.
+type entry struct {
+	rec    storage.Record
+	left   bool // reached the network in this attempt
+	closed bool // its outcome is recorded
+}
+
+// Stats counts what the checkpoint did in this run.
+type Stats struct {
+	Redriven   int // URLs re-issued by Resume or handed to Colly's queue from an earlier run
+	Deferred   int // URLs left parked because their domain may not be probed yet
+	Refused    int // URLs the collector would not issue on resume (filters, depth): left as they were
+	Updates    int // records written
+	HeldDone   int // done records that had to wait for the links found on their page
+	GraceFreed int // waits ended by the grace period (a redirect hop was never requested)
+}
+
+// Open opens (or creates) the checkpoint file at path on the embedded
+// store, storage/bolt. A file that is corrupt, truncated, of a newer
+// format, not a checkpoint, or locked by another process is refused with
+// an error that names it and says what to do (errors.Is it against
+// storage.ErrCorrupt, ErrNotCheckpoint, ErrNewerFormat, ErrLocked); the
+// file is left untouched.
+func Open(path string, opts ...Option) (*Checkpoint, error) {
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	bopts := append([]bolt.Option{bolt.WithClock(o.clock), bolt.WithLogger(o.log)}, o.boltOpts...)
+	s, err := bolt.Open(path, bopts...)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	cp, err := newCheckpoint(s, o)
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	cp.owned, cp.path = true, path
+	return cp, nil
+}
+
+// New returns a checkpoint on store (storage/memory for tests and crawls
+// that need no resume, storage/redis across machines). Close does not
+// close the store.
+func New(store storage.Store, opts ...Option) (*Checkpoint, error) {
+	if store == nil {
+		return nil, fmt.Errorf("%w: checkpoint.New: nil store", storage.ErrInvalid)
+	}
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newCheckpoint(store, o)
+}
+
+func buildOptions(opts []Option) (options, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
+	cp := &Checkpoint{
+		store: s, opt: o, clock: o.clock, log: o.log,
+		entries:   map[*colly.Request]*entry{},
+		retryOf:   map[string]uint64{},
+		tokens:    map[uint64]int{},
+		announced: map[uint64]announce{},
+		hops:      map[uint64]struct{}{},
+		cookies:   map[string]string{},
+		saved:     map[string]BreakerState{},
+		dropped:   map[string]bool{},
+	}
+	if v, ok, err := s.Meta(keyFormat); err != nil {
+		return nil, fmt.Errorf("checkpoint: reading the format: %w", err)
+	} else if ok {
+		n, err := strconv.Atoi(string(v))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("checkpoint: %w: its metadata format %q is unreadable; move the file aside to start afresh", storage.ErrCorrupt, v)
+		}
+		if n > Format {
+			return nil, fmt.Errorf("checkpoint: %w: its metadata is format %d, this build reads %d; resume it with the release that wrote it", storage.ErrNewerFormat, n, Format)
+		}
+	}
+	if err := readJSON(s, keyRuns, &cp.runs); err != nil {
+		return nil, err
+	}
+	if err := readJSON(s, keyBreakers, &cp.saved); err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+func readJSON(s storage.Store, key string, v any) error {
+	b, ok, err := s.Meta(key)
+	if err != nil {
+		return fmt.Errorf("checkpoint: reading %s: %w", key, err)
+	}
+	if !ok {
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("checkpoint: %w: its %s metadata is not readable (%v); move the file aside to start afresh", storage.ErrCorrupt, key, err)
+	}
+	return nil
+}
+
+// Path returns the checkpoint file, or "" for a checkpoint made by New.
+func (cp *Checkpoint) Path() string { return cp.path }
+
+// Store returns the store under the checkpoint.
+func (cp *Checkpoint) Store() storage.Store { return cp.store }
+
+// Err returns the first error the store returned, wrapped in ErrStore, or
+// nil.
+func (cp *Checkpoint) Err() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.err
+}
+
+// Stats returns what the checkpoint did so far in this run.
+func (cp *Checkpoint) Stats() Stats {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.stats
+}
+
+// failLocked records the store's first error and tells the hooks. It runs
+// under cp.mu; the hooks run without it.
+func (cp *Checkpoint) failLocked(err error) error {
+	if err == nil {
+		return nil
+	}
+	if cp.err != nil {
+		return cp.err
+	}
+	where := "the checkpoint store"
+	if cp.path != "" {
+		where = cp.path
+	}
+	cp.err = fmt.Errorf("%w (%s): %w; what was committed before is intact, fix the cause and resume", ErrStore, where, err)
+	cp.failed.Store(true)
+	cp.log.Error().Str("event", "checkpoint_store_failed").Err(err).Msg("checkpoint: the store cannot be written; new requests are stopped")
+	hooks := cp.opt.onStoreError
+	e := cp.err
+	go func() { // outside the lock: a hook may call back into the checkpoint
+		for _, f := range hooks {
+			f(e)
+		}
+	}()
+	return cp.err
+}
+
+// putLocked writes records, under cp.mu.
+func (cp *Checkpoint) putLocked(recs ...storage.Record) error {
+	if cp.err != nil {
+		return cp.err
+	}
+	if err := cp.store.Put(recs...); err != nil {
+		return cp.failLocked(err)
+	}
+	cp.stats.Updates += len(recs)
+	return nil
+}
+
+func (cp *Checkpoint) now() time.Time { return cp.clock.Now() }
+
+// Flush makes every state change so far durable (see the package
+// documentation for what waits for the links of its page).
+func (cp *Checkpoint) Flush() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.err != nil {
+		return cp.err
+	}
+	if err := cp.store.Flush(); err != nil {
+		return cp.failLocked(err)
+	}
+	return nil
+}
+
+// Close ends the run: it writes what is still held, the run's stop time
+// and the breaker's open domains, flushes, and closes the store if Open
+// made it. Call it after the collector's Wait. It returns the store's
+// error, if any: then the last changes may not be saved, and everything
+// committed before them is intact.
+func (cp *Checkpoint) Close() error {
+	cp.mu.Lock()
+	if cp.closed {
+		cp.mu.Unlock()
+		return nil
+	}
+	cp.closed = true
+	cp.releaseAllLocked()
+	if cp.started && cp.err == nil {
+		cp.saveBreakersLocked()
+		r := &cp.runs[len(cp.runs)-1]
+		r.Stopped = cp.now().UTC()
+		r.Breakers = cp.openDomainsLocked()
+		cp.writeRunsLocked()
+	}
+	err := cp.err
+	if err == nil {
+		if ferr := cp.store.Flush(); ferr != nil {
+			err = cp.failLocked(ferr)
+		}
+	}
+	cp.mu.Unlock()
+	if cp.owned {
+		if cerr := cp.store.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("%w: closing %s: %w", ErrStore, cp.path, cerr)
+		}
+	}
+	return err
+}

@@ -1,0 +1,287 @@
+package checkpoint
+
+// This file is the Colly wiring; the state machine is lifecycle.go.
+
+import (
+	"net/url"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/gocolly/colly/v2"
+)
+
+// Register wires the checkpoint into c. It is a colly.CollectorOption, and
+// fits breakwater.Use (pass the checkpoint after the breaker).
+//
+// It makes the checkpoint c's storage (c.SetStorage: the visited set and
+// the cookies; Colly then installs a cookie jar over it, which undoes an
+// earlier DisableCookies) and follows every request: recorded pending
+// when Colly first hands it to OnRequest, in flight when it leaves
+// (OnRequestHeaders, after the breaker's gate), and what its outcome says
+// after (the breaker's OnOutcome when BreakerOptions was used, else
+// OnScraped and OnError). Caveat: Colly's Clone copies no callbacks;
+// Register every clone.
+func (cp *Checkpoint) Register(c *colly.Collector) {
+	cp.mu.Lock()
+	cp.startLocked()
+	cp.mu.Unlock()
+	if err := c.SetStorage(cp); err != nil {
+		cp.mu.Lock()
+		cp.failLocked(err)
+		cp.mu.Unlock()
+	}
+	c.OnRequest(cp.onRequest)
+	c.OnRequestHeaders(cp.onRequestHeaders)
+	c.OnScraped(cp.onScraped)
+	c.OnError(cp.onError)
+}
+
+// entryLocked returns the live entry of r, made on r's first callback:
+// its record (the stored one, or a new one) with the request kept so it
+// can be re-issued exactly.
+func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
+	if e, ok := cp.entries[r]; ok {
+		return e
+	}
+	if cp.err != nil {
+		return nil
+	}
+	u := r.URL.String()
+	body, berr := readBody(r)
+	id, retry := cp.retryOf[u]
+	if retry {
+		delete(cp.retryOf, u)
+	} else {
+		id = RequestID(u, body)
+	}
+	rec, found, err := cp.store.Get(id)
+	if err != nil {
+		cp.failLocked(err)
+		return nil
+	}
+	if !found {
+		rec = storage.Record{ID: id, URL: u}
+	}
+	// A breaker's retry asks for the URL a redirect ended at: the stored
+	// request (the original) is the one to re-issue.
+	if !retry || rec.Request == nil {
+		if berr != nil {
+			rec.Request, rec.LastError = nil, berr.Error()
+		} else if b, dropped, err := marshalRequest(r, body); err != nil {
+			rec.Request, rec.LastError = nil, "checkpoint: the request cannot be saved: "+err.Error()
+		} else {
+			rec.Request = b
+			cp.logDroppedLocked(dropped)
+		}
+	}
+	e := &entry{rec: rec}
+	cp.entries[r] = e
+	return e
+}
+
+func (cp *Checkpoint) logDroppedLocked(keys []string) {
+	for _, k := range keys {
+		if !cp.dropped[k] {
+			cp.dropped[k] = true
+			cp.log.Warn().Str("event", "checkpoint_ctx_dropped").Str("key", k).
+				Msg("checkpoint: a Ctx value JSON cannot hold is not saved with the request; a resumed request will not have it")
+		}
+	}
+}
+
+// applyLocked moves r's record through ev and writes it.
+func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev Event, reason string, retryAt time.Time) {
+	if len(cp.held) > 0 {
+		cp.unholdLocked(e.rec.ID)
+	}
+	rec := Transition(e.rec, ev, cp.opt.maxAttempts, reason, retryAt)
+	rec.Updated = cp.now().UTC()
+	e.rec = rec
+	switch ev {
+	case Left:
+		e.left = true
+	case Queued:
+	default:
+		e.closed = true
+		if fin := r.URL.String(); fin != rec.URL {
+			// Redirected: the hop it ended at was marked visited.
+			cp.resolveLocked(RequestID(fin, nil), true)
+		}
+	}
+	if rec.State == storage.Done || rec.State == storage.Dead {
+		_ = cp.finalLocked(rec)
+	} else {
+		_ = cp.putLocked(rec)
+	}
+	cp.resolveLocked(rec.ID, false)
+}
+
+// onRequest records a request Colly is about to handle as pending, and
+// stops every request once the store has failed: it could not be recorded.
+func (cp *Checkpoint) onRequest(r *colly.Request) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.err != nil {
+		r.Abort()
+		return
+	}
+	if e, ok := cp.entries[r]; ok && e.closed {
+		// Refused by the breaker before us: parked already. Nothing else
+		// happens to an aborted request.
+		delete(cp.entries, r)
+		return
+	}
+	e := cp.entryLocked(r)
+	if e == nil {
+		r.Abort()
+		return
+	}
+	cp.applyLocked(r, e, Queued, "", time.Time{})
+	if r.IsAbort() {
+		// Stopped before it left, by someone else: pending, for the next run.
+		delete(cp.entries, r)
+	}
+}
+
+// onRequestHeaders records the request leaving: in flight, one more
+// attempt. It runs after the breaker's gate: a refused request is aborted
+// and parked already.
+func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
+	if r.IsAbort() {
+		return
+	}
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.err != nil {
+		r.Abort()
+		return
+	}
+	e := cp.entryLocked(r)
+	if e == nil || e.closed {
+		return
+	}
+	cp.applyLocked(r, e, Left, "", time.Time{})
+}
+
+func (cp *Checkpoint) onScraped(resp *colly.Response) { cp.finish(resp, nil) }
+
+func (cp *Checkpoint) onError(resp *colly.Response, err error) { cp.finish(resp, err) }
+
+// finish is the end of a request as Colly reports it (OnError first, for a
+// parse error followed by OnScraped: the first wins). With a breaker the
+// breaker's OnOutcome decides for a request that left; this only tidies.
+func (cp *Checkpoint) finish(resp *colly.Response, err error) {
+	if resp == nil || resp.Request == nil {
+		return
+	}
+	r := resp.Request
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	e, ok := cp.entries[r]
+	if !ok {
+		return
+	}
+	switch {
+	case e.closed:
+		delete(cp.entries, r)
+	case !e.left:
+		// Stopped before it left (aborted in OnRequestHeaders): it stays
+		// as it is, pending.
+		delete(cp.entries, r)
+	case cp.viaBreaker.Load():
+		// The breaker's OnOutcome says what it was, and deletes it.
+	default:
+		ev, reason, retryAt := eventOf(breaker.Classify(resp.StatusCode, err), resp.StatusCode, err, false, false)
+		cp.applyLocked(r, e, ev, reason, retryAt)
+		delete(cp.entries, r)
+	}
+}
+
+// Init implements Colly's storage.Storage and queue.Storage. It is called
+// by SetStorage and queue.New, any number of times; it returns the store's
+// error, if any.
+func (cp *Checkpoint) Init() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.err
+}
+
+// Visited implements Colly's storage.Storage. Colly calls it once it has
+// decided to request id, before the request exists.
+func (cp *Checkpoint) Visited(id uint64) error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.err != nil {
+		return cp.err
+	}
+	cp.announceLocked(id)
+	return nil
+}
+
+// IsVisited implements Colly's storage.Storage: a URL is visited if this
+// run requested it or the checkpoint knows it from any run. URLs an
+// earlier run did not finish are requested again by the frontier (Resume
+// or the queue), which IsVisited lets through once each.
+func (cp *Checkpoint) IsVisited(id uint64) (bool, error) {
+	cp.mu.Lock()
+	if cp.err != nil {
+		defer cp.mu.Unlock()
+		return false, cp.err
+	}
+	if n := cp.tokens[id]; n > 0 {
+		if n == 1 {
+			delete(cp.tokens, id)
+		} else {
+			cp.tokens[id] = n - 1
+		}
+		cp.mu.Unlock()
+		return false, nil
+	}
+	_, ann := cp.announced[id]
+	_, hop := cp.hops[id]
+	cp.mu.Unlock()
+	if ann || hop {
+		return true, nil
+	}
+	_, ok, err := cp.store.Get(id)
+	if err != nil {
+		cp.mu.Lock()
+		defer cp.mu.Unlock()
+		return false, cp.failLocked(err)
+	}
+	return ok, nil
+}
+
+// Cookies implements Colly's storage.Storage: the cookies of u's host, as
+// SetCookies last saved them (in this run or an earlier one).
+func (cp *Checkpoint) Cookies(u *url.URL) string {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if v, ok := cp.cookies[u.Host]; ok {
+		return v
+	}
+	v, _, err := cp.store.Meta(keyCookie + u.Host)
+	if err != nil {
+		cp.failLocked(err)
+		return ""
+	}
+	cp.cookies[u.Host] = string(v)
+	return string(v)
+}
+
+// SetCookies implements Colly's storage.Storage. Cookies are saved with
+// the checkpoint, so a resumed crawl keeps its session.
+func (cp *Checkpoint) SetCookies(u *url.URL, cookies string) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.cookies[u.Host] == cookies {
+		return
+	}
+	cp.cookies[u.Host] = cookies
+	if cp.err == nil {
+		if err := cp.store.SetMeta(keyCookie+u.Host, []byte(cookies)); err != nil {
+			cp.failLocked(err)
+		}
+	}
+}

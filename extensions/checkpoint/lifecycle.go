@@ -1,0 +1,135 @@
+package checkpoint
+
+import (
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/storage"
+)
+
+// Event is something that happened to a URL, as the checkpoint records it.
+// Transition says what each one does to the URL's Record.
+type Event uint8
+
+const (
+	// Queued: the URL was discovered or queued and has not left yet (also
+	// a request stopped before it left by anyone but the breaker).
+	Queued Event = iota + 1
+	// Left: the request is about to reach the network.
+	Left
+	// Succeeded: the page came back and was accepted.
+	Succeeded
+	// Failed: the attempt failed in a way that may pass later (degraded,
+	// invalid, blocked, another 4xx). It spends an attempt.
+	FailedAttempt
+	// Gone: 404 or 410. The URL does not exist; it is not retried.
+	Gone
+	// Throttled: a 429 (or a 503 with Retry-After) that the breaker sends
+	// again itself. The attempt is given back.
+	Throttled
+	// ThrottledGaveUp: throttled past the breaker's retry budget. The
+	// attempt is given back; the URL is re-driven on resume.
+	ThrottledGaveUp
+	// Refused: the breaker refused the request without a network call.
+	Refused
+	// Cancelled: the attempt left but was cut by the crawl itself (its
+	// context cancelled). The attempt is given back.
+	Cancelled
+	// Settled: nothing more to do for the URL although no page was
+	// accepted: a redirect to a page already visited, a response a
+	// callback aborted on purpose.
+	Settled
+)
+
+var eventNames = [...]string{"", "queued", "left", "succeeded", "failed", "gone", "throttled", "throttled_gave_up", "refused", "cancelled", "settled"}
+
+// String returns the event's name as logs show it.
+func (e Event) String() string {
+	if int(e) < len(eventNames) && e != 0 {
+		return eventNames[e]
+	}
+	return "Event(?)"
+}
+
+// Transition returns rec after ev, for a crawl that gives each URL
+// maxAttempts attempts. reason is the attempt's error (kept as LastError
+// by the events that fail), retryAt the breaker's RetryAt for Refused.
+// It is the whole lifecycle table:
+//
+//	event            state after                     attempts
+//	queued           pending                         unchanged
+//	left             in flight                       +1
+//	succeeded        done                            unchanged
+//	failed           failed; dead once attempts ≥ max unchanged (spent by left)
+//	gone             dead                            unchanged
+//	throttled        pending                         −1 (given back)
+//	throttled_gave_up failed                         −1 (given back)
+//	refused          parked, NotBefore = retryAt     unchanged; −1 if it had left
+//	cancelled        pending                         −1 if it had left
+//	settled          done                            unchanged
+//
+// Done and Dead are final: no event but Left (a new attempt asked for by
+// the user) moves a URL out of them.
+func Transition(rec storage.Record, ev Event, maxAttempts int, reason string, retryAt time.Time) storage.Record {
+	final := rec.State == storage.Done || rec.State == storage.Dead
+	giveBack := func() {
+		if rec.State == storage.InFlight && rec.Attempts > 0 {
+			rec.Attempts--
+		}
+	}
+	switch ev {
+	case Queued:
+		if !final {
+			rec.State = storage.Pending
+		}
+	case Left:
+		rec.State = storage.InFlight
+		rec.Attempts++
+		rec.NotBefore = time.Time{}
+	case Succeeded, Settled:
+		rec.State = storage.Done
+		rec.NotBefore = time.Time{}
+		if ev == Succeeded {
+			rec.LastError = ""
+		} else if reason != "" {
+			rec.LastError = reason
+		}
+	case FailedAttempt:
+		if final {
+			break
+		}
+		rec.LastError = reason
+		if rec.Attempts >= maxAttempts {
+			rec.State = storage.Dead
+		} else {
+			rec.State = storage.Failed
+		}
+	case Gone:
+		rec.State = storage.Dead
+		rec.LastError = reason
+	case Throttled, ThrottledGaveUp:
+		if final {
+			break
+		}
+		giveBack()
+		rec.LastError = reason
+		rec.State = storage.Pending
+		if ev == ThrottledGaveUp {
+			rec.State = storage.Failed
+		}
+	case Refused:
+		if final {
+			break
+		}
+		giveBack()
+		rec.State = storage.Parked
+		rec.NotBefore = retryAt
+		rec.LastError = reason
+	case Cancelled:
+		if final {
+			break
+		}
+		giveBack()
+		rec.State = storage.Pending
+	}
+	return rec
+}

@@ -1,0 +1,121 @@
+package checkpoint
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
+	"github.com/rs/zerolog"
+)
+
+// DefaultMaxAttempts is how many attempts a URL gets when MaxAttempts is
+// not given: a first try and two retries, each in a later run.
+const DefaultMaxAttempts = 3
+
+// DefaultGrace bounds how long a page's done record waits for the records
+// of the links found on it (see the package documentation, "Links found on
+// a page"). Only a URL Colly marked visited but never requested (a hop of
+// a redirect chain) waits that long.
+const DefaultGrace = 10 * time.Second
+
+// An Option configures Open and New.
+type Option func(*options) error
+
+type options struct {
+	maxAttempts  int
+	clock        clock.Clock
+	log          zerolog.Logger
+	runID        string
+	grace        time.Duration
+	boltOpts     []bolt.Option
+	onStoreError []func(error)
+}
+
+func defaultOptions() options {
+	return options{maxAttempts: DefaultMaxAttempts, clock: clock.System, log: zerolog.Nop(), grace: DefaultGrace}
+}
+
+// MaxAttempts sets how many attempts a URL gets before it is dead: each
+// attempt that left and failed (degraded, invalid, blocked, another 4xx)
+// spends one. Throttled and refused requests never spend one; a 404 or
+// 410 is dead at once. n must be at least 1; zero means
+// DefaultMaxAttempts.
+func MaxAttempts(n int) Option {
+	return func(o *options) error {
+		if n < 0 {
+			return fmt.Errorf("%w: MaxAttempts(%d): want 1 or more (0 for the default, %d)", storage.ErrInvalid, n, DefaultMaxAttempts)
+		}
+		if n == 0 {
+			n = DefaultMaxAttempts
+		}
+		o.maxAttempts = n
+		return nil
+	}
+}
+
+// WithClock sets the clock that decides which parked URLs are eligible on
+// resume, stamps run metadata and bounds the grace period. Nil means the
+// system clock. Open passes it to the file store too.
+func WithClock(c clock.Clock) Option {
+	return func(o *options) error {
+		o.clock = clock.OrSystem(c)
+		return nil
+	}
+}
+
+// WithLogger gives the checkpoint a logger: it logs a resume (what was
+// re-driven, what stays parked), a store failure and a restored breaker,
+// one event each. Without it the checkpoint is silent.
+func WithLogger(l zerolog.Logger) Option {
+	return func(o *options) error {
+		o.log = l
+		return nil
+	}
+}
+
+// WithRunID names this run in the checkpoint's metadata. Empty means one
+// made from the start time.
+func WithRunID(id string) Option {
+	return func(o *options) error {
+		o.runID = id
+		return nil
+	}
+}
+
+// WithGrace sets how long a page's done record may wait for the records
+// of the links found on it; see DefaultGrace. It must be positive.
+func WithGrace(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: WithGrace(%v): want a positive duration", storage.ErrInvalid, d)
+		}
+		o.grace = d
+		return nil
+	}
+}
+
+// WithStoreOptions passes options to the file store Open creates
+// (storage/bolt: flush interval, batch size, lock timeout). New ignores
+// them.
+func WithStoreOptions(opts ...bolt.Option) Option {
+	return func(o *options) error {
+		o.boltOpts = append(o.boltOpts, opts...)
+		return nil
+	}
+}
+
+// OnStoreError adds a hook called once, when the store first fails to
+// write (disk full, a read-only file system, Redis gone). From then on the
+// checkpoint aborts every new request, since it could not record it, and
+// Judge reports the run as an error. The hook is where a program stops
+// its crawl.
+func OnStoreError(f func(error)) Option {
+	return func(o *options) error {
+		if f != nil {
+			o.onStoreError = append(o.onStoreError, f)
+		}
+		return nil
+	}
+}

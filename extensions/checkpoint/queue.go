@@ -1,0 +1,209 @@
+package checkpoint
+
+import (
+	"errors"
+	"net/url"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/storage"
+)
+
+// frontier is the checkpoint's queue: first the URLs earlier runs left
+// unfinished and eligible now, in the order they were first seen, then
+// the requests queued in this run. It holds IDs only; a request's bytes
+// are read from the store when it is handed out.
+type frontier struct {
+	loaded bool
+	ids    []uint64
+	pos    int
+}
+
+func (f *frontier) push(id uint64) { f.ids = append(f.ids, id) }
+
+func (f *frontier) pop() (uint64, bool) {
+	if f.pos >= len(f.ids) {
+		return 0, false
+	}
+	id := f.ids[f.pos]
+	f.pos++
+	if f.pos > 4096 && f.pos*2 > len(f.ids) {
+		f.ids = append(f.ids[:0], f.ids[f.pos:]...)
+		f.pos = 0
+	}
+	return id, true
+}
+
+func (f *frontier) len() int { return len(f.ids) - f.pos }
+
+// errQueueEmpty is GetRequest's answer when nothing is queued: Colly's
+// queue asks only when QueueSize said there was something, and skips an
+// entry it cannot get.
+var errQueueEmpty = errors.New("checkpoint: the queue is empty")
+
+// unfinished are the states an earlier run may have left a URL in and
+// that a resume takes up again.
+var unfinished = []storage.State{storage.Pending, storage.InFlight, storage.Failed, storage.Parked}
+
+// loadLocked fills the frontier, once, from what earlier runs left: every
+// pending URL, every URL in flight when the process stopped, every failed
+// one with attempts left, and every parked one whose domain may be probed
+// again now. A parked URL whose time has not come stays parked. A URL in
+// flight at a crash gets its attempt back: the crash says nothing about
+// the page. A failed URL with no attempts left (MaxAttempts was lowered)
+// is dead.
+func (cp *Checkpoint) loadLocked() {
+	if cp.front.loaded || cp.err != nil {
+		return
+	}
+	cp.front.loaded = true
+	now := cp.now()
+	var fix []storage.Record
+	err := cp.store.Scan(func(r storage.Record) error {
+		switch r.State {
+		case storage.Parked:
+			if r.NotBefore.After(now) || cp.domainClosedUntilLocked(r.URL).After(now) {
+				cp.stats.Deferred++
+				return nil
+			}
+		case storage.InFlight:
+			if r.Attempts > 0 {
+				r.Attempts--
+			}
+			r.State = storage.Pending
+			fix = append(fix, r)
+		case storage.Failed:
+			if r.Attempts >= cp.opt.maxAttempts {
+				r.State = storage.Dead
+				fix = append(fix, r)
+				return nil
+			}
+		}
+		cp.front.push(r.ID)
+		return nil
+	}, unfinished...)
+	if err != nil {
+		cp.failLocked(err)
+		return
+	}
+	for i := 0; i < len(fix); i += 1024 {
+		if cp.putLocked(fix[i:min(i+1024, len(fix))]...) != nil {
+			return
+		}
+	}
+	if n := cp.front.len(); n > 0 || cp.stats.Deferred > 0 {
+		cp.log.Info().Str("event", "checkpoint_resume").Int("redrive", n).Int("parked", cp.stats.Deferred).
+			Msg("checkpoint: resuming what earlier runs did not finish")
+	}
+}
+
+// domainClosedUntilLocked returns until when the domain of u was saved
+// open (zero if it was not).
+func (cp *Checkpoint) domainClosedUntilLocked(u string) time.Time {
+	if len(cp.saved) == 0 {
+		return time.Time{}
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return time.Time{}
+	}
+	return cp.saved[breaker.HostOf(p.Host)].RetryAt
+}
+
+// popLocked hands out the next unfinished URL's record, skipping those
+// that finished since they were queued and marking dead those whose
+// request cannot be loaded. It gives the ID a token, so that Colly's
+// revisit check lets it through once.
+func (cp *Checkpoint) popLocked() (storage.Record, bool) {
+	for {
+		id, ok := cp.front.pop()
+		if !ok {
+			return storage.Record{}, false
+		}
+		r, found, err := cp.store.Get(id)
+		if err != nil {
+			cp.failLocked(err)
+			return storage.Record{}, false
+		}
+		if !found || r.State == storage.Done || r.State == storage.Dead {
+			continue
+		}
+		if _, _, perr := parseRequest(r.Request); perr != nil {
+			r.State, r.LastError = storage.Dead, perr.Error()
+			_ = cp.putLocked(r)
+			continue
+		}
+		cp.tokens[id]++
+		cp.stats.Redriven++
+		return r, true
+	}
+}
+
+// AddRequest implements Colly's queue.Storage: it records the request as
+// pending and queues it, unless the checkpoint already knows its URL (done,
+// queued, or requested in this run).
+func (cp *Checkpoint) AddRequest(b []byte) error {
+	u, id, err := parseRequest(b)
+	if err != nil {
+		return err
+	}
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.err != nil {
+		return cp.err
+	}
+	cp.startLocked()
+	if _, ok := cp.announced[id]; ok {
+		return nil
+	}
+	if _, ok := cp.hops[id]; ok {
+		return nil
+	}
+	_, found, err := cp.store.Get(id)
+	if err != nil {
+		return cp.failLocked(err)
+	}
+	if found {
+		return nil
+	}
+	rec := storage.Record{ID: id, URL: u, State: storage.Pending, Request: b, Updated: cp.now().UTC()}
+	if err := cp.putLocked(rec); err != nil {
+		return err
+	}
+	cp.front.push(id)
+	return nil
+}
+
+// GetRequest implements Colly's queue.Storage: the next queued request,
+// unfinished URLs from earlier runs first. The record stays pending until
+// the request reaches OnRequest, so a request lost between the queue and
+// the collector is not lost from the checkpoint.
+func (cp *Checkpoint) GetRequest() ([]byte, error) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.err != nil {
+		return nil, cp.err
+	}
+	cp.startLocked()
+	r, ok := cp.popLocked()
+	if !ok {
+		if cp.err != nil {
+			return nil, cp.err
+		}
+		return nil, errQueueEmpty
+	}
+	return r.Request, nil
+}
+
+// QueueSize implements Colly's queue.Storage: how many requests are queued
+// now. Parked URLs whose domain may not be probed yet are not counted; they
+// wait for a later run.
+func (cp *Checkpoint) QueueSize() (int, error) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.err != nil {
+		return 0, cp.err
+	}
+	cp.startLocked()
+	return cp.front.len(), nil
+}

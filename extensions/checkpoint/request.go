@@ -1,0 +1,130 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/gocolly/colly/v2"
+	whatwgUrl "github.com/nlnwa/whatwg-url/url"
+)
+
+// urlParser normalises URLs exactly as Colly v2.3.0 does before hashing
+// them (colly.go's normalizeURL), so that an ID computed here is the one
+// Colly hands to Storage.Visited.
+var urlParser = whatwgUrl.NewParser(whatwgUrl.WithPercentEncodeSinglePercentSign())
+
+func normalizeURL(u string) string {
+	p, err := urlParser.Parse(u)
+	if err != nil {
+		return u
+	}
+	return p.String()
+}
+
+// RequestID returns the ID Colly gives a request for URL u with body
+// (nil for none): FNV-1a 64 of the normalised URL followed by the body.
+// It is the key of the request's Record and what Colly passes to
+// Storage.Visited and IsVisited.
+func RequestID(u string, body []byte) uint64 {
+	h := fnv.New64a()
+	_, _ = io.WriteString(h, normalizeURL(u))
+	_, _ = h.Write(body)
+	return h.Sum64()
+}
+
+// serialRequest is the JSON form of a request that colly's
+// (*Request).Marshal writes and (*Collector).UnmarshalRequest reads. The
+// checkpoint writes it itself: Marshal reads the body to its end (a POST
+// sent after that goes out empty) and fails on a Ctx value JSON cannot
+// hold.
+type serialRequest struct {
+	URL     string
+	Method  string
+	Depth   int
+	Body    []byte
+	ID      uint32
+	Ctx     map[string]any
+	Headers http.Header
+	Host    string
+}
+
+// errBodyNotReplayable reports a request whose body cannot be read
+// twice: it cannot be both sent and kept for a resume.
+var errBodyNotReplayable = errors.New("checkpoint: the request body is not an io.ReadSeeker; it cannot be kept for a resume")
+
+// readBody returns the request body's bytes and leaves the reader at its
+// start, ready to be sent. A nil body gives nil.
+func readBody(r *colly.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	s, ok := r.Body.(io.ReadSeeker)
+	if !ok {
+		return nil, errBodyNotReplayable
+	}
+	if _, err := s.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(s)
+	if _, serr := s.Seek(0, io.SeekStart); err == nil {
+		err = serr
+	}
+	if len(b) == 0 {
+		b = nil
+	}
+	return b, err
+}
+
+// marshalRequest writes r as UnmarshalRequest reads it. Ctx values that
+// JSON cannot hold are left out and named in dropped; the rest come back
+// as JSON gives them (numbers as float64, times as strings).
+func marshalRequest(r *colly.Request, body []byte) (b []byte, dropped []string, err error) {
+	sr := serialRequest{URL: r.URL.String(), Method: r.Method, Depth: r.Depth, Body: body, ID: r.ID, Host: r.Host}
+	if r.Headers != nil {
+		sr.Headers = *r.Headers
+	}
+	if r.Ctx != nil {
+		sr.Ctx = map[string]any{}
+		r.Ctx.ForEach(func(k string, v any) any {
+			if _, err := json.Marshal(v); err != nil {
+				dropped = append(dropped, k)
+			} else {
+				sr.Ctx[k] = v
+			}
+			return nil
+		})
+	}
+	b, err = json.Marshal(sr)
+	return b, dropped, err
+}
+
+// parseRequest reads the fields of a marshalled request the checkpoint
+// needs: its URL and its ID. It fails on bytes UnmarshalRequest could not
+// load either, so that the queue never hands Colly an entry it would drop.
+func parseRequest(b []byte) (u string, id uint64, err error) {
+	var sr serialRequest
+	d := json.NewDecoder(bytes.NewReader(b))
+	if err := d.Decode(&sr); err != nil {
+		return "", 0, fmt.Errorf("checkpoint: a queued request is not JSON colly can load: %w", err)
+	}
+	if sr.URL == "" {
+		return "", 0, errors.New("checkpoint: a queued request has no URL")
+	}
+	// As Colly's scrape does: the WHATWG parse, then net/url's.
+	p, err := urlParser.Parse(sr.URL)
+	if err != nil {
+		return "", 0, fmt.Errorf("checkpoint: a queued request's URL %q: %w", sr.URL, err)
+	}
+	pu, err := url.Parse(p.Href(false))
+	if err != nil {
+		return "", 0, fmt.Errorf("checkpoint: a queued request's URL %q: %w", sr.URL, err)
+	}
+	u = pu.String()
+	return u, RequestID(u, sr.Body), nil
+}

@@ -1,0 +1,134 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/storage"
+)
+
+// Run is one process's run over the checkpoint: the first, then one per
+// resume.
+type Run struct {
+	ID      string    `json:"id"`
+	Started time.Time `json:"started"`
+	// Stopped is when Close ended the run; zero for a run that was killed
+	// or is still going.
+	Stopped time.Time `json:"stopped,omitzero"`
+	// Outcome is how the run ended, as SetOutcome recorded it ("" if it
+	// was not recorded: killed, or the program did not say).
+	Outcome string `json:"outcome,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// Breakers are the domains whose circuit was open when the run was
+	// saved.
+	Breakers []BreakerState `json:"breakers,omitempty"`
+}
+
+// BreakerState is one domain's open circuit as the checkpoint saves it, so
+// that a restart does not skip its cooldown.
+type BreakerState struct {
+	Domain  string    `json:"domain"`
+	RetryAt time.Time `json:"retry_at"`
+	Trips   int       `json:"trips"`
+}
+
+// start begins the run once: it records the run and the format. Under
+// cp.mu.
+func (cp *Checkpoint) startLocked() {
+	if cp.started {
+		return
+	}
+	cp.started = true
+	now := cp.now().UTC()
+	id := cp.opt.runID
+	if id == "" {
+		id = fmt.Sprintf("run-%s-%d", now.Format("20060102T150405.000Z"), len(cp.runs)+1)
+	}
+	cp.runs = append(cp.runs, Run{ID: id, Started: now})
+	if err := cp.store.SetMeta(keyFormat, []byte(strconv.Itoa(Format))); err != nil {
+		cp.failLocked(err)
+		return
+	}
+	cp.writeRunsLocked()
+	cp.loadLocked()
+}
+
+func (cp *Checkpoint) writeRunsLocked() {
+	b, err := json.Marshal(cp.runs)
+	if err == nil {
+		err = cp.store.SetMeta(keyRuns, b)
+	}
+	cp.failLocked(err)
+}
+
+// RunID returns this run's ID ("" before Register or Resume).
+func (cp *Checkpoint) RunID() string {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if !cp.started {
+		return ""
+	}
+	return cp.runs[len(cp.runs)-1].ID
+}
+
+// Runs returns every run recorded in the checkpoint, oldest first, this
+// one last once it has started.
+func (cp *Checkpoint) Runs() []Run {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return append([]Run(nil), cp.runs...)
+}
+
+// SetOutcome records how this run ended; Close writes it with the stop
+// time.
+func (cp *Checkpoint) SetOutcome(o outcome.Outcome) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.startLocked()
+	r := &cp.runs[len(cp.runs)-1]
+	r.Outcome, r.Reason = o.State.String(), o.Reason
+	if !cp.closed {
+		cp.writeRunsLocked()
+	}
+}
+
+// DeadLetter is a URL given up on, for a person to review.
+type DeadLetter struct {
+	URL       string    `json:"url"`
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"last_error"`
+	Updated   time.Time `json:"updated"`
+}
+
+// DeadLetters returns every dead URL (attempts exhausted, or gone) with
+// its last error, in the order the crawl first saw them.
+func (cp *Checkpoint) DeadLetters() ([]DeadLetter, error) {
+	var out []DeadLetter
+	err := cp.store.Scan(func(r storage.Record) error {
+		out = append(out, DeadLetter{URL: r.URL, Attempts: r.Attempts, LastError: r.LastError, Updated: r.Updated})
+		return nil
+	}, storage.Dead)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: listing dead URLs: %w", err)
+	}
+	return out, nil
+}
+
+// Counts returns how many URLs are in each state.
+func (cp *Checkpoint) Counts() (map[storage.State]int, error) {
+	return cp.store.Counts()
+}
+
+// openDomainsLocked lists the domains saved open, by domain.
+func (cp *Checkpoint) openDomainsLocked() []BreakerState {
+	var out []BreakerState
+	for _, s := range cp.saved {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
+	return out
+}
