@@ -1,0 +1,187 @@
+package metrics
+
+import (
+	"context"
+	"strings"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// collector reads the watched breaker, queues and checkpoints on every
+// scrape: values the breaker already counts are exported as they are, not
+// counted a second time.
+type collector struct{ m *Metrics }
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, labels, nil)
+}
+
+var (
+	descState = desc("breaker_state",
+		"1 for the state the domain's circuit is in (closed, open, half-open), 0 for the other two.", "domain", "state")
+	descInfo = desc("breaker_info",
+		"Always 1; the profile label names the breaker profile the domain uses.", "domain", "profile")
+	descTrips = desc("breaker_trips_total",
+		"Times the domain's circuit has opened (with a shared store: across every worker).", "domain")
+	descRetryAt = desc("breaker_retry_at_seconds",
+		"While the circuit is open: when it may be probed again, in Unix seconds.", "domain")
+	descOutcomes = desc("outcomes_total",
+		"Attempts by outcome class: success, degraded and invalid (failures), throttled, blocked, gone, client_error, excluded.", "domain", "class")
+	descRefused = desc("refused_total",
+		"Requests refused by an open circuit without touching the network.", "domain")
+	descSuccessRatio = desc("success_ratio",
+		"Share of successes among the domain's latest counted outcomes (the rolling tracker).", "domain")
+	descMedian = desc("median_latency_seconds",
+		"Median latency of the successes among the domain's latest outcomes.", "domain")
+	descPaceLimit = desc("pace_limit",
+		"Most requests in flight to the domain that its pace allows now; 0 means no limit of Breakwater's own.", "domain")
+	descPaceGap = desc("pace_gap_seconds",
+		"Least time between two request starts to the domain that its pace allows now.", "domain")
+	descPaceInFlight = desc("pace_in_flight",
+		"Requests to the domain between the gate and their outcome.", "domain")
+	descPaceHalted = desc("pace_halted",
+		"1 while the domain is halted by a Retry-After, else 0.", "domain")
+	descPausesTotal = desc("pace_pauses_total",
+		"Retry-After pauses the domain has imposed.", "domain")
+	descPausedSeconds = desc("pace_paused_seconds_total",
+		"Time the domain has been halted by Retry-After pauses.", "domain")
+	descTimeout = desc("adaptive_timeout_seconds",
+		"Adaptive request timeout in force for the domain; 0 while there is none.", "domain")
+
+	descQueueJobs = desc("queue_jobs",
+		"Jobs in the queue by where they are: ready, delayed, in-flight.", "queue", "state")
+	descQueueDead = desc("queue_dead_letters",
+		"Jobs in the queue's dead letters: given up on.", "queue")
+	descQueueUp = desc("queue_up",
+		"1 if the queue's depth could be read at this scrape, else 0.", "queue")
+	descCheckpointURLs = desc("checkpoint_urls",
+		"URLs in the checkpoint by state: pending, in-flight, done, failed, parked, dead.", "checkpoint", "state")
+	descCheckpointUp = desc("checkpoint_up",
+		"1 if the checkpoint could be read at this scrape, else 0.", "checkpoint")
+
+	allDescs = []*prometheus.Desc{descState, descInfo, descTrips, descRetryAt, descOutcomes, descRefused,
+		descSuccessRatio, descMedian, descPaceLimit, descPaceGap, descPaceInFlight, descPaceHalted,
+		descPausesTotal, descPausedSeconds, descTimeout,
+		descQueueJobs, descQueueDead, descQueueUp, descCheckpointURLs, descCheckpointUp}
+
+	states  = []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen}
+	classes = func() []string {
+		var out []string
+		for c := breaker.Success; c <= breaker.Excluded; c++ {
+			out = append(out, c.String())
+		}
+		return out
+	}()
+)
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allDescs {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	c.m.mu.Lock()
+	src, queues, checkpoints := c.m.source, c.m.queues, c.m.checkpoints
+	c.m.mu.Unlock()
+	if src != nil {
+		for _, s := range src.Stats() {
+			collectDomain(ch, s)
+		}
+	}
+	for _, q := range queues {
+		c.collectQueue(ch, q)
+	}
+	for _, cp := range checkpoints {
+		c.collectCheckpoint(ch, cp)
+	}
+}
+
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+}
+
+func bit(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func collectDomain(ch chan<- prometheus.Metric, s breaker.DomainStats) {
+	d := s.Domain
+	for _, st := range states {
+		gauge(ch, descState, bit(s.State == st), d, st.String())
+	}
+	gauge(ch, descInfo, 1, d, s.Profile)
+	counter(ch, descTrips, float64(s.Trips), d)
+	if s.State == breaker.Open && !s.RetryAt.IsZero() {
+		gauge(ch, descRetryAt, float64(s.RetryAt.UnixNano())/1e9, d)
+	}
+	// Every class, zeros included, so a rate() over a class that has not
+	// happened yet is 0, not absent; and any class the breaker adds later.
+	for _, class := range classes {
+		counter(ch, descOutcomes, float64(s.Outcomes[class]), d, class)
+	}
+	for class, n := range s.Outcomes {
+		if !knownClass(class) {
+			counter(ch, descOutcomes, float64(n), d, class)
+		}
+	}
+	counter(ch, descRefused, float64(s.Refused), d)
+	gauge(ch, descSuccessRatio, s.SuccessRate, d)
+	gauge(ch, descMedian, s.MedianLatency.Seconds(), d)
+	gauge(ch, descPaceLimit, float64(s.Pace.Limit), d)
+	gauge(ch, descPaceGap, s.Pace.Gap.Seconds(), d)
+	gauge(ch, descPaceInFlight, float64(s.Pace.InFlight), d)
+	gauge(ch, descPaceHalted, bit(!s.Pace.HaltUntil.IsZero()), d)
+	counter(ch, descPausesTotal, float64(s.Pace.Pauses), d)
+	counter(ch, descPausedSeconds, s.Pace.PausedFor.Seconds(), d)
+	gauge(ch, descTimeout, s.Timeout.Seconds(), d)
+}
+
+func knownClass(class string) bool {
+	for _, c := range classes {
+		if c == class {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *collector) collectQueue(ch chan<- prometheus.Metric, q namedQueue) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.m.readTimeout)
+	defer cancel()
+	depth, err := q.q.Depth(ctx)
+	if err != nil {
+		c.m.log.Warn().Str("event", "metrics_read_failed").Str("queue", q.name).Err(err).
+			Msg("metrics: the queue's depth could not be read for this scrape")
+		gauge(ch, descQueueUp, 0, q.name)
+		return
+	}
+	gauge(ch, descQueueUp, 1, q.name)
+	gauge(ch, descQueueJobs, float64(depth.Ready), q.name, "ready")
+	gauge(ch, descQueueJobs, float64(depth.Delayed), q.name, "delayed")
+	gauge(ch, descQueueJobs, float64(depth.InFlight), q.name, "in-flight")
+	gauge(ch, descQueueDead, float64(depth.Dead), q.name)
+}
+
+func (c *collector) collectCheckpoint(ch chan<- prometheus.Metric, cp namedCheckpoint) {
+	counts, err := cp.c.Counts()
+	if err != nil {
+		c.m.log.Warn().Str("event", "metrics_read_failed").Str("checkpoint", cp.name).Err(err).
+			Msg("metrics: the checkpoint's counts could not be read for this scrape")
+		gauge(ch, descCheckpointUp, 0, cp.name)
+		return
+	}
+	gauge(ch, descCheckpointUp, 1, cp.name)
+	for _, st := range storage.States() {
+		gauge(ch, descCheckpointURLs, float64(counts[st]), cp.name, strings.ToLower(st.String()))
+	}
+}

@@ -1,0 +1,84 @@
+// Package metrics exports a Breakwater crawl to Prometheus: each domain's
+// circuit, outcomes, refusals, latency, pace and adaptive timeout, and the
+// depth of its queue and checkpoint. It is the only Breakwater package that
+// imports Prometheus; the breaker, the validator, the checkpoint stores and
+// the root package do not (a test runs go list -deps to prove it).
+//
+//	reg := prometheus.NewRegistry()
+//	m, err := metrics.New(reg)
+//	b, err := breaker.New(breaker.Standard, append(m.BreakerOptions(), breaker.WithLogger(log))...)
+//	err = m.Watch(b)
+//	srv, err := metrics.Serve(ctx, ":9090", reg) // GET /metrics until ctx is done
+//
+// # Two sources
+//
+// Events only hooks can see come through BreakerOptions (OnTransition,
+// OnOutcome, OnDegrading): transitions with their reason, latency-slope
+// warnings, and every attempt's latency in a histogram. Each hook is a few
+// atomic operations and never blocks.
+//
+// Everything the breaker already counts is read from Breaker.Stats when
+// Prometheus scrapes, not counted a second time: the exported outcome and
+// refusal counters are the breaker's own numbers. Queues and checkpoints
+// are read at scrape time too, through two small interfaces (Queue,
+// Checkpoint), so the Redis queue or a storage.Store plugs in without this
+// package importing it.
+//
+// # Metrics
+//
+// All names start with breakwater_. Per domain (label domain, the host
+// with its port, as the breaker keys it):
+//
+//	breaker_state{state}                  gauge: 1 for the current state (closed, open, half-open), 0 for the others
+//	breaker_info{profile}                 gauge: 1; the profile the domain uses
+//	breaker_trips_total                   counter: times the circuit opened
+//	breaker_retry_at_seconds              gauge: while open, when it may be probed (Unix seconds)
+//	breaker_transitions_total{from,to,reason}  counter (hook)
+//	degrading_total                       counter: latency-slope warnings (hook)
+//	outcomes_total{class}                 counter: success, degraded, invalid, throttled, blocked, gone, client_error, excluded
+//	refused_total                         counter: refused by an open circuit, never sent
+//	request_duration_seconds              histogram (hook): gate to outcome, every attempt that left; buckets 10 ms to 60 s
+//	success_ratio                         gauge: successes among the latest outcomes
+//	median_latency_seconds                gauge: median latency of the latest successes
+//	pace_limit                            gauge: in-flight cap now (0: none of Breakwater's own)
+//	pace_gap_seconds                      gauge: least gap between request starts now
+//	pace_in_flight                        gauge: requests between gate and outcome
+//	pace_halted                           gauge: 1 while a Retry-After halts the domain
+//	pace_pauses_total                     counter: Retry-After pauses
+//	pace_paused_seconds_total             counter: time spent halted
+//	adaptive_timeout_seconds              gauge: the adaptive timeout in force (0: none yet)
+//
+// Per queue (label queue) and per checkpoint (label checkpoint):
+//
+//	queue_jobs{state}                     gauge: ready, delayed, in-flight
+//	queue_dead_letters                    gauge: jobs given up on
+//	queue_up                              gauge: 1 if the depth could be read at this scrape
+//	checkpoint_urls{state}                gauge: pending, in-flight, done, failed, parked, dead
+//	checkpoint_up                         gauge: 1 if the counts could be read
+//
+// A useful alert: breakwater_breaker_state{state="open"} == 1 for long, or
+// rate(breakwater_outcomes_total{class="blocked"}[5m]) above zero (fix the
+// client, not the target).
+//
+// # Cardinality
+//
+// Series grow with the number of domains the crawl touches, about 45 per
+// domain (12 histogram buckets included), plus a few per transition kind
+// seen. A crawl over a few hundred sites is nothing to Prometheus; a broad
+// crawl over hundreds of thousands of hosts is not what these per-domain
+// metrics are for. No label takes a URL, a path or an error text.
+//
+// With a shared breaker store (storage/redis) the state and the trips are
+// the crawl's, seen by every worker; outcomes, refusals, latency and pace
+// are this process's. Give each worker's metrics an instance label, as
+// Prometheus does by target.
+//
+// # Serving
+//
+// Serve listens before it returns (a port in use is an error at once) and
+// stops when its context is done. Any address the operator gives is used
+// as given: ":9090" is every interface, "127.0.0.1:9090" only this machine.
+// A crawl that exits within one scrape interval of its end may never have
+// its last numbers scraped; keep the process up a scrape longer, or read
+// the final report instead.
+package metrics

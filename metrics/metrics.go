@@ -1,0 +1,185 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "breakwater"
+
+// DefaultBuckets are the request-duration histogram's upper bounds, in
+// seconds: crawl latencies run from a cached 10 ms page to a minute-long
+// hang cut by the client's timeout.
+var DefaultBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+// DefaultReadTimeout bounds how long one scrape waits for a queue's depth.
+const DefaultReadTimeout = 2 * time.Second
+
+// ErrAlreadyWatched is returned by Watch for a second breaker, and by
+// WatchQueue and WatchCheckpoint for a name already watched: two sources
+// would export the same series.
+var ErrAlreadyWatched = errors.New("metrics: already watched")
+
+// StatsSource is what Watch reads on every scrape: *breaker.Breaker.
+type StatsSource interface {
+	Stats() []breaker.DomainStats
+}
+
+// Metrics exports a crawl's breaker, queue and checkpoint to Prometheus.
+// Make one with New, pass BreakerOptions to breaker.New, and Watch the
+// breaker. It is safe for concurrent use.
+type Metrics struct {
+	log         zerolog.Logger
+	readTimeout time.Duration
+	buckets     []float64
+
+	transitions *prometheus.CounterVec
+	degrading   *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	observers   sync.Map // domain → prometheus.Observer, so the hot path hashes no labels
+
+	mu          sync.Mutex
+	source      StatsSource
+	queues      []namedQueue
+	checkpoints []namedCheckpoint
+}
+
+// Option configures Metrics.
+type Option func(*Metrics) error
+
+// WithBuckets replaces DefaultBuckets: upper bounds in seconds, strictly
+// increasing.
+func WithBuckets(b []float64) Option {
+	return func(m *Metrics) error {
+		ok := len(b) > 0 && b[0] > 0
+		for i := 1; ok && i < len(b); i++ {
+			ok = b[i] > b[i-1]
+		}
+		if !ok {
+			return fmt.Errorf("metrics: WithBuckets(%v): want upper bounds in seconds, above 0 and strictly increasing", b)
+		}
+		m.buckets = slices.Clone(b)
+		return nil
+	}
+}
+
+// WithLogger logs a queue or checkpoint that could not be read during a
+// scrape (one warning per failed read). Without it Metrics is silent; the
+// failure still shows as breakwater_queue_up 0.
+func WithLogger(l zerolog.Logger) Option {
+	return func(m *Metrics) error {
+		m.log = l
+		return nil
+	}
+}
+
+// WithReadTimeout bounds how long one scrape waits for each queue's depth
+// (default DefaultReadTimeout). Keep it below Prometheus's scrape timeout.
+func WithReadTimeout(d time.Duration) Option {
+	return func(m *Metrics) error {
+		if d <= 0 {
+			return fmt.Errorf("metrics: WithReadTimeout(%v): must be above 0", d)
+		}
+		m.readTimeout = d
+		return nil
+	}
+}
+
+// New makes the metrics and registers them with reg (a
+// *prometheus.Registry, usually; serve it with Handler or Serve). It fails
+// if reg already holds Breakwater's metrics: use one Metrics per registry,
+// or give each Metrics the registry wrapped by prometheus.WrapRegistererWith
+// with a label whose value tells the crawls apart ({crawl="shop"}).
+func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
+	if reg == nil {
+		return nil, errors.New("metrics: New(nil): pass the prometheus.Registerer to register with, e.g. prometheus.NewRegistry()")
+	}
+	m := &Metrics{log: zerolog.Nop(), readTimeout: DefaultReadTimeout, buckets: DefaultBuckets}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(m); err != nil {
+			return nil, err
+		}
+	}
+	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "breaker_transitions_total",
+		Help: "Circuit state changes, by domain, from and to state, and reason (failure_rate, slow_calls, latency_slope, cooldown_elapsed, ...).",
+	}, []string{"domain", "from", "to", "reason"})
+	m.degrading = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "degrading_total",
+		Help: "Latency-slope warnings: the domain's median success latency climbed past its profile's multiple of the baseline.",
+	}, []string{"domain"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "request_duration_seconds",
+		Help:    "Time from the breaker's gate to the attempt's outcome, for every attempt that left (refused requests never leave).",
+		Buckets: m.buckets,
+	}, []string{"domain"})
+	cs := []prometheus.Collector{m.transitions, m.degrading, m.latency, &collector{m: m}}
+	for i, c := range cs {
+		if err := reg.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				reg.Unregister(done)
+			}
+			return nil, fmt.Errorf("metrics: register with the registry (is Breakwater's set already registered there? use one Metrics per registry): %w", err)
+		}
+	}
+	return m, nil
+}
+
+// BreakerOptions returns the hooks that feed the metrics only events can
+// tell: transitions, latency-slope warnings and the latency of every
+// attempt. Pass them to breaker.New. Each hook is a few atomic operations;
+// none blocks or allocates once a domain has been seen.
+func (m *Metrics) BreakerOptions() []breaker.Option {
+	return []breaker.Option{
+		breaker.OnTransition(m.transition),
+		breaker.OnOutcome(m.outcome),
+		breaker.OnDegrading(m.degradingEvent),
+	}
+}
+
+func (m *Metrics) transition(t breaker.Transition) {
+	m.transitions.WithLabelValues(t.Domain, t.From.String(), t.To.String(), t.Reason).Inc()
+}
+
+func (m *Metrics) degradingEvent(domain string, _, _ time.Duration) {
+	m.degrading.WithLabelValues(domain).Inc()
+}
+
+func (m *Metrics) outcome(a breaker.Attempt) {
+	m.observer(a.Domain).Observe(a.Outcome.Latency.Seconds())
+}
+
+func (m *Metrics) observer(domain string) prometheus.Observer {
+	if o, ok := m.observers.Load(domain); ok {
+		return o.(prometheus.Observer)
+	}
+	o, _ := m.observers.LoadOrStore(domain, m.latency.WithLabelValues(domain))
+	return o.(prometheus.Observer)
+}
+
+// Watch makes every scrape read s.Stats() (a *breaker.Breaker) for the
+// per-domain state, outcomes, refusals, pace and timeout. One breaker per
+// Metrics: a second one returns ErrAlreadyWatched.
+func (m *Metrics) Watch(s StatsSource) error {
+	if s == nil {
+		return errors.New("metrics: Watch(nil): pass the *breaker.Breaker")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.source != nil && m.source != s {
+		return fmt.Errorf("%w: a breaker is watched already; give each breaker its own Metrics and registry label", ErrAlreadyWatched)
+	}
+	m.source = s
+	return nil
+}

@@ -1,0 +1,87 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/breakwater-crawl/breakwater/storage"
+)
+
+// QueueDepth is how many jobs a queue holds, by where they are.
+type QueueDepth struct {
+	Ready    int64 // claimable now
+	Delayed  int64 // waiting for a backoff, a delayed start or a parked domain
+	InFlight int64 // claimed by a worker, not yet acked
+	Dead     int64 // dead letters: given up on
+}
+
+// Queue is a job queue whose depth can be read: storage/redis's Queue
+// through QueueFunc. Depth is called on every scrape with a deadline (see
+// WithReadTimeout).
+type Queue interface {
+	Depth(ctx context.Context) (QueueDepth, error)
+}
+
+// QueueFunc adapts a function to Queue, so a backend plugs in without this
+// package importing it:
+//
+//	m.WatchQueue("redis", metrics.QueueFunc(func(ctx context.Context) (metrics.QueueDepth, error) {
+//		s, err := q.Stats(ctx) // q is a *redis.Queue
+//		return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
+//	}))
+type QueueFunc func(ctx context.Context) (QueueDepth, error)
+
+// Depth calls f.
+func (f QueueFunc) Depth(ctx context.Context) (QueueDepth, error) { return f(ctx) }
+
+// Checkpoint is a store that counts its URLs by state: every
+// storage.Store (the embedded file, memory, Redis).
+type Checkpoint interface {
+	Counts() (map[storage.State]int, error)
+}
+
+type namedQueue struct {
+	name string
+	q    Queue
+}
+
+type namedCheckpoint struct {
+	name string
+	c    Checkpoint
+}
+
+// WatchQueue makes every scrape read q's depth, exported under the label
+// queue=name. A name already watched returns ErrAlreadyWatched.
+func (m *Metrics) WatchQueue(name string, q Queue) error {
+	if name == "" || q == nil {
+		return errors.New("metrics: WatchQueue needs a name for the queue label and a Queue")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, w := range m.queues {
+		if w.name == name {
+			return fmt.Errorf("%w: queue %q", ErrAlreadyWatched, name)
+		}
+	}
+	m.queues = append(m.queues, namedQueue{name, q})
+	return nil
+}
+
+// WatchCheckpoint makes every scrape count c's URLs by state, exported
+// under the label checkpoint=name. A name already watched returns
+// ErrAlreadyWatched.
+func (m *Metrics) WatchCheckpoint(name string, c Checkpoint) error {
+	if name == "" || c == nil {
+		return errors.New("metrics: WatchCheckpoint needs a name for the checkpoint label and a Checkpoint")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, w := range m.checkpoints {
+		if w.name == name {
+			return fmt.Errorf("%w: checkpoint %q", ErrAlreadyWatched, name)
+		}
+	}
+	m.checkpoints = append(m.checkpoints, namedCheckpoint{name, c})
+	return nil
+}

@@ -1,0 +1,120 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Path is where Serve answers.
+const Path = "/metrics"
+
+// ShutdownTimeout bounds how long a stopping Server waits for scrapes in
+// progress.
+const ShutdownTimeout = 5 * time.Second
+
+// Handler serves g's metrics in Prometheus's exposition formats. A metric
+// that cannot be gathered is left out and the rest are served, so one
+// unreadable source never blanks the page.
+func Handler(g prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Server is a running metrics endpoint, from Serve.
+type Server struct {
+	srv  *http.Server
+	addr string
+	done chan struct{}
+	once sync.Once
+	err  error // set before done closes
+}
+
+// Serve listens on addr (":9090", "127.0.0.1:9090"; port 0 picks a free
+// one) and serves g at /metrics in the background until ctx is done or
+// Close is called. Listening happens before Serve returns, so a port in use
+// is an error here, not later.
+//
+// The address is the operator's choice: ":9090" listens on every
+// interface, so anything that can reach the machine can read the crawl's
+// domains and counts; give "127.0.0.1:9090" to keep them local.
+func Serve(ctx context.Context, addr string, g prometheus.Gatherer) (*Server, error) {
+	if g == nil {
+		return nil, errors.New("metrics: Serve needs a prometheus.Gatherer (the *prometheus.Registry given to New)")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: listen on %q for /metrics: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(Path, Handler(g))
+	s := &Server{
+		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		addr: ln.Addr().String(),
+		done: make(chan struct{}),
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.srv.Serve(ln) }()
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.stop()
+		case err := <-served:
+			// Serve ends on its own only when the listener fails.
+			s.finish(err)
+			return
+		}
+		<-served
+	}()
+	return s, nil
+}
+
+// Addr returns the address the server listens on, with the port chosen
+// when addr asked for port 0.
+func (s *Server) Addr() string { return s.addr }
+
+// URL returns the metrics page's address, http://<addr>/metrics.
+func (s *Server) URL() string { return "http://" + s.addr + Path }
+
+// Close stops the server: no new connections, scrapes in progress get up
+// to ShutdownTimeout. It returns what Wait returns.
+func (s *Server) Close() error {
+	s.stop()
+	return s.Wait()
+}
+
+// Wait blocks until the server has stopped, and returns nil when it was
+// stopped by its context or Close, or the error that stopped it.
+func (s *Server) Wait() error {
+	<-s.done
+	return s.err
+}
+
+func (s *Server) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = s.srv.Close()
+	}
+	s.finish(err)
+}
+
+func (s *Server) finish(err error) {
+	s.once.Do(func() {
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		if err != nil {
+			err = fmt.Errorf("metrics: serve /metrics on %s: %w", s.addr, err)
+		}
+		s.err = err
+		close(s.done)
+	})
+}

@@ -1,0 +1,119 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+func TestServeStopsWithItsContext(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := metrics.New(reg); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := metrics.Serve(ctx, "127.0.0.1:0", reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") || strings.HasSuffix(srv.Addr(), ":0") {
+		t.Fatalf("URL %s, Addr %s: want the port actually chosen", srv.URL(), srv.Addr())
+	}
+	// Listening happened before Serve returned: the port is taken now.
+	if _, err := metrics.Serve(context.Background(), srv.Addr(), reg); err == nil || !strings.Contains(err.Error(), srv.Addr()) {
+		t.Errorf("a second Serve on %s: %v, want an error naming the address", srv.Addr(), err)
+	}
+	scrape(t, srv.URL())
+	resp, err := http.Get("http://" + srv.Addr() + "/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/other answered %d, want 404: only /metrics is served", resp.StatusCode)
+	}
+
+	cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Wait after cancel = %v, want nil", err)
+		}
+	case <-time.After(metrics.ShutdownTimeout + time.Second):
+		t.Fatal("the server did not stop when its context was cancelled")
+	}
+	if conn, err := net.DialTimeout("tcp", srv.Addr(), time.Second); err == nil {
+		conn.Close()
+		t.Fatal("the port still accepts connections after the server stopped")
+	}
+	if err := srv.Close(); err != nil {
+		t.Errorf("Close after stop = %v", err)
+	}
+}
+
+func TestCloseStopsTheServer(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	srv, err := metrics.Serve(context.Background(), "127.0.0.1:0", reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&http.Client{Timeout: time.Second}).Get(srv.URL()); err == nil {
+		t.Fatal("served after Close")
+	}
+	if _, err := metrics.Serve(context.Background(), "127.0.0.1:0", nil); err == nil {
+		t.Error("Serve without a Gatherer was accepted")
+	}
+	if _, err := metrics.Serve(context.Background(), "127.0.0.1:99999", reg); err == nil {
+		t.Error("Serve on port 99999 was accepted")
+	}
+}
+
+func TestNewRejectsBadConfiguration(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := metrics.New(nil); err == nil {
+		t.Error("New(nil) accepted")
+	}
+	for name, opt := range map[string]metrics.Option{
+		"no buckets":         metrics.WithBuckets(nil),
+		"unsorted buckets":   metrics.WithBuckets([]float64{1, 0.5}),
+		"repeated bucket":    metrics.WithBuckets([]float64{0.5, 0.5, 1}),
+		"zero bucket":        metrics.WithBuckets([]float64{0, 1}),
+		"zero read timeout":  metrics.WithReadTimeout(0),
+		"negative read time": metrics.WithReadTimeout(-time.Second),
+	} {
+		if _, err := metrics.New(reg, opt); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// Rejected options registered nothing: the registry takes a good set.
+	if _, err := metrics.New(reg, metrics.WithBuckets([]float64{0.1, 1, 10})); err != nil {
+		t.Fatalf("New after rejected options: %v", err)
+	}
+	_, err := metrics.New(reg)
+	var are prometheus.AlreadyRegisteredError
+	if !errors.As(err, &are) {
+		t.Errorf("a second Metrics on one registry: %v, want prometheus.AlreadyRegisteredError", err)
+	}
+	// Two crawls share a registry by a label that tells them apart.
+	shared := prometheus.NewRegistry()
+	for _, crawl := range []string{"shop", "catalogue"} {
+		if _, err := metrics.New(prometheus.WrapRegistererWith(prometheus.Labels{"crawl": crawl}, shared)); err != nil {
+			t.Errorf("crawl %s on a wrapped registry: %v", crawl, err)
+		}
+	}
+	if _, err := shared.Gather(); err != nil {
+		t.Errorf("the shared registry does not gather: %v", err)
+	}
+}
