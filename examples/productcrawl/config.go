@@ -38,20 +38,26 @@ type Config struct {
 	MaxPages    int    // requests issued at most; 0 = no limit
 	Timeout     time.Duration
 
-	Out       string        // JSON lines file, appended to
-	Report    string        // text or json
-	LogLevel  string        // zerolog level
-	LogFormat string        // auto, json or console
-	Status    string        // auto, line, log or off
-	Progress  time.Duration // how often progress is logged when not a terminal
+	Out string // JSON lines file, appended to
+	// Checkpoint is the checkpoint file; Resume continues the crawl it
+	// holds; DeadLetters lists its dead URLs and exits.
+	Checkpoint  string
+	Resume      bool
+	DeadLetters bool
+	Report      string        // text or json
+	LogLevel    string        // zerolog level
+	LogFormat   string        // auto, json or console
+	Status      string        // auto, line, log or off
+	Progress    time.Duration // how often progress is logged when not a terminal
 
 	// Derived by validate.
-	profile     breaker.Profile
-	format      report.Format
-	level       zerolog.Level
-	productRE   *regexp.Regexp
-	startHosts  []string // host:port of each start URL, lower-case, unique
-	startDomain []string // hostnames (no port), for AllowedDomains
+	profile       breaker.Profile
+	format        report.Format
+	level         zerolog.Level
+	productRE     *regexp.Regexp
+	startHosts    []string // host:port of each start URL, lower-case, unique
+	startDomain   []string // hostnames (no port), for AllowedDomains
+	checkpointSet bool     // -checkpoint was given
 }
 
 // Field is one --field name=selector: the text of the first element the
@@ -74,6 +80,7 @@ func defaults() Config {
 		Parallelism:    2,
 		Timeout:        10 * time.Second,
 		Out:            "products.jsonl",
+		Checkpoint:     "crawl.db",
 		Report:         "text",
 		LogLevel:       "info",
 		LogFormat:      "auto",
@@ -155,6 +162,9 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&cfg.MaxPages, "max-pages", cfg.MaxPages, "requests issued at most over the whole run (0: no limit)")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout of one request")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "file the valid products are appended to, one JSON object a line")
+	fs.StringVar(&cfg.Checkpoint, "checkpoint", cfg.Checkpoint, "checkpoint file: the state of every URL, so a stopped crawl can be resumed (the demo fleet, which cannot be resumed, uses a temporary one unless this is given)")
+	fs.BoolVar(&cfg.Resume, "resume", cfg.Resume, "continue the crawl in -checkpoint: fetch only what it did not finish, never write a URL already in -out (without it an existing checkpoint is refused)")
+	fs.BoolVar(&cfg.DeadLetters, "dead-letters", cfg.DeadLetters, "list the URLs -checkpoint gave up on, with their last error, and exit")
 	fs.StringVar(&cfg.Report, "report", cfg.Report, "final report format: text or json (on stdout)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error or disabled")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format on stderr: json, console, or auto (console on a terminal)")
@@ -174,6 +184,10 @@ Flags (-flag or --flag):
 `
 
 const usageTail = `
+A checkpoint (-checkpoint, crawl.db by default) keeps the state of every URL.
+A run that ends tripped, is interrupted or killed is continued with --resume:
+it fetches only what was not done and never writes a URL twice to -out.
+
 Exit codes:
   0   complete  work done, records written
   2   tripped   a target degraded (or the run was interrupted); reschedule
@@ -214,6 +228,7 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 		cfg.URLs = append(cfg.URLs, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	fs.Visit(func(f *flag.Flag) { cfg.checkpointSet = cfg.checkpointSet || f.Name == "checkpoint" })
 	return cfg, cfg.validate()
 }
 
@@ -299,6 +314,9 @@ func (cfg *Config) validate() error {
 	}
 	if strings.TrimSpace(cfg.Out) == "" {
 		return usageErr("-out: want a file name")
+	}
+	if strings.TrimSpace(cfg.Checkpoint) == "" {
+		return usageErr("-checkpoint: want a file name")
 	}
 	return nil
 }

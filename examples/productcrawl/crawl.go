@@ -14,6 +14,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/report"
@@ -31,6 +32,7 @@ type crawl struct {
 	c   *colly.Collector
 	v   *validate.Validator
 	b   *breaker.Breaker
+	cp  *checkpoint.Checkpoint
 	out *sink
 
 	exts       []breakwater.Extension // registered in order
@@ -66,9 +68,19 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	if cr.v, err = validate.New(opts...); err != nil {
 		return nil, usageErr("validation rules: %v", err)
 	}
-	if cr.b, err = breaker.New(cfg.profile, breaker.WithValidator(cr.v), breaker.WithLogger(log),
-		breaker.OnOutcome(cr.onOutcome)); err != nil {
+	if cr.cp, err = openCheckpoint(cfg, log, cr.fail); err != nil {
+		return nil, err
+	}
+	bopts := append([]breaker.Option{breaker.WithValidator(cr.v), breaker.WithLogger(log),
+		breaker.OnOutcome(cr.onOutcome)}, cr.cp.BreakerOptions()...)
+	if cr.b, err = breaker.New(cfg.profile, bopts...); err != nil {
+		cr.cp.Close()
 		return nil, usageErr("breaker: %v", err)
+	}
+	// A domain saved open stays open until its cooldown ends.
+	if err := cr.cp.Breaker(cr.b); err != nil {
+		cr.cp.Close()
+		return nil, err
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -90,8 +102,9 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 		return nil, usageErr("limit rule: %v", err)
 	}
 
-	if cr.out, err = openSink(cfg.Out); err != nil {
+	if cr.out, err = openSink(cfg.Out, cfg.Resume); err != nil {
 		cancel()
+		cr.cp.Close()
 		return nil, err
 	}
 	cr.closers = append(cr.closers, cr.out.close)
@@ -100,8 +113,10 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// stop is never counted as anything by them.
 	cr.c.OnRequest(cr.gate)
 	cr.c.OnRequestHeaders(cr.gate)
-	cr.exts = append(cr.exts, cr.v, cr.b)     // the validator before the breaker that consults it
-	cr.judges = append(cr.judges, cr.b, cr.v) // open circuits; selector_broken
+	// The validator before the breaker that consults it; the checkpoint
+	// last, so it sees the breaker's refusals before its own OnRequest.
+	cr.exts = append(cr.exts, cr.v, cr.b, cr.cp)
+	cr.judges = append(cr.judges, cr.b, cr.v, cr.cp) // open circuits; selector_broken; unfinished URLs
 	cr.reportOpts = append(cr.reportOpts, report.WithBreaker(cr.b), report.WithValidator(cr.v))
 	breakwater.Use(cr.c, cr.exts...)
 	// Registered after the validator: the verdict is complete here.
@@ -221,6 +236,16 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 	cr.started = time.Now()
 	cr.log.Info().Str("event", "crawl_started").Strs("start", cr.cfg.URLs).Str("profile", cr.cfg.profile.Name).
 		Int("parallelism", cr.cfg.Parallelism).Str("out", cr.cfg.Out).Msg("crawl started")
+	// What earlier runs left unfinished first; start URLs the checkpoint
+	// already knows are skipped.
+	if n, err := cr.cp.Resume(cr.c); err != nil {
+		cr.fail(err)
+	} else if n > 0 || cr.out.earlier > 0 {
+		cr.scheduled.Add(int64(n))
+		cr.log.Info().Str("event", "resumed").Str("checkpoint", cr.cfg.Checkpoint).Int("redriven", n).
+			Int("parked", cr.cp.Stats().Deferred).Int64("records_before", cr.out.earlier).Int("torn_bytes_cut", cr.out.torn).
+			Msg("resuming: re-driving what earlier runs did not finish")
+	}
 	for _, u := range cr.cfg.URLs {
 		cr.visit(nil, u)
 	}
@@ -238,6 +263,13 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 	}
 	records, perHost := cr.out.counts()
 	o := outcome.Decide(records, cr.err, judges...)
+	// The checkpoint last: it saves the outcome, the stop time and the
+	// open circuits. If that fails, the run is an error.
+	cr.cp.SetOutcome(o)
+	if err := cr.cp.Close(); err != nil && o.State != outcome.Error {
+		cr.fail(err)
+		o = outcome.Decide(records, cr.err, judges...)
+	}
 	r := report.New(o, append(cr.reportOpts, report.WithRecords(perHost))...)
 	ev := cr.log.Info()
 	if o.State != outcome.Complete {

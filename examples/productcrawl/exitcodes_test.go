@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
@@ -93,24 +94,44 @@ func TestExitTrippedOnADegradingStore(t *testing.T) {
 	}
 }
 
+// A store with no products: its one listing page (737 bytes) is below
+// the byte floor, so it is invalid, and an invalid page is a failed
+// attempt the checkpoint keeps for the next run. Until its attempts are
+// spent the run is tripped (reschedule: a consent shell often passes);
+// the run that spends the last one has nothing unfinished, collected
+// nothing, tripped nothing: empty.
 func TestExitEmptyOnAStoreWithNoProducts(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: testserver.NoProducts})
-	r := runCrawl(t, "--report", "json", store.URL()+"/")
-	if r.code != 3 {
-		t.Fatalf("exit %d, want 3 (empty)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	dir := t.TempDir()
+	for run := 1; run <= checkpoint.DefaultMaxAttempts; run++ {
+		r := runCrawlIn(t, dir, "--report", "json", "--resume", store.URL()+"/")
+		rep := r.report(t)
+		d := rep.domain(t, store.Host())
+		if run < checkpoint.DefaultMaxAttempts {
+			if r.code != 2 || !rep.hasFinding("unfinished", store.Host()) || rep.Outcome.Records != 0 {
+				t.Fatalf("run %d: exit %d, outcome %+v; want 2 (tripped) with the invalid listing unfinished\nstderr:\n%s", run, r.code, rep.Outcome, r.stderr)
+			}
+			continue
+		}
+		if r.code != 3 {
+			t.Fatalf("exit %d, want 3 (empty)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		if rep.Outcome.State != "empty" || rep.Outcome.Records != 0 || len(rep.Outcome.Findings) != 0 {
+			t.Errorf("outcome %+v: want empty, no records, no findings", rep.Outcome)
+		}
+		if d.State != "closed" || d.OK+d.Invalid != 1 || d.Records != 0 {
+			t.Errorf("domain %+v: want the one listing page fetched, closed, no records", d)
+		}
 	}
-	rep := r.report(t)
-	d := rep.domain(t, store.Host())
-	if rep.Outcome.State != "empty" || rep.Outcome.Records != 0 || len(rep.Outcome.Findings) != 0 {
-		t.Errorf("outcome %+v: want empty, no records, no findings", rep.Outcome)
+	if store.Count() != checkpoint.DefaultMaxAttempts {
+		t.Errorf("the store received %d requests, want %d: the listing once per run", store.Count(), checkpoint.DefaultMaxAttempts)
 	}
-	// The empty listing is 737 bytes, below the default floor: invalid or
-	// not, nothing valid was collected and nothing tripped.
-	if d.State != "closed" || d.OK+d.Invalid != 1 || d.Records != 0 || store.Count() != 1 {
-		t.Errorf("domain %+v after %d requests: want the one listing page fetched, closed, no records", d, store.Count())
-	}
-	if ps := products(t, filepath.Join(r.dir, "products.jsonl"), store); len(ps) != 0 {
+	if ps := products(t, filepath.Join(dir, "products.jsonl"), store); len(ps) != 0 {
 		t.Errorf("%d products written, want none", len(ps))
+	}
+	r := runCrawlIn(t, dir, "--dead-letters")
+	if r.code != 0 || !strings.Contains(r.stdout, "1 dead URLs") || !strings.Contains(r.stdout, store.URL()+"/") || !strings.Contains(r.stdout, "below") {
+		t.Errorf("--dead-letters: exit %d\n%s\nwant 0 and the listing with its last error", r.code, r.stdout)
 	}
 }
 

@@ -60,10 +60,17 @@ type result struct {
 // directory, bounded by runTimeout.
 func crawlCmd(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
+	return crawlCmdIn(t, t.TempDir(), args...)
+}
+
+// crawlCmdIn is crawlCmd in the directory dir: runs that resume one
+// another share their checkpoint and output there.
+func crawlCmdIn(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = t.TempDir()
+	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	return cmd, &stdout, &stderr
@@ -72,7 +79,13 @@ func crawlCmd(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Bu
 // runCrawl runs the binary to its end.
 func runCrawl(t *testing.T, args ...string) result {
 	t.Helper()
-	cmd, stdout, stderr := crawlCmd(t, args...)
+	return runCrawlIn(t, t.TempDir(), args...)
+}
+
+// runCrawlIn runs the binary to its end in dir.
+func runCrawlIn(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	cmd, stdout, stderr := crawlCmdIn(t, dir, args...)
 	err := cmd.Run()
 	return finish(t, cmd, err, stdout, stderr)
 }

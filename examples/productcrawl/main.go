@@ -18,6 +18,12 @@
 //	1   error     our bug or a broken environment (selector_broken included)
 //	64  usage     bad flags or configuration: nothing was sent
 //
+// -checkpoint (crawl.db) keeps the state of every URL; --resume continues
+// a crawl that ended tripped, was interrupted or killed: it fetches only
+// what was not done, and -out never gets the same URL twice (see
+// records.go's reconcile for how, even across a SIGKILL). --dead-letters
+// lists the URLs given up on.
+//
 // SIGINT or SIGTERM stops issuing requests; those in flight finish, their
 // products are written, the report is printed. A run stopped before its
 // work was done ends as tripped (exit 2): the partial is kept and a
@@ -34,6 +40,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -54,11 +61,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage(stderr, err)
 	}
+	if cfg.DeadLetters {
+		return listDeadLetters(cfg, stdout, stderr)
+	}
 
 	st := newStatus(cfg.Status, stdout, cfg.Progress)
 	log := newLogger(cfg, stderr, st)
 
 	if len(cfg.URLs) == 0 {
+		// The demo fleet lives as long as this process: its checkpoint
+		// cannot be resumed, so it is temporary unless -checkpoint says.
+		if !cfg.checkpointSet {
+			if cfg.Resume {
+				return usage(stderr, errors.New("--resume: the embedded demo fleet is gone when a run ends, there is nothing to resume; give start URLs (and -checkpoint) to resume a crawl"))
+			}
+			dir, err := os.MkdirTemp("", "productcrawl-demo-")
+			if err != nil {
+				log.Error().Str("event", "demo_failed").Err(err).Msg("cannot make the demo's temporary checkpoint")
+				return outcome.Decide(0, err).ExitCode()
+			}
+			defer os.RemoveAll(dir)
+			cfg.Checkpoint = filepath.Join(dir, "crawl.db")
+		}
 		fleet, err := startDemo(log)
 		if err != nil {
 			log.Error().Str("event", "demo_failed").Err(err).Msg("cannot start the embedded test stores")

@@ -77,9 +77,11 @@ func TestOrchestrateActsOnEveryExitCode(t *testing.T) {
 func TestOrchestrateReschedulesATrippedCrawl(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 60,
 		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25}})
-	out := filepath.Join(t.TempDir(), "p.jsonl")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "p.jsonl")
 	start := time.Now()
-	code, text := orchestrate(t, bin, nil, "--out", out, "--log-level", "warn", store.URL()+"/")
+	code, text := orchestrate(t, bin, nil, "--out", out, "--checkpoint", filepath.Join(dir, "crawl.db"), "--resume",
+		"--log-level", "warn", store.URL()+"/")
 	if code != 2 || !strings.Contains(text, "orchestrate: test-run tripped") || !strings.Contains(text, "outcome: tripped (exit 2)") {
 		t.Fatalf("exit %d after %v:\n%s\nwant the crawl's report, then the reschedule action, exit 2", code, time.Since(start), text)
 	}

@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -14,7 +18,8 @@ import (
 // sink appends records to the -out file as JSON lines. Each line is one
 // write to a file opened for appending, so a run stopped at any moment
 // leaves only whole lines, and every record written is on disk before the
-// next page is scored. A URL is written at most once per run.
+// next page is scored. A URL is written at most once per run, and with
+// --resume at most once in the file: see reconcile.
 type sink struct {
 	mu      sync.Mutex
 	f       *os.File
@@ -22,15 +27,71 @@ type sink struct {
 	seen    map[string]bool
 	perHost map[string]int64
 	total   int64
+	earlier int64 // lines earlier runs wrote (--resume), counted in total
+	torn    int   // bytes of a torn last line cut off on resume
 	err     error // the first write error; the run ends as an error
 }
 
-func openSink(path string) (*sink, error) {
+// openSink opens path for appending. With resume it first reconciles the
+// file with the crawl so far (see reconcile).
+func openSink(path string, resume bool) (*sink, error) {
+	s := &sink{path: path, seen: map[string]bool{}, perHost: map[string]int64{}}
+	if resume {
+		if err := s.reconcile(); err != nil {
+			return nil, err
+		}
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening -out: %w", err)
 	}
-	return &sink{f: f, path: path, seen: map[string]bool{}, perHost: map[string]int64{}}, nil
+	s.f = f
+	return s, nil
+}
+
+// reconcile reads the lines earlier runs of the crawl wrote. Every URL in
+// the file counts as written: it is never written again, whatever the
+// checkpoint says of its page (a page whose line was written just before
+// the process was killed, and whose done state was not yet committed, is
+// fetched again; its line is not). A last line without its newline is what
+// a write cut short by a crash leaves: it is cut off, so the file holds
+// whole lines only, and its URL is written again when its page is.
+// Lines are counted as records of the crawl.
+func (s *sink) reconcile() error {
+	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opening -out to resume: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("reading -out to resume: %w", err)
+	}
+	end := bytes.LastIndexByte(b, '\n') + 1 // 0 when no line is whole
+	if end < len(b) {
+		if err := f.Truncate(int64(end)); err != nil {
+			return fmt.Errorf("cutting the torn last line off -out: %w", err)
+		}
+		s.torn = len(b) - end
+	}
+	for line := range bytes.Lines(b[:end]) {
+		var r struct {
+			URL string `json:"url"`
+		}
+		if json.Unmarshal(line, &r) != nil || r.URL == "" || s.seen[r.URL] {
+			continue
+		}
+		s.seen[r.URL] = true
+		if u, err := url.Parse(r.URL); err == nil {
+			s.perHost[breaker.HostOf(u.Host)]++
+		}
+		s.total++
+		s.earlier++
+	}
+	return nil
 }
 
 // record is one product: its URL, the fields in the order given, and when

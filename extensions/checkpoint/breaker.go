@@ -41,7 +41,7 @@ func (cp *Checkpoint) Breaker(b *breaker.Breaker) error {
 	cp.mu.Lock()
 	cp.b = b
 	saved := cp.openDomainsLocked()
-	cp.mu.Unlock()
+	cp.unlock()
 	now := cp.now()
 	var errs []error
 	for _, s := range saved {
@@ -61,7 +61,7 @@ func (cp *Checkpoint) Breaker(b *breaker.Breaker) error {
 // onTransition saves a circuit that opened, and forgets one that closed.
 func (cp *Checkpoint) onTransition(t breaker.Transition) {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	switch t.To {
 	case breaker.Open:
 		cp.saved[t.Domain] = BreakerState{Domain: t.Domain, RetryAt: t.RetryAt.UTC(), Trips: t.Trips}
@@ -104,7 +104,7 @@ func (cp *Checkpoint) writeBreakersLocked() {
 // onRefused parks a request the breaker refused.
 func (cp *Checkpoint) onRefused(r *colly.Request, err *breaker.CircuitOpenError) {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	e := cp.entryLocked(r)
 	if e == nil {
 		return
@@ -116,7 +116,7 @@ func (cp *Checkpoint) onRefused(r *colly.Request, err *breaker.CircuitOpenError)
 // classified it.
 func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	e, ok := cp.entries[a.Request]
 	if !ok {
 		return

@@ -51,19 +51,20 @@ type Checkpoint struct {
 	failed     atomic.Bool // the store failed; see err
 
 	mu        sync.Mutex
-	err       error                      // the first store error
-	entries   map[*colly.Request]*entry  // requests between their first callback and their outcome
-	retryOf   map[string]uint64          // URL a breaker retry will request → the record it belongs to
-	tokens    map[uint64]int             // IDs the frontier issued: IsVisited lets each through once
-	announced map[uint64]announce        // Visited by Colly, not yet requested (see barrier.go)
-	hops      map[uint64]struct{}        // Visited by Colly and never requested: redirect hops
-	annSeq    uint64                     // announcements so far
-	held      []heldRecord               // final records waiting for the links found before them
-	front     frontier                   // the queue (queue.go)
-	cookies   map[string]string          // host → cookie string
-	b         *breaker.Breaker           // attached by Breaker
-	saved     map[string]BreakerState    // open domains, as saved
-	runs      []Run                      // every run, this one last once started
+	err       error                     // the first store error
+	notify    bool                      // err is new: unlock calls the hooks
+	entries   map[*colly.Request]*entry // requests between their first callback and their outcome
+	retryOf   map[string]uint64         // URL a breaker retry will request → the record it belongs to
+	tokens    map[uint64]int            // IDs the frontier issued: IsVisited lets each through once
+	announced map[uint64]announce       // Visited by Colly, not yet requested (see barrier.go)
+	hops      map[uint64]struct{}       // Visited by Colly and never requested: redirect hops
+	annSeq    uint64                    // announcements so far
+	held      []heldRecord              // final records waiting for the links found before them
+	front     frontier                  // the queue (queue.go)
+	cookies   map[string]string         // host → cookie string
+	b         *breaker.Breaker          // attached by Breaker
+	saved     map[string]BreakerState   // open domains, as saved
+	runs      []Run                     // every run, this one last once started
 	started   bool
 	closed    bool
 	stats     Stats
@@ -195,14 +196,14 @@ func (cp *Checkpoint) Store() storage.Store { return cp.store }
 // nil.
 func (cp *Checkpoint) Err() error {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	return cp.err
 }
 
 // Stats returns what the checkpoint did so far in this run.
 func (cp *Checkpoint) Stats() Stats {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	return cp.stats
 }
 
@@ -222,14 +223,24 @@ func (cp *Checkpoint) failLocked(err error) error {
 	cp.err = fmt.Errorf("%w (%s): %w; what was committed before is intact, fix the cause and resume", ErrStore, where, err)
 	cp.failed.Store(true)
 	cp.log.Error().Str("event", "checkpoint_store_failed").Err(err).Msg("checkpoint: the store cannot be written; new requests are stopped")
-	hooks := cp.opt.onStoreError
-	e := cp.err
-	go func() { // outside the lock: a hook may call back into the checkpoint
-		for _, f := range hooks {
-			f(e)
-		}
-	}()
+	cp.notify = true // unlock calls the hooks, outside the lock
 	return cp.err
+}
+
+// unlock releases cp.mu, then calls the OnStoreError hooks if the store
+// failed while it was held: in the goroutine that met the failure (a
+// Colly callback, covered by the collector's Wait), and free to call back
+// into the checkpoint.
+func (cp *Checkpoint) unlock() {
+	notify := cp.notify
+	cp.notify = false
+	err := cp.err
+	cp.mu.Unlock()
+	if notify {
+		for _, f := range cp.opt.onStoreError {
+			f(err)
+		}
+	}
 }
 
 // putLocked writes records, under cp.mu.
@@ -250,7 +261,7 @@ func (cp *Checkpoint) now() time.Time { return cp.clock.Now() }
 // documentation for what waits for the links of its page).
 func (cp *Checkpoint) Flush() error {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	if cp.err != nil {
 		return cp.err
 	}
@@ -268,7 +279,7 @@ func (cp *Checkpoint) Flush() error {
 func (cp *Checkpoint) Close() error {
 	cp.mu.Lock()
 	if cp.closed {
-		cp.mu.Unlock()
+		cp.unlock()
 		return nil
 	}
 	cp.closed = true
@@ -286,7 +297,7 @@ func (cp *Checkpoint) Close() error {
 			err = cp.failLocked(ferr)
 		}
 	}
-	cp.mu.Unlock()
+	cp.unlock()
 	if cp.owned {
 		if cerr := cp.store.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("%w: closing %s: %w", ErrStore, cp.path, cerr)

@@ -25,11 +25,11 @@ import (
 func (cp *Checkpoint) Register(c *colly.Collector) {
 	cp.mu.Lock()
 	cp.startLocked()
-	cp.mu.Unlock()
+	cp.unlock()
 	if err := c.SetStorage(cp); err != nil {
 		cp.mu.Lock()
 		cp.failLocked(err)
-		cp.mu.Unlock()
+		cp.unlock()
 	}
 	c.OnRequest(cp.onRequest)
 	c.OnRequestHeaders(cp.onRequestHeaders)
@@ -121,7 +121,7 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev Event, reason s
 // stops every request once the store has failed: it could not be recorded.
 func (cp *Checkpoint) onRequest(r *colly.Request) {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	if cp.err != nil {
 		r.Abort()
 		return
@@ -152,7 +152,7 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 		return
 	}
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	if cp.err != nil {
 		r.Abort()
 		return
@@ -177,7 +177,7 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	}
 	r := resp.Request
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	e, ok := cp.entries[r]
 	if !ok {
 		return
@@ -203,7 +203,7 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 // error, if any.
 func (cp *Checkpoint) Init() error {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	return cp.err
 }
 
@@ -211,7 +211,7 @@ func (cp *Checkpoint) Init() error {
 // decided to request id, before the request exists.
 func (cp *Checkpoint) Visited(id uint64) error {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	if cp.err != nil {
 		return cp.err
 	}
@@ -226,7 +226,7 @@ func (cp *Checkpoint) Visited(id uint64) error {
 func (cp *Checkpoint) IsVisited(id uint64) (bool, error) {
 	cp.mu.Lock()
 	if cp.err != nil {
-		defer cp.mu.Unlock()
+		defer cp.unlock()
 		return false, cp.err
 	}
 	if n := cp.tokens[id]; n > 0 {
@@ -235,19 +235,19 @@ func (cp *Checkpoint) IsVisited(id uint64) (bool, error) {
 		} else {
 			cp.tokens[id] = n - 1
 		}
-		cp.mu.Unlock()
+		cp.unlock()
 		return false, nil
 	}
 	_, ann := cp.announced[id]
 	_, hop := cp.hops[id]
-	cp.mu.Unlock()
+	cp.unlock()
 	if ann || hop {
 		return true, nil
 	}
 	_, ok, err := cp.store.Get(id)
 	if err != nil {
 		cp.mu.Lock()
-		defer cp.mu.Unlock()
+		defer cp.unlock()
 		return false, cp.failLocked(err)
 	}
 	return ok, nil
@@ -257,7 +257,7 @@ func (cp *Checkpoint) IsVisited(id uint64) (bool, error) {
 // SetCookies last saved them (in this run or an earlier one).
 func (cp *Checkpoint) Cookies(u *url.URL) string {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	if v, ok := cp.cookies[u.Host]; ok {
 		return v
 	}
@@ -274,7 +274,7 @@ func (cp *Checkpoint) Cookies(u *url.URL) string {
 // the checkpoint, so a resumed crawl keeps its session.
 func (cp *Checkpoint) SetCookies(u *url.URL, cookies string) {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	if cp.cookies[u.Host] == cookies {
 		return
 	}

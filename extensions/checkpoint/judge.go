@@ -21,7 +21,7 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
 	cp.releaseAllLocked()
 	serr := cp.err
-	cp.mu.Unlock()
+	cp.unlock()
 	var ev outcome.Evidence
 	if serr != nil {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "store_error", Reason: serr.Error()})

@@ -148,7 +148,7 @@ func (cp *Checkpoint) AddRequest(b []byte) error {
 		return err
 	}
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	if cp.err != nil {
 		return cp.err
 	}
@@ -180,7 +180,7 @@ func (cp *Checkpoint) AddRequest(b []byte) error {
 // the collector is not lost from the checkpoint.
 func (cp *Checkpoint) GetRequest() ([]byte, error) {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	if cp.err != nil {
 		return nil, cp.err
 	}
@@ -200,7 +200,7 @@ func (cp *Checkpoint) GetRequest() ([]byte, error) {
 // wait for a later run.
 func (cp *Checkpoint) QueueSize() (int, error) {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	if cp.err != nil {
 		return 0, cp.err
 	}

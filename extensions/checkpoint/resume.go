@@ -32,12 +32,12 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 		cp.mu.Lock()
 		if cp.err != nil {
 			err := cp.err
-			cp.mu.Unlock()
+			cp.unlock()
 			return n, err
 		}
 		cp.startLocked()
 		rec, ok := cp.popLocked()
-		cp.mu.Unlock()
+		cp.unlock()
 		if !ok {
 			return n, cp.Err()
 		}
@@ -61,7 +61,7 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 		}
 		cp.stats.Redriven--
 		cp.stats.Refused++
-		cp.mu.Unlock()
+		cp.unlock()
 		cp.log.Warn().Str("event", "checkpoint_not_resumed").Str("url", rec.URL).Err(err).
 			Msg("checkpoint: the collector refuses this unfinished URL now; it stays in the checkpoint as it was")
 	}

@@ -68,7 +68,7 @@ func (cp *Checkpoint) writeRunsLocked() {
 // RunID returns this run's ID ("" before Register or Resume).
 func (cp *Checkpoint) RunID() string {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	if !cp.started {
 		return ""
 	}
@@ -79,7 +79,7 @@ func (cp *Checkpoint) RunID() string {
 // one last once it has started.
 func (cp *Checkpoint) Runs() []Run {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	return append([]Run(nil), cp.runs...)
 }
 
@@ -87,7 +87,7 @@ func (cp *Checkpoint) Runs() []Run {
 // time.
 func (cp *Checkpoint) SetOutcome(o outcome.Outcome) {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
+	defer cp.unlock()
 	cp.startLocked()
 	r := &cp.runs[len(cp.runs)-1]
 	r.Outcome, r.Reason = o.State.String(), o.Reason

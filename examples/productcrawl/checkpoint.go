@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"text/tabwriter"
+
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/rs/zerolog"
+)
+
+// openCheckpoint opens -checkpoint for the run. An existing file without
+// --resume is refused (a usage error: the crawl in it would be
+// overwritten by a new one), as is a file that is not a checkpoint; a
+// damaged, newer or locked one is an error naming the file and what to do.
+func openCheckpoint(cfg Config, log zerolog.Logger, onStoreError func(error)) (*checkpoint.Checkpoint, error) {
+	_, err := os.Stat(cfg.Checkpoint)
+	exists := err == nil
+	switch {
+	case exists && !cfg.Resume:
+		return nil, usageErr("-checkpoint %s already holds a crawl: pass --resume to continue it, or remove the file (or choose another -checkpoint) to start a new crawl", cfg.Checkpoint)
+	case !exists && cfg.Resume:
+		log.Info().Str("event", "no_checkpoint").Str("checkpoint", cfg.Checkpoint).
+			Msg("--resume: no checkpoint yet, starting a new crawl")
+	}
+	cp, err := checkpoint.Open(cfg.Checkpoint, checkpoint.WithLogger(log), checkpoint.OnStoreError(onStoreError))
+	if errors.Is(err, storage.ErrNotCheckpoint) {
+		return nil, usageErr("-checkpoint: %v", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening -checkpoint: %w", err)
+	}
+	return cp, nil
+}
+
+// listDeadLetters prints the dead URLs of -checkpoint with their last
+// error: exit 0, or 64 when there is no such checkpoint.
+func listDeadLetters(cfg Config, stdout, stderr io.Writer) int {
+	if _, err := os.Stat(cfg.Checkpoint); errors.Is(err, fs.ErrNotExist) {
+		return usage(stderr, fmt.Errorf("--dead-letters: no checkpoint at %s (choose it with -checkpoint)", cfg.Checkpoint))
+	}
+	cp, err := checkpoint.Open(cfg.Checkpoint)
+	if err != nil {
+		fmt.Fprintf(stderr, "productcrawl: --dead-letters: %v\n", err)
+		if errors.Is(err, storage.ErrNotCheckpoint) {
+			return outcome.Usage
+		}
+		return outcome.Error.ExitCode()
+	}
+	dead, err := cp.DeadLetters()
+	if cerr := cp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "productcrawl: --dead-letters: %v\n", err)
+		return outcome.Error.ExitCode()
+	}
+	fmt.Fprintf(stdout, "%d dead URLs in %s\n", len(dead), cfg.Checkpoint)
+	if len(dead) == 0 {
+		return 0
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "url\tattempts\tlast error")
+	for _, d := range dead {
+		fmt.Fprintf(w, "%s\t%d\t%s\n", d.URL, d.Attempts, d.LastError)
+	}
+	w.Flush()
+	return 0
+}
