@@ -154,10 +154,10 @@ var reasons = [...]string{
 func (c *circuit) Allow(clk clock.Clock) (breaker.Permit, breaker.Transition, error) {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
-	res, err := c.run(now, scriptCircuitAllow, "breaker allow")
+	res, err := c.run(clk, now, scriptCircuitAllow, "breaker allow")
 	if err != nil {
 		if isUnavailable(err) {
-			return c.allowDown(clk, now, err)
+			return c.allowDown(clk, clk.Now(), err)
 		}
 		return breaker.Permit{}, breaker.Transition{}, err
 	}
@@ -246,7 +246,7 @@ func (c *circuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome) (
 	}
 	now := clk.Now()
 	entry := strconv.Itoa(int(o.Class)) + ":" + strconv.FormatInt(int64(o.Latency), 10)
-	res, err := c.run(now, scriptCircuitRecord, "breaker record",
+	res, err := c.run(clk, now, scriptCircuitRecord, "breaker record",
 		strconv.FormatUint(p.Gen, 10), flag(p.Probe), entry, flag(o.Class.Counted()), flag(o.Class.Failure()))
 	if err != nil {
 		if isUnavailable(err) {
@@ -293,7 +293,7 @@ func (c *circuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome) (
 func (c *circuit) Snapshot(clk clock.Clock) (breaker.Snapshot, error) {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
-	res, err := c.run(now, scriptCircuitSnapshot, "breaker snapshot")
+	res, err := c.run(clk, now, scriptCircuitSnapshot, "breaker snapshot")
 	if err != nil {
 		if fb := c.fallback.Load(); fb != nil && isUnavailable(err) {
 			return fb.Snapshot(clk)
@@ -344,7 +344,7 @@ func (c *circuit) hold(clk clock.Clock, until time.Time, reason string, tripsFlo
 	// Reopening for a restored state or a fleet-wide pause is not the
 	// site's doing: not a trip (extensions/breaker's countsAsTrip).
 	counts := reason != breaker.ReasonRestored && reason != breaker.ReasonFleetPause
-	res, err := c.run(now, scriptCircuitHold, "breaker hold open", us, flag(ahead), tripsFloor, flag(counts))
+	res, err := c.run(clk, now, scriptCircuitHold, "breaker hold open", us, flag(ahead), tripsFloor, flag(counts))
 	if err != nil {
 		return breaker.Transition{}, err
 	}
@@ -390,7 +390,7 @@ func (c *circuit) evidence(v any) ([]breaker.Outcome, error) {
 // run calls a circuit script through the store's link: at once while Redis
 // answers; while it does not, only the one call due to try again, the
 // others get the last failure without a round trip.
-func (c *circuit) run(now time.Time, script *goredis.Script, op string, extra ...any) ([]any, error) {
+func (c *circuit) run(clk clock.Clock, now time.Time, script *goredis.Script, op string, extra ...any) ([]any, error) {
 	bs := c.bs
 	ok, trial, cause := bs.link.admit(now)
 	if !ok {
@@ -406,11 +406,11 @@ func (c *circuit) run(now time.Time, script *goredis.Script, op string, extra ..
 	if err != nil {
 		err = wrapErr(ctx, bs.crawl, op+" for "+c.domain, err)
 		if isUnavailable(err) {
-			bs.link.failed(now, err, trial)
+			bs.link.failed(clk.Now(), err, trial) // the call may have taken a while
 			return nil, err
 		}
 	}
-	bs.link.ok(now)
+	bs.link.ok(clk.Now())
 	if fb := c.fallback.Load(); fb != nil {
 		c.fallback.Store(nil) // Redis answers: the shared circuit rules again
 	}
