@@ -50,7 +50,7 @@ func Load(path string) (*Set, error) {
 }
 
 // Parse reads a profiles file's content; name is what errors call the file
-// (its path, usually). Every mistake is reported, ordered by line, each
+// (its path, usually; "(profiles)" when empty). Every mistake is reported, ordered by line, each
 // an *Error: one on its own, several joined with errors.Join. All match
 // ErrInvalid; a value out of range also matches
 // breaker.ErrInvalidProfile and carries the *breaker.ProfileError.
@@ -59,6 +59,9 @@ func Load(path string) (*Set, error) {
 // read (unknown, or of the wrong type) is not checked for range, and what
 // extends it or names it stays silent.
 func Parse(name string, data []byte) (*Set, error) {
+	if name == "" {
+		name = "(profiles)"
+	}
 	p := &parser{file: name}
 	root := p.read(data)
 	if root == nil {
