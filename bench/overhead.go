@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // overheadGoal is issue 8's goal: Breakwater keeps this share of plain
@@ -46,7 +47,9 @@ func runOverhead(e *env) ([]Result, error) {
 			if k == breakwater {
 				spec.checkpoint = filepath.Join(e.tmp, fmt.Sprintf("overhead-%d.db", round))
 			}
+			cpu0, cpuOK := processCPU()
 			st, err := crawl(spec)
+			cpu1, _ := processCPU()
 			if spec.checkpoint != "" {
 				_ = os.Remove(spec.checkpoint)
 			}
@@ -60,6 +63,12 @@ func runOverhead(e *env) ([]Result, error) {
 				r.PagesPerSec, r.Saved, r.Wall, r.Requests = pps, st.saved, Duration(st.wall), total(stores)-before
 				r.Retries = st.retries()
 			}
+			if cpuOK && st.saved > 0 {
+				perPage := (cpu1 - cpu0) / time.Duration(st.saved)
+				if r.CPUPerPage == 0 || Duration(perPage) < r.CPUPerPage {
+					r.CPUPerPage = Duration(perPage)
+				}
+			}
 			r.Cut = r.Cut || st.cut
 			e.say("%-14s %-10s round %d: %d pages in %v, %.0f pages/s", "overhead", k, round+1, st.saved, st.wall, pps)
 		}
@@ -69,6 +78,9 @@ func runOverhead(e *env) ([]Result, error) {
 		r := &rows[i]
 		r.Ratio = ratio(r.PagesPerSec, base)
 		r.Measured = fmt.Sprintf("%.0f pages/s = %.2f× plain", r.PagesPerSec, r.Ratio)
+		if r.CPUPerPage > 0 {
+			r.Measured += fmt.Sprintf("; %.0f µs CPU/page", float64(r.CPUPerPage)/float64(time.Microsecond))
+		}
 		if len(r.Rounds) > 1 {
 			r.Measured += " (rounds " + roundsText(r.Rounds) + ")"
 		}

@@ -36,7 +36,11 @@ func runRateLimit(e *env, name string, status int) ([]Result, error) {
 		r := &rows[i]
 		r.Ideal = Duration(ideal)
 		r.Ratio = ratio(float64(r.Wall), float64(ideal))
-		r.Measured = fmt.Sprintf("%.0f %% %ds; wall %.2f× ideal (%v)", 100*r.Share429, status, r.Ratio, secs(ideal))
+		if r.Saved == r.Pages {
+			r.Measured = fmt.Sprintf("%.1f %% %ds; wall %.2f× ideal (%v)", 100*r.Share429, status, r.Ratio, secs(ideal))
+		} else {
+			r.Measured = fmt.Sprintf("%.0f %% %ds; stopped at %v, %d unsaved", 100*r.Share429, status, secs(time.Duration(r.Wall)), r.Pages-r.Saved)
+		}
 		if b := retriesAndBreaker(*r); b != "—" {
 			r.Measured += "; " + b
 		}

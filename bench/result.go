@@ -36,6 +36,7 @@ type Result struct {
 	Alone        Duration  `json:"alone,omitzero"`           // hang: the same run without the hanging store
 	PagesPerSec  float64   `json:"pages_per_sec,omitempty"`  // overhead: best round
 	Rounds       []float64 `json:"rounds,omitempty"`         // overhead: pages/s of every round, in order
+	CPUPerPage   Duration  `json:"cpu_per_page,omitzero"`    // overhead: the process's CPU time per page (stores included), least of the rounds
 	Share429     float64   `json:"share_throttled,omitzero"` // ratelimit: throttled answers ÷ requests
 	Ideal        Duration  `json:"ideal,omitzero"`           // ratelimit: pages ÷ rate
 	BreakerState string    `json:"breaker_state,omitempty"`  // Breakwater / gobreaker: state of the store's circuit at the end

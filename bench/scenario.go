@@ -35,6 +35,7 @@ var scenarios = []scenario{
 type sizes struct {
 	degradePages, degradeAfter       int
 	hangStores, hangPages, hangAfter int
+	hangRounds                       int
 	emptyPages                       int
 	overheadStores, overheadPerStore int
 	overheadRounds                   int
@@ -46,7 +47,7 @@ type sizes struct {
 
 var fullSize = sizes{
 	degradePages: 300, degradeAfter: 30,
-	hangStores: 20, hangPages: 50, hangAfter: 25,
+	hangStores: 20, hangPages: 50, hangAfter: 25, hangRounds: 2,
 	emptyPages:     300,
 	overheadStores: 5, overheadPerStore: 1000, overheadRounds: 3,
 	ratePages: 300, rate: 10, burst: 5,
@@ -55,11 +56,11 @@ var fullSize = sizes{
 
 var tinySize = sizes{
 	degradePages: 80, degradeAfter: 30,
-	hangStores: 4, hangPages: 30, hangAfter: 10,
+	hangStores: 4, hangPages: 20, hangAfter: 10, hangRounds: 1,
 	emptyPages:     40,
 	overheadStores: 2, overheadPerStore: 100, overheadRounds: 1,
 	ratePages: 20, rate: 20, burst: 5,
-	hang10Timeout: 300 * time.Millisecond,
+	hang10Timeout: 200 * time.Millisecond,
 }
 
 // env is what every scenario runs with.

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEveryScenarioRunsTiny runs a tiny version of every scenario through
+// the same code as the command, so the command cannot rot: the table has
+// its shape, the JSON decodes, and the figures keep the relations the
+// scenarios exist to show.
+func TestEveryScenarioRunsTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real crawls for several seconds")
+	}
+	rep, err := bench(options{scenarios: scenarios, scale: 100, cap: 10 * time.Second, size: tinySize}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	byScenario := map[string]map[string]Result{}
+	for _, r := range rep.Results {
+		if byScenario[r.Scenario] == nil {
+			byScenario[r.Scenario] = map[string]Result{}
+		}
+		byScenario[r.Scenario][r.Client] = r
+	}
+	for _, s := range scenarios {
+		rows := byScenario[s.name]
+		if len(rows) != len(clients) {
+			t.Fatalf("%s: %d rows, want one per client (%d)", s.name, len(rows), len(clients))
+		}
+		for _, k := range clients {
+			r, ok := rows[k.String()]
+			if !ok {
+				t.Fatalf("%s: no row for %s", s.name, k)
+			}
+			if r.Requests == 0 || r.Measured == "" || r.Wall <= 0 {
+				t.Errorf("%s/%s: empty figures: %+v", s.name, k, r)
+			}
+			if (r.Goal != nil) != (k == breakwater) {
+				t.Errorf("%s/%s: goal %+v; want one on Breakwater's row only", s.name, k, r.Goal)
+			}
+		}
+	}
+
+	z := tinySize
+	degrade := byScenario["degrade"]
+	for _, k := range clients {
+		if got := degrade[k.String()].Saved; got != z.degradeAfter {
+			t.Errorf("degrade/%s saved %d pages; the store served %d healthy ones", k, got, z.degradeAfter)
+		}
+	}
+	if bw, rl := degrade["breakwater"].IntoFailure, degrade["retry"].IntoFailure; bw >= rl || rl <= degrade["plain"].IntoFailure {
+		t.Errorf("degrade: into the degradation breakwater %d, retry %d, plain %d; want breakwater < plain < retry",
+			bw, rl, degrade["plain"].IntoFailure)
+	}
+
+	empty := byScenario["empty"]
+	if got := empty["plain"].Requests; got != z.emptyPages {
+		t.Errorf("empty: plain Colly sent %d requests; want every one of the %d queued", got, z.emptyPages)
+	}
+	if bw := empty["breakwater"].Requests; bw >= z.emptyPages {
+		t.Errorf("empty: breakwater sent %d of %d; want it to stop", bw, z.emptyPages)
+	}
+
+	for _, name := range []string{"hang", "hang-10s"} {
+		for _, k := range clients {
+			r := byScenario[name][k.String()]
+			if r.Alone <= 0 {
+				t.Errorf("%s/%s: no time without the hanging store", name, k)
+			}
+			if r.IntoFailure < 1 {
+				t.Errorf("%s/%s: nothing sent into the hang", name, k)
+			}
+		}
+	}
+
+	overhead := byScenario["overhead"]
+	for _, k := range clients {
+		r := overhead[k.String()]
+		if r.Saved != r.Pages || r.PagesPerSec <= 0 {
+			t.Errorf("overhead/%s: %d of %d saved at %.0f pages/s; want every page", k, r.Saved, r.Pages, r.PagesPerSec)
+		}
+	}
+	if r := overhead["plain"].Ratio; r != 1 {
+		t.Errorf("overhead: plain Colly's ratio to itself is %v", r)
+	}
+
+	rl := byScenario["ratelimit"]
+	if bw := rl["breakwater"]; bw.Saved != z.ratePages {
+		t.Errorf("ratelimit: breakwater saved %d of %d; a throttled URL must never be lost", bw.Saved, z.ratePages)
+	}
+	if bw, r := rl["breakwater"].Share429, rl["retry"].Share429; bw >= r {
+		t.Errorf("ratelimit: share of 429s breakwater %.2f, retry %.2f; want breakwater's lower", bw, r)
+	}
+	if bw, r := byScenario["ratelimit-503"]["breakwater"].Requests, byScenario["ratelimit-503"]["retry"].Requests; bw >= r {
+		t.Errorf("ratelimit-503: breakwater sent %d, retry %d; want fewer", bw, r)
+	}
+
+	var table bytes.Buffer
+	if err := writeTable(&table, rep); err != nil {
+		t.Fatal(err)
+	}
+	checkTable(t, table.String(), len(rep.Results))
+
+	var js bytes.Buffer
+	if err := writeJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Scale   float64 `json:"scale"`
+		Results []struct {
+			Scenario string    `json:"scenario"`
+			Client   string    `json:"client"`
+			Wall     float64   `json:"wall"`
+			Goal     *Goal     `json:"goal"`
+			Saved    int       `json:"saved"`
+			Rounds   []float64 `json:"rounds"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatalf("the JSON does not decode: %v\n%s", err, js.String())
+	}
+	if len(back.Results) != len(rep.Results) || back.Scale != 100 {
+		t.Errorf("JSON has %d results, scale %v; want %d, 100", len(back.Results), back.Scale, len(rep.Results))
+	}
+	for i, r := range back.Results {
+		if r.Wall <= 0 || r.Wall > 60 {
+			t.Errorf("JSON result %d (%s/%s): wall %v s; want seconds, not nanoseconds", i, r.Scenario, r.Client, r.Wall)
+		}
+	}
+}
+
+// checkTable checks the table's shape: the header, one line per result
+// with a goal cell on Breakwater's lines, and the list of goals.
+func checkTable(t *testing.T, table string, results int) {
+	t.Helper()
+	lines := strings.Split(table, "\n")
+	header := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "scenario") {
+			header = i
+			break
+		}
+	}
+	if header < 0 {
+		t.Fatalf("no header line in the table:\n%s", table)
+	}
+	if got := strings.Fields(strings.ReplaceAll(lines[header], "into failure", "into_failure")); len(got) != len(tableColumns) {
+		t.Errorf("header %q has %d columns, want %d", lines[header], len(got), len(tableColumns))
+	}
+	rows := lines[header+2 : header+2+results]
+	for _, l := range rows {
+		f := strings.Fields(l)
+		if len(f) < 6 {
+			t.Errorf("short table line %q", l)
+			continue
+		}
+		if f[1] == "breakwater" && !strings.Contains(l, "met:") && !strings.Contains(l, "MISSED:") {
+			t.Errorf("Breakwater's line has no goal cell: %q", l)
+		}
+	}
+	if !strings.Contains(table, "Goals (issues 8 and 9)") {
+		t.Errorf("no list of goals under the table:\n%s", table)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"-scale", "0.5"}, exitUsage, "-scale"},
+		{[]string{"-scenarios", "degrade,nosuch"}, exitUsage, `unknown scenario "nosuch"`},
+		{[]string{"-cap", "0s"}, exitUsage, "-cap"},
+		{[]string{"extra"}, exitUsage, "unexpected argument"},
+		{[]string{"-h"}, exitOK, "-scenarios"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(tc.args, &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.err) {
+			t.Errorf("run(%q) = %d, stderr %q; want %d and %q", tc.args, code, stderr.String(), tc.code, tc.err)
+		}
+	}
+}
+
+func TestSelectScenarios(t *testing.T) {
+	def, err := selectScenarios("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range def {
+		names = append(names, s.name)
+	}
+	if got := strings.Join(names, ","); got != "degrade,hang,empty,overhead" {
+		t.Errorf("default scenarios %s; want issue 8's: degrade,hang,empty,overhead", got)
+	}
+	all, _ := selectScenarios("all")
+	some, _ := selectScenarios("empty, degrade,empty")
+	if len(all) != len(scenarios) || len(some) != 2 || some[0].name != "empty" {
+		t.Errorf("all: %d scenarios; \"empty, degrade,empty\": %v", len(all), some)
+	}
+}
