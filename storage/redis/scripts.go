@@ -72,3 +72,29 @@ var (
 func withCircuitPrelude(body string) *goredis.Script {
 	return goredis.NewScript(luaCircuitPrelude + "\n" + body)
 }
+
+// The checkpoint scripts, with lua/cp_prelude.lua (the key layout and the
+// record header) prepended to each.
+var (
+	//go:embed lua/cp_prelude.lua
+	luaCPPrelude string
+	//go:embed lua/cp_open.lua
+	luaCPOpen string
+	//go:embed lua/cp_put.lua
+	luaCPPut string
+	//go:embed lua/cp_scan.lua
+	luaCPScan string
+	//go:embed lua/cp_meta.lua
+	luaCPMeta string
+)
+
+var (
+	scriptCPOpen = withCPPrelude(luaCPOpen)
+	scriptCPPut  = withCPPrelude(luaCPPut)
+	scriptCPScan = withCPPrelude(luaCPScan)
+	scriptCPMeta = withCPPrelude(luaCPMeta)
+)
+
+func withCPPrelude(body string) *goredis.Script {
+	return goredis.NewScript(luaCPPrelude + "\n" + body)
+}

@@ -1,0 +1,356 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/storage"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// CheckpointFormat is the version of the checkpoint's key layout this build
+// writes. OpenCheckpoint refuses a newer one with storage.ErrNewerFormat.
+const CheckpointFormat = 1
+
+// Checkpoint is a crawl's storage.Store in Redis: one Record per URL,
+// the frontier order and the run metadata, shared by every worker of the
+// crawl. It is what extensions/checkpoint keeps its state in when the crawl
+// is spread over several machines.
+//
+// Every method is one round trip (Put one per 500 records, Scan one per
+// 256), a Lua script where it changes more than one key, so a record, its
+// Seq and its state's index always change together. Nothing is buffered:
+// a Put is as durable as Redis makes it when it returns (with
+// appendfsync always, on disk; with the default everysec, up to a second
+// can be lost if Redis itself crashes), and Flush has nothing to do.
+//
+// Keys, all under the crawl's hash tag and refreshed to WithRetention on
+// every change:
+//
+//	<ns>:{<crawl>}:cp:recs   HASH  id (16 hex digits) → "<seq>|<state>|<record JSON>"
+//	<ns>:{<crawl>}:cp:seq    STRING the last Seq handed out
+//	<ns>:{<crawl>}:cp:meta   HASH  metadata key → value
+//	<ns>:{<crawl>}:cp:info   HASH  format → CheckpointFormat
+//	<ns>:{<crawl>}:cp:s<n>   ZSET  id → seq, one per State (1 pending … 6 dead)
+//
+// Unlike the file store there is no lock: every worker of the crawl opens
+// the same checkpoint, and concurrent Puts of one record are applied in
+// some order, the last one winning. It is safe for concurrent use.
+type Checkpoint struct {
+	client goredis.UniversalClient
+	crawl  string
+	keys   []string
+	s      settings
+	closed atomic.Bool
+}
+
+var _ storage.Store = (*Checkpoint)(nil)
+
+const (
+	putBatch  = 500
+	scanChunk = 256
+)
+
+// OpenCheckpoint opens the checkpoint of the crawl crawlID on client,
+// creating it if it does not exist: one round trip, which checks that the
+// keys hold a checkpoint of a format this build reads. Keys that hold
+// something else are refused with storage.ErrNotCheckpoint, a newer format
+// with storage.ErrNewerFormat; nothing is changed then. It reads
+// WithNamespace, WithRetention, WithCallTimeout and WithClock (which
+// stamps a record's Updated when the caller left it zero).
+//
+// Close does not close client.
+func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Option) (*Checkpoint, error) {
+	s, err := build(client, crawlID, opts)
+	if err != nil {
+		return nil, err
+	}
+	p := s.namespace + ":{" + crawlID + "}:cp:"
+	keys := []string{p + "recs", p + "seq", p + "meta", p + "info"}
+	for st := storage.Pending; st <= storage.Dead; st++ {
+		keys = append(keys, p+"s"+strconv.Itoa(int(st)))
+	}
+	cp := &Checkpoint{client: client, crawl: crawlID, keys: keys, s: s}
+	ctx, cancel := callContext(context.Background(), s.callTimeout)
+	defer cancel()
+	res, err := scriptCPOpen.Run(ctx, client, keys, s.retention.Milliseconds(), CheckpointFormat).Slice()
+	if err != nil {
+		return nil, cp.wrap(ctx, "open checkpoint", err)
+	}
+	if len(res) != 2 {
+		return nil, fmt.Errorf("breakwater/redis: open checkpoint of crawl %q: %w: the script answered %d values", crawlID, storage.ErrCorrupt, len(res))
+	}
+	switch toInt(res[0]) {
+	case 1:
+	default:
+		return nil, fmt.Errorf("breakwater/redis: open checkpoint of crawl %q: %w: key %v holds something else; use another namespace or crawl id",
+			crawlID, storage.ErrNotCheckpoint, res[1])
+	}
+	if f := toInt(res[1]); f > CheckpointFormat {
+		return nil, fmt.Errorf("breakwater/redis: open checkpoint of crawl %q: %w: format %d, this build reads up to %d; upgrade Breakwater to resume it",
+			crawlID, storage.ErrNewerFormat, f, CheckpointFormat)
+	}
+	warnContextTimeout(client, crawlID, s)
+	return cp, nil
+}
+
+// Keys returns the checkpoint's Redis keys, for inspection and cleanup.
+func (cp *Checkpoint) Keys() []string { return append([]string(nil), cp.keys...) }
+
+// stored is a Record as the recs hash holds it, after the "<seq>|<state>|"
+// header: times in Unix nanoseconds, the request as base64.
+type stored struct {
+	ID        string `json:"id"` // 16 hex digits, as the hash field
+	URL       string `json:"u,omitempty"`
+	Attempts  int    `json:"a,omitempty"`
+	LastError string `json:"e,omitempty"`
+	NotBefore int64  `json:"nb,omitempty"`
+	Request   []byte `json:"r,omitempty"`
+	Updated   int64  `json:"up,omitempty"`
+}
+
+// Put implements storage.Store: every record is validated first, then
+// written in batches of 500, each atomic.
+func (cp *Checkpoint) Put(recs ...storage.Record) error {
+	if cp.closed.Load() {
+		return storage.ErrClosed
+	}
+	for i := range recs {
+		if err := recs[i].Validate(); err != nil {
+			return err
+		}
+	}
+	now := cp.s.now().UTC()
+	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	defer cancel()
+	for start := 0; start < len(recs); start += putBatch {
+		batch := recs[start:min(start+putBatch, len(recs))]
+		args := make([]any, 0, 1+3*len(batch))
+		args = append(args, cp.s.retention.Milliseconds())
+		for _, r := range batch {
+			upd := r.Updated
+			if upd.IsZero() {
+				upd = now
+			}
+			b, err := json.Marshal(stored{ID: idKey(r.ID), URL: r.URL, Attempts: r.Attempts, LastError: r.LastError,
+				NotBefore: nanos(r.NotBefore), Request: r.Request, Updated: nanos(upd)})
+			if err != nil {
+				return fmt.Errorf("breakwater/redis: put on crawl %q: record %d: %w", cp.crawl, r.ID, err)
+			}
+			args = append(args, idKey(r.ID), int(r.State), b)
+		}
+		if err := scriptCPPut.Run(ctx, cp.client, cp.keys, args...).Err(); err != nil {
+			return cp.wrap(ctx, "put", err)
+		}
+	}
+	return nil
+}
+
+// Get implements storage.Store.
+func (cp *Checkpoint) Get(id uint64) (storage.Record, bool, error) {
+	if cp.closed.Load() {
+		return storage.Record{}, false, storage.ErrClosed
+	}
+	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	defer cancel()
+	v, err := cp.client.HGet(ctx, cp.keys[0], idKey(id)).Result()
+	if errors.Is(err, goredis.Nil) {
+		return storage.Record{}, false, nil
+	}
+	if err != nil {
+		return storage.Record{}, false, cp.wrap(ctx, "get", err)
+	}
+	r, err := cp.decode(id, v)
+	return r, err == nil, err
+}
+
+// Scan implements storage.Store: 256 records per round trip, fn called
+// with no round trip under way.
+func (cp *Checkpoint) Scan(fn func(storage.Record) error, states ...storage.State) error {
+	if err := storage.ValidateStates(states); err != nil {
+		return err
+	}
+	if len(states) == 0 {
+		states = storage.States()
+	}
+	var want [int(storage.Dead) + 1]bool
+	for _, st := range states {
+		want[st] = true
+	}
+	var after uint64
+	for {
+		if cp.closed.Load() {
+			return storage.ErrClosed
+		}
+		args := []any{cp.s.retention.Milliseconds(), after, scanChunk}
+		for st := storage.Pending; st <= storage.Dead; st++ {
+			if want[st] {
+				args = append(args, int(st))
+			}
+		}
+		ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+		vals, err := scriptCPScan.Run(ctx, cp.client, cp.keys, args...).StringSlice()
+		if err != nil {
+			err = cp.wrap(ctx, "scan", err)
+		}
+		cancel()
+		if err != nil {
+			return err
+		}
+		for _, v := range vals {
+			r, err := cp.decodeValue(v)
+			if err != nil {
+				return err
+			}
+			after = r.Seq
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if len(vals) < scanChunk {
+			return nil
+		}
+	}
+}
+
+// Counts implements storage.Store: one pipelined round trip.
+func (cp *Checkpoint) Counts() (map[storage.State]int, error) {
+	if cp.closed.Load() {
+		return nil, storage.ErrClosed
+	}
+	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	defer cancel()
+	cmds := make([]*goredis.IntCmd, 0, 6)
+	_, err := cp.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for _, k := range cp.keys[4:] {
+			cmds = append(cmds, p.ZCard(ctx, k))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, cp.wrap(ctx, "counts", err)
+	}
+	var t storage.Tally
+	for i, c := range cmds {
+		t[int(storage.Pending)+i] = int(c.Val())
+	}
+	return t.Map(), nil
+}
+
+// SetMeta implements storage.Store.
+func (cp *Checkpoint) SetMeta(key string, value []byte) error {
+	if err := storage.ValidateMetaKey(key); err != nil {
+		return err
+	}
+	if cp.closed.Load() {
+		return storage.ErrClosed
+	}
+	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	defer cancel()
+	if err := scriptCPMeta.Run(ctx, cp.client, cp.keys, cp.s.retention.Milliseconds(), key, value).Err(); err != nil {
+		return cp.wrap(ctx, "set meta", err)
+	}
+	return nil
+}
+
+// Meta implements storage.Store.
+func (cp *Checkpoint) Meta(key string) ([]byte, bool, error) {
+	if cp.closed.Load() {
+		return nil, false, storage.ErrClosed
+	}
+	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	defer cancel()
+	v, err := cp.client.HGet(ctx, cp.keys[2], key).Bytes()
+	if errors.Is(err, goredis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, cp.wrap(ctx, "meta", err)
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v, true, nil
+}
+
+// Flush implements storage.Store. Nothing is buffered: every Put was
+// written when it returned, so Flush only reports ErrClosed after Close.
+func (cp *Checkpoint) Flush() error {
+	if cp.closed.Load() {
+		return storage.ErrClosed
+	}
+	return nil
+}
+
+// Close implements storage.Store. It does not close the Redis client, and
+// leaves the data in Redis for the crawl's other workers and later runs.
+func (cp *Checkpoint) Close() error {
+	cp.closed.Store(true)
+	return nil
+}
+
+func (cp *Checkpoint) decode(id uint64, v string) (storage.Record, error) {
+	r, err := cp.decodeValue(v)
+	if err == nil && r.ID != id {
+		err = fmt.Errorf("breakwater/redis: checkpoint of crawl %q: %w: record %016x stored under %016x", cp.crawl, storage.ErrCorrupt, r.ID, id)
+	}
+	return r, err
+}
+
+// decodeValue reads a stored value: "<seq>|<state>|<JSON>".
+func (cp *Checkpoint) decodeValue(v string) (storage.Record, error) {
+	bad := func(why string) (storage.Record, error) {
+		return storage.Record{}, fmt.Errorf("breakwater/redis: checkpoint of crawl %q: %w: %s in %.120q", cp.crawl, storage.ErrCorrupt, why, v)
+	}
+	seqS, rest, ok1 := strings.Cut(v, "|")
+	stS, body, ok2 := strings.Cut(rest, "|")
+	if !ok1 || !ok2 {
+		return bad("no <seq>|<state>| header")
+	}
+	seq, err1 := strconv.ParseUint(seqS, 10, 64)
+	st, err2 := strconv.Atoi(stS)
+	if err1 != nil || err2 != nil || !storage.State(st).Valid() {
+		return bad("bad header")
+	}
+	var s stored
+	if err := json.Unmarshal([]byte(body), &s); err != nil {
+		return bad("bad JSON (" + err.Error() + ")")
+	}
+	id, err := strconv.ParseUint(s.ID, 16, 64)
+	if err != nil {
+		return bad("bad id")
+	}
+	return storage.Record{ID: id, URL: s.URL, State: storage.State(st), Attempts: s.Attempts, LastError: s.LastError,
+		NotBefore: fromNanos(s.NotBefore), Request: s.Request, Seq: seq, Updated: fromNanos(s.Updated)}, nil
+}
+
+func (cp *Checkpoint) wrap(ctx context.Context, op string, err error) error {
+	if strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w: a checkpoint key holds something else (%v)", op, cp.crawl, storage.ErrNotCheckpoint, err)
+	}
+	return wrapErr(ctx, cp.crawl, op, err)
+}
+
+// idKey is a record's field in the recs hash: its ID in 16 hex digits,
+// the same spelling as a colly request's job ID.
+func idKey(id uint64) string { return fmt.Sprintf("%016x", id) }
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
