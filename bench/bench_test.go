@@ -86,6 +86,9 @@ func TestEveryScenarioRunsTiny(t *testing.T) {
 			t.Errorf("overhead/%s: %d of %d saved at %.0f pages/s; want every page", k, r.Saved, r.Pages, r.PagesPerSec)
 		}
 	}
+	if bw := overhead["breakwater"]; bw.CheckpointDone != bw.Pages {
+		t.Errorf("overhead: Breakwater's checkpoint holds %d URLs done of %d; want the embedded checkpoint wired", bw.CheckpointDone, bw.Pages)
+	}
 	if r := overhead["plain"].Ratio; r != 1 {
 		t.Errorf("overhead: plain Colly's ratio to itself is %v", r)
 	}

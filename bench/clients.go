@@ -6,7 +6,9 @@ import (
 
 	bw "github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -58,7 +60,9 @@ type wiring struct {
 	gob  *perHostGobreaker
 	b    *breaker.Breaker
 	v    *validate.Validator
-	cp   bw.Extension // the embedded checkpoint; nil until it lands
+	cp   *checkpoint.Checkpoint // the embedded checkpoint, where the scenario uses it
+	// cpDone is how many URLs the checkpoint held done when it closed.
+	cpDone int
 }
 
 // wire builds client k onto c. save is the user's page callback: it is
@@ -90,16 +94,17 @@ func wire(c *colly.Collector, k client, spec *crawlSpec, loop *retryLoop, save f
 
 // wireBreakwater is the user's code of the README: a validator with the
 // store's selector, the standard breaker with per-domain pacing of 2 in
-// place of Colly's shared LimitRule, and the same retry loop, asked only
-// for outcomes the breaker classed degraded (a 429 Breakwater re-sends
-// itself; a refusal is not a failure; a consent shell is not an error).
+// place of Colly's shared LimitRule, the embedded checkpoint where the
+// scenario asks for it, and the same retry loop, asked only for outcomes
+// the breaker classed degraded (a 429 Breakwater re-sends itself; a refusal
+// is not a failure; a consent shell is not an error).
 func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryLoop, save func(*colly.Request), log zerolog.Logger) error {
 	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
 	}
 	w.loop, w.v = loop, v
-	b, err := breaker.New(breaker.Standard,
+	opts := []breaker.Option{
 		breaker.WithValidator(v),
 		breaker.WithPacing(breaker.Pacing{Parallelism: parallelism}),
 		breaker.WithLogger(log),
@@ -107,21 +112,27 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 			if a.Outcome.Class == breaker.Degraded {
 				loop.retry(a.Request)
 			}
-		}))
+		}),
+	}
+	if spec.checkpoint != "" {
+		if w.cp, err = checkpoint.Open(spec.checkpoint, checkpoint.WithLogger(log)); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		opts = append(opts, w.cp.BreakerOptions()...)
+	}
+	b, err := breaker.New(breaker.Standard, opts...)
 	if err != nil {
+		w.close()
 		return fmt.Errorf("breaker: %w", err)
 	}
 	w.b = b
 	exts := []bw.Extension{v, b}
-	if spec.checkpoint != "" {
-		cp, err := openCheckpoint(spec.checkpoint)
-		if err != nil {
-			return err
+	if w.cp != nil {
+		if err := w.cp.Breaker(b); err != nil {
+			w.close()
+			return fmt.Errorf("checkpoint: %w", err)
 		}
-		if cp != nil {
-			w.cp = cp
-			exts = append(exts, cp) // the checkpoint last
-		}
+		exts = append(exts, w.cp) // the checkpoint last
 	}
 	bw.Use(c, exts...)
 	c.OnHTML(testserver.TitleSelector, func(e *colly.HTMLElement) {
@@ -130,6 +141,20 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 		}
 	})
 	return nil
+}
+
+// close closes what the client opened: the checkpoint, after the
+// collector's Wait.
+func (w *wiring) close() error {
+	if w.cp == nil {
+		return nil
+	}
+	if n, err := w.cp.Counts(); err == nil {
+		w.cpDone = n[storage.Done]
+	}
+	err := w.cp.Close()
+	w.cp = nil
+	return err
 }
 
 func limitRules(c *colly.Collector, spec *crawlSpec) error {

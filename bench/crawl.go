@@ -138,12 +138,16 @@ func crawl(spec crawlSpec) (crawlStats, error) {
 		if err := c.Visit(u); err != nil {
 			r.stop()
 			c.Wait()
+			_ = w.close()
 			return crawlStats{}, fmt.Errorf("queue %s: %w", u, err)
 		}
 	}
 	c.Wait()
 	wall := time.Since(r.start)
 	capTimer.Stop()
+	if err := w.close(); err != nil {
+		return crawlStats{}, err
+	}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -43,6 +43,9 @@ type Result struct {
 	Trips        int       `json:"trips,omitempty"`
 	Refused      int64     `json:"refused,omitempty"` // requests a breaker refused without touching the network
 	Retries      int64     `json:"retries,omitempty"` // retries the retry loop issued
+	// CheckpointDone is how many URLs the embedded checkpoint held done
+	// at the end of the run (overhead: Breakwater's best round).
+	CheckpointDone int `json:"checkpoint_done,omitempty"`
 
 	// Goal is the issue's goal for this row, judged on figures of this
 	// same run; nil for rows without one.
