@@ -99,7 +99,7 @@ func Open(path string, opts ...Option) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	bopts := append([]bolt.Option{bolt.WithClock(o.clock), bolt.WithLogger(o.log)}, o.boltOpts...)
+	bopts := append([]bolt.Option{bolt.WithLogger(o.log)}, o.boltOpts...)
 	s, err := bolt.Open(path, bopts...)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)

@@ -56,8 +56,9 @@ func MaxAttempts(n int) Option {
 }
 
 // WithClock sets the clock that decides which parked URLs are eligible on
-// resume, stamps run metadata and bounds the grace period. Nil means the
-// system clock. Open passes it to the file store too.
+// resume, stamps records and run metadata and bounds the grace period.
+// Nil means the system clock. (The file store's commits keep their own
+// real-time pace.)
 func WithClock(c clock.Clock) Option {
 	return func(o *options) error {
 		o.clock = clock.OrSystem(c)

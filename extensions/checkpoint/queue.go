@@ -48,7 +48,8 @@ var unfinished = []storage.State{storage.Pending, storage.InFlight, storage.Fail
 // loadLocked fills the frontier, once, from what earlier runs left: every
 // pending URL, every URL in flight when the process stopped, every failed
 // one with attempts left, and every parked one whose domain may be probed
-// again now. A parked URL whose time has not come stays parked. A URL in
+// again now. A parked URL whose time has not come stays parked, and so
+// does a failed one whose domain is saved open. A URL in
 // flight at a crash gets its attempt back: the crash says nothing about
 // the page. A failed URL with no attempts left (MaxAttempts was lowered)
 // is dead.
@@ -61,11 +62,17 @@ func (cp *Checkpoint) loadLocked() {
 	var fix []storage.Record
 	err := cp.store.Scan(func(r storage.Record) error {
 		switch r.State {
-		case storage.Parked:
+		case storage.Parked, storage.Failed:
+			// Not before its own time, nor while its domain is saved open.
 			if r.NotBefore.After(now) || cp.domainClosedUntilLocked(r.URL).After(now) {
+				if r.State == storage.Failed && r.Attempts >= cp.opt.maxAttempts {
+					break
+				}
 				cp.stats.Deferred++
 				return nil
 			}
+		}
+		switch r.State {
 		case storage.InFlight:
 			if r.Attempts > 0 {
 				r.Attempts--

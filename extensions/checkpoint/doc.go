@@ -1,0 +1,116 @@
+// Package checkpoint makes a Colly crawl resumable: stopped at any moment
+// (tripped by a breaker, interrupted, killed with SIGKILL, crashed), it
+// continues where it stopped, loses no URL and fetches no done page again.
+//
+// Colly marks a URL visited before it fetches it, and its queue pops
+// entries destructively, so a visited set persisted as-is loses every URL
+// that was in flight, refused or failed when the process stopped. The
+// checkpoint keeps a state per URL instead (storage.Record: pending, in
+// flight, done, failed, parked, dead, with attempts, last error and the
+// request itself), and only what is finished counts on a restart.
+//
+//	cp, err := checkpoint.Open("crawl.db") // the embedded store, one file
+//	if err != nil { ... }                  // names the file and what to do
+//	b, _ := breaker.New(breaker.Standard, cp.BreakerOptions()...)
+//	cp.Breaker(b)                          // re-opens domains saved open
+//	breakwater.Use(c, v, b, cp)            // the checkpoint last
+//	cp.Resume(c)                           // what earlier runs left
+//	c.Visit(start)                         // skipped if already known
+//	c.Wait()
+//	o := outcome.Decide(records, nil, b, v, cp)
+//	cp.SetOutcome(o)
+//	cp.Close()
+//
+// New(store) puts the same on any storage.Store (storage/memory,
+// storage/redis).
+//
+// # What Colly sees
+//
+// The checkpoint is the collector's storage.Storage (Register calls
+// SetStorage) and may be the queue.Storage of Colly's queue, so a crawl
+// written for Colly's queue is resumable as it is. Within a run it
+// deduplicates as Colly does: a URL requested once is visited. After a
+// restart a URL is visited if the checkpoint knows it at all: a done or
+// dead one is never fetched again, and one left unfinished is fetched by
+// the frontier (Resume, or the queue), not by a link that finds it again.
+//
+// # Lifecycle
+//
+//	what happened                           state after           attempts
+//	Colly hands the request to OnRequest    pending               —
+//	it leaves (OnRequestHeaders, after the  in flight             +1
+//	breaker's gate)
+//	success (validated, with a breaker)     done                  —
+//	degraded, invalid, blocked, other 4xx   failed; dead once     —
+//	                                        attempts ≥ MaxAttempts
+//	gone (404, 410)                         dead, with the reason —
+//	throttled, the breaker sends it again   pending               given back
+//	throttled past the breaker's budget     failed                given back
+//	refused by the breaker (never sent)     parked until RetryAt  —
+//	stopped before it left, or cancelled    pending               given back
+//	a redirect to a page already visited    done                  —
+//
+// Transition is this table as a function. With a breaker (BreakerOptions)
+// the breaker's classified outcome decides, after validation; without
+// one, OnScraped is success and OnError is classified by breaker.Classify.
+//
+// # Resume
+//
+// Resume (or Colly's queue, through GetRequest) re-issues, in the order
+// they were first seen: pending URLs, URLs in flight when the process
+// stopped (their attempt is given back: a crash says nothing about the
+// page), failed URLs with attempts left, and parked URLs whose time has
+// come and whose domain is not saved open. Each goes out with the request
+// that was saved (method, body, depth, headers, Ctx values JSON can hold,
+// which come back as JSON types: a number is a float64, so read it with
+// GetAny). A parked URL whose domain is still cooling down stays parked,
+// and so does the run's outcome: tripped.
+//
+// The breaker's open domains are saved when they open (and with the run
+// at Close); Breaker re-opens them until their saved RetryAt, so a restart
+// is not a way around a cooldown.
+//
+// # Durability
+//
+// Every state change is one Put to the store. On the embedded store
+// (storage/bolt) Puts are buffered and committed in one atomic bbolt
+// transaction every 50 ms, or every 10,000 writes, and fsynced: a change
+// is durable once the next commit has ended (about 50 ms), or when Flush
+// or Close returns. A process killed at any moment leaves the file as of
+// its last commit: every record whole, nothing half-written. What a kill
+// can cost is the last 50 ms: requests that were in flight, or done but
+// not yet committed, are fetched again on resume. A done page is never
+// fetched again once its done state is committed.
+//
+// Links found on a page are recorded before the page is done (see
+// barrier.go): a page's done record waits until the links Colly marked
+// visited while it was processed have reached OnRequest and been
+// recorded, so on disk no page is done without its links. A hop of a
+// redirect chain is marked visited and never requested; one that has not
+// been seen after the grace period (WithGrace, 10 s) stops the wait.
+//
+// If the store fails (disk full, read-only file system), the error is
+// kept: OnStoreError hooks are told once, every new request is aborted
+// (it could not be recorded), Judge says error, and everything committed
+// before the failure is intact.
+//
+// # Outcome
+//
+// Judge reports a store that failed as an error (kind store_error) and
+// URLs left unfinished (pending, in flight, parked, failed with attempts
+// left) as tripped (kind unfinished): the checkpoint holds them, a
+// rescheduled run resumes. DeadLetters lists what was given up on, with
+// the last error, for a person to review. Runs lists every run over the
+// checkpoint with its start, stop, outcome and open domains.
+//
+// # Caveats
+//
+// Register the checkpoint after the breaker (breakwater.Use(c, v, b, cp)),
+// so that it sees a refusal before its own OnRequest. Colly's Clone copies
+// no callbacks: Register every clone. SetStorage gives the collector a
+// cookie jar over the checkpoint (cookies are saved too), which undoes an
+// earlier DisableCookies. A request whose body is not an io.ReadSeeker
+// cannot be saved to be re-issued. With an Async collector each resumed
+// URL is a goroutine until fetched, as each c.Visit is; for frontiers of
+// millions, use Colly's queue with the checkpoint as its storage.
+package checkpoint
