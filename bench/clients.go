@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"regexp"
 
 	bw "github.com/breakwater-crawl/breakwater"
@@ -68,7 +69,11 @@ type wiring struct {
 // wire builds client k onto c. save is the user's page callback: it is
 // called for every product page whose title was found (and, for
 // Breakwater, whose verdict is valid).
-func wire(c *colly.Collector, k client, spec *crawlSpec, loop *retryLoop, save func(*colly.Request), log zerolog.Logger) (*wiring, error) {
+//
+// tr is the transport the run gave the collector: Breakwater's adaptive
+// timeout wraps it (breaker.WithBaseTransport), since Colly cannot tell
+// anyone which transport it has.
+func wire(c *colly.Collector, k client, spec *crawlSpec, loop *retryLoop, save func(*colly.Request), log zerolog.Logger, tr http.RoundTripper) (*wiring, error) {
 	w := &wiring{}
 	if k != breakwater {
 		if err := limitRules(c, spec); err != nil {
@@ -86,7 +91,7 @@ func wire(c *colly.Collector, k client, spec *crawlSpec, loop *retryLoop, save f
 		w.gob.Register(c)
 		c.OnError(func(r *colly.Response, _ error) { loop.retry(r.Request) })
 	case breakwater:
-		return w, wireBreakwater(c, w, spec, loop, save, log)
+		return w, wireBreakwater(c, w, spec, loop, save, log, tr)
 	}
 	c.OnHTML(testserver.TitleSelector, func(e *colly.HTMLElement) { save(e.Request) })
 	return w, nil
@@ -98,7 +103,7 @@ func wire(c *colly.Collector, k client, spec *crawlSpec, loop *retryLoop, save f
 // scenario asks for it, and the same retry loop, asked only for outcomes
 // the breaker classed degraded (a 429 Breakwater re-sends itself; a refusal
 // is not a failure; a consent shell is not an error).
-func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryLoop, save func(*colly.Request), log zerolog.Logger) error {
+func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryLoop, save func(*colly.Request), log zerolog.Logger, tr http.RoundTripper) error {
 	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
@@ -107,6 +112,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 	opts := []breaker.Option{
 		breaker.WithValidator(v),
 		breaker.WithPacing(breaker.Pacing{Parallelism: parallelism}),
+		breaker.WithBaseTransport(tr),
 		breaker.WithLogger(log),
 		breaker.OnOutcome(func(a breaker.Attempt) {
 			if a.Outcome.Class == breaker.Degraded {

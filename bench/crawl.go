@@ -122,7 +122,7 @@ func crawl(spec crawlSpec) (crawlStats, error) {
 	c.OnRequestHeaders(r.gate)
 
 	loop := newRetryLoop(ctx, maxRetries, spec.backoff)
-	w, err := wire(c, spec.client, &spec, loop, r.save, spec.log)
+	w, err := wire(c, spec.client, &spec, loop, r.save, spec.log, tr)
 	if err != nil {
 		return crawlStats{}, err
 	}

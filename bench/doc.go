@@ -27,8 +27,10 @@
 //	degrade        one store, 300 pages queued up front, 503 from request 31 on:
 //	               requests sent into the degradation, pages saved, wall time
 //	hang           20 stores × 50 pages, one hangs from its 26th request: the time until every
-//	               healthy store's pages are saved, against the same run without that store
-//	empty          a store of 200 consent shells: requests sent before the client stops
+//	               healthy store's pages are saved, against the same run without that store,
+//	               and when the run ends
+//	empty          a store answering every page with a 200 consent shell: requests sent
+//	               before the client stops
 //	overhead       5,000 healthy pages: pages per second against plain Colly
 //	ratelimit      a token bucket, 10/s, burst 5, 429 + Retry-After: pages saved, share of
 //	               429s, wall time against pages ÷ rate

@@ -28,8 +28,8 @@ func runHang10s(e *env) ([]Result, error) {
 // round-robin: with one store that hangs from request hangAfter+1 on
 // (released after Hold, three times the timeout), and without that store.
 // Measured: the time until every healthy store's pages are saved, and its
-// ratio to the run without the hanging store. A run stops as soon as the
-// healthy pages are all saved. With rounds > 1 the two runs alternate and
+// ratio to the run without the hanging store; and when the run ends, which
+// is when the client is done with the hanging store too (or the cap). With rounds > 1 the two runs alternate and
 // each keeps its fastest, so that a burst of other load on the machine does
 // not decide a ratio.
 func hang(e *env, name string, timeout time.Duration, rounds int) ([]Result, error) {
@@ -74,6 +74,10 @@ func hang(e *env, name string, timeout time.Duration, rounds int) ([]Result, err
 			row.Wall = Duration(with.watchDone)
 			row.Ratio = ratio(float64(with.watchDone), float64(alone.watchDone))
 			row.Measured = fmt.Sprintf("%.2f× (%v alone)", row.Ratio, secs(alone.watchDone))
+		}
+		row.RunEnd = Duration(with.wall)
+		if !with.cut {
+			row.Measured += fmt.Sprintf("; run ends at %v", secs(with.wall))
 		}
 		if b := breakerText(row); b != "" {
 			row.Measured += "; hanging store: " + b
@@ -130,7 +134,7 @@ func hangRun(e *env, k client, timeout, hold time.Duration, withHang bool) (craw
 		healthy = healthy[1:]
 	}
 	st, err := crawl(crawlSpec{client: k, urls: interleave(f.Stores, z.hangPages), timeout: timeout, limits: shared,
-		backoff: e.backoff(), watch: healthy, watchPages: z.hangPages, stopOnWatch: true, cap: e.cap, log: e.log})
+		backoff: e.backoff(), watch: healthy, watchPages: z.hangPages, cap: e.cap, log: e.log})
 	if err != nil {
 		return crawlStats{}, hangCounts{}, err
 	}

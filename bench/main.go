@@ -133,7 +133,7 @@ func notes(e *env, sel []scenario) []string {
 		"plain: Colly (async), no retries: the reference.",
 		"retry: Colly + OnError → Request.Retry() up to 5 times per URL with exponential backoff, counted per URL (not in the shared Ctx).",
 		"gobreaker: Colly + sony/gobreaker/v2 TwoStepCircuitBreaker per host: Allow() in OnRequest (abort if refused), done(err) in OnScraped/OnError; default settings (trips on the 6th consecutive failure, 60 s open, 1 half-open request), 4xx counted as success; + the same retry loop (a refused request never reaches OnError: it is not retried, it is lost).",
-		"breakwater: Colly + validate.New(Require(testserver.TitleSelector)) + breaker.New(Standard, WithValidator, WithPacing{Parallelism: 2}) + the same retry loop, asked from OnOutcome for degraded outcomes only (Breakwater re-sends 429s itself).",
+		"breakwater: Colly + validate.New(Require(testserver.TitleSelector)) + breaker.New(Standard, WithValidator, WithPacing{Parallelism: 2}, WithBaseTransport) (Standard cuts a request at 4 × its domain's p95 latency, at least 1 s, once the domain has 20 successes) + the same retry loop, asked from OnOutcome for degraded outcomes only (Breakwater re-sends 429s itself).",
 		"Baselines use Colly's usual LimitRule{DomainGlob: \"*\", Parallelism: 2}: one pool of 2 slots shared by every host (colly-internals.md §6). Breakwater replaces it with per-domain pacing of 2. Overhead gives the baselines one such rule per store instead, so every client has 2 in flight per store there.",
 	}
 	for _, s := range sel {

@@ -33,6 +33,7 @@ type Result struct {
 	Ratio    float64 `json:"ratio,omitempty"`
 
 	// Scenario-specific figures; zero where they do not apply.
+	RunEnd       Duration  `json:"run_end,omitzero"`         // hang: when the run with the hanging store ended
 	Alone        Duration  `json:"alone,omitzero"`           // hang: the same run without the hanging store
 	PagesPerSec  float64   `json:"pages_per_sec,omitempty"`  // overhead: best round
 	Rounds       []float64 `json:"rounds,omitempty"`         // overhead: pages/s of every round, in order

@@ -23,7 +23,7 @@ type scenario struct {
 var scenarios = []scenario{
 	{"degrade", 8, true, "one store, N product pages queued up front, 503 from request 31 on", runDegrade},
 	{"hang", 8, true, "20 stores × 50 pages; one hangs from its 26th request; timeout 10 s ÷ scale", runHang},
-	{"empty", 8, true, "one store of 200 consent shells (~900 bytes) for N pages", runEmpty},
+	{"empty", 8, true, "one store answering every page with a 200 consent shell (~900 bytes)", runEmpty},
 	{"overhead", 8, true, "5,000 pages from 5 healthy stores; pages/s against plain Colly", runOverhead},
 	{"ratelimit", 9, false, "token bucket 10/s, burst 5, 429 + Retry-After, 300 pages", func(e *env) ([]Result, error) { return runRateLimit(e, "ratelimit", 429) }},
 	{"ratelimit-503", 9, false, "the same bucket answering 503 without Retry-After", func(e *env) ([]Result, error) { return runRateLimit(e, "ratelimit-503", 503) }},
