@@ -56,7 +56,7 @@ var fullSize = sizes{
 
 var tinySize = sizes{
 	degradePages: 80, degradeAfter: 30,
-	hangStores: 4, hangPages: 20, hangAfter: 10, hangRounds: 1,
+	hangStores: 4, hangPages: 16, hangAfter: 12, hangRounds: 1,
 	emptyPages:     40,
 	overheadStores: 2, overheadPerStore: 100, overheadRounds: 1,
 	ratePages: 20, rate: 20, burst: 5,
