@@ -98,3 +98,27 @@ var (
 func withCPPrelude(body string) *goredis.Script {
 	return goredis.NewScript(luaCPPrelude + "\n" + body)
 }
+
+// The CollyStorage scripts: the queue's prelude with two more keys (the
+// visited set and the cookies, KEYS[7] and KEYS[8]).
+var (
+	//go:embed lua/colly_add.lua
+	luaCollyAdd string
+	//go:embed lua/colly_visit.lua
+	luaCollyVisit string
+	//go:embed lua/colly_done.lua
+	luaCollyDone string
+	//go:embed lua/colly_release.lua
+	luaCollyRelease string
+	//go:embed lua/colly_ack_tail.lua
+	luaCollyAckTail string
+)
+
+var (
+	scriptCollyAdd     = withPrelude(luaCollyAdd)
+	scriptCollyVisit   = withPrelude(luaCollyVisit)
+	scriptCollyDone    = withPrelude(luaCollyDone)
+	scriptCollyRelease = withPrelude(luaCollyRelease)
+	// The queue's ack.lua, unchanged, as a function, then the tail.
+	scriptCollyAck = goredis.NewScript(luaPrelude + "\nlocal function ack()\n" + luaAck + "\nend\n" + luaCollyAckTail)
+)

@@ -1,0 +1,504 @@
+package redis
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
+	"github.com/gocolly/colly/v2/storage"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// CollyStorage spreads one Colly crawl over several processes: it is
+// Colly's storage.Storage (the visited set and the cookies) and
+// queue.Storage (the frontier) on Redis, over a Queue. A crawl written with
+// Colly's queue package is distributed as it is:
+//
+//	cs, err := redis.NewCollyStorage(client, "shop-crawl-2026-05-01")
+//	c := colly.NewCollector()
+//	cs.Register(c)                      // SetStorage, and track each request
+//	b, err := breaker.New(breaker.Standard, append(cs.BreakerOptions(), breaker.WithStore(bs))...)
+//	b.Register(c)
+//	q, err := queue.New(4, cs)          // 4 requests at a time in this process
+//	q.AddURL("https://shop.example/")   // every worker may add the seeds: each is queued once
+//	err = q.Run(c)                      // until the whole crawl's queue is drained
+//
+// Visited, atomically. Colly asks IsVisited and then calls Visited, two
+// calls with nothing between them, so two workers could both decide to
+// fetch a URL. IsVisited therefore claims the URL itself, in one atomic
+// step: it answers "not visited" to exactly one caller. A URL handed out
+// by the queue is this worker's to fetch (its lease says so) and IsVisited
+// lets it through without asking Redis; a URL another worker's queue job
+// owns, that is done, or that a live claim holds, is visited.
+//
+// Delivery, at least once. Colly's queue pops a request and then ignores
+// what becomes of it, so GetRequest does not pop: it claims a job of the
+// Queue, leased for the visibility timeout (WithVisibilityTimeout). The job
+// ends when its outcome is reported: Ack (done: the URL is visited for
+// good), Fail (an attempt spent; retried after a backoff, dead-lettered at
+// MaxAttempts) or Park (back in the queue until a time, no attempt spent).
+// BreakerOptions reports every outcome for you; without a breaker, call
+// Ack from OnScraped and Fail from OnError. A job whose worker died is
+// claimed again by another once its lease runs out, so a page can be
+// fetched twice (its worker died after the fetch but before the Ack, or a
+// fetch outlived its lease), and is never lost. Requests Colly drops
+// before they reach OnRequest (a URL filter, MaxDepth, robots.txt) report
+// no outcome: their jobs come back after the lease until they are
+// dead-lettered, so filter before adding.
+//
+// Waiting, not ending. Colly's queue ends its Run when QueueSize says 0
+// and ends it with an error when QueueSize fails. QueueSize counts every
+// job not finished anywhere (ready, delayed, in flight at any worker), so
+// a worker keeps going while another might still fail a job back into the
+// queue; GetRequest waits for a job to become ready (WithPollInterval).
+// While Redis is unreachable every call waits and retries with a backoff
+// (WithReconnectBackoff) for up to WithMaxOutage: the crawl pauses and
+// resumes. Each change between the two is one log event (WithLogger).
+//
+// Keys, besides the Queue's, under the crawl's hash tag:
+//
+//	<ns>:{<crawl>}:c:visited  ZSET  request id → 0 done, or the deadline (ms) of a claim
+//	<ns>:{<crawl>}:c:cookies  HASH  host → cookies, as Colly's cookie jar stringifies them
+//
+// A request's ID is Colly's (RequestID) in 16 hex digits; its job has the
+// same ID, so a URL is queued once per crawl.
+type CollyStorage struct {
+	q      *Queue
+	keys   []string // the queue's six, visited, cookies
+	s      settings
+	link   *link
+	claims time.Duration
+
+	held    sync.Map // job ID → *Job: claimed by this process, not yet reported
+	claimed sync.Map // request id → struct{}: IsVisited claimed it, Visited not called yet
+	reqs    sync.Map // *colly.Request → request id, from OnRequest
+	wake    chan struct{}
+	done    chan struct{}
+	close   sync.Once
+}
+
+var (
+	_ storage.Storage = (*CollyStorage)(nil)
+	_ queue.Storage   = (*CollyStorage)(nil)
+)
+
+// ErrDrained is what GetRequest returns when no job is left anywhere in the
+// crawl: nothing ready, delayed or in flight. Colly's queue then ends.
+var ErrDrained = errors.New("the crawl's queue is drained")
+
+// NewCollyStorage returns the Colly storage of the crawl crawlID on client,
+// over a Queue made with the same options (Queue returns it). Besides the
+// queue's options it reads WithClaimTTL, WithPollInterval, WithMaxOutage,
+// WithReconnectBackoff and WithLogger. It does not contact Redis.
+func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Option) (*CollyStorage, error) {
+	q, err := NewQueue(client, crawlID, opts...)
+	if err != nil {
+		return nil, err
+	}
+	s := q.s
+	claims := s.claimTTL
+	if claims == 0 {
+		claims = s.visibility
+	}
+	p := s.namespace + ":{" + crawlID + "}:c:"
+	return &CollyStorage{
+		q:      q,
+		keys:   append(q.Keys(), p+"visited", p+"cookies"),
+		s:      s,
+		link:   newLink("colly storage", crawlID, "every call waits and retries", s),
+		claims: claims,
+		wake:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}, nil
+}
+
+// Queue returns the queue under the storage, for Stats, Dead and RetryDead.
+func (cs *CollyStorage) Queue() *Queue { return cs.q }
+
+// Keys returns the storage's Redis keys: the queue's, then visited and
+// cookies.
+func (cs *CollyStorage) Keys() []string { return append([]string(nil), cs.keys...) }
+
+// Init implements storage.Storage and queue.Storage. It does not contact
+// Redis; an unreachable Redis shows on the first call that needs it.
+func (cs *CollyStorage) Init() error { return nil }
+
+// Close ends the crawl in this process: waits in GetRequest and the hooks
+// end at once (with their last error), GetRequest hands out nothing more
+// and QueueSize reports 0, so Colly's queue Run returns once the requests
+// under way are done. Jobs this process still holds come back to the other
+// workers after their lease. It does not close the Redis client.
+func (cs *CollyStorage) Close() error {
+	cs.close.Do(func() { close(cs.done) })
+	return nil
+}
+
+// Register makes cs c's storage (c.SetStorage: visited set and cookies;
+// Colly then puts a cookie jar over it, which undoes an earlier
+// DisableCookies) and notes in OnRequest which request each one is, so
+// that its outcome finds its job even after a redirect. It is a
+// colly.CollectorOption. Caveat: Colly's Clone copies no callbacks;
+// Register every clone.
+func (cs *CollyStorage) Register(c *colly.Collector) {
+	_ = c.SetStorage(cs) // cannot fail: Init does no I/O
+	c.OnRequest(func(r *colly.Request) {
+		if !r.IsAbort() { // an aborted request has been reported already, or never will be
+			cs.reqs.Store(r, requestIDOf(r))
+		}
+	})
+}
+
+// BreakerOptions returns the hooks that report every request's outcome to
+// the storage, for breaker.New: OnOutcome (see Outcome) and OnRefused (see
+// Refused).
+func (cs *CollyStorage) BreakerOptions() []breaker.Option {
+	return []breaker.Option{breaker.OnOutcome(cs.Outcome), breaker.OnRefused(cs.Refused)}
+}
+
+// Outcome settles a request's job by what the breaker made of its attempt,
+// as extensions/checkpoint's lifecycle does: a success is done (Ack), and
+// so is a 404 or 410 (nothing to retry; the checkpoint records it dead); a
+// degraded, invalid or blocked page, another 4xx, or a 429 past the
+// breaker's retry budget spends an attempt (Fail); an attempt the crawl cut
+// short itself goes back without spending one (Park). A 429 the breaker
+// sends again itself stays in flight.
+func (cs *CollyStorage) Outcome(a breaker.Attempt) {
+	if a.Retrying {
+		cs.reqs.Delete(a.Request) // the breaker's Retry is a new *colly.Request
+		return
+	}
+	var err error
+	switch a.Outcome.Class {
+	case breaker.Success, breaker.Gone:
+		err = cs.Ack(a.Request)
+	case breaker.Excluded:
+		err = cs.Park(a.Request, time.Time{})
+	default:
+		cause := a.Err
+		if cause == nil {
+			cause = fmt.Errorf("%s (HTTP %d)", a.Outcome.Class, a.Status)
+		}
+		err = cs.Fail(a.Request, cause)
+	}
+	if err != nil {
+		cs.s.log.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", a.Request.URL.String()).
+			Err(err).Msg("breakwater/redis: a request's outcome could not be saved; its job comes back after the lease")
+	}
+}
+
+// Refused parks a request the breaker refused until the domain may be
+// probed again (its RetryAt, plus up to a tenth of the wait as jitter, so
+// the parked jobs of one domain do not all come back at once).
+func (cs *CollyStorage) Refused(r *colly.Request, e *breaker.CircuitOpenError) {
+	until := e.RetryAt
+	if wait := until.Sub(cs.s.now()); wait > 0 {
+		until = until.Add(time.Duration(cs.q.float64() * float64(wait) / 10))
+	}
+	if err := cs.Park(r, until); err != nil {
+		cs.s.log.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", r.URL.String()).
+			Err(err).Msg("breakwater/redis: a refused request could not be parked; its job comes back after the lease")
+	}
+}
+
+// Ack reports that r was fetched and needs nothing more: its job is done
+// and its URL visited for good. For a request fetched outside the queue
+// (a plain Visit) only the latter. It returns ErrLeaseLost if the job's
+// lease ran out and another worker holds it now.
+func (cs *CollyStorage) Ack(r *colly.Request) error {
+	id := cs.requestKey(r)
+	if v, ok := cs.held.LoadAndDelete(id); ok {
+		job := v.(*Job)
+		err := cs.persist(context.Background(), "ack", func(ctx context.Context) error {
+			n, err := scriptCollyAck.Run(ctx, cs.q.client, cs.keys, cs.q.args(cs.s.now(), job.ID, job.lease)...).Int()
+			if err != nil {
+				return cs.q.wrap(ctx, "ack", err)
+			}
+			return cs.q.status("ack", job, int64(n))
+		})
+		cs.notify()
+		return err
+	}
+	return cs.runVisit(scriptCollyDone, "done", id)
+}
+
+// Fail reports that r's attempt failed with cause: its job spends an
+// attempt and is retried after a backoff, or dead-lettered at
+// MaxAttempts. For a request fetched outside the queue, its claim is
+// dropped so that it may be fetched when found again.
+func (cs *CollyStorage) Fail(r *colly.Request, cause error) error {
+	id := cs.requestKey(r)
+	if v, ok := cs.held.LoadAndDelete(id); ok {
+		job := v.(*Job)
+		err := cs.persist(context.Background(), "fail", func(ctx context.Context) error { return cs.q.Fail(ctx, job, cause) })
+		cs.notify()
+		return err
+	}
+	return cs.runVisit(scriptCollyRelease, "release", id)
+}
+
+// Park puts r's job back without spending an attempt, to be claimed again
+// no earlier than until (at once if until has passed). For a request
+// fetched outside the queue, its claim is dropped.
+func (cs *CollyStorage) Park(r *colly.Request, until time.Time) error {
+	id := cs.requestKey(r)
+	if v, ok := cs.held.LoadAndDelete(id); ok {
+		job := v.(*Job)
+		err := cs.persist(context.Background(), "park", func(ctx context.Context) error { return cs.q.Park(ctx, job, until) })
+		cs.notify()
+		return err
+	}
+	return cs.runVisit(scriptCollyRelease, "release", id)
+}
+
+// IsVisited implements storage.Storage as an atomic check-and-set: false
+// means the caller has claimed the request and should fetch it. A request
+// this process holds the queue's job of is not visited (no round trip).
+func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
+	key := idKey(id)
+	if _, ok := cs.held.Load(key); ok {
+		return false, nil
+	}
+	var visited bool
+	err := cs.persist(context.Background(), "is visited", func(ctx context.Context) error {
+		now := cs.s.now()
+		n, err := scriptCollyVisit.Run(ctx, cs.q.client, cs.keys, cs.q.args(now, key, now.Add(cs.claims).UnixMilli())...).Int()
+		if err != nil {
+			return cs.q.wrap(ctx, "is visited", err)
+		}
+		visited = n == 1
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	if !visited {
+		cs.claimed.Store(key, struct{}{})
+	}
+	return visited, nil
+}
+
+// Visited implements storage.Storage. After IsVisited's claim it has
+// nothing to do; called alone (Colly marks redirect hops it did not check)
+// it claims the request if nobody holds it.
+func (cs *CollyStorage) Visited(id uint64) error {
+	key := idKey(id)
+	if _, ok := cs.claimed.LoadAndDelete(key); ok {
+		return nil
+	}
+	if _, ok := cs.held.Load(key); ok {
+		return nil
+	}
+	_, err := cs.IsVisited(id)
+	cs.claimed.Delete(key)
+	return err
+}
+
+// Cookies implements storage.Storage: the cookies of u's host, shared by
+// every worker. Colly's interface has no error: while Redis is unreachable
+// it returns none (and logs at debug level).
+func (cs *CollyStorage) Cookies(u *url.URL) string {
+	ctx, cancel := callContext(context.Background(), cs.s.callTimeout)
+	defer cancel()
+	v, err := cs.q.client.HGet(ctx, cs.keys[7], u.Host).Result()
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("host", u.Host).Err(cs.q.wrap(ctx, "cookies", err)).Msg("breakwater/redis: cookies not read")
+	}
+	return v
+}
+
+// SetCookies implements storage.Storage. Colly's interface has no error:
+// a failure is logged.
+func (cs *CollyStorage) SetCookies(u *url.URL, cookies string) {
+	ctx, cancel := callContext(context.Background(), cs.s.callTimeout)
+	defer cancel()
+	_, err := cs.q.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		p.HSet(ctx, cs.keys[7], u.Host, cookies)
+		p.PExpire(ctx, cs.keys[7], cs.s.retention)
+		return nil
+	})
+	if err != nil {
+		cs.s.log.Warn().Str("event", "cookies_not_saved").Str("crawl", cs.q.crawl).Str("host", u.Host).
+			Err(cs.q.wrap(ctx, "set cookies", err)).Msg("breakwater/redis: cookies not saved")
+	}
+}
+
+// AddRequest implements queue.Storage: it queues a request Colly
+// serialised, unless the crawl has seen it (done, claimed by a live fetch,
+// or queued, in flight or dead already). Every worker may add the same
+// seeds.
+func (cs *CollyStorage) AddRequest(b []byte) error {
+	var sr struct {
+		URL  string
+		Body []byte
+	}
+	if err := json.Unmarshal(b, &sr); err != nil {
+		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w: not a serialised Colly request (%v)", cs.q.crawl, ErrInvalidJob, err)
+	}
+	now := cs.s.now()
+	job := &Job{ID: idKey(RequestID(sr.URL, sr.Body)), URL: sr.URL, Request: bytes.Clone(b)}
+	if err := cs.q.prepare(job, now); err != nil {
+		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w", cs.q.crawl, err)
+	}
+	rec, err := encodeJob(job)
+	if err != nil {
+		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w", cs.q.crawl, err)
+	}
+	var added int
+	err = cs.persist(context.Background(), "add request", func(ctx context.Context) error {
+		now := cs.s.now()
+		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keys, cs.q.args(now, job.ID, int(job.Lane), now.UnixMilli(), rec)...).Int()
+		if err != nil {
+			return cs.q.wrap(ctx, "add request", err)
+		}
+		added = n
+		return nil
+	})
+	if added > 0 {
+		cs.notify()
+	}
+	return err
+}
+
+// GetRequest implements queue.Storage: it claims the best ready job and
+// returns its request. When none is ready but some are delayed or in
+// flight anywhere, it waits for one (up to WithPollInterval between
+// tries, at once when this process adds or settles a job); when none is
+// left at all it returns ErrDrained.
+func (cs *CollyStorage) GetRequest() ([]byte, error) {
+	for {
+		if cs.closed() {
+			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: the storage was closed", cs.q.crawl)
+		}
+		var job *Job
+		err := cs.persist(context.Background(), "get request", func(ctx context.Context) error {
+			var err error
+			job, err = cs.q.Claim(ctx)
+			return err
+		})
+		if err == nil {
+			cs.held.Store(job.ID, job)
+			return job.Request, nil
+		}
+		var empty *EmptyError
+		if !errors.As(err, &empty) {
+			return nil, err
+		}
+		if empty.Drained() {
+			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: %w", cs.q.crawl, ErrDrained)
+		}
+		wait := cs.s.pollInterval
+		if d := empty.Next.Sub(cs.s.now()); d < wait {
+			wait = max(d, time.Millisecond)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-cs.wake:
+		case <-t.C:
+		case <-cs.done:
+			t.Stop()
+			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: the storage was closed", cs.q.crawl)
+		}
+		t.Stop()
+	}
+}
+
+// QueueSize implements queue.Storage: the number of jobs not finished
+// anywhere in the crawl (ready, delayed and in flight at any worker; dead
+// letters do not count). Colly's queue runs until it is 0.
+func (cs *CollyStorage) QueueSize() (int, error) {
+	if cs.closed() {
+		return 0, nil
+	}
+	var st Stats
+	err := cs.persist(context.Background(), "queue size", func(ctx context.Context) error {
+		var err error
+		st, err = cs.q.Stats(ctx)
+		return err
+	})
+	return int(st.Pending()), err
+}
+
+// persist runs call until it succeeds or fails for a reason other than an
+// unreachable Redis; while Redis is unreachable it waits with a backoff,
+// for up to the max outage (or until Close).
+func (cs *CollyStorage) persist(ctx context.Context, op string, call func(context.Context) error) error {
+	began := time.Now()
+	for tries := 1; ; tries++ {
+		err := call(ctx)
+		if !isUnavailable(err) {
+			cs.link.ok(cs.s.now())
+			return err
+		}
+		cs.link.failed(cs.s.now(), err, false)
+		if cs.s.maxOutage >= 0 && time.Since(began) >= cs.s.maxOutage {
+			return fmt.Errorf("breakwater/redis: %s: Redis unreachable for %v, longer than the max outage (WithMaxOutage): %w", op, time.Since(began).Round(time.Millisecond), err)
+		}
+		w := backoffWindow(cs.s.reconnectBase, cs.s.reconnectCap, tries)
+		t := time.NewTimer(w/2 + time.Duration(cs.q.float64()*float64(w/2)))
+		select {
+		case <-t.C:
+		case <-cs.done:
+			t.Stop()
+			return err
+		}
+	}
+}
+
+func (cs *CollyStorage) runVisit(script *goredis.Script, op, id string) error {
+	return cs.persist(context.Background(), op, func(ctx context.Context) error {
+		if err := script.Run(ctx, cs.q.client, cs.keys, cs.q.args(cs.s.now(), id)...).Err(); err != nil {
+			return cs.q.wrap(ctx, op, err)
+		}
+		return nil
+	})
+}
+
+func (cs *CollyStorage) closed() bool {
+	select {
+	case <-cs.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// notify wakes a GetRequest waiting for a job.
+func (cs *CollyStorage) notify() {
+	select {
+	case cs.wake <- struct{}{}:
+	default:
+	}
+}
+
+// requestKey returns the ID of r as OnRequest saw it (before any
+// redirect), or as its URL and body say now.
+func (cs *CollyStorage) requestKey(r *colly.Request) string {
+	if v, ok := cs.reqs.LoadAndDelete(r); ok {
+		return v.(string)
+	}
+	return requestIDOf(r)
+}
+
+// requestIDOf is Colly's ID of r in 16 hex digits. The body is read only
+// if it can be read again.
+func requestIDOf(r *colly.Request) string {
+	var body []byte
+	if rs, ok := r.Body.(io.ReadSeeker); ok && rs != nil {
+		if pos, err := rs.Seek(0, io.SeekCurrent); err == nil {
+			if _, err := rs.Seek(0, io.SeekStart); err == nil {
+				body, _ = io.ReadAll(rs)
+			}
+			_, _ = rs.Seek(pos, io.SeekStart)
+		}
+	}
+	return idKey(RequestID(r.URL.String(), body))
+}

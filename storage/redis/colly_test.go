@@ -1,0 +1,382 @@
+package redis_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/storage/redis"
+	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
+	"github.com/gocolly/colly/v2/storage"
+)
+
+// collyStorage opens the crawl's Colly storage on a client of its own.
+func collyStorage(t *testing.T, ns string, opts ...redis.Option) *redis.CollyStorage {
+	t.Helper()
+	cs, err := redis.NewCollyStorage(redistest.Client(t), "crawl-1", append([]redis.Option{redis.WithNamespace(ns)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// idRecorder is Colly's in-memory storage, noting the IDs Colly asks about.
+type idRecorder struct {
+	storage.InMemoryStorage
+	mu  sync.Mutex
+	ids []uint64
+}
+
+func (r *idRecorder) IsVisited(id uint64) (bool, error) {
+	r.mu.Lock()
+	r.ids = append(r.ids, id)
+	r.mu.Unlock()
+	return r.InMemoryStorage.IsVisited(id)
+}
+
+func TestRequestIDIsCollysOwn(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer srv.Close()
+	paths := []string{"/", "", "/a/./b", "/p?x=1&y=2", "/p?y=2&x=1", "/p#frag", "/sp ace", "/%7Euser", "/ü?q=ä", "/p?"}
+	rec := &idRecorder{}
+	c := colly.NewCollector()
+	if err := c.SetStorage(rec); err != nil {
+		t.Fatal(err)
+	}
+	var want []uint64
+	for _, p := range paths {
+		u := srv.URL + p
+		if err := c.Visit(u); err != nil && !errors.As(err, new(*colly.AlreadyVisitedError)) {
+			t.Fatalf("Visit %q: %v", u, err)
+		}
+		want = append(want, redis.RequestID(u, nil))
+	}
+	body := map[string]string{"sku": "42", "qty": "1"}
+	if err := c.Post(srv.URL+"/cart", body); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, redis.RequestID(srv.URL+"/cart", []byte("qty=1&sku=42")))
+	// And a request that went through Colly's queue: serialised, then Do.
+	q, err := queue.New(1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.AddURL(srv.URL + "/queued?b=2&a=1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Run(c); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, redis.RequestID(srv.URL+"/queued?b=2&a=1", nil))
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.ids) != len(want) {
+		t.Fatalf("Colly asked about %d IDs, want %d", len(rec.ids), len(want))
+	}
+	for i := range want {
+		if rec.ids[i] != want[i] {
+			t.Errorf("request %d: Colly's ID %016x, RequestID %016x", i, rec.ids[i], want[i])
+		}
+	}
+	if got := checkpoint.RequestID(srv.URL+"/p?x=1", nil); got != redis.RequestID(srv.URL+"/p?x=1", nil) {
+		t.Errorf("extensions/checkpoint and storage/redis disagree on a request's ID: %016x, %016x", got, redis.RequestID(srv.URL+"/p?x=1", nil))
+	}
+}
+
+func TestIsVisitedClaimsEachRequestForOneWorkerOnly(t *testing.T) {
+	_, ns := redistest.New(t)
+	var workers []*redis.CollyStorage
+	for range 3 {
+		workers = append(workers, collyStorage(t, ns))
+	}
+	const ids = 50
+	var fetch [ids]atomic.Int32
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for _, w := range workers {
+		for range 4 {
+			wg.Go(func() {
+				<-start
+				for id := range ids {
+					visited, err := w.IsVisited(uint64(id))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if !visited {
+						if err := w.Visited(uint64(id)); err != nil {
+							t.Error(err)
+						}
+						fetch[id].Add(1)
+					}
+				}
+			})
+		}
+	}
+	close(start)
+	wg.Wait()
+	for id := range ids {
+		if n := fetch[id].Load(); n != 1 {
+			t.Errorf("request %d: %d of 12 callers were told to fetch it, want exactly 1", id, n)
+		}
+	}
+}
+
+// Two collectors on two storages visit the same URLs at once: the store
+// sees each page once.
+func TestTwoCollectorsFetchEachURLOnce(t *testing.T) {
+	_, ns := redistest.New(t)
+	store, err := testserver.Start(testserver.Config{Products: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var wg sync.WaitGroup
+	for range 2 {
+		cs := collyStorage(t, ns)
+		c := colly.NewCollector(colly.Async(true))
+		cs.Register(c)
+		c.OnScraped(func(r *colly.Response) {
+			if err := cs.Ack(r.Request); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			for i := 1; i <= 60; i++ {
+				c.Visit(store.ProductURL(i))
+			}
+			c.Wait()
+		})
+	}
+	wg.Wait()
+	for i := 1; i <= 60; i++ {
+		if n := store.CountPath(testserver.ProductPath(i)); n != 1 {
+			t.Errorf("%s fetched %d times, want 1", testserver.ProductPath(i), n)
+		}
+	}
+	// Done is for good: visiting again fetches nothing.
+	cs := collyStorage(t, ns)
+	c := colly.NewCollector()
+	cs.Register(c)
+	for i := 1; i <= 60; i++ {
+		c.Visit(store.ProductURL(i))
+	}
+	if n := store.Count(); n != 60 {
+		t.Errorf("the store got %d requests after a third collector visited the done URLs, want 60", n)
+	}
+}
+
+func TestAddRequestQueuesEachRequestOnce(t *testing.T) {
+	_, ns := redistest.New(t)
+	var workers []*redis.CollyStorage
+	for range 3 {
+		workers = append(workers, collyStorage(t, ns))
+	}
+	for _, w := range workers {
+		q, err := queue.New(1, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			if err := q.AddURL(fmt.Sprintf("http://shop.test/p/%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n, err := workers[2].QueueSize(); err != nil || n != 10 {
+		t.Fatalf("QueueSize = %d, %v; want 10 (three workers added the same 10 requests)", n, err)
+	}
+}
+
+// newCrawlClock is a fake clock for the storage's queue, moved by hand.
+func newCrawlClock() *clock { return newClock() }
+
+func TestJobLifecycleThroughTheHooks(t *testing.T) {
+	_, ns := redistest.New(t)
+	clk := newCrawlClock()
+	cs := collyStorage(t, ns, redis.WithClock(clk.Now), redis.WithVisibilityTimeout(time.Minute),
+		redis.WithBackoff(time.Second, time.Second), redis.WithMaxAttempts(2))
+	q, _ := queue.New(1, cs)
+	for _, u := range []string{"http://shop.test/a", "http://shop.test/b", "http://shop.test/c"} {
+		if err := q.AddURL(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := colly.NewCollector()
+	get := func() *colly.Request {
+		t.Helper()
+		b, err := cs.GetRequest()
+		if err != nil {
+			t.Fatalf("GetRequest: %v", err)
+		}
+		r, err := c.UnmarshalRequest(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b, cc := get(), get(), get()
+	if err := cs.Ack(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Fail(b, errors.New("HTTP 503")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Park(cc, clk.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := cs.Queue().Stats(context.Background())
+	if st.Pending() != 2 || st.Delayed != 2 {
+		t.Fatalf("after ack, fail, park: %+v; want 2 delayed (b's backoff, c parked)", st)
+	}
+	// a is done: adding it again queues nothing, and it counts as visited.
+	if err := q.AddURL("http://shop.test/a"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := cs.IsVisited(redis.RequestID("http://shop.test/a", nil)); err != nil || !v {
+		t.Fatalf("IsVisited(a) = %v, %v after its Ack; want true", v, err)
+	}
+	clk.Advance(time.Second)
+	b2 := get()
+	if b2.URL.String() != "http://shop.test/b" {
+		t.Fatalf("after the backoff got %s, want b", b2.URL)
+	}
+	if err := cs.Fail(b2, errors.New("HTTP 503 again")); err != nil {
+		t.Fatal(err)
+	}
+	dead, _ := cs.Queue().Dead(context.Background(), 10)
+	if len(dead) != 1 || dead[0].URL != "http://shop.test/b" || dead[0].LastError != "HTTP 503 again" {
+		t.Fatalf("dead letters %v, want b with its last error", dead)
+	}
+	clk.Advance(time.Hour)
+	if r := get(); r.URL.String() != "http://shop.test/c" {
+		t.Fatalf("after the park got %s, want c", r.URL)
+	}
+}
+
+// A worker that dies holding a job: after the visibility timeout another
+// worker's GetRequest hands it out again.
+func TestClaimedJobOfADeadWorkerComesBackAfterTheLease(t *testing.T) {
+	_, ns := redistest.New(t)
+	clk := newCrawlClock()
+	opts := []redis.Option{redis.WithClock(clk.Now), redis.WithVisibilityTimeout(30 * time.Second), redis.WithPollInterval(5 * time.Millisecond)}
+	dead, alive := collyStorage(t, ns, opts...), collyStorage(t, ns, opts...)
+	q, _ := queue.New(1, dead)
+	if err := q.AddURL("http://shop.test/only"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dead.GetRequest(); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, err := alive.GetRequest() // waits: the only job is leased
+		if err != nil {
+			t.Error(err)
+		}
+		got <- b
+	}()
+	select {
+	case <-got:
+		t.Fatal("the job was handed out again while its lease ran")
+	case <-time.After(50 * time.Millisecond):
+	}
+	clk.Advance(30 * time.Second)
+	select {
+	case b := <-got:
+		if !bytes.Contains(b, []byte("http://shop.test/only")) {
+			t.Fatalf("got %s, want the dead worker's job", b)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the job never came back after its lease")
+	}
+	if n, _ := alive.QueueSize(); n != 1 {
+		t.Fatalf("QueueSize %d, want 1 (in flight at the live worker)", n)
+	}
+}
+
+func TestGetRequestReportsADrainedQueue(t *testing.T) {
+	_, ns := redistest.New(t)
+	cs := collyStorage(t, ns)
+	if _, err := cs.GetRequest(); !errors.Is(err, redis.ErrDrained) {
+		t.Fatalf("GetRequest on an empty crawl: %v, want ErrDrained", err)
+	}
+}
+
+func TestCookiesAreSharedByWorkers(t *testing.T) {
+	_, ns := redistest.New(t)
+	a, b := collyStorage(t, ns), collyStorage(t, ns)
+	u, _ := url.Parse("http://shop.test:8080/cart")
+	a.SetCookies(u, "session=abc")
+	if got := b.Cookies(u); got != "session=abc" {
+		t.Fatalf("the other worker reads cookies %q, want session=abc", got)
+	}
+	other, _ := url.Parse("http://other.test/")
+	if got := b.Cookies(other); got != "" {
+		t.Fatalf("another host's cookies: %q, want none", got)
+	}
+}
+
+// A crawl on Colly's queue package with the storage, in one process: every
+// product of the store once, and Run returns when the queue is drained.
+func TestCollyQueueCrawlsToTheEnd(t *testing.T) {
+	_, ns := redistest.New(t)
+	store, err := testserver.Start(testserver.Config{Products: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	cs := collyStorage(t, ns, redis.WithPollInterval(20*time.Millisecond))
+	c := colly.NewCollector()
+	cs.Register(c)
+	q, err := queue.New(3, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.OnHTML(testserver.ProductLinkSelector+", "+testserver.NextSelector+", "+testserver.RelatedSelector, func(e *colly.HTMLElement) {
+		if err := q.AddURL(e.Request.AbsoluteURL(e.Attr("href"))); err != nil {
+			t.Error(err)
+		}
+	})
+	c.OnScraped(func(r *colly.Response) {
+		if err := cs.Ack(r.Request); err != nil {
+			t.Error(err)
+		}
+	})
+	c.OnError(func(r *colly.Response, err error) { t.Errorf("%s: %v", r.Request.URL, err) })
+	if err := q.AddURL(store.URL()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- q.Run(c) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the crawl did not end")
+	}
+	for i := 1; i <= 40; i++ {
+		if n := store.CountPath(testserver.ProductPath(i)); n != 1 {
+			t.Errorf("%s fetched %d times, want 1", testserver.ProductPath(i), n)
+		}
+	}
+	if st, _ := cs.Queue().Stats(context.Background()); st.Pending() != 0 || st.Dead != 0 {
+		t.Fatalf("after the crawl: %+v, want nothing pending or dead", st)
+	}
+}
