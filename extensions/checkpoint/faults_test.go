@@ -1,0 +1,295 @@
+package checkpoint_test
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
+	"github.com/breakwater-crawl/breakwater/testserver"
+)
+
+func fileSum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// finishedCheckpoint crawls a small store to its end and returns the
+// closed checkpoint's path.
+func finishedCheckpoint(t *testing.T) string {
+	t.Helper()
+	store := startStore(t, testserver.Config{Products: 20, PerPage: 20})
+	path := dbPath(t)
+	cp := openCP(t, path)
+	cr := newCrawler(t, cp, nil, 2)
+	_ = cr.c.Visit(store.URL() + "/")
+	cr.c.Wait()
+	if err := cp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Every file Open cannot use is refused with an error that names it and
+// says what to do, and is left byte for byte as it was.
+func TestOpenRefusesBadFilesAndLeavesThemAlone(t *testing.T) {
+	good := finishedCheckpoint(t)
+	full, _ := os.ReadFile(good)
+	newer := finishedCheckpoint(t)
+	s, err := bolt.Open(newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.SetMeta("checkpoint/format", []byte("2"))
+	_ = s.Close()
+	for _, tc := range []struct {
+		name    string
+		content []byte
+		path    string
+		kind    error
+		says    string
+	}{
+		{"truncated", full[:4096+100], "", storage.ErrCorrupt, "move it aside"},
+		{"empty", []byte{}, "", storage.ErrCorrupt, "move it aside"},
+		{"not a checkpoint", []byte("url,state\nhttp://x/,done\n"), "", storage.ErrNotCheckpoint, "pass the path of a Breakwater checkpoint"},
+		{"newer metadata format", nil, newer, storage.ErrNewerFormat, "release that wrote it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.path
+			if path == "" {
+				path = filepath.Join(t.TempDir(), "crawl.db")
+				if err := os.WriteFile(path, tc.content, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sum := fileSum(t, path)
+			cp, err := checkpoint.Open(path)
+			if err == nil {
+				cp.Close()
+				t.Fatalf("Open accepted the file")
+			}
+			if !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("err = %v; want %v, saying %q", err, tc.kind, tc.says)
+			}
+			if tc.kind != storage.ErrNewerFormat && !strings.Contains(err.Error(), path) {
+				t.Errorf("err = %v; want it to name %s", err, path)
+			}
+			if fileSum(t, path) != sum {
+				t.Errorf("Open changed a file it refused")
+			}
+		})
+	}
+	if _, err := checkpoint.Open(filepath.Join(good, "crawl.db")); err == nil || !strings.Contains(err.Error(), good) {
+		t.Errorf("a path under a file: %v, want an error naming it", err)
+	}
+	if _, err := checkpoint.Open(dbPath(t), checkpoint.MaxAttempts(-1)); !errors.Is(err, storage.ErrInvalid) {
+		t.Errorf("MaxAttempts(-1): %v, want ErrInvalid", err)
+	}
+}
+
+// TestHelperProcess is the child side of the process tests; it does
+// nothing unless BW_CP_HELPER names a mode.
+func TestHelperProcess(t *testing.T) {
+	mode := os.Getenv("BW_CP_HELPER")
+	if mode == "" {
+		t.Skip("child process for the lock and disk-full tests")
+	}
+	if err := helperMain(mode, os.Getenv("BW_CP_PATH")); err != nil {
+		fmt.Printf("BW:error %v\n", err)
+		os.Exit(3)
+	}
+	os.Exit(0)
+}
+
+func helperMain(mode, path string) error {
+	switch mode {
+	case "hold":
+		cp, err := checkpoint.Open(path)
+		if err != nil {
+			return err
+		}
+		defer cp.Close()
+		fmt.Println("BW:open")
+		select {}
+	case "diskfull":
+		store, err := testserver.Start(testserver.Config{Products: 400, PerPage: 400, Scenario: testserver.Scenario{Latency: 2 * time.Millisecond}})
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		var cr *crawler
+		hooked := make(chan error, 1)
+		cp, err := checkpoint.Open(path, checkpoint.OnStoreError(func(err error) {
+			cr.halt() // what a program does: stop the crawl
+			select {
+			case hooked <- err:
+			default:
+			}
+		}))
+		if err != nil {
+			return err
+		}
+		cr = newCrawler(&testing.T{}, cp, nil, 2)
+		done := make(chan struct{})
+		go func() {
+			_ = cr.c.Visit(store.URL() + "/")
+			cr.c.Wait()
+			close(done)
+		}()
+		// Once 50 products are done, make them durable, then let no
+		// commit write again: a full disk.
+		for {
+			c, err := cp.Counts()
+			if err != nil {
+				return err
+			}
+			if c[storage.Done] >= 50 {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if err := cp.Flush(); err != nil {
+			return err
+		}
+		c, _ := cp.Counts()
+		fmt.Printf("BW:flushed %d\n", c[storage.Done])
+		signal.Ignore(syscall.SIGXFSZ)
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 2 * 4096, Max: 2 * 4096}); err != nil {
+			return err
+		}
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			return errors.New("the crawl did not stop after the store failed")
+		}
+		select {
+		case err := <-hooked:
+			fmt.Printf("BW:hook %v\n", err)
+		default:
+			fmt.Println("BW:hook none")
+		}
+		o := outcome.Decide(-1, nil, cp)
+		fmt.Printf("BW:outcome %s %s\n", o.State, strings.ReplaceAll(o.Reason, "\n", " "))
+		fmt.Printf("BW:sent %d\n", store.Count())
+		fmt.Printf("BW:close %v\n", cp.Close())
+		return nil
+	}
+	return fmt.Errorf("unknown mode %q", mode)
+}
+
+// helper starts this test binary in mode and returns its BW: lines.
+func helper(t *testing.T, mode, path string) (*exec.Cmd, <-chan string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), "BW_CP_HELPER="+mode, "BW_CP_PATH="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if l, ok := strings.CutPrefix(sc.Text(), "BW:"); ok {
+				lines <- l
+			}
+		}
+		close(lines)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("helper stderr:\n%s", stderr.String())
+		}
+	})
+	return cmd, lines
+}
+
+func next(t *testing.T, lines <-chan string, prefix string) string {
+	t.Helper()
+	select {
+	case l, ok := <-lines:
+		if !ok {
+			t.Fatalf("the helper exited before saying %q", prefix)
+		}
+		if !strings.HasPrefix(l, prefix) {
+			t.Fatalf("the helper said %q, want %q", l, prefix)
+		}
+		return strings.TrimSpace(strings.TrimPrefix(l, prefix))
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the helper did not say %q", prefix)
+	}
+	return ""
+}
+
+// A second process opening a checkpoint in use is told so within about a
+// second, and the file is not harmed.
+func TestSecondProcessGetsALockedErrorWithinASecond(t *testing.T) {
+	path := finishedCheckpoint(t)
+	_, lines := helper(t, "hold", path)
+	next(t, lines, "open")
+	start := time.Now()
+	_, err := checkpoint.Open(path)
+	took := time.Since(start)
+	if !errors.Is(err, storage.ErrLocked) || !strings.Contains(err.Error(), path) || took > 3*time.Second {
+		t.Fatalf("Open of a checkpoint another process holds: %v after %v; want ErrLocked naming the file within about a second", err, took)
+	}
+}
+
+// The disk fills mid-crawl: the store's error stops the crawl (the hook,
+// and every new request aborted), the run is an error that names the
+// file, and everything committed before is in the file, whole.
+func TestFullDiskStopsTheCrawlAsAnErrorAndLosesNothingCommitted(t *testing.T) {
+	path := dbPath(t)
+	_, lines := helper(t, "diskfull", path)
+	flushed, _ := strconv.Atoi(next(t, lines, "flushed"))
+	hook := next(t, lines, "hook")
+	outcomeLine := next(t, lines, "outcome")
+	sent, _ := strconv.Atoi(next(t, lines, "sent"))
+	closeErr := next(t, lines, "close")
+	if hook == "none" || !strings.Contains(hook, path) || !strings.Contains(hook, "file too large") {
+		t.Errorf("OnStoreError said %q; want the store's error naming the file", hook)
+	}
+	if !strings.HasPrefix(outcomeLine, "error ") || !strings.Contains(outcomeLine, path) {
+		t.Errorf("outcome %q; want error, naming the file", outcomeLine)
+	}
+	if sent >= 401 {
+		t.Errorf("the crawl went on to the end (%d requests) after the store failed", sent)
+	}
+	if closeErr == "<nil>" {
+		t.Errorf("Close after a failed commit returned nil")
+	}
+	s, err := bolt.Open(path, bolt.WithVerify())
+	if err != nil {
+		t.Fatalf("the checkpoint after a full disk: %v", err)
+	}
+	defer s.Close()
+	c, _ := s.Counts()
+	if c[storage.Done] < flushed {
+		t.Errorf("%d done in the file, %d were flushed before the disk filled", c[storage.Done], flushed)
+	}
+}
