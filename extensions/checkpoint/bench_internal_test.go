@@ -1,0 +1,186 @@
+package checkpoint
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
+	"github.com/breakwater-crawl/breakwater/storage/memory"
+	"github.com/gocolly/colly/v2"
+)
+
+// The benchmarks compare the embedded file store with the memory backend
+// in one run:
+//
+//	go test -run '^$' -bench . -benchmem ./extensions/checkpoint/
+//
+// BenchmarkUpdates drives the checkpoint's own Colly callbacks the way a
+// crawl does, one URL after another: Colly marks it visited, OnRequest
+// (pending), OnRequestHeaders (in flight), OnScraped (done). Each URL is
+// three state updates; a final Flush is inside the timer, so every update
+// counted is durable.
+//
+// BenchmarkResume opens a checkpoint of 1,000,000 URLs, half of them done
+// and the rest pending, in flight, failed, parked or dead as a tripped
+// crawl leaves them, and builds the frontier a resume walks (what
+// QueueSize, GetRequest and Resume start from): 450,000 URLs. The store is
+// built once per backend, outside the timer.
+
+type benchBackend struct {
+	name string
+	open func(b *testing.B, name string) storage.Store
+}
+
+func benchBackends(dir string) []benchBackend {
+	return []benchBackend{
+		{"memory", func(*testing.B, string) storage.Store { return memory.New() }},
+		{"bolt", func(b *testing.B, name string) storage.Store {
+			s, err := bolt.Open(filepath.Join(dir, name+".db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}},
+	}
+}
+
+func BenchmarkUpdates(b *testing.B) {
+	dir := b.TempDir()
+	for _, be := range benchBackends(dir) {
+		b.Run(be.name, func(b *testing.B) {
+			s := be.open(b, fmt.Sprintf("updates-%d", time.Now().UnixNano()))
+			defer s.Close()
+			cp, err := New(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			hdr := http.Header{"User-Agent": {"breakwater-bench/1.0"}}
+			b.ResetTimer()
+			start := time.Now()
+			for i := range b.N {
+				u, _ := url.Parse(fmt.Sprintf("https://shop.example.test/catalogue/category-%d/product-%07d.html", i%97, i))
+				r := &colly.Request{URL: u, Method: "GET", Depth: 2, Headers: &hdr, Ctx: colly.NewContext()}
+				if err := cp.Visited(RequestID(u.String(), nil)); err != nil {
+					b.Fatal(err)
+				}
+				cp.onRequest(r)
+				cp.onRequestHeaders(r)
+				cp.onScraped(&colly.Response{Request: r, StatusCode: 200})
+			}
+			if err := cp.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			elapsed := time.Since(start)
+			b.ReportMetric(float64(3*b.N)/elapsed.Seconds(), "updates/s")
+			if st := cp.Stats(); st.Updates != 3*b.N {
+				b.Fatalf("%d updates written, want %d", st.Updates, 3*b.N)
+			}
+		})
+	}
+}
+
+const resumeRecords = 1_000_000
+
+// resumeState is the state of URL i in the resume checkpoint.
+func resumeState(i int) storage.State {
+	switch i % 20 {
+	case 0, 1, 2, 3, 4, 5, 6, 7, 8, 9:
+		return storage.Done
+	case 10, 11, 12, 13:
+		return storage.Pending
+	case 14, 15:
+		return storage.InFlight
+	case 16, 17:
+		return storage.Failed
+	case 18:
+		return storage.Parked
+	}
+	return storage.Dead
+}
+
+func resumeRecord(i int) storage.Record {
+	u := fmt.Sprintf("https://shop.example.test/catalogue/category-%d/product-%07d.html", i%97, i)
+	r := storage.Record{ID: RequestID(u, nil), URL: u, State: resumeState(i), Attempts: 1,
+		Request: fmt.Appendf(nil, `{"URL":%q,"Method":"GET","Depth":3,"Body":null,"ID":%d,"Ctx":{},"Headers":{"User-Agent":["breakwater-bench/1.0"]},"Host":""}`, u, i)}
+	if r.State == storage.Parked {
+		r.NotBefore = time.Now().Add(-time.Minute) // eligible again
+	}
+	return r
+}
+
+func BenchmarkResume(b *testing.B) {
+	dir, err := os.MkdirTemp("", "checkpoint-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	for _, be := range benchBackends(dir) {
+		b.Run(be.name, func(b *testing.B) {
+			var mem storage.Store
+			build := func() {
+				s := be.open(b, "resume")
+				recs := make([]storage.Record, 0, 10_000)
+				for i := range resumeRecords {
+					recs = append(recs, resumeRecord(i))
+					if len(recs) == cap(recs) {
+						if err := s.Put(recs...); err != nil {
+							b.Fatal(err)
+						}
+						recs = recs[:0]
+					}
+				}
+				if be.name == "memory" {
+					mem = s
+					return
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			build()
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			start := time.Now()
+			frontier := 0
+			for range b.N {
+				s := mem
+				if s == nil {
+					s = be.open(b, "resume")
+				}
+				cp, err := New(s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if frontier, err = cp.QueueSize(); err != nil {
+					b.Fatal(err)
+				}
+				if err := cp.Close(); err != nil {
+					b.Fatal(err)
+				}
+				if mem == nil {
+					if err := s.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			elapsed := time.Since(start)
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			if frontier != resumeRecords*9/20 {
+				b.Fatalf("frontier of %d URLs, want %d", frontier, resumeRecords*9/20)
+			}
+			b.ReportMetric(float64(elapsed.Milliseconds())/float64(b.N), "ms/resume")
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/1e6, "MB-alloc/resume")
+			b.ReportMetric(float64(frontier), "frontier")
+		})
+	}
+}
