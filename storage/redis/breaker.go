@@ -406,11 +406,11 @@ func (c *circuit) run(clk clock.Clock, now time.Time, script *goredis.Script, op
 	if err != nil {
 		err = wrapErr(ctx, bs.crawl, op+" for "+c.domain, err)
 		if isUnavailable(err) {
-			bs.link.failed(clk.Now(), err, trial) // the call may have taken a while
+			bs.link.failed(now, clk.Now(), err, trial) // the call may have taken a while
 			return nil, err
 		}
 	}
-	bs.link.ok(clk.Now())
+	bs.link.ok(now, clk.Now())
 	if fb := c.fallback.Load(); fb != nil {
 		c.fallback.Store(nil) // Redis answers: the shared circuit rules again
 	}

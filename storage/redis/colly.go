@@ -433,12 +433,13 @@ func (cs *CollyStorage) QueueSize() (int, error) {
 func (cs *CollyStorage) persist(ctx context.Context, op string, call func(context.Context) error) error {
 	began := time.Now()
 	for tries := 1; ; tries++ {
+		started := cs.s.now()
 		err := call(ctx)
 		if !isUnavailable(err) {
-			cs.link.ok(cs.s.now())
+			cs.link.ok(started, cs.s.now())
 			return err
 		}
-		cs.link.failed(cs.s.now(), err, false)
+		cs.link.failed(started, cs.s.now(), err, false)
 		if cs.s.maxOutage >= 0 && time.Since(began) >= cs.s.maxOutage {
 			return fmt.Errorf("breakwater/redis: %s: Redis unreachable for %v, longer than the max outage (WithMaxOutage): %w", op, time.Since(began).Round(time.Millisecond), err)
 		}

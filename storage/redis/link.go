@@ -24,6 +24,7 @@ type link struct {
 	mu       sync.Mutex
 	down     bool
 	since    time.Time // when it went down
+	upAt     time.Time // when it last came back
 	failures int       // consecutive failed tries
 	nextTry  time.Time
 	trying   bool  // a call is trying Redis again right now
@@ -52,27 +53,30 @@ func (l *link) admit(now time.Time) (yes, trial bool, cause error) {
 	return true, true, nil
 }
 
-// ok records that Redis answered.
-func (l *link) ok(now time.Time) {
+// ok records that Redis answered a call started at started. An answer to a
+// call that left before Redis was found unreachable is old news.
+func (l *link) ok(started, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.down {
+	if !l.down || started.Before(l.since) {
 		return
 	}
 	l.log.Info().Str("event", "redis_recovered").Str("component", l.component).Str("crawl", l.crawl).
 		Dur("down_for", now.Sub(l.since)).Int("tries", l.failures).
 		Msgf("breakwater/redis: %s: Redis answers again; shared state in use", l.component)
-	l.down, l.trying, l.failures, l.cause = false, false, 0, nil
+	l.down, l.trying, l.failures, l.cause, l.upAt = false, false, 0, nil, now
 }
 
-// failed records that a call could not reach Redis (err wraps
-// ErrUnavailable). trial says whether the call was the one admitted to try
-// again; calls that were already under way when Redis went away change
-// nothing but the first one's news.
-func (l *link) failed(now time.Time, err error, trial bool) {
+// failed records that a call started at started could not reach Redis
+// (err wraps ErrUnavailable). trial says whether the call was the one
+// admitted to try again; calls that were already under way when Redis went
+// away change nothing but the first one's news, and a failure of a call
+// that left before Redis came back is old news.
+func (l *link) failed(started, now time.Time, err error, trial bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
+	case !l.down && started.Before(l.upAt):
 	case !l.down:
 		l.down, l.since, l.failures, l.cause = true, now, 1, err
 		l.nextTry = now.Add(l.wait())

@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,9 @@ import (
 
 func TestMain(m *testing.M) {
 	goredis.SetLogger(quiet{}) // the unreachable-Redis tests would fill the log with dial errors
+	if os.Getenv(workerEnv) != "" {
+		os.Exit(workerMain()) // re-run by a test as a worker process (worker_test.go)
+	}
 	redistest.Main(m)
 }
 
