@@ -347,3 +347,46 @@ func TestGoneIsDeadAtOnceAndFailuresDieAfterMaxAttempts(t *testing.T) {
 		}
 	}
 }
+
+// A redirect: the URL visited is the one recorded (and re-issued), the
+// page it ended at is visited for the run, and no done record waits for
+// the hop, which is never requested.
+func TestRedirectRecordsTheVisitedURLAndHoldsNothing(t *testing.T) {
+	var newHits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<html><body><a href="/old">old</a><a href="/other">other</a></body></html>`)
+		case "/old":
+			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
+		case "/new":
+			newHits.Add(1)
+			fmt.Fprint(w, `<html><body>new</body></html>`)
+		default:
+			fmt.Fprint(w, `<html><body><a href="/new">new</a></body></html>`)
+		}
+	}))
+	defer srv.Close()
+	cp := openCP(t, dbPath(t))
+	c := colly.NewCollector(colly.Async(true))
+	cp.Register(c)
+	c.OnHTML("a", func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })
+	_ = c.Visit(srv.URL + "/")
+	c.Wait()
+	st := cp.Stats()
+	if st.GraceFreed != 0 {
+		t.Errorf("stats %+v: a done record waited out the grace period for a hop", st)
+	}
+	for _, p := range []string{"/", "/old", "/other"} {
+		r, ok, err := cp.Store().Get(checkpoint.RequestID(srv.URL+p, nil))
+		if err != nil || !ok || r.State != storage.Done || r.URL != srv.URL+p {
+			t.Errorf("%s: %+v %v %v; want done under its own URL", p, r, ok, err)
+		}
+	}
+	if n := newHits.Load(); n != 1 {
+		t.Errorf("/new served %d times, want once: by the redirect or by the link, whichever came first", n)
+	}
+	if v, _ := cp.IsVisited(checkpoint.RequestID(srv.URL+"/new", nil)); !v {
+		t.Errorf("the page a redirect ended at is not visited for the run")
+	}
+}
