@@ -3,7 +3,11 @@
 # scheduler (cron, a CI job, a workflow engine) should. The actions are
 # stubs that only say what a real orchestrator would do; replace them.
 #
-#   examples/productcrawl/orchestrate.sh [productcrawl flags and URLs]
+#   examples/productcrawl/orchestrate.sh --resume [productcrawl flags and URLs]
+#
+# Pass --resume: the same command line then starts the crawl the first
+# time and continues it from its checkpoint (crawl.db) every time it is
+# rescheduled; a second process on the same checkpoint is refused.
 #
 # PRODUCTCRAWL is the command that runs the crawl (default: go run
 # ./examples/productcrawl, from the repository root); it is split on spaces.
