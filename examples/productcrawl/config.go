@@ -155,7 +155,7 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&cfg.ProductURL, "product-url", cfg.ProductURL, "regular expression matching the URLs of product pages (the others are listings)")
 	fs.Var(&listFlag{list: &cfg.Require}, "require", "CSS selector a valid product page must have (repeatable; replaces the default)")
 	fs.Var(&listFlag{list: &cfg.ListingRequire}, "listing-require", "CSS selector every other page must have (repeatable; replaces the default)")
-	fs.IntVar(&cfg.MinBytes, "min-bytes", cfg.MinBytes, "byte floor: a page with a shorter body is invalid (0 turns it off)")
+	fs.IntVar(&cfg.MinBytes, "min-bytes", cfg.MinBytes, "byte floor of product pages: a shorter body is invalid (0 turns it off); other pages are judged by -listing-require, or by this floor if it is empty")
 	fs.Var(&fieldFlag{fields: &cfg.Fields}, "field", "name=selector: what goes into each JSON line, the text of the first match (repeatable; replaces the default)")
 	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "breaker profile: conservative, standard or aggressive")
 	fs.IntVar(&cfg.Parallelism, "parallelism", cfg.Parallelism, "requests in flight at most, per start host")

@@ -58,11 +58,15 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	var err error
 
 	// Validation rules per page type: a product page needs the product
-	// (its title by default), every other page the listing structure.
+	// (its title by default) and the byte floor that catches consent
+	// shells; every other page is judged by the listing structure it must
+	// have (a consent shell has none), so a short, empty listing is a valid
+	// page with nothing on it: the run ends empty, not failed. Without a
+	// listing structure to require, the floor judges them too.
 	product := []validate.Check{validate.MinBytes(cfg.MinBytes), validate.Require(cfg.Require...)}
 	listing := []validate.Option{validate.MinBytes(cfg.MinBytes)}
 	if len(cfg.ListingRequire) > 0 {
-		listing = append(listing, validate.Require(cfg.ListingRequire...))
+		listing = []validate.Option{validate.MinBytes(0), validate.Require(cfg.ListingRequire...)}
 	}
 	opts := append([]validate.Option{validate.Page(cfg.ProductURL, product...), validate.WithLogger(log)}, listing...)
 	if cr.v, err = validate.New(opts...); err != nil {

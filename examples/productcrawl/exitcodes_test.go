@@ -103,10 +103,42 @@ func TestExitTrippedOnADegradingStore(t *testing.T) {
 func TestExitEmptyOnAStoreWithNoProducts(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: testserver.NoProducts})
 	dir := t.TempDir()
+	r := runCrawlIn(t, dir, "--report", "json", store.URL()+"/")
+	if r.code != 3 {
+		t.Fatalf("exit %d, want 3 (empty)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	rep := r.report(t)
+	d := rep.domain(t, store.Host())
+	if rep.Outcome.State != "empty" || rep.Outcome.Records != 0 || len(rep.Outcome.Findings) != 0 {
+		t.Errorf("outcome %+v: want empty, no records, no findings", rep.Outcome)
+	}
+	// The listing is short (no products on it) but has its structure: a
+	// valid page with nothing on it, not a failure to retry.
+	if d.State != "closed" || d.OK != 1 || d.Invalid != 0 || d.Records != 0 {
+		t.Errorf("domain %+v: want the one listing page fetched and valid, closed, no records", d)
+	}
+	if store.Count() != 1 {
+		t.Errorf("the store received %d requests, want 1: the listing", store.Count())
+	}
+	if ps := products(t, filepath.Join(dir, "products.jsonl"), store); len(ps) != 0 {
+		t.Errorf("%d products written, want none", len(ps))
+	}
+	// Resuming a finished empty crawl sends nothing and is still empty.
+	r = runCrawlIn(t, dir, "--report", "json", "--resume", store.URL()+"/")
+	if r.code != 3 || store.Count() != 1 {
+		t.Errorf("resume: exit %d after %d requests, want 3 and nothing sent again", r.code, store.Count())
+	}
+}
+
+// A listing page served as a consent shell has no listing structure: it
+// fails, its URL is kept with attempts left, and once they are spent it is
+// a dead letter with its last error.
+func TestInvalidListingIsRetriedThenDead(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 5, Scenario: testserver.Scenario{Mode: testserver.Empty}})
+	dir := t.TempDir()
 	for run := 1; run <= checkpoint.DefaultMaxAttempts; run++ {
 		r := runCrawlIn(t, dir, "--report", "json", "--resume", store.URL()+"/")
 		rep := r.report(t)
-		d := rep.domain(t, store.Host())
 		if run < checkpoint.DefaultMaxAttempts {
 			if r.code != 2 || !rep.hasFinding("unfinished", store.Host()) || rep.Outcome.Records != 0 {
 				t.Fatalf("run %d: exit %d, outcome %+v; want 2 (tripped) with the invalid listing unfinished\nstderr:\n%s", run, r.code, rep.Outcome, r.stderr)
@@ -114,23 +146,14 @@ func TestExitEmptyOnAStoreWithNoProducts(t *testing.T) {
 			continue
 		}
 		if r.code != 3 {
-			t.Fatalf("exit %d, want 3 (empty)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-		}
-		if rep.Outcome.State != "empty" || rep.Outcome.Records != 0 || len(rep.Outcome.Findings) != 0 {
-			t.Errorf("outcome %+v: want empty, no records, no findings", rep.Outcome)
-		}
-		if d.State != "closed" || d.OK+d.Invalid != 1 || d.Records != 0 {
-			t.Errorf("domain %+v: want the one listing page fetched, closed, no records", d)
+			t.Fatalf("run %d: exit %d, want 3 (empty) once the listing is dead\nstdout:\n%s\nstderr:\n%s", run, r.code, r.stdout, r.stderr)
 		}
 	}
 	if store.Count() != checkpoint.DefaultMaxAttempts {
 		t.Errorf("the store received %d requests, want %d: the listing once per run", store.Count(), checkpoint.DefaultMaxAttempts)
 	}
-	if ps := products(t, filepath.Join(dir, "products.jsonl"), store); len(ps) != 0 {
-		t.Errorf("%d products written, want none", len(ps))
-	}
 	r := runCrawlIn(t, dir, "--dead-letters")
-	if r.code != 0 || !strings.Contains(r.stdout, "1 dead URLs") || !strings.Contains(r.stdout, store.URL()+"/") || !strings.Contains(r.stdout, "below") {
+	if r.code != 0 || !strings.Contains(r.stdout, "1 dead URLs") || !strings.Contains(r.stdout, store.URL()+"/") || !strings.Contains(r.stdout, "missing selector") {
 		t.Errorf("--dead-letters: exit %d\n%s\nwant 0 and the listing with its last error", r.code, r.stdout)
 	}
 }
