@@ -5,13 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/andybalholm/cascadia"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/report"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -34,6 +37,8 @@ type Config struct {
 	Fields         []Field  // what goes into each JSON line
 
 	Profile     string // breaker profile name
+	Profiles    string // YAML file of breaker profiles and per-domain assignments
+	Metrics     string // address to serve Prometheus metrics on; "" = none
 	Parallelism int    // requests in flight per start host
 	MaxPages    int    // requests issued at most; 0 = no limit
 	Timeout     time.Duration
@@ -58,6 +63,8 @@ type Config struct {
 	startHosts    []string // host:port of each start URL, lower-case, unique
 	startDomain   []string // hostnames (no port), for AllowedDomains
 	checkpointSet bool     // -checkpoint was given
+	profileSet    bool     // -profile was given
+	profileOpts   []breaker.Option
 }
 
 // Field is one --field name=selector: the text of the first element the
@@ -157,7 +164,9 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.Var(&listFlag{list: &cfg.ListingRequire}, "listing-require", "CSS selector every other page must have (repeatable; replaces the default)")
 	fs.IntVar(&cfg.MinBytes, "min-bytes", cfg.MinBytes, "byte floor of product pages: a shorter body is invalid (0 turns it off); other pages are judged by -listing-require, or by this floor if it is empty")
 	fs.Var(&fieldFlag{fields: &cfg.Fields}, "field", "name=selector: what goes into each JSON line, the text of the first match (repeatable; replaces the default)")
-	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "breaker profile: conservative, standard or aggressive")
+	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "breaker profile: conservative, standard, aggressive, or one defined in -profiles")
+	fs.StringVar(&cfg.Profiles, "profiles", cfg.Profiles, "YAML file of breaker profiles (seed 000's breaker_profiles format), a default and per-domain assignments")
+	fs.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "serve Prometheus metrics at http://ADDR/metrics while the crawl runs, e.g. :9090 or 127.0.0.1:9090")
 	fs.IntVar(&cfg.Parallelism, "parallelism", cfg.Parallelism, "requests in flight at most, per start host")
 	fs.IntVar(&cfg.MaxPages, "max-pages", cfg.MaxPages, "requests issued at most over the whole run (0: no limit)")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout of one request")
@@ -228,7 +237,10 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 		cfg.URLs = append(cfg.URLs, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	fs.Visit(func(f *flag.Flag) { cfg.checkpointSet = cfg.checkpointSet || f.Name == "checkpoint" })
+	fs.Visit(func(f *flag.Flag) {
+		cfg.checkpointSet = cfg.checkpointSet || f.Name == "checkpoint"
+		cfg.profileSet = cfg.profileSet || f.Name == "profile"
+	})
 	return cfg, cfg.validate()
 }
 
@@ -293,8 +305,25 @@ func (cfg *Config) validate() error {
 	if cfg.Progress < 0 {
 		return usageErr("-progress %v: want a positive duration, or 0 for no progress events", cfg.Progress)
 	}
-	if cfg.profile, err = breaker.ProfileByName(strings.ToLower(cfg.Profile)); err != nil {
-		return usageErr("-profile %q: want conservative, standard or aggressive", cfg.Profile)
+	var set *profiles.Set // nil: no file, the built-in profiles
+	if cfg.Profiles != "" {
+		if set, err = profiles.Load(cfg.Profiles); err != nil {
+			return usageErr("-profiles: %v", err)
+		}
+	}
+	if cfg.profileSet || set == nil {
+		if cfg.profile, err = set.Profile(strings.ToLower(cfg.Profile)); err != nil {
+			return usageErr("-profile %q: want conservative, standard, aggressive or a profile defined in -profiles", cfg.Profile)
+		}
+	} else {
+		cfg.profile = set.Default()
+	}
+	cfg.profileOpts = set.Options()
+	if cfg.Metrics != "" {
+		_, port, err := net.SplitHostPort(cfg.Metrics)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+			return usageErr("-metrics %q: want host:port or :port, e.g. :9090", cfg.Metrics)
+		}
 	}
 	if cfg.format, err = report.ParseFormat(cfg.Report); err != nil {
 		return usageErr("-report %q: want text or json", cfg.Report)

@@ -16,9 +16,11 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/report"
 	"github.com/gocolly/colly/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
 
@@ -39,6 +41,8 @@ type crawl struct {
 	judges     []outcome.Judge        // asked how the run ended
 	reportOpts []report.Option        // sources of the report
 	closers    []func() error         // run after the crawl, in reverse
+	metrics    *metrics.Metrics       // -metrics, or nil
+	registry   *prometheus.Registry
 
 	cancel context.CancelFunc // aborts requests in flight (second signal)
 
@@ -77,9 +81,31 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	}
 	bopts := append([]breaker.Option{breaker.WithValidator(cr.v), breaker.WithLogger(log),
 		breaker.OnOutcome(cr.onOutcome)}, cr.cp.BreakerOptions()...)
+	bopts = append(bopts, cfg.profileOpts...)
+	var m *metrics.Metrics
+	var reg *prometheus.Registry
+	if cfg.Metrics != "" {
+		reg = prometheus.NewRegistry()
+		if m, err = metrics.New(reg, metrics.WithLogger(log)); err != nil {
+			cr.cp.Close()
+			return nil, err
+		}
+		bopts = append(bopts, m.BreakerOptions()...)
+	}
 	if cr.b, err = breaker.New(cfg.profile, bopts...); err != nil {
 		cr.cp.Close()
 		return nil, usageErr("breaker: %v", err)
+	}
+	if m != nil {
+		if err := m.Watch(cr.b); err != nil {
+			cr.cp.Close()
+			return nil, err
+		}
+		if err := m.WatchCheckpoint(cfg.Checkpoint, cr.cp); err != nil {
+			cr.cp.Close()
+			return nil, err
+		}
+		cr.metrics, cr.registry = m, reg
 	}
 	// A domain saved open stays open until its cooldown ends.
 	if err := cr.cp.Breaker(cr.b); err != nil {
@@ -125,6 +151,19 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	breakwater.Use(cr.c, cr.exts...)
 	// Registered after the validator: the verdict is complete here.
 	cr.c.OnHTML("html", cr.onPage)
+	if cr.metrics != nil {
+		srv, err := metrics.Serve(ctx, cfg.Metrics, cr.registry)
+		if err != nil {
+			cancel()
+			cr.out.close()
+			cr.cp.Close()
+			return nil, fmt.Errorf("productcrawl: -metrics %s: %w", cfg.Metrics, err)
+		}
+		log.Info().Str("event", "metrics_serving").Str("url", srv.URL()).Msg("serving Prometheus metrics")
+		// Closers run in reverse: the endpoint closes first, so nothing
+		// scrapes a closed checkpoint.
+		cr.closers = append(cr.closers, srv.Close)
+	}
 	return cr, nil
 }
 

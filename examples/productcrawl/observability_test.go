@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/testserver"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// scrape fetches the metrics page, or "" while nothing answers.
+func scrape(url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func TestMetricsAreServedWhileTheCrawlRuns(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 40, Scenario: testserver.Scenario{Latency: 40 * time.Millisecond}})
+	addr := freeAddr(t)
+	cmd, stdout, stderr := crawlCmd(t, "--metrics", addr, "--parallelism", "1", store.URL()+"/")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + addr + "/metrics"
+	success := fmt.Sprintf(`breakwater_outcomes_total{class="success",domain=%q}`, store.Host())
+	var page string
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if page = scrape(url); strings.Contains(page, success+" ") && !strings.Contains(page, success+" 0") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r := finish(t, cmd, cmd.Wait(), stdout, stderr)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0\nstderr:\n%s", r.code, r.stderr)
+	}
+	for _, series := range []string{
+		success,
+		fmt.Sprintf(`breakwater_breaker_state{domain=%q,state="closed"} 1`, store.Host()),
+		fmt.Sprintf(`breakwater_request_duration_seconds_count{domain=%q}`, store.Host()),
+		`breakwater_checkpoint_urls{`,
+	} {
+		if !strings.Contains(page, series) {
+			t.Errorf("scraped metrics lack %s\n(first lines: %.600s)", series, page)
+		}
+	}
+	if scrape(url) != "" {
+		t.Error("the metrics endpoint still answers after the crawl ended")
+	}
+}
+
+func TestProfilesFileGivesADomainItsProfile(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 60, PerPage: 60, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 11}})
+	dir := t.TempDir()
+	yaml := fmt.Sprintf(`breaker_profiles:
+  two-strikes:
+    extends: standard
+    consecutive_failures: 2
+domains:
+  %q: two-strikes
+`, store.Host())
+	if err := os.WriteFile(filepath.Join(dir, "profiles.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCrawlIn(t, dir, "--profiles", "profiles.yaml", "--parallelism", "1", "--report", "json", store.URL()+"/")
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2 (tripped)\nstderr:\n%s", r.code, r.stderr)
+	}
+	d := r.report(t).domain(t, store.Host())
+	if d.Profile != "two-strikes" || d.Failures.Degraded != 2 || store.SentAfterFailing() != 2 {
+		t.Fatalf("domain %+v, %d requests after the failures began: want the file's two-strikes profile tripping after 2", d, store.SentAfterFailing())
+	}
+}
+
+func TestBadProfilesFileIsAUsageError(t *testing.T) {
+	dir := t.TempDir()
+	yaml := "breaker_profiles:\n  fragile:\n    extends: standard\n    failure_threshold: 1.5\n"
+	if err := os.WriteFile(filepath.Join(dir, "profiles.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCrawlIn(t, dir, "--profiles", "profiles.yaml", "http://127.0.0.1:1/")
+	if r.code != 64 || !strings.Contains(r.stderr, "profiles.yaml:4") || !strings.Contains(r.stderr, "failure_threshold") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant 64 naming profiles.yaml:4 and failure_threshold", r.code, r.stderr)
+	}
+	if r := runCrawlIn(t, dir, "--metrics", "nonsense", "http://127.0.0.1:1/"); r.code != 64 || !strings.Contains(r.stderr, "-metrics") {
+		t.Fatalf("bad -metrics: exit %d, stderr:\n%s\nwant 64", r.code, r.stderr)
+	}
+}
