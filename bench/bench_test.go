@@ -153,7 +153,7 @@ func checkTable(t *testing.T, table string, results int) {
 	if header < 0 {
 		t.Fatalf("no header line in the table:\n%s", table)
 	}
-	if got := strings.Fields(strings.ReplaceAll(lines[header], "into failure", "into_failure")); len(got) != len(tableColumns) {
+	if got := strings.Fields(strings.ReplaceAll(lines[header], "after 1st failure", "after_1st_failure")); len(got) != len(tableColumns) {
 		t.Errorf("header %q has %d columns, want %d", lines[header], len(got), len(tableColumns))
 	}
 	rows := lines[header+2 : header+2+results]

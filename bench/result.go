@@ -14,8 +14,9 @@ type Result struct {
 	// Requests is how many requests the stores received.
 	Requests int `json:"requests"`
 	// IntoFailure is how many of them arrived from the store's first
-	// failing answer on (testserver's SentAfterFailing); -1 where the
-	// scenario does not measure it.
+	// failing answer on, that one included (testserver's SentAfterFailing:
+	// the requests sent into a degradation, or after the first 429); -1
+	// where the scenario does not measure it.
 	IntoFailure int `json:"into_failure"`
 	// Saved is how many distinct product pages the client saved (the
 	// title found; for Breakwater also a valid verdict) out of Pages queued.

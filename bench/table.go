@@ -11,7 +11,7 @@ import (
 
 // tableColumns are the table's columns, in order; the test checks the
 // header against them.
-var tableColumns = []string{"scenario", "client", "sent", "into failure", "saved", "wall", "measured", "goal"}
+var tableColumns = []string{"scenario", "client", "sent", "after 1st failure", "saved", "wall", "measured", "goal"}
 
 // writeTable prints the report for people: the setup notes, one table of
 // scenario × client, and the goals with met or MISSED.
