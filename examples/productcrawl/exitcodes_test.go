@@ -205,7 +205,7 @@ func TestExitUsageOnBadFlagsBeforeAnyRequest(t *testing.T) {
 		{[]string{"--follow", "a[href"}, "-follow"},
 		{[]string{"--field", "title"}, "name=selector"},
 		{[]string{"--field", "fetched_at=h1"}, "taken"},
-		{[]string{"--profile", "reckless"}, "conservative, standard or aggressive"},
+		{[]string{"--profile", "reckless"}, "conservative, standard, aggressive or a profile defined in -profiles"},
 		{[]string{"--report", "yaml"}, "-report"},
 		{[]string{"--log-level", "loud"}, "-log-level"},
 		{[]string{"--product-url", "("}, "-product-url"},
