@@ -49,7 +49,7 @@ var fullSize = sizes{
 	degradePages: 300, degradeAfter: 30,
 	hangStores: 20, hangPages: 50, hangAfter: 25, hangRounds: 2,
 	emptyPages:     300,
-	overheadStores: 5, overheadPerStore: 1000, overheadRounds: 3,
+	overheadStores: 5, overheadPerStore: 1000, overheadRounds: 5,
 	ratePages: 300, rate: 10, burst: 5,
 	hang10Timeout: 10 * time.Second,
 }
