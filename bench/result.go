@@ -17,7 +17,7 @@ type Result struct {
 	// failing answer on, that one included (testserver's SentAfterFailing:
 	// the requests sent into a degradation, or after the first 429); -1
 	// where the scenario does not measure it.
-	IntoFailure int `json:"into_failure"`
+	IntoFailure int `json:"after_first_failure"`
 	// Saved is how many distinct product pages the client saved (the
 	// title found; for Breakwater also a valid verdict) out of Pages queued.
 	Saved int `json:"saved"`
