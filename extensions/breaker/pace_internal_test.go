@@ -122,3 +122,71 @@ func TestPacingRejectsBadSettings(t *testing.T) {
 		t.Error("negative parallelism accepted")
 	}
 }
+
+func TestPaceHandsSlotsOverFirstInFirstOut(t *testing.T) {
+	clk := clock.NewFake(t0)
+	p := newTestPace(t, Pacing{Parallelism: 1})
+	if err := p.acquire(context.Background(), clk); err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan int, 3)
+	for i := range 3 {
+		go func() {
+			if err := p.acquire(context.Background(), clk); err == nil {
+				order <- i
+			}
+		}()
+		waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == i+1 })
+	}
+	for want := range 3 {
+		p.release()
+		if got := <-order; got != want {
+			t.Fatalf("slot %d went to waiter %d, want %d: not first in, first out", want, got, want)
+		}
+	}
+	p.release()
+	if s := p.stats(t0); s.InFlight != 0 {
+		t.Fatalf("in flight %d after every slot came back, want 0", s.InFlight)
+	}
+}
+
+func TestPaceWaiterThatGivesUpHoldsNothing(t *testing.T) {
+	clk := clock.NewFake(t0)
+	p := newTestPace(t, Pacing{Parallelism: 1})
+	p.acquire(context.Background(), clk)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.acquire(ctx, clk) }()
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == 1 })
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a cancelled waiter got a slot")
+	}
+	p.release()
+	if s := p.stats(t0); s.InFlight != 0 || len(p.waiters) != 0 {
+		t.Fatalf("in flight %d, %d waiters: a cancelled waiter leaked its slot", s.InFlight, len(p.waiters))
+	}
+}
+
+func TestPaceReservedRequestHonoursAHaltThatCameLater(t *testing.T) {
+	clk := clock.NewFake(t0)
+	p := newTestPace(t, Pacing{Parallelism: 2, MinGap: time.Second})
+	p.acquire(context.Background(), clk) // starts now; the next may start at t0+1s
+	started := make(chan time.Time, 1)
+	go func() {
+		p.acquire(context.Background(), clk)
+		started <- clk.Now()
+	}()
+	waitFor(t, func() bool { return clk.Waiters() == 1 })
+	p.throttled(clk.Now(), 30*time.Second) // a 429 arrives while it sleeps
+	clk.Advance(time.Second)
+	select {
+	case at := <-started:
+		t.Fatalf("started at t0+%v, during the 30 s halt", at.Sub(t0))
+	case <-time.After(50 * time.Millisecond):
+	}
+	clk.Advance(29 * time.Second)
+	if at := <-started; at.Before(t0.Add(30 * time.Second)) {
+		t.Fatalf("started at t0+%v, before the halt ended", at.Sub(t0))
+	}
+}
