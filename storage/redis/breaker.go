@@ -403,6 +403,9 @@ func (c *circuit) run(clk clock.Clock, now time.Time, script *goredis.Script, op
 	ctx, cancel := callContext(context.Background(), bs.timeout)
 	defer cancel()
 	res, err := script.Run(ctx, bs.client, c.keys, args...).Slice()
+	for stale := 0; stale < staleRetries && err != nil && staleConn(err) && ctx.Err() == nil; stale++ {
+		res, err = script.Run(ctx, bs.client, c.keys, args...).Slice() // on another connection
+	}
 	if err != nil {
 		err = wrapErr(ctx, bs.crawl, op+" for "+c.domain, err)
 		if isUnavailable(err) {

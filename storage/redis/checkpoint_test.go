@@ -25,6 +25,7 @@ func openCheckpoint(t *testing.T, ns, crawl string) *redis.Checkpoint {
 }
 
 func TestCheckpointConformance(t *testing.T) {
+	t.Parallel() // a long test of its own keys or server: overlap it with the others
 	storagetest.Run(t, func(t *testing.T) storage.Store {
 		_, prefix := redistest.New(t)
 		return openCheckpoint(t, prefix, "crawl-1")

@@ -379,9 +379,11 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: the storage was closed", cs.q.crawl)
 		}
 		var job *Job
+		token, script := newToken(), scriptClaim
 		err := cs.persist(context.Background(), "get request", func(ctx context.Context) error {
 			var err error
-			job, err = cs.q.Claim(ctx)
+			job, err = cs.q.claim(ctx, script, token)
+			script = scriptCollyClaimAgain // a retry: the first try may have leased a job it never heard of
 			return err
 		})
 		if err == nil {
@@ -435,6 +437,9 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 	for tries := 1; ; tries++ {
 		started := cs.s.now()
 		err := call(ctx)
+		for stale := 0; stale < staleRetries && isUnavailable(err) && staleConn(err); stale++ {
+			err = call(ctx) // on another connection: the pool may hold several from before a restart
+		}
 		if !isUnavailable(err) {
 			cs.link.ok(started, cs.s.now())
 			return err

@@ -142,3 +142,15 @@ func unavailable(err error) (hint string, ok bool) {
 	}
 	return "", false
 }
+
+// staleRetries is how many times a call that met a closed pooled connection
+// is tried again at once.
+const staleRetries = 3
+
+// staleConn reports whether err is what a pooled connection to a Redis that
+// has restarted since gives on first use (closed by the peer): worth one
+// immediate retry on a fresh connection before calling Redis unreachable.
+func staleConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed)
+}

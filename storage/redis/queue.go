@@ -163,12 +163,19 @@ func (q *Queue) prepare(j *Job, now time.Time) error {
 // drained. The caller must end the lease with Ack, Fail or Park, or Extend
 // it, within the visibility timeout.
 func (q *Queue) Claim(ctx context.Context) (*Job, error) {
+	return q.claim(ctx, scriptClaim, newToken())
+}
+
+func newToken() string { return strconv.FormatUint(rand.Uint64(), 36) }
+
+// claim runs script, the claim script or one with its contract (see
+// CollyStorage's claim-again), leasing with token.
+func (q *Queue) claim(ctx context.Context, script *goredis.Script, token string) (*Job, error) {
 	now := q.now()
 	deadline := ms(now.Add(q.s.visibility))
-	token := strconv.FormatUint(rand.Uint64(), 36)
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	res, err := scriptClaim.Run(ctx, q.client, q.keys, q.args(now,
+	res, err := script.Run(ctx, q.client, q.keys, q.args(now,
 		deadline.UnixMilli(), token, q.s.promoteBatch, q.s.reclaimBatch, q.reason)...).Slice()
 	if err != nil {
 		return nil, q.wrap(ctx, "claim", err)

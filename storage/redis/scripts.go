@@ -122,3 +122,12 @@ var (
 	// The queue's ack.lua, unchanged, as a function, then the tail.
 	scriptCollyAck = goredis.NewScript(luaPrelude + "\nlocal function ack()\n" + luaAck + "\nend\n" + luaCollyAckTail)
 )
+
+var (
+	//go:embed lua/colly_claim_again.lua
+	luaCollyClaimAgain string
+
+	// The queue's claim.lua, unchanged, as a function, then the retry's
+	// lookup.
+	scriptCollyClaimAgain = goredis.NewScript(luaPrelude + "\nlocal function claim()\n" + luaClaim + "\nend\n" + luaCollyClaimAgain)
+)

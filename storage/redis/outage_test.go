@@ -1,0 +1,100 @@
+package redis_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/testserver"
+)
+
+// Redis stops in the middle of a crawl and comes back a second later: the
+// workers pause (nothing is acked while it is gone), then finish the crawl
+// with every page done exactly once. Each worker's breaker store and Colly
+// storage log the outage as one event going down and one coming back.
+func TestCrawlPausesWhileRedisIsDownAndCompletes(t *testing.T) {
+	t.Parallel() // a long test of its own keys or server: overlap it with the others
+	const domains, products, workers, parallelism = 6, 50, 3, 3
+	srv := startOwnServer(t)
+	client := srv.client()
+	paced := testserver.Scenario{Mode: testserver.Healthy, Latency: 5 * time.Millisecond}
+	f := fleet(t, domains, products, paced, paced)
+	var ev events
+	logs := make([]*logBuffer, workers)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		logs[w] = &logBuffer{}
+		wg.Go(func() {
+			errs[w] = runWorker(ctx, workerConfig{
+				Name: "w" + strconv.Itoa(w), Addr: srv.addr(), Namespace: "outage", Crawl: "shop",
+				Seeds: productSeeds(f, products), Parallelism: parallelism, Visibility: 20 * time.Second,
+				Cooldown: time.Minute, Poll: 20 * time.Millisecond,
+			}, &ev, logs[w])
+		})
+	}
+	for ev.count("done", nil) < domains*products/3 {
+		if ctx.Err() != nil {
+			t.Fatal("the crawl never got a third of the way")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	srv.stop()
+	stopped := time.Now()
+	time.Sleep(time.Second)
+	restarted := time.Now()
+	srv.start()
+	wg.Wait()
+	for w, err := range errs {
+		if err != nil {
+			t.Errorf("worker %d: %v", w, err)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the crawl did not end within 90s")
+	}
+	checkEveryProductOnce(t, f, products, client, inspect(t, client, "outage"), 0)
+
+	during := 0
+	for _, e := range ev.list() {
+		if e.Ev == "done" && e.At.After(stopped.Add(50*time.Millisecond)) && e.At.Before(restarted) {
+			during++
+		}
+	}
+	if during > 0 {
+		t.Errorf("%d outcomes were saved while Redis was down", during)
+	}
+	// One outage is one event each way. A go-redis client whose pool failed
+	// PoolSize dials in a row fails new dials fast with the last error and
+	// probes once a second (its own dial breaker), so a worker may see Redis
+	// come back, then a refused dial, then back again: a real change, logged
+	// as such; never one event per call.
+	for w, l := range logs {
+		got := map[string]int{}
+		for _, e := range l.events(t) {
+			if ev, _ := e["event"].(string); ev == "redis_unavailable" || ev == "redis_recovered" {
+				got[e["component"].(string)+" "+ev]++
+			}
+		}
+		for _, c := range []string{"breaker", "colly storage"} {
+			down, up := got[c+" redis_unavailable"], got[c+" redis_recovered"]
+			if down < 1 || down > 2 || up != down {
+				t.Errorf("worker %d: %s logged %d redis_unavailable and %d redis_recovered events, want one each (two at most)", w, c, down, up)
+			}
+		}
+		t.Logf("worker %d outage events: %v", w, got)
+	}
+	var last time.Time
+	for _, e := range ev.list() {
+		if e.Ev == "done" && e.At.After(last) {
+			last = e.At
+		}
+	}
+	t.Logf("Redis down for %v at %d of %d pages; the crawl finished %v after it came back; refused while down: %d",
+		restarted.Sub(stopped).Round(time.Millisecond), domains*products/3, domains*products,
+		last.Sub(restarted).Round(time.Millisecond), ev.count("refused", nil))
+}
