@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
@@ -394,7 +395,7 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 		if !errors.As(err, &empty) {
 			return nil, err
 		}
-		if empty.Drained() {
+		if empty.Drained() || cs.beyondHorizon(empty) {
 			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: %w", cs.q.crawl, ErrDrained)
 		}
 		wait := cs.s.pollInterval
@@ -420,13 +421,46 @@ func (cs *CollyStorage) QueueSize() (int, error) {
 	if cs.closed() {
 		return 0, nil
 	}
-	var st Stats
+	var n int64
 	err := cs.persist(context.Background(), "queue size", func(ctx context.Context) error {
 		var err error
-		st, err = cs.q.Stats(ctx)
+		n, err = cs.pending(ctx)
 		return err
 	})
-	return int(st.Pending()), err
+	return int(n), err
+}
+
+// pending counts the jobs not finished anywhere: ready, in flight, and
+// delayed (within the wait horizon, if there is one): one round trip.
+func (cs *CollyStorage) pending(ctx context.Context) (int64, error) {
+	if cs.s.horizon < 0 {
+		st, err := cs.q.Stats(ctx)
+		return st.Pending(), err
+	}
+	ctx, cancel := cs.q.callContext(ctx)
+	defer cancel()
+	upTo := strconv.FormatInt(cs.s.now().Add(cs.s.horizon).UnixMilli(), 10)
+	var ready, delayed, inflight *goredis.IntCmd
+	_, err := cs.q.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		ready = p.ZCard(ctx, cs.keys[keyReady])
+		delayed = p.ZCount(ctx, cs.keys[keyDelayed], "-inf", upTo)
+		inflight = p.ZCard(ctx, cs.keys[keyInflight])
+		return nil
+	})
+	if err != nil {
+		return 0, cs.q.wrap(ctx, "queue size", err)
+	}
+	return ready.Val() + delayed.Val() + inflight.Val(), nil
+}
+
+// beyondHorizon reports, when no job is ready, whether all that is left
+// waits beyond the wait horizon.
+func (cs *CollyStorage) beyondHorizon(empty *EmptyError) bool {
+	if cs.s.horizon < 0 || !empty.Next.After(cs.s.now().Add(cs.s.horizon)) {
+		return false
+	}
+	n, err := cs.pending(context.Background())
+	return err == nil && n == 0
 }
 
 // persist runs call until it succeeds or fails for a reason other than an

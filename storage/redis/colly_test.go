@@ -380,3 +380,49 @@ func TestCollyQueueCrawlsToTheEnd(t *testing.T) {
 		t.Fatalf("after the crawl: %+v, want nothing pending or dead", st)
 	}
 }
+
+// With a wait horizon, a crawl whose only work left is parked far ahead
+// ends, and the parked job stays queued for the next run.
+func TestWaitHorizonEndsACrawlWhoseRestIsParkedFarAhead(t *testing.T) {
+	_, ns := redistest.New(t)
+	clk := newCrawlClock()
+	cs := collyStorage(t, ns, redis.WithClock(clk.Now), redis.WithWaitHorizon(time.Minute), redis.WithPollInterval(5*time.Millisecond))
+	q, _ := queue.New(1, cs)
+	for _, u := range []string{"http://shop.test/near", "http://shop.test/far"} {
+		if err := q.AddURL(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := colly.NewCollector()
+	for _, until := range []time.Duration{30 * time.Second, 10 * time.Minute} {
+		b, err := cs.GetRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := c.UnmarshalRequest(b)
+		if err := cs.Park(r, clk.Now().Add(until)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := cs.QueueSize(); err != nil || n != 1 {
+		t.Fatalf("QueueSize = %d, %v; want 1 (the job parked 30s ahead, not the one 10m ahead)", n, err)
+	}
+	clk.Advance(30 * time.Second)
+	b, err := cs.GetRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := c.UnmarshalRequest(b)
+	if err := cs.Ack(r); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := cs.QueueSize(); n != 0 {
+		t.Fatalf("QueueSize = %d with only a job parked 9.5m ahead, want 0", n)
+	}
+	if _, err := cs.GetRequest(); !errors.Is(err, redis.ErrDrained) {
+		t.Fatalf("GetRequest: %v, want ErrDrained", err)
+	}
+	if st, _ := cs.Queue().Stats(context.Background()); st.Delayed != 1 {
+		t.Fatalf("stats %+v: the far job must stay queued for the next run", st)
+	}
+}

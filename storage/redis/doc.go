@@ -1,8 +1,64 @@
 // Package redis keeps a Breakwater crawl's shared state in Redis, so that
 // several crawler processes on several machines can work one crawl.
 //
-// This file set holds the job queue; the shared breaker state and the
-// checkpoint backend will live beside it.
+// Four pieces, each a constructor taking a go-redis client, the crawl's id
+// and the same list of Options:
+//
+//   - NewBreakerStore: the per-domain circuit breakers, shared (a
+//     breaker.Store). Every worker sees a trip at once; half-open probes
+//     are limited across all workers together.
+//   - NewCollyStorage: Colly's storage.Storage (visited set, cookies) and
+//     queue.Storage (the frontier), over a Queue: a crawl written with
+//     Colly's queue package is distributed as it is, each URL fetched by
+//     one worker, at least once.
+//   - NewQueue: the job queue under it, usable on its own.
+//   - OpenCheckpoint: extensions/checkpoint's storage.Store, so per-URL
+//     states and run metadata live where every worker can reach them.
+//
+// A worker:
+//
+//	opts := []redis.Option{redis.WithVisibilityTimeout(2 * time.Minute), redis.WithLogger(log)}
+//	cs, err := redis.NewCollyStorage(client, "shop-2026-05-01", opts...)
+//	bs, err := redis.NewBreakerStore(client, "shop-2026-05-01", opts...)
+//	b, err := breaker.New(breaker.Standard, append(cs.BreakerOptions(), breaker.WithStore(bs))...)
+//	c := colly.NewCollector()
+//	cs.Register(c) // Colly's storage, and which request is which job
+//	b.Register(c)
+//	q, err := queue.New(4, cs)
+//	q.AddURL("https://shop.example/") // every worker may: each URL is queued once per crawl
+//	err = q.Run(c)                    // until no job is left anywhere in the crawl
+//
+// # Shared breakers
+//
+// gobreaker's distributed breaker holds a Redis lock for the whole request,
+// so workers sharing a domain take turns. Here nothing is held while a
+// request is in flight: each circuit is the in-process circuit's state
+// machine (extensions/breaker's circuit.go) replayed by Lua scripts on
+// three keys per domain (state, the window of outcomes with their
+// latencies, and the probes' leases), and each Allow and each Record is
+// one atomic round trip, with the profile passed in the arguments. The
+// breakertest table and a differential test against the in-process
+// circuit (thousands of random calls, same permits, refusals and
+// transitions, down to the log line) hold them to the same semantics.
+//
+// A half-open probe holds its slot under a lease (WithProbeLease, 2 minutes
+// by default): a worker that dies holding one frees it when the lease runs
+// out. An idle domain's keys expire after WithRetention, an open one's never
+// before its cooldown has passed. While Redis is unreachable a store fails
+// closed (the default: Allow refuses with an *UnavailableError, which is
+// both ErrUnavailable and a *breaker.CircuitOpenError, so the breaker parks
+// the request) and tries Redis again once per backoff, or fails open
+// (WithFailPolicy(FailOpen): in-process circuits decide until Redis
+// answers). Each change is one log event.
+//
+// # Colly over Redis
+//
+// Colly calls IsVisited and then Visited, with nothing between, and its
+// queue pops a request and forgets it. CollyStorage makes IsVisited an
+// atomic claim and hands out leased jobs: a request's outcome, reported by
+// the breaker's hooks (BreakerOptions) or by Ack, Fail and Park, ends its
+// job; a job whose worker died comes back after the visibility timeout.
+// See CollyStorage for what at least once means here.
 //
 // # The queue
 //
@@ -48,26 +104,32 @@
 // letters with its last error (Dead, RetryDead). Park re-queues a job for a
 // given time without spending an attempt, for domains whose breaker is open.
 //
-// Keys and lifetime. Every key of a crawl is named
-// "<namespace>:{<crawl>}:q:<part>": the braces are a Redis Cluster hash tag,
-// so a crawl's keys share one slot, and two crawls on one Redis never see
-// each other's jobs. Every change refreshes the TTL of all the crawl's keys
-// (WithRetention, 7 days by default), so an abandoned crawl disappears by
-// itself, and the dead letters are capped (WithDeadLetterLimit). See keys.go
-// for the layout and lua/ for the scripts' contracts.
+// # Keys and lifetime
 //
-// Time. Eligibility, leases and aging are decided with the caller's clock
-// (WithClock), passed into the scripts, not Redis TIME: tests are exact, and
+// Every key of a crawl is named "<namespace>:{<crawl>}:<part>": the braces
+// are a Redis Cluster hash tag, so a crawl's keys share one slot (the
+// scripts touch several at once), and two crawls on one Redis never see
+// each other's state. keys.go lists them all; lua/ holds the scripts, each
+// with its contract in its header. Every change refreshes the TTL of the
+// keys it belongs with (WithRetention, 7 days by default), so an abandoned
+// crawl disappears by itself, and the dead letters are capped
+// (WithDeadLetterLimit).
+//
+// Time. Eligibility, leases, aging, cooldowns and probe leases are decided
+// with the caller's clock (WithClock; the breaker's own clock for
+// circuits), passed into the scripts, not Redis TIME: tests are exact, and
 // workers should run NTP. The jitter's random source is injectable too
 // (WithRand).
 //
-// Failure. Every method takes a context, is bounded by WithCallTimeout, and
-// never panics; when Redis cannot be reached the error wraps ErrUnavailable
-// (and the cause) for errors.Is, and says what to do. Build the client with
+// Failure. Every call is bounded by WithCallTimeout and never panics; when
+// Redis cannot be reached the error wraps ErrUnavailable (and the cause)
+// for errors.Is, and says what to do. Build the client with
 // ContextTimeoutEnabled: true so that a deadline also cuts short a hung
 // connection. A default go-redis client retries failed dials (about 2 s per
 // call against a closed port); lower its MaxRetries and DialerRetries to
-// fail faster.
+// fail faster. After PoolSize failed dials in a row a go-redis pool fails
+// new dials with the last error and probes once a second, so a client may
+// take up to a second to notice that Redis is back.
 //
 // The tests run against a real Redis (see the redistest package).
 package redis

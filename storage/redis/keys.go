@@ -1,8 +1,10 @@
 package redis
 
-// The keys of one crawl's queue. The crawl id sits in a Redis Cluster hash
-// tag, so all of a crawl's keys live in one slot (the scripts touch several
-// at once) and two crawls never share a key:
+// The keys of one crawl. The crawl id sits in a Redis Cluster hash tag, so
+// all of a crawl's keys live in one slot (the scripts touch several at
+// once) and two crawls never share a key.
+//
+// The queue (Queue; lua/prelude.lua and the queue scripts):
 //
 //	<ns>:{<crawl>}:q:ready     ZSET  id → eligible time + lane offset (ms); lowest is claimed first
 //	<ns>:{<crawl>}:q:delayed   ZSET  id → eligible time (ms): not claimable yet
@@ -14,6 +16,30 @@ package redis
 // A job's id is in exactly one of the four sorted sets; its record lives in
 // jobs until it is acked (or dropped from the dead letters). Every script
 // that changes something refreshes the TTL of all six keys.
+//
+// Colly's storage (CollyStorage; lua/colly_*.lua, with the queue's
+// prelude and these two as KEYS[7] and KEYS[8]):
+//
+//	<ns>:{<crawl>}:c:visited   ZSET  request id (16 hex) → 0 done, or the deadline (ms) of a claim
+//	<ns>:{<crawl>}:c:cookies   HASH  host → cookies
+//
+// The shared circuits (BreakerStore; lua/circuit_*.lua), per domain:
+//
+//	<ns>:{<crawl>}:b:s:<domain>  HASH  s state, g generation, r retry-at (µs), c consecutive
+//	                                   failures, f window failures, k probes passed, t trips, n probe ids
+//	<ns>:{<crawl>}:b:w:<domain>  LIST  the window: "<class>:<latency ns>", oldest first
+//	<ns>:{<crawl>}:b:p:<domain>  ZSET  probe id → lease deadline (µs)
+//
+// TTL: WithRetention after the last change, plus the rest of the cooldown
+// while open. A closed circuit's Allow only reads.
+//
+// The checkpoint (Checkpoint; lua/cp_*.lua):
+//
+//	<ns>:{<crawl>}:cp:recs     HASH  record id (16 hex) → "<seq>|<state>|<record JSON>"
+//	<ns>:{<crawl>}:cp:seq      STRING the last Seq handed out
+//	<ns>:{<crawl>}:cp:meta     HASH  metadata key → value
+//	<ns>:{<crawl>}:cp:info     HASH  format → CheckpointFormat
+//	<ns>:{<crawl>}:cp:s1..s6   ZSET  record id → seq, one per state
 const (
 	keyReady = iota
 	keyDelayed

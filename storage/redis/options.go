@@ -72,6 +72,7 @@ type settings struct {
 	maxOutage    time.Duration
 	claimTTL     time.Duration // 0: the visibility timeout
 	pollInterval time.Duration
+	horizon      time.Duration // < 0: wait for every delayed job
 }
 
 func defaults() settings {
@@ -97,6 +98,7 @@ func defaults() settings {
 		reconnectCap:  DefaultReconnectCap,
 		maxOutage:     DefaultMaxOutage,
 		pollInterval:  DefaultPollInterval,
+		horizon:       -1,
 	}
 }
 
@@ -106,7 +108,8 @@ func (s *settings) bad(format string, args ...any) {
 
 // WithNamespace sets the first part of every key, before the crawl's hash
 // tag: "<namespace>:{<crawl>}:q:ready". Default "bw". Give tests their own
-// namespace so their keys can be found and deleted together.
+// namespace so their keys can be found and deleted together. Read by every
+// constructor.
 func WithNamespace(ns string) Option {
 	return func(s *settings) {
 		if err := checkName("namespace", ns); err != nil {
@@ -174,7 +177,8 @@ func WithAging(criticalLead, agingBound time.Duration) Option {
 // disappears from Redis by itself. Keep it well above the backoff cap and
 // the longest Park: a crawl whose only jobs wait longer than the retention,
 // with no other change meanwhile, expires with them. Default 7 days; must
-// be ≥ 1 s.
+// be ≥ 1 s. Read by every constructor (for a BreakerStore it is how long an
+// idle domain's circuit is kept).
 func WithRetention(d time.Duration) Option {
 	return func(s *settings) {
 		if d < time.Second {
@@ -216,7 +220,9 @@ func WithCallTimeout(d time.Duration) Option {
 // WithClock sets the clock that decides eligibility, leases and aging. The
 // scripts are given this time rather than asking Redis, so every worker
 // should have a synchronised clock (NTP); skew of a few seconds only shifts
-// priorities and lease expiry by as much. Default time.Now.
+// priorities and lease expiry by as much. Default time.Now. Read by
+// NewQueue, NewCollyStorage and OpenCheckpoint; a BreakerStore's circuits
+// use the clock the breaker passes them.
 func WithClock(now func() time.Time) Option {
 	return func(s *settings) {
 		if now == nil {
@@ -355,6 +361,23 @@ func WithPollInterval(d time.Duration) Option {
 			s.bad("poll interval %v: must be at least 1ms", d)
 		}
 		s.pollInterval = d
+	}
+}
+
+// WithWaitHorizon makes a CollyStorage's crawl end when the only work left
+// is delayed beyond d from now (a domain parked for a long cooldown, a
+// long backoff): QueueSize does not count those jobs and GetRequest
+// reports the queue drained, so Colly's Run returns and the jobs stay
+// queued for the next run. Without it (the default) a worker waits for
+// every job, however far ahead, and a domain that never recovers keeps
+// the crawl going: parking spends no attempt. d must be ≥ 0. Read by
+// NewCollyStorage.
+func WithWaitHorizon(d time.Duration) Option {
+	return func(s *settings) {
+		if d < 0 {
+			s.bad("wait horizon %v: must be ≥ 0", d)
+		}
+		s.horizon = d
 	}
 }
 
