@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,7 @@ type options struct {
 	size      sizes
 	verbose   bool
 	json      bool
+	cpuprof   string
 }
 
 // run is the whole command; it returns the exit code.
@@ -44,6 +46,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return exitUsage
+	}
+	if o.cpuprof != "" {
+		f, err := os.Create(o.cpuprof)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: -cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "bench: -cpuprofile: %v\n", err)
+			return exitError
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rep, err := bench(o, stderr)
 	if err != nil {
@@ -70,6 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	capD := fs.Duration("cap", time.Minute, "longest `time` one client's run may take; a run that reaches it is stopped and marked cut")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	verbose := fs.Bool("v", false, "print a line per run and Breakwater's events on stderr")
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof reads it)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench [flags]\n\nRuns plain Colly, Colly with a retry loop, Colly with gobreaker and Colly with\nBreakwater through the same scenarios on local test stores, and prints one table.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -89,7 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err != nil {
 		return options{}, fmt.Errorf("-scenarios: %w", err)
 	}
-	return options{scenarios: sel, scale: *scale, cap: *capD, size: fullSize, verbose: *verbose, json: *asJSON}, nil
+	return options{scenarios: sel, scale: *scale, cap: *capD, size: fullSize, verbose: *verbose, json: *asJSON, cpuprof: *cpuprof}, nil
 }
 
 // bench runs the scenarios and returns what they measured. With
