@@ -130,3 +130,21 @@ func (f *Fake) NextDeadline() (time.Time, bool) {
 	}
 	return min, true
 }
+
+// Drive moves the clock to its next deadline whenever something waits on
+// it, as if time passed only while everyone sleeps, until stop is closed.
+// Run it in its own goroutine while code under test waits on the clock.
+func (f *Fake) Drive(stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if f.BlockUntil(1, 20*time.Millisecond) {
+			if d, ok := f.NextDeadline(); ok {
+				f.Set(d)
+			}
+		}
+	}
+}

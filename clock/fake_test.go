@@ -59,3 +59,20 @@ func TestFakeSetNeverGoesBackwards(t *testing.T) {
 		t.Fatal("OrSystem does not pick the given clock or System")
 	}
 }
+
+func TestFakeDriveLetsSleepersThrough(t *testing.T) {
+	f := clock.NewFake(time.Unix(0, 0))
+	stop := make(chan struct{})
+	defer close(stop)
+	go f.Drive(stop)
+	for i := 1; i <= 3; i++ {
+		select {
+		case got := <-f.After(time.Hour):
+			if want := time.Unix(0, 0).Add(time.Duration(i) * time.Hour); !got.Equal(want) {
+				t.Fatalf("woke at %v, want %v", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Drive did not move the clock to the waiter's deadline")
+		}
+	}
+}

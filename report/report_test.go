@@ -302,20 +302,7 @@ func TestReportShowsThePaceOfAThrottledDomain(t *testing.T) {
 	c := colly.NewCollector()
 	b.Register(c)
 	stop := make(chan struct{})
-	go func() { // time passes only while everyone waits
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if clk.BlockUntil(1, 20*time.Millisecond) {
-				if d, ok := clk.NextDeadline(); ok {
-					clk.Set(d)
-				}
-			}
-		}
-	}()
+	go clk.Drive(stop) // time passes only while everyone waits
 	for i := 1; i <= 10; i++ {
 		c.Visit(store.ProductURL(i))
 	}

@@ -198,24 +198,6 @@ func TestOneFailingDomainLeavesOthersFlowing(t *testing.T) {
 	}
 }
 
-// autoAdvance moves clk to its next deadline whenever something waits on
-// it, as if time passed only while everyone sleeps. It stops when stop is
-// closed.
-func autoAdvance(clk *clock.Fake, stop <-chan struct{}) {
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		if clk.BlockUntil(1, 20*time.Millisecond) {
-			if d, ok := clk.NextDeadline(); ok {
-				clk.Set(d)
-			}
-		}
-	}
-}
-
 func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 	clk := clock.NewFake(epoch)
 	store := startStore(t, testserver.Config{Products: 50, Now: clk.Now,
@@ -229,7 +211,7 @@ func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 	c := colly.NewCollector()
 	b.Register(c)
 	stop := make(chan struct{})
-	go autoAdvance(clk, stop)
+	go clk.Drive(stop)
 	for i := 1; i <= 50; i++ {
 		c.Visit(store.ProductURL(i))
 	}

@@ -53,7 +53,7 @@ func TestWaitingDomainNeverHoldsUpAnother(t *testing.T) {
 	// Let the store recover and time pass: the waiting requests go out.
 	slow.SetScenario(testserver.Scenario{})
 	stop := make(chan struct{})
-	go autoAdvance(clk, stop)
+	go clk.Drive(stop)
 	c.Wait()
 	close(stop)
 	for i := 1; i <= 20; i++ {
@@ -112,7 +112,7 @@ func TestServiceUnavailableWithRetryAfterIsThrottling(t *testing.T) {
 	c := colly.NewCollector()
 	b.Register(c)
 	stop := make(chan struct{})
-	go autoAdvance(clk, stop)
+	go clk.Drive(stop)
 	for i := 1; i <= 30; i++ {
 		c.Visit(store.ProductURL(i))
 	}
