@@ -33,6 +33,10 @@ import (
 //	q.AddURL("https://shop.example/")   // every worker may add the seeds: each is queued once
 //	err = q.Run(c)                      // until the whole crawl's queue is drained
 //
+// Use a synchronous collector: the queue's threads are then the worker's
+// parallelism. With colly.Async, Do returns at once, so one worker would
+// claim every ready job of the crawl and hold them in goroutines.
+//
 // Visited, atomically. Colly asks IsVisited and then calls Visited, two
 // calls with nothing between them, so two workers could both decide to
 // fetch a URL. IsVisited therefore claims the URL itself, in one atomic
@@ -61,6 +65,8 @@ import (
 // job not finished anywhere (ready, delayed, in flight at any worker), so
 // a worker keeps going while another might still fail a job back into the
 // queue; GetRequest waits for a job to become ready (WithPollInterval).
+// WithWaitHorizon ends the run instead when all that is left is parked or
+// backing off further ahead than that (it stays queued for the next run).
 // While Redis is unreachable every call waits and retries with a backoff
 // (WithReconnectBackoff) for up to WithMaxOutage: the crawl pauses and
 // resumes. Each change between the two is one log event (WithLogger).

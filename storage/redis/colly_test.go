@@ -426,3 +426,36 @@ func TestWaitHorizonEndsACrawlWhoseRestIsParkedFarAhead(t *testing.T) {
 		t.Fatalf("stats %+v: the far job must stay queued for the next run", st)
 	}
 }
+
+// While Redis is unreachable the storage's calls wait and retry, for at
+// most the max outage, and Close ends the wait at once.
+func TestCollyStorageWaitsForRedisUpToTheMaxOutage(t *testing.T) {
+	client := (&ownServer{port: portOf(t, closedPort(t))}).clientFor(t)
+	cs, err := redis.NewCollyStorage(client, "crawl-1", redis.WithMaxOutage(300*time.Millisecond),
+		redis.WithReconnectBackoff(20*time.Millisecond, 50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if _, err := cs.QueueSize(); !errors.Is(err, redis.ErrUnavailable) {
+		t.Fatalf("QueueSize with Redis down: %v, want ErrUnavailable", err)
+	}
+	if waited := time.Since(began); waited < 300*time.Millisecond {
+		t.Fatalf("QueueSize gave up after %v, before the 300ms max outage", waited)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cs.AddRequest([]byte(`{"URL":"http://shop.test/a","Method":"GET"}`)) }()
+	time.Sleep(50 * time.Millisecond)
+	cs.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, redis.ErrUnavailable) {
+			t.Fatalf("AddRequest ended by Close: %v, want its last error (ErrUnavailable)", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("Close did not end AddRequest's wait")
+	}
+	if n, err := cs.QueueSize(); n != 0 || err != nil {
+		t.Fatalf("QueueSize after Close = %d, %v; want 0, nil (Colly's Run ends)", n, err)
+	}
+}
