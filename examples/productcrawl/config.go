@@ -18,13 +18,13 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/report"
 	"github.com/breakwater-crawl/breakwater/testserver"
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
 
 // Config is everything a run is told. Flags fill it, validate checks it
-// before any request is sent. To add a flag (the checkpoint's --checkpoint
-// and --resume, the Redis --redis): add a field here, register it in
-// flags, check it in validate, and wire it in newCrawl.
+// before any request is sent. To add a flag: add a field here, register it
+// in flags, check it in validate, and wire it in newCrawl.
 type Config struct {
 	// URLs are the start URLs; none means the embedded demo fleet.
 	URLs []string
@@ -49,6 +49,13 @@ type Config struct {
 	Checkpoint  string
 	Resume      bool
 	DeadLetters bool
+	// Redis is the URL of the Redis that holds a shared crawl instead of
+	// the checkpoint file; CrawlID names the crawl there (every worker of
+	// it passes the same); WaitHorizon is how far ahead a worker waits for
+	// delayed work before it ends its run. See redis.go.
+	Redis       string
+	CrawlID     string
+	WaitHorizon time.Duration
 	Report      string        // text or json
 	LogLevel    string        // zerolog level
 	LogFormat   string        // auto, json or console
@@ -65,6 +72,8 @@ type Config struct {
 	checkpointSet bool     // -checkpoint was given
 	profileSet    bool     // -profile was given
 	profileOpts   []breaker.Option
+	redisOpts     *goredis.Options // parsed -redis, nil without it
+	crawlIDSet    bool             // -crawl-id was given
 }
 
 // Field is one --field name=selector: the text of the first element the
@@ -173,7 +182,10 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "file the valid products are appended to, one JSON object a line")
 	fs.StringVar(&cfg.Checkpoint, "checkpoint", cfg.Checkpoint, "checkpoint file: the state of every URL, so a stopped crawl can be resumed (the demo fleet, which cannot be resumed, uses a temporary one unless this is given)")
 	fs.BoolVar(&cfg.Resume, "resume", cfg.Resume, "continue the crawl in -checkpoint: fetch only what it did not finish, never write a URL already in -out (without it an existing checkpoint is refused)")
-	fs.BoolVar(&cfg.DeadLetters, "dead-letters", cfg.DeadLetters, "list the URLs -checkpoint gave up on, with their last error, and exit")
+	fs.BoolVar(&cfg.DeadLetters, "dead-letters", cfg.DeadLetters, "list the URLs -checkpoint (or the -redis crawl) gave up on, with their last error, and exit")
+	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "share the crawl through the Redis at this URL (redis://[user:password@]host:6379/0, rediss:// for TLS) instead of the -checkpoint file: every productcrawl started with the same -redis and -crawl-id works the same crawl, on one machine or many")
+	fs.StringVar(&cfg.CrawlID, "crawl-id", cfg.CrawlID, "with -redis: the crawl's name in Redis, the same for every worker; the same id continues a crawl, a new one starts a new crawl (default: derived from the start URLs)")
+	fs.DurationVar(&cfg.WaitHorizon, "wait-horizon", cfg.WaitHorizon, "with -redis: how far ahead a worker waits for work that must wait (a tripped domain's cooldown, a retry's backoff) before it ends its run as tripped, leaving that work queued for the next run (0: end as soon as all that is left must wait)")
 	fs.StringVar(&cfg.Report, "report", cfg.Report, "final report format: text or json (on stdout)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error or disabled")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format on stderr: json, console, or auto (console on a terminal)")
@@ -196,6 +208,14 @@ const usageTail = `
 A checkpoint (-checkpoint, crawl.db by default) keeps the state of every URL.
 A run that ends tripped, is interrupted or killed is continued with --resume:
 it fetches only what was not done and never writes a URL twice to -out.
+
+With -redis the crawl lives in Redis instead, shared by every productcrawl
+started with the same -redis and -crawl-id (on one machine or many): each
+URL is fetched by one worker, the circuit breakers are shared (a trip seen by
+one worker is seen by all), and each worker appends what it fetched to its
+own -out. A worker runs until no work is left anywhere in the crawl, or only
+work that must wait beyond -wait-horizon; running the same command again
+continues the crawl (-checkpoint and --resume do not apply).
 
 Exit codes:
   0   complete  work done, records written
@@ -240,6 +260,7 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 	fs.Visit(func(f *flag.Flag) {
 		cfg.checkpointSet = cfg.checkpointSet || f.Name == "checkpoint"
 		cfg.profileSet = cfg.profileSet || f.Name == "profile"
+		cfg.crawlIDSet = cfg.crawlIDSet || f.Name == "crawl-id"
 	})
 	return cfg, cfg.validate()
 }
@@ -347,7 +368,7 @@ func (cfg *Config) validate() error {
 	if strings.TrimSpace(cfg.Checkpoint) == "" {
 		return usageErr("-checkpoint: want a file name")
 	}
-	return nil
+	return cfg.validateRedis()
 }
 
 // selector checks a CSS selector the way the validator and goquery will

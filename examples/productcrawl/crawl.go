@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,16 +28,17 @@ import (
 
 // crawl is one run: the collector with every extension wired in, the
 // output, and what the end of the run needs to decide and report. Later
-// extensions (the checkpoint, Redis) add themselves in newCrawl: to exts,
-// judges and reportOpts, and their Close to closers.
+// extensions add themselves in newCrawl: to exts, judges and reportOpts,
+// and their Close to closers.
 type crawl struct {
-	cfg Config
-	log zerolog.Logger
-	c   *colly.Collector
-	v   *validate.Validator
-	b   *breaker.Breaker
-	cp  *checkpoint.Checkpoint
-	out *sink
+	cfg    Config
+	log    zerolog.Logger
+	c      *colly.Collector
+	v      *validate.Validator
+	b      *breaker.Breaker
+	cp     *checkpoint.Checkpoint
+	out    *sink
+	shared *shared // -redis: the crawl in Redis; nil for the checkpoint file
 
 	exts       []breakwater.Extension // registered in order
 	judges     []outcome.Judge        // asked how the run ended
@@ -76,46 +79,72 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	if cr.v, err = validate.New(opts...); err != nil {
 		return nil, usageErr("validation rules: %v", err)
 	}
-	if cr.cp, err = openCheckpoint(cfg, log, cr.fail); err != nil {
+	if cfg.Redis != "" {
+		if cr.shared, err = openShared(cfg, log); err != nil {
+			return nil, err
+		}
+		cp, err := checkpoint.New(cr.shared.store, checkpoint.WithLogger(log), checkpoint.OnStoreError(cr.fail),
+			checkpoint.MaxAttempts(redisMaxAttempts))
+		if err != nil {
+			cr.shared.close()
+			return nil, fmt.Errorf("-redis: the checkpoint of crawl %s: %w", cfg.CrawlID, err)
+		}
+		cr.cp = cp
+		// The client is closed after the checkpoint, by run.
+	} else if cr.cp, err = openCheckpoint(cfg, log, cr.fail); err != nil {
 		return nil, err
 	}
 	bopts := append([]breaker.Option{breaker.WithValidator(cr.v), breaker.WithLogger(log),
 		breaker.OnOutcome(cr.onOutcome)}, cr.cp.BreakerOptions()...)
+	if cr.shared != nil {
+		bopts = append(bopts, cr.shared.breakerOptions()...) // after the checkpoint's
+	}
 	bopts = append(bopts, cfg.profileOpts...)
 	var m *metrics.Metrics
 	var reg *prometheus.Registry
 	if cfg.Metrics != "" {
 		reg = prometheus.NewRegistry()
 		if m, err = metrics.New(reg, metrics.WithLogger(log)); err != nil {
-			cr.cp.Close()
+			cr.abandon()
 			return nil, err
 		}
 		bopts = append(bopts, m.BreakerOptions()...)
 	}
 	if cr.b, err = breaker.New(cfg.profile, bopts...); err != nil {
-		cr.cp.Close()
+		cr.abandon()
 		return nil, usageErr("breaker: %v", err)
 	}
 	if m != nil {
 		if err := m.Watch(cr.b); err != nil {
-			cr.cp.Close()
+			cr.abandon()
 			return nil, err
 		}
-		if err := m.WatchCheckpoint(cfg.Checkpoint, cr.cp); err != nil {
-			cr.cp.Close()
+		name := cfg.Checkpoint
+		if cr.shared != nil {
+			name = "redis:" + cfg.CrawlID
+		}
+		if err := m.WatchCheckpoint(name, cr.cp); err != nil {
+			cr.abandon()
 			return nil, err
 		}
 		cr.metrics, cr.registry = m, reg
 	}
 	// A domain saved open stays open until its cooldown ends.
 	if err := cr.cp.Breaker(cr.b); err != nil {
-		cr.cp.Close()
+		cr.abandon()
 		return nil, err
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cr.cancel = cancel
-	cr.c = colly.NewCollector(colly.Async(true), colly.StdlibContext(ctx))
+	// With -redis the collector is synchronous: the queue's threads are
+	// the worker's parallelism (an Async collector would claim every ready
+	// job of the crawl at once and hold them in goroutines).
+	copts := []colly.CollectorOption{colly.StdlibContext(ctx)}
+	if cr.shared == nil {
+		copts = append(copts, colly.Async(true))
+	}
+	cr.c = colly.NewCollector(copts...)
 	cr.c.SetRequestTimeout(cfg.Timeout)
 	cr.c.AllowedDomains = cfg.startDomain
 	// One LimitRule per start host: a rule's Parallelism is one pool shared
@@ -125,16 +154,20 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	for _, h := range cfg.startHosts {
 		rule := &colly.LimitRule{DomainRegexp: "(?i)^" + regexp.QuoteMeta(h) + "$", Parallelism: cfg.Parallelism}
 		if err := cr.c.Limit(rule); err != nil {
+			cancel()
+			cr.abandon()
 			return nil, usageErr("limit rule for %s: %v", h, err)
 		}
 	}
 	if err := cr.c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: cfg.Parallelism}); err != nil {
+		cancel()
+		cr.abandon()
 		return nil, usageErr("limit rule: %v", err)
 	}
 
 	if cr.out, err = openSink(cfg.Out, cfg.Resume); err != nil {
 		cancel()
-		cr.cp.Close()
+		cr.abandon()
 		return nil, err
 	}
 	cr.closers = append(cr.closers, cr.out.close)
@@ -147,8 +180,21 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// last, so it sees the breaker's refusals before its own OnRequest.
 	cr.exts = append(cr.exts, cr.v, cr.b, cr.cp)
 	cr.judges = append(cr.judges, cr.b, cr.v, cr.cp) // open circuits; selector_broken; unfinished URLs
+	if cr.shared != nil {
+		// What is left is the shared queue's to say: this worker's breaker
+		// lists only its own refusals, the checkpoint counts attempts its
+		// own way.
+		unfinished := []string{"unfinished"}
+		cr.judges = []outcome.Judge{withoutKind{cr.b, unfinished}, cr.v, withoutKind{cr.cp, unfinished},
+			queueJudge{q: cr.shared.cs.Queue(), id: cfg.CrawlID, timeout: cfg.Timeout}}
+	}
 	cr.reportOpts = append(cr.reportOpts, report.WithBreaker(cr.b), report.WithValidator(cr.v))
 	breakwater.Use(cr.c, cr.exts...)
+	if cr.shared != nil {
+		// Last: Colly's storage is the shared visited set, not the
+		// checkpoint's, which decides for this process alone.
+		cr.shared.cs.Register(cr.c)
+	}
 	// Registered after the validator: the verdict is complete here.
 	cr.c.OnHTML("html", cr.onPage)
 	if cr.metrics != nil {
@@ -156,7 +202,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 		if err != nil {
 			cancel()
 			cr.out.close()
-			cr.cp.Close()
+			cr.abandon()
 			return nil, fmt.Errorf("productcrawl: -metrics %s: %w", cfg.Metrics, err)
 		}
 		log.Info().Str("event", "metrics_serving").Str("url", srv.URL()).Msg("serving Prometheus metrics")
@@ -167,12 +213,34 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	return cr, nil
 }
 
+// release closes the Redis client, once the report is built and the status
+// display, which reads the shared breakers, has stopped.
+func (cr *crawl) release() {
+	if cr.shared != nil {
+		if err := cr.shared.close(); err != nil {
+			cr.log.Warn().Str("event", "redis_close_failed").Err(err).Msg("closing the Redis client")
+		}
+	}
+}
+
+// abandon closes what newCrawl opened when it cannot finish.
+func (cr *crawl) abandon() {
+	cr.cp.Close()
+	if cr.shared != nil {
+		cr.shared.close()
+	}
+}
+
 // gate drops requests once the run is stopping: in OnRequest for those not
 // yet queued, in OnRequestHeaders for those that were waiting for a slot.
+// With -redis each goes back to the crawl's queue for another worker.
 func (cr *crawl) gate(r *colly.Request) {
 	if cr.stopping.Load() && !r.IsAbort() {
 		r.Abort()
 		cr.cut.Add(1)
+		if cr.shared != nil {
+			cr.shared.giveBack(r)
+		}
 	}
 }
 
@@ -206,6 +274,10 @@ func text(s *goquery.Selection) string { return strings.Join(strings.Fields(s.Te
 // visit schedules u, from parent (nil for a start URL), within -max-pages.
 func (cr *crawl) visit(parent *colly.Request, u string) {
 	if u == "" {
+		return
+	}
+	if cr.shared != nil {
+		cr.enqueue(parent, u)
 		return
 	}
 	if seen, _ := cr.c.HasVisited(u); seen {
@@ -243,6 +315,30 @@ func (cr *crawl) visit(parent *colly.Request, u string) {
 	}
 }
 
+// enqueue adds u to the crawl's queue in Redis (a no-op for a URL the
+// crawl has seen). Colly checks AllowedDomains only when a job is fetched,
+// and a job it refuses then would come back until it is dead: so hosts
+// are filtered here. Never HasVisited: with the shared storage, asking is
+// claiming.
+func (cr *crawl) enqueue(parent *colly.Request, u string) {
+	if cr.stopping.Load() {
+		cr.cut.Add(1)
+		return
+	}
+	pu, err := url.Parse(u)
+	if err != nil || !slices.Contains(cr.cfg.startDomain, strings.ToLower(pu.Hostname())) {
+		cr.log.Debug().Str("event", "not_followed").Str("url", u).Msg("link not followed: not a start host")
+		return
+	}
+	if err := cr.shared.q.AddURL(u); err != nil {
+		if parent == nil {
+			cr.fail(fmt.Errorf("start URL %s: %w", u, err))
+			return
+		}
+		cr.log.Warn().Str("event", "not_followed").Str("url", u).Err(err).Msg("link not added to the crawl's queue")
+	}
+}
+
 // onOutcome logs every attempt that left, at debug level.
 func (cr *crawl) onOutcome(a breaker.Attempt) {
 	if e := cr.log.Debug(); e.Enabled() {
@@ -258,6 +354,9 @@ func (cr *crawl) fail(err error) {
 		cr.err = err
 		cr.log.Error().Str("event", "crawl_error").Err(err).Msg("the crawl cannot go on; stopping")
 		cr.stopping.Store(true)
+		if cr.shared != nil {
+			cr.shared.cs.Close() // no more jobs; waits for Redis end at once
+		}
 	})
 }
 
@@ -265,6 +364,9 @@ func (cr *crawl) fail(err error) {
 func (cr *crawl) interrupt(sig os.Signal) {
 	if cr.interrupted.CompareAndSwap(nil, sig.String()) {
 		cr.stopping.Store(true)
+		if cr.shared != nil {
+			cr.shared.cs.Close() // this worker takes no more jobs; the others go on
+		}
 		cr.log.Warn().Str("event", "interrupted").Str("signal", sig.String()).
 			Msg("stopping: no new requests; waiting for those in flight (signal again to abort them)")
 		return
@@ -273,14 +375,10 @@ func (cr *crawl) interrupt(sig os.Signal) {
 	cr.cancel()
 }
 
-// run crawls from the start URLs until there is nothing left to do or the
-// run is stopped, and returns how it ended and its report.
-func (cr *crawl) run() (outcome.Outcome, report.Report) {
-	cr.started = time.Now()
-	cr.log.Info().Str("event", "crawl_started").Strs("start", cr.cfg.URLs).Str("profile", cr.cfg.profile.Name).
-		Int("parallelism", cr.cfg.Parallelism).Str("out", cr.cfg.Out).Msg("crawl started")
-	// What earlier runs left unfinished first; start URLs the checkpoint
-	// already knows are skipped.
+// runLocal crawls with the checkpoint file as the frontier: what earlier
+// runs left unfinished first, then the start URLs (skipped if the
+// checkpoint knows them already).
+func (cr *crawl) runLocal() {
 	if n, err := cr.cp.Resume(cr.c); err != nil {
 		cr.fail(err)
 	} else if n > 0 || cr.out.earlier > 0 {
@@ -293,6 +391,33 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 		cr.visit(nil, u)
 	}
 	cr.c.Wait()
+}
+
+// runShared works the crawl in Redis until its queue holds nothing this
+// worker should wait for. Every worker adds the start URLs (each is queued
+// once per crawl); what earlier runs left is in the queue already, so
+// there is nothing to resume.
+func (cr *crawl) runShared() {
+	for _, u := range cr.cfg.URLs {
+		cr.visit(nil, u)
+	}
+	if err := cr.shared.q.Run(cr.c); err != nil {
+		cr.fail(fmt.Errorf("the crawl's queue in Redis: %w", err))
+	}
+	cr.shared.cs.Close()
+}
+
+// run crawls from the start URLs until there is nothing left to do or the
+// run is stopped, and returns how it ended and its report.
+func (cr *crawl) run() (outcome.Outcome, report.Report) {
+	cr.started = time.Now()
+	cr.log.Info().Str("event", "crawl_started").Strs("start", cr.cfg.URLs).Str("profile", cr.cfg.profile.Name).
+		Int("parallelism", cr.cfg.Parallelism).Str("out", cr.cfg.Out).Msg("crawl started")
+	if cr.shared != nil {
+		cr.runShared()
+	} else {
+		cr.runLocal()
+	}
 	cr.cancel()
 	for i := len(cr.closers) - 1; i >= 0; i-- {
 		if err := cr.closers[i](); err != nil {
@@ -313,6 +438,7 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 		cr.fail(err)
 		o = outcome.Decide(records, cr.err, judges...)
 	}
+
 	r := report.New(o, append(cr.reportOpts, report.WithRecords(perHost))...)
 	ev := cr.log.Info()
 	if o.State != outcome.Complete {

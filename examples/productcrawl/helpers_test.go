@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/report"
+	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
@@ -41,6 +42,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	redistest.Stop() // the redis-server the -redis tests may have started
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

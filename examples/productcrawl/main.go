@@ -24,6 +24,28 @@
 // records.go's reconcile for how, even across a SIGKILL). --dead-letters
 // lists the URLs given up on.
 //
+// Scale-out: -redis redis://host:6379/0 keeps the crawl in Redis instead of
+// the file, and every productcrawl started with the same -redis and
+// -crawl-id (by default derived from the start URLs) works that one crawl,
+// on one machine or many:
+//
+//	productcrawl --redis redis://10.0.0.5:6379/0 --out products-$(hostname).jsonl https://shop.example/
+//
+// Each URL is fetched by one worker (the visited set is claimed atomically
+// in Redis) and each worker appends its products to its own -out: the
+// union of the files holds every product once (twice only for a page whose
+// worker was killed between writing it and settling its job: delivery is
+// at least once). The circuit breakers are shared, so a domain that trips
+// for one worker is refused by all. A worker runs until nothing is left
+// anywhere in the crawl, or only work that must wait longer than
+// -wait-horizon (0 by default: a tripped domain's parked URLs, a retry's
+// backoff); that work stays queued, the run ends tripped (exit 2), and the
+// same command run again continues the crawl. -checkpoint, --resume and
+// -max-pages do not apply; --dead-letters with -redis lists the crawl's
+// dead letters. Each worker's report and exit code are its own share of
+// the crawl. Redis unreachable at start is an error (exit 1) within -timeout;
+// see redis.go for what happens during a crawl.
+//
 // SIGINT or SIGTERM stops issuing requests; those in flight finish, their
 // products are written, the report is printed. A run stopped before its
 // work was done ends as tripped (exit 2): the partial is kept and a
@@ -62,6 +84,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return usage(stderr, err)
 	}
 	if cfg.DeadLetters {
+		if cfg.Redis != "" {
+			return listRedisDeadLetters(cfg, stdout, stderr)
+		}
 		return listDeadLetters(cfg, stdout, stderr)
 	}
 
@@ -71,7 +96,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(cfg.URLs) == 0 {
 		// The demo fleet lives as long as this process: its checkpoint
 		// cannot be resumed, so it is temporary unless -checkpoint says.
-		if !cfg.checkpointSet {
+		// (With -redis its crawl id is derived from the fleet's URLs,
+		// which are new each time: each demo run is a crawl of its own.)
+		if !cfg.checkpointSet && cfg.Redis == "" {
 			if cfg.Resume {
 				return usage(stderr, errors.New("--resume: the embedded demo fleet is gone when a run ends, there is nothing to resume; give start URLs (and -checkpoint) to resume a crawl"))
 			}
@@ -128,6 +155,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	st.start(log, cr.b, cr.out)
 	o, rep := cr.run()
 	st.stop()
+	cr.release()
 	if err := rep.Write(stdout, cfg.format); err != nil {
 		log.Error().Str("event", "report_failed").Err(err).Msg("cannot write the report")
 		return outcome.Decide(o.Records, err).ExitCode()

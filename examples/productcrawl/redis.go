@@ -1,0 +1,354 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/url"
+	"runtime"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/redis"
+	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+)
+
+// With -redis the crawl lives in Redis (package storage/redis) instead of
+// the checkpoint file, and any number of productcrawl processes, on one
+// machine or many, work it together: a worker is this program started with
+// the same -redis and -crawl-id.
+//
+//   - The frontier is the crawl's queue in Redis, not Colly's: start URLs
+//     and links are added to it (each URL once per crawl, whoever finds
+//     it), and the collector, synchronous, is fed by Colly's queue over
+//     the CollyStorage, parallelism × start hosts requests at a time.
+//   - Colly's visited set is the shared one: claiming a URL is atomic, so
+//     one worker fetches each URL, and so the union of the workers' -out
+//     files holds every product once. Delivery is at least once: a worker
+//     killed between writing a product and settling its job leaves that
+//     job to come back after the visibility timeout, and the product can
+//     then be in two files.
+//   - The circuit breakers are shared (BreakerStore): a trip seen by one
+//     worker is seen by all, and half-open probes are limited across all.
+//   - The checkpoint extension keeps the per-URL states in Redis too
+//     (OpenCheckpoint), so every worker's states and dead letters are in
+//     one place. Its run history is read, changed and written back by each
+//     worker: workers starting or stopping at the same moment can lose one
+//     another's entry. The queue, not the checkpoint, is the frontier, and
+//     the queue decides what is left (queueJudge).
+//
+// A worker runs until no job is left anywhere in the crawl, or only jobs
+// that must wait beyond -wait-horizon (a tripped domain's parked URLs, a
+// retry's backoff): those stay queued, the run ends tripped (exit 2), and
+// the same command run again continues the crawl. Each worker's report and
+// exit code speak for its own share: its records, its view of the breaker
+// stats, and the crawl's queue as it left it.
+
+// redisMaxAttempts is how many failed attempts a URL gets, in the queue and
+// in the checkpoint alike (their defaults differ: 5 and 3).
+const redisMaxAttempts = checkpoint.DefaultMaxAttempts
+
+// shared is one worker's part of a crawl in Redis.
+type shared struct {
+	client *goredis.Client
+	id     string
+	store  *redis.Checkpoint
+	cs     *redis.CollyStorage
+	bs     *redis.BreakerStore
+	q      *queue.Queue
+	log    zerolog.Logger
+}
+
+// validateRedis checks the -redis flags and derives the crawl id. It runs
+// at the end of validate.
+func (cfg *Config) validateRedis() error {
+	if cfg.Redis == "" {
+		if cfg.crawlIDSet {
+			return usageErr("-crawl-id: names a crawl in Redis; give -redis too")
+		}
+		if cfg.WaitHorizon != 0 {
+			return usageErr("-wait-horizon: only with -redis")
+		}
+		return nil
+	}
+	opts, err := goredis.ParseURL(cfg.Redis)
+	if err != nil {
+		return usageErr("-redis: %v; want a URL such as redis://host:6379/0", err)
+	}
+	opts.ContextTimeoutEnabled = true // a deadline cuts a hung connection short
+	cfg.redisOpts = opts
+	switch {
+	case cfg.checkpointSet:
+		return usageErr("-checkpoint: not with -redis: the crawl's state lives in Redis under -crawl-id")
+	case cfg.Resume:
+		return usageErr("--resume: not with -redis: the same command (same -redis and -crawl-id) continues the crawl by itself")
+	case cfg.MaxPages > 0:
+		return usageErr("-max-pages: not with -redis: the crawl is shared by its workers; stop a worker with SIGINT or SIGTERM instead")
+	case cfg.WaitHorizon < 0:
+		return usageErr("-wait-horizon %v: want 0 or a positive duration, e.g. 2m", cfg.WaitHorizon)
+	}
+	id := cfg.CrawlID
+	if !cfg.crawlIDSet {
+		if len(cfg.URLs) == 0 {
+			return nil // the demo fleet: derived once its URLs are known
+		}
+		id = defaultCrawlID(cfg.URLs)
+	}
+	if err := checkCrawlID(id); err != nil {
+		return usageErr("-crawl-id: %v", err)
+	}
+	cfg.CrawlID = id
+	return nil
+}
+
+// defaultCrawlID names the crawl of the start URLs, whatever their order:
+// "productcrawl-<first host>-<hash of them all>".
+func defaultCrawlID(urls []string) string {
+	sorted := slices.Clone(urls)
+	slices.Sort(sorted)
+	h := fnv.New64a()
+	for _, u := range sorted {
+		io.WriteString(h, u)
+		h.Write([]byte{0})
+	}
+	host := "start"
+	if u, err := url.Parse(sorted[0]); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(host) {
+		if b.Len() >= 100 {
+			break
+		}
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '.' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return fmt.Sprintf("productcrawl-%s-%016x", b.String(), h.Sum64())
+}
+
+// checkCrawlID applies storage/redis's rules for a crawl id, so that a bad
+// one is a usage error before anything is sent.
+func checkCrawlID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("empty")
+	case len(id) > 200:
+		return fmt.Errorf("%.40q…: longer than 200 bytes", id)
+	case strings.ContainsAny(id, "{}*?[]\\ \t\r\n"):
+		return fmt.Errorf("%q: must not contain braces, glob characters (*?[]\\) or spaces", id)
+	}
+	return nil
+}
+
+// redisAddr names the Redis of cfg for messages, without its password.
+func redisAddr(o *goredis.Options) string { return fmt.Sprintf("%s db %d", o.Addr, o.DB) }
+
+// connectRedis makes the client and checks that Redis answers within
+// -timeout: an unreachable Redis is an error (exit 1) then, never a hang.
+// Unless the URL sets pool_size, the pool has room for
+// every thread's call at once.
+func connectRedis(cfg Config, log zerolog.Logger, threads int) (*goredis.Client, error) {
+	goredis.SetLogger(redisLogger{log}) // go-redis's own messages, into our log
+	opts := *cfg.redisOpts
+	if opts.PoolSize == 0 {
+		opts.PoolSize = max(10*runtime.GOMAXPROCS(0), threads+8)
+	}
+	client := goredis.NewClient(&opts)
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+	defer cancel()
+	if err := client.Ping(ctx).Err(); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("-redis: cannot reach Redis at %s within -timeout %v: %w (is it running, and is the URL right?)", redisAddr(&opts), cfg.Timeout, err)
+	}
+	return client, nil
+}
+
+// openShared joins the crawl cfg.CrawlID in Redis: the client, the
+// checkpoint's store, the Colly storage and the breaker store. Redis that
+// cannot be reached is an error (exit 1); keys of the crawl id holding
+// something else are a usage error (choose another id).
+func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
+	threads := cfg.Parallelism * max(1, len(cfg.startHosts))
+	client, err := connectRedis(cfg, log, threads)
+	if err != nil {
+		return nil, err
+	}
+	sh := &shared{client: client, id: cfg.CrawlID, log: log}
+	opts := []redis.Option{
+		redis.WithLogger(log),
+		// A job is leased for longer than any fetch can take, with room
+		// for the wait at a LimitRule and the breaker's pace.
+		redis.WithVisibilityTimeout(max(4*cfg.Timeout, time.Minute)),
+		redis.WithMaxAttempts(redisMaxAttempts),
+		redis.WithWaitHorizon(cfg.WaitHorizon),
+	}
+	fail := func(err error) (*shared, error) {
+		client.Close()
+		return nil, err
+	}
+	if sh.store, err = redis.OpenCheckpoint(client, sh.id, opts...); err != nil {
+		if errors.Is(err, storage.ErrNotCheckpoint) {
+			return fail(usageErr("-crawl-id %s: %v", sh.id, err))
+		}
+		return fail(fmt.Errorf("-redis: opening the crawl %s: %w", sh.id, err))
+	}
+	if sh.cs, err = redis.NewCollyStorage(client, sh.id, opts...); err != nil {
+		return fail(usageErr("-redis: %v", err))
+	}
+	if sh.bs, err = redis.NewBreakerStore(client, sh.id, opts...); err != nil {
+		return fail(usageErr("-redis: %v", err))
+	}
+	if sh.q, err = queue.New(threads, sh.cs); err != nil {
+		return fail(fmt.Errorf("-redis: %w", err))
+	}
+	// What the crawl holds already: a worker joining (or continuing) a
+	// crawl says so; one whose crawl is all done says that too.
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+	defer cancel()
+	st, err := sh.cs.Queue().Stats(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("-redis: reading the crawl %s: %w", sh.id, err))
+	}
+	log.Info().Str("event", "redis_joined").Str("redis", redisAddr(cfg.redisOpts)).Str("crawl_id", sh.id).
+		Int64("ready", st.Ready).Int64("delayed", st.Delayed).Int64("in_flight", st.InFlight).Int64("dead", st.Dead).
+		Int("threads", threads).Dur("wait_horizon", cfg.WaitHorizon).
+		Msg("working the crawl in Redis with every other worker of the same -crawl-id")
+	return sh, nil
+}
+
+// breakerOptions share the circuits and settle each request's job with its
+// outcome. They go after the checkpoint's, so a URL's state is saved
+// before its job is done: when the queue says nothing is left, every
+// worker's checkpoint states are final.
+func (sh *shared) breakerOptions() []breaker.Option {
+	return append(sh.cs.BreakerOptions(), breaker.WithStore(sh.bs))
+}
+
+// giveBack returns a request the run cut before it left (the run is
+// stopping) to the queue at once, without spending an attempt, so another
+// worker takes it now rather than after its lease.
+func (sh *shared) giveBack(r *colly.Request) {
+	if err := sh.cs.Park(r, time.Time{}); err != nil {
+		sh.log.Warn().Str("event", "job_not_returned").Str("url", r.URL.String()).Err(err).
+			Msg("a request cut by the stop could not be put back; it comes back after its lease")
+	}
+}
+
+// close ends the worker's part: first the Colly storage (idempotent), last
+// the client.
+func (sh *shared) close() error {
+	sh.cs.Close()
+	return sh.client.Close()
+}
+
+// queueJudge says what the crawl's queue in Redis holds when this worker
+// ends: work left (parked or backing off beyond the wait horizon, or still
+// ready or in flight elsewhere because this worker stopped early) makes
+// the run tripped: the same command continues it. In Redis mode it stands
+// for the checkpoint's and the breaker's "unfinished", which see only this
+// worker's view or the checkpoint's own attempt count.
+type queueJudge struct {
+	q       *redis.Queue
+	id      string
+	timeout time.Duration
+}
+
+func (j queueJudge) Judge() outcome.Evidence {
+	ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+	defer cancel()
+	st, err := j.q.Stats(ctx)
+	if err != nil {
+		return outcome.Evidence{Findings: []outcome.Finding{{State: outcome.Error, Kind: "store_error",
+			Reason: fmt.Sprintf("reading what is left of the crawl %s in Redis: %v", j.id, err)}}}
+	}
+	if st.Pending() == 0 {
+		return outcome.Evidence{}
+	}
+	return outcome.Evidence{Findings: []outcome.Finding{{State: outcome.Tripped, Kind: "unfinished",
+		Reason: fmt.Sprintf("%d URLs left in the crawl %s in Redis for a later run (%d waiting: parked or backing off; %d ready; %d in flight elsewhere): run the same command again",
+			st.Pending(), j.id, st.Delayed, st.Ready, st.InFlight)}}}
+}
+
+// withoutKind is a judge with some kinds of finding left out.
+type withoutKind struct {
+	j     outcome.Judge
+	kinds []string
+}
+
+func (w withoutKind) Judge() outcome.Evidence {
+	ev := w.j.Judge()
+	ev.Findings = slices.DeleteFunc(slices.Clone(ev.Findings), func(f outcome.Finding) bool { return slices.Contains(w.kinds, f.Kind) })
+	return ev
+}
+
+// listRedisDeadLetters prints the dead letters of the crawl in Redis with
+// their last error: exit 0, 1 when Redis cannot be read, 64 without a
+// crawl id.
+func listRedisDeadLetters(cfg Config, stdout, stderr io.Writer) int {
+	if cfg.CrawlID == "" {
+		return usage(stderr, errors.New("--dead-letters with -redis: give -crawl-id, or the start URLs the crawl was started with"))
+	}
+	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
+	client, err := connectRedis(cfg, log, 1)
+	if err != nil {
+		fmt.Fprintf(stderr, "productcrawl: --dead-letters: %v\n", err)
+		return outcome.Error.ExitCode()
+	}
+	defer client.Close()
+	q, err := redis.NewQueue(client, cfg.CrawlID)
+	if err != nil {
+		return usage(stderr, fmt.Errorf("--dead-letters: %w", err))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+	defer cancel()
+	st, err := q.Stats(ctx)
+	var dead []*redis.Job
+	if err == nil {
+		dead, err = q.Dead(ctx, deadLetterListLimit)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "productcrawl: --dead-letters: %v\n", err)
+		return outcome.Error.ExitCode()
+	}
+	fmt.Fprintf(stdout, "%d dead URLs in crawl %s at %s", st.Dead, cfg.CrawlID, redisAddr(cfg.redisOpts))
+	if int64(len(dead)) < st.Dead {
+		fmt.Fprintf(stdout, " (the newest %d)", len(dead))
+	}
+	fmt.Fprintln(stdout)
+	if len(dead) == 0 {
+		return 0
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "url\tattempts\tlast error")
+	for _, d := range dead {
+		fmt.Fprintf(w, "%s\t%d\t%s\n", d.URL, d.Attempts, d.LastError)
+	}
+	w.Flush()
+	return 0
+}
+
+// deadLetterListLimit is how many dead letters --dead-letters lists at most.
+const deadLetterListLimit = 10_000
+
+// redisLogger puts go-redis's own messages (a dial that failed, a pool
+// that is being refilled) into the run's log at debug level: storage/redis
+// reports what matters as events of its own.
+type redisLogger struct{ log zerolog.Logger }
+
+func (l redisLogger) Printf(_ context.Context, format string, v ...any) {
+	l.log.Debug().Str("event", "redis_client").Msg(fmt.Sprintf(format, v...))
+}

@@ -1,0 +1,492 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/storage/redis"
+	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// The -redis tests run productcrawl processes against a real Redis
+// (redistest: REDIS_URL, else a redis-server the test binary starts). Each
+// test's crawl id is redistest's unique prefix, so runs never see each
+// other, and every key of the crawl is deleted when the test ends.
+
+// sharedCrawl is one test's crawl in Redis.
+type sharedCrawl struct {
+	url    string // the -redis URL
+	id     string // the -crawl-id
+	client *goredis.Client
+}
+
+func newSharedCrawl(t *testing.T) sharedCrawl {
+	t.Helper()
+	client, prefix := redistest.New(t)
+	o := client.Options()
+	u := url.URL{Scheme: "redis", Host: o.Addr, Path: "/" + strconv.Itoa(o.DB)}
+	if o.Password != "" {
+		u.User = url.UserPassword(o.Username, o.Password)
+	}
+	sc := sharedCrawl{url: u.String(), id: prefix, client: client}
+	t.Cleanup(func() { // before redistest closes the client: cleanups run last first
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var cursor uint64
+		for {
+			keys, next, err := client.Scan(ctx, cursor, redis.DefaultNamespace+":{"+sc.id+"}:*", 1000).Result()
+			if err != nil {
+				t.Errorf("deleting the crawl's keys: %v", err)
+				return
+			}
+			if len(keys) > 0 {
+				if err := client.Unlink(ctx, keys...).Err(); err != nil {
+					t.Errorf("deleting the crawl's keys: %v", err)
+					return
+				}
+			}
+			if cursor = next; cursor == 0 {
+				return
+			}
+		}
+	})
+	return sc
+}
+
+// args are the flags every worker of the crawl is started with.
+func (sc sharedCrawl) args(more ...string) []string {
+	return append([]string{"--redis", sc.url, "--crawl-id", sc.id, "--report", "json", "--log-format", "json", "--status", "off"}, more...)
+}
+
+// queue is the crawl's queue, for the test to inspect.
+func (sc sharedCrawl) queue(t *testing.T) *redis.Queue {
+	t.Helper()
+	q, err := redis.NewQueue(sc.client, sc.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// runWorkers runs n productcrawl processes at once, each in a directory of
+// its own (so each has its own products.jsonl), and waits for them all.
+func runWorkers(t *testing.T, n int, args ...string) []result {
+	t.Helper()
+	type proc struct {
+		cmd            *exec.Cmd
+		stdout, stderr *bytes.Buffer
+	}
+	var procs []proc
+	for range n {
+		cmd, stdout, stderr := crawlCmd(t, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, proc{cmd, stdout, stderr})
+	}
+	var out []result
+	for _, p := range procs {
+		err := p.cmd.Wait()
+		out = append(out, finish(t, p.cmd, err, p.stdout, p.stderr))
+	}
+	return out
+}
+
+// unionOnce reads every worker's products.jsonl (each checked line by line
+// by products) and fails if a URL is in two files. It returns the union.
+func unionOnce(t *testing.T, rs []result, stores ...*testserver.Store) map[string]bool {
+	t.Helper()
+	all := map[string]bool{}
+	for i, r := range rs {
+		for _, p := range products(t, filepath.Join(r.dir, "products.jsonl"), stores...) {
+			if all[p.URL] {
+				t.Errorf("%s is in more than one worker's file (worker %d's among them)", p.URL, i)
+			}
+			all[p.URL] = true
+		}
+	}
+	return all
+}
+
+// eachPageOnce fails for a page a store answered healthy more than once:
+// the shared visited set lets one worker fetch each URL.
+func eachPageOnce(t *testing.T, stores ...*testserver.Store) {
+	t.Helper()
+	for _, s := range stores {
+		n := map[string]int{}
+		for _, h := range s.Requests() {
+			if h.Mode == testserver.Healthy {
+				n[h.Path]++
+			}
+		}
+		for p, c := range n {
+			if c > 1 {
+				t.Errorf("%s%s was fetched %d times, want once across the workers", s.URL(), p, c)
+			}
+		}
+	}
+}
+
+// transitions counts the breaker_transition events to state to for domain
+// in a worker's log.
+func transitions(t *testing.T, stderr, domain, to string) int {
+	t.Helper()
+	n := 0
+	sc := bufio.NewScanner(strings.NewReader(stderr))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev struct{ Event, Domain, To string }
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Event == "breaker_transition" && ev.Domain == domain && ev.To == to {
+			n++
+		}
+	}
+	return n
+}
+
+// plainProfile writes a profiles file whose default is standard's circuit
+// without its latency rules, which a loaded 2-core machine running three
+// crawlers could move.
+func plainProfile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "profiles.yaml")
+	yaml := "breaker_profiles:\n  plain:\n    window_size: 20\n    failure_threshold: 0.5\n    cooldown_seconds: 60\n    half_open_probes: 2\ndefault: plain\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func startFleet(t *testing.T, cfgs ...testserver.Config) *testserver.Fleet {
+	t.Helper()
+	f, err := testserver.StartFleet(cfgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func startURLs(f *testserver.Fleet) []string {
+	var out []string
+	for _, s := range f.Stores {
+		out = append(out, s.URL()+"/")
+	}
+	return out
+}
+
+const (
+	fleetStores   = 5
+	fleetProducts = 60
+	fleetPerPage  = 20 // three listing pages a store: its products are found as the crawl goes
+	fleetWorkers  = 3
+	fleetParallel = 2
+	fleetLatency  = 20 * time.Millisecond // so the crawl lasts long enough for every worker to take part
+)
+
+// Three workers, one healthy fleet: every product once across their
+// files, every page fetched once, every worker complete.
+func TestRedisWorkersShareAHealthyCrawl(t *testing.T) {
+	sc := newSharedCrawl(t)
+	cfgs := make([]testserver.Config, fleetStores)
+	for i := range cfgs {
+		cfgs[i] = testserver.Config{Products: fleetProducts, PerPage: fleetPerPage, Scenario: testserver.Scenario{Latency: fleetLatency}}
+	}
+	f := startFleet(t, cfgs...)
+	rs := runWorkers(t, fleetWorkers, sc.args(append([]string{"--profiles", plainProfile(t), "--parallelism", itoa(fleetParallel)}, startURLs(f)...)...)...)
+
+	var records int64
+	for i, r := range rs {
+		if r.code != 0 {
+			t.Errorf("worker %d: exit %d, want 0 (complete)\nstdout:\n%s\nstderr:\n%.3000s", i, r.code, r.stdout, r.stderr)
+			continue
+		}
+		rep := r.report(t)
+		if rep.Outcome.State != "complete" || rep.Outcome.Records == 0 {
+			t.Errorf("worker %d: outcome %+v, want complete with records of its own", i, rep.Outcome)
+		}
+		records += rep.Outcome.Records
+	}
+	got := unionOnce(t, rs, f.Stores...)
+	for _, s := range f.Stores {
+		for n := 1; n <= fleetProducts; n++ {
+			if !got[s.ProductURL(n)] {
+				t.Errorf("%s is in no worker's file", s.ProductURL(n))
+			}
+		}
+	}
+	if want := fleetStores * fleetProducts; len(got) != want || records != int64(want) {
+		t.Errorf("%d products in the files, %d records reported, want %d of each", len(got), records, want)
+	}
+	eachPageOnce(t, f.Stores...)
+	if st, err := sc.queue(t).Stats(context.Background()); err != nil || st.Pending() != 0 || st.Dead != 0 {
+		t.Errorf("the crawl's queue after the run: %+v (%v), want nothing left", st, err)
+	}
+	// A worker run again finds the crawl done: it sends nothing.
+	before := f.Count()
+	r := runCrawl(t, sc.args(append([]string{"--profiles", plainProfile(t)}, startURLs(f)...)...)...)
+	if r.code != 3 || f.Count() != before {
+		t.Errorf("a worker started after the crawl was done: exit %d, %d requests sent; want 3 (empty: nothing of its own) and none", r.code, f.Count()-before)
+	}
+	t.Logf("records per worker: %v", func() (out []int64) {
+		for _, r := range rs {
+			out = append(out, r.report(t).Outcome.Records)
+		}
+		return
+	}())
+}
+
+// Three workers, one store degrading: its circuit, shared, trips once for
+// all of them, and the requests sent into the degradation stay within
+// what one breaker allows plus every worker's requests in flight to it.
+// Every product fetched healthy is in exactly one file, and every worker
+// ends tripped: the degraded store's URLs wait in Redis for the next run.
+func TestRedisWorkersShareATrip(t *testing.T) {
+	sc := newSharedCrawl(t)
+	cfgs := make([]testserver.Config, fleetStores)
+	for i := range cfgs {
+		cfgs[i] = testserver.Config{Products: fleetProducts, PerPage: fleetPerPage, Scenario: testserver.Scenario{Latency: fleetLatency}}
+	}
+	cfgs[0].Scenario = testserver.Scenario{Mode: testserver.Degrade, After: 25, Latency: fleetLatency}
+	f := startFleet(t, cfgs...)
+	bad := f.Stores[0]
+	rs := runWorkers(t, fleetWorkers, sc.args(append([]string{"--profiles", plainProfile(t), "--parallelism", itoa(fleetParallel)}, startURLs(f)...)...)...)
+
+	trips := 0
+	for i, r := range rs {
+		trips += transitions(t, r.stderr, bad.Host(), "open")
+		if r.code != 2 {
+			t.Errorf("worker %d: exit %d, want 2 (tripped)\nstdout:\n%s\nstderr:\n%.3000s", i, r.code, r.stdout, r.stderr)
+			continue
+		}
+		rep := r.report(t)
+		if rep.Outcome.State != "tripped" || !rep.hasFinding("unfinished", "") {
+			t.Errorf("worker %d: outcome %+v, want tripped with the crawl's unfinished URLs", i, rep.Outcome)
+		}
+		for _, fd := range rep.Outcome.Findings {
+			if fd.Kind == "circuit_open" && !slices.Equal(fd.Domains, []string{bad.Host()}) {
+				t.Errorf("worker %d: circuits open for %v, want only %s's", i, fd.Domains, bad.Host())
+			}
+		}
+	}
+	if trips != 1 {
+		t.Errorf("%s's circuit opened %d times across the workers' logs, want once: it is shared", bad.Host(), trips)
+	}
+	p := plainCircuit()
+	bound := breaker.FailuresToTrip(p) + fleetWorkers*fleetParallel
+	if sent := bad.SentAfterFailing(); sent < breaker.FailuresToTrip(p) || sent > bound {
+		t.Errorf("%d requests sent into the degradation, want between %d and %d (window × threshold + workers × parallelism)",
+			sent, breaker.FailuresToTrip(p), bound)
+	}
+	got := unionOnce(t, rs, f.Stores...)
+	want := map[string]bool{}
+	for _, s := range f.Stores {
+		for u := range healthyProducts(s) {
+			want[u] = true
+			if !got[u] {
+				t.Errorf("%s was fetched healthy but is in no worker's file", u)
+			}
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d products in the files, %d fetched healthy: want the same", len(got), len(want))
+	}
+	for _, s := range f.Stores[1:] {
+		for n := 1; n <= fleetProducts; n++ {
+			if !got[s.ProductURL(n)] {
+				t.Errorf("%s, of a healthy store, is in no worker's file", s.ProductURL(n))
+			}
+		}
+	}
+	eachPageOnce(t, f.Stores...)
+	st, err := sc.queue(t).Stats(context.Background())
+	if err != nil || st.Delayed == 0 || st.Ready+st.InFlight != 0 {
+		t.Errorf("the crawl's queue after the run: %+v (%v), want the degraded store's URLs waiting, nothing else", st, err)
+	}
+	t.Logf("%d sent into the degradation (bound %d); queue left %+v", bad.SentAfterFailing(), bound, st)
+}
+
+// plainCircuit is plainProfile's default.
+func plainCircuit() breaker.Profile {
+	return breaker.Profile{Name: "plain", WindowSize: 20, FailureThreshold: 0.5, Cooldown: time.Minute, HalfOpenProbes: 2}
+}
+
+// A worker stopped by SIGTERM ends tripped and gives back what it had not
+// sent; the same command run again finishes the crawl: every product once
+// across the two runs' files.
+func TestRedisCrawlContinuesAfterAStop(t *testing.T) {
+	sc := newSharedCrawl(t)
+	s := startStore(t, testserver.Config{Products: 120, PerPage: 40, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}})
+	args := sc.args("--profiles", plainProfile(t), "--parallelism", "2", s.URL()+"/")
+	cmd, stdout, stderr := crawlCmd(t, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for s.CountMode(testserver.Healthy) < 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the crawl did not get going:\n%s", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	first := finish(t, cmd, cmd.Wait(), stdout, stderr)
+	if first.code != 2 || !first.report(t).hasFinding("interrupted", "") {
+		t.Fatalf("stopped worker: exit %d, want 2 (tripped: interrupted)\nstdout:\n%s\nstderr:\n%s", first.code, first.stdout, first.stderr)
+	}
+	if st, err := sc.queue(t).Stats(context.Background()); err != nil || st.InFlight != 0 || st.Pending() == 0 {
+		t.Fatalf("the crawl's queue after the stop: %+v (%v), want work left and nothing held by the stopped worker", st, err)
+	}
+	second := runCrawl(t, args...)
+	if second.code != 0 {
+		t.Fatalf("the same command again: exit %d, want 0 (complete)\nstdout:\n%s\nstderr:\n%s", second.code, second.stdout, second.stderr)
+	}
+	got := unionOnce(t, []result{first, second}, s)
+	for n := 1; n <= 120; n++ {
+		if !got[s.ProductURL(n)] {
+			t.Errorf("%s is in neither run's file", s.ProductURL(n))
+		}
+	}
+	eachPageOnce(t, s)
+}
+
+// Redis that does not answer at start is an error (exit 1) within
+// -timeout, before anything is sent: a closed port, and a listener that
+// accepts and never answers.
+func TestRedisUnreachableAtStartIsAnError(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 5})
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c) // never answered
+		}
+	}()
+	for _, addr := range []string{closedAddr, silent.Addr().String()} {
+		began := time.Now()
+		r := runCrawl(t, "--redis", "redis://"+addr+"/0", "--timeout", "1s", "--log-format", "json", store.URL()+"/")
+		took := time.Since(began)
+		if r.code != 1 || !strings.Contains(r.stderr, "cannot reach Redis at "+addr) {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant 1 and a message naming the Redis", addr, r.code, r.stderr)
+		}
+		if took > 15*time.Second {
+			t.Errorf("%s: took %v to give up, want about -timeout (1s)", addr, took)
+		}
+	}
+	if store.Count() != 0 {
+		t.Errorf("the store received %d requests, want none", store.Count())
+	}
+}
+
+func TestRedisFlagsAreCheckedBeforeAnyRequest(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 5})
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--redis", "http://127.0.0.1:6379"}, "-redis"},
+		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--checkpoint", "crawl.db"}, "-checkpoint: not with -redis"},
+		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--resume"}, "--resume: not with -redis"},
+		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--max-pages", "5"}, "-max-pages: not with -redis"},
+		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--crawl-id", "shop{1}"}, "-crawl-id"},
+		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--crawl-id", "shop *"}, "-crawl-id"},
+		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--wait-horizon", "-1s"}, "-wait-horizon"},
+		{[]string{"--crawl-id", "shop"}, "give -redis too"},
+		{[]string{"--wait-horizon", "1m"}, "only with -redis"},
+	} {
+		r := runCrawl(t, append(tc.args, store.URL()+"/")...)
+		if r.code != 64 || !strings.Contains(r.stderr, tc.says) || r.stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q: want 64 and a message saying %q", tc.args, r.code, r.stderr, tc.says)
+		}
+	}
+	if store.Count() != 0 {
+		t.Errorf("the store received %d requests from runs with bad flags, want 0", store.Count())
+	}
+}
+
+// The crawl id defaults to one derived from the start URLs, the same
+// whatever their order, so workers given the same URLs share a crawl.
+func TestDefaultCrawlIDIsTheSameForTheSameStartURLs(t *testing.T) {
+	a := defaultCrawlID([]string{"https://shop.example:8443/", "https://other.example/"})
+	b := defaultCrawlID([]string{"https://other.example/", "https://shop.example:8443/"})
+	c := defaultCrawlID([]string{"https://shop.example:8443/"})
+	if a != b || a == c {
+		t.Errorf("ids %q, %q, %q: want the first two equal, the third different", a, b, c)
+	}
+	for _, id := range []string{a, c} {
+		if err := checkCrawlID(id); err != nil || !strings.HasPrefix(id, "productcrawl-") {
+			t.Errorf("id %q: %v", id, err)
+		}
+	}
+	if _, err := redis.NewQueue(goredis.NewClient(&goredis.Options{}), a); err != nil {
+		t.Errorf("storage/redis refuses the derived id %q: %v", a, err)
+	}
+}
+
+// --dead-letters with -redis lists the crawl's dead letters with their
+// last error.
+func TestRedisDeadLettersAreListed(t *testing.T) {
+	sc := newSharedCrawl(t)
+	ctx := context.Background()
+	q, err := redis.NewQueue(sc.client, sc.id, redis.WithMaxAttempts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const dead = "http://127.0.0.1:1/products/sku-7"
+	if _, err := q.Enqueue(ctx, &redis.Job{URL: dead}); err != nil {
+		t.Fatal(err)
+	}
+	job, err := q.Claim(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Fail(ctx, job, errors.New("degraded (HTTP 503)")); err != nil || !job.Exhausted() {
+		t.Fatalf("fail: %v, exhausted %v", err, job.Exhausted())
+	}
+	r := runCrawl(t, "--dead-letters", "--redis", sc.url, "--crawl-id", sc.id)
+	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("1 dead URLs in crawl %s", sc.id)) ||
+		!strings.Contains(r.stdout, dead) || !strings.Contains(r.stdout, "HTTP 503") {
+		t.Errorf("--dead-letters: exit %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and the dead URL with its last error", r.code, r.stdout, r.stderr)
+	}
+	if r := runCrawl(t, "--dead-letters", "--redis", sc.url); r.code != 64 || !strings.Contains(r.stderr, "-crawl-id") {
+		t.Errorf("--dead-letters -redis without a crawl id: exit %d, stderr %q; want 64 asking for -crawl-id", r.code, r.stderr)
+	}
+}
