@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
@@ -18,25 +17,6 @@ import (
 // them (colly.go's normalizeURL), so that an ID computed here is the one
 // Colly hands to Storage.Visited.
 var urlParser = whatwgUrl.NewParser(whatwgUrl.WithPercentEncodeSinglePercentSign())
-
-func normalizeURL(u string) string {
-	p, err := urlParser.Parse(u)
-	if err != nil {
-		return u
-	}
-	return p.String()
-}
-
-// RequestID returns the ID Colly gives a request for URL u with body
-// (nil for none): FNV-1a 64 of the normalised URL followed by the body.
-// It is the key of the request's Record and what Colly passes to
-// Storage.Visited and IsVisited.
-func RequestID(u string, body []byte) uint64 {
-	h := fnv.New64a()
-	_, _ = io.WriteString(h, normalizeURL(u))
-	_, _ = h.Write(body)
-	return h.Sum64()
-}
 
 // serialRequest is the JSON form of a request that colly's
 // (*Request).Marshal writes and (*Collector).UnmarshalRequest reads. The

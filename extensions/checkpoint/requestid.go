@@ -1,0 +1,201 @@
+package checkpoint
+
+import "strings"
+
+// normalizeURL normalises u as Colly v2.3.0 does before hashing it
+// (colly.go's normalizeURL): the WHATWG parse, skipped where it would
+// change nothing (isNormalURL).
+func normalizeURL(u string) string {
+	if isNormalURL(u) {
+		return u
+	}
+	p, err := urlParser.Parse(u)
+	if err != nil {
+		return u
+	}
+	return p.String()
+}
+
+// RequestID returns the ID Colly gives a request for URL u with body
+// (nil for none): FNV-1a 64 of the normalised URL followed by the body.
+// It is the key of the request's Record and what Colly passes to
+// Storage.Visited and IsVisited.
+func RequestID(u string, body []byte) uint64 {
+	h := uint64(fnvOffset64)
+	n := normalizeURL(u)
+	for i := 0; i < len(n); i++ {
+		h = (h ^ uint64(n[i])) * fnvPrime64
+	}
+	for _, c := range body {
+		h = (h ^ uint64(c)) * fnvPrime64
+	}
+	return h
+}
+
+// FNV-1a 64, as hash/fnv's New64a (written out here so that hashing a
+// string allocates nothing).
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+// isNormalURL reports whether u is certainly left as it is by the WHATWG
+// parse normalizeURL does, so the parse (about 40 allocations, most of a
+// request's ID) can be skipped. It is deliberately narrow: an http or
+// https URL with a lower-case host name or canonical dotted IPv4 address,
+// a port only if it is not the scheme's default and has no leading zero,
+// a path and query of characters the parse never escapes, no dot segment,
+// no percent sign, no user info, no fragment. Everything else (a URL
+// where it is not sure) takes the parse.
+func isNormalURL(u string) bool {
+	var rest string
+	switch {
+	case strings.HasPrefix(u, "http://"):
+		rest = u[len("http://"):]
+	case strings.HasPrefix(u, "https://"):
+		rest = u[len("https://"):]
+	default:
+		return false
+	}
+	slash := strings.IndexByte(rest, '/')
+	if slash < 0 {
+		return false // the parse adds the root path
+	}
+	host, path := rest[:slash], rest[slash:]
+	if h, port, ok := strings.Cut(host, ":"); ok {
+		if !normalPort(port, len(u)-len(rest) == len("https://")) {
+			return false
+		}
+		host = h
+	}
+	return normalHost(host) && normalPathQuery(path)
+}
+
+// normalPort: 1 to 65535 in decimal, no leading zero, not the scheme's
+// default (the parse drops it).
+func normalPort(p string, https bool) bool {
+	if p == "" || len(p) > 5 || p[0] == '0' {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n > 65535 {
+		return false
+	}
+	return !(https && n == 443 || !https && n == 80)
+}
+
+// normalHost: dot-separated labels of a-z, 0-9 and inner hyphens (none
+// empty, none longer than 63, no punycode or other "??--" label), whose
+// last label does not start with a digit (the parse reads such a host as
+// an IPv4 address), or else a canonical dotted IPv4 address.
+func normalHost(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	last := h[strings.LastIndexByte(h, '.')+1:]
+	if last != "" && last[0] >= '0' && last[0] <= '9' {
+		return canonicalIPv4(h)
+	}
+	for len(h) > 0 {
+		label := h
+		if i := strings.IndexByte(h, '.'); i >= 0 {
+			label, h = h[:i], h[i+1:]
+			if h == "" {
+				return false // a trailing dot
+			}
+		} else {
+			h = ""
+		}
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' ||
+			len(label) >= 4 && label[2] == '-' && label[3] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// canonicalIPv4: four decimal parts 0-255, no leading zeros.
+func canonicalIPv4(h string) bool {
+	for part := 0; part < 4; part++ {
+		i := strings.IndexByte(h, '.')
+		p := h
+		if part < 3 {
+			if i < 0 {
+				return false
+			}
+			p, h = h[:i], h[i+1:]
+		} else if i >= 0 {
+			return false
+		}
+		if p == "" || len(p) > 3 || len(p) > 1 && p[0] == '0' {
+			return false
+		}
+		n := 0
+		for j := 0; j < len(p); j++ {
+			if p[j] < '0' || p[j] > '9' {
+				return false
+			}
+			n = n*10 + int(p[j]-'0')
+		}
+		if n > 255 {
+			return false
+		}
+	}
+	return true
+}
+
+// normalPathQuery: a path from the first slash, optionally a query, in
+// characters the parse keeps as they are (letters, digits and
+// -._~!$&()*+,;=:@/, plus ? in the query), with no "." or ".." segment.
+func normalPathQuery(pq string) bool {
+	path, query, _ := strings.Cut(pq, "?")
+	for i := 0; i < len(path); i++ {
+		if !normalURLByte(path[i]) {
+			return false
+		}
+		if path[i] == '.' && path[i-1] == '/' { // path[0] is '/'
+			end := i + 1
+			if end < len(path) && path[end] == '.' {
+				end++
+			}
+			if end == len(path) || path[end] == '/' {
+				return false // a dot segment
+			}
+		}
+	}
+	for i := 0; i < len(query); i++ {
+		if c := query[i]; !normalURLByte(c) && c != '?' {
+			return false
+		}
+	}
+	return true
+}
+
+func normalURLByte(c byte) bool { return normalURLBytes[c] }
+
+// normalURLBytes are the bytes normalPathQuery accepts.
+var normalURLBytes = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range []byte("-._~!$&()*+,;=:@/") {
+		t[c] = true
+	}
+	return t
+}()
