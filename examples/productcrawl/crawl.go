@@ -36,7 +36,7 @@ type crawl struct {
 	c      *colly.Collector
 	v      *validate.Validator
 	b      *breaker.Breaker
-	cp     *checkpoint.Checkpoint
+	cp     *checkpoint.Checkpoint // the checkpoint file; nil with -redis
 	out    *sink
 	shared *shared // -redis: the crawl in Redis; nil for the checkpoint file
 
@@ -79,25 +79,19 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	if cr.v, err = validate.New(opts...); err != nil {
 		return nil, usageErr("validation rules: %v", err)
 	}
+	// The crawl's state: the checkpoint file, or the crawl in Redis (its
+	// queue, visited set and circuits; see redis.go).
+	bopts := []breaker.Option{breaker.WithValidator(cr.v), breaker.WithLogger(log), breaker.OnOutcome(cr.onOutcome)}
 	if cfg.Redis != "" {
 		if cr.shared, err = openShared(cfg, log); err != nil {
 			return nil, err
 		}
-		cp, err := checkpoint.New(cr.shared.store, checkpoint.WithLogger(log), checkpoint.OnStoreError(cr.fail),
-			checkpoint.MaxAttempts(redisMaxAttempts))
-		if err != nil {
-			cr.shared.close()
-			return nil, fmt.Errorf("-redis: the checkpoint of crawl %s: %w", cfg.CrawlID, err)
+		bopts = append(bopts, cr.shared.breakerOptions(cfg.Parallelism)...)
+	} else {
+		if cr.cp, err = openCheckpoint(cfg, log, cr.fail); err != nil {
+			return nil, err
 		}
-		cr.cp = cp
-		// The client is closed after the checkpoint, by run.
-	} else if cr.cp, err = openCheckpoint(cfg, log, cr.fail); err != nil {
-		return nil, err
-	}
-	bopts := append([]breaker.Option{breaker.WithValidator(cr.v), breaker.WithLogger(log),
-		breaker.OnOutcome(cr.onOutcome)}, cr.cp.BreakerOptions()...)
-	if cr.shared != nil {
-		bopts = append(bopts, cr.shared.breakerOptions()...) // after the checkpoint's
+		bopts = append(bopts, cr.cp.BreakerOptions()...)
 	}
 	bopts = append(bopts, cfg.profileOpts...)
 	var m *metrics.Metrics
@@ -119,20 +113,24 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 			cr.abandon()
 			return nil, err
 		}
-		name := cfg.Checkpoint
 		if cr.shared != nil {
-			name = "redis:" + cfg.CrawlID
+			err = m.WatchQueue("redis:"+cfg.CrawlID, cr.shared.depth())
+		} else {
+			err = m.WatchCheckpoint(cfg.Checkpoint, cr.cp)
 		}
-		if err := m.WatchCheckpoint(name, cr.cp); err != nil {
+		if err != nil {
 			cr.abandon()
 			return nil, err
 		}
 		cr.metrics, cr.registry = m, reg
 	}
-	// A domain saved open stays open until its cooldown ends.
-	if err := cr.cp.Breaker(cr.b); err != nil {
-		cr.abandon()
-		return nil, err
+	// A domain saved open stays open until its cooldown ends (in Redis the
+	// shared circuits keep their state themselves).
+	if cr.cp != nil {
+		if err := cr.cp.Breaker(cr.b); err != nil {
+			cr.abandon()
+			return nil, err
+		}
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -165,7 +163,10 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 		return nil, usageErr("limit rule: %v", err)
 	}
 
-	if cr.out, err = openSink(cfg.Out, cfg.Resume); err != nil {
+	// A worker of a crawl in Redis continues its -out file as --resume
+	// does: a page fetched again (its job came back after a lease, say) is
+	// never written twice to one file.
+	if cr.out, err = openSink(cfg.Out, cfg.Resume || cr.shared != nil); err != nil {
 		cancel()
 		cr.abandon()
 		return nil, err
@@ -178,23 +179,19 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	cr.c.OnRequestHeaders(cr.gate)
 	// The validator before the breaker that consults it; the checkpoint
 	// last, so it sees the breaker's refusals before its own OnRequest.
-	cr.exts = append(cr.exts, cr.v, cr.b, cr.cp)
-	cr.judges = append(cr.judges, cr.b, cr.v, cr.cp) // open circuits; selector_broken; unfinished URLs
-	if cr.shared != nil {
-		// What is left is the shared queue's to say: this worker's breaker
-		// lists only its own refusals, the checkpoint counts attempts its
-		// own way.
-		unfinished := []string{"unfinished"}
-		cr.judges = []outcome.Judge{withoutKind{cr.b, unfinished}, cr.v, withoutKind{cr.cp, unfinished},
-			queueJudge{q: cr.shared.cs.Queue(), id: cfg.CrawlID, timeout: cfg.Timeout}}
+	if cr.shared == nil {
+		cr.exts = append(cr.exts, cr.v, cr.b, cr.cp)
+		cr.judges = append(cr.judges, cr.b, cr.v, cr.cp) // open circuits; selector_broken; unfinished URLs
+	} else {
+		// The shared storage last: it is Colly's storage (the visited set
+		// claimed in Redis) and learns which request is which job. What
+		// is left is the crawl's queue's to say: this worker's breaker
+		// lists only its own refusals.
+		cr.exts = append(cr.exts, cr.v, cr.b, cr.shared.cs)
+		cr.judges = append(cr.judges, withoutKind{cr.b, []string{"unfinished"}}, cr.v, cr.shared.judge(cfg.Timeout))
 	}
 	cr.reportOpts = append(cr.reportOpts, report.WithBreaker(cr.b), report.WithValidator(cr.v))
 	breakwater.Use(cr.c, cr.exts...)
-	if cr.shared != nil {
-		// Last: Colly's storage is the shared visited set, not the
-		// checkpoint's, which decides for this process alone.
-		cr.shared.cs.Register(cr.c)
-	}
 	// Registered after the validator: the verdict is complete here.
 	cr.c.OnHTML("html", cr.onPage)
 	if cr.metrics != nil {
@@ -225,7 +222,9 @@ func (cr *crawl) release() {
 
 // abandon closes what newCrawl opened when it cannot finish.
 func (cr *crawl) abandon() {
-	cr.cp.Close()
+	if cr.cp != nil {
+		cr.cp.Close()
+	}
 	if cr.shared != nil {
 		cr.shared.close()
 	}
@@ -398,6 +397,10 @@ func (cr *crawl) runLocal() {
 // once per crawl); what earlier runs left is in the queue already, so
 // there is nothing to resume.
 func (cr *crawl) runShared() {
+	if cr.out.earlier > 0 || cr.out.torn > 0 {
+		cr.log.Info().Str("event", "out_continued").Str("out", cr.cfg.Out).Int64("records_before", cr.out.earlier).
+			Int("torn_bytes_cut", cr.out.torn).Msg("-out holds records of earlier runs: they count, and none is written again")
+	}
 	for _, u := range cr.cfg.URLs {
 		cr.visit(nil, u)
 	}
@@ -433,10 +436,12 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 	o := outcome.Decide(records, cr.err, judges...)
 	// The checkpoint last: it saves the outcome, the stop time and the
 	// open circuits. If that fails, the run is an error.
-	cr.cp.SetOutcome(o)
-	if err := cr.cp.Close(); err != nil && o.State != outcome.Error {
-		cr.fail(err)
-		o = outcome.Decide(records, cr.err, judges...)
+	if cr.cp != nil {
+		cr.cp.SetOutcome(o)
+		if err := cr.cp.Close(); err != nil && o.State != outcome.Error {
+			cr.fail(err)
+			o = outcome.Decide(records, cr.err, judges...)
+		}
 	}
 
 	r := report.New(o, append(cr.reportOpts, report.WithRecords(perHost))...)

@@ -19,7 +19,7 @@ import (
 // write to a file opened for appending, so a run stopped at any moment
 // leaves only whole lines, and every record written is on disk before the
 // next page is scored. A URL is written at most once per run, and with
-// --resume at most once in the file: see reconcile.
+// --resume (or -redis) at most once in the file: see reconcile.
 type sink struct {
 	mu      sync.Mutex
 	f       *os.File

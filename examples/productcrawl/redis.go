@@ -15,8 +15,8 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/outcome"
-	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
@@ -32,38 +32,52 @@ import (
 //   - The frontier is the crawl's queue in Redis, not Colly's: start URLs
 //     and links are added to it (each URL once per crawl, whoever finds
 //     it), and the collector, synchronous, is fed by Colly's queue over
-//     the CollyStorage, parallelism × start hosts requests at a time.
+//     the CollyStorage, -parallelism × start hosts requests at a time.
+//     A job leaves the queue when its outcome says so (done, gone), goes
+//     back with a backoff when it failed, to the dead letters after
+//     redisMaxAttempts failures, and waits parked while its domain's
+//     circuit is open. A job whose worker died comes back to the others
+//     after the visibility timeout.
 //   - Colly's visited set is the shared one: claiming a URL is atomic, so
 //     one worker fetches each URL, and so the union of the workers' -out
 //     files holds every product once. Delivery is at least once: a worker
 //     killed between writing a product and settling its job leaves that
 //     job to come back after the visibility timeout, and the product can
-//     then be in two files.
+//     then be in two files (never twice in one: a worker continues its
+//     -out as --resume does).
 //   - The circuit breakers are shared (BreakerStore): a trip seen by one
-//     worker is seen by all, and half-open probes are limited across all.
-//   - The checkpoint extension keeps the per-URL states in Redis too
-//     (OpenCheckpoint), so every worker's states and dead letters are in
-//     one place. Its run history is read, changed and written back by each
-//     worker: workers starting or stopping at the same moment can lose one
-//     another's entry. The queue, not the checkpoint, is the frontier, and
-//     the queue decides what is left (queueJudge).
+//     worker is seen by all, half-open probes are limited across all, and
+//     an open circuit stays open in Redis for a worker started later.
+//
+// The checkpoint extension is not used: the queue, the visited set and the
+// circuits are the crawl's state. (Over storage/redis's OpenCheckpoint its
+// Register takes up what "earlier runs" left, so it would rewrite the
+// records other live workers have in flight; its store error ends a run,
+// where the Colly storage waits for Redis to come back; and its run
+// history is read, changed and written back by each worker.)
 //
 // A worker runs until no job is left anywhere in the crawl, or only jobs
 // that must wait beyond -wait-horizon (a tripped domain's parked URLs, a
 // retry's backoff): those stay queued, the run ends tripped (exit 2), and
 // the same command run again continues the crawl. Each worker's report and
 // exit code speak for its own share: its records, its view of the breaker
-// stats, and the crawl's queue as it left it.
+// stats, and the crawl's queue as it left it; so a worker that found no
+// work left ends empty (exit 3).
+//
+// Redis unreachable at start is an error (exit 1) within -timeout. During
+// the crawl the worker pauses instead: the circuits fail closed (requests
+// are parked, none is sent) and the queue's calls retry with a backoff;
+// once Redis answers the crawl goes on. Unreachable for longer than 10
+// minutes (storage/redis's max outage), the run ends as an error.
 
-// redisMaxAttempts is how many failed attempts a URL gets, in the queue and
-// in the checkpoint alike (their defaults differ: 5 and 3).
+// redisMaxAttempts is how many failed attempts a URL gets before it is a
+// dead letter: as many as with the checkpoint file.
 const redisMaxAttempts = checkpoint.DefaultMaxAttempts
 
 // shared is one worker's part of a crawl in Redis.
 type shared struct {
 	client *goredis.Client
 	id     string
-	store  *redis.Checkpoint
 	cs     *redis.CollyStorage
 	bs     *redis.BreakerStore
 	q      *queue.Queue
@@ -177,10 +191,9 @@ func connectRedis(cfg Config, log zerolog.Logger, threads int) (*goredis.Client,
 	return client, nil
 }
 
-// openShared joins the crawl cfg.CrawlID in Redis: the client, the
-// checkpoint's store, the Colly storage and the breaker store. Redis that
-// cannot be reached is an error (exit 1); keys of the crawl id holding
-// something else are a usage error (choose another id).
+// openShared joins the crawl cfg.CrawlID in Redis: the client, the Colly
+// storage (queue and visited set) and the breaker store. Redis that cannot
+// be reached is an error (exit 1).
 func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 	threads := cfg.Parallelism * max(1, len(cfg.startHosts))
 	client, err := connectRedis(cfg, log, threads)
@@ -195,16 +208,14 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 		redis.WithVisibilityTimeout(max(4*cfg.Timeout, time.Minute)),
 		redis.WithMaxAttempts(redisMaxAttempts),
 		redis.WithWaitHorizon(cfg.WaitHorizon),
+		// A worker with nothing ready looks again this often: one that
+		// joins while the first pages are in flight elsewhere gets work
+		// as soon as their links are queued.
+		redis.WithPollInterval(250 * time.Millisecond),
 	}
 	fail := func(err error) (*shared, error) {
 		client.Close()
 		return nil, err
-	}
-	if sh.store, err = redis.OpenCheckpoint(client, sh.id, opts...); err != nil {
-		if errors.Is(err, storage.ErrNotCheckpoint) {
-			return fail(usageErr("-crawl-id %s: %v", sh.id, err))
-		}
-		return fail(fmt.Errorf("-redis: opening the crawl %s: %w", sh.id, err))
 	}
 	if sh.cs, err = redis.NewCollyStorage(client, sh.id, opts...); err != nil {
 		return fail(usageErr("-redis: %v", err))
@@ -231,11 +242,14 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 }
 
 // breakerOptions share the circuits and settle each request's job with its
-// outcome. They go after the checkpoint's, so a URL's state is saved
-// before its job is done: when the queue says nothing is left, every
-// worker's checkpoint states are final.
-func (sh *shared) breakerOptions() []breaker.Option {
-	return append(sh.cs.BreakerOptions(), breaker.WithStore(sh.bs))
+// outcome (a refusal parks it until the domain may be probed). The pace
+// caps each domain at -parallelism requests from the gate to their
+// outcome: the queue's threads outnumber one host's LimitRule slots, and
+// Colly frees a slot when the body is read, before the outcome reaches the
+// circuit, so without the cap a thread waiting for the slot could pass the
+// gate while the failure that trips the circuit is on its way.
+func (sh *shared) breakerOptions(parallelism int) []breaker.Option {
+	return append(sh.cs.BreakerOptions(), breaker.WithStore(sh.bs), breaker.WithPacing(breaker.Pacing{Parallelism: parallelism}))
 }
 
 // giveBack returns a request the run cut before it left (the run is
@@ -255,12 +269,26 @@ func (sh *shared) close() error {
 	return sh.client.Close()
 }
 
+// depth is the crawl's queue for the metrics: queue_jobs{queue="redis:<id>"}.
+func (sh *shared) depth() metrics.Queue {
+	q := sh.cs.Queue()
+	return metrics.QueueFunc(func(ctx context.Context) (metrics.QueueDepth, error) {
+		s, err := q.Stats(ctx)
+		return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
+	})
+}
+
+// judge is the crawl's queue as a judge of the run, asked within timeout.
+func (sh *shared) judge(timeout time.Duration) outcome.Judge {
+	return queueJudge{q: sh.cs.Queue(), id: sh.id, timeout: timeout}
+}
+
 // queueJudge says what the crawl's queue in Redis holds when this worker
 // ends: work left (parked or backing off beyond the wait horizon, or still
 // ready or in flight elsewhere because this worker stopped early) makes
-// the run tripped: the same command continues it. In Redis mode it stands
-// for the checkpoint's and the breaker's "unfinished", which see only this
-// worker's view or the checkpoint's own attempt count.
+// the run tripped: the same command continues it. It stands for the
+// breaker's "unfinished", which lists this worker's refusals only, even
+// those another worker has done since.
 type queueJudge struct {
 	q       *redis.Queue
 	id      string
