@@ -74,6 +74,7 @@ type Config struct {
 	profileOpts   []breaker.Option
 	redisOpts     *goredis.Options // parsed -redis, nil without it
 	crawlIDSet    bool             // -crawl-id was given
+	waitSet       bool             // -wait-horizon was given
 }
 
 // Field is one --field name=selector: the text of the first element the
@@ -102,6 +103,7 @@ func defaults() Config {
 		LogFormat:      "auto",
 		Status:         "auto",
 		Progress:       time.Second,
+		WaitHorizon:    defaultWaitHorizon,
 	}
 }
 
@@ -185,7 +187,7 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&cfg.DeadLetters, "dead-letters", cfg.DeadLetters, "list the URLs -checkpoint (or the -redis crawl) gave up on, with their last error, and exit")
 	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "share the crawl through the Redis at this URL (redis://[user:password@]host:6379/0, rediss:// for TLS) instead of the -checkpoint file: every productcrawl started with the same -redis and -crawl-id works the same crawl, on one machine or many")
 	fs.StringVar(&cfg.CrawlID, "crawl-id", cfg.CrawlID, "with -redis: the crawl's name in Redis, the same for every worker; the same id continues a crawl, a new one starts a new crawl (default: derived from the start URLs)")
-	fs.DurationVar(&cfg.WaitHorizon, "wait-horizon", cfg.WaitHorizon, "with -redis: how far ahead a worker waits for work that must wait (a tripped domain's cooldown, a retry's backoff) before it ends its run as tripped, leaving that work queued for the next run (0: end as soon as all that is left must wait)")
+	fs.DurationVar(&cfg.WaitHorizon, "wait-horizon", cfg.WaitHorizon, "with -redis: a worker waits for work due within this long (URLs parked while Redis was unreachable, a retry's backoff, the end of a tripped domain's cooldown); when all that is left is due later, it ends its run as tripped and leaves that work queued for the next run (0: end as soon as all that is left must wait)")
 	fs.StringVar(&cfg.Report, "report", cfg.Report, "final report format: text or json (on stdout)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error or disabled")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format on stderr: json, console, or auto (console on a terminal)")
@@ -261,6 +263,7 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 		cfg.checkpointSet = cfg.checkpointSet || f.Name == "checkpoint"
 		cfg.profileSet = cfg.profileSet || f.Name == "profile"
 		cfg.crawlIDSet = cfg.crawlIDSet || f.Name == "crawl-id"
+		cfg.waitSet = cfg.waitSet || f.Name == "wait-horizon"
 	})
 	return cfg, cfg.validate()
 }

@@ -37,14 +37,18 @@
 // worker was killed between writing it and settling its job: delivery is
 // at least once). The circuit breakers are shared, so a domain that trips
 // for one worker is refused by all. A worker runs until nothing is left
-// anywhere in the crawl, or only work that must wait longer than
-// -wait-horizon (0 by default: a tripped domain's parked URLs, a retry's
-// backoff); that work stays queued, the run ends tripped (exit 2), and the
-// same command run again continues the crawl. -checkpoint, --resume and
+// anywhere in the crawl, or only work due later than -wait-horizon (30 s
+// by default: a tripped domain's URLs wait out its cooldown, 60 s for the
+// standard profile); that work stays queued, the run ends tripped (exit
+// 2), and the same command run again continues the crawl. -checkpoint, --resume and
 // -max-pages do not apply; --dead-letters with -redis lists the crawl's
 // dead letters. Each worker's report and exit code are its own share of
-// the crawl. Redis unreachable at start is an error (exit 1) within -timeout;
-// see redis.go for what happens during a crawl.
+// the crawl. Redis unreachable at start is an error (exit 1) within
+// -timeout; unreachable during the crawl, the worker pauses and goes on
+// when it answers again (see redis.go).
+//
+// SIGINT or SIGTERM to a worker stops it alone: the requests it had not
+// sent go back to the crawl at once, for the other workers.
 //
 // SIGINT or SIGTERM stops issuing requests; those in flight finish, their
 // products are written, the report is printed. A run stopped before its

@@ -70,6 +70,15 @@ import (
 // once Redis answers the crawl goes on. Unreachable for longer than 10
 // minutes (storage/redis's max outage), the run ends as an error.
 
+// defaultWaitHorizon is -wait-horizon's default: longer than a request
+// parked while Redis was unreachable waits (the breaker store tries Redis
+// again at most 15 s later, plus a tenth as jitter) and than a first
+// retry's backoff (under 15 s), so a worker rides those out; shorter than
+// the standard and conservative profiles' cooldowns (60 s, 300 s), so a
+// trip ends the run (exit 2) as it does with the checkpoint file, and the
+// next run probes the domain.
+const defaultWaitHorizon = 30 * time.Second
+
 // redisMaxAttempts is how many failed attempts a URL gets before it is a
 // dead letter: as many as with the checkpoint file.
 const redisMaxAttempts = checkpoint.DefaultMaxAttempts
@@ -91,7 +100,7 @@ func (cfg *Config) validateRedis() error {
 		if cfg.crawlIDSet {
 			return usageErr("-crawl-id: names a crawl in Redis; give -redis too")
 		}
-		if cfg.WaitHorizon != 0 {
+		if cfg.waitSet {
 			return usageErr("-wait-horizon: only with -redis")
 		}
 		return nil

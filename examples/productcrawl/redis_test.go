@@ -267,7 +267,10 @@ func TestRedisWorkersShareATrip(t *testing.T) {
 	cfgs[0].Scenario = testserver.Scenario{Mode: testserver.Degrade, After: 25, Latency: fleetLatency}
 	f := startFleet(t, cfgs...)
 	bad := f.Stores[0]
-	rs := runWorkers(t, fleetWorkers, sc.args(append([]string{"--profiles", plainProfile(t), "--parallelism", itoa(fleetParallel)}, startURLs(f)...)...)...)
+	// -wait-horizon 0: the 503s' retries (a backoff of up to 15 s, after
+	// which they would only be parked) are not waited for.
+	rs := runWorkers(t, fleetWorkers, sc.args(append([]string{"--profiles", plainProfile(t), "--parallelism", itoa(fleetParallel),
+		"--wait-horizon", "0"}, startURLs(f)...)...)...)
 
 	trips := 0
 	for i, r := range rs {
@@ -495,4 +498,107 @@ func TestRedisDeadLettersAreListed(t *testing.T) {
 	if r := runCrawl(t, "--dead-letters", "--redis", sc.url); r.code != 64 || !strings.Contains(r.stderr, "-crawl-id") {
 		t.Errorf("--dead-letters -redis without a crawl id: exit %d, stderr %q; want 64 asking for -crawl-id", r.code, r.stderr)
 	}
+}
+
+// Redis stopped and started again in the middle of a crawl: the workers
+// pause (nothing is lost, nothing is fetched twice) and then finish it.
+// The test runs a redis-server of its own, persisting every write, so
+// that it can stop it without touching the Redis other tests share.
+func TestRedisRestartedMidCrawlPausesTheWorkers(t *testing.T) {
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("no redis-server on PATH to stop and start again")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	dir := t.TempDir()
+	var server *exec.Cmd
+	start := func() {
+		t.Helper()
+		server = exec.Command(path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+			"--appendfsync", "always", "--dir", dir, "--daemonize", "no", "--loglevel", "warning")
+		if err := server.Start(); err != nil {
+			t.Fatal(err)
+		}
+		client := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1})
+		defer client.Close()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			err := client.Ping(ctx).Err()
+			cancel()
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("redis-server on %s did not answer: %v", addr, err)
+			}
+		}
+	}
+	stop := func() {
+		_ = server.Process.Signal(syscall.SIGTERM)
+		_ = server.Wait()
+	}
+	start()
+	t.Cleanup(func() { stop() })
+
+	s := startStore(t, testserver.Config{Products: 120, PerPage: 40, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}})
+	args := []string{"--redis", "redis://" + addr + "/0", "--report", "json", "--log-format", "json", "--status", "off",
+		"--profiles", plainProfile(t), "--parallelism", "2", s.URL() + "/"}
+	type proc struct {
+		cmd            *exec.Cmd
+		stdout, stderr *bytes.Buffer
+	}
+	var procs []proc
+	for range 2 {
+		cmd, stdout, stderr := crawlCmd(t, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, proc{cmd, stdout, stderr})
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for s.CountMode(testserver.Healthy) < 30 {
+		if time.Now().After(deadline) {
+			t.Fatal("the crawl did not get going")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	down := s.Count()
+	time.Sleep(2500 * time.Millisecond) // longer than go-redis's own retries of a command
+	if sent := s.Count() - down; sent > 2*2 {
+		t.Errorf("%d requests sent while Redis was down, want at most those already in flight (4)", sent)
+	}
+	start()
+	var rs []result
+	for _, p := range procs {
+		err := p.cmd.Wait()
+		rs = append(rs, finish(t, p.cmd, err, p.stdout, p.stderr))
+	}
+	noticed := 0
+	for i, r := range rs {
+		if r.code != 0 {
+			t.Errorf("worker %d: exit %d, want 0 (complete)\nstderr:\n%.4000s", i, r.code, r.stderr)
+		}
+		// A worker whose calls all fell in go-redis's own retries saw no
+		// outage at all.
+		if strings.Contains(r.stderr, `"event":"redis_recovered"`) {
+			noticed++
+		}
+	}
+	if noticed == 0 {
+		t.Error("no worker logged redis_recovered: the outage went unnoticed, the test proves nothing")
+	}
+	got := unionOnce(t, rs, s)
+	for n := 1; n <= 120; n++ {
+		if !got[s.ProductURL(n)] {
+			t.Errorf("%s is in no worker's file", s.ProductURL(n))
+		}
+	}
+	eachPageOnce(t, s)
 }
