@@ -20,6 +20,7 @@ package checkpoint
 // the middle of a chain) is taken for one and stops holding records back.
 
 import (
+	"slices"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -30,15 +31,136 @@ type announce struct {
 	at  time.Time
 }
 
+// announcements are the announcements in the order they were made, so
+// that the oldest unresolved one is found at the front instead of by a
+// walk of every one (a crawl that queues its URLs up front has thousands
+// unresolved while its first pages finish). An entry is stale once its ID
+// was resolved or announced again (announced no longer holds its seq);
+// stale entries are dropped from the front as it is read, and the whole
+// queue is compacted when they make up most of it.
+type announcements struct {
+	q    []annRef
+	head int
+	// unordered: some announcement was made at a time before the one
+	// made before it (a clock that went back). The front is then not
+	// necessarily the first to pass the grace period, and releaseLocked
+	// looks at every announcement, as it must.
+	unordered bool
+	last      time.Time
+}
+
+type annRef struct {
+	id  uint64
+	seq uint64
+}
+
 type heldRecord struct {
 	rec       storage.Record
 	watermark uint64 // announcements made before it
 }
 
+// heldRecords are the final records held back, in the order they were
+// held, with a count by ID so that the record of a request that is not
+// held (nearly every one) is not looked for among them.
+type heldRecords struct {
+	q    []heldRecord
+	head int
+	ids  map[uint64]int
+}
+
+func (h *heldRecords) len() int { return len(h.q) - h.head }
+
+func (h *heldRecords) push(r heldRecord) {
+	if h.ids == nil {
+		h.ids = map[uint64]int{}
+	}
+	h.q = append(h.q, r)
+	h.ids[r.rec.ID]++
+}
+
+// popBefore takes the records at the front whose watermark is below
+// oldest.
+func (h *heldRecords) popBefore(oldest uint64) []storage.Record {
+	n := 0
+	for h.head+n < len(h.q) && h.q[h.head+n].watermark < oldest {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	recs := make([]storage.Record, n)
+	for i := range n {
+		recs[i] = h.q[h.head+i].rec
+		h.forget(recs[i].ID)
+	}
+	clear(h.q[h.head : h.head+n])
+	h.head += n
+	switch {
+	case h.head == len(h.q):
+		h.q, h.head = h.q[:0], 0
+	case h.head > 1024 && h.head*2 > len(h.q):
+		m := copy(h.q, h.q[h.head:])
+		clear(h.q[m:])
+		h.q, h.head = h.q[:m], 0
+	}
+	return recs
+}
+
+// drop removes the first held record of id, if any.
+func (h *heldRecords) drop(id uint64) {
+	if h.ids[id] == 0 {
+		return
+	}
+	for i := h.head; i < len(h.q); i++ {
+		if h.q[i].rec.ID == id {
+			h.q = slices.Delete(h.q, i, i+1)
+			h.forget(id)
+			return
+		}
+	}
+}
+
+func (h *heldRecords) forget(id uint64) {
+	if h.ids[id] <= 1 {
+		delete(h.ids, id)
+	} else {
+		h.ids[id]--
+	}
+}
+
 // announceLocked records that Colly marked id visited.
 func (cp *Checkpoint) announceLocked(id uint64) {
 	cp.annSeq++
-	cp.announced[id] = announce{seq: cp.annSeq, at: cp.now()}
+	now := cp.now()
+	cp.announced[id] = announce{seq: cp.annSeq, at: now}
+	a := &cp.anns
+	if now.Before(a.last) {
+		a.unordered = true
+	}
+	a.last = now
+	if live := len(cp.announced); len(a.q)-a.head > 2*live+1024 {
+		a.compact(cp.announced)
+	}
+	a.q = append(a.q, annRef{id: id, seq: cp.annSeq})
+}
+
+// live reports whether r is still unresolved.
+func (r annRef) live(announced map[uint64]announce) bool {
+	a, ok := announced[r.id]
+	return ok && a.seq == r.seq
+}
+
+// compact drops every stale entry.
+func (a *announcements) compact(announced map[uint64]announce) {
+	n := 0
+	for _, r := range a.q[a.head:] {
+		if r.live(announced) {
+			a.q[n] = r
+			n++
+		}
+	}
+	clear(a.q[n:])
+	a.q, a.head = a.q[:n], 0
 }
 
 // resolveLocked records that id's request was seen (and its record
@@ -57,10 +179,10 @@ func (cp *Checkpoint) resolveLocked(id uint64, hop bool) {
 // finalLocked writes a final record, or holds it while links found before
 // it are unrecorded.
 func (cp *Checkpoint) finalLocked(rec storage.Record) error {
-	if len(cp.announced) == 0 && len(cp.held) == 0 {
+	if len(cp.announced) == 0 && cp.held.len() == 0 {
 		return cp.putLocked(rec)
 	}
-	cp.held = append(cp.held, heldRecord{rec: rec, watermark: cp.annSeq})
+	cp.held.push(heldRecord{rec: rec, watermark: cp.annSeq})
 	cp.stats.HeldDone++
 	cp.releaseLocked()
 	return nil
@@ -69,55 +191,65 @@ func (cp *Checkpoint) finalLocked(rec storage.Record) error {
 // releaseLocked writes the held records no unresolved announcement is
 // older than, in the order they were held.
 func (cp *Checkpoint) releaseLocked() {
-	if len(cp.held) == 0 {
+	if cp.held.len() == 0 {
 		return
 	}
+	if recs := cp.held.popBefore(cp.oldestAnnouncementLocked()); len(recs) > 0 {
+		_ = cp.putLocked(recs...)
+	}
+}
+
+// oldestAnnouncementLocked returns the seq of the oldest unresolved
+// announcement (the largest uint64 if there is none), after taking every
+// announcement past the grace period for a redirect hop.
+func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
 	oldest := ^uint64(0)
 	now := cp.now()
-	for id, a := range cp.announced {
-		if now.Sub(a.at) >= cp.opt.grace {
-			delete(cp.announced, id)
-			cp.hops[id] = struct{}{}
-			cp.stats.GraceFreed++
-			continue
+	a := &cp.anns
+	if a.unordered {
+		for id, an := range cp.announced {
+			if now.Sub(an.at) >= cp.opt.grace {
+				cp.expireLocked(id)
+				continue
+			}
+			oldest = min(oldest, an.seq)
 		}
-		oldest = min(oldest, a.seq)
+		return oldest
 	}
-	n := 0
-	for n < len(cp.held) && cp.held[n].watermark < oldest {
-		n++
+	// Announcements were made in time order: those past the grace
+	// period are the front of the queue, and the first one that is not
+	// is the oldest.
+	for a.head < len(a.q) {
+		r := a.q[a.head]
+		if r.live(cp.announced) {
+			if now.Sub(cp.announced[r.id].at) < cp.opt.grace {
+				return r.seq
+			}
+			cp.expireLocked(r.id)
+		}
+		a.q[a.head] = annRef{}
+		a.head++
 	}
-	if n == 0 {
-		return
-	}
-	recs := make([]storage.Record, n)
-	for i := range n {
-		recs[i] = cp.held[i].rec
-	}
-	cp.held = append(cp.held[:0], cp.held[n:]...)
-	_ = cp.putLocked(recs...)
+	a.q, a.head = a.q[:0], 0
+	return oldest
+}
+
+// expireLocked takes announcement id, past the grace period, for a
+// redirect hop.
+func (cp *Checkpoint) expireLocked(id uint64) {
+	delete(cp.announced, id)
+	cp.hops[id] = struct{}{}
+	cp.stats.GraceFreed++
 }
 
 // releaseAllLocked writes every held record: the crawl is over, and no
 // link that was announced will be requested any more.
 func (cp *Checkpoint) releaseAllLocked() {
-	if len(cp.held) == 0 {
+	if cp.held.len() == 0 {
 		return
 	}
-	recs := make([]storage.Record, len(cp.held))
-	for i, h := range cp.held {
-		recs[i] = h.rec
-	}
-	cp.held = cp.held[:0]
-	_ = cp.putLocked(recs...)
+	_ = cp.putLocked(cp.held.popBefore(^uint64(0))...)
 }
 
 // unholdLocked drops a held record of id: a newer state supersedes it.
-func (cp *Checkpoint) unholdLocked(id uint64) {
-	for i, h := range cp.held {
-		if h.rec.ID == id {
-			cp.held = append(cp.held[:i], cp.held[i+1:]...)
-			return
-		}
-	}
-}
+func (cp *Checkpoint) unholdLocked(id uint64) { cp.held.drop(id) }

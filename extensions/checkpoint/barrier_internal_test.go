@@ -72,3 +72,131 @@ func TestARedirectHopStopsHoldingAfterTheGracePeriod(t *testing.T) {
 		t.Errorf("the hop is no longer visited in this run")
 	}
 }
+
+// settableClock may be set back, as a wall clock can be.
+type settableClock struct{ t time.Time }
+
+func (c *settableClock) Now() time.Time                         { return c.t }
+func (c *settableClock) After(d time.Duration) <-chan time.Time { return clock.NewFake(c.t).After(d) }
+
+// Announcements pass the grace period in the order they were made, so the
+// oldest unresolved one is at the front of the queue; many resolved ones
+// ahead of it are skipped, and every one past the grace period becomes a
+// hop.
+func TestTheOldestUnresolvedAnnouncementHoldsRecordsBack(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := memory.New()
+	cp, err := New(s, WithClock(clk), WithGrace(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const links = 5000
+	for id := uint64(100); id < 100+links; id++ {
+		_ = cp.Visited(id)
+	}
+	hop := uint64(100 + links/2) // never requested
+	cp.mu.Lock()
+	_ = cp.finalLocked(storage.Record{ID: 1, URL: "http://h/a", State: storage.Done})
+	for id := uint64(100); id < 100+links; id++ {
+		if id != hop {
+			cp.resolveLocked(id, false)
+		}
+	}
+	cp.unlock()
+	if _, ok, _ := s.Get(1); ok {
+		t.Fatal("the page is done in the store while a link found before it is unrecorded")
+	}
+	clk.Advance(5 * time.Second)
+	_ = cp.Visited(2) // after the page: not waited for
+	clk.Advance(5 * time.Second)
+	cp.mu.Lock()
+	cp.releaseLocked()
+	cp.unlock()
+	if _, ok, _ := s.Get(1); !ok {
+		t.Fatal("the page is still held after its only unrecorded link passed the grace period")
+	}
+	st := cp.Stats()
+	if st.GraceFreed != 1 {
+		t.Errorf("stats %+v: want the one hop freed by the grace period, not the later announcement", st)
+	}
+	if v, _ := cp.IsVisited(hop); !v {
+		t.Error("the hop is no longer visited in this run")
+	}
+	cp.mu.Lock()
+	_, pending := cp.announced[2]
+	queued := len(cp.anns.q) - cp.anns.head
+	cp.unlock()
+	if !pending {
+		t.Error("the announcement made after the page was taken for a hop before its grace period ended")
+	}
+	if queued > 1 {
+		t.Errorf("%d announcements still queued; want only the unresolved one", queued)
+	}
+}
+
+// With a clock that was set back, an announcement made later may pass the
+// grace period first: it is still taken for a hop, and the one before it,
+// not yet past, still holds records back.
+func TestAClockSetBackStillFreesEveryAnnouncementPastTheGracePeriod(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := &settableClock{t: t0.Add(5 * time.Second)}
+	s := memory.New()
+	cp, err := New(s, WithClock(clk), WithGrace(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cp.Visited(10) // at t0+5s
+	clk.t = t0
+	_ = cp.Visited(11) // at t0, made later
+	cp.mu.Lock()
+	_ = cp.finalLocked(storage.Record{ID: 1, URL: "http://h/a", State: storage.Done})
+	cp.unlock()
+	clk.t = t0.Add(12 * time.Second) // 11 is past the grace period, 10 is not
+	cp.mu.Lock()
+	cp.releaseLocked()
+	_, hop11 := cp.hops[11]
+	_, ann10 := cp.announced[10]
+	cp.unlock()
+	if !hop11 || !ann10 {
+		t.Errorf("announcement 11 a hop: %v (want true); 10 still announced: %v (want true)", hop11, ann10)
+	}
+	if _, ok, _ := s.Get(1); ok {
+		t.Error("the page is done in the store while announcement 10, made before it, is within its grace period")
+	}
+	if st := cp.Stats(); st.GraceFreed != 1 {
+		t.Errorf("stats %+v: want one announcement freed", st)
+	}
+}
+
+// A held record that a newer state of the same URL supersedes is dropped:
+// releasing the held records later must not write the older state over
+// the newer one, and the other held records keep their order.
+func TestANewerStateDropsTheHeldRecordOfItsURL(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := memory.New()
+	cp, err := New(s, WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cp.Visited(10) // a link, unrecorded: holds what follows
+	cp.mu.Lock()
+	for id := uint64(1); id <= 3; id++ {
+		_ = cp.finalLocked(storage.Record{ID: id, URL: "http://h/", State: storage.Done})
+	}
+	cp.unholdLocked(2)
+	cp.unholdLocked(7) // not held: nothing happens
+	_ = cp.putLocked(storage.Record{ID: 2, URL: "http://h/", State: storage.InFlight, Attempts: 2})
+	if n := cp.held.len(); n != 2 {
+		t.Errorf("%d records held, want 2", n)
+	}
+	cp.resolveLocked(10, false)
+	cp.unlock()
+	for id, want := range map[uint64]storage.State{1: storage.Done, 2: storage.InFlight, 3: storage.Done} {
+		if r, ok, _ := s.Get(id); !ok || r.State != want {
+			t.Errorf("record %d: %v (found %v), want %v", id, r.State, ok, want)
+		}
+	}
+	if cp.held.len() != 0 || len(cp.held.ids) != 0 {
+		t.Errorf("held %d records, %d IDs after the release; want none", cp.held.len(), len(cp.held.ids))
+	}
+}

@@ -86,6 +86,45 @@ func BenchmarkUpdates(b *testing.B) {
 	}
 }
 
+// BenchmarkQueuedUpFront is the crawl that queues its URLs before the
+// first page comes back (what the bench's overhead scenario does): Colly
+// marks a batch of 1,000 URLs visited at once, then they are requested
+// and finish one by one, each done record waiting for the links announced
+// before it. ns/op is per URL.
+func BenchmarkQueuedUpFront(b *testing.B) {
+	const batch = 1000
+	cp, err := New(memory.New())
+	if err != nil {
+		b.Fatal(err)
+	}
+	hdr := http.Header{"User-Agent": {"breakwater-bench/1.0"}}
+	reqs := make([]*colly.Request, batch)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n += batch {
+		b.StopTimer()
+		for i := range reqs {
+			u, _ := url.Parse(fmt.Sprintf("https://shop.example.test/catalogue/product-%07d.html", n+i))
+			reqs[i] = &colly.Request{URL: u, Method: "GET", Depth: 1, Headers: &hdr, Ctx: colly.NewContext()}
+		}
+		b.StartTimer()
+		for _, r := range reqs {
+			if err := cp.Visited(RequestID(r.URL.String(), nil)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, r := range reqs {
+			cp.onRequest(r)
+			cp.onRequestHeaders(r)
+			cp.onScraped(&colly.Response{Request: r, StatusCode: 200})
+		}
+	}
+	b.StopTimer()
+	if err := cp.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 const resumeRecords = 1_000_000
 
 // resumeState is the state of URL i in the resume checkpoint.

@@ -59,7 +59,8 @@ type Checkpoint struct {
 	announced map[uint64]announce       // Visited by Colly, not yet requested (see barrier.go)
 	hops      map[uint64]struct{}       // Visited by Colly and never requested: redirect hops
 	annSeq    uint64                    // announcements so far
-	held      []heldRecord              // final records waiting for the links found before them
+	anns      announcements             // the same, in the order they were made
+	held      heldRecords               // final records waiting for the links found before them
 	front     frontier                  // the queue (queue.go)
 	cookies   map[string]string         // host → cookie string
 	b         *breaker.Breaker          // attached by Breaker

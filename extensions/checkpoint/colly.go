@@ -92,9 +92,7 @@ func (cp *Checkpoint) logDroppedLocked(keys []string) {
 
 // applyLocked moves r's record through ev and writes it.
 func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev Event, reason string, retryAt time.Time) {
-	if len(cp.held) > 0 {
-		cp.unholdLocked(e.rec.ID)
-	}
+	cp.unholdLocked(e.rec.ID)
 	rec := Transition(e.rec, ev, cp.opt.maxAttempts, reason, retryAt)
 	rec.Updated = cp.now().UTC()
 	e.rec = rec
