@@ -8,6 +8,9 @@
 # Pass --resume: the same command line then starts the crawl the first
 # time and continues it from its checkpoint (crawl.db) every time it is
 # rescheduled; a second process on the same checkpoint is refused.
+# A crawl shared through Redis (--redis URL, with the same --crawl-id on
+# every machine) needs no --resume: the same command continues it, and
+# any number of workers may run it at once.
 #
 # PRODUCTCRAWL is the command that runs the crawl (default: go run
 # ./examples/productcrawl, from the repository root); it is split on spaces.
