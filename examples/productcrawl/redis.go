@@ -67,8 +67,8 @@ import (
 // Redis unreachable at start is an error (exit 1) within -timeout. During
 // the crawl the worker pauses instead: the circuits fail closed (requests
 // are parked, none is sent) and the queue's calls retry with a backoff;
-// once Redis answers the crawl goes on. Unreachable for longer than 10
-// minutes (storage/redis's max outage), the run ends as an error.
+// once Redis answers the crawl goes on. Still unreachable after
+// storage/redis's max outage (10 minutes), the run ends as an error.
 
 // defaultWaitHorizon is -wait-horizon's default: longer than a request
 // parked while Redis was unreachable waits (the breaker store tries Redis
@@ -182,8 +182,8 @@ func redisAddr(o *goredis.Options) string { return fmt.Sprintf("%s db %d", o.Add
 
 // connectRedis makes the client and checks that Redis answers within
 // -timeout: an unreachable Redis is an error (exit 1) then, never a hang.
-// Unless the URL sets pool_size, the pool has room for
-// every thread's call at once.
+// Unless the URL sets pool_size, the pool has room for every thread's call
+// at once.
 func connectRedis(cfg Config, log zerolog.Logger, threads int) (*goredis.Client, error) {
 	goredis.SetLogger(redisLogger{log}) // go-redis's own messages, into our log
 	opts := *cfg.redisOpts
