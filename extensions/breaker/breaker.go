@@ -38,10 +38,10 @@ type Breaker struct {
 	rand            func() float64
 	fleet           fleetGuard
 
-	domains    sync.Map // host → *domain
-	attempts   sync.Map // *colly.Request → *attempt
-	throttle   sync.Map // URL → *atomic.Int32: 429 retries so far
-	unfinished sync.Map // URL → Unfinished
+	domains    sync.Map     // host → *domain
+	attempts   attemptTable // *colly.Request → *attempt
+	throttle   urlSet       // URL → *atomic.Int32: 429 retries so far
+	unfinished urlSet       // URL → Unfinished
 }
 
 // domain is everything the breaker knows about one host.

@@ -122,12 +122,12 @@ func (b *Breaker) gate(ctx context.Context, r *colly.Request) {
 		b.stopAtGate(r, open)
 		return
 	}
-	b.attempts.Store(r, &attempt{ticket: t, start: time.Now()})
+	b.attempts.store(r, &attempt{ticket: t, start: time.Now()})
 }
 
 func (b *Breaker) stopAtGate(r *colly.Request, err *CircuitOpenError) {
 	r.Abort()
-	b.attempts.Store(r, &attempt{refused: true})
+	b.attempts.store(r, &attempt{refused: true})
 	b.refuse(r, err)
 }
 
@@ -141,8 +141,7 @@ func (b *Breaker) refuse(r *colly.Request, err *CircuitOpenError) {
 }
 
 func (b *Breaker) onResponseHeaders(r *colly.Response) {
-	if v, ok := b.attempts.Load(r.Request); ok {
-		a := v.(*attempt)
+	if a := b.attempts.load(r.Request); a != nil {
 		a.status = r.StatusCode
 		if r.Headers != nil {
 			a.retryAfter = r.Headers.Get("Retry-After")
@@ -157,16 +156,15 @@ const defaultThrottlePause = time.Second
 // finish classifies what came back, records it and reports it. Colly calls
 // OnError and then OnScraped for a parse error; the first one wins.
 func (b *Breaker) finish(r *colly.Response, err error) {
-	v, ok := b.attempts.LoadAndDelete(r.Request)
-	if !ok {
+	a := b.attempts.take(r.Request)
+	if a == nil {
 		return
 	}
-	a := v.(*attempt)
 	if a.refused {
 		return // already reported to OnRefused
 	}
 	d := a.ticket.d
-	b.markLeft(r.Request.URL.String())
+	b.markLeft(r.Request)
 	latency := time.Since(a.start)
 	status := r.StatusCode
 	if status == 0 {
@@ -215,15 +213,17 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	d.pace.release()
 
 	at := Attempt{Request: r.Request, Domain: d.name, Outcome: Outcome{Class: class, Latency: latency}, Status: status, Err: err}
-	key := r.Request.URL.String()
 	if class != Throttled {
-		b.throttle.Delete(key)
+		if !b.throttle.empty() {
+			b.throttle.delete(r.Request.URL.String())
+		}
 		b.report(at)
 		return
 	}
-	n, _ := b.throttle.LoadOrStore(key, new(atomic.Int32))
+	key := r.Request.URL.String()
+	n := b.throttle.loadOrStore(key, new(atomic.Int32))
 	if n.(*atomic.Int32).Add(1) > int32(b.throttleRetries) {
-		b.throttle.Delete(key)
+		b.throttle.delete(key)
 		at.GaveUp = true
 		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "throttled (429) past the throttle-retry budget"})
 		b.report(at)
@@ -232,7 +232,7 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	at.Retrying = true
 	b.report(at)
 	if rerr := r.Request.Retry(); rerr != nil {
-		b.throttle.Delete(key)
+		b.throttle.delete(key)
 		at.Retrying, at.GaveUp, at.Err = false, true, rerr
 		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "throttled (429); the retry could not be issued: " + rerr.Error()})
 		b.report(at)

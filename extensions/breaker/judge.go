@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/gocolly/colly/v2"
 )
 
 // Unfinished is a URL the breaker stopped from completing: refused while
@@ -20,15 +21,20 @@ type Unfinished struct {
 	RetryAt time.Time `json:"retry_at,omitzero"`
 }
 
-func (b *Breaker) markUnfinished(u Unfinished) { b.unfinished.Store(u.URL, u) }
+func (b *Breaker) markUnfinished(u Unfinished) { b.unfinished.store(u.URL, u) }
 
-func (b *Breaker) markLeft(url string) { b.unfinished.Delete(url) }
+// markLeft takes r's URL off the unfinished list: it left.
+func (b *Breaker) markLeft(r *colly.Request) {
+	if !b.unfinished.empty() {
+		b.unfinished.delete(r.URL.String())
+	}
+}
 
 // Unfinished lists every URL refused or given up on and not attempted
 // since, sorted by URL.
 func (b *Breaker) Unfinished() []Unfinished {
 	var out []Unfinished
-	b.unfinished.Range(func(_, v any) bool {
+	b.unfinished.rangeValues(func(v any) bool {
 		out = append(out, v.(Unfinished))
 		return true
 	})

@@ -1,0 +1,83 @@
+package breaker
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// attemptTable holds the breaker's record of each request between the gate
+// and its outcome. Every request adds a key and removes it: a plain map
+// under a lock costs a fraction of a sync.Map's store of a new key, which
+// allocates and, written this often, keeps copying its dirty map.
+type attemptTable struct {
+	mu sync.Mutex
+	m  map[*colly.Request]*attempt
+}
+
+func (t *attemptTable) store(r *colly.Request, a *attempt) {
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = make(map[*colly.Request]*attempt)
+	}
+	t.m[r] = a
+	t.mu.Unlock()
+}
+
+func (t *attemptTable) load(r *colly.Request) *attempt {
+	t.mu.Lock()
+	a := t.m[r]
+	t.mu.Unlock()
+	return a
+}
+
+// take removes r's record and returns it, nil if it has none.
+func (t *attemptTable) take(r *colly.Request) *attempt {
+	t.mu.Lock()
+	a, ok := t.m[r]
+	if ok {
+		delete(t.m, r)
+	}
+	t.mu.Unlock()
+	return a
+}
+
+// urlSet is a sync.Map keyed by URL with a count of its keys, so that a
+// request can skip removing its URL (and building the URL's string) when
+// the set is empty, as it nearly always is.
+type urlSet struct {
+	m sync.Map
+	n atomic.Int64
+}
+
+// empty reports whether the set holds no URL.
+func (s *urlSet) empty() bool { return s.n.Load() == 0 }
+
+// store sets u's value.
+func (s *urlSet) store(u string, v any) {
+	if _, loaded := s.m.Swap(u, v); !loaded {
+		s.n.Add(1)
+	}
+}
+
+// loadOrStore returns u's value, storing v first if it has none.
+func (s *urlSet) loadOrStore(u string, v any) any {
+	actual, loaded := s.m.LoadOrStore(u, v)
+	if !loaded {
+		s.n.Add(1)
+	}
+	return actual
+}
+
+// delete removes u.
+func (s *urlSet) delete(u string) {
+	if _, loaded := s.m.LoadAndDelete(u); loaded {
+		s.n.Add(-1)
+	}
+}
+
+// rangeValues calls f for every value until f returns false.
+func (s *urlSet) rangeValues(f func(v any) bool) {
+	s.m.Range(func(_, v any) bool { return f(v) })
+}
