@@ -61,7 +61,7 @@ func TestKilledAtRandomMomentsResumesToExactlyOnce(t *testing.T) {
 		if i == 0 {
 			n += total % 3
 		}
-		cfgs = append(cfgs, testserver.Config{Products: n, PerPage: 50, Scenario: testserver.Scenario{Latency: time.Millisecond}})
+		cfgs = append(cfgs, testserver.Config{Products: n, PerPage: 50, Scenario: testserver.Scenario{Latency: 3 * time.Millisecond}})
 	}
 	fleet, err := testserver.StartFleet(cfgs...)
 	if err != nil {
@@ -93,8 +93,10 @@ func TestKilledAtRandomMomentsResumesToExactlyOnce(t *testing.T) {
 		}
 		if killed < kills {
 			// Anywhere from before the checkpoint is open to well into
-			// the crawl.
-			time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+			// the run: short enough that twenty kills land before the
+			// crawl can finish (with up to 400 ms a run finished
+			// after nine), long enough that most runs make progress.
+			time.Sleep(time.Duration(rng.IntN(120)) * time.Millisecond)
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 		}
 		err := cmd.Wait()
