@@ -65,6 +65,9 @@ func readBody(r *colly.Request) ([]byte, error) {
 // JSON cannot hold are left out and named in dropped; the rest come back
 // as JSON gives them (numbers as float64, times as strings).
 func marshalRequest(r *colly.Request, body []byte) (b []byte, dropped []string, err error) {
+	if b, ok := appendRequest(make([]byte, 0, 512), r, body); ok {
+		return b, nil, nil
+	}
 	sr := serialRequest{URL: r.URL.String(), Method: r.Method, Depth: r.Depth, Body: body, ID: r.ID, Host: r.Host}
 	if r.Headers != nil {
 		sr.Headers = *r.Headers
