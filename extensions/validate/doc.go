@@ -55,11 +55,15 @@
 // # One parse, state per request
 //
 // The structure check rides on Colly's own HTML parse: Register adds one
-// OnHTML callback whose selector is the group of every selector the rules
-// name, so the parsed document is walked once however many there are; the
-// callback records which selectors each element matches, and the verdict is
-// fixed in OnScraped, after every OnHTML ran. The body is never parsed a
-// second time. (Colly v2.3.0 sends 203-299 responses to OnError without
+// OnHTML callback. When no rule has Element checks its selector is the
+// document's head (which the parser always makes), the cheapest for Colly
+// to walk the parse for, and the callback looks for each selector a
+// Require names in that same parsed document, stopping at its first match. With Element checks, which
+// see every matching element, the selector is the group of every selector
+// the rules name, so the document is walked once however many there are,
+// and the callback records which selectors each element matches. The
+// verdict is fixed in OnScraped, after every OnHTML ran. The body is never
+// parsed a second time. (Colly v2.3.0 sends 203-299 responses to OnError without
 // parsing them; the validator parses those once itself.) Bodies that are
 // not HTML, such as JSON, binary or empty ones, are not parsed by Colly and
 // simply match no selector.

@@ -9,6 +9,7 @@ import (
 	"github.com/andybalholm/cascadia"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
+	"golang.org/x/net/html"
 )
 
 // Validator scores every response a collector fetches on three checks
@@ -24,8 +25,13 @@ type Validator struct {
 	// matched.
 	group    string
 	matchers []cascadia.Selector
-	log      zerolog.Logger
-	onBroken func(BrokenDomain)
+	// elementChecks: some rule has Element checks, which need every
+	// element a selector matches. Without them a selector only has to
+	// match once, and the validator looks for each in Colly's parse
+	// itself, stopping at the first match (see rootMatched).
+	elementChecks bool
+	log           zerolog.Logger
+	onBroken      func(BrokenDomain)
 
 	pages table
 	diag  *diagnosis
@@ -47,6 +53,9 @@ func New(opts ...Option) (*Validator, error) {
 	}
 	v := &Validator{log: c.log, onBroken: c.onBroken, diag: newDiagnosis(c.brokenAfter)}
 	v.rules, v.selectors = compile(c.pages, &c.fallback)
+	for _, r := range v.rules {
+		v.elementChecks = v.elementChecks || len(r.elements) > 0
+	}
 	v.group = strings.Join(v.selectors, ", ")
 	for _, sel := range v.selectors {
 		m, err := cascadia.Compile(sel)
@@ -189,6 +198,41 @@ func (v *Validator) matched(p *page, e *colly.HTMLElement) {
 				ei = &cp
 			}
 			p.onElement(i, ei)
+		}
+	}
+}
+
+// rootSelector is what the validator's OnHTML asks Colly for when no rule
+// has Element checks: the document's head, which the HTML parser always
+// makes, is a bare tag for Colly's walk of the parse to test each node
+// against (the cheapest selector there is), and has little text for the
+// HTMLElement Colly builds of it (the root element would carry the text
+// of the whole page).
+const rootSelector = "head"
+
+// rootMatched handles the head element Colly's parse found for
+// rootSelector: every selector p's rule watches is looked for from the top
+// of the same parsed document, as Colly's Find would, and the search stops
+// at its first match, which is all a Require needs. On a product page
+// that is a few dozen elements in; a selector of its own would cost a
+// walk of the whole document through a full selector match per element.
+func (v *Validator) rootMatched(p *page, e *colly.HTMLElement) {
+	if !p.rule.parse || len(e.DOM.Nodes) == 0 {
+		return
+	}
+	top := e.DOM.Nodes[0]
+	for top.Parent != nil {
+		top = top.Parent
+	}
+	for i, m := range v.matchers {
+		if !p.rule.watches[i] {
+			continue
+		}
+		for n := top.FirstChild; n != nil; n = n.NextSibling {
+			if n.Type == html.ElementNode && m.MatchFirst(n) != nil {
+				p.onElement(i, e)
+				break
+			}
 		}
 	}
 }

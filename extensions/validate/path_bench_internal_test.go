@@ -1,0 +1,55 @@
+package validate
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/gocolly/colly/v2"
+)
+
+// BenchmarkRequestPath is the validator's own work for one valid page, as
+// its Colly callbacks and a breaker do it, without Colly's parse and walk:
+// OnResponse (score status and size, keep the state), the OnHTML hit of
+// the required selector, OnScraped (fix the verdict), the breaker's Check
+// and the user's VerdictOf.
+//
+//	go test -run '^$' -bench RequestPath -benchmem ./extensions/validate/
+func BenchmarkRequestPath(b *testing.B) {
+	v, err := New(Require("div.product h1.title"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(`<html><body><div class="product"><h1 class="title">T</h1></div>` + strings.Repeat("x", 1100) + `</body></html>`)
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(string(body)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sel := doc.Find("div.product h1.title")
+	hdr := http.Header{"Content-Type": {"text/html"}}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		u, _ := url.Parse("http://shop-" + strconv.Itoa(i%5) + ".test:8080/products/sku-" + strconv.Itoa(i))
+		req := &colly.Request{URL: u, Method: "GET", Ctx: colly.NewContext()}
+		resp := &colly.Response{Request: req, StatusCode: 200, Headers: &hdr, Body: body}
+		v.pages.put(req, newPage(v.rules, resp, 0))
+		e := colly.NewHTMLElementFromSelectionNode(resp, sel, sel.Nodes[0], 0)
+		if p := v.pages.get(req); p != nil {
+			v.matched(p, e)
+		}
+		if p := v.pages.get(req); p != nil {
+			v.finish(p)
+		}
+		if err := v.Check(resp); err != nil {
+			b.Fatal(err)
+		}
+		if verdict, ok := v.VerdictOf(resp); !ok || !verdict.Valid() {
+			b.Fatal("not valid")
+		}
+		i++
+	}
+}
