@@ -3,7 +3,6 @@ package validate
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"weak"
 
 	"github.com/gocolly/colly/v2"
@@ -20,9 +19,12 @@ import (
 // anything (Colly, the user's callbacks, a stored *Response) can still ask
 // for it, and no longer. A page must therefore hold no pointer to its
 // request.
+//
+// Every request adds a key and, later, its cleanup removes it: a plain map
+// under a lock, which costs a sync.Map's new-key store a fraction of it.
 type table struct {
-	m    sync.Map // weak.Pointer[colly.Request] -> *page
-	live atomic.Int64
+	mu sync.Mutex
+	m  map[weak.Pointer[colly.Request]]*page
 }
 
 // get returns the state of req, or nil.
@@ -30,30 +32,40 @@ func (t *table) get(req *colly.Request) *page {
 	if req == nil {
 		return nil
 	}
-	p, ok := t.m.Load(weak.Make(req))
-	if !ok {
-		return nil
-	}
-	return p.(*page)
+	k := weak.Make(req)
+	t.mu.Lock()
+	p := t.m[k]
+	t.mu.Unlock()
+	return p
 }
 
 // put stores p for req unless req already has a state, and returns the
 // state that is stored.
 func (t *table) put(req *colly.Request, p *page) *page {
 	k := weak.Make(req)
-	if old, loaded := t.m.LoadOrStore(k, p); loaded {
-		return old.(*page)
+	t.mu.Lock()
+	if old, ok := t.m[k]; ok {
+		t.mu.Unlock()
+		return old
 	}
-	t.live.Add(1)
+	if t.m == nil {
+		t.m = make(map[weak.Pointer[colly.Request]]*page)
+	}
+	t.m[k] = p
+	t.mu.Unlock()
 	runtime.AddCleanup(req, t.drop, k)
 	return p
 }
 
 func (t *table) drop(k weak.Pointer[colly.Request]) {
-	if _, ok := t.m.LoadAndDelete(k); ok {
-		t.live.Add(-1)
-	}
+	t.mu.Lock()
+	delete(t.m, k)
+	t.mu.Unlock()
 }
 
 // len returns the number of requests with state.
-func (t *table) len() int { return int(t.live.Load()) }
+func (t *table) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}
