@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -156,6 +157,9 @@ func (b *Breaker) allow(d *domain) (Ticket, error) {
 				d.setOpen(open)
 			}
 			return Ticket{}, open
+		}
+		if errors.Is(err, ErrOpen) {
+			d.refused.Add(1) // a store refusing for its own reasons (Redis down, failing closed)
 		}
 		return Ticket{}, err
 	}

@@ -116,7 +116,10 @@ func (b *Breaker) gate(ctx context.Context, r *colly.Request) {
 	if err != nil {
 		d.pace.release()
 		open := &CircuitOpenError{Domain: d.name, State: Open, RetryAt: b.clock.Now()}
-		if !errors.As(err, &open) {
+		// A shared store that cannot answer (Redis down, failing closed)
+		// refuses with an error that is also ErrOpen: that is a
+		// refusal, logged once by the store, not an error per request.
+		if !errors.As(err, &open) && !errors.Is(err, ErrOpen) {
 			b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: the circuit could not decide; request refused")
 		}
 		b.stopAtGate(r, open)
