@@ -6,6 +6,7 @@ package breaker
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
@@ -75,6 +76,10 @@ type memCircuit struct {
 	p      Profile
 	need   int // failures in a full window that trip it
 
+	// closedGen is gen<<1 | 1 while the circuit is closed, 0 otherwise:
+	// the closed Allow reads it without the lock.
+	closedGen atomic.Uint64
+
 	mu      sync.Mutex
 	state   State
 	gen     uint64
@@ -96,7 +101,9 @@ func NewCircuit(domain string, p Profile) (Circuit, error) {
 }
 
 func newMemCircuit(domain string, p Profile) *memCircuit {
-	return &memCircuit{domain: domain, p: p, need: FailuresToTrip(p), win: newWindow(p.WindowSize)}
+	c := &memCircuit{domain: domain, p: p, need: FailuresToTrip(p), win: newWindow(p.WindowSize)}
+	c.closedGen.Store(1) // closed, generation 0
+	return c
 }
 
 // FailuresToTrip is how many failures in a full window of p trip it: the
@@ -108,6 +115,12 @@ func FailuresToTrip(p Profile) int {
 }
 
 func (c *memCircuit) Allow(clk clock.Clock) (Permit, Transition, error) {
+	// Closed: no lock. A permit taken just as the circuit trips is a
+	// request in flight at the trip, and its result is ignored by
+	// generation like every other.
+	if g := c.closedGen.Load(); g != 0 {
+		return Permit{Gen: g >> 1}, Transition{}, nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state == Closed {
@@ -239,6 +252,11 @@ func (c *memCircuit) moveLocked(now time.Time, to State, reason string, evidence
 	c.state = to
 	c.gen++
 	c.probes, c.passed = 0, 0
+	if to == Closed {
+		c.closedGen.Store(c.gen<<1 | 1)
+	} else {
+		c.closedGen.Store(0)
+	}
 	t.Trips = c.trips
 	return t
 }
