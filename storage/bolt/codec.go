@@ -10,7 +10,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// A record value, version 1:
+// A record value, version 2:
 //
 //	version   1 byte  (recordVersion)
 //	state     1 byte
@@ -20,14 +20,20 @@ import (
 //	updated   varint seconds since 0001-01-01 UTC, uvarint nanoseconds
 //	url       uvarint length, bytes
 //	lastError uvarint length, bytes
-//	request   uvarint length+1 (0 = nil), bytes
+//	request   1 byte: 0 = nil, 1 = in the requests bucket under the same Seq
 //	crc       4 bytes big-endian: CRC-32C of everything before it
 //
 // Seq is the key, so it is not repeated. The zero time encodes as two zero
 // bytes. Version and state come first so a reader can filter on the state
 // without decoding the rest (peek).
+//
+// A request value is the request's bytes followed by a CRC-32C (4 bytes
+// big-endian) of its key and the bytes. An ID run is 8 bytes big-endian
+// per ID, followed by a CRC-32C of its key and the IDs. Covering the key
+// catches a value under the wrong key, and a value cut to its last four
+// bytes (the CRC-32C of nothing is 0).
 const (
-	recordVersion = 1
+	recordVersion = 2
 	headerLen     = 1 + 1 + 8
 	crcLen        = 4
 	// unixToYear1 is the number of seconds from 0001-01-01 to 1970-01-01.
@@ -40,7 +46,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // with the file and the Seq.
 var errBadRecord = errors.New("record does not decode")
 
-// encode appends the encoding of r to dst.
+// encode appends the encoding of r, without its request, to dst.
 func encode(dst []byte, r *storage.Record) []byte {
 	b := append(dst, recordVersion, byte(r.State))
 	b = binary.BigEndian.AppendUint64(b, r.ID)
@@ -54,16 +60,85 @@ func encode(dst []byte, r *storage.Record) []byte {
 	if r.Request == nil {
 		b = append(b, 0)
 	} else {
-		b = binary.AppendUvarint(b, uint64(len(r.Request))+1)
-		b = append(b, r.Request...)
+		b = append(b, 1)
 	}
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[len(dst):], castagnoli))
 }
 
-// maxEncodedLen is an upper bound on len(encode(nil, r)).
-func maxEncodedLen(r *storage.Record) int {
-	const varints = 1 + 2*2 + 3 // attempts, two times of two, three lengths
-	return headerLen + varints*binary.MaxVarintLen64 + len(r.URL) + len(r.LastError) + len(r.Request) + crcLen
+// encodedLen is len(encode(nil, r)).
+func encodedLen(r *storage.Record) int {
+	return headerLen + uvarintLen(uint64(r.Attempts)) + timeLen(r.NotBefore) + timeLen(r.Updated) +
+		uvarintLen(uint64(len(r.URL))) + len(r.URL) + uvarintLen(uint64(len(r.LastError))) + len(r.LastError) +
+		1 + crcLen
+}
+
+// encodeRequest appends the request value of req, under key, to dst.
+func encodeRequest(dst, key, req []byte) []byte {
+	return binary.BigEndian.AppendUint32(append(dst, req...), keyedCRC(key, req))
+}
+
+// decodeRequest returns the request in the request value v under key,
+// checked. The result is a copy: v may point into the mapped file.
+func decodeRequest(key, v []byte) ([]byte, error) {
+	body, err := checked(key, v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: its request: %w", errBadRecord, err)
+	}
+	return append(make([]byte, 0, len(body)), body...), nil
+}
+
+// encodeIDRun appends the ID run value of ids, under key, to dst.
+func encodeIDRun(dst, key []byte, ids []uint64) []byte {
+	b := dst
+	for _, id := range ids {
+		b = binary.BigEndian.AppendUint64(b, id)
+	}
+	return binary.BigEndian.AppendUint32(b, keyedCRC(key, b[len(dst):]))
+}
+
+// decodeIDRun returns the IDs of the ID run v under key, checked, as
+// 8-byte big-endian words (pointing into v).
+func decodeIDRun(key, v []byte) ([]byte, error) {
+	body, err := checked(key, v)
+	if err == nil && (len(body) == 0 || len(body)%8 != 0) {
+		err = fmt.Errorf("%d bytes of IDs, not a positive multiple of 8", len(body))
+	}
+	return body, err
+}
+
+// keyedCRC is the CRC-32C of key followed by body.
+func keyedCRC(key, body []byte) uint32 {
+	return crc32.Update(crc32.Checksum(key, castagnoli), castagnoli, body)
+}
+
+// checked returns the value v under key without its trailing keyed
+// CRC-32C, if that matches.
+func checked(key, v []byte) ([]byte, error) {
+	if len(v) < crcLen {
+		return nil, fmt.Errorf("%d bytes, shorter than a checksum", len(v))
+	}
+	body, sum := v[:len(v)-crcLen], binary.BigEndian.Uint32(v[len(v)-crcLen:])
+	if keyedCRC(key, body) != sum {
+		return nil, errors.New("checksum mismatch")
+	}
+	return body, nil
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+func varintLen(v int64) int {
+	u := uint64(v) << 1
+	if v < 0 {
+		u = ^u
+	}
+	return uvarintLen(u)
 }
 
 func appendTime(b []byte, t time.Time) []byte {
@@ -74,10 +149,17 @@ func appendTime(b []byte, t time.Time) []byte {
 	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
 }
 
+func timeLen(t time.Time) int {
+	if t.IsZero() {
+		return 2
+	}
+	return varintLen(t.Unix()+unixToYear1) + uvarintLen(uint64(t.Nanosecond()))
+}
+
 // peek returns the state and ID of an encoded record without decoding or
 // checksumming the rest.
 func peek(v []byte) (storage.State, uint64, error) {
-	if len(v) < headerLen+crcLen {
+	if len(v) < headerLen+1+crcLen {
 		return 0, 0, fmt.Errorf("%w: %d bytes, shorter than any record", errBadRecord, len(v))
 	}
 	if v[0] != recordVersion {
@@ -97,16 +179,17 @@ func versionError(v byte) error {
 	return fmt.Errorf("%w: unknown record encoding version %d", errBadRecord, v)
 }
 
-// decode decodes an encoded record with the given Seq. The result shares
-// no memory with v, which may point into the mapped file.
-func decode(v []byte, seq uint64) (storage.Record, error) {
+// decode decodes an encoded record with the given Seq, and reports whether
+// it has a request (stored apart: the returned record's Request is nil).
+// The result shares no memory with v, which may point into the mapped file.
+func decode(v []byte, seq uint64) (storage.Record, bool, error) {
 	st, id, err := peek(v)
 	if err != nil {
-		return storage.Record{}, err
+		return storage.Record{}, false, err
 	}
 	body, sum := v[:len(v)-crcLen], binary.BigEndian.Uint32(v[len(v)-crcLen:])
 	if crc32.Checksum(body, castagnoli) != sum {
-		return storage.Record{}, fmt.Errorf("%w: checksum mismatch", errBadRecord)
+		return storage.Record{}, false, fmt.Errorf("%w: checksum mismatch", errBadRecord)
 	}
 	d := decoder{b: body[headerLen:]}
 	r := storage.Record{ID: id, State: st, Seq: seq}
@@ -119,16 +202,21 @@ func decode(v []byte, seq uint64) (storage.Record, error) {
 	r.Updated = d.time()
 	r.URL = string(d.bytes(d.uvarint()))
 	r.LastError = string(d.bytes(d.uvarint()))
-	if n := d.uvarint(); n > 0 {
-		r.Request = append([]byte{}, d.bytes(n-1)...)
+	var hasReq bool
+	switch flag := d.bytes(1); {
+	case d.err != nil:
+	case flag[0] <= 1:
+		hasReq = flag[0] == 1
+	default:
+		d.fail(fmt.Sprintf("request flag %d", flag[0]))
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail(fmt.Sprintf("%d trailing bytes", len(d.b)))
 	}
 	if d.err != nil {
-		return storage.Record{}, d.err
+		return storage.Record{}, false, d.err
 	}
-	return r, nil
+	return r, hasReq, nil
 }
 
 const maxInt = int(^uint(0) >> 1)

@@ -70,7 +70,7 @@ func (s *Store) commit() error {
 
 	// Seq order: records and index keys then go into the B+trees in key
 	// order, which touches each leaf page once.
-	slices.SortFunc(ents, func(a, b *entry) int { return cmp.Compare(a.seq, b.seq) })
+	slices.SortFunc(ents, func(a, b *entry) int { return cmp.Compare(a.rec.Seq, b.rec.Seq) })
 	err := s.write(ents, metas, nextSeq)
 
 	s.mu.Lock()
@@ -88,9 +88,10 @@ func (s *Store) commit() error {
 	return err
 }
 
-// write commits ents and metas in one bbolt transaction: each record, its
-// ID-index entry (new records only), its state-index entry (moved when the
-// state changed), the per-state counts and the next Seq.
+// write commits ents and metas in one bbolt transaction: each record,
+// its request (when new or changed), the ID log's run for new records,
+// its state-index entry (moved when the state changed), the per-state
+// counts and the next Seq.
 func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	tx, err := s.db.Begin(true)
@@ -111,64 +112,92 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 	}()
 
 	format := tx.Bucket(bucketFormat)
-	recs, ids, states := tx.Bucket(bucketRecords), tx.Bucket(bucketIDs), tx.Bucket(bucketStates)
-	// Records and states are appended in Seq order: fill their pages.
-	recs.FillPercent, states.FillPercent = 0.9, 0.9
+	recs, reqs := tx.Bucket(bucketRecords), tx.Bucket(bucketRequests)
+	ids, states := tx.Bucket(bucketIDs), tx.Bucket(bucketStates)
+	// Records, requests and the ID log are appended in Seq order: fill
+	// their pages.
+	recs.FillPercent, reqs.FillPercent, ids.FillPercent, states.FillPercent = 0.9, 0.9, 1, 0.9
 	var counts storage.Tally
 	if !decodeCounts(format.Get(keyCounts), &counts) {
 		return corruptError(s.path, "the state counts are missing", nil)
 	}
-	// One allocation for every key of the batch. bbolt keeps key slices
-	// until the commit, so none is reused.
-	keys := make([]byte, 0, len(ents)*(8+8+9+9))
-	key := func(b []byte) []byte { keys = append(keys, b...); return keys[len(keys)-len(b):] }
-	var scratch [9]byte
-	// Records go in Seq order, which is their key order. The index writes
-	// are collected and applied in their own key order afterwards: bbolt
-	// splits nodes only at commit, so inserting out of order into a node
-	// that grows within one transaction costs a memmove per key, which
-	// is quadratic for a large batch.
-	idOps := make([]indexOp, 0, len(ents))
-	stateOps := make([]indexOp, 0, len(ents))
+	// One allocation for every key and value of the batch. bbolt keeps
+	// the slices it is given until the commit, so none is reused.
+	size := 0
 	for _, e := range ents {
-		sk := key(binary.BigEndian.AppendUint64(scratch[:0], e.seq))
-		newKey := key(binary.BigEndian.AppendUint64(append(scratch[:0], byte(e.state)), e.seq))
-		old := recs.Get(sk)
-		if old == nil {
-			idOps = append(idOps, indexOp{key: key(binary.BigEndian.AppendUint64(scratch[:0], e.id)), val: sk})
-			stateOps = append(stateOps, indexOp{key: newKey, val: empty})
-		} else {
-			ost, _, perr := peek(old)
-			if perr != nil {
-				return recordError(s.path, e.seq, perr)
-			}
-			if ost != e.state {
-				stateOps = append(stateOps,
-					indexOp{key: key(binary.BigEndian.AppendUint64(append(scratch[:0], byte(ost)), e.seq))},
-					indexOp{key: newKey, val: empty})
-			}
-			counts[ost]--
-		}
-		counts[e.state]++
-		if err := recs.Put(sk, e.val); err != nil {
-			return s.commitError(err)
+		size += 8 + 2*9 + encodedLen(&e.rec)
+		if e.req != reqKeep {
+			size += len(e.rec.Request) + crcLen
 		}
 	}
-	for _, x := range []struct {
-		b   *bbolt.Bucket
-		ops []indexOp
-	}{{ids, idOps}, {states, stateOps}} {
-		slices.SortFunc(x.ops, func(a, b indexOp) int { return bytes.Compare(a.key, b.key) })
-		for _, op := range x.ops {
-			var err error
-			if op.val == nil {
-				err = x.b.Delete(op.key)
-			} else {
-				err = x.b.Put(op.key, op.val)
+	a := arena{b: make([]byte, 0, size)}
+	// Records and requests go in Seq order, which is their key order.
+	// The state index writes are collected and applied in their own key
+	// order afterwards: bbolt splits nodes only at commit, so inserting
+	// out of order into a node that grows within one transaction costs a
+	// memmove per key, which is quadratic for a large batch.
+	stateOps := make([]indexOp, 0, len(ents))
+	var run []uint64 // IDs of new records with consecutive Seqs
+	var runStart uint64
+	flushRun := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		k := seqKey(runStart)
+		err := ids.Put(k, encodeIDRun(make([]byte, 0, 8*len(run)+crcLen), k, run))
+		run = run[:0]
+		return err
+	}
+	for _, e := range ents {
+		r := &e.rec
+		a.start()
+		a.b = binary.BigEndian.AppendUint64(a.b, r.Seq)
+		sk := a.done()
+		a.start()
+		a.b = stateKeyAppend(a.b, r.State, r.Seq)
+		newKey := a.done()
+		if e.was == 0 {
+			if len(run) > 0 && (runStart+uint64(len(run)) != r.Seq || len(run) == maxIDRun) {
+				if err := flushRun(); err != nil {
+					return s.commitError(err)
+				}
 			}
-			if err != nil {
-				return s.commitError(err)
+			if len(run) == 0 {
+				runStart = r.Seq
 			}
+			run = append(run, r.ID)
+			stateOps = append(stateOps, indexOp{key: newKey, val: empty})
+		} else {
+			if e.was != r.State {
+				a.start()
+				a.b = stateKeyAppend(a.b, e.was, r.Seq)
+				stateOps = append(stateOps, indexOp{key: a.done()}, indexOp{key: newKey, val: empty})
+			}
+			counts[e.was]--
+		}
+		counts[r.State]++
+		a.start()
+		a.b = encode(a.b, r)
+		if err := recs.Put(sk, a.done()); err != nil {
+			return s.commitError(err)
+		}
+		if err := s.writeRequest(reqs, sk, e, &a); err != nil {
+			return err
+		}
+	}
+	if err := flushRun(); err != nil {
+		return s.commitError(err)
+	}
+	slices.SortFunc(stateOps, func(a, b indexOp) int { return bytes.Compare(a.key, b.key) })
+	for _, op := range stateOps {
+		var err error
+		if op.val == nil {
+			err = states.Delete(op.key)
+		} else {
+			err = states.Put(op.key, op.val)
+		}
+		if err != nil {
+			return s.commitError(err)
 		}
 	}
 	meta := tx.Bucket(bucketMeta)
@@ -190,6 +219,56 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 	}
 	return nil
 }
+
+// maxIDRun is the most IDs one ID log value holds (32 KB).
+const maxIDRun = 4096
+
+// writeRequest brings the request stored under sk in line with e's.
+func (s *Store) writeRequest(reqs *bbolt.Bucket, sk []byte, e *entry, a *arena) error {
+	req := e.rec.Request
+	switch e.req {
+	case reqKeep:
+		return nil
+	case reqCheck:
+		old := reqs.Get(sk)
+		if req == nil && old == nil {
+			return nil
+		}
+		if req != nil && len(old) == len(req)+crcLen && bytes.Equal(old[:len(req)], req) &&
+			binary.BigEndian.Uint32(old[len(req):]) == keyedCRC(sk, req) {
+			return nil // unchanged, checksum intact
+		}
+	case reqWrite:
+		if req == nil && e.was == 0 {
+			return nil
+		}
+	}
+	var err error
+	if req == nil {
+		err = reqs.Delete(sk)
+	} else {
+		a.start()
+		a.b = encodeRequest(a.b, sk, req)
+		err = reqs.Put(sk, a.done())
+	}
+	if err != nil {
+		return s.commitError(err)
+	}
+	return nil
+}
+
+// arena hands out slices of one buffer for a commit's keys and values:
+// start, append to b, done.
+type arena struct {
+	b    []byte
+	mark int
+}
+
+func (a *arena) start() { a.mark = len(a.b) }
+
+// done returns what was appended since start, capped so that nothing
+// appends to it.
+func (a *arena) done() []byte { return a.b[a.mark:len(a.b):len(a.b)] }
 
 // indexOp is a write to an index bucket: a Put, or a Delete when val is nil.
 type indexOp struct{ key, val []byte }

@@ -58,6 +58,7 @@ const (
 	hintCorrupt   = hintUntouched + "; restore it from a copy, or move it aside to start the crawl afresh"
 	hintForeign   = hintUntouched + "; pass the path of a Breakwater checkpoint, or a path that does not exist yet to start a new one"
 	hintNewer     = hintUntouched + "; resume it with the Breakwater release that wrote it, or a newer one"
+	hintOlder     = hintUntouched + "; move it aside to start the crawl afresh"
 	hintLocked    = "another crawl, or another Store in this process, has it open; stop that one or use another file"
 	hintCommit    = "writes since the last successful flush are not durable and this store refuses further writes; " +
 		"fix the cause (free disk space), then reopen the checkpoint: it resumes from the last successful flush"

@@ -98,20 +98,40 @@ func TestOpenRefusesABoltFileOfSomethingElse(t *testing.T) {
 	refusedUntouched(t, path, storage.ErrNotCheckpoint)
 }
 
-func TestOpenRefusesANewerFormat(t *testing.T) {
-	path := makeCheckpoint(t, 50)
+// setFormat rewrites the format version of the checkpoint at path: the
+// one it has plus delta.
+func setFormat(t *testing.T, path string, delta int) {
+	t.Helper()
 	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
-		return tx.Bucket([]byte("breakwater")).Put([]byte("format"), binary.BigEndian.AppendUint32(nil, 2))
+		b := tx.Bucket([]byte("breakwater"))
+		v := int(binary.BigEndian.Uint32(b.Get([]byte("format"))))
+		if v+delta < 1 {
+			return fmt.Errorf("no format %d", v+delta)
+		}
+		return b.Put([]byte("format"), binary.BigEndian.AppendUint32(nil, uint32(v+delta)))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
+}
+
+func TestOpenRefusesANewerFormat(t *testing.T) {
+	path := makeCheckpoint(t, 50)
+	setFormat(t, path, +1)
 	refusedUntouched(t, path, storage.ErrNewerFormat)
+}
+
+// Format 1 was written by development builds only; this build refuses it
+// rather than misread it.
+func TestOpenRefusesAnOlderFormat(t *testing.T) {
+	path := makeCheckpoint(t, 50)
+	setFormat(t, path, -1)
+	refusedUntouched(t, path, storage.ErrNotCheckpoint)
 }
 
 func TestOpenRefusesATruncatedCheckpoint(t *testing.T) {

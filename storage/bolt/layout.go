@@ -6,11 +6,13 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// The file is one bbolt database with five top-level buckets. See doc.go
+// The file is one bbolt database with six top-level buckets. See doc.go
 // for the story; this file is the single place that names them.
 const (
-	// formatVersion is the layout this build writes and the newest it reads.
-	formatVersion uint32 = 1
+	// formatVersion is the layout this build writes and the only one it
+	// reads. Format 1 (the request inside the record, an ID index keyed
+	// by ID) was written by development builds only.
+	formatVersion uint32 = 2
 	// formatMagic marks a bbolt file as a Breakwater checkpoint.
 	formatMagic = "breakwater checkpoint"
 )
@@ -18,11 +20,18 @@ const (
 var (
 	// bucketFormat holds keyMagic, keyFormat, keyNextSeq and keyCounts.
 	bucketFormat = []byte("breakwater")
-	// bucketRecords maps seqKey(Seq) to an encoded record: the frontier
-	// in order, so a full scan is one sequential cursor walk.
+	// bucketRecords maps seqKey(Seq) to an encoded record, without its
+	// request: the frontier in order, so a full scan is one sequential
+	// cursor walk.
 	bucketRecords = []byte("records")
-	// bucketIDs maps idKey(ID) to seqKey(Seq). Written once per record,
-	// on its first commit; state changes never touch it.
+	// bucketRequests maps seqKey(Seq) to the record's encoded request,
+	// for records whose Request is not nil. Written when the request is
+	// new or changed, not with every state change.
+	bucketRequests = []byte("requests")
+	// bucketIDs is the ID log: seqKey(first Seq of a run) to the IDs of
+	// the records with that Seq and the next ones (an ID run). Each
+	// commit appends the runs of the records it creates; nothing else
+	// writes it. Open reads it into the in-memory index (index.go).
 	bucketIDs = []byte("ids")
 	// bucketStates is the (state, seq) index: stateKey(State, Seq) with an
 	// empty value. Scanning the non-done frontier walks these keys and
@@ -46,12 +55,14 @@ func putU64(b []byte, v uint64) []byte { return binary.BigEndian.AppendUint64(b,
 // seqKey is the records key of a Seq: big-endian, so keys sort by Seq.
 func seqKey(seq uint64) []byte { return putU64(make([]byte, 0, 8), seq) }
 
-// idKey is the ids key of an ID.
-func idKey(id uint64) []byte { return putU64(make([]byte, 0, 8), id) }
-
 // stateKey is the states index key: the state byte, then the Seq.
 func stateKey(st storage.State, seq uint64) []byte {
-	return putU64(append(make([]byte, 0, 9), byte(st)), seq)
+	return stateKeyAppend(make([]byte, 0, 9), st, seq)
+}
+
+// stateKeyAppend appends stateKey(st, seq) to b.
+func stateKeyAppend(b []byte, st storage.State, seq uint64) []byte {
+	return putU64(append(b, byte(st)), seq)
 }
 
 func encodeCounts(c *storage.Tally) []byte {

@@ -116,7 +116,7 @@ func create(path string, o *options) error {
 }
 
 func initLayout(tx *bbolt.Tx) error {
-	for _, name := range [][]byte{bucketFormat, bucketRecords, bucketIDs, bucketStates, bucketMeta} {
+	for _, name := range [][]byte{bucketFormat, bucketRecords, bucketRequests, bucketIDs, bucketStates, bucketMeta} {
 		if _, err := tx.CreateBucket(name); err != nil {
 			return err
 		}
@@ -294,6 +294,9 @@ func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
 			Detail: fmt.Sprintf("format %d; this build reads up to %d", ver, formatVersion), Hint: hintNewer}
 	} else if ver == 0 {
 		return corruptError(path, "format version 0", nil)
+	} else if ver < formatVersion {
+		return &FileError{Path: path, Kind: storage.ErrNotCheckpoint,
+			Detail: fmt.Sprintf("format %d, written by a development build; this build reads format %d", ver, formatVersion), Hint: hintOlder}
 	}
 	if len(f.Get(keyNextSeq)) != 8 {
 		return corruptError(path, "the next-seq counter is missing", nil)
@@ -302,17 +305,17 @@ func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
 	if !decodeCounts(f.Get(keyCounts), &counts) {
 		return corruptError(path, "the state counts are missing", nil)
 	}
-	for _, name := range [][]byte{bucketRecords, bucketIDs, bucketStates, bucketMeta} {
+	for _, name := range [][]byte{bucketRecords, bucketRequests, bucketIDs, bucketStates, bucketMeta} {
 		if tx.Bucket(name) == nil {
 			return corruptError(path, fmt.Sprintf("bucket %q is missing", name), nil)
 		}
 	}
-	c := tx.Bucket(bucketRecords).Cursor()
+	c, reqs := tx.Bucket(bucketRecords).Cursor(), newFollower(tx.Bucket(bucketRequests))
 	for _, kv := range [][2][]byte{pair(c.First()), pair(c.Last())} {
 		if kv[0] == nil {
 			continue
 		}
-		if err := checkRecord(path, kv[0], kv[1]); err != nil {
+		if _, err := checkRecord(path, kv[0], kv[1], reqs); err != nil {
 			return err
 		}
 	}
@@ -324,14 +327,12 @@ func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
 
 func pair(k, v []byte) [2][]byte { return [2][]byte{k, v} }
 
-func checkRecord(path string, k, v []byte) error {
+// checkRecord decodes the record v under key k, its request included.
+func checkRecord(path string, k, v []byte, reqs *follower) (storage.Record, error) {
 	if len(k) != 8 {
-		return corruptError(path, fmt.Sprintf("record key of %d bytes", len(k)), nil)
+		return storage.Record{}, corruptError(path, fmt.Sprintf("record key of %d bytes", len(k)), nil)
 	}
-	if _, err := decode(v, binary.BigEndian.Uint64(k)); err != nil {
-		return recordError(path, binary.BigEndian.Uint64(k), err)
-	}
-	return nil
+	return readRecord(path, k, v, reqs)
 }
 
 // recordError wraps a decode failure with the file and the Seq.
@@ -342,8 +343,11 @@ func recordError(path string, seq uint64, err error) error {
 	return corruptError(path, fmt.Sprintf("record %d", seq), err)
 }
 
-// verifyAll runs bbolt's page check, decodes every record and recounts
-// the states and index against what the file says.
+// verifyAll runs bbolt's page check, loads the index (which checks the
+// ID log, the state index and the counts against each other), then
+// decodes every record and its request and checks each against the
+// index: every record in the ID log, with the state the state index
+// gives it, and every stored request belonging to a record.
 func verifyAll(tx *bbolt.Tx, path string, counts *storage.Tally) error {
 	var errs []error
 	for err := range tx.Check() {
@@ -352,37 +356,35 @@ func verifyAll(tx *bbolt.Tx, path string, counts *storage.Tally) error {
 	if len(errs) > 0 {
 		return corruptError(path, fmt.Sprintf("bbolt's check found %d problems", len(errs)), errors.Join(errs...))
 	}
-	var got storage.Tally
-	ids, states := tx.Bucket(bucketIDs), tx.Bucket(bucketStates)
-	err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-		if err := checkRecord(path, k, v); err != nil {
+	ix, err := loadIndex(tx, path, binary.BigEndian.Uint64(tx.Bucket(bucketFormat).Get(keyNextSeq)), counts)
+	if err != nil {
+		return err
+	}
+	records, withRequest := 0, 0
+	reqs := newFollower(tx.Bucket(bucketRequests))
+	err = tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+		r, err := checkRecord(path, k, v, reqs)
+		if err != nil {
 			return err
 		}
-		st, id, _ := peek(v)
-		got[st]++
-		if string(ids.Get(idKey(id))) != string(k) {
-			return corruptError(path, fmt.Sprintf("record %d is missing from the ID index", binary.BigEndian.Uint64(k)), nil)
+		records++
+		if r.Request != nil {
+			withRequest++
 		}
-		if states.Get(stateKey(st, binary.BigEndian.Uint64(k))) == nil {
-			return corruptError(path, fmt.Sprintf("record %d is missing from the state index", binary.BigEndian.Uint64(k)), nil)
+		w, _, _ := ix.get(r.ID)
+		if seq, st := unpack(w); seq != r.Seq || st != r.State {
+			return corruptError(path, fmt.Sprintf("record %d (ID %d, %v) is not in the ID log and state index as it is", r.Seq, r.ID, r.State), nil)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if got != *counts {
-		return corruptError(path, fmt.Sprintf("stored counts %v differ from the records %v", counts[1:], got[1:]), nil)
+	if records != ix.len() {
+		return corruptError(path, fmt.Sprintf("%d records for %d in the ID log", records, ix.len()), nil)
 	}
-	total := 0
-	for _, n := range got {
-		total += n
-	}
-	if n := tx.Bucket(bucketIDs).Stats().KeyN; n != total {
-		return corruptError(path, fmt.Sprintf("the ID index has %d entries for %d records", n, total), nil)
-	}
-	if n := tx.Bucket(bucketStates).Stats().KeyN; n != total {
-		return corruptError(path, fmt.Sprintf("the state index has %d entries for %d records", n, total), nil)
+	if n := tx.Bucket(bucketRequests).Stats().KeyN; n != withRequest {
+		return corruptError(path, fmt.Sprintf("%d requests stored for %d records that have one", n, withRequest), nil)
 	}
 	return nil
 }

@@ -76,17 +76,17 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 
 	// Buffered candidates. An entry in com that buf overrides is skipped.
 	var mem []*entry
-	for _, e := range s.com {
-		if e.seq > after && want[e.state] && s.buf[e.id] == nil {
+	for id, e := range s.com {
+		if e.rec.Seq > after && want[e.rec.State] && s.buf[id] == nil {
 			mem = append(mem, e)
 		}
 	}
 	for _, e := range s.buf {
-		if e.seq > after && want[e.state] {
+		if e.rec.Seq > after && want[e.rec.State] {
 			mem = append(mem, e)
 		}
 	}
-	slices.SortFunc(mem, func(a, b *entry) int { return cmp.Compare(a.seq, b.seq) })
+	slices.SortFunc(mem, func(a, b *entry) int { return cmp.Compare(a.rec.Seq, b.rec.Seq) })
 	if len(mem) > limit {
 		mem = mem[:limit]
 	}
@@ -96,18 +96,18 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 		return nil, &FileError{Path: s.path, Detail: "cannot read the checkpoint", Err: err}
 	}
 	defer tx.Rollback()
+	reqs := newFollower(tx.Bucket(bucketRequests))
 	emit := func(k, v []byte) (bool, error) {
-		seq := binary.BigEndian.Uint64(k)
 		st, id, err := peek(v)
 		if err != nil {
-			return false, recordError(s.path, seq, err)
+			return false, recordError(s.path, binary.BigEndian.Uint64(k), err)
 		}
 		if !want[st] || s.lookup(id) != nil { // filtered out, or superseded by a buffered Put
 			return false, nil
 		}
-		r, err := decode(v, seq)
+		r, err := readRecord(s.path, k, v, reqs)
 		if err != nil {
-			return false, recordError(s.path, seq, err)
+			return false, err
 		}
 		file = append(file, r)
 		return len(file) == limit, nil
@@ -127,12 +127,8 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 	// Merge the two Seq-ordered lists; the first limit are the answer.
 	out = make([]storage.Record, 0, min(limit, len(mem)+len(file)))
 	for len(out) < limit && (len(mem) > 0 || len(file) > 0) {
-		if len(file) == 0 || (len(mem) > 0 && mem[0].seq < file[0].Seq) {
-			r, err := decode(mem[0].val, mem[0].seq)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, r)
+		if len(file) == 0 || (len(mem) > 0 && mem[0].rec.Seq < file[0].Seq) {
+			out = append(out, mem[0].record())
 			mem = mem[1:]
 		} else {
 			out = append(out, file[0])
@@ -178,7 +174,7 @@ func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(
 		c   *bbolt.Cursor
 		key []byte // nil when the state is exhausted
 	}
-	states, recs := tx.Bucket(bucketStates), tx.Bucket(bucketRecords).Cursor()
+	states, recs := tx.Bucket(bucketStates), newFollower(tx.Bucket(bucketRecords))
 	var heads []*head
 	valid := func(h *head, k []byte) []byte {
 		if len(k) == 9 && k[0] == h.st {
@@ -205,14 +201,53 @@ func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(
 			return nil
 		}
 		sk := next.key[1:]
-		k, v := recs.Seek(sk) // one cursor for all lookups: no allocation each
-		if !bytes.Equal(k, sk) {
+		v := recs.get(sk) // one cursor for all lookups: no allocation each
+		if v == nil {
 			return corruptError(s.path, "the state index points at a missing record", nil)
 		}
 		if stop, err := emit(sk, v); stop || err != nil {
 			return err
 		}
-		k, _ = next.c.Next()
+		k, _ := next.c.Next()
 		next.key = valid(next, k)
 	}
+}
+
+// follower looks up keys of 8 bytes in ascending order in one bucket. A
+// key a few entries ahead of the last one found is reached by stepping
+// the cursor, the rest by seeking from the root: a scan reads the
+// requests of the records it returns this way, which are mostly near
+// each other.
+type follower struct {
+	c    *bbolt.Cursor
+	k, v []byte
+}
+
+func newFollower(b *bbolt.Bucket) *follower { return &follower{c: b.Cursor()} }
+
+// followSteps is how many entries a follower steps before it seeks.
+const followSteps = 32
+
+// get returns the value under key, or nil.
+func (f *follower) get(key []byte) []byte {
+	want := binary.BigEndian.Uint64(key)
+	if len(f.k) == 8 && binary.BigEndian.Uint64(f.k) <= want {
+		for range followSteps {
+			if len(f.k) != 8 {
+				break
+			}
+			switch at := binary.BigEndian.Uint64(f.k); {
+			case at == want:
+				return f.v
+			case at > want: // passed it: keys come in order, so it is not there
+				return nil
+			}
+			f.k, f.v = f.c.Next()
+		}
+	}
+	f.k, f.v = f.c.Seek(key)
+	if !bytes.Equal(f.k, key) {
+		return nil
+	}
+	return f.v
 }

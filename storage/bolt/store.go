@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -29,11 +30,14 @@ type Store struct {
 	// in buf, then com, then the file. The same for metadata.
 	buf, com         map[uint64]*entry
 	metaBuf, metaCom map[string][]byte
-	counts           storage.Tally // as reads see them
-	nextSeq          uint64
-	err              error // sticky commit error
-	closed           bool
-	stats            Stats
+	// index knows every record's Seq and state (index.go), so reads of
+	// absent IDs and every Put are answered from memory.
+	index   index
+	counts  storage.Tally // as reads see them
+	nextSeq uint64
+	err     error // sticky commit error
+	closed  bool
+	stats   Stats
 
 	commitMu  sync.Mutex // one commit at a time
 	kick      chan struct{}
@@ -42,14 +46,32 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-// entry is a buffered record: its state and Seq for the indexes and
-// filters, and its encoding.
+// entry is a buffered record, with what its commit must do besides
+// writing the record.
 type entry struct {
-	id    uint64
-	seq   uint64
-	state storage.State
-	val   []byte
+	// rec is the record as Put, Seq and Updated set; its Request is the
+	// store's own copy (never handed out, never written to), or nil.
+	rec storage.Record
+	// was is the record's state in the file before this entry's commit,
+	// 0 if the file does not have it yet: which state index entry the
+	// commit moves.
+	was storage.State
+	req reqAction
 }
+
+// reqAction is what a commit does with an entry's request.
+type reqAction uint8
+
+const (
+	// reqKeep: the file holds this request already (or will, once the
+	// running commit ends), so it is not written again.
+	reqKeep reqAction = iota
+	// reqWrite: the file's request differs, or there is none yet.
+	reqWrite
+	// reqCheck: the record was last written by an earlier commit and the
+	// store no longer has its request in memory; the commit compares.
+	reqCheck
+)
 
 // Stats describes the store's write activity.
 type Stats struct {
@@ -73,7 +95,9 @@ func newStore(path string, db *bbolt.DB, o options) (*Store, error) {
 		if !decodeCounts(f.Get(keyCounts), &s.counts) {
 			return corruptError(path, "the state counts are missing", nil)
 		}
-		return nil
+		var err error
+		s.index, err = loadIndex(tx, path, s.nextSeq, &s.counts)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -103,30 +127,25 @@ func (s *Store) usable() error {
 	return s.err
 }
 
-// Put implements storage.Store. Records are encoded before the lock is
-// taken; a record seen for the first time since the last commit costs one
-// lookup in the file to learn whether it already has a Seq.
-func (s *Store) Put(recs ...storage.Record) (err error) {
-	ents := make([]entry, len(recs))
+// Put implements storage.Store. It reads nothing from the file: the
+// index knows each record's Seq and state, and the encoding is left to
+// the commit.
+func (s *Store) Put(recs ...storage.Record) error {
 	now := s.o.clock.Now().UTC()
 	for i := range recs {
 		r := &recs[i]
 		if err := r.Validate(); err != nil {
 			return err
 		}
+		n := encodedLen(r)
 		if r.Updated.IsZero() {
-			c := *r
-			c.Updated = now
-			r = &c
+			n += timeLen(now) - timeLen(r.Updated)
 		}
-		val := encode(make([]byte, 0, maxEncodedLen(r)), r)
-		if len(val) > bbolt.MaxValueSize {
-			return fmt.Errorf("%w: record %d (%q) encodes to %d bytes; the limit is %d", storage.ErrInvalid, r.ID, r.URL, len(val), bbolt.MaxValueSize)
+		if n = max(n, len(r.Request)+crcLen); n > bbolt.MaxValueSize {
+			return fmt.Errorf("%w: record %d (%q) encodes to %d bytes; the limit is %d", storage.ErrInvalid, r.ID, r.URL, n, bbolt.MaxValueSize)
 		}
-		ents[i] = entry{id: r.ID, state: r.State, val: val}
 	}
 
-	defer guard(s.path, "put", &err, debug.SetPanicOnFault(true))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.usable(); err != nil {
@@ -139,67 +158,64 @@ func (s *Store) Put(recs ...storage.Record) (err error) {
 	if err := s.usable(); err != nil {
 		return err
 	}
-
-	// Learn the Seq and state of records the buffers do not know, before
-	// changing anything, so that a failed lookup leaves the store as it was.
-	type known struct {
-		seq   uint64
-		state storage.State
-	}
-	var fromFile map[uint64]known
-	var tx *bbolt.Tx
-	defer func() {
-		if tx != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	for i := range ents {
-		id := ents[i].id
-		if s.buf[id] != nil || s.com[id] != nil {
-			continue
-		}
-		if tx == nil {
-			if tx, err = s.db.Begin(false); err != nil {
-				return &FileError{Path: s.path, Detail: "cannot read the checkpoint", Err: err}
-			}
-			fromFile = make(map[uint64]known)
-		}
-		seqk := tx.Bucket(bucketIDs).Get(idKey(id))
-		if seqk == nil {
-			continue
-		}
-		seq := binary.BigEndian.Uint64(seqk)
-		st, _, err := peek(tx.Bucket(bucketRecords).Get(seqk))
-		if err != nil {
-			return recordError(s.path, seq, err)
-		}
-		fromFile[id] = known{seq, st}
-	}
-
-	for i := range ents {
-		e := &ents[i]
-		var prev storage.State
-		if old := s.buf[e.id]; old != nil {
-			e.seq, prev = old.seq, old.state
-		} else if old := s.com[e.id]; old != nil {
-			e.seq, prev = old.seq, old.state
-		} else if k, ok := fromFile[e.id]; ok {
-			e.seq, prev = k.seq, k.state
-		} else {
-			e.seq = s.nextSeq
-			s.nextSeq++
-		}
-		if prev != 0 {
-			s.counts[prev]--
-		}
-		s.counts[e.state]++
-		s.buf[e.id] = e
+	for i := range recs {
+		s.putLocked(&recs[i], now)
 	}
 	if len(s.buf)+len(s.metaBuf) >= s.o.batchSize {
 		s.kickCommit()
 	}
 	return nil
 }
+
+// putLocked buffers r, valid, stamped with now if it has no Updated.
+// Called with mu held.
+func (s *Store) putLocked(r *storage.Record, now time.Time) {
+	w, slot, known := s.index.get(r.ID)
+	seq, prev := unpack(w)
+	e := s.buf[r.ID]
+	switch {
+	case e != nil:
+		// Put again before its commit: the same entry, in the same
+		// relation to the file.
+		req, act := e.rec.Request, e.req
+		if !sameRequest(r.Request, req) {
+			req, act = bytes.Clone(r.Request), reqWrite
+		}
+		e.rec, e.req = *r, act
+		e.rec.Seq, e.rec.Request = seq, req
+	case !known:
+		seq, prev = s.nextSeq, 0
+		s.nextSeq++
+		e = &entry{rec: *r, req: reqWrite}
+		e.rec.Seq, e.rec.Request = seq, bytes.Clone(r.Request)
+		s.buf[r.ID] = e
+	default:
+		e = &entry{rec: *r, was: prev, req: reqCheck}
+		e.rec.Seq = seq
+		if c := s.com[r.ID]; c != nil && sameRequest(r.Request, c.rec.Request) {
+			// The running commit writes this request: share its copy.
+			e.rec.Request, e.req = c.rec.Request, reqKeep
+		} else {
+			e.rec.Request = bytes.Clone(r.Request)
+			if c != nil {
+				e.req = reqWrite
+			}
+		}
+		s.buf[r.ID] = e
+	}
+	if e.rec.Updated.IsZero() {
+		e.rec.Updated = now
+	}
+	if prev != 0 {
+		s.counts[prev]--
+	}
+	s.counts[r.State]++
+	s.index.set(r.ID, slot, pack(seq, r.State))
+}
+
+// sameRequest reports whether a and b are the same request, nil being
+// different from empty.
+func sameRequest(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
 
 // kickCommit asks the background loop to commit now.
 func (s *Store) kickCommit() {
@@ -209,36 +225,67 @@ func (s *Store) kickCommit() {
 	}
 }
 
-// Get implements storage.Store.
+// Get implements storage.Store. An ID the store does not hold, and a
+// record not yet committed, cost no read of the file.
 func (s *Store) Get(id uint64) (r storage.Record, ok bool, err error) {
-	defer guard(s.path, "get", &err, debug.SetPanicOnFault(true))
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return r, false, storage.ErrClosed
 	}
-	if e := s.lookup(id); e != nil {
-		r, err = decode(e.val, e.seq)
-		return r, err == nil, err
-	}
-	tx, err := s.db.Begin(false)
-	if err != nil {
-		return r, false, &FileError{Path: s.path, Detail: "cannot read the checkpoint", Err: err}
-	}
-	defer tx.Rollback()
-	seqk := tx.Bucket(bucketIDs).Get(idKey(id))
-	if seqk == nil {
+	w, _, ok := s.index.get(id)
+	if !ok {
 		return r, false, nil
 	}
-	seq := binary.BigEndian.Uint64(seqk)
-	v := tx.Bucket(bucketRecords).Get(seqk)
-	if v == nil {
-		return r, false, corruptError(s.path, fmt.Sprintf("the ID index points at record %d, which is missing", seq), nil)
+	if e := s.lookup(id); e != nil {
+		return e.record(), true, nil
 	}
-	if r, err = decode(v, seq); err != nil {
-		return storage.Record{}, false, recordError(s.path, seq, err)
+	seq, _ := unpack(w)
+	if r, err = s.getFile(id, seq); err != nil {
+		return storage.Record{}, false, err
 	}
 	return r, true, nil
+}
+
+// getFile reads the record of id, with Seq seq, from the file. Called
+// with mu held for reading.
+func (s *Store) getFile(id, seq uint64) (r storage.Record, err error) {
+	defer guard(s.path, "get", &err, debug.SetPanicOnFault(true))
+	tx, err := s.db.Begin(false)
+	if err != nil {
+		return r, &FileError{Path: s.path, Detail: "cannot read the checkpoint", Err: err}
+	}
+	defer tx.Rollback()
+	sk := seqKey(seq)
+	v := tx.Bucket(bucketRecords).Get(sk)
+	if v == nil {
+		return r, corruptError(s.path, fmt.Sprintf("the ID log names record %d, which is missing", seq), nil)
+	}
+	r, err = readRecord(s.path, sk, v, newFollower(tx.Bucket(bucketRequests)))
+	if err == nil && r.ID != id {
+		err = corruptError(s.path, fmt.Sprintf("record %d has ID %d, the ID log says %d", seq, r.ID, id), nil)
+	}
+	return r, err
+}
+
+// readRecord decodes the record v under key k and reads its request with
+// reqs.
+func readRecord(path string, k, v []byte, reqs *follower) (storage.Record, error) {
+	seq := binary.BigEndian.Uint64(k)
+	r, hasReq, err := decode(v, seq)
+	if err != nil {
+		return r, recordError(path, seq, err)
+	}
+	if hasReq {
+		rv := reqs.get(k)
+		if rv == nil {
+			return storage.Record{}, corruptError(path, fmt.Sprintf("record %d has a request, which is missing", seq), nil)
+		}
+		if r.Request, err = decodeRequest(k, rv); err != nil {
+			return storage.Record{}, recordError(path, seq, err)
+		}
+	}
+	return r, nil
 }
 
 // lookup returns the buffered entry for id, or nil. Called with mu held.
@@ -247,6 +294,13 @@ func (s *Store) lookup(id uint64) *entry {
 		return e
 	}
 	return s.com[id]
+}
+
+// record returns the entry's record, with a Request of its own.
+func (e *entry) record() storage.Record {
+	r := e.rec
+	r.Request = bytes.Clone(r.Request)
+	return r
 }
 
 // Counts implements storage.Store.
