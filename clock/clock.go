@@ -1,6 +1,3 @@
-// Package clock is the time source Breakwater's time-dependent logic takes
-// (cooldowns, windows, Retry-After pauses, backoff), so tests run on a
-// manual clock: exact, and without sleeping.
 package clock
 
 import "time"
