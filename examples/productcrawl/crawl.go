@@ -81,12 +81,18 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	}
 	// The crawl's state: the checkpoint file, or the crawl in Redis (its
 	// queue, visited set and circuits; see redis.go).
-	bopts := []breaker.Option{breaker.WithValidator(cr.v), breaker.WithLogger(log), breaker.OnOutcome(cr.onOutcome)}
+	// The pace caps each domain at -parallelism requests from the gate to
+	// their outcome. Colly frees a LimitRule slot once the body is read,
+	// before the outcome reaches the circuit, so without the cap a request
+	// waiting for that slot could pass the gate while the failure that
+	// trips the circuit is on its way (one request past the bound).
+	bopts := []breaker.Option{breaker.WithValidator(cr.v), breaker.WithLogger(log), breaker.OnOutcome(cr.onOutcome),
+		breaker.WithPacing(breaker.Pacing{Parallelism: cfg.Parallelism})}
 	if cfg.Redis != "" {
 		if cr.shared, err = openShared(cfg, log); err != nil {
 			return nil, err
 		}
-		bopts = append(bopts, cr.shared.breakerOptions(cfg.Parallelism)...)
+		bopts = append(bopts, cr.shared.breakerOptions()...)
 	} else {
 		if cr.cp, err = openCheckpoint(cfg, log, cr.fail); err != nil {
 			return nil, err

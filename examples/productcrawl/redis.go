@@ -251,14 +251,11 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 }
 
 // breakerOptions share the circuits and settle each request's job with its
-// outcome (a refusal parks it until the domain may be probed). The pace
-// caps each domain at -parallelism requests from the gate to their
-// outcome: the queue's threads outnumber one host's LimitRule slots, and
-// Colly frees a slot when the body is read, before the outcome reaches the
-// circuit, so without the cap a thread waiting for the slot could pass the
-// gate while the failure that trips the circuit is on its way.
-func (sh *shared) breakerOptions(parallelism int) []breaker.Option {
-	return append(sh.cs.BreakerOptions(), breaker.WithStore(sh.bs), breaker.WithPacing(breaker.Pacing{Parallelism: parallelism}))
+// outcome (a refusal parks it until the domain may be probed). The queue's
+// threads outnumber one host's LimitRule slots; the pace every run sets
+// (crawl.go) keeps them to -parallelism per domain from gate to outcome.
+func (sh *shared) breakerOptions() []breaker.Option {
+	return append(sh.cs.BreakerOptions(), breaker.WithStore(sh.bs))
 }
 
 // giveBack returns a request the run cut before it left (the run is

@@ -114,7 +114,10 @@ func TestSeedTimelineQueuedUpFrontWithParallelism(t *testing.T) {
 	for _, p := range []int{1, 2, 4} {
 		store := startStore(t, testserver.Config{Products: 300, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 		var ref refusals
-		b := newBreaker(t, breaker.Standard, breaker.OnRefused(ref.hook))
+		// The LimitRule frees its slot when the body is read, a moment
+		// before the outcome reaches the circuit; the pace frees its slot
+		// only after, which is what makes P − 1 a bound.
+		b := newBreaker(t, breaker.Standard, breaker.OnRefused(ref.hook), breaker.WithPacing(breaker.Pacing{Parallelism: p}))
 		c := colly.NewCollector(colly.Async(true))
 		if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
 			t.Fatal(err)

@@ -162,7 +162,7 @@ func TestConsentCliffWithParallelism(t *testing.T) {
 		var mu sync.Mutex
 		atTrip := -1
 		var refused int
-		b, err := breaker.New(threeStrikes, breaker.WithValidator(v),
+		b, err := breaker.New(threeStrikes, breaker.WithValidator(v), breaker.WithPacing(breaker.Pacing{Parallelism: p}),
 			breaker.OnTransition(func(tr breaker.Transition) {
 				if tr.To == breaker.Open {
 					mu.Lock()
