@@ -131,7 +131,7 @@ func (s *Store) usable() error {
 // index knows each record's Seq and state, and the encoding is left to
 // the commit.
 func (s *Store) Put(recs ...storage.Record) error {
-	now := s.o.clock.Now().UTC()
+	var now time.Time // read once, if a record needs it
 	for i := range recs {
 		r := &recs[i]
 		if err := r.Validate(); err != nil {
@@ -139,6 +139,9 @@ func (s *Store) Put(recs ...storage.Record) error {
 		}
 		n := encodedLen(r)
 		if r.Updated.IsZero() {
+			if now.IsZero() {
+				now = s.o.clock.Now().UTC()
+			}
 			n += timeLen(now) - timeLen(r.Updated)
 		}
 		if n = max(n, len(r.Request)+crcLen); n > bbolt.MaxValueSize {
