@@ -138,8 +138,8 @@ func (g *fleetGuard) tripped(b *Breaker, d *domain, at time.Time) {
 				b.transitioned(other, t)
 			} else if err == nil {
 				// Already open: make sure the cached refusal lasts the pause.
-				if until := at.Add(pause); until.UnixNano() > other.openUntil.Load() {
-					other.setOpen(&CircuitOpenError{Domain: other.name, State: Open, RetryAt: until})
+				if until := at.Add(pause); until.UnixNano() > other.openUntil() {
+					b.setOpen(other, &CircuitOpenError{Domain: other.name, State: Open, RetryAt: until})
 				}
 			}
 		}
