@@ -90,8 +90,9 @@ func TestWorkerProcessesShareOneCrawl(t *testing.T) {
 	t.Parallel() // a long test of its own keys or server: overlap it with the others
 	const domains, products, parallelism = 6, 50, 3
 	client, ns := newNamespace(t)
-	f := fleet(t, domains, products, testserver.Scenario{Mode: testserver.Degrade, After: 30, RecoverAfter: 800 * time.Millisecond}, testserver.Scenario{})
+	f := fleet(t, domains, products, testserver.Scenario{Mode: testserver.Degrade, After: 30}, testserver.Scenario{})
 	var ev events
+	ev.recoverOnTrip(t, f.Stores[0])
 	var procs []*workerProc
 	for w := range 3 {
 		procs = append(procs, startWorkerProc(t, workerConfig{
