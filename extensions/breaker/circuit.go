@@ -248,7 +248,7 @@ func (c *memCircuit) tripLocked(now time.Time, reason string, evidence []Outcome
 // change. Every state change goes through here.
 func (c *memCircuit) moveLocked(now time.Time, to State, reason string, evidence []Outcome) Transition {
 	t := Transition{Domain: c.domain, From: c.state, To: to, At: now, Reason: reason, Window: evidence,
-		FailureRate: failureRateOf(evidence), MedianLatency: medianSuccessLatency(evidence)}
+		FailureRate: FailureRate(evidence), MedianLatency: MedianSuccessLatency(evidence)}
 	c.state = to
 	c.gen++
 	c.probes, c.passed = 0, 0

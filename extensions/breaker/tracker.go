@@ -171,7 +171,7 @@ func (t *tracker) slopeLocked() (change int, median, baseline time.Duration) {
 
 // successMedianLocked is the median latency of the successes in the window.
 func (t *tracker) successMedianLocked() time.Duration {
-	return medianSuccessLatency(t.win.outcomes())
+	return MedianSuccessLatency(t.win.outcomes())
 }
 
 // timeoutLocked is TimeoutMultiple × the p95 of the window's successes,
@@ -216,5 +216,5 @@ func (t *tracker) stats() (n int, successRate float64, median time.Duration) {
 	if len(outs) == 0 {
 		return 0, 0, 0
 	}
-	return len(outs), 1 - failureRateOf(outs), medianSuccessLatency(outs)
+	return len(outs), 1 - FailureRate(outs), MedianSuccessLatency(outs)
 }

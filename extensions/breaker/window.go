@@ -62,9 +62,11 @@ func (w *window) outcomes() []Outcome {
 	return out
 }
 
-// medianSuccessLatency is the median latency over successes only: timeouts
-// would otherwise make the median the timeout repeated (seed 000).
-func medianSuccessLatency(outs []Outcome) time.Duration {
+// MedianSuccessLatency is the median latency over the successes in outs
+// only: timeouts would otherwise make the median the timeout repeated
+// (seed 000). It is what a Transition's MedianLatency reports; a Store's
+// own Circuit uses it to describe its evidence the same way.
+func MedianSuccessLatency(outs []Outcome) time.Duration {
 	lats := make([]time.Duration, 0, len(outs))
 	for _, o := range outs {
 		if o.Class == Success {
@@ -78,8 +80,10 @@ func medianSuccessLatency(outs []Outcome) time.Duration {
 	return lats[len(lats)/2]
 }
 
-// failureRateOf is the failure rate over counted outcomes in outs.
-func failureRateOf(outs []Outcome) float64 {
+// FailureRate is the share of failures among the outcomes in outs whose
+// Class is Counted, 0 when none is. It is what a Transition's FailureRate
+// reports.
+func FailureRate(outs []Outcome) float64 {
 	n, f := 0, 0
 	for _, o := range outs {
 		if o.Class.Counted() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -277,7 +276,7 @@ func (c *circuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome) (
 	}
 	c.trips.Store(trips)
 	t := breaker.Transition{Domain: c.domain, From: from, To: to, At: now, Reason: reasons[reason], Window: evidence,
-		FailureRate: failureRate(evidence), MedianLatency: medianSuccessLatency(evidence), Trips: int(trips)}
+		FailureRate: breaker.FailureRate(evidence), MedianLatency: breaker.MedianSuccessLatency(evidence), Trips: int(trips)}
 	if to == breaker.Open {
 		c.openUntil.Store(retryAt)
 		t.RetryAt = micros(retryAt, now)
@@ -365,7 +364,7 @@ func (c *circuit) hold(clk clock.Clock, until time.Time, reason string, tripsFlo
 	}
 	c.openUntil.Store(us)
 	return breaker.Transition{Domain: c.domain, From: breaker.State(toInt(res[1])), To: breaker.Open, At: now,
-		Reason: reason, Window: evidence, FailureRate: failureRate(evidence), MedianLatency: medianSuccessLatency(evidence),
+		Reason: reason, Window: evidence, FailureRate: breaker.FailureRate(evidence), MedianLatency: breaker.MedianSuccessLatency(evidence),
 		RetryAt: micros(us, now), Trips: int(trips)}, nil
 }
 
@@ -501,39 +500,6 @@ func parseEntry(s string) (breaker.Outcome, bool) {
 		return breaker.Outcome{}, false
 	}
 	return breaker.Outcome{Class: breaker.Class(c), Latency: time.Duration(ns)}, true
-}
-
-// failureRate and medianSuccessLatency describe a transition's evidence
-// exactly as extensions/breaker does (window.go there), so the logs of a
-// shared circuit read like an in-process one's.
-func failureRate(outs []breaker.Outcome) float64 {
-	n, f := 0, 0
-	for _, o := range outs {
-		if o.Class.Counted() {
-			n++
-			if o.Class.Failure() {
-				f++
-			}
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return float64(f) / float64(n)
-}
-
-func medianSuccessLatency(outs []breaker.Outcome) time.Duration {
-	lats := make([]time.Duration, 0, len(outs))
-	for _, o := range outs {
-		if o.Class == breaker.Success {
-			lats = append(lats, o.Latency)
-		}
-	}
-	if len(lats) == 0 {
-		return 0
-	}
-	slices.Sort(lats)
-	return lats[len(lats)/2]
 }
 
 var (
