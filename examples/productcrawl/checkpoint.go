@@ -64,11 +64,28 @@ func listDeadLetters(cfg Config, stdout, stderr io.Writer) int {
 	if len(dead) == 0 {
 		return 0
 	}
+	rows := make([]deadRow, len(dead))
+	for i, d := range dead {
+		rows[i] = deadRow{d.URL, d.Attempts, d.LastError}
+	}
+	printDead(stdout, rows)
+	return 0
+}
+
+// deadRow is one dead URL as --dead-letters prints it, from the checkpoint
+// or from Redis.
+type deadRow struct {
+	url       string
+	attempts  int
+	lastError string
+}
+
+// printDead prints the dead URLs as a table.
+func printDead(stdout io.Writer, rows []deadRow) {
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "url\tattempts\tlast error")
-	for _, d := range dead {
-		fmt.Fprintf(w, "%s\t%d\t%s\n", d.URL, d.Attempts, d.LastError)
+	for _, d := range rows {
+		fmt.Fprintf(w, "%s\t%d\t%s\n", d.url, d.attempts, d.lastError)
 	}
 	w.Flush()
-	return 0
 }

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
@@ -366,12 +365,11 @@ func listRedisDeadLetters(cfg Config, stdout, stderr io.Writer) int {
 	if len(dead) == 0 {
 		return 0
 	}
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "url\tattempts\tlast error")
-	for _, d := range dead {
-		fmt.Fprintf(w, "%s\t%d\t%s\n", d.URL, d.Attempts, d.LastError)
+	rows := make([]deadRow, len(dead))
+	for i, d := range dead {
+		rows[i] = deadRow{d.URL, d.Attempts, d.LastError}
 	}
-	w.Flush()
+	printDead(stdout, rows)
 	return 0
 }
 
