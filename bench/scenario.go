@@ -42,6 +42,7 @@ type sizes struct {
 	ratePages                        int
 	rate                             float64
 	burst                            int
+	hangTimeout                      time.Duration // hang's request timeout; 0 = 10 s ÷ scale
 	hang10Timeout                    time.Duration
 }
 
@@ -57,6 +58,9 @@ var fullSize = sizes{
 var tinySize = sizes{
 	degradePages: 80, degradeAfter: 30,
 	hangStores: 4, hangPages: 16, hangAfter: 12, hangRounds: 1,
+	// The test runs the tiny set beside the rest of the suite under -race:
+	// 10 s ÷ 100 = 100 ms cut healthy pages on a busy 2-core machine.
+	hangTimeout:    300 * time.Millisecond,
 	emptyPages:     40,
 	overheadStores: 2, overheadPerStore: 100, overheadRounds: 1,
 	ratePages: 20, rate: 20, burst: 5,
