@@ -25,7 +25,7 @@ func runHang(e *env) ([]Result, error) {
 // runHang10s is issue 9's: the same with a real 10 s timeout, where the
 // adaptive timeout has something to cut.
 func runHang10s(e *env) ([]Result, error) {
-	return hang(e, "hang-10s", e.size.hang10Timeout, e.size.hangRounds)
+	return hang(e, "hang-10s", e.size.hang10Timeout, e.size.hang10Rounds)
 }
 
 // hang runs every client over a fleet of stores whose pages are queued

@@ -35,7 +35,7 @@ var scenarios = []scenario{
 type sizes struct {
 	degradePages, degradeAfter       int
 	hangStores, hangPages, hangAfter int
-	hangRounds                       int
+	hangRounds, hang10Rounds         int // rounds of hang and hang-10s; each run keeps its fastest
 	emptyPages                       int
 	overheadStores, overheadPerStore int
 	overheadRounds                   int
@@ -48,7 +48,7 @@ type sizes struct {
 
 var fullSize = sizes{
 	degradePages: 300, degradeAfter: 30,
-	hangStores: 20, hangPages: 50, hangAfter: 25, hangRounds: 2,
+	hangStores: 20, hangPages: 50, hangAfter: 25, hangRounds: 3, hang10Rounds: 2,
 	emptyPages:     300,
 	overheadStores: 5, overheadPerStore: 1000, overheadRounds: 5,
 	ratePages: 300, rate: 10, burst: 5,
@@ -57,7 +57,7 @@ var fullSize = sizes{
 
 var tinySize = sizes{
 	degradePages: 80, degradeAfter: 30,
-	hangStores: 4, hangPages: 16, hangAfter: 12, hangRounds: 1,
+	hangStores: 4, hangPages: 16, hangAfter: 12, hangRounds: 1, hang10Rounds: 1,
 	// The test runs the tiny set beside the rest of the suite under -race:
 	// 10 s ÷ 100 = 100 ms cut healthy pages on a busy 2-core machine.
 	hangTimeout:    300 * time.Millisecond,
