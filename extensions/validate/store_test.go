@@ -153,8 +153,10 @@ func TestConsentCliffTripsOnPage3(t *testing.T) {
 
 // TestConsentCliffWithParallelism: with P requests in flight, at most P-1
 // requests that already passed the gate land after the trip, and nothing
-// is sent after it. (The trip itself can come up to P-1 outcomes late: a
-// healthy page that completes after a shell resets the consecutive count.)
+// is sent after it. When the trip comes has no tight bound in consecutive
+// mode: a healthy page that completes after some shells resets the count,
+// and while one slow healthy page holds a slot the others can cycle
+// through shells (seen: the trip on the 10th request with P = 2).
 func TestConsentCliffWithParallelism(t *testing.T) {
 	for _, p := range []int{2, 4} {
 		store := startStore(t, testserver.Scenario{Mode: testserver.Empty, After: 5})
@@ -179,7 +181,7 @@ func TestConsentCliffWithParallelism(t *testing.T) {
 		if atTrip < 8 || got-atTrip > p-1 {
 			t.Errorf("parallelism %d: %d requests at the trip, %d in all: want at least 8 before and at most %d after", p, atTrip, got, p-1)
 		}
-		if got > 8+2*(p-1) || got+refused != 40 {
+		if got+refused != 40 {
 			t.Errorf("parallelism %d: %d sent, %d refused, of 40", p, got, refused)
 		}
 		if b.State(store.Host()) != breaker.Open || len(v.Broken()) != 0 {
