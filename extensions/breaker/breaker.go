@@ -190,13 +190,20 @@ func (b *Breaker) knownOpen(d *domain) *CircuitOpenError {
 	return m.err
 }
 
-// setOpen caches e as the domain's refusal until e.RetryAt.
+// setOpen caches e as the domain's refusal until e.RetryAt. A refusal
+// already over (a shared store's RetryAt behind this machine's clock) is
+// not cached: there is nothing to answer from memory, and on the system
+// clock it would cost a timer firing at once for every such refusal.
 func (b *Breaker) setOpen(d *domain, e *CircuitOpenError) {
+	now := b.clock.Now()
+	if !e.RetryAt.After(now) {
+		return
+	}
 	m := &openMark{err: e, until: e.RetryAt.UnixNano()}
 	d.open.Store(m)
 	if b.realTime {
 		// Only this mark: a later trip's stays.
-		time.AfterFunc(time.Until(e.RetryAt), func() { d.open.CompareAndSwap(m, nil) })
+		time.AfterFunc(e.RetryAt.Sub(now), func() { d.open.CompareAndSwap(m, nil) })
 	}
 }
 
