@@ -40,9 +40,9 @@
 // anywhere in the crawl, or only work due later than -wait-horizon (30 s
 // by default: a tripped domain's URLs wait out its cooldown, 60 s for the
 // standard profile); that work stays queued, the run ends tripped (exit
-// 2), and the same command run again continues the crawl. -checkpoint, --resume and
-// -max-pages do not apply; --dead-letters with -redis lists the crawl's
-// dead letters. Each worker's report and exit code are its own share of
+// 2), and the same command run again continues the crawl. -checkpoint,
+// --resume and -max-pages do not apply; --dead-letters with -redis lists
+// the crawl's dead letters. Each worker's report and exit code are its own share of
 // the crawl. Redis unreachable at start is an error (exit 1) within
 // -timeout; unreachable during the crawl, the worker pauses and goes on
 // when it answers again (see redis.go).

@@ -5,9 +5,9 @@ import "github.com/gocolly/colly/v2"
 // Register wires the validator into c: an OnResponse that scores status,
 // size and body checks, one OnHTML that records selector hits on Colly's
 // own parse (on the document's head, or on every element a selector
-// matches when a rule has Element checks; see the package documentation), an OnScraped that fixes the verdict, and an OnError
-// that scores the 2xx responses Colly v2.3.0 sends there and notes the
-// target's failures. Register it before the breaker that consults it, and
+// matches when a rule has Element checks; see the package documentation),
+// an OnScraped that fixes the verdict, and an OnError that scores the 2xx
+// responses Colly v2.3.0 sends there and notes the target's failures. Register it before the breaker that consults it, and
 // before any OnHTML callback that asks VerdictOf. Its method value is a
 // colly.CollectorOption. Colly's Clone copies no callbacks: register each
 // clone.
