@@ -106,7 +106,8 @@ func newMemCircuit(domain string, p Profile) *memCircuit {
 	return c
 }
 
-// FailuresToTrip is how many failures in a full window of p trip it: the
+// FailuresToTrip is how many failures in the window of p trip it, full or
+// not: the
 // failure threshold as a count, so the comparison is exact (0.35 of 50 is
 // 18 failures, since 17/50 = 0.34 is below the threshold).
 func FailuresToTrip(p Profile) int {
@@ -162,7 +163,7 @@ func (c *memCircuit) Record(clk clock.Clock, p Permit, o Outcome) (Transition, e
 		}
 		c.consec++
 		switch {
-		case c.win.full() && c.win.failures >= c.need:
+		case c.win.failures >= c.need:
 			return c.tripLocked(clk.Now(), ReasonFailureRate, c.win.outcomes()), nil
 		case c.p.ConsecutiveFailures > 0 && c.consec >= c.p.ConsecutiveFailures:
 			return c.tripLocked(clk.Now(), ReasonConsecutiveFailures, c.win.outcomes()), nil

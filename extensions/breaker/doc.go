@@ -7,8 +7,10 @@
 // port included):
 //
 //   - Closed lets requests through and records each outcome in a window of
-//     the last Profile.WindowSize counted outcomes. A full window whose
-//     failure rate is at or above Profile.FailureThreshold trips it; so do
+//     the last Profile.WindowSize counted outcomes. It trips as soon as the
+//     failures in the window reach the count that trips a full window
+//     (FailuresToTrip: Profile.FailureThreshold × Profile.WindowSize,
+//     rounded up), full window or not; so do
 //     Profile.ConsecutiveFailures failures in a row, if set.
 //   - Open refuses every request, locally and in well under a microsecond,
 //     until Profile.Cooldown has passed.

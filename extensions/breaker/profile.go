@@ -13,8 +13,12 @@ import (
 // failures) the circuit remembers. It must be at least 1.
 //
 // FailureThreshold is the failure rate, in (0, 1], at or above which a full
-// window trips the circuit. The circuit never trips on rate before the
-// window is full, so a few failures at the start of a run are not enough.
+// window trips the circuit. The circuit trips as soon as its failures reach
+// that rate of a full window (FailuresToTrip), before the window is full:
+// whatever filled the rest, the rate would be at or above the threshold.
+// So a crawl that starts on (or resumes into) a failing site, or whose
+// pages are mostly 404s that are not counted, trips after as few failures
+// as one that had a full window of successes, and never on fewer.
 //
 // ConsecutiveFailures, if above 0, also trips the circuit after that many
 // failures in a row, full window or not (seed 002's "three strikes"). 0

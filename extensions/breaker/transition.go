@@ -8,7 +8,7 @@ import (
 
 // Why a circuit changed state.
 const (
-	ReasonFailureRate         = "failure_rate"         // closed → open: a full window at or above the threshold
+	ReasonFailureRate         = "failure_rate"         // closed → open: the window's failures reached the threshold's share of a full window
 	ReasonConsecutiveFailures = "consecutive_failures" // closed → open: too many failures in a row
 	ReasonCooldownElapsed     = "cooldown_elapsed"     // open → half-open
 	ReasonProbeFailed         = "probe_failed"         // half-open → open

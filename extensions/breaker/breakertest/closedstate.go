@@ -9,12 +9,35 @@ import (
 
 // RunClosed tests when a closed circuit trips and when it must not.
 func RunClosed(t *testing.T, nc NewCircuit) {
-	t.Run("WindowNotFullNeverTrips", func(t *testing.T) {
+	t.Run("FewerFailuresThanNeedNeverTrip", func(t *testing.T) {
 		h := newHarness(t, nc, breaker.Standard)
-		h.do(breaker.Standard.WindowSize-1, breaker.Degraded)
+		need := breaker.FailuresToTrip(breaker.Standard)
+		h.do(need-1, breaker.Degraded)
 		h.wantState(breaker.Closed)
-		if s := h.snapshot(); s.WindowLen != 19 || s.WindowFailures != 19 {
-			t.Fatalf("window holds %d outcomes, %d failures; want 19 and 19", s.WindowLen, s.WindowFailures)
+		if s := h.snapshot(); s.WindowLen != need-1 || s.WindowFailures != need-1 {
+			t.Fatalf("window holds %d outcomes, %d failures; want %d and %d", s.WindowLen, s.WindowFailures, need-1, need-1)
+		}
+	})
+
+	t.Run("TripsAtNeedFailuresBeforeTheWindowIsFull", func(t *testing.T) {
+		// A fresh start (or a resume) into a failing site: whatever fills
+		// the rest of the window, need failures already make the rate of
+		// a full window reach the threshold, so waiting for the window to
+		// fill would only send more requests into the failure.
+		for _, p := range []breaker.Profile{breaker.Conservative, breaker.Standard, breaker.Aggressive} {
+			need := breaker.FailuresToTrip(p)
+			h := newHarness(t, nc, p)
+			h.do(1, breaker.Success)
+			h.do(need-1, breaker.Degraded)
+			h.wantState(breaker.Closed)
+			h.do(1, breaker.Degraded)
+			h.wantState(breaker.Open)
+			if h.sent != need+1 {
+				t.Fatalf("%s: tripped after %d requests, want %d (1 success, then %d failures)", p.Name, h.sent, need+1, need)
+			}
+			if r := h.last().Reason; r != breaker.ReasonFailureRate {
+				t.Fatalf("%s: reason %q, want %q", p.Name, r, breaker.ReasonFailureRate)
+			}
 		}
 	})
 

@@ -89,8 +89,10 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 		if s := h.snapshot(); s.WindowLen != 0 {
 			t.Fatalf("window holds %d outcomes after closing, want 0", s.WindowLen)
 		}
-		// A fresh window must fill again before a rate trip.
-		h.do(breaker.Standard.WindowSize-1, breaker.Degraded)
+		// The window starts afresh: the failures from before the trip are
+		// gone, and it takes need new ones to trip again.
+		need := breaker.FailuresToTrip(breaker.Standard)
+		h.do(need-1, breaker.Degraded)
 		h.wantState(breaker.Closed)
 		h.do(1, breaker.Degraded)
 		h.wantState(breaker.Open)

@@ -31,7 +31,7 @@ if st.state == CLOSED then
   st.failures = st.failures + 1
   st.consec = st.consec + 1
   local reason = 0
-  if n >= windowSize and st.failures >= need then
+  if st.failures >= need then
     reason = FAILURE_RATE
   elseif consecLimit > 0 and st.consec >= consecLimit then
     reason = CONSECUTIVE
