@@ -11,18 +11,37 @@ import (
 // and its outcome. Every request adds a key and removes it: a plain map
 // under a lock costs a fraction of a sync.Map's store of a new key, which
 // allocates and, written this often, keeps copying its dirty map.
+//
+// The transport finds a request's record by its header map (byHeader): the
+// one object both the colly.Request and the http.Request hold.
 type attemptTable struct {
-	mu sync.Mutex
-	m  map[*colly.Request]*attempt
+	mu       sync.Mutex
+	m        map[*colly.Request]*attempt
+	byHeader map[headerKey]*attempt
 }
 
 func (t *attemptTable) store(r *colly.Request, a *attempt) {
 	t.mu.Lock()
 	if t.m == nil {
 		t.m = make(map[*colly.Request]*attempt)
+		t.byHeader = make(map[headerKey]*attempt)
 	}
 	t.m[r] = a
+	if a.header != nil {
+		t.byHeader[a.header] = a
+	}
 	t.mu.Unlock()
+}
+
+// loadHeader returns the record of the request whose header map is h.
+func (t *attemptTable) loadHeader(h headerKey) *attempt {
+	if h == nil {
+		return nil
+	}
+	t.mu.Lock()
+	a := t.byHeader[h]
+	t.mu.Unlock()
+	return a
 }
 
 func (t *attemptTable) load(r *colly.Request) *attempt {
@@ -38,6 +57,9 @@ func (t *attemptTable) take(r *colly.Request) *attempt {
 	a, ok := t.m[r]
 	if ok {
 		delete(t.m, r)
+		if a.header != nil && t.byHeader[a.header] == a {
+			delete(t.byHeader, a.header)
+		}
 	}
 	t.mu.Unlock()
 	return a
@@ -60,6 +82,9 @@ func (s *urlSet) store(u string, v any) {
 		s.n.Add(1)
 	}
 }
+
+// load returns u's value.
+func (s *urlSet) load(u string) (any, bool) { return s.m.Load(u) }
 
 // loadOrStore returns u's value, storing v first if it has none.
 func (s *urlSet) loadOrStore(u string, v any) any {

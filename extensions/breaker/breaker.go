@@ -43,6 +43,8 @@ type Breaker struct {
 	domains    sync.Map     // host → *domain
 	attempts   attemptTable // *colly.Request → *attempt
 	throttle   urlSet       // URL → *atomic.Int32: 429 retries so far
+	resend     urlSet       // URL → *resendToken: throttled URLs the breaker will send again
+	warned     sync.Once    // the transport replaced after Register: logged once
 	unfinished urlSet       // URL → Unfinished
 }
 
@@ -54,6 +56,9 @@ type domain struct {
 	tracker *tracker
 
 	open      atomic.Pointer[openMark] // the cached refusal for the cheap early check; nil = ask the circuit
+	need      int                      // FailuresToTrip(profile)
+	counter   failureCounter           // the circuit, if it counts its window's failures
+	local     *localFailures           // else the breaker's own count
 	pace      *pace
 	lastSeen  atomic.Int64 // unix nanos of the latest request that reached the gate
 	timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
@@ -111,7 +116,13 @@ func (b *Breaker) domain(host string) (*domain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
 	}
-	d := &domain{name: host, profile: p, circuit: c, tracker: newTracker(max(b.trackerSize, p.WindowSize), p), pace: newPace(b.pacing)}
+	d := &domain{name: host, profile: p, circuit: c, tracker: newTracker(max(b.trackerSize, p.WindowSize), p), need: FailuresToTrip(p)}
+	if fc, ok := c.(failureCounter); ok {
+		d.counter = fc
+	} else {
+		d.local = newLocalFailures(p.WindowSize)
+	}
+	d.pace = newPace(b.pacing, d.room)
 	actual, _ := b.domains.LoadOrStore(host, d)
 	return actual.(*domain), nil
 }
@@ -228,6 +239,9 @@ func (b *Breaker) Record(t Ticket, o Outcome) {
 	}
 	sig := d.tracker.observe(o)
 	b.alarms(d, o.Class)
+	if d.local != nil {
+		d.local.add(o) // a stale result counts too: the room errs small
+	}
 	tr, err := d.circuit.Record(b.clock, t.permit, o)
 	if err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: recording an outcome failed")
@@ -243,6 +257,10 @@ func (b *Breaker) Record(t Ticket, o Outcome) {
 }
 
 func (b *Breaker) transitioned(d *domain, t Transition) {
+	if d.local != nil {
+		d.local.reset()
+	}
+	defer d.pace.admit() // the circuit's room may have grown
 	streak := d.tracker.transitioned(t)
 	if t.To == Open && countsAsTrip(t.Reason) {
 		t = b.grow(d, t, streak)

@@ -79,6 +79,8 @@ type memCircuit struct {
 	// closedGen is gen<<1 | 1 while the circuit is closed, 0 otherwise:
 	// the closed Allow reads it without the lock.
 	closedGen atomic.Uint64
+	// failures mirrors win.failures for WindowFailures, without the lock.
+	failures atomic.Int32
 
 	mu      sync.Mutex
 	state   State
@@ -157,6 +159,7 @@ func (c *memCircuit) Record(clk clock.Clock, p Permit, o Outcome) (Transition, e
 			return Transition{}, nil
 		}
 		c.win.add(o)
+		c.failures.Store(int32(c.win.failures))
 		if !o.Class.Failure() {
 			c.consec = 0
 			return Transition{}, nil
@@ -229,10 +232,11 @@ func (c *memCircuit) HoldOpen(clk clock.Clock, until time.Time, reason string) (
 	return t, nil
 }
 
-// countsAsTrip says whether opening for reason is the site's doing: a
-// restored state or a fleet-wide pause is not a new trip.
+// countsAsTrip says whether opening for reason is the site's failure: a
+// restored state, a fleet-wide pause or sustained throttling is not a new
+// trip.
 func countsAsTrip(reason string) bool {
-	return reason != ReasonRestored && reason != ReasonFleetPause
+	return reason != ReasonRestored && reason != ReasonFleetPause && reason != ReasonThrottleHorizon
 }
 
 func (c *memCircuit) tripLocked(now time.Time, reason string, evidence []Outcome) Transition {
@@ -245,6 +249,11 @@ func (c *memCircuit) tripLocked(now time.Time, reason string, evidence []Outcome
 	return t
 }
 
+// WindowFailures returns the failures in the circuit's window now. The
+// breaker's gate reads it, without a lock, to keep at most
+// FailuresToTrip − WindowFailures requests in flight.
+func (c *memCircuit) WindowFailures() int { return int(c.failures.Load()) }
+
 // moveLocked changes state, starts a new generation and describes the
 // change. Every state change goes through here.
 func (c *memCircuit) moveLocked(now time.Time, to State, reason string, evidence []Outcome) Transition {
@@ -253,6 +262,7 @@ func (c *memCircuit) moveLocked(now time.Time, to State, reason string, evidence
 	c.state = to
 	c.gen++
 	c.probes, c.passed = 0, 0
+	c.failures.Store(0) // every state change starts from an empty window
 	if to == Closed {
 		c.closedGen.Store(c.gen<<1 | 1)
 	} else {

@@ -1,7 +1,7 @@
 package breaker
 
 // This file is the Colly wiring; the logic lives in circuit.go and
-// breaker.go.
+// breaker.go, the transport it installs in transport.go.
 
 import (
 	"context"
@@ -27,18 +27,35 @@ type Attempt struct {
 	// Retry-After pause (a 429 within the throttle-retry budget).
 	Retrying bool
 	// GaveUp is set when a throttled URL ran out of throttle retries, or
-	// its retry could not be issued.
+	// its retry could not be issued, or its domain throttled for longer
+	// than Pacing.ThrottleHorizon.
 	GaveUp bool
+	// Cancelled is set when the crawl's own context ended the attempt: it
+	// says nothing about the site, and the URL is listed unfinished.
+	Cancelled bool
 }
 
 // attempt is the breaker's record of one request between the gate and its
-// outcome.
+// outcome. Colly runs the gate, the transport, the response-header hook and
+// the outcome callbacks of one request on one goroutine, one after the
+// other, so its fields need no lock.
 type attempt struct {
 	ticket     Ticket
-	start      time.Time // real time: latency is a measurement, not a timer
+	crawl      context.Context // the collector's context: its end is the crawl's, not the site's
+	start      time.Time       // real time: latency is a measurement, not a timer
+	episode    uint64          // the throttle episode the request left in
 	status     int
 	retryAfter string
-	refused    bool
+	refused    *CircuitOpenError // refused at the gate: the transport hands this to Colly
+	header     headerKey         // the request's header map, how the transport finds the attempt
+
+	settled   bool // the outcome is recorded
+	released  bool // the pace slot is given back
+	class     Class
+	err       error
+	cancelled bool
+	horizon   bool         // throttled past the pacing horizon
+	resend    *resendToken // set when the breaker will send a throttled URL again
 }
 
 // Register wires the breaker into c. It is a colly.CollectorOption, and
@@ -49,30 +66,55 @@ type attempt struct {
 // and immediately before the HTTP client sends. A check in OnRequest alone
 // runs before the LimitRule wait, so every queued request would be allowed
 // before the first failure came back. OnRequest still refuses early, and
-// cheaply, what it already knows is refused. A refused request never
-// reaches the network; it is handed to the OnRefused hooks.
+// cheaply, what it already knows is refused.
 //
-// When a profile asks for adaptive timeouts, Register also installs the
-// breaker's Transport on the collector (see Transport for its caveat).
+// Register wraps the transport the collector already has (its own default,
+// or the one given to WithTransport or SetClient before Register) in the
+// breaker's, which cuts requests at the domain's adaptive timeout, records
+// a transport error before Colly frees the LimitRule slot, and fails a
+// request refused at the gate with the *CircuitOpenError, so the user's
+// OnError sees errors.Is(err, ErrOpen). A request refused in OnRequest
+// never reaches OnError; both reach the OnRefused hooks.
 //
-// Caveats: Colly's Clone copies no callbacks, so Register every clone; and
-// a refused request is marked visited by Colly (it always marks before
-// fetching), which is why OnRefused exists: the checkpoint parks it.
+// Caveats: Colly's Clone copies no callbacks, so Register every clone; a
+// refused request is marked visited by Colly (it always marks before
+// fetching), which is why OnRefused exists: the checkpoint parks it; and
+// SetProxy, SetProxyFunc or WithTransport after Register replace the
+// breaker's transport (the breaker then logs it once and refuses by
+// aborting, as Colly's ErrAbortedBeforeRequest).
 func (b *Breaker) Register(c *colly.Collector) {
-	if b.adaptiveTimeouts() {
-		c.WithTransport(b.Transport(b.baseTransport))
-	}
+	rt := b.wrapTransport(c)
+	async := c.Async
 	c.OnRequest(b.onRequest)
-	c.OnRequestHeaders(func(r *colly.Request) { b.gate(c.Context, r) })
+	c.OnRequestHeaders(func(r *colly.Request) { b.gate(c, rt, r) })
 	c.OnResponseHeaders(b.onResponseHeaders)
+	if !async {
+		// A synchronous collector visits a page's links from inside its
+		// callbacks: the page's slot must be free by then.
+		c.OnResponse(func(r *colly.Response) {
+			if a := b.attempts.load(r.Request); a != nil {
+				b.releaseSlot(a)
+			}
+		})
+	}
 	c.OnScraped(func(r *colly.Response) { b.finish(r, nil) })
-	c.OnError(func(r *colly.Response, err error) { b.finish(r, err) })
+	c.OnError(b.finish)
 }
 
-// onRequest refuses at once a request to a domain known to be open.
+// onRequest refuses at once a request to a domain known to be open, and
+// drops a second copy of a throttled URL the breaker is already sending
+// again (a user's OnError → Retry loop would otherwise fetch it twice).
 func (b *Breaker) onRequest(r *colly.Request) {
 	if r.IsAbort() {
 		return
+	}
+	if !b.resend.empty() {
+		if tok, ok := b.resend.load(r.URL.String()); ok && !tok.(*resendToken).taken.CompareAndSwap(false, true) {
+			r.Abort()
+			b.log.Debug().Str("event", "duplicate_resend").Str("url", r.URL.String()).
+				Msg("breaker: the URL is already being sent again after its Retry-After; this copy is dropped")
+			return
+		}
 	}
 	d, err := b.domain(HostOf(r.URL.Host))
 	if err != nil {
@@ -85,31 +127,39 @@ func (b *Breaker) onRequest(r *colly.Request) {
 	}
 }
 
-// gate is the last moment before the request leaves: wait out a
-// Retry-After pause, then ask the circuit.
-func (b *Breaker) gate(ctx context.Context, r *colly.Request) {
+// gate is the last moment before the request leaves: wait for the pace
+// (a slot the circuit can still stop, the gap, any Retry-After), then ask
+// the circuit.
+func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	if r.IsAbort() {
 		return
 	}
-	d, err := b.domain(HostOf(r.URL.Host))
+	ctx := c.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	host := HostOf(r.URL.Host)
+	d, err := b.domain(host)
 	if err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("url", r.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
-		b.stopAtGate(r, &CircuitOpenError{Domain: HostOf(r.URL.Host), State: Open, RetryAt: b.clock.Now()})
+		b.stopAtGate(c, rt, r, &CircuitOpenError{Domain: host, State: Open, RetryAt: b.clock.Now()})
 		return
 	}
 	if open := b.knownOpen(d); open != nil {
 		d.refused.Add(1)
-		b.stopAtGate(r, open)
+		b.stopAtGate(c, rt, r, open)
 		return
 	}
-	if ctx == nil {
-		ctx = context.Background()
+	if ctx.Err() != nil {
+		b.cancelled(r, d.name, ctx)
+		return
 	}
 	d.lastSeen.Store(b.clock.Now().UnixNano())
-	if err := d.pace.acquire(ctx, b.clock); err != nil {
-		// Cancelled while waiting for the pace: nothing was sent; the
-		// outcome is Excluded.
-		r.Abort()
+	ep, err := d.pace.acquire(ctx, b.clock)
+	if err != nil {
+		// The crawl ended while the request waited for its pace: nothing
+		// was sent, and the URL is not done.
+		b.cancelled(r, d.name, ctx)
 		return
 	}
 	t, err := b.allow(d)
@@ -122,16 +172,37 @@ func (b *Breaker) gate(ctx context.Context, r *colly.Request) {
 		if !errors.As(err, &open) && !errors.Is(err, ErrOpen) {
 			b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: the circuit could not decide; request refused")
 		}
-		b.stopAtGate(r, open)
+		b.stopAtGate(c, rt, r, open)
 		return
 	}
-	b.attempts.store(r, &attempt{ticket: t, start: time.Now()})
+	a := &attempt{ticket: t, crawl: ctx, start: time.Now(), episode: ep, header: headerOf(r)}
+	b.attempts.store(r, a)
 }
 
-func (b *Breaker) stopAtGate(r *colly.Request, err *CircuitOpenError) {
-	r.Abort()
-	b.attempts.store(r, &attempt{refused: true})
+// stopAtGate refuses r after Colly took its LimitRule slot. Through the
+// breaker's transport the request fails with err, which the user's OnError
+// sees; without it (replaced after Register) it is aborted.
+func (b *Breaker) stopAtGate(c *colly.Collector, rt *transport, r *colly.Request, err *CircuitOpenError) {
+	a := &attempt{refused: err, header: headerOf(r)}
+	b.attempts.store(r, a)
+	if !b.installed(c, rt) {
+		r.Abort()
+	}
 	b.refuse(r, err)
+}
+
+// cancelled stops r because the crawl's own context ended: nothing is sent
+// and the URL is listed unfinished.
+func (b *Breaker) cancelled(r *colly.Request, domain string, ctx context.Context) {
+	r.Abort()
+	b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: domain, Reason: "cancelled: " + cancelReason(ctx)})
+}
+
+func cancelReason(ctx context.Context) string {
+	if err := context.Cause(ctx); err != nil {
+		return "the crawl's context ended before the URL was done (" + err.Error() + ")"
+	}
+	return "the crawl's context ended before the URL was done"
 }
 
 func (b *Breaker) refuse(r *colly.Request, err *CircuitOpenError) {
@@ -143,89 +214,172 @@ func (b *Breaker) refuse(r *colly.Request, err *CircuitOpenError) {
 	}
 }
 
+// onResponseHeaders records at once an answer whose status decides its
+// class (anything but a 2xx): inside Colly's LimitRule slot and before any
+// OnError callback, so neither the next queued request nor the user's retry
+// can leave before the circuit knows.
 func (b *Breaker) onResponseHeaders(r *colly.Response) {
-	if a := b.attempts.load(r.Request); a != nil {
-		a.status = r.StatusCode
-		if r.Headers != nil {
-			a.retryAfter = r.Headers.Get("Retry-After")
+	a := b.attempts.load(r.Request)
+	if a == nil || a.refused != nil {
+		return
+	}
+	a.status = r.StatusCode
+	if r.Headers != nil {
+		a.retryAfter = r.Headers.Get("Retry-After")
+	}
+	class := Classify(r.StatusCode, nil)
+	if class == Success {
+		return // the body and the validator decide
+	}
+	b.settle(r.Request, a, b.throttleClass(class, a.status, a.retryAfter), nil)
+}
+
+// throttleClass turns a 503 that says when to come back into Throttled:
+// the site is pacing us, not down.
+func (b *Breaker) throttleClass(class Class, status int, retryAfter string) Class {
+	if status == 503 {
+		if _, ok := ParseRetryAfter(retryAfter, b.clock.Now()); ok {
+			return Throttled
 		}
 	}
+	return class
 }
 
 // defaultThrottlePause is how long a 429 without a usable Retry-After
 // pauses its domain.
 const defaultThrottlePause = time.Second
 
-// finish classifies what came back, records it and reports it. Colly calls
-// OnError and then OnScraped for a parse error; the first one wins.
-func (b *Breaker) finish(r *colly.Response, err error) {
-	a := b.attempts.take(r.Request)
-	if a == nil {
+// settle records a's outcome once: counters, tracker, circuit, pace; then
+// frees the pace slot. The slot frees only once the outcome is recorded:
+// freed earlier, a waiting request could pass a circuit this outcome is
+// about to trip.
+func (b *Breaker) settle(r *colly.Request, a *attempt, class Class, err error) {
+	if a.settled {
 		return
 	}
-	if a.refused {
-		return // already reported to OnRefused
-	}
+	a.settled = true
 	d := a.ticket.d
-	b.markLeft(r.Request)
-	latency := time.Since(a.start)
-	status := r.StatusCode
-	if status == 0 {
-		status = a.status
-	}
-	class := Classify(status, err)
-	if class == Success && b.validator != nil {
-		if verr := b.validator.Check(r); verr != nil {
-			class, err = Invalid, verr
-		}
-	}
-	ra := retryAfterOf(r, a)
-	wait, hasWait := ParseRetryAfter(ra, b.clock.Now())
-	if status == 503 && hasWait {
-		// The site says when to come back: throttling, not an outage.
-		class = Throttled
+	if isCancellation(err) && a.crawl != nil && a.crawl.Err() != nil {
+		// The crawl's own end, not the site's timeout.
+		class, a.cancelled = Excluded, true
 	}
 	if class == Success {
 		err = nil
 	}
+	a.class, a.err = class, err
 	if class == Degraded && IsDNSError(err) {
 		b.log.Warn().Str("event", "dns_failure").Str("domain", d.name).Err(err).
 			Msg("breaker: DNS failure counted against the domain; check the local resolver too")
 	}
+	now := b.clock.Now()
 	switch class {
 	case Throttled:
-		if !hasWait {
+		wait, ok := ParseRetryAfter(a.retryAfter, now)
+		if !ok {
 			wait = defaultThrottlePause
 		}
 		wait = min(wait, b.maxRetryAfter)
-		b.log.Info().Str("event", "paused").Str("domain", d.name).Dur("for", wait).Int("status", status).
+		b.log.Info().Str("event", "paused").Str("domain", d.name).Dur("for", wait).Int("status", a.status).
 			Msg("breaker: domain asked us to slow down; no request to it before the pause ends")
-		if limit, gap, changed := d.pace.throttled(b.clock.Now(), wait); changed {
+		limit, gap, changed, horizon := d.pace.throttled(now, wait, a.episode)
+		if changed {
 			logPace(b.log, d.name, "throttled", limit, gap)
+		}
+		a.horizon = horizon
+		if !horizon && b.throttleBudgetLeft(r) {
+			a.resend = &resendToken{}
+			b.resend.store(r.URL.String(), a.resend)
 		}
 	case Success:
 		if limit, gap, changed := d.pace.succeeded(); changed {
 			logPace(b.log, d.name, "recovering", limit, gap)
 		}
 	}
-	b.Record(a.ticket, Outcome{Class: class, Latency: latency})
-	// The slot frees only once the outcome is recorded (freed earlier, a
-	// waiting request could pass a circuit this outcome is about to trip),
-	// and before any retry: in a synchronous collector Retry runs nested
-	// here and needs the slot.
-	d.pace.release()
+	b.Record(a.ticket, Outcome{Class: class, Latency: time.Since(a.start)})
+	if a.horizon {
+		b.holdOpen(d, ReasonThrottleHorizon)
+	}
+	b.releaseSlot(a)
+}
 
-	at := Attempt{Request: r.Request, Domain: d.name, Outcome: Outcome{Class: class, Latency: latency}, Status: status, Err: err}
+func (b *Breaker) releaseSlot(a *attempt) {
+	if !a.released && a.ticket.d != nil {
+		a.released = true
+		a.ticket.d.pace.release()
+	}
+}
+
+// isCancellation reports whether err is a context's end (cancelled or past
+// its deadline), which may be the crawl's rather than the site's.
+func isCancellation(err error) bool {
+	var te *TimeoutError
+	if errors.As(err, &te) {
+		return false // the domain's adaptive timeout: the site was too slow
+	}
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// finish classifies what came back, records it if the headers did not
+// already, and reports it. Colly calls OnError and then OnScraped for a
+// parse error; the first one wins.
+func (b *Breaker) finish(r *colly.Response, err error) {
+	a := b.attempts.take(r.Request)
+	if a == nil {
+		return
+	}
+	if a.refused != nil {
+		return // already reported to OnRefused
+	}
+	d := a.ticket.d
+	b.markLeft(r.Request)
+	status := r.StatusCode
+	if !a.settled {
+		var class Class
+		if status == 0 && a.status != 0 && err != nil {
+			// The headers arrived, the body did not arrive whole: what
+			// the headers said is not what came back.
+			class = classifyError(err)
+		} else {
+			if status == 0 {
+				status = a.status
+			}
+			class = Classify(status, err)
+		}
+		if class == Success && b.validator != nil {
+			if verr := b.validator.Check(r); verr != nil {
+				class, err = Invalid, verr
+			}
+		}
+		b.settle(r.Request, a, b.throttleClass(class, status, retryAfterOf(r, a)), err)
+	}
+	b.releaseSlot(a)
+	if status == 0 {
+		status = a.status
+	}
+	class, latency := a.class, time.Since(a.start)
+	at := Attempt{Request: r.Request, Domain: d.name, Outcome: Outcome{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
+	key := r.Request.URL.String()
+	if a.cancelled {
+		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "cancelled: " + cancelReason(a.crawl)})
+	}
 	if class != Throttled {
 		if !b.throttle.empty() {
-			b.throttle.delete(r.Request.URL.String())
+			b.throttle.delete(key)
+		}
+		if !b.resend.empty() {
+			b.resend.delete(key) // the URL's re-send, if it was one, is over
 		}
 		b.report(at)
 		return
 	}
-	key := r.Request.URL.String()
-	n := b.throttle.loadOrStore(key, new(atomic.Int32))
-	if n.(*atomic.Int32).Add(1) > int32(b.throttleRetries) {
+	if a.horizon {
+		b.throttle.delete(key)
+		at.GaveUp = true
+		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "throttled without a success for longer than the pacing horizon"})
+		b.report(at)
+		return
+	}
+	if a.resend == nil {
 		b.throttle.delete(key)
 		at.GaveUp = true
 		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "throttled (429) past the throttle-retry budget"})
@@ -234,12 +388,29 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	}
 	at.Retrying = true
 	b.report(at)
+	if a.resend.taken.Load() {
+		return // the user's own retry already sent it again
+	}
 	if rerr := r.Request.Retry(); rerr != nil {
 		b.throttle.delete(key)
+		b.resend.delete(key)
 		at.Retrying, at.GaveUp, at.Err = false, true, rerr
 		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "throttled (429); the retry could not be issued: " + rerr.Error()})
 		b.report(at)
 	}
+}
+
+// resendToken marks a throttled URL the breaker will send again: the first
+// request for the URL after it takes the token, and any other copy (the
+// user's retry loop) is dropped.
+type resendToken struct{ taken atomic.Bool }
+
+// throttleBudgetLeft counts one more throttle of r's URL and says whether
+// the breaker may still send it again.
+func (b *Breaker) throttleBudgetLeft(r *colly.Request) bool {
+	key := r.URL.String()
+	n := b.throttle.loadOrStore(key, new(atomic.Int32))
+	return n.(*atomic.Int32).Add(1) <= int32(b.throttleRetries)
 }
 
 func retryAfterOf(r *colly.Response, a *attempt) string {
@@ -255,4 +426,12 @@ func (b *Breaker) report(a Attempt) {
 	for _, f := range b.onOutcome {
 		f(a)
 	}
+}
+
+// headerOf identifies r's header map, nil if it has none.
+func headerOf(r *colly.Request) headerKey {
+	if r.Headers == nil {
+		return nil
+	}
+	return keyOf(*r.Headers)
 }

@@ -1,7 +1,6 @@
 package breaker
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,13 +31,13 @@ func BenchmarkRequestPath(b *testing.B) {
 		reqs[i] = &colly.Request{URL: u, Method: "GET", Ctx: colly.NewContext()}
 		resps[i] = &colly.Response{Request: reqs[i], StatusCode: 200, Headers: &hdr}
 	}
-	ctx := context.Background()
+	c := colly.NewCollector()
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		r, resp := reqs[i%n], resps[i%n]
 		br.onRequest(r)
-		br.gate(ctx, r)
+		br.gate(c, nil, r)
 		br.onResponseHeaders(resp)
 		br.finish(resp, nil)
 		i++

@@ -3,6 +3,7 @@ package breaker
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -25,17 +26,39 @@ import (
 // the rest.
 //
 // Backoff is the factor a throttle multiplies the gap by (default 2) and
-// divides the in-flight limit by; Recover is how many clean successes in a
-// row earn one step back (default 10); Step is how much each step takes off
-// the gap (default a tenth of the gap reached by the last throttle, at
-// least 1 ms).
+// divides the in-flight limit by, once per throttle episode: answers to
+// requests that left before the last slowdown do not slow the domain again.
+// Recover is how many clean successes in a row earn one step back (default
+// 10); Step is how much each step takes off the gap (default a tenth of the
+// gap reached by the last throttle, at least 1 ms).
+//
+// MaxGap caps the gap a throttle can grow to (default 60 s, Scrapy
+// AutoThrottle's MAX_DELAY). ThrottleHorizon ends sustained throttling: a
+// domain that answered nothing but throttles for that long (default 5
+// minutes) is held open like a tripped circuit, so its remaining URLs are
+// refused and listed unfinished and the run ends tripped instead of waiting
+// forever.
+//
+// Without WithPacing every field takes its default: no in-flight limit or
+// gap of the user's, the throttle behaviour above. Whatever the pacing, a
+// domain never has more requests in flight than its circuit could still
+// stop: FailuresToTrip of its profile, less the failures already in its
+// window.
 type Pacing struct {
-	Parallelism int
-	MinGap      time.Duration
-	Backoff     float64
-	Recover     int
-	Step        time.Duration
+	Parallelism     int
+	MinGap          time.Duration
+	Backoff         float64
+	Recover         int
+	Step            time.Duration
+	MaxGap          time.Duration
+	ThrottleHorizon time.Duration
 }
+
+// Defaults for the Pacing fields whose zero value stands for a default.
+const (
+	DefaultMaxGap          = time.Minute
+	DefaultThrottleHorizon = 5 * time.Minute
+)
 
 func (p Pacing) normalise() (Pacing, error) {
 	if p.Backoff == 0 {
@@ -44,6 +67,12 @@ func (p Pacing) normalise() (Pacing, error) {
 	if p.Recover == 0 {
 		p.Recover = 10
 	}
+	if p.MaxGap == 0 {
+		p.MaxGap = max(DefaultMaxGap, p.MinGap)
+	}
+	if p.ThrottleHorizon == 0 {
+		p.ThrottleHorizon = DefaultThrottleHorizon
+	}
 	switch {
 	case p.Backoff <= 1:
 		return p, fmt.Errorf("breaker: Pacing.Backoff = %v: must be above 1 (2 halves the pace on a throttle)", p.Backoff)
@@ -51,6 +80,10 @@ func (p Pacing) normalise() (Pacing, error) {
 		return p, fmt.Errorf("breaker: Pacing.Recover = %d: must be at least 1 success", p.Recover)
 	case p.Step < 0:
 		return p, fmt.Errorf("breaker: Pacing.Step = %v: must be 0 (automatic) or more", p.Step)
+	case p.MaxGap < p.MinGap:
+		return p, fmt.Errorf("breaker: Pacing.MaxGap = %v is below MinGap = %v: the gap could not grow at all", p.MaxGap, p.MinGap)
+	case p.ThrottleHorizon < 0:
+		return p, fmt.Errorf("breaker: Pacing.ThrottleHorizon = %v: must be 0 (default %v) or more", p.ThrottleHorizon, DefaultThrottleHorizon)
 	}
 	return p, nil
 }
@@ -62,6 +95,13 @@ const minThrottleGap = 20 * time.Millisecond
 // pace is one domain's current pace. Waiting happens at the gate, so a
 // domain that waits never holds up requests to other domains.
 //
+// Besides the limit, room caps the requests in flight: the breaker passes
+// how many more failures its circuit can take before it trips, so a request
+// leaves only while, even if every request in flight failed, the circuit
+// would still be there to stop the next one. That is what bounds the
+// requests sent into a failing site to FailuresToTrip whatever Colly's
+// LimitRules do (their slots free before the outcome is known).
+//
 // Slots are handed over first in, first out: a freed slot goes to the
 // longest waiter and wakes only it (waking every waiter on each release
 // cost a crawl with a thousand queued requests per domain a third of its
@@ -69,6 +109,7 @@ const minThrottleGap = 20 * time.Millisecond
 // slot takes the next start time and pushes it on by the gap.
 type pace struct {
 	user Pacing
+	room func() int // most requests the circuit lets be in flight now
 
 	mu       sync.Mutex
 	limit    int           // current in-flight cap; 0 = none
@@ -79,21 +120,32 @@ type pace struct {
 	next     time.Time       // earliest start of the next request
 	halt     time.Time       // Retry-After: nothing before this
 	clean    int             // clean successes since the last change
+	episode  uint64          // slowdowns so far: a throttle slows the pace once per episode
+	since    time.Time       // first throttle with no success since; zero when not throttled
 
 	pauses    int
 	pausedFor time.Duration
 }
 
-func newPace(p Pacing) *pace {
-	return &pace{user: p, limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0)}
+func newPace(p Pacing, room func() int) *pace {
+	if room == nil {
+		room = func() int { return math.MaxInt }
+	}
+	return &pace{user: p, room: room, limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0)}
+}
+
+// canTakeLocked says whether one more request may hold a slot.
+func (p *pace) canTakeLocked() bool {
+	return (p.limit == 0 || p.inflight < p.limit) && p.inflight < p.room()
 }
 
 // acquire waits until a request to the domain may start: a slot under the
-// in-flight limit, then past the gap since the last start and past any
-// halt. On a cancelled ctx it holds nothing.
-func (p *pace) acquire(ctx context.Context, clk clock.Clock) error {
+// in-flight limit and the circuit's room, then past the gap since the last
+// start and past any halt. It returns the throttle episode the request
+// leaves in. On a cancelled ctx it holds nothing.
+func (p *pace) acquire(ctx context.Context, clk clock.Clock) (uint64, error) {
 	p.mu.Lock()
-	if p.limit > 0 && p.inflight >= p.limit {
+	if len(p.waiters) > 0 || !p.canTakeLocked() {
 		w := make(chan struct{}, 1)
 		p.waiters = append(p.waiters, w)
 		p.mu.Unlock()
@@ -108,7 +160,7 @@ func (p *pace) acquire(ctx context.Context, clk clock.Clock) error {
 				p.mu.Unlock()
 				p.release() // handed over as we gave up: pass it on
 			}
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	} else {
 		p.inflight++
@@ -126,8 +178,9 @@ func (p *pace) acquire(ctx context.Context, clk clock.Clock) error {
 		}
 		if !start.After(now) {
 			p.next = now.Add(p.gap)
+			ep := p.episode
 			p.mu.Unlock()
-			return nil
+			return ep, nil
 		}
 		p.mu.Unlock()
 		// Wait, then look again: a throttle may have halted the domain
@@ -136,28 +189,32 @@ func (p *pace) acquire(ctx context.Context, clk clock.Clock) error {
 		case <-clk.After(start.Sub(now)):
 		case <-ctx.Done():
 			p.release()
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
 }
 
-// release gives back an in-flight slot: to the longest waiter if the
-// limit allows, else to the pool.
+// release gives back an in-flight slot and hands the free slots to the
+// longest waiters.
 func (p *pace) release() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.waiters) > 0 && (p.limit == 0 || p.inflight <= p.limit) {
-		w := p.waiters[0]
-		p.waiters = p.waiters[1:]
-		w <- struct{}{} // the slot moves on; inflight is unchanged
-		return
-	}
 	p.inflight--
+	p.admitLocked()
 }
 
-// admitLocked hands free slots to waiters after the limit rose.
+// admit hands free slots to waiters: after the circuit's room grew without
+// a slot being released (a transition).
+func (p *pace) admit() {
+	p.mu.Lock()
+	p.admitLocked()
+	p.mu.Unlock()
+}
+
+// admitLocked hands free slots to waiters, oldest first, while the limit
+// and the room allow.
 func (p *pace) admitLocked() {
-	for len(p.waiters) > 0 && (p.limit == 0 || p.inflight < p.limit) {
+	for len(p.waiters) > 0 && p.canTakeLocked() {
 		w := p.waiters[0]
 		p.waiters = p.waiters[1:]
 		p.inflight++
@@ -165,9 +222,13 @@ func (p *pace) admitLocked() {
 	}
 }
 
-// throttled halts the domain until now+wait and slows it down. It returns
-// the new limit and gap, and whether they changed.
-func (p *pace) throttled(now time.Time, wait time.Duration) (limit int, gap time.Duration, changed bool) {
+// throttled halts the domain until now+wait and, once per throttle episode,
+// slows it down: ep is the episode the throttled request left in, and an
+// answer to a request that left before the last slowdown only extends the
+// halt. It returns the new limit and gap, whether they changed, and whether
+// the domain has now been throttled without a success for longer than the
+// horizon.
+func (p *pace) throttled(now time.Time, wait time.Duration, ep uint64) (limit int, gap time.Duration, changed, horizon bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if until := now.Add(wait); until.After(p.halt) {
@@ -180,17 +241,25 @@ func (p *pace) throttled(now time.Time, wait time.Duration) (limit int, gap time
 		p.halt = until
 	}
 	p.clean = 0
+	if p.since.IsZero() {
+		p.since = now
+	}
+	horizon = p.user.ThrottleHorizon > 0 && now.Sub(p.since) >= p.user.ThrottleHorizon
+	if ep != p.episode {
+		return p.limit, p.gap, false, horizon // this episode already slowed the pace
+	}
+	p.episode++
 	oldLimit, oldGap := p.limit, p.gap
 	if p.limit == 0 {
 		p.limit = max(p.inflight, 1)
 	}
 	p.limit = max(1, int(float64(p.limit)/p.user.Backoff))
-	p.gap = max(time.Duration(float64(p.gap)*p.user.Backoff), minThrottleGap)
+	p.gap = min(max(time.Duration(float64(p.gap)*p.user.Backoff), minThrottleGap), max(p.user.MaxGap, minThrottleGap))
 	p.step = p.user.Step
 	if p.step == 0 {
 		p.step = max(p.gap/10, time.Millisecond)
 	}
-	return p.limit, p.gap, p.limit != oldLimit || p.gap != oldGap
+	return p.limit, p.gap, p.limit != oldLimit || p.gap != oldGap, horizon
 }
 
 // succeeded counts a clean success; every Recover of them in a row take
@@ -198,6 +267,7 @@ func (p *pace) throttled(now time.Time, wait time.Duration) (limit int, gap time
 func (p *pace) succeeded() (limit int, gap time.Duration, changed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.since = time.Time{}
 	if p.atUserPace() {
 		return p.limit, p.gap, false
 	}

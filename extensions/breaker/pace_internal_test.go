@@ -18,16 +18,18 @@ func newTestPace(t *testing.T, p Pacing) *pace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newPace(p)
+	return newPace(p, nil)
 }
 
 func TestPaceThrottleHaltsAndMultipliesDown(t *testing.T) {
 	p := newTestPace(t, Pacing{Parallelism: 8, MinGap: 0})
-	limit, gap, changed := p.throttled(t0, 2*time.Second)
+	limit, gap, changed, _ := p.throttled(t0, 2*time.Second, 0)
 	if !changed || limit != 4 || gap != minThrottleGap {
 		t.Fatalf("first throttle: limit %d gap %v changed %v; want 4, %v, true", limit, gap, changed, minThrottleGap)
 	}
-	limit, gap, _ = p.throttled(t0.Add(time.Second), 2*time.Second) // overlaps the first pause
+	// A request that left after the slowdown (episode 1) is throttled too,
+	// within the first pause: one more step down.
+	limit, gap, _, _ = p.throttled(t0.Add(time.Second), 2*time.Second, 1)
 	if limit != 2 || gap != 2*minThrottleGap {
 		t.Fatalf("second throttle: limit %d gap %v; want 2, %v", limit, gap, 2*minThrottleGap)
 	}
@@ -35,7 +37,7 @@ func TestPaceThrottleHaltsAndMultipliesDown(t *testing.T) {
 	if s.Pauses != 1 || s.PausedFor != 3*time.Second || !s.HaltUntil.Equal(t0.Add(3*time.Second)) {
 		t.Fatalf("stats %+v: want one pause of 3s in total until t0+3s", s)
 	}
-	p.throttled(t0.Add(time.Minute), time.Second) // a new, separate pause
+	p.throttled(t0.Add(time.Minute), time.Second, 2) // a new, separate pause
 	if s := p.stats(t0.Add(time.Minute)); s.Pauses != 2 || s.PausedFor != 4*time.Second || s.Limit != 1 {
 		t.Fatalf("stats %+v: want 2 pauses, 4s paused, limit floored at 1", s)
 	}
@@ -43,7 +45,7 @@ func TestPaceThrottleHaltsAndMultipliesDown(t *testing.T) {
 
 func TestPaceRecoversStepByStepNeverPastTheUser(t *testing.T) {
 	p := newTestPace(t, Pacing{Parallelism: 4, MinGap: 10 * time.Millisecond, Recover: 3})
-	p.throttled(t0, time.Second) // limit 2, gap 20ms (from 10ms × 2), step 2ms
+	p.throttled(t0, time.Second, 0) // limit 2, gap 20ms (from 10ms × 2), step 2ms
 	steps := 0
 	for range 1000 {
 		if _, _, changed := p.succeeded(); changed {
@@ -71,7 +73,7 @@ func TestPaceAcquireKeepsGapAndLimit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := p.acquire(context.Background(), clk); err != nil {
+			if _, err := p.acquire(context.Background(), clk); err != nil {
 				t.Error(err)
 				return
 			}
@@ -96,7 +98,7 @@ func TestPaceAcquireKeepsGapAndLimit(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := p.acquire(ctx, clk); err == nil {
+	if _, err := p.acquire(ctx, clk); err == nil {
 		t.Fatal("acquire with both slots taken returned despite a cancelled context")
 	}
 }
@@ -126,13 +128,13 @@ func TestPacingRejectsBadSettings(t *testing.T) {
 func TestPaceHandsSlotsOverFirstInFirstOut(t *testing.T) {
 	clk := clock.NewFake(t0)
 	p := newTestPace(t, Pacing{Parallelism: 1})
-	if err := p.acquire(context.Background(), clk); err != nil {
+	if _, err := p.acquire(context.Background(), clk); err != nil {
 		t.Fatal(err)
 	}
 	order := make(chan int, 3)
 	for i := range 3 {
 		go func() {
-			if err := p.acquire(context.Background(), clk); err == nil {
+			if _, err := p.acquire(context.Background(), clk); err == nil {
 				order <- i
 			}
 		}()
@@ -156,7 +158,7 @@ func TestPaceWaiterThatGivesUpHoldsNothing(t *testing.T) {
 	p.acquire(context.Background(), clk)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- p.acquire(ctx, clk) }()
+	go func() { _, err := p.acquire(ctx, clk); done <- err }()
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == 1 })
 	cancel()
 	if err := <-done; err == nil {
@@ -178,7 +180,7 @@ func TestPaceReservedRequestHonoursAHaltThatCameLater(t *testing.T) {
 		started <- clk.Now()
 	}()
 	waitFor(t, func() bool { return clk.Waiters() == 1 })
-	p.throttled(clk.Now(), 30*time.Second) // a 429 arrives while it sleeps
+	p.throttled(clk.Now(), 30*time.Second, 0) // a 429 arrives while it sleeps
 	clk.Advance(time.Second)
 	select {
 	case at := <-started:

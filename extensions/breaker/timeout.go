@@ -24,49 +24,6 @@ func (e *TimeoutError) Error() string {
 // Is makes errors.Is(err, context.DeadlineExceeded) true.
 func (e *TimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 
-// Transport wraps base (http.DefaultTransport when nil) so each request is
-// cut once it outlives its domain's adaptive timeout (Profile
-// TimeoutMultiple). Domains without one yet are not touched. Register
-// installs it on the collector when a profile asks for adaptive timeouts;
-// Colly cannot tell anyone which transport it already has, so give a
-// transport of your own with WithBaseTransport, and do not call the
-// collector's SetProxy or WithTransport after Register (they replace it).
-func (b *Breaker) Transport(base http.RoundTripper) http.RoundTripper {
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return &timeoutTransport{b: b, base: base}
-}
-
-type timeoutTransport struct {
-	b    *Breaker
-	base http.RoundTripper
-}
-
-func (t *timeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	v, ok := t.b.domains.Load(HostOf(req.URL.Host))
-	if !ok {
-		return t.base.RoundTrip(req)
-	}
-	d := v.(*domain)
-	after := time.Duration(d.timeout.Load())
-	if after <= 0 {
-		return t.base.RoundTrip(req)
-	}
-	ctx, cancel := context.WithTimeoutCause(req.Context(), after, &TimeoutError{Domain: d.name, After: after})
-	resp, err := t.base.RoundTrip(req.WithContext(ctx))
-	if err != nil {
-		cancel()
-		var te *TimeoutError
-		if c := context.Cause(ctx); errors.As(c, &te) {
-			return nil, te
-		}
-		return nil, err
-	}
-	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel, ctx: ctx}
-	return resp, nil
-}
-
 // cancelBody releases the request's timeout once the body is closed, and
 // reports a body cut by the timeout as the timeout.
 type cancelBody struct {
@@ -92,9 +49,9 @@ func (b *cancelBody) Close() error {
 	return err
 }
 
-// WithBaseTransport gives the transport the adaptive timeout wraps
-// (default http.DefaultTransport, which is what Colly uses unless told
-// otherwise).
+// WithBaseTransport gives the transport the breaker's own wraps, instead
+// of the one the collector has when Register runs. It is rarely needed:
+// Register wraps the collector's transport, whatever it is.
 func WithBaseTransport(rt http.RoundTripper) Option {
 	return func(b *Breaker) error {
 		if rt == nil {
@@ -116,4 +73,10 @@ func (b *Breaker) adaptiveTimeouts() bool {
 		}
 	}
 	return false
+}
+
+// timeoutFor is the request timeout the breaker's transport applies to d:
+// its adaptive timeout, 0 for none.
+func (b *Breaker) timeoutFor(d *domain) time.Duration {
+	return time.Duration(d.timeout.Load())
 }

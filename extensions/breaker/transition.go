@@ -17,6 +17,7 @@ const (
 	ReasonSlowCalls           = "slow_calls"           // closed → open: too many slow successes in a full window
 	ReasonLatencySlope        = "latency_slope"        // closed → open: the median latency climbed past the baseline
 	ReasonFleetPause          = "client_side_suspect"  // → open: most domains tripped at once; pausing all of them
+	ReasonThrottleHorizon     = "throttled_too_long"   // → open: nothing but throttles for Pacing.ThrottleHorizon
 )
 
 // Transition is one change of a domain's circuit state, with the evidence

@@ -1,0 +1,59 @@
+package breaker
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// A circuit may implement failureCounter to tell the gate, cheaply and
+// without a round trip, how many failures its window holds. The in-process
+// circuit does; for a circuit that does not, the breaker counts the
+// failures it recorded itself (localFailures).
+type failureCounter interface {
+	WindowFailures() int
+}
+
+// room is how many requests d may have in flight: as many as its circuit
+// can still take failures before it trips, at least one. Every request in
+// flight could fail; with no more than that in flight, the circuit is
+// always there to stop the next one, whatever Colly's LimitRules do.
+func (d *domain) room() int {
+	return max(1, d.need-d.windowFailures())
+}
+
+func (d *domain) windowFailures() int {
+	if d.counter != nil {
+		return d.counter.WindowFailures()
+	}
+	return d.local.failures()
+}
+
+// localFailures is a window of the outcomes this breaker recorded for a
+// domain since the last transition it saw, for circuits that cannot count
+// their own failures cheaply.
+type localFailures struct {
+	mu  sync.Mutex
+	win window
+	n   atomic.Int32
+}
+
+func newLocalFailures(size int) *localFailures { return &localFailures{win: newWindow(size)} }
+
+func (l *localFailures) failures() int { return int(l.n.Load()) }
+
+func (l *localFailures) add(o Outcome) {
+	if !o.Class.Counted() {
+		return
+	}
+	l.mu.Lock()
+	l.win.add(o)
+	l.n.Store(int32(l.win.failures))
+	l.mu.Unlock()
+}
+
+func (l *localFailures) reset() {
+	l.mu.Lock()
+	l.win.reset()
+	l.n.Store(0)
+	l.mu.Unlock()
+}

@@ -1,0 +1,152 @@
+package breaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"unsafe"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// Transport wraps base (http.DefaultTransport when nil) in the breaker's
+// transport: it cuts each request once it outlives its domain's adaptive
+// timeout (Profile TimeoutMultiple), records a transport error before
+// Colly frees the LimitRule slot, and fails a request the gate refused with
+// its *CircuitOpenError. Register installs it around the collector's own
+// transport; call Transport only to build a client of your own.
+func (b *Breaker) Transport(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &transport{b: b, base: base}
+}
+
+type transport struct {
+	b    *Breaker
+	base http.RoundTripper
+}
+
+// headerKey identifies one request's header map: Colly's Request.Headers
+// points at the map the http.Request carries to the transport, so the
+// transport can find the gate's record of the request without any marker
+// on the wire.
+type headerKey = unsafe.Pointer
+
+func keyOf(h http.Header) headerKey {
+	if h == nil {
+		return nil
+	}
+	return reflect.ValueOf(h).UnsafePointer()
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	a := t.b.attempts.loadHeader(keyOf(req.Header))
+	if a != nil && a.refused != nil {
+		closeBody(req)
+		return nil, a.refused
+	}
+	resp, err := t.roundTrip(req)
+	if err != nil && a != nil && a.ticket.d != nil && !a.settled {
+		// Known now, inside Colly's LimitRule slot: record it before the
+		// slot frees.
+		t.b.settle(nil, a, classifyError(err), err)
+	}
+	return resp, err
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// roundTrip applies the domain's adaptive timeout, if it has one.
+func (t *transport) roundTrip(req *http.Request) (*http.Response, error) {
+	v, ok := t.b.domains.Load(HostOf(req.URL.Host))
+	if !ok {
+		return t.base.RoundTrip(req)
+	}
+	d := v.(*domain)
+	after := t.b.timeoutFor(d)
+	if after <= 0 {
+		return t.base.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeoutCause(req.Context(), after, &TimeoutError{Domain: d.name, After: after})
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		var te *TimeoutError
+		if c := context.Cause(ctx); errors.As(c, &te) {
+			return nil, te
+		}
+		return nil, err
+	}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel, ctx: ctx}
+	return resp, nil
+}
+
+// wrapTransport installs the breaker's transport on c around the one c
+// already has, and returns it.
+func (b *Breaker) wrapTransport(c *colly.Collector) *transport {
+	base := b.baseTransport
+	if base == nil {
+		cl, err := clientOf(c)
+		if err != nil {
+			b.log.Warn().Str("event", "transport_unknown").Err(err).
+				Msg("breaker: cannot see the collector's transport; the breaker's own is not installed (no adaptive timeouts); pass yours with WithBaseTransport")
+			return nil
+		}
+		base = cl.Transport
+		if own, ok := base.(*transport); ok && own.b == b {
+			return own // registered twice
+		}
+	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	rt := &transport{b: b, base: base}
+	c.WithTransport(rt)
+	return rt
+}
+
+// installed reports whether rt is still c's transport: SetProxy and
+// WithTransport after Register replace it.
+func (b *Breaker) installed(c *colly.Collector, rt *transport) bool {
+	if rt == nil {
+		return false
+	}
+	cl, err := clientOf(c)
+	if err == nil && cl.Transport == http.RoundTripper(rt) {
+		return true
+	}
+	b.warned.Do(func() {
+		b.log.Warn().Str("event", "transport_replaced").
+			Msg("breaker: the collector's transport was replaced after Register (SetProxy, WithTransport, SetClient); refusals now reach OnError as colly.ErrAbortedBeforeRequest and adaptive timeouts are off: set the transport before Register")
+	})
+	return false
+}
+
+// errNoClient says Colly's layout is not the one this breaker was built
+// against.
+var errNoClient = errors.New("breaker: this Colly version's collector keeps its HTTP client where the breaker cannot read it")
+
+// clientOf returns the *http.Client the collector sends with. Colly has no
+// accessor for it (WithTransport and SetClient only write), so it is read
+// from the collector's backend, whose layout the tests pin.
+func clientOf(c *colly.Collector) (*http.Client, error) {
+	if c == nil {
+		return nil, fmt.Errorf("breaker: nil collector")
+	}
+	be := reflect.ValueOf(c).Elem().FieldByName("backend")
+	if !be.IsValid() || be.Kind() != reflect.Pointer || be.IsNil() || be.Elem().Kind() != reflect.Struct {
+		return nil, errNoClient
+	}
+	f := be.Elem().FieldByName("Client")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[*http.Client]() || f.IsNil() {
+		return nil, errNoClient
+	}
+	return (*http.Client)(f.UnsafePointer()), nil
+}
