@@ -1,0 +1,199 @@
+package breaker_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+)
+
+// TestDropInRateLimitedStoreEndsWithEveryPageOnce is the README's one
+// line against a store that rate-limits with 429 + Retry-After, in every
+// wiring: the crawl ends, every page is saved, none is fetched ok twice
+// (a user's retry loop included), and the pace never backs off past
+// MaxGap.
+func TestDropInRateLimitedStoreEndsWithEveryPageOnce(t *testing.T) {
+	for _, w := range dropInWirings() {
+		t.Run(w.name, func(t *testing.T) {
+			store := startStore(t, testserver.Config{Products: 40,
+				Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 60, Burst: 4}})
+			run := runDropIn(t, w, store, productURLs(store, 40))
+			if !run.ended {
+				return
+			}
+			if store.CountMode(testserver.RateLimit) == 0 {
+				t.Fatalf("%s: the store never throttled: the test proves nothing", w.name)
+			}
+			if got := store.CountMode(testserver.Healthy); got != 40 {
+				t.Errorf("%s: %d pages served, want all 40", w.name, got)
+			}
+			if twice := okTwice(store); len(twice) > 0 {
+				t.Errorf("%s: pages fetched ok twice: %v", w.name, twice)
+			}
+			if st := run.b.State(store.Host()); st != breaker.Closed {
+				t.Errorf("%s: a rate-limited store's circuit is %s, want closed", w.name, st)
+			}
+			for _, s := range run.b.Stats() {
+				if s.Pace.Gap > breaker.DefaultMaxGap {
+					t.Errorf("%s: gap %v past the %v cap", w.name, s.Pace.Gap, breaker.DefaultMaxGap)
+				}
+			}
+		})
+	}
+}
+
+// TestSustainedThrottlingEndsTripped: a store that answers nothing but
+// 429s. The crawl must end once the throttling has lasted the horizon,
+// with every URL either tried and listed unfinished, and the run tripped.
+func TestSustainedThrottlingEndsTripped(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 30,
+		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second}})
+	b := newBreaker(t, breaker.Standard, breaker.WithPacing(breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond}))
+	c := colly.NewCollector(colly.Async(true))
+	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
+	b.Register(c)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, u := range productURLs(store, 30) {
+			c.Visit(u)
+		}
+		c.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("a store that only throttles kept the crawl waiting past 15s")
+	}
+	if got := len(b.Unfinished()); got != 30 {
+		t.Errorf("%d URLs listed unfinished, want all 30", got)
+	}
+	o := outcome.Decide(-1, nil, b)
+	if o.State != outcome.Tripped {
+		t.Errorf("outcome %s (%s), want tripped", o.State, o.Reason)
+	}
+	if n := store.Count(); n > 12 {
+		t.Errorf("%d requests to a store that only throttles, 1 s apart at most for 1.5 s: the pace did not hold", n)
+	}
+}
+
+// TestGateRefusalReachesOnErrorAsErrOpen: a request refused at the gate
+// reaches the user's OnError with an error that is ErrOpen, never as
+// Colly's "Aborted before Do Request".
+func TestGateRefusalReachesOnErrorAsErrOpen(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 5}})
+	b := newBreaker(t, breaker.Standard)
+	c := colly.NewCollector(colly.Async(true))
+	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
+	var mu sync.Mutex
+	var open, aborted int
+	c.OnError(func(r *colly.Response, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		var coe *breaker.CircuitOpenError
+		switch {
+		case errors.Is(err, colly.ErrAbortedBeforeRequest):
+			aborted++
+		case errors.Is(err, breaker.ErrOpen) && errors.As(err, &coe) && coe.Domain == store.Host():
+			open++
+		}
+	})
+	b.Register(c)
+	for _, u := range productURLs(store, 100) {
+		c.Visit(u)
+	}
+	c.Wait()
+	if aborted != 0 {
+		t.Errorf("%d refusals reached OnError as ErrAbortedBeforeRequest", aborted)
+	}
+	if open == 0 {
+		t.Error("no refusal reached OnError as ErrOpen: the gate never refused, or its error was lost")
+	}
+	if store.Count()+int(b.Stats()[0].Refused) < 100 {
+		t.Errorf("%d sent + %d refused < 100 queued", store.Count(), b.Stats()[0].Refused)
+	}
+}
+
+// TestCutBodyIsDegradedWithoutAValidator: a 200 whose body did not arrive
+// whole is Degraded, validator or not.
+func TestCutBodyIsDegradedWithoutAValidator(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Truncated}})
+	var mu sync.Mutex
+	classes := map[breaker.Class]int{}
+	b := newBreaker(t, breaker.Standard, breaker.OnOutcome(func(a breaker.Attempt) {
+		mu.Lock()
+		classes[a.Outcome.Class]++
+		mu.Unlock()
+	}))
+	c := colly.NewCollector()
+	b.Register(c)
+	for _, u := range productURLs(store, 40) {
+		c.Visit(u)
+	}
+	if classes[breaker.Success] != 0 || classes[breaker.Degraded] == 0 {
+		t.Fatalf("cut bodies classed %v, want degraded and never success", classes)
+	}
+	if st := b.State(store.Host()); st != breaker.Open {
+		t.Fatalf("circuit %s after cut bodies only, want open", st)
+	}
+}
+
+// TestCrawlDeadlineIsNotTheSitesFailure: the crawl's own deadline ends
+// requests queued and in flight. Those are unfinished, not failures of the
+// sites: no circuit opens, no fleet alarm, and the run is tripped (work
+// left), never complete and never error.
+func TestCrawlDeadlineIsNotTheSitesFailure(t *testing.T) {
+	fleet, err := testserver.StartFleet(
+		testserver.Config{Products: 60, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}},
+		testserver.Config{Products: 60, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}},
+		testserver.Config{Products: 60, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	b := newBreaker(t, breaker.Standard)
+	c := colly.NewCollector(colly.Async(true), colly.StdlibContext(ctx))
+	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
+	var mu sync.Mutex
+	ok := map[string]bool{}
+	c.OnScraped(func(r *colly.Response) { mu.Lock(); ok[r.Request.URL.String()] = true; mu.Unlock() })
+	b.Register(c)
+	var all []string
+	for _, s := range fleet.Stores {
+		all = append(all, productURLs(s, 60)...)
+	}
+	for _, u := range all {
+		c.Visit(u)
+	}
+	c.Wait()
+	if len(ok) == 0 || len(ok) == len(all) {
+		t.Fatalf("%d of %d pages done: the deadline must cut the crawl in the middle for this test to mean anything", len(ok), len(all))
+	}
+	for _, s := range b.Stats() {
+		if s.State != breaker.Closed || s.Count(breaker.Degraded) != 0 {
+			t.Errorf("%s: circuit %s with %d degraded: the crawl's deadline was counted against the site", s.Domain, s.State, s.Count(breaker.Degraded))
+		}
+	}
+	unfinished := map[string]bool{}
+	for _, u := range b.Unfinished() {
+		unfinished[u.URL] = true
+	}
+	for _, u := range all {
+		if !ok[u] && !unfinished[u] {
+			t.Errorf("%s neither done nor listed unfinished: lost", u)
+			break
+		}
+	}
+	if o := outcome.Decide(-1, nil, b); o.State != outcome.Tripped {
+		t.Errorf("outcome %s (%s), want tripped: work is left", o.State, o.Reason)
+	}
+}
