@@ -61,6 +61,9 @@ type domain struct {
 	local     *localFailures           // else the breaker's own count
 	pace      *pace
 	lastSeen  atomic.Int64 // unix nanos of the latest request that reached the gate
+	lastOK    atomic.Int64 // unix nanos at which the latest success through the gate left
+	fails     atomic.Int32 // failures since the last transition…
+	netFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
 	timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
 	counts    [numClasses]atomic.Int64
 	refused   atomic.Int64
@@ -260,6 +263,7 @@ func (b *Breaker) transitioned(d *domain, t Transition) {
 	if d.local != nil {
 		d.local.reset()
 	}
+	clientSide := 2*d.netFails.Swap(0) > d.fails.Swap(0)
 	defer d.pace.admit() // the circuit's room may have grown
 	streak := d.tracker.transitioned(t)
 	if t.To == Open && countsAsTrip(t.Reason) {
@@ -280,7 +284,7 @@ func (b *Breaker) transitioned(d *domain, t Transition) {
 		f(t)
 	}
 	if t.To == Open && countsAsTrip(t.Reason) {
-		b.fleet.tripped(b, d, t.At)
+		b.fleet.tripped(b, d, t.At, clientSide)
 	}
 }
 

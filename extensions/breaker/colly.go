@@ -43,6 +43,7 @@ type attempt struct {
 	ticket     Ticket
 	crawl      context.Context // the collector's context: its end is the crawl's, not the site's
 	start      time.Time       // real time: latency is a measurement, not a timer
+	left       int64           // when it reached the gate, by the breaker's clock, in unix nanos
 	episode    uint64          // the throttle episode the request left in
 	status     int
 	retryAfter string
@@ -154,7 +155,8 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		b.cancelled(r, d.name, ctx)
 		return
 	}
-	d.lastSeen.Store(b.clock.Now().UnixNano())
+	left := b.clock.Now().UnixNano()
+	d.lastSeen.Store(left)
 	ep, err := d.pace.acquire(ctx, b.clock)
 	if err != nil {
 		// The crawl ended while the request waited for its pace: nothing
@@ -175,7 +177,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
-	a := &attempt{ticket: t, crawl: ctx, start: time.Now(), episode: ep, header: headerOf(r)}
+	a := &attempt{ticket: t, crawl: ctx, start: time.Now(), left: left, episode: ep, header: headerOf(r)}
 	b.attempts.store(r, a)
 }
 
@@ -291,8 +293,14 @@ func (b *Breaker) settle(r *colly.Request, a *attempt, class Class, err error) {
 			b.resend.store(r.URL.String(), a.resend)
 		}
 	case Success:
+		d.lastOK.Store(a.left)
 		if limit, gap, changed := d.pace.succeeded(); changed {
 			logPace(b.log, d.name, "recovering", limit, gap)
+		}
+	case Degraded, Invalid:
+		d.fails.Add(1)
+		if a.status == 0 {
+			d.netFails.Add(1) // no HTTP answer: the site, or our network
 		}
 	}
 	b.Record(a.ticket, Outcome{Class: class, Latency: time.Since(a.start)})

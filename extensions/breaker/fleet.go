@@ -13,12 +13,16 @@ import (
 // FleetGuard judges the whole fleet of domains rather than each one.
 //
 // When at least MinDomains domains, and at least Share of the active ones,
-// trip within Within, it is almost never every target failing at once: it
-// is our proxy, network or resolver. The breaker then emits one
-// client_side_suspect event, pauses every active domain together for Pause
-// instead of blaming each target, and the run's outcome is an error (exit
-// 1: a human must look), not a trip. A domain is active if a request to it
-// left within Active.
+// trip within Within for the same kind of cause, a network one (mostly no
+// HTTP answer at all: connections refused or reset, timeouts, DNS), while
+// no active domain succeeded since the first of those trips, it is almost never every target
+// failing at once: it is our proxy, network or resolver. The breaker then
+// emits one client_side_suspect event, pauses every active domain together
+// for Pause instead of blaming each target, and the run's outcome is an
+// error (exit 1: a human must look), not a trip. Sites that answer 5xx or
+// bad pages are answering: they are bad sites, not a broken client, however
+// many of them there are. A domain is active if a request to it left
+// within Active.
 //
 // Blocked (401/403) and throttled (429) answers get their own fleet-wide
 // alarms: when at least AlarmShare of the AlarmMin or more attempts across
@@ -93,8 +97,8 @@ type fleetGuard struct {
 
 // tripped notes d's trip and judges whether the fleet, not d, is the
 // problem.
-func (g *fleetGuard) tripped(b *Breaker, d *domain, at time.Time) {
-	if g.cfg.Off {
+func (g *fleetGuard) tripped(b *Breaker, d *domain, at time.Time, clientSide bool) {
+	if g.cfg.Off || !clientSide {
 		return
 	}
 	active := b.activeDomains(at, g.cfg.Active)
@@ -104,15 +108,20 @@ func (g *fleetGuard) tripped(b *Breaker, d *domain, at time.Time) {
 	}
 	g.trips[d.name] = at
 	var recent []string
+	first := at
 	for name, t := range g.trips {
 		if at.Sub(t) <= g.cfg.Within {
 			recent = append(recent, name)
+			if t.Before(first) {
+				first = t
+			}
 		} else {
 			delete(g.trips, name)
 		}
 	}
 	fire := len(recent) >= g.cfg.MinDomains && float64(len(recent)) >= g.cfg.Share*float64(max(len(active), 1)) &&
-		(g.suspectAt.IsZero() || at.Sub(g.suspectAt) > g.cfg.Within)
+		(g.suspectAt.IsZero() || at.Sub(g.suspectAt) > g.cfg.Within) &&
+		!anySucceeding(active, first)
 	if fire {
 		sort.Strings(recent)
 		g.suspectAt, g.suspects = at, recent
@@ -202,6 +211,18 @@ func (g *fleetGuard) alarm(b *Breaker, now time.Time) {
 		b.log.Warn().Str("event", f.c.String()+"_fleet").Float64("share", round3(f.share)).Int64("attempts", all).
 			Msgf("breaker: %.0f%% of recent attempts across all domains were %s, not an outage", 100*f.share, what)
 	}
+}
+
+// anySucceeding reports whether a request to a domain of ds that left
+// since cut succeeded: then the client can reach the network, and the
+// failing domains are failing.
+func anySucceeding(ds []*domain, cut time.Time) bool {
+	for _, d := range ds {
+		if d.lastOK.Load() >= cut.UnixNano() {
+			return true
+		}
+	}
+	return false
 }
 
 // finding is the client_side_suspect finding for the run's outcome, if

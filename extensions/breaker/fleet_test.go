@@ -2,13 +2,18 @@ package breaker_test
 
 import (
 	"bytes"
+	"net"
+	"net/http"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -47,20 +52,52 @@ func crawlFleet(t *testing.T, b *breaker.Breaker, pages int, cfgs ...testserver.
 	return fleet
 }
 
-func TestMostDomainsTrippingAtOnceIsClientSide(t *testing.T) {
+// outageTransport is the user's proxy: after the first up requests it is
+// gone, and every connection is refused, whatever the target.
+type outageTransport struct {
+	mu    sync.Mutex
+	up    int
+	n     int
+	after map[string]int // requests per host once the proxy was gone
+}
+
+func (o *outageTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	o.mu.Lock()
+	o.n++
+	down := o.n > o.up
+	if down {
+		o.after[r.URL.Host]++
+	}
+	o.mu.Unlock()
+	if down {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestEveryConnectionRefusedIsClientSide(t *testing.T) {
 	var log syncBuffer
 	b := newBreaker(t, breaker.Standard, breaker.WithPacing(breaker.Pacing{Parallelism: 2}),
 		breaker.WithLogger(zerolog.New(&log)))
 	var cfgs []testserver.Config
-	for i := range 6 {
-		sc := testserver.Scenario{Mode: testserver.Degrade, After: 10}
-		if i >= 4 {
-			sc = testserver.Scenario{} // two stay healthy
-		}
-		cfgs = append(cfgs, testserver.Config{Products: 60, Scenario: sc})
+	for range 6 {
+		cfgs = append(cfgs, testserver.Config{Products: 60})
 	}
-	fleet := crawlFleet(t, b, 60, cfgs...)
-
+	fleet, err := testserver.StartFleet(cfgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	proxy := &outageTransport{up: 60, after: map[string]int{}}
+	c := colly.NewCollector(colly.Async(true))
+	c.WithTransport(proxy)
+	b.Register(c)
+	for i := 1; i <= 60; i++ {
+		for _, s := range fleet.Stores {
+			c.Visit(s.ProductURL(i))
+		}
+	}
+	c.Wait()
 	if n := strings.Count(log.String(), `"event":"client_side_suspect"`); n != 1 {
 		t.Fatalf("%d client_side_suspect events, want exactly 1", n)
 	}
@@ -68,14 +105,60 @@ func TestMostDomainsTrippingAtOnceIsClientSide(t *testing.T) {
 	if o.State != outcome.Error || o.ExitCode() != 1 || !strings.Contains(o.Reason, "client_side_suspect") {
 		t.Fatalf("outcome %+v, want error (exit 1) for client_side_suspect, not tripped", o)
 	}
-	// Every domain was paused together, the healthy ones too: the healthy
-	// stores stopped receiving requests instead of each target being blamed.
-	for _, s := range fleet.Stores[4:] {
-		if st := b.State(s.Host()); st != breaker.Open {
-			t.Fatalf("healthy %s is %s after the fleet-wide pause, want open (paused)", s.Host(), st)
+	need := breaker.FailuresToTrip(breaker.Standard)
+	for host, n := range proxy.after {
+		if n > need+2-1 {
+			t.Errorf("%s: %d requests after the proxy went, want at most %d", host, n, need+1)
 		}
-		if s.Count() >= 60 {
-			t.Fatalf("healthy %s received all %d requests: the pause did not hold", s.Host(), s.Count())
+	}
+}
+
+// TestHalfTheFleetReallyFailingIsNotClientSide: 4 of 8 stores fail, each
+// in its own way (503s, hangs, consent shells, cut bodies), while the others
+// serve. That is four bad sites, not a broken client: the run is tripped,
+// not error, and the healthy and rate-limited stores get every page.
+func TestHalfTheFleetReallyFailingIsNotClientSide(t *testing.T) {
+	var log syncBuffer
+	v, err := validate.New(validate.MinBytes(1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBreaker(t, breaker.Standard, breaker.WithValidator(v), breaker.WithPacing(breaker.Pacing{Parallelism: 2}),
+		breaker.WithLogger(zerolog.New(&log)))
+	cfgs := []testserver.Config{
+		{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 5}},
+		{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Hang, After: 5, Hold: 2 * time.Second}},
+		{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Empty, After: 5}},
+		{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Truncated, After: 5}},
+		{Products: 40},
+		{Products: 40},
+		{Products: 40},
+		{Products: 40, Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 40, Burst: 3}},
+	}
+	fleet, err := testserver.StartFleet(cfgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	c := colly.NewCollector(colly.Async(true))
+	c.SetRequestTimeout(300 * time.Millisecond)
+	v.Register(c)
+	b.Register(c)
+	for i := 1; i <= 40; i++ {
+		for _, s := range fleet.Stores {
+			c.Visit(s.ProductURL(i))
+		}
+	}
+	c.Wait()
+	if strings.Contains(log.String(), "client_side_suspect") {
+		t.Fatal("four sites failing in four ways were blamed on the client side")
+	}
+	if o := outcome.Decide(-1, nil, b); o.State != outcome.Tripped {
+		t.Fatalf("outcome %s (%s), want tripped", o.State, o.Reason)
+	}
+	for _, s := range fleet.Stores[4:] {
+		if got := s.CountMode(testserver.Healthy); got != 40 {
+			t.Errorf("%s (%s) served %d of 40 pages", s.Host(), s.Scenario().Mode, got)
 		}
 	}
 }
