@@ -39,6 +39,7 @@ type Breaker struct {
 	onDegrading     []func(string, time.Duration, time.Duration)
 	rand            func() float64
 	fleet           fleetGuard
+	prior           timeoutPrior
 
 	domains    sync.Map     // host → *domain
 	attempts   attemptTable // *colly.Request → *attempt
@@ -125,7 +126,7 @@ func (b *Breaker) domain(host string) (*domain, error) {
 	} else {
 		d.local = newLocalFailures(p.WindowSize)
 	}
-	d.pace = newPace(b.pacing, d.room)
+	d.pace = newPace(b.pacing, d.room, b.clock)
 	actual, _ := b.domains.LoadOrStore(host, d)
 	return actual.(*domain), nil
 }

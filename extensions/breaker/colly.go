@@ -86,7 +86,7 @@ type attempt struct {
 func (b *Breaker) Register(c *colly.Collector) {
 	rt := b.wrapTransport(c)
 	async := c.Async
-	c.OnRequest(b.onRequest)
+	c.OnRequest(func(r *colly.Request) { b.onRequest(c, r) })
 	c.OnRequestHeaders(func(r *colly.Request) { b.gate(c, rt, r) })
 	c.OnResponseHeaders(b.onResponseHeaders)
 	if !async {
@@ -102,10 +102,13 @@ func (b *Breaker) Register(c *colly.Collector) {
 	c.OnError(b.finish)
 }
 
-// onRequest refuses at once a request to a domain known to be open, and
-// drops a second copy of a throttled URL the breaker is already sending
-// again (a user's OnError → Retry loop would otherwise fetch it twice).
-func (b *Breaker) onRequest(r *colly.Request) {
+// onRequest refuses at once a request to a domain known to be open, drops
+// a second copy of a throttled URL the breaker is already sending again (a
+// user's OnError → Retry loop would otherwise fetch it twice), and waits
+// for the domain's pace (its room, any Retry-After) before Colly's
+// LimitRule wait: a domain that must wait then holds none of the slots a
+// LimitRule shares between domains.
+func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 	if r.IsAbort() {
 		return
 	}
@@ -125,7 +128,19 @@ func (b *Breaker) onRequest(r *colly.Request) {
 		d.refused.Add(1)
 		r.Abort()
 		b.refuse(r, open)
+		return
 	}
+	ctx := crawlContext(c)
+	if err := d.pace.reserve(ctx, b.clock, r); err != nil {
+		b.cancelled(r, d.name, ctx)
+	}
+}
+
+func crawlContext(c *colly.Collector) context.Context {
+	if c.Context == nil {
+		return context.Background()
+	}
+	return c.Context
 }
 
 // gate is the last moment before the request leaves: wait for the pace
@@ -135,10 +150,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	if r.IsAbort() {
 		return
 	}
-	ctx := c.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
+	ctx := crawlContext(c)
 	host := HostOf(r.URL.Host)
 	d, err := b.domain(host)
 	if err != nil {
@@ -147,17 +159,19 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		return
 	}
 	if open := b.knownOpen(d); open != nil {
+		d.pace.unreserve(b.clock, r)
 		d.refused.Add(1)
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
 	if ctx.Err() != nil {
+		d.pace.unreserve(b.clock, r)
 		b.cancelled(r, d.name, ctx)
 		return
 	}
 	left := b.clock.Now().UnixNano()
 	d.lastSeen.Store(left)
-	ep, err := d.pace.acquire(ctx, b.clock)
+	ep, err := d.pace.acquire(ctx, b.clock, r)
 	if err != nil {
 		// The crawl ended while the request waited for its pace: nothing
 		// was sent, and the URL is not done.
@@ -399,7 +413,7 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	if a.resend.taken.Load() {
 		return // the user's own retry already sent it again
 	}
-	if rerr := r.Request.Retry(); rerr != nil {
+	if rerr := retryOwnHeaders(r.Request); rerr != nil {
 		b.throttle.delete(key)
 		b.resend.delete(key)
 		at.Retrying, at.GaveUp, at.Err = false, true, rerr
@@ -442,4 +456,16 @@ func headerOf(r *colly.Request) headerKey {
 		return nil
 	}
 	return keyOf(*r.Headers)
+}
+
+// retryOwnHeaders sends r again with a copy of its header map. Colly's
+// Retry deletes the Cookie header from the map and hands the same map to
+// the new request: a user's retry loop that also retried r would share it
+// with this one, and a goroutine would write a map another reads.
+func retryOwnHeaders(r *colly.Request) error {
+	if r.Headers != nil {
+		h := r.Headers.Clone()
+		r.Headers = &h
+	}
+	return r.Retry()
 }

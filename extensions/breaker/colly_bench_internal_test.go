@@ -36,7 +36,7 @@ func BenchmarkRequestPath(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		r, resp := reqs[i%n], resps[i%n]
-		br.onRequest(r)
+		br.onRequest(c, r)
 		br.gate(c, nil, r)
 		br.onResponseHeaders(resp)
 		br.finish(resp, nil)

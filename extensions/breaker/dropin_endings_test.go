@@ -197,3 +197,91 @@ func TestCrawlDeadlineIsNotTheSitesFailure(t *testing.T) {
 		t.Errorf("outcome %s (%s), want tripped: work is left", o.State, o.Reason)
 	}
 }
+
+// TestHangingFromTheStartIsCutByTheFleetsPrior: a site that hangs from its
+// very first request has no latency of its own to measure. With Colly's
+// default 10 s timeout and a LimitRule shared by every host, its requests
+// would hold the shared slots for 10 s each. It borrows the timeout the
+// healthy domains earned, holds one slot until its first success (it has
+// none), and trips; the healthy stores get every page.
+func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
+	cfgs := []testserver.Config{{Products: 30, Scenario: testserver.Scenario{Mode: testserver.Hang, Hold: 15 * time.Second}}}
+	for range 3 {
+		cfgs = append(cfgs, testserver.Config{Products: 30, Scenario: testserver.Scenario{Latency: 2 * time.Millisecond}})
+	}
+	fleet, err := testserver.StartFleet(cfgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	hang := fleet.Stores[0]
+	var mu sync.Mutex
+	var long int
+	b := newBreaker(t, breaker.Standard, breaker.OnOutcome(func(a breaker.Attempt) {
+		if a.Outcome.Latency >= 9*time.Second {
+			mu.Lock()
+			long++
+			mu.Unlock()
+		}
+	}))
+	c := colly.NewCollector(colly.Async(true)) // Colly's own 10 s timeout
+	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
+	b.Register(c)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= 30; i++ {
+			for _, s := range fleet.Stores {
+				c.Visit(s.ProductURL(i))
+			}
+		}
+		c.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(25 * time.Second):
+		t.Fatal("the crawl did not end within 25 s: the hanging site's requests kept the client's timeout")
+	}
+	if st := b.State(hang.Host()); st != breaker.Open {
+		t.Errorf("hanging site's circuit %s, want open", st)
+	}
+	if long > 1 {
+		t.Errorf("%d requests waited out the client's 10 s timeout; at most the first may", long)
+	}
+	for _, s := range fleet.Stores[1:] {
+		if got := s.CountMode(testserver.Healthy); got != 30 {
+			t.Errorf("healthy %s served %d of 30", s.Host(), got)
+		}
+	}
+}
+
+// TestUserAbortAfterTheBreakerDoesNotStallTheDomain: a request the user's
+// own OnRequest aborts after the breaker reserved its slot never comes to
+// claim it; the slot lapses and the crawl goes on.
+func TestUserAbortAfterTheBreakerDoesNotStallTheDomain(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 20})
+	b := newBreaker(t, breaker.Standard)
+	c := colly.NewCollector(colly.Async(true))
+	b.Register(c)
+	c.OnRequest(func(r *colly.Request) { // the user's filter, registered after the breaker
+		if n := len(r.URL.Path); r.URL.Path[n-1]%2 == 1 {
+			r.Abort()
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, u := range productURLs(store, 20) {
+			c.Visit(u)
+		}
+		c.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the crawl stalled on slots reserved for requests the user aborted")
+	}
+	if got := store.Count(); got != 10 {
+		t.Fatalf("store received %d requests, want the 10 the user let through", got)
+	}
+}

@@ -7,6 +7,9 @@ import (
 // early acts on what the tracker saw before the window's failure rate did:
 // slow calls, a latency slope, a new adaptive timeout.
 func (b *Breaker) early(d *domain, s signals) {
+	if s.timeout > 0 {
+		b.prior.add(s.timeout)
+	}
 	if s.timeout > 0 && time.Duration(d.timeout.Swap(int64(s.timeout))) != s.timeout {
 		b.log.Debug().Str("event", "timeout_changed").Str("domain", d.name).Dur("timeout", s.timeout).
 			Msg("breaker: adaptive request timeout updated")

@@ -110,61 +110,173 @@ const minThrottleGap = 20 * time.Millisecond
 type pace struct {
 	user Pacing
 	room func() int // most requests the circuit lets be in flight now
+	clk  clock.Clock
 
-	mu       sync.Mutex
-	limit    int           // current in-flight cap; 0 = none
-	gap      time.Duration // current least gap between request starts
-	step     time.Duration // how much one recovery step takes off the gap
-	inflight int
-	waiters  []chan struct{} // waiting for a slot, oldest first
-	next     time.Time       // earliest start of the next request
-	halt     time.Time       // Retry-After: nothing before this
-	clean    int             // clean successes since the last change
-	episode  uint64          // slowdowns so far: a throttle slows the pace once per episode
-	since    time.Time       // first throttle with no success since; zero when not throttled
+	mu          sync.Mutex
+	limit       int           // current in-flight cap; 0 = none
+	gap         time.Duration // current least gap between request starts
+	step        time.Duration // how much one recovery step takes off the gap
+	inflight    int
+	gateWaiters []*waiter         // waiting at the gate for a slot in flight, oldest first
+	resWaiters  []*waiter         // waiting in OnRequest for a reservation, oldest first
+	res         map[any]time.Time // slots reserved in OnRequest, until when
+	next        time.Time         // earliest start of the next request
+	halt        time.Time         // Retry-After: nothing before this
+	clean       int               // clean successes since the last change
+	episode     uint64            // slowdowns so far: a throttle slows the pace once per episode
+	since       time.Time         // first throttle with no success since; zero when not throttled
 
 	pauses    int
 	pausedFor time.Duration
 }
 
-func newPace(p Pacing, room func() int) *pace {
+func newPace(p Pacing, room func() int, clk clock.Clock) *pace {
 	if room == nil {
 		room = func() int { return math.MaxInt }
 	}
-	return &pace{user: p, room: room, limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0)}
+	return &pace{user: p, room: room, clk: clock.OrSystem(clk), limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0)}
 }
 
-// canTakeLocked says whether one more request may hold a slot.
-func (p *pace) canTakeLocked() bool {
+// reserveFor is how long a slot reserved in OnRequest is kept for its
+// request to reach the gate. A request aborted in between (by an OnRequest
+// callback registered after the breaker's) never comes to claim it; the
+// slot is then free again after this long.
+const reserveFor = 2 * time.Second
+
+// recheckEvery is how often a waiter looks again by itself, so a
+// reservation that lapsed frees its slot even when nothing else happens.
+const recheckEvery = 500 * time.Millisecond
+
+// waiter is one request waiting: at the gate for a slot in flight, or in
+// OnRequest for a reservation (key).
+type waiter struct {
+	ch  chan struct{}
+	key any
+}
+
+// liveLocked is the number of reservations not lapsed.
+func (p *pace) liveLocked(now time.Time) int {
+	for k, until := range p.res {
+		if !now.Before(until) {
+			delete(p.res, k)
+		}
+	}
+	return len(p.res)
+}
+
+// canSendLocked says whether one more request may leave now: what bounds
+// the requests sent into a failing site counts only those in flight.
+func (p *pace) canSendLocked() bool {
 	return (p.limit == 0 || p.inflight < p.limit) && p.inflight < p.room()
 }
 
-// acquire waits until a request to the domain may start: a slot under the
-// in-flight limit and the circuit's room, then past the gap since the last
-// start and past any halt. It returns the throttle episode the request
-// leaves in. On a cancelled ctx it holds nothing.
-func (p *pace) acquire(ctx context.Context, clk clock.Clock) (uint64, error) {
-	p.mu.Lock()
-	if len(p.waiters) > 0 || !p.canTakeLocked() {
-		w := make(chan struct{}, 1)
-		p.waiters = append(p.waiters, w)
+// canReserveLocked says whether one more request may be let through to
+// Colly's LimitRule: in flight and reserved together under the caps.
+func (p *pace) canReserveLocked(now time.Time) bool {
+	n := p.inflight + p.liveLocked(now)
+	return (p.limit == 0 || n < p.limit) && n < p.room()
+}
+
+// reserve waits, before Colly's LimitRule, until the domain is not halted
+// and has a slot for key, and reserves it; acquire at the gate claims it.
+// A domain that must wait thus waits without holding any of the slots a
+// LimitRule shares between domains. On a cancelled ctx it holds nothing.
+func (p *pace) reserve(ctx context.Context, clk clock.Clock, key any) error {
+	for {
+		p.mu.Lock()
+		now := clk.Now()
+		halt := p.halt
 		p.mu.Unlock()
+		if !halt.After(now) {
+			break
+		}
 		select {
-		case <-w: // the slot was handed over
+		case <-clk.After(halt.Sub(now)):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	p.mu.Lock()
+	now := clk.Now()
+	if len(p.resWaiters) == 0 && p.canReserveLocked(now) {
+		p.reserveLocked(now, key)
+		p.mu.Unlock()
+		return nil
+	}
+	w := &waiter{ch: make(chan struct{}, 1), key: key}
+	p.resWaiters = append(p.resWaiters, w)
+	p.mu.Unlock()
+	return p.wait(ctx, clk, w, &p.resWaiters)
+}
+
+func (p *pace) reserveLocked(now time.Time, key any) {
+	if p.res == nil {
+		p.res = make(map[any]time.Time)
+	}
+	p.res[key] = now.Add(reserveFor)
+}
+
+// unreserve gives back key's reservation, if it holds one: the request is
+// not going to claim it.
+func (p *pace) unreserve(clk clock.Clock, key any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.res[key]; ok {
+		delete(p.res, key)
+		p.admitLocked(clk.Now())
+	}
+}
+
+// wait waits for w to be granted from queue q. A lapsed reservation frees
+// its slot without any event: every waiter looks again now and then.
+func (p *pace) wait(ctx context.Context, clk clock.Clock, w *waiter, q *[]*waiter) error {
+	tick := time.NewTicker(recheckEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.ch:
+			return nil
+		case <-tick.C:
+			p.mu.Lock()
+			p.admitLocked(clk.Now())
+			p.mu.Unlock()
 		case <-ctx.Done():
 			p.mu.Lock()
-			if i := slices.Index(p.waiters, w); i >= 0 {
-				p.waiters = slices.Delete(p.waiters, i, i+1)
+			if i := slices.Index(*q, w); i >= 0 {
+				*q = slices.Delete(*q, i, i+1)
 				p.mu.Unlock()
-			} else {
-				p.mu.Unlock()
-				p.release() // handed over as we gave up: pass it on
+				return ctx.Err()
 			}
-			return 0, ctx.Err()
+			p.mu.Unlock()
+			// Granted as we gave up: pass it on.
+			if w.key != nil {
+				p.unreserve(clk, w.key)
+			} else {
+				p.release()
+			}
+			return ctx.Err()
 		}
-	} else {
+	}
+}
+
+// acquire waits until a request to the domain may start: a slot under the
+// in-flight limit and the circuit's room (claiming the reservation key made
+// in OnRequest, if any), then past the gap since the last start and past
+// any halt. It returns the throttle episode the request leaves in. On a
+// cancelled ctx it holds nothing.
+func (p *pace) acquire(ctx context.Context, clk clock.Clock, key any) (uint64, error) {
+	p.mu.Lock()
+	delete(p.res, key)
+	if len(p.gateWaiters) == 0 && p.canSendLocked() {
 		p.inflight++
 		p.mu.Unlock()
+	} else {
+		w := &waiter{ch: make(chan struct{}, 1)}
+		p.gateWaiters = append(p.gateWaiters, w)
+		p.mu.Unlock()
+		if err := p.wait(ctx, clk, w, &p.gateWaiters); err != nil {
+			return 0, err
+		}
 	}
 	for {
 		p.mu.Lock()
@@ -194,31 +306,37 @@ func (p *pace) acquire(ctx context.Context, clk clock.Clock) (uint64, error) {
 	}
 }
 
-// release gives back an in-flight slot and hands the free slots to the
-// longest waiters.
+// release gives back an in-flight slot and hands the free slots on.
 func (p *pace) release() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inflight--
-	p.admitLocked()
+	p.admitLocked(p.clk.Now())
 }
 
-// admit hands free slots to waiters: after the circuit's room grew without
-// a slot being released (a transition).
+// admit hands free slots on after the circuit's room grew without a slot
+// being released (a transition).
 func (p *pace) admit() {
 	p.mu.Lock()
-	p.admitLocked()
+	p.admitLocked(p.clk.Now())
 	p.mu.Unlock()
 }
 
-// admitLocked hands free slots to waiters, oldest first, while the limit
-// and the room allow.
-func (p *pace) admitLocked() {
-	for len(p.waiters) > 0 && p.canTakeLocked() {
-		w := p.waiters[0]
-		p.waiters = p.waiters[1:]
+// admitLocked hands free slots on, oldest first: to the requests waiting at
+// the gate before those waiting in OnRequest, since those at the gate hold
+// a LimitRule slot.
+func (p *pace) admitLocked(now time.Time) {
+	for len(p.gateWaiters) > 0 && p.canSendLocked() {
+		w := p.gateWaiters[0]
+		p.gateWaiters = p.gateWaiters[1:]
 		p.inflight++
-		w <- struct{}{}
+		w.ch <- struct{}{}
+	}
+	for len(p.resWaiters) > 0 && p.canReserveLocked(now) {
+		w := p.resWaiters[0]
+		p.resWaiters = p.resWaiters[1:]
+		p.reserveLocked(now, w.key)
+		w.ch <- struct{}{}
 	}
 }
 
@@ -288,7 +406,7 @@ func (p *pace) succeeded() (limit int, gap time.Duration, changed bool) {
 				p.limit = 0 // back to no limit of our own
 			}
 		}
-		p.admitLocked()
+		p.admitLocked(p.clk.Now())
 	}
 	return p.limit, p.gap, true
 }

@@ -18,7 +18,7 @@ func newTestPace(t *testing.T, p Pacing) *pace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newPace(p, nil)
+	return newPace(p, nil, nil)
 }
 
 func TestPaceThrottleHaltsAndMultipliesDown(t *testing.T) {
@@ -73,7 +73,7 @@ func TestPaceAcquireKeepsGapAndLimit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := p.acquire(context.Background(), clk); err != nil {
+			if _, err := p.acquire(context.Background(), clk, nil); err != nil {
 				t.Error(err)
 				return
 			}
@@ -98,7 +98,7 @@ func TestPaceAcquireKeepsGapAndLimit(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := p.acquire(ctx, clk); err == nil {
+	if _, err := p.acquire(ctx, clk, nil); err == nil {
 		t.Fatal("acquire with both slots taken returned despite a cancelled context")
 	}
 }
@@ -128,17 +128,17 @@ func TestPacingRejectsBadSettings(t *testing.T) {
 func TestPaceHandsSlotsOverFirstInFirstOut(t *testing.T) {
 	clk := clock.NewFake(t0)
 	p := newTestPace(t, Pacing{Parallelism: 1})
-	if _, err := p.acquire(context.Background(), clk); err != nil {
+	if _, err := p.acquire(context.Background(), clk, nil); err != nil {
 		t.Fatal(err)
 	}
 	order := make(chan int, 3)
 	for i := range 3 {
 		go func() {
-			if _, err := p.acquire(context.Background(), clk); err == nil {
+			if _, err := p.acquire(context.Background(), clk, nil); err == nil {
 				order <- i
 			}
 		}()
-		waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == i+1 })
+		waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == i+1 })
 	}
 	for want := range 3 {
 		p.release()
@@ -155,28 +155,28 @@ func TestPaceHandsSlotsOverFirstInFirstOut(t *testing.T) {
 func TestPaceWaiterThatGivesUpHoldsNothing(t *testing.T) {
 	clk := clock.NewFake(t0)
 	p := newTestPace(t, Pacing{Parallelism: 1})
-	p.acquire(context.Background(), clk)
+	p.acquire(context.Background(), clk, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { _, err := p.acquire(ctx, clk); done <- err }()
-	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == 1 })
+	go func() { _, err := p.acquire(ctx, clk, nil); done <- err }()
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatal("a cancelled waiter got a slot")
 	}
 	p.release()
-	if s := p.stats(t0); s.InFlight != 0 || len(p.waiters) != 0 {
-		t.Fatalf("in flight %d, %d waiters: a cancelled waiter leaked its slot", s.InFlight, len(p.waiters))
+	if s := p.stats(t0); s.InFlight != 0 || len(p.gateWaiters) != 0 {
+		t.Fatalf("in flight %d, %d waiters: a cancelled waiter leaked its slot", s.InFlight, len(p.gateWaiters))
 	}
 }
 
 func TestPaceReservedRequestHonoursAHaltThatCameLater(t *testing.T) {
 	clk := clock.NewFake(t0)
 	p := newTestPace(t, Pacing{Parallelism: 2, MinGap: time.Second})
-	p.acquire(context.Background(), clk) // starts now; the next may start at t0+1s
+	p.acquire(context.Background(), clk, nil) // starts now; the next may start at t0+1s
 	started := make(chan time.Time, 1)
 	go func() {
-		p.acquire(context.Background(), clk)
+		p.acquire(context.Background(), clk, nil)
 		started <- clk.Now()
 	}()
 	waitFor(t, func() bool { return clk.Waiters() == 1 })

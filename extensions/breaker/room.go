@@ -17,7 +17,15 @@ type failureCounter interface {
 // can still take failures before it trips, at least one. Every request in
 // flight could fail; with no more than that in flight, the circuit is
 // always there to stop the next one, whatever Colly's LimitRules do.
+//
+// A domain that has not answered a single request well yet gets one: a
+// site that hangs from its first request then holds one of a shared
+// LimitRule's slots, not all of them, while the others earn the timeout it
+// will borrow (slow start).
 func (d *domain) room() int {
+	if d.lastOK.Load() == 0 {
+		return 1
+	}
 	return max(1, d.need-d.windowFailures())
 }
 

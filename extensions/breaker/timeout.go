@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -76,7 +79,86 @@ func (b *Breaker) adaptiveTimeouts() bool {
 }
 
 // timeoutFor is the request timeout the breaker's transport applies to d:
-// its adaptive timeout, 0 for none.
+// its adaptive timeout, else the fleet's prior, 0 for none.
 func (b *Breaker) timeoutFor(d *domain) time.Duration {
-	return time.Duration(d.timeout.Load())
+	if t := time.Duration(d.timeout.Load()); t > 0 {
+		return t
+	}
+	return b.priorFor(d)
+}
+
+// timeoutPrior is what a domain with no adaptive timeout of its own
+// borrows: the median of the latest timeouts the crawl's other domains
+// earned. A site that hangs from its first request has no successes to
+// measure, and would otherwise keep the client's timeout (often 10 s)
+// while it holds slots the healthy domains need.
+type timeoutPrior struct {
+	mu     sync.Mutex
+	recent [64]time.Duration // the latest domain timeouts, a ring
+	n      int
+	next   int
+	median atomic.Int64
+}
+
+func (p *timeoutPrior) add(t time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.recent[p.next] = t
+	p.next = (p.next + 1) % len(p.recent)
+	p.n = min(p.n+1, len(p.recent))
+	s := slices.Clone(p.recent[:p.n])
+	slices.Sort(s)
+	p.median.Store(int64(s[len(s)/2]))
+}
+
+// priorFor is the timeout a domain without its own borrows from the
+// fleet, never below its profile's floor; 0 while the fleet has none.
+func (b *Breaker) priorFor(d *domain) time.Duration {
+	if d.profile.TimeoutMultiple <= 0 {
+		return 0
+	}
+	m := time.Duration(b.prior.median.Load())
+	if m <= 0 {
+		return 0
+	}
+	return max(m, d.profile.TimeoutFloor)
+}
+
+// watch returns a context for a request to d that left with no timeout:
+// it looks again every TimeoutFloor (at least 100 ms), and cuts the request
+// with a *TimeoutError once d has a timeout, its own or the fleet's, and
+// the request has outlived it. The cancel func stops the watch.
+func (b *Breaker) watch(parent context.Context, d *domain) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	start := time.Now()
+	every := max(d.profile.TimeoutFloor, 100*time.Millisecond)
+	var mu sync.Mutex
+	var timer *time.Timer
+	var look func()
+	look = func() {
+		if ctx.Err() != nil {
+			return
+		}
+		wait := every
+		if after := b.timeoutFor(d); after > 0 {
+			if el := time.Since(start); el >= after {
+				cancel(&TimeoutError{Domain: d.name, After: after})
+				return
+			} else {
+				wait = after - el
+			}
+		}
+		mu.Lock()
+		timer = time.AfterFunc(wait, look)
+		mu.Unlock()
+	}
+	mu.Lock()
+	timer = time.AfterFunc(every, look)
+	mu.Unlock()
+	return ctx, func() {
+		mu.Lock()
+		timer.Stop()
+		mu.Unlock()
+		cancel(context.Canceled)
+	}
 }

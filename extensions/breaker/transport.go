@@ -63,18 +63,25 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// roundTrip applies the domain's adaptive timeout, if it has one.
+// roundTrip applies the domain's adaptive timeout, or the fleet's prior.
+// A request that leaves before there is either is watched: once the fleet
+// has a prior, it is cut when it outlives it, so the first requests into a
+// site that hangs from the start do not wait for the client's own timeout.
 func (t *transport) roundTrip(req *http.Request) (*http.Response, error) {
 	v, ok := t.b.domains.Load(HostOf(req.URL.Host))
 	if !ok {
 		return t.base.RoundTrip(req)
 	}
 	d := v.(*domain)
-	after := t.b.timeoutFor(d)
-	if after <= 0 {
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if after := t.b.timeoutFor(d); after > 0 {
+		ctx, cancel = context.WithTimeoutCause(req.Context(), after, &TimeoutError{Domain: d.name, After: after})
+	} else if d.profile.TimeoutMultiple > 0 {
+		ctx, cancel = t.b.watch(req.Context(), d)
+	} else {
 		return t.base.RoundTrip(req)
 	}
-	ctx, cancel := context.WithTimeoutCause(req.Context(), after, &TimeoutError{Domain: d.name, After: after})
 	resp, err := t.base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		cancel()
