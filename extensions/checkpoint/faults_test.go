@@ -191,6 +191,38 @@ func helperMain(mode, path string) error {
 		fmt.Printf("BW:sent %d\n", store.Count())
 		fmt.Printf("BW:close %v\n", cp.Close())
 		return nil
+	case "inflight":
+		// Crawl the store at BW_CP_URL with 4 requests at a time until
+		// inflightDone pages are done and 4 requests hang in flight; make
+		// that durable, say so, and wait to be killed.
+		cp, err := checkpoint.Open(path)
+		if err != nil {
+			return err
+		}
+		cr := newCrawler(&testing.T{}, cp, nil, 4)
+		go func() {
+			_ = cr.c.Visit(os.Getenv("BW_CP_URL") + "/")
+			cr.c.Wait()
+		}()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			c, err := cp.Counts()
+			if err != nil {
+				return err
+			}
+			if c[storage.Done] == inflightDone && c[storage.InFlight] == 4 {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no 4 requests in flight after %d done: %v", inflightDone, c)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if err := cp.Flush(); err != nil {
+			return err
+		}
+		fmt.Println("BW:inflight")
+		select {} // until killed
 	}
 	return fmt.Errorf("unknown mode %q", mode)
 }
