@@ -327,7 +327,7 @@ func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
 // a request exactly when one is stored under its Seq, that every Seq is
 // below the next one, and that there are as many records as the counts
 // say. It decodes nothing else and allocates nothing; on a checkpoint of
-// 1,000,000 URLs (512 MB) it takes about 0.1 s. So a damaged record is
+// 1,000,000 URLs (512 MB) it takes about 0.15 s of CPU. So a damaged record is
 // refused at Open, before the file is opened for writing, rather than met
 // by a resume or a Get after the crawl has written to the file.
 func checkRecords(tx *bbolt.Tx, path string, counts *storage.Tally, nextSeq uint64) error {
