@@ -60,6 +60,14 @@ func TestOpenRefusesBadFilesAndLeavesThemAlone(t *testing.T) {
 	}
 	_ = s.SetMeta("checkpoint/format", []byte("2"))
 	_ = s.Close()
+	// One bit of a record in the middle flipped: the first and last
+	// records are whole, so only a check of every record finds it.
+	middle := bytes.Clone(full)
+	at := bytes.Index(middle, []byte(testserver.ProductPath(10)))
+	if at < 0 {
+		t.Fatal("product 10 not found in the checkpoint")
+	}
+	middle[at+len(testserver.ProductPath(10))-1] ^= 0x01
 	for _, tc := range []struct {
 		name    string
 		content []byte
@@ -69,6 +77,7 @@ func TestOpenRefusesBadFilesAndLeavesThemAlone(t *testing.T) {
 	}{
 		{"truncated", full[:4096+100], "", storage.ErrCorrupt, "move it aside"},
 		{"empty", []byte{}, "", storage.ErrCorrupt, "move it aside"},
+		{"a record damaged in the middle", middle, "", storage.ErrCorrupt, "move it aside"},
 		{"not a checkpoint", []byte("url,state\nhttp://x/,done\n"), "", storage.ErrNotCheckpoint, "pass the path of a Breakwater checkpoint"},
 		{"newer metadata format", nil, newer, storage.ErrNewerFormat, "release that wrote it"},
 	} {
