@@ -60,6 +60,14 @@ func TestOpenRefusesBadFilesAndLeavesThemAlone(t *testing.T) {
 	}
 	_ = s.SetMeta("checkpoint/format", []byte("2"))
 	_ = s.Close()
+	// One bit of a record in the middle flipped: the first and last
+	// records are whole, so only a check of every record finds it.
+	middle := bytes.Clone(full)
+	at := bytes.Index(middle, []byte(testserver.ProductPath(10)))
+	if at < 0 {
+		t.Fatal("product 10 not found in the checkpoint")
+	}
+	middle[at+len(testserver.ProductPath(10))-1] ^= 0x01
 	for _, tc := range []struct {
 		name    string
 		content []byte
@@ -69,6 +77,7 @@ func TestOpenRefusesBadFilesAndLeavesThemAlone(t *testing.T) {
 	}{
 		{"truncated", full[:4096+100], "", storage.ErrCorrupt, "move it aside"},
 		{"empty", []byte{}, "", storage.ErrCorrupt, "move it aside"},
+		{"a record damaged in the middle", middle, "", storage.ErrCorrupt, "move it aside"},
 		{"not a checkpoint", []byte("url,state\nhttp://x/,done\n"), "", storage.ErrNotCheckpoint, "pass the path of a Breakwater checkpoint"},
 		{"newer metadata format", nil, newer, storage.ErrNewerFormat, "release that wrote it"},
 	} {
@@ -191,6 +200,38 @@ func helperMain(mode, path string) error {
 		fmt.Printf("BW:sent %d\n", store.Count())
 		fmt.Printf("BW:close %v\n", cp.Close())
 		return nil
+	case "inflight":
+		// Crawl the store at BW_CP_URL with 4 requests at a time until
+		// inflightDone pages are done and 4 requests hang in flight; make
+		// that durable, say so, and wait to be killed.
+		cp, err := checkpoint.Open(path)
+		if err != nil {
+			return err
+		}
+		cr := newCrawler(&testing.T{}, cp, nil, 4)
+		go func() {
+			_ = cr.c.Visit(os.Getenv("BW_CP_URL") + "/")
+			cr.c.Wait()
+		}()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			c, err := cp.Counts()
+			if err != nil {
+				return err
+			}
+			if c[storage.Done] == inflightDone && c[storage.InFlight] == 4 {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no 4 requests in flight after %d done: %v", inflightDone, c)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if err := cp.Flush(); err != nil {
+			return err
+		}
+		fmt.Println("BW:inflight")
+		select {} // until killed
 	}
 	return fmt.Errorf("unknown mode %q", mode)
 }

@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,19 +87,32 @@ func marshalRequest(r *colly.Request, body []byte) (b []byte, dropped []string, 
 }
 
 // parseRequest reads the fields of a marshalled request the checkpoint
-// needs: its URL and its ID. It fails on bytes UnmarshalRequest could not
-// load either, so that the queue never hands Colly an entry it would drop.
+// needs: its URL, as Colly will request it, and its ID. It takes the
+// steps Colly's queue takes with an entry, in the same order, and fails
+// where any of them fails, so that the queue never takes an entry Colly
+// would drop (it would stay pending for ever) and the ID is the one Colly
+// will hand to Storage.Visited:
+//
+//   - UnmarshalRequest: json.Unmarshal (one JSON object and nothing after
+//     it but white space), then net/url's parse of the URL (which refuses
+//     a leading space or a control character);
+//   - scrape: the WHATWG parse of that URL's String, then net/url's parse
+//     of the result;
+//   - http.NewRequest with the request's method (which refuses a method
+//     that is not an HTTP token) and that URL.
 func parseRequest(b []byte) (u string, id uint64, err error) {
 	var sr serialRequest
-	d := json.NewDecoder(bytes.NewReader(b))
-	if err := d.Decode(&sr); err != nil {
+	if err := json.Unmarshal(b, &sr); err != nil {
 		return "", 0, fmt.Errorf("checkpoint: a queued request is not JSON colly can load: %w", err)
 	}
 	if sr.URL == "" {
 		return "", 0, errors.New("checkpoint: a queued request has no URL")
 	}
-	// As Colly's scrape does: the WHATWG parse, then net/url's.
-	p, err := urlParser.Parse(sr.URL)
+	loaded, err := url.Parse(sr.URL)
+	if err != nil {
+		return "", 0, fmt.Errorf("checkpoint: a queued request's URL %q: %w", sr.URL, err)
+	}
+	p, err := urlParser.Parse(loaded.String())
 	if err != nil {
 		return "", 0, fmt.Errorf("checkpoint: a queued request's URL %q: %w", sr.URL, err)
 	}
@@ -109,5 +121,8 @@ func parseRequest(b []byte) (u string, id uint64, err error) {
 		return "", 0, fmt.Errorf("checkpoint: a queued request's URL %q: %w", sr.URL, err)
 	}
 	u = pu.String()
+	if _, err := http.NewRequest(sr.Method, u, nil); err != nil {
+		return "", 0, fmt.Errorf("checkpoint: a queued request colly cannot send: %w", err)
+	}
 	return u, RequestID(u, sr.Body), nil
 }

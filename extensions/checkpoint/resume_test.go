@@ -1,10 +1,12 @@
 package checkpoint_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
@@ -388,5 +391,86 @@ func TestRedirectRecordsTheVisitedURLAndHoldsNothing(t *testing.T) {
 	}
 	if v, _ := cp.IsVisited(checkpoint.RequestID(srv.URL+"/new", nil)); !v {
 		t.Errorf("the page a redirect ended at is not visited for the run")
+	}
+}
+
+// inflightDone is how many pages the "inflight" helper's store answers
+// before every request hangs: the listing and 6 of its 10 products.
+const inflightDone = 7
+
+// A process killed with requests in flight leaves them in flight in the
+// file. A resume gives each its attempt back and fetches it again, once;
+// it fetches nothing that was done.
+func TestInFlightAtACrashIsFetchedAgainExactlyOnce(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 10, PerPage: 10,
+		Scenario: testserver.Scenario{Mode: testserver.Hang, After: inflightDone}})
+	path := dbPath(t)
+	t.Setenv("BW_CP_URL", store.URL())
+	cmd, lines := helper(t, "inflight", path)
+	next(t, lines, "inflight")
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL: nothing of the checkpoint's shutdown runs
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	// What the crash left: 4 URLs in flight.
+	s, err := bolt.Open(path, bolt.WithVerify())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inflight := map[string]bool{}
+	err = s.Scan(func(r storage.Record) error {
+		u, err := url.Parse(r.URL)
+		if err != nil {
+			return err
+		}
+		inflight[u.Path] = true
+		return nil
+	}, storage.InFlight)
+	if err := errors.Join(err, s.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if len(inflight) != 4 {
+		t.Fatalf("the crash left %d URLs in flight (%v), want 4", len(inflight), inflight)
+	}
+
+	if err := store.SetScenario(testserver.Scenario{}); err != nil {
+		t.Fatal(err)
+	}
+	before := store.Count()
+	cp := openCP(t, path)
+	cr := newCrawler(t, cp, nil, 4)
+	n, err := cp.Resume(cr.c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cr.c.Visit(store.URL() + "/")
+	cr.c.Wait()
+	if n != 4 {
+		t.Errorf("Resume issued %d URLs, want the 4 in flight at the crash", n)
+	}
+	fetched := map[string]int{}
+	for _, h := range store.Requests()[before:] {
+		fetched[h.Path]++
+	}
+	for p := range inflight {
+		if fetched[p] != 1 {
+			t.Errorf("%s, in flight at the crash, fetched %d times on resume, want once", p, fetched[p])
+		}
+	}
+	for p, k := range fetched {
+		if !inflight[p] {
+			t.Errorf("%s, done before the crash, fetched %d times on resume", p, k)
+		}
+	}
+	c := counts(t, cp)
+	if c[storage.Done] != 11 || len(c) != 1 {
+		t.Errorf("counts after the resume %v, want all 11 pages done", c)
+	}
+	for p := range inflight {
+		r, ok, err := cp.Store().Get(checkpoint.RequestID(store.URL()+p, nil))
+		if err != nil || !ok || r.Attempts != 1 {
+			t.Errorf("%s after the resume: attempts %d (%v, %v), want 1: the crashed attempt given back", p, r.Attempts, ok, err)
+		}
 	}
 }

@@ -172,6 +172,25 @@ func peek(v []byte) (storage.State, uint64, error) {
 	return st, binary.BigEndian.Uint64(v[2:]), nil
 }
 
+// verify checks an encoded record's version, state, checksum and request
+// flag without decoding the rest, and reports whether it has a request.
+// It allocates nothing: Open runs it over every record in the file.
+func verify(v []byte) (hasReq bool, err error) {
+	if _, _, err := peek(v); err != nil {
+		return false, err
+	}
+	body, sum := v[:len(v)-crcLen], binary.BigEndian.Uint32(v[len(v)-crcLen:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return false, fmt.Errorf("%w: checksum mismatch", errBadRecord)
+	}
+	switch flag := body[len(body)-1]; flag {
+	case 0, 1:
+		return flag == 1, nil
+	default:
+		return false, fmt.Errorf("%w: request flag %d", errBadRecord, flag)
+	}
+}
+
 func versionError(v byte) error {
 	if v > recordVersion {
 		return fmt.Errorf("%w: record encoding version %d, this build reads up to %d", storage.ErrNewerFormat, v, recordVersion)

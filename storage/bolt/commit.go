@@ -93,6 +93,7 @@ func (s *Store) commit() error {
 // its state-index entry (moved when the state changed), the per-state
 // counts and the next Seq.
 func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (err error) {
+	defer inUse(&err) // after guard has turned a panic into an error
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	tx, err := s.db.Begin(true)
 	if err != nil {

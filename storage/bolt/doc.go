@@ -49,15 +49,22 @@
 //   - open in another process (or another Store): storage.ErrLocked,
 //     after the lock timeout (1 s by default).
 //
-// The open-time check is structural (bbolt's meta pages, the file length,
-// Breakwater's buckets and format version, the first and last record);
-// then Open reads the ID log and the state index into memory and refuses
-// the file (storage.ErrCorrupt, nothing written) if they disagree with
-// each other or with the counts. WithVerify adds bbolt's full page check
-// and decodes every record and request. bbolt can panic, or fault on the
-// mapped file, when it meets a damaged page; every method recovers that
-// at its boundary and returns ErrCorrupt instead, and every value carries
-// a CRC-32C so that damage bbolt cannot see is caught too.
+// The open-time check, read-only, covers bbolt's meta pages, the file
+// length, Breakwater's buckets and format version, and every record and
+// request: each one's CRC-32C, a request stored for exactly the records
+// that say they have one, as many records as the counts say (about 0.15 s
+// for a checkpoint of 1,000,000 URLs). Then Open reads the ID log and the
+// state index into memory and refuses the file (storage.ErrCorrupt,
+// nothing written) if they disagree with each other or with the counts.
+// So a damaged file is refused before a byte of it is written, wherever
+// the damage is. WithVerify adds bbolt's full page check, decodes every
+// record and request and checks each against the index. bbolt can panic,
+// or fault on the mapped file, when it meets a damaged page; every method
+// recovers that at its boundary and returns ErrCorrupt instead. Damage
+// that appears while the store has the file open (a failing disk) is
+// caught by the CRC-32C when the value is read; that error's hint does
+// not say the file was left as it is, since the store may have committed
+// to it since Open.
 //
 // # Memory
 //

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -59,8 +60,12 @@ const (
 	hintForeign   = hintUntouched + "; pass the path of a Breakwater checkpoint, or a path that does not exist yet to start a new one"
 	hintNewer     = hintUntouched + "; resume it with the Breakwater release that wrote it, or a newer one"
 	hintOlder     = hintUntouched + "; move it aside to start the crawl afresh"
-	hintLocked    = "another crawl, or another Store in this process, has it open; stop that one or use another file"
-	hintCommit    = "writes since the last successful flush are not durable and this store refuses further writes; " +
+	// hintInUse replaces hintCorrupt on damage an open store meets: it may
+	// have committed to the file since Open, so "left as it is" would lie.
+	hintInUse = "found after Open, while this store may have been committing to the file; " +
+		"restore it from a copy, or move it aside to start the crawl afresh"
+	hintLocked = "another crawl, or another Store in this process, has it open; stop that one or use another file"
+	hintCommit = "writes since the last successful flush are not durable and this store refuses further writes; " +
 		"fix the cause (free disk space), then reopen the checkpoint: it resumes from the last successful flush"
 )
 
@@ -70,4 +75,14 @@ func corruptError(path, detail string, err error) *FileError {
 
 func foreignError(path, detail string, err error) *FileError {
 	return &FileError{Path: path, Kind: storage.ErrNotCheckpoint, Detail: detail, Err: err, Hint: hintForeign}
+}
+
+// inUse, deferred by a method of an open store, rewords a corrupt-file
+// error it returns: the store may have written to the file since Open,
+// so the hint must not say the file was left as it is.
+func inUse(err *error) {
+	var fe *FileError
+	if errors.As(*err, &fe) && fe.Hint == hintCorrupt {
+		fe.Hint = hintInUse
+	}
 }

@@ -183,67 +183,132 @@ func findPage(t *testing.T, b []byte, i int) int {
 	return off
 }
 
-// A damaged record (bbolt's pages intact) is caught by its checksum: Get
-// and Scan return ErrCorrupt, WithVerify refuses the file at Open, and the
-// file is left as it was.
-func TestDamagedRecordIsReportedNotReturned(t *testing.T) {
+// findValue returns the offset of URL number i in its record value (what
+// follows the URL there: the LastError length 0 and the request flag 1) or
+// in its request value (the JSON's closing quote).
+func findValue(t *testing.T, b []byte, i int, what string) int {
+	t.Helper()
+	after := `"`
+	if what == "record" {
+		after = "\x00\x01"
+	}
+	off := bytes.Index(b, []byte(rec(i, 0).URL+after))
+	if off < 0 {
+		t.Fatalf("the %s of URL %d not found in the file", what, i)
+	}
+	return off
+}
+
+// A damaged record or request in the middle of the file (bbolt's pages
+// intact, the first and last records whole), done or not, is caught at
+// Open by its checksum, with or without WithVerify: Open refuses the file
+// with ErrCorrupt naming it, and not a byte of it has changed.
+func TestOpenRefusesADamagedRecordInTheMiddle(t *testing.T) {
 	path := makeCheckpoint(t, 3000)
-	b, _ := os.ReadFile(path)
-	b[findPage(t, b, 1500)+5] ^= 0x01
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	full, err := os.ReadFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	sum := fileSum(t, path)
-	refusedUntouched(t, path, storage.ErrCorrupt, bolt.WithVerify())
-
-	s := mustOpen(t, path) // the quick check reads only the first and last record
-	if _, _, err := s.Get(rec(1500, 0).ID); !errors.Is(err, storage.ErrCorrupt) || !strings.Contains(err.Error(), path) {
-		t.Errorf("Get of the damaged record: %v, want ErrCorrupt naming the file", err)
+	for _, what := range []string{"record", "request"} {
+		for _, i := range []int{1500, 1501} { // done, pending
+			t.Run(fmt.Sprintf("%s of URL %d", what, i), func(t *testing.T) {
+				b := bytes.Clone(full)
+				b[findValue(t, b, i, what)+len(rec(i, 0).URL)-1] ^= 0x01
+				damaged := writeFile(t, "crawl.db", b)
+				refusedUntouched(t, damaged, storage.ErrCorrupt)
+				refusedUntouched(t, damaged, storage.ErrCorrupt, bolt.WithVerify())
+			})
+		}
 	}
+}
+
+// damageOpen flips the bits mask of the byte at off in the file at path,
+// in place, as a failing disk would while a store has it open.
+func damageOpen(t *testing.T, path string, off int, mask byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, int64(off)); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= mask
+	if _, err := f.WriteAt(b, int64(off)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkFoundInUse asserts that err is ErrCorrupt naming path, and that
+// its hint does not claim the file was left as it is: an open store may
+// have committed to it since Open.
+func checkFoundInUse(t *testing.T, err error, path, op string) {
+	t.Helper()
+	if !errors.Is(err, storage.ErrCorrupt) || !strings.Contains(err.Error(), path) {
+		t.Errorf("%s: %v, want ErrCorrupt naming the file", op, err)
+	}
+	if err != nil && strings.Contains(err.Error(), "left as it is") {
+		t.Errorf("%s: %q says the file was left as it is; the store may have written to it since Open", op, err)
+	}
+}
+
+// A record damaged while the store has the file open (bbolt's pages
+// intact) is caught by its checksum: Get and Scan return ErrCorrupt naming
+// the file, without claiming the file was left as it is, and the store
+// goes on serving what is intact.
+func TestDamageAfterOpenIsReportedNotReturned(t *testing.T) {
+	path := makeCheckpoint(t, 3000)
+	b, _ := os.ReadFile(path)
+	s := mustOpen(t, path)
+	damageOpen(t, path, findPage(t, b, 1500)+5, 0x01)
+	sum := fileSum(t, path)
+	_, _, err := s.Get(rec(1500, 0).ID)
+	checkFoundInUse(t, err, path, "Get of the damaged record")
 	if _, ok, err := s.Get(rec(1499, 0).ID); err != nil || !ok {
 		t.Errorf("Get of an intact record: %v %v", ok, err)
 	}
-	if err := s.Scan(func(storage.Record) error { return nil }); !errors.Is(err, storage.ErrCorrupt) {
-		t.Errorf("Scan over the damaged record: %v, want ErrCorrupt", err)
-	}
+	checkFoundInUse(t, s.Scan(func(storage.Record) error { return nil }), path, "Scan over the damaged record")
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if fileSum(t, path) != sum {
-		t.Errorf("opening and reading changed the file")
+		t.Errorf("reading changed the file")
 	}
+	refusedUntouched(t, path, storage.ErrCorrupt)
 }
 
 // A damaged page makes bbolt panic; the panic must come back as
-// ErrCorrupt from the method, not crash the crawl.
+// ErrCorrupt from the method, not crash the crawl. Open meets it in its
+// check and refuses the file; a store that has the file open when the
+// page goes bad reports it from Scan and Get.
 func TestBboltPanicOnDamagedPageBecomesErrCorrupt(t *testing.T) {
 	path := makeCheckpoint(t, 3000)
 	b, _ := os.ReadFile(path)
 	page := findPage(t, b, 1500) / pageSize * pageSize
-	binary.LittleEndian.PutUint64(b[page:], 0xDEADBEEF) // the page's own id: bbolt asserts it
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sum := fileSum(t, path)
-	refusedUntouched(t, path, storage.ErrCorrupt, bolt.WithVerify())
+	damaged := bytes.Clone(b)
+	binary.LittleEndian.PutUint64(damaged[page:], 0xDEADBEEF) // the page's own id: bbolt asserts it
+	refusedUntouched(t, writeFile(t, "crawl.db", damaged), storage.ErrCorrupt)
+	refusedUntouched(t, writeFile(t, "crawl.db", damaged), storage.ErrCorrupt, bolt.WithVerify())
 
 	s := mustOpen(t, path)
+	for i := range 4 { // the same page id, damaged in place under the open store
+		damageOpen(t, path, page+i, byte(uint32(0xDEADBEEF)>>(8*i))^b[page+i])
+	}
 	err := s.Scan(func(storage.Record) error { return nil })
-	if !errors.Is(err, storage.ErrCorrupt) || !strings.Contains(err.Error(), "bbolt failed") {
+	checkFoundInUse(t, err, path, "Scan across a damaged page")
+	if err == nil || !strings.Contains(err.Error(), "bbolt failed") {
 		t.Errorf("Scan across a damaged page: %v, want ErrCorrupt from a recovered bbolt panic", err)
 	}
-	if _, _, err := s.Get(rec(1500, 0).ID); !errors.Is(err, storage.ErrCorrupt) {
-		t.Errorf("Get on a damaged page: %v, want ErrCorrupt", err)
-	}
+	_, _, err = s.Get(rec(1500, 0).ID)
+	checkFoundInUse(t, err, path, "Get on a damaged page")
 	// The store still works for what is intact, and closes cleanly.
 	if _, ok, err := s.Get(rec(0, 0).ID); err != nil || !ok {
 		t.Errorf("Get of an intact record after a recovered panic: %v %v", ok, err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
-	}
-	if fileSum(t, path) != sum {
-		t.Errorf("reading a damaged file changed it")
 	}
 
 	// Every data page overwritten: Open itself meets the damage.

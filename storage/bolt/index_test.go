@@ -2,7 +2,6 @@ package bolt_test
 
 import (
 	"bytes"
-	"errors"
 	"path/filepath"
 	"testing"
 
@@ -89,27 +88,26 @@ func rekeyFirstRun(tx *bbolt.Tx) error {
 	return b.Put(nk, v)
 }
 
-// A missing request is not in the structural check's sample; WithVerify
-// finds it, and so do Get and Scan, each naming the file.
-func TestMissingRequestIsReportedNotReturned(t *testing.T) {
-	path := makeCheckpoint(t, 3000)
-	tamper(t, path, deleteNth("requests", 1500))
-	refusedUntouched(t, path, storage.ErrCorrupt, bolt.WithVerify())
-	s := mustOpen(t, path)
-	found := 0
-	for i := range 3000 {
-		if _, _, err := s.Get(rec(i, 0).ID); err != nil {
-			if !errors.Is(err, storage.ErrCorrupt) || !bytes.Contains([]byte(err.Error()), []byte(path)) {
-				t.Fatalf("Get of record %d: %v, want ErrCorrupt naming the file", i, err)
-			}
-			found++
-		}
-	}
-	if found != 1 {
-		t.Errorf("%d Gets failed, want the one whose request is gone", found)
-	}
-	if err := s.Scan(func(storage.Record) error { return nil }); !errors.Is(err, storage.ErrCorrupt) {
-		t.Errorf("Scan over the record without its request: %v, want ErrCorrupt", err)
+// A missing request, a request without a record and a missing record
+// are caught at Open, with or without WithVerify, before anything is
+// written.
+func TestOpenRefusesRecordsAndRequestsThatDisagree(t *testing.T) {
+	for name, fn := range map[string]func(tx *bbolt.Tx) error{
+		"a request missing": deleteNth("requests", 1500),
+		"a record missing":  deleteNth("records", 1500),
+		"a request without record": func(tx *bbolt.Tx) error {
+			return tx.Bucket([]byte("requests")).Put([]byte{0, 0, 0, 0, 0, 0, 0x0f, 0xa0}, []byte("{}\x00\x00\x00\x00"))
+		},
+		"a record past the counter": func(tx *bbolt.Tx) error {
+			return tx.Bucket([]byte("records")).Put([]byte{0, 0, 0, 0, 0, 1, 0, 0}, []byte{2, 1})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := makeCheckpoint(t, 3000)
+			tamper(t, path, fn)
+			refusedUntouched(t, path, storage.ErrCorrupt)
+			refusedUntouched(t, path, storage.ErrCorrupt, bolt.WithVerify())
+		})
 	}
 }
 

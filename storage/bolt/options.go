@@ -97,11 +97,13 @@ func WithLockTimeout(d time.Duration) Option {
 	}
 }
 
-// WithVerify makes Open check the whole file before using it: every page
-// of the B+trees (bbolt's consistency check), every record's checksum and
-// the stored counts. It reads the whole file, so it takes time in
-// proportion to its size; without it Open checks the structure only
-// (header, buckets, file length, the first and last record).
+// WithVerify makes Open check the whole file more deeply before using it:
+// every page of the B+trees (bbolt's consistency check), and every record
+// and request decoded and checked against the ID log and the state index.
+// It takes time in proportion to the file's size, several times what Open
+// takes without it. Without it Open still checks the header, the buckets,
+// the file length, the indexes against the counts, and the checksum of
+// every record and request.
 func WithVerify() Option { return func(o *options) { o.verify = true } }
 
 // WithLogger gives the store a logger. It logs a failed commit (once: the

@@ -66,6 +66,7 @@ func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) err
 // states, at most max(scanChunk, buffered) of them, in Seq order. It
 // appends them to file, whose memory it reuses.
 func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (out []storage.Record, err error) {
+	defer inUse(&err) // after guard has turned a panic into an error
 	defer guard(s.path, "scan", &err, debug.SetPanicOnFault(true))
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -253,6 +253,7 @@ func (s *Store) Get(id uint64) (r storage.Record, ok bool, err error) {
 // getFile reads the record of id, with Seq seq, from the file. Called
 // with mu held for reading.
 func (s *Store) getFile(id, seq uint64) (r storage.Record, err error) {
+	defer inUse(&err) // after guard has turned a panic into an error
 	defer guard(s.path, "get", &err, debug.SetPanicOnFault(true))
 	tx, err := s.db.Begin(false)
 	if err != nil {
@@ -339,6 +340,7 @@ func (s *Store) SetMeta(key string, value []byte) error {
 
 // Meta implements storage.Store.
 func (s *Store) Meta(key string) (v []byte, ok bool, err error) {
+	defer inUse(&err) // after guard has turned a panic into an error
 	defer guard(s.path, "meta", &err, debug.SetPanicOnFault(true))
 	s.mu.RLock()
 	defer s.mu.RUnlock()
