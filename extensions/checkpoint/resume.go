@@ -25,7 +25,9 @@ import (
 // of them.
 //
 // A URL the collector refuses now (a filter, MaxDepth or AllowedDomains
-// changed since) is left as it was and counted in Stats().Refused.
+// changed since, robots.txt) is left as it was and counted in
+// Stats().Refused; Judge does not count it unfinished: a resume would
+// refuse it again.
 func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 	n := 0
 	for {
@@ -61,6 +63,7 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 		}
 		cp.stats.Redriven--
 		cp.stats.Refused++
+		cp.filtered[rec.ID] = struct{}{}
 		cp.unlock()
 		cp.log.Warn().Str("event", "checkpoint_not_resumed").Str("url", rec.URL).Err(err).
 			Msg("checkpoint: the collector refuses this unfinished URL now; it stays in the checkpoint as it was")
