@@ -1,6 +1,7 @@
 package checkpoint_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
 )
 
 // URLs whose attempts are spent on failures make the run an error that
@@ -87,3 +89,34 @@ func TestDeadOfFailuresIsAnErrorUntilRetryDead(t *testing.T) {
 type evidence outcome.Evidence
 
 func (e evidence) Judge() outcome.Evidence { return outcome.Evidence(e) }
+
+// An unfinished URL the collector refuses to resume (the user's filters
+// changed) is the user's choice: Judge counts it neither unfinished nor
+// dead, and it stays in the checkpoint as it was.
+func TestResumeRefusedByTheCollectorIsNotUnfinished(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 3, PerPage: 3, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 1}})
+	path := dbPath(t)
+	cp := openCP(t, path)
+	cr := newCrawler(t, cp, nil, 1)
+	_ = cr.c.Visit(store.URL() + "/")
+	cr.c.Wait()
+	if ev := cp.Judge(); len(ev.Findings) != 1 || ev.Findings[0].Kind != "unfinished" {
+		t.Fatalf("first run: findings %+v, want the 3 failed products unfinished", ev.Findings)
+	}
+	if err := cp.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	cp = openCP(t, path)
+	cr = newCrawler(t, cp, nil, 1, colly.DisallowedURLFilters(regexp.MustCompile(`/products/`)))
+	if _, err := cp.Resume(cr.c); err != nil {
+		t.Fatal(err)
+	}
+	cr.c.Wait()
+	if st, ev := cp.Stats(), cp.Judge(); st.Refused != 3 || len(ev.Findings) != 0 {
+		t.Errorf("resumed with the products filtered out: %d refused, findings %+v; want 3 refused, no finding", st.Refused, ev.Findings)
+	}
+	if c := counts(t, cp); c[storage.Failed] != 3 {
+		t.Errorf("counts %v: the refused URLs must stay failed, as they were", c)
+	}
+}

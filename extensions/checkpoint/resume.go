@@ -12,7 +12,8 @@ import (
 // be probed again. Each goes out as it was first requested (method, body,
 // depth, headers and JSON-safe Ctx values: Colly's UnmarshalRequest, then
 // Do; Do's revisit check lets a resumed URL through once, and refuses it
-// to every other path). A done or dead URL is never fetched again. A
+// to every other path). A done or dead URL is never fetched again (unless
+// RetryDead, called before, gave a dead one its attempts back). A
 // parked URL whose domain is still cooling down stays parked, and Judge
 // says the run is unfinished.
 //
