@@ -28,12 +28,12 @@ var classes = func() map[string]bool {
 	return m
 }()
 
-// DeathCause reads what a dead URL died of from its LastError: the class
+// deathCause reads what a dead URL died of from its LastError: the class
 // of its last attempt with the status or the kind of transport error
 // ("degraded (HTTP 503)", "degraded (timeout)", "invalid", "blocked (HTTP
 // 403)"), and whether that is gone (404, 410): dead, and fine. Records
 // written before the class led the last error are read by their status.
-func DeathCause(lastError string) (cause string, gone bool) {
+func deathCause(lastError string) (cause string, gone bool) {
 	class, rest, ok := strings.Cut(lastError, ": ")
 	if !ok || !classes[class] {
 		class, rest = "", lastError
@@ -79,7 +79,7 @@ type deadTally struct {
 }
 
 func (t *deadTally) add(domain string, r storage.Record) {
-	cause, gone := DeathCause(r.LastError)
+	cause, gone := deathCause(r.LastError)
 	if gone {
 		return
 	}
@@ -150,7 +150,7 @@ func (cp *Checkpoint) RetryDead() (int, error) {
 	cp.startLocked()
 	var revive []storage.Record
 	err := cp.store.Scan(func(r storage.Record) error {
-		if _, gone := DeathCause(r.LastError); !gone {
+		if _, gone := deathCause(r.LastError); !gone {
 			revive = append(revive, r)
 		}
 		return nil

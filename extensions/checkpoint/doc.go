@@ -119,10 +119,10 @@
 // or 410 is dead at once, and fine: the page does not exist. A URL the
 // collector refuses to resume (its filters, MaxDepth, robots.txt) is the
 // user's choice and counts as neither. Each record's last error starts
-// with its attempt's class ("degraded: HTTP 503: …"); DeathCause reads
-// it. DeadLetters lists what was given up on, with the last error, for a
-// person to review. Runs lists every run over the checkpoint with its
-// start, stop, outcome and open domains.
+// with its attempt's class ("degraded: HTTP 503: …"). DeadLetters lists
+// what was given up on, with the last error, for a person to review. Runs
+// lists every run over the checkpoint with its start, stop, outcome and
+// open domains.
 //
 // # Caveats
 //
