@@ -116,6 +116,8 @@ func TestResumeIntoAFailingSiteTripsAsAnUninterruptedRunWould(t *testing.T) {
 
 	clk.Advance(breaker.Standard.Cooldown + time.Second)
 	o, b = historyRun(t, path, clk, store, p, 0)
+	t.Logf("failing requests: %d before the restart, %d more before the trip (bound %d in all), %d after the cooldown (bound %d)",
+		first, sent-first, need+p-1, failingHits(store)-sent, p)
 	// Tripped, or an error if a URL has spent its third attempt.
 	if got := failingHits(store) - sent; got > p || b.State(store.Host()) != breaker.Open || o.State < outcome.Tripped {
 		t.Errorf("resumed after the cooldown into the failing store: %d requests, circuit %v, %v; want at most %d (a probe and those in flight), open, not complete",
