@@ -65,12 +65,30 @@ func (s State) ExitCode() int {
 type Finding struct {
 	State State `json:"state"`
 	// Kind names the finding for machines: "circuit_open",
-	// "selector_broken", "unfinished", "client_side_suspect", "store_error".
+	// "selector_broken", "unfinished", "dead", "client_side_suspect",
+	// "store_error".
 	Kind string `json:"kind"`
 	// Reason says it for people.
 	Reason string `json:"reason"`
 	// Domains are the hosts involved, if any.
 	Domains []string `json:"domains,omitempty"`
+	// Dead names the URLs given up on, by domain and cause, for a finding
+	// of kind "dead".
+	Dead []Dead `json:"dead,omitempty"`
+}
+
+// Dead is a group of URLs a crawl gave up on after their attempts were
+// spent: those of one domain that died of one cause.
+type Dead struct {
+	Domain string `json:"domain"`
+	// Cause is the outcome class of their last attempt with its detail:
+	// "degraded (HTTP 503)", "degraded (timeout)", "invalid",
+	// "blocked (HTTP 403)".
+	Cause string `json:"cause"`
+	// URLs is how many died so.
+	URLs int `json:"urls"`
+	// Samples are a few of them, the first seen first.
+	Samples []string `json:"samples"`
 }
 
 // Evidence is what one Judge reports.

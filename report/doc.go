@@ -2,9 +2,10 @@
 // at the end of a run and a machine parses: how the run ended (the
 // outcome package decides that), and for every domain how many pages were
 // good, how many were invalid, how the rest failed, how many requests the
-// breaker refused, what is left unfinished, how often the circuit tripped,
-// the median latency, the circuit's final state and the validator's
-// selector_broken diagnosis.
+// breaker refused, what is left unfinished, how many URLs died of
+// failures (named by cause, with samples, below the table), how often the
+// circuit tripped, the median latency, the circuit's final state and the
+// validator's selector_broken diagnosis.
 //
 // Any Colly program using Breakwater builds one after c.Wait():
 //
@@ -16,6 +17,6 @@
 // Every source is optional: without a breaker the table has no circuit
 // columns to fill and shows what the others know. The text form is an
 // aligned table for people; columns for rare classes (throttled, blocked,
-// gone, other 4xx, pauses) appear only when some domain has one. The JSON
-// form always has every field, for machines.
+// gone, other 4xx, dead, pauses) appear only when some domain has one.
+// The JSON form always has every field, for machines.
 package report

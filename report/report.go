@@ -49,6 +49,10 @@ type Domain struct {
 	// Unfinished counts URLs refused or given up on and not attempted
 	// since: the work a rescheduled run has left to do.
 	Unfinished int `json:"unfinished"`
+	// Dead counts URLs dead of failures, their attempts spent, as the
+	// outcome's "dead" findings name them (by cause, with samples, in
+	// Outcome.Findings[].Dead): a rescheduled run will not try them.
+	Dead int `json:"dead"`
 	// Trips is how many times the circuit opened.
 	Trips int `json:"trips"`
 	// Pauses counts Retry-After pauses; PausedFor is the time spent in
@@ -213,6 +217,11 @@ func New(o outcome.Outcome, opts ...Option) Report {
 	for h, n := range bd.records {
 		get(h).Records += n
 	}
+	for _, f := range o.Findings {
+		for _, g := range f.Dead {
+			get(breaker.HostOf(g.Domain)).Dead += g.URLs
+		}
+	}
 
 	r := Report{Outcome: o, ExitCode: o.ExitCode(), Domains: make([]Domain, 0, len(doms)), Total: Domain{Domain: "total"}}
 	for _, d := range doms {
@@ -241,6 +250,7 @@ func New(o outcome.Outcome, opts ...Option) Report {
 		t.Failures.Excluded += d.Failures.Excluded
 		t.Refused += d.Refused
 		t.Unfinished += d.Unfinished
+		t.Dead += d.Dead
 		t.Trips += d.Trips
 		t.Pauses += d.Pauses
 		t.PausedFor += d.PausedFor

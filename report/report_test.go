@@ -320,3 +320,55 @@ func TestReportShowsThePaceOfAThrottledDomain(t *testing.T) {
 		t.Fatalf("text report without pace columns:\n%s", strings.Join(head, "\n"))
 	}
 }
+
+// evidence is a Judge that reports fixed findings.
+type evidence outcome.Evidence
+
+func (e evidence) Judge() outcome.Evidence { return outcome.Evidence(e) }
+
+// URLs dead of failures are named by domain and cause, with samples: in
+// the table (a dead column), under it, and in the JSON findings.
+func TestReportNamesDeadURLsByDomainAndCause(t *testing.T) {
+	dead := outcome.Finding{State: outcome.Error, Kind: "dead", Reason: "4 URLs dead of failures", Domains: []string{"sick.example"},
+		Dead: []outcome.Dead{
+			{Domain: "sick.example", Cause: "degraded (HTTP 503)", URLs: 3, Samples: []string{"http://sick.example/list/3", "http://sick.example/products/sku-40"}},
+			{Domain: "sick.example", Cause: "invalid", URLs: 1, Samples: []string{"http://sick.example/products/sku-41"}},
+		}}
+	o := outcome.Decide(5, nil, evidence{Findings: []outcome.Finding{dead}})
+	r := report.New(o, report.WithRecords(map[string]int64{"sick.example": 5, "ok.example": 2}))
+	if d, _ := r.Domain("sick.example"); d.Dead != 4 || r.Total.Dead != 4 {
+		t.Errorf("dead: %d on the domain, %d in total; want 4 and 4", d.Dead, r.Total.Dead)
+	}
+	var buf bytes.Buffer
+	if err := r.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	heads := strings.Fields(lineStarting(text, "domain "))
+	row := strings.Fields(lineStarting(text, "sick.example "))
+	if i := slices.Index(heads, "dead"); i < 0 || i >= len(row) || row[i] != "4" {
+		t.Errorf("row %v under %v: want dead = 4\n%s", row, heads, text)
+	}
+	for _, want := range []string{"sick.example  degraded (HTTP 503)  3  http://sick.example/list/3 http://sick.example/products/sku-40", "sick.example  invalid              1  http://sick.example/products/sku-41"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the text does not name %q:\n%s", want, text)
+		}
+	}
+	buf.Reset()
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var back report.Report
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Outcome.Findings) != 1 || !reflect.DeepEqual(back.Outcome.Findings[0].Dead, dead.Dead) {
+		t.Errorf("JSON findings %+v: want the dead groups as given", back.Outcome.Findings)
+	}
+	// A report with no dead URL has no dead column.
+	buf.Reset()
+	report.New(outcome.Decide(2, nil), report.WithRecords(map[string]int64{"ok.example": 2})).WriteText(&buf)
+	if strings.Contains(lineStarting(buf.String(), "domain "), "dead") {
+		t.Errorf("a dead column with nothing dead:\n%s", buf.String())
+	}
+}

@@ -42,6 +42,7 @@ var columns = []column{
 	{head: "other4xx", cell: func(d Domain) string { return count(d.Failures.ClientError) }, zero: func(d Domain) bool { return d.Failures.ClientError == 0 }},
 	{head: "refused", always: true, cell: func(d Domain) string { return count(d.Refused) }},
 	{head: "unfinished", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Unfinished) }},
+	{head: "dead", cell: func(d Domain) string { return strconv.Itoa(d.Dead) }, zero: func(d Domain) bool { return d.Dead == 0 }},
 	{head: "trips", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Trips) }},
 	{head: "pauses", cell: func(d Domain) string { return count(d.Pauses) }, zero: func(d Domain) bool { return d.Pauses == 0 }},
 	{head: "paused", cell: func(d Domain) string { return latency(d.PausedFor) }, zero: func(d Domain) bool { return d.PausedFor == 0 }},
@@ -80,9 +81,10 @@ func latency(d time.Duration) string {
 }
 
 // WriteText writes r as text: the outcome and its findings, then one
-// aligned row per domain and a total, then the selector_broken diagnoses.
-// Columns for throttled, blocked, gone, other 4xx and pauses appear only
-// when some domain has one.
+// aligned row per domain and a total, then the URLs dead of failures by
+// domain and cause, then the selector_broken diagnoses. Columns for
+// throttled, blocked, gone, other 4xx, dead and pauses appear only when
+// some domain has one.
 func (r Report) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	o := r.Outcome
@@ -126,6 +128,7 @@ func (r Report) WriteText(w io.Writer) error {
 		tw.Flush()
 	}
 
+	r.writeDead(bw)
 	for _, d := range r.Domains {
 		if b := d.SelectorBroken; b != nil {
 			fmt.Fprintf(bw, "\n%s\n", b.Reason)
@@ -138,6 +141,24 @@ func (r Report) WriteText(w io.Writer) error {
 		return fmt.Errorf("report: writing text: %w", err)
 	}
 	return nil
+}
+
+// writeDead lists the URLs dead of failures by domain and cause, with
+// their samples, one aligned line each.
+func (r Report) writeDead(w io.Writer) {
+	var groups []outcome.Dead
+	for _, f := range r.Outcome.Findings {
+		groups = append(groups, f.Dead...)
+	}
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\ndead of failures, by domain and cause (a person decides; re-drive them once fixed):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, g := range groups {
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", g.Domain, g.Cause, g.URLs, strings.Join(g.Samples, " "))
+	}
+	tw.Flush()
 }
 
 // any reports whether some domain has a non-zero value in column c.

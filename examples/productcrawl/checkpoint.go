@@ -89,3 +89,29 @@ func printDead(stdout io.Writer, rows []deadRow) {
 	}
 	w.Flush()
 }
+
+// retryHint is the checkpoint's judge, its finding of URLs dead of
+// failures saying how this program re-drives them.
+type retryHint struct{ cp *checkpoint.Checkpoint }
+
+func (h retryHint) Judge() outcome.Evidence {
+	ev := h.cp.Judge()
+	for i, f := range ev.Findings {
+		if f.Kind == "dead" {
+			ev.Findings[i].Reason = f.Reason + " (here: run again with --resume --retry-dead)"
+		}
+	}
+	return ev
+}
+
+// retryDead gives the URLs of -checkpoint that died of failures their
+// attempts back (--retry-dead), before the resume re-drives them.
+func (cr *crawl) retryDead() error {
+	n, err := cr.cp.RetryDead()
+	if err != nil {
+		return err
+	}
+	cr.log.Info().Str("event", "retry_dead").Str("checkpoint", cr.cfg.Checkpoint).Int("revived", n).
+		Msg("--retry-dead: the URLs dead of failures are fetched again, their attempts reset")
+	return nil
+}

@@ -45,9 +45,11 @@ type Config struct {
 
 	Out string // JSON lines file, appended to
 	// Checkpoint is the checkpoint file; Resume continues the crawl it
-	// holds; DeadLetters lists its dead URLs and exits.
+	// holds; RetryDead, with Resume, gives the URLs that died of failures
+	// their attempts back; DeadLetters lists its dead URLs and exits.
 	Checkpoint  string
 	Resume      bool
+	RetryDead   bool
 	DeadLetters bool
 	// Redis is the URL of the Redis that holds a shared crawl instead of
 	// the checkpoint file; CrawlID names the crawl there (every worker of
@@ -184,6 +186,7 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "file the valid products are appended to, one JSON object a line")
 	fs.StringVar(&cfg.Checkpoint, "checkpoint", cfg.Checkpoint, "checkpoint file: the state of every URL, so a stopped crawl can be resumed (the demo fleet, which cannot be resumed, uses a temporary one unless this is given)")
 	fs.BoolVar(&cfg.Resume, "resume", cfg.Resume, "continue the crawl in -checkpoint: fetch only what it did not finish, never write a URL already in -out (without it an existing checkpoint is refused)")
+	fs.BoolVar(&cfg.RetryDead, "retry-dead", cfg.RetryDead, "with --resume: fetch again the URLs that died of failures (their attempts spent on 5xx, timeouts, invalid pages, 403s; not 404/410), with their attempts reset: once their cause is fixed or their site is back")
 	fs.BoolVar(&cfg.DeadLetters, "dead-letters", cfg.DeadLetters, "list the URLs -checkpoint (or the -redis crawl) gave up on, with their last error, and exit")
 	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "share the crawl through the Redis at this URL (redis://[user:password@]host:6379/0, rediss:// for TLS) instead of the -checkpoint file: every productcrawl started with the same -redis and -crawl-id works the same crawl, on one machine or many")
 	fs.StringVar(&cfg.CrawlID, "crawl-id", cfg.CrawlID, "with -redis: the crawl's name in Redis, the same for every worker; the same id continues a crawl, a new one starts a new crawl (default: derived from the start URLs)")
@@ -209,7 +212,11 @@ Flags (-flag or --flag):
 const usageTail = `
 A checkpoint (-checkpoint, crawl.db by default) keeps the state of every URL.
 A run that ends tripped, is interrupted or killed is continued with --resume:
-it fetches only what was not done and never writes a URL twice to -out.
+it fetches only what was not done and never writes a URL twice to -out. A URL
+that failed (5xx, timeout, invalid page) is tried again by later resumes until
+its attempts (3) are spent; then it is dead, and the run ends as an error
+naming it until --resume --retry-dead fetches it again (404 and 410 are dead
+at once, and fine).
 
 With -redis the crawl lives in Redis instead, shared by every productcrawl
 started with the same -redis and -crawl-id (on one machine or many): each
@@ -223,7 +230,8 @@ Exit codes:
   0   complete  work done, records written
   2   tripped   a target degraded (or the run was interrupted); reschedule
   3   empty     ran to the end, nothing valid collected, nothing tripped
-  1   error     a bug or a broken environment, e.g. selector_broken: a human must look
+  1   error     a bug, a broken environment, selector_broken, or URLs dead of
+                failures (their attempts spent): a human must look
   64  usage     bad flags or configuration; nothing was sent
 `
 
@@ -370,6 +378,9 @@ func (cfg *Config) validate() error {
 	}
 	if strings.TrimSpace(cfg.Checkpoint) == "" {
 		return usageErr("-checkpoint: want a file name")
+	}
+	if cfg.RetryDead && (!cfg.Resume || cfg.Redis != "") {
+		return usageErr("--retry-dead re-drives the dead URLs of the crawl in -checkpoint: pass --resume with it (it does not apply to -redis)")
 	}
 	return cfg.validateRedis()
 }

@@ -187,7 +187,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// last, so it sees the breaker's refusals before its own OnRequest.
 	if cr.shared == nil {
 		cr.exts = append(cr.exts, cr.v, cr.b, cr.cp)
-		cr.judges = append(cr.judges, cr.b, cr.v, cr.cp) // open circuits; selector_broken; unfinished URLs
+		cr.judges = append(cr.judges, cr.b, cr.v, retryHint{cr.cp}) // open circuits; selector_broken; unfinished and dead URLs
 	} else {
 		// The shared storage last: it is Colly's storage (the visited set
 		// claimed in Redis) and learns which request is which job. What
@@ -384,6 +384,11 @@ func (cr *crawl) interrupt(sig os.Signal) {
 // runs left unfinished first, then the start URLs (skipped if the
 // checkpoint knows them already).
 func (cr *crawl) runLocal() {
+	if cr.cfg.RetryDead {
+		if err := cr.retryDead(); err != nil {
+			cr.fail(err)
+		}
+	}
 	if n, err := cr.cp.Resume(cr.c); err != nil {
 		cr.fail(err)
 	} else if n > 0 || cr.out.earlier > 0 {

@@ -132,7 +132,8 @@ func TestExitEmptyOnAStoreWithNoProducts(t *testing.T) {
 
 // A listing page served as a consent shell has no listing structure: it
 // fails, its URL is kept with attempts left, and once they are spent it is
-// a dead letter with its last error.
+// a dead letter with its last error, and the run an error: a person
+// decides.
 func TestInvalidListingIsRetriedThenDead(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 5, Scenario: testserver.Scenario{Mode: testserver.Empty}})
 	dir := t.TempDir()
@@ -145,8 +146,8 @@ func TestInvalidListingIsRetriedThenDead(t *testing.T) {
 			}
 			continue
 		}
-		if r.code != 3 {
-			t.Fatalf("run %d: exit %d, want 3 (empty) once the listing is dead\nstdout:\n%s\nstderr:\n%s", run, r.code, r.stdout, r.stderr)
+		if r.code != 1 || !rep.hasFinding("dead", store.Host()) {
+			t.Fatalf("run %d: exit %d, want 1 (error: URLs dead of failures) once the listing is dead\nstdout:\n%s\nstderr:\n%s", run, r.code, r.stdout, r.stderr)
 		}
 	}
 	if store.Count() != checkpoint.DefaultMaxAttempts {

@@ -15,14 +15,19 @@
 //	0   complete  work done, records written
 //	2   tripped   a target degraded, or the run was interrupted: reschedule
 //	3   empty     ran to the end, nothing valid collected, nothing tripped
-//	1   error     our bug or a broken environment (selector_broken included)
+//	1   error     our bug or a broken environment (selector_broken included),
+//	              or URLs dead of failures: a person decides (--retry-dead)
 //	64  usage     bad flags or configuration: nothing was sent
 //
 // -checkpoint (crawl.db) keeps the state of every URL; --resume continues
 // a crawl that ended tripped, was interrupted or killed: it fetches only
 // what was not done, and -out never gets the same URL twice (see
-// records.go's reconcile for how, even across a SIGKILL). --dead-letters
-// lists the URLs given up on.
+// records.go's reconcile for how, even across a SIGKILL). A URL that
+// failed (5xx, timeout, invalid page) is tried again by each resume until
+// its 3 attempts are spent; then it is dead of failures and every run ends
+// as an error naming such URLs by domain and cause, until --resume
+// --retry-dead fetches them again with their attempts reset (a 404 or 410
+// is dead at once, and fine). --dead-letters lists the URLs given up on.
 //
 // Scale-out: -redis redis://host:6379/0 keeps the crawl in Redis instead of
 // the file, and every productcrawl started with the same -redis and

@@ -30,30 +30,44 @@ func (cp *Checkpoint) BreakerOptions() []breaker.Option {
 	}
 }
 
-// Breaker attaches b, made with BreakerOptions: every domain the
-// checkpoint saved open whose cooldown has not ended is opened again in b
-// until its saved RetryAt (a restart is not a way around a cooldown), and
-// b's open domains are saved with the run. Call it before the crawl.
+// Breaker attaches b, made with BreakerOptions, and gives it back each
+// domain's history as the checkpoint saved it: a circuit saved open whose
+// cooldown has not ended is opened again until its saved RetryAt (a
+// restart is not a way around a cooldown); one whose cooldown ended while
+// the crawl was stopped comes back on probation, its first failure
+// re-opens it as a failed half-open probe would; a closed one gets back
+// the failures its window held (breaker.RestoreWindow), so that a site
+// still failing trips as fast as it would have without the restart. b's
+// states are saved with the run. Call it before the crawl.
 func (cp *Checkpoint) Breaker(b *breaker.Breaker) error {
 	if b == nil {
 		return nil
 	}
 	cp.mu.Lock()
 	cp.b = b
-	saved := cp.openDomainsLocked()
+	saved := cp.openDomainsLocked(true)
 	cp.unlock()
 	now := cp.now()
 	var errs []error
 	for _, s := range saved {
-		if !s.RetryAt.After(now) {
+		var err error
+		ev := cp.log.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
+		switch {
+		case s.Open() && s.RetryAt.After(now):
+			err = b.Restore(s.Domain, s.RetryAt, s.Trips)
+			ev = ev.Time("retry_at", s.RetryAt).Str("restored", "open")
+		case s.Open():
+			err = b.RestoreWindow(s.Domain, -1, -1)
+			ev = ev.Time("retry_at", s.RetryAt).Str("restored", "probation")
+		default:
+			err = b.RestoreWindow(s.Domain, s.Window, s.Failures)
+			ev = ev.Str("restored", "window").Int("window", s.Window).Int("failures", s.Failures)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("checkpoint: restoring the circuit of %s: %w", s.Domain, err))
 			continue
 		}
-		if err := b.Restore(s.Domain, s.RetryAt, s.Trips); err != nil {
-			errs = append(errs, fmt.Errorf("checkpoint: restoring the open circuit of %s: %w", s.Domain, err))
-			continue
-		}
-		cp.log.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Time("retry_at", s.RetryAt).Int("trips", s.Trips).
-			Msg("checkpoint: circuit open at the last save stays open until its cooldown ends")
+		ev.Msg("checkpoint: the circuit's state at the last save is restored")
 	}
 	return errors.Join(errs...)
 }
@@ -77,16 +91,19 @@ func (cp *Checkpoint) onTransition(t breaker.Transition) {
 }
 
 // saveBreakersLocked refreshes the saved states from the attached
-// breaker's own view.
+// breaker's own view: open circuits, and closed ones whose window holds
+// failures. A half-open one stays as it was saved when it opened.
 func (cp *Checkpoint) saveBreakersLocked() {
 	if cp.b == nil {
 		return
 	}
-	for _, s := range cp.b.Stats() {
-		switch s.State {
-		case breaker.Open:
+	for _, s := range cp.b.Snapshots() {
+		switch {
+		case s.State == breaker.Open:
 			cp.saved[s.Domain] = BreakerState{Domain: s.Domain, RetryAt: s.RetryAt.UTC(), Trips: s.Trips}
-		case breaker.Closed:
+		case s.State == breaker.Closed && s.WindowFailures > 0:
+			cp.saved[s.Domain] = BreakerState{Domain: s.Domain, Trips: s.Trips, Window: s.WindowLen, Failures: s.WindowFailures}
+		case s.State == breaker.Closed:
 			delete(cp.saved, s.Domain)
 		}
 	}
@@ -131,7 +148,9 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 	delete(cp.entries, a.Request)
 }
 
-// eventOf maps a classified attempt to the checkpoint's event.
+// eventOf maps a classified attempt to the checkpoint's event. The reason
+// (a record's LastError) starts with the class: "degraded: HTTP 503: …",
+// "gone: HTTP 404", so that a dead URL says what it died of (dead.go).
 func eventOf(class breaker.Class, status int, err error, retrying, gaveUp bool) (Event, string, time.Time) {
 	reason := ""
 	if err != nil {
@@ -141,6 +160,9 @@ func eventOf(class breaker.Class, status int, err error, retrying, gaveUp bool) 
 		reason = fmt.Sprintf("HTTP %d", status)
 	} else if status != 0 {
 		reason = fmt.Sprintf("HTTP %d: %s", status, reason)
+	}
+	if class != breaker.Success {
+		reason = class.String() + ": " + reason
 	}
 	switch class {
 	case breaker.Success:

@@ -64,7 +64,8 @@ type Checkpoint struct {
 	front     frontier                  // the queue (queue.go)
 	cookies   map[string]string         // host → cookie string
 	b         *breaker.Breaker          // attached by Breaker
-	saved     map[string]BreakerState   // open domains, as saved
+	saved     map[string]BreakerState   // open domains and closed ones with failures, as saved
+	filtered  map[uint64]struct{}       // unfinished URLs the collector refused to resume (filters, depth, robots)
 	runs      []Run                     // every run, this one last once started
 	started   bool
 	closed    bool
@@ -151,6 +152,7 @@ func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
 		hops:      map[uint64]struct{}{},
 		cookies:   map[string]string{},
 		saved:     map[string]BreakerState{},
+		filtered:  map[uint64]struct{}{},
 		dropped:   map[string]bool{},
 	}
 	if v, ok, err := s.Meta(keyFormat); err != nil {
@@ -289,7 +291,7 @@ func (cp *Checkpoint) Close() error {
 		cp.saveBreakersLocked()
 		r := &cp.runs[len(cp.runs)-1]
 		r.Stopped = cp.now().UTC()
-		r.Breakers = cp.openDomainsLocked()
+		r.Breakers = cp.openDomainsLocked(false)
 		cp.writeRunsLocked()
 	}
 	err := cp.err

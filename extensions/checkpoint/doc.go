@@ -41,9 +41,11 @@
 //	it leaves (OnRequestHeaders, after the  in flight             +1
 //	breaker's gate)
 //	success (validated, with a breaker)     done                  —
-//	degraded, invalid, blocked, other 4xx   failed; dead once     —
+//	degraded, invalid, blocked, other 4xx   failed; dead of       —
+//	                                        failures once
 //	                                        attempts ≥ MaxAttempts
-//	gone (404, 410)                         dead, with the reason —
+//	gone (404, 410)                         dead, gone            —
+//	RetryDead (dead of failures only)       pending               reset to 0
 //	throttled, the breaker sends it again   pending               given back
 //	throttled past the breaker's budget     failed                given back
 //	refused by the breaker (never sent)     parked until RetryAt  —
@@ -66,9 +68,16 @@
 // GetAny). A parked URL whose domain is still cooling down stays parked,
 // and so does the run's outcome: tripped.
 //
-// The breaker's open domains are saved when they open (and with the run
-// at Close); Breaker re-opens them until their saved RetryAt, so a restart
-// is not a way around a cooldown.
+// A domain's failure history survives a restart. The breaker's open
+// domains are saved when they open (and with the run at Close); Breaker
+// re-opens them until their saved RetryAt, so a restart is not a way
+// around a cooldown. One whose cooldown ended while the crawl was stopped
+// comes back on probation (a full window one failure short of a trip:
+// its first failure re-opens it, as a failed half-open probe would). A
+// closed circuit whose window held failures at Close gets them back
+// (breaker.RestoreWindow). So a resume into a site still failing trips as
+// fast as an uninterrupted run would, and spends no more attempts. (A
+// killed run saves the open circuits only.)
 //
 // # Durability
 //
@@ -96,12 +105,24 @@
 //
 // # Outcome
 //
-// Judge reports a store that failed as an error (kind store_error) and
-// URLs left unfinished (pending, in flight, parked, failed with attempts
-// left) as tripped (kind unfinished): the checkpoint holds them, a
-// rescheduled run resumes. DeadLetters lists what was given up on, with
-// the last error, for a person to review. Runs lists every run over the
-// checkpoint with its start, stop, outcome and open domains.
+// Judge reports a store that failed as an error (kind store_error), URLs
+// dead of failures as an error (kind dead), and URLs left unfinished
+// (pending, in flight, parked, failed with attempts left) as tripped
+// (kind unfinished): the checkpoint holds them, a rescheduled run resumes.
+//
+// A URL that failed (5xx, timeout, invalid page, 403, another 4xx) is
+// tried again by each resume until its attempts (MaxAttempts, 3) are
+// spent; then it is dead of failures, and every run over the checkpoint
+// ends as an error naming such URLs by domain and cause, with samples
+// (outcome.Finding.Dead), until a person decides: RetryDead gives them
+// their attempts back once the cause is fixed or the site is back. A 404
+// or 410 is dead at once, and fine: the page does not exist. A URL the
+// collector refuses to resume (its filters, MaxDepth, robots.txt) is the
+// user's choice and counts as neither. Each record's last error starts
+// with its attempt's class ("degraded: HTTP 503: …"). DeadLetters lists
+// what was given up on, with the last error, for a person to review. Runs
+// lists every run over the checkpoint with its start, stop, outcome and
+// open domains.
 //
 // # Caveats
 //

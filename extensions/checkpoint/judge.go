@@ -2,25 +2,33 @@ package checkpoint
 
 import (
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
 // Judge reports, for the run's outcome (call it after the collector's
 // Wait): a store that failed is an error (kind "store_error": a full disk
-// stays full on the next run), and URLs left unfinished (pending, in
-// flight, parked, failed with attempts left) make the run tripped (kind
-// "unfinished": the checkpoint holds them, a resume does the rest). It
-// counts no pages.
+// stays full on the next run); URLs dead of failures, their attempts spent
+// (5xx, timeouts, invalid pages, 403s; not 404 or 410), are an error (kind
+// "dead", named by domain and cause with a few samples in Finding.Dead): a
+// resume will not try them again, a person decides, and RetryDead
+// re-drives them; URLs left unfinished (pending, in flight, parked, failed
+// with attempts left) make the run tripped (kind "unfinished": the
+// checkpoint holds them, a resume does the rest). URLs the collector
+// refused to resume (its filters, MaxDepth, robots.txt) are the user's
+// choice and count as neither. It counts no pages.
 func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
 	cp.releaseAllLocked()
 	serr := cp.err
+	filtered := make(map[uint64]struct{}, len(cp.filtered))
+	for id := range cp.filtered {
+		filtered[id] = struct{}{}
+	}
+	maxAttempts := cp.opt.maxAttempts
 	cp.unlock()
 	var ev outcome.Evidence
 	if serr != nil {
@@ -29,10 +37,15 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 	}
 	perDomain := map[string]map[storage.State]int{}
 	total := 0
+	var dead deadTally
 	err := cp.store.Scan(func(r storage.Record) error {
-		d := "?"
-		if u, err := url.Parse(r.URL); err == nil {
-			d = breaker.HostOf(u.Host)
+		if _, ok := filtered[r.ID]; ok {
+			return nil
+		}
+		d := domainOf(r.URL)
+		if r.State == storage.Dead {
+			dead.add(d, r)
+			return nil
 		}
 		if perDomain[d] == nil {
 			perDomain[d] = map[storage.State]int{}
@@ -40,11 +53,14 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 		perDomain[d][r.State]++
 		total++
 		return nil
-	}, unfinished...)
+	}, append(unfinished[:len(unfinished):len(unfinished)], storage.Dead)...)
 	if err != nil {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "store_error",
 			Reason: fmt.Sprintf("%v: reading the checkpoint: %v", ErrStore, err)})
 		return ev
+	}
+	if f, ok := dead.finding(maxAttempts); ok {
+		ev.Findings = append(ev.Findings, f)
 	}
 	if total == 0 {
 		return ev

@@ -12,7 +12,8 @@ import (
 // be probed again. Each goes out as it was first requested (method, body,
 // depth, headers and JSON-safe Ctx values: Colly's UnmarshalRequest, then
 // Do; Do's revisit check lets a resumed URL through once, and refuses it
-// to every other path). A done or dead URL is never fetched again. A
+// to every other path). A done or dead URL is never fetched again (unless
+// RetryDead, called before, gave a dead one its attempts back). A
 // parked URL whose domain is still cooling down stays parked, and Judge
 // says the run is unfinished.
 //
@@ -25,7 +26,9 @@ import (
 // of them.
 //
 // A URL the collector refuses now (a filter, MaxDepth or AllowedDomains
-// changed since) is left as it was and counted in Stats().Refused.
+// changed since, robots.txt) is left as it was and counted in
+// Stats().Refused; Judge does not count it unfinished: a resume would
+// refuse it again.
 func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 	n := 0
 	for {
@@ -61,6 +64,7 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 		}
 		cp.stats.Redriven--
 		cp.stats.Refused++
+		cp.filtered[rec.ID] = struct{}{}
 		cp.unlock()
 		cp.log.Warn().Str("event", "checkpoint_not_resumed").Str("url", rec.URL).Err(err).
 			Msg("checkpoint: the collector refuses this unfinished URL now; it stays in the checkpoint as it was")

@@ -293,7 +293,7 @@ func TestThrottledRetryDoesNotSpendAnAttempt(t *testing.T) {
 }
 
 // 404 is dead at once, with the reason, and listed; a degraded page dies
-// after MaxAttempts runs.
+// after MaxAttempts runs, and makes the run an error.
 func TestGoneIsDeadAtOnceAndFailuresDieAfterMaxAttempts(t *testing.T) {
 	gone := startStore(t, testserver.Config{Products: 4, PerPage: 4, Scenario: testserver.Scenario{Mode: testserver.Gone, After: 2}})
 	sick := startStore(t, testserver.Config{Products: 4, PerPage: 4, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 3}})
@@ -315,8 +315,11 @@ func TestGoneIsDeadAtOnceAndFailuresDieAfterMaxAttempts(t *testing.T) {
 				t.Errorf("run %d: counts %v, findings %+v; want 3 dead (404), 2 failed, unfinished", run, c, ev.Findings)
 			}
 		case 3:
-			if c[storage.Dead] != 5 || len(ev.Findings) != 0 {
-				t.Errorf("run 3: counts %v, findings %+v; want 5 dead, nothing unfinished", c, ev.Findings)
+			// The 503s spent their attempts: a person decides (error);
+			// the 404s are gone, and fine.
+			if c[storage.Dead] != 5 || len(ev.Findings) != 1 || ev.Findings[0].Kind != "dead" || ev.Findings[0].State != outcome.Error ||
+				len(ev.Findings[0].Domains) != 1 || ev.Findings[0].Domains[0] != sick.Host() {
+				t.Errorf("run 3: counts %v, findings %+v; want 5 dead, an error naming the 503 store's 2 dead URLs alone", c, ev.Findings)
 			}
 			dl, err := cp.DeadLetters()
 			if err != nil {

@@ -28,13 +28,23 @@ type Run struct {
 	Breakers []BreakerState `json:"breakers,omitempty"`
 }
 
-// BreakerState is one domain's open circuit as the checkpoint saves it, so
-// that a restart does not skip its cooldown.
+// BreakerState is one domain's circuit as the checkpoint saves it: an open
+// one, so that a restart does not skip its cooldown, or a closed one with
+// failures in its window, so that a restart does not forget them.
 type BreakerState struct {
-	Domain  string    `json:"domain"`
-	RetryAt time.Time `json:"retry_at"`
+	Domain string `json:"domain"`
+	// RetryAt is when an open circuit may be probed; zero for a closed
+	// one.
+	RetryAt time.Time `json:"retry_at,omitzero"`
 	Trips   int       `json:"trips"`
+	// Window and Failures are a closed circuit's window at the save: the
+	// outcomes it held and the failures among them.
+	Window   int `json:"window,omitempty"`
+	Failures int `json:"failures,omitempty"`
 }
+
+// Open reports whether the circuit was saved open.
+func (s BreakerState) Open() bool { return !s.RetryAt.IsZero() }
 
 // start begins the run once: it records the run and the format. Under
 // cp.mu.
@@ -105,7 +115,9 @@ type DeadLetter struct {
 }
 
 // DeadLetters returns every dead URL (attempts exhausted, or gone) with
-// its last error, in the order the crawl first saw them.
+// its last error, in the order the crawl first saw them. The last error
+// starts with the class of the attempt that ended it ("degraded: HTTP 503:
+// …", "gone: HTTP 404").
 func (cp *Checkpoint) DeadLetters() ([]DeadLetter, error) {
 	var out []DeadLetter
 	err := cp.store.Scan(func(r storage.Record) error {
@@ -123,11 +135,14 @@ func (cp *Checkpoint) Counts() (map[storage.State]int, error) {
 	return cp.store.Counts()
 }
 
-// openDomainsLocked lists the domains saved open, by domain.
-func (cp *Checkpoint) openDomainsLocked() []BreakerState {
+// openDomainsLocked lists the domains saved open, by domain; all saved,
+// closed ones too, with all.
+func (cp *Checkpoint) openDomainsLocked(all bool) []BreakerState {
 	var out []BreakerState
 	for _, s := range cp.saved {
-		out = append(out, s)
+		if all || s.Open() {
+			out = append(out, s)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
 	return out

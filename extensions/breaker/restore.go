@@ -1,0 +1,76 @@
+package breaker
+
+// This file puts a closed circuit's recent history back after a restart
+// (extensions/checkpoint saves it), through the Circuit interface alone.
+
+import "sort"
+
+// Snapshots returns the circuit of every domain seen, as it stands now,
+// sorted by domain: its state and its window's outcomes and failures, for
+// a checkpoint to save. A domain whose store cannot be read is left out.
+func (b *Breaker) Snapshots() []DomainSnapshot {
+	var out []DomainSnapshot
+	b.domains.Range(func(_, v any) bool {
+		d := v.(*domain)
+		if s, err := d.circuit.Snapshot(b.clock); err == nil {
+			out = append(out, DomainSnapshot{Domain: d.name, Snapshot: s})
+		}
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
+	return out
+}
+
+// DomainSnapshot is one domain's circuit at one moment.
+type DomainSnapshot struct {
+	Domain string
+	Snapshot
+}
+
+// RestoreWindow puts back the recent history of host's closed circuit, as
+// a checkpoint saved it, so that a site still failing after a restart
+// trips as fast as it would have without one: outcomes outcomes in its
+// window, the latest failures of them failures (the failures that were
+// piling up when the crawl stopped). A negative failures is a probation:
+// a full window one failure short of a trip, what a circuit whose
+// cooldown ended while the crawl was stopped is owed; its first failure
+// re-opens it, as a failed half-open probe would, and a site that
+// recovered is not held up.
+//
+// It never trips the circuit (failures beyond one short of a trip, by the
+// failure rate or ConsecutiveFailures, are dropped), counts nothing in
+// Stats and calls no hook: nothing was sent. A circuit that is not closed
+// is left as it is.
+func (b *Breaker) RestoreWindow(host string, outcomes, failures int) error {
+	d, err := b.domain(HostOf(host))
+	if err != nil {
+		return err
+	}
+	if s, err := d.circuit.Snapshot(b.clock); err != nil || s.State != Closed {
+		return err
+	}
+	p := d.profile
+	most := FailuresToTrip(p) - 1
+	if p.ConsecutiveFailures > 0 {
+		most = min(most, p.ConsecutiveFailures-1)
+	}
+	if failures < 0 {
+		outcomes, failures = p.WindowSize, most
+	}
+	failures = max(min(failures, most), 0)
+	outcomes = max(min(outcomes, p.WindowSize), failures)
+	for i := range outcomes {
+		o := Outcome{Class: Success}
+		if i >= outcomes-failures {
+			o.Class = Degraded
+		}
+		pm, _, err := d.circuit.Allow(b.clock)
+		if err != nil {
+			return err
+		}
+		if _, err := d.circuit.Record(b.clock, pm, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}

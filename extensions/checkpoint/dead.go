@@ -1,0 +1,188 @@
+package checkpoint
+
+// This file is what the checkpoint knows of dead URLs: what each died of,
+// how Judge names them, and RetryDead, which gives them another chance.
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/storage"
+)
+
+// deadSamples is how many URLs of each domain and cause Judge names.
+const deadSamples = 3
+
+// classes are the outcome classes by name, as eventOf writes them first
+// in a record's LastError.
+var classes = func() map[string]bool {
+	m := map[string]bool{}
+	for c := breaker.Success; c <= breaker.Excluded; c++ {
+		m[c.String()] = true
+	}
+	return m
+}()
+
+// deathCause reads what a dead URL died of from its LastError: the class
+// of its last attempt with the status or the kind of transport error
+// ("degraded (HTTP 503)", "degraded (timeout)", "invalid", "blocked (HTTP
+// 403)"), and whether that is gone (404, 410): dead, and fine. Records
+// written before the class led the last error are read by their status.
+func deathCause(lastError string) (cause string, gone bool) {
+	class, rest, ok := strings.Cut(lastError, ": ")
+	if !ok || !classes[class] {
+		class, rest = "", lastError
+	}
+	detail := ""
+	switch {
+	case strings.HasPrefix(rest, "HTTP ") && len(rest) >= 8:
+		detail = rest[:8]
+	case strings.Contains(rest, "timeout"), strings.Contains(rest, "deadline exceeded"):
+		detail = "timeout"
+	case strings.Contains(rest, "connection refused"):
+		detail = "refused"
+	case strings.Contains(rest, "connection reset"), strings.Contains(rest, "broken pipe"):
+		detail = "reset"
+	case strings.Contains(rest, "EOF"):
+		detail = "truncated"
+	case strings.Contains(rest, "no such host"):
+		detail = "dns"
+	}
+	if class == "" {
+		switch {
+		case detail == "HTTP 404" || detail == "HTTP 410":
+			class = "gone"
+		case strings.HasPrefix(rest, "checkpoint:"):
+			return "request not loadable", false
+		default:
+			class = "failed"
+		}
+	}
+	switch {
+	case class == "gone":
+		return class, true
+	case class == "invalid" || detail == "":
+		return class, false
+	}
+	return class + " (" + detail + ")", false
+}
+
+// deadTally groups dead URLs by domain and cause.
+type deadTally struct {
+	total  int
+	groups map[[2]string]*outcome.Dead
+}
+
+func (t *deadTally) add(domain string, r storage.Record) {
+	cause, gone := deathCause(r.LastError)
+	if gone {
+		return
+	}
+	if t.groups == nil {
+		t.groups = map[[2]string]*outcome.Dead{}
+	}
+	k := [2]string{domain, cause}
+	g := t.groups[k]
+	if g == nil {
+		g = &outcome.Dead{Domain: domain, Cause: cause}
+		t.groups[k] = g
+	}
+	g.URLs++
+	if len(g.Samples) < deadSamples {
+		g.Samples = append(g.Samples, r.URL)
+	}
+	t.total++
+}
+
+// finding is the tally as Judge reports it: an error, since a rescheduled
+// run will not try these URLs again; a person decides.
+func (t *deadTally) finding(maxAttempts int) (outcome.Finding, bool) {
+	if t.total == 0 {
+		return outcome.Finding{}, false
+	}
+	f := outcome.Finding{State: outcome.Error, Kind: "dead"}
+	for _, g := range t.groups {
+		f.Dead = append(f.Dead, *g)
+	}
+	sort.Slice(f.Dead, func(i, j int) bool {
+		a, b := f.Dead[i], f.Dead[j]
+		if a.Domain != b.Domain {
+			return a.Domain < b.Domain
+		}
+		if a.URLs != b.URLs {
+			return a.URLs > b.URLs
+		}
+		return a.Cause < b.Cause
+	})
+	var parts []string
+	for _, g := range f.Dead {
+		if len(f.Domains) == 0 || f.Domains[len(f.Domains)-1] != g.Domain {
+			f.Domains = append(f.Domains, g.Domain)
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d %s (e.g. %s)", g.Domain, g.URLs, g.Cause, strings.Join(g.Samples, ", ")))
+	}
+	f.Reason = fmt.Sprintf("%d URLs dead of failures, their attempts spent (%d each), never tried again by a resume (%s); "+
+		"a person decides: fix the cause or wait for the site, then re-drive them with RetryDead",
+		t.total, maxAttempts, strings.Join(parts, "; "))
+	return f, true
+}
+
+// RetryDead gives every URL that died of failures (its attempts spent on
+// 5xx, timeouts, invalid pages, 403s…; not those gone, 404 and 410) its
+// attempts back: each is pending again and goes out with this run's
+// Resume (or Colly's queue), after what earlier runs left unfinished, in
+// the order the crawl first saw them. It is for a person who fixed the
+// cause or knows the site is back; it returns how many URLs it revived.
+// Call it after Register and before Resume. A domain whose circuit was
+// saved open stays open until its cooldown ends: its revived URLs are
+// parked until then.
+func (cp *Checkpoint) RetryDead() (int, error) {
+	cp.mu.Lock()
+	defer cp.unlock()
+	if cp.err != nil {
+		return 0, cp.err
+	}
+	cp.startLocked()
+	var revive []storage.Record
+	err := cp.store.Scan(func(r storage.Record) error {
+		if _, gone := deathCause(r.LastError); !gone {
+			revive = append(revive, r)
+		}
+		return nil
+	}, storage.Dead)
+	if err != nil {
+		return 0, cp.failLocked(err)
+	}
+	now := cp.now().UTC()
+	for i := range revive {
+		r := &revive[i]
+		r.State, r.Attempts, r.NotBefore, r.Updated = storage.Pending, 0, time.Time{}, now
+	}
+	for i := 0; i < len(revive); i += 1024 {
+		if err := cp.putLocked(revive[i:min(i+1024, len(revive))]...); err != nil {
+			return 0, err
+		}
+	}
+	for _, r := range revive {
+		cp.front.push(r.ID)
+	}
+	if len(revive) > 0 {
+		cp.log.Info().Str("event", "checkpoint_retry_dead").Int("revived", len(revive)).
+			Msg("checkpoint: URLs dead of failures get their attempts back and are fetched again")
+	}
+	return len(revive), nil
+}
+
+// domainOf is the breaker's domain key of a record's URL, "?" if it has
+// none.
+func domainOf(u string) string {
+	if p, err := url.Parse(u); err == nil {
+		return breaker.HostOf(p.Host)
+	}
+	return "?"
+}
