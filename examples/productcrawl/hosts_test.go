@@ -51,6 +51,17 @@ func TestStartHostsAreTheHostsCollySees(t *testing.T) {
 			if !slices.Equal(cfg.startHosts, []string{tc.host}) {
 				t.Errorf("start hosts %q, want [%q], the host Colly sends to (its limit rule and breaker key)", cfg.startHosts, tc.host)
 			}
+			// The first rule that matches is the one Colly applies: the
+			// start host's own, not the shared catch-all.
+			rules := limitRules(cfg)
+			for _, r := range rules {
+				if err := r.Init(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !rules[0].Match(seen) {
+				t.Errorf("the start host's limit rule %q does not match %q: the host falls into the shared catch-all", rules[0].DomainRegexp, seen)
+			}
 		})
 	}
 }
@@ -77,5 +88,15 @@ func TestStartURLInAnotherSpellingOfTheHostCrawls(t *testing.T) {
 	}
 	if ps := products(t, filepath.Join(dir, "products.jsonl"), store); len(ps) != 20 {
 		t.Errorf("%d products written, want 20", len(ps))
+	}
+
+	// A crawl in Redis filters the hosts it queues itself: the same.
+	sc := newSharedCrawl(t)
+	r = runCrawl(t, sc.args("http://"+hex+"/")...)
+	if r.code != 0 {
+		t.Fatalf("-redis: exit %d, want 0 (complete)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if d := r.report(t).domain(t, store.Host()); d.Records != 20 {
+		t.Errorf("-redis: domain %+v: want 20 records", d)
 	}
 }

@@ -18,6 +18,13 @@
 //	1   error     our bug or a broken environment (selector_broken included)
 //	64  usage     bad flags or configuration: nothing was sent
 //
+// Hosts are named the way Colly sends to them, which is how the report,
+// the logs and -parallelism's per-host pools name them: a start URL's host
+// in its ASCII form (http://bücher.example/ is xn--bcher-kva.example), an
+// IPv4 address in dotted decimal (0x7f.0.0.1 is 127.0.0.1), the scheme's
+// default port dropped (http://h:80/ is h). A -profiles file may name a
+// host either way.
+//
 // -checkpoint (crawl.db) keeps the state of every URL; --resume continues
 // a crawl that ended tripped, was interrupted or killed: it fetches only
 // what was not done, and -out never gets the same URL twice (see
