@@ -30,7 +30,9 @@ func orchestrateIn(t *testing.T, dir, script string, env []string, args ...strin
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	// Without PRODUCTCRAWL the script builds productcrawl first: on a
+	// cold build cache that alone can take a minute.
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout+2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
 	for _, kv := range os.Environ() {
@@ -110,6 +112,14 @@ func TestOrchestrateWithItsDefaultCommandKeepsTheCrawlsCode(t *testing.T) {
 	degrading := startStore(t, testserver.Config{Products: 60, PerPage: 60,
 		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25}})
 	empty := startStore(t, testserver.Config{Products: testserver.NoProducts})
+	// The script builds productcrawl under XDG_CACHE_HOME, which is also
+	// where Go keeps its build cache unless GOCACHE says: keep the one
+	// the test was built with.
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env GOCACHE: %v", err)
+	}
+	cache := []string{"XDG_CACHE_HOME=" + t.TempDir(), "GOCACHE=" + strings.TrimSpace(string(gocache))}
 	for _, tc := range []struct {
 		name   string
 		code   int
@@ -124,7 +134,7 @@ func TestOrchestrateWithItsDefaultCommandKeepsTheCrawlsCode(t *testing.T) {
 			dir := t.TempDir()
 			args := append([]string{"--out", filepath.Join(dir, "p.jsonl"), "--checkpoint", filepath.Join(dir, "crawl.db"),
 				"--log-level", "warn", "--status", "off"}, tc.args...)
-			code, out := orchestrateIn(t, filepath.Join("..", ".."), filepath.Join("examples", "productcrawl", "orchestrate.sh"), nil, args...)
+			code, out := orchestrateIn(t, filepath.Join("..", ".."), filepath.Join("examples", "productcrawl", "orchestrate.sh"), cache, args...)
 			if code != tc.code || !strings.Contains(out, "orchestrate: "+tc.action) {
 				t.Fatalf("exit %d:\n%s\nwant %d and the action %q", code, out, tc.code, tc.action)
 			}
