@@ -255,6 +255,7 @@ func (cr *crawl) gate(r *colly.Request) {
 // onPage scores nothing itself: the validator did. A valid product page
 // becomes a record; links are followed from valid pages only.
 func (cr *crawl) onPage(e *colly.HTMLElement) {
+	crashAtPage()
 	verdict, ok := cr.v.VerdictOf(e.Response)
 	if !ok || !verdict.Valid() {
 		return

@@ -164,6 +164,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}()
 
 	st.start(log, cr.b, cr.out)
+	crashAtStart()
 	o, rep := cr.run()
 	st.stop()
 	cr.release()

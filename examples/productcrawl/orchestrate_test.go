@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,22 +126,28 @@ func TestOrchestrateWithItsDefaultCommandKeepsTheCrawlsCode(t *testing.T) {
 		code   int
 		action string
 		args   []string
+		crash  string // testCrashEnv
 	}{
-		{"tripped", 2, "test-run tripped: a target degraded; rescheduling", []string{degrading.URL() + "/"}},
-		{"empty", 3, "test-run empty: alerting", []string{empty.URL() + "/"}},
-		{"usage", 64, "test-run usage: bad flags or configuration", []string{"--parallelism", "0", empty.URL() + "/"}},
+		{"tripped", 2, "test-run tripped: a target degraded; rescheduling", []string{degrading.URL() + "/"}, ""},
+		{"empty", 3, "test-run empty: alerting", []string{empty.URL() + "/"}, ""},
+		{"usage", 64, "test-run usage: bad flags or configuration", []string{"--parallelism", "0", empty.URL() + "/"}, ""},
+		{"crashed", 1, "test-run error: paging on-call", []string{empty.URL() + "/"}, "goroutine-panic"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			args := append([]string{"--out", filepath.Join(dir, "p.jsonl"), "--checkpoint", filepath.Join(dir, "crawl.db"),
 				"--log-level", "warn", "--status", "off"}, tc.args...)
-			code, out := orchestrateIn(t, filepath.Join("..", ".."), filepath.Join("examples", "productcrawl", "orchestrate.sh"), cache, args...)
+			env := cache
+			if tc.crash != "" {
+				env = append(slices.Clone(cache), testCrashEnv+"="+tc.crash)
+			}
+			code, out := orchestrateIn(t, filepath.Join("..", ".."), filepath.Join("examples", "productcrawl", "orchestrate.sh"), env, args...)
 			if code != tc.code || !strings.Contains(out, "orchestrate: "+tc.action) {
 				t.Fatalf("exit %d:\n%s\nwant %d and the action %q", code, out, tc.code, tc.action)
 			}
 		})
 	}
-	if n := empty.Count(); n != 1 {
-		t.Errorf("the empty store received %d requests, want 1: the empty run's listing, none from the usage run", n)
+	if n := empty.Count(); n != 2 {
+		t.Errorf("the empty store received %d requests, want 2: the listing for the empty run and the crashed one, none from the usage run", n)
 	}
 }
