@@ -24,7 +24,7 @@ set -u
 
 run_id=${RUN_ID:-productcrawl-$(date +%Y%m%dT%H%M%S)}
 
-page_oncall() { echo "orchestrate: $run_id error: paging on-call, a retry would fail the same way; read the report"; }
+page_oncall() { echo "orchestrate: $run_id error: paging on-call (a bug, a crash or a broken environment), a retry would fail the same way; read the report and the log"; }
 
 if [[ -n ${PRODUCTCRAWL:-} ]]; then
 	read -r -a crawl <<<"$PRODUCTCRAWL"
