@@ -100,3 +100,23 @@ func TestStartURLInAnotherSpellingOfTheHostCrawls(t *testing.T) {
 		t.Errorf("-redis: domain %+v: want 20 records", d)
 	}
 }
+
+// A profiles file's exact host reaches the host Colly sees for it.
+func TestProfilePatternsAlsoNameTheHostsCollySees(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		also    []string
+	}{
+		{"shop.example", nil},
+		{"shop.example:8080", nil},
+		{".example.org", nil},
+		{"h:80", []string{"h"}},  // http://h:80/ is h; https://h:80/ keeps the port
+		{"h:443", []string{"h"}}, // https://h:443/ is h
+		{"0x7f.0.0.1:8080", []string{"127.0.0.1:8080"}},
+		{"[0:0::1]:8080", []string{"[::1]:8080"}},
+	} {
+		if got := collyHosts(tc.pattern); !slices.Equal(got, tc.also) {
+			t.Errorf("collyHosts(%q) = %q, want %q", tc.pattern, got, tc.also)
+		}
+	}
+}
