@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,8 +69,8 @@ type Config struct {
 	format        report.Format
 	level         zerolog.Level
 	productRE     *regexp.Regexp
-	startHosts    []string // host:port of each start URL, lower-case, unique
-	startDomain   []string // hostnames (no port), for AllowedDomains
+	startHosts    []string // host[:port] of each start URL as Colly sees it (collyURL), unique
+	startDomain   []string // their hostnames (no port), unique, for AllowedDomains
 	checkpointSet bool     // -checkpoint was given
 	profileSet    bool     // -profile was given
 	profileOpts   []breaker.Option
@@ -230,8 +230,12 @@ Exit codes:
   0   complete  work done, records written
   2   tripped   a target degraded (or the run was interrupted); reschedule
   3   empty     ran to the end, nothing valid collected, nothing tripped
+<<<<<<< HEAD
   1   error     a bug, a broken environment, selector_broken, or URLs dead of
                 failures (their attempts spent): a human must look
+=======
+  1   error     a bug, a crash or a broken environment, e.g. selector_broken: a human must look
+>>>>>>> wip-endings
   64  usage     bad flags or configuration; nothing was sent
 `
 
@@ -282,7 +286,8 @@ func (cfg *Config) validate() error {
 	var err error
 	seen := map[string]bool{}
 	for _, raw := range cfg.URLs {
-		u, perr := url.Parse(raw)
+		// The hosts as Colly will see them, not as written (hosts.go).
+		u, perr := collyURL(raw)
 		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usageErr("start URL %q: want an absolute http or https URL", raw)
 		}
@@ -290,7 +295,9 @@ func (cfg *Config) validate() error {
 		if !seen[h] {
 			seen[h] = true
 			cfg.startHosts = append(cfg.startHosts, h)
-			cfg.startDomain = append(cfg.startDomain, strings.ToLower(u.Hostname()))
+			if d := strings.ToLower(u.Hostname()); !slices.Contains(cfg.startDomain, d) {
+				cfg.startDomain = append(cfg.startDomain, d)
+			}
 		}
 	}
 	if err := selector("-follow", cfg.Follow); err != nil {
@@ -350,7 +357,7 @@ func (cfg *Config) validate() error {
 	} else {
 		cfg.profile = set.Default()
 	}
-	cfg.profileOpts = set.Options()
+	cfg.profileOpts = profileOptions(set)
 	if cfg.Metrics != "" {
 		_, port, err := net.SplitHostPort(cfg.Metrics)
 		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -151,22 +150,12 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	cr.c = colly.NewCollector(copts...)
 	cr.c.SetRequestTimeout(cfg.Timeout)
 	cr.c.AllowedDomains = cfg.startDomain
-	// One LimitRule per start host: a rule's Parallelism is one pool shared
-	// by every host it matches (colly-internals.md §6), so a catch-all
-	// would let a slow store hold the slots of a healthy one. The last rule
-	// is for hosts reached by redirect; those share its pool.
-	for _, h := range cfg.startHosts {
-		rule := &colly.LimitRule{DomainRegexp: "(?i)^" + regexp.QuoteMeta(h) + "$", Parallelism: cfg.Parallelism}
+	for _, rule := range limitRules(cfg) {
 		if err := cr.c.Limit(rule); err != nil {
 			cancel()
 			cr.abandon()
-			return nil, usageErr("limit rule for %s: %v", h, err)
+			return nil, usageErr("limit rule %s%s: %v", rule.DomainRegexp, rule.DomainGlob, err)
 		}
-	}
-	if err := cr.c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: cfg.Parallelism}); err != nil {
-		cancel()
-		cr.abandon()
-		return nil, usageErr("limit rule: %v", err)
 	}
 
 	// A worker of a crawl in Redis continues its -out file as --resume
@@ -216,6 +205,20 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	return cr, nil
 }
 
+// limitRules are the collector's LimitRules: one per start host, matched
+// against the host as Colly sees it (collyURL), because a rule's
+// Parallelism is one pool shared by every host it matches
+// (colly-internals.md §6) and a catch-all would let a slow store hold the
+// slots of a healthy one. The last rule is for hosts reached by redirect;
+// those share its pool.
+func limitRules(cfg Config) []*colly.LimitRule {
+	var rules []*colly.LimitRule
+	for _, h := range cfg.startHosts {
+		rules = append(rules, &colly.LimitRule{DomainRegexp: "(?i)^" + regexp.QuoteMeta(h) + "$", Parallelism: cfg.Parallelism})
+	}
+	return append(rules, &colly.LimitRule{DomainGlob: "*", Parallelism: cfg.Parallelism})
+}
+
 // release closes the Redis client, once the report is built and the status
 // display, which reads the shared breakers, has stopped.
 func (cr *crawl) release() {
@@ -252,6 +255,7 @@ func (cr *crawl) gate(r *colly.Request) {
 // onPage scores nothing itself: the validator did. A valid product page
 // becomes a record; links are followed from valid pages only.
 func (cr *crawl) onPage(e *colly.HTMLElement) {
+	crashAtPage()
 	verdict, ok := cr.v.VerdictOf(e.Response)
 	if !ok || !verdict.Valid() {
 		return
@@ -330,7 +334,7 @@ func (cr *crawl) enqueue(parent *colly.Request, u string) {
 		cr.cut.Add(1)
 		return
 	}
-	pu, err := url.Parse(u)
+	pu, err := collyURL(u)
 	if err != nil || !slices.Contains(cr.cfg.startDomain, strings.ToLower(pu.Hostname())) {
 		cr.log.Debug().Str("event", "not_followed").Str("url", u).Msg("link not followed: not a start host")
 		return

@@ -16,8 +16,21 @@
 //	2   tripped   a target degraded, or the run was interrupted: reschedule
 //	3   empty     ran to the end, nothing valid collected, nothing tripped
 //	1   error     our bug or a broken environment (selector_broken included),
-//	              or URLs dead of failures: a person decides (--retry-dead)
+//	              URLs dead of failures (a person decides: --retry-dead),
+//	              or a crash: a panic, a fatal runtime error, SIGQUIT
 //	64  usage     bad flags or configuration: nothing was sent
+//
+// Go's runtime exits 2 on a crash, the code of a run to reschedule, so the
+// crawl runs in a child process of productcrawl's own, which turns a child
+// that crashed into exit 1 with a "crashed" event after the runtime's trace
+// (supervise.go; on Unix).
+//
+// Hosts are named the way Colly sends to them, which is how the report,
+// the logs and -parallelism's per-host pools name them: a start URL's host
+// in its ASCII form (http://bücher.example/ is xn--bcher-kva.example), an
+// IPv4 address in dotted decimal (0x7f.0.0.1 is 127.0.0.1), the scheme's
+// default port dropped (http://h:80/ is h). A -profiles file may name a
+// host either way.
 //
 // -checkpoint (crawl.db) keeps the state of every URL; --resume continues
 // a crawl that ended tripped, was interrupted or killed: it fetches only
@@ -80,7 +93,12 @@ import (
 
 func main() {
 	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00" // milliseconds: a crawl's events are close together
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	if os.Getenv(childEnv) != "" {
+		os.Exit(runChild(os.Args[1:]))
+	}
+	// The crawl runs in a child process, so a crash is an error (exit 1),
+	// not Go's exit 2 that reads as tripped: see supervise.go.
+	os.Exit(supervise(os.Args[1:], os.Stderr))
 }
 
 // run is the whole program; it returns the exit code.
@@ -162,6 +180,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}()
 
 	st.start(log, cr.b, cr.out)
+	crashAtStart()
 	o, rep := cr.run()
 	st.stop()
 	cr.release()
@@ -178,14 +197,18 @@ func usage(stderr io.Writer, err error) int {
 	return outcome.Usage
 }
 
-// newLogger writes to stderr: console lines on a terminal (or with
-// -log-format console), JSON lines otherwise.
+// newLogger writes to stderr (see logWriter).
 func newLogger(cfg Config, stderr io.Writer, st *status) zerolog.Logger {
+	return zerolog.New(st.wrap(logWriter(cfg, stderr))).Level(cfg.level).With().Timestamp().Logger()
+}
+
+// logWriter is stderr for the logger: console lines on a terminal (or
+// with -log-format console), JSON lines otherwise.
+func logWriter(cfg Config, stderr io.Writer) io.Writer {
 	f, isFile := stderr.(*os.File)
 	tty := isFile && isTerminal(f)
-	var w io.Writer = stderr
 	if cfg.LogFormat == "console" || (cfg.LogFormat == "auto" && tty) {
-		w = zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000", NoColor: !tty}
+		return zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000", NoColor: !tty}
 	}
-	return zerolog.New(st.wrap(w)).Level(cfg.level).With().Timestamp().Logger()
+	return stderr
 }

@@ -12,18 +12,40 @@
 # every machine) needs no --resume: the same command continues it, and
 # any number of workers may run it at once.
 #
-# PRODUCTCRAWL is the command that runs the crawl (default: go run
-# ./examples/productcrawl, from the repository root); it is split on spaces.
+# PRODUCTCRAWL is the command that runs the crawl, split on spaces, e.g.
+# the path of an installed productcrawl binary. Without it the script
+# builds productcrawl from the source beside it (go build, from any
+# directory) into $XDG_CACHE_HOME/breakwater (~/.cache/breakwater) and
+# runs that binary. Never go run: it turns every non-zero exit into 1, so
+# a trip, an empty run and a typo would all page on-call.
 # RUN_ID names the run in the messages. The script exits with the crawl's
 # code, so whatever runs it still sees how the run ended.
 set -u
 
 run_id=${RUN_ID:-productcrawl-$(date +%Y%m%dT%H%M%S)}
-read -r -a crawl <<<"${PRODUCTCRAWL:-go run ./examples/productcrawl}"
+
+page_oncall() { echo "orchestrate: $run_id error: paging on-call (a bug, a crash or a broken environment), a retry would fail the same way; read the report and the log"; }
+
+if [[ -n ${PRODUCTCRAWL:-} ]]; then
+	read -r -a crawl <<<"$PRODUCTCRAWL"
+else
+	# Built under a name of its own, then renamed over the last build: a
+	# crawl still running the old binary keeps it, and two runs building
+	# at once never write the same file.
+	src=$(dirname "${BASH_SOURCE[0]}")
+	bindir=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/breakwater
+	if ! { mkdir -p "$bindir" && go build -C "$src" -o "$bindir/productcrawl.$$" . &&
+		mv -f "$bindir/productcrawl.$$" "$bindir/productcrawl"; }; then
+		rm -f "$bindir/productcrawl.$$"
+		echo "orchestrate: $run_id cannot build productcrawl from $src into $bindir (set PRODUCTCRAWL to a built binary)"
+		page_oncall
+		exit 1
+	fi
+	crawl=("$bindir/productcrawl")
+fi
 
 mark_done()   { echo "orchestrate: $run_id complete: marking the run done"; }
 reschedule()  { echo "orchestrate: $run_id tripped: a target degraded; rescheduling in 30m from the checkpoint, no human needed"; }
-page_oncall() { echo "orchestrate: $run_id error: paging on-call, a retry would fail the same way; read the report"; }
 alert_empty() { echo "orchestrate: $run_id empty: alerting, the run finished clean but collected nothing"; }
 fix_config()  { echo "orchestrate: $run_id usage: bad flags or configuration, nothing was sent; fix the job definition"; }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,17 +16,33 @@ import (
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
-// orchestrate runs orchestrate.sh with PRODUCTCRAWL set to crawl.
+// orchestrate runs orchestrate.sh with PRODUCTCRAWL set to crawl, in the
+// package directory, where the script is.
 func orchestrate(t *testing.T, crawl string, env []string, args ...string) (int, string) {
+	t.Helper()
+	return orchestrateIn(t, ".", "orchestrate.sh", append(env, "PRODUCTCRAWL="+crawl), args...)
+}
+
+// orchestrateIn runs script in dir, with env added to the test's
+// environment less any PRODUCTCRAWL: without one in env the script runs
+// its default command.
+func orchestrateIn(t *testing.T, dir, script string, env []string, args ...string) (int, string) {
 	t.Helper()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	// Without PRODUCTCRAWL the script builds productcrawl first: on a
+	// cold build cache that alone can take a minute.
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout+2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", append([]string{"orchestrate.sh"}, args...)...)
-	cmd.Env = append(append(os.Environ(), "PRODUCTCRAWL="+crawl, "RUN_ID=test-run"), env...)
-	cmd.Dir = "." // the package directory, where orchestrate.sh is
+	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PRODUCTCRAWL=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(append(cmd.Env, "RUN_ID=test-run"), env...)
+	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -84,5 +101,53 @@ func TestOrchestrateReschedulesATrippedCrawl(t *testing.T) {
 		"--log-level", "warn", store.URL()+"/")
 	if code != 2 || !strings.Contains(text, "orchestrate: test-run tripped") || !strings.Contains(text, "outcome: tripped (exit 2)") {
 		t.Fatalf("exit %d after %v:\n%s\nwant the crawl's report, then the reschedule action, exit 2", code, time.Since(start), text)
+	}
+}
+
+// The script as shipped, with its default command, run from the
+// repository root as its comment says: each ending reaches its own action
+// with its own code. (go run turns every non-zero exit into 1, so a
+// default of go run would page on-call for a trip, an empty run and a
+// typo alike.)
+func TestOrchestrateWithItsDefaultCommandKeepsTheCrawlsCode(t *testing.T) {
+	degrading := startStore(t, testserver.Config{Products: 60, PerPage: 60,
+		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25}})
+	empty := startStore(t, testserver.Config{Products: testserver.NoProducts})
+	// The script builds productcrawl under XDG_CACHE_HOME, which is also
+	// where Go keeps its build cache unless GOCACHE says: keep the one
+	// the test was built with.
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env GOCACHE: %v", err)
+	}
+	cache := []string{"XDG_CACHE_HOME=" + t.TempDir(), "GOCACHE=" + strings.TrimSpace(string(gocache))}
+	for _, tc := range []struct {
+		name   string
+		code   int
+		action string
+		args   []string
+		crash  string // testCrashEnv
+	}{
+		{"tripped", 2, "test-run tripped: a target degraded; rescheduling", []string{degrading.URL() + "/"}, ""},
+		{"empty", 3, "test-run empty: alerting", []string{empty.URL() + "/"}, ""},
+		{"usage", 64, "test-run usage: bad flags or configuration", []string{"--parallelism", "0", empty.URL() + "/"}, ""},
+		{"crashed", 1, "test-run error: paging on-call", []string{empty.URL() + "/"}, "goroutine-panic"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"--out", filepath.Join(dir, "p.jsonl"), "--checkpoint", filepath.Join(dir, "crawl.db"),
+				"--log-level", "warn", "--status", "off"}, tc.args...)
+			env := cache
+			if tc.crash != "" {
+				env = append(slices.Clone(cache), testCrashEnv+"="+tc.crash)
+			}
+			code, out := orchestrateIn(t, filepath.Join("..", ".."), filepath.Join("examples", "productcrawl", "orchestrate.sh"), env, args...)
+			if code != tc.code || !strings.Contains(out, "orchestrate: "+tc.action) {
+				t.Fatalf("exit %d:\n%s\nwant %d and the action %q", code, out, tc.code, tc.action)
+			}
+		})
+	}
+	if n := empty.Count(); n != 2 {
+		t.Errorf("the empty store received %d requests, want 2: the listing for the empty run and the crashed one, none from the usage run", n)
 	}
 }
