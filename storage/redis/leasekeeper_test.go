@@ -21,10 +21,10 @@ import (
 func TestThrottlePauseLongerThanTheLeaseFetchesEachPageOnce(t *testing.T) {
 	t.Parallel() // a long test of its own keys: overlap it with the others
 	const products, workers, parallelism = 40, 2, 3
-	const lease = 300 * time.Millisecond
+	const lease = 600 * time.Millisecond
 	client, ns := newNamespace(t)
 	// 6 pages, then 429 "Retry-After: 2" for 100 ms: the first worker's
-	// breaker halts the domain for 2 s, more than six leases.
+	// breaker halts the domain for 2 s, more than three leases.
 	throttled := testserver.Scenario{Mode: testserver.Throttle, After: 6, RetryAfter: 2 * time.Second,
 		RecoverAfter: 100 * time.Millisecond, Latency: 20 * time.Millisecond}
 	f := fleet(t, 1, products, throttled, throttled)
