@@ -215,19 +215,21 @@ func (cs *CollyStorage) Outcome(a breaker.Attempt) {
 		}
 		err = cs.Fail(a.Request, cause)
 	}
-	if err != nil {
+	if err != nil && !cs.unknown(err) {
 		cs.s.log.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", a.Request.URL.String()).
 			Err(err).Msg("breakwater/redis: a request's outcome could not be saved; its job comes back after the lease")
-		cs.unknown(err)
 	}
 }
 
-// unknown has the crawl's run marker checked when err says that a job
-// this worker held is gone from the queue: the crawl's state may be.
-func (cs *CollyStorage) unknown(err error) {
+// unknown reports whether the crawl's state is lost (said once, by the
+// redis_state_lost event: an outcome that cannot be saved then is no
+// news), and has it checked first when err says that a job this worker
+// held is gone from the queue.
+func (cs *CollyStorage) unknown(err error) bool {
 	if errors.Is(err, ErrUnknownJob) {
 		_ = cs.watch(context.Background(), true)
 	}
+	return cs.Lost() != nil
 }
 
 // Refused parks a request the breaker refused until the domain may be
@@ -238,10 +240,9 @@ func (cs *CollyStorage) Refused(r *colly.Request, e *breaker.CircuitOpenError) {
 	if wait := until.Sub(cs.s.now()); wait > 0 {
 		until = until.Add(time.Duration(cs.q.float64() * float64(wait) / 10))
 	}
-	if err := cs.Park(r, until); err != nil {
+	if err := cs.Park(r, until); err != nil && !cs.unknown(err) {
 		cs.s.log.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", r.URL.String()).
 			Err(err).Msg("breakwater/redis: a refused request could not be parked; its job comes back after the lease")
-		cs.unknown(err)
 	}
 }
 

@@ -73,12 +73,12 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	case w.id == "":
 		w.id = run
 	case run != w.id:
-		found := "none"
+		found := "is gone"
 		if run != "" {
-			found = "another, " + run
+			found = "names another run"
 		}
-		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: its run marker %s holds %s, not the run %s this worker joined; Redis restarted without persistence, was flushed or evicted the crawl's keys, so what the crawl had queued, leased and done is gone: this worker's results are incomplete; run Redis with persistence (appendonly yes) and start the crawl again",
-			cs.q.crawl, ErrStateLost, cs.keys[keyRun], found, w.id)
+		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: its run marker %s %s (Redis restarted without persistence, was flushed or evicted the crawl's keys), so what the crawl had queued and done is gone and this worker's results are incomplete: run Redis with persistence (appendonly yes) and start the crawl again",
+			cs.q.crawl, ErrStateLost, cs.keys[keyRun], found)
 		cs.s.log.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
 			Msg("breakwater/redis: the crawl's shared state in Redis was lost; this worker stops")
 		return w.lost
@@ -110,4 +110,12 @@ func (cs *CollyStorage) Check(ctx context.Context) error {
 		return nil
 	}
 	return cs.watch(ctx, true)
+}
+
+// Lost returns the error wrapping ErrStateLost once the storage has found
+// the crawl's state gone, and nil before; it asks Redis nothing.
+func (cs *CollyStorage) Lost() error {
+	cs.run.mu.Lock()
+	defer cs.run.mu.Unlock()
+	return cs.run.lost
 }
