@@ -2,13 +2,18 @@ package redis_test
 
 import (
 	"context"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/storage/redis"
+	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
 )
 
 // A store that answers 429 with a Retry-After far longer than the lease:
@@ -87,4 +92,54 @@ func TestThrottlePauseLongerThanTheLeaseFetchesEachPageOnce(t *testing.T) {
 		}
 	}
 	t.Logf("%d answers of 429 with Retry-After 2 s against a %v lease; %d pages saved", throttles, lease, len(saved))
+}
+
+// The keeper extends only the leases of jobs under way. A job whose
+// request Colly drops before it starts (here a URL filter) and one whose
+// outcome nobody reports (no breaker, no Ack) past the max hold come back
+// after their lease as before, until their attempts are spent: a live
+// worker does not sit on them, and the crawl ends.
+func TestLeasesOfJobsNotUnderWayRunOut(t *testing.T) {
+	t.Parallel()
+	store, err := testserver.Start(testserver.Config{Products: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for _, tc := range []struct {
+		name    string
+		dropped bool
+	}{{"dropped by a URL filter", true}, {"fetched, outcome never reported", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ns := redistest.New(t)
+			cs := collyStorage(t, ns, redis.WithVisibilityTimeout(150*time.Millisecond), redis.WithMaxHold(300*time.Millisecond),
+				redis.WithMaxAttempts(2), redis.WithPollInterval(20*time.Millisecond))
+			c := colly.NewCollector()
+			if tc.dropped {
+				c.DisallowedURLFilters = []*regexp.Regexp{regexp.MustCompile(`/products/`)}
+			}
+			cs.Register(c)
+			q, err := queue.New(2, cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := q.AddURL(store.ProductURL(1)); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- q.Run(c) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(15 * time.Second):
+				cs.Close()
+				t.Fatal("the crawl did not end: a job nobody works on kept its lease")
+			}
+			if st, _ := cs.Queue().Stats(context.Background()); st.Pending() != 0 || st.Dead != 1 {
+				t.Fatalf("after the crawl: %+v, want the job dead-lettered after its 2 attempts", st)
+			}
+		})
+	}
 }
