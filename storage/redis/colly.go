@@ -465,10 +465,10 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 // reports 0 it checks that the crawl's state is still in Redis: if it
 // vanished, the error wraps ErrStateLost (and ends Colly's Run).
 func (cs *CollyStorage) QueueSize() (int, error) {
+	cs.handed()
 	if cs.closed() {
 		return 0, nil
 	}
-	cs.handed()
 	var n int64
 	err := cs.persist(context.Background(), "queue size", func(ctx context.Context) error {
 		if err := cs.watch(ctx, false); err != nil {

@@ -23,7 +23,9 @@ import (
 // (WithMaxHold); or claimed by GetRequest and not yet handed to a thread,
 // which Colly's queue does before it asks the storage anything again. A
 // job Colly drops before it starts (a URL filter, MaxDepth, robots.txt)
-// is never under way: it comes back after its lease, as before.
+// is never under way: it comes back after its lease, as before. The
+// keeper's period is real time; the deadlines it writes are on the
+// storage's clock (WithClock), as every lease is.
 type keeper struct {
 	mu      sync.Mutex
 	jobs    map[string]*kept // job ID → the lease this process holds
