@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/storage/redis"
+	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
@@ -85,4 +86,70 @@ func TestRedisKilledMidCrawl(t *testing.T) {
 			t.Logf("workers ended with: %v", errs)
 		})
 	}
+}
+
+// A worker joins the crawl's run on its first call and checks the run
+// marker as it goes: whenever it would report the queue empty, and every
+// third of the visibility timeout while work is left. Gone (the crawl's
+// keys flushed), or replaced by another run (a worker that joined the
+// emptied Redis afresh), the storage ends with ErrStateLost; intact, it
+// goes on.
+func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
+	client, ns := redistest.New(t)
+	ctx := context.Background()
+	req := func(u string) []byte { return []byte(`{"URL":"` + u + `","Method":"GET"}`) }
+	opts := []redis.Option{redis.WithVisibilityTimeout(30 * time.Millisecond)}
+
+	t.Run("flushed: found when the queue looks empty", func(t *testing.T) {
+		cs := collyStorage(t, ns+"a", opts...)
+		if err := cs.AddRequest(req("http://shop.test/a")); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := cs.QueueSize(); n != 1 || err != nil {
+			t.Fatalf("QueueSize = %d, %v; want 1", n, err)
+		}
+		if err := cs.Check(ctx); err != nil {
+			t.Fatalf("Check with the state intact: %v", err)
+		}
+		if err := client.Del(ctx, cs.Keys()...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := cs.QueueSize(); !errors.Is(err, redis.ErrStateLost) {
+			t.Fatalf("QueueSize after the flush = %d, %v; want ErrStateLost, never an empty queue", n, err)
+		}
+		if _, err := cs.GetRequest(); !errors.Is(err, redis.ErrStateLost) {
+			t.Errorf("GetRequest after the loss: %v, want ErrStateLost", err)
+		}
+		if !errors.Is(cs.Check(ctx), redis.ErrStateLost) || !errors.Is(cs.Lost(), redis.ErrStateLost) {
+			t.Errorf("Check %v, Lost %v; want ErrStateLost", cs.Check(ctx), cs.Lost())
+		}
+	})
+
+	t.Run("replaced: found while work is left", func(t *testing.T) {
+		cs := collyStorage(t, ns+"b", opts...)
+		if err := cs.AddRequest(req("http://shop.test/a")); err != nil {
+			t.Fatal(err)
+		}
+		if err := client.Del(ctx, cs.Keys()...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		fresh := collyStorage(t, ns+"b", opts...) // joins the emptied crawl: a new run
+		if err := fresh.AddRequest(req("http://shop.test/b")); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			n, err := cs.QueueSize()
+			if errors.Is(err, redis.ErrStateLost) {
+				break
+			}
+			if err != nil || n != 1 || time.Now().After(deadline) {
+				t.Fatalf("QueueSize = %d, %v; want 1 until the periodic check finds another run, then ErrStateLost", n, err)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if err := fresh.Check(ctx); err != nil {
+			t.Errorf("the fresh worker's own run: %v, want intact", err)
+		}
+	})
 }
