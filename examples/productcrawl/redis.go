@@ -43,7 +43,8 @@ import (
 //     killed between writing a product and settling its job leaves that
 //     job to come back after the visibility timeout, and the product can
 //     then be in two files (never twice in one: a worker continues its
-//     -out as --resume does).
+//     -out as --resume does). A live worker keeps its jobs however long
+//     they wait (storage/redis extends their leases).
 //   - The circuit breakers are shared (BreakerStore): a trip seen by one
 //     worker is seen by all, half-open probes are limited across all, and
 //     an open circuit stays open in Redis for a worker started later.
@@ -67,7 +68,9 @@ import (
 // the crawl the worker pauses instead: the circuits fail closed (requests
 // are parked, none is sent) and the queue's calls retry with a backoff;
 // once Redis answers the crawl goes on. Still unreachable after
-// storage/redis's max outage (10 minutes), the run ends as an error.
+// storage/redis's max outage (10 minutes), the run ends as an error. A
+// Redis that comes back without the crawl (no persistence, flushed) ends
+// the run as an error too (storage/redis's ErrStateLost), never complete.
 
 // defaultWaitHorizon is -wait-horizon's default: longer than a request
 // parked while Redis was unreachable waits (the breaker store tries Redis
@@ -211,8 +214,10 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 	sh := &shared{client: client, id: cfg.CrawlID, log: log}
 	opts := []redis.Option{
 		redis.WithLogger(log),
-		// A job is leased for longer than any fetch can take, with room
-		// for the wait at a LimitRule and the breaker's pace.
+		// How long a killed worker's jobs wait before the others take
+		// them: a live worker extends the leases of the jobs it has under
+		// way, however long they wait at the breaker's gate (a
+		// Retry-After pause, the pace) or at a LimitRule.
 		redis.WithVisibilityTimeout(max(4*cfg.Timeout, time.Minute)),
 		redis.WithMaxAttempts(redisMaxAttempts),
 		redis.WithWaitHorizon(cfg.WaitHorizon),
@@ -261,7 +266,7 @@ func (sh *shared) breakerOptions() []breaker.Option {
 // stopping) to the queue at once, without spending an attempt, so another
 // worker takes it now rather than after its lease.
 func (sh *shared) giveBack(r *colly.Request) {
-	if err := sh.cs.Park(r, time.Time{}); err != nil {
+	if err := sh.cs.Park(r, time.Time{}); err != nil && sh.cs.Lost() == nil { // lost: said once already
 		sh.log.Warn().Str("event", "job_not_returned").Str("url", r.URL.String()).Err(err).
 			Msg("a request cut by the stop could not be put back; it comes back after its lease")
 	}
@@ -285,7 +290,7 @@ func (sh *shared) depth() metrics.Queue {
 
 // judge is the crawl's queue as a judge of the run, asked within timeout.
 func (sh *shared) judge(timeout time.Duration) outcome.Judge {
-	return queueJudge{q: sh.cs.Queue(), id: sh.id, timeout: timeout}
+	return queueJudge{cs: sh.cs, id: sh.id, timeout: timeout}
 }
 
 // queueJudge says what the crawl's queue in Redis holds when this worker
@@ -293,9 +298,12 @@ func (sh *shared) judge(timeout time.Duration) outcome.Judge {
 // ready or in flight elsewhere because this worker stopped early) makes
 // the run tripped: the same command continues it. It stands for the
 // breaker's "unfinished", which lists this worker's refusals only, even
-// those another worker has done since.
+// those another worker has done since. A crawl whose state vanished from
+// Redis under the worker (restarted without persistence, flushed) is an
+// error, whatever its queue holds now: what it had queued and done is
+// gone.
 type queueJudge struct {
-	q       *redis.Queue
+	cs      *redis.CollyStorage
 	id      string
 	timeout time.Duration
 }
@@ -303,7 +311,11 @@ type queueJudge struct {
 func (j queueJudge) Judge() outcome.Evidence {
 	ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
 	defer cancel()
-	st, err := j.q.Stats(ctx)
+	if err := j.cs.Check(ctx); errors.Is(err, redis.ErrStateLost) {
+		return outcome.Evidence{Findings: []outcome.Finding{{State: outcome.Error, Kind: "state_lost",
+			Reason: fmt.Sprintf("the crawl %s lost its shared state in Redis: its results are incomplete", j.id)}}}
+	}
+	st, err := j.cs.Queue().Stats(ctx)
 	if err != nil {
 		return outcome.Evidence{Findings: []outcome.Finding{{State: outcome.Error, Kind: "store_error",
 			Reason: fmt.Sprintf("reading what is left of the crawl %s in Redis: %v", j.id, err)}}}

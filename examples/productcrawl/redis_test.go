@@ -500,54 +500,98 @@ func TestRedisDeadLettersAreListed(t *testing.T) {
 	}
 }
 
-// Redis stopped and started again in the middle of a crawl: the workers
-// pause (nothing is lost, nothing is fetched twice) and then finish it.
-// The test runs a redis-server of its own, persisting every write, so
-// that it can stop it without touching the Redis other tests share.
-func TestRedisRestartedMidCrawlPausesTheWorkers(t *testing.T) {
+// ownRedis is a redis-server of a test's own on a free loopback port, for
+// the tests that stop, kill and start it again without touching the Redis
+// other tests share. A durable one persists every write (append-only
+// file, synced on each), so a restart keeps the crawl; a volatile one
+// persists nothing, so a restart comes back empty.
+type ownRedis struct {
+	t       *testing.T
+	path    string
+	addr    string
+	dir     string
+	durable bool
+	server  *exec.Cmd
+}
+
+// startOwnRedis starts the server. Without redis-server on PATH the test
+// is skipped, or fails under CI (CI=true), which must never skip it.
+func startOwnRedis(t *testing.T, durable bool) *ownRedis {
+	t.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Skip("no redis-server on PATH to stop and start again")
+		const why = "no redis-server on PATH to stop and start again"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(why + "; CI must run this test: install redis-server (.ci/run does)")
+		}
+		t.Skip(why)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
+	r := &ownRedis{t: t, path: path, addr: l.Addr().String(), dir: t.TempDir(), durable: durable}
 	l.Close()
-	_, port, _ := net.SplitHostPort(addr)
-	dir := t.TempDir()
-	var server *exec.Cmd
-	start := func() {
-		t.Helper()
-		server = exec.Command(path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-			"--appendfsync", "always", "--dir", dir, "--daemonize", "no", "--loglevel", "warning")
-		if err := server.Start(); err != nil {
-			t.Fatal(err)
-		}
-		client := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1})
-		defer client.Close()
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-			err := client.Ping(ctx).Err()
-			cancel()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("redis-server on %s did not answer: %v", addr, err)
-			}
-		}
-	}
-	stop := func() {
-		_ = server.Process.Signal(syscall.SIGTERM)
-		_ = server.Wait()
-	}
-	start()
-	t.Cleanup(func() { stop() })
+	r.start()
+	t.Cleanup(r.stop)
+	return r
+}
 
+func (r *ownRedis) url() string { return "redis://" + r.addr + "/0" }
+
+func (r *ownRedis) start() {
+	r.t.Helper()
+	_, port, _ := net.SplitHostPort(r.addr)
+	persist := []string{"--appendonly", "yes", "--appendfsync", "always"}
+	if !r.durable {
+		persist = []string{"--appendonly", "no"}
+	}
+	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--save", ""}, persist...)
+	r.server = exec.Command(r.path, append(args, "--dir", r.dir, "--daemonize", "no", "--loglevel", "warning")...)
+	if err := r.server.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	client := goredis.NewClient(&goredis.Options{Addr: r.addr, MaxRetries: -1})
+	defer client.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := client.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("redis-server on %s did not answer: %v", r.addr, err)
+		}
+	}
+}
+
+// stop ends the server with SIGTERM and waits for it.
+func (r *ownRedis) stop() {
+	if r.server != nil {
+		_ = r.server.Process.Signal(syscall.SIGTERM)
+		_ = r.server.Wait()
+		r.server = nil
+	}
+}
+
+// kill ends the server with SIGKILL, as a crash or the OOM killer would.
+func (r *ownRedis) kill() {
+	if r.server != nil {
+		_ = r.server.Process.Kill()
+		_ = r.server.Wait()
+		r.server = nil
+	}
+}
+
+// Redis stopped and started again in the middle of a crawl: the workers
+// pause (nothing is lost, nothing is fetched twice) and then finish it.
+// The test runs a redis-server of its own, persisting every write, so
+// that it can stop it without touching the Redis other tests share.
+func TestRedisRestartedMidCrawlPausesTheWorkers(t *testing.T) {
+	srv := startOwnRedis(t, true)
 	s := startStore(t, testserver.Config{Products: 120, PerPage: 40, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}})
-	args := []string{"--redis", "redis://" + addr + "/0", "--report", "json", "--log-format", "json", "--status", "off",
+	args := []string{"--redis", srv.url(), "--report", "json", "--log-format", "json", "--status", "off",
 		"--profiles", plainProfile(t), "--parallelism", "2", s.URL() + "/"}
 	type proc struct {
 		cmd            *exec.Cmd
@@ -568,13 +612,13 @@ func TestRedisRestartedMidCrawlPausesTheWorkers(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	stop()
+	srv.stop()
 	down := s.Count()
 	time.Sleep(2500 * time.Millisecond) // longer than go-redis's own retries of a command
 	if sent := s.Count() - down; sent > 2*2 {
 		t.Errorf("%d requests sent while Redis was down, want at most those already in flight (4)", sent)
 	}
-	start()
+	srv.start()
 	var rs []result
 	for _, p := range procs {
 		err := p.cmd.Wait()
@@ -601,4 +645,55 @@ func TestRedisRestartedMidCrawlPausesTheWorkers(t *testing.T) {
 		}
 	}
 	eachPageOnce(t, s)
+}
+
+// Redis without persistence is killed in the middle of a two-worker crawl
+// and comes back empty: the queue, the visited set and the leases are
+// gone. No worker may drain the empty queue and exit 0 "complete" with
+// products missing: each ends error (exit 1), its run_finished line saying
+// that the crawl's shared state was lost.
+func TestRedisLostMidCrawlEndsInError(t *testing.T) {
+	srv := startOwnRedis(t, false)
+	s := startStore(t, testserver.Config{Products: 120, PerPage: 40, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}})
+	args := []string{"--redis", srv.url(), "--report", "json", "--log-format", "json", "--status", "off",
+		"--profiles", plainProfile(t), "--parallelism", "2", s.URL() + "/"}
+	type proc struct {
+		cmd            *exec.Cmd
+		stdout, stderr *bytes.Buffer
+	}
+	var procs []proc
+	for range 2 {
+		cmd, stdout, stderr := crawlCmd(t, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, proc{cmd, stdout, stderr})
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for s.CountMode(testserver.Healthy) < 30 {
+		if time.Now().After(deadline) {
+			t.Fatal("the crawl did not get going")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	srv.kill()
+	srv.start()
+	for i, p := range procs {
+		err := p.cmd.Wait()
+		r := finish(t, p.cmd, err, p.stdout, p.stderr)
+		end := finishedLine(r.stderr)
+		if r.code != 1 || !strings.Contains(end, `"state":"error"`) || !strings.Contains(end, "shared state in Redis was lost") {
+			t.Errorf("worker %d: exit %d, run_finished %s\nwant 1 (error) and a reason saying the shared state was lost\nstderr:\n%.4000s", i, r.code, end, r.stderr)
+		}
+	}
+}
+
+// finishedLine is the run_finished line of a worker's JSON log.
+func finishedLine(stderr string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, `"event":"run_finished"`) {
+			return l
+		}
+	}
+	return ""
 }

@@ -2,9 +2,14 @@ package redis
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync/atomic"
 	"testing"
 
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // A claim whose answer was lost (Redis went away after running it) leased
@@ -42,5 +47,81 @@ func TestClaimAgainHandsOutTheJobALostAnswerLeased(t *testing.T) {
 	}
 	if st, _ := q.Stats(ctx); st.InFlight != 1 || st.Ready != 0 {
 		t.Fatalf("stats %+v: want the other job in flight, nothing ready", st)
+	}
+}
+
+// dropFirstClaimReply is a go-redis hook that lets the first run of the
+// claim script reach Redis and then loses its answer, as a connection cut
+// after the command was sent does.
+type dropFirstClaimReply struct {
+	dropped atomic.Bool
+}
+
+func (*dropFirstClaimReply) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (*dropFirstClaimReply) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return next
+}
+
+func (h *dropFirstClaimReply) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		err := next(ctx, cmd)
+		args := cmd.Args()
+		if err == nil && len(args) > 1 && fmt.Sprint(args[0]) == "evalsha" && args[1] == scriptClaim.Hash() && h.dropped.CompareAndSwap(false, true) {
+			cmd.SetErr(io.EOF)
+			return io.EOF
+		}
+		return err
+	}
+}
+
+// The wiring of the claim-again script, not the script alone: a
+// CollyStorage whose first claim ran in Redis but whose answer was lost
+// must hand out the job that claim leased on its retry, and lease nothing
+// more. Wired with the plain claim script on the retry, it would lease a
+// second job while the first waits out its lease unseen.
+func TestGetRequestRetriesALostClaimWithClaimAgain(t *testing.T) {
+	client, prefix := redistest.New(t)
+	hook := &dropFirstClaimReply{}
+	client.AddHook(hook)
+	cs, err := NewCollyStorage(client, "crawl-1", WithNamespace(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ctx := context.Background()
+	for _, u := range []string{"http://shop.test/a", "http://shop.test/b"} {
+		if err := cs.AddRequest([]byte(fmt.Sprintf(`{"URL":%q,"Method":"GET"}`, u))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := scriptClaim.Load(ctx, client).Err(); err != nil { // so that the first try is one EVALSHA
+		t.Fatal(err)
+	}
+	raw, err := cs.GetRequest()
+	if err != nil {
+		t.Fatalf("get request after a lost answer: %v", err)
+	}
+	if !hook.dropped.Load() {
+		t.Fatal("no claim answer was dropped: the test proves nothing")
+	}
+	st, err := cs.Queue().Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.InFlight != 1 || st.Ready != 1 {
+		t.Fatalf("after one GetRequest: %+v; want one job in flight and one ready (the retry leased another job)", st)
+	}
+	leased, err := client.HGetAll(ctx, cs.q.keys[keyLeases]).Result()
+	if err != nil || len(leased) != 1 {
+		t.Fatalf("leases %v (%v): want exactly one", leased, err)
+	}
+	var sr struct{ URL string }
+	if err := json.Unmarshal(raw, &sr); err != nil {
+		t.Fatal(err)
+	}
+	id := idKey(RequestID(sr.URL, nil))
+	if _, ok := leased[id]; !ok {
+		t.Fatalf("GetRequest handed out %s (%s), but the job leased is %v", sr.URL, id, leased)
 	}
 }

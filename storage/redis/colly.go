@@ -52,13 +52,28 @@ import (
 // good), Fail (an attempt spent; retried after a backoff, dead-lettered at
 // MaxAttempts) or Park (back in the queue until a time, no attempt spent).
 // BreakerOptions reports every outcome for you; without a breaker, call
-// Ack from OnScraped and Fail from OnError. A job whose worker died is
-// claimed again by another once its lease runs out, so a page can be
-// fetched twice (its worker died after the fetch but before the Ack, or a
-// fetch outlived its lease), and is never lost. Requests Colly drops
-// before they reach OnRequest (a URL filter, MaxDepth, robots.txt) report
-// no outcome: their jobs come back after the lease until they are
-// dead-lettered, so filter before adding.
+// Ack from OnScraped and Fail from OnError. While a job's request is under
+// way in this process (waiting for a thread, a LimitRule slot, the
+// breaker's pace or a Retry-After pause, or being fetched) its lease is
+// extended every third of the visibility timeout, for up to WithMaxHold,
+// so a live worker keeps its jobs however long the library makes them
+// wait. A job whose worker died is claimed again by another once its lease
+// runs out, so a page can be fetched twice only when its worker died (or
+// lost Redis for a whole lease) after the fetch but before the Ack, and is
+// never lost. Requests Colly drops before they reach OnRequest (a URL
+// filter, MaxDepth, robots.txt) report no outcome: their jobs come back
+// after the lease until they are dead-lettered, so filter before adding.
+//
+// Lost state. The first call of a worker joins the crawl's run: a run id
+// in Redis, written by the first worker of the crawl. The storage looks at
+// it every third of the visibility timeout (at most every 5 s), after
+// Redis failed a call, when a job it holds is unknown, and whenever it
+// would report the queue empty. Found gone or replaced (Redis restarted
+// without persistence, was flushed or evicted the crawl's keys), the
+// crawl's queue and visited set are gone with it: the storage logs it once
+// and every call returns an error wrapping ErrStateLost, so Colly's Run
+// ends with it instead of ending as if the work were done. Check asks at
+// the end of a run.
 //
 // Waiting, not ending. Colly's queue ends its Run when QueueSize says 0
 // and ends it with an error when QueueSize fails. QueueSize counts every
@@ -86,6 +101,8 @@ type CollyStorage struct {
 	claims time.Duration
 
 	held    sync.Map // job ID → *Job: claimed by this process, not yet reported
+	keep    keeper   // the leases of the held jobs under way (leasekeeper.go)
+	run     runWatch // the crawl's run marker (runstate.go)
 	claimed sync.Map // request id → struct{}: IsVisited claimed it, Visited not called yet
 	reqs    sync.Map // *colly.Request → request id, from OnRequest
 	wake    chan struct{}
@@ -119,7 +136,7 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 	p := s.namespace + ":{" + crawlID + "}:c:"
 	return &CollyStorage{
 		q:      q,
-		keys:   append(q.Keys(), p+"visited", p+"cookies"),
+		keys:   append(q.Keys(), p+"visited", p+"cookies", p+"run"),
 		s:      s,
 		link:   newLink("colly storage", crawlID, "every call waits and retries", s),
 		claims: claims,
@@ -131,8 +148,8 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 // Queue returns the queue under the storage, for Stats, Dead and RetryDead.
 func (cs *CollyStorage) Queue() *Queue { return cs.q }
 
-// Keys returns the storage's Redis keys: the queue's, then visited and
-// cookies.
+// Keys returns the storage's Redis keys: the queue's, then visited,
+// cookies and the run marker.
 func (cs *CollyStorage) Keys() []string { return append([]string(nil), cs.keys...) }
 
 // Init implements storage.Storage and queue.Storage. It does not contact
@@ -159,7 +176,9 @@ func (cs *CollyStorage) Register(c *colly.Collector) {
 	_ = c.SetStorage(cs) // cannot fail: Init does no I/O
 	c.OnRequest(func(r *colly.Request) {
 		if !r.IsAbort() { // an aborted request has been reported already, or never will be
-			cs.reqs.Store(r, requestIDOf(r))
+			id := requestIDOf(r)
+			cs.reqs.Store(r, id)
+			cs.started(id)
 		}
 	})
 }
@@ -196,10 +215,21 @@ func (cs *CollyStorage) Outcome(a breaker.Attempt) {
 		}
 		err = cs.Fail(a.Request, cause)
 	}
-	if err != nil {
+	if err != nil && !cs.unknown(err) {
 		cs.s.log.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", a.Request.URL.String()).
 			Err(err).Msg("breakwater/redis: a request's outcome could not be saved; its job comes back after the lease")
 	}
+}
+
+// unknown reports whether the crawl's state is lost (said once, by the
+// redis_state_lost event: an outcome that cannot be saved then is no
+// news), and has it checked first when err says that a job this worker
+// held is gone from the queue.
+func (cs *CollyStorage) unknown(err error) bool {
+	if errors.Is(err, ErrUnknownJob) {
+		_ = cs.watch(context.Background(), true)
+	}
+	return cs.Lost() != nil
 }
 
 // Refused parks a request the breaker refused until the domain may be
@@ -210,7 +240,7 @@ func (cs *CollyStorage) Refused(r *colly.Request, e *breaker.CircuitOpenError) {
 	if wait := until.Sub(cs.s.now()); wait > 0 {
 		until = until.Add(time.Duration(cs.q.float64() * float64(wait) / 10))
 	}
-	if err := cs.Park(r, until); err != nil {
+	if err := cs.Park(r, until); err != nil && !cs.unknown(err) {
 		cs.s.log.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", r.URL.String()).
 			Err(err).Msg("breakwater/redis: a refused request could not be parked; its job comes back after the lease")
 	}
@@ -222,8 +252,7 @@ func (cs *CollyStorage) Refused(r *colly.Request, e *breaker.CircuitOpenError) {
 // lease ran out and another worker holds it now.
 func (cs *CollyStorage) Ack(r *colly.Request) error {
 	id := cs.requestKey(r)
-	if v, ok := cs.held.LoadAndDelete(id); ok {
-		job := v.(*Job)
+	if job, ok := cs.take(id); ok {
 		err := cs.persist(context.Background(), "ack", func(ctx context.Context) error {
 			n, err := scriptCollyAck.Run(ctx, cs.q.client, cs.keys, cs.q.args(cs.s.now(), job.ID, job.lease)...).Int()
 			if err != nil {
@@ -243,8 +272,7 @@ func (cs *CollyStorage) Ack(r *colly.Request) error {
 // dropped so that it may be fetched when found again.
 func (cs *CollyStorage) Fail(r *colly.Request, cause error) error {
 	id := cs.requestKey(r)
-	if v, ok := cs.held.LoadAndDelete(id); ok {
-		job := v.(*Job)
+	if job, ok := cs.take(id); ok {
 		err := cs.persist(context.Background(), "fail", func(ctx context.Context) error { return cs.q.Fail(ctx, job, cause) })
 		cs.notify()
 		return err
@@ -257,8 +285,7 @@ func (cs *CollyStorage) Fail(r *colly.Request, cause error) error {
 // fetched outside the queue, its claim is dropped.
 func (cs *CollyStorage) Park(r *colly.Request, until time.Time) error {
 	id := cs.requestKey(r)
-	if v, ok := cs.held.LoadAndDelete(id); ok {
-		job := v.(*Job)
+	if job, ok := cs.take(id); ok {
 		err := cs.persist(context.Background(), "park", func(ctx context.Context) error { return cs.q.Park(ctx, job, until) })
 		cs.notify()
 		return err
@@ -272,6 +299,7 @@ func (cs *CollyStorage) Park(r *colly.Request, until time.Time) error {
 func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	key := idKey(id)
 	if _, ok := cs.held.Load(key); ok {
+		cs.started(key)
 		return false, nil
 	}
 	var visited bool
@@ -315,7 +343,7 @@ func (cs *CollyStorage) Visited(id uint64) error {
 func (cs *CollyStorage) Cookies(u *url.URL) string {
 	ctx, cancel := callContext(context.Background(), cs.s.callTimeout)
 	defer cancel()
-	v, err := cs.q.client.HGet(ctx, cs.keys[7], u.Host).Result()
+	v, err := cs.q.client.HGet(ctx, cs.keys[keyCookies], u.Host).Result()
 	if err != nil && !errors.Is(err, goredis.Nil) {
 		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("host", u.Host).Err(cs.q.wrap(ctx, "cookies", err)).Msg("breakwater/redis: cookies not read")
 	}
@@ -328,8 +356,8 @@ func (cs *CollyStorage) SetCookies(u *url.URL, cookies string) {
 	ctx, cancel := callContext(context.Background(), cs.s.callTimeout)
 	defer cancel()
 	_, err := cs.q.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		p.HSet(ctx, cs.keys[7], u.Host, cookies)
-		p.PExpire(ctx, cs.keys[7], cs.s.retention)
+		p.HSet(ctx, cs.keys[keyCookies], u.Host, cookies)
+		p.PExpire(ctx, cs.keys[keyCookies], cs.s.retention)
 		return nil
 	})
 	if err != nil {
@@ -361,6 +389,9 @@ func (cs *CollyStorage) AddRequest(b []byte) error {
 	}
 	var added int
 	err = cs.persist(context.Background(), "add request", func(ctx context.Context) error {
+		if err := cs.watch(ctx, false); err != nil {
+			return err
+		}
 		now := cs.s.now()
 		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keys, cs.q.args(now, job.ID, int(job.Lane), now.UnixMilli(), rec)...).Int()
 		if err != nil {
@@ -379,8 +410,10 @@ func (cs *CollyStorage) AddRequest(b []byte) error {
 // returns its request. When none is ready but some are delayed or in
 // flight anywhere, it waits for one (up to WithPollInterval between
 // tries, at once when this process adds or settles a job); when none is
-// left at all it returns ErrDrained.
+// left at all it returns ErrDrained, or an error wrapping ErrStateLost if
+// the crawl's state vanished.
 func (cs *CollyStorage) GetRequest() ([]byte, error) {
+	cs.handed()
 	for {
 		if cs.closed() {
 			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: the storage was closed", cs.q.crawl)
@@ -388,13 +421,16 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 		var job *Job
 		token, script := newToken(), scriptClaim
 		err := cs.persist(context.Background(), "get request", func(ctx context.Context) error {
+			if err := cs.watch(ctx, false); err != nil {
+				return err
+			}
 			var err error
 			job, err = cs.q.claim(ctx, script, token)
 			script = scriptCollyClaimAgain // a retry: the first try may have leased a job it never heard of
 			return err
 		})
 		if err == nil {
-			cs.held.Store(job.ID, job)
+			cs.hold(job)
 			return job.Request, nil
 		}
 		var empty *EmptyError
@@ -402,6 +438,9 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 			return nil, err
 		}
 		if empty.Drained() || cs.beyondHorizon(empty) {
+			if err := cs.persist(context.Background(), "get request", func(ctx context.Context) error { return cs.watch(ctx, true) }); err != nil {
+				return nil, err
+			}
 			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: %w", cs.q.crawl, ErrDrained)
 		}
 		wait := cs.s.pollInterval
@@ -422,16 +461,24 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 
 // QueueSize implements queue.Storage: the number of jobs not finished
 // anywhere in the crawl (ready, delayed and in flight at any worker; dead
-// letters do not count). Colly's queue runs until it is 0.
+// letters do not count). Colly's queue runs until it is 0. Before it
+// reports 0 it checks that the crawl's state is still in Redis: if it
+// vanished, the error wraps ErrStateLost (and ends Colly's Run).
 func (cs *CollyStorage) QueueSize() (int, error) {
+	cs.handed()
 	if cs.closed() {
 		return 0, nil
 	}
 	var n int64
 	err := cs.persist(context.Background(), "queue size", func(ctx context.Context) error {
+		if err := cs.watch(ctx, false); err != nil {
+			return err
+		}
 		var err error
-		n, err = cs.pending(ctx)
-		return err
+		if n, err = cs.pending(ctx); err != nil || n > 0 {
+			return err
+		}
+		return cs.watch(ctx, true) // the end of the crawl, or of its state
 	})
 	return int(n), err
 }
@@ -478,12 +525,14 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 		started := cs.s.now()
 		err := call(ctx)
 		for stale := 0; stale < staleRetries && isUnavailable(err) && staleConn(err); stale++ {
+			cs.suspect()    // a restart: Redis may have come back empty
 			err = call(ctx) // on another connection: the pool may hold several from before a restart
 		}
 		if !isUnavailable(err) {
 			cs.link.ok(started, cs.s.now())
 			return err
 		}
+		cs.suspect() // Redis may come back empty
 		cs.link.failed(started, cs.s.now(), err, false)
 		if cs.s.maxOutage >= 0 && time.Since(began) >= cs.s.maxOutage {
 			return fmt.Errorf("breakwater/redis: %s: Redis unreachable for %v, longer than the max outage (WithMaxOutage): %w", op, time.Since(began).Round(time.Millisecond), err)

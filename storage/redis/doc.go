@@ -57,8 +57,12 @@
 // queue pops a request and forgets it. CollyStorage makes IsVisited an
 // atomic claim and hands out leased jobs: a request's outcome, reported by
 // the breaker's hooks (BreakerOptions) or by Ack, Fail and Park, ends its
-// job; a job whose worker died comes back after the visibility timeout.
-// See CollyStorage for what at least once means here.
+// job; a job whose worker died comes back after the visibility timeout,
+// while a live worker extends the leases of the jobs it has under way,
+// however long they wait at the breaker's gate. A crawl whose state
+// vanishes from Redis (a restart without persistence, a flush) ends its
+// workers with ErrStateLost, never as if the work were done. See
+// CollyStorage for what at least once means here.
 //
 // # The queue
 //

@@ -18,10 +18,11 @@ package redis
 // that changes something refreshes the TTL of all six keys.
 //
 // Colly's storage (CollyStorage; lua/colly_*.lua, with the queue's
-// prelude and these two as KEYS[7] and KEYS[8]):
+// prelude and these three as KEYS[7] to KEYS[9]):
 //
 //	<ns>:{<crawl>}:c:visited   ZSET  request id (16 hex) → 0 done, or the deadline (ms) of a claim
 //	<ns>:{<crawl>}:c:cookies   HASH  host → cookies
+//	<ns>:{<crawl>}:c:run       STRING the crawl's run id, written by the first worker to join it
 //
 // The shared circuits (BreakerStore; lua/circuit_*.lua), per domain:
 //
@@ -61,3 +62,10 @@ func queueKeys(namespace, crawl string) []string {
 		keyLeases:   p + "leases",
 	}
 }
+
+// CollyStorage's keys, after the queue's.
+const (
+	keyVisited = numKeys + iota
+	keyCookies
+	keyRun
+)

@@ -28,6 +28,7 @@ const (
 	DefaultReconnectCap      = 15 * time.Second
 	DefaultMaxOutage         = 10 * time.Minute
 	DefaultPollInterval      = time.Second
+	DefaultMaxHold           = time.Hour
 	defaultPromoteBatch      = 1000
 	defaultReclaimBatch      = 100
 )
@@ -73,6 +74,7 @@ type settings struct {
 	claimTTL     time.Duration // 0: the visibility timeout
 	pollInterval time.Duration
 	horizon      time.Duration // < 0: wait for every delayed job
+	maxHold      time.Duration // < 0: no limit
 }
 
 func defaults() settings {
@@ -99,6 +101,7 @@ func defaults() settings {
 		maxOutage:     DefaultMaxOutage,
 		pollInterval:  DefaultPollInterval,
 		horizon:       -1,
+		maxHold:       DefaultMaxHold,
 	}
 }
 
@@ -121,8 +124,13 @@ func WithNamespace(ns string) Option {
 
 // WithVisibilityTimeout sets how long a claimed job stays leased to its
 // worker. A job neither acked, failed nor parked by then is taken back (with
-// one attempt spent) and claimed again. Set it above your longest fetch plus
-// processing time, or call Extend. Default 5 minutes; must be ≥ 1 ms.
+// one attempt spent) and claimed again. A Queue's caller sets it above its
+// longest fetch plus processing time, or calls Extend. A CollyStorage
+// extends the lease of every job whose request is under way in its
+// process every third of the timeout (see WithMaxHold), so there it is how
+// long the jobs of a worker that died wait for the others, not a bound on
+// a fetch or on a wait at the breaker's gate. Default 5 minutes; must be
+// ≥ 1 ms.
 func WithVisibilityTimeout(d time.Duration) Option {
 	return func(s *settings) {
 		if d < time.Millisecond {
@@ -378,6 +386,23 @@ func WithWaitHorizon(d time.Duration) Option {
 			s.bad("wait horizon %v: must be ≥ 0", d)
 		}
 		s.horizon = d
+	}
+}
+
+// WithMaxHold bounds how long a CollyStorage keeps extending the lease of
+// a job whose request is under way in its process: one whose outcome is
+// never reported (no breaker hooks, no Ack, Fail or Park) comes back to
+// the other workers after this plus the visibility timeout. Set it above
+// the longest a request can take, waits at the gate included (the
+// breaker honours a Retry-After of up to 10 minutes, once per throttled
+// retry). Default 1 hour; a negative value means no limit; must not be 0.
+// Read by NewCollyStorage.
+func WithMaxHold(d time.Duration) Option {
+	return func(s *settings) {
+		if d == 0 {
+			s.bad("max hold 0: use a negative value for no limit")
+		}
+		s.maxHold = d
 	}
 }
 

@@ -99,8 +99,8 @@ func withCPPrelude(body string) *goredis.Script {
 	return goredis.NewScript(luaCPPrelude + "\n" + body)
 }
 
-// The CollyStorage scripts: the queue's prelude with two more keys (the
-// visited set and the cookies, KEYS[7] and KEYS[8]).
+// The CollyStorage scripts: the queue's prelude with three more keys (the
+// visited set, the cookies and the run marker, KEYS[7] to KEYS[9]).
 var (
 	//go:embed lua/colly_add.lua
 	luaCollyAdd string
@@ -112,6 +112,8 @@ var (
 	luaCollyRelease string
 	//go:embed lua/colly_ack_tail.lua
 	luaCollyAckTail string
+	//go:embed lua/colly_run.lua
+	luaCollyRun string
 )
 
 var (
@@ -119,6 +121,7 @@ var (
 	scriptCollyVisit   = withPrelude(luaCollyVisit)
 	scriptCollyDone    = withPrelude(luaCollyDone)
 	scriptCollyRelease = withPrelude(luaCollyRelease)
+	scriptCollyRun     = withPrelude(luaCollyRun)
 	// The queue's ack.lua, unchanged, as a function, then the tail.
 	scriptCollyAck = goredis.NewScript(luaPrelude + "\nlocal function ack()\n" + luaAck + "\nend\n" + luaCollyAckTail)
 )

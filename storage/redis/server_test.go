@@ -17,23 +17,42 @@ import (
 // ownServer is a redis-server of the test's own on a free loopback port,
 // which the test stops and starts again to play an outage. Its data lives
 // in an append-only file synced on every write, so a restart loses
-// nothing, as a production Redis configured for it would.
+// nothing, as a production Redis configured for it would; a volatile one
+// keeps nothing, so a restart loses everything.
 type ownServer struct {
-	t    testing.TB
-	path string
-	dir  string
-	port int
-	cmd  *exec.Cmd
-	done chan struct{}
+	t        testing.TB
+	path     string
+	dir      string
+	port     int
+	volatile bool
+	cmd      *exec.Cmd
+	done     chan struct{}
 }
 
-// startOwnServer starts a redis-server for the test, or skips the test when
-// there is none on PATH (the outage tests need a server they can stop).
+// startOwnServer starts a redis-server for the test, persisting every
+// write. Without redis-server on PATH the test is skipped, or fails under
+// CI (CI=true), which must never skip the outage tests silently.
 func startOwnServer(t testing.TB) *ownServer {
+	t.Helper()
+	return startServer(t, false)
+}
+
+// startVolatileServer starts a redis-server for the test with persistence
+// off: a restart comes back empty.
+func startVolatileServer(t testing.TB) *ownServer {
+	t.Helper()
+	return startServer(t, true)
+}
+
+func startServer(t testing.TB, volatile bool) *ownServer {
 	t.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Skip("no redis-server on PATH: the outage tests need a Redis of their own to stop and start")
+		const why = "no redis-server on PATH: the outage tests need a Redis of their own to stop and start"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(why + "; CI must run them: install redis-server (.ci/run does)")
+		}
+		t.Skip(why)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -41,7 +60,7 @@ func startOwnServer(t testing.TB) *ownServer {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	s := &ownServer{t: t, path: path, dir: t.TempDir(), port: port}
+	s := &ownServer{t: t, path: path, dir: t.TempDir(), port: port, volatile: volatile}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
@@ -78,10 +97,13 @@ func portOf(t testing.TB, addr string) int {
 
 func (s *ownServer) start() {
 	s.t.Helper()
-	s.cmd = exec.Command(s.path,
-		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "yes", "--appendfsync", "always", "--dir", s.dir,
-		"--daemonize", "no", "--loglevel", "warning", "--logfile", filepath.Join(s.dir, "redis.log"))
+	persist := []string{"--appendonly", "yes", "--appendfsync", "always"}
+	if s.volatile {
+		persist = []string{"--appendonly", "no"}
+	}
+	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", ""}, persist...)
+	s.cmd = exec.Command(s.path, append(args, "--dir", s.dir,
+		"--daemonize", "no", "--loglevel", "warning", "--logfile", filepath.Join(s.dir, "redis.log"))...)
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("starting redis-server: %v", err)
@@ -124,5 +146,16 @@ func (s *ownServer) stop() {
 		_ = s.cmd.Process.Kill()
 		<-s.done
 	}
+	s.cmd = nil
+}
+
+// kill ends the server with SIGKILL, as a crash or the OOM killer would,
+// and waits until it is gone.
+func (s *ownServer) kill() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
 	s.cmd = nil
 }

@@ -1,0 +1,166 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// The lease keeper. A job's lease (WithVisibilityTimeout) says how long a
+// worker that died keeps its jobs from the others; it must not bound how
+// long a live worker may take. A request waits at the breaker's gate for a
+// Retry-After pause (up to 10 minutes), for its domain's pace and for a
+// LimitRule slot, and a claimed job waits in Colly's queue for a free
+// thread: any of those can outlast the lease, and a job taken back from a
+// live worker is fetched and saved twice. So while this process holds a
+// job that is under way, the keeper extends its lease every third of the
+// visibility timeout, and the job comes back to the other workers only
+// when this process dies (or cannot reach Redis for a whole lease).
+//
+// Under way means: handed to Colly (IsVisited let it through, or
+// OnRequest saw it) and not settled, for at most the max hold
+// (WithMaxHold); or claimed by GetRequest and not yet handed to a thread,
+// which Colly's queue does before it asks the storage anything again. A
+// job Colly drops before it starts (a URL filter, MaxDepth, robots.txt)
+// is never under way: it comes back after its lease, as before. The
+// keeper's period is real time; the deadlines it writes are on the
+// storage's clock (WithClock), as every lease is.
+type keeper struct {
+	mu      sync.Mutex
+	jobs    map[string]*kept // job ID → the lease this process holds
+	waiting string           // the job GetRequest handed out last, until the queue asks again
+	running bool             // the keeper goroutine runs
+}
+
+// kept is one held job's lease, as the keeper sees it.
+type kept struct {
+	token   string
+	started time.Time // when Colly took the request up; zero before
+}
+
+// hold records that this process claimed job, and starts the keeper.
+func (cs *CollyStorage) hold(job *Job) {
+	cs.held.Store(job.ID, job)
+	k := &cs.keep
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.jobs == nil {
+		k.jobs = map[string]*kept{}
+	}
+	k.jobs[job.ID] = &kept{token: job.lease}
+	k.waiting = job.ID
+	cs.startKeeperLocked()
+}
+
+// startKeeperLocked starts the keeper goroutine unless it runs; k.mu is
+// held.
+func (cs *CollyStorage) startKeeperLocked() {
+	if !cs.keep.running {
+		cs.keep.running = true
+		go cs.keepLeases()
+	}
+}
+
+// take removes the job id from this process's hold, for its outcome to
+// settle it.
+func (cs *CollyStorage) take(id string) (*Job, bool) {
+	v, ok := cs.held.LoadAndDelete(id)
+	if !ok {
+		return nil, false
+	}
+	k := &cs.keep
+	k.mu.Lock()
+	delete(k.jobs, id)
+	if k.waiting == id {
+		k.waiting = ""
+	}
+	k.mu.Unlock()
+	return v.(*Job), true
+}
+
+// started records that Colly took up the request of the held job id.
+func (cs *CollyStorage) started(id string) {
+	k := &cs.keep
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if j := k.jobs[id]; j != nil && j.started.IsZero() {
+		j.started = time.Now()
+		cs.startKeeperLocked()
+	}
+}
+
+// handed records that Colly's queue asks the storage again: the job
+// GetRequest handed out last is in a thread's hands now, or was dropped.
+func (cs *CollyStorage) handed() {
+	k := &cs.keep
+	k.mu.Lock()
+	k.waiting = ""
+	k.mu.Unlock()
+}
+
+// keepLeases extends the leases of the jobs under way every third of the
+// visibility timeout, until none is.
+func (cs *CollyStorage) keepLeases() {
+	t := time.NewTicker(max(cs.s.visibility/3, time.Millisecond))
+	defer t.Stop()
+	k := &cs.keep
+	for range t.C {
+		k.mu.Lock()
+		due := map[string]string{}
+		for id, j := range k.jobs {
+			busy := !j.started.IsZero() && (cs.s.maxHold < 0 || time.Since(j.started) < cs.s.maxHold)
+			if busy || id == k.waiting {
+				due[id] = j.token
+			}
+		}
+		if len(due) == 0 {
+			k.running = false
+			k.mu.Unlock()
+			return
+		}
+		k.mu.Unlock()
+		for id, token := range due {
+			cs.extend(id, token)
+		}
+	}
+}
+
+// extend pushes the lease of the job id, held under token, one visibility
+// timeout ahead. Redis unreachable: the next tick tries again. The lease
+// lost or the job unknown while this process still holds it: the keeper
+// lets it go, says so, and an unknown job has the crawl's state checked.
+func (cs *CollyStorage) extend(id, token string) {
+	ctx, cancel := cs.q.callContext(context.Background())
+	defer cancel()
+	now := cs.s.now()
+	n, err := scriptExtend.Run(ctx, cs.q.client, cs.q.keys, cs.q.args(now, id, token, ms(now.Add(cs.s.visibility)).UnixMilli())...).Int()
+	if err != nil {
+		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("job", id).Err(cs.q.wrap(ctx, "extend", err)).
+			Msg("breakwater/redis: a lease could not be extended; trying again at the next tick")
+		return
+	}
+	if n == 1 {
+		return
+	}
+	k := &cs.keep
+	k.mu.Lock()
+	j := k.jobs[id]
+	mine := j != nil && j.token == token
+	if mine {
+		delete(k.jobs, id) // the outcome still settles it (and finds it taken)
+	}
+	k.mu.Unlock()
+	if !mine {
+		return // settled meanwhile
+	}
+	if n == 0 {
+		cs.s.log.Warn().Str("event", "lease_not_extended").Str("crawl", cs.q.crawl).Str("job", id).
+			Msg("breakwater/redis: a job this worker holds is no longer in the crawl's queue")
+		_ = cs.watch(context.Background(), true)
+		return
+	}
+	cs.s.log.Warn().Str("event", "lease_lost").Str("crawl", cs.q.crawl).Str("job", id).
+		Err(errors.New("the lease expired before it could be extended (Redis unreachable for longer than the visibility timeout?)")).
+		Msg("breakwater/redis: another worker may fetch this job too")
+}

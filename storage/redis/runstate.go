@@ -1,0 +1,121 @@
+package redis
+
+import (
+	"context"
+	crand "crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// ErrStateLost means the crawl's shared state in Redis is gone from under
+// a running worker: Redis restarted without persistence, was flushed, or
+// evicted the crawl's keys. What the crawl had queued, leased and marked
+// done is lost with it, so the worker's crawl cannot end complete: its
+// calls return an error wrapping ErrStateLost from then on (Colly's queue
+// Run ends with it). Run Redis with persistence (appendonly yes) so that a
+// restart keeps the crawl, and start the crawl again.
+var ErrStateLost = errors.New("the crawl's shared state in Redis was lost")
+
+// runWatch is what a CollyStorage knows of the crawl's run marker: the run
+// id it joined, when it last saw it, and whether it has found it gone.
+type runWatch struct {
+	mu      sync.Mutex
+	id      string    // the run id joined; "" before the first call
+	checked time.Time // when the marker was last seen
+	recheck bool      // Redis failed a call since: look again at once
+	lost    error     // wraps ErrStateLost once found; sticky
+}
+
+// checkEvery is how often a CollyStorage looks at the run marker while it
+// works: a third of the visibility timeout, at most 5 s. It also looks
+// whenever it would report the queue empty, after Redis failed a call, and
+// when a job it holds turns out unknown.
+func (cs *CollyStorage) checkEvery() time.Duration {
+	return max(min(cs.s.visibility/3, 5*time.Second), time.Millisecond)
+}
+
+// watch joins the crawl's run on the first call (writing the run marker if
+// the crawl has none) and afterwards checks that the marker is still the
+// one joined, when force says so or a check is due. It returns the error
+// wrapping ErrStateLost once the marker was found gone or replaced, or the
+// error of the call (an unreachable Redis is not a loss).
+func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
+	w := &cs.run
+	w.mu.Lock()
+	joined, lost := w.id, w.lost
+	due := force || w.recheck || time.Since(w.checked) >= cs.checkEvery()
+	w.mu.Unlock()
+	if lost != nil {
+		return lost
+	}
+	if joined != "" && !due {
+		return nil
+	}
+	join := "0"
+	if joined == "" {
+		join = "1"
+	}
+	ctx, cancel := cs.q.callContext(ctx)
+	defer cancel()
+	run, err := scriptCollyRun.Run(ctx, cs.q.client, cs.keys, cs.q.args(cs.s.now(), crand.Text(), join)...).Text()
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return cs.q.wrap(ctx, "check the crawl's run", err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.lost != nil:
+		return w.lost
+	case w.id == "":
+		w.id = run
+	case run != w.id:
+		found := "is gone"
+		if run != "" {
+			found = "names another run"
+		}
+		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: its run marker %s %s (Redis restarted without persistence, was flushed or evicted the crawl's keys), so what the crawl had queued and done is gone and this worker's results are incomplete: run Redis with persistence (appendonly yes) and start the crawl again",
+			cs.q.crawl, ErrStateLost, cs.keys[keyRun], found)
+		cs.s.log.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
+			Msg("breakwater/redis: the crawl's shared state in Redis was lost; this worker stops")
+		return w.lost
+	}
+	w.checked, w.recheck = time.Now(), false
+	return nil
+}
+
+// suspect makes the next watch look at the marker at once: Redis failed a
+// call, or a job this worker holds is unknown.
+func (cs *CollyStorage) suspect() {
+	cs.run.mu.Lock()
+	cs.run.recheck = true
+	cs.run.mu.Unlock()
+}
+
+// Check asks Redis whether the crawl's shared state is still there: the
+// run marker this worker joined (on its first AddRequest, GetRequest or
+// QueueSize) is unchanged. It returns an error wrapping ErrStateLost when
+// the state was lost, nil when it is there or this worker never joined,
+// and the call's error (wrapping ErrUnavailable) when Redis cannot be
+// asked. The storage also checks by itself as it works; Check is for the
+// end of a run, to decide how it ended.
+func (cs *CollyStorage) Check(ctx context.Context) error {
+	cs.run.mu.Lock()
+	joined := cs.run.id != ""
+	cs.run.mu.Unlock()
+	if !joined {
+		return nil
+	}
+	return cs.watch(ctx, true)
+}
+
+// Lost returns the error wrapping ErrStateLost once the storage has found
+// the crawl's state gone, and nil before; it asks Redis nothing.
+func (cs *CollyStorage) Lost() error {
+	cs.run.mu.Lock()
+	defer cs.run.mu.Unlock()
+	return cs.run.lost
+}

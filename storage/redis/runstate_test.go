@@ -1,0 +1,155 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/storage/redis"
+	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
+	"github.com/breakwater-crawl/breakwater/testserver"
+)
+
+// Redis is SIGKILLed a third of the way into a two-worker crawl and started
+// again. Without persistence it comes back empty: what the crawl had
+// queued, leased and done is gone, so no worker may end as if its queue
+// had drained; each ends with ErrStateLost and logs it. With an
+// append-only file synced on every write it comes back whole: the crawl
+// completes with every page fetched once.
+func TestRedisKilledMidCrawl(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		volatile bool
+	}{
+		{"without persistence every worker ends with the state lost", true},
+		{"with appendonly the crawl completes, every page once", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a server of its own: overlap it with the others
+			const domains, products, workers, parallelism = 3, 40, 2, 3
+			srv := startServer(t, tc.volatile)
+			client := srv.client()
+			paced := testserver.Scenario{Latency: 5 * time.Millisecond}
+			f := fleet(t, domains, products, paced, paced)
+			var ev events
+			logs := make([]*logBuffer, workers)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var wg sync.WaitGroup
+			errs := make([]error, workers)
+			for w := range workers {
+				logs[w] = &logBuffer{}
+				wg.Go(func() {
+					errs[w] = runWorker(ctx, workerConfig{
+						Name: "w" + strconv.Itoa(w), Addr: srv.addr(), Namespace: "killed", Crawl: "shop",
+						Seeds: productSeeds(f, products), Parallelism: parallelism, Visibility: 10 * time.Second,
+						Cooldown: time.Minute, Poll: 20 * time.Millisecond,
+					}, &ev, logs[w])
+				})
+			}
+			for ev.count("done", nil) < domains*products/3 {
+				if ctx.Err() != nil {
+					t.Fatal("the crawl never got a third of the way")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			srv.kill()
+			srv.start()
+			wg.Wait()
+			if ctx.Err() != nil {
+				t.Fatal("the workers did not end within 60s")
+			}
+			if !tc.volatile {
+				for w, err := range errs {
+					if err != nil {
+						t.Errorf("worker %d: %v", w, err)
+					}
+				}
+				checkEveryProductOnce(t, f, products, client, inspect(t, client, "killed"), 0)
+				return
+			}
+			for w, err := range errs {
+				if !errors.Is(err, redis.ErrStateLost) {
+					t.Errorf("worker %d ended with %v, want ErrStateLost", w, err)
+				}
+				said := false
+				for _, e := range logs[w].events(t) {
+					said = said || e["event"] == "redis_state_lost"
+				}
+				if !said {
+					t.Errorf("worker %d logged no redis_state_lost event", w)
+				}
+			}
+			t.Logf("workers ended with: %v", errs)
+		})
+	}
+}
+
+// A worker joins the crawl's run on its first call and checks the run
+// marker as it goes: whenever it would report the queue empty, and every
+// third of the visibility timeout while work is left. Gone (the crawl's
+// keys flushed), or replaced by another run (a worker that joined the
+// emptied Redis afresh), the storage ends with ErrStateLost; intact, it
+// goes on.
+func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
+	client, ns := redistest.New(t)
+	ctx := context.Background()
+	req := func(u string) []byte { return []byte(`{"URL":"` + u + `","Method":"GET"}`) }
+	opts := []redis.Option{redis.WithVisibilityTimeout(30 * time.Millisecond)}
+
+	t.Run("flushed: found when the queue looks empty", func(t *testing.T) {
+		cs := collyStorage(t, ns+"a", opts...)
+		if err := cs.AddRequest(req("http://shop.test/a")); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := cs.QueueSize(); n != 1 || err != nil {
+			t.Fatalf("QueueSize = %d, %v; want 1", n, err)
+		}
+		if err := cs.Check(ctx); err != nil {
+			t.Fatalf("Check with the state intact: %v", err)
+		}
+		if err := client.Del(ctx, cs.Keys()...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := cs.QueueSize(); !errors.Is(err, redis.ErrStateLost) {
+			t.Fatalf("QueueSize after the flush = %d, %v; want ErrStateLost, never an empty queue", n, err)
+		}
+		if _, err := cs.GetRequest(); !errors.Is(err, redis.ErrStateLost) {
+			t.Errorf("GetRequest after the loss: %v, want ErrStateLost", err)
+		}
+		if !errors.Is(cs.Check(ctx), redis.ErrStateLost) || !errors.Is(cs.Lost(), redis.ErrStateLost) {
+			t.Errorf("Check %v, Lost %v; want ErrStateLost", cs.Check(ctx), cs.Lost())
+		}
+	})
+
+	t.Run("replaced: found while work is left", func(t *testing.T) {
+		cs := collyStorage(t, ns+"b", opts...)
+		if err := cs.AddRequest(req("http://shop.test/a")); err != nil {
+			t.Fatal(err)
+		}
+		if err := client.Del(ctx, cs.Keys()...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		fresh := collyStorage(t, ns+"b", opts...) // joins the emptied crawl: a new run
+		if err := fresh.AddRequest(req("http://shop.test/b")); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			n, err := cs.QueueSize()
+			if errors.Is(err, redis.ErrStateLost) {
+				break
+			}
+			if err != nil || n != 1 || time.Now().After(deadline) {
+				t.Fatalf("QueueSize = %d, %v; want 1 until the periodic check finds another run, then ErrStateLost", n, err)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if err := fresh.Check(ctx); err != nil {
+			t.Errorf("the fresh worker's own run: %v, want intact", err)
+		}
+	})
+}
