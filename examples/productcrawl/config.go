@@ -230,12 +230,8 @@ Exit codes:
   0   complete  work done, records written
   2   tripped   a target degraded (or the run was interrupted); reschedule
   3   empty     ran to the end, nothing valid collected, nothing tripped
-<<<<<<< HEAD
-  1   error     a bug, a broken environment, selector_broken, or URLs dead of
-                failures (their attempts spent): a human must look
-=======
-  1   error     a bug, a crash or a broken environment, e.g. selector_broken: a human must look
->>>>>>> wip-endings
+  1   error     a bug, a crash, a broken environment, selector_broken, or URLs
+                dead of failures (their attempts spent): a human must look
   64  usage     bad flags or configuration; nothing was sent
 `
 
