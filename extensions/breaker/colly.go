@@ -77,6 +77,11 @@ type attempt struct {
 // OnError sees errors.Is(err, ErrOpen). A request refused in OnRequest
 // never reaches OnError; both reach the OnRefused hooks.
 //
+// Register after your own OnRequest callbacks that call Abort (or filter
+// with Colly's URLFilters): the breaker reserves the domain's slot in
+// OnRequest, and a request aborted by a callback that runs after the
+// breaker's never comes to claim it, so the slot stays taken for a second.
+//
 // Caveats: Colly's Clone copies no callbacks, so Register every clone; a
 // refused request is marked visited by Colly (it always marks before
 // fetching), which is why OnRefused exists: the checkpoint parks it; and
@@ -148,6 +153,10 @@ func crawlContext(c *colly.Collector) context.Context {
 // the circuit.
 func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	if r.IsAbort() {
+		// Stopped by a callback before this one: its reservation is free.
+		if v, ok := b.domains.Load(HostOf(r.URL.Host)); ok {
+			v.(*domain).pace.unreserve(b.clock, r)
+		}
 		return
 	}
 	ctx := crawlContext(c)

@@ -260,7 +260,7 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 // claim it; the slot lapses and the crawl goes on.
 func TestUserAbortAfterTheBreakerDoesNotStallTheDomain(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 20})
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard, breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
 	c := colly.NewCollector(colly.Async(true))
 	b.Register(c)
 	c.OnRequest(func(r *colly.Request) { // the user's filter, registered after the breaker

@@ -141,7 +141,7 @@ func newPace(p Pacing, room func() int, clk clock.Clock) *pace {
 // request to reach the gate. A request aborted in between (by an OnRequest
 // callback registered after the breaker's) never comes to claim it; the
 // slot is then free again after this long.
-const reserveFor = 2 * time.Second
+const reserveFor = time.Second
 
 // recheckEvery is how often a waiter looks again by itself, so a
 // reservation that lapsed frees its slot even when nothing else happens.
