@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 )
@@ -88,6 +89,13 @@ type dropInRun struct {
 
 func runDropIn(t *testing.T, w wiring, store *testserver.Store, urls []string, opts ...breaker.Option) *dropInRun {
 	t.Helper()
+	return runDropInWith(t, w, store, urls, nil, opts...)
+}
+
+// runDropInWith also runs add on the collector just before the breaker is
+// registered: the validator, say.
+func runDropInWith(t *testing.T, w wiring, store *testserver.Store, urls []string, add func(*colly.Collector), opts ...breaker.Option) *dropInRun {
+	t.Helper()
 	run := &dropInRun{}
 	opts = append(opts, breaker.OnRefused(func(*colly.Request, *breaker.CircuitOpenError) { run.refused.Add(1) }))
 	if w.pacing {
@@ -133,6 +141,9 @@ func runDropIn(t *testing.T, w wiring, store *testserver.Store, urls []string, o
 	}
 
 	// The one line.
+	if add != nil {
+		add(c)
+	}
 	b.Register(c)
 
 	done := make(chan struct{})
@@ -228,6 +239,35 @@ func TestDropInHealthyStoreIsNeverTripped(t *testing.T) {
 				t.Errorf("%s: pages fetched ok twice: %v", w.name, twice)
 			}
 			checkTransport(t, w, run, store)
+		})
+	}
+}
+
+// TestDropInConsentShellsTripWithinTheBound: pages that answer 200 but are
+// consent shells are judged after Colly has freed the LimitRule slot (the
+// validator needs the parsed page), the user's slow callbacks delaying the
+// verdict further. The requests into the failure still stay within
+// need + P − 1 in every wiring.
+func TestDropInConsentShellsTripWithinTheBound(t *testing.T) {
+	need := breaker.FailuresToTrip(breaker.Standard)
+	for _, w := range dropInWirings() {
+		t.Run(w.name, func(t *testing.T) {
+			store := startStore(t, testserver.Config{Products: 150, Scenario: testserver.Scenario{Mode: testserver.Empty, After: 30}})
+			v, err := validate.New(validate.MinBytes(1024))
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := runDropInWith(t, w, store, productURLs(store, 150), v.Register, breaker.WithValidator(v))
+			if !run.ended {
+				return
+			}
+			bound := need + w.parallelism(breaker.Standard) - 1
+			if got := store.SentAfterFailing(); got > bound || got < need {
+				t.Errorf("%s: %d requests into the consent shells, want %d..%d", w.name, got, need, bound)
+			}
+			if st := run.b.State(store.Host()); st != breaker.Open {
+				t.Errorf("%s: circuit %s, want open", w.name, st)
+			}
 		})
 	}
 }
