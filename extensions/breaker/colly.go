@@ -202,6 +202,10 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	}
 	a := &attempt{ticket: t, crawl: ctx, start: time.Now(), left: left, episode: ep, header: headerOf(r)}
 	b.attempts.store(r, a)
+	// It leaves: off the unfinished list. (Taken off at its outcome
+	// instead, an earlier attempt finishing late, as a synchronous
+	// collector's nested retry makes it, would erase a later mark.)
+	b.markLeft(r)
 }
 
 // stopAtGate refuses r after Colly took its LimitRule slot. Through the
@@ -362,7 +366,6 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 		return // already reported to OnRefused
 	}
 	d := a.ticket.d
-	b.markLeft(r.Request)
 	status := r.StatusCode
 	if !a.settled {
 		var class Class

@@ -285,3 +285,35 @@ func TestUserAbortAfterTheBreakerDoesNotStallTheDomain(t *testing.T) {
 		t.Fatalf("store received %d requests, want the 10 the user let through", got)
 	}
 }
+
+// TestDropInSustainedThrottlingEndsInEveryWiring: a store that answers
+// nothing but 429s ends the crawl in every wiring once the throttling has
+// lasted the horizon; every URL is listed unfinished, none is lost, and no
+// request leaves before a Retry-After has passed.
+func TestDropInSustainedThrottlingEndsInEveryWiring(t *testing.T) {
+	for _, w := range dropInWirings() {
+		t.Run(w.name, func(t *testing.T) {
+			store := startStore(t, testserver.Config{Products: 10,
+				Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second}})
+			horizon := breaker.WithPacing(breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond})
+			if w.pacing {
+				horizon = breaker.WithPacing(breaker.Pacing{Parallelism: 2, ThrottleHorizon: 1500 * time.Millisecond})
+			}
+			w.pacing = false // the option above stands for it
+			run := runDropIn(t, w, store, productURLs(store, 10), horizon)
+			if !run.ended {
+				return
+			}
+			if got := len(run.b.Unfinished()); got != 10 {
+				t.Errorf("%s: %d URLs listed unfinished, want all 10", w.name, got)
+			}
+			hits := store.Requests()
+			for i := 1; i < len(hits); i++ {
+				if hits[i-1].Status == 429 && hits[i].Time.Before(hits[i-1].Time.Add(time.Second)) {
+					t.Errorf("%s: request %d left %v after a 429 asking for 1 s", w.name, hits[i].Seq, hits[i].Time.Sub(hits[i-1].Time))
+					break
+				}
+			}
+		})
+	}
+}
