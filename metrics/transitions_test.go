@@ -37,12 +37,12 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 		}
 		b.Record(tk, breaker.Outcome{Class: c, Latency: 50 * time.Millisecond})
 	}
-	for range p.WindowSize {
-		record(breaker.Degraded) // a full window of failures trips
+	for range breaker.FailuresToTrip(p) {
+		record(breaker.Degraded) // the failures that trip it
 	}
 	s := scrape(t, srv.URL())
 	if got := s.value(t, "breakwater_breaker_state", "domain", d, "state", "open"); got != 1 {
-		t.Fatalf("not open after a full window of failures")
+		t.Fatalf("not open after the failures that trip it")
 	}
 	clk.Advance(p.Cooldown)
 	for range p.HalfOpenProbes {

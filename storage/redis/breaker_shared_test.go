@@ -98,8 +98,8 @@ func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 		}
 	}
 	tr := tripWith(t, ws[0], clk, breaker.Standard)
-	if tr.Reason != breaker.ReasonFailureRate || tr.Trips != 1 || len(tr.Window) != 20 {
-		t.Fatalf("trip %+v, want failure_rate over a full window, trip 1", tr)
+	if need := breaker.FailuresToTrip(breaker.Standard); tr.Reason != breaker.ReasonFailureRate || tr.Trips != 1 || len(tr.Window) != need {
+		t.Fatalf("trip %+v, want failure_rate after %d failures, trip 1", tr, need)
 	}
 	for i, w := range ws[1:] {
 		e := refusal(t, w, clk)
