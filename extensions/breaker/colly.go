@@ -6,6 +6,7 @@ package breaker
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -50,13 +51,14 @@ type attempt struct {
 	refused    *CircuitOpenError // refused at the gate: the transport hands this to Colly
 	header     headerKey         // the request's header map, how the transport finds the attempt
 
-	settled   bool // the outcome is recorded
-	released  bool // the pace slot is given back
-	class     Class
-	err       error
-	cancelled bool
-	horizon   bool         // throttled past the pacing horizon
-	resend    *resendToken // set when the breaker will send a throttled URL again
+	settled       bool // the outcome is recorded
+	released      bool // the pace slot is given back
+	class         Class
+	err           error
+	cancelled     bool
+	horizon       bool         // throttled past the pacing horizon
+	resend        *resendToken // set when the breaker will send a throttled URL again
+	resendHeaders *http.Header // the request's headers for that, copied when it was throttled
 }
 
 // Register wires the breaker into c. It is a colly.CollectorOption, and
@@ -317,6 +319,12 @@ func (b *Breaker) settle(r *colly.Request, a *attempt, class Class, err error) {
 		a.horizon = horizon
 		if !horizon && b.throttleBudgetLeft(r) {
 			a.resend = &resendToken{}
+			if r.Headers != nil {
+				// Copied now, before any OnError callback: a user's
+				// Retry there hands the map to another goroutine.
+				h := r.Headers.Clone()
+				a.resendHeaders = &h
+			}
 			b.resend.store(r.URL.String(), a.resend)
 		}
 	case Success:
@@ -425,7 +433,7 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	if a.resend.taken.Load() {
 		return // the user's own retry already sent it again
 	}
-	if rerr := retryOwnHeaders(r.Request); rerr != nil {
+	if rerr := retryWith(r.Request, a.resendHeaders); rerr != nil {
 		b.throttle.delete(key)
 		b.resend.delete(key)
 		at.Retrying, at.GaveUp, at.Err = false, true, rerr
@@ -470,14 +478,18 @@ func headerOf(r *colly.Request) headerKey {
 	return keyOf(*r.Headers)
 }
 
-// retryOwnHeaders sends r again with a copy of its header map. Colly's
-// Retry deletes the Cookie header from the map and hands the same map to
-// the new request: a user's retry loop that also retried r would share it
-// with this one, and a goroutine would write a map another reads.
-func retryOwnHeaders(r *colly.Request) error {
-	if r.Headers != nil {
-		h := r.Headers.Clone()
-		r.Headers = &h
+// retryWith sends r again with headers h, a copy of its own taken when it
+// was throttled. Colly's Retry deletes the Cookie header from the request's
+// map and hands that same map to the new request; a user's retry loop
+// that retried r too has handed it to another goroutine already, so the
+// breaker neither reads nor writes it after its own callbacks ran.
+func retryWith(r *colly.Request, h *http.Header) error {
+	if h == nil {
+		return r.Retry()
 	}
-	return r.Retry()
+	orig := r.Headers
+	r.Headers = h
+	err := r.Retry()
+	r.Headers = orig
+	return err
 }
