@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
 // TestEveryScenarioRunsTiny runs a tiny version of every scenario through
@@ -41,8 +43,8 @@ func TestEveryScenarioRunsTiny(t *testing.T) {
 			if r.Requests == 0 || r.Measured == "" || r.Wall <= 0 {
 				t.Errorf("%s/%s: empty figures: %+v", s.name, k, r)
 			}
-			if (r.Goal != nil) != (k == breakwater) {
-				t.Errorf("%s/%s: goal %+v; want one on Breakwater's row only", s.name, k, r.Goal)
+			if (r.Goal != nil) != k.bw() {
+				t.Errorf("%s/%s: goal %+v; want one on Breakwater's rows (recommended and drop-in) only", s.name, k, r.Goal)
 			}
 		}
 	}
@@ -59,12 +61,22 @@ func TestEveryScenarioRunsTiny(t *testing.T) {
 			bw, rl, degrade["plain"].IntoFailure)
 	}
 
+	// The drop-in wiring keeps the strict bound (issue 13): the failures
+	// that trip, plus the requests the other slot had in flight.
+	need := breaker.FailuresToTrip(breaker.Standard)
+	if di, rl := degrade["drop-in"].IntoFailure, degrade["retry"].IntoFailure; di > need+parallelism-1 || di >= rl {
+		t.Errorf("degrade: drop-in sent %d into the degradation (retry %d); want ≤ need + P − 1 = %d and fewer than retry",
+			di, rl, need+parallelism-1)
+	}
+
 	empty := byScenario["empty"]
 	if got := empty["plain"].Requests; got != z.emptyPages {
 		t.Errorf("empty: plain Colly sent %d requests; want every one of the %d queued", got, z.emptyPages)
 	}
-	if bw := empty["breakwater"].Requests; bw >= z.emptyPages {
-		t.Errorf("empty: breakwater sent %d of %d; want it to stop", bw, z.emptyPages)
+	for _, k := range []client{breakwater, dropin} {
+		if got := empty[k.String()].Requests; got >= z.emptyPages {
+			t.Errorf("empty: %s sent %d of %d; want it to stop", k, got, z.emptyPages)
+		}
 	}
 
 	for _, name := range []string{"hang", "hang-10s"} {
@@ -94,14 +106,16 @@ func TestEveryScenarioRunsTiny(t *testing.T) {
 	}
 
 	rl := byScenario["ratelimit"]
-	if bw := rl["breakwater"]; bw.Saved != z.ratePages {
-		t.Errorf("ratelimit: breakwater saved %d of %d; a throttled URL must never be lost", bw.Saved, z.ratePages)
-	}
-	if bw, r := rl["breakwater"].Share429, rl["retry"].Share429; bw >= r {
-		t.Errorf("ratelimit: share of 429s breakwater %.2f, retry %.2f; want breakwater's lower", bw, r)
-	}
-	if bw, r := byScenario["ratelimit-503"]["breakwater"].Requests, byScenario["ratelimit-503"]["retry"].Requests; bw >= r {
-		t.Errorf("ratelimit-503: breakwater sent %d, retry %d; want fewer", bw, r)
+	for _, k := range []client{breakwater, dropin} {
+		if got := rl[k.String()]; got.Saved != z.ratePages {
+			t.Errorf("ratelimit: %s saved %d of %d; a throttled URL must never be lost", k, got.Saved, z.ratePages)
+		}
+		if got, r := rl[k.String()].Share429, rl["retry"].Share429; got >= r {
+			t.Errorf("ratelimit: share of 429s %s %.2f, retry %.2f; want %s's lower", k, got, r, k)
+		}
+		if got, r := byScenario["ratelimit-503"][k.String()].Requests, byScenario["ratelimit-503"]["retry"].Requests; got >= r {
+			t.Errorf("ratelimit-503: %s sent %d, retry %d; want fewer", k, got, r)
+		}
 	}
 
 	var table bytes.Buffer
@@ -163,11 +177,11 @@ func checkTable(t *testing.T, table string, results int) {
 			t.Errorf("short table line %q", l)
 			continue
 		}
-		if f[1] == "breakwater" && !strings.Contains(l, "met:") && !strings.Contains(l, "MISSED:") {
+		if (f[1] == breakwater.String() || f[1] == dropin.String()) && !strings.Contains(l, "met:") && !strings.Contains(l, "MISSED:") {
 			t.Errorf("Breakwater's line has no goal cell: %q", l)
 		}
 	}
-	if !strings.Contains(table, "Goals (issues 8 and 9)") {
+	if !strings.Contains(table, "Goals (issues 8, 9 and 13)") {
 		t.Errorf("no list of goals under the table:\n%s", table)
 	}
 }

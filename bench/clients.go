@@ -25,17 +25,22 @@ const (
 	retry                    // Colly + the usual retry loop
 	gob                      // Colly + sony/gobreaker per host + the retry loop
 	breakwater               // Colly + Breakwater + the retry loop on degraded outcomes
+	dropin                   // the retry client's collector + Breakwater added, nothing else changed
 )
 
-var clients = []client{plain, retry, gob, breakwater}
+var clients = []client{plain, retry, gob, breakwater, dropin}
 
 func (k client) String() string {
-	return [...]string{"plain", "retry", "gobreaker", "breakwater"}[k]
+	return [...]string{"plain", "retry", "gobreaker", "breakwater", "drop-in"}[k]
 }
 
+// bw reports whether k runs Breakwater: the recommended wiring or the
+// drop-in. Their rows carry the goals.
+func (k client) bw() bool { return k == breakwater || k == dropin }
+
 // parallelism is every client's requests in flight per store: Colly's
-// LimitRule for the baselines, Breakwater's per-domain pacing for
-// Breakwater.
+// LimitRule for the baselines and the drop-in, Breakwater's per-domain
+// pacing for the recommended wiring.
 const parallelism = 2
 
 // maxRetries is the retry loop's budget per URL.
@@ -92,6 +97,12 @@ func wire(c *colly.Collector, k client, spec *crawlSpec, loop *retryLoop, save f
 		c.OnError(func(r *colly.Response, _ error) { loop.retry(r.Request) })
 	case breakwater:
 		return w, wireBreakwater(c, w, spec, loop, save, log, tr)
+	case dropin:
+		if err := wireDropIn(c, w, log); err != nil {
+			return nil, err
+		}
+		w.loop = loop
+		c.OnError(func(r *colly.Response, _ error) { loop.retry(r.Request) })
 	}
 	c.OnHTML(testserver.TitleSelector, func(e *colly.HTMLElement) { save(e.Request) })
 	return w, nil
@@ -146,6 +157,26 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 			save(e.Request)
 		}
 	})
+	return nil
+}
+
+// wireDropIn is Breakwater added to an existing scraper as the README's
+// Usage section adds it, with nothing else changed: the collector keeps
+// its LimitRule (the shared one of the baselines), its transport (no
+// WithBaseTransport: Register wraps the one it has), its page callback and
+// its plain OnError → Retry() loop; the validator and breaker.Standard are
+// registered with breakwater.Use, with no pacing and no checkpoint.
+func wireDropIn(c *colly.Collector, w *wiring, log zerolog.Logger) error {
+	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.WithLogger(log))
+	if err != nil {
+		return fmt.Errorf("validator: %w", err)
+	}
+	b, err := breaker.New(breaker.Standard, breaker.WithValidator(v), breaker.WithLogger(log))
+	if err != nil {
+		return fmt.Errorf("breaker: %w", err)
+	}
+	w.v, w.b = v, b
+	bw.Use(c, v, b)
 	return nil
 }
 

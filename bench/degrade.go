@@ -49,14 +49,24 @@ func runDegrade(e *env) ([]Result, error) {
 	for i := range rows {
 		rows[i].Measured = retriesAndBreaker(rows[i])
 	}
-	bw, rl := find(rows, breakwater), find(rows, retry)
-	bound := breaker.FailuresToTrip(breaker.Standard) + parallelism
-	fewer := ratio(float64(rl.IntoFailure), float64(max(bw.IntoFailure, 1)))
-	bw.Ratio = fewer
-	bw.Goal = &Goal{
-		Text:     fmt.Sprintf("≤ %d into the degradation (window × threshold + parallelism), ≥ 10× fewer than retry", bound),
-		Met:      bw.IntoFailure <= bound && fewer >= 10,
-		Measured: fmt.Sprintf("%d; %.0f× fewer", bw.IntoFailure, fewer),
+	rl := find(rows, retry)
+	need := breaker.FailuresToTrip(breaker.Standard)
+	for _, g := range []struct {
+		k     client
+		bound int
+		why   string
+	}{
+		{breakwater, need + parallelism, "window × threshold + parallelism, issue 8"},
+		{dropin, need + parallelism - 1, "need + P − 1, issue 13"},
+	} {
+		r := find(rows, g.k)
+		fewer := ratio(float64(rl.IntoFailure), float64(max(r.IntoFailure, 1)))
+		r.Ratio = fewer
+		r.Goal = &Goal{
+			Text:     fmt.Sprintf("≤ %d into the degradation (%s), ≥ 10× fewer than retry", g.bound, g.why),
+			Met:      r.IntoFailure <= g.bound && fewer >= 10,
+			Measured: fmt.Sprintf("%d; %.0f× fewer", r.IntoFailure, fewer),
+		}
 	}
 	return rows, nil
 }
@@ -82,13 +92,15 @@ func runEmpty(e *env) ([]Result, error) {
 			r.Measured += "; " + b
 		}
 	}
-	bw := find(rows, breakwater)
 	bound := breaker.Standard.WindowSize + parallelism
-	bw.Ratio = ratio(float64(bw.Requests), float64(bound))
-	bw.Goal = &Goal{
-		Text:     fmt.Sprintf("stops within the profile's bound: ≤ %d sent (window %d + parallelism)", bound, breaker.Standard.WindowSize),
-		Met:      bw.Requests <= bound,
-		Measured: fmt.Sprintf("%d sent", bw.Requests),
+	for _, k := range []client{breakwater, dropin} {
+		r := find(rows, k)
+		r.Ratio = ratio(float64(r.Requests), float64(bound))
+		r.Goal = &Goal{
+			Text:     fmt.Sprintf("stops within the profile's bound: ≤ %d sent (window %d + parallelism)", bound, breaker.Standard.WindowSize),
+			Met:      r.Requests <= bound,
+			Measured: fmt.Sprintf("%d sent", r.Requests),
+		}
 	}
 	return rows, nil
 }

@@ -5,7 +5,7 @@
 //	go run ./bench -scenarios all       # adds issue 9's: ratelimit, ratelimit-503, hang-10s (~5 more minutes)
 //	go run ./bench -scenarios degrade,empty -json
 //
-// Four clients crawl the same scenarios on local test stores
+// Five clients crawl the same scenarios on local test stores
 // (package testserver, every store its own port of 127.0.0.1). They are the
 // same Colly collector (async, same timeout, the same page callback that
 // saves a product when its title is found) and differ only in what is wired
@@ -18,11 +18,13 @@
 //	              OnRequest, done in OnScraped/OnError, default settings), + the retry loop
 //	breakwater  + validate, breaker.Standard and per-domain pacing of 2, + the retry loop for
 //	              degraded outcomes (and the embedded checkpoint in the overhead scenario)
+//	drop-in     the retry client with validate and breaker.Standard added by breakwater.Use,
+//	              nothing else changed: no pacing, no checkpoint, its own transport and loop
 //
-// The baselines use Colly's usual LimitRule{DomainGlob: "*", Parallelism: 2},
-// one pool of slots shared by every host; Breakwater replaces it with a pace
-// of 2 per domain, since the shared pool is how one slow site holds up all
-// the others. The scenarios (issue 8 by default, issue 9 behind -scenarios):
+// The baselines and the drop-in use Colly's usual LimitRule{DomainGlob: "*",
+// Parallelism: 2}, one pool of slots shared by every host; the recommended
+// Breakwater wiring replaces it with a pace of 2 per domain, since the
+// shared pool is how one slow site holds up all the others. The scenarios (issue 8 by default, issue 9 behind -scenarios):
 //
 //	degrade        one store, 300 pages queued up front, 503 from request 31 on:
 //	               requests sent into the degradation, pages saved, wall time

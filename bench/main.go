@@ -87,7 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	verbose := fs.Bool("v", false, "print a line per run and Breakwater's events on stderr")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof reads it)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: go run ./bench [flags]\n\nRuns plain Colly, Colly with a retry loop, Colly with gobreaker and Colly with\nBreakwater through the same scenarios on local test stores, and prints one table.\n\nflags:\n")
+		fmt.Fprintf(fs.Output(), "usage: go run ./bench [flags]\n\nRuns plain Colly, Colly with a retry loop, Colly with gobreaker, Colly with\nBreakwater as recommended, and the retry client with Breakwater dropped in\nthrough the same scenarios on local test stores, and prints one table.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -150,7 +150,8 @@ func notes(e *env, sel []scenario) []string {
 		"retry: Colly + OnError → Request.Retry() up to 5 times per URL with exponential backoff, counted per URL (not in the shared Ctx).",
 		"gobreaker: Colly + sony/gobreaker/v2 TwoStepCircuitBreaker per host: Allow() in OnRequest (abort if refused), done(err) in OnScraped/OnError; default settings (trips on the 6th consecutive failure, 60 s open, 1 half-open request), 4xx counted as success; + the same retry loop (a refused request never reaches OnError: it is not retried, it is lost).",
 		"breakwater: Colly + validate.New(Require(testserver.TitleSelector)) + breaker.New(Standard, WithValidator, WithPacing{Parallelism: 2}, WithBaseTransport) (Standard cuts a request at 4 × its domain's p95 latency, at least 1 s, once the domain has 20 successes) + the same retry loop, asked from OnOutcome for degraded outcomes only (Breakwater re-sends 429s itself).",
-		"Baselines use Colly's usual LimitRule{DomainGlob: \"*\", Parallelism: 2}: one pool of 2 slots shared by every host (colly-internals.md §6). Breakwater replaces it with per-domain pacing of 2. Overhead gives the baselines one such rule per store instead, so every client has 2 in flight per store there.",
+		"drop-in: the retry client's collector unchanged (the shared LimitRule, its transport, the same OnError → Request.Retry() loop for every error) + validate.New(Require(testserver.TitleSelector)) + breaker.New(Standard, WithValidator) added with breakwater.Use: no pacing, no WithBaseTransport, no checkpoint. Its goals are the recommended wiring's, except degrade (issue 13's strict need + P − 1 = 11) and hang-10s (issue 13: within 1.5×, since it keeps the shared LimitRule).",
+		"Baselines and the drop-in use Colly's usual LimitRule{DomainGlob: \"*\", Parallelism: 2}: one pool of 2 slots shared by every host (colly-internals.md §6). The recommended Breakwater wiring replaces it with per-domain pacing of 2. Overhead gives the baselines and the drop-in one such rule per store instead, so every client has 2 in flight per store there.",
 	}
 	for _, s := range sel {
 		if s.name == "overhead" {

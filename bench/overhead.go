@@ -88,12 +88,16 @@ func runOverhead(e *env) ([]Result, error) {
 			r.Measured += " (rounds " + roundsText(r.Rounds) + ")"
 		}
 	}
-	bw := &rows[breakwater]
-	what := "breaker + validation + embedded checkpoint"
-	bw.Goal = &Goal{
-		Text:     fmt.Sprintf("%s keeps ≥ %.0f %% of plain Colly's pages/s", what, 100*overheadGoal),
-		Met:      bw.Ratio >= overheadGoal && bw.Saved == pages,
-		Measured: fmt.Sprintf("%.1f %%", 100*bw.Ratio),
+	for k, what := range map[client]string{
+		breakwater: "breaker + validation + embedded checkpoint",
+		dropin:     "breaker + validation",
+	} {
+		bw := &rows[k]
+		bw.Goal = &Goal{
+			Text:     fmt.Sprintf("%s keeps ≥ %.0f %% of plain Colly's pages/s", what, 100*overheadGoal),
+			Met:      bw.Ratio >= overheadGoal && bw.Saved == pages,
+			Measured: fmt.Sprintf("%.1f %%", 100*bw.Ratio),
+		}
 	}
 	return rows, nil
 }

@@ -45,7 +45,15 @@ func runRateLimit(e *env, name string, status int) ([]Result, error) {
 			r.Measured += "; " + b
 		}
 	}
-	bw := find(rows, breakwater)
+	for _, k := range []client{breakwater, dropin} {
+		judgeRateLimit(find(rows, k), z, status)
+	}
+	return rows, nil
+}
+
+// judgeRateLimit sets issue 9's goal on a Breakwater row (the recommended
+// wiring or the drop-in) of a rate-limit scenario.
+func judgeRateLimit(bw *Result, z sizes, status int) {
 	if status == 429 {
 		bw.Goal = &Goal{
 			Text: fmt.Sprintf("all %d saved, 429s ≤ %.0f %% of requests, wall ≤ %.1f× ideal", z.ratePages, 100*maxThrottledShare, maxWallOverIdeal),
@@ -53,7 +61,7 @@ func runRateLimit(e *env, name string, status int) ([]Result, error) {
 			Measured: fmt.Sprintf("%d saved, %.1f %% 429s, %.2f× ideal",
 				bw.Saved, 100*bw.Share429, bw.Ratio),
 		}
-		return rows, nil
+		return
 	}
 	// 503 without Retry-After is a failure to the breaker: either it trips
 	// as DESIGN.md says, or pacing keeps the failure rate below the
@@ -73,5 +81,4 @@ func runRateLimit(e *env, name string, status int) ([]Result, error) {
 		Met:      tripped || paced,
 		Measured: which,
 	}
-	return rows, nil
 }

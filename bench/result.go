@@ -54,7 +54,7 @@ type Result struct {
 	Goal *Goal `json:"goal,omitempty"`
 }
 
-// Goal is one goal from issues 8 and 9, met or missed, with what was
+// Goal is one goal from issues 8, 9 and 13, met or missed, with what was
 // measured against it.
 type Goal struct {
 	Text     string `json:"text"`     // the goal, e.g. "≤ 12 into the degradation, ≥ 10× fewer than retry"

@@ -39,9 +39,9 @@ func writeTable(w io.Writer, rep *Report) error {
 		}
 	}
 	if len(goals) > 0 {
-		fmt.Fprintln(w, "\nGoals (issues 8 and 9), judged on this run's figures:")
+		fmt.Fprintln(w, "\nGoals (issues 8, 9 and 13), judged on this run's figures; breakwater and drop-in rows each have their own:")
 		for _, r := range goals {
-			fmt.Fprintf(w, "  %-14s %-7s %s: %s\n", r.Scenario, verdict(r.Goal.Met), r.Goal.Text, r.Goal.Measured)
+			fmt.Fprintf(w, "  %-14s %-10s %-7s %s: %s\n", r.Scenario, r.Client, verdict(r.Goal.Met), r.Goal.Text, r.Goal.Measured)
 		}
 	}
 	return nil
