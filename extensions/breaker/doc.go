@@ -35,18 +35,30 @@
 // into the outage (measured with gobreaker wired that way: 270 of 270). A
 // refused request never reaches the network and is not a failure of the
 // site; it is counted and handed to OnRefused hooks with a
-// *CircuitOpenError naming the domain and when it may be probed again.
+// *CircuitOpenError naming the domain and when it may be probed again, and
+// the user's OnError sees that error (errors.Is(err, ErrOpen)).
+//
+// The bound holds in every wiring: a domain never has more requests in
+// flight than its circuit could still stop (FailuresToTrip less the
+// failures in its window; one until it has answered well once), and a
+// status or transport failure is recorded inside Colly's LimitRule slot,
+// before any user callback. So at most FailuresToTrip requests reach a site
+// after it starts failing, whatever LimitRules, pacing or retry loop the
+// scraper has. Register wraps the transport the collector already has.
 //
 // # Slowing down before stopping
 //
 // Next to each circuit sits a pace (Pacing): the most requests in flight to
 // the domain and the least gap between them. A 429, or a 503 with
-// Retry-After, halts the domain until then and multiplies its pace down;
-// clean successes raise it step by step, never past the user's settings.
-// The pace is waited for at the same gate, so a waiting domain never holds
-// up another. Profiles can also set an adaptive request timeout (Transport):
-// a domain whose pages took 50 ms does not hold a slot for the client's full
-// timeout when it starts hanging.
+// Retry-After, halts the domain until then and, once per throttle episode,
+// multiplies its pace down, never past Pacing.MaxGap; clean successes raise
+// it step by step, never past the user's settings; throttling that lasts
+// Pacing.ThrottleHorizon ends with the domain held open. The wait for the
+// pace happens in OnRequest, before Colly's LimitRule, so a waiting domain
+// holds none of the slots a shared rule gives every host. Profiles can also
+// set an adaptive request timeout: a domain whose pages took 50 ms does not
+// hold a slot for the client's full timeout when it starts hanging, and a
+// domain with none of its own borrows the fleet's.
 //
 // # Seeing degradation coming
 //
@@ -55,9 +67,10 @@
 // against the domain's baseline (Profile.SlopeMultiple: a degrading event,
 // and optionally an early trip), and repeated trips, whose cooldown grows
 // with full jitter (Profile.MaxCooldown). A FleetGuard judges all domains
-// together: when most of them trip at once the client is suspect (our proxy,
-// network or resolver), every domain is paused together, and the run ends
-// as an error rather than a trip.
+// together: when most of them trip at once on connection failures while
+// none succeeds, the client is suspect (our proxy, network or resolver),
+// every domain is paused together, and the run ends as an error rather than
+// a trip.
 //
 // The state machine (circuit.go) is plain Go that takes the caller's clock;
 // the Colly wiring is colly.go. A Store decides where circuits live:
