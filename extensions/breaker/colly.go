@@ -44,6 +44,7 @@ type attempt struct {
 	ticket     Ticket
 	crawl      context.Context // the collector's context: its end is the crawl's, not the site's
 	start      time.Time       // real time: latency is a measurement, not a timer
+	latency    time.Duration   // from the gate to the whole body, once it is in
 	left       int64           // when it reached the gate, by the breaker's clock, in unix nanos
 	episode    uint64          // the throttle episode the request left in
 	status     int
@@ -96,15 +97,20 @@ func (b *Breaker) Register(c *colly.Collector) {
 	c.OnRequest(func(r *colly.Request) { b.onRequest(c, r) })
 	c.OnRequestHeaders(func(r *colly.Request) { b.gate(c, rt, r) })
 	c.OnResponseHeaders(b.onResponseHeaders)
-	if !async {
-		// A synchronous collector visits a page's links from inside its
-		// callbacks: the page's slot must be free by then.
-		c.OnResponse(func(r *colly.Response) {
-			if a := b.attempts.load(r.Request); a != nil {
-				b.releaseSlot(a)
-			}
-		})
-	}
+	c.OnResponse(func(r *colly.Response) {
+		a := b.attempts.load(r.Request)
+		if a == nil || a.refused != nil {
+			return
+		}
+		// The body is in: this is the request's latency, whatever its
+		// callbacks do next.
+		a.latency = time.Since(a.start)
+		if !async {
+			// A synchronous collector visits a page's links from inside
+			// its callbacks: the page's slot must be free by then.
+			b.releaseSlot(a)
+		}
+	})
 	c.OnScraped(func(r *colly.Response) { b.finish(r, nil) })
 	c.OnError(b.finish)
 }
@@ -338,7 +344,10 @@ func (b *Breaker) settle(r *colly.Request, a *attempt, class Class, err error) {
 			d.netFails.Add(1) // no HTTP answer: the site, or our network
 		}
 	}
-	b.Record(a.ticket, Outcome{Class: class, Latency: time.Since(a.start)})
+	if a.latency == 0 {
+		a.latency = time.Since(a.start)
+	}
+	b.Record(a.ticket, Outcome{Class: class, Latency: a.latency})
 	if a.horizon {
 		b.holdOpen(d, ReasonThrottleHorizon)
 	}
@@ -398,7 +407,7 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	if status == 0 {
 		status = a.status
 	}
-	class, latency := a.class, time.Since(a.start)
+	class, latency := a.class, a.latency
 	at := Attempt{Request: r.Request, Domain: d.name, Outcome: Outcome{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
 	key := r.Request.URL.String()
 	if a.cancelled {

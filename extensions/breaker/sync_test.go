@@ -33,3 +33,26 @@ func TestSynchronousCollectorFollowsLinksFromInsideItsCallbacks(t *testing.T) {
 		t.Fatalf("%d pages served, want every product and listing page", got)
 	}
 }
+
+// TestSynchronousLatencyIsTheRequestsOwn: in a synchronous collector a
+// listing page's callbacks fetch its links before its outcome is known.
+// Its latency is its own request's, not the subtree's, or a healthy store
+// looks like one whose latency climbs (the aggressive profile trips on a
+// latency slope).
+func TestSynchronousLatencyIsTheRequestsOwn(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 200, PerPage: 10, Scenario: testserver.Scenario{Latency: 2 * time.Millisecond}})
+	var ref refusals
+	b := newBreaker(t, breaker.Aggressive, breaker.OnRefused(ref.hook))
+	c := colly.NewCollector()
+	b.Register(c)
+	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+	c.Visit(store.URL() + "/")
+	if st := b.State(store.Host()); st != breaker.Closed || ref.len() != 0 {
+		t.Fatalf("a healthy store crawled synchronously: circuit %s, %d refused; want closed, none", st, ref.len())
+	}
+	for _, s := range b.Stats() {
+		if s.MedianLatency > 200*time.Millisecond {
+			t.Errorf("median latency %v for pages served in about 2 ms", s.MedianLatency)
+		}
+	}
+}
