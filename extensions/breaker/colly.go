@@ -6,6 +6,7 @@ package breaker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -410,15 +411,20 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	class, latency := a.class, a.latency
 	at := Attempt{Request: r.Request, Domain: d.name, Outcome: Outcome{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
 	key := r.Request.URL.String()
-	if a.cancelled {
+	switch {
+	case a.cancelled:
 		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "cancelled: " + cancelReason(a.crawl)})
+	case class.Failure() || class == Blocked || class == ClientError:
+		// Not collected, and nothing will send it again unless a retry
+		// does (its request leaving takes it off the list).
+		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "failed: " + describe(class, status, a.err)})
 	}
 	if class != Throttled {
 		if !b.throttle.empty() {
 			b.throttle.delete(key)
 		}
 		if !b.resend.empty() {
-			b.resend.delete(key) // the URL's re-send, if it was one, is over
+			b.resendOver(key, class == Success)
 		}
 		b.report(at)
 		return
@@ -453,8 +459,37 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 
 // resendToken marks a throttled URL the breaker will send again: the first
 // request for the URL after it takes the token, and any other copy (the
-// user's retry loop) is dropped.
+// user's retry loop) is dropped, also after that copy succeeded: a
+// user's retry that runs after it (in a synchronous collector, a retry
+// from an OnError registered after the breaker's runs once the breaker's
+// own re-send is over) would fetch the page twice.
 type resendToken struct{ taken atomic.Bool }
+
+// resendOver ends the re-send of key, if one was under way: a success
+// keeps the token (taken: every later copy is dropped), anything else
+// frees the URL for the user's own retries.
+func (b *Breaker) resendOver(key string, success bool) {
+	v, ok := b.resend.load(key)
+	if !ok || !v.(*resendToken).taken.Load() {
+		return
+	}
+	if !success {
+		b.resend.delete(key)
+	}
+}
+
+// describe says what an attempt came to, for the unfinished list.
+func describe(c Class, status int, err error) string {
+	switch {
+	case status != 0 && err != nil:
+		return fmt.Sprintf("%s (HTTP %d: %v)", c, status, err)
+	case status != 0:
+		return fmt.Sprintf("%s (HTTP %d)", c, status)
+	case err != nil:
+		return fmt.Sprintf("%s (%v)", c, err)
+	}
+	return c.String()
+}
 
 // throttleBudgetLeft counts one more throttle of r's URL and says whether
 // the breaker may still send it again.

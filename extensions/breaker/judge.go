@@ -10,10 +10,13 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// Unfinished is a URL the breaker stopped from completing: refused while
-// its domain's circuit was open, or throttled past its retry budget. Until
-// a later attempt of the same URL leaves, it stays listed, so nothing the
-// breaker refuses is lost.
+// Unfinished is a URL that was not collected: refused while its domain's
+// circuit was open, throttled past its retry budget or its domain's
+// horizon, cancelled by the crawl's own end, or failed (degraded, invalid,
+// blocked, another 4xx) with no retry since. Until a later attempt of the
+// same URL leaves, it stays listed, so nothing is lost without a trace,
+// checkpoint or not. A 404 or 410, or a request the user's callbacks
+// aborted, is not unfinished.
 type Unfinished struct {
 	URL     string    `json:"url"`
 	Domain  string    `json:"domain"`
@@ -30,8 +33,8 @@ func (b *Breaker) markLeft(r *colly.Request) {
 	}
 }
 
-// Unfinished lists every URL refused or given up on and not attempted
-// since, sorted by URL.
+// Unfinished lists every URL not collected and not attempted since,
+// sorted by URL, with the reason.
 func (b *Breaker) Unfinished() []Unfinished {
 	var out []Unfinished
 	b.unfinished.rangeValues(func(v any) bool {
@@ -73,7 +76,7 @@ func (b *Breaker) Judge() outcome.Evidence {
 		sort.Strings(doms)
 		sort.Strings(parts)
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Tripped, Kind: "unfinished",
-			Reason:  "URLs refused or throttled and not attempted since (" + strings.Join(parts, ", ") + ")",
+			Reason:  "URLs not collected (refused, throttled, cancelled or failed) and not attempted since (" + strings.Join(parts, ", ") + ")",
 			Domains: doms})
 	}
 	if f := b.fleet.finding(); f != nil {

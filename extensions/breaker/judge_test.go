@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/breakwater-crawl/breakwater/clock"
@@ -24,11 +25,17 @@ func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 		t.Fatalf("outcome %+v, want tripped on %s", o, store.Host())
 	}
 	un := b.Unfinished()
-	if len(un) != 20 || un[0].Domain != store.Host() {
-		t.Fatalf("%d unfinished URLs, want the 20 refused", len(un))
+	failed := 0
+	for _, u := range un {
+		if strings.HasPrefix(u.Reason, "failed: degraded (HTTP 503") {
+			failed++
+		}
+	}
+	if len(un) != 30 || failed != 10 || un[0].Domain != store.Host() {
+		t.Fatalf("%d unfinished URLs (%d failed), want the 10 that failed and the 20 refused", len(un), failed)
 	}
 
-	// The site recovers and the refused URLs are re-driven: nothing is
+	// The site recovers and the unfinished URLs are re-driven: nothing is
 	// left unfinished, the circuit closed, the run complete.
 	store.SetScenario(testserver.Scenario{})
 	clk.Advance(breaker.Standard.Cooldown)
@@ -39,8 +46,8 @@ func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 	if o.State != outcome.Complete || len(b.Unfinished()) != 0 {
 		t.Fatalf("after re-driving: outcome %+v with %d unfinished, want complete", o, len(b.Unfinished()))
 	}
-	if o.Records != 50 {
-		t.Fatalf("records %d, want 50 successes counted when no validator judges", o.Records)
+	if o.Records != 60 {
+		t.Fatalf("records %d, want 60 successes counted when no validator judges", o.Records)
 	}
 }
 

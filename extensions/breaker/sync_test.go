@@ -56,3 +56,35 @@ func TestSynchronousLatencyIsTheRequestsOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryLoopAfterTheBreakerFetchesNoThrottledPageTwice: the user's
+// OnError → Retry loop registered after the breaker, in a synchronous
+// collector: the breaker's own re-send of a 429 runs nested in its
+// OnError and is over before the user's Retry runs. That Retry must be
+// dropped, not fetch the page a second time.
+func TestRetryLoopAfterTheBreakerFetchesNoThrottledPageTwice(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 40,
+		Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 60, Burst: 3}})
+	b := newBreaker(t, breaker.Standard)
+	c := colly.NewCollector()
+	b.Register(c)
+	tries := map[string]int{}
+	c.OnError(func(r *colly.Response, err error) {
+		if u := r.Request.URL.String(); tries[u] < 3 {
+			tries[u]++
+			r.Request.Retry()
+		}
+	})
+	for _, u := range productURLs(store, 40) {
+		c.Visit(u)
+	}
+	if store.CountMode(testserver.RateLimit) == 0 {
+		t.Fatal("the store never throttled: the test proves nothing")
+	}
+	if twice := okTwice(store); len(twice) > 0 {
+		t.Fatalf("pages fetched ok twice: %v", twice)
+	}
+	if got := store.CountMode(testserver.Healthy); got != 40 {
+		t.Fatalf("%d of 40 pages served", got)
+	}
+}
