@@ -21,6 +21,21 @@ func (b *Breaker) Snapshots() []DomainSnapshot {
 	return out
 }
 
+// Snapshot returns host's circuit as it stands now; false for a host never
+// seen or whose store cannot be read.
+func (b *Breaker) Snapshot(host string) (DomainSnapshot, bool) {
+	v, ok := b.domains.Load(HostOf(host))
+	if !ok {
+		return DomainSnapshot{}, false
+	}
+	d := v.(*domain)
+	s, err := d.circuit.Snapshot(b.clock)
+	if err != nil {
+		return DomainSnapshot{}, false
+	}
+	return DomainSnapshot{Domain: d.name, Snapshot: s}, true
+}
+
 // DomainSnapshot is one domain's circuit at one moment.
 type DomainSnapshot struct {
 	Domain string

@@ -98,16 +98,34 @@ func (cp *Checkpoint) saveBreakersLocked() {
 		return
 	}
 	for _, s := range cp.b.Snapshots() {
-		switch {
-		case s.State == breaker.Open:
-			cp.saved[s.Domain] = BreakerState{Domain: s.Domain, RetryAt: s.RetryAt.UTC(), Trips: s.Trips}
-		case s.State == breaker.Closed && s.WindowFailures > 0:
-			cp.saved[s.Domain] = BreakerState{Domain: s.Domain, Trips: s.Trips, Window: s.WindowLen, Failures: s.WindowFailures}
-		case s.State == breaker.Closed:
-			delete(cp.saved, s.Domain)
-		}
+		cp.keepLocked(s)
 	}
 	cp.writeBreakersLocked()
+}
+
+// keepLocked sets what is saved of one domain's circuit.
+func (cp *Checkpoint) keepLocked(s breaker.DomainSnapshot) {
+	switch {
+	case s.State == breaker.Open:
+		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, RetryAt: s.RetryAt.UTC(), Trips: s.Trips}
+	case s.State == breaker.Closed && s.WindowFailures > 0:
+		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, Trips: s.Trips, Window: s.WindowLen, Failures: s.WindowFailures}
+	case s.State == breaker.Closed:
+		delete(cp.saved, s.Domain)
+	}
+}
+
+// saveFailureLocked saves the window of a domain that just failed, so a
+// kill before Close does not cost the failures piling up (a resume into a
+// still-failing site then trips as an uninterrupted run would).
+func (cp *Checkpoint) saveFailureLocked(domain string) {
+	if cp.b == nil {
+		return
+	}
+	if s, ok := cp.b.Snapshot(domain); ok && s.State == breaker.Closed {
+		cp.keepLocked(s)
+		cp.writeBreakersLocked()
+	}
 }
 
 func (cp *Checkpoint) writeBreakersLocked() {
@@ -146,6 +164,9 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 	}
 	cp.applyLocked(a.Request, e, ev, reason, retryAt)
 	delete(cp.entries, a.Request)
+	if a.Outcome.Class.Failure() {
+		cp.saveFailureLocked(a.Domain)
+	}
 }
 
 // eventOf maps a classified attempt to the checkpoint's event. The reason
