@@ -43,6 +43,7 @@ type Attempt struct {
 // other, so its fields need no lock.
 type attempt struct {
 	ticket     Ticket
+	req        *colly.Request
 	crawl      context.Context // the collector's context: its end is the crawl's, not the site's
 	start      time.Time       // real time: latency is a measurement, not a timer
 	latency    time.Duration   // from the gate to the whole body, once it is in
@@ -209,7 +210,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
-	a := &attempt{ticket: t, crawl: ctx, start: time.Now(), left: left, episode: ep, header: headerOf(r)}
+	a := &attempt{ticket: t, req: r, crawl: ctx, start: time.Now(), left: left, episode: ep, header: headerOf(r)}
 	b.attempts.store(r, a)
 	// It leaves: off the unfinished list. (Taken off at its outcome
 	// instead, an earlier attempt finishing late, as a synchronous
@@ -269,7 +270,7 @@ func (b *Breaker) onResponseHeaders(r *colly.Response) {
 	if class == Success {
 		return // the body and the validator decide
 	}
-	b.settle(r.Request, a, b.throttleClass(class, a.status, a.retryAfter), nil)
+	b.settle(a, b.throttleClass(class, a.status, a.retryAfter), nil)
 }
 
 // throttleClass turns a 503 that says when to come back into Throttled:
@@ -287,14 +288,18 @@ func (b *Breaker) throttleClass(class Class, status int, retryAfter string) Clas
 // pauses its domain.
 const defaultThrottlePause = time.Second
 
-// settle records a's outcome once: counters, tracker, circuit, pace; then
-// frees the pace slot. The slot frees only once the outcome is recorded:
-// freed earlier, a waiting request could pass a circuit this outcome is
-// about to trip.
-func (b *Breaker) settle(r *colly.Request, a *attempt, class Class, err error) {
+// settle records a's outcome once: counters, tracker, circuit, pace, the
+// unfinished list; then frees the pace slot. The slot frees only once the
+// outcome is recorded: freed earlier, a waiting request could pass a
+// circuit this outcome is about to trip. It runs before any of the user's
+// OnError callbacks where the status or the transport decides the class,
+// so a retry they send (nested, in a synchronous collector) leaves after
+// the URL was listed, and takes it off the list.
+func (b *Breaker) settle(a *attempt, class Class, err error) {
 	if a.settled {
 		return
 	}
+	r := a.req
 	a.settled = true
 	d := a.ticket.d
 	if isCancellation(err) && a.crawl != nil && a.crawl.Err() != nil {
@@ -352,7 +357,29 @@ func (b *Breaker) settle(r *colly.Request, a *attempt, class Class, err error) {
 	if a.horizon {
 		b.holdOpen(d, ReasonThrottleHorizon)
 	}
+	b.listUnfinished(a, d, class)
 	b.releaseSlot(a)
+}
+
+// listUnfinished lists a's URL when its attempt did not collect it and
+// nothing of the breaker's will send it again.
+func (b *Breaker) listUnfinished(a *attempt, d *domain, class Class) {
+	var why string
+	switch {
+	case a.cancelled:
+		why = "cancelled: " + cancelReason(a.crawl)
+	case class.Failure() || class == Blocked || class == ClientError:
+		// Nothing sends it again unless a retry does (its request leaving
+		// takes it off the list).
+		why = "failed: " + describe(class, a.status, a.err)
+	case class == Throttled && a.horizon:
+		why = "throttled without a success for longer than the pacing horizon"
+	case class == Throttled && a.resend == nil:
+		why = "throttled (429) past the throttle-retry budget"
+	default:
+		return
+	}
+	b.markUnfinished(Unfinished{URL: a.req.URL.String(), Domain: d.name, Reason: why})
 }
 
 func (b *Breaker) releaseSlot(a *attempt) {
@@ -402,7 +429,7 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 				class, err = Invalid, verr
 			}
 		}
-		b.settle(r.Request, a, b.throttleClass(class, status, retryAfterOf(r, a)), err)
+		b.settle(a, b.throttleClass(class, status, retryAfterOf(r, a)), err)
 	}
 	b.releaseSlot(a)
 	if status == 0 {
@@ -411,14 +438,6 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	class, latency := a.class, a.latency
 	at := Attempt{Request: r.Request, Domain: d.name, Outcome: Outcome{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
 	key := r.Request.URL.String()
-	switch {
-	case a.cancelled:
-		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "cancelled: " + cancelReason(a.crawl)})
-	case class.Failure() || class == Blocked || class == ClientError:
-		// Not collected, and nothing will send it again unless a retry
-		// does (its request leaving takes it off the list).
-		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "failed: " + describe(class, status, a.err)})
-	}
 	if class != Throttled {
 		if !b.throttle.empty() {
 			b.throttle.delete(key)
@@ -429,17 +448,9 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 		b.report(at)
 		return
 	}
-	if a.horizon {
+	if a.horizon || a.resend == nil {
 		b.throttle.delete(key)
-		at.GaveUp = true
-		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "throttled without a success for longer than the pacing horizon"})
-		b.report(at)
-		return
-	}
-	if a.resend == nil {
-		b.throttle.delete(key)
-		at.GaveUp = true
-		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "throttled (429) past the throttle-retry budget"})
+		at.GaveUp = true // listed unfinished by settle
 		b.report(at)
 		return
 	}

@@ -52,7 +52,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil && a != nil && a.ticket.d != nil && !a.settled {
 		// Known now, inside Colly's LimitRule slot: record it before the
 		// slot frees.
-		t.b.settle(nil, a, classifyError(err), err)
+		t.b.settle(a, classifyError(err), err)
 	}
 	return resp, err
 }

@@ -115,9 +115,10 @@ func (cp *Checkpoint) keepLocked(s breaker.DomainSnapshot) {
 	}
 }
 
-// saveFailureLocked saves the window of a domain that just failed, so a
-// kill before Close does not cost the failures piling up (a resume into a
-// still-failing site then trips as an uninterrupted run would).
+// saveFailureLocked saves, and flushes, the window of a domain that just
+// failed, so a kill before Close does not cost the failures piling up (a
+// resume into a still-failing site then trips as an uninterrupted run
+// would).
 func (cp *Checkpoint) saveFailureLocked(domain string) {
 	if cp.b == nil {
 		return
@@ -125,6 +126,9 @@ func (cp *Checkpoint) saveFailureLocked(domain string) {
 	if s, ok := cp.b.Snapshot(domain); ok && s.State == breaker.Closed {
 		cp.keepLocked(s)
 		cp.writeBreakersLocked()
+		// Durable now, not at the next batch: failures are few, and each
+		// one lost to a kill is one more request into a failing site.
+		cp.failLocked(cp.store.Flush())
 	}
 }
 
