@@ -459,7 +459,10 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	if a.resend.taken.Load() {
 		return // the user's own retry already sent it again
 	}
-	if rerr := retryWith(r.Request, a.resendHeaders); rerr != nil {
+	// A synchronous collector fetches the retry inside Retry and returns
+	// that fetch's error: the re-send left (it took the token), and its
+	// own outcome says what became of the URL.
+	if rerr := retryWith(r.Request, a.resendHeaders); rerr != nil && !a.resend.taken.Load() {
 		b.throttle.delete(key)
 		b.resend.delete(key)
 		at.Retrying, at.GaveUp, at.Err = false, true, rerr

@@ -88,3 +88,22 @@ func TestRetryLoopAfterTheBreakerFetchesNoThrottledPageTwice(t *testing.T) {
 		t.Fatalf("%d of 40 pages served", got)
 	}
 }
+
+// TestSynchronousReSendEndsWithItsOwnOutcome: in a synchronous collector
+// the breaker's re-send of a 429 is fetched inside Retry, which returns
+// that fetch's error (here the page's 404). The URL is gone, not
+// unfinished: the re-send left, and its outcome is the URL's.
+func TestSynchronousReSendEndsWithItsOwnOutcome(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 5,
+		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second, RecoverAfter: 300 * time.Millisecond}})
+	b := newBreaker(t, breaker.Standard)
+	c := colly.NewCollector()
+	b.Register(c)
+	c.Visit(store.URL() + testserver.ProductPath(99)) // not in the catalogue: 404 once the store recovers
+	if got := store.CountMode(testserver.Throttle); got != 1 {
+		t.Fatalf("%d throttled answers, want 1", got)
+	}
+	if un := b.Unfinished(); len(un) != 0 {
+		t.Fatalf("unfinished %+v, want none: the re-send was answered 404", un)
+	}
+}
