@@ -31,7 +31,7 @@ func caseSeed(run uint64, i int) uint64 {
 // draw is the case's random source with helpers.
 type draw struct{ r *rand.Rand }
 
-func (d draw) intn(lo, hi int) int { return lo + d.r.IntN(hi-lo+1) } // in [lo, hi]
+func (d draw) intn(lo, hi int) int   { return lo + d.r.IntN(hi-lo+1) } // in [lo, hi]
 func (d draw) chance(p float64) bool { return d.r.Float64() < p }
 func (d draw) ms(lo, hi int) time.Duration {
 	return time.Duration(d.intn(lo, hi)) * time.Millisecond

@@ -32,21 +32,21 @@ type Result struct {
 // caseRun is everything the invariants read: the stores' logs, the
 // output, each run's ending, the checkpoint.
 type caseRun struct {
-	c      Case
-	sites  []*site
-	hits   [][]testserver.Hit // per site, over every run
-	out    []string           // product URLs written, over every run
-	runs   []runOut
-	final  runOut
-	bound  time.Duration
-	dir    string
-	cp     map[string]storage.State // final checkpoint states of promised URLs
-	cpErr  map[string]string
-	hasCP  bool
-	corrupted      bool     // fCorrupt damaged the file
-	hashBefore     [32]byte // after the damage, before the resume
-	hashAfter      [32]byte
-	pBy            []string // how P was chosen, per site
+	c          Case
+	sites      []*site
+	hits       [][]testserver.Hit // per site, over every run
+	out        []string           // product URLs written, over every run
+	runs       []runOut
+	final      runOut
+	bound      time.Duration
+	dir        string
+	cp         map[string]storage.State // final checkpoint states of promised URLs
+	cpErr      map[string]string
+	hasCP      bool
+	corrupted  bool     // fCorrupt damaged the file
+	hashBefore [32]byte // after the damage, before the resume
+	hashAfter  [32]byte
+	pBy        []string // how P was chosen, per site
 }
 
 func runCase(c Case, e env) Result {

@@ -20,19 +20,19 @@ import (
 type Kind int
 
 const (
-	kHealthy       Kind = iota // healthy at a latency
-	kDegrade                   // 503s from request After on
-	kDegradeRecover            // the same, healthy again after Recover
-	kHangStart                 // never answers, from the first request
-	kHangAfter                 // never answers, from request After on
-	kThrottle                  // 429 (or 503) with Retry-After from After on, sustained
-	kThrottleBurst             // the same for Recover, then healthy
-	kRateLimit                 // token bucket, 429 + Retry-After (or 503 without)
-	kEmpty                     // 200 consent shells from After on
-	kRestyled                  // product pages in a new template from After on
-	kTruncated                 // bodies cut from After on
-	kBlocked                   // 403 from After on
-	kSlope                     // latency climbs, then 503s and hangs
+	kHealthy        Kind = iota // healthy at a latency
+	kDegrade                    // 503s from request After on
+	kDegradeRecover             // the same, healthy again after Recover
+	kHangStart                  // never answers, from the first request
+	kHangAfter                  // never answers, from request After on
+	kThrottle                   // 429 (or 503) with Retry-After from After on, sustained
+	kThrottleBurst              // the same for Recover, then healthy
+	kRateLimit                  // token bucket, 429 + Retry-After (or 503 without)
+	kEmpty                      // 200 consent shells from After on
+	kRestyled                   // product pages in a new template from After on
+	kTruncated                  // bodies cut from After on
+	kBlocked                    // 403 from After on
+	kSlope                      // latency climbs, then 503s and hangs
 	kindCount
 )
 
