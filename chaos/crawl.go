@@ -24,10 +24,11 @@ import (
 
 // runOut is what one run of a crawl left: how it ended and what it wrote.
 type runOut struct {
-	exit    int  // the outcome's exit code (-1: the run did not end)
-	hung    bool // did not end within the case's bound
-	outcome outcome.Outcome
-	report  string // productcrawl's report, for -v
+	start, end time.Time
+	exit       int  // the outcome's exit code (-1: the run did not end)
+	hung       bool // did not end within the case's bound
+	outcome    outcome.Outcome
+	report     string // productcrawl's report, for -v
 	// refused is set when the run refused its checkpoint at open.
 	refused bool
 	openErr error

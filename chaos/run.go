@@ -16,8 +16,9 @@ import (
 
 // env is what every case of a run shares.
 type env struct {
-	bin  string // the productcrawl binary
-	keep string // -keep: where a failing case's files go
+	bin   string  // the productcrawl binary
+	keep  string  // -keep: where a failing case's files go
+	scale float64 // -bound-scale
 }
 
 // Result is a case run and judged.
@@ -52,7 +53,7 @@ type caseRun struct {
 func runCase(c Case, e env) Result {
 	start := time.Now()
 	res := Result{Case: c}
-	cr := &caseRun{c: c, bound: c.Bound()}
+	cr := &caseRun{c: c, bound: time.Duration(float64(c.Bound()) * max(e.scale, 0.01))}
 	for _, s := range c.Sites {
 		ss, err := startSite(s)
 		if err != nil {
@@ -103,7 +104,9 @@ func (cr *caseRun) execute(e env) {
 	out := &output{}
 	mem := newMemory()
 	cr.hasCP = w.Process || w.Checkpoint != cpNone
-	once := func(ctx context.Context, resume bool, killAt time.Duration) runOut {
+	once := func(ctx context.Context, resume bool, killAt time.Duration) (ro runOut) {
+		start := time.Now()
+		defer func() { ro.start, ro.end = start, time.Now() }()
 		if w.Process {
 			return crawlProcess(e.bin, w, cr.sites, cr.dir, resume, killAt, cr.bound)
 		}
@@ -192,6 +195,7 @@ func (cr *caseRun) writeLogs() {
 		}
 	}
 	for i, r := range cr.runs {
-		fmt.Fprintf(f, "# run %d: exit %d hung=%v outcome=%+v err=%v\n", i+1, r.exit, r.hung, r.outcome, r.openErr)
+		fmt.Fprintf(f, "# run %d (%s to %s): exit %d hung=%v outcome=%+v err=%v\n", i+1,
+			r.start.Format("15:04:05.000"), r.end.Format("15:04:05.000"), r.exit, r.hung, r.outcome, r.openErr)
 	}
 }
