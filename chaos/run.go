@@ -137,7 +137,10 @@ func (cr *caseRun) execute(e env) {
 			cr.runs = append(cr.runs, once(ctx, false, 0))
 			cancel()
 		}
-		cr.runs = append(cr.runs, once(bg, true, 0))
+		// A scheduler reschedules a run that did not end complete.
+		if r := cr.runs[0]; r.exit != 0 || r.hung {
+			cr.runs = append(cr.runs, once(bg, true, 0))
+		}
 	case fCorrupt:
 		cr.runs = append(cr.runs, once(bg, false, 0))
 		path := filepath.Join(cr.dir, "crawl.db")
