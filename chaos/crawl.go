@@ -27,6 +27,7 @@ type runOut struct {
 	start, end time.Time
 	exit       int  // the outcome's exit code (-1: the run did not end)
 	hung       bool // did not end within the case's bound
+	crashed    bool // sent SIGQUIT while it ran: it crashed
 	outcome    outcome.Outcome
 	report     string // productcrawl's report, for -v
 	// refused is set when the run refused its checkpoint at open.

@@ -20,6 +20,7 @@ const (
 	fDeadline           // the crawl's context has a deadline At into the run
 	fKill               // SIGKILL At into the run (in-process: stopped), then a resume to the end
 	fCorrupt            // a finished run's checkpoint is corrupted, then a resume must refuse it untouched
+	fQuit               // productcrawl: SIGQUIT At into the run (a crash), then a resume
 )
 
 // Corruption is how fCorrupt damages the checkpoint file.
@@ -50,6 +51,8 @@ func (f Fault) String() string {
 		return "kill@" + f.At.String() + "+resume"
 	case fCorrupt:
 		return "corrupt-" + f.Corruption.String() + "+resume"
+	case fQuit:
+		return "sigquit@" + f.At.String() + "+resume"
 	}
 	return "none"
 }
@@ -71,7 +74,9 @@ func drawFault(d draw, w Wiring) Fault {
 			f.Kind = fDeadline
 		}
 	case 3:
-		if resumable {
+		if w.Process && d.chance(0.3) {
+			f.Kind = fQuit
+		} else if resumable {
 			f.Kind = fKill
 		}
 	case 4:

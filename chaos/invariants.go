@@ -123,6 +123,14 @@ func (cr *caseRun) check() []Violation {
 	}
 	hung := slices.ContainsFunc(cr.runs, func(r runOut) bool { return r.hung })
 
+	// 4, for a crash: a run that crashed says so (error), never complete,
+	// tripped or empty, which a scheduler acts on without a human.
+	for i, r := range cr.runs {
+		if r.crashed && r.exit >= 0 && r.exit != 1 {
+			add(4, "run %d crashed (SIGQUIT) and exited %d, not 1 (error)", i+1, r.exit)
+		}
+	}
+
 	// 8. A corrupt or foreign checkpoint is refused, its bytes unchanged.
 	if cr.corrupted {
 		r := cr.final
@@ -168,7 +176,7 @@ func (cr *caseRun) check() []Violation {
 		}
 		// 2, from the log: no page fetched whole twice in one run (a
 		// kill may cost a page fetched again, not written again).
-		if f.Kind != fKill && f.Kind != fCorrupt {
+		if f.Kind != fKill && f.Kind != fCorrupt && f.Kind != fQuit {
 			var twice []string
 			for p, n := range okCount {
 				if n > 1 && strings.HasPrefix(p, "/products/") {

@@ -53,6 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	replay := fs.String("replay", "", "run only the cases of these seeds (comma-separated), as a violation prints them")
 	verbose := fs.Bool("v", false, "print one line per case")
 	keep := fs.String("keep", "", "keep each failing case's files (checkpoint, products, request logs) under this directory")
+	dry := fs.Bool("dry", false, "print the cases drawn, one a line, and run none")
 	pcBin := fs.String("productcrawl", "", "use this productcrawl binary instead of building ./examples/productcrawl")
 	scale := fs.Float64("bound-scale", 1, "multiply every case's time bound (invariant 1) by this")
 	parallel := fs.Int("parallel", 6, "cases run at once (they mostly wait on stores)")
@@ -79,6 +80,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if *dry {
+		for i, c := range all {
+			fmt.Fprintf(stdout, "case %d %s (bound %v)\n", i+1, c, c.Bound().Round(time.Second))
+		}
+		return 0
+	}
 	e := env{keep: *keep, scale: *scale, bin: *pcBin}
 	if e.bin == "" && slicesAny(all, func(c Case) bool { return c.Wiring.Process }) {
 		dir, err := os.MkdirTemp("", "chaos-bin-")

@@ -26,9 +26,10 @@ func buildProductcrawl(dir string) (string, error) {
 	return bin, nil
 }
 
-// crawlProcess runs productcrawl over sites in dir. killAt > 0 sends it
-// SIGKILL after that long; bound ends it as hung (SIGKILL too).
-func crawlProcess(bin string, w Wiring, sites []*site, dir string, resume bool, killAt, bound time.Duration) runOut {
+// crawlProcess runs productcrawl over sites in dir. killAt > 0 sends it sig
+// after that long (SIGKILL: the run is not judged; SIGQUIT: a crash, whose
+// exit code is judged); bound ends it as hung (SIGKILL).
+func crawlProcess(bin string, w Wiring, sites []*site, dir string, resume bool, killAt time.Duration, sig syscall.Signal, bound time.Duration) runOut {
 	ro := runOut{exit: -1, carried: -1}
 	args := []string{
 		"--checkpoint", filepath.Join(dir, "crawl.db"),
@@ -64,10 +65,13 @@ func crawlProcess(bin string, w Wiring, sites []*site, dir string, resume bool, 
 	select {
 	case err = <-done:
 	case <-kill:
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		<-done
-		ro.exit = -9
-		return ro
+		_ = cmd.Process.Signal(sig)
+		err = <-done
+		if sig == syscall.SIGKILL {
+			ro.exit = -9
+			return ro
+		}
+		ro.crashed = true
 	case <-timer.C:
 		ro.hung = true
 		_ = cmd.Process.Signal(syscall.SIGKILL)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
@@ -104,11 +105,15 @@ func (cr *caseRun) execute(e env) {
 	out := &output{}
 	mem := newMemory()
 	cr.hasCP = w.Process || w.Checkpoint != cpNone
+	sig := syscall.SIGKILL
+	if f.Kind == fQuit {
+		sig = syscall.SIGQUIT
+	}
 	once := func(ctx context.Context, resume bool, killAt time.Duration) (ro runOut) {
 		start := time.Now()
 		defer func() { ro.start, ro.end = start, time.Now() }()
 		if w.Process {
-			return crawlProcess(e.bin, w, cr.sites, cr.dir, resume, killAt, cr.bound)
+			return crawlProcess(e.bin, w, cr.sites, cr.dir, resume, killAt, sig, cr.bound)
 		}
 		return crawlLib(ctx, w, cr.sites, cr.dir, out, resume, mem, cr.bound, cr.promisedURLs)
 	}
@@ -126,7 +131,7 @@ func (cr *caseRun) execute(e env) {
 		ctx, cancel := context.WithTimeout(bg, f.At)
 		cr.runs = append(cr.runs, once(ctx, false, 0))
 		cancel()
-	case fKill:
+	case fKill, fQuit:
 		if w.Process {
 			cr.runs = append(cr.runs, once(bg, false, f.At))
 		} else {
