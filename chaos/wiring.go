@@ -75,6 +75,11 @@ func drawWiring(d draw) Wiring {
 	return w
 }
 
+// breakerDefaultInFlight is the breaker's documented per-domain in-flight
+// limit when no WithPacing is given; 0 while it has none (today: "Without
+// it a domain has no in-flight limit"). Set it when the breaker gets one.
+const breakerDefaultInFlight = 0
+
 // Parallelism is P of invariant 5: the most requests in flight to one
 // domain the wiring allows, or 0 when nothing limits it (then the number of
 // URLs queued for the domain stands in).
@@ -89,8 +94,12 @@ func (w Wiring) Parallelism() int {
 	if w.Limit != limNone {
 		p = w.LimitP
 	}
-	if w.Pacing > 0 && (p == 0 || w.Pacing < p) {
-		p = w.Pacing
+	pace := w.Pacing
+	if pace == 0 {
+		pace = breakerDefaultInFlight
+	}
+	if pace > 0 && (p == 0 || pace < p) {
+		p = pace
 	}
 	return p
 }
