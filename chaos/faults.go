@@ -97,8 +97,6 @@ func corrupt(path string, c Corruption, r *rand.Rand) (bool, error) {
 		return false, fmt.Errorf("read checkpoint to corrupt: %w", err)
 	}
 	switch c {
-	case corruptTruncate:
-		b = b[:len(b)/2]
 	case corruptForeign:
 		if r.IntN(2) == 0 {
 			b = []byte("{\"products\": [\"this is not a checkpoint\"]}\n")
@@ -108,40 +106,15 @@ func corrupt(path string, c Corruption, r *rand.Rand) (bool, error) {
 				b[i] = byte(r.UintN(256))
 			}
 		}
-	case corruptRecord:
-		// A live record holds its URL once, after its length byte; the
-		// request bucket holds it again, inside JSON. A URL found exactly
-		// once after its length byte is in one record only, the live one
-		// (bbolt copies pages on write, so a stale copy would show twice).
-		var cands []int
-		prefix := []byte("http://127.0.0.1:")
-		for i := 1; i < len(b); {
-			j := bytes.Index(b[i:], prefix)
-			if j < 0 {
-				break
-			}
-			at := i + j
-			i = at + 1
-			n := int(b[at-1])
-			if b[at-1] == '"' || n < len(prefix)+2 || at+n > len(b) {
-				continue // inside JSON, or no length byte before it
-			}
-			u := b[at : at+n]
-			if bytes.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r >= 0x7f || r == '"' }) {
-				continue
-			}
-			if bytes.Count(b, b[at-1:at+n]) == 1 {
-				cands = append(cands, at+n-1)
-			}
-		}
-		if len(cands) == 0 {
+	case corruptRecord, corruptTruncate:
+		start, end := liveRecord(path, b, r)
+		if start < 0 {
 			return false, nil
 		}
-		at := cands[r.IntN(len(cands))]
-		b[at] ^= 0x5a
-		start := bytes.LastIndex(b[:at], []byte("http://127.0.0.1:")) - 1
-		if start < 0 || !live(path, b, b[start:at+1]) {
-			return false, nil
+		if c == corruptTruncate {
+			b = b[:start] // cut inside a page the tree still uses
+		} else {
+			b[end-1] ^= 0x5a // the URL's last byte: the record's CRC no longer matches
 		}
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
@@ -156,6 +129,44 @@ func fileHash(path string) [32]byte {
 		return [32]byte{}
 	}
 	return sha256.Sum256(b)
+}
+
+// liveRecord finds, in b (the file at path), the URL of a record that
+// bbolt still reaches, and returns where it starts and ends (-1 if none).
+// A record holds its URL after its length byte; the request bucket holds it
+// again, inside JSON. A URL found exactly once after its length byte is in
+// one record only; bbolt itself then says whether that record is live (a
+// stale copy on a freed page is no corruption at all).
+func liveRecord(path string, b []byte, r *rand.Rand) (int, int) {
+	type span struct{ start, end int }
+	var cands []span
+	prefix := []byte("http://127.0.0.1:")
+	for i := 1; i < len(b); {
+		j := bytes.Index(b[i:], prefix)
+		if j < 0 {
+			break
+		}
+		at := i + j
+		i = at + 1
+		n := int(b[at-1])
+		if b[at-1] == '"' || n < len(prefix)+2 || at+n > len(b) {
+			continue // inside JSON, or no length byte before it
+		}
+		u := b[at : at+n]
+		if bytes.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r >= 0x7f || r == '"' }) {
+			continue
+		}
+		if bytes.Count(b, b[at-1:at+n]) == 1 {
+			cands = append(cands, span{at, at + n})
+		}
+	}
+	r.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+	for _, c := range cands[:min(len(cands), 8)] {
+		if live(path, b, b[c.start-1:c.end]) {
+			return c.start, c.end
+		}
+	}
+	return -1, -1
 }
 
 // live reports whether the damaged bytes dmg (those of b from at) sit in a
