@@ -29,12 +29,12 @@ type runOut struct {
 	hung       bool // did not end within the case's bound
 	crashed    bool // sent SIGQUIT while it ran: it crashed
 	outcome    outcome.Outcome
-	report     string // productcrawl's report, for -v
+	report     string // productcrawl's last log lines, for -keep
 	// refused is set when the run refused its checkpoint at open.
 	refused bool
 	openErr error
-	// lost lists the promised product URLs the checkpoint does not hold
-	// unfinished (checked before it closed; in-process only).
+	// cpStates and cpErrs are the checkpoint's state and last error of
+	// each promised URL, read before it closed (in-process only).
 	cpStates map[string]storage.State
 	cpErrs   map[string]string
 	carried  int64 // requests the user's transport carried (-1: none installed)
@@ -72,8 +72,9 @@ func (o *output) len() int {
 
 // crawlLib runs the library in-process, wired as w says, over sites, until
 // Wait returns, ctx ends it, or bound passes (then it is torn down and the
-// run is hung). resume continues the checkpoint at cpPath. promised is
-// called before the checkpoint closes, to read the states of URLs.
+// run is hung). resume continues the checkpoint (dir/crawl.db, or mem).
+// promised is called before the checkpoint closes, to read the states of
+// the URLs the stores promised.
 func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *output, resume bool, mem storage.Store, bound time.Duration, promised func() []string) runOut {
 	ro := runOut{exit: -1, carried: -1}
 	ctx, cancel := context.WithCancel(ctx)

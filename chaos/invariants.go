@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -466,4 +465,3 @@ func sample(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-var _ = url.Parse

@@ -205,5 +205,8 @@ func (cr *caseRun) writeLogs() {
 	for i, r := range cr.runs {
 		fmt.Fprintf(f, "# run %d (%s to %s): exit %d hung=%v outcome=%+v err=%v\n", i+1,
 			r.start.Format("15:04:05.000"), r.end.Format("15:04:05.000"), r.exit, r.hung, r.outcome, r.openErr)
+		if r.report != "" {
+			fmt.Fprintf(f, "#   productcrawl's last log lines: %s\n", r.report)
+		}
 	}
 }
