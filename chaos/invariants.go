@@ -464,4 +464,3 @@ func sample(s []string) string {
 	}
 	return strings.Join(s, ", ")
 }
-
