@@ -96,8 +96,9 @@ func (c Case) Bound() time.Duration {
 	need := time.Duration(breaker.FailuresToTrip(w.Profile))
 	total := 3 * time.Second
 	for _, s := range c.Sites {
-		pages := time.Duration(s.Products + s.Products/max(1, s.PerPage) + 2 + s.Extra404)
-		cost := pages * (s.Latency + 5*time.Millisecond) / p
+		listings := s.Products/max(1, s.PerPage) + 2
+		pages := time.Duration(s.Products + listings + listings*s.Extra404)
+		cost := pages * (s.Latency + 8*time.Millisecond) / p
 		switch s.Kind {
 		case kHangStart, kHangAfter, kSlope:
 			// At most need + P - 1 requests that wait for the timeout.
