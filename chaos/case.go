@@ -63,6 +63,18 @@ func NewCase(seed uint64) Case {
 	for range n {
 		c.Sites = append(c.Sites, drawSite(d, c.Wiring))
 	}
+	// Dimensions added later draw from a stream of their own, so that the
+	// cases of earlier seeds stay as they were.
+	d2 := draw{rand.New(rand.NewPCG(seed, 0xbb67ae8584caa73b))}
+	if c.Wiring.Process && d2.chance(0.3) {
+		// Redis mode: 1-3 workers share the crawl; the fault is Redis
+		// lost, or none.
+		c.Wiring.Workers = d2.intn(1, 3)
+		c.Fault = Fault{At: d2.ms(100, 1500)}
+		if d2.chance(0.5) {
+			c.Fault.Kind = fRedisRestart
+		}
+	}
 	return c
 }
 

@@ -15,12 +15,13 @@ import (
 type FaultKind int
 
 const (
-	fNone     FaultKind = iota
-	fCancel             // the crawl's context is cancelled At into the run
-	fDeadline           // the crawl's context has a deadline At into the run
-	fKill               // SIGKILL At into the run (in-process: stopped), then a resume to the end
-	fCorrupt            // a finished run's checkpoint is corrupted, then a resume must refuse it untouched
-	fQuit               // productcrawl: SIGQUIT At into the run (a crash), then a resume
+	fNone         FaultKind = iota
+	fCancel                 // the crawl's context is cancelled At into the run
+	fDeadline               // the crawl's context has a deadline At into the run
+	fKill                   // SIGKILL At into the run (in-process: stopped), then a resume to the end
+	fCorrupt                // a finished run's checkpoint is corrupted, then a resume must refuse it untouched
+	fQuit                   // productcrawl: SIGQUIT At into the run (a crash), then a resume
+	fRedisRestart           // Redis mode: Redis killed At into the run and started again empty
 )
 
 // Corruption is how fCorrupt damages the checkpoint file.
@@ -53,13 +54,17 @@ func (f Fault) String() string {
 		return "corrupt-" + f.Corruption.String() + "+resume"
 	case fQuit:
 		return "sigquit@" + f.At.String() + "+resume"
+	case fRedisRestart:
+		return "redis-restart@" + f.At.String()
 	}
 	return "none"
 }
 
 // cutShort reports whether the fault may end the crawl before its work is
 // done (so a healthy store may be left unfinished).
-func (f Fault) cutShort() bool { return f.Kind == fCancel || f.Kind == fDeadline }
+func (f Fault) cutShort() bool {
+	return f.Kind == fCancel || f.Kind == fDeadline || f.Kind == fRedisRestart
+}
 
 func drawFault(d draw, w Wiring) Fault {
 	f := Fault{At: d.ms(50, 1500)}

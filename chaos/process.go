@@ -26,25 +26,40 @@ func buildProductcrawl(dir string) (string, error) {
 	return bin, nil
 }
 
-// crawlProcess runs productcrawl over sites in dir. killAt > 0 sends it sig
-// after that long (SIGKILL: the run is not judged; SIGQUIT: a crash, whose
-// exit code is judged); bound ends it as hung (SIGKILL).
-func crawlProcess(bin string, w Wiring, sites []*site, dir string, resume bool, killAt time.Duration, sig syscall.Signal, bound time.Duration) runOut {
+// procRun says how one productcrawl process runs.
+type procRun struct {
+	resume bool
+	killAt time.Duration  // > 0: send sig after that long
+	sig    syscall.Signal // SIGKILL: the run is not judged; SIGQUIT: a crash, whose exit code is judged
+	bound  time.Duration  // past it the run is hung (SIGKILL)
+	redis  string         // the Redis URL of the crawl, "" for the checkpoint file
+	worker int            // in Redis mode: the worker's number, for its own -out
+	id     string         // in Redis mode: the crawl id
+}
+
+// crawlProcess runs productcrawl over sites in dir, as pr says.
+func crawlProcess(bin string, w Wiring, sites []*site, dir string, pr procRun) runOut {
 	ro := runOut{exit: -1, carried: -1}
 	args := []string{
-		"--checkpoint", filepath.Join(dir, "crawl.db"),
-		"--out", filepath.Join(dir, "products.jsonl"),
 		"--report", "json", "--log-level", "warn", "--log-format", "json", "--status", "off",
 		"--parallelism", strconv.Itoa(w.LimitP),
 		"--timeout", w.Timeout.String(),
 		"--profile", w.Profile.Name,
 	}
-	if resume {
+	if pr.redis != "" {
+		args = append(args, "--redis", pr.redis, "--crawl-id", pr.id, "--wait-horizon", "2s",
+			"--out", filepath.Join(dir, fmt.Sprintf("products-%d.jsonl", pr.worker)))
+	} else {
+		args = append(args, "--checkpoint", filepath.Join(dir, "crawl.db"),
+			"--out", filepath.Join(dir, "products.jsonl"))
+	}
+	if pr.resume {
 		args = append(args, "--resume")
 	}
 	for _, s := range sites {
 		args = append(args, s.url+"/")
 	}
+	killAt, sig, bound := pr.killAt, pr.sig, pr.bound
 	cmd := exec.Command(bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -96,24 +111,27 @@ func crawlProcess(bin string, w Wiring, sites []*site, dir string, resume bool, 
 	return ro
 }
 
-// readProducts reads the URLs of products.jsonl in dir, a torn last line
-// left out.
+// readProducts reads the URLs of every products*.jsonl in dir (one per
+// Redis worker), a torn last line left out.
 func readProducts(dir string) []string {
-	f, err := os.Open(filepath.Join(dir, "products.jsonl"))
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
+	files, _ := filepath.Glob(filepath.Join(dir, "products*.jsonl"))
 	var urls []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var rec struct {
-			URL string `json:"url"`
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			continue
 		}
-		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.URL != "" {
-			urls = append(urls, rec.URL)
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var rec struct {
+				URL string `json:"url"`
+			}
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.URL != "" {
+				urls = append(urls, rec.URL)
+			}
 		}
+		f.Close()
 	}
 	return urls
 }

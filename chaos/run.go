@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -104,7 +105,7 @@ func (cr *caseRun) execute(e env) {
 	c, w, f := cr.c, cr.c.Wiring, cr.c.Fault
 	out := &output{}
 	mem := newMemory()
-	cr.hasCP = w.Process || w.Checkpoint != cpNone
+	cr.hasCP = (w.Process && w.Workers == 0) || w.Checkpoint != cpNone
 	sig := syscall.SIGKILL
 	if f.Kind == fQuit {
 		sig = syscall.SIGQUIT
@@ -113,11 +114,15 @@ func (cr *caseRun) execute(e env) {
 		start := time.Now()
 		defer func() { ro.start, ro.end = start, time.Now() }()
 		if w.Process {
-			return crawlProcess(e.bin, w, cr.sites, cr.dir, resume, killAt, sig, cr.bound)
+			return crawlProcess(e.bin, w, cr.sites, cr.dir, procRun{resume: resume, killAt: killAt, sig: sig, bound: cr.bound})
 		}
 		return crawlLib(ctx, w, cr.sites, cr.dir, out, resume, mem, cr.bound, cr.promisedURLs)
 	}
 	bg := context.Background()
+	if w.Workers > 0 {
+		cr.executeRedis(e)
+		return
+	}
 	switch f.Kind {
 	case fNone:
 		cr.runs = append(cr.runs, once(bg, false, 0))
@@ -209,4 +214,48 @@ func (cr *caseRun) writeLogs() {
 			fmt.Fprintf(f, "#   productcrawl's last log lines: %s\n", r.report)
 		}
 	}
+}
+
+// executeRedis runs w.Workers productcrawl workers on one crawl shared
+// through a private Redis, which fRedisRestart kills At into the run and
+// starts again empty.
+func (cr *caseRun) executeRedis(e env) {
+	c, w, f := cr.c, cr.c.Wiring, cr.c.Fault
+	rs, err := startRedis()
+	if err != nil {
+		cr.runs = []runOut{{exit: -1, openErr: err}}
+		cr.final = cr.runs[0]
+		return
+	}
+	defer rs.kill()
+	if f.Kind == fRedisRestart {
+		t := time.AfterFunc(f.At, func() {
+			rs.kill()
+			time.Sleep(200 * time.Millisecond)
+			_ = rs.start()
+		})
+		defer t.Stop()
+	}
+	runs := make([]runOut, w.Workers)
+	var wg sync.WaitGroup
+	for i := range w.Workers {
+		wg.Go(func() {
+			start := time.Now()
+			runs[i] = crawlProcess(e.bin, w, cr.sites, cr.dir, procRun{bound: cr.bound, redis: rs.url(),
+				worker: i + 1, id: fmt.Sprintf("chaos-%d", c.Seed)})
+			runs[i].start, runs[i].end = start, time.Now()
+		})
+	}
+	wg.Wait()
+	cr.runs = runs
+	// Each worker's ending speaks for the crawl when it says complete
+	// ("nothing is left anywhere"): judge that one if any does.
+	cr.final = runs[0]
+	for _, r := range runs {
+		if r.exit == 0 {
+			cr.final = r
+			break
+		}
+	}
+	cr.out = readProducts(cr.dir)
 }

@@ -33,7 +33,8 @@ func (s Store) String() string { return [...]string{"none", "memory", "bolt"}[s]
 // Wiring is how the crawler is put together: the library in-process as a
 // user wires it into a Colly scraper, or productcrawl as a process.
 type Wiring struct {
-	Process    bool // productcrawl as a process; the fields below but Profile, Timeout and LimitP do not apply
+	Process    bool // productcrawl as a process; the fields below but Workers, Profile, Timeout and LimitP do not apply
+	Workers    int  // productcrawl in Redis mode: this many workers on a private Redis (0: the checkpoint file)
 	Async      bool
 	Limit      Limit
 	LimitP     int // the LimitRule's Parallelism; productcrawl's --parallelism
@@ -109,6 +110,9 @@ func (w Wiring) ThrottleRetries() int { return 10 }
 
 func (w Wiring) String() string {
 	if w.Process {
+		if w.Workers > 0 {
+			return fmt.Sprintf("productcrawl(redis×%d,p=%d,%s,timeout=%v)", w.Workers, w.LimitP, w.Profile.Name, w.Timeout)
+		}
 		return fmt.Sprintf("productcrawl(p=%d,%s,timeout=%v)", w.LimitP, w.Profile.Name, w.Timeout)
 	}
 	var parts []string
