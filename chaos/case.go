@@ -73,6 +73,7 @@ func NewCase(seed uint64) Case {
 		c.Fault = Fault{At: d2.ms(100, 1500)}
 		if d2.chance(0.5) {
 			c.Fault.Kind = fRedisRestart
+			c.Fault.Persist = d2.chance(0.5)
 		}
 	}
 	return c
@@ -126,8 +127,13 @@ func (c Case) Bound() time.Duration {
 		}
 		total += cost
 	}
-	if c.Fault.Kind == fKill || c.Fault.Kind == fCorrupt {
+	if c.Fault.Kind == fKill || c.Fault.Kind == fCorrupt || c.Fault.Kind == fQuit {
 		total += c.Fault.At
+	}
+	if c.Fault.Kind == fRedisRestart {
+		// A worker that lost Redis tries it again at most 15 s later
+		// (plus a tenth as jitter), then the crawl goes on.
+		total += c.Fault.At + 20*time.Second
 	}
 	return total * 3 / 2
 }

@@ -40,6 +40,7 @@ type Fault struct {
 	Kind       FaultKind
 	At         time.Duration
 	Corruption Corruption
+	Persist    bool // fRedisRestart: Redis keeps an AOF, so the restart loses nothing
 }
 
 func (f Fault) String() string {
@@ -55,6 +56,9 @@ func (f Fault) String() string {
 	case fQuit:
 		return "sigquit@" + f.At.String() + "+resume"
 	case fRedisRestart:
+		if f.Persist {
+			return "redis-restart-aof@" + f.At.String()
+		}
 		return "redis-restart@" + f.At.String()
 	}
 	return "none"
@@ -63,7 +67,7 @@ func (f Fault) String() string {
 // cutShort reports whether the fault may end the crawl before its work is
 // done (so a healthy store may be left unfinished).
 func (f Fault) cutShort() bool {
-	return f.Kind == fCancel || f.Kind == fDeadline || f.Kind == fRedisRestart
+	return f.Kind == fCancel || f.Kind == fDeadline || (f.Kind == fRedisRestart && !f.Persist)
 }
 
 func drawFault(d draw, w Wiring) Fault {

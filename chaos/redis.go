@@ -12,29 +12,37 @@ import (
 )
 
 // redisServer is a private redis-server on a free loopback port, started
-// for one case, without persistence, so that a restart loses everything.
+// for one case: without persistence a restart loses everything; with AOF
+// (fsync always) it keeps every write.
 type redisServer struct {
 	port int
+	dir  string // with persistence: the AOF lives here ("" = none)
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 }
 
-func startRedis() (*redisServer, error) {
+func startRedis(persistDir string) (*redisServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("redis: pick a port: %w", err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	r := &redisServer{port: port}
+	r := &redisServer{port: port, dir: persistDir}
 	return r, r.start()
 }
 
 func (r *redisServer) url() string { return "redis://127.0.0.1:" + strconv.Itoa(r.port) + "/0" }
 
 func (r *redisServer) start() error {
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
+	args := []string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--save", "",
+		"--daemonize", "no", "--loglevel", "warning"}
+	if r.dir != "" {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always", "--dir", r.dir)
+	} else {
+		args = append(args, "--appendonly", "no")
+	}
+	cmd := exec.Command("redis-server", args...)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("redis: start redis-server (is it on PATH?): %w", err)
 	}

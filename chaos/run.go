@@ -218,10 +218,14 @@ func (cr *caseRun) writeLogs() {
 
 // executeRedis runs w.Workers productcrawl workers on one crawl shared
 // through a private Redis, which fRedisRestart kills At into the run and
-// starts again empty.
+// starts again: empty, or from its AOF with Persist.
 func (cr *caseRun) executeRedis(e env) {
 	c, w, f := cr.c, cr.c.Wiring, cr.c.Fault
-	rs, err := startRedis()
+	persist := ""
+	if f.Persist {
+		persist = cr.dir
+	}
+	rs, err := startRedis(persist)
 	if err != nil {
 		cr.runs = []runOut{{exit: -1, openErr: err}}
 		cr.final = cr.runs[0]
