@@ -2,8 +2,10 @@
 // spirit of property-based testing and Jepsen: it draws crawls (test
 // stores that degrade, hang, throttle, block, serve consent shells or cut
 // bodies; the library wired in-process as users wire it, or productcrawl
-// as a process; a fault: a cancelled or timed-out context, a SIGKILL and a
-// resume, a corrupt checkpoint), runs each against real stores on
+// as a process, on its checkpoint file or as 1-3 workers sharing a private
+// Redis; a fault: a cancelled or timed-out context, a SIGKILL, stop or
+// SIGQUIT and a resume, a corrupt checkpoint, Redis restarted empty or from
+// its AOF), runs each against real stores on
 // 127.0.0.1, and checks invariants computed from the stores' own request
 // logs, the records written, the checkpoint and the ending, never from
 // Breakwater's own counters:
@@ -15,8 +17,9 @@
 //     named by a non-complete ending;
 //  4. the ending tells the truth: complete only with nothing unfinished or
 //     failed, empty only with nothing written, tripped only with work left,
-//     error not a fleet-guard misfire beside a healthy store;
-//  5. requests into a failing store ≤ need + P − 1;
+//     a crash an error, error not a fleet-guard misfire beside a healthy
+//     store;
+//  5. requests into a failing store ≤ need + P − 1 (× workers in Redis mode);
 //  6. no request before a Retry-After has passed;
 //  7. a healthy store is crawled whole and never named tripped;
 //  8. a corrupt or foreign checkpoint is refused and left unchanged;
