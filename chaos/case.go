@@ -130,10 +130,18 @@ func (c Case) Bound() time.Duration {
 	if c.Fault.Kind == fKill || c.Fault.Kind == fCorrupt || c.Fault.Kind == fQuit {
 		total += c.Fault.At
 	}
+	if w.Workers > 0 {
+		// Failed jobs come back after a jittered backoff (the first under
+		// 15 s) that a worker waits for when it is due within its
+		// -wait-horizon (2 s here).
+		total += 15 * time.Second
+	}
 	if c.Fault.Kind == fRedisRestart {
 		// A worker that lost Redis tries it again at most 15 s later
-		// (plus a tenth as jitter), then the crawl goes on.
-		total += c.Fault.At + 20*time.Second
+		// (plus a tenth as jitter), then the crawl goes on; a job whose
+		// settle was lost in the outage comes back after its lease,
+		// max(4 × timeout, 1 min).
+		total += c.Fault.At + 20*time.Second + max(4*w.Timeout, time.Minute)
 	}
 	return total * 3 / 2
 }
