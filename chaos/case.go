@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+)
+
+// Case is one generated crawl: the stores it runs against, how the crawler
+// is wired, and the fault injected. Everything is drawn from Seed, so the
+// same seed is the same case (replay: go run ./chaos -replay SEED).
+type Case struct {
+	Seed   uint64
+	Sites  []Site
+	Wiring Wiring
+	Fault  Fault
+}
+
+// caseSeed derives case i's seed from the run's seed (splitmix64), so that
+// one case of a run can be replayed on its own.
+func caseSeed(run uint64, i int) uint64 {
+	z := run*0x9E3779B97F4A7C15 + uint64(i+1)*0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+// draw is the case's random source with helpers.
+type draw struct{ r *rand.Rand }
+
+func (d draw) intn(lo, hi int) int   { return lo + d.r.IntN(hi-lo+1) } // in [lo, hi]
+func (d draw) chance(p float64) bool { return d.r.Float64() < p }
+func (d draw) ms(lo, hi int) time.Duration {
+	return time.Duration(d.intn(lo, hi)) * time.Millisecond
+}
+
+// pick returns an index drawn by weight.
+func (d draw) pick(weights ...int) int {
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	n := d.r.IntN(total)
+	for i, w := range weights {
+		if n < w {
+			return i
+		}
+		n -= w
+	}
+	return len(weights) - 1
+}
+
+// NewCase draws the case of seed.
+func NewCase(seed uint64) Case {
+	d := draw{rand.New(rand.NewPCG(seed, 0x6a09e667f3bcc909))}
+	c := Case{Seed: seed}
+	c.Wiring = drawWiring(d)
+	c.Fault = drawFault(d, c.Wiring)
+	n := []int{1, 1, 2, 2, 3, 4, 6, 8}[d.r.IntN(8)]
+	for range n {
+		c.Sites = append(c.Sites, drawSite(d, c.Wiring))
+	}
+	// Dimensions added later draw from a stream of their own, so that the
+	// cases of earlier seeds stay as they were.
+	d2 := draw{rand.New(rand.NewPCG(seed, 0xbb67ae8584caa73b))}
+	if c.Wiring.Process && d2.chance(0.3) {
+		// Redis mode: 1-3 workers share the crawl; the fault is Redis
+		// lost, or none.
+		c.Wiring.Workers = d2.intn(1, 3)
+		c.Fault = Fault{At: d2.ms(100, 1500)}
+		if d2.chance(0.5) {
+			c.Fault.Kind = fRedisRestart
+			c.Fault.Persist = d2.chance(0.5)
+		}
+	}
+	return c
+}
+
+// String is the case on one line.
+func (c Case) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed=%d %s fault=%s sites=[", c.Seed, c.Wiring, c.Fault)
+	for i, s := range c.Sites {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(s.String())
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// Replay is the one-line command that runs exactly this case again.
+func (c Case) Replay() string {
+	return fmt.Sprintf("go run ./chaos -v -replay %d", c.Seed)
+}
+
+// Bound is how long the case may take before it counts as a hang
+// (invariant 1): a generous sum of what each store can cost the crawl.
+func (c Case) Bound() time.Duration {
+	w := c.Wiring
+	p := time.Duration(max(1, w.Parallelism()))
+	if w.Async && w.Parallelism() == 0 {
+		p = 8 // no limit: many at once
+	}
+	need := time.Duration(breaker.FailuresToTrip(w.Profile))
+	total := 3 * time.Second
+	for _, s := range c.Sites {
+		listings := s.Products/max(1, s.PerPage) + 2
+		pages := time.Duration(s.Products + listings + listings*s.Extra404)
+		cost := pages * (s.Latency + 8*time.Millisecond) / p
+		switch s.Kind {
+		case kHangStart, kHangAfter, kSlope:
+			// At most need + P - 1 requests that wait for the timeout.
+			cost += (need + p) * w.Timeout / p
+		case kThrottle:
+			// Each throttled URL is sent again after each pause, up to
+			// ThrottleRetries times.
+			cost += time.Duration(w.ThrottleRetries()+2) * (s.RetryAfter + 500*time.Millisecond)
+		case kThrottleBurst:
+			cost += s.Recover + 3*(s.RetryAfter+500*time.Millisecond)
+		case kRateLimit:
+			cost += time.Duration(float64(pages)/s.Rate*float64(time.Second)) + 3*time.Second
+		}
+		total += cost
+	}
+	if c.Fault.Kind == fKill || c.Fault.Kind == fCorrupt || c.Fault.Kind == fQuit {
+		total += c.Fault.At
+	}
+	if w.Workers > 0 {
+		// Failed jobs come back after a jittered backoff (the first under
+		// 15 s) that a worker waits for when it is due within its
+		// -wait-horizon (2 s here).
+		total += 15 * time.Second
+	}
+	if c.Fault.Kind == fRedisRestart {
+		// A worker that lost Redis tries it again at most 15 s later
+		// (plus a tenth as jitter), then the crawl goes on; a job whose
+		// settle was lost in the outage comes back after its lease,
+		// max(4 × timeout, 1 min).
+		total += c.Fault.At + 20*time.Second + max(4*w.Timeout, time.Minute)
+	}
+	return total * 3 / 2
+}

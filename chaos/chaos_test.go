@@ -1,0 +1,109 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/testserver"
+)
+
+func TestCaseIsDrawnFromItsSeed(t *testing.T) {
+	for i := range 50 {
+		s := caseSeed(1, i)
+		a, b := NewCase(s), NewCase(s)
+		if a.String() != b.String() {
+			t.Fatalf("seed %d drew two cases:\n%s\n%s", s, a, b)
+		}
+		if !strings.Contains(a.Replay(), "-replay ") || !strings.Contains(a.String(), "seed=") {
+			t.Fatalf("case %s: replay %q", a, a.Replay())
+		}
+		if a.Bound() <= 0 {
+			t.Fatalf("case %s: bound %v", a, a.Bound())
+		}
+	}
+	if NewCase(caseSeed(1, 0)).String() == NewCase(caseSeed(2, 0)).String() {
+		t.Fatal("two run seeds drew the same first case")
+	}
+}
+
+// judge runs the checker over a made-up case: one store of kind k with the
+// given log, one run that ended with exit.
+func judge(w Wiring, s Site, hits []testserver.Hit, out []string, exit int) []Violation {
+	c := Case{Seed: 1, Sites: []Site{s}, Wiring: w}
+	ss := &site{Site: s, url: "http://127.0.0.1:1", host: "127.0.0.1:1"}
+	r := runOut{exit: exit, carried: -1, outcome: outcome.Outcome{State: outcome.Complete}}
+	cr := &caseRun{c: c, sites: []*site{ss}, hits: [][]testserver.Hit{hits}, out: out, runs: []runOut{r}, final: r, bound: time.Second}
+	return cr.check()
+}
+
+func has(vs []Violation, inv int) bool {
+	for _, v := range vs {
+		if v.Inv == inv {
+			return true
+		}
+	}
+	return false
+}
+
+func TestNoRequestIsAViolation(t *testing.T) {
+	vs := judge(Wiring{Async: true, Profile: breaker.Standard}, Site{Kind: kHealthy, Products: 3, PerPage: 3}, nil, nil, 0)
+	if !has(vs, 0) {
+		t.Fatalf("a case with an empty store log passed: %v", vs)
+	}
+}
+
+func TestTooManyRequestsIntoAFailingStoreBreakInvariant5(t *testing.T) {
+	w := Wiring{Async: true, Limit: limGlob, LimitP: 2, Profile: breaker.Standard} // bound 10 + 2 - 1
+	var hits []testserver.Hit
+	for i := range 12 {
+		hits = append(hits, testserver.Hit{Seq: i + 1, Path: "/", Status: 503, Mode: testserver.Degrade})
+	}
+	if vs := judge(w, Site{Kind: kDegrade, Products: 3, PerPage: 3}, hits, nil, 2); !has(vs, 5) {
+		t.Fatalf("12 failing requests for a bound of 11 passed: %v", vs)
+	}
+	if vs := judge(w, Site{Kind: kDegrade, Products: 3, PerPage: 3}, hits[:11], nil, 2); has(vs, 5) {
+		t.Fatalf("11 failing requests for a bound of 11 failed: %v", vs)
+	}
+}
+
+func TestCompleteWithAFailedPageBreaksInvariant4(t *testing.T) {
+	hits := []testserver.Hit{{Seq: 1, Path: "/", Status: 503, Mode: testserver.Degrade}}
+	vs := judge(Wiring{Async: true, Profile: breaker.Standard}, Site{Kind: kDegrade, Products: 3, PerPage: 3}, hits, nil, 0)
+	if !has(vs, 4) || !has(vs, 3) {
+		t.Fatalf("complete after the start page failed passed: %v", vs)
+	}
+}
+
+func TestRequestInsideARetryAfterBreaksInvariant6(t *testing.T) {
+	t0 := time.Now()
+	hits := []testserver.Hit{
+		{Seq: 1, Time: t0, Path: "/", Status: 429, Mode: testserver.Throttle},
+		{Seq: 2, Time: t0.Add(500 * time.Millisecond), Path: "/", Status: 429, Mode: testserver.Throttle},
+	}
+	s := Site{Kind: kThrottle, Products: 3, PerPage: 3, Status: 429, RetryAfter: time.Second}
+	if vs := judge(Wiring{Async: true, Profile: breaker.Standard}, s, hits, nil, 2); !has(vs, 6) {
+		t.Fatalf("a request 500 ms into a 1 s Retry-After passed: %v", vs)
+	}
+	hits[1].Time = t0.Add(1100 * time.Millisecond)
+	if vs := judge(Wiring{Async: true, Profile: breaker.Standard}, s, hits, nil, 2); has(vs, 6) {
+		t.Fatalf("a request after the Retry-After failed: %v", vs)
+	}
+}
+
+func TestDuplicateRecordBreaksInvariant2(t *testing.T) {
+	hits := []testserver.Hit{{Seq: 1, Path: "/", Status: 200}}
+	out := []string{"http://127.0.0.1:1/products/sku-1", "http://127.0.0.1:1/products/sku-1"}
+	if vs := judge(Wiring{Async: true, Profile: breaker.Standard}, Site{Kind: kHealthy, Products: 3, PerPage: 3}, hits, out, 2); !has(vs, 2) {
+		t.Fatalf("a product written twice passed: %v", vs)
+	}
+}
+
+func TestHealthyStoreNotCrawledWholeBreaksInvariant7(t *testing.T) {
+	hits := []testserver.Hit{{Seq: 1, Path: "/", Status: 200}}
+	if vs := judge(Wiring{Async: true, Profile: breaker.Standard}, Site{Kind: kHealthy, Products: 3, PerPage: 3}, hits, nil, 2); !has(vs, 7) {
+		t.Fatalf("a healthy store with its products unwritten passed: %v", vs)
+	}
+}

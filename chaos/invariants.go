@@ -1,0 +1,469 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/testserver"
+)
+
+// Violation is one invariant broken by one case. Inv is the invariant's
+// number in issue 14 (1..8), 9 for the user's transport bypassed, 0 for a
+// case that proves nothing (no request reached any store) or could not run.
+type Violation struct {
+	Inv int
+	Msg string
+}
+
+func (v Violation) String() string { return fmt.Sprintf("inv%d: %s", v.Inv, v.Msg) }
+
+// retryAfterSlack is how far from a 429's answer a request may still be
+// one that left before the answer arrived, or how early it may be after
+// the pause by rounding.
+const retryAfterSlack = 300 * time.Millisecond
+
+// ok reports whether a hit was answered with the page, whole and valid.
+func ok(h testserver.Hit) bool { return h.Mode == testserver.Healthy && h.Status == 200 }
+
+// gone reports whether a hit was a 404 or 410: not a failure.
+func gone(h testserver.Hit) bool { return h.Status == 404 || h.Status == 410 }
+
+// promisedPaths are the paths of a store the crawl was told about by the
+// store itself: the start page, and the links of every listing page it
+// served healthy (products of the catalogue and the next page).
+func promisedPaths(s Site, hits []testserver.Hit) []string {
+	out, _ := promised(s, hits)
+	return out
+}
+
+// promised is promisedPaths with, for each path, the listing pages that
+// linked to it.
+func promised(s Site, hits []testserver.Hit) ([]string, map[string][]string) {
+	cat := testserver.Catalog{Products: s.Products, PerPage: s.PerPage}
+	seen := map[string]bool{"/": true}
+	parents := map[string][]string{}
+	for _, h := range hits {
+		if !ok(h) || !isListing(h.Path) {
+			continue
+		}
+		p := pageOf(h.Path)
+		if p < 1 || p > cat.ListingPages() {
+			continue
+		}
+		link := func(path string) {
+			seen[path] = true
+			if !slices.Contains(parents[path], h.Path) {
+				parents[path] = append(parents[path], h.Path)
+			}
+		}
+		for n := (p-1)*s.PerPage + 1; n <= min(p*s.PerPage, cat.Len()); n++ {
+			link(testserver.ProductPath(n))
+		}
+		if p < cat.ListingPages() {
+			link(testserver.ListingPath(p + 1))
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out, parents
+}
+
+// promisedURLs are the promised product URLs of every store as the crawler
+// names them, from the stores' logs as they are now.
+func (cr *caseRun) promisedURLs() []string {
+	var out []string
+	for _, s := range cr.sites {
+		for _, p := range promisedPaths(s.Site, s.store.Requests()) {
+			out = append(out, s.url+p)
+		}
+	}
+	return out
+}
+
+// check judges the case against every invariant.
+func (cr *caseRun) check() []Violation {
+	var vs []Violation
+	add := func(inv int, format string, a ...any) {
+		vs = append(vs, Violation{inv, fmt.Sprintf(format, a...)})
+	}
+	w, f := cr.c.Wiring, cr.c.Fault
+
+	total := 0
+	for _, h := range cr.hits {
+		total += len(h)
+	}
+	if total == 0 {
+		add(0, "no store received a request: the case proves nothing")
+	}
+	for i, r := range cr.runs {
+		// A resume over a corrupted checkpoint that failed is invariant
+		// 8's business.
+		if r.openErr != nil && !r.refused && !(cr.corrupted && i == len(cr.runs)-1) {
+			add(0, "run %d could not run: %v", i+1, r.openErr)
+		}
+	}
+
+	// 1. The crawl ends within its bound.
+	for i, r := range cr.runs {
+		if r.hung {
+			add(1, "run %d did not end within %v (Wait never returned); torn down", i+1, cr.bound)
+		}
+	}
+	hung := slices.ContainsFunc(cr.runs, func(r runOut) bool { return r.hung })
+
+	// 4, for a crash: a run that crashed says so (error), never complete,
+	// tripped or empty, which a scheduler acts on without a human.
+	for i, r := range cr.runs {
+		if r.crashed && r.exit >= 0 && r.exit != 1 {
+			add(4, "run %d crashed (SIGQUIT) and exited %d, not 1 (error)", i+1, r.exit)
+		}
+	}
+
+	// 8. A corrupt or foreign checkpoint is refused, its bytes unchanged.
+	if cr.corrupted {
+		r := cr.final
+		refused := r.refused || (w.Process && r.exit != 0 && r.exit != 2 && r.exit != 3 && r.exit != -1)
+		if !refused {
+			add(8, "the %s checkpoint was not refused: the resume ran and ended with exit %d", f.Corruption, r.exit)
+		}
+		if cr.hashAfter != cr.hashBefore {
+			add(8, "the %s checkpoint's bytes changed during the resume", f.Corruption)
+		}
+	}
+
+	// Per store: what was promised, what became of each path.
+	written := map[string]int{}
+	for _, u := range cr.out {
+		written[u]++
+	}
+	// 2. No product written twice.
+	var dups []string
+	for u, n := range written {
+		if n > 1 {
+			dups = append(dups, fmt.Sprintf("%s×%d", u, n))
+		}
+	}
+	if len(dups) > 0 {
+		sort.Strings(dups)
+		add(2, "%d products written more than once: %s", len(dups), sample(dups))
+	}
+
+	cutShort := f.cutShort()
+	final := cr.final
+	var unfinished []string // across stores: "host path why"
+	healthyStore := false
+	for i, s := range cr.sites {
+		hits := cr.hits[i]
+		last := map[string]testserver.Hit{}
+		okCount := map[string]int{}
+		for _, h := range hits {
+			last[h.Path] = h
+			if ok(h) {
+				okCount[h.Path]++
+			}
+		}
+		// 2, from the log: no page fetched whole twice in one run (a
+		// kill may cost a page fetched again, not written again).
+		if f.Kind != fKill && f.Kind != fCorrupt && f.Kind != fQuit {
+			var twice []string
+			for p, n := range okCount {
+				if n > 1 && strings.HasPrefix(p, "/products/") {
+					twice = append(twice, fmt.Sprintf("%s×%d", p, n))
+				}
+			}
+			if len(twice) > 0 {
+				sort.Strings(twice)
+				add(2, "store %d (%s) served %d product pages whole more than once: %s", i, s.Kind, len(twice), sample(twice))
+			}
+		}
+
+		promisedHere, parents := promised(s.Site, hits)
+		var lostHere []string
+		for _, p := range promisedHere {
+			h, asked := last[p]
+			switch {
+			case !asked:
+				unfinished = append(unfinished, s.host+p+" never requested")
+				lostHere = append(lostHere, p)
+			case ok(h):
+				if strings.HasPrefix(p, "/products/") && written[s.url+p] == 0 {
+					unfinished = append(unfinished, s.host+p+" served whole, not written")
+					lostHere = append(lostHere, p)
+				}
+			case gone(h):
+			default:
+				unfinished = append(unfinished, fmt.Sprintf("%s%s last answered %d %s", s.host, p, h.Status, h.Mode))
+				lostHere = append(lostHere, p)
+			}
+		}
+		// Requests into pages nobody promised (a 404 link) that failed.
+		for p, h := range last {
+			if !slices.Contains(promisedHere, p) && !ok(h) && !gone(h) {
+				unfinished = append(unfinished, fmt.Sprintf("%s%s last answered %d %s", s.host, p, h.Status, h.Mode))
+			}
+		}
+
+		// 3. Nothing lost silently.
+		if !hung {
+			cr.checkLost(add, i, s, lostHere, parents, final)
+		}
+
+		// 5. Requests into a failing store ≤ need + P − 1.
+		if s.Kind.failing() || s.Kind == kSlope {
+			need := breaker.FailuresToTrip(w.Profile)
+			p := w.Parallelism()
+			how := "P=" + strconv.Itoa(p)
+			if p == 0 {
+				p = len(last) // nothing limits it: every URL queued may be in flight
+				how = "P=queued(" + strconv.Itoa(p) + ")"
+			}
+			failing := 0
+			for _, h := range hits {
+				if h.Failing() {
+					failing++
+				}
+			}
+			workers := max(w.Workers, 1) // in Redis mode: (need + P - 1) × workers
+			if bound := (need + p - 1) * workers; failing > bound {
+				add(5, "store %d (%s) received %d requests after it began failing; bound (need+P-1)×workers = (%d+%d-1)×%d = %d (%s, %s)",
+					i, s.Site, failing, need, p, workers, bound, how, w.Profile.Name)
+			}
+			cr.pBy = append(cr.pBy, how)
+		}
+
+		// 6. Nothing before a Retry-After has passed.
+		cr.checkRetryAfter(add, i, s, hits)
+
+		// 7. A healthy store is never refused nor tripped.
+		if s.Kind == kHealthy {
+			healthyStore = true
+			if !hung && !cutShort {
+				cat := testserver.Catalog{Products: s.Products, PerPage: s.PerPage}
+				var missing []string
+				for p := 1; p <= cat.ListingPages(); p++ {
+					path := testserver.ListingPath(p)
+					if p == 1 {
+						path = "/"
+					}
+					if h, asked := last[path]; !asked || !ok(h) {
+						missing = append(missing, path)
+					}
+				}
+				for n := 1; n <= cat.Len(); n++ {
+					if u := s.url + testserver.ProductPath(n); written[u] == 0 {
+						missing = append(missing, testserver.ProductPath(n))
+					}
+				}
+				if len(missing) > 0 {
+					add(7, "healthy store %d (%s) was not crawled whole: %d of %d pages missing (%s)",
+						i, s.Site, len(missing), cat.Len()+cat.ListingPages(), sample(missing))
+				}
+				if slices.Contains(final.outcome.Domains, s.host) {
+					add(7, "healthy store %d (%s) is named tripped by the ending: %s", i, s.host, final.outcome.Reason)
+				}
+			}
+		}
+	}
+
+	// 4. The ending tells the truth.
+	if !hung && !(cr.corrupted && final.refused) && final.exit >= 0 {
+		switch final.exit {
+		case 0:
+			if len(unfinished) > 0 {
+				add(4, "ended complete (exit 0) with %d URLs unfinished or failed: %s", len(unfinished), sample(unfinished))
+			}
+		case 3:
+			if len(cr.out) > 0 {
+				add(4, "ended empty (exit 3) with %d products written", len(cr.out))
+			}
+		case 2:
+			if len(unfinished) == 0 {
+				add(4, "ended tripped (exit 2) with nothing left to do: %s", final.outcome.Reason)
+			}
+		case 1:
+			for _, fd := range final.outcome.Findings {
+				if fd.Kind == "client_side_suspect" && healthyStore && cr.healthyServed() {
+					add(4, "ended error (client_side_suspect) while a healthy store was answering: %s", fd.Reason)
+					break
+				}
+			}
+		}
+	}
+
+	// 9. The user's own transport carried every request.
+	if w.Transport && !w.Process {
+		carried := int64(0)
+		for _, r := range cr.runs {
+			carried += max(r.carried, 0)
+		}
+		if carried < int64(total) {
+			add(9, "the user's transport carried %d of the %d requests the stores received: it was replaced", carried, total)
+		}
+	}
+	return vs
+}
+
+// healthyServed reports whether some healthy store answered a page whole.
+func (cr *caseRun) healthyServed() bool {
+	for i, s := range cr.sites {
+		if s.Kind == kHealthy && slices.ContainsFunc(cr.hits[i], ok) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkLost is invariant 3 for store i: every promised product not written
+// is held unfinished or dead, with a cause, by the checkpoint; without one,
+// the ending must not be complete and must name the store.
+func (cr *caseRun) checkLost(add func(int, string, ...any), i int, s *site, lost []string, parents map[string][]string, final runOut) {
+	var silent []string
+	for _, p := range lost {
+		u := s.url + p
+		if cr.hasCP && !cr.corrupted {
+			st, known := cr.cp[u]
+			// A page that linked to it and is not done will be fetched
+			// again on resume, and the link found again.
+			refetched := slices.ContainsFunc(parents[p], func(parent string) bool {
+				pst, ok := cr.cp[s.url+parent]
+				return ok && pst != storage.Done
+			})
+			switch {
+			case !known && refetched:
+			case !known:
+				silent = append(silent, p+" (not in the checkpoint)")
+			case st == storage.Done:
+				silent = append(silent, p+" (done in the checkpoint, not in the output)")
+			case (st == storage.Failed || st == storage.Dead) && cr.cpErr[u] == "":
+				silent = append(silent, p+" ("+st.String()+" with no cause)")
+			}
+			continue
+		}
+		// Without a checkpoint the ending is the report: an error or
+		// an empty run alerts a person; a tripped one must name the store.
+		// In Redis mode what is left stays queued in Redis, which the
+		// ending counts without naming stores: there only complete lies.
+		if final.exit == 0 || (final.exit == 2 && cr.c.Wiring.Workers == 0 && !named(final.outcome, s.host)) {
+			silent = append(silent, p)
+		}
+	}
+	if len(silent) > 0 {
+		where := "the checkpoint"
+		if !cr.hasCP {
+			where = fmt.Sprintf("the ending (exit %d: %s)", final.exit, final.outcome.Reason)
+		}
+		add(3, "store %d (%s): %d promised URLs neither written nor accounted for by %s: %s",
+			i, s.Site, len(silent), where, sample(silent))
+	}
+}
+
+// named reports whether the ending names host.
+func named(o outcome.Outcome, host string) bool {
+	if slices.Contains(o.Domains, host) {
+		return true
+	}
+	for _, f := range o.Findings {
+		if slices.Contains(f.Domains, host) || strings.Contains(f.Reason, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRetryAfter is invariant 6 for store i: after an answer carrying
+// Retry-After, no request arrives until it has passed.
+func (cr *caseRun) checkRetryAfter(add func(int, string, ...any), i int, s *site, hits []testserver.Hit) {
+	if s.RA == raNone {
+		return
+	}
+	type pause struct {
+		seq        int
+		from, till time.Time
+	}
+	var pauses []pause
+	switch s.Kind {
+	case kThrottle, kThrottleBurst:
+		ra := time.Duration(math.Ceil(s.RetryAfter.Seconds())) * time.Second
+		for _, h := range hits {
+			if h.Mode == testserver.Throttle {
+				at := h.Time.Add(h.Latency)
+				pauses = append(pauses, pause{h.Seq, at, at.Add(ra)})
+			}
+		}
+	case kRateLimit:
+		if s.Status != 429 {
+			return
+		}
+		// The store's token bucket, replayed from its log.
+		tokens, refilled := float64(s.Burst), time.Time{}
+		for _, h := range hits {
+			if refilled.IsZero() {
+				refilled = h.Time
+			}
+			if el := h.Time.Sub(refilled); el > 0 {
+				tokens = math.Min(float64(s.Burst), tokens+el.Seconds()*s.Rate)
+				refilled = h.Time
+			}
+			if tokens >= 1 {
+				tokens--
+				continue
+			}
+			wait := time.Duration((1 - tokens) / s.Rate * float64(time.Second))
+			secs := max(1, int((wait+time.Second-1)/time.Second))
+			at := h.Time.Add(h.Latency)
+			pauses = append(pauses, pause{h.Seq, at, at.Add(time.Duration(secs) * time.Second)})
+		}
+	default:
+		return
+	}
+	for _, p := range pauses {
+		for _, h := range hits {
+			if h.Time.After(p.from.Add(retryAfterSlack)) && h.Time.Before(p.till.Add(-retryAfterSlack)) {
+				add(6, "store %d (%s): request %d (%s) arrived %v after request %d's answer asked for a pause of %v",
+					i, s.Site, h.Seq, h.Path, h.Time.Sub(p.from).Round(time.Millisecond), p.seq, p.till.Sub(p.from))
+				return
+			}
+		}
+	}
+}
+
+// note is what -v prints after the case line: each run's ending.
+func (cr *caseRun) note() string {
+	var parts []string
+	for i, r := range cr.runs {
+		s := fmt.Sprintf("run%d=exit %d", i+1, r.exit)
+		if r.hung {
+			s = fmt.Sprintf("run%d=hung", i+1)
+		} else if r.refused {
+			s = fmt.Sprintf("run%d=refused", i+1)
+		}
+		parts = append(parts, s)
+	}
+	total := 0
+	for _, h := range cr.hits {
+		total += len(h)
+	}
+	parts = append(parts, fmt.Sprintf("requests=%d written=%d", total, len(cr.out)))
+	if len(cr.pBy) > 0 {
+		parts = append(parts, strings.Join(cr.pBy, ","))
+	}
+	return strings.Join(parts, " ")
+}
+
+func sample(s []string) string {
+	if len(s) > 4 {
+		return strings.Join(s[:4], ", ") + fmt.Sprintf(", … (%d more)", len(s)-4)
+	}
+	return strings.Join(s, ", ")
+}

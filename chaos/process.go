@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/report"
+)
+
+// buildProductcrawl builds the productcrawl binary once into dir.
+func buildProductcrawl(dir string) (string, error) {
+	bin := filepath.Join(dir, "productcrawl")
+	cmd := exec.Command("go", "build", "-o", bin, "./examples/productcrawl")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./examples/productcrawl: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// procRun says how one productcrawl process runs.
+type procRun struct {
+	resume bool
+	killAt time.Duration  // > 0: send sig after that long
+	sig    syscall.Signal // SIGKILL: the run is not judged; SIGQUIT: a crash, whose exit code is judged
+	bound  time.Duration  // past it the run is hung (SIGKILL)
+	redis  string         // the Redis URL of the crawl, "" for the checkpoint file
+	worker int            // in Redis mode: the worker's number, for its own -out
+	id     string         // in Redis mode: the crawl id
+}
+
+// crawlProcess runs productcrawl over sites in dir, as pr says.
+func crawlProcess(bin string, w Wiring, sites []*site, dir string, pr procRun) runOut {
+	ro := runOut{exit: -1, carried: -1}
+	args := []string{
+		"--report", "json", "--log-level", "warn", "--log-format", "json", "--status", "off",
+		"--parallelism", strconv.Itoa(w.LimitP),
+		"--timeout", w.Timeout.String(),
+		"--profile", w.Profile.Name,
+	}
+	if pr.redis != "" {
+		args = append(args, "--redis", pr.redis, "--crawl-id", pr.id, "--wait-horizon", "2s",
+			"--out", filepath.Join(dir, fmt.Sprintf("products-%d.jsonl", pr.worker)))
+	} else {
+		args = append(args, "--checkpoint", filepath.Join(dir, "crawl.db"),
+			"--out", filepath.Join(dir, "products.jsonl"))
+	}
+	if pr.resume {
+		args = append(args, "--resume")
+	}
+	for _, s := range sites {
+		args = append(args, s.url+"/")
+	}
+	killAt, sig, bound := pr.killAt, pr.sig, pr.bound
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		ro.openErr = fmt.Errorf("start productcrawl: %w", err)
+		return ro
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var kill <-chan time.Time
+	if killAt > 0 {
+		kill = time.After(killAt)
+	}
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	var err error
+	select {
+	case err = <-done:
+	case <-kill:
+		_ = cmd.Process.Signal(sig)
+		err = <-done
+		if sig == syscall.SIGKILL {
+			ro.exit = -9
+			return ro
+		}
+		ro.crashed = true
+	case <-timer.C:
+		ro.hung = true
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-done
+		return ro
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		ro.exit = 0
+	case errors.As(err, &ee):
+		ro.exit = ee.ExitCode()
+	default:
+		ro.openErr = err
+		return ro
+	}
+	var rep report.Report
+	if json.Unmarshal(stdout.Bytes(), &rep) == nil {
+		ro.outcome = rep.Outcome
+	}
+	ro.report = lastLines(stderr.String(), 3)
+	return ro
+}
+
+// readProducts reads the URLs of every products*.jsonl in dir (one per
+// Redis worker), a torn last line left out.
+func readProducts(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "products*.jsonl"))
+	var urls []string
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var rec struct {
+				URL string `json:"url"`
+			}
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.URL != "" {
+				urls = append(urls, rec.URL)
+			}
+		}
+		f.Close()
+	}
+	return urls
+}
+
+func lastLines(s string, n int) string {
+	lines := bytes.Split(bytes.TrimSpace([]byte(s)), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte(" | ")))
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
+	"github.com/breakwater-crawl/breakwater/testserver"
+)
+
+// env is what every case of a run shares.
+type env struct {
+	bin   string  // the productcrawl binary
+	keep  string  // -keep: where a failing case's files go
+	scale float64 // -bound-scale
+}
+
+// Result is a case run and judged.
+type Result struct {
+	Case       Case
+	Violations []Violation
+	Elapsed    time.Duration
+	Note       string // what -v prints after the case: endings, P used
+	Dir        string // kept files, if any
+}
+
+// caseRun is everything the invariants read: the stores' logs, the
+// output, each run's ending, the checkpoint.
+type caseRun struct {
+	c          Case
+	sites      []*site
+	hits       [][]testserver.Hit // per site, over every run
+	out        []string           // product URLs written, over every run
+	runs       []runOut
+	final      runOut
+	bound      time.Duration
+	dir        string
+	cp         map[string]storage.State // final checkpoint states of promised URLs
+	cpErr      map[string]string
+	hasCP      bool
+	corrupted  bool     // fCorrupt damaged the file
+	hashBefore [32]byte // after the damage, before the resume
+	hashAfter  [32]byte
+	pBy        []string // how P was chosen, per site
+}
+
+func runCase(c Case, e env) Result {
+	start := time.Now()
+	res := Result{Case: c}
+	cr := &caseRun{c: c, bound: time.Duration(float64(c.Bound()) * max(e.scale, 0.01))}
+	for _, s := range c.Sites {
+		ss, err := startSite(s)
+		if err != nil {
+			res.Violations = append(res.Violations, Violation{0, "setup: " + err.Error()})
+			cr.closeSites()
+			return res
+		}
+		cr.sites = append(cr.sites, ss)
+	}
+	defer cr.closeSites()
+	dir, err := os.MkdirTemp("", "chaos-case-")
+	if err != nil {
+		res.Violations = append(res.Violations, Violation{0, "setup: " + err.Error()})
+		return res
+	}
+	cr.dir = dir
+	cr.execute(e)
+	for _, s := range cr.sites {
+		cr.hits = append(cr.hits, s.store.Requests())
+	}
+	res.Violations = cr.check()
+	res.Elapsed = time.Since(start)
+	res.Note = cr.note()
+	if len(res.Violations) > 0 && e.keep != "" {
+		kept := filepath.Join(e.keep, fmt.Sprintf("case-%d", c.Seed))
+		if err := os.MkdirAll(e.keep, 0o755); err == nil {
+			cr.writeLogs()
+			if os.Rename(dir, kept) == nil {
+				res.Dir, dir = kept, ""
+			}
+		}
+	}
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+	return res
+}
+
+func (cr *caseRun) closeSites() {
+	for _, s := range cr.sites {
+		s.close()
+	}
+}
+
+// execute runs the crawl once or twice, as the fault says.
+func (cr *caseRun) execute(e env) {
+	c, w, f := cr.c, cr.c.Wiring, cr.c.Fault
+	out := &output{}
+	mem := newMemory()
+	cr.hasCP = (w.Process && w.Workers == 0) || w.Checkpoint != cpNone
+	sig := syscall.SIGKILL
+	if f.Kind == fQuit {
+		sig = syscall.SIGQUIT
+	}
+	once := func(ctx context.Context, resume bool, killAt time.Duration) (ro runOut) {
+		start := time.Now()
+		defer func() { ro.start, ro.end = start, time.Now() }()
+		if w.Process {
+			return crawlProcess(e.bin, w, cr.sites, cr.dir, procRun{resume: resume, killAt: killAt, sig: sig, bound: cr.bound})
+		}
+		return crawlLib(ctx, w, cr.sites, cr.dir, out, resume, mem, cr.bound, cr.promisedURLs)
+	}
+	bg := context.Background()
+	if w.Workers > 0 {
+		cr.executeRedis(e)
+		return
+	}
+	switch f.Kind {
+	case fNone:
+		cr.runs = append(cr.runs, once(bg, false, 0))
+	case fCancel:
+		ctx, cancel := context.WithCancel(bg)
+		t := time.AfterFunc(f.At, cancel)
+		cr.runs = append(cr.runs, once(ctx, false, 0))
+		t.Stop()
+		cancel()
+	case fDeadline:
+		ctx, cancel := context.WithTimeout(bg, f.At)
+		cr.runs = append(cr.runs, once(ctx, false, 0))
+		cancel()
+	case fKill, fQuit:
+		if w.Process {
+			cr.runs = append(cr.runs, once(bg, false, f.At))
+		} else {
+			// In-process the nearest thing to a kill is a stop: the
+			// context ends, the checkpoint is closed, a new crawler
+			// resumes it.
+			ctx, cancel := context.WithTimeout(bg, f.At)
+			cr.runs = append(cr.runs, once(ctx, false, 0))
+			cancel()
+		}
+		// A scheduler reschedules a run that did not end complete.
+		if r := cr.runs[0]; r.exit != 0 || r.hung {
+			cr.runs = append(cr.runs, once(bg, true, 0))
+		}
+	case fCorrupt:
+		cr.runs = append(cr.runs, once(bg, false, 0))
+		path := filepath.Join(cr.dir, "crawl.db")
+		r := rand.New(rand.NewPCG(c.Seed, 7))
+		ok, err := corrupt(path, f.Corruption, r)
+		if err != nil || !ok {
+			break
+		}
+		cr.corrupted = true
+		cr.hashBefore = fileHash(path)
+		cr.runs = append(cr.runs, once(bg, true, 0))
+		cr.hashAfter = fileHash(path)
+	}
+	cr.final = cr.runs[len(cr.runs)-1]
+	if w.Process {
+		cr.out = readProducts(cr.dir)
+		if !cr.corrupted {
+			cr.readCheckpointFile()
+		}
+	} else {
+		cr.out = out.urls
+		cr.cp, cr.cpErr = cr.final.cpStates, cr.final.cpErrs
+	}
+}
+
+// readCheckpointFile reads the final states of the promised URLs from
+// productcrawl's checkpoint file.
+func (cr *caseRun) readCheckpointFile() {
+	st, err := bolt.Open(filepath.Join(cr.dir, "crawl.db"))
+	if err != nil {
+		return
+	}
+	defer st.Close()
+	cr.cp, cr.cpErr = map[string]storage.State{}, map[string]string{}
+	for _, u := range cr.promisedURLs() {
+		if rec, ok, err := st.Get(checkpoint.RequestID(u, nil)); err == nil && ok {
+			cr.cp[u], cr.cpErr[u] = rec.State, rec.LastError
+		}
+	}
+}
+
+// writeLogs writes each store's request log into the case's directory,
+// for -keep.
+func (cr *caseRun) writeLogs() {
+	f, err := os.Create(filepath.Join(cr.dir, "requests.log"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, cr.c)
+	for i, s := range cr.sites {
+		fmt.Fprintf(f, "# store %d %s %s (crawler sees %s)\n", i, s.Site, s.store.URL(), s.url)
+		for _, h := range cr.hits[i] {
+			fmt.Fprintf(f, "%4d %s %-22s %d %s +%v\n", h.Seq, h.Time.Format("15:04:05.000"), h.Path, h.Status, h.Mode, h.Latency)
+		}
+	}
+	for i, r := range cr.runs {
+		fmt.Fprintf(f, "# run %d (%s to %s): exit %d hung=%v outcome=%+v err=%v\n", i+1,
+			r.start.Format("15:04:05.000"), r.end.Format("15:04:05.000"), r.exit, r.hung, r.outcome, r.openErr)
+		if r.report != "" {
+			fmt.Fprintf(f, "#   productcrawl's last log lines: %s\n", r.report)
+		}
+	}
+}
+
+// executeRedis runs w.Workers productcrawl workers on one crawl shared
+// through a private Redis, which fRedisRestart kills At into the run and
+// starts again: empty, or from its AOF with Persist.
+func (cr *caseRun) executeRedis(e env) {
+	c, w, f := cr.c, cr.c.Wiring, cr.c.Fault
+	persist := ""
+	if f.Persist {
+		persist = cr.dir
+	}
+	rs, err := startRedis(persist)
+	if err != nil {
+		cr.runs = []runOut{{exit: -1, openErr: err}}
+		cr.final = cr.runs[0]
+		return
+	}
+	defer rs.kill()
+	if f.Kind == fRedisRestart {
+		t := time.AfterFunc(f.At, func() {
+			rs.kill()
+			time.Sleep(200 * time.Millisecond)
+			_ = rs.start()
+		})
+		defer t.Stop()
+	}
+	runs := make([]runOut, w.Workers)
+	var wg sync.WaitGroup
+	for i := range w.Workers {
+		wg.Go(func() {
+			start := time.Now()
+			runs[i] = crawlProcess(e.bin, w, cr.sites, cr.dir, procRun{bound: cr.bound, redis: rs.url(),
+				worker: i + 1, id: fmt.Sprintf("chaos-%d", c.Seed)})
+			runs[i].start, runs[i].end = start, time.Now()
+		})
+	}
+	wg.Wait()
+	cr.runs = runs
+	// Each worker's ending speaks for the crawl when it says complete
+	// ("nothing is left anywhere"): judge that one if any does.
+	cr.final = runs[0]
+	for _, r := range runs {
+		if r.exit == 0 {
+			cr.final = r
+			break
+		}
+	}
+	cr.out = readProducts(cr.dir)
+}
