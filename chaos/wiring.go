@@ -44,8 +44,9 @@ type Wiring struct {
 	Checkpoint Store
 	Profile    breaker.Profile
 	Timeout    time.Duration // the collector's request timeout
-	// ReadmeValidator applies validate.Require(title) to every page, as the
-	// README's snippet does, instead of page rules.
+	// ReadmeValidator is the README's Usage wiring. Its snippet once
+	// applied validate.Require(title) to every page (issue 13.7); it now
+	// has the page rules every case uses.
 	ReadmeValidator bool
 }
 
