@@ -16,13 +16,19 @@ var ErrOpen = errors.New("breaker: circuit open")
 type CircuitOpenError struct {
 	// Domain is the host (lower-case, port included) the request was for.
 	Domain string
-	// State is Open, or HalfOpen when the probes are all in flight.
+	// State is Open, HalfOpen when the probes are all in flight, or Closed
+	// when a shared store holds the domain for a Retry-After another worker
+	// was given.
 	State State
 	// RetryAt is the earliest time the domain may be probed again.
 	RetryAt time.Time
 }
 
 func (e *CircuitOpenError) Error() string {
+	if e.State == Closed {
+		return fmt.Sprintf("breaker: %s asked for a pause (Retry-After) until %s; no worker sends to it before then",
+			e.Domain, e.RetryAt.Format(time.RFC3339))
+	}
 	if e.State == HalfOpen {
 		return fmt.Sprintf("breaker: circuit for %s is half-open and its probes are in flight; retry after %s",
 			e.Domain, e.RetryAt.Format(time.RFC3339))

@@ -3,6 +3,9 @@ package breaker
 import (
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
 )
 
 // A circuit may implement failureCounter to tell the gate, cheaply and
@@ -11,6 +14,12 @@ import (
 // failures it recorded itself (localFailures).
 type failureCounter interface {
 	WindowFailures() int
+}
+
+// A circuit may implement pauser to share a Retry-After with every worker
+// using the same store (storage/redis does): until then it refuses.
+type pauser interface {
+	Pause(clk clock.Clock, until time.Time) error
 }
 
 // room is how many requests d may have in flight: as many as its circuit

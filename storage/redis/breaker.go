@@ -166,6 +166,10 @@ func (c *circuit) Allow(clk clock.Clock) (breaker.Permit, breaker.Transition, er
 	granted, state, gen, retryAt, trips, changed := toInt(res[0]), breaker.State(toInt(res[1])), uint64(toInt(res[2])), toInt(res[3]), toInt(res[4]), toInt(res[5])
 	c.trips.Store(trips)
 	if granted != 1 {
+		if state == breaker.Closed {
+			// Paused: a worker was given a Retry-After.
+			return breaker.Permit{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.Closed, RetryAt: micros(retryAt, now)}
+		}
 		if state == breaker.Open {
 			c.openUntil.Store(retryAt)
 			return breaker.Permit{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.Open, RetryAt: micros(retryAt, now)}
@@ -325,6 +329,20 @@ func (c *circuit) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (br
 // generation and its window cleared; an open one stays open at least until
 // then, never shorter. It implements breaker.Holder. until is kept to the
 // microsecond, rounded up; an until not after now changes nothing.
+// Pause holds every worker's requests to the domain until until: a worker
+// was told Retry-After. The pause rounds down to the microsecond, so the
+// worker that was told is never refused at its own pace's end. It
+// implements the breaker's optional pauser.
+func (c *circuit) Pause(clk clock.Clock, until time.Time) error {
+	clk = clock.OrSystem(clk)
+	now := clk.Now()
+	if !until.After(now) {
+		return nil
+	}
+	_, err := c.run(clk, now, scriptCircuitPause, "breaker pause", until.UnixMicro())
+	return err
+}
+
 func (c *circuit) HoldOpen(clk clock.Clock, until time.Time, reason string) (breaker.Transition, error) {
 	return c.hold(clk, until, reason, 0)
 }

@@ -340,3 +340,30 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 		_, _ = c.(breaker.Holder).HoldOpen(clk, clk.Now().Add(time.Minute), breaker.ReasonSlowCalls)
 	})
 }
+
+// TestRetryAfterGivenToOneWorkerHoldsThemAll: a worker told Retry-After
+// pauses the domain for every worker: the others are refused until then
+// (the circuit stays closed), and allowed after.
+func TestRetryAfterGivenToOneWorkerHoldsThemAll(t *testing.T) {
+	clk := bwclock.NewFake(epoch)
+	ws, _, _ := workers(t, 2, breaker.Standard)
+	until := epoch.Add(3 * time.Second)
+	p, ok := ws[0].(interface {
+		Pause(bwclock.Clock, time.Time) error
+	})
+	if !ok {
+		t.Fatal("the shared circuit cannot share a pause")
+	}
+	if err := p.Pause(clk, until); err != nil {
+		t.Fatal(err)
+	}
+	e := refusal(t, ws[1], clk)
+	if e.State != breaker.Closed || !e.RetryAt.Equal(until) {
+		t.Fatalf("the other worker's refusal %+v, want closed-but-paused until %v", e, until)
+	}
+	clk.Advance(3 * time.Second)
+	mustAllow(t, ws[1], clk)
+	if s, err := ws[1].Snapshot(clk); err != nil || s.State != breaker.Closed || s.Trips != 0 {
+		t.Fatalf("after the pause: %+v, %v; want closed, never tripped", s, err)
+	}
+}

@@ -60,6 +60,8 @@ var (
 	luaCircuitHold string
 	//go:embed lua/circuit_snapshot.lua
 	luaCircuitSnapshot string
+	//go:embed lua/circuit_pause.lua
+	luaCircuitPause string
 )
 
 var (
@@ -67,6 +69,7 @@ var (
 	scriptCircuitRecord   = withCircuitPrelude(luaCircuitRecord)
 	scriptCircuitHold     = withCircuitPrelude(luaCircuitHold)
 	scriptCircuitSnapshot = withCircuitPrelude(luaCircuitSnapshot)
+	scriptCircuitPause    = withCircuitPrelude(luaCircuitPause)
 )
 
 func withCircuitPrelude(body string) *goredis.Script {

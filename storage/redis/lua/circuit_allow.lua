@@ -2,9 +2,16 @@
 -- Returns {granted (1/0), state, generation, retry-at (µs), trips, changed}:
 -- changed is 1 when this call moved the circuit from open to half-open
 -- (its cooldown had passed); the permit is then the first probe. A
--- refusal's state says why: open until retry-at, or half-open with every
--- probe slot taken. A closed circuit is only read.
+-- refusal's state says why: open until retry-at, half-open with every
+-- probe slot taken, or closed but paused by a Retry-After until retry-at.
+-- A closed circuit is only read.
 local st = load()
+-- A Retry-After a worker was given holds every worker (a closed or
+-- half-open circuit: an open one refuses anyway).
+local paused = tonumber(redis.call('HGET', stateKey, 'p')) or 0
+if st.state ~= OPEN and paused > now then
+  return { 0, CLOSED, st.gen, paused, st.trips, 0 }
+end
 if st.state == CLOSED then
   return { 1, CLOSED, st.gen, st.retryAt, st.trips, 0 }
 end
