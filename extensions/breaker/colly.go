@@ -234,6 +234,7 @@ func (b *Breaker) stopAtGate(c *colly.Collector, rt *transport, r *colly.Request
 // and the URL is listed unfinished.
 func (b *Breaker) cancelled(r *colly.Request, domain string, ctx context.Context) {
 	r.Abort()
+	b.dropResend(r)
 	b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: domain, Reason: "cancelled: " + cancelReason(ctx)})
 }
 
@@ -245,6 +246,7 @@ func cancelReason(ctx context.Context) string {
 }
 
 func (b *Breaker) refuse(r *colly.Request, err *CircuitOpenError) {
+	b.dropResend(r)
 	b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: err.Domain, Reason: err.Error(), RetryAt: err.RetryAt})
 	b.log.Debug().Str("event", "refused").Str("domain", err.Domain).Str("url", r.URL.String()).
 		Time("retry_at", err.RetryAt).Msg("breaker: request refused without touching the network")
@@ -484,6 +486,16 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 // from an OnError registered after the breaker's runs once the breaker's
 // own re-send is over) would fetch the page twice.
 type resendToken struct{ taken atomic.Bool }
+
+// dropResend frees r's URL for later copies when r, the re-send that took
+// the URL's token, was refused or cancelled before it left: it collected
+// nothing, and the next copy (the URL's job come back, in a shared queue)
+// must not be dropped as its duplicate.
+func (b *Breaker) dropResend(r *colly.Request) {
+	if !b.resend.empty() {
+		b.resend.delete(r.URL.String())
+	}
+}
 
 // resendOver ends the re-send of key, if one was under way: a success
 // keeps the token (taken: every later copy is dropped), anything else
