@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -49,6 +51,30 @@ func (cp *Checkpoint) Breaker(b *breaker.Breaker) error {
 	cp.unlock()
 	now := cp.now()
 	var errs []error
+	// Requests in flight when the last run died were sent, and nobody knows
+	// what came back: each may have been a failure of its site. Counted as
+	// such in the restored window (never to a trip), so a resume into a
+	// site that was failing does not send them again on top of a full
+	// allowance.
+	suspect, err := cp.inFlightByDomain()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	have := map[string]bool{}
+	for _, s := range saved {
+		have[s.Domain] = true
+	}
+	for d := range suspect {
+		if !have[d] {
+			saved = append(saved, BreakerState{Domain: d})
+		}
+	}
+	for i := range saved {
+		if n := suspect[saved[i].Domain]; n > 0 && !saved[i].Open() {
+			saved[i].Failures += n
+			saved[i].Window += n
+		}
+	}
 	for _, s := range saved {
 		var err error
 		ev := cp.log.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
@@ -213,4 +239,20 @@ func eventOf(class breaker.Class, status int, err error, retrying, gaveUp bool) 
 		return Cancelled, reason, time.Time{}
 	}
 	return FailedAttempt, reason, time.Time{}
+}
+
+// inFlightByDomain counts, per host, the records left in flight by a run
+// that died (they are still in flight until Resume re-drives them).
+func (cp *Checkpoint) inFlightByDomain() (map[string]int, error) {
+	out := map[string]int{}
+	err := cp.store.Scan(func(r storage.Record) error {
+		if u, err := url.Parse(r.URL); err == nil {
+			out[breaker.HostOf(u.Host)]++
+		}
+		return nil
+	}, storage.InFlight)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: reading the requests in flight at the last stop: %w", err)
+	}
+	return out, nil
 }
