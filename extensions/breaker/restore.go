@@ -3,7 +3,10 @@ package breaker
 // This file puts a closed circuit's recent history back after a restart
 // (extensions/checkpoint saves it), through the Circuit interface alone.
 
-import "sort"
+import (
+	"sort"
+	"time"
+)
 
 // Snapshots returns the circuit of every domain seen, as it stands now,
 // sorted by domain: its state and its window's outcomes and failures, for
@@ -13,7 +16,7 @@ func (b *Breaker) Snapshots() []DomainSnapshot {
 	b.domains.Range(func(_, v any) bool {
 		d := v.(*domain)
 		if s, err := d.circuit.Snapshot(b.clock); err == nil {
-			out = append(out, DomainSnapshot{Domain: d.name, Snapshot: s})
+			out = append(out, DomainSnapshot{Domain: d.name, Snapshot: s, HaltUntil: d.pace.stats(b.clock.Now()).HaltUntil})
 		}
 		return true
 	})
@@ -33,13 +36,30 @@ func (b *Breaker) Snapshot(host string) (DomainSnapshot, bool) {
 	if err != nil {
 		return DomainSnapshot{}, false
 	}
-	return DomainSnapshot{Domain: d.name, Snapshot: s}, true
+	return DomainSnapshot{Domain: d.name, Snapshot: s, HaltUntil: d.pace.stats(b.clock.Now()).HaltUntil}, true
 }
 
-// DomainSnapshot is one domain's circuit at one moment.
+// DomainSnapshot is one domain's circuit at one moment, and the
+// Retry-After pause it is under, if any.
 type DomainSnapshot struct {
 	Domain string
 	Snapshot
+	HaltUntil time.Time
+}
+
+// RestoreHalt puts back a Retry-After pause a checkpoint saved: no request
+// to host leaves before until, whatever the restart.
+func (b *Breaker) RestoreHalt(host string, until time.Time) error {
+	d, err := b.domain(HostOf(host))
+	if err != nil {
+		return err
+	}
+	d.pace.mu.Lock()
+	if until.After(d.pace.halt) {
+		d.pace.halt = until
+	}
+	d.pace.mu.Unlock()
+	return nil
 }
 
 // RestoreWindow puts back the recent history of host's closed circuit, as

@@ -76,6 +76,11 @@ func (cp *Checkpoint) Breaker(b *breaker.Breaker) error {
 		}
 	}
 	for _, s := range saved {
+		if s.HaltUntil.After(now) {
+			if err := b.RestoreHalt(s.Domain, s.HaltUntil); err != nil {
+				errs = append(errs, fmt.Errorf("checkpoint: restoring the Retry-After pause of %s: %w", s.Domain, err))
+			}
+		}
 		var err error
 		ev := cp.log.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
 		switch {
@@ -129,23 +134,27 @@ func (cp *Checkpoint) saveBreakersLocked() {
 	cp.writeBreakersLocked()
 }
 
-// keepLocked sets what is saved of one domain's circuit.
+// keepLocked sets what is saved of one domain's circuit and pause.
 func (cp *Checkpoint) keepLocked(s breaker.DomainSnapshot) {
+	var halt time.Time
+	if s.HaltUntil.After(cp.now()) {
+		halt = s.HaltUntil.UTC()
+	}
 	switch {
 	case s.State == breaker.Open:
-		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, RetryAt: s.RetryAt.UTC(), Trips: s.Trips}
-	case s.State == breaker.Closed && s.WindowFailures > 0:
-		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, Trips: s.Trips, Window: s.WindowLen, Failures: s.WindowFailures}
+		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, RetryAt: s.RetryAt.UTC(), Trips: s.Trips, HaltUntil: halt}
+	case s.State == breaker.Closed && (s.WindowFailures > 0 || !halt.IsZero()):
+		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, Trips: s.Trips, Window: s.WindowLen, Failures: s.WindowFailures, HaltUntil: halt}
 	case s.State == breaker.Closed:
 		delete(cp.saved, s.Domain)
 	}
 }
 
-// saveFailureLocked saves, and flushes, the window of a domain that just
-// failed, so a kill before Close does not cost the failures piling up (a
-// resume into a still-failing site then trips as an uninterrupted run
-// would).
-func (cp *Checkpoint) saveFailureLocked(domain string) {
+// saveDomainLocked saves, and flushes, the window of a domain that just
+// failed or was told Retry-After, so a kill before Close costs neither
+// the failures piling up (a resume into a still-failing site then trips
+// as an uninterrupted run would) nor the pause.
+func (cp *Checkpoint) saveDomainLocked(domain string) {
 	if cp.b == nil {
 		return
 	}
@@ -194,8 +203,8 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 	}
 	cp.applyLocked(a.Request, e, ev, reason, retryAt)
 	delete(cp.entries, a.Request)
-	if a.Outcome.Class.Failure() {
-		cp.saveFailureLocked(a.Domain)
+	if a.Outcome.Class.Failure() || a.Outcome.Class == breaker.Throttled {
+		cp.saveDomainLocked(a.Domain) // the window, or the Retry-After pause
 	}
 }
 

@@ -41,6 +41,9 @@ type BreakerState struct {
 	// outcomes it held and the failures among them.
 	Window   int `json:"window,omitempty"`
 	Failures int `json:"failures,omitempty"`
+	// HaltUntil is a Retry-After pause the domain was under: no request
+	// to it before then, restart or not.
+	HaltUntil time.Time `json:"halt_until,omitzero"`
 }
 
 // Open reports whether the circuit was saved open.
