@@ -65,19 +65,6 @@ func WithBaseTransport(rt http.RoundTripper) Option {
 	}
 }
 
-// adaptiveTimeouts reports whether any profile in use asks for them.
-func (b *Breaker) adaptiveTimeouts() bool {
-	if b.profile.TimeoutMultiple > 0 {
-		return true
-	}
-	for _, o := range b.overrides {
-		if o.profile.TimeoutMultiple > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // timeoutFor is the request timeout the breaker's transport applies to d:
 // its adaptive timeout, else the fleet's prior, 0 for none.
 func (b *Breaker) timeoutFor(d *domain) time.Duration {
