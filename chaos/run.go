@@ -204,7 +204,7 @@ func (cr *caseRun) writeLogs() {
 	for i, s := range cr.sites {
 		fmt.Fprintf(f, "# store %d %s %s (crawler sees %s)\n", i, s.Site, s.store.URL(), s.url)
 		for _, h := range cr.hits[i] {
-			fmt.Fprintf(f, "%4d %s %-22s %d %s +%v\n", h.Seq, h.Time.Format("15:04:05.000"), h.Path, h.Status, h.Mode, h.Latency)
+			fmt.Fprintf(f, "%4d %s %-22s %d %s +%v conn %d#%d\n", h.Seq, h.Time.Format("15:04:05.000"), h.Path, h.Status, h.Mode, h.Latency, h.Conn, h.ConnSeq)
 		}
 	}
 	for i, r := range cr.runs {

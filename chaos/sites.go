@@ -241,7 +241,14 @@ func startSite(s Site) (*site, error) {
 func (ss *site) startFront() error {
 	target, _ := url.Parse(ss.store.URL())
 	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
+	// A fresh connection for every request: net/http re-sends a GET whose
+	// reused connection ends without an answer, and the store would log
+	// the front's re-send as a second request of the crawler's.
+	rp.Transport = &http.Transport{DisableKeepAlives: true, DisableCompression: true}
+	// Pass every byte on at once: a cut body makes the proxy hang up, and
+	// headers still in its buffer would never reach the crawler, whose
+	// transport then re-sends the GET as if the connection had died idle.
+	rp.FlushInterval = -1
 	rp.ErrorLog = log.New(io.Discard, "", 0)
 	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
 		// The store hung up (a hang ending, a cut body): hang up too.

@@ -14,6 +14,8 @@ type Hit struct {
 	Status  int           // status answered; 0 when no HTTP answer was sent (Hang)
 	Mode    Mode          // what answered: Healthy for a normal answer, else the failure mode (Truncated keeps Status 200)
 	Latency time.Duration // wait added before the answer
+	Conn    int           // the connection it came on: 1 for the store's first
+	ConnSeq int           // its place on that connection: 1 for a fresh connection, more for a reused one
 }
 
 // Failing reports whether the hit was answered by anything but a healthy

@@ -3,6 +3,8 @@ package testserver
 import (
 	"bufio"
 	"context"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -129,4 +131,19 @@ func truncate(w http.ResponseWriter, status int, body []byte, cut int) {
 	bw.WriteString("Connection: close\r\n\r\n")
 	bw.Write(body[:cut])
 	_ = bw.Flush()
+	finish(conn)
+}
+
+// finish ends a cut answer the way an origin does: it closes its side (FIN),
+// then waits briefly for the client to close its own before letting go of the
+// socket. Closing at once with the client's bytes unread would send a reset
+// that can discard the answer the client has not read yet; on a reused
+// keep-alive connection net/http then re-sends the request on a new one, and
+// the store would log two requests for the client's one.
+func finish(conn net.Conn) {
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+		_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, _ = io.Copy(io.Discard, conn)
+	}
 }

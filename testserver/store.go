@@ -63,6 +63,7 @@ type Store struct {
 
 	mu     sync.Mutex
 	closed bool
+	conns  int      // connections accepted, for Hit.Conn
 	sc     Scenario // as set, for Scenario()
 	prog   progress
 	log    hitLog
@@ -104,6 +105,7 @@ func Start(cfg Config) (*Store, error) {
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0), // the store never logs on its own
+		ConnContext:       s.connContext,
 	}
 	go s.srv.Serve(ln) //nolint:errcheck // returns ErrServerClosed after Close
 	return s, nil
@@ -207,18 +209,24 @@ func (s *Store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.handlers.Done()
 
-	p := s.decide(r.URL.Path)
+	c, _ := r.Context().Value(connKey{}).(*connInfo)
+	p := s.decide(r.URL.Path, c)
 	s.respond(w, r, p)
 }
 
 // decide routes the request, lets the scenario pick the answer and records
 // the hit, all in one critical section so that hit order is decision order.
-func (s *Store) decide(path string) plan {
+func (s *Store) decide(path string, c *connInfo) plan {
 	pg := s.cat.route(path)
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.prog.next(now, pg)
-	s.log.add(Hit{Time: now, Path: path, Status: p.hitStatus(), Mode: p.mode, Latency: p.latency})
+	h := Hit{Time: now, Path: path, Status: p.hitStatus(), Mode: p.mode, Latency: p.latency}
+	if c != nil {
+		c.served++
+		h.Conn, h.ConnSeq = c.id, c.served
+	}
+	s.log.add(h)
 	return p
 }
