@@ -55,6 +55,7 @@ type attempt struct {
 	header     headerKey         // the request's header map, how the transport finds the attempt
 
 	settled       bool // the outcome is recorded
+	reading       bool // Colly is reading the body: the pace slot stays taken
 	released      bool // the pace slot is given back
 	class         Class
 	err           error
@@ -366,7 +367,33 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 		b.holdOpen(d, ReasonThrottleHorizon)
 	}
 	b.listUnfinished(a, d, class)
-	b.releaseSlot(a)
+	if !a.reading {
+		b.releaseSlot(a)
+	}
+}
+
+// bodyCut records an answer whose body was cut short. Not yet recorded, it
+// is recorded as the cut. Already recorded by a status that said nothing
+// against the site (a 404, a 403, a 429), it becomes a failure: the
+// headers' class is taken back and the cut recorded in its place, before
+// the attempt's room is given back.
+func (b *Breaker) bodyCut(a *attempt, err error) {
+	if !a.settled {
+		b.settle(a, classifyError(err), err)
+		return
+	}
+	if a.class.Failure() || a.class == Excluded || classifyError(err) != Degraded {
+		return
+	}
+	if isCancellation(err) && a.crawl != nil && a.crawl.Err() != nil {
+		return // the crawl's own end cut it
+	}
+	d := a.ticket.d
+	d.counts[a.class].Add(-1)
+	a.class, a.err = Degraded, err
+	d.fails.Add(1)
+	b.Record(a.ticket, Outcome{Class: Degraded, Latency: a.latency})
+	b.listUnfinished(a, d, Degraded)
 }
 
 // listUnfinished lists a's URL when its attempt did not collect it and

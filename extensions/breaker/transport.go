@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"unsafe"
@@ -49,12 +50,62 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, a.refused
 	}
 	resp, err := t.roundTrip(req)
-	if err != nil && a != nil && a.ticket.d != nil && !a.settled {
-		// Known now, inside Colly's LimitRule slot: record it before the
-		// slot frees.
-		t.b.settle(a, classifyError(err), err)
+	if a == nil || a.ticket.d == nil {
+		return resp, err
 	}
-	return resp, err
+	if err != nil {
+		if !a.settled {
+			// Known now, inside Colly's LimitRule slot: record it before
+			// the slot frees.
+			t.b.settle(a, classifyError(err), err)
+		}
+		return resp, err
+	}
+	// The answer is not in until its body is: the attempt keeps its room
+	// while Colly reads it, and a body cut short is recorded as the cut.
+	a.reading = true
+	resp.Body = &watchedBody{ReadCloser: resp.Body, b: t.b, a: a}
+	return resp, nil
+}
+
+// watchedBody follows the read of an answer's body, on the goroutine that
+// sent the request. A read that ends in an error other than io.EOF is a
+// body cut short: the origin dropped its answer mid-way, which counts
+// against it whatever status the headers said.
+type watchedBody struct {
+	io.ReadCloser
+	b    *Breaker
+	a    *attempt
+	done bool
+}
+
+func (w *watchedBody) Read(p []byte) (int, error) {
+	n, err := w.ReadCloser.Read(p)
+	if err != nil && !w.done {
+		if err != io.EOF {
+			w.b.bodyCut(w.a, err)
+		}
+		w.end()
+	}
+	return n, err
+}
+
+func (w *watchedBody) Close() error {
+	err := w.ReadCloser.Close()
+	if !w.done {
+		w.end()
+	}
+	return err
+}
+
+// end gives the attempt's room back if its outcome is already recorded
+// (a status that decided the class); otherwise its outcome will.
+func (w *watchedBody) end() {
+	w.done = true
+	w.a.reading = false
+	if w.a.settled {
+		w.b.releaseSlot(w.a)
+	}
 }
 
 func closeBody(req *http.Request) {

@@ -1,0 +1,38 @@
+package breaker_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/testserver"
+)
+
+// TestCutBodyAfterANonSuccessStatusCountsAsAFailure sends a store that
+// cuts every answer's body mid-way URLs that do not exist: each answer's
+// headers say 404, then the connection drops. The 404 says nothing about the
+// site's health, but the cut does: an origin dropping its answers is
+// struggling, whatever status it began with. The trip bound must hold.
+func TestCutBodyAfterANonSuccessStatusCountsAsAFailure(t *testing.T) {
+	need := breaker.FailuresToTrip(breaker.Standard)
+	for _, w := range dropInWirings() {
+		t.Run(w.name, func(t *testing.T) {
+			store := startStore(t, testserver.Config{Scenario: testserver.Scenario{Mode: testserver.Truncated}})
+			urls := make([]string, 40)
+			for i := range urls {
+				urls[i] = store.URL() + fmt.Sprintf("/products/sku-%d", 100000+i)
+			}
+			run := runDropIn(t, w, store, urls)
+			if !run.ended {
+				return
+			}
+			p := w.parallelism(breaker.Standard)
+			if got, bound := store.Count(), need+p-1; got > bound {
+				t.Errorf("%s: the store received %d requests whose answers it cut; bound need+P-1 = %d", w.name, got, bound)
+			}
+			if got := store.CountMode(testserver.Truncated); got == 0 {
+				t.Errorf("%s: no answer was cut: the test tested nothing", w.name)
+			}
+		})
+	}
+}
