@@ -110,7 +110,12 @@ func (c Case) Bound() time.Duration {
 	total := 3 * time.Second
 	for _, s := range c.Sites {
 		listings := s.Products/max(1, s.PerPage) + 2
-		pages := time.Duration(s.Products + listings + listings*s.Extra404)
+		gone := listings * s.Extra404
+		if w.RetryLoop {
+			// The user's loop retries every error three times, a 404 too.
+			gone *= 4
+		}
+		pages := time.Duration(s.Products + listings + gone)
 		cost := pages * (s.Latency + 8*time.Millisecond) / p
 		switch s.Kind {
 		case kHangStart, kHangAfter, kSlope:
@@ -123,7 +128,9 @@ func (c Case) Bound() time.Duration {
 		case kThrottleBurst:
 			cost += s.Recover + 3*(s.RetryAfter+500*time.Millisecond)
 		case kRateLimit:
-			cost += time.Duration(float64(pages)/s.Rate*float64(time.Second)) + 3*time.Second
+			// A crawler pacing itself by backing off at each 429 runs
+			// below the site's rate, not at it: half of it, say.
+			cost += time.Duration(float64(pages)/(s.Rate/2)*float64(time.Second)) + 3*time.Second
 		}
 		total += cost
 	}

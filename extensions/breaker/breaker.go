@@ -56,20 +56,23 @@ type domain struct {
 	circuit Circuit
 	tracker *tracker
 
-	open      atomic.Pointer[openMark] // the cached refusal for the cheap early check; nil = ask the circuit
-	need      int                      // FailuresToTrip(profile)
-	counter   failureCounter           // the circuit, if it counts its window's failures
-	local     *localFailures           // else the breaker's own count
-	pace      *pace
-	lastSeen  atomic.Int64 // unix nanos of the latest request that reached the gate
-	lastOK    atomic.Int64 // unix nanos at which the latest success through the gate left
-	fails     atomic.Int32 // failures since the last transition…
-	netFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
-	timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
-	counts    [numClasses]atomic.Int64
-	refused   atomic.Int64
-	throttled atomic.Int64 // in a row
-	blocked   atomic.Int64 // in a row
+	open     atomic.Pointer[openMark] // the cached refusal for the cheap early check; nil = ask the circuit
+	need     int                      // FailuresToTrip(profile)
+	counter  failureCounter           // the circuit, if it counts its window's failures
+	local    *localFailures           // else the breaker's own count
+	pace     *pace
+	lastSeen atomic.Int64 // unix nanos of the latest request that reached the gate
+	lastOK   atomic.Int64 // unix nanos at which the latest success through the gate left
+	fails    atomic.Int32 // failures since the last transition…
+	netFails atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
+	timeout  atomic.Int64 // adaptive request timeout in ns; 0 = none yet
+	counts   [numClasses]atomic.Int64
+	// unanswered counts requests that left and were then cut by the
+	// crawl's own end: the site may have received them.
+	unanswered atomic.Int64
+	refused    atomic.Int64
+	throttled  atomic.Int64 // in a row
+	blocked    atomic.Int64 // in a row
 }
 
 // New returns a Breaker whose domains use profile p unless

@@ -55,6 +55,7 @@ type attempt struct {
 	header     headerKey         // the request's header map, how the transport finds the attempt
 
 	settled       bool // the outcome is recorded
+	sent          bool // the breaker's transport handed it to the network
 	reading       bool // Colly is reading the body: the pace slot stays taken
 	released      bool // the pace slot is given back
 	class         Class
@@ -308,6 +309,10 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 	if isCancellation(err) && a.crawl != nil && a.crawl.Err() != nil {
 		// The crawl's own end, not the site's timeout.
 		class, a.cancelled = Excluded, true
+		if a.sent {
+			// It reached the site, perhaps: what came back is unknown.
+			d.unanswered.Add(1)
+		}
 	}
 	if class == Success {
 		err = nil

@@ -16,7 +16,7 @@ func (b *Breaker) Snapshots() []DomainSnapshot {
 	b.domains.Range(func(_, v any) bool {
 		d := v.(*domain)
 		if s, err := d.circuit.Snapshot(b.clock); err == nil {
-			out = append(out, DomainSnapshot{Domain: d.name, Snapshot: s, HaltUntil: d.pace.stats(b.clock.Now()).HaltUntil})
+			out = append(out, b.domainSnapshot(d, s))
 		}
 		return true
 	})
@@ -36,7 +36,12 @@ func (b *Breaker) Snapshot(host string) (DomainSnapshot, bool) {
 	if err != nil {
 		return DomainSnapshot{}, false
 	}
-	return DomainSnapshot{Domain: d.name, Snapshot: s, HaltUntil: d.pace.stats(b.clock.Now()).HaltUntil}, true
+	return b.domainSnapshot(d, s), true
+}
+
+func (b *Breaker) domainSnapshot(d *domain, s Snapshot) DomainSnapshot {
+	return DomainSnapshot{Domain: d.name, Snapshot: s, HaltUntil: d.pace.stats(b.clock.Now()).HaltUntil,
+		Unanswered: int(d.unanswered.Load())}
 }
 
 // DomainSnapshot is one domain's circuit at one moment, and the
@@ -45,6 +50,12 @@ type DomainSnapshot struct {
 	Domain string
 	Snapshot
 	HaltUntil time.Time
+	// Unanswered counts the requests to the domain that left and were cut
+	// by the crawl's own end (its context cancelled or past its deadline):
+	// the site may have received them, and nobody knows what it answered.
+	// A checkpoint counts them as failures in the window it restores, as
+	// it counts requests in flight when a process was killed.
+	Unanswered int
 }
 
 // RestoreHalt puts back a Retry-After pause a checkpoint saved: no request

@@ -49,6 +49,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, a.refused
 	}
+	if a != nil {
+		a.sent = true
+	}
 	resp, err := t.roundTrip(req)
 	if a == nil || a.ticket.d == nil {
 		return resp, err

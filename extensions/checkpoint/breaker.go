@@ -143,8 +143,11 @@ func (cp *Checkpoint) keepLocked(s breaker.DomainSnapshot) {
 	switch {
 	case s.State == breaker.Open:
 		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, RetryAt: s.RetryAt.UTC(), Trips: s.Trips, HaltUntil: halt}
-	case s.State == breaker.Closed && (s.WindowFailures > 0 || !halt.IsZero()):
-		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, Trips: s.Trips, Window: s.WindowLen, Failures: s.WindowFailures, HaltUntil: halt}
+	case s.State == breaker.Closed && (s.WindowFailures > 0 || s.Unanswered > 0 || !halt.IsZero()):
+		// A request the crawl's own end cut off may have been a failure:
+		// counted as one, as a request in flight at a kill is.
+		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, Trips: s.Trips, Window: s.WindowLen + s.Unanswered,
+			Failures: s.WindowFailures + s.Unanswered, HaltUntil: halt}
 	case s.State == breaker.Closed:
 		delete(cp.saved, s.Domain)
 	}
