@@ -99,6 +99,11 @@ type Evidence struct {
 	// answers, a validator counts pages that passed its checks).
 	Valid  int64
 	Counts bool
+	// Earlier is how much work earlier runs of the same crawl finished
+	// (the records a checkpoint's earlier runs wrote): a run that
+	// collected nothing new on top of it finished the work, it did not
+	// start from nothing.
+	Earlier int64
 }
 
 // Judge is implemented by every extension with a say in how a run ended.
@@ -123,13 +128,14 @@ func (o Outcome) ExitCode() int { return o.State.ExitCode() }
 // non-nil err (the crawl itself failed) makes the run an error.
 func Decide(records int64, err error, judges ...Judge) Outcome {
 	var all []Finding
-	valid, counted := int64(0), false
+	valid, counted, earlier := int64(0), false, int64(0)
 	for _, j := range judges {
 		if j == nil {
 			continue
 		}
 		ev := j.Judge()
 		all = append(all, ev.Findings...)
+		earlier = max(earlier, ev.Earlier)
 		if ev.Counts {
 			// The strictest counter wins: a validator's valid pages, not
 			// the breaker's 2xx answers.
@@ -163,6 +169,9 @@ func Decide(records int64, err error, judges ...Judge) Outcome {
 		slices.Sort(o.Domains)
 		o.Domains = slices.Compact(o.Domains)
 		o.Reason = strings.Join(reasons, "; ")
+	case records == 0 && earlier > 0:
+		o.State = Complete
+		o.Reason = fmt.Sprintf("work done: nothing new to collect; %d records by earlier runs", earlier)
 	case records == 0:
 		o.State = Empty
 		o.Reason = "ran to the end and collected nothing valid; nothing tripped"

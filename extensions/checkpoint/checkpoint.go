@@ -68,6 +68,7 @@ type Checkpoint struct {
 	filtered  map[uint64]struct{}       // unfinished URLs the collector refused to resume (filters, depth, robots)
 	runs      []Run                     // every run, this one last once started
 	started   bool
+	earlier   int64 // URLs done by earlier runs, counted when this one started
 	closed    bool
 	stats     Stats
 	dropped   map[string]bool // Ctx keys left out of saved requests, logged once each

@@ -19,7 +19,9 @@ import (
 // with attempts left) make the run tripped (kind "unfinished": the
 // checkpoint holds them, a resume does the rest). URLs the collector
 // refused to resume (its filters, MaxDepth, robots.txt) are the user's
-// choice and count as neither. It counts no pages.
+// choice and count as neither. It counts no pages; on a resume it reports
+// the URLs earlier runs finished (Evidence.Earlier), so that a resume with
+// nothing new to collect ends complete, not empty.
 func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
 	cp.releaseAllLocked()
@@ -29,8 +31,9 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 		filtered[id] = struct{}{}
 	}
 	maxAttempts := cp.opt.maxAttempts
+	earlier := cp.earlier
 	cp.unlock()
-	var ev outcome.Evidence
+	ev := outcome.Evidence{Earlier: earlier}
 	if serr != nil {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "store_error", Reason: serr.Error()})
 		return ev

@@ -23,6 +23,9 @@ type Run struct {
 	// was not recorded: killed, or the program did not say).
 	Outcome string `json:"outcome,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	// Records is how many records the run wrote, as SetOutcome recorded
+	// it (outcome.Outcome.Records).
+	Records int64 `json:"records,omitempty"`
 	// Breakers are the domains whose circuit was open when the run was
 	// saved.
 	Breakers []BreakerState `json:"breakers,omitempty"`
@@ -67,6 +70,7 @@ func (cp *Checkpoint) startLocked() {
 		return
 	}
 	cp.writeRunsLocked()
+	cp.countEarlierLocked()
 	cp.loadLocked()
 }
 
@@ -103,7 +107,7 @@ func (cp *Checkpoint) SetOutcome(o outcome.Outcome) {
 	defer cp.unlock()
 	cp.startLocked()
 	r := &cp.runs[len(cp.runs)-1]
-	r.Outcome, r.Reason = o.State.String(), o.Reason
+	r.Outcome, r.Reason, r.Records = o.State.String(), o.Reason, o.Records
 	if !cp.closed {
 		cp.writeRunsLocked()
 	}
@@ -149,4 +153,20 @@ func (cp *Checkpoint) openDomainsLocked(all bool) []BreakerState {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
 	return out
+}
+
+// countEarlierLocked counts the work earlier runs of the crawl finished:
+// the records each wrote, as SetOutcome saved them. A run killed before it
+// could say has no count; the URLs finished in the checkpoint stand in for
+// it (it had something to crawl, and did some).
+func (cp *Checkpoint) countEarlierLocked() {
+	killed := false
+	for _, r := range cp.runs[:len(cp.runs)-1] {
+		cp.earlier += r.Records
+		killed = killed || r.Outcome == ""
+	}
+	if killed {
+		err := cp.store.Scan(func(storage.Record) error { cp.earlier++; return nil }, storage.Done)
+		cp.failLocked(err)
+	}
 }
