@@ -11,12 +11,17 @@
 //
 //	o := outcome.Decide(records, err, b, v)
 //	r := report.New(o, report.WithBreaker(b), report.WithValidator(v),
-//		report.WithRecords(perDomain))
+//		report.WithRecords(perDomain), report.WithRun(start, time.Now()))
 //	r.Write(os.Stdout, report.Text) // or report.JSON
 //
+// Each column counts one thing, and the text says which under the table.
+// WithLatencies (every success's latency) makes the medians, the total's
+// among them, span the whole run; WithUnfinished adds what a checkpoint
+// holds unfinished; WithBytes and WithRun give the run's volume and pace.
 // Every source is optional: without a breaker the table has no circuit
 // columns to fill and shows what the others know. The text form is an
 // aligned table for people; columns for rare classes (throttled, blocked,
-// gone, other 4xx, dead, pauses) appear only when some domain has one.
-// The JSON form always has every field, for machines.
+// gone, other 4xx, robots, dead, pauses, the pace) appear only when some
+// domain has one. The JSON form always has every field, for machines, and
+// a schema_version (SchemaVersion).
 package report

@@ -20,12 +20,19 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
+	start := clk.Now()
+	latencies := map[string][]time.Duration{}
 	record := func(host string, c breaker.Class, n int) {
-		for range n {
+		for i := range n {
 			if t, err := b.Allow(host); err == nil {
-				b.Record(t, breaker.Outcome{Class: c, Latency: 40 * time.Millisecond})
+				lat := time.Duration(30+i) * time.Millisecond
+				b.Record(t, breaker.Outcome{Class: c, Latency: lat})
+				if c == breaker.Success {
+					latencies[host] = append(latencies[host], lat)
+				}
 			}
 		}
+		clk.Advance(time.Second)
 	}
 	record("a.example", breaker.Success, 25)
 	record("b.example", breaker.Success, 10)
@@ -34,15 +41,29 @@ func Example() {
 
 	o := outcome.Decide(35, nil, b)
 	r := report.New(o, report.WithBreaker(b),
-		report.WithRecords(map[string]int64{"a.example": 25, "b.example": 10}))
+		report.WithRecords(map[string]int64{"a.example": 25, "b.example": 10}),
+		report.WithLatencies(latencies), report.WithRun(start, clk.Now()),
+		report.WithBytes(map[string]int64{"a.example": 25 * 4000, "b.example": 10 * 4000}))
 	r.Write(os.Stdout, report.Text)
 	// Output:
 	// outcome: tripped (exit 2): work left for a rescheduled run; no human needed
 	//   tripped  circuit_open: circuit not closed for b.example
 	// records: 35
+	// run: started 2026-11-29T12:00:00Z, took 4s: 45 requests (11.3 pages/s), 140.0 kB received
 	//
-	// domain     state   records  ok  invalid  degraded  refused  unfinished  trips  median
-	// a.example  closed  25       25  0        0         0        0           0      40ms
-	// b.example  open    10       10  0        10        5        0           1      40ms
-	// total              35       35  0        10        5        0           1      40ms
+	// domain     state   records  valid  invalid  degraded  refused  unfinished  trips  median
+	// a.example  closed  25       25     0        0         0        0           0      42ms
+	// b.example  open    10       10     0        10        5        0           1      35ms
+	// total              35       35     0        10        5        0           1      38ms
+	//
+	// columns:
+	//   state       the circuit at the end: closed, open, half-open; untouched: no request sent this run
+	//   records     records written: one per valid page that makes one (a product page, say)
+	//   valid       pages that passed validation, listings included: it may exceed records
+	//   invalid     2xx pages the validator rejected (they count against the site)
+	//   degraded    timeouts, refused or reset connections, 5xx, cut bodies, DNS failures (count against the site)
+	//   refused     requests the breaker held back while the circuit was open: never sent
+	//   unfinished  URLs left to do for a rescheduled run (refused, failed with attempts left, not yet sent)
+	//   trips       times the circuit opened
+	//   median      median latency of the successful pages (total: over all of them, - when unknown)
 }

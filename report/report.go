@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -9,18 +10,44 @@ import (
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
+// SchemaVersion is the version of the JSON report's layout, written as
+// its schema_version. It changes when a field is renamed, removed or
+// changes meaning; new fields may appear without a change. Reports
+// without the field are version 1.
+const SchemaVersion = 2
+
+// Untouched is the State of a domain the report knows of (records, dead
+// URLs, unfinished URLs from an earlier run) to which no request was sent
+// in this run.
+const Untouched = "untouched"
+
 // Report is how a run ended and what happened on every domain.
 type Report struct {
+	// SchemaVersion is SchemaVersion.
+	SchemaVersion int `json:"schema_version"`
 	// Outcome is the library's decision: state, reason, domains, findings.
 	Outcome outcome.Outcome `json:"outcome"`
 	// ExitCode is Outcome.ExitCode(): 0 complete, 2 tripped, 3 empty,
 	// 1 error.
 	ExitCode int `json:"exit_code"`
+	// Start and End are when the run started and ended (WithRun; zero and
+	// left out of the JSON when not given), in UTC to the millisecond;
+	// Took is End - Start.
+	Start time.Time     `json:"start,omitzero"`
+	End   time.Time     `json:"end,omitzero"`
+	Took  time.Duration `json:"-"`
+	TookS float64       `json:"took_s"`
+	// Requests is Total.Requests; PagesPerS is Requests per second of
+	// Took (0 without WithRun); Bytes is Total.Bytes.
+	Requests  int64   `json:"requests"`
+	PagesPerS float64 `json:"pages_per_s"`
+	Bytes     int64   `json:"bytes"`
 	// Domains are sorted by name.
 	Domains []Domain `json:"domains"`
-	// Total sums the counters of every domain (Domain is "total", State,
-	// Profile, RetryAt and SelectorBroken are empty, MedianLatency is the
-	// largest domain median).
+	// Total sums the counters of every domain (Domain is "total"; State,
+	// Profile, RetryAt, the pace and SelectorBroken are empty).
+	// MedianLatency is the median over every domain's successes when
+	// WithLatencies gave them, else 0: a median of medians is not one.
 	Total Domain `json:"total"`
 }
 
@@ -29,15 +56,25 @@ type Report struct {
 type Domain struct {
 	Domain string `json:"domain"`
 	// State is the circuit's final state ("closed", "open", "half-open"),
-	// or "" when no breaker reported on the domain.
-	State   string `json:"state"`
+	// or Untouched when no breaker saw a request to the domain in this
+	// run. The total has none.
+	State   string `json:"state,omitempty"`
 	Profile string `json:"profile,omitempty"`
 	// RetryAt is when an open circuit may be probed again.
 	RetryAt time.Time `json:"retry_at,omitzero"`
 	// Records is how many records the program wrote for the domain
 	// (WithRecords); 0 when it did not say.
 	Records int64 `json:"records"`
-	// OK counts pages that passed validation (2xx, when no validator).
+	// Requests counts the attempts that left for the domain and came
+	// back with an outcome about it: every class of Failures but
+	// Excluded, and OK and Invalid. Refused requests never left.
+	Requests int64 `json:"requests"`
+	// Bytes is how many body bytes the domain sent (WithBytes); 0 when
+	// the program did not say.
+	Bytes int64 `json:"bytes"`
+	// OK counts pages that passed validation (2xx, when no validator):
+	// every valid page, listings as well as the pages a record is made
+	// of, so it may exceed Records.
 	OK int64 `json:"ok"`
 	// Invalid counts 2xx pages the validator rejected.
 	Invalid int64 `json:"invalid"`
@@ -46,8 +83,12 @@ type Domain struct {
 	// Refused counts requests the breaker refused without touching the
 	// network.
 	Refused int64 `json:"refused"`
-	// Unfinished counts URLs refused or given up on and not attempted
-	// since: the work a rescheduled run has left to do.
+	// Unfinished counts the URLs of the domain left to do: those the
+	// breaker refused or gave up on and did not attempt since, or, when
+	// WithUnfinished gave a store's count (a checkpoint's pending, in
+	// flight, parked and failed URLs, those of earlier runs included),
+	// that count if it is larger. It is the work a rescheduled run has
+	// left to do.
 	Unfinished int `json:"unfinished"`
 	// Dead counts URLs dead of failures, their attempts spent, as the
 	// outcome's "dead" findings name them (by cause, with samples, in
@@ -55,8 +96,11 @@ type Domain struct {
 	Dead int `json:"dead"`
 	// Trips is how many times the circuit opened.
 	Trips int `json:"trips"`
+	// Robots counts URLs robots.txt forbids (WithRobots): never sent,
+	// never a failure of the site, not unfinished.
+	Robots int64 `json:"robots"`
 	// Pauses counts Retry-After pauses; PausedFor is the time spent in
-	// them.
+	// them (PausedForS to the millisecond).
 	Pauses     int64         `json:"pauses"`
 	PausedFor  time.Duration `json:"-"`
 	PausedForS float64       `json:"paused_for_s"`
@@ -66,7 +110,9 @@ type Domain struct {
 	PaceLimit int           `json:"pace_limit"`
 	PaceGap   time.Duration `json:"-"`
 	PaceGapMS float64       `json:"pace_gap_ms"`
-	// MedianLatency is the median latency of the recent successes.
+	// MedianLatency is the median latency of the domain's successes:
+	// over the whole run with WithLatencies, else over the breaker's
+	// recent ones (MedianLatencyMS to the microsecond).
 	MedianLatency   time.Duration `json:"-"`
 	MedianLatencyMS float64       `json:"median_latency_ms"`
 	// SelectorBroken is the validator's diagnosis, if the domain's pages
@@ -125,6 +171,22 @@ type builder struct {
 	breakers   []BreakerSource
 	validators []ValidatorSource
 	records    map[string]int64
+	bytes      map[string]int64
+	robots     map[string]int64
+	unfinished map[string]int
+	latencies  map[string][]time.Duration
+	start, end time.Time
+}
+
+// perHost adds the counts of m, keyed by host as in a URL, to *into,
+// keyed as the breaker's domains.
+func perHost[N int | int64](into *map[string]N, m map[string]N) {
+	if *into == nil {
+		*into = make(map[string]N, len(m))
+	}
+	for h, n := range m {
+		(*into)[breaker.HostOf(h)] += n
+	}
 }
 
 // WithBreaker reads per-domain counters, states, trips, latency and the
@@ -150,14 +212,49 @@ func WithValidator(v ValidatorSource) Option {
 // WithRecords gives the number of records the program wrote per domain
 // (keys are hosts, as in a URL; they are normalised like the breaker's).
 func WithRecords(perDomain map[string]int64) Option {
+	return func(bd *builder) { perHost(&bd.records, perDomain) }
+}
+
+// WithBytes gives the body bytes each domain sent (keys are hosts).
+func WithBytes(perDomain map[string]int64) Option {
+	return func(bd *builder) { perHost(&bd.bytes, perDomain) }
+}
+
+// WithRobots gives the number of URLs robots.txt forbade per domain (keys
+// are hosts): they are listed in their own column, never as failures or
+// unfinished work.
+func WithRobots(perDomain map[string]int64) Option {
+	return func(bd *builder) { perHost(&bd.robots, perDomain) }
+}
+
+// WithUnfinished gives a store's count of the URLs left to do per domain
+// (keys are hosts): a checkpoint's pending, in flight, parked and failed
+// URLs, those earlier runs left included. The store holds the URLs the
+// breaker lists unfinished too, so a domain's Unfinished is the larger of
+// the two counts, never their sum.
+func WithUnfinished(perDomain map[string]int) Option {
+	return func(bd *builder) { perHost(&bd.unfinished, perDomain) }
+}
+
+// WithLatencies gives the latency of every successful page per domain
+// (keys are hosts), so that each domain's median and the total's are
+// over the whole run. The slices are read, not kept.
+func WithLatencies(perDomain map[string][]time.Duration) Option {
 	return func(bd *builder) {
-		if bd.records == nil {
-			bd.records = make(map[string]int64, len(perDomain))
+		if bd.latencies == nil {
+			bd.latencies = make(map[string][]time.Duration, len(perDomain))
 		}
-		for h, n := range perDomain {
-			bd.records[breaker.HostOf(h)] += n
+		for h, ls := range perDomain {
+			k := breaker.HostOf(h)
+			bd.latencies[k] = append(bd.latencies[k], ls...)
 		}
 	}
+}
+
+// WithRun gives when the run started and ended; the report then says how
+// long it took and the pages per second.
+func WithRun(start, end time.Time) Option {
+	return func(bd *builder) { bd.start, bd.end = start, end }
 }
 
 // New builds the report of a run that ended as o, from the given sources.
@@ -192,12 +289,15 @@ func New(o outcome.Outcome, opts ...Option) Report {
 			d.Failures.ClientError += s.Count(breaker.ClientError)
 			d.Failures.Excluded += s.Count(breaker.Excluded)
 			d.Refused += s.Refused
+			for class, n := range s.Outcomes {
+				if class != breaker.Excluded.String() {
+					d.Requests += n
+				}
+			}
 			d.Trips += s.Trips
 			d.Pauses += int64(s.Pace.Pauses)
 			d.PausedFor += s.Pace.PausedFor
-			d.PausedForS = d.PausedFor.Seconds()
 			d.PaceLimit, d.PaceGap = s.Pace.Limit, s.Pace.Gap
-			d.PaceGapMS = float64(s.Pace.Gap) / float64(time.Millisecond)
 			d.MedianLatency = s.MedianLatency
 		}
 		for _, u := range b.Unfinished() {
@@ -217,15 +317,37 @@ func New(o outcome.Outcome, opts ...Option) Report {
 	for h, n := range bd.records {
 		get(h).Records += n
 	}
+	for h, n := range bd.bytes {
+		get(h).Bytes += n
+	}
+	for h, n := range bd.robots {
+		get(h).Robots += n
+	}
+	for h, n := range bd.unfinished {
+		d := get(h)
+		d.Unfinished = max(d.Unfinished, n)
+	}
+	var all []time.Duration
+	for h, ls := range bd.latencies {
+		if len(ls) > 0 {
+			get(h).MedianLatency = median(ls)
+			all = append(all, ls...)
+		}
+	}
 	for _, f := range o.Findings {
 		for _, g := range f.Dead {
 			get(breaker.HostOf(g.Domain)).Dead += g.URLs
 		}
 	}
 
-	r := Report{Outcome: o, ExitCode: o.ExitCode(), Domains: make([]Domain, 0, len(doms)), Total: Domain{Domain: "total"}}
+	r := Report{SchemaVersion: SchemaVersion, Outcome: o, ExitCode: o.ExitCode(), Domains: make([]Domain, 0, len(doms)), Total: Domain{Domain: "total"}}
 	for _, d := range doms {
+		if d.State == "" {
+			d.State = Untouched
+		}
 		d.MedianLatencyMS = ms(d.MedianLatency)
+		d.PausedForS = seconds(d.PausedFor)
+		d.PaceGapMS = ms(d.PaceGap)
 		r.Domains = append(r.Domains, *d)
 	}
 	slices.SortFunc(r.Domains, func(a, b Domain) int {
@@ -240,6 +362,9 @@ func New(o outcome.Outcome, opts ...Option) Report {
 	t := &r.Total
 	for _, d := range r.Domains {
 		t.Records += d.Records
+		t.Requests += d.Requests
+		t.Bytes += d.Bytes
+		t.Robots += d.Robots
 		t.OK += d.OK
 		t.Invalid += d.Invalid
 		t.Failures.Degraded += d.Failures.Degraded
@@ -254,11 +379,32 @@ func New(o outcome.Outcome, opts ...Option) Report {
 		t.Trips += d.Trips
 		t.Pauses += d.Pauses
 		t.PausedFor += d.PausedFor
-		t.MedianLatency = max(t.MedianLatency, d.MedianLatency)
+	}
+	if len(all) > 0 {
+		t.MedianLatency = median(all)
+	} else if len(r.Domains) == 1 {
+		t.MedianLatency = r.Domains[0].MedianLatency
 	}
 	t.MedianLatencyMS = ms(t.MedianLatency)
-	t.PausedForS = t.PausedFor.Seconds()
+	t.PausedForS = seconds(t.PausedFor)
+	r.Requests, r.Bytes = t.Requests, t.Bytes
+	if !bd.start.IsZero() && !bd.end.IsZero() {
+		r.Start, r.End = bd.start.UTC().Round(time.Millisecond), bd.end.UTC().Round(time.Millisecond)
+		r.Took = r.End.Sub(r.Start)
+		r.TookS = seconds(r.Took)
+		if r.Took > 0 {
+			r.PagesPerS = math.Round(float64(r.Requests)/r.Took.Seconds()*10) / 10
+		}
+	}
 	return r
+}
+
+// median is the median of ls (the upper middle of an even count, as the
+// breaker's); ls is not changed.
+func median(ls []time.Duration) time.Duration {
+	s := slices.Clone(ls)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // Domain returns the line of the named host, and false if the report has
@@ -275,5 +421,10 @@ func (r Report) Domain(host string) (Domain, bool) {
 
 // ms is d in milliseconds, to the microsecond.
 func ms(d time.Duration) float64 {
-	return float64(d.Round(time.Microsecond)) / float64(time.Millisecond)
+	return math.Round(float64(d)/float64(time.Microsecond)) / 1000
+}
+
+// seconds is d in seconds, to the millisecond.
+func seconds(d time.Duration) float64 {
+	return math.Round(float64(d)/float64(time.Millisecond)) / 1000
 }

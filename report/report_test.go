@@ -282,8 +282,8 @@ func TestReportWithoutSourcesStillSaysHowTheRunEnded(t *testing.T) {
 		t.Fatalf("exit %d, domains %v, text:\n%s\nwant an empty run and no table", r.ExitCode, r.Domains, buf.String())
 	}
 	r = report.New(outcome.Decide(3, nil), report.WithRecords(map[string]int64{"Shop.Example:8080": 3}), report.WithBreaker(nil))
-	if d, ok := r.Domain("shop.example:8080"); !ok || d.Records != 3 || d.State != "" {
-		t.Fatalf("records-only domain %+v (found %v): want the host normalised, 3 records, no state", d, ok)
+	if d, ok := r.Domain("shop.example:8080"); !ok || d.Records != 3 || d.State != report.Untouched {
+		t.Fatalf("records-only domain %+v (found %v): want the host normalised, 3 records, state untouched", d, ok)
 	}
 }
 
@@ -316,8 +316,17 @@ func TestReportShowsThePaceOfAThrottledDomain(t *testing.T) {
 	if err := r.Write(&buf, report.Text); err != nil {
 		t.Fatal(err)
 	}
-	if head := strings.SplitN(buf.String(), "\n", 10); !strings.Contains(buf.String(), "paused") || !strings.Contains(buf.String(), "pace") {
-		t.Fatalf("text report without pace columns:\n%s", strings.Join(head, "\n"))
+	// One thing per column: the in-flight cap and the gap, never "2 @ -".
+	heads := strings.Fields(lineStarting(buf.String(), "domain "))
+	row := strings.Fields(lineStarting(buf.String(), store.Host()+" "))
+	cell := func(h string) string {
+		if i := slices.Index(heads, h); i >= 0 && i < len(row) {
+			return row[i]
+		}
+		return "?"
+	}
+	if cell("paused") == "-" || cell("inflight") != "1" || !regexp.MustCompile(`^[0-9.]+(ms|s)$`).MatchString(cell("gap")) || strings.Contains(buf.String(), "@") {
+		t.Fatalf("row %v under %v: want paused, inflight 1 and a gap\n%s", row, heads, buf.String())
 	}
 }
 

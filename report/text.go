@@ -26,37 +26,60 @@ type column struct {
 	always bool // shown even when every row is zero
 	cell   func(d Domain) string
 	zero   func(d Domain) bool
+	means  string // the legend's line
 }
 
 func count(n int64) string { return strconv.FormatInt(n, 10) }
 
 var columns = []column{
-	{head: "state", always: true, cell: func(d Domain) string { return dash(d.State) }},
-	{head: "records", always: true, cell: func(d Domain) string { return count(d.Records) }},
-	{head: "ok", always: true, cell: func(d Domain) string { return count(d.OK) }},
-	{head: "invalid", always: true, cell: func(d Domain) string { return count(d.Invalid) }},
-	{head: "degraded", always: true, cell: func(d Domain) string { return count(d.Failures.Degraded) }},
-	{head: "throttled", cell: func(d Domain) string { return count(d.Failures.Throttled) }, zero: func(d Domain) bool { return d.Failures.Throttled == 0 }},
-	{head: "blocked", cell: func(d Domain) string { return count(d.Failures.Blocked) }, zero: func(d Domain) bool { return d.Failures.Blocked == 0 }},
-	{head: "gone", cell: func(d Domain) string { return count(d.Failures.Gone) }, zero: func(d Domain) bool { return d.Failures.Gone == 0 }},
-	{head: "other4xx", cell: func(d Domain) string { return count(d.Failures.ClientError) }, zero: func(d Domain) bool { return d.Failures.ClientError == 0 }},
-	{head: "refused", always: true, cell: func(d Domain) string { return count(d.Refused) }},
-	{head: "unfinished", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Unfinished) }},
-	{head: "dead", cell: func(d Domain) string { return strconv.Itoa(d.Dead) }, zero: func(d Domain) bool { return d.Dead == 0 }},
-	{head: "trips", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Trips) }},
-	{head: "pauses", cell: func(d Domain) string { return count(d.Pauses) }, zero: func(d Domain) bool { return d.Pauses == 0 }},
-	{head: "paused", cell: func(d Domain) string { return latency(d.PausedFor) }, zero: func(d Domain) bool { return d.PausedFor == 0 }},
-	{head: "pace", cell: func(d Domain) string { return pace(d) }, zero: func(d Domain) bool { return d.PaceGap == 0 && d.Pauses == 0 }},
-	{head: "median", always: true, cell: func(d Domain) string { return latency(d.MedianLatency) }},
+	{head: "state", always: true, cell: func(d Domain) string { return dash(d.State) },
+		means: "the circuit at the end: closed, open, half-open; untouched: no request sent this run"},
+	{head: "records", always: true, cell: func(d Domain) string { return count(d.Records) },
+		means: "records written: one per valid page that makes one (a product page, say)"},
+	{head: "valid", always: true, cell: func(d Domain) string { return count(d.OK) },
+		means: "pages that passed validation, listings included: it may exceed records"},
+	{head: "invalid", always: true, cell: func(d Domain) string { return count(d.Invalid) },
+		means: "2xx pages the validator rejected (they count against the site)"},
+	{head: "degraded", always: true, cell: func(d Domain) string { return count(d.Failures.Degraded) },
+		means: "timeouts, refused or reset connections, 5xx, cut bodies, DNS failures (count against the site)"},
+	{head: "throttled", cell: func(d Domain) string { return count(d.Failures.Throttled) }, zero: func(d Domain) bool { return d.Failures.Throttled == 0 },
+		means: "429 answers (the URL is sent again after the pause; never trips)"},
+	{head: "blocked", cell: func(d Domain) string { return count(d.Failures.Blocked) }, zero: func(d Domain) bool { return d.Failures.Blocked == 0 },
+		means: "401 and 403 answers: a client problem, never trips"},
+	{head: "gone", cell: func(d Domain) string { return count(d.Failures.Gone) }, zero: func(d Domain) bool { return d.Failures.Gone == 0 },
+		means: "404 and 410 answers: no such page, not retried"},
+	{head: "other4xx", cell: func(d Domain) string { return count(d.Failures.ClientError) }, zero: func(d Domain) bool { return d.Failures.ClientError == 0 },
+		means: "other 4xx answers"},
+	{head: "refused", always: true, cell: func(d Domain) string { return count(d.Refused) },
+		means: "requests the breaker held back while the circuit was open: never sent"},
+	{head: "robots", cell: func(d Domain) string { return count(d.Robots) }, zero: func(d Domain) bool { return d.Robots == 0 },
+		means: "URLs robots.txt forbids: never sent, not a failure, not unfinished"},
+	{head: "unfinished", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Unfinished) },
+		means: "URLs left to do for a rescheduled run (refused, failed with attempts left, not yet sent)"},
+	{head: "dead", cell: func(d Domain) string { return strconv.Itoa(d.Dead) }, zero: func(d Domain) bool { return d.Dead == 0 },
+		means: "URLs whose attempts are spent on failures: listed below, a person decides"},
+	{head: "trips", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Trips) },
+		means: "times the circuit opened"},
+	{head: "pauses", cell: func(d Domain) string { return count(d.Pauses) }, zero: func(d Domain) bool { return d.Pauses == 0 },
+		means: "Retry-After pauses taken"},
+	{head: "paused", cell: func(d Domain) string { return latency(d.PausedFor) }, zero: func(d Domain) bool { return d.PausedFor == 0 },
+		means: "time spent in those pauses"},
+	{head: "inflight", cell: func(d Domain) string { return limit(d.PaceLimit) }, zero: paceZero,
+		means: "the pace at the end: requests in flight at most (-: no limit of Breakwater's)"},
+	{head: "gap", cell: func(d Domain) string { return latency(d.PaceGap) }, zero: paceZero,
+		means: "the pace at the end: least time between two requests (-: none)"},
+	{head: "median", always: true, cell: func(d Domain) string { return latency(d.MedianLatency) },
+		means: "median latency of the successful pages (total: over all of them, - when unknown)"},
 }
 
-// pace is "2 @ 120ms": in flight at most, least gap ("-" no limit).
-func pace(d Domain) string {
-	limit := "-"
-	if d.PaceLimit > 0 {
-		limit = strconv.Itoa(d.PaceLimit)
+// paceZero hides the pace columns unless some domain was slowed down.
+func paceZero(d Domain) bool { return d.PaceGap == 0 && d.Pauses == 0 }
+
+func limit(n int) string {
+	if n <= 0 {
+		return "-"
 	}
-	return limit + " @ " + latency(d.PaceGap)
+	return strconv.Itoa(n)
 }
 
 func dash(s string) string {
@@ -80,11 +103,12 @@ func latency(d time.Duration) string {
 	}
 }
 
-// WriteText writes r as text: the outcome and its findings, then one
-// aligned row per domain and a total, then the URLs dead of failures by
-// domain and cause, then the selector_broken diagnoses. Columns for
-// throttled, blocked, gone, other 4xx, dead and pauses appear only when
-// some domain has one.
+// WriteText writes r as text: the outcome and its findings, the run's
+// times and volume, then one aligned row per domain and a total with a
+// legend of the columns shown, then the URLs dead of failures by domain
+// and cause, then the selector_broken diagnoses. Columns for throttled,
+// blocked, gone, other 4xx, robots, dead, pauses and the pace appear only
+// when some domain has one.
 func (r Report) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	o := r.Outcome
@@ -98,6 +122,10 @@ func (r Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(bw, "  %s\n", o.Reason)
 	}
 	fmt.Fprintf(bw, "records: %d\n", o.Records)
+	if !r.Start.IsZero() {
+		fmt.Fprintf(bw, "run: started %s, took %s: %d requests (%.1f pages/s), %s received\n",
+			r.Start.Format(time.RFC3339), latency(r.Took), r.Requests, r.PagesPerS, size(r.Bytes))
+	}
 
 	if len(r.Domains) > 0 {
 		fmt.Fprintln(bw)
@@ -124,6 +152,12 @@ func (r Report) WriteText(w io.Writer) error {
 				cells = append(cells, c.cell(d))
 			}
 			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+		tw.Flush()
+		fmt.Fprintln(bw, "\ncolumns:")
+		tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		for _, c := range cols {
+			fmt.Fprintf(tw, "  %s\t%s\n", c.head, c.means)
 		}
 		tw.Flush()
 	}
@@ -159,6 +193,19 @@ func (r Report) writeDead(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", g.Domain, g.Cause, g.URLs, strings.Join(g.Samples, " "))
 	}
 	tw.Flush()
+}
+
+// size is n bytes for reading: "512 B", "3.4 kB", "2.1 MB".
+func size(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10) + " B"
+	case n < 1000*1000:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + " kB"
+	case n < 1000*1000*1000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
+	}
+	return strconv.FormatFloat(float64(n)/1e9, 'f', 1, 64) + " GB"
 }
 
 // any reports whether some domain has a non-zero value in column c.
