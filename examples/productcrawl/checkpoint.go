@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"text/tabwriter"
 
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/rs/zerolog"
 )
 
@@ -114,4 +117,27 @@ func (cr *crawl) retryDead() error {
 	cr.log.Info().Str("event", "retry_dead").Str("checkpoint", cr.cfg.Checkpoint).Int("revived", n).
 		Msg("--retry-dead: the URLs dead of failures are fetched again, their attempts reset")
 	return nil
+}
+
+// pendingByDomain counts, per domain, the URLs -checkpoint holds
+// unfinished (pending, in flight, parked, failed with attempts left):
+// the report's unfinished column, which the breaker alone would leave at
+// 0 for URLs queued but never sent. Call it once the checkpoint is
+// closed; it reopens the file and only reads it.
+func pendingByDomain(path string) (map[string]int, error) {
+	s, err := bolt.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	err = s.Scan(func(r storage.Record) error {
+		if u, perr := url.Parse(r.URL); perr == nil {
+			out[breaker.HostOf(u.Host)]++
+		}
+		return nil
+	}, storage.Pending, storage.InFlight, storage.Parked, storage.Failed)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	return out, err
 }

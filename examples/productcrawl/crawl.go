@@ -56,11 +56,15 @@ type crawl struct {
 	errOnce     sync.Once    // the crawl's own first error
 	err         error
 	started     time.Time
+
+	volMu     sync.Mutex                 // guards the two below
+	latencies map[string][]time.Duration // every success's latency, by domain, for the report's medians
+	bytes     map[string]int64           // body bytes received, by domain
 }
 
 // newCrawl builds the run from a checked Config. Nothing is sent yet.
 func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
-	cr := &crawl{cfg: cfg, log: log}
+	cr := &crawl{cfg: cfg, log: log, latencies: map[string][]time.Duration{}, bytes: map[string]int64{}}
 	var err error
 
 	// Validation rules per page type: a product page needs the product
@@ -189,6 +193,8 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	breakwater.Use(cr.c, cr.exts...)
 	// Registered after the validator: the verdict is complete here.
 	cr.c.OnHTML("html", cr.onPage)
+	cr.c.OnResponse(func(r *colly.Response) { cr.received(r) })
+	cr.c.OnError(func(r *colly.Response, _ error) { cr.received(r) })
 	if cr.metrics != nil {
 		srv, err := metrics.Serve(ctx, cfg.Metrics, cr.registry)
 		if err != nil {
@@ -348,8 +354,24 @@ func (cr *crawl) enqueue(parent *colly.Request, u string) {
 	}
 }
 
-// onOutcome logs every attempt that left, at debug level.
+// received counts r's body bytes for the report.
+func (cr *crawl) received(r *colly.Response) {
+	if r == nil || r.Request == nil || len(r.Body) == 0 {
+		return
+	}
+	cr.volMu.Lock()
+	cr.bytes[r.Request.URL.Host] += int64(len(r.Body))
+	cr.volMu.Unlock()
+}
+
+// onOutcome keeps every success's latency for the report, and logs every
+// attempt that left, at debug level.
 func (cr *crawl) onOutcome(a breaker.Attempt) {
+	if a.Outcome.Class == breaker.Success {
+		cr.volMu.Lock()
+		cr.latencies[a.Domain] = append(cr.latencies[a.Domain], a.Outcome.Latency)
+		cr.volMu.Unlock()
+	}
 	if e := cr.log.Debug(); e.Enabled() {
 		e.Str("event", "page").Str("url", a.Request.URL.String()).Int("status", a.Status).
 			Stringer("class", a.Outcome.Class).Dur("latency", a.Outcome.Latency).AnErr("error", a.Err).Msg("page")
@@ -459,13 +481,27 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 		}
 	}
 
-	r := report.New(o, append(cr.reportOpts, report.WithRecords(perHost))...)
+	ended := time.Now()
+	opts := append(cr.reportOpts, report.WithRecords(perHost), report.WithRun(cr.started, ended))
+	cr.volMu.Lock()
+	opts = append(opts, report.WithLatencies(cr.latencies), report.WithBytes(cr.bytes))
+	cr.volMu.Unlock()
+	if cr.cp != nil {
+		// The checkpoint knows what is left better than the breaker: URLs
+		// queued but never sent, and those of earlier runs.
+		if pending, err := pendingByDomain(cr.cfg.Checkpoint); err != nil {
+			cr.log.Warn().Str("event", "checkpoint_unreadable").Err(err).Msg("cannot count the checkpoint's unfinished URLs for the report")
+		} else {
+			opts = append(opts, report.WithUnfinished(pending))
+		}
+	}
+	r := report.New(o, opts...)
 	ev := cr.log.Info()
 	if o.State != outcome.Complete {
 		ev = cr.log.Warn()
 	}
 	ev.Str("event", "run_finished").Stringer("state", o.State).Int("exit_code", o.ExitCode()).
 		Int64("records", o.Records).Strs("domains", o.Domains).Str("reason", o.Reason).
-		Float64("took_s", time.Since(cr.started).Round(time.Millisecond).Seconds()).Msg("run finished: " + o.State.String())
+		Float64("took_s", r.TookS).Msg("run finished: " + o.State.String())
 	return o, r
 }
