@@ -208,7 +208,14 @@ func logWriter(cfg Config, stderr io.Writer) io.Writer {
 	f, isFile := stderr.(*os.File)
 	tty := isFile && isTerminal(f)
 	if cfg.LogFormat == "console" || (cfg.LogFormat == "auto" && tty) {
-		return zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000", NoColor: !tty}
+		w := zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000", NoColor: !tty}
+		if cfg.level > zerolog.DebugLevel {
+			// A trip's window is 20 outcomes or more: on a terminal it
+			// pushes the status line away. Console lines show it at
+			// debug level only (window_n says how many); JSON keeps it.
+			w.FieldsExclude = []string{"window"}
+		}
+		return w
 	}
 	return stderr
 }

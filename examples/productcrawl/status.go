@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -160,7 +159,8 @@ func (s *status) update(now time.Time) {
 	if s.mode == "log" {
 		doms := zerolog.Dict()
 		for _, d := range stats {
-			doms.Str(d.Domain, d.State.String())
+			word, _ := domainState(d, now)
+			doms.Str(d.Domain, word)
 		}
 		s.log.Info().Str("event", "progress").Int64("pages", pages).Float64("pages_per_s", round1(rate)).
 			Int64("records", records).Int64("refused", refused).Dict("domains", doms).Msg("progress")
@@ -168,13 +168,15 @@ func (s *status) update(now time.Time) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%5.1f pages/s  %d pages  %d records  │", rate, pages, records)
-	names := labels(stats)
-	for i, d := range stats {
-		state := d.State.String()
-		if d.State != breaker.Closed {
-			state = strings.ToUpper(state)
+	for _, d := range stats {
+		word, left := domainState(d, now)
+		if word != "closed" && word != "slowed" {
+			word = strings.ToUpper(word)
 		}
-		fmt.Fprintf(&b, " %s %s ", names[i], state)
+		if left > 0 {
+			word += " " + left.String()
+		}
+		fmt.Fprintf(&b, " %s %s ", d.Domain, word)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -182,22 +184,30 @@ func (s *status) update(now time.Time) {
 	s.drawLocked(b.String())
 }
 
-// labels names the domains on the status line: by port alone when they
-// all share one host name (the demo's stores on 127.0.0.1), else in full.
-func labels(stats []breaker.DomainStats) []string {
-	out := make([]string, len(stats))
-	host := ""
-	for i, d := range stats {
-		h, port, err := net.SplitHostPort(d.Domain)
-		if err != nil || (i > 0 && h != host) || len(stats) == 1 {
-			for j, d := range stats {
-				out[j] = d.Domain
-			}
-			return out
+// domainState is how a domain stands for the status display: its
+// circuit's state ("closed", "open", "half-open"), or "paused" while a
+// Retry-After halts it (its circuit closed all along), or "slowed" when
+// it is closed but held to a gap between requests after throttling;
+// with the time left, to the second, before an open circuit may be
+// probed or a pause ends.
+func domainState(d breaker.DomainStats, now time.Time) (string, time.Duration) {
+	left := func(t time.Time) time.Duration {
+		if t.After(now) {
+			return (t.Sub(now) + time.Second - 1).Truncate(time.Second) // rounded up: "0s" would read as over
 		}
-		host, out[i] = h, ":"+port
+		return 0
 	}
-	return out
+	switch {
+	case d.State == breaker.Open:
+		return "open", left(d.RetryAt)
+	case d.State == breaker.HalfOpen:
+		return "half-open", 0
+	case d.Pace.HaltUntil.After(now):
+		return "paused", left(d.Pace.HaltUntil)
+	case d.Pace.Gap > 0 && d.Count(breaker.Throttled) > 0:
+		return "slowed", 0
+	}
+	return "closed", 0
 }
 
 func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }
