@@ -49,7 +49,7 @@ func Example() {
 	// outcome: tripped (exit 2): work left for a rescheduled run; no human needed
 	//   tripped  circuit_open: circuit not closed for b.example
 	// records: 35
-	// run: started 2026-11-29T12:00:00Z, took 4s: 45 requests (11.3 pages/s), 140.0 kB received
+	// run: started 2026-11-29T12:00:00Z, took 4s: 45 requests, 11.3 a second, 140.0 kB received
 	//
 	// domain     state   records  valid  invalid  degraded  refused  unfinished  trips  median
 	// a.example  closed  25       25     0        0         0        0           0      42ms

@@ -110,7 +110,7 @@ func TestReportJSONCarriesSchemaRunAndVolume(t *testing.T) {
 	// The text says it too.
 	buf.Reset()
 	r.WriteText(&buf)
-	if !strings.Contains(buf.String(), "run: started 2026-12-01T08:00:00Z, took 1.8s: 3 requests (1.7 pages/s), 12.3 kB received") {
+	if !strings.Contains(buf.String(), "run: started 2026-12-01T08:00:00Z, took 1.8s: 3 requests, 1.7 a second, 12.3 kB received") {
 		t.Errorf("no run line:\n%s", buf.String())
 	}
 	if row := strings.Fields(lineStarting(buf.String(), "old.example ")); len(row) < 2 || row[1] != "untouched" {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,6 +20,9 @@ var meaning = map[outcome.State]string{
 	outcome.Empty:    "ran to the end, nothing valid collected, nothing tripped",
 	outcome.Error:    "needs a human: a retry will fail the same way",
 }
+
+// rank orders findings by how much they weigh on the ending.
+var rank = map[outcome.State]int{outcome.Error: 0, outcome.Tripped: 1, outcome.Empty: 2, outcome.Complete: 3}
 
 // column is one column of the text table.
 type column struct {
@@ -115,7 +119,10 @@ func (r Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(bw, "outcome: %s (exit %d): %s\n", o.State, r.ExitCode, meaning[o.State])
 	switch {
 	case len(o.Findings) > 0:
-		for _, f := range o.Findings {
+		// What decided the ending first: errors, then trips.
+		fs := slices.Clone(o.Findings)
+		slices.SortStableFunc(fs, func(a, b outcome.Finding) int { return rank[a.State] - rank[b.State] })
+		for _, f := range fs {
 			fmt.Fprintf(bw, "  %-8s %s: %s\n", f.State, f.Kind, f.Reason)
 		}
 	case o.Reason != "":
@@ -123,7 +130,7 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(bw, "records: %d\n", o.Records)
 	if !r.Start.IsZero() {
-		fmt.Fprintf(bw, "run: started %s, took %s: %d requests (%.1f pages/s), %s received\n",
+		fmt.Fprintf(bw, "run: started %s, took %s: %d requests, %.1f a second, %s received\n",
 			r.Start.Format(time.RFC3339), latency(r.Took), r.Requests, r.PagesPerS, size(r.Bytes))
 	}
 

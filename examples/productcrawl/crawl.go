@@ -38,6 +38,7 @@ type crawl struct {
 	cp     *checkpoint.Checkpoint // the checkpoint file; nil with -redis
 	out    *sink
 	shared *shared // -redis: the crawl in Redis; nil for the checkpoint file
+	reach  *reach  // whether the start hosts answer at all
 
 	exts       []breakwater.Extension // registered in order
 	judges     []outcome.Judge        // asked how the run ended
@@ -64,7 +65,8 @@ type crawl struct {
 
 // newCrawl builds the run from a checked Config. Nothing is sent yet.
 func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
-	cr := &crawl{cfg: cfg, log: log, latencies: map[string][]time.Duration{}, bytes: map[string]int64{}}
+	cr := &crawl{cfg: cfg, log: log, latencies: map[string][]time.Duration{}, bytes: map[string]int64{},
+		reach: newReach(log, cfg.startHosts)}
 	var err error
 
 	// Validation rules per page type: a product page needs the product
@@ -189,6 +191,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 		cr.exts = append(cr.exts, cr.v, cr.b, cr.shared.cs)
 		cr.judges = append(cr.judges, withoutKind{cr.b, []string{"unfinished"}}, cr.v, cr.shared.judge(cfg.Timeout))
 	}
+	cr.judges = append(cr.judges, cr.reach)
 	cr.reportOpts = append(cr.reportOpts, report.WithBreaker(cr.b), report.WithValidator(cr.v))
 	breakwater.Use(cr.c, cr.exts...)
 	// Registered after the validator: the verdict is complete here.
@@ -367,6 +370,7 @@ func (cr *crawl) received(r *colly.Response) {
 // onOutcome keeps every success's latency for the report, and logs every
 // attempt that left, at debug level.
 func (cr *crawl) onOutcome(a breaker.Attempt) {
+	cr.reach.observe(a)
 	if a.Outcome.Class == breaker.Success {
 		cr.volMu.Lock()
 		cr.latencies[a.Domain] = append(cr.latencies[a.Domain], a.Outcome.Latency)

@@ -59,7 +59,7 @@ func TestReportSaysWhatEachColumnMeansAndTheRunsVolume(t *testing.T) {
 	if !strings.Contains(lineStarting(text, "  valid "), "may exceed records") {
 		t.Errorf("the legend does not say why valid exceeds records:\n%s", text)
 	}
-	if !regexp.MustCompile(`(?m)^run: started \S+, took \S+: 15 requests \([0-9.]+ pages/s\), [0-9.]+ kB received$`).MatchString(text) {
+	if !regexp.MustCompile(`(?m)^run: started \S+, took \S+: 15 requests, [0-9.]+ a second, [0-9.]+ kB received$`).MatchString(text) {
 		t.Errorf("no run line:\n%s", text)
 	}
 	rounded := regexp.MustCompile(`"took_s":\d+(\.\d{1,3})?[,}]`)
