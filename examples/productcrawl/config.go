@@ -41,6 +41,8 @@ type Config struct {
 	Metrics     string // address to serve Prometheus metrics on; "" = none
 	Parallelism int    // requests in flight per start host
 	MaxPages    int    // requests issued at most; 0 = no limit
+	MaxDepth    int    // links followed from a start URL at most, as Colly's MaxDepth; 0 = no limit
+	UserAgent   string // User-Agent header; "" = Colly's
 	Timeout     time.Duration
 
 	Out string // JSON lines file, appended to
@@ -58,6 +60,9 @@ type Config struct {
 	Redis       string
 	CrawlID     string
 	WaitHorizon time.Duration
+	// RedisPurge deletes every key of the -redis crawl and exits.
+	RedisPurge  bool
+	Version     bool          // print the version and exit
 	Report      string        // text or json
 	LogLevel    string        // zerolog level
 	LogFormat   string        // auto, json or console
@@ -178,12 +183,14 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&cfg.MinBytes, "min-bytes", cfg.MinBytes, "byte floor of product pages: a shorter body is invalid (0 turns it off); other pages are judged by -listing-require, or by this floor if it is empty")
 	fs.Var(&fieldFlag{fields: &cfg.Fields}, "field", "name=selector: what goes into each JSON line, the text of the first match (repeatable; replaces the default)")
 	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "breaker profile: conservative, standard, aggressive, or one defined in -profiles")
-	fs.StringVar(&cfg.Profiles, "profiles", cfg.Profiles, "YAML file of breaker profiles (seed 000's breaker_profiles format), a default and per-domain assignments")
-	fs.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "serve Prometheus metrics at http://ADDR/metrics while the crawl runs, e.g. :9090 or 127.0.0.1:9090")
+	fs.StringVar(&cfg.Profiles, "profiles", cfg.Profiles, "YAML file of breaker profiles (breaker_profiles: name → window, threshold, cooldown, probes), a default and per-domain assignments")
+	fs.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "serve Prometheus metrics at http://ADDR/metrics while the crawl runs, e.g. 127.0.0.1:9090 (a bare :9090 listens on every interface)")
 	fs.IntVar(&cfg.Parallelism, "parallelism", cfg.Parallelism, "requests in flight at most, per start host")
 	fs.IntVar(&cfg.MaxPages, "max-pages", cfg.MaxPages, "requests issued at most over the whole run (0: no limit)")
+	fs.IntVar(&cfg.MaxDepth, "max-depth", cfg.MaxDepth, "links followed from a start URL at most: 1 fetches the start URLs only, 2 the pages they link to too (0: no limit; listings' next-page links count)")
+	fs.StringVar(&cfg.UserAgent, "user-agent", cfg.UserAgent, "User-Agent header of every request, and the agent robots.txt rules are matched against (default: Colly's)")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout of one request")
-	fs.StringVar(&cfg.Out, "out", cfg.Out, "file the valid products are appended to, one JSON object a line")
+	fs.StringVar(&cfg.Out, "out", cfg.Out, "file the valid products are appended to: CSV with a header row if the name ends in .csv, else one JSON object a line")
 	fs.StringVar(&cfg.Checkpoint, "checkpoint", cfg.Checkpoint, "checkpoint file: the state of every URL, so a stopped crawl can be resumed (the demo fleet, which cannot be resumed, uses a temporary one unless this is given)")
 	fs.BoolVar(&cfg.Resume, "resume", cfg.Resume, "continue the crawl in -checkpoint: fetch only what it did not finish, never write a URL already in -out (without it an existing checkpoint is refused)")
 	fs.BoolVar(&cfg.RetryDead, "retry-dead", cfg.RetryDead, "with --resume: fetch again the URLs that died of failures (their attempts spent on 5xx, timeouts, invalid pages, 403s; not 404/410), with their attempts reset: once their cause is fixed or their site is back")
@@ -191,6 +198,8 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "share the crawl through the Redis at this URL (redis://[user:password@]host:6379/0, rediss:// for TLS) instead of the -checkpoint file: every productcrawl started with the same -redis and -crawl-id works the same crawl, on one machine or many")
 	fs.StringVar(&cfg.CrawlID, "crawl-id", cfg.CrawlID, "with -redis: the crawl's name in Redis, the same for every worker; the same id continues a crawl, a new one starts a new crawl (default: derived from the start URLs)")
 	fs.DurationVar(&cfg.WaitHorizon, "wait-horizon", cfg.WaitHorizon, "with -redis: a worker waits for work due within this long (URLs parked while Redis was unreachable, a retry's backoff, the end of a tripped domain's cooldown); when all that is left is due later, it ends its run as tripped and leaves that work queued for the next run (0: end as soon as all that is left must wait)")
+	fs.BoolVar(&cfg.RedisPurge, "redis-purge", cfg.RedisPurge, "with -redis: delete every key of the crawl (-crawl-id, or the one the start URLs name) and exit; stop its workers first (otherwise the keys expire 7 days after the crawl's last change)")
+	fs.BoolVar(&cfg.Version, "version", cfg.Version, "print the version and exit")
 	fs.StringVar(&cfg.Report, "report", cfg.Report, "final report format: text or json (on stdout)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error or disabled")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format on stderr: json, console, or auto (console on a terminal)")
@@ -201,8 +210,9 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 const usageHead = `Usage: productcrawl [flags] [start URL ...]
 
 Crawls product pages with Breakwater's per-domain circuit breaker and page
-validation on, appends every valid product to -out as a JSON line, prints a
-per-domain report on stdout and exits with the run's outcome. With no start
+validation on, appends every valid product to -out (a JSON line, or a CSV row
+when -out ends in .csv), prints a per-domain report on stdout and exits with
+the run's outcome. With no start
 URL it crawls an embedded local test store fleet: one healthy store, one that
 degrades to 503s mid-run and one that turns into consent shells.
 
@@ -224,7 +234,8 @@ URL is fetched by one worker, the circuit breakers are shared (a trip seen by
 one worker is seen by all), and each worker appends what it fetched to its
 own -out. A worker runs until no work is left anywhere in the crawl, or only
 work that must wait beyond -wait-horizon; running the same command again
-continues the crawl (-checkpoint and --resume do not apply).
+continues the crawl (-checkpoint and --resume do not apply). Its keys expire
+7 days after its last change; --redis-purge deletes them at once.
 
 Exit codes:
   0   complete  work done, records written
@@ -266,6 +277,10 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 		}
 		cfg.URLs = append(cfg.URLs, fs.Arg(0))
 		args = fs.Args()[1:]
+	}
+	if cfg.Version {
+		fmt.Fprintln(help, versionLine())
+		return cfg, errVersion
 	}
 	fs.Visit(func(f *flag.Flag) {
 		cfg.checkpointSet = cfg.checkpointSet || f.Name == "checkpoint"
@@ -334,6 +349,12 @@ func (cfg *Config) validate() error {
 	if cfg.MaxPages < 0 {
 		return usageErr("-max-pages %d: want 0 (no limit) or more", cfg.MaxPages)
 	}
+	if cfg.MaxDepth < 0 {
+		return usageErr("-max-depth %d: want 0 (no limit) or more", cfg.MaxDepth)
+	}
+	if strings.ContainsFunc(cfg.UserAgent, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return usageErr("-user-agent %q: control characters cannot go into a header", cfg.UserAgent)
+	}
 	if cfg.Timeout <= 0 {
 		return usageErr("-timeout %v: want a positive duration, e.g. 10s", cfg.Timeout)
 	}
@@ -357,7 +378,7 @@ func (cfg *Config) validate() error {
 	if cfg.Metrics != "" {
 		_, port, err := net.SplitHostPort(cfg.Metrics)
 		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
-			return usageErr("-metrics %q: want host:port or :port, e.g. :9090", cfg.Metrics)
+			return usageErr("-metrics %q: want host:port, e.g. 127.0.0.1:9090", cfg.Metrics)
 		}
 	}
 	if cfg.format, err = report.ParseFormat(cfg.Report); err != nil {
@@ -381,6 +402,9 @@ func (cfg *Config) validate() error {
 	}
 	if strings.TrimSpace(cfg.Checkpoint) == "" {
 		return usageErr("-checkpoint: want a file name")
+	}
+	if cfg.RedisPurge && cfg.Redis == "" {
+		return usageErr("--redis-purge deletes a crawl in Redis: give -redis (and -crawl-id or the start URLs)")
 	}
 	if cfg.RetryDead && (!cfg.Resume || cfg.Redis != "") {
 		return usageErr("--retry-dead re-drives the dead URLs of the crawl in -checkpoint: pass --resume with it (it does not apply to -redis)")

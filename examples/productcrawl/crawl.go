@@ -155,6 +155,10 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	}
 	cr.c = colly.NewCollector(copts...)
 	cr.c.SetRequestTimeout(cfg.Timeout)
+	cr.c.MaxDepth = cfg.MaxDepth
+	if cfg.UserAgent != "" {
+		cr.c.UserAgent = cfg.UserAgent
+	}
 	cr.c.AllowedDomains = cfg.startDomain
 	for _, rule := range limitRules(cfg) {
 		if err := cr.c.Limit(rule); err != nil {
@@ -167,7 +171,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// A worker of a crawl in Redis continues its -out file as --resume
 	// does: a page fetched again (its job came back after a lease, say) is
 	// never written twice to one file.
-	if cr.out, err = openSink(cfg.Out, cfg.Resume || cr.shared != nil); err != nil {
+	if cr.out, err = openSink(cfg.Out, cfg.Resume || cr.shared != nil, cfg.Fields); err != nil {
 		cancel()
 		cr.abandon()
 		return nil, err

@@ -7,8 +7,9 @@
 //	go run ./examples/productcrawl --report json https://shop.example/
 //
 // It appends every valid product page to -out as one JSON object a line
-// ({"url","title","price","fetched_at"} by default; -field chooses), never
-// an invalid page, shows progress while it runs, prints a per-domain report
+// ({"url","title","price","fetched_at"} by default; -field chooses), or as
+// a CSV row under a header row when -out ends in .csv, never an invalid
+// page, shows progress while it runs, prints a per-domain report
 // on stdout (package report) and exits with the code of the outcome the
 // library decided (package outcome):
 //
@@ -104,11 +105,14 @@ func main() {
 // run is the whole program; it returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseConfig(args, stdout)
-	if errors.Is(err, flag.ErrHelp) {
+	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errVersion) {
 		return 0
 	}
 	if err != nil {
 		return usage(stderr, err)
+	}
+	if cfg.RedisPurge {
+		return purgeRedisCrawl(cfg, stdout, stderr)
 	}
 	if cfg.DeadLetters {
 		if cfg.Redis != "" {

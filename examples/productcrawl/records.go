@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,21 +10,26 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
-// sink appends records to the -out file as JSON lines. Each line is one
-// write to a file opened for appending, so a run stopped at any moment
-// leaves only whole lines, and every record written is on disk before the
-// next page is scored. A URL is written at most once per run, and with
-// --resume (or -redis) at most once in the file: see reconcile.
+// sink appends records to the -out file as JSON lines, or as CSV rows
+// under a header row when the name ends in .csv. Each line is one write to
+// a file opened for appending, so a run stopped at any moment leaves only
+// whole lines, and every record written is on disk before the next page
+// is scored. A URL is written at most once per run, and with --resume (or
+// -redis) at most once in the file: see reconcile.
 type sink struct {
 	mu      sync.Mutex
 	f       *os.File
 	path    string
+	csv     []string // the CSV header: url, the fields, fetched_at; nil for JSON lines
 	seen    map[string]bool
 	perHost map[string]int64
 	total   int64
@@ -32,10 +38,30 @@ type sink struct {
 	err     error // the first write error; the run ends as an error
 }
 
-// openSink opens path for appending. With resume it first reconciles the
-// file with the crawl so far (see reconcile).
-func openSink(path string, resume bool) (*sink, error) {
+// isCSV reports whether -out names a CSV file.
+func isCSV(path string) bool { return strings.EqualFold(filepath.Ext(path), ".csv") }
+
+// csvHeader is the header row of a CSV -out.
+func csvHeader(fields []Field) []string {
+	h := []string{"url"}
+	for _, f := range fields {
+		h = append(h, f.Name)
+	}
+	return append(h, "fetched_at")
+}
+
+// openSink opens path for appending records of the given fields. With
+// resume it first reconciles the file with the crawl so far (see
+// reconcile). A CSV file gets its header row when it is empty; one with
+// another header is refused, nothing written.
+func openSink(path string, resume bool, fields []Field) (*sink, error) {
 	s := &sink{path: path, seen: map[string]bool{}, perHost: map[string]int64{}}
+	if isCSV(path) {
+		s.csv = csvHeader(fields)
+		if err := s.checkHeader(); err != nil {
+			return nil, err
+		}
+	}
 	if resume {
 		if err := s.reconcile(); err != nil {
 			return nil, err
@@ -46,7 +72,50 @@ func openSink(path string, resume bool) (*sink, error) {
 		return nil, fmt.Errorf("opening -out: %w", err)
 	}
 	s.f = f
+	if s.csv != nil {
+		if st, err := f.Stat(); err == nil && st.Size() == 0 {
+			if _, err := f.Write(csvLine(s.csv)); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("writing the header of %s: %w", path, err)
+			}
+		}
+	}
 	return s, nil
+}
+
+// checkHeader refuses a CSV -out whose first line is whole and is not the
+// header this run writes: rows of other columns would be mixed into it.
+func (s *sink) checkHeader() error {
+	b, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading -out: %w", err)
+	}
+	first, _, whole := bytes.Cut(b, []byte("\n"))
+	if !whole {
+		if len(b) > 0 { // a header cut short by a crash: write it again whole
+			if err := os.Truncate(s.path, 0); err != nil {
+				return fmt.Errorf("cutting the torn header off -out: %w", err)
+			}
+		}
+		return nil
+	}
+	got, err := csv.NewReader(bytes.NewReader(first)).Read()
+	if err != nil || !slices.Equal(got, s.csv) {
+		return usageErr("-out %s holds CSV columns %q, this run writes %q: choose another -out or the same -field flags", s.path, string(first), strings.Join(s.csv, ","))
+	}
+	return nil
+}
+
+// csvLine is one CSV row and its newline.
+func csvLine(cells []string) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(cells)
+	w.Flush()
+	return b.Bytes()
 }
 
 // reconcile reads the lines earlier runs of the crawl wrote. Every URL in
@@ -81,7 +150,15 @@ func (s *sink) reconcile() error {
 		var r struct {
 			URL string `json:"url"`
 		}
-		if json.Unmarshal(line, &r) != nil || r.URL == "" || s.seen[r.URL] {
+		if s.csv != nil {
+			row, err := csv.NewReader(bytes.NewReader(line)).Read()
+			if err == nil && len(row) > 0 && row[0] != "url" {
+				r.URL = row[0]
+			}
+		} else if json.Unmarshal(line, &r) != nil {
+			continue
+		}
+		if r.URL == "" || s.seen[r.URL] {
 			continue
 		}
 		s.seen[r.URL] = true
@@ -140,7 +217,15 @@ func (s *sink) write(r record) error {
 	if s.seen[r.URL] {
 		return nil
 	}
-	if _, err := s.f.Write(r.line()); err != nil {
+	line := r.line()
+	if s.csv != nil {
+		row := []string{r.URL}
+		for _, v := range r.Values {
+			row = append(row, v.Text)
+		}
+		line = csvLine(append(row, r.FetchedAt.UTC().Format(time.RFC3339Nano)))
+	}
+	if _, err := s.f.Write(line); err != nil {
 		s.err = fmt.Errorf("writing %s: %w", s.path, err)
 		return s.err
 	}

@@ -78,7 +78,7 @@ func TestResumeCutsATornLastLineOfTheOutput(t *testing.T) {
 				earlier = append(earlier, r.URL)
 			}
 
-			s, err := openSink(path, true)
+			s, err := openSink(path, true, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestResumeCutsATornLastLineOfTheOutput(t *testing.T) {
 			checkWholeLines(t, path, append(earlier, three.URL)...)
 
 			// Resumed again: nothing torn, every line counted, none written twice.
-			s, err = openSink(path, true)
+			s, err = openSink(path, true, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -120,6 +121,8 @@ func (cfg *Config) validateRedis() error {
 		return usageErr("--resume: not with -redis: the same command (same -redis and -crawl-id) continues the crawl by itself")
 	case cfg.MaxPages > 0:
 		return usageErr("-max-pages: not with -redis: the crawl is shared by its workers; stop a worker with SIGINT or SIGTERM instead")
+	case cfg.MaxDepth > 0:
+		return usageErr("-max-depth: not with -redis: the crawl's queue does not keep a URL's depth")
 	case cfg.WaitHorizon < 0:
 		return usageErr("-wait-horizon %v: want 0 or a positive duration, e.g. 2m", cfg.WaitHorizon)
 	}
@@ -395,4 +398,60 @@ type redisLogger struct{ log zerolog.Logger }
 
 func (l redisLogger) Printf(_ context.Context, format string, v ...any) {
 	l.log.Debug().Str("event", "redis_client").Msg(fmt.Sprintf(format, v...))
+}
+
+// purgeRedisCrawl deletes every key of the crawl cfg.CrawlID
+// (--redis-purge): "<namespace>:{<crawl id>}:*", storage/redis's layout,
+// in the default namespace. It refuses while a worker holds a lease on a
+// job of the crawl: deleting under running workers would leave them
+// claiming from nothing. Exit 0, 1 when Redis cannot be reached or read,
+// 64 without a crawl id.
+func purgeRedisCrawl(cfg Config, stdout, stderr io.Writer) int {
+	if cfg.CrawlID == "" {
+		return usage(stderr, errors.New("--redis-purge: give -crawl-id, or the start URLs the crawl was started with"))
+	}
+	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
+	client, err := connectRedis(cfg, log, 1)
+	if err != nil {
+		fmt.Fprintf(stderr, "productcrawl: --redis-purge: %v\n", err)
+		return outcome.Error.ExitCode()
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), max(cfg.Timeout, 30*time.Second))
+	defer cancel()
+	prefix := redis.DefaultNamespace + ":{" + cfg.CrawlID + "}:"
+	leased, err := client.ZCount(ctx, prefix+"q:inflight", strconv.FormatInt(time.Now().UnixMilli(), 10), "+inf").Result()
+	if err == nil && leased > 0 {
+		fmt.Fprintf(stderr, "productcrawl: --redis-purge: %d jobs of crawl %s are leased by running workers: stop them (SIGTERM), or wait for their leases to lapse, then purge\n", leased, cfg.CrawlID)
+		return outcome.Error.ExitCode()
+	}
+	var n int64
+	iter := client.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	var batch []string
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		d, err := client.Unlink(ctx, batch...).Result()
+		n += d
+		batch = batch[:0]
+		return err
+	}
+	for err == nil && iter.Next(ctx) {
+		if batch = append(batch, iter.Val()); len(batch) == 500 {
+			err = flush()
+		}
+	}
+	if err == nil {
+		err = iter.Err()
+	}
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "productcrawl: --redis-purge: crawl %s at %s: %v (%d keys deleted so far; run it again)\n", cfg.CrawlID, redisAddr(cfg.redisOpts), err, n)
+		return outcome.Error.ExitCode()
+	}
+	fmt.Fprintf(stdout, "deleted %d keys of crawl %s at %s\n", n, cfg.CrawlID, redisAddr(cfg.redisOpts))
+	return 0
 }
