@@ -43,6 +43,10 @@ type Config struct {
 	MaxPages    int    // requests issued at most; 0 = no limit
 	MaxDepth    int    // links followed from a start URL at most, as Colly's MaxDepth; 0 = no limit
 	UserAgent   string // User-Agent header; "" = Colly's
+	// ObeyRobots makes each host's robots.txt decide what is crawled
+	// (robots.go); MaxCrawlDelay caps the gap a Crawl-delay imposes.
+	ObeyRobots    bool
+	MaxCrawlDelay time.Duration
 	Timeout     time.Duration
 
 	Out string // JSON lines file, appended to
@@ -111,6 +115,7 @@ func defaults() Config {
 		Status:         "auto",
 		Progress:       time.Second,
 		WaitHorizon:    defaultWaitHorizon,
+		MaxCrawlDelay:  30 * time.Second,
 	}
 }
 
@@ -189,6 +194,8 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&cfg.MaxPages, "max-pages", cfg.MaxPages, "requests issued at most over the whole run (0: no limit)")
 	fs.IntVar(&cfg.MaxDepth, "max-depth", cfg.MaxDepth, "links followed from a start URL at most: 1 fetches the start URLs only, 2 the pages they link to too (0: no limit; listings' next-page links count)")
 	fs.StringVar(&cfg.UserAgent, "user-agent", cfg.UserAgent, "User-Agent header of every request, and the agent robots.txt rules are matched against (default: Colly's)")
+	fs.BoolVar(&cfg.ObeyRobots, "obey-robots", cfg.ObeyRobots, "obey each host's robots.txt: disallowed URLs are not crawled (the report counts them under robots), a Crawl-delay is the host's least gap between requests, and a robots.txt answering 5xx pauses the host like an open circuit until robots.txt is fetched again after the cooldown")
+	fs.DurationVar(&cfg.MaxCrawlDelay, "max-crawl-delay", cfg.MaxCrawlDelay, "with --obey-robots: the longest gap a robots.txt Crawl-delay may impose (a longer one is cut to this)")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout of one request")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "file the valid products are appended to: CSV with a header row if the name ends in .csv, else one JSON object a line")
 	fs.StringVar(&cfg.Checkpoint, "checkpoint", cfg.Checkpoint, "checkpoint file: the state of every URL, so a stopped crawl can be resumed (the demo fleet, which cannot be resumed, uses a temporary one unless this is given)")
@@ -348,6 +355,9 @@ func (cfg *Config) validate() error {
 	}
 	if cfg.MaxPages < 0 {
 		return usageErr("-max-pages %d: want 0 (no limit) or more", cfg.MaxPages)
+	}
+	if cfg.MaxCrawlDelay < 0 {
+		return usageErr("-max-crawl-delay %v: want 0 (ignore Crawl-delay) or a positive duration, e.g. 30s", cfg.MaxCrawlDelay)
 	}
 	if cfg.MaxDepth < 0 {
 		return usageErr("-max-depth %d: want 0 (no limit) or more", cfg.MaxDepth)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"slices"
@@ -39,6 +40,7 @@ type crawl struct {
 	out    *sink
 	shared *shared // -redis: the crawl in Redis; nil for the checkpoint file
 	reach  *reach  // whether the start hosts answer at all
+	robots *robotsPolicy // --obey-robots, or nil
 
 	exts       []breakwater.Extension // registered in order
 	judges     []outcome.Judge        // asked how the run ended
@@ -182,6 +184,15 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// stop is never counted as anything by them.
 	cr.c.OnRequest(cr.gate)
 	cr.c.OnRequestHeaders(cr.gate)
+	if cfg.ObeyRobots {
+		// Before the breaker, which wraps this transport and sees a
+		// request robots.txt refused as the crawler's own choice.
+		cr.robots = newRobotsPolicy(log, cfg.Timeout, func() string { return cr.c.UserAgent }, cr.b, cfg.profile.Cooldown, cfg.MaxCrawlDelay)
+		cr.c.WithTransport(robotsTransport{base: http.DefaultTransport})
+		cr.c.OnRequest(cr.robots.onRequest)
+		cr.c.OnResponseHeaders(cr.robots.onResponseHeaders)
+		cr.judges = append(cr.judges, cr.robots)
+	}
 	// The validator before the breaker that consults it; the checkpoint
 	// last, so it sees the breaker's refusals before its own OnRequest.
 	if cr.shared == nil {
@@ -305,6 +316,11 @@ func (cr *crawl) visit(parent *colly.Request, u string) {
 	if seen, _ := cr.c.HasVisited(u); seen {
 		return
 	}
+	if cr.robots != nil {
+		if pu, err := collyURL(u); err == nil && !cr.robots.allowed(pu) {
+			return
+		}
+	}
 	if cr.stopping.Load() {
 		cr.cut.Add(1)
 		return
@@ -350,6 +366,9 @@ func (cr *crawl) enqueue(parent *colly.Request, u string) {
 	pu, err := collyURL(u)
 	if err != nil || !slices.Contains(cr.cfg.startDomain, strings.ToLower(pu.Hostname())) {
 		cr.log.Debug().Str("event", "not_followed").Str("url", u).Msg("link not followed: not a start host")
+		return
+	}
+	if cr.robots != nil && !cr.robots.allowed(pu) {
 		return
 	}
 	if err := cr.shared.q.AddURL(u); err != nil {
@@ -494,6 +513,9 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 	cr.volMu.Lock()
 	opts = append(opts, report.WithLatencies(cr.latencies), report.WithBytes(cr.bytes))
 	cr.volMu.Unlock()
+	if cr.robots != nil {
+		opts = append(opts, report.WithRobots(cr.robots.counts()))
+	}
 	if cr.cp != nil {
 		// The checkpoint knows what is left better than the breaker: URLs
 		// queued but never sent, and those of earlier runs.
