@@ -95,6 +95,13 @@ func (p *robotsPolicy) allowed(u *url.URL) bool {
 			continue
 		}
 		if h.data == nil && !time.Now().Before(h.retryAt) {
+			if p.b.State(key) == breaker.Open {
+				// Tripped (or restored open): its URLs are refused and kept
+				// anyway; robots.txt waits for the first probe, so that not
+				// even it is sent into a failing site.
+				p.mu.Unlock()
+				return true
+			}
 			busy := make(chan struct{})
 			h.busy = busy
 			p.mu.Unlock()
