@@ -83,6 +83,7 @@ type Config struct {
 	checkpointSet bool     // -checkpoint was given
 	profileSet    bool     // -profile was given
 	profileOpts   []breaker.Option
+	pacing        *profiles.Set // -profiles, for its per-domain least gaps; nil without
 	redisOpts     *goredis.Options // parsed -redis, nil without it
 	crawlIDSet    bool             // -crawl-id was given
 	waitSet       bool             // -wait-horizon was given
@@ -188,7 +189,7 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&cfg.MinBytes, "min-bytes", cfg.MinBytes, "byte floor of product pages: a shorter body is invalid (0 turns it off); other pages are judged by -listing-require, or by this floor if it is empty")
 	fs.Var(&fieldFlag{fields: &cfg.Fields}, "field", "name=selector: what goes into each JSON line, the text of the first match (repeatable; replaces the default)")
 	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "breaker profile: conservative, standard, aggressive, or one defined in -profiles")
-	fs.StringVar(&cfg.Profiles, "profiles", cfg.Profiles, "YAML file of breaker profiles (breaker_profiles: name → window, threshold, cooldown, probes), a default and per-domain assignments")
+	fs.StringVar(&cfg.Profiles, "profiles", cfg.Profiles, "YAML file of breaker profiles (breaker_profiles: name → window, threshold, cooldown, probes), a default, per-domain assignments (domains) and per-domain least gaps between requests (pacing: host → min_gap_ms)")
 	fs.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "serve Prometheus metrics at http://ADDR/metrics while the crawl runs, e.g. 127.0.0.1:9090 (a bare :9090 listens on every interface)")
 	fs.IntVar(&cfg.Parallelism, "parallelism", cfg.Parallelism, "requests in flight at most, per start host")
 	fs.IntVar(&cfg.MaxPages, "max-pages", cfg.MaxPages, "requests issued at most over the whole run (0: no limit)")
@@ -385,6 +386,7 @@ func (cfg *Config) validate() error {
 		cfg.profile = set.Default()
 	}
 	cfg.profileOpts = profileOptions(set)
+	cfg.pacing = set
 	if cfg.Metrics != "" {
 		_, port, err := net.SplitHostPort(cfg.Metrics)
 		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {

@@ -184,6 +184,24 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// stop is never counted as anything by them.
 	cr.c.OnRequest(cr.gate)
 	cr.c.OnRequestHeaders(cr.gate)
+	if len(cfg.pacing.Pacing()) > 0 {
+		// -profiles' pacing: each host's least gap, set the first time a
+		// request for it comes, before the breaker paces it.
+		var mu sync.Mutex
+		seen := map[string]bool{}
+		cr.c.OnRequest(func(r *colly.Request) {
+			h := breaker.HostOf(r.URL.Host)
+			mu.Lock()
+			first := !seen[h]
+			seen[h] = true
+			mu.Unlock()
+			if gap, ok := cfg.pacing.MinGap(h); first && ok {
+				if err := cr.b.SetMinGap(h, gap); err != nil {
+					log.Error().Str("event", "pacing_failed").Str("domain", h).Err(err).Msg("cannot set the domain's least gap")
+				}
+			}
+		})
+	}
 	if cfg.ObeyRobots {
 		// Before the breaker, which wraps this transport and sees a
 		// request robots.txt refused as the crawler's own choice.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +124,31 @@ func TestBadProfilesFileIsAUsageError(t *testing.T) {
 	}
 	if r := runCrawlIn(t, dir, "--metrics", "nonsense", "http://127.0.0.1:1/"); r.code != 64 || !strings.Contains(r.stderr, "-metrics") {
 		t.Fatalf("bad -metrics: exit %d, stderr:\n%s\nwant 64", r.code, r.stderr)
+	}
+}
+
+// The profiles file's pacing block gives a domain its least gap between
+// two requests; the report shows it.
+func TestProfilesFilePacesADomain(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 3, PerPage: 3})
+	dir := t.TempDir()
+	yaml := fmt.Sprintf("pacing:\n  %q: {min_gap_ms: 300}\n", store.Host())
+	if err := os.WriteFile(filepath.Join(dir, "profiles.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCrawlIn(t, dir, "--profiles", "profiles.yaml", "--log-level", "warn", store.URL()+"/")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	hits := store.Requests()
+	for i := 1; i < len(hits); i++ {
+		if gap := hits[i].Time.Sub(hits[i-1].Time); gap < 290*time.Millisecond {
+			t.Errorf("requests %d and %d arrived %v apart, want at least the file's 300 ms", i, i+1, gap)
+		}
+	}
+	heads := strings.Fields(lineStarting(r.stdout, "domain "))
+	row := strings.Fields(lineStarting(r.stdout, store.Host()+" "))
+	if i := slices.Index(heads, "gap"); len(hits) != 4 || i < 0 || row[i] != "300ms" {
+		t.Errorf("%d requests; row %v under %v: want 4 and a gap of 300ms\n%s", len(hits), row, heads, r.stdout)
 	}
 }

@@ -25,6 +25,9 @@
 //	domains:
 //	  shop.example.com: fragile      # an exact host (with :port if the URLs have one)
 //	  .example.org: aggressive       # example.org and every subdomain
+//	pacing:                          # optional: a least gap per domain
+//	  shop.example.com: {min_gap_ms: 500}
+//	  .example.org: {min_gap_seconds: 2}
 //
 // Each setting is the breaker.Profile field of the same name (see its
 // documentation for what the rules do and which values are in range).

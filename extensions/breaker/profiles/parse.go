@@ -27,6 +27,7 @@ type document struct {
 	byName   map[string]*rawProfile
 	def      *reference // nil when the file names no default
 	domains  []rawDomain
+	pacing   []DomainPacing
 	// unreadable is set when breaker_profiles itself could not be read:
 	// then a name nobody defines is not reported again.
 	unreadable bool
@@ -233,8 +234,10 @@ func (p *parser) parse(root *yaml.Node) *document {
 			}
 		case keyDomains:
 			p.domains(doc, v)
+		case keyPacing:
+			p.pacing(doc, v)
 		default:
-			p.fail(k, key, "", "unknown field"+suggest(key, []string{keyProfiles, keyDefault, keyDomains}))
+			p.fail(k, key, "", "unknown field"+suggest(key, []string{keyProfiles, keyDefault, keyDomains, keyPacing}))
 		}
 	})
 	return doc

@@ -24,6 +24,7 @@ type Set struct {
 	def        breaker.Profile
 	hasDefault bool
 	domains    []Assignment
+	pacing     []DomainPacing
 }
 
 // Assignment is one entry of domains: the hosts matching Pattern use
@@ -75,7 +76,7 @@ func Parse(name string, data []byte) (*Set, error) {
 	for _, rp := range doc.profiles {
 		r.get(rp.name)
 	}
-	set := &Set{file: name, profiles: r.out}
+	set := &Set{file: name, profiles: r.out, pacing: doc.pacing}
 	for _, rp := range doc.profiles {
 		set.names = append(set.names, rp.name)
 	}
