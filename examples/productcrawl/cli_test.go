@@ -25,7 +25,7 @@ func TestVersionPrintsTheBuildAndExitsZero(t *testing.T) {
 
 func TestHelpSaysMetricsOnLoopbackAndTheNewFlags(t *testing.T) {
 	r := runCrawl(t, "-h")
-	for _, want := range []string{"127.0.0.1:9090", "-user-agent", "-max-depth", "-version", "-redis-purge", ".csv"} {
+	for _, want := range []string{"127.0.0.1:9090", "-user-agent", "-max-depth", "-version", "-redis-purge", ".csv", "-obey-robots", "-max-crawl-delay", "no start\n                URL reachable"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, r.stdout)
 		}

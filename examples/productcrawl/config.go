@@ -47,9 +47,9 @@ type Config struct {
 	// (robots.go); MaxCrawlDelay caps the gap a Crawl-delay imposes.
 	ObeyRobots    bool
 	MaxCrawlDelay time.Duration
-	Timeout     time.Duration
+	Timeout       time.Duration
 
-	Out string // JSON lines file, appended to
+	Out string // records file, appended to: JSON lines, or CSV when it ends in .csv
 	// Checkpoint is the checkpoint file; Resume continues the crawl it
 	// holds; RetryDead, with Resume, gives the URLs that died of failures
 	// their attempts back; DeadLetters lists its dead URLs and exits.
@@ -65,13 +65,13 @@ type Config struct {
 	CrawlID     string
 	WaitHorizon time.Duration
 	// RedisPurge deletes every key of the -redis crawl and exits.
-	RedisPurge  bool
-	Version     bool          // print the version and exit
-	Report      string        // text or json
-	LogLevel    string        // zerolog level
-	LogFormat   string        // auto, json or console
-	Status      string        // auto, line, log or off
-	Progress    time.Duration // how often progress is logged when not a terminal
+	RedisPurge bool
+	Version    bool          // print the version and exit
+	Report     string        // text or json
+	LogLevel   string        // zerolog level
+	LogFormat  string        // auto, json or console
+	Status     string        // auto, line, log or off
+	Progress   time.Duration // how often progress is logged when not a terminal
 
 	// Derived by validate.
 	profile       breaker.Profile
@@ -83,7 +83,7 @@ type Config struct {
 	checkpointSet bool     // -checkpoint was given
 	profileSet    bool     // -profile was given
 	profileOpts   []breaker.Option
-	pacing        *profiles.Set // -profiles, for its per-domain least gaps; nil without
+	pacing        *profiles.Set    // -profiles, for its per-domain least gaps; nil without
 	redisOpts     *goredis.Options // parsed -redis, nil without it
 	crawlIDSet    bool             // -crawl-id was given
 	waitSet       bool             // -wait-horizon was given
@@ -249,8 +249,9 @@ Exit codes:
   0   complete  work done, records written
   2   tripped   a target degraded (or the run was interrupted); reschedule
   3   empty     ran to the end, nothing valid collected, nothing tripped
-  1   error     a bug, a crash, a broken environment, selector_broken, or URLs
-                dead of failures (their attempts spent): a human must look
+  1   error     a bug, a crash, a broken environment, selector_broken, no start
+                URL reachable (refused, unresolved), or URLs dead of failures
+                (their attempts spent): a human must look
   64  usage     bad flags or configuration; nothing was sent
 `
 

@@ -38,8 +38,8 @@ type crawl struct {
 	b      *breaker.Breaker
 	cp     *checkpoint.Checkpoint // the checkpoint file; nil with -redis
 	out    *sink
-	shared *shared // -redis: the crawl in Redis; nil for the checkpoint file
-	reach  *reach  // whether the start hosts answer at all
+	shared *shared       // -redis: the crawl in Redis; nil for the checkpoint file
+	reach  *reach        // whether the start hosts answer at all
 	robots *robotsPolicy // --obey-robots, or nil
 
 	exts       []breakwater.Extension // registered in order

@@ -16,7 +16,8 @@
 //	0   complete  work done, records written
 //	2   tripped   a target degraded, or the run was interrupted: reschedule
 //	3   empty     ran to the end, nothing valid collected, nothing tripped
-//	1   error     our bug or a broken environment (selector_broken included),
+//	1   error     our bug or a broken environment (selector_broken included,
+//	              and a run none of whose start URLs could be reached),
 //	              URLs dead of failures (a person decides: --retry-dead),
 //	              or a crash: a panic, a fatal runtime error, SIGQUIT
 //	64  usage     bad flags or configuration: nothing was sent

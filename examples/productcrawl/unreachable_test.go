@@ -56,7 +56,7 @@ func TestOneUnreachableStartURLAmongOthersIsNamed(t *testing.T) {
 
 func TestUnreachableCausesAreDNSAndRefusedOnly(t *testing.T) {
 	for err, want := range map[error]string{
-		&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}: "name not resolved",
+		&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}:                  "name not resolved",
 		fmt.Errorf("get: %w", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host"}}): "name not resolved",
 		fmt.Errorf("i/o timeout"): "",
 		nil:                       "",
