@@ -51,7 +51,7 @@ type limits int
 
 const (
 	// shared is Colly's usual LimitRule{DomainGlob: "*", Parallelism: 2}:
-	// one pool of 2 slots shared by every host (colly-internals.md §6).
+	// one pool of 2 slots shared by every host.
 	shared limits = iota
 	// perHost is one LimitRule of Parallelism 2 per store host, so every
 	// client has the same requests in flight; the overhead scenario uses

@@ -56,8 +56,8 @@ func runDegrade(e *env) ([]Result, error) {
 		bound int
 		why   string
 	}{
-		{breakwater, need + parallelism, "window × threshold + parallelism, issue 8"},
-		{dropin, need + parallelism - 1, "need + P − 1, issue 13"},
+		{breakwater, need + parallelism, "window × threshold + parallelism"},
+		{dropin, need + parallelism - 1, "need + P − 1"},
 	} {
 		r := find(rows, g.k)
 		fewer := ratio(float64(rl.IntoFailure), float64(max(r.IntoFailure, 1)))

@@ -1,8 +1,8 @@
 // Command bench measures what Breakwater is worth, side by side, in one
 // process and one run:
 //
-//	go run ./bench                      # issue 8's scenarios, about a minute on 2 cores
-//	go run ./bench -scenarios all       # adds issue 9's: ratelimit, ratelimit-503, hang-10s (~5 more minutes)
+//	go run ./bench                      # the default scenarios, about a minute on 2 cores
+//	go run ./bench -scenarios all       # adds ratelimit, ratelimit-503, hang-10s (~5 more minutes)
 //	go run ./bench -scenarios degrade,empty -json
 //
 // Five clients crawl the same scenarios on local test stores
@@ -24,7 +24,7 @@
 // The baselines and the drop-in use Colly's usual LimitRule{DomainGlob: "*",
 // Parallelism: 2}, one pool of slots shared by every host; the recommended
 // Breakwater wiring replaces it with a pace of 2 per domain, since the
-// shared pool is how one slow site holds up all the others. The scenarios (issue 8 by default, issue 9 behind -scenarios):
+// shared pool is how one slow site holds up all the others. The scenarios (the first four by default, the rest behind -scenarios):
 //
 //	degrade        one store, 300 pages queued up front, 503 from request 31 on:
 //	               requests sent into the degradation, pages saved, wall time

@@ -15,8 +15,8 @@ import (
 // Settings are gobreaker's defaults (trip on the 6th consecutive failure,
 // 60 s open, 1 half-open request, counts never cleared while closed) with
 // one choice a user makes: a 4xx answer is reported as a success, since the
-// site did answer; so a 429 is not a failure to it, as in the measurement
-// of issue 9. A refused request is aborted in OnRequest, which Colly
+// site did answer; so a 429 is not a failure to it, as the rate-limit
+// scenarios measure. A refused request is aborted in OnRequest, which Colly
 // reports to no callback: the URL is simply not fetched.
 type perHostGobreaker struct {
 	mu      sync.Mutex

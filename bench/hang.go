@@ -11,13 +11,13 @@ import (
 // stores finish within this multiple of their time without the hanging one.
 const hangGoal = 1.2
 
-// dropInHang10sGoal is issue 13's goal for the drop-in wiring in hang-10s:
+// dropInHang10sGoal is the goal for the drop-in wiring in hang-10s:
 // the hanging store shares the LimitRule's 2 slots with every other store,
 // and its first requests wait out the client's own 10 s before the
 // breaker has a timeout of its own or borrowed from the fleet.
 const dropInHang10sGoal = 1.5
 
-// runHang is issue 8's hang scenario with the request timeout scaled like
+// runHang is the hang scenario with the request timeout scaled like
 // the retry loop's backoff: 10 s ÷ scale (the tiny set of the tests fixes
 // its own).
 func runHang(e *env) ([]Result, error) {
@@ -28,7 +28,7 @@ func runHang(e *env) ([]Result, error) {
 	return hang(e, "hang", timeout, e.size.hangRounds)
 }
 
-// runHang10s is issue 9's: the same with a real 10 s timeout, where the
+// runHang10s is the same with a real 10 s timeout, where the
 // adaptive timeout has something to cut.
 func runHang10s(e *env) ([]Result, error) {
 	return hang(e, "hang-10s", e.size.hang10Timeout, e.size.hang10Rounds)
@@ -107,11 +107,11 @@ func hang(e *env, name string, timeout time.Duration, rounds int) ([]Result, err
 		Met:      done[bw.Client] && bw.Ratio <= hangGoal,
 		Measured: fmt.Sprintf("%.2f×", bw.Ratio),
 	}
-	// The drop-in keeps the shared LimitRule: with 10 s timeouts, issue
-	// 13's goal for it; with the scaled timeout, issue 8's, as Breakwater's.
-	di, goal, why := find(rows, dropin), hangGoal, "issue 8"
+	// The drop-in keeps the shared LimitRule: with 10 s timeouts, a goal
+	// of its own; with the scaled timeout, Breakwater's.
+	di, goal, why := find(rows, dropin), hangGoal, "as the recommended wiring"
 	if name == "hang-10s" {
-		goal, why = dropInHang10sGoal, "issue 13, shared LimitRule"
+		goal, why = dropInHang10sGoal, "shared LimitRule"
 	}
 	di.Goal = &Goal{
 		Text:     fmt.Sprintf("healthy stores done within %.1f× their time without the hanging store (%s)", goal, why),

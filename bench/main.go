@@ -15,7 +15,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Exit codes: as DESIGN.md's, so a usage error is not Go flag's 2.
+// Exit codes: Breakwater's (0 ok, 1 error, 64 usage), so a usage error is not Go flag's 2.
 const (
 	exitOK    = 0
 	exitError = 1
@@ -80,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	scen := fs.String("scenarios", "default", "`which`: default (issue 8's: degrade, hang, empty, overhead), all (adds issue 9's, ~4 more minutes), or names, comma-separated: "+scenarioNames())
+	scen := fs.String("scenarios", "default", "`which`: default (degrade, hang, empty, overhead), all (adds ratelimit, ratelimit-503, hang-10s: ~4 more minutes), or names, comma-separated: "+scenarioNames())
 	scale := fs.Float64("scale", 100, "time `divisor` for the retry loop's backoff (1 s … 16 s) and the hang scenario's request timeout (10 s); 1 = real time")
 	capD := fs.Duration("cap", time.Minute, "longest `time` one client's run may take; a run that reaches it is stopped and marked cut")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
@@ -150,8 +150,8 @@ func notes(e *env, sel []scenario) []string {
 		"retry: Colly + OnError → Request.Retry() up to 5 times per URL with exponential backoff, counted per URL (not in the shared Ctx).",
 		"gobreaker: Colly + sony/gobreaker/v2 TwoStepCircuitBreaker per host: Allow() in OnRequest (abort if refused), done(err) in OnScraped/OnError; default settings (trips on the 6th consecutive failure, 60 s open, 1 half-open request), 4xx counted as success; + the same retry loop (a refused request never reaches OnError: it is not retried, it is lost).",
 		"breakwater: Colly + validate.New(Require(testserver.TitleSelector)) + breaker.New(Standard, WithValidator, WithPacing{Parallelism: 2}, WithBaseTransport) (Standard cuts a request at 4 × its domain's p95 latency, at least 1 s, once the domain has 20 successes) + the same retry loop, asked from OnOutcome for degraded outcomes only (Breakwater re-sends 429s itself).",
-		"drop-in: the retry client's collector unchanged (the shared LimitRule, its transport, the same OnError → Request.Retry() loop for every error) + validate.New(Require(testserver.TitleSelector)) + breaker.New(Standard, WithValidator) added with breakwater.Use: no pacing, no WithBaseTransport, no checkpoint. Its goals are the recommended wiring's, except degrade (issue 13's strict need + P − 1 = 11) and hang-10s (issue 13: within 1.5×, since it keeps the shared LimitRule).",
-		"Baselines and the drop-in use Colly's usual LimitRule{DomainGlob: \"*\", Parallelism: 2}: one pool of 2 slots shared by every host (colly-internals.md §6). The recommended Breakwater wiring replaces it with per-domain pacing of 2. Overhead gives the baselines and the drop-in one such rule per store instead, so every client has 2 in flight per store there.",
+		"drop-in: the retry client's collector unchanged (the shared LimitRule, its transport, the same OnError → Request.Retry() loop for every error) + validate.New(Require(testserver.TitleSelector)) + breaker.New(Standard, WithValidator) added with breakwater.Use: no pacing, no WithBaseTransport, no checkpoint. Its goals are the recommended wiring's, except degrade (the strict need + P − 1 = 11) and hang-10s (within 1.5×, since it keeps the shared LimitRule).",
+		"Baselines and the drop-in use Colly's usual LimitRule{DomainGlob: \"*\", Parallelism: 2}: one pool of 2 slots shared by every host. The recommended Breakwater wiring replaces it with per-domain pacing of 2. Overhead gives the baselines and the drop-in one such rule per store instead, so every client has 2 in flight per store there.",
 	}
 	for _, s := range sel {
 		if s.name == "overhead" {

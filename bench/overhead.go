@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// overheadGoal is issue 8's goal: Breakwater keeps this share of plain
+// overheadGoal is the goal: Breakwater keeps this share of plain
 // Colly's pages per second.
 const overheadGoal = 0.95
 

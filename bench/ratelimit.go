@@ -51,7 +51,7 @@ func runRateLimit(e *env, name string, status int) ([]Result, error) {
 	return rows, nil
 }
 
-// judgeRateLimit sets issue 9's goal on a Breakwater row (the recommended
+// judgeRateLimit sets the goal on a Breakwater row (the recommended
 // wiring or the drop-in) of a rate-limit scenario.
 func judgeRateLimit(bw *Result, z sizes, status int) {
 	if status == 429 {
@@ -64,7 +64,7 @@ func judgeRateLimit(bw *Result, z sizes, status int) {
 		return
 	}
 	// 503 without Retry-After is a failure to the breaker: either it trips
-	// as DESIGN.md says, or pacing keeps the failure rate below the
+	// (its URLs kept for the next run), or pacing keeps the failure rate below the
 	// threshold and every page is saved. Both are the design; say which.
 	threshold := breaker.Standard.FailureThreshold
 	tripped := bw.Trips > 0 || (bw.BreakerState != "" && bw.BreakerState != breaker.Closed.String())

@@ -14,7 +14,7 @@ import (
 // Max times, waiting Base, 2×Base, 4×Base, ... before each. The count is
 // kept per URL in a map, not in the request's Ctx: Ctx is shared with every
 // request a page visits, so a counter there leaks into children and
-// siblings (colly-internals.md §7).
+// siblings.
 type retryLoop struct {
 	max  int
 	base time.Duration

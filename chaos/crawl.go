@@ -101,7 +101,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 
 	var v *validate.Validator
 	var err error
-	// The README's Usage validator is these page rules (issue 13.7: its
+	// The README's Usage validator is these page rules (once, its
 	// snippet once applied the product selector to every page, and a
 	// healthy store with small listing pages tripped). ReadmeValidator
 	// still draws the README's wiring; today that is the same validator.

@@ -16,7 +16,7 @@ import (
 )
 
 // Violation is one invariant broken by one case. Inv is the invariant's
-// number in issue 14 (1..8), 9 for the user's transport bypassed, 0 for a
+// number in the README's list (1..8), 9 for the user's transport bypassed, 0 for a
 // case that proves nothing (no request reached any store) or could not run.
 type Violation struct {
 	Inv int

@@ -45,7 +45,7 @@ type Wiring struct {
 	Profile    breaker.Profile
 	Timeout    time.Duration // the collector's request timeout
 	// ReadmeValidator is the README's Usage wiring. Its snippet once
-	// applied validate.Require(title) to every page (issue 13.7); it now
+	// applied validate.Require(title) to every page; it now
 	// has the page rules every case uses.
 	ReadmeValidator bool
 }

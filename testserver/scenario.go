@@ -19,8 +19,7 @@ var ErrInvalidScenario = errors.New("testserver: invalid scenario")
 // the Mode that actually answered: Healthy for a normal answer.
 type Mode int
 
-// The modes. DESIGN.md "Test scenarios" lists them; Scenario documents the
-// fields each one reads.
+// The modes. Scenario documents the fields each one reads.
 const (
 	Healthy   Mode = iota // normal pages (after Scenario.Latency)
 	Degrade               // 503 (or Status), empty body

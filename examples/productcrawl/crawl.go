@@ -250,7 +250,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 // limitRules are the collector's LimitRules: one per start host, matched
 // against the host as Colly sees it (collyURL), because a rule's
 // Parallelism is one pool shared by every host it matches
-// (colly-internals.md §6) and a catch-all would let a slow store hold the
+// and a catch-all would let a slow store hold the
 // slots of a healthy one. The last rule is for hosts reached by redirect;
 // those share its pool.
 func limitRules(cfg Config) []*colly.LimitRule {

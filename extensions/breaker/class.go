@@ -13,8 +13,7 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// Class is what one attempt's outcome says about the site (DESIGN.md's
-// outcome table). Only Degraded and Invalid count as failures of the site;
+// Class is what one attempt's outcome says about the site. Only Degraded and Invalid count as failures of the site;
 // only Success counts as health.
 type Class uint8
 

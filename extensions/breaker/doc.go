@@ -18,7 +18,7 @@
 //     once. One failed probe re-opens; all passing closes and clears the
 //     window.
 //
-// What counts is DESIGN.md's outcome table (see Classify): timeouts,
+// What counts is decided per outcome (see Classify): timeouts,
 // refused or reset connections, 5xx, truncated bodies and DNS failures are
 // Degraded, and a 2xx the Validator rejects is Invalid; both count as
 // failures. A 429 is Throttled: it pauses the domain until its Retry-After

@@ -124,7 +124,7 @@ func WithThrottleRetries(n int) Option {
 }
 
 // WithTrackerSize sets how many outcomes per domain the rolling tracker
-// behind Stats keeps (default 100, as in seed 000).
+// behind Stats keeps (default 100).
 func WithTrackerSize(n int) Option {
 	return func(b *Breaker) error {
 		if n < 1 {

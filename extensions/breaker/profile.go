@@ -21,7 +21,7 @@ import (
 // as one that had a full window of successes, and never on fewer.
 //
 // ConsecutiveFailures, if above 0, also trips the circuit after that many
-// failures in a row, full window or not (seed 002's "three strikes"). 0
+// failures in a row, full window or not ("three strikes"). 0
 // turns the rule off.
 //
 // Cooldown is how long an open circuit refuses requests before it lets
@@ -40,7 +40,7 @@ import (
 // WindowSize counted outcomes are in, a share of slow calls at or above
 // SlowCallRate trips the circuit (reason slow_calls). Set both or neither.
 //
-// SlopeMultiple watches the latency slope (seed 000: bugs are flat,
+// SlopeMultiple watches the latency slope (bugs are flat,
 // degradation is a slope). The breaker keeps a baseline of the domain's
 // median success latency; when the median of the latest successes rises
 // past SlopeMultiple × baseline, and at least SlopeFloor above it, it emits
@@ -82,7 +82,7 @@ type Profile struct {
 	TimeoutAfter    int
 }
 
-// The profiles from seed 000: which one fits depends on how fragile the
+// The built-in profiles: which one fits depends on how fragile the
 // origin is and how cheap a re-run is.
 var (
 	// Conservative suits a small, fragile origin with few URLs: tolerate a

@@ -6,8 +6,7 @@ import (
 	"time"
 )
 
-// tracker is a domain's rolling record of its latest outcomes (seed 000's
-// RollingTracker), and the early-warning state computed from it: slow
+// tracker is a domain's rolling record of its latest outcomes, and the early-warning state computed from it: slow
 // calls, the latency slope, the trip streak behind cooldown growth, and the
 // adaptive timeout. Unlike the circuit's window its record is never cleared
 // by a transition, so it describes the site, not the breaker. One lock, one

@@ -63,8 +63,8 @@ func (w *window) outcomes() []Outcome {
 }
 
 // MedianSuccessLatency is the median latency over the successes in outs
-// only: timeouts would otherwise make the median the timeout repeated
-// (seed 000). It is what a Transition's MedianLatency reports; a Store's
+// only: timeouts would otherwise make the median the timeout repeated. It
+// is what a Transition's MedianLatency reports; a Store's
 // own Circuit uses it to describe its evidence the same way.
 func MedianSuccessLatency(outs []Outcome) time.Duration {
 	lats := make([]time.Duration, 0, len(outs))

@@ -63,7 +63,7 @@ func quoteAll(ss []string) string {
 
 // shrinkRatio: a page smaller than this share of the median valid page of
 // its domain is not full-size. Bodies that shrink are a degrading origin
-// (seed 000: "truncated or empty bodies on the failures"), not a template
+// (truncated or empty bodies come with the failures), not a template
 // change, even when they still clear the byte floor.
 const shrinkRatio = 0.5
 

@@ -98,7 +98,7 @@
 //
 // Why a small window of consecutive pages rather than a verdict over all
 // evidence at the end: the breaker stops the evidence. A profile of three
-// consecutive failures (seed 002) trips on the third invalid page, and an
+// consecutive failures trips on the third invalid page, and an
 // open breaker sends nothing more; a diagnosis that waited for more pages
 // would never be made. Three is the shortest trip among the project's
 // profiles (the rate-based ones need at least six failures), so with the

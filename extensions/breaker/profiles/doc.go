@@ -1,4 +1,4 @@
-// Package profiles reads breaker profiles from a YAML file: seed 000's
+// Package profiles reads breaker profiles from a YAML file: a
 // breaker_profiles block, extended with every field of breaker.Profile,
 // plus which profile each domain uses and which one the rest use.
 //
@@ -41,7 +41,7 @@
 //     one (conservative, standard, aggressive); the fields it lists replace
 //     that profile's. Chains are followed; a cycle is an error.
 //   - A built-in name without extends changes the built-in: it starts
-//     from breaker's own profile of that name, so seed 000's block, which
+//     from breaker's own profile of that name, so a block that
 //     restates the built-in values, loads as exactly the built-ins. Every
 //     mention of that name in the file (default, domains, extends) and
 //     Set.Profile then mean the changed one.

@@ -66,7 +66,7 @@ type value struct {
 }
 
 // fields are the settings of a profile, in the order the documentation
-// lists them: seed 000's four, then the rest of breaker.Profile.
+// lists them: the four every profile sets, then the rest of breaker.Profile.
 var fields = []field{
 	{key: "window_size", goName: "WindowSize", kind: whole, required: true,
 		set: func(p *breaker.Profile, v value) { p.WindowSize = v.i },

@@ -22,7 +22,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
-// Exit codes, as in DESIGN.md.
+// Exit codes, as Breakwater's commands use them: 0 ok, 1 error, 64 usage.
 const (
 	exitOK    = 0
 	exitError = 1
