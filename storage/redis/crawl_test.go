@@ -125,7 +125,7 @@ func successes(s *testserver.Store) map[string]int {
 // checkEveryProductOnce requires every product of every store to have been
 // answered healthy exactly once (maxDup allows that many second fetches in
 // all, for crash tests), and every one to be done in Redis.
-func checkEveryProductOnce(t *testing.T, f *testserver.Fleet, products int, client *goredis.Client, cs *redis.CollyStorage, maxDup int) {
+func checkEveryProductOnce(t *testing.T, f *testserver.Fleet, products int, client goredis.UniversalClient, cs *redis.CollyStorage, maxDup int) {
 	t.Helper()
 	dups := 0
 	for si, s := range f.Stores {
@@ -136,6 +136,7 @@ func checkEveryProductOnce(t *testing.T, f *testserver.Fleet, products int, clie
 				t.Errorf("store %d: %s never fetched successfully: lost", si, testserver.ProductPath(i))
 			case n > 1:
 				dups += n - 1
+				t.Logf("store %d: %s fetched successfully %d times", si, testserver.ProductPath(i), n)
 			}
 		}
 	}
@@ -244,7 +245,7 @@ func newNamespace(t *testing.T) (*goredis.Client, string) {
 }
 
 // inspect opens the crawl's storage for the test to read.
-func inspect(t *testing.T, client *goredis.Client, ns string) *redis.CollyStorage {
+func inspect(t *testing.T, client goredis.UniversalClient, ns string) *redis.CollyStorage {
 	t.Helper()
 	cs, err := redis.NewCollyStorage(client, "shop", redis.WithNamespace(ns))
 	if err != nil {

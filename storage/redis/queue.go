@@ -64,8 +64,21 @@ func NewQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 // warnContextTimeout logs when the client's deadlines cannot cut a hung
 // connection short.
 func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settings) {
-	if c, ok := client.(*goredis.Client); ok && !c.Options().ContextTimeoutEnabled && s.callTimeout > 0 {
-		s.log.Warn().Str("crawl", crawlID).Dur("read_timeout", c.Options().ReadTimeout).
+	if s.callTimeout <= 0 {
+		return
+	}
+	var on bool
+	var read time.Duration
+	switch c := client.(type) {
+	case *goredis.Client:
+		on, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
+	case *goredis.ClusterClient:
+		on, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
+	default:
+		return
+	}
+	if !on {
+		s.log.Warn().Str("crawl", crawlID).Dur("read_timeout", read).
 			Msg("redis client has ContextTimeoutEnabled off: a hung Redis blocks a call for the client's ReadTimeout, not the call timeout")
 	}
 }

@@ -1,0 +1,168 @@
+package redis_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker/breakertest"
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/redis"
+	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
+	"github.com/breakwater-crawl/breakwater/storage/storagetest"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// The tests of this file run against a real Redis Cluster of three
+// masters the test starts (redistest.NewCluster): a script whose keys were
+// in two slots would fail there with CROSSSLOT, so every one that runs
+// proves its keys share the crawl's hash tag.
+
+// clusterKeys lists every key under ns on every master, with the master
+// that holds it.
+func clusterKeys(t *testing.T, c *redistest.Cluster, ns string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	ctx := context.Background()
+	for i := range c.Masters() {
+		keys, err := c.Node(t, i).Keys(ctx, ns+":*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			out[k] = i
+		}
+	}
+	return out
+}
+
+func TestCheckpointConformanceOnACluster(t *testing.T) {
+	c := redistest.NewCluster(t, 3)
+	client := c.Client(t)
+	n := 0
+	storagetest.Run(t, func(t *testing.T) storage.Store {
+		n++
+		cp, err := redis.OpenCheckpoint(client, "crawl-1", redis.WithNamespace("cp"+strconv.Itoa(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cp
+	})
+}
+
+func TestBreakerStorePassesTheCircuitTableOnACluster(t *testing.T) {
+	c := redistest.NewCluster(t, 3)
+	client := c.Client(t)
+	n := 0
+	breakertest.Run(t, func(t *testing.T, domain string, p breaker.Profile) breaker.Circuit {
+		n++
+		bs, err := redis.NewBreakerStore(client, "crawl-1", redis.WithNamespace("b"+strconv.Itoa(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		circ, err := bs.Circuit(domain, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return circ
+	})
+}
+
+// Three workers crawl 8 domains × 40 products through a Redis Cluster
+// while one domain degrades; when about a third of the pages are done the
+// crawl's slot is moved to another master key by key (the clients meet
+// ASK and TRYAGAIN while it moves, MOVED after). Every page is fetched
+// successfully exactly once and marked done, none is lost, the degrading
+// domain trips once for all, every worker's run ends without an error, and
+// all the crawl's keys end on the new master.
+func TestWorkersCrawlThroughAClusterWhileTheirSlotMoves(t *testing.T) {
+	const domains, products, workers, parallelism = 8, 40, 3, 4
+	c := redistest.NewCluster(t, 3)
+	client := c.Client(t)
+	ns := "shard-move"
+	f := fleet(t, domains, products, testserver.Scenario{Mode: testserver.Degrade, After: 15}, testserver.Scenario{})
+	seeds := productSeeds(f, products)
+	var ev events
+	var logs logBuffer
+	var done atomic.Int64
+	third := make(chan struct{})
+	var once sync.Once
+	ev.recoverOnTrip(t, f.Stores[0])
+	trip := ev.hook
+	ev.hook = func(e workerEvent) {
+		trip(e)
+		if e.Ev == "done" && done.Add(1) == domains*products/3 {
+			once.Do(func() { close(third) })
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			errs[w] = runWorker(ctx, workerConfig{
+				Name: "w" + strconv.Itoa(w), Cluster: c.Addrs(), Namespace: ns, Crawl: "shop",
+				Seeds: seeds, Parallelism: parallelism, Visibility: 20 * time.Second, Cooldown: 1500 * time.Millisecond, Poll: 20 * time.Millisecond,
+			}, &ev, &logs)
+		})
+	}
+	ended := make(chan struct{})
+	go func() { wg.Wait(); close(ended) }()
+
+	slot := redistest.Slot(ns + ":{shop}:q:ready")
+	from := c.Owner(t, slot)
+	to := (from + 1) % c.Masters()
+	var moved int
+	var doneAtStart, doneAtEnd int64
+	select {
+	case <-third:
+		doneAtStart = done.Load()
+		// A pause after each key keeps the slot half moved for a while,
+		// with the crawl going on.
+		moved = c.MigrateSlot(t, slot, to, func(int) { time.Sleep(5 * time.Millisecond) })
+		doneAtEnd = done.Load()
+	case <-ended:
+		t.Fatal("the crawl ended before a third of it was done")
+	}
+	<-ended
+	for w, err := range errs {
+		if err != nil {
+			t.Errorf("worker %d: %v", w, err)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the crawl did not end within 90s")
+	}
+	t.Logf("slot %d moved from master %d to %d: %d keys, while outcomes %d..%d were saved; transitions %v",
+		slot, from, to, moved, doneAtStart, doneAtEnd, transitions(&ev))
+	if doneAtEnd == doneAtStart {
+		t.Error("no outcome was saved while the slot moved: the fault did not meet the crawl")
+	}
+	if t.Failed() || testing.Verbose() {
+		logs.mu.Lock()
+		t.Logf("the workers' logs:\n%s", logs.b.String())
+		logs.mu.Unlock()
+	}
+	cs := inspect(t, client, ns)
+	checkEveryProductOnce(t, f, products, client, cs, 0)
+	if trips := ev.count("transition", func(e workerEvent) bool { return e.To == "open" }); trips != 1 {
+		t.Errorf("%d trips reported across the workers, want exactly 1 shared trip", trips)
+	}
+	keys := clusterKeys(t, c, ns)
+	if len(keys) == 0 {
+		t.Fatal("no key of the crawl found on any master")
+	}
+	for k, i := range keys {
+		if i != to || redistest.Slot(k) != slot {
+			t.Errorf("key %s in slot %d on master %d, want slot %d on master %d", k, redistest.Slot(k), i, slot, to)
+		}
+	}
+}
+
+var _ goredis.UniversalClient = (*goredis.ClusterClient)(nil)
