@@ -74,7 +74,8 @@ type Config struct {
 	checkpointSet bool     // -checkpoint was given
 	profileSet    bool     // -profile was given
 	profileOpts   []breaker.Option
-	redisOpts     *goredis.Options // parsed -redis, nil without it
+	redisOpts     *goredis.Options        // parsed -redis naming one server, nil otherwise
+	redisCluster  *goredis.ClusterOptions // parsed -redis naming a Redis Cluster, nil otherwise
 	crawlIDSet    bool             // -crawl-id was given
 	waitSet       bool             // -wait-horizon was given
 }
@@ -188,7 +189,7 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&cfg.Resume, "resume", cfg.Resume, "continue the crawl in -checkpoint: fetch only what it did not finish, never write a URL already in -out (without it an existing checkpoint is refused)")
 	fs.BoolVar(&cfg.RetryDead, "retry-dead", cfg.RetryDead, "with --resume: fetch again the URLs that died of failures (their attempts spent on 5xx, timeouts, invalid pages, 403s; not 404/410), with their attempts reset: once their cause is fixed or their site is back")
 	fs.BoolVar(&cfg.DeadLetters, "dead-letters", cfg.DeadLetters, "list the URLs -checkpoint (or the -redis crawl) gave up on, with their last error, and exit")
-	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "share the crawl through the Redis at this URL (redis://[user:password@]host:6379/0, rediss:// for TLS) instead of the -checkpoint file: every productcrawl started with the same -redis and -crawl-id works the same crawl, on one machine or many")
+	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "share the crawl through the Redis at this URL (redis://[user:password@]host:6379/0, rediss:// for TLS), or through a Redis Cluster given by its seed nodes (redis+cluster://[user:password@]host:7000,host:7001,host:7002, rediss+cluster:// for TLS; any one reachable seed is enough), instead of the -checkpoint file: every productcrawl started with the same -redis and -crawl-id works the same crawl, on one machine or many")
 	fs.StringVar(&cfg.CrawlID, "crawl-id", cfg.CrawlID, "with -redis: the crawl's name in Redis, the same for every worker; the same id continues a crawl, a new one starts a new crawl (default: derived from the start URLs)")
 	fs.DurationVar(&cfg.WaitHorizon, "wait-horizon", cfg.WaitHorizon, "with -redis: a worker waits for work due within this long (URLs parked while Redis was unreachable, a retry's backoff, the end of a tripped domain's cooldown); when all that is left is due later, it ends its run as tripped and leaves that work queued for the next run (0: end as soon as all that is left must wait)")
 	fs.StringVar(&cfg.Report, "report", cfg.Report, "final report format: text or json (on stdout)")
@@ -224,7 +225,9 @@ URL is fetched by one worker, the circuit breakers are shared (a trip seen by
 one worker is seen by all), and each worker appends what it fetched to its
 own -out. A worker runs until no work is left anywhere in the crawl, or only
 work that must wait beyond -wait-horizon; running the same command again
-continues the crawl (-checkpoint and --resume do not apply).
+continues the crawl (-checkpoint and --resume do not apply). For a Redis
+Cluster give its seeds: -redis redis+cluster://host:7000,host:7001,host:7002;
+one crawl's keys share one hash slot, so one crawl is served by one master.
 
 Exit codes:
   0   complete  work done, records written

@@ -432,6 +432,8 @@ func TestRedisFlagsAreCheckedBeforeAnyRequest(t *testing.T) {
 		says string
 	}{
 		{[]string{"--redis", "http://127.0.0.1:6379"}, "-redis"},
+		{[]string{"--redis", "redis+cluster://127.0.0.1"}, "-redis: redis cluster URL"},
+		{[]string{"--redis", "redis+cluster://127.0.0.1:7000/2"}, "only database 0"},
 		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--checkpoint", "crawl.db"}, "-checkpoint: not with -redis"},
 		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--resume"}, "--resume: not with -redis"},
 		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--max-pages", "5"}, "-max-pages: not with -redis"},
