@@ -76,8 +76,8 @@ type Config struct {
 	profileOpts   []breaker.Option
 	redisOpts     *goredis.Options        // parsed -redis naming one server, nil otherwise
 	redisCluster  *goredis.ClusterOptions // parsed -redis naming a Redis Cluster, nil otherwise
-	crawlIDSet    bool             // -crawl-id was given
-	waitSet       bool             // -wait-horizon was given
+	crawlIDSet    bool                    // -crawl-id was given
+	waitSet       bool                    // -wait-horizon was given
 }
 
 // Field is one --field name=selector: the text of the first element the
