@@ -96,6 +96,9 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 		redis.WithCallTimeout(2 * time.Second),
 		redis.WithLogger(log),
 	}
+	if cfg.Shards > 0 {
+		opts = append(opts, redis.WithShards(cfg.Shards))
+	}
 	cs, err := redis.NewCollyStorage(client, cfg.Crawl, opts...)
 	if err != nil {
 		return err
