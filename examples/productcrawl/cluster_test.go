@@ -14,7 +14,16 @@ import (
 // redis+cluster://seed,seed,seed: every product once across their files,
 // every page fetched once, every worker complete, and every key of the
 // crawl in one slot (its hash tag) on one master.
+//
+// With -redis-shards 3 the same crawl is spread over three slots, one on
+// each master.
 func TestRedisClusterWorkersShareAHealthyCrawl(t *testing.T) {
+	for _, shards := range []int{1, 3} {
+		t.Run("shards="+itoa(shards), func(t *testing.T) { testClusterCrawl(t, shards) })
+	}
+}
+
+func testClusterCrawl(t *testing.T, shards int) {
 	c := redistest.NewCluster(t, 3)
 	const id = "cluster-crawl"
 	cfgs := make([]testserver.Config, fleetStores)
@@ -23,7 +32,7 @@ func TestRedisClusterWorkersShareAHealthyCrawl(t *testing.T) {
 	}
 	f := startFleet(t, cfgs...)
 	args := append([]string{"--redis", c.URL(), "--crawl-id", id, "--report", "json", "--log-format", "json", "--status", "off",
-		"--profiles", plainProfile(t), "--parallelism", itoa(fleetParallel)}, startURLs(f)...)
+		"--profiles", plainProfile(t), "--parallelism", itoa(fleetParallel), "--redis-shards", itoa(shards)}, startURLs(f)...)
 	rs := runWorkers(t, fleetWorkers, args...)
 	for i, r := range rs {
 		if r.code != 0 {
@@ -35,24 +44,32 @@ func TestRedisClusterWorkersShareAHealthyCrawl(t *testing.T) {
 		t.Errorf("%d products in the files, want %d", len(got), want)
 	}
 	eachPageOnce(t, f.Stores...)
-	q, err := redis.NewQueue(c.Client(t), id)
+	q, err := redis.NewQueue(c.Client(t), id, redis.WithShards(shards))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st, err := q.Stats(context.Background()); err != nil || st.Pending() != 0 || st.Dead != 0 {
 		t.Errorf("the crawl's queue after the run: %+v (%v), want nothing left", st, err)
 	}
-	slot := redistest.Slot(q.Keys()[0])
-	owner := c.Owner(t, slot)
+	slots := map[int]bool{}
+	for _, k := range q.Keys() {
+		slots[redistest.Slot(k)] = true
+	}
+	owners := map[int]bool{}
 	for i := range c.Masters() {
 		keys, err := c.Node(t, i).Keys(context.Background(), "*").Result()
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, k := range keys {
-			if i != owner || redistest.Slot(k) != slot {
-				t.Errorf("key %s (slot %d) on master %d; want every key of the crawl in slot %d on master %d", k, redistest.Slot(k), i, slot, owner)
+			s := redistest.Slot(k)
+			if !slots[s] || c.Owner(t, s) != i {
+				t.Errorf("key %s (slot %d) on master %d; want every key of the crawl in one of its slots %v, on its owner", k, s, i, slots)
 			}
+			owners[i] = true
 		}
+	}
+	if len(slots) != shards || len(owners) != shards {
+		t.Errorf("the crawl's keys are in %d slots on %d masters, want %d of each", len(slots), len(owners), shards)
 	}
 }

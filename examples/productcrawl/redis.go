@@ -54,7 +54,8 @@ import (
 // ParseClusterURL): the worker then talks to a go-redis ClusterClient,
 // which follows the cluster's redirects, and storage/redis retries a call
 // the cluster turned away while it moved the crawl's slot. A crawl's keys
-// share one hash tag, so one master serves one crawl.
+// share one hash tag, so one master serves one crawl, unless
+// -redis-shards spreads it over several (storage/redis's WithShards).
 //
 // The checkpoint extension is not used: the queue, the visited set and the
 // circuits are the crawl's state. (Over storage/redis's OpenCheckpoint its
@@ -112,6 +113,9 @@ func (cfg *Config) validateRedis() error {
 		if cfg.waitSet {
 			return usageErr("-wait-horizon: only with -redis")
 		}
+		if cfg.shardsSet {
+			return usageErr("-redis-shards: only with -redis")
+		}
 		return nil
 	}
 	if redis.IsClusterURL(cfg.Redis) {
@@ -136,6 +140,8 @@ func (cfg *Config) validateRedis() error {
 		return usageErr("--resume: not with -redis: the same command (same -redis and -crawl-id) continues the crawl by itself")
 	case cfg.MaxPages > 0:
 		return usageErr("-max-pages: not with -redis: the crawl is shared by its workers; stop a worker with SIGINT or SIGTERM instead")
+	case cfg.RedisShards < 1 || cfg.RedisShards > redis.MaxShards:
+		return usageErr("-redis-shards %d: want 1 to %d", cfg.RedisShards, redis.MaxShards)
 	case cfg.WaitHorizon < 0:
 		return usageErr("-wait-horizon %v: want 0 or a positive duration, e.g. 2m", cfg.WaitHorizon)
 	}
@@ -262,6 +268,7 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 		// joins while the first pages are in flight elsewhere gets work
 		// as soon as their links are queued.
 		redis.WithPollInterval(250 * time.Millisecond),
+		redis.WithShards(cfg.RedisShards),
 	}
 	fail := func(err error) (*shared, error) {
 		client.Close()
@@ -391,7 +398,7 @@ func listRedisDeadLetters(cfg Config, stdout, stderr io.Writer) int {
 		return outcome.Error.ExitCode()
 	}
 	defer client.Close()
-	q, err := redis.NewQueue(client, cfg.CrawlID)
+	q, err := redis.NewQueue(client, cfg.CrawlID, redis.WithShards(cfg.RedisShards))
 	if err != nil {
 		return usage(stderr, fmt.Errorf("--dead-letters: %w", err))
 	}

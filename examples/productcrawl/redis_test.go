@@ -442,6 +442,8 @@ func TestRedisFlagsAreCheckedBeforeAnyRequest(t *testing.T) {
 		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--wait-horizon", "-1s"}, "-wait-horizon"},
 		{[]string{"--crawl-id", "shop"}, "give -redis too"},
 		{[]string{"--wait-horizon", "1m"}, "only with -redis"},
+		{[]string{"--redis-shards", "3"}, "only with -redis"},
+		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--redis-shards", "0"}, "-redis-shards 0"},
 	} {
 		r := runCrawl(t, append(tc.args, store.URL()+"/")...)
 		if r.code != 64 || !strings.Contains(r.stderr, tc.says) || r.stdout != "" {
