@@ -51,7 +51,9 @@ func fleetBackends(b *testing.B) []fleetBackend {
 var fleetRun atomic.Int64
 
 // fleetNamespace is a namespace no other run of the benchmark uses.
-func fleetNamespace() string { return "bwbench:" + strconv.FormatInt(fleetRun.Add(1), 10) + ":" + strconv.Itoa(rand.IntN(1e9)) }
+func fleetNamespace() string {
+	return "bwbench:" + strconv.FormatInt(fleetRun.Add(1), 10) + ":" + strconv.Itoa(rand.IntN(1e9))
+}
 
 // redisCPU is the CPU time (user + system) the Redis processes behind
 // client have used so far: every master's, for a cluster.
