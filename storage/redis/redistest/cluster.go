@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -23,10 +24,11 @@ import (
 // test ends. Persistence is off: a master restarted by RestartMaster comes
 // back empty, as a Redis without persistence does.
 type Cluster struct {
-	t     testing.TB
-	dir   string
-	cli   string
-	nodes []*clusterNode
+	t       testing.TB
+	dir     string
+	cli     string
+	busFlag bool // redis-server takes --cluster-port (7.0 and later)
+	nodes   []*clusterNode
 }
 
 type clusterNode struct {
@@ -61,7 +63,17 @@ func NewCluster(t testing.TB, masters int) *Cluster {
 		}
 		t.Skip(msg)
 	}
-	c := &Cluster{t: t, dir: t.TempDir(), cli: cli}
+	major, err := serverMajor(server)
+	if err == nil && major < 6 {
+		err = fmt.Errorf("%s is version %d: NewCluster needs Redis 6 or later (redis-cli --cluster-yes)", server, major)
+	}
+	if err != nil {
+		if v := os.Getenv("REDISTEST_REQUIRE_REAL"); v != "" && v != "0" {
+			t.Fatalf("redistest: no Redis Cluster for this test: %v; REDISTEST_REQUIRE_REAL is set, so this is a failure", err)
+		}
+		t.Skipf("redistest: no Redis Cluster for this test: %v", err)
+	}
+	c := &Cluster{t: t, dir: t.TempDir(), cli: cli, busFlag: major >= 7}
 	t.Cleanup(c.stop)
 	for i := 0; i < masters; i++ {
 		n, err := c.startNode(server, i)
@@ -85,15 +97,13 @@ func NewCluster(t testing.TB, masters int) *Cluster {
 }
 
 // startNode starts node i on two free ports (client and cluster bus: the
-// bus's default, port+10000, may be out of range for an ephemeral port).
+// bus's default, port+10000, may be out of range for an ephemeral port, so
+// it is given with --cluster-port; before Redis 7, which lacks the flag,
+// the port is drawn below 55536 with port+10000 free too).
 func (c *Cluster) startNode(server string, i int) (*clusterNode, error) {
 	var last error
-	for try := 0; try < 3; try++ {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		bus, err := freePort()
+	for try := 0; try < 5; try++ {
+		port, bus, err := c.ports()
 		if err != nil {
 			return nil, err
 		}
@@ -111,12 +121,15 @@ func (c *Cluster) run(server string, n *clusterNode) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	n.cmd = exec.Command(server,
-		"--port", strconv.Itoa(n.port), "--cluster-port", strconv.Itoa(n.bus),
+	args := []string{"--port", strconv.Itoa(n.port)}
+	if c.busFlag {
+		args = append(args, "--cluster-port", strconv.Itoa(n.bus))
+	}
+	n.cmd = exec.Command(server, append(args,
 		"--bind", "127.0.0.1", "--protected-mode", "yes",
 		"--cluster-enabled", "yes", "--cluster-config-file", n.conf, "--cluster-node-timeout", "2000",
 		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
-		"--loglevel", "warning", "--logfile", "")
+		"--loglevel", "warning", "--logfile", "")...)
 	n.out = &lockedBuffer{}
 	n.cmd.Stdout, n.cmd.Stderr = n.out, n.out
 	n.cmd.SysProcAttr = procAttr()
@@ -143,6 +156,50 @@ func (c *Cluster) run(server string, n *clusterNode) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// ports returns a free client port and a free cluster bus port.
+func (c *Cluster) ports() (port, bus int, err error) {
+	if c.busFlag {
+		if port, err = freePort(); err == nil {
+			bus, err = freePort()
+		}
+		return port, bus, err
+	}
+	for try := 0; try < 50; try++ {
+		port = 20000 + mrand.IntN(35000)
+		if portFree(port) && portFree(port+10000) {
+			return port, port + 10000, nil
+		}
+	}
+	return 0, 0, errors.New("no free port p below 55536 with p+10000 free too")
+}
+
+func portFree(p int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// serverMajor returns redis-server's major version.
+func serverMajor(server string) (int, error) {
+	out, err := exec.Command(server, "--version").Output()
+	if err != nil {
+		return 0, fmt.Errorf("%s --version: %w", server, err)
+	}
+	// "Redis server v=7.0.15 sha=…"
+	_, v, ok := strings.Cut(string(out), "v=")
+	if ok {
+		if major, _, ok := strings.Cut(v, "."); ok {
+			if n, err := strconv.Atoi(major); err == nil {
+				return n, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%s --version said %q: no version found", server, strings.TrimSpace(string(out)))
 }
 
 func (n *clusterNode) kill() {
