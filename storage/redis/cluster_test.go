@@ -2,7 +2,9 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -187,3 +189,67 @@ func testCrawlWhileSlotMoves(t *testing.T, shards int) {
 }
 
 var _ goredis.UniversalClient = (*goredis.ClusterClient)(nil)
+
+// Three workers crawl over three shards, one per master, and the master
+// of a shard other than the first restarts mid-crawl without persistence:
+// that shard's jobs, visited entries and copy of the run marker are gone.
+// The crawl cannot end complete: every worker's run ends with an error
+// wrapping ErrStateLost (naming the lost shard's marker), none as if the
+// work were done.
+func TestWorkersEndWithStateLostWhenAShardsMasterRestarts(t *testing.T) {
+	const domains, products, workers, parallelism, shards = 6, 40, 3, 4, 3
+	c := redistest.NewCluster(t, 3)
+	client := c.Client(t)
+	ns := "shard-lost"
+	f := fleet(t, domains, products, testserver.Scenario{}, testserver.Scenario{})
+	seeds := productSeeds(f, products)
+	var ev events
+	var logs logBuffer
+	var done atomic.Int64
+	third := make(chan struct{})
+	var once sync.Once
+	ev.hook = func(e workerEvent) {
+		if e.Ev == "done" && done.Add(1) == domains*products/3 {
+			once.Do(func() { close(third) })
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			errs[w] = runWorker(ctx, workerConfig{
+				Name: "w" + strconv.Itoa(w), Cluster: c.Addrs(), Shards: shards, Namespace: ns, Crawl: "shop",
+				Seeds: seeds, Parallelism: parallelism, Visibility: 20 * time.Second, Cooldown: 1500 * time.Millisecond, Poll: 20 * time.Millisecond,
+			}, &ev, &logs)
+		})
+	}
+	ended := make(chan struct{})
+	go func() { wg.Wait(); close(ended) }()
+	cs := inspect(t, client, ns, redis.WithShards(shards))
+	lost := cs.Keys()[9+keyRunIndex] // the second shard's run marker
+	victim := c.Owner(t, redistest.Slot(lost))
+	if victim == c.Owner(t, redistest.Slot(cs.Keys()[0])) {
+		t.Fatal("the first two shards are on one master")
+	}
+	select {
+	case <-third:
+		c.RestartMaster(t, victim)
+	case <-ended:
+		t.Fatal("the crawl ended before a third of it was done")
+	}
+	<-ended
+	if ctx.Err() != nil {
+		t.Fatal("the workers did not end within 90s")
+	}
+	for w, err := range errs {
+		if !errors.Is(err, redis.ErrStateLost) || !strings.Contains(err.Error(), lost) {
+			t.Errorf("worker %d ended with %v; want ErrStateLost naming %s", w, err, lost)
+		}
+	}
+	t.Logf("master %d restarted after %d outcomes; the workers ended with: %v", victim, domains*products/3, errs[0])
+}
+
+// keyRunIndex is the run marker's place among a shard's nine keys.
+const keyRunIndex = 8

@@ -420,6 +420,27 @@ func (c *Cluster) MigrateSlot(t testing.TB, slot, to int, step MigrationStep) in
 	return moved
 }
 
+// RestartMaster stops master i (SIGTERM; persistence is off, so its data
+// is gone) and starts it again on the same ports with the same cluster
+// config file: it comes back as the same node, serving the same slots,
+// empty, as a master without persistence does after a crash. It waits
+// until the cluster is ok again.
+func (c *Cluster) RestartMaster(t testing.TB, i int) {
+	t.Helper()
+	server, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	n := c.nodes[i]
+	n.kill()
+	if err := c.run(server, n); err != nil {
+		t.Fatalf("redistest: restarting master %d: %v", i, err)
+	}
+	if err := c.WaitOK(30 * time.Second); err != nil {
+		t.Fatalf("redistest: after restarting master %d: %v", i, err)
+	}
+}
+
 // Slot returns the hash slot of key, as Redis Cluster computes it (CRC16
 // of the hash tag if the key has one).
 func Slot(key string) int {
