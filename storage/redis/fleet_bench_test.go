@@ -220,3 +220,76 @@ func BenchmarkFleetBreakerDecisions(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFleetURLs is all a worker asks of Redis for one URL of a crawl
+// without failures: the URL added to the queue, claimed and acked, and
+// its request's breaker decision (Allow and Record) on one of 100
+// domains. Colly's storage adds a visited-set check to the add and a
+// visited mark to the ack, inside the same scripts. The queue holds 1,000
+// ready jobs beforehand, as a crawl's frontier does in its stride, so
+// every shard has work (an empty shard costs a claim that finds nothing).
+func BenchmarkFleetURLs(b *testing.B) {
+	const domains = 100
+	for _, be := range fleetBackends(b) {
+		for _, shards := range []int{1, 3} {
+			for _, workers := range []int{1, 2, 4} {
+				b.Run(fmt.Sprintf("%s/shards=%d/workers=%d", be.name, shards, workers), func(b *testing.B) {
+					ns := fleetNamespace()
+					opts := []redis.Option{redis.WithNamespace(ns), redis.WithShards(shards)}
+					probe := be.newClient(b)
+					qs := make([]*redis.Queue, workers)
+					circuits := make([][]breaker.Circuit, workers)
+					for w := range workers {
+						client := be.newClient(b)
+						q, err := redis.NewQueue(client, "bench", opts...)
+						if err != nil {
+							b.Fatal(err)
+						}
+						qs[w] = q
+						bs, err := redis.NewBreakerStore(client, "bench", opts...)
+						if err != nil {
+							b.Fatal(err)
+						}
+						for d := range domains {
+							c, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard)
+							if err != nil {
+								b.Fatal(err)
+							}
+							circuits[w] = append(circuits[w], c)
+						}
+					}
+					ctx := context.Background()
+					out := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+					var ids atomic.Int64
+					var frontier []*redis.Job
+					for range 1000 {
+						i := ids.Add(1)
+						frontier = append(frontier, &redis.Job{ID: strconv.FormatInt(i, 10), URL: fmt.Sprintf("https://d%d.example/p/%d", i%domains, i), Request: benchRequest})
+					}
+					if _, err := qs[0].Enqueue(ctx, frontier...); err != nil {
+						b.Fatal(err)
+					}
+					runFleet(b, workers, "urls", probe, func(w int) error {
+						i := ids.Add(1)
+						d := int(i % domains)
+						if _, err := qs[w].Enqueue(ctx, &redis.Job{ID: strconv.FormatInt(i, 10), URL: fmt.Sprintf("https://d%d.example/p/%d", d, i), Request: benchRequest}); err != nil {
+							return err
+						}
+						j, err := qs[w].Claim(ctx)
+						if err != nil {
+							return err
+						}
+						p, _, err := circuits[w][d].Allow(bwclock.System)
+						if err != nil {
+							return err
+						}
+						if _, err := circuits[w][d].Record(bwclock.System, p, out); err != nil {
+							return err
+						}
+						return qs[w].Ack(ctx, j)
+					})
+				})
+			}
+		}
+	}
+}
