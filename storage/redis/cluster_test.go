@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	bwclock "github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/breakertest"
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -17,6 +19,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	"github.com/breakwater-crawl/breakwater/storage/storagetest"
 	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -253,3 +256,115 @@ func TestWorkersEndWithStateLostWhenAShardsMasterRestarts(t *testing.T) {
 
 // keyRunIndex is the run marker's place among a shard's nine keys.
 const keyRunIndex = 8
+
+// Every script of the package runs on a real cluster, with one shard and
+// with three: Redis Cluster refuses a script whose keys are in two slots
+// (CROSSSLOT), so each call that succeeds proves its keys share a tag.
+// (The checkpoint's scripts run in TestCheckpointConformanceOnACluster.)
+func TestEveryScriptRunsOnACluster(t *testing.T) {
+	c := redistest.NewCluster(t, 3)
+	err := c.Client(t).Eval(ctxT(t), "return 1", []string{"{a}:k", "{b}:k"}).Err()
+	if err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
+		t.Fatalf("a script over two slots: %v, want CROSSSLOT (else this test proves nothing)", err)
+	}
+	for _, shards := range []int{1, 3} {
+		t.Run("shards="+strconv.Itoa(shards), func(t *testing.T) {
+			client := c.Client(t)
+			ctx := ctxT(t)
+			opts := []redis.Option{redis.WithNamespace("every" + strconv.Itoa(shards)), redis.WithShards(shards), redis.WithMaxAttempts(1)}
+			must := func(what string, err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+			}
+			// The queue: enqueue, claim, extend, requeue (Park, Fail),
+			// dead, retry dead, ack, reclaim.
+			q, err := redis.NewQueue(client, "q", opts...)
+			must("NewQueue", err)
+			var jobs []*redis.Job
+			for i := range 6 {
+				jobs = append(jobs, &redis.Job{ID: "j" + strconv.Itoa(i), URL: "https://d" + strconv.Itoa(i) + ".example/"})
+			}
+			_, err = q.Enqueue(ctx, jobs...)
+			must("Enqueue", err)
+			j, err := q.Claim(ctx)
+			must("Claim", err)
+			must("Extend", q.Extend(ctx, j))
+			must("Park", q.Park(ctx, j, time.Time{}))
+			j, err = q.Claim(ctx)
+			must("Claim", err)
+			must("Fail", q.Fail(ctx, j, errors.New("boom")))
+			dead, err := q.Dead(ctx, 10)
+			must("Dead", err)
+			if len(dead) != 1 {
+				t.Fatalf("%d dead letters, want 1", len(dead))
+			}
+			must("RetryDead", q.RetryDead(ctx, dead[0].ID))
+			j, err = q.Claim(ctx)
+			must("Claim", err)
+			must("Ack", q.Ack(ctx, j))
+			_, err = q.Reclaim(ctx)
+			must("Reclaim", err)
+			_, err = q.Stats(ctx)
+			must("Stats", err)
+
+			// Colly's storage: add, claim, ack (with the visited mark),
+			// the run marker, visit, done and release of plain visits.
+			cs, err := redis.NewCollyStorage(client, "c", opts...)
+			must("NewCollyStorage", err)
+			defer cs.Close()
+			must("AddRequest", cs.AddRequest([]byte(`{"URL":"https://a.example/queued"}`)))
+			raw, err := cs.GetRequest()
+			must("GetRequest", err)
+			if !strings.Contains(string(raw), "queued") {
+				t.Fatalf("GetRequest gave %s", raw)
+			}
+			u := func(s string) *colly.Request {
+				r, err := http.NewRequest("GET", s, nil)
+				must("request", err)
+				return &colly.Request{URL: r.URL, Method: "GET"}
+			}
+			must("Ack (queued)", cs.Ack(u("https://a.example/queued")))
+			for i, id := range []uint64{redis.RequestID("https://b.example/done", nil), redis.RequestID("https://b.example/failed", nil)} {
+				visited, err := cs.IsVisited(id)
+				must("IsVisited", err)
+				if visited {
+					t.Fatalf("plain visit %d: already visited", i)
+				}
+				must("Visited", cs.Visited(id))
+			}
+			must("Ack (plain visit)", cs.Ack(u("https://b.example/done")))
+			must("Fail (plain visit)", cs.Fail(u("https://b.example/failed"), errors.New("boom")))
+			_, err = cs.QueueSize()
+			must("QueueSize", err)
+			must("Check", cs.Check(ctx))
+
+			// The circuits: allow, record, snapshot, pause, hold.
+			bs, err := redis.NewBreakerStore(client, "b", opts...)
+			must("NewBreakerStore", err)
+			clk := bwclock.System
+			for d := range 3 {
+				circ, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard)
+				must("Circuit", err)
+				p, _, err := circ.Allow(clk)
+				must("Allow", err)
+				_, err = circ.Record(clk, p, breaker.Outcome{Class: breaker.Success, Latency: time.Millisecond})
+				must("Record", err)
+				_, err = circ.Snapshot(clk)
+				must("Snapshot", err)
+				pauser, ok := circ.(interface {
+					Pause(bwclock.Clock, time.Time) error
+				})
+				if !ok {
+					t.Fatal("the shared circuit has no Pause")
+				}
+				must("Pause", pauser.Pause(clk, time.Now().Add(time.Second)))
+				_, err = circ.(breaker.Holder).HoldOpen(clk, time.Now().Add(time.Second), "test")
+				must("HoldOpen", err)
+				_, err = circ.(breaker.Restorer).RestoreOpen(clk, time.Now().Add(2*time.Second), 3)
+				must("RestoreOpen", err)
+			}
+		})
+	}
+}
