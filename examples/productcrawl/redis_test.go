@@ -432,6 +432,8 @@ func TestRedisFlagsAreCheckedBeforeAnyRequest(t *testing.T) {
 		says string
 	}{
 		{[]string{"--redis", "http://127.0.0.1:6379"}, "-redis"},
+		{[]string{"--redis", "redis+cluster://127.0.0.1"}, "-redis: redis cluster URL"},
+		{[]string{"--redis", "redis+cluster://127.0.0.1:7000/2"}, "only database 0"},
 		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--checkpoint", "crawl.db"}, "-checkpoint: not with -redis"},
 		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--resume"}, "--resume: not with -redis"},
 		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--max-pages", "5"}, "-max-pages: not with -redis"},
@@ -440,6 +442,8 @@ func TestRedisFlagsAreCheckedBeforeAnyRequest(t *testing.T) {
 		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--wait-horizon", "-1s"}, "-wait-horizon"},
 		{[]string{"--crawl-id", "shop"}, "give -redis too"},
 		{[]string{"--wait-horizon", "1m"}, "only with -redis"},
+		{[]string{"--redis-shards", "3"}, "only with -redis"},
+		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--redis-shards", "0"}, "-redis-shards 0"},
 	} {
 		r := runCrawl(t, append(tc.args, store.URL()+"/")...)
 		if r.code != 64 || !strings.Contains(r.stderr, tc.says) || r.stdout != "" {

@@ -22,7 +22,9 @@ import (
 //	bs, err := redis.NewBreakerStore(client, "shop-crawl-2026-05-01")
 //	b, err := breaker.New(breaker.Standard, breaker.WithStore(bs))
 //
-// Each circuit runs the in-process circuit's state machine (the same
+// Each domain's circuit lives under the crawl's hash tag (with
+// WithShards, under the tag of the domain's shard, so the circuits of a
+// crawl spread over masters). Each circuit runs the in-process circuit's state machine (the same
 // breakertest table passes against both) as Lua scripts on per-domain keys:
 // every Allow and every Record is one round trip, atomic, and nothing is
 // locked while a request is in flight. A Record that cannot change anything
@@ -33,7 +35,7 @@ import (
 type BreakerStore struct {
 	client  goredis.UniversalClient
 	crawl   string
-	prefix  string // "<ns>:{<crawl>}:b:"
+	prefix  []string // per shard: "<ns>:{<crawl>}:b:" unless WithShards
 	s       settings
 	timeout time.Duration
 	link    *link
@@ -65,7 +67,7 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Opt
 	return &BreakerStore{
 		client:  client,
 		crawl:   crawlID,
-		prefix:  s.namespace + ":{" + crawlID + "}:b:",
+		prefix:  breakerPrefixes(s.namespace, crawlID, s.shards),
 		s:       s,
 		timeout: timeout,
 		link:    newLink("breaker", crawlID, policy, s),
@@ -81,9 +83,20 @@ func (bs *BreakerStore) Crawl() string { return bs.crawl }
 //	<ns>:{<crawl>}:b:s:<domain>  HASH  state, generation, retry-at, counters
 //	<ns>:{<crawl>}:b:w:<domain>  LIST  the window: "<class>:<latency ns>", oldest first
 //	<ns>:{<crawl>}:b:p:<domain>  ZSET  probe id → lease deadline (µs)
+//
+// With WithShards they are under the tag of the domain's shard.
 func (bs *BreakerStore) Keys(domain string) []string {
 	d := breaker.HostOf(domain)
-	return []string{bs.prefix + "s:" + d, bs.prefix + "w:" + d, bs.prefix + "p:" + d}
+	p := bs.prefix[shardOf(d, len(bs.prefix))]
+	return []string{p + "s:" + d, p + "w:" + d, p + "p:" + d}
+}
+
+func breakerPrefixes(namespace, crawl string, n int) []string {
+	out := shardPrefixes(namespace, crawl, n)
+	for i := range out {
+		out[i] += "b:"
+	}
+	return out
 }
 
 // Circuit returns domain's shared circuit configured by p. It implements

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -90,12 +91,18 @@ import (
 //
 //	<ns>:{<crawl>}:c:visited  ZSET  request id → 0 done, or the deadline (ms) of a claim
 //	<ns>:{<crawl>}:c:cookies  HASH  host → cookies, as Colly's cookie jar stringifies them
+//	<ns>:{<crawl>}:c:run      STRING the run marker (see Lost state)
+//
+// With WithShards each shard has the three under its own tag, its share
+// of the visited set (a request lives in the shard of its ID, with its
+// job) and a copy of the run marker; the cookies are in the first
+// shard's.
 //
 // A request's ID is Colly's (RequestID) in 16 hex digits; its job has the
 // same ID, so a URL is queued once per crawl.
 type CollyStorage struct {
 	q      *Queue
-	keys   []string // the queue's six, visited, cookies
+	shards [][]string // each shard's keys: the queue's six, visited, cookies, run marker
 	s      settings
 	link   *link
 	claims time.Duration
@@ -133,10 +140,13 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 	if claims == 0 {
 		claims = s.visibility
 	}
-	p := s.namespace + ":{" + crawlID + "}:c:"
+	var shards [][]string
+	for i, p := range shardPrefixes(s.namespace, crawlID, s.shards) {
+		shards = append(shards, append(slices.Clone(q.shards[i]), p+"c:visited", p+"c:cookies", p+"c:run"))
+	}
 	return &CollyStorage{
 		q:      q,
-		keys:   append(q.Keys(), p+"visited", p+"cookies", p+"run"),
+		shards: shards,
 		s:      s,
 		link:   newLink("colly storage", crawlID, "every call waits and retries", s),
 		claims: claims,
@@ -149,8 +159,18 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 func (cs *CollyStorage) Queue() *Queue { return cs.q }
 
 // Keys returns the storage's Redis keys: the queue's, then visited,
-// cookies and the run marker.
-func (cs *CollyStorage) Keys() []string { return append([]string(nil), cs.keys...) }
+// cookies and the run marker; shard after shard with WithShards (the
+// cookies of every host are in the first shard's).
+func (cs *CollyStorage) Keys() []string {
+	var out []string
+	for _, k := range cs.shards {
+		out = append(out, k...)
+	}
+	return out
+}
+
+// keysOf returns the keys of the shard that holds request (or job) id.
+func (cs *CollyStorage) keysOf(id string) []string { return cs.shards[shardOf(id, len(cs.shards))] }
 
 // Init implements storage.Storage and queue.Storage. It does not contact
 // Redis; an unreachable Redis shows on the first call that needs it.
@@ -254,7 +274,7 @@ func (cs *CollyStorage) Ack(r *colly.Request) error {
 	id := cs.requestKey(r)
 	if job, ok := cs.take(id); ok {
 		err := cs.persist(context.Background(), "ack", func(ctx context.Context) error {
-			n, err := scriptCollyAck.Run(ctx, cs.q.client, cs.keys, cs.q.args(cs.s.now(), job.ID, job.lease)...).Int()
+			n, err := scriptCollyAck.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(cs.s.now(), job.ID, job.lease)...).Int()
 			if err != nil {
 				return cs.q.wrap(ctx, "ack", err)
 			}
@@ -305,7 +325,7 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	var visited bool
 	err := cs.persist(context.Background(), "is visited", func(ctx context.Context) error {
 		now := cs.s.now()
-		n, err := scriptCollyVisit.Run(ctx, cs.q.client, cs.keys, cs.q.args(now, key, now.Add(cs.claims).UnixMilli())...).Int()
+		n, err := scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.claims).UnixMilli())...).Int()
 		if err != nil {
 			return cs.q.wrap(ctx, "is visited", err)
 		}
@@ -343,7 +363,7 @@ func (cs *CollyStorage) Visited(id uint64) error {
 func (cs *CollyStorage) Cookies(u *url.URL) string {
 	ctx, cancel := callContext(context.Background(), cs.s.callTimeout)
 	defer cancel()
-	v, err := cs.q.client.HGet(ctx, cs.keys[keyCookies], u.Host).Result()
+	v, err := cs.q.client.HGet(ctx, cs.shards[0][keyCookies], u.Host).Result()
 	if err != nil && !errors.Is(err, goredis.Nil) {
 		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("host", u.Host).Err(cs.q.wrap(ctx, "cookies", err)).Msg("breakwater/redis: cookies not read")
 	}
@@ -356,8 +376,8 @@ func (cs *CollyStorage) SetCookies(u *url.URL, cookies string) {
 	ctx, cancel := callContext(context.Background(), cs.s.callTimeout)
 	defer cancel()
 	_, err := cs.q.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		p.HSet(ctx, cs.keys[keyCookies], u.Host, cookies)
-		p.PExpire(ctx, cs.keys[keyCookies], cs.s.retention)
+		p.HSet(ctx, cs.shards[0][keyCookies], u.Host, cookies)
+		p.PExpire(ctx, cs.shards[0][keyCookies], cs.s.retention)
 		return nil
 	})
 	if err != nil {
@@ -393,7 +413,7 @@ func (cs *CollyStorage) AddRequest(b []byte) error {
 			return err
 		}
 		now := cs.s.now()
-		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keys, cs.q.args(now, job.ID, int(job.Lane), now.UnixMilli(), rec)...).Int()
+		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(now, job.ID, int(job.Lane), now.UnixMilli(), rec)...).Int()
 		if err != nil {
 			return cs.q.wrap(ctx, "add request", err)
 		}
@@ -419,14 +439,16 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: the storage was closed", cs.q.crawl)
 		}
 		var job *Job
-		token, script := newToken(), scriptClaim
+		token, script, at := newToken(), scriptClaim, -1
 		err := cs.persist(context.Background(), "get request", func(ctx context.Context) error {
 			if err := cs.watch(ctx, false); err != nil {
 				return err
 			}
 			var err error
-			job, err = cs.q.claim(ctx, script, token)
-			script = scriptCollyClaimAgain // a retry: the first try may have leased a job it never heard of
+			job, err = cs.q.claim(ctx, script, token, &at)
+			// A retry starts at the shard asked last, whose claim may have
+			// leased a job it never heard of.
+			script = scriptCollyClaimAgain
 			return err
 		})
 		if err == nil {
@@ -493,17 +515,23 @@ func (cs *CollyStorage) pending(ctx context.Context) (int64, error) {
 	ctx, cancel := cs.q.callContext(ctx)
 	defer cancel()
 	upTo := strconv.FormatInt(cs.s.now().Add(cs.s.horizon).UnixMilli(), 10)
-	var ready, delayed, inflight *goredis.IntCmd
+	var counts []*goredis.IntCmd
 	_, err := cs.q.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		ready = p.ZCard(ctx, cs.keys[keyReady])
-		delayed = p.ZCount(ctx, cs.keys[keyDelayed], "-inf", upTo)
-		inflight = p.ZCard(ctx, cs.keys[keyInflight])
+		for _, keys := range cs.shards {
+			counts = append(counts, p.ZCard(ctx, keys[keyReady]),
+				p.ZCount(ctx, keys[keyDelayed], "-inf", upTo),
+				p.ZCard(ctx, keys[keyInflight]))
+		}
 		return nil
 	})
 	if err != nil {
 		return 0, cs.q.wrap(ctx, "queue size", err)
 	}
-	return ready.Val() + delayed.Val() + inflight.Val(), nil
+	var n int64
+	for _, c := range counts {
+		n += c.Val()
+	}
+	return n, nil
 }
 
 // beyondHorizon reports, when no job is ready, whether all that is left
@@ -550,7 +578,7 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 
 func (cs *CollyStorage) runVisit(script *goredis.Script, op, id string) error {
 	return cs.persist(context.Background(), op, func(ctx context.Context) error {
-		if err := script.Run(ctx, cs.q.client, cs.keys, cs.q.args(cs.s.now(), id)...).Err(); err != nil {
+		if err := script.Run(ctx, cs.q.client, cs.keysOf(id), cs.q.args(cs.s.now(), id)...).Err(); err != nil {
 			return cs.q.wrap(ctx, op, err)
 		}
 		return nil

@@ -119,6 +119,18 @@
 // crawl disappears by itself, and the dead letters are capped
 // (WithDeadLetterLimit).
 //
+// Redis Cluster. Every constructor takes a go-redis UniversalClient, so a
+// ClusterClient works as a Client does (ParseClusterURL reads
+// "redis+cluster://host:7000,host:7001"); the client follows MOVED and
+// ASK, and a call the cluster turns away while it moves the crawl's slot
+// (TRYAGAIN, or a MOVED after the client's redirects ran out) wraps
+// ErrUnavailable and is retried like an outage. One slot means one master
+// per crawl: WithShards(n) spreads the queue and visited set (by job ID)
+// and the circuits (by domain) over n slots, chosen so that n shards land
+// on n masters of an evenly split cluster (shards.go). The tests run
+// against a real three-master cluster they start, a slot moved mid-crawl
+// included (redistest.NewCluster).
+//
 // Time. Eligibility, leases, aging, cooldowns and probe leases are decided
 // with the caller's clock (WithClock; the breaker's own clock for
 // circuits), passed into the scripts, not Redis TIME: tests are exact, and

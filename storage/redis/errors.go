@@ -16,7 +16,8 @@ import (
 var (
 	// ErrUnavailable means Redis could not be reached or could not serve the
 	// command right now (connection refused or reset, timeout, server
-	// loading, read-only replica, out of memory). The call may be retried
+	// loading, read-only replica, out of memory, a Redis Cluster moving the
+	// crawl's slot). The call may be retried
 	// once Redis is back; queue state is whatever the last successful call
 	// left.
 	ErrUnavailable = errors.New("redis unavailable")
@@ -133,6 +134,13 @@ func unavailable(err error) (hint string, ok bool) {
 			return "Redis is out of memory: raise maxmemory or free memory, or shorten WithRetention and WithDeadLetterLimit", true
 		case strings.HasPrefix(msg, "MAXCLIENTS"), strings.HasPrefix(msg, "ERR max number of clients"):
 			return "Redis refuses more clients: raise maxclients or lower the client's PoolSize", true
+		}
+		// A Redis Cluster moving the crawl's slot answers TRYAGAIN (a
+		// script whose keys are split between the two masters) and ASK
+		// while it moves, MOVED after; go-redis follows them up to its
+		// MaxRedirects and then hands the last one back.
+		if strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ") {
+			return "the Redis Cluster is moving the crawl's hash slot to another master: retry shortly", true
 		}
 		for _, p := range []string{"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY"} {
 			if strings.HasPrefix(msg, p) {

@@ -46,6 +46,7 @@ type QueueOption = Option
 
 type settings struct {
 	namespace    string
+	shards       int
 	visibility   time.Duration
 	maxAttempts  int
 	backoffBase  time.Duration
@@ -80,6 +81,7 @@ type settings struct {
 func defaults() settings {
 	return settings{
 		namespace:    DefaultNamespace,
+		shards:       1,
 		visibility:   DefaultVisibilityTimeout,
 		maxAttempts:  DefaultMaxAttempts,
 		backoffBase:  DefaultBackoffBase,
@@ -119,6 +121,32 @@ func WithNamespace(ns string) Option {
 			s.errs = append(s.errs, err)
 		}
 		s.namespace = ns
+	}
+}
+
+// WithShards spreads the crawl over n Redis Cluster hash slots instead of
+// one, so that n masters can serve one crawl: the queue's jobs and
+// CollyStorage's visited set by a hash of the job's ID (a Colly request's
+// ID), a BreakerStore's circuits by a hash of the domain (see shards.go
+// for the key layout). A claim tries the shards in turn, starting at the
+// next one each time, so no shard waits behind another; Stats, QueueSize
+// and Dead add the shards up. Default 1: the crawl's keys share one hash
+// tag, the layout of the unsharded crawl; n must be in [1, MaxShards].
+// The lanes and aging order the jobs within a shard; across shards a
+// claim takes the best job of the shard whose turn it is, so a critical
+// job may wait up to n-1 claims behind jobs of other shards.
+// Every worker of a crawl must give the same n (like the namespace, it
+// names where the crawl is): a worker with another n works another
+// crawl. The checkpoint (OpenCheckpoint) is not sharded. On a single
+// Redis server shards only cost round trips (a claim asks up to n of
+// them when little is ready). Read by NewQueue, NewCollyStorage and
+// NewBreakerStore.
+func WithShards(n int) Option {
+	return func(s *settings) {
+		if n < 1 || n > MaxShards {
+			s.bad("shards %d: must be in [1, %d]", n, MaxShards)
+		}
+		s.shards = n
 	}
 }
 

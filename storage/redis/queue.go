@@ -3,12 +3,15 @@ package redis
 import (
 	"context"
 	crand "crypto/rand"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -23,7 +26,8 @@ import (
 type Queue struct {
 	client  goredis.UniversalClient
 	crawl   string
-	keys    []string
+	shards  [][]string // each shard's six keys (one shard unless WithShards)
+	next    atomic.Uint32
 	s       settings
 	offsets [3]int64 // ms, indexed by Lane
 	reason  string   // LastError of a job whose lease expired
@@ -48,7 +52,7 @@ func NewQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 	q := &Queue{
 		client: client,
 		crawl:  crawlID,
-		keys:   queueKeys(s.namespace, crawlID),
+		shards: make([][]string, 0, s.shards),
 		s:      s,
 		offsets: [3]int64{
 			Normal:   0,
@@ -57,6 +61,10 @@ func NewQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 		},
 		reason: fmt.Sprintf("lease expired: not acked, failed or parked within the visibility timeout (%v); the worker died, hung or was too slow (call Extend for long jobs)", s.visibility),
 	}
+	for _, p := range shardPrefixes(s.namespace, crawlID, s.shards) {
+		q.shards = append(q.shards, queueKeys(p))
+	}
+	q.next.Store(rand.Uint32()) // workers start their rounds on different shards
 	warnContextTimeout(client, crawlID, s)
 	return q, nil
 }
@@ -64,8 +72,21 @@ func NewQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 // warnContextTimeout logs when the client's deadlines cannot cut a hung
 // connection short.
 func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settings) {
-	if c, ok := client.(*goredis.Client); ok && !c.Options().ContextTimeoutEnabled && s.callTimeout > 0 {
-		s.log.Warn().Str("crawl", crawlID).Dur("read_timeout", c.Options().ReadTimeout).
+	if s.callTimeout <= 0 {
+		return
+	}
+	var on bool
+	var read time.Duration
+	switch c := client.(type) {
+	case *goredis.Client:
+		on, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
+	case *goredis.ClusterClient:
+		on, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
+	default:
+		return
+	}
+	if !on {
+		s.log.Warn().Str("crawl", crawlID).Dur("read_timeout", read).
 			Msg("redis client has ContextTimeoutEnabled off: a hung Redis blocks a call for the client's ReadTimeout, not the call timeout")
 	}
 }
@@ -74,8 +95,18 @@ func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settin
 func (q *Queue) Crawl() string { return q.crawl }
 
 // Keys returns the Redis keys of the queue, for inspection and cleanup:
-// ready, delayed, inflight, dead, jobs, leases.
-func (q *Queue) Keys() []string { return append([]string(nil), q.keys...) }
+// ready, delayed, inflight, dead, jobs, leases; shard after shard with
+// WithShards.
+func (q *Queue) Keys() []string {
+	var out []string
+	for _, k := range q.shards {
+		out = append(out, k...)
+	}
+	return out
+}
+
+// keysOf returns the keys of the shard that holds the job id.
+func (q *Queue) keysOf(id string) []string { return q.shards[shardOf(id, len(q.shards))] }
 
 // Enqueue adds jobs to the queue and reports how many were new. A job whose
 // ID is already in the crawl (queued, in flight or dead) is skipped. A job
@@ -92,6 +123,32 @@ func (q *Queue) Enqueue(ctx context.Context, jobs ...*Job) (int, error) {
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
 	added := 0
+	for shard, jobs := range q.byShard(jobs) {
+		n, err := q.enqueue(ctx, now, q.shards[shard], jobs)
+		added += n
+		if err != nil {
+			return added, err
+		}
+	}
+	return added, nil
+}
+
+// byShard groups jobs by the shard of their ID, keeping their order.
+func (q *Queue) byShard(jobs []*Job) [][]*Job {
+	if len(q.shards) == 1 {
+		return [][]*Job{jobs}
+	}
+	out := make([][]*Job, len(q.shards))
+	for _, j := range jobs {
+		i := shardOf(j.ID, len(q.shards))
+		out[i] = append(out[i], j)
+	}
+	return out
+}
+
+// enqueue adds jobs of one shard, enqueueBatch at a time.
+func (q *Queue) enqueue(ctx context.Context, now time.Time, keys []string, jobs []*Job) (int, error) {
+	added := 0
 	for start := 0; start < len(jobs); start += enqueueBatch {
 		batch := jobs[start:min(start+enqueueBatch, len(jobs))]
 		args := q.args(now)
@@ -106,7 +163,7 @@ func (q *Queue) Enqueue(ctx context.Context, jobs ...*Job) (int, error) {
 			}
 			args = append(args, j.ID, int(j.Lane), eligible.UnixMilli(), rec)
 		}
-		n, err := scriptEnqueue.Run(ctx, q.client, q.keys, args...).Int()
+		n, err := scriptEnqueue.Run(ctx, q.client, keys, args...).Int()
 		if err != nil {
 			return added, q.wrap(ctx, "enqueue", err)
 		}
@@ -163,19 +220,48 @@ func (q *Queue) prepare(j *Job, now time.Time) error {
 // drained. The caller must end the lease with Ack, Fail or Park, or Extend
 // it, within the visibility timeout.
 func (q *Queue) Claim(ctx context.Context) (*Job, error) {
-	return q.claim(ctx, scriptClaim, newToken())
+	at := -1
+	return q.claim(ctx, scriptClaim, newToken(), &at)
 }
 
 func newToken() string { return strconv.FormatUint(rand.Uint64(), 36) }
 
-// claim runs script, the claim script or one with its contract (see
-// CollyStorage's claim-again), leasing with token.
-func (q *Queue) claim(ctx context.Context, script *goredis.Script, token string) (*Job, error) {
+// claim leases a job with token from the shards in turn, starting at *at
+// (at the next shard round robin when *at < 0), and leaves in *at the
+// shard it asked last: after an error, the one whose answer may be
+// missing. The first shard asked runs script, the claim script or one
+// with its contract (see CollyStorage's claim-again), the others the
+// claim script. With nothing ready anywhere the *EmptyError's Next is the
+// earliest of the shards'.
+func (q *Queue) claim(ctx context.Context, script *goredis.Script, token string, at *int) (*Job, error) {
+	n := len(q.shards)
+	if *at < 0 || *at >= n {
+		*at = int(q.next.Add(1) % uint32(n))
+	}
+	start := *at
+	var empty *EmptyError
+	for i := range n {
+		*at = (start + i) % n
+		job, err := q.claimShard(ctx, q.shards[*at], script, token)
+		script = scriptClaim
+		var e *EmptyError
+		if !errors.As(err, &e) {
+			return job, err
+		}
+		if empty == nil || (!e.Next.IsZero() && (empty.Next.IsZero() || e.Next.Before(empty.Next))) {
+			empty = e
+		}
+	}
+	return nil, empty
+}
+
+// claimShard runs script on one shard's keys.
+func (q *Queue) claimShard(ctx context.Context, keys []string, script *goredis.Script, token string) (*Job, error) {
 	now := q.now()
 	deadline := ms(now.Add(q.s.visibility))
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	res, err := script.Run(ctx, q.client, q.keys, q.args(now,
+	res, err := script.Run(ctx, q.client, keys, q.args(now,
 		deadline.UnixMilli(), token, q.s.promoteBatch, q.s.reclaimBatch, q.reason)...).Slice()
 	if err != nil {
 		return nil, q.wrap(ctx, "claim", err)
@@ -214,7 +300,7 @@ func (q *Queue) Ack(ctx context.Context, job *Job) error {
 	}
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	n, err := scriptAck.Run(ctx, q.client, q.keys, q.args(q.now(), job.ID, job.lease)...).Int()
+	n, err := scriptAck.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(), job.ID, job.lease)...).Int()
 	if err != nil {
 		return q.wrap(ctx, "ack", err)
 	}
@@ -286,7 +372,7 @@ func (q *Queue) requeue(ctx context.Context, op string, job, next *Job, bury boo
 	}
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	res, err := scriptRequeue.Run(ctx, q.client, q.keys, q.args(q.now(),
+	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(),
 		job.ID, job.lease, rec, int(next.Lane), next.NotBefore.UnixMilli(), flag)...).Slice()
 	if err != nil {
 		return q.wrap(ctx, op, err)
@@ -314,7 +400,7 @@ func (q *Queue) Extend(ctx context.Context, job *Job) error {
 	deadline := ms(now.Add(q.s.visibility))
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	n, err := scriptExtend.Run(ctx, q.client, q.keys, q.args(now, job.ID, job.lease, deadline.UnixMilli())...).Int()
+	n, err := scriptExtend.Run(ctx, q.client, q.keysOf(job.ID), q.args(now, job.ID, job.lease, deadline.UnixMilli())...).Int()
 	if err != nil {
 		return q.wrap(ctx, "extend", err)
 	}
@@ -333,8 +419,21 @@ func (q *Queue) Reclaim(ctx context.Context) (int, error) {
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
 	total := 0
+	for _, keys := range q.shards {
+		n, err := q.reclaim(ctx, keys)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// reclaim takes back the expired leases of one shard.
+func (q *Queue) reclaim(ctx context.Context, keys []string) (int, error) {
+	total := 0
 	for {
-		res, err := scriptReclaim.Run(ctx, q.client, q.keys, q.args(q.now(), q.s.reclaimBatch, q.reason)...).Slice()
+		res, err := scriptReclaim.Run(ctx, q.client, keys, q.args(q.now(), q.s.reclaimBatch, q.reason)...).Slice()
 		if err != nil {
 			return total, q.wrap(ctx, "reclaim", err)
 		}
@@ -358,18 +457,24 @@ func (q *Queue) Dead(ctx context.Context, limit int) ([]*Job, error) {
 	}
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	res, err := scriptDead.Run(ctx, q.client, q.keys, q.args(q.now(), 0, limit-1)...).Slice()
-	if err != nil {
-		return nil, q.wrap(ctx, "dead", err)
-	}
-	out := make([]*Job, 0, len(res)/3)
-	for i := 0; i+2 < len(res); i += 3 {
-		raw, _ := res[i+2].(string)
-		j, err := decodeJob(raw)
+	var out []*Job
+	for _, keys := range q.shards {
+		res, err := scriptDead.Run(ctx, q.client, keys, q.args(q.now(), 0, limit-1)...).Slice()
 		if err != nil {
 			return out, q.wrap(ctx, "dead", err)
 		}
-		out = append(out, j)
+		for i := 0; i+2 < len(res); i += 3 {
+			raw, _ := res[i+2].(string)
+			j, err := decodeJob(raw)
+			if err != nil {
+				return out, q.wrap(ctx, "dead", err)
+			}
+			out = append(out, j)
+		}
+	}
+	if len(q.shards) > 1 { // newest first across the shards
+		slices.SortStableFunc(out, func(a, b *Job) int { return b.FailedAt.Compare(a.FailedAt) })
+		out = out[:min(len(out), limit)]
 	}
 	return out, nil
 }
@@ -380,7 +485,7 @@ func (q *Queue) Dead(ctx context.Context, limit int) ([]*Job, error) {
 func (q *Queue) RetryDead(ctx context.Context, id string) error {
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	n, err := scriptRetryDead.Run(ctx, q.client, q.keys, q.args(q.now(), id)...).Int()
+	n, err := scriptRetryDead.Run(ctx, q.client, q.keysOf(id), q.args(q.now(), id)...).Int()
 	if err != nil {
 		return q.wrap(ctx, "retry dead letter", err)
 	}
@@ -406,24 +511,31 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
 	now := strconv.FormatInt(q.now().UnixMilli(), 10)
-	var ready, due, delayed, inflight, dead *goredis.IntCmd
+	type counts struct{ ready, due, delayed, inflight, dead *goredis.IntCmd }
+	c := make([]counts, len(q.shards))
 	_, err := q.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		ready = p.ZCard(ctx, q.keys[keyReady])
-		due = p.ZCount(ctx, q.keys[keyDelayed], "-inf", now)
-		delayed = p.ZCard(ctx, q.keys[keyDelayed])
-		inflight = p.ZCard(ctx, q.keys[keyInflight])
-		dead = p.ZCard(ctx, q.keys[keyDead])
+		for i, keys := range q.shards {
+			c[i] = counts{
+				ready:    p.ZCard(ctx, keys[keyReady]),
+				due:      p.ZCount(ctx, keys[keyDelayed], "-inf", now),
+				delayed:  p.ZCard(ctx, keys[keyDelayed]),
+				inflight: p.ZCard(ctx, keys[keyInflight]),
+				dead:     p.ZCard(ctx, keys[keyDead]),
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return Stats{}, q.wrap(ctx, "stats", err)
 	}
-	return Stats{
-		Ready:    ready.Val() + due.Val(),
-		Delayed:  delayed.Val() - due.Val(),
-		InFlight: inflight.Val(),
-		Dead:     dead.Val(),
-	}, nil
+	var st Stats
+	for _, c := range c {
+		st.Ready += c.ready.Val() + c.due.Val()
+		st.Delayed += c.delayed.Val() - c.due.Val()
+		st.InFlight += c.inflight.Val()
+		st.Dead += c.dead.Val()
+	}
+	return st, nil
 }
 
 // Len is the number of jobs not yet finished: Stats().Pending().
