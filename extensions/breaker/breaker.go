@@ -63,6 +63,7 @@ type domain struct {
 	pace     *pace
 	lastSeen atomic.Int64 // unix nanos of the latest request that reached the gate
 	lastOK   atomic.Int64 // unix nanos at which the latest success through the gate left
+	slopeAt  atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock
 	fails    atomic.Int32 // failures since the last transition…
 	netFails atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
 	timeout  atomic.Int64 // adaptive request timeout in ns; 0 = none yet
