@@ -366,12 +366,26 @@ func (j queueJudge) Judge() outcome.Evidence {
 		return outcome.Evidence{Findings: []outcome.Finding{{State: outcome.Error, Kind: "store_error",
 			Reason: fmt.Sprintf("reading what is left of the crawl %s in Redis: %v", j.id, err)}}}
 	}
-	if st.Pending() == 0 {
-		return outcome.Evidence{}
+	var ev outcome.Evidence
+	if st.Dead > 0 {
+		// Died of failures, their attempts spent: a resume will not try
+		// them again, a person decides (as with the checkpoint file).
+		var samples []string
+		if dead, err := j.cs.Queue().Dead(ctx, 3); err == nil {
+			for _, d := range dead {
+				samples = append(samples, d.URL)
+			}
+		}
+		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "dead",
+			Reason: fmt.Sprintf("%d URLs of the crawl %s died of failures, their attempts spent (e.g. %s); a person decides: --dead-letters lists them with their last error",
+				st.Dead, j.id, strings.Join(samples, ", "))})
 	}
-	return outcome.Evidence{Findings: []outcome.Finding{{State: outcome.Tripped, Kind: "unfinished",
-		Reason: fmt.Sprintf("%d URLs left in the crawl %s in Redis for a later run (%d waiting: parked or backing off; %d ready; %d in flight elsewhere): run the same command again",
-			st.Pending(), j.id, st.Delayed, st.Ready, st.InFlight)}}}
+	if st.Pending() > 0 {
+		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Tripped, Kind: "unfinished",
+			Reason: fmt.Sprintf("%d URLs left in the crawl %s in Redis for a later run (%d waiting: parked or backing off; %d ready; %d in flight elsewhere): run the same command again",
+				st.Pending(), j.id, st.Delayed, st.Ready, st.InFlight)})
+	}
+	return ev
 }
 
 // withoutKind is a judge with some kinds of finding left out.

@@ -701,3 +701,33 @@ func finishedLine(stderr string) string {
 	}
 	return ""
 }
+
+// A crawl in Redis with dead letters does not end complete: the URLs died
+// of failures, their attempts spent, and a person decides (exit 1, as with
+// the checkpoint file). Found by the chaos suite: three workers all ended
+// complete while the one start URL of a site hanging from the start had
+// died in the dead-letter set.
+func TestRedisCrawlWithDeadLettersIsAnError(t *testing.T) {
+	sc := newSharedCrawl(t)
+	ctx := context.Background()
+	s := startStore(t, testserver.Config{Products: 6, PerPage: 6})
+	q, err := redis.NewQueue(sc.client, sc.id, redis.WithMaxAttempts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := s.URL() + "/products/sku-9999"
+	if _, err := q.Enqueue(ctx, &redis.Job{URL: dead}); err != nil {
+		t.Fatal(err)
+	}
+	job, err := q.Claim(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Fail(ctx, job, errors.New("degraded (timeout)")); err != nil || !job.Exhausted() {
+		t.Fatalf("fail: %v, exhausted %v", err, job.Exhausted())
+	}
+	r := runCrawl(t, sc.args("--report", "json", s.URL()+"/")...)
+	if r.code != 1 || !r.report(t).hasFinding("dead", "") {
+		t.Errorf("a crawl with a dead letter: exit %d, want 1 with a dead finding\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
