@@ -33,8 +33,11 @@ const retryAfterSlack = 300 * time.Millisecond
 // ok reports whether a hit was answered with the page, whole and valid.
 func ok(h testserver.Hit) bool { return h.Mode == testserver.Healthy && h.Status == 200 }
 
-// gone reports whether a hit was a 404 or 410: not a failure.
-func gone(h testserver.Hit) bool { return h.Status == 404 || h.Status == 410 }
+// gone reports whether a hit was a 404 or 410 answered whole: not a
+// failure (a cut one is: the breaker counts the cut).
+func gone(h testserver.Hit) bool {
+	return (h.Status == 404 || h.Status == 410) && h.Mode != testserver.Truncated
+}
 
 // promisedPaths are the paths of a store the crawl was told about by the
 // store itself: the start page, and the links of every listing page it
@@ -350,11 +353,10 @@ func (cr *caseRun) checkLost(add func(int, string, ...any), i int, s *site, lost
 		if cr.hasCP && !cr.corrupted {
 			st, known := cr.cp[u]
 			// A page that linked to it and is not done will be fetched
-			// again on resume, and the link found again.
-			refetched := slices.ContainsFunc(parents[p], func(parent string) bool {
-				pst, ok := cr.cp[s.url+parent]
-				return ok && pst != storage.Done
-			})
+			// again on resume, and the link found again; so will one the
+			// checkpoint never held whose own parent is not done (a kill
+			// lost the links of a page whose record was not yet durable).
+			refetched := cr.rediscovered(s, p, parents, map[string]bool{})
 			switch {
 			case !known && refetched:
 			case !known:
@@ -482,4 +484,21 @@ func sample(s []string) string {
 		return strings.Join(s[:4], ", ") + fmt.Sprintf(", … (%d more)", len(s)-4)
 	}
 	return strings.Join(s, ", ")
+}
+
+// rediscovered reports whether a resume will find a link to p again: some
+// page linking to it is held unfinished by the checkpoint, or is itself
+// unknown to it and rediscovered the same way.
+func (cr *caseRun) rediscovered(s *site, p string, parents map[string][]string, seen map[string]bool) bool {
+	if seen[p] {
+		return false
+	}
+	seen[p] = true
+	return slices.ContainsFunc(parents[p], func(parent string) bool {
+		pst, ok := cr.cp[s.url+parent]
+		if ok {
+			return pst != storage.Done
+		}
+		return cr.rediscovered(s, parent, parents, seen)
+	})
 }
