@@ -15,6 +15,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/internal/requestid"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/memory"
@@ -211,7 +212,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		cp.SetOutcome(ro.outcome)
 		ro.cpStates, ro.cpErrs = map[string]storage.State{}, map[string]string{}
 		for _, u := range promised() {
-			rec, ok, err := cp.Store().Get(checkpoint.RequestID(u, nil))
+			rec, ok, err := cp.Store().Get(requestid.Of(u, nil))
 			if err == nil && ok {
 				ro.cpStates[u], ro.cpErrs[u] = rec.State, rec.LastError
 			}

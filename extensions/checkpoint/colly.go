@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/requestid"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 )
@@ -53,7 +54,7 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	if retry {
 		delete(cp.retryOf, u)
 	} else {
-		id = RequestID(u, body)
+		id = requestid.Of(u, body)
 	}
 	rec, found, err := cp.store.Get(id)
 	if err != nil {
@@ -104,7 +105,7 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev Event, reason s
 		e.closed = true
 		if fin := r.URL.String(); fin != rec.URL {
 			// Redirected: the hop it ended at was marked visited.
-			cp.resolveLocked(RequestID(fin, nil), true)
+			cp.resolveLocked(requestid.Of(fin, nil), true)
 		}
 	}
 	if rec.State == storage.Done || rec.State == storage.Dead {
