@@ -92,15 +92,15 @@ func (cp *Checkpoint) logDroppedLocked(keys []string) {
 }
 
 // applyLocked moves r's record through ev and writes it.
-func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev Event, reason string, retryAt time.Time) {
+func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason string, retryAt time.Time) {
 	cp.unholdLocked(e.rec.ID)
-	rec := Transition(e.rec, ev, cp.opt.maxAttempts, reason, retryAt)
+	rec := transition(e.rec, ev, cp.opt.maxAttempts, reason, retryAt)
 	rec.Updated = cp.now().UTC()
 	e.rec = rec
 	switch ev {
-	case Left:
+	case evLeft:
 		e.left = true
-	case Queued:
+	case evQueued:
 	default:
 		e.closed = true
 		if fin := r.URL.String(); fin != rec.URL {
@@ -136,7 +136,7 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 		r.Abort()
 		return
 	}
-	cp.applyLocked(r, e, Queued, "", time.Time{})
+	cp.applyLocked(r, e, evQueued, "", time.Time{})
 	if r.IsAbort() {
 		// Stopped before it left, by someone else: pending, for the next run.
 		delete(cp.entries, r)
@@ -160,7 +160,7 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	if e == nil || e.closed {
 		return
 	}
-	cp.applyLocked(r, e, Left, "", time.Time{})
+	cp.applyLocked(r, e, evLeft, "", time.Time{})
 }
 
 func (cp *Checkpoint) onScraped(resp *colly.Response) { cp.finish(resp, nil) }

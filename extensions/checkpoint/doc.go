@@ -52,9 +52,9 @@
 //	stopped before it left, or cancelled    pending               given back
 //	a redirect to a page already visited    done                  —
 //
-// Transition is this table as a function. With a breaker (BreakerOptions)
-// the breaker's classified outcome decides, after validation; without
-// one, OnScraped is success and OnError is classified by breaker.Classify.
+// With a breaker (BreakerOptions) the breaker's classified outcome
+// decides, after validation; without one, OnScraped is success and
+// OnError is classified by breaker.Classify.
 //
 // # Resume
 //
