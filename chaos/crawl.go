@@ -18,6 +18,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/requestid"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/storage/memory"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -123,7 +124,12 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	case cpMemory:
 		cp, err = checkpoint.New(mem)
 	case cpBolt:
-		cp, err = checkpoint.Open(filepath.Join(dir, "crawl.db"))
+		var st *bolt.Store
+		if st, err = bolt.Open(filepath.Join(dir, "crawl.db")); err != nil {
+			break
+		}
+		defer st.Close() // after cp.Close
+		cp, err = checkpoint.New(st)
 	}
 	if err != nil {
 		ro.refused, ro.openErr = true, err

@@ -68,7 +68,7 @@ func BenchmarkUpdates(b *testing.B) {
 			for i := range b.N {
 				u, _ := url.Parse(fmt.Sprintf("https://shop.example.test/catalogue/category-%d/product-%07d.html", i%97, i))
 				r := &colly.Request{URL: u, Method: "GET", Depth: 2, Headers: &hdr, Ctx: colly.NewContext()}
-				if err := cp.Visited(requestid.Of(u.String(), nil)); err != nil {
+				if err := cp.visited(requestid.Of(u.String(), nil)); err != nil {
 					b.Fatal(err)
 				}
 				cp.onRequest(r)
@@ -110,7 +110,7 @@ func BenchmarkQueuedUpFront(b *testing.B) {
 		}
 		b.StartTimer()
 		for _, r := range reqs {
-			if err := cp.Visited(requestid.Of(r.URL.String(), nil)); err != nil {
+			if err := cp.visited(requestid.Of(r.URL.String(), nil)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -200,7 +200,7 @@ func BenchmarkResume(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if frontier, err = cp.QueueSize(); err != nil {
+				if frontier, err = cp.queueSize(); err != nil {
 					b.Fatal(err)
 				}
 				if err := cp.Close(); err != nil {

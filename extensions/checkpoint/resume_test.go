@@ -90,7 +90,7 @@ func TestResumeReissuesPOSTWithBodyDepthAndCtx(t *testing.T) {
 		_ = c.Visit(srv.URL + "/")
 		c.Wait()
 		st := cp.Stats()
-		if err := cp.Close(); err != nil {
+		if err := closeCP(cp); err != nil {
 			t.Fatal(err)
 		}
 		return st, results
@@ -137,7 +137,7 @@ func TestCollyQueueIsResumableAsIs(t *testing.T) {
 			}
 		})
 		cp.Register(c)
-		q, err := queue.New(2, cp)
+		q, err := queue.New(2, cp.QueueStorage())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func TestCollyQueueIsResumableAsIs(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Wait()
-		if err := cp.Close(); err != nil {
+		if err := closeCP(cp); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -216,7 +216,7 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 	if c[storage.Done]+c[storage.Failed]+c[storage.Parked] != n+1 {
 		t.Errorf("counts %v: every one of the %d URLs must be done, failed or parked", c, n+1)
 	}
-	if err := cp.Close(); err != nil {
+	if err := closeCP(cp); err != nil {
 		t.Fatal(err)
 	}
 	sent := store.Count()
@@ -235,7 +235,7 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 		runs[0].Breakers[0].Domain != store.Host() || !runs[0].Breakers[0].RetryAt.After(clk.Now()) {
 		t.Errorf("runs %+v: want the first one tripped, stopped, with %s saved open", runs, store.Host())
 	}
-	if err := cp.Close(); err != nil {
+	if err := closeCP(cp); err != nil {
 		t.Fatal(err)
 	}
 
@@ -339,7 +339,7 @@ func TestGoneIsDeadAtOnceAndFailuresDieAfterMaxAttempts(t *testing.T) {
 				}
 			}
 		}
-		if err := cp.Close(); err != nil {
+		if err := closeCP(cp); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -393,7 +393,7 @@ func TestRedirectRecordsTheVisitedURLAndHoldsNothing(t *testing.T) {
 	if n := newHits.Load(); n != 1 {
 		t.Errorf("/new served %d times, want once: by the redirect or by the link, whichever came first", n)
 	}
-	if v, _ := cp.IsVisited(requestid.Of(srv.URL+"/new", nil)); !v {
+	if v, _ := c.HasVisited(srv.URL + "/new"); !v {
 		t.Errorf("the page a redirect ended at is not visited for the run")
 	}
 }
