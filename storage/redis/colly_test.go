@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/internal/requestid"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -92,7 +92,7 @@ func TestRequestIDIsCollysOwn(t *testing.T) {
 			t.Errorf("request %d: Colly's ID %016x, RequestID %016x", i, rec.ids[i], want[i])
 		}
 	}
-	if got := checkpoint.RequestID(srv.URL+"/p?x=1", nil); got != redis.RequestID(srv.URL+"/p?x=1", nil) {
+	if got := requestid.Of(srv.URL+"/p?x=1", nil); got != redis.RequestID(srv.URL+"/p?x=1", nil) {
 		t.Errorf("extensions/checkpoint and storage/redis disagree on a request's ID: %016x, %016x", got, redis.RequestID(srv.URL+"/p?x=1", nil))
 	}
 }
