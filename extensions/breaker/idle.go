@@ -31,11 +31,15 @@ const DefaultIdleTTL = 5 * time.Minute
 // slow-call window and no latency slope under way. What a compacted domain
 // keeps in about 130 bytes (counts, trips and the cooldown streak, pauses,
 // its adaptive timeout and slope baseline, its slow-call window's fill)
-// is what its decisions depend on; what it forgets is latencies: the
-// rolling tracker's window (Stats keeps the success rate and median it
-// showed) and the slope's latest successes, which refill as it is used
-// again (its slope is looked at once it has them). Circuits of a shared
-// store (storage/redis) are never compacted.
+// is what its circuit's decisions depend on: permits, refusals and
+// transitions are the same as if it had been kept whole (a randomized
+// test compares the two). What it forgets is latencies: the rolling
+// tracker's window (Stats keeps the success rate and median it showed),
+// from which the adaptive timeout is recomputed every 100 successes (the
+// timeout in force stays, and the next one is computed once 100 successes
+// since the revival are in), and the slope's latest successes, which
+// refill as it is used again (its slope is looked at once it has them).
+// Circuits of a shared store (storage/redis) are never compacted.
 //
 // The breaker sweeps by itself, from the goroutine that meets a domain it
 // does not hold, at most every quarter of the TTL; Sweep sweeps at once.
@@ -310,7 +314,7 @@ func (d *domain) quiet(mc *memCircuit, now time.Time) (r dormant, ok bool) {
 	t.mu.Lock()
 	calm := t.slowCount == 0 && !t.degrading && fits32(int64(t.successes))
 	r.streak, r.healthyRun = uint32(t.streak), uint32(t.healthyRun)
-	r.successes, r.sinceTimeout = uint32(t.successes), uint32(t.sinceTimeout)
+	r.successes = uint32(t.successes)
 	r.slowN, r.slowNext = uint16(t.slowN), uint16(t.slowNext)
 	r.baseline = int64(t.baseline)
 	outs := t.win.outcomes()
@@ -349,7 +353,9 @@ func (d *domain) revive(r *dormant) {
 	}
 	t := d.tracker
 	t.streak, t.healthyRun = int(r.streak), int(r.healthyRun)
-	t.successes, t.sinceTimeout = int(r.successes), int(r.sinceTimeout)
+	// The timeout in force stays; the next one is computed from a window
+	// of outcomes since the revival, once timeoutEvery successes are in.
+	t.successes, t.sinceTimeout = int(r.successes), 0
 	if t.slow != nil {
 		t.slowN, t.slowNext = int(r.slowN), int(r.slowNext) // every one of them not slow
 	}
