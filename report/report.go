@@ -200,8 +200,17 @@ func New(o outcome.Outcome, opts ...Option) Report {
 			d.PaceGapMS = float64(s.Pace.Gap) / float64(time.Millisecond)
 			d.MedianLatency = s.MedianLatency
 		}
-		for _, u := range b.Unfinished() {
-			get(u.Domain).Unfinished++
+		if us, ok := b.(interface {
+			UnfinishedSummary() breaker.UnfinishedSummary
+		}); ok {
+			// Every URL counted, also past the breaker's bounded list.
+			for dom, n := range us.UnfinishedSummary().PerDomain {
+				get(dom).Unfinished += n
+			}
+		} else {
+			for _, u := range b.Unfinished() {
+				get(u.Domain).Unfinished++
+			}
 		}
 	}
 	for _, v := range bd.validators {

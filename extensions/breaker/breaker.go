@@ -41,13 +41,13 @@ type Breaker struct {
 	fleet           fleetGuard
 	prior           timeoutPrior
 
-	domains    sync.Map     // host → *domain
-	attempts   attemptTable // *colly.Request → *attempt
-	throttle   urlSet       // URL → *atomic.Int32: 429 retries so far
-	resend     urlSet       // URL → *resendToken: throttled URLs the breaker will send again
-	warned     sync.Once    // the transport replaced after Register: logged once
-	unfinished urlSet       // URL → Unfinished
-	idle       idleState    // compacted domains (idle.go)
+	domains    sync.Map       // host → *domain
+	attempts   attemptTable   // *colly.Request → *attempt
+	throttle   urlSet         // URL → *atomic.Int32: 429 retries so far
+	resend     urlSet         // URL → *resendToken: throttled URLs the breaker will send again
+	warned     sync.Once      // the transport replaced after Register: logged once
+	unfinished unfinishedList // a sample by URL, counts per domain past it
+	idle       idleState      // compacted domains (idle.go)
 }
 
 // domain is everything the breaker knows about one host.
@@ -93,6 +93,7 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 		maxRetryAfter:   10 * time.Minute,
 		throttleRetries: 10,
 		trackerSize:     100,
+		unfinished:      unfinishedList{limit: DefaultUnfinishedSample},
 		rand:            rand.Float64,
 		fleet:           defaultFleetGuard(),
 	}
