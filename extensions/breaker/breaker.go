@@ -391,22 +391,7 @@ func (b *Breaker) Stats() []DomainStats {
 	now := b.clock.Now()
 	var out []DomainStats
 	b.domains.Range(func(_, v any) bool {
-		d := v.(*domain)
-		s := DomainStats{Domain: d.name, Profile: d.profile.Name, Outcomes: make(map[string]int64, numClasses),
-			Refused: d.refused.Load(), Pace: d.pace.stats(now), Timeout: time.Duration(d.timeout.Load())}
-		if snap, err := d.circuit.Snapshot(b.clock); err == nil {
-			s.State, s.Trips = snap.State, snap.Trips
-			if snap.State == Open {
-				s.RetryAt = snap.RetryAt
-			}
-		}
-		for c := range numClasses {
-			if n := d.counts[c].Load(); n > 0 {
-				s.Outcomes[Class(c).String()] = n
-			}
-		}
-		s.Tracked, s.SuccessRate, s.MedianLatency = d.tracker.stats()
-		out = append(out, s)
+		out = append(out, b.statsOf(v.(*domain), now))
 		return true
 	})
 	b.rangeDormant(func(name string, r *dormant) { out = append(out, b.dormantStats(name, r)) })
