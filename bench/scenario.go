@@ -28,6 +28,7 @@ var scenarios = []scenario{
 	{"ratelimit", 9, false, "token bucket 10/s, burst 5, 429 + Retry-After, 300 pages", func(e *env) ([]Result, error) { return runRateLimit(e, "ratelimit", 429) }},
 	{"ratelimit-503", 9, false, "the same bucket answering 503 without Retry-After", func(e *env) ([]Result, error) { return runRateLimit(e, "ratelimit-503", 503) }},
 	{"hang-10s", 9, false, "the hang scenario with a real 10 s request timeout", runHang10s},
+	{"broad", 15, false, "-domains domains (default 1,000,000) × 2 pages through an in-memory transport, every extension on, against plain Colly", runBroad},
 }
 
 // sizes are a scenario's dimensions: the issues' for a real run, tiny ones
@@ -75,6 +76,7 @@ type env struct {
 	log      zerolog.Logger // Breakwater's events (-v); Nop otherwise
 	progress io.Writer      // one line per run (-v); nil for none
 	tmp      string         // directory for checkpoint files
+	domains  int            // the broad scenario's domains
 }
 
 // backoff is the retry loop's first wait: 1 s of real life, scaled.
