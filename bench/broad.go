@@ -88,15 +88,16 @@ func broadURL(i, n int) string {
 
 // broadRun is what one client's broad run measured.
 type broadRun struct {
-	wall      time.Duration
-	saved     int64
-	peakRSS   int64 // bytes; 0 if unknown
-	heapAll   int64 // heap after GC at the end, everything alive, over the heap before
-	heapState int64 // Breakwater: the same with the collector and checkpoint let go (breaker, validator, metrics)
-	series    int   // metrics: series in the last scrape
-	scrape    time.Duration
-	scrapeMax time.Duration // the slowest scrape taken during the run
-	compacted int
+	wall       time.Duration
+	saved      int64
+	peakRSS    int64 // bytes; 0 if unknown
+	heapAll    int64 // heap after GC at the end, everything alive, over the heap before
+	heapState  int64 // Breakwater: the same with the collector and checkpoint let go (breaker, validator, metrics)
+	series     int   // metrics: series in the last scrape
+	scrape     time.Duration
+	scrapeMax  time.Duration // the slowest scrape taken during the run
+	compacted  int
+	cpuPerPage time.Duration // the process's CPU time per page saved
 }
 
 func runBroad(e *env) ([]Result, error) {
@@ -124,16 +125,17 @@ func runBroad(e *env) ([]Result, error) {
 		r.PagesPerSRatio = r.Ratio
 		r.Domains = n
 		r.PeakRSS = run.peakRSS
+		r.CPUPerPage = Duration(run.cpuPerPage)
 		r.HeapPerDomain = float64(run.heapAll) / float64(n)
-		r.Measured = fmt.Sprintf("%.0f pages/s = %.2f× plain; heap %.0f B/domain; peak RSS %s", r.PagesPerSec, r.Ratio, r.HeapPerDomain, mib(run.peakRSS))
+		r.Measured = fmt.Sprintf("%.0f pages/s = %.2f× plain, %.1f µs CPU/page; heap %.0f B/domain; peak RSS %s", r.PagesPerSec, r.Ratio, us(run.cpuPerPage), r.HeapPerDomain, mib(run.peakRSS))
 		if i == 1 {
 			r.BytesPerDomain = float64(run.heapState) / float64(n)
 			r.MetricsSeries = run.series
 			r.ScrapeSeconds = run.scrape.Seconds()
 			r.ScrapeMaxSeconds = run.scrapeMax.Seconds()
 			r.Compacted = run.compacted
-			r.Measured = fmt.Sprintf("%.0f pages/s = %.2f× plain; breaker+validator+metrics %.0f B/domain (%d of %d compacted), all with checkpoint %.0f B/domain; peak RSS %s; %d series, scrape %v (slowest during the run %v)",
-				r.PagesPerSec, r.Ratio, r.BytesPerDomain, run.compacted, n, r.HeapPerDomain, mib(run.peakRSS), run.series,
+			r.Measured = fmt.Sprintf("%.0f pages/s = %.2f× plain, %.1f µs CPU/page; breaker+validator+metrics %.0f B/domain (%d of %d compacted), all with checkpoint %.0f B/domain; peak RSS %s; %d series, scrape %v (slowest during the run %v)",
+				r.PagesPerSec, r.Ratio, us(run.cpuPerPage), r.BytesPerDomain, run.compacted, n, r.HeapPerDomain, mib(run.peakRSS), run.series,
 				run.scrape.Round(time.Microsecond), run.scrapeMax.Round(time.Microsecond))
 			r.Goal = &Goal{
 				Text: fmt.Sprintf("all extensions keep ≥ %.0f %% of plain Colly's pages/s at %d domains, ≤ %d B per idle domain, ≤ 10,000 series, scrape < 100 ms",
@@ -233,6 +235,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 	}
 
 	total := n * broadPages
+	cpu0, cpuOK := processCPU()
 	var next atomic.Int64
 	var visitErr atomic.Pointer[error]
 	var wg sync.WaitGroup
@@ -255,6 +258,9 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 	wg.Wait()
 	run.wall = time.Since(start)
 	run.saved = saved.Load()
+	if cpu1, _ := processCPU(); cpuOK && run.saved > 0 {
+		run.cpuPerPage = (cpu1 - cpu0) / time.Duration(run.saved)
+	}
 	close(stopScrape)
 	scrapes.Wait()
 	run.peakRSS = peakRSS()
@@ -344,6 +350,8 @@ func peakRSS() int64 {
 	}
 	return 0
 }
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func mib(b int64) string {
 	if b <= 0 {
