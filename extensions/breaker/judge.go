@@ -50,12 +50,17 @@ func (b *Breaker) Judge() outcome.Evidence {
 	var ev outcome.Evidence
 	var open []string
 	var success int64
-	for _, s := range b.Stats() {
-		success += s.Count(Success)
-		if s.State != Closed {
-			open = append(open, s.Domain)
+	// Not from Stats: a broad crawl's million domains need no map each.
+	b.domains.Range(func(_, v any) bool {
+		d := v.(*domain)
+		success += d.counts[Success].Load()
+		if s, err := d.circuit.Snapshot(b.clock); err == nil && s.State != Closed {
+			open = append(open, d.name)
 		}
-	}
+		return true
+	})
+	success += b.dormantTotals().counts[Success] // compacted domains are closed
+	sort.Strings(open)
 	if len(open) > 0 {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Tripped, Kind: "circuit_open",
 			Reason:  fmt.Sprintf("circuit not closed for %s", strings.Join(open, ", ")),
