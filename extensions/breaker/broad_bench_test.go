@@ -13,7 +13,8 @@ import (
 // BenchmarkIdleDomainBytes measures what one domain of a broad crawl costs
 // the breaker once it is idle: N domains, each given two successes through
 // the public path (Allow, Record), then left alone past the idle TTL; heap
-// after GC, less the heap before, over N. Run:
+// after GC, less the heap before, over N. "whole" keeps every domain whole
+// (WithIdleTTL(-1)), as before compaction. Run:
 //
 //	go test -run '^$' -bench IdleDomainBytes -benchtime 1x ./extensions/breaker/
 func BenchmarkIdleDomainBytes(b *testing.B) {
@@ -22,12 +23,17 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 	for i := range names {
 		names[i] = "shop-" + strconv.Itoa(i) + ".example"
 	}
-	for _, p := range []breaker.Profile{breaker.Standard, breaker.Aggressive} {
-		b.Run(p.Name, func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		p    breaker.Profile
+		ttl  time.Duration
+	}{{"standard", breaker.Standard, 0}, {"aggressive", breaker.Aggressive, 0}, {"standard/whole", breaker.Standard, -1}} {
+		p := c.p
+		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 				before := heap()
-				br, err := breaker.New(p, breaker.WithClock(clk))
+				br, err := breaker.New(p, breaker.WithClock(clk), breaker.WithIdleTTL(c.ttl))
 				if err != nil {
 					b.Fatal(err)
 				}
