@@ -101,7 +101,7 @@ type broadRun struct {
 }
 
 func runBroad(e *env) ([]Result, error) {
-	n := e.domains
+	n := e.size.broadDomains
 	rt := newMemTransport(broadPages)
 	rows := []Result{
 		{Scenario: "broad", Client: plain.String(), Pages: n * broadPages, IntoFailure: -1},
