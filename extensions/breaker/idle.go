@@ -39,7 +39,8 @@ const DefaultIdleTTL = 5 * time.Minute
 // timeout in force stays, and the next one is computed once 100 successes
 // since the revival are in), and the slope's latest successes, which
 // refill as it is used again (its slope is looked at once it has them).
-// Circuits of a shared store (storage/redis) are never compacted.
+// Circuits of a shared store (storage/redis) are never compacted, nor is
+// a domain with a Ticket from Allow not yet given back to Record.
 //
 // The breaker sweeps by itself, from the goroutine that meets a domain it
 // does not hold, at most every quarter of the TTL; Sweep sweeps at once.
