@@ -5,6 +5,7 @@ package breaker
 // compacted into a small record and made whole again when it is next used.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -29,7 +30,7 @@ const DefaultIdleTTL = 5 * time.Minute
 // in force, its pace at the user's, nothing in flight, reserved or
 // waiting, no throttled or blocked answers in a row, no slow call in its
 // slow-call window and no latency slope under way. What a compacted domain
-// keeps in about 130 bytes (counts, trips and the cooldown streak, pauses,
+// keeps in about 40 bytes (counts, trips and the cooldown streak, pauses,
 // its adaptive timeout and slope baseline, its slow-call window's fill)
 // is what its circuit's decisions depend on: permits, refusals and
 // transitions are the same as if it had been kept whole (a randomized
@@ -71,6 +72,7 @@ type idleState struct {
 	ends    []epochEnd // when each recent period ended, oldest first
 
 	shards [dormantShards]dormantShard
+	base   int64 // unix nanos at New: dormant records keep times relative to it
 }
 
 type epochEnd struct {
@@ -82,7 +84,7 @@ type epochEnd struct {
 // that a scrape need not read them one by one.
 type dormantShard struct {
 	mu  sync.Mutex
-	m   map[string]dormant
+	m   map[string]string // host → its dormant record, encoded (dormant.encode)
 	tot dormantTotals
 }
 
@@ -108,7 +110,9 @@ func (t *dormantTotals) add(r *dormant, sign int64) {
 }
 
 // dormant is a compacted domain: everything its decisions and its Stats
-// need, nothing else. The profile is resolved again from the name.
+// need, nothing else. The profile is resolved again from the name. It is
+// kept encoded (encode): an idle domain's record is mostly zeros and small
+// counts, some 40 bytes as varints against 128 as a struct.
 type dormant struct {
 	counts                                      [numClasses]uint32
 	refused, trips, streak, healthyRun          uint32
@@ -125,6 +129,7 @@ func (s *idleState) init(ttl time.Duration, now time.Time) {
 	s.seed = maphash.MakeSeed()
 	s.epoch.Store(1)
 	s.lastSweep.Store(now.UnixNano())
+	s.base = now.UnixNano()
 }
 
 func (s *idleState) shard(host string) *dormantShard {
@@ -182,8 +187,9 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 		d.local = newLocalFailures(p.WindowSize)
 	}
 	d.pace = newPace(b.pacing, d.room, b.clock)
-	if r, ok := sh.m[host]; ok {
+	if enc, ok := sh.m[host]; ok {
 		delete(sh.m, host)
+		r := decodeDormant(enc, b.idle.base)
 		sh.tot.add(&r, -1)
 		d.revive(&r)
 	}
@@ -274,9 +280,9 @@ func (b *Breaker) compact(d *domain, now time.Time) {
 		return
 	}
 	if sh.m == nil {
-		sh.m = make(map[string]dormant)
+		sh.m = make(map[string]string)
 	}
-	sh.m[d.name] = r
+	sh.m[d.name] = r.encode(b.idle.base)
 	sh.tot.add(&r, +1)
 }
 
@@ -385,7 +391,8 @@ func (b *Breaker) rangeDormant(f func(name string, r *dormant)) {
 	for i := range b.idle.shards {
 		sh := &b.idle.shards[i]
 		sh.mu.Lock()
-		for name, r := range sh.m {
+		for name, enc := range sh.m {
+			r := decodeDormant(enc, b.idle.base)
 			f(name, &r)
 		}
 		sh.mu.Unlock()
@@ -416,6 +423,68 @@ func (b *Breaker) dormantOf(host string) (dormant, bool) {
 	sh := b.idle.shard(host)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	r, ok := sh.m[host]
-	return r, ok
+	enc, ok := sh.m[host]
+	if !ok {
+		return dormant{}, false
+	}
+	return decodeDormant(enc, b.idle.base), true
 }
+
+// encode writes r as varints, times relative to base (unix nanos), into a
+// string: the dormant map's value.
+func (r *dormant) encode(base int64) string {
+	buf := make([]byte, 0, 48)
+	u := func(v uint64) { buf = binary.AppendUvarint(buf, v) }
+	for c := range numClasses {
+		u(uint64(r.counts[c]))
+	}
+	for _, v := range []uint32{r.refused, r.trips, r.streak, r.healthyRun, r.fails, r.netFails, r.pauses, r.successes, r.tracked} {
+		u(uint64(v))
+	}
+	u(uint64(r.slowN))
+	u(uint64(r.slowNext))
+	u(uint64(math.Float32bits(r.rate)))
+	for _, v := range []int64{r.median, r.baseline, r.timeout, r.pausedFor} {
+		buf = binary.AppendVarint(buf, v)
+	}
+	for _, t := range []int64{r.lastOK, r.lastSeen} {
+		if t == 0 {
+			u(0) // never
+			continue
+		}
+		u(1 + zigzag(t-base))
+	}
+	return string(buf)
+}
+
+// decodeDormant reads what encode wrote.
+func decodeDormant(s string, base int64) (r dormant) {
+	b := []byte(s)
+	u := func() uint64 {
+		v, n := binary.Uvarint(b)
+		b = b[max(n, 0):]
+		return v
+	}
+	for c := range numClasses {
+		r.counts[c] = uint32(u())
+	}
+	for _, p := range []*uint32{&r.refused, &r.trips, &r.streak, &r.healthyRun, &r.fails, &r.netFails, &r.pauses, &r.successes, &r.tracked} {
+		*p = uint32(u())
+	}
+	r.slowN, r.slowNext = uint16(u()), uint16(u())
+	r.rate = math.Float32frombits(uint32(u()))
+	for _, p := range []*int64{&r.median, &r.baseline, &r.timeout, &r.pausedFor} {
+		v, n := binary.Varint(b)
+		b = b[max(n, 0):]
+		*p = v
+	}
+	for _, p := range []*int64{&r.lastOK, &r.lastSeen} {
+		if v := u(); v != 0 {
+			*p = base + unzigzag(v-1)
+		}
+	}
+	return r
+}
+
+func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+func unzigzag(v uint64) int64 { return int64(v>>1) ^ -int64(v&1) }
