@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -175,6 +176,9 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 			return d, nil
 		}
 	}
+	// url.Parse slices the host out of the whole URL: a copy of its own
+	// keeps a compacted domain from holding the URL of its first request.
+	host = strings.Clone(host)
 	p := b.profileFor(host)
 	c, err := b.store.Circuit(host, p)
 	if err != nil {
