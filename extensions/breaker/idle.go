@@ -302,7 +302,6 @@ func fits32(n int64) bool { return n >= 0 && n <= math.MaxUint32 }
 func (d *domain) quiet(mc *memCircuit, now time.Time) (r dormant, ok bool) {
 	if d.open.Load() != nil || d.throttled.Load() != 0 || d.blocked.Load() != 0 || d.local != nil ||
 		d.unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
-
 		return r, false
 	}
 	for c := range numClasses {
