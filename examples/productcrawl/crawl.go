@@ -435,6 +435,12 @@ func (cr *crawl) fail(err error) {
 		if cr.shared != nil {
 			cr.shared.cs.Close() // no more jobs; waits for Redis end at once
 		}
+		// What comes back now cannot be recorded, and requests queued
+		// behind ones a callback aborted would each wait for their
+		// domain's room to lapse: end the waits and the requests now.
+		if cr.cancel != nil {
+			cr.cancel()
+		}
 	})
 }
 
