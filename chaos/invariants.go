@@ -178,7 +178,7 @@ func (cr *caseRun) check() []Violation {
 		}
 		// 2, from the log: no page fetched whole twice in one run (a
 		// kill may cost a page fetched again, not written again).
-		if f.Kind != fKill && f.Kind != fCorrupt && f.Kind != fQuit {
+		if f.Kind != fKill && f.Kind != fCorrupt && f.Kind != fQuit && f.Kind != fDiskFull {
 			var twice []string
 			for p, n := range okCount {
 				if n > 1 && strings.HasPrefix(p, "/products/") {
@@ -292,6 +292,14 @@ func (cr *caseRun) check() []Violation {
 					add(7, "healthy store %d (%s) is named tripped by the ending: %s", i, s.host, final.outcome.Reason)
 				}
 			}
+		}
+	}
+
+	// 4, for a full disk: the run it stopped says error, a person frees
+	// space; it is not killed by the kernel's SIGXFSZ nor called tripped.
+	if f.Kind == fDiskFull && len(cr.runs) > 0 {
+		if r := cr.runs[0]; !r.hung && r.exit != 0 && r.exit != 1 {
+			add(4, "a full disk ended the run with exit %d (%s), want 1 (error)", r.exit, r.outcome.Reason)
 		}
 	}
 
