@@ -453,7 +453,16 @@ func (cr *caseRun) checkRetryAfter(add func(int, string, ...any), i int, s *site
 	default:
 		return
 	}
+	// A Retry-After answered after a kill or crash was sent to the process
+	// could not be read by it, nor saved for the next one.
+	var killedAt time.Time
+	if f := cr.c.Fault; (f.Kind == fKill || f.Kind == fQuit) && len(cr.runs) > 0 {
+		killedAt = cr.runs[0].start.Add(f.At)
+	}
 	for _, p := range pauses {
+		if !killedAt.IsZero() && p.from.After(killedAt) && p.from.Before(cr.runs[0].end) {
+			continue
+		}
 		for _, h := range hits {
 			if h.Time.After(p.from.Add(retryAfterSlack)) && h.Time.Before(p.till.Add(-retryAfterSlack)) {
 				add(6, "store %d (%s): request %d (%s) arrived %v after request %d's answer asked for a pause of %v",
