@@ -51,16 +51,16 @@ var (
 	ErrCorrupt = errors.New("corrupt queue record")
 )
 
-// EmptyError is what Claim returns when no job is ready. It matches
+// emptyError is what Claim returns when no job is ready. It matches
 // ErrEmpty with errors.Is.
-type EmptyError struct {
+type emptyError struct {
 	// Next is the earliest time a job may become claimable: the first delayed
 	// job's time or the first lease to expire. Zero when nothing is delayed
 	// or in flight: the crawl's queue is drained.
 	Next time.Time
 }
 
-func (e *EmptyError) Error() string {
+func (e *emptyError) Error() string {
 	if e.Next.IsZero() {
 		return "no job ready: the queue is drained (nothing delayed or in flight)"
 	}
@@ -68,17 +68,17 @@ func (e *EmptyError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrEmpty) true.
-func (e *EmptyError) Is(target error) bool { return target == ErrEmpty }
+func (e *emptyError) Is(target error) bool { return target == ErrEmpty }
 
 // Drained reports whether nothing at all is pending: no job delayed and
 // none in flight. Dead letters do not count.
-func (e *EmptyError) Drained() bool { return e.Next.IsZero() }
+func (e *emptyError) Drained() bool { return e.Next.IsZero() }
 
 // wrap turns a go-redis error into one that says which call on which crawl
 // failed and what to do, keeping the cause for errors.Is. When the call's
 // context has ended, its error is kept too: a deadline cut short by a
 // socket timeout still matches context.DeadlineExceeded.
-func (q *Queue) wrap(ctx context.Context, op string, err error) error {
+func (q *jobQueue) wrap(ctx context.Context, op string, err error) error {
 	return wrapErr(ctx, q.crawl, op, err)
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/rs/zerolog"
 )
 
@@ -39,10 +40,6 @@ const (
 // option a constructor has no use for is ignored by it (its doc says which
 // constructors read it). Options are checked once, by the constructor.
 type Option func(*settings)
-
-// QueueOption is the name Option had when the queue was the package's only
-// constructor.
-type QueueOption = Option
 
 type settings struct {
 	namespace    string
@@ -191,14 +188,14 @@ func WithBackoff(base, cap time.Duration) Option {
 	}
 }
 
-// WithAging sets the lanes' offsets on the ready order, whose score is the
+// withAging sets the lanes' offsets on the ready order, whose score is the
 // time a job became eligible plus its lane's offset. criticalLead is how far
 // ahead a critical job starts: a normal job must have waited longer than it
 // to beat a fresh critical one. agingBound is how far behind a bulk job
 // starts: a bulk job that has waited longer than it beats a fresh normal
 // one, so bulk work never starves. Defaults 24 h and 1 h; both must be ≥ 0
 // and below 10 years. All workers of one crawl must use the same values.
-func WithAging(criticalLead, agingBound time.Duration) Option {
+func withAging(criticalLead, agingBound time.Duration) Option {
 	return func(s *settings) {
 		const most = 10 * 365 * 24 * time.Hour
 		if criticalLead < 0 || agingBound < 0 || criticalLead > most || agingBound > most {
@@ -253,24 +250,22 @@ func WithCallTimeout(d time.Duration) Option {
 	}
 }
 
-// WithClock sets the clock that decides eligibility, leases and aging. The
-// scripts are given this time rather than asking Redis, so every worker
-// should have a synchronised clock (NTP); skew of a few seconds only shifts
-// priorities and lease expiry by as much. Default time.Now. Read by
-// NewQueue, NewCollyStorage and OpenCheckpoint; a BreakerStore's circuits
-// use the clock the breaker passes them.
-func WithClock(now func() time.Time) Option {
+// WithClock sets the clock whose Now decides eligibility, leases and aging
+// (the waits between polls and reconnects are real time). The scripts are
+// given this time rather than asking Redis, so every worker should have a
+// synchronised clock (NTP); skew of a few seconds only shifts priorities
+// and lease expiry by as much. Default (and nil): the system clock. Read by
+// NewCollyStorage and OpenCheckpoint; a BreakerStore's circuits use the
+// clock the breaker passes them.
+func WithClock(c clock.Clock) Option {
 	return func(s *settings) {
-		if now == nil {
-			s.bad("clock: nil")
-		}
-		s.now = now
+		s.now = clock.OrSystem(c).Now
 	}
 }
 
-// WithRand sets the random source of the backoff jitter; the queue
+// withRand sets the random source of the backoff jitter; the queue
 // serialises its use. Default: math/rand/v2's global source.
-func WithRand(r *rand.Rand) Option {
+func withRand(r *rand.Rand) Option {
 	return func(s *settings) {
 		if r == nil {
 			s.bad("rand: nil")
