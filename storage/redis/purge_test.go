@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/breakwater-crawl/breakwater/storage/redis"
@@ -15,10 +16,10 @@ import (
 func countKeys(t *testing.T, c goredis.UniversalClient, pattern string) int {
 	t.Helper()
 	ctx := context.Background()
-	n := 0
+	var n atomic.Int64 // ForEachMaster asks the masters at once
 	count := func(node goredis.UniversalClient) error {
 		keys, err := node.Keys(ctx, pattern).Result()
-		n += len(keys)
+		n.Add(int64(len(keys)))
 		return err
 	}
 	var err error
@@ -30,7 +31,7 @@ func countKeys(t *testing.T, c goredis.UniversalClient, pattern string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return int(n.Load())
 }
 
 // DeleteCrawl deletes every key of one crawl, over all its shards and, on
