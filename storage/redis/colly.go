@@ -22,7 +22,7 @@ import (
 
 // CollyStorage spreads one Colly crawl over several processes: it is
 // Colly's storage.Storage (the visited set and the cookies) and
-// queue.Storage (the frontier) on Redis, over a Queue. A crawl written with
+// queue.Storage (the frontier) on Redis, over a job queue. A crawl written with
 // Colly's queue package is distributed as it is:
 //
 //	cs, err := redis.NewCollyStorage(client, "shop-crawl-2026-05-01")
@@ -48,7 +48,7 @@ import (
 //
 // Delivery, at least once. Colly's queue pops a request and then ignores
 // what becomes of it, so GetRequest does not pop: it claims a job of the
-// Queue, leased for the visibility timeout (WithVisibilityTimeout). The job
+// queue, leased for the visibility timeout (WithVisibilityTimeout). The job
 // ends when its outcome is reported: Ack (done: the URL is visited for
 // good), Fail (an attempt spent; retried after a backoff, dead-lettered at
 // MaxAttempts) or Park (back in the queue until a time, no attempt spent).
@@ -87,7 +87,7 @@ import (
 // (WithReconnectBackoff) for up to WithMaxOutage: the crawl pauses and
 // resumes. Each change between the two is one log event (WithLogger).
 //
-// Keys, besides the Queue's, under the crawl's hash tag:
+// Keys, besides the queue's, under the crawl's hash tag:
 //
 //	<ns>:{<crawl>}:c:visited  ZSET  request id → 0 done, or the deadline (ms) of a claim
 //	<ns>:{<crawl>}:c:cookies  HASH  host → cookies, as Colly's cookie jar stringifies them
@@ -98,8 +98,8 @@ import (
 // job) and a copy of the run marker; the cookies are in the first
 // shard's.
 //
-// A request's ID is Colly's (RequestID) in 16 hex digits; its job has the
-// same ID, so a URL is queued once per crawl.
+// A request's ID is Colly's (what Colly passes to IsVisited and Visited) in
+// 16 hex digits; its job has the same ID, so a URL is queued once per crawl.
 type CollyStorage struct {
 	q      *jobQueue
 	shards [][]string // each shard's keys: the queue's six, visited, cookies, run marker

@@ -38,3 +38,13 @@ func (cs *CollyStorage) Lost() error { return cs.lost() }
 
 // Keys returns the Redis keys of domain's circuit.
 func (bs *BreakerStore) Keys(domain string) []string { return bs.domainKeys(domain) }
+
+var (
+	ErrEmpty      = errEmpty
+	ErrNotClaimed = errNotClaimed
+)
+
+const (
+	DefaultCriticalLead = defaultCriticalLead
+	DefaultAgingBound   = defaultAgingBound
+)

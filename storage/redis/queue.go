@@ -585,7 +585,7 @@ func callContext(ctx context.Context, timeout time.Duration) (context.Context, c
 
 func (q *jobQueue) claimed(op string, job *queueJob) error {
 	if job == nil || job.lease == "" {
-		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w (pass the *Job that Claim returned)", op, q.crawl, ErrNotClaimed)
+		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w (pass the *Job that Claim returned)", op, q.crawl, errNotClaimed)
 	}
 	return nil
 }
