@@ -56,14 +56,14 @@ func testClusterCrawl(t *testing.T, shards int) {
 	if st, err := cs.Stats(context.Background()); err != nil || st.Pending() != 0 || st.Dead != 0 {
 		t.Errorf("the crawl's queue after the run: %+v (%v), want nothing left", st, err)
 	}
-	slots := map[int]bool{} // the crawl's shards: one hash tag each
+	slots := map[int]bool{} // the crawl's hash tags: its own, or one per shard
 	for i := range c.Masters() {
 		keys, err := c.Node(t, i).Keys(context.Background(), "*").Result()
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, k := range keys {
-			if tag, _, ok := strings.Cut(k[strings.Index(k, "{")+1:], "}"); ok && strings.HasPrefix(tag, id+"/") {
+			if tag, _, ok := strings.Cut(k[strings.Index(k, "{")+1:], "}"); ok && (tag == id || strings.HasPrefix(tag, id+"/")) {
 				slots[redistest.Slot("{"+tag+"}")] = true
 			}
 		}
