@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,16 +48,25 @@ func testClusterCrawl(t *testing.T, shards int) {
 		t.Errorf("%d products in the files, want %d", len(got), want)
 	}
 	eachPageOnce(t, f.Stores...)
-	q, err := redis.NewQueue(c.Client(t), id, redis.WithShards(shards))
+	cs, err := redis.NewCollyStorage(c.Client(t), id, redis.WithShards(shards))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := q.Stats(context.Background()); err != nil || st.Pending() != 0 || st.Dead != 0 {
+	defer cs.Close()
+	if st, err := cs.Stats(context.Background()); err != nil || st.Pending() != 0 || st.Dead != 0 {
 		t.Errorf("the crawl's queue after the run: %+v (%v), want nothing left", st, err)
 	}
-	slots := map[int]bool{}
-	for _, k := range q.Keys() {
-		slots[redistest.Slot(k)] = true
+	slots := map[int]bool{} // the crawl's hash tags: its own, or one per shard
+	for i := range c.Masters() {
+		keys, err := c.Node(t, i).Keys(context.Background(), "*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if tag, _, ok := strings.Cut(k[strings.Index(k, "{")+1:], "}"); ok && (tag == id || strings.HasPrefix(tag, id+"/")) {
+				slots[redistest.Slot("{"+tag+"}")] = true
+			}
+		}
 	}
 	owners := map[int]bool{}
 	for i := range c.Masters() {
@@ -105,11 +115,12 @@ func TestRedisClusterCrawlCarriesOnWhileItsSlotMoves(t *testing.T) {
 		}
 		procs = append(procs, proc{cmd, stdout, stderr})
 	}
-	q, err := redis.NewQueue(c.Client(t), id)
+	cs, err := redis.NewCollyStorage(c.Client(t), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slot := redistest.Slot(q.Keys()[0])
+	defer cs.Close()
+	slot := redistest.Slot("{" + id + "}") // the slot of every key of the unsharded crawl
 	from := c.Owner(t, slot)
 	deadline := time.Now().Add(60 * time.Second)
 	for f.Count() < stores*perStore/3 {
@@ -137,7 +148,7 @@ func TestRedisClusterCrawlCarriesOnWhileItsSlotMoves(t *testing.T) {
 		t.Errorf("%d products in the files, want %d", len(got), want)
 	}
 	eachPageOnce(t, f.Stores...)
-	if st, err := q.Stats(context.Background()); err != nil || st.Pending() != 0 || st.Dead != 0 {
+	if st, err := cs.Stats(context.Background()); err != nil || st.Pending() != 0 || st.Dead != 0 {
 		t.Errorf("the crawl's queue after the run: %+v (%v), want nothing left", st, err)
 	}
 }

@@ -289,7 +289,7 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 	// crawl says so; one whose crawl is all done says that too.
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
-	st, err := sh.cs.Queue().Stats(ctx)
+	st, err := sh.cs.Stats(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("-redis: reading the crawl %s: %w", sh.id, err))
 	}
@@ -312,7 +312,7 @@ func (sh *shared) breakerOptions() []breaker.Option {
 // stopping) to the queue at once, without spending an attempt, so another
 // worker takes it now rather than after its lease.
 func (sh *shared) giveBack(r *colly.Request) {
-	if err := sh.cs.Park(r, time.Time{}); err != nil && sh.cs.Lost() == nil { // lost: said once already
+	if err := sh.cs.Park(r, time.Time{}); err != nil && !errors.Is(err, redis.ErrStateLost) { // lost: said once already
 		sh.log.Warn().Str("event", "job_not_returned").Str("url", r.URL.String()).Err(err).
 			Msg("a request cut by the stop could not be put back; it comes back after its lease")
 	}
@@ -327,9 +327,8 @@ func (sh *shared) close() error {
 
 // depth is the crawl's queue for the metrics: queue_jobs{queue="redis:<id>"}.
 func (sh *shared) depth() metrics.Queue {
-	q := sh.cs.Queue()
 	return metrics.QueueFunc(func(ctx context.Context) (metrics.QueueDepth, error) {
-		s, err := q.Stats(ctx)
+		s, err := sh.cs.Stats(ctx)
 		return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
 	})
 }
@@ -361,7 +360,7 @@ func (j queueJudge) Judge() outcome.Evidence {
 		return outcome.Evidence{Findings: []outcome.Finding{{State: outcome.Error, Kind: "state_lost",
 			Reason: fmt.Sprintf("the crawl %s lost its shared state in Redis: its results are incomplete", j.id)}}}
 	}
-	st, err := j.cs.Queue().Stats(ctx)
+	st, err := j.cs.Stats(ctx)
 	if err != nil {
 		return outcome.Evidence{Findings: []outcome.Finding{{State: outcome.Error, Kind: "store_error",
 			Reason: fmt.Sprintf("reading what is left of the crawl %s in Redis: %v", j.id, err)}}}
@@ -371,7 +370,7 @@ func (j queueJudge) Judge() outcome.Evidence {
 		// Died of failures, their attempts spent: a resume will not try
 		// them again, a person decides (as with the checkpoint file).
 		var samples []string
-		if dead, err := j.cs.Queue().Dead(ctx, 3); err == nil {
+		if dead, err := j.cs.DeadLetters(ctx, 3); err == nil {
 			for _, d := range dead {
 				samples = append(samples, d.URL)
 			}
@@ -414,16 +413,17 @@ func listRedisDeadLetters(cfg Config, stdout, stderr io.Writer) int {
 		return outcome.Error.ExitCode()
 	}
 	defer client.Close()
-	q, err := redis.NewQueue(client, cfg.CrawlID, redis.WithShards(cfg.RedisShards))
+	cs, err := redis.NewCollyStorage(client, cfg.CrawlID, redis.WithShards(cfg.RedisShards))
 	if err != nil {
 		return usage(stderr, fmt.Errorf("--dead-letters: %w", err))
 	}
+	defer cs.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
-	st, err := q.Stats(ctx)
-	var dead []*redis.Job
+	st, err := cs.Stats(ctx)
+	var dead []redis.DeadLetter
 	if err == nil {
-		dead, err = q.Dead(ctx, deadLetterListLimit)
+		dead, err = cs.DeadLetters(ctx, deadLetterListLimit)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "productcrawl: --dead-letters: %v\n", err)

@@ -24,12 +24,12 @@ func TestClaimAgainHandsOutTheJobALostAnswerLeased(t *testing.T) {
 
 func testClaimAgain(t *testing.T, shards int) {
 	client, prefix := redistest.New(t)
-	q, err := NewQueue(client, "crawl-1", WithNamespace(prefix), WithShards(shards))
+	q, err := newQueue(client, "crawl-1", WithNamespace(prefix), WithShards(shards))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := q.Enqueue(ctx, &Job{ID: "a", URL: "http://shop.test/a"}, &Job{ID: "b", URL: "http://shop.test/b"}); err != nil {
+	if _, err := q.Enqueue(ctx, &queueJob{ID: "a", URL: "http://shop.test/a"}, &queueJob{ID: "b", URL: "http://shop.test/b"}); err != nil {
 		t.Fatal(err)
 	}
 	token, at := newToken(), -1
@@ -113,7 +113,7 @@ func TestGetRequestRetriesALostClaimWithClaimAgain(t *testing.T) {
 	if !hook.dropped.Load() {
 		t.Fatal("no claim answer was dropped: the test proves nothing")
 	}
-	st, err := cs.Queue().Stats(ctx)
+	st, err := cs.jobs().Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestGetRequestRetriesALostClaimWithClaimAgain(t *testing.T) {
 	if err := json.Unmarshal(raw, &sr); err != nil {
 		t.Fatal(err)
 	}
-	id := idKey(RequestID(sr.URL, nil))
+	id := idKey(requestID(sr.URL, nil))
 	if _, ok := leased[id]; !ok {
 		t.Fatalf("GetRequest handed out %s (%s), but the job leased is %v", sr.URL, id, leased)
 	}

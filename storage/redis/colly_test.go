@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/requestid"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
@@ -203,12 +204,12 @@ func TestAddRequestQueuesEachRequestOnce(t *testing.T) {
 }
 
 // newCrawlClock is a fake clock for the storage's queue, moved by hand.
-func newCrawlClock() *clock { return newClock() }
+func newCrawlClock() *clock.Fake { return newClock() }
 
 func TestJobLifecycleThroughTheHooks(t *testing.T) {
 	_, ns := redistest.New(t)
 	clk := newCrawlClock()
-	cs := collyStorage(t, ns, redis.WithClock(clk.Now), redis.WithVisibilityTimeout(time.Minute),
+	cs := collyStorage(t, ns, redis.WithClock(clk), redis.WithVisibilityTimeout(time.Minute),
 		redis.WithBackoff(time.Second, time.Second), redis.WithMaxAttempts(2))
 	q, _ := queue.New(1, cs)
 	for _, u := range []string{"http://shop.test/a", "http://shop.test/b", "http://shop.test/c"} {
@@ -273,7 +274,7 @@ func TestJobLifecycleThroughTheHooks(t *testing.T) {
 func TestClaimedJobOfADeadWorkerComesBackAfterTheLease(t *testing.T) {
 	_, ns := redistest.New(t)
 	clk := newCrawlClock()
-	opts := []redis.Option{redis.WithClock(clk.Now), redis.WithVisibilityTimeout(30 * time.Second), redis.WithPollInterval(5 * time.Millisecond)}
+	opts := []redis.Option{redis.WithClock(clk), redis.WithVisibilityTimeout(30 * time.Second), redis.WithPollInterval(5 * time.Millisecond)}
 	dead, alive := collyStorage(t, ns, opts...), collyStorage(t, ns, opts...)
 	q, _ := queue.New(1, dead)
 	if err := q.AddURL("http://shop.test/only"); err != nil {
@@ -386,7 +387,7 @@ func TestCollyQueueCrawlsToTheEnd(t *testing.T) {
 func TestWaitHorizonEndsACrawlWhoseRestIsParkedFarAhead(t *testing.T) {
 	_, ns := redistest.New(t)
 	clk := newCrawlClock()
-	cs := collyStorage(t, ns, redis.WithClock(clk.Now), redis.WithWaitHorizon(time.Minute), redis.WithPollInterval(5*time.Millisecond))
+	cs := collyStorage(t, ns, redis.WithClock(clk), redis.WithWaitHorizon(time.Minute), redis.WithPollInterval(5*time.Millisecond))
 	q, _ := queue.New(1, cs)
 	for _, u := range []string{"http://shop.test/near", "http://shop.test/far"} {
 		if err := q.AddURL(u); err != nil {

@@ -40,7 +40,7 @@ type kept struct {
 }
 
 // hold records that this process claimed job, and starts the keeper.
-func (cs *CollyStorage) hold(job *Job) {
+func (cs *CollyStorage) hold(job *queueJob) {
 	cs.held.Store(job.ID, job)
 	k := &cs.keep
 	k.mu.Lock()
@@ -64,7 +64,7 @@ func (cs *CollyStorage) startKeeperLocked() {
 
 // take removes the job id from this process's hold, for its outcome to
 // settle it.
-func (cs *CollyStorage) take(id string) (*Job, bool) {
+func (cs *CollyStorage) take(id string) (*queueJob, bool) {
 	v, ok := cs.held.LoadAndDelete(id)
 	if !ok {
 		return nil, false
@@ -76,7 +76,7 @@ func (cs *CollyStorage) take(id string) (*Job, bool) {
 		k.waiting = ""
 	}
 	k.mu.Unlock()
-	return v.(*Job), true
+	return v.(*queueJob), true
 }
 
 // started records that Colly took up the request of the held job id.

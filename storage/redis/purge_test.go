@@ -16,7 +16,7 @@ import (
 func countKeys(t *testing.T, c goredis.UniversalClient, pattern string) int {
 	t.Helper()
 	ctx := context.Background()
-	var n atomic.Int64 // ForEachMaster runs the masters at once
+	var n atomic.Int64 // ForEachMaster asks the masters at once
 	count := func(node goredis.UniversalClient) error {
 		keys, err := node.Keys(ctx, pattern).Result()
 		n.Add(int64(len(keys)))

@@ -131,9 +131,9 @@ func (cs *CollyStorage) Check(ctx context.Context) error {
 	return cs.watch(ctx, true)
 }
 
-// Lost returns the error wrapping ErrStateLost once the storage has found
+// lost returns the error wrapping ErrStateLost once the storage has found
 // the crawl's state gone, and nil before; it asks Redis nothing.
-func (cs *CollyStorage) Lost() error {
+func (cs *CollyStorage) lost() error {
 	cs.run.mu.Lock()
 	defer cs.run.mu.Unlock()
 	return cs.run.lost

@@ -12,18 +12,18 @@ import (
 // jobs, no shard gives two jobs in a row, and each gives a third.
 func TestClaimsGoRoundTheShards(t *testing.T) {
 	client, prefix := redistest.New(t)
-	q, err := NewQueue(client, "crawl-1", WithNamespace(prefix), WithShards(3))
+	q, err := newQueue(client, "crawl-1", WithNamespace(prefix), WithShards(3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	per := [3]int{}
-	var jobs []*Job
+	var jobs []*queueJob
 	for i := 0; per[0] < 10 || per[1] < 10 || per[2] < 10; i++ {
 		id := fmt.Sprintf("j%d", i)
 		if s := shardOf(id, 3); per[s] < 10 {
 			per[s]++
-			jobs = append(jobs, &Job{ID: id, URL: "https://shop.example/" + id})
+			jobs = append(jobs, &queueJob{ID: id, URL: "https://shop.example/" + id})
 		}
 	}
 	if _, err := q.Enqueue(ctx, jobs...); err != nil {
