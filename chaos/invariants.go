@@ -298,7 +298,13 @@ func (cr *caseRun) check() []Violation {
 	// 4, for a full disk: the run it stopped says error, a person frees
 	// space; it is not killed by the kernel's SIGXFSZ nor called tripped.
 	if f.Kind == fDiskFull && len(cr.runs) > 0 {
-		if r := cr.runs[0]; !r.hung && r.exit != 0 && r.exit != 1 {
+		r := cr.runs[0]
+		filled := strings.Contains(r.outcome.Reason, "file too large") || strings.Contains(r.report, "file too large")
+		switch {
+		case r.hung:
+		case r.exit < 0:
+			add(4, "a full disk killed the run (exit %d), want exit 1 (error) and a report", r.exit)
+		case filled && r.exit != 1:
 			add(4, "a full disk ended the run with exit %d (%s), want 1 (error)", r.exit, r.outcome.Reason)
 		}
 	}

@@ -42,7 +42,7 @@ type procRun struct {
 func crawlProcess(bin string, w Wiring, sites []*site, dir string, pr procRun) runOut {
 	ro := runOut{exit: -1, carried: -1}
 	args := []string{
-		"--report", "json", "--log-level", "warn", "--log-format", "json", "--status", "off",
+		"--report", "json", "--log-level", "info", "--log-format", "json", "--status", "off",
 		"--parallelism", strconv.Itoa(w.LimitP),
 		"--timeout", w.Timeout.String(),
 		"--profile", w.Profile.Name,
@@ -85,6 +85,11 @@ func crawlProcess(bin string, w Wiring, sites []*site, dir string, pr procRun) r
 	}
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
+	// What the process said, beside the case's other files (kept with -keep).
+	defer func() {
+		name := fmt.Sprintf("stderr-%d-%s.log", pr.worker, time.Now().Format("150405.000"))
+		_ = os.WriteFile(filepath.Join(dir, name), stderr.Bytes(), 0o644)
+	}()
 	var err error
 	select {
 	case err = <-done:
