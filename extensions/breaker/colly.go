@@ -286,7 +286,7 @@ func (b *Breaker) onResponseHeaders(r *colly.Response) {
 // the site is pacing us, not down.
 func (b *Breaker) throttleClass(class Class, status int, retryAfter string) Class {
 	if status == 503 {
-		if _, ok := ParseRetryAfter(retryAfter, b.clock.Now()); ok {
+		if _, ok := parseRetryAfter(retryAfter, b.clock.Now()); ok {
 			return Throttled
 		}
 	}
@@ -330,7 +330,7 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 	now := b.clock.Now()
 	switch class {
 	case Throttled:
-		wait, ok := ParseRetryAfter(a.retryAfter, now)
+		wait, ok := parseRetryAfter(a.retryAfter, now)
 		if !ok {
 			wait = defaultThrottlePause
 		}
@@ -437,7 +437,7 @@ func (b *Breaker) releaseSlot(a *attempt) {
 // isCancellation reports whether err is a context's end (cancelled or past
 // its deadline), which may be the crawl's rather than the site's.
 func isCancellation(err error) bool {
-	var te *TimeoutError
+	var te *timeoutError
 	if errors.As(err, &te) {
 		return false // the domain's adaptive timeout: the site was too slow
 	}

@@ -82,8 +82,8 @@
 // whole again on its next request: 100–130 bytes per idle domain in all,
 // map included, against 3.7 KB kept whole before (BenchmarkIdleDomainBytes). Open, half-open
 // and paused domains and their trip history are never compacted. The
-// unfinished list keeps a sample of URLs and counts the rest per domain
-// (WithUnfinishedSample), and Overview sums every domain without listing
+// unfinished list keeps a sample of URLs (DefaultUnfinishedSample) and
+// counts the rest per domain, and Overview sums every domain without listing
 // them, for a metrics scrape.
 //
 // The state machine (circuit.go) is plain Go that takes the caller's clock;

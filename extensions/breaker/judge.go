@@ -31,7 +31,7 @@ func (b *Breaker) markLeft(r *colly.Request) { b.unfinished.left(r) }
 
 // Unfinished lists the URLs not collected and not attempted since,
 // sorted by URL, with the reason: at most the sample
-// (WithUnfinishedSample, default DefaultUnfinishedSample); past it URLs
+// (DefaultUnfinishedSample); past it URLs
 // are counted per domain, not listed, and UnfinishedSummary says how many.
 func (b *Breaker) Unfinished() []Unfinished {
 	var out []Unfinished

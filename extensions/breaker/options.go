@@ -83,54 +83,29 @@ func WithDomainProfile(pattern string, p Profile) Option {
 	}
 }
 
-// WithAlarmAfter sets how many throttled (429) or blocked (403) answers in
+// withAlarmAfter sets how many throttled (429) or blocked (403) answers in
 // a row from one domain raise a warning event (default 10). They never trip
 // the breaker: they mean "fix your client", not "the target is down".
-func WithAlarmAfter(n int) Option {
+func withAlarmAfter(n int) Option {
 	return func(b *Breaker) error {
 		if n < 1 {
-			return fmt.Errorf("breaker: WithAlarmAfter(%d): must be at least 1", n)
+			return fmt.Errorf("breaker: withAlarmAfter(%d): must be at least 1", n)
 		}
 		b.alarmAfter = n
 		return nil
 	}
 }
 
-// WithMaxRetryAfter caps how long one Retry-After may pause a domain
-// (default 10 minutes), so a hostile or broken header cannot stall a crawl
-// for a day.
-func WithMaxRetryAfter(d time.Duration) Option {
-	return func(b *Breaker) error {
-		if d <= 0 {
-			return fmt.Errorf("breaker: WithMaxRetryAfter(%v): must be above 0", d)
-		}
-		b.maxRetryAfter = d
-		return nil
-	}
-}
-
-// WithThrottleRetries sets how many times one URL answered 429 is sent
+// withThrottleRetries sets how many times one URL answered 429 is sent
 // again after the pause (default 10). A throttled attempt does not spend
 // any other retry budget; past this many the URL is reported with
 // GaveUp set, never dropped silently.
-func WithThrottleRetries(n int) Option {
+func withThrottleRetries(n int) Option {
 	return func(b *Breaker) error {
 		if n < 0 {
-			return fmt.Errorf("breaker: WithThrottleRetries(%d): must be 0 or more", n)
+			return fmt.Errorf("breaker: withThrottleRetries(%d): must be 0 or more", n)
 		}
 		b.throttleRetries = n
-		return nil
-	}
-}
-
-// WithTrackerSize sets how many outcomes per domain the rolling tracker
-// behind Stats keeps (default 100).
-func WithTrackerSize(n int) Option {
-	return func(b *Breaker) error {
-		if n < 1 {
-			return fmt.Errorf("breaker: WithTrackerSize(%d): must be at least 1", n)
-		}
-		b.trackerSize = n
 		return nil
 	}
 }
@@ -202,12 +177,12 @@ func WithPacing(p Pacing) Option {
 	}
 }
 
-// WithRand sets the source of the jitter drawn for grown cooldowns: a
+// withRand sets the source of the jitter drawn for grown cooldowns: a
 // function returning a number in [0, 1). Default math/rand/v2's Float64.
-func WithRand(f func() float64) Option {
+func withRand(f func() float64) Option {
 	return func(b *Breaker) error {
 		if f == nil {
-			return fmt.Errorf("breaker: WithRand(nil): pass a function, or leave the option out")
+			return fmt.Errorf("breaker: withRand(nil): pass a function, or leave the option out")
 		}
 		b.rand = f
 		return nil

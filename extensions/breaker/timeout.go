@@ -12,20 +12,20 @@ import (
 	"time"
 )
 
-// TimeoutError is the error of a request cut by its domain's adaptive
+// timeoutError is the error of a request cut by its domain's adaptive
 // timeout. It matches context.DeadlineExceeded with errors.Is, and counts
 // as Degraded.
-type TimeoutError struct {
+type timeoutError struct {
 	Domain string
 	After  time.Duration
 }
 
-func (e *TimeoutError) Error() string {
+func (e *timeoutError) Error() string {
 	return fmt.Sprintf("breaker: request to %s cut after %v, its adaptive timeout (a multiple of its usual latency)", e.Domain, e.After)
 }
 
 // Is makes errors.Is(err, context.DeadlineExceeded) true.
-func (e *TimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+func (e *timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // cancelBody releases the request's timeout once the body is closed, and
 // reports a body cut by the timeout as the timeout.
@@ -38,7 +38,7 @@ type cancelBody struct {
 func (b *cancelBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF {
-		var te *TimeoutError
+		var te *timeoutError
 		if c := context.Cause(b.ctx); errors.As(c, &te) {
 			return n, te
 		}
@@ -113,7 +113,7 @@ func (b *Breaker) priorFor(d *domain) time.Duration {
 
 // watch returns a context for a request to d that left with no timeout:
 // it looks again every TimeoutFloor (at least 100 ms), and cuts the request
-// with a *TimeoutError once d has a timeout, its own or the fleet's, and
+// with a *timeoutError once d has a timeout, its own or the fleet's, and
 // the request has outlived it. The cancel func stops the watch.
 func (b *Breaker) watch(parent context.Context, d *domain) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
@@ -129,7 +129,7 @@ func (b *Breaker) watch(parent context.Context, d *domain) (context.Context, con
 		wait := every
 		if after := b.timeoutFor(d); after > 0 {
 			if el := time.Since(start); el >= after {
-				cancel(&TimeoutError{Domain: d.name, After: after})
+				cancel(&timeoutError{Domain: d.name, After: after})
 				return
 			} else {
 				wait = after - el

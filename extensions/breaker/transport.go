@@ -130,7 +130,7 @@ func (t *transport) roundTrip(req *http.Request) (*http.Response, error) {
 	var ctx context.Context
 	var cancel context.CancelFunc
 	if after := t.b.timeoutFor(d); after > 0 {
-		ctx, cancel = context.WithTimeoutCause(req.Context(), after, &TimeoutError{Domain: d.name, After: after})
+		ctx, cancel = context.WithTimeoutCause(req.Context(), after, &timeoutError{Domain: d.name, After: after})
 	} else if d.profile.TimeoutMultiple > 0 {
 		ctx, cancel = t.b.watch(req.Context(), d)
 	} else {
@@ -139,7 +139,7 @@ func (t *transport) roundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		cancel()
-		var te *TimeoutError
+		var te *timeoutError
 		if c := context.Cause(ctx); errors.As(c, &te) {
 			return nil, te
 		}

@@ -8,12 +8,11 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// DefaultUnfinishedSample is how many unfinished URLs a breaker lists
-// unless WithUnfinishedSample says otherwise; past it, it counts them per
-// domain.
+// DefaultUnfinishedSample is how many unfinished URLs a breaker lists;
+// past it, it counts them per domain.
 const DefaultUnfinishedSample = 10_000
 
-// WithUnfinishedSample bounds the breaker's unfinished list: it lists at
+// withUnfinishedSample bounds the breaker's unfinished list: it lists at
 // most about n URLs (default DefaultUnfinishedSample) and, past that,
 // only counts the URLs of each domain, so a broad crawl with a million
 // refused URLs does not hold a million entries. A negative n lists every
@@ -22,7 +21,7 @@ const DefaultUnfinishedSample = 10_000
 // The full list is the checkpoint's job: with extensions/checkpoint every
 // URL's state (failed, parked, pending) is in its store, whatever the
 // breaker lists.
-func WithUnfinishedSample(n int) Option {
+func withUnfinishedSample(n int) Option {
 	return func(b *Breaker) error {
 		if n == 0 {
 			n = DefaultUnfinishedSample
@@ -70,7 +69,7 @@ func (l *unfinishedList) left(r *colly.Request) {
 // UnfinishedSummary is the breaker's unfinished list: the URLs it lists,
 // and how many there are per domain, listed or not.
 type UnfinishedSummary struct {
-	// URLs lists at most the sample (WithUnfinishedSample), sorted by URL.
+	// URLs lists at most the sample (DefaultUnfinishedSample), sorted by URL.
 	URLs []Unfinished
 	// PerDomain counts every unfinished URL by domain: those listed, and
 	// those counted past the sample.
@@ -85,7 +84,7 @@ type UnfinishedSummary struct {
 }
 
 // UnfinishedSummary returns the unfinished URLs listed and the count of
-// every unfinished URL per domain (see WithUnfinishedSample).
+// every unfinished URL per domain (see DefaultUnfinishedSample).
 func (b *Breaker) UnfinishedSummary() UnfinishedSummary {
 	s := UnfinishedSummary{URLs: b.Unfinished(), PerDomain: map[string]int{}}
 	for _, u := range s.URLs {
