@@ -12,6 +12,7 @@ import (
 	"github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/report"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -91,7 +92,7 @@ func TestUsageOnADegradingStoreIsTripped(t *testing.T) {
 	if err != nil || code != 2 {
 		t.Fatalf("exit %d (%v), want 2 (tripped)", code, err)
 	}
-	if got, bound := store.SentAfterFailing(), breaker.FailuresToTrip(breaker.Standard)+4-1; got > bound {
+	if got, bound := store.SentAfterFailing(), circuit.FailuresToTrip(breaker.Standard)+4-1; got > bound {
 		t.Fatalf("%d requests into the degradation, want at most %d", got, bound)
 	}
 }

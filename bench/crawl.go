@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
 )
@@ -160,7 +160,7 @@ func (s crawlStats) breakerOf(host string) (state string, trips int, refused int
 	switch {
 	case s.w.b != nil:
 		for _, d := range s.w.b.Stats() {
-			if d.Domain == breaker.HostOf(host) {
+			if d.Domain == hostkey.Of(host) {
 				return d.State.String(), d.Trips, d.Refused
 			}
 		}

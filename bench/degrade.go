@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
@@ -50,7 +51,7 @@ func runDegrade(e *env) ([]Result, error) {
 		rows[i].Measured = retriesAndBreaker(rows[i])
 	}
 	rl := find(rows, retry)
-	need := breaker.FailuresToTrip(breaker.Standard)
+	need := circuit.FailuresToTrip(breaker.Standard)
 	for _, g := range []struct {
 		k     client
 		bound int

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 )
 
 // Case is one generated crawl: the stores it runs against, how the crawler
@@ -106,7 +106,7 @@ func (c Case) Bound() time.Duration {
 	if w.Async && w.Parallelism() == 0 {
 		p = 8 // no limit: many at once
 	}
-	need := time.Duration(breaker.FailuresToTrip(w.Profile))
+	need := time.Duration(circuit.FailuresToTrip(w.Profile))
 	total := 3 * time.Second
 	for _, s := range c.Sites {
 		listings := s.Products/max(1, s.PerPage) + 2

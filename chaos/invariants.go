@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -240,7 +240,7 @@ func (cr *caseRun) check() []Violation {
 
 		// 5. Requests into a failing store ≤ need + P − 1.
 		if s.Kind.failing() || s.Kind == kSlope {
-			need := breaker.FailuresToTrip(w.Profile)
+			need := circuit.FailuresToTrip(w.Profile)
 			p := w.Parallelism()
 			how := "P=" + strconv.Itoa(p)
 			if p == 0 {

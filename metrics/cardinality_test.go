@@ -7,6 +7,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -41,7 +42,7 @@ func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 	for i := range n {
 		send("shop-"+strconv.Itoa(i)+".test", ok)
 	}
-	for range breaker.FailuresToTrip(breaker.Standard) {
+	for range circuit.FailuresToTrip(breaker.Standard) {
 		send("shop-500.test", bad) // tripped
 	}
 	send("shop-700.test", bad) // a failure in its window

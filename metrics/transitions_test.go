@@ -6,6 +6,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -37,7 +38,7 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 		}
 		b.Record(tk, breaker.Outcome{Class: c, Latency: 50 * time.Millisecond})
 	}
-	for range breaker.FailuresToTrip(p) {
+	for range circuit.FailuresToTrip(p) {
 		record(breaker.Degraded) // the failures that trip it
 	}
 	s := scrape(t, srv.URL())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
@@ -185,7 +186,7 @@ func perHost[N int | int64](into *map[string]N, m map[string]N) {
 		*into = make(map[string]N, len(m))
 	}
 	for h, n := range m {
-		(*into)[breaker.HostOf(h)] += n
+		(*into)[hostkey.Of(h)] += n
 	}
 }
 
@@ -245,7 +246,7 @@ func WithLatencies(perDomain map[string][]time.Duration) Option {
 			bd.latencies = make(map[string][]time.Duration, len(perDomain))
 		}
 		for h, ls := range perDomain {
-			k := breaker.HostOf(h)
+			k := hostkey.Of(h)
 			bd.latencies[k] = append(bd.latencies[k], ls...)
 		}
 	}
@@ -345,7 +346,7 @@ func New(o outcome.Outcome, opts ...Option) Report {
 	}
 	for _, f := range o.Findings {
 		for _, g := range f.Dead {
-			get(breaker.HostOf(g.Domain)).Dead += g.URLs
+			get(hostkey.Of(g.Domain)).Dead += g.URLs
 		}
 	}
 
@@ -419,7 +420,7 @@ func median(ls []time.Duration) time.Duration {
 // Domain returns the line of the named host, and false if the report has
 // none. The name is normalised as the breaker's domain keys are.
 func (r Report) Domain(host string) (Domain, bool) {
-	host = breaker.HostOf(host)
+	host = hostkey.Of(host)
 	for _, d := range r.Domains {
 		if d.Domain == host {
 			return d, true

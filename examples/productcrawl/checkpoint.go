@@ -9,8 +9,8 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
@@ -159,7 +159,7 @@ func pendingByDomain(path string) (map[string]int, error) {
 	out := map[string]int{}
 	err = s.Scan(func(r storage.Record) error {
 		if u, perr := url.Parse(r.URL); perr == nil {
-			out[breaker.HostOf(u.Host)]++
+			out[hostkey.Of(u.Host)]++
 		}
 		return nil
 	}, storage.Pending, storage.InFlight, storage.Parked, storage.Failed)

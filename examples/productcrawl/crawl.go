@@ -18,6 +18,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/report"
@@ -192,7 +193,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 		var mu sync.Mutex
 		seen := map[string]bool{}
 		cr.c.OnRequest(func(r *colly.Request) {
-			h := breaker.HostOf(r.URL.Host)
+			h := hostkey.Of(r.URL.Host)
 			mu.Lock()
 			first := !seen[h]
 			seen[h] = true

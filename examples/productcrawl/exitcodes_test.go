@@ -9,6 +9,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
@@ -61,10 +62,10 @@ func TestExitTrippedOnADegradingStore(t *testing.T) {
 			if r.code != 2 {
 				t.Fatalf("exit %d, want 2 (tripped)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
-			bound := breaker.FailuresToTrip(tc.profile) + tc.parallelism - 1
-			if sent := store.SentAfterFailing(); sent > bound || sent < breaker.FailuresToTrip(tc.profile) {
+			bound := circuit.FailuresToTrip(tc.profile) + tc.parallelism - 1
+			if sent := store.SentAfterFailing(); sent > bound || sent < circuit.FailuresToTrip(tc.profile) {
 				t.Errorf("%d requests sent into the degradation; want between %d and the bound %d (window × threshold + parallelism − 1)",
-					sent, breaker.FailuresToTrip(tc.profile), bound)
+					sent, circuit.FailuresToTrip(tc.profile), bound)
 			}
 			rep := r.report(t)
 			d := rep.domain(t, store.Host())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	whatwg "github.com/nlnwa/whatwg-url/url"
 )
 
@@ -47,7 +48,7 @@ func collyHosts(pattern string) []string {
 		if err != nil || u.Host == "" {
 			continue
 		}
-		if h := breaker.HostOf(u.Host); h != pattern && !slices.Contains(out, h) {
+		if h := hostkey.Of(u.Host); h != pattern && !slices.Contains(out, h) {
 			out = append(out, h)
 		}
 	}

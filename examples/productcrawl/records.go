@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 )
 
 // sink appends records to the -out file as JSON lines, or as CSV rows
@@ -163,7 +163,7 @@ func (s *sink) reconcile() error {
 		}
 		s.seen[r.URL] = true
 		if u, err := url.Parse(r.URL); err == nil {
-			s.perHost[breaker.HostOf(u.Host)]++
+			s.perHost[hostkey.Of(u.Host)]++
 		}
 		s.total++
 		s.earlier++
@@ -230,7 +230,7 @@ func (s *sink) write(r record) error {
 		return s.err
 	}
 	s.seen[r.URL] = true
-	s.perHost[breaker.HostOf(r.Host)]++
+	s.perHost[hostkey.Of(r.Host)]++
 	s.total++
 	return nil
 }

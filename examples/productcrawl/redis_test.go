@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -330,10 +331,10 @@ func TestRedisWorkersShareATrip(t *testing.T) {
 	}
 	p := plainCircuit()
 	// The request that trips the circuit is one of those in flight.
-	bound := breaker.FailuresToTrip(p) + fleetWorkers*fleetParallel - 1
-	if sent := bad.SentAfterFailing(); sent < breaker.FailuresToTrip(p) || sent > bound {
+	bound := circuit.FailuresToTrip(p) + fleetWorkers*fleetParallel - 1
+	if sent := bad.SentAfterFailing(); sent < circuit.FailuresToTrip(p) || sent > bound {
 		t.Errorf("%d requests sent into the degradation, want between %d and %d (window × threshold + workers × parallelism − 1)",
-			sent, breaker.FailuresToTrip(p), bound)
+			sent, circuit.FailuresToTrip(p), bound)
 	}
 	got := unionOnce(t, rs, f.Stores...)
 	want := map[string]bool{}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -80,7 +81,7 @@ func newRobotsPolicy(log zerolog.Logger, timeout time.Duration, agent func() str
 // robots.txt first if the run has not (or must again). A disallowed URL is
 // counted.
 func (p *robotsPolicy) allowed(u *url.URL) bool {
-	key := breaker.HostOf(u.Host)
+	key := hostkey.Of(u.Host)
 	for {
 		p.mu.Lock()
 		h := p.hosts[key]

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -48,10 +49,11 @@ func newReach(log zerolog.Logger, startHosts []string) *reach {
 // the name does not resolve, or the connection was refused; "" for
 // anything else (a timeout or a reset may pass).
 func unreachableCause(err error) string {
+	var dns *net.DNSError
 	switch {
 	case err == nil:
 		return ""
-	case breaker.IsDNSError(err):
+	case errors.As(err, &dns):
 		return "name not resolved"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"

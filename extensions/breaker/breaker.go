@@ -6,12 +6,12 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
 )
@@ -58,7 +58,7 @@ type domain struct {
 	tracker *tracker
 
 	open     atomic.Pointer[openMark] // the cached refusal for the cheap early check; nil = ask the circuit
-	need     int                      // FailuresToTrip(profile)
+	need     int                      // failuresToTrip(profile)
 	counter  failureCounter           // the circuit, if it counts its window's failures
 	local    *localFailures           // else the breaker's own count
 	pace     *pace
@@ -121,9 +121,8 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 	return b, nil
 }
 
-// HostOf returns the domain key for a URL host: lower-cased, port kept
-// (the same key Colly's LimitRules match on).
-func HostOf(host string) string { return strings.ToLower(host) }
+// hostOf returns the domain key for a URL host (hostkey.Of).
+func hostOf(host string) string { return hostkey.Of(host) }
 
 // domain returns host's domain, pinned: the caller unpins it, or hands
 // the pin to a Ticket.
@@ -144,19 +143,11 @@ type Ticket struct {
 	permit Permit
 }
 
-// Domain returns the host the ticket is for.
-func (t Ticket) Domain() string {
-	if t.d == nil {
-		return ""
-	}
-	return t.d.name
-}
-
 // Allow asks whether a request to host may be sent now. It returns a
 // *CircuitOpenError (errors.Is(err, ErrOpen)) when the domain's circuit
 // refuses, or an error from the Store.
 func (b *Breaker) Allow(host string) (Ticket, error) {
-	d, err := b.domain(HostOf(host))
+	d, err := b.domain(hostOf(host))
 	if err != nil {
 		return Ticket{}, err
 	}
@@ -330,7 +321,7 @@ func (b *Breaker) alarms(d *domain, c Class) {
 
 // State returns the state of host's circuit (Closed for a host never seen).
 func (b *Breaker) State(host string) State {
-	v, ok := b.domains.Load(HostOf(host))
+	v, ok := b.domains.Load(hostOf(host))
 	if !ok {
 		return Closed
 	}
@@ -344,12 +335,12 @@ func (b *Breaker) State(host string) State {
 // Restore puts host's circuit back into an open state saved by a
 // checkpoint, until retryAt: a restart is not a way around a cooldown.
 func (b *Breaker) Restore(host string, retryAt time.Time, trips int) error {
-	d, err := b.domain(HostOf(host))
+	d, err := b.domain(hostOf(host))
 	if err != nil {
 		return err
 	}
 	defer d.unpin()
-	r, ok := d.circuit.(Restorer)
+	r, ok := d.circuit.(restorer)
 	if !ok {
 		return fmt.Errorf("breaker: the store's circuits for %s cannot be restored", d.name)
 	}

@@ -36,8 +36,8 @@ type Snapshot struct {
 }
 
 // Circuit is one domain's three-state breaker. The in-process circuit
-// (NewCircuit) and storage/redis's shared circuit implement it with the same
-// semantics; breakertest runs one table against both. The caller passes its
+// (MemoryStore) and storage/redis's shared circuit implement it with the
+// same semantics; breakertest runs one table against both. The caller passes its
 // clock in, so the circuit has none of its own; the in-process circuit reads
 // it only when the decision depends on time (never on the closed hot path).
 type Circuit interface {
@@ -53,20 +53,26 @@ type Circuit interface {
 	Snapshot(clk clock.Clock) (Snapshot, error)
 }
 
-// Restorer is implemented by circuits that can be put back into a saved
+// A Circuit may also have the methods of restorer and holder below; the
+// breaker looks for them by their signatures. Without RestoreOpen,
+// Breaker.Restore returns an error; without HoldOpen, Breaker.HoldOpen
+// does, and the decisions taken outside the window (a latency slope, slow
+// calls, a fleet-wide pause, a grown cooldown) leave the circuit as it is.
+
+// restorer is implemented by circuits that can be put back into a saved
 // state, so a restart is not a way around a cooldown.
-type Restorer interface {
+type restorer interface {
 	// RestoreOpen opens the circuit until retryAt, counting trips trips so
 	// far. A retryAt in the past leaves the circuit closed.
 	RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Transition, error)
 }
 
-// Holder is implemented by circuits that can be held open until a given
+// holder is implemented by circuits that can be held open until a given
 // time by a decision taken outside the window: a latency slope, slow calls,
 // a fleet-wide pause, a grown cooldown. A closed or half-open circuit opens
 // (a new generation, its window cleared); an open one stays open at least
 // until then (never shorter).
-type Holder interface {
+type holder interface {
 	HoldOpen(clk clock.Clock, until time.Time, reason string) (Transition, error)
 }
 
@@ -93,26 +99,17 @@ type memCircuit struct {
 	trips   int
 }
 
-// NewCircuit returns an in-process circuit for domain, closed. p must be
-// valid (see Profile.Validate).
-func NewCircuit(domain string, p Profile) (Circuit, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return newMemCircuit(domain, p), nil
-}
-
 func newMemCircuit(domain string, p Profile) *memCircuit {
-	c := &memCircuit{domain: domain, p: p, need: FailuresToTrip(p), win: newWindow(p.WindowSize)}
+	c := &memCircuit{domain: domain, p: p, need: failuresToTrip(p), win: newWindow(p.WindowSize)}
 	c.closedGen.Store(1) // closed, generation 0
 	return c
 }
 
-// FailuresToTrip is how many failures in the window of p trip it, full or
+// failuresToTrip is how many failures in the window of p trip it, full or
 // not: the
 // failure threshold as a count, so the comparison is exact (0.35 of 50 is
 // 18 failures, since 17/50 = 0.34 is below the threshold).
-func FailuresToTrip(p Profile) int {
+func failuresToTrip(p Profile) int {
 	n := int(math.Ceil(p.FailureThreshold*float64(p.WindowSize) - 1e-9))
 	return max(n, 1)
 }
@@ -251,14 +248,14 @@ func (c *memCircuit) tripLocked(now time.Time, reason string, evidence []Outcome
 
 // WindowFailures returns the failures in the circuit's window now. The
 // breaker's gate reads it, without a lock, to keep at most
-// FailuresToTrip − WindowFailures requests in flight.
+// failuresToTrip − WindowFailures requests in flight.
 func (c *memCircuit) WindowFailures() int { return int(c.failures.Load()) }
 
 // moveLocked changes state, starts a new generation and describes the
 // change. Every state change goes through here.
 func (c *memCircuit) moveLocked(now time.Time, to State, reason string, evidence []Outcome) Transition {
 	t := Transition{Domain: c.domain, From: c.state, To: to, At: now, Reason: reason, Window: evidence,
-		FailureRate: FailureRate(evidence), MedianLatency: MedianSuccessLatency(evidence)}
+		FailureRate: failureRate(evidence), MedianLatency: medianSuccessLatency(evidence)}
 	c.state = to
 	c.gen++
 	c.probes, c.passed = 0, 0

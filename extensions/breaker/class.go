@@ -114,9 +114,9 @@ func classifyError(err error) Class {
 	return Degraded
 }
 
-// IsDNSError reports whether err is a name-resolution failure. DNS failures
+// isDNSError reports whether err is a name-resolution failure. DNS failures
 // count as Degraded, but the resolver may be ours: logs say so.
-func IsDNSError(err error) bool {
+func isDNSError(err error) bool {
 	var dns *net.DNSError
 	return errors.As(err, &dns)
 }
@@ -128,7 +128,7 @@ func errorKind(err error) string {
 	switch {
 	case err == nil:
 		return ""
-	case IsDNSError(err):
+	case isDNSError(err):
 		return "dns"
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
 		errors.As(err, &ne) && ne.Timeout():

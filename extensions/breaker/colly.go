@@ -137,7 +137,7 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 			return
 		}
 	}
-	d, err := b.domain(HostOf(r.URL.Host))
+	d, err := b.domain(hostOf(r.URL.Host))
 	if err != nil {
 		return // the gate reports it
 	}
@@ -167,13 +167,13 @@ func crawlContext(c *colly.Collector) context.Context {
 func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	if r.IsAbort() {
 		// Stopped by a callback before this one: its reservation is free.
-		if v, ok := b.domains.Load(HostOf(r.URL.Host)); ok {
+		if v, ok := b.domains.Load(hostOf(r.URL.Host)); ok {
 			v.(*domain).pace.unreserve(b.clock, r)
 		}
 		return
 	}
 	ctx := crawlContext(c)
-	host := HostOf(r.URL.Host)
+	host := hostOf(r.URL.Host)
 	d, err := b.domain(host)
 	if err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("url", r.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
@@ -323,7 +323,7 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 		err = nil
 	}
 	a.class, a.err = class, err
-	if class == Degraded && IsDNSError(err) {
+	if class == Degraded && isDNSError(err) {
 		b.log.Warn().Str("event", "dns_failure").Str("domain", d.name).Err(err).
 			Msg("breaker: DNS failure counted against the domain; check the local resolver too")
 	}

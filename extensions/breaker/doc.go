@@ -9,8 +9,8 @@
 //   - Closed lets requests through and records each outcome in a window of
 //     the last Profile.WindowSize counted outcomes. It trips as soon as the
 //     failures in the window reach the count that trips a full window
-//     (FailuresToTrip: Profile.FailureThreshold × Profile.WindowSize,
-//     rounded up), full window or not; so do
+//     (Profile.FailureThreshold × Profile.WindowSize, rounded up: 10 for
+//     Standard), full window or not; so do
 //     Profile.ConsecutiveFailures failures in a row, if set.
 //   - Open refuses every request, locally and in well under a microsecond,
 //     until Profile.Cooldown has passed.
@@ -39,10 +39,10 @@
 // the user's OnError sees that error (errors.Is(err, ErrOpen)).
 //
 // The bound holds in every wiring: a domain never has more requests in
-// flight than its circuit could still stop (FailuresToTrip less the
+// flight than its circuit could still stop (the failures that trip it less the
 // failures in its window; one until it has answered well once), and a
 // status or transport failure is recorded inside Colly's LimitRule slot,
-// before any user callback. So at most FailuresToTrip requests reach a site
+// before any user callback. So at most that many requests reach a site
 // after it starts failing, whatever LimitRules, pacing or retry loop the
 // scraper has. Register wraps the transport the collector already has.
 //

@@ -54,7 +54,7 @@ func (b *Breaker) early(d *domain, s signals) {
 // holdOpen opens d's circuit for its cooldown (grown, if it keeps
 // tripping) for a reason found outside the circuit's window.
 func (b *Breaker) holdOpen(d *domain, reason string) {
-	h, ok := d.circuit.(Holder)
+	h, ok := d.circuit.(holder)
 	if !ok {
 		b.log.Warn().Str("event", "breaker_cannot_hold").Str("domain", d.name).Str("reason", reason).
 			Msg("breaker: the store's circuits cannot be opened from outside their window; only logging")
@@ -82,7 +82,7 @@ func (b *Breaker) grow(d *domain, t Transition, streak int) Transition {
 	grown := min(time.Duration(streak)*p.Cooldown, p.MaxCooldown)
 	cooldown := p.Cooldown + time.Duration(b.rand()*float64(grown-p.Cooldown))
 	until := t.At.Add(cooldown)
-	h, ok := d.circuit.(Holder)
+	h, ok := d.circuit.(holder)
 	if !ok || !until.After(t.RetryAt) {
 		return t
 	}

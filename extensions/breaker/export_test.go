@@ -14,3 +14,14 @@ var (
 
 // TimeoutError is the error of a request cut by its adaptive timeout.
 type TimeoutError = timeoutError
+
+// Helpers the external tests reach; unexported in the package, or kept
+// under internal/ for the rest of the module.
+var (
+	FailuresToTrip = failuresToTrip
+	IsDNSError     = isDNSError
+	HostOf         = hostOf
+)
+
+// NewCircuit returns an in-process circuit for domain, closed.
+func NewCircuit(domain string, p Profile) (Circuit, error) { return MemoryStore{}.Circuit(domain, p) }

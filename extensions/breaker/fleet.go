@@ -144,7 +144,7 @@ func (g *fleetGuard) tripped(b *Breaker, d *domain, at time.Time, clientSide boo
 		if !other.pin() {
 			continue // being compacted: idle, nothing to pause
 		}
-		if h, ok := other.circuit.(Holder); ok {
+		if h, ok := other.circuit.(holder); ok {
 			t, err := h.HoldOpen(b.clock, at.Add(pause), ReasonFleetPause)
 			if err == nil && t.Changed() {
 				b.transitioned(other, t)

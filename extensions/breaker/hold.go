@@ -16,11 +16,11 @@ import (
 // transition is logged and reaches OnTransition hooks. It returns an
 // error if the store's circuits cannot be held open from outside.
 func (b *Breaker) HoldOpen(host string, until time.Time, reason string) error {
-	d, err := b.domain(HostOf(host))
+	d, err := b.domain(hostOf(host))
 	if err != nil {
 		return err
 	}
-	h, ok := d.circuit.(Holder)
+	h, ok := d.circuit.(holder)
 	if !ok {
 		return fmt.Errorf("breaker: the store's circuits for %s cannot be held open", d.name)
 	}
@@ -40,7 +40,7 @@ func (b *Breaker) HoldOpen(host string, until time.Time, reason string) error {
 // domain from there. A gap at or below the domain's least gap already
 // changes nothing. Each worker of a shared crawl sets its own.
 func (b *Breaker) SetMinGap(host string, gap time.Duration) error {
-	d, err := b.domain(HostOf(host))
+	d, err := b.domain(hostOf(host))
 	if err != nil {
 		return err
 	}

@@ -189,7 +189,7 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
 	}
-	d := &domain{name: host, profile: p, circuit: c, tracker: newTracker(max(b.trackerSize, p.WindowSize), p), need: FailuresToTrip(p)}
+	d := &domain{name: host, profile: p, circuit: c, tracker: newTracker(max(b.trackerSize, p.WindowSize), p), need: failuresToTrip(p)}
 	if fc, ok := c.(failureCounter); ok {
 		d.counter = fc
 	} else {
@@ -341,8 +341,8 @@ func (d *domain) quiet(mc *memCircuit, now time.Time) (r dormant, ok bool) {
 	}
 	if len(outs) > 0 {
 		r.tracked = uint32(len(outs))
-		r.rate = float32(1 - FailureRate(outs))
-		r.median = int64(MedianSuccessLatency(outs))
+		r.rate = float32(1 - failureRate(outs))
+		r.median = int64(medianSuccessLatency(outs))
 	}
 
 	p := d.pace

@@ -42,8 +42,8 @@ import (
 // Without WithPacing every field takes its default: no in-flight limit or
 // gap of the user's, the throttle behaviour above. Whatever the pacing, a
 // domain never has more requests in flight than its circuit could still
-// stop: FailuresToTrip of its profile, less the failures already in its
-// window.
+// stop: the failures that trip its profile's window, less the failures
+// already in it.
 type Pacing struct {
 	Parallelism     int
 	MinGap          time.Duration
@@ -99,7 +99,7 @@ const minThrottleGap = 20 * time.Millisecond
 // how many more failures its circuit can take before it trips, so a request
 // leaves only while, even if every request in flight failed, the circuit
 // would still be there to stop the next one. That is what bounds the
-// requests sent into a failing site to FailuresToTrip whatever Colly's
+// requests sent into a failing site to failuresToTrip whatever Colly's
 // LimitRules do (their slots free before the outcome is known).
 //
 // Slots are handed over first in, first out: a freed slot goes to the

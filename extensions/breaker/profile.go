@@ -14,7 +14,8 @@ import (
 //
 // FailureThreshold is the failure rate, in (0, 1], at or above which a full
 // window trips the circuit. The circuit trips as soon as its failures reach
-// that rate of a full window (FailuresToTrip), before the window is full:
+// that rate of a full window (the rate times WindowSize, rounded up),
+// before the window is full:
 // whatever filled the rest, the rate would be at or above the threshold.
 // So a crawl that starts on (or resumes into) a failing site, or whose
 // pages are mostly 404s that are not counted, trips after as few failures

@@ -30,10 +30,10 @@ func (b *Breaker) Snapshots() []DomainSnapshot {
 // Snapshot returns host's circuit as it stands now; false for a host never
 // seen or whose store cannot be read.
 func (b *Breaker) Snapshot(host string) (DomainSnapshot, bool) {
-	v, ok := b.domains.Load(HostOf(host))
+	v, ok := b.domains.Load(hostOf(host))
 	if !ok {
-		if r, ok := b.dormantOf(HostOf(host)); ok {
-			return DomainSnapshot{Domain: HostOf(host), Snapshot: Snapshot{State: Closed, Trips: int(r.trips)}}, true
+		if r, ok := b.dormantOf(hostOf(host)); ok {
+			return DomainSnapshot{Domain: hostOf(host), Snapshot: Snapshot{State: Closed, Trips: int(r.trips)}}, true
 		}
 		return DomainSnapshot{}, false
 	}
@@ -67,7 +67,7 @@ type DomainSnapshot struct {
 // RestoreHalt puts back a Retry-After pause a checkpoint saved: no request
 // to host leaves before until, whatever the restart.
 func (b *Breaker) RestoreHalt(host string, until time.Time) error {
-	d, err := b.domain(HostOf(host))
+	d, err := b.domain(hostOf(host))
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (b *Breaker) RestoreHalt(host string, until time.Time) error {
 // Stats and calls no hook: nothing was sent. A circuit that is not closed
 // is left as it is.
 func (b *Breaker) RestoreWindow(host string, outcomes, failures int) error {
-	d, err := b.domain(HostOf(host))
+	d, err := b.domain(hostOf(host))
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (b *Breaker) RestoreWindow(host string, outcomes, failures int) error {
 		return err
 	}
 	p := d.profile
-	most := FailuresToTrip(p) - 1
+	most := failuresToTrip(p) - 1
 	if p.ConsecutiveFailures > 0 {
 		most = min(most, p.ConsecutiveFailures-1)
 	}

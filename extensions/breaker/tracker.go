@@ -56,7 +56,7 @@ func newTracker(size int, p Profile) *tracker {
 	t := &tracker{p: p, win: newWindow(size)}
 	if p.SlowCall > 0 {
 		t.slow = make([]bool, p.WindowSize)
-		t.slowNeed = FailuresToTrip(Profile{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate})
+		t.slowNeed = failuresToTrip(Profile{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate})
 	}
 	if p.SlopeMultiple > 0 {
 		k := slopeSamples(p)
@@ -170,7 +170,7 @@ func (t *tracker) slopeLocked() (change int, median, baseline time.Duration) {
 
 // successMedianLocked is the median latency of the successes in the window.
 func (t *tracker) successMedianLocked() time.Duration {
-	return MedianSuccessLatency(t.win.outcomes())
+	return medianSuccessLatency(t.win.outcomes())
 }
 
 // timeoutLocked is TimeoutMultiple × the p95 of the window's successes,
@@ -215,7 +215,7 @@ func (t *tracker) stats() (n int, successRate float64, median time.Duration) {
 	if len(outs) == 0 {
 		return 0, 0, 0
 	}
-	return len(outs), 1 - FailureRate(outs), MedianSuccessLatency(outs)
+	return len(outs), 1 - failureRate(outs), medianSuccessLatency(outs)
 }
 
 // slowedNow reports whether the median of the latest successes is past the

@@ -122,7 +122,7 @@ func closeBody(req *http.Request) {
 // has a prior, it is cut when it outlives it, so the first requests into a
 // site that hangs from the start do not wait for the client's own timeout.
 func (t *transport) roundTrip(req *http.Request) (*http.Response, error) {
-	v, ok := t.b.domains.Load(HostOf(req.URL.Host))
+	v, ok := t.b.domains.Load(hostOf(req.URL.Host))
 	if !ok {
 		return t.base.RoundTrip(req)
 	}

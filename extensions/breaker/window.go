@@ -69,11 +69,11 @@ func (w *window) outcomes() []Outcome {
 	return out
 }
 
-// MedianSuccessLatency is the median latency over the successes in outs
+// medianSuccessLatency is the median latency over the successes in outs
 // only: timeouts would otherwise make the median the timeout repeated. It
 // is what a Transition's MedianLatency reports; a Store's
 // own Circuit uses it to describe its evidence the same way.
-func MedianSuccessLatency(outs []Outcome) time.Duration {
+func medianSuccessLatency(outs []Outcome) time.Duration {
 	lats := make([]time.Duration, 0, len(outs))
 	for _, o := range outs {
 		if o.Class == Success {
@@ -87,10 +87,10 @@ func MedianSuccessLatency(outs []Outcome) time.Duration {
 	return lats[len(lats)/2]
 }
 
-// FailureRate is the share of failures among the outcomes in outs whose
+// failureRate is the share of failures among the outcomes in outs whose
 // Class is Counted, 0 when none is. It is what a Transition's FailureRate
 // reports.
-func FailureRate(outs []Outcome) float64 {
+func failureRate(outs []Outcome) float64 {
 	n, f := 0, 0
 	for _, o := range outs {
 		if o.Class.Counted() {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 )
@@ -259,7 +260,7 @@ func (cp *Checkpoint) inFlightByDomain() (map[string]int, error) {
 	out := map[string]int{}
 	err := cp.store.Scan(func(r storage.Record) error {
 		if u, err := url.Parse(r.URL); err == nil {
-			out[breaker.HostOf(u.Host)]++
+			out[hostkey.Of(u.Host)]++
 		}
 		return nil
 	}, storage.InFlight)

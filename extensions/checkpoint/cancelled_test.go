@@ -10,6 +10,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -22,7 +23,7 @@ import (
 // send one request more into the failure than an uninterrupted run would.
 func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 	const p = 2
-	need := breaker.FailuresToTrip(breaker.Standard)
+	need := circuit.FailuresToTrip(breaker.Standard)
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 60,
 		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25, Latency: 40 * time.Millisecond}})
 	path := dbPath(t)

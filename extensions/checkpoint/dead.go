@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 )
@@ -182,7 +183,7 @@ func (cp *Checkpoint) RetryDead() (int, error) {
 // none.
 func domainOf(u string) string {
 	if p, err := url.Parse(u); err == nil {
-		return breaker.HostOf(p.Host)
+		return hostkey.Of(p.Host)
 	}
 	return "?"
 }

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
@@ -114,7 +114,7 @@ func (cp *Checkpoint) domainClosedUntilLocked(u string) time.Time {
 	if err != nil {
 		return time.Time{}
 	}
-	return cp.saved[breaker.HostOf(p.Host)].RetryAt
+	return cp.saved[hostkey.Of(p.Host)].RetryAt
 }
 
 // popLocked hands out the next unfinished URL's record, skipping those

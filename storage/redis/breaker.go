@@ -11,6 +11,8 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	icircuit "github.com/breakwater-crawl/breakwater/internal/circuit"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -86,7 +88,7 @@ func (bs *BreakerStore) crawlName() string { return bs.crawl }
 //
 // With WithShards they are under the tag of the domain's shard.
 func (bs *BreakerStore) domainKeys(domain string) []string {
-	d := breaker.HostOf(domain)
+	d := hostkey.Of(domain)
 	p := bs.prefix[shardOf(d, len(bs.prefix))]
 	return []string{p + "s:" + d, p + "w:" + d, p + "p:" + d}
 }
@@ -110,7 +112,7 @@ func (bs *BreakerStore) Circuit(domain string, p breaker.Profile) (breaker.Circu
 	if strings.TrimSpace(domain) == "" {
 		return nil, fmt.Errorf("breakwater/redis: breaker store for crawl %q: empty domain", bs.crawl)
 	}
-	d := breaker.HostOf(domain)
+	d := hostkey.Of(domain)
 	return &circuit{
 		bs:     bs,
 		domain: d,
@@ -118,7 +120,7 @@ func (bs *BreakerStore) Circuit(domain string, p breaker.Profile) (breaker.Circu
 		keys:   bs.domainKeys(d),
 		profile: []any{
 			p.WindowSize,
-			breaker.FailuresToTrip(p),
+			icircuit.FailuresToTrip(p),
 			p.ConsecutiveFailures,
 			ceilMicros(p.Cooldown),
 			p.HalfOpenProbes,
@@ -228,12 +230,12 @@ func (c *circuit) fallbackCircuit(clk clock.Clock, now time.Time) (breaker.Circu
 	if fb := c.fallback.Load(); fb != nil {
 		return fb.Circuit, nil
 	}
-	mc, err := breaker.NewCircuit(c.domain, c.p)
+	mc, err := breaker.MemoryStore{}.Circuit(c.domain, c.p)
 	if err != nil { // not expected: Circuit validated the profile
 		return nil, fmt.Errorf("breakwater/redis: fail-open fallback circuit for %s: %w", c.domain, err)
 	}
 	if until := c.openUntil.Load(); until > 0 {
-		if r, ok := mc.(breaker.Restorer); ok {
+		if r, ok := mc.(icircuit.Restorer); ok {
 			_, _ = r.RestoreOpen(clk, micros(until, now), int(c.trips.Load()))
 		}
 	}
@@ -293,7 +295,7 @@ func (c *circuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome) (
 	}
 	c.trips.Store(trips)
 	t := breaker.Transition{Domain: c.domain, From: from, To: to, At: now, Reason: reasons[reason], Window: evidence,
-		FailureRate: breaker.FailureRate(evidence), MedianLatency: breaker.MedianSuccessLatency(evidence), Trips: int(trips)}
+		FailureRate: icircuit.FailureRate(evidence), MedianLatency: icircuit.MedianSuccessLatency(evidence), Trips: int(trips)}
 	if to == breaker.Open {
 		c.openUntil.Store(retryAt)
 		t.RetryAt = micros(retryAt, now)
@@ -331,7 +333,7 @@ func (c *circuit) Snapshot(clk clock.Clock) (breaker.Snapshot, error) {
 
 // RestoreOpen opens the shared circuit until retryAt, counting trips trips
 // so far, as a state carried over from a checkpoint (not a new trip): one
-// round trip. It implements breaker.Restorer; see HoldOpen.
+// round trip. It implements icircuit.Restorer; see HoldOpen.
 func (c *circuit) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (breaker.Transition, error) {
 	return c.hold(clk, retryAt, breaker.ReasonRestored, max(trips, 0))
 }
@@ -340,7 +342,7 @@ func (c *circuit) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (br
 // its window (a latency slope, slow calls, a grown cooldown, a fleet-wide
 // pause): one round trip. A closed or half-open circuit opens, with a new
 // generation and its window cleared; an open one stays open at least until
-// then, never shorter. It implements breaker.Holder. until is kept to the
+// then, never shorter. It implements icircuit.Holder. until is kept to the
 // microsecond, rounded up; an until not after now changes nothing.
 // Pause holds every worker's requests to the domain until until: a worker
 // was told Retry-After. The pause rounds down to the microsecond, so the
@@ -395,7 +397,7 @@ func (c *circuit) hold(clk clock.Clock, until time.Time, reason string, tripsFlo
 	}
 	c.openUntil.Store(us)
 	return breaker.Transition{Domain: c.domain, From: breaker.State(toInt(res[1])), To: breaker.Open, At: now,
-		Reason: reason, Window: evidence, FailureRate: breaker.FailureRate(evidence), MedianLatency: breaker.MedianSuccessLatency(evidence),
+		Reason: reason, Window: evidence, FailureRate: icircuit.FailureRate(evidence), MedianLatency: icircuit.MedianSuccessLatency(evidence),
 		RetryAt: micros(us, now), Trips: int(trips)}, nil
 }
 
@@ -534,8 +536,8 @@ func parseEntry(s string) (breaker.Outcome, bool) {
 }
 
 var (
-	_ breaker.Store    = (*BreakerStore)(nil)
-	_ breaker.Circuit  = (*circuit)(nil)
-	_ breaker.Restorer = (*circuit)(nil)
-	_ breaker.Holder   = (*circuit)(nil)
+	_ breaker.Store     = (*BreakerStore)(nil)
+	_ breaker.Circuit   = (*circuit)(nil)
+	_ icircuit.Restorer = (*circuit)(nil)
+	_ icircuit.Holder   = (*circuit)(nil)
 )

@@ -108,7 +108,7 @@ func BenchmarkBreakerDecisionParallel(b *testing.B) {
 // BenchmarkBreakerDecisionInProcess is the same work on the in-process
 // circuit, for scale.
 func BenchmarkBreakerDecisionInProcess(b *testing.B) {
-	c, err := breaker.NewCircuit("shop.test:8080", breaker.Standard)
+	c, err := breaker.MemoryStore{}.Circuit("shop.test:8080", breaker.Standard)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	bwclock "github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	icircuit "github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	goredis "github.com/redis/go-redis/v9"
@@ -98,7 +99,7 @@ func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 		}
 	}
 	tr := tripWith(t, ws[0], clk, breaker.Standard)
-	if need := breaker.FailuresToTrip(breaker.Standard); tr.Reason != breaker.ReasonFailureRate || tr.Trips != 1 || len(tr.Window) != need {
+	if need := icircuit.FailuresToTrip(breaker.Standard); tr.Reason != breaker.ReasonFailureRate || tr.Trips != 1 || len(tr.Window) != need {
 		t.Fatalf("trip %+v, want failure_rate after %d failures, trip 1", tr, need)
 	}
 	for i, w := range ws[1:] {
@@ -255,7 +256,7 @@ func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
 	ws, _, _ := workers(t, 2, breaker.Standard)
 	until := epoch.Add(10 * time.Minute)
-	tr, err := ws[0].(breaker.Restorer).RestoreOpen(clk, until, 4)
+	tr, err := ws[0].(icircuit.Restorer).RestoreOpen(clk, until, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
 		t.Fatalf("worker 1 refusal %+v, want open until %v", e, until)
 	}
 	// A second worker restoring the same checkpoint changes nothing.
-	if tr, err := ws[1].(breaker.Restorer).RestoreOpen(clk, until, 4); err != nil || tr.Changed() {
+	if tr, err := ws[1].(icircuit.Restorer).RestoreOpen(clk, until, 4); err != nil || tr.Changed() {
 		t.Fatalf("second restore: %+v, %v; want no change", tr, err)
 	}
 }
@@ -337,7 +338,7 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 	measure("Record (closed, gone)", 0, func() { mustRecord(t, c, clk, closed, breaker.Gone) })
 	measure("Snapshot", 1, func() { _, _ = c.Snapshot(clk) })
 	measure("HoldOpen", 1, func() {
-		_, _ = c.(breaker.Holder).HoldOpen(clk, clk.Now().Add(time.Minute), breaker.ReasonSlowCalls)
+		_, _ = c.(icircuit.Holder).HoldOpen(clk, clk.Now().Add(time.Minute), breaker.ReasonSlowCalls)
 	})
 }
 

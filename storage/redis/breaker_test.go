@@ -8,6 +8,7 @@ import (
 	"time"
 
 	bwclock "github.com/breakwater-crawl/breakwater/clock"
+	icircuit "github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/rs/zerolog"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
@@ -57,7 +58,7 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			local, err := breaker.NewCircuit("shop.test:8080", p)
+			local, err := breaker.MemoryStore{}.Circuit("shop.test:8080", p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,15 +97,15 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 				case r < 98:
 					retryAt := clk.Now().Add(time.Duration(rnd.IntN(600)-100) * time.Second)
 					trips := rnd.IntN(5)
-					lt, lerr := local.(breaker.Restorer).RestoreOpen(clk, retryAt, trips)
-					st, serr := shared.(breaker.Restorer).RestoreOpen(clk, retryAt, trips)
+					lt, lerr := local.(icircuit.Restorer).RestoreOpen(clk, retryAt, trips)
+					st, serr := shared.(icircuit.Restorer).RestoreOpen(clk, retryAt, trips)
 					sameAnswer(t, step, "RestoreOpen", breaker.Permit{}, breaker.Permit{}, lt, st, lerr, serr)
 					transitions += count(lt)
 				case r < 99:
 					until := clk.Now().Add(time.Duration(rnd.IntN(600)-100) * time.Second)
 					reason := holdReasons[rnd.IntN(len(holdReasons))]
-					lt, lerr := local.(breaker.Holder).HoldOpen(clk, until, reason)
-					st, serr := shared.(breaker.Holder).HoldOpen(clk, until, reason)
+					lt, lerr := local.(icircuit.Holder).HoldOpen(clk, until, reason)
+					st, serr := shared.(icircuit.Holder).HoldOpen(clk, until, reason)
 					sameAnswer(t, step, "HoldOpen", breaker.Permit{}, breaker.Permit{}, lt, st, lerr, serr)
 					transitions += count(lt)
 				default:

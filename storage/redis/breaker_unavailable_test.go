@@ -7,6 +7,7 @@ import (
 
 	bwclock "github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	icircuit "github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/rs/zerolog"
 )
@@ -139,7 +140,7 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	// Another domain is decided in-process: permits, and a local trip.
 	var local breaker.Transition
 	var last breaker.Permit
-	for range breaker.FailuresToTrip(p) {
+	for range icircuit.FailuresToTrip(p) {
 		pm, _ := mustAllow(t, other, bwclock.System)
 		if tr := mustRecord(t, other, bwclock.System, pm, breaker.Degraded); tr.Changed() {
 			local = tr

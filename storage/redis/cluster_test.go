@@ -14,6 +14,7 @@ import (
 	bwclock "github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/breakertest"
+	icircuit "github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
@@ -360,9 +361,9 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 					t.Fatal("the shared circuit has no Pause")
 				}
 				must("Pause", pauser.Pause(clk, time.Now().Add(time.Second)))
-				_, err = circ.(breaker.Holder).HoldOpen(clk, time.Now().Add(time.Second), "test")
+				_, err = circ.(icircuit.Holder).HoldOpen(clk, time.Now().Add(time.Second), "test")
 				must("HoldOpen", err)
-				_, err = circ.(breaker.Restorer).RestoreOpen(clk, time.Now().Add(2*time.Second), 3)
+				_, err = circ.(icircuit.Restorer).RestoreOpen(clk, time.Now().Add(2*time.Second), 3)
 				must("RestoreOpen", err)
 			}
 		})

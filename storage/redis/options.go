@@ -294,7 +294,7 @@ const (
 	// (WithReconnectBackoff), by one call at a time.
 	FailClosed FailPolicy = iota
 	// FailOpen falls back to an in-process circuit per domain
-	// (breaker.NewCircuit) while Redis is unreachable, started open where
+	// (breaker.MemoryStore) while Redis is unreachable, started open where
 	// this process last saw the shared circuit open; each worker then
 	// decides alone. The shared state is used again as soon as Redis
 	// answers; what the fallback circuits learnt is dropped.

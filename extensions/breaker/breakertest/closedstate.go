@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 )
 
 // RunClosed tests when a closed circuit trips and when it must not.
 func RunClosed(t *testing.T, nc NewCircuit) {
 	t.Run("FewerFailuresThanNeedNeverTrip", func(t *testing.T) {
 		h := newHarness(t, nc, breaker.Standard)
-		need := breaker.FailuresToTrip(breaker.Standard)
+		need := circuit.FailuresToTrip(breaker.Standard)
 		h.do(need-1, breaker.Degraded)
 		h.wantState(breaker.Closed)
 		if s := h.snapshot(); s.WindowLen != need-1 || s.WindowFailures != need-1 {
@@ -25,7 +26,7 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 		// a full window reach the threshold, so waiting for the window to
 		// fill would only send more requests into the failure.
 		for _, p := range []breaker.Profile{breaker.Conservative, breaker.Standard, breaker.Aggressive} {
-			need := breaker.FailuresToTrip(p)
+			need := circuit.FailuresToTrip(p)
 			h := newHarness(t, nc, p)
 			h.do(1, breaker.Success)
 			h.do(need-1, breaker.Degraded)
@@ -74,7 +75,7 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 
 	t.Run("ThresholdIsExactForEveryProfile", func(t *testing.T) {
 		for _, p := range []breaker.Profile{breaker.Conservative, breaker.Standard, breaker.Aggressive} {
-			need := breaker.FailuresToTrip(p)
+			need := circuit.FailuresToTrip(p)
 			// A full window with one failure fewer than needed stays
 			// closed; the next failure (replacing a success) trips.
 			h := newHarness(t, nc, p)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 )
 
 // RunHalfOpen tests probing: the in-flight limit, re-opening and closing.
@@ -91,7 +92,7 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 		}
 		// The window starts afresh: the failures from before the trip are
 		// gone, and it takes need new ones to trip again.
-		need := breaker.FailuresToTrip(breaker.Standard)
+		need := circuit.FailuresToTrip(breaker.Standard)
 		h.do(need-1, breaker.Degraded)
 		h.wantState(breaker.Closed)
 		h.do(1, breaker.Degraded)
