@@ -40,6 +40,22 @@ type Snapshot struct {
 // same semantics; breakertest runs one table against both. The caller passes its
 // clock in, so the circuit has none of its own; the in-process circuit reads
 // it only when the decision depends on time (never on the closed hot path).
+//
+// A Circuit may also have these two methods; the breaker looks for them by
+// their signatures:
+//
+//	// RestoreOpen opens the circuit until retryAt, counting trips trips so
+//	// far; a retryAt in the past leaves it closed (Breaker.Restore).
+//	RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Transition, error)
+//	// HoldOpen opens a closed or half-open circuit (a new generation, its
+//	// window cleared) until until, or keeps an open one open at least that
+//	// long, never shorter (Breaker.HoldOpen).
+//	HoldOpen(clk clock.Clock, until time.Time, reason string) (Transition, error)
+//
+// Without RestoreOpen, Breaker.Restore returns an error; without HoldOpen,
+// Breaker.HoldOpen does, and the decisions taken outside the window (a
+// latency slope, slow calls, a fleet-wide pause, a grown cooldown) leave
+// the circuit as it is.
 type Circuit interface {
 	// Allow asks to send one request now. It returns a Permit, or a
 	// *CircuitOpenError. An open circuit whose cooldown has passed moves to
@@ -52,12 +68,6 @@ type Circuit interface {
 	// Snapshot reads the circuit's state without changing it.
 	Snapshot(clk clock.Clock) (Snapshot, error)
 }
-
-// A Circuit may also have the methods of restorer and holder below; the
-// breaker looks for them by their signatures. Without RestoreOpen,
-// Breaker.Restore returns an error; without HoldOpen, Breaker.HoldOpen
-// does, and the decisions taken outside the window (a latency slope, slow
-// calls, a fleet-wide pause, a grown cooldown) leave the circuit as it is.
 
 // restorer is implemented by circuits that can be put back into a saved
 // state, so a restart is not a way around a cooldown.
