@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"time"
 	"unsafe"
 
 	"github.com/gocolly/colly/v2"
@@ -22,12 +23,19 @@ func (b *Breaker) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &transport{b: b, base: base}
+	return newTransport(b, base)
+}
+
+func newTransport(b *Breaker, base http.RoundTripper) *transport {
+	t := &transport{b: b, base: base}
+	t.cuts.b = b
+	return t
 }
 
 type transport struct {
 	b    *Breaker
 	base http.RoundTripper
+	cuts deadlines
 }
 
 // headerKey identifies one request's header map: Colly's Request.Headers
@@ -52,7 +60,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if a != nil {
 		a.sent = true
 	}
-	resp, err := t.roundTrip(req)
+	resp, err := t.roundTrip(req, a)
 	if a == nil || a.ticket.d == nil {
 		return resp, err
 	}
@@ -121,31 +129,40 @@ func closeBody(req *http.Request) {
 // A request that leaves before there is either is watched: once the fleet
 // has a prior, it is cut when it outlives it, so the first requests into a
 // site that hangs from the start do not wait for the client's own timeout.
-func (t *transport) roundTrip(req *http.Request) (*http.Response, error) {
+// Both are kept by the transport's one deadline watch (deadline.go); a is
+// the gate's record of the request, nil for one the breaker did not gate.
+func (t *transport) roundTrip(req *http.Request, a *attempt) (*http.Response, error) {
 	v, ok := t.b.domains.Load(HostOf(req.URL.Host))
 	if !ok {
 		return t.base.RoundTrip(req)
 	}
 	d := v.(*domain)
-	var ctx context.Context
-	var cancel context.CancelFunc
-	if after := t.b.timeoutFor(d); after > 0 {
-		ctx, cancel = context.WithTimeoutCause(req.Context(), after, &TimeoutError{Domain: d.name, After: after})
-	} else if d.profile.TimeoutMultiple > 0 {
-		ctx, cancel = t.b.watch(req.Context(), d)
-	} else {
-		return t.base.RoundTrip(req)
+	after, every := t.b.timeoutFor(d), time.Duration(0)
+	if after <= 0 {
+		if d.profile.TimeoutMultiple <= 0 {
+			return t.base.RoundTrip(req)
+		}
+		every = max(d.profile.TimeoutFloor, 100*time.Millisecond)
 	}
+	// The collector's context is the only ancestor of a gated request's
+	// context that can end it before its deadline (Colly makes every
+	// request's context of it): the watch listens to it once per crawl
+	// rather than to every request's parent.
+	var crawl context.Context
+	if a != nil && a.crawl != nil {
+		crawl = a.crawl
+	}
+	ctx := t.cuts.start(req.Context(), crawl, d, after, every)
 	resp, err := t.base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
-		cancel()
-		var te *TimeoutError
-		if c := context.Cause(ctx); errors.As(c, &te) {
+		t.cuts.release(ctx)
+		if te := ctx.timedOut(); te != nil {
 			return nil, te
 		}
 		return nil, err
 	}
-	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel, ctx: ctx}
+	ctx.body.ReadCloser = resp.Body
+	resp.Body = &ctx.body
 	return resp, nil
 }
 
@@ -168,7 +185,7 @@ func (b *Breaker) wrapTransport(c *colly.Collector) *transport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	rt := &transport{b: b, base: base}
+	rt := newTransport(b, base)
 	c.WithTransport(rt)
 	return rt
 }
