@@ -432,6 +432,9 @@ func (b *Breaker) releaseSlot(a *attempt) {
 // isCancellation reports whether err is a context's end (cancelled or past
 // its deadline), which may be the crawl's rather than the site's.
 func isCancellation(err error) bool {
+	if err == nil {
+		return false // every success: no errors.As, whose target escapes
+	}
 	var te *TimeoutError
 	if errors.As(err, &te) {
 		return false // the domain's adaptive timeout: the site was too slow

@@ -139,9 +139,9 @@ func (c *cutCtx) timedOut() *TimeoutError {
 	return te
 }
 
-// cutParent ends c as its parent ended: with the parent's error, or, at
-// the parent's deadline a moment before the parent's own timer says so,
-// with the deadline's.
+// cutParent ends c as its parent ended: with the parent's error and
+// cause, or, for a parent that does not say so past its deadline, with the
+// deadline's.
 func (c *cutCtx) cutParent() {
 	err := c.parent.Err()
 	if err == nil {
@@ -321,8 +321,16 @@ func (w *deadlines) fire() {
 		case !dl.IsZero() && !now.Before(dl) && (c.pdl.IsZero() || !c.pdl.Before(dl)):
 			cuts = append(cuts, cutting{c: c, te: &TimeoutError{Domain: c.d.name, After: after}})
 			continue
-		case !c.pdl.IsZero() && !now.Before(c.pdl):
+		case !c.pdl.IsZero() && !now.Before(c.pdl.Add(parentGrace)):
+			// A parent that never says it ended at its deadline.
 			cuts = append(cuts, cutting{c: c, parent: true})
+			continue
+		case !c.pdl.IsZero() && !now.Before(c.pdl):
+			// The parent's own timer ends it any moment now, with the
+			// error and cause that say whose deadline it was (the
+			// crawl's is not the site's failure): look again then.
+			c.at = now.Add(parentPoll)
+			heap.Push(&w.h, c)
 			continue
 		case !dl.IsZero():
 			c.at = dl
@@ -344,6 +352,14 @@ func (w *deadlines) fire() {
 		}
 	}
 }
+
+// parentPoll is how often the watch looks again at a request whose
+// parent's deadline passed but whose parent does not say so yet, up to
+// parentGrace past that deadline.
+const (
+	parentPoll  = time.Millisecond
+	parentGrace = 100 * time.Millisecond
+)
 
 // cutHeap orders requests by when they are to be looked at.
 type cutHeap []*cutCtx

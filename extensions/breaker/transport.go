@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/breakwater-crawl/breakwater/extensions/breaker/internal/http2"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -23,19 +24,35 @@ func (b *Breaker) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return newTransport(b, base)
+	return newTransport(b, base).outer
 }
 
 func newTransport(b *Breaker, base http.RoundTripper) *transport {
 	t := &transport{b: b, base: base}
 	t.cuts.b = b
+	t.outer = t
+	if _, ok := base.(*http.Transport); ok {
+		// It honours each request's context, and so does t over it: the
+		// client may cancel through the context (see internal/http2).
+		t.outer = &http2.Transport{RoundTripper: t}
+	}
 	return t
 }
 
+// ownTransport returns rt as the breaker's transport, if it is one.
+func ownTransport(rt http.RoundTripper) (*transport, bool) {
+	if w, ok := rt.(*http2.Transport); ok {
+		rt = w.RoundTripper
+	}
+	t, ok := rt.(*transport)
+	return t, ok
+}
+
 type transport struct {
-	b    *Breaker
-	base http.RoundTripper
-	cuts deadlines
+	b     *Breaker
+	base  http.RoundTripper
+	cuts  deadlines
+	outer http.RoundTripper // what is installed: t, or t under the name net/http trusts
 }
 
 // headerKey identifies one request's header map: Colly's Request.Headers
@@ -178,7 +195,7 @@ func (b *Breaker) wrapTransport(c *colly.Collector) *transport {
 			return nil
 		}
 		base = cl.Transport
-		if own, ok := base.(*transport); ok && own.b == b {
+		if own, ok := ownTransport(base); ok && own.b == b {
 			return own // registered twice
 		}
 	}
@@ -186,7 +203,7 @@ func (b *Breaker) wrapTransport(c *colly.Collector) *transport {
 		base = http.DefaultTransport
 	}
 	rt := newTransport(b, base)
-	c.WithTransport(rt)
+	c.WithTransport(rt.outer)
 	return rt
 }
 
@@ -197,7 +214,7 @@ func (b *Breaker) installed(c *colly.Collector, rt *transport) bool {
 		return false
 	}
 	cl, err := clientOf(c)
-	if err == nil && cl.Transport == http.RoundTripper(rt) {
+	if err == nil && cl.Transport == rt.outer {
 		return true
 	}
 	b.warned.Do(func() {
