@@ -211,13 +211,17 @@ func (w *deadlines) start(parent, crawl context.Context, d *domain, after, every
 	}
 	if crawl == nil {
 		c.stopParent = context.AfterFunc(parent, c.cutParent)
-	} else if crawl.Done() != nil {
-		w.hear(crawl)
+	} else if crawl.Done() == nil {
+		crawl = nil // it never ends
 	}
 	w.mu.Lock()
 	heap.Push(&w.h, c)
 	w.armLocked()
+	heard := crawl == nil || w.heardLocked(crawl)
 	w.mu.Unlock()
+	if !heard {
+		w.hear(crawl)
+	}
 	// The crawl may have ended before c was in the heap to be found.
 	if parent.Err() != nil {
 		c.cutParent()
@@ -240,19 +244,22 @@ func (w *deadlines) release(c *cutCtx) {
 	}
 }
 
-// hear has the watch cut every request whose parent ended when crawl ends.
-// It registers once per crawl context.
-func (w *deadlines) hear(crawl context.Context) {
-	w.mu.Lock()
+// heardLocked reports whether the watch listens to crawl already, and
+// counts it as listened to from now on.
+func (w *deadlines) heardLocked(crawl context.Context) bool {
 	if _, ok := w.crawls[crawl]; ok {
-		w.mu.Unlock()
-		return
+		return true
 	}
 	if w.crawls == nil {
 		w.crawls = make(map[context.Context]struct{})
 	}
 	w.crawls[crawl] = struct{}{}
-	w.mu.Unlock()
+	return false
+}
+
+// hear has the watch cut every request whose parent ended when crawl
+// ends; heardLocked makes it once per crawl context.
+func (w *deadlines) hear(crawl context.Context) {
 	context.AfterFunc(crawl, func() {
 		w.mu.Lock()
 		delete(w.crawls, crawl)
