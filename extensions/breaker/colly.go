@@ -53,6 +53,7 @@ type attempt struct {
 	retryAfter string
 	refused    *CircuitOpenError // refused at the gate: the transport hands this to Colly
 	header     headerKey         // the request's header map, how the transport finds the attempt
+	body       watchedBody       // the answer's body as the transport hands it to Colly
 
 	settled       bool // the outcome is recorded
 	sent          bool // the breaker's transport handed it to the network

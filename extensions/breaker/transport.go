@@ -92,7 +92,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The answer is not in until its body is: the attempt keeps its room
 	// while Colly reads it, and a body cut short is recorded as the cut.
 	a.reading = true
-	resp.Body = &watchedBody{ReadCloser: resp.Body, b: t.b, a: a}
+	a.body = watchedBody{ReadCloser: resp.Body, b: t.b, a: a}
+	resp.Body = &a.body
 	return resp, nil
 }
 
