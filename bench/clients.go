@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -67,6 +69,8 @@ type wiring struct {
 	b    *breaker.Breaker
 	v    *validate.Validator
 	cp   *checkpoint.Checkpoint // the embedded checkpoint, where the scenario uses it
+	// cpStore is the file under cp.
+	cpStore *bolt.Store
 	// cpDone is how many URLs the checkpoint held done when it closed.
 	cpDone int
 }
@@ -132,7 +136,11 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 		}),
 	}
 	if spec.checkpoint != "" {
-		if w.cp, err = checkpoint.Open(spec.checkpoint, checkpoint.WithLogger(log)); err != nil {
+		if w.cpStore, err = bolt.Open(spec.checkpoint, bolt.WithLogger(log)); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		if w.cp, err = checkpoint.New(w.cpStore, checkpoint.WithLogger(log)); err != nil {
+			w.close()
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 		opts = append(opts, w.cp.BreakerOptions()...)
@@ -180,17 +188,21 @@ func wireDropIn(c *colly.Collector, w *wiring, log zerolog.Logger) error {
 	return nil
 }
 
-// close closes what the client opened: the checkpoint, after the
-// collector's Wait.
+// close closes what the client opened: the checkpoint and its file,
+// after the collector's Wait.
 func (w *wiring) close() error {
-	if w.cp == nil {
-		return nil
+	var err error
+	if w.cp != nil {
+		if n, err := w.cp.Counts(); err == nil {
+			w.cpDone = n[storage.Done]
+		}
+		err = w.cp.Close()
+		w.cp = nil
 	}
-	if n, err := w.cp.Counts(); err == nil {
-		w.cpDone = n[storage.Done]
+	if w.cpStore != nil {
+		err = errors.Join(err, w.cpStore.Close())
+		w.cpStore = nil
 	}
-	err := w.cp.Close()
-	w.cp = nil
 	return err
 }
 

@@ -80,11 +80,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	scen := fs.String("scenarios", "default", "`which`: default (degrade, hang, empty, overhead), all (adds ratelimit, ratelimit-503, hang-10s: ~4 more minutes), or names, comma-separated: "+scenarioNames())
+	scen := fs.String("scenarios", "default", "`which`: default (degrade, hang, empty, overhead), all (adds ratelimit, ratelimit-503, hang-10s: ~4 more minutes; not broad, which runs only by name), or names, comma-separated: "+scenarioNames())
 	scale := fs.Float64("scale", 100, "time `divisor` for the retry loop's backoff (1 s … 16 s) and the hang scenario's request timeout (10 s); 1 = real time")
 	capD := fs.Duration("cap", time.Minute, "longest `time` one client's run may take; a run that reaches it is stopped and marked cut")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	verbose := fs.Bool("v", false, "print a line per run and Breakwater's events on stderr")
+	domains := fs.Int("domains", 1_000_000, "`how many` domains the broad scenario crawls, 2 pages each")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof reads it)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench [flags]\n\nRuns plain Colly, Colly with a retry loop, Colly with gobreaker, Colly with\nBreakwater as recommended, and the retry client with Breakwater dropped in\nthrough the same scenarios on local test stores, and prints one table.\n\nflags:\n")
@@ -100,12 +101,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, fmt.Errorf("-scale %v: must be at least 1 (1 is real time, 100 runs a hundred times faster)", *scale)
 	case *capD <= 0:
 		return options{}, fmt.Errorf("-cap %v: must be above 0", *capD)
+	case *domains < 1:
+		return options{}, fmt.Errorf("-domains %d: must be at least 1", *domains)
 	}
 	sel, err := selectScenarios(*scen)
 	if err != nil {
 		return options{}, fmt.Errorf("-scenarios: %w", err)
 	}
-	return options{scenarios: sel, scale: *scale, cap: *capD, size: fullSize, verbose: *verbose, json: *asJSON, cpuprof: *cpuprof}, nil
+	size := fullSize
+	size.broadDomains = *domains
+	return options{scenarios: sel, scale: *scale, cap: *capD, size: size, verbose: *verbose, json: *asJSON, cpuprof: *cpuprof}, nil
 }
 
 // bench runs the scenarios and returns what they measured. With
@@ -154,8 +159,12 @@ func notes(e *env, sel []scenario) []string {
 		"Baselines and the drop-in use Colly's usual LimitRule{DomainGlob: \"*\", Parallelism: 2}: one pool of 2 slots shared by every host. The recommended Breakwater wiring replaces it with per-domain pacing of 2. Overhead gives the baselines and the drop-in one such rule per store instead, so every client has 2 in flight per store there.",
 	}
 	for _, s := range sel {
+		if s.name == "broad" {
+			n = append(n, fmt.Sprintf("broad: %d domains × %d pages (a 1.5 KB valid product page) from an in-memory transport (no sockets), %d goroutines visiting on a synchronous collector (as Colly's queue does), plain Colly then Breakwater with validate, breaker (Standard, pacing 2 per domain, idle TTL %v so a short run reaches a long crawl's steady state), the checkpoint on storage/memory and metrics (scraped every 5 s); bytes per domain are heap after GC at the end over the heap before.",
+				e.size.broadDomains, broadPages, broadWorkers, broadIdleTTL))
+		}
 		if s.name == "overhead" {
-			n = append(n, fmt.Sprintf("overhead: testserver's pages served from memory (byte-identical; testserver renders every page per request, about 68 µs), so the CPU measured is the clients'; Breakwater also keeps the embedded checkpoint (checkpoint.Open, a bbolt file in a temporary directory); best of %d rounds, clients in rotating order.", e.size.overheadRounds))
+			n = append(n, fmt.Sprintf("overhead: testserver's pages served from memory (byte-identical; testserver renders every page per request, about 68 µs), so the CPU measured is the clients'; Breakwater also keeps the embedded checkpoint (checkpoint.New on storage/bolt, a bbolt file in a temporary directory); best of %d rounds, clients in rotating order.", e.size.overheadRounds))
 		}
 	}
 	return n

@@ -45,6 +45,20 @@ type Result struct {
 	Trips        int       `json:"trips,omitempty"`
 	Refused      int64     `json:"refused,omitempty"` // requests a breaker refused without touching the network
 	Retries      int64     `json:"retries,omitempty"` // retries the retry loop issued
+	// Broad (issue 15): the domains crawled, heap per domain after GC at
+	// the end (every extension alive; for Breakwater BytesPerDomain is the
+	// breaker, validator and metrics once the collector and checkpoint are
+	// let go), the peak resident set, the metrics' series and scrape time.
+	Domains          int     `json:"domains,omitempty"`
+	BytesPerDomain   float64 `json:"bytes_per_domain,omitempty"`
+	HeapPerDomain    float64 `json:"heap_per_domain,omitempty"`
+	PeakRSS          int64   `json:"peak_rss_bytes,omitempty"`
+	MetricsSeries    int     `json:"metrics_series,omitempty"`
+	ScrapeSeconds    float64 `json:"scrape_seconds,omitempty"`
+	ScrapeMaxSeconds float64 `json:"scrape_max_seconds,omitempty"`
+	PagesPerSRatio   float64 `json:"pages_per_s_ratio,omitempty"`
+	Compacted        int     `json:"compacted_domains,omitempty"`
+
 	// CheckpointDone is how many URLs the embedded checkpoint held done
 	// at the end of the run (overhead: Breakwater's best round).
 	CheckpointDone int `json:"checkpoint_done,omitempty"`

@@ -16,18 +16,20 @@ type scenario struct {
 	name  string
 	issue int  // the GitHub issue whose goals it measures
 	deflt bool // part of the default run
+	named bool // run only when named: not in "all" either
 	about string
 	run   func(e *env) ([]Result, error)
 }
 
 var scenarios = []scenario{
-	{"degrade", 8, true, "one store, N product pages queued up front, 503 from request 31 on", runDegrade},
-	{"hang", 8, true, "20 stores × 50 pages; one hangs from its 26th request; timeout 10 s ÷ scale", runHang},
-	{"empty", 8, true, "one store answering every page with a 200 consent shell (~900 bytes)", runEmpty},
-	{"overhead", 8, true, "5,000 pages from 5 healthy stores; pages/s against plain Colly", runOverhead},
-	{"ratelimit", 9, false, "token bucket 10/s, burst 5, 429 + Retry-After, 300 pages", func(e *env) ([]Result, error) { return runRateLimit(e, "ratelimit", 429) }},
-	{"ratelimit-503", 9, false, "the same bucket answering 503 without Retry-After", func(e *env) ([]Result, error) { return runRateLimit(e, "ratelimit-503", 503) }},
-	{"hang-10s", 9, false, "the hang scenario with a real 10 s request timeout", runHang10s},
+	{"degrade", 8, true, false, "one store, N product pages queued up front, 503 from request 31 on", runDegrade},
+	{"hang", 8, true, false, "20 stores × 50 pages; one hangs from its 26th request; timeout 10 s ÷ scale", runHang},
+	{"empty", 8, true, false, "one store answering every page with a 200 consent shell (~900 bytes)", runEmpty},
+	{"overhead", 8, true, false, "5,000 pages from 5 healthy stores; pages/s against plain Colly", runOverhead},
+	{"ratelimit", 9, false, false, "token bucket 10/s, burst 5, 429 + Retry-After, 300 pages", func(e *env) ([]Result, error) { return runRateLimit(e, "ratelimit", 429) }},
+	{"ratelimit-503", 9, false, false, "the same bucket answering 503 without Retry-After", func(e *env) ([]Result, error) { return runRateLimit(e, "ratelimit-503", 503) }},
+	{"hang-10s", 9, false, false, "the hang scenario with a real 10 s request timeout", runHang10s},
+	{"broad", 15, false, true, "-domains domains (default 1,000,000) × 2 pages through an in-memory transport, every extension on, against plain Colly", runBroad},
 }
 
 // sizes are a scenario's dimensions: the issues' for a real run, tiny ones
@@ -44,6 +46,7 @@ type sizes struct {
 	burst                            int
 	hangTimeout                      time.Duration // hang's request timeout; 0 = 10 s ÷ scale
 	hang10Timeout                    time.Duration
+	broadDomains                     int // the broad scenario's domains (-domains)
 }
 
 var fullSize = sizes{
@@ -53,6 +56,7 @@ var fullSize = sizes{
 	overheadStores: 5, overheadPerStore: 1000, overheadRounds: 5,
 	ratePages: 300, rate: 10, burst: 5,
 	hang10Timeout: 10 * time.Second,
+	broadDomains:  1_000_000,
 }
 
 var tinySize = sizes{
@@ -65,6 +69,7 @@ var tinySize = sizes{
 	overheadStores: 2, overheadPerStore: 100, overheadRounds: 1,
 	ratePages: 20, rate: 20, burst: 5,
 	hang10Timeout: 200 * time.Millisecond,
+	broadDomains:  300,
 }
 
 // env is what every scenario runs with.
@@ -143,7 +148,13 @@ func selectScenarios(spec string) ([]scenario, error) {
 		}
 		return out, nil
 	case "all":
-		return scenarios, nil
+		var out []scenario
+		for _, s := range scenarios {
+			if !s.named {
+				out = append(out, s)
+			}
+		}
+		return out, nil
 	}
 	var out []scenario
 	seen := map[string]bool{}

@@ -15,8 +15,10 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/internal/requestid"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/storage/memory"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -122,7 +124,12 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	case cpMemory:
 		cp, err = checkpoint.New(mem)
 	case cpBolt:
-		cp, err = checkpoint.Open(filepath.Join(dir, "crawl.db"))
+		var st *bolt.Store
+		if st, err = bolt.Open(filepath.Join(dir, "crawl.db")); err != nil {
+			break
+		}
+		defer st.Close() // after cp.Close
+		cp, err = checkpoint.New(st)
 	}
 	if err != nil {
 		ro.refused, ro.openErr = true, err
@@ -211,7 +218,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		cp.SetOutcome(ro.outcome)
 		ro.cpStates, ro.cpErrs = map[string]storage.State{}, map[string]string{}
 		for _, u := range promised() {
-			rec, ok, err := cp.Store().Get(checkpoint.RequestID(u, nil))
+			rec, ok, err := cp.Store().Get(requestid.Of(u, nil))
 			if err == nil && ok {
 				ro.cpStates[u], ro.cpErrs[u] = rec.State, rec.LastError
 			}

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strconv"
+	"time"
 
 	"go.etcd.io/bbolt"
-	"time"
 )
 
 // FaultKind is what goes wrong during a case.
@@ -22,6 +23,7 @@ const (
 	fCorrupt                // a finished run's checkpoint is corrupted, then a resume must refuse it untouched
 	fQuit                   // productcrawl: SIGQUIT At into the run (a crash), then a resume
 	fRedisRestart           // Redis mode: Redis killed At into the run and started again empty
+	fDiskFull               // productcrawl: its files may not grow past Limit bytes (a full disk), then a resume with room
 )
 
 // Corruption is how fCorrupt damages the checkpoint file.
@@ -40,7 +42,8 @@ type Fault struct {
 	Kind       FaultKind
 	At         time.Duration
 	Corruption Corruption
-	Persist    bool // fRedisRestart: Redis keeps an AOF, so the restart loses nothing
+	Persist    bool  // fRedisRestart: Redis keeps an AOF, so the restart loses nothing
+	Limit      int64 // fDiskFull: the largest file productcrawl may write, in bytes
 }
 
 func (f Fault) String() string {
@@ -55,6 +58,8 @@ func (f Fault) String() string {
 		return "corrupt-" + f.Corruption.String() + "+resume"
 	case fQuit:
 		return "sigquit@" + f.At.String() + "+resume"
+	case fDiskFull:
+		return "diskfull@" + strconv.FormatInt(f.Limit>>10, 10) + "KB+resume"
 	case fRedisRestart:
 		if f.Persist {
 			return "redis-restart-aof@" + f.At.String()
@@ -83,9 +88,14 @@ func drawFault(d draw, w Wiring) Fault {
 			f.Kind = fDeadline
 		}
 	case 3:
-		if w.Process && d.chance(0.3) {
+		switch {
+		case w.Process && d.chance(0.3):
 			f.Kind = fQuit
-		} else if resumable {
+		case w.Process && w.Workers == 0 && d.chance(0.3):
+			// The checkpoint starts at 32 KB (bbolt's first mmap); the
+			// output grows by a line per product.
+			f.Kind, f.Limit = fDiskFull, int64(d.intn(40, 400))<<10
+		case resumable:
 			f.Kind = fKill
 		}
 	case 4:

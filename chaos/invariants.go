@@ -33,8 +33,11 @@ const retryAfterSlack = 300 * time.Millisecond
 // ok reports whether a hit was answered with the page, whole and valid.
 func ok(h testserver.Hit) bool { return h.Mode == testserver.Healthy && h.Status == 200 }
 
-// gone reports whether a hit was a 404 or 410: not a failure.
-func gone(h testserver.Hit) bool { return h.Status == 404 || h.Status == 410 }
+// gone reports whether a hit was a 404 or 410 answered whole: not a
+// failure (a cut one is: the breaker counts the cut).
+func gone(h testserver.Hit) bool {
+	return (h.Status == 404 || h.Status == 410) && h.Mode != testserver.Truncated
+}
 
 // promisedPaths are the paths of a store the crawl was told about by the
 // store itself: the start page, and the links of every listing page it
@@ -175,7 +178,7 @@ func (cr *caseRun) check() []Violation {
 		}
 		// 2, from the log: no page fetched whole twice in one run (a
 		// kill may cost a page fetched again, not written again).
-		if f.Kind != fKill && f.Kind != fCorrupt && f.Kind != fQuit {
+		if f.Kind != fKill && f.Kind != fCorrupt && f.Kind != fQuit && f.Kind != fDiskFull {
 			var twice []string
 			for p, n := range okCount {
 				if n > 1 && strings.HasPrefix(p, "/products/") {
@@ -211,6 +214,22 @@ func (cr *caseRun) check() []Violation {
 		for p, h := range last {
 			if !slices.Contains(promisedHere, p) && !ok(h) && !gone(h) {
 				unfinished = append(unfinished, fmt.Sprintf("%s%s last answered %d %s", s.host, p, h.Status, h.Mode))
+			}
+		}
+		// Links to missing products on a listing page served whole and
+		// never requested: the crawler cannot know they are missing, so
+		// they are work left (not promised: they hold no product).
+		if s.Extra404 > 0 {
+			for p := range last {
+				if !isListing(p) || okCount[p] == 0 {
+					continue
+				}
+				for j := 1; j <= s.Extra404; j++ {
+					gp := testserver.ProductPath(s.Products + j + 1000*pageOf(p))
+					if _, asked := last[gp]; !asked {
+						unfinished = append(unfinished, s.host+gp+" (a link to a missing product) never requested")
+					}
+				}
 			}
 		}
 
@@ -276,6 +295,14 @@ func (cr *caseRun) check() []Violation {
 		}
 	}
 
+	// 4, for a full disk: the run it stopped says error, a person frees
+	// space; it is not killed by the kernel's SIGXFSZ nor called tripped.
+	if f.Kind == fDiskFull && len(cr.runs) > 0 {
+		if r := cr.runs[0]; !r.hung && r.exit != 0 && r.exit != 1 {
+			add(4, "a full disk ended the run with exit %d (%s), want 1 (error)", r.exit, r.outcome.Reason)
+		}
+	}
+
 	// 4. The ending tells the truth.
 	if !hung && !(cr.corrupted && final.refused) && final.exit >= 0 {
 		switch final.exit {
@@ -334,11 +361,10 @@ func (cr *caseRun) checkLost(add func(int, string, ...any), i int, s *site, lost
 		if cr.hasCP && !cr.corrupted {
 			st, known := cr.cp[u]
 			// A page that linked to it and is not done will be fetched
-			// again on resume, and the link found again.
-			refetched := slices.ContainsFunc(parents[p], func(parent string) bool {
-				pst, ok := cr.cp[s.url+parent]
-				return ok && pst != storage.Done
-			})
+			// again on resume, and the link found again; so will one the
+			// checkpoint never held whose own parent is not done (a kill
+			// lost the links of a page whose record was not yet durable).
+			refetched := cr.rediscovered(s, p, parents, map[string]bool{})
 			switch {
 			case !known && refetched:
 			case !known:
@@ -427,7 +453,16 @@ func (cr *caseRun) checkRetryAfter(add func(int, string, ...any), i int, s *site
 	default:
 		return
 	}
+	// A Retry-After answered after a kill or crash was sent to the process
+	// could not be read by it, nor saved for the next one.
+	var killedAt time.Time
+	if f := cr.c.Fault; (f.Kind == fKill || f.Kind == fQuit) && len(cr.runs) > 0 {
+		killedAt = cr.runs[0].start.Add(f.At)
+	}
 	for _, p := range pauses {
+		if !killedAt.IsZero() && p.from.After(killedAt) && p.from.Before(cr.runs[0].end) {
+			continue
+		}
 		for _, h := range hits {
 			if h.Time.After(p.from.Add(retryAfterSlack)) && h.Time.Before(p.till.Add(-retryAfterSlack)) {
 				add(6, "store %d (%s): request %d (%s) arrived %v after request %d's answer asked for a pause of %v",
@@ -466,4 +501,21 @@ func sample(s []string) string {
 		return strings.Join(s[:4], ", ") + fmt.Sprintf(", … (%d more)", len(s)-4)
 	}
 	return strings.Join(s, ", ")
+}
+
+// rediscovered reports whether a resume will find a link to p again: some
+// page linking to it is held unfinished by the checkpoint, or is itself
+// unknown to it and rediscovered the same way.
+func (cr *caseRun) rediscovered(s *site, p string, parents map[string][]string, seen map[string]bool) bool {
+	if seen[p] {
+		return false
+	}
+	seen[p] = true
+	return slices.ContainsFunc(parents[p], func(parent string) bool {
+		pst, ok := cr.cp[s.url+parent]
+		if ok {
+			return pst != storage.Done
+		}
+		return cr.rediscovered(s, parent, parents, seen)
+	})
 }

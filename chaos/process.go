@@ -35,6 +35,7 @@ type procRun struct {
 	redis  string         // the Redis URL of the crawl, "" for the checkpoint file
 	worker int            // in Redis mode: the worker's number, for its own -out
 	id     string         // in Redis mode: the crawl id
+	fsize  int64          // > 0: no file it writes may grow past this many bytes (a full disk), through prlimit
 }
 
 // crawlProcess runs productcrawl over sites in dir, as pr says.
@@ -61,6 +62,14 @@ func crawlProcess(bin string, w Wiring, sites []*site, dir string, pr procRun) r
 	}
 	killAt, sig, bound := pr.killAt, pr.sig, pr.bound
 	cmd := exec.Command(bin, args...)
+	if pr.fsize > 0 {
+		prlimit, err := exec.LookPath("prlimit")
+		if err != nil {
+			ro.openErr = fmt.Errorf("a full-disk case needs prlimit (util-linux): %w", err)
+			return ro
+		}
+		cmd = exec.Command(prlimit, append([]string{"--fsize=" + strconv.FormatInt(pr.fsize, 10), "--", bin}, args...)...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Dir = dir

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/internal/requestid"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -110,11 +110,12 @@ func (cr *caseRun) execute(e env) {
 	if f.Kind == fQuit {
 		sig = syscall.SIGQUIT
 	}
+	fsize := int64(0)
 	once := func(ctx context.Context, resume bool, killAt time.Duration) (ro runOut) {
 		start := time.Now()
 		defer func() { ro.start, ro.end = start, time.Now() }()
 		if w.Process {
-			return crawlProcess(e.bin, w, cr.sites, cr.dir, procRun{resume: resume, killAt: killAt, sig: sig, bound: cr.bound})
+			return crawlProcess(e.bin, w, cr.sites, cr.dir, procRun{resume: resume, killAt: killAt, sig: sig, bound: cr.bound, fsize: fsize})
 		}
 		return crawlLib(ctx, w, cr.sites, cr.dir, out, resume, mem, cr.bound, cr.promisedURLs)
 	}
@@ -148,6 +149,14 @@ func (cr *caseRun) execute(e env) {
 			cancel()
 		}
 		// A scheduler reschedules a run that did not end complete.
+		if r := cr.runs[0]; r.exit != 0 || r.hung {
+			cr.runs = append(cr.runs, once(bg, true, 0))
+		}
+	case fDiskFull:
+		fsize = f.Limit
+		cr.runs = append(cr.runs, once(bg, false, 0))
+		fsize = 0
+		// Space freed, the scheduler runs it again.
 		if r := cr.runs[0]; r.exit != 0 || r.hung {
 			cr.runs = append(cr.runs, once(bg, true, 0))
 		}
@@ -186,7 +195,7 @@ func (cr *caseRun) readCheckpointFile() {
 	defer st.Close()
 	cr.cp, cr.cpErr = map[string]storage.State{}, map[string]string{}
 	for _, u := range cr.promisedURLs() {
-		if rec, ok, err := st.Get(checkpoint.RequestID(u, nil)); err == nil && ok {
+		if rec, ok, err := st.Get(requestid.Of(u, nil)); err == nil && ok {
 			cr.cp[u], cr.cpErr[u] = rec.State, rec.LastError
 		}
 	}

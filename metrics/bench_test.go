@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/prometheus/client_golang/prometheus"
@@ -62,6 +63,66 @@ func BenchmarkGather(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// A broad crawl's scrape: n domains through the public path and the
+// hooks, 1 % of them failing (their windows hold failures), then gathered.
+// "compacted" leaves the healthy ones idle past the TTL first, as a long
+// crawl's steady state has them; "live" scrapes them whole. Reports the
+// series a scrape returns. Run:
+//
+//	go test -run '^$' -bench GatherBroad -benchtime 5x ./metrics/
+func BenchmarkGatherBroad(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		n       int
+		compact bool
+	}{{"100000domains/live", 100_000, false}, {"1000000domains/compacted", 1_000_000, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+			reg := prometheus.NewRegistry()
+			m, _ := metrics.New(reg)
+			br, _ := breaker.New(breaker.Standard, append(m.BreakerOptions(), breaker.WithClock(clk))...)
+			m.Watch(br)
+			hook := metrics.OutcomeHook(m)
+			for i := range c.n {
+				d := "shop" + strconv.Itoa(i) + ".example"
+				for j := range 2 {
+					t, _ := br.Allow(d)
+					o := breaker.Outcome{Class: breaker.Success, Latency: 80 * time.Millisecond}
+					if i%100 == 0 && j == 1 {
+						o.Class = breaker.Degraded
+					}
+					br.Record(t, o)
+					hook(breaker.Attempt{Domain: d, Outcome: o})
+				}
+			}
+			if c.compact {
+				br.Sweep()
+				clk.Advance(breaker.DefaultIdleTTL)
+				br.Sweep()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			series := 0
+			for b.Loop() {
+				mfs, err := reg.Gather()
+				if err != nil {
+					b.Fatal(err)
+				}
+				series = 0
+				for _, mf := range mfs {
+					for _, mt := range mf.GetMetric() {
+						series++
+						if h := mt.GetHistogram(); h != nil {
+							series += len(h.GetBucket()) + 1 // _bucket{le=…}, +Inf, _sum, _count
+						}
+					}
+				}
+			}
+			b.ReportMetric(float64(series), "series")
 		})
 	}
 }

@@ -61,7 +61,20 @@ var (
 	descCheckpointUp = desc("checkpoint_up",
 		"1 if the checkpoint could be read at this scrape, else 0.", "checkpoint")
 
-	allDescs = []*prometheus.Desc{descState, descInfo, descTrips, descRetryAt, descOutcomes, descRefused,
+	descDomains = desc("domains",
+		"Domains the breaker knows, by circuit state (closed, open, half-open); compacted idle domains count as closed.", "state")
+	descCompacted = desc("domains_compacted",
+		"Idle domains with nothing to remember, compacted to a small record until they are used again.")
+	descUnhealthy = desc("domains_unhealthy",
+		"Domains not closed and healthy: open, half-open, failures in the window, paused, or slowed by throttling.")
+	descAllOutcomes = desc("all_outcomes_total",
+		"Attempts by outcome class over every domain, those without series of their own included.", "class")
+	descAllRefused = desc("all_refused_total",
+		"Requests refused by an open circuit, over every domain.")
+	descAllTrips = desc("all_trips_total",
+		"Times a circuit opened, over every domain.")
+
+	allDescs = []*prometheus.Desc{descDomains, descCompacted, descUnhealthy, descAllOutcomes, descAllRefused, descAllTrips, descState, descInfo, descTrips, descRetryAt, descOutcomes, descRefused,
 		descSuccessRatio, descMedian, descPaceLimit, descPaceGap, descPaceInFlight, descPaceHalted,
 		descPausesTotal, descPausedSeconds, descTimeout,
 		descQueueJobs, descQueueDead, descQueueUp, descCheckpointURLs, descCheckpointUp}
@@ -87,9 +100,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	src, queues, checkpoints := c.m.source, c.m.queues, c.m.checkpoints
 	c.m.mu.Unlock()
 	if src != nil {
-		for _, s := range src.Stats() {
-			collectDomain(ch, s)
-		}
+		c.collectBreaker(ch, src)
 	}
 	for _, q := range queues {
 		c.collectQueue(ch, q)
@@ -97,6 +108,54 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, cp := range checkpoints {
 		c.collectCheckpoint(ch, cp)
 	}
+}
+
+// collectBreaker exports the totals over every domain, and the series of
+// the domains that get their own (WithDomainSeries).
+func (c *collector) collectBreaker(ch chan<- prometheus.Metric, src StatsSource) {
+	var o breaker.Overview
+	if ov, ok := src.(OverviewSource); ok && c.m.perDomain >= 0 {
+		o = ov.Overview(c.m.perDomain)
+	} else {
+		o = overviewOf(src.Stats(), c.m.perDomain)
+	}
+	for _, st := range states {
+		gauge(ch, descDomains, float64(o.States[st]), st.String())
+	}
+	gauge(ch, descCompacted, float64(o.Compacted))
+	gauge(ch, descUnhealthy, float64(o.Unhealthy))
+	for _, class := range classes {
+		counter(ch, descAllOutcomes, float64(o.Outcomes[class]), class)
+	}
+	counter(ch, descAllRefused, float64(o.Refused))
+	counter(ch, descAllTrips, float64(o.Trips))
+	for _, s := range o.Top {
+		collectDomain(ch, s)
+	}
+}
+
+// overviewOf sums stats the way breaker.Overview does, for a source that
+// only lists them; k < 0 keeps every domain, else the first k.
+func overviewOf(stats []breaker.DomainStats, k int) breaker.Overview {
+	o := breaker.Overview{Outcomes: map[string]int64{}, Domains: len(stats)}
+	for _, s := range stats {
+		if int(s.State) < len(o.States) {
+			o.States[s.State]++
+		}
+		for class, n := range s.Outcomes {
+			o.Outcomes[class] += n
+		}
+		o.Refused += s.Refused
+		o.Trips += int64(s.Trips)
+		if s.State != breaker.Closed || !s.Pace.HaltUntil.IsZero() {
+			o.Unhealthy++
+		}
+	}
+	o.Top = stats
+	if k >= 0 && len(stats) > k {
+		o.Top = stats[:k]
+	}
+	return o
 }
 
 func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {

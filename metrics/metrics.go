@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
@@ -33,6 +34,69 @@ type StatsSource interface {
 	Stats() []breaker.DomainStats
 }
 
+// OverviewSource is a StatsSource that can sum its domains without
+// listing them all (*breaker.Breaker is one): a scrape then reads only the
+// domains that get series of their own.
+type OverviewSource interface {
+	Overview(k int) breaker.Overview
+}
+
+// DefaultDomainSeries is how many domains get series of their own unless
+// WithDomainSeries says otherwise: about 23 series each from the scrape,
+// and up to 14 (the latency histogram) and a few transitions from the
+// hooks, so that a crawl over a million domains stays under 10,000
+// series.
+const DefaultDomainSeries = 150
+
+// WithDomainSeries sets how many domains get series of their own (label
+// domain); default DefaultDomainSeries, a negative k every domain.
+//
+// At each scrape the k domains chosen are those not closed and healthy
+// (open, half-open, paused, failing, throttled: worst first) and, while
+// there is room, the busiest healthy ones; a crawl over k domains or
+// fewer has every domain's series. The hooks' series (request duration,
+// transitions, degrading) label the first k domains each of them sees and
+// count the rest under domain="_other". The all_* and domains series
+// count every domain whatever k is.
+func WithDomainSeries(k int) Option {
+	return func(m *Metrics) error {
+		if k == 0 {
+			k = DefaultDomainSeries
+		}
+		m.perDomain = k
+		return nil
+	}
+}
+
+// OtherDomains is the domain label of the hooks' series that count the
+// domains past WithDomainSeries's limit.
+const OtherDomains = "_other"
+
+// labelSet hands out a domain's own label to the first limit domains, and
+// OtherDomains to the rest.
+type labelSet struct {
+	limit int
+	n     atomic.Int64
+	m     sync.Map // domain → struct{}
+}
+
+func (l *labelSet) label(domain string) string {
+	if l.limit < 0 {
+		return domain
+	}
+	if _, ok := l.m.Load(domain); ok {
+		return domain
+	}
+	if l.n.Add(1) > int64(l.limit) {
+		l.n.Add(-1)
+		return OtherDomains
+	}
+	if _, loaded := l.m.LoadOrStore(domain, struct{}{}); loaded {
+		l.n.Add(-1)
+	}
+	return domain
+}
+
 // Metrics exports a crawl's breaker, queue and checkpoint to Prometheus.
 // Make one with New, pass BreakerOptions to breaker.New, and Watch the
 // breaker. It is safe for concurrent use.
@@ -45,6 +109,11 @@ type Metrics struct {
 	degrading   *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	observers   sync.Map // domain → prometheus.Observer, so the hot path hashes no labels
+	other       prometheus.Observer
+
+	// perDomain is how many domains get series of their own (< 0: all).
+	perDomain                                        int
+	latencyLabels, transitionLabels, degradingLabels labelSet
 
 	mu          sync.Mutex
 	source      StatsSource
@@ -102,7 +171,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	if reg == nil {
 		return nil, errors.New("metrics: New(nil): pass the prometheus.Registerer to register with, e.g. prometheus.NewRegistry()")
 	}
-	m := &Metrics{log: zerolog.Nop(), readTimeout: DefaultReadTimeout, buckets: DefaultBuckets}
+	m := &Metrics{log: zerolog.Nop(), readTimeout: DefaultReadTimeout, buckets: DefaultBuckets, perDomain: DefaultDomainSeries}
 	for _, opt := range opts {
 		if opt == nil {
 			continue
@@ -124,6 +193,9 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		Help:    "Time from the breaker's gate to the attempt's outcome, for every attempt that left (refused requests never leave).",
 		Buckets: m.buckets,
 	}, []string{"domain"})
+	for _, l := range []*labelSet{&m.latencyLabels, &m.transitionLabels, &m.degradingLabels} {
+		l.limit = m.perDomain
+	}
 	cs := []prometheus.Collector{m.transitions, m.degrading, m.latency, &collector{m: m}}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -149,11 +221,11 @@ func (m *Metrics) BreakerOptions() []breaker.Option {
 }
 
 func (m *Metrics) transition(t breaker.Transition) {
-	m.transitions.WithLabelValues(t.Domain, t.From.String(), t.To.String(), t.Reason).Inc()
+	m.transitions.WithLabelValues(m.transitionLabels.label(t.Domain), t.From.String(), t.To.String(), t.Reason).Inc()
 }
 
 func (m *Metrics) degradingEvent(domain string, _, _ time.Duration) {
-	m.degrading.WithLabelValues(domain).Inc()
+	m.degrading.WithLabelValues(m.degradingLabels.label(domain)).Inc()
 }
 
 func (m *Metrics) outcome(a breaker.Attempt) {
@@ -164,8 +236,21 @@ func (m *Metrics) observer(domain string) prometheus.Observer {
 	if o, ok := m.observers.Load(domain); ok {
 		return o.(prometheus.Observer)
 	}
+	if m.latencyLabels.label(domain) == OtherDomains {
+		return m.otherObserver()
+	}
 	o, _ := m.observers.LoadOrStore(domain, m.latency.WithLabelValues(domain))
 	return o.(prometheus.Observer)
+}
+
+// otherObserver is the latency series of the domains past the limit.
+func (m *Metrics) otherObserver() prometheus.Observer {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.other == nil {
+		m.other = m.latency.WithLabelValues(OtherDomains)
+	}
+	return m.other
 }
 
 // Watch makes every scrape read s.Stats() (a *breaker.Breaker) for the

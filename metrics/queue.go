@@ -27,7 +27,7 @@ type Queue interface {
 // package importing it:
 //
 //	m.WatchQueue("redis", metrics.QueueFunc(func(ctx context.Context) (metrics.QueueDepth, error) {
-//		s, err := q.Stats(ctx) // q is a *redis.Queue
+//		s, err := cs.Stats(ctx) // cs is a *redis.CollyStorage
 //		return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
 //	}))
 type QueueFunc func(ctx context.Context) (QueueDepth, error)

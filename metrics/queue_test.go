@@ -3,57 +3,72 @@ package metrics_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
+	"github.com/gocolly/colly/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
 
-// redisDepth is the adapter a program writes to watch a Redis queue.
-func redisDepth(q *redis.Queue) metrics.QueueFunc {
+// redisDepth is the adapter a program writes to watch a crawl's queue in
+// Redis.
+func redisDepth(cs *redis.CollyStorage) metrics.QueueFunc {
 	return func(ctx context.Context) (metrics.QueueDepth, error) {
-		s, err := q.Stats(ctx)
+		s, err := cs.Stats(ctx)
 		return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
 	}
 }
 
 // A real Redis queue and a real checkpoint file, read at scrape time.
 func TestScrapeShowsQueueDepthAndDeadLetters(t *testing.T) {
-	ctx := context.Background()
 	client, prefix := redistest.New(t)
 	now := epoch
-	q, err := redis.NewQueue(client, "metrics", redis.WithNamespace(prefix), redis.WithMaxAttempts(1),
-		redis.WithClock(func() time.Time { return now }))
+	q, err := redis.NewCollyStorage(client, "metrics", redis.WithNamespace(prefix), redis.WithMaxAttempts(1),
+		redis.WithClock(clock.NewFake(now)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var jobs []*redis.Job
-	for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://a.example/3", "http://a.example/4"} {
-		jobs = append(jobs, &redis.Job{URL: u})
+	t.Cleanup(func() { q.Close() })
+	for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://a.example/3", "http://a.example/4", "http://a.example/5"} {
+		if err := q.AddRequest([]byte(`{"URL":"` + u + `","Method":"GET"}`)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	jobs = append(jobs, &redis.Job{URL: "http://a.example/later", NotBefore: now.Add(time.Hour)})
-	if _, err := q.Enqueue(ctx, jobs...); err != nil {
+	claim := func() *colly.Request { // as Colly's queue does
+		t.Helper()
+		b, err := q.GetRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct{ URL string }
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(r.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &colly.Request{URL: u, Method: "GET"}
+	}
+	if err := q.Fail(claim(), errors.New("503 three times")); err != nil { // dead
 		t.Fatal(err)
 	}
-	dead, err := q.Claim(ctx)
-	if err != nil {
+	if err := q.Park(claim(), now.Add(time.Hour)); err != nil { // delayed
 		t.Fatal(err)
 	}
-	if err := q.Fail(ctx, dead, errors.New("503 three times")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := q.Claim(ctx); err != nil { // left in flight
-		t.Fatal(err)
-	}
+	claim() // left in flight
 
 	cp, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"))
 	if err != nil {

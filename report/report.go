@@ -300,8 +300,17 @@ func New(o outcome.Outcome, opts ...Option) Report {
 			d.PaceLimit, d.PaceGap = s.Pace.Limit, s.Pace.Gap
 			d.MedianLatency = s.MedianLatency
 		}
-		for _, u := range b.Unfinished() {
-			get(u.Domain).Unfinished++
+		if us, ok := b.(interface {
+			UnfinishedSummary() breaker.UnfinishedSummary
+		}); ok {
+			// Every URL counted, also past the breaker's bounded list.
+			for dom, n := range us.UnfinishedSummary().PerDomain {
+				get(dom).Unfinished += n
+			}
+		} else {
+			for _, u := range b.Unfinished() {
+				get(u.Domain).Unfinished++
+			}
 		}
 	}
 	for _, v := range bd.validators {

@@ -17,28 +17,49 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// openCheckpoint opens -checkpoint for the run. An existing file without
+// openCheckpoint opens -checkpoint for the run: the file store, and the
+// checkpoint on it (closeCheckpoint closes both). An existing file without
 // --resume is refused (a usage error: the crawl in it would be
 // overwritten by a new one), as is a file that is not a checkpoint; a
 // damaged, newer or locked one is an error naming the file and what to do.
-func openCheckpoint(cfg Config, log zerolog.Logger, onStoreError func(error)) (*checkpoint.Checkpoint, error) {
+func openCheckpoint(cfg Config, log zerolog.Logger, onStoreError func(error)) (*checkpoint.Checkpoint, *bolt.Store, error) {
 	_, err := os.Stat(cfg.Checkpoint)
 	exists := err == nil
 	switch {
 	case exists && !cfg.Resume:
-		return nil, usageErr("-checkpoint %s already holds a crawl: pass --resume to continue it, or remove the file (or choose another -checkpoint) to start a new crawl", cfg.Checkpoint)
+		return nil, nil, usageErr("-checkpoint %s already holds a crawl: pass --resume to continue it, or remove the file (or choose another -checkpoint) to start a new crawl", cfg.Checkpoint)
 	case !exists && cfg.Resume:
 		log.Info().Str("event", "no_checkpoint").Str("checkpoint", cfg.Checkpoint).
 			Msg("--resume: no checkpoint yet, starting a new crawl")
 	}
-	cp, err := checkpoint.Open(cfg.Checkpoint, checkpoint.WithLogger(log), checkpoint.OnStoreError(onStoreError))
-	if errors.Is(err, storage.ErrNotCheckpoint) {
-		return nil, usageErr("-checkpoint: %v", err)
-	}
+	st, err := bolt.Open(cfg.Checkpoint, bolt.WithLogger(log))
 	if err != nil {
-		return nil, fmt.Errorf("opening -checkpoint: %w", err)
+		return nil, nil, checkpointErr(err)
 	}
-	return cp, nil
+	cp, err := checkpoint.New(st, checkpoint.WithLogger(log), checkpoint.OnStoreError(onStoreError))
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, checkpointErr(err)
+	}
+	return cp, st, nil
+}
+
+// checkpointErr is the error of opening -checkpoint: a file that is not a
+// checkpoint is a usage error.
+func checkpointErr(err error) error {
+	if errors.Is(err, storage.ErrNotCheckpoint) {
+		return usageErr("-checkpoint: %v", err)
+	}
+	return fmt.Errorf("opening -checkpoint: %w", err)
+}
+
+// closeCheckpoint ends the checkpoint's run, then closes its file.
+func (cr *crawl) closeCheckpoint() error {
+	err := cr.cp.Close()
+	if cerr := cr.cpStore.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("closing -checkpoint: %w", cerr)
+	}
+	return err
 }
 
 // listDeadLetters prints the dead URLs of -checkpoint with their last
@@ -47,7 +68,13 @@ func listDeadLetters(cfg Config, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(cfg.Checkpoint); errors.Is(err, fs.ErrNotExist) {
 		return usage(stderr, fmt.Errorf("--dead-letters: no checkpoint at %s (choose it with -checkpoint)", cfg.Checkpoint))
 	}
-	cp, err := checkpoint.Open(cfg.Checkpoint)
+	st, err := bolt.Open(cfg.Checkpoint)
+	var cp *checkpoint.Checkpoint
+	if err == nil {
+		if cp, err = checkpoint.New(st); err != nil {
+			_ = st.Close()
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "productcrawl: --dead-letters: %v\n", err)
 		if errors.Is(err, storage.ErrNotCheckpoint) {
@@ -56,7 +83,7 @@ func listDeadLetters(cfg Config, stdout, stderr io.Writer) int {
 		return outcome.Error.ExitCode()
 	}
 	dead, err := cp.DeadLetters()
-	if cerr := cp.Close(); err == nil {
+	if cerr := errors.Join(cp.Close(), st.Close()); err == nil {
 		err = cerr
 	}
 	if err != nil {

@@ -60,10 +60,13 @@ type Config struct {
 	// Redis is the URL of the Redis that holds a shared crawl instead of
 	// the checkpoint file; CrawlID names the crawl there (every worker of
 	// it passes the same); WaitHorizon is how far ahead a worker waits for
-	// delayed work before it ends its run. See redis.go.
+	// delayed work before it ends its run; RedisShards is how many hash
+	// slots the crawl is spread over (storage/redis's WithShards). See
+	// redis.go.
 	Redis       string
 	CrawlID     string
 	WaitHorizon time.Duration
+	RedisShards int
 	// RedisPurge deletes every key of the -redis crawl and exits.
 	RedisPurge bool
 	Version    bool          // print the version and exit
@@ -83,10 +86,12 @@ type Config struct {
 	checkpointSet bool     // -checkpoint was given
 	profileSet    bool     // -profile was given
 	profileOpts   []breaker.Option
-	pacing        *profiles.Set    // -profiles, for its per-domain least gaps; nil without
-	redisOpts     *goredis.Options // parsed -redis, nil without it
-	crawlIDSet    bool             // -crawl-id was given
-	waitSet       bool             // -wait-horizon was given
+	pacing        *profiles.Set           // -profiles, for its per-domain least gaps; nil without
+	redisOpts     *goredis.Options        // parsed -redis naming one server, nil otherwise
+	redisCluster  *goredis.ClusterOptions // parsed -redis naming a Redis Cluster, nil otherwise
+	crawlIDSet    bool                    // -crawl-id was given
+	waitSet       bool                    // -wait-horizon was given
+	shardsSet     bool                    // -redis-shards was given
 }
 
 // Field is one --field name=selector: the text of the first element the
@@ -117,6 +122,7 @@ func defaults() Config {
 		Progress:       time.Second,
 		WaitHorizon:    defaultWaitHorizon,
 		MaxCrawlDelay:  30 * time.Second,
+		RedisShards:    1,
 	}
 }
 
@@ -203,8 +209,9 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&cfg.Resume, "resume", cfg.Resume, "continue the crawl in -checkpoint: fetch only what it did not finish, never write a URL already in -out (without it an existing checkpoint is refused)")
 	fs.BoolVar(&cfg.RetryDead, "retry-dead", cfg.RetryDead, "with --resume: fetch again the URLs that died of failures (their attempts spent on 5xx, timeouts, invalid pages, 403s; not 404/410), with their attempts reset: once their cause is fixed or their site is back")
 	fs.BoolVar(&cfg.DeadLetters, "dead-letters", cfg.DeadLetters, "list the URLs -checkpoint (or the -redis crawl) gave up on, with their last error, and exit")
-	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "share the crawl through the Redis at this URL (redis://[user:password@]host:6379/0, rediss:// for TLS) instead of the -checkpoint file: every productcrawl started with the same -redis and -crawl-id works the same crawl, on one machine or many")
+	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "share the crawl through the Redis at this URL (redis://[user:password@]host:6379/0, rediss:// for TLS), or through a Redis Cluster given by its seed nodes (redis+cluster://[user:password@]host:7000,host:7001,host:7002, rediss+cluster:// for TLS; any one reachable seed is enough), instead of the -checkpoint file: every productcrawl started with the same -redis and -crawl-id works the same crawl, on one machine or many")
 	fs.StringVar(&cfg.CrawlID, "crawl-id", cfg.CrawlID, "with -redis: the crawl's name in Redis, the same for every worker; the same id continues a crawl, a new one starts a new crawl (default: derived from the start URLs)")
+	fs.IntVar(&cfg.RedisShards, "redis-shards", cfg.RedisShards, "with -redis: spread the crawl over this many hash slots, so that as many masters of a Redis Cluster serve it (its URLs by a hash of each URL, its circuits by domain); every worker of the crawl must give the same number: another number is another crawl (1: one slot, one master)")
 	fs.DurationVar(&cfg.WaitHorizon, "wait-horizon", cfg.WaitHorizon, "with -redis: a worker waits for work due within this long (URLs parked while Redis was unreachable, a retry's backoff, the end of a tripped domain's cooldown); when all that is left is due later, it ends its run as tripped and leaves that work queued for the next run (0: end as soon as all that is left must wait)")
 	fs.BoolVar(&cfg.RedisPurge, "redis-purge", cfg.RedisPurge, "with -redis: delete every key of the crawl (-crawl-id, or the one the start URLs name) and exit; stop its workers first (otherwise the keys expire 7 days after the crawl's last change)")
 	fs.BoolVar(&cfg.Version, "version", cfg.Version, "print the version and exit")
@@ -243,7 +250,10 @@ one worker is seen by all), and each worker appends what it fetched to its
 own -out. A worker runs until no work is left anywhere in the crawl, or only
 work that must wait beyond -wait-horizon; running the same command again
 continues the crawl (-checkpoint and --resume do not apply). Its keys expire
-7 days after its last change; --redis-purge deletes them at once.
+7 days after its last change; --redis-purge deletes them at once. For a Redis
+Cluster give its seeds: -redis redis+cluster://host:7000,host:7001,host:7002;
+one crawl's keys share one hash slot, so one master serves a crawl, unless
+-redis-shards N spreads it over N slots (N = the masters: one shard each).
 
 Exit codes:
   0   complete  work done, records written
@@ -296,6 +306,7 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 		cfg.profileSet = cfg.profileSet || f.Name == "profile"
 		cfg.crawlIDSet = cfg.crawlIDSet || f.Name == "crawl-id"
 		cfg.waitSet = cfg.waitSet || f.Name == "wait-horizon"
+		cfg.shardsSet = cfg.shardsSet || f.Name == "redis-shards"
 	})
 	return cfg, cfg.validate()
 }

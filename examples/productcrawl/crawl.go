@@ -21,6 +21,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/report"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/gocolly/colly/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -31,16 +32,17 @@ import (
 // extensions add themselves in newCrawl: to exts, judges and reportOpts,
 // and their Close to closers.
 type crawl struct {
-	cfg    Config
-	log    zerolog.Logger
-	c      *colly.Collector
-	v      *validate.Validator
-	b      *breaker.Breaker
-	cp     *checkpoint.Checkpoint // the checkpoint file; nil with -redis
-	out    *sink
-	shared *shared       // -redis: the crawl in Redis; nil for the checkpoint file
-	reach  *reach        // whether the start hosts answer at all
-	robots *robotsPolicy // --obey-robots, or nil
+	cfg     Config
+	log     zerolog.Logger
+	c       *colly.Collector
+	v       *validate.Validator
+	b       *breaker.Breaker
+	cp      *checkpoint.Checkpoint // the checkpoint file; nil with -redis
+	cpStore *bolt.Store            // the file under cp
+	out     *sink
+	shared  *shared       // -redis: the crawl in Redis; nil for the checkpoint file
+	reach   *reach        // whether the start hosts answer at all
+	robots  *robotsPolicy // --obey-robots, or nil
 
 	exts       []breakwater.Extension // registered in order
 	judges     []outcome.Judge        // asked how the run ended
@@ -101,7 +103,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 		}
 		bopts = append(bopts, cr.shared.breakerOptions()...)
 	} else {
-		if cr.cp, err = openCheckpoint(cfg, log, cr.fail); err != nil {
+		if cr.cp, cr.cpStore, err = openCheckpoint(cfg, log, cr.fail); err != nil {
 			return nil, err
 		}
 		bopts = append(bopts, cr.cp.BreakerOptions()...)
@@ -274,7 +276,7 @@ func (cr *crawl) release() {
 // abandon closes what newCrawl opened when it cannot finish.
 func (cr *crawl) abandon() {
 	if cr.cp != nil {
-		cr.cp.Close()
+		cr.closeCheckpoint()
 	}
 	if cr.shared != nil {
 		cr.shared.close()
@@ -433,6 +435,12 @@ func (cr *crawl) fail(err error) {
 		if cr.shared != nil {
 			cr.shared.cs.Close() // no more jobs; waits for Redis end at once
 		}
+		// What comes back now cannot be recorded, and requests queued
+		// behind ones a callback aborted would each wait for their
+		// domain's room to lapse: end the waits and the requests now.
+		if cr.cancel != nil {
+			cr.cancel()
+		}
 	})
 }
 
@@ -520,7 +528,7 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 	// open circuits. If that fails, the run is an error.
 	if cr.cp != nil {
 		cr.cp.SetOutcome(o)
-		if err := cr.cp.Close(); err != nil && o.State != outcome.Error {
+		if err := cr.closeCheckpoint(); err != nil && o.State != outcome.Error {
 			cr.fail(err)
 			o = outcome.Decide(records, cr.err, judges...)
 		}

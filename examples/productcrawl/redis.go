@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -50,6 +49,14 @@ import (
 //     worker is seen by all, half-open probes are limited across all, and
 //     an open circuit stays open in Redis for a worker started later.
 //
+// -redis names one server (redis://, rediss://) or a Redis Cluster by its
+// seeds (redis+cluster://host:7000,host:7001,…; storage/redis's
+// ParseClusterURL): the worker then talks to a go-redis ClusterClient,
+// which follows the cluster's redirects, and storage/redis retries a call
+// the cluster turned away while it moved the crawl's slot. A crawl's keys
+// share one hash tag, so one master serves one crawl, unless
+// -redis-shards spreads it over several (storage/redis's WithShards).
+//
 // The checkpoint extension is not used: the queue, the visited set and the
 // circuits are the crawl's state. (Over storage/redis's OpenCheckpoint its
 // Register takes up what "earlier runs" left, so it would rewrite the
@@ -88,7 +95,7 @@ const redisMaxAttempts = checkpoint.DefaultMaxAttempts
 
 // shared is one worker's part of a crawl in Redis.
 type shared struct {
-	client *goredis.Client
+	client goredis.UniversalClient
 	id     string
 	cs     *redis.CollyStorage
 	bs     *redis.BreakerStore
@@ -106,14 +113,26 @@ func (cfg *Config) validateRedis() error {
 		if cfg.waitSet {
 			return usageErr("-wait-horizon: only with -redis")
 		}
+		if cfg.shardsSet {
+			return usageErr("-redis-shards: only with -redis")
+		}
 		return nil
 	}
-	opts, err := goredis.ParseURL(cfg.Redis)
-	if err != nil {
-		return usageErr("-redis: %v; want a URL such as redis://host:6379/0", err)
+	if redis.IsClusterURL(cfg.Redis) {
+		opts, err := redis.ParseClusterURL(cfg.Redis)
+		if err != nil {
+			return usageErr("-redis: %v", err)
+		}
+		opts.ContextTimeoutEnabled = true // a deadline cuts a hung connection short
+		cfg.redisCluster = opts
+	} else {
+		opts, err := goredis.ParseURL(cfg.Redis)
+		if err != nil {
+			return usageErr("-redis: %v; want a URL such as redis://host:6379/0, or redis+cluster://host:7000,host:7001 for a Redis Cluster", err)
+		}
+		opts.ContextTimeoutEnabled = true // a deadline cuts a hung connection short
+		cfg.redisOpts = opts
 	}
-	opts.ContextTimeoutEnabled = true // a deadline cuts a hung connection short
-	cfg.redisOpts = opts
 	switch {
 	case cfg.checkpointSet:
 		return usageErr("-checkpoint: not with -redis: the crawl's state lives in Redis under -crawl-id")
@@ -123,6 +142,8 @@ func (cfg *Config) validateRedis() error {
 		return usageErr("-max-pages: not with -redis: the crawl is shared by its workers; stop a worker with SIGINT or SIGTERM instead")
 	case cfg.MaxDepth > 0:
 		return usageErr("-max-depth: not with -redis: the crawl's queue does not keep a URL's depth")
+	case cfg.RedisShards < 1 || cfg.RedisShards > redis.MaxShards:
+		return usageErr("-redis-shards %d: want 1 to %d", cfg.RedisShards, redis.MaxShards)
 	case cfg.WaitHorizon < 0:
 		return usageErr("-wait-horizon %v: want 0 or a positive duration, e.g. 2m", cfg.WaitHorizon)
 	}
@@ -183,24 +204,45 @@ func checkCrawlID(id string) error {
 }
 
 // redisAddr names the Redis of cfg for messages, without its password.
-func redisAddr(o *goredis.Options) string { return fmt.Sprintf("%s db %d", o.Addr, o.DB) }
-
-// connectRedis makes the client and checks that Redis answers within
-// -timeout: an unreachable Redis is an error (exit 1) then, never a hang.
-// Unless the URL sets pool_size, the pool has room for every thread's call
-// at once.
-func connectRedis(cfg Config, log zerolog.Logger, threads int) (*goredis.Client, error) {
-	goredis.SetLogger(redisLogger{log}) // go-redis's own messages, into our log
-	opts := *cfg.redisOpts
-	if opts.PoolSize == 0 {
-		opts.PoolSize = max(10*runtime.GOMAXPROCS(0), threads+8)
+func (cfg Config) redisAddr() string {
+	if o := cfg.redisCluster; o != nil {
+		return "cluster " + strings.Join(o.Addrs, ",")
 	}
-	client := goredis.NewClient(&opts)
+	return fmt.Sprintf("%s db %d", cfg.redisOpts.Addr, cfg.redisOpts.DB)
+}
+
+// connectRedis makes the client (a ClusterClient for a redis+cluster://
+// URL) and checks that Redis answers within -timeout: an unreachable Redis
+// is an error (exit 1) then, never a hang. For a cluster that means every
+// master: the client learns the masters from the seeds and pings each.
+// Unless the URL sets pool_size, the pool (per master, for a cluster) has
+// room for every thread's call at once.
+func connectRedis(cfg Config, log zerolog.Logger, threads int) (goredis.UniversalClient, error) {
+	goredis.SetLogger(redisLogger{log}) // go-redis's own messages, into our log
+	pool := max(10*runtime.GOMAXPROCS(0), threads+8)
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
-	if err := client.Ping(ctx).Err(); err != nil {
+	var client goredis.UniversalClient
+	var err error
+	if cfg.redisCluster != nil {
+		opts := *cfg.redisCluster
+		if opts.PoolSize == 0 {
+			opts.PoolSize = pool
+		}
+		cc := goredis.NewClusterClient(&opts)
+		client = cc
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error { return m.Ping(ctx).Err() })
+	} else {
+		opts := *cfg.redisOpts
+		if opts.PoolSize == 0 {
+			opts.PoolSize = pool
+		}
+		client = goredis.NewClient(&opts)
+		err = client.Ping(ctx).Err()
+	}
+	if err != nil {
 		client.Close()
-		return nil, fmt.Errorf("-redis: cannot reach Redis at %s within -timeout %v: %w (is it running, and is the URL right?)", redisAddr(&opts), cfg.Timeout, err)
+		return nil, fmt.Errorf("-redis: cannot reach Redis at %s within -timeout %v: %w (is it running, and is the URL right?)", cfg.redisAddr(), cfg.Timeout, err)
 	}
 	return client, nil
 }
@@ -228,6 +270,7 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 		// joins while the first pages are in flight elsewhere gets work
 		// as soon as their links are queued.
 		redis.WithPollInterval(250 * time.Millisecond),
+		redis.WithShards(cfg.RedisShards),
 	}
 	fail := func(err error) (*shared, error) {
 		client.Close()
@@ -246,11 +289,11 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 	// crawl says so; one whose crawl is all done says that too.
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
-	st, err := sh.cs.Queue().Stats(ctx)
+	st, err := sh.cs.Stats(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("-redis: reading the crawl %s: %w", sh.id, err))
 	}
-	log.Info().Str("event", "redis_joined").Str("redis", redisAddr(cfg.redisOpts)).Str("crawl_id", sh.id).
+	log.Info().Str("event", "redis_joined").Str("redis", cfg.redisAddr()).Str("crawl_id", sh.id).
 		Int64("ready", st.Ready).Int64("delayed", st.Delayed).Int64("in_flight", st.InFlight).Int64("dead", st.Dead).
 		Int("threads", threads).Dur("wait_horizon", cfg.WaitHorizon).
 		Msg("working the crawl in Redis with every other worker of the same -crawl-id")
@@ -269,7 +312,7 @@ func (sh *shared) breakerOptions() []breaker.Option {
 // stopping) to the queue at once, without spending an attempt, so another
 // worker takes it now rather than after its lease.
 func (sh *shared) giveBack(r *colly.Request) {
-	if err := sh.cs.Park(r, time.Time{}); err != nil && sh.cs.Lost() == nil { // lost: said once already
+	if err := sh.cs.Park(r, time.Time{}); err != nil && !errors.Is(err, redis.ErrStateLost) { // lost: said once already
 		sh.log.Warn().Str("event", "job_not_returned").Str("url", r.URL.String()).Err(err).
 			Msg("a request cut by the stop could not be put back; it comes back after its lease")
 	}
@@ -284,9 +327,8 @@ func (sh *shared) close() error {
 
 // depth is the crawl's queue for the metrics: queue_jobs{queue="redis:<id>"}.
 func (sh *shared) depth() metrics.Queue {
-	q := sh.cs.Queue()
 	return metrics.QueueFunc(func(ctx context.Context) (metrics.QueueDepth, error) {
-		s, err := q.Stats(ctx)
+		s, err := sh.cs.Stats(ctx)
 		return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
 	})
 }
@@ -318,17 +360,31 @@ func (j queueJudge) Judge() outcome.Evidence {
 		return outcome.Evidence{Findings: []outcome.Finding{{State: outcome.Error, Kind: "state_lost",
 			Reason: fmt.Sprintf("the crawl %s lost its shared state in Redis: its results are incomplete", j.id)}}}
 	}
-	st, err := j.cs.Queue().Stats(ctx)
+	st, err := j.cs.Stats(ctx)
 	if err != nil {
 		return outcome.Evidence{Findings: []outcome.Finding{{State: outcome.Error, Kind: "store_error",
 			Reason: fmt.Sprintf("reading what is left of the crawl %s in Redis: %v", j.id, err)}}}
 	}
-	if st.Pending() == 0 {
-		return outcome.Evidence{}
+	var ev outcome.Evidence
+	if st.Dead > 0 {
+		// Died of failures, their attempts spent: a resume will not try
+		// them again, a person decides (as with the checkpoint file).
+		var samples []string
+		if dead, err := j.cs.DeadLetters(ctx, 3); err == nil {
+			for _, d := range dead {
+				samples = append(samples, d.URL)
+			}
+		}
+		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "dead",
+			Reason: fmt.Sprintf("%d URLs of the crawl %s died of failures, their attempts spent (e.g. %s); a person decides: --dead-letters lists them with their last error",
+				st.Dead, j.id, strings.Join(samples, ", "))})
 	}
-	return outcome.Evidence{Findings: []outcome.Finding{{State: outcome.Tripped, Kind: "unfinished",
-		Reason: fmt.Sprintf("%d URLs left in the crawl %s in Redis for a later run (%d waiting: parked or backing off; %d ready; %d in flight elsewhere): run the same command again",
-			st.Pending(), j.id, st.Delayed, st.Ready, st.InFlight)}}}
+	if st.Pending() > 0 {
+		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Tripped, Kind: "unfinished",
+			Reason: fmt.Sprintf("%d URLs left in the crawl %s in Redis for a later run (%d waiting: parked or backing off; %d ready; %d in flight elsewhere): run the same command again",
+				st.Pending(), j.id, st.Delayed, st.Ready, st.InFlight)})
+	}
+	return ev
 }
 
 // withoutKind is a judge with some kinds of finding left out.
@@ -357,22 +413,23 @@ func listRedisDeadLetters(cfg Config, stdout, stderr io.Writer) int {
 		return outcome.Error.ExitCode()
 	}
 	defer client.Close()
-	q, err := redis.NewQueue(client, cfg.CrawlID)
+	cs, err := redis.NewCollyStorage(client, cfg.CrawlID, redis.WithShards(cfg.RedisShards))
 	if err != nil {
 		return usage(stderr, fmt.Errorf("--dead-letters: %w", err))
 	}
+	defer cs.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
-	st, err := q.Stats(ctx)
-	var dead []*redis.Job
+	st, err := cs.Stats(ctx)
+	var dead []redis.DeadLetter
 	if err == nil {
-		dead, err = q.Dead(ctx, deadLetterListLimit)
+		dead, err = cs.DeadLetters(ctx, deadLetterListLimit)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "productcrawl: --dead-letters: %v\n", err)
 		return outcome.Error.ExitCode()
 	}
-	fmt.Fprintf(stdout, "%d dead URLs in crawl %s at %s", st.Dead, cfg.CrawlID, redisAddr(cfg.redisOpts))
+	fmt.Fprintf(stdout, "%d dead URLs in crawl %s at %s", st.Dead, cfg.CrawlID, cfg.redisAddr())
 	if int64(len(dead)) < st.Dead {
 		fmt.Fprintf(stdout, " (the newest %d)", len(dead))
 	}
@@ -419,39 +476,11 @@ func purgeRedisCrawl(cfg Config, stdout, stderr io.Writer) int {
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), max(cfg.Timeout, 30*time.Second))
 	defer cancel()
-	prefix := redis.DefaultNamespace + ":{" + cfg.CrawlID + "}:"
-	leased, err := client.ZCount(ctx, prefix+"q:inflight", strconv.FormatInt(time.Now().UnixMilli(), 10), "+inf").Result()
-	if err == nil && leased > 0 {
-		fmt.Fprintf(stderr, "productcrawl: --redis-purge: %d jobs of crawl %s are leased by running workers: stop them (SIGTERM), or wait for their leases to lapse, then purge\n", leased, cfg.CrawlID)
-		return outcome.Error.ExitCode()
-	}
-	var n int64
-	iter := client.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-	var batch []string
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		d, err := client.Unlink(ctx, batch...).Result()
-		n += d
-		batch = batch[:0]
-		return err
-	}
-	for err == nil && iter.Next(ctx) {
-		if batch = append(batch, iter.Val()); len(batch) == 500 {
-			err = flush()
-		}
-	}
-	if err == nil {
-		err = iter.Err()
-	}
-	if err == nil {
-		err = flush()
-	}
+	n, err := redis.DeleteCrawl(ctx, client, "", cfg.CrawlID, cfg.RedisShards)
 	if err != nil {
-		fmt.Fprintf(stderr, "productcrawl: --redis-purge: crawl %s at %s: %v (%d keys deleted so far; run it again)\n", cfg.CrawlID, redisAddr(cfg.redisOpts), err, n)
+		fmt.Fprintf(stderr, "productcrawl: --redis-purge: at %s: %v\n", cfg.redisAddr(), err)
 		return outcome.Error.ExitCode()
 	}
-	fmt.Fprintf(stdout, "deleted %d keys of crawl %s at %s\n", n, cfg.CrawlID, redisAddr(cfg.redisOpts))
+	fmt.Fprintf(stdout, "deleted %d keys of crawl %s at %s\n", n, cfg.CrawlID, cfg.redisAddr())
 	return 0
 }

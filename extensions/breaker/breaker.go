@@ -41,12 +41,13 @@ type Breaker struct {
 	fleet           fleetGuard
 	prior           timeoutPrior
 
-	domains    sync.Map     // host → *domain
-	attempts   attemptTable // *colly.Request → *attempt
-	throttle   urlSet       // URL → *atomic.Int32: 429 retries so far
-	resend     urlSet       // URL → *resendToken: throttled URLs the breaker will send again
-	warned     sync.Once    // the transport replaced after Register: logged once
-	unfinished urlSet       // URL → Unfinished
+	domains    sync.Map       // host → *domain
+	attempts   attemptTable   // *colly.Request → *attempt
+	throttle   urlSet         // URL → *atomic.Int32: 429 retries so far
+	resend     urlSet         // URL → *resendToken: throttled URLs the breaker will send again
+	warned     sync.Once      // the transport replaced after Register: logged once
+	unfinished unfinishedList // a sample by URL, counts per domain past it
+	idle       idleState      // compacted domains (idle.go)
 }
 
 // domain is everything the breaker knows about one host.
@@ -63,6 +64,7 @@ type domain struct {
 	pace     *pace
 	lastSeen atomic.Int64 // unix nanos of the latest request that reached the gate
 	lastOK   atomic.Int64 // unix nanos at which the latest success through the gate left
+	slopeAt  atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock
 	fails    atomic.Int32 // failures since the last transition…
 	netFails atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
 	timeout  atomic.Int64 // adaptive request timeout in ns; 0 = none yet
@@ -73,6 +75,10 @@ type domain struct {
 	refused    atomic.Int64
 	throttled  atomic.Int64 // in a row
 	blocked    atomic.Int64 // in a row
+
+	holds   atomic.Int32  // tickets out and calls under way: a held domain is never compacted
+	retired atomic.Bool   // a sweep is compacting it: look it up again
+	epoch   atomic.Uint32 // the latest sweep period it was used in
 }
 
 // New returns a Breaker whose domains use profile p unless
@@ -91,6 +97,7 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 		maxRetryAfter:   10 * time.Minute,
 		throttleRetries: 10,
 		trackerSize:     100,
+		unfinished:      unfinishedList{limit: DefaultUnfinishedSample},
 		rand:            rand.Float64,
 		fleet:           defaultFleetGuard(),
 	}
@@ -107,6 +114,10 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 		return nil, err
 	}
 	b.realTime = b.clock == clock.System
+	if b.idle.ttl == 0 {
+		b.idle.ttl = DefaultIdleTTL
+	}
+	b.idle.init(b.idle.ttl, b.clock.Now())
 	return b, nil
 }
 
@@ -114,24 +125,16 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 // (the same key Colly's LimitRules match on).
 func HostOf(host string) string { return strings.ToLower(host) }
 
+// domain returns host's domain, pinned: the caller unpins it, or hands
+// the pin to a Ticket.
 func (b *Breaker) domain(host string) (*domain, error) {
-	if d, ok := b.domains.Load(host); ok {
-		return d.(*domain), nil
+	if v, ok := b.domains.Load(host); ok {
+		if d := v.(*domain); d.pin() {
+			b.touch(d)
+			return d, nil
+		}
 	}
-	p := b.profileFor(host)
-	c, err := b.store.Circuit(host, p)
-	if err != nil {
-		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
-	}
-	d := &domain{name: host, profile: p, circuit: c, tracker: newTracker(max(b.trackerSize, p.WindowSize), p), need: FailuresToTrip(p)}
-	if fc, ok := c.(failureCounter); ok {
-		d.counter = fc
-	} else {
-		d.local = newLocalFailures(p.WindowSize)
-	}
-	d.pace = newPace(b.pacing, d.room, b.clock)
-	actual, _ := b.domains.LoadOrStore(host, d)
-	return actual.(*domain), nil
+	return b.domainSlow(host)
 }
 
 // Ticket is a permit to send one request to a domain, from Allow; give it
@@ -160,9 +163,12 @@ func (b *Breaker) Allow(host string) (Ticket, error) {
 	return b.allow(d)
 }
 
+// allow asks d's circuit; d is pinned, and the pin goes to the ticket, or
+// is let go with a refusal.
 func (b *Breaker) allow(d *domain) (Ticket, error) {
 	if open := b.knownOpen(d); open != nil {
 		d.refused.Add(1)
+		d.unpin()
 		return Ticket{}, open
 	}
 	p, t, err := d.circuit.Allow(b.clock)
@@ -170,6 +176,7 @@ func (b *Breaker) allow(d *domain) (Ticket, error) {
 		b.transitioned(d, t)
 	}
 	if err != nil {
+		d.unpin()
 		if open, ok := err.(*CircuitOpenError); ok {
 			d.refused.Add(1)
 			if open.State == Open {
@@ -235,12 +242,15 @@ func (d *domain) openUntil() int64 {
 
 func (d *domain) clearOpen() { d.open.Store(nil) }
 
-// Record gives a ticket back with what the attempt returned.
+// Record gives a ticket back with what the attempt returned. Give each
+// ticket back once.
 func (b *Breaker) Record(t Ticket, o Outcome) {
 	d := t.d
 	if d == nil {
 		return
 	}
+	b.touch(d)
+	defer d.unpin()
 	if int(o.Class) < numClasses {
 		d.counts[o.Class].Add(1)
 	}
@@ -338,6 +348,7 @@ func (b *Breaker) Restore(host string, retryAt time.Time, trips int) error {
 	if err != nil {
 		return err
 	}
+	defer d.unpin()
 	r, ok := d.circuit.(Restorer)
 	if !ok {
 		return fmt.Errorf("breaker: the store's circuits for %s cannot be restored", d.name)
@@ -378,29 +389,16 @@ type DomainStats struct {
 // Count returns how many attempts ended in class c.
 func (s DomainStats) Count(c Class) int64 { return s.Outcomes[c.String()] }
 
-// Stats returns a snapshot of every domain seen, sorted by domain.
+// Stats returns a snapshot of every domain seen, sorted by domain,
+// compacted ones included (see WithIdleTTL).
 func (b *Breaker) Stats() []DomainStats {
 	now := b.clock.Now()
 	var out []DomainStats
 	b.domains.Range(func(_, v any) bool {
-		d := v.(*domain)
-		s := DomainStats{Domain: d.name, Profile: d.profile.Name, Outcomes: make(map[string]int64, numClasses),
-			Refused: d.refused.Load(), Pace: d.pace.stats(now), Timeout: time.Duration(d.timeout.Load())}
-		if snap, err := d.circuit.Snapshot(b.clock); err == nil {
-			s.State, s.Trips = snap.State, snap.Trips
-			if snap.State == Open {
-				s.RetryAt = snap.RetryAt
-			}
-		}
-		for c := range numClasses {
-			if n := d.counts[c].Load(); n > 0 {
-				s.Outcomes[Class(c).String()] = n
-			}
-		}
-		s.Tracked, s.SuccessRate, s.MedianLatency = d.tracker.stats()
-		out = append(out, s)
+		out = append(out, b.statsOf(v.(*domain), now))
 		return true
 	})
+	b.rangeDormant(func(name string, r *dormant) { out = append(out, b.dormantStats(name, r)) })
 	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
 	return out
 }

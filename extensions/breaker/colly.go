@@ -142,6 +142,7 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 	if err != nil {
 		return // the gate reports it
 	}
+	defer d.unpin() // a reservation, once made, keeps the domain whole
 	if open := b.knownOpen(d); open != nil {
 		d.refused.Add(1)
 		r.Abort()
@@ -180,14 +181,17 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		b.stopAtGate(c, rt, r, &CircuitOpenError{Domain: host, State: Open, RetryAt: b.clock.Now()})
 		return
 	}
+	// d is pinned: the ticket takes the pin over, or it is let go here.
 	if open := b.knownOpen(d); open != nil {
 		d.pace.unreserve(b.clock, r)
 		d.refused.Add(1)
+		d.unpin()
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
 	if ctx.Err() != nil {
 		d.pace.unreserve(b.clock, r)
+		d.unpin()
 		b.cancelled(r, d.name, ctx)
 		return
 	}
@@ -197,6 +201,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	if err != nil {
 		// The crawl ended while the request waited for its pace: nothing
 		// was sent, and the URL is not done.
+		d.unpin()
 		b.cancelled(r, d.name, ctx)
 		return
 	}

@@ -18,6 +18,9 @@ func (b *Breaker) early(d *domain, s signals) {
 		b.log.Debug().Str("event", "cooldown_decay").Str("domain", d.name).
 			Msg("breaker: a healthy stretch took one trip off the cooldown streak")
 	}
+	if s.median > 0 {
+		d.slopeAt.Store(b.clock.Now().UnixNano())
+	}
 	switch s.slope {
 	case +1:
 		b.log.Warn().Str("event", "degrading").Str("domain", d.name).
@@ -28,6 +31,11 @@ func (b *Breaker) early(d *domain, s signals) {
 			f(d.name, s.median, s.baseline)
 		}
 		if d.profile.SlopeTrip {
+			if n, of := b.slowedElsewhere(d); of > 0 && 2*n > of {
+				b.log.Warn().Str("event", "client_slow").Str("domain", d.name).Int("slowed", n).Int("of", of).
+					Msg("breaker: most other domains slowed at the same time: the slowness is this crawler's (CPU, network, a stall), not the site's; no latency trip")
+				return
+			}
 			b.holdOpen(d, ReasonLatencySlope)
 			return
 		}
@@ -85,3 +93,30 @@ func (b *Breaker) grow(d *domain, t Transition, streak int) Transition {
 	t.RetryAt = until
 	return t
 }
+
+// slowedElsewhere looks at up to slopePeers other domains whose latency
+// slope was evaluated within slopePeerAge, and counts how many of them are
+// past their own slope limit now: when most are, the latency climbed
+// everywhere at once, which is the crawler's own slowness.
+func (b *Breaker) slowedElsewhere(d *domain) (slowed, of int) {
+	since := b.clock.Now().Add(-slopePeerAge).UnixNano()
+	looked := 0
+	b.domains.Range(func(_, v any) bool {
+		o := v.(*domain)
+		looked++
+		if o != d && o.slopeAt.Load() >= since {
+			of++
+			if o.tracker.slowedNow() {
+				slowed++
+			}
+		}
+		return of < slopePeers && looked < 16*slopePeers
+	})
+	return slowed, of
+}
+
+// slopePeers and slopePeerAge bound slowedElsewhere's look at the fleet.
+const (
+	slopePeers   = 16
+	slopePeerAge = 30 * time.Second
+)

@@ -141,6 +141,9 @@ func (g *fleetGuard) tripped(b *Breaker, d *domain, at time.Time, clientSide boo
 		Dur("within", g.cfg.Within).Dur("pause", pause).
 		Msgf("breaker: %d of %d active domains tripped within %v: suspect the client side (proxy, network, resolver); pausing every domain", len(recent), len(active), g.cfg.Within)
 	for _, other := range active {
+		if !other.pin() {
+			continue // being compacted: idle, nothing to pause
+		}
 		if h, ok := other.circuit.(Holder); ok {
 			t, err := h.HoldOpen(b.clock, at.Add(pause), ReasonFleetPause)
 			if err == nil && t.Changed() {
@@ -152,6 +155,7 @@ func (g *fleetGuard) tripped(b *Breaker, d *domain, at time.Time, clientSide boo
 				}
 			}
 		}
+		other.unpin()
 	}
 }
 
@@ -176,6 +180,10 @@ func (g *fleetGuard) alarm(b *Breaker, now time.Time) {
 		}
 		return true
 	})
+	dt := b.dormantTotals()
+	for c := range numClasses {
+		tot[c] += dt.counts[c]
+	}
 	var delta [numClasses]int64
 	var all int64
 	for c := range numClasses {

@@ -24,24 +24,22 @@ type Unfinished struct {
 	RetryAt time.Time `json:"retry_at,omitzero"`
 }
 
-func (b *Breaker) markUnfinished(u Unfinished) { b.unfinished.store(u.URL, u) }
+func (b *Breaker) markUnfinished(u Unfinished) { b.unfinished.mark(u) }
 
 // markLeft takes r's URL off the unfinished list: it left.
-func (b *Breaker) markLeft(r *colly.Request) {
-	if !b.unfinished.empty() {
-		b.unfinished.delete(r.URL.String())
-	}
-}
+func (b *Breaker) markLeft(r *colly.Request) { b.unfinished.left(r) }
 
-// Unfinished lists every URL not collected and not attempted since,
-// sorted by URL, with the reason.
+// Unfinished lists the URLs not collected and not attempted since,
+// sorted by URL, with the reason: at most the sample
+// (WithUnfinishedSample, default DefaultUnfinishedSample); past it URLs
+// are counted per domain, not listed, and UnfinishedSummary says how many.
 func (b *Breaker) Unfinished() []Unfinished {
 	var out []Unfinished
-	b.unfinished.rangeValues(func(v any) bool {
+	b.unfinished.listed.rangeValues(func(v any) bool {
 		out = append(out, v.(Unfinished))
 		return true
 	})
-	sort.Slice(out, func(i, j int) bool { return out[i].URL < out[j].URL })
+	sortUnfinished(out)
 	return out
 }
 
@@ -52,21 +50,23 @@ func (b *Breaker) Judge() outcome.Evidence {
 	var ev outcome.Evidence
 	var open []string
 	var success int64
-	for _, s := range b.Stats() {
-		success += s.Count(Success)
-		if s.State != Closed {
-			open = append(open, s.Domain)
+	// Not from Stats: a broad crawl's million domains need no map each.
+	b.domains.Range(func(_, v any) bool {
+		d := v.(*domain)
+		success += d.counts[Success].Load()
+		if s, err := d.circuit.Snapshot(b.clock); err == nil && s.State != Closed {
+			open = append(open, d.name)
 		}
-	}
+		return true
+	})
+	success += b.dormantTotals().counts[Success] // compacted domains are closed
+	sort.Strings(open)
 	if len(open) > 0 {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Tripped, Kind: "circuit_open",
 			Reason:  fmt.Sprintf("circuit not closed for %s", strings.Join(open, ", ")),
 			Domains: open})
 	}
-	perDomain := map[string]int{}
-	for _, u := range b.Unfinished() {
-		perDomain[u.Domain]++
-	}
+	perDomain := b.UnfinishedSummary().PerDomain
 	if len(perDomain) > 0 {
 		var doms, parts []string
 		for d, n := range perDomain {

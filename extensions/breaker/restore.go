@@ -20,6 +20,9 @@ func (b *Breaker) Snapshots() []DomainSnapshot {
 		}
 		return true
 	})
+	b.rangeDormant(func(name string, r *dormant) {
+		out = append(out, DomainSnapshot{Domain: name, Snapshot: Snapshot{State: Closed, Trips: int(r.trips)}})
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
 	return out
 }
@@ -29,6 +32,9 @@ func (b *Breaker) Snapshots() []DomainSnapshot {
 func (b *Breaker) Snapshot(host string) (DomainSnapshot, bool) {
 	v, ok := b.domains.Load(HostOf(host))
 	if !ok {
+		if r, ok := b.dormantOf(HostOf(host)); ok {
+			return DomainSnapshot{Domain: HostOf(host), Snapshot: Snapshot{State: Closed, Trips: int(r.trips)}}, true
+		}
 		return DomainSnapshot{}, false
 	}
 	d := v.(*domain)
@@ -65,6 +71,7 @@ func (b *Breaker) RestoreHalt(host string, until time.Time) error {
 	if err != nil {
 		return err
 	}
+	defer d.unpin()
 	d.pace.mu.Lock()
 	if until.After(d.pace.halt) {
 		d.pace.halt = until
@@ -92,6 +99,7 @@ func (b *Breaker) RestoreWindow(host string, outcomes, failures int) error {
 	if err != nil {
 		return err
 	}
+	defer d.unpin()
 	if s, err := d.circuit.Snapshot(b.clock); err != nil || s.State != Closed {
 		return err
 	}

@@ -217,3 +217,17 @@ func (t *tracker) stats() (n int, successRate float64, median time.Duration) {
 	}
 	return len(outs), 1 - FailureRate(outs), MedianSuccessLatency(outs)
 }
+
+// slowedNow reports whether the median of the latest successes is past the
+// slope's limit right now, whether or not an evaluation has said so yet.
+func (t *tracker) slowedNow() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lat == nil || t.baseline == 0 || t.latN < len(t.lat) {
+		return false
+	}
+	copy(t.scratch, t.lat)
+	slices.Sort(t.scratch)
+	median := t.scratch[len(t.scratch)/2]
+	return median > max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)
+}

@@ -6,36 +6,43 @@ import (
 )
 
 // window is a ring of the latest counted outcomes with a running failure
-// count: O(1) to record, fixed memory. It is not safe for concurrent use;
-// its owner locks.
+// count: O(1) to record, at most size outcomes. Its buffer grows as
+// outcomes come in, so a domain that answers twice in a broad crawl costs
+// two outcomes, not a full window. It is not safe for concurrent use; its
+// owner locks.
 type window struct {
-	buf      []Outcome
-	next     int // where the next outcome goes
-	n        int // how many are held, ≤ len(buf)
+	buf      []Outcome // the ring; len(buf) < size until it has been full once
+	size     int
+	next     int // where the next outcome goes; equals n until the ring is full
+	n        int // how many are held, ≤ size
 	failures int
 }
 
-func newWindow(size int) window { return window{buf: make([]Outcome, size)} }
+func newWindow(size int) window { return window{size: size} }
 
 func (w *window) add(o Outcome) {
-	if w.n == len(w.buf) {
+	if w.n == w.size {
 		if w.buf[w.next].Class.Failure() {
 			w.failures--
 		}
 	} else {
 		w.n++
 	}
-	w.buf[w.next] = o
+	if w.next == len(w.buf) {
+		w.buf = append(w.buf, o)
+	} else {
+		w.buf[w.next] = o
+	}
 	if o.Class.Failure() {
 		w.failures++
 	}
 	w.next++
-	if w.next == len(w.buf) {
+	if w.next == w.size {
 		w.next = 0
 	}
 }
 
-func (w *window) full() bool { return w.n == len(w.buf) }
+func (w *window) full() bool { return w.n == w.size }
 
 func (w *window) reset() {
 	w.next, w.n, w.failures = 0, 0, 0

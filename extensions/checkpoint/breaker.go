@@ -186,7 +186,7 @@ func (cp *Checkpoint) onRefused(r *colly.Request, err *breaker.CircuitOpenError)
 	if e == nil {
 		return
 	}
-	cp.applyLocked(r, e, Refused, err.Error(), err.RetryAt)
+	cp.applyLocked(r, e, evRefused, err.Error(), err.RetryAt)
 }
 
 // onOutcome records what an attempt that left came to, as the breaker
@@ -199,7 +199,7 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 		return
 	}
 	ev, reason, retryAt := eventOf(a.Outcome.Class, a.Status, a.Err, a.Retrying, a.GaveUp)
-	if ev == Throttled {
+	if ev == evThrottled {
 		// The breaker sends the URL again with Retry, which requests the
 		// URL the request ended at: remember whose record that is.
 		cp.retryOf[a.Request.URL.String()] = e.rec.ID
@@ -214,7 +214,7 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 // eventOf maps a classified attempt to the checkpoint's event. The reason
 // (a record's LastError) starts with the class: "degraded: HTTP 503: …",
 // "gone: HTTP 404", so that a dead URL says what it died of (dead.go).
-func eventOf(class breaker.Class, status int, err error, retrying, gaveUp bool) (Event, string, time.Time) {
+func eventOf(class breaker.Class, status int, err error, retrying, gaveUp bool) (event, string, time.Time) {
 	reason := ""
 	if err != nil {
 		reason = err.Error()
@@ -229,28 +229,28 @@ func eventOf(class breaker.Class, status int, err error, retrying, gaveUp bool) 
 	}
 	switch class {
 	case breaker.Success:
-		return Succeeded, "", time.Time{}
+		return evSucceeded, "", time.Time{}
 	case breaker.Gone:
-		return Gone, reason, time.Time{}
+		return evGone, reason, time.Time{}
 	case breaker.Throttled:
 		if retrying && !gaveUp {
-			return Throttled, reason, time.Time{}
+			return evThrottled, reason, time.Time{}
 		}
-		return ThrottledGaveUp, reason, time.Time{}
+		return evThrottledGaveUp, reason, time.Time{}
 	case breaker.Excluded:
 		var open *breaker.CircuitOpenError
 		var visited *colly.AlreadyVisitedError
 		switch {
 		case errors.As(err, &open):
-			return Refused, reason, open.RetryAt
+			return evRefused, reason, open.RetryAt
 		case errors.As(err, &visited), errors.Is(err, colly.ErrAbortedAfterHeaders):
-			return Settled, reason, time.Time{}
+			return evSettled, reason, time.Time{}
 		case errors.Is(err, context.Canceled):
-			return Cancelled, reason, time.Time{}
+			return evCancelled, reason, time.Time{}
 		}
-		return Cancelled, reason, time.Time{}
+		return evCancelled, reason, time.Time{}
 	}
-	return FailedAttempt, reason, time.Time{}
+	return evFailed, reason, time.Time{}
 }
 
 // inFlightByDomain counts, per host, the records left in flight by a run

@@ -85,7 +85,7 @@ func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 		close(done)
 		o := outcome.Decide(-1, nil, b, cp)
 		cp.SetOutcome(o)
-		if err := cp.Close(); err != nil {
+		if err := closeCP(cp); err != nil {
 			t.Fatal(err)
 		}
 		return o

@@ -12,7 +12,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/storage"
-	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
 )
@@ -41,8 +40,7 @@ var ErrStore = errors.New("checkpoint: the store failed")
 // concurrent use.
 type Checkpoint struct {
 	store storage.Store
-	owned bool   // Open made the store: Close closes it
-	path  string // the file, for Open; "" for New
+	where string // the store as errors name it: its file, if it has one
 	opt   options
 	clock clock.Clock
 	log   zerolog.Logger
@@ -91,34 +89,18 @@ type Stats struct {
 	GraceFreed int // waits ended by the grace period (a redirect hop was never requested)
 }
 
-// Open opens (or creates) the checkpoint file at path on the embedded
-// store, storage/bolt. A file that is corrupt, truncated, of a newer
-// format, not a checkpoint, or locked by another process is refused with
-// an error that names it and says what to do (errors.Is it against
-// storage.ErrCorrupt, ErrNotCheckpoint, ErrNewerFormat, ErrLocked); the
-// file is left untouched.
-func Open(path string, opts ...Option) (*Checkpoint, error) {
-	o, err := buildOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	bopts := append([]bolt.Option{bolt.WithLogger(o.log)}, o.boltOpts...)
-	s, err := bolt.Open(path, bopts...)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
-	}
-	cp, err := newCheckpoint(s, o)
-	if err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	cp.owned, cp.path = true, path
-	return cp, nil
-}
-
-// New returns a checkpoint on store (storage/memory for tests and crawls
-// that need no resume, storage/redis across machines). Close does not
-// close the store.
+// New returns a checkpoint on store: storage/bolt for a crawl resumed on
+// one machine (one file), storage/redis across machines, storage/memory
+// for tests and crawls that need no resume.
+//
+//	st, err := bolt.Open("crawl.db") // refuses a damaged, newer or locked file, naming it
+//	if err != nil { ... }
+//	defer st.Close()                 // after cp.Close
+//	cp, err := checkpoint.New(st, checkpoint.WithLogger(log))
+//
+// A store whose checkpoint metadata is of a newer format or unreadable is
+// refused (storage.ErrNewerFormat, storage.ErrCorrupt). The store stays
+// the caller's: Close does not close it.
 func New(store storage.Store, opts ...Option) (*Checkpoint, error) {
 	if store == nil {
 		return nil, fmt.Errorf("%w: checkpoint.New: nil store", storage.ErrInvalid)
@@ -145,7 +127,7 @@ func buildOptions(opts []Option) (options, error) {
 
 func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
 	cp := &Checkpoint{
-		store: s, opt: o, clock: o.clock, log: o.log,
+		store: s, where: "the checkpoint store", opt: o, clock: o.clock, log: o.log,
 		entries:   map[*colly.Request]*entry{},
 		retryOf:   map[string]uint64{},
 		tokens:    map[uint64]int{},
@@ -155,6 +137,9 @@ func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
 		saved:     map[string]BreakerState{},
 		filtered:  map[uint64]struct{}{},
 		dropped:   map[string]bool{},
+	}
+	if f, ok := s.(interface{ Path() string }); ok && f.Path() != "" {
+		cp.where = f.Path()
 	}
 	if v, ok, err := s.Meta(keyFormat); err != nil {
 		return nil, fmt.Errorf("checkpoint: reading the format: %w", err)
@@ -190,9 +175,6 @@ func readJSON(s storage.Store, key string, v any) error {
 	return nil
 }
 
-// Path returns the checkpoint file, or "" for a checkpoint made by New.
-func (cp *Checkpoint) Path() string { return cp.path }
-
 // Store returns the store under the checkpoint.
 func (cp *Checkpoint) Store() storage.Store { return cp.store }
 
@@ -220,11 +202,7 @@ func (cp *Checkpoint) failLocked(err error) error {
 	if cp.err != nil {
 		return cp.err
 	}
-	where := "the checkpoint store"
-	if cp.path != "" {
-		where = cp.path
-	}
-	cp.err = fmt.Errorf("%w (%s): %w; what was committed before is intact, fix the cause and resume", ErrStore, where, err)
+	cp.err = fmt.Errorf("%w (%s): %w; what was committed before is intact, fix the cause and resume", ErrStore, cp.where, err)
 	cp.failed.Store(true)
 	cp.log.Error().Str("event", "checkpoint_store_failed").Err(err).Msg("checkpoint: the store cannot be written; new requests are stopped")
 	cp.notify = true // unlock calls the hooks, outside the lock
@@ -276,8 +254,8 @@ func (cp *Checkpoint) Flush() error {
 }
 
 // Close ends the run: it writes what is still held, the run's stop time
-// and the breaker's open domains, flushes, and closes the store if Open
-// made it. Call it after the collector's Wait. It returns the store's
+// and the breaker's open domains, and flushes. Call it after the
+// collector's Wait, and before closing the store. It returns the store's
 // error, if any: then the last changes may not be saved, and everything
 // committed before them is intact.
 func (cp *Checkpoint) Close() error {
@@ -302,10 +280,5 @@ func (cp *Checkpoint) Close() error {
 		}
 	}
 	cp.unlock()
-	if cp.owned {
-		if cerr := cp.store.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("%w: closing %s: %w", ErrStore, cp.path, cerr)
-		}
-	}
 	return err
 }

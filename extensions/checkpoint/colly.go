@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/requestid"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 )
@@ -26,7 +27,7 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	cp.mu.Lock()
 	cp.startLocked()
 	cp.unlock()
-	if err := c.SetStorage(cp); err != nil {
+	if err := c.SetStorage(collyStorage{cp}); err != nil {
 		cp.mu.Lock()
 		cp.failLocked(err)
 		cp.unlock()
@@ -53,7 +54,7 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	if retry {
 		delete(cp.retryOf, u)
 	} else {
-		id = RequestID(u, body)
+		id = requestid.Of(u, body)
 	}
 	rec, found, err := cp.store.Get(id)
 	if err != nil {
@@ -91,20 +92,20 @@ func (cp *Checkpoint) logDroppedLocked(keys []string) {
 }
 
 // applyLocked moves r's record through ev and writes it.
-func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev Event, reason string, retryAt time.Time) {
+func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason string, retryAt time.Time) {
 	cp.unholdLocked(e.rec.ID)
-	rec := Transition(e.rec, ev, cp.opt.maxAttempts, reason, retryAt)
+	rec := transition(e.rec, ev, cp.opt.maxAttempts, reason, retryAt)
 	rec.Updated = cp.now().UTC()
 	e.rec = rec
 	switch ev {
-	case Left:
+	case evLeft:
 		e.left = true
-	case Queued:
+	case evQueued:
 	default:
 		e.closed = true
 		if fin := r.URL.String(); fin != rec.URL {
 			// Redirected: the hop it ended at was marked visited.
-			cp.resolveLocked(RequestID(fin, nil), true)
+			cp.resolveLocked(requestid.Of(fin, nil), true)
 		}
 	}
 	if rec.State == storage.Done || rec.State == storage.Dead {
@@ -135,7 +136,7 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 		r.Abort()
 		return
 	}
-	cp.applyLocked(r, e, Queued, "", time.Time{})
+	cp.applyLocked(r, e, evQueued, "", time.Time{})
 	if r.IsAbort() {
 		// Stopped before it left, by someone else: pending, for the next run.
 		delete(cp.entries, r)
@@ -159,7 +160,7 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	if e == nil || e.closed {
 		return
 	}
-	cp.applyLocked(r, e, Left, "", time.Time{})
+	cp.applyLocked(r, e, evLeft, "", time.Time{})
 }
 
 func (cp *Checkpoint) onScraped(resp *colly.Response) { cp.finish(resp, nil) }
@@ -196,18 +197,9 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	}
 }
 
-// Init implements Colly's storage.Storage and queue.Storage. It is called
-// by SetStorage and queue.New, any number of times; it returns the store's
-// error, if any.
-func (cp *Checkpoint) Init() error {
-	cp.mu.Lock()
-	defer cp.unlock()
-	return cp.err
-}
-
-// Visited implements Colly's storage.Storage. Colly calls it once it has
+// visited is Colly's storage.Storage Visited. Colly calls it once it has
 // decided to request id, before the request exists.
-func (cp *Checkpoint) Visited(id uint64) error {
+func (cp *Checkpoint) visited(id uint64) error {
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {
@@ -217,11 +209,11 @@ func (cp *Checkpoint) Visited(id uint64) error {
 	return nil
 }
 
-// IsVisited implements Colly's storage.Storage: a URL is visited if this
+// isVisited is Colly's storage.Storage IsVisited: a URL is visited if this
 // run requested it or the checkpoint knows it from any run. URLs an
 // earlier run did not finish are requested again by the frontier (Resume
 // or the queue), which IsVisited lets through once each.
-func (cp *Checkpoint) IsVisited(id uint64) (bool, error) {
+func (cp *Checkpoint) isVisited(id uint64) (bool, error) {
 	cp.mu.Lock()
 	if cp.err != nil {
 		defer cp.unlock()
@@ -251,9 +243,9 @@ func (cp *Checkpoint) IsVisited(id uint64) (bool, error) {
 	return ok, nil
 }
 
-// Cookies implements Colly's storage.Storage: the cookies of u's host, as
-// SetCookies last saved them (in this run or an earlier one).
-func (cp *Checkpoint) Cookies(u *url.URL) string {
+// hostCookies is Colly's storage.Storage Cookies: the cookies of u's
+// host, as setHostCookies last saved them (in this run or an earlier one).
+func (cp *Checkpoint) hostCookies(u *url.URL) string {
 	cp.mu.Lock()
 	defer cp.unlock()
 	if v, ok := cp.cookies[u.Host]; ok {
@@ -268,9 +260,9 @@ func (cp *Checkpoint) Cookies(u *url.URL) string {
 	return string(v)
 }
 
-// SetCookies implements Colly's storage.Storage. Cookies are saved with
-// the checkpoint, so a resumed crawl keeps its session.
-func (cp *Checkpoint) SetCookies(u *url.URL, cookies string) {
+// setHostCookies is Colly's storage.Storage SetCookies. Cookies are saved
+// with the checkpoint, so a resumed crawl keeps its session.
+func (cp *Checkpoint) setHostCookies(u *url.URL, cookies string) {
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.cookies[u.Host] == cookies {

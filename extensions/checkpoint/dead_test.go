@@ -38,7 +38,7 @@ func TestDeadOfFailuresIsAnErrorUntilRetryDead(t *testing.T) {
 		_ = cr.c.Visit(gone.URL() + "/")
 		cr.c.Wait()
 		ev, c := cp.Judge(), counts(t, cp)
-		if err := cp.Close(); err != nil {
+		if err := closeCP(cp); err != nil {
 			t.Fatal(err)
 		}
 		return ev, revived, c
@@ -103,7 +103,7 @@ func TestResumeRefusedByTheCollectorIsNotUnfinished(t *testing.T) {
 	if ev := cp.Judge(); len(ev.Findings) != 1 || ev.Findings[0].Kind != "unfinished" {
 		t.Fatalf("first run: findings %+v, want the 3 failed products unfinished", ev.Findings)
 	}
-	if err := cp.Close(); err != nil {
+	if err := closeCP(cp); err != nil {
 		t.Fatal(err)
 	}
 

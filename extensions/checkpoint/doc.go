@@ -9,8 +9,11 @@
 // flight, done, failed, parked, dead, with attempts, last error and the
 // request itself), and only what is finished counts on a restart.
 //
-//	cp, err := checkpoint.Open("crawl.db") // the embedded store, one file
+//	st, err := bolt.Open("crawl.db")       // the embedded store, one file
 //	if err != nil { ... }                  // names the file and what to do
+//	defer st.Close()                       // after cp.Close
+//	cp, err := checkpoint.New(st)
+//	if err != nil { ... }
 //	b, _ := breaker.New(breaker.Standard, cp.BreakerOptions()...)
 //	cp.Breaker(b)                          // re-opens domains saved open
 //	breakwater.Use(c, v, b, cp)            // the checkpoint last
@@ -21,14 +24,16 @@
 //	cp.SetOutcome(o)
 //	cp.Close()
 //
-// New(store) puts the same on any storage.Store (storage/memory,
-// storage/redis).
+// Any storage.Store will do: storage/bolt (above) for one machine,
+// storage/redis across machines, storage/memory for a crawl that needs no
+// resume. The checkpoint package itself imports none of them.
 //
 // # What Colly sees
 //
 // The checkpoint is the collector's storage.Storage (Register calls
-// SetStorage) and may be the queue.Storage of Colly's queue, so a crawl
-// written for Colly's queue is resumable as it is. Within a run it
+// SetStorage) and may be the storage of Colly's queue (QueueStorage), so
+// a crawl written for Colly's queue becomes resumable by giving the queue
+// that storage. Within a run it
 // deduplicates as Colly does: a URL requested once is visited. After a
 // restart a URL is visited if the checkpoint knows it at all: a done or
 // dead one is never fetched again, and one left unfinished is fetched by
@@ -52,13 +57,13 @@
 //	stopped before it left, or cancelled    pending               given back
 //	a redirect to a page already visited    done                  —
 //
-// Transition is this table as a function. With a breaker (BreakerOptions)
-// the breaker's classified outcome decides, after validation; without
-// one, OnScraped is success and OnError is classified by breaker.Classify.
+// With a breaker (BreakerOptions) the breaker's classified outcome
+// decides, after validation; without one, OnScraped is success and
+// OnError is classified by breaker.Classify.
 //
 // # Resume
 //
-// Resume (or Colly's queue, through GetRequest) re-issues, in the order
+// Resume (or Colly's queue, over QueueStorage) re-issues, in the order
 // they were first seen: pending URLs, URLs in flight when the process
 // stopped (their attempt is given back: a crash says nothing about the
 // page), failed URLs with attempts left, and parked URLs whose time has
@@ -133,5 +138,5 @@
 // earlier DisableCookies. A request whose body is not an io.ReadSeeker
 // cannot be saved to be re-issued. With an Async collector each resumed
 // URL is a goroutine until fetched, as each c.Visit is; for frontiers of
-// millions, use Colly's queue with the checkpoint as its storage.
+// millions, use Colly's queue over cp.QueueStorage().
 package checkpoint

@@ -12,6 +12,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 )
@@ -28,9 +29,15 @@ func Example() {
 	clk := clock.NewFake(time.Now()) // so the example need not wait out a cooldown
 
 	run := func() {
-		cp, err := checkpoint.Open(path, checkpoint.WithClock(clk))
+		st, err := bolt.Open(path)
 		if err != nil {
 			fmt.Println(err) // names the file and says what to do
+			return
+		}
+		defer st.Close() // after cp.Close
+		cp, err := checkpoint.New(st, checkpoint.WithClock(clk))
+		if err != nil {
+			fmt.Println(err)
 			return
 		}
 		b, _ := breaker.New(breaker.Standard, append(cp.BreakerOptions(), breaker.WithClock(clk))...)

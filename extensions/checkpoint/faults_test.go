@@ -42,7 +42,7 @@ func finishedCheckpoint(t *testing.T) string {
 	cr := newCrawler(t, cp, nil, 2)
 	_ = cr.c.Visit(store.URL() + "/")
 	cr.c.Wait()
-	if err := cp.Close(); err != nil {
+	if err := closeCP(cp); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -101,9 +101,9 @@ func TestOpenRefusesBadFilesAndLeavesThemAlone(t *testing.T) {
 				}
 			}
 			sum := fileSum(t, path)
-			cp, err := checkpoint.Open(path)
+			cp, err := openFile(path, nil)
 			if err == nil {
-				cp.Close()
+				closeCP(cp)
 				t.Fatalf("Open accepted the file")
 			}
 			if !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.says) {
@@ -117,10 +117,10 @@ func TestOpenRefusesBadFilesAndLeavesThemAlone(t *testing.T) {
 			}
 		})
 	}
-	if _, err := checkpoint.Open(filepath.Join(good, "crawl.db")); err == nil || !strings.Contains(err.Error(), good) {
+	if _, err := openFile(filepath.Join(good, "crawl.db"), nil); err == nil || !strings.Contains(err.Error(), good) {
 		t.Errorf("a path under a file: %v, want an error naming it", err)
 	}
-	if _, err := checkpoint.Open(dbPath(t), checkpoint.MaxAttempts(-1)); !errors.Is(err, storage.ErrInvalid) {
+	if _, err := openFile(dbPath(t), nil, checkpoint.MaxAttempts(-1)); !errors.Is(err, storage.ErrInvalid) {
 		t.Errorf("MaxAttempts(-1): %v, want ErrInvalid", err)
 	}
 }
@@ -142,11 +142,11 @@ func TestHelperProcess(t *testing.T) {
 func helperMain(mode, path string) error {
 	switch mode {
 	case "hold":
-		cp, err := checkpoint.Open(path)
+		cp, err := openFile(path, nil)
 		if err != nil {
 			return err
 		}
-		defer cp.Close()
+		defer closeCP(cp)
 		fmt.Println("BW:open")
 		select {}
 	case "diskfull":
@@ -157,7 +157,7 @@ func helperMain(mode, path string) error {
 		defer store.Close()
 		var cr *crawler
 		hooked := make(chan error, 1)
-		cp, err := checkpoint.Open(path, checkpoint.OnStoreError(func(err error) {
+		cp, err := openFile(path, nil, checkpoint.OnStoreError(func(err error) {
 			cr.halt() // what a program does: stop the crawl
 			select {
 			case hooked <- err:
@@ -211,13 +211,13 @@ func helperMain(mode, path string) error {
 		o := outcome.Decide(-1, nil, cp)
 		fmt.Printf("BW:outcome %s %s\n", o.State, strings.ReplaceAll(o.Reason, "\n", " "))
 		fmt.Printf("BW:sent %d\n", store.Count())
-		fmt.Printf("BW:close %v\n", cp.Close())
+		fmt.Printf("BW:close %v\n", closeCP(cp))
 		return nil
 	case "inflight":
 		// Crawl the store at BW_CP_URL with 4 requests at a time until
 		// inflightDone pages are done and 4 requests hang in flight; make
 		// that durable, say so, and wait to be killed.
-		cp, err := checkpoint.Open(path)
+		cp, err := openFile(path, nil)
 		if err != nil {
 			return err
 		}
@@ -307,7 +307,7 @@ func TestSecondProcessGetsALockedErrorWithinASecond(t *testing.T) {
 	_, lines := helper(t, "hold", path)
 	next(t, lines, "open")
 	start := time.Now()
-	_, err := checkpoint.Open(path)
+	_, err := openFile(path, nil)
 	took := time.Since(start)
 	if !errors.Is(err, storage.ErrLocked) || !strings.Contains(err.Error(), path) || took > 3*time.Second {
 		t.Fatalf("Open of a checkpoint another process holds: %v after %v; want ErrLocked naming the file within about a second", err, took)

@@ -1,6 +1,7 @@
 package checkpoint_test
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,7 +17,37 @@ import (
 )
 
 // fast keeps the file store's commits quick for tests.
-var fast = checkpoint.WithStoreOptions(bolt.WithFlushInterval(5 * time.Millisecond))
+var fast = bolt.WithFlushInterval(5 * time.Millisecond)
+
+// stores holds the file store under each checkpoint openFile made, for
+// closeCP.
+var stores sync.Map // *checkpoint.Checkpoint → *bolt.Store
+
+// openFile opens the checkpoint file at path as a program does: the
+// embedded store with bopts, then the checkpoint on it. closeCP closes
+// both.
+func openFile(path string, bopts []bolt.Option, opts ...checkpoint.Option) (*checkpoint.Checkpoint, error) {
+	s, err := bolt.Open(path, bopts...)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := checkpoint.New(s, opts...)
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	stores.Store(cp, s)
+	return cp, nil
+}
+
+// closeCP closes cp, then the file store openFile opened under it.
+func closeCP(cp *checkpoint.Checkpoint) error {
+	err := cp.Close()
+	if s, ok := stores.LoadAndDelete(cp); ok {
+		err = errors.Join(err, s.(*bolt.Store).Close())
+	}
+	return err
+}
 
 func startStore(t *testing.T, cfg testserver.Config) *testserver.Store {
 	t.Helper()
@@ -30,11 +61,11 @@ func startStore(t *testing.T, cfg testserver.Config) *testserver.Store {
 
 func openCP(t *testing.T, path string, opts ...checkpoint.Option) *checkpoint.Checkpoint {
 	t.Helper()
-	cp, err := checkpoint.Open(path, append([]checkpoint.Option{fast}, opts...)...)
+	cp, err := openFile(path, []bolt.Option{fast}, opts...)
 	if err != nil {
-		t.Fatalf("Open(%s): %v", path, err)
+		t.Fatalf("opening %s: %v", path, err)
 	}
-	t.Cleanup(func() { _ = cp.Close() })
+	t.Cleanup(func() { _ = closeCP(cp) })
 	return cp
 }
 

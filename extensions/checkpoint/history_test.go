@@ -64,7 +64,7 @@ func historyRun(t *testing.T, path string, clk *clock.Fake, store *testserver.St
 	c.Wait()
 	o := outcome.Decide(-1, nil, b, cp)
 	cp.SetOutcome(o)
-	if err := cp.Close(); err != nil {
+	if err := closeCP(cp); err != nil {
 		t.Fatal(err)
 	}
 	return o, b

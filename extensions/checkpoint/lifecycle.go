@@ -6,53 +6,53 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// Event is something that happened to a URL, as the checkpoint records it.
-// Transition says what each one does to the URL's Record.
-type Event uint8
+// event is something that happened to a URL, as the checkpoint records it.
+// transition says what each one does to the URL's Record.
+type event uint8
 
 const (
-	// Queued: the URL was discovered or queued and has not left yet (also
+	// evQueued: the URL was discovered or queued and has not left yet (also
 	// a request stopped before it left by anyone but the breaker).
-	Queued Event = iota + 1
-	// Left: the request is about to reach the network.
-	Left
-	// Succeeded: the page came back and was accepted.
-	Succeeded
-	// Failed: the attempt failed in a way that may pass later (degraded,
+	evQueued event = iota + 1
+	// evLeft: the request is about to reach the network.
+	evLeft
+	// evSucceeded: the page came back and was accepted.
+	evSucceeded
+	// evFailed: the attempt failed in a way that may pass later (degraded,
 	// invalid, blocked, another 4xx). It spends an attempt.
-	FailedAttempt
-	// Gone: 404 or 410. The URL does not exist; it is not retried.
-	Gone
-	// Throttled: a 429 (or a 503 with Retry-After) that the breaker sends
+	evFailed
+	// evGone: 404 or 410. The URL does not exist; it is not retried.
+	evGone
+	// evThrottled: a 429 (or a 503 with Retry-After) that the breaker sends
 	// again itself. The attempt is given back.
-	Throttled
-	// ThrottledGaveUp: throttled past the breaker's retry budget. The
+	evThrottled
+	// evThrottledGaveUp: throttled past the breaker's retry budget. The
 	// attempt is given back; the URL is re-driven on resume.
-	ThrottledGaveUp
-	// Refused: the breaker refused the request without a network call.
-	Refused
-	// Cancelled: the attempt left but was cut by the crawl itself (its
+	evThrottledGaveUp
+	// evRefused: the breaker refused the request without a network call.
+	evRefused
+	// evCancelled: the attempt left but was cut by the crawl itself (its
 	// context cancelled). The attempt is given back.
-	Cancelled
-	// Settled: nothing more to do for the URL although no page was
+	evCancelled
+	// evSettled: nothing more to do for the URL although no page was
 	// accepted: a redirect to a page already visited, a response a
 	// callback aborted on purpose.
-	Settled
+	evSettled
 )
 
 var eventNames = [...]string{"", "queued", "left", "succeeded", "failed", "gone", "throttled", "throttled_gave_up", "refused", "cancelled", "settled"}
 
 // String returns the event's name as logs show it.
-func (e Event) String() string {
+func (e event) String() string {
 	if int(e) < len(eventNames) && e != 0 {
 		return eventNames[e]
 	}
-	return "Event(?)"
+	return "event(?)"
 }
 
-// Transition returns rec after ev, for a crawl that gives each URL
+// transition returns rec after ev, for a crawl that gives each URL
 // maxAttempts attempts. reason is the attempt's error (kept as LastError
-// by the events that fail), retryAt the breaker's RetryAt for Refused.
+// by the events that fail), retryAt the breaker's RetryAt for evRefused.
 // It is the whole lifecycle table:
 //
 //	event            state after                     attempts
@@ -67,9 +67,9 @@ func (e Event) String() string {
 //	cancelled        pending                         −1 if it had left
 //	settled          done                            unchanged
 //
-// Done and Dead are final: no event but Left (a new attempt asked for by
+// Done and Dead are final: no event but evLeft (a new attempt asked for by
 // the user) moves a URL out of them.
-func Transition(rec storage.Record, ev Event, maxAttempts int, reason string, retryAt time.Time) storage.Record {
+func transition(rec storage.Record, ev event, maxAttempts int, reason string, retryAt time.Time) storage.Record {
 	final := rec.State == storage.Done || rec.State == storage.Dead
 	giveBack := func() {
 		if rec.State == storage.InFlight && rec.Attempts > 0 {
@@ -77,23 +77,23 @@ func Transition(rec storage.Record, ev Event, maxAttempts int, reason string, re
 		}
 	}
 	switch ev {
-	case Queued:
+	case evQueued:
 		if !final {
 			rec.State = storage.Pending
 		}
-	case Left:
+	case evLeft:
 		rec.State = storage.InFlight
 		rec.Attempts++
 		rec.NotBefore = time.Time{}
-	case Succeeded, Settled:
+	case evSucceeded, evSettled:
 		rec.State = storage.Done
 		rec.NotBefore = time.Time{}
-		if ev == Succeeded {
+		if ev == evSucceeded {
 			rec.LastError = ""
 		} else if reason != "" {
 			rec.LastError = reason
 		}
-	case FailedAttempt:
+	case evFailed:
 		if final {
 			break
 		}
@@ -103,20 +103,20 @@ func Transition(rec storage.Record, ev Event, maxAttempts int, reason string, re
 		} else {
 			rec.State = storage.Failed
 		}
-	case Gone:
+	case evGone:
 		rec.State = storage.Dead
 		rec.LastError = reason
-	case Throttled, ThrottledGaveUp:
+	case evThrottled, evThrottledGaveUp:
 		if final {
 			break
 		}
 		giveBack()
 		rec.LastError = reason
 		rec.State = storage.Pending
-		if ev == ThrottledGaveUp {
+		if ev == evThrottledGaveUp {
 			rec.State = storage.Failed
 		}
-	case Refused:
+	case evRefused:
 		if final {
 			break
 		}
@@ -124,7 +124,7 @@ func Transition(rec storage.Record, ev Event, maxAttempts int, reason string, re
 		rec.State = storage.Parked
 		rec.NotBefore = retryAt
 		rec.LastError = reason
-	case Cancelled:
+	case evCancelled:
 		if final {
 			break
 		}

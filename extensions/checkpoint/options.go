@@ -6,7 +6,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/storage"
-	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/rs/zerolog"
 )
 
@@ -20,7 +19,7 @@ const DefaultMaxAttempts = 3
 // a redirect chain) waits that long.
 const DefaultGrace = 10 * time.Second
 
-// An Option configures Open and New.
+// An Option configures New.
 type Option func(*options) error
 
 type options struct {
@@ -29,7 +28,6 @@ type options struct {
 	log          zerolog.Logger
 	runID        string
 	grace        time.Duration
-	boltOpts     []bolt.Option
 	onStoreError []func(error)
 }
 
@@ -93,16 +91,6 @@ func WithGrace(d time.Duration) Option {
 			return fmt.Errorf("%w: WithGrace(%v): want a positive duration", storage.ErrInvalid, d)
 		}
 		o.grace = d
-		return nil
-	}
-}
-
-// WithStoreOptions passes options to the file store Open creates
-// (storage/bolt: flush interval, batch size, lock timeout). New ignores
-// them.
-func WithStoreOptions(opts ...bolt.Option) Option {
-	return func(o *options) error {
-		o.boltOpts = append(o.boltOpts, opts...)
 		return nil
 	}
 }

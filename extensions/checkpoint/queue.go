@@ -146,10 +146,10 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 	}
 }
 
-// AddRequest implements Colly's queue.Storage: it records the request as
+// addRequest is Colly's queue.Storage AddRequest: it records the request as
 // pending and queues it, unless the checkpoint already knows its URL (done,
 // queued, or requested in this run).
-func (cp *Checkpoint) AddRequest(b []byte) error {
+func (cp *Checkpoint) addRequest(b []byte) error {
 	u, id, err := parseRequest(b)
 	if err != nil {
 		return err
@@ -181,11 +181,11 @@ func (cp *Checkpoint) AddRequest(b []byte) error {
 	return nil
 }
 
-// GetRequest implements Colly's queue.Storage: the next queued request,
+// getRequest is Colly's queue.Storage GetRequest: the next queued request,
 // unfinished URLs from earlier runs first. The record stays pending until
 // the request reaches OnRequest, so a request lost between the queue and
 // the collector is not lost from the checkpoint.
-func (cp *Checkpoint) GetRequest() ([]byte, error) {
+func (cp *Checkpoint) getRequest() ([]byte, error) {
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {
@@ -202,10 +202,10 @@ func (cp *Checkpoint) GetRequest() ([]byte, error) {
 	return r.Request, nil
 }
 
-// QueueSize implements Colly's queue.Storage: how many requests are queued
+// queueSize is Colly's queue.Storage QueueSize: how many requests are queued
 // now. Parked URLs whose domain may not be probed yet are not counted; they
 // wait for a later run.
-func (cp *Checkpoint) QueueSize() (int, error) {
+func (cp *Checkpoint) queueSize() (int, error) {
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {

@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/breakwater-crawl/breakwater/internal/requestid"
 	"github.com/gocolly/colly/v2"
 	whatwgUrl "github.com/nlnwa/whatwg-url/url"
 )
 
-// urlParser normalises URLs exactly as Colly v2.3.0 does before hashing
-// them (colly.go's normalizeURL), so that an ID computed here is the one
-// Colly hands to Storage.Visited.
+// urlParser parses URLs exactly as Colly v2.3.0 does (colly.go's
+// urlParser), so that a loaded request's URL is the one Colly will hash.
 var urlParser = whatwgUrl.NewParser(whatwgUrl.WithPercentEncodeSinglePercentSign())
 
 // serialRequest is the JSON form of a request that colly's
@@ -124,5 +124,5 @@ func parseRequest(b []byte) (u string, id uint64, err error) {
 	if _, err := http.NewRequest(sr.Method, u, nil); err != nil {
 		return "", 0, fmt.Errorf("checkpoint: a queued request colly cannot send: %w", err)
 	}
-	return u, RequestID(u, sr.Body), nil
+	return u, requestid.Of(u, sr.Body), nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/internal/requestid"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
@@ -89,7 +90,7 @@ func TestResumeReissuesPOSTWithBodyDepthAndCtx(t *testing.T) {
 		_ = c.Visit(srv.URL + "/")
 		c.Wait()
 		st := cp.Stats()
-		if err := cp.Close(); err != nil {
+		if err := closeCP(cp); err != nil {
 			t.Fatal(err)
 		}
 		return st, results
@@ -136,7 +137,7 @@ func TestCollyQueueIsResumableAsIs(t *testing.T) {
 			}
 		})
 		cp.Register(c)
-		q, err := queue.New(2, cp)
+		q, err := queue.New(2, cp.QueueStorage())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +154,7 @@ func TestCollyQueueIsResumableAsIs(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Wait()
-		if err := cp.Close(); err != nil {
+		if err := closeCP(cp); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -215,7 +216,7 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 	if c[storage.Done]+c[storage.Failed]+c[storage.Parked] != n+1 {
 		t.Errorf("counts %v: every one of the %d URLs must be done, failed or parked", c, n+1)
 	}
-	if err := cp.Close(); err != nil {
+	if err := closeCP(cp); err != nil {
 		t.Fatal(err)
 	}
 	sent := store.Count()
@@ -234,7 +235,7 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 		runs[0].Breakers[0].Domain != store.Host() || !runs[0].Breakers[0].RetryAt.After(clk.Now()) {
 		t.Errorf("runs %+v: want the first one tripped, stopped, with %s saved open", runs, store.Host())
 	}
-	if err := cp.Close(); err != nil {
+	if err := closeCP(cp); err != nil {
 		t.Fatal(err)
 	}
 
@@ -338,7 +339,7 @@ func TestGoneIsDeadAtOnceAndFailuresDieAfterMaxAttempts(t *testing.T) {
 				}
 			}
 		}
-		if err := cp.Close(); err != nil {
+		if err := closeCP(cp); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -384,7 +385,7 @@ func TestRedirectRecordsTheVisitedURLAndHoldsNothing(t *testing.T) {
 		t.Errorf("stats %+v: a done record waited out the grace period for a hop", st)
 	}
 	for _, p := range []string{"/", "/old", "/other"} {
-		r, ok, err := cp.Store().Get(checkpoint.RequestID(srv.URL+p, nil))
+		r, ok, err := cp.Store().Get(requestid.Of(srv.URL+p, nil))
 		if err != nil || !ok || r.State != storage.Done || r.URL != srv.URL+p {
 			t.Errorf("%s: %+v %v %v; want done under its own URL", p, r, ok, err)
 		}
@@ -392,7 +393,7 @@ func TestRedirectRecordsTheVisitedURLAndHoldsNothing(t *testing.T) {
 	if n := newHits.Load(); n != 1 {
 		t.Errorf("/new served %d times, want once: by the redirect or by the link, whichever came first", n)
 	}
-	if v, _ := cp.IsVisited(checkpoint.RequestID(srv.URL+"/new", nil)); !v {
+	if v, _ := c.HasVisited(srv.URL + "/new"); !v {
 		t.Errorf("the page a redirect ended at is not visited for the run")
 	}
 }
@@ -471,7 +472,7 @@ func TestInFlightAtACrashIsFetchedAgainExactlyOnce(t *testing.T) {
 		t.Errorf("counts after the resume %v, want all 11 pages done", c)
 	}
 	for p := range inflight {
-		r, ok, err := cp.Store().Get(checkpoint.RequestID(store.URL()+p, nil))
+		r, ok, err := cp.Store().Get(requestid.Of(store.URL()+p, nil))
 		if err != nil || !ok || r.Attempts != 1 {
 			t.Errorf("%s after the resume: attempts %d (%v, %v), want 1: the crashed attempt given back", p, r.Attempts, ok, err)
 		}

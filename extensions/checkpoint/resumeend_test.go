@@ -40,7 +40,7 @@ func TestResumeThatFinishesTheWorkIsCompleteNotEmpty(t *testing.T) {
 		written := len(cr.products)
 		o := outcome.Decide(int64(written), nil, b, cp)
 		cp.SetOutcome(o)
-		if err := cp.Close(); err != nil {
+		if err := closeCP(cp); err != nil {
 			t.Fatal(err)
 		}
 		return o, written

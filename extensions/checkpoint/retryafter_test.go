@@ -41,7 +41,7 @@ func throttleRun(t *testing.T, path string, clk *clock.Fake, store *testserver.S
 	for i := 1; i <= n && ctx.Err() == nil; i++ {
 		_ = c.Visit(store.ProductURL(i))
 	}
-	if err := cp.Close(); err != nil {
+	if err := closeCP(cp); err != nil {
 		t.Fatal(err)
 	}
 }

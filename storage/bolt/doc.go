@@ -5,7 +5,8 @@
 //	if err != nil {
 //		return err // *FileError: which file, what is wrong, what to do
 //	}
-//	defer s.Close()
+//	defer s.Close() // after the checkpoint's Close
+//	cp, err := checkpoint.New(s)
 //
 // # Durability
 //

@@ -22,7 +22,9 @@ import (
 //	bs, err := redis.NewBreakerStore(client, "shop-crawl-2026-05-01")
 //	b, err := breaker.New(breaker.Standard, breaker.WithStore(bs))
 //
-// Each circuit runs the in-process circuit's state machine (the same
+// Each domain's circuit lives under the crawl's hash tag (with
+// WithShards, under the tag of the domain's shard, so the circuits of a
+// crawl spread over masters). Each circuit runs the in-process circuit's state machine (the same
 // breakertest table passes against both) as Lua scripts on per-domain keys:
 // every Allow and every Record is one round trip, atomic, and nothing is
 // locked while a request is in flight. A Record that cannot change anything
@@ -33,7 +35,7 @@ import (
 type BreakerStore struct {
 	client  goredis.UniversalClient
 	crawl   string
-	prefix  string // "<ns>:{<crawl>}:b:"
+	prefix  []string // per shard: "<ns>:{<crawl>}:b:" unless WithShards
 	s       settings
 	timeout time.Duration
 	link    *link
@@ -65,25 +67,36 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Opt
 	return &BreakerStore{
 		client:  client,
 		crawl:   crawlID,
-		prefix:  s.namespace + ":{" + crawlID + "}:b:",
+		prefix:  breakerPrefixes(s.namespace, crawlID, s.shards),
 		s:       s,
 		timeout: timeout,
 		link:    newLink("breaker", crawlID, policy, s),
 	}, nil
 }
 
-// Crawl returns the crawl id the store serves.
-func (bs *BreakerStore) Crawl() string { return bs.crawl }
+// crawlName returns the crawl id the store serves.
+func (bs *BreakerStore) crawlName() string { return bs.crawl }
 
-// Keys returns the Redis keys of domain's circuit, for inspection and
+// domainKeys returns the Redis keys of domain's circuit, for inspection and
 // cleanup: its state hash, its window list and its probe leases.
 //
 //	<ns>:{<crawl>}:b:s:<domain>  HASH  state, generation, retry-at, counters
 //	<ns>:{<crawl>}:b:w:<domain>  LIST  the window: "<class>:<latency ns>", oldest first
 //	<ns>:{<crawl>}:b:p:<domain>  ZSET  probe id → lease deadline (µs)
-func (bs *BreakerStore) Keys(domain string) []string {
+//
+// With WithShards they are under the tag of the domain's shard.
+func (bs *BreakerStore) domainKeys(domain string) []string {
 	d := breaker.HostOf(domain)
-	return []string{bs.prefix + "s:" + d, bs.prefix + "w:" + d, bs.prefix + "p:" + d}
+	p := bs.prefix[shardOf(d, len(bs.prefix))]
+	return []string{p + "s:" + d, p + "w:" + d, p + "p:" + d}
+}
+
+func breakerPrefixes(namespace, crawl string, n int) []string {
+	out := shardPrefixes(namespace, crawl, n)
+	for i := range out {
+		out[i] += "b:"
+	}
+	return out
 }
 
 // Circuit returns domain's shared circuit configured by p. It implements
@@ -102,7 +115,7 @@ func (bs *BreakerStore) Circuit(domain string, p breaker.Profile) (breaker.Circu
 		bs:     bs,
 		domain: d,
 		p:      p,
-		keys:   bs.Keys(d),
+		keys:   bs.domainKeys(d),
 		profile: []any{
 			p.WindowSize,
 			breaker.FailuresToTrip(p),
@@ -205,7 +218,7 @@ func (c *circuit) allowDown(clk clock.Clock, now time.Time, err error) (breaker.
 	if !next.After(now) {
 		next = now.Add(c.bs.s.reconnectBase)
 	}
-	return breaker.Permit{}, breaker.Transition{}, &UnavailableError{Domain: c.domain, Since: since, RetryAt: next, Err: cause}
+	return breaker.Permit{}, breaker.Transition{}, &unavailableError{Domain: c.domain, Since: since, RetryAt: next, Err: cause}
 }
 
 // fallbackCircuit returns the in-process circuit of a FailOpen store,
@@ -442,13 +455,13 @@ func (c *circuit) corrupt(op string, got, want int) error {
 		op, c.domain, c.bs.crawl, ErrCorrupt, got, want)
 }
 
-// UnavailableError is a BreakerStore circuit's refusal while Redis cannot
+// unavailableError is a BreakerStore circuit's refusal while Redis cannot
 // be reached and the store fails closed. It matches ErrUnavailable (and
 // its cause) and breaker.ErrOpen with errors.Is, and converts to a
 // *breaker.CircuitOpenError with errors.As, open until RetryAt: the breaker
 // refuses the request without touching the network and hands it to its
 // OnRefused hooks, so it is parked, not lost.
-type UnavailableError struct {
+type unavailableError struct {
 	// Domain is the host the request was for.
 	Domain string
 	// Since is when the store found Redis unreachable.
@@ -459,20 +472,20 @@ type UnavailableError struct {
 	Err error
 }
 
-func (e *UnavailableError) Error() string {
+func (e *unavailableError) Error() string {
 	return fmt.Sprintf("breakwater/redis: request to %s refused: the shared breaker state is unreachable since %s and the store fails closed; Redis is tried again at %s: %v",
 		e.Domain, e.Since.Format(time.RFC3339), e.RetryAt.Format(time.RFC3339Nano), e.Err)
 }
 
 // Unwrap returns the failure to reach Redis.
-func (e *UnavailableError) Unwrap() error { return e.Err }
+func (e *unavailableError) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, breaker.ErrOpen) true: the request was refused.
-func (e *UnavailableError) Is(target error) bool { return target == breaker.ErrOpen }
+func (e *unavailableError) Is(target error) bool { return target == breaker.ErrOpen }
 
 // As converts e to the refusal the breaker understands: a
 // *breaker.CircuitOpenError, open until RetryAt.
-func (e *UnavailableError) As(target any) bool {
+func (e *unavailableError) As(target any) bool {
 	if p, ok := target.(**breaker.CircuitOpenError); ok {
 		*p = &breaker.CircuitOpenError{Domain: e.Domain, State: breaker.Open, RetryAt: e.RetryAt}
 		return true

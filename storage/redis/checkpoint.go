@@ -18,12 +18,35 @@ import (
 // writes. OpenCheckpoint refuses a newer one with storage.ErrNewerFormat.
 const CheckpointFormat = 1
 
-// Checkpoint is a crawl's storage.Store in Redis: one Record per URL,
-// the frontier order and the run metadata, shared by every worker of the
-// crawl. It is what extensions/checkpoint keeps its state in when the crawl
-// is spread over several machines.
+// checkpointStore is the storage.Store OpenCheckpoint returns.
+type checkpointStore struct {
+	client goredis.UniversalClient
+	crawl  string
+	keys   []string
+	s      settings
+	closed atomic.Bool
+}
+
+var _ storage.Store = (*checkpointStore)(nil)
+
+const (
+	putBatch  = 500
+	scanChunk = 256
+)
+
+// OpenCheckpoint opens the checkpoint of the crawl crawlID on client: the
+// storage.Store extensions/checkpoint keeps its state in when the crawl is
+// spread over several machines. It creates the checkpoint if it does not
+// exist, in one round trip that checks that the keys hold a checkpoint of a
+// format this build reads. Keys that hold something else are refused with
+// storage.ErrNotCheckpoint, a newer format with storage.ErrNewerFormat;
+// nothing is changed then. It reads WithNamespace, WithRetention,
+// WithCallTimeout and WithClock (which stamps a record's Updated when the
+// caller left it zero). Close does not close client, and leaves the data in
+// Redis for the crawl's other workers and later runs.
 //
-// Every method is one round trip (Put one per 500 records, Scan one per
+// The store keeps one Record per URL, the frontier order and the run
+// metadata, shared by every worker of the crawl. Every method is one round trip (Put one per 500 records, Scan one per
 // 256), a Lua script where it changes more than one key, so a record, its
 // Seq and its state's index always change together. Nothing is buffered:
 // a Put is as durable as Redis makes it when it returns (with
@@ -42,31 +65,7 @@ const CheckpointFormat = 1
 // Unlike the file store there is no lock: every worker of the crawl opens
 // the same checkpoint, and concurrent Puts of one record are applied in
 // some order, the last one winning. It is safe for concurrent use.
-type Checkpoint struct {
-	client goredis.UniversalClient
-	crawl  string
-	keys   []string
-	s      settings
-	closed atomic.Bool
-}
-
-var _ storage.Store = (*Checkpoint)(nil)
-
-const (
-	putBatch  = 500
-	scanChunk = 256
-)
-
-// OpenCheckpoint opens the checkpoint of the crawl crawlID on client,
-// creating it if it does not exist: one round trip, which checks that the
-// keys hold a checkpoint of a format this build reads. Keys that hold
-// something else are refused with storage.ErrNotCheckpoint, a newer format
-// with storage.ErrNewerFormat; nothing is changed then. It reads
-// WithNamespace, WithRetention, WithCallTimeout and WithClock (which
-// stamps a record's Updated when the caller left it zero).
-//
-// Close does not close client.
-func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Option) (*Checkpoint, error) {
+func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Option) (storage.Store, error) {
 	s, err := build(client, crawlID, opts)
 	if err != nil {
 		return nil, err
@@ -76,7 +75,7 @@ func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Opti
 	for st := storage.Pending; st <= storage.Dead; st++ {
 		keys = append(keys, p+"s"+strconv.Itoa(int(st)))
 	}
-	cp := &Checkpoint{client: client, crawl: crawlID, keys: keys, s: s}
+	cp := &checkpointStore{client: client, crawl: crawlID, keys: keys, s: s}
 	ctx, cancel := callContext(context.Background(), s.callTimeout)
 	defer cancel()
 	res, err := scriptCPOpen.Run(ctx, client, keys, s.retention.Milliseconds(), CheckpointFormat).Slice()
@@ -101,7 +100,7 @@ func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Opti
 }
 
 // Keys returns the checkpoint's Redis keys, for inspection and cleanup.
-func (cp *Checkpoint) Keys() []string { return append([]string(nil), cp.keys...) }
+func (cp *checkpointStore) Keys() []string { return append([]string(nil), cp.keys...) }
 
 // stored is a Record as the recs hash holds it, after the "<seq>|<state>|"
 // header: times in Unix nanoseconds, the request as base64.
@@ -117,7 +116,7 @@ type stored struct {
 
 // Put implements storage.Store: every record is validated first, then
 // written in batches of 500, each atomic.
-func (cp *Checkpoint) Put(recs ...storage.Record) error {
+func (cp *checkpointStore) Put(recs ...storage.Record) error {
 	if cp.closed.Load() {
 		return storage.ErrClosed
 	}
@@ -153,7 +152,7 @@ func (cp *Checkpoint) Put(recs ...storage.Record) error {
 }
 
 // Get implements storage.Store.
-func (cp *Checkpoint) Get(id uint64) (storage.Record, bool, error) {
+func (cp *checkpointStore) Get(id uint64) (storage.Record, bool, error) {
 	if cp.closed.Load() {
 		return storage.Record{}, false, storage.ErrClosed
 	}
@@ -172,7 +171,7 @@ func (cp *Checkpoint) Get(id uint64) (storage.Record, bool, error) {
 
 // Scan implements storage.Store: 256 records per round trip, fn called
 // with no round trip under way.
-func (cp *Checkpoint) Scan(fn func(storage.Record) error, states ...storage.State) error {
+func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage.State) error {
 	if err := storage.ValidateStates(states); err != nil {
 		return err
 	}
@@ -220,7 +219,7 @@ func (cp *Checkpoint) Scan(fn func(storage.Record) error, states ...storage.Stat
 }
 
 // Counts implements storage.Store: one pipelined round trip.
-func (cp *Checkpoint) Counts() (map[storage.State]int, error) {
+func (cp *checkpointStore) Counts() (map[storage.State]int, error) {
 	if cp.closed.Load() {
 		return nil, storage.ErrClosed
 	}
@@ -244,7 +243,7 @@ func (cp *Checkpoint) Counts() (map[storage.State]int, error) {
 }
 
 // SetMeta implements storage.Store.
-func (cp *Checkpoint) SetMeta(key string, value []byte) error {
+func (cp *checkpointStore) SetMeta(key string, value []byte) error {
 	if err := storage.ValidateMetaKey(key); err != nil {
 		return err
 	}
@@ -260,7 +259,7 @@ func (cp *Checkpoint) SetMeta(key string, value []byte) error {
 }
 
 // Meta implements storage.Store.
-func (cp *Checkpoint) Meta(key string) ([]byte, bool, error) {
+func (cp *checkpointStore) Meta(key string) ([]byte, bool, error) {
 	if cp.closed.Load() {
 		return nil, false, storage.ErrClosed
 	}
@@ -281,7 +280,7 @@ func (cp *Checkpoint) Meta(key string) ([]byte, bool, error) {
 
 // Flush implements storage.Store. Nothing is buffered: every Put was
 // written when it returned, so Flush only reports ErrClosed after Close.
-func (cp *Checkpoint) Flush() error {
+func (cp *checkpointStore) Flush() error {
 	if cp.closed.Load() {
 		return storage.ErrClosed
 	}
@@ -290,12 +289,12 @@ func (cp *Checkpoint) Flush() error {
 
 // Close implements storage.Store. It does not close the Redis client, and
 // leaves the data in Redis for the crawl's other workers and later runs.
-func (cp *Checkpoint) Close() error {
+func (cp *checkpointStore) Close() error {
 	cp.closed.Store(true)
 	return nil
 }
 
-func (cp *Checkpoint) decode(id uint64, v string) (storage.Record, error) {
+func (cp *checkpointStore) decode(id uint64, v string) (storage.Record, error) {
 	r, err := cp.decodeValue(v)
 	if err == nil && r.ID != id {
 		err = fmt.Errorf("breakwater/redis: checkpoint of crawl %q: %w: record %016x stored under %016x", cp.crawl, storage.ErrCorrupt, r.ID, id)
@@ -304,7 +303,7 @@ func (cp *Checkpoint) decode(id uint64, v string) (storage.Record, error) {
 }
 
 // decodeValue reads a stored value: "<seq>|<state>|<JSON>".
-func (cp *Checkpoint) decodeValue(v string) (storage.Record, error) {
+func (cp *checkpointStore) decodeValue(v string) (storage.Record, error) {
 	bad := func(why string) (storage.Record, error) {
 		return storage.Record{}, fmt.Errorf("breakwater/redis: checkpoint of crawl %q: %w: %s in %.120q", cp.crawl, storage.ErrCorrupt, why, v)
 	}
@@ -330,7 +329,7 @@ func (cp *Checkpoint) decodeValue(v string) (storage.Record, error) {
 		NotBefore: fromNanos(s.NotBefore), Request: s.Request, Seq: seq, Updated: fromNanos(s.Updated)}, nil
 }
 
-func (cp *Checkpoint) wrap(ctx context.Context, op string, err error) error {
+func (cp *checkpointStore) wrap(ctx context.Context, op string, err error) error {
 	if strings.HasPrefix(err.Error(), "WRONGTYPE") {
 		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w: a checkpoint key holds something else (%v)", op, cp.crawl, storage.ErrNotCheckpoint, err)
 	}

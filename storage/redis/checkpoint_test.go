@@ -21,7 +21,7 @@ func openCheckpoint(t *testing.T, ns, crawl string) *redis.Checkpoint {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cp
+	return cp.(*redis.Checkpoint)
 }
 
 func TestCheckpointConformance(t *testing.T) {

@@ -15,22 +15,29 @@ import (
 // A claim whose answer was lost (Redis went away after running it) leased
 // a job nobody knows of. Its retry, with the same token, must hand out that
 // job again, not lease a second one while the first waits out its lease.
+// With shards, the retry starts at the shard whose answer was lost.
 func TestClaimAgainHandsOutTheJobALostAnswerLeased(t *testing.T) {
+	for _, shards := range []int{1, 3} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) { testClaimAgain(t, shards) })
+	}
+}
+
+func testClaimAgain(t *testing.T, shards int) {
 	client, prefix := redistest.New(t)
-	q, err := NewQueue(client, "crawl-1", WithNamespace(prefix))
+	q, err := newQueue(client, "crawl-1", WithNamespace(prefix), WithShards(shards))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := q.Enqueue(ctx, &Job{ID: "a", URL: "http://shop.test/a"}, &Job{ID: "b", URL: "http://shop.test/b"}); err != nil {
+	if _, err := q.Enqueue(ctx, &queueJob{ID: "a", URL: "http://shop.test/a"}, &queueJob{ID: "b", URL: "http://shop.test/b"}); err != nil {
 		t.Fatal(err)
 	}
-	token := newToken()
-	first, err := q.claim(ctx, scriptClaim, token) // its answer "never arrives"
+	token, at := newToken(), -1
+	first, err := q.claim(ctx, scriptClaim, token, &at) // its answer "never arrives"
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := q.claim(ctx, scriptCollyClaimAgain, token)
+	again, err := q.claim(ctx, scriptCollyClaimAgain, token, &at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +48,8 @@ func TestClaimAgainHandsOutTheJobALostAnswerLeased(t *testing.T) {
 		t.Fatalf("ack of the job handed out again: %v", err)
 	}
 	// With a token that holds nothing it claims as usual.
-	next, err := q.claim(ctx, scriptCollyClaimAgain, newToken())
+	at = -1
+	next, err := q.claim(ctx, scriptCollyClaimAgain, newToken(), &at)
 	if err != nil || next.ID == first.ID {
 		t.Fatalf("claim again with a fresh token: %v, %v; want the other job", next, err)
 	}
@@ -105,14 +113,14 @@ func TestGetRequestRetriesALostClaimWithClaimAgain(t *testing.T) {
 	if !hook.dropped.Load() {
 		t.Fatal("no claim answer was dropped: the test proves nothing")
 	}
-	st, err := cs.Queue().Stats(ctx)
+	st, err := cs.jobs().Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.InFlight != 1 || st.Ready != 1 {
 		t.Fatalf("after one GetRequest: %+v; want one job in flight and one ready (the retry leased another job)", st)
 	}
-	leased, err := client.HGetAll(ctx, cs.q.keys[keyLeases]).Result()
+	leased, err := client.HGetAll(ctx, cs.q.shards[0][keyLeases]).Result()
 	if err != nil || len(leased) != 1 {
 		t.Fatalf("leases %v (%v): want exactly one", leased, err)
 	}
@@ -120,7 +128,7 @@ func TestGetRequestRetriesALostClaimWithClaimAgain(t *testing.T) {
 	if err := json.Unmarshal(raw, &sr); err != nil {
 		t.Fatal(err)
 	}
-	id := idKey(RequestID(sr.URL, nil))
+	id := idKey(requestID(sr.URL, nil))
 	if _, ok := leased[id]; !ok {
 		t.Fatalf("GetRequest handed out %s (%s), but the job leased is %v", sr.URL, id, leased)
 	}

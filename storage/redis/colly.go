@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -21,7 +22,7 @@ import (
 
 // CollyStorage spreads one Colly crawl over several processes: it is
 // Colly's storage.Storage (the visited set and the cookies) and
-// queue.Storage (the frontier) on Redis, over a Queue. A crawl written with
+// queue.Storage (the frontier) on Redis, over a job queue. A crawl written with
 // Colly's queue package is distributed as it is:
 //
 //	cs, err := redis.NewCollyStorage(client, "shop-crawl-2026-05-01")
@@ -47,7 +48,7 @@ import (
 //
 // Delivery, at least once. Colly's queue pops a request and then ignores
 // what becomes of it, so GetRequest does not pop: it claims a job of the
-// Queue, leased for the visibility timeout (WithVisibilityTimeout). The job
+// queue, leased for the visibility timeout (WithVisibilityTimeout). The job
 // ends when its outcome is reported: Ack (done: the URL is visited for
 // good), Fail (an attempt spent; retried after a backoff, dead-lettered at
 // MaxAttempts) or Park (back in the queue until a time, no attempt spent).
@@ -86,16 +87,22 @@ import (
 // (WithReconnectBackoff) for up to WithMaxOutage: the crawl pauses and
 // resumes. Each change between the two is one log event (WithLogger).
 //
-// Keys, besides the Queue's, under the crawl's hash tag:
+// Keys, besides the queue's, under the crawl's hash tag:
 //
 //	<ns>:{<crawl>}:c:visited  ZSET  request id → 0 done, or the deadline (ms) of a claim
 //	<ns>:{<crawl>}:c:cookies  HASH  host → cookies, as Colly's cookie jar stringifies them
+//	<ns>:{<crawl>}:c:run      STRING the run marker (see Lost state)
 //
-// A request's ID is Colly's (RequestID) in 16 hex digits; its job has the
-// same ID, so a URL is queued once per crawl.
+// With WithShards each shard has the three under its own tag, its share
+// of the visited set (a request lives in the shard of its ID, with its
+// job) and a copy of the run marker; the cookies are in the first
+// shard's.
+//
+// A request's ID is Colly's (what Colly passes to IsVisited and Visited) in
+// 16 hex digits; its job has the same ID, so a URL is queued once per crawl.
 type CollyStorage struct {
-	q      *Queue
-	keys   []string // the queue's six, visited, cookies
+	q      *jobQueue
+	shards [][]string // each shard's keys: the queue's six, visited, cookies, run marker
 	s      settings
 	link   *link
 	claims time.Duration
@@ -120,11 +127,11 @@ var (
 var ErrDrained = errors.New("the crawl's queue is drained")
 
 // NewCollyStorage returns the Colly storage of the crawl crawlID on client,
-// over a Queue made with the same options (Queue returns it). Besides the
+// over a job queue in Redis made with the same options. Besides the
 // queue's options it reads WithClaimTTL, WithPollInterval, WithMaxOutage,
 // WithReconnectBackoff and WithLogger. It does not contact Redis.
 func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Option) (*CollyStorage, error) {
-	q, err := NewQueue(client, crawlID, opts...)
+	q, err := newQueue(client, crawlID, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -133,10 +140,13 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 	if claims == 0 {
 		claims = s.visibility
 	}
-	p := s.namespace + ":{" + crawlID + "}:c:"
+	var shards [][]string
+	for i, p := range shardPrefixes(s.namespace, crawlID, s.shards) {
+		shards = append(shards, append(slices.Clone(q.shards[i]), p+"c:visited", p+"c:cookies", p+"c:run"))
+	}
 	return &CollyStorage{
 		q:      q,
-		keys:   append(q.Keys(), p+"visited", p+"cookies", p+"run"),
+		shards: shards,
 		s:      s,
 		link:   newLink("colly storage", crawlID, "every call waits and retries", s),
 		claims: claims,
@@ -145,12 +155,52 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 	}, nil
 }
 
-// Queue returns the queue under the storage, for Stats, Dead and RetryDead.
-func (cs *CollyStorage) Queue() *Queue { return cs.q }
+// jobs returns the queue under the storage.
+func (cs *CollyStorage) jobs() *jobQueue { return cs.q }
 
-// Keys returns the storage's Redis keys: the queue's, then visited,
-// cookies and the run marker.
-func (cs *CollyStorage) Keys() []string { return append([]string(nil), cs.keys...) }
+// Stats counts the crawl's jobs, every worker's and every shard's, by where
+// they are: one round trip per shard, pipelined. Unlike QueueSize it does
+// not wait out an outage: an unreachable Redis is an error wrapping
+// ErrUnavailable.
+func (cs *CollyStorage) Stats(ctx context.Context) (Stats, error) { return cs.q.Stats(ctx) }
+
+// DeadLetter is a URL the crawl gave up on: its attempts spent
+// (WithMaxAttempts), each failed attempt reported by Fail (or a lease that
+// ran out).
+type DeadLetter struct {
+	URL       string
+	Attempts  int       // failed attempts, the last one included
+	LastError string    // the error of the last attempt (at most 1 KiB)
+	FailedAt  time.Time // when it died
+}
+
+// DeadLetters returns up to limit of the crawl's dead letters, newest
+// first; limit ≤ 0 means 100. Stats().Dead says how many there are.
+func (cs *CollyStorage) DeadLetters(ctx context.Context, limit int) ([]DeadLetter, error) {
+	jobs, err := cs.q.Dead(ctx, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeadLetter, len(jobs))
+	for i, j := range jobs {
+		out[i] = DeadLetter{URL: j.URL, Attempts: j.Attempts, LastError: j.LastError, FailedAt: j.FailedAt}
+	}
+	return out, nil
+}
+
+// allKeys returns the storage's Redis keys: the queue's, then visited,
+// cookies and the run marker; shard after shard with WithShards (the
+// cookies of every host are in the first shard's).
+func (cs *CollyStorage) allKeys() []string {
+	var out []string
+	for _, k := range cs.shards {
+		out = append(out, k...)
+	}
+	return out
+}
+
+// keysOf returns the keys of the shard that holds request (or job) id.
+func (cs *CollyStorage) keysOf(id string) []string { return cs.shards[shardOf(id, len(cs.shards))] }
 
 // Init implements storage.Storage and queue.Storage. It does not contact
 // Redis; an unreachable Redis shows on the first call that needs it.
@@ -187,17 +237,17 @@ func (cs *CollyStorage) Register(c *colly.Collector) {
 // the storage, for breaker.New: OnOutcome (see Outcome) and OnRefused (see
 // Refused).
 func (cs *CollyStorage) BreakerOptions() []breaker.Option {
-	return []breaker.Option{breaker.OnOutcome(cs.Outcome), breaker.OnRefused(cs.Refused)}
+	return []breaker.Option{breaker.OnOutcome(cs.outcome), breaker.OnRefused(cs.refused)}
 }
 
-// Outcome settles a request's job by what the breaker made of its attempt,
+// outcome settles a request's job by what the breaker made of its attempt,
 // as extensions/checkpoint's lifecycle does: a success is done (Ack), and
 // so is a 404 or 410 (nothing to retry; the checkpoint records it dead); a
 // degraded, invalid or blocked page, another 4xx, or a 429 past the
 // breaker's retry budget spends an attempt (Fail); an attempt the crawl cut
 // short itself goes back without spending one (Park). A 429 the breaker
 // sends again itself stays in flight.
-func (cs *CollyStorage) Outcome(a breaker.Attempt) {
+func (cs *CollyStorage) outcome(a breaker.Attempt) {
 	if a.Retrying {
 		cs.reqs.Delete(a.Request) // the breaker's Retry is a new *colly.Request
 		return
@@ -229,13 +279,13 @@ func (cs *CollyStorage) unknown(err error) bool {
 	if errors.Is(err, ErrUnknownJob) {
 		_ = cs.watch(context.Background(), true)
 	}
-	return cs.Lost() != nil
+	return cs.lost() != nil
 }
 
-// Refused parks a request the breaker refused until the domain may be
+// refused parks a request the breaker refused until the domain may be
 // probed again (its RetryAt, plus up to a tenth of the wait as jitter, so
 // the parked jobs of one domain do not all come back at once).
-func (cs *CollyStorage) Refused(r *colly.Request, e *breaker.CircuitOpenError) {
+func (cs *CollyStorage) refused(r *colly.Request, e *breaker.CircuitOpenError) {
 	until := e.RetryAt
 	if wait := until.Sub(cs.s.now()); wait > 0 {
 		until = until.Add(time.Duration(cs.q.float64() * float64(wait) / 10))
@@ -254,16 +304,16 @@ func (cs *CollyStorage) Ack(r *colly.Request) error {
 	id := cs.requestKey(r)
 	if job, ok := cs.take(id); ok {
 		err := cs.persist(context.Background(), "ack", func(ctx context.Context) error {
-			n, err := scriptCollyAck.Run(ctx, cs.q.client, cs.keys, cs.q.args(cs.s.now(), job.ID, job.lease)...).Int()
+			n, err := scriptCollyAck.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(cs.s.now(), job.ID, job.lease)...).Int()
 			if err != nil {
 				return cs.q.wrap(ctx, "ack", err)
 			}
 			return cs.q.status("ack", job, int64(n))
 		})
 		cs.notify()
-		return err
+		return cs.settled(err)
 	}
-	return cs.runVisit(scriptCollyDone, "done", id)
+	return cs.settled(cs.runVisit(scriptCollyDone, "done", id))
 }
 
 // Fail reports that r's attempt failed with cause: its job spends an
@@ -275,22 +325,38 @@ func (cs *CollyStorage) Fail(r *colly.Request, cause error) error {
 	if job, ok := cs.take(id); ok {
 		err := cs.persist(context.Background(), "fail", func(ctx context.Context) error { return cs.q.Fail(ctx, job, cause) })
 		cs.notify()
-		return err
+		return cs.settled(err)
 	}
-	return cs.runVisit(scriptCollyRelease, "release", id)
+	return cs.settled(cs.runVisit(scriptCollyRelease, "release", id))
 }
 
 // Park puts r's job back without spending an attempt, to be claimed again
 // no earlier than until (at once if until has passed). For a request
 // fetched outside the queue, its claim is dropped.
+//
+// Ack, Fail and Park return an error that matches ErrStateLost once the
+// storage has found the crawl's state gone from Redis.
 func (cs *CollyStorage) Park(r *colly.Request, until time.Time) error {
 	id := cs.requestKey(r)
 	if job, ok := cs.take(id); ok {
 		err := cs.persist(context.Background(), "park", func(ctx context.Context) error { return cs.q.Park(ctx, job, until) })
 		cs.notify()
+		return cs.settled(err)
+	}
+	return cs.settled(cs.runVisit(scriptCollyRelease, "release", id))
+}
+
+// settled is the error of reporting a request's outcome: err, joined to
+// the storage's ErrStateLost once it has found the crawl's state gone (the
+// job could not be settled because it was lost with everything else).
+func (cs *CollyStorage) settled(err error) error {
+	if err == nil || errors.Is(err, ErrStateLost) {
 		return err
 	}
-	return cs.runVisit(scriptCollyRelease, "release", id)
+	if l := cs.lost(); l != nil {
+		return fmt.Errorf("%w; %w", l, err)
+	}
+	return err
 }
 
 // IsVisited implements storage.Storage as an atomic check-and-set: false
@@ -305,7 +371,7 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	var visited bool
 	err := cs.persist(context.Background(), "is visited", func(ctx context.Context) error {
 		now := cs.s.now()
-		n, err := scriptCollyVisit.Run(ctx, cs.q.client, cs.keys, cs.q.args(now, key, now.Add(cs.claims).UnixMilli())...).Int()
+		n, err := scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.claims).UnixMilli())...).Int()
 		if err != nil {
 			return cs.q.wrap(ctx, "is visited", err)
 		}
@@ -343,7 +409,7 @@ func (cs *CollyStorage) Visited(id uint64) error {
 func (cs *CollyStorage) Cookies(u *url.URL) string {
 	ctx, cancel := callContext(context.Background(), cs.s.callTimeout)
 	defer cancel()
-	v, err := cs.q.client.HGet(ctx, cs.keys[keyCookies], u.Host).Result()
+	v, err := cs.q.client.HGet(ctx, cs.shards[0][keyCookies], u.Host).Result()
 	if err != nil && !errors.Is(err, goredis.Nil) {
 		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("host", u.Host).Err(cs.q.wrap(ctx, "cookies", err)).Msg("breakwater/redis: cookies not read")
 	}
@@ -356,8 +422,8 @@ func (cs *CollyStorage) SetCookies(u *url.URL, cookies string) {
 	ctx, cancel := callContext(context.Background(), cs.s.callTimeout)
 	defer cancel()
 	_, err := cs.q.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		p.HSet(ctx, cs.keys[keyCookies], u.Host, cookies)
-		p.PExpire(ctx, cs.keys[keyCookies], cs.s.retention)
+		p.HSet(ctx, cs.shards[0][keyCookies], u.Host, cookies)
+		p.PExpire(ctx, cs.shards[0][keyCookies], cs.s.retention)
 		return nil
 	})
 	if err != nil {
@@ -379,7 +445,7 @@ func (cs *CollyStorage) AddRequest(b []byte) error {
 		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w: not a serialised Colly request (%v)", cs.q.crawl, ErrInvalidJob, err)
 	}
 	now := cs.s.now()
-	job := &Job{ID: idKey(RequestID(sr.URL, sr.Body)), URL: sr.URL, Request: bytes.Clone(b)}
+	job := &queueJob{ID: idKey(requestID(sr.URL, sr.Body)), URL: sr.URL, Request: bytes.Clone(b)}
 	if err := cs.q.prepare(job, now); err != nil {
 		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w", cs.q.crawl, err)
 	}
@@ -393,7 +459,7 @@ func (cs *CollyStorage) AddRequest(b []byte) error {
 			return err
 		}
 		now := cs.s.now()
-		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keys, cs.q.args(now, job.ID, int(job.Lane), now.UnixMilli(), rec)...).Int()
+		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(now, job.ID, int(job.Lane), now.UnixMilli(), rec)...).Int()
 		if err != nil {
 			return cs.q.wrap(ctx, "add request", err)
 		}
@@ -418,22 +484,24 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 		if cs.closed() {
 			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: the storage was closed", cs.q.crawl)
 		}
-		var job *Job
-		token, script := newToken(), scriptClaim
+		var job *queueJob
+		token, script, at := newToken(), scriptClaim, -1
 		err := cs.persist(context.Background(), "get request", func(ctx context.Context) error {
 			if err := cs.watch(ctx, false); err != nil {
 				return err
 			}
 			var err error
-			job, err = cs.q.claim(ctx, script, token)
-			script = scriptCollyClaimAgain // a retry: the first try may have leased a job it never heard of
+			job, err = cs.q.claim(ctx, script, token, &at)
+			// A retry starts at the shard asked last, whose claim may have
+			// leased a job it never heard of.
+			script = scriptCollyClaimAgain
 			return err
 		})
 		if err == nil {
 			cs.hold(job)
 			return job.Request, nil
 		}
-		var empty *EmptyError
+		var empty *emptyError
 		if !errors.As(err, &empty) {
 			return nil, err
 		}
@@ -493,22 +561,28 @@ func (cs *CollyStorage) pending(ctx context.Context) (int64, error) {
 	ctx, cancel := cs.q.callContext(ctx)
 	defer cancel()
 	upTo := strconv.FormatInt(cs.s.now().Add(cs.s.horizon).UnixMilli(), 10)
-	var ready, delayed, inflight *goredis.IntCmd
+	var counts []*goredis.IntCmd
 	_, err := cs.q.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		ready = p.ZCard(ctx, cs.keys[keyReady])
-		delayed = p.ZCount(ctx, cs.keys[keyDelayed], "-inf", upTo)
-		inflight = p.ZCard(ctx, cs.keys[keyInflight])
+		for _, keys := range cs.shards {
+			counts = append(counts, p.ZCard(ctx, keys[keyReady]),
+				p.ZCount(ctx, keys[keyDelayed], "-inf", upTo),
+				p.ZCard(ctx, keys[keyInflight]))
+		}
 		return nil
 	})
 	if err != nil {
 		return 0, cs.q.wrap(ctx, "queue size", err)
 	}
-	return ready.Val() + delayed.Val() + inflight.Val(), nil
+	var n int64
+	for _, c := range counts {
+		n += c.Val()
+	}
+	return n, nil
 }
 
 // beyondHorizon reports, when no job is ready, whether all that is left
 // waits beyond the wait horizon.
-func (cs *CollyStorage) beyondHorizon(empty *EmptyError) bool {
+func (cs *CollyStorage) beyondHorizon(empty *emptyError) bool {
 	if cs.s.horizon < 0 || !empty.Next.After(cs.s.now().Add(cs.s.horizon)) {
 		return false
 	}
@@ -550,7 +624,7 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 
 func (cs *CollyStorage) runVisit(script *goredis.Script, op, id string) error {
 	return cs.persist(context.Background(), op, func(ctx context.Context) error {
-		if err := script.Run(ctx, cs.q.client, cs.keys, cs.q.args(cs.s.now(), id)...).Err(); err != nil {
+		if err := script.Run(ctx, cs.q.client, cs.keysOf(id), cs.q.args(cs.s.now(), id)...).Err(); err != nil {
 			return cs.q.wrap(ctx, op, err)
 		}
 		return nil
@@ -595,5 +669,5 @@ func requestIDOf(r *colly.Request) string {
 			_, _ = rs.Seek(pos, io.SeekStart)
 		}
 	}
-	return idKey(RequestID(r.URL.String(), body))
+	return idKey(requestID(r.URL.String(), body))
 }

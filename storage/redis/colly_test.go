@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/requestid"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -92,7 +93,7 @@ func TestRequestIDIsCollysOwn(t *testing.T) {
 			t.Errorf("request %d: Colly's ID %016x, RequestID %016x", i, rec.ids[i], want[i])
 		}
 	}
-	if got := checkpoint.RequestID(srv.URL+"/p?x=1", nil); got != redis.RequestID(srv.URL+"/p?x=1", nil) {
+	if got := requestid.Of(srv.URL+"/p?x=1", nil); got != redis.RequestID(srv.URL+"/p?x=1", nil) {
 		t.Errorf("extensions/checkpoint and storage/redis disagree on a request's ID: %016x, %016x", got, redis.RequestID(srv.URL+"/p?x=1", nil))
 	}
 }
@@ -203,12 +204,12 @@ func TestAddRequestQueuesEachRequestOnce(t *testing.T) {
 }
 
 // newCrawlClock is a fake clock for the storage's queue, moved by hand.
-func newCrawlClock() *clock { return newClock() }
+func newCrawlClock() *clock.Fake { return newClock() }
 
 func TestJobLifecycleThroughTheHooks(t *testing.T) {
 	_, ns := redistest.New(t)
 	clk := newCrawlClock()
-	cs := collyStorage(t, ns, redis.WithClock(clk.Now), redis.WithVisibilityTimeout(time.Minute),
+	cs := collyStorage(t, ns, redis.WithClock(clk), redis.WithVisibilityTimeout(time.Minute),
 		redis.WithBackoff(time.Second, time.Second), redis.WithMaxAttempts(2))
 	q, _ := queue.New(1, cs)
 	for _, u := range []string{"http://shop.test/a", "http://shop.test/b", "http://shop.test/c"} {
@@ -273,7 +274,7 @@ func TestJobLifecycleThroughTheHooks(t *testing.T) {
 func TestClaimedJobOfADeadWorkerComesBackAfterTheLease(t *testing.T) {
 	_, ns := redistest.New(t)
 	clk := newCrawlClock()
-	opts := []redis.Option{redis.WithClock(clk.Now), redis.WithVisibilityTimeout(30 * time.Second), redis.WithPollInterval(5 * time.Millisecond)}
+	opts := []redis.Option{redis.WithClock(clk), redis.WithVisibilityTimeout(30 * time.Second), redis.WithPollInterval(5 * time.Millisecond)}
 	dead, alive := collyStorage(t, ns, opts...), collyStorage(t, ns, opts...)
 	q, _ := queue.New(1, dead)
 	if err := q.AddURL("http://shop.test/only"); err != nil {
@@ -386,7 +387,7 @@ func TestCollyQueueCrawlsToTheEnd(t *testing.T) {
 func TestWaitHorizonEndsACrawlWhoseRestIsParkedFarAhead(t *testing.T) {
 	_, ns := redistest.New(t)
 	clk := newCrawlClock()
-	cs := collyStorage(t, ns, redis.WithClock(clk.Now), redis.WithWaitHorizon(time.Minute), redis.WithPollInterval(5*time.Millisecond))
+	cs := collyStorage(t, ns, redis.WithClock(clk), redis.WithWaitHorizon(time.Minute), redis.WithPollInterval(5*time.Millisecond))
 	q, _ := queue.New(1, cs)
 	for _, u := range []string{"http://shop.test/near", "http://shop.test/far"} {
 		if err := q.AddURL(u); err != nil {

@@ -1,19 +1,17 @@
 // Package redis keeps a Breakwater crawl's shared state in Redis, so that
 // several crawler processes on several machines can work one crawl.
 //
-// Four pieces, each a constructor taking a go-redis client, the crawl's id
-// and the same list of Options:
+// A worker joins a crawl with two constructors, each taking a go-redis
+// client, the crawl's id and the same list of Options:
 //
+//   - NewCollyStorage: Colly's storage.Storage (visited set, cookies) and
+//     queue.Storage (the frontier) in one: a crawl written with Colly's
+//     queue package is distributed as it is, each URL fetched by one
+//     worker, at least once. Its Stats and DeadLetters say what the whole
+//     crawl has left and what it gave up on.
 //   - NewBreakerStore: the per-domain circuit breakers, shared (a
 //     breaker.Store). Every worker sees a trip at once; half-open probes
 //     are limited across all workers together.
-//   - NewCollyStorage: Colly's storage.Storage (visited set, cookies) and
-//     queue.Storage (the frontier), over a Queue: a crawl written with
-//     Colly's queue package is distributed as it is, each URL fetched by
-//     one worker, at least once.
-//   - NewQueue: the job queue under it, usable on its own.
-//   - OpenCheckpoint: extensions/checkpoint's storage.Store, so per-URL
-//     states and run metadata live where every worker can reach them.
 //
 // A worker:
 //
@@ -28,28 +26,33 @@
 //	q.AddURL("https://shop.example/") // every worker may: each URL is queued once per crawl
 //	err = q.Run(c)                    // until no job is left anywhere in the crawl
 //
+// OpenCheckpoint is the third: extensions/checkpoint's storage.Store, for
+// a crawl that keeps per-URL states and run metadata where every worker
+// can reach them. DeleteCrawl removes a crawl's keys at once.
+//
 // # Shared breakers
 //
 // gobreaker's distributed breaker holds a Redis lock for the whole request,
 // so workers sharing a domain take turns. Here nothing is held while a
 // request is in flight: each circuit is the in-process circuit's state
-// machine (extensions/breaker's circuit.go) replayed by Lua scripts on
-// three keys per domain (state, the window of outcomes with their
-// latencies, and the probes' leases), and each Allow and each Record is
-// one atomic round trip, with the profile passed in the arguments. The
-// breakertest table and a differential test against the in-process
-// circuit (thousands of random calls, same permits, refusals and
-// transitions, down to the log line) hold them to the same semantics.
+// machine replayed by Lua scripts on three keys per domain (state, the
+// window of outcomes with their latencies, and the probes' leases), and
+// each Allow and each Record is one atomic round trip, with the profile
+// passed in the arguments. The breakertest table and a differential test
+// against the in-process circuit (thousands of random calls, same permits,
+// refusals and transitions, down to the log line) hold them to the same
+// semantics.
 //
 // A half-open probe holds its slot under a lease (WithProbeLease, 2 minutes
 // by default): a worker that dies holding one frees it when the lease runs
 // out. An idle domain's keys expire after WithRetention, an open one's never
 // before its cooldown has passed. While Redis is unreachable a store fails
-// closed (the default: Allow refuses with an *UnavailableError, which is
-// both ErrUnavailable and a *breaker.CircuitOpenError, so the breaker parks
-// the request) and tries Redis again once per backoff, or fails open
-// (WithFailPolicy(FailOpen): in-process circuits decide until Redis
-// answers). Each change is one log event.
+// closed (the default: Allow refuses with an error that matches both
+// ErrUnavailable and breaker.ErrOpen and converts to a
+// *breaker.CircuitOpenError, so the breaker parks the request) and tries
+// Redis again once per backoff, or fails open (WithFailPolicy(FailOpen):
+// in-process circuits decide until Redis answers). Each change is one log
+// event.
 //
 // # Colly over Redis
 //
@@ -64,66 +67,59 @@
 // workers with ErrStateLost, never as if the work were done. See
 // CollyStorage for what at least once means here.
 //
-// # The queue
+// # The queue under it
 //
-// A Queue hands out jobs (a URL, its domain, a serialised Colly request and
-// its retry state) to any number of workers:
+// The frontier is a job queue in Redis: each job carries its URL, its
+// domain, the serialised Colly request and its retry state.
 //
-//	q, err := redis.NewQueue(client, "shop-crawl-2026-05-01")
-//	q.Enqueue(ctx, &redis.Job{URL: "https://shop.example/p/1", Lane: redis.Critical})
-//	for {
-//		job, err := q.Claim(ctx)           // one round trip, atomic
-//		if errors.Is(err, redis.ErrEmpty) { /* sleep until err.(*redis.EmptyError).Next */ }
-//		switch outcome := fetch(job); {
-//		case breakerOpen:   q.Park(ctx, job, reopensAt)  // no attempt spent
-//		case outcome != nil: q.Fail(ctx, job, outcome)   // backoff, or dead letters
-//		default:            q.Ack(ctx, job)
-//		}
-//	}
+// Eligibility and order. Ready jobs are ordered by the time each became
+// eligible. Jobs that may not run yet (a backoff, a parked domain) wait in
+// a second set ordered by their time and are moved into the ready order,
+// atomically, by the claim that finds them due.
 //
-// Priority lanes with aging. The ready jobs are ordered by the time each
-// became eligible plus its lane's offset: Critical starts a day ahead,
-// Bulk an hour behind (WithAging). So a critical job enqueued behind a
-// thousand bulk jobs is claimed first, yet a bulk job that has waited longer
-// than the aging bound beats a fresh normal one and bulk work never starves.
-// Eligibility is kept apart from priority: jobs that may not run yet (a
-// delayed start, a backoff, a parked domain) wait in a second set ordered by
-// their time and are moved into the ready order, atomically, by the claim
-// that finds them due. A bulk job is therefore claimable at once when
-// nothing else is waiting; its offset only orders it, it never delays it.
-//
-// Leases. Claim moves the job into an in-flight set scored by its lease
+// Leases. A claim moves the job into an in-flight set scored by its lease
 // deadline (WithVisibilityTimeout) and gives it a token. Only the holder of
-// the token may Fail, Park or Extend the job; a late Ack, after the lease
-// expired, still completes the job as long as nobody has claimed or
-// rescheduled it since. A job whose worker died is taken back by the
-// next Claim (or Reclaim) once its lease expires: that spends one attempt,
-// so a job that keeps killing workers ends in the dead letters. Delivery is
-// at least once.
+// the token may Fail or Park the job; a late Ack, after the lease expired,
+// still completes the job as long as nobody has claimed or rescheduled it
+// since. A job whose worker died is taken back by the next claim once its
+// lease expires: that spends one attempt, so a job that keeps killing
+// workers ends in the dead letters. Delivery is at least once.
 //
 // Retries. Fail adds an attempt, keeps the error, and schedules the retry
 // after a full-jitter exponential backoff, uniform in
 // [0, min(cap, base·2^(attempts-1))) (WithBackoff), so failures that happen
-// together do not retry together. At MaxAttempts the job goes to the dead
-// letters with its last error (Dead, RetryDead). Park re-queues a job for a
-// given time without spending an attempt, for domains whose breaker is open.
+// together do not retry together. At MaxAttempts (WithMaxAttempts) the job
+// goes to the dead letters with its last error (DeadLetters). Park
+// re-queues a job for a given time without spending an attempt, for
+// domains whose breaker is open.
 //
 // # Keys and lifetime
 //
 // Every key of a crawl is named "<namespace>:{<crawl>}:<part>": the braces
 // are a Redis Cluster hash tag, so a crawl's keys share one slot (the
 // scripts touch several at once), and two crawls on one Redis never see
-// each other's state. keys.go lists them all; lua/ holds the scripts, each
-// with its contract in its header. Every change refreshes the TTL of the
-// keys it belongs with (WithRetention, 7 days by default), so an abandoned
-// crawl disappears by itself, and the dead letters are capped
+// each other's state: "redis-cli --scan --pattern 'bw:{<crawl>}*'" lists
+// a crawl's keys, DeleteCrawl removes them. Every change refreshes the TTL
+// of the keys it belongs with (WithRetention, 7 days by default), so an
+// abandoned crawl disappears by itself, and the dead letters are capped
 // (WithDeadLetterLimit).
 //
-// Time. Eligibility, leases, aging, cooldowns and probe leases are decided
-// with the caller's clock (WithClock; the breaker's own clock for
-// circuits), passed into the scripts, not Redis TIME: tests are exact, and
-// workers should run NTP. The jitter's random source is injectable too
-// (WithRand).
+// Redis Cluster. Every constructor takes a go-redis UniversalClient, so a
+// ClusterClient works as a Client does (ParseClusterURL reads
+// "redis+cluster://host:7000,host:7001"); the client follows MOVED and
+// ASK, and a call the cluster turns away while it moves the crawl's slot
+// (TRYAGAIN, or a MOVED after the client's redirects ran out) wraps
+// ErrUnavailable and is retried like an outage. One slot means one master
+// per crawl: WithShards(n) spreads the queue and visited set (by request
+// ID) and the circuits (by domain) over n slots, chosen so that n shards
+// land on n masters of an evenly split cluster. The tests run against a
+// real three-master cluster they start, a slot moved mid-crawl included
+// (redistest.NewCluster).
+//
+// Time. Eligibility, leases, cooldowns and probe leases are decided with
+// the caller's clock (WithClock; the breaker's own clock for circuits),
+// passed into the scripts, not Redis TIME: tests are exact, and workers
+// should run NTP.
 //
 // Failure. Every call is bounded by WithCallTimeout and never panics; when
 // Redis cannot be reached the error wraps ErrUnavailable (and the cause)

@@ -16,30 +16,32 @@ import (
 var (
 	// ErrUnavailable means Redis could not be reached or could not serve the
 	// command right now (connection refused or reset, timeout, server
-	// loading, read-only replica, out of memory). The call may be retried
+	// loading, read-only replica, out of memory, a Redis Cluster moving the
+	// crawl's slot). The call may be retried
 	// once Redis is back; queue state is whatever the last successful call
 	// left.
 	ErrUnavailable = errors.New("redis unavailable")
 
-	// ErrEmpty means no job is ready to be claimed. Claim returns it wrapped
+	// errEmpty means no job is ready to be claimed. Claim returns it wrapped
 	// in an *EmptyError that says when the next job may be.
-	ErrEmpty = errors.New("no job ready")
+	errEmpty = errors.New("no job ready")
 
 	// ErrLeaseLost means the job's lease expired and the job was taken back
 	// (and possibly claimed by another worker): this worker no longer owns
-	// it, and its Fail, Park or Extend was not applied. Ack still succeeds
-	// unless another worker holds the job.
+	// it, and its Fail or Park was not applied. Ack still succeeds unless
+	// another worker holds the job.
 	ErrLeaseLost = errors.New("lease lost: the job was reclaimed after its visibility timeout")
 
 	// ErrUnknownJob means the queue holds no such job: already acked,
 	// expired with the crawl's retention, or never enqueued in this crawl.
 	ErrUnknownJob = errors.New("unknown job")
 
-	// ErrNotClaimed means a job that did not come from Claim was handed to
+	// errNotClaimed means a job that did not come from Claim was handed to
 	// Ack, Fail, Park or Extend.
-	ErrNotClaimed = errors.New("job was not claimed from this queue")
+	errNotClaimed = errors.New("job was not claimed from this queue")
 
-	// ErrInvalidJob means Enqueue was given a job it cannot store.
+	// ErrInvalidJob means AddRequest was given a request it cannot queue:
+	// not a serialised Colly request, or a URL without a host.
 	ErrInvalidJob = errors.New("invalid job")
 
 	// ErrInvalidConfig means a constructor was given options or a crawl id
@@ -50,16 +52,16 @@ var (
 	ErrCorrupt = errors.New("corrupt queue record")
 )
 
-// EmptyError is what Claim returns when no job is ready. It matches
+// emptyError is what Claim returns when no job is ready. It matches
 // ErrEmpty with errors.Is.
-type EmptyError struct {
+type emptyError struct {
 	// Next is the earliest time a job may become claimable: the first delayed
 	// job's time or the first lease to expire. Zero when nothing is delayed
 	// or in flight: the crawl's queue is drained.
 	Next time.Time
 }
 
-func (e *EmptyError) Error() string {
+func (e *emptyError) Error() string {
 	if e.Next.IsZero() {
 		return "no job ready: the queue is drained (nothing delayed or in flight)"
 	}
@@ -67,17 +69,17 @@ func (e *EmptyError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrEmpty) true.
-func (e *EmptyError) Is(target error) bool { return target == ErrEmpty }
+func (e *emptyError) Is(target error) bool { return target == errEmpty }
 
 // Drained reports whether nothing at all is pending: no job delayed and
 // none in flight. Dead letters do not count.
-func (e *EmptyError) Drained() bool { return e.Next.IsZero() }
+func (e *emptyError) Drained() bool { return e.Next.IsZero() }
 
 // wrap turns a go-redis error into one that says which call on which crawl
 // failed and what to do, keeping the cause for errors.Is. When the call's
 // context has ended, its error is kept too: a deadline cut short by a
 // socket timeout still matches context.DeadlineExceeded.
-func (q *Queue) wrap(ctx context.Context, op string, err error) error {
+func (q *jobQueue) wrap(ctx context.Context, op string, err error) error {
 	return wrapErr(ctx, q.crawl, op, err)
 }
 
@@ -133,6 +135,13 @@ func unavailable(err error) (hint string, ok bool) {
 			return "Redis is out of memory: raise maxmemory or free memory, or shorten WithRetention and WithDeadLetterLimit", true
 		case strings.HasPrefix(msg, "MAXCLIENTS"), strings.HasPrefix(msg, "ERR max number of clients"):
 			return "Redis refuses more clients: raise maxclients or lower the client's PoolSize", true
+		}
+		// A Redis Cluster moving the crawl's slot answers TRYAGAIN (a
+		// script whose keys are split between the two masters) and ASK
+		// while it moves, MOVED after; go-redis follows them up to its
+		// MaxRedirects and then hands the last one back.
+		if strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ") {
+			return "the Redis Cluster is moving the crawl's hash slot to another master: retry shortly", true
 		}
 		for _, p := range []string{"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY"} {
 			if strings.HasPrefix(msg, p) {

@@ -45,6 +45,7 @@ func ExampleNewBreakerStore() {
 	}
 	defer client.Close()
 	crawl := "example-breaker-" + strconv.Itoa(os.Getpid())
+	defer redis.DeleteCrawl(context.Background(), client, "bwexample", crawl, 1)
 	p := breaker.Profile{Name: "tiny", WindowSize: 4, FailureThreshold: 0.5, Cooldown: time.Minute, HalfOpenProbes: 1}
 	var workers []breaker.Circuit
 	for range 2 { // in real life: two processes, each with its own client
@@ -59,7 +60,6 @@ func ExampleNewBreakerStore() {
 			return
 		}
 		workers = append(workers, c)
-		defer client.Del(context.Background(), bs.Keys("shop.example")...)
 	}
 	clk := bwclock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	for range 4 {
@@ -105,6 +105,7 @@ func ExampleNewCollyStorage() {
 	}))
 	defer site.Close()
 	crawl := "example-colly-" + strconv.Itoa(os.Getpid())
+	defer redis.DeleteCrawl(context.Background(), client, "bwexample", crawl, 1)
 
 	var wg sync.WaitGroup
 	for range 2 {
@@ -113,7 +114,6 @@ func ExampleNewCollyStorage() {
 			fmt.Println(err)
 			return
 		}
-		defer client.Del(context.Background(), cs.Keys()...)
 		c := colly.NewCollector()
 		cs.Register(c)
 		q, _ := queue.New(2, cs)
@@ -144,16 +144,16 @@ func ExampleOpenCheckpoint() {
 	}
 	defer client.Close()
 	crawl := "example-checkpoint-" + strconv.Itoa(os.Getpid())
+	defer redis.DeleteCrawl(context.Background(), client, "bwexample", crawl, 1)
 	cp, err := redis.OpenCheckpoint(client, crawl, redis.WithNamespace("bwexample"))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer client.Del(context.Background(), cp.Keys()...)
 	defer cp.Close()
 	cp.Put(
-		storage.Record{ID: redis.RequestID("https://shop.example/p/1", nil), URL: "https://shop.example/p/1", State: storage.Done, Attempts: 1},
-		storage.Record{ID: redis.RequestID("https://shop.example/p/2", nil), URL: "https://shop.example/p/2", State: storage.Parked},
+		storage.Record{ID: 1, URL: "https://shop.example/p/1", State: storage.Done, Attempts: 1},
+		storage.Record{ID: 2, URL: "https://shop.example/p/2", State: storage.Parked},
 	)
 	counts, _ := cp.Counts()
 	fmt.Println("done:", counts[storage.Done], "parked:", counts[storage.Parked])

@@ -4,82 +4,131 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
+	"testing"
 
 	"github.com/breakwater-crawl/breakwater/storage/redis"
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
+	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
 )
 
-// A crawl's queue on the Redis at REDIS_URL (default the local one): three
-// lanes, one failure that exhausts its single attempt, and the dead letter
-// it leaves behind.
-func Example() {
+// A page that keeps failing ends in the crawl's dead letters, with its last
+// error, for a person to decide on; the rest of the crawl completes.
+func ExampleCollyStorage_DeadLetters() {
 	ctx := context.Background()
-	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
-	opts, err := goredis.ParseURL(url)
+	client, err := exampleClient()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	opts.ContextTimeoutEnabled = true // let deadlines cut a hung connection short
-	client := goredis.NewClient(opts)
 	defer client.Close()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/p/7" {
+			http.Error(w, "restocking", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, `<a href="/p/1">1</a> <a href="/p/7">7</a>`)
+	}))
+	defer site.Close()
+	crawl := "example-dead-" + strconv.Itoa(os.Getpid())
+	defer redis.DeleteCrawl(ctx, client, "bwexample", crawl, 1)
 
-	crawl := "example-" + strconv.Itoa(os.Getpid())
-	q, err := redis.NewQueue(client, crawl, redis.WithNamespace("bwexample"))
+	cs, err := redis.NewCollyStorage(client, crawl, redis.WithNamespace("bwexample"), redis.WithMaxAttempts(1))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer client.Del(ctx, q.Keys()...)
+	defer cs.Close()
+	c := colly.NewCollector()
+	cs.Register(c)
+	q, _ := queue.New(1, cs)
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) { q.AddURL(e.Request.AbsoluteURL(e.Attr("href"))) })
+	c.OnScraped(func(r *colly.Response) { cs.Ack(r.Request) })
+	c.OnError(func(r *colly.Response, err error) { cs.Fail(r.Request, err) })
+	q.AddURL(site.URL + "/")
+	if err := q.Run(c); err != nil {
+		fmt.Println(err)
+		return
+	}
 
+	st, err := cs.Stats(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("pending:", st.Pending(), "dead:", st.Dead)
+	dead, err := cs.DeadLetters(ctx, 10)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, d := range dead {
+		fmt.Printf("dead: %s after %d attempt(s): %s\n", strings.TrimPrefix(d.URL, site.URL), d.Attempts, d.LastError)
+	}
+	// Output:
+	// pending: 0 dead: 1
+	// dead: /p/7 after 1 attempt(s): Service Unavailable
+}
+
+// The queue under CollyStorage: three lanes, one failure that exhausts its
+// single attempt, and the dead letter it leaves behind.
+func TestQueueLanesAndDeadLetter(t *testing.T) {
+	ctx := context.Background()
+	client, ns := redistest.New(t)
+	q, err := redis.NewQueue(client, "lanes", redis.WithNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, err = q.Enqueue(ctx,
 		&redis.Job{URL: "https://shop.example/sitemap-2019.xml", Lane: redis.Bulk},
 		&redis.Job{URL: "https://shop.example/p/1"},
 		&redis.Job{URL: "https://shop.example/p/7?restock", Lane: redis.Critical, MaxAttempts: 1},
 	)
 	if err != nil {
-		fmt.Println(err)
-		return
+		t.Fatal(err)
 	}
+	var got []string
 	for {
 		job, err := q.Claim(ctx)
 		var empty *redis.EmptyError
 		if errors.As(err, &empty) {
-			fmt.Println("drained:", empty.Drained())
+			got = append(got, fmt.Sprint("drained: ", empty.Drained()))
 			break
 		}
 		if err != nil {
-			fmt.Println(err)
-			return
+			t.Fatal(err)
 		}
-		fmt.Println(job.Lane, job.URL)
+		got = append(got, fmt.Sprint(job.Lane, " ", job.URL))
 		if job.Lane == redis.Critical {
 			err = q.Fail(ctx, job, errors.New("HTTP 503"))
 		} else {
 			err = q.Ack(ctx, job)
 		}
 		if err != nil {
-			fmt.Println(err)
-			return
+			t.Fatal(err)
 		}
 	}
 	dead, err := q.Dead(ctx, 10)
 	if err != nil {
-		fmt.Println(err)
-		return
+		t.Fatal(err)
 	}
 	for _, d := range dead {
-		fmt.Printf("dead: %s after %d attempt(s): %s\n", d.URL, d.Attempts, d.LastError)
+		got = append(got, fmt.Sprintf("dead: %s after %d attempt(s): %s", d.URL, d.Attempts, d.LastError))
 	}
-	// Output:
-	// critical https://shop.example/p/7?restock
-	// normal https://shop.example/p/1
-	// bulk https://shop.example/sitemap-2019.xml
-	// drained: true
-	// dead: https://shop.example/p/7?restock after 1 attempt(s): HTTP 503
+	want := []string{
+		"critical https://shop.example/p/7?restock",
+		"normal https://shop.example/p/1",
+		"bulk https://shop.example/sitemap-2019.xml",
+		"drained: true",
+		"dead: https://shop.example/p/7?restock after 1 attempt(s): HTTP 503",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

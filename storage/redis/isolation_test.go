@@ -82,7 +82,6 @@ func TestNewQueueRejectsBadConfiguration(t *testing.T) {
 		"retention too short": {"c", redis.WithRetention(time.Millisecond)},
 		"negative dead limit": {"c", redis.WithDeadLetterLimit(-1)},
 		"zero call timeout":   {"c", redis.WithCallTimeout(0)},
-		"nil clock":           {"c", redis.WithClock(nil)},
 		"nil rand":            {"c", redis.WithRand(nil)},
 	} {
 		_, err := redis.NewQueue(f.client, tc.crawl, tc.opt)

@@ -6,38 +6,38 @@ import (
 	"time"
 )
 
-// Lane is a job's priority class. Lanes set where a job starts in the ready
+// lane is a job's priority class. Lanes set where a job starts in the ready
 // order, not a strict precedence: a job that has waited long enough beats a
 // fresher job of a higher lane (see WithAging). The zero value is Normal.
-type Lane uint8
+type lane uint8
 
 const (
-	// Normal is the default lane: ordinary crawl work.
-	Normal Lane = iota
-	// Critical jobs jump ahead of everything that has not waited longer than
+	// laneNormal is the default lane: ordinary crawl work.
+	laneNormal lane = iota
+	// laneCritical jobs jump ahead of everything that has not waited longer than
 	// the critical lead: re-crawls somebody is waiting for, backlog repair.
-	Critical
-	// Bulk jobs wait behind normal work until they are older than the aging
+	laneCritical
+	// laneBulk jobs wait behind normal work until they are older than the aging
 	// bound: backfills, sitemap sweeps.
-	Bulk
+	laneBulk
 )
 
 // String returns "normal", "critical" or "bulk".
-func (l Lane) String() string {
+func (l lane) String() string {
 	switch l {
-	case Normal:
+	case laneNormal:
 		return "normal"
-	case Critical:
+	case laneCritical:
 		return "critical"
-	case Bulk:
+	case laneBulk:
 		return "bulk"
 	}
 	return "Lane(" + strconv.Itoa(int(l)) + ")"
 }
 
-func (l Lane) valid() bool { return l <= Bulk }
+func (l lane) valid() bool { return l <= laneBulk }
 
-// Job is one unit of crawl work. Its retry state (Attempts, LastError,
+// queueJob is one unit of crawl work. Its retry state (Attempts, LastError,
 // NotBefore) travels inside it: the queue stores the whole job as one
 // record, so requeueing, dead-lettering, reclaiming and replaying never
 // consult a side table.
@@ -46,7 +46,7 @@ func (l Lane) valid() bool { return l <= Bulk }
 // zero. A job returned by Claim carries a lease; treat its fields as read
 // only and hand it back to exactly one of Ack, Fail or Park (Extend as often
 // as needed before that). Those calls update the fields they change.
-type Job struct {
+type queueJob struct {
 	// ID identifies the job within its crawl. Enqueueing an ID that is still
 	// queued, in flight or dead is a no-op, so an ID derived from the request
 	// (say, Colly's request ID) makes enqueueing idempotent across workers.
@@ -58,7 +58,7 @@ type Job struct {
 	// of its circuit breaker. Empty: taken from URL.
 	Domain string
 	// Lane is the job's priority class.
-	Lane Lane
+	Lane lane
 	// Attempts counts the failed attempts so far: Fail adds one, and so does
 	// a lease that expires because the worker never answered. Park does not.
 	Attempts int
@@ -88,9 +88,9 @@ type Job struct {
 
 // Exhausted reports whether the job has used all its attempts: after Fail,
 // it is then in the dead letters rather than waiting for a retry.
-func (j *Job) Exhausted() bool { return j.MaxAttempts > 0 && j.Attempts >= j.MaxAttempts }
+func (j *queueJob) Exhausted() bool { return j.MaxAttempts > 0 && j.Attempts >= j.MaxAttempts }
 
 // String identifies the job in logs and errors.
-func (j *Job) String() string {
+func (j *queueJob) String() string {
 	return fmt.Sprintf("job %s (%s, %s lane, attempt %d/%d)", j.ID, j.URL, j.Lane, j.Attempts, j.MaxAttempts)
 }

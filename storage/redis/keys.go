@@ -2,7 +2,9 @@ package redis
 
 // The keys of one crawl. The crawl id sits in a Redis Cluster hash tag, so
 // all of a crawl's keys live in one slot (the scripts touch several at
-// once) and two crawls never share a key.
+// once) and two crawls never share a key. WithShards spreads a crawl over
+// several tags, each holding the layout below for its share of the jobs
+// and domains (shards.go).
 //
 // The queue (Queue; lua/prelude.lua and the queue scripts):
 //
@@ -51,8 +53,10 @@ const (
 	numKeys
 )
 
-func queueKeys(namespace, crawl string) []string {
-	p := namespace + ":{" + crawl + "}:q:"
+// queueKeys returns the queue's keys under one shard's prefix (see
+// shardPrefixes).
+func queueKeys(prefix string) []string {
+	p := prefix + "q:"
 	return []string{
 		keyReady:    p + "ready",
 		keyDelayed:  p + "delayed",

@@ -40,7 +40,7 @@ type kept struct {
 }
 
 // hold records that this process claimed job, and starts the keeper.
-func (cs *CollyStorage) hold(job *Job) {
+func (cs *CollyStorage) hold(job *queueJob) {
 	cs.held.Store(job.ID, job)
 	k := &cs.keep
 	k.mu.Lock()
@@ -64,7 +64,7 @@ func (cs *CollyStorage) startKeeperLocked() {
 
 // take removes the job id from this process's hold, for its outcome to
 // settle it.
-func (cs *CollyStorage) take(id string) (*Job, bool) {
+func (cs *CollyStorage) take(id string) (*queueJob, bool) {
 	v, ok := cs.held.LoadAndDelete(id)
 	if !ok {
 		return nil, false
@@ -76,7 +76,7 @@ func (cs *CollyStorage) take(id string) (*Job, bool) {
 		k.waiting = ""
 	}
 	k.mu.Unlock()
-	return v.(*Job), true
+	return v.(*queueJob), true
 }
 
 // started records that Colly took up the request of the held job id.
@@ -134,7 +134,7 @@ func (cs *CollyStorage) extend(id, token string) {
 	ctx, cancel := cs.q.callContext(context.Background())
 	defer cancel()
 	now := cs.s.now()
-	n, err := scriptExtend.Run(ctx, cs.q.client, cs.q.keys, cs.q.args(now, id, token, ms(now.Add(cs.s.visibility)).UnixMilli())...).Int()
+	n, err := scriptExtend.Run(ctx, cs.q.client, cs.q.keysOf(id), cs.q.args(now, id, token, ms(now.Add(cs.s.visibility)).UnixMilli())...).Int()
 	if err != nil {
 		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("job", id).Err(cs.q.wrap(ctx, "extend", err)).
 			Msg("breakwater/redis: a lease could not be extended; trying again at the next tick")

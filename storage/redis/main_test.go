@@ -4,10 +4,10 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	goredis "github.com/redis/go-redis/v9"
@@ -29,31 +29,14 @@ func (quiet) Printf(context.Context, string, ...any) {}
 // 13 digits they will have in production.
 var start = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
-// clock is a fake clock the tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: start} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newClock is a fake clock the tests move by hand, at start.
+func newClock() *clock.Fake { return clock.NewFake(start) }
 
 // fixture is one crawl's queue on the test Redis, driven by a fake clock.
 type fixture struct {
 	q      *redis.Queue
 	client *goredis.Client
-	clock  *clock
+	clock  *clock.Fake
 	ns     string
 	crawl  string
 	opts   []redis.Option
@@ -65,7 +48,7 @@ func newFixture(t *testing.T, opts ...redis.Option) *fixture {
 	f := &fixture{client: client, clock: newClock(), ns: prefix, crawl: "crawl-1"}
 	f.opts = append([]redis.Option{
 		redis.WithNamespace(prefix),
-		redis.WithClock(f.clock.Now),
+		redis.WithClock(f.clock),
 		redis.WithRand(rand.New(rand.NewPCG(1, 2))),
 	}, opts...)
 	f.q = f.queue(t, client, f.crawl)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/rs/zerolog"
 )
 
@@ -17,8 +18,8 @@ const (
 	DefaultMaxAttempts       = 5
 	DefaultBackoffBase       = 15 * time.Second
 	DefaultBackoffCap        = time.Hour
-	DefaultCriticalLead      = 24 * time.Hour
-	DefaultAgingBound        = time.Hour
+	defaultCriticalLead      = 24 * time.Hour
+	defaultAgingBound        = time.Hour
 	DefaultRetention         = 7 * 24 * time.Hour
 	DefaultDeadLetterLimit   = 100_000
 	DefaultCallTimeout       = 10 * time.Second
@@ -33,19 +34,16 @@ const (
 	defaultReclaimBatch      = 100
 )
 
-// Option configures any of the package's constructors: NewQueue,
-// NewBreakerStore, NewCollyStorage and OpenCheckpoint. Pass the same list to
+// Option configures any of the package's constructors: NewCollyStorage,
+// NewBreakerStore and OpenCheckpoint. Pass the same list to
 // each so that they agree on the namespace, the clock and the timeouts; an
 // option a constructor has no use for is ignored by it (its doc says which
 // constructors read it). Options are checked once, by the constructor.
 type Option func(*settings)
 
-// QueueOption is the name Option had when the queue was the package's only
-// constructor.
-type QueueOption = Option
-
 type settings struct {
 	namespace    string
+	shards       int
 	visibility   time.Duration
 	maxAttempts  int
 	backoffBase  time.Duration
@@ -80,12 +78,13 @@ type settings struct {
 func defaults() settings {
 	return settings{
 		namespace:    DefaultNamespace,
+		shards:       1,
 		visibility:   DefaultVisibilityTimeout,
 		maxAttempts:  DefaultMaxAttempts,
 		backoffBase:  DefaultBackoffBase,
 		backoffCap:   DefaultBackoffCap,
-		criticalLead: DefaultCriticalLead,
-		agingBound:   DefaultAgingBound,
+		criticalLead: defaultCriticalLead,
+		agingBound:   defaultAgingBound,
 		retention:    DefaultRetention,
 		deadLimit:    DefaultDeadLetterLimit,
 		callTimeout:  DefaultCallTimeout,
@@ -122,11 +121,34 @@ func WithNamespace(ns string) Option {
 	}
 }
 
+// WithShards spreads the crawl over n Redis Cluster hash slots instead of
+// one, so that n masters can serve one crawl: CollyStorage's jobs and
+// visited set by a hash of the Colly request's ID, a BreakerStore's
+// circuits by a hash of the domain, each shard's keys under a hash tag of
+// its own, "<ns>:{<crawl>/<i>.<k>}:s:…". A claim tries the shards in turn,
+// starting at the next one each time, so no shard waits behind another;
+// Stats, QueueSize and DeadLetters add the shards up. Default 1: the
+// crawl's keys share one hash tag, the layout of the unsharded crawl; n
+// must be in [1, MaxShards]. Jobs are ordered within a shard; across
+// shards a claim takes the first job of the shard whose turn it is.
+// Every worker of a crawl must give the same n (like the namespace, it
+// names where the crawl is): a worker with another n works another
+// crawl. The checkpoint (OpenCheckpoint) is not sharded. On a single
+// Redis server shards only cost round trips (a claim asks up to n of
+// them when little is ready). Read by NewCollyStorage, NewBreakerStore
+// and DeleteCrawl (as its shards argument).
+func WithShards(n int) Option {
+	return func(s *settings) {
+		if n < 1 || n > MaxShards {
+			s.bad("shards %d: must be in [1, %d]", n, MaxShards)
+		}
+		s.shards = n
+	}
+}
+
 // WithVisibilityTimeout sets how long a claimed job stays leased to its
 // worker. A job neither acked, failed nor parked by then is taken back (with
-// one attempt spent) and claimed again. A Queue's caller sets it above its
-// longest fetch plus processing time, or calls Extend. A CollyStorage
-// extends the lease of every job whose request is under way in its
+// one attempt spent) and claimed again. A CollyStorage extends the lease of every job whose request is under way in its
 // process every third of the timeout (see WithMaxHold), so there it is how
 // long the jobs of a worker that died wait for the others, not a bound on
 // a fetch or on a wait at the breaker's gate. Default 5 minutes; must be
@@ -140,8 +162,9 @@ func WithVisibilityTimeout(d time.Duration) Option {
 	}
 }
 
-// WithMaxAttempts sets the MaxAttempts given to jobs enqueued without one.
-// Default 5; must be ≥ 1.
+// WithMaxAttempts sets how many failed attempts (Fail, or a lease that ran
+// out) send a job to the dead letters. It applies to the jobs a storage
+// queues. Default 5; must be ≥ 1.
 func WithMaxAttempts(n int) Option {
 	return func(s *settings) {
 		if n < 1 {
@@ -163,14 +186,14 @@ func WithBackoff(base, cap time.Duration) Option {
 	}
 }
 
-// WithAging sets the lanes' offsets on the ready order, whose score is the
+// withAging sets the lanes' offsets on the ready order, whose score is the
 // time a job became eligible plus its lane's offset. criticalLead is how far
 // ahead a critical job starts: a normal job must have waited longer than it
 // to beat a fresh critical one. agingBound is how far behind a bulk job
 // starts: a bulk job that has waited longer than it beats a fresh normal
 // one, so bulk work never starves. Defaults 24 h and 1 h; both must be ≥ 0
 // and below 10 years. All workers of one crawl must use the same values.
-func WithAging(criticalLead, agingBound time.Duration) Option {
+func withAging(criticalLead, agingBound time.Duration) Option {
 	return func(s *settings) {
 		const most = 10 * 365 * 24 * time.Hour
 		if criticalLead < 0 || agingBound < 0 || criticalLead > most || agingBound > most {
@@ -225,24 +248,22 @@ func WithCallTimeout(d time.Duration) Option {
 	}
 }
 
-// WithClock sets the clock that decides eligibility, leases and aging. The
-// scripts are given this time rather than asking Redis, so every worker
-// should have a synchronised clock (NTP); skew of a few seconds only shifts
-// priorities and lease expiry by as much. Default time.Now. Read by
-// NewQueue, NewCollyStorage and OpenCheckpoint; a BreakerStore's circuits
-// use the clock the breaker passes them.
-func WithClock(now func() time.Time) Option {
+// WithClock sets the clock whose Now decides eligibility and leases
+// (the waits between polls and reconnects are real time). The scripts are
+// given this time rather than asking Redis, so every worker should have a
+// synchronised clock (NTP); skew of a few seconds only shifts priorities
+// and lease expiry by as much. Default (and nil): the system clock. Read by
+// NewCollyStorage and OpenCheckpoint; a BreakerStore's circuits use the
+// clock the breaker passes them.
+func WithClock(c clock.Clock) Option {
 	return func(s *settings) {
-		if now == nil {
-			s.bad("clock: nil")
-		}
-		s.now = now
+		s.now = clock.OrSystem(c).Now
 	}
 }
 
-// WithRand sets the random source of the backoff jitter; the queue
+// withRand sets the random source of the backoff jitter; the queue
 // serialises its use. Default: math/rand/v2's global source.
-func WithRand(r *rand.Rand) Option {
+func withRand(r *rand.Rand) Option {
 	return func(s *settings) {
 		if r == nil {
 			s.bad("rand: nil")
@@ -266,8 +287,8 @@ type FailPolicy uint8
 
 const (
 	// FailClosed refuses every request while Redis is unreachable (the
-	// default): Allow returns an *UnavailableError, which matches
-	// ErrUnavailable and converts to a *breaker.CircuitOpenError whose
+	// default): Allow returns an error that matches ErrUnavailable and
+	// breaker.ErrOpen and converts to a *breaker.CircuitOpenError whose
 	// RetryAt is the next connection attempt, so the breaker parks the
 	// request instead of losing it. Redis is tried again with a backoff
 	// (WithReconnectBackoff), by one call at a time.

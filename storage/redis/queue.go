@@ -3,27 +3,31 @@ package redis
 import (
 	"context"
 	crand "crypto/rand"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// Queue is one crawl's job queue in Redis, shared by any number of worker
+// jobQueue is one crawl's job queue in Redis, shared by any number of worker
 // processes on any number of machines. It is safe for concurrent use.
 //
 // Every method takes a context and makes one round trip to Redis (Enqueue
 // one per 256 jobs, Reclaim one per batch), running a Lua script that
 // does its whole change atomically.
-type Queue struct {
+type jobQueue struct {
 	client  goredis.UniversalClient
 	crawl   string
-	keys    []string
+	shards  [][]string // each shard's six keys (one shard unless WithShards)
+	next    atomic.Uint32
 	s       settings
 	offsets [3]int64 // ms, indexed by Lane
 	reason  string   // LastError of a job whose lease expired
@@ -33,30 +37,34 @@ type Queue struct {
 // enqueueBatch is how many jobs one Enqueue round trip carries.
 const enqueueBatch = 256
 
-// NewQueue returns the queue of the crawl crawlID on client. All workers
+// newQueue returns the queue of the crawl crawlID on client. All workers
 // that pass the same namespace and crawl id share one queue; other crawl
 // ids on the same Redis never see it. The crawl id must be non-empty, at
 // most 200 bytes, without braces, glob characters or spaces.
 //
-// NewQueue does not contact Redis. Bad options are reported here, wrapped
+// newQueue does not contact Redis. Bad options are reported here, wrapped
 // in ErrInvalidConfig.
-func NewQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*Queue, error) {
+func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*jobQueue, error) {
 	s, err := build(client, crawlID, opts)
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{
+	q := &jobQueue{
 		client: client,
 		crawl:  crawlID,
-		keys:   queueKeys(s.namespace, crawlID),
+		shards: make([][]string, 0, s.shards),
 		s:      s,
 		offsets: [3]int64{
-			Normal:   0,
-			Critical: -s.criticalLead.Milliseconds(),
-			Bulk:     s.agingBound.Milliseconds(),
+			laneNormal:   0,
+			laneCritical: -s.criticalLead.Milliseconds(),
+			laneBulk:     s.agingBound.Milliseconds(),
 		},
 		reason: fmt.Sprintf("lease expired: not acked, failed or parked within the visibility timeout (%v); the worker died, hung or was too slow (call Extend for long jobs)", s.visibility),
 	}
+	for _, p := range shardPrefixes(s.namespace, crawlID, s.shards) {
+		q.shards = append(q.shards, queueKeys(p))
+	}
+	q.next.Store(rand.Uint32()) // workers start their rounds on different shards
 	warnContextTimeout(client, crawlID, s)
 	return q, nil
 }
@@ -64,25 +72,48 @@ func NewQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 // warnContextTimeout logs when the client's deadlines cannot cut a hung
 // connection short.
 func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settings) {
-	if c, ok := client.(*goredis.Client); ok && !c.Options().ContextTimeoutEnabled && s.callTimeout > 0 {
-		s.log.Warn().Str("crawl", crawlID).Dur("read_timeout", c.Options().ReadTimeout).
+	if s.callTimeout <= 0 {
+		return
+	}
+	var on bool
+	var read time.Duration
+	switch c := client.(type) {
+	case *goredis.Client:
+		on, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
+	case *goredis.ClusterClient:
+		on, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
+	default:
+		return
+	}
+	if !on {
+		s.log.Warn().Str("crawl", crawlID).Dur("read_timeout", read).
 			Msg("redis client has ContextTimeoutEnabled off: a hung Redis blocks a call for the client's ReadTimeout, not the call timeout")
 	}
 }
 
 // Crawl returns the crawl id the queue serves.
-func (q *Queue) Crawl() string { return q.crawl }
+func (q *jobQueue) Crawl() string { return q.crawl }
 
 // Keys returns the Redis keys of the queue, for inspection and cleanup:
-// ready, delayed, inflight, dead, jobs, leases.
-func (q *Queue) Keys() []string { return append([]string(nil), q.keys...) }
+// ready, delayed, inflight, dead, jobs, leases; shard after shard with
+// WithShards.
+func (q *jobQueue) Keys() []string {
+	var out []string
+	for _, k := range q.shards {
+		out = append(out, k...)
+	}
+	return out
+}
+
+// keysOf returns the keys of the shard that holds the job id.
+func (q *jobQueue) keysOf(id string) []string { return q.shards[shardOf(id, len(q.shards))] }
 
 // Enqueue adds jobs to the queue and reports how many were new. A job whose
 // ID is already in the crawl (queued, in flight or dead) is skipped. A job
 // with NotBefore in the future waits until then. Enqueue fills in each job's
 // ID, Domain, MaxAttempts and EnqueuedAt when zero; it checks every job
 // before writing any, and rejects bad ones with ErrInvalidJob.
-func (q *Queue) Enqueue(ctx context.Context, jobs ...*Job) (int, error) {
+func (q *jobQueue) Enqueue(ctx context.Context, jobs ...*queueJob) (int, error) {
 	now := q.now()
 	for i, j := range jobs {
 		if err := q.prepare(j, now); err != nil {
@@ -91,6 +122,32 @@ func (q *Queue) Enqueue(ctx context.Context, jobs ...*Job) (int, error) {
 	}
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
+	added := 0
+	for shard, jobs := range q.byShard(jobs) {
+		n, err := q.enqueue(ctx, now, q.shards[shard], jobs)
+		added += n
+		if err != nil {
+			return added, err
+		}
+	}
+	return added, nil
+}
+
+// byShard groups jobs by the shard of their ID, keeping their order.
+func (q *jobQueue) byShard(jobs []*queueJob) [][]*queueJob {
+	if len(q.shards) == 1 {
+		return [][]*queueJob{jobs}
+	}
+	out := make([][]*queueJob, len(q.shards))
+	for _, j := range jobs {
+		i := shardOf(j.ID, len(q.shards))
+		out[i] = append(out[i], j)
+	}
+	return out
+}
+
+// enqueue adds jobs of one shard, enqueueBatch at a time.
+func (q *jobQueue) enqueue(ctx context.Context, now time.Time, keys []string, jobs []*queueJob) (int, error) {
 	added := 0
 	for start := 0; start < len(jobs); start += enqueueBatch {
 		batch := jobs[start:min(start+enqueueBatch, len(jobs))]
@@ -106,7 +163,7 @@ func (q *Queue) Enqueue(ctx context.Context, jobs ...*Job) (int, error) {
 			}
 			args = append(args, j.ID, int(j.Lane), eligible.UnixMilli(), rec)
 		}
-		n, err := scriptEnqueue.Run(ctx, q.client, q.keys, args...).Int()
+		n, err := scriptEnqueue.Run(ctx, q.client, keys, args...).Int()
 		if err != nil {
 			return added, q.wrap(ctx, "enqueue", err)
 		}
@@ -116,7 +173,7 @@ func (q *Queue) Enqueue(ctx context.Context, jobs ...*Job) (int, error) {
 }
 
 // prepare checks a job and fills in its defaults.
-func (q *Queue) prepare(j *Job, now time.Time) error {
+func (q *jobQueue) prepare(j *queueJob, now time.Time) error {
 	if j == nil {
 		return fmt.Errorf("%w: nil", ErrInvalidJob)
 	}
@@ -162,20 +219,49 @@ func (q *Queue) prepare(j *Job, now time.Time) error {
 // saying when the next job may be; a zero Next means the crawl's queue is
 // drained. The caller must end the lease with Ack, Fail or Park, or Extend
 // it, within the visibility timeout.
-func (q *Queue) Claim(ctx context.Context) (*Job, error) {
-	return q.claim(ctx, scriptClaim, newToken())
+func (q *jobQueue) Claim(ctx context.Context) (*queueJob, error) {
+	at := -1
+	return q.claim(ctx, scriptClaim, newToken(), &at)
 }
 
 func newToken() string { return strconv.FormatUint(rand.Uint64(), 36) }
 
-// claim runs script, the claim script or one with its contract (see
-// CollyStorage's claim-again), leasing with token.
-func (q *Queue) claim(ctx context.Context, script *goredis.Script, token string) (*Job, error) {
+// claim leases a job with token from the shards in turn, starting at *at
+// (at the next shard round robin when *at < 0), and leaves in *at the
+// shard it asked last: after an error, the one whose answer may be
+// missing. The first shard asked runs script, the claim script or one
+// with its contract (see CollyStorage's claim-again), the others the
+// claim script. With nothing ready anywhere the *EmptyError's Next is the
+// earliest of the shards'.
+func (q *jobQueue) claim(ctx context.Context, script *goredis.Script, token string, at *int) (*queueJob, error) {
+	n := len(q.shards)
+	if *at < 0 || *at >= n {
+		*at = int(q.next.Add(1) % uint32(n))
+	}
+	start := *at
+	var empty *emptyError
+	for i := range n {
+		*at = (start + i) % n
+		job, err := q.claimShard(ctx, q.shards[*at], script, token)
+		script = scriptClaim
+		var e *emptyError
+		if !errors.As(err, &e) {
+			return job, err
+		}
+		if empty == nil || (!e.Next.IsZero() && (empty.Next.IsZero() || e.Next.Before(empty.Next))) {
+			empty = e
+		}
+	}
+	return nil, empty
+}
+
+// claimShard runs script on one shard's keys.
+func (q *jobQueue) claimShard(ctx context.Context, keys []string, script *goredis.Script, token string) (*queueJob, error) {
 	now := q.now()
 	deadline := ms(now.Add(q.s.visibility))
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	res, err := script.Run(ctx, q.client, q.keys, q.args(now,
+	res, err := script.Run(ctx, q.client, keys, q.args(now,
 		deadline.UnixMilli(), token, q.s.promoteBatch, q.s.reclaimBatch, q.reason)...).Slice()
 	if err != nil {
 		return nil, q.wrap(ctx, "claim", err)
@@ -185,7 +271,7 @@ func (q *Queue) claim(ctx context.Context, script *goredis.Script, token string)
 	}
 	q.logReclaim(toInt(res[3]), toInt(res[4]), toInt(res[5]))
 	if toInt(res[0]) != 1 {
-		e := &EmptyError{}
+		e := &emptyError{}
 		for _, v := range res[1:3] {
 			if t := toInt(v); t >= 0 && (e.Next.IsZero() || time.UnixMilli(t).Before(e.Next)) {
 				e.Next = time.UnixMilli(t)
@@ -208,13 +294,13 @@ func (q *Queue) claim(ctx context.Context, script *goredis.Script, token string)
 // claimed or rescheduled it since; otherwise Ack returns ErrLeaseLost and
 // changes nothing (the other worker will finish it: delivery is at least
 // once).
-func (q *Queue) Ack(ctx context.Context, job *Job) error {
+func (q *jobQueue) Ack(ctx context.Context, job *queueJob) error {
 	if err := q.claimed("ack", job); err != nil {
 		return err
 	}
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	n, err := scriptAck.Run(ctx, q.client, q.keys, q.args(q.now(), job.ID, job.lease)...).Int()
+	n, err := scriptAck.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(), job.ID, job.lease)...).Int()
 	if err != nil {
 		return q.wrap(ctx, "ack", err)
 	}
@@ -230,7 +316,7 @@ func (q *Queue) Ack(ctx context.Context, job *Job) error {
 // (uniform in [0, min(cap, base·2^(Attempts-1)))) or, when Attempts reaches
 // MaxAttempts, the dead letters. On success job reflects the stored state:
 // job.NotBefore is the retry time, job.Exhausted() says it died.
-func (q *Queue) Fail(ctx context.Context, job *Job, cause error) error {
+func (q *jobQueue) Fail(ctx context.Context, job *queueJob, cause error) error {
 	if err := q.claimed("fail", job); err != nil {
 		return err
 	}
@@ -262,7 +348,7 @@ func (q *Queue) Fail(ctx context.Context, job *Job, cause error) error {
 // job's domain is refusing work, for example an open circuit breaker: the
 // job waits out the cooldown instead of burning its retries against a wall.
 // Add jitter to until if many jobs park for the same domain at once.
-func (q *Queue) Park(ctx context.Context, job *Job, until time.Time) error {
+func (q *jobQueue) Park(ctx context.Context, job *queueJob, until time.Time) error {
 	if err := q.claimed("park", job); err != nil {
 		return err
 	}
@@ -275,7 +361,7 @@ func (q *Queue) Park(ctx context.Context, job *Job, until time.Time) error {
 	return q.requeue(ctx, "park", job, &next, false)
 }
 
-func (q *Queue) requeue(ctx context.Context, op string, job, next *Job, bury bool) error {
+func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, bury bool) error {
 	rec, err := encodeJob(next)
 	if err != nil {
 		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
@@ -286,7 +372,7 @@ func (q *Queue) requeue(ctx context.Context, op string, job, next *Job, bury boo
 	}
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	res, err := scriptRequeue.Run(ctx, q.client, q.keys, q.args(q.now(),
+	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(),
 		job.ID, job.lease, rec, int(next.Lane), next.NotBefore.UnixMilli(), flag)...).Slice()
 	if err != nil {
 		return q.wrap(ctx, op, err)
@@ -306,7 +392,7 @@ func (q *Queue) requeue(ctx context.Context, op string, job, next *Job, bury boo
 // Extend renews a claimed job's lease for another visibility timeout from
 // now. Call it from long jobs before job.LeaseUntil. It returns
 // ErrLeaseLost if the lease already expired and the job was taken back.
-func (q *Queue) Extend(ctx context.Context, job *Job) error {
+func (q *jobQueue) Extend(ctx context.Context, job *queueJob) error {
 	if err := q.claimed("extend", job); err != nil {
 		return err
 	}
@@ -314,7 +400,7 @@ func (q *Queue) Extend(ctx context.Context, job *Job) error {
 	deadline := ms(now.Add(q.s.visibility))
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	n, err := scriptExtend.Run(ctx, q.client, q.keys, q.args(now, job.ID, job.lease, deadline.UnixMilli())...).Int()
+	n, err := scriptExtend.Run(ctx, q.client, q.keysOf(job.ID), q.args(now, job.ID, job.lease, deadline.UnixMilli())...).Int()
 	if err != nil {
 		return q.wrap(ctx, "extend", err)
 	}
@@ -329,12 +415,25 @@ func (q *Queue) Extend(ctx context.Context, job *Job) error {
 // attempts (or burying it if that was its last), and reports how many it
 // took back. Claim already does this as it goes; call Reclaim when no
 // worker is claiming, for example from a supervisor.
-func (q *Queue) Reclaim(ctx context.Context) (int, error) {
+func (q *jobQueue) Reclaim(ctx context.Context) (int, error) {
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
 	total := 0
+	for _, keys := range q.shards {
+		n, err := q.reclaim(ctx, keys)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// reclaim takes back the expired leases of one shard.
+func (q *jobQueue) reclaim(ctx context.Context, keys []string) (int, error) {
+	total := 0
 	for {
-		res, err := scriptReclaim.Run(ctx, q.client, q.keys, q.args(q.now(), q.s.reclaimBatch, q.reason)...).Slice()
+		res, err := scriptReclaim.Run(ctx, q.client, keys, q.args(q.now(), q.s.reclaimBatch, q.reason)...).Slice()
 		if err != nil {
 			return total, q.wrap(ctx, "reclaim", err)
 		}
@@ -352,24 +451,30 @@ func (q *Queue) Reclaim(ctx context.Context) (int, error) {
 
 // Dead returns up to limit dead letters, newest first, each with its
 // LastError and FailedAt (when it died). limit ≤ 0 means 100.
-func (q *Queue) Dead(ctx context.Context, limit int) ([]*Job, error) {
+func (q *jobQueue) Dead(ctx context.Context, limit int) ([]*queueJob, error) {
 	if limit <= 0 {
 		limit = 100
 	}
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	res, err := scriptDead.Run(ctx, q.client, q.keys, q.args(q.now(), 0, limit-1)...).Slice()
-	if err != nil {
-		return nil, q.wrap(ctx, "dead", err)
-	}
-	out := make([]*Job, 0, len(res)/3)
-	for i := 0; i+2 < len(res); i += 3 {
-		raw, _ := res[i+2].(string)
-		j, err := decodeJob(raw)
+	var out []*queueJob
+	for _, keys := range q.shards {
+		res, err := scriptDead.Run(ctx, q.client, keys, q.args(q.now(), 0, limit-1)...).Slice()
 		if err != nil {
 			return out, q.wrap(ctx, "dead", err)
 		}
-		out = append(out, j)
+		for i := 0; i+2 < len(res); i += 3 {
+			raw, _ := res[i+2].(string)
+			j, err := decodeJob(raw)
+			if err != nil {
+				return out, q.wrap(ctx, "dead", err)
+			}
+			out = append(out, j)
+		}
+	}
+	if len(q.shards) > 1 { // newest first across the shards
+		slices.SortStableFunc(out, func(a, b *queueJob) int { return b.FailedAt.Compare(a.FailedAt) })
+		out = out[:min(len(out), limit)]
 	}
 	return out, nil
 }
@@ -377,10 +482,10 @@ func (q *Queue) Dead(ctx context.Context, limit int) ([]*Job, error) {
 // RetryDead gives the dead letter id a fresh set of attempts and makes it
 // ready now; its LastError is kept. It returns ErrUnknownJob if id is not a
 // dead letter.
-func (q *Queue) RetryDead(ctx context.Context, id string) error {
+func (q *jobQueue) RetryDead(ctx context.Context, id string) error {
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	n, err := scriptRetryDead.Run(ctx, q.client, q.keys, q.args(q.now(), id)...).Int()
+	n, err := scriptRetryDead.Run(ctx, q.client, q.keysOf(id), q.args(q.now(), id)...).Int()
 	if err != nil {
 		return q.wrap(ctx, "retry dead letter", err)
 	}
@@ -402,47 +507,54 @@ type Stats struct {
 func (s Stats) Pending() int64 { return s.Ready + s.Delayed + s.InFlight }
 
 // Stats counts the queue's jobs in one round trip.
-func (q *Queue) Stats(ctx context.Context) (Stats, error) {
+func (q *jobQueue) Stats(ctx context.Context) (Stats, error) {
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
 	now := strconv.FormatInt(q.now().UnixMilli(), 10)
-	var ready, due, delayed, inflight, dead *goredis.IntCmd
+	type counts struct{ ready, due, delayed, inflight, dead *goredis.IntCmd }
+	c := make([]counts, len(q.shards))
 	_, err := q.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		ready = p.ZCard(ctx, q.keys[keyReady])
-		due = p.ZCount(ctx, q.keys[keyDelayed], "-inf", now)
-		delayed = p.ZCard(ctx, q.keys[keyDelayed])
-		inflight = p.ZCard(ctx, q.keys[keyInflight])
-		dead = p.ZCard(ctx, q.keys[keyDead])
+		for i, keys := range q.shards {
+			c[i] = counts{
+				ready:    p.ZCard(ctx, keys[keyReady]),
+				due:      p.ZCount(ctx, keys[keyDelayed], "-inf", now),
+				delayed:  p.ZCard(ctx, keys[keyDelayed]),
+				inflight: p.ZCard(ctx, keys[keyInflight]),
+				dead:     p.ZCard(ctx, keys[keyDead]),
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return Stats{}, q.wrap(ctx, "stats", err)
 	}
-	return Stats{
-		Ready:    ready.Val() + due.Val(),
-		Delayed:  delayed.Val() - due.Val(),
-		InFlight: inflight.Val(),
-		Dead:     dead.Val(),
-	}, nil
+	var st Stats
+	for _, c := range c {
+		st.Ready += c.ready.Val() + c.due.Val()
+		st.Delayed += c.delayed.Val() - c.due.Val()
+		st.InFlight += c.inflight.Val()
+		st.Dead += c.dead.Val()
+	}
+	return st, nil
 }
 
 // Len is the number of jobs not yet finished: Stats().Pending().
-func (q *Queue) Len(ctx context.Context) (int64, error) {
+func (q *jobQueue) Len(ctx context.Context) (int64, error) {
 	s, err := q.Stats(ctx)
 	return s.Pending(), err
 }
 
 // args builds the ARGV every script starts with (see lua/prelude.lua).
-func (q *Queue) args(now time.Time, extra ...any) []any {
+func (q *jobQueue) args(now time.Time, extra ...any) []any {
 	a := make([]any, 0, 6+len(extra))
 	a = append(a, now.UnixMilli(), q.s.retention.Milliseconds(),
-		q.offsets[Normal], q.offsets[Critical], q.offsets[Bulk], q.s.deadLimit)
+		q.offsets[laneNormal], q.offsets[laneCritical], q.offsets[laneBulk], q.s.deadLimit)
 	return append(a, extra...)
 }
 
-func (q *Queue) now() time.Time { return q.s.now() }
+func (q *jobQueue) now() time.Time { return q.s.now() }
 
-func (q *Queue) float64() float64 {
+func (q *jobQueue) float64() float64 {
 	if q.s.rand == nil {
 		return rand.Float64()
 	}
@@ -452,7 +564,7 @@ func (q *Queue) float64() float64 {
 }
 
 // callContext bounds a call by the call timeout unless ctx ends sooner.
-func (q *Queue) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func (q *jobQueue) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return callContext(ctx, q.s.callTimeout)
 }
 
@@ -471,15 +583,15 @@ func callContext(ctx context.Context, timeout time.Duration) (context.Context, c
 	return context.WithTimeout(ctx, timeout)
 }
 
-func (q *Queue) claimed(op string, job *Job) error {
+func (q *jobQueue) claimed(op string, job *queueJob) error {
 	if job == nil || job.lease == "" {
-		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w (pass the *Job that Claim returned)", op, q.crawl, ErrNotClaimed)
+		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w (pass the *Job that Claim returned)", op, q.crawl, errNotClaimed)
 	}
 	return nil
 }
 
 // status turns a script's holder status into an error.
-func (q *Queue) status(op string, job *Job, n int64) error {
+func (q *jobQueue) status(op string, job *queueJob, n int64) error {
 	switch n {
 	case 1:
 		return nil
@@ -490,7 +602,7 @@ func (q *Queue) status(op string, job *Job, n int64) error {
 	}
 }
 
-func (q *Queue) logReclaim(reclaimed, buried, trimmed int64) {
+func (q *jobQueue) logReclaim(reclaimed, buried, trimmed int64) {
 	if reclaimed > 0 {
 		q.s.log.Warn().Str("crawl", q.crawl).Int64("reclaimed", reclaimed).Int64("dead_lettered", buried).
 			Dur("visibility_timeout", q.s.visibility).Msg("leases expired: jobs taken back from workers that did not answer")

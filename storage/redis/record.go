@@ -17,7 +17,7 @@ type record struct {
 	ID          string `json:"id"`
 	URL         string `json:"url"`
 	Domain      string `json:"domain"`
-	Lane        Lane   `json:"lane"`
+	Lane        lane   `json:"lane"`
 	Attempts    int    `json:"attempts"`
 	MaxAttempts int    `json:"max_attempts"`
 	LastError   string `json:"last_error,omitempty"`
@@ -30,7 +30,7 @@ type record struct {
 // maxErrorLen bounds LastError so one verbose failure cannot bloat a record.
 const maxErrorLen = 1024
 
-func encodeJob(j *Job) (string, error) {
+func encodeJob(j *queueJob) (string, error) {
 	b, err := json.Marshal(record{
 		ID:          j.ID,
 		URL:         j.URL,
@@ -50,7 +50,7 @@ func encodeJob(j *Job) (string, error) {
 	return string(b), nil
 }
 
-func decodeJob(raw string) (*Job, error) {
+func decodeJob(raw string) (*queueJob, error) {
 	var r record
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		return nil, fmt.Errorf("%w: stored job record is not valid JSON (%v); was the key written by something else?", ErrCorrupt, err)
@@ -58,7 +58,7 @@ func decodeJob(raw string) (*Job, error) {
 	if r.ID == "" || r.URL == "" || !r.Lane.valid() {
 		return nil, fmt.Errorf("%w: stored job record lacks an id, url or valid lane: %.200q", ErrCorrupt, raw)
 	}
-	return &Job{
+	return &queueJob{
 		ID:          r.ID,
 		URL:         r.URL,
 		Domain:      r.Domain,

@@ -11,12 +11,12 @@ import (
 // urlParser is the parser Colly normalises URLs with (colly.go's urlParser).
 var urlParser = whatwg.NewParser(whatwg.WithPercentEncodeSinglePercentSign())
 
-// RequestID returns the ID Colly v2 gives a request for URL u with body
+// requestID returns the ID Colly v2 gives a request for URL u with body
 // (nil for none) on its way through Do: FNV-1a 64 of the URL as Colly
 // parses and normalises it, followed by the body. It is what Colly passes
 // to Storage.IsVisited and Visited, and a CollyStorage job's ID is this
 // value in 16 hex digits.
-func RequestID(u string, body []byte) uint64 {
+func requestID(u string, body []byte) uint64 {
 	// Collector.scrape parses the URL twice (whatwg, then net/url) and
 	// requestCheck hashes the result normalised once more.
 	if p, err := urlParser.Parse(u); err == nil {

@@ -61,24 +61,43 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	}
 	ctx, cancel := cs.q.callContext(ctx)
 	defer cancel()
-	run, err := scriptCollyRun.Run(ctx, cs.q.client, cs.keys, cs.q.args(cs.s.now(), crand.Text(), join)...).Text()
-	if err != nil && !errors.Is(err, goredis.Nil) {
-		return cs.q.wrap(ctx, "check the crawl's run", err)
+	// With WithShards every shard has a copy of the first shard's marker:
+	// a master that lost its shards loses their copies.
+	var run, odd, oddKey string
+	now := cs.s.now()
+	for i, keys := range cs.shards {
+		id := crand.Text()
+		if i > 0 {
+			id = run
+		}
+		v, err := scriptCollyRun.Run(ctx, cs.q.client, keys, cs.q.args(now, id, join)...).Text()
+		if err != nil && !errors.Is(err, goredis.Nil) {
+			return cs.q.wrap(ctx, "check the crawl's run", err)
+		}
+		if i == 0 {
+			run = v
+		} else if v != run && oddKey == "" {
+			odd, oddKey = v, keys[keyRun]
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	key, found := cs.shards[0][keyRun], run
+	if oddKey != "" && (w.id == "" || run == w.id) {
+		key, found = oddKey, odd
+	}
 	switch {
 	case w.lost != nil:
 		return w.lost
-	case w.id == "":
+	case w.id == "" && oddKey == "":
 		w.id = run
-	case run != w.id:
-		found := "is gone"
-		if run != "" {
-			found = "names another run"
+	case run != w.id || oddKey != "":
+		what := "is gone"
+		if found != "" {
+			what = "names another run"
 		}
 		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: its run marker %s %s (Redis restarted without persistence, was flushed or evicted the crawl's keys), so what the crawl had queued and done is gone and this worker's results are incomplete: run Redis with persistence (appendonly yes) and start the crawl again",
-			cs.q.crawl, ErrStateLost, cs.keys[keyRun], found)
+			cs.q.crawl, ErrStateLost, key, what)
 		cs.s.log.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
 			Msg("breakwater/redis: the crawl's shared state in Redis was lost; this worker stops")
 		return w.lost
@@ -112,9 +131,9 @@ func (cs *CollyStorage) Check(ctx context.Context) error {
 	return cs.watch(ctx, true)
 }
 
-// Lost returns the error wrapping ErrStateLost once the storage has found
+// lost returns the error wrapping ErrStateLost once the storage has found
 // the crawl's state gone, and nil before; it asks Redis nothing.
-func (cs *CollyStorage) Lost() error {
+func (cs *CollyStorage) lost() error {
 	cs.run.mu.Lock()
 	defer cs.run.mu.Unlock()
 	return cs.run.lost

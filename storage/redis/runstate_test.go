@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strconv"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
 )
 
 // Redis is SIGKILLed a third of the way into a two-worker crawl and started
@@ -122,6 +124,31 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 		}
 		if !errors.Is(cs.Check(ctx), redis.ErrStateLost) || !errors.Is(cs.Lost(), redis.ErrStateLost) {
 			t.Errorf("Check %v, Lost %v; want ErrStateLost", cs.Check(ctx), cs.Lost())
+		}
+	})
+
+	t.Run("flushed: a held job's outcome says the state was lost", func(t *testing.T) {
+		cs := collyStorage(t, ns+"c", opts...)
+		const u = "http://shop.test/held"
+		if err := cs.AddRequest(req(u)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.GetRequest(); err != nil {
+			t.Fatal(err)
+		}
+		if err := client.Del(ctx, cs.Keys()...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cs.Check(ctx); !errors.Is(err, redis.ErrStateLost) {
+			t.Fatalf("Check after the flush: %v, want ErrStateLost", err)
+		}
+		pu, err := url.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &colly.Request{URL: pu, Method: "GET"}
+		if err := cs.Park(r, time.Time{}); !errors.Is(err, redis.ErrStateLost) {
+			t.Errorf("Park of a job lost with the crawl: %v, want ErrStateLost", err)
 		}
 	})
 

@@ -30,7 +30,9 @@ const workerEnv = "BREAKWATER_REDIS_TEST_WORKER"
 // crawl but Name.
 type workerConfig struct {
 	Name        string
-	Addr        string // Redis
+	Addr        string   // Redis
+	Cluster     []string // a Redis Cluster's seeds, instead of Addr
+	Shards      int      // WithShards, 0 for the default
 	Namespace   string
 	Crawl       string
 	Seeds       []string
@@ -68,11 +70,20 @@ type workerEvent struct {
 // event goes to out as a JSON line; logs (the stores' Redis outage events)
 // go to logs.
 func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error {
-	client := goredis.NewClient(&goredis.Options{
-		Addr: cfg.Addr, ContextTimeoutEnabled: true, DisableIdentity: true,
-		MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond, DialTimeout: 500 * time.Millisecond,
-		ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, PoolSize: 2*cfg.Parallelism + 4,
-	})
+	var client goredis.UniversalClient
+	if len(cfg.Cluster) > 0 {
+		client = goredis.NewClusterClient(&goredis.ClusterOptions{
+			Addrs: cfg.Cluster, ContextTimeoutEnabled: true, DisableIdentity: true,
+			DialTimeout: 500 * time.Millisecond, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second,
+			PoolSize: 2*cfg.Parallelism + 4,
+		})
+	} else {
+		client = goredis.NewClient(&goredis.Options{
+			Addr: cfg.Addr, ContextTimeoutEnabled: true, DisableIdentity: true,
+			MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond, DialTimeout: 500 * time.Millisecond,
+			ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, PoolSize: 2*cfg.Parallelism + 4,
+		})
+	}
 	defer client.Close()
 	log := zerolog.New(logs).With().Str("worker", cfg.Name).Logger()
 	opts := []redis.Option{
@@ -84,6 +95,9 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 		redis.WithMaxOutage(30 * time.Second),
 		redis.WithCallTimeout(2 * time.Second),
 		redis.WithLogger(log),
+	}
+	if cfg.Shards > 0 {
+		opts = append(opts, redis.WithShards(cfg.Shards))
 	}
 	cs, err := redis.NewCollyStorage(client, cfg.Crawl, opts...)
 	if err != nil {

@@ -17,6 +17,15 @@
 // SCAN and UNLINK, never KEYS or FLUSHDB, so tests sharing a server (or
 // sharing one with a developer's data) never touch each other's keys.
 //
+// NewCluster starts a real Redis Cluster for one test instead: three (or
+// more) redis-server masters with cluster mode on, on free ports in a
+// temporary directory, joined by redis-cli --cluster create, torn down
+// when the test ends. It needs redis-server and redis-cli (Redis 6 or
+// later) and skips the test without them, unless REDISTEST_REQUIRE_REAL is
+// set. MigrateSlot moves a slot to another master key by key (clients meet
+// ASK, TRYAGAIN, then MOVED) and RestartMaster restarts a master empty;
+// Slot computes a key's hash slot.
+//
 //	func TestMain(m *testing.M) { redistest.Main(m) }
 //
 //	func TestSomething(t *testing.T) {

@@ -1,6 +1,18 @@
-package checkpoint
+// Package requestid computes the ID Colly gives a request, without the
+// URL parse Colly does where the parse would change nothing. The
+// checkpoint keys its records by it; tools that look a URL up in a
+// checkpoint's store use it too.
+package requestid
 
-import "strings"
+import (
+	"strings"
+
+	whatwgUrl "github.com/nlnwa/whatwg-url/url"
+)
+
+// urlParser normalises URLs exactly as Colly v2.3.0 does before hashing
+// them (colly.go's normalizeURL).
+var urlParser = whatwgUrl.NewParser(whatwgUrl.WithPercentEncodeSinglePercentSign())
 
 // normalizeURL normalises u as Colly v2.3.0 does before hashing it
 // (colly.go's normalizeURL): the WHATWG parse, skipped where it would
@@ -16,11 +28,11 @@ func normalizeURL(u string) string {
 	return p.String()
 }
 
-// RequestID returns the ID Colly gives a request for URL u with body
+// Of returns the ID Colly gives a request for URL u with body
 // (nil for none): FNV-1a 64 of the normalised URL followed by the body.
 // It is the key of the request's Record and what Colly passes to
 // Storage.Visited and IsVisited.
-func RequestID(u string, body []byte) uint64 {
+func Of(u string, body []byte) uint64 {
 	h := uint64(fnvOffset64)
 	n := normalizeURL(u)
 	for i := 0; i < len(n); i++ {

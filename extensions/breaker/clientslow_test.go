@@ -1,0 +1,72 @@
+package breaker_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+)
+
+// record sends n successes of latency lat to host through the public API.
+func recordSuccesses(t *testing.T, b *breaker.Breaker, clk *clock.Fake, host string, n int, lat time.Duration) {
+	t.Helper()
+	for range n {
+		tk, err := b.Allow(host)
+		if err != nil {
+			t.Fatalf("%s refused: %v", host, err)
+		}
+		clk.Advance(time.Millisecond)
+		b.Record(tk, breaker.Outcome{Class: breaker.Success, Latency: lat})
+	}
+}
+
+// When every domain slows down at once, the slowness is the crawler's own
+// (a stalled process, a saturated CPU or uplink), not the sites': a
+// latency-slope trip then would close healthy sites. One domain slowing
+// alone still trips.
+func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
+	p := breaker.Aggressive
+	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	b, err := breaker.New(p, breaker.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := []string{"a.example", "b.example", "c.example"}
+	for _, h := range hosts {
+		recordSuccesses(t, b, clk, h, p.WindowSize+5, 10*time.Millisecond)
+	}
+	// The client stalls: every domain's answers take 300 ms, interleaved.
+	for range 30 {
+		for _, h := range hosts {
+			recordSuccesses(t, b, clk, h, 1, 300*time.Millisecond)
+		}
+	}
+	for _, h := range hosts {
+		if s := b.State(h); s != breaker.Closed {
+			t.Errorf("%s: %v after every domain slowed at once; want closed (the slowness is the client's)", h, s)
+		}
+	}
+
+	// One domain slowing alone is the site's: it trips.
+	b2, err := breaker.New(p, breaker.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hosts {
+		recordSuccesses(t, b2, clk, h, p.WindowSize+5, 10*time.Millisecond)
+	}
+	for i := range 30 {
+		recordSuccesses(t, b2, clk, "a.example", 1, 300*time.Millisecond)
+		for _, h := range hosts[1:] {
+			recordSuccesses(t, b2, clk, h, 1, 10*time.Millisecond)
+		}
+		if b2.State("a.example") == breaker.Open {
+			t.Logf("a.example tripped after %d slow answers", i+1)
+			break
+		}
+	}
+	if s := b2.State("a.example"); s != breaker.Open {
+		t.Errorf("a.example alone slowed: %v, want open (latency slope)", s)
+	}
+}

@@ -1,0 +1,500 @@
+package breaker
+
+// This file keeps a broad crawl's memory bounded: a domain left alone for
+// the idle TTL, with nothing to remember that would change a decision, is
+// compacted into a small record and made whole again when it is next used.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultIdleTTL is how long a domain must be left alone before it is
+// compacted, unless WithIdleTTL says otherwise: the fleet guard's default
+// Active span, so a compacted domain is never one the guard still counts
+// as active.
+const DefaultIdleTTL = 5 * time.Minute
+
+// WithIdleTTL sets how long a domain must be left alone (no request
+// reaching the breaker for it, nothing in flight) before its state is
+// compacted: default DefaultIdleTTL; a negative d keeps every domain whole
+// for the whole run, as before.
+//
+// Only a domain with nothing to remember is compacted: its circuit closed
+// with no failure in its window, no cached refusal, no Retry-After pause
+// in force, its pace at the user's, nothing in flight, reserved or
+// waiting, no throttled or blocked answers in a row, no slow call in its
+// slow-call window and no latency slope under way. What a compacted domain
+// keeps in about 40 bytes (counts, trips and the cooldown streak, pauses,
+// its adaptive timeout and slope baseline, its slow-call window's fill)
+// is what its circuit's decisions depend on: permits, refusals and
+// transitions are the same as if it had been kept whole (a randomized
+// test compares the two). What it forgets is latencies: the rolling
+// tracker's window (Stats keeps the success rate and median it showed),
+// from which the adaptive timeout is recomputed every 100 successes (the
+// timeout in force stays, and the next one is computed once 100 successes
+// since the revival are in), and the slope's latest successes, which
+// refill as it is used again (its slope is looked at once it has them).
+// Circuits of a shared store (storage/redis) are never compacted, nor is
+// a domain with a Ticket from Allow not yet given back to Record.
+//
+// The breaker sweeps by itself, from the goroutine that meets a domain it
+// does not hold, at most every quarter of the TTL; Sweep sweeps at once.
+//
+// A crawl keeps whole the domains it used within the TTL: a broad crawl
+// starting 5,000 new domains a second keeps 1.5 million whole with the
+// default (about 1.8 KB each after two pages). Lower the TTL to bound that,
+// and FleetGuard.Active with it: a compacted domain does not count as
+// active to the fleet guard, nor is it paused with the others when the
+// guard suspects the client side.
+func WithIdleTTL(d time.Duration) Option {
+	return func(b *Breaker) error {
+		if d == 0 {
+			d = DefaultIdleTTL
+		}
+		b.idle.ttl = d
+		return nil
+	}
+}
+
+// dormantShards is how many locks the compacted domains are spread over.
+const dormantShards = 64
+
+// idleState is the breaker's side of compaction.
+type idleState struct {
+	ttl       time.Duration // < 0: never compact
+	seed      maphash.Seed
+	epoch     atomic.Uint32 // the sweep period under way; domains note the latest they were used in
+	lastSweep atomic.Int64  // unix nanos of the latest sweep
+	sweeping  atomic.Bool   // a background sweep is running
+
+	sweepMu sync.Mutex
+	ends    []epochEnd // when each recent period ended, oldest first
+
+	shards [dormantShards]dormantShard
+	base   int64 // unix nanos at New: dormant records keep times relative to it
+}
+
+type epochEnd struct {
+	epoch uint32
+	at    time.Time
+}
+
+// dormantShard holds some of the compacted domains, and their totals, so
+// that a scrape need not read them one by one.
+type dormantShard struct {
+	mu  sync.Mutex
+	m   map[string]string // host → its dormant record, encoded (dormant.encode)
+	tot dormantTotals
+}
+
+// dormantTotals sums the compacted domains of a shard.
+type dormantTotals struct {
+	domains   int
+	counts    [numClasses]int64
+	refused   int64
+	trips     int64
+	pauses    int64
+	pausedFor time.Duration
+}
+
+func (t *dormantTotals) add(r *dormant, sign int64) {
+	t.domains += int(sign)
+	for c := range numClasses {
+		t.counts[c] += sign * int64(r.counts[c])
+	}
+	t.refused += sign * int64(r.refused)
+	t.trips += sign * int64(r.trips)
+	t.pauses += sign * int64(r.pauses)
+	t.pausedFor += time.Duration(sign) * time.Duration(r.pausedFor)
+}
+
+// dormant is a compacted domain: everything its decisions and its Stats
+// need, nothing else. The profile is resolved again from the name. It is
+// kept encoded (encode): an idle domain's record is mostly zeros and small
+// counts, some 40 bytes as varints against 128 as a struct.
+type dormant struct {
+	counts                                      [numClasses]uint32
+	refused, trips, streak, healthyRun          uint32
+	fails, netFails, pauses                     uint32
+	successes, sinceTimeout, tracked            uint32
+	slowN, slowNext                             uint16
+	rate                                        float32
+	median, baseline, timeout, lastOK, lastSeen int64
+	pausedFor                                   int64
+}
+
+func (s *idleState) init(ttl time.Duration, now time.Time) {
+	s.ttl = ttl
+	s.seed = maphash.MakeSeed()
+	s.epoch.Store(1)
+	s.lastSweep.Store(now.UnixNano())
+	s.base = now.UnixNano()
+}
+
+func (s *idleState) shard(host string) *dormantShard {
+	return &s.shards[maphash.String(s.seed, host)%dormantShards]
+}
+
+// pin marks d in use, so no sweep compacts it meanwhile; false if a sweep
+// is compacting it (look it up again).
+func (d *domain) pin() bool {
+	d.holds.Add(1)
+	if d.retired.Load() {
+		d.holds.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (d *domain) unpin() {
+	if d.holds.Add(-1) < 0 {
+		d.holds.Add(1) // a ticket recorded twice: the count stays sane
+	}
+}
+
+// touch notes that d is used in this sweep period.
+func (b *Breaker) touch(d *domain) {
+	if e := b.idle.epoch.Load(); d.epoch.Load() != e {
+		d.epoch.Store(e)
+	}
+}
+
+// domainSlow finds or makes host's domain under its shard's lock, so a
+// compacted one is revived once, whole.
+func (b *Breaker) domainSlow(host string) (*domain, error) {
+	b.maybeSweep()
+	sh := b.idle.shard(host)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if v, ok := b.domains.Load(host); ok {
+		// A sweep retires a domain only under this lock and, before it
+		// lets go, deletes it or takes the retirement back.
+		if d := v.(*domain); d.pin() {
+			b.touch(d)
+			return d, nil
+		}
+	}
+	// url.Parse slices the host out of the whole URL: a copy of its own
+	// keeps a compacted domain from holding the URL of its first request.
+	host = strings.Clone(host)
+	p := b.profileFor(host)
+	c, err := b.store.Circuit(host, p)
+	if err != nil {
+		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
+	}
+	d := &domain{name: host, profile: p, circuit: c, tracker: newTracker(max(b.trackerSize, p.WindowSize), p), need: FailuresToTrip(p)}
+	if fc, ok := c.(failureCounter); ok {
+		d.counter = fc
+	} else {
+		d.local = newLocalFailures(p.WindowSize)
+	}
+	d.pace = newPace(b.pacing, d.room, b.clock)
+	if enc, ok := sh.m[host]; ok {
+		delete(sh.m, host)
+		r := decodeDormant(enc, b.idle.base)
+		sh.tot.add(&r, -1)
+		d.revive(&r)
+	}
+	d.holds.Store(1)
+	d.epoch.Store(b.idle.epoch.Load())
+	b.domains.Store(host, d)
+	return d, nil
+}
+
+// maybeSweep starts a background sweep if none ran for a quarter of the
+// TTL.
+func (b *Breaker) maybeSweep() {
+	if b.idle.ttl < 0 {
+		return
+	}
+	now := b.clock.Now()
+	if now.UnixNano()-b.idle.lastSweep.Load() < int64(b.idle.ttl/4) {
+		return
+	}
+	if !b.idle.sweeping.CompareAndSwap(false, true) {
+		return
+	}
+	b.idle.lastSweep.Store(now.UnixNano())
+	go func() {
+		defer b.idle.sweeping.Store(false)
+		b.sweep(now)
+	}()
+}
+
+// Sweep compacts now every domain left alone for at least the idle TTL
+// with nothing to remember (see WithIdleTTL). The breaker sweeps by
+// itself; Sweep is for a measurement, or for a long pause in a crawl.
+func (b *Breaker) Sweep() { b.sweep(b.clock.Now()) }
+
+func (b *Breaker) sweep(now time.Time) {
+	if b.idle.ttl < 0 {
+		return
+	}
+	s := &b.idle
+	s.sweepMu.Lock()
+	defer s.sweepMu.Unlock()
+	s.lastSweep.Store(now.UnixNano())
+	// The period under way ends now; a domain last used in a period that
+	// ended at least a TTL ago has been left alone that long.
+	cur := s.epoch.Load()
+	s.ends = append(s.ends, epochEnd{cur, now})
+	s.epoch.Store(cur + 1)
+	limit := now.Add(-s.ttl)
+	cut, keep := uint32(0), 0
+	for i, e := range s.ends {
+		if !e.at.After(limit) {
+			cut, keep = e.epoch, i
+		}
+	}
+	s.ends = s.ends[keep:]
+	if cut == 0 {
+		return
+	}
+	b.domains.Range(func(_, v any) bool {
+		if d := v.(*domain); d.epoch.Load() <= cut {
+			b.compact(d, now)
+		}
+		return true
+	})
+}
+
+// compact replaces d by its dormant record if it has nothing to remember.
+func (b *Breaker) compact(d *domain, now time.Time) {
+	if d.holds.Load() != 0 {
+		return
+	}
+	mc, ok := d.circuit.(*memCircuit)
+	if !ok {
+		return
+	}
+	sh := b.idle.shard(d.name)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	d.retired.Store(true)
+	// From here no one pins d: what is checked stays true.
+	r, ok := d.quiet(mc, now)
+	if !ok || d.holds.Load() != 0 {
+		d.retired.Store(false)
+		return
+	}
+	if !b.domains.CompareAndDelete(d.name, d) {
+		d.retired.Store(false)
+		return
+	}
+	if sh.m == nil {
+		sh.m = make(map[string]string)
+	}
+	sh.m[d.name] = r.encode(b.idle.base)
+	sh.tot.add(&r, +1)
+}
+
+func fits32(n int64) bool { return n >= 0 && n <= math.MaxUint32 }
+
+// quiet returns d's dormant record, or false if d has something to
+// remember that the record cannot hold.
+func (d *domain) quiet(mc *memCircuit, now time.Time) (r dormant, ok bool) {
+	if d.open.Load() != nil || d.throttled.Load() != 0 || d.blocked.Load() != 0 || d.local != nil ||
+		d.unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
+		return r, false
+	}
+	for c := range numClasses {
+		n := d.counts[c].Load()
+		if !fits32(n) {
+			return r, false
+		}
+		r.counts[c] = uint32(n)
+	}
+	refused := d.refused.Load()
+	if !fits32(refused) {
+		return r, false
+	}
+	r.refused = uint32(refused)
+	r.fails, r.netFails = uint32(d.fails.Load()), uint32(d.netFails.Load())
+	r.timeout, r.lastOK, r.lastSeen = d.timeout.Load(), d.lastOK.Load(), d.lastSeen.Load()
+
+	mc.mu.Lock()
+	closed := mc.state == Closed && mc.win.failures == 0 && mc.probes == 0
+	r.trips = uint32(mc.trips)
+	mc.mu.Unlock()
+	if !closed {
+		return r, false
+	}
+
+	t := d.tracker
+	t.mu.Lock()
+	calm := t.slowCount == 0 && !t.degrading && fits32(int64(t.successes))
+	r.streak, r.healthyRun = uint32(t.streak), uint32(t.healthyRun)
+	r.successes = uint32(t.successes)
+	r.slowN, r.slowNext = uint16(t.slowN), uint16(t.slowNext)
+	r.baseline = int64(t.baseline)
+	outs := t.win.outcomes()
+	t.mu.Unlock()
+	if !calm {
+		return r, false
+	}
+	if len(outs) > 0 {
+		r.tracked = uint32(len(outs))
+		r.rate = float32(1 - FailureRate(outs))
+		r.median = int64(MedianSuccessLatency(outs))
+	}
+
+	p := d.pace
+	p.mu.Lock()
+	still := p.inflight == 0 && len(p.gateWaiters) == 0 && len(p.resWaiters) == 0 && p.liveLocked(now) == 0 &&
+		!p.halt.After(now) && !p.next.After(now) && p.since.IsZero() && p.atUserPace() && fits32(int64(p.pauses))
+	r.pauses, r.pausedFor = uint32(p.pauses), int64(p.pausedFor)
+	p.mu.Unlock()
+	return r, still
+}
+
+// revive puts a dormant record back into d, a domain just made.
+func (d *domain) revive(r *dormant) {
+	for c := range numClasses {
+		d.counts[c].Store(int64(r.counts[c]))
+	}
+	d.refused.Store(int64(r.refused))
+	d.fails.Store(int32(r.fails))
+	d.netFails.Store(int32(r.netFails))
+	d.timeout.Store(r.timeout)
+	d.lastOK.Store(r.lastOK)
+	d.lastSeen.Store(r.lastSeen)
+	if mc, ok := d.circuit.(*memCircuit); ok {
+		mc.trips = int(r.trips)
+	}
+	t := d.tracker
+	t.streak, t.healthyRun = int(r.streak), int(r.healthyRun)
+	// The timeout in force stays; the next one is computed from a window
+	// of outcomes since the revival, once timeoutEvery successes are in.
+	t.successes, t.sinceTimeout = int(r.successes), 0
+	if t.slow != nil {
+		t.slowN, t.slowNext = int(r.slowN), int(r.slowNext) // every one of them not slow
+	}
+	t.baseline = time.Duration(r.baseline)
+	d.pace.pauses, d.pace.pausedFor = int(r.pauses), time.Duration(r.pausedFor)
+}
+
+// dormantStats is a compacted domain as Stats shows it.
+func (b *Breaker) dormantStats(name string, r *dormant) DomainStats {
+	s := DomainStats{Domain: name, Profile: b.profileFor(name).Name, State: Closed, Trips: int(r.trips),
+		Outcomes: make(map[string]int64, numClasses), Refused: int64(r.refused),
+		Tracked: int(r.tracked), SuccessRate: float64(r.rate), MedianLatency: time.Duration(r.median),
+		Pace:    PaceStats{Limit: max(b.pacing.Parallelism, 0), Gap: max(b.pacing.MinGap, 0), Pauses: int(r.pauses), PausedFor: time.Duration(r.pausedFor)},
+		Timeout: time.Duration(r.timeout)}
+	for c := range numClasses {
+		if n := r.counts[c]; n > 0 {
+			s.Outcomes[Class(c).String()] = int64(n)
+		}
+	}
+	return s
+}
+
+// rangeDormant calls f for every compacted domain, one shard locked at a
+// time.
+func (b *Breaker) rangeDormant(f func(name string, r *dormant)) {
+	for i := range b.idle.shards {
+		sh := &b.idle.shards[i]
+		sh.mu.Lock()
+		for name, enc := range sh.m {
+			r := decodeDormant(enc, b.idle.base)
+			f(name, &r)
+		}
+		sh.mu.Unlock()
+	}
+}
+
+// dormantTotals sums every compacted domain.
+func (b *Breaker) dormantTotals() (t dormantTotals) {
+	for i := range b.idle.shards {
+		sh := &b.idle.shards[i]
+		sh.mu.Lock()
+		s := sh.tot
+		sh.mu.Unlock()
+		t.domains += s.domains
+		for c := range numClasses {
+			t.counts[c] += s.counts[c]
+		}
+		t.refused += s.refused
+		t.trips += s.trips
+		t.pauses += s.pauses
+		t.pausedFor += s.pausedFor
+	}
+	return t
+}
+
+// dormantOf returns host's dormant record, if it is compacted.
+func (b *Breaker) dormantOf(host string) (dormant, bool) {
+	sh := b.idle.shard(host)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	enc, ok := sh.m[host]
+	if !ok {
+		return dormant{}, false
+	}
+	return decodeDormant(enc, b.idle.base), true
+}
+
+// encode writes r as varints, times relative to base (unix nanos), into a
+// string: the dormant map's value.
+func (r *dormant) encode(base int64) string {
+	buf := make([]byte, 0, 48)
+	u := func(v uint64) { buf = binary.AppendUvarint(buf, v) }
+	for c := range numClasses {
+		u(uint64(r.counts[c]))
+	}
+	for _, v := range []uint32{r.refused, r.trips, r.streak, r.healthyRun, r.fails, r.netFails, r.pauses, r.successes, r.tracked} {
+		u(uint64(v))
+	}
+	u(uint64(r.slowN))
+	u(uint64(r.slowNext))
+	u(uint64(math.Float32bits(r.rate)))
+	for _, v := range []int64{r.median, r.baseline, r.timeout, r.pausedFor} {
+		buf = binary.AppendVarint(buf, v)
+	}
+	for _, t := range []int64{r.lastOK, r.lastSeen} {
+		if t == 0 {
+			u(0) // never
+			continue
+		}
+		u(1 + zigzag(t-base))
+	}
+	return string(buf)
+}
+
+// decodeDormant reads what encode wrote.
+func decodeDormant(s string, base int64) (r dormant) {
+	b := []byte(s)
+	u := func() uint64 {
+		v, n := binary.Uvarint(b)
+		b = b[max(n, 0):]
+		return v
+	}
+	for c := range numClasses {
+		r.counts[c] = uint32(u())
+	}
+	for _, p := range []*uint32{&r.refused, &r.trips, &r.streak, &r.healthyRun, &r.fails, &r.netFails, &r.pauses, &r.successes, &r.tracked} {
+		*p = uint32(u())
+	}
+	r.slowN, r.slowNext = uint16(u()), uint16(u())
+	r.rate = math.Float32frombits(uint32(u()))
+	for _, p := range []*int64{&r.median, &r.baseline, &r.timeout, &r.pausedFor} {
+		v, n := binary.Varint(b)
+		b = b[max(n, 0):]
+		*p = v
+	}
+	for _, p := range []*int64{&r.lastOK, &r.lastSeen} {
+		if v := u(); v != 0 {
+			*p = base + unzigzag(v-1)
+		}
+	}
+	return r
+}
+
+func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+func unzigzag(v uint64) int64 { return int64(v>>1) ^ -int64(v&1) }

@@ -1,0 +1,232 @@
+package breaker_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+
+	"fmt"
+	"github.com/gocolly/colly/v2"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+)
+
+// transitionLog collects what OnTransition hands over, evidence left out:
+// a compacted domain forgets the latencies of its window's successes, and
+// nothing else.
+type transitionLog struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *transitionLog) hook(t breaker.Transition) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, fmt.Sprintf("%s %s→%s %s at %s retry %s trips %d", t.Domain, t.From, t.To, t.Reason,
+		t.At.Format(time.TimeOnly), t.RetryAt.Format(time.TimeOnly), t.Trips))
+}
+
+// TestCompactionChangesNoDecision drives two breakers through the same
+// random sequence of permits, outcomes, clock advances and sweeps: one
+// keeping every domain whole (today's), one compacting idle domains. Every
+// permit, refusal and transition must be the same, and so must every
+// domain's state, trips and counts at the end. (Not its tracker's figures
+// or its adaptive timeout: a compacted domain recomputes those from the
+// latencies seen since it was revived; see WithIdleTTL.)
+func TestCompactionChangesNoDecision(t *testing.T) {
+	for _, p := range []breaker.Profile{breaker.Standard, breaker.Aggressive, breaker.Conservative} {
+		for seed := uint64(1); seed <= 4; seed++ {
+			t.Run(p.Name+"/"+strconv.FormatUint(seed, 10), func(t *testing.T) { compareCompaction(t, p, seed) })
+		}
+	}
+}
+
+func compareCompaction(t *testing.T, p breaker.Profile, seed uint64) {
+	const ttl = 10 * time.Second
+	rnd := rand.New(rand.NewPCG(seed, 7))
+	type side struct {
+		b     *breaker.Breaker
+		clk   *clock.Fake
+		trans transitionLog
+	}
+	mk := func(ttl time.Duration) *side {
+		s := &side{clk: clock.NewFake(epoch)}
+		jitter := rand.New(rand.NewPCG(seed, 11))
+		s.b = newBreaker(t, p, breaker.WithClock(s.clk), breaker.WithIdleTTL(ttl), breaker.OnTransition(s.trans.hook),
+			breaker.WithRand(jitter.Float64))
+		return s
+	}
+	whole, compact := mk(-1), mk(ttl)
+	sides := []*side{whole, compact}
+
+	domains := hosts(40)
+	type pair struct {
+		host string
+		t    [2]breaker.Ticket
+	}
+	var pending []pair
+	compacted := 0
+	for step := range 20000 {
+		switch r := rnd.IntN(100); {
+		case r < 45: // ask for a permit
+			h := domains[min(rnd.IntN(len(domains)), rnd.IntN(len(domains)))] // some domains far busier
+			var pr pair
+			pr.host = h
+			var errs [2]error
+			for i, s := range sides {
+				pr.t[i], errs[i] = s.b.Allow(h)
+			}
+			if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
+				t.Fatalf("step %d, Allow(%s): whole says %v, compacting says %v", step, h, errs[0], errs[1])
+			}
+			if errs[0] == nil {
+				pending = append(pending, pr)
+			}
+		case r < 90 && len(pending) > 0: // an outcome comes back
+			i := rnd.IntN(len(pending))
+			pr := pending[i]
+			pending = append(pending[:i], pending[i+1:]...)
+			o := randomOutcome(rnd)
+			for j, s := range sides {
+				s.b.Record(pr.t[j], o)
+			}
+		case r < 97: // time passes
+			d := time.Duration(rnd.IntN(int(3 * time.Second)))
+			if rnd.IntN(10) == 0 {
+				d = time.Duration(rnd.Int64N(int64(3 * ttl)))
+			}
+			for _, s := range sides {
+				s.clk.Advance(d)
+			}
+		default: // a sweep
+			before := compact.b.Dormant()
+			for _, s := range sides {
+				s.b.Sweep()
+			}
+			if n := compact.b.Dormant(); n > before {
+				compacted += n - before
+			}
+		}
+	}
+	if whole.b.Dormant() != 0 {
+		t.Fatalf("the breaker with WithIdleTTL(-1) compacted %d domains", whole.b.Dormant())
+	}
+	if compacted == 0 {
+		t.Fatalf("no domain was ever compacted: the comparison proves nothing")
+	}
+	if !reflect.DeepEqual(whole.trans.got, compact.trans.got) {
+		t.Fatalf("transitionLog differ:\nwhole:      %q\ncompacting: %q", whole.trans.got, compact.trans.got)
+	}
+	ws, cs := whole.b.Stats(), compact.b.Stats()
+	if len(ws) != len(cs) {
+		t.Fatalf("Stats: %d domains whole, %d compacting", len(ws), len(cs))
+	}
+	for i := range ws {
+		w, c := ws[i], cs[i]
+		if w.Domain != c.Domain || w.State != c.State || w.Trips != c.Trips || w.Refused != c.Refused ||
+			!reflect.DeepEqual(w.Outcomes, c.Outcomes) || w.Pace.Pauses != c.Pace.Pauses {
+			t.Fatalf("Stats of %s differ:\nwhole:      %+v\ncompacting: %+v", w.Domain, w, c)
+		}
+	}
+	t.Logf("%d transitionLog, %d compactions, %d domains compacted at the end", len(whole.trans.got), compacted, compact.b.Dormant())
+}
+
+// randomOutcome is mostly successes of a steady latency (now and then a
+// slow one), some failures, and the classes that are not counted.
+func randomOutcome(rnd *rand.Rand) breaker.Outcome {
+	lat := 40*time.Millisecond + time.Duration(rnd.IntN(20))*time.Millisecond
+	switch r := rnd.IntN(100); {
+	case r < 70:
+		return breaker.Outcome{Class: breaker.Success, Latency: lat}
+	case r < 72:
+		return breaker.Outcome{Class: breaker.Success, Latency: 6 * time.Second} // a slow call
+	case r < 84:
+		return breaker.Outcome{Class: breaker.Degraded, Latency: lat}
+	case r < 88:
+		return breaker.Outcome{Class: breaker.Invalid, Latency: lat}
+	case r < 92:
+		return breaker.Outcome{Class: breaker.Throttled, Latency: lat}
+	case r < 95:
+		return breaker.Outcome{Class: breaker.Blocked, Latency: lat}
+	case r < 98:
+		return breaker.Outcome{Class: breaker.Gone, Latency: lat}
+	}
+	return breaker.Outcome{Class: breaker.Excluded, Latency: lat}
+}
+
+// memTransport answers every request from memory with a small page: many
+// hosts, no sockets.
+type memTransport struct{}
+
+func (memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	body := "<html><head><title>" + r.URL.Host + r.URL.Path + "</title></head><body>ok</body></html>"
+	return &http.Response{StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"text/html"}},
+		Body:          io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)), Request: r}, nil
+}
+
+// TestIdleDomainsCompactAndComeBackWhole crawls many hosts through Colly,
+// lets them go idle, sweeps, and crawls them again while sweeps keep
+// running: every domain is compacted, comes back with its counts, and no
+// request is lost or counted twice.
+func TestIdleDomainsCompactAndComeBackWhole(t *testing.T) {
+	const n, ttl = 300, 10 * time.Second
+	clk := clock.NewFake(epoch)
+	b := newBreaker(t, breaker.Standard, breaker.WithClock(clk), breaker.WithIdleTTL(ttl))
+	crawl := func(page int) {
+		c := colly.NewCollector(colly.Async(true))
+		c.WithTransport(memTransport{})
+		if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 8}); err != nil {
+			t.Fatal(err)
+		}
+		b.Register(c)
+		for i := range n {
+			if err := c.Visit(fmt.Sprintf("http://shop-%d.test/p/%d", i, page)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Wait()
+	}
+	crawl(1)
+	crawl(2)
+	b.Sweep()
+	clk.Advance(ttl)
+	b.Sweep()
+	if got := b.Dormant(); got != n {
+		t.Fatalf("after %v idle, %d of %d domains compacted", ttl, got, n)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // sweeps racing the revivals
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				clk.Advance(ttl / 3)
+				b.Sweep()
+			}
+		}
+	}()
+	crawl(3)
+	close(stop)
+	<-done
+	stats := b.Stats()
+	if len(stats) != n {
+		t.Fatalf("Stats lists %d domains, want %d", len(stats), n)
+	}
+	for _, s := range stats {
+		if s.Count(breaker.Success) != 3 || s.State != breaker.Closed {
+			t.Fatalf("%s: %d successes, %s; want 3, closed", s.Domain, s.Count(breaker.Success), s.State)
+		}
+	}
+}

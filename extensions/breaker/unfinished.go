@@ -1,0 +1,115 @@
+package breaker
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// DefaultUnfinishedSample is how many unfinished URLs a breaker lists
+// unless WithUnfinishedSample says otherwise; past it, it counts them per
+// domain.
+const DefaultUnfinishedSample = 10_000
+
+// WithUnfinishedSample bounds the breaker's unfinished list: it lists at
+// most about n URLs (default DefaultUnfinishedSample) and, past that,
+// only counts the URLs of each domain, so a broad crawl with a million
+// refused URLs does not hold a million entries. A negative n lists every
+// URL, as before.
+//
+// The full list is the checkpoint's job: with extensions/checkpoint every
+// URL's state (failed, parked, pending) is in its store, whatever the
+// breaker lists.
+func WithUnfinishedSample(n int) Option {
+	return func(b *Breaker) error {
+		if n == 0 {
+			n = DefaultUnfinishedSample
+		}
+		b.unfinished.limit = n
+		return nil
+	}
+}
+
+// unfinishedList is the breaker's unfinished URLs: a sample listed by URL,
+// counts per domain past it.
+type unfinishedList struct {
+	limit  int    // < 0: no bound
+	listed urlSet // URL → Unfinished
+
+	mu    sync.Mutex
+	over  map[string]int // domain → URLs counted past the sample
+	overN int
+}
+
+func (l *unfinishedList) mark(u Unfinished) {
+	if l.limit < 0 || l.listed.n.Load() < int64(l.limit) {
+		l.listed.store(u.URL, u)
+		return
+	}
+	if _, ok := l.listed.load(u.URL); ok {
+		l.listed.store(u.URL, u) // listed already: the latest reason
+		return
+	}
+	l.mu.Lock()
+	if l.over == nil {
+		l.over = make(map[string]int)
+	}
+	l.over[u.Domain]++
+	l.overN++
+	l.mu.Unlock()
+}
+
+func (l *unfinishedList) left(r *colly.Request) {
+	if !l.listed.empty() {
+		l.listed.delete(r.URL.String())
+	}
+}
+
+// UnfinishedSummary is the breaker's unfinished list: the URLs it lists,
+// and how many there are per domain, listed or not.
+type UnfinishedSummary struct {
+	// URLs lists at most the sample (WithUnfinishedSample), sorted by URL.
+	URLs []Unfinished
+	// PerDomain counts every unfinished URL by domain: those listed, and
+	// those counted past the sample.
+	PerDomain map[string]int
+	// Total is the sum of PerDomain.
+	Total int
+	// Truncated is how many of them are counted but not listed. A URL
+	// counted past the sample stays counted when it is sent again (only
+	// listed URLs are taken off), so past the sample the counts are an
+	// upper bound.
+	Truncated int
+}
+
+// UnfinishedSummary returns the unfinished URLs listed and the count of
+// every unfinished URL per domain (see WithUnfinishedSample).
+func (b *Breaker) UnfinishedSummary() UnfinishedSummary {
+	s := UnfinishedSummary{URLs: b.Unfinished(), PerDomain: map[string]int{}}
+	for _, u := range s.URLs {
+		s.PerDomain[u.Domain]++
+	}
+	l := &b.unfinished
+	l.mu.Lock()
+	for d, n := range l.over {
+		s.PerDomain[d] += n
+	}
+	s.Truncated = l.overN
+	l.mu.Unlock()
+	s.Total = len(s.URLs) + s.Truncated
+	return s
+}
+
+// String says how many URLs are unfinished, and how many are not listed.
+func (s UnfinishedSummary) String() string {
+	if s.Truncated == 0 {
+		return fmt.Sprintf("%d unfinished", s.Total)
+	}
+	return fmt.Sprintf("%d unfinished (%d listed, %d counted past the sample)", s.Total, len(s.URLs), s.Truncated)
+}
+
+func sortUnfinished(out []Unfinished) {
+	sort.Slice(out, func(i, j int) bool { return out[i].URL < out[j].URL })
+}

@@ -1,0 +1,96 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// ErrCrawlBusy is returned by DeleteCrawl while a worker holds a lease on a
+// job of the crawl.
+var ErrCrawlBusy = errors.New("redis: the crawl's jobs are leased by running workers")
+
+// DeleteCrawl deletes every key of crawl in namespace (DefaultNamespace
+// when ""), spread over shards shards (as WithShards; 1 when below 1), and
+// returns how many it deleted. On a Redis Cluster it scans every master.
+// It refuses with ErrCrawlBusy while a worker holds an unexpired lease on
+// one of the crawl's jobs: stop the workers first. Without it a crawl's
+// keys expire seven days after its last change.
+func DeleteCrawl(ctx context.Context, c goredis.UniversalClient, namespace, crawl string, shards int) (int64, error) {
+	if crawl == "" {
+		return 0, errors.New("redis: DeleteCrawl: empty crawl id; give the id the workers were started with")
+	}
+	if namespace == "" {
+		namespace = DefaultNamespace
+	}
+	prefixes := shardPrefixes(namespace, crawl, max(shards, 1))
+	if len(prefixes) > 1 {
+		// The checkpoint and run keys stay under the crawl's own tag.
+		prefixes = append(prefixes, shardPrefixes(namespace, crawl, 1)...)
+	}
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	for _, p := range prefixes {
+		n, err := c.ZCount(ctx, queueKeys(p)[keyInflight], now, "+inf").Result()
+		if err != nil {
+			return 0, fmt.Errorf("redis: DeleteCrawl %s: reading its leases: %w", crawl, err)
+		}
+		if n > 0 {
+			return 0, fmt.Errorf("%w: %d jobs of crawl %s; stop them (SIGTERM) or wait for their leases to lapse", ErrCrawlBusy, n, crawl)
+		}
+	}
+	var total int64
+	for _, p := range prefixes {
+		n, err := deleteMatching(ctx, c, p+"*")
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("redis: DeleteCrawl %s: %w (%d keys deleted so far; run it again)", crawl, err, total)
+		}
+	}
+	return total, nil
+}
+
+// deleteMatching unlinks the keys matching pattern, on every master of a
+// cluster. The pattern names one hash tag, so each batch is in one slot.
+func deleteMatching(ctx context.Context, c goredis.UniversalClient, pattern string) (int64, error) {
+	one := func(ctx context.Context, node goredis.UniversalClient) (int64, error) {
+		var n int64
+		var batch []string
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			d, err := c.Unlink(ctx, batch...).Result()
+			n += d
+			batch = batch[:0]
+			return err
+		}
+		iter := node.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			if batch = append(batch, iter.Val()); len(batch) == 500 {
+				if err := flush(); err != nil {
+					return n, err
+				}
+			}
+		}
+		if err := iter.Err(); err != nil {
+			return n, err
+		}
+		return n, flush()
+	}
+	cc, ok := c.(*goredis.ClusterClient)
+	if !ok {
+		return one(ctx, c)
+	}
+	var total atomic.Int64 // ForEachMaster runs the masters at once
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, node *goredis.Client) error {
+		n, err := one(ctx, node)
+		total.Add(n)
+		return err
+	})
+	return total.Load(), err
+}

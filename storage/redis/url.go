@@ -1,0 +1,92 @@
+package redis
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// ClusterScheme and ClusterTLSScheme are the URL schemes ParseClusterURL
+// reads: a Redis Cluster given by its seed nodes.
+const (
+	ClusterScheme    = "redis+cluster"
+	ClusterTLSScheme = "rediss+cluster"
+)
+
+// IsClusterURL reports whether raw names a Redis Cluster
+// ("redis+cluster://" or "rediss+cluster://") rather than one server.
+func IsClusterURL(raw string) bool {
+	s := strings.ToLower(raw)
+	return strings.HasPrefix(s, ClusterScheme+"://") || strings.HasPrefix(s, ClusterTLSScheme+"://")
+}
+
+// ParseClusterURL reads a Redis Cluster's seed nodes and options from one
+// URL:
+//
+//	redis+cluster://[user:password@]host1:port1,host2:port2,…[/][?option=value&…]
+//
+// rediss+cluster:// for TLS. Any one reachable seed is enough; the client
+// learns the others from CLUSTER SLOTS and follows MOVED and ASK itself.
+// The options are go-redis's ClusterOptions in snake case (dial_timeout,
+// pool_size, max_redirects…), as goredis.ParseClusterURL reads them. A
+// cluster has only database 0, so a path other than "/" or "/0" is an
+// error. Build the client with goredis.NewClusterClient; every
+// constructor of this package takes it (goredis.UniversalClient).
+func ParseClusterURL(raw string) (*goredis.ClusterOptions, error) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	var base string
+	switch strings.ToLower(scheme) {
+	case ClusterScheme:
+		base = "redis"
+	case ClusterTLSScheme:
+		base = "rediss"
+	}
+	if !ok || base == "" {
+		return nil, fmt.Errorf("redis cluster URL %q: want %s://host:port,host:port… (or %s:// for TLS)", raw, ClusterScheme, ClusterTLSScheme)
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	user := ""
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		user, authority = authority[:at+1], authority[at+1:]
+	}
+	var hosts []string
+	for _, h := range strings.Split(authority, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			return nil, fmt.Errorf("redis cluster URL %q: seed %q: want host:port (%v)", raw, h, err)
+		}
+		hosts = append(hosts, h)
+	}
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("redis cluster URL %q: no seed node: want %s://host:port,host:port…", raw, ClusterScheme)
+	}
+	path, query, _ := strings.Cut(tail, "?")
+	if path != "" && path != "/" && path != "/0" {
+		return nil, fmt.Errorf("redis cluster URL %q: path %q: a Redis Cluster has only database 0; leave the path out", raw, path)
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, fmt.Errorf("redis cluster URL %q: options: %w", raw, err)
+	}
+	if q.Has("addr") {
+		return nil, fmt.Errorf("redis cluster URL %q: give the seeds as host:port,host:port…, not as addr options", raw)
+	}
+	for _, h := range hosts[1:] {
+		q.Add("addr", h)
+	}
+	opts, err := goredis.ParseClusterURL(base + "://" + user + hosts[0] + "?" + q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("redis cluster URL %q: %w", raw, err)
+	}
+	return opts, nil
+}
