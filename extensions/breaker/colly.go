@@ -53,6 +53,7 @@ type attempt struct {
 	retryAfter string
 	refused    *CircuitOpenError // refused at the gate: the transport hands this to Colly
 	header     headerKey         // the request's header map, how the transport finds the attempt
+	body       watchedBody       // the answer's body as the transport hands it to Colly
 
 	settled       bool // the outcome is recorded
 	sent          bool // the breaker's transport handed it to the network
@@ -437,6 +438,9 @@ func (b *Breaker) releaseSlot(a *attempt) {
 // isCancellation reports whether err is a context's end (cancelled or past
 // its deadline), which may be the crawl's rather than the site's.
 func isCancellation(err error) bool {
+	if err == nil {
+		return false // every success: no errors.As, whose target escapes
+	}
 	var te *timeoutError
 	if errors.As(err, &te) {
 		return false // the domain's adaptive timeout: the site was too slow

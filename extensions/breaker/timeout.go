@@ -2,9 +2,7 @@ package breaker
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -26,31 +24,6 @@ func (e *timeoutError) Error() string {
 
 // Is makes errors.Is(err, context.DeadlineExceeded) true.
 func (e *timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
-
-// cancelBody releases the request's timeout once the body is closed, and
-// reports a body cut by the timeout as the timeout.
-type cancelBody struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-	ctx    context.Context
-}
-
-func (b *cancelBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF {
-		var te *timeoutError
-		if c := context.Cause(b.ctx); errors.As(c, &te) {
-			return n, te
-		}
-	}
-	return n, err
-}
-
-func (b *cancelBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
-}
 
 // WithBaseTransport gives the transport the breaker's own wraps, instead
 // of the one the collector has when Register runs. It is rarely needed:
@@ -109,43 +82,4 @@ func (b *Breaker) priorFor(d *domain) time.Duration {
 		return 0
 	}
 	return max(m, d.profile.TimeoutFloor)
-}
-
-// watch returns a context for a request to d that left with no timeout:
-// it looks again every TimeoutFloor (at least 100 ms), and cuts the request
-// with a *timeoutError once d has a timeout, its own or the fleet's, and
-// the request has outlived it. The cancel func stops the watch.
-func (b *Breaker) watch(parent context.Context, d *domain) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
-	start := time.Now()
-	every := max(d.profile.TimeoutFloor, 100*time.Millisecond)
-	var mu sync.Mutex
-	var timer *time.Timer
-	var look func()
-	look = func() {
-		if ctx.Err() != nil {
-			return
-		}
-		wait := every
-		if after := b.timeoutFor(d); after > 0 {
-			if el := time.Since(start); el >= after {
-				cancel(&timeoutError{Domain: d.name, After: after})
-				return
-			} else {
-				wait = after - el
-			}
-		}
-		mu.Lock()
-		timer = time.AfterFunc(wait, look)
-		mu.Unlock()
-	}
-	mu.Lock()
-	timer = time.AfterFunc(every, look)
-	mu.Unlock()
-	return ctx, func() {
-		mu.Lock()
-		timer.Stop()
-		mu.Unlock()
-		cancel(context.Canceled)
-	}
 }

@@ -3,6 +3,13 @@ package breaker_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,5 +69,140 @@ func TestNoAdaptiveTimeoutWithoutEnoughSuccesses(t *testing.T) {
 	}
 	if st := b.Stats()[0]; st.Timeout != 0 {
 		t.Fatalf("timeout %v after 10 successes, want none before 20", st.Timeout)
+	}
+}
+
+// hangAfter starts a store whose first healthy pages earn its domain an
+// adaptive timeout of floor, then hangs, and a breaker whose timeout needs
+// only those pages; it returns the store, the breaker and the attempts.
+func hangAfter(t *testing.T, healthy int, floor time.Duration) (*testserver.Store, *breaker.Breaker, func() []breaker.Attempt) {
+	t.Helper()
+	store := startStore(t, testserver.Config{Products: healthy + 5, Scenario: testserver.Scenario{
+		Mode: testserver.Hang, After: healthy, Latency: time.Millisecond, Hold: 20 * time.Second}})
+	p := breaker.Standard
+	p.Name = "cut"
+	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, floor, healthy
+	var mu sync.Mutex
+	var attempts []breaker.Attempt
+	b := newBreaker(t, p, breaker.OnOutcome(func(a breaker.Attempt) {
+		mu.Lock()
+		attempts = append(attempts, a)
+		mu.Unlock()
+	}))
+	return store, b, func() []breaker.Attempt {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(attempts)
+	}
+}
+
+// TestCrawlEndCutsARequestOnATimedDomain: a request in flight to a domain
+// with an adaptive timeout ends as soon as the crawl's context does, not
+// at its timeout, and counts as cancelled, not against the site.
+func TestCrawlEndCutsARequestOnATimedDomain(t *testing.T) {
+	const healthy = 20
+	store, b, attempts := hangAfter(t, healthy, 10*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := colly.NewCollector(colly.StdlibContext(ctx))
+	c.SetRequestTimeout(15 * time.Second)
+	b.Register(c)
+	for i := 1; i <= healthy; i++ {
+		c.Visit(store.ProductURL(i))
+	}
+	if st := b.Stats()[0]; st.Timeout != 10*time.Second {
+		t.Fatalf("adaptive timeout %v, want the 10s floor", st.Timeout)
+	}
+	go func() {
+		for store.CountMode(testserver.Hang) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond)
+		cancel()
+	}()
+	start := time.Now()
+	c.Visit(store.ProductURL(healthy + 1))
+	if el := time.Since(start); el > 3*time.Second {
+		t.Fatalf("the hanging request ended %v after it left; the crawl's end should cut it at once", el)
+	}
+	all := attempts()
+	if len(all) != healthy+1 {
+		t.Fatalf("%d attempts, want %d", len(all), healthy+1)
+	}
+	last := all[healthy]
+	var te *breaker.TimeoutError
+	if !last.Cancelled || last.Outcome.Class != breaker.Excluded || errors.As(last.Err, &te) || !errors.Is(last.Err, context.Canceled) {
+		t.Fatalf("last attempt %+v: want cancelled by the crawl (excluded, context.Canceled), not a timeout", last)
+	}
+}
+
+// TestClientTimeoutBelowTheAdaptiveOneStillCuts: the client's own timeout
+// (Colly's SetRequestTimeout) shorter than the domain's adaptive timeout
+// cuts the request at the client's, with the client's error, not a
+// *TimeoutError.
+func TestClientTimeoutBelowTheAdaptiveOneStillCuts(t *testing.T) {
+	const healthy = 20
+	store, b, attempts := hangAfter(t, healthy, 10*time.Second)
+	c := colly.NewCollector()
+	c.SetRequestTimeout(300 * time.Millisecond)
+	b.Register(c)
+	for i := 1; i <= healthy; i++ {
+		c.Visit(store.ProductURL(i))
+	}
+	start := time.Now()
+	err := c.Visit(store.ProductURL(healthy + 1))
+	if el := time.Since(start); el > 3*time.Second {
+		t.Fatalf("the hanging request ended %v after it left; the client's 300ms timeout should cut it", el)
+	}
+	var te *breaker.TimeoutError
+	var ne net.Error
+	if err == nil || errors.As(err, &te) || !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("error %v: want the client's own timeout", err)
+	}
+	all := attempts()
+	if last := all[len(all)-1]; last.Outcome.Class != breaker.Degraded || last.Cancelled {
+		t.Fatalf("last attempt %+v: a client timeout counts against the site", last)
+	}
+}
+
+// TestAdaptiveTimeoutCutsABodyThatStalls: an answer whose headers came in
+// time but whose body stalls is cut at the adaptive timeout too, and the
+// read reports the *TimeoutError.
+func TestAdaptiveTimeoutCutsABodyThatStalls(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		if n.Add(1) <= 20 {
+			fmt.Fprint(w, "<html><body>ok</body></html>")
+			return
+		}
+		w.Header().Set("Content-Length", "100000")
+		fmt.Fprint(w, "<html><body>")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	p := breaker.Standard
+	p.Name = "cut"
+	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 200*time.Millisecond, 20
+	var last breaker.Attempt
+	b := newBreaker(t, p, breaker.OnOutcome(func(a breaker.Attempt) { last = a }))
+	c := colly.NewCollector(colly.AllowURLRevisit())
+	c.SetRequestTimeout(10 * time.Second)
+	b.Register(c)
+	for range 20 {
+		c.Visit(srv.URL + "/p")
+	}
+	start := time.Now()
+	err := c.Visit(srv.URL + "/p")
+	if el := time.Since(start); el > 3*time.Second {
+		t.Fatalf("the stalled body was read for %v; the adaptive 200ms timeout should cut it", el)
+	}
+	var te *breaker.TimeoutError
+	if err == nil || !errors.As(last.Err, &te) || te.After != 200*time.Millisecond || last.Outcome.Class != breaker.Degraded {
+		t.Fatalf("error %v, attempt %+v: want the body cut by the adaptive timeout (*TimeoutError after 200ms, degraded)", err, last)
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"time"
 	"unsafe"
 
+	"github.com/breakwater-crawl/breakwater/extensions/breaker/internal/http2"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -22,12 +24,35 @@ func (b *Breaker) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &transport{b: b, base: base}
+	return newTransport(b, base).outer
+}
+
+func newTransport(b *Breaker, base http.RoundTripper) *transport {
+	t := &transport{b: b, base: base}
+	t.cuts.b = b
+	t.outer = t
+	if _, ok := base.(*http.Transport); ok {
+		// It honours each request's context, and so does t over it: the
+		// client may cancel through the context (see internal/http2).
+		t.outer = &http2.Transport{RoundTripper: t}
+	}
+	return t
+}
+
+// ownTransport returns rt as the breaker's transport, if it is one.
+func ownTransport(rt http.RoundTripper) (*transport, bool) {
+	if w, ok := rt.(*http2.Transport); ok {
+		rt = w.RoundTripper
+	}
+	t, ok := rt.(*transport)
+	return t, ok
 }
 
 type transport struct {
-	b    *Breaker
-	base http.RoundTripper
+	b     *Breaker
+	base  http.RoundTripper
+	cuts  deadlines
+	outer http.RoundTripper // what is installed: t, or t under the name net/http trusts
 }
 
 // headerKey identifies one request's header map: Colly's Request.Headers
@@ -52,7 +77,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if a != nil {
 		a.sent = true
 	}
-	resp, err := t.roundTrip(req)
+	resp, err := t.roundTrip(req, a)
 	if a == nil || a.ticket.d == nil {
 		return resp, err
 	}
@@ -67,7 +92,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The answer is not in until its body is: the attempt keeps its room
 	// while Colly reads it, and a body cut short is recorded as the cut.
 	a.reading = true
-	resp.Body = &watchedBody{ReadCloser: resp.Body, b: t.b, a: a}
+	a.body = watchedBody{ReadCloser: resp.Body, b: t.b, a: a}
+	resp.Body = &a.body
 	return resp, nil
 }
 
@@ -121,31 +147,40 @@ func closeBody(req *http.Request) {
 // A request that leaves before there is either is watched: once the fleet
 // has a prior, it is cut when it outlives it, so the first requests into a
 // site that hangs from the start do not wait for the client's own timeout.
-func (t *transport) roundTrip(req *http.Request) (*http.Response, error) {
+// Both are kept by the transport's one deadline watch (deadline.go); a is
+// the gate's record of the request, nil for one the breaker did not gate.
+func (t *transport) roundTrip(req *http.Request, a *attempt) (*http.Response, error) {
 	v, ok := t.b.domains.Load(hostOf(req.URL.Host))
 	if !ok {
 		return t.base.RoundTrip(req)
 	}
 	d := v.(*domain)
-	var ctx context.Context
-	var cancel context.CancelFunc
-	if after := t.b.timeoutFor(d); after > 0 {
-		ctx, cancel = context.WithTimeoutCause(req.Context(), after, &timeoutError{Domain: d.name, After: after})
-	} else if d.profile.TimeoutMultiple > 0 {
-		ctx, cancel = t.b.watch(req.Context(), d)
-	} else {
-		return t.base.RoundTrip(req)
+	after, every := t.b.timeoutFor(d), time.Duration(0)
+	if after <= 0 {
+		if d.profile.TimeoutMultiple <= 0 {
+			return t.base.RoundTrip(req)
+		}
+		every = max(d.profile.TimeoutFloor, 100*time.Millisecond)
 	}
+	// The collector's context is the only ancestor of a gated request's
+	// context that can end it before its deadline (Colly makes every
+	// request's context of it): the watch listens to it once per crawl
+	// rather than to every request's parent.
+	var crawl context.Context
+	if a != nil && a.crawl != nil {
+		crawl = a.crawl
+	}
+	ctx := t.cuts.start(req.Context(), crawl, d, after, every)
 	resp, err := t.base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
-		cancel()
-		var te *timeoutError
-		if c := context.Cause(ctx); errors.As(c, &te) {
+		t.cuts.release(ctx)
+		if te := ctx.timedOut(); te != nil {
 			return nil, te
 		}
 		return nil, err
 	}
-	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel, ctx: ctx}
+	ctx.body.ReadCloser = resp.Body
+	resp.Body = &ctx.body
 	return resp, nil
 }
 
@@ -161,15 +196,15 @@ func (b *Breaker) wrapTransport(c *colly.Collector) *transport {
 			return nil
 		}
 		base = cl.Transport
-		if own, ok := base.(*transport); ok && own.b == b {
+		if own, ok := ownTransport(base); ok && own.b == b {
 			return own // registered twice
 		}
 	}
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	rt := &transport{b: b, base: base}
-	c.WithTransport(rt)
+	rt := newTransport(b, base)
+	c.WithTransport(rt.outer)
 	return rt
 }
 
@@ -180,7 +215,7 @@ func (b *Breaker) installed(c *colly.Collector, rt *transport) bool {
 		return false
 	}
 	cl, err := clientOf(c)
-	if err == nil && cl.Transport == http.RoundTripper(rt) {
+	if err == nil && cl.Transport == rt.outer {
 		return true
 	}
 	b.warned.Do(func() {

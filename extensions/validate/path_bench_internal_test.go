@@ -53,3 +53,23 @@ func BenchmarkRequestPath(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkTable is the per-request state table alone for one page, as the
+// request path uses it: a new request's state stored once, then found five
+// times (OnHTML, OnScraped, the breaker's Check, the user's VerdictOf).
+//
+//	go test -run '^$' -bench Table -benchmem ./extensions/validate/
+func BenchmarkTable(b *testing.B) {
+	var t table
+	p := &page{}
+	b.ReportAllocs()
+	for b.Loop() {
+		req := &colly.Request{}
+		t.put(req, p)
+		for range 5 {
+			if t.get(req) != p {
+				b.Fatal("state not found")
+			}
+		}
+	}
+}

@@ -1,8 +1,8 @@
 package validate
 
 import (
-	"runtime"
 	"sync"
+	"unsafe"
 	"weak"
 
 	"github.com/gocolly/colly/v2"
@@ -13,59 +13,83 @@ import (
 // Colly hands the same *Request to OnResponse, every OnHTML element,
 // OnScraped and OnError of one fetch, while the Ctx is shared by a request
 // and every child it visits; keying by Ctx would mix a parent's hits with
-// its children's. The key is a weak pointer, so the table never keeps a
-// request alive, and a cleanup attached to the request deletes its entry
-// once the garbage collector frees it: the state lives exactly as long as
-// anything (Colly, the user's callbacks, a stored *Response) can still ask
-// for it, and no longer. A page must therefore hold no pointer to its
-// request.
+// its children's. The table never keeps a request alive: the state lives
+// as long as anything (Colly, the user's callbacks, a stored *Response)
+// can still ask for it, and is dropped once the request is garbage. A page
+// must therefore hold no pointer to its request.
 //
-// Every request adds a key and, later, its cleanup removes it: a plain map
-// under a lock, which costs a sync.Map's new-key store a fraction of it.
+// An entry is found by the request's address and holds a weak pointer to
+// the request, made once when the state is stored: a lookup is a map read
+// and a comparison of that pointer's value with the request, without the
+// runtime's weak-handle lookup a weak.Make per call would cost. An entry
+// whose request is gone (its weak pointer reads nil) answers nothing, is
+// replaced by the state of a new request at the same address, and is
+// deleted by the next sweep: one every time the table doubles, so the
+// sweeps cost a constant per request, and the dead entries never
+// outnumber the live ones by much.
 type table struct {
-	mu sync.Mutex
-	m  map[weak.Pointer[colly.Request]]*page
+	mu      sync.Mutex
+	m       map[uintptr]slot
+	sweepAt int // the table's size that triggers the next sweep
 }
+
+type slot struct {
+	req weak.Pointer[colly.Request]
+	p   *page
+}
+
+// minSweep is the size below which the table is never swept.
+const minSweep = 1024
+
+func addr(req *colly.Request) uintptr { return uintptr(unsafe.Pointer(req)) }
 
 // get returns the state of req, or nil.
 func (t *table) get(req *colly.Request) *page {
 	if req == nil {
 		return nil
 	}
-	k := weak.Make(req)
 	t.mu.Lock()
-	p := t.m[k]
+	s, ok := t.m[addr(req)]
 	t.mu.Unlock()
-	return p
+	if !ok || s.req.Value() != req {
+		return nil
+	}
+	return s.p
 }
 
 // put stores p for req unless req already has a state, and returns the
 // state that is stored.
 func (t *table) put(req *colly.Request, p *page) *page {
-	k := weak.Make(req)
+	k := addr(req)
 	t.mu.Lock()
-	if old, ok := t.m[k]; ok {
-		t.mu.Unlock()
-		return old
+	defer t.mu.Unlock()
+	if s, ok := t.m[k]; ok && s.req.Value() == req {
+		return s.p
 	}
 	if t.m == nil {
-		t.m = make(map[weak.Pointer[colly.Request]]*page)
+		t.m = make(map[uintptr]slot)
 	}
-	t.m[k] = p
-	t.mu.Unlock()
-	runtime.AddCleanup(req, t.drop, k)
+	if len(t.m) >= max(t.sweepAt, minSweep) {
+		t.sweepLocked()
+		t.sweepAt = 2 * len(t.m)
+	}
+	t.m[k] = slot{req: weak.Make(req), p: p}
 	return p
 }
 
-func (t *table) drop(k weak.Pointer[colly.Request]) {
-	t.mu.Lock()
-	delete(t.m, k)
-	t.mu.Unlock()
+// sweepLocked deletes the entries whose request is gone.
+func (t *table) sweepLocked() {
+	for k, s := range t.m {
+		if s.req.Value() == nil {
+			delete(t.m, k)
+		}
+	}
 }
 
 // len returns the number of requests with state.
 func (t *table) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.sweepLocked()
 	return len(t.m)
 }

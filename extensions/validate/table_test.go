@@ -110,3 +110,38 @@ func TestStateIsReleasedWhenRequestsAreGarbage(t *testing.T) {
 		t.Fatalf("%d request states still held after the crawl and GC", n)
 	}
 }
+
+// TestStateLivesAsLongAsItsRequest: a response kept by the user after the
+// crawl still has its verdict, however many collections ran since, while
+// the states of the requests nobody kept go.
+func TestStateLivesAsLongAsItsRequest(t *testing.T) {
+	s := newSite()
+	for i := range 100 {
+		s.set(fmt.Sprintf("/p/%d", i), reply{body: product(i, 2000)})
+	}
+	v := mustNew(t, validate.Require(titleSel))
+	c := collector(s, v)
+	var kept *colly.Response
+	c.OnScraped(func(r *colly.Response) {
+		if r.Request.URL.Path == "/p/7" {
+			kept = r
+		}
+	})
+	for i := range 100 {
+		if err := c.Visit(fmt.Sprintf("http://shop.test/p/%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for v.Live() > 1 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := v.Live(); n != 1 {
+		t.Fatalf("%d request states held after the crawl and GC, want the one kept", n)
+	}
+	if verdict, ok := v.VerdictOf(kept); !ok || !verdict.Valid() || verdict.URL != "http://shop.test/p/7" {
+		t.Fatalf("kept response: verdict %+v, found %v", verdict, ok)
+	}
+	runtime.KeepAlive(kept)
+}

@@ -1,0 +1,392 @@
+package breaker
+
+import (
+	"container/heap"
+	"context"
+	"io"
+	"sync"
+	"time"
+)
+
+// The breaker's transport cuts a request that outlives its domain's
+// adaptive timeout. A context.WithTimeout per request did that with a
+// timer, a registration with the parent context and a channel of its own
+// for every request, paid by every healthy page. Instead each request
+// travels with a cutCtx, and one deadlines watch per transport keeps the
+// requests in flight in a heap by deadline, with one timer set to the
+// earliest: a request that ends in time only enters and leaves the heap.
+
+// cutCtx is the context a request to a domain with a timeout (its own, or
+// one it may borrow from the fleet later) travels with. It is done when
+// the watch cuts it (a *timeoutError is its cause), or when its parent is:
+// at the parent's deadline, which the watch keeps too, or when the crawl's
+// context ends, which the watch hears of once per crawl. A request the
+// breaker did not gate (its transport in a client of the user's own) has
+// no known crawl; its cutCtx listens to its parent directly.
+type cutCtx struct {
+	parent context.Context
+	w      *deadlines
+	d      *domain
+	start  time.Time     // real time, as the cut is
+	after  time.Duration // the timeout it is cut at; 0 while its domain has none (watched)
+	every  time.Duration // watched: how often it looks again for a timeout
+	pdl    time.Time     // the parent's deadline, zero for none
+
+	// Under w.mu.
+	at       time.Time // when the watch looks at it next
+	i        int       // its place in w's heap, -1 out of it
+	released bool
+
+	done       chan struct{}
+	stopParent func() bool // the parent's AfterFunc, when the crawl is not known
+
+	mu    sync.Mutex
+	err   error
+	cause error     // what cut it: a *timeoutError, or the parent's cause
+	first func()    // the first AfterFunc callback (the transport's own context)
+	more  []*func() // any others
+	body  cutBody   // the answer's body, released on Close
+}
+
+func (c *cutCtx) Deadline() (time.Time, bool) {
+	if c.after <= 0 {
+		return c.parent.Deadline()
+	}
+	dl := c.start.Add(c.after)
+	if !c.pdl.IsZero() && c.pdl.Before(dl) {
+		return c.pdl, true
+	}
+	return dl, true
+}
+
+func (c *cutCtx) Done() <-chan struct{} { return c.done }
+
+func (c *cutCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *cutCtx) Value(key any) any { return c.parent.Value(key) }
+
+// AfterFunc makes the context package register a context derived from c
+// (the one net/http's transport makes of every request's) with c itself,
+// instead of with a goroutine of its own watching c.Done. That transport
+// registers one; the first is kept in a field, any others in a list.
+func (c *cutCtx) AfterFunc(f func()) func() bool {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		go f()
+		return func() bool { return false }
+	}
+	if c.first == nil && len(c.more) == 0 {
+		c.first = f
+		c.mu.Unlock()
+		return c.stopFirst
+	}
+	p := &f
+	c.more = append(c.more, p)
+	c.mu.Unlock()
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, q := range c.more {
+			if q == p {
+				c.more = append(c.more[:i], c.more[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func (c *cutCtx) stopFirst() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	had := c.first != nil
+	c.first = nil
+	return had
+}
+
+// cut ends c with err and cause, once. The callbacks run on this
+// goroutine: the context package only registers cancel funcs of its own
+// contexts, which neither block nor call back into c's lock.
+func (c *cutCtx) cut(err, cause error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err, c.cause = err, cause
+	first, more := c.first, c.more
+	c.first, c.more = nil, nil
+	close(c.done)
+	c.mu.Unlock()
+	if first != nil {
+		first()
+	}
+	for _, f := range more {
+		(*f)()
+	}
+}
+
+// timedOut returns the *timeoutError that cut c, nil if none did.
+func (c *cutCtx) timedOut() *timeoutError {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	te, _ := c.cause.(*timeoutError)
+	return te
+}
+
+// cutParent ends c as its parent ended: with the parent's error and
+// cause, or, for a parent that does not say so past its deadline, with the
+// deadline's.
+func (c *cutCtx) cutParent() {
+	err := c.parent.Err()
+	if err == nil {
+		err = context.DeadlineExceeded
+	}
+	cause := context.Cause(c.parent)
+	if cause == nil {
+		cause = err
+	}
+	c.cut(err, cause)
+}
+
+// cutBody releases the request from the watch once its body is closed, and
+// reports a read cut by the timeout as the *timeoutError.
+type cutBody struct {
+	io.ReadCloser
+	c *cutCtx
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		if te := b.c.timedOut(); te != nil {
+			return n, te
+		}
+	}
+	return n, err
+}
+
+func (b *cutBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.c.w.release(b.c)
+	return err
+}
+
+// deadlines is a transport's watch over its requests in flight to domains
+// with a timeout: a heap by when each is to be looked at, and one timer
+// set to the earliest. The timer is only moved earlier, never stopped: a
+// request that ends leaves the heap, and a timer that finds nothing due
+// is set again for the next.
+type deadlines struct {
+	b      *Breaker
+	mu     sync.Mutex
+	h      cutHeap
+	timer  *time.Timer
+	next   time.Time // when the timer fires; zero when it is not set
+	crawls map[context.Context]struct{}
+}
+
+// start makes the context req travels with to d: cut after the timeout
+// (0: watched until d has one, looking again every every). crawl is the
+// cancellable ancestor of req's context the breaker knows (the collector's
+// context), nil when it knows none.
+func (w *deadlines) start(parent, crawl context.Context, d *domain, after, every time.Duration) *cutCtx {
+	c := &cutCtx{parent: parent, w: w, d: d, start: time.Now(), after: after, every: every, done: make(chan struct{}), i: -1}
+	c.body.c = c
+	if pdl, ok := parent.Deadline(); ok {
+		c.pdl = pdl
+	}
+	if after > 0 {
+		c.at = c.start.Add(after)
+	} else {
+		c.at = c.start.Add(every)
+	}
+	if !c.pdl.IsZero() && c.pdl.Before(c.at) {
+		c.at = c.pdl
+	}
+	if crawl == nil {
+		c.stopParent = context.AfterFunc(parent, c.cutParent)
+	} else if crawl.Done() == nil {
+		crawl = nil // it never ends
+	}
+	w.mu.Lock()
+	heap.Push(&w.h, c)
+	w.armLocked()
+	heard := crawl == nil || w.heardLocked(crawl)
+	w.mu.Unlock()
+	if !heard {
+		w.hear(crawl)
+	}
+	// The crawl may have ended before c was in the heap to be found.
+	if parent.Err() != nil {
+		c.cutParent()
+	}
+	return c
+}
+
+// release takes c out of the watch: its request is over.
+func (w *deadlines) release(c *cutCtx) {
+	w.mu.Lock()
+	if !c.released {
+		c.released = true
+		if c.i >= 0 {
+			heap.Remove(&w.h, c.i)
+		}
+	}
+	w.mu.Unlock()
+	if c.stopParent != nil {
+		c.stopParent()
+	}
+}
+
+// heardLocked reports whether the watch listens to crawl already, and
+// counts it as listened to from now on.
+func (w *deadlines) heardLocked(crawl context.Context) bool {
+	if _, ok := w.crawls[crawl]; ok {
+		return true
+	}
+	if w.crawls == nil {
+		w.crawls = make(map[context.Context]struct{})
+	}
+	w.crawls[crawl] = struct{}{}
+	return false
+}
+
+// hear has the watch cut every request whose parent ended when crawl
+// ends; heardLocked makes it once per crawl context.
+func (w *deadlines) hear(crawl context.Context) {
+	context.AfterFunc(crawl, func() {
+		w.mu.Lock()
+		delete(w.crawls, crawl)
+		var ended []*cutCtx
+		for _, c := range w.h {
+			if c.parent.Err() != nil {
+				ended = append(ended, c)
+			}
+		}
+		for _, c := range ended {
+			heap.Remove(&w.h, c.i)
+		}
+		w.mu.Unlock()
+		for _, c := range ended {
+			c.cutParent()
+		}
+	})
+}
+
+// armLocked sets the timer for the earliest request, if it is not set for
+// then or earlier already.
+func (w *deadlines) armLocked() {
+	if len(w.h) == 0 {
+		return
+	}
+	at := w.h[0].at
+	if !w.next.IsZero() && !at.Before(w.next) {
+		return
+	}
+	w.next = at
+	if w.timer == nil {
+		w.timer = time.AfterFunc(time.Until(at), w.fire)
+	} else {
+		w.timer.Reset(time.Until(at))
+	}
+}
+
+// fire looks at every request due: one past its timeout is cut, one whose
+// parent ended or reached its deadline ends with it, a watched one whose
+// domain has a timeout now is due again at it.
+func (w *deadlines) fire() {
+	now := time.Now()
+	type cutting struct {
+		c      *cutCtx
+		parent bool
+		te     *timeoutError
+	}
+	var cuts []cutting
+	w.mu.Lock()
+	w.next = time.Time{}
+	for len(w.h) > 0 && !w.h[0].at.After(now) {
+		c := heap.Pop(&w.h).(*cutCtx)
+		if c.parent.Err() != nil {
+			cuts = append(cuts, cutting{c: c, parent: true})
+			continue
+		}
+		after := c.after
+		if after <= 0 {
+			after = w.b.timeoutFor(c.d)
+		}
+		var dl time.Time
+		if after > 0 {
+			dl = c.start.Add(after)
+		}
+		switch {
+		case !dl.IsZero() && !now.Before(dl) && (c.pdl.IsZero() || !c.pdl.Before(dl)):
+			cuts = append(cuts, cutting{c: c, te: &timeoutError{Domain: c.d.name, After: after}})
+			continue
+		case !c.pdl.IsZero() && !now.Before(c.pdl.Add(parentGrace)):
+			// A parent that never says it ended at its deadline.
+			cuts = append(cuts, cutting{c: c, parent: true})
+			continue
+		case !c.pdl.IsZero() && !now.Before(c.pdl):
+			// The parent's own timer ends it any moment now, with the
+			// error and cause that say whose deadline it was (the
+			// crawl's is not the site's failure): look again then.
+			c.at = now.Add(parentPoll)
+			heap.Push(&w.h, c)
+			continue
+		case !dl.IsZero():
+			c.at = dl
+		default:
+			c.at = now.Add(c.every)
+		}
+		if !c.pdl.IsZero() && c.pdl.Before(c.at) {
+			c.at = c.pdl
+		}
+		heap.Push(&w.h, c)
+	}
+	w.armLocked()
+	w.mu.Unlock()
+	for _, k := range cuts {
+		if k.te != nil {
+			k.c.cut(context.DeadlineExceeded, k.te)
+		} else {
+			k.c.cutParent()
+		}
+	}
+}
+
+// parentPoll is how often the watch looks again at a request whose
+// parent's deadline passed but whose parent does not say so yet, up to
+// parentGrace past that deadline.
+const (
+	parentPoll  = time.Millisecond
+	parentGrace = 100 * time.Millisecond
+)
+
+// cutHeap orders requests by when they are to be looked at.
+type cutHeap []*cutCtx
+
+func (h cutHeap) Len() int           { return len(h) }
+func (h cutHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h cutHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].i, h[j].i = i, j
+}
+func (h *cutHeap) Push(x any) {
+	c := x.(*cutCtx)
+	c.i = len(*h)
+	*h = append(*h, c)
+}
+func (h *cutHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	c.i = -1
+	return c
+}
