@@ -499,6 +499,10 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	}
 	if a.horizon || a.resend == nil {
 		b.throttle.delete(key)
+		// The re-send that brought it here is over: a later request for
+		// the URL (a retry, a queue handing its job out again) is new
+		// work, not a duplicate to drop.
+		b.dropResend(r.Request)
 		at.GaveUp = true // listed unfinished by settle
 		b.report(at)
 		return
