@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"os/exec"
@@ -21,15 +22,27 @@ type redisServer struct {
 	cmd  *exec.Cmd
 }
 
+// startRedis starts a private redis-server on a free port. The port is
+// free when picked, not when the server binds it: another process of the
+// machine may take it in between, so a server that does not come up is
+// tried again on another port, three times in all.
 func startRedis(persistDir string) (*redisServer, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("redis: pick a port: %w", err)
+	var errs []error
+	for range 3 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("redis: pick a port: %w", err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		r := &redisServer{port: port, dir: persistDir}
+		err = r.start()
+		if err == nil {
+			return r, nil
+		}
+		errs = append(errs, err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	r := &redisServer{port: port, dir: persistDir}
-	return r, r.start()
+	return nil, errors.Join(errs...)
 }
 
 func (r *redisServer) url() string { return "redis://127.0.0.1:" + strconv.Itoa(r.port) + "/0" }
@@ -49,7 +62,7 @@ func (r *redisServer) start() error {
 	r.mu.Lock()
 	r.cmd = cmd
 	r.mu.Unlock()
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		if ping(r.port) {
 			return nil
@@ -57,7 +70,7 @@ func (r *redisServer) start() error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	r.kill()
-	return fmt.Errorf("redis: redis-server on port %d did not answer PING within 3 s", r.port)
+	return fmt.Errorf("redis: redis-server on port %d did not answer PING within 5 s", r.port)
 }
 
 // kill stops the server at once (SIGKILL): its data is gone.
