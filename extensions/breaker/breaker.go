@@ -30,6 +30,7 @@ type Breaker struct {
 	alarmAfter      int
 	maxRetryAfter   time.Duration
 	throttleRetries int
+	resendHorizon   time.Duration // WithResendHorizon
 	trackerSize     int
 	pacing          Pacing
 	baseTransport   http.RoundTripper

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,12 @@ type Attempt struct {
 	// Retrying is set when the breaker itself sends the URL again after a
 	// Retry-After pause (a 429 within the throttle-retry budget).
 	Retrying bool
+	// ResendAt is set when the breaker hands a throttled URL back instead
+	// of sending it again itself, its re-send being due later than
+	// WithResendHorizon allows holding it: no request to the domain could
+	// leave before ResendAt. The URL is not a failure of its own; a hook
+	// that keeps URLs puts it back until then.
+	ResendAt time.Time
 	// GaveUp is set when a throttled URL ran out of throttle retries, or
 	// its retry could not be issued, or its domain throttled for longer
 	// than Pacing.ThrottleHorizon.
@@ -63,6 +70,7 @@ type attempt struct {
 	err           error
 	cancelled     bool
 	horizon       bool         // throttled past the pacing horizon
+	handBack      time.Time    // throttled, its re-send due beyond the resend horizon: handed back
 	resend        *resendToken // set when the breaker will send a throttled URL again
 	resendHeaders *http.Header // the request's headers for that, copied when it was throttled
 }
@@ -349,16 +357,21 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 			logPace(b.log, d.name, "throttled", limit, gap)
 		}
 		a.horizon = horizon
-		if !horizon && b.throttleBudgetLeft(r) {
-			a.resend = &resendToken{}
-			if r.Headers != nil {
-				// Copied now, before any OnError callback: a user's
-				// Retry there hands the map to another goroutine.
-				h := r.Headers.Clone()
-				a.resendHeaders = &h
-			}
-			b.resend.store(r.URL.String(), a.resend)
+		if horizon || !b.throttleBudgetLeft(r) {
+			break // given up
 		}
+		if due, ok := b.handBack(d, now); ok {
+			a.handBack = due // its count stays: the budget spans the hand-backs
+			break
+		}
+		a.resend = &resendToken{}
+		if r.Headers != nil {
+			// Copied now, before any OnError callback: a user's
+			// Retry there hands the map to another goroutine.
+			h := r.Headers.Clone()
+			a.resendHeaders = &h
+		}
+		b.resend.store(r.URL.String(), a.resend)
 	case Success:
 		d.lastOK.Store(a.left)
 		if limit, gap, changed := d.pace.succeeded(); changed {
@@ -420,6 +433,10 @@ func (b *Breaker) listUnfinished(a *attempt, d *domain, class Class) {
 		why = "failed: " + describe(class, a.status, a.err)
 	case class == Throttled && a.horizon:
 		why = "throttled without a success for longer than the pacing horizon"
+	case class == Throttled && !a.handBack.IsZero():
+		b.markUnfinished(Unfinished{URL: a.req.URL.String(), Domain: d.name, RetryAt: a.handBack,
+			Reason: "throttled (" + strconv.Itoa(a.status) + "): handed back, not to be sent before the domain's pause and pace allow"})
+		return
 	case class == Throttled && a.resend == nil:
 		why = "throttled (429) past the throttle-retry budget"
 	default:
@@ -494,6 +511,12 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 		if !b.resend.empty() {
 			b.resendOver(key, class == Success)
 		}
+		b.report(at)
+		return
+	}
+	if !a.handBack.IsZero() {
+		b.dropResend(r.Request)
+		at.ResendAt = a.handBack
 		b.report(at)
 		return
 	}

@@ -234,10 +234,15 @@ func (cs *CollyStorage) Register(c *colly.Collector) {
 }
 
 // BreakerOptions returns the hooks that report every request's outcome to
-// the storage, for breaker.New: OnOutcome (see Outcome) and OnRefused (see
-// Refused).
+// the storage, for breaker.New: OnOutcome and OnRefused, and with a wait
+// horizon (WithWaitHorizon) the breaker's resend horizon, so that a
+// throttled URL due later than that is parked rather than held.
 func (cs *CollyStorage) BreakerOptions() []breaker.Option {
-	return []breaker.Option{breaker.OnOutcome(cs.outcome), breaker.OnRefused(cs.refused)}
+	opts := []breaker.Option{breaker.OnOutcome(cs.outcome), breaker.OnRefused(cs.refused)}
+	if cs.s.horizon >= 0 {
+		opts = append(opts, breaker.WithResendHorizon(max(cs.s.horizon, time.Nanosecond)))
+	}
+	return opts
 }
 
 // outcome settles a request's job by what the breaker made of its attempt,
@@ -246,17 +251,22 @@ func (cs *CollyStorage) BreakerOptions() []breaker.Option {
 // degraded, invalid or blocked page, another 4xx, or a 429 past the
 // breaker's retry budget spends an attempt (Fail); an attempt the crawl cut
 // short itself goes back without spending one (Park). A 429 the breaker
-// sends again itself stays in flight.
+// sends again itself stays in flight, unless its re-send is due beyond
+// the wait horizon: the breaker hands it back and its job is parked until
+// then, so that the worker does not hold it (and keep from ending) while
+// a sustained throttle's gap runs.
 func (cs *CollyStorage) outcome(a breaker.Attempt) {
 	if a.Retrying {
 		cs.reqs.Delete(a.Request) // the breaker's Retry is a new *colly.Request
 		return
 	}
 	var err error
-	switch a.Outcome.Class {
-	case breaker.Success, breaker.Gone:
+	switch {
+	case !a.ResendAt.IsZero():
+		err = cs.Park(a.Request, a.ResendAt) // throttled, handed back: no attempt spent
+	case a.Outcome.Class == breaker.Success, a.Outcome.Class == breaker.Gone:
 		err = cs.Ack(a.Request)
-	case breaker.Excluded:
+	case a.Outcome.Class == breaker.Excluded:
 		err = cs.Park(a.Request, time.Time{})
 	default:
 		cause := a.Err
