@@ -40,6 +40,9 @@ type runOut struct {
 	cpStates map[string]storage.State
 	cpErrs   map[string]string
 	carried  int64 // requests the user's transport carried (-1: none installed)
+	// handBacks counts the throttled URLs a Redis worker's breaker handed
+	// back to the queue (its log's handed_back events).
+	handBacks int
 	// carriedPaths counts them by host and path, to name what went past.
 	carriedPaths map[string]int
 }

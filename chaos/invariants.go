@@ -525,6 +525,13 @@ func (cr *caseRun) note() string {
 		total += len(h)
 	}
 	parts = append(parts, fmt.Sprintf("requests=%d written=%d", total, len(cr.out)))
+	handBacks := 0
+	for _, r := range cr.runs {
+		handBacks += r.handBacks
+	}
+	if handBacks > 0 {
+		parts = append(parts, fmt.Sprintf("handed_back=%d", handBacks))
+	}
 	if len(cr.pBy) > 0 {
 		parts = append(parts, strings.Join(cr.pBy, ","))
 	}

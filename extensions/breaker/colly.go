@@ -516,6 +516,8 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	}
 	if !a.handBack.IsZero() {
 		b.dropResend(r.Request)
+		b.log.Info().Str("event", "handed_back").Str("domain", d.name).Str("url", key).Time("resend_at", a.handBack).
+			Msg("breaker: throttled URL handed back to the queue: its re-send is due beyond the resend horizon")
 		at.ResendAt = a.handBack
 		b.report(at)
 		return
