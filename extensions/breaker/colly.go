@@ -251,6 +251,9 @@ func (b *Breaker) stopAtGate(c *colly.Collector, rt *transport, r *colly.Request
 func (b *Breaker) cancelled(r *colly.Request, domain string, ctx context.Context) {
 	r.Abort()
 	b.dropResend(r)
+	if b.gone.has(r.URL.String()) {
+		return // a retry of a URL that answered 404 or 410: nothing left to do
+	}
 	b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: domain, Reason: "cancelled: " + cancelReason(ctx)})
 }
 
@@ -263,7 +266,9 @@ func cancelReason(ctx context.Context) string {
 
 func (b *Breaker) refuse(r *colly.Request, err *CircuitOpenError) {
 	b.dropResend(r)
-	b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: err.Domain, Reason: err.Error(), RetryAt: err.RetryAt})
+	if !b.gone.has(r.URL.String()) { // else a retry of a URL that answered 404 or 410
+		b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: err.Domain, Reason: err.Error(), RetryAt: err.RetryAt})
+	}
 	b.log.Debug().Str("event", "refused").Str("domain", err.Domain).Str("url", r.URL.String()).
 		Time("retry_at", err.RetryAt).Msg("breaker: request refused without touching the network")
 	for _, f := range b.onRefused {
@@ -426,6 +431,9 @@ func (b *Breaker) listUnfinished(a *attempt, d *domain, class Class) {
 	var why string
 	switch {
 	case a.cancelled:
+		if b.gone.has(a.req.URL.String()) {
+			return // a retry of a URL that answered 404 or 410
+		}
 		why = "cancelled: " + cancelReason(a.crawl)
 	case class.Failure() || class == Blocked || class == ClientError:
 		// Nothing sends it again unless a retry does (its request leaving
@@ -504,6 +512,11 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	class, latency := a.class, a.latency
 	at := Attempt{Request: r.Request, Domain: d.name, Outcome: Outcome{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
 	key := r.Request.URL.String()
+	if class == Gone {
+		b.gone.add(key)
+	} else if !a.cancelled {
+		b.gone.remove(key)
+	}
 	if class != Throttled {
 		if !b.throttle.empty() {
 			b.throttle.delete(key)
