@@ -93,6 +93,26 @@ func (c Case) String() string {
 	return b.String()
 }
 
+// throttleCost is the longest n throttled requests in a row can keep a
+// crawl on one domain: each waits the Retry-After ra or the domain's gap,
+// which doubles at each throttle from 20 ms up to a minute
+// (Pacing.MaxGap), and the domain is held open once it has throttled for
+// the pacing horizon (5 minutes), after at most one more gap.
+func throttleCost(ra time.Duration, n int) time.Duration {
+	const maxGap, horizon = time.Minute, 5 * time.Minute
+	limit := horizon + maxGap + ra + 5*time.Second
+	var total time.Duration
+	gap := 10 * time.Millisecond
+	for range n {
+		gap = min(2*gap, maxGap)
+		total += max(ra, gap) + 500*time.Millisecond
+		if total >= limit {
+			return limit
+		}
+	}
+	return total
+}
+
 // Replay is the one-line command that runs exactly this case again.
 func (c Case) Replay() string {
 	return fmt.Sprintf("go run ./chaos -v -replay %d", c.Seed)
@@ -123,8 +143,23 @@ func (c Case) Bound() time.Duration {
 			cost += (need + p) * w.Timeout / p
 		case kThrottle:
 			// Each throttled URL is sent again after each pause, up to
-			// ThrottleRetries times.
-			cost += time.Duration(w.ThrottleRetries()+2) * (s.RetryAfter + 500*time.Millisecond)
+			// ThrottleRetries times, and again by the user's loop, each
+			// retry with a budget of its own. Every throttle in a row
+			// doubles the domain's gap (to a minute), until the domain
+			// has throttled for the pacing horizon and is held open.
+			urls := 1 // sustained from the start: the start URL alone
+			if s.After > 0 {
+				urls = int(pages)
+			}
+			sends := urls * (w.ThrottleRetries() + 1)
+			if w.RetryLoop {
+				sends *= 4
+			}
+			ra := s.RetryAfter
+			if s.RA == raDate {
+				ra += time.Second // an HTTP-date: whole seconds, a second added
+			}
+			cost += throttleCost(ra, sends)
 		case kThrottleBurst:
 			cost += s.Recover + 3*(s.RetryAfter+500*time.Millisecond)
 		case kRateLimit:

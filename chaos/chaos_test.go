@@ -137,3 +137,20 @@ func TestFrontPassesACutListingOnAsACut(t *testing.T) {
 		}
 	}
 }
+
+// A sustained throttle's bound grows with the sends, the gap doubling at
+// each, and stops at the pacing horizon (5 min) plus a last gap: seed
+// 9669681848310988652 (sync, a retry loop, a store answering only 429)
+// ran for minutes, as designed, past a bound that counted 12 sends.
+func TestThrottleCostFollowsTheGapToTheHorizon(t *testing.T) {
+	if got := throttleCost(time.Second, 1); got != 1500*time.Millisecond {
+		t.Errorf("one send: %v, want the Retry-After and 500 ms", got)
+	}
+	// 7 sends under the 1 s Retry-After (gaps 20 ms … 1.28 s), then 2.56 s.
+	if got, want := throttleCost(time.Second, 8), 6*1500*time.Millisecond+1780*time.Millisecond+3060*time.Millisecond; got != want {
+		t.Errorf("eight sends: %v, want %v", got, want)
+	}
+	if got, want := throttleCost(time.Second, 44), 5*time.Minute+time.Minute+time.Second+5*time.Second; got != want {
+		t.Errorf("44 sends: %v, want the horizon's %v", got, want)
+	}
+}
