@@ -22,7 +22,7 @@ func ExampleUse() {
 	defer store.Close()
 
 	v, _ := validate.New(validate.MinBytes(1024), validate.Require(testserver.TitleSelector))
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.ConsecutiveFailures = 3 // seed 002: three strikes
 	b, _ := breaker.New(p, breaker.WithValidator(v))
 

@@ -192,7 +192,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 			breaker.WithIdleTTL(broadIdleTTL),
 			breaker.WithFleetGuard(breaker.FleetGuard{Active: broadIdleTTL}),
 		)
-		if b, err = breaker.New(breaker.Standard, opts...); err != nil {
+		if b, err = breaker.New(breaker.Standard(), opts...); err != nil {
 			return run, fmt.Errorf("breaker: %w", err)
 		}
 		if err := m.Watch(b); err != nil {

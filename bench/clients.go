@@ -145,7 +145,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 		}
 		opts = append(opts, w.cp.BreakerOptions()...)
 	}
-	b, err := breaker.New(breaker.Standard, opts...)
+	b, err := breaker.New(breaker.Standard(), opts...)
 	if err != nil {
 		w.close()
 		return fmt.Errorf("breaker: %w", err)
@@ -172,14 +172,14 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 // Usage section adds it, with nothing else changed: the collector keeps
 // its LimitRule (the shared one of the baselines), its transport (no
 // WithBaseTransport: Register wraps the one it has), its page callback and
-// its plain OnError → Retry() loop; the validator and breaker.Standard are
+// its plain OnError → Retry() loop; the validator and breaker.Standard() are
 // registered with breakwater.Use, with no pacing and no checkpoint.
 func wireDropIn(c *colly.Collector, w *wiring, log zerolog.Logger) error {
 	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
 	}
-	b, err := breaker.New(breaker.Standard, breaker.WithValidator(v), breaker.WithLogger(log))
+	b, err := breaker.New(breaker.Standard(), breaker.WithValidator(v), breaker.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("breaker: %w", err)
 	}

@@ -52,7 +52,7 @@ type Wiring struct {
 
 func drawWiring(d draw) Wiring {
 	w := Wiring{
-		Profile: []breaker.Profile{breaker.Standard, breaker.Standard, breaker.Conservative, breaker.Aggressive}[d.r.IntN(4)],
+		Profile: []breaker.Profile{breaker.Standard(), breaker.Standard(), breaker.Conservative(), breaker.Aggressive()}[d.r.IntN(4)],
 		Timeout: d.ms(400, 1200),
 	}
 	if d.chance(0.2) {

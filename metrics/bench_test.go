@@ -18,7 +18,7 @@ import (
 func BenchmarkClosedAllowRecord(b *testing.B) {
 	attempt := breaker.Attempt{Domain: "shop.example", Outcome: breaker.Outcome{Class: breaker.Success, Latency: 120 * time.Millisecond}}
 	run := func(b *testing.B, hooks []func(breaker.Attempt), opts ...breaker.Option) {
-		br, err := breaker.New(breaker.Standard, opts...)
+		br, err := breaker.New(breaker.Standard(), opts...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func BenchmarkGather(b *testing.B) {
 		b.Run(strconv.Itoa(n)+"domains", func(b *testing.B) {
 			reg := prometheus.NewRegistry()
 			m, _ := metrics.New(reg)
-			br, _ := breaker.New(breaker.Standard, m.BreakerOptions()...)
+			br, _ := breaker.New(breaker.Standard(), m.BreakerOptions()...)
 			m.Watch(br)
 			hook := metrics.OutcomeHook(m)
 			for i := range n {
@@ -84,7 +84,7 @@ func BenchmarkGatherBroad(b *testing.B) {
 			clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 			reg := prometheus.NewRegistry()
 			m, _ := metrics.New(reg)
-			br, _ := breaker.New(breaker.Standard, append(m.BreakerOptions(), breaker.WithClock(clk))...)
+			br, _ := breaker.New(breaker.Standard(), append(m.BreakerOptions(), breaker.WithClock(clk))...)
 			m.Watch(br)
 			hook := metrics.OutcomeHook(m)
 			for i := range c.n {

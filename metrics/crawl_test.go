@@ -159,7 +159,7 @@ func TestScrapeShowsAThrottledDomainsPause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard, m.BreakerOptions()...)
+	b, err := breaker.New(breaker.Standard(), m.BreakerOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

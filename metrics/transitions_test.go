@@ -20,7 +20,7 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := clock.NewFake(epoch)
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.MaxCooldown = "no-growth", 0 // a fixed cooldown, so the clock can be moved past it exactly
 	b, err := breaker.New(p, append(m.BreakerOptions(), breaker.WithClock(clk))...)
 	if err != nil {

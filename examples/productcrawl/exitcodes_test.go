@@ -48,8 +48,8 @@ func TestExitTrippedOnADegradingStore(t *testing.T) {
 		profile     breaker.Profile
 		parallelism int
 	}{
-		{breaker.Standard, 2},
-		{breaker.Conservative, 3},
+		{breaker.Standard(), 2},
+		{breaker.Conservative(), 3},
 	} {
 		t.Run(tc.profile.Name, func(t *testing.T) {
 			// After leaves a full window of successes before the first

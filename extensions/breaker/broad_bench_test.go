@@ -27,7 +27,7 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 		name string
 		p    breaker.Profile
 		ttl  time.Duration
-	}{{"standard", breaker.Standard, 0}, {"aggressive", breaker.Aggressive, 0}, {"standard/whole", breaker.Standard, -1}} {
+	}{{"standard", breaker.Standard(), 0}, {"aggressive", breaker.Aggressive(), 0}, {"standard/whole", breaker.Standard(), -1}} {
 		p := c.p
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {

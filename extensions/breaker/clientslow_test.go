@@ -26,7 +26,7 @@ func recordSuccesses(t *testing.T, b *breaker.Breaker, clk *clock.Fake, host str
 // latency-slope trip then would close healthy sites. One domain slowing
 // alone still trips.
 func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
-	p := breaker.Aggressive
+	p := breaker.Aggressive()
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	b, err := breaker.New(p, breaker.WithClock(clk))
 	if err != nil {

@@ -59,7 +59,7 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 	clk := clock.NewFake(epoch)
 	var ref refusals
 	var trans []breaker.Transition
-	b := newBreaker(t, breaker.Standard, breaker.WithClock(clk), breaker.OnRefused(ref.hook),
+	b := newBreaker(t, breaker.Standard(), breaker.WithClock(clk), breaker.OnRefused(ref.hook),
 		breaker.OnTransition(func(tr breaker.Transition) { trans = append(trans, tr) }))
 	c := colly.NewCollector()
 	b.Register(c)
@@ -85,7 +85,7 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 
 	// The site recovers; after the cooldown two probes close the circuit.
 	store.SetScenario(testserver.Scenario{Mode: testserver.Healthy})
-	clk.Advance(breaker.Standard.Cooldown)
+	clk.Advance(breaker.Standard().Cooldown)
 	for i := 61; i <= 70; i++ {
 		c.Visit(store.ProductURL(i))
 	}
@@ -117,7 +117,7 @@ func TestSeedTimelineQueuedUpFrontWithParallelism(t *testing.T) {
 		// The LimitRule frees its slot when the body is read, a moment
 		// before the outcome reaches the circuit; the pace frees its slot
 		// only after, which is what makes P − 1 a bound.
-		b := newBreaker(t, breaker.Standard, breaker.OnRefused(ref.hook), breaker.WithPacing(breaker.Pacing{Parallelism: p}))
+		b := newBreaker(t, breaker.Standard(), breaker.OnRefused(ref.hook), breaker.WithPacing(breaker.Pacing{Parallelism: p}))
 		c := colly.NewCollector(colly.Async(true))
 		if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
 			t.Fatal(err)
@@ -141,7 +141,7 @@ func TestSeedTimelineQueuedUpFrontWithParallelism(t *testing.T) {
 func TestWorksWithCollyQueue(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 200, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 	var ref refusals
-	b := newBreaker(t, breaker.Standard, breaker.OnRefused(ref.hook))
+	b := newBreaker(t, breaker.Standard(), breaker.OnRefused(ref.hook))
 	c := colly.NewCollector()
 	b.Register(c)
 	q, err := queue.New(2, &queue.InMemoryQueueStorage{MaxSize: 1000})
@@ -172,7 +172,7 @@ func TestOneFailingDomainLeavesOthersFlowing(t *testing.T) {
 	}
 	defer fleet.Close()
 	bad, good := fleet.Stores[0], fleet.Stores[1]
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector(colly.Async(true))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
 	b.Register(c)
@@ -209,7 +209,7 @@ func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 		mu       sync.Mutex
 		outcomes []breaker.Attempt
 	)
-	b := newBreaker(t, breaker.Aggressive, breaker.WithClock(clk), breaker.WithThrottleRetries(100),
+	b := newBreaker(t, breaker.Aggressive(), breaker.WithClock(clk), breaker.WithThrottleRetries(100),
 		breaker.OnOutcome(func(a breaker.Attempt) { mu.Lock(); outcomes = append(outcomes, a); mu.Unlock() }))
 	c := colly.NewCollector()
 	b.Register(c)
@@ -263,7 +263,7 @@ func TestBlockedAndGoneNeverTrip(t *testing.T) {
 		class breaker.Class
 	}{{testserver.Blocked, breaker.Blocked}, {testserver.Gone, breaker.Gone}} {
 		store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: tt.mode}})
-		b := newBreaker(t, breaker.Conservative, breaker.WithAlarmAfter(5))
+		b := newBreaker(t, breaker.Conservative(), breaker.WithAlarmAfter(5))
 		c := colly.NewCollector()
 		b.Register(c)
 		for i := 1; i <= 100; i++ {
@@ -281,7 +281,7 @@ func TestBlockedAndGoneNeverTrip(t *testing.T) {
 func TestRefusedRequestsNeverReachTheNetwork(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
 	var ref refusals
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.ConsecutiveFailures = 3
 	b := newBreaker(t, p, breaker.OnRefused(ref.hook))
 	c := colly.NewCollector()

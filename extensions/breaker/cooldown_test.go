@@ -12,7 +12,7 @@ import (
 
 // growing is a two-strikes profile whose cooldown grows to 5 minutes.
 func growing() breaker.Profile {
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.WindowSize, p.ConsecutiveFailures, p.HalfOpenProbes = "growing", 4, 2, 1
 	p.Cooldown, p.MaxCooldown = time.Minute, 5*time.Minute
 	return p

@@ -54,7 +54,7 @@ func TestDropInRateLimitedStoreEndsWithEveryPageOnce(t *testing.T) {
 func TestSustainedThrottlingEndsTripped(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 30,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second}})
-	b := newBreaker(t, breaker.Standard, breaker.WithPacing(breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond}))
+	b := newBreaker(t, breaker.Standard(), breaker.WithPacing(breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond}))
 	c := colly.NewCollector(colly.Async(true))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	b.Register(c)
@@ -88,7 +88,7 @@ func TestSustainedThrottlingEndsTripped(t *testing.T) {
 // Colly's "Aborted before Do Request".
 func TestGateRefusalReachesOnErrorAsErrOpen(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 5}})
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector(colly.Async(true))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	var mu sync.Mutex
@@ -126,7 +126,7 @@ func TestCutBodyIsDegradedWithoutAValidator(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Truncated}})
 	var mu sync.Mutex
 	classes := map[breaker.Class]int{}
-	b := newBreaker(t, breaker.Standard, breaker.OnOutcome(func(a breaker.Attempt) {
+	b := newBreaker(t, breaker.Standard(), breaker.OnOutcome(func(a breaker.Attempt) {
 		mu.Lock()
 		classes[a.Outcome.Class]++
 		mu.Unlock()
@@ -160,7 +160,7 @@ func TestCrawlDeadlineIsNotTheSitesFailure(t *testing.T) {
 	defer fleet.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
 	defer cancel()
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector(colly.Async(true), colly.StdlibContext(ctx))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	var mu sync.Mutex
@@ -217,7 +217,7 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 	hang := fleet.Stores[0]
 	var mu sync.Mutex
 	var long int
-	b := newBreaker(t, breaker.Standard, breaker.OnOutcome(func(a breaker.Attempt) {
+	b := newBreaker(t, breaker.Standard(), breaker.OnOutcome(func(a breaker.Attempt) {
 		if a.Outcome.Latency >= 9*time.Second {
 			mu.Lock()
 			long++
@@ -260,7 +260,7 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 // claim it; the slot lapses and the crawl goes on.
 func TestUserAbortAfterTheBreakerDoesNotStallTheDomain(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 20})
-	b := newBreaker(t, breaker.Standard, breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
+	b := newBreaker(t, breaker.Standard(), breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
 	c := colly.NewCollector(colly.Async(true))
 	b.Register(c)
 	c.OnRequest(func(r *colly.Request) { // the user's filter, registered after the breaker

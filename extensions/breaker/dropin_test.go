@@ -101,7 +101,7 @@ func runDropInWith(t *testing.T, w wiring, store *testserver.Store, urls []strin
 	if w.pacing {
 		opts = append(opts, breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
 	}
-	b := newBreaker(t, breaker.Standard, opts...)
+	b := newBreaker(t, breaker.Standard(), opts...)
 	run.b = b
 
 	// The existing scraper, as its author wrote it.
@@ -197,7 +197,7 @@ func checkTransport(t *testing.T, w wiring, run *dropInRun, s *testserver.Store)
 // site), and counts in the store's own log the requests sent into the
 // failure: at most need + P − 1 in every wiring.
 func TestDropInTripBoundHoldsInEveryWiring(t *testing.T) {
-	need := breaker.FailuresToTrip(breaker.Standard)
+	need := breaker.FailuresToTrip(breaker.Standard())
 	for _, after := range []int{30, 1} {
 		for _, w := range dropInWirings() {
 			t.Run(fmt.Sprintf("%s/after%d", w.name, after), func(t *testing.T) {
@@ -206,9 +206,9 @@ func TestDropInTripBoundHoldsInEveryWiring(t *testing.T) {
 				if !run.ended {
 					return
 				}
-				bound := need + w.parallelism(breaker.Standard) - 1
+				bound := need + w.parallelism(breaker.Standard()) - 1
 				if got := store.SentAfterFailing(); got > bound || got < need {
-					t.Errorf("%s: %d requests into the failing store, want %d..%d (need %d + P %d − 1)", w.name, got, need, bound, need, w.parallelism(breaker.Standard))
+					t.Errorf("%s: %d requests into the failing store, want %d..%d (need %d + P %d − 1)", w.name, got, need, bound, need, w.parallelism(breaker.Standard()))
 				}
 				if st := run.b.State(store.Host()); st != breaker.Open {
 					t.Errorf("%s: circuit %s, want open", w.name, st)
@@ -249,7 +249,7 @@ func TestDropInHealthyStoreIsNeverTripped(t *testing.T) {
 // verdict further. The requests into the failure still stay within
 // need + P − 1 in every wiring.
 func TestDropInConsentShellsTripWithinTheBound(t *testing.T) {
-	need := breaker.FailuresToTrip(breaker.Standard)
+	need := breaker.FailuresToTrip(breaker.Standard())
 	for _, w := range dropInWirings() {
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 150, Scenario: testserver.Scenario{Mode: testserver.Empty, After: 30}})
@@ -261,7 +261,7 @@ func TestDropInConsentShellsTripWithinTheBound(t *testing.T) {
 			if !run.ended {
 				return
 			}
-			bound := need + w.parallelism(breaker.Standard) - 1
+			bound := need + w.parallelism(breaker.Standard()) - 1
 			if got := store.SentAfterFailing(); got > bound || got < need {
 				t.Errorf("%s: %d requests into the consent shells, want %d..%d", w.name, got, need, bound)
 			}

@@ -30,7 +30,7 @@ func (r *transitions) reasons() []string {
 }
 
 func TestSlowCallsTripAFullWindow(t *testing.T) {
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate = "slow", 10, time.Second, 0.8
 	var tr transitions
 	b := newBreaker(t, p, breaker.WithClock(clock.NewFake(epoch)), breaker.OnTransition(tr.hook))
@@ -60,7 +60,7 @@ func TestSlowCallsTripAFullWindow(t *testing.T) {
 		t.Fatalf("transitions %v, want one slow_calls trip", r)
 	}
 	// The rule is off in the conservative profile.
-	b2 := newBreaker(t, breaker.Conservative)
+	b2 := newBreaker(t, breaker.Conservative())
 	for range 50 {
 		tk, _ := b2.Allow("slow.test")
 		b2.Record(tk, breaker.Outcome{Class: breaker.Success, Latency: time.Minute})
@@ -97,7 +97,7 @@ func slopeRun(t *testing.T, p breaker.Profile) (sent int, reasons []string, warn
 }
 
 func TestLatencySlopeTripsBeforeErrors(t *testing.T) {
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.TimeoutMultiple, p.SlowCall, p.SlowCallRate = "slope", 0, 0, 0
 	p.SlopeMultiple, p.SlopeFloor = 3, 20*time.Millisecond
 
@@ -138,7 +138,7 @@ func TestSlowStoreTripsOnSlowCallsOnly(t *testing.T) {
 		}
 		return store.Count(), b.Stats()[0]
 	}
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate, p.TimeoutMultiple = "slow", 10, 20*time.Millisecond, 0.8, 0
 	sent, st := run(p)
 	if st.State != breaker.Open || sent != 10 || st.Count(breaker.Success) != 10 {

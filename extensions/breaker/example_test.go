@@ -20,7 +20,7 @@ func Example() {
 	defer store.Close()
 
 	refused := 0
-	b, err := breaker.New(breaker.Standard,
+	b, err := breaker.New(breaker.Standard(),
 		breaker.OnRefused(func(r *colly.Request, err *breaker.CircuitOpenError) { refused++ }))
 	if err != nil {
 		fmt.Println(err)
@@ -43,7 +43,7 @@ func Example() {
 func ExampleWithLogger() {
 	log := zerolog.New(os.Stdout)
 	clk := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.ConsecutiveFailures = "two-strikes", 2
 	b, _ := breaker.New(p, breaker.WithLogger(log), breaker.WithClock(clk))
 	for _, c := range []breaker.Class{breaker.Success, breaker.Degraded, breaker.Degraded} {
@@ -58,7 +58,7 @@ func ExampleWithLogger() {
 }
 
 func ExampleProfile_Validate() {
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.FailureThreshold = "too-strict", 0
 	fmt.Println(p.Validate())
 	// Output:

@@ -41,7 +41,7 @@ func (r *transitionLog) hook(t breaker.Transition) {
 // or its adaptive timeout: a compacted domain recomputes those from the
 // latencies seen since it was revived; see WithIdleTTL.)
 func TestCompactionChangesNoDecision(t *testing.T) {
-	for _, p := range []breaker.Profile{breaker.Standard, breaker.Aggressive, breaker.Conservative} {
+	for _, p := range []breaker.Profile{breaker.Standard(), breaker.Aggressive(), breaker.Conservative()} {
 		for seed := uint64(1); seed <= 4; seed++ {
 			t.Run(p.Name+"/"+strconv.FormatUint(seed, 10), func(t *testing.T) { compareCompaction(t, p, seed) })
 		}
@@ -180,7 +180,7 @@ func (memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestIdleDomainsCompactAndComeBackWhole(t *testing.T) {
 	const n, ttl = 300, 10 * time.Second
 	clk := clock.NewFake(epoch)
-	b := newBreaker(t, breaker.Standard, breaker.WithClock(clk), breaker.WithIdleTTL(ttl))
+	b := newBreaker(t, breaker.Standard(), breaker.WithClock(clk), breaker.WithIdleTTL(ttl))
 	crawl := func(page int) {
 		c := colly.NewCollector(colly.Async(true))
 		c.WithTransport(memTransport{})

@@ -14,7 +14,7 @@ import (
 func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 	clk := clock.NewFake(epoch)
-	b := newBreaker(t, breaker.Standard, breaker.WithClock(clk))
+	b := newBreaker(t, breaker.Standard(), breaker.WithClock(clk))
 	c := colly.NewCollector(colly.AllowURLRevisit())
 	b.Register(c)
 	for i := 1; i <= 60; i++ {
@@ -38,7 +38,7 @@ func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 	// The site recovers and the unfinished URLs are re-driven: nothing is
 	// left unfinished, the circuit closed, the run complete.
 	store.SetScenario(testserver.Scenario{})
-	clk.Advance(breaker.Standard.Cooldown)
+	clk.Advance(breaker.Standard().Cooldown)
 	for _, u := range un {
 		c.Visit(u.URL)
 	}
@@ -53,7 +53,7 @@ func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 
 func TestJudgeEmptyWhenNothingSucceeded(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 20, Scenario: testserver.Scenario{Mode: testserver.Gone}})
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector()
 	b.Register(c)
 	for i := 1; i <= 20; i++ {

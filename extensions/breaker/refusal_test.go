@@ -12,7 +12,7 @@ import (
 // read on every refusal. It must never end early, must end soon after
 // RetryAt, and a re-trip must start a fresh one.
 func TestCachedRefusalOnTheSystemClock(t *testing.T) {
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name = "quick"
 	p.ConsecutiveFailures = 1
 	p.HalfOpenProbes = 1

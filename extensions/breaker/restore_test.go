@@ -22,8 +22,8 @@ func snapshotOf(t *testing.T, b *breaker.Breaker, host string) breaker.Snapshot 
 // at most: it never trips by itself, counts nothing, and the next failure
 // trips it as it would have before the restart.
 func TestRestoreWindowPutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
-	need := breaker.FailuresToTrip(breaker.Standard)
-	consecutive := breaker.Standard
+	need := breaker.FailuresToTrip(breaker.Standard())
+	consecutive := breaker.Standard()
 	consecutive.Name, consecutive.ConsecutiveFailures = "consecutive", 3
 	for _, tc := range []struct {
 		name                 string
@@ -31,11 +31,11 @@ func TestRestoreWindowPutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
 		outcomes, failures   int
 		wantLen, wantFailing int
 	}{
-		{"as saved", breaker.Standard, 12, 4, 12, 4},
-		{"more failures than a trip", breaker.Standard, 20, 15, 20, need - 1},
-		{"probation", breaker.Standard, -1, -1, breaker.Standard.WindowSize, need - 1},
+		{"as saved", breaker.Standard(), 12, 4, 12, 4},
+		{"more failures than a trip", breaker.Standard(), 20, 15, 20, need - 1},
+		{"probation", breaker.Standard(), -1, -1, breaker.Standard().WindowSize, need - 1},
 		{"consecutive failures", consecutive, 20, 8, 20, 2},
-		{"nothing", breaker.Standard, 0, 0, 0, 0},
+		{"nothing", breaker.Standard(), 0, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := breaker.New(tc.p)
@@ -69,7 +69,7 @@ func TestRestoreWindowPutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
 
 // A circuit that is not closed is left as it is.
 func TestRestoreWindowLeavesAnOpenCircuitAlone(t *testing.T) {
-	b, err := breaker.New(breaker.Standard)
+	b, err := breaker.New(breaker.Standard())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func (c slowCircuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome
 // requests sent into a failing store: a slot freed before its outcome is
 // recorded would let more than need + P − 1 through.
 func TestNoRequestLeavesWhileTheTrippingOutcomeIsBeingRecorded(t *testing.T) {
-	need := breaker.FailuresToTrip(breaker.Standard)
+	need := breaker.FailuresToTrip(breaker.Standard())
 	for _, w := range dropInWirings() {
 		if w.slow || w.retry {
 			continue
@@ -45,7 +45,7 @@ func TestNoRequestLeavesWhileTheTrippingOutcomeIsBeingRecorded(t *testing.T) {
 			if !run.ended {
 				return
 			}
-			if got, bound := store.SentAfterFailing(), need+w.parallelism(breaker.Standard)-1; got > bound {
+			if got, bound := store.SentAfterFailing(), need+w.parallelism(breaker.Standard())-1; got > bound {
 				t.Errorf("%s: %d requests into the failing store, want at most %d", w.name, got, bound)
 			}
 		})

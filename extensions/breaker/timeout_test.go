@@ -21,7 +21,7 @@ import (
 func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, Scenario: testserver.Scenario{
 		Mode: testserver.Hang, After: 30, Latency: 2 * time.Millisecond, Hold: 20 * time.Second}})
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.ConsecutiveFailures = "cut", 3
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 150*time.Millisecond, 20
 	var attempts []breaker.Attempt
@@ -59,7 +59,7 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 
 func TestNoAdaptiveTimeoutWithoutEnoughSuccesses(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 10})
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.TimeoutAfter = 20
 	b := newBreaker(t, p)
 	c := colly.NewCollector()
@@ -79,7 +79,7 @@ func hangAfter(t *testing.T, healthy int, floor time.Duration) (*testserver.Stor
 	t.Helper()
 	store := startStore(t, testserver.Config{Products: healthy + 5, Scenario: testserver.Scenario{
 		Mode: testserver.Hang, After: healthy, Latency: time.Millisecond, Hold: 20 * time.Second}})
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name = "cut"
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, floor, healthy
 	var mu sync.Mutex
@@ -185,7 +185,7 @@ func TestAdaptiveTimeoutCutsABodyThatStalls(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name = "cut"
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 200*time.Millisecond, 20
 	var last breaker.Attempt

@@ -17,7 +17,7 @@ import (
 // BreakerOptions returns the hooks that tie a breaker to the checkpoint;
 // pass them to breaker.New:
 //
-//	b, err := breaker.New(breaker.Standard, cp.BreakerOptions()...)
+//	b, err := breaker.New(breaker.Standard(), cp.BreakerOptions()...)
 //
 // With them the breaker's classified outcome of every attempt (after
 // validation) decides the URL's state, a refusal parks the URL until the

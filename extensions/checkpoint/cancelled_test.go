@@ -23,7 +23,7 @@ import (
 // send one request more into the failure than an uninterrupted run would.
 func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 	const p = 2
-	need := circuit.FailuresToTrip(breaker.Standard)
+	need := circuit.FailuresToTrip(breaker.Standard())
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 60,
 		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25, Latency: 40 * time.Millisecond}})
 	path := dbPath(t)
@@ -39,7 +39,7 @@ func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 				failures.Add(1)
 			}
 		})
-		b, err := breaker.New(breaker.Standard, append(cp.BreakerOptions(), breaker.WithClock(clk), count,
+		b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.WithClock(clk), count,
 			breaker.WithPacing(breaker.Pacing{Parallelism: p}))...)
 		if err != nil {
 			t.Fatal(err)

@@ -14,7 +14,7 @@
 //	defer st.Close()                       // after cp.Close
 //	cp, err := checkpoint.New(st)
 //	if err != nil { ... }
-//	b, _ := breaker.New(breaker.Standard, cp.BreakerOptions()...)
+//	b, _ := breaker.New(breaker.Standard(), cp.BreakerOptions()...)
 //	cp.Breaker(b)                          // re-opens domains saved open
 //	breakwater.Use(c, v, b, cp)            // the checkpoint last
 //	cp.Resume(c)                           // what earlier runs left

@@ -25,7 +25,7 @@ func throttleRun(t *testing.T, path string, clk *clock.Fake, store *testserver.S
 			cancel()
 		}
 	})
-	b, err := breaker.New(breaker.Standard, append(cp.BreakerOptions(), breaker.WithClock(clk), stop)...)
+	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.WithClock(clk), stop)...)
 	if err != nil {
 		t.Fatal(err)
 	}

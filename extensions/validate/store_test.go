@@ -200,7 +200,7 @@ func TestRestyledStoreEndsSelectorBroken(t *testing.T) {
 		sent    int
 	}{
 		{threeStrikes, 5 + 3},
-		{breaker.Standard, 5 + 10}, // 10 failures trip it, the window full or not
+		{breaker.Standard(), 5 + 10}, // 10 failures trip it, the window full or not
 	} {
 		t.Run(tc.profile.Name, func(t *testing.T) {
 			store := startStore(t, testserver.Scenario{Mode: testserver.Restyled, After: 5})

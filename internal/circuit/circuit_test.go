@@ -12,7 +12,7 @@ func TestFailuresToTrip(t *testing.T) {
 		p    breaker.Profile
 		want int
 	}{
-		{breaker.Standard, 10},
+		{breaker.Standard(), 10},
 		{breaker.Profile{WindowSize: 50, FailureThreshold: 0.35}, 18}, // 17/50 = 0.34 is below
 		{breaker.Profile{WindowSize: 10, FailureThreshold: 0.6}, 6},   // exact, no float drift
 		{breaker.Profile{WindowSize: 1, FailureThreshold: 0.01}, 1},   // never below one

@@ -89,7 +89,7 @@ func tripWith(t *testing.T, c breaker.Circuit, clk bwclock.Clock, p breaker.Prof
 
 func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
-	ws, _, _ := workers(t, 3, breaker.Standard)
+	ws, _, _ := workers(t, 3, breaker.Standard())
 	// Workers 1 and 2 have requests in flight when worker 0 trips.
 	var late []breaker.Permit
 	for _, w := range ws[1:] {
@@ -98,8 +98,8 @@ func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 			late = append(late, p)
 		}
 	}
-	tr := tripWith(t, ws[0], clk, breaker.Standard)
-	if need := icircuit.FailuresToTrip(breaker.Standard); tr.Reason != breaker.ReasonFailureRate || tr.Trips != 1 || len(tr.Window) != need {
+	tr := tripWith(t, ws[0], clk, breaker.Standard())
+	if need := icircuit.FailuresToTrip(breaker.Standard()); tr.Reason != breaker.ReasonFailureRate || tr.Trips != 1 || len(tr.Window) != need {
 		t.Fatalf("trip %+v, want failure_rate after %d failures, trip 1", tr, need)
 	}
 	for i, w := range ws[1:] {
@@ -126,7 +126,7 @@ func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 }
 
 func TestHalfOpenProbesAreLimitedAcrossWorkers(t *testing.T) {
-	for _, p := range []breaker.Profile{breaker.Conservative, breaker.Standard, breaker.Aggressive} {
+	for _, p := range []breaker.Profile{breaker.Conservative(), breaker.Standard(), breaker.Aggressive()} {
 		t.Run(p.Name, func(t *testing.T) {
 			clk := bwclock.NewFake(epoch)
 			ws, _, _ := workers(t, 3, p)
@@ -178,9 +178,9 @@ func TestHalfOpenProbesAreLimitedAcrossWorkers(t *testing.T) {
 
 func TestProbesPassingOnDifferentWorkersCloseTheCircuit(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
-	ws, _, _ := workers(t, 2, breaker.Standard) // 2 probes
-	tripWith(t, ws[0], clk, breaker.Standard)
-	clk.Advance(breaker.Standard.Cooldown)
+	ws, _, _ := workers(t, 2, breaker.Standard()) // 2 probes
+	tripWith(t, ws[0], clk, breaker.Standard())
+	clk.Advance(breaker.Standard().Cooldown)
 	p0, _ := mustAllow(t, ws[0], clk)
 	p1, _ := mustAllow(t, ws[1], clk)
 	if !p0.Probe || !p1.Probe {
@@ -202,7 +202,7 @@ func TestProbesPassingOnDifferentWorkersCloseTheCircuit(t *testing.T) {
 // with no slot free forever: its probe's lease runs out.
 func TestProbeLeaseFreesTheSlotOfADeadWorker(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
-	p := breaker.Conservative // 1 probe
+	p := breaker.Conservative() // 1 probe
 	ws, _, _ := workers(t, 2, p, redis.WithProbeLease(30*time.Second))
 	tripWith(t, ws[0], clk, p)
 	clk.Advance(p.Cooldown)
@@ -223,7 +223,7 @@ func TestProbeLeaseFreesTheSlotOfADeadWorker(t *testing.T) {
 
 func TestCircuitKeysExpireWhenIdleButNeverWhileOpen(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
-	p := breaker.Conservative // 300 s cooldown
+	p := breaker.Conservative() // 300 s cooldown
 	ws, client, bs := workers(t, 1, p, redis.WithRetention(time.Minute))
 	c := ws[0]
 	ctx := context.Background()
@@ -254,7 +254,7 @@ func TestCircuitKeysExpireWhenIdleButNeverWhileOpen(t *testing.T) {
 
 func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
-	ws, _, _ := workers(t, 2, breaker.Standard)
+	ws, _, _ := workers(t, 2, breaker.Standard())
 	until := epoch.Add(10 * time.Minute)
 	tr, err := ws[0].(icircuit.Restorer).RestoreOpen(clk, until, 4)
 	if err != nil {
@@ -281,13 +281,13 @@ func TestCrawlsDoNotShareCircuits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := bs.Circuit(domain, breaker.Standard)
+		c, err := bs.Circuit(domain, breaker.Standard())
 		if err != nil {
 			t.Fatal(err)
 		}
 		cs = append(cs, c)
 	}
-	tripWith(t, cs[0], clk, breaker.Standard)
+	tripWith(t, cs[0], clk, breaker.Standard())
 	if p, _ := mustAllow(t, cs[1], clk); p.Probe {
 		t.Fatal("the other crawl's circuit is not closed")
 	}
@@ -304,15 +304,15 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := bs.Circuit(domain, breaker.Standard)
+	c, err := bs.Circuit(domain, breaker.Standard())
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Load the scripts first: after that EVALSHA never falls back to EVAL.
 	pm, _ := mustAllow(t, c, clk)
 	mustRecord(t, c, clk, pm, breaker.Success)
-	tripWith(t, c, clk, breaker.Standard)
-	clk.Advance(breaker.Standard.Cooldown)
+	tripWith(t, c, clk, breaker.Standard())
+	clk.Advance(breaker.Standard().Cooldown)
 	if _, err := c.Snapshot(clk); err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 // (the circuit stays closed), and allowed after.
 func TestRetryAfterGivenToOneWorkerHoldsThemAll(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
-	ws, _, _ := workers(t, 2, breaker.Standard)
+	ws, _, _ := workers(t, 2, breaker.Standard())
 	until := epoch.Add(3 * time.Second)
 	p, ok := ws[0].(interface {
 		Pause(bwclock.Clock, time.Time) error

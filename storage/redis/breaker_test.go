@@ -46,7 +46,7 @@ func TestBreakerStorePassesTheCircuitTable(t *testing.T) {
 // permits, refusals, and transitions down to their evidence, so the
 // breaker's logs read the same whichever store decides.
 func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
-	for _, p := range []breaker.Profile{breaker.Conservative, breaker.Standard, breaker.Aggressive, threeStrikes} {
+	for _, p := range []breaker.Profile{breaker.Conservative(), breaker.Standard(), breaker.Aggressive(), threeStrikes} {
 		t.Run(p.Name, func(t *testing.T) {
 			client, prefix := redistest.New(t)
 			// Probe leases never run out here: the in-process circuit has none.

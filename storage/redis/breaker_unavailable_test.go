@@ -55,7 +55,7 @@ func TestBreakerFailsClosedWhileRedisIsDownAndResumesWhenItIsBack(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := breaker.Conservative
+	p := breaker.Conservative()
 	tripped, err := bs.Circuit("down.test", p)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Cooldown = 5 * time.Minute
 	tripped, err := bs.Circuit("down.test", p)
 	if err != nil {
@@ -172,7 +172,7 @@ func TestBreakerThroughAClosedPortNeverHangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard, breaker.WithStore(bs))
+	b, err := breaker.New(breaker.Standard(), breaker.WithStore(bs))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -346,7 +346,7 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 			must("NewBreakerStore", err)
 			clk := bwclock.System
 			for d := range 3 {
-				circ, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard)
+				circ, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard())
 				must("Circuit", err)
 				p, _, err := circ.Allow(clk)
 				must("Allow", err)

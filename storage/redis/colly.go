@@ -28,7 +28,7 @@ import (
 //	cs, err := redis.NewCollyStorage(client, "shop-crawl-2026-05-01")
 //	c := colly.NewCollector()
 //	cs.Register(c)                      // SetStorage, and track each request
-//	b, err := breaker.New(breaker.Standard, append(cs.BreakerOptions(), breaker.WithStore(bs))...)
+//	b, err := breaker.New(breaker.Standard(), append(cs.BreakerOptions(), breaker.WithStore(bs))...)
 //	b.Register(c)
 //	q, err := queue.New(4, cs)          // 4 requests at a time in this process
 //	q.AddURL("https://shop.example/")   // every worker may add the seeds: each is queued once

@@ -45,7 +45,7 @@ type workerConfig struct {
 // e2eProfile is Standard with a cooldown a test can wait out, and without
 // the latency rules, whose decisions a loaded 2-core machine could move.
 func e2eProfile(cooldown time.Duration) breaker.Profile {
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.Cooldown, p.MaxCooldown = "e2e", cooldown, 0
 	p.SlowCall, p.SlowCallRate, p.SlopeMultiple, p.SlopeFloor, p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 0, 0, 0, 0, 0, 0, 0
 	return p

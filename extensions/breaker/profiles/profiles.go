@@ -14,7 +14,7 @@ import (
 // validated: the default profile, the named profiles, and which domains
 // use which. It is read-only and safe for concurrent use.
 //
-// A nil *Set stands for no file at all: Default is breaker.Standard,
+// A nil *Set stands for no file at all: Default is breaker.Standard(),
 // Profile finds the built-in profiles, and Options is empty. A program
 // whose profiles file is optional need not test for one.
 type Set struct {
@@ -113,7 +113,7 @@ func (s *Set) Default() breaker.Profile {
 	if s != nil && s.hasDefault {
 		return s.def
 	}
-	p, _ := s.Profile(breaker.Standard.Name)
+	p, _ := s.Profile(breaker.Standard().Name)
 	return p
 }
 
@@ -127,7 +127,7 @@ func (s *Set) Profile(name string) (breaker.Profile, error) {
 			return p, nil
 		}
 	}
-	if p, err := breaker.ProfileByName(name); err == nil {
+	if p, ok := breaker.Profiles()[name]; ok {
 		return p, nil
 	}
 	known := "conservative, standard, aggressive"

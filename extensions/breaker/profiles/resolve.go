@@ -38,11 +38,11 @@ func (r *resolver) lookup(name string) (p breaker.Profile, found, ok bool) {
 		p, ok = r.get(name)
 		return p, true, ok
 	}
-	p, err := breaker.ProfileByName(name)
-	if err != nil && r.doc.unreadable {
+	p, builtin := breaker.Profiles()[name]
+	if !builtin && r.doc.unreadable {
 		return p, true, false // reported already: breaker_profiles could not be read
 	}
-	return p, err == nil, err == nil
+	return p, builtin, builtin
 }
 
 func (r *resolver) get(name string) (breaker.Profile, bool) {
