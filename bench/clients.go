@@ -130,7 +130,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 		breaker.WithBaseTransport(tr),
 		breaker.WithLogger(log),
 		breaker.OnOutcome(func(a breaker.Attempt) {
-			if a.Outcome.Class == breaker.Degraded {
+			if a.Result.Class == breaker.Degraded {
 				loop.retry(a.Request)
 			}
 		}),

@@ -16,7 +16,7 @@ import (
 // outcome hook runs from the Colly wiring, so the hooks are called here the
 // way it calls them.
 func BenchmarkClosedAllowRecord(b *testing.B) {
-	attempt := breaker.Attempt{Domain: "shop.example", Outcome: breaker.Outcome{Class: breaker.Success, Latency: 120 * time.Millisecond}}
+	attempt := breaker.Attempt{Domain: "shop.example", Result: breaker.Result{Class: breaker.Success, Latency: 120 * time.Millisecond}}
 	run := func(b *testing.B, hooks []func(breaker.Attempt), opts ...breaker.Option) {
 		br, err := breaker.New(breaker.Standard(), opts...)
 		if err != nil {
@@ -26,7 +26,7 @@ func BenchmarkClosedAllowRecord(b *testing.B) {
 		b.ResetTimer()
 		for b.Loop() {
 			t, _ := br.Allow("shop.example")
-			br.Record(t, attempt.Outcome)
+			br.Record(t, attempt.Result)
 			for _, h := range hooks {
 				h(attempt)
 			}
@@ -52,9 +52,9 @@ func BenchmarkGather(b *testing.B) {
 			for i := range n {
 				d := "shop" + strconv.Itoa(i) + ".example"
 				t, _ := br.Allow(d)
-				o := breaker.Outcome{Class: breaker.Success, Latency: 80 * time.Millisecond}
+				o := breaker.Result{Class: breaker.Success, Latency: 80 * time.Millisecond}
 				br.Record(t, o)
-				hook(breaker.Attempt{Domain: d, Outcome: o})
+				hook(breaker.Attempt{Domain: d, Result: o})
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -91,12 +91,12 @@ func BenchmarkGatherBroad(b *testing.B) {
 				d := "shop" + strconv.Itoa(i) + ".example"
 				for j := range 2 {
 					t, _ := br.Allow(d)
-					o := breaker.Outcome{Class: breaker.Success, Latency: 80 * time.Millisecond}
+					o := breaker.Result{Class: breaker.Success, Latency: 80 * time.Millisecond}
 					if i%100 == 0 && j == 1 {
 						o.Class = breaker.Degraded
 					}
 					br.Record(t, o)
-					hook(breaker.Attempt{Domain: d, Outcome: o})
+					hook(breaker.Attempt{Domain: d, Result: o})
 				}
 			}
 			if c.compact {

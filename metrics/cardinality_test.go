@@ -29,15 +29,15 @@ func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook := metrics.OutcomeHook(m)
-	ok := breaker.Outcome{Class: breaker.Success, Latency: 30 * time.Millisecond}
-	bad := breaker.Outcome{Class: breaker.Degraded, Latency: 30 * time.Millisecond}
-	send := func(d string, o breaker.Outcome) {
+	ok := breaker.Result{Class: breaker.Success, Latency: 30 * time.Millisecond}
+	bad := breaker.Result{Class: breaker.Degraded, Latency: 30 * time.Millisecond}
+	send := func(d string, o breaker.Result) {
 		tk, err := b.Allow(d)
 		if err != nil {
 			return
 		}
 		b.Record(tk, o)
-		hook(breaker.Attempt{Domain: d, Outcome: o})
+		hook(breaker.Attempt{Domain: d, Result: o})
 	}
 	for i := range n {
 		send("shop-"+strconv.Itoa(i)+".test", ok)

@@ -229,7 +229,7 @@ func (m *Metrics) degradingEvent(domain string, _, _ time.Duration) {
 }
 
 func (m *Metrics) outcome(a breaker.Attempt) {
-	m.observer(a.Domain).Observe(a.Outcome.Latency.Seconds())
+	m.observer(a.Domain).Observe(a.Result.Latency.Seconds())
 }
 
 func (m *Metrics) observer(domain string) prometheus.Observer {

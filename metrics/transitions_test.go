@@ -36,7 +36,7 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Allow: %v", err)
 		}
-		b.Record(tk, breaker.Outcome{Class: c, Latency: 50 * time.Millisecond})
+		b.Record(tk, breaker.Result{Class: c, Latency: 50 * time.Millisecond})
 	}
 	for range circuit.FailuresToTrip(p) {
 		record(breaker.Degraded) // the failures that trip it
@@ -94,7 +94,7 @@ func TestDegradingWarningsAreCounted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Allow after %d successes: %v", i, err)
 		}
-		b.Record(tk, breaker.Outcome{Class: breaker.Success, Latency: min(latency, 4*time.Second)})
+		b.Record(tk, breaker.Result{Class: breaker.Success, Latency: min(latency, 4*time.Second)})
 	}
 	if warnings == 0 {
 		t.Fatal("the breaker never warned of the slope; the test drives it wrong")

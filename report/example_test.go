@@ -26,7 +26,7 @@ func Example() {
 		for i := range n {
 			if t, err := b.Allow(host); err == nil {
 				lat := time.Duration(30+i) * time.Millisecond
-				b.Record(t, breaker.Outcome{Class: c, Latency: lat})
+				b.Record(t, breaker.Result{Class: c, Latency: lat})
 				if c == breaker.Success {
 					latencies[host] = append(latencies[host], lat)
 				}

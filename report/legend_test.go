@@ -28,7 +28,7 @@ func twoShops(t *testing.T, lats map[string][]time.Duration) *breaker.Breaker {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.Record(tk, breaker.Outcome{Class: breaker.Success, Latency: l})
+			b.Record(tk, breaker.Result{Class: breaker.Success, Latency: l})
 		}
 	}
 	return b

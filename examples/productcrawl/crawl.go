@@ -415,14 +415,14 @@ func (cr *crawl) received(r *colly.Response) {
 // attempt that left, at debug level.
 func (cr *crawl) onOutcome(a breaker.Attempt) {
 	cr.reach.observe(a)
-	if a.Outcome.Class == breaker.Success {
+	if a.Result.Class == breaker.Success {
 		cr.volMu.Lock()
-		cr.latencies[a.Domain] = append(cr.latencies[a.Domain], a.Outcome.Latency)
+		cr.latencies[a.Domain] = append(cr.latencies[a.Domain], a.Result.Latency)
 		cr.volMu.Unlock()
 	}
 	if e := cr.log.Debug(); e.Enabled() {
 		e.Str("event", "page").Str("url", a.Request.URL.String()).Int("status", a.Status).
-			Stringer("class", a.Outcome.Class).Dur("latency", a.Outcome.Latency).AnErr("error", a.Err).Msg("page")
+			Stringer("class", a.Result.Class).Dur("latency", a.Result.Latency).AnErr("error", a.Err).Msg("page")
 	}
 }
 

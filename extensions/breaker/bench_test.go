@@ -17,7 +17,7 @@ import (
 //
 //	go test -run '^$' -bench . -benchmem ./extensions/breaker/
 
-var success = breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+var success = breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 
 func BenchmarkClosedOneDomain(b *testing.B) {
 	b.Run("breakwater/circuit", func(b *testing.B) {
@@ -114,7 +114,7 @@ func BenchmarkOpenRefusal(b *testing.B) {
 		p.ConsecutiveFailures = 1
 		br, _ := breaker.New(p)
 		t, _ := br.Allow("down.test")
-		br.Record(t, breaker.Outcome{Class: breaker.Degraded})
+		br.Record(t, breaker.Result{Class: breaker.Degraded})
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := br.Allow("down.test"); err == nil {

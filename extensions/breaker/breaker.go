@@ -235,7 +235,7 @@ func (d *domain) clearOpen() { d.open.Store(nil) }
 
 // Record gives a ticket back with what the attempt returned. Give each
 // ticket back once.
-func (b *Breaker) Record(t Ticket, o Outcome) {
+func (b *Breaker) Record(t Ticket, o Result) {
 	d := t.d
 	if d == nil {
 		return

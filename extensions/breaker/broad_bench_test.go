@@ -37,7 +37,7 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				ok := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+				ok := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 				for _, h := range names {
 					for range 2 {
 						t, err := br.Allow(h)

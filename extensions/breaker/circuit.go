@@ -64,7 +64,7 @@ type Circuit interface {
 	// Record gives back a permit with the attempt's outcome. Counted
 	// outcomes enter the window; others only free a probe slot. It returns
 	// the Transition the outcome caused, if any.
-	Record(clk clock.Clock, p Permit, o Outcome) (Transition, error)
+	Record(clk clock.Clock, p Permit, o Result) (Transition, error)
 	// Snapshot reads the circuit's state without changing it.
 	Snapshot(clk clock.Clock) (Snapshot, error)
 }
@@ -154,7 +154,7 @@ func (c *memCircuit) Allow(clk clock.Clock) (Permit, Transition, error) {
 	}
 }
 
-func (c *memCircuit) Record(clk clock.Clock, p Permit, o Outcome) (Transition, error) {
+func (c *memCircuit) Record(clk clock.Clock, p Permit, o Result) (Transition, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p.Gen != c.gen {
@@ -186,7 +186,7 @@ func (c *memCircuit) Record(clk clock.Clock, p Permit, o Outcome) (Transition, e
 		c.probes--
 		switch {
 		case o.Class.Failure():
-			return c.tripLocked(clk.Now(), ReasonProbeFailed, []Outcome{o}), nil
+			return c.tripLocked(clk.Now(), ReasonProbeFailed, []Result{o}), nil
 		case o.Class == Success:
 			c.passed++
 			if c.passed >= c.p.HalfOpenProbes {
@@ -246,7 +246,7 @@ func countsAsTrip(reason string) bool {
 	return reason != ReasonRestored && reason != ReasonFleetPause && reason != ReasonThrottleHorizon
 }
 
-func (c *memCircuit) tripLocked(now time.Time, reason string, evidence []Outcome) Transition {
+func (c *memCircuit) tripLocked(now time.Time, reason string, evidence []Result) Transition {
 	c.trips++
 	c.retryAt = now.Add(c.p.Cooldown)
 	t := c.moveLocked(now, Open, reason, evidence)
@@ -263,7 +263,7 @@ func (c *memCircuit) WindowFailures() int { return int(c.failures.Load()) }
 
 // moveLocked changes state, starts a new generation and describes the
 // change. Every state change goes through here.
-func (c *memCircuit) moveLocked(now time.Time, to State, reason string, evidence []Outcome) Transition {
+func (c *memCircuit) moveLocked(now time.Time, to State, reason string, evidence []Result) Transition {
 	t := Transition{Domain: c.domain, From: c.state, To: to, At: now, Reason: reason, Window: evidence,
 		FailureRate: failureRate(evidence), MedianLatency: medianSuccessLatency(evidence)}
 	c.state = to

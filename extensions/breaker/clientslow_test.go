@@ -17,7 +17,7 @@ func recordSuccesses(t *testing.T, b *breaker.Breaker, clk *clock.Fake, host str
 			t.Fatalf("%s refused: %v", host, err)
 		}
 		clk.Advance(time.Millisecond)
-		b.Record(tk, breaker.Outcome{Class: breaker.Success, Latency: lat})
+		b.Record(tk, breaker.Result{Class: breaker.Success, Latency: lat})
 	}
 }
 

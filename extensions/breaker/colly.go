@@ -19,7 +19,7 @@ import (
 type Attempt struct {
 	Request *colly.Request
 	Domain  string
-	Outcome Outcome
+	Result  Result
 	// Status is the HTTP status, 0 when no response arrived.
 	Status int
 	// Err is what went wrong: Colly's error, or the validator's rejection
@@ -373,7 +373,7 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 	if a.latency == 0 {
 		a.latency = time.Since(a.start)
 	}
-	b.Record(a.ticket, Outcome{Class: class, Latency: a.latency})
+	b.Record(a.ticket, Result{Class: class, Latency: a.latency})
 	if a.horizon {
 		b.holdOpen(d, ReasonThrottleHorizon)
 	}
@@ -403,7 +403,7 @@ func (b *Breaker) bodyCut(a *attempt, err error) {
 	d.counts[a.class].Add(-1)
 	a.class, a.err = Degraded, err
 	d.fails.Add(1)
-	b.Record(a.ticket, Outcome{Class: Degraded, Latency: a.latency})
+	b.Record(a.ticket, Result{Class: Degraded, Latency: a.latency})
 	b.listUnfinished(a, d, Degraded)
 }
 
@@ -485,7 +485,7 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 		status = a.status
 	}
 	class, latency := a.class, a.latency
-	at := Attempt{Request: r.Request, Domain: d.name, Outcome: Outcome{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
+	at := Attempt{Request: r.Request, Domain: d.name, Result: Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
 	key := r.Request.URL.String()
 	if class != Throttled {
 		if !b.throttle.empty() {

@@ -31,7 +31,7 @@ func retryAt(t *testing.T, b *breaker.Breaker, host string) time.Time {
 func do(b *breaker.Breaker, host string, n int, c breaker.Class) {
 	for range n {
 		if tk, err := b.Allow(host); err == nil {
-			b.Record(tk, breaker.Outcome{Class: c, Latency: time.Millisecond})
+			b.Record(tk, breaker.Result{Class: c, Latency: time.Millisecond})
 		}
 	}
 }

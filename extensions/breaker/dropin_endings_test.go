@@ -128,7 +128,7 @@ func TestCutBodyIsDegradedWithoutAValidator(t *testing.T) {
 	classes := map[breaker.Class]int{}
 	b := newBreaker(t, breaker.Standard(), breaker.OnOutcome(func(a breaker.Attempt) {
 		mu.Lock()
-		classes[a.Outcome.Class]++
+		classes[a.Result.Class]++
 		mu.Unlock()
 	}))
 	c := colly.NewCollector()
@@ -218,7 +218,7 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 	var mu sync.Mutex
 	var long int
 	b := newBreaker(t, breaker.Standard(), breaker.OnOutcome(func(a breaker.Attempt) {
-		if a.Outcome.Latency >= 9*time.Second {
+		if a.Result.Latency >= 9*time.Second {
 			mu.Lock()
 			long++
 			mu.Unlock()

@@ -40,7 +40,7 @@ func TestSlowCallsTripAFullWindow(t *testing.T) {
 			if err != nil {
 				t.Fatalf("refused too early: %v", err)
 			}
-			b.Record(tk, breaker.Outcome{Class: c, Latency: lat})
+			b.Record(tk, breaker.Result{Class: c, Latency: lat})
 		}
 	}
 	record(3, 100*time.Millisecond, breaker.Success)
@@ -63,7 +63,7 @@ func TestSlowCallsTripAFullWindow(t *testing.T) {
 	b2 := newBreaker(t, breaker.Conservative())
 	for range 50 {
 		tk, _ := b2.Allow("slow.test")
-		b2.Record(tk, breaker.Outcome{Class: breaker.Success, Latency: time.Minute})
+		b2.Record(tk, breaker.Result{Class: breaker.Success, Latency: time.Minute})
 	}
 	if s := b2.State("slow.test"); s != breaker.Closed {
 		t.Fatalf("conservative profile tripped on slow calls: %s", s)

@@ -48,7 +48,7 @@ func ExampleWithLogger() {
 	b, _ := breaker.New(p, breaker.WithLogger(log), breaker.WithClock(clk))
 	for _, c := range []breaker.Class{breaker.Success, breaker.Degraded, breaker.Degraded} {
 		t, _ := b.Allow("shop.example")
-		b.Record(t, breaker.Outcome{Class: c, Latency: 120 * time.Millisecond})
+		b.Record(t, breaker.Result{Class: c, Latency: 120 * time.Millisecond})
 	}
 	_, err := b.Allow("shop.example")
 	fmt.Println(err)

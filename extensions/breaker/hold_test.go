@@ -40,7 +40,7 @@ func TestHoldOpenRefusesUntilThenProbes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Allow after the hold: %v, want a probe", err)
 	}
-	b.Record(tk, breaker.Outcome{Class: breaker.Success})
+	b.Record(tk, breaker.Result{Class: breaker.Success})
 	if s := b.State("shop.example"); s != breaker.HalfOpen {
 		t.Errorf("after one probe of two: %v, want half-open", s)
 	}

@@ -140,25 +140,25 @@ func compareCompaction(t *testing.T, p breaker.Profile, seed uint64) {
 
 // randomOutcome is mostly successes of a steady latency (now and then a
 // slow one), some failures, and the classes that are not counted.
-func randomOutcome(rnd *rand.Rand) breaker.Outcome {
+func randomOutcome(rnd *rand.Rand) breaker.Result {
 	lat := 40*time.Millisecond + time.Duration(rnd.IntN(20))*time.Millisecond
 	switch r := rnd.IntN(100); {
 	case r < 70:
-		return breaker.Outcome{Class: breaker.Success, Latency: lat}
+		return breaker.Result{Class: breaker.Success, Latency: lat}
 	case r < 72:
-		return breaker.Outcome{Class: breaker.Success, Latency: 6 * time.Second} // a slow call
+		return breaker.Result{Class: breaker.Success, Latency: 6 * time.Second} // a slow call
 	case r < 84:
-		return breaker.Outcome{Class: breaker.Degraded, Latency: lat}
+		return breaker.Result{Class: breaker.Degraded, Latency: lat}
 	case r < 88:
-		return breaker.Outcome{Class: breaker.Invalid, Latency: lat}
+		return breaker.Result{Class: breaker.Invalid, Latency: lat}
 	case r < 92:
-		return breaker.Outcome{Class: breaker.Throttled, Latency: lat}
+		return breaker.Result{Class: breaker.Throttled, Latency: lat}
 	case r < 95:
-		return breaker.Outcome{Class: breaker.Blocked, Latency: lat}
+		return breaker.Result{Class: breaker.Blocked, Latency: lat}
 	case r < 98:
-		return breaker.Outcome{Class: breaker.Gone, Latency: lat}
+		return breaker.Result{Class: breaker.Gone, Latency: lat}
 	}
-	return breaker.Outcome{Class: breaker.Excluded, Latency: lat}
+	return breaker.Result{Class: breaker.Excluded, Latency: lat}
 }
 
 // memTransport answers every request from memory with a small page: many

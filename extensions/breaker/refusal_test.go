@@ -27,7 +27,7 @@ func TestCachedRefusalOnTheSystemClock(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Allow before the trip: %v", err)
 		}
-		b.Record(tk, breaker.Outcome{Class: breaker.Degraded, Latency: time.Millisecond})
+		b.Record(tk, breaker.Result{Class: breaker.Degraded, Latency: time.Millisecond})
 		_, err = b.Allow(host)
 		var open *breaker.CircuitOpenError
 		if !errors.As(err, &open) || open.State != breaker.Open {
@@ -64,14 +64,14 @@ func TestCachedRefusalOnTheSystemClock(t *testing.T) {
 		t.Fatal("no refusal before RetryAt")
 	}
 	// The probe fails: open again, with a new RetryAt, cached afresh.
-	b.Record(probe, breaker.Outcome{Class: breaker.Degraded, Latency: time.Millisecond})
+	b.Record(probe, breaker.Result{Class: breaker.Degraded, Latency: time.Millisecond})
 	_, err := b.Allow(host)
 	var open *breaker.CircuitOpenError
 	if !errors.As(err, &open) || !open.RetryAt.After(first) {
 		t.Fatalf("after the failed probe: %v, want a refusal until after %v", err, first)
 	}
 	probe, _ = waitPermit(open.RetryAt)
-	b.Record(probe, breaker.Outcome{Class: breaker.Success, Latency: time.Millisecond})
+	b.Record(probe, breaker.Result{Class: breaker.Success, Latency: time.Millisecond})
 	if s := b.State(host); s != breaker.Closed {
 		t.Fatalf("state %s after the passing probe, want closed", s)
 	}

@@ -114,7 +114,7 @@ func (b *Breaker) RestoreWindow(host string, outcomes, failures int) error {
 	failures = max(min(failures, most), 0)
 	outcomes = max(min(outcomes, p.WindowSize), failures)
 	for i := range outcomes {
-		o := Outcome{Class: Success}
+		o := Result{Class: Success}
 		if i >= outcomes-failures {
 			o.Class = Degraded
 		}

@@ -59,7 +59,7 @@ func TestRestoreWindowPutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.Record(tk, breaker.Outcome{Class: breaker.Degraded})
+			b.Record(tk, breaker.Result{Class: breaker.Degraded})
 			if got := b.State("a.example"); got != breaker.Open {
 				t.Errorf("after one more failure: %v, want open", got)
 			}

@@ -25,7 +25,7 @@ func (downStore) Circuit(string, breaker.Profile) (breaker.Circuit, error) { ret
 func (downCircuit) Allow(clock.Clock) (breaker.Permit, breaker.Transition, error) {
 	return breaker.Permit{}, breaker.Transition{}, errDownClosed
 }
-func (downCircuit) Record(clock.Clock, breaker.Permit, breaker.Outcome) (breaker.Transition, error) {
+func (downCircuit) Record(clock.Clock, breaker.Permit, breaker.Result) (breaker.Transition, error) {
 	return breaker.Transition{}, nil
 }
 func (downCircuit) Snapshot(clock.Clock) (breaker.Snapshot, error) { return breaker.Snapshot{}, nil }

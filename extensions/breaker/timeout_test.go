@@ -47,8 +47,8 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 			if te.After != 150*time.Millisecond || te.Domain != store.Host() || !errors.Is(a.Err, context.DeadlineExceeded) {
 				t.Fatalf("timeout error %+v", te)
 			}
-			if a.Outcome.Latency >= 5*time.Second {
-				t.Fatalf("a cut request took %v: the client's 10 s timeout applied, not the adaptive one", a.Outcome.Latency)
+			if a.Result.Latency >= 5*time.Second {
+				t.Fatalf("a cut request took %v: the client's 10 s timeout applied, not the adaptive one", a.Result.Latency)
 			}
 		}
 	}
@@ -131,7 +131,7 @@ func TestCrawlEndCutsARequestOnATimedDomain(t *testing.T) {
 	}
 	last := all[healthy]
 	var te *breaker.TimeoutError
-	if !last.Cancelled || last.Outcome.Class != breaker.Excluded || errors.As(last.Err, &te) || !errors.Is(last.Err, context.Canceled) {
+	if !last.Cancelled || last.Result.Class != breaker.Excluded || errors.As(last.Err, &te) || !errors.Is(last.Err, context.Canceled) {
 		t.Fatalf("last attempt %+v: want cancelled by the crawl (excluded, context.Canceled), not a timeout", last)
 	}
 }
@@ -160,7 +160,7 @@ func TestClientTimeoutBelowTheAdaptiveOneStillCuts(t *testing.T) {
 		t.Fatalf("error %v: want the client's own timeout", err)
 	}
 	all := attempts()
-	if last := all[len(all)-1]; last.Outcome.Class != breaker.Degraded || last.Cancelled {
+	if last := all[len(all)-1]; last.Result.Class != breaker.Degraded || last.Cancelled {
 		t.Fatalf("last attempt %+v: a client timeout counts against the site", last)
 	}
 }
@@ -202,7 +202,7 @@ func TestAdaptiveTimeoutCutsABodyThatStalls(t *testing.T) {
 		t.Fatalf("the stalled body was read for %v; the adaptive 200ms timeout should cut it", el)
 	}
 	var te *breaker.TimeoutError
-	if err == nil || !errors.As(last.Err, &te) || te.After != 200*time.Millisecond || last.Outcome.Class != breaker.Degraded {
+	if err == nil || !errors.As(last.Err, &te) || te.After != 200*time.Millisecond || last.Result.Class != breaker.Degraded {
 		t.Fatalf("error %v, attempt %+v: want the body cut by the adaptive timeout (*TimeoutError after 200ms, degraded)", err, last)
 	}
 }

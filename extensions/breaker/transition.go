@@ -31,7 +31,7 @@ type Transition struct {
 	// Window holds the outcomes the circuit held when it changed, oldest
 	// first (for a trip: the window that tripped it; for a failed probe: the
 	// probe).
-	Window []Outcome
+	Window []Result
 	// FailureRate is the failure rate over Window.
 	FailureRate float64
 	// MedianLatency is the median latency of the successes in Window.

@@ -11,7 +11,7 @@ import (
 // two outcomes, not a full window. It is not safe for concurrent use; its
 // owner locks.
 type window struct {
-	buf      []Outcome // the ring; len(buf) < size until it has been full once
+	buf      []Result // the ring; len(buf) < size until it has been full once
 	size     int
 	next     int // where the next outcome goes; equals n until the ring is full
 	n        int // how many are held, ≤ size
@@ -20,7 +20,7 @@ type window struct {
 
 func newWindow(size int) window { return window{size: size} }
 
-func (w *window) add(o Outcome) {
+func (w *window) add(o Result) {
 	if w.n == w.size {
 		if w.buf[w.next].Class.Failure() {
 			w.failures--
@@ -57,8 +57,8 @@ func (w *window) failureRate() float64 {
 }
 
 // outcomes returns the held outcomes, oldest first, in a new slice.
-func (w *window) outcomes() []Outcome {
-	out := make([]Outcome, 0, w.n)
+func (w *window) outcomes() []Result {
+	out := make([]Result, 0, w.n)
 	start := w.next - w.n
 	if start < 0 {
 		start += len(w.buf)
@@ -73,7 +73,7 @@ func (w *window) outcomes() []Outcome {
 // only: timeouts would otherwise make the median the timeout repeated. It
 // is what a Transition's MedianLatency reports; a Store's
 // own Circuit uses it to describe its evidence the same way.
-func medianSuccessLatency(outs []Outcome) time.Duration {
+func medianSuccessLatency(outs []Result) time.Duration {
 	lats := make([]time.Duration, 0, len(outs))
 	for _, o := range outs {
 		if o.Class == Success {
@@ -90,7 +90,7 @@ func medianSuccessLatency(outs []Outcome) time.Duration {
 // failureRate is the share of failures among the outcomes in outs whose
 // Class is Counted, 0 when none is. It is what a Transition's FailureRate
 // reports.
-func failureRate(outs []Outcome) float64 {
+func failureRate(outs []Result) float64 {
 	n, f := 0, 0
 	for _, o := range outs {
 		if o.Class.Counted() {

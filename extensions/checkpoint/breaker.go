@@ -199,7 +199,7 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 	if !ok {
 		return
 	}
-	ev, reason, retryAt := eventOf(a.Outcome.Class, a.Status, a.Err, a.Retrying, a.GaveUp)
+	ev, reason, retryAt := eventOf(a.Result.Class, a.Status, a.Err, a.Retrying, a.GaveUp)
 	if ev == evThrottled {
 		// The breaker sends the URL again with Retry, which requests the
 		// URL the request ended at: remember whose record that is.
@@ -207,7 +207,7 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 	}
 	cp.applyLocked(a.Request, e, ev, reason, retryAt)
 	delete(cp.entries, a.Request)
-	if a.Outcome.Class.Failure() || a.Outcome.Class == breaker.Throttled {
+	if a.Result.Class.Failure() || a.Result.Class == breaker.Throttled {
 		cp.saveDomainLocked(a.Domain) // the window, or the Retry-After pause
 	}
 }

@@ -35,7 +35,7 @@ func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 		cp := openCP(t, path, checkpoint.WithClock(clk))
 		var failures atomic.Int64
 		count := breaker.OnOutcome(func(a breaker.Attempt) {
-			if a.Outcome.Class.Failure() {
+			if a.Result.Class.Failure() {
 				failures.Add(1)
 			}
 		})

@@ -25,7 +25,7 @@ func historyRun(t *testing.T, path string, clk *clock.Fake, store *testserver.St
 	var failures atomic.Int64
 	var stopped atomic.Bool
 	count := breaker.OnOutcome(func(a breaker.Attempt) {
-		if a.Outcome.Class.Failure() && failures.Add(1) >= stopAfter && stopAfter > 0 {
+		if a.Result.Class.Failure() && failures.Add(1) >= stopAfter && stopAfter > 0 {
 			stopped.Store(true)
 		}
 	})

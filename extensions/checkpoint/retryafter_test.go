@@ -21,7 +21,7 @@ func throttleRun(t *testing.T, path string, clk *clock.Fake, store *testserver.S
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := breaker.OnOutcome(func(a breaker.Attempt) {
-		if stopAtThrottle && a.Outcome.Class == breaker.Throttled {
+		if stopAtThrottle && a.Result.Class == breaker.Throttled {
 			cancel()
 		}
 	})

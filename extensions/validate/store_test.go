@@ -123,7 +123,7 @@ func TestConsentCliffTripsOnPage3(t *testing.T) {
 	var mu sync.Mutex
 	var invalid []string
 	b, err := breaker.New(threeStrikes, breaker.WithValidator(v), breaker.OnOutcome(func(a breaker.Attempt) {
-		if a.Outcome.Class == breaker.Invalid {
+		if a.Result.Class == breaker.Invalid {
 			mu.Lock()
 			invalid = append(invalid, a.Err.Error())
 			mu.Unlock()

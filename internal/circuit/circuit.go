@@ -27,7 +27,7 @@ func FailuresToTrip(p breaker.Profile) int {
 // FailureRate is the share of failures among the outcomes in outs whose
 // Class is Counted, 0 when none is: what a Transition's FailureRate
 // reports.
-func FailureRate(outs []breaker.Outcome) float64 {
+func FailureRate(outs []breaker.Result) float64 {
 	n, f := 0, 0
 	for _, o := range outs {
 		if o.Class.Counted() {
@@ -46,7 +46,7 @@ func FailureRate(outs []breaker.Outcome) float64 {
 // MedianSuccessLatency is the median latency over the successes in outs
 // only (timeouts would otherwise make the median the timeout repeated):
 // what a Transition's MedianLatency reports.
-func MedianSuccessLatency(outs []breaker.Outcome) time.Duration {
+func MedianSuccessLatency(outs []breaker.Result) time.Duration {
 	lats := make([]time.Duration, 0, len(outs))
 	for _, o := range outs {
 		if o.Class == breaker.Success {

@@ -24,7 +24,7 @@ func TestFailuresToTrip(t *testing.T) {
 }
 
 func TestFailureRateAndMedian(t *testing.T) {
-	outs := []breaker.Outcome{
+	outs := []breaker.Result{
 		{Class: breaker.Success, Latency: 30 * time.Millisecond},
 		{Class: breaker.Degraded, Latency: 5 * time.Second}, // a timeout: not in the median
 		{Class: breaker.Success, Latency: 10 * time.Millisecond},

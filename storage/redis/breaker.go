@@ -249,7 +249,7 @@ func (c *circuit) fallbackCircuit(clk clock.Clock, now time.Time) (breaker.Circu
 
 // Record gives the permit back with its outcome: one round trip, none when
 // the outcome cannot change anything.
-func (c *circuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome) (breaker.Transition, error) {
+func (c *circuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Result) (breaker.Transition, error) {
 	clk = clock.OrSystem(clk)
 	if p.Gen&fallbackGen != 0 {
 		fb := c.fallback.Load()
@@ -283,10 +283,10 @@ func (c *circuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome) (
 		return breaker.Transition{}, fmt.Errorf("breakwater/redis: breaker record for %s on crawl %q: %w: unknown reason code %d",
 			c.domain, c.bs.crawl, ErrCorrupt, reason)
 	}
-	var evidence []breaker.Outcome
+	var evidence []breaker.Result
 	switch reasons[reason] {
 	case breaker.ReasonProbeFailed:
-		evidence = []breaker.Outcome{o}
+		evidence = []breaker.Result{o}
 	case breaker.ReasonFailureRate, breaker.ReasonConsecutiveFailures:
 		var err error
 		if evidence, err = c.evidence(res[6]); err != nil {
@@ -402,12 +402,12 @@ func (c *circuit) hold(clk clock.Clock, until time.Time, reason string, tripsFlo
 }
 
 // evidence decodes a window the scripts returned.
-func (c *circuit) evidence(v any) ([]breaker.Outcome, error) {
+func (c *circuit) evidence(v any) ([]breaker.Result, error) {
 	raw, _ := v.([]any)
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	out := make([]breaker.Outcome, 0, len(raw))
+	out := make([]breaker.Result, 0, len(raw))
 	for _, e := range raw {
 		s, _ := e.(string)
 		o, ok := parseEntry(s)
@@ -522,17 +522,17 @@ func micros(us int64, now time.Time) time.Time {
 }
 
 // parseEntry reads a window entry "<class>:<latency ns>".
-func parseEntry(s string) (breaker.Outcome, bool) {
+func parseEntry(s string) (breaker.Result, bool) {
 	cls, lat, ok := strings.Cut(s, ":")
 	if !ok {
-		return breaker.Outcome{}, false
+		return breaker.Result{}, false
 	}
 	c, err1 := strconv.Atoi(cls)
 	ns, err2 := strconv.ParseInt(lat, 10, 64)
 	if err1 != nil || err2 != nil || c < 0 || c > 255 {
-		return breaker.Outcome{}, false
+		return breaker.Result{}, false
 	}
-	return breaker.Outcome{Class: breaker.Class(c), Latency: time.Duration(ns)}, true
+	return breaker.Result{Class: breaker.Class(c), Latency: time.Duration(ns)}, true
 }
 
 var (

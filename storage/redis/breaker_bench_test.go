@@ -31,7 +31,7 @@ func benchCircuit(b *testing.B, domain string) (breaker.Circuit, *roundTrips) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := c.Record(bwclock.System, p, breaker.Outcome{Class: breaker.Success, Latency: time.Millisecond}); err != nil {
+	if _, err := c.Record(bwclock.System, p, breaker.Result{Class: breaker.Success, Latency: time.Millisecond}); err != nil {
 		b.Fatal(err)
 	}
 	return c, rt
@@ -41,7 +41,7 @@ func benchCircuit(b *testing.B, domain string) (breaker.Circuit, *roundTrips) {
 // shared circuit: Allow, then Record a success (the window ring turns over).
 func BenchmarkBreakerDecision(b *testing.B) {
 	c, rt := benchCircuit(b, "shop.test:8080")
-	out := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+	out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 	var allowTrips, recordTrips int64
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -77,7 +77,7 @@ func BenchmarkBreakerDecisionParallel(b *testing.B) {
 		b.Fatal(err)
 	}
 	var id atomic.Int64
-	out := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+	out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 	b.SetParallelism(4)
 	b.ReportAllocs()
 	start := rt.n.Load()
@@ -112,7 +112,7 @@ func BenchmarkBreakerDecisionInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	out := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+	out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 	b.ReportAllocs()
 	began := time.Now()
 	for b.Loop() {

@@ -57,7 +57,7 @@ func mustAllow(t *testing.T, c breaker.Circuit, clk bwclock.Clock) (breaker.Perm
 
 func mustRecord(t *testing.T, c breaker.Circuit, clk bwclock.Clock, p breaker.Permit, class breaker.Class) breaker.Transition {
 	t.Helper()
-	tr, err := c.Record(clk, p, breaker.Outcome{Class: class, Latency: 30 * time.Millisecond})
+	tr, err := c.Record(clk, p, breaker.Result{Class: class, Latency: 30 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("Record: %v", err)
 	}

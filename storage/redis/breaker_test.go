@@ -87,7 +87,7 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 					if (step/400)%2 == 1 && rnd.IntN(2) == 0 { // a failing stretch
 						class = breaker.Degraded
 					}
-					o := breaker.Outcome{Class: class, Latency: time.Duration(rnd.IntN(3000)) * time.Millisecond}
+					o := breaker.Result{Class: class, Latency: time.Duration(rnd.IntN(3000)) * time.Millisecond}
 					lt, lerr := local.Record(clk, pm, o)
 					st, serr := shared.Record(clk, pm, o)
 					sameAnswer(t, step, "Record", breaker.Permit{}, breaker.Permit{}, lt, st, lerr, serr)

@@ -92,7 +92,7 @@ func TestBreakerFailsClosedWhileRedisIsDownAndResumesWhenItIsBack(t *testing.T) 
 	if tries < 2 || tries > 8 {
 		t.Errorf("%d tries to reach Redis in 300ms, want a few (one per backoff), not one per call (%d)", tries, calls)
 	}
-	if _, err := healthy.Record(bwclock.System, breaker.Permit{}, breaker.Outcome{Class: breaker.Success}); !errors.Is(err, redis.ErrUnavailable) {
+	if _, err := healthy.Record(bwclock.System, breaker.Permit{}, breaker.Result{Class: breaker.Success}); !errors.Is(err, redis.ErrUnavailable) {
 		t.Errorf("Record with Redis down: %v, want ErrUnavailable", err)
 	}
 
@@ -158,7 +158,7 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	if e := refusal(t, tripped, bwclock.System); !e.RetryAt.Equal(tr.RetryAt) {
 		t.Fatalf("the shared trip after the outage: %+v, want open until %v", e, tr.RetryAt)
 	}
-	if tr, err := other.Record(bwclock.System, last, breaker.Outcome{Class: breaker.Degraded}); err != nil || tr.Changed() {
+	if tr, err := other.Record(bwclock.System, last, breaker.Result{Class: breaker.Degraded}); err != nil || tr.Changed() {
 		t.Fatalf("a fallback permit recorded after Redis came back: %+v, %v; want ignored", tr, err)
 	}
 	if got := linkEvents(t, &buf); len(got) != 2 || got[0] != "redis_unavailable" || got[1] != "redis_recovered" {

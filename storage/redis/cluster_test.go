@@ -350,7 +350,7 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 				must("Circuit", err)
 				p, _, err := circ.Allow(clk)
 				must("Allow", err)
-				_, err = circ.Record(clk, p, breaker.Outcome{Class: breaker.Success, Latency: time.Millisecond})
+				_, err = circ.Record(clk, p, breaker.Result{Class: breaker.Success, Latency: time.Millisecond})
 				must("Record", err)
 				_, err = circ.Snapshot(clk)
 				must("Snapshot", err)

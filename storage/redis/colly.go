@@ -253,7 +253,7 @@ func (cs *CollyStorage) outcome(a breaker.Attempt) {
 		return
 	}
 	var err error
-	switch a.Outcome.Class {
+	switch a.Result.Class {
 	case breaker.Success, breaker.Gone:
 		err = cs.Ack(a.Request)
 	case breaker.Excluded:
@@ -261,7 +261,7 @@ func (cs *CollyStorage) outcome(a breaker.Attempt) {
 	default:
 		cause := a.Err
 		if cause == nil {
-			cause = fmt.Errorf("%s (HTTP %d)", a.Outcome.Class, a.Status)
+			cause = fmt.Errorf("%s (HTTP %d)", a.Result.Class, a.Status)
 		}
 		err = cs.Fail(a.Request, cause)
 	}

@@ -201,7 +201,7 @@ func BenchmarkFleetBreakerDecisions(b *testing.B) {
 							circuits[w] = append(circuits[w], c)
 						}
 					}
-					out := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+					out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 					rngs := make([]*rand.Rand, workers)
 					for w := range rngs {
 						rngs[w] = rand.New(rand.NewPCG(uint64(w), 7))
@@ -259,7 +259,7 @@ func BenchmarkFleetURLs(b *testing.B) {
 						}
 					}
 					ctx := context.Background()
-					out := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+					out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 					var ids atomic.Int64
 					var frontier []*redis.Job
 					for range 1000 {

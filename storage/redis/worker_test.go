@@ -120,7 +120,7 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 		breaker.WithStore(bs),
 		breaker.OnOutcome(func(a breaker.Attempt) {
 			if !a.Retrying {
-				emit(workerEvent{Ev: "done", URL: a.Request.URL.String(), Class: a.Outcome.Class.String()})
+				emit(workerEvent{Ev: "done", URL: a.Request.URL.String(), Class: a.Result.Class.String()})
 			}
 		}),
 		breaker.OnRefused(func(r *colly.Request, e *breaker.CircuitOpenError) {

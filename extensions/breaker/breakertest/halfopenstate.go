@@ -36,7 +36,7 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 
 	t.Run("LimitsProbesUnderConcurrency", func(t *testing.T) {
 		h := halfOpen(t, breaker.Aggressive()) // 3 probes
-		h.record(h.allow(), breaker.Success) // into half-open, one passed
+		h.record(h.allow(), breaker.Success)   // into half-open, one passed
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		granted, refused := 0, 0

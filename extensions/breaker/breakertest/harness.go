@@ -71,7 +71,7 @@ func (h *harness) refused() *breaker.CircuitOpenError {
 
 func (h *harness) record(p breaker.Permit, c breaker.Class) {
 	h.t.Helper()
-	tr, err := h.c.Record(h.clk, p, breaker.Outcome{Class: c, Latency: 40 * time.Millisecond})
+	tr, err := h.c.Record(h.clk, p, breaker.Result{Class: c, Latency: 40 * time.Millisecond})
 	if err != nil {
 		h.t.Fatalf("Record: %v", err)
 	}
