@@ -129,11 +129,11 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 		breaker.WithPacing(breaker.Pacing{Parallelism: parallelism}),
 		breaker.WithBaseTransport(tr),
 		breaker.WithLogger(log),
-		breaker.OnOutcome(func(a breaker.Attempt) {
+		breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) {
 			if a.Result.Class == breaker.Degraded {
 				loop.retry(a.Request)
 			}
-		}),
+		}}),
 	}
 	if spec.checkpoint != "" {
 		if w.cpStore, err = bolt.Open(spec.checkpoint, bolt.WithLogger(log)); err != nil {

@@ -13,7 +13,7 @@
 // # Two sources
 //
 // Events only hooks can see come through BreakerOptions (OnTransition,
-// OnOutcome, OnDegrading): transitions with their reason, latency-slope
+// OnAttempt, OnDegrading): transitions with their reason, latency-slope
 // warnings, and every attempt's latency in a histogram. Each hook is a few
 // atomic operations and never blocks.
 //

@@ -79,7 +79,7 @@ func TestDegradingWarningsAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	warnings := 0
-	opts := append(m.BreakerOptions(), breaker.OnDegrading(func(string, time.Duration, time.Duration) { warnings++ }))
+	opts := append(m.BreakerOptions(), breaker.WithHooks(breaker.Hooks{OnDegrading: func(string, time.Duration, time.Duration) { warnings++ }}))
 	b := newBreaker(t, opts...)
 	if err := m.Watch(b); err != nil {
 		t.Fatal(err)

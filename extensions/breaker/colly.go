@@ -15,7 +15,7 @@ import (
 )
 
 // Attempt is one request that left, with its classified outcome, as
-// OnOutcome hooks see it.
+// OnAttempt hooks see it.
 type Attempt struct {
 	Request *colly.Request
 	Domain  string

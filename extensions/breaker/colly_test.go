@@ -59,8 +59,8 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 	clk := clock.NewFake(epoch)
 	var ref refusals
 	var trans []breaker.Transition
-	b := newBreaker(t, breaker.Standard(), breaker.WithClock(clk), breaker.OnRefused(ref.hook),
-		breaker.OnTransition(func(tr breaker.Transition) { trans = append(trans, tr) }))
+	b := newBreaker(t, breaker.Standard(), breaker.WithClock(clk), breaker.WithHooks(breaker.Hooks{OnRefused: ref.hook}),
+		breaker.WithHooks(breaker.Hooks{OnTransition: func(tr breaker.Transition) { trans = append(trans, tr) }}))
 	c := colly.NewCollector()
 	b.Register(c)
 
@@ -117,7 +117,7 @@ func TestSeedTimelineQueuedUpFrontWithParallelism(t *testing.T) {
 		// The LimitRule frees its slot when the body is read, a moment
 		// before the outcome reaches the circuit; the pace frees its slot
 		// only after, which is what makes P − 1 a bound.
-		b := newBreaker(t, breaker.Standard(), breaker.OnRefused(ref.hook), breaker.WithPacing(breaker.Pacing{Parallelism: p}))
+		b := newBreaker(t, breaker.Standard(), breaker.WithHooks(breaker.Hooks{OnRefused: ref.hook}), breaker.WithPacing(breaker.Pacing{Parallelism: p}))
 		c := colly.NewCollector(colly.Async(true))
 		if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
 			t.Fatal(err)
@@ -141,7 +141,7 @@ func TestSeedTimelineQueuedUpFrontWithParallelism(t *testing.T) {
 func TestWorksWithCollyQueue(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 200, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 	var ref refusals
-	b := newBreaker(t, breaker.Standard(), breaker.OnRefused(ref.hook))
+	b := newBreaker(t, breaker.Standard(), breaker.WithHooks(breaker.Hooks{OnRefused: ref.hook}))
 	c := colly.NewCollector()
 	b.Register(c)
 	q, err := queue.New(2, &queue.InMemoryQueueStorage{MaxSize: 1000})
@@ -210,7 +210,7 @@ func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 		outcomes []breaker.Attempt
 	)
 	b := newBreaker(t, breaker.Aggressive(), breaker.WithClock(clk), breaker.WithThrottleRetries(100),
-		breaker.OnOutcome(func(a breaker.Attempt) { mu.Lock(); outcomes = append(outcomes, a); mu.Unlock() }))
+		breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) { mu.Lock(); outcomes = append(outcomes, a); mu.Unlock() }}))
 	c := colly.NewCollector()
 	b.Register(c)
 	stop := make(chan struct{})
@@ -283,7 +283,7 @@ func TestRefusedRequestsNeverReachTheNetwork(t *testing.T) {
 	var ref refusals
 	p := breaker.Standard()
 	p.ConsecutiveFailures = 3
-	b := newBreaker(t, p, breaker.OnRefused(ref.hook))
+	b := newBreaker(t, p, breaker.WithHooks(breaker.Hooks{OnRefused: ref.hook}))
 	c := colly.NewCollector()
 	b.Register(c)
 	var errs []error

@@ -126,11 +126,11 @@ func TestCutBodyIsDegradedWithoutAValidator(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Truncated}})
 	var mu sync.Mutex
 	classes := map[breaker.Class]int{}
-	b := newBreaker(t, breaker.Standard(), breaker.OnOutcome(func(a breaker.Attempt) {
+	b := newBreaker(t, breaker.Standard(), breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) {
 		mu.Lock()
 		classes[a.Result.Class]++
 		mu.Unlock()
-	}))
+	}}))
 	c := colly.NewCollector()
 	b.Register(c)
 	for _, u := range productURLs(store, 40) {
@@ -217,13 +217,13 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 	hang := fleet.Stores[0]
 	var mu sync.Mutex
 	var long int
-	b := newBreaker(t, breaker.Standard(), breaker.OnOutcome(func(a breaker.Attempt) {
+	b := newBreaker(t, breaker.Standard(), breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) {
 		if a.Result.Latency >= 9*time.Second {
 			mu.Lock()
 			long++
 			mu.Unlock()
 		}
-	}))
+	}}))
 	c := colly.NewCollector(colly.Async(true)) // Colly's own 10 s timeout
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	b.Register(c)

@@ -97,7 +97,7 @@ func runDropIn(t *testing.T, w wiring, store *testserver.Store, urls []string, o
 func runDropInWith(t *testing.T, w wiring, store *testserver.Store, urls []string, add func(*colly.Collector), opts ...breaker.Option) *dropInRun {
 	t.Helper()
 	run := &dropInRun{}
-	opts = append(opts, breaker.OnRefused(func(*colly.Request, *breaker.CircuitOpenError) { run.refused.Add(1) }))
+	opts = append(opts, breaker.WithHooks(breaker.Hooks{OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { run.refused.Add(1) }}))
 	if w.pacing {
 		opts = append(opts, breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
 	}

@@ -33,7 +33,7 @@ func TestSlowCallsTripAFullWindow(t *testing.T) {
 	p := breaker.Standard()
 	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate = "slow", 10, time.Second, 0.8
 	var tr transitions
-	b := newBreaker(t, p, breaker.WithClock(clock.NewFake(epoch)), breaker.OnTransition(tr.hook))
+	b := newBreaker(t, p, breaker.WithClock(clock.NewFake(epoch)), breaker.WithHooks(breaker.Hooks{OnTransition: tr.hook}))
 	record := func(n int, lat time.Duration, c breaker.Class) {
 		for range n {
 			tk, err := b.Allow("slow.test")
@@ -80,8 +80,8 @@ func slopeRun(t *testing.T, p breaker.Profile) (sent int, reasons []string, warn
 		FailAfter: 20, Hold: 300 * time.Millisecond}})
 	var tr transitions
 	var mu sync.Mutex
-	b := newBreaker(t, p, breaker.OnTransition(tr.hook),
-		breaker.OnDegrading(func(string, time.Duration, time.Duration) { mu.Lock(); warned = true; mu.Unlock() }))
+	b := newBreaker(t, p, breaker.WithHooks(breaker.Hooks{OnTransition: tr.hook}),
+		breaker.WithHooks(breaker.Hooks{OnDegrading: func(string, time.Duration, time.Duration) { mu.Lock(); warned = true; mu.Unlock() }}))
 	c := colly.NewCollector()
 	c.SetRequestTimeout(200 * time.Millisecond)
 	b.Register(c)

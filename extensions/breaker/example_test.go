@@ -21,7 +21,7 @@ func Example() {
 
 	refused := 0
 	b, err := breaker.New(breaker.Standard(),
-		breaker.OnRefused(func(r *colly.Request, err *breaker.CircuitOpenError) { refused++ }))
+		breaker.WithHooks(breaker.Hooks{OnRefused: func(r *colly.Request, err *breaker.CircuitOpenError) { refused++ }}))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -14,7 +14,7 @@ import (
 func TestHoldOpenRefusesUntilThenProbes(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	var seen []breaker.Transition
-	b, err := breaker.New(breaker.Standard(), breaker.WithClock(clk), breaker.OnTransition(func(t breaker.Transition) { seen = append(seen, t) }))
+	b, err := breaker.New(breaker.Standard(), breaker.WithClock(clk), breaker.WithHooks(breaker.Hooks{OnTransition: func(t breaker.Transition) { seen = append(seen, t) }}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func compareCompaction(t *testing.T, p breaker.Profile, seed uint64) {
 	mk := func(ttl time.Duration) *side {
 		s := &side{clk: clock.NewFake(epoch)}
 		jitter := rand.New(rand.NewPCG(seed, 11))
-		s.b = newBreaker(t, p, breaker.WithClock(s.clk), breaker.WithIdleTTL(ttl), breaker.OnTransition(s.trans.hook),
+		s.b = newBreaker(t, p, breaker.WithClock(s.clk), breaker.WithIdleTTL(ttl), breaker.WithHooks(breaker.Hooks{OnTransition: s.trans.hook}),
 			breaker.WithRand(jitter.Float64))
 		return s
 	}

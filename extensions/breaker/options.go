@@ -110,31 +110,42 @@ func withThrottleRetries(n int) Option {
 	}
 }
 
-// OnTransition adds a hook called after every state change of any domain's
-// circuit, in the goroutine that caused it. Hooks must not block.
-func OnTransition(f func(Transition)) Option {
-	return func(b *Breaker) error {
-		b.onTransition = append(b.onTransition, f)
-		return nil
-	}
+// Hooks are the breaker's callbacks. Each is called in the goroutine
+// that caused the event, and must not block; a nil one is not called.
+type Hooks struct {
+	// OnTransition is called after every state change of any domain's
+	// circuit.
+	OnTransition func(Transition)
+	// OnRefused is called for every request the breaker refused, with the
+	// refusal. The request never reached the network; the hook is where a
+	// checkpoint parks it so it is not lost.
+	OnRefused func(r *colly.Request, err *CircuitOpenError)
+	// OnAttempt is called once for every attempt that left, with its
+	// classified result (after validation). Refused requests go to
+	// OnRefused instead.
+	OnAttempt func(Attempt)
+	// OnDegrading is called when a domain's median success latency climbs
+	// past its profile's slope (SlopeMultiple × the baseline), with the
+	// median and the baseline.
+	OnDegrading func(domain string, median, baseline time.Duration)
 }
 
-// OnRefused adds a hook called for every request the breaker refused, with
-// the refusal. The request never reached the network; the hook is where a
-// checkpoint parks it so it is not lost.
-func OnRefused(f func(r *colly.Request, err *CircuitOpenError)) Option {
+// WithHooks adds h's hooks. It may be given more than once: every hook
+// given is called, in the order given.
+func WithHooks(h Hooks) Option {
 	return func(b *Breaker) error {
-		b.onRefused = append(b.onRefused, f)
-		return nil
-	}
-}
-
-// OnOutcome adds a hook called once for every attempt that left, with its
-// classified outcome (after validation). Refused requests go to OnRefused
-// instead.
-func OnOutcome(f func(Attempt)) Option {
-	return func(b *Breaker) error {
-		b.onOutcome = append(b.onOutcome, f)
+		if h.OnTransition != nil {
+			b.onTransition = append(b.onTransition, h.OnTransition)
+		}
+		if h.OnRefused != nil {
+			b.onRefused = append(b.onRefused, h.OnRefused)
+		}
+		if h.OnAttempt != nil {
+			b.onOutcome = append(b.onOutcome, h.OnAttempt)
+		}
+		if h.OnDegrading != nil {
+			b.onDegrading = append(b.onDegrading, h.OnDegrading)
+		}
 		return nil
 	}
 }
@@ -185,16 +196,6 @@ func withRand(f func() float64) Option {
 			return fmt.Errorf("breaker: withRand(nil): pass a function, or leave the option out")
 		}
 		b.rand = f
-		return nil
-	}
-}
-
-// OnDegrading adds a hook called when a domain's median success latency
-// climbs past its profile's slope (SlopeMultiple × the baseline), with the
-// median and the baseline.
-func OnDegrading(f func(domain string, median, baseline time.Duration)) Option {
-	return func(b *Breaker) error {
-		b.onDegrading = append(b.onDegrading, f)
 		return nil
 	}
 }

@@ -34,7 +34,7 @@ func TestAStoreFailingClosedParksRequestsQuietly(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 10})
 	var log syncBuffer
 	var ref refusals
-	b := newBreaker(t, breaker.Standard(), breaker.WithStore(downStore{}), breaker.OnRefused(ref.hook),
+	b := newBreaker(t, breaker.Standard(), breaker.WithStore(downStore{}), breaker.WithHooks(breaker.Hooks{OnRefused: ref.hook}),
 		breaker.WithLogger(zerolog.New(&log)))
 	c := colly.NewCollector()
 	b.Register(c)

@@ -42,7 +42,7 @@ func TestSynchronousCollectorFollowsLinksFromInsideItsCallbacks(t *testing.T) {
 func TestSynchronousLatencyIsTheRequestsOwn(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 200, PerPage: 10, Scenario: testserver.Scenario{Latency: 2 * time.Millisecond}})
 	var ref refusals
-	b := newBreaker(t, breaker.Aggressive(), breaker.OnRefused(ref.hook))
+	b := newBreaker(t, breaker.Aggressive(), breaker.WithHooks(breaker.Hooks{OnRefused: ref.hook}))
 	c := colly.NewCollector()
 	b.Register(c)
 	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })

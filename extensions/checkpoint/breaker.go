@@ -27,9 +27,7 @@ import (
 func (cp *Checkpoint) BreakerOptions() []breaker.Option {
 	cp.viaBreaker.Store(true)
 	return []breaker.Option{
-		breaker.OnOutcome(cp.onOutcome),
-		breaker.OnRefused(cp.onRefused),
-		breaker.OnTransition(cp.onTransition),
+		breaker.WithHooks(breaker.Hooks{OnAttempt: cp.onOutcome, OnRefused: cp.onRefused, OnTransition: cp.onTransition}),
 	}
 }
 

@@ -34,11 +34,11 @@ func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 		defer cancel()
 		cp := openCP(t, path, checkpoint.WithClock(clk))
 		var failures atomic.Int64
-		count := breaker.OnOutcome(func(a breaker.Attempt) {
+		count := breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) {
 			if a.Result.Class.Failure() {
 				failures.Add(1)
 			}
-		})
+		}})
 		b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.WithClock(clk), count,
 			breaker.WithPacing(breaker.Pacing{Parallelism: p}))...)
 		if err != nil {

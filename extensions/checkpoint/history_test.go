@@ -24,11 +24,11 @@ func historyRun(t *testing.T, path string, clk *clock.Fake, store *testserver.St
 	cp := openCP(t, path, checkpoint.WithClock(clk))
 	var failures atomic.Int64
 	var stopped atomic.Bool
-	count := breaker.OnOutcome(func(a breaker.Attempt) {
+	count := breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) {
 		if a.Result.Class.Failure() && failures.Add(1) >= stopAfter && stopAfter > 0 {
 			stopped.Store(true)
 		}
-	})
+	}})
 	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.WithClock(clk), count,
 		breaker.WithPacing(breaker.Pacing{Parallelism: p}))...)
 	if err != nil {

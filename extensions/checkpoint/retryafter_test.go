@@ -20,11 +20,11 @@ func throttleRun(t *testing.T, path string, clk *clock.Fake, store *testserver.S
 	cp := openCP(t, path, checkpoint.WithClock(clk))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop := breaker.OnOutcome(func(a breaker.Attempt) {
+	stop := breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) {
 		if stopAtThrottle && a.Result.Class == breaker.Throttled {
 			cancel()
 		}
-	})
+	}})
 	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.WithClock(clk), stop)...)
 	if err != nil {
 		t.Fatal(err)

@@ -122,13 +122,13 @@ func TestConsentCliffTripsOnPage3(t *testing.T) {
 	v := storeValidator(t)
 	var mu sync.Mutex
 	var invalid []string
-	b, err := breaker.New(threeStrikes, breaker.WithValidator(v), breaker.OnOutcome(func(a breaker.Attempt) {
+	b, err := breaker.New(threeStrikes, breaker.WithValidator(v), breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) {
 		if a.Result.Class == breaker.Invalid {
 			mu.Lock()
 			invalid = append(invalid, a.Err.Error())
 			mu.Unlock()
 		}
-	}))
+	}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,14 +165,14 @@ func TestConsentCliffWithParallelism(t *testing.T) {
 		atTrip := -1
 		var refused int
 		b, err := breaker.New(threeStrikes, breaker.WithValidator(v), breaker.WithPacing(breaker.Pacing{Parallelism: p}),
-			breaker.OnTransition(func(tr breaker.Transition) {
+			breaker.WithHooks(breaker.Hooks{OnTransition: func(tr breaker.Transition) {
 				if tr.To == breaker.Open {
 					mu.Lock()
 					atTrip = store.Count()
 					mu.Unlock()
 				}
-			}),
-			breaker.OnRefused(func(*colly.Request, *breaker.CircuitOpenError) { mu.Lock(); refused++; mu.Unlock() }))
+			}}),
+			breaker.WithHooks(breaker.Hooks{OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { mu.Lock(); refused++; mu.Unlock() }}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -234,10 +234,9 @@ func (cs *CollyStorage) Register(c *colly.Collector) {
 }
 
 // BreakerOptions returns the hooks that report every request's outcome to
-// the storage, for breaker.New: OnOutcome (see Outcome) and OnRefused (see
-// Refused).
+// the storage, for breaker.New: the OnAttempt and OnRefused hooks.
 func (cs *CollyStorage) BreakerOptions() []breaker.Option {
-	return []breaker.Option{breaker.OnOutcome(cs.outcome), breaker.OnRefused(cs.refused)}
+	return []breaker.Option{breaker.WithHooks(breaker.Hooks{OnAttempt: cs.outcome, OnRefused: cs.refused})}
 }
 
 // outcome settles a request's job by what the breaker made of its attempt,
