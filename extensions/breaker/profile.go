@@ -1,10 +1,11 @@
 package breaker
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/internal/profileerr"
 )
 
 // Profile configures the circuit of a domain.
@@ -125,32 +126,14 @@ func Profiles() map[string]Profile {
 }
 
 // ErrInvalidProfile is wrapped by every error Validate returns.
-var ErrInvalidProfile = errors.New("breaker: invalid profile")
+var ErrInvalidProfile = profileerr.ErrInvalid
 
-// ProfileError says which field of which profile is out of range and why.
-type ProfileError struct {
-	Profile string
-	Field   string
-	Value   any
-	Reason  string
-}
-
-func (e *ProfileError) Error() string {
-	name := e.Profile
-	if name == "" {
-		name = "(unnamed)"
-	}
-	return fmt.Sprintf("breaker: profile %s: %s = %v: %s", name, e.Field, e.Value, e.Reason)
-}
-
-// Unwrap makes errors.Is(err, ErrInvalidProfile) true.
-func (e *ProfileError) Unwrap() error { return ErrInvalidProfile }
-
-// Validate reports the first field of p that is out of range, as a
-// *ProfileError.
+// Validate reports the first field of p that is out of range: the error
+// names the profile, the field, its value and why, and wraps
+// ErrInvalidProfile.
 func (p Profile) Validate() error {
 	bad := func(field string, v any, reason string) error {
-		return &ProfileError{Profile: p.Name, Field: field, Value: v, Reason: reason}
+		return &profileerr.Error{Profile: p.Name, Field: field, Value: v, Reason: reason}
 	}
 	switch {
 	case p.WindowSize < 1:

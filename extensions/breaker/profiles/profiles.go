@@ -54,7 +54,7 @@ func Load(path string) (*Set, error) {
 // (its path, usually; "(profiles)" when empty). Every mistake is reported, ordered by line, each
 // an *Error: one on its own, several joined with errors.Join. All match
 // ErrInvalid; a value out of range also matches
-// breaker.ErrInvalidProfile and carries the *breaker.ProfileError.
+// breaker.ErrInvalidProfile, with Profile.Validate's error as its cause.
 //
 // Each mistake is reported once: a profile with a field that cannot be
 // read (unknown, or of the wrong type) is not checked for range, and what
