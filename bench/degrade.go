@@ -51,7 +51,7 @@ func runDegrade(e *env) ([]Result, error) {
 		rows[i].Measured = retriesAndBreaker(rows[i])
 	}
 	rl := find(rows, retry)
-	need := circuit.FailuresToTrip(breaker.Standard())
+	need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
 	for _, g := range []struct {
 		k     client
 		bound int

@@ -42,7 +42,7 @@ func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 	for i := range n {
 		send("shop-"+strconv.Itoa(i)+".test", ok)
 	}
-	for range circuit.FailuresToTrip(breaker.Standard()) {
+	for range circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize) {
 		send("shop-500.test", bad) // tripped
 	}
 	send("shop-700.test", bad) // a failure in its window

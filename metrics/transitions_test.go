@@ -38,7 +38,7 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 		}
 		b.Record(tk, breaker.Result{Class: c, Latency: 50 * time.Millisecond})
 	}
-	for range circuit.FailuresToTrip(p) {
+	for range circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize) {
 		record(breaker.Degraded) // the failures that trip it
 	}
 	s := scrape(t, srv.URL())

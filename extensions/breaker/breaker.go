@@ -2,7 +2,6 @@ package breaker
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"sort"
@@ -136,11 +135,21 @@ func (b *Breaker) domain(host string) (*domain, error) {
 	return b.domainSlow(host)
 }
 
-// Ticket is a permit to send one request to a domain, from Allow; give it
-// back to Record with the outcome.
+// Ticket is the right to send one request to a domain: Breaker.Allow
+// hands it out, and Breaker.Record takes it back with the attempt's
+// result. A Circuit hands out and takes back the same value (Gen and
+// Probe are its business). It is a small value: no allocation on the hot
+// path.
 type Ticket struct {
-	d      *domain
-	permit Permit
+	// Gen is the circuit generation the ticket was issued in. A result
+	// from an older generation (a request that left before a trip) is
+	// ignored: it describes an event the circuit already acted on.
+	Gen uint64
+	// Probe marks a half-open probe, which holds one of the probe slots
+	// until its result is recorded.
+	Probe bool
+
+	d *domain // the domain, pinned until Record
 }
 
 // Allow asks whether a request to host may be sent now. It returns a
@@ -162,7 +171,7 @@ func (b *Breaker) allow(d *domain) (Ticket, error) {
 		d.unpin()
 		return Ticket{}, open
 	}
-	p, t, err := d.circuit.Allow(b.clock)
+	tk, t, err := d.circuit.Allow(b.clock)
 	if t.Changed() {
 		b.transitioned(d, t)
 	}
@@ -180,7 +189,8 @@ func (b *Breaker) allow(d *domain) (Ticket, error) {
 		}
 		return Ticket{}, err
 	}
-	return Ticket{d: d, permit: p}, nil
+	tk.d = d
+	return tk, nil
 }
 
 // openMark is a cached refusal: the error to hand out, and until when.
@@ -250,7 +260,7 @@ func (b *Breaker) Record(t Ticket, o Result) {
 	if d.local != nil {
 		d.local.add(o) // a stale result counts too: the room errs small
 	}
-	tr, err := d.circuit.Record(b.clock, t.permit, o)
+	tr, err := d.circuit.Record(b.clock, t, o)
 	if err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: recording an outcome failed")
 		return
@@ -330,28 +340,6 @@ func (b *Breaker) State(host string) State {
 		return Closed
 	}
 	return s.State
-}
-
-// Restore puts host's circuit back into an open state saved by a
-// checkpoint, until retryAt: a restart is not a way around a cooldown.
-func (b *Breaker) Restore(host string, retryAt time.Time, trips int) error {
-	d, err := b.domain(hostOf(host))
-	if err != nil {
-		return err
-	}
-	defer d.unpin()
-	r, ok := d.circuit.(restorer)
-	if !ok {
-		return fmt.Errorf("breaker: the store's circuits for %s cannot be restored", d.name)
-	}
-	t, err := r.RestoreOpen(b.clock, retryAt, trips)
-	if err != nil {
-		return err
-	}
-	if t.Changed() {
-		b.transitioned(d, t)
-	}
-	return nil
 }
 
 // DomainStats is one domain's state and counters.

@@ -53,7 +53,7 @@ func (b *Breaker) Overview(k int) Overview {
 		o.Refused += d.refused.Load()
 		snap, err := d.circuit.Snapshot(b.clock)
 		if err != nil {
-			snap = Snapshot{}
+			snap = DomainSnapshot{}
 		}
 		if int(snap.State) < len(o.States) {
 			o.States[snap.State]++

@@ -35,8 +35,8 @@ func TestCachedRefusalOnTheSystemClock(t *testing.T) {
 		}
 		return open.RetryAt
 	}
-	// waitPermit refuses until it is allowed, and returns when that was.
-	waitPermit := func(retryAt time.Time) (breaker.Ticket, int) {
+	// waitTicket refuses until it is allowed, and returns when that was.
+	waitTicket := func(retryAt time.Time) (breaker.Ticket, int) {
 		t.Helper()
 		deadline := retryAt.Add(2 * time.Second)
 		for refused := 0; ; refused++ {
@@ -59,7 +59,7 @@ func TestCachedRefusalOnTheSystemClock(t *testing.T) {
 	}
 
 	first := trip()
-	probe, refused := waitPermit(first)
+	probe, refused := waitTicket(first)
 	if refused == 0 {
 		t.Fatal("no refusal before RetryAt")
 	}
@@ -70,7 +70,7 @@ func TestCachedRefusalOnTheSystemClock(t *testing.T) {
 	if !errors.As(err, &open) || !open.RetryAt.After(first) {
 		t.Fatalf("after the failed probe: %v, want a refusal until after %v", err, first)
 	}
-	probe, _ = waitPermit(open.RetryAt)
+	probe, _ = waitTicket(open.RetryAt)
 	b.Record(probe, breaker.Result{Class: breaker.Success, Latency: time.Millisecond})
 	if s := b.State(host); s != breaker.Closed {
 		t.Fatalf("state %s after the passing probe, want closed", s)

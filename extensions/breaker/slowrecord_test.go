@@ -24,7 +24,7 @@ type slowCircuit struct {
 	delay time.Duration
 }
 
-func (c slowCircuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Result) (breaker.Transition, error) {
+func (c slowCircuit) Record(clk clock.Clock, p breaker.Ticket, o breaker.Result) (breaker.Transition, error) {
 	time.Sleep(c.delay)
 	return c.Circuit.Record(clk, p, o)
 }

@@ -22,13 +22,15 @@ type downCircuit struct{}
 var errDownClosed = fmt.Errorf("store unreachable, failing closed: %w", breaker.ErrOpen)
 
 func (downStore) Circuit(string, breaker.Profile) (breaker.Circuit, error) { return downCircuit{}, nil }
-func (downCircuit) Allow(clock.Clock) (breaker.Permit, breaker.Transition, error) {
-	return breaker.Permit{}, breaker.Transition{}, errDownClosed
+func (downCircuit) Allow(clock.Clock) (breaker.Ticket, breaker.Transition, error) {
+	return breaker.Ticket{}, breaker.Transition{}, errDownClosed
 }
-func (downCircuit) Record(clock.Clock, breaker.Permit, breaker.Result) (breaker.Transition, error) {
+func (downCircuit) Record(clock.Clock, breaker.Ticket, breaker.Result) (breaker.Transition, error) {
 	return breaker.Transition{}, nil
 }
-func (downCircuit) Snapshot(clock.Clock) (breaker.Snapshot, error) { return breaker.Snapshot{}, nil }
+func (downCircuit) Snapshot(clock.Clock) (breaker.DomainSnapshot, error) {
+	return breaker.DomainSnapshot{}, nil
+}
 
 func TestAStoreFailingClosedParksRequestsQuietly(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 10})

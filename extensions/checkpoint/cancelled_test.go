@@ -23,7 +23,7 @@ import (
 // send one request more into the failure than an uninterrupted run would.
 func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 	const p = 2
-	need := circuit.FailuresToTrip(breaker.Standard())
+	need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 60,
 		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25, Latency: 40 * time.Millisecond}})
 	path := dbPath(t)

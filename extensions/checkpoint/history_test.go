@@ -91,7 +91,7 @@ func failingHits(s *testserver.Store) int {
 // re-opens it, so at most P requests reach the store.
 func TestResumeIntoAFailingSiteTripsAsAnUninterruptedRunWould(t *testing.T) {
 	const p = 2
-	need := circuit.FailuresToTrip(breaker.Standard())
+	need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
 	// 25 healthy answers fill the window with successes first.
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 60,
 		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25}})

@@ -64,7 +64,7 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 			}
 			clk := bwclock.NewFake(epoch)
 			rnd := rand.New(rand.NewPCG(7, uint64(p.WindowSize)))
-			var permits []breaker.Permit
+			var permits []breaker.Ticket
 			classes := []breaker.Class{breaker.Success, breaker.Success, breaker.Success, breaker.Degraded, breaker.Invalid,
 				breaker.Throttled, breaker.Blocked, breaker.Gone, breaker.ClientError, breaker.Excluded}
 			transitions := 0
@@ -90,23 +90,23 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 					o := breaker.Result{Class: class, Latency: time.Duration(rnd.IntN(3000)) * time.Millisecond}
 					lt, lerr := local.Record(clk, pm, o)
 					st, serr := shared.Record(clk, pm, o)
-					sameAnswer(t, step, "Record", breaker.Permit{}, breaker.Permit{}, lt, st, lerr, serr)
+					sameAnswer(t, step, "Record", breaker.Ticket{}, breaker.Ticket{}, lt, st, lerr, serr)
 					transitions += count(lt)
 				case r < 97:
 					clk.Advance(time.Duration(rnd.IntN(int(p.Cooldown/time.Millisecond)/4+1)) * time.Millisecond)
 				case r < 98:
 					retryAt := clk.Now().Add(time.Duration(rnd.IntN(600)-100) * time.Second)
 					trips := rnd.IntN(5)
-					lt, lerr := local.(icircuit.Restorer).RestoreOpen(clk, retryAt, trips)
-					st, serr := shared.(icircuit.Restorer).RestoreOpen(clk, retryAt, trips)
-					sameAnswer(t, step, "RestoreOpen", breaker.Permit{}, breaker.Permit{}, lt, st, lerr, serr)
+					lt, lerr := local.(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, retryAt, trips)
+					st, serr := shared.(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, retryAt, trips)
+					sameAnswer(t, step, "RestoreOpen", breaker.Ticket{}, breaker.Ticket{}, lt, st, lerr, serr)
 					transitions += count(lt)
 				case r < 99:
 					until := clk.Now().Add(time.Duration(rnd.IntN(600)-100) * time.Second)
 					reason := holdReasons[rnd.IntN(len(holdReasons))]
-					lt, lerr := local.(icircuit.Holder).HoldOpen(clk, until, reason)
-					st, serr := shared.(icircuit.Holder).HoldOpen(clk, until, reason)
-					sameAnswer(t, step, "HoldOpen", breaker.Permit{}, breaker.Permit{}, lt, st, lerr, serr)
+					lt, lerr := local.(icircuit.Holder[breaker.Transition]).HoldOpen(clk, until, reason)
+					st, serr := shared.(icircuit.Holder[breaker.Transition]).HoldOpen(clk, until, reason)
+					sameAnswer(t, step, "HoldOpen", breaker.Ticket{}, breaker.Ticket{}, lt, st, lerr, serr)
 					transitions += count(lt)
 				default:
 					ls, _ := local.Snapshot(clk)
@@ -157,7 +157,7 @@ func count(t breaker.Transition) int {
 }
 
 // sameAnswer fails the test unless both circuits answered alike.
-func sameAnswer(t *testing.T, step int, op string, lp, sp breaker.Permit, lt, st breaker.Transition, lerr, serr error) {
+func sameAnswer(t *testing.T, step int, op string, lp, sp breaker.Ticket, lt, st breaker.Transition, lerr, serr error) {
 	t.Helper()
 	if lp != sp {
 		t.Fatalf("step %d: %s permits differ: in-process %+v, shared %+v", step, op, lp, sp)

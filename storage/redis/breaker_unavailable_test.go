@@ -13,7 +13,7 @@ import (
 )
 
 // waitAllowed calls Allow until Redis answers again, for at most 10 s.
-func waitAllowed(t *testing.T, c breaker.Circuit) (breaker.Permit, time.Duration) {
+func waitAllowed(t *testing.T, c breaker.Circuit) (breaker.Ticket, time.Duration) {
 	t.Helper()
 	began := time.Now()
 	for time.Since(began) < 10*time.Second {
@@ -30,7 +30,7 @@ func waitAllowed(t *testing.T, c breaker.Circuit) (breaker.Permit, time.Duration
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("Redis never answered again within 10s")
-	return breaker.Permit{}, 0
+	return breaker.Ticket{}, 0
 }
 
 func linkEvents(t *testing.T, buf *logBuffer) []string {
@@ -92,7 +92,7 @@ func TestBreakerFailsClosedWhileRedisIsDownAndResumesWhenItIsBack(t *testing.T) 
 	if tries < 2 || tries > 8 {
 		t.Errorf("%d tries to reach Redis in 300ms, want a few (one per backoff), not one per call (%d)", tries, calls)
 	}
-	if _, err := healthy.Record(bwclock.System, breaker.Permit{}, breaker.Result{Class: breaker.Success}); !errors.Is(err, redis.ErrUnavailable) {
+	if _, err := healthy.Record(bwclock.System, breaker.Ticket{}, breaker.Result{Class: breaker.Success}); !errors.Is(err, redis.ErrUnavailable) {
 		t.Errorf("Record with Redis down: %v, want ErrUnavailable", err)
 	}
 
@@ -139,8 +139,8 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	}
 	// Another domain is decided in-process: permits, and a local trip.
 	var local breaker.Transition
-	var last breaker.Permit
-	for range icircuit.FailuresToTrip(p) {
+	var last breaker.Ticket
+	for range icircuit.FailuresToTrip(p.FailureThreshold, p.WindowSize) {
 		pm, _ := mustAllow(t, other, bwclock.System)
 		if tr := mustRecord(t, other, bwclock.System, pm, breaker.Degraded); tr.Changed() {
 			local = tr

@@ -361,9 +361,9 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 					t.Fatal("the shared circuit has no Pause")
 				}
 				must("Pause", pauser.Pause(clk, time.Now().Add(time.Second)))
-				_, err = circ.(icircuit.Holder).HoldOpen(clk, time.Now().Add(time.Second), "test")
+				_, err = circ.(icircuit.Holder[breaker.Transition]).HoldOpen(clk, time.Now().Add(time.Second), "test")
 				must("HoldOpen", err)
-				_, err = circ.(icircuit.Restorer).RestoreOpen(clk, time.Now().Add(2*time.Second), 3)
+				_, err = circ.(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, time.Now().Add(2*time.Second), 3)
 				must("RestoreOpen", err)
 			}
 		})

@@ -12,7 +12,7 @@ import (
 func RunClosed(t *testing.T, nc NewCircuit) {
 	t.Run("FewerFailuresThanNeedNeverTrip", func(t *testing.T) {
 		h := newHarness(t, nc, breaker.Standard())
-		need := circuit.FailuresToTrip(breaker.Standard())
+		need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
 		h.do(need-1, breaker.Degraded)
 		h.wantState(breaker.Closed)
 		if s := h.snapshot(); s.WindowLen != need-1 || s.WindowFailures != need-1 {
@@ -26,7 +26,7 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 		// a full window reach the threshold, so waiting for the window to
 		// fill would only send more requests into the failure.
 		for _, p := range []breaker.Profile{breaker.Conservative(), breaker.Standard(), breaker.Aggressive()} {
-			need := circuit.FailuresToTrip(p)
+			need := circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize)
 			h := newHarness(t, nc, p)
 			h.do(1, breaker.Success)
 			h.do(need-1, breaker.Degraded)
@@ -75,7 +75,7 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 
 	t.Run("ThresholdIsExactForEveryProfile", func(t *testing.T) {
 		for _, p := range []breaker.Profile{breaker.Conservative(), breaker.Standard(), breaker.Aggressive()} {
-			need := circuit.FailuresToTrip(p)
+			need := circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize)
 			// A full window with one failure fewer than needed stays
 			// closed; the next failure (replacing a success) trips.
 			h := newHarness(t, nc, p)
@@ -136,7 +136,7 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 		// Requests in flight when the circuit trips describe the same
 		// event: they must not re-trip or extend it.
 		h := newHarness(t, nc, breaker.Standard())
-		var inFlight []breaker.Permit
+		var inFlight []breaker.Ticket
 		for range 5 {
 			inFlight = append(inFlight, h.allow())
 		}

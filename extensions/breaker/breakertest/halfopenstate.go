@@ -92,7 +92,7 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 		}
 		// The window starts afresh: the failures from before the trip are
 		// gone, and it takes need new ones to trip again.
-		need := circuit.FailuresToTrip(breaker.Standard())
+		need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
 		h.do(need-1, breaker.Degraded)
 		h.wantState(breaker.Closed)
 		h.do(1, breaker.Degraded)
