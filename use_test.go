@@ -24,7 +24,7 @@ func ExampleUse() {
 	v, _ := validate.New(validate.MinBytes(1024), validate.Require(testserver.TitleSelector))
 	p := breaker.Standard()
 	p.ConsecutiveFailures = 3 // seed 002: three strikes
-	b, _ := breaker.New(p, breaker.WithValidator(v))
+	b, _ := breaker.New(p, breaker.With(breaker.Config{Validator: v}))
 
 	c := colly.NewCollector()
 	breakwater.Use(c, v, b)

@@ -125,11 +125,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 	}
 	w.loop, w.v = loop, v
 	opts := []breaker.Option{
-		breaker.WithValidator(v),
-		breaker.WithPacing(breaker.Pacing{Parallelism: parallelism}),
-		breaker.WithBaseTransport(tr),
-		breaker.WithLogger(log),
-		breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) {
+		breaker.With(breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, BaseTransport: tr, Logger: log, OnAttempt: func(a breaker.Attempt) {
 			if a.Result.Class == breaker.Degraded {
 				loop.retry(a.Request)
 			}
@@ -179,7 +175,7 @@ func wireDropIn(c *colly.Collector, w *wiring, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.WithValidator(v), breaker.WithLogger(log))
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Validator: v, Logger: log}))
 	if err != nil {
 		return fmt.Errorf("breaker: %w", err)
 	}

@@ -84,7 +84,7 @@ func BenchmarkGatherBroad(b *testing.B) {
 			clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 			reg := prometheus.NewRegistry()
 			m, _ := metrics.New(reg)
-			br, _ := breaker.New(breaker.Standard(), append(m.BreakerOptions(), breaker.WithClock(clk))...)
+			br, _ := breaker.New(breaker.Standard(), append(m.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}))...)
 			m.Watch(br)
 			hook := metrics.OutcomeHook(m)
 			for i := range c.n {

@@ -24,7 +24,7 @@ func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := clock.NewFake(epoch)
-	b := newBreaker(t, append(m.BreakerOptions(), breaker.WithClock(clk))...)
+	b := newBreaker(t, append(m.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}))...)
 	if err := m.Watch(b); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 //
 //	reg := prometheus.NewRegistry()
 //	m, err := metrics.New(reg)
-//	b, err := breaker.New(breaker.Standard(), append(m.BreakerOptions(), breaker.WithLogger(log))...)
+//	b, err := breaker.New(breaker.Standard(), append(m.BreakerOptions(), breaker.With(breaker.Config{Logger: log}))...)
 //	err = m.Watch(b)
 //	srv, err := metrics.Serve(ctx, ":9090", reg) // GET /metrics until ctx is done
 //

@@ -214,7 +214,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 // none blocks or allocates once a domain has been seen.
 func (m *Metrics) BreakerOptions() []breaker.Option {
 	return []breaker.Option{
-		breaker.WithHooks(breaker.Hooks{OnTransition: m.transition, OnAttempt: m.outcome, OnDegrading: m.degradingEvent}),
+		breaker.With(breaker.Config{OnTransition: m.transition, OnAttempt: m.outcome, OnDegrading: m.degradingEvent}),
 	}
 }
 

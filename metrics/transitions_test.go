@@ -22,7 +22,7 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 	clk := clock.NewFake(epoch)
 	p := breaker.Standard()
 	p.Name, p.MaxCooldown = "no-growth", 0 // a fixed cooldown, so the clock can be moved past it exactly
-	b, err := breaker.New(p, append(m.BreakerOptions(), breaker.WithClock(clk))...)
+	b, err := breaker.New(p, append(m.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestDegradingWarningsAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	warnings := 0
-	opts := append(m.BreakerOptions(), breaker.WithHooks(breaker.Hooks{OnDegrading: func(string, time.Duration, time.Duration) { warnings++ }}))
+	opts := append(m.BreakerOptions(), breaker.With(breaker.Config{OnDegrading: func(string, time.Duration, time.Duration) { warnings++ }}))
 	b := newBreaker(t, opts...)
 	if err := m.Watch(b); err != nil {
 		t.Fatal(err)

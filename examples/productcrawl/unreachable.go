@@ -61,7 +61,7 @@ func unreachableCause(err error) string {
 	return ""
 }
 
-// observe is a breaker.Hooks.OnAttempt hook.
+// observe is a breaker.Config.OnAttempt hook.
 func (r *reach) observe(a breaker.Attempt) {
 	cause := ""
 	if a.Status == 0 {

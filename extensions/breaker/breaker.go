@@ -81,7 +81,7 @@ type domain struct {
 }
 
 // New returns a Breaker whose domains use profile p unless
-// WithDomainProfile says otherwise. Every profile and option is checked
+// Config.Domains says otherwise. Every profile and option is checked
 // here, before any request is sent.
 func New(p Profile, opts ...Option) (*Breaker, error) {
 	if err := p.Validate(); err != nil {
@@ -172,7 +172,7 @@ func (b *Breaker) allow(d *domain) (Ticket, error) {
 		return Ticket{}, open
 	}
 	tk, t, err := d.circuit.Allow(b.clock)
-	if t.Changed() {
+	if t.From != t.To {
 		b.transitioned(d, t)
 	}
 	if err != nil {
@@ -265,7 +265,7 @@ func (b *Breaker) Record(t Ticket, o Result) {
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: recording an outcome failed")
 		return
 	}
-	if tr.Changed() {
+	if tr.From != tr.To {
 		b.transitioned(d, tr)
 		return // a trip by the window supersedes what the tracker saw
 	}
@@ -293,7 +293,7 @@ func (b *Breaker) transitioned(d *domain, t Transition) {
 	if t.To == Open {
 		lvl = zerolog.WarnLevel
 	}
-	b.log.WithLevel(lvl).Str("event", "breaker_transition").EmbedObject(t).
+	b.log.WithLevel(lvl).Str("event", "breaker_transition").EmbedObject(transitionLog(t)).
 		Msgf("breaker: %s %s → %s (%s)", t.Domain, t.From, t.To, t.Reason)
 	for _, f := range b.onTransition {
 		f(t)
@@ -349,7 +349,8 @@ type DomainStats struct {
 	State   State     `json:"state"`
 	RetryAt time.Time `json:"retry_at,omitzero"`
 	Trips   int       `json:"trips"`
-	// Outcomes counts every attempt by class.
+	// Outcomes counts every attempt by class, keyed by the class's name
+	// (Outcomes[Success.String()]).
 	Outcomes map[string]int64 `json:"outcomes"`
 	// Refused counts requests refused without touching the network.
 	Refused int64 `json:"refused"`
@@ -365,11 +366,8 @@ type DomainStats struct {
 	Timeout time.Duration `json:"timeout_ns"`
 }
 
-// Count returns how many attempts ended in class c.
-func (s DomainStats) Count(c Class) int64 { return s.Outcomes[c.String()] }
-
 // Stats returns a snapshot of every domain seen, sorted by domain,
-// compacted ones included (see WithIdleTTL).
+// compacted ones included (see Config.IdleTTL).
 func (b *Breaker) Stats() []DomainStats {
 	now := b.clock.Now()
 	var out []DomainStats

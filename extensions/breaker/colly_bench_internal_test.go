@@ -18,7 +18,7 @@ import (
 //	go test -run '^$' -bench RequestPath -benchmem ./extensions/breaker/
 func BenchmarkRequestPath(b *testing.B) {
 	var outcomes int
-	br, err := New(Standard(), WithPacing(Pacing{Parallelism: 2}), WithHooks(Hooks{OnAttempt: func(Attempt) { outcomes++ }}))
+	br, err := New(Standard(), With(Config{Pacing: Pacing{Parallelism: 2}, OnAttempt: func(Attempt) { outcomes++ }}))
 	if err != nil {
 		b.Fatal(err)
 	}

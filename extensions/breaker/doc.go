@@ -75,7 +75,7 @@
 // # Broad crawls
 //
 // A crawl over a million domains, a few pages each, must not keep a
-// million full states. A domain left alone for the idle TTL (WithIdleTTL,
+// million full states. A domain left alone for the idle TTL (Config.IdleTTL,
 // default 5 minutes) whose circuit is closed with nothing to remember (no
 // failure in its window, no pause, nothing in flight) is compacted into a
 // record of about 40 bytes holding what its decisions depend on, and made

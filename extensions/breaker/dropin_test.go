@@ -21,7 +21,7 @@ type wiring struct {
 	name      string
 	async     bool
 	limit     string // "": no LimitRule; "glob": one rule for every host; "host": a rule for the store's host
-	pacing    bool   // breaker.WithPacing with the same parallelism
+	pacing    bool   // breaker.Config.Pacing with the same parallelism
 	retry     bool   // the user's OnError → r.Request.Retry() loop, up to 3 times a URL
 	transport bool   // a custom transport of the user's, set before the breaker
 	slow      bool   // the user's callbacks, registered first, take a few ms: the outcome reaches the breaker late
@@ -97,9 +97,9 @@ func runDropIn(t *testing.T, w wiring, store *testserver.Store, urls []string, o
 func runDropInWith(t *testing.T, w wiring, store *testserver.Store, urls []string, add func(*colly.Collector), opts ...breaker.Option) *dropInRun {
 	t.Helper()
 	run := &dropInRun{}
-	opts = append(opts, breaker.WithHooks(breaker.Hooks{OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { run.refused.Add(1) }}))
+	opts = append(opts, breaker.With(breaker.Config{OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { run.refused.Add(1) }}))
 	if w.pacing {
-		opts = append(opts, breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
+		opts = append(opts, breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}}))
 	}
 	b := newBreaker(t, breaker.Standard(), opts...)
 	run.b = b
@@ -257,7 +257,7 @@ func TestDropInConsentShellsTripWithinTheBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := runDropInWith(t, w, store, productURLs(store, 150), v.Register, breaker.WithValidator(v))
+			run := runDropInWith(t, w, store, productURLs(store, 150), v.Register, breaker.With(breaker.Config{Validator: v}))
 			if !run.ended {
 				return
 			}

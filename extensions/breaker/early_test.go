@@ -33,7 +33,7 @@ func TestSlowCallsTripAFullWindow(t *testing.T) {
 	p := breaker.Standard()
 	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate = "slow", 10, time.Second, 0.8
 	var tr transitions
-	b := newBreaker(t, p, breaker.WithClock(clock.NewFake(epoch)), breaker.WithHooks(breaker.Hooks{OnTransition: tr.hook}))
+	b := newBreaker(t, p, breaker.With(breaker.Config{Clock: clock.NewFake(epoch), OnTransition: tr.hook}))
 	record := func(n int, lat time.Duration, c breaker.Class) {
 		for range n {
 			tk, err := b.Allow("slow.test")
@@ -80,8 +80,7 @@ func slopeRun(t *testing.T, p breaker.Profile) (sent int, reasons []string, warn
 		FailAfter: 20, Hold: 300 * time.Millisecond}})
 	var tr transitions
 	var mu sync.Mutex
-	b := newBreaker(t, p, breaker.WithHooks(breaker.Hooks{OnTransition: tr.hook}),
-		breaker.WithHooks(breaker.Hooks{OnDegrading: func(string, time.Duration, time.Duration) { mu.Lock(); warned = true; mu.Unlock() }}))
+	b := newBreaker(t, p, breaker.With(breaker.Config{OnTransition: tr.hook, OnDegrading: func(string, time.Duration, time.Duration) { mu.Lock(); warned = true; mu.Unlock() }}))
 	c := colly.NewCollector()
 	c.SetRequestTimeout(200 * time.Millisecond)
 	b.Register(c)
@@ -141,7 +140,7 @@ func TestSlowStoreTripsOnSlowCallsOnly(t *testing.T) {
 	p := breaker.Standard()
 	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate, p.TimeoutMultiple = "slow", 10, 20*time.Millisecond, 0.8, 0
 	sent, st := run(p)
-	if st.State != breaker.Open || sent != 10 || st.Count(breaker.Success) != 10 {
+	if st.State != breaker.Open || sent != 10 || st.Outcomes[breaker.Success.String()] != 10 {
 		t.Fatalf("every page 40 ms, slow above 20 ms: %d sent, stats %+v; want a slow_calls trip after a full window of 10", sent, st)
 	}
 	off := p

@@ -143,7 +143,7 @@ func (b *Breaker) restoreOpen(d *domain, retryAt time.Time, trips int) error {
 	if err != nil {
 		return err
 	}
-	if t.Changed() {
+	if t.From != t.To {
 		b.transitioned(d, t)
 	}
 	return nil

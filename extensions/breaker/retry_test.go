@@ -10,7 +10,7 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-func TestShouldRetryOnlyDegradedAttempts(t *testing.T) {
+func TestRetryOnErrorRetriesOnlyDegradedAttempts(t *testing.T) {
 	resp := func(status int, h http.Header) *colly.Response {
 		return &colly.Response{StatusCode: status, Headers: &h}
 	}
@@ -32,8 +32,8 @@ func TestShouldRetryOnlyDegradedAttempts(t *testing.T) {
 		{"400", resp(400, nil), errors.New("Bad Request"), false},
 		{"aborted", resp(0, nil), colly.ErrAbortedBeforeRequest, false},
 	} {
-		if got := breaker.ShouldRetry(tc.r, tc.err); got != tc.want {
-			t.Errorf("%s: ShouldRetry %v, want %v", tc.name, got, tc.want)
+		if got := breaker.RetriesOnError(tc.r, tc.err); got != tc.want {
+			t.Errorf("%s: retried %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -25,7 +25,7 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 	p.Name, p.ConsecutiveFailures = "cut", 3
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 150*time.Millisecond, 20
 	var attempts []breaker.Attempt
-	b := newBreaker(t, p, breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) { attempts = append(attempts, a) }}))
+	b := newBreaker(t, p, breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) { attempts = append(attempts, a) }}))
 	c := colly.NewCollector()
 	c.SetRequestTimeout(10 * time.Second) // the client's own: far too long for a 2 ms site
 	b.Register(c)
@@ -36,7 +36,7 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 	if st.Timeout != 150*time.Millisecond {
 		t.Fatalf("adaptive timeout %v, want the 150ms floor (4 × a p95 of a few ms is below it)", st.Timeout)
 	}
-	if st.State != breaker.Open || st.Count(breaker.Degraded) != 3 || store.Count() != 33 {
+	if st.State != breaker.Open || st.Outcomes[breaker.Degraded.String()] != 3 || store.Count() != 33 {
 		t.Fatalf("stats %+v, %d requests: want three cut requests (degraded) tripping the circuit after 33", st, store.Count())
 	}
 	var cut int
@@ -84,7 +84,7 @@ func hangAfter(t *testing.T, healthy int, floor time.Duration) (*testserver.Stor
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, floor, healthy
 	var mu sync.Mutex
 	var attempts []breaker.Attempt
-	b := newBreaker(t, p, breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) {
+	b := newBreaker(t, p, breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
 		mu.Lock()
 		attempts = append(attempts, a)
 		mu.Unlock()
@@ -189,7 +189,7 @@ func TestAdaptiveTimeoutCutsABodyThatStalls(t *testing.T) {
 	p.Name = "cut"
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 200*time.Millisecond, 20
 	var last breaker.Attempt
-	b := newBreaker(t, p, breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) { last = a }}))
+	b := newBreaker(t, p, breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) { last = a }}))
 	c := colly.NewCollector(colly.AllowURLRevisit())
 	c.SetRequestTimeout(10 * time.Second)
 	b.Register(c)

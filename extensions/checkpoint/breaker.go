@@ -27,7 +27,7 @@ import (
 func (cp *Checkpoint) BreakerOptions() []breaker.Option {
 	cp.viaBreaker.Store(true)
 	return []breaker.Option{
-		breaker.WithHooks(breaker.Hooks{OnAttempt: cp.onOutcome, OnRefused: cp.onRefused, OnTransition: cp.onTransition}),
+		breaker.With(breaker.Config{OnAttempt: cp.onOutcome, OnRefused: cp.onRefused, OnTransition: cp.onTransition}),
 	}
 }
 

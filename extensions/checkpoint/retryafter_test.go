@@ -20,12 +20,12 @@ func throttleRun(t *testing.T, path string, clk *clock.Fake, store *testserver.S
 	cp := openCP(t, path, checkpoint.WithClock(clk))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop := breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) {
+	stop := breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
 		if stopAtThrottle && a.Result.Class == breaker.Throttled {
 			cancel()
 		}
 	}})
-	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.WithClock(clk), stop)...)
+	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}), stop)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 // together. It is a breaker.Store:
 //
 //	bs, err := redis.NewBreakerStore(client, "shop-crawl-2026-05-01")
-//	b, err := breaker.New(breaker.Standard(), breaker.WithStore(bs))
+//	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Store: bs}))
 //
 // Each domain's circuit lives under the crawl's hash tag (with
 // WithShards, under the tag of the domain's shard, so the circuits of a

@@ -110,7 +110,7 @@ func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 	}
 	// Their in-flight results land after the trip: the same event, ignored.
 	for i, p := range late {
-		if tr := mustRecord(t, ws[1+i%2], clk, p, breaker.Degraded); tr.Changed() {
+		if tr := mustRecord(t, ws[1+i%2], clk, p, breaker.Degraded); tr.From != tr.To {
 			t.Fatalf("a result from before the trip moved the circuit: %+v", tr)
 		}
 	}
@@ -153,7 +153,7 @@ func TestHalfOpenProbesAreLimitedAcrossWorkers(t *testing.T) {
 						default:
 							t.Errorf("Allow: %v", err)
 						}
-						if tr.Changed() {
+						if tr.From != tr.To {
 							halfOpened++
 						}
 					})
@@ -186,7 +186,7 @@ func TestProbesPassingOnDifferentWorkersCloseTheCircuit(t *testing.T) {
 	if !p0.Probe || !p1.Probe {
 		t.Fatal("permits in half-open are not probes")
 	}
-	if tr := mustRecord(t, ws[1], clk, p1, breaker.Success); tr.Changed() {
+	if tr := mustRecord(t, ws[1], clk, p1, breaker.Success); tr.From != tr.To {
 		t.Fatalf("one probe of two passing changed the state: %+v", tr)
 	}
 	tr := mustRecord(t, ws[0], clk, p0, breaker.Success)
@@ -267,7 +267,7 @@ func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
 		t.Fatalf("worker 1 refusal %+v, want open until %v", e, until)
 	}
 	// A second worker restoring the same checkpoint changes nothing.
-	if tr, err := ws[1].(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, until, 4); err != nil || tr.Changed() {
+	if tr, err := ws[1].(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, until, 4); err != nil || tr.From != tr.To {
 		t.Fatalf("second restore: %+v, %v; want no change", tr, err)
 	}
 }

@@ -142,7 +142,7 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	var last breaker.Ticket
 	for range icircuit.FailuresToTrip(p.FailureThreshold, p.WindowSize) {
 		pm, _ := mustAllow(t, other, bwclock.System)
-		if tr := mustRecord(t, other, bwclock.System, pm, breaker.Degraded); tr.Changed() {
+		if tr := mustRecord(t, other, bwclock.System, pm, breaker.Degraded); tr.From != tr.To {
 			local = tr
 		}
 		last = pm
@@ -158,7 +158,7 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	if e := refusal(t, tripped, bwclock.System); !e.RetryAt.Equal(tr.RetryAt) {
 		t.Fatalf("the shared trip after the outage: %+v, want open until %v", e, tr.RetryAt)
 	}
-	if tr, err := other.Record(bwclock.System, last, breaker.Result{Class: breaker.Degraded}); err != nil || tr.Changed() {
+	if tr, err := other.Record(bwclock.System, last, breaker.Result{Class: breaker.Degraded}); err != nil || tr.From != tr.To {
 		t.Fatalf("a fallback permit recorded after Redis came back: %+v, %v; want ignored", tr, err)
 	}
 	if got := linkEvents(t, &buf); len(got) != 2 || got[0] != "redis_unavailable" || got[1] != "redis_recovered" {
@@ -172,7 +172,7 @@ func TestBreakerThroughAClosedPortNeverHangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.WithStore(bs))
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Store: bs}))
 	if err != nil {
 		t.Fatal(err)
 	}

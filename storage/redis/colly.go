@@ -28,7 +28,7 @@ import (
 //	cs, err := redis.NewCollyStorage(client, "shop-crawl-2026-05-01")
 //	c := colly.NewCollector()
 //	cs.Register(c)                      // SetStorage, and track each request
-//	b, err := breaker.New(breaker.Standard(), append(cs.BreakerOptions(), breaker.WithStore(bs))...)
+//	b, err := breaker.New(breaker.Standard(), append(cs.BreakerOptions(), breaker.With(breaker.Config{Store: bs}))...)
 //	b.Register(c)
 //	q, err := queue.New(4, cs)          // 4 requests at a time in this process
 //	q.AddURL("https://shop.example/")   // every worker may add the seeds: each is queued once
@@ -236,7 +236,7 @@ func (cs *CollyStorage) Register(c *colly.Collector) {
 // BreakerOptions returns the hooks that report every request's outcome to
 // the storage, for breaker.New: the OnAttempt and OnRefused hooks.
 func (cs *CollyStorage) BreakerOptions() []breaker.Option {
-	return []breaker.Option{breaker.WithHooks(breaker.Hooks{OnAttempt: cs.outcome, OnRefused: cs.refused})}
+	return []breaker.Option{breaker.With(breaker.Config{OnAttempt: cs.outcome, OnRefused: cs.refused})}
 }
 
 // outcome settles a request's job by what the breaker made of its attempt,

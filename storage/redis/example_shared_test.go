@@ -65,7 +65,7 @@ func ExampleNewBreakerStore() {
 	for range 4 {
 		permit, _, _ := workers[0].Allow(clk)
 		t, _ := workers[0].Record(clk, permit, breaker.Result{Class: breaker.Degraded, Latency: 30 * time.Millisecond})
-		if t.Changed() {
+		if t.From != t.To {
 			fmt.Printf("worker 0: %s → %s (%s), failure rate %.1f, retry at %s\n", t.From, t.To, t.Reason, t.FailureRate, t.RetryAt.Format("15:04:05"))
 		}
 	}

@@ -55,7 +55,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 				return
 			}
 			bopts := append(cp.BreakerOptions(), cs.BreakerOptions()...)
-			bopts = append(bopts, breaker.WithStore(bs), breaker.WithHooks(breaker.Hooks{OnTransition: func(tr breaker.Transition) {
+			bopts = append(bopts, breaker.With(breaker.Config{Store: bs, OnTransition: func(tr breaker.Transition) {
 				if tr.To == breaker.Open {
 					trips[w].Add(1)
 					// Healthy from the trip on, whatever the machine's pace.

@@ -117,16 +117,13 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 		_ = enc.Encode(e)
 	}
 	b, err := breaker.New(e2eProfile(cfg.Cooldown), append(cs.BreakerOptions(),
-		breaker.WithStore(bs),
-		breaker.WithHooks(breaker.Hooks{OnAttempt: func(a breaker.Attempt) {
+		breaker.With(breaker.Config{Store: bs, OnAttempt: func(a breaker.Attempt) {
 			if !a.Retrying {
 				emit(workerEvent{Ev: "done", URL: a.Request.URL.String(), Class: a.Result.Class.String()})
 			}
-		}}),
-		breaker.WithHooks(breaker.Hooks{OnRefused: func(r *colly.Request, e *breaker.CircuitOpenError) {
+		}, OnRefused: func(r *colly.Request, e *breaker.CircuitOpenError) {
 			emit(workerEvent{Ev: "refused", URL: r.URL.String()})
-		}}),
-		breaker.WithHooks(breaker.Hooks{OnTransition: func(t breaker.Transition) {
+		}, OnTransition: func(t breaker.Transition) {
 			emit(workerEvent{Ev: "transition", URL: t.Domain, From: t.From.String(), To: t.To.String(), Reason: t.Reason})
 		}}),
 	)...)

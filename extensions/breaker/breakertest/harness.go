@@ -87,7 +87,7 @@ func (h *harness) do(n int, c breaker.Class) {
 }
 
 func (h *harness) note(tr breaker.Transition) {
-	if tr.Changed() {
+	if tr.From != tr.To {
 		h.trans = append(h.trans, tr)
 	}
 }

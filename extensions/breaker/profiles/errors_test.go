@@ -92,7 +92,7 @@ func TestEveryKindOfMistakeNamesFileLineAndField(t *testing.T) {
 		{"a new profile without its circuit", "breaker_profiles:\n  p:\n    window_size: 10\n    failure_threshold: 0.5\n", 2, "breaker_profiles.p", "",
 			"needs cooldown_seconds, half_open_probes; or give extends", ""},
 
-		// Domain patterns breaker.WithDomainProfile would not match.
+		// Domain patterns breaker.Config.Domains would not match.
 		{"a URL for a host", "domains:\n  https://shop.example.com/: standard\n", 2, "domains", "https://shop.example.com/", "a host, not a URL", ""},
 		{"a wildcard", "domains:\n  \"*.example.com\": standard\n", 2, "domains", "*.example.com", "leading dot", ""},
 		{"a port out of range", "domains:\n  shop.example.com:70000: standard\n", 2, "domains", "shop.example.com:70000", "1 to 65535", ""},

@@ -32,7 +32,7 @@ type Set struct {
 type Assignment struct {
 	// Pattern is an exact host ("shop.example.com", "127.0.0.1:8080") or a
 	// suffix starting with a dot (".example.org"), lower-cased; see
-	// breaker.WithDomainProfile.
+	// breaker.Config.Domains.
 	Pattern string
 	Profile breaker.Profile
 	// Line is where the file assigns it.
@@ -159,10 +159,10 @@ func (s *Set) Domains() []Assignment {
 	return slices.Clone(s.domains)
 }
 
-// Options returns one breaker.WithDomainProfile per domain assignment, to
+// Options returns one breaker.Config with Domains per domain assignment, to
 // pass to breaker.New with the profile for every other domain:
 //
-//	b, err := breaker.New(set.Default(), append(set.Options(), breaker.WithLogger(log))...)
+//	b, err := breaker.New(set.Default(), append(set.Options(), breaker.With(breaker.Config{Logger: log}))...)
 //
 // Within the breaker the most specific pattern wins (an exact host, then
 // the longest suffix), whatever the file's order.
@@ -172,7 +172,7 @@ func (s *Set) Options() []breaker.Option {
 	}
 	opts := make([]breaker.Option, len(s.domains))
 	for i, d := range s.domains {
-		opts[i] = breaker.WithDomainProfile(d.Pattern, d.Profile)
+		opts[i] = breaker.With(breaker.Config{Domains: map[string]breaker.Profile{d.Pattern: d.Profile}})
 	}
 	return opts
 }
