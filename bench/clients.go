@@ -80,7 +80,7 @@ type wiring struct {
 // Breakwater, whose verdict is valid).
 //
 // tr is the transport the run gave the collector: Breakwater's adaptive
-// timeout wraps it (breaker.WithBaseTransport), since Colly cannot tell
+// timeout wraps it (breaker.Config.BaseTransport), since Colly cannot tell
 // anyone which transport it has.
 func wire(c *colly.Collector, k client, spec *crawlSpec, loop *retryLoop, save func(*colly.Request), log zerolog.Logger, tr http.RoundTripper) (*wiring, error) {
 	w := &wiring{}
@@ -167,7 +167,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 // wireDropIn is Breakwater added to an existing scraper as the README's
 // Usage section adds it, with nothing else changed: the collector keeps
 // its LimitRule (the shared one of the baselines), its transport (no
-// WithBaseTransport: Register wraps the one it has), its page callback and
+// Config.BaseTransport: Register wraps the one it has), its page callback and
 // its plain OnError → Retry() loop; the validator and breaker.Standard() are
 // registered with breakwater.Use, with no pacing and no checkpoint.
 func wireDropIn(c *colly.Collector, w *wiring, log zerolog.Logger) error {

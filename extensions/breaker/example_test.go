@@ -40,7 +40,7 @@ func Example() {
 }
 
 // Every transition is one structured event when a logger is given.
-func ExampleWithLogger() {
+func ExampleWith_logger() {
 	log := zerolog.New(os.Stdout)
 	clk := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	p := breaker.Standard()
