@@ -37,9 +37,10 @@ type (
 //	HoldOpen(clk clock.Clock, until time.Time, reason string) (Transition, error)
 //
 // Without RestoreOpen, Breaker.Restore returns an error for a circuit
-// saved open; without HoldOpen, Breaker.HoldOpen does, and the decisions taken outside the window (a
-// latency slope, slow calls, a fleet-wide pause, a grown cooldown) leave
-// the circuit as it is.
+// saved open; without HoldOpen, Breaker.HoldOpen does, and the decisions
+// taken outside the window (a latency slope, slow calls, a fleet-wide
+// pause, a grown cooldown) leave the circuit as it is. A Circuit returns
+// the zero Transition (From == To) when nothing moved.
 type Circuit interface {
 	// Allow asks to send one request now. It returns a Ticket (its Gen
 	// and Probe set), or a *CircuitOpenError. An open circuit whose
