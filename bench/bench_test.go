@@ -228,3 +228,21 @@ func TestSelectScenarios(t *testing.T) {
 		t.Errorf("all: %d scenarios, want every one but broad; \"empty, degrade,empty\": %v", len(all), some)
 	}
 }
+
+// The overhead goal is judged on the median of the per-round ratios, not
+// on the best round: one lucky round must not meet it.
+func TestOverheadJudgesTheMedianRound(t *testing.T) {
+	for _, c := range []struct {
+		rounds, base []float64
+		want         float64
+	}{
+		{[]float64{99, 90, 80}, []float64{100, 100, 100}, 0.90},
+		{[]float64{50, 100}, []float64{100, 100}, 0.75},
+		{[]float64{100}, []float64{0}, 0},
+		{nil, nil, 0},
+	} {
+		if got := medianRatio(c.rounds, c.base); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("medianRatio(%v, %v) = %v, want %v", c.rounds, c.base, got, c.want)
+		}
+	}
+}

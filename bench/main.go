@@ -35,6 +35,7 @@ type options struct {
 	verbose   bool
 	json      bool
 	cpuprof   string
+	blockprof string
 }
 
 // run is the whole command; it returns the exit code.
@@ -59,6 +60,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if o.blockprof != "" {
+		// Where the crawl waits rather than works: mutexes and blocking.
+		runtime.SetBlockProfileRate(int(time.Microsecond))
+		runtime.SetMutexProfileFraction(1)
+		defer func() {
+			for _, name := range []string{"block", "mutex"} {
+				f, err := os.Create(o.blockprof + "." + name)
+				if err != nil {
+					fmt.Fprintf(stderr, "bench: -blockprofile: %v\n", err)
+					return
+				}
+				_ = pprof.Lookup(name).WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	rep, err := bench(o, stderr)
 	if err != nil {
@@ -87,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	verbose := fs.Bool("v", false, "print a line per run and Breakwater's events on stderr")
 	domains := fs.Int("domains", 1_000_000, "`how many` domains the broad scenario crawls, 2 pages each")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof reads it)")
+	blockprof := fs.String("blockprofile", "", "write where the run waited to `prefix`.block and contended locks to prefix.mutex (go tool pprof reads them)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench [flags]\n\nRuns plain Colly, Colly with a retry loop, Colly with gobreaker, Colly with\nBreakwater as recommended, and the retry client with Breakwater dropped in\nthrough the same scenarios on local test stores, and prints one table.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -110,7 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	size := fullSize
 	size.broadDomains = *domains
-	return options{scenarios: sel, scale: *scale, cap: *capD, size: size, verbose: *verbose, json: *asJSON, cpuprof: *cpuprof}, nil
+	return options{scenarios: sel, scale: *scale, cap: *capD, size: size, verbose: *verbose, json: *asJSON, cpuprof: *cpuprof, blockprof: *blockprof}, nil
 }
 
 // bench runs the scenarios and returns what they measured. With

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +107,33 @@ func TestHealthyStoreNotCrawledWholeBreaksInvariant7(t *testing.T) {
 	hits := []testserver.Hit{{Seq: 1, Path: "/", Status: 200}}
 	if vs := judge(Wiring{Async: true, Profile: breaker.Standard()}, Site{Kind: kHealthy, Products: 3, PerPage: 3}, hits, nil, 2); !has(vs, 7) {
 		t.Fatalf("a healthy store with its products unwritten passed: %v", vs)
+	}
+}
+
+// A listing page the store cuts reaches the crawler through the front as
+// a cut too: headers, then the connection ends. Had the front hung up
+// before its headers, the crawler's transport would re-send the GET on a
+// reused connection, and the store would log a request the user's
+// transport never carried (invariant 9, seed 17845694604428315181).
+func TestFrontPassesACutListingOnAsACut(t *testing.T) {
+	ss, err := startSite(Site{Kind: kTruncated, Products: 6, PerPage: 3, Extra404: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: 5 * time.Second}
+	for i, path := range []string{"/", "/list/2"} {
+		resp, err := client.Get(ss.url + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v, want the headers of a cut page", path, err)
+		}
+		_, rerr := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || rerr == nil {
+			t.Fatalf("GET %s: %d, body error %v; want 200 and a cut body", path, resp.StatusCode, rerr)
+		}
+		if n := ss.store.Count(); n != i+1 {
+			t.Fatalf("after GET %s the store logged %d requests, want %d", path, n, i+1)
+		}
 	}
 }

@@ -40,17 +40,42 @@ type runOut struct {
 	cpStates map[string]storage.State
 	cpErrs   map[string]string
 	carried  int64 // requests the user's transport carried (-1: none installed)
+	// handBacks counts the throttled URLs a Redis worker's breaker handed
+	// back to the queue (its log's handed_back events).
+	handBacks int
+	// carriedPaths counts them by host and path, to name what went past.
+	carriedPaths map[string]int
 }
 
 // countingTransport is a user's own transport: it counts what it carries.
 type countingTransport struct {
 	base http.RoundTripper
 	n    atomic.Int64
+
+	mu    sync.Mutex
+	paths map[string]int // host+path → requests carried
 }
 
 func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.n.Add(1)
+	t.mu.Lock()
+	if t.paths == nil {
+		t.paths = map[string]int{}
+	}
+	t.paths[r.URL.Host+r.URL.Path]++
+	t.mu.Unlock()
 	return t.base.RoundTrip(r)
+}
+
+// carriedPaths is a copy of what t carried, by host and path.
+func (t *countingTransport) carriedPaths() map[string]int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]int, len(t.paths))
+	for k, v := range t.paths {
+		out[k] = v
+	}
+	return out
 }
 
 // output is the user's output: the product URLs the scraper saved, in
@@ -213,6 +238,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	ro.exit = ro.outcome.ExitCode()
 	if ct != nil {
 		ro.carried = ct.n.Load()
+		ro.carriedPaths = ct.carriedPaths()
 	}
 	if cp != nil {
 		cp.SetOutcome(ro.outcome)

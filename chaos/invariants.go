@@ -341,10 +341,39 @@ func (cr *caseRun) check() []Violation {
 			carried += max(r.carried, 0)
 		}
 		if carried < int64(total) {
-			add(9, "the user's transport carried %d of the %d requests the stores received: it was replaced", carried, total)
+			add(9, "the user's transport carried %d of the %d requests the stores received: it was replaced (received more often than carried: %s)",
+				carried, total, cr.pastTransport())
 		}
 	}
 	return vs
+}
+
+// pastTransport names the requests a store received more often than the
+// user's transport carried them, at most five.
+func (cr *caseRun) pastTransport() string {
+	carried := map[string]int{}
+	for _, r := range cr.runs {
+		for k, n := range r.carriedPaths {
+			carried[k] += n
+		}
+	}
+	received := map[string]int{}
+	for i, s := range cr.sites {
+		for _, h := range cr.hits[i] {
+			received[s.host+h.Path]++
+		}
+	}
+	var out []string
+	for k, n := range received {
+		if n > carried[k] {
+			out = append(out, fmt.Sprintf("%s %d×/%d×", k, n, carried[k]))
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 5 {
+		out = append(out[:5], "…")
+	}
+	return strings.Join(out, ", ")
 }
 
 // healthyServed reports whether some healthy store answered a page whole.
@@ -496,6 +525,13 @@ func (cr *caseRun) note() string {
 		total += len(h)
 	}
 	parts = append(parts, fmt.Sprintf("requests=%d written=%d", total, len(cr.out)))
+	handBacks := 0
+	for _, r := range cr.runs {
+		handBacks += r.handBacks
+	}
+	if handBacks > 0 {
+		parts = append(parts, fmt.Sprintf("handed_back=%d", handBacks))
+	}
 	if len(cr.pBy) > 0 {
 		parts = append(parts, strings.Join(cr.pBy, ","))
 	}

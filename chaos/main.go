@@ -158,6 +158,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			byInv[v.Inv]++
 			fmt.Fprintf(stdout, "  violation %s\n", v)
 		}
+		if r.Stall >= 100*time.Millisecond {
+			fmt.Fprintf(stdout, "  the machine stalled this process up to %v while the case ran: a short client timeout may have been reached by the stall alone\n", r.Stall.Round(time.Millisecond))
+		}
 		fmt.Fprintf(stdout, "  replay: %s\n", r.Case.Replay())
 		if r.Dir != "" {
 			fmt.Fprintf(stdout, "  kept: %s\n", r.Dir)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -122,6 +123,7 @@ func crawlProcess(bin string, w Wiring, sites []*site, dir string, pr procRun) r
 		ro.outcome = rep.Outcome
 	}
 	ro.report = lastLines(stderr.String(), 3)
+	ro.handBacks = strings.Count(stderr.String(), `"event":"handed_back"`)
 	return ro
 }
 

@@ -30,6 +30,10 @@ type Result struct {
 	Elapsed    time.Duration
 	Note       string // what -v prints after the case: endings, P used
 	Dir        string // kept files, if any
+	// Stall is the longest this process was kept from running while the
+	// case ran (a 5 ms ticker's worst lateness): on a loaded machine a
+	// crawler's short client timeout can be reached by a stall alone.
+	Stall time.Duration
 }
 
 // caseRun is everything the invariants read: the stores' logs, the
@@ -72,7 +76,9 @@ func runCase(c Case, e env) Result {
 		return res
 	}
 	cr.dir = dir
+	stall := watchStall()
 	cr.execute(e)
+	res.Stall = stall()
 	for _, s := range cr.sites {
 		cr.hits = append(cr.hits, s.store.Requests())
 	}
@@ -92,6 +98,34 @@ func runCase(c Case, e env) Result {
 		os.RemoveAll(dir)
 	}
 	return res
+}
+
+// watchStall measures, until the returned func is called, how late a 5 ms
+// ticker runs at worst; the func returns that lateness.
+func watchStall() func() time.Duration {
+	const every = 5 * time.Millisecond
+	done := make(chan struct{})
+	worst := make(chan time.Duration, 1)
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		last, w := time.Now(), time.Duration(0)
+		for {
+			select {
+			case <-t.C:
+				now := time.Now()
+				w = max(w, now.Sub(last)-every)
+				last = now
+			case <-done:
+				worst <- w
+				return
+			}
+		}
+	}()
+	return func() time.Duration {
+		close(done)
+		return <-worst
+	}
 }
 
 func (cr *caseRun) closeSites() {

@@ -276,7 +276,12 @@ func (ss *site) startFront() error {
 			body, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if err != nil {
-				return err
+				// The store cut the page: cut it too, after its headers
+				// and the bytes that came. Failing here instead would
+				// hang up before any answer, and the crawler's transport
+				// would re-send the GET beneath the user's transport.
+				resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+				return nil
 			}
 			var extra strings.Builder
 			for j := 1; j <= s.Extra404; j++ {
@@ -299,6 +304,11 @@ func (ss *site) startFront() error {
 	ss.url = "http://" + ln.Addr().String()
 	return nil
 }
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 func isListing(path string) bool { return path == "/" || strings.HasPrefix(path, "/list/") }
 

@@ -29,6 +29,7 @@ type Breaker struct {
 	alarmAfter      int
 	maxRetryAfter   time.Duration
 	throttleRetries int
+	resendHorizon   time.Duration // Config.ResendHorizon
 	trackerSize     int
 	pacing          Pacing
 	baseTransport   http.RoundTripper
@@ -44,6 +45,7 @@ type Breaker struct {
 	attempts   attemptTable   // *colly.Request → *attempt
 	throttle   urlSet         // URL → *atomic.Int32: 429 retries so far
 	resend     urlSet         // URL → *resendToken: throttled URLs the breaker will send again
+	gone       goneSet        // URLs whose latest answer was a 404 or 410 (gone.go)
 	warned     sync.Once      // the transport replaced after Register: logged once
 	unfinished unfinishedList // a sample by URL, counts per domain past it
 	idle       idleState      // compacted domains (idle.go)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,12 @@ type Attempt struct {
 	// Retrying is set when the breaker itself sends the URL again after a
 	// Retry-After pause (a 429 within the throttle-retry budget).
 	Retrying bool
+	// ResendAt is set when the breaker hands a throttled URL back instead
+	// of sending it again itself, its re-send being due later than
+	// Config.ResendHorizon allows holding it: no request to the domain could
+	// leave before ResendAt. The URL is not a failure of its own; a hook
+	// that keeps URLs puts it back until then.
+	ResendAt time.Time
 	// GaveUp is set when a throttled URL ran out of throttle retries, or
 	// its retry could not be issued, or its domain throttled for longer
 	// than Pacing.ThrottleHorizon.
@@ -63,6 +70,7 @@ type attempt struct {
 	err           error
 	cancelled     bool
 	horizon       bool         // throttled past the pacing horizon
+	handBack      time.Time    // throttled, its re-send due beyond the resend horizon: handed back
 	resend        *resendToken // set when the breaker will send a throttled URL again
 	resendHeaders *http.Header // the request's headers for that, copied when it was throttled
 }
@@ -243,6 +251,9 @@ func (b *Breaker) stopAtGate(c *colly.Collector, rt *transport, r *colly.Request
 func (b *Breaker) cancelled(r *colly.Request, domain string, ctx context.Context) {
 	r.Abort()
 	b.dropResend(r)
+	if b.gone.has(r.URL.String()) {
+		return // a retry of a URL that answered 404 or 410: nothing left to do
+	}
 	b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: domain, Reason: "cancelled: " + cancelReason(ctx)})
 }
 
@@ -255,7 +266,9 @@ func cancelReason(ctx context.Context) string {
 
 func (b *Breaker) refuse(r *colly.Request, err *CircuitOpenError) {
 	b.dropResend(r)
-	b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: err.Domain, Reason: err.Error(), RetryAt: err.RetryAt})
+	if !b.gone.has(r.URL.String()) { // else a retry of a URL that answered 404 or 410
+		b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: err.Domain, Reason: err.Error(), RetryAt: err.RetryAt})
+	}
 	b.log.Debug().Str("event", "refused").Str("domain", err.Domain).Str("url", r.URL.String()).
 		Time("retry_at", err.RetryAt).Msg("breaker: request refused without touching the network")
 	for _, f := range b.onRefused {
@@ -349,16 +362,21 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 			logPace(b.log, d.name, "throttled", limit, gap)
 		}
 		a.horizon = horizon
-		if !horizon && b.throttleBudgetLeft(r) {
-			a.resend = &resendToken{}
-			if r.Headers != nil {
-				// Copied now, before any OnError callback: a user's
-				// Retry there hands the map to another goroutine.
-				h := r.Headers.Clone()
-				a.resendHeaders = &h
-			}
-			b.resend.store(r.URL.String(), a.resend)
+		if horizon || !b.throttleBudgetLeft(r) {
+			break // given up
 		}
+		if due, ok := b.handBack(d, now); ok {
+			a.handBack = due // its count stays: the budget spans the hand-backs
+			break
+		}
+		a.resend = &resendToken{}
+		if r.Headers != nil {
+			// Copied now, before any OnError callback: a user's
+			// Retry there hands the map to another goroutine.
+			h := r.Headers.Clone()
+			a.resendHeaders = &h
+		}
+		b.resend.store(r.URL.String(), a.resend)
 	case Success:
 		d.lastOK.Store(a.left)
 		if limit, gap, changed := d.pace.succeeded(); changed {
@@ -413,6 +431,9 @@ func (b *Breaker) listUnfinished(a *attempt, d *domain, class Class) {
 	var why string
 	switch {
 	case a.cancelled:
+		if b.gone.has(a.req.URL.String()) {
+			return // a retry of a URL that answered 404 or 410
+		}
 		why = "cancelled: " + cancelReason(a.crawl)
 	case class.Failure() || class == Blocked || class == ClientError:
 		// Nothing sends it again unless a retry does (its request leaving
@@ -420,6 +441,10 @@ func (b *Breaker) listUnfinished(a *attempt, d *domain, class Class) {
 		why = "failed: " + describe(class, a.status, a.err)
 	case class == Throttled && a.horizon:
 		why = "throttled without a success for longer than the pacing horizon"
+	case class == Throttled && !a.handBack.IsZero():
+		b.markUnfinished(Unfinished{URL: a.req.URL.String(), Domain: d.name, RetryAt: a.handBack,
+			Reason: "throttled (" + strconv.Itoa(a.status) + "): handed back, not to be sent before the domain's pause and pace allow"})
+		return
 	case class == Throttled && a.resend == nil:
 		why = "throttled (429) past the throttle-retry budget"
 	default:
@@ -487,6 +512,11 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	class, latency := a.class, a.latency
 	at := Attempt{Request: r.Request, Domain: d.name, Result: Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
 	key := r.Request.URL.String()
+	if class == Gone {
+		b.gone.add(key)
+	} else if !a.cancelled {
+		b.gone.remove(key)
+	}
 	if class != Throttled {
 		if !b.throttle.empty() {
 			b.throttle.delete(key)
@@ -494,6 +524,14 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 		if !b.resend.empty() {
 			b.resendOver(key, class == Success)
 		}
+		b.report(at)
+		return
+	}
+	if !a.handBack.IsZero() {
+		b.dropResend(r.Request)
+		b.log.Info().Str("event", "handed_back").Str("domain", d.name).Str("url", key).Time("resend_at", a.handBack).
+			Msg("breaker: throttled URL handed back to the queue: its re-send is due beyond the resend horizon")
+		at.ResendAt = a.handBack
 		b.report(at)
 		return
 	}

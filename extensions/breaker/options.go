@@ -96,6 +96,24 @@ type Config struct {
 	// the one the collector has when Register runs. It is rarely needed:
 	// Register wraps the collector's transport, whatever it is.
 	BaseTransport http.RoundTripper
+	// ResendHorizon bounds how long the breaker holds a throttled URL to
+	// send it again itself. A 429 (or a 503 with Retry-After) within the
+	// throttle-retry budget is normally sent again once the domain's
+	// pause and pace allow, its request kept in flight meanwhile; when
+	// that would be more than ResendHorizon away, the breaker hands the
+	// URL back instead: its Attempt has ResendAt set (Retrying and GaveUp
+	// unset), it is listed unfinished with that time, and an OnAttempt
+	// hook that keeps the URL (a shared queue's, extensions/checkpoint's)
+	// puts it back to be fetched no earlier than ResendAt. Without a hook
+	// that does, the URL is only listed.
+	//
+	// A worker of a shared queue that ends its run once all that is left
+	// must wait beyond a horizon (storage/redis's WithWaitHorizon) needs
+	// this: a held request is work under way, and a sustained throttle
+	// grows the domain's gap up to Pacing.MaxGap, a minute by default. The
+	// queue's BreakerOptions set it. Zero or less (the default) holds
+	// every re-send.
+	ResendHorizon time.Duration
 
 	// The hooks. Each is called in the goroutine that caused the event,
 	// and must not block; a nil one is not called. Each With adds its
@@ -162,6 +180,9 @@ func With(c Config) Option {
 		}
 		if c.BaseTransport != nil {
 			b.baseTransport = c.BaseTransport
+		}
+		if c.ResendHorizon != 0 {
+			b.resendHorizon = c.ResendHorizon
 		}
 		if c.OnTransition != nil {
 			b.onTransition = append(b.onTransition, c.OnTransition)

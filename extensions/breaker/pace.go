@@ -306,6 +306,17 @@ func (p *pace) acquire(ctx context.Context, clk clock.Clock, key any) (uint64, e
 	}
 }
 
+// earliest is the soonest a request to the domain could start by the
+// pause and the gap, whatever the slots in flight.
+func (p *pace) earliest() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.halt.After(p.next) {
+		return p.halt
+	}
+	return p.next
+}
+
 // release gives back an in-flight slot and hands the free slots on.
 func (p *pace) release() {
 	p.mu.Lock()

@@ -194,6 +194,11 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 		return
 	}
 	ev, reason, retryAt := eventOf(a.Result.Class, a.Status, a.Err, a.Retrying, a.GaveUp)
+	if !a.ResendAt.IsZero() {
+		// Handed back, its re-send due beyond the breaker's horizon: parked
+		// until then, as a refusal is, its attempt given back.
+		ev, retryAt = evRefused, a.ResendAt
+	}
 	if ev == evThrottled {
 		// The breaker sends the URL again with Retry, which requests the
 		// URL the request ended at: remember whose record that is.

@@ -8,6 +8,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 )
@@ -79,5 +80,44 @@ func TestResumeHonoursARetryAfterTheStoppedRunWasSent(t *testing.T) {
 	}
 	if got := store.CountMode(testserver.Healthy); got != 10 {
 		t.Errorf("%d of 10 products served in the end", got)
+	}
+}
+
+// A throttled URL the breaker hands back (its re-send due beyond the
+// resend horizon a shared queue sets) is parked until it is due, with its
+// attempt given back: not failed, and not sent again by this run.
+func TestThrottledURLHandedBackIsParkedUntilItsResend(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	store := startStore(t, testserver.Config{Products: 3, Now: clk.Now,
+		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: 30 * time.Second}})
+	cp := openCP(t, dbPath(t), checkpoint.WithClock(clk))
+	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk, ResendHorizon: time.Second}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Breaker(b); err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector()
+	b.Register(c)
+	cp.Register(c)
+	_ = c.Visit(store.ProductURL(1))
+	if n := store.Count(); n != 1 {
+		t.Fatalf("the store received %d requests, want 1: the re-send is due in 30 s, beyond the 1 s horizon", n)
+	}
+	var recs []storage.Record
+	if err := cp.Store().Scan(func(r storage.Record) error { recs = append(recs, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 {
+		t.Fatalf("checkpoint holds %d records, want 1", len(recs))
+	}
+	r := recs[0]
+	if r.State != storage.Parked || r.Attempts != 0 || r.NotBefore.Before(clk.Now().Add(30*time.Second)) {
+		t.Fatalf("record %+v: want parked until the Retry-After's end (%v), no attempt spent", r, clk.Now().Add(30*time.Second))
+	}
+	u := b.Unfinished().URLs
+	if len(u) != 1 || !u[0].RetryAt.Equal(r.NotBefore) {
+		t.Fatalf("breaker's unfinished list %+v, want the URL with RetryAt %v", u, r.NotBefore)
 	}
 }

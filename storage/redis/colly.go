@@ -234,9 +234,15 @@ func (cs *CollyStorage) Register(c *colly.Collector) {
 }
 
 // BreakerOptions returns the hooks that report every request's outcome to
-// the storage, for breaker.New: the OnAttempt and OnRefused hooks.
+// the storage, for breaker.New: the OnAttempt and OnRefused hooks, and
+// with a wait horizon (WithWaitHorizon) the breaker's ResendHorizon, so
+// that a throttled URL due later than that is parked rather than held.
 func (cs *CollyStorage) BreakerOptions() []breaker.Option {
-	return []breaker.Option{breaker.With(breaker.Config{OnAttempt: cs.outcome, OnRefused: cs.refused})}
+	cfg := breaker.Config{OnAttempt: cs.outcome, OnRefused: cs.refused}
+	if cs.s.horizon >= 0 {
+		cfg.ResendHorizon = max(cs.s.horizon, time.Nanosecond)
+	}
+	return []breaker.Option{breaker.With(cfg)}
 }
 
 // outcome settles a request's job by what the breaker made of its attempt,
@@ -245,17 +251,22 @@ func (cs *CollyStorage) BreakerOptions() []breaker.Option {
 // degraded, invalid or blocked page, another 4xx, or a 429 past the
 // breaker's retry budget spends an attempt (Fail); an attempt the crawl cut
 // short itself goes back without spending one (Park). A 429 the breaker
-// sends again itself stays in flight.
+// sends again itself stays in flight, unless its re-send is due beyond
+// the wait horizon: the breaker hands it back and its job is parked until
+// then, so that the worker does not hold it (and keep from ending) while
+// a sustained throttle's gap runs.
 func (cs *CollyStorage) outcome(a breaker.Attempt) {
 	if a.Retrying {
 		cs.reqs.Delete(a.Request) // the breaker's Retry is a new *colly.Request
 		return
 	}
 	var err error
-	switch a.Result.Class {
-	case breaker.Success, breaker.Gone:
+	switch {
+	case !a.ResendAt.IsZero():
+		err = cs.Park(a.Request, a.ResendAt) // throttled, handed back: no attempt spent
+	case a.Result.Class == breaker.Success, a.Result.Class == breaker.Gone:
 		err = cs.Ack(a.Request)
-	case breaker.Excluded:
+	case a.Result.Class == breaker.Excluded:
 		err = cs.Park(a.Request, time.Time{})
 	default:
 		cause := a.Err
