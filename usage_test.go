@@ -38,7 +38,7 @@ func crawl(start string, log zerolog.Logger, out io.Writer) (int, error) {
 	if err != nil {
 		return 64, err // bad configuration: nothing was sent
 	}
-	b, err := breaker.New(breaker.Standard, breaker.WithValidator(v), breaker.WithLogger(log))
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Validator: v, Logger: log}))
 	if err != nil {
 		return 64, err
 	}
@@ -92,7 +92,7 @@ func TestUsageOnADegradingStoreIsTripped(t *testing.T) {
 	if err != nil || code != 2 {
 		t.Fatalf("exit %d (%v), want 2 (tripped)", code, err)
 	}
-	if got, bound := store.SentAfterFailing(), circuit.FailuresToTrip(breaker.Standard)+4-1; got > bound {
+	if got, bound := store.SentAfterFailing(), circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)+4-1; got > bound {
 		t.Fatalf("%d requests into the degradation, want at most %d", got, bound)
 	}
 }

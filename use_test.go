@@ -22,9 +22,9 @@ func ExampleUse() {
 	defer store.Close()
 
 	v, _ := validate.New(validate.MinBytes(1024), validate.Require(testserver.TitleSelector))
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.ConsecutiveFailures = 3 // seed 002: three strikes
-	b, _ := breaker.New(p, breaker.WithValidator(v))
+	b, _ := breaker.New(p, breaker.With(breaker.Config{Validator: v}))
 
 	c := colly.NewCollector()
 	breakwater.Use(c, v, b)

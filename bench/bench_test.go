@@ -68,7 +68,7 @@ func TestEveryScenarioRunsTiny(t *testing.T) {
 
 	// The drop-in wiring keeps the strict bound (issue 13): the failures
 	// that trip, plus the requests the other slot had in flight.
-	need := circuit.FailuresToTrip(breaker.Standard)
+	need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
 	if di, rl := degrade["drop-in"].IntoFailure, degrade["retry"].IntoFailure; di > need+parallelism-1 || di >= rl {
 		t.Errorf("degrade: drop-in sent %d into the degradation (retry %d); want ≤ need + P − 1 = %d and fewer than retry",
 			di, rl, need+parallelism-1)

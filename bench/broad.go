@@ -186,13 +186,9 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 		}
 		opts := append(m.BreakerOptions(), cp.BreakerOptions()...)
 		opts = append(opts,
-			breaker.WithValidator(v),
-			breaker.WithPacing(breaker.Pacing{Parallelism: parallelism}),
-			breaker.WithLogger(e.log),
-			breaker.WithIdleTTL(broadIdleTTL),
-			breaker.WithFleetGuard(breaker.FleetGuard{Active: broadIdleTTL}),
+			breaker.With(breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, Logger: e.log, IdleTTL: broadIdleTTL, Fleet: breaker.FleetGuard{Active: broadIdleTTL}}),
 		)
-		if b, err = breaker.New(breaker.Standard, opts...); err != nil {
+		if b, err = breaker.New(breaker.Standard(), opts...); err != nil {
 			return run, fmt.Errorf("breaker: %w", err)
 		}
 		if err := m.Watch(b); err != nil {

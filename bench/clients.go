@@ -80,7 +80,7 @@ type wiring struct {
 // Breakwater, whose verdict is valid).
 //
 // tr is the transport the run gave the collector: Breakwater's adaptive
-// timeout wraps it (breaker.WithBaseTransport), since Colly cannot tell
+// timeout wraps it (breaker.Config.BaseTransport), since Colly cannot tell
 // anyone which transport it has.
 func wire(c *colly.Collector, k client, spec *crawlSpec, loop *retryLoop, save func(*colly.Request), log zerolog.Logger, tr http.RoundTripper) (*wiring, error) {
 	w := &wiring{}
@@ -125,15 +125,11 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 	}
 	w.loop, w.v = loop, v
 	opts := []breaker.Option{
-		breaker.WithValidator(v),
-		breaker.WithPacing(breaker.Pacing{Parallelism: parallelism}),
-		breaker.WithBaseTransport(tr),
-		breaker.WithLogger(log),
-		breaker.OnOutcome(func(a breaker.Attempt) {
-			if a.Outcome.Class == breaker.Degraded {
+		breaker.With(breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, BaseTransport: tr, Logger: log, OnAttempt: func(a breaker.Attempt) {
+			if a.Result.Class == breaker.Degraded {
 				loop.retry(a.Request)
 			}
-		}),
+		}}),
 	}
 	if spec.checkpoint != "" {
 		if w.cpStore, err = bolt.Open(spec.checkpoint, bolt.WithLogger(log)); err != nil {
@@ -145,7 +141,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 		}
 		opts = append(opts, w.cp.BreakerOptions()...)
 	}
-	b, err := breaker.New(breaker.Standard, opts...)
+	b, err := breaker.New(breaker.Standard(), opts...)
 	if err != nil {
 		w.close()
 		return fmt.Errorf("breaker: %w", err)
@@ -171,15 +167,15 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 // wireDropIn is Breakwater added to an existing scraper as the README's
 // Usage section adds it, with nothing else changed: the collector keeps
 // its LimitRule (the shared one of the baselines), its transport (no
-// WithBaseTransport: Register wraps the one it has), its page callback and
-// its plain OnError → Retry() loop; the validator and breaker.Standard are
+// Config.BaseTransport: Register wraps the one it has), its page callback and
+// its plain OnError → Retry() loop; the validator and breaker.Standard() are
 // registered with breakwater.Use, with no pacing and no checkpoint.
 func wireDropIn(c *colly.Collector, w *wiring, log zerolog.Logger) error {
 	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
 	}
-	b, err := breaker.New(breaker.Standard, breaker.WithValidator(v), breaker.WithLogger(log))
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Validator: v, Logger: log}))
 	if err != nil {
 		return fmt.Errorf("breaker: %w", err)
 	}

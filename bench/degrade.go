@@ -51,7 +51,7 @@ func runDegrade(e *env) ([]Result, error) {
 		rows[i].Measured = retriesAndBreaker(rows[i])
 	}
 	rl := find(rows, retry)
-	need := circuit.FailuresToTrip(breaker.Standard)
+	need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
 	for _, g := range []struct {
 		k     client
 		bound int
@@ -93,12 +93,12 @@ func runEmpty(e *env) ([]Result, error) {
 			r.Measured += "; " + b
 		}
 	}
-	bound := breaker.Standard.WindowSize + parallelism
+	bound := breaker.Standard().WindowSize + parallelism
 	for _, k := range []client{breakwater, dropin} {
 		r := find(rows, k)
 		r.Ratio = ratio(float64(r.Requests), float64(bound))
 		r.Goal = &Goal{
-			Text:     fmt.Sprintf("stops within the profile's bound: ≤ %d sent (window %d + parallelism)", bound, breaker.Standard.WindowSize),
+			Text:     fmt.Sprintf("stops within the profile's bound: ≤ %d sent (window %d + parallelism)", bound, breaker.Standard().WindowSize),
 			Met:      r.Requests <= bound,
 			Measured: fmt.Sprintf("%d sent", r.Requests),
 		}

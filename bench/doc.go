@@ -16,9 +16,9 @@
 //	              backoff 1 s, 2 s, 4 s, 8 s, 16 s (divided by -scale)
 //	gobreaker   + sony/gobreaker/v2, a TwoStepCircuitBreaker per host wired by hand (Allow in
 //	              OnRequest, done in OnScraped/OnError, default settings), + the retry loop
-//	breakwater  + validate, breaker.Standard and per-domain pacing of 2, + the retry loop for
+//	breakwater  + validate, breaker.Standard() and per-domain pacing of 2, + the retry loop for
 //	              degraded outcomes (and the embedded checkpoint in the overhead scenario)
-//	drop-in     the retry client with validate and breaker.Standard added by breakwater.Use,
+//	drop-in     the retry client with validate and breaker.Standard() added by breakwater.Use,
 //	              nothing else changed: no pacing, no checkpoint, its own transport and loop
 //
 // The baselines and the drop-in use Colly's usual LimitRule{DomainGlob: "*",

@@ -66,7 +66,7 @@ func judgeRateLimit(bw *Result, z sizes, status int) {
 	// 503 without Retry-After is a failure to the breaker: either it trips
 	// (its URLs kept for the next run), or pacing keeps the failure rate below the
 	// threshold and every page is saved. Both are the design; say which.
-	threshold := breaker.Standard.FailureThreshold
+	threshold := breaker.Standard().FailureThreshold
 	tripped := bw.Trips > 0 || (bw.BreakerState != "" && bw.BreakerState != breaker.Closed.String())
 	paced := bw.Saved == z.ratePages && bw.Share429 < threshold
 	which := "neither"

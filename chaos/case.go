@@ -126,7 +126,7 @@ func (c Case) Bound() time.Duration {
 	if w.Async && w.Parallelism() == 0 {
 		p = 8 // no limit: many at once
 	}
-	need := time.Duration(circuit.FailuresToTrip(w.Profile))
+	need := time.Duration(circuit.FailuresToTrip(w.Profile.FailureThreshold, w.Profile.WindowSize))
 	total := 3 * time.Second
 	for _, s := range c.Sites {
 		listings := s.Products/max(1, s.PerPage) + 2

@@ -51,14 +51,14 @@ func has(vs []Violation, inv int) bool {
 }
 
 func TestNoRequestIsAViolation(t *testing.T) {
-	vs := judge(Wiring{Async: true, Profile: breaker.Standard}, Site{Kind: kHealthy, Products: 3, PerPage: 3}, nil, nil, 0)
+	vs := judge(Wiring{Async: true, Profile: breaker.Standard()}, Site{Kind: kHealthy, Products: 3, PerPage: 3}, nil, nil, 0)
 	if !has(vs, 0) {
 		t.Fatalf("a case with an empty store log passed: %v", vs)
 	}
 }
 
 func TestTooManyRequestsIntoAFailingStoreBreakInvariant5(t *testing.T) {
-	w := Wiring{Async: true, Limit: limGlob, LimitP: 2, Profile: breaker.Standard} // bound 10 + 2 - 1
+	w := Wiring{Async: true, Limit: limGlob, LimitP: 2, Profile: breaker.Standard()} // bound 10 + 2 - 1
 	var hits []testserver.Hit
 	for i := range 12 {
 		hits = append(hits, testserver.Hit{Seq: i + 1, Path: "/", Status: 503, Mode: testserver.Degrade})
@@ -73,7 +73,7 @@ func TestTooManyRequestsIntoAFailingStoreBreakInvariant5(t *testing.T) {
 
 func TestCompleteWithAFailedPageBreaksInvariant4(t *testing.T) {
 	hits := []testserver.Hit{{Seq: 1, Path: "/", Status: 503, Mode: testserver.Degrade}}
-	vs := judge(Wiring{Async: true, Profile: breaker.Standard}, Site{Kind: kDegrade, Products: 3, PerPage: 3}, hits, nil, 0)
+	vs := judge(Wiring{Async: true, Profile: breaker.Standard()}, Site{Kind: kDegrade, Products: 3, PerPage: 3}, hits, nil, 0)
 	if !has(vs, 4) || !has(vs, 3) {
 		t.Fatalf("complete after the start page failed passed: %v", vs)
 	}
@@ -86,11 +86,11 @@ func TestRequestInsideARetryAfterBreaksInvariant6(t *testing.T) {
 		{Seq: 2, Time: t0.Add(500 * time.Millisecond), Path: "/", Status: 429, Mode: testserver.Throttle},
 	}
 	s := Site{Kind: kThrottle, Products: 3, PerPage: 3, Status: 429, RetryAfter: time.Second}
-	if vs := judge(Wiring{Async: true, Profile: breaker.Standard}, s, hits, nil, 2); !has(vs, 6) {
+	if vs := judge(Wiring{Async: true, Profile: breaker.Standard()}, s, hits, nil, 2); !has(vs, 6) {
 		t.Fatalf("a request 500 ms into a 1 s Retry-After passed: %v", vs)
 	}
 	hits[1].Time = t0.Add(1100 * time.Millisecond)
-	if vs := judge(Wiring{Async: true, Profile: breaker.Standard}, s, hits, nil, 2); has(vs, 6) {
+	if vs := judge(Wiring{Async: true, Profile: breaker.Standard()}, s, hits, nil, 2); has(vs, 6) {
 		t.Fatalf("a request after the Retry-After failed: %v", vs)
 	}
 }
@@ -98,14 +98,14 @@ func TestRequestInsideARetryAfterBreaksInvariant6(t *testing.T) {
 func TestDuplicateRecordBreaksInvariant2(t *testing.T) {
 	hits := []testserver.Hit{{Seq: 1, Path: "/", Status: 200}}
 	out := []string{"http://127.0.0.1:1/products/sku-1", "http://127.0.0.1:1/products/sku-1"}
-	if vs := judge(Wiring{Async: true, Profile: breaker.Standard}, Site{Kind: kHealthy, Products: 3, PerPage: 3}, hits, out, 2); !has(vs, 2) {
+	if vs := judge(Wiring{Async: true, Profile: breaker.Standard()}, Site{Kind: kHealthy, Products: 3, PerPage: 3}, hits, out, 2); !has(vs, 2) {
 		t.Fatalf("a product written twice passed: %v", vs)
 	}
 }
 
 func TestHealthyStoreNotCrawledWholeBreaksInvariant7(t *testing.T) {
 	hits := []testserver.Hit{{Seq: 1, Path: "/", Status: 200}}
-	if vs := judge(Wiring{Async: true, Profile: breaker.Standard}, Site{Kind: kHealthy, Products: 3, PerPage: 3}, hits, nil, 2); !has(vs, 7) {
+	if vs := judge(Wiring{Async: true, Profile: breaker.Standard()}, Site{Kind: kHealthy, Products: 3, PerPage: 3}, hits, nil, 2); !has(vs, 7) {
 		t.Fatalf("a healthy store with its products unwritten passed: %v", vs)
 	}
 }

@@ -240,7 +240,7 @@ func (cr *caseRun) check() []Violation {
 
 		// 5. Requests into a failing store ≤ need + P − 1.
 		if s.Kind.failing() || s.Kind == kSlope {
-			need := circuit.FailuresToTrip(w.Profile)
+			need := circuit.FailuresToTrip(w.Profile.FailureThreshold, w.Profile.WindowSize)
 			p := w.Parallelism()
 			how := "P=" + strconv.Itoa(p)
 			if p == 0 {

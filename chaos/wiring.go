@@ -38,7 +38,7 @@ type Wiring struct {
 	Async      bool
 	Limit      Limit
 	LimitP     int // the LimitRule's Parallelism; productcrawl's --parallelism
-	Pacing     int // breaker.WithPacing's Parallelism; 0 = no WithPacing
+	Pacing     int // breaker.Config.Pacing's Parallelism; 0 = none
 	RetryLoop  bool
 	Transport  bool // a custom transport that counts the requests it carries
 	Checkpoint Store
@@ -52,7 +52,7 @@ type Wiring struct {
 
 func drawWiring(d draw) Wiring {
 	w := Wiring{
-		Profile: []breaker.Profile{breaker.Standard, breaker.Standard, breaker.Conservative, breaker.Aggressive}[d.r.IntN(4)],
+		Profile: []breaker.Profile{breaker.Standard(), breaker.Standard(), breaker.Conservative(), breaker.Aggressive()}[d.r.IntN(4)],
 		Timeout: d.ms(400, 1200),
 	}
 	if d.chance(0.2) {
@@ -78,7 +78,7 @@ func drawWiring(d draw) Wiring {
 }
 
 // breakerDefaultInFlight is the breaker's documented per-domain in-flight
-// limit when no WithPacing is given; 0 while it has none (today: "Without
+// limit when no Config.Pacing is given; 0 while it has none (today: "Without
 // it a domain has no in-flight limit"). Set it when the breaker gets one.
 const breakerDefaultInFlight = 0
 

@@ -16,9 +16,9 @@ import (
 // outcome hook runs from the Colly wiring, so the hooks are called here the
 // way it calls them.
 func BenchmarkClosedAllowRecord(b *testing.B) {
-	attempt := breaker.Attempt{Domain: "shop.example", Outcome: breaker.Outcome{Class: breaker.Success, Latency: 120 * time.Millisecond}}
+	attempt := breaker.Attempt{Domain: "shop.example", Result: breaker.Result{Class: breaker.Success, Latency: 120 * time.Millisecond}}
 	run := func(b *testing.B, hooks []func(breaker.Attempt), opts ...breaker.Option) {
-		br, err := breaker.New(breaker.Standard, opts...)
+		br, err := breaker.New(breaker.Standard(), opts...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -26,7 +26,7 @@ func BenchmarkClosedAllowRecord(b *testing.B) {
 		b.ResetTimer()
 		for b.Loop() {
 			t, _ := br.Allow("shop.example")
-			br.Record(t, attempt.Outcome)
+			br.Record(t, attempt.Result)
 			for _, h := range hooks {
 				h(attempt)
 			}
@@ -46,15 +46,15 @@ func BenchmarkGather(b *testing.B) {
 		b.Run(strconv.Itoa(n)+"domains", func(b *testing.B) {
 			reg := prometheus.NewRegistry()
 			m, _ := metrics.New(reg)
-			br, _ := breaker.New(breaker.Standard, m.BreakerOptions()...)
+			br, _ := breaker.New(breaker.Standard(), m.BreakerOptions()...)
 			m.Watch(br)
 			hook := metrics.OutcomeHook(m)
 			for i := range n {
 				d := "shop" + strconv.Itoa(i) + ".example"
 				t, _ := br.Allow(d)
-				o := breaker.Outcome{Class: breaker.Success, Latency: 80 * time.Millisecond}
+				o := breaker.Result{Class: breaker.Success, Latency: 80 * time.Millisecond}
 				br.Record(t, o)
-				hook(breaker.Attempt{Domain: d, Outcome: o})
+				hook(breaker.Attempt{Domain: d, Result: o})
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -84,19 +84,19 @@ func BenchmarkGatherBroad(b *testing.B) {
 			clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 			reg := prometheus.NewRegistry()
 			m, _ := metrics.New(reg)
-			br, _ := breaker.New(breaker.Standard, append(m.BreakerOptions(), breaker.WithClock(clk))...)
+			br, _ := breaker.New(breaker.Standard(), append(m.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}))...)
 			m.Watch(br)
 			hook := metrics.OutcomeHook(m)
 			for i := range c.n {
 				d := "shop" + strconv.Itoa(i) + ".example"
 				for j := range 2 {
 					t, _ := br.Allow(d)
-					o := breaker.Outcome{Class: breaker.Success, Latency: 80 * time.Millisecond}
+					o := breaker.Result{Class: breaker.Success, Latency: 80 * time.Millisecond}
 					if i%100 == 0 && j == 1 {
 						o.Class = breaker.Degraded
 					}
 					br.Record(t, o)
-					hook(breaker.Attempt{Domain: d, Outcome: o})
+					hook(breaker.Attempt{Domain: d, Result: o})
 				}
 			}
 			if c.compact {

@@ -24,25 +24,25 @@ func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := clock.NewFake(epoch)
-	b := newBreaker(t, append(m.BreakerOptions(), breaker.WithClock(clk))...)
+	b := newBreaker(t, append(m.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}))...)
 	if err := m.Watch(b); err != nil {
 		t.Fatal(err)
 	}
 	hook := metrics.OutcomeHook(m)
-	ok := breaker.Outcome{Class: breaker.Success, Latency: 30 * time.Millisecond}
-	bad := breaker.Outcome{Class: breaker.Degraded, Latency: 30 * time.Millisecond}
-	send := func(d string, o breaker.Outcome) {
+	ok := breaker.Result{Class: breaker.Success, Latency: 30 * time.Millisecond}
+	bad := breaker.Result{Class: breaker.Degraded, Latency: 30 * time.Millisecond}
+	send := func(d string, o breaker.Result) {
 		tk, err := b.Allow(d)
 		if err != nil {
 			return
 		}
 		b.Record(tk, o)
-		hook(breaker.Attempt{Domain: d, Outcome: o})
+		hook(breaker.Attempt{Domain: d, Result: o})
 	}
 	for i := range n {
 		send("shop-"+strconv.Itoa(i)+".test", ok)
 	}
-	for range circuit.FailuresToTrip(breaker.Standard) {
+	for range circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize) {
 		send("shop-500.test", bad) // tripped
 	}
 	send("shop-700.test", bad) // a failure in its window

@@ -33,7 +33,7 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := clock.NewFake(epoch)
-	opts := append(m.BreakerOptions(), breaker.WithClock(clk), breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
+	opts := append(m.BreakerOptions(), breaker.With(breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}}))
 	b, err := breaker.New(set.Default(), append(opts, set.Options()...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +104,10 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 		var sum int64
 		for c := breaker.Success; c <= breaker.Excluded; c++ {
 			got := s.value(t, "breakwater_outcomes_total", "domain", st.Domain, "class", c.String())
-			if got != float64(st.Count(c)) {
-				t.Errorf("%s outcomes{class=%s} = %v, Stats says %d", st.Domain, c, got, st.Count(c))
+			if got != float64(st.Outcomes[c.String()]) {
+				t.Errorf("%s outcomes{class=%s} = %v, Stats says %d", st.Domain, c, got, st.Outcomes[c.String()])
 			}
-			sum += st.Count(c)
+			sum += st.Outcomes[c.String()]
 		}
 		if got := s.value(t, "breakwater_refused_total", "domain", st.Domain); got != float64(st.Refused) {
 			t.Errorf("%s refused %v, Stats says %d", st.Domain, got, st.Refused)
@@ -159,7 +159,7 @@ func TestScrapeShowsAThrottledDomainsPause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard, m.BreakerOptions()...)
+	b, err := breaker.New(breaker.Standard(), m.BreakerOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,14 +6,14 @@
 //
 //	reg := prometheus.NewRegistry()
 //	m, err := metrics.New(reg)
-//	b, err := breaker.New(breaker.Standard, append(m.BreakerOptions(), breaker.WithLogger(log))...)
+//	b, err := breaker.New(breaker.Standard(), append(m.BreakerOptions(), breaker.With(breaker.Config{Logger: log}))...)
 //	err = m.Watch(b)
 //	srv, err := metrics.Serve(ctx, ":9090", reg) // GET /metrics until ctx is done
 //
 // # Two sources
 //
 // Events only hooks can see come through BreakerOptions (OnTransition,
-// OnOutcome, OnDegrading): transitions with their reason, latency-slope
+// OnAttempt, OnDegrading): transitions with their reason, latency-slope
 // warnings, and every attempt's latency in a histogram. Each hook is a few
 // atomic operations and never blocks.
 //

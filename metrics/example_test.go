@@ -27,7 +27,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	b, err := breaker.New(breaker.Standard, m.BreakerOptions()...)
+	b, err := breaker.New(breaker.Standard(), m.BreakerOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -133,7 +133,7 @@ func (s scraped) names() string {
 
 func newBreaker(t *testing.T, opts ...breaker.Option) *breaker.Breaker {
 	t.Helper()
-	b, err := breaker.New(breaker.Standard, opts...)
+	b, err := breaker.New(breaker.Standard(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

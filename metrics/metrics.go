@@ -214,9 +214,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 // none blocks or allocates once a domain has been seen.
 func (m *Metrics) BreakerOptions() []breaker.Option {
 	return []breaker.Option{
-		breaker.OnTransition(m.transition),
-		breaker.OnOutcome(m.outcome),
-		breaker.OnDegrading(m.degradingEvent),
+		breaker.With(breaker.Config{OnTransition: m.transition, OnAttempt: m.outcome, OnDegrading: m.degradingEvent}),
 	}
 }
 
@@ -229,7 +227,7 @@ func (m *Metrics) degradingEvent(domain string, _, _ time.Duration) {
 }
 
 func (m *Metrics) outcome(a breaker.Attempt) {
-	m.observer(a.Domain).Observe(a.Outcome.Latency.Seconds())
+	m.observer(a.Domain).Observe(a.Result.Latency.Seconds())
 }
 
 func (m *Metrics) observer(domain string) prometheus.Observer {

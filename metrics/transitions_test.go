@@ -20,9 +20,9 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := clock.NewFake(epoch)
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.MaxCooldown = "no-growth", 0 // a fixed cooldown, so the clock can be moved past it exactly
-	b, err := breaker.New(p, append(m.BreakerOptions(), breaker.WithClock(clk))...)
+	b, err := breaker.New(p, append(m.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,9 +36,9 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Allow: %v", err)
 		}
-		b.Record(tk, breaker.Outcome{Class: c, Latency: 50 * time.Millisecond})
+		b.Record(tk, breaker.Result{Class: c, Latency: 50 * time.Millisecond})
 	}
-	for range circuit.FailuresToTrip(p) {
+	for range circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize) {
 		record(breaker.Degraded) // the failures that trip it
 	}
 	s := scrape(t, srv.URL())
@@ -79,7 +79,7 @@ func TestDegradingWarningsAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	warnings := 0
-	opts := append(m.BreakerOptions(), breaker.OnDegrading(func(string, time.Duration, time.Duration) { warnings++ }))
+	opts := append(m.BreakerOptions(), breaker.With(breaker.Config{OnDegrading: func(string, time.Duration, time.Duration) { warnings++ }}))
 	b := newBreaker(t, opts...)
 	if err := m.Watch(b); err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestDegradingWarningsAreCounted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Allow after %d successes: %v", i, err)
 		}
-		b.Record(tk, breaker.Outcome{Class: breaker.Success, Latency: min(latency, 4*time.Second)})
+		b.Record(tk, breaker.Result{Class: breaker.Success, Latency: min(latency, 4*time.Second)})
 	}
 	if warnings == 0 {
 		t.Fatal("the breaker never warned of the slope; the test drives it wrong")

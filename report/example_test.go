@@ -15,7 +15,7 @@ import (
 // pages and tripped its circuit. The program wrote a record per good page.
 func Example() {
 	clk := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	b, err := breaker.New(breaker.Standard, breaker.WithClock(clk))
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk}))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -26,7 +26,7 @@ func Example() {
 		for i := range n {
 			if t, err := b.Allow(host); err == nil {
 				lat := time.Duration(30+i) * time.Millisecond
-				b.Record(t, breaker.Outcome{Class: c, Latency: lat})
+				b.Record(t, breaker.Result{Class: c, Latency: lat})
 				if c == breaker.Success {
 					latencies[host] = append(latencies[host], lat)
 				}

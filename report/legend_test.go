@@ -18,7 +18,7 @@ import (
 // a real breaker, and returns it.
 func twoShops(t *testing.T, lats map[string][]time.Duration) *breaker.Breaker {
 	t.Helper()
-	b, err := breaker.New(breaker.Standard, breaker.WithClock(clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))))
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func twoShops(t *testing.T, lats map[string][]time.Duration) *breaker.Breaker {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.Record(tk, breaker.Outcome{Class: breaker.Success, Latency: l})
+			b.Record(tk, breaker.Result{Class: breaker.Success, Latency: l})
 		}
 	}
 	return b

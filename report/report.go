@@ -156,7 +156,7 @@ type Broken struct {
 // *breaker.Breaker implements it.
 type BreakerSource interface {
 	Stats() []breaker.DomainStats
-	Unfinished() []breaker.Unfinished
+	Unfinished() breaker.UnfinishedURLs
 }
 
 // ValidatorSource is what the report reads from a validator;
@@ -281,14 +281,14 @@ func New(o outcome.Outcome, opts ...Option) Report {
 		for _, s := range b.Stats() {
 			d := get(s.Domain)
 			d.State, d.Profile, d.RetryAt = s.State.String(), s.Profile, s.RetryAt.UTC()
-			d.OK += s.Count(breaker.Success)
-			d.Invalid += s.Count(breaker.Invalid)
-			d.Failures.Degraded += s.Count(breaker.Degraded)
-			d.Failures.Throttled += s.Count(breaker.Throttled)
-			d.Failures.Blocked += s.Count(breaker.Blocked)
-			d.Failures.Gone += s.Count(breaker.Gone)
-			d.Failures.ClientError += s.Count(breaker.ClientError)
-			d.Failures.Excluded += s.Count(breaker.Excluded)
+			d.OK += s.Outcomes[breaker.Success.String()]
+			d.Invalid += s.Outcomes[breaker.Invalid.String()]
+			d.Failures.Degraded += s.Outcomes[breaker.Degraded.String()]
+			d.Failures.Throttled += s.Outcomes[breaker.Throttled.String()]
+			d.Failures.Blocked += s.Outcomes[breaker.Blocked.String()]
+			d.Failures.Gone += s.Outcomes[breaker.Gone.String()]
+			d.Failures.ClientError += s.Outcomes[breaker.ClientError.String()]
+			d.Failures.Excluded += s.Outcomes[breaker.Excluded.String()]
 			d.Refused += s.Refused
 			for class, n := range s.Outcomes {
 				if class != breaker.Excluded.String() {
@@ -301,17 +301,9 @@ func New(o outcome.Outcome, opts ...Option) Report {
 			d.PaceLimit, d.PaceGap = s.Pace.Limit, s.Pace.Gap
 			d.MedianLatency = s.MedianLatency
 		}
-		if us, ok := b.(interface {
-			UnfinishedSummary() breaker.UnfinishedSummary
-		}); ok {
-			// Every URL counted, also past the breaker's bounded list.
-			for dom, n := range us.UnfinishedSummary().PerDomain {
-				get(dom).Unfinished += n
-			}
-		} else {
-			for _, u := range b.Unfinished() {
-				get(u.Domain).Unfinished++
-			}
+		// Every URL counted, also past the breaker's bounded list.
+		for dom, n := range b.Unfinished().PerDomain {
+			get(dom).Unfinished += n
 		}
 	}
 	for _, v := range bd.validators {

@@ -33,7 +33,7 @@ func crawl(t *testing.T, fleet *testserver.Fleet, extra ...string) (report.Repor
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard, breaker.WithValidator(v))
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Validator: v}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestReportCountsWhatEachStoreServed(t *testing.T) {
 		t.Errorf("degrading store: ok %d degraded %d; the store served %d pages and %d 503s",
 			d.OK, d.Failures.Degraded, degrading.CountMode(testserver.Healthy), degrading.CountMode(testserver.Degrade))
 	}
-	if want := len(filter(b.Unfinished(), degrading.Host())); d.Unfinished != want || d.Refused == 0 || d.Unfinished == 0 {
+	if want := len(filter(b.Unfinished().URLs, degrading.Host())); d.Unfinished != want || d.Refused == 0 || d.Unfinished == 0 {
 		t.Errorf("degrading store: refused %d, unfinished %d (breaker lists %d); want both above 0 and unfinished as listed", d.Refused, d.Unfinished, want)
 	}
 
@@ -295,7 +295,7 @@ func TestReportShowsThePaceOfAThrottledDomain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	b, err := breaker.New(breaker.Standard, breaker.WithClock(clk), breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}}))
 	if err != nil {
 		t.Fatal(err)
 	}

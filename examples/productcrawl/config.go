@@ -111,7 +111,7 @@ func defaults() Config {
 		ListingRequire: []string{"ul.products"},
 		MinBytes:       validate.DefaultMinBytes,
 		Fields:         []Field{{"title", testserver.TitleSelector}, {"price", testserver.PriceSelector}},
-		Profile:        breaker.Standard.Name,
+		Profile:        breaker.Standard().Name,
 		Parallelism:    2,
 		Timeout:        10 * time.Second,
 		Out:            "products.jsonl",

@@ -96,8 +96,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// before the outcome reaches the circuit, so without the cap a request
 	// waiting for that slot could pass the gate while the failure that
 	// trips the circuit is on its way (one request past the bound).
-	bopts := []breaker.Option{breaker.WithValidator(cr.v), breaker.WithLogger(log), breaker.OnOutcome(cr.onOutcome),
-		breaker.WithPacing(breaker.Pacing{Parallelism: cfg.Parallelism})}
+	bopts := []breaker.Option{breaker.With(breaker.Config{Validator: cr.v, Logger: log, OnAttempt: cr.onOutcome, Pacing: breaker.Pacing{Parallelism: cfg.Parallelism}})}
 	if cfg.Redis != "" {
 		if cr.shared, err = openShared(cfg, log); err != nil {
 			return nil, err
@@ -415,14 +414,14 @@ func (cr *crawl) received(r *colly.Response) {
 // attempt that left, at debug level.
 func (cr *crawl) onOutcome(a breaker.Attempt) {
 	cr.reach.observe(a)
-	if a.Outcome.Class == breaker.Success {
+	if a.Result.Class == breaker.Success {
 		cr.volMu.Lock()
-		cr.latencies[a.Domain] = append(cr.latencies[a.Domain], a.Outcome.Latency)
+		cr.latencies[a.Domain] = append(cr.latencies[a.Domain], a.Result.Latency)
 		cr.volMu.Unlock()
 	}
 	if e := cr.log.Debug(); e.Enabled() {
 		e.Str("event", "page").Str("url", a.Request.URL.String()).Int("status", a.Status).
-			Stringer("class", a.Outcome.Class).Dur("latency", a.Outcome.Latency).AnErr("error", a.Err).Msg("page")
+			Stringer("class", a.Result.Class).Dur("latency", a.Result.Latency).AnErr("error", a.Err).Msg("page")
 	}
 }
 

@@ -48,8 +48,8 @@ func TestExitTrippedOnADegradingStore(t *testing.T) {
 		profile     breaker.Profile
 		parallelism int
 	}{
-		{breaker.Standard, 2},
-		{breaker.Conservative, 3},
+		{breaker.Standard(), 2},
+		{breaker.Conservative(), 3},
 	} {
 		t.Run(tc.profile.Name, func(t *testing.T) {
 			// After leaves a full window of successes before the first
@@ -62,10 +62,10 @@ func TestExitTrippedOnADegradingStore(t *testing.T) {
 			if r.code != 2 {
 				t.Fatalf("exit %d, want 2 (tripped)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
-			bound := circuit.FailuresToTrip(tc.profile) + tc.parallelism - 1
-			if sent := store.SentAfterFailing(); sent > bound || sent < circuit.FailuresToTrip(tc.profile) {
+			bound := circuit.FailuresToTrip(tc.profile.FailureThreshold, tc.profile.WindowSize) + tc.parallelism - 1
+			if sent := store.SentAfterFailing(); sent > bound || sent < circuit.FailuresToTrip(tc.profile.FailureThreshold, tc.profile.WindowSize) {
 				t.Errorf("%d requests sent into the degradation; want between %d and the bound %d (window × threshold + parallelism − 1)",
-					sent, circuit.FailuresToTrip(tc.profile), bound)
+					sent, circuit.FailuresToTrip(tc.profile.FailureThreshold, tc.profile.WindowSize), bound)
 			}
 			rep := r.report(t)
 			d := rep.domain(t, store.Host())

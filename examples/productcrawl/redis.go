@@ -305,7 +305,7 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 // threads outnumber one host's LimitRule slots; the pace every run sets
 // (crawl.go) keeps them to -parallelism per domain from gate to outcome.
 func (sh *shared) breakerOptions() []breaker.Option {
-	return append(sh.cs.BreakerOptions(), breaker.WithStore(sh.bs))
+	return append(sh.cs.BreakerOptions(), breaker.With(breaker.Config{Store: sh.bs}))
 }
 
 // giveBack returns a request the run cut before it left (the run is

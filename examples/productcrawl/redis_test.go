@@ -331,10 +331,10 @@ func TestRedisWorkersShareATrip(t *testing.T) {
 	}
 	p := plainCircuit()
 	// The request that trips the circuit is one of those in flight.
-	bound := circuit.FailuresToTrip(p) + fleetWorkers*fleetParallel - 1
-	if sent := bad.SentAfterFailing(); sent < circuit.FailuresToTrip(p) || sent > bound {
+	bound := circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize) + fleetWorkers*fleetParallel - 1
+	if sent := bad.SentAfterFailing(); sent < circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize) || sent > bound {
 		t.Errorf("%d requests sent into the degradation, want between %d and %d (window × threshold + workers × parallelism − 1)",
-			sent, circuit.FailuresToTrip(p), bound)
+			sent, circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize), bound)
 	}
 	got := unionOnce(t, rs, f.Stores...)
 	want := map[string]bool{}

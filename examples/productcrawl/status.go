@@ -204,7 +204,7 @@ func domainState(d breaker.DomainStats, now time.Time) (string, time.Duration) {
 		return "half-open", 0
 	case d.Pace.HaltUntil.After(now):
 		return "paused", left(d.Pace.HaltUntil)
-	case d.Pace.Gap > 0 && d.Count(breaker.Throttled) > 0:
+	case d.Pace.Gap > 0 && d.Outcomes[breaker.Throttled.String()] > 0:
 		return "slowed", 0
 	}
 	return "closed", 0

@@ -61,7 +61,7 @@ func unreachableCause(err error) string {
 	return ""
 }
 
-// observe is a breaker.OnOutcome hook.
+// observe is a breaker.Config.OnAttempt hook.
 func (r *reach) observe(a breaker.Attempt) {
 	cause := ""
 	if a.Status == 0 {
@@ -75,7 +75,7 @@ func (r *reach) observe(a breaker.Attempt) {
 	}
 	first := false
 	switch {
-	case a.Status > 0 || a.Outcome.Class == breaker.Success:
+	case a.Status > 0 || a.Result.Class == breaker.Success:
 		h.answered = true
 	case cause != "" && h.cause == "":
 		h.url, h.cause, h.err, first = a.Request.URL.String(), cause, a.Err, true

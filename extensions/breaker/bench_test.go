@@ -17,11 +17,11 @@ import (
 //
 //	go test -run '^$' -bench . -benchmem ./extensions/breaker/
 
-var success = breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+var success = breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 
 func BenchmarkClosedOneDomain(b *testing.B) {
 	b.Run("breakwater/circuit", func(b *testing.B) {
-		c, _ := breaker.NewCircuit("shop.test", breaker.Standard)
+		c, _ := breaker.NewCircuit("shop.test", breaker.Standard())
 		b.ReportAllocs()
 		for b.Loop() {
 			p, _, err := c.Allow(clock.System)
@@ -32,7 +32,7 @@ func BenchmarkClosedOneDomain(b *testing.B) {
 		}
 	})
 	b.Run("breakwater/breaker", func(b *testing.B) {
-		br, _ := breaker.New(breaker.Standard)
+		br, _ := breaker.New(breaker.Standard())
 		b.ReportAllocs()
 		for b.Loop() {
 			t, err := br.Allow("shop.test")
@@ -66,7 +66,7 @@ func hosts(n int) []string {
 func BenchmarkClosedParallel1000Domains(b *testing.B) {
 	hs := hosts(1000)
 	b.Run("breakwater/breaker", func(b *testing.B) {
-		br, _ := breaker.New(breaker.Standard)
+		br, _ := breaker.New(breaker.Standard())
 		var next atomic.Uint64
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
@@ -110,11 +110,11 @@ func BenchmarkClosedParallel1000Domains(b *testing.B) {
 
 func BenchmarkOpenRefusal(b *testing.B) {
 	b.Run("breakwater/breaker", func(b *testing.B) {
-		p := breaker.Standard
+		p := breaker.Standard()
 		p.ConsecutiveFailures = 1
 		br, _ := breaker.New(p)
 		t, _ := br.Allow("down.test")
-		br.Record(t, breaker.Outcome{Class: breaker.Degraded})
+		br.Record(t, breaker.Result{Class: breaker.Degraded})
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := br.Allow("down.test"); err == nil {

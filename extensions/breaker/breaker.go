@@ -2,7 +2,6 @@ package breaker
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"sort"
@@ -30,7 +29,7 @@ type Breaker struct {
 	alarmAfter      int
 	maxRetryAfter   time.Duration
 	throttleRetries int
-	resendHorizon   time.Duration // WithResendHorizon
+	resendHorizon   time.Duration // Config.ResendHorizon
 	trackerSize     int
 	pacing          Pacing
 	baseTransport   http.RoundTripper
@@ -84,7 +83,7 @@ type domain struct {
 }
 
 // New returns a Breaker whose domains use profile p unless
-// WithDomainProfile says otherwise. Every profile and option is checked
+// Config.Domains says otherwise. Every profile and option is checked
 // here, before any request is sent.
 func New(p Profile, opts ...Option) (*Breaker, error) {
 	if err := p.Validate(); err != nil {
@@ -138,11 +137,21 @@ func (b *Breaker) domain(host string) (*domain, error) {
 	return b.domainSlow(host)
 }
 
-// Ticket is a permit to send one request to a domain, from Allow; give it
-// back to Record with the outcome.
+// Ticket is the right to send one request to a domain: Breaker.Allow
+// hands it out, and Breaker.Record takes it back with the attempt's
+// result. A Circuit hands out and takes back the same value (Gen and
+// Probe are its business). It is a small value: no allocation on the hot
+// path.
 type Ticket struct {
-	d      *domain
-	permit Permit
+	// Gen is the circuit generation the ticket was issued in. A result
+	// from an older generation (a request that left before a trip) is
+	// ignored: it describes an event the circuit already acted on.
+	Gen uint64
+	// Probe marks a half-open probe, which holds one of the probe slots
+	// until its result is recorded.
+	Probe bool
+
+	d *domain // the domain, pinned until Record
 }
 
 // Allow asks whether a request to host may be sent now. It returns a
@@ -164,8 +173,8 @@ func (b *Breaker) allow(d *domain) (Ticket, error) {
 		d.unpin()
 		return Ticket{}, open
 	}
-	p, t, err := d.circuit.Allow(b.clock)
-	if t.Changed() {
+	tk, t, err := d.circuit.Allow(b.clock)
+	if t.From != t.To {
 		b.transitioned(d, t)
 	}
 	if err != nil {
@@ -182,7 +191,8 @@ func (b *Breaker) allow(d *domain) (Ticket, error) {
 		}
 		return Ticket{}, err
 	}
-	return Ticket{d: d, permit: p}, nil
+	tk.d = d
+	return tk, nil
 }
 
 // openMark is a cached refusal: the error to hand out, and until when.
@@ -237,7 +247,7 @@ func (d *domain) clearOpen() { d.open.Store(nil) }
 
 // Record gives a ticket back with what the attempt returned. Give each
 // ticket back once.
-func (b *Breaker) Record(t Ticket, o Outcome) {
+func (b *Breaker) Record(t Ticket, o Result) {
 	d := t.d
 	if d == nil {
 		return
@@ -252,12 +262,12 @@ func (b *Breaker) Record(t Ticket, o Outcome) {
 	if d.local != nil {
 		d.local.add(o) // a stale result counts too: the room errs small
 	}
-	tr, err := d.circuit.Record(b.clock, t.permit, o)
+	tr, err := d.circuit.Record(b.clock, t, o)
 	if err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: recording an outcome failed")
 		return
 	}
-	if tr.Changed() {
+	if tr.From != tr.To {
 		b.transitioned(d, tr)
 		return // a trip by the window supersedes what the tracker saw
 	}
@@ -285,7 +295,7 @@ func (b *Breaker) transitioned(d *domain, t Transition) {
 	if t.To == Open {
 		lvl = zerolog.WarnLevel
 	}
-	b.log.WithLevel(lvl).Str("event", "breaker_transition").EmbedObject(t).
+	b.log.WithLevel(lvl).Str("event", "breaker_transition").EmbedObject(transitionLog(t)).
 		Msgf("breaker: %s %s → %s (%s)", t.Domain, t.From, t.To, t.Reason)
 	for _, f := range b.onTransition {
 		f(t)
@@ -334,28 +344,6 @@ func (b *Breaker) State(host string) State {
 	return s.State
 }
 
-// Restore puts host's circuit back into an open state saved by a
-// checkpoint, until retryAt: a restart is not a way around a cooldown.
-func (b *Breaker) Restore(host string, retryAt time.Time, trips int) error {
-	d, err := b.domain(hostOf(host))
-	if err != nil {
-		return err
-	}
-	defer d.unpin()
-	r, ok := d.circuit.(restorer)
-	if !ok {
-		return fmt.Errorf("breaker: the store's circuits for %s cannot be restored", d.name)
-	}
-	t, err := r.RestoreOpen(b.clock, retryAt, trips)
-	if err != nil {
-		return err
-	}
-	if t.Changed() {
-		b.transitioned(d, t)
-	}
-	return nil
-}
-
 // DomainStats is one domain's state and counters.
 type DomainStats struct {
 	Domain  string    `json:"domain"`
@@ -363,7 +351,8 @@ type DomainStats struct {
 	State   State     `json:"state"`
 	RetryAt time.Time `json:"retry_at,omitzero"`
 	Trips   int       `json:"trips"`
-	// Outcomes counts every attempt by class.
+	// Outcomes counts every attempt by class, keyed by the class's name
+	// (Outcomes[Success.String()]).
 	Outcomes map[string]int64 `json:"outcomes"`
 	// Refused counts requests refused without touching the network.
 	Refused int64 `json:"refused"`
@@ -379,11 +368,8 @@ type DomainStats struct {
 	Timeout time.Duration `json:"timeout_ns"`
 }
 
-// Count returns how many attempts ended in class c.
-func (s DomainStats) Count(c Class) int64 { return s.Outcomes[c.String()] }
-
 // Stats returns a snapshot of every domain seen, sorted by domain,
-// compacted ones included (see WithIdleTTL).
+// compacted ones included (see Config.IdleTTL).
 func (b *Breaker) Stats() []DomainStats {
 	now := b.clock.Now()
 	var out []DomainStats

@@ -14,7 +14,7 @@ import (
 // the breaker once it is idle: N domains, each given two successes through
 // the public path (Allow, Record), then left alone past the idle TTL; heap
 // after GC, less the heap before, over N. "whole" keeps every domain whole
-// (WithIdleTTL(-1)), as before compaction. Run:
+// (a negative Config.IdleTTL), as before compaction. Run:
 //
 //	go test -run '^$' -bench IdleDomainBytes -benchtime 1x ./extensions/breaker/
 func BenchmarkIdleDomainBytes(b *testing.B) {
@@ -27,17 +27,17 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 		name string
 		p    breaker.Profile
 		ttl  time.Duration
-	}{{"standard", breaker.Standard, 0}, {"aggressive", breaker.Aggressive, 0}, {"standard/whole", breaker.Standard, -1}} {
+	}{{"standard", breaker.Standard(), 0}, {"aggressive", breaker.Aggressive(), 0}, {"standard/whole", breaker.Standard(), -1}} {
 		p := c.p
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 				before := heap()
-				br, err := breaker.New(p, breaker.WithClock(clk), breaker.WithIdleTTL(c.ttl))
+				br, err := breaker.New(p, breaker.With(breaker.Config{Clock: clk, IdleTTL: c.ttl}))
 				if err != nil {
 					b.Fatal(err)
 				}
-				ok := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+				ok := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 				for _, h := range names {
 					for range 2 {
 						t, err := br.Allow(h)

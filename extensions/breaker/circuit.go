@@ -4,36 +4,20 @@ package breaker
 // by the caller. The Colly wiring is colly.go.
 
 import (
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 )
 
-// Permit is the right to send one request, handed out by Circuit.Allow and
-// given back with its outcome to Circuit.Record. It is a small value: no
-// allocation on the hot path.
-type Permit struct {
-	// Gen is the circuit generation the permit was issued in. A result
-	// from an older generation (a request that left before a trip) is
-	// ignored: it describes an event the circuit already acted on.
-	Gen uint64
-	// Probe marks a half-open probe, which holds one of the probe slots
-	// until its outcome is recorded.
-	Probe bool
-}
-
-// Snapshot is a circuit's state at one moment.
-type Snapshot struct {
-	State          State
-	RetryAt        time.Time // when an open circuit may be probed
-	Trips          int       // how many times it has opened
-	WindowLen      int       // outcomes held in the window
-	WindowFailures int       // failures among them
-	ProbesInFlight int
-}
+// restorer and holder are the optional methods the breaker looks for on a
+// Circuit (see Circuit).
+type (
+	restorer = circuit.Restorer[Transition]
+	holder   = circuit.Holder[Transition]
+)
 
 // Circuit is one domain's three-state breaker. The in-process circuit
 // (MemoryStore) and storage/redis's shared circuit implement it with the
@@ -52,38 +36,25 @@ type Snapshot struct {
 //	// long, never shorter (Breaker.HoldOpen).
 //	HoldOpen(clk clock.Clock, until time.Time, reason string) (Transition, error)
 //
-// Without RestoreOpen, Breaker.Restore returns an error; without HoldOpen,
-// Breaker.HoldOpen does, and the decisions taken outside the window (a
-// latency slope, slow calls, a fleet-wide pause, a grown cooldown) leave
-// the circuit as it is.
+// Without RestoreOpen, Breaker.Restore returns an error for a circuit
+// saved open; without HoldOpen, Breaker.HoldOpen does, and the decisions
+// taken outside the window (a latency slope, slow calls, a fleet-wide
+// pause, a grown cooldown) leave the circuit as it is. A Circuit returns
+// the zero Transition (From == To) when nothing moved.
 type Circuit interface {
-	// Allow asks to send one request now. It returns a Permit, or a
-	// *CircuitOpenError. An open circuit whose cooldown has passed moves to
-	// half-open and Allow returns that Transition.
-	Allow(clk clock.Clock) (Permit, Transition, error)
-	// Record gives back a permit with the attempt's outcome. Counted
-	// outcomes enter the window; others only free a probe slot. It returns
-	// the Transition the outcome caused, if any.
-	Record(clk clock.Clock, p Permit, o Outcome) (Transition, error)
-	// Snapshot reads the circuit's state without changing it.
-	Snapshot(clk clock.Clock) (Snapshot, error)
-}
-
-// restorer is implemented by circuits that can be put back into a saved
-// state, so a restart is not a way around a cooldown.
-type restorer interface {
-	// RestoreOpen opens the circuit until retryAt, counting trips trips so
-	// far. A retryAt in the past leaves the circuit closed.
-	RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Transition, error)
-}
-
-// holder is implemented by circuits that can be held open until a given
-// time by a decision taken outside the window: a latency slope, slow calls,
-// a fleet-wide pause, a grown cooldown. A closed or half-open circuit opens
-// (a new generation, its window cleared); an open one stays open at least
-// until then (never shorter).
-type holder interface {
-	HoldOpen(clk clock.Clock, until time.Time, reason string) (Transition, error)
+	// Allow asks to send one request now. It returns a Ticket (its Gen
+	// and Probe set), or a *CircuitOpenError. An open circuit whose
+	// cooldown has passed moves to half-open and Allow returns that
+	// Transition.
+	Allow(clk clock.Clock) (Ticket, Transition, error)
+	// Record gives back a ticket with the attempt's result. Counted
+	// results enter the window; others only free a probe slot. It returns
+	// the Transition the result caused, if any.
+	Record(clk clock.Clock, t Ticket, r Result) (Transition, error)
+	// Snapshot reads the circuit's state without changing it: the
+	// domain, State, RetryAt, Trips, WindowLen, WindowFailures and
+	// ProbesInFlight (the breaker fills in the rest).
+	Snapshot(clk clock.Clock) (DomainSnapshot, error)
 }
 
 // memCircuit is the in-process Circuit.
@@ -115,46 +86,37 @@ func newMemCircuit(domain string, p Profile) *memCircuit {
 	return c
 }
 
-// failuresToTrip is how many failures in the window of p trip it, full or
-// not: the
-// failure threshold as a count, so the comparison is exact (0.35 of 50 is
-// 18 failures, since 17/50 = 0.34 is below the threshold).
-func failuresToTrip(p Profile) int {
-	n := int(math.Ceil(p.FailureThreshold*float64(p.WindowSize) - 1e-9))
-	return max(n, 1)
-}
-
-func (c *memCircuit) Allow(clk clock.Clock) (Permit, Transition, error) {
-	// Closed: no lock. A permit taken just as the circuit trips is a
+func (c *memCircuit) Allow(clk clock.Clock) (Ticket, Transition, error) {
+	// Closed: no lock. A ticket taken just as the circuit trips is a
 	// request in flight at the trip, and its result is ignored by
 	// generation like every other.
 	if g := c.closedGen.Load(); g != 0 {
-		return Permit{Gen: g >> 1}, Transition{}, nil
+		return Ticket{Gen: g >> 1}, Transition{}, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state == Closed {
-		return Permit{Gen: c.gen}, Transition{}, nil
+		return Ticket{Gen: c.gen}, Transition{}, nil
 	}
 	now := clk.Now()
 	switch c.state {
 	case Open:
 		if now.Before(c.retryAt) {
-			return Permit{}, Transition{}, &CircuitOpenError{Domain: c.domain, State: Open, RetryAt: c.retryAt}
+			return Ticket{}, Transition{}, &CircuitOpenError{Domain: c.domain, State: Open, RetryAt: c.retryAt}
 		}
 		t := c.moveLocked(now, HalfOpen, ReasonCooldownElapsed, nil)
 		c.probes = 1
-		return Permit{Gen: c.gen, Probe: true}, t, nil
+		return Ticket{Gen: c.gen, Probe: true}, t, nil
 	default: // HalfOpen
 		if c.probes >= c.p.HalfOpenProbes {
-			return Permit{}, Transition{}, &CircuitOpenError{Domain: c.domain, State: HalfOpen, RetryAt: now.Add(c.p.Cooldown)}
+			return Ticket{}, Transition{}, &CircuitOpenError{Domain: c.domain, State: HalfOpen, RetryAt: now.Add(c.p.Cooldown)}
 		}
 		c.probes++
-		return Permit{Gen: c.gen, Probe: true}, Transition{}, nil
+		return Ticket{Gen: c.gen, Probe: true}, Transition{}, nil
 	}
 }
 
-func (c *memCircuit) Record(clk clock.Clock, p Permit, o Outcome) (Transition, error) {
+func (c *memCircuit) Record(clk clock.Clock, p Ticket, o Result) (Transition, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p.Gen != c.gen {
@@ -186,7 +148,7 @@ func (c *memCircuit) Record(clk clock.Clock, p Permit, o Outcome) (Transition, e
 		c.probes--
 		switch {
 		case o.Class.Failure():
-			return c.tripLocked(clk.Now(), ReasonProbeFailed, []Outcome{o}), nil
+			return c.tripLocked(clk.Now(), ReasonProbeFailed, []Result{o}), nil
 		case o.Class == Success:
 			c.passed++
 			if c.passed >= c.p.HalfOpenProbes {
@@ -201,10 +163,10 @@ func (c *memCircuit) Record(clk clock.Clock, p Permit, o Outcome) (Transition, e
 	return Transition{}, nil
 }
 
-func (c *memCircuit) Snapshot(clock.Clock) (Snapshot, error) {
+func (c *memCircuit) Snapshot(clock.Clock) (DomainSnapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Snapshot{State: c.state, RetryAt: c.retryAt, Trips: c.trips,
+	return DomainSnapshot{Domain: c.domain, State: c.state, RetryAt: c.retryAt, Trips: c.trips,
 		WindowLen: c.win.n, WindowFailures: c.win.failures, ProbesInFlight: c.probes}, nil
 }
 
@@ -246,7 +208,7 @@ func countsAsTrip(reason string) bool {
 	return reason != ReasonRestored && reason != ReasonFleetPause && reason != ReasonThrottleHorizon
 }
 
-func (c *memCircuit) tripLocked(now time.Time, reason string, evidence []Outcome) Transition {
+func (c *memCircuit) tripLocked(now time.Time, reason string, evidence []Result) Transition {
 	c.trips++
 	c.retryAt = now.Add(c.p.Cooldown)
 	t := c.moveLocked(now, Open, reason, evidence)
@@ -263,7 +225,7 @@ func (c *memCircuit) WindowFailures() int { return int(c.failures.Load()) }
 
 // moveLocked changes state, starts a new generation and describes the
 // change. Every state change goes through here.
-func (c *memCircuit) moveLocked(now time.Time, to State, reason string, evidence []Outcome) Transition {
+func (c *memCircuit) moveLocked(now time.Time, to State, reason string, evidence []Result) Transition {
 	t := Transition{Domain: c.domain, From: c.state, To: to, At: now, Reason: reason, Window: evidence,
 		FailureRate: failureRate(evidence), MedianLatency: medianSuccessLatency(evidence)}
 	c.state = to

@@ -62,8 +62,9 @@ func (c Class) Failure() bool { return c == Degraded || c == Invalid }
 // Counted reports whether the class enters the breaker's window at all.
 func (c Class) Counted() bool { return c == Success || c.Failure() }
 
-// Outcome is one attempt's result as the circuit records it.
-type Outcome struct {
+// Result is what one attempt came to, as the circuit records it: its
+// class and how long it took. (The run's outcome is package outcome's.)
+type Result struct {
 	Class   Class
 	Latency time.Duration
 }

@@ -42,9 +42,9 @@ func TestClientKeepsItsContextPathThroughTheBreaker(t *testing.T) {
 		release <- struct{}{}
 	}
 
-	t.Run("Transport", func(t *testing.T) {
-		b := newBreaker(t, breaker.Standard)
-		cl := &http.Client{Timeout: 5 * time.Second, Transport: b.Transport(&http.Transport{})}
+	t.Run("Wrap", func(t *testing.T) {
+		b := newBreaker(t, breaker.Standard())
+		cl := &http.Client{Timeout: 5 * time.Second, Transport: b.Wrap(&http.Transport{})}
 		done := make(chan error, 1)
 		go func() {
 			resp, err := cl.Get(srv.URL)
@@ -60,7 +60,7 @@ func TestClientKeepsItsContextPathThroughTheBreaker(t *testing.T) {
 		}
 	})
 	t.Run("Register", func(t *testing.T) {
-		b := newBreaker(t, breaker.Standard)
+		b := newBreaker(t, breaker.Standard())
 		c := colly.NewCollector() // Colly's own client: a 10 s Timeout over net/http's transport
 		b.Register(c)
 		done := make(chan error, 1)
@@ -90,8 +90,8 @@ func BenchmarkClientPath(b *testing.B) {
 	}{
 		{"net/http", func(t *http.Transport) http.RoundTripper { return t }},
 		{"breakwater/transport", func(t *http.Transport) http.RoundTripper {
-			br, _ := breaker.New(breaker.Standard)
-			return br.Transport(t)
+			br, _ := breaker.New(breaker.Standard())
+			return br.Wrap(t)
 		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

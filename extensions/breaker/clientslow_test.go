@@ -17,7 +17,7 @@ func recordSuccesses(t *testing.T, b *breaker.Breaker, clk *clock.Fake, host str
 			t.Fatalf("%s refused: %v", host, err)
 		}
 		clk.Advance(time.Millisecond)
-		b.Record(tk, breaker.Outcome{Class: breaker.Success, Latency: lat})
+		b.Record(tk, breaker.Result{Class: breaker.Success, Latency: lat})
 	}
 }
 
@@ -26,9 +26,9 @@ func recordSuccesses(t *testing.T, b *breaker.Breaker, clk *clock.Fake, host str
 // latency-slope trip then would close healthy sites. One domain slowing
 // alone still trips.
 func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
-	p := breaker.Aggressive
+	p := breaker.Aggressive()
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	b, err := breaker.New(p, breaker.WithClock(clk))
+	b, err := breaker.New(p, breaker.With(breaker.Config{Clock: clk}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 	}
 
 	// One domain slowing alone is the site's: it trips.
-	b2, err := breaker.New(p, breaker.WithClock(clk))
+	b2, err := breaker.New(p, breaker.With(breaker.Config{Clock: clk}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,11 +16,11 @@ import (
 )
 
 // Attempt is one request that left, with its classified outcome, as
-// OnOutcome hooks see it.
+// OnAttempt hooks see it.
 type Attempt struct {
 	Request *colly.Request
 	Domain  string
-	Outcome Outcome
+	Result  Result
 	// Status is the HTTP status, 0 when no response arrived.
 	Status int
 	// Err is what went wrong: Colly's error, or the validator's rejection
@@ -31,7 +31,7 @@ type Attempt struct {
 	Retrying bool
 	// ResendAt is set when the breaker hands a throttled URL back instead
 	// of sending it again itself, its re-send being due later than
-	// WithResendHorizon allows holding it: no request to the domain could
+	// Config.ResendHorizon allows holding it: no request to the domain could
 	// leave before ResendAt. The URL is not a failure of its own; a hook
 	// that keeps URLs puts it back until then.
 	ResendAt time.Time
@@ -391,7 +391,7 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 	if a.latency == 0 {
 		a.latency = time.Since(a.start)
 	}
-	b.Record(a.ticket, Outcome{Class: class, Latency: a.latency})
+	b.Record(a.ticket, Result{Class: class, Latency: a.latency})
 	if a.horizon {
 		b.holdOpen(d, ReasonThrottleHorizon)
 	}
@@ -421,7 +421,7 @@ func (b *Breaker) bodyCut(a *attempt, err error) {
 	d.counts[a.class].Add(-1)
 	a.class, a.err = Degraded, err
 	d.fails.Add(1)
-	b.Record(a.ticket, Outcome{Class: Degraded, Latency: a.latency})
+	b.Record(a.ticket, Result{Class: Degraded, Latency: a.latency})
 	b.listUnfinished(a, d, Degraded)
 }
 
@@ -510,7 +510,7 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 		status = a.status
 	}
 	class, latency := a.class, a.latency
-	at := Attempt{Request: r.Request, Domain: d.name, Outcome: Outcome{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
+	at := Attempt{Request: r.Request, Domain: d.name, Result: Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
 	key := r.Request.URL.String()
 	if class == Gone {
 		b.gone.add(key)

@@ -12,13 +12,13 @@ import (
 // BenchmarkRequestPath is the breaker's own work for one request that
 // comes back a valid 200, as its Colly callbacks do it: the early check in
 // OnRequest, the gate (pace and circuit) in OnRequestHeaders, the status in
-// OnResponseHeaders, and the outcome in OnScraped, reported to an OnOutcome
+// OnResponseHeaders, and the outcome in OnScraped, reported to an OnAttempt
 // hook; with the Standard profile and per-domain pacing, over 5 domains.
 //
 //	go test -run '^$' -bench RequestPath -benchmem ./extensions/breaker/
 func BenchmarkRequestPath(b *testing.B) {
 	var outcomes int
-	br, err := New(Standard, WithPacing(Pacing{Parallelism: 2}), OnOutcome(func(Attempt) { outcomes++ }))
+	br, err := New(Standard(), With(Config{Pacing: Pacing{Parallelism: 2}, OnAttempt: func(Attempt) { outcomes++ }}))
 	if err != nil {
 		b.Fatal(err)
 	}

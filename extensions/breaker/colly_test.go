@@ -59,8 +59,7 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 	clk := clock.NewFake(epoch)
 	var ref refusals
 	var trans []breaker.Transition
-	b := newBreaker(t, breaker.Standard, breaker.WithClock(clk), breaker.OnRefused(ref.hook),
-		breaker.OnTransition(func(tr breaker.Transition) { trans = append(trans, tr) }))
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Clock: clk, OnRefused: ref.hook, OnTransition: func(tr breaker.Transition) { trans = append(trans, tr) }}))
 	c := colly.NewCollector()
 	b.Register(c)
 
@@ -85,7 +84,7 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 
 	// The site recovers; after the cooldown two probes close the circuit.
 	store.SetScenario(testserver.Scenario{Mode: testserver.Healthy})
-	clk.Advance(breaker.Standard.Cooldown)
+	clk.Advance(breaker.Standard().Cooldown)
 	for i := 61; i <= 70; i++ {
 		c.Visit(store.ProductURL(i))
 	}
@@ -105,7 +104,7 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 		}
 	}
 	st := b.Stats()[0]
-	if st.Count(breaker.Success) != 40 || st.Count(breaker.Degraded) != 10 || st.Refused != 20 || st.Trips != 1 {
+	if st.Outcomes[breaker.Success.String()] != 40 || st.Outcomes[breaker.Degraded.String()] != 10 || st.Refused != 20 || st.Trips != 1 {
 		t.Fatalf("stats %+v: want 40 successes, 10 degraded, 20 refused, 1 trip", st)
 	}
 }
@@ -117,7 +116,7 @@ func TestSeedTimelineQueuedUpFrontWithParallelism(t *testing.T) {
 		// The LimitRule frees its slot when the body is read, a moment
 		// before the outcome reaches the circuit; the pace frees its slot
 		// only after, which is what makes P − 1 a bound.
-		b := newBreaker(t, breaker.Standard, breaker.OnRefused(ref.hook), breaker.WithPacing(breaker.Pacing{Parallelism: p}))
+		b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{OnRefused: ref.hook, Pacing: breaker.Pacing{Parallelism: p}}))
 		c := colly.NewCollector(colly.Async(true))
 		if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
 			t.Fatal(err)
@@ -141,7 +140,7 @@ func TestSeedTimelineQueuedUpFrontWithParallelism(t *testing.T) {
 func TestWorksWithCollyQueue(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 200, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 	var ref refusals
-	b := newBreaker(t, breaker.Standard, breaker.OnRefused(ref.hook))
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{OnRefused: ref.hook}))
 	c := colly.NewCollector()
 	b.Register(c)
 	q, err := queue.New(2, &queue.InMemoryQueueStorage{MaxSize: 1000})
@@ -172,7 +171,7 @@ func TestOneFailingDomainLeavesOthersFlowing(t *testing.T) {
 	}
 	defer fleet.Close()
 	bad, good := fleet.Stores[0], fleet.Stores[1]
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector(colly.Async(true))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
 	b.Register(c)
@@ -209,8 +208,8 @@ func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 		mu       sync.Mutex
 		outcomes []breaker.Attempt
 	)
-	b := newBreaker(t, breaker.Aggressive, breaker.WithClock(clk), breaker.WithThrottleRetries(100),
-		breaker.OnOutcome(func(a breaker.Attempt) { mu.Lock(); outcomes = append(outcomes, a); mu.Unlock() }))
+	b := newBreaker(t, breaker.Aggressive(), breaker.With(breaker.Config{Clock: clk}), breaker.WithThrottleRetries(100),
+		breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) { mu.Lock(); outcomes = append(outcomes, a); mu.Unlock() }}))
 	c := colly.NewCollector()
 	b.Register(c)
 	stop := make(chan struct{})
@@ -243,7 +242,7 @@ func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 		}
 	}
 	st := b.Stats()[0]
-	if st.Count(breaker.Throttled) != int64(throttled) || st.Count(breaker.Success) != 50 || st.Pace.Pauses == 0 {
+	if st.Outcomes[breaker.Throttled.String()] != int64(throttled) || st.Outcomes[breaker.Success.String()] != 50 || st.Pace.Pauses == 0 {
 		t.Fatalf("stats %+v: want %d throttled, 50 successes, pauses > 0", st, throttled)
 	}
 	retrying := 0
@@ -263,7 +262,7 @@ func TestBlockedAndGoneNeverTrip(t *testing.T) {
 		class breaker.Class
 	}{{testserver.Blocked, breaker.Blocked}, {testserver.Gone, breaker.Gone}} {
 		store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: tt.mode}})
-		b := newBreaker(t, breaker.Conservative, breaker.WithAlarmAfter(5))
+		b := newBreaker(t, breaker.Conservative(), breaker.WithAlarmAfter(5))
 		c := colly.NewCollector()
 		b.Register(c)
 		for i := 1; i <= 100; i++ {
@@ -272,7 +271,7 @@ func TestBlockedAndGoneNeverTrip(t *testing.T) {
 		if store.Count() != 100 || b.State(store.Host()) != breaker.Closed {
 			t.Errorf("%s: %d requests, state %s; want all 100 sent and closed", tt.mode, store.Count(), b.State(store.Host()))
 		}
-		if n := b.Stats()[0].Count(tt.class); n != 100 {
+		if n := b.Stats()[0].Outcomes[tt.class.String()]; n != 100 {
 			t.Errorf("%s: counted %d as %s, want 100", tt.mode, n, tt.class)
 		}
 	}
@@ -281,9 +280,9 @@ func TestBlockedAndGoneNeverTrip(t *testing.T) {
 func TestRefusedRequestsNeverReachTheNetwork(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
 	var ref refusals
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.ConsecutiveFailures = 3
-	b := newBreaker(t, p, breaker.OnRefused(ref.hook))
+	b := newBreaker(t, p, breaker.With(breaker.Config{OnRefused: ref.hook}))
 	c := colly.NewCollector()
 	b.Register(c)
 	var errs []error
@@ -299,7 +298,7 @@ func TestRefusedRequestsNeverReachTheNetwork(t *testing.T) {
 			t.Fatalf("refusal %v is not an open-circuit error", e)
 		}
 	}
-	if st := b.Stats()[0]; st.Count(breaker.Degraded) != 3 || st.Refused != 97 {
+	if st := b.Stats()[0]; st.Outcomes[breaker.Degraded.String()] != 3 || st.Refused != 97 {
 		t.Fatalf("stats %+v: refusals must not count as failures", st)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 // growing is a two-strikes profile whose cooldown grows to 5 minutes.
 func growing() breaker.Profile {
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.WindowSize, p.ConsecutiveFailures, p.HalfOpenProbes = "growing", 4, 2, 1
 	p.Cooldown, p.MaxCooldown = time.Minute, 5*time.Minute
 	return p
@@ -31,14 +31,14 @@ func retryAt(t *testing.T, b *breaker.Breaker, host string) time.Time {
 func do(b *breaker.Breaker, host string, n int, c breaker.Class) {
 	for range n {
 		if tk, err := b.Allow(host); err == nil {
-			b.Record(tk, breaker.Outcome{Class: c, Latency: time.Millisecond})
+			b.Record(tk, breaker.Result{Class: c, Latency: time.Millisecond})
 		}
 	}
 }
 
 func TestCooldownGrowsOnRetripsAndDecays(t *testing.T) {
 	clk := clock.NewFake(epoch)
-	b := newBreaker(t, growing(), breaker.WithClock(clk), breaker.WithRand(func() float64 { return 0.5 }))
+	b := newBreaker(t, growing(), breaker.With(breaker.Config{Clock: clk}), breaker.WithRand(func() float64 { return 0.5 }))
 	const h = "flaky.test"
 
 	do(b, h, 2, breaker.Degraded) // first trip: exactly the base cooldown
@@ -80,7 +80,7 @@ func TestCooldownGrowsOnRetripsAndDecays(t *testing.T) {
 
 func TestGrownCooldownsAreJitteredNotLockStep(t *testing.T) {
 	clk := clock.NewFake(epoch)
-	b := newBreaker(t, growing(), breaker.WithClock(clk), breaker.WithFleetGuard(breaker.FleetGuard{Off: true}))
+	b := newBreaker(t, growing(), breaker.With(breaker.Config{Clock: clk, Fleet: breaker.FleetGuard{Off: true}}))
 	hosts := make([]string, 100)
 	for i := range hosts {
 		hosts[i] = fmt.Sprintf("shop-%d.test", i)

@@ -14,7 +14,7 @@ import (
 // site's health, but the cut does: an origin dropping its answers is
 // struggling, whatever status it began with. The trip bound must hold.
 func TestCutBodyAfterANonSuccessStatusCountsAsAFailure(t *testing.T) {
-	need := breaker.FailuresToTrip(breaker.Standard)
+	need := breaker.FailuresToTrip(breaker.Standard())
 	for _, w := range dropInWirings() {
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Scenario: testserver.Scenario{Mode: testserver.Truncated}})
@@ -26,7 +26,7 @@ func TestCutBodyAfterANonSuccessStatusCountsAsAFailure(t *testing.T) {
 			if !run.ended {
 				return
 			}
-			p := w.parallelism(breaker.Standard)
+			p := w.parallelism(breaker.Standard())
 			if got, bound := store.Count(), need+p-1; got > bound {
 				t.Errorf("%s: the store received %d requests whose answers it cut; bound need+P-1 = %d", w.name, got, bound)
 			}

@@ -10,7 +10,7 @@
 //     the last Profile.WindowSize counted outcomes. It trips as soon as the
 //     failures in the window reach the count that trips a full window
 //     (Profile.FailureThreshold × Profile.WindowSize, rounded up: 10 for
-//     Standard), full window or not; so do
+//     Standard()), full window or not; so do
 //     Profile.ConsecutiveFailures failures in a row, if set.
 //   - Open refuses every request, locally and in well under a microsecond,
 //     until Profile.Cooldown has passed.
@@ -26,6 +26,17 @@
 // (Gone) never trip either; throttled and blocked answers have their own
 // counters and a warning event when they keep coming.
 //
+// # Setting it up
+//
+// New takes the profile every domain starts from (Conservative(),
+// Standard() or Aggressive(), each call a fresh copy to change as needed)
+// and any number of With(Config): the store, clock, logger, validator,
+// per-domain profiles, pacing, the fleet guard and the hooks
+// (OnTransition, OnRefused, OnAttempt, OnDegrading). Extensions such as
+// extensions/checkpoint and metrics hand theirs over as Options to add to
+// the user's. Without a Config the breaker keeps its circuits in this
+// process, reads the system clock and logs nothing.
+//
 // # Where the decision is taken
 //
 // Register wires the breaker into a collector. The gate is OnRequestHeaders,
@@ -34,7 +45,7 @@
 // allowed before the first failure came back, and all of them would go out
 // into the outage (measured with gobreaker wired that way: 270 of 270). A
 // refused request never reaches the network and is not a failure of the
-// site; it is counted and handed to OnRefused hooks with a
+// site; it is counted and handed to the Config.OnRefused hooks with a
 // *CircuitOpenError naming the domain and when it may be probed again, and
 // the user's OnError sees that error (errors.Is(err, ErrOpen)).
 //
@@ -75,7 +86,7 @@
 // # Broad crawls
 //
 // A crawl over a million domains, a few pages each, must not keep a
-// million full states. A domain left alone for the idle TTL (WithIdleTTL,
+// million full states. A domain left alone for the idle TTL (Config.IdleTTL,
 // default 5 minutes) whose circuit is closed with nothing to remember (no
 // failure in its window, no pause, nothing in flight) is compacted into a
 // record of about 40 bytes holding what its decisions depend on, and made

@@ -54,7 +54,7 @@ func TestDropInRateLimitedStoreEndsWithEveryPageOnce(t *testing.T) {
 func TestSustainedThrottlingEndsTripped(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 30,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second}})
-	b := newBreaker(t, breaker.Standard, breaker.WithPacing(breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond}))
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Pacing: breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond}}))
 	c := colly.NewCollector(colly.Async(true))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	b.Register(c)
@@ -71,7 +71,7 @@ func TestSustainedThrottlingEndsTripped(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("a store that only throttles kept the crawl waiting past 15s")
 	}
-	if got := len(b.Unfinished()); got != 30 {
+	if got := len(b.Unfinished().URLs); got != 30 {
 		t.Errorf("%d URLs listed unfinished, want all 30", got)
 	}
 	o := outcome.Decide(-1, nil, b)
@@ -88,7 +88,7 @@ func TestSustainedThrottlingEndsTripped(t *testing.T) {
 // Colly's "Aborted before Do Request".
 func TestGateRefusalReachesOnErrorAsErrOpen(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 5}})
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector(colly.Async(true))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	var mu sync.Mutex
@@ -126,11 +126,11 @@ func TestCutBodyIsDegradedWithoutAValidator(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Truncated}})
 	var mu sync.Mutex
 	classes := map[breaker.Class]int{}
-	b := newBreaker(t, breaker.Standard, breaker.OnOutcome(func(a breaker.Attempt) {
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
 		mu.Lock()
-		classes[a.Outcome.Class]++
+		classes[a.Result.Class]++
 		mu.Unlock()
-	}))
+	}}))
 	c := colly.NewCollector()
 	b.Register(c)
 	for _, u := range productURLs(store, 40) {
@@ -160,7 +160,7 @@ func TestCrawlDeadlineIsNotTheSitesFailure(t *testing.T) {
 	defer fleet.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
 	defer cancel()
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector(colly.Async(true), colly.StdlibContext(ctx))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	var mu sync.Mutex
@@ -179,12 +179,12 @@ func TestCrawlDeadlineIsNotTheSitesFailure(t *testing.T) {
 		t.Fatalf("%d of %d pages done: the deadline must cut the crawl in the middle for this test to mean anything", len(ok), len(all))
 	}
 	for _, s := range b.Stats() {
-		if s.State != breaker.Closed || s.Count(breaker.Degraded) != 0 {
-			t.Errorf("%s: circuit %s with %d degraded: the crawl's deadline was counted against the site", s.Domain, s.State, s.Count(breaker.Degraded))
+		if s.State != breaker.Closed || s.Outcomes[breaker.Degraded.String()] != 0 {
+			t.Errorf("%s: circuit %s with %d degraded: the crawl's deadline was counted against the site", s.Domain, s.State, s.Outcomes[breaker.Degraded.String()])
 		}
 	}
 	unfinished := map[string]bool{}
-	for _, u := range b.Unfinished() {
+	for _, u := range b.Unfinished().URLs {
 		unfinished[u.URL] = true
 	}
 	for _, u := range all {
@@ -217,13 +217,13 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 	hang := fleet.Stores[0]
 	var mu sync.Mutex
 	var long int
-	b := newBreaker(t, breaker.Standard, breaker.OnOutcome(func(a breaker.Attempt) {
-		if a.Outcome.Latency >= 9*time.Second {
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
+		if a.Result.Latency >= 9*time.Second {
 			mu.Lock()
 			long++
 			mu.Unlock()
 		}
-	}))
+	}}))
 	c := colly.NewCollector(colly.Async(true)) // Colly's own 10 s timeout
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	b.Register(c)
@@ -260,7 +260,7 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 // claim it; the slot lapses and the crawl goes on.
 func TestUserAbortAfterTheBreakerDoesNotStallTheDomain(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 20})
-	b := newBreaker(t, breaker.Standard, breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}}))
 	c := colly.NewCollector(colly.Async(true))
 	b.Register(c)
 	c.OnRequest(func(r *colly.Request) { // the user's filter, registered after the breaker
@@ -295,16 +295,16 @@ func TestDropInSustainedThrottlingEndsInEveryWiring(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 10,
 				Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second}})
-			horizon := breaker.WithPacing(breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond})
+			horizon := breaker.With(breaker.Config{Pacing: breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond}})
 			if w.pacing {
-				horizon = breaker.WithPacing(breaker.Pacing{Parallelism: 2, ThrottleHorizon: 1500 * time.Millisecond})
+				horizon = breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2, ThrottleHorizon: 1500 * time.Millisecond}})
 			}
 			w.pacing = false // the option above stands for it
 			run := runDropIn(t, w, store, productURLs(store, 10), horizon)
 			if !run.ended {
 				return
 			}
-			if got := len(run.b.Unfinished()); got != 10 {
+			if got := len(run.b.Unfinished().URLs); got != 10 {
 				t.Errorf("%s: %d URLs listed unfinished, want all 10", w.name, got)
 			}
 			hits := store.Requests()

@@ -21,7 +21,7 @@ type wiring struct {
 	name      string
 	async     bool
 	limit     string // "": no LimitRule; "glob": one rule for every host; "host": a rule for the store's host
-	pacing    bool   // breaker.WithPacing with the same parallelism
+	pacing    bool   // breaker.Config.Pacing with the same parallelism
 	retry     bool   // the user's OnError → r.Request.Retry() loop, up to 3 times a URL
 	transport bool   // a custom transport of the user's, set before the breaker
 	slow      bool   // the user's callbacks, registered first, take a few ms: the outcome reaches the breaker late
@@ -97,11 +97,11 @@ func runDropIn(t *testing.T, w wiring, store *testserver.Store, urls []string, o
 func runDropInWith(t *testing.T, w wiring, store *testserver.Store, urls []string, add func(*colly.Collector), opts ...breaker.Option) *dropInRun {
 	t.Helper()
 	run := &dropInRun{}
-	opts = append(opts, breaker.OnRefused(func(*colly.Request, *breaker.CircuitOpenError) { run.refused.Add(1) }))
+	opts = append(opts, breaker.With(breaker.Config{OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { run.refused.Add(1) }}))
 	if w.pacing {
-		opts = append(opts, breaker.WithPacing(breaker.Pacing{Parallelism: 2}))
+		opts = append(opts, breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}}))
 	}
-	b := newBreaker(t, breaker.Standard, opts...)
+	b := newBreaker(t, breaker.Standard(), opts...)
 	run.b = b
 
 	// The existing scraper, as its author wrote it.
@@ -197,7 +197,7 @@ func checkTransport(t *testing.T, w wiring, run *dropInRun, s *testserver.Store)
 // site), and counts in the store's own log the requests sent into the
 // failure: at most need + P − 1 in every wiring.
 func TestDropInTripBoundHoldsInEveryWiring(t *testing.T) {
-	need := breaker.FailuresToTrip(breaker.Standard)
+	need := breaker.FailuresToTrip(breaker.Standard())
 	for _, after := range []int{30, 1} {
 		for _, w := range dropInWirings() {
 			t.Run(fmt.Sprintf("%s/after%d", w.name, after), func(t *testing.T) {
@@ -206,9 +206,9 @@ func TestDropInTripBoundHoldsInEveryWiring(t *testing.T) {
 				if !run.ended {
 					return
 				}
-				bound := need + w.parallelism(breaker.Standard) - 1
+				bound := need + w.parallelism(breaker.Standard()) - 1
 				if got := store.SentAfterFailing(); got > bound || got < need {
-					t.Errorf("%s: %d requests into the failing store, want %d..%d (need %d + P %d − 1)", w.name, got, need, bound, need, w.parallelism(breaker.Standard))
+					t.Errorf("%s: %d requests into the failing store, want %d..%d (need %d + P %d − 1)", w.name, got, need, bound, need, w.parallelism(breaker.Standard()))
 				}
 				if st := run.b.State(store.Host()); st != breaker.Open {
 					t.Errorf("%s: circuit %s, want open", w.name, st)
@@ -249,7 +249,7 @@ func TestDropInHealthyStoreIsNeverTripped(t *testing.T) {
 // verdict further. The requests into the failure still stay within
 // need + P − 1 in every wiring.
 func TestDropInConsentShellsTripWithinTheBound(t *testing.T) {
-	need := breaker.FailuresToTrip(breaker.Standard)
+	need := breaker.FailuresToTrip(breaker.Standard())
 	for _, w := range dropInWirings() {
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 150, Scenario: testserver.Scenario{Mode: testserver.Empty, After: 30}})
@@ -257,11 +257,11 @@ func TestDropInConsentShellsTripWithinTheBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := runDropInWith(t, w, store, productURLs(store, 150), v.Register, breaker.WithValidator(v))
+			run := runDropInWith(t, w, store, productURLs(store, 150), v.Register, breaker.With(breaker.Config{Validator: v}))
 			if !run.ended {
 				return
 			}
-			bound := need + w.parallelism(breaker.Standard) - 1
+			bound := need + w.parallelism(breaker.Standard()) - 1
 			if got := store.SentAfterFailing(); got > bound || got < need {
 				t.Errorf("%s: %d requests into the consent shells, want %d..%d", w.name, got, need, bound)
 			}

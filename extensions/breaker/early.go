@@ -65,7 +65,7 @@ func (b *Breaker) holdOpen(d *domain, reason string) {
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: opening the circuit failed")
 		return
 	}
-	if t.Changed() {
+	if t.From != t.To {
 		b.transitioned(d, t)
 	}
 }

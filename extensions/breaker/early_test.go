@@ -30,17 +30,17 @@ func (r *transitions) reasons() []string {
 }
 
 func TestSlowCallsTripAFullWindow(t *testing.T) {
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate = "slow", 10, time.Second, 0.8
 	var tr transitions
-	b := newBreaker(t, p, breaker.WithClock(clock.NewFake(epoch)), breaker.OnTransition(tr.hook))
+	b := newBreaker(t, p, breaker.With(breaker.Config{Clock: clock.NewFake(epoch), OnTransition: tr.hook}))
 	record := func(n int, lat time.Duration, c breaker.Class) {
 		for range n {
 			tk, err := b.Allow("slow.test")
 			if err != nil {
 				t.Fatalf("refused too early: %v", err)
 			}
-			b.Record(tk, breaker.Outcome{Class: c, Latency: lat})
+			b.Record(tk, breaker.Result{Class: c, Latency: lat})
 		}
 	}
 	record(3, 100*time.Millisecond, breaker.Success)
@@ -60,10 +60,10 @@ func TestSlowCallsTripAFullWindow(t *testing.T) {
 		t.Fatalf("transitions %v, want one slow_calls trip", r)
 	}
 	// The rule is off in the conservative profile.
-	b2 := newBreaker(t, breaker.Conservative)
+	b2 := newBreaker(t, breaker.Conservative())
 	for range 50 {
 		tk, _ := b2.Allow("slow.test")
-		b2.Record(tk, breaker.Outcome{Class: breaker.Success, Latency: time.Minute})
+		b2.Record(tk, breaker.Result{Class: breaker.Success, Latency: time.Minute})
 	}
 	if s := b2.State("slow.test"); s != breaker.Closed {
 		t.Fatalf("conservative profile tripped on slow calls: %s", s)
@@ -80,8 +80,7 @@ func slopeRun(t *testing.T, p breaker.Profile) (sent int, reasons []string, warn
 		FailAfter: 20, Hold: 300 * time.Millisecond}})
 	var tr transitions
 	var mu sync.Mutex
-	b := newBreaker(t, p, breaker.OnTransition(tr.hook),
-		breaker.OnDegrading(func(string, time.Duration, time.Duration) { mu.Lock(); warned = true; mu.Unlock() }))
+	b := newBreaker(t, p, breaker.With(breaker.Config{OnTransition: tr.hook, OnDegrading: func(string, time.Duration, time.Duration) { mu.Lock(); warned = true; mu.Unlock() }}))
 	c := colly.NewCollector()
 	c.SetRequestTimeout(200 * time.Millisecond)
 	b.Register(c)
@@ -97,7 +96,7 @@ func slopeRun(t *testing.T, p breaker.Profile) (sent int, reasons []string, warn
 }
 
 func TestLatencySlopeTripsBeforeErrors(t *testing.T) {
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.TimeoutMultiple, p.SlowCall, p.SlowCallRate = "slope", 0, 0, 0
 	p.SlopeMultiple, p.SlopeFloor = 3, 20*time.Millisecond
 
@@ -138,10 +137,10 @@ func TestSlowStoreTripsOnSlowCallsOnly(t *testing.T) {
 		}
 		return store.Count(), b.Stats()[0]
 	}
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate, p.TimeoutMultiple = "slow", 10, 20*time.Millisecond, 0.8, 0
 	sent, st := run(p)
-	if st.State != breaker.Open || sent != 10 || st.Count(breaker.Success) != 10 {
+	if st.State != breaker.Open || sent != 10 || st.Outcomes[breaker.Success.String()] != 10 {
 		t.Fatalf("every page 40 ms, slow above 20 ms: %d sent, stats %+v; want a slow_calls trip after a full window of 10", sent, st)
 	}
 	off := p

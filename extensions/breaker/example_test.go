@@ -20,8 +20,8 @@ func Example() {
 	defer store.Close()
 
 	refused := 0
-	b, err := breaker.New(breaker.Standard,
-		breaker.OnRefused(func(r *colly.Request, err *breaker.CircuitOpenError) { refused++ }))
+	b, err := breaker.New(breaker.Standard(),
+		breaker.With(breaker.Config{OnRefused: func(r *colly.Request, err *breaker.CircuitOpenError) { refused++ }}))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -33,22 +33,22 @@ func Example() {
 	}
 	st := b.Stats()[0]
 	fmt.Println("sent:", store.Count(), "refused:", refused)
-	fmt.Println("state:", st.State, "successes:", st.Count(breaker.Success), "degraded:", st.Count(breaker.Degraded))
+	fmt.Println("state:", st.State, "successes:", st.Outcomes[breaker.Success.String()], "degraded:", st.Outcomes[breaker.Degraded.String()])
 	// Output:
 	// sent: 40 refused: 20
 	// state: open successes: 30 degraded: 10
 }
 
 // Every transition is one structured event when a logger is given.
-func ExampleWithLogger() {
+func ExampleWith_logger() {
 	log := zerolog.New(os.Stdout)
 	clk := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.ConsecutiveFailures = "two-strikes", 2
-	b, _ := breaker.New(p, breaker.WithLogger(log), breaker.WithClock(clk))
+	b, _ := breaker.New(p, breaker.With(breaker.Config{Logger: log, Clock: clk}))
 	for _, c := range []breaker.Class{breaker.Success, breaker.Degraded, breaker.Degraded} {
 		t, _ := b.Allow("shop.example")
-		b.Record(t, breaker.Outcome{Class: c, Latency: 120 * time.Millisecond})
+		b.Record(t, breaker.Result{Class: c, Latency: 120 * time.Millisecond})
 	}
 	_, err := b.Allow("shop.example")
 	fmt.Println(err)
@@ -58,7 +58,7 @@ func ExampleWithLogger() {
 }
 
 func ExampleProfile_Validate() {
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.FailureThreshold = "too-strict", 0
 	fmt.Println(p.Validate())
 	// Output:

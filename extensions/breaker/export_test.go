@@ -1,7 +1,13 @@
 package breaker
 
-// Dormant is how many domains are compacted now (see WithIdleTTL).
+import "net/http"
+
+// Dormant is how many domains are compacted now (see Config.IdleTTL).
 func (b *Breaker) Dormant() int { return b.dormantTotals().domains }
+
+// Wrap wraps base in the breaker's transport, as Register does the
+// collector's.
+func (b *Breaker) Wrap(base http.RoundTripper) http.RoundTripper { return b.wrap(base) }
 
 // Options and helpers the external tests reach; unexported in the package.
 var (
@@ -10,6 +16,7 @@ var (
 	WithRand             = withRand
 	WithUnfinishedSample = withUnfinishedSample
 	ParseRetryAfter      = parseRetryAfter
+	RetriesOnError       = shouldRetry
 )
 
 // TimeoutError is the error of a request cut by its adaptive timeout.

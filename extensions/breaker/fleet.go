@@ -48,37 +48,36 @@ func defaultFleetGuard() fleetGuard {
 	return fleetGuard{cfg: FleetGuard{Share: 0.5, Within: time.Minute, MinDomains: 3, Active: 5 * time.Minute, AlarmShare: 0.5, AlarmMin: 20}}
 }
 
-// WithFleetGuard configures the fleet-wide judgement (see FleetGuard).
-func WithFleetGuard(g FleetGuard) Option {
-	return func(b *Breaker) error {
-		d := defaultFleetGuard().cfg
-		if g.Share == 0 {
-			g.Share = d.Share
-		}
-		if g.Within == 0 {
-			g.Within = d.Within
-		}
-		if g.MinDomains == 0 {
-			g.MinDomains = d.MinDomains
-		}
-		if g.Active == 0 {
-			g.Active = d.Active
-		}
-		if g.AlarmShare == 0 {
-			g.AlarmShare = d.AlarmShare
-		}
-		if g.AlarmMin == 0 {
-			g.AlarmMin = d.AlarmMin
-		}
-		switch {
-		case g.Share < 0 || g.Share > 1 || g.AlarmShare < 0 || g.AlarmShare > 1:
-			return fmt.Errorf("breaker: FleetGuard shares must be in (0, 1]: Share %v, AlarmShare %v", g.Share, g.AlarmShare)
-		case g.Within < 0 || g.Pause < 0 || g.Active < 0 || g.MinDomains < 1 || g.AlarmMin < 1:
-			return fmt.Errorf("breaker: FleetGuard %+v: durations must be positive, MinDomains and AlarmMin at least 1", g)
-		}
-		b.fleet.cfg = g
-		return nil
+// setFleetGuard configures the fleet-wide judgement (Config.Fleet), its
+// zero fields taking the defaults.
+func (b *Breaker) setFleetGuard(g FleetGuard) error {
+	d := defaultFleetGuard().cfg
+	if g.Share == 0 {
+		g.Share = d.Share
 	}
+	if g.Within == 0 {
+		g.Within = d.Within
+	}
+	if g.MinDomains == 0 {
+		g.MinDomains = d.MinDomains
+	}
+	if g.Active == 0 {
+		g.Active = d.Active
+	}
+	if g.AlarmShare == 0 {
+		g.AlarmShare = d.AlarmShare
+	}
+	if g.AlarmMin == 0 {
+		g.AlarmMin = d.AlarmMin
+	}
+	switch {
+	case g.Share < 0 || g.Share > 1 || g.AlarmShare < 0 || g.AlarmShare > 1:
+		return fmt.Errorf("breaker: FleetGuard shares must be in (0, 1]: Share %v, AlarmShare %v", g.Share, g.AlarmShare)
+	case g.Within < 0 || g.Pause < 0 || g.Active < 0 || g.MinDomains < 1 || g.AlarmMin < 1:
+		return fmt.Errorf("breaker: FleetGuard %+v: durations must be positive, MinDomains and AlarmMin at least 1", g)
+	}
+	b.fleet.cfg = g
+	return nil
 }
 
 type fleetGuard struct {
@@ -146,7 +145,7 @@ func (g *fleetGuard) tripped(b *Breaker, d *domain, at time.Time, clientSide boo
 		}
 		if h, ok := other.circuit.(holder); ok {
 			t, err := h.HoldOpen(b.clock, at.Add(pause), ReasonFleetPause)
-			if err == nil && t.Changed() {
+			if err == nil && t.From != t.To {
 				b.transitioned(other, t)
 			} else if err == nil {
 				// Already open: make sure the cached refusal lasts the pause.

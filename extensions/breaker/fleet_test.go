@@ -77,8 +77,7 @@ func (o *outageTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestEveryConnectionRefusedIsClientSide(t *testing.T) {
 	var log syncBuffer
-	b := newBreaker(t, breaker.Standard, breaker.WithPacing(breaker.Pacing{Parallelism: 2}),
-		breaker.WithLogger(zerolog.New(&log)))
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}, Logger: zerolog.New(&log)}))
 	var cfgs []testserver.Config
 	for range 6 {
 		cfgs = append(cfgs, testserver.Config{Products: 60})
@@ -105,7 +104,7 @@ func TestEveryConnectionRefusedIsClientSide(t *testing.T) {
 	if o.State != outcome.Error || o.ExitCode() != 1 || !strings.Contains(o.Reason, "client_side_suspect") {
 		t.Fatalf("outcome %+v, want error (exit 1) for client_side_suspect, not tripped", o)
 	}
-	need := breaker.FailuresToTrip(breaker.Standard)
+	need := breaker.FailuresToTrip(breaker.Standard())
 	for host, n := range proxy.after {
 		if n > need+2-1 {
 			t.Errorf("%s: %d requests after the proxy went, want at most %d", host, n, need+1)
@@ -123,8 +122,7 @@ func TestHalfTheFleetReallyFailingIsNotClientSide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBreaker(t, breaker.Standard, breaker.WithValidator(v), breaker.WithPacing(breaker.Pacing{Parallelism: 2}),
-		breaker.WithLogger(zerolog.New(&log)))
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: 2}, Logger: zerolog.New(&log)}))
 	cfgs := []testserver.Config{
 		{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 5}},
 		{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Hang, After: 5, Hold: 2 * time.Second}},
@@ -165,7 +163,7 @@ func TestHalfTheFleetReallyFailingIsNotClientSide(t *testing.T) {
 
 func TestOneDomainTrippingIsTheTarget(t *testing.T) {
 	var log syncBuffer
-	b := newBreaker(t, breaker.Standard, breaker.WithPacing(breaker.Pacing{Parallelism: 2}), breaker.WithLogger(zerolog.New(&log)))
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}, Logger: zerolog.New(&log)}))
 	var cfgs []testserver.Config
 	for i := range 6 {
 		sc := testserver.Scenario{}
@@ -191,7 +189,7 @@ func TestOneDomainTrippingIsTheTarget(t *testing.T) {
 func TestFleetWideBlockedAlarm(t *testing.T) {
 	clk := clock.NewFake(epoch)
 	var log syncBuffer
-	b := newBreaker(t, breaker.Standard, breaker.WithClock(clk), breaker.WithLogger(zerolog.New(&log)))
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Clock: clk, Logger: zerolog.New(&log)}))
 	fleet, err := testserver.StartFleet(
 		testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Blocked}},
 		testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Blocked}},

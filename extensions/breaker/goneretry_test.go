@@ -19,7 +19,7 @@ import (
 func TestCancelledRetryOfAGoneURLIsNotWorkLeft(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 1,
 		Scenario: testserver.Scenario{Mode: testserver.Gone, After: 1}})
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := colly.NewCollector(colly.StdlibContext(ctx))
@@ -43,7 +43,7 @@ func TestCancelledRetryOfAGoneURLIsNotWorkLeft(t *testing.T) {
 	if products.Load() != 2 {
 		t.Fatalf("the product's retry never reached OnRequest: the test proves nothing")
 	}
-	if u := b.Unfinished(); len(u) != 0 {
+	if u := b.Unfinished().URLs; len(u) != 0 {
 		t.Errorf("unfinished %+v: a cancelled retry of a URL that answered 404 is no work left", u)
 	}
 	if o := outcome.Decide(1, nil, b); o.State != outcome.Complete {

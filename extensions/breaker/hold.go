@@ -28,7 +28,7 @@ func (b *Breaker) HoldOpen(host string, until time.Time, reason string) error {
 	if err != nil {
 		return err
 	}
-	if t.Changed() {
+	if t.From != t.To {
 		b.transitioned(d, t)
 	}
 	return nil

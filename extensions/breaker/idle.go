@@ -16,52 +16,10 @@ import (
 )
 
 // DefaultIdleTTL is how long a domain must be left alone before it is
-// compacted, unless WithIdleTTL says otherwise: the fleet guard's default
+// compacted, unless Config.IdleTTL says otherwise: the fleet guard's default
 // Active span, so a compacted domain is never one the guard still counts
 // as active.
 const DefaultIdleTTL = 5 * time.Minute
-
-// WithIdleTTL sets how long a domain must be left alone (no request
-// reaching the breaker for it, nothing in flight) before its state is
-// compacted: default DefaultIdleTTL; a negative d keeps every domain whole
-// for the whole run, as before.
-//
-// Only a domain with nothing to remember is compacted: its circuit closed
-// with no failure in its window, no cached refusal, no Retry-After pause
-// in force, its pace at the user's, nothing in flight, reserved or
-// waiting, no throttled or blocked answers in a row, no slow call in its
-// slow-call window and no latency slope under way. What a compacted domain
-// keeps in about 40 bytes (counts, trips and the cooldown streak, pauses,
-// its adaptive timeout and slope baseline, its slow-call window's fill)
-// is what its circuit's decisions depend on: permits, refusals and
-// transitions are the same as if it had been kept whole (a randomized
-// test compares the two). What it forgets is latencies: the rolling
-// tracker's window (Stats keeps the success rate and median it showed),
-// from which the adaptive timeout is recomputed every 100 successes (the
-// timeout in force stays, and the next one is computed once 100 successes
-// since the revival are in), and the slope's latest successes, which
-// refill as it is used again (its slope is looked at once it has them).
-// Circuits of a shared store (storage/redis) are never compacted, nor is
-// a domain with a Ticket from Allow not yet given back to Record.
-//
-// The breaker sweeps by itself, from the goroutine that meets a domain it
-// does not hold, at most every quarter of the TTL; Sweep sweeps at once.
-//
-// A crawl keeps whole the domains it used within the TTL: a broad crawl
-// starting 5,000 new domains a second keeps 1.5 million whole with the
-// default (about 1.8 KB each after two pages). Lower the TTL to bound that,
-// and FleetGuard.Active with it: a compacted domain does not count as
-// active to the fleet guard, nor is it paused with the others when the
-// guard suspects the client side.
-func WithIdleTTL(d time.Duration) Option {
-	return func(b *Breaker) error {
-		if d == 0 {
-			d = DefaultIdleTTL
-		}
-		b.idle.ttl = d
-		return nil
-	}
-}
 
 // dormantShards is how many locks the compacted domains are spread over.
 const dormantShards = 64
@@ -229,7 +187,7 @@ func (b *Breaker) maybeSweep() {
 }
 
 // Sweep compacts now every domain left alone for at least the idle TTL
-// with nothing to remember (see WithIdleTTL). The breaker sweeps by
+// with nothing to remember (see Config.IdleTTL). The breaker sweeps by
 // itself; Sweep is for a measurement, or for a long pause in a crawl.
 func (b *Breaker) Sweep() { b.sweep(b.clock.Now()) }
 

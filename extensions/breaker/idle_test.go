@@ -39,9 +39,9 @@ func (r *transitionLog) hook(t breaker.Transition) {
 // permit, refusal and transition must be the same, and so must every
 // domain's state, trips and counts at the end. (Not its tracker's figures
 // or its adaptive timeout: a compacted domain recomputes those from the
-// latencies seen since it was revived; see WithIdleTTL.)
+// latencies seen since it was revived; see Config.IdleTTL.)
 func TestCompactionChangesNoDecision(t *testing.T) {
-	for _, p := range []breaker.Profile{breaker.Standard, breaker.Aggressive, breaker.Conservative} {
+	for _, p := range []breaker.Profile{breaker.Standard(), breaker.Aggressive(), breaker.Conservative()} {
 		for seed := uint64(1); seed <= 4; seed++ {
 			t.Run(p.Name+"/"+strconv.FormatUint(seed, 10), func(t *testing.T) { compareCompaction(t, p, seed) })
 		}
@@ -59,7 +59,7 @@ func compareCompaction(t *testing.T, p breaker.Profile, seed uint64) {
 	mk := func(ttl time.Duration) *side {
 		s := &side{clk: clock.NewFake(epoch)}
 		jitter := rand.New(rand.NewPCG(seed, 11))
-		s.b = newBreaker(t, p, breaker.WithClock(s.clk), breaker.WithIdleTTL(ttl), breaker.OnTransition(s.trans.hook),
+		s.b = newBreaker(t, p, breaker.With(breaker.Config{Clock: s.clk, IdleTTL: ttl, OnTransition: s.trans.hook}),
 			breaker.WithRand(jitter.Float64))
 		return s
 	}
@@ -116,7 +116,7 @@ func compareCompaction(t *testing.T, p breaker.Profile, seed uint64) {
 		}
 	}
 	if whole.b.Dormant() != 0 {
-		t.Fatalf("the breaker with WithIdleTTL(-1) compacted %d domains", whole.b.Dormant())
+		t.Fatalf("the breaker with a negative IdleTTL compacted %d domains", whole.b.Dormant())
 	}
 	if compacted == 0 {
 		t.Fatalf("no domain was ever compacted: the comparison proves nothing")
@@ -140,25 +140,25 @@ func compareCompaction(t *testing.T, p breaker.Profile, seed uint64) {
 
 // randomOutcome is mostly successes of a steady latency (now and then a
 // slow one), some failures, and the classes that are not counted.
-func randomOutcome(rnd *rand.Rand) breaker.Outcome {
+func randomOutcome(rnd *rand.Rand) breaker.Result {
 	lat := 40*time.Millisecond + time.Duration(rnd.IntN(20))*time.Millisecond
 	switch r := rnd.IntN(100); {
 	case r < 70:
-		return breaker.Outcome{Class: breaker.Success, Latency: lat}
+		return breaker.Result{Class: breaker.Success, Latency: lat}
 	case r < 72:
-		return breaker.Outcome{Class: breaker.Success, Latency: 6 * time.Second} // a slow call
+		return breaker.Result{Class: breaker.Success, Latency: 6 * time.Second} // a slow call
 	case r < 84:
-		return breaker.Outcome{Class: breaker.Degraded, Latency: lat}
+		return breaker.Result{Class: breaker.Degraded, Latency: lat}
 	case r < 88:
-		return breaker.Outcome{Class: breaker.Invalid, Latency: lat}
+		return breaker.Result{Class: breaker.Invalid, Latency: lat}
 	case r < 92:
-		return breaker.Outcome{Class: breaker.Throttled, Latency: lat}
+		return breaker.Result{Class: breaker.Throttled, Latency: lat}
 	case r < 95:
-		return breaker.Outcome{Class: breaker.Blocked, Latency: lat}
+		return breaker.Result{Class: breaker.Blocked, Latency: lat}
 	case r < 98:
-		return breaker.Outcome{Class: breaker.Gone, Latency: lat}
+		return breaker.Result{Class: breaker.Gone, Latency: lat}
 	}
-	return breaker.Outcome{Class: breaker.Excluded, Latency: lat}
+	return breaker.Result{Class: breaker.Excluded, Latency: lat}
 }
 
 // memTransport answers every request from memory with a small page: many
@@ -180,7 +180,7 @@ func (memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestIdleDomainsCompactAndComeBackWhole(t *testing.T) {
 	const n, ttl = 300, 10 * time.Second
 	clk := clock.NewFake(epoch)
-	b := newBreaker(t, breaker.Standard, breaker.WithClock(clk), breaker.WithIdleTTL(ttl))
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Clock: clk, IdleTTL: ttl}))
 	crawl := func(page int) {
 		c := colly.NewCollector(colly.Async(true))
 		c.WithTransport(memTransport{})
@@ -225,8 +225,8 @@ func TestIdleDomainsCompactAndComeBackWhole(t *testing.T) {
 		t.Fatalf("Stats lists %d domains, want %d", len(stats), n)
 	}
 	for _, s := range stats {
-		if s.Count(breaker.Success) != 3 || s.State != breaker.Closed {
-			t.Fatalf("%s: %d successes, %s; want 3, closed", s.Domain, s.Count(breaker.Success), s.State)
+		if s.Outcomes[breaker.Success.String()] != 3 || s.State != breaker.Closed {
+			t.Fatalf("%s: %d successes, %s; want 3, closed", s.Domain, s.Outcomes[breaker.Success.String()], s.State)
 		}
 	}
 }

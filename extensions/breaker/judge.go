@@ -29,11 +29,9 @@ func (b *Breaker) markUnfinished(u Unfinished) { b.unfinished.mark(u) }
 // markLeft takes r's URL off the unfinished list: it left.
 func (b *Breaker) markLeft(r *colly.Request) { b.unfinished.left(r) }
 
-// Unfinished lists the URLs not collected and not attempted since,
-// sorted by URL, with the reason: at most the sample
-// (DefaultUnfinishedSample); past it URLs
-// are counted per domain, not listed, and UnfinishedSummary says how many.
-func (b *Breaker) Unfinished() []Unfinished {
+// unfinishedSample lists the unfinished URLs the sample holds, sorted by
+// URL.
+func (b *Breaker) unfinishedSample() []Unfinished {
 	var out []Unfinished
 	b.unfinished.listed.rangeValues(func(v any) bool {
 		out = append(out, v.(Unfinished))
@@ -66,7 +64,7 @@ func (b *Breaker) Judge() outcome.Evidence {
 			Reason:  fmt.Sprintf("circuit not closed for %s", strings.Join(open, ", ")),
 			Domains: open})
 	}
-	perDomain := b.UnfinishedSummary().PerDomain
+	perDomain := b.Unfinished().PerDomain
 	if len(perDomain) > 0 {
 		var doms, parts []string
 		for d, n := range perDomain {

@@ -14,7 +14,7 @@ import (
 func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 	clk := clock.NewFake(epoch)
-	b := newBreaker(t, breaker.Standard, breaker.WithClock(clk))
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Clock: clk}))
 	c := colly.NewCollector(colly.AllowURLRevisit())
 	b.Register(c)
 	for i := 1; i <= 60; i++ {
@@ -24,7 +24,7 @@ func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 	if o.State != outcome.Tripped || o.ExitCode() != 2 || len(o.Domains) != 1 || o.Domains[0] != store.Host() {
 		t.Fatalf("outcome %+v, want tripped on %s", o, store.Host())
 	}
-	un := b.Unfinished()
+	un := b.Unfinished().URLs
 	failed := 0
 	for _, u := range un {
 		if strings.HasPrefix(u.Reason, "failed: degraded (HTTP 503") {
@@ -38,13 +38,13 @@ func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 	// The site recovers and the unfinished URLs are re-driven: nothing is
 	// left unfinished, the circuit closed, the run complete.
 	store.SetScenario(testserver.Scenario{})
-	clk.Advance(breaker.Standard.Cooldown)
+	clk.Advance(breaker.Standard().Cooldown)
 	for _, u := range un {
 		c.Visit(u.URL)
 	}
 	o = outcome.Decide(-1, nil, b)
-	if o.State != outcome.Complete || len(b.Unfinished()) != 0 {
-		t.Fatalf("after re-driving: outcome %+v with %d unfinished, want complete", o, len(b.Unfinished()))
+	if o.State != outcome.Complete || len(b.Unfinished().URLs) != 0 {
+		t.Fatalf("after re-driving: outcome %+v with %d unfinished, want complete", o, len(b.Unfinished().URLs))
 	}
 	if o.Records != 60 {
 		t.Fatalf("records %d, want 60 successes counted when no validator judges", o.Records)
@@ -53,7 +53,7 @@ func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 
 func TestJudgeEmptyWhenNothingSucceeded(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 20, Scenario: testserver.Scenario{Mode: testserver.Gone}})
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector()
 	b.Register(c)
 	for i := 1; i <= 20; i++ {

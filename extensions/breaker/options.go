@@ -2,6 +2,9 @@ package breaker
 
 import (
 	"fmt"
+	"net/http"
+	"reflect"
+	"sort"
 	"strings"
 	"time"
 
@@ -24,63 +27,191 @@ type Validator interface {
 	Check(r *colly.Response) error
 }
 
-// WithValidator makes every 2xx go through v: a page v rejects is Invalid
-// and counts against the breaker. Register v on the collector before the
-// breaker.
-func WithValidator(v Validator) Option {
-	return func(b *Breaker) error {
-		b.validator = v
-		return nil
-	}
+// Config is everything about a Breaker besides its default profile. Give
+// it to New through With; a zero field keeps the default, or what an
+// earlier With set.
+type Config struct {
+	// Store is where circuits live. Default MemoryStore; storage/redis
+	// shares them between workers.
+	Store Store
+	// Clock is the time source (tests use clock.Fake). Default
+	// clock.System.
+	Clock clock.Clock
+	// Logger makes the breaker log every transition and alarm as one
+	// structured event. Without it the breaker is silent.
+	Logger zerolog.Logger
+	// Validator makes every 2xx go through it: a page it rejects is
+	// Invalid and counts against the breaker. Register it on the collector
+	// before the breaker.
+	Validator Validator
+	// Domains gives the hosts matching a pattern their own profile: a
+	// pattern is an exact host ("shop.example.com", "127.0.0.1:8080") or a
+	// suffix starting with a dot (".example.com" matches every subdomain
+	// and example.com itself). The most specific match wins: an exact
+	// host, then the longest suffix. Each With adds its domains to those
+	// given before.
+	Domains map[string]Profile
+	// Pacing is each domain's ceiling pace (see Pacing). Without it a
+	// domain has no in-flight limit or gap of Breakwater's own until a 429
+	// slows it down.
+	Pacing Pacing
+	// Fleet configures the fleet-wide judgement (see FleetGuard).
+	Fleet FleetGuard
+	// IdleTTL is how long a domain must be left alone (no request
+	// reaching the breaker for it, nothing in flight) before its state is
+	// compacted: default DefaultIdleTTL; a negative one keeps every domain
+	// whole for the whole run.
+	//
+	// Only a domain with nothing to remember is compacted: its circuit
+	// closed with no failure in its window, no cached refusal, no
+	// Retry-After pause in force, its pace at the user's, nothing in
+	// flight, reserved or waiting, no throttled or blocked answers in a
+	// row, no slow call in its slow-call window and no latency slope under
+	// way. What a compacted domain keeps in about 40 bytes (counts, trips
+	// and the cooldown streak, pauses, its adaptive timeout and slope
+	// baseline, its slow-call window's fill) is what its circuit's
+	// decisions depend on: tickets, refusals and transitions are the same
+	// as if it had been kept whole (a randomized test compares the two).
+	// What it forgets is latencies: the rolling tracker's window (Stats
+	// keeps the success rate and median it showed), from which the
+	// adaptive timeout is recomputed every 100 successes (the timeout in
+	// force stays, and the next one is computed once 100 successes since
+	// the revival are in), and the slope's latest successes, which refill
+	// as it is used again (its slope is looked at once it has them).
+	// Circuits of a shared store (storage/redis) are never compacted, nor
+	// is a domain with a Ticket from Allow not yet given back to Record.
+	//
+	// The breaker sweeps by itself, from the goroutine that meets a domain
+	// it does not hold, at most every quarter of the TTL; Sweep sweeps at
+	// once.
+	//
+	// A crawl keeps whole the domains it used within the TTL: a broad
+	// crawl starting 5,000 new domains a second keeps 1.5 million whole
+	// with the default (about 1.8 KB each after two pages). Lower the TTL
+	// to bound that, and Fleet.Active with it: a compacted domain does not
+	// count as active to the fleet guard, nor is it paused with the others
+	// when the guard suspects the client side.
+	IdleTTL time.Duration
+	// BaseTransport is the transport the breaker's own wraps, instead of
+	// the one the collector has when Register runs. It is rarely needed:
+	// Register wraps the collector's transport, whatever it is.
+	BaseTransport http.RoundTripper
+	// ResendHorizon bounds how long the breaker holds a throttled URL to
+	// send it again itself. A 429 (or a 503 with Retry-After) within the
+	// throttle-retry budget is normally sent again once the domain's
+	// pause and pace allow, its request kept in flight meanwhile; when
+	// that would be more than ResendHorizon away, the breaker hands the
+	// URL back instead: its Attempt has ResendAt set (Retrying and GaveUp
+	// unset), it is listed unfinished with that time, and an OnAttempt
+	// hook that keeps the URL (a shared queue's, extensions/checkpoint's)
+	// puts it back to be fetched no earlier than ResendAt. Without a hook
+	// that does, the URL is only listed.
+	//
+	// A worker of a shared queue that ends its run once all that is left
+	// must wait beyond a horizon (storage/redis's WithWaitHorizon) needs
+	// this: a held request is work under way, and a sustained throttle
+	// grows the domain's gap up to Pacing.MaxGap, a minute by default. The
+	// queue's BreakerOptions set it. Zero or less (the default) holds
+	// every re-send.
+	ResendHorizon time.Duration
+
+	// The hooks. Each is called in the goroutine that caused the event,
+	// and must not block; a nil one is not called. Each With adds its
+	// hooks to those given before: every hook given is called, in the
+	// order given.
+
+	// OnTransition is called after every state change of any domain's
+	// circuit.
+	OnTransition func(Transition)
+	// OnRefused is called for every request the breaker refused, with the
+	// refusal. The request never reached the network; the hook is where a
+	// checkpoint parks it so it is not lost.
+	OnRefused func(r *colly.Request, err *CircuitOpenError)
+	// OnAttempt is called once for every attempt that left, with its
+	// classified result (after validation). Refused requests go to
+	// OnRefused instead.
+	OnAttempt func(Attempt)
+	// OnDegrading is called when a domain's median success latency climbs
+	// past its profile's slope (SlopeMultiple × the baseline), with the
+	// median and the baseline.
+	OnDegrading func(domain string, median, baseline time.Duration)
 }
 
-// WithLogger makes the breaker log every transition and alarm as one
-// structured event. Without it the breaker is silent.
-func WithLogger(l zerolog.Logger) Option {
+// With sets what c gives: its non-zero fields, its domains and hooks
+// added to those given before. New may take several; a later one's
+// non-zero field wins.
+func With(c Config) Option {
 	return func(b *Breaker) error {
-		b.log = l
-		return nil
-	}
-}
-
-// WithClock sets the time source (tests use clock.Fake). Default
-// clock.System.
-func WithClock(c clock.Clock) Option {
-	return func(b *Breaker) error {
-		b.clock = clock.OrSystem(c)
-		return nil
-	}
-}
-
-// WithStore sets where circuits live. Default MemoryStore; storage/redis
-// shares them between workers.
-func WithStore(s Store) Option {
-	return func(b *Breaker) error {
-		if s == nil {
-			return fmt.Errorf("breaker: WithStore(nil): pass a Store, or leave the option out for the in-process default")
+		if c.Store != nil {
+			b.store = c.Store
 		}
-		b.store = s
+		if c.Clock != nil {
+			b.clock = clock.OrSystem(c.Clock)
+		}
+		if !reflect.ValueOf(c.Logger).IsZero() {
+			b.log = c.Logger
+		}
+		if c.Validator != nil {
+			b.validator = c.Validator
+		}
+		patterns := make([]string, 0, len(c.Domains))
+		for pattern := range c.Domains {
+			patterns = append(patterns, pattern)
+		}
+		sort.Strings(patterns)
+		for _, pattern := range patterns {
+			if err := b.addDomainProfile(pattern, c.Domains[pattern]); err != nil {
+				return err
+			}
+		}
+		if c.Pacing != (Pacing{}) {
+			if c.Pacing.Parallelism < 0 || c.Pacing.MinGap < 0 {
+				return fmt.Errorf("breaker: Config.Pacing %+v: Parallelism and MinGap must be 0 (none) or more", c.Pacing)
+			}
+			b.pacing = c.Pacing
+		}
+		if c.Fleet != (FleetGuard{}) {
+			if err := b.setFleetGuard(c.Fleet); err != nil {
+				return err
+			}
+		}
+		if c.IdleTTL != 0 {
+			b.idle.ttl = c.IdleTTL
+		}
+		if c.BaseTransport != nil {
+			b.baseTransport = c.BaseTransport
+		}
+		if c.ResendHorizon != 0 {
+			b.resendHorizon = c.ResendHorizon
+		}
+		if c.OnTransition != nil {
+			b.onTransition = append(b.onTransition, c.OnTransition)
+		}
+		if c.OnRefused != nil {
+			b.onRefused = append(b.onRefused, c.OnRefused)
+		}
+		if c.OnAttempt != nil {
+			b.onOutcome = append(b.onOutcome, c.OnAttempt)
+		}
+		if c.OnDegrading != nil {
+			b.onDegrading = append(b.onDegrading, c.OnDegrading)
+		}
 		return nil
 	}
 }
 
-// WithDomainProfile gives the hosts matching pattern their own profile:
-// pattern is an exact host ("shop.example.com", "127.0.0.1:8080") or a
-// suffix starting with a dot (".example.com" matches every subdomain and
-// example.com itself). The most specific match wins: an exact host, then
-// the longest suffix.
-func WithDomainProfile(pattern string, p Profile) Option {
-	return func(b *Breaker) error {
-		pattern = strings.ToLower(strings.TrimSpace(pattern))
-		if pattern == "" || pattern == "." {
-			return fmt.Errorf("breaker: WithDomainProfile: empty pattern; give a host or a suffix such as .example.com")
-		}
-		if err := p.Validate(); err != nil {
-			return fmt.Errorf("breaker: profile for %q: %w", pattern, err)
-		}
-		b.overrides = append(b.overrides, override{pattern: pattern, profile: p})
-		return nil
+// addDomainProfile gives the hosts matching pattern profile p (see
+// Config.Domains).
+func (b *Breaker) addDomainProfile(pattern string, p Profile) error {
+	pattern = strings.ToLower(strings.TrimSpace(pattern))
+	if pattern == "" || pattern == "." {
+		return fmt.Errorf("breaker: Config.Domains: empty pattern; give a host or a suffix such as .example.com")
 	}
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("breaker: profile for %q: %w", pattern, err)
+	}
+	b.overrides = append(b.overrides, override{pattern: pattern, profile: p})
+	return nil
 }
 
 // withAlarmAfter sets how many throttled (429) or blocked (403) answers in
@@ -110,35 +241,6 @@ func withThrottleRetries(n int) Option {
 	}
 }
 
-// OnTransition adds a hook called after every state change of any domain's
-// circuit, in the goroutine that caused it. Hooks must not block.
-func OnTransition(f func(Transition)) Option {
-	return func(b *Breaker) error {
-		b.onTransition = append(b.onTransition, f)
-		return nil
-	}
-}
-
-// OnRefused adds a hook called for every request the breaker refused, with
-// the refusal. The request never reached the network; the hook is where a
-// checkpoint parks it so it is not lost.
-func OnRefused(f func(r *colly.Request, err *CircuitOpenError)) Option {
-	return func(b *Breaker) error {
-		b.onRefused = append(b.onRefused, f)
-		return nil
-	}
-}
-
-// OnOutcome adds a hook called once for every attempt that left, with its
-// classified outcome (after validation). Refused requests go to OnRefused
-// instead.
-func OnOutcome(f func(Attempt)) Option {
-	return func(b *Breaker) error {
-		b.onOutcome = append(b.onOutcome, f)
-		return nil
-	}
-}
-
 type override struct {
 	pattern string
 	profile Profile
@@ -164,19 +266,6 @@ func (b *Breaker) profileFor(host string) Profile {
 	return best
 }
 
-// WithPacing sets each domain's ceiling pace (see Pacing). Without it a
-// domain has no in-flight limit or gap of Breakwater's own until a 429
-// slows it down.
-func WithPacing(p Pacing) Option {
-	return func(b *Breaker) error {
-		if p.Parallelism < 0 || p.MinGap < 0 {
-			return fmt.Errorf("breaker: WithPacing(%+v): Parallelism and MinGap must be 0 (none) or more", p)
-		}
-		b.pacing = p
-		return nil
-	}
-}
-
 // withRand sets the source of the jitter drawn for grown cooldowns: a
 // function returning a number in [0, 1). Default math/rand/v2's Float64.
 func withRand(f func() float64) Option {
@@ -185,16 +274,6 @@ func withRand(f func() float64) Option {
 			return fmt.Errorf("breaker: withRand(nil): pass a function, or leave the option out")
 		}
 		b.rand = f
-		return nil
-	}
-}
-
-// OnDegrading adds a hook called when a domain's median success latency
-// climbs past its profile's slope (SlopeMultiple × the baseline), with the
-// median and the baseline.
-func OnDegrading(f func(domain string, median, baseline time.Duration)) Option {
-	return func(b *Breaker) error {
-		b.onDegrading = append(b.onDegrading, f)
 		return nil
 	}
 }

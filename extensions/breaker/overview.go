@@ -13,7 +13,7 @@ import (
 // metrics scrape of a broad crawl can afford it.
 type Overview struct {
 	// Domains counts every domain the breaker knows, compacted ones
-	// included; Compacted those compacted (see WithIdleTTL).
+	// included; Compacted those compacted (see Config.IdleTTL).
 	Domains   int
 	Compacted int
 	// States counts the domains in each state (index: Closed, Open,
@@ -53,7 +53,7 @@ func (b *Breaker) Overview(k int) Overview {
 		o.Refused += d.refused.Load()
 		snap, err := d.circuit.Snapshot(b.clock)
 		if err != nil {
-			snap = Snapshot{}
+			snap = DomainSnapshot{}
 		}
 		if int(snap.State) < len(o.States) {
 			o.States[snap.State]++

@@ -39,7 +39,7 @@ import (
 // refused and listed unfinished and the run ends tripped instead of waiting
 // forever.
 //
-// Without WithPacing every field takes its default: no in-flight limit or
+// Without Config.Pacing every field takes its default: no in-flight limit or
 // gap of the user's, the throttle behaviour above. Whatever the pacing, a
 // domain never has more requests in flight than its circuit could still
 // stop: the failures that trip its profile's window, less the failures

@@ -1,10 +1,11 @@
 package breaker
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/internal/profileerr"
 )
 
 // Profile configures the circuit of a domain.
@@ -61,8 +62,8 @@ import (
 // 50 ms does not hold a slot for the full client timeout when it starts
 // hanging.
 //
-// There are no silent defaults: start from Conservative, Standard or
-// Aggressive and change what differs. Validate reports the first field that
+// There are no silent defaults: start from Conservative(), Standard() or
+// Aggressive() and change what differs. Validate reports the first field that
 // is out of range.
 type Profile struct {
 	Name                string
@@ -84,74 +85,55 @@ type Profile struct {
 }
 
 // The built-in profiles: which one fits depends on how fragile the
-// origin is and how cheap a re-run is.
-var (
-	// Conservative suits a small, fragile origin with few URLs: tolerate a
-	// bad stretch, wait long before probing.
-	// It warns of a latency slope but never trips on latency alone, and
-	// has no slow-call rule or adaptive timeout.
-	Conservative = Profile{Name: "conservative", WindowSize: 10, FailureThreshold: 0.6, Cooldown: 300 * time.Second, HalfOpenProbes: 1,
-		SlopeMultiple: 3, SlopeFloor: 200 * time.Millisecond, MaxCooldown: 30 * time.Minute}
-	// Standard suits a typical product crawl: slow calls (over 5 s) trip
-	// when they are 80 % of the window, a slope is warned about, requests
-	// are cut at 4 × the domain's p95 (at least 1 s).
-	Standard = Profile{Name: "standard", WindowSize: 20, FailureThreshold: 0.5, Cooldown: 60 * time.Second, HalfOpenProbes: 2,
-		SlowCall: 5 * time.Second, SlowCallRate: 0.8, SlopeMultiple: 3, SlopeFloor: 200 * time.Millisecond,
-		MaxCooldown: 10 * time.Minute, TimeoutMultiple: 4, TimeoutFloor: time.Second, TimeoutAfter: 20}
-	// Aggressive suits high-volume crawls over many domains that are cheap
-	// to re-run: a large window detects reliably, a short cooldown costs
-	// little, and a latency slope trips before errors appear.
-	Aggressive = Profile{Name: "aggressive", WindowSize: 50, FailureThreshold: 0.35, Cooldown: 30 * time.Second, HalfOpenProbes: 3,
-		SlowCall: 3 * time.Second, SlowCallRate: 0.6, SlopeMultiple: 2.5, SlopeFloor: 100 * time.Millisecond, SlopeTrip: true,
-		MaxCooldown: 5 * time.Minute, TimeoutMultiple: 3, TimeoutFloor: 500 * time.Millisecond, TimeoutAfter: 20}
-)
+// origin is and how cheap a re-run is. Each call returns a fresh copy, so
+// a caller that changes a field changes only its own.
 
-// Profiles returns the named profiles by name.
-func Profiles() map[string]Profile {
-	return map[string]Profile{
-		Conservative.Name: Conservative,
-		Standard.Name:     Standard,
-		Aggressive.Name:   Aggressive,
-	}
+// Conservative suits a small, fragile origin with few URLs: tolerate a
+// bad stretch, wait long before probing.
+// It warns of a latency slope but never trips on latency alone, and
+// has no slow-call rule or adaptive timeout.
+func Conservative() Profile {
+	return Profile{Name: "conservative", WindowSize: 10, FailureThreshold: 0.6, Cooldown: 300 * time.Second, HalfOpenProbes: 1,
+		SlopeMultiple: 3, SlopeFloor: 200 * time.Millisecond, MaxCooldown: 30 * time.Minute}
 }
 
-// ProfileByName returns the named profile ("conservative", "standard" or
-// "aggressive").
-func ProfileByName(name string) (Profile, error) {
-	p, ok := Profiles()[name]
-	if !ok {
-		return Profile{}, fmt.Errorf("%w: unknown profile %q (want conservative, standard or aggressive)", ErrInvalidProfile, name)
+// Standard suits a typical product crawl: slow calls (over 5 s) trip
+// when they are 80 % of the window, a slope is warned about, requests
+// are cut at 4 × the domain's p95 (at least 1 s).
+func Standard() Profile {
+	return Profile{Name: "standard", WindowSize: 20, FailureThreshold: 0.5, Cooldown: 60 * time.Second, HalfOpenProbes: 2,
+		SlowCall: 5 * time.Second, SlowCallRate: 0.8, SlopeMultiple: 3, SlopeFloor: 200 * time.Millisecond,
+		MaxCooldown: 10 * time.Minute, TimeoutMultiple: 4, TimeoutFloor: time.Second, TimeoutAfter: 20}
+}
+
+// Aggressive suits high-volume crawls over many domains that are cheap
+// to re-run: a large window detects reliably, a short cooldown costs
+// little, and a latency slope trips before errors appear.
+func Aggressive() Profile {
+	return Profile{Name: "aggressive", WindowSize: 50, FailureThreshold: 0.35, Cooldown: 30 * time.Second, HalfOpenProbes: 3,
+		SlowCall: 3 * time.Second, SlowCallRate: 0.6, SlopeMultiple: 2.5, SlopeFloor: 100 * time.Millisecond, SlopeTrip: true,
+		MaxCooldown: 5 * time.Minute, TimeoutMultiple: 3, TimeoutFloor: 500 * time.Millisecond, TimeoutAfter: 20}
+}
+
+// Profiles returns the built-in profiles by name ("conservative",
+// "standard", "aggressive"): a new map of fresh copies at each call.
+func Profiles() map[string]Profile {
+	m := map[string]Profile{}
+	for _, p := range []Profile{Conservative(), Standard(), Aggressive()} {
+		m[p.Name] = p
 	}
-	return p, nil
+	return m
 }
 
 // ErrInvalidProfile is wrapped by every error Validate returns.
-var ErrInvalidProfile = errors.New("breaker: invalid profile")
+var ErrInvalidProfile = profileerr.ErrInvalid
 
-// ProfileError says which field of which profile is out of range and why.
-type ProfileError struct {
-	Profile string
-	Field   string
-	Value   any
-	Reason  string
-}
-
-func (e *ProfileError) Error() string {
-	name := e.Profile
-	if name == "" {
-		name = "(unnamed)"
-	}
-	return fmt.Sprintf("breaker: profile %s: %s = %v: %s", name, e.Field, e.Value, e.Reason)
-}
-
-// Unwrap makes errors.Is(err, ErrInvalidProfile) true.
-func (e *ProfileError) Unwrap() error { return ErrInvalidProfile }
-
-// Validate reports the first field of p that is out of range, as a
-// *ProfileError.
+// Validate reports the first field of p that is out of range: the error
+// names the profile, the field, its value and why, and wraps
+// ErrInvalidProfile.
 func (p Profile) Validate() error {
 	bad := func(field string, v any, reason string) error {
-		return &ProfileError{Profile: p.Name, Field: field, Value: v, Reason: reason}
+		return &profileerr.Error{Profile: p.Name, Field: field, Value: v, Reason: reason}
 	}
 	switch {
 	case p.WindowSize < 1:

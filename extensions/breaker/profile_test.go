@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/profileerr"
 )
 
 func TestProfilesHaveSeedNumbers(t *testing.T) {
@@ -18,9 +19,9 @@ func TestProfilesHaveSeedNumbers(t *testing.T) {
 		cooldown  time.Duration
 		probes    int
 	}{
-		{breaker.Conservative, 10, 0.6, 300 * time.Second, 1},
-		{breaker.Standard, 20, 0.5, 60 * time.Second, 2},
-		{breaker.Aggressive, 50, 0.35, 30 * time.Second, 3},
+		{breaker.Conservative(), 10, 0.6, 300 * time.Second, 1},
+		{breaker.Standard(), 20, 0.5, 60 * time.Second, 2},
+		{breaker.Aggressive(), 50, 0.35, 30 * time.Second, 3},
 	}
 	for _, tt := range tests {
 		if tt.p.WindowSize != tt.window || tt.p.FailureThreshold != tt.threshold || tt.p.Cooldown != tt.cooldown || tt.p.HalfOpenProbes != tt.probes {
@@ -29,13 +30,13 @@ func TestProfilesHaveSeedNumbers(t *testing.T) {
 		if err := tt.p.Validate(); err != nil {
 			t.Errorf("%s: %v", tt.p.Name, err)
 		}
-		got, err := breaker.ProfileByName(tt.p.Name)
-		if err != nil || got != tt.p {
-			t.Errorf("ProfileByName(%q) = %+v, %v", tt.p.Name, got, err)
+		got, ok := breaker.Profiles()[tt.p.Name]
+		if !ok || got != tt.p {
+			t.Errorf("Profiles()[%q] = %+v, %v", tt.p.Name, got, ok)
 		}
 	}
-	if _, err := breaker.ProfileByName("reckless"); !errors.Is(err, breaker.ErrInvalidProfile) {
-		t.Errorf("unknown profile name: err %v, want ErrInvalidProfile", err)
+	if _, ok := breaker.Profiles()["reckless"]; ok {
+		t.Errorf("Profiles() has an unknown profile name")
 	}
 }
 
@@ -63,13 +64,13 @@ func TestProfileValidateNamesTheField(t *testing.T) {
 		{"TimeoutAfter", func(p *breaker.Profile) { p.TimeoutAfter = 0 }},
 	}
 	for _, tt := range tests {
-		p := breaker.Standard
+		p := breaker.Standard()
 		p.Name = "custom"
 		tt.edit(&p)
 		err := p.Validate()
-		var pe *breaker.ProfileError
+		var pe *profileerr.Error
 		if !errors.As(err, &pe) || pe.Field != tt.field || !errors.Is(err, breaker.ErrInvalidProfile) {
-			t.Errorf("%s: err %v, want a *ProfileError naming %s", tt.field, err, tt.field)
+			t.Errorf("%s: err %v, want a *profileerr.Error naming %s", tt.field, err, tt.field)
 			continue
 		}
 		if !strings.Contains(err.Error(), "custom") || !strings.Contains(err.Error(), tt.field) {
@@ -79,7 +80,7 @@ func TestProfileValidateNamesTheField(t *testing.T) {
 			t.Errorf("New accepted a profile with a bad %s: %v", tt.field, err)
 		}
 	}
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.FailureThreshold = 1
 	if err := p.Validate(); err != nil {
 		t.Errorf("threshold 1 (trip only on all failures) rejected: %v", err)
@@ -87,12 +88,12 @@ func TestProfileValidateNamesTheField(t *testing.T) {
 }
 
 func TestDomainProfileOverrides(t *testing.T) {
-	fragile := breaker.Conservative
+	fragile := breaker.Conservative()
 	fragile.Name = "fragile"
-	b, err := breaker.New(breaker.Standard,
-		breaker.WithDomainProfile(".example.com", breaker.Aggressive),
-		breaker.WithDomainProfile(".shop.example.com", fragile),
-		breaker.WithDomainProfile("Exact.Example.com:8080", breaker.Conservative))
+	b, err := breaker.New(breaker.Standard(),
+		breaker.With(breaker.Config{Domains: map[string]breaker.Profile{".example.com": breaker.Aggressive()}}),
+		breaker.With(breaker.Config{Domains: map[string]breaker.Profile{".shop.example.com": fragile}}),
+		breaker.With(breaker.Config{Domains: map[string]breaker.Profile{"Exact.Example.com:8080": breaker.Conservative()}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,12 +119,12 @@ func TestDomainProfileOverrides(t *testing.T) {
 			t.Errorf("%s uses profile %q, want %q", host, got, want)
 		}
 	}
-	bad := breaker.Standard
+	bad := breaker.Standard()
 	bad.WindowSize = 0
-	if _, err := breaker.New(breaker.Standard, breaker.WithDomainProfile(".x.org", bad)); !errors.Is(err, breaker.ErrInvalidProfile) || !strings.Contains(err.Error(), ".x.org") {
+	if _, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Domains: map[string]breaker.Profile{".x.org": bad}})); !errors.Is(err, breaker.ErrInvalidProfile) || !strings.Contains(err.Error(), ".x.org") {
 		t.Errorf("bad override: err %v, want ErrInvalidProfile naming the pattern", err)
 	}
-	if _, err := breaker.New(breaker.Standard, breaker.WithDomainProfile("  ", breaker.Standard)); err == nil {
+	if _, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Domains: map[string]breaker.Profile{"  ": breaker.Standard()}})); err == nil {
 		t.Error("empty pattern accepted")
 	}
 }

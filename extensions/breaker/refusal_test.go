@@ -12,7 +12,7 @@ import (
 // read on every refusal. It must never end early, must end soon after
 // RetryAt, and a re-trip must start a fresh one.
 func TestCachedRefusalOnTheSystemClock(t *testing.T) {
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name = "quick"
 	p.ConsecutiveFailures = 1
 	p.HalfOpenProbes = 1
@@ -27,7 +27,7 @@ func TestCachedRefusalOnTheSystemClock(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Allow before the trip: %v", err)
 		}
-		b.Record(tk, breaker.Outcome{Class: breaker.Degraded, Latency: time.Millisecond})
+		b.Record(tk, breaker.Result{Class: breaker.Degraded, Latency: time.Millisecond})
 		_, err = b.Allow(host)
 		var open *breaker.CircuitOpenError
 		if !errors.As(err, &open) || open.State != breaker.Open {
@@ -35,8 +35,8 @@ func TestCachedRefusalOnTheSystemClock(t *testing.T) {
 		}
 		return open.RetryAt
 	}
-	// waitPermit refuses until it is allowed, and returns when that was.
-	waitPermit := func(retryAt time.Time) (breaker.Ticket, int) {
+	// waitTicket refuses until it is allowed, and returns when that was.
+	waitTicket := func(retryAt time.Time) (breaker.Ticket, int) {
 		t.Helper()
 		deadline := retryAt.Add(2 * time.Second)
 		for refused := 0; ; refused++ {
@@ -59,19 +59,19 @@ func TestCachedRefusalOnTheSystemClock(t *testing.T) {
 	}
 
 	first := trip()
-	probe, refused := waitPermit(first)
+	probe, refused := waitTicket(first)
 	if refused == 0 {
 		t.Fatal("no refusal before RetryAt")
 	}
 	// The probe fails: open again, with a new RetryAt, cached afresh.
-	b.Record(probe, breaker.Outcome{Class: breaker.Degraded, Latency: time.Millisecond})
+	b.Record(probe, breaker.Result{Class: breaker.Degraded, Latency: time.Millisecond})
 	_, err := b.Allow(host)
 	var open *breaker.CircuitOpenError
 	if !errors.As(err, &open) || !open.RetryAt.After(first) {
 		t.Fatalf("after the failed probe: %v, want a refusal until after %v", err, first)
 	}
-	probe, _ = waitPermit(open.RetryAt)
-	b.Record(probe, breaker.Outcome{Class: breaker.Success, Latency: time.Millisecond})
+	probe, _ = waitTicket(open.RetryAt)
+	b.Record(probe, breaker.Result{Class: breaker.Success, Latency: time.Millisecond})
 	if s := b.State(host); s != breaker.Closed {
 		t.Fatalf("state %s after the passing probe, want closed", s)
 	}

@@ -1,39 +1,72 @@
 package breaker
 
-// This file puts a closed circuit's recent history back after a restart
-// (extensions/checkpoint saves it), through the Circuit interface alone.
+// This file saves a domain's circuit for a checkpoint, and puts it back
+// after a restart, through the Circuit interface alone.
 
 import (
+	"fmt"
 	"sort"
 	"time"
 )
 
-// Snapshots returns the circuit of every domain seen, as it stands now,
-// sorted by domain: its state and its window's outcomes and failures, for
-// a checkpoint to save. A domain whose store cannot be read is left out.
-func (b *Breaker) Snapshots() []DomainSnapshot {
+// DomainSnapshot is one domain's circuit at one moment, and the
+// Retry-After pause it is under, if any: what Snapshots returns, what a
+// checkpoint saves and what Restore puts back. A Circuit's Snapshot fills
+// in the circuit's fields (Domain to ProbesInFlight).
+type DomainSnapshot struct {
+	Domain         string
+	State          State
+	RetryAt        time.Time // when an open circuit may be probed
+	Trips          int       // how many times it has opened
+	WindowLen      int       // outcomes held in the window
+	WindowFailures int       // failures among them
+	ProbesInFlight int
+	// HaltUntil is the end of the Retry-After pause the domain is under;
+	// zero for none.
+	HaltUntil time.Time
+	// Unanswered counts the requests to the domain that left and were cut
+	// by the crawl's own end (its context cancelled or past its deadline):
+	// the site may have received them, and nobody knows what it answered.
+	// A checkpoint counts them as failures in the window it restores, as
+	// it counts requests in flight when a process was killed.
+	Unanswered int
+}
+
+// Snapshots returns the circuit of each of hosts, or of every domain seen
+// when there are none, as it stands now, sorted by domain: its state, its
+// window's outcomes and failures, its pause, for a checkpoint to save. A
+// host never seen, or whose store cannot be read, is left out.
+func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot {
 	var out []DomainSnapshot
-	b.domains.Range(func(_, v any) bool {
-		d := v.(*domain)
-		if s, err := d.circuit.Snapshot(b.clock); err == nil {
-			out = append(out, b.domainSnapshot(d, s))
+	if len(hosts) > 0 {
+		for _, h := range hosts {
+			if s, ok := b.snapshot(h); ok {
+				out = append(out, s)
+			}
 		}
-		return true
-	})
-	b.rangeDormant(func(name string, r *dormant) {
-		out = append(out, DomainSnapshot{Domain: name, Snapshot: Snapshot{State: Closed, Trips: int(r.trips)}})
-	})
+	} else {
+		b.domains.Range(func(_, v any) bool {
+			d := v.(*domain)
+			if s, err := d.circuit.Snapshot(b.clock); err == nil {
+				out = append(out, b.domainSnapshot(d, s))
+			}
+			return true
+		})
+		b.rangeDormant(func(name string, r *dormant) {
+			out = append(out, DomainSnapshot{Domain: name, State: Closed, Trips: int(r.trips)})
+		})
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
 	return out
 }
 
-// Snapshot returns host's circuit as it stands now; false for a host never
+// snapshot returns host's circuit as it stands now; false for a host never
 // seen or whose store cannot be read.
-func (b *Breaker) Snapshot(host string) (DomainSnapshot, bool) {
+func (b *Breaker) snapshot(host string) (DomainSnapshot, bool) {
 	v, ok := b.domains.Load(hostOf(host))
 	if !ok {
 		if r, ok := b.dormantOf(hostOf(host)); ok {
-			return DomainSnapshot{Domain: hostOf(host), Snapshot: Snapshot{State: Closed, Trips: int(r.trips)}}, true
+			return DomainSnapshot{Domain: hostOf(host), State: Closed, Trips: int(r.trips)}, true
 		}
 		return DomainSnapshot{}, false
 	}
@@ -45,61 +78,81 @@ func (b *Breaker) Snapshot(host string) (DomainSnapshot, bool) {
 	return b.domainSnapshot(d, s), true
 }
 
-func (b *Breaker) domainSnapshot(d *domain, s Snapshot) DomainSnapshot {
-	return DomainSnapshot{Domain: d.name, Snapshot: s, HaltUntil: d.pace.stats(b.clock.Now()).HaltUntil,
-		Unanswered: int(d.unanswered.Load())}
+// domainSnapshot completes what d's circuit reported with what the
+// breaker knows of d.
+func (b *Breaker) domainSnapshot(d *domain, s DomainSnapshot) DomainSnapshot {
+	s.Domain = d.name
+	s.HaltUntil = d.pace.stats(b.clock.Now()).HaltUntil
+	s.Unanswered = int(d.unanswered.Load())
+	return s
 }
 
-// DomainSnapshot is one domain's circuit at one moment, and the
-// Retry-After pause it is under, if any.
-type DomainSnapshot struct {
-	Domain string
-	Snapshot
-	HaltUntil time.Time
-	// Unanswered counts the requests to the domain that left and were cut
-	// by the crawl's own end (its context cancelled or past its deadline):
-	// the site may have received them, and nobody knows what it answered.
-	// A checkpoint counts them as failures in the window it restores, as
-	// it counts requests in flight when a process was killed.
-	Unanswered int
-}
-
-// RestoreHalt puts back a Retry-After pause a checkpoint saved: no request
-// to host leaves before until, whatever the restart.
-func (b *Breaker) RestoreHalt(host string, until time.Time) error {
-	d, err := b.domain(hostOf(host))
+// Restore puts back s.Domain's circuit and pause as a checkpoint saved
+// them, so a restart is not a way around a cooldown or a Retry-After
+// pause:
+//
+//   - a HaltUntil still ahead: no request to the domain leaves before it;
+//   - a circuit saved open (or half-open) whose RetryAt is still ahead:
+//     it opens until RetryAt, counting Trips trips so far (an error if the
+//     store's circuits cannot be restored);
+//   - one saved open whose cooldown ended while the crawl was stopped:
+//     probation, a full window one failure short of a trip; its first
+//     failure re-opens it, as a failed half-open probe would, and a site
+//     that recovered is not held up;
+//   - one saved closed: its window gets back WindowLen outcomes, the
+//     latest WindowFailures of them failures (the failures that were
+//     piling up when the crawl stopped), so that a site still failing
+//     after a restart trips as fast as it would have without one.
+//
+// A restored window never trips the circuit (failures beyond one short of
+// a trip, by the failure rate or ConsecutiveFailures, are dropped), counts
+// nothing in Stats and calls no hook: nothing was sent. A circuit that is
+// not closed gets no window. The other fields of s are not read.
+func (b *Breaker) Restore(s DomainSnapshot) error {
+	d, err := b.domain(hostOf(s.Domain))
 	if err != nil {
 		return err
 	}
 	defer d.unpin()
-	d.pace.mu.Lock()
-	if until.After(d.pace.halt) {
-		d.pace.halt = until
+	now := b.clock.Now()
+	if s.HaltUntil.After(now) {
+		d.pace.mu.Lock()
+		if s.HaltUntil.After(d.pace.halt) {
+			d.pace.halt = s.HaltUntil
+		}
+		d.pace.mu.Unlock()
 	}
-	d.pace.mu.Unlock()
+	switch {
+	case s.State != Closed && s.RetryAt.After(now):
+		return b.restoreOpen(d, s.RetryAt, s.Trips)
+	case s.State != Closed:
+		return b.restoreWindow(d, -1, -1)
+	default:
+		return b.restoreWindow(d, s.WindowLen, s.WindowFailures)
+	}
+}
+
+// restoreOpen opens d's circuit until retryAt, counting trips trips so
+// far.
+func (b *Breaker) restoreOpen(d *domain, retryAt time.Time, trips int) error {
+	r, ok := d.circuit.(restorer)
+	if !ok {
+		return fmt.Errorf("breaker: the store's circuits for %s cannot be restored", d.name)
+	}
+	t, err := r.RestoreOpen(b.clock, retryAt, trips)
+	if err != nil {
+		return err
+	}
+	if t.From != t.To {
+		b.transitioned(d, t)
+	}
 	return nil
 }
 
-// RestoreWindow puts back the recent history of host's closed circuit, as
-// a checkpoint saved it, so that a site still failing after a restart
-// trips as fast as it would have without one: outcomes outcomes in its
-// window, the latest failures of them failures (the failures that were
-// piling up when the crawl stopped). A negative failures is a probation:
-// a full window one failure short of a trip, what a circuit whose
-// cooldown ended while the crawl was stopped is owed; its first failure
-// re-opens it, as a failed half-open probe would, and a site that
-// recovered is not held up.
-//
-// It never trips the circuit (failures beyond one short of a trip, by the
-// failure rate or ConsecutiveFailures, are dropped), counts nothing in
-// Stats and calls no hook: nothing was sent. A circuit that is not closed
-// is left as it is.
-func (b *Breaker) RestoreWindow(host string, outcomes, failures int) error {
-	d, err := b.domain(hostOf(host))
-	if err != nil {
-		return err
-	}
-	defer d.unpin()
+// restoreWindow puts outcomes results, the latest failures of them
+// failures, back into d's closed circuit (see Restore). A negative
+// failures is the probation: a full window one failure short of a trip.
+func (b *Breaker) restoreWindow(d *domain, outcomes, failures int) error {
 	if s, err := d.circuit.Snapshot(b.clock); err != nil || s.State != Closed {
 		return err
 	}
@@ -114,15 +167,15 @@ func (b *Breaker) RestoreWindow(host string, outcomes, failures int) error {
 	failures = max(min(failures, most), 0)
 	outcomes = max(min(outcomes, p.WindowSize), failures)
 	for i := range outcomes {
-		o := Outcome{Class: Success}
+		o := Result{Class: Success}
 		if i >= outcomes-failures {
 			o.Class = Degraded
 		}
-		pm, _, err := d.circuit.Allow(b.clock)
+		tk, _, err := d.circuit.Allow(b.clock)
 		if err != nil {
 			return err
 		}
-		if _, err := d.circuit.Record(b.clock, pm, o); err != nil {
+		if _, err := d.circuit.Record(b.clock, tk, o); err != nil {
 			return err
 		}
 	}

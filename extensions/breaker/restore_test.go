@@ -7,23 +7,35 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
-func snapshotOf(t *testing.T, b *breaker.Breaker, host string) breaker.Snapshot {
+func snapshotOf(t *testing.T, b *breaker.Breaker, host string) breaker.DomainSnapshot {
 	t.Helper()
 	for _, s := range b.Snapshots() {
 		if s.Domain == host {
-			return s.Snapshot
+			if one := b.Snapshots(host); len(one) != 1 || one[0] != s {
+				t.Errorf("Snapshots(%s) = %+v, want [%+v] as in Snapshots()", host, one, s)
+			}
+			return s
 		}
 	}
 	t.Fatalf("no snapshot of %s", host)
-	return breaker.Snapshot{}
+	return breaker.DomainSnapshot{}
+}
+
+// window is a closed circuit's window as a checkpoint saves it; outcomes
+// < 0 is a circuit saved open whose cooldown has ended (probation).
+func window(host string, outcomes, failures int) breaker.DomainSnapshot {
+	if outcomes < 0 {
+		return breaker.DomainSnapshot{Domain: host, State: breaker.Open, RetryAt: time.Now().Add(-time.Minute)}
+	}
+	return breaker.DomainSnapshot{Domain: host, State: breaker.Closed, WindowLen: outcomes, WindowFailures: failures}
 }
 
 // A restored window holds the saved failures latest, one short of a trip
 // at most: it never trips by itself, counts nothing, and the next failure
 // trips it as it would have before the restart.
-func TestRestoreWindowPutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
-	need := breaker.FailuresToTrip(breaker.Standard)
-	consecutive := breaker.Standard
+func TestRestorePutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
+	need := breaker.FailuresToTrip(breaker.Standard())
+	consecutive := breaker.Standard()
 	consecutive.Name, consecutive.ConsecutiveFailures = "consecutive", 3
 	for _, tc := range []struct {
 		name                 string
@@ -31,18 +43,18 @@ func TestRestoreWindowPutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
 		outcomes, failures   int
 		wantLen, wantFailing int
 	}{
-		{"as saved", breaker.Standard, 12, 4, 12, 4},
-		{"more failures than a trip", breaker.Standard, 20, 15, 20, need - 1},
-		{"probation", breaker.Standard, -1, -1, breaker.Standard.WindowSize, need - 1},
+		{"as saved", breaker.Standard(), 12, 4, 12, 4},
+		{"more failures than a trip", breaker.Standard(), 20, 15, 20, need - 1},
+		{"probation", breaker.Standard(), -1, -1, breaker.Standard().WindowSize, need - 1},
 		{"consecutive failures", consecutive, 20, 8, 20, 2},
-		{"nothing", breaker.Standard, 0, 0, 0, 0},
+		{"nothing", breaker.Standard(), 0, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := breaker.New(tc.p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.RestoreWindow("a.example", tc.outcomes, tc.failures); err != nil {
+			if err := b.Restore(window("a.example", tc.outcomes, tc.failures)); err != nil {
 				t.Fatal(err)
 			}
 			s := snapshotOf(t, b, "a.example")
@@ -59,7 +71,7 @@ func TestRestoreWindowPutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.Record(tk, breaker.Outcome{Class: breaker.Degraded})
+			b.Record(tk, breaker.Result{Class: breaker.Degraded})
 			if got := b.State("a.example"); got != breaker.Open {
 				t.Errorf("after one more failure: %v, want open", got)
 			}
@@ -68,15 +80,15 @@ func TestRestoreWindowPutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
 }
 
 // A circuit that is not closed is left as it is.
-func TestRestoreWindowLeavesAnOpenCircuitAlone(t *testing.T) {
-	b, err := breaker.New(breaker.Standard)
+func TestRestoredWindowLeavesAnOpenCircuitAlone(t *testing.T) {
+	b, err := breaker.New(breaker.Standard())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Restore("a.example", time.Now().Add(time.Minute), 2); err != nil {
+	if err := b.Restore(breaker.DomainSnapshot{Domain: "a.example", State: breaker.Open, RetryAt: time.Now().Add(time.Minute), Trips: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.RestoreWindow("a.example", 20, 5); err != nil {
+	if err := b.Restore(window("a.example", 20, 5)); err != nil {
 		t.Fatal(err)
 	}
 	if s := snapshotOf(t, b, "a.example"); s.State != breaker.Open || s.WindowLen != 0 || s.Trips != 2 {

@@ -7,15 +7,8 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// ShouldRetry says whether a user's OnError retry loop should send r's
-// request again: only when the attempt was Degraded (a 5xx, a timeout, a
-// refused or reset connection). Never for a refusal (errors.Is(err,
-// ErrOpen): the domain's circuit is open, and the checkpoint or
-// Unfinished keeps the URL for later), a throttle (429, or 503 with
-// Retry-After: the breaker sends it again itself after the pause), a
-// 404/410/403 or other 4xx (the same answer would come back), or the
-// crawl's own end.
-func ShouldRetry(r *colly.Response, err error) bool {
+// shouldRetry says whether RetryOnError sends r's request again.
+func shouldRetry(r *colly.Response, err error) bool {
 	if errors.Is(err, ErrOpen) {
 		return false
 	}
@@ -30,14 +23,20 @@ func ShouldRetry(r *colly.Response, err error) bool {
 }
 
 // RetryOnError returns an OnError callback that sends a request again, up
-// to max times a URL, when ShouldRetry says so: the usual retry loop, made
-// safe to run beside the breaker. Register it on the collector with
+// to max times a URL, and only when the attempt was Degraded (a 5xx, a
+// timeout, a refused or reset connection): the usual retry loop, made
+// safe to run beside the breaker. It never sends again a refusal
+// (errors.Is(err, ErrOpen): the domain's circuit is open, and the
+// checkpoint or Unfinished keeps the URL for later), a throttle (429, or
+// 503 with Retry-After: the breaker sends it again itself after the
+// pause), a 404/410/403 or other 4xx (the same answer would come back), or
+// the crawl's own end. Register it on the collector with
 // c.OnError(breaker.RetryOnError(3)).
 func RetryOnError(max int) func(*colly.Response, error) {
 	var mu sync.Mutex
 	tries := map[string]int{}
 	return func(r *colly.Response, err error) {
-		if r == nil || r.Request == nil || !ShouldRetry(r, err) {
+		if r == nil || r.Request == nil || !shouldRetry(r, err) {
 			return
 		}
 		u := r.Request.URL.String()

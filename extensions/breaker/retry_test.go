@@ -10,7 +10,7 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-func TestShouldRetryOnlyDegradedAttempts(t *testing.T) {
+func TestRetryOnErrorRetriesOnlyDegradedAttempts(t *testing.T) {
 	resp := func(status int, h http.Header) *colly.Response {
 		return &colly.Response{StatusCode: status, Headers: &h}
 	}
@@ -32,8 +32,8 @@ func TestShouldRetryOnlyDegradedAttempts(t *testing.T) {
 		{"400", resp(400, nil), errors.New("Bad Request"), false},
 		{"aborted", resp(0, nil), colly.ErrAbortedBeforeRequest, false},
 	} {
-		if got := breaker.ShouldRetry(tc.r, tc.err); got != tc.want {
-			t.Errorf("%s: ShouldRetry %v, want %v", tc.name, got, tc.want)
+		if got := breaker.RetriesOnError(tc.r, tc.err); got != tc.want {
+			t.Errorf("%s: retried %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
@@ -42,7 +42,7 @@ func TestShouldRetryOnlyDegradedAttempts(t *testing.T) {
 // its limit, and neither 404s nor refused requests.
 func TestRetryOnErrorLeavesGoneAndRefusedAlone(t *testing.T) {
 	gone := startStore(t, testserver.Config{Products: 5, Scenario: testserver.Scenario{Mode: testserver.Gone}})
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector()
 	c.OnError(breaker.RetryOnError(3))
 	b.Register(c)
@@ -57,7 +57,7 @@ func TestRetryOnErrorLeavesGoneAndRefusedAlone(t *testing.T) {
 	for _, u := range productURLs(bad, 30) {
 		c.Visit(u)
 	}
-	need := breaker.FailuresToTrip(breaker.Standard)
+	need := breaker.FailuresToTrip(breaker.Standard())
 	if got := bad.Count(); got != need {
 		t.Errorf("a failing store received %d requests, want %d: each retry is a failure, then every URL is refused and none retried", got, need)
 	}

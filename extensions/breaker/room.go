@@ -58,7 +58,7 @@ func newLocalFailures(size int) *localFailures { return &localFailures{win: newW
 
 func (l *localFailures) failures() int { return int(l.n.Load()) }
 
-func (l *localFailures) add(o Outcome) {
+func (l *localFailures) add(o Result) {
 	if !o.Class.Counted() {
 		return
 	}

@@ -24,7 +24,7 @@ type slowCircuit struct {
 	delay time.Duration
 }
 
-func (c slowCircuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome) (breaker.Transition, error) {
+func (c slowCircuit) Record(clk clock.Clock, p breaker.Ticket, o breaker.Result) (breaker.Transition, error) {
 	time.Sleep(c.delay)
 	return c.Circuit.Record(clk, p, o)
 }
@@ -34,18 +34,18 @@ func (c slowCircuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome
 // requests sent into a failing store: a slot freed before its outcome is
 // recorded would let more than need + P − 1 through.
 func TestNoRequestLeavesWhileTheTrippingOutcomeIsBeingRecorded(t *testing.T) {
-	need := breaker.FailuresToTrip(breaker.Standard)
+	need := breaker.FailuresToTrip(breaker.Standard())
 	for _, w := range dropInWirings() {
 		if w.slow || w.retry {
 			continue
 		}
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 5}})
-			run := runDropIn(t, w, store, productURLs(store, 100), breaker.WithStore(slowStore{5 * time.Millisecond}))
+			run := runDropIn(t, w, store, productURLs(store, 100), breaker.With(breaker.Config{Store: slowStore{5 * time.Millisecond}}))
 			if !run.ended {
 				return
 			}
-			if got, bound := store.SentAfterFailing(), need+w.parallelism(breaker.Standard)-1; got > bound {
+			if got, bound := store.SentAfterFailing(), need+w.parallelism(breaker.Standard())-1; got > bound {
 				t.Errorf("%s: %d requests into the failing store, want at most %d", w.name, got, bound)
 			}
 		})

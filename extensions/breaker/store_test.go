@@ -22,20 +22,21 @@ type downCircuit struct{}
 var errDownClosed = fmt.Errorf("store unreachable, failing closed: %w", breaker.ErrOpen)
 
 func (downStore) Circuit(string, breaker.Profile) (breaker.Circuit, error) { return downCircuit{}, nil }
-func (downCircuit) Allow(clock.Clock) (breaker.Permit, breaker.Transition, error) {
-	return breaker.Permit{}, breaker.Transition{}, errDownClosed
+func (downCircuit) Allow(clock.Clock) (breaker.Ticket, breaker.Transition, error) {
+	return breaker.Ticket{}, breaker.Transition{}, errDownClosed
 }
-func (downCircuit) Record(clock.Clock, breaker.Permit, breaker.Outcome) (breaker.Transition, error) {
+func (downCircuit) Record(clock.Clock, breaker.Ticket, breaker.Result) (breaker.Transition, error) {
 	return breaker.Transition{}, nil
 }
-func (downCircuit) Snapshot(clock.Clock) (breaker.Snapshot, error) { return breaker.Snapshot{}, nil }
+func (downCircuit) Snapshot(clock.Clock) (breaker.DomainSnapshot, error) {
+	return breaker.DomainSnapshot{}, nil
+}
 
 func TestAStoreFailingClosedParksRequestsQuietly(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 10})
 	var log syncBuffer
 	var ref refusals
-	b := newBreaker(t, breaker.Standard, breaker.WithStore(downStore{}), breaker.OnRefused(ref.hook),
-		breaker.WithLogger(zerolog.New(&log)))
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Store: downStore{}, OnRefused: ref.hook, Logger: zerolog.New(&log)}))
 	c := colly.NewCollector()
 	b.Register(c)
 	for i := 1; i <= 10; i++ {

@@ -15,7 +15,7 @@ import (
 // allowed, the page's slot must be free by then or the crawl deadlocks.
 func TestSynchronousCollectorFollowsLinksFromInsideItsCallbacks(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 30})
-	b := newBreaker(t, breaker.Standard, breaker.WithPacing(breaker.Pacing{Parallelism: 1}))
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 1}}))
 	c := colly.NewCollector()
 	b.Register(c)
 	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
@@ -42,7 +42,7 @@ func TestSynchronousCollectorFollowsLinksFromInsideItsCallbacks(t *testing.T) {
 func TestSynchronousLatencyIsTheRequestsOwn(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 200, PerPage: 10, Scenario: testserver.Scenario{Latency: 2 * time.Millisecond}})
 	var ref refusals
-	b := newBreaker(t, breaker.Aggressive, breaker.OnRefused(ref.hook))
+	b := newBreaker(t, breaker.Aggressive(), breaker.With(breaker.Config{OnRefused: ref.hook}))
 	c := colly.NewCollector()
 	b.Register(c)
 	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
@@ -65,7 +65,7 @@ func TestSynchronousLatencyIsTheRequestsOwn(t *testing.T) {
 func TestRetryLoopAfterTheBreakerFetchesNoThrottledPageTwice(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 40,
 		Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 60, Burst: 3}})
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector()
 	b.Register(c)
 	tries := map[string]int{}
@@ -96,14 +96,14 @@ func TestRetryLoopAfterTheBreakerFetchesNoThrottledPageTwice(t *testing.T) {
 func TestSynchronousReSendEndsWithItsOwnOutcome(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 5,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second, RecoverAfter: 300 * time.Millisecond}})
-	b := newBreaker(t, breaker.Standard)
+	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector()
 	b.Register(c)
 	c.Visit(store.URL() + testserver.ProductPath(99)) // not in the catalogue: 404 once the store recovers
 	if got := store.CountMode(testserver.Throttle); got != 1 {
 		t.Fatalf("%d throttled answers, want 1", got)
 	}
-	if un := b.Unfinished(); len(un) != 0 {
+	if un := b.Unfinished().URLs; len(un) != 0 {
 		t.Fatalf("unfinished %+v, want none: the re-send was answered 404", un)
 	}
 }

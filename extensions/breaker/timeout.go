@@ -3,7 +3,6 @@ package breaker
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,19 +23,6 @@ func (e *timeoutError) Error() string {
 
 // Is makes errors.Is(err, context.DeadlineExceeded) true.
 func (e *timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
-
-// WithBaseTransport gives the transport the breaker's own wraps, instead
-// of the one the collector has when Register runs. It is rarely needed:
-// Register wraps the collector's transport, whatever it is.
-func WithBaseTransport(rt http.RoundTripper) Option {
-	return func(b *Breaker) error {
-		if rt == nil {
-			return fmt.Errorf("breaker: WithBaseTransport(nil): pass a transport, or leave the option out")
-		}
-		b.baseTransport = rt
-		return nil
-	}
-}
 
 // timeoutFor is the request timeout the breaker's transport applies to d:
 // its adaptive timeout, else the fleet's prior, 0 for none.

@@ -21,11 +21,11 @@ import (
 func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, Scenario: testserver.Scenario{
 		Mode: testserver.Hang, After: 30, Latency: 2 * time.Millisecond, Hold: 20 * time.Second}})
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.ConsecutiveFailures = "cut", 3
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 150*time.Millisecond, 20
 	var attempts []breaker.Attempt
-	b := newBreaker(t, p, breaker.OnOutcome(func(a breaker.Attempt) { attempts = append(attempts, a) }))
+	b := newBreaker(t, p, breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) { attempts = append(attempts, a) }}))
 	c := colly.NewCollector()
 	c.SetRequestTimeout(10 * time.Second) // the client's own: far too long for a 2 ms site
 	b.Register(c)
@@ -36,7 +36,7 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 	if st.Timeout != 150*time.Millisecond {
 		t.Fatalf("adaptive timeout %v, want the 150ms floor (4 × a p95 of a few ms is below it)", st.Timeout)
 	}
-	if st.State != breaker.Open || st.Count(breaker.Degraded) != 3 || store.Count() != 33 {
+	if st.State != breaker.Open || st.Outcomes[breaker.Degraded.String()] != 3 || store.Count() != 33 {
 		t.Fatalf("stats %+v, %d requests: want three cut requests (degraded) tripping the circuit after 33", st, store.Count())
 	}
 	var cut int
@@ -47,8 +47,8 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 			if te.After != 150*time.Millisecond || te.Domain != store.Host() || !errors.Is(a.Err, context.DeadlineExceeded) {
 				t.Fatalf("timeout error %+v", te)
 			}
-			if a.Outcome.Latency >= 5*time.Second {
-				t.Fatalf("a cut request took %v: the client's 10 s timeout applied, not the adaptive one", a.Outcome.Latency)
+			if a.Result.Latency >= 5*time.Second {
+				t.Fatalf("a cut request took %v: the client's 10 s timeout applied, not the adaptive one", a.Result.Latency)
 			}
 		}
 	}
@@ -59,7 +59,7 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 
 func TestNoAdaptiveTimeoutWithoutEnoughSuccesses(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 10})
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.TimeoutAfter = 20
 	b := newBreaker(t, p)
 	c := colly.NewCollector()
@@ -79,16 +79,16 @@ func hangAfter(t *testing.T, healthy int, floor time.Duration) (*testserver.Stor
 	t.Helper()
 	store := startStore(t, testserver.Config{Products: healthy + 5, Scenario: testserver.Scenario{
 		Mode: testserver.Hang, After: healthy, Latency: time.Millisecond, Hold: 20 * time.Second}})
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name = "cut"
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, floor, healthy
 	var mu sync.Mutex
 	var attempts []breaker.Attempt
-	b := newBreaker(t, p, breaker.OnOutcome(func(a breaker.Attempt) {
+	b := newBreaker(t, p, breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
 		mu.Lock()
 		attempts = append(attempts, a)
 		mu.Unlock()
-	}))
+	}}))
 	return store, b, func() []breaker.Attempt {
 		mu.Lock()
 		defer mu.Unlock()
@@ -131,7 +131,7 @@ func TestCrawlEndCutsARequestOnATimedDomain(t *testing.T) {
 	}
 	last := all[healthy]
 	var te *breaker.TimeoutError
-	if !last.Cancelled || last.Outcome.Class != breaker.Excluded || errors.As(last.Err, &te) || !errors.Is(last.Err, context.Canceled) {
+	if !last.Cancelled || last.Result.Class != breaker.Excluded || errors.As(last.Err, &te) || !errors.Is(last.Err, context.Canceled) {
 		t.Fatalf("last attempt %+v: want cancelled by the crawl (excluded, context.Canceled), not a timeout", last)
 	}
 }
@@ -160,7 +160,7 @@ func TestClientTimeoutBelowTheAdaptiveOneStillCuts(t *testing.T) {
 		t.Fatalf("error %v: want the client's own timeout", err)
 	}
 	all := attempts()
-	if last := all[len(all)-1]; last.Outcome.Class != breaker.Degraded || last.Cancelled {
+	if last := all[len(all)-1]; last.Result.Class != breaker.Degraded || last.Cancelled {
 		t.Fatalf("last attempt %+v: a client timeout counts against the site", last)
 	}
 }
@@ -185,11 +185,11 @@ func TestAdaptiveTimeoutCutsABodyThatStalls(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name = "cut"
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 200*time.Millisecond, 20
 	var last breaker.Attempt
-	b := newBreaker(t, p, breaker.OnOutcome(func(a breaker.Attempt) { last = a }))
+	b := newBreaker(t, p, breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) { last = a }}))
 	c := colly.NewCollector(colly.AllowURLRevisit())
 	c.SetRequestTimeout(10 * time.Second)
 	b.Register(c)
@@ -202,7 +202,7 @@ func TestAdaptiveTimeoutCutsABodyThatStalls(t *testing.T) {
 		t.Fatalf("the stalled body was read for %v; the adaptive 200ms timeout should cut it", el)
 	}
 	var te *breaker.TimeoutError
-	if err == nil || !errors.As(last.Err, &te) || te.After != 200*time.Millisecond || last.Outcome.Class != breaker.Degraded {
+	if err == nil || !errors.As(last.Err, &te) || te.After != 200*time.Millisecond || last.Result.Class != breaker.Degraded {
 		t.Fatalf("error %v, attempt %+v: want the body cut by the adaptive timeout (*TimeoutError after 200ms, degraded)", err, last)
 	}
 }

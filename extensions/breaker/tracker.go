@@ -78,7 +78,7 @@ type signals struct {
 }
 
 // observe records one outcome and says what it revealed.
-func (t *tracker) observe(o Outcome) (s signals) {
+func (t *tracker) observe(o Result) (s signals) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !o.Class.Counted() {

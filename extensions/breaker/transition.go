@@ -21,7 +21,8 @@ const (
 )
 
 // Transition is one change of a domain's circuit state, with the evidence
-// that caused it.
+// that caused it. The zero Transition (From == To) is no change at all: what
+// a Circuit returns when nothing moved.
 type Transition struct {
 	Domain string
 	From   State
@@ -31,7 +32,7 @@ type Transition struct {
 	// Window holds the outcomes the circuit held when it changed, oldest
 	// first (for a trip: the window that tripped it; for a failed probe: the
 	// probe).
-	Window []Outcome
+	Window []Result
 	// FailureRate is the failure rate over Window.
 	FailureRate float64
 	// MedianLatency is the median latency of the successes in Window.
@@ -42,12 +43,11 @@ type Transition struct {
 	Trips int
 }
 
-// Changed reports whether t is a transition at all; the zero Transition is
-// not.
-func (t Transition) Changed() bool { return t.From != t.To }
+// transitionLog is a Transition as the breaker logs it.
+type transitionLog Transition
 
 // MarshalZerologObject writes t as one structured log event's fields.
-func (t Transition) MarshalZerologObject(e *zerolog.Event) {
+func (t transitionLog) MarshalZerologObject(e *zerolog.Event) {
 	e.Str("domain", t.Domain).
 		Stringer("from", t.From).
 		Stringer("to", t.To).

@@ -14,13 +14,13 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// Transport wraps base (http.DefaultTransport when nil) in the breaker's
+// wrap wraps base (http.DefaultTransport when nil) in the breaker's
 // transport: it cuts each request once it outlives its domain's adaptive
 // timeout (Profile TimeoutMultiple), records a transport error before
 // Colly frees the LimitRule slot, and fails a request the gate refused with
 // its *CircuitOpenError. Register installs it around the collector's own
-// transport; call Transport only to build a client of your own.
-func (b *Breaker) Transport(base http.RoundTripper) http.RoundTripper {
+// transport.
+func (b *Breaker) wrap(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
@@ -192,7 +192,7 @@ func (b *Breaker) wrapTransport(c *colly.Collector) *transport {
 		cl, err := clientOf(c)
 		if err != nil {
 			b.log.Warn().Str("event", "transport_unknown").Err(err).
-				Msg("breaker: cannot see the collector's transport; the breaker's own is not installed (no adaptive timeouts); pass yours with WithBaseTransport")
+				Msg("breaker: cannot see the collector's transport; the breaker's own is not installed (no adaptive timeouts); pass yours as Config.BaseTransport")
 			return nil
 		}
 		base = cl.Transport

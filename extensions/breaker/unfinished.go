@@ -1,7 +1,6 @@
 package breaker
 
 import (
-	"fmt"
 	"sort"
 	"sync"
 
@@ -66,9 +65,9 @@ func (l *unfinishedList) left(r *colly.Request) {
 	}
 }
 
-// UnfinishedSummary is the breaker's unfinished list: the URLs it lists,
+// UnfinishedURLs is the breaker's unfinished list: the URLs it lists,
 // and how many there are per domain, listed or not.
-type UnfinishedSummary struct {
+type UnfinishedURLs struct {
 	// URLs lists at most the sample (DefaultUnfinishedSample), sorted by URL.
 	URLs []Unfinished
 	// PerDomain counts every unfinished URL by domain: those listed, and
@@ -83,10 +82,12 @@ type UnfinishedSummary struct {
 	Truncated int
 }
 
-// UnfinishedSummary returns the unfinished URLs listed and the count of
-// every unfinished URL per domain (see DefaultUnfinishedSample).
-func (b *Breaker) UnfinishedSummary() UnfinishedSummary {
-	s := UnfinishedSummary{URLs: b.Unfinished(), PerDomain: map[string]int{}}
+// Unfinished returns the URLs not collected and not attempted since (see
+// Unfinished), with the reason: at most the sample
+// (DefaultUnfinishedSample) listed, sorted by URL, and every one counted
+// per domain.
+func (b *Breaker) Unfinished() UnfinishedURLs {
+	s := UnfinishedURLs{URLs: b.unfinishedSample(), PerDomain: map[string]int{}}
 	for _, u := range s.URLs {
 		s.PerDomain[u.Domain]++
 	}
@@ -99,14 +100,6 @@ func (b *Breaker) UnfinishedSummary() UnfinishedSummary {
 	l.mu.Unlock()
 	s.Total = len(s.URLs) + s.Truncated
 	return s
-}
-
-// String says how many URLs are unfinished, and how many are not listed.
-func (s UnfinishedSummary) String() string {
-	if s.Truncated == 0 {
-		return fmt.Sprintf("%d unfinished", s.Total)
-	}
-	return fmt.Sprintf("%d unfinished (%d listed, %d counted past the sample)", s.Total, len(s.URLs), s.Truncated)
 }
 
 func sortUnfinished(out []Unfinished) {

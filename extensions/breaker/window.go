@@ -1,8 +1,9 @@
 package breaker
 
 import (
-	"slices"
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 )
 
 // window is a ring of the latest counted outcomes with a running failure
@@ -11,7 +12,7 @@ import (
 // two outcomes, not a full window. It is not safe for concurrent use; its
 // owner locks.
 type window struct {
-	buf      []Outcome // the ring; len(buf) < size until it has been full once
+	buf      []Result // the ring; len(buf) < size until it has been full once
 	size     int
 	next     int // where the next outcome goes; equals n until the ring is full
 	n        int // how many are held, ≤ size
@@ -20,7 +21,7 @@ type window struct {
 
 func newWindow(size int) window { return window{size: size} }
 
-func (w *window) add(o Outcome) {
+func (w *window) add(o Result) {
 	if w.n == w.size {
 		if w.buf[w.next].Class.Failure() {
 			w.failures--
@@ -57,8 +58,8 @@ func (w *window) failureRate() float64 {
 }
 
 // outcomes returns the held outcomes, oldest first, in a new slice.
-func (w *window) outcomes() []Outcome {
-	out := make([]Outcome, 0, w.n)
+func (w *window) outcomes() []Result {
+	out := make([]Result, 0, w.n)
 	start := w.next - w.n
 	if start < 0 {
 		start += len(w.buf)
@@ -69,39 +70,23 @@ func (w *window) outcomes() []Outcome {
 	return out
 }
 
+// failuresToTrip is how many failures in p's window trip it
+// (circuit.FailuresToTrip).
+func failuresToTrip(p Profile) int { return circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize) }
+
+// failureRate is the share of failures among the counted results in outs
+// (circuit.FailureRate): what a Transition's FailureRate reports.
+func failureRate(outs []Result) float64 { return circuit.FailureRate(outs, tally) }
+
 // medianSuccessLatency is the median latency over the successes in outs
-// only: timeouts would otherwise make the median the timeout repeated. It
-// is what a Transition's MedianLatency reports; a Store's
-// own Circuit uses it to describe its evidence the same way.
-func medianSuccessLatency(outs []Outcome) time.Duration {
-	lats := make([]time.Duration, 0, len(outs))
-	for _, o := range outs {
-		if o.Class == Success {
-			lats = append(lats, o.Latency)
-		}
-	}
-	if len(lats) == 0 {
-		return 0
-	}
-	slices.Sort(lats)
-	return lats[len(lats)/2]
+// (circuit.MedianSuccessLatency): what a Transition's MedianLatency
+// reports.
+func medianSuccessLatency(outs []Result) time.Duration {
+	return circuit.MedianSuccessLatency(outs, successLatency)
 }
 
-// failureRate is the share of failures among the outcomes in outs whose
-// Class is Counted, 0 when none is. It is what a Transition's FailureRate
-// reports.
-func failureRate(outs []Outcome) float64 {
-	n, f := 0, 0
-	for _, o := range outs {
-		if o.Class.Counted() {
-			n++
-			if o.Class.Failure() {
-				f++
-			}
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return float64(f) / float64(n)
-}
+// tally says whether r enters the window, and whether it is a failure.
+func tally(r Result) (counted, failure bool) { return r.Class.Counted(), r.Class.Failure() }
+
+// successLatency is r's latency, and whether r is a success.
+func successLatency(r Result) (time.Duration, bool) { return r.Latency, r.Class == Success }

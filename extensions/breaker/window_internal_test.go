@@ -12,14 +12,14 @@ func TestWindowGrowsAndKeepsTheLatest(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for _, size := range []int{1, 2, 5, 20, 100} {
 		w := newWindow(size)
-		var ref []Outcome
+		var ref []Result
 		for step := range 5000 {
 			if rnd.IntN(200) == 0 {
 				w.reset()
 				ref = nil
 				continue
 			}
-			o := Outcome{Class: Class(rnd.IntN(int(numClasses)))}
+			o := Result{Class: Class(rnd.IntN(int(numClasses)))}
 			if !o.Class.Counted() {
 				continue
 			}

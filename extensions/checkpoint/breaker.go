@@ -17,7 +17,7 @@ import (
 // BreakerOptions returns the hooks that tie a breaker to the checkpoint;
 // pass them to breaker.New:
 //
-//	b, err := breaker.New(breaker.Standard, cp.BreakerOptions()...)
+//	b, err := breaker.New(breaker.Standard(), cp.BreakerOptions()...)
 //
 // With them the breaker's classified outcome of every attempt (after
 // validation) decides the URL's state, a refusal parks the URL until the
@@ -27,9 +27,7 @@ import (
 func (cp *Checkpoint) BreakerOptions() []breaker.Option {
 	cp.viaBreaker.Store(true)
 	return []breaker.Option{
-		breaker.OnOutcome(cp.onOutcome),
-		breaker.OnRefused(cp.onRefused),
-		breaker.OnTransition(cp.onTransition),
+		breaker.With(breaker.Config{OnAttempt: cp.onOutcome, OnRefused: cp.onRefused, OnTransition: cp.onTransition}),
 	}
 }
 
@@ -39,7 +37,7 @@ func (cp *Checkpoint) BreakerOptions() []breaker.Option {
 // restart is not a way around a cooldown); one whose cooldown ended while
 // the crawl was stopped comes back on probation, its first failure
 // re-opens it as a failed half-open probe would; a closed one gets back
-// the failures its window held (breaker.RestoreWindow), so that a site
+// the failures its window held (breaker.Breaker.Restore), so that a site
 // still failing trips as fast as it would have without the restart. b's
 // states are saved with the run. Call it before the crawl.
 func (cp *Checkpoint) Breaker(b *breaker.Breaker) error {
@@ -77,25 +75,21 @@ func (cp *Checkpoint) Breaker(b *breaker.Breaker) error {
 		}
 	}
 	for _, s := range saved {
-		if s.HaltUntil.After(now) {
-			if err := b.RestoreHalt(s.Domain, s.HaltUntil); err != nil {
-				errs = append(errs, fmt.Errorf("checkpoint: restoring the Retry-After pause of %s: %w", s.Domain, err))
-			}
-		}
-		var err error
+		snap := breaker.DomainSnapshot{Domain: s.Domain, State: breaker.Closed, Trips: s.Trips,
+			WindowLen: s.Window, WindowFailures: s.Failures, HaltUntil: s.HaltUntil}
 		ev := cp.log.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
 		switch {
-		case s.Open() && s.RetryAt.After(now):
-			err = b.Restore(s.Domain, s.RetryAt, s.Trips)
-			ev = ev.Time("retry_at", s.RetryAt).Str("restored", "open")
 		case s.Open():
-			err = b.RestoreWindow(s.Domain, -1, -1)
-			ev = ev.Time("retry_at", s.RetryAt).Str("restored", "probation")
+			snap.State, snap.RetryAt, snap.WindowLen, snap.WindowFailures = breaker.Open, s.RetryAt, 0, 0
+			how := "open"
+			if !s.RetryAt.After(now) {
+				how = "probation"
+			}
+			ev = ev.Time("retry_at", s.RetryAt).Str("restored", how)
 		default:
-			err = b.RestoreWindow(s.Domain, s.Window, s.Failures)
 			ev = ev.Str("restored", "window").Int("window", s.Window).Int("failures", s.Failures)
 		}
-		if err != nil {
+		if err := b.Restore(snap); err != nil {
 			errs = append(errs, fmt.Errorf("checkpoint: restoring the circuit of %s: %w", s.Domain, err))
 			continue
 		}
@@ -162,8 +156,8 @@ func (cp *Checkpoint) saveDomainLocked(domain string) {
 	if cp.b == nil {
 		return
 	}
-	if s, ok := cp.b.Snapshot(domain); ok && s.State == breaker.Closed {
-		cp.keepLocked(s)
+	if ss := cp.b.Snapshots(domain); len(ss) == 1 && ss[0].State == breaker.Closed {
+		cp.keepLocked(ss[0])
 		cp.writeBreakersLocked()
 		// Durable now, not at the next batch: failures are few, and each
 		// one lost to a kill is one more request into a failing site.
@@ -199,7 +193,7 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 	if !ok {
 		return
 	}
-	ev, reason, retryAt := eventOf(a.Outcome.Class, a.Status, a.Err, a.Retrying, a.GaveUp)
+	ev, reason, retryAt := eventOf(a.Result.Class, a.Status, a.Err, a.Retrying, a.GaveUp)
 	if !a.ResendAt.IsZero() {
 		// Handed back, its re-send due beyond the breaker's horizon: parked
 		// until then, as a refusal is, its attempt given back.
@@ -212,7 +206,7 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 	}
 	cp.applyLocked(a.Request, e, ev, reason, retryAt)
 	delete(cp.entries, a.Request)
-	if a.Outcome.Class.Failure() || a.Outcome.Class == breaker.Throttled {
+	if a.Result.Class.Failure() || a.Result.Class == breaker.Throttled {
 		cp.saveDomainLocked(a.Domain) // the window, or the Retry-After pause
 	}
 }

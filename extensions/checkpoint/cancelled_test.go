@@ -23,7 +23,7 @@ import (
 // send one request more into the failure than an uninterrupted run would.
 func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 	const p = 2
-	need := circuit.FailuresToTrip(breaker.Standard)
+	need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 60,
 		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25, Latency: 40 * time.Millisecond}})
 	path := dbPath(t)
@@ -34,13 +34,13 @@ func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 		defer cancel()
 		cp := openCP(t, path, checkpoint.WithClock(clk))
 		var failures atomic.Int64
-		count := breaker.OnOutcome(func(a breaker.Attempt) {
-			if a.Outcome.Class.Failure() {
+		count := breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
+			if a.Result.Class.Failure() {
 				failures.Add(1)
 			}
-		})
-		b, err := breaker.New(breaker.Standard, append(cp.BreakerOptions(), breaker.WithClock(clk), count,
-			breaker.WithPacing(breaker.Pacing{Parallelism: p}))...)
+		}})
+		b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}), count,
+			breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: p}}))...)
 		if err != nil {
 			t.Fatal(err)
 		}

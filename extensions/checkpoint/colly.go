@@ -20,7 +20,7 @@ import (
 // earlier DisableCookies) and follows every request: recorded pending
 // when Colly first hands it to OnRequest, in flight when it leaves
 // (OnRequestHeaders, after the breaker's gate), and what its outcome says
-// after (the breaker's OnOutcome when BreakerOptions was used, else
+// after (the breaker's OnAttempt when BreakerOptions was used, else
 // OnScraped and OnError). Caveat: Colly's Clone copies no callbacks;
 // Register every clone.
 func (cp *Checkpoint) Register(c *colly.Collector) {
@@ -169,7 +169,7 @@ func (cp *Checkpoint) onError(resp *colly.Response, err error) { cp.finish(resp,
 
 // finish is the end of a request as Colly reports it (OnError first, for a
 // parse error followed by OnScraped: the first wins). With a breaker the
-// breaker's OnOutcome decides for a request that left; this only tidies.
+// breaker's OnAttempt decides for a request that left; this only tidies.
 func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	if resp == nil || resp.Request == nil {
 		return
@@ -189,7 +189,7 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 		// as it is, pending.
 		delete(cp.entries, r)
 	case cp.viaBreaker.Load():
-		// The breaker's OnOutcome says what it was, and deletes it.
+		// The breaker's OnAttempt says what it was, and deletes it.
 	default:
 		ev, reason, retryAt := eventOf(breaker.Classify(resp.StatusCode, err), resp.StatusCode, err, false, false)
 		cp.applyLocked(r, e, ev, reason, retryAt)

@@ -14,7 +14,7 @@
 //	defer st.Close()                       // after cp.Close
 //	cp, err := checkpoint.New(st)
 //	if err != nil { ... }
-//	b, _ := breaker.New(breaker.Standard, cp.BreakerOptions()...)
+//	b, _ := breaker.New(breaker.Standard(), cp.BreakerOptions()...)
 //	cp.Breaker(b)                          // re-opens domains saved open
 //	breakwater.Use(c, v, b, cp)            // the checkpoint last
 //	cp.Resume(c)                           // what earlier runs left
@@ -80,7 +80,7 @@
 // comes back on probation (a full window one failure short of a trip:
 // its first failure re-opens it, as a failed half-open probe would). A
 // closed circuit whose window held failures at Close gets them back
-// (breaker.RestoreWindow). So a resume into a site still failing trips as
+// (Breaker.Restore). So a resume into a site still failing trips as
 // fast as an uninterrupted run would, and spends no more attempts. (A
 // killed run saves the open circuits only.)
 //

@@ -40,7 +40,7 @@ func Example() {
 			fmt.Println(err)
 			return
 		}
-		b, _ := breaker.New(breaker.Standard, append(cp.BreakerOptions(), breaker.WithClock(clk))...)
+		b, _ := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}))...)
 		_ = cp.Breaker(b) // a domain saved open stays open until its cooldown ends
 
 		c := colly.NewCollector(colly.Async(true))

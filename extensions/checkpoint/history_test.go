@@ -24,13 +24,13 @@ func historyRun(t *testing.T, path string, clk *clock.Fake, store *testserver.St
 	cp := openCP(t, path, checkpoint.WithClock(clk))
 	var failures atomic.Int64
 	var stopped atomic.Bool
-	count := breaker.OnOutcome(func(a breaker.Attempt) {
-		if a.Outcome.Class.Failure() && failures.Add(1) >= stopAfter && stopAfter > 0 {
+	count := breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
+		if a.Result.Class.Failure() && failures.Add(1) >= stopAfter && stopAfter > 0 {
 			stopped.Store(true)
 		}
-	})
-	b, err := breaker.New(breaker.Standard, append(cp.BreakerOptions(), breaker.WithClock(clk), count,
-		breaker.WithPacing(breaker.Pacing{Parallelism: p}))...)
+	}})
+	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}), count,
+		breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: p}}))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func failingHits(s *testserver.Store) int {
 // re-opens it, so at most P requests reach the store.
 func TestResumeIntoAFailingSiteTripsAsAnUninterruptedRunWould(t *testing.T) {
 	const p = 2
-	need := circuit.FailuresToTrip(breaker.Standard)
+	need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
 	// 25 healthy answers fill the window with successes first.
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 60,
 		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25}})
@@ -115,7 +115,7 @@ func TestResumeIntoAFailingSiteTripsAsAnUninterruptedRunWould(t *testing.T) {
 			sent, first, sent-first, need+p-1)
 	}
 
-	clk.Advance(breaker.Standard.Cooldown + time.Second)
+	clk.Advance(breaker.Standard().Cooldown + time.Second)
 	o, b = historyRun(t, path, clk, store, p, 0)
 	t.Logf("failing requests: %d before the restart, %d more before the trip (bound %d in all), %d after the cooldown (bound %d)",
 		first, sent-first, need+p-1, failingHits(store)-sent, p)

@@ -19,7 +19,7 @@ func TestResumeThatFinishesTheWorkIsCompleteNotEmpty(t *testing.T) {
 
 	run := func(stopBefore string) (outcome.Outcome, int) {
 		cp := openCP(t, path)
-		b, err := breaker.New(breaker.Standard, cp.BreakerOptions()...)
+		b, err := breaker.New(breaker.Standard(), cp.BreakerOptions()...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,12 +21,12 @@ func throttleRun(t *testing.T, path string, clk *clock.Fake, store *testserver.S
 	cp := openCP(t, path, checkpoint.WithClock(clk))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop := breaker.OnOutcome(func(a breaker.Attempt) {
-		if stopAtThrottle && a.Outcome.Class == breaker.Throttled {
+	stop := breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
+		if stopAtThrottle && a.Result.Class == breaker.Throttled {
 			cancel()
 		}
-	})
-	b, err := breaker.New(breaker.Standard, append(cp.BreakerOptions(), breaker.WithClock(clk), stop)...)
+	}})
+	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}), stop)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestThrottledURLHandedBackIsParkedUntilItsResend(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 3, Now: clk.Now,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: 30 * time.Second}})
 	cp := openCP(t, dbPath(t), checkpoint.WithClock(clk))
-	b, err := breaker.New(breaker.Standard, append(cp.BreakerOptions(), breaker.WithClock(clk), breaker.WithResendHorizon(time.Second))...)
+	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk, ResendHorizon: time.Second}))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestThrottledURLHandedBackIsParkedUntilItsResend(t *testing.T) {
 	if r.State != storage.Parked || r.Attempts != 0 || r.NotBefore.Before(clk.Now().Add(30*time.Second)) {
 		t.Fatalf("record %+v: want parked until the Retry-After's end (%v), no attempt spent", r, clk.Now().Add(30*time.Second))
 	}
-	u := b.Unfinished()
+	u := b.Unfinished().URLs
 	if len(u) != 1 || !u[0].RetryAt.Equal(r.NotBefore) {
 		t.Fatalf("breaker's unfinished list %+v, want the URL with RetryAt %v", u, r.NotBefore)
 	}

@@ -122,13 +122,13 @@ func TestConsentCliffTripsOnPage3(t *testing.T) {
 	v := storeValidator(t)
 	var mu sync.Mutex
 	var invalid []string
-	b, err := breaker.New(threeStrikes, breaker.WithValidator(v), breaker.OnOutcome(func(a breaker.Attempt) {
-		if a.Outcome.Class == breaker.Invalid {
+	b, err := breaker.New(threeStrikes, breaker.With(breaker.Config{Validator: v, OnAttempt: func(a breaker.Attempt) {
+		if a.Result.Class == breaker.Invalid {
 			mu.Lock()
 			invalid = append(invalid, a.Err.Error())
 			mu.Unlock()
 		}
-	}))
+	}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,15 +164,13 @@ func TestConsentCliffWithParallelism(t *testing.T) {
 		var mu sync.Mutex
 		atTrip := -1
 		var refused int
-		b, err := breaker.New(threeStrikes, breaker.WithValidator(v), breaker.WithPacing(breaker.Pacing{Parallelism: p}),
-			breaker.OnTransition(func(tr breaker.Transition) {
-				if tr.To == breaker.Open {
-					mu.Lock()
-					atTrip = store.Count()
-					mu.Unlock()
-				}
-			}),
-			breaker.OnRefused(func(*colly.Request, *breaker.CircuitOpenError) { mu.Lock(); refused++; mu.Unlock() }))
+		b, err := breaker.New(threeStrikes, breaker.With(breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: p}, OnTransition: func(tr breaker.Transition) {
+			if tr.To == breaker.Open {
+				mu.Lock()
+				atTrip = store.Count()
+				mu.Unlock()
+			}
+		}, OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { mu.Lock(); refused++; mu.Unlock() }}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,13 +198,13 @@ func TestRestyledStoreEndsSelectorBroken(t *testing.T) {
 		sent    int
 	}{
 		{threeStrikes, 5 + 3},
-		{breaker.Standard, 5 + 10}, // 10 failures trip it, the window full or not
+		{breaker.Standard(), 5 + 10}, // 10 failures trip it, the window full or not
 	} {
 		t.Run(tc.profile.Name, func(t *testing.T) {
 			store := startStore(t, testserver.Scenario{Mode: testserver.Restyled, After: 5})
 			var hooked brokenLog
 			v := storeValidator(t, hooked.hook())
-			b, err := breaker.New(tc.profile, breaker.WithValidator(v))
+			b, err := breaker.New(tc.profile, breaker.With(breaker.Config{Validator: v}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -250,7 +248,7 @@ func TestDegradingStoreEndsTrippedNeverBroken(t *testing.T) {
 			store := startStore(t, sc)
 			var hooked brokenLog
 			v := storeValidator(t, hooked.hook())
-			b, err := breaker.New(threeStrikes, breaker.WithValidator(v))
+			b, err := breaker.New(threeStrikes, breaker.With(breaker.Config{Validator: v}))
 			if err != nil {
 				t.Fatal(err)
 			}

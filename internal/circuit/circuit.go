@@ -1,9 +1,11 @@
-// Package circuit is what a circuit kept outside package breaker (the
-// shared one of storage/redis) needs to behave exactly as the in-process
-// one: the trip count, the figures a Transition carries, and the optional
-// interfaces the breaker looks for. breakertest runs one table against
-// both circuits, so a difference between these and the breaker's own
-// shows up there.
+// Package circuit is what the in-process circuit of package breaker and a
+// circuit kept elsewhere (the shared one of storage/redis) share, so both
+// behave exactly alike: the trip count, the figures a Transition carries,
+// and the optional interfaces the breaker looks for. It knows nothing of
+// package breaker's types (breaker imports it): the figures read each
+// outcome through a function, and the interfaces take the Transition type
+// as a parameter. breakertest runs one table against both circuits, so a
+// difference between them shows up there.
 package circuit
 
 import (
@@ -12,27 +14,28 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
-// FailuresToTrip is how many failures in the window of p trip it, full or
-// not: the failure threshold as a count, so the comparison is exact (0.35
-// of 50 is 18 failures, since 17/50 = 0.34 is below the threshold). It is
-// also the most requests a site can receive after it starts failing.
-func FailuresToTrip(p breaker.Profile) int {
-	n := int(math.Ceil(p.FailureThreshold*float64(p.WindowSize) - 1e-9))
+// FailuresToTrip is how many failures in a window of windowSize outcomes
+// trip it, full or not, at failure rate threshold: the threshold as a
+// count, so the comparison is exact (0.35 of 50 is 18 failures, since
+// 17/50 = 0.34 is below the threshold). It is also the most requests a
+// site can receive after it starts failing. It is never below 1.
+func FailuresToTrip(threshold float64, windowSize int) int {
+	n := int(math.Ceil(threshold*float64(windowSize) - 1e-9))
 	return max(n, 1)
 }
 
-// FailureRate is the share of failures among the outcomes in outs whose
-// Class is Counted, 0 when none is: what a Transition's FailureRate
-// reports.
-func FailureRate(outs []breaker.Outcome) float64 {
+// FailureRate is the share of failures among the outcomes in outs that
+// enter the window, 0 when none does: what a Transition's FailureRate
+// reports. class says of one outcome whether it is counted in the window
+// at all and whether it is a failure.
+func FailureRate[T any](outs []T, class func(T) (counted, failure bool)) float64 {
 	n, f := 0, 0
 	for _, o := range outs {
-		if o.Class.Counted() {
+		if counted, failure := class(o); counted {
 			n++
-			if o.Class.Failure() {
+			if failure {
 				f++
 			}
 		}
@@ -45,12 +48,13 @@ func FailureRate(outs []breaker.Outcome) float64 {
 
 // MedianSuccessLatency is the median latency over the successes in outs
 // only (timeouts would otherwise make the median the timeout repeated):
-// what a Transition's MedianLatency reports.
-func MedianSuccessLatency(outs []breaker.Outcome) time.Duration {
+// what a Transition's MedianLatency reports. success gives one outcome's
+// latency and whether it is a success.
+func MedianSuccessLatency[T any](outs []T, success func(T) (time.Duration, bool)) time.Duration {
 	lats := make([]time.Duration, 0, len(outs))
 	for _, o := range outs {
-		if o.Class == breaker.Success {
-			lats = append(lats, o.Latency)
+		if lat, ok := success(o); ok {
+			lats = append(lats, lat)
 		}
 	}
 	if len(lats) == 0 {
@@ -62,11 +66,11 @@ func MedianSuccessLatency(outs []breaker.Outcome) time.Duration {
 
 // Restorer is implemented by circuits that can be put back into a saved
 // state, so a restart is not a way around a cooldown. The breaker looks
-// for the method by its signature (Breaker.Restore).
-type Restorer interface {
+// for the method by its signature (Breaker.Restore); T is its Transition.
+type Restorer[T any] interface {
 	// RestoreOpen opens the circuit until retryAt, counting trips trips so
 	// far. A retryAt in the past leaves the circuit closed.
-	RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (breaker.Transition, error)
+	RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (T, error)
 }
 
 // Holder is implemented by circuits that can be held open until a given
@@ -74,7 +78,7 @@ type Restorer interface {
 // a fleet-wide pause, a grown cooldown, Breaker.HoldOpen. A closed or
 // half-open circuit opens (a new generation, its window cleared); an open
 // one stays open at least until then (never shorter). The breaker looks
-// for the method by its signature.
-type Holder interface {
-	HoldOpen(clk clock.Clock, until time.Time, reason string) (breaker.Transition, error)
+// for the method by its signature; T is its Transition.
+type Holder[T any] interface {
+	HoldOpen(clk clock.Clock, until time.Time, reason string) (T, error)
 }

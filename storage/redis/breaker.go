@@ -22,7 +22,7 @@ import (
 // together. It is a breaker.Store:
 //
 //	bs, err := redis.NewBreakerStore(client, "shop-crawl-2026-05-01")
-//	b, err := breaker.New(breaker.Standard, breaker.WithStore(bs))
+//	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Store: bs}))
 //
 // Each domain's circuit lives under the crawl's hash tag (with
 // WithShards, under the tag of the domain's shard, so the circuits of a
@@ -30,7 +30,7 @@ import (
 // breakertest table passes against both) as Lua scripts on per-domain keys:
 // every Allow and every Record is one round trip, atomic, and nothing is
 // locked while a request is in flight. A Record that cannot change anything
-// (an uncounted outcome of a permit that is not a probe) makes no round trip
+// (an uncounted outcome of a ticket that is not a probe) makes no round trip
 // at all.
 //
 // It is safe for concurrent use.
@@ -120,7 +120,7 @@ func (bs *BreakerStore) Circuit(domain string, p breaker.Profile) (breaker.Circu
 		keys:   bs.domainKeys(d),
 		profile: []any{
 			p.WindowSize,
-			icircuit.FailuresToTrip(p),
+			icircuit.FailuresToTrip(p.FailureThreshold, p.WindowSize),
 			p.ConsecutiveFailures,
 			ceilMicros(p.Cooldown),
 			p.HalfOpenProbes,
@@ -150,7 +150,7 @@ type circuit struct {
 // Redis is unreachable.
 type fallback struct{ breaker.Circuit }
 
-// fallbackGen marks the generation of a permit handed out by a fallback
+// fallbackGen marks the generation of a ticket handed out by a fallback
 // circuit; shared generations never come near it.
 const fallbackGen = uint64(1) << 63
 
@@ -162,10 +162,10 @@ var reasons = [...]string{
 	4: breaker.ReasonProbesPassed,
 }
 
-// Allow asks the shared circuit for a permit: one round trip. While Redis
+// Allow asks the shared circuit for a ticket: one round trip. While Redis
 // is unreachable it acts on the store's FailPolicy: FailClosed returns an
 // *UnavailableError, FailOpen the decision of an in-process circuit.
-func (c *circuit) Allow(clk clock.Clock) (breaker.Permit, breaker.Transition, error) {
+func (c *circuit) Allow(clk clock.Clock) (breaker.Ticket, breaker.Transition, error) {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
 	res, err := c.run(clk, now, scriptCircuitAllow, "breaker allow")
@@ -173,23 +173,23 @@ func (c *circuit) Allow(clk clock.Clock) (breaker.Permit, breaker.Transition, er
 		if isUnavailable(err) {
 			return c.allowDown(clk, clk.Now(), err)
 		}
-		return breaker.Permit{}, breaker.Transition{}, err
+		return breaker.Ticket{}, breaker.Transition{}, err
 	}
 	if len(res) != 6 {
-		return breaker.Permit{}, breaker.Transition{}, c.corrupt("allow", len(res), 6)
+		return breaker.Ticket{}, breaker.Transition{}, c.corrupt("allow", len(res), 6)
 	}
 	granted, state, gen, retryAt, trips, changed := toInt(res[0]), breaker.State(toInt(res[1])), uint64(toInt(res[2])), toInt(res[3]), toInt(res[4]), toInt(res[5])
 	c.trips.Store(trips)
 	if granted != 1 {
 		if state == breaker.Closed {
 			// Paused: a worker was given a Retry-After.
-			return breaker.Permit{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.Closed, RetryAt: micros(retryAt, now)}
+			return breaker.Ticket{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.Closed, RetryAt: micros(retryAt, now)}
 		}
 		if state == breaker.Open {
 			c.openUntil.Store(retryAt)
-			return breaker.Permit{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.Open, RetryAt: micros(retryAt, now)}
+			return breaker.Ticket{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.Open, RetryAt: micros(retryAt, now)}
 		}
-		return breaker.Permit{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.HalfOpen, RetryAt: now.Add(c.p.Cooldown)}
+		return breaker.Ticket{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.HalfOpen, RetryAt: now.Add(c.p.Cooldown)}
 	}
 	var t breaker.Transition
 	if changed == 1 {
@@ -197,18 +197,18 @@ func (c *circuit) Allow(clk clock.Clock) (breaker.Permit, breaker.Transition, er
 		t = breaker.Transition{Domain: c.domain, From: breaker.Open, To: breaker.HalfOpen, At: now,
 			Reason: breaker.ReasonCooldownElapsed, Trips: int(trips)}
 	}
-	return breaker.Permit{Gen: gen, Probe: state == breaker.HalfOpen}, t, nil
+	return breaker.Ticket{Gen: gen, Probe: state == breaker.HalfOpen}, t, nil
 }
 
-func (c *circuit) allowDown(clk clock.Clock, now time.Time, err error) (breaker.Permit, breaker.Transition, error) {
+func (c *circuit) allowDown(clk clock.Clock, now time.Time, err error) (breaker.Ticket, breaker.Transition, error) {
 	if c.bs.s.failPolicy == FailOpen {
 		fb, ferr := c.fallbackCircuit(clk, now)
 		if ferr != nil {
-			return breaker.Permit{}, breaker.Transition{}, errors.Join(ferr, err)
+			return breaker.Ticket{}, breaker.Transition{}, errors.Join(ferr, err)
 		}
 		p, t, ferr := fb.Allow(clk)
 		if ferr != nil {
-			return breaker.Permit{}, t, ferr
+			return breaker.Ticket{}, t, ferr
 		}
 		p.Gen |= fallbackGen
 		return p, t, nil
@@ -220,7 +220,7 @@ func (c *circuit) allowDown(clk clock.Clock, now time.Time, err error) (breaker.
 	if !next.After(now) {
 		next = now.Add(c.bs.s.reconnectBase)
 	}
-	return breaker.Permit{}, breaker.Transition{}, &unavailableError{Domain: c.domain, Since: since, RetryAt: next, Err: cause}
+	return breaker.Ticket{}, breaker.Transition{}, &unavailableError{Domain: c.domain, Since: since, RetryAt: next, Err: cause}
 }
 
 // fallbackCircuit returns the in-process circuit of a FailOpen store,
@@ -235,7 +235,7 @@ func (c *circuit) fallbackCircuit(clk clock.Clock, now time.Time) (breaker.Circu
 		return nil, fmt.Errorf("breakwater/redis: fail-open fallback circuit for %s: %w", c.domain, err)
 	}
 	if until := c.openUntil.Load(); until > 0 {
-		if r, ok := mc.(icircuit.Restorer); ok {
+		if r, ok := mc.(icircuit.Restorer[breaker.Transition]); ok {
 			_, _ = r.RestoreOpen(clk, micros(until, now), int(c.trips.Load()))
 		}
 	}
@@ -247,9 +247,9 @@ func (c *circuit) fallbackCircuit(clk clock.Clock, now time.Time) (breaker.Circu
 	return mc, nil
 }
 
-// Record gives the permit back with its outcome: one round trip, none when
+// Record gives the ticket back with its outcome: one round trip, none when
 // the outcome cannot change anything.
-func (c *circuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome) (breaker.Transition, error) {
+func (c *circuit) Record(clk clock.Clock, p breaker.Ticket, o breaker.Result) (breaker.Transition, error) {
 	clk = clock.OrSystem(clk)
 	if p.Gen&fallbackGen != 0 {
 		fb := c.fallback.Load()
@@ -283,10 +283,10 @@ func (c *circuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome) (
 		return breaker.Transition{}, fmt.Errorf("breakwater/redis: breaker record for %s on crawl %q: %w: unknown reason code %d",
 			c.domain, c.bs.crawl, ErrCorrupt, reason)
 	}
-	var evidence []breaker.Outcome
+	var evidence []breaker.Result
 	switch reasons[reason] {
 	case breaker.ReasonProbeFailed:
-		evidence = []breaker.Outcome{o}
+		evidence = []breaker.Result{o}
 	case breaker.ReasonFailureRate, breaker.ReasonConsecutiveFailures:
 		var err error
 		if evidence, err = c.evidence(res[6]); err != nil {
@@ -295,7 +295,7 @@ func (c *circuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome) (
 	}
 	c.trips.Store(trips)
 	t := breaker.Transition{Domain: c.domain, From: from, To: to, At: now, Reason: reasons[reason], Window: evidence,
-		FailureRate: icircuit.FailureRate(evidence), MedianLatency: icircuit.MedianSuccessLatency(evidence), Trips: int(trips)}
+		FailureRate: failureRate(evidence), MedianLatency: medianSuccessLatency(evidence), Trips: int(trips)}
 	if to == breaker.Open {
 		c.openUntil.Store(retryAt)
 		t.RetryAt = micros(retryAt, now)
@@ -308,7 +308,7 @@ func (c *circuit) Record(clk clock.Clock, p breaker.Permit, o breaker.Outcome) (
 // Snapshot reads the shared circuit: one round trip. While Redis is
 // unreachable a FailOpen store reports its fallback circuit; otherwise the
 // error wraps ErrUnavailable.
-func (c *circuit) Snapshot(clk clock.Clock) (breaker.Snapshot, error) {
+func (c *circuit) Snapshot(clk clock.Clock) (breaker.DomainSnapshot, error) {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
 	res, err := c.run(clk, now, scriptCircuitSnapshot, "breaker snapshot")
@@ -316,12 +316,13 @@ func (c *circuit) Snapshot(clk clock.Clock) (breaker.Snapshot, error) {
 		if fb := c.fallback.Load(); fb != nil && isUnavailable(err) {
 			return fb.Snapshot(clk)
 		}
-		return breaker.Snapshot{}, err
+		return breaker.DomainSnapshot{}, err
 	}
 	if len(res) != 6 {
-		return breaker.Snapshot{}, c.corrupt("snapshot", len(res), 6)
+		return breaker.DomainSnapshot{}, c.corrupt("snapshot", len(res), 6)
 	}
-	return breaker.Snapshot{
+	return breaker.DomainSnapshot{
+		Domain:         c.domain,
 		State:          breaker.State(toInt(res[0])),
 		RetryAt:        micros(toInt(res[1]), now),
 		Trips:          int(toInt(res[2])),
@@ -333,7 +334,7 @@ func (c *circuit) Snapshot(clk clock.Clock) (breaker.Snapshot, error) {
 
 // RestoreOpen opens the shared circuit until retryAt, counting trips trips
 // so far, as a state carried over from a checkpoint (not a new trip): one
-// round trip. It implements icircuit.Restorer; see HoldOpen.
+// round trip. It implements icircuit.Restorer[breaker.Transition]; see HoldOpen.
 func (c *circuit) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (breaker.Transition, error) {
 	return c.hold(clk, retryAt, breaker.ReasonRestored, max(trips, 0))
 }
@@ -342,7 +343,7 @@ func (c *circuit) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (br
 // its window (a latency slope, slow calls, a grown cooldown, a fleet-wide
 // pause): one round trip. A closed or half-open circuit opens, with a new
 // generation and its window cleared; an open one stays open at least until
-// then, never shorter. It implements icircuit.Holder. until is kept to the
+// then, never shorter. It implements icircuit.Holder[breaker.Transition]. until is kept to the
 // microsecond, rounded up; an until not after now changes nothing.
 // Pause holds every worker's requests to the domain until until: a worker
 // was told Retry-After. The pause rounds down to the microsecond, so the
@@ -397,17 +398,17 @@ func (c *circuit) hold(clk clock.Clock, until time.Time, reason string, tripsFlo
 	}
 	c.openUntil.Store(us)
 	return breaker.Transition{Domain: c.domain, From: breaker.State(toInt(res[1])), To: breaker.Open, At: now,
-		Reason: reason, Window: evidence, FailureRate: icircuit.FailureRate(evidence), MedianLatency: icircuit.MedianSuccessLatency(evidence),
+		Reason: reason, Window: evidence, FailureRate: failureRate(evidence), MedianLatency: medianSuccessLatency(evidence),
 		RetryAt: micros(us, now), Trips: int(trips)}, nil
 }
 
 // evidence decodes a window the scripts returned.
-func (c *circuit) evidence(v any) ([]breaker.Outcome, error) {
+func (c *circuit) evidence(v any) ([]breaker.Result, error) {
 	raw, _ := v.([]any)
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	out := make([]breaker.Outcome, 0, len(raw))
+	out := make([]breaker.Result, 0, len(raw))
 	for _, e := range raw {
 		s, _ := e.(string)
 		o, ok := parseEntry(s)
@@ -522,22 +523,36 @@ func micros(us int64, now time.Time) time.Time {
 }
 
 // parseEntry reads a window entry "<class>:<latency ns>".
-func parseEntry(s string) (breaker.Outcome, bool) {
+func parseEntry(s string) (breaker.Result, bool) {
 	cls, lat, ok := strings.Cut(s, ":")
 	if !ok {
-		return breaker.Outcome{}, false
+		return breaker.Result{}, false
 	}
 	c, err1 := strconv.Atoi(cls)
 	ns, err2 := strconv.ParseInt(lat, 10, 64)
 	if err1 != nil || err2 != nil || c < 0 || c > 255 {
-		return breaker.Outcome{}, false
+		return breaker.Result{}, false
 	}
-	return breaker.Outcome{Class: breaker.Class(c), Latency: time.Duration(ns)}, true
+	return breaker.Result{Class: breaker.Class(c), Latency: time.Duration(ns)}, true
 }
 
 var (
-	_ breaker.Store     = (*BreakerStore)(nil)
-	_ breaker.Circuit   = (*circuit)(nil)
-	_ icircuit.Restorer = (*circuit)(nil)
-	_ icircuit.Holder   = (*circuit)(nil)
+	_ breaker.Store                         = (*BreakerStore)(nil)
+	_ breaker.Circuit                       = (*circuit)(nil)
+	_ icircuit.Restorer[breaker.Transition] = (*circuit)(nil)
+	_ icircuit.Holder[breaker.Transition]   = (*circuit)(nil)
 )
+
+// failureRate and medianSuccessLatency describe a Transition's evidence
+// as the in-process circuit does (icircuit).
+func failureRate(evidence []breaker.Result) float64 {
+	return icircuit.FailureRate(evidence, func(r breaker.Result) (counted, failure bool) {
+		return r.Class.Counted(), r.Class.Failure()
+	})
+}
+
+func medianSuccessLatency(evidence []breaker.Result) time.Duration {
+	return icircuit.MedianSuccessLatency(evidence, func(r breaker.Result) (time.Duration, bool) {
+		return r.Latency, r.Class == breaker.Success
+	})
+}

@@ -23,7 +23,7 @@ func benchCircuit(b *testing.B, domain string) (breaker.Circuit, *roundTrips) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := bs.Circuit(domain, breaker.Standard)
+	c, err := bs.Circuit(domain, breaker.Standard())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func benchCircuit(b *testing.B, domain string) (breaker.Circuit, *roundTrips) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := c.Record(bwclock.System, p, breaker.Outcome{Class: breaker.Success, Latency: time.Millisecond}); err != nil {
+	if _, err := c.Record(bwclock.System, p, breaker.Result{Class: breaker.Success, Latency: time.Millisecond}); err != nil {
 		b.Fatal(err)
 	}
 	return c, rt
@@ -41,7 +41,7 @@ func benchCircuit(b *testing.B, domain string) (breaker.Circuit, *roundTrips) {
 // shared circuit: Allow, then Record a success (the window ring turns over).
 func BenchmarkBreakerDecision(b *testing.B) {
 	c, rt := benchCircuit(b, "shop.test:8080")
-	out := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+	out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 	var allowTrips, recordTrips int64
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -77,14 +77,14 @@ func BenchmarkBreakerDecisionParallel(b *testing.B) {
 		b.Fatal(err)
 	}
 	var id atomic.Int64
-	out := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+	out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 	b.SetParallelism(4)
 	b.ReportAllocs()
 	start := rt.n.Load()
 	b.ResetTimer()
 	began := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
-		c, err := bs.Circuit("shop-"+strconv.FormatInt(id.Add(1), 10)+".test", breaker.Standard)
+		c, err := bs.Circuit("shop-"+strconv.FormatInt(id.Add(1), 10)+".test", breaker.Standard())
 		if err != nil {
 			b.Error(err)
 			return
@@ -108,11 +108,11 @@ func BenchmarkBreakerDecisionParallel(b *testing.B) {
 // BenchmarkBreakerDecisionInProcess is the same work on the in-process
 // circuit, for scale.
 func BenchmarkBreakerDecisionInProcess(b *testing.B) {
-	c, err := breaker.MemoryStore{}.Circuit("shop.test:8080", breaker.Standard)
+	c, err := breaker.MemoryStore{}.Circuit("shop.test:8080", breaker.Standard())
 	if err != nil {
 		b.Fatal(err)
 	}
-	out := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+	out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 	b.ReportAllocs()
 	began := time.Now()
 	for b.Loop() {

@@ -46,7 +46,7 @@ func workers(t *testing.T, n int, p breaker.Profile, opts ...redis.Option) ([]br
 	return out, first, store0
 }
 
-func mustAllow(t *testing.T, c breaker.Circuit, clk bwclock.Clock) (breaker.Permit, breaker.Transition) {
+func mustAllow(t *testing.T, c breaker.Circuit, clk bwclock.Clock) (breaker.Ticket, breaker.Transition) {
 	t.Helper()
 	p, tr, err := c.Allow(clk)
 	if err != nil {
@@ -55,9 +55,9 @@ func mustAllow(t *testing.T, c breaker.Circuit, clk bwclock.Clock) (breaker.Perm
 	return p, tr
 }
 
-func mustRecord(t *testing.T, c breaker.Circuit, clk bwclock.Clock, p breaker.Permit, class breaker.Class) breaker.Transition {
+func mustRecord(t *testing.T, c breaker.Circuit, clk bwclock.Clock, p breaker.Ticket, class breaker.Class) breaker.Transition {
 	t.Helper()
-	tr, err := c.Record(clk, p, breaker.Outcome{Class: class, Latency: 30 * time.Millisecond})
+	tr, err := c.Record(clk, p, breaker.Result{Class: class, Latency: 30 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("Record: %v", err)
 	}
@@ -89,17 +89,17 @@ func tripWith(t *testing.T, c breaker.Circuit, clk bwclock.Clock, p breaker.Prof
 
 func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
-	ws, _, _ := workers(t, 3, breaker.Standard)
+	ws, _, _ := workers(t, 3, breaker.Standard())
 	// Workers 1 and 2 have requests in flight when worker 0 trips.
-	var late []breaker.Permit
+	var late []breaker.Ticket
 	for _, w := range ws[1:] {
 		for range 3 {
 			p, _ := mustAllow(t, w, clk)
 			late = append(late, p)
 		}
 	}
-	tr := tripWith(t, ws[0], clk, breaker.Standard)
-	if need := icircuit.FailuresToTrip(breaker.Standard); tr.Reason != breaker.ReasonFailureRate || tr.Trips != 1 || len(tr.Window) != need {
+	tr := tripWith(t, ws[0], clk, breaker.Standard())
+	if need := icircuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize); tr.Reason != breaker.ReasonFailureRate || tr.Trips != 1 || len(tr.Window) != need {
 		t.Fatalf("trip %+v, want failure_rate after %d failures, trip 1", tr, need)
 	}
 	for i, w := range ws[1:] {
@@ -110,7 +110,7 @@ func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 	}
 	// Their in-flight results land after the trip: the same event, ignored.
 	for i, p := range late {
-		if tr := mustRecord(t, ws[1+i%2], clk, p, breaker.Degraded); tr.Changed() {
+		if tr := mustRecord(t, ws[1+i%2], clk, p, breaker.Degraded); tr.From != tr.To {
 			t.Fatalf("a result from before the trip moved the circuit: %+v", tr)
 		}
 	}
@@ -126,7 +126,7 @@ func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 }
 
 func TestHalfOpenProbesAreLimitedAcrossWorkers(t *testing.T) {
-	for _, p := range []breaker.Profile{breaker.Conservative, breaker.Standard, breaker.Aggressive} {
+	for _, p := range []breaker.Profile{breaker.Conservative(), breaker.Standard(), breaker.Aggressive()} {
 		t.Run(p.Name, func(t *testing.T) {
 			clk := bwclock.NewFake(epoch)
 			ws, _, _ := workers(t, 3, p)
@@ -153,7 +153,7 @@ func TestHalfOpenProbesAreLimitedAcrossWorkers(t *testing.T) {
 						default:
 							t.Errorf("Allow: %v", err)
 						}
-						if tr.Changed() {
+						if tr.From != tr.To {
 							halfOpened++
 						}
 					})
@@ -178,15 +178,15 @@ func TestHalfOpenProbesAreLimitedAcrossWorkers(t *testing.T) {
 
 func TestProbesPassingOnDifferentWorkersCloseTheCircuit(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
-	ws, _, _ := workers(t, 2, breaker.Standard) // 2 probes
-	tripWith(t, ws[0], clk, breaker.Standard)
-	clk.Advance(breaker.Standard.Cooldown)
+	ws, _, _ := workers(t, 2, breaker.Standard()) // 2 probes
+	tripWith(t, ws[0], clk, breaker.Standard())
+	clk.Advance(breaker.Standard().Cooldown)
 	p0, _ := mustAllow(t, ws[0], clk)
 	p1, _ := mustAllow(t, ws[1], clk)
 	if !p0.Probe || !p1.Probe {
 		t.Fatal("permits in half-open are not probes")
 	}
-	if tr := mustRecord(t, ws[1], clk, p1, breaker.Success); tr.Changed() {
+	if tr := mustRecord(t, ws[1], clk, p1, breaker.Success); tr.From != tr.To {
 		t.Fatalf("one probe of two passing changed the state: %+v", tr)
 	}
 	tr := mustRecord(t, ws[0], clk, p0, breaker.Success)
@@ -202,7 +202,7 @@ func TestProbesPassingOnDifferentWorkersCloseTheCircuit(t *testing.T) {
 // with no slot free forever: its probe's lease runs out.
 func TestProbeLeaseFreesTheSlotOfADeadWorker(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
-	p := breaker.Conservative // 1 probe
+	p := breaker.Conservative() // 1 probe
 	ws, _, _ := workers(t, 2, p, redis.WithProbeLease(30*time.Second))
 	tripWith(t, ws[0], clk, p)
 	clk.Advance(p.Cooldown)
@@ -223,7 +223,7 @@ func TestProbeLeaseFreesTheSlotOfADeadWorker(t *testing.T) {
 
 func TestCircuitKeysExpireWhenIdleButNeverWhileOpen(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
-	p := breaker.Conservative // 300 s cooldown
+	p := breaker.Conservative() // 300 s cooldown
 	ws, client, bs := workers(t, 1, p, redis.WithRetention(time.Minute))
 	c := ws[0]
 	ctx := context.Background()
@@ -254,9 +254,9 @@ func TestCircuitKeysExpireWhenIdleButNeverWhileOpen(t *testing.T) {
 
 func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
-	ws, _, _ := workers(t, 2, breaker.Standard)
+	ws, _, _ := workers(t, 2, breaker.Standard())
 	until := epoch.Add(10 * time.Minute)
-	tr, err := ws[0].(icircuit.Restorer).RestoreOpen(clk, until, 4)
+	tr, err := ws[0].(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, until, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
 		t.Fatalf("worker 1 refusal %+v, want open until %v", e, until)
 	}
 	// A second worker restoring the same checkpoint changes nothing.
-	if tr, err := ws[1].(icircuit.Restorer).RestoreOpen(clk, until, 4); err != nil || tr.Changed() {
+	if tr, err := ws[1].(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, until, 4); err != nil || tr.From != tr.To {
 		t.Fatalf("second restore: %+v, %v; want no change", tr, err)
 	}
 }
@@ -281,13 +281,13 @@ func TestCrawlsDoNotShareCircuits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := bs.Circuit(domain, breaker.Standard)
+		c, err := bs.Circuit(domain, breaker.Standard())
 		if err != nil {
 			t.Fatal(err)
 		}
 		cs = append(cs, c)
 	}
-	tripWith(t, cs[0], clk, breaker.Standard)
+	tripWith(t, cs[0], clk, breaker.Standard())
 	if p, _ := mustAllow(t, cs[1], clk); p.Probe {
 		t.Fatal("the other crawl's circuit is not closed")
 	}
@@ -304,15 +304,15 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := bs.Circuit(domain, breaker.Standard)
+	c, err := bs.Circuit(domain, breaker.Standard())
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Load the scripts first: after that EVALSHA never falls back to EVAL.
 	pm, _ := mustAllow(t, c, clk)
 	mustRecord(t, c, clk, pm, breaker.Success)
-	tripWith(t, c, clk, breaker.Standard)
-	clk.Advance(breaker.Standard.Cooldown)
+	tripWith(t, c, clk, breaker.Standard())
+	clk.Advance(breaker.Standard().Cooldown)
 	if _, err := c.Snapshot(clk); err != nil {
 		t.Fatal(err)
 	}
@@ -325,20 +325,20 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 			t.Errorf("%s: %d round trips, want %d", name, got, want)
 		}
 	}
-	var probe breaker.Permit
+	var probe breaker.Ticket
 	measure("Allow (half-open probe)", 1, func() { probe, _ = mustAllow(t, c, clk) })
 	measure("Allow (refused)", 1, func() { refusal(t, c, clk) })
 	measure("Record (probe, success)", 1, func() { mustRecord(t, c, clk, probe, breaker.Success) })
 	if tr := mustRecord(t, c, clk, first, breaker.Success); tr.To != breaker.Closed {
 		t.Fatalf("both probes passed: %+v, want closed", tr)
 	}
-	var closed breaker.Permit
+	var closed breaker.Ticket
 	measure("Allow (closed)", 1, func() { closed, _ = mustAllow(t, c, clk) })
 	measure("Record (closed, failure)", 1, func() { mustRecord(t, c, clk, closed, breaker.Degraded) })
 	measure("Record (closed, gone)", 0, func() { mustRecord(t, c, clk, closed, breaker.Gone) })
 	measure("Snapshot", 1, func() { _, _ = c.Snapshot(clk) })
 	measure("HoldOpen", 1, func() {
-		_, _ = c.(icircuit.Holder).HoldOpen(clk, clk.Now().Add(time.Minute), breaker.ReasonSlowCalls)
+		_, _ = c.(icircuit.Holder[breaker.Transition]).HoldOpen(clk, clk.Now().Add(time.Minute), breaker.ReasonSlowCalls)
 	})
 }
 
@@ -347,7 +347,7 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 // (the circuit stays closed), and allowed after.
 func TestRetryAfterGivenToOneWorkerHoldsThemAll(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
-	ws, _, _ := workers(t, 2, breaker.Standard)
+	ws, _, _ := workers(t, 2, breaker.Standard())
 	until := epoch.Add(3 * time.Second)
 	p, ok := ws[0].(interface {
 		Pause(bwclock.Clock, time.Time) error

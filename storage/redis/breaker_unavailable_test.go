@@ -13,7 +13,7 @@ import (
 )
 
 // waitAllowed calls Allow until Redis answers again, for at most 10 s.
-func waitAllowed(t *testing.T, c breaker.Circuit) (breaker.Permit, time.Duration) {
+func waitAllowed(t *testing.T, c breaker.Circuit) (breaker.Ticket, time.Duration) {
 	t.Helper()
 	began := time.Now()
 	for time.Since(began) < 10*time.Second {
@@ -30,7 +30,7 @@ func waitAllowed(t *testing.T, c breaker.Circuit) (breaker.Permit, time.Duration
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("Redis never answered again within 10s")
-	return breaker.Permit{}, 0
+	return breaker.Ticket{}, 0
 }
 
 func linkEvents(t *testing.T, buf *logBuffer) []string {
@@ -55,7 +55,7 @@ func TestBreakerFailsClosedWhileRedisIsDownAndResumesWhenItIsBack(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := breaker.Conservative
+	p := breaker.Conservative()
 	tripped, err := bs.Circuit("down.test", p)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestBreakerFailsClosedWhileRedisIsDownAndResumesWhenItIsBack(t *testing.T) 
 	if tries < 2 || tries > 8 {
 		t.Errorf("%d tries to reach Redis in 300ms, want a few (one per backoff), not one per call (%d)", tries, calls)
 	}
-	if _, err := healthy.Record(bwclock.System, breaker.Permit{}, breaker.Outcome{Class: breaker.Success}); !errors.Is(err, redis.ErrUnavailable) {
+	if _, err := healthy.Record(bwclock.System, breaker.Ticket{}, breaker.Result{Class: breaker.Success}); !errors.Is(err, redis.ErrUnavailable) {
 		t.Errorf("Record with Redis down: %v, want ErrUnavailable", err)
 	}
 
@@ -117,7 +117,7 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Cooldown = 5 * time.Minute
 	tripped, err := bs.Circuit("down.test", p)
 	if err != nil {
@@ -139,10 +139,10 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	}
 	// Another domain is decided in-process: permits, and a local trip.
 	var local breaker.Transition
-	var last breaker.Permit
-	for range icircuit.FailuresToTrip(p) {
+	var last breaker.Ticket
+	for range icircuit.FailuresToTrip(p.FailureThreshold, p.WindowSize) {
 		pm, _ := mustAllow(t, other, bwclock.System)
-		if tr := mustRecord(t, other, bwclock.System, pm, breaker.Degraded); tr.Changed() {
+		if tr := mustRecord(t, other, bwclock.System, pm, breaker.Degraded); tr.From != tr.To {
 			local = tr
 		}
 		last = pm
@@ -158,7 +158,7 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	if e := refusal(t, tripped, bwclock.System); !e.RetryAt.Equal(tr.RetryAt) {
 		t.Fatalf("the shared trip after the outage: %+v, want open until %v", e, tr.RetryAt)
 	}
-	if tr, err := other.Record(bwclock.System, last, breaker.Outcome{Class: breaker.Degraded}); err != nil || tr.Changed() {
+	if tr, err := other.Record(bwclock.System, last, breaker.Result{Class: breaker.Degraded}); err != nil || tr.From != tr.To {
 		t.Fatalf("a fallback permit recorded after Redis came back: %+v, %v; want ignored", tr, err)
 	}
 	if got := linkEvents(t, &buf); len(got) != 2 || got[0] != "redis_unavailable" || got[1] != "redis_recovered" {
@@ -172,7 +172,7 @@ func TestBreakerThroughAClosedPortNeverHangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard, breaker.WithStore(bs))
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Store: bs}))
 	if err != nil {
 		t.Fatal(err)
 	}

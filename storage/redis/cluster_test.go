@@ -346,11 +346,11 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 			must("NewBreakerStore", err)
 			clk := bwclock.System
 			for d := range 3 {
-				circ, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard)
+				circ, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard())
 				must("Circuit", err)
 				p, _, err := circ.Allow(clk)
 				must("Allow", err)
-				_, err = circ.Record(clk, p, breaker.Outcome{Class: breaker.Success, Latency: time.Millisecond})
+				_, err = circ.Record(clk, p, breaker.Result{Class: breaker.Success, Latency: time.Millisecond})
 				must("Record", err)
 				_, err = circ.Snapshot(clk)
 				must("Snapshot", err)
@@ -361,9 +361,9 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 					t.Fatal("the shared circuit has no Pause")
 				}
 				must("Pause", pauser.Pause(clk, time.Now().Add(time.Second)))
-				_, err = circ.(icircuit.Holder).HoldOpen(clk, time.Now().Add(time.Second), "test")
+				_, err = circ.(icircuit.Holder[breaker.Transition]).HoldOpen(clk, time.Now().Add(time.Second), "test")
 				must("HoldOpen", err)
-				_, err = circ.(icircuit.Restorer).RestoreOpen(clk, time.Now().Add(2*time.Second), 3)
+				_, err = circ.(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, time.Now().Add(2*time.Second), 3)
 				must("RestoreOpen", err)
 			}
 		})

@@ -28,7 +28,7 @@ import (
 //	cs, err := redis.NewCollyStorage(client, "shop-crawl-2026-05-01")
 //	c := colly.NewCollector()
 //	cs.Register(c)                      // SetStorage, and track each request
-//	b, err := breaker.New(breaker.Standard, append(cs.BreakerOptions(), breaker.WithStore(bs))...)
+//	b, err := breaker.New(breaker.Standard(), append(cs.BreakerOptions(), breaker.With(breaker.Config{Store: bs}))...)
 //	b.Register(c)
 //	q, err := queue.New(4, cs)          // 4 requests at a time in this process
 //	q.AddURL("https://shop.example/")   // every worker may add the seeds: each is queued once
@@ -234,15 +234,15 @@ func (cs *CollyStorage) Register(c *colly.Collector) {
 }
 
 // BreakerOptions returns the hooks that report every request's outcome to
-// the storage, for breaker.New: OnOutcome and OnRefused, and with a wait
-// horizon (WithWaitHorizon) the breaker's resend horizon, so that a
-// throttled URL due later than that is parked rather than held.
+// the storage, for breaker.New: the OnAttempt and OnRefused hooks, and
+// with a wait horizon (WithWaitHorizon) the breaker's ResendHorizon, so
+// that a throttled URL due later than that is parked rather than held.
 func (cs *CollyStorage) BreakerOptions() []breaker.Option {
-	opts := []breaker.Option{breaker.OnOutcome(cs.outcome), breaker.OnRefused(cs.refused)}
+	cfg := breaker.Config{OnAttempt: cs.outcome, OnRefused: cs.refused}
 	if cs.s.horizon >= 0 {
-		opts = append(opts, breaker.WithResendHorizon(max(cs.s.horizon, time.Nanosecond)))
+		cfg.ResendHorizon = max(cs.s.horizon, time.Nanosecond)
 	}
-	return opts
+	return []breaker.Option{breaker.With(cfg)}
 }
 
 // outcome settles a request's job by what the breaker made of its attempt,
@@ -264,14 +264,14 @@ func (cs *CollyStorage) outcome(a breaker.Attempt) {
 	switch {
 	case !a.ResendAt.IsZero():
 		err = cs.Park(a.Request, a.ResendAt) // throttled, handed back: no attempt spent
-	case a.Outcome.Class == breaker.Success, a.Outcome.Class == breaker.Gone:
+	case a.Result.Class == breaker.Success, a.Result.Class == breaker.Gone:
 		err = cs.Ack(a.Request)
-	case a.Outcome.Class == breaker.Excluded:
+	case a.Result.Class == breaker.Excluded:
 		err = cs.Park(a.Request, time.Time{})
 	default:
 		cause := a.Err
 		if cause == nil {
-			cause = fmt.Errorf("%s (HTTP %d)", a.Outcome.Class, a.Status)
+			cause = fmt.Errorf("%s (HTTP %d)", a.Result.Class, a.Status)
 		}
 		err = cs.Fail(a.Request, cause)
 	}

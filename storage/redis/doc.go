@@ -18,7 +18,7 @@
 //	opts := []redis.Option{redis.WithVisibilityTimeout(2 * time.Minute), redis.WithLogger(log)}
 //	cs, err := redis.NewCollyStorage(client, "shop-2026-05-01", opts...)
 //	bs, err := redis.NewBreakerStore(client, "shop-2026-05-01", opts...)
-//	b, err := breaker.New(breaker.Standard, append(cs.BreakerOptions(), breaker.WithStore(bs))...)
+//	b, err := breaker.New(breaker.Standard(), append(cs.BreakerOptions(), breaker.With(breaker.Config{Store: bs}))...)
 //	c := colly.NewCollector()
 //	cs.Register(c) // Colly's storage, and which request is which job
 //	b.Register(c)

@@ -64,8 +64,8 @@ func ExampleNewBreakerStore() {
 	clk := bwclock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	for range 4 {
 		permit, _, _ := workers[0].Allow(clk)
-		t, _ := workers[0].Record(clk, permit, breaker.Outcome{Class: breaker.Degraded, Latency: 30 * time.Millisecond})
-		if t.Changed() {
+		t, _ := workers[0].Record(clk, permit, breaker.Result{Class: breaker.Degraded, Latency: 30 * time.Millisecond})
+		if t.From != t.To {
 			fmt.Printf("worker 0: %s → %s (%s), failure rate %.1f, retry at %s\n", t.From, t.To, t.Reason, t.FailureRate, t.RetryAt.Format("15:04:05"))
 		}
 	}
@@ -78,7 +78,7 @@ func ExampleNewBreakerStore() {
 	fmt.Printf("worker 0: %s → %s, probe %v\n", t.From, t.To, p0.Probe)
 	_, _, err = workers[1].Allow(clk)
 	fmt.Println("worker 1 refused:", errors.As(err, &open), open.State)
-	t, _ = workers[0].Record(clk, p0, breaker.Outcome{Class: breaker.Success, Latency: 20 * time.Millisecond})
+	t, _ = workers[0].Record(clk, p0, breaker.Result{Class: breaker.Success, Latency: 20 * time.Millisecond})
 	fmt.Printf("worker 0: %s → %s (%s)\n", t.From, t.To, t.Reason)
 	// Output:
 	// worker 0: closed → open (failure_rate), failure rate 1.0, retry at 12:01:00

@@ -194,14 +194,14 @@ func BenchmarkFleetBreakerDecisions(b *testing.B) {
 							b.Fatal(err)
 						}
 						for d := range domains {
-							c, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard)
+							c, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard())
 							if err != nil {
 								b.Fatal(err)
 							}
 							circuits[w] = append(circuits[w], c)
 						}
 					}
-					out := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+					out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 					rngs := make([]*rand.Rand, workers)
 					for w := range rngs {
 						rngs[w] = rand.New(rand.NewPCG(uint64(w), 7))
@@ -251,7 +251,7 @@ func BenchmarkFleetURLs(b *testing.B) {
 							b.Fatal(err)
 						}
 						for d := range domains {
-							c, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard)
+							c, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard())
 							if err != nil {
 								b.Fatal(err)
 							}
@@ -259,7 +259,7 @@ func BenchmarkFleetURLs(b *testing.B) {
 						}
 					}
 					ctx := context.Background()
-					out := breaker.Outcome{Class: breaker.Success, Latency: 40 * time.Millisecond}
+					out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
 					var ids atomic.Int64
 					var frontier []*redis.Job
 					for range 1000 {

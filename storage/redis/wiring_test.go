@@ -55,7 +55,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 				return
 			}
 			bopts := append(cp.BreakerOptions(), cs.BreakerOptions()...)
-			bopts = append(bopts, breaker.WithStore(bs), breaker.OnTransition(func(tr breaker.Transition) {
+			bopts = append(bopts, breaker.With(breaker.Config{Store: bs, OnTransition: func(tr breaker.Transition) {
 				if tr.To == breaker.Open {
 					trips[w].Add(1)
 					// Healthy from the trip on, whatever the machine's pace.
@@ -65,7 +65,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 						}
 					})
 				}
-			}))
+			}}))
 			b, err := breaker.New(e2eProfile(time.Second), bopts...)
 			if err != nil {
 				t.Error(err)

@@ -45,7 +45,7 @@ type workerConfig struct {
 // e2eProfile is Standard with a cooldown a test can wait out, and without
 // the latency rules, whose decisions a loaded 2-core machine could move.
 func e2eProfile(cooldown time.Duration) breaker.Profile {
-	p := breaker.Standard
+	p := breaker.Standard()
 	p.Name, p.Cooldown, p.MaxCooldown = "e2e", cooldown, 0
 	p.SlowCall, p.SlowCallRate, p.SlopeMultiple, p.SlopeFloor, p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 0, 0, 0, 0, 0, 0, 0
 	return p
@@ -117,18 +117,15 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 		_ = enc.Encode(e)
 	}
 	b, err := breaker.New(e2eProfile(cfg.Cooldown), append(cs.BreakerOptions(),
-		breaker.WithStore(bs),
-		breaker.OnOutcome(func(a breaker.Attempt) {
+		breaker.With(breaker.Config{Store: bs, OnAttempt: func(a breaker.Attempt) {
 			if !a.Retrying {
-				emit(workerEvent{Ev: "done", URL: a.Request.URL.String(), Class: a.Outcome.Class.String()})
+				emit(workerEvent{Ev: "done", URL: a.Request.URL.String(), Class: a.Result.Class.String()})
 			}
-		}),
-		breaker.OnRefused(func(r *colly.Request, e *breaker.CircuitOpenError) {
+		}, OnRefused: func(r *colly.Request, e *breaker.CircuitOpenError) {
 			emit(workerEvent{Ev: "refused", URL: r.URL.String()})
-		}),
-		breaker.OnTransition(func(t breaker.Transition) {
+		}, OnTransition: func(t breaker.Transition) {
 			emit(workerEvent{Ev: "transition", URL: t.Domain, From: t.From.String(), To: t.To.String(), Reason: t.Reason})
-		}),
+		}}),
 	)...)
 	if err != nil {
 		return err

@@ -11,8 +11,8 @@ import (
 // RunClosed tests when a closed circuit trips and when it must not.
 func RunClosed(t *testing.T, nc NewCircuit) {
 	t.Run("FewerFailuresThanNeedNeverTrip", func(t *testing.T) {
-		h := newHarness(t, nc, breaker.Standard)
-		need := circuit.FailuresToTrip(breaker.Standard)
+		h := newHarness(t, nc, breaker.Standard())
+		need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
 		h.do(need-1, breaker.Degraded)
 		h.wantState(breaker.Closed)
 		if s := h.snapshot(); s.WindowLen != need-1 || s.WindowFailures != need-1 {
@@ -25,8 +25,8 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 		// the rest of the window, need failures already make the rate of
 		// a full window reach the threshold, so waiting for the window to
 		// fill would only send more requests into the failure.
-		for _, p := range []breaker.Profile{breaker.Conservative, breaker.Standard, breaker.Aggressive} {
-			need := circuit.FailuresToTrip(p)
+		for _, p := range []breaker.Profile{breaker.Conservative(), breaker.Standard(), breaker.Aggressive()} {
+			need := circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize)
 			h := newHarness(t, nc, p)
 			h.do(1, breaker.Success)
 			h.do(need-1, breaker.Degraded)
@@ -46,7 +46,7 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 		// Seed 000's timeline, one request at a time: 30 healthy pages,
 		// then 503s. The window holds 20 successes; each failure pushes
 		// one out; the 10th failure (request 40) makes it 10/20 = 0.5.
-		h := newHarness(t, nc, breaker.Standard)
+		h := newHarness(t, nc, breaker.Standard())
 		h.do(30, breaker.Success)
 		h.do(9, breaker.Degraded)
 		h.wantState(breaker.Closed)
@@ -65,7 +65,7 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 		if tr.MedianLatency != 40*time.Millisecond {
 			t.Fatalf("median latency %v, want 40ms", tr.MedianLatency)
 		}
-		if want := h.now.Add(breaker.Standard.Cooldown); !tr.RetryAt.Equal(want) {
+		if want := h.now.Add(breaker.Standard().Cooldown); !tr.RetryAt.Equal(want) {
 			t.Fatalf("RetryAt %v, want %v", tr.RetryAt, want)
 		}
 		if e := h.refused(); !e.RetryAt.Equal(tr.RetryAt) || e.Domain != "shop.test:8080" {
@@ -74,8 +74,8 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 	})
 
 	t.Run("ThresholdIsExactForEveryProfile", func(t *testing.T) {
-		for _, p := range []breaker.Profile{breaker.Conservative, breaker.Standard, breaker.Aggressive} {
-			need := circuit.FailuresToTrip(p)
+		for _, p := range []breaker.Profile{breaker.Conservative(), breaker.Standard(), breaker.Aggressive()} {
+			need := circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize)
 			// A full window with one failure fewer than needed stays
 			// closed; the next failure (replacing a success) trips.
 			h := newHarness(t, nc, p)
@@ -94,7 +94,7 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 	})
 
 	t.Run("BelowThresholdStaysClosed", func(t *testing.T) {
-		h := newHarness(t, nc, breaker.Standard)
+		h := newHarness(t, nc, breaker.Standard())
 		for range 100 { // 1 failure in 3: rate 0.33 < 0.5
 			h.do(2, breaker.Success)
 			h.do(1, breaker.Degraded)
@@ -103,7 +103,7 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 	})
 
 	t.Run("ConsecutiveFailuresTrip", func(t *testing.T) {
-		p := breaker.Standard
+		p := breaker.Standard()
 		p.Name, p.ConsecutiveFailures = "three-strikes", 3
 		h := newHarness(t, nc, p)
 		h.do(1, breaker.Success)
@@ -122,7 +122,7 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 	})
 
 	t.Run("UncountedClassesNeverTrip", func(t *testing.T) {
-		h := newHarness(t, nc, breaker.Aggressive)
+		h := newHarness(t, nc, breaker.Aggressive())
 		for _, c := range []breaker.Class{breaker.Throttled, breaker.Blocked, breaker.Gone, breaker.ClientError, breaker.Excluded} {
 			h.do(200, c)
 		}
@@ -135,8 +135,8 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 	t.Run("ResultsFromBeforeATripAreIgnored", func(t *testing.T) {
 		// Requests in flight when the circuit trips describe the same
 		// event: they must not re-trip or extend it.
-		h := newHarness(t, nc, breaker.Standard)
-		var inFlight []breaker.Permit
+		h := newHarness(t, nc, breaker.Standard())
+		var inFlight []breaker.Ticket
 		for range 5 {
 			inFlight = append(inFlight, h.allow())
 		}

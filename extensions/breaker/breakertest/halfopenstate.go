@@ -19,7 +19,7 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 	}
 
 	t.Run("LimitsProbesInFlightNotRecorded", func(t *testing.T) {
-		h := halfOpen(t, breaker.Standard) // 2 probes
+		h := halfOpen(t, breaker.Standard()) // 2 probes
 		p1, p2 := h.allow(), h.allow()
 		e := h.refused()
 		if e.State != breaker.HalfOpen {
@@ -35,8 +35,8 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 	})
 
 	t.Run("LimitsProbesUnderConcurrency", func(t *testing.T) {
-		h := halfOpen(t, breaker.Aggressive) // 3 probes
-		h.record(h.allow(), breaker.Success) // into half-open, one passed
+		h := halfOpen(t, breaker.Aggressive()) // 3 probes
+		h.record(h.allow(), breaker.Success)   // into half-open, one passed
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		granted, refused := 0, 0
@@ -67,12 +67,12 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 	})
 
 	t.Run("OneFailedProbeReopens", func(t *testing.T) {
-		h := halfOpen(t, breaker.Standard)
+		h := halfOpen(t, breaker.Standard())
 		p1, p2 := h.allow(), h.allow()
 		h.record(p1, breaker.Degraded)
 		h.wantState(breaker.Open)
 		tr := h.last()
-		if tr.From != breaker.HalfOpen || tr.Reason != breaker.ReasonProbeFailed || !tr.RetryAt.Equal(h.now.Add(breaker.Standard.Cooldown)) {
+		if tr.From != breaker.HalfOpen || tr.Reason != breaker.ReasonProbeFailed || !tr.RetryAt.Equal(h.now.Add(breaker.Standard().Cooldown)) {
 			t.Fatalf("transition %+v, want half-open→open (probe_failed) with a fresh cooldown", tr)
 		}
 		h.record(p2, breaker.Success) // the other probe's late success changes nothing
@@ -81,7 +81,7 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 	})
 
 	t.Run("AllProbesPassingClosesAndClearsTheWindow", func(t *testing.T) {
-		h := halfOpen(t, breaker.Standard)
+		h := halfOpen(t, breaker.Standard())
 		h.do(2, breaker.Success)
 		h.wantState(breaker.Closed)
 		if tr := h.last(); tr.Reason != breaker.ReasonProbesPassed || tr.To != breaker.Closed {
@@ -92,7 +92,7 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 		}
 		// The window starts afresh: the failures from before the trip are
 		// gone, and it takes need new ones to trip again.
-		need := circuit.FailuresToTrip(breaker.Standard)
+		need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
 		h.do(need-1, breaker.Degraded)
 		h.wantState(breaker.Closed)
 		h.do(1, breaker.Degraded)
@@ -100,7 +100,7 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 	})
 
 	t.Run("UncountedProbeFreesItsSlot", func(t *testing.T) {
-		h := halfOpen(t, breaker.Conservative) // 1 probe
+		h := halfOpen(t, breaker.Conservative()) // 1 probe
 		p := h.allow()
 		h.refused()
 		h.record(p, breaker.Throttled)

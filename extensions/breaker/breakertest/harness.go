@@ -32,7 +32,7 @@ type harness struct {
 	now    time.Time // the fake clock's reading, kept for assertions
 	trans  []breaker.Transition
 	sent   int
-	permit []breaker.Permit // permits handed out and not yet recorded
+	permit []breaker.Ticket // tickets handed out and not yet recorded
 }
 
 func newHarness(t *testing.T, nc NewCircuit, p breaker.Profile) *harness {
@@ -45,8 +45,8 @@ func (h *harness) advance(d time.Duration) {
 	h.now = h.clk.Now()
 }
 
-// allow asks for a permit and fails the test on a refusal.
-func (h *harness) allow() breaker.Permit {
+// allow asks for a ticket and fails the test on a refusal.
+func (h *harness) allow() breaker.Ticket {
 	h.t.Helper()
 	p, tr, err := h.c.Allow(h.clk)
 	if err != nil {
@@ -69,9 +69,9 @@ func (h *harness) refused() *breaker.CircuitOpenError {
 	return open
 }
 
-func (h *harness) record(p breaker.Permit, c breaker.Class) {
+func (h *harness) record(p breaker.Ticket, c breaker.Class) {
 	h.t.Helper()
-	tr, err := h.c.Record(h.clk, p, breaker.Outcome{Class: c, Latency: 40 * time.Millisecond})
+	tr, err := h.c.Record(h.clk, p, breaker.Result{Class: c, Latency: 40 * time.Millisecond})
 	if err != nil {
 		h.t.Fatalf("Record: %v", err)
 	}
@@ -87,7 +87,7 @@ func (h *harness) do(n int, c breaker.Class) {
 }
 
 func (h *harness) note(tr breaker.Transition) {
-	if tr.Changed() {
+	if tr.From != tr.To {
 		h.trans = append(h.trans, tr)
 	}
 }
@@ -101,7 +101,7 @@ func (h *harness) state() breaker.State {
 	return s.State
 }
 
-func (h *harness) snapshot() breaker.Snapshot {
+func (h *harness) snapshot() breaker.DomainSnapshot {
 	h.t.Helper()
 	s, err := h.c.Snapshot(h.clk)
 	if err != nil {

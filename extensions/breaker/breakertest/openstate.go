@@ -10,13 +10,13 @@ import (
 // RunOpen tests the cooldown of an open circuit.
 func RunOpen(t *testing.T, nc NewCircuit) {
 	t.Run("RefusesUntilCooldownBoundary", func(t *testing.T) {
-		h := newHarness(t, nc, breaker.Standard)
+		h := newHarness(t, nc, breaker.Standard())
 		h.trip()
 		opened := h.now
-		h.advance(breaker.Standard.Cooldown - time.Nanosecond)
+		h.advance(breaker.Standard().Cooldown - time.Nanosecond)
 		e := h.refused()
-		if e.State != breaker.Open || !e.RetryAt.Equal(opened.Add(breaker.Standard.Cooldown)) {
-			t.Fatalf("refusal %+v, want open until %v", e, opened.Add(breaker.Standard.Cooldown))
+		if e.State != breaker.Open || !e.RetryAt.Equal(opened.Add(breaker.Standard().Cooldown)) {
+			t.Fatalf("refusal %+v, want open until %v", e, opened.Add(breaker.Standard().Cooldown))
 		}
 		h.wantState(breaker.Open)
 		h.advance(time.Nanosecond) // exactly the cooldown: probing starts
@@ -31,12 +31,12 @@ func RunOpen(t *testing.T, nc NewCircuit) {
 	})
 
 	t.Run("CountsTrips", func(t *testing.T) {
-		h := newHarness(t, nc, breaker.Conservative)
+		h := newHarness(t, nc, breaker.Conservative())
 		h.trip()
 		if s := h.snapshot(); s.Trips != 1 {
 			t.Fatalf("trips = %d, want 1", s.Trips)
 		}
-		h.advance(breaker.Conservative.Cooldown)
+		h.advance(breaker.Conservative().Cooldown)
 		h.record(h.allow(), breaker.Degraded) // the probe fails
 		if s := h.snapshot(); s.Trips != 2 || s.State != breaker.Open {
 			t.Fatalf("after a failed probe: %+v, want open with 2 trips", s)

@@ -64,7 +64,7 @@
 // An unknown field (with the likely intended one: cooldown is
 // cooldown_seconds), a value of the wrong type (a quoted number, yes for
 // true, 5m for a number of seconds), a name written twice, a reference to
-// a profile nobody defines, a domain pattern breaker.WithDomainProfile
+// a profile nobody defines, a domain pattern breaker.Config.Domains
 // would not match, and a value breaker.Profile.Validate refuses are each an
 // *Error; all match ErrInvalid.
 //
@@ -72,7 +72,7 @@
 //
 //	set, err := profiles.Load("profiles.yaml")
 //	if err != nil { ... }                      // a usage error: exit 64
-//	b, err := breaker.New(set.Default(), append(set.Options(), breaker.WithLogger(log))...)
+//	b, err := breaker.New(set.Default(), append(set.Options(), breaker.With(breaker.Config{Logger: log}))...)
 //
 // A nil *Set behaves as an empty file, so a program whose profiles file is
 // optional can call the same methods either way.

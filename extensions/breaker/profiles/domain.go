@@ -7,7 +7,7 @@ import (
 )
 
 // checkPattern reports what is wrong with a domain pattern, or "" when it
-// is one breaker.WithDomainProfile matches: an exact host, with its port
+// is one breaker.Config.Domains matches: an exact host, with its port
 // when the crawl's URLs carry one ("shop.example.com", "127.0.0.1:8080",
 // "[::1]:8080"), or a suffix starting with a dot (".example.org": every
 // subdomain and example.org itself, any port). Patterns are matched

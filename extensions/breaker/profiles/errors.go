@@ -29,8 +29,8 @@ type Error struct {
 	Value string
 	// Reason says what is wrong and what would be right.
 	Reason string
-	// Err is the underlying cause when there is one: a *breaker.ProfileError
-	// for an out-of-range value, so errors.As reaches it.
+	// Err is the underlying cause when there is one: Profile.Validate's
+	// error for an out-of-range value (it wraps breaker.ErrInvalidProfile).
 	Err error
 }
 
@@ -54,8 +54,9 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Unwrap makes errors.Is(err, ErrInvalid) true and lets errors.As reach the
-// cause (a *breaker.ProfileError for an out-of-range value).
+// Unwrap makes errors.Is(err, ErrInvalid) true and lets errors.Is and
+// errors.As reach the cause (Profile.Validate's error for an out-of-range
+// value).
 func (e *Error) Unwrap() []error {
 	if e.Err != nil {
 		return []error{ErrInvalid, e.Err}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
+	"github.com/breakwater-crawl/breakwater/internal/profileerr"
 )
 
 // A profile whose circuit fields are all set, for cases that break one
@@ -91,7 +92,7 @@ func TestEveryKindOfMistakeNamesFileLineAndField(t *testing.T) {
 		{"a new profile without its circuit", "breaker_profiles:\n  p:\n    window_size: 10\n    failure_threshold: 0.5\n", 2, "breaker_profiles.p", "",
 			"needs cooldown_seconds, half_open_probes; or give extends", ""},
 
-		// Domain patterns breaker.WithDomainProfile would not match.
+		// Domain patterns breaker.Config.Domains would not match.
 		{"a URL for a host", "domains:\n  https://shop.example.com/: standard\n", 2, "domains", "https://shop.example.com/", "a host, not a URL", ""},
 		{"a wildcard", "domains:\n  \"*.example.com\": standard\n", 2, "domains", "*.example.com", "leading dot", ""},
 		{"a port out of range", "domains:\n  shop.example.com:70000: standard\n", 2, "domains", "shop.example.com:70000", "1 to 65535", ""},
@@ -139,12 +140,12 @@ func TestEveryKindOfMistakeNamesFileLineAndField(t *testing.T) {
 			if !strings.Contains(e.Reason, tc.reason) {
 				t.Errorf("reason %q lacks %q", e.Reason, tc.reason)
 			}
-			var pe *breaker.ProfileError
+			var pe *profileerr.Error
 			switch {
 			case tc.field != "" && !errors.As(err, &pe):
-				t.Errorf("an out-of-range value should carry the *breaker.ProfileError")
+				t.Errorf("an out-of-range value should carry the *profileerr.Error")
 			case tc.field != "" && pe.Field != tc.field:
-				t.Errorf("ProfileError.Field = %s, want %s", pe.Field, tc.field)
+				t.Errorf("profileerr.Error.Field = %s, want %s", pe.Field, tc.field)
 			case tc.field != "" && !errors.Is(err, breaker.ErrInvalidProfile):
 				t.Errorf("errors.Is(err, breaker.ErrInvalidProfile) is false")
 			case tc.field == "" && errors.As(err, &pe):

@@ -46,8 +46,8 @@ func (k kind) unit() time.Duration {
 }
 
 // field is one setting of a profile: its key in the file, the
-// breaker.Profile field it sets (as ProfileError.Field names it), and how
-// it is read and written.
+// breaker.Profile field it sets (as Profile.Validate's error names it),
+// and how it is read and written.
 type field struct {
 	key      string
 	goName   string

@@ -80,7 +80,7 @@ func TestSeedFormatLoadsAsTheBuiltIns(t *testing.T) {
 	if got := set.Names(); !reflect.DeepEqual(got, []string{"conservative", "standard", "aggressive"}) {
 		t.Errorf("Names() = %v, want the file's order", got)
 	}
-	if got := set.Default(); !reflect.DeepEqual(got, breaker.Standard) {
+	if got := set.Default(); !reflect.DeepEqual(got, breaker.Standard()) {
 		t.Errorf("Default() without default: = %+v, want standard", got)
 	}
 	if len(set.Options()) != 0 || len(set.Domains()) != 0 {
@@ -103,8 +103,8 @@ func TestEveryFieldIsRead(t *testing.T) {
 	}
 	wantDomains := []profiles.Assignment{
 		{Pattern: "shop.example.com", Profile: want, Line: 20},
-		{Pattern: ".example.org", Profile: breaker.Aggressive, Line: 21},
-		{Pattern: "127.0.0.1:8080", Profile: breaker.Conservative, Line: 22},
+		{Pattern: ".example.org", Profile: breaker.Aggressive(), Line: 21},
+		{Pattern: "127.0.0.1:8080", Profile: breaker.Conservative(), Line: 22},
 	}
 	if d := set.Domains(); !reflect.DeepEqual(d, wantDomains) {
 		t.Fatalf("Domains() =\n %+v\nwant\n %+v", d, wantDomains)
@@ -130,13 +130,13 @@ func TestExtendsStartsFromTheNamedProfile(t *testing.T) {
     extends: conservative
 default: child
 `)
-	base := breaker.Aggressive
+	base := breaker.Aggressive()
 	base.Name, base.Cooldown = "base", 90*time.Second
 	child := base
 	child.Name, child.WindowSize = "child", 30
 	std := child
 	std.Name = "standard"
-	cons := breaker.Conservative
+	cons := breaker.Conservative()
 	cons.HalfOpenProbes = 2
 	tweaked := cons
 	tweaked.Name = "tweaked"
@@ -152,14 +152,14 @@ default: child
 	if !reflect.DeepEqual(set.Default(), child) {
 		t.Errorf("Default() = %+v, want child", set.Default())
 	}
-	if got, _ := set.Profile("aggressive"); !reflect.DeepEqual(got, breaker.Aggressive) {
+	if got, _ := set.Profile("aggressive"); !reflect.DeepEqual(got, breaker.Aggressive()) {
 		t.Errorf("an undefined built-in is the built-in, got %+v", got)
 	}
 }
 
 func TestABuiltInExtendingItselfIsTheBuiltIn(t *testing.T) {
 	set := mustParse(t, "breaker_profiles:\n  standard:\n    extends: standard\n    cooldown_seconds: 30\n")
-	want := breaker.Standard
+	want := breaker.Standard()
 	want.Cooldown = 30 * time.Second
 	if got, _ := set.Profile("standard"); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
@@ -201,10 +201,10 @@ domains:
 
 func TestNilSetIsAnEmptyFile(t *testing.T) {
 	var set *profiles.Set
-	if !reflect.DeepEqual(set.Default(), breaker.Standard) {
+	if !reflect.DeepEqual(set.Default(), breaker.Standard()) {
 		t.Errorf("Default() = %+v", set.Default())
 	}
-	if p, err := set.Profile("aggressive"); err != nil || !reflect.DeepEqual(p, breaker.Aggressive) {
+	if p, err := set.Profile("aggressive"); err != nil || !reflect.DeepEqual(p, breaker.Aggressive()) {
 		t.Errorf("Profile(aggressive) = %+v, %v", p, err)
 	}
 	if _, err := set.Profile("fragile"); !errors.Is(err, breaker.ErrInvalidProfile) {

@@ -14,7 +14,7 @@ import (
 // validated: the default profile, the named profiles, and which domains
 // use which. It is read-only and safe for concurrent use.
 //
-// A nil *Set stands for no file at all: Default is breaker.Standard,
+// A nil *Set stands for no file at all: Default is breaker.Standard(),
 // Profile finds the built-in profiles, and Options is empty. A program
 // whose profiles file is optional need not test for one.
 type Set struct {
@@ -32,7 +32,7 @@ type Set struct {
 type Assignment struct {
 	// Pattern is an exact host ("shop.example.com", "127.0.0.1:8080") or a
 	// suffix starting with a dot (".example.org"), lower-cased; see
-	// breaker.WithDomainProfile.
+	// breaker.Config.Domains.
 	Pattern string
 	Profile breaker.Profile
 	// Line is where the file assigns it.
@@ -54,7 +54,7 @@ func Load(path string) (*Set, error) {
 // (its path, usually; "(profiles)" when empty). Every mistake is reported, ordered by line, each
 // an *Error: one on its own, several joined with errors.Join. All match
 // ErrInvalid; a value out of range also matches
-// breaker.ErrInvalidProfile and carries the *breaker.ProfileError.
+// breaker.ErrInvalidProfile, with Profile.Validate's error as its cause.
 //
 // Each mistake is reported once: a profile with a field that cannot be
 // read (unknown, or of the wrong type) is not checked for range, and what
@@ -113,7 +113,7 @@ func (s *Set) Default() breaker.Profile {
 	if s != nil && s.hasDefault {
 		return s.def
 	}
-	p, _ := s.Profile(breaker.Standard.Name)
+	p, _ := s.Profile(breaker.Standard().Name)
 	return p
 }
 
@@ -127,7 +127,7 @@ func (s *Set) Profile(name string) (breaker.Profile, error) {
 			return p, nil
 		}
 	}
-	if p, err := breaker.ProfileByName(name); err == nil {
+	if p, ok := breaker.Profiles()[name]; ok {
 		return p, nil
 	}
 	known := "conservative, standard, aggressive"
@@ -159,10 +159,10 @@ func (s *Set) Domains() []Assignment {
 	return slices.Clone(s.domains)
 }
 
-// Options returns one breaker.WithDomainProfile per domain assignment, to
+// Options returns one breaker.Config with Domains per domain assignment, to
 // pass to breaker.New with the profile for every other domain:
 //
-//	b, err := breaker.New(set.Default(), append(set.Options(), breaker.WithLogger(log))...)
+//	b, err := breaker.New(set.Default(), append(set.Options(), breaker.With(breaker.Config{Logger: log}))...)
 //
 // Within the breaker the most specific pattern wins (an exact host, then
 // the longest suffix), whatever the file's order.
@@ -172,7 +172,7 @@ func (s *Set) Options() []breaker.Option {
 	}
 	opts := make([]breaker.Option, len(s.domains))
 	for i, d := range s.domains {
-		opts[i] = breaker.WithDomainProfile(d.Pattern, d.Profile)
+		opts[i] = breaker.With(breaker.Config{Domains: map[string]breaker.Profile{d.Pattern: d.Profile}})
 	}
 	return opts
 }

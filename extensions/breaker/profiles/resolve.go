@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/profileerr"
 )
 
 // status of a profile during resolution.
@@ -38,11 +39,11 @@ func (r *resolver) lookup(name string) (p breaker.Profile, found, ok bool) {
 		p, ok = r.get(name)
 		return p, true, ok
 	}
-	p, err := breaker.ProfileByName(name)
-	if err != nil && r.doc.unreadable {
+	p, builtin := breaker.Profiles()[name]
+	if !builtin && r.doc.unreadable {
 		return p, true, false // reported already: breaker_profiles could not be read
 	}
-	return p, err == nil, err == nil
+	return p, builtin, builtin
 }
 
 func (r *resolver) get(name string) (breaker.Profile, bool) {
@@ -145,7 +146,7 @@ func missingRequired(rp *rawProfile) []string {
 // that the rule involves, else at the profile's name.
 func (r *resolver) invalid(rp *rawProfile, prof breaker.Profile, err error) {
 	path := join(keyProfiles, rp.name)
-	var pe *breaker.ProfileError
+	var pe *profileerr.Error
 	if !errors.As(err, &pe) {
 		r.p.errs = append(r.p.errs, &Error{File: r.p.file, Line: rp.node.Line, Path: path, Reason: err.Error(), Err: err})
 		return
