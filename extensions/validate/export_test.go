@@ -3,3 +3,12 @@ package validate
 // Live returns the number of requests whose scoring state the validator
 // still holds; tests use it to prove the table does not leak.
 func (v *Validator) Live() int { return v.pages.len() }
+
+// Held returns the number of entries in the request table, dead ones
+// included (Live sweeps those first): what the table costs while nothing
+// calls it.
+func (v *Validator) Held() int {
+	v.pages.mu.Lock()
+	defer v.pages.mu.Unlock()
+	return len(v.pages.m)
+}
