@@ -12,3 +12,11 @@ func (v *Validator) Held() int {
 	defer v.pages.mu.Unlock()
 	return len(v.pages.m)
 }
+
+// DiagnosisRecords returns how many domains the diagnosis keeps whole
+// (evidence under way, or diagnosed) and how many as a compact record.
+func (v *Validator) DiagnosisRecords() (whole, compact int) {
+	v.diag.mu.Lock()
+	defer v.diag.mu.Unlock()
+	return len(v.diag.whole), len(v.diag.compact)
+}
