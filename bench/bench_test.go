@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -226,5 +229,32 @@ func TestSelectScenarios(t *testing.T) {
 	some, _ := selectScenarios("empty, degrade,empty")
 	if len(all) != len(scenarios)-1 || len(some) != 2 || some[0].name != "empty" {
 		t.Errorf("all: %d scenarios, want every one but broad; \"empty, degrade,empty\": %v", len(all), some)
+	}
+}
+
+// TestMemProfileOfTheBroadSteadyState: -memprofile writes a heap profile
+// (gzipped protobuf, as go tool pprof reads) of the broad scenario once
+// every domain is idle.
+func TestMemProfileOfTheBroadSteadyState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the broad scenario's idle TTL")
+	}
+	path := filepath.Join(t.TempDir(), "heap.pb.gz")
+	o, err := parseFlags([]string{"-scenarios", "broad", "-domains", "20", "-memprofile", path}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.memprof != path {
+		t.Fatalf("-memprofile %s: options say %q", path, o.memprof)
+	}
+	if _, err := bench(o, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("%s: %d bytes, not a gzipped profile", path, len(b))
 	}
 }
