@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -244,5 +247,32 @@ func TestOverheadJudgesTheMedianRound(t *testing.T) {
 		if got := medianRatio(c.rounds, c.base); got < c.want-1e-9 || got > c.want+1e-9 {
 			t.Errorf("medianRatio(%v, %v) = %v, want %v", c.rounds, c.base, got, c.want)
 		}
+	}
+}
+
+// TestMemProfileOfTheBroadSteadyState: -memprofile writes a heap profile
+// (gzipped protobuf, as go tool pprof reads) of the broad scenario once
+// every domain is idle.
+func TestMemProfileOfTheBroadSteadyState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the broad scenario's idle TTL")
+	}
+	path := filepath.Join(t.TempDir(), "heap.pb.gz")
+	o, err := parseFlags([]string{"-scenarios", "broad", "-domains", "20", "-memprofile", path}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.memprof != path {
+		t.Fatalf("-memprofile %s: options say %q", path, o.memprof)
+	}
+	if _, err := bench(o, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("%s: %d bytes, not a gzipped profile", path, len(b))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -284,6 +285,11 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 	store.Store = nil
 	cp, c = nil, nil
 	run.heapState = heapAfterGC() - heap0
+	if e.memprof != "" {
+		if err := writeHeapProfile(e.memprof); err != nil {
+			return run, err
+		}
+	}
 	run.compacted = b.Overview(0).Compacted
 	runtime.KeepAlive(b)
 	runtime.KeepAlive(v)
@@ -314,6 +320,23 @@ func scrape(reg *prometheus.Registry) (time.Duration, int, error) {
 		}
 	}
 	return d, series, nil
+}
+
+// writeHeapProfile writes the heap's live objects, as of the last GC, to
+// file.
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return fmt.Errorf("-memprofile: %w", err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("-memprofile: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("-memprofile: %w", err)
+	}
+	return nil
 }
 
 func heapAfterGC() int64 {

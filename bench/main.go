@@ -36,6 +36,7 @@ type options struct {
 	json      bool
 	cpuprof   string
 	blockprof string
+	memprof   string
 }
 
 // run is the whole command; it returns the exit code.
@@ -77,6 +78,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}()
 	}
+	if o.memprof != "" {
+		runtime.MemProfileRate = 4096 // fine enough to tell a few bytes a domain apart
+	}
 	rep, err := bench(o, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
@@ -105,6 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	domains := fs.Int("domains", 1_000_000, "`how many` domains the broad scenario crawls, 2 pages each")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof reads it)")
 	blockprof := fs.String("blockprofile", "", "write where the run waited to `prefix`.block and contended locks to prefix.mutex (go tool pprof reads them)")
+	memprof := fs.String("memprofile", "", "write a heap profile of the broad scenario's steady state (every domain idle, the checkpoint's store let go) to `file`")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench [flags]\n\nRuns plain Colly, Colly with a retry loop, Colly with gobreaker, Colly with\nBreakwater as recommended, and the retry client with Breakwater dropped in\nthrough the same scenarios on local test stores, and prints one table.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -128,7 +133,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	size := fullSize
 	size.broadDomains = *domains
-	return options{scenarios: sel, scale: *scale, cap: *capD, size: size, verbose: *verbose, json: *asJSON, cpuprof: *cpuprof, blockprof: *blockprof}, nil
+	return options{scenarios: sel, scale: *scale, cap: *capD, size: size, verbose: *verbose, json: *asJSON, cpuprof: *cpuprof, blockprof: *blockprof, memprof: *memprof}, nil
 }
 
 // bench runs the scenarios and returns what they measured. With
@@ -140,7 +145,7 @@ func bench(o options, logw io.Writer) (*Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	e := &env{scale: o.scale, cap: o.cap, size: o.size, log: zerolog.Nop(), tmp: tmp}
+	e := &env{scale: o.scale, cap: o.cap, size: o.size, log: zerolog.Nop(), tmp: tmp, memprof: o.memprof}
 	if o.verbose {
 		e.progress = logw
 		e.log = zerolog.New(zerolog.ConsoleWriter{Out: logw, TimeFormat: "15:04:05.000"}).With().Timestamp().Logger().Level(zerolog.InfoLevel)

@@ -80,6 +80,7 @@ type env struct {
 	log      zerolog.Logger // Breakwater's events (-v); Nop otherwise
 	progress io.Writer      // one line per run (-v); nil for none
 	tmp      string         // directory for checkpoint files
+	memprof  string         // where to write the broad scenario's heap profile (-memprofile); "" for none
 }
 
 // backoff is the retry loop's first wait: 1 s of real life, scaled.

@@ -60,7 +60,7 @@ type Checkpoint struct {
 	anns      announcements             // the same, in the order they were made
 	held      heldRecords               // final records waiting for the links found before them
 	front     frontier                  // the queue (queue.go)
-	cookies   map[string]string         // host → cookie string
+	cookies   cookieCache               // host → cookie string, for the hosts used last (cookies.go)
 	b         *breaker.Breaker          // attached by Breaker
 	saved     map[string]BreakerState   // open domains and closed ones with failures, as saved
 	filtered  map[uint64]struct{}       // unfinished URLs the collector refused to resume (filters, depth, robots)
@@ -133,7 +133,7 @@ func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
 		tokens:    map[uint64]int{},
 		announced: map[uint64]announce{},
 		hops:      map[uint64]struct{}{},
-		cookies:   map[string]string{},
+		cookies:   newCookieCache(),
 		saved:     map[string]BreakerState{},
 		filtered:  map[uint64]struct{}{},
 		dropped:   map[string]bool{},

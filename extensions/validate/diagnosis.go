@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -71,11 +72,20 @@ const shrinkRatio = 0.5
 const recentSizes = 8
 
 // diagnosis tells a broken selector from a degrading target, per domain.
+//
+// A broad crawl meets a million domains, most of them with nothing under
+// way: their pages valid, or failing for the target's own reasons. Such a
+// domain keeps only what a later decision needs, its valid count and
+// recent valid page sizes, encoded in a few bytes (compact); a domain
+// with structure evidence under way, or diagnosed, keeps its whole record.
+// Decisions are the same as if every record were kept whole.
 type diagnosis struct {
 	after int
 
 	mu      sync.Mutex
-	domains map[string]*domainDiag
+	valid   int64                  // valid pages of every domain
+	whole   map[string]*domainDiag // domains with evidence under way, or diagnosed
+	compact map[string]string      // every other domain with a valid page: encodeDiag
 }
 
 type domainDiag struct {
@@ -87,16 +97,7 @@ type domainDiag struct {
 }
 
 func newDiagnosis(after int) *diagnosis {
-	return &diagnosis{after: after, domains: make(map[string]*domainDiag)}
-}
-
-func (d *diagnosis) domain(name string) *domainDiag {
-	dd := d.domains[name]
-	if dd == nil {
-		dd = &domainDiag{}
-		d.domains[name] = dd
-	}
-	return dd
+	return &diagnosis{after: after, whole: make(map[string]*domainDiag), compact: make(map[string]string)}
 }
 
 // page records one final verdict. It returns the diagnosis when this page
@@ -104,7 +105,49 @@ func (d *diagnosis) domain(name string) *domainDiag {
 func (d *diagnosis) page(v Verdict) *BrokenDomain {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	dd := d.domain(v.Domain)
+	if v.Valid() {
+		d.valid++
+	}
+	if dd := d.whole[v.Domain]; dd != nil {
+		b := dd.page(v, d.after)
+		d.settle(v.Domain, dd, true)
+		return b
+	}
+	var dd domainDiag
+	if rec, ok := d.compact[v.Domain]; ok {
+		dd.decode(rec)
+	}
+	b := dd.page(v, d.after)
+	d.settle(v.Domain, &dd, false)
+	return b
+}
+
+// settle keeps dd, the record of domain after a page, the way it needs:
+// compact while nothing is under way, whole (a copy, unless wasWhole: dd
+// is already the one kept) while evidence is under way or once diagnosed.
+func (d *diagnosis) settle(domain string, dd *domainDiag, wasWhole bool) {
+	if dd.broken != nil || len(dd.streak) > 0 {
+		if !wasWhole {
+			kept := *dd
+			d.whole[strings.Clone(domain)] = &kept
+			delete(d.compact, domain)
+		}
+		return
+	}
+	if wasWhole {
+		delete(d.whole, domain)
+	}
+	if dd.valid == 0 {
+		delete(d.compact, domain) // nothing to remember: as if never seen
+		return
+	}
+	// The key is a copy: the verdict's domain is part of its URL, which
+	// the map would otherwise keep whole.
+	d.compact[strings.Clone(domain)] = dd.encode()
+}
+
+// page is diagnosis.page for one domain's record.
+func (dd *domainDiag) page(v Verdict, after int) *BrokenDomain {
 	switch {
 	case v.Valid():
 		dd.sizes[dd.valid%recentSizes] = v.Bytes
@@ -116,7 +159,7 @@ func (d *diagnosis) page(v Verdict) *BrokenDomain {
 			return nil
 		}
 		dd.streak = append(dd.streak, Evidence{URL: v.URL, Status: v.Status, Bytes: v.Bytes, Reasons: v.Reasons})
-		if len(dd.streak) >= d.after {
+		if len(dd.streak) >= after {
 			b := &BrokenDomain{Domain: v.Domain, Pages: slices.Clone(dd.streak), ValidBefore: dd.valid}
 			for _, e := range b.Pages {
 				for _, r := range e.Reasons {
@@ -137,6 +180,33 @@ func (d *diagnosis) page(v Verdict) *BrokenDomain {
 	return nil
 }
 
+// encode returns the compact record of dd, which has no streak and no
+// diagnosis: its valid count, then its recent sizes in ring order, as
+// uvarints (nSizes is min(valid, recentSizes)). Two valid pages of a few
+// KB are 5 bytes.
+func (dd *domainDiag) encode() string {
+	var buf [(1 + recentSizes) * binary.MaxVarintLen64]byte
+	b := binary.AppendUvarint(buf[:0], uint64(dd.valid))
+	for _, n := range dd.sizes[:dd.nSizes] {
+		b = binary.AppendUvarint(b, uint64(n))
+	}
+	return string(b)
+}
+
+// decode makes dd the record encode made rec of.
+func (dd *domainDiag) decode(rec string) {
+	b := []byte(rec)
+	valid, k := binary.Uvarint(b)
+	b = b[max(k, 0):]
+	dd.valid = int(valid)
+	dd.nSizes = min(dd.valid, recentSizes)
+	for i := range dd.nSizes {
+		n, k := binary.Uvarint(b)
+		b = b[max(k, 0):]
+		dd.sizes[i] = int(n)
+	}
+}
+
 // fullSize reports whether n bytes is a whole page for the domain: at
 // least shrinkRatio of the median of its recent valid pages, when it has
 // served any. (Floor and truncation are already reasons of their own.)
@@ -144,9 +214,10 @@ func (dd *domainDiag) fullSize(n int) bool {
 	if dd.nSizes == 0 {
 		return true
 	}
-	s := slices.Clone(dd.sizes[:dd.nSizes])
-	slices.Sort(s)
-	return float64(n) >= shrinkRatio*float64(s[len(s)/2])
+	s := dd.sizes // a copy, to sort
+	m := s[:dd.nSizes]
+	slices.Sort(m)
+	return float64(n) >= shrinkRatio*float64(m[len(m)/2])
 }
 
 // degraded records a failure that is the target's (5xx, timeout, refused
@@ -155,8 +226,9 @@ func (dd *domainDiag) fullSize(n int) bool {
 func (d *diagnosis) degraded(domain string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if dd := d.domains[domain]; dd != nil {
+	if dd := d.whole[domain]; dd != nil {
 		dd.streak = dd.streak[:0]
+		d.settle(domain, dd, true)
 	}
 }
 
@@ -164,11 +236,7 @@ func (d *diagnosis) degraded(domain string) {
 func (d *diagnosis) validPages() int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var n int64
-	for _, dd := range d.domains {
-		n += int64(dd.valid)
-	}
-	return n
+	return d.valid
 }
 
 // broken returns the diagnosed domains, sorted by name.
@@ -176,7 +244,7 @@ func (d *diagnosis) broken() []BrokenDomain {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []BrokenDomain
-	for _, dd := range d.domains {
+	for _, dd := range d.whole {
 		if dd.broken != nil {
 			out = append(out, *dd.broken)
 		}

@@ -188,3 +188,27 @@ func TestBrokenAfterSetsTheWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleDomainsKeepACompactRecord: a domain with no evidence under way
+// (its pages valid, or failing for the target's reasons) keeps only its
+// valid count and recent page sizes, encoded, not a whole record; one
+// whose evidence is under way or diagnosed keeps it whole.
+func TestIdleDomainsKeepACompactRecord(t *testing.T) {
+	const n = 500
+	s := newSite()
+	paths := sequence(s, good, good)
+	v := mustNew(t, validate.Require(titleSel, priceSel))
+	for i := range n {
+		crawl(t, v, s, fmt.Sprintf("shop-%d.test", i), paths)
+	}
+	sf := newSite()
+	crawl(t, v, sf, "flaky.test", sequence(sf, good, down))
+	if whole, compact := v.DiagnosisRecords(); whole != 0 || compact != n+1 {
+		t.Fatalf("after %d domains of valid pages and one degrading: %d whole records, %d compact, want 0 and %d", n, whole, compact, n+1)
+	}
+	s2 := newSite()
+	crawl(t, v, s2, "changing.test", sequence(s2, good, changed))
+	if whole, _ := v.DiagnosisRecords(); whole != 1 {
+		t.Fatalf("a domain with evidence under way: %d whole records, want 1", whole)
+	}
+}

@@ -115,4 +115,10 @@
 // verdicts still carry the missing selector. And a block or error page
 // served full-size with status 200 looks like a changed template; that too
 // needs a human, which is what the diagnosis asks for.
+//
+// Memory on a broad crawl: what the diagnosis keeps of a domain with no
+// evidence under way is its valid count and its recent valid page sizes,
+// a few bytes encoded (two valid pages of a few KB: 5 bytes, plus the host
+// and a map entry), and the scoring state of a request goes with the
+// request, at the latest after the next garbage collection.
 package validate

@@ -3,3 +3,20 @@ package validate
 // Live returns the number of requests whose scoring state the validator
 // still holds; tests use it to prove the table does not leak.
 func (v *Validator) Live() int { return v.pages.len() }
+
+// Held returns the number of entries in the request table, dead ones
+// included (Live sweeps those first): what the table costs while nothing
+// calls it.
+func (v *Validator) Held() int {
+	v.pages.mu.Lock()
+	defer v.pages.mu.Unlock()
+	return len(v.pages.m)
+}
+
+// DiagnosisRecords returns how many domains the diagnosis keeps whole
+// (evidence under way, or diagnosed) and how many as a compact record.
+func (v *Validator) DiagnosisRecords() (whole, compact int) {
+	v.diag.mu.Lock()
+	defer v.diag.mu.Unlock()
+	return len(v.diag.whole), len(v.diag.compact)
+}

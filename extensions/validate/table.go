@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"runtime"
 	"sync"
 	"unsafe"
 	"weak"
@@ -26,11 +27,33 @@ import (
 // replaced by the state of a new request at the same address, and is
 // deleted by the next sweep: one every time the table doubles, so the
 // sweeps cost a constant per request, and the dead entries never
-// outnumber the live ones by much.
+// outnumber the live ones by much; and one after every garbage
+// collection, so a crawl left idle keeps no page per request it made,
+// though no request comes to sweep the table.
 type table struct {
 	mu      sync.Mutex
 	m       map[uintptr]slot
 	sweepAt int // the table's size that triggers the next sweep
+}
+
+// gcSentinel is garbage as soon as it is made: its cleanup runs after the
+// next garbage collection. (It holds a pointer so that it is never a tiny
+// allocation, whose cleanup may never run.)
+type gcSentinel struct{ _ *byte }
+
+// sweepAfterGC sweeps t after the next garbage collection, and again after
+// every one after it, for as long as t is in use.
+func sweepAfterGC(t weak.Pointer[table]) {
+	runtime.AddCleanup(&gcSentinel{}, func(t weak.Pointer[table]) {
+		tt := t.Value()
+		if tt == nil {
+			return // the validator is gone
+		}
+		tt.mu.Lock()
+		tt.sweepLocked()
+		tt.mu.Unlock()
+		sweepAfterGC(t)
+	}, t)
 }
 
 type slot struct {
@@ -68,6 +91,7 @@ func (t *table) put(req *colly.Request, p *page) *page {
 	}
 	if t.m == nil {
 		t.m = make(map[uintptr]slot)
+		sweepAfterGC(weak.Make(t))
 	}
 	if len(t.m) >= max(t.sweepAt, minSweep) {
 		t.sweepLocked()

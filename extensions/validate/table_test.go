@@ -145,3 +145,60 @@ func TestStateLivesAsLongAsItsRequest(t *testing.T) {
 	}
 	runtime.KeepAlive(kept)
 }
+
+// TestIdleValidatorHoldsNoDeadState: once a crawl stops, the states of its
+// requests go with the requests, though no new request comes to sweep the
+// table: a broad crawl left idle keeps no page per request it made.
+func TestIdleValidatorHoldsNoDeadState(t *testing.T) {
+	const n = 3000 // past the table's first sweep
+	s := newSite()
+	s.set("/p", reply{body: product(1, 2000)})
+	v := mustNew(t, validate.Require(titleSel))
+	c := collector(s, v)
+	var valid int
+	c.OnScraped(func(r *colly.Response) {
+		if verdict, _ := v.VerdictOf(r); verdict.Valid() {
+			valid++
+		}
+	})
+	for i := range n {
+		if err := c.Visit(fmt.Sprintf("http://shop-%d.test/p", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if valid != n {
+		t.Fatalf("%d valid pages, want %d", valid, n)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for v.Held() > 0 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // cleanups run on their own goroutine
+	}
+	if h := v.Held(); h != 0 {
+		t.Fatalf("%d entries held in the request table after the crawl and GC, want 0", h)
+	}
+}
+
+// TestValidatorIsCollected: the table's sweep after each collection does
+// not keep a validator nobody holds alive.
+func TestValidatorIsCollected(t *testing.T) {
+	var gone atomic.Bool
+	func() {
+		s := newSite()
+		s.set("/p", reply{body: product(1, 2000)})
+		v := mustNew(t, validate.Require(titleSel))
+		c := collector(s, v)
+		if err := c.Visit("http://shop.test/p"); err != nil {
+			t.Fatal(err)
+		}
+		runtime.AddCleanup(v, func(*atomic.Bool) { gone.Store(true) }, &gone)
+	}()
+	deadline := time.Now().Add(2 * time.Second)
+	for !gone.Load() && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !gone.Load() {
+		t.Fatal("a validator nobody holds was never collected")
+	}
+}

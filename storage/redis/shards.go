@@ -3,6 +3,8 @@ package redis
 import (
 	"hash/fnv"
 	"strconv"
+
+	"github.com/breakwater-crawl/breakwater/internal/keyslot"
 )
 
 // MaxShards is the most hash slots WithShards spreads a crawl over.
@@ -32,13 +34,13 @@ func shardPrefixes(namespace, crawl string, n int) []string {
 		return []string{namespace + ":{" + crawl + "}:"}
 	}
 	out := make([]string, n)
-	width := 16384 / n
+	width := keyslot.Slots / n
 	for i := range out {
 		lo := i*width + width/4
 		hi := i*width + width*3/4
 		for k := 0; ; k++ {
 			tag := crawl + "/" + strconv.Itoa(i) + "." + strconv.Itoa(k)
-			if s := int(crc16(tag) % 16384); s >= lo && s < hi {
+			if s := int(keyslot.CRC16(tag) % keyslot.Slots); s >= lo && s < hi {
 				out[i] = namespace + ":{" + tag + "}:s:"
 				break
 			}
@@ -55,20 +57,4 @@ func shardOf(key string, n int) int {
 	h := fnv.New32a()
 	h.Write([]byte(key))
 	return int(h.Sum32() % uint32(n))
-}
-
-// crc16 is CRC-16/XMODEM, which Redis Cluster hashes keys with.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for b := 0; b < 8; b++ {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
 }

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/breakwater-crawl/breakwater/internal/keyslot"
 )
 
 // Cluster is a real Redis Cluster of masters only, started by a test on
@@ -443,27 +445,4 @@ func (c *Cluster) RestartMaster(t testing.TB, i int) {
 
 // Slot returns the hash slot of key, as Redis Cluster computes it (CRC16
 // of the hash tag if the key has one).
-func Slot(key string) int {
-	if s := strings.IndexByte(key, '{'); s >= 0 {
-		if e := strings.IndexByte(key[s+1:], '}'); e > 0 {
-			key = key[s+1 : s+1+e]
-		}
-	}
-	return int(crc16(key) % 16384)
-}
-
-// crc16 is CRC-16/XMODEM, the one Redis Cluster uses.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for b := 0; b < 8; b++ {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
+func Slot(key string) int { return keyslot.Of(key) }
