@@ -45,7 +45,7 @@ type Result struct {
 	Trips        int       `json:"trips,omitempty"`
 	Refused      int64     `json:"refused,omitempty"` // requests a breaker refused without touching the network
 	Retries      int64     `json:"retries,omitempty"` // retries the retry loop issued
-	// Broad (issue 15): the domains crawled, heap per domain after GC at
+	// Broad: the domains crawled, heap per domain after GC at
 	// the end (every extension alive; for Breakwater BytesPerDomain is the
 	// breaker, validator and metrics once the collector and checkpoint are
 	// let go), the peak resident set, the metrics' series and scrape time.
@@ -63,12 +63,12 @@ type Result struct {
 	// at the end of the run (overhead: Breakwater's best round).
 	CheckpointDone int `json:"checkpoint_done,omitempty"`
 
-	// Goal is the issue's goal for this row, judged on figures of this
+	// Goal is the goal for this row, judged on figures of this
 	// same run; nil for rows without one.
 	Goal *Goal `json:"goal,omitempty"`
 }
 
-// Goal is one goal from issues 8, 9 and 13, met or missed, with what was
+// Goal is one goal of the project, met or missed, with what was
 // measured against it.
 type Goal struct {
 	Text     string `json:"text"`     // the goal, e.g. "≤ 12 into the degradation, ≥ 10× fewer than retry"

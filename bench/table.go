@@ -39,7 +39,7 @@ func writeTable(w io.Writer, rep *Report) error {
 		}
 	}
 	if len(goals) > 0 {
-		fmt.Fprintln(w, "\nGoals (issues 8, 9 and 13), judged on this run's figures; breakwater and drop-in rows each have their own:")
+		fmt.Fprintln(w, "\nGoals, judged on this run's figures; breakwater and drop-in rows each have their own:")
 		for _, r := range goals {
 			fmt.Fprintf(w, "  %-14s %-10s %-7s %s: %s\n", r.Scenario, r.Client, verdict(r.Goal.Met), r.Goal.Text, r.Goal.Measured)
 		}

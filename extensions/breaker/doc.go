@@ -97,7 +97,7 @@
 // counts the rest per domain, and Overview sums every domain without listing
 // them, for a metrics scrape.
 //
-// The state machine (circuit.go) is plain Go that takes the caller's clock;
-// the Colly wiring is colly.go. A Store decides where circuits live:
+// The circuit's state machine is plain Go that takes the caller's clock,
+// apart from the Colly wiring (Register). A Store decides where circuits live:
 // in-process by default, or shared between workers (storage/redis).
 package breaker

@@ -96,8 +96,7 @@
 // not yet committed, are fetched again on resume. A done page is never
 // fetched again once its done state is committed.
 //
-// Links found on a page are recorded before the page is done (see
-// barrier.go): a page's done record waits until the links Colly marked
+// Links found on a page are recorded before the page is done: a page's done record waits until the links Colly marked
 // visited while it was processed have reached OnRequest and been
 // recorded, so on disk no page is done without its links. A hop of a
 // redirect chain is marked visited and never requested; one that has not
