@@ -187,7 +187,7 @@ func notes(e *env, sel []scenario) []string {
 				e.size.broadDomains, broadPages, broadWorkers, broadIdleTTL))
 		}
 		if s.name == "overhead" {
-			n = append(n, fmt.Sprintf("overhead: testserver's pages served from memory (byte-identical; testserver renders every page per request, about 68 µs), so the CPU measured is the clients'; Breakwater also keeps the embedded checkpoint (checkpoint.New on storage/bolt, a bbolt file in a temporary directory); best of %d rounds, clients in rotating order.", e.size.overheadRounds))
+			n = append(n, fmt.Sprintf("overhead: testserver's pages served from memory (byte-identical; testserver renders every page per request, about 68 µs), so the CPU measured is the clients'; Breakwater also keeps the embedded checkpoint (checkpoint.New on storage/bolt, a bbolt file in a temporary directory); %d rounds, clients in rotating order; each round's ratio to plain Colly in that round, the goal judged on their median.", e.size.overheadRounds))
 		}
 	}
 	return n
