@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -115,18 +116,12 @@ func testCrawlWhileSlotMoves(t *testing.T, shards int) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	for w := range workers {
-		wg.Go(func() {
-			errs[w] = runWorker(ctx, workerConfig{
-				Name: "w" + strconv.Itoa(w), Cluster: c.Addrs(), Shards: shards, Namespace: ns, Crawl: "shop",
-				Seeds: seeds, Parallelism: parallelism, Visibility: 20 * time.Second, Cooldown: 1500 * time.Millisecond, Poll: 20 * time.Millisecond,
-			}, &ev, &logs)
-		})
-	}
+	wait := runWorkers(ctx, workers, workerConfig{
+		Cluster: c.Addrs(), Shards: shards, Namespace: ns, Crawl: "shop",
+		Seeds: seeds, Parallelism: parallelism, Visibility: 20 * time.Second, Cooldown: 1500 * time.Millisecond, Poll: 20 * time.Millisecond,
+	}, &ev, func(int) io.Writer { return &logs })
 	ended := make(chan struct{})
-	go func() { wg.Wait(); close(ended) }()
+	go func() { wait(); close(ended) }()
 
 	cs := inspect(t, client, ns, redis.WithShards(shards))
 	slots := map[int]bool{}
@@ -159,11 +154,7 @@ func testCrawlWhileSlotMoves(t *testing.T, shards int) {
 		t.Fatal("the crawl ended before a third of it was done")
 	}
 	<-ended
-	for w, err := range errs {
-		if err != nil {
-			t.Errorf("worker %d: %v", w, err)
-		}
-	}
+	noErrors(t, wait())
 	if ctx.Err() != nil {
 		t.Fatal("the crawl did not end within 90s")
 	}
@@ -219,18 +210,12 @@ func TestWorkersEndWithStateLostWhenAShardsMasterRestarts(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	for w := range workers {
-		wg.Go(func() {
-			errs[w] = runWorker(ctx, workerConfig{
-				Name: "w" + strconv.Itoa(w), Cluster: c.Addrs(), Shards: shards, Namespace: ns, Crawl: "shop",
-				Seeds: seeds, Parallelism: parallelism, Visibility: 20 * time.Second, Cooldown: 1500 * time.Millisecond, Poll: 20 * time.Millisecond,
-			}, &ev, &logs)
-		})
-	}
+	wait := runWorkers(ctx, workers, workerConfig{
+		Cluster: c.Addrs(), Shards: shards, Namespace: ns, Crawl: "shop",
+		Seeds: seeds, Parallelism: parallelism, Visibility: 20 * time.Second, Cooldown: 1500 * time.Millisecond, Poll: 20 * time.Millisecond,
+	}, &ev, func(int) io.Writer { return &logs })
 	ended := make(chan struct{})
-	go func() { wg.Wait(); close(ended) }()
+	go func() { wait(); close(ended) }()
 	cs := inspect(t, client, ns, redis.WithShards(shards))
 	lost := cs.Keys()[9+keyRunIndex] // the second shard's run marker
 	victim := c.Owner(t, redistest.Slot(lost))
@@ -247,6 +232,7 @@ func TestWorkersEndWithStateLostWhenAShardsMasterRestarts(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("the workers did not end within 90s")
 	}
+	errs := wait()
 	for w, err := range errs {
 		if !errors.Is(err, redis.ErrStateLost) || !strings.Contains(err.Error(), lost) {
 			t.Errorf("worker %d ended with %v; want ErrStateLost naming %s", w, err, lost)

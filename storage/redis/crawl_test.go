@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -193,23 +194,13 @@ func TestThreeWorkersShareOneCrawl(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	began := time.Now()
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	for w := range workers {
-		wg.Go(func() {
-			errs[w] = runWorker(ctx, workerConfig{
-				Name: "w" + strconv.Itoa(w), Addr: client.Options().Addr, Namespace: ns, Crawl: "shop",
-				Seeds: seeds, Parallelism: parallelism, Visibility: 20 * time.Second, Cooldown: 1500 * time.Millisecond, Poll: 20 * time.Millisecond,
-			}, &ev, &logs)
-		})
-	}
-	wg.Wait()
+	wait := runWorkers(ctx, workers, workerConfig{
+		Addr: client.Options().Addr, Namespace: ns, Crawl: "shop",
+		Seeds: seeds, Parallelism: parallelism, Visibility: 20 * time.Second, Cooldown: 1500 * time.Millisecond, Poll: 20 * time.Millisecond,
+	}, &ev, func(int) io.Writer { return &logs })
+	errs := wait()
 	took := time.Since(began)
-	for w, err := range errs {
-		if err != nil {
-			t.Errorf("worker %d: %v", w, err)
-		}
-	}
+	noErrors(t, errs)
 	if ctx.Err() != nil {
 		t.Fatal("the crawl did not end within 90s")
 	}

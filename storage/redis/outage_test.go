@@ -2,8 +2,7 @@ package redis_test
 
 import (
 	"context"
-	"strconv"
-	"sync"
+	"io"
 	"testing"
 	"time"
 
@@ -25,18 +24,14 @@ func TestCrawlPausesWhileRedisIsDownAndCompletes(t *testing.T) {
 	logs := make([]*logBuffer, workers)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	for w := range workers {
+	for w := range logs {
 		logs[w] = &logBuffer{}
-		wg.Go(func() {
-			errs[w] = runWorker(ctx, workerConfig{
-				Name: "w" + strconv.Itoa(w), Addr: srv.addr(), Namespace: "outage", Crawl: "shop",
-				Seeds: productSeeds(f, products), Parallelism: parallelism, Visibility: 20 * time.Second,
-				Cooldown: time.Minute, Poll: 20 * time.Millisecond,
-			}, &ev, logs[w])
-		})
 	}
+	wait := runWorkers(ctx, workers, workerConfig{
+		Addr: srv.addr(), Namespace: "outage", Crawl: "shop",
+		Seeds: productSeeds(f, products), Parallelism: parallelism, Visibility: 20 * time.Second,
+		Cooldown: time.Minute, Poll: 20 * time.Millisecond,
+	}, &ev, func(w int) io.Writer { return logs[w] })
 	for ev.count("done", nil) < domains*products/3 {
 		if ctx.Err() != nil {
 			t.Fatal("the crawl never got a third of the way")
@@ -48,12 +43,7 @@ func TestCrawlPausesWhileRedisIsDownAndCompletes(t *testing.T) {
 	time.Sleep(time.Second)
 	restarted := time.Now()
 	srv.start()
-	wg.Wait()
-	for w, err := range errs {
-		if err != nil {
-			t.Errorf("worker %d: %v", w, err)
-		}
-	}
+	noErrors(t, wait())
 	if ctx.Err() != nil {
 		t.Fatal("the crawl did not end within 90s")
 	}

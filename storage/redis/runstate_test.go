@@ -3,9 +3,8 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/url"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,18 +39,14 @@ func TestRedisKilledMidCrawl(t *testing.T) {
 			logs := make([]*logBuffer, workers)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			var wg sync.WaitGroup
-			errs := make([]error, workers)
-			for w := range workers {
+			for w := range logs {
 				logs[w] = &logBuffer{}
-				wg.Go(func() {
-					errs[w] = runWorker(ctx, workerConfig{
-						Name: "w" + strconv.Itoa(w), Addr: srv.addr(), Namespace: "killed", Crawl: "shop",
-						Seeds: productSeeds(f, products), Parallelism: parallelism, Visibility: 10 * time.Second,
-						Cooldown: time.Minute, Poll: 20 * time.Millisecond,
-					}, &ev, logs[w])
-				})
 			}
+			wait := runWorkers(ctx, workers, workerConfig{
+				Addr: srv.addr(), Namespace: "killed", Crawl: "shop",
+				Seeds: productSeeds(f, products), Parallelism: parallelism, Visibility: 10 * time.Second,
+				Cooldown: time.Minute, Poll: 20 * time.Millisecond,
+			}, &ev, func(w int) io.Writer { return logs[w] })
 			for ev.count("done", nil) < domains*products/3 {
 				if ctx.Err() != nil {
 					t.Fatal("the crawl never got a third of the way")
@@ -60,16 +55,12 @@ func TestRedisKilledMidCrawl(t *testing.T) {
 			}
 			srv.kill()
 			srv.start()
-			wg.Wait()
+			errs := wait()
 			if ctx.Err() != nil {
 				t.Fatal("the workers did not end within 60s")
 			}
 			if !tc.volatile {
-				for w, err := range errs {
-					if err != nil {
-						t.Errorf("worker %d: %v", w, err)
-					}
-				}
+				noErrors(t, errs)
 				checkEveryProductOnce(t, f, products, client, inspect(t, client, "killed"), 0)
 				return
 			}

@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
@@ -155,6 +157,33 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 	err = q.Run(c)
 	emit(workerEvent{Ev: "end", Err: fmt.Sprint(err)})
 	return err
+}
+
+// runWorkers starts n workers of cfg in this process, named w0, w1, …,
+// their events to out and worker w's logs to logs(w). wait returns once
+// every worker has ended, with each one's error (it may be called again).
+func runWorkers(ctx context.Context, n int, cfg workerConfig, out io.Writer, logs func(w int) io.Writer) (wait func() []error) {
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for w := range n {
+		c := cfg
+		c.Name = "w" + strconv.Itoa(w)
+		wg.Go(func() { errs[w] = runWorker(ctx, c, out, logs(w)) })
+	}
+	return func() []error {
+		wg.Wait()
+		return errs
+	}
+}
+
+// noErrors fails t for each worker that ended with an error.
+func noErrors(t *testing.T, errs []error) {
+	t.Helper()
+	for w, err := range errs {
+		if err != nil {
+			t.Errorf("worker %d: %v", w, err)
+		}
+	}
 }
 
 // workerMain is a worker process's main: its config comes in workerEnv,
