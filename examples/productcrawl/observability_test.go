@@ -15,6 +15,8 @@ import (
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
+// freeAddr returns a loopback address nothing listens on (a port just
+// freed: free for a server to take, refused for a client).
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

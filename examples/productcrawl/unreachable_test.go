@@ -9,23 +9,11 @@ import (
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
-// closedPort returns a loopback address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // A start URL nothing listens on is logged at the default level, like a
 // DNS failure, and when it is the only one the run is an error that says
 // so first, not "tripped: no human needed".
 func TestTheOnlyStartURLUnreachableIsAnErrorThatSaysSo(t *testing.T) {
-	addr := closedPort(t)
+	addr := freeAddr(t)
 	r := runCrawl(t, "--log-format", "json", "http://"+addr+"/")
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1 (error: a person must look)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
@@ -46,7 +34,7 @@ func TestTheOnlyStartURLUnreachableIsAnErrorThatSaysSo(t *testing.T) {
 // the report names the one that could not be reached.
 func TestOneUnreachableStartURLAmongOthersIsNamed(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 5, PerPage: 5})
-	addr := closedPort(t)
+	addr := freeAddr(t)
 	r := runCrawl(t, "--report", "json", "--log-level", "warn", store.URL()+"/", "http://"+addr+"/")
 	rep := r.report(t)
 	if r.code != 2 || !rep.hasFinding("unreachable", addr) || rep.Outcome.Records != 5 {
