@@ -8,9 +8,14 @@ func (v *Validator) Live() int { return v.pages.len() }
 // included (Live sweeps those first): what the table costs while nothing
 // calls it.
 func (v *Validator) Held() int {
-	v.pages.mu.Lock()
-	defer v.pages.mu.Unlock()
-	return len(v.pages.m)
+	n := 0
+	for i := range v.pages.shards {
+		sh := &v.pages.shards[i]
+		sh.mu.Lock()
+		n += len(sh.m)
+		sh.mu.Unlock()
+	}
+	return n
 }
 
 // DiagnosisRecords returns how many domains the diagnosis keeps whole

@@ -73,3 +73,27 @@ func BenchmarkTable(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTableParallel is BenchmarkTable from 64 goroutines at once, as
+// a broad crawl's visiting goroutines use the table: what its locking
+// costs under contention.
+//
+//	go test -run '^$' -bench TableParallel -benchmem ./extensions/validate/
+func BenchmarkTableParallel(b *testing.B) {
+	var t table
+	p := &page{}
+	b.ReportAllocs()
+	b.SetParallelism(32) // × GOMAXPROCS goroutines
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := &colly.Request{}
+			t.put(req, p)
+			for range 5 {
+				if t.get(req) != p {
+					b.Error("state not found")
+					return
+				}
+			}
+		}
+	})
+}

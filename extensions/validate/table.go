@@ -31,9 +31,26 @@ import (
 // collection, so a crawl left idle keeps no page per request it made,
 // though no request comes to sweep the table.
 type table struct {
+	once   sync.Once // starts the sweeps after garbage collections
+	shards [tableShards]tableShard
+}
+
+// tableShards is how many locks the table is split under: requests on
+// many goroutines at once (a broad crawl visits from dozens) mostly take
+// different ones. A power of two.
+const tableShards = 64
+
+type tableShard struct {
 	mu      sync.Mutex
 	m       map[uintptr]slot
-	sweepAt int // the table's size that triggers the next sweep
+	sweepAt int      // the shard's size that triggers its next sweep
+	_       [40]byte // a cache line of its own
+}
+
+// shard is the shard of the request at address k: a multiplicative hash,
+// since allocation leaves the low bits of addresses alike.
+func (t *table) shard(k uintptr) *tableShard {
+	return &t.shards[(uint64(k)*0x9E3779B97F4A7C15)>>(64-6)]
 }
 
 // gcSentinel is garbage as soon as it is made: its cleanup runs after the
@@ -49,9 +66,12 @@ func sweepAfterGC(t weak.Pointer[table]) {
 		if tt == nil {
 			return // the validator is gone
 		}
-		tt.mu.Lock()
-		tt.sweepLocked()
-		tt.mu.Unlock()
+		for i := range tt.shards {
+			sh := &tt.shards[i]
+			sh.mu.Lock()
+			sh.sweepLocked()
+			sh.mu.Unlock()
+		}
 		sweepAfterGC(t)
 	}, t)
 }
@@ -61,8 +81,8 @@ type slot struct {
 	p   *page
 }
 
-// minSweep is the size below which the table is never swept.
-const minSweep = 1024
+// minSweep is the size below which a shard is never swept.
+const minSweep = 1024 / tableShards
 
 func addr(req *colly.Request) uintptr { return uintptr(unsafe.Pointer(req)) }
 
@@ -71,9 +91,11 @@ func (t *table) get(req *colly.Request) *page {
 	if req == nil {
 		return nil
 	}
-	t.mu.Lock()
-	s, ok := t.m[addr(req)]
-	t.mu.Unlock()
+	k := addr(req)
+	sh := t.shard(k)
+	sh.mu.Lock()
+	s, ok := sh.m[k]
+	sh.mu.Unlock()
 	if !ok || s.req.Value() != req {
 		return nil
 	}
@@ -83,37 +105,43 @@ func (t *table) get(req *colly.Request) *page {
 // put stores p for req unless req already has a state, and returns the
 // state that is stored.
 func (t *table) put(req *colly.Request, p *page) *page {
+	t.once.Do(func() { sweepAfterGC(weak.Make(t)) })
 	k := addr(req)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if s, ok := t.m[k]; ok && s.req.Value() == req {
+	sh := t.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if s, ok := sh.m[k]; ok && s.req.Value() == req {
 		return s.p
 	}
-	if t.m == nil {
-		t.m = make(map[uintptr]slot)
-		sweepAfterGC(weak.Make(t))
+	if sh.m == nil {
+		sh.m = make(map[uintptr]slot)
 	}
-	if len(t.m) >= max(t.sweepAt, minSweep) {
-		t.sweepLocked()
-		t.sweepAt = 2 * len(t.m)
+	if len(sh.m) >= max(sh.sweepAt, minSweep) {
+		sh.sweepLocked()
+		sh.sweepAt = 2 * len(sh.m)
 	}
-	t.m[k] = slot{req: weak.Make(req), p: p}
+	sh.m[k] = slot{req: weak.Make(req), p: p}
 	return p
 }
 
-// sweepLocked deletes the entries whose request is gone.
-func (t *table) sweepLocked() {
-	for k, s := range t.m {
+// sweepLocked deletes the shard's entries whose request is gone.
+func (sh *tableShard) sweepLocked() {
+	for k, s := range sh.m {
 		if s.req.Value() == nil {
-			delete(t.m, k)
+			delete(sh.m, k)
 		}
 	}
 }
 
 // len returns the number of requests with state.
 func (t *table) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.sweepLocked()
-	return len(t.m)
+	n := 0
+	for i := range t.shards {
+		sh := &t.shards[i]
+		sh.mu.Lock()
+		sh.sweepLocked()
+		n += len(sh.m)
+		sh.mu.Unlock()
+	}
+	return n
 }
