@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -39,4 +40,27 @@ func heapAfterGC() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
+}
+
+// BenchmarkDiagnosisParallel records valid pages of 10,000 domains from 64
+// goroutines at once, as a broad crawl's visiting goroutines do: what the
+// diagnosis's locking costs under contention.
+//
+//	go test -run '^$' -bench DiagnosisParallel -benchmem ./extensions/validate/
+func BenchmarkDiagnosisParallel(b *testing.B) {
+	const domains = 10_000
+	names := make([]string, domains)
+	for i := range names {
+		names[i] = "shop-" + strconv.Itoa(i) + ".test"
+	}
+	d := newDiagnosis(DefaultBrokenAfter)
+	var next atomic.Int64
+	b.SetParallelism(32) // × GOMAXPROCS goroutines
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			dom := names[next.Add(1)%domains]
+			d.page(Verdict{URL: "http://" + dom + "/p", Domain: dom, Status: 200, Bytes: 1500})
+		}
+	})
 }
