@@ -21,7 +21,7 @@ func TestGoneSetIsBounded(t *testing.T) {
 	if last := "u" + strconv.Itoa(2*goneCap); !s.has(last) {
 		t.Errorf("%s, the latest, forgotten", last)
 	}
-	if n := len(s.cur) + len(s.prev); n > 2*goneCap {
+	if n := s.urls.Len(); n > 2*goneCap {
 		t.Errorf("%d URLs held, want at most %d", n, 2*goneCap)
 	}
 	s.remove("u" + strconv.Itoa(2*goneCap))

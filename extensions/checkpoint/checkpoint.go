@@ -11,6 +11,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/recent"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -60,7 +61,7 @@ type Checkpoint struct {
 	anns      announcements             // the same, in the order they were made
 	held      heldRecords               // final records waiting for the links found before them
 	front     frontier                  // the queue (queue.go)
-	cookies   cookieCache               // host → cookie string, for the hosts used last (cookies.go)
+	cookies   recent.Map[string]        // host → cookie string, for the hosts used last (cookieCacheSize)
 	b         *breaker.Breaker          // attached by Breaker
 	saved     map[string]BreakerState   // open domains and closed ones with failures, as saved
 	filtered  map[uint64]struct{}       // unfinished URLs the collector refused to resume (filters, depth, robots)
@@ -133,7 +134,7 @@ func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
 		tokens:    map[uint64]int{},
 		announced: map[uint64]announce{},
 		hops:      map[uint64]struct{}{},
-		cookies:   newCookieCache(),
+		cookies:   recent.New[string](cookieCacheSize),
 		saved:     map[string]BreakerState{},
 		filtered:  map[uint64]struct{}{},
 		dropped:   map[string]bool{},

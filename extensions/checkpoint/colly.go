@@ -248,7 +248,7 @@ func (cp *Checkpoint) isVisited(id uint64) (bool, error) {
 func (cp *Checkpoint) hostCookies(u *url.URL) string {
 	cp.mu.Lock()
 	defer cp.unlock()
-	if v, ok := cp.cookies.get(u.Host); ok {
+	if v, ok := cp.cookies.Get(u.Host); ok {
 		return v
 	}
 	v, _, err := cp.store.Meta(keyCookie + u.Host)
@@ -256,7 +256,7 @@ func (cp *Checkpoint) hostCookies(u *url.URL) string {
 		cp.failLocked(err)
 		return ""
 	}
-	cp.cookies.put(u.Host, string(v))
+	cp.cookies.Put(u.Host, string(v))
 	return string(v)
 }
 
@@ -265,16 +265,16 @@ func (cp *Checkpoint) hostCookies(u *url.URL) string {
 func (cp *Checkpoint) setHostCookies(u *url.URL, cookies string) {
 	cp.mu.Lock()
 	defer cp.unlock()
-	if v, ok := cp.cookies.get(u.Host); ok && v == cookies {
+	if v, ok := cp.cookies.Get(u.Host); ok && v == cookies {
 		return
 	}
-	cp.cookies.put(u.Host, cookies)
+	cp.cookies.Put(u.Host, cookies)
 	if cp.err == nil {
 		if err := cp.store.SetMeta(keyCookie+u.Host, []byte(cookies)); err != nil {
 			cp.failLocked(err)
 		}
 	}
 	if cp.err != nil {
-		cp.cookies.keepAll = true // the store no longer has every host's cookies
+		cp.cookies.KeepAll = true // the store no longer has every host's cookies
 	}
 }

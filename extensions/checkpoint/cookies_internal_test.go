@@ -43,7 +43,7 @@ func TestCookieCacheIsBoundedAndForgetsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cp.Close()
-	cp.cookies.size = 16
+	cp.cookies.Size = 16
 	site := &cookieSite{sent: map[string]string{}}
 	c := colly.NewCollector()
 	c.WithTransport(site)
@@ -66,7 +66,7 @@ func TestCookieCacheIsBoundedAndForgetsNothing(t *testing.T) {
 		t.Errorf("a host never given a cookie sent Cookie %q", got)
 	}
 	cp.mu.Lock()
-	n := cp.cookies.len()
+	n := cp.cookies.Len()
 	cp.mu.Unlock()
 	if n > 2*16 {
 		t.Fatalf("the cookie cache holds %d hosts after %d, want at most %d", n, hosts+1, 2*16)

@@ -1,0 +1,71 @@
+// Package recent is a map bounded to the keys used last: two generations
+// of a fixed size. A key is looked up in the recent generation, then in
+// the older one; when the recent one is full it becomes the older one and
+// the oldest keys are dropped. It holds between Size and 2×Size keys once
+// full, whatever the number of keys it meets. It is not safe for
+// concurrent use: its owner locks.
+package recent
+
+import "strings"
+
+// Map keeps the values of the Size to 2×Size keys used last.
+type Map[V any] struct {
+	// Size is how many keys a generation holds.
+	Size int
+	// KeepAll stops the dropping: from then on the map keeps every key
+	// (for a cache that has become the only copy of what it holds).
+	KeepAll bool
+
+	cur, old map[string]V
+}
+
+// New returns a Map of size keys a generation.
+func New[V any](size int) Map[V] { return Map[V]{Size: size} }
+
+// Get returns k's value, and whether the map has it; a key found in the
+// older generation moves to the recent one.
+func (m *Map[V]) Get(k string) (V, bool) {
+	if v, ok := m.cur[k]; ok {
+		return v, true
+	}
+	v, ok := m.old[k]
+	if ok {
+		m.Put(k, v)
+	}
+	return v, ok
+}
+
+// Has reports whether the map has k, without moving it: a read only,
+// for an owner that reads under a shared lock.
+func (m *Map[V]) Has(k string) bool {
+	if _, ok := m.cur[k]; ok {
+		return true
+	}
+	_, ok := m.old[k]
+	return ok
+}
+
+// Put sets k's value in the recent generation. A new key is stored as a
+// copy: k may be part of a larger string (a URL) that the map would
+// otherwise keep whole.
+func (m *Map[V]) Put(k string, v V) {
+	if _, ok := m.cur[k]; !ok {
+		delete(m.old, k)
+		k = strings.Clone(k)
+		if m.cur == nil {
+			m.cur = make(map[string]V)
+		} else if len(m.cur) >= m.Size && !m.KeepAll {
+			m.old, m.cur = m.cur, make(map[string]V, len(m.cur))
+		}
+	}
+	m.cur[k] = v
+}
+
+// Delete removes k.
+func (m *Map[V]) Delete(k string) {
+	delete(m.cur, k)
+	delete(m.old, k)
+}
+
+// Len returns the number of keys held.
+func (m *Map[V]) Len() int { return len(m.cur) + len(m.old) }
