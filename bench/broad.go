@@ -18,6 +18,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/internal/heap"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/memory"
@@ -155,7 +156,7 @@ func runBroad(e *env) ([]Result, error) {
 // visiting on a synchronous collector, as Colly's queue does.
 func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error) {
 	var run broadRun
-	heap0 := heapAfterGC()
+	heap0 := heap.AfterGC()
 	resetPeakRSS()
 
 	c := colly.NewCollector()
@@ -263,7 +264,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 	run.peakRSS = peakRSS()
 
 	if k == plain {
-		run.heapAll = heapAfterGC() - heap0
+		run.heapAll = heap.AfterGC() - heap0
 		runtime.KeepAlive(c)
 		return run, nil
 	}
@@ -276,7 +277,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 	if run.scrape, run.series, err = scrape(reg); err != nil {
 		return run, err
 	}
-	run.heapAll = heapAfterGC() - heap0
+	run.heapAll = heap.AfterGC() - heap0
 	if err := cp.Close(); err != nil {
 		return run, fmt.Errorf("checkpoint: %w", err)
 	}
@@ -284,7 +285,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 	// its records through the wrapper, to weigh the rest.
 	store.Store = nil
 	cp, c = nil, nil
-	run.heapState = heapAfterGC() - heap0
+	run.heapState = heap.AfterGC() - heap0
 	if e.memprof != "" {
 		if err := writeHeapProfile(e.memprof); err != nil {
 			return run, err
@@ -337,14 +338,6 @@ func writeHeapProfile(file string) error {
 		return fmt.Errorf("-memprofile: %w", err)
 	}
 	return nil
-}
-
-func heapAfterGC() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
 }
 
 // resetPeakRSS starts the process's peak resident set size over (Linux:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/heap"
 )
 
 // BenchmarkIdleDomainBytes measures what one domain of a broad crawl costs
@@ -32,7 +33,7 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
-				before := heap()
+				before := heap.AfterGC()
 				br, err := breaker.New(p, breaker.With(breaker.Config{Clock: clk, IdleTTL: c.ttl}))
 				if err != nil {
 					b.Fatal(err)
@@ -48,18 +49,10 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 					}
 				}
 				idle(br, clk)
-				after := heap()
+				after := heap.AfterGC()
 				b.ReportMetric(float64(after-before)/n, "B/domain")
 				runtime.KeepAlive(br)
 			}
 		})
 	}
-}
-
-func heap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/breakwater-crawl/breakwater/internal/heap"
 )
 
 // BenchmarkIdleDomainBytes measures what one domain of a broad crawl costs
@@ -18,7 +20,7 @@ import (
 func BenchmarkIdleDomainBytes(b *testing.B) {
 	const n = 100_000
 	for b.Loop() {
-		before := heapAfterGC()
+		before := heap.AfterGC()
 		d := newDiagnosis(DefaultBrokenAfter)
 		for page := range 2 {
 			for i := range n {
@@ -28,18 +30,10 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 				d.page(Verdict{URL: u, Domain: host, Status: 200, Bytes: 1500 + i%100})
 			}
 		}
-		after := heapAfterGC()
+		after := heap.AfterGC()
 		b.ReportMetric(float64(after-before)/n, "B/domain")
 		runtime.KeepAlive(d)
 	}
-}
-
-func heapAfterGC() int64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
 }
 
 // BenchmarkDiagnosisParallel records valid pages of 10,000 domains from 64

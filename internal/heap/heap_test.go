@@ -1,0 +1,20 @@
+package heap
+
+import (
+	"runtime"
+	"testing"
+)
+
+// What is kept alive weighs; what is let go does not.
+func TestAfterGCWeighsWhatIsKept(t *testing.T) {
+	before := AfterGC()
+	kept := make([]byte, 8<<20)
+	if grown := AfterGC() - before; grown < 8<<20 {
+		t.Errorf("8 MiB kept, the heap grew by %d bytes", grown)
+	}
+	runtime.KeepAlive(kept)
+	kept = nil
+	if grown := AfterGC() - before; grown > 1<<20 {
+		t.Errorf("8 MiB let go, the heap is still %d bytes larger", grown)
+	}
+}
