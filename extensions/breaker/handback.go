@@ -2,9 +2,9 @@ package breaker
 
 import "time"
 
-// handBack says when a throttled request's re-send could leave, if that is
-// beyond the resend horizon (Config.ResendHorizon): the later of the domain's pause and its next
-// start slot by the pace.
+// handBack says when a throttled request's re-send could leave, if that
+// is beyond the resend horizon (Config.ResendHorizon): the later of the
+// domain's pause and its next start slot by the pace.
 func (b *Breaker) handBack(d *domain, now time.Time) (time.Time, bool) {
 	if b.resendHorizon <= 0 {
 		return time.Time{}, false
