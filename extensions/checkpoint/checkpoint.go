@@ -55,6 +55,7 @@ type Checkpoint struct {
 	entries   map[*colly.Request]*entry // requests between their first callback and their outcome
 	retryOf   map[string]uint64         // URL a breaker retry will request → the record it belongs to
 	tokens    map[uint64]int            // IDs the frontier issued: IsVisited lets each through once
+	claims    map[uint64]claim          // IDs IsVisited is deciding or told new, Visited not yet called (claim.go)
 	announced map[uint64]announce       // Visited by Colly, not yet requested (see barrier.go)
 	hops      map[uint64]struct{}       // Visited by Colly and never requested: redirect hops
 	annSeq    uint64                    // announcements so far
@@ -132,6 +133,7 @@ func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
 		entries:   map[*colly.Request]*entry{},
 		retryOf:   map[string]uint64{},
 		tokens:    map[uint64]int{},
+		claims:    map[uint64]claim{},
 		announced: map[uint64]announce{},
 		hops:      map[uint64]struct{}{},
 		cookies:   recent.New[string](cookieCacheSize),

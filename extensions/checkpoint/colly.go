@@ -198,12 +198,17 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 }
 
 // visited is Colly's storage.Storage Visited. Colly calls it once it has
-// decided to request id, before the request exists.
+// decided to request id, before the request exists, right after
+// IsVisited said id was new. Of two callers IsVisited told so at once,
+// the second is told id was visited after all (see claim.go).
 func (cp *Checkpoint) visited(id uint64) error {
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {
 		return cp.err
+	}
+	if lost := cp.settleClaimLocked(id); lost {
+		return errClaimed
 	}
 	cp.announceLocked(id)
 	return nil
@@ -230,17 +235,23 @@ func (cp *Checkpoint) isVisited(id uint64) (bool, error) {
 	}
 	_, ann := cp.announced[id]
 	_, hop := cp.hops[id]
-	cp.unlock()
 	if ann || hop {
+		cp.unlock()
 		return true, nil
 	}
+	// Claimed before the store is asked, so that a caller whose request
+	// is recorded while this one waits for the store still counts as a
+	// rival.
+	cp.claimLocked(id)
+	cp.unlock()
 	_, ok, err := cp.store.Get(id)
-	if err != nil {
+	if err != nil || ok {
 		cp.mu.Lock()
 		defer cp.unlock()
-		return false, cp.failLocked(err)
+		cp.unclaimLocked(id)
+		return ok, cp.failLocked(err)
 	}
-	return ok, nil
+	return false, nil
 }
 
 // hostCookies is Colly's storage.Storage Cookies: the cookies of u's
