@@ -12,6 +12,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/recent"
+	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -55,7 +56,7 @@ type Checkpoint struct {
 	entries   map[*colly.Request]*entry // requests between their first callback and their outcome
 	retryOf   map[string]uint64         // URL a breaker retry will request → the record it belongs to
 	tokens    map[uint64]int            // IDs the frontier issued: IsVisited lets each through once
-	claims    map[uint64]claim          // IDs IsVisited is deciding or told new, Visited not yet called (claim.go)
+	claims    visitclaim.Table          // IDs IsVisited is deciding or told new, Visited not yet called
 	announced map[uint64]announce       // Visited by Colly, not yet requested (see barrier.go)
 	hops      map[uint64]struct{}       // Visited by Colly and never requested: redirect hops
 	annSeq    uint64                    // announcements so far
@@ -133,7 +134,6 @@ func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
 		entries:   map[*colly.Request]*entry{},
 		retryOf:   map[string]uint64{},
 		tokens:    map[uint64]int{},
-		claims:    map[uint64]claim{},
 		announced: map[uint64]announce{},
 		hops:      map[uint64]struct{}{},
 		cookies:   recent.New[string](cookieCacheSize),

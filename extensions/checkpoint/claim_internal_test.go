@@ -37,7 +37,7 @@ func TestTwoChecksOfOneNewURLLetOneThrough(t *testing.T) {
 	if v, err := s.IsVisited(id); !v || err != nil {
 		t.Fatalf("IsVisited after = %v, %v; want visited", v, err)
 	}
-	if n := len(cp.claims); n != 0 {
+	if n := cp.claims.Len(); n != 0 {
 		t.Errorf("%d claims left once both calls were made", n)
 	}
 }

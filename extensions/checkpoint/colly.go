@@ -3,11 +3,13 @@ package checkpoint
 // This file is the Colly wiring; the state machine is lifecycle.go.
 
 import (
+	"fmt"
 	"net/url"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/requestid"
+	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 )
@@ -200,15 +202,15 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 // visited is Colly's storage.Storage Visited. Colly calls it once it has
 // decided to request id, before the request exists, right after
 // IsVisited said id was new. Of two callers IsVisited told so at once,
-// the second is told id was visited after all (see claim.go).
+// the second is told id was visited after all (internal/visitclaim).
 func (cp *Checkpoint) visited(id uint64) error {
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {
 		return cp.err
 	}
-	if lost := cp.settleClaimLocked(id); lost {
-		return errClaimed
+	if _, lost := cp.claims.Settle(id); lost {
+		return fmt.Errorf("checkpoint: %w", visitclaim.ErrClaimed)
 	}
 	cp.announceLocked(id)
 	return nil
@@ -242,13 +244,13 @@ func (cp *Checkpoint) isVisited(id uint64) (bool, error) {
 	// Claimed before the store is asked, so that a caller whose request
 	// is recorded while this one waits for the store still counts as a
 	// rival.
-	cp.claimLocked(id)
+	cp.claims.Add(id)
 	cp.unlock()
 	_, ok, err := cp.store.Get(id)
 	if err != nil || ok {
 		cp.mu.Lock()
 		defer cp.unlock()
-		cp.unclaimLocked(id)
+		cp.claims.Drop(id)
 		return ok, cp.failLocked(err)
 	}
 	return false, nil

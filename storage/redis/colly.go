@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
 	"github.com/gocolly/colly/v2/storage"
@@ -41,7 +42,12 @@ import (
 // Visited, atomically. Colly asks IsVisited and then calls Visited, two
 // calls with nothing between them, so two workers could both decide to
 // fetch a URL. IsVisited therefore claims the URL itself, in one atomic
-// step: it answers "not visited" to exactly one caller. A URL handed out
+// step: it answers "not visited" to exactly one worker. Within a worker,
+// a caller that meets the URL while another's claim is unsettled (between
+// its two calls, or after a HasVisited) is told "not visited" too, and the
+// first Visited wins: the others get a colly.AlreadyVisitedError from it,
+// which stops their request. So "if !c.HasVisited(u) { c.Visit(u) }"
+// visits u, and u is fetched once. A URL handed out
 // by the queue is this worker's to fetch (its lease says so) and IsVisited
 // lets it through without asking Redis; a URL another worker's queue job
 // owns, that is done, or that a live claim holds, is visited.
@@ -107,11 +113,11 @@ type CollyStorage struct {
 	link   *link
 	claims time.Duration
 
-	held    sync.Map // job ID → *Job: claimed by this process, not yet reported
-	keep    keeper   // the leases of the held jobs under way (leasekeeper.go)
-	run     runWatch // the crawl's run marker (runstate.go)
-	claimed sync.Map // request id → struct{}: IsVisited claimed it, Visited not called yet
-	reqs    sync.Map // *colly.Request → request id, from OnRequest
+	held    sync.Map         // job ID → *Job: claimed by this process, not yet reported
+	keep    keeper           // the leases of the held jobs under way (leasekeeper.go)
+	run     runWatch         // the crawl's run marker (runstate.go)
+	claimed visitclaim.Table // request IDs IsVisited claimed, Visited not called yet
+	reqs    sync.Map         // *colly.Request → request id, from OnRequest
 	wake    chan struct{}
 	done    chan struct{}
 	close   sync.Once
@@ -378,6 +384,15 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 		cs.started(key)
 		return false, nil
 	}
+	// This process's own claim, not yet settled by Visited: HasVisited's,
+	// or a goroutine's between its two calls. Visited decides between
+	// the callers.
+	switch cs.claimed.Join(id) {
+	case visitclaim.Joined:
+		return false, nil
+	case visitclaim.Settled:
+		return true, nil
+	}
 	var visited bool
 	err := cs.persist(context.Background(), "is visited", func(ctx context.Context) error {
 		now := cs.s.now()
@@ -392,24 +407,30 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 		return false, err
 	}
 	if !visited {
-		cs.claimed.Store(key, struct{}{})
+		cs.claimed.Add(id)
 	}
 	return visited, nil
 }
 
 // Visited implements storage.Storage. After IsVisited's claim it has
-// nothing to do; called alone (Colly marks redirect hops it did not check)
-// it claims the request if nobody holds it.
+// nothing to do, unless two callers of this process were told the request
+// was new: the second is told it was visited after all. Called alone
+// (Colly marks redirect hops it did not check) it claims the request if
+// nobody holds it.
 func (cs *CollyStorage) Visited(id uint64) error {
-	key := idKey(id)
-	if _, ok := cs.claimed.LoadAndDelete(key); ok {
+	if held, lost := cs.claimed.Settle(id); held {
+		if lost {
+			return fmt.Errorf("breakwater/redis: %w", visitclaim.ErrClaimed)
+		}
 		return nil
 	}
-	if _, ok := cs.held.Load(key); ok {
+	if _, ok := cs.held.Load(idKey(id)); ok {
 		return nil
 	}
-	_, err := cs.IsVisited(id)
-	cs.claimed.Delete(key)
+	visited, err := cs.IsVisited(id)
+	if err == nil && !visited {
+		cs.claimed.Settle(id)
+	}
 	return err
 }
 

@@ -118,11 +118,16 @@ func TestIsVisitedClaimsEachRequestForOneWorkerOnly(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					if !visited {
-						if err := w.Visited(uint64(id)); err != nil {
-							t.Error(err)
-						}
+					if visited {
+						continue
+					}
+					// As Colly does: the request is made if Visited
+					// agrees; its AlreadyVisitedError stops it.
+					switch err := w.Visited(uint64(id)); {
+					case err == nil:
 						fetch[id].Add(1)
+					case !errors.As(err, new(*colly.AlreadyVisitedError)):
+						t.Error(err)
 					}
 				}
 			})
@@ -132,7 +137,7 @@ func TestIsVisitedClaimsEachRequestForOneWorkerOnly(t *testing.T) {
 	wg.Wait()
 	for id := range ids {
 		if n := fetch[id].Load(); n != 1 {
-			t.Errorf("request %d: %d of 12 callers were told to fetch it, want exactly 1", id, n)
+			t.Errorf("request %d: %d of 12 callers went on to fetch it, want exactly 1", id, n)
 		}
 	}
 }
@@ -458,5 +463,39 @@ func TestCollyStorageWaitsForRedisUpToTheMaxOutage(t *testing.T) {
 	}
 	if n, err := cs.QueueSize(); n != 0 || err != nil {
 		t.Fatalf("QueueSize after Close = %d, %v; want 0, nil (Colly's Run ends)", n, err)
+	}
+}
+
+// "if !c.HasVisited(u) { c.Visit(u) }" is how many Colly programs follow
+// a link. HasVisited asks IsVisited alone: it must not leave a claim that
+// makes the Visit after it refused, or the URL is fetched by no one.
+func TestHasVisitedThenVisitFetchesTheURL(t *testing.T) {
+	_, ns := redistest.New(t)
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte("<html><body>ok</body></html>"))
+	}))
+	defer srv.Close()
+	c := colly.NewCollector()
+	if err := c.SetStorage(collyStorage(t, ns)); err != nil {
+		t.Fatal(err)
+	}
+	u := srv.URL + "/page"
+	visited, err := c.HasVisited(u)
+	if err != nil || visited {
+		t.Fatalf("HasVisited(new URL) = %v, %v", visited, err)
+	}
+	if err := c.Visit(u); err != nil {
+		t.Fatalf("Visit after HasVisited: %v", err)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Fatalf("the server got %d requests for the page, want 1", n)
+	}
+	if visited, err := c.HasVisited(u); err != nil || !visited {
+		t.Errorf("HasVisited after the visit = %v, %v; want visited", visited, err)
+	}
+	if err := c.Visit(u); !errors.As(err, new(*colly.AlreadyVisitedError)) {
+		t.Errorf("a second Visit = %v; want AlreadyVisitedError", err)
 	}
 }
