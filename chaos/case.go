@@ -76,6 +76,9 @@ func NewCase(seed uint64) Case {
 			c.Fault.Persist = d2.chance(0.5)
 		}
 	}
+	if !c.Wiring.Process {
+		c.Wiring.HasVisited = d2.chance(0.3)
+	}
 	return c
 }
 

@@ -185,7 +185,13 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	// The user's scraper: follow listing and product links, save every
 	// product title, retry failures up to 3 times.
 	c.OnHTML(testserver.ProductLinkSelector+", "+testserver.NextSelector, func(e *colly.HTMLElement) {
-		_ = e.Request.Visit(e.Attr("href"))
+		href := e.Attr("href")
+		if w.HasVisited {
+			if seen, err := c.HasVisited(e.Request.AbsoluteURL(href)); err == nil && seen {
+				return
+			}
+		}
+		_ = e.Request.Visit(href)
 	})
 	var records atomic.Int64
 	c.OnHTML(testserver.TitleSelector, func(e *colly.HTMLElement) {

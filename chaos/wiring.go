@@ -48,6 +48,9 @@ type Wiring struct {
 	// applied validate.Require(title) to every page; it now
 	// has the page rules every case uses.
 	ReadmeValidator bool
+	// HasVisited: the user's link callback asks c.HasVisited first and
+	// visits only a link it says is new, as many Colly programs do.
+	HasVisited bool
 }
 
 func drawWiring(d draw) Wiring {
@@ -136,6 +139,9 @@ func (w Wiring) String() string {
 	}
 	if w.Checkpoint != cpNone {
 		parts = append(parts, "cp="+w.Checkpoint.String())
+	}
+	if w.HasVisited {
+		parts = append(parts, "hasvisited")
 	}
 	if w.ReadmeValidator {
 		parts = append(parts, "readme-validator")
