@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -238,9 +239,12 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 	var visitErr atomic.Pointer[error]
 	var wg sync.WaitGroup
 	start := time.Now()
+	// Labelled, so that a -cpuprofile splits by client:
+	// go tool pprof -tagfocus client=breakwater.
+	labels := pprof.Labels("scenario", "broad", "client", k.String())
 	for range broadWorkers {
 		wg.Add(1)
-		go func() {
+		go pprof.Do(context.Background(), labels, func(context.Context) {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1) - 1)
@@ -251,7 +255,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 					e.say("%-14s %-10s first visit error: %v", "broad", k, err) // the rest are counted by what is saved
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	run.wall = time.Since(start)
