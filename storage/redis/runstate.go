@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,6 +90,12 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	switch {
 	case w.lost != nil:
 		return w.lost
+	case strings.HasPrefix(found, tombstone):
+		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: a worker found it lost (%s) and marked it so in %s: what the crawl had queued and done is gone, and a worker joining it now would fetch again, from its start URLs, what the lost run did; delete the crawl (DeleteCrawl, productcrawl --redis-purge) to start it again, with Redis persistence on (appendonly yes)",
+			cs.q.crawl, ErrStateLost, strings.TrimPrefix(found, tombstone), key)
+		cs.s.log.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
+			Msg("breakwater/redis: the crawl's shared state in Redis was lost; this worker stops")
+		return w.lost
 	case w.id == "" && oddKey == "":
 		w.id = run
 	case run != w.id || oddKey != "":
@@ -96,14 +103,32 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 		if found != "" {
 			what = "names another run"
 		}
-		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: its run marker %s %s (Redis restarted without persistence, was flushed or evicted the crawl's keys), so what the crawl had queued and done is gone and this worker's results are incomplete: run Redis with persistence (appendonly yes) and start the crawl again",
+		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: its run marker %s %s (Redis restarted without persistence, was flushed or evicted the crawl's keys), so what the crawl had queued and done is gone and this worker's results are incomplete: run Redis with persistence (appendonly yes), delete the crawl (DeleteCrawl, productcrawl --redis-purge) and start it again",
 			cs.q.crawl, ErrStateLost, key, what)
 		cs.s.log.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
 			Msg("breakwater/redis: the crawl's shared state in Redis was lost; this worker stops")
+		cs.markLost(ctx, fmt.Sprintf("its run marker %s %s at %s", key, what, now.UTC().Format(time.RFC3339)))
 		return w.lost
 	}
 	w.checked, w.recheck = time.Now(), false
 	return nil
+}
+
+// tombstone starts the run marker of a crawl a worker found lost.
+const tombstone = "~lost: "
+
+// markLost writes a tombstone into every shard's run marker: a worker that
+// joins afterwards is refused, and one that joined the emptied Redis afresh
+// finds its run replaced at its next check. Best effort: a Redis that
+// cannot take it now has lost the marker anyway.
+func (cs *CollyStorage) markLost(ctx context.Context, why string) {
+	for _, keys := range cs.shards {
+		if err := cs.q.client.Set(ctx, keys[keyRun], tombstone+why, cs.s.retention).Err(); err != nil {
+			cs.s.log.Warn().Str("crawl", cs.q.crawl).Err(cs.q.wrap(ctx, "mark the crawl lost", err)).
+				Msg("breakwater/redis: the crawl could not be marked lost; a worker joining it now would start it afresh")
+			return
+		}
+	}
 }
 
 // suspect makes the next watch look at the marker at once: Redis failed a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,8 +167,42 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
-		if err := fresh.Check(ctx); err != nil {
-			t.Errorf("the fresh worker's own run: %v, want intact", err)
+		// The worker that found the loss marked the crawl lost: the fresh
+		// worker, crawling a run that lacks everything the first one did,
+		// is told so too.
+		if err := fresh.Check(ctx); !errors.Is(err, redis.ErrStateLost) {
+			t.Errorf("the fresh worker's run after the first worker found the loss: %v, want ErrStateLost", err)
+		}
+	})
+
+	t.Run("lost: a worker that joins afterwards is refused until the crawl is purged", func(t *testing.T) {
+		cs := collyStorage(t, ns+"d", opts...)
+		if err := cs.AddRequest(req("http://shop.test/a")); err != nil {
+			t.Fatal(err)
+		}
+		if err := client.Del(ctx, cs.Keys()...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.QueueSize(); !errors.Is(err, redis.ErrStateLost) {
+			t.Fatalf("QueueSize after the flush: %v, want ErrStateLost", err)
+		}
+		// A worker started after the loss would otherwise take the
+		// emptied Redis for a new crawl and fetch again, from the start
+		// URLs, everything the lost run had done.
+		late := collyStorage(t, ns+"d", opts...)
+		err := late.AddRequest(req("http://shop.test/a"))
+		if !errors.Is(err, redis.ErrStateLost) || !strings.Contains(err.Error(), "purge") {
+			t.Fatalf("a worker joining the lost crawl: %v; want ErrStateLost, saying to purge the crawl", err)
+		}
+		if n, err := client.Exists(ctx, late.Keys()[:6]...).Result(); err != nil || n != 0 {
+			t.Errorf("the refused worker wrote %d of the queue's keys (%v)", n, err)
+		}
+		if _, err := redis.DeleteCrawl(ctx, client, ns+"d", "crawl-1", 1); err != nil {
+			t.Fatal(err)
+		}
+		again := collyStorage(t, ns+"d", opts...)
+		if err := again.AddRequest(req("http://shop.test/a")); err != nil {
+			t.Fatalf("a worker joining the purged crawl: %v, want a new run", err)
 		}
 	})
 }

@@ -2,12 +2,16 @@
 -- still in Redis. The first worker to join a crawl writes a run id; every
 -- worker compares it with the one it joined. A Redis that restarted
 -- without persistence, was flushed or evicted the crawl's keys has none,
--- or (once a worker has joined again) another one.
+-- or (once a worker has joined again) another one. A worker that finds
+-- the state lost writes a tombstone ('~' and why): a worker that joins
+-- afterwards is refused instead of taking the emptied Redis for a new
+-- crawl, until the crawl is purged.
 -- KEYS[9] run marker STRING: the crawl's run id (refreshed by touch, so it
 --         lives as long as the rest of the crawl)
 -- ARGV[7] a fresh run id, ARGV[8] '1' to join (write it if there is none)
 -- or '0' to check (never write).
--- Returns the run id in Redis, or false when there is none and checking.
+-- Returns the run id in Redis (or the tombstone), or false when there is
+-- none and checking.
 local marker = KEYS[9]
 local run = redis.call('GET', marker)
 if not run then
