@@ -11,7 +11,9 @@
 // Breakwater's own counters:
 //
 //  1. the crawl ends within a bound computed from the case;
-//  2. no product is written twice (nor served whole twice in one run);
+//  2. no product is written twice (nor served whole twice in one run),
+//     unless Redis came back empty and every worker ended saying the
+//     crawl's state was lost;
 //  3. nothing is lost silently: a product the stores linked to is written,
 //     or held unfinished with its cause by the checkpoint, or (without one)
 //     named by a non-complete ending;

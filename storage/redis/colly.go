@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -149,6 +150,9 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 	var shards [][]string
 	for i, p := range shardPrefixes(s.namespace, crawlID, s.shards) {
 		shards = append(shards, append(slices.Clone(q.shards[i]), p+"c:visited", p+"c:cookies", p+"c:run"))
+		// The queue's scripts get the run marker too, as a seventh key:
+		// the guard in lua/prelude.lua.
+		q.shards[i] = append(slices.Clip(q.shards[i]), p+"c:run")
 	}
 	return &CollyStorage{
 		q:      q,
@@ -626,9 +630,20 @@ func (cs *CollyStorage) beyondHorizon(empty *emptyError) bool {
 // for up to the max outage (or until Close).
 func (cs *CollyStorage) persist(ctx context.Context, op string, call func(context.Context) error) error {
 	began := time.Now()
+	joined := false
 	for tries := 1; ; tries++ {
 		started := cs.s.now()
 		err := call(ctx)
+		if refusedByGuard(err) && !joined {
+			// The crawl's run marker is gone or marks it lost: join the
+			// run if this worker never had (a new crawl; the marker is
+			// written), else the state was lost.
+			if werr := cs.watch(ctx, true); werr != nil {
+				return werr
+			}
+			joined = true
+			err = call(ctx)
+		}
 		for stale := 0; stale < staleRetries && isUnavailable(err) && staleConn(err); stale++ {
 			cs.suspect()    // a restart: Redis may have come back empty
 			err = call(ctx) // on another connection: the pool may hold several from before a restart
@@ -651,6 +666,12 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 			return err
 		}
 	}
+}
+
+// refusedByGuard reports the answer of a script the run marker guard
+// stopped (lua/prelude.lua).
+func refusedByGuard(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "BWLOST")
 }
 
 func (cs *CollyStorage) runVisit(script *goredis.Script, op, id string) error {

@@ -175,6 +175,42 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 		}
 	})
 
+	t.Run("flushed: nothing is written into the emptied Redis before the check", func(t *testing.T) {
+		cs := collyStorage(t, ns+"e", opts...)
+		if err := cs.AddRequest(req("http://shop.test/a")); err != nil {
+			t.Fatal(err)
+		}
+		if err := client.Del(ctx, cs.Keys()...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		// No call failed (a connection the client replaced quietly), and
+		// no periodic check is due: the writes themselves must refuse.
+		if err := cs.AddRequest(req("http://shop.test/b")); !errors.Is(err, redis.ErrStateLost) {
+			t.Fatalf("AddRequest into the emptied crawl: %v, want ErrStateLost", err)
+		}
+		if v, err := cs.IsVisited(redis.RequestID("http://shop.test/c", nil)); !errors.Is(err, redis.ErrStateLost) {
+			t.Fatalf("IsVisited in the emptied crawl = %v, %v; want ErrStateLost", v, err)
+		}
+		left, err := client.Exists(ctx, cs.Keys()...).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The tombstone in the run marker is the one key there may be.
+		if marker, _ := client.Get(ctx, cs.Keys()[len(cs.Keys())-1]).Result(); left > 1 || (left == 1 && !strings.HasPrefix(marker, "~")) {
+			t.Errorf("%d of the crawl's keys were written after the loss (run marker %q)", left, marker)
+		}
+	})
+
+	t.Run("new: a storage whose first call is IsVisited joins a new crawl", func(t *testing.T) {
+		cs := collyStorage(t, ns+"f", opts...)
+		if v, err := cs.IsVisited(redis.RequestID("http://shop.test/a", nil)); v || err != nil {
+			t.Fatalf("IsVisited on a new crawl = %v, %v; want a new URL", v, err)
+		}
+		if err := cs.Check(ctx); err != nil {
+			t.Fatalf("Check after joining by IsVisited: %v", err)
+		}
+	})
+
 	t.Run("lost: a worker that joins afterwards is refused until the crawl is purged", func(t *testing.T) {
 		cs := collyStorage(t, ns+"d", opts...)
 		if err := cs.AddRequest(req("http://shop.test/a")); err != nil {

@@ -44,7 +44,16 @@ var (
 )
 
 func withPrelude(body string) *goredis.Script {
-	return goredis.NewScript(luaPrelude + "\n" + body)
+	return goredis.NewScript(prelude(false) + "\n" + body)
+}
+
+// prelude is lua/prelude.lua for a script that may write the run marker
+// (join: the run script) or that the marker guards (every other one).
+func prelude(join bool) string {
+	if join {
+		return "local bwJoin = true\n" + luaPrelude
+	}
+	return "local bwJoin = false\n" + luaPrelude
 }
 
 // The circuit scripts of a BreakerStore, with lua/circuit_prelude.lua (the
@@ -124,9 +133,9 @@ var (
 	scriptCollyVisit   = withPrelude(luaCollyVisit)
 	scriptCollyDone    = withPrelude(luaCollyDone)
 	scriptCollyRelease = withPrelude(luaCollyRelease)
-	scriptCollyRun     = withPrelude(luaCollyRun)
+	scriptCollyRun     = goredis.NewScript(prelude(true) + "\n" + luaCollyRun)
 	// The queue's ack.lua, unchanged, as a function, then the tail.
-	scriptCollyAck = goredis.NewScript(luaPrelude + "\nlocal function ack()\n" + luaAck + "\nend\n" + luaCollyAckTail)
+	scriptCollyAck = goredis.NewScript(prelude(false) + "\nlocal function ack()\n" + luaAck + "\nend\n" + luaCollyAckTail)
 )
 
 var (
@@ -135,5 +144,5 @@ var (
 
 	// The queue's claim.lua, unchanged, as a function, then the retry's
 	// lookup.
-	scriptCollyClaimAgain = goredis.NewScript(luaPrelude + "\nlocal function claim()\n" + luaClaim + "\nend\n" + luaCollyClaimAgain)
+	scriptCollyClaimAgain = goredis.NewScript(prelude(false) + "\nlocal function claim()\n" + luaClaim + "\nend\n" + luaCollyClaimAgain)
 )

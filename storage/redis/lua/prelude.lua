@@ -13,6 +13,8 @@
 -- ARGV[3..5] lane offsets (ms) of Normal, Critical, Bulk
 -- ARGV[6] dead-letter limit (0 = none)
 -- ARGV[7..] the script's own arguments
+-- KEYS[7] (the queue's scripts) or KEYS[9] (the Colly scripts) is the run
+-- marker when a CollyStorage calls: see the guard at the end.
 local ready, delayed, inflight, dead, jobs, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local now = tonumber(ARGV[1])
 local retention = ARGV[2]
@@ -127,4 +129,21 @@ local function holderCheck(id, token)
     return -1
   end
   return 0
+end
+
+-- The run marker guard. Called by a CollyStorage, a script does nothing to
+-- a crawl whose run marker is gone (Redis restarted without persistence,
+-- was flushed, evicted the crawl) or marked lost: its writes would start a
+-- crawl without a marker in the emptied Redis, which a worker joining
+-- later would take for a new one. It answers BWLOST; the storage then
+-- joins the run if it never had (a new crawl) or reports the state lost.
+-- Only the run script (bwJoin) writes the marker.
+do
+  local guard = (#KEYS == 7 and KEYS[7]) or (#KEYS == 9 and KEYS[9]) or nil
+  if guard and not bwJoin then
+    local run = redis.call('GET', guard)
+    if not run or string.sub(run, 1, 1) == '~' then
+      return redis.error_reply('BWLOST the crawl\'s run marker is gone or marks it lost')
+    end
+  end
 end
