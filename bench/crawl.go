@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,6 +105,11 @@ func (r *harness) save(req *colly.Request) {
 // crawl runs one client over spec.urls and waits until it is done, it is
 // stopped, or the cap is reached.
 func crawl(spec crawlSpec) (crawlStats, error) {
+	// Every goroutine the run starts (Colly's, the transport's, the
+	// store's) inherits the label, so that a -cpuprofile splits by
+	// client: go tool pprof -tagfocus client=breakwater.
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("client", spec.client.String())))
+	defer pprof.SetGoroutineLabels(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r := &harness{ctx: ctx, cancel: cancel, spec: &spec, saved: make(map[string]struct{}), watched: make(map[string]bool)}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"time"
@@ -51,8 +52,11 @@ func runOverhead(e *env) ([]Result, error) {
 				spec.checkpoint = filepath.Join(e.tmp, fmt.Sprintf("overhead-%d.db", round))
 			}
 			cpu0, cpuOK := processCPU()
+			alloc0, gc0 := allocatedBytes()
 			st, err := crawl(spec)
 			cpu1, _ := processCPU()
+			alloc1, gc1 := allocatedBytes()
+			alloc := alloc1 - alloc0
 			if spec.checkpoint != "" {
 				_ = os.Remove(spec.checkpoint)
 			}
@@ -73,7 +77,8 @@ func runOverhead(e *env) ([]Result, error) {
 				}
 			}
 			r.Cut = r.Cut || st.cut
-			e.say("%-14s %-10s round %d: %d pages in %v, %.0f pages/s", "overhead", k, round+1, st.saved, st.wall, pps)
+			e.say("%-14s %-10s round %d: %d pages in %v, %.0f pages/s; a page: %.0f µs CPU (%.0f µs of it the garbage collector's), %d B allocated", "overhead", k, round+1, st.saved, st.wall, pps,
+				float64(cpu1-cpu0)/float64(time.Microsecond)/float64(max(st.saved, 1)), (gc1-gc0)*1e6/float64(max(st.saved, 1)), alloc/uint64(max(st.saved, 1)))
 		}
 	}
 	for i := range rows {
@@ -138,4 +143,12 @@ func roundsText(r []float64) string {
 		parts[i] = fmt.Sprintf("%.0f", v)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// allocatedBytes is the heap bytes the process allocated so far, and the
+// CPU seconds its garbage collector spent (an estimate the runtime keeps).
+func allocatedBytes() (uint64, float64) {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64(), s[1].Value.Float64()
 }
