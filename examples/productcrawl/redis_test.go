@@ -614,26 +614,30 @@ func (r *ownRedis) kill() {
 	}
 }
 
-// Redis stopped and started again in the middle of a crawl: the workers
-// pause (nothing is lost, nothing is fetched twice) and then finish it.
-// The test runs a redis-server of its own, persisting every write, so
-// that it can stop it without touching the Redis other tests share.
-func TestRedisRestartedMidCrawlPausesTheWorkers(t *testing.T) {
-	srv := startOwnRedis(t, true)
+// midCrawl is two productcrawl workers on srv's Redis crawling a store of
+// 120 products at 30 ms a page, started and past their 30th page.
+type midCrawl struct {
+	store *testserver.Store
+	args  []string
+	procs []workerProc
+}
+
+type workerProc struct {
+	cmd            *exec.Cmd
+	stdout, stderr *bytes.Buffer
+}
+
+func startMidCrawl(t *testing.T, srv *ownRedis) *midCrawl {
+	t.Helper()
 	s := startStore(t, testserver.Config{Products: 120, PerPage: 40, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}})
-	args := []string{"--redis", srv.url(), "--report", "json", "--log-format", "json", "--status", "off",
-		"--profiles", plainProfile(t), "--parallelism", "2", s.URL() + "/"}
-	type proc struct {
-		cmd            *exec.Cmd
-		stdout, stderr *bytes.Buffer
-	}
-	var procs []proc
+	m := &midCrawl{store: s, args: []string{"--redis", srv.url(), "--report", "json", "--log-format", "json", "--status", "off",
+		"--profiles", plainProfile(t), "--parallelism", "2", s.URL() + "/"}}
 	for range 2 {
-		cmd, stdout, stderr := crawlCmd(t, args...)
+		cmd, stdout, stderr := crawlCmd(t, m.args...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		procs = append(procs, proc{cmd, stdout, stderr})
+		m.procs = append(m.procs, workerProc{cmd, stdout, stderr})
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for s.CountMode(testserver.Healthy) < 30 {
@@ -642,6 +646,28 @@ func TestRedisRestartedMidCrawlPausesTheWorkers(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return m
+}
+
+// wait waits for every worker and returns their results.
+func (m *midCrawl) wait(t *testing.T) []result {
+	t.Helper()
+	var rs []result
+	for _, p := range m.procs {
+		err := p.cmd.Wait()
+		rs = append(rs, finish(t, p.cmd, err, p.stdout, p.stderr))
+	}
+	return rs
+}
+
+// Redis stopped and started again in the middle of a crawl: the workers
+// pause (nothing is lost, nothing is fetched twice) and then finish it.
+// The test runs a redis-server of its own, persisting every write, so
+// that it can stop it without touching the Redis other tests share.
+func TestRedisRestartedMidCrawlPausesTheWorkers(t *testing.T) {
+	srv := startOwnRedis(t, true)
+	m := startMidCrawl(t, srv)
+	s := m.store
 	srv.stop()
 	down := s.Count()
 	time.Sleep(2500 * time.Millisecond) // longer than go-redis's own retries of a command
@@ -649,11 +675,7 @@ func TestRedisRestartedMidCrawlPausesTheWorkers(t *testing.T) {
 		t.Errorf("%d requests sent while Redis was down, want at most those already in flight (4)", sent)
 	}
 	srv.start()
-	var rs []result
-	for _, p := range procs {
-		err := p.cmd.Wait()
-		rs = append(rs, finish(t, p.cmd, err, p.stdout, p.stderr))
-	}
+	rs := m.wait(t)
 	noticed := 0
 	for i, r := range rs {
 		if r.code != 0 {
@@ -681,40 +703,28 @@ func TestRedisRestartedMidCrawlPausesTheWorkers(t *testing.T) {
 // and comes back empty: the queue, the visited set and the leases are
 // gone. No worker may drain the empty queue and exit 0 "complete" with
 // products missing: each ends error (exit 1), its run_finished line saying
-// that the crawl's shared state was lost.
+// that the crawl's shared state was lost. A worker started afterwards
+// (a fleet scaling up, a restart) must not take the emptied Redis for a
+// new crawl and fetch everything again: it ends error too, saying to purge
+// the crawl, and fetches nothing.
 func TestRedisLostMidCrawlEndsInError(t *testing.T) {
 	srv := startOwnRedis(t, false)
-	s := startStore(t, testserver.Config{Products: 120, PerPage: 40, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}})
-	args := []string{"--redis", srv.url(), "--report", "json", "--log-format", "json", "--status", "off",
-		"--profiles", plainProfile(t), "--parallelism", "2", s.URL() + "/"}
-	type proc struct {
-		cmd            *exec.Cmd
-		stdout, stderr *bytes.Buffer
-	}
-	var procs []proc
-	for range 2 {
-		cmd, stdout, stderr := crawlCmd(t, args...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		procs = append(procs, proc{cmd, stdout, stderr})
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for s.CountMode(testserver.Healthy) < 30 {
-		if time.Now().After(deadline) {
-			t.Fatal("the crawl did not get going")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	m := startMidCrawl(t, srv)
 	srv.kill()
 	srv.start()
-	for i, p := range procs {
-		err := p.cmd.Wait()
-		r := finish(t, p.cmd, err, p.stdout, p.stderr)
+	for i, r := range m.wait(t) {
 		end := finishedLine(r.stderr)
 		if r.code != 1 || !strings.Contains(end, `"state":"error"`) || !strings.Contains(end, "shared state in Redis was lost") {
 			t.Errorf("worker %d: exit %d, run_finished %s\nwant 1 (error) and a reason saying the shared state was lost\nstderr:\n%.4000s", i, r.code, end, r.stderr)
 		}
+	}
+	before := m.store.Count()
+	late := runCrawl(t, m.args...)
+	if late.code != 1 || !strings.Contains(late.stderr, "shared state in Redis was lost") || !strings.Contains(late.stderr, "--redis-purge") {
+		t.Errorf("a worker started after the loss: exit %d, want 1 (error) saying the state was lost and to purge the crawl\nstderr:\n%.4000s", late.code, late.stderr)
+	}
+	if n := m.store.Count() - before; n != 0 {
+		t.Errorf("the worker started after the loss sent %d requests, want none: it took the emptied Redis for a new crawl", n)
 	}
 }
 
