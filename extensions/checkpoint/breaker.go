@@ -215,6 +215,9 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 // (a record's LastError) starts with the class: "degraded: HTTP 503: …",
 // "gone: HTTP 404", so that a dead URL says what it died of (dead.go).
 func eventOf(class breaker.Class, status int, err error, retrying, gaveUp bool) (event, string, time.Time) {
+	if class == breaker.Success {
+		return evSucceeded, "", time.Time{} // no reason to build: most pages
+	}
 	reason := ""
 	if err != nil {
 		reason = err.Error()
@@ -224,12 +227,8 @@ func eventOf(class breaker.Class, status int, err error, retrying, gaveUp bool) 
 	} else if status != 0 {
 		reason = fmt.Sprintf("HTTP %d: %s", status, reason)
 	}
-	if class != breaker.Success {
-		reason = class.String() + ": " + reason
-	}
+	reason = class.String() + ": " + reason
 	switch class {
-	case breaker.Success:
-		return evSucceeded, "", time.Time{}
 	case breaker.Gone:
 		return evGone, reason, time.Time{}
 	case breaker.Throttled:
