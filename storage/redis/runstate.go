@@ -142,14 +142,18 @@ func (cs *CollyStorage) suspect() {
 // Check asks Redis whether the crawl's shared state is still there: the
 // run marker this worker joined (on its first AddRequest, GetRequest or
 // QueueSize) is unchanged. It returns an error wrapping ErrStateLost when
-// the state was lost, nil when it is there or this worker never joined,
+// the state was lost (or the crawl was marked lost when this worker came
+// to join it), nil when it is there or this worker never joined,
 // and the call's error (wrapping ErrUnavailable) when Redis cannot be
 // asked. The storage also checks by itself as it works; Check is for the
 // end of a run, to decide how it ended.
 func (cs *CollyStorage) Check(ctx context.Context) error {
 	cs.run.mu.Lock()
-	joined := cs.run.id != ""
+	joined, lost := cs.run.id != "", cs.run.lost
 	cs.run.mu.Unlock()
+	if lost != nil { // also a worker refused at its join: the crawl was marked lost
+		return lost
+	}
 	if !joined {
 		return nil
 	}

@@ -230,6 +230,9 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 		if !errors.Is(err, redis.ErrStateLost) || !strings.Contains(err.Error(), "purge") {
 			t.Fatalf("a worker joining the lost crawl: %v; want ErrStateLost, saying to purge the crawl", err)
 		}
+		if err := late.Check(ctx); !errors.Is(err, redis.ErrStateLost) {
+			t.Errorf("Check of the refused worker: %v, want ErrStateLost (its ending must say the state was lost)", err)
+		}
 		if n, err := client.Exists(ctx, late.Keys()[:6]...).Result(); err != nil || n != 0 {
 			t.Errorf("the refused worker wrote %d of the queue's keys (%v)", n, err)
 		}
