@@ -720,8 +720,8 @@ func TestRedisLostMidCrawlEndsInError(t *testing.T) {
 	}
 	before := m.store.Count()
 	late := runCrawl(t, m.args...)
-	if late.code != 1 || !strings.Contains(late.stderr, "shared state in Redis was lost") || !strings.Contains(late.stderr, "--redis-purge") {
-		t.Errorf("a worker started after the loss: exit %d, want 1 (error) saying the state was lost and to purge the crawl\nstderr:\n%.4000s", late.code, late.stderr)
+	if end := finishedLine(late.stderr); late.code != 1 || !strings.Contains(end, "lost its shared state in Redis") || !strings.Contains(late.stderr, "--redis-purge") {
+		t.Errorf("a worker started after the loss: exit %d, run_finished %s\nwant 1 (error), its ending saying the state was lost, and to purge the crawl\nstderr:\n%.4000s", late.code, end, late.stderr)
 	}
 	if n := m.store.Count() - before; n != 0 {
 		t.Errorf("the worker started after the loss sent %d requests, want none: it took the emptied Redis for a new crawl", n)
