@@ -74,6 +74,9 @@ func NewCase(seed uint64) Case {
 		if d2.chance(0.5) {
 			c.Fault.Kind = fRedisRestart
 			c.Fault.Persist = d2.chance(0.5)
+			// A worker started after Redis came back empty (a fleet
+			// scaling up, a restart) must not take it for a new crawl.
+			c.Fault.Late = !c.Fault.Persist && c.Wiring.Workers >= 2 && d2.chance(0.5)
 		}
 	}
 	if !c.Wiring.Process {

@@ -43,6 +43,7 @@ type Fault struct {
 	At         time.Duration
 	Corruption Corruption
 	Persist    bool  // fRedisRestart: Redis keeps an AOF, so the restart loses nothing
+	Late       bool  // fRedisRestart without Persist: the last worker starts once Redis is back
 	Limit      int64 // fDiskFull: the largest file productcrawl may write, in bytes
 }
 
@@ -63,6 +64,9 @@ func (f Fault) String() string {
 	case fRedisRestart:
 		if f.Persist {
 			return "redis-restart-aof@" + f.At.String()
+		}
+		if f.Late {
+			return "redis-restart@" + f.At.String() + "+late-worker"
 		}
 		return "redis-restart@" + f.At.String()
 	}

@@ -107,11 +107,33 @@ func (cr *caseRun) stateLostEverywhere() bool {
 		return false
 	}
 	for _, r := range cr.runs {
-		said := false
-		for _, fd := range r.outcome.Findings {
-			said = said || fd.Kind == "state_lost"
+		if !saidLost(r) {
+			return false
 		}
-		if r.exit != 1 || !said {
+	}
+	return true
+}
+
+// saidLost reports a run that ended in error saying the crawl's shared
+// state was lost.
+func saidLost(r runOut) bool {
+	for _, fd := range r.outcome.Findings {
+		if fd.Kind == "state_lost" {
+			return r.exit == 1
+		}
+	}
+	return false
+}
+
+// secondCrawl reports a case whose late worker (Fault.Late) started a
+// crawl of its own: every other worker had ended before Redis was lost, so
+// nothing was left to tell it the crawl had been run, and it ran it again.
+func (cr *caseRun) secondCrawl() bool {
+	if !cr.c.Fault.Late || cr.redisKilled.IsZero() || len(cr.runs) < 2 {
+		return false
+	}
+	for _, r := range cr.runs[:len(cr.runs)-1] {
+		if r.end.After(cr.redisKilled) {
 			return false
 		}
 	}
@@ -130,7 +152,7 @@ func (cr *caseRun) check() []Violation {
 	for _, h := range cr.hits {
 		total += len(h)
 	}
-	lostState := cr.stateLostEverywhere()
+	lostState := cr.stateLostEverywhere() || cr.secondCrawl()
 	if total == 0 && !lostState {
 		add(0, "no store received a request: the case proves nothing")
 	}
@@ -139,6 +161,21 @@ func (cr *caseRun) check() []Violation {
 		// 8's business.
 		if r.openErr != nil && !r.refused && !(cr.corrupted && i == len(cr.runs)-1) {
 			add(0, "run %d could not run: %v", i+1, r.openErr)
+		}
+	}
+
+	// 4, for a worker started after Redis came back empty (Fault.Late):
+	// once every other worker has ended saying the state was lost, it must
+	// not take the emptied Redis for a new crawl: it ends in error saying
+	// so, having written nothing.
+	if n := len(cr.runs); f.Late && n >= 2 && !cr.secondCrawl() {
+		late, told := cr.runs[n-1], true
+		for _, r := range cr.runs[:n-1] {
+			told = told && saidLost(r) && r.end.Before(late.start)
+		}
+		if told && (!saidLost(late) || late.outcome.Records > 0) {
+			add(4, "a worker started after every other had ended saying the crawl's state was lost ended exit %d (%s) with %d products written, want exit 1 saying the state was lost and nothing written",
+				late.exit, late.outcome.Reason, late.outcome.Records)
 		}
 	}
 

@@ -54,6 +54,9 @@ type caseRun struct {
 	hashBefore [32]byte // after the damage, before the resume
 	hashAfter  [32]byte
 	pBy        []string // how P was chosen, per site
+	// Redis cases with fRedisRestart: when Redis was killed and when it
+	// answered again.
+	redisKilled, redisBack time.Time
 }
 
 func runCase(c Case, e env) Result {
@@ -275,18 +278,37 @@ func (cr *caseRun) executeRedis(e env) {
 		return
 	}
 	defer rs.kill()
+	back := make(chan struct{})
 	if f.Kind == fRedisRestart {
+		var mu sync.Mutex
 		t := time.AfterFunc(f.At, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			cr.redisKilled = time.Now()
 			rs.kill()
 			time.Sleep(200 * time.Millisecond)
 			_ = rs.start()
+			cr.redisBack = time.Now()
+			close(back)
 		})
-		defer t.Stop()
+		defer func() {
+			if t.Stop() {
+				close(back)
+			}
+			mu.Lock() // the restart, if it began, is over: its times are set
+			mu.Unlock()
+		}()
 	}
 	runs := make([]runOut, w.Workers)
 	var wg sync.WaitGroup
 	for i := range w.Workers {
 		wg.Go(func() {
+			if f.Late && i == w.Workers-1 {
+				select {
+				case <-back:
+				case <-time.After(cr.bound):
+				}
+			}
 			start := time.Now()
 			runs[i] = crawlProcess(e.bin, w, cr.sites, cr.dir, procRun{bound: cr.bound, redis: rs.url(),
 				worker: i + 1, id: fmt.Sprintf("chaos-%d", c.Seed)})
