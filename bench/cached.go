@@ -22,6 +22,7 @@ type cachedStore struct {
 	srv      *http.Server
 	ln       net.Listener
 	requests atomic.Int64
+	conns    atomic.Int64 // connections accepted
 }
 
 func startCachedStore(products int) (*cachedStore, error) {
@@ -35,7 +36,12 @@ func startCachedStore(products int) (*cachedStore, error) {
 		return nil, err
 	}
 	s.ln = ln
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				s.conns.Add(1)
+			}
+		}}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			_ = err // the listener was closed under it: nothing to report
@@ -65,6 +71,9 @@ func (s *cachedStore) Host() string { return s.ln.Addr().String() }
 func (s *cachedStore) ProductURL(n int) string {
 	return "http://" + s.Host() + testserver.ProductPath(n)
 }
+
+// Conns returns the number of connections accepted.
+func (s *cachedStore) Conns() int { return int(s.conns.Load()) }
 
 // Count returns the number of requests received.
 func (s *cachedStore) Count() int { return int(s.requests.Load()) }

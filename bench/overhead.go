@@ -45,7 +45,7 @@ func runOverhead(e *env) ([]Result, error) {
 		for j := range clients {
 			i := (j + round) % len(clients)
 			k := clients[i]
-			before := total(stores)
+			before, conns0 := total(stores), totalConns(stores)
 			spec := crawlSpec{client: k, urls: urls, timeout: defaultTimeout, limits: perHost, hosts: hosts,
 				backoff: e.backoff(), cap: e.cap, log: e.log}
 			if k == breakwater {
@@ -77,8 +77,8 @@ func runOverhead(e *env) ([]Result, error) {
 				}
 			}
 			r.Cut = r.Cut || st.cut
-			e.say("%-14s %-10s round %d: %d pages in %v, %.0f pages/s; a page: %.0f µs CPU (%.0f µs of it the garbage collector's), %d B allocated", "overhead", k, round+1, st.saved, st.wall, pps,
-				float64(cpu1-cpu0)/float64(time.Microsecond)/float64(max(st.saved, 1)), (gc1-gc0)*1e6/float64(max(st.saved, 1)), alloc/uint64(max(st.saved, 1)))
+			e.say("%-14s %-10s round %d: %d pages in %v, %.0f pages/s over %d connections; a page: %.0f µs CPU (%.0f µs of it the garbage collector's), %d B allocated", "overhead", k, round+1, st.saved, st.wall, pps,
+				totalConns(stores)-conns0, float64(cpu1-cpu0)/float64(time.Microsecond)/float64(max(st.saved, 1)), (gc1-gc0)*1e6/float64(max(st.saved, 1)), alloc/uint64(max(st.saved, 1)))
 		}
 	}
 	for i := range rows {
@@ -133,6 +133,14 @@ func total(stores []*cachedStore) int {
 	n := 0
 	for _, s := range stores {
 		n += s.Count()
+	}
+	return n
+}
+
+func totalConns(stores []*cachedStore) int {
+	n := 0
+	for _, s := range stores {
+		n += s.Conns()
 	}
 	return n
 }
