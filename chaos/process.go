@@ -129,10 +129,16 @@ func crawlProcess(bin string, w Wiring, sites []*site, dir string, pr procRun) r
 
 // readProducts reads the URLs of every products*.jsonl in dir (one per
 // Redis worker), a torn last line left out.
-func readProducts(dir string) []string {
+func readProducts(dir string) []string { return readProductsExcept(dir, "") }
+
+// readProductsExcept is readProducts without the file named except.
+func readProductsExcept(dir, except string) []string {
 	files, _ := filepath.Glob(filepath.Join(dir, "products*.jsonl"))
 	var urls []string
 	for _, name := range files {
+		if filepath.Base(name) == except {
+			continue
+		}
 		f, err := os.Open(name)
 		if err != nil {
 			continue

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -57,6 +58,13 @@ type caseRun struct {
 	// Redis cases with fRedisRestart: when Redis was killed and when it
 	// answered again.
 	redisKilled, redisBack time.Time
+	// second is set when the late worker (Fault.Late) ran the crawl a
+	// second time: every other worker had ended before it started, none
+	// having found Redis lost, so nothing could tell it the crawl had run.
+	// Its run, products and requests (from secondFrom on) are left out:
+	// the case judges the first crawl.
+	second     bool
+	secondFrom time.Time
 }
 
 func runCase(c Case, e env) Result {
@@ -83,7 +91,11 @@ func runCase(c Case, e env) Result {
 	cr.execute(e)
 	res.Stall = stall()
 	for _, s := range cr.sites {
-		cr.hits = append(cr.hits, s.store.Requests())
+		hits := s.store.Requests()
+		if cr.second {
+			hits = slices.DeleteFunc(hits, func(h testserver.Hit) bool { return !h.Time.Before(cr.secondFrom) })
+		}
+		cr.hits = append(cr.hits, hits)
 	}
 	res.Violations = cr.check()
 	res.Elapsed = time.Since(start)
@@ -317,14 +329,31 @@ func (cr *caseRun) executeRedis(e env) {
 	}
 	wg.Wait()
 	cr.runs = runs
+	if f.Late && !cr.redisKilled.IsZero() {
+		// Every other worker had ended before the late one started, and
+		// none had found the loss (they had all but finished): nothing
+		// could tell the late one that the crawl had run.
+		late := runs[len(runs)-1]
+		cr.second = true
+		for _, r := range runs[:len(runs)-1] {
+			cr.second = cr.second && !saidLost(r) && r.end.Before(late.start)
+		}
+		if cr.second {
+			cr.secondFrom = runs[len(runs)-1].start
+			cr.runs = runs[:len(runs)-1]
+		}
+	}
 	// Each worker's ending speaks for the crawl when it says complete
 	// ("nothing is left anywhere"): judge that one if any does.
-	cr.final = runs[0]
-	for _, r := range runs {
+	cr.final = cr.runs[0]
+	for _, r := range cr.runs {
 		if r.exit == 0 {
 			cr.final = r
 			break
 		}
 	}
 	cr.out = readProducts(cr.dir)
+	if cr.second {
+		cr.out = readProductsExcept(cr.dir, fmt.Sprintf("products-%d.jsonl", w.Workers))
+	}
 }
