@@ -34,7 +34,10 @@
 // SetStorage) and may be the storage of Colly's queue (QueueStorage), so
 // a crawl written for Colly's queue becomes resumable by giving the queue
 // that storage. Within a run it
-// deduplicates as Colly does: a URL requested once is visited. After a
+// deduplicates as Colly does: a URL requested once is visited, and one
+// that two goroutines find at the same moment is requested by one of them
+// (Colly checks and marks in two calls; the second caller's mark returns
+// a colly.AlreadyVisitedError, which stops its request). After a
 // restart a URL is visited if the checkpoint knows it at all: a done or
 // dead one is never fetched again, and one left unfinished is fetched by
 // the frontier (Resume, or the queue), not by a link that finds it again.
