@@ -145,8 +145,11 @@ func (c Case) Bound() time.Duration {
 		cost := pages * (s.Latency + 8*time.Millisecond) / p
 		switch s.Kind {
 		case kHangStart, kHangAfter, kSlope:
-			// At most need + P - 1 requests that wait for the timeout.
-			cost += (need + p) * w.Timeout / p
+			// At most need + P - 1 requests that wait for the timeout,
+			// one at a time at worst: the breaker lets a domain with no
+			// success yet in this run (a hang from the start, or any
+			// domain after a resume) have one request in flight.
+			cost += (need + p - 1) * w.Timeout
 		case kThrottle:
 			// Each throttled URL is sent again after each pause, up to
 			// ThrottleRetries times, and again by the user's loop, each
