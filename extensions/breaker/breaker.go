@@ -65,11 +65,15 @@ type domain struct {
 	pace     *pace
 	lastSeen atomic.Int64 // unix nanos of the latest request that reached the gate
 	lastOK   atomic.Int64 // unix nanos at which the latest success through the gate left
-	slopeAt  atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock
-	fails    atomic.Int32 // failures since the last transition…
-	netFails atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
-	timeout  atomic.Int64 // adaptive request timeout in ns; 0 = none yet
-	counts   [numClasses]atomic.Int64
+	// failSince is when the first failure since the latest success left
+	// (unix nanos; 0: none): the fleet guard asks whether any domain
+	// succeeded after the failures that tripped others began.
+	failSince atomic.Int64
+	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock
+	fails     atomic.Int32 // failures since the last transition…
+	netFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
+	timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
+	counts    [numClasses]atomic.Int64
 	// unanswered counts requests that left and were then cut by the
 	// crawl's own end: the site may have received them.
 	unanswered atomic.Int64

@@ -379,11 +379,13 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 		b.resend.store(r.URL.String(), a.resend)
 	case Success:
 		d.lastOK.Store(a.left)
+		d.failSince.Store(0)
 		if limit, gap, changed := d.pace.succeeded(); changed {
 			logPace(b.log, d.name, "recovering", limit, gap)
 		}
 	case Degraded, Invalid:
 		d.fails.Add(1)
+		d.failSince.CompareAndSwap(0, a.left)
 		if a.status == 0 {
 			d.netFails.Add(1) // no HTTP answer: the site, or our network
 		}

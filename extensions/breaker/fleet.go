@@ -15,7 +15,9 @@ import (
 // When at least MinDomains domains, and at least Share of the active ones,
 // trip within Within for the same kind of cause, a network one (mostly no
 // HTTP answer at all: connections refused or reset, timeouts, DNS), while
-// no active domain succeeded since the first of those trips, it is almost never every target
+// no active domain succeeded since the first of the failures that tripped
+// them began (a request that left after it and succeeded shows the client
+// working), it is almost never every target
 // failing at once: it is our proxy, network or resolver. The breaker then
 // emits one client_side_suspect event, pauses every active domain together
 // for Pause instead of blaming each target, and the run's outcome is an
@@ -85,6 +87,7 @@ type fleetGuard struct {
 
 	mu        sync.Mutex
 	trips     map[string]time.Time // domain → its latest trip
+	since     map[string]time.Time // domain → when the failures that tripped it began
 	suspectAt time.Time            // the latest client_side_suspect
 	suspects  []string             // domains tripped in it
 	found     *outcome.Finding
@@ -101,21 +104,26 @@ func (g *fleetGuard) tripped(b *Breaker, d *domain, at time.Time, clientSide boo
 		return
 	}
 	active := b.activeDomains(at, g.cfg.Active)
+	since := at
+	if ns := d.failSince.Load(); ns != 0 && ns < at.UnixNano() {
+		since = time.Unix(0, ns)
+	}
 	g.mu.Lock()
 	if g.trips == nil {
-		g.trips = map[string]time.Time{}
+		g.trips, g.since = map[string]time.Time{}, map[string]time.Time{}
 	}
-	g.trips[d.name] = at
+	g.trips[d.name], g.since[d.name] = at, since
 	var recent []string
-	first := at
+	first := at // the earliest start of the failures that tripped them
 	for name, t := range g.trips {
 		if at.Sub(t) <= g.cfg.Within {
 			recent = append(recent, name)
-			if t.Before(first) {
-				first = t
+			if s := g.since[name]; s.Before(first) {
+				first = s
 			}
 		} else {
 			delete(g.trips, name)
+			delete(g.since, name)
 		}
 	}
 	fire := len(recent) >= g.cfg.MinDomains && float64(len(recent)) >= g.cfg.Share*float64(max(len(active), 1)) &&

@@ -223,3 +223,47 @@ func TestFleetWideBlockedAlarm(t *testing.T) {
 		}
 	}
 }
+
+// Three stores hang while a fourth, small and healthy, is still serving
+// pages: the client plainly works. By the time the hanging stores have
+// timed out often enough to trip, the healthy one is done and idle, so
+// "no success since the first trip" holds; but a success after the first
+// of the failures that tripped them does not fit a broken client. Found
+// by the chaos suite (7280687474409122758): the run ended as a
+// client-side error instead of tripped.
+func TestHangingSitesWhileAnotherSucceedsAreNotClientSide(t *testing.T) {
+	var log syncBuffer
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}, Logger: zerolog.New(&log)}))
+	hang := testserver.Scenario{Mode: testserver.Hang, After: 2, Hold: 5 * time.Second}
+	degrade := testserver.Scenario{Mode: testserver.Degrade, After: 2}
+	cfgs := []testserver.Config{
+		{Products: 30, Scenario: hang}, {Products: 30, Scenario: hang}, {Products: 30, Scenario: hang},
+		{Products: 4},
+		{Products: 30, Scenario: degrade}, {Products: 30, Scenario: degrade},
+	}
+	fleet, err := testserver.StartFleet(cfgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	c := colly.NewCollector(colly.Async(true))
+	c.SetRequestTimeout(150 * time.Millisecond)
+	b.Register(c)
+	for i := 1; i <= 30; i++ {
+		for _, s := range fleet.Stores {
+			if i <= s.Catalog().Len() {
+				c.Visit(s.ProductURL(i))
+			}
+		}
+	}
+	c.Wait()
+	if got := fleet.Stores[3].CountMode(testserver.Healthy); got != 4 {
+		t.Fatalf("the healthy store served %d of 4 pages: the test proves nothing", got)
+	}
+	if strings.Contains(log.String(), `"event":"client_side_suspect"`) {
+		t.Fatal("three hanging sites, while another site was answering, were blamed on the client side")
+	}
+	if o := outcome.Decide(-1, nil, b); o.State != outcome.Tripped {
+		t.Fatalf("outcome %s (%s), want tripped", o.State, o.Reason)
+	}
+}
