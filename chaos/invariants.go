@@ -548,11 +548,20 @@ func (cr *caseRun) checkRetryAfter(add func(int, string, ...any), i int, s *site
 	if f := cr.c.Fault; (f.Kind == fKill || f.Kind == fQuit) && len(cr.runs) > 0 {
 		killedAt = cr.runs[0].start.Add(f.At)
 	}
+	// A worker started once Redis came back empty (Fault.Late) cannot know
+	// a pause the others shared through the Redis that was lost.
+	var lateStart time.Time
+	if f := cr.c.Fault; f.Late && !cr.second && len(cr.runs) >= 2 {
+		lateStart = cr.runs[len(cr.runs)-1].start
+	}
 	for _, p := range pauses {
 		if !killedAt.IsZero() && p.from.After(killedAt) && p.from.Before(cr.runs[0].end) {
 			continue
 		}
 		for _, h := range hits {
+			if !lateStart.IsZero() && p.from.Before(cr.redisKilled) && h.Time.After(lateStart) {
+				continue
+			}
 			if h.Time.After(p.from.Add(retryAfterSlack)) && h.Time.Before(p.till.Add(-retryAfterSlack)) {
 				add(6, "store %d (%s): request %d (%s) arrived %v after request %d's answer asked for a pause of %v",
 					i, s.Site, h.Seq, h.Path, h.Time.Sub(p.from).Round(time.Millisecond), p.seq, p.till.Sub(p.from))
