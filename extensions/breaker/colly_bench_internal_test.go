@@ -46,3 +46,34 @@ func BenchmarkRequestPath(b *testing.B) {
 		b.Fatalf("%d outcomes reported for %d requests", outcomes, i)
 	}
 }
+
+// BenchmarkQueuedRequestPath is BenchmarkRequestPath with requests
+// queueing: 64 goroutines per CPU send to one domain paced to 2 in flight,
+// so nearly every request waits for its reservation and is handed a slot
+// another request freed: the cost of the wait and the hand-off.
+//
+//	go test -run '^$' -bench QueuedRequestPath -benchmem ./extensions/breaker/
+func BenchmarkQueuedRequestPath(b *testing.B) {
+	br, err := New(Standard(), With(Config{Pacing: Pacing{Parallelism: 2}}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := colly.NewCollector()
+	hdr := http.Header{"Content-Type": {"text/html"}}
+	u, _ := url.Parse("http://shop.test:8080/products/sku-1")
+	b.ReportAllocs()
+	b.SetParallelism(64)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r := &colly.Request{URL: u, Method: "GET", Ctx: colly.NewContext()}
+			resp := &colly.Response{Request: r, StatusCode: 200, Headers: &hdr}
+			br.onRequest(c, r)
+			br.gate(c, nil, r)
+			br.onResponseHeaders(resp)
+			br.finish(resp, nil)
+		}
+	})
+	if st := br.Stats(); len(st) != 1 || st[0].Outcomes[Success.String()] == 0 {
+		b.Fatalf("no success recorded: %+v", st)
+	}
+}

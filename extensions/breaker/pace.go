@@ -128,6 +128,9 @@ type pace struct {
 
 	pauses    int
 	pausedFor time.Duration
+
+	recheck    *time.Timer // looks again while anybody waits; nil until somebody first did
+	rechecking bool        // recheck is armed
 }
 
 func newPace(p Pacing, room func() int, clk clock.Clock) *pace {
@@ -143,7 +146,7 @@ func newPace(p Pacing, room func() int, clk clock.Clock) *pace {
 // slot is then free again after this long.
 const reserveFor = time.Second
 
-// recheckEvery is how often a waiter looks again by itself, so a
+// recheckEvery is how often the waiters look again by themselves, so a
 // reservation that lapsed frees its slot even when nothing else happens.
 const recheckEvery = 500 * time.Millisecond
 
@@ -205,6 +208,7 @@ func (p *pace) reserve(ctx context.Context, clk clock.Clock, key any) error {
 	}
 	w := &waiter{ch: make(chan struct{}, 1), key: key}
 	p.resWaiters = append(p.resWaiters, w)
+	p.armRecheckLocked()
 	p.mu.Unlock()
 	return p.wait(ctx, clk, w, &p.resWaiters)
 }
@@ -228,34 +232,57 @@ func (p *pace) unreserve(clk clock.Clock, key any) {
 }
 
 // wait waits for w to be granted from queue q. A lapsed reservation frees
-// its slot without any event: every waiter looks again now and then.
+// its slot without any event: the pace's recheck looks again now and then
+// while anybody waits (see armRecheckLocked).
 func (p *pace) wait(ctx context.Context, clk clock.Clock, w *waiter, q *[]*waiter) error {
-	tick := time.NewTicker(recheckEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-w.ch:
-			return nil
-		case <-tick.C:
-			p.mu.Lock()
-			p.admitLocked(clk.Now())
+	select {
+	case <-w.ch:
+		return nil
+	case <-ctx.Done():
+		p.mu.Lock()
+		if i := slices.Index(*q, w); i >= 0 {
+			*q = slices.Delete(*q, i, i+1)
 			p.mu.Unlock()
-		case <-ctx.Done():
-			p.mu.Lock()
-			if i := slices.Index(*q, w); i >= 0 {
-				*q = slices.Delete(*q, i, i+1)
-				p.mu.Unlock()
-				return ctx.Err()
-			}
-			p.mu.Unlock()
-			// Granted as we gave up: pass it on.
-			if w.key != nil {
-				p.unreserve(clk, w.key)
-			} else {
-				p.release()
-			}
 			return ctx.Err()
 		}
+		p.mu.Unlock()
+		// Granted as we gave up: pass it on.
+		if w.key != nil {
+			p.unreserve(clk, w.key)
+		} else {
+			p.release()
+		}
+		return ctx.Err()
+	}
+}
+
+// armRecheckLocked makes the pace look again for free slots recheckEvery
+// from now, and every recheckEvery after that for as long as anybody
+// waits: a reservation that lapsed frees its slot without any event. One
+// timer per domain serves all its waiters (a ticker per waiter cost a
+// crawl with a thousand requests queued per domain a wake-up and the
+// domain's lock per waiter every tick).
+func (p *pace) armRecheckLocked() {
+	if p.rechecking {
+		return
+	}
+	p.rechecking = true
+	if p.recheck == nil {
+		p.recheck = time.AfterFunc(recheckEvery, p.recheckNow)
+		return
+	}
+	p.recheck.Reset(recheckEvery)
+}
+
+// recheckNow is the recheck timer's: it hands free slots on and stays
+// armed while anybody still waits.
+func (p *pace) recheckNow() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rechecking = false
+	p.admitLocked(p.clk.Now())
+	if len(p.gateWaiters) > 0 || len(p.resWaiters) > 0 {
+		p.armRecheckLocked()
 	}
 }
 
@@ -273,6 +300,7 @@ func (p *pace) acquire(ctx context.Context, clk clock.Clock, key any) (uint64, e
 	} else {
 		w := &waiter{ch: make(chan struct{}, 1)}
 		p.gateWaiters = append(p.gateWaiters, w)
+		p.armRecheckLocked()
 		p.mu.Unlock()
 		if err := p.wait(ctx, clk, w, &p.gateWaiters); err != nil {
 			return 0, err
