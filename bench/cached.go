@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -52,8 +54,16 @@ func startCachedStore(products int) (*cachedStore, error) {
 
 const productPrefix = "/products/sku-"
 
+// serverLabels is the pprof label context of the client being measured,
+// which the stores' connection goroutines take on, so that a -cpuprofile
+// splits the serving side by client too (the clients run one at a time).
+var serverLabels atomic.Pointer[context.Context]
+
 func (s *cachedStore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
+	if ctx := serverLabels.Load(); ctx != nil {
+		pprof.SetGoroutineLabels(*ctx)
+	}
 	n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, productPrefix))
 	if !strings.HasPrefix(r.URL.Path, productPrefix) || err != nil || n < 1 || n > len(s.pages) {
 		http.NotFound(w, r)

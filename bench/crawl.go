@@ -108,7 +108,9 @@ func crawl(spec crawlSpec) (crawlStats, error) {
 	// Every goroutine the run starts (Colly's, the transport's, the
 	// store's) inherits the label, so that a -cpuprofile splits by
 	// client: go tool pprof -tagfocus client=breakwater.
-	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("client", spec.client.String())))
+	labelled := pprof.WithLabels(context.Background(), pprof.Labels("client", spec.client.String()))
+	pprof.SetGoroutineLabels(labelled)
+	serverLabels.Store(&labelled)
 	defer pprof.SetGoroutineLabels(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
