@@ -1,7 +1,6 @@
 package checkpoint_test
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/internal/childtest"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
@@ -133,7 +133,7 @@ func TestHelperProcess(t *testing.T) {
 		t.Skip("child process for the lock and disk-full tests")
 	}
 	if err := helperMain(mode, os.Getenv("BW_CP_PATH")); err != nil {
-		fmt.Printf("BW:error %v\n", err)
+		childtest.Say("error %v", err)
 		os.Exit(3)
 	}
 	os.Exit(0)
@@ -147,7 +147,7 @@ func helperMain(mode, path string) error {
 			return err
 		}
 		defer closeCP(cp)
-		fmt.Println("BW:open")
+		childtest.Say("open")
 		select {}
 	case "diskfull":
 		store, err := testserver.Start(testserver.Config{Products: 400, PerPage: 400, Scenario: testserver.Scenario{Latency: 2 * time.Millisecond}})
@@ -192,7 +192,7 @@ func helperMain(mode, path string) error {
 		if err := cp.Flush(); err != nil {
 			return err
 		}
-		fmt.Printf("BW:flushed %d\n", c[storage.Done])
+		childtest.Say("flushed %d", c[storage.Done])
 		signal.Ignore(syscall.SIGXFSZ)
 		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 2 * 4096, Max: 2 * 4096}); err != nil {
 			return err
@@ -204,14 +204,14 @@ func helperMain(mode, path string) error {
 		}
 		select {
 		case err := <-hooked:
-			fmt.Printf("BW:hook %v\n", err)
+			childtest.Say("hook %v", err)
 		default:
-			fmt.Println("BW:hook none")
+			childtest.Say("hook none")
 		}
 		o := outcome.Decide(-1, nil, cp)
-		fmt.Printf("BW:outcome %s %s\n", o.State, strings.ReplaceAll(o.Reason, "\n", " "))
-		fmt.Printf("BW:sent %d\n", store.Count())
-		fmt.Printf("BW:close %v\n", closeCP(cp))
+		childtest.Say("outcome %s %s", o.State, strings.ReplaceAll(o.Reason, "\n", " "))
+		childtest.Say("sent %d", store.Count())
+		childtest.Say("close %v", closeCP(cp))
 		return nil
 	case "inflight":
 		// Crawl the store at BW_CP_URL with 4 requests at a time until
@@ -243,61 +243,21 @@ func helperMain(mode, path string) error {
 		if err := cp.Flush(); err != nil {
 			return err
 		}
-		fmt.Println("BW:inflight")
+		childtest.Say("inflight")
 		select {} // until killed
 	}
 	return fmt.Errorf("unknown mode %q", mode)
 }
 
-// helper starts this test binary in mode and returns its BW: lines.
+// helper starts this test binary in mode and returns its report lines.
 func helper(t *testing.T, mode, path string) (*exec.Cmd, <-chan string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), "BW_CP_HELPER="+mode, "BW_CP_PATH="+path)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 100)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if l, ok := strings.CutPrefix(sc.Text(), "BW:"); ok {
-				lines <- l
-			}
-		}
-		close(lines)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("helper stderr:\n%s", stderr.String())
-		}
-	})
-	return cmd, lines
+	return childtest.Start(t, "BW_CP_HELPER="+mode, "BW_CP_PATH="+path)
 }
 
 func next(t *testing.T, lines <-chan string, prefix string) string {
 	t.Helper()
-	select {
-	case l, ok := <-lines:
-		if !ok {
-			t.Fatalf("the helper exited before saying %q", prefix)
-		}
-		if !strings.HasPrefix(l, prefix) {
-			t.Fatalf("the helper said %q, want %q", l, prefix)
-		}
-		return strings.TrimSpace(strings.TrimPrefix(l, prefix))
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the helper did not say %q", prefix)
-	}
-	return ""
+	return childtest.Next(t, lines, prefix)
 }
 
 // A second process opening a checkpoint in use is told so within about a

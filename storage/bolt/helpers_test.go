@@ -1,8 +1,6 @@
 package bolt_test
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -11,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/breakwater-crawl/breakwater/internal/childtest"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
 )
@@ -88,56 +86,16 @@ func checkRefused(t *testing.T, err error, path string, want error) {
 }
 
 // helper runs this test binary as a child process in the given mode (see
-// TestHelperProcess) and returns it with a channel of its "BW:" lines.
+// TestHelperProcess) and returns it with a channel of its report lines.
 func helper(t *testing.T, mode string, args ...string) (*exec.Cmd, <-chan string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), "BW_BOLT_HELPER="+mode, "BW_BOLT_ARGS="+strings.Join(args, "\x1f"))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 100)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if l, ok := strings.CutPrefix(sc.Text(), "BW:"); ok {
-				lines <- l
-			}
-		}
-		close(lines)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() && stderr.Len() > 0 {
-			t.Logf("helper %s stderr:\n%s", mode, stderr.String())
-		}
-	})
-	return cmd, lines
+	return childtest.Start(t, "BW_BOLT_HELPER="+mode, "BW_BOLT_ARGS="+strings.Join(args, "\x1f"))
 }
 
 // waitLine waits for the child's next line, which must start with prefix.
 func waitLine(t *testing.T, lines <-chan string, prefix string) string {
 	t.Helper()
-	select {
-	case l, ok := <-lines:
-		if !ok {
-			t.Fatalf("helper exited before saying %q", prefix)
-		}
-		if !strings.HasPrefix(l, prefix) {
-			t.Fatalf("helper said %q, want %q...", l, prefix)
-		}
-		return strings.TrimSpace(strings.TrimPrefix(l, prefix))
-	case <-time.After(60 * time.Second):
-		t.Fatalf("helper did not say %q within 60 s", prefix)
-	}
-	return ""
+	return childtest.Next(t, lines, prefix)
 }
 
-func say(format string, args ...any) { fmt.Printf("BW:"+format+"\n", args...) }
+func say(format string, args ...any) { childtest.Say(format, args...) }
