@@ -154,3 +154,43 @@ func TestThrottleCostFollowsTheGapToTheHorizon(t *testing.T) {
 		t.Errorf("44 sends: %v, want the horizon's %v", got, want)
 	}
 }
+
+// A worker started once Redis came back empty (Fault.Late) cannot know a
+// pause answered to another worker before it started, whether before the
+// kill, during the outage or after: the others' writes into the emptied
+// Redis are refused as lost. A request it sends inside such a pause is
+// not a violation; one sent before it started still is.
+func TestLateWorkerIsExcusedAPauseAnsweredBeforeItStarted(t *testing.T) {
+	t0 := time.Now()
+	s := Site{Kind: kThrottle, Products: 3, PerPage: 3, Status: 503, RetryAfter: time.Second, RA: raSeconds}
+	ss := &site{Site: s, url: "http://127.0.0.1:1", host: "127.0.0.1:1"}
+	judge := func(answer, next time.Duration) bool {
+		hits := []testserver.Hit{
+			{Seq: 1, Time: t0.Add(answer), Path: "/products/sku-1", Status: 503, Mode: testserver.Throttle},
+			{Seq: 2, Time: t0.Add(next), Path: "/", Status: 200},
+		}
+		c := Case{Seed: 1, Sites: []Site{s}, Wiring: Wiring{Async: true, Workers: 2, Profile: breaker.Standard()},
+			Fault: Fault{Kind: fRedisRestart, At: 400 * time.Millisecond, Late: true}}
+		runs := []runOut{{start: t0, end: t0.Add(3 * time.Second)}, {start: t0.Add(900 * time.Millisecond), end: t0.Add(3 * time.Second)}}
+		cr := &caseRun{c: c, sites: []*site{ss}, hits: [][]testserver.Hit{hits}, runs: runs,
+			redisKilled: t0.Add(400 * time.Millisecond), redisBack: t0.Add(600 * time.Millisecond)}
+		violated := false
+		cr.checkRetryAfter(func(inv int, _ string, _ ...any) { violated = violated || inv == 6 }, 0, ss, hits)
+		return violated
+	}
+	for _, tc := range []struct {
+		name         string
+		answer, next time.Duration
+		want         bool
+	}{
+		{"answered before the kill, sent after the late start", 300 * time.Millisecond, 1000 * time.Millisecond, false},
+		{"answered during the outage, sent after the late start", 500 * time.Millisecond, 1000 * time.Millisecond, false},
+		{"answered after Redis came back, sent after the late start", 650 * time.Millisecond, 1100 * time.Millisecond, false},
+		{"answered during the outage, sent before the late start", 410 * time.Millisecond, 800 * time.Millisecond, true},
+		{"answered after the late start, sent after it", 1000 * time.Millisecond, 1400 * time.Millisecond, true},
+	} {
+		if got := judge(tc.answer, tc.next); got != tc.want {
+			t.Errorf("%s: violation %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

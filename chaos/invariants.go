@@ -549,7 +549,10 @@ func (cr *caseRun) checkRetryAfter(add func(int, string, ...any), i int, s *site
 		killedAt = cr.runs[0].start.Add(f.At)
 	}
 	// A worker started once Redis came back empty (Fault.Late) cannot know
-	// a pause the others shared through the Redis that was lost.
+	// a pause answered to another worker before it started: one answered
+	// before the kill was shared through the Redis that was lost, and one
+	// answered later could not be shared at all (Redis was down, or the
+	// emptied Redis refuses the writes of a run it does not know).
 	var lateStart time.Time
 	if f := cr.c.Fault; f.Late && !cr.second && len(cr.runs) >= 2 {
 		lateStart = cr.runs[len(cr.runs)-1].start
@@ -559,7 +562,7 @@ func (cr *caseRun) checkRetryAfter(add func(int, string, ...any), i int, s *site
 			continue
 		}
 		for _, h := range hits {
-			if !lateStart.IsZero() && p.from.Before(cr.redisKilled) && h.Time.After(lateStart) {
+			if !lateStart.IsZero() && p.from.Before(lateStart) && h.Time.After(lateStart) {
 				continue
 			}
 			if h.Time.After(p.from.Add(retryAfterSlack)) && h.Time.Before(p.till.Add(-retryAfterSlack)) {
