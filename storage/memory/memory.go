@@ -15,11 +15,43 @@ const scanChunk = 256
 // Store is an in-memory storage.Store. The zero value is not usable; call New.
 type Store struct {
 	mu     sync.RWMutex
-	recs   []storage.Record  // recs[i].Seq == i+1
+	recs   []entry           // recs[i] has Seq i+1
 	ids    map[uint64]uint64 // ID -> Seq
+	data   arena             // the records' URLs, errors and requests
 	counts storage.Tally
 	meta   map[string][]byte
 	closed bool
+}
+
+// entry is a record as the store keeps it: its strings and bytes in the
+// arena, its times as numbers, so that it holds no pointer.
+type entry struct {
+	id                    uint64
+	attempts              int
+	notBefore, updated    stamp
+	url, lastErr, request span
+	state                 storage.State
+}
+
+// stamp is a time.Time without its location (records are kept in UTC).
+type stamp struct {
+	sec  int64
+	nsec int32
+	set  bool // false for the zero time
+}
+
+func stampOf(t time.Time) stamp {
+	if t.IsZero() {
+		return stamp{}
+	}
+	return stamp{sec: t.Unix(), nsec: int32(t.Nanosecond()), set: true}
+}
+
+func (s stamp) time() time.Time {
+	if !s.set {
+		return time.Time{}
+	}
+	return time.Unix(s.sec, int64(s.nsec)).UTC()
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -42,24 +74,76 @@ func (s *Store) Put(recs ...storage.Record) error {
 	if s.closed {
 		return storage.ErrClosed
 	}
-	for _, r := range recs {
-		r = clone(r)
-		if r.Updated.IsZero() {
-			r.Updated = now.UTC()
+	for i := range recs {
+		r := &recs[i]
+		updated := r.Updated
+		if updated.IsZero() {
+			updated = now
 		}
-		if seq, ok := s.ids[r.ID]; ok {
-			old := &s.recs[seq-1]
-			s.counts[old.State]--
-			r.Seq = seq
-			*old = r
+		seq, ok := s.ids[r.ID]
+		if !ok {
+			s.recs = append(s.recs, entry{id: r.ID})
+			seq = uint64(len(s.recs))
+			s.ids[r.ID] = seq
 		} else {
-			r.Seq = uint64(len(s.recs)) + 1
-			s.ids[r.ID] = r.Seq
-			s.recs = append(s.recs, r)
+			s.counts[s.recs[seq-1].state]--
+		}
+		e := &s.recs[seq-1]
+		e.attempts, e.state = r.Attempts, r.State
+		e.notBefore, e.updated = stampOf(r.NotBefore), stampOf(updated)
+		// A record's URL and request seldom change between its states:
+		// keep their bytes when they are the same.
+		if !ok || !s.data.sameString(e.url, r.URL) {
+			if ok {
+				s.data.drop(e.url)
+			}
+			e.url = s.data.putString(r.URL, true)
+		}
+		if !ok || !s.data.sameString(e.lastErr, r.LastError) {
+			if ok {
+				s.data.drop(e.lastErr)
+			}
+			e.lastErr = s.data.putString(r.LastError, true)
+		}
+		if !ok || !s.data.sameBytes(e.request, r.Request) {
+			if ok {
+				s.data.drop(e.request)
+			}
+			e.request = s.data.put(r.Request)
 		}
 		s.counts[r.State]++
 	}
+	if s.data.wasteful() {
+		s.compactLocked()
+	}
 	return nil
+}
+
+// compactLocked copies the live values into a new arena.
+func (s *Store) compactLocked() {
+	var fresh arena
+	for i := range s.recs {
+		e := &s.recs[i]
+		e.url = fresh.keep(&s.data, e.url)
+		e.lastErr = fresh.keep(&s.data, e.lastErr)
+		e.request = fresh.keep(&s.data, e.request)
+	}
+	s.data = fresh
+}
+
+// record returns e as a storage.Record with values of its own.
+func (s *Store) record(e *entry, seq uint64) storage.Record {
+	return storage.Record{
+		ID:        e.id,
+		URL:       s.data.str(e.url),
+		State:     e.state,
+		Attempts:  e.attempts,
+		LastError: s.data.str(e.lastErr),
+		NotBefore: e.notBefore.time(),
+		Request:   s.data.clone(e.request),
+		Seq:       seq,
+		Updated:   e.updated.time(),
+	}
 }
 
 // Get implements storage.Store.
@@ -73,7 +157,7 @@ func (s *Store) Get(id uint64) (storage.Record, bool, error) {
 	if !ok {
 		return storage.Record{}, false, nil
 	}
-	return clone(s.recs[seq-1]), true, nil
+	return s.record(&s.recs[seq-1], seq), true, nil
 }
 
 // Scan implements storage.Store. It copies records out a chunk at a time
@@ -96,8 +180,8 @@ func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) err
 			return storage.ErrClosed
 		}
 		for ; next < len(s.recs) && len(chunk) < scanChunk; next++ {
-			if r := &s.recs[next]; all || want[r.State] {
-				chunk = append(chunk, clone(*r))
+			if e := &s.recs[next]; all || want[e.state] {
+				chunk = append(chunk, s.record(e, uint64(next)+1))
 			}
 		}
 		s.mu.RUnlock()
@@ -169,15 +253,6 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	s.recs, s.ids, s.meta = nil, nil, nil
+	s.recs, s.ids, s.meta, s.data = nil, nil, nil, arena{}
 	return nil
-}
-
-// clone returns r with its own copy of Request and its times in UTC
-// without a monotonic reading, as a persistent store would return them.
-func clone(r storage.Record) storage.Record {
-	r.Request = bytes.Clone(r.Request)
-	r.NotBefore = r.NotBefore.UTC()
-	r.Updated = r.Updated.UTC()
-	return r
 }
