@@ -101,6 +101,7 @@ type broadRun struct {
 	scrapeMax  time.Duration // the slowest scrape taken during the run
 	compacted  int
 	cpuPerPage time.Duration // the process's CPU time per page saved
+	gcPerPage  time.Duration // of which the garbage collector's (the runtime's estimate)
 }
 
 func runBroad(e *env) ([]Result, error) {
@@ -130,15 +131,15 @@ func runBroad(e *env) ([]Result, error) {
 		r.PeakRSS = run.peakRSS
 		r.CPUPerPage = Duration(run.cpuPerPage)
 		r.HeapPerDomain = float64(run.heapAll) / float64(n)
-		r.Measured = fmt.Sprintf("%.0f pages/s = %.2f× plain, %.1f µs CPU/page; heap %.0f B/domain; peak RSS %s", r.PagesPerSec, r.Ratio, us(run.cpuPerPage), r.HeapPerDomain, mib(run.peakRSS))
+		r.Measured = fmt.Sprintf("%.0f pages/s = %.2f× plain, %.1f µs CPU/page (GC %.1f); heap %.0f B/domain; peak RSS %s", r.PagesPerSec, r.Ratio, us(run.cpuPerPage), us(run.gcPerPage), r.HeapPerDomain, mib(run.peakRSS))
 		if i == 1 {
 			r.BytesPerDomain = float64(run.heapState) / float64(n)
 			r.MetricsSeries = run.series
 			r.ScrapeSeconds = run.scrape.Seconds()
 			r.ScrapeMaxSeconds = run.scrapeMax.Seconds()
 			r.Compacted = run.compacted
-			r.Measured = fmt.Sprintf("%.0f pages/s = %.2f× plain, %.1f µs CPU/page; breaker+validator+metrics %.0f B/domain (%d of %d compacted), all with checkpoint %.0f B/domain; peak RSS %s; %d series, scrape %v (slowest during the run %v)",
-				r.PagesPerSec, r.Ratio, us(run.cpuPerPage), r.BytesPerDomain, run.compacted, n, r.HeapPerDomain, mib(run.peakRSS), run.series,
+			r.Measured = fmt.Sprintf("%.0f pages/s = %.2f× plain, %.1f µs CPU/page (GC %.1f); breaker+validator+metrics %.0f B/domain (%d of %d compacted), all with checkpoint %.0f B/domain; peak RSS %s; %d series, scrape %v (slowest during the run %v)",
+				r.PagesPerSec, r.Ratio, us(run.cpuPerPage), us(run.gcPerPage), r.BytesPerDomain, run.compacted, n, r.HeapPerDomain, mib(run.peakRSS), run.series,
 				run.scrape.Round(time.Microsecond), run.scrapeMax.Round(time.Microsecond))
 			r.Goal = &Goal{
 				Text: fmt.Sprintf("all extensions keep ≥ %.0f %% of plain Colly's pages/s at %d domains, ≤ %d B per idle domain, ≤ 10,000 series, scrape < 100 ms",
@@ -235,6 +236,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 
 	total := n * broadPages
 	cpu0, cpuOK := processCPU()
+	_, gc0 := allocatedBytes()
 	var next atomic.Int64
 	var visitErr atomic.Pointer[error]
 	var wg sync.WaitGroup
@@ -262,6 +264,8 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 	run.saved = saved.Load()
 	if cpu1, _ := processCPU(); cpuOK && run.saved > 0 {
 		run.cpuPerPage = (cpu1 - cpu0) / time.Duration(run.saved)
+		_, gc1 := allocatedBytes()
+		run.gcPerPage = time.Duration((gc1 - gc0) * float64(time.Second) / float64(run.saved))
 	}
 	close(stopScrape)
 	scrapes.Wait()
