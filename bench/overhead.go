@@ -41,6 +41,14 @@ func runOverhead(e *env) ([]Result, error) {
 	for i, k := range clients {
 		rows[i] = Result{Scenario: "overhead", Client: k.String(), Pages: pages, IntoFailure: -1}
 	}
+	// A crawl of warm-up, not counted: the process's first crawl pays for
+	// growing its heap and stacks, and the first round starts with plain
+	// Colly, which would make every other client's first ratio look better
+	// than it is.
+	if _, err := crawl(crawlSpec{client: plain, urls: urls, timeout: defaultTimeout, limits: perHost, hosts: hosts,
+		backoff: e.backoff(), cap: e.cap, log: e.log}); err != nil {
+		return nil, fmt.Errorf("overhead, warm-up: %w", err)
+	}
 	for round := range z.overheadRounds {
 		for j := range clients {
 			i := (j + round) % len(clients)
