@@ -175,6 +175,13 @@ func (c Case) Bound() time.Duration {
 			// A crawler pacing itself by backing off at each 429 runs
 			// below the site's rate, not at it: half of it, say.
 			cost += time.Duration(float64(pages)/(s.Rate/2)*float64(time.Second)) + 3*time.Second
+			if w.Workers > 1 {
+				// Workers pace the site each on their own, so their
+				// requests collide in its bucket, and each 429 pauses
+				// them all for a Retry-After in whole seconds, while
+				// every throttle doubles a worker's gap: a second a page.
+				cost = max(cost, pages*time.Second)
+			}
 		}
 		total += cost
 	}

@@ -194,3 +194,25 @@ func TestLateWorkerIsExcusedAPauseAnsweredBeforeItStarted(t *testing.T) {
 		}
 	}
 }
+
+// Workers pace a rate-limited site each on their own, so their requests
+// collide in its bucket, and every 429 pauses them all for a Retry-After
+// in whole seconds: seed 7391146210954546813 (3 workers, rate 25/s,
+// burst 1, an HTTP-date Retry-After, 99 pages) took 34-64 s and more, past
+// a bound of 63.7 s that assumed half the site's rate. The bound allots
+// such a site a second a page.
+func TestRateLimitBoundCoversWorkersColliding(t *testing.T) {
+	c := NewCase(7391146210954546813)
+	var pages time.Duration
+	for _, s := range c.Sites {
+		if s.Kind == kRateLimit {
+			pages += time.Duration(s.Products + s.Products/max(1, s.PerPage) + 2)
+		}
+	}
+	if c.Wiring.Workers < 2 || pages == 0 {
+		t.Fatalf("the seed no longer draws its case: %s", c)
+	}
+	if b := c.Bound(); b < pages*time.Second {
+		t.Fatalf("bound %v for %s: under a second for each of the rate-limited site's %d pages", b, c, pages)
+	}
+}
