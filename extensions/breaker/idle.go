@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/internal/packmap"
 )
 
 // DefaultIdleTTL is how long a domain must be left alone before it is
@@ -48,7 +50,7 @@ type epochEnd struct {
 // that a scrape need not read them one by one.
 type dormantShard struct {
 	mu  sync.Mutex
-	m   map[string]string // host → its dormant record, encoded (dormant.encode)
+	m   packmap.Map // host → its dormant record, encoded (dormant.encode): no pointer per domain for the collector to mark
 	tot dormantTotals
 }
 
@@ -154,8 +156,8 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 		d.local = newLocalFailures(p.WindowSize)
 	}
 	d.pace = newPace(b.pacing, d.room, b.clock)
-	if enc, ok := sh.m[host]; ok {
-		delete(sh.m, host)
+	if enc, ok := sh.m.Get(host); ok {
+		sh.m.Delete(host)
 		r := decodeDormant(enc, b.idle.base)
 		sh.tot.add(&r, -1)
 		d.revive(&r)
@@ -246,10 +248,7 @@ func (b *Breaker) compact(d *domain, now time.Time) {
 		d.retired.Store(false)
 		return
 	}
-	if sh.m == nil {
-		sh.m = make(map[string]string)
-	}
-	sh.m[d.name] = r.encode(b.idle.base)
+	sh.m.Set(d.name, r.encode(b.idle.base))
 	sh.tot.add(&r, +1)
 }
 
@@ -359,10 +358,11 @@ func (b *Breaker) rangeDormant(f func(name string, r *dormant)) {
 	for i := range b.idle.shards {
 		sh := &b.idle.shards[i]
 		sh.mu.Lock()
-		for name, enc := range sh.m {
+		sh.m.Range(func(name, enc string) bool {
 			r := decodeDormant(enc, b.idle.base)
 			f(name, &r)
-		}
+			return true
+		})
 		sh.mu.Unlock()
 	}
 }
@@ -391,7 +391,7 @@ func (b *Breaker) dormantOf(host string) (dormant, bool) {
 	sh := b.idle.shard(host)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	enc, ok := sh.m[host]
+	enc, ok := sh.m.Get(host)
 	if !ok {
 		return dormant{}, false
 	}

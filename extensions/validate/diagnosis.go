@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/breakwater-crawl/breakwater/internal/packmap"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -85,7 +86,7 @@ type diagnosis struct {
 	mu      sync.Mutex
 	valid   int64                  // valid pages of every domain
 	whole   map[string]*domainDiag // domains with evidence under way, or diagnosed
-	compact map[string]string      // every other domain with a valid page: encodeDiag
+	compact packmap.Map            // every other domain with a valid page: encodeDiag; no pointer per domain for the collector to mark
 }
 
 type domainDiag struct {
@@ -97,7 +98,7 @@ type domainDiag struct {
 }
 
 func newDiagnosis(after int) *diagnosis {
-	return &diagnosis{after: after, whole: make(map[string]*domainDiag), compact: make(map[string]string)}
+	return &diagnosis{after: after, whole: make(map[string]*domainDiag)}
 }
 
 // page records one final verdict. It returns the diagnosis when this page
@@ -114,7 +115,7 @@ func (d *diagnosis) page(v Verdict) *BrokenDomain {
 		return b
 	}
 	var dd domainDiag
-	if rec, ok := d.compact[v.Domain]; ok {
+	if rec, ok := d.compact.Get(v.Domain); ok {
 		dd.decode(rec)
 	}
 	b := dd.page(v, d.after)
@@ -130,7 +131,7 @@ func (d *diagnosis) settle(domain string, dd *domainDiag, wasWhole bool) {
 		if !wasWhole {
 			kept := *dd
 			d.whole[strings.Clone(domain)] = &kept
-			delete(d.compact, domain)
+			d.compact.Delete(domain)
 		}
 		return
 	}
@@ -138,12 +139,10 @@ func (d *diagnosis) settle(domain string, dd *domainDiag, wasWhole bool) {
 		delete(d.whole, domain)
 	}
 	if dd.valid == 0 {
-		delete(d.compact, domain) // nothing to remember: as if never seen
+		d.compact.Delete(domain) // nothing to remember: as if never seen
 		return
 	}
-	// The key is a copy: the verdict's domain is part of its URL, which
-	// the map would otherwise keep whole.
-	d.compact[strings.Clone(domain)] = dd.encode()
+	d.compact.Set(domain, dd.encode()) // copies the key out of the verdict's URL
 }
 
 // page is diagnosis.page for one domain's record.

@@ -23,5 +23,5 @@ func (v *Validator) Held() int {
 func (v *Validator) DiagnosisRecords() (whole, compact int) {
 	v.diag.mu.Lock()
 	defer v.diag.mu.Unlock()
-	return len(v.diag.whole), len(v.diag.compact)
+	return len(v.diag.whole), v.diag.compact.Len()
 }

@@ -1,0 +1,213 @@
+// Package packmap is a map from strings to short strings that holds no
+// pointer per entry, for the per-domain records a broad crawl keeps by the
+// million: keys and values are kept as bytes in large chunks and found
+// through a hash of the key, so the garbage collector marks a few chunks
+// instead of looking at two strings per entry on every collection.
+//
+// A Map is not safe for concurrent use; its owner locks it.
+package packmap
+
+import (
+	"hash/maphash"
+	"math"
+)
+
+// Chunks start at firstChunk bytes and double up to chunkSize, so that a
+// small map stays small (a breaker keeps one per lock shard); an entry
+// longer than a chunk gets one of its own.
+const (
+	firstChunk = 1 << 10
+	chunkSize  = 1 << 20
+)
+
+// Map maps strings to strings. The zero value is an empty map ready to use.
+type Map struct {
+	seed   maphash.Seed
+	seeded bool
+	index  map[uint64]uint32 // hash of a key → its entry
+	ents   []entry
+	free   []uint32          // entries not in use
+	over   map[string]string // keys whose hash another key has (rare)
+	chunks [][]byte
+	live   int // bytes of the entries in use
+	dead   int // bytes no entry uses any more
+
+	hashOf func(string) uint64 // tests: a hash of their own, to make keys collide
+}
+
+// entry is where a key and its value lie: key then value, in one chunk.
+// A key or value longer than maxLen is kept in over instead.
+type entry struct {
+	chunk      uint32 // the chunk's index + 1; 0 for an entry not in use
+	off        uint32
+	klen, vlen uint16
+}
+
+const maxLen = math.MaxUint16
+
+func (e *entry) used() bool { return e.chunk != 0 }
+
+// Len returns the number of keys.
+func (m *Map) Len() int { return len(m.index) + len(m.over) }
+
+func (m *Map) hash(key string) uint64 {
+	if m.hashOf != nil {
+		return m.hashOf(key)
+	}
+	if !m.seeded {
+		m.seed, m.seeded = maphash.MakeSeed(), true
+	}
+	return maphash.String(m.seed, key)
+}
+
+func (m *Map) bytes(e *entry) []byte {
+	return m.chunks[e.chunk-1][e.off : e.off+uint32(e.klen)+uint32(e.vlen)]
+}
+
+func (m *Map) key(e *entry) []byte { return m.bytes(e)[:e.klen] }
+
+func (m *Map) value(e *entry) []byte { return m.bytes(e)[e.klen:] }
+
+// find returns the entry of key and its hash; nil if key has none (it may
+// be in over).
+func (m *Map) find(key string) (*entry, uint64) {
+	h := m.hash(key)
+	if i, ok := m.index[h]; ok {
+		if e := &m.ents[i]; string(m.key(e)) == key {
+			return e, h
+		}
+	}
+	return nil, h
+}
+
+// Get returns the value of key, and whether there is one.
+func (m *Map) Get(key string) (string, bool) {
+	if e, _ := m.find(key); e != nil {
+		return string(m.value(e)), true
+	}
+	v, ok := m.over[key]
+	return v, ok
+}
+
+// Set sets the value of key.
+func (m *Map) Set(key, value string) {
+	e, h := m.find(key)
+	switch _, other := m.index[h]; {
+	case e != nil && len(key) <= maxLen && len(value) <= maxLen:
+		m.release(e)
+		*e = m.place(key, value)
+	case e != nil:
+		m.Delete(key)
+		m.setOver(key, value)
+		return
+	case other || len(key) > maxLen || len(value) > maxLen:
+		// Another key has this hash, or the entry is too long for one.
+		m.setOver(key, value)
+		return
+	default:
+		if _, ok := m.over[key]; ok {
+			m.over[key] = value
+			return
+		}
+		var i uint32
+		if n := len(m.free); n > 0 {
+			i, m.free = m.free[n-1], m.free[:n-1]
+		} else {
+			m.ents = append(m.ents, entry{})
+			i = uint32(len(m.ents) - 1)
+		}
+		m.ents[i] = m.place(key, value)
+		if m.index == nil {
+			m.index = make(map[uint64]uint32)
+		}
+		m.index[h] = i
+	}
+	if m.dead > m.live && m.dead > chunkSize {
+		m.compact()
+	}
+}
+
+func (m *Map) setOver(key, value string) {
+	if m.over == nil {
+		m.over = make(map[string]string)
+	}
+	m.over[key] = value
+}
+
+// Delete removes key, if it is there.
+func (m *Map) Delete(key string) {
+	e, h := m.find(key)
+	if e == nil {
+		delete(m.over, key)
+		return
+	}
+	m.release(e)
+	i := m.index[h]
+	delete(m.index, h)
+	*e = entry{}
+	m.free = append(m.free, i)
+}
+
+// Range calls f for every key and its value, in no order, until f
+// returns false. f must not change m.
+func (m *Map) Range(f func(key, value string) bool) {
+	for i := range m.ents {
+		if e := &m.ents[i]; e.used() && !f(string(m.key(e)), string(m.value(e))) {
+			return
+		}
+	}
+	for k, v := range m.over {
+		if !f(k, v) {
+			return
+		}
+	}
+}
+
+// place writes key and value into the chunks.
+func (m *Map) place(key, value string) entry {
+	c, e := m.room(len(key), len(value))
+	c = append(c, key...)
+	m.chunks[e.chunk-1] = append(c, value...)
+	return e
+}
+
+// room returns the chunk an entry of klen+vlen bytes goes to, and the
+// entry; the caller appends the bytes.
+func (m *Map) room(klen, vlen int) ([]byte, entry) {
+	n := klen + vlen
+	last := len(m.chunks) - 1
+	if last < 0 || cap(m.chunks[last])-len(m.chunks[last]) < n {
+		size := firstChunk
+		if last >= 0 {
+			size = min(2*cap(m.chunks[last]), chunkSize)
+		}
+		m.chunks = append(m.chunks, make([]byte, 0, max(size, n)))
+		last++
+	}
+	c := m.chunks[last]
+	m.live += n
+	return c, entry{chunk: uint32(last) + 1, off: uint32(len(c)), klen: uint16(klen), vlen: uint16(vlen)}
+}
+
+// release counts e's bytes as dead.
+func (m *Map) release(e *entry) {
+	n := int(e.klen) + int(e.vlen)
+	m.live -= n
+	m.dead += n
+}
+
+// compact copies the entries in use into new chunks.
+func (m *Map) compact() {
+	old := m.chunks
+	m.chunks, m.live, m.dead = nil, 0, 0
+	for i := range m.ents {
+		e := &m.ents[i]
+		if !e.used() {
+			continue
+		}
+		b := old[e.chunk-1][e.off : e.off+uint32(e.klen)+uint32(e.vlen)]
+		c, ne := m.room(int(e.klen), int(e.vlen))
+		m.chunks[ne.chunk-1] = append(c, b...)
+		*e = ne
+	}
+}
