@@ -13,11 +13,12 @@ import (
 )
 
 // Chunks start at firstChunk bytes and double up to chunkSize, so that a
-// small map stays small (a breaker keeps one per lock shard); an entry
-// longer than a chunk gets one of its own.
+// small map stays small and the room left at the end of a map's last chunk
+// stays under 64 KiB (a breaker keeps a map per lock shard: 64 of them); an
+// entry longer than a chunk gets one of its own.
 const (
 	firstChunk = 1 << 10
-	chunkSize  = 1 << 20
+	chunkSize  = 1 << 16
 )
 
 // Map maps strings to strings. The zero value is an empty map ready to use.
