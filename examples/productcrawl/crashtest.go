@@ -4,6 +4,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // testCrashEnv is for productcrawl's own tests, never for production: set
@@ -22,6 +23,19 @@ var (
 	testCrash     = os.Getenv(testCrashEnv)
 	testCrashOnce sync.Once
 )
+
+// testSlowStartEnv is for productcrawl's own tests, never for production:
+// set to a duration, main waits that long before anything else, as a
+// process started on a loaded machine may, so that a test can send a
+// signal before main has begun.
+const testSlowStartEnv = "BREAKWATER_TEST_SLOW_START"
+
+// slowStart is main's first step: the wait testSlowStartEnv asks for.
+func slowStart() {
+	if d, err := time.ParseDuration(os.Getenv(testSlowStartEnv)); err == nil {
+		time.Sleep(d)
+	}
+}
 
 // crashAtStart is the main goroutine's crash point.
 func crashAtStart() {

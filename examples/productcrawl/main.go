@@ -94,6 +94,7 @@ import (
 )
 
 func main() {
+	slowStart()
 	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00" // milliseconds: a crawl's events are close together
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChild(os.Args[1:]))

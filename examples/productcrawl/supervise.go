@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/breakwater-crawl/breakwater/examples/productcrawl/earlysig"
 	"github.com/rs/zerolog"
 )
 
@@ -31,7 +32,7 @@ import (
 // childEnv marks the child process; its exit code goes to the supervisor
 // on file descriptor childFD (exec.Cmd.ExtraFiles[0]).
 const (
-	childEnv = "BREAKWATER_PRODUCTCRAWL_CHILD"
+	childEnv = earlysig.ChildEnv
 	childFD  = 3
 )
 

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/breakwater-crawl/breakwater/examples/productcrawl/earlysig"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
@@ -49,6 +50,13 @@ func supervise(args []string, stderr *os.File) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGCONT)
 	defer signal.Stop(sigs)
+	// A SIGQUIT that came before main (see earlysig) is forwarded too.
+	signal.Stop(earlysig.Quit)
+	select {
+	case s := <-earlysig.Quit:
+		sigs <- s
+	default:
+	}
 	if lockThread {
 		// The child's death signal fires when the thread that started
 		// it ends, not the process: keep this one.

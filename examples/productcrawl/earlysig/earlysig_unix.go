@@ -1,0 +1,16 @@
+//go:build unix
+
+package earlysig
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func init() {
+	if os.Getenv(ChildEnv) != "" {
+		return
+	}
+	signal.Notify(Quit, syscall.SIGQUIT)
+}
