@@ -101,7 +101,7 @@ func crawlProcess(bin string, w Wiring, sites []*site, dir string, pr procRun) r
 			ro.exit = -9
 			return ro
 		}
-		ro.crashed = true
+		ro.crashed = crashedBySignal(stderr.String())
 	case <-timer.C:
 		ro.hung = true
 		_ = cmd.Process.Signal(syscall.SIGKILL)
@@ -164,4 +164,12 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return string(bytes.Join(lines, []byte(" | ")))
+}
+
+// crashedBySignal reports whether a SIGQUIT sent to a run crashed it: the
+// run had not yet said how it ended. One that had (its run_finished
+// event is on stderr) ended before the signal could crash it, and its
+// exit code is that ending, however close the signal came.
+func crashedBySignal(stderr string) bool {
+	return !strings.Contains(stderr, `"event":"run_finished"`)
 }
