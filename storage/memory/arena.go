@@ -38,11 +38,11 @@ func (a *arena) put(b []byte) span {
 	return sp
 }
 
-// putString appends s and returns its span; set says the value is there
-// (an empty one included).
-func (a *arena) putString(s string, set bool) span {
+// putString appends s and returns its span, set (an empty string is a
+// value too).
+func (a *arena) putString(s string) span {
 	if len(s) == 0 {
-		return span{set: set}
+		return span{set: true}
 	}
 	i := a.room(len(s))
 	sp := span{chunk: uint32(i), off: uint32(len(a.chunks[i])), n: uint32(len(s)), set: true}
@@ -82,15 +82,24 @@ func (a *arena) clone(sp span) []byte {
 // str returns the value at sp as a string of its own.
 func (a *arena) str(sp span) string { return string(a.bytes(sp)) }
 
-// sameString reports whether sp holds s, as putString(s, true) stored it.
-func (a *arena) sameString(sp span, s string) bool {
-	return sp.set && string(a.bytes(sp)) == s
+// setString makes *sp hold s, set. A record's URL and request seldom
+// change between its states: a value that is the same keeps its bytes.
+// (A new record's spans are zero: nothing to drop.)
+func (a *arena) setString(sp *span, s string) {
+	if sp.set && string(a.bytes(*sp)) == s {
+		return
+	}
+	a.drop(*sp)
+	*sp = a.putString(s)
 }
 
-// sameBytes reports whether sp holds b, as put(b) stored it: nil and
-// empty are told apart.
-func (a *arena) sameBytes(sp span, b []byte) bool {
-	return sp.set == (b != nil) && bytes.Equal(a.bytes(sp), b)
+// setBytes makes *sp hold b, nil and empty told apart, as setString does.
+func (a *arena) setBytes(sp *span, b []byte) {
+	if sp.set == (b != nil) && bytes.Equal(a.bytes(*sp), b) {
+		return
+	}
+	a.drop(*sp)
+	*sp = a.put(b)
 }
 
 // keep copies the value at sp in from, and returns its span here.

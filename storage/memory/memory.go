@@ -91,26 +91,9 @@ func (s *Store) Put(recs ...storage.Record) error {
 		e := &s.recs[seq-1]
 		e.attempts, e.state = r.Attempts, r.State
 		e.notBefore, e.updated = stampOf(r.NotBefore), stampOf(updated)
-		// A record's URL and request seldom change between its states:
-		// keep their bytes when they are the same.
-		if !ok || !s.data.sameString(e.url, r.URL) {
-			if ok {
-				s.data.drop(e.url)
-			}
-			e.url = s.data.putString(r.URL, true)
-		}
-		if !ok || !s.data.sameString(e.lastErr, r.LastError) {
-			if ok {
-				s.data.drop(e.lastErr)
-			}
-			e.lastErr = s.data.putString(r.LastError, true)
-		}
-		if !ok || !s.data.sameBytes(e.request, r.Request) {
-			if ok {
-				s.data.drop(e.request)
-			}
-			e.request = s.data.put(r.Request)
-		}
+		s.data.setString(&e.url, r.URL)
+		s.data.setString(&e.lastErr, r.LastError)
+		s.data.setBytes(&e.request, r.Request)
 		s.counts[r.State]++
 	}
 	if s.data.wasteful() {
