@@ -10,15 +10,8 @@ package packmap
 import (
 	"hash/maphash"
 	"math"
-)
 
-// Chunks start at firstChunk bytes and double up to chunkSize, so that a
-// small map stays small and the room left at the end of a map's last chunk
-// stays under 64 KiB (a breaker keeps a map per lock shard: 64 of them); an
-// entry longer than a chunk gets one of its own.
-const (
-	firstChunk = 1 << 10
-	chunkSize  = 1 << 16
+	"github.com/breakwater-crawl/breakwater/internal/chunks"
 )
 
 // Map maps strings to strings. The zero value is an empty map ready to use.
@@ -29,9 +22,7 @@ type Map struct {
 	ents   []entry
 	free   []uint32          // entries not in use
 	over   map[string]string // keys whose hash another key has (rare)
-	chunks [][]byte
-	live   int // bytes of the entries in use
-	dead   int // bytes no entry uses any more
+	buf    chunks.Buf        // each entry's key then value
 
 	hashOf func(string) uint64 // tests: a hash of their own, to make keys collide
 }
@@ -48,6 +39,10 @@ const maxLen = math.MaxUint16
 
 func (e *entry) used() bool { return e.chunk != 0 }
 
+// noBytes is the chunk of an entry in use whose key and value are both
+// empty: it takes no room.
+const noBytes = math.MaxUint32
+
 // Len returns the number of keys.
 func (m *Map) Len() int { return len(m.index) + len(m.over) }
 
@@ -62,7 +57,7 @@ func (m *Map) hash(key string) uint64 {
 }
 
 func (m *Map) bytes(e *entry) []byte {
-	return m.chunks[e.chunk-1][e.off : e.off+uint32(e.klen)+uint32(e.vlen)]
+	return m.buf.Bytes(e.chunk, e.off, uint32(e.klen)+uint32(e.vlen))
 }
 
 func (m *Map) key(e *entry) []byte { return m.bytes(e)[:e.klen] }
@@ -123,7 +118,7 @@ func (m *Map) Set(key, value string) {
 		}
 		m.index[h] = i
 	}
-	if m.dead > m.live && m.dead > chunkSize {
+	if m.buf.Wasteful() {
 		m.compact()
 	}
 }
@@ -164,51 +159,33 @@ func (m *Map) Range(f func(key, value string) bool) {
 	}
 }
 
-// place writes key and value into the chunks.
+// place writes key and value into the chunks; the entry must hold some
+// bytes or none (chunk 0).
 func (m *Map) place(key, value string) entry {
-	c, e := m.room(len(key), len(value))
-	c = append(c, key...)
-	m.chunks[e.chunk-1] = append(c, value...)
-	return e
-}
-
-// room returns the chunk an entry of klen+vlen bytes goes to, and the
-// entry; the caller appends the bytes.
-func (m *Map) room(klen, vlen int) ([]byte, entry) {
-	n := klen + vlen
-	last := len(m.chunks) - 1
-	if last < 0 || cap(m.chunks[last])-len(m.chunks[last]) < n {
-		size := firstChunk
-		if last >= 0 {
-			size = min(2*cap(m.chunks[last]), chunkSize)
-		}
-		m.chunks = append(m.chunks, make([]byte, 0, max(size, n)))
-		last++
+	n := len(key) + len(value)
+	if n == 0 {
+		return entry{chunk: noBytes}
 	}
-	c := m.chunks[last]
-	m.live += n
-	return c, entry{chunk: uint32(last) + 1, off: uint32(len(c)), klen: uint16(klen), vlen: uint16(vlen)}
+	c, off, dst := m.buf.Alloc(n)
+	copy(dst[copy(dst, key):], value)
+	return entry{chunk: c, off: off, klen: uint16(len(key)), vlen: uint16(len(value))}
 }
 
 // release counts e's bytes as dead.
-func (m *Map) release(e *entry) {
-	n := int(e.klen) + int(e.vlen)
-	m.live -= n
-	m.dead += n
-}
+func (m *Map) release(e *entry) { m.buf.Drop(int(e.klen) + int(e.vlen)) }
 
 // compact copies the entries in use into new chunks.
 func (m *Map) compact() {
-	old := m.chunks
-	m.chunks, m.live, m.dead = nil, 0, 0
+	old := m.buf
+	m.buf = chunks.Buf{}
 	for i := range m.ents {
 		e := &m.ents[i]
-		if !e.used() {
+		if !e.used() || e.chunk == noBytes {
 			continue
 		}
-		b := old[e.chunk-1][e.off : e.off+uint32(e.klen)+uint32(e.vlen)]
-		c, ne := m.room(int(e.klen), int(e.vlen))
-		m.chunks[ne.chunk-1] = append(c, b...)
-		*e = ne
+		n := uint32(e.klen) + uint32(e.vlen)
+		c, off, dst := m.buf.Alloc(int(n))
+		copy(dst, old.Bytes(e.chunk, e.off, n))
+		e.chunk, e.off = c, off
 	}
 }

@@ -39,8 +39,9 @@ func TestMapAnswersAsAGoMap(t *testing.T) {
 				}
 			}
 			check(t, &m, want)
-			if m.dead > m.live && m.dead > chunkSize {
-				t.Errorf("%d dead bytes for %d live: not compacted", m.dead, m.live)
+			if m.buf.Wasteful() {
+				live, dead, _ := m.buf.Held()
+				t.Errorf("%d dead bytes for %d live: not compacted", dead, live)
 			}
 		})
 	}
@@ -70,17 +71,15 @@ func check(t *testing.T, m *Map, want map[string]string) {
 	if _, ok := m.Get("absent.test"); ok {
 		t.Fatal("Get found a key never set")
 	}
-	used, held := 0, 0
+	used := 0
 	for _, e := range m.ents {
 		if e.used() {
 			used += int(e.klen) + int(e.vlen)
 		}
 	}
-	for _, c := range m.chunks {
-		held += len(c)
-	}
-	if used != m.live || held != m.live+m.dead {
-		t.Fatalf("entries use %d bytes, chunks hold %d; counted %d live + %d dead", used, held, m.live, m.dead)
+	live, dead, held := m.buf.Held()
+	if used != live || held != live+dead {
+		t.Fatalf("entries use %d bytes, chunks hold %d; counted %d live + %d dead", used, held, live, dead)
 	}
 }
 
@@ -105,4 +104,16 @@ func TestRangeStops(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("Range called f %d times after it returned false at 3", n)
 	}
+}
+
+// An empty key with an empty value is an entry like any other.
+func TestEmptyKeyAndValue(t *testing.T) {
+	var m Map
+	m.Set("", "")
+	m.Set("a", "b")
+	want := map[string]string{"": "", "a": "b"}
+	check(t, &m, want)
+	m.Delete("")
+	delete(want, "")
+	check(t, &m, want)
 }

@@ -1,23 +1,18 @@
 package memory
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/breakwater-crawl/breakwater/internal/chunks"
+)
 
 // arena holds the records' variable-length parts (URL, last error,
-// request) as bytes in large chunks, so that a record itself holds no
+// request) as bytes in shared chunks, so that a record itself holds no
 // pointer: the garbage collector marks a few chunks instead of looking
 // into every record, which in a crawl of millions of URLs is most of its
-// work. Spans are only ever appended; the bytes a replaced record no longer
-// uses are counted as dead, and the store compacts when they outnumber the
-// live ones.
-type arena struct {
-	chunks [][]byte
-	live   int // bytes that records use
-	dead   int // bytes no record uses any more
-}
-
-// chunkSize is the capacity of an arena chunk; a value longer than that
-// gets a chunk of its own.
-const chunkSize = 1 << 20
+// work. The bytes a replaced value no longer uses are counted as dead,
+// and the store compacts when they outnumber the live ones.
+type arena struct{ buf chunks.Buf }
 
 // span is where a value lies in the arena. A span of length 0 takes no
 // room; set tells a nil value from an empty one.
@@ -31,11 +26,9 @@ func (a *arena) put(b []byte) span {
 	if len(b) == 0 {
 		return span{set: b != nil}
 	}
-	i := a.room(len(b))
-	sp := span{chunk: uint32(i), off: uint32(len(a.chunks[i])), n: uint32(len(b)), set: true}
-	a.chunks[i] = append(a.chunks[i], b...)
-	a.live += len(b)
-	return sp
+	c, off, dst := a.buf.Alloc(len(b))
+	copy(dst, b)
+	return span{chunk: c, off: off, n: uint32(len(b)), set: true}
 }
 
 // putString appends s and returns its span, set (an empty string is a
@@ -44,32 +37,14 @@ func (a *arena) putString(s string) span {
 	if len(s) == 0 {
 		return span{set: true}
 	}
-	i := a.room(len(s))
-	sp := span{chunk: uint32(i), off: uint32(len(a.chunks[i])), n: uint32(len(s)), set: true}
-	a.chunks[i] = append(a.chunks[i], s...)
-	a.live += len(s)
-	return sp
-}
-
-// room returns the chunk that n more bytes go to, adding one if the last
-// has no room for them.
-func (a *arena) room(n int) int {
-	last := len(a.chunks) - 1
-	if last < 0 || cap(a.chunks[last])-len(a.chunks[last]) < n {
-		a.chunks = append(a.chunks, make([]byte, 0, max(chunkSize, n)))
-		last++
-	}
-	return last
+	c, off, dst := a.buf.Alloc(len(s))
+	copy(dst, s)
+	return span{chunk: c, off: off, n: uint32(len(s)), set: true}
 }
 
 // bytes returns the bytes of sp, backed by the arena: copy them before
 // the store's lock is let go.
-func (a *arena) bytes(sp span) []byte {
-	if sp.n == 0 {
-		return nil
-	}
-	return a.chunks[sp.chunk][sp.off : sp.off+sp.n : sp.off+sp.n]
-}
+func (a *arena) bytes(sp span) []byte { return a.buf.Bytes(sp.chunk, sp.off, sp.n) }
 
 // clone returns a copy of the value at sp: nil for a value never set.
 func (a *arena) clone(sp span) []byte {
@@ -89,7 +64,7 @@ func (a *arena) setString(sp *span, s string) {
 	if sp.set && string(a.bytes(*sp)) == s {
 		return
 	}
-	a.drop(*sp)
+	a.buf.Drop(int(sp.n))
 	*sp = a.putString(s)
 }
 
@@ -98,7 +73,7 @@ func (a *arena) setBytes(sp *span, b []byte) {
 	if sp.set == (b != nil) && bytes.Equal(a.bytes(*sp), b) {
 		return
 	}
-	a.drop(*sp)
+	a.buf.Drop(int(sp.n))
 	*sp = a.put(b)
 }
 
@@ -108,17 +83,4 @@ func (a *arena) keep(from *arena, sp span) span {
 		return sp
 	}
 	return a.put(from.bytes(sp))
-}
-
-// drop counts sp's bytes as dead.
-func (a *arena) drop(sp span) {
-	a.live -= int(sp.n)
-	a.dead += int(sp.n)
-}
-
-// wasteful reports whether compacting is due: the dead bytes are more
-// than the live ones and more than a chunk, so that compacting, which
-// copies the live bytes, costs a constant per byte written.
-func (a *arena) wasteful() bool {
-	return a.dead > a.live && a.dead > chunkSize
 }

@@ -3,7 +3,7 @@
 //
 // Records live in a slice in frontier (Seq) order with a map from ID to
 // position, so Put and Get are O(1) and Scan walks the slice once. A
-// record's URL, last error and request bytes are kept in large shared
+// record's URL, last error and request bytes are kept in shared
 // chunks, and its times as numbers, so that the store holds no pointer per
 // record: the garbage collector marks a few chunks instead of looking into
 // every record, which for a crawl of millions of URLs would be most of its

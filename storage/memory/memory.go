@@ -96,7 +96,7 @@ func (s *Store) Put(recs ...storage.Record) error {
 		s.data.setBytes(&e.request, r.Request)
 		s.counts[r.State]++
 	}
-	if s.data.wasteful() {
+	if s.data.buf.Wasteful() {
 		s.compactLocked()
 	}
 	return nil

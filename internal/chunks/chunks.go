@@ -1,0 +1,70 @@
+// Package chunks keeps byte values in large shared chunks, so that what
+// refers to them holds numbers instead of pointers: the garbage collector
+// marks a few chunks instead of looking into every value. Values are only
+// ever appended; the owner counts the bytes it no longer uses as dead and
+// copies the live ones into a new Buf once Wasteful says so.
+//
+// A Buf is not safe for concurrent use; its owner locks it.
+package chunks
+
+// Chunks start at firstSize bytes and double up to maxSize, so that a
+// small Buf stays small and the room left at the end of its last chunk
+// stays under 64 KiB; a value longer than a chunk gets one of its own.
+const (
+	firstSize = 1 << 10
+	maxSize   = 1 << 16
+)
+
+// Buf holds the chunks. The zero value is empty and ready to use.
+type Buf struct {
+	chunks [][]byte
+	live   int // bytes in use
+	dead   int // bytes no longer in use
+}
+
+// Alloc makes room for n bytes and returns where they lie (chunk is the
+// chunk's index + 1, so that 0 can mean "no value") and the n bytes to
+// copy the value into. n must be above 0.
+func (b *Buf) Alloc(n int) (chunk, off uint32, dst []byte) {
+	last := len(b.chunks) - 1
+	if last < 0 || cap(b.chunks[last])-len(b.chunks[last]) < n {
+		size := firstSize
+		if last >= 0 {
+			size = min(2*cap(b.chunks[last]), maxSize)
+		}
+		b.chunks = append(b.chunks, make([]byte, 0, max(size, n)))
+		last++
+	}
+	c := b.chunks[last]
+	b.chunks[last] = c[:len(c)+n]
+	b.live += n
+	return uint32(last) + 1, uint32(len(c)), c[len(c) : len(c)+n : len(c)+n]
+}
+
+// Bytes returns the n bytes at chunk and off, backed by the Buf: copy them
+// before the owner's lock is let go. Nil for n = 0.
+func (b *Buf) Bytes(chunk, off, n uint32) []byte {
+	if n == 0 {
+		return nil
+	}
+	return b.chunks[chunk-1][off : off+n : off+n]
+}
+
+// Drop counts n bytes as no longer in use.
+func (b *Buf) Drop(n int) {
+	b.live -= n
+	b.dead += n
+}
+
+// Wasteful reports whether copying the live bytes into a new Buf is due:
+// the dead bytes are more than the live ones and more than a full chunk,
+// so that the copying costs a constant per byte written.
+func (b *Buf) Wasteful() bool { return b.dead > b.live && b.dead > maxSize }
+
+// Held returns the bytes in use and those no longer in use, for tests.
+func (b *Buf) Held() (live, dead, total int) {
+	for _, c := range b.chunks {
+		total += len(c)
+	}
+	return b.live, b.dead, total
+}
