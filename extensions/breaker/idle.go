@@ -238,9 +238,17 @@ func (b *Breaker) compact(d *domain, now time.Time) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	d.retired.Store(true)
-	// From here no one pins d: what is checked stays true.
+	// From here no one pins d. A pin taken before (its holder may still
+	// be recording an outcome) shows now or never: checking only after
+	// quiet would miss one taken and let go meanwhile, and compact the
+	// counts read before its outcome.
+	if d.holds.Load() != 0 {
+		d.retired.Store(false)
+		return
+	}
+	// What is checked now stays true.
 	r, ok := d.quiet(mc, now)
-	if !ok || d.holds.Load() != 0 {
+	if !ok {
 		d.retired.Store(false)
 		return
 	}

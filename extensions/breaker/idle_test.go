@@ -230,3 +230,57 @@ func TestIdleDomainsCompactAndComeBackWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestNoOutcomeIsLostToACompaction races outcomes against sweeps: goroutines
+// ask for permits and record successes on a few domains while another
+// advances the clock and sweeps without pause. Every recorded success must
+// be in Stats at the end, whether its domain ended whole or compacted: a
+// domain compacted while an outcome was being recorded would drop it.
+func TestNoOutcomeIsLostToACompaction(t *testing.T) {
+	const ttl, workers, perWorker = 10 * time.Second, 4, 5000
+	clk := clock.NewFake(epoch)
+	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Clock: clk, IdleTTL: ttl}))
+	domains := hosts(8)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				clk.Advance(ttl / 2)
+				b.Sweep()
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var recorded [workers]int64
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				tk, err := b.Allow(domains[(w+i)%len(domains)])
+				if err != nil {
+					t.Errorf("Allow: %v", err)
+					return
+				}
+				b.Record(tk, breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond})
+				recorded[w]++
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-done
+	var want, got int64
+	for _, n := range recorded {
+		want += n
+	}
+	for _, s := range b.Stats() {
+		got += s.Outcomes[breaker.Success.String()]
+	}
+	if got != want {
+		t.Fatalf("Stats count %d successes, %d were recorded: %d lost to compactions", got, want, want-got)
+	}
+	t.Logf("%d successes recorded and counted, %d domains compacted at the end", got, b.Dormant())
+}
