@@ -32,9 +32,12 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 	for i := 1; i <= 60; i++ {
 		c.Visit(store.ProductURL(i))
 	}
+	// 4 × a p95 of a few ms is below the 150 ms floor; a loaded machine
+	// (the race detector, CI) can stretch a few of the pages' latencies
+	// past 40 ms, and the timeout with them, but never near the client's.
 	st := b.Stats()[0]
-	if st.Timeout != 150*time.Millisecond {
-		t.Fatalf("adaptive timeout %v, want the 150ms floor (4 × a p95 of a few ms is below it)", st.Timeout)
+	if st.Timeout < 150*time.Millisecond || st.Timeout > time.Second {
+		t.Fatalf("adaptive timeout %v, want the 150ms floor, or a little above it on a loaded machine", st.Timeout)
 	}
 	if st.State != breaker.Open || st.Outcomes[breaker.Degraded.String()] != 3 || store.Count() != 33 {
 		t.Fatalf("stats %+v, %d requests: want three cut requests (degraded) tripping the circuit after 33", st, store.Count())
@@ -44,7 +47,7 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 		var te *breaker.TimeoutError
 		if errors.As(a.Err, &te) {
 			cut++
-			if te.After != 150*time.Millisecond || te.Domain != store.Host() || !errors.Is(a.Err, context.DeadlineExceeded) {
+			if te.After != st.Timeout || te.Domain != store.Host() || !errors.Is(a.Err, context.DeadlineExceeded) {
 				t.Fatalf("timeout error %+v", te)
 			}
 			if a.Result.Latency >= 5*time.Second {
@@ -202,7 +205,9 @@ func TestAdaptiveTimeoutCutsABodyThatStalls(t *testing.T) {
 		t.Fatalf("the stalled body was read for %v; the adaptive 200ms timeout should cut it", el)
 	}
 	var te *breaker.TimeoutError
-	if err == nil || !errors.As(last.Err, &te) || te.After != 200*time.Millisecond || last.Result.Class != breaker.Degraded {
+	// The 200 ms floor, or a little above it if a loaded machine
+	// stretched the healthy answers.
+	if err == nil || !errors.As(last.Err, &te) || te.After < 200*time.Millisecond || te.After > time.Second || last.Result.Class != breaker.Degraded {
 		t.Fatalf("error %v, attempt %+v: want the body cut by the adaptive timeout (*TimeoutError after 200ms, degraded)", err, last)
 	}
 }
