@@ -81,6 +81,9 @@ func NewCase(seed uint64) Case {
 	}
 	if !c.Wiring.Process {
 		c.Wiring.HasVisited = d2.chance(0.3)
+		if d2.chance(0.3) {
+			c.Wiring.IdleTTL = d2.ms(5, 300)
+		}
 	}
 	return c
 }

@@ -45,6 +45,9 @@ type runOut struct {
 	handBacks int
 	// carriedPaths counts them by host and path, to name what went past.
 	carriedPaths map[string]int
+	// dormant is how many times a sweep left a domain compacted
+	// (Wiring.IdleTTL): the revivals the crawl went through, or nearly.
+	dormant int
 }
 
 // countingTransport is a user's own transport: it counts what it carries.
@@ -140,7 +143,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		return ro
 	}
 	var bopts []breaker.Option
-	bopts = append(bopts, breaker.With(breaker.Config{Validator: v}))
+	bopts = append(bopts, breaker.With(breaker.Config{Validator: v, IdleTTL: w.IdleTTL}))
 	if w.Pacing > 0 {
 		bopts = append(bopts, breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: w.Pacing}}))
 	}
@@ -183,13 +186,27 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	bw.Use(c, exts...)
 
 	// The user's scraper: follow listing and product links, save every
-	// product title, retry failures up to 3 times.
+	// product title, retry failures up to 3 times. With an IdleTTL it
+	// works in two phases, as many scrapers do: walk the listings and
+	// collect the product links, then fetch the products. Between them
+	// every domain rests long enough to be compacted; the products
+	// revive it.
+	var later struct {
+		mu   sync.Mutex
+		urls []string
+	}
 	c.OnHTML(testserver.ProductLinkSelector+", "+testserver.NextSelector, func(e *colly.HTMLElement) {
 		href := e.Attr("href")
 		if w.HasVisited {
 			if seen, err := c.HasVisited(e.Request.AbsoluteURL(href)); err == nil && seen {
 				return
 			}
+		}
+		if w.IdleTTL > 0 && e.DOM.Is(testserver.ProductLinkSelector) {
+			later.mu.Lock()
+			later.urls = append(later.urls, e.Request.AbsoluteURL(href))
+			later.mu.Unlock()
+			return
 		}
 		_ = e.Request.Visit(href)
 	})
@@ -214,6 +231,31 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	}
 
 	done := make(chan struct{})
+	var swept chan int // the sweeper's count of compacted domains, once done
+	if w.IdleTTL > 0 {
+		// The breaker sweeps when a new domain comes; a case's few
+		// domains all come at once. Sweep as a user in a long crawl
+		// would, so that resting domains are compacted mid-crawl and
+		// their next request revives them.
+		swept = make(chan int, 1)
+		go func() {
+			n := 0
+			defer func() { swept <- n }()
+			tick := time.NewTicker(w.IdleTTL / 2)
+			defer tick.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-ctx.Done(): // ended, or left behind stuck
+					return
+				case <-tick.C:
+					b.Sweep()
+					n += b.Overview(0).Compacted
+				}
+			}
+		}()
+	}
 	go func() {
 		defer close(done)
 		if cp != nil && resume {
@@ -223,6 +265,23 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		}
 		for _, s := range sites {
 			_ = c.Visit(s.url + "/")
+		}
+		c.Wait()
+		if w.IdleTTL == 0 {
+			return
+		}
+		// Phase 2, after a rest. Once the run is cancelled its visits
+		// fail at once, and the checkpoint keeps them unfinished: none is
+		// left only in this list.
+		select {
+		case <-time.After(2*w.IdleTTL + w.IdleTTL/2):
+		case <-ctx.Done():
+		}
+		later.mu.Lock()
+		urls := later.urls
+		later.mu.Unlock()
+		for _, u := range urls {
+			_ = c.Visit(u)
 		}
 		c.Wait()
 	}()
@@ -239,6 +298,9 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 			// Still stuck after its context ended: leave it behind.
 			return ro
 		}
+	}
+	if swept != nil {
+		ro.dormant = <-swept
 	}
 	ro.outcome = outcome.Decide(records.Load(), nil, v, b, optJudge(cp))
 	ro.exit = ro.outcome.ExitCode()

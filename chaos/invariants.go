@@ -598,6 +598,13 @@ func (cr *caseRun) note() string {
 	if handBacks > 0 {
 		parts = append(parts, fmt.Sprintf("handed_back=%d", handBacks))
 	}
+	dormant := 0
+	for _, r := range cr.runs {
+		dormant += r.dormant
+	}
+	if dormant > 0 {
+		parts = append(parts, fmt.Sprintf("dormant=%d", dormant))
+	}
 	if len(cr.pBy) > 0 {
 		parts = append(parts, strings.Join(cr.pBy, ","))
 	}

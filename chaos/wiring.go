@@ -51,6 +51,10 @@ type Wiring struct {
 	// HasVisited: the user's link callback asks c.HasVisited first and
 	// visits only a link it says is new, as many Colly programs do.
 	HasVisited bool
+	// IdleTTL is breaker.Config.IdleTTL, short, so that domains are
+	// compacted whenever they rest and made whole on their next request
+	// during the crawl; 0: the default (minutes, so never in a case).
+	IdleTTL time.Duration
 }
 
 func drawWiring(d draw) Wiring {
@@ -142,6 +146,9 @@ func (w Wiring) String() string {
 	}
 	if w.HasVisited {
 		parts = append(parts, "hasvisited")
+	}
+	if w.IdleTTL > 0 {
+		parts = append(parts, fmt.Sprintf("idle=%v", w.IdleTTL))
 	}
 	if w.ReadmeValidator {
 		parts = append(parts, "readme-validator")
