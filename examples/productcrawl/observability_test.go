@@ -142,9 +142,12 @@ func TestProfilesFilePacesADomain(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
+	// The gap is kept between departures; the store sees arrivals, each
+	// late by what the machine's scheduler added (13 ms once, under a
+	// loaded race run), so it allows 50 ms of that.
 	hits := store.Requests()
 	for i := 1; i < len(hits); i++ {
-		if gap := hits[i].Time.Sub(hits[i-1].Time); gap < 290*time.Millisecond {
+		if gap := hits[i].Time.Sub(hits[i-1].Time); gap < 250*time.Millisecond {
 			t.Errorf("requests %d and %d arrived %v apart, want at least the file's 300 ms", i, i+1, gap)
 		}
 	}

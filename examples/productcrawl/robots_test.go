@@ -106,8 +106,10 @@ func TestObeyRobotsCrawlDelayIsTheLeastGap(t *testing.T) {
 	if len(hits) != 4 {
 		t.Fatalf("%d requests, want 4", len(hits))
 	}
+	// Kept between departures, seen at arrival: 50 ms for the scheduler
+	// (TestProfilesFilePacesADomain).
 	for i := 1; i < len(hits); i++ {
-		if gap := hits[i].Time.Sub(hits[i-1].Time); gap < 290*time.Millisecond {
+		if gap := hits[i].Time.Sub(hits[i-1].Time); gap < 250*time.Millisecond {
 			t.Errorf("requests %d and %d arrived %v apart, want at least the 300 ms Crawl-delay", i, i+1, gap)
 		}
 	}
