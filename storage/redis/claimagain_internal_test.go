@@ -120,7 +120,7 @@ func TestGetRequestRetriesALostClaimWithClaimAgain(t *testing.T) {
 	if st.InFlight != 1 || st.Ready != 1 {
 		t.Fatalf("after one GetRequest: %+v; want one job in flight and one ready (the retry leased another job)", st)
 	}
-	leased, err := client.HGetAll(ctx, cs.q.shards[0][keyLeases]).Result()
+	leased, err := leasedJobs(ctx, client, cs.q.shards[0][keyLeases])
 	if err != nil || len(leased) != 1 {
 		t.Fatalf("leases %v (%v): want exactly one", leased, err)
 	}

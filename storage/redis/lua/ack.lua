@@ -14,7 +14,7 @@ if holder ~= ARGV[8] and holder ~= '~' .. ARGV[8] then
   return 0
 end
 redis.call('HDEL', jobs, id)
-redis.call('HDEL', leases, id)
+redis.call('HDEL', leases, id, '@' .. ARGV[8])
 redis.call('ZREM', inflight, id)
 redis.call('ZREM', ready, id)
 redis.call('ZREM', delayed, id)

@@ -5,6 +5,22 @@
 -- Returns {1, id, record, reclaimed, buried, trimmed} with a job, or
 -- {0, next delayed time or -1, next lease deadline or -1, reclaimed, buried, trimmed}
 -- when nothing is ready.
+-- A claim run again with its token (the client's own retry of a claim
+-- whose answer was lost) gets the job the first run leased, its lease
+-- renewed, instead of a second job while the first waits out its lease
+-- unseen. leases maps '@' .. token to the job, while the claim holds it.
+local prev = redis.call('HGET', leases, '@' .. ARGV[8])
+if prev then
+  if redis.call('HGET', leases, prev) == ARGV[8] and redis.call('ZSCORE', inflight, prev) then
+    local raw = redis.call('HGET', jobs, prev)
+    if raw then
+      redis.call('ZADD', inflight, ARGV[7], prev)
+      touch()
+      return { 1, prev, raw, 0, 0, 0 }
+    end
+  end
+  redis.call('HDEL', leases, '@' .. ARGV[8])
+end
 local reclaimed, buried = reclaim(tonumber(ARGV[10]), ARGV[11])
 local promoted = promote(tonumber(ARGV[9]))
 local changed = reclaimed + promoted > 0
@@ -18,7 +34,7 @@ while true do
   local raw = redis.call('HGET', jobs, id)
   if raw then -- an id without a record (never expected) is dropped
     redis.call('ZADD', inflight, ARGV[7], id)
-    redis.call('HSET', leases, id, ARGV[8])
+    redis.call('HSET', leases, id, ARGV[8], '@' .. ARGV[8], id)
     touch()
     return { 1, id, raw, reclaimed, buried, trimmed }
   end

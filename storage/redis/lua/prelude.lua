@@ -6,7 +6,8 @@
 -- KEYS[4] dead     ZSET id -> time of death (ms)
 -- KEYS[5] jobs     HASH id -> job record (JSON)
 -- KEYS[6] leases   HASH id -> token of the claim holding the job, or '~' .. token
---                  of an expired claim nobody has replaced yet
+--                  of an expired claim nobody has replaced yet; and '@' .. token
+--                  -> id while that claim holds the job (claim.lua)
 --
 -- ARGV[1] now (Unix ms, from the caller's clock, never Redis TIME)
 -- ARGV[2] retention (ms): TTL given to every key on each change
@@ -80,6 +81,7 @@ local function reclaim(limit, reason)
     local holder = redis.call('HGET', leases, id)
     if holder and string.sub(holder, 1, 1) ~= '~' then
       redis.call('HSET', leases, id, '~' .. holder)
+      redis.call('HDEL', leases, '@' .. holder) -- a retry of its claim must not get it back
     end
     local raw = redis.call('HGET', jobs, id)
     if raw then

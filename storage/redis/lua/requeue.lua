@@ -8,7 +8,7 @@ local held = holderCheck(id, ARGV[8])
 if held ~= 1 then
   return { held, 0 }
 end
-redis.call('HDEL', leases, id)
+redis.call('HDEL', leases, id, '@' .. ARGV[8])
 redis.call('ZREM', inflight, id)
 redis.call('HSET', jobs, id, ARGV[9])
 if ARGV[12] == '1' then
