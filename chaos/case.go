@@ -194,7 +194,7 @@ func (c Case) Bound() time.Duration {
 	if w.Workers > 0 {
 		// Failed jobs come back after a jittered backoff (the first under
 		// 15 s) that a worker waits for when it is due within its
-		// -wait-horizon (2 s here).
+		// -wait-horizon (2 s here, 17 s with Redis lost).
 		total += 15 * time.Second
 	}
 	if c.Fault.Kind == fRedisRestart {

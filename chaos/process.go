@@ -37,6 +37,12 @@ type procRun struct {
 	worker int            // in Redis mode: the worker's number, for its own -out
 	id     string         // in Redis mode: the crawl id
 	fsize  int64          // > 0: no file it writes may grow past this many bytes (a full disk), through prlimit
+	// horizon is the worker's -wait-horizon in Redis mode: 2 s keeps the
+	// cases short; a case that loses Redis gives the 17 s it takes to
+	// ride out a URL parked while Redis was unreachable (the breaker
+	// store tries Redis again at most 15 s later, plus a tenth as
+	// jitter), as productcrawl's 30 s default does.
+	horizon time.Duration
 }
 
 // crawlProcess runs productcrawl over sites in dir, as pr says.
@@ -49,7 +55,7 @@ func crawlProcess(bin string, w Wiring, sites []*site, dir string, pr procRun) r
 		"--profile", w.Profile.Name,
 	}
 	if pr.redis != "" {
-		args = append(args, "--redis", pr.redis, "--crawl-id", pr.id, "--wait-horizon", "2s",
+		args = append(args, "--redis", pr.redis, "--crawl-id", pr.id, "--wait-horizon", pr.horizon.String(),
 			"--out", filepath.Join(dir, fmt.Sprintf("products-%d.jsonl", pr.worker)))
 	} else {
 		args = append(args, "--checkpoint", filepath.Join(dir, "crawl.db"),

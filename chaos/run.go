@@ -322,8 +322,12 @@ func (cr *caseRun) executeRedis(e env) {
 				}
 			}
 			start := time.Now()
+			horizon := 2 * time.Second
+			if f.Kind == fRedisRestart {
+				horizon = 17 * time.Second
+			}
 			runs[i] = crawlProcess(e.bin, w, cr.sites, cr.dir, procRun{bound: cr.bound, redis: rs.url(),
-				worker: i + 1, id: fmt.Sprintf("chaos-%d", c.Seed)})
+				worker: i + 1, id: fmt.Sprintf("chaos-%d", c.Seed), horizon: horizon})
 			runs[i].start, runs[i].end = start, time.Now()
 		})
 	}
