@@ -83,7 +83,10 @@
 // still completes the job as long as nobody has claimed or rescheduled it
 // since. A job whose worker died is taken back by the next claim once its
 // lease expires: that spends one attempt, so a job that keeps killing
-// workers ends in the dead letters. Delivery is at least once.
+// workers ends in the dead letters. Delivery is at least once. A claim
+// sent again with its token (a client's retry after the answer was lost,
+// as go-redis does by itself up to MaxRetries) hands out the job the first
+// run leased instead of leasing a second one.
 //
 // Retries. Fail adds an attempt, keeps the error, and schedules the retry
 // after a full-jitter exponential backoff, uniform in
