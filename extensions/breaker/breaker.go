@@ -155,7 +155,8 @@ type Ticket struct {
 	// until its result is recorded.
 	Probe bool
 
-	d *domain // the domain, pinned until Record
+	seq uint64  // the in-process circuit's count of tickets issued, at this one
+	d   *domain // the domain, pinned until Record
 }
 
 // Allow asks whether a request to host may be sent now. It returns a

@@ -68,6 +68,9 @@ type memCircuit struct {
 	closedGen atomic.Uint64
 	// failures mirrors win.failures for WindowFailures, without the lock.
 	failures atomic.Int32
+	// issued counts the tickets handed out: the order the window keeps
+	// outcomes in (window.addIssued).
+	issued atomic.Uint64
 
 	mu      sync.Mutex
 	state   State
@@ -91,12 +94,12 @@ func (c *memCircuit) Allow(clk clock.Clock) (Ticket, Transition, error) {
 	// request in flight at the trip, and its result is ignored by
 	// generation like every other.
 	if g := c.closedGen.Load(); g != 0 {
-		return Ticket{Gen: g >> 1}, Transition{}, nil
+		return Ticket{Gen: g >> 1, seq: c.issued.Add(1)}, Transition{}, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state == Closed {
-		return Ticket{Gen: c.gen}, Transition{}, nil
+		return Ticket{Gen: c.gen, seq: c.issued.Add(1)}, Transition{}, nil
 	}
 	now := clk.Now()
 	switch c.state {
@@ -127,7 +130,11 @@ func (c *memCircuit) Record(clk clock.Clock, p Ticket, o Result) (Transition, er
 		if !o.Class.Counted() {
 			return Transition{}, nil
 		}
-		c.win.add(o)
+		seq := p.seq
+		if seq == 0 { // a ticket made by hand: as if issued now
+			seq = c.issued.Add(1)
+		}
+		c.win.addIssued(o, seq)
 		c.failures.Store(int32(c.win.failures))
 		if !o.Class.Failure() {
 			c.consec = 0

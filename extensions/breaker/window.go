@@ -1,6 +1,8 @@
 package breaker
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/internal/circuit"
@@ -13,6 +15,7 @@ import (
 // owner locks.
 type window struct {
 	buf      []Result // the ring; len(buf) < size until it has been full once
+	seqs     []uint64 // with addIssued: the order each held outcome's request left in, beside buf
 	size     int
 	next     int // where the next outcome goes; equals n until the ring is full
 	n        int // how many are held, ≤ size
@@ -43,6 +46,42 @@ func (w *window) add(o Result) {
 	}
 }
 
+// addIssued records o, the outcome of the request that left seq-th, as
+// the latest outcomes by the order their requests left: a full window
+// makes room by its earliest, and drops o if o is earlier than all it
+// holds. Colly records a page's outcome after those of the pages it
+// visited when it runs synchronously; the late successes of a chain of
+// pages answered before a site began failing must not push its failures
+// out. A window is filled by add or by addIssued, never both.
+func (w *window) addIssued(o Result, seq uint64) {
+	if w.n < w.size {
+		if w.n == len(w.buf) {
+			w.buf, w.seqs = append(w.buf, o), append(w.seqs, seq)
+		} else {
+			w.buf[w.n], w.seqs[w.n] = o, seq
+		}
+		w.n++
+		w.next = w.n % w.size
+	} else {
+		oldest := 0
+		for i, s := range w.seqs[:w.n] {
+			if s < w.seqs[oldest] {
+				oldest = i
+			}
+		}
+		if seq < w.seqs[oldest] {
+			return
+		}
+		if w.buf[oldest].Class.Failure() {
+			w.failures--
+		}
+		w.buf[oldest], w.seqs[oldest] = o, seq
+	}
+	if o.Class.Failure() {
+		w.failures++
+	}
+}
+
 func (w *window) full() bool { return w.n == w.size }
 
 func (w *window) reset() {
@@ -59,6 +98,18 @@ func (w *window) failureRate() float64 {
 
 // outcomes returns the held outcomes, oldest first, in a new slice.
 func (w *window) outcomes() []Result {
+	if w.seqs != nil {
+		idx := make([]int, w.n)
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(w.seqs[a], w.seqs[b]) })
+		out := make([]Result, w.n)
+		for i, j := range idx {
+			out[i] = w.buf[j]
+		}
+		return out
+	}
 	out := make([]Result, 0, w.n)
 	start := w.next - w.n
 	if start < 0 {
