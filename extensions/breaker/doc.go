@@ -9,8 +9,9 @@
 //   - Closed lets requests through and records each outcome in a window of
 //     the last Profile.WindowSize counted outcomes, latest by the order
 //     their requests left (synchronous Colly records a page after the
-//     pages it visited; its late success pushes out no later failure). It trips as soon as the
-//     failures in the window reach the count that trips a full window
+//     pages it visited; its late success pushes out no later failure).
+//     It trips as soon as the failures in the window reach the count that
+//     trips a full window
 //     (Profile.FailureThreshold × Profile.WindowSize, rounded up: 10 for
 //     Standard()), full window or not; so do
 //     Profile.ConsecutiveFailures failures in a row, if set.
