@@ -1,8 +1,6 @@
 package breaker
 
 import (
-	"cmp"
-	"slices"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/internal/circuit"
@@ -47,38 +45,53 @@ func (w *window) add(o Result) {
 }
 
 // addIssued records o, the outcome of the request that left seq-th, as
-// the latest outcomes by the order their requests left: a full window
-// makes room by its earliest, and drops o if o is earlier than all it
-// holds. Colly records a page's outcome after those of the pages it
-// visited when it runs synchronously; the late successes of a chain of
-// pages answered before a site began failing must not push its failures
-// out. A window is filled by add or by addIssued, never both.
+// the latest outcomes by the order their requests left: the ring is kept
+// in that order, a full one makes room by its earliest, and o is dropped
+// if it is earlier than all a full window holds. Colly records a page's
+// outcome after those of the pages it visited when it runs synchronously;
+// the late successes of a chain of pages answered before a site began
+// failing must not push its failures out. An outcome in order costs what
+// add does; a late one, a step per later outcome it goes behind. A window
+// is filled by add or by addIssued, never both.
 func (w *window) addIssued(o Result, seq uint64) {
+	var at int // where o goes before it moves behind later ones
 	if w.n < w.size {
 		if w.n == len(w.buf) {
 			w.buf, w.seqs = append(w.buf, o), append(w.seqs, seq)
-		} else {
-			w.buf[w.n], w.seqs[w.n] = o, seq
 		}
+		at = w.n
 		w.n++
 		w.next = w.n % w.size
 	} else {
-		oldest := 0
-		for i, s := range w.seqs[:w.n] {
-			if s < w.seqs[oldest] {
-				oldest = i
-			}
+		if seq < w.seqs[w.next] {
+			return // earlier than every outcome held
 		}
-		if seq < w.seqs[oldest] {
-			return
-		}
-		if w.buf[oldest].Class.Failure() {
+		if w.buf[w.next].Class.Failure() {
 			w.failures--
 		}
-		w.buf[oldest], w.seqs[oldest] = o, seq
+		at = w.next
+		w.next = (w.next + 1) % w.size
 	}
+	w.buf[at], w.seqs[at] = o, seq
 	if o.Class.Failure() {
 		w.failures++
+	}
+	// Behind every later outcome, never past the oldest.
+	oldest := 0
+	if w.n == w.size {
+		oldest = w.next
+	}
+	for at != oldest {
+		prev := at - 1
+		if prev < 0 {
+			prev = w.size - 1
+		}
+		if w.seqs[prev] <= seq {
+			break
+		}
+		w.buf[at], w.buf[prev] = w.buf[prev], w.buf[at]
+		w.seqs[at], w.seqs[prev] = w.seqs[prev], w.seqs[at]
+		at = prev
 	}
 }
 
@@ -98,18 +111,6 @@ func (w *window) failureRate() float64 {
 
 // outcomes returns the held outcomes, oldest first, in a new slice.
 func (w *window) outcomes() []Result {
-	if w.seqs != nil {
-		idx := make([]int, w.n)
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(w.seqs[a], w.seqs[b]) })
-		out := make([]Result, w.n)
-		for i, j := range idx {
-			out[i] = w.buf[j]
-		}
-		return out
-	}
 	out := make([]Result, 0, w.n)
 	start := w.next - w.n
 	if start < 0 {

@@ -71,3 +71,64 @@ func TestDormantRecordRoundTrips(t *testing.T) {
 		}
 	}
 }
+// TestWindowKeepsTheLatestIssued compares addIssued with a model: the size
+// outcomes of the latest requests by the order they left, whatever order
+// their outcomes come in (mostly in order, some late by a few, some by
+// many, as synchronous Colly's parent pages are), through resets.
+func TestWindowKeepsTheLatestIssued(t *testing.T) {
+	type rec struct {
+		seq  uint64
+		fail bool
+	}
+	for _, size := range []int{1, 2, 10, 20, 50} {
+		rnd := rand.New(rand.NewPCG(uint64(size), 3))
+		w := newWindow(size)
+		var model []rec // sorted by seq, at most size
+		var issued uint64
+		var pending []rec
+		for step := range 20000 {
+			if rnd.IntN(500) == 0 {
+				w.reset()
+				model = model[:0]
+			}
+			if len(pending) == 0 || rnd.IntN(3) > 0 {
+				issued++
+				pending = append(pending, rec{issued, rnd.IntN(3) == 0})
+				continue
+			}
+			i := len(pending) - 1 - min(rnd.IntN(4), len(pending)-1) // mostly recent
+			if rnd.IntN(10) == 0 {
+				i = rnd.IntN(len(pending)) // now and then a long-delayed one
+			}
+			r := pending[i]
+			pending = slices.Delete(pending, i, i+1)
+			o := Result{Class: Success}
+			if r.fail {
+				o.Class = Degraded
+			}
+			w.addIssued(o, r.seq)
+			if len(model) < size || r.seq > model[0].seq {
+				model = append(model, r)
+				slices.SortFunc(model, func(a, b rec) int { return int(a.seq) - int(b.seq) })
+				if len(model) > size {
+					model = model[1:]
+				}
+			}
+			fails := 0
+			for _, m := range model {
+				if m.fail {
+					fails++
+				}
+			}
+			got := w.outcomes()
+			if w.n != len(model) || w.failures != fails || len(got) != len(model) {
+				t.Fatalf("size %d step %d: window holds %d with %d failures, model %d with %d", size, step, w.n, w.failures, len(model), fails)
+			}
+			for j, m := range model {
+				if got[j].Class.Failure() != m.fail {
+					t.Fatalf("size %d step %d: outcome %d differs from the model", size, step, j)
+				}
+			}
+		}
+	}
+}
