@@ -41,7 +41,12 @@
 // passed in the arguments. The breakertest table and a differential test
 // against the in-process circuit (thousands of random calls, same permits,
 // refusals and transitions, down to the log line) hold them to the same
-// semantics.
+// semantics, for outcomes that come back in the order their requests
+// left. One difference remains: the shared window keeps the latest
+// outcomes recorded, the in-process one the latest by the order requests
+// left, so a synchronous collector, which records a page after the pages
+// it visited, can send a failing site a few more requests than the bound
+// through a shared store.
 //
 // A half-open probe holds its slot under a lease (WithProbeLease, 2 minutes
 // by default): a worker that dies holding one frees it when the lease runs
