@@ -520,16 +520,16 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: the storage was closed", cs.q.crawl)
 		}
 		var job *queueJob
-		token, script, at := newToken(), scriptClaim, -1
+		token, at := newToken(), -1
 		err := cs.persist(context.Background(), "get request", func(ctx context.Context) error {
 			if err := cs.watch(ctx, false); err != nil {
 				return err
 			}
+			// A retry keeps the token and starts at the shard asked last,
+			// whose claim may have leased a job it never heard of: the
+			// claim script hands that job out again.
 			var err error
-			job, err = cs.q.claim(ctx, script, token, &at)
-			// A retry starts at the shard asked last, whose claim may have
-			// leased a job it never heard of.
-			script = scriptCollyClaimAgain
+			job, err = cs.q.claim(ctx, token, &at)
 			return err
 		})
 		if err == nil {

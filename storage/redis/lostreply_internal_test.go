@@ -3,9 +3,7 @@ package redis
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -115,46 +113,7 @@ func TestAClaimRetriedByTheClientLeasesOneJob(t *testing.T) {
 	opts.Addr = cutter.ln.Addr().String()
 	client := goredis.NewClient(&opts)
 	defer client.Close()
-	cs, err := NewCollyStorage(client, "crawl-1", WithNamespace(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	ctx := context.Background()
-	for _, u := range []string{"http://shop.test/a", "http://shop.test/b"} {
-		if err := cs.AddRequest([]byte(fmt.Sprintf(`{"URL":%q,"Method":"GET"}`, u))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := scriptClaim.Load(ctx, client).Err(); err != nil { // the claim is one EVALSHA carrying the hash
-		t.Fatal(err)
-	}
-	raw, err := cs.GetRequest()
-	if err != nil {
-		t.Fatalf("get request after a lost answer: %v", err)
-	}
-	if !cutter.cut.Load() {
-		t.Fatal("no claim answer was cut: the test proves nothing")
-	}
-	st, err := cs.jobs().Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leased, err := leasedJobs(ctx, base, cs.q.shards[0][keyLeases])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sr struct{ URL string }
-	if err := json.Unmarshal(raw, &sr); err != nil {
-		t.Fatal(err)
-	}
-	id := idKey(requestID(sr.URL, nil))
-	if st.InFlight != 1 || st.Ready != 1 {
-		t.Fatalf("after one GetRequest: %+v, leases %v; want one job in flight (%s, handed out) and one ready", st, leased, sr.URL)
-	}
-	if _, ok := leased[id]; !ok {
-		t.Fatalf("GetRequest handed out %s (%s), but the job leased is %v", sr.URL, id, leased)
-	}
+	requireOneJobAfterALostClaim(t, client, base, prefix, cutter.cut.Load)
 }
 
 // leasedJobs reads a shard's leases: job → token, without the claims'
@@ -225,7 +184,7 @@ func TestALeaseEndingLeavesNoClaimBehind(t *testing.T) {
 	// The expired claim's retry gets another job, not the one it lost.
 	token := held["expire"].lease
 	at := -1
-	j, err := q.claim(ctx, scriptClaim, token, &at)
+	j, err := q.claim(ctx, token, &at)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -221,7 +221,7 @@ func (q *jobQueue) prepare(j *queueJob, now time.Time) error {
 // it, within the visibility timeout.
 func (q *jobQueue) Claim(ctx context.Context) (*queueJob, error) {
 	at := -1
-	return q.claim(ctx, scriptClaim, newToken(), &at)
+	return q.claim(ctx, newToken(), &at)
 }
 
 func newToken() string { return strconv.FormatUint(rand.Uint64(), 36) }
@@ -229,11 +229,10 @@ func newToken() string { return strconv.FormatUint(rand.Uint64(), 36) }
 // claim leases a job with token from the shards in turn, starting at *at
 // (at the next shard round robin when *at < 0), and leaves in *at the
 // shard it asked last: after an error, the one whose answer may be
-// missing. The first shard asked runs script, the claim script or one
-// with its contract (see CollyStorage's claim-again), the others the
-// claim script. With nothing ready anywhere the *EmptyError's Next is the
-// earliest of the shards'.
-func (q *jobQueue) claim(ctx context.Context, script *goredis.Script, token string, at *int) (*queueJob, error) {
+// missing. Asked again with the same token, a shard whose claim leased a
+// job hands that job out again (lua/claim.lua). With nothing ready
+// anywhere the *EmptyError's Next is the earliest of the shards'.
+func (q *jobQueue) claim(ctx context.Context, token string, at *int) (*queueJob, error) {
 	n := len(q.shards)
 	if *at < 0 || *at >= n {
 		*at = int(q.next.Add(1) % uint32(n))
@@ -242,8 +241,7 @@ func (q *jobQueue) claim(ctx context.Context, script *goredis.Script, token stri
 	var empty *emptyError
 	for i := range n {
 		*at = (start + i) % n
-		job, err := q.claimShard(ctx, q.shards[*at], script, token)
-		script = scriptClaim
+		job, err := q.claimShard(ctx, q.shards[*at], token)
 		var e *emptyError
 		if !errors.As(err, &e) {
 			return job, err
@@ -255,13 +253,13 @@ func (q *jobQueue) claim(ctx context.Context, script *goredis.Script, token stri
 	return nil, empty
 }
 
-// claimShard runs script on one shard's keys.
-func (q *jobQueue) claimShard(ctx context.Context, keys []string, script *goredis.Script, token string) (*queueJob, error) {
+// claimShard runs the claim script on one shard's keys.
+func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) (*queueJob, error) {
 	now := q.now()
 	deadline := ms(now.Add(q.s.visibility))
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	res, err := script.Run(ctx, q.client, keys, q.args(now,
+	res, err := scriptClaim.Run(ctx, q.client, keys, q.args(now,
 		deadline.UnixMilli(), token, q.s.promoteBatch, q.s.reclaimBatch, q.reason)...).Slice()
 	if err != nil {
 		return nil, q.wrap(ctx, "claim", err)

@@ -138,11 +138,3 @@ var (
 	scriptCollyAck = goredis.NewScript(prelude(false) + "\nlocal function ack()\n" + luaAck + "\nend\n" + luaCollyAckTail)
 )
 
-var (
-	//go:embed lua/colly_claim_again.lua
-	luaCollyClaimAgain string
-
-	// The queue's claim.lua, unchanged, as a function, then the retry's
-	// lookup.
-	scriptCollyClaimAgain = goredis.NewScript(prelude(false) + "\nlocal function claim()\n" + luaClaim + "\nend\n" + luaCollyClaimAgain)
-)
