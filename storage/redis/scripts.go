@@ -137,4 +137,3 @@ var (
 	// The queue's ack.lua, unchanged, as a function, then the tail.
 	scriptCollyAck = goredis.NewScript(prelude(false) + "\nlocal function ack()\n" + luaAck + "\nend\n" + luaCollyAckTail)
 )
-
