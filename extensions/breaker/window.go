@@ -54,27 +54,15 @@ func (w *window) add(o Result) {
 // add does; a late one, a step per later outcome it goes behind. A window
 // is filled by add or by addIssued, never both.
 func (w *window) addIssued(o Result, seq uint64) {
-	var at int // where o goes before it moves behind later ones
-	if w.n < w.size {
-		if w.n == len(w.buf) {
-			w.buf, w.seqs = append(w.buf, o), append(w.seqs, seq)
-		}
-		at = w.n
-		w.n++
-		w.next = w.n % w.size
-	} else {
-		if seq < w.seqs[w.next] {
-			return // earlier than every outcome held
-		}
-		if w.buf[w.next].Class.Failure() {
-			w.failures--
-		}
-		at = w.next
-		w.next = (w.next + 1) % w.size
+	if w.n == w.size && seq < w.seqs[w.next] {
+		return // earlier than every outcome held
 	}
-	w.buf[at], w.seqs[at] = o, seq
-	if o.Class.Failure() {
-		w.failures++
+	at := w.next // where add puts o, before it moves behind later ones
+	w.add(o)
+	if at == len(w.seqs) {
+		w.seqs = append(w.seqs, seq)
+	} else {
+		w.seqs[at] = seq
 	}
 	// Behind every later outcome, never past the oldest.
 	oldest := 0
