@@ -203,23 +203,9 @@ func TestIdleDomainsCompactAndComeBackWhole(t *testing.T) {
 	if got := b.Dormant(); got != n {
 		t.Fatalf("after %v idle, %d of %d domains compacted", ttl, got, n)
 	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { // sweeps racing the revivals
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				clk.Advance(ttl / 3)
-				b.Sweep()
-			}
-		}
-	}()
+	stop := sweepRacing(clk, b, ttl/3) // sweeps racing the revivals
 	crawl(3)
-	close(stop)
-	<-done
+	stop()
 	stats := b.Stats()
 	if len(stats) != n {
 		t.Fatalf("Stats lists %d domains, want %d", len(stats), n)
@@ -241,19 +227,7 @@ func TestNoOutcomeIsLostToACompaction(t *testing.T) {
 	clk := clock.NewFake(epoch)
 	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Clock: clk, IdleTTL: ttl}))
 	domains := hosts(8)
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				clk.Advance(ttl / 2)
-				b.Sweep()
-			}
-		}
-	}()
+	stop := sweepRacing(clk, b, ttl/2)
 	var wg sync.WaitGroup
 	var recorded [workers]int64
 	for w := range workers {
@@ -270,8 +244,7 @@ func TestNoOutcomeIsLostToACompaction(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	close(stop)
-	<-done
+	stop()
 	var want, got int64
 	for _, n := range recorded {
 		want += n
@@ -283,4 +256,26 @@ func TestNoOutcomeIsLostToACompaction(t *testing.T) {
 		t.Fatalf("Stats count %d successes, %d were recorded: %d lost to compactions", got, want, want-got)
 	}
 	t.Logf("%d successes recorded and counted, %d domains compacted at the end", got, b.Dormant())
+}
+
+// sweepRacing advances clk by step and sweeps b, without pause, until the
+// returned stop is called; stop returns once the sweeping has ended.
+func sweepRacing(clk *clock.Fake, b *breaker.Breaker, step time.Duration) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+				clk.Advance(step)
+				b.Sweep()
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }
