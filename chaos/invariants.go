@@ -591,16 +591,13 @@ func (cr *caseRun) note() string {
 		total += len(h)
 	}
 	parts = append(parts, fmt.Sprintf("requests=%d written=%d", total, len(cr.out)))
-	handBacks := 0
+	handBacks, dormant := 0, 0
 	for _, r := range cr.runs {
 		handBacks += r.handBacks
+		dormant += r.dormant
 	}
 	if handBacks > 0 {
 		parts = append(parts, fmt.Sprintf("handed_back=%d", handBacks))
-	}
-	dormant := 0
-	for _, r := range cr.runs {
-		dormant += r.dormant
 	}
 	if dormant > 0 {
 		parts = append(parts, fmt.Sprintf("dormant=%d", dormant))
