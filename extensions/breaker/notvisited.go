@@ -1,0 +1,52 @@
+package breaker
+
+import (
+	"errors"
+	"net/url"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// NotVisited hands the breaker a URL that Colly's Visit (or Request.Visit,
+// Post, Request) refused with err before any callback ran, so the ending
+// names it. Colly refuses some URLs before a single callback runs — past
+// its MaxRequests cap, say — and no extension sees them otherwise:
+//
+//	if err := e.Request.Visit(link); err != nil {
+//		b.NotVisited(e.Request.AbsoluteURL(link), err)
+//	}
+//
+// A URL left by a limit of Colly's (ErrMaxRequests, a full queue, an
+// error of its storage) is listed unfinished, and NotVisited reports true.
+// What the scraper chose not to fetch is not work left, and is not listed:
+// a URL already visited, one past MaxDepth, one its URL or domain filters or
+// robots.txt forbid, an empty URL. A nil err lists nothing.
+func (b *Breaker) NotVisited(rawURL string, err error) bool {
+	if err == nil || rawURL == "" || chosenNotToVisit(err) {
+		return false
+	}
+	u, perr := url.Parse(rawURL)
+	if perr != nil || u.Host == "" {
+		return false // Colly could not have fetched it either
+	}
+	b.markUnfinished(Unfinished{URL: u.String(), Domain: hostOf(u.Host), Reason: "not visited: " + err.Error()})
+	return true
+}
+
+// chosenNotToVisit reports whether err is Colly saying the scraper's own
+// settings keep the URL out: nothing was left undone.
+func chosenNotToVisit(err error) bool {
+	var av *colly.AlreadyVisitedError
+	if errors.As(err, &av) {
+		return true
+	}
+	for _, e := range []error{
+		colly.ErrMaxDepth, colly.ErrForbiddenDomain, colly.ErrForbiddenURL,
+		colly.ErrNoURLFiltersMatch, colly.ErrRobotsTxtBlocked, colly.ErrMissingURL,
+	} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
