@@ -53,7 +53,7 @@ type attempt struct {
 	req        *colly.Request
 	crawl      context.Context // the collector's context: its end is the crawl's, not the site's
 	start      time.Time       // real time: latency is a measurement, not a timer
-	latency    time.Duration   // from the gate to the whole body, once it is in
+	latency    time.Duration   // from the gate to the end of the body's read: the site's, never a delay of Colly's
 	left       int64           // when it reached the gate, by the breaker's clock, in unix nanos
 	episode    uint64          // the throttle episode the request left in
 	status     int
@@ -115,9 +115,12 @@ func (b *Breaker) Register(c *colly.Collector) {
 		if a == nil || a.refused != nil {
 			return
 		}
-		// The body is in: this is the request's latency, whatever its
-		// callbacks do next.
-		a.latency = time.Since(a.start)
+		// The body is in. The transport timed it when its read ended;
+		// without the breaker's transport (replaced after Register) this
+		// is the nearest moment, a LimitRule's Delay included.
+		if a.latency == 0 {
+			a.latency = time.Since(a.start)
+		}
 		if !async {
 			// A synchronous collector visits a page's links from inside
 			// its callbacks: the page's slot must be free by then.

@@ -131,6 +131,11 @@ func (w *watchedBody) Close() error {
 // (a status that decided the class); otherwise its outcome will.
 func (w *watchedBody) end() {
 	w.done = true
+	if w.a.latency == 0 {
+		// The site's latency: from the gate to the body read. Colly
+		// sleeps a LimitRule's Delay after this, before OnResponse.
+		w.a.latency = time.Since(w.a.start)
+	}
 	w.a.reading = false
 	if w.a.settled {
 		w.b.releaseSlot(w.a)

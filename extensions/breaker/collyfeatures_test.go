@@ -1,0 +1,210 @@
+package breaker_test
+
+// Colly features real scrapers use, each against the promises: the trip
+// bound, Wait returns, no URL lost silently, no page fetched twice that the
+// user did not ask twice for, the ending true. Each crawl is the README's
+// Usage wiring with one feature added, judged from the outside: the store's
+// own request log, the records written, the exit code.
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+)
+
+// usage is one crawl of the README's Usage shape: listing pages lead to
+// product pages, each product page is a record.
+type usage struct {
+	async    bool
+	rule     *colly.LimitRule // nil: no LimitRule
+	clone    bool             // product pages go through c.Clone(), not registered
+	retry    bool             // the user's breaker.RetryOnError(3)
+	setup    func(c *colly.Collector)
+	opts     []breaker.Option
+	notVisit bool // hand Visit's errors to b.NotVisited, as the Usage shows
+	within   time.Duration
+	profile  *breaker.Profile // nil: Standard
+}
+
+type usageResult struct {
+	b       *breaker.Breaker
+	o       outcome.Outcome
+	ended   bool
+	records map[string]int // product path → records written
+	mu      sync.Mutex
+	visited map[string]bool // URLs Visit accepted (returned nil)
+	refused map[string]bool // URLs Visit returned an error for
+	errored map[string]int  // URL → OnError calls (any collector)
+	openErr atomic.Int64    // OnError calls with errors.Is(err, ErrOpen)
+}
+
+func (r *usageResult) add(m map[string]bool, u string) {
+	r.mu.Lock()
+	m[u] = true
+	r.mu.Unlock()
+}
+
+func runUsage(t *testing.T, start []string, u usage) *usageResult {
+	t.Helper()
+	res := &usageResult{records: map[string]int{}, visited: map[string]bool{}, refused: map[string]bool{}, errored: map[string]int{}}
+	v, err := validate.New(
+		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
+		validate.MinBytes(0), validate.Require("ul.products"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := breaker.Standard()
+	if u.profile != nil {
+		prof = *u.profile
+	}
+	b := newBreaker(t, prof, append([]breaker.Option{breaker.With(breaker.Config{Validator: v})}, u.opts...)...)
+	res.b = b
+
+	c := colly.NewCollector(colly.Async(u.async))
+	if u.rule != nil {
+		if err := c.Limit(u.rule); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if u.setup != nil {
+		u.setup(c)
+	}
+	v.Register(c)
+	b.Register(c)
+
+	detail := c
+	if u.clone {
+		detail = c.Clone() // Colly's own examples do this; nothing is registered on it
+	}
+	visit := func(from *colly.Request, col *colly.Collector, link string) {
+		abs := link
+		if from != nil {
+			abs = from.AbsoluteURL(link)
+		}
+		var err error
+		if from != nil && col == c {
+			err = from.Visit(link)
+		} else {
+			err = col.Visit(abs)
+		}
+		if err != nil {
+			res.add(res.refused, abs)
+			if u.notVisit {
+				b.NotVisited(abs, err)
+			}
+			return
+		}
+		res.add(res.visited, abs)
+	}
+	onErr := func(r *colly.Response, err error) {
+		res.mu.Lock()
+		res.errored[r.Request.URL.String()]++
+		res.mu.Unlock()
+		if errors.Is(err, breaker.ErrOpen) {
+			res.openErr.Add(1)
+		}
+	}
+	cols := []*colly.Collector{c}
+	if detail != c {
+		cols = append(cols, detail)
+	}
+	for _, col := range cols {
+		col.OnError(onErr)
+		if u.retry {
+			col.OnError(breaker.RetryOnError(3))
+		}
+	}
+	detail.OnHTML("div.product", func(e *colly.HTMLElement) {
+		res.mu.Lock()
+		res.records[e.Request.URL.Path]++
+		res.mu.Unlock()
+	})
+	c.OnHTML("a.next", func(e *colly.HTMLElement) { visit(e.Request, c, e.Attr("href")) })
+	c.OnHTML("a.product-link", func(e *colly.HTMLElement) { visit(e.Request, detail, e.Attr("href")) })
+
+	within := u.within
+	if within == 0 {
+		within = 30 * time.Second
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, s := range start {
+			visit(nil, c, s)
+		}
+		c.Wait()
+		detail.Wait()
+		c.Wait()
+	}()
+	select {
+	case <-done:
+		res.ended = true
+	case <-time.After(within):
+		t.Errorf("the crawl did not end within %v", within)
+		return res
+	}
+	res.o = outcome.Decide(int64(len(res.records)), nil, v, b)
+	return res
+}
+
+// missing returns the products of s the crawl did not write.
+func (r *usageResult) missing(s *testserver.Store, n int) []string {
+	var out []string
+	for i := 1; i <= n; i++ {
+		if r.records[testserver.ProductPath(i)] == 0 {
+			out = append(out, s.ProductURL(i))
+		}
+	}
+	return out
+}
+
+// unlisted returns the URLs of want the breaker does not list unfinished.
+func unlisted(b *breaker.Breaker, want []string) []string {
+	listed := map[string]bool{}
+	for _, u := range b.Unfinished().URLs {
+		listed[u.URL] = true
+	}
+	var out []string
+	for _, u := range want {
+		if !listed[u] {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// TestLimitRuleDelayIsNotTheSitesLatency: Colly sleeps a LimitRule's Delay
+// after the body is read and before OnResponse; that sleep is Colly's, not
+// the site's, and must not make a healthy store's pages slow calls. (The
+// issue's case: a 5.2 s Delay against Standard's 5 s slow call; here both
+// scaled down by 40.)
+func TestLimitRuleDelayIsNotTheSitesLatency(t *testing.T) {
+	p := breaker.Standard()
+	p.SlowCall = 125 * time.Millisecond
+	store := startStore(t, testserver.Config{Products: 40, PerPage: 10})
+	res := runUsage(t, []string{store.URL() + "/"}, usage{async: true, profile: &p,
+		rule: &colly.LimitRule{DomainGlob: "*", Parallelism: 8, Delay: 130 * time.Millisecond, RandomDelay: 20 * time.Millisecond}})
+	if !res.ended {
+		return
+	}
+	if st := res.b.State(store.Host()); st != breaker.Closed {
+		t.Errorf("circuit %s on a healthy store answering in milliseconds: the delay was counted as latency", st)
+	}
+	if res.o.State != outcome.Complete || len(res.records) != 40 {
+		t.Errorf("ended %v with %d of 40 products, want complete with all", res.o.State, len(res.records))
+	}
+	for _, s := range res.b.Stats() {
+		if s.Domain == store.Host() && s.MedianLatency >= 100*time.Millisecond {
+			t.Errorf("median latency %v, the store answers in milliseconds", s.MedianLatency)
+		}
+	}
+}
