@@ -47,6 +47,7 @@ type Breaker struct {
 	resend     urlSet         // URL → *resendToken: throttled URLs the breaker will send again
 	gone       goneSet        // URLs whose latest answer was a 404 or 410 (gone.go)
 	warned     sync.Once      // the transport replaced after Register: logged once
+	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once
 	unfinished unfinishedList // a sample by URL, counts per domain past it
 	idle       idleState      // compacted domains (idle.go)
 }

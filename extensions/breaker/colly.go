@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -90,8 +91,11 @@ type attempt struct {
 // breaker's, which cuts requests at the domain's adaptive timeout, records
 // a transport error before Colly frees the LimitRule slot, and fails a
 // request refused at the gate with the *CircuitOpenError, so the user's
-// OnError sees errors.Is(err, ErrOpen). A request refused in OnRequest
-// never reaches OnError; both reach the OnRefused hooks.
+// OnError sees errors.Is(err, ErrOpen). A request refused earlier, in
+// OnRequest (its domain known open, before it takes a LimitRule slot), is
+// reported to the collector's OnError callbacks by the breaker, with the
+// same error: every refusal reaches OnError, synchronous collector or not,
+// and every refusal reaches the OnRefused hooks.
 //
 // Register after your own OnRequest callbacks that call Abort (or filter
 // with Colly's URLFilters): the breaker reserves the domain's slot in
@@ -155,14 +159,36 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 	}
 	defer d.unpin() // a reservation, once made, keeps the domain whole
 	if open := b.knownOpen(d); open != nil {
-		d.refused.Add(1)
-		r.Abort()
-		b.refuse(r, open)
+		b.refuseEarly(c, r, d, open)
 		return
 	}
 	ctx := crawlContext(c)
 	if err := d.pace.reserve(ctx, b.clock, r); err != nil {
 		b.cancelled(r, d.name, ctx)
+		return
+	}
+	// The circuit may have opened while the request waited for room:
+	// refused now, it takes none of a LimitRule's slots (nor its Delay).
+	if open := b.knownOpen(d); open != nil {
+		d.pace.unreserve(b.clock, r)
+		b.refuseEarly(c, r, d, open)
+	}
+}
+
+// refuseEarly refuses r in OnRequest, before any of Colly's limits. Colly
+// reports nothing for a request its OnRequest callbacks aborted, so the
+// collector's OnError callbacks are run here, as Colly runs them for a
+// request that failed: a refusal reaches OnError as ErrOpen whether it is
+// refused here or at the gate, synchronous collector or not.
+func (b *Breaker) refuseEarly(c *colly.Collector, r *colly.Request, d *domain, open *CircuitOpenError) {
+	d.refused.Add(1)
+	r.Abort()
+	b.refuse(r, open)
+	if !collyx.ReportError(c, r, open) {
+		b.layoutWarn.Do(func() {
+			b.log.Warn().Str("event", "colly_layout_unknown").
+				Msg("breaker: this Colly version keeps its OnError callbacks where the breaker cannot find them; requests refused in OnRequest reach only the OnRefused hooks")
+		})
 	}
 }
 

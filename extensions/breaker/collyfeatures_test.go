@@ -8,6 +8,8 @@ package breaker_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -206,5 +208,88 @@ func TestLimitRuleDelayIsNotTheSitesLatency(t *testing.T) {
 		if s.Domain == store.Host() && s.MedianLatency >= 100*time.Millisecond {
 			t.Errorf("median latency %v, the store answers in milliseconds", s.MedianLatency)
 		}
+	}
+}
+
+// TestRefusalsBehindASharedDelayedRuleTakeNoSlot: behind one LimitRule for
+// every host with a Delay, a request to a domain whose circuit is open is
+// refused before it takes a slot of the rule: a refusal costs the other
+// sites nothing.
+func TestRefusalsBehindASharedDelayedRuleTakeNoSlot(t *testing.T) {
+	need := breaker.FailuresToTrip(breaker.Standard())
+	healthy := startStore(t, testserver.Config{Products: 20})
+	failing := startStore(t, testserver.Config{Products: 60, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
+	b := newBreaker(t, breaker.Standard())
+	c := colly.NewCollector(colly.Async(true))
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4, Delay: 50 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	var slots atomic.Int64 // requests to the failing store that took a slot of the rule
+	c.OnRequestHeaders(func(r *colly.Request) {
+		if r.URL.Host == failing.Host() {
+			slots.Add(1)
+		}
+	})
+	b.Register(c)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= 60; i++ {
+			c.Visit(failing.ProductURL(i))
+			if i <= 20 {
+				c.Visit(healthy.ProductURL(i))
+			}
+		}
+		c.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the crawl did not end within 30s")
+	}
+	sent := failing.Count()
+	if wasted := int(slots.Load()) - sent; wasted > need {
+		t.Errorf("%d requests to the open domain took a slot of the shared rule (and its delay) only to be refused; want at most %d", wasted, need)
+	}
+	if healthy.Count() != 20 {
+		t.Errorf("the healthy store served %d of 20", healthy.Count())
+	}
+}
+
+// TestEveryRefusalReachesOnError: a URL the breaker refused reaches the
+// collector's OnError as ErrOpen, synchronous or not: every URL visited
+// and never served whole is reported there.
+func TestEveryRefusalReachesOnError(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			store := startStore(t, testserver.Config{Products: 100, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
+			var rule *colly.LimitRule
+			if async {
+				rule = &colly.LimitRule{DomainGlob: "*", Parallelism: 4}
+			}
+			res := runUsage(t, []string{store.URL() + "/"}, usage{async: async, rule: rule, retry: true})
+			if !res.ended {
+				return
+			}
+			served := map[string]bool{}
+			for _, h := range store.Requests() {
+				if h.Status == 200 {
+					served[h.Path] = true
+				}
+			}
+			var silent []string
+			for u := range res.visited {
+				path := strings.TrimPrefix(u, store.URL())
+				if !served[path] && res.errored[u] == 0 {
+					silent = append(silent, u)
+				}
+			}
+			if len(silent) > 0 {
+				t.Errorf("%d URLs visited, never served, and never reported to OnError, e.g. %s", len(silent), silent[0])
+			}
+			if res.openErr.Load() == 0 {
+				t.Errorf("OnError never saw ErrOpen")
+			}
+		})
 	}
 }

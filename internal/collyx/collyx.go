@@ -1,0 +1,61 @@
+// Package collyx reads what Colly keeps unexported and an extension needs:
+// the one place Breakwater depends on the layout of colly.Collector. Every
+// accessor reports whether this Colly version has the field where it is
+// expected, and the package's test pins that layout, so a Colly upgrade
+// that moves it fails the tests instead of a crawl.
+package collyx
+
+import (
+	"reflect"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// ErrorCallbacks returns a copy of c's OnError callbacks, in the order
+// Colly runs them, and false when this Colly version keeps them elsewhere.
+// Colly has no way to report an error for a request its OnRequest
+// callbacks aborted: an extension that refuses a request there calls
+// these itself, as Colly's handleOnError would.
+func ErrorCallbacks(c *colly.Collector) ([]colly.ErrorCallback, bool) {
+	if c == nil {
+		return nil, false
+	}
+	v := reflect.ValueOf(c).Elem()
+	f := v.FieldByName("errorCallbacks")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[[]colly.ErrorCallback]() {
+		return nil, false
+	}
+	if mu := lockOf(v); mu != nil {
+		mu.RLock()
+		defer mu.RUnlock()
+	}
+	return slices.Clone(*(*[]colly.ErrorCallback)(unsafe.Pointer(f.UnsafeAddr()))), true
+}
+
+// lockOf returns the collector's callback lock, nil if it has none where
+// expected.
+func lockOf(v reflect.Value) *sync.RWMutex {
+	f := v.FieldByName("lock")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[*sync.RWMutex]() || f.IsNil() {
+		return nil
+	}
+	return (*sync.RWMutex)(f.UnsafePointer())
+}
+
+// ReportError runs c's OnError callbacks for r with err, as Colly does for
+// a request that failed: a Response with no status carrying r and its
+// context. It reports false when the callbacks could not be found.
+func ReportError(c *colly.Collector, r *colly.Request, err error) bool {
+	fs, ok := ErrorCallbacks(c)
+	if !ok {
+		return false
+	}
+	resp := &colly.Response{Request: r, Ctx: r.Ctx}
+	for _, f := range fs {
+		f(resp, err)
+	}
+	return true
+}

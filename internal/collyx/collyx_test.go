@@ -1,0 +1,61 @@
+package collyx
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// TestCollyVersionIsTheOneThisPackageReads pins the Colly version whose
+// unexported layout this package reads: an upgrade must come here first.
+func TestCollyVersionIsTheOneThisPackageReads(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mod), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "github.com/gocolly/colly/v2" {
+			if f[1] != "v2.3.0" {
+				t.Fatalf("colly %s: collyx reads v2.3.0's layout; check each accessor against the new source, then update this pin", f[1])
+			}
+			return
+		}
+	}
+	t.Fatal("go.mod requires no github.com/gocolly/colly/v2")
+}
+
+func TestErrorCallbacksAreFoundInOrder(t *testing.T) {
+	c := colly.NewCollector()
+	var got []int
+	c.OnError(func(*colly.Response, error) { got = append(got, 1) })
+	c.OnError(func(*colly.Response, error) { got = append(got, 2) })
+	fs, ok := ErrorCallbacks(c)
+	if !ok || len(fs) != 2 {
+		t.Fatalf("ErrorCallbacks: %d callbacks, found %v; want 2, true", len(fs), ok)
+	}
+	r := &colly.Request{Ctx: colly.NewContext()}
+	want := errors.New("refused")
+	var seen []error
+	c.OnError(func(resp *colly.Response, err error) {
+		if resp.Request != r || resp.Ctx != r.Ctx {
+			t.Errorf("the response does not carry the request and its context")
+		}
+		seen = append(seen, err)
+	})
+	if !ReportError(c, r, want) {
+		t.Fatal("ReportError found no callbacks")
+	}
+	if len(got) != 2 || got[0] != 1 || got[1] != 2 || len(seen) != 1 || seen[0] != want {
+		t.Fatalf("callbacks ran %v and saw %v; want [1 2] and the error once", got, seen)
+	}
+}
+
+func TestNilCollectorHasNoCallbacks(t *testing.T) {
+	if _, ok := ErrorCallbacks(nil); ok {
+		t.Fatal("a nil collector reported callbacks")
+	}
+}
