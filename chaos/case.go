@@ -85,6 +85,12 @@ func NewCase(seed uint64) Case {
 			c.Wiring.IdleTTL = d2.ms(5, 300)
 		}
 	}
+	// The Colly features of issue 23: a third stream, so that every
+	// earlier seed keeps the dimensions it had.
+	d3 := draw{rand.New(rand.NewPCG(seed, 0x3c6ef372fe94f82b))}
+	if !c.Wiring.Process {
+		drawFeatures(d3, &c.Wiring)
+	}
 	return c
 }
 
@@ -131,10 +137,17 @@ func (c Case) Replay() string {
 // (invariant 1): a generous sum of what each store can cost the crawl.
 func (c Case) Bound() time.Duration {
 	w := c.Wiring
-	p := time.Duration(max(1, w.Parallelism()))
-	if w.Async && w.Parallelism() == 0 {
-		p = 8 // no limit: many at once
+	// The pages' pace: what the user's limits allow (a redirect lets the
+	// products past a per-host rule, which the listings still keep).
+	nr := w
+	nr.Redirect = false
+	p := time.Duration(max(1, nr.Concurrency()))
+	if w.Async && nr.Concurrency() == 0 {
+		p = 8 // no limit of the user's: many at once
 	}
+	// Colly sleeps a LimitRule's Delay (and up to its RandomDelay) inside
+	// the rule's slot after each request.
+	delay := w.Delay + w.RandomDelay
 	need := time.Duration(circuit.FailuresToTrip(w.Profile.FailureThreshold, w.Profile.WindowSize))
 	total := 3 * time.Second
 	for _, s := range c.Sites {
@@ -145,7 +158,12 @@ func (c Case) Bound() time.Duration {
 			gone *= 4
 		}
 		pages := time.Duration(s.Products + listings + gone)
-		cost := pages * (s.Latency + 8*time.Millisecond) / p
+		cost := pages * (s.Latency + 8*time.Millisecond + delay) / p
+		if w.Redirect {
+			cost += pages * (2*time.Millisecond + delay) / p // a product's first hop
+		}
+		// Each revisit of the start page, one after the other.
+		cost += time.Duration(w.Revisits) * (s.Latency + 50*time.Millisecond + delay)
 		switch s.Kind {
 		case kHangStart, kHangAfter, kSlope:
 			// At most need + P - 1 requests that wait for the timeout,

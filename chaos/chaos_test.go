@@ -230,3 +230,59 @@ func TestSIGQUITAfterTheRunEndedIsNotACrash(t *testing.T) {
 		t.Error("a run the SIGQUIT stopped mid-crawl was not counted as crashed")
 	}
 }
+
+// With nothing of the user's limiting a domain, the breaker's room caps
+// what is in flight at need: the bound is need + need − 1, not one that
+// grows with the URLs queued (which could not fail).
+func TestInvariant5JudgesAnUnlimitedDomainByTheRoom(t *testing.T) {
+	w := Wiring{Async: true, Profile: breaker.Standard()} // need 10: bound 10 + 10 - 1
+	if p := w.Parallelism(); p != 10 {
+		t.Fatalf("P = %d with no limit, want need (10)", p)
+	}
+	var hits []testserver.Hit
+	for i := range 40 {
+		hits = append(hits, testserver.Hit{Seq: i + 1, Path: testserver.ProductPath(i + 1), Status: 503, Mode: testserver.Degrade})
+	}
+	s := Site{Kind: kDegrade, Products: 40, PerPage: 40}
+	if vs := judge(w, s, hits[:20], nil, 2); !has(vs, 5) {
+		t.Fatalf("20 failing requests for a bound of 19 passed: %v", vs)
+	}
+	if vs := judge(w, s, hits[:19], nil, 2); has(vs, 5) {
+		t.Fatalf("19 failing requests for a bound of 19 failed: %v", vs)
+	}
+	// A redirect takes the product links past a per-host rule and the
+	// pace: there the room alone limits the store.
+	w = Wiring{Async: true, Limit: limPerHost, LimitP: 2, Pacing: 1, Redirect: true, Profile: breaker.Standard()}
+	if p := w.Parallelism(); p != 10 {
+		t.Fatalf("P = %d through a redirect past a per-host rule, want need (10)", p)
+	}
+	w.Limit = limGlob
+	if p := w.Parallelism(); p != 2 {
+		t.Fatalf("P = %d through a redirect under a glob rule of 2, want 2", p)
+	}
+}
+
+// Existing seeds keep their dimensions: the features come from a stream
+// of their own, and a productcrawl case draws none.
+func TestFeaturesLeaveEarlierDimensionsAlone(t *testing.T) {
+	any := false
+	for i := range 200 {
+		c := NewCase(caseSeed(1, i))
+		f := c.Wiring.Features()
+		if c.Wiring.Process && len(f) > 0 {
+			t.Fatalf("a productcrawl case drew Colly features: %s", c)
+		}
+		any = any || len(f) > 0
+		w := c.Wiring
+		w.Clone, w.CacheDir, w.Delay, w.RandomDelay, w.Revisits, w.Queue, w.Redirect, w.MaxDepth, w.MaxRequests = false, false, 0, 0, 0, 0, false, 0, 0
+		if len(w.Features()) != 0 || len(w.FeatureKeys()) != 0 {
+			t.Fatalf("features left: %v", w.Features())
+		}
+		if len(c.Wiring.FeatureKeys()) != len(f) {
+			t.Fatalf("keys %v for features %v", c.Wiring.FeatureKeys(), f)
+		}
+	}
+	if !any {
+		t.Fatal("200 cases drew no Colly feature")
+	}
+}

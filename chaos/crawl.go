@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage/memory"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
 )
 
 // runOut is what one run of a crawl left: how it ended and what it wrote.
@@ -48,6 +50,17 @@ type runOut struct {
 	// dormant is how many times a sweep left a domain compacted
 	// (Wiring.IdleTTL): the revivals the crawl went through, or nearly.
 	dormant int
+	// refusedByColly holds the store URLs (as the store names them, not
+	// through the redirecting host) that a Visit of the user's returned an
+	// error for, by the error's text: Colly's own answer, read by the
+	// harness, not the breaker's counters. A URL past MaxDepth is not work
+	// left; one refused by MaxRequests is, and the ending must say so.
+	refusedByColly map[string]string
+	// revisitsAsked counts the deliberate revisits Colly accepted;
+	// revisitsLost names those that neither reached a response callback
+	// nor OnError (Wiring.Revisits).
+	revisitsAsked int
+	revisitsLost  []string
 }
 
 // countingTransport is a user's own transport: it counts what it carries.
@@ -105,13 +118,26 @@ func (o *output) len() int {
 // run is hung). resume continues the checkpoint (dir/crawl.db, or mem).
 // promised is called before the checkpoint closes, to read the states of
 // the URLs the stores promised.
-func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *output, resume bool, mem storage.Store, bound time.Duration, promised func() []string) runOut {
-	ro := runOut{exit: -1, carried: -1}
+func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *output, resume bool, mem storage.Store, bound time.Duration, promised func() []string, redir *redirector) runOut {
+	ro := runOut{exit: -1, carried: -1, refusedByColly: map[string]string{}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := []colly.CollectorOption{colly.StdlibContext(ctx)}
 	if w.Async {
 		opts = append(opts, colly.Async(true))
+	}
+	if w.CacheDir {
+		// Kept across a resume, as a user's cache directory is.
+		opts = append(opts, colly.CacheDir(filepath.Join(dir, "cache")))
+	}
+	if w.Revisits > 0 {
+		opts = append(opts, colly.AllowURLRevisit())
+	}
+	if w.MaxDepth > 0 {
+		opts = append(opts, colly.MaxDepth(w.MaxDepth))
+	}
+	if w.MaxRequests > 0 {
+		opts = append(opts, colly.MaxRequests(uint32(w.MaxRequests)))
 	}
 	c := colly.NewCollector(opts...)
 	c.SetRequestTimeout(w.Timeout)
@@ -120,13 +146,16 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		ct = &countingTransport{base: &http.Transport{MaxIdleConnsPerHost: 16}}
 		c.WithTransport(ct)
 	}
-	switch w.Limit {
-	case limGlob:
-		_ = c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: w.LimitP})
-	case limPerHost:
+	delayed := w.Delay > 0 || w.RandomDelay > 0
+	switch {
+	case w.Limit == limGlob:
+		_ = c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: w.LimitP, Delay: w.Delay, RandomDelay: w.RandomDelay})
+	case w.Limit == limPerHost:
 		for _, s := range sites {
-			_ = c.Limit(&colly.LimitRule{DomainRegexp: "^" + regexp.QuoteMeta(s.host) + "$", Parallelism: w.LimitP})
+			_ = c.Limit(&colly.LimitRule{DomainRegexp: "^" + regexp.QuoteMeta(s.host) + "$", Parallelism: w.LimitP, Delay: w.Delay, RandomDelay: w.RandomDelay})
 		}
+	case delayed:
+		_ = c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: delayRuleP, Delay: w.Delay, RandomDelay: w.RandomDelay})
 	}
 
 	var v *validate.Validator
@@ -195,39 +224,170 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		mu   sync.Mutex
 		urls []string
 	}
+	// With Clone, product pages go through a clone with callbacks of its
+	// own, as Colly's _examples/coursera_courses does; Use is not called
+	// on it.
+	detail := c
+	if w.Clone {
+		detail = c.Clone()
+	}
+	var q *queue.Queue
+	if w.Queue > 0 {
+		if q, err = queue.New(w.Queue, &queue.InMemoryQueueStorage{MaxSize: 1 << 20}); err != nil {
+			ro.openErr = fmt.Errorf("queue: %w", err)
+			return ro
+		}
+	}
+	var refusedMu sync.Mutex
+	// handBack is the user's handling of an error Visit returned for
+	// link (the URL the store names it by; visited is what was visited):
+	// with MaxRequests the user hands it to the breaker, as its doc says.
+	// The harness notes Colly's answer for the invariants.
+	handBack := func(link, visited string, err error) {
+		if err == nil {
+			return
+		}
+		refusedMu.Lock()
+		ro.refusedByColly[link] = err.Error()
+		refusedMu.Unlock()
+		if w.MaxRequests > 0 {
+			b.NotVisited(visited, err)
+		}
+	}
+	// follow visits a link as the scraper does: a product through the
+	// clone, else through the queue, else from the page (parent) it is on.
+	follow := func(parent *colly.Request, link string, product bool) {
+		visited := link
+		if product && redir != nil {
+			visited = redir.link(link)
+		}
+		switch {
+		case product && w.Clone:
+			handBack(link, visited, detail.Visit(visited))
+		case q != nil:
+			handBack(link, visited, q.AddURL(visited))
+		case parent != nil:
+			handBack(link, visited, parent.Visit(visited))
+		default:
+			handBack(link, visited, c.Visit(visited))
+		}
+	}
+	var seen sync.Map // with AllowURLRevisit, the links the scraper followed
 	c.OnHTML(testserver.ProductLinkSelector+", "+testserver.NextSelector, func(e *colly.HTMLElement) {
-		href := e.Attr("href")
+		link := e.Request.AbsoluteURL(e.Attr("href"))
+		product := e.DOM.Is(testserver.ProductLinkSelector)
 		if w.HasVisited {
-			if seen, err := c.HasVisited(e.Request.AbsoluteURL(href)); err == nil && seen {
+			visited := link
+			if product && redir != nil {
+				visited = redir.link(link)
+			}
+			if was, err := c.HasVisited(visited); err == nil && was {
 				return
 			}
 		}
-		if w.IdleTTL > 0 && e.DOM.Is(testserver.ProductLinkSelector) {
+		if w.Revisits > 0 {
+			if _, dup := seen.LoadOrStore(link, true); dup {
+				return
+			}
+		}
+		if w.IdleTTL > 0 && product {
 			later.mu.Lock()
-			later.urls = append(later.urls, e.Request.AbsoluteURL(href))
+			later.urls = append(later.urls, link)
 			later.mu.Unlock()
 			return
 		}
-		_ = e.Request.Visit(href)
+		follow(e.Request, link, product)
 	})
 	var records atomic.Int64
-	c.OnHTML(testserver.TitleSelector, func(e *colly.HTMLElement) {
+	title := func(e *colly.HTMLElement) {
 		records.Add(1)
 		out.add(e.Request.URL.String())
-	})
+	}
+	c.OnHTML(testserver.TitleSelector, title) // also for product pages a resume visits through c
+	if w.Clone {
+		detail.OnHTML(testserver.TitleSelector, title)
+	}
 	if w.RetryLoop {
 		var mu sync.Mutex
 		tries := map[string]int{}
-		c.OnError(func(r *colly.Response, _ error) {
+		retry := func(r *colly.Response, _ error) {
 			u := r.Request.URL.String()
 			mu.Lock()
 			tries[u]++
 			n := tries[u]
 			mu.Unlock()
 			if n <= 3 {
-				_ = r.Request.Retry()
+				handBack(u, u, r.Request.Retry())
 			}
+		}
+		c.OnError(retry)
+		if w.Clone {
+			detail.OnError(retry)
+		}
+	}
+	// Deliberate revisits: each store's start page, when it lists
+	// products, is visited again, Revisits times in a chain. Each revisit
+	// carries an id in its context: it must reach OnResponse or OnError.
+	var rv struct {
+		mu       sync.Mutex
+		left     map[string]int
+		asked    map[int]string
+		answered map[int]bool
+		next     int
+	}
+	if w.Revisits > 0 {
+		rv.left, rv.asked, rv.answered = map[string]int{}, map[int]string{}, map[int]bool{}
+		for _, s := range sites {
+			rv.left[s.url+"/"] = w.Revisits
+		}
+		c.OnHTML("ul.products", func(e *colly.HTMLElement) {
+			u := e.Request.URL.String()
+			rv.mu.Lock()
+			if rv.left[u] == 0 {
+				rv.mu.Unlock()
+				return
+			}
+			rv.left[u]--
+			rv.next++
+			id := rv.next
+			rv.mu.Unlock()
+			ctx := colly.NewContext()
+			ctx.Put("chaos-revisit", id)
+			err := c.Request("GET", u, nil, ctx, nil)
+			if err == nil {
+				rv.mu.Lock()
+				rv.asked[id] = u
+				rv.mu.Unlock()
+			}
+			handBack(u, u, err)
 		})
+		mark := func(r *colly.Request) {
+			if id, ok := r.Ctx.GetAny("chaos-revisit").(int); ok && rv.left != nil {
+				rv.mu.Lock()
+				rv.answered[id] = true
+				rv.mu.Unlock()
+			}
+		}
+		c.OnResponse(func(r *colly.Response) { mark(r.Request) })
+		c.OnError(func(r *colly.Response, _ error) { mark(r.Request) })
+	}
+	// drain waits until every collector and the queue are done.
+	drain := func() {
+		for {
+			if q != nil {
+				_ = q.Run(c)
+				// Colly's Run may not be called again until the queue is
+				// stopped (queue.go: "cannot call duplicate Queue.Run").
+				q.Stop()
+			}
+			c.Wait()
+			detail.Wait()
+			// An async collector's callbacks may have added to the queue
+			// after Run found it empty: run it again.
+			if q == nil || q.IsEmpty() {
+				return
+			}
+		}
 	}
 
 	done := make(chan struct{})
@@ -264,9 +424,9 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 			}
 		}
 		for _, s := range sites {
-			_ = c.Visit(s.url + "/")
+			follow(nil, s.url+"/", false)
 		}
-		c.Wait()
+		drain()
 		if w.IdleTTL == 0 {
 			return
 		}
@@ -281,9 +441,9 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		urls := later.urls
 		later.mu.Unlock()
 		for _, u := range urls {
-			_ = c.Visit(u)
+			follow(nil, u, true)
 		}
-		c.Wait()
+		drain()
 	}()
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
@@ -301,6 +461,17 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	}
 	if swept != nil {
 		ro.dormant = <-swept
+	}
+	if w.Revisits > 0 {
+		rv.mu.Lock()
+		ro.revisitsAsked = len(rv.asked)
+		for id, u := range rv.asked {
+			if !rv.answered[id] {
+				ro.revisitsLost = append(ro.revisitsLost, fmt.Sprintf("%s (revisit %d)", u, id))
+			}
+		}
+		rv.mu.Unlock()
+		sort.Strings(ro.revisitsLost)
 	}
 	ro.outcome = outcome.Decide(records.Load(), nil, v, b, optJudge(cp))
 	ro.exit = ro.outcome.ExitCode()

@@ -13,6 +13,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
 )
 
 // Violation is one invariant broken by one case. Inv is the invariant's
@@ -89,9 +90,58 @@ func (cr *caseRun) promisedURLs() []string {
 	for _, s := range cr.sites {
 		for _, p := range promisedPaths(s.Site, s.store.Requests()) {
 			out = append(out, s.url+p)
+			if ru := cr.redirected(s, p); ru != "" {
+				out = append(out, ru)
+			}
 		}
 	}
 	return out
+}
+
+// redirected is the URL the scraper visited for path p of s through the
+// redirecting host (Wiring.Redirect: product links), or "".
+func (cr *caseRun) redirected(s *site, p string) string {
+	if cr.redir == nil || !strings.HasPrefix(p, "/products/") {
+		return ""
+	}
+	return cr.redir.link(s.url + p)
+}
+
+// refusedByColly is Colly's answer to a Visit of u in some run (its
+// error's text), or "".
+func (cr *caseRun) refusedByColly(u string) string {
+	for _, r := range cr.runs {
+		if e := r.refusedByColly[u]; e != "" {
+			return e
+		}
+	}
+	return ""
+}
+
+// pastDepth reports whether Colly refused u as past MaxDepth: the scraper
+// chose not to fetch it, so it is not work left.
+func (cr *caseRun) pastDepth(u string) bool {
+	return cr.refusedByColly(u) == colly.ErrMaxDepth.Error()
+}
+
+// capped reports whether Colly refused a URL of store s by one of the
+// limits errs (MaxDepth, MaxRequests): then the store is not crawled whole
+// by the user's choice (invariant 7), and the ending must name what
+// MaxRequests left (invariants 3, 4), which may name the store.
+func (cr *caseRun) capped(s *site, errs ...error) bool {
+	for _, r := range cr.runs {
+		for u, e := range r.refusedByColly {
+			if !strings.HasPrefix(u, s.url+"/") {
+				continue
+			}
+			for _, err := range errs {
+				if e == err.Error() {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // stateLostEverywhere reports a Redis case whose Redis came back empty
@@ -250,6 +300,8 @@ func (cr *caseRun) check() []Violation {
 		for _, p := range promisedHere {
 			h, asked := last[p]
 			switch {
+			case !asked && cr.pastDepth(s.url+p):
+				// Past MaxDepth: the scraper's choice, not work left.
 			case !asked:
 				unfinished = append(unfinished, s.host+p+" never requested")
 				lostHere = append(lostHere, p)
@@ -280,7 +332,7 @@ func (cr *caseRun) check() []Violation {
 				}
 				for j := 1; j <= s.Extra404; j++ {
 					gp := testserver.ProductPath(s.Products + j + 1000*pageOf(p))
-					if _, asked := last[gp]; !asked {
+					if _, asked := last[gp]; !asked && !cr.pastDepth(s.url+gp) {
 						unfinished = append(unfinished, s.host+gp+" (a link to a missing product) never requested")
 					}
 				}
@@ -295,11 +347,12 @@ func (cr *caseRun) check() []Violation {
 		// 5. Requests into a failing store ≤ need + P − 1.
 		if s.Kind.failing() || s.Kind == kSlope {
 			need := circuit.FailuresToTrip(w.Profile.FailureThreshold, w.Profile.WindowSize)
+			// P: what the wiring allows at once, capped by the breaker's
+			// room (need) where nothing of the user's limits the domain.
 			p := w.Parallelism()
 			how := "P=" + strconv.Itoa(p)
-			if p == 0 {
-				p = len(last) // nothing limits it: every URL queued may be in flight
-				how = "P=queued(" + strconv.Itoa(p) + ")"
+			if c := w.Concurrency(); !w.Process && (c == 0 || c > p) {
+				how = "P=room(" + strconv.Itoa(p) + ")"
 			}
 			failing := 0
 			for _, h := range hits {
@@ -338,14 +391,25 @@ func (cr *caseRun) check() []Violation {
 						missing = append(missing, testserver.ProductPath(n))
 					}
 				}
-				if len(missing) > 0 {
+				if len(missing) > 0 && !cr.capped(s, colly.ErrMaxDepth, colly.ErrMaxRequests) {
 					add(7, "healthy store %d (%s) was not crawled whole: %d of %d pages missing (%s)",
 						i, s.Site, len(missing), cat.Len()+cat.ListingPages(), sample(missing))
 				}
-				if slices.Contains(final.outcome.Domains, s.host) {
+				// A store MaxRequests left unfinished is rightly named by
+				// the ending.
+				if slices.Contains(final.outcome.Domains, s.host) && !cr.capped(s, colly.ErrMaxRequests) {
 					add(7, "healthy store %d (%s) is named tripped by the ending: %s", i, s.host, final.outcome.Reason)
 				}
 			}
+		}
+	}
+
+	// 3, for deliberate revisits (AllowURLRevisit): each one Colly
+	// accepted reaches a response callback or OnError, never dropped.
+	for i, r := range cr.runs {
+		if len(r.revisitsLost) > 0 && !r.hung {
+			add(3, "run %d: %d of %d deliberate revisits of a start page reached neither OnResponse nor OnError: %s",
+				i+1, len(r.revisitsLost), r.revisitsAsked, sample(r.revisitsLost))
 		}
 	}
 
@@ -449,6 +513,12 @@ func (cr *caseRun) checkLost(add func(int, string, ...any), i int, s *site, lost
 		u := s.url + p
 		if cr.hasCP && !cr.corrupted {
 			st, known := cr.cp[u]
+			if ru := cr.redirected(s, p); !known && ru != "" {
+				// Visited through the redirecting host: the checkpoint may
+				// hold it by the URL the scraper visited.
+				st, known = cr.cp[ru]
+				u = ru
+			}
 			// A page that linked to it and is not done will be fetched
 			// again on resume, and the link found again; so will one the
 			// checkpoint never held whose own parent is not done (a kill
@@ -469,6 +539,11 @@ func (cr *caseRun) checkLost(add func(int, string, ...any), i int, s *site, lost
 		// an empty run alerts a person; a tripped one must name the store.
 		// In Redis mode what is left stays queued in Redis, which the
 		// ending counts without naming stores: there only complete lies.
+		// A product visited through the redirecting host may be named
+		// by that host: the URL the scraper visited.
+		if ru := cr.redirected(s, p); ru != "" && final.exit == 2 && named(final.outcome, strings.TrimPrefix(cr.redir.url, "http://")) {
+			continue
+		}
 		if final.exit == 0 || (final.exit == 2 && cr.c.Wiring.Workers == 0 && !named(final.outcome, s.host)) {
 			silent = append(silent, p)
 		}

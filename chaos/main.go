@@ -41,6 +41,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	scale := fs.Float64("bound-scale", 1, "multiply every case's time bound (invariant 1) by this")
 	parallel := fs.Int("parallel", 6, "cases run at once (they mostly wait on stores)")
 	timeout := fs.Duration("timeout", 0, "stop drawing new cases after this long (0: run them all)")
+	off := fs.String("off", "", "turn these Colly features off in every case (comma-separated: "+strings.Join(featureKeys, ",")+"), to tell which one a violation needs")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -85,6 +87,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if *off != "" {
+		for _, f := range strings.Split(*off, ",") {
+			f = strings.TrimSpace(f)
+			if !slices.Contains(featureKeys, f) {
+				fmt.Fprintf(stderr, "chaos: -off %q: want some of %s\n", f, strings.Join(featureKeys, ","))
+				return 64
+			}
+			for i := range all {
+				all[i].Wiring.without(f)
+			}
+		}
+	}
 	if *dry {
 		for i, c := range all {
 			fmt.Fprintf(stdout, "case %d %s (bound %v)\n", i+1, c, c.Bound().Round(time.Second))
@@ -134,6 +148,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ran, violations, violated := 0, 0, 0
 	byInv := map[int]int{}
+	// The Colly features (issue 23): cases that had each, and of them how
+	// many violated.
+	featCases, featViolated := map[string]int{}, map[string]int{}
 	for i := range all {
 		<-ready[i]
 		r := results[i]
@@ -141,6 +158,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		ran++
+		for _, f := range r.Case.Wiring.FeatureKeys() {
+			featCases[f]++
+			if len(r.Violations) > 0 {
+				featViolated[f]++
+			}
+		}
 		if *verbose {
 			status := "ok"
 			if len(r.Violations) > 0 {
@@ -182,6 +205,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "chaos: %d cases in %v (%.2f cases/s, %d at once, %d CPUs); %d cases violated (%.0f per 1000); %s\n",
 		ran, el.Round(time.Second), float64(ran)/el.Seconds(), *parallel, runtime.NumCPU(), violated,
 		1000*float64(violated)/float64(max(ran, 1)), strings.Join(invs, " "))
+	var feats []string
+	for _, f := range featureKeys {
+		feats = append(feats, fmt.Sprintf("%s=%d/%d", f, featCases[f], featViolated[f]))
+	}
+	fmt.Fprintf(stderr, "chaos: Colly features (cases with it/violated): %s\n", strings.Join(feats, " "))
 	fmt.Fprintf(stdout, "%d cases, %d violations\n", ran, violations)
 	if violations > 0 {
 		return 1

@@ -65,6 +65,8 @@ type caseRun struct {
 	// the case judges the first crawl.
 	second     bool
 	secondFrom time.Time
+	// redir is the case's redirecting host (Wiring.Redirect), or nil.
+	redir *redirector
 }
 
 func runCase(c Case, e env) Result {
@@ -81,6 +83,15 @@ func runCase(c Case, e env) Result {
 		cr.sites = append(cr.sites, ss)
 	}
 	defer cr.closeSites()
+	if c.Wiring.Redirect && !c.Wiring.Process {
+		rd, err := startRedirector(cr.sites)
+		if err != nil {
+			res.Violations = append(res.Violations, Violation{0, "setup: " + err.Error()})
+			return res
+		}
+		cr.redir = rd
+		defer rd.close()
+	}
 	dir, err := os.MkdirTemp("", "chaos-case-")
 	if err != nil {
 		res.Violations = append(res.Violations, Violation{0, "setup: " + err.Error()})
@@ -166,7 +177,7 @@ func (cr *caseRun) execute(e env) {
 		if w.Process {
 			return crawlProcess(e.bin, w, cr.sites, cr.dir, procRun{resume: resume, killAt: killAt, sig: sig, bound: cr.bound, fsize: fsize})
 		}
-		return crawlLib(ctx, w, cr.sites, cr.dir, out, resume, mem, cr.bound, cr.promisedURLs)
+		return crawlLib(ctx, w, cr.sites, cr.dir, out, resume, mem, cr.bound, cr.promisedURLs, cr.redir)
 	}
 	bg := context.Background()
 	if w.Workers > 0 {

@@ -326,3 +326,63 @@ func (ss *site) close() {
 	}
 	ss.store.Close()
 }
+
+// redirector is a host of its own, on 127.0.0.1, whose every answer is a
+// 302 to a store, as a tracking link's host is: /<i>/<path> answers with
+// store i's <path> (the URL the crawler is given for it, its front's if it
+// has one). It counts nothing the invariants read: the stores' own logs
+// judge the crawl.
+type redirector struct {
+	srv   *http.Server
+	url   string
+	index map[string]int // a store's URL (scheme and host) → i
+}
+
+func startRedirector(sites []*site) (*redirector, error) {
+	rd := &redirector{index: map[string]int{}}
+	targets := make([]string, len(sites))
+	for i, s := range sites {
+		targets[i] = s.url
+		rd.index[s.url] = i
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("redirector: %w", err)
+	}
+	rd.srv = &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+			i, err := strconv.Atoi(n)
+			if err != nil || i < 0 || i >= len(targets) {
+				http.NotFound(w, r)
+				return
+			}
+			http.Redirect(w, r, targets[i]+"/"+rest, http.StatusFound)
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	go rd.srv.Serve(ln) //nolint:errcheck // ErrServerClosed at close
+	rd.url = "http://" + ln.Addr().String()
+	return rd, nil
+}
+
+// link is the redirecting host's URL for a store's URL u (u itself when u
+// is on no store of the case).
+func (rd *redirector) link(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	i, ok := rd.index[pu.Scheme+"://"+pu.Host]
+	if !ok {
+		return u
+	}
+	return fmt.Sprintf("%s/%d%s", rd.url, i, pu.RequestURI())
+}
+
+func (rd *redirector) close() {
+	if rd != nil {
+		rd.srv.Close()
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/circuit"
 )
 
 // Limit is the Colly LimitRule a user wrote, if any.
@@ -55,6 +56,71 @@ type Wiring struct {
 	// compacted whenever they rest and made whole on their next request
 	// during the crawl; 0: the default (minutes, so never in a case).
 	IdleTTL time.Duration
+
+	// Colly features a scraper uses (issue 23), drawn from the case's
+	// third stream. None applies to productcrawl.
+
+	// Clone: product pages are fetched through detail := c.Clone(), with
+	// callbacks of its own (Colly's _examples/coursera_courses). The user
+	// calls Use on c only: the clone shares c's transport.
+	Clone bool
+	// CacheDir: colly.CacheDir(a directory of the case's own), kept
+	// across a resume.
+	CacheDir bool
+	// Delay and RandomDelay are set on every LimitRule of the wiring; with
+	// none, a glob rule of Parallelism delayRuleP holds them.
+	Delay, RandomDelay time.Duration
+	// Revisits: colly.AllowURLRevisit(), the link callback keeps its own
+	// set of links seen, and each store's start page is visited again
+	// this many times, each from the callback of the one before.
+	Revisits int
+	// Queue: colly/queue's Queue with this many threads runs the crawl
+	// (0: none); the link callback adds to it.
+	Queue int
+	// Redirect: product links go through a host of their own that answers
+	// 302 to the store (a tracking redirect).
+	Redirect bool
+	// MaxDepth and MaxRequests are Colly's options (0: none). With
+	// MaxRequests the user hands every error Visit returns to
+	// b.NotVisited, as the breaker's doc says.
+	MaxDepth    int
+	MaxRequests int
+}
+
+// delayRuleP is the Parallelism of the glob rule that holds a Delay when
+// the wiring has no LimitRule of its own: Colly gives a rule without one a
+// single slot, and this one limits nothing a case reaches.
+const delayRuleP = 64
+
+// drawFeatures draws the Colly features of a library case (issue 23).
+func drawFeatures(d draw, w *Wiring) {
+	w.Clone = d.chance(0.25)
+	w.CacheDir = d.chance(0.2)
+	if d.chance(0.25) {
+		switch d.pick(5, 2, 3) {
+		case 0:
+			w.Delay = d.ms(5, 60)
+		case 1:
+			w.RandomDelay = d.ms(5, 60)
+		default:
+			w.Delay, w.RandomDelay = d.ms(5, 30), d.ms(5, 30)
+		}
+	}
+	if d.chance(0.2) {
+		w.Revisits = d.intn(2, 5)
+	}
+	if d.chance(0.2) {
+		w.Queue = d.intn(1, 4)
+	}
+	w.Redirect = d.chance(0.2)
+	if d.chance(0.15) {
+		w.MaxDepth = d.intn(2, 6)
+	}
+	if d.chance(0.15) && w.Queue == 0 {
+		// Not with the queue: its runners drop the error Colly's scrape
+		// returns, so the user has nothing to hand the breaker.
+		w.MaxRequests = d.intn(10, 80)
+	}
 }
 
 func drawWiring(d draw) Wiring {
@@ -84,33 +150,130 @@ func drawWiring(d draw) Wiring {
 	return w
 }
 
-// breakerDefaultInFlight is the breaker's documented per-domain in-flight
-// limit when no Config.Pacing is given; 0 while it has none (today: "Without
-// it a domain has no in-flight limit"). Set it when the breaker gets one.
-const breakerDefaultInFlight = 0
+// breakerInFlight is the most requests the breaker lets one domain have in
+// flight whatever the wiring: its room, the failures that trip the circuit
+// (README: "A domain never has more requests in flight than its circuit
+// could still stop").
+func (w Wiring) breakerInFlight() int {
+	return circuit.FailuresToTrip(w.Profile.FailureThreshold, w.Profile.WindowSize)
+}
 
-// Parallelism is P of invariant 5: the most requests in flight to one
-// domain the wiring allows, or 0 when nothing limits it (then the number of
-// URLs queued for the domain stands in).
-func (w Wiring) Parallelism() int {
+// Concurrency is the most requests in flight to one domain the wiring's
+// own settings allow, the breaker's room aside, or 0 when nothing of the
+// user's limits it: a LimitRule, Config.Pacing, a synchronous collector
+// (one at a time, or one per thread of a queue).
+func (w Wiring) Concurrency() int {
 	if w.Process {
 		return w.LimitP
 	}
-	if !w.Async {
-		return 1
-	}
 	p := 0
-	if w.Limit != limNone {
-		p = w.LimitP
+	if !w.Async {
+		p = max(1, w.Queue)
 	}
-	pace := w.Pacing
-	if pace == 0 {
-		pace = breakerDefaultInFlight
+	// A product link through the redirecting host takes that host's
+	// LimitRule slot and pace, not the store's: there only a glob rule
+	// still limits what reaches the store.
+	if w.Limit == limGlob || (w.Limit == limPerHost && !w.Redirect) {
+		if p == 0 || w.LimitP < p {
+			p = w.LimitP
+		}
 	}
-	if pace > 0 && (p == 0 || pace < p) {
-		p = pace
+	if w.Pacing > 0 && !w.Redirect && (p == 0 || w.Pacing < p) {
+		p = w.Pacing
 	}
 	return p
+}
+
+// Parallelism is P of invariant 5: the most requests in flight to one
+// domain, the least of what the wiring allows and the breaker's room
+// (need), so that a wiring with nothing of its own limiting a domain has
+// P = need, not every URL queued.
+func (w Wiring) Parallelism() int {
+	p := w.Concurrency()
+	if w.Process {
+		return p
+	}
+	if room := w.breakerInFlight(); p == 0 || room < p {
+		p = room
+	}
+	return p
+}
+
+// featureKeys names the Colly features a library case may draw, in the
+// order the summary lists them.
+var featureKeys = []string{"clone", "cachedir", "delay", "revisit", "queue", "redirect", "maxdepth", "maxrequests"}
+
+// FeatureKeys is the names (featureKeys) of the wiring's Colly features.
+func (w Wiring) FeatureKeys() []string {
+	var out []string
+	for _, f := range w.Features() {
+		out = append(out, strings.TrimRightFunc(strings.FieldsFunc(f, func(r rune) bool { return r == '=' || r == '×' })[0], func(r rune) bool { return r < 'a' || r > 'z' }))
+	}
+	return out
+}
+
+// without turns the Colly feature named f (a featureKeys entry) off.
+func (w *Wiring) without(f string) {
+	switch f {
+	case "clone":
+		w.Clone = false
+	case "cachedir":
+		w.CacheDir = false
+	case "delay":
+		w.Delay, w.RandomDelay = 0, 0
+	case "revisit":
+		w.Revisits = 0
+	case "queue":
+		w.Queue = 0
+	case "redirect":
+		w.Redirect = false
+	case "maxdepth":
+		w.MaxDepth = 0
+	case "maxrequests":
+		w.MaxRequests = 0
+	}
+}
+
+// Features is the Colly features of the wiring, as Wiring.String shows them.
+func (w Wiring) Features() []string {
+	var parts []string
+	if w.Clone {
+		parts = append(parts, "clone")
+	}
+	if w.CacheDir {
+		parts = append(parts, "cachedir")
+	}
+	if w.Delay > 0 || w.RandomDelay > 0 {
+		var s string
+		switch {
+		case w.Delay == 0:
+			s = "delay=rnd" + w.RandomDelay.String()
+		case w.RandomDelay == 0:
+			s = "delay=" + w.Delay.String()
+		default:
+			s = "delay=" + w.Delay.String() + "+rnd" + w.RandomDelay.String()
+		}
+		if w.Limit == limNone {
+			s += fmt.Sprintf("(glob/%d)", delayRuleP)
+		}
+		parts = append(parts, s)
+	}
+	if w.Revisits > 0 {
+		parts = append(parts, fmt.Sprintf("revisit×%d", w.Revisits))
+	}
+	if w.Queue > 0 {
+		parts = append(parts, fmt.Sprintf("queue=%d", w.Queue))
+	}
+	if w.Redirect {
+		parts = append(parts, "redirect")
+	}
+	if w.MaxDepth > 0 {
+		parts = append(parts, fmt.Sprintf("maxdepth=%d", w.MaxDepth))
+	}
+	if w.MaxRequests > 0 {
+		parts = append(parts, fmt.Sprintf("maxrequests=%d", w.MaxRequests))
+	}
+	return parts
 }
 
 // ThrottleRetries is how many times the breaker re-sends a throttled URL.
@@ -153,6 +316,7 @@ func (w Wiring) String() string {
 	if w.ReadmeValidator {
 		parts = append(parts, "readme-validator")
 	}
+	parts = append(parts, w.Features()...)
 	parts = append(parts, w.Profile.Name, "timeout="+w.Timeout.String())
 	return "lib(" + strings.Join(parts, ",") + ")"
 }
