@@ -74,6 +74,8 @@ type attempt struct {
 	handBack      time.Time    // throttled, its re-send due beyond the resend horizon: handed back
 	resend        *resendToken // set when the breaker will send a throttled URL again
 	resendHeaders *http.Header // the request's headers for that, copied when it was throttled
+	cacheDir      string       // the collector's CacheDir when the request left: Colly caches what comes back
+	cacheKey      string       // the URL Colly's cache files the answer under, when cacheDir is set
 }
 
 // Register wires the breaker into c. It is a colly.CollectorOption, and
@@ -131,8 +133,8 @@ func (b *Breaker) Register(c *colly.Collector) {
 			b.releaseSlot(a)
 		}
 	})
-	c.OnScraped(func(r *colly.Response) { b.finish(r, nil) })
-	c.OnError(b.finish)
+	c.OnScraped(func(r *colly.Response) { b.finish(c, r, nil) })
+	c.OnError(func(r *colly.Response, err error) { b.finish(c, r, err) })
 }
 
 // onRequest refuses at once a request to a domain known to be open, drops
@@ -146,7 +148,7 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 		return
 	}
 	if !b.resend.empty() {
-		if tok, ok := b.resend.load(r.URL.String()); ok && !tok.(*resendToken).taken.CompareAndSwap(false, true) {
+		if tok, ok := b.resend.load(r.URL.String()); ok && tok.(*resendToken).of(r) && !tok.(*resendToken).taken.CompareAndSwap(false, true) {
 			r.Abort()
 			b.log.Debug().Str("event", "duplicate_resend").Str("url", r.URL.String()).
 				Msg("breaker: the URL is already being sent again after its Retry-After; this copy is dropped")
@@ -255,7 +257,10 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
-	a := &attempt{ticket: t, req: r, crawl: ctx, start: time.Now(), left: left, episode: ep, header: headerOf(r)}
+	a := &attempt{ticket: t, req: r, crawl: ctx, start: time.Now(), left: left, episode: ep, header: headerOf(r), cacheDir: c.CacheDir}
+	if a.cacheDir != "" {
+		a.cacheKey = r.URL.String() // before a redirect moves r.URL
+	}
 	b.attempts.store(r, a)
 	// It leaves: off the unfinished list. (Taken off at its outcome
 	// instead, an earlier attempt finishing late, as a synchronous
@@ -398,12 +403,19 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 			a.handBack = due // its count stays: the budget spans the hand-backs
 			break
 		}
-		a.resend = &resendToken{}
+		a.resend = &resendToken{orig: headerOf(r)}
 		if r.Headers != nil {
 			// Copied now, before any OnError callback: a user's
 			// Retry there hands the map to another goroutine.
 			h := r.Headers.Clone()
+			if a.cacheDir != "" {
+				// Colly's cache holds the 429 it just stored: the
+				// re-send must reach the site, and what it brings
+				// back is not to replace a page cached before.
+				h.Set("Cache-Control", "no-cache")
+			}
 			a.resendHeaders = &h
+			a.resend.copy = keyOf(h)
 		}
 		b.resend.store(r.URL.String(), a.resend)
 	case Success:
@@ -507,9 +519,10 @@ func isCancellation(err error) bool {
 // finish classifies what came back, records it if the headers did not
 // already, and reports it. Colly calls OnError and then OnScraped for a
 // parse error; the first one wins.
-func (b *Breaker) finish(r *colly.Response, err error) {
+func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 	a := b.attempts.take(r.Request)
 	if a == nil {
+		b.unclaimed(c, r)
 		return
 	}
 	if a.refused != nil {
@@ -548,12 +561,15 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 	} else if !a.cancelled {
 		b.gone.remove(key)
 	}
+	if class == Throttled && a.cacheDir != "" {
+		b.forgetCached(a.cacheDir, a.cacheKey)
+	}
 	if class != Throttled {
 		if !b.throttle.empty() {
 			b.throttle.delete(key)
 		}
 		if !b.resend.empty() {
-			b.resendOver(key, class == Success)
+			b.resendOver(r.Request, key, class == Success)
 		}
 		b.report(at)
 		return
@@ -594,29 +610,48 @@ func (b *Breaker) finish(r *colly.Response, err error) {
 }
 
 // resendToken marks a throttled URL the breaker will send again: the first
-// request for the URL after it takes the token, and any other copy (the
-// user's retry loop) is dropped, also after that copy succeeded: a
-// user's retry that runs after it (in a synchronous collector, a retry
+// copy of the throttled request after it takes the token, and any other
+// copy (the user's retry loop) is dropped, also after that copy succeeded:
+// a user's retry that runs after it (in a synchronous collector, a retry
 // from an OnError registered after the breaker's runs once the breaker's
 // own re-send is over) would fetch the page twice.
-type resendToken struct{ taken atomic.Bool }
+//
+// A copy is a request carrying the throttled request's header map or the
+// re-send's: Colly's Retry (and Request.Do) hands the request's own map to
+// the new request, while Visit, Request.Visit and a queue build a new one.
+// So a URL visited again on purpose (AllowURLRevisit: polling a page,
+// revisiting a start page) is never taken for a copy.
+type resendToken struct {
+	taken      atomic.Bool
+	orig, copy headerKey // the throttled request's header map, the re-send's
+}
+
+// of reports whether r is a copy of the throttled request.
+func (t *resendToken) of(r *colly.Request) bool {
+	h := headerOf(r)
+	return h != nil && (h == t.orig || h == t.copy)
+}
 
 // dropResend frees r's URL for later copies when r, the re-send that took
 // the URL's token, was refused or cancelled before it left: it collected
 // nothing, and the next copy (the URL's job come back, in a shared queue)
 // must not be dropped as its duplicate.
 func (b *Breaker) dropResend(r *colly.Request) {
-	if !b.resend.empty() {
-		b.resend.delete(r.URL.String())
+	if b.resend.empty() {
+		return
+	}
+	key := r.URL.String()
+	if tok, ok := b.resend.load(key); ok && tok.(*resendToken).of(r) {
+		b.resend.delete(key)
 	}
 }
 
 // resendOver ends the re-send of key, if one was under way: a success
 // keeps the token (taken: every later copy is dropped), anything else
 // frees the URL for the user's own retries.
-func (b *Breaker) resendOver(key string, success bool) {
+func (b *Breaker) resendOver(r *colly.Request, key string, success bool) {
 	v, ok := b.resend.load(key)
-	if !ok || !v.(*resendToken).taken.Load() {
+	if !ok || !v.(*resendToken).of(r) || !v.(*resendToken).taken.Load() {
 		return
 	}
 	if !success {
@@ -682,4 +717,56 @@ func retryWith(r *colly.Request, h *http.Header) error {
 	err := r.Retry()
 	r.Headers = orig
 	return err
+}
+
+// unclaimed finishes a response to a request that never reached the gate:
+// Colly answered it from its CacheDir (the gate, in OnRequestHeaders, runs
+// only for a request that goes to the network) or a callback aborted it.
+// The domain's room reserved for it in OnRequest is given back at once,
+// not when the reservation lapses. A throttled answer from the cache (a
+// 429 stored by an earlier attempt or an earlier run) says nothing about
+// the site now: it is forgotten and the URL sent again past the cache, so
+// the page is fetched rather than dropped.
+func (b *Breaker) unclaimed(c *colly.Collector, r *colly.Response) {
+	if r == nil || r.Request == nil || r.Request.URL == nil {
+		return
+	}
+	if v, ok := b.domains.Load(hostOf(r.Request.URL.Host)); ok {
+		v.(*domain).pace.unreserve(b.clock, r.Request)
+	}
+	if c.CacheDir == "" || r.StatusCode == 0 || r.Request.Method != http.MethodGet {
+		return
+	}
+	retryAfter := ""
+	if r.Headers != nil {
+		retryAfter = r.Headers.Get("Retry-After")
+	}
+	if b.throttleClass(Classify(r.StatusCode, nil), r.StatusCode, retryAfter) != Throttled {
+		return
+	}
+	key := r.Request.URL.String()
+	b.forgetCached(c.CacheDir, key)
+	var h http.Header
+	if r.Request.Headers != nil {
+		h = r.Request.Headers.Clone()
+	} else {
+		h = http.Header{}
+	}
+	h.Set("Cache-Control", "no-cache")
+	b.log.Info().Str("event", "cached_throttle").Str("url", key).
+		Msg("breaker: Colly's cache answered with a stored 429; forgotten, and the URL sent again past the cache")
+	if err := retryWith(r.Request, &h); err != nil {
+		b.markUnfinished(Unfinished{URL: key, Domain: hostOf(r.Request.URL.Host),
+			Reason: "throttled (a 429 from Colly's cache); sending it again past the cache failed: " + err.Error()})
+	}
+}
+
+// forgetCached removes Colly's cached answer for url, a throttled one:
+// the next GET of the URL, a revisit or the next run's, must reach the
+// site.
+func (b *Breaker) forgetCached(dir, url string) {
+	if err := collyx.ForgetCached(dir, url); err != nil {
+		b.log.Warn().Str("event", "cache_not_cleared").Str("url", url).Err(err).
+			Msg("breaker: a throttled answer stays in Colly's CacheDir; a later GET of the URL may be answered by it")
+	}
 }

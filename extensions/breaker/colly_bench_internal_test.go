@@ -39,7 +39,7 @@ func BenchmarkRequestPath(b *testing.B) {
 		br.onRequest(c, r)
 		br.gate(c, nil, r)
 		br.onResponseHeaders(resp)
-		br.finish(resp, nil)
+		br.finish(c, resp, nil)
 		i++
 	}
 	if outcomes != i {
@@ -70,7 +70,7 @@ func BenchmarkQueuedRequestPath(b *testing.B) {
 			br.onRequest(c, r)
 			br.gate(c, nil, r)
 			br.onResponseHeaders(resp)
-			br.finish(resp, nil)
+			br.finish(c, resp, nil)
 		}
 	})
 	if st := br.Stats(); len(st) != 1 || st[0].Outcomes[Success.String()] == 0 {

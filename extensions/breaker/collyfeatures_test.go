@@ -9,6 +9,7 @@ package breaker_test
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -289,6 +290,85 @@ func TestEveryRefusalReachesOnError(t *testing.T) {
 			}
 			if res.openErr.Load() == 0 {
 				t.Errorf("OnError never saw ErrOpen")
+			}
+		})
+	}
+}
+
+// TestCacheDirNeverAnswersAThrottledURL: Colly caches every answer under
+// 500, a 429 included; the breaker's re-send of a throttled URL must reach
+// the store, not the stored 429. Every product is collected, or the ending
+// lists what is not.
+func TestCacheDirNeverAnswersAThrottledURL(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			store := startStore(t, testserver.Config{Products: 60, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Throttle, After: 15, RetryAfter: time.Second, RecoverAfter: 1500 * time.Millisecond}})
+			dir := t.TempDir()
+			var rule *colly.LimitRule
+			if async {
+				rule = &colly.LimitRule{DomainGlob: "*", Parallelism: 4}
+			}
+			res := runUsage(t, []string{store.URL() + "/"}, usage{async: async, rule: rule, retry: true, setup: func(c *colly.Collector) { c.CacheDir = dir }})
+			if !res.ended {
+				return
+			}
+			miss := res.missing(store, 60)
+			if len(miss) == 0 {
+				return
+			}
+			if res.o.State == outcome.Complete {
+				t.Errorf("ended complete with %d of 60 products", 60-len(miss))
+			}
+			if un := unlisted(res.b, miss); len(un) > 0 {
+				t.Errorf("%d products neither collected nor listed unfinished, e.g. %s", len(un), un[0])
+			}
+		})
+	}
+}
+
+// TestRevisitsAfterAThrottleAreMade: with AllowURLRevisit, a URL visited
+// again on purpose is new work, even after the breaker re-sent it once
+// because it was throttled.
+func TestRevisitsAfterAThrottleAreMade(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			store := startStore(t, testserver.Config{Products: 10, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second, RecoverAfter: 200 * time.Millisecond}})
+			b := newBreaker(t, breaker.Standard())
+			c := colly.NewCollector(colly.Async(async), colly.AllowURLRevisit())
+			b.Register(c)
+			var errs atomic.Int64 // errors other than the first visit's 429
+			c.OnError(func(r *colly.Response, _ error) {
+				if r.StatusCode != http.StatusTooManyRequests {
+					errs.Add(1)
+				}
+			})
+			page := store.ListingURL(1)
+			const revisits = 8
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				c.Visit(page)
+				c.Wait()
+				for range revisits {
+					c.Visit(page)
+					c.Wait()
+				}
+			}()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the crawl did not end within 20s")
+			}
+			ok := 0
+			for _, h := range store.Requests() {
+				if h.Path == testserver.ListingPath(1) && h.Status == 200 {
+					ok++
+				}
+			}
+			// The first visit is throttled and re-sent: 1 + revisits visits,
+			// each served or reported to OnError.
+			if int64(ok)+errs.Load() < revisits+1 {
+				t.Errorf("the store served the page %d times and OnError saw %d, want %d visits made or reported", ok, errs.Load(), revisits+1)
 			}
 		})
 	}

@@ -6,6 +6,12 @@
 package collyx
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
 	"reflect"
 	"slices"
 	"sync"
@@ -58,4 +64,27 @@ func ReportError(c *colly.Collector, r *colly.Request, err error) bool {
 		f(resp, err)
 	}
 	return true
+}
+
+// CacheFile is the file Colly's CacheDir keeps the answer to a GET of
+// rawURL in (httpBackend.Cache: the hex SHA-1 of the URL, under a folder
+// named for its first two digits). Colly caches every answer under 500,
+// a 429 included, and answers the next GET of the URL from it.
+func CacheFile(cacheDir, rawURL string) string {
+	sum := sha1.Sum([]byte(rawURL))
+	h := hex.EncodeToString(sum[:])
+	return path.Join(cacheDir, h[:2], h)
+}
+
+// ForgetCached removes what Colly's cache holds for rawURL, so that its
+// next GET reaches the site. Nothing cached is not an error.
+func ForgetCached(cacheDir, rawURL string) error {
+	if cacheDir == "" {
+		return nil
+	}
+	err := os.Remove(CacheFile(cacheDir, rawURL))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }

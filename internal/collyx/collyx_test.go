@@ -2,6 +2,8 @@ package collyx
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -57,5 +59,30 @@ func TestErrorCallbacksAreFoundInOrder(t *testing.T) {
 func TestNilCollectorHasNoCallbacks(t *testing.T) {
 	if _, ok := ErrorCallbacks(nil); ok {
 		t.Fatal("a nil collector reported callbacks")
+	}
+}
+
+// TestCacheFileIsWhereCollyCaches lets Colly cache a page and finds it
+// where CacheFile says, then forgets it.
+func TestCacheFileIsWhereCollyCaches(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	c := colly.NewCollector(colly.CacheDir(dir))
+	u := srv.URL + "/page?x=1"
+	c.Visit(u)
+	if _, err := os.Stat(CacheFile(dir, u)); err != nil {
+		t.Fatalf("Colly cached the 429 elsewhere: %v", err)
+	}
+	if err := ForgetCached(dir, u); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(CacheFile(dir, u)); !os.IsNotExist(err) {
+		t.Fatalf("still cached: %v", err)
+	}
+	if err := ForgetCached(dir, u); err != nil {
+		t.Fatalf("forgetting what is not cached: %v", err)
 	}
 }
