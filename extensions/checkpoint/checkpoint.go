@@ -80,6 +80,7 @@ type entry struct {
 	rec    storage.Record
 	left   bool // reached the network in this attempt
 	closed bool // its outcome is recorded
+	queued bool // the checkpoint's OnRequest saw it
 }
 
 // Stats counts what the checkpoint did in this run.

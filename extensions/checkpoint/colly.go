@@ -138,6 +138,7 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 		r.Abort()
 		return
 	}
+	e.queued = true
 	cp.applyLocked(r, e, evQueued, "", time.Time{})
 	if r.IsAbort() {
 		// Stopped before it left, by someone else: pending, for the next run.
@@ -184,6 +185,10 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 		return
 	}
 	switch {
+	case e.closed && !e.queued:
+		// Refused by the breaker in its OnRequest, which reports the
+		// refusal to OnError before our OnRequest runs: that one lets
+		// it go, so that it does not take the request for a new one.
 	case e.closed:
 		delete(cp.entries, r)
 	case !e.left:
