@@ -76,6 +76,8 @@ type attempt struct {
 	resendHeaders *http.Header // the request's headers for that, copied when it was throttled
 	cacheDir      string       // the collector's CacheDir when the request left: Colly caches what comes back
 	cacheKey      string       // the URL Colly's cache files the answer under, when cacheDir is set
+	bare          bool         // gated by the transport: no callback of the breaker's saw it (bare.go)
+	over          bool         // ended at a redirect's hop (cancelled): its outcome is accounted for
 }
 
 // Register wires the breaker into c. It is a colly.CollectorOption, and
@@ -399,6 +401,14 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 		if horizon || !b.throttleBudgetLeft(r) {
 			break // given up
 		}
+		if a.bare {
+			// Nothing can send it again but the user: handed back.
+			a.handBack = now.Add(wait)
+			if e := d.pace.earliest(); e.After(a.handBack) {
+				a.handBack = e
+			}
+			break
+		}
 		if due, ok := b.handBack(d, now); ok {
 			a.handBack = due // its count stays: the budget spans the hand-backs
 			break
@@ -471,6 +481,9 @@ func (b *Breaker) bodyCut(a *attempt, err error) {
 // listUnfinished lists a's URL when its attempt did not collect it and
 // nothing of the breaker's will send it again.
 func (b *Breaker) listUnfinished(a *attempt, d *domain, class Class) {
+	if a.bare && a.req.URL.Path == "/robots.txt" {
+		return // the Visit that needed it says what is left
+	}
 	var why string
 	switch {
 	case a.cancelled:
@@ -525,8 +538,8 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		b.unclaimed(c, r)
 		return
 	}
-	if a.refused != nil {
-		return // already reported to OnRefused
+	if a.refused != nil || a.over {
+		return // already reported to OnRefused, or listed cancelled
 	}
 	d := a.ticket.d
 	status := r.StatusCode

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -371,5 +372,119 @@ func TestRevisitsAfterAThrottleAreMade(t *testing.T) {
 				t.Errorf("the store served the page %d times and OnError saw %d, want %d visits made or reported", ok, errs.Load(), revisits+1)
 			}
 		})
+	}
+}
+
+// TestCloneIsProtectedWithoutRegisteringIt: product pages fetched through
+// a clone of the collector (not registered: Colly's Clone copies no
+// callbacks) still keep the trip bound, end against a hanging store, and do
+// not end complete with products missing.
+func TestCloneIsProtectedWithoutRegisteringIt(t *testing.T) {
+	need := breaker.FailuresToTrip(breaker.Standard())
+	for _, async := range []bool{false, true} {
+		p := 1
+		var rule *colly.LimitRule
+		if async {
+			p, rule = 4, &colly.LimitRule{DomainGlob: "*", Parallelism: 4}
+		}
+		t.Run(fmt.Sprintf("async=%v/degrade", async), func(t *testing.T) {
+			store := startStore(t, testserver.Config{Products: 100, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
+			res := runUsage(t, []string{store.URL() + "/"}, usage{async: async, rule: rule, clone: true, retry: true})
+			if !res.ended {
+				return
+			}
+			if got, bound := store.SentAfterFailing(), need+p-1; got > bound {
+				t.Errorf("%d requests into the failing store through the clone, want at most %d", got, bound)
+			}
+			if res.o.State == outcome.Complete {
+				t.Errorf("ended complete with %d of 100 products", len(res.records))
+			}
+			if res.openErr.Load() == 0 {
+				t.Errorf("no OnError saw ErrOpen: the clone's refusals did not reach it")
+			}
+		})
+		t.Run(fmt.Sprintf("async=%v/hang", async), func(t *testing.T) {
+			// A synchronous collector records a listing page after the
+			// product pages it visited, so the store's 25 healthy answers
+			// leave too few successes recorded for an adaptive timeout:
+			// each hang runs to the client's timeout (Colly's 10 s) or
+			// the store's Hold, here 1.5 s. Ungated, the clone sent all
+			// 75 products into it.
+			hold := time.Minute
+			if !async {
+				hold = 1500 * time.Millisecond
+			}
+			store := startStore(t, testserver.Config{Products: 100, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Hang, After: 25, Hold: hold}})
+			res := runUsage(t, []string{store.URL() + "/"}, usage{async: async, rule: rule, clone: true, within: 45 * time.Second})
+			if !res.ended {
+				return
+			}
+			if res.o.State == outcome.Complete {
+				t.Errorf("ended complete with %d of 100 products", len(res.records))
+			}
+		})
+	}
+}
+
+// TestRedirectsAcrossHostsKeepTheTargetsBound: links on one host that
+// redirect to a failing store, with the user's retry loop (which Colly
+// points at the redirect's target): at most need + P − 1 requests reach
+// the failing store.
+func TestRedirectsAcrossHostsKeepTheTargetsBound(t *testing.T) {
+	need := breaker.FailuresToTrip(breaker.Standard())
+	store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
+	redir := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, store.URL()+strings.TrimPrefix(r.URL.Path, "/go"), http.StatusFound)
+	}))
+	t.Cleanup(redir.Close)
+	var start []string
+	for i := 1; i <= 100; i++ {
+		start = append(start, redir.URL+"/go"+testserver.ProductPath(i))
+	}
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			store.Reset()
+			p := 1
+			var rule *colly.LimitRule
+			if async {
+				p, rule = 4, &colly.LimitRule{DomainGlob: "*", Parallelism: 4}
+			}
+			res := runUsage(t, start, usage{async: async, rule: rule, retry: true})
+			if !res.ended {
+				return
+			}
+			if got, bound := store.SentAfterFailing(), need+p-1; got > bound {
+				t.Errorf("%d requests into the failing store through redirects, want at most %d", got, bound)
+			}
+			if res.o.State == outcome.Complete {
+				t.Errorf("ended complete with %d of 100 products", len(res.records))
+			}
+		})
+	}
+}
+
+// TestMaxRequestsLeavesURLsInTheEnding: a MaxRequests cap is the user's
+// choice, but what it left is work not done: handed to the breaker from
+// Visit's error as the Usage shows, it is listed and the run is not
+// complete.
+func TestMaxRequestsLeavesURLsInTheEnding(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 100, PerPage: 10})
+	res := runUsage(t, []string{store.URL() + "/"}, usage{async: true, rule: &colly.LimitRule{DomainGlob: "*", Parallelism: 4}, notVisit: true,
+		setup: func(c *colly.Collector) { c.MaxRequests = 50 }})
+	if !res.ended {
+		return
+	}
+	if len(res.refused) == 0 {
+		t.Fatalf("the cap refused nothing: %d requests", store.Count())
+	}
+	var left []string
+	for u := range res.refused {
+		left = append(left, u)
+	}
+	if un := unlisted(res.b, left); len(un) > 0 {
+		t.Errorf("%d of the %d URLs the cap refused are not listed unfinished, e.g. %s", len(un), len(left), un[0])
+	}
+	if res.o.State == outcome.Complete {
+		t.Errorf("ended complete with %d of 100 products and %d URLs the cap refused", len(res.records), len(left))
 	}
 }

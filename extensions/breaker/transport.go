@@ -70,24 +70,53 @@ func keyOf(h http.Header) headerKey {
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	a := t.b.attempts.loadHeader(keyOf(req.Header))
-	if a != nil && a.refused != nil {
+	if a == nil && req.Response != nil {
+		// A redirect's next request: its attempt is its first request's,
+		// gated in OnRequestHeaders (bare.go).
+		if a = t.b.attempts.loadHeader(keyOf(firstOf(req).Header)); a != nil && !a.bare {
+			if err := t.hop(req, a); err != nil {
+				closeBody(req)
+				return nil, err
+			}
+		} else {
+			a = nil
+		}
+	}
+	if a == nil {
+		// No callback of the breaker's saw it: a clone's request, a
+		// robots.txt fetch, a redirect of either. Gated here (bare.go).
+		var err error
+		if a, err = t.gateBare(req); err != nil {
+			closeBody(req)
+			return nil, err
+		}
+	}
+	if a.refused != nil {
 		closeBody(req)
 		return nil, a.refused
 	}
-	if a != nil {
-		a.sent = true
-	}
+	a.sent = true
 	resp, err := t.roundTrip(req, a)
-	if a == nil || a.ticket.d == nil {
+	if a.ticket.d == nil {
 		return resp, err
 	}
 	if err != nil {
-		if !a.settled {
+		switch {
+		case a.bare:
+			t.b.settleBare(a, classifyError(err), err)
+		case !a.settled:
 			// Known now, inside Colly's LimitRule slot: record it before
 			// the slot frees.
 			t.b.settle(a, classifyError(err), err)
 		}
 		return resp, err
+	}
+	if a.bare {
+		// What Colly's response-header hook records for a gated request.
+		a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
+		if class := Classify(a.status, nil); class != Success {
+			t.b.settleBare(a, t.b.throttleClass(class, a.status, a.retryAfter), nil)
+		}
 	}
 	// The answer is not in until its body is: the attempt keeps its room
 	// while Colly reads it, and a body cut short is recorded as the cut.
@@ -111,7 +140,11 @@ type watchedBody struct {
 func (w *watchedBody) Read(p []byte) (int, error) {
 	n, err := w.ReadCloser.Read(p)
 	if err != nil && !w.done {
-		if err != io.EOF {
+		switch {
+		case err == io.EOF:
+		case w.a.bare:
+			w.b.settleBare(w.a, classifyError(err), err)
+		default:
 			w.b.bodyCut(w.a, err)
 		}
 		w.end()
@@ -139,6 +172,10 @@ func (w *watchedBody) end() {
 	w.a.reading = false
 	if w.a.settled {
 		w.b.releaseSlot(w.a)
+	} else if w.a.bare {
+		// Read whole, or as far as its reader wanted: a bare attempt
+		// has no validator to wait for.
+		w.b.settleBare(w.a, Success, nil)
 	}
 }
 

@@ -1,0 +1,179 @@
+package breaker
+
+// This file gates, at the transport, the requests the breaker's callbacks
+// never saw, and follows a request across redirects to other hosts.
+//
+// Colly's Clone shares the collector's transport but copies none of its
+// callbacks, so a clone's requests (the "detail collector" of many
+// scrapers) reach the breaker's transport with no record from the gate.
+// So do robots.txt fetches, which Colly makes with the client directly.
+// The transport gates them itself, against the same circuit as every other
+// request to their host, and records their outcome from the status, the
+// transport and the body's read: a bare attempt. It cannot be validated
+// (the validator rides on callbacks) and a throttled one cannot be sent
+// again (that needs the collector), so it is handed back: listed
+// unfinished until its domain's pause ends.
+//
+// net/http follows a redirect with a new request whose header map is a
+// copy, so a redirect's hop finds its attempt by its first request's
+// headers (the chain of Response.Request). A hop to another host is a new
+// attempt against that host's circuit: the redirecting host answered (a
+// success for it), and whatever the target answers is the target's.
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// firstOf returns the request a redirect chain started with.
+func firstOf(req *http.Request) *http.Request {
+	for req.Response != nil && req.Response.Request != nil && req.Response.Request != req {
+		req = req.Response.Request
+	}
+	return req
+}
+
+// bareRequest is the colly.Request a bare attempt reports to hooks and
+// lists unfinished: its URL, method and headers. It has no collector:
+// nothing may Visit or Retry through it.
+func bareRequest(req *http.Request) *colly.Request {
+	return &colly.Request{URL: req.URL, Method: req.Method, Headers: &req.Header, Host: req.Host, Ctx: colly.NewContext()}
+}
+
+// isRobots reports whether req is Colly's robots.txt fetch: gated and
+// counted as any request to its host, but never listed unfinished (the
+// page whose Visit needed it is the work left, and Visit says so).
+func isRobots(req *http.Request) bool {
+	return req.Method == http.MethodGet && req.URL.Path == "/robots.txt"
+}
+
+// gateBare gates req, which no callback of the breaker's saw, at the
+// transport: refused, it returns the *CircuitOpenError the client hands
+// back to Colly; allowed, its attempt.
+func (t *transport) gateBare(req *http.Request) (*attempt, error) {
+	b := t.b
+	host := hostOf(req.URL.Host)
+	cr := bareRequest(req)
+	d, err := b.domain(host)
+	if err != nil {
+		open := &CircuitOpenError{Domain: host, State: Open, RetryAt: b.clock.Now()}
+		b.log.Error().Str("event", "breaker_store_error").Str("url", req.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
+		b.refuseBare(cr, req, open)
+		return nil, open
+	}
+	if open := b.knownOpen(d); open != nil {
+		d.refused.Add(1)
+		d.unpin()
+		b.refuseBare(cr, req, open)
+		return nil, open
+	}
+	ctx := req.Context()
+	left := b.clock.Now().UnixNano()
+	d.lastSeen.Store(left)
+	ep, err := d.pace.acquire(ctx, b.clock, nil)
+	if err != nil {
+		d.unpin()
+		return nil, err // the request's own context ended while it waited: Colly reports it
+	}
+	tk, err := b.allow(d)
+	if err != nil {
+		d.pace.release()
+		open := &CircuitOpenError{Domain: d.name, State: Open, RetryAt: b.clock.Now()}
+		if e, ok := err.(*CircuitOpenError); ok {
+			open = e
+		}
+		b.refuseBare(cr, req, open)
+		return nil, open
+	}
+	a := &attempt{ticket: tk, req: cr, crawl: ctx, start: time.Now(), left: left, episode: ep, header: keyOf(req.Header), bare: true}
+	b.attempts.store(cr, a)
+	if !isRobots(req) {
+		b.markLeft(cr)
+	}
+	return a, nil
+}
+
+// refuseBare refuses a bare request: listed unfinished (robots.txt
+// aside) and reported to the OnRefused hooks, as any refusal.
+func (b *Breaker) refuseBare(cr *colly.Request, req *http.Request, open *CircuitOpenError) {
+	if isRobots(req) {
+		return
+	}
+	b.refuse(cr, open)
+}
+
+// hop carries a redirect's next request for a, whose first request left
+// through the gate (or the transport's, for a bare one). A hop to another
+// host closes a's attempt on the redirecting host as a success and gates
+// the hop against the target's circuit.
+func (t *transport) hop(req *http.Request, a *attempt) error {
+	b := t.b
+	d := a.ticket.d
+	host := hostOf(req.URL.Host)
+	a.latency = 0 // the next hop's body is the one that counts
+	if d == nil || host == d.name || a.settled || a.refused != nil || a.over {
+		return nil
+	}
+	// The redirecting host answered: a success for it.
+	d.lastOK.Store(a.left)
+	d.failSince.Store(0)
+	b.Record(a.ticket, Result{Class: Success, Latency: time.Since(a.start)})
+	b.releaseSlot(a)
+	a.ticket = Ticket{}
+
+	d2, err := b.domain(host)
+	if err != nil {
+		open := &CircuitOpenError{Domain: host, State: Open, RetryAt: b.clock.Now()}
+		a.refused = open
+		b.refuse(a.req, open)
+		return open
+	}
+	if open := b.knownOpen(d2); open != nil {
+		d2.refused.Add(1)
+		d2.unpin()
+		a.refused = open
+		b.refuse(a.req, open)
+		return open
+	}
+	ctx := req.Context()
+	left := b.clock.Now().UnixNano()
+	d2.lastSeen.Store(left)
+	ep, err := d2.pace.acquire(ctx, b.clock, nil)
+	if err != nil {
+		d2.unpin()
+		a.over = true
+		b.cancelled(a.req, d2.name, ctx)
+		return err
+	}
+	tk, err := b.allow(d2)
+	if err != nil {
+		d2.pace.release()
+		open := &CircuitOpenError{Domain: d2.name, State: Open, RetryAt: b.clock.Now()}
+		if e, ok := err.(*CircuitOpenError); ok {
+			open = e
+		}
+		a.refused = open
+		b.refuse(a.req, open)
+		return open
+	}
+	a.ticket, a.released, a.left, a.episode, a.start = tk, false, left, ep, time.Now()
+	return nil
+}
+
+// settleBare records what a bare attempt came to once it is known (a
+// status that decides, a transport error, the end of the body's read) and
+// reports it: nothing of Colly's will finish it.
+func (b *Breaker) settleBare(a *attempt, class Class, err error) {
+	if a.settled {
+		return
+	}
+	b.settle(a, class, err)
+	b.attempts.take(a.req)
+	if a.refused != nil {
+		return
+	}
+	at := Attempt{Request: a.req, Domain: a.ticket.d.name, Result: Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
+	b.report(at)
+}
