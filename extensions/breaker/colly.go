@@ -555,7 +555,9 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 			}
 			class = Classify(status, err)
 		}
-		if class == Success && b.validator != nil {
+		if class == Success && b.validator != nil && r.Request.Method != http.MethodHead {
+			// A HEAD (Colly's CheckHead) has no body to judge: its
+			// status is its outcome.
 			if verr := b.validator.Check(r); verr != nil {
 				class, err = Invalid, verr
 			}

@@ -1,6 +1,10 @@
 package validate
 
-import "github.com/gocolly/colly/v2"
+import (
+	"net/http"
+
+	"github.com/gocolly/colly/v2"
+)
 
 // Register wires the validator into c: an OnResponse that scores status,
 // size and body checks, one OnHTML that records selector hits on Colly's
@@ -10,9 +14,13 @@ import "github.com/gocolly/colly/v2"
 // responses Colly v2.3.0 sends there and notes the target's failures. Register it before the breaker that consults it, and
 // before any OnHTML callback that asks VerdictOf. Its method value is a
 // colly.CollectorOption. Colly's Clone copies no callbacks: register each
-// clone.
+// clone. A HEAD request (Colly's CheckHead sends one before each GET) is
+// not a page and is not judged.
 func (v *Validator) Register(c *colly.Collector) {
 	c.OnResponse(func(r *colly.Response) {
+		if r.Request.Method == http.MethodHead {
+			return // a HEAD (Colly's CheckHead) has no body: not a page
+		}
 		v.pages.put(r.Request, newPage(v.rules, r, c.MaxBodySize))
 	})
 	switch {
