@@ -53,10 +53,16 @@ func crawl(start string, log zerolog.Logger, out io.Writer) (int, error) {
 		enc.Encode(map[string]string{"url": e.Request.URL.String(), "title": e.ChildText("h1.title")})
 		records++
 	})
-	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) {
+		if err := e.Request.Visit(e.Attr("href")); err != nil {
+			b.NotVisited(e.Request.AbsoluteURL(e.Attr("href")), err) // a cap of Colly's (MaxRequests) left it: the ending names it
+		}
+	})
 	c.OnError(breaker.RetryOnError(3)) // 5xx and timeouts only: never a refusal, a 429, a 404
 
-	c.Visit(start)
+	if err := c.Visit(start); err != nil {
+		b.NotVisited(start, err)
+	}
 	c.Wait()
 
 	o := outcome.Decide(records, nil, v, b) // complete, tripped, empty or error

@@ -106,12 +106,21 @@ type attempt struct {
 // OnRequest, and a request aborted by a callback that runs after the
 // breaker's never comes to claim it, so the slot stays taken for a second.
 //
-// Caveats: Colly's Clone copies no callbacks, so Register every clone; a
-// refused request is marked visited by Colly (it always marks before
-// fetching), which is why OnRefused exists: the checkpoint parks it; and
-// SetProxy, SetProxyFunc or WithTransport after Register replace the
-// breaker's transport (the breaker then logs it once and refuses by
-// aborting, as Colly's ErrAbortedBeforeRequest).
+// Clones need nothing: Colly's Clone shares the transport, which gates
+// the clone's requests against the same circuits, lists them unfinished
+// and fails a refused one with ErrOpen; Register a clone too (and the
+// validator on it) for its pages to be validated and its throttled URLs
+// sent again. Redirects to another host are gated against that host.
+// Colly's cache answers without the network: a cached page is neither
+// gated nor counted, and a throttled answer is never kept in the cache.
+//
+// Caveats: a refused request is marked visited by Colly (it always marks
+// before fetching), which is why OnRefused exists: the checkpoint parks
+// it; a URL Colly refuses before any callback (MaxRequests) is seen only
+// when handed over with NotVisited; and SetProxy, SetProxyFunc or
+// WithTransport after Register replace the breaker's transport (the
+// breaker then logs it once and refuses by aborting, as Colly's
+// ErrAbortedBeforeRequest).
 func (b *Breaker) Register(c *colly.Collector) {
 	rt := b.wrapTransport(c)
 	async := c.Async
