@@ -3,7 +3,10 @@
 // stores that degrade, hang, throttle, block, serve consent shells or cut
 // bodies; the library wired in-process as users wire it, or productcrawl
 // as a process, on its checkpoint file or as 1-3 workers sharing a private
-// Redis; a fault: a cancelled or timed-out context, a SIGKILL, stop or
+// Redis; in-process, the Colly features scrapers use (a Clone with its own
+// callbacks, CacheDir, LimitRule delays, deliberate revisits, colly/queue,
+// redirects across hosts, MaxDepth, MaxRequests); a fault: a cancelled or
+// timed-out context, a SIGKILL, stop or
 // SIGQUIT and a resume, a corrupt checkpoint, Redis restarted empty or from
 // its AOF), runs each against real stores on
 // 127.0.0.1, and checks invariants computed from the stores' own request
@@ -21,7 +24,8 @@
 //     failed, empty only with nothing written, tripped only with work left,
 //     a crash an error, error not a fleet-guard misfire beside a healthy
 //     store;
-//  5. requests into a failing store ≤ need + P − 1 (× workers in Redis mode);
+//  5. requests into a failing store ≤ need + P − 1 (× workers in Redis mode;
+//     P = need where nothing of the user's limits a domain: the breaker's room);
 //  6. no request before a Retry-After has passed;
 //  7. a healthy store is crawled whole and never named tripped;
 //  8. a corrupt or foreign checkpoint is refused and left unchanged;
