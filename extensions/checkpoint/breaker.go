@@ -99,11 +99,14 @@ func (cp *Checkpoint) Breaker(b *breaker.Breaker) error {
 }
 
 // onTransition saves a circuit that opened, and forgets one that closed.
+// A circuit that opened (a trip, a failed probe) parks the domain's URLs
+// that died of failures since its last success (outage.go).
 func (cp *Checkpoint) onTransition(t breaker.Transition) {
 	cp.mu.Lock()
 	defer cp.unlock()
 	switch t.To {
 	case breaker.Open:
+		cp.reviveLocked(t.Domain, t.RetryAt)
 		cp.saved[t.Domain] = BreakerState{Domain: t.Domain, RetryAt: t.RetryAt.UTC(), Trips: t.Trips}
 	case breaker.Closed:
 		if _, ok := cp.saved[t.Domain]; !ok {
@@ -204,8 +207,28 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 		// URL the request ended at: remember whose record that is.
 		cp.retryOf[a.Request.URL.String()] = e.rec.ID
 	}
+	if ev == evFailed && e.rec.Attempts >= cp.opt.maxAttempts {
+		// Its last attempt: dead, unless the domain's circuit is not
+		// closed (it opened while this attempt was under way, or this
+		// was a half-open probe), which explains the failure: then it
+		// is parked until the circuit may be probed again.
+		if out, until := cp.circuitOutLocked(a.Domain); out {
+			ev, retryAt = evFailedInOutage, until
+			if retryAt.IsZero() {
+				retryAt = cp.now()
+			}
+			retryAt = retryAt.UTC()
+		}
+	}
+	was := e.rec.State
 	cp.applyLocked(a.Request, e, ev, reason, retryAt)
 	delete(cp.entries, a.Request)
+	switch {
+	case ev == evSucceeded:
+		cp.succeededLocked(a.Domain, e)
+	case ev == evFailed && e.rec.State == storage.Dead && was != storage.Dead:
+		cp.rememberDeadLocked(a.Domain, e.rec.ID)
+	}
 	if a.Result.Class.Failure() || a.Result.Class == breaker.Throttled {
 		cp.saveDomainLocked(a.Domain) // the window, or the Retry-After pause
 	}

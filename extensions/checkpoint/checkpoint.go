@@ -66,6 +66,8 @@ type Checkpoint struct {
 	cookies   recent.Map[string]        // host → cookie string, for the hosts used last (cookieCacheSize)
 	b         *breaker.Breaker          // attached by Breaker
 	saved     map[string]BreakerState   // open domains and closed ones with failures, as saved
+	outage    map[string]*outageDead    // domain → its URLs dead of failures since its last success (outage.go)
+	outageSeq uint64                    // orders attempts leaving and URLs dying, for outage
 	filtered  map[uint64]struct{}       // unfinished URLs the collector refused to resume (filters, depth, robots)
 	runs      []Run                     // every run, this one last once started
 	started   bool
@@ -81,6 +83,9 @@ type entry struct {
 	left   bool // reached the network in this attempt
 	closed bool // its outcome is recorded
 	queued bool // the checkpoint's OnRequest saw it
+	// leftSeq is when the attempt left, in outageSeq: a success forgets
+	// the outage's dead URLs that died before it (outage.go).
+	leftSeq uint64
 }
 
 // Stats counts what the checkpoint did in this run.
@@ -139,6 +144,7 @@ func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
 		hops:      map[uint64]struct{}{},
 		cookies:   recent.New[string](cookieCacheSize),
 		saved:     map[string]BreakerState{},
+		outage:    map[string]*outageDead{},
 		filtered:  map[uint64]struct{}{},
 		dropped:   map[string]bool{},
 	}

@@ -164,6 +164,7 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 		return
 	}
 	cp.applyLocked(r, e, evLeft, "", time.Time{})
+	cp.stampLeftLocked(e)
 }
 
 func (cp *Checkpoint) onScraped(resp *colly.Response) { cp.finish(resp, nil) }

@@ -52,6 +52,12 @@
 //	degraded, invalid, blocked, other 4xx   failed; dead of       —
 //	                                        failures once
 //	                                        attempts ≥ MaxAttempts
+//	the same while the domain's circuit     failed; parked until  set to
+//	is not closed                           RetryAt once          MaxAttempts−1
+//	                                        attempts ≥ MaxAttempts
+//	the domain's circuit opens: its URLs    parked until RetryAt  set to
+//	dead of failures since its last                               MaxAttempts−1
+//	success, in this run
 //	gone (404, 410)                         dead, gone            —
 //	RetryDead (dead of failures only)       pending               reset to 0
 //	throttled, the breaker sends it again   pending               given back
@@ -122,8 +128,27 @@
 // spent; then it is dead of failures, and every run over the checkpoint
 // ends as an error naming such URLs by domain and cause, with samples
 // (outcome.Finding.Dead), until a person decides: RetryDead gives them
-// their attempts back once the cause is fixed or the site is back. A 404
-// or 410 is dead at once, and fine: the page does not exist. A URL the
+// their attempts back once the cause is fixed or the site is back.
+//
+// A URL is dead of failures only when it fails while its site otherwise
+// works. An outage is the breaker's to report (the run ends tripped, and
+// a rescheduled run resumes), not a person's: a site that starts failing
+// makes a retry loop (breaker.RetryOnError) spend a few URLs' attempts
+// back to back in the moments before its circuit trips. So when a
+// domain's circuit opens (a trip, or a failed half-open probe), every URL
+// of that domain that died of failures in this run since its last success
+// (the last success of an attempt that left after the URL died) is
+// parked instead, until the circuit may be probed again, with
+// MaxAttempts−1 attempts: the next run gives it one more try. A URL whose
+// attempts run out while its domain's circuit is not closed (a probe, an
+// attempt under way when the circuit opened) is parked the same way. With
+// a logger, each domain's revival is one event (checkpoint_outage_revived,
+// with how many URLs). The checkpoint remembers up to 4096 such URLs per
+// domain between two successes; a URL that died past that stays dead
+// (the event counts it as forgotten), for RetryDead. Without a breaker
+// there are no circuits, and a URL dies when its attempts are spent.
+//
+// A 404 or 410 is dead at once, and fine: the page does not exist. A URL the
 // collector refuses to resume (its filters, MaxDepth, robots.txt) is the
 // user's choice and counts as neither. Each record's last error starts
 // with its attempt's class ("degraded: HTTP 503: …"). DeadLetters lists

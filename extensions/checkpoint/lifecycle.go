@@ -38,9 +38,15 @@ const (
 	// accepted: a redirect to a page already visited, a response a
 	// callback aborted on purpose.
 	evSettled
+	// evFailedInOutage: the attempt failed while its domain's circuit was
+	// not closed (open, or half-open: a probe failed). The failure is the
+	// outage's, not the page's: it spends an attempt, but the last one
+	// parks the URL until retryAt with one attempt left instead of killing
+	// it (outage.go).
+	evFailedInOutage
 )
 
-var eventNames = [...]string{"", "queued", "left", "succeeded", "failed", "gone", "throttled", "throttled_gave_up", "refused", "cancelled", "settled"}
+var eventNames = [...]string{"", "queued", "left", "succeeded", "failed", "gone", "throttled", "throttled_gave_up", "refused", "cancelled", "settled", "failed_in_outage"}
 
 // String returns the event's name as logs show it.
 func (e event) String() string {
@@ -52,7 +58,8 @@ func (e event) String() string {
 
 // transition returns rec after ev, for a crawl that gives each URL
 // maxAttempts attempts. reason is the attempt's error (kept as LastError
-// by the events that fail), retryAt the breaker's RetryAt for evRefused.
+// by the events that fail), retryAt the breaker's RetryAt for evRefused
+// and evFailedInOutage.
 // It is the whole lifecycle table:
 //
 //	event            state after                     attempts
@@ -66,6 +73,8 @@ func (e event) String() string {
 //	refused          parked, NotBefore = retryAt     unchanged; −1 if it had left
 //	cancelled        pending                         −1 if it had left
 //	settled          done                            unchanged
+//	failed_in_outage failed; once attempts ≥ max:    unchanged; set to max−1
+//	                 parked, NotBefore = retryAt     once parked
 //
 // Done and Dead are final: no event but evLeft (a new attempt asked for by
 // the user) moves a URL out of them.
@@ -100,6 +109,18 @@ func transition(rec storage.Record, ev event, maxAttempts int, reason string, re
 		rec.LastError = reason
 		if rec.Attempts >= maxAttempts {
 			rec.State = storage.Dead
+		} else {
+			rec.State = storage.Failed
+		}
+	case evFailedInOutage:
+		if final {
+			break
+		}
+		rec.LastError = reason
+		if rec.Attempts >= maxAttempts {
+			rec.State = storage.Parked
+			rec.NotBefore = retryAt
+			rec.Attempts = maxAttempts - 1
 		} else {
 			rec.State = storage.Failed
 		}

@@ -40,6 +40,10 @@ func TestTransitionIsTheLifecycleTable(t *testing.T) {
 		{"done stays done", rec(storage.Done, 1), evQueued, storage.Done, 1, "", time.Time{}},
 		{"dead stays dead", rec(storage.Dead, 3), evFailed, storage.Dead, 3, "", time.Time{}},
 		{"dead is not parked", rec(storage.Dead, 3), evRefused, storage.Dead, 3, "", time.Time{}},
+		{"failed in an outage, attempts left", rec(storage.InFlight, 1), evFailedInOutage, storage.Failed, 1, "boom", time.Time{}},
+		{"failed in an outage, last attempt", rec(storage.InFlight, max), evFailedInOutage, storage.Parked, max - 1, "boom", retryAt},
+		{"failed in an outage past the last attempt", rec(storage.InFlight, max+1), evFailedInOutage, storage.Parked, max - 1, "boom", retryAt},
+		{"dead stays dead in an outage", rec(storage.Dead, 3), evFailedInOutage, storage.Dead, 3, "", time.Time{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := transition(tc.from, tc.ev, max, "boom", retryAt)

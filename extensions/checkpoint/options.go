@@ -40,6 +40,14 @@ func defaultOptions() options {
 // spends one. Throttled and refused requests never spend one; a 404 or
 // 410 is dead at once. n must be at least 1; zero means
 // DefaultMaxAttempts.
+//
+// With a breaker, attempts an outage spent do not kill a URL: one whose
+// last attempt fails while its domain's circuit is not closed, or that
+// died of failures in this run since its domain's last success and whose
+// domain's circuit then opens, is parked until the circuit's RetryAt with
+// n−1 attempts, so the next run gives it one more try (see the package
+// documentation, "Outcome"). A URL is dead when it spends its n attempts
+// while its site otherwise works.
 func MaxAttempts(n int) Option {
 	return func(o *options) error {
 		if n < 0 {
