@@ -21,6 +21,7 @@ package breaker
 // success for it), and whatever the target answers is the target's.
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -87,7 +88,13 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
-	a := &attempt{ticket: tk, req: cr, crawl: ctx, start: time.Now(), left: left, episode: ep, header: keyOf(req.Header), bare: true}
+	// The crawl's context tells the crawl's end from the site's timeout:
+	// the request's own also ends at the client's Timeout.
+	crawl := context.Background()
+	if t.c != nil {
+		crawl = crawlContext(t.c)
+	}
+	a := &attempt{ticket: tk, req: cr, crawl: crawl, start: time.Now(), left: left, episode: ep, header: keyOf(req.Header), bare: true}
 	b.attempts.store(cr, a)
 	if !isRobots(req) {
 		b.markLeft(cr)

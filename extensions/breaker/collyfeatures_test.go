@@ -296,6 +296,34 @@ func TestEveryRefusalReachesOnError(t *testing.T) {
 	}
 }
 
+// TestCloneTimeoutsCountAgainstTheSite: a clone's request cut by the
+// client's own timeout (SetRequestTimeout) is the site's failure, not the
+// crawl's end: the circuit opens within the bound.
+func TestCloneTimeoutsCountAgainstTheSite(t *testing.T) {
+	need := breaker.FailuresToTrip(breaker.Standard())
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			p := 1
+			var rule *colly.LimitRule
+			if async {
+				p, rule = 4, &colly.LimitRule{DomainGlob: "*", Parallelism: 4}
+			}
+			store := startStore(t, testserver.Config{Products: 100, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Hang, After: 15, Hold: time.Minute}})
+			res := runUsage(t, []string{store.URL() + "/"}, usage{async: async, rule: rule, clone: true,
+				setup: func(c *colly.Collector) { c.SetRequestTimeout(300 * time.Millisecond) }})
+			if !res.ended {
+				return
+			}
+			if got, bound := store.SentAfterFailing(), need+p-1; got > bound {
+				t.Errorf("%d requests into the hanging store through the clone, want at most %d", got, bound)
+			}
+			if st := res.b.State(store.Host()); st != breaker.Open {
+				t.Errorf("circuit %s, want open: the client's timeouts were not counted", st)
+			}
+		})
+	}
+}
+
 // TestCacheDirNeverAnswersAThrottledURL: Colly caches every answer under
 // 500, a 429 included; the breaker's re-send of a throttled URL must reach
 // the store, not the stored 429. Every product is collected, or the ending

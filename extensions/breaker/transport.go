@@ -50,6 +50,7 @@ func ownTransport(rt http.RoundTripper) (*transport, bool) {
 
 type transport struct {
 	b     *Breaker
+	c     *colly.Collector // the collector Register installed it on (its clones share it); nil from wrap
 	base  http.RoundTripper
 	cuts  deadlines
 	outer http.RoundTripper // what is installed: t, or t under the name net/http trusts
@@ -246,6 +247,7 @@ func (b *Breaker) wrapTransport(c *colly.Collector) *transport {
 		base = http.DefaultTransport
 	}
 	rt := newTransport(b, base)
+	rt.c = c
 	c.WithTransport(rt.outer)
 	return rt
 }
