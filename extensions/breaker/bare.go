@@ -184,3 +184,19 @@ func (b *Breaker) settleBare(a *attempt, class Class, err error) {
 	at := Attempt{Request: a.req, Domain: a.ticket.d.name, Result: Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
 	b.report(at)
 }
+
+// judgeBare classifies a bare attempt's 2xx answer once its body is read:
+// the validator, if the breaker has one, parses it itself (a second parse
+// of the page: the validator registered on the clone rides on Colly's).
+func (b *Breaker) judgeBare(a *attempt, body []byte) (Class, error) {
+	if b.validator == nil || a.bareHeader == nil {
+		return Success, nil
+	}
+	h := a.bareHeader
+	a.bareHeader = nil
+	resp := &colly.Response{StatusCode: a.status, Body: body, Headers: &h, Request: a.req, Ctx: a.req.Ctx}
+	if err := b.validator.Check(resp); err != nil {
+		return Invalid, err
+	}
+	return Success, nil
+}

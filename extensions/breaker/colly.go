@@ -77,6 +77,7 @@ type attempt struct {
 	cacheDir      string       // the collector's CacheDir when the request left: Colly caches what comes back
 	cacheKey      string       // the URL Colly's cache files the answer under, when cacheDir is set
 	bare          bool         // gated by the transport: no callback of the breaker's saw it (bare.go)
+	bareHeader    http.Header  // a bare attempt's 2xx answer headers, for its validation
 	over          bool         // ended at a redirect's hop (cancelled): its outcome is accounted for
 }
 

@@ -431,6 +431,21 @@ func TestCloneIsProtectedWithoutRegisteringIt(t *testing.T) {
 				t.Errorf("no OnError saw ErrOpen: the clone's refusals did not reach it")
 			}
 		})
+		t.Run(fmt.Sprintf("async=%v/consent-shells", async), func(t *testing.T) {
+			// The clone's pages are validated though the validator is
+			// registered on c only: 200s that are consent shells count.
+			store := startStore(t, testserver.Config{Products: 100, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Empty, After: 30}})
+			res := runUsage(t, []string{store.URL() + "/"}, usage{async: async, rule: rule, clone: true})
+			if !res.ended {
+				return
+			}
+			if got, bound := store.SentAfterFailing(), need+p-1; got > bound {
+				t.Errorf("%d consent shells served through the clone, want at most %d", got, bound)
+			}
+			if res.o.State == outcome.Complete {
+				t.Errorf("ended complete with %d of 100 products", len(res.records))
+			}
+		})
 		t.Run(fmt.Sprintf("async=%v/hang", async), func(t *testing.T) {
 			// A synchronous collector records a listing page after the
 			// product pages it visited, so the store's 25 healthy answers

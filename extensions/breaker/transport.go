@@ -117,12 +117,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
 		if class := Classify(a.status, nil); class != Success {
 			t.b.settleBare(a, t.b.throttleClass(class, a.status, a.retryAfter), nil)
+		} else if t.b.validator != nil && a.status < 300 {
+			a.bareHeader = resp.Header // kept with the body for the validator
 		}
 	}
 	// The answer is not in until its body is: the attempt keeps its room
 	// while Colly reads it, and a body cut short is recorded as the cut.
 	a.reading = true
-	a.body = watchedBody{ReadCloser: resp.Body, b: t.b, a: a}
+	a.body = watchedBody{ReadCloser: resp.Body, b: t.b, a: a, keep: a.bare && !a.settled && a.bareHeader != nil}
 	resp.Body = &a.body
 	return resp, nil
 }
@@ -136,10 +138,15 @@ type watchedBody struct {
 	b    *Breaker
 	a    *attempt
 	done bool
+	keep bool   // a bare attempt's 2xx body, kept for the validator
+	kept []byte // what was read of it
 }
 
 func (w *watchedBody) Read(p []byte) (int, error) {
 	n, err := w.ReadCloser.Read(p)
+	if w.keep && n > 0 {
+		w.kept = append(w.kept, p[:n]...)
+	}
 	if err != nil && !w.done {
 		switch {
 		case err == io.EOF:
@@ -174,9 +181,11 @@ func (w *watchedBody) end() {
 	if w.a.settled {
 		w.b.releaseSlot(w.a)
 	} else if w.a.bare {
-		// Read whole, or as far as its reader wanted: a bare attempt
-		// has no validator to wait for.
-		w.b.settleBare(w.a, Success, nil)
+		// Read whole, or as far as its reader wanted: judged now, since
+		// no OnScraped of the breaker's will come for it.
+		class, err := w.b.judgeBare(w.a, w.kept)
+		w.b.settleBare(w.a, class, err)
+		w.kept = nil
 	}
 }
 

@@ -88,10 +88,11 @@ func (v *Validator) VerdictOf(r *colly.Response) (Verdict, bool) {
 // else an *InvalidError (errors.Is(err, ErrInvalid)) whose text lists the
 // reasons. It is meant for a breaker, called once per response after every
 // OnHTML callback ran, and for the 203-299 responses Colly v2.3.0 routes to
-// OnError. Called for a response of a collector the validator is not
-// registered on, it scores status, size and body checks, and fails a rule
-// that requires structure with a reason saying to register the validator:
-// a structure check needs Colly's parse, which only Register observes.
+// OnError. Called for a response the validator's callbacks did not see (a
+// collector it is not registered on, such as a clone's page the breaker's
+// transport gated), it parses the body itself to check structure: a second
+// parse of the page, which registering the validator on that collector
+// spares.
 func (v *Validator) Check(r *colly.Response) error {
 	if r == nil || r.Request == nil || r.Request.URL == nil {
 		return &InvalidError{Reasons: []Reason{{Kind: KindStatus, Text: "no response"}}}
@@ -99,15 +100,8 @@ func (v *Validator) Check(r *colly.Response) error {
 	p := v.pages.get(r.Request)
 	if p == nil {
 		switch {
-		case r.StatusCode >= 203 && r.StatusCode <= 299:
+		case r.StatusCode >= 200 && r.StatusCode <= 299:
 			p = v.scoreUnparsed(r, 0)
-		case r.StatusCode >= 200 && r.StatusCode <= 202:
-			np := newPage(v.rules, r, 0)
-			if np.rule.parse {
-				np.bodies = append(np.bodies, Reason{Kind: KindStructure, Subject: "Register",
-					Text: "structure not checked: the validator is not registered on this collector; call v.Register(c) before the breaker's"})
-			}
-			p = v.pages.put(r.Request, np)
 		default:
 			// An error status Colly did not parse: the status is reason
 			// enough, and a structure check of an unparsed body would lie.
