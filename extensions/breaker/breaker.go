@@ -35,6 +35,7 @@ type Breaker struct {
 	baseTransport   http.RoundTripper
 	onTransition    []func(Transition)
 	onRefused       []func(*colly.Request, *CircuitOpenError)
+	onNotVisited    []func(*colly.Request, error)
 	onOutcome       []func(Attempt)
 	onDegrading     []func(string, time.Duration, time.Duration)
 	rand            func() float64

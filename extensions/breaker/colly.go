@@ -178,7 +178,10 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 	}
 	ctx := crawlContext(c)
 	if err := d.pace.reserve(ctx, b.clock, r); err != nil {
+		// The crawl ended while it waited: reported to OnError with the
+		// context's error, as Colly reports a request the end cut.
 		b.cancelled(r, d.name, ctx)
+		collyx.ReportError(c, r, err)
 		return
 	}
 	// The circuit may have opened while the request waited for room:

@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"errors"
+	"net/http"
 	"net/url"
 
 	"github.com/gocolly/colly/v2"
@@ -20,7 +21,9 @@ import (
 // error of its storage) is listed unfinished, and NotVisited reports true.
 // What the scraper chose not to fetch is not work left, and is not listed:
 // a URL already visited, one past MaxDepth, one its URL or domain filters or
-// robots.txt forbid, an empty URL. A nil err lists nothing.
+// robots.txt forbid, an empty URL. A nil err lists nothing. The
+// OnNotVisited hooks hear of each URL listed (a checkpoint keeps it
+// pending for the next run).
 func (b *Breaker) NotVisited(rawURL string, err error) bool {
 	if err == nil || rawURL == "" || chosenNotToVisit(err) {
 		return false
@@ -30,6 +33,12 @@ func (b *Breaker) NotVisited(rawURL string, err error) bool {
 		return false // Colly could not have fetched it either
 	}
 	b.markUnfinished(Unfinished{URL: u.String(), Domain: hostOf(u.Host), Reason: "not visited: " + err.Error()})
+	if len(b.onNotVisited) > 0 {
+		r := &colly.Request{URL: u, Method: "GET", Headers: &http.Header{}, Ctx: colly.NewContext()}
+		for _, f := range b.onNotVisited {
+			f(r, err)
+		}
+	}
 	return true
 }
 

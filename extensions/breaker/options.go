@@ -131,6 +131,11 @@ type Config struct {
 	// classified result (after validation). Refused requests go to
 	// OnRefused instead.
 	OnAttempt func(Attempt)
+	// OnNotVisited is called for every URL handed to NotVisited that the
+	// breaker lists unfinished (a request Colly refused before any
+	// callback), as a request with that URL and Colly's error: the hook
+	// is where a checkpoint keeps it for the next run.
+	OnNotVisited func(r *colly.Request, err error)
 	// OnDegrading is called when a domain's median success latency climbs
 	// past its profile's slope (SlopeMultiple × the baseline), with the
 	// median and the baseline.
@@ -186,6 +191,9 @@ func With(c Config) Option {
 		}
 		if c.OnTransition != nil {
 			b.onTransition = append(b.onTransition, c.OnTransition)
+		}
+		if c.OnNotVisited != nil {
+			b.onNotVisited = append(b.onNotVisited, c.OnNotVisited)
 		}
 		if c.OnRefused != nil {
 			b.onRefused = append(b.onRefused, c.OnRefused)

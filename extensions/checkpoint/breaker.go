@@ -27,7 +27,7 @@ import (
 func (cp *Checkpoint) BreakerOptions() []breaker.Option {
 	cp.viaBreaker.Store(true)
 	return []breaker.Option{
-		breaker.With(breaker.Config{OnAttempt: cp.onOutcome, OnRefused: cp.onRefused, OnTransition: cp.onTransition}),
+		breaker.With(breaker.Config{OnAttempt: cp.onOutcome, OnRefused: cp.onRefused, OnTransition: cp.onTransition, OnNotVisited: cp.onNotVisited}),
 	}
 }
 
@@ -187,6 +187,21 @@ func (cp *Checkpoint) onRefused(r *colly.Request, err *breaker.CircuitOpenError)
 	cp.applyLocked(r, e, evRefused, err.Error(), err.RetryAt)
 }
 
+// onNotVisited keeps a URL Colly refused before any callback (handed to
+// the breaker's NotVisited) pending, for the next run to fetch.
+func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
+	cp.mu.Lock()
+	defer cp.unlock()
+	e := cp.entryLocked(r)
+	if e == nil {
+		return
+	}
+	if e.rec.State == 0 || e.rec.State == storage.Pending {
+		cp.applyLocked(r, e, evQueued, "", time.Time{})
+	}
+	delete(cp.entries, r)
+}
+
 // onOutcome records what an attempt that left came to, as the breaker
 // classified it.
 func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
@@ -194,7 +209,15 @@ func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
 	defer cp.unlock()
 	e, ok := cp.entries[a.Request]
 	if !ok {
-		return
+		// A request none of the checkpoint's callbacks saw: a clone's
+		// (Colly's Clone copies no callbacks; the breaker gates its
+		// requests at the transport they share). Recorded all the same,
+		// as one attempt that left, so that nothing it leaves undone is
+		// lost; a resume re-drives it through this collector.
+		if e = cp.entryLocked(a.Request); e == nil {
+			return
+		}
+		cp.applyLocked(a.Request, e, evLeft, "", time.Time{})
 	}
 	ev, reason, retryAt := eventOf(a.Result.Class, a.Status, a.Err, a.Retrying, a.GaveUp)
 	if !a.ResendAt.IsZero() {
