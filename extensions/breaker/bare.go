@@ -76,7 +76,7 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 	ep, err := d.pace.acquire(ctx, b.clock, nil)
 	if err != nil {
 		d.unpin()
-		return nil, err // the request's own context ended while it waited: Colly reports it
+		return nil, b.heldPast(t.crawl(), cr, req, d, err)
 	}
 	tk, err := b.allow(d)
 	if err != nil {
@@ -88,18 +88,45 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
-	// The crawl's context tells the crawl's end from the site's timeout:
-	// the request's own also ends at the client's Timeout.
-	crawl := context.Background()
-	if t.c != nil {
-		crawl = crawlContext(t.c)
-	}
-	a := &attempt{ticket: tk, req: cr, crawl: crawl, start: time.Now(), left: left, episode: ep, header: keyOf(req.Header), bare: true}
+	a := &attempt{ticket: tk, req: cr, crawl: t.crawl(), start: time.Now(), left: left, episode: ep, header: keyOf(req.Header), bare: true}
 	b.attempts.store(cr, a)
 	if !isRobots(req) {
 		b.markLeft(cr)
 	}
 	return a, nil
+}
+
+// crawl is the crawl's context, which tells the crawl's end from the
+// site's timeout: a request's own context also ends at the client's
+// Timeout.
+func (t *transport) crawl() context.Context {
+	if t.c == nil {
+		return context.Background()
+	}
+	return crawlContext(t.c)
+}
+
+// heldPast ends a request that waited at the transport for its domain's
+// pace (a Retry-After, the gap) until its own context ended. The crawl's
+// end: listed cancelled. The client's Timeout, the domain still paused: a
+// refusal, as a shared store's pause is, listed unfinished until the pace
+// allows (never a failure of the site: nothing was sent).
+func (b *Breaker) heldPast(crawl context.Context, cr *colly.Request, req *http.Request, d *domain, err error) error {
+	if crawl.Err() != nil {
+		if !isRobots(req) {
+			// Listed cancelled; and, since no callback of a checkpoint's
+			// saw it either, handed to the OnNotVisited hooks (kept
+			// pending for the next run).
+			b.cancelled(cr, d.name, crawl)
+			for _, f := range b.onNotVisited {
+				f(cr, err)
+			}
+		}
+		return err
+	}
+	open := &CircuitOpenError{Domain: d.name, State: Closed, RetryAt: d.pace.earliest()}
+	b.refuseBare(cr, req, open)
+	return open
 }
 
 // refuseBare refuses a bare request: listed unfinished (robots.txt
@@ -151,8 +178,7 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	if err != nil {
 		d2.unpin()
 		a.over = true
-		b.cancelled(a.req, d2.name, ctx)
-		return err
+		return b.heldPast(t.crawl(), a.req, req, d2, err)
 	}
 	tk, err := b.allow(d2)
 	if err != nil {
@@ -179,6 +205,11 @@ func (b *Breaker) settleBare(a *attempt, class Class, err error) {
 	b.settle(a, class, err)
 	b.attempts.take(a.req)
 	if a.refused != nil {
+		return
+	}
+	if a.class == Success && a.status >= 300 && a.status < 400 && a.status != http.StatusNotModified {
+		// A redirect, which the client follows with a request of its own
+		// (gated as its own bare attempt): the URL's outcome is that one's.
 		return
 	}
 	at := Attempt{Request: a.req, Domain: a.ticket.d.name, Result: Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}

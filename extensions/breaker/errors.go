@@ -17,8 +17,10 @@ type CircuitOpenError struct {
 	// Domain is the host (lower-case, port included) the request was for.
 	Domain string
 	// State is Open, HalfOpen when the probes are all in flight, or Closed
-	// when a shared store holds the domain for a Retry-After another worker
-	// was given.
+	// when the domain's pace held the request: a shared store holds the
+	// domain for a Retry-After another worker was given, or a request
+	// gated at the transport (a clone's) waited for the domain's pause or
+	// room past its own timeout.
 	State State
 	// RetryAt is the earliest time the domain may be probed again.
 	RetryAt time.Time
@@ -26,7 +28,7 @@ type CircuitOpenError struct {
 
 func (e *CircuitOpenError) Error() string {
 	if e.State == Closed {
-		return fmt.Sprintf("breaker: %s asked for a pause (Retry-After) until %s; no worker sends to it before then",
+		return fmt.Sprintf("breaker: %s is paused or at its most requests in flight until %s; the request was not sent",
 			e.Domain, e.RetryAt.Format(time.RFC3339))
 	}
 	if e.State == HalfOpen {

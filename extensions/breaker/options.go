@@ -133,7 +133,8 @@ type Config struct {
 	OnAttempt func(Attempt)
 	// OnNotVisited is called for every URL handed to NotVisited that the
 	// breaker lists unfinished (a request Colly refused before any
-	// callback), as a request with that URL and Colly's error: the hook
+	// callback), as a request with that URL and Colly's error, and for a
+	// clone's request the crawl's end stopped before it left: the hook
 	// is where a checkpoint keeps it for the next run.
 	OnNotVisited func(r *colly.Request, err error)
 	// OnDegrading is called when a domain's median success latency climbs
