@@ -25,6 +25,7 @@ import (
 // no known crawl; its cutCtx listens to its parent directly.
 type cutCtx struct {
 	parent context.Context
+	crawl  context.Context // the crawl's context the watch listens to for it; nil: its parent directly
 	w      *deadlines
 	d      *domain
 	start  time.Time     // real time, as the cut is
@@ -214,6 +215,7 @@ func (w *deadlines) start(parent, crawl context.Context, d *domain, after, every
 	} else if crawl.Done() == nil {
 		crawl = nil // it never ends
 	}
+	c.crawl = crawl
 	w.mu.Lock()
 	heap.Push(&w.h, c)
 	w.armLocked()
@@ -263,9 +265,14 @@ func (w *deadlines) hear(crawl context.Context) {
 	context.AfterFunc(crawl, func() {
 		w.mu.Lock()
 		delete(w.crawls, crawl)
+		// Every request listening to this crawl ends with it. Its own
+		// context (a child of the crawl's: Colly makes it so, and the
+		// client's Timeout adds a child of that) may not show the end
+		// yet: a context cancels its children one by one, in no order,
+		// and this runs as soon as the crawl's is done.
 		var ended []*cutCtx
 		for _, c := range w.h {
-			if c.parent.Err() != nil {
+			if c.crawl == crawl || c.parent.Err() != nil {
 				ended = append(ended, c)
 			}
 		}
@@ -273,8 +280,13 @@ func (w *deadlines) hear(crawl context.Context) {
 			heap.Remove(&w.h, c.i)
 		}
 		w.mu.Unlock()
+		cause := context.Cause(crawl)
 		for _, c := range ended {
-			c.cutParent()
+			if c.crawl == crawl {
+				c.cut(crawl.Err(), cause)
+			} else {
+				c.cutParent()
+			}
 		}
 	})
 }
