@@ -57,6 +57,12 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 	b := t.b
 	host := hostOf(req.URL.Host)
 	cr := bareRequest(req)
+	if req.Response != nil {
+		// A redirect's hop: its outcome is the URL's that was visited,
+		// the chain's first, as a gated request's is.
+		first := firstOf(req)
+		cr.URL, cr.Method = first.URL, first.Method
+	}
 	d, err := b.domain(host)
 	if err != nil {
 		open := &CircuitOpenError{Domain: host, State: Open, RetryAt: b.clock.Now()}
@@ -70,7 +76,16 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
+	// Its wait for the pace runs on the client's clock (its Timeout
+	// started before the transport was called): it waits at most half of
+	// what is left, so that a request sent after waiting still has the
+	// time to be answered; past that it is refused, held by the pace.
 	ctx := req.Context()
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+		defer cancel()
+	}
 	left := b.clock.Now().UnixNano()
 	d.lastSeen.Store(left)
 	ep, err := d.pace.acquire(ctx, b.clock, nil)
@@ -172,6 +187,11 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 		return open
 	}
 	ctx := req.Context()
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc // as in gateBare: half of what is left
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+		defer cancel()
+	}
 	left := b.clock.Now().UnixNano()
 	d2.lastSeen.Store(left)
 	ep, err := d2.pace.acquire(ctx, b.clock, nil)

@@ -21,7 +21,8 @@ import (
 // error of its storage) is listed unfinished, and NotVisited reports true.
 // What the scraper chose not to fetch is not work left, and is not listed:
 // a URL already visited, one past MaxDepth, one its URL or domain filters or
-// robots.txt forbid, an empty URL. A nil err lists nothing. The
+// robots.txt forbid, an empty URL, a URL that answered 404 or 410 in this
+// run. A nil err lists nothing. The
 // OnNotVisited hooks hear of each URL listed (a checkpoint keeps it
 // pending for the next run).
 func (b *Breaker) NotVisited(rawURL string, err error) bool {
@@ -31,6 +32,9 @@ func (b *Breaker) NotVisited(rawURL string, err error) bool {
 	u, perr := url.Parse(rawURL)
 	if perr != nil || u.Host == "" {
 		return false // Colly could not have fetched it either
+	}
+	if b.gone.has(u.String()) {
+		return false // it answered 404 or 410 in this run: nothing left to do
 	}
 	b.markUnfinished(Unfinished{URL: u.String(), Domain: hostOf(u.Host), Reason: "not visited: " + err.Error()})
 	if len(b.onNotVisited) > 0 {
