@@ -3,9 +3,11 @@ package breaker_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
 )
 
 // TestCutBodyAfterANonSuccessStatusCountsAsAFailure sends a store that
@@ -34,5 +36,35 @@ func TestCutBodyAfterANonSuccessStatusCountsAsAFailure(t *testing.T) {
 				t.Errorf("%s: no answer was cut: the test tested nothing", w.name)
 			}
 		})
+	}
+}
+
+// TestCutBodyAfterANotFoundThroughACloneCountsAsAFailure: the same through
+// a clone nobody registered, whose requests the transport gates: a 404
+// whose body is cut is a failure of the site, not a gone page.
+func TestCutBodyAfterANotFoundThroughACloneCountsAsAFailure(t *testing.T) {
+	need := breaker.FailuresToTrip(breaker.Standard())
+	store := startStore(t, testserver.Config{Scenario: testserver.Scenario{Mode: testserver.Truncated}})
+	b := newBreaker(t, breaker.Standard())
+	c := colly.NewCollector()
+	b.Register(c)
+	detail := c.Clone()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 40 {
+			detail.Visit(store.URL() + fmt.Sprintf("/products/sku-%d", 100000+i))
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the crawl did not end within 20s")
+	}
+	if got := store.Count(); got > need {
+		t.Errorf("the store received %d requests whose 404s it cut; bound need = %d", got, need)
+	}
+	if got := store.CountMode(testserver.Truncated); got == 0 {
+		t.Error("no answer was cut: the test tested nothing")
 	}
 }

@@ -150,7 +150,7 @@ func (w *watchedBody) Read(p []byte) (int, error) {
 	if err != nil && !w.done {
 		switch {
 		case err == io.EOF:
-		case w.a.bare:
+		case w.a.bare && !w.a.settled:
 			w.b.settleBare(w.a, classifyError(err), err)
 		default:
 			w.b.bodyCut(w.a, err)
