@@ -261,7 +261,12 @@ func (cr *caseRun) check() []Violation {
 			dups = append(dups, fmt.Sprintf("%s×%d", u, n))
 		}
 	}
-	if len(dups) > 0 && !lostState {
+	// With AllowURLRevisit Colly asks no storage whether a URL was
+	// visited, so a resumed scraper that revisits on purpose fetches again
+	// what it finds (its own set of links seen died with the first run):
+	// written again across the runs by the user's choice, not the library's.
+	revisitResumed := cr.c.Wiring.Revisits > 0 && len(cr.runs) > 1
+	if len(dups) > 0 && !lostState && !revisitResumed {
 		sort.Strings(dups)
 		add(2, "%d products written more than once: %s", len(dups), sample(dups))
 	}
