@@ -2,8 +2,6 @@ package breaker
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -11,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/internal/http2"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -278,24 +277,6 @@ func (b *Breaker) installed(c *colly.Collector, rt *transport) bool {
 	return false
 }
 
-// errNoClient says Colly's layout is not the one this breaker was built
-// against.
-var errNoClient = errors.New("breaker: this Colly version's collector keeps its HTTP client where the breaker cannot read it")
-
-// clientOf returns the *http.Client the collector sends with. Colly has no
-// accessor for it (WithTransport and SetClient only write), so it is read
-// from the collector's backend, whose layout the tests pin.
-func clientOf(c *colly.Collector) (*http.Client, error) {
-	if c == nil {
-		return nil, fmt.Errorf("breaker: nil collector")
-	}
-	be := reflect.ValueOf(c).Elem().FieldByName("backend")
-	if !be.IsValid() || be.Kind() != reflect.Pointer || be.IsNil() || be.Elem().Kind() != reflect.Struct {
-		return nil, errNoClient
-	}
-	f := be.Elem().FieldByName("Client")
-	if !f.IsValid() || f.Type() != reflect.TypeFor[*http.Client]() || f.IsNil() {
-		return nil, errNoClient
-	}
-	return (*http.Client)(f.UnsafePointer()), nil
-}
+// clientOf returns the *http.Client the collector sends with (Colly has no
+// accessor for it).
+func clientOf(c *colly.Collector) (*http.Client, error) { return collyx.Client(c) }

@@ -9,7 +9,9 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path"
 	"reflect"
@@ -87,4 +89,25 @@ func ForgetCached(cacheDir, rawURL string) error {
 		return nil
 	}
 	return err
+}
+
+// ErrNoClient says Colly's layout is not the one this package reads.
+var ErrNoClient = errors.New("collyx: this Colly version's collector keeps its HTTP client where Breakwater cannot read it")
+
+// Client returns the *http.Client c sends with. Colly has no accessor for
+// it (WithTransport and SetClient only write), so it is read from the
+// collector's backend; a clone shares it.
+func Client(c *colly.Collector) (*http.Client, error) {
+	if c == nil {
+		return nil, fmt.Errorf("collyx: nil collector")
+	}
+	be := reflect.ValueOf(c).Elem().FieldByName("backend")
+	if !be.IsValid() || be.Kind() != reflect.Pointer || be.IsNil() || be.Elem().Kind() != reflect.Struct {
+		return nil, ErrNoClient
+	}
+	f := be.Elem().FieldByName("Client")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[*http.Client]() || f.IsNil() {
+		return nil, ErrNoClient
+	}
+	return (*http.Client)(f.UnsafePointer()), nil
 }

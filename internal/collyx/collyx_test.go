@@ -86,3 +86,24 @@ func TestCacheFileIsWhereCollyCaches(t *testing.T) {
 		t.Fatalf("forgetting what is not cached: %v", err)
 	}
 }
+
+// TestClientIsTheOneCollySendsWith: the client Client reads is the one a
+// transport set through Colly's API is installed on, and a clone shares it.
+func TestClientIsTheOneCollySendsWith(t *testing.T) {
+	c := colly.NewCollector()
+	rt := &http.Transport{}
+	c.WithTransport(rt)
+	cl, err := Client(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.Transport != rt {
+		t.Fatalf("Client's transport is %T, not the one WithTransport set", cl.Transport)
+	}
+	if cc, err := Client(c.Clone()); err != nil || cc != cl {
+		t.Fatalf("a clone's client: %p, %v; want the collector's %p", cc, err, cl)
+	}
+	if _, err := Client(nil); err == nil {
+		t.Fatal("a nil collector has a client")
+	}
+}
