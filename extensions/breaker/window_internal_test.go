@@ -71,6 +71,7 @@ func TestDormantRecordRoundTrips(t *testing.T) {
 		}
 	}
 }
+
 // TestWindowKeepsTheLatestIssued compares addIssued with a model: the size
 // outcomes of the latest requests by the order they left, whatever order
 // their outcomes come in (mostly in order, some late by a few, some by
