@@ -76,30 +76,11 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
-	// Its wait for the pace runs on the client's clock (its Timeout
-	// started before the transport was called): it waits at most half of
-	// what is left, so that a request sent after waiting still has the
-	// time to be answered; past that it is refused, held by the pace.
-	ctx := req.Context()
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
-		defer cancel()
+	tk, left, ep, waitErr, open := t.admit(req, d)
+	if waitErr != nil {
+		return nil, b.heldPast(t.crawl(), cr, req, d, waitErr)
 	}
-	left := b.clock.Now().UnixNano()
-	d.lastSeen.Store(left)
-	ep, err := d.pace.acquire(ctx, b.clock, nil)
-	if err != nil {
-		d.unpin()
-		return nil, b.heldPast(t.crawl(), cr, req, d, err)
-	}
-	tk, err := b.allow(d)
-	if err != nil {
-		d.pace.release()
-		open := &CircuitOpenError{Domain: d.name, State: Open, RetryAt: b.clock.Now()}
-		if e, ok := err.(*CircuitOpenError); ok {
-			open = e
-		}
+	if open != nil {
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
@@ -109,6 +90,38 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		b.markLeft(cr)
 	}
 	return a, nil
+}
+
+// admit lets a request the transport gates leave for d, pinned: it waits
+// for d's pace, then asks d's circuit. The wait runs on the client's clock
+// (its Timeout started before the transport was called), so it lasts at
+// most half of what req's deadline leaves: a request sent after waiting
+// still has the time to be answered. A wait cut short is waitErr; a
+// refusal by the circuit, open. Either way d is let go.
+func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, ep uint64, waitErr error, open *CircuitOpenError) {
+	b := t.b
+	ctx := req.Context()
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+		defer cancel()
+	}
+	left = b.clock.Now().UnixNano()
+	d.lastSeen.Store(left)
+	if ep, waitErr = d.pace.acquire(ctx, b.clock, nil); waitErr != nil {
+		d.unpin()
+		return Ticket{}, 0, 0, waitErr, nil
+	}
+	tk, err := b.allow(d)
+	if err != nil {
+		d.pace.release()
+		open = &CircuitOpenError{Domain: d.name, State: Open, RetryAt: b.clock.Now()}
+		if e, ok := err.(*CircuitOpenError); ok {
+			open = e
+		}
+		return Ticket{}, 0, 0, nil, open
+	}
+	return tk, left, ep, nil, nil
 }
 
 // crawl is the crawl's context, which tells the crawl's end from the
@@ -186,27 +199,12 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 		b.refuse(a.req, open)
 		return open
 	}
-	ctx := req.Context()
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc // as in gateBare: half of what is left
-		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
-		defer cancel()
-	}
-	left := b.clock.Now().UnixNano()
-	d2.lastSeen.Store(left)
-	ep, err := d2.pace.acquire(ctx, b.clock, nil)
-	if err != nil {
-		d2.unpin()
+	tk, left, ep, waitErr, open := t.admit(req, d2)
+	if waitErr != nil {
 		a.over = true
-		return b.heldPast(t.crawl(), a.req, req, d2, err)
+		return b.heldPast(t.crawl(), a.req, req, d2, waitErr)
 	}
-	tk, err := b.allow(d2)
-	if err != nil {
-		d2.pace.release()
-		open := &CircuitOpenError{Domain: d2.name, State: Open, RetryAt: b.clock.Now()}
-		if e, ok := err.(*CircuitOpenError); ok {
-			open = e
-		}
+	if open != nil {
 		a.refused = open
 		b.refuse(a.req, open)
 		return open
