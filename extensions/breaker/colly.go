@@ -427,6 +427,11 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 			break
 		}
 		a.resend = &resendToken{orig: headerOf(r)}
+		if prev, ok := b.resend.load(r.URL.String()); ok && prev.(*resendToken).of(r) {
+			// A re-send throttled again: a copy of any request of the
+			// chain is a copy of this one.
+			a.resend.prev = prev.(*resendToken)
+		}
 		if r.Headers != nil {
 			// Copied now, before any OnError callback: a user's
 			// Retry there hands the map to another goroutine.
@@ -651,13 +656,23 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 // revisiting a start page) is never taken for a copy.
 type resendToken struct {
 	taken      atomic.Bool
-	orig, copy headerKey // the throttled request's header map, the re-send's
+	orig, copy headerKey    // the throttled request's header map, the re-send's
+	prev       *resendToken // the token of the re-send that was throttled again, if this is one
 }
 
-// of reports whether r is a copy of the throttled request.
+// of reports whether r is a copy of the throttled request, or of any
+// request before it in a chain of re-sends throttled again.
 func (t *resendToken) of(r *colly.Request) bool {
 	h := headerOf(r)
-	return h != nil && (h == t.orig || h == t.copy)
+	if h == nil {
+		return false
+	}
+	for ; t != nil; t = t.prev {
+		if h == t.orig || h == t.copy {
+			return true
+		}
+	}
+	return false
 }
 
 // dropResend frees r's URL for later copies when r, the re-send that took

@@ -545,3 +545,51 @@ func TestMaxRequestsLeavesURLsInTheEnding(t *testing.T) {
 		t.Errorf("ended complete with %d of 100 products and %d URLs the cap refused", len(res.records), len(left))
 	}
 }
+
+// TestARetryOfAURLThrottledTwiceIsDropped: a synchronous collector whose
+// user retries every error: the breaker re-sends a throttled URL, the
+// re-send is throttled again and re-sent again; the user's retry of the
+// first request is still a copy, dropped: the page is fetched whole once.
+func TestARetryOfAURLThrottledTwiceIsDropped(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 5, Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second, RecoverAfter: 1500 * time.Millisecond}})
+	b := newBreaker(t, breaker.Standard())
+	c := colly.NewCollector()
+	b.Register(c)
+	var mu sync.Mutex
+	tries := map[string]int{}
+	c.OnError(func(r *colly.Response, _ error) {
+		u := r.Request.URL.String()
+		mu.Lock()
+		tries[u]++
+		n := tries[u]
+		mu.Unlock()
+		if n <= 3 {
+			r.Request.Retry()
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Visit(store.ProductURL(1))
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the crawl did not end within 20s")
+	}
+	ok, throttled := 0, 0
+	for _, h := range store.Requests() {
+		switch h.Status {
+		case 200:
+			ok++
+		case 429:
+			throttled++
+		}
+	}
+	if throttled < 2 {
+		t.Fatalf("the store throttled %d times: the re-send was not throttled again, the test proves nothing", throttled)
+	}
+	if ok != 1 {
+		t.Errorf("the page was served whole %d times, want once", ok)
+	}
+}
