@@ -160,6 +160,16 @@ func runUsage(t *testing.T, start []string, u usage) *usageResult {
 	return res
 }
 
+// usageRule is the Usage's LimitRule for an async crawl (one for every
+// host, 4 at a time) and none for a synchronous one, with the parallelism
+// P of the trip bound it gives.
+func usageRule(async bool) (int, *colly.LimitRule) {
+	if !async {
+		return 1, nil
+	}
+	return 4, &colly.LimitRule{DomainGlob: "*", Parallelism: 4}
+}
+
 // missing returns the products of s the crawl did not write.
 func (r *usageResult) missing(s *testserver.Store, n int) []string {
 	var out []string
@@ -265,10 +275,7 @@ func TestEveryRefusalReachesOnError(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 100, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
-			var rule *colly.LimitRule
-			if async {
-				rule = &colly.LimitRule{DomainGlob: "*", Parallelism: 4}
-			}
+			_, rule := usageRule(async)
 			res := runUsage(t, []string{store.URL() + "/"}, usage{async: async, rule: rule, retry: true})
 			if !res.ended {
 				return
@@ -303,11 +310,7 @@ func TestCloneTimeoutsCountAgainstTheSite(t *testing.T) {
 	need := breaker.FailuresToTrip(breaker.Standard())
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
-			p := 1
-			var rule *colly.LimitRule
-			if async {
-				p, rule = 4, &colly.LimitRule{DomainGlob: "*", Parallelism: 4}
-			}
+			p, rule := usageRule(async)
 			store := startStore(t, testserver.Config{Products: 100, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Hang, After: 15, Hold: time.Minute}})
 			res := runUsage(t, []string{store.URL() + "/"}, usage{async: async, rule: rule, clone: true,
 				setup: func(c *colly.Collector) { c.SetRequestTimeout(300 * time.Millisecond) }})
@@ -347,10 +350,7 @@ func TestCacheDirNeverAnswersAThrottledURL(t *testing.T) {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 60, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Throttle, After: 15, RetryAfter: time.Second, RecoverAfter: 1500 * time.Millisecond}})
 			dir := t.TempDir()
-			var rule *colly.LimitRule
-			if async {
-				rule = &colly.LimitRule{DomainGlob: "*", Parallelism: 4}
-			}
+			_, rule := usageRule(async)
 			res := runUsage(t, []string{store.URL() + "/"}, usage{async: async, rule: rule, retry: true, setup: func(c *colly.Collector) { c.CacheDir = dir }})
 			if !res.ended {
 				return
@@ -424,11 +424,7 @@ func TestRevisitsAfterAThrottleAreMade(t *testing.T) {
 func TestCloneIsProtectedWithoutRegisteringIt(t *testing.T) {
 	need := breaker.FailuresToTrip(breaker.Standard())
 	for _, async := range []bool{false, true} {
-		p := 1
-		var rule *colly.LimitRule
-		if async {
-			p, rule = 4, &colly.LimitRule{DomainGlob: "*", Parallelism: 4}
-		}
+		p, rule := usageRule(async)
 		t.Run(fmt.Sprintf("async=%v/degrade", async), func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 100, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 			res := runUsage(t, []string{store.URL() + "/"}, usage{async: async, rule: rule, clone: true, retry: true})
@@ -501,11 +497,7 @@ func TestRedirectsAcrossHostsKeepTheTargetsBound(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
 			store.Reset()
-			p := 1
-			var rule *colly.LimitRule
-			if async {
-				p, rule = 4, &colly.LimitRule{DomainGlob: "*", Parallelism: 4}
-			}
+			p, rule := usageRule(async)
 			res := runUsage(t, start, usage{async: async, rule: rule, retry: true})
 			if !res.ended {
 				return
