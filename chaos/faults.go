@@ -157,9 +157,11 @@ func fileHash(path string) [32]byte {
 // liveRecord finds, in b (the file at path), the URL of a record that
 // bbolt still reaches, and returns where it starts and ends (-1 if none).
 // A record holds its URL after its length byte; the request bucket holds it
-// again, inside JSON. A URL found exactly once after its length byte is in
-// one record only; bbolt itself then says whether that record is live (a
-// stale copy on a freed page is no corruption at all).
+// again, inside JSON. bbolt copies a page on every write, so a record
+// updated a few times leaves stale copies of its bytes on freed pages: each
+// occurrence is tried by flipping the URL's last byte in a copy of the file
+// and asking bbolt whether a value it still reaches now holds the flipped
+// bytes (a flip on a freed page is no corruption at all).
 func liveRecord(path string, b []byte, r *rand.Rand) (int, int) {
 	type span struct{ start, end int }
 	var cands []span
@@ -179,23 +181,26 @@ func liveRecord(path string, b []byte, r *rand.Rand) (int, int) {
 		if bytes.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r >= 0x7f || r == '"' }) {
 			continue
 		}
-		if bytes.Count(b, b[at-1:at+n]) == 1 {
-			cands = append(cands, span{at, at + n})
-		}
+		cands = append(cands, span{at, at + n})
 	}
 	r.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
-	for _, c := range cands[:min(len(cands), 8)] {
-		if live(path, b, b[c.start-1:c.end]) {
+	for _, c := range cands[:min(len(cands), 32)] {
+		flipped := bytes.Clone(b)
+		flipped[c.end-1] ^= 0x5a
+		dmg := flipped[c.start-1 : c.end]
+		if bytes.Contains(b, dmg) {
+			continue // the flipped bytes are another URL: no telling which is which
+		}
+		if live(path, flipped, dmg) {
 			return c.start, c.end
 		}
 	}
 	return -1, -1
 }
 
-// live reports whether the damaged bytes dmg (those of b from at) sit in a
-// value bbolt still reaches: a byte flipped on a page bbolt no longer uses
-// is no corruption at all, and the case then does not count. It reads the
-// file with bbolt itself, not with Breakwater's code under test.
+// live reports whether the bytes dmg sit in a value bbolt still reaches in
+// the file b (path names it in messages only). It reads the file with bbolt
+// itself, not with Breakwater's code under test.
 func live(path string, b, dmg []byte) bool {
 	cp := path + ".live"
 	defer os.Remove(cp)
