@@ -22,7 +22,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -37,7 +36,7 @@ const collyDeadline = 20 * time.Second
 // need + P − 1.
 func collyNeed() int {
 	p := breaker.Standard()
-	return circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize)
+	return p.Settings().FailuresToTrip()
 }
 
 // follow says how the user's scraper follows the links it finds.

@@ -12,7 +12,6 @@ import (
 	"github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/report"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -98,7 +97,7 @@ func TestUsageOnADegradingStoreIsTripped(t *testing.T) {
 	if err != nil || code != 2 {
 		t.Fatalf("exit %d (%v), want 2 (tripped)", code, err)
 	}
-	if got, bound := store.SentAfterFailing(), circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)+4-1; got > bound {
+	if got, bound := store.SentAfterFailing(), breaker.Standard().Settings().FailuresToTrip()+4-1; got > bound {
 		t.Fatalf("%d requests into the degradation, want at most %d", got, bound)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
 )
 
 // TestEveryScenarioRunsTiny runs a tiny version of every scenario through
@@ -71,7 +70,7 @@ func TestEveryScenarioRunsTiny(t *testing.T) {
 
 	// The drop-in wiring keeps the strict bound (issue 13): the failures
 	// that trip, plus the requests the other slot had in flight.
-	need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
+	need := breaker.Standard().Settings().FailuresToTrip()
 	if di, rl := degrade["drop-in"].IntoFailure, degrade["retry"].IntoFailure; di > need+parallelism-1 || di >= rl {
 		t.Errorf("degrade: drop-in sent %d into the degradation (retry %d); want ≤ need + P − 1 = %d and fewer than retry",
 			di, rl, need+parallelism-1)

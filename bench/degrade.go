@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
@@ -51,7 +50,7 @@ func runDegrade(e *env) ([]Result, error) {
 		rows[i].Measured = retriesAndBreaker(rows[i])
 	}
 	rl := find(rows, retry)
-	need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
+	need := breaker.Standard().Settings().FailuresToTrip()
 	for _, g := range []struct {
 		k     client
 		bound int

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
-
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
 )
 
 // Case is one generated crawl: the stores it runs against, how the crawler
@@ -148,7 +146,7 @@ func (c Case) Bound() time.Duration {
 	// Colly sleeps a LimitRule's Delay (and up to its RandomDelay) inside
 	// the rule's slot after each request.
 	delay := w.Delay + w.RandomDelay
-	need := time.Duration(circuit.FailuresToTrip(w.Profile.FailureThreshold, w.Profile.WindowSize))
+	need := time.Duration(w.Profile.Settings().FailuresToTrip())
 	total := 3 * time.Second
 	for _, s := range c.Sites {
 		listings := s.Products/max(1, s.PerPage) + 2

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -356,7 +355,7 @@ func (cr *caseRun) check() []Violation {
 
 		// 5. Requests into a failing store ≤ need + P − 1.
 		if s.Kind.failing() || s.Kind == kSlope {
-			need := circuit.FailuresToTrip(w.Profile.FailureThreshold, w.Profile.WindowSize)
+			need := w.Profile.Settings().FailuresToTrip()
 			// P: what the wiring allows at once, capped by the breaker's
 			// room (need) where nothing of the user's limits the domain.
 			p := w.Parallelism()

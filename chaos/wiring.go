@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
 )
 
 // Limit is the Colly LimitRule a user wrote, if any.
@@ -155,7 +154,7 @@ func drawWiring(d draw) Wiring {
 // (README: "A domain never has more requests in flight than its circuit
 // could still stop").
 func (w Wiring) breakerInFlight() int {
-	return circuit.FailuresToTrip(w.Profile.FailureThreshold, w.Profile.WindowSize)
+	return w.Profile.Settings().FailuresToTrip()
 }
 
 // Concurrency is the most requests in flight to one domain the wiring's

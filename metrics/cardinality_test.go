@@ -7,7 +7,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -42,7 +41,7 @@ func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 	for i := range n {
 		send("shop-"+strconv.Itoa(i)+".test", ok)
 	}
-	for range circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize) {
+	for range breaker.Standard().Settings().FailuresToTrip() {
 		send("shop-500.test", bad) // tripped
 	}
 	send("shop-700.test", bad) // a failure in its window

@@ -219,7 +219,7 @@ func (m *Metrics) BreakerOptions() []breaker.Option {
 }
 
 func (m *Metrics) transition(t breaker.Transition) {
-	m.transitions.WithLabelValues(m.transitionLabels.label(t.Domain), t.From.String(), t.To.String(), t.Reason).Inc()
+	m.transitions.WithLabelValues(m.transitionLabels.label(t.Key), t.From.String(), t.To.String(), t.Reason).Inc()
 }
 
 func (m *Metrics) degradingEvent(domain string, _, _ time.Duration) {

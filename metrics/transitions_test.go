@@ -6,7 +6,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -38,7 +37,7 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 		}
 		b.Record(tk, breaker.Result{Class: c, Latency: 50 * time.Millisecond})
 	}
-	for range circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize) {
+	for range p.Settings().FailuresToTrip() {
 		record(breaker.Degraded) // the failures that trip it
 	}
 	s := scrape(t, srv.URL())

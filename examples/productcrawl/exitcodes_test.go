@@ -9,7 +9,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
@@ -62,10 +61,10 @@ func TestExitTrippedOnADegradingStore(t *testing.T) {
 			if r.code != 2 {
 				t.Fatalf("exit %d, want 2 (tripped)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
-			bound := circuit.FailuresToTrip(tc.profile.FailureThreshold, tc.profile.WindowSize) + tc.parallelism - 1
-			if sent := store.SentAfterFailing(); sent > bound || sent < circuit.FailuresToTrip(tc.profile.FailureThreshold, tc.profile.WindowSize) {
+			bound := tc.profile.Settings().FailuresToTrip() + tc.parallelism - 1
+			if sent := store.SentAfterFailing(); sent > bound || sent < tc.profile.Settings().FailuresToTrip() {
 				t.Errorf("%d requests sent into the degradation; want between %d and the bound %d (window × threshold + parallelism − 1)",
-					sent, circuit.FailuresToTrip(tc.profile.FailureThreshold, tc.profile.WindowSize), bound)
+					sent, tc.profile.Settings().FailuresToTrip(), bound)
 			}
 			rep := r.report(t)
 			d := rep.domain(t, store.Host())

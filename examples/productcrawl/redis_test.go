@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -331,10 +330,10 @@ func TestRedisWorkersShareATrip(t *testing.T) {
 	}
 	p := plainCircuit()
 	// The request that trips the circuit is one of those in flight.
-	bound := circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize) + fleetWorkers*fleetParallel - 1
-	if sent := bad.SentAfterFailing(); sent < circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize) || sent > bound {
+	bound := p.Settings().FailuresToTrip() + fleetWorkers*fleetParallel - 1
+	if sent := bad.SentAfterFailing(); sent < p.Settings().FailuresToTrip() || sent > bound {
 		t.Errorf("%d requests sent into the degradation, want between %d and %d (window × threshold + workers × parallelism − 1)",
-			sent, circuit.FailuresToTrip(p.FailureThreshold, p.WindowSize), bound)
+			sent, p.Settings().FailuresToTrip(), bound)
 	}
 	got := unionOnce(t, rs, f.Stores...)
 	want := map[string]bool{}

@@ -65,7 +65,7 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 	}
 	d, err := b.domain(host)
 	if err != nil {
-		open := &CircuitOpenError{Domain: host, State: Open, RetryAt: b.clock.Now()}
+		open := &CircuitOpenError{Key: host, State: Open, RetryAt: b.clock.Now()}
 		b.log.Error().Str("event", "breaker_store_error").Str("url", req.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
 		b.refuseBare(cr, req, open)
 		return nil, open
@@ -115,7 +115,7 @@ func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, 
 	tk, err := b.allow(d)
 	if err != nil {
 		d.pace.release()
-		open = &CircuitOpenError{Domain: d.name, State: Open, RetryAt: b.clock.Now()}
+		open = &CircuitOpenError{Key: d.name, State: Open, RetryAt: b.clock.Now()}
 		if e, ok := err.(*CircuitOpenError); ok {
 			open = e
 		}
@@ -152,7 +152,7 @@ func (b *Breaker) heldPast(crawl context.Context, cr *colly.Request, req *http.R
 		}
 		return err
 	}
-	open := &CircuitOpenError{Domain: d.name, State: Closed, RetryAt: d.pace.earliest()}
+	open := &CircuitOpenError{Key: d.name, State: Closed, RetryAt: d.pace.earliest()}
 	b.refuseBare(cr, req, open)
 	return open
 }
@@ -187,7 +187,7 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 
 	d2, err := b.domain(host)
 	if err != nil {
-		open := &CircuitOpenError{Domain: host, State: Open, RetryAt: b.clock.Now()}
+		open := &CircuitOpenError{Key: host, State: Open, RetryAt: b.clock.Now()}
 		a.refused = open
 		b.refuse(a.req, open)
 		return open

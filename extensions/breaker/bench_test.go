@@ -136,4 +136,4 @@ func BenchmarkOpenRefusal(b *testing.B) {
 	})
 }
 
-var errDown = &breaker.CircuitOpenError{Domain: "down.test"}
+var errDown = &breaker.CircuitOpenError{Key: "down.test"}

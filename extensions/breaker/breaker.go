@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/gocolly/colly/v2"
@@ -145,20 +146,10 @@ func (b *Breaker) domain(host string) (*domain, error) {
 
 // Ticket is the right to send one request to a domain: Breaker.Allow
 // hands it out, and Breaker.Record takes it back with the attempt's
-// result. A Circuit hands out and takes back the same value (Gen and
-// Probe are its business). It is a small value: no allocation on the hot
-// path.
+// result. It is a small value: no allocation on the hot path.
 type Ticket struct {
-	// Gen is the circuit generation the ticket was issued in. A result
-	// from an older generation (a request that left before a trip) is
-	// ignored: it describes an event the circuit already acted on.
-	Gen uint64
-	// Probe marks a half-open probe, which holds one of the probe slots
-	// until its result is recorded.
-	Probe bool
-
-	seq uint64  // the in-process circuit's count of tickets issued, at this one
-	d   *domain // the domain, pinned until Record
+	c circuit.Ticket // what the domain's circuit handed out
+	d *domain        // the domain, pinned until Record
 }
 
 // Allow asks whether a request to host may be sent now. It returns a
@@ -198,8 +189,7 @@ func (b *Breaker) allow(d *domain) (Ticket, error) {
 		}
 		return Ticket{}, err
 	}
-	tk.d = d
-	return tk, nil
+	return Ticket{c: tk, d: d}, nil
 }
 
 // openMark is a cached refusal: the error to hand out, and until when.
@@ -269,7 +259,7 @@ func (b *Breaker) Record(t Ticket, o Result) {
 	if d.local != nil {
 		d.local.add(o) // a stale result counts too: the room errs small
 	}
-	tr, err := d.circuit.Record(b.clock, t, o)
+	tr, err := d.circuit.Record(b.clock, t.c, o)
 	if err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: recording an outcome failed")
 		return
@@ -294,7 +284,7 @@ func (b *Breaker) transitioned(d *domain, t Transition) {
 		t = b.grow(d, t, streak)
 	}
 	if t.To == Open {
-		b.setOpen(d, &CircuitOpenError{Domain: d.name, State: Open, RetryAt: t.RetryAt})
+		b.setOpen(d, &CircuitOpenError{Key: d.name, State: Open, RetryAt: t.RetryAt})
 	} else {
 		d.clearOpen()
 	}
@@ -303,7 +293,7 @@ func (b *Breaker) transitioned(d *domain, t Transition) {
 		lvl = zerolog.WarnLevel
 	}
 	b.log.WithLevel(lvl).Str("event", "breaker_transition").EmbedObject(transitionLog(t)).
-		Msgf("breaker: %s %s → %s (%s)", t.Domain, t.From, t.To, t.Reason)
+		Msgf("breaker: %s %s → %s (%s)", t.Key, t.From, t.To, t.Reason)
 	for _, f := range b.onTransition {
 		f(t)
 	}

@@ -43,7 +43,7 @@ func TestClassifyFollowsTheOutcomeTable(t *testing.T) {
 		{"aborted before request", 0, colly.ErrAbortedBeforeRequest, breaker.Excluded},
 		{"aborted after headers", 0, colly.ErrAbortedAfterHeaders, breaker.Excluded},
 		{"redirect to visited", 0, urlErr(&colly.AlreadyVisitedError{Destination: &url.URL{Host: "x.test"}}), breaker.Excluded},
-		{"our own refusal", 0, fmt.Errorf("wrapped: %w", &breaker.CircuitOpenError{Domain: "x.test"}), breaker.Excluded},
+		{"our own refusal", 0, fmt.Errorf("wrapped: %w", &breaker.CircuitOpenError{Key: "x.test"}), breaker.Excluded},
 	}
 	for _, tt := range tests {
 		if got := breaker.Classify(tt.status, tt.err); got != tt.want {

@@ -232,7 +232,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	d, err := b.domain(host)
 	if err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("url", r.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
-		b.stopAtGate(c, rt, r, &CircuitOpenError{Domain: host, State: Open, RetryAt: b.clock.Now()})
+		b.stopAtGate(c, rt, r, &CircuitOpenError{Key: host, State: Open, RetryAt: b.clock.Now()})
 		return
 	}
 	// d is pinned: the ticket takes the pin over, or it is let go here.
@@ -262,7 +262,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	t, err := b.allow(d)
 	if err != nil {
 		d.pace.release()
-		open := &CircuitOpenError{Domain: d.name, State: Open, RetryAt: b.clock.Now()}
+		open := &CircuitOpenError{Key: d.name, State: Open, RetryAt: b.clock.Now()}
 		// A shared store that cannot answer (Redis down, failing closed)
 		// refuses with an error that is also ErrOpen: that is a
 		// refusal, logged once by the store, not an error per request.
@@ -316,9 +316,9 @@ func cancelReason(ctx context.Context) string {
 func (b *Breaker) refuse(r *colly.Request, err *CircuitOpenError) {
 	b.dropResend(r)
 	if !b.gone.has(r.URL.String()) { // else a retry of a URL that answered 404 or 410
-		b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: err.Domain, Reason: err.Error(), RetryAt: err.RetryAt})
+		b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: err.Key, Reason: err.Error(), RetryAt: err.RetryAt})
 	}
-	b.log.Debug().Str("event", "refused").Str("domain", err.Domain).Str("url", r.URL.String()).
+	b.log.Debug().Str("event", "refused").Str("domain", err.Key).Str("url", r.URL.String()).
 		Time("retry_at", err.RetryAt).Msg("breaker: request refused without touching the network")
 	for _, f := range b.onRefused {
 		f(r, err)

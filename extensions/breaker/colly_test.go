@@ -75,7 +75,7 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 	if ref.len() != 20 || ref.urls[0] != store.ProductURL(41) {
 		t.Fatalf("refused %d requests starting with %v; want 20 starting with request 41", ref.len(), ref.urls[:min(1, len(ref.urls))])
 	}
-	if want := epoch.Add(time.Minute); !ref.errs[0].RetryAt.Equal(want) || ref.errs[0].Domain != store.Host() {
+	if want := epoch.Add(time.Minute); !ref.errs[0].RetryAt.Equal(want) || ref.errs[0].Key != store.Host() {
 		t.Fatalf("refusal %+v, want domain %s retry at %v", ref.errs[0], store.Host(), want)
 	}
 	if s := b.State(store.Host()); s != breaker.Open {

@@ -100,7 +100,7 @@ func TestGateRefusalReachesOnErrorAsErrOpen(t *testing.T) {
 		switch {
 		case errors.Is(err, colly.ErrAbortedBeforeRequest):
 			aborted++
-		case errors.Is(err, breaker.ErrOpen) && errors.As(err, &coe) && coe.Domain == store.Host():
+		case errors.Is(err, breaker.ErrOpen) && errors.As(err, &coe) && coe.Key == store.Host():
 			open++
 		}
 	})

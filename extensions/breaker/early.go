@@ -54,13 +54,7 @@ func (b *Breaker) early(d *domain, s signals) {
 // holdOpen opens d's circuit for its cooldown (grown, if it keeps
 // tripping) for a reason found outside the circuit's window.
 func (b *Breaker) holdOpen(d *domain, reason string) {
-	h, ok := d.circuit.(holder)
-	if !ok {
-		b.log.Warn().Str("event", "breaker_cannot_hold").Str("domain", d.name).Str("reason", reason).
-			Msg("breaker: the store's circuits cannot be opened from outside their window; only logging")
-		return
-	}
-	t, err := h.HoldOpen(b.clock, b.clock.Now().Add(d.profile.Cooldown), reason)
+	t, err := d.circuit.HoldOpen(b.clock, b.clock.Now().Add(d.profile.Cooldown), reason)
 	if err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: opening the circuit failed")
 		return
@@ -82,11 +76,10 @@ func (b *Breaker) grow(d *domain, t Transition, streak int) Transition {
 	grown := min(time.Duration(streak)*p.Cooldown, p.MaxCooldown)
 	cooldown := p.Cooldown + time.Duration(b.rand()*float64(grown-p.Cooldown))
 	until := t.At.Add(cooldown)
-	h, ok := d.circuit.(holder)
-	if !ok || !until.After(t.RetryAt) {
+	if !until.After(t.RetryAt) {
 		return t
 	}
-	if _, err := h.HoldOpen(b.clock, until, t.Reason); err != nil {
+	if _, err := d.circuit.HoldOpen(b.clock, until, t.Reason); err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: growing the cooldown failed")
 		return t
 	}

@@ -151,15 +151,13 @@ func (g *fleetGuard) tripped(b *Breaker, d *domain, at time.Time, clientSide boo
 		if !other.pin() {
 			continue // being compacted: idle, nothing to pause
 		}
-		if h, ok := other.circuit.(holder); ok {
-			t, err := h.HoldOpen(b.clock, at.Add(pause), ReasonFleetPause)
-			if err == nil && t.From != t.To {
-				b.transitioned(other, t)
-			} else if err == nil {
-				// Already open: make sure the cached refusal lasts the pause.
-				if until := at.Add(pause); until.UnixNano() > other.openUntil() {
-					b.setOpen(other, &CircuitOpenError{Domain: other.name, State: Open, RetryAt: until})
-				}
+		t, err := other.circuit.HoldOpen(b.clock, at.Add(pause), ReasonFleetPause)
+		if err == nil && t.From != t.To {
+			b.transitioned(other, t)
+		} else if err == nil {
+			// Already open: make sure the cached refusal lasts the pause.
+			if until := at.Add(pause); until.UnixNano() > other.openUntil() {
+				b.setOpen(other, &CircuitOpenError{Key: other.name, State: Open, RetryAt: until})
 			}
 		}
 		other.unpin()

@@ -1,7 +1,6 @@
 package breaker
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -20,11 +19,7 @@ func (b *Breaker) HoldOpen(host string, until time.Time, reason string) error {
 	if err != nil {
 		return err
 	}
-	h, ok := d.circuit.(holder)
-	if !ok {
-		return fmt.Errorf("breaker: the store's circuits for %s cannot be held open", d.name)
-	}
-	t, err := h.HoldOpen(b.clock, until, reason)
+	t, err := d.circuit.HoldOpen(b.clock, until, reason)
 	if err != nil {
 		return err
 	}

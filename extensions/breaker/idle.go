@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/packmap"
 )
 
@@ -145,7 +147,7 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 	// keeps a compacted domain from holding the URL of its first request.
 	host = strings.Clone(host)
 	p := b.profileFor(host)
-	c, err := b.store.Circuit(host, p)
+	c, err := b.store.Circuit(host, p.Settings())
 	if err != nil {
 		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
 	}
@@ -160,7 +162,7 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 		sh.m.Delete(host)
 		r := decodeDormant(enc, b.idle.base)
 		sh.tot.add(&r, -1)
-		d.revive(&r)
+		d.revive(&r, b.clock)
 	}
 	d.holds.Store(1)
 	d.epoch.Store(b.idle.epoch.Load())
@@ -230,7 +232,7 @@ func (b *Breaker) compact(d *domain, now time.Time) {
 	if d.holds.Load() != 0 {
 		return
 	}
-	mc, ok := d.circuit.(*memCircuit)
+	mc, ok := d.circuit.(*circuit.Memory)
 	if !ok {
 		return
 	}
@@ -264,7 +266,7 @@ func fits32(n int64) bool { return n >= 0 && n <= math.MaxUint32 }
 
 // quiet returns d's dormant record, or false if d has something to
 // remember that the record cannot hold.
-func (d *domain) quiet(mc *memCircuit, now time.Time) (r dormant, ok bool) {
+func (d *domain) quiet(mc *circuit.Memory, now time.Time) (r dormant, ok bool) {
 	if d.open.Load() != nil || d.throttled.Load() != 0 || d.blocked.Load() != 0 || d.local != nil ||
 		d.unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
 		return r, false
@@ -284,10 +286,8 @@ func (d *domain) quiet(mc *memCircuit, now time.Time) (r dormant, ok bool) {
 	r.fails, r.netFails = uint32(d.fails.Load()), uint32(d.netFails.Load())
 	r.timeout, r.lastOK, r.lastSeen = d.timeout.Load(), d.lastOK.Load(), d.lastSeen.Load()
 
-	mc.mu.Lock()
-	closed := mc.state == Closed && mc.win.failures == 0 && mc.probes == 0
-	r.trips = uint32(mc.trips)
-	mc.mu.Unlock()
+	trips, closed := mc.AtRest()
+	r.trips = uint32(trips)
 	if !closed {
 		return r, false
 	}
@@ -299,7 +299,7 @@ func (d *domain) quiet(mc *memCircuit, now time.Time) (r dormant, ok bool) {
 	r.successes = uint32(t.successes)
 	r.slowN, r.slowNext = uint16(t.slowN), uint16(t.slowNext)
 	r.baseline = int64(t.baseline)
-	outs := t.win.outcomes()
+	outs := t.win.Outcomes()
 	t.mu.Unlock()
 	if !calm {
 		return r, false
@@ -320,7 +320,7 @@ func (d *domain) quiet(mc *memCircuit, now time.Time) (r dormant, ok bool) {
 }
 
 // revive puts a dormant record back into d, a domain just made.
-func (d *domain) revive(r *dormant) {
+func (d *domain) revive(r *dormant, clk clock.Clock) {
 	for c := range numClasses {
 		d.counts[c].Store(int64(r.counts[c]))
 	}
@@ -330,8 +330,10 @@ func (d *domain) revive(r *dormant) {
 	d.timeout.Store(r.timeout)
 	d.lastOK.Store(r.lastOK)
 	d.lastSeen.Store(r.lastSeen)
-	if mc, ok := d.circuit.(*memCircuit); ok {
-		mc.trips = int(r.trips)
+	if r.trips > 0 {
+		// A closed circuit that remembers its trips (RestoreOpen with no
+		// time left opens nothing).
+		_, _ = d.circuit.RestoreOpen(clk, time.Time{}, int(r.trips))
 	}
 	t := d.tracker
 	t.streak, t.healthyRun = int(r.streak), int(r.healthyRun)

@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"fmt"
-	"github.com/gocolly/colly/v2"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gocolly/colly/v2"
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
@@ -29,7 +30,7 @@ type transitionLog struct {
 func (r *transitionLog) hook(t breaker.Transition) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.got = append(r.got, fmt.Sprintf("%s %s→%s %s at %s retry %s trips %d", t.Domain, t.From, t.To, t.Reason,
+	r.got = append(r.got, fmt.Sprintf("%s %s→%s %s at %s retry %s trips %d", t.Key, t.From, t.To, t.Reason,
 		t.At.Format(time.TimeOnly), t.RetryAt.Format(time.TimeOnly), t.Trips))
 }
 

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
 )
 
 // Overview is every domain at a glance: totals over all of them, and the
@@ -53,7 +55,7 @@ func (b *Breaker) Overview(k int) Overview {
 		o.Refused += d.refused.Load()
 		snap, err := d.circuit.Snapshot(b.clock)
 		if err != nil {
-			snap = DomainSnapshot{}
+			snap = circuit.Snapshot{}
 		}
 		if int(snap.State) < len(o.States) {
 			o.States[snap.State]++

@@ -1,11 +1,12 @@
 package breaker
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/internal/profileerr"
+	"github.com/breakwater-crawl/breakwater/circuit"
 )
 
 // Profile configures the circuit of a domain.
@@ -125,27 +126,48 @@ func Profiles() map[string]Profile {
 	return m
 }
 
+// Settings is the part of p a circuit decides with.
+func (p Profile) Settings() circuit.Settings {
+	return circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.FailureThreshold,
+		ConsecutiveFailures: p.ConsecutiveFailures, Cooldown: p.Cooldown, HalfOpenProbes: p.HalfOpenProbes}
+}
+
 // ErrInvalidProfile is wrapped by every error Validate returns.
-var ErrInvalidProfile = profileerr.ErrInvalid
+var ErrInvalidProfile = errors.New("breaker: invalid profile")
+
+// ProfileError says which field of which profile is out of range, and
+// why. Package profiles uses it to point at the line of a profiles file
+// that set the field.
+type ProfileError struct {
+	Profile string
+	Field   string
+	Value   any
+	Reason  string
+}
+
+func (e *ProfileError) Error() string {
+	name := e.Profile
+	if name == "" {
+		name = "(unnamed)"
+	}
+	return fmt.Sprintf("breaker: profile %s: %s = %v: %s", name, e.Field, e.Value, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidProfile) true.
+func (e *ProfileError) Unwrap() error { return ErrInvalidProfile }
 
 // Validate reports the first field of p that is out of range: the error
 // names the profile, the field, its value and why, and wraps
 // ErrInvalidProfile.
 func (p Profile) Validate() error {
 	bad := func(field string, v any, reason string) error {
-		return &profileerr.Error{Profile: p.Name, Field: field, Value: v, Reason: reason}
+		return &ProfileError{Profile: p.Name, Field: field, Value: v, Reason: reason}
+	}
+	var se *circuit.SettingsError
+	if err := p.Settings().Validate(); errors.As(err, &se) {
+		return bad(se.Field, se.Value, se.Reason)
 	}
 	switch {
-	case p.WindowSize < 1:
-		return bad("WindowSize", p.WindowSize, "must be at least 1 outcome")
-	case math.IsNaN(p.FailureThreshold) || p.FailureThreshold <= 0 || p.FailureThreshold > 1:
-		return bad("FailureThreshold", p.FailureThreshold, "must be in (0, 1]: a failure rate, 0.5 trips at half the window failing")
-	case p.ConsecutiveFailures < 0:
-		return bad("ConsecutiveFailures", p.ConsecutiveFailures, "must be 0 (off) or more")
-	case p.Cooldown <= 0:
-		return bad("Cooldown", p.Cooldown, "must be above 0: how long an open circuit waits before probing")
-	case p.HalfOpenProbes < 1:
-		return bad("HalfOpenProbes", p.HalfOpenProbes, "must be at least 1 probe")
 	case p.SlowCall < 0:
 		return bad("SlowCall", p.SlowCall, "must be 0 (off) or a duration")
 	case math.IsNaN(p.SlowCallRate) || p.SlowCallRate < 0 || p.SlowCallRate > 1:

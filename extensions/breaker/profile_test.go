@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/profileerr"
 )
 
 func TestProfilesHaveSeedNumbers(t *testing.T) {
@@ -68,9 +67,9 @@ func TestProfileValidateNamesTheField(t *testing.T) {
 		p.Name = "custom"
 		tt.edit(&p)
 		err := p.Validate()
-		var pe *profileerr.Error
+		var pe *breaker.ProfileError
 		if !errors.As(err, &pe) || pe.Field != tt.field || !errors.Is(err, breaker.ErrInvalidProfile) {
-			t.Errorf("%s: err %v, want a *profileerr.Error naming %s", tt.field, err, tt.field)
+			t.Errorf("%s: err %v, want a *breaker.ProfileError naming %s", tt.field, err, tt.field)
 			continue
 		}
 		if !strings.Contains(err.Error(), "custom") || !strings.Contains(err.Error(), tt.field) {

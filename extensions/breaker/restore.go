@@ -4,9 +4,10 @@ package breaker
 // after a restart, through the Circuit interface alone.
 
 import (
-	"fmt"
 	"sort"
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
 )
 
 // DomainSnapshot is one domain's circuit at one moment, and the
@@ -80,11 +81,10 @@ func (b *Breaker) snapshot(host string) (DomainSnapshot, bool) {
 
 // domainSnapshot completes what d's circuit reported with what the
 // breaker knows of d.
-func (b *Breaker) domainSnapshot(d *domain, s DomainSnapshot) DomainSnapshot {
-	s.Domain = d.name
-	s.HaltUntil = d.pace.stats(b.clock.Now()).HaltUntil
-	s.Unanswered = int(d.unanswered.Load())
-	return s
+func (b *Breaker) domainSnapshot(d *domain, s circuit.Snapshot) DomainSnapshot {
+	return DomainSnapshot{Domain: d.name, State: s.State, RetryAt: s.RetryAt, Trips: s.Trips,
+		WindowLen: s.WindowLen, WindowFailures: s.WindowFailures, ProbesInFlight: s.ProbesInFlight,
+		HaltUntil: d.pace.stats(b.clock.Now()).HaltUntil, Unanswered: int(d.unanswered.Load())}
 }
 
 // Restore puts back s.Domain's circuit and pause as a checkpoint saved
@@ -135,11 +135,7 @@ func (b *Breaker) Restore(s DomainSnapshot) error {
 // restoreOpen opens d's circuit until retryAt, counting trips trips so
 // far.
 func (b *Breaker) restoreOpen(d *domain, retryAt time.Time, trips int) error {
-	r, ok := d.circuit.(restorer)
-	if !ok {
-		return fmt.Errorf("breaker: the store's circuits for %s cannot be restored", d.name)
-	}
-	t, err := r.RestoreOpen(b.clock, retryAt, trips)
+	t, err := d.circuit.RestoreOpen(b.clock, retryAt, trips)
 	if err != nil {
 		return err
 	}

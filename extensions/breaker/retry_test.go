@@ -14,7 +14,7 @@ func TestRetryOnErrorRetriesOnlyDegradedAttempts(t *testing.T) {
 	resp := func(status int, h http.Header) *colly.Response {
 		return &colly.Response{StatusCode: status, Headers: &h}
 	}
-	open := &breaker.CircuitOpenError{Domain: "shop.test"}
+	open := &breaker.CircuitOpenError{Key: "shop.test"}
 	for _, tc := range []struct {
 		name string
 		r    *colly.Response

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
 // A circuit may implement failureCounter to tell the gate, cheaply and
@@ -50,11 +51,11 @@ func (d *domain) windowFailures() int {
 // their own failures cheaply.
 type localFailures struct {
 	mu  sync.Mutex
-	win window
+	win window.Window[Result]
 	n   atomic.Int32
 }
 
-func newLocalFailures(size int) *localFailures { return &localFailures{win: newWindow(size)} }
+func newLocalFailures(size int) *localFailures { return &localFailures{win: window.New(size, failed)} }
 
 func (l *localFailures) failures() int { return int(l.n.Load()) }
 
@@ -63,14 +64,14 @@ func (l *localFailures) add(o Result) {
 		return
 	}
 	l.mu.Lock()
-	l.win.add(o)
-	l.n.Store(int32(l.win.failures))
+	l.win.Add(o)
+	l.n.Store(int32(l.win.Failures))
 	l.mu.Unlock()
 }
 
 func (l *localFailures) reset() {
 	l.mu.Lock()
-	l.win.reset()
+	l.win.Reset()
 	l.n.Store(0)
 	l.mu.Unlock()
 }

@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // an outcome recorded, held open on purpose.
 type slowStore struct{ delay time.Duration }
 
-func (s slowStore) Circuit(domain string, p breaker.Profile) (breaker.Circuit, error) {
+func (s slowStore) Circuit(domain string, p circuit.Settings) (breaker.Circuit, error) {
 	c, err := breaker.MemoryStore{}.Circuit(domain, p)
 	return slowCircuit{c, s.delay}, err
 }
@@ -24,7 +25,7 @@ type slowCircuit struct {
 	delay time.Duration
 }
 
-func (c slowCircuit) Record(clk clock.Clock, p breaker.Ticket, o breaker.Result) (breaker.Transition, error) {
+func (c slowCircuit) Record(clk clock.Clock, p circuit.Ticket, o breaker.Result) (breaker.Transition, error) {
 	time.Sleep(c.delay)
 	return c.Circuit.Record(clk, p, o)
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
@@ -21,15 +24,23 @@ type downCircuit struct{}
 
 var errDownClosed = fmt.Errorf("store unreachable, failing closed: %w", breaker.ErrOpen)
 
-func (downStore) Circuit(string, breaker.Profile) (breaker.Circuit, error) { return downCircuit{}, nil }
-func (downCircuit) Allow(clock.Clock) (breaker.Ticket, breaker.Transition, error) {
-	return breaker.Ticket{}, breaker.Transition{}, errDownClosed
+func (downStore) Circuit(string, circuit.Settings) (breaker.Circuit, error) {
+	return downCircuit{}, nil
 }
-func (downCircuit) Record(clock.Clock, breaker.Ticket, breaker.Result) (breaker.Transition, error) {
+func (downCircuit) Allow(clock.Clock) (circuit.Ticket, breaker.Transition, error) {
+	return circuit.Ticket{}, breaker.Transition{}, errDownClosed
+}
+func (downCircuit) Record(clock.Clock, circuit.Ticket, breaker.Result) (breaker.Transition, error) {
 	return breaker.Transition{}, nil
 }
-func (downCircuit) Snapshot(clock.Clock) (breaker.DomainSnapshot, error) {
-	return breaker.DomainSnapshot{}, nil
+func (downCircuit) Snapshot(clock.Clock) (circuit.Snapshot, error) {
+	return circuit.Snapshot{}, nil
+}
+func (downCircuit) HoldOpen(clock.Clock, time.Time, string) (breaker.Transition, error) {
+	return breaker.Transition{}, errDownClosed
+}
+func (downCircuit) RestoreOpen(clock.Clock, time.Time, int) (breaker.Transition, error) {
+	return breaker.Transition{}, errDownClosed
 }
 
 func TestAStoreFailingClosedParksRequestsQuietly(t *testing.T) {

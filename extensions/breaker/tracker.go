@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
 // tracker is a domain's rolling record of its latest outcomes, and the early-warning state computed from it: slow
@@ -15,7 +17,7 @@ type tracker struct {
 	p Profile
 
 	mu  sync.Mutex
-	win window // latest counted outcomes: Stats
+	win window.Window[Result] // latest counted outcomes: Stats
 
 	slow      []bool // slow flags of the latest counted outcomes (SlowCall rule)
 	slowNext  int
@@ -53,7 +55,7 @@ const slopeEvery = 4
 const timeoutEvery = 100
 
 func newTracker(size int, p Profile) *tracker {
-	t := &tracker{p: p, win: newWindow(size)}
+	t := &tracker{p: p, win: window.New(size, failed)}
 	if p.SlowCall > 0 {
 		t.slow = make([]bool, p.WindowSize)
 		t.slowNeed = failuresToTrip(Profile{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate})
@@ -84,7 +86,7 @@ func (t *tracker) observe(o Result) (s signals) {
 	if !o.Class.Counted() {
 		return s
 	}
-	t.win.add(o)
+	t.win.Add(o)
 	success := o.Class == Success
 
 	if t.slow != nil {
@@ -170,14 +172,14 @@ func (t *tracker) slopeLocked() (change int, median, baseline time.Duration) {
 
 // successMedianLocked is the median latency of the successes in the window.
 func (t *tracker) successMedianLocked() time.Duration {
-	return medianSuccessLatency(t.win.outcomes())
+	return medianSuccessLatency(t.win.Outcomes())
 }
 
 // timeoutLocked is TimeoutMultiple × the p95 of the window's successes,
 // never under TimeoutFloor.
 func (t *tracker) timeoutLocked() time.Duration {
 	lats := t.lats[:0]
-	for _, o := range t.win.buf[:t.win.n] { // order does not matter here
+	for _, o := range t.win.Buf[:t.win.N] { // order does not matter here
 		if o.Class == Success {
 			lats = append(lats, o.Latency)
 		}
@@ -210,7 +212,7 @@ func (t *tracker) transitioned(tr Transition) (streak int) {
 // over successes.
 func (t *tracker) stats() (n int, successRate float64, median time.Duration) {
 	t.mu.Lock()
-	outs := t.win.outcomes()
+	outs := t.win.Outcomes()
 	t.mu.Unlock()
 	if len(outs) == 0 {
 		return 0, 0, 0

@@ -106,13 +106,13 @@ func (cp *Checkpoint) onTransition(t breaker.Transition) {
 	defer cp.unlock()
 	switch t.To {
 	case breaker.Open:
-		cp.reviveLocked(t.Domain, t.RetryAt)
-		cp.saved[t.Domain] = BreakerState{Domain: t.Domain, RetryAt: t.RetryAt.UTC(), Trips: t.Trips}
+		cp.reviveLocked(t.Key, t.RetryAt)
+		cp.saved[t.Key] = BreakerState{Domain: t.Key, RetryAt: t.RetryAt.UTC(), Trips: t.Trips}
 	case breaker.Closed:
-		if _, ok := cp.saved[t.Domain]; !ok {
+		if _, ok := cp.saved[t.Key]; !ok {
 			return
 		}
-		delete(cp.saved, t.Domain)
+		delete(cp.saved, t.Key)
 	default:
 		return
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -91,7 +90,7 @@ func failingHits(s *testserver.Store) int {
 // re-opens it, so at most P requests reach the store.
 func TestResumeIntoAFailingSiteTripsAsAnUninterruptedRunWould(t *testing.T) {
 	const p = 2
-	need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
+	need := breaker.Standard().Settings().FailuresToTrip()
 	// 25 healthy answers fill the window with successes first.
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 60,
 		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25}})

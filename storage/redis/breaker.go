@@ -9,9 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	icircuit "github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -19,15 +18,15 @@ import (
 // BreakerStore keeps the circuit breaker of every domain of a crawl in
 // Redis, shared by all the crawl's workers: a trip seen by one worker is
 // seen by all at once, and half-open probes are limited across all of them
-// together. It is a breaker.Store:
+// together. It is a circuit.Store:
 //
 //	bs, err := redis.NewBreakerStore(client, "shop-crawl-2026-05-01")
-//	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Store: bs}))
+//	b, err := circuit.New(circuit.Standard(), circuit.With(circuit.Config{Store: bs}))
 //
 // Each domain's circuit lives under the crawl's hash tag (with
 // WithShards, under the tag of the domain's shard, so the circuits of a
 // crawl spread over masters). Each circuit runs the in-process circuit's state machine (the same
-// breakertest table passes against both) as Lua scripts on per-domain keys:
+// circuittest table passes against both) as Lua scripts on per-domain keys:
 // every Allow and every Record is one round trip, atomic, and nothing is
 // locked while a request is in flight. A Record that cannot change anything
 // (an uncounted outcome of a ticket that is not a probe) makes no round trip
@@ -102,10 +101,10 @@ func breakerPrefixes(namespace, crawl string, n int) []string {
 }
 
 // Circuit returns domain's shared circuit configured by p. It implements
-// breaker.Store and does not contact Redis. Every worker should use the same
+// circuit.Store and does not contact Redis. Every worker should use the same
 // profile for a domain: the profile travels with each call, so workers that
 // disagree each apply their own to the shared state.
-func (bs *BreakerStore) Circuit(domain string, p breaker.Profile) (breaker.Circuit, error) {
+func (bs *BreakerStore) Circuit(domain string, p circuit.Settings) (circuit.Circuit, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -113,14 +112,14 @@ func (bs *BreakerStore) Circuit(domain string, p breaker.Profile) (breaker.Circu
 		return nil, fmt.Errorf("breakwater/redis: breaker store for crawl %q: empty domain", bs.crawl)
 	}
 	d := hostkey.Of(domain)
-	return &circuit{
+	return &shared{
 		bs:     bs,
 		domain: d,
 		p:      p,
 		keys:   bs.domainKeys(d),
 		profile: []any{
 			p.WindowSize,
-			icircuit.FailuresToTrip(p.FailureThreshold, p.WindowSize),
+			p.FailuresToTrip(),
 			p.ConsecutiveFailures,
 			ceilMicros(p.Cooldown),
 			p.HalfOpenProbes,
@@ -130,11 +129,11 @@ func (bs *BreakerStore) Circuit(domain string, p breaker.Profile) (breaker.Circu
 	}, nil
 }
 
-// circuit is one domain's shared circuit; see lua/circuit_*.lua.
-type circuit struct {
+// shared is one domain's shared circuit; see lua/circuit_*.lua.
+type shared struct {
 	bs      *BreakerStore
 	domain  string
-	p       breaker.Profile
+	p       circuit.Settings
 	keys    []string
 	profile []any // ARGV[2..8]
 
@@ -148,7 +147,7 @@ type circuit struct {
 
 // fallback is the in-process circuit a FailOpen store decides with while
 // Redis is unreachable.
-type fallback struct{ breaker.Circuit }
+type fallback struct{ circuit.Circuit }
 
 // fallbackGen marks the generation of a ticket handed out by a fallback
 // circuit; shared generations never come near it.
@@ -156,16 +155,16 @@ const fallbackGen = uint64(1) << 63
 
 // reasons indexes the Reason constants by the scripts' codes.
 var reasons = [...]string{
-	1: breaker.ReasonFailureRate,
-	2: breaker.ReasonConsecutiveFailures,
-	3: breaker.ReasonProbeFailed,
-	4: breaker.ReasonProbesPassed,
+	1: circuit.ReasonFailureRate,
+	2: circuit.ReasonConsecutiveFailures,
+	3: circuit.ReasonProbeFailed,
+	4: circuit.ReasonProbesPassed,
 }
 
 // Allow asks the shared circuit for a ticket: one round trip. While Redis
 // is unreachable it acts on the store's FailPolicy: FailClosed returns an
 // *UnavailableError, FailOpen the decision of an in-process circuit.
-func (c *circuit) Allow(clk clock.Clock) (breaker.Ticket, breaker.Transition, error) {
+func (c *shared) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
 	res, err := c.run(clk, now, scriptCircuitAllow, "breaker allow")
@@ -173,42 +172,42 @@ func (c *circuit) Allow(clk clock.Clock) (breaker.Ticket, breaker.Transition, er
 		if isUnavailable(err) {
 			return c.allowDown(clk, clk.Now(), err)
 		}
-		return breaker.Ticket{}, breaker.Transition{}, err
+		return circuit.Ticket{}, circuit.Transition{}, err
 	}
 	if len(res) != 6 {
-		return breaker.Ticket{}, breaker.Transition{}, c.corrupt("allow", len(res), 6)
+		return circuit.Ticket{}, circuit.Transition{}, c.corrupt("allow", len(res), 6)
 	}
-	granted, state, gen, retryAt, trips, changed := toInt(res[0]), breaker.State(toInt(res[1])), uint64(toInt(res[2])), toInt(res[3]), toInt(res[4]), toInt(res[5])
+	granted, state, gen, retryAt, trips, changed := toInt(res[0]), circuit.State(toInt(res[1])), uint64(toInt(res[2])), toInt(res[3]), toInt(res[4]), toInt(res[5])
 	c.trips.Store(trips)
 	if granted != 1 {
-		if state == breaker.Closed {
+		if state == circuit.Closed {
 			// Paused: a worker was given a Retry-After.
-			return breaker.Ticket{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.Closed, RetryAt: micros(retryAt, now)}
+			return circuit.Ticket{}, circuit.Transition{}, &circuit.OpenError{Key: c.domain, State: circuit.Closed, RetryAt: micros(retryAt, now)}
 		}
-		if state == breaker.Open {
+		if state == circuit.Open {
 			c.openUntil.Store(retryAt)
-			return breaker.Ticket{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.Open, RetryAt: micros(retryAt, now)}
+			return circuit.Ticket{}, circuit.Transition{}, &circuit.OpenError{Key: c.domain, State: circuit.Open, RetryAt: micros(retryAt, now)}
 		}
-		return breaker.Ticket{}, breaker.Transition{}, &breaker.CircuitOpenError{Domain: c.domain, State: breaker.HalfOpen, RetryAt: now.Add(c.p.Cooldown)}
+		return circuit.Ticket{}, circuit.Transition{}, &circuit.OpenError{Key: c.domain, State: circuit.HalfOpen, RetryAt: now.Add(c.p.Cooldown)}
 	}
-	var t breaker.Transition
+	var t circuit.Transition
 	if changed == 1 {
 		c.openUntil.Store(0)
-		t = breaker.Transition{Domain: c.domain, From: breaker.Open, To: breaker.HalfOpen, At: now,
-			Reason: breaker.ReasonCooldownElapsed, Trips: int(trips)}
+		t = circuit.Transition{Key: c.domain, From: circuit.Open, To: circuit.HalfOpen, At: now,
+			Reason: circuit.ReasonCooldownElapsed, Trips: int(trips)}
 	}
-	return breaker.Ticket{Gen: gen, Probe: state == breaker.HalfOpen}, t, nil
+	return circuit.Ticket{Gen: gen, Probe: state == circuit.HalfOpen}, t, nil
 }
 
-func (c *circuit) allowDown(clk clock.Clock, now time.Time, err error) (breaker.Ticket, breaker.Transition, error) {
+func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.Ticket, circuit.Transition, error) {
 	if c.bs.s.failPolicy == FailOpen {
 		fb, ferr := c.fallbackCircuit(clk, now)
 		if ferr != nil {
-			return breaker.Ticket{}, breaker.Transition{}, errors.Join(ferr, err)
+			return circuit.Ticket{}, circuit.Transition{}, errors.Join(ferr, err)
 		}
 		p, t, ferr := fb.Allow(clk)
 		if ferr != nil {
-			return breaker.Ticket{}, t, ferr
+			return circuit.Ticket{}, t, ferr
 		}
 		p.Gen |= fallbackGen
 		return p, t, nil
@@ -220,24 +219,22 @@ func (c *circuit) allowDown(clk clock.Clock, now time.Time, err error) (breaker.
 	if !next.After(now) {
 		next = now.Add(c.bs.s.reconnectBase)
 	}
-	return breaker.Ticket{}, breaker.Transition{}, &unavailableError{Domain: c.domain, Since: since, RetryAt: next, Err: cause}
+	return circuit.Ticket{}, circuit.Transition{}, &unavailableError{Domain: c.domain, Since: since, RetryAt: next, Err: cause}
 }
 
 // fallbackCircuit returns the in-process circuit of a FailOpen store,
 // making it on first use: open until the shared circuit's last known
 // retry-at, if that is still ahead.
-func (c *circuit) fallbackCircuit(clk clock.Clock, now time.Time) (breaker.Circuit, error) {
+func (c *shared) fallbackCircuit(clk clock.Clock, now time.Time) (circuit.Circuit, error) {
 	if fb := c.fallback.Load(); fb != nil {
 		return fb.Circuit, nil
 	}
-	mc, err := breaker.MemoryStore{}.Circuit(c.domain, c.p)
+	mc, err := circuit.MemoryStore{}.Circuit(c.domain, c.p)
 	if err != nil { // not expected: Circuit validated the profile
 		return nil, fmt.Errorf("breakwater/redis: fail-open fallback circuit for %s: %w", c.domain, err)
 	}
 	if until := c.openUntil.Load(); until > 0 {
-		if r, ok := mc.(icircuit.Restorer[breaker.Transition]); ok {
-			_, _ = r.RestoreOpen(clk, micros(until, now), int(c.trips.Load()))
-		}
+		_, _ = mc.RestoreOpen(clk, micros(until, now), int(c.trips.Load()))
 	}
 	if !c.fallback.CompareAndSwap(nil, &fallback{mc}) {
 		if fb := c.fallback.Load(); fb != nil {
@@ -249,18 +246,18 @@ func (c *circuit) fallbackCircuit(clk clock.Clock, now time.Time) (breaker.Circu
 
 // Record gives the ticket back with its outcome: one round trip, none when
 // the outcome cannot change anything.
-func (c *circuit) Record(clk clock.Clock, p breaker.Ticket, o breaker.Result) (breaker.Transition, error) {
+func (c *shared) Record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (circuit.Transition, error) {
 	clk = clock.OrSystem(clk)
 	if p.Gen&fallbackGen != 0 {
 		fb := c.fallback.Load()
 		if fb == nil {
-			return breaker.Transition{}, nil // handed out before Redis came back: the shared circuit rules now
+			return circuit.Transition{}, nil // handed out before Redis came back: the shared circuit rules now
 		}
 		p.Gen &^= fallbackGen
 		return fb.Record(clk, p, o)
 	}
 	if !o.Class.Counted() && !p.Probe {
-		return breaker.Transition{}, nil // changes nothing in any state
+		return circuit.Transition{}, nil // changes nothing in any state
 	}
 	now := clk.Now()
 	entry := strconv.Itoa(int(o.Class)) + ":" + strconv.FormatInt(int64(o.Latency), 10)
@@ -268,35 +265,35 @@ func (c *circuit) Record(clk clock.Clock, p breaker.Ticket, o breaker.Result) (b
 		strconv.FormatUint(p.Gen, 10), flag(p.Probe), entry, flag(o.Class.Counted()), flag(o.Class.Failure()))
 	if err != nil {
 		if isUnavailable(err) {
-			return breaker.Transition{}, fmt.Errorf("breakwater/redis: %s's outcome (%s) was not recorded in the shared circuit: %w", c.domain, o.Class, err)
+			return circuit.Transition{}, fmt.Errorf("breakwater/redis: %s's outcome (%s) was not recorded in the shared circuit: %w", c.domain, o.Class, err)
 		}
-		return breaker.Transition{}, err
+		return circuit.Transition{}, err
 	}
 	if len(res) == 0 || toInt(res[0]) == 0 {
-		return breaker.Transition{}, nil
+		return circuit.Transition{}, nil
 	}
 	if len(res) != 7 {
-		return breaker.Transition{}, c.corrupt("record", len(res), 7)
+		return circuit.Transition{}, c.corrupt("record", len(res), 7)
 	}
-	from, to, reason, trips, retryAt := breaker.State(toInt(res[1])), breaker.State(toInt(res[2])), toInt(res[3]), toInt(res[4]), toInt(res[5])
+	from, to, reason, trips, retryAt := circuit.State(toInt(res[1])), circuit.State(toInt(res[2])), toInt(res[3]), toInt(res[4]), toInt(res[5])
 	if reason <= 0 || int(reason) >= len(reasons) {
-		return breaker.Transition{}, fmt.Errorf("breakwater/redis: breaker record for %s on crawl %q: %w: unknown reason code %d",
+		return circuit.Transition{}, fmt.Errorf("breakwater/redis: breaker record for %s on crawl %q: %w: unknown reason code %d",
 			c.domain, c.bs.crawl, ErrCorrupt, reason)
 	}
-	var evidence []breaker.Result
+	var evidence []circuit.Result
 	switch reasons[reason] {
-	case breaker.ReasonProbeFailed:
-		evidence = []breaker.Result{o}
-	case breaker.ReasonFailureRate, breaker.ReasonConsecutiveFailures:
+	case circuit.ReasonProbeFailed:
+		evidence = []circuit.Result{o}
+	case circuit.ReasonFailureRate, circuit.ReasonConsecutiveFailures:
 		var err error
 		if evidence, err = c.evidence(res[6]); err != nil {
-			return breaker.Transition{}, err
+			return circuit.Transition{}, err
 		}
 	}
 	c.trips.Store(trips)
-	t := breaker.Transition{Domain: c.domain, From: from, To: to, At: now, Reason: reasons[reason], Window: evidence,
-		FailureRate: failureRate(evidence), MedianLatency: medianSuccessLatency(evidence), Trips: int(trips)}
-	if to == breaker.Open {
+	t := circuit.Transition{Key: c.domain, From: from, To: to, At: now, Reason: reasons[reason], Window: evidence,
+		FailureRate: circuit.FailureRate(evidence), MedianLatency: circuit.MedianLatency(evidence), Trips: int(trips)}
+	if to == circuit.Open {
 		c.openUntil.Store(retryAt)
 		t.RetryAt = micros(retryAt, now)
 	} else {
@@ -308,7 +305,7 @@ func (c *circuit) Record(clk clock.Clock, p breaker.Ticket, o breaker.Result) (b
 // Snapshot reads the shared circuit: one round trip. While Redis is
 // unreachable a FailOpen store reports its fallback circuit; otherwise the
 // error wraps ErrUnavailable.
-func (c *circuit) Snapshot(clk clock.Clock) (breaker.DomainSnapshot, error) {
+func (c *shared) Snapshot(clk clock.Clock) (circuit.Snapshot, error) {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
 	res, err := c.run(clk, now, scriptCircuitSnapshot, "breaker snapshot")
@@ -316,14 +313,14 @@ func (c *circuit) Snapshot(clk clock.Clock) (breaker.DomainSnapshot, error) {
 		if fb := c.fallback.Load(); fb != nil && isUnavailable(err) {
 			return fb.Snapshot(clk)
 		}
-		return breaker.DomainSnapshot{}, err
+		return circuit.Snapshot{}, err
 	}
 	if len(res) != 6 {
-		return breaker.DomainSnapshot{}, c.corrupt("snapshot", len(res), 6)
+		return circuit.Snapshot{}, c.corrupt("snapshot", len(res), 6)
 	}
-	return breaker.DomainSnapshot{
-		Domain:         c.domain,
-		State:          breaker.State(toInt(res[0])),
+	return circuit.Snapshot{
+		Key:            c.domain,
+		State:          circuit.State(toInt(res[0])),
 		RetryAt:        micros(toInt(res[1]), now),
 		Trips:          int(toInt(res[2])),
 		WindowLen:      int(toInt(res[3])),
@@ -334,22 +331,16 @@ func (c *circuit) Snapshot(clk clock.Clock) (breaker.DomainSnapshot, error) {
 
 // RestoreOpen opens the shared circuit until retryAt, counting trips trips
 // so far, as a state carried over from a checkpoint (not a new trip): one
-// round trip. It implements icircuit.Restorer[breaker.Transition]; see HoldOpen.
-func (c *circuit) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (breaker.Transition, error) {
-	return c.hold(clk, retryAt, breaker.ReasonRestored, max(trips, 0))
+// round trip. See HoldOpen.
+func (c *shared) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (circuit.Transition, error) {
+	return c.hold(clk, retryAt, circuit.ReasonRestored, max(trips, 0))
 }
 
-// HoldOpen opens the shared circuit until until, for a reason found outside
-// its window (a latency slope, slow calls, a grown cooldown, a fleet-wide
-// pause): one round trip. A closed or half-open circuit opens, with a new
-// generation and its window cleared; an open one stays open at least until
-// then, never shorter. It implements icircuit.Holder[breaker.Transition]. until is kept to the
-// microsecond, rounded up; an until not after now changes nothing.
 // Pause holds every worker's requests to the domain until until: a worker
 // was told Retry-After. The pause rounds down to the microsecond, so the
 // worker that was told is never refused at its own pace's end. It
 // implements the breaker's optional pauser.
-func (c *circuit) Pause(clk clock.Clock, until time.Time) error {
+func (c *shared) Pause(clk clock.Clock, until time.Time) error {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
 	if !until.After(now) {
@@ -359,16 +350,21 @@ func (c *circuit) Pause(clk clock.Clock, until time.Time) error {
 	return err
 }
 
-func (c *circuit) HoldOpen(clk clock.Clock, until time.Time, reason string) (breaker.Transition, error) {
+// HoldOpen opens the shared circuit until until, for a reason found outside
+// its window (a latency slope, slow calls, a grown cooldown, a fleet-wide
+// pause): one round trip. A closed or half-open circuit opens, with a new
+// generation and its window cleared; an open one stays open at least until
+// then, never shorter. until is kept to the microsecond, rounded up; an until not after now changes nothing.
+func (c *shared) HoldOpen(clk clock.Clock, until time.Time, reason string) (circuit.Transition, error) {
 	return c.hold(clk, until, reason, 0)
 }
 
-func (c *circuit) hold(clk clock.Clock, until time.Time, reason string, tripsFloor int) (breaker.Transition, error) {
+func (c *shared) hold(clk clock.Clock, until time.Time, reason string, tripsFloor int) (circuit.Transition, error) {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
 	ahead := until.After(now)
 	if !ahead && tripsFloor == 0 {
-		return breaker.Transition{}, nil
+		return circuit.Transition{}, nil
 	}
 	us := until.UnixMicro()
 	if until.After(time.UnixMicro(us)) {
@@ -376,39 +372,39 @@ func (c *circuit) hold(clk clock.Clock, until time.Time, reason string, tripsFlo
 	}
 	// Reopening for a restored state or a fleet-wide pause is not the
 	// site's doing: not a trip (extensions/breaker's countsAsTrip).
-	counts := reason != breaker.ReasonRestored && reason != breaker.ReasonFleetPause
+	counts := reason != circuit.ReasonRestored && reason != circuit.ReasonFleetPause
 	res, err := c.run(clk, now, scriptCircuitHold, "breaker hold open", us, flag(ahead), tripsFloor, flag(counts))
 	if err != nil {
-		return breaker.Transition{}, err
+		return circuit.Transition{}, err
 	}
 	if len(res) != 4 {
-		return breaker.Transition{}, c.corrupt("hold open", len(res), 4)
+		return circuit.Transition{}, c.corrupt("hold open", len(res), 4)
 	}
 	trips := toInt(res[2])
 	c.trips.Store(trips)
 	if toInt(res[0]) != 1 {
-		if ahead && breaker.State(toInt(res[1])) == breaker.Open && us > c.openUntil.Load() {
+		if ahead && circuit.State(toInt(res[1])) == circuit.Open && us > c.openUntil.Load() {
 			c.openUntil.Store(us)
 		}
-		return breaker.Transition{}, nil
+		return circuit.Transition{}, nil
 	}
 	evidence, err := c.evidence(res[3])
 	if err != nil {
-		return breaker.Transition{}, err
+		return circuit.Transition{}, err
 	}
 	c.openUntil.Store(us)
-	return breaker.Transition{Domain: c.domain, From: breaker.State(toInt(res[1])), To: breaker.Open, At: now,
-		Reason: reason, Window: evidence, FailureRate: failureRate(evidence), MedianLatency: medianSuccessLatency(evidence),
+	return circuit.Transition{Key: c.domain, From: circuit.State(toInt(res[1])), To: circuit.Open, At: now,
+		Reason: reason, Window: evidence, FailureRate: circuit.FailureRate(evidence), MedianLatency: circuit.MedianLatency(evidence),
 		RetryAt: micros(us, now), Trips: int(trips)}, nil
 }
 
 // evidence decodes a window the scripts returned.
-func (c *circuit) evidence(v any) ([]breaker.Result, error) {
+func (c *shared) evidence(v any) ([]circuit.Result, error) {
 	raw, _ := v.([]any)
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	out := make([]breaker.Result, 0, len(raw))
+	out := make([]circuit.Result, 0, len(raw))
 	for _, e := range raw {
 		s, _ := e.(string)
 		o, ok := parseEntry(s)
@@ -423,7 +419,7 @@ func (c *circuit) evidence(v any) ([]breaker.Result, error) {
 // run calls a circuit script through the store's link: at once while Redis
 // answers; while it does not, only the one call due to try again, the
 // others get the last failure without a round trip.
-func (c *circuit) run(clk clock.Clock, now time.Time, script *goredis.Script, op string, extra ...any) ([]any, error) {
+func (c *shared) run(clk clock.Clock, now time.Time, script *goredis.Script, op string, extra ...any) ([]any, error) {
 	bs := c.bs
 	ok, trial, cause := bs.link.admit(now)
 	if !ok {
@@ -453,15 +449,15 @@ func (c *circuit) run(clk clock.Clock, now time.Time, script *goredis.Script, op
 	return res, err
 }
 
-func (c *circuit) corrupt(op string, got, want int) error {
+func (c *shared) corrupt(op string, got, want int) error {
 	return fmt.Errorf("breakwater/redis: breaker %s for %s on crawl %q: %w: the script answered %d values, want %d",
 		op, c.domain, c.bs.crawl, ErrCorrupt, got, want)
 }
 
 // unavailableError is a BreakerStore circuit's refusal while Redis cannot
 // be reached and the store fails closed. It matches ErrUnavailable (and
-// its cause) and breaker.ErrOpen with errors.Is, and converts to a
-// *breaker.CircuitOpenError with errors.As, open until RetryAt: the breaker
+// its cause) and circuit.ErrOpen with errors.Is, and converts to a
+// *circuit.OpenError with errors.As, open until RetryAt: the breaker
 // refuses the request without touching the network and hands it to its
 // OnRefused hooks, so it is parked, not lost.
 type unavailableError struct {
@@ -483,14 +479,14 @@ func (e *unavailableError) Error() string {
 // Unwrap returns the failure to reach Redis.
 func (e *unavailableError) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, breaker.ErrOpen) true: the request was refused.
-func (e *unavailableError) Is(target error) bool { return target == breaker.ErrOpen }
+// Is makes errors.Is(err, circuit.ErrOpen) true: the request was refused.
+func (e *unavailableError) Is(target error) bool { return target == circuit.ErrOpen }
 
 // As converts e to the refusal the breaker understands: a
-// *breaker.CircuitOpenError, open until RetryAt.
+// *circuit.OpenError, open until RetryAt.
 func (e *unavailableError) As(target any) bool {
-	if p, ok := target.(**breaker.CircuitOpenError); ok {
-		*p = &breaker.CircuitOpenError{Domain: e.Domain, State: breaker.Open, RetryAt: e.RetryAt}
+	if p, ok := target.(**circuit.OpenError); ok {
+		*p = &circuit.OpenError{Key: e.Domain, State: circuit.Open, RetryAt: e.RetryAt}
 		return true
 	}
 	return false
@@ -523,36 +519,20 @@ func micros(us int64, now time.Time) time.Time {
 }
 
 // parseEntry reads a window entry "<class>:<latency ns>".
-func parseEntry(s string) (breaker.Result, bool) {
+func parseEntry(s string) (circuit.Result, bool) {
 	cls, lat, ok := strings.Cut(s, ":")
 	if !ok {
-		return breaker.Result{}, false
+		return circuit.Result{}, false
 	}
 	c, err1 := strconv.Atoi(cls)
 	ns, err2 := strconv.ParseInt(lat, 10, 64)
 	if err1 != nil || err2 != nil || c < 0 || c > 255 {
-		return breaker.Result{}, false
+		return circuit.Result{}, false
 	}
-	return breaker.Result{Class: breaker.Class(c), Latency: time.Duration(ns)}, true
+	return circuit.Result{Class: circuit.Class(c), Latency: time.Duration(ns)}, true
 }
 
 var (
-	_ breaker.Store                         = (*BreakerStore)(nil)
-	_ breaker.Circuit                       = (*circuit)(nil)
-	_ icircuit.Restorer[breaker.Transition] = (*circuit)(nil)
-	_ icircuit.Holder[breaker.Transition]   = (*circuit)(nil)
+	_ circuit.Store   = (*BreakerStore)(nil)
+	_ circuit.Circuit = (*shared)(nil)
 )
-
-// failureRate and medianSuccessLatency describe a Transition's evidence
-// as the in-process circuit does (icircuit).
-func failureRate(evidence []breaker.Result) float64 {
-	return icircuit.FailureRate(evidence, func(r breaker.Result) (counted, failure bool) {
-		return r.Class.Counted(), r.Class.Failure()
-	})
-}
-
-func medianSuccessLatency(evidence []breaker.Result) time.Duration {
-	return icircuit.MedianSuccessLatency(evidence, func(r breaker.Result) (time.Duration, bool) {
-		return r.Latency, r.Class == breaker.Success
-	})
-}

@@ -23,7 +23,7 @@ func benchCircuit(b *testing.B, domain string) (breaker.Circuit, *roundTrips) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := bs.Circuit(domain, breaker.Standard())
+	c, err := bs.Circuit(domain, breaker.Standard().Settings())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func BenchmarkBreakerDecisionParallel(b *testing.B) {
 	b.ResetTimer()
 	began := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
-		c, err := bs.Circuit("shop-"+strconv.FormatInt(id.Add(1), 10)+".test", breaker.Standard())
+		c, err := bs.Circuit("shop-"+strconv.FormatInt(id.Add(1), 10)+".test", breaker.Standard().Settings())
 		if err != nil {
 			b.Error(err)
 			return
@@ -108,7 +108,7 @@ func BenchmarkBreakerDecisionParallel(b *testing.B) {
 // BenchmarkBreakerDecisionInProcess is the same work on the in-process
 // circuit, for scale.
 func BenchmarkBreakerDecisionInProcess(b *testing.B) {
-	c, err := breaker.MemoryStore{}.Circuit("shop.test:8080", breaker.Standard())
+	c, err := breaker.MemoryStore{}.Circuit("shop.test:8080", breaker.Standard().Settings())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	bwclock "github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	icircuit "github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	goredis "github.com/redis/go-redis/v9"
@@ -37,7 +37,7 @@ func workers(t *testing.T, n int, p breaker.Profile, opts ...redis.Option) ([]br
 		if i == 0 {
 			store0 = bs
 		}
-		c, err := bs.Circuit(domain, p)
+		c, err := bs.Circuit(domain, p.Settings())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func workers(t *testing.T, n int, p breaker.Profile, opts ...redis.Option) ([]br
 	return out, first, store0
 }
 
-func mustAllow(t *testing.T, c breaker.Circuit, clk bwclock.Clock) (breaker.Ticket, breaker.Transition) {
+func mustAllow(t *testing.T, c breaker.Circuit, clk bwclock.Clock) (circuit.Ticket, breaker.Transition) {
 	t.Helper()
 	p, tr, err := c.Allow(clk)
 	if err != nil {
@@ -55,7 +55,7 @@ func mustAllow(t *testing.T, c breaker.Circuit, clk bwclock.Clock) (breaker.Tick
 	return p, tr
 }
 
-func mustRecord(t *testing.T, c breaker.Circuit, clk bwclock.Clock, p breaker.Ticket, class breaker.Class) breaker.Transition {
+func mustRecord(t *testing.T, c breaker.Circuit, clk bwclock.Clock, p circuit.Ticket, class breaker.Class) breaker.Transition {
 	t.Helper()
 	tr, err := c.Record(clk, p, breaker.Result{Class: class, Latency: 30 * time.Millisecond})
 	if err != nil {
@@ -91,7 +91,7 @@ func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
 	ws, _, _ := workers(t, 3, breaker.Standard())
 	// Workers 1 and 2 have requests in flight when worker 0 trips.
-	var late []breaker.Ticket
+	var late []circuit.Ticket
 	for _, w := range ws[1:] {
 		for range 3 {
 			p, _ := mustAllow(t, w, clk)
@@ -99,7 +99,7 @@ func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 		}
 	}
 	tr := tripWith(t, ws[0], clk, breaker.Standard())
-	if need := icircuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize); tr.Reason != breaker.ReasonFailureRate || tr.Trips != 1 || len(tr.Window) != need {
+	if need := breaker.Standard().Settings().FailuresToTrip(); tr.Reason != breaker.ReasonFailureRate || tr.Trips != 1 || len(tr.Window) != need {
 		t.Fatalf("trip %+v, want failure_rate after %d failures, trip 1", tr, need)
 	}
 	for i, w := range ws[1:] {
@@ -242,7 +242,7 @@ func TestCircuitKeysExpireWhenIdleButNeverWhileOpen(t *testing.T) {
 		t.Fatalf("open circuit: TTL %v (%v), want the 300s cooldown plus the 1m retention", ttl, err)
 	}
 	// A closed Allow only reads: it creates nothing for a domain never seen.
-	other, err := bs.Circuit("never-recorded.test", p)
+	other, err := bs.Circuit("never-recorded.test", p.Settings())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
 	ws, _, _ := workers(t, 2, breaker.Standard())
 	until := epoch.Add(10 * time.Minute)
-	tr, err := ws[0].(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, until, 4)
+	tr, err := ws[0].RestoreOpen(clk, until, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
 		t.Fatalf("worker 1 refusal %+v, want open until %v", e, until)
 	}
 	// A second worker restoring the same checkpoint changes nothing.
-	if tr, err := ws[1].(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, until, 4); err != nil || tr.From != tr.To {
+	if tr, err := ws[1].RestoreOpen(clk, until, 4); err != nil || tr.From != tr.To {
 		t.Fatalf("second restore: %+v, %v; want no change", tr, err)
 	}
 }
@@ -281,7 +281,7 @@ func TestCrawlsDoNotShareCircuits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := bs.Circuit(domain, breaker.Standard())
+		c, err := bs.Circuit(domain, breaker.Standard().Settings())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +304,7 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := bs.Circuit(domain, breaker.Standard())
+	c, err := bs.Circuit(domain, breaker.Standard().Settings())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,20 +325,20 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 			t.Errorf("%s: %d round trips, want %d", name, got, want)
 		}
 	}
-	var probe breaker.Ticket
+	var probe circuit.Ticket
 	measure("Allow (half-open probe)", 1, func() { probe, _ = mustAllow(t, c, clk) })
 	measure("Allow (refused)", 1, func() { refusal(t, c, clk) })
 	measure("Record (probe, success)", 1, func() { mustRecord(t, c, clk, probe, breaker.Success) })
 	if tr := mustRecord(t, c, clk, first, breaker.Success); tr.To != breaker.Closed {
 		t.Fatalf("both probes passed: %+v, want closed", tr)
 	}
-	var closed breaker.Ticket
+	var closed circuit.Ticket
 	measure("Allow (closed)", 1, func() { closed, _ = mustAllow(t, c, clk) })
 	measure("Record (closed, failure)", 1, func() { mustRecord(t, c, clk, closed, breaker.Degraded) })
 	measure("Record (closed, gone)", 0, func() { mustRecord(t, c, clk, closed, breaker.Gone) })
 	measure("Snapshot", 1, func() { _, _ = c.Snapshot(clk) })
 	measure("HoldOpen", 1, func() {
-		_, _ = c.(icircuit.Holder[breaker.Transition]).HoldOpen(clk, clk.Now().Add(time.Minute), breaker.ReasonSlowCalls)
+		_, _ = c.HoldOpen(clk, clk.Now().Add(time.Minute), breaker.ReasonSlowCalls)
 	})
 }
 

@@ -6,25 +6,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	bwclock "github.com/breakwater-crawl/breakwater/clock"
-	icircuit "github.com/breakwater-crawl/breakwater/internal/circuit"
 
+	"github.com/breakwater-crawl/breakwater/circuit/circuittest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker/breakertest"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 )
 
-// newRedisCircuit is breakertest's constructor: a fresh crawl under a key
+// newRedisCircuit is circuittest's constructor: a fresh crawl under a key
 // prefix of its own for every circuit.
-func newRedisCircuit(t *testing.T, domain string, p breaker.Profile) breaker.Circuit {
+func newRedisCircuit(t *testing.T, domain string, s circuit.Settings) circuit.Circuit {
 	t.Helper()
 	client, prefix := redistest.New(t)
 	bs, err := redis.NewBreakerStore(client, "crawl-1", redis.WithNamespace(prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := bs.Circuit(domain, p)
+	c, err := bs.Circuit(domain, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func newRedisCircuit(t *testing.T, domain string, p breaker.Profile) breaker.Cir
 // The same table the in-process circuit passes (extensions/breaker's
 // circuit_test.go), run against the shared circuit.
 func TestBreakerStorePassesTheCircuitTable(t *testing.T) {
-	breakertest.Run(t, newRedisCircuit)
+	circuittest.Run(t, newRedisCircuit)
 }
 
 // TestSharedCircuitDecidesExactlyAsTheInProcessOne drives an in-process
@@ -56,17 +56,17 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			shared, err := bs.Circuit("shop.test:8080", p)
+			shared, err := bs.Circuit("shop.test:8080", p.Settings())
 			if err != nil {
 				t.Fatal(err)
 			}
-			local, err := breaker.MemoryStore{}.Circuit("shop.test:8080", p)
+			local, err := breaker.MemoryStore{}.Circuit("shop.test:8080", p.Settings())
 			if err != nil {
 				t.Fatal(err)
 			}
 			clk := bwclock.NewFake(epoch)
 			rnd := rand.New(rand.NewPCG(7, uint64(p.WindowSize)))
-			var permits []breaker.Ticket
+			var permits []circuit.Ticket
 			classes := []breaker.Class{breaker.Success, breaker.Success, breaker.Success, breaker.Degraded, breaker.Invalid,
 				breaker.Throttled, breaker.Blocked, breaker.Gone, breaker.ClientError, breaker.Excluded}
 			transitions := 0
@@ -92,23 +92,23 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 					o := breaker.Result{Class: class, Latency: time.Duration(rnd.IntN(3000)) * time.Millisecond}
 					lt, lerr := local.Record(clk, pm, o)
 					st, serr := shared.Record(clk, pm, o)
-					sameAnswer(t, step, "Record", breaker.Ticket{}, breaker.Ticket{}, lt, st, lerr, serr)
+					sameAnswer(t, step, "Record", circuit.Ticket{}, circuit.Ticket{}, lt, st, lerr, serr)
 					transitions += count(lt)
 				case r < 97:
 					clk.Advance(time.Duration(rnd.IntN(int(p.Cooldown/time.Millisecond)/4+1)) * time.Millisecond)
 				case r < 98:
 					retryAt := clk.Now().Add(time.Duration(rnd.IntN(600)-100) * time.Second)
 					trips := rnd.IntN(5)
-					lt, lerr := local.(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, retryAt, trips)
-					st, serr := shared.(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, retryAt, trips)
-					sameAnswer(t, step, "RestoreOpen", breaker.Ticket{}, breaker.Ticket{}, lt, st, lerr, serr)
+					lt, lerr := local.RestoreOpen(clk, retryAt, trips)
+					st, serr := shared.RestoreOpen(clk, retryAt, trips)
+					sameAnswer(t, step, "RestoreOpen", circuit.Ticket{}, circuit.Ticket{}, lt, st, lerr, serr)
 					transitions += count(lt)
 				case r < 99:
 					until := clk.Now().Add(time.Duration(rnd.IntN(600)-100) * time.Second)
 					reason := holdReasons[rnd.IntN(len(holdReasons))]
-					lt, lerr := local.(icircuit.Holder[breaker.Transition]).HoldOpen(clk, until, reason)
-					st, serr := shared.(icircuit.Holder[breaker.Transition]).HoldOpen(clk, until, reason)
-					sameAnswer(t, step, "HoldOpen", breaker.Ticket{}, breaker.Ticket{}, lt, st, lerr, serr)
+					lt, lerr := local.HoldOpen(clk, until, reason)
+					st, serr := shared.HoldOpen(clk, until, reason)
+					sameAnswer(t, step, "HoldOpen", circuit.Ticket{}, circuit.Ticket{}, lt, st, lerr, serr)
 					transitions += count(lt)
 				default:
 					ls, _ := local.Snapshot(clk)
@@ -159,7 +159,7 @@ func count(t breaker.Transition) int {
 }
 
 // sameAnswer fails the test unless both circuits answered alike.
-func sameAnswer(t *testing.T, step int, op string, lp, sp breaker.Ticket, lt, st breaker.Transition, lerr, serr error) {
+func sameAnswer(t *testing.T, step int, op string, lp, sp circuit.Ticket, lt, st breaker.Transition, lerr, serr error) {
 	t.Helper()
 	if lp.Gen != sp.Gen || lp.Probe != sp.Probe { // the in-process circuit also numbers its tickets
 		t.Fatalf("step %d: %s tickets differ: in-process %+v, shared %+v", step, op, lp, sp)
@@ -169,7 +169,7 @@ func sameAnswer(t *testing.T, step int, op string, lp, sp breaker.Ticket, lt, st
 	}
 	if lerr != nil {
 		var le, se *breaker.CircuitOpenError
-		if !errors.As(lerr, &le) || !errors.As(serr, &se) || le.Domain != se.Domain || le.State != se.State || !le.RetryAt.Equal(se.RetryAt) {
+		if !errors.As(lerr, &le) || !errors.As(serr, &se) || le.Key != se.Key || le.State != se.State || !le.RetryAt.Equal(se.RetryAt) {
 			t.Fatalf("step %d: %s refusals differ: in-process %v, shared %v", step, op, lerr, serr)
 		}
 	}
@@ -185,7 +185,7 @@ func sameAnswer(t *testing.T, step int, op string, lp, sp breaker.Ticket, lt, st
 }
 
 func sameTransition(a, b breaker.Transition) bool {
-	if a.Domain != b.Domain || a.From != b.From || a.To != b.To || !a.At.Equal(b.At) || a.Reason != b.Reason ||
+	if a.Key != b.Key || a.From != b.From || a.To != b.To || !a.At.Equal(b.At) || a.Reason != b.Reason ||
 		a.FailureRate != b.FailureRate || a.MedianLatency != b.MedianLatency || !a.RetryAt.Equal(b.RetryAt) || a.Trips != b.Trips ||
 		len(a.Window) != len(b.Window) {
 		return false

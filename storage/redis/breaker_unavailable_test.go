@@ -5,15 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	bwclock "github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	icircuit "github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/rs/zerolog"
 )
 
 // waitAllowed calls Allow until Redis answers again, for at most 10 s.
-func waitAllowed(t *testing.T, c breaker.Circuit) (breaker.Ticket, time.Duration) {
+func waitAllowed(t *testing.T, c breaker.Circuit) (circuit.Ticket, time.Duration) {
 	t.Helper()
 	began := time.Now()
 	for time.Since(began) < 10*time.Second {
@@ -30,7 +30,7 @@ func waitAllowed(t *testing.T, c breaker.Circuit) (breaker.Ticket, time.Duration
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("Redis never answered again within 10s")
-	return breaker.Ticket{}, 0
+	return circuit.Ticket{}, 0
 }
 
 func linkEvents(t *testing.T, buf *logBuffer) []string {
@@ -56,11 +56,11 @@ func TestBreakerFailsClosedWhileRedisIsDownAndResumesWhenItIsBack(t *testing.T) 
 		t.Fatal(err)
 	}
 	p := breaker.Conservative()
-	tripped, err := bs.Circuit("down.test", p)
+	tripped, err := bs.Circuit("down.test", p.Settings())
 	if err != nil {
 		t.Fatal(err)
 	}
-	healthy, err := bs.Circuit("up.test", p)
+	healthy, err := bs.Circuit("up.test", p.Settings())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +81,8 @@ func TestBreakerFailsClosedWhileRedisIsDownAndResumesWhenItIsBack(t *testing.T) 
 		if !errors.As(err, &unavailable) || !errors.Is(err, redis.ErrUnavailable) || !errors.Is(err, breaker.ErrOpen) || !errors.As(err, &open) {
 			t.Fatalf("Allow with Redis down: %v; want an *UnavailableError that matches ErrUnavailable and converts to a *breaker.CircuitOpenError", err)
 		}
-		if now := time.Now(); open.Domain != "up.test" || !open.RetryAt.After(now.Add(-time.Millisecond)) {
-			t.Fatalf("refusal for %s until %s at %s: want the domain, open until the next try", open.Domain,
+		if now := time.Now(); open.Key != "up.test" || !open.RetryAt.After(now.Add(-time.Millisecond)) {
+			t.Fatalf("refusal for %s until %s at %s: want the domain, open until the next try", open.Key,
 				open.RetryAt.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano))
 		}
 		time.Sleep(time.Millisecond)
@@ -92,7 +92,7 @@ func TestBreakerFailsClosedWhileRedisIsDownAndResumesWhenItIsBack(t *testing.T) 
 	if tries < 2 || tries > 8 {
 		t.Errorf("%d tries to reach Redis in 300ms, want a few (one per backoff), not one per call (%d)", tries, calls)
 	}
-	if _, err := healthy.Record(bwclock.System, breaker.Ticket{}, breaker.Result{Class: breaker.Success}); !errors.Is(err, redis.ErrUnavailable) {
+	if _, err := healthy.Record(bwclock.System, circuit.Ticket{}, breaker.Result{Class: breaker.Success}); !errors.Is(err, redis.ErrUnavailable) {
 		t.Errorf("Record with Redis down: %v, want ErrUnavailable", err)
 	}
 
@@ -119,11 +119,11 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	}
 	p := breaker.Standard()
 	p.Cooldown = 5 * time.Minute
-	tripped, err := bs.Circuit("down.test", p)
+	tripped, err := bs.Circuit("down.test", p.Settings())
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := bs.Circuit("up.test", p)
+	other, err := bs.Circuit("up.test", p.Settings())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,8 +139,8 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	}
 	// Another domain is decided in-process: permits, and a local trip.
 	var local breaker.Transition
-	var last breaker.Ticket
-	for range icircuit.FailuresToTrip(p.FailureThreshold, p.WindowSize) {
+	var last circuit.Ticket
+	for range p.Settings().FailuresToTrip() {
 		pm, _ := mustAllow(t, other, bwclock.System)
 		if tr := mustRecord(t, other, bwclock.System, pm, breaker.Degraded); tr.From != tr.To {
 			local = tr

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/circuit/circuittest"
 	bwclock "github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker/breakertest"
-	icircuit "github.com/breakwater-crawl/breakwater/internal/circuit"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
@@ -66,13 +66,13 @@ func TestBreakerStorePassesTheCircuitTableOnACluster(t *testing.T) {
 	c := redistest.NewCluster(t, 3)
 	client := c.Client(t)
 	n := 0
-	breakertest.Run(t, func(t *testing.T, domain string, p breaker.Profile) breaker.Circuit {
+	circuittest.Run(t, func(t *testing.T, domain string, s circuit.Settings) circuit.Circuit {
 		n++
 		bs, err := redis.NewBreakerStore(client, "crawl-1", redis.WithNamespace("b"+strconv.Itoa(n)), redis.WithShards(1+n%3))
 		if err != nil {
 			t.Fatal(err)
 		}
-		circ, err := bs.Circuit(domain, p)
+		circ, err := bs.Circuit(domain, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +332,7 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 			must("NewBreakerStore", err)
 			clk := bwclock.System
 			for d := range 3 {
-				circ, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard())
+				circ, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard().Settings())
 				must("Circuit", err)
 				p, _, err := circ.Allow(clk)
 				must("Allow", err)
@@ -347,9 +347,9 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 					t.Fatal("the shared circuit has no Pause")
 				}
 				must("Pause", pauser.Pause(clk, time.Now().Add(time.Second)))
-				_, err = circ.(icircuit.Holder[breaker.Transition]).HoldOpen(clk, time.Now().Add(time.Second), "test")
+				_, err = circ.HoldOpen(clk, time.Now().Add(time.Second), "test")
 				must("HoldOpen", err)
-				_, err = circ.(icircuit.Restorer[breaker.Transition]).RestoreOpen(clk, time.Now().Add(2*time.Second), 3)
+				_, err = circ.RestoreOpen(clk, time.Now().Add(2*time.Second), 3)
 				must("RestoreOpen", err)
 			}
 		})

@@ -38,7 +38,7 @@
 // machine replayed by Lua scripts on three keys per domain (state, the
 // window of outcomes with their latencies, and the probes' leases), and
 // each Allow and each Record is one atomic round trip, with the profile
-// passed in the arguments. The breakertest table and a differential test
+// passed in the arguments. The circuittest table and a differential test
 // against the in-process circuit (thousands of random calls, same permits,
 // refusals and transitions, down to the log line) hold them to the same
 // semantics, for outcomes that come back in the order their requests

@@ -54,7 +54,7 @@ func ExampleNewBreakerStore() {
 			fmt.Println(err)
 			return
 		}
-		c, err := bs.Circuit("shop.example", p)
+		c, err := bs.Circuit("shop.example", p.Settings())
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -194,7 +194,7 @@ func BenchmarkFleetBreakerDecisions(b *testing.B) {
 							b.Fatal(err)
 						}
 						for d := range domains {
-							c, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard())
+							c, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard().Settings())
 							if err != nil {
 								b.Fatal(err)
 							}
@@ -251,7 +251,7 @@ func BenchmarkFleetURLs(b *testing.B) {
 							b.Fatal(err)
 						}
 						for d := range domains {
-							c, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard())
+							c, err := bs.Circuit("d"+strconv.Itoa(d)+".example", breaker.Standard().Settings())
 							if err != nil {
 								b.Fatal(err)
 							}

@@ -126,7 +126,7 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 		}, OnRefused: func(r *colly.Request, e *breaker.CircuitOpenError) {
 			emit(workerEvent{Ev: "refused", URL: r.URL.String()})
 		}, OnTransition: func(t breaker.Transition) {
-			emit(workerEvent{Ev: "transition", URL: t.Domain, From: t.From.String(), To: t.To.String(), Reason: t.Reason})
+			emit(workerEvent{Ev: "transition", URL: t.Key, From: t.From.String(), To: t.To.String(), Reason: t.Reason})
 		}}),
 	)...)
 	if err != nil {

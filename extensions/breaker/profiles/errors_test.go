@@ -7,7 +7,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
-	"github.com/breakwater-crawl/breakwater/internal/profileerr"
 )
 
 // A profile whose circuit fields are all set, for cases that break one
@@ -140,12 +139,12 @@ func TestEveryKindOfMistakeNamesFileLineAndField(t *testing.T) {
 			if !strings.Contains(e.Reason, tc.reason) {
 				t.Errorf("reason %q lacks %q", e.Reason, tc.reason)
 			}
-			var pe *profileerr.Error
+			var pe *breaker.ProfileError
 			switch {
 			case tc.field != "" && !errors.As(err, &pe):
-				t.Errorf("an out-of-range value should carry the *profileerr.Error")
+				t.Errorf("an out-of-range value should carry the *breaker.ProfileError")
 			case tc.field != "" && pe.Field != tc.field:
-				t.Errorf("profileerr.Error.Field = %s, want %s", pe.Field, tc.field)
+				t.Errorf("ProfileError.Field = %s, want %s", pe.Field, tc.field)
 			case tc.field != "" && !errors.Is(err, breaker.ErrInvalidProfile):
 				t.Errorf("errors.Is(err, breaker.ErrInvalidProfile) is false")
 			case tc.field == "" && errors.As(err, &pe):

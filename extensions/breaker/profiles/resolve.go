@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/profileerr"
 )
 
 // status of a profile during resolution.
@@ -146,7 +145,7 @@ func missingRequired(rp *rawProfile) []string {
 // that the rule involves, else at the profile's name.
 func (r *resolver) invalid(rp *rawProfile, prof breaker.Profile, err error) {
 	path := join(keyProfiles, rp.name)
-	var pe *profileerr.Error
+	var pe *breaker.ProfileError
 	if !errors.As(err, &pe) {
 		r.p.errs = append(r.p.errs, &Error{File: r.p.file, Line: rp.node.Line, Path: path, Reason: err.Error(), Err: err})
 		return

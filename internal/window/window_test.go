@@ -1,9 +1,12 @@
-package breaker
+package window_test
 
 import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
 // TestWindowGrowsAndKeepsTheLatest checks the growing ring against a plain
@@ -11,19 +14,19 @@ import (
 func TestWindowGrowsAndKeepsTheLatest(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for _, size := range []int{1, 2, 5, 20, 100} {
-		w := newWindow(size)
-		var ref []Result
+		w := window.New(size, failed)
+		var ref []circuit.Result
 		for step := range 5000 {
 			if rnd.IntN(200) == 0 {
-				w.reset()
+				w.Reset()
 				ref = nil
 				continue
 			}
-			o := Result{Class: Class(rnd.IntN(int(numClasses)))}
+			o := circuit.Result{Class: circuit.Class(rnd.IntN(int(circuit.Excluded) + 1))}
 			if !o.Class.Counted() {
 				continue
 			}
-			w.add(o)
+			w.Add(o)
 			ref = append(ref, o)
 			if len(ref) > size {
 				ref = ref[1:]
@@ -34,40 +37,10 @@ func TestWindowGrowsAndKeepsTheLatest(t *testing.T) {
 					fails++
 				}
 			}
-			if got := w.outcomes(); !slices.Equal(got, ref) || w.failures != fails || w.full() != (len(ref) == size) || len(w.buf) > size {
+			if got := w.Outcomes(); !slices.Equal(got, ref) || w.Failures != fails || w.Full() != (len(ref) == size) || len(w.Buf) > size {
 				t.Fatalf("size %d, step %d: window holds %v (%d failures, full %v, buffer %d), want %v (%d failures)",
-					size, step, got, w.failures, w.full(), len(w.buf), ref, fails)
+					size, step, got, w.Failures, w.Full(), len(w.Buf), ref, fails)
 			}
-		}
-	}
-}
-
-// TestDormantRecordRoundTrips encodes random dormant records and reads
-// them back whole.
-func TestDormantRecordRoundTrips(t *testing.T) {
-	rnd := rand.New(rand.NewPCG(3, 4))
-	base := int64(1_800_000_000_000_000_000)
-	for range 2000 {
-		var r dormant
-		for c := range numClasses {
-			r.counts[c] = rnd.Uint32() >> rnd.IntN(32)
-		}
-		r.refused, r.trips, r.streak, r.healthyRun = rnd.Uint32(), rnd.Uint32()>>20, uint32(rnd.IntN(5)), uint32(rnd.IntN(50))
-		r.fails, r.netFails, r.pauses, r.successes, r.tracked = rnd.Uint32(), rnd.Uint32(), rnd.Uint32()>>16, rnd.Uint32(), uint32(rnd.IntN(101))
-		r.slowN, r.slowNext = uint16(rnd.IntN(51)), uint16(rnd.IntN(50))
-		r.rate = rnd.Float32()
-		r.median, r.baseline, r.timeout, r.pausedFor = rnd.Int64N(1e11), rnd.Int64N(1e10), rnd.Int64N(1e11), rnd.Int64()
-		for _, p := range []*int64{&r.lastOK, &r.lastSeen} {
-			switch rnd.IntN(3) {
-			case 0: // never
-			case 1:
-				*p = base + rnd.Int64N(1e15)
-			default:
-				*p = base - rnd.Int64N(1e12) // before the breaker was made (a shared clock)
-			}
-		}
-		if got := decodeDormant(r.encode(base), base); got != r {
-			t.Fatalf("round trip:\n got %+v\nwant %+v", got, r)
 		}
 	}
 }
@@ -83,13 +56,13 @@ func TestWindowKeepsTheLatestIssued(t *testing.T) {
 	}
 	for _, size := range []int{1, 2, 10, 20, 50} {
 		rnd := rand.New(rand.NewPCG(uint64(size), 3))
-		w := newWindow(size)
+		w := window.New(size, failed)
 		var model []rec // sorted by seq, at most size
 		var issued uint64
 		var pending []rec
 		for step := range 20000 {
 			if rnd.IntN(500) == 0 {
-				w.reset()
+				w.Reset()
 				model = model[:0]
 			}
 			if len(pending) == 0 || rnd.IntN(3) > 0 {
@@ -103,11 +76,11 @@ func TestWindowKeepsTheLatestIssued(t *testing.T) {
 			}
 			r := pending[i]
 			pending = slices.Delete(pending, i, i+1)
-			o := Result{Class: Success}
+			o := circuit.Result{Class: circuit.Success}
 			if r.fail {
-				o.Class = Degraded
+				o.Class = circuit.Degraded
 			}
-			w.addIssued(o, r.seq)
+			w.AddIssued(o, r.seq)
 			if len(model) < size || r.seq > model[0].seq {
 				model = append(model, r)
 				slices.SortFunc(model, func(a, b rec) int { return int(a.seq) - int(b.seq) })
@@ -121,9 +94,9 @@ func TestWindowKeepsTheLatestIssued(t *testing.T) {
 					fails++
 				}
 			}
-			got := w.outcomes()
-			if w.n != len(model) || w.failures != fails || len(got) != len(model) {
-				t.Fatalf("size %d step %d: window holds %d with %d failures, model %d with %d", size, step, w.n, w.failures, len(model), fails)
+			got := w.Outcomes()
+			if w.N != len(model) || w.Failures != fails || len(got) != len(model) {
+				t.Fatalf("size %d step %d: window holds %d with %d failures, model %d with %d", size, step, w.N, w.Failures, len(model), fails)
 			}
 			for j, m := range model {
 				if got[j].Class.Failure() != m.fail {
@@ -133,3 +106,5 @@ func TestWindowKeepsTheLatestIssued(t *testing.T) {
 		}
 	}
 }
+
+func failed(r circuit.Result) bool { return r.Class.Failure() }

@@ -1,17 +1,16 @@
-package breakertest
+package circuittest
 
 import (
 	"errors"
 	"sync"
 	"testing"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/circuit"
+	"github.com/breakwater-crawl/breakwater/circuit"
 )
 
 // RunHalfOpen tests probing: the in-flight limit, re-opening and closing.
 func RunHalfOpen(t *testing.T, nc NewCircuit) {
-	halfOpen := func(t *testing.T, p breaker.Profile) *harness {
+	halfOpen := func(t *testing.T, p profile) *harness {
 		h := newHarness(t, nc, p)
 		h.trip()
 		h.advance(p.Cooldown)
@@ -19,24 +18,24 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 	}
 
 	t.Run("LimitsProbesInFlightNotRecorded", func(t *testing.T) {
-		h := halfOpen(t, breaker.Standard()) // 2 probes
+		h := halfOpen(t, standard()) // 2 probes
 		p1, p2 := h.allow(), h.allow()
 		e := h.refused()
-		if e.State != breaker.HalfOpen {
+		if e.State != circuit.HalfOpen {
 			t.Fatalf("refusal state %s, want half-open", e.State)
 		}
-		h.record(p1, breaker.Success) // one slot frees
+		h.record(p1, circuit.Success) // one slot frees
 		p3 := h.allow()
 		h.refused()
-		h.record(p2, breaker.Success) // two passed: closes
-		h.wantState(breaker.Closed)
-		h.record(p3, breaker.Degraded) // stale: from the half-open round
-		h.wantState(breaker.Closed)
+		h.record(p2, circuit.Success) // two passed: closes
+		h.wantState(circuit.Closed)
+		h.record(p3, circuit.Degraded) // stale: from the half-open round
+		h.wantState(circuit.Closed)
 	})
 
 	t.Run("LimitsProbesUnderConcurrency", func(t *testing.T) {
-		h := halfOpen(t, breaker.Aggressive()) // 3 probes
-		h.record(h.allow(), breaker.Success)   // into half-open, one passed
+		h := halfOpen(t, aggressive())       // 3 probes
+		h.record(h.allow(), circuit.Success) // into half-open, one passed
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		granted, refused := 0, 0
@@ -50,7 +49,7 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 				switch {
 				case err == nil:
 					granted++
-				case errors.Is(err, breaker.ErrOpen):
+				case errors.Is(err, circuit.ErrOpen):
 					refused++
 				default:
 					t.Errorf("Allow: %v", err)
@@ -67,24 +66,24 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 	})
 
 	t.Run("OneFailedProbeReopens", func(t *testing.T) {
-		h := halfOpen(t, breaker.Standard())
+		h := halfOpen(t, standard())
 		p1, p2 := h.allow(), h.allow()
-		h.record(p1, breaker.Degraded)
-		h.wantState(breaker.Open)
+		h.record(p1, circuit.Degraded)
+		h.wantState(circuit.Open)
 		tr := h.last()
-		if tr.From != breaker.HalfOpen || tr.Reason != breaker.ReasonProbeFailed || !tr.RetryAt.Equal(h.now.Add(breaker.Standard().Cooldown)) {
+		if tr.From != circuit.HalfOpen || tr.Reason != circuit.ReasonProbeFailed || !tr.RetryAt.Equal(h.now.Add(standard().Cooldown)) {
 			t.Fatalf("transition %+v, want half-open→open (probe_failed) with a fresh cooldown", tr)
 		}
-		h.record(p2, breaker.Success) // the other probe's late success changes nothing
-		h.wantState(breaker.Open)
+		h.record(p2, circuit.Success) // the other probe's late success changes nothing
+		h.wantState(circuit.Open)
 		h.refused()
 	})
 
 	t.Run("AllProbesPassingClosesAndClearsTheWindow", func(t *testing.T) {
-		h := halfOpen(t, breaker.Standard())
-		h.do(2, breaker.Success)
-		h.wantState(breaker.Closed)
-		if tr := h.last(); tr.Reason != breaker.ReasonProbesPassed || tr.To != breaker.Closed {
+		h := halfOpen(t, standard())
+		h.do(2, circuit.Success)
+		h.wantState(circuit.Closed)
+		if tr := h.last(); tr.Reason != circuit.ReasonProbesPassed || tr.To != circuit.Closed {
 			t.Fatalf("transition %+v, want half-open→closed (probes_passed)", tr)
 		}
 		if s := h.snapshot(); s.WindowLen != 0 {
@@ -92,20 +91,20 @@ func RunHalfOpen(t *testing.T, nc NewCircuit) {
 		}
 		// The window starts afresh: the failures from before the trip are
 		// gone, and it takes need new ones to trip again.
-		need := circuit.FailuresToTrip(breaker.Standard().FailureThreshold, breaker.Standard().WindowSize)
-		h.do(need-1, breaker.Degraded)
-		h.wantState(breaker.Closed)
-		h.do(1, breaker.Degraded)
-		h.wantState(breaker.Open)
+		need := standard().FailuresToTrip()
+		h.do(need-1, circuit.Degraded)
+		h.wantState(circuit.Closed)
+		h.do(1, circuit.Degraded)
+		h.wantState(circuit.Open)
 	})
 
 	t.Run("UncountedProbeFreesItsSlot", func(t *testing.T) {
-		h := halfOpen(t, breaker.Conservative()) // 1 probe
+		h := halfOpen(t, conservative()) // 1 probe
 		p := h.allow()
 		h.refused()
-		h.record(p, breaker.Throttled)
-		h.wantState(breaker.HalfOpen)
-		h.record(h.allow(), breaker.Success)
-		h.wantState(breaker.Closed)
+		h.record(p, circuit.Throttled)
+		h.wantState(circuit.HalfOpen)
+		h.record(h.allow(), circuit.Success)
+		h.wantState(circuit.Closed)
 	})
 }

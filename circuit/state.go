@@ -1,8 +1,8 @@
-package breaker
+package circuit
 
 import "fmt"
 
-// State is the state of one domain's circuit.
+// State is the state of one circuit.
 type State uint8
 
 // The three states of a circuit. The zero value is Closed.
@@ -11,7 +11,7 @@ const (
 	Closed State = iota
 	// Open refuses every request until the cooldown has passed.
 	Open
-	// HalfOpen lets at most Profile.HalfOpenProbes requests be in flight;
+	// HalfOpen lets at most Settings.HalfOpenProbes requests be in flight;
 	// one failure re-opens, all passing closes.
 	HalfOpen
 )
@@ -44,7 +44,7 @@ func (s *State) UnmarshalText(b []byte) error {
 	case "half-open":
 		*s = HalfOpen
 	default:
-		return fmt.Errorf("breaker: unknown state %q (want closed, open or half-open)", b)
+		return fmt.Errorf("circuit: unknown state %q (want closed, open or half-open)", b)
 	}
 	return nil
 }

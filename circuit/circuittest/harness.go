@@ -1,17 +1,17 @@
-package breakertest
+package circuittest
 
 import (
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
 // NewCircuit makes a fresh circuit for domain with profile p. Each call must
 // return an independent circuit (a fresh key prefix for shared stores).
-type NewCircuit func(t *testing.T, domain string, p breaker.Profile) breaker.Circuit
+type NewCircuit func(t *testing.T, key string, s circuit.Settings) circuit.Circuit
 
 // Run runs every table.
 func Run(t *testing.T, newCircuit NewCircuit) {
@@ -26,18 +26,18 @@ var epoch = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 // harness drives one circuit with a manual time.
 type harness struct {
 	t      *testing.T
-	c      breaker.Circuit
-	p      breaker.Profile
+	c      circuit.Circuit
+	p      profile
 	clk    *clock.Fake
 	now    time.Time // the fake clock's reading, kept for assertions
-	trans  []breaker.Transition
+	trans  []circuit.Transition
 	sent   int
-	permit []breaker.Ticket // tickets handed out and not yet recorded
+	permit []circuit.Ticket // tickets handed out and not yet recorded
 }
 
-func newHarness(t *testing.T, nc NewCircuit, p breaker.Profile) *harness {
+func newHarness(t *testing.T, nc NewCircuit, p profile) *harness {
 	t.Helper()
-	return &harness{t: t, c: nc(t, "shop.test:8080", p), p: p, clk: clock.NewFake(epoch), now: epoch}
+	return &harness{t: t, c: nc(t, "shop.test:8080", p.Settings), p: p, clk: clock.NewFake(epoch), now: epoch}
 }
 
 func (h *harness) advance(d time.Duration) {
@@ -46,7 +46,7 @@ func (h *harness) advance(d time.Duration) {
 }
 
 // allow asks for a ticket and fails the test on a refusal.
-func (h *harness) allow() breaker.Ticket {
+func (h *harness) allow() circuit.Ticket {
 	h.t.Helper()
 	p, tr, err := h.c.Allow(h.clk)
 	if err != nil {
@@ -58,20 +58,20 @@ func (h *harness) allow() breaker.Ticket {
 }
 
 // refused asserts Allow refuses, and returns the refusal.
-func (h *harness) refused() *breaker.CircuitOpenError {
+func (h *harness) refused() *circuit.OpenError {
 	h.t.Helper()
 	_, tr, err := h.c.Allow(h.clk)
 	h.note(tr)
-	var open *breaker.CircuitOpenError
-	if !errors.As(err, &open) || !errors.Is(err, breaker.ErrOpen) {
+	var open *circuit.OpenError
+	if !errors.As(err, &open) || !errors.Is(err, circuit.ErrOpen) {
 		h.t.Fatalf("Allow after %d requests: got err %v, want a *CircuitOpenError", h.sent, err)
 	}
 	return open
 }
 
-func (h *harness) record(p breaker.Ticket, c breaker.Class) {
+func (h *harness) record(p circuit.Ticket, c circuit.Class) {
 	h.t.Helper()
-	tr, err := h.c.Record(h.clk, p, breaker.Result{Class: c, Latency: 40 * time.Millisecond})
+	tr, err := h.c.Record(h.clk, p, circuit.Result{Class: c, Latency: 40 * time.Millisecond})
 	if err != nil {
 		h.t.Fatalf("Record: %v", err)
 	}
@@ -79,20 +79,20 @@ func (h *harness) record(p breaker.Ticket, c breaker.Class) {
 }
 
 // do sends n requests one at a time, each ending in class c.
-func (h *harness) do(n int, c breaker.Class) {
+func (h *harness) do(n int, c circuit.Class) {
 	h.t.Helper()
 	for range n {
 		h.record(h.allow(), c)
 	}
 }
 
-func (h *harness) note(tr breaker.Transition) {
+func (h *harness) note(tr circuit.Transition) {
 	if tr.From != tr.To {
 		h.trans = append(h.trans, tr)
 	}
 }
 
-func (h *harness) state() breaker.State {
+func (h *harness) state() circuit.State {
 	h.t.Helper()
 	s, err := h.c.Snapshot(h.clk)
 	if err != nil {
@@ -101,7 +101,7 @@ func (h *harness) state() breaker.State {
 	return s.State
 }
 
-func (h *harness) snapshot() breaker.DomainSnapshot {
+func (h *harness) snapshot() circuit.Snapshot {
 	h.t.Helper()
 	s, err := h.c.Snapshot(h.clk)
 	if err != nil {
@@ -110,7 +110,7 @@ func (h *harness) snapshot() breaker.DomainSnapshot {
 	return s
 }
 
-func (h *harness) wantState(want breaker.State) {
+func (h *harness) wantState(want circuit.State) {
 	h.t.Helper()
 	if got := h.state(); got != want {
 		h.t.Fatalf("after %d requests: state %s, want %s", h.sent, got, want)
@@ -118,7 +118,7 @@ func (h *harness) wantState(want breaker.State) {
 }
 
 // last returns the latest transition, failing if there is none.
-func (h *harness) last() breaker.Transition {
+func (h *harness) last() circuit.Transition {
 	h.t.Helper()
 	if len(h.trans) == 0 {
 		h.t.Fatal("no transition happened")
@@ -129,11 +129,30 @@ func (h *harness) last() breaker.Transition {
 // trip opens the circuit with consecutive failures on a fresh window.
 func (h *harness) trip() {
 	h.t.Helper()
-	for h.state() == breaker.Closed {
-		h.record(h.allow(), breaker.Degraded)
+	for h.state() == circuit.Closed {
+		h.record(h.allow(), circuit.Degraded)
 		if h.sent > 10*h.p.WindowSize {
 			h.t.Fatal("circuit never tripped")
 		}
 	}
-	h.wantState(breaker.Open)
+	h.wantState(circuit.Open)
+}
+
+// profile is a named Settings: the circuit settings of package breaker's
+// built-in profiles, so the table runs what crawls run.
+type profile struct {
+	Name string
+	circuit.Settings
+}
+
+func conservative() profile {
+	return profile{"conservative", circuit.Settings{WindowSize: 10, FailureThreshold: 0.6, Cooldown: 300 * time.Second, HalfOpenProbes: 1}}
+}
+
+func standard() profile {
+	return profile{"standard", circuit.Settings{WindowSize: 20, FailureThreshold: 0.5, Cooldown: 60 * time.Second, HalfOpenProbes: 2}}
+}
+
+func aggressive() profile {
+	return profile{"aggressive", circuit.Settings{WindowSize: 50, FailureThreshold: 0.35, Cooldown: 30 * time.Second, HalfOpenProbes: 3}}
 }

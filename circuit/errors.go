@@ -1,0 +1,55 @@
+package circuit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrOpen is what every refusal wraps: errors.Is(err, ErrOpen) tells a
+// request the circuit did not let through from one that failed.
+var ErrOpen = errors.New("breaker: circuit open")
+
+// OpenError is a refusal: the circuit for Key did not let the request
+// through, and it may be tried again at RetryAt.
+type OpenError struct {
+	Key string
+	// State is the circuit's state at the refusal. Closed means the
+	// caller held the request back (a pause, or its most requests in
+	// flight), not the circuit.
+	State   State
+	RetryAt time.Time
+}
+
+func (e *OpenError) Error() string {
+	switch e.State {
+	case Closed:
+		return fmt.Sprintf("breaker: %s is paused or at its most requests in flight until %s; the request was not sent",
+			e.Key, e.RetryAt.Format(time.RFC3339))
+	case HalfOpen:
+		return fmt.Sprintf("breaker: circuit for %s is half-open and its probes are in flight; retry after %s",
+			e.Key, e.RetryAt.Format(time.RFC3339))
+	}
+	return fmt.Sprintf("breaker: circuit for %s is open; it may be probed again at %s",
+		e.Key, e.RetryAt.Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrOpen) true.
+func (e *OpenError) Is(target error) bool { return target == ErrOpen }
+
+// ErrInvalidSettings is wrapped by every *SettingsError.
+var ErrInvalidSettings = errors.New("circuit: invalid settings")
+
+// SettingsError says which field of a Settings is out of range, and why.
+type SettingsError struct {
+	Field  string
+	Value  any
+	Reason string
+}
+
+func (e *SettingsError) Error() string {
+	return fmt.Sprintf("circuit: %s = %v: %s", e.Field, e.Value, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidSettings) true.
+func (e *SettingsError) Unwrap() error { return ErrInvalidSettings }

@@ -1,0 +1,214 @@
+package circuit
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/window"
+)
+
+// Memory is the in-process Circuit. Its closed Allow takes no lock.
+type Memory struct {
+	key  string
+	s    Settings
+	need int // failures in a full window that trip it
+
+	// closedGen is gen<<1 | 1 while the circuit is closed, 0 otherwise:
+	// the closed Allow reads it without the lock.
+	closedGen atomic.Uint64
+	// failures mirrors win.Failures for WindowFailures, without the lock.
+	failures atomic.Int32
+	// issued counts the tickets handed out: the order the window keeps
+	// outcomes in (window.AddIssued).
+	issued atomic.Uint64
+
+	mu      sync.Mutex
+	state   State
+	gen     uint64
+	win     window.Window[Result]
+	consec  int
+	retryAt time.Time
+	probes  int // probes in flight
+	passed  int // probes passed this half-open round
+	trips   int
+}
+
+// NewMemory returns a closed circuit for key deciding with s, which the
+// caller has validated (MemoryStore.Circuit validates it).
+func NewMemory(key string, s Settings) *Memory {
+	c := &Memory{key: key, s: s, need: s.FailuresToTrip(), win: window.New(s.WindowSize, failed)}
+	c.closedGen.Store(1) // closed, generation 0
+	return c
+}
+
+// Allow asks to send one request now (Circuit).
+func (c *Memory) Allow(clk clock.Clock) (Ticket, Transition, error) {
+	// Closed: no lock. A ticket taken just as the circuit trips is a
+	// request in flight at the trip, and its result is ignored by
+	// generation like every other.
+	if g := c.closedGen.Load(); g != 0 {
+		return Ticket{Gen: g >> 1, Seq: c.issued.Add(1)}, Transition{}, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == Closed {
+		return Ticket{Gen: c.gen, Seq: c.issued.Add(1)}, Transition{}, nil
+	}
+	now := clk.Now()
+	switch c.state {
+	case Open:
+		if now.Before(c.retryAt) {
+			return Ticket{}, Transition{}, &OpenError{Key: c.key, State: Open, RetryAt: c.retryAt}
+		}
+		t := c.moveLocked(now, HalfOpen, ReasonCooldownElapsed, nil)
+		c.probes = 1
+		return Ticket{Gen: c.gen, Probe: true}, t, nil
+	default: // HalfOpen
+		if c.probes >= c.s.HalfOpenProbes {
+			return Ticket{}, Transition{}, &OpenError{Key: c.key, State: HalfOpen, RetryAt: now.Add(c.s.Cooldown)}
+		}
+		c.probes++
+		return Ticket{Gen: c.gen, Probe: true}, Transition{}, nil
+	}
+}
+
+// Record gives back a ticket with its result (Circuit).
+func (c *Memory) Record(clk clock.Clock, p Ticket, o Result) (Transition, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p.Gen != c.gen {
+		return Transition{}, nil // stale: the circuit already moved on
+	}
+	switch c.state {
+	case Closed:
+		if !o.Class.Counted() {
+			return Transition{}, nil
+		}
+		seq := p.Seq
+		if seq == 0 { // a ticket made by hand: as if issued now
+			seq = c.issued.Add(1)
+		}
+		c.win.AddIssued(o, seq)
+		c.failures.Store(int32(c.win.Failures))
+		if !o.Class.Failure() {
+			c.consec = 0
+			return Transition{}, nil
+		}
+		c.consec++
+		switch {
+		case c.win.Failures >= c.need:
+			return c.tripLocked(clk.Now(), ReasonFailureRate, c.win.Outcomes()), nil
+		case c.s.ConsecutiveFailures > 0 && c.consec >= c.s.ConsecutiveFailures:
+			return c.tripLocked(clk.Now(), ReasonConsecutiveFailures, c.win.Outcomes()), nil
+		}
+		return Transition{}, nil
+	case HalfOpen:
+		if !p.Probe {
+			return Transition{}, nil
+		}
+		c.probes--
+		switch {
+		case o.Class.Failure():
+			return c.tripLocked(clk.Now(), ReasonProbeFailed, []Result{o}), nil
+		case o.Class == Success:
+			c.passed++
+			if c.passed >= c.s.HalfOpenProbes {
+				c.win.Reset()
+				c.consec = 0
+				return c.moveLocked(clk.Now(), Closed, ReasonProbesPassed, nil), nil
+			}
+		}
+		// Not counted (throttled, gone, cancelled…): the slot is free for
+		// another probe.
+	}
+	return Transition{}, nil
+}
+
+// Snapshot reads the circuit's state; it never fails.
+func (c *Memory) Snapshot(clock.Clock) (Snapshot, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Snapshot{Key: c.key, State: c.state, RetryAt: c.retryAt, Trips: c.trips,
+		WindowLen: c.win.N, WindowFailures: c.win.Failures, ProbesInFlight: c.probes}, nil
+}
+
+// RestoreOpen puts back a saved state (Circuit).
+func (c *Memory) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Transition, error) {
+	c.mu.Lock()
+	c.trips = max(c.trips, trips)
+	c.mu.Unlock()
+	return c.HoldOpen(clk, retryAt, ReasonRestored)
+}
+
+// HoldOpen opens the circuit until until (Circuit).
+func (c *Memory) HoldOpen(clk clock.Clock, until time.Time, reason string) (Transition, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := clk.Now()
+	if !until.After(now) {
+		return Transition{}, nil
+	}
+	if c.state == Open {
+		if until.After(c.retryAt) {
+			c.retryAt = until
+		}
+		return Transition{}, nil
+	}
+	if CountsAsTrip(reason) {
+		c.trips++
+	}
+	t := c.moveLocked(now, Open, reason, c.win.Outcomes())
+	c.win.Reset()
+	c.consec = 0
+	c.retryAt = until
+	t.RetryAt = until
+	return t, nil
+}
+
+func (c *Memory) tripLocked(now time.Time, reason string, evidence []Result) Transition {
+	c.trips++
+	c.retryAt = now.Add(c.s.Cooldown)
+	t := c.moveLocked(now, Open, reason, evidence)
+	c.win.Reset()
+	c.consec = 0
+	t.RetryAt = c.retryAt
+	return t
+}
+
+// WindowFailures returns the failures in the circuit's window now,
+// without a lock: a caller keeps at most FailuresToTrip − WindowFailures
+// requests in flight, so the circuit is always there to stop the next.
+func (c *Memory) WindowFailures() int { return int(c.failures.Load()) }
+
+// moveLocked changes state, starts a new generation and describes the
+// change. Every state change goes through here.
+func (c *Memory) moveLocked(now time.Time, to State, reason string, evidence []Result) Transition {
+	t := Transition{Key: c.key, From: c.state, To: to, At: now, Reason: reason, Window: evidence,
+		FailureRate: FailureRate(evidence), MedianLatency: MedianLatency(evidence)}
+	c.state = to
+	c.gen++
+	c.probes, c.passed = 0, 0
+	c.failures.Store(0) // every state change starts from an empty window
+	if to == Closed {
+		c.closedGen.Store(c.gen<<1 | 1)
+	} else {
+		c.closedGen.Store(0)
+	}
+	t.Trips = c.trips
+	return t
+}
+
+// AtRest reports whether the circuit remembers nothing but its trips:
+// closed, nothing in its window, no probe out. A caller with many idle
+// keys may then drop it and later make a new one, restoring the trips
+// with RestoreOpen(clk, time.Time{}, trips).
+func (c *Memory) AtRest() (trips int, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.trips, c.state == Closed && c.win.Failures == 0 && c.probes == 0
+}
+
+// failed says whether r is a failure (the window's test).
+func failed(r Result) bool { return r.Class.Failure() }

@@ -1,6 +1,0 @@
-// Package breakertest is the table of circuit behaviour every
-// breaker.Circuit must pass: the in-process circuit and storage/redis's
-// shared circuit run the same tests, so their semantics are the same.
-//
-//	func TestClosedState(t *testing.T) { breakertest.RunClosed(t, newCircuit) }
-package breakertest
