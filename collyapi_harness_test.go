@@ -52,8 +52,8 @@ const (
 type usageOpts struct {
 	retry  bool   // c.OnError(breaker.RetryOnError(3)), as the Usage
 	follow follow // how links are followed
-	// checkpoint, when set, is wired as its doc says: its BreakerOptions
-	// given to the breaker, Use(c, v, b, cp), and judged at the end.
+	// checkpoint, when set, is wired as its doc says, Use(c, v, b, cp),
+	// and judged at the end.
 	checkpoint *checkpoint.Checkpoint
 }
 
@@ -84,19 +84,15 @@ func wireUsage(t *testing.T, c *colly.Collector, o usageOpts) *usageCrawl {
 		t.Fatal(err)
 	}
 	opts := []breaker.Option{breaker.With(breaker.Config{Validator: v, Logger: zerolog.Nop()})}
-	if o.checkpoint != nil {
-		opts = append(o.checkpoint.BreakerOptions(), opts...)
-	}
 	b, err := breaker.New(breaker.Standard(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	k := &usageCrawl{t: t, c: c, v: v, b: b, cp: o.checkpoint, records: map[string]int{}}
 	if o.checkpoint != nil {
-		if err := o.checkpoint.Breaker(b); err != nil {
+		if err := breakwater.Use(c, v, b, o.checkpoint); err != nil {
 			t.Fatal(err)
 		}
-		breakwater.Use(c, v, b, o.checkpoint)
 	} else {
 		breakwater.Use(c, v, b)
 	}

@@ -37,11 +37,13 @@ func crawl(start string, log zerolog.Logger, out io.Writer) (int, error) {
 	if err != nil {
 		return 64, err // bad configuration: nothing was sent
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Validator: v, Logger: log}))
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Logger: log}))
 	if err != nil {
 		return 64, err
 	}
-	breakwater.Use(c, v, b)
+	if err := breakwater.Use(c, v, b); err != nil { // the validator judges every page the breaker counts
+		return 64, err
+	}
 
 	var mu sync.Mutex
 	enc := json.NewEncoder(out)

@@ -7,8 +7,10 @@ import (
 
 	"github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/storage/memory"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 )
@@ -24,10 +26,13 @@ func ExampleUse() {
 	v, _ := validate.New(validate.MinBytes(1024), validate.Require(testserver.TitleSelector))
 	p := breaker.Standard()
 	p.ConsecutiveFailures = 3 // seed 002: three strikes
-	b, _ := breaker.New(p, breaker.With(breaker.Config{Validator: v}))
+	b, _ := breaker.New(p)    // Use gives it the validator
 
 	c := colly.NewCollector()
-	breakwater.Use(c, v, b)
+	if err := breakwater.Use(c, v, b); err != nil {
+		fmt.Println(err)
+		return
+	}
 	saved := 0
 	c.OnScraped(func(r *colly.Response) {
 		if verdict, _ := v.VerdictOf(r); verdict.Valid() {
@@ -61,5 +66,42 @@ func TestUseRegistersEachExtensionOnceInOrder(t *testing.T) {
 	colly.NewCollector(opt)
 	if a.n.Load() != 2 {
 		t.Fatal("Register did not work as a colly.CollectorOption")
+	}
+}
+
+// Wiring mistakes are refused before a request is sent, with nothing
+// registered on the collector.
+func TestUseRefusesWhatCannotBeWired(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 2})
+	b1, err := breaker.New(breaker.Standard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := breaker.New(breaker.Standard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := checkpoint.New(memory.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, exts := range map[string][]breakwater.Extension{
+		"two breakers":                {b1, b2},
+		"a checkpoint and no breaker": {cp},
+	} {
+		c := colly.NewCollector()
+		if err := breakwater.Use(c, exts...); err == nil {
+			t.Errorf("%s: Use accepted it", name)
+		}
+		if err := c.Visit(store.ProductURL(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if store.Count() != 2 {
+		t.Fatalf("the store received %d requests, want 2", store.Count())
+	}
+	if len(b1.Stats())+len(b2.Stats()) != 0 || cp.Stats().Updates != 0 {
+		t.Fatalf("a refused wiring left callbacks behind: breakers saw %d and %d domains, the checkpoint %+v",
+			len(b1.Stats()), len(b2.Stats()), cp.Stats())
 	}
 }

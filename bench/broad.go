@@ -188,12 +188,14 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 		if m, err = metrics.New(reg); err != nil {
 			return run, fmt.Errorf("metrics: %w", err)
 		}
-		opts := append(m.BreakerOptions(), cp.BreakerOptions()...)
-		opts = append(opts,
+		opts := []breaker.Option{
 			breaker.With(breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, Logger: e.log, IdleTTL: broadIdleTTL, Fleet: breaker.FleetGuard{Active: broadIdleTTL}}),
-		)
+		}
 		if b, err = breaker.New(breaker.Standard(), opts...); err != nil {
 			return run, fmt.Errorf("breaker: %w", err)
+		}
+		if err := m.Observe(b); err != nil {
+			return run, err
 		}
 		if err := m.Watch(b); err != nil {
 			return run, err
@@ -201,10 +203,9 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 		if err := m.WatchCheckpoint("memory", cp); err != nil {
 			return run, err
 		}
-		if err := cp.Breaker(b); err != nil {
+		if err := bw.Use(c, v, b, cp); err != nil {
 			return run, err
 		}
-		bw.Use(c, v, b, cp)
 		c.OnHTML(testserver.TitleSelector, func(h *colly.HTMLElement) {
 			if verdict, ok := v.VerdictOf(h.Response); ok && verdict.Valid() {
 				saved.Add(1)

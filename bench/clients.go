@@ -139,7 +139,6 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 			w.close()
 			return fmt.Errorf("checkpoint: %w", err)
 		}
-		opts = append(opts, w.cp.BreakerOptions()...)
 	}
 	b, err := breaker.New(breaker.Standard(), opts...)
 	if err != nil {
@@ -149,13 +148,12 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 	w.b = b
 	exts := []bw.Extension{v, b}
 	if w.cp != nil {
-		if err := w.cp.Breaker(b); err != nil {
-			w.close()
-			return fmt.Errorf("checkpoint: %w", err)
-		}
-		exts = append(exts, w.cp) // the checkpoint last
+		exts = append(exts, w.cp)
 	}
-	bw.Use(c, exts...)
+	if err := bw.Use(c, exts...); err != nil {
+		w.close()
+		return fmt.Errorf("wiring: %w", err)
+	}
 	c.OnHTML(testserver.TitleSelector, func(e *colly.HTMLElement) {
 		if verdict, ok := v.VerdictOf(e.Response); ok && verdict.Valid() {
 			save(e.Request)
@@ -180,8 +178,7 @@ func wireDropIn(c *colly.Collector, w *wiring, log zerolog.Logger) error {
 		return fmt.Errorf("breaker: %w", err)
 	}
 	w.v, w.b = v, b
-	bw.Use(c, v, b)
-	return nil
+	return bw.Use(c, v, b)
 }
 
 // close closes what the client opened: the checkpoint and its file,

@@ -192,9 +192,6 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		ro.refused, ro.openErr = true, err
 		return ro
 	}
-	if cp != nil {
-		bopts = append(bopts, cp.BreakerOptions()...)
-	}
 	b, err := breaker.New(w.Profile, bopts...)
 	if err != nil {
 		ro.openErr = fmt.Errorf("breaker: %w", err)
@@ -205,14 +202,17 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	}
 	exts := []bw.Extension{v, b}
 	if cp != nil {
-		if err := cp.Breaker(b); err != nil {
-			ro.openErr = fmt.Errorf("checkpoint breaker: %w", err)
-			cp.Close()
-			return ro
-		}
 		exts = append(exts, cp)
 	}
-	bw.Use(c, exts...)
+	// One wiring: Use gives the checkpoint the breaker (its saved circuits
+	// restored) and registers each in order.
+	if err := bw.Use(c, exts...); err != nil {
+		ro.openErr = fmt.Errorf("wiring: %w", err)
+		if cp != nil {
+			cp.Close()
+		}
+		return ro
+	}
 
 	// The user's scraper: follow listing and product links, save every
 	// product title, retry failures up to 3 times. With an IdleTTL it

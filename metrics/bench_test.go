@@ -35,7 +35,7 @@ func BenchmarkClosedAllowRecord(b *testing.B) {
 	b.Run("breaker", func(b *testing.B) { run(b, nil) })
 	b.Run("breaker+metrics", func(b *testing.B) {
 		m, _ := metrics.New(prometheus.NewRegistry())
-		run(b, []func(breaker.Attempt){metrics.OutcomeHook(m)}, m.BreakerOptions()...)
+		run(b, []func(breaker.Attempt){metrics.OutcomeHook(m)})
 	})
 }
 
@@ -46,7 +46,8 @@ func BenchmarkGather(b *testing.B) {
 		b.Run(strconv.Itoa(n)+"domains", func(b *testing.B) {
 			reg := prometheus.NewRegistry()
 			m, _ := metrics.New(reg)
-			br, _ := breaker.New(breaker.Standard(), m.BreakerOptions()...)
+			br, _ := breaker.New(breaker.Standard())
+			_ = m.Observe(br)
 			m.Watch(br)
 			hook := metrics.OutcomeHook(m)
 			for i := range n {
@@ -84,7 +85,8 @@ func BenchmarkGatherBroad(b *testing.B) {
 			clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 			reg := prometheus.NewRegistry()
 			m, _ := metrics.New(reg)
-			br, _ := breaker.New(breaker.Standard(), append(m.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}))...)
+			br, _ := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk}))
+			_ = m.Observe(br)
 			m.Watch(br)
 			hook := metrics.OutcomeHook(m)
 			for i := range c.n {

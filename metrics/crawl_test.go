@@ -33,9 +33,12 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := clock.NewFake(epoch)
-	opts := append(m.BreakerOptions(), breaker.With(breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}}))
+	opts := []breaker.Option{breaker.With(breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}})}
 	b, err := breaker.New(set.Default(), append(opts, set.Options()...)...)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Observe(b); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Watch(b); err != nil {
@@ -159,7 +162,10 @@ func TestScrapeShowsAThrottledDomainsPause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard(), m.BreakerOptions()...)
+	b, err := breaker.New(breaker.Standard())
+	if err == nil {
+		err = m.Observe(b)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,14 @@
 //
 //	reg := prometheus.NewRegistry()
 //	m, err := metrics.New(reg)
-//	b, err := breaker.New(breaker.Standard(), append(m.BreakerOptions(), breaker.With(breaker.Config{Logger: log}))...)
+//	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Logger: log}))
+//	err = breakwater.Use(c, v, b, m) // m follows b's events
 //	err = m.Watch(b)
 //	srv, err := metrics.Serve(ctx, ":9090", reg) // GET /metrics until ctx is done
 //
 // # Two sources
 //
-// Events only hooks can see come through BreakerOptions (OnTransition,
+// Events only hooks can see come through Observe (OnTransition,
 // OnAttempt, OnDegrading): transitions with their reason, latency-slope
 // warnings, and every attempt's latency in a histogram. Each hook is a few
 // atomic operations and never blocks.

@@ -27,7 +27,10 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	b, err := breaker.New(breaker.Standard(), m.BreakerOptions()...)
+	b, err := breaker.New(breaker.Standard())
+	if err == nil {
+		err = m.Observe(b)
+	}
 	if err != nil {
 		fmt.Println(err)
 		return

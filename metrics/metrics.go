@@ -98,9 +98,10 @@ func (l *labelSet) label(domain string) string {
 }
 
 // Metrics exports a crawl's breaker, queue and checkpoint to Prometheus.
-// Make one with New, pass BreakerOptions to breaker.New, and Watch the
-// breaker. It is safe for concurrent use.
+// Make one with New, give it the breaker with breakwater.Use (or
+// Observe), and Watch the breaker. It is safe for concurrent use.
 type Metrics struct {
+	observed    atomic.Pointer[breaker.Breaker] // the breaker Observe was given
 	log         zerolog.Logger
 	readTimeout time.Duration
 	buckets     []float64
@@ -208,14 +209,16 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	return m, nil
 }
 
-// BreakerOptions returns the hooks that feed the metrics only events can
-// tell: transitions, latency-slope warnings and the latency of every
-// attempt. Pass them to breaker.New. Each hook is a few atomic operations;
-// none blocks or allocates once a domain has been seen.
-func (m *Metrics) BreakerOptions() []breaker.Option {
-	return []breaker.Option{
-		breaker.With(breaker.Config{OnTransition: m.transition, OnAttempt: m.outcome, OnDegrading: m.degradingEvent}),
+// Observe returns the hooks that feed the metrics only events can tell:
+// transitions, latency-slope warnings and the latency of every attempt
+// (breaker.Observer: breakwater.Use calls it before the crawl). Each
+// hook is a few atomic operations; none blocks or allocates once a
+// domain has been seen. A second call with the same breaker does nothing.
+func (m *Metrics) Observe(b *breaker.Breaker) error {
+	if m.observed.Swap(b) == b {
+		return nil // already following b
 	}
+	return breaker.With(breaker.Config{OnTransition: m.transition, OnAttempt: m.outcome, OnDegrading: m.degradingEvent})(b)
 }
 
 func (m *Metrics) transition(t breaker.Transition) {

@@ -106,7 +106,6 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 		if cr.cp, cr.cpStore, err = openCheckpoint(cfg, log, cr.fail); err != nil {
 			return nil, err
 		}
-		bopts = append(bopts, cr.cp.BreakerOptions()...)
 	}
 	bopts = append(bopts, cfg.profileOpts...)
 	var m *metrics.Metrics
@@ -117,13 +116,16 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 			cr.abandon()
 			return nil, err
 		}
-		bopts = append(bopts, m.BreakerOptions()...)
 	}
 	if cr.b, err = breaker.New(cfg.profile, bopts...); err != nil {
 		cr.abandon()
 		return nil, usageErr("breaker: %v", err)
 	}
 	if m != nil {
+		if err := m.Observe(cr.b); err != nil {
+			cr.abandon()
+			return nil, err
+		}
 		if err := m.Watch(cr.b); err != nil {
 			cr.abandon()
 			return nil, err
@@ -142,7 +144,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// A domain saved open stays open until its cooldown ends (in Redis the
 	// shared circuits keep their state themselves).
 	if cr.cp != nil {
-		if err := cr.cp.Breaker(cr.b); err != nil {
+		if err := cr.cp.Observe(cr.b); err != nil {
 			cr.abandon()
 			return nil, err
 		}
@@ -228,7 +230,9 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	}
 	cr.judges = append(cr.judges, cr.reach)
 	cr.reportOpts = append(cr.reportOpts, report.WithBreaker(cr.b), report.WithValidator(cr.v))
-	breakwater.Use(cr.c, cr.exts...)
+	if err := breakwater.Use(cr.c, cr.exts...); err != nil {
+		return nil, err
+	}
 	// Registered after the validator: the verdict is complete here.
 	cr.c.OnHTML("html", cr.onPage)
 	cr.c.OnResponse(func(r *colly.Response) { cr.received(r) })

@@ -300,12 +300,13 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 	return sh, nil
 }
 
-// breakerOptions share the circuits and settle each request's job with its
-// outcome (a refusal parks it until the domain may be probed). The queue's
-// threads outnumber one host's LimitRule slots; the pace every run sets
-// (crawl.go) keeps them to -parallelism per domain from gate to outcome.
+// breakerOptions share the circuits; the queue settles each request's job
+// with its outcome once it observes the breaker (breakwater.Use). The
+// queue's threads outnumber one host's LimitRule slots; the pace every run
+// sets (crawl.go) keeps them to -parallelism per domain from gate to
+// outcome.
 func (sh *shared) breakerOptions() []breaker.Option {
-	return append(sh.cs.BreakerOptions(), breaker.With(breaker.Config{Store: sh.bs}))
+	return []breaker.Option{breaker.With(breaker.Config{Store: sh.bs})}
 }
 
 // giveBack returns a request the run cut before it left (the run is

@@ -31,4 +31,6 @@ var (
 )
 
 // NewCircuit returns an in-process circuit for domain, closed.
-func NewCircuit(domain string, p Profile) (Circuit, error) { return MemoryStore{}.Circuit(domain, p.Settings()) }
+func NewCircuit(domain string, p Profile) (Circuit, error) {
+	return MemoryStore{}.Circuit(domain, p.Settings())
+}

@@ -111,7 +111,7 @@ type Config struct {
 	// must wait beyond a horizon (storage/redis's WithWaitHorizon) needs
 	// this: a held request is work under way, and a sustained throttle
 	// grows the domain's gap up to Pacing.MaxGap, a minute by default. The
-	// queue's BreakerOptions set it. Zero or less (the default) holds
+	// queue sets it when it observes the breaker. Zero or less (the default) holds
 	// every re-send.
 	ResendHorizon time.Duration
 
@@ -207,6 +207,16 @@ func With(c Config) Option {
 		}
 		return nil
 	}
+}
+
+// An Observer follows what a breaker decides: the checkpoint, the Redis
+// queue and the metrics are observers. breakwater.Use calls Observe once
+// for each, before the crawl; wiring by hand, call it yourself.
+type Observer interface {
+	// Observe adds the observer's hooks to b, as With(Config{…})(b), and
+	// does what else it needs with b (the checkpoint gives b back the
+	// circuits it saved).
+	Observe(b *Breaker) error
 }
 
 // addDomainProfile gives the hosts matching pattern profile p (see

@@ -14,24 +14,15 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// BreakerOptions returns the hooks that tie a breaker to the checkpoint;
-// pass them to breaker.New:
+// Observe ties the checkpoint to b (breaker.Observer): breakwater.Use
+// calls it before the crawl. With it the breaker's classified
+// outcome of every attempt (after validation) decides the URL's state, a
+// refusal parks the URL until the domain's RetryAt, and every circuit
+// that opens or closes is saved at once, so a crash does not skip a
+// cooldown. Without a breaker the checkpoint judges by Colly's OnScraped
+// and OnError alone.
 //
-//	b, err := breaker.New(breaker.Standard(), cp.BreakerOptions()...)
-//
-// With them the breaker's classified outcome of every attempt (after
-// validation) decides the URL's state, a refusal parks the URL until the
-// domain's RetryAt, and every circuit that opens or closes is saved at
-// once, so a crash does not skip a cooldown. Without a breaker the
-// checkpoint judges by Colly's OnScraped and OnError alone.
-func (cp *Checkpoint) BreakerOptions() []breaker.Option {
-	cp.viaBreaker.Store(true)
-	return []breaker.Option{
-		breaker.With(breaker.Config{OnAttempt: cp.onOutcome, OnRefused: cp.onRefused, OnTransition: cp.onTransition, OnNotVisited: cp.onNotVisited}),
-	}
-}
-
-// Breaker attaches b, made with BreakerOptions, and gives it back each
+// Observe first gives b back each
 // domain's history as the checkpoint saved it: a circuit saved open whose
 // cooldown has not ended is opened again until its saved RetryAt (a
 // restart is not a way around a cooldown); one whose cooldown ended while
@@ -39,11 +30,25 @@ func (cp *Checkpoint) BreakerOptions() []breaker.Option {
 // re-opens it as a failed half-open probe would; a closed one gets back
 // the failures its window held (breaker.Breaker.Restore), so that a site
 // still failing trips as fast as it would have without the restart. b's
-// states are saved with the run. Call it before the crawl.
-func (cp *Checkpoint) Breaker(b *breaker.Breaker) error {
+// states are saved with the run. It is called before the crawl; a second
+// call with the same breaker does nothing.
+func (cp *Checkpoint) Observe(b *breaker.Breaker) error {
 	if b == nil {
-		return nil
+		return errors.New("checkpoint: Observe: nil breaker; pass the breaker the crawl uses")
 	}
+	if cp.observed.Swap(b) == b {
+		return nil // already following b
+	}
+	cp.viaBreaker.Store(true)
+	hooks := breaker.Config{OnAttempt: cp.onOutcome, OnRefused: cp.onRefused, OnTransition: cp.onTransition, OnNotVisited: cp.onNotVisited}
+	if err := breaker.With(hooks)(b); err != nil {
+		return err
+	}
+	return cp.restore(b)
+}
+
+// restore attaches b and gives it back each domain's saved history.
+func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 	cp.mu.Lock()
 	cp.b = b
 	saved := cp.openDomainsLocked(true)

@@ -38,12 +38,12 @@ func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 				failures.Add(1)
 			}
 		}})
-		b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}), count,
-			breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: p}}))...)
+		b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk}), count,
+			breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: p}}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := cp.Breaker(b); err != nil {
+		if err := cp.Observe(b); err != nil {
 			t.Fatal(err)
 		}
 		c := colly.NewCollector(colly.Async(true), colly.StdlibContext(ctx))

@@ -47,8 +47,9 @@ type Checkpoint struct {
 	clock clock.Clock
 	log   zerolog.Logger
 
-	viaBreaker atomic.Bool // BreakerOptions was called: outcomes come from the breaker
-	failed     atomic.Bool // the store failed; see err
+	observed   atomic.Pointer[breaker.Breaker] // the breaker Observe was given
+	viaBreaker atomic.Bool                     // Observe was called: outcomes come from the breaker
+	failed     atomic.Bool                     // the store failed; see err
 
 	mu        sync.Mutex
 	err       error                     // the first store error

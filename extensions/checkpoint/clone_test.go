@@ -45,11 +45,11 @@ func TestCloneAndCapLeaveNothingOutOfTheCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cp.Close()
-	b, err := breaker.New(breaker.Standard(), cp.BreakerOptions()...)
+	b, err := breaker.New(breaker.Standard())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cp.Breaker(b); err != nil {
+	if err := cp.Observe(b); err != nil {
 		t.Fatal(err)
 	}
 	c := colly.NewCollector()

@@ -22,7 +22,7 @@ import (
 // earlier DisableCookies) and follows every request: recorded pending
 // when Colly first hands it to OnRequest, in flight when it leaves
 // (OnRequestHeaders, after the breaker's gate), and what its outcome says
-// after (the breaker's OnAttempt when BreakerOptions was used, else
+// after (the breaker's OnAttempt when the checkpoint observes a breaker, else
 // OnScraped and OnError). Caveat: Colly's Clone copies no callbacks;
 // Register every clone.
 func (cp *Checkpoint) Register(c *colly.Collector) {

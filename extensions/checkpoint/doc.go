@@ -14,9 +14,8 @@
 //	defer st.Close()                       // after cp.Close
 //	cp, err := checkpoint.New(st)
 //	if err != nil { ... }
-//	b, _ := breaker.New(breaker.Standard(), cp.BreakerOptions()...)
-//	cp.Breaker(b)                          // re-opens domains saved open
-//	breakwater.Use(c, v, b, cp)            // the checkpoint last
+//	b, _ := breaker.New(breaker.Standard())
+//	err = breakwater.Use(c, v, b, cp)      // cp follows b; domains saved open re-open
 //	cp.Resume(c)                           // what earlier runs left
 //	c.Visit(start)                         // skipped if already known
 //	c.Wait()
@@ -66,7 +65,7 @@
 //	stopped before it left, or cancelled    pending               given back
 //	a redirect to a page already visited    done                  —
 //
-// With a breaker (BreakerOptions) the breaker's classified outcome
+// With a breaker (Observe, which breakwater.Use calls) the breaker's classified outcome
 // decides, after validation; without one, OnScraped is success and
 // OnError is classified by breaker.Classify.
 //

@@ -40,8 +40,8 @@ func Example() {
 			fmt.Println(err)
 			return
 		}
-		b, _ := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}))...)
-		_ = cp.Breaker(b) // a domain saved open stays open until its cooldown ends
+		b, _ := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk}))
+		_ = cp.Observe(b) // a domain saved open stays open until its cooldown ends
 
 		c := colly.NewCollector(colly.Async(true))
 		_ = c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 1})

@@ -28,12 +28,12 @@ func historyRun(t *testing.T, path string, clk *clock.Fake, store *testserver.St
 			stopped.Store(true)
 		}
 	}})
-	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}), count,
-		breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: p}}))...)
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk}), count,
+		breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: p}}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cp.Breaker(b); err != nil {
+	if err := cp.Observe(b); err != nil {
 		t.Fatal(err)
 	}
 	c := colly.NewCollector(colly.Async(true))

@@ -50,12 +50,12 @@ func crawlREADME(t *testing.T, cp *checkpoint.Checkpoint, clk clock.Clock, threa
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(),
+	b, err := breaker.New(breaker.Standard(), append([]breaker.Option{},
 		breaker.With(breaker.Config{Validator: v, Logger: zerolog.Nop(), Clock: clk}))...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cp.Breaker(b); err != nil {
+	if err := cp.Observe(b); err != nil {
 		t.Fatal(err)
 	}
 	c := colly.NewCollector()

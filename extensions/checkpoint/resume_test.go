@@ -189,11 +189,11 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	run := func() (*checkpoint.Checkpoint, *breaker.Breaker, outcome.Outcome, int) {
 		cp := openCP(t, path, checkpoint.WithClock(clk))
-		b, err := breaker.New(testProfile, append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}))...)
+		b, err := breaker.New(testProfile, breaker.With(breaker.Config{Clock: clk}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := cp.Breaker(b); err != nil {
+		if err := cp.Observe(b); err != nil {
 			t.Fatal(err)
 		}
 		cr := newCrawler(t, cp, b, 1)
@@ -272,7 +272,10 @@ func TestThrottledRetryDoesNotSpendAnAttempt(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 3, PerPage: 3, Scenario: testserver.Scenario{
 		Mode: testserver.Throttle, After: 2, RetryAfter: time.Second, RecoverAfter: 100 * time.Millisecond}})
 	cp := openCP(t, dbPath(t))
-	b, err := breaker.New(testProfile, cp.BreakerOptions()...)
+	b, err := breaker.New(testProfile)
+	if err == nil {
+		err = cp.Observe(b)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,11 +19,11 @@ func TestResumeThatFinishesTheWorkIsCompleteNotEmpty(t *testing.T) {
 
 	run := func(stopBefore string) (outcome.Outcome, int) {
 		cp := openCP(t, path)
-		b, err := breaker.New(breaker.Standard(), cp.BreakerOptions()...)
+		b, err := breaker.New(breaker.Standard())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := cp.Breaker(b); err != nil {
+		if err := cp.Observe(b); err != nil {
 			t.Fatal(err)
 		}
 		cr := newCrawler(t, cp, b, 1)

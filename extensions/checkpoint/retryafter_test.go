@@ -26,11 +26,11 @@ func throttleRun(t *testing.T, path string, clk *clock.Fake, store *testserver.S
 			cancel()
 		}
 	}})
-	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk}), stop)...)
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk}), stop)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cp.Breaker(b); err != nil {
+	if err := cp.Observe(b); err != nil {
 		t.Fatal(err)
 	}
 	c := colly.NewCollector(colly.StdlibContext(ctx))
@@ -91,11 +91,11 @@ func TestThrottledURLHandedBackIsParkedUntilItsResend(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 3, Now: clk.Now,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: 30 * time.Second}})
 	cp := openCP(t, dbPath(t), checkpoint.WithClock(clk))
-	b, err := breaker.New(breaker.Standard(), append(cp.BreakerOptions(), breaker.With(breaker.Config{Clock: clk, ResendHorizon: time.Second}))...)
+	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk, ResendHorizon: time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cp.Breaker(b); err != nil {
+	if err := cp.Observe(b); err != nil {
 		t.Fatal(err)
 	}
 	c := colly.NewCollector()

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
@@ -29,9 +30,8 @@ import (
 //
 //	cs, err := redis.NewCollyStorage(client, "shop-crawl-2026-05-01")
 //	c := colly.NewCollector()
-//	cs.Register(c)                      // SetStorage, and track each request
-//	b, err := breaker.New(breaker.Standard(), append(cs.BreakerOptions(), breaker.With(breaker.Config{Store: bs}))...)
-//	b.Register(c)
+//	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Store: bs}))
+//	err = breakwater.Use(c, b, cs)      // SetStorage, track each request, settle it with its outcome
 //	q, err := queue.New(4, cs)          // 4 requests at a time in this process
 //	q.AddURL("https://shop.example/")   // every worker may add the seeds: each is queued once
 //	err = q.Run(c)                      // until the whole crawl's queue is drained
@@ -59,7 +59,7 @@ import (
 // ends when its outcome is reported: Ack (done: the URL is visited for
 // good), Fail (an attempt spent; retried after a backoff, dead-lettered at
 // MaxAttempts) or Park (back in the queue until a time, no attempt spent).
-// BreakerOptions reports every outcome for you; without a breaker, call
+// Observing the breaker (breakwater.Use) reports every outcome for you; without a breaker, call
 // Ack from OnScraped and Fail from OnError. While a job's request is under
 // way in this process (waiting for a thread, a LimitRule slot, the
 // breaker's pace or a Retry-After pause, or being fetched) its lease is
@@ -108,11 +108,12 @@ import (
 // A request's ID is Colly's (what Colly passes to IsVisited and Visited) in
 // 16 hex digits; its job has the same ID, so a URL is queued once per crawl.
 type CollyStorage struct {
-	q      *jobQueue
-	shards [][]string // each shard's keys: the queue's six, visited, cookies, run marker
-	s      settings
-	link   *link
-	claims time.Duration
+	observed atomic.Pointer[breaker.Breaker] // the breaker Observe was given
+	q        *jobQueue
+	shards   [][]string // each shard's keys: the queue's six, visited, cookies, run marker
+	s        settings
+	link     *link
+	claims   time.Duration
 
 	held    sync.Map         // job ID → *Job: claimed by this process, not yet reported
 	keep    keeper           // the leases of the held jobs under way (leasekeeper.go)
@@ -243,16 +244,21 @@ func (cs *CollyStorage) Register(c *colly.Collector) {
 	})
 }
 
-// BreakerOptions returns the hooks that report every request's outcome to
-// the storage, for breaker.New: the OnAttempt and OnRefused hooks, and
-// with a wait horizon (WithWaitHorizon) the breaker's ResendHorizon, so
-// that a throttled URL due later than that is parked rather than held.
-func (cs *CollyStorage) BreakerOptions() []breaker.Option {
+// Observe returns the hooks that report every request's outcome to the
+// storage (breaker.Observer: breakwater.Use calls it before the crawl):
+// the OnAttempt and OnRefused hooks, and with a wait horizon
+// (WithWaitHorizon) the breaker's ResendHorizon, so that a throttled URL
+// due later than that is parked rather than held. A second call with the
+// same breaker does nothing.
+func (cs *CollyStorage) Observe(b *breaker.Breaker) error {
+	if cs.observed.Swap(b) == b {
+		return nil // already following b
+	}
 	cfg := breaker.Config{OnAttempt: cs.outcome, OnRefused: cs.refused}
 	if cs.s.horizon >= 0 {
 		cfg.ResendHorizon = max(cs.s.horizon, time.Nanosecond)
 	}
-	return []breaker.Option{breaker.With(cfg)}
+	return breaker.With(cfg)(b)
 }
 
 // outcome settles a request's job by what the breaker made of its attempt,

@@ -18,10 +18,9 @@
 //	opts := []redis.Option{redis.WithVisibilityTimeout(2 * time.Minute), redis.WithLogger(log)}
 //	cs, err := redis.NewCollyStorage(client, "shop-2026-05-01", opts...)
 //	bs, err := redis.NewBreakerStore(client, "shop-2026-05-01", opts...)
-//	b, err := breaker.New(breaker.Standard(), append(cs.BreakerOptions(), breaker.With(breaker.Config{Store: bs}))...)
+//	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Store: bs}))
 //	c := colly.NewCollector()
-//	cs.Register(c) // Colly's storage, and which request is which job
-//	b.Register(c)
+//	err = breakwater.Use(c, b, cs) // cs: Colly's storage, which request is which job, and each one's outcome
 //	q, err := queue.New(4, cs)
 //	q.AddURL("https://shop.example/") // every worker may: each URL is queued once per crawl
 //	err = q.Run(c)                    // until no job is left anywhere in the crawl
@@ -64,7 +63,7 @@
 // Colly calls IsVisited and then Visited, with nothing between, and its
 // queue pops a request and forgets it. CollyStorage makes IsVisited an
 // atomic claim and hands out leased jobs: a request's outcome, reported by
-// the breaker's hooks (BreakerOptions) or by Ack, Fail and Park, ends its
+// the breaker (Observe, which breakwater.Use calls) or by Ack, Fail and Park, ends its
 // job; a job whose worker died comes back after the visibility timeout,
 // while a live worker extends the leases of the jobs it has under way,
 // however long they wait at the breaker's gate. A crawl whose state

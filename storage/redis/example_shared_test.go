@@ -118,7 +118,7 @@ func ExampleNewCollyStorage() {
 		cs.Register(c)
 		q, _ := queue.New(2, cs)
 		c.OnHTML("a[href]", func(e *colly.HTMLElement) { q.AddURL(e.Request.AbsoluteURL(e.Attr("href"))) })
-		c.OnScraped(func(r *colly.Response) { cs.Ack(r.Request) }) // or the breaker's hooks: cs.BreakerOptions()
+		c.OnScraped(func(r *colly.Response) { cs.Ack(r.Request) }) // or let it follow the breaker: breakwater.Use(c, b, cs)
 		c.OnError(func(r *colly.Response, err error) { cs.Fail(r.Request, err) })
 		q.AddURL(site.URL + "/")
 		wg.Go(func() { q.Run(c) })

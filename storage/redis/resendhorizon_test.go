@@ -31,8 +31,11 @@ func TestThrottledURLDueBeyondTheWaitHorizonIsParkedNotHeld(t *testing.T) {
 	defer store.Close()
 	cs := collyStorage(t, ns, redis.WithWaitHorizon(300*time.Millisecond), redis.WithPollInterval(20*time.Millisecond),
 		redis.WithBackoff(20*time.Millisecond, 100*time.Millisecond))
-	b, err := breaker.New(e2eProfile(time.Second), cs.BreakerOptions()...)
+	b, err := breaker.New(e2eProfile(time.Second))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Observe(b); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -54,8 +54,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			bopts := append(cp.BreakerOptions(), cs.BreakerOptions()...)
-			bopts = append(bopts, breaker.With(breaker.Config{Store: bs, OnTransition: func(tr breaker.Transition) {
+			bopts := []breaker.Option{breaker.With(breaker.Config{Store: bs, OnTransition: func(tr breaker.Transition) {
 				if tr.To == breaker.Open {
 					trips[w].Add(1)
 					// Healthy from the trip on, whatever the machine's pace.
@@ -65,7 +64,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 						}
 					})
 				}
-			}}))
+			}})}
 			b, err := breaker.New(e2eProfile(time.Second), bopts...)
 			if err != nil {
 				t.Error(err)
@@ -75,7 +74,10 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 			b.Register(c)
 			cp.Register(c)
 			cs.Register(c) // last: Colly's storage is the shared one
-			if err := cp.Breaker(b); err != nil {
+			if err := cp.Observe(b); err != nil {
+				t.Error(err)
+			}
+			if err := cs.Observe(b); err != nil {
 				t.Error(err)
 			}
 			q, err := queue.New(3, cs)

@@ -118,7 +118,7 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 		defer mu.Unlock()
 		_ = enc.Encode(e)
 	}
-	b, err := breaker.New(e2eProfile(cfg.Cooldown), append(cs.BreakerOptions(),
+	b, err := breaker.New(e2eProfile(cfg.Cooldown),
 		breaker.With(breaker.Config{Store: bs, OnAttempt: func(a breaker.Attempt) {
 			if !a.Retrying {
 				emit(workerEvent{Ev: "done", URL: a.Request.URL.String(), Class: a.Result.Class.String()})
@@ -128,8 +128,11 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 		}, OnTransition: func(t breaker.Transition) {
 			emit(workerEvent{Ev: "transition", URL: t.Key, From: t.From.String(), To: t.To.String(), Reason: t.Reason})
 		}}),
-	)...)
+	)
 	if err != nil {
+		return err
+	}
+	if err := cs.Observe(b); err != nil {
 		return err
 	}
 	c := colly.NewCollector()
