@@ -108,7 +108,8 @@ func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, 
 	}
 	left = b.clock.Now().UnixNano()
 	d.lastSeen.Store(left)
-	if ep, waitErr = d.pace.acquire(ctx, b.clock, nil); waitErr != nil {
+	var inFlight int
+	if ep, inFlight, waitErr = d.pace.acquire(ctx, b.clock, nil); waitErr != nil {
 		d.unpin()
 		return Ticket{}, 0, 0, waitErr, nil
 	}
@@ -121,6 +122,7 @@ func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, 
 		}
 		return Ticket{}, 0, 0, nil, open
 	}
+	tk.inFlight = inFlight
 	return tk, left, ep, nil, nil
 }
 

@@ -150,6 +150,10 @@ func (b *Breaker) domain(host string) (*domain, error) {
 type Ticket struct {
 	c circuit.Ticket // what the domain's circuit handed out
 	d *domain        // the domain, pinned until Record
+	// inFlight is how many requests to the domain were in flight as this
+	// one left, itself included (0: not known, the ticket did not come
+	// through the gate's pace): the slope weighs its latency by it.
+	inFlight int
 }
 
 // Allow asks whether a request to host may be sent now. It returns a
@@ -254,7 +258,7 @@ func (b *Breaker) Record(t Ticket, o Result) {
 	if int(o.Class) < numClasses {
 		d.counts[o.Class].Add(1)
 	}
-	sig := d.tracker.observe(o)
+	sig := d.tracker.observe(o, t.inFlight)
 	b.alarms(d, o.Class)
 	if d.local != nil {
 		d.local.add(o) // a stale result counts too: the room errs small

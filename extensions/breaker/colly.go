@@ -251,7 +251,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	}
 	left := b.clock.Now().UnixNano()
 	d.lastSeen.Store(left)
-	ep, err := d.pace.acquire(ctx, b.clock, r)
+	ep, inFlight, err := d.pace.acquire(ctx, b.clock, r)
 	if err != nil {
 		// The crawl ended while the request waited for its pace: nothing
 		// was sent, and the URL is not done.
@@ -272,6 +272,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
+	t.inFlight = inFlight
 	a := &attempt{ticket: t, req: r, crawl: ctx, start: time.Now(), left: left, episode: ep, header: headerOf(r), cacheDir: c.CacheDir}
 	if a.cacheDir != "" {
 		a.cacheKey = r.URL.String() // before a redirect moves r.URL

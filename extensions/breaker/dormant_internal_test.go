@@ -19,6 +19,7 @@ func TestDormantRecordRoundTrips(t *testing.T) {
 		r.fails, r.netFails, r.pauses, r.successes, r.tracked = rnd.Uint32(), rnd.Uint32(), rnd.Uint32()>>16, rnd.Uint32(), uint32(rnd.IntN(101))
 		r.slowN, r.slowNext = uint16(rnd.IntN(51)), uint16(rnd.IntN(50))
 		r.rate = rnd.Float32()
+		r.baseFlight = uint32(rnd.IntN(200))
 		r.median, r.baseline, r.timeout, r.pausedFor = rnd.Int64N(1e11), rnd.Int64N(1e10), rnd.Int64N(1e11), rnd.Int64()
 		for _, p := range []*int64{&r.lastOK, &r.lastSeen} {
 			switch rnd.IntN(3) {

@@ -86,6 +86,7 @@ type dormant struct {
 	refused, trips, streak, healthyRun          uint32
 	fails, netFails, pauses                     uint32
 	successes, sinceTimeout, tracked            uint32
+	baseFlight                                  uint32 // the requests in flight the slope's baseline was taken at
 	slowN, slowNext                             uint16
 	rate                                        float32
 	median, baseline, timeout, lastOK, lastSeen int64
@@ -299,6 +300,7 @@ func (d *domain) quiet(mc *circuit.Memory, now time.Time) (r dormant, ok bool) {
 	r.successes = uint32(t.successes)
 	r.slowN, r.slowNext = uint16(t.slowN), uint16(t.slowNext)
 	r.baseline = int64(t.baseline)
+	r.baseFlight = uint32(min(t.baseFlight, math.MaxUint32))
 	outs := t.win.Outcomes()
 	t.mu.Unlock()
 	if !calm {
@@ -343,7 +345,7 @@ func (d *domain) revive(r *dormant, clk clock.Clock) {
 	if t.slow != nil {
 		t.slowN, t.slowNext = int(r.slowN), int(r.slowNext) // every one of them not slow
 	}
-	t.baseline = time.Duration(r.baseline)
+	t.baseline, t.baseFlight = time.Duration(r.baseline), int(r.baseFlight)
 	d.pace.pauses, d.pace.pausedFor = int(r.pauses), time.Duration(r.pausedFor)
 }
 
@@ -416,7 +418,7 @@ func (r *dormant) encode(base int64) string {
 	for c := range numClasses {
 		u(uint64(r.counts[c]))
 	}
-	for _, v := range []uint32{r.refused, r.trips, r.streak, r.healthyRun, r.fails, r.netFails, r.pauses, r.successes, r.tracked} {
+	for _, v := range []uint32{r.refused, r.trips, r.streak, r.healthyRun, r.fails, r.netFails, r.pauses, r.successes, r.tracked, r.baseFlight} {
 		u(uint64(v))
 	}
 	u(uint64(r.slowN))
@@ -446,7 +448,7 @@ func decodeDormant(s string, base int64) (r dormant) {
 	for c := range numClasses {
 		r.counts[c] = uint32(u())
 	}
-	for _, p := range []*uint32{&r.refused, &r.trips, &r.streak, &r.healthyRun, &r.fails, &r.netFails, &r.pauses, &r.successes, &r.tracked} {
+	for _, p := range []*uint32{&r.refused, &r.trips, &r.streak, &r.healthyRun, &r.fails, &r.netFails, &r.pauses, &r.successes, &r.tracked, &r.baseFlight} {
 		*p = uint32(u())
 	}
 	r.slowN, r.slowNext = uint16(u()), uint16(u())

@@ -69,7 +69,8 @@ type Config struct {
 	// row, no slow call in its slow-call window and no latency slope under
 	// way. What a compacted domain keeps in about 40 bytes (counts, trips
 	// and the cooldown streak, pauses, its adaptive timeout and slope
-	// baseline, its slow-call window's fill) is what its circuit's
+	// baseline with the requests in flight it was taken at, its slow-call
+	// window's fill) is what its circuit's
 	// decisions depend on: tickets, refusals and transitions are the same
 	// as if it had been kept whole (a randomized test compares the two).
 	// What it forgets is latencies: the rolling tracker's window (Stats

@@ -289,9 +289,10 @@ func (p *pace) recheckNow() {
 // acquire waits until a request to the domain may start: a slot under the
 // in-flight limit and the circuit's room (claiming the reservation key made
 // in OnRequest, if any), then past the gap since the last start and past
-// any halt. It returns the throttle episode the request leaves in. On a
+// any halt. It returns the throttle episode the request leaves in and the
+// requests in flight to the domain as it leaves, itself included. On a
 // cancelled ctx it holds nothing.
-func (p *pace) acquire(ctx context.Context, clk clock.Clock, key any) (uint64, error) {
+func (p *pace) acquire(ctx context.Context, clk clock.Clock, key any) (episode uint64, inFlight int, err error) {
 	p.mu.Lock()
 	delete(p.res, key)
 	if len(p.gateWaiters) == 0 && p.canSendLocked() {
@@ -303,7 +304,7 @@ func (p *pace) acquire(ctx context.Context, clk clock.Clock, key any) (uint64, e
 		p.armRecheckLocked()
 		p.mu.Unlock()
 		if err := p.wait(ctx, clk, w, &p.gateWaiters); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	for {
@@ -318,9 +319,9 @@ func (p *pace) acquire(ctx context.Context, clk clock.Clock, key any) (uint64, e
 		}
 		if !start.After(now) {
 			p.next = now.Add(p.gap)
-			ep := p.episode
+			ep, n := p.episode, p.inflight
 			p.mu.Unlock()
-			return ep, nil
+			return ep, n, nil
 		}
 		p.mu.Unlock()
 		// Wait, then look again: a throttle may have halted the domain
@@ -329,7 +330,7 @@ func (p *pace) acquire(ctx context.Context, clk clock.Clock, key any) (uint64, e
 		case <-clk.After(start.Sub(now)):
 		case <-ctx.Done():
 			p.release()
-			return 0, ctx.Err()
+			return 0, 0, ctx.Err()
 		}
 	}
 }

@@ -73,7 +73,7 @@ func TestPaceAcquireKeepsGapAndLimit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := p.acquire(context.Background(), clk, nil); err != nil {
+			if _, _, err := p.acquire(context.Background(), clk, nil); err != nil {
 				t.Error(err)
 				return
 			}
@@ -98,7 +98,7 @@ func TestPaceAcquireKeepsGapAndLimit(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := p.acquire(ctx, clk, nil); err == nil {
+	if _, _, err := p.acquire(ctx, clk, nil); err == nil {
 		t.Fatal("acquire with both slots taken returned despite a cancelled context")
 	}
 }
@@ -128,13 +128,13 @@ func TestPacingRejectsBadSettings(t *testing.T) {
 func TestPaceHandsSlotsOverFirstInFirstOut(t *testing.T) {
 	clk := clock.NewFake(t0)
 	p := newTestPace(t, Pacing{Parallelism: 1})
-	if _, err := p.acquire(context.Background(), clk, nil); err != nil {
+	if _, _, err := p.acquire(context.Background(), clk, nil); err != nil {
 		t.Fatal(err)
 	}
 	order := make(chan int, 3)
 	for i := range 3 {
 		go func() {
-			if _, err := p.acquire(context.Background(), clk, nil); err == nil {
+			if _, _, err := p.acquire(context.Background(), clk, nil); err == nil {
 				order <- i
 			}
 		}()
@@ -158,7 +158,7 @@ func TestPaceWaiterThatGivesUpHoldsNothing(t *testing.T) {
 	p.acquire(context.Background(), clk, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { _, err := p.acquire(ctx, clk, nil); done <- err }()
+	go func() { _, _, err := p.acquire(ctx, clk, nil); done <- err }()
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
 	cancel()
 	if err := <-done; err == nil {

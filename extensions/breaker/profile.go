@@ -48,7 +48,12 @@ import (
 // median success latency; when the median of the latest successes rises
 // past SlopeMultiple × baseline, and at least SlopeFloor above it, it emits
 // a degrading warning event, and with SlopeTrip it trips the circuit too
-// (reason latency_slope), before errors appear.
+// (reason latency_slope), before errors appear. The baseline remembers the
+// most requests in flight to the domain it was taken at; a request sent
+// with more in flight than that is not counted on the slope, since its
+// latency includes a queue of the client's own (its connections, its CPU)
+// that the baseline never paid: a burst of the crawler's own does not
+// read as the site degrading.
 //
 // MaxCooldown, if set, grows the cooldown of a domain that trips again
 // before a healthy stretch (WindowSize successes in a row), like Envoy's

@@ -30,6 +30,7 @@ type tracker struct {
 	latN       int
 	scratch    []time.Duration
 	baseline   time.Duration
+	baseFlight int // the most requests in flight a success before the baseline left with (0: not known)
 	successes  int
 	sinceSlope int
 	degrading  bool
@@ -79,8 +80,10 @@ type signals struct {
 	timeout   time.Duration // a new adaptive timeout, if > 0
 }
 
-// observe records one outcome and says what it revealed.
-func (t *tracker) observe(o Result) (s signals) {
+// observe records one outcome and says what it revealed. inFlight is how
+// many requests to the domain were in flight as its request left, itself
+// included (0: not known).
+func (t *tracker) observe(o Result, inFlight int) (s signals) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !o.Class.Counted() {
@@ -123,7 +126,7 @@ func (t *tracker) observe(o Result) (s signals) {
 		}
 	}
 
-	if t.lat != nil {
+	if t.lat != nil && t.slopeEvidenceLocked(inFlight) {
 		t.lat[t.latNext] = o.Latency
 		t.latNext = (t.latNext + 1) % len(t.lat)
 		t.latN = min(t.latN+1, len(t.lat))
@@ -145,6 +148,25 @@ func (t *tracker) observe(o Result) (s signals) {
 		}
 	}
 	return s
+}
+
+// slopeEvidenceLocked says whether a success whose request left with
+// inFlight requests in flight (itself included) tells anything about the
+// slope. Until the baseline is taken every success does, and the baseline
+// remembers the most requests in flight any of them left with. After it,
+// one that left with more in flight than that does not: its latency
+// includes the queue the client made itself (its connection pool, its CPU,
+// its share of the site's attention) when it sent more at once than the
+// baseline ever saw, which a site slowing down for every client does not
+// need to explain. A site that slows down while the client keeps to the
+// concurrency its baseline was taken at still shows on the slope. When
+// either count is unknown (a ticket from Allow), the latency counts.
+func (t *tracker) slopeEvidenceLocked(inFlight int) bool {
+	if t.baseline == 0 {
+		t.baseFlight = max(t.baseFlight, inFlight)
+		return true
+	}
+	return inFlight == 0 || t.baseFlight == 0 || inFlight <= t.baseFlight
 }
 
 // slopeLocked compares the rolling median of the latest successes with the
