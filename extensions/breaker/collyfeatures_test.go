@@ -585,3 +585,30 @@ func TestARetryOfAURLThrottledTwiceIsDropped(t *testing.T) {
 		t.Errorf("the page was served whole %d times, want once", ok)
 	}
 }
+
+// TestOnErrorSeesEveryRefusalTheBreakerCounts: with the Usage's retry
+// loop and a store that trips, OnError's ErrOpens are exactly the
+// refusals the breaker counts (the report's refused column), the retry of
+// the request whose failure tripped the circuit included.
+func TestOnErrorSeesEveryRefusalTheBreakerCounts(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			store := startStore(t, testserver.Config{Products: 60, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 20}})
+			_, rule := usageRule(async)
+			res := runUsage(t, []string{store.URL() + "/"}, usage{async: async, rule: rule, retry: true})
+			if !res.ended {
+				return
+			}
+			var refused int64
+			for _, st := range res.b.Stats() {
+				refused += st.Refused
+			}
+			if refused == 0 {
+				t.Fatal("the breaker refused nothing: the store did not trip it")
+			}
+			if got := res.openErr.Load(); got != refused {
+				t.Errorf("OnError saw %d ErrOpens, the breaker counts %d refusals", got, refused)
+			}
+		})
+	}
+}
