@@ -381,3 +381,34 @@ func TestReportNamesDeadURLsByDomainAndCause(t *testing.T) {
 		t.Errorf("a dead column with nothing dead:\n%s", buf.String())
 	}
 }
+
+// The Usage's report (no WithRecords) showed a records column of zeros
+// under a records line of 32: the column is shown only when some domain
+// has records, and then it sums to the line.
+func TestReportRecordsColumnAgreesWithTheRecordsLine(t *testing.T) {
+	fleet := startFleet(t, testserver.Config{Products: 20, PerPage: 10}, testserver.Config{Products: 12, PerPage: 10})
+	r, b, v := crawl(t, fleet)
+	header := func(r report.Report) string {
+		var buf bytes.Buffer
+		r.WriteText(&buf)
+		for _, l := range strings.Split(buf.String(), "\n") {
+			if strings.HasPrefix(l, "domain ") {
+				return l
+			}
+		}
+		t.Fatalf("no domain table in:\n%s", buf.String())
+		return ""
+	}
+	var sum int64
+	for _, d := range r.Domains {
+		sum += d.Records
+	}
+	if sum != r.Outcome.Records || r.Outcome.Records != 32 || !strings.Contains(header(r), " records ") {
+		t.Fatalf("with WithRecords: the domains sum to %d records, the line says %d (want 32), header %q", sum, r.Outcome.Records, header(r))
+	}
+	// The same run reported as the Usage does, without per-domain records.
+	bare := report.New(outcome.Decide(r.Outcome.Records, nil, b), report.WithBreaker(b), report.WithValidator(v))
+	if h := header(bare); strings.Contains(h, " records ") {
+		t.Fatalf("without WithRecords the table still has a records column: %q", h)
+	}
+}

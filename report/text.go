@@ -38,7 +38,7 @@ func count(n int64) string { return strconv.FormatInt(n, 10) }
 var columns = []column{
 	{head: "state", always: true, cell: func(d Domain) string { return dash(d.State) },
 		means: "the circuit at the end: closed, open, half-open; untouched: no request sent this run"},
-	{head: "records", always: true, cell: func(d Domain) string { return count(d.Records) },
+	{head: "records", cell: func(d Domain) string { return count(d.Records) }, zero: func(d Domain) bool { return d.Records == 0 },
 		means: "records written: one per valid page that makes one (a product page, say)"},
 	{head: "valid", always: true, cell: func(d Domain) string { return count(d.OK) },
 		means: "pages that passed validation, listings included: it may exceed records"},
