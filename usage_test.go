@@ -134,3 +134,44 @@ func TestReadmeUsageIsWhatTheTestsRun(t *testing.T) {
 		t.Fatalf("the README's Usage differs from what the tests run:\nREADME:\n%s\n\ntest:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A store whose listing turned into a consent shell: the run ends tripped
+// (work is left) with no circuit opened, and the report says what
+// happened — an invalid page — instead of sending the reader to look for
+// a trip.
+func TestUsageNamesInvalidPagesWhenNothingTripped(t *testing.T) {
+	store, err := testserver.Start(testserver.Config{Products: 30, PerPage: 10,
+		Scenario: testserver.Scenario{Mode: testserver.Empty}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var code int
+	text := captureStderr(t, func() { code, err = crawl(store.URL()+"/", zerolog.Nop(), io.Discard) })
+	if err != nil || code != 2 {
+		t.Fatalf("exit %d (%v), want 2 (tripped: the listing is left to do)\n%s", code, err, text)
+	}
+	if !strings.Contains(text, "failed as invalid pages") || strings.Contains(text, "circuit not closed") {
+		t.Fatalf("the ending does not name the invalid page, or names a circuit that never opened:\n%s", text)
+	}
+}
+
+// captureStderr runs f and returns what it wrote to os.Stderr.
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	defer func() { os.Stderr = saved }()
+	f()
+	w.Close()
+	return <-done
+}

@@ -64,17 +64,18 @@ func (b *Breaker) Judge() outcome.Evidence {
 			Reason:  fmt.Sprintf("circuit not closed for %s", strings.Join(open, ", ")),
 			Domains: open})
 	}
-	perDomain := b.Unfinished().PerDomain
-	if len(perDomain) > 0 {
+	un := b.Unfinished()
+	if len(un.PerDomain) > 0 {
 		var doms, parts []string
-		for d, n := range perDomain {
+		for d, n := range un.PerDomain {
 			doms = append(doms, d)
 			parts = append(parts, fmt.Sprintf("%s: %d", d, n))
 		}
 		sort.Strings(doms)
 		sort.Strings(parts)
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Tripped, Kind: "unfinished",
-			Reason:  "URLs not collected (refused, throttled, cancelled or failed) and not attempted since (" + strings.Join(parts, ", ") + ")",
+			Reason: fmt.Sprintf("%d URLs not collected and not attempted since: %s (%s)",
+				un.Total, causes(un), strings.Join(parts, ", ")),
 			Domains: doms})
 	}
 	if f := b.fleet.finding(); f != nil {
@@ -84,4 +85,58 @@ func (b *Breaker) Judge() outcome.Evidence {
 		ev.Valid, ev.Counts = success, true
 	}
 	return ev
+}
+
+// causes says why the unfinished URLs were left, most common first: "3
+// failed as invalid pages, 1 refused while its circuit was open". URLs
+// counted past the sample are "not listed".
+func causes(un UnfinishedURLs) string {
+	n := map[string]int{}
+	for _, u := range un.URLs {
+		n[causeOf(u.Reason)]++
+	}
+	if un.Truncated > 0 {
+		n["past the listed sample"] += un.Truncated
+	}
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if n[keys[i]] != n[keys[j]] {
+			return n[keys[i]] > n[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", n[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// causeOf names the cause an Unfinished reason gives, in a few words.
+func causeOf(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "cancelled"):
+		return "cancelled by the crawl's end"
+	case strings.HasPrefix(reason, "failed: "):
+		class, _, _ := strings.Cut(strings.TrimPrefix(reason, "failed: "), " ")
+		switch class {
+		case Invalid.String():
+			return "failed as invalid pages (a 2xx the validator rejected)"
+		case Degraded.String():
+			return "failed as degraded (5xx, timeouts, cut bodies)"
+		}
+		return "failed as " + class
+	case strings.HasPrefix(reason, "throttled"):
+		return "throttled (429)"
+	case strings.HasPrefix(reason, "not visited"):
+		return "not visited (a Colly limit or filter)"
+	case strings.Contains(reason, "paused or at its most"):
+		return "held back (the domain paused or at its most requests in flight)"
+	case strings.Contains(reason, "half-open"), strings.Contains(reason, "is open"):
+		return "refused while its circuit was open"
+	}
+	return "left for another reason"
 }
