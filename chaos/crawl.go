@@ -16,7 +16,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
-	"github.com/breakwater-crawl/breakwater/internal/requestid"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
@@ -483,7 +483,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		cp.SetOutcome(ro.outcome)
 		ro.cpStates, ro.cpErrs = map[string]storage.State{}, map[string]string{}
 		for _, u := range promised() {
-			rec, ok, err := cp.Store().Get(requestid.Of(u, nil))
+			rec, ok, err := cp.Store().Get(collyx.RequestID(u, nil))
 			if err == nil && ok {
 				ro.cpStates[u], ro.cpErrs[u] = rec.State, rec.LastError
 			}

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/internal/requestid"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -255,7 +255,7 @@ func (cr *caseRun) readCheckpointFile() {
 	defer st.Close()
 	cr.cp, cr.cpErr = map[string]storage.State{}, map[string]string{}
 	for _, u := range cr.promisedURLs() {
-		if rec, ok, err := st.Get(requestid.Of(u, nil)); err == nil && ok {
+		if rec, ok, err := st.Get(collyx.RequestID(u, nil)); err == nil && ok {
 			cr.cp[u], cr.cpErr[u] = rec.State, rec.LastError
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/report"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -82,7 +83,7 @@ type Config struct {
 	format        report.Format
 	level         zerolog.Level
 	productRE     *regexp.Regexp
-	startHosts    []string // host[:port] of each start URL as Colly sees it (collyURL), unique
+	startHosts    []string // host[:port] of each start URL as Colly sees it (collyx.ParseURL), unique
 	startDomain   []string // their hostnames (no port), unique, for AllowedDomains
 	checkpointSet bool     // -checkpoint was given
 	profileSet    bool     // -profile was given
@@ -319,7 +320,7 @@ func (cfg *Config) validate() error {
 	seen := map[string]bool{}
 	for _, raw := range cfg.URLs {
 		// The hosts as Colly will see them, not as written (hosts.go).
-		u, perr := collyURL(raw)
+		u, perr := collyx.ParseURL(raw)
 		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usageErr("start URL %q: want an absolute http or https URL", raw)
 		}

@@ -1,50 +1,30 @@
 package main
 
 import (
-	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
-	whatwg "github.com/nlnwa/whatwg-url/url"
 )
-
-// urlParser is the parser Colly reads every URL with (colly.go's
-// urlParser).
-var urlParser = whatwg.NewParser(whatwg.WithPercentEncodeSinglePercentSign())
-
-// collyURL returns raw the way Colly's Visit will see it: parsed by the
-// WHATWG parser, then by net/url from that serialisation (Collector.scrape
-// does both). The host is then the one Colly checks AllowedDomains
-// against (its Hostname), matches LimitRules against and the breaker keys
-// its domains on (its Host): an internationalised name in its ASCII
-// (xn--) form, an IPv4 address in dotted decimal however it was written
-// (0x7f.0.0.1, 2130706433), an IPv6 address compressed, lower case, the
-// scheme's default port dropped (http://h:80/ is h). Deriving hosts with
-// net/url alone would name hosts Colly never sends to.
-func collyURL(raw string) (*url.URL, error) {
-	w, err := urlParser.Parse(raw)
-	if err != nil {
-		return nil, err
-	}
-	return url.Parse(w.Href(false))
-}
 
 // collyHosts returns the hosts Colly may see for an exact host pattern of
 // a profiles file ("shop.example:8080", "0x7f.0.0.1:8080", "h:80"),
 // other than the pattern itself: its canonical spelling under http and
-// under https, which differ when the port is one of theirs (h:80 is h
-// under http, h:80 under https). Nothing for a suffix pattern: those are
-// ASCII DNS names already, which Colly keeps as they are.
+// under https as collyx.ParseURL gives it, which differ when the port is
+// one of theirs (h:80 is h under http, h:80 under https). Deriving hosts
+// with net/url alone would name hosts Colly never sends to. Nothing for a
+// suffix pattern: those are ASCII DNS names already, which Colly keeps as
+// they are.
 func collyHosts(pattern string) []string {
 	if strings.HasPrefix(pattern, ".") {
 		return nil
 	}
 	var out []string
 	for _, scheme := range []string{"http://", "https://"} {
-		u, err := collyURL(scheme + pattern + "/")
+		u, err := collyx.ParseURL(scheme + pattern + "/")
 		if err != nil || u.Host == "" {
 			continue
 		}

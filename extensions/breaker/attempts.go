@@ -27,7 +27,7 @@ func (t *attemptTable) store(r *colly.Request, a *attempt) {
 		t.byHeader = make(map[headerKey]*attempt)
 	}
 	t.m[r] = a
-	if a.header != nil {
+	if a.header != (headerKey{}) {
 		t.byHeader[a.header] = a
 	}
 	t.mu.Unlock()
@@ -35,7 +35,7 @@ func (t *attemptTable) store(r *colly.Request, a *attempt) {
 
 // loadHeader returns the record of the request whose header map is h.
 func (t *attemptTable) loadHeader(h headerKey) *attempt {
-	if h == nil {
+	if h == (headerKey{}) {
 		return nil
 	}
 	t.mu.Lock()
@@ -57,7 +57,7 @@ func (t *attemptTable) take(r *colly.Request) *attempt {
 	a, ok := t.m[r]
 	if ok {
 		delete(t.m, r)
-		if a.header != nil && t.byHeader[a.header] == a {
+		if a.header != (headerKey{}) && t.byHeader[a.header] == a {
 			delete(t.byHeader, a.header)
 		}
 	}

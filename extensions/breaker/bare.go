@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -84,7 +85,7 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
-	a := &attempt{ticket: tk, req: cr, crawl: t.crawl(), start: time.Now(), left: left, episode: ep, header: keyOf(req.Header), bare: true}
+	a := &attempt{ticket: tk, req: cr, crawl: t.crawl(), start: time.Now(), left: left, episode: ep, header: collyx.HeaderOf(req.Header), bare: true}
 	b.attempts.store(cr, a)
 	if !isRobots(req) {
 		b.markLeft(cr)

@@ -273,7 +273,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		return
 	}
 	t.inFlight = inFlight
-	a := &attempt{ticket: t, req: r, crawl: ctx, start: time.Now(), left: left, episode: ep, header: headerOf(r), cacheDir: c.CacheDir}
+	a := &attempt{ticket: t, req: r, crawl: ctx, start: time.Now(), left: left, episode: ep, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
 	if a.cacheDir != "" {
 		a.cacheKey = r.URL.String() // before a redirect moves r.URL
 	}
@@ -288,7 +288,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 // breaker's transport the request fails with err, which the user's OnError
 // sees; without it (replaced after Register) it is aborted.
 func (b *Breaker) stopAtGate(c *colly.Collector, rt *transport, r *colly.Request, err *CircuitOpenError) {
-	a := &attempt{refused: err, header: headerOf(r)}
+	a := &attempt{refused: err, header: collyx.RequestHeader(r)}
 	b.attempts.store(r, a)
 	if !b.installed(c, rt) {
 		r.Abort()
@@ -427,7 +427,7 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 			a.handBack = due // its count stays: the budget spans the hand-backs
 			break
 		}
-		a.resend = &resendToken{orig: headerOf(r)}
+		a.resend = &resendToken{orig: collyx.RequestHeader(r)}
 		if prev, ok := b.resend.load(r.URL.String()); ok && prev.(*resendToken).of(r) {
 			// A re-send throttled again: a copy of any request of the
 			// chain is a copy of this one.
@@ -444,7 +444,7 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 				h.Set("Cache-Control", "no-cache")
 			}
 			a.resendHeaders = &h
-			a.resend.copy = keyOf(h)
+			a.resend.copy = collyx.HeaderOf(h)
 		}
 		b.resend.store(r.URL.String(), a.resend)
 	case Success:
@@ -664,8 +664,8 @@ type resendToken struct {
 // of reports whether r is a copy of the throttled request, or of any
 // request before it in a chain of re-sends throttled again.
 func (t *resendToken) of(r *colly.Request) bool {
-	h := headerOf(r)
-	if h == nil {
+	h := collyx.RequestHeader(r)
+	if h == (headerKey{}) {
 		return false
 	}
 	for ; t != nil; t = t.prev {
@@ -737,14 +737,6 @@ func (b *Breaker) report(a Attempt) {
 	for _, f := range b.onOutcome {
 		f(a)
 	}
-}
-
-// headerOf identifies r's header map, nil if it has none.
-func headerOf(r *colly.Request) headerKey {
-	if r.Headers == nil {
-		return nil
-	}
-	return keyOf(*r.Headers)
 }
 
 // retryWith sends r again with headers h, a copy of its own taken when it

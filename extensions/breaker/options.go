@@ -3,12 +3,12 @@ package breaker
 import (
 	"fmt"
 	"net/http"
-	"reflect"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
 )
@@ -155,7 +155,7 @@ func With(c Config) Option {
 		if c.Clock != nil {
 			b.clock = clock.OrSystem(c.Clock)
 		}
-		if !reflect.ValueOf(c.Logger).IsZero() {
+		if !collyx.IsZero(c.Logger) {
 			b.log = c.Logger
 		}
 		if c.Validator != nil {

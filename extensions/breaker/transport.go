@@ -4,9 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"reflect"
 	"time"
-	"unsafe"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/internal/http2"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
@@ -55,25 +53,16 @@ type transport struct {
 	outer http.RoundTripper // what is installed: t, or t under the name net/http trusts
 }
 
-// headerKey identifies one request's header map: Colly's Request.Headers
-// points at the map the http.Request carries to the transport, so the
-// transport can find the gate's record of the request without any marker
-// on the wire.
-type headerKey = unsafe.Pointer
-
-func keyOf(h http.Header) headerKey {
-	if h == nil {
-		return nil
-	}
-	return reflect.ValueOf(h).UnsafePointer()
-}
+// headerKey identifies one request's header map: how the transport finds
+// the gate's record of a request (collyx.HeaderKey).
+type headerKey = collyx.HeaderKey
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	a := t.b.attempts.loadHeader(keyOf(req.Header))
+	a := t.b.attempts.loadHeader(collyx.HeaderOf(req.Header))
 	if a == nil && req.Response != nil {
 		// A redirect's next request: its attempt is its first request's,
 		// gated in OnRequestHeaders (bare.go).
-		if a = t.b.attempts.loadHeader(keyOf(firstOf(req).Header)); a != nil && !a.bare {
+		if a = t.b.attempts.loadHeader(collyx.HeaderOf(firstOf(req).Header)); a != nil && !a.bare {
 			if err := t.hop(req, a); err != nil {
 				closeBody(req)
 				return nil, err
@@ -240,7 +229,7 @@ func (t *transport) roundTrip(req *http.Request, a *attempt) (*http.Response, er
 func (b *Breaker) wrapTransport(c *colly.Collector) *transport {
 	base := b.baseTransport
 	if base == nil {
-		cl, err := clientOf(c)
+		cl, err := collyx.Client(c)
 		if err != nil {
 			b.log.Warn().Str("event", "transport_unknown").Err(err).
 				Msg("breaker: cannot see the collector's transport; the breaker's own is not installed (no adaptive timeouts); pass yours as Config.BaseTransport")
@@ -266,7 +255,7 @@ func (b *Breaker) installed(c *colly.Collector, rt *transport) bool {
 	if rt == nil {
 		return false
 	}
-	cl, err := clientOf(c)
+	cl, err := collyx.Client(c)
 	if err == nil && cl.Transport == rt.outer {
 		return true
 	}
@@ -276,7 +265,3 @@ func (b *Breaker) installed(c *colly.Collector, rt *transport) bool {
 	})
 	return false
 }
-
-// clientOf returns the *http.Client the collector sends with (Colly has no
-// accessor for it).
-func clientOf(c *colly.Collector) (*http.Client, error) { return collyx.Client(c) }

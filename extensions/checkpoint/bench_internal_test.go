@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/internal/requestid"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/storage/memory"
@@ -68,7 +68,7 @@ func BenchmarkUpdates(b *testing.B) {
 			for i := range b.N {
 				u, _ := url.Parse(fmt.Sprintf("https://shop.example.test/catalogue/category-%d/product-%07d.html", i%97, i))
 				r := &colly.Request{URL: u, Method: "GET", Depth: 2, Headers: &hdr, Ctx: colly.NewContext()}
-				if err := cp.visited(requestid.Of(u.String(), nil)); err != nil {
+				if err := cp.visited(collyx.RequestID(u.String(), nil)); err != nil {
 					b.Fatal(err)
 				}
 				cp.onRequest(r)
@@ -110,7 +110,7 @@ func BenchmarkQueuedUpFront(b *testing.B) {
 		}
 		b.StartTimer()
 		for _, r := range reqs {
-			if err := cp.visited(requestid.Of(r.URL.String(), nil)); err != nil {
+			if err := cp.visited(collyx.RequestID(r.URL.String(), nil)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -147,7 +147,7 @@ func resumeState(i int) storage.State {
 
 func resumeRecord(i int) storage.Record {
 	u := fmt.Sprintf("https://shop.example.test/catalogue/category-%d/product-%07d.html", i%97, i)
-	r := storage.Record{ID: requestid.Of(u, nil), URL: u, State: resumeState(i), Attempts: 1,
+	r := storage.Record{ID: collyx.RequestID(u, nil), URL: u, State: resumeState(i), Attempts: 1,
 		Request: fmt.Appendf(nil, `{"URL":%q,"Method":"GET","Depth":3,"Body":null,"ID":%d,"Ctx":{},"Headers":{"User-Agent":["breakwater-bench/1.0"]},"Host":""}`, u, i)}
 	if r.State == storage.Parked {
 		r.NotBefore = time.Now().Add(-time.Minute) // eligible again

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/requestid"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
@@ -56,7 +56,7 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	if retry {
 		delete(cp.retryOf, u)
 	} else {
-		id = requestid.Of(u, body)
+		id = collyx.RequestID(u, body)
 	}
 	rec, found, err := cp.store.Get(id)
 	if err != nil {
@@ -71,7 +71,7 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	if !retry || rec.Request == nil {
 		if berr != nil {
 			rec.Request, rec.LastError = nil, berr.Error()
-		} else if b, dropped, err := marshalRequest(r, body); err != nil {
+		} else if b, dropped, err := collyx.MarshalRequest(r, body); err != nil {
 			rec.Request, rec.LastError = nil, "checkpoint: the request cannot be saved: "+err.Error()
 		} else {
 			rec.Request = b
@@ -107,7 +107,7 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 		e.closed = true
 		if fin := r.URL.String(); fin != rec.URL {
 			// Redirected: the hop it ended at was marked visited.
-			cp.resolveLocked(requestid.Of(fin, nil), true)
+			cp.resolveLocked(collyx.RequestID(fin, nil), true)
 		}
 	}
 	if rec.State == storage.Done || rec.State == storage.Dead {

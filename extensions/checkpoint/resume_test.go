@@ -16,7 +16,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
-	"github.com/breakwater-crawl/breakwater/internal/requestid"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
@@ -388,7 +388,7 @@ func TestRedirectRecordsTheVisitedURLAndHoldsNothing(t *testing.T) {
 		t.Errorf("stats %+v: a done record waited out the grace period for a hop", st)
 	}
 	for _, p := range []string{"/", "/old", "/other"} {
-		r, ok, err := cp.Store().Get(requestid.Of(srv.URL+p, nil))
+		r, ok, err := cp.Store().Get(collyx.RequestID(srv.URL+p, nil))
 		if err != nil || !ok || r.State != storage.Done || r.URL != srv.URL+p {
 			t.Errorf("%s: %+v %v %v; want done under its own URL", p, r, ok, err)
 		}
@@ -475,7 +475,7 @@ func TestInFlightAtACrashIsFetchedAgainExactlyOnce(t *testing.T) {
 		t.Errorf("counts after the resume %v, want all 11 pages done", c)
 	}
 	for p := range inflight {
-		r, ok, err := cp.Store().Get(requestid.Of(store.URL()+p, nil))
+		r, ok, err := cp.Store().Get(collyx.RequestID(store.URL()+p, nil))
 		if err != nil || !ok || r.Attempts != 1 {
 			t.Errorf("%s after the resume: attempts %d (%v, %v), want 1: the crashed attempt given back", p, r.Attempts, ok, err)
 		}

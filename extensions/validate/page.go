@@ -2,7 +2,6 @@ package validate
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -187,18 +186,4 @@ func withReasons(v Verdict, reasons []Reason) Verdict {
 		v.Reasons = reasons
 	}
 	return v
-}
-
-// isHTML applies Colly's own test for running OnHTML callbacks.
-func isHTML(r *colly.Response) bool {
-	var ct string
-	if r.Headers != nil {
-		ct = r.Headers.Get("Content-Type")
-	}
-	if ct == "" {
-		ct = http.DetectContentType(r.Body)
-	}
-	mt, _, _ := strings.Cut(ct, ";")
-	mt = strings.TrimSpace(strings.ToLower(mt))
-	return mt == "text/html" || mt == "application/xhtml+xml"
 }

@@ -3,9 +3,9 @@ package validate
 import (
 	"runtime"
 	"sync"
-	"unsafe"
 	"weak"
 
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -19,7 +19,7 @@ import (
 // can still ask for it, and is dropped once the request is garbage. A page
 // must therefore hold no pointer to its request.
 //
-// An entry is found by the request's address and holds a weak pointer to
+// An entry is found by the request's address (collyx.RequestAddr) and holds a weak pointer to
 // the request, made once when the state is stored: a lookup is a map read
 // and a comparison of that pointer's value with the request, without the
 // runtime's weak-handle lookup a weak.Make per call would cost. An entry
@@ -84,14 +84,12 @@ type slot struct {
 // minSweep is the size below which a shard is never swept.
 const minSweep = 1024 / tableShards
 
-func addr(req *colly.Request) uintptr { return uintptr(unsafe.Pointer(req)) }
-
 // get returns the state of req, or nil.
 func (t *table) get(req *colly.Request) *page {
 	if req == nil {
 		return nil
 	}
-	k := addr(req)
+	k := collyx.RequestAddr(req)
 	sh := t.shard(k)
 	sh.mu.Lock()
 	s, ok := sh.m[k]
@@ -106,7 +104,7 @@ func (t *table) get(req *colly.Request) *page {
 // state that is stored.
 func (t *table) put(req *colly.Request, p *page) *page {
 	t.once.Do(func() { sweepAfterGC(weak.Make(t)) })
-	k := addr(req)
+	k := collyx.RequestAddr(req)
 	sh := t.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()

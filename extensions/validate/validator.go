@@ -7,6 +7,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/andybalholm/cascadia"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
 	"golang.org/x/net/html"
@@ -158,7 +159,7 @@ func (v *Validator) broken(b BrokenDomain) {
 // here is still the page's one parse.
 func (v *Validator) scoreUnparsed(r *colly.Response, maxBody int) *page {
 	p := newPage(v.rules, r, maxBody)
-	if p.rule.parse && isHTML(r) {
+	if p.rule.parse && collyx.IsHTML(r) {
 		if doc, err := goquery.NewDocumentFromReader(bytes.NewReader(r.Body)); err == nil {
 			for i, sel := range v.selectors {
 				if !p.rule.watches[i] {

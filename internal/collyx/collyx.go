@@ -1,8 +1,14 @@
-// Package collyx reads what Colly keeps unexported and an extension needs:
-// the one place Breakwater depends on the layout of colly.Collector. Every
-// accessor reports whether this Colly version has the field where it is
-// expected, and the package's test pins that layout, so a Colly upgrade
-// that moves it fails the tests instead of a crawl.
+// Package collyx is the one place Breakwater depends on Colly's internals:
+// it reads what Colly keeps unexported and an extension needs (the
+// collector's OnError callbacks and HTTP client), and it holds the one copy
+// of each behaviour of Colly's that Breakwater must match (the URL scrape
+// sends, the ID requestCheck hashes, the request JSON, the cache's file
+// names, when OnHTML runs, a request's header map and address as its
+// identity). Every accessor reports whether this Colly version has the
+// field where it is expected, and the package's tests pin the version and
+// check each function against it, so a Colly upgrade that moves or changes
+// any of it fails the tests instead of a crawl. It is also the one place
+// Breakwater uses reflect or unsafe.
 package collyx
 
 import (

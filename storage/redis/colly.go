@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
@@ -478,15 +479,12 @@ func (cs *CollyStorage) SetCookies(u *url.URL, cookies string) {
 // or queued, in flight or dead already). Every worker may add the same
 // seeds.
 func (cs *CollyStorage) AddRequest(b []byte) error {
-	var sr struct {
-		URL  string
-		Body []byte
-	}
+	var sr collyx.SerialRequest
 	if err := json.Unmarshal(b, &sr); err != nil {
 		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w: not a serialised Colly request (%v)", cs.q.crawl, ErrInvalidJob, err)
 	}
 	now := cs.s.now()
-	job := &queueJob{ID: idKey(requestID(sr.URL, sr.Body)), URL: sr.URL, Request: bytes.Clone(b)}
+	job := &queueJob{ID: idKey(collyx.VisitID(sr.URL, sr.Body)), URL: sr.URL, Request: bytes.Clone(b)}
 	if err := cs.q.prepare(job, now); err != nil {
 		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w", cs.q.crawl, err)
 	}
@@ -727,5 +725,5 @@ func requestIDOf(r *colly.Request) string {
 			_, _ = rs.Seek(pos, io.SeekStart)
 		}
 	}
-	return idKey(requestID(r.URL.String(), body))
+	return idKey(collyx.VisitID(r.URL.String(), body))
 }

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
-	"github.com/breakwater-crawl/breakwater/internal/requestid"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -93,7 +93,7 @@ func TestRequestIDIsCollysOwn(t *testing.T) {
 			t.Errorf("request %d: Colly's ID %016x, RequestID %016x", i, rec.ids[i], want[i])
 		}
 	}
-	if got := requestid.Of(srv.URL+"/p?x=1", nil); got != redis.RequestID(srv.URL+"/p?x=1", nil) {
+	if got := collyx.RequestID(srv.URL+"/p?x=1", nil); got != redis.RequestID(srv.URL+"/p?x=1", nil) {
 		t.Errorf("extensions/checkpoint and storage/redis disagree on a request's ID: %016x, %016x", got, redis.RequestID(srv.URL+"/p?x=1", nil))
 	}
 }

@@ -1,5 +1,7 @@
 package redis
 
+import "github.com/breakwater-crawl/breakwater/internal/collyx"
+
 // The queue under CollyStorage, its jobs and lanes, and a few inspection
 // helpers are unexported: the package's users reach them through
 // CollyStorage (Stats, DeadLetters). The tests drive them directly, under
@@ -22,7 +24,7 @@ const (
 
 var (
 	NewQueue  = newQueue
-	RequestID = requestID
+	RequestID = collyx.VisitID
 	WithAging = withAging
 	WithRand  = withRand
 )

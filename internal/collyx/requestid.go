@@ -1,22 +1,34 @@
-// Package requestid computes the ID Colly gives a request, without the
-// URL parse Colly does where the parse would change nothing. The
-// checkpoint keys its records by it; tools that look a URL up in a
-// checkpoint's store use it too.
-package requestid
+package collyx
 
 import (
+	"net/url"
 	"strings"
 
 	whatwgUrl "github.com/nlnwa/whatwg-url/url"
 )
 
-// urlParser normalises URLs exactly as Colly v2.3.0 does before hashing
-// them (colly.go's normalizeURL).
+// urlParser is the parser Colly reads every URL with (colly.go's
+// urlParser).
 var urlParser = whatwgUrl.NewParser(whatwgUrl.WithPercentEncodeSinglePercentSign())
 
-// normalizeURL normalises u as Colly v2.3.0 does before hashing it
-// (colly.go's normalizeURL): the WHATWG parse, skipped where it would
-// change nothing (isNormalURL).
+// ParseURL returns raw as Colly's Collector.scrape makes it before it
+// sends, checks or hashes it: parsed by the WHATWG parser, then by
+// net/url from that serialisation. Its String is the URL a Request's URL
+// holds; its Host is the one Colly matches AllowedDomains (Hostname) and
+// LimitRules against: an internationalised name in its ASCII (xn--) form,
+// an IPv4 address in dotted decimal however it was written, an IPv6
+// address compressed, lower case, the scheme's default port dropped.
+func ParseURL(raw string) (*url.URL, error) {
+	w, err := urlParser.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	return url.Parse(w.Href(false))
+}
+
+// normalizeURL normalises u as Colly does before hashing it (colly.go's
+// normalizeURL): the WHATWG parse, skipped where it would change nothing
+// (isNormalURL).
 func normalizeURL(u string) string {
 	if isNormalURL(u) {
 		return u
@@ -28,11 +40,12 @@ func normalizeURL(u string) string {
 	return p.String()
 }
 
-// Of returns the ID Colly gives a request for URL u with body
-// (nil for none): FNV-1a 64 of the normalised URL followed by the body.
-// It is the key of the request's Record and what Colly passes to
-// Storage.Visited and IsVisited.
-func Of(u string, body []byte) uint64 {
+// RequestID returns the ID Colly gives a request whose URL, as scrape
+// left it (a Request's URL.String()), is u, with body (nil for none):
+// colly.go's requestHash, FNV-1a 64 of the normalised URL followed by the
+// body. It is what Colly passes to Storage.Visited and IsVisited, and the
+// key of the checkpoint's records.
+func RequestID(u string, body []byte) uint64 {
 	h := uint64(fnvOffset64)
 	n := normalizeURL(u)
 	for i := 0; i < len(n); i++ {
@@ -42,6 +55,16 @@ func Of(u string, body []byte) uint64 {
 		h = (h ^ uint64(c)) * fnvPrime64
 	}
 	return h
+}
+
+// VisitID returns the ID of a request for raw as given to Visit or Do
+// (scrape's parse first, ParseURL, then RequestID), or RequestID of raw
+// as it is when ParseURL refuses it.
+func VisitID(raw string, body []byte) uint64 {
+	if u, err := ParseURL(raw); err == nil {
+		raw = u.String()
+	}
+	return RequestID(raw, body)
 }
 
 // FNV-1a 64, as hash/fnv's New64a (written out here so that hashing a

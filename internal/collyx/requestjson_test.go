@@ -1,4 +1,4 @@
-package checkpoint
+package collyx
 
 import (
 	"bytes"
@@ -12,10 +12,10 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// jsonRequest is what marshalRequest wrote before appendRequest: the
-// serialRequest through encoding/json.
+// jsonRequest is what MarshalRequest wrote before appendRequest: the
+// SerialRequest through encoding/json.
 func jsonRequest(t testing.TB, r *colly.Request, body []byte) []byte {
-	sr := serialRequest{URL: r.URL.String(), Method: r.Method, Depth: r.Depth, Body: body, ID: r.ID, Host: r.Host}
+	sr := SerialRequest{URL: r.URL.String(), Method: r.Method, Depth: r.Depth, Body: body, ID: r.ID, Host: r.Host}
 	if r.Headers != nil {
 		sr.Headers = *r.Headers
 	}
@@ -87,7 +87,7 @@ func TestAppendRequestWritesWhatEncodingJSONWrites(t *testing.T) {
 		if want := jsonRequest(t, r, body); !bytes.Equal(got, want) {
 			t.Fatalf("request %d:\n got %s\nwant %s", i, got, want)
 		}
-		checkAgrees(t, got) // the checkpoint reads it back as Colly would, or refuses it as Colly would
+		checkAgrees(t, got) // ParseRequest reads it back as Colly would, or refuses it as Colly would
 	}
 }
 
@@ -101,14 +101,14 @@ func TestMarshalRequestLeavesOtherCtxValuesToEncodingJSON(t *testing.T) {
 	if _, ok := appendRequest(nil, r, nil); ok {
 		t.Fatal("appendRequest took an int Ctx value")
 	}
-	b, dropped, err := marshalRequest(r, nil)
+	b, dropped, err := MarshalRequest(r, nil)
 	if err != nil || len(dropped) != 0 || !bytes.Equal(b, jsonRequest(t, r, nil)) {
-		t.Fatalf("marshalRequest = %s, %v, %v; want encoding/json's bytes", b, dropped, err)
+		t.Fatalf("MarshalRequest = %s, %v, %v; want encoding/json's bytes", b, dropped, err)
 	}
 	r.Ctx.Put("f", func() {})
-	b, dropped, err = marshalRequest(r, nil)
+	b, dropped, err = MarshalRequest(r, nil)
 	if err != nil || len(dropped) != 1 || dropped[0] != "f" || bytes.Contains(b, []byte(`"f"`)) {
-		t.Fatalf("marshalRequest = %s, %v, %v; want the func left out and named", b, dropped, err)
+		t.Fatalf("MarshalRequest = %s, %v, %v; want the func left out and named", b, dropped, err)
 	}
 }
 
@@ -119,7 +119,7 @@ func BenchmarkMarshalRequest(b *testing.B) {
 	b.Run("append", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			marshalRequest(r, nil)
+			MarshalRequest(r, nil)
 		}
 	})
 	b.Run("encoding-json", func(b *testing.B) {

@@ -1,4 +1,4 @@
-package requestid
+package collyx
 
 import (
 	"hash/fnv"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// slowRequestID is Of as Colly computes it: the WHATWG parse
+// slowRequestID is RequestID as Colly computes it: the WHATWG parse
 // always, then hash/fnv.
 func slowRequestID(u string, body []byte) uint64 {
 	n := u
@@ -50,8 +50,8 @@ var normalURLCases = []string{
 func TestNormalURLTakesOnlyWhatTheParseKeeps(t *testing.T) {
 	check := func(u string) {
 		t.Helper()
-		if got, want := Of(u, []byte("b=1")), slowRequestID(u, []byte("b=1")); got != want {
-			t.Errorf("Of(%q) = %x, want %x (the WHATWG parse gives %q)", u, got, want, normalizeURL(u))
+		if got, want := RequestID(u, []byte("b=1")), slowRequestID(u, []byte("b=1")); got != want {
+			t.Errorf("RequestID(%q) = %x, want %x (the WHATWG parse gives %q)", u, got, want, normalizeURL(u))
 		}
 	}
 	took := 0
@@ -106,8 +106,8 @@ func FuzzRequestIDMatchesColly(f *testing.F) {
 		f.Add(u)
 	}
 	f.Fuzz(func(t *testing.T, u string) {
-		if got, want := Of(u, nil), slowRequestID(u, nil); got != want {
-			t.Errorf("Of(%q) = %x, want %x (the WHATWG parse gives %q)", u, got, want, normalizeURL(u))
+		if got, want := RequestID(u, nil), slowRequestID(u, nil); got != want {
+			t.Errorf("RequestID(%q) = %x, want %x (the WHATWG parse gives %q)", u, got, want, normalizeURL(u))
 		}
 	})
 }
@@ -117,7 +117,7 @@ func BenchmarkRequestID(b *testing.B) {
 	b.Run("fast", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			Of(u, nil)
+			RequestID(u, nil)
 		}
 	})
 	b.Run("parse", func(b *testing.B) {

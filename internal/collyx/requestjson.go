@@ -1,7 +1,12 @@
-package checkpoint
+package collyx
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,12 +15,93 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// appendRequest appends r as encoding/json marshals its serialRequest,
+// SerialRequest is the JSON form of a request that Colly's
+// (*Request).Marshal writes and (*Collector).UnmarshalRequest reads
+// (request.go's serializableRequest), field for field.
+type SerialRequest struct {
+	URL     string
+	Method  string
+	Depth   int
+	Body    []byte
+	ID      uint32
+	Ctx     map[string]any
+	Headers http.Header
+	Host    string
+}
+
+// MarshalRequest writes r with body as UnmarshalRequest reads it, itself
+// rather than through r.Marshal: Marshal reads the body to its end (a
+// POST sent after that goes out empty) and fails on a Ctx value JSON
+// cannot hold. Ctx values that JSON cannot hold are left out and named in
+// dropped; the rest come back as JSON gives them (numbers as float64,
+// times as strings).
+func MarshalRequest(r *colly.Request, body []byte) (b []byte, dropped []string, err error) {
+	if b, ok := appendRequest(make([]byte, 0, 512), r, body); ok {
+		return b, nil, nil
+	}
+	sr := SerialRequest{URL: r.URL.String(), Method: r.Method, Depth: r.Depth, Body: body, ID: r.ID, Host: r.Host}
+	if r.Headers != nil {
+		sr.Headers = *r.Headers
+	}
+	if r.Ctx != nil {
+		sr.Ctx = map[string]any{}
+		r.Ctx.ForEach(func(k string, v any) any {
+			if _, err := json.Marshal(v); err != nil {
+				dropped = append(dropped, k)
+			} else {
+				sr.Ctx[k] = v
+			}
+			return nil
+		})
+	}
+	b, err = json.Marshal(sr)
+	return b, dropped, err
+}
+
+// ParseRequest reads the fields of a marshalled request a queue needs:
+// its URL, as Colly will request it, and its ID. It takes the steps
+// Colly's queue takes with an entry, in the same order, and fails where
+// any of them fails, so that a queue never takes an entry Colly would
+// drop (it would stay pending for ever) and the ID is the one Colly will
+// hand to Storage.Visited:
+//
+//   - UnmarshalRequest: json.Unmarshal (one JSON object and nothing after
+//     it but white space), then net/url's parse of the URL (which refuses
+//     a leading space or a control character);
+//   - scrape: ParseURL of that URL's String;
+//   - http.NewRequest with the request's method (which refuses a method
+//     that is not an HTTP token) and that URL.
+//
+// Its errors read "a queued request …", for the caller to prefix.
+func ParseRequest(b []byte) (u string, id uint64, err error) {
+	var sr SerialRequest
+	if err := json.Unmarshal(b, &sr); err != nil {
+		return "", 0, fmt.Errorf("a queued request is not JSON colly can load: %w", err)
+	}
+	if sr.URL == "" {
+		return "", 0, errors.New("a queued request has no URL")
+	}
+	loaded, err := url.Parse(sr.URL)
+	if err != nil {
+		return "", 0, fmt.Errorf("a queued request's URL %q: %w", sr.URL, err)
+	}
+	pu, err := ParseURL(loaded.String())
+	if err != nil {
+		return "", 0, fmt.Errorf("a queued request's URL %q: %w", sr.URL, err)
+	}
+	u = pu.String()
+	if _, err := http.NewRequest(sr.Method, u, nil); err != nil {
+		return "", 0, fmt.Errorf("a queued request colly cannot send: %w", err)
+	}
+	return u, RequestID(u, sr.Body), nil
+}
+
+// appendRequest appends r as encoding/json marshals its SerialRequest,
 // byte for byte, without reflection: json.Marshal cost a request several
 // microseconds, much of it growing the stack of the goroutine Colly had
 // just started for the request. It handles requests whose Ctx values are
 // all strings, bools or nil (an empty Ctx, as most are, included) and
-// reports false for any other, which marshalRequest then gives to
+// reports false for any other, which MarshalRequest then gives to
 // encoding/json.
 func appendRequest(dst []byte, r *colly.Request, body []byte) ([]byte, bool) {
 	type kv struct {

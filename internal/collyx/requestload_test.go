@@ -1,4 +1,4 @@
-package checkpoint
+package collyx
 
 import (
 	"errors"
@@ -57,23 +57,23 @@ func collyLoads(t testing.TB, b []byte) (id uint64, loaded bool, why error) {
 	return p.lastID, true, nil
 }
 
-// checkAgrees fails unless parseRequest accepts b exactly when Colly's
+// checkAgrees fails unless ParseRequest accepts b exactly when Colly's
 // queue can run it, and then gives the ID Colly gives it.
 func checkAgrees(t testing.TB, b []byte) {
 	t.Helper()
-	_, id, err := parseRequest(b)
+	_, id, err := ParseRequest(b)
 	want, loaded, why := collyLoads(t, b)
 	switch {
 	case err == nil && !loaded:
-		t.Fatalf("parseRequest accepted %q, which Colly cannot load (%v)", b, why)
+		t.Fatalf("ParseRequest accepted %q, which Colly cannot load (%v)", b, why)
 	case err != nil && loaded:
-		t.Fatalf("parseRequest refused %q, which Colly loads: %v", b, err)
+		t.Fatalf("ParseRequest refused %q, which Colly loads: %v", b, err)
 	case err == nil && id != want:
-		t.Fatalf("parseRequest gave %q ID %x, Colly %x", b, id, want)
+		t.Fatalf("ParseRequest gave %q ID %x, Colly %x", b, id, want)
 	}
 }
 
-// requestSeeds are requests as the checkpoint writes them, and edges of
+// requestSeeds are requests as MarshalRequest writes them, and edges of
 // what Colly loads. The corpus in testdata/fuzz holds the inputs on which
 // the two once disagreed.
 func requestSeeds(t testing.TB) [][]byte {
@@ -93,7 +93,7 @@ func requestSeeds(t testing.TB) [][]byte {
 			if r.Method == "POST" {
 				body = []byte("q=1")
 			}
-			b, _, err := marshalRequest(r, body)
+			b, _, err := MarshalRequest(r, body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,19 +118,19 @@ func TestParseRequestAgreesWithColly(t *testing.T) {
 	}
 }
 
-// FuzzRequestJSONAgreesWithColly checks that the checkpoint's queue
+// FuzzRequestJSONAgreesWithColly checks that a queue on ParseRequest
 // accepts a request exactly when Colly's queue could run it: a request it
 // accepts and Colly drops would stay pending for ever, one it refuses and
 // Colly runs would be lost. Run it with
 //
-//	go test -run '^$' -fuzz FuzzRequestJSONAgreesWithColly -fuzztime 60s ./extensions/checkpoint/
+//	go test -run '^$' -fuzz FuzzRequestJSONAgreesWithColly -fuzztime 60s ./internal/collyx/
 func FuzzRequestJSONAgreesWithColly(f *testing.F) {
 	for _, b := range requestSeeds(f) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > 4096 || strings.Count(string(b), "[")+strings.Count(string(b), "{") > 64 {
-			t.Skip("larger than any request the checkpoint writes")
+			t.Skip("larger than any request MarshalRequest writes")
 		}
 		checkAgrees(t, b)
 	})
