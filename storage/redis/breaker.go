@@ -81,8 +81,8 @@ func (bs *BreakerStore) crawlName() string { return bs.crawl }
 // domainKeys returns the Redis keys of domain's circuit, for inspection and
 // cleanup: its state hash, its window list and its probe leases.
 //
-//	<ns>:{<crawl>}:b:s:<domain>  HASH  state, generation, retry-at, counters
-//	<ns>:{<crawl>}:b:w:<domain>  LIST  the window: "<class>:<latency ns>", oldest first
+//	<ns>:{<crawl>}:b:s:<domain>  HASH  state, generation, retry-at, counters (the tickets' Seq among them)
+//	<ns>:{<crawl>}:b:w:<domain>  LIST  the window: "<class>:<latency ns>:<seq>", in the order requests left
 //	<ns>:{<crawl>}:b:p:<domain>  ZSET  probe id → lease deadline (µs)
 //
 // With WithShards they are under the tag of the domain's shard.
@@ -161,8 +161,11 @@ var reasons = [...]string{
 	4: circuit.ReasonProbesPassed,
 }
 
-// Allow asks the shared circuit for a ticket: one round trip. While Redis
-// is unreachable it acts on the store's FailPolicy: FailClosed returns an
+// Allow asks the shared circuit for a ticket: one round trip. A closed
+// circuit's ticket carries its Seq, numbered by Redis across every worker
+// in the order the tickets were handed out, so the window keeps outcomes
+// in the order their requests left, as the in-process circuit's does,
+// whatever order they are recorded in. While Redis is unreachable it acts on the store's FailPolicy: FailClosed returns an
 // *UnavailableError, FailOpen the decision of an in-process circuit.
 func (c *shared) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
 	clk = clock.OrSystem(clk)
@@ -174,10 +177,11 @@ func (c *shared) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, err
 		}
 		return circuit.Ticket{}, circuit.Transition{}, err
 	}
-	if len(res) != 6 {
-		return circuit.Ticket{}, circuit.Transition{}, c.corrupt("allow", len(res), 6)
+	if len(res) != 7 {
+		return circuit.Ticket{}, circuit.Transition{}, c.corrupt("allow", len(res), 7)
 	}
 	granted, state, gen, retryAt, trips, changed := toInt(res[0]), circuit.State(toInt(res[1])), uint64(toInt(res[2])), toInt(res[3]), toInt(res[4]), toInt(res[5])
+	seq := uint64(toInt(res[6]))
 	c.trips.Store(trips)
 	if granted != 1 {
 		if state == circuit.Closed {
@@ -196,7 +200,7 @@ func (c *shared) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, err
 		t = circuit.Transition{Key: c.domain, From: circuit.Open, To: circuit.HalfOpen, At: now,
 			Reason: circuit.ReasonCooldownElapsed, Trips: int(trips)}
 	}
-	return circuit.Ticket{Gen: gen, Probe: state == circuit.HalfOpen}, t, nil
+	return circuit.Ticket{Gen: gen, Probe: state == circuit.HalfOpen, Seq: seq}, t, nil
 }
 
 func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.Ticket, circuit.Transition, error) {
@@ -262,7 +266,8 @@ func (c *shared) Record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (ci
 	now := clk.Now()
 	entry := strconv.Itoa(int(o.Class)) + ":" + strconv.FormatInt(int64(o.Latency), 10)
 	res, err := c.run(clk, now, scriptCircuitRecord, "breaker record",
-		strconv.FormatUint(p.Gen, 10), flag(p.Probe), entry, flag(o.Class.Counted()), flag(o.Class.Failure()))
+		strconv.FormatUint(p.Gen, 10), flag(p.Probe), entry, flag(o.Class.Counted()), flag(o.Class.Failure()),
+		strconv.FormatUint(p.Seq, 10))
 	if err != nil {
 		if isUnavailable(err) {
 			return circuit.Transition{}, fmt.Errorf("breakwater/redis: %s's outcome (%s) was not recorded in the shared circuit: %w", c.domain, o.Class, err)
@@ -518,11 +523,18 @@ func micros(us int64, now time.Time) time.Time {
 	return time.UnixMicro(us).In(now.Location())
 }
 
-// parseEntry reads a window entry "<class>:<latency ns>".
+// parseEntry reads a window entry "<class>:<latency ns>:<seq>" (the seq
+// only orders the window; an entry written before it was kept has none).
 func parseEntry(s string) (circuit.Result, bool) {
 	cls, lat, ok := strings.Cut(s, ":")
 	if !ok {
 		return circuit.Result{}, false
+	}
+	if l, seq, ok := strings.Cut(lat, ":"); ok {
+		if _, err := strconv.ParseUint(seq, 10, 64); err != nil {
+			return circuit.Result{}, false
+		}
+		lat = l
 	}
 	c, err1 := strconv.Atoi(cls)
 	ns, err2 := strconv.ParseInt(lat, 10, 64)

@@ -241,14 +241,19 @@ func TestCircuitKeysExpireWhenIdleButNeverWhileOpen(t *testing.T) {
 	if err != nil || ttl <= p.Cooldown || ttl > p.Cooldown+time.Minute {
 		t.Fatalf("open circuit: TTL %v (%v), want the 300s cooldown plus the 1m retention", ttl, err)
 	}
-	// A closed Allow only reads: it creates nothing for a domain never seen.
+	// A closed Allow writes only the ticket counter: for a domain never
+	// seen, a state key that expires after the retention, nothing else.
 	other, err := bs.Circuit("never-recorded.test", p.Settings())
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustAllow(t, other, clk)
-	if n, _ := client.Exists(ctx, bs.Keys("never-recorded.test")...).Result(); n != 0 {
-		t.Fatalf("an Allow on a closed circuit wrote %d keys", n)
+	okeys := bs.Keys("never-recorded.test")
+	if n, _ := client.Exists(ctx, okeys[1:]...).Result(); n != 0 {
+		t.Fatalf("an Allow on a closed circuit wrote %d window or probe keys", n)
+	}
+	if ttl, err := client.PTTL(ctx, okeys[0]).Result(); err != nil || ttl <= 50*time.Second || ttl > time.Minute {
+		t.Fatalf("the state key a closed Allow made: TTL %v (%v), want about the 1m retention", ttl, err)
 	}
 }
 
@@ -312,6 +317,10 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 	pm, _ := mustAllow(t, c, clk)
 	mustRecord(t, c, clk, pm, breaker.Success)
 	tripWith(t, c, clk, breaker.Standard())
+	// Open until later than this: changes nothing, loads the script.
+	if _, err := c.HoldOpen(clk, clk.Now().Add(time.Second), breaker.ReasonSlowCalls); err != nil {
+		t.Fatal(err)
+	}
 	clk.Advance(breaker.Standard().Cooldown)
 	if _, err := c.Snapshot(clk); err != nil {
 		t.Fatal(err)

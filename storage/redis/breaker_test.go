@@ -42,11 +42,11 @@ func TestBreakerStorePassesTheCircuitTable(t *testing.T) {
 // Records (of any class, stale ones included), clock moves, restores and
 // snapshots, and requires the same answer to every call: permits,
 // refusals, and transitions down to their evidence, so the breaker's logs
-// read the same whichever store decides. The outcomes come back in the
-// order their permits were handed out: out of that order the two differ,
-// the in-process window keeping the latest by the order requests left
-// (synchronous Colly records a page after the pages it visited) and the
-// shared one the latest recorded.
+// read the same whichever store decides. The outcomes come back in any
+// order: most often the newest ticket first, as synchronous Colly records
+// a page after the pages it visited, else the oldest or one at random, and
+// now and then with its Seq cleared (recorded as if issued then). Both
+// windows keep the latest outcomes by the order requests left.
 func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 	for _, p := range []breaker.Profile{breaker.Conservative(), breaker.Standard(), breaker.Aggressive(), threeStrikes} {
 		t.Run(p.Name, func(t *testing.T) {
@@ -82,9 +82,20 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 					}
 					transitions += count(lt)
 				case r < 85 && len(permits) > 0:
-					i := 0 // the oldest: see above
+					var i int
+					switch k := rnd.IntN(10); {
+					case k < 5: // the newest: a synchronous collector unwinding
+						i = len(permits) - 1
+					case k < 8: // the oldest: requests answered in turn
+						i = 0
+					default:
+						i = rnd.IntN(len(permits))
+					}
 					pm := permits[i]
 					permits = append(permits[:i], permits[i+1:]...)
+					if rnd.IntN(20) == 0 { // a ticket without its place: as if issued now
+						pm.Seq = 0
+					}
 					class := classes[rnd.IntN(len(classes))]
 					if (step/400)%2 == 1 && rnd.IntN(2) == 0 { // a failing stretch
 						class = breaker.Degraded
@@ -161,7 +172,7 @@ func count(t breaker.Transition) int {
 // sameAnswer fails the test unless both circuits answered alike.
 func sameAnswer(t *testing.T, step int, op string, lp, sp circuit.Ticket, lt, st breaker.Transition, lerr, serr error) {
 	t.Helper()
-	if lp.Gen != sp.Gen || lp.Probe != sp.Probe { // the in-process circuit also numbers its tickets
+	if lp != sp { // Seq included: both number the tickets they issue
 		t.Fatalf("step %d: %s tickets differ: in-process %+v, shared %+v", step, op, lp, sp)
 	}
 	if (lerr == nil) != (serr == nil) {

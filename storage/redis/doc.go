@@ -40,12 +40,11 @@
 // passed in the arguments. The circuittest table and a differential test
 // against the in-process circuit (thousands of random calls, same permits,
 // refusals and transitions, down to the log line) hold them to the same
-// semantics, for outcomes that come back in the order their requests
-// left. One difference remains: the shared window keeps the latest
-// outcomes recorded, the in-process one the latest by the order requests
-// left, so a synchronous collector, which records a page after the pages
-// it visited, can send a failing site a few more requests than the bound
-// through a shared store.
+// semantics, whatever order the outcomes come back in: both windows keep
+// the latest outcomes by the order their requests left (Redis numbers the
+// tickets of every worker), so a synchronous collector, which records a
+// page after the pages it visited, keeps the trip bound through a shared
+// store too.
 //
 // A half-open probe holds its slot under a lease (WithProbeLease, 2 minutes
 // by default): a worker that dies holding one frees it when the lease runs

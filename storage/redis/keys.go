@@ -29,12 +29,14 @@ package redis
 // The shared circuits (BreakerStore; lua/circuit_*.lua), per domain:
 //
 //	<ns>:{<crawl>}:b:s:<domain>  HASH  s state, g generation, r retry-at (µs), c consecutive
-//	                                   failures, f window failures, k probes passed, t trips, n probe ids
-//	<ns>:{<crawl>}:b:w:<domain>  LIST  the window: "<class>:<latency ns>", oldest first
+//	                                   failures, f window failures, k probes passed, t trips, n probe ids,
+//	                                   q closed tickets handed out (their Seq)
+//	<ns>:{<crawl>}:b:w:<domain>  LIST  the window: "<class>:<latency ns>:<seq>", in the order requests left
 //	<ns>:{<crawl>}:b:p:<domain>  ZSET  probe id → lease deadline (µs)
 //
 // TTL: WithRetention after the last change, plus the rest of the cooldown
-// while open. A closed circuit's Allow only reads.
+// while open. A closed circuit's Allow writes only q (making the state key,
+// with the retention's TTL, for a domain never seen).
 //
 // The checkpoint (Checkpoint; lua/cp_*.lua):
 //

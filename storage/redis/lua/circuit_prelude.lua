@@ -5,9 +5,12 @@
 -- KEYS[1] state   HASH s state (0 closed, 1 open, 2 half-open), g generation,
 --                      r retry-at (Unix µs), c consecutive failures,
 --                      f failures in the window, k probes passed this
---                      half-open round, t trips, n probe ids handed out
--- KEYS[2] window  LIST the latest counted outcomes, oldest first, each
---                      "<class>:<latency ns>" (class 1 and 2 are failures)
+--                      half-open round, t trips, n probe ids handed out,
+--                      q closed permits handed out (their seq; never reset)
+-- KEYS[2] window  LIST the latest counted outcomes by the order their
+--                      requests left (seq), earliest first, each
+--                      "<class>:<latency ns>:<seq>" (class 1 and 2 are
+--                      failures; an entry without its seq counts as 0)
 -- KEYS[3] probes  ZSET probe id -> lease deadline (Unix µs): the probes in
 --                      flight; a lease that passed frees its slot
 --
@@ -100,4 +103,60 @@ end
 local function addProbe(st)
   st.probeIds = st.probeIds + 1
   redis.call('ZADD', probesKey, now + lease, st.probeIds)
+end
+
+-- issue numbers a permit: the next seq, across every worker. The counter
+-- lives in the state hash; a state key it makes expires after the
+-- retention (save refreshes it from then on).
+local function issue()
+  local seq = redis.call('HINCRBY', stateKey, 'q', 1)
+  if seq == 1 then
+    redis.call('PEXPIRE', stateKey, retention)
+  end
+  return seq
+end
+
+-- seqOf reads the seq of a window entry; 0 for one without.
+local function seqOf(entry)
+  return tonumber(string.match(entry, '^%d+:%-?%d+:(%d+)$')) or 0
+end
+
+-- addIssued puts entry, the outcome of the request that left seq-th, in
+-- the window as internal/window's AddIssued does: the window stays in seq
+-- order, a full one makes room by its earliest outcome, and an outcome
+-- earlier than all a full window holds is dropped. In order it costs an
+-- RPUSH; a late one goes behind every later outcome. Returns whether it
+-- was kept; st.failures follows the window.
+local function addIssued(st, entry, seq, failure)
+  local n = redis.call('LLEN', windowKey)
+  if n >= windowSize and seq < seqOf(redis.call('LINDEX', windowKey, 0)) then
+    return false -- earlier than every outcome held
+  end
+  entry = entry .. ':' .. seq
+  if n == 0 or seqOf(redis.call('LINDEX', windowKey, -1)) <= seq then
+    n = redis.call('RPUSH', windowKey, entry)
+  else
+    -- Behind every later outcome: before the first one later than seq.
+    -- The window is in seq order and entries carry their seq, so the
+    -- first entry equal to that one is that one.
+    local held = redis.call('LRANGE', windowKey, 0, -1)
+    local pivot = held[#held]
+    for i = #held - 1, 1, -1 do
+      if seqOf(held[i]) <= seq then
+        break
+      end
+      pivot = held[i]
+    end
+    n = redis.call('LINSERT', windowKey, 'BEFORE', pivot, entry)
+  end
+  if failure then
+    st.failures = st.failures + 1
+  end
+  while n > windowSize do -- full: the earliest outcome leaves
+    if isFailure(redis.call('LPOP', windowKey)) then
+      st.failures = st.failures - 1
+    end
+    n = n - 1
+  end
+  return true
 end

@@ -1,10 +1,11 @@
 -- Record: the outcome of a permit.
 -- ARGV[9] the permit's generation, ARGV[10] '1' if it is a probe,
--- ARGV[11] the outcome as a window entry "<class>:<latency ns>",
--- ARGV[12] '1' if the class is counted, ARGV[13] '1' if it is a failure.
+-- ARGV[11] the outcome as a window entry "<class>:<latency ns>" (its seq is added),
+-- ARGV[12] '1' if the class is counted, ARGV[13] '1' if it is a failure,
+-- ARGV[14] the permit's seq (0: as if handed out now).
 -- Returns {0} when the state did not change, else
 -- {1, from, to, reason, trips, retry-at (µs), window}: window is the
--- evidence of a trip on rate or consecutive failures (oldest first), empty
+-- evidence of a trip on rate or consecutive failures (earliest first), empty
 -- otherwise (a failed probe's evidence is the probe, which the caller has).
 local st = load()
 if tonumber(ARGV[9]) ~= st.gen then
@@ -16,19 +17,16 @@ if st.state == CLOSED then
   if not counted then
     return { 0 }
   end
-  local n = redis.call('RPUSH', windowKey, entry)
-  while n > windowSize do -- the ring is full: the oldest outcome leaves
-    if isFailure(redis.call('LPOP', windowKey)) then
-      st.failures = st.failures - 1
-    end
-    n = n - 1
+  local seq = tonumber(ARGV[14])
+  if seq == 0 then -- a permit made by hand: as if handed out now
+    seq = issue()
   end
+  addIssued(st, entry, seq, failure)
   if not failure then
     st.consec = 0
     save(st)
     return { 0 }
   end
-  st.failures = st.failures + 1
   st.consec = st.consec + 1
   local reason = 0
   if st.failures >= need then
