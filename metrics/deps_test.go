@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -11,22 +12,57 @@ import (
 var core = []string{"./extensions/breaker", "./extensions/breaker/profiles", "./extensions/validate",
 	"./outcome", "./storage", "./storage/bolt", "./storage/memory", "./clock", "./report", "."}
 
-// heavy are the module paths that must stay at the edges.
-var heavy = []string{"github.com/prometheus/", "github.com/redis/go-redis/"}
+// heavy are the module paths that must stay at the edges: in this module,
+// storage/redis's, or the bench's, never in the library's root module.
+var heavy = []string{"github.com/prometheus/", "github.com/redis/go-redis/", "github.com/alicebob/miniredis/",
+	"github.com/yuin/gopher-lua", "github.com/sony/gobreaker"}
 
-func listDeps(t *testing.T, pkgs ...string) []string {
+// goList runs go with args in dir (".." is the root module, "." this one).
+func goList(t *testing.T, dir string, env []string, args ...string) []string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command on PATH to list dependencies with")
 	}
-	cmd := exec.Command(goBin, append([]string{"list", "-deps"}, pkgs...)...)
-	cmd.Dir = ".." // the module root
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("go list -deps %v: %v\n%s", pkgs, err, out)
+		t.Fatalf("go %v in %s: %v\n%s", args, dir, err, out)
 	}
 	return strings.Fields(string(out))
+}
+
+func listDeps(t *testing.T, pkgs ...string) []string {
+	t.Helper()
+	return goList(t, "..", nil, append([]string{"list", "-deps"}, pkgs...)...)
+}
+
+// The root module, on its own (no go.work), requires none of the heavy
+// modules: a program that imports only the library does not get them as
+// version floors. They are required by this module, storage/redis's and the
+// tools' (bench, examples).
+func TestTheRootModuleRequiresNoHeavyModule(t *testing.T) {
+	mods := goList(t, "..", []string{"GOWORK=off"}, "list", "-m", "-f", "{{.Path}}", "all")
+	if len(mods) == 0 || mods[0] != "github.com/breakwater-crawl/breakwater" {
+		t.Fatalf("go list -m all in the root listed %q; want the root module first", mods)
+	}
+	for _, m := range mods {
+		for _, h := range heavy {
+			if strings.HasPrefix(m, h) {
+				t.Errorf("the root module's graph holds %s: move what needs it to a module of its own", m)
+			}
+		}
+	}
+	// The listing is real: this module's own graph holds Prometheus.
+	found := false
+	for _, m := range goList(t, ".", []string{"GOWORK=off"}, "list", "-m", "-f", "{{.Path}}", "all") {
+		found = found || m == "github.com/prometheus/client_golang"
+	}
+	if !found {
+		t.Fatal("go list -m all in metrics lacks github.com/prometheus/client_golang")
+	}
 }
 
 func TestCoreImportsNeitherPrometheusNorRedis(t *testing.T) {
@@ -49,10 +85,11 @@ func TestCoreImportsNeitherPrometheusNorRedis(t *testing.T) {
 }
 
 // The check above would see Prometheus if it were there: it is in this
-// package's own dependencies.
+// package's own dependencies (listed in this module: with GOWORK=off the
+// root module does not contain this package).
 func TestTheDependencyCheckSeesPrometheus(t *testing.T) {
 	found := false
-	for _, d := range listDeps(t, "./metrics") {
+	for _, d := range goList(t, ".", nil, "list", "-deps", ".") {
 		found = found || strings.HasPrefix(d, "github.com/prometheus/client_golang/")
 	}
 	if !found {

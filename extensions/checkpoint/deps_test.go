@@ -10,7 +10,9 @@ import (
 // The checkpoint runs on any storage.Store, so importing it must not
 // bring in a store backend: a crawl on storage/memory or storage/redis
 // does not link the embedded store's database (bbolt), and one on
-// storage/bolt does not link go-redis.
+// storage/bolt does not link go-redis. (storage/redis is a module of its
+// own, which this module does not require, so only a go.work could let an
+// import of it build here; bbolt is the ban that can still be broken.)
 func TestImportsNoStoreBackend(t *testing.T) {
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
