@@ -139,14 +139,14 @@ func (k *usageCrawl) decide() outcome.Outcome {
 	n := k.n
 	k.mu.Unlock()
 	if k.cp != nil {
-		o := outcome.Decide(n, nil, k.v, k.b, k.cp)
+		o := outcome.Decide(n, k.v, k.b, k.cp)
 		k.cp.SetOutcome(o)
 		if err := k.cp.Close(); err != nil {
 			k.t.Errorf("checkpoint Close: %v", err)
 		}
 		return o
 	}
-	return outcome.Decide(n, nil, k.v, k.b)
+	return outcome.Decide(n, k.v, k.b)
 }
 
 func (k *usageCrawl) recordsFor(u string) int {

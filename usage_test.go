@@ -66,7 +66,7 @@ func crawl(start string, log zerolog.Logger, out io.Writer) (int, error) {
 	}
 	c.Wait()
 
-	o := outcome.Decide(records, nil, v, b) // complete, tripped, empty or error
+	o := outcome.Decide(records, v, b) // complete, tripped, empty or error
 	report.New(o, report.WithBreaker(b), report.WithValidator(v)).Write(os.Stderr, report.Text)
 	return o.ExitCode(), nil // 0, 2, 3 or 1: os.Exit(code) in a main
 	// usage:end

@@ -42,7 +42,7 @@ func ExampleUse() {
 	for i := 1; i <= 50; i++ {
 		c.Visit(store.ProductURL(i))
 	}
-	o := outcome.Decide(int64(saved), nil, v, b)
+	o := outcome.Decide(int64(saved), v, b)
 	fmt.Println("requests:", store.Count(), "saved:", saved)
 	fmt.Println("outcome:", o.State, "exit:", o.ExitCode())
 	// Output:

@@ -473,7 +473,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		rv.mu.Unlock()
 		sort.Strings(ro.revisitsLost)
 	}
-	ro.outcome = outcome.Decide(records.Load(), nil, v, b, optJudge(cp))
+	ro.outcome = outcome.Decide(records.Load(), v, b, optJudge(cp))
 	ro.exit = ro.outcome.ExitCode()
 	if ct != nil {
 		ro.carried = ct.n.Load()

@@ -17,10 +17,10 @@ func (tripped) Judge() outcome.Evidence {
 // The records written do not make a run complete when a target degraded:
 // the ending says so, and the exit code tells the scheduler to reschedule.
 func ExampleDecide() {
-	o := outcome.Decide(120, nil, tripped{})
+	o := outcome.Decide(120, tripped{})
 	fmt.Println(o.State, o.ExitCode(), o.Domains)
 	fmt.Println(o.Reason)
-	fmt.Println(outcome.Decide(0, nil).State, outcome.Decide(0, nil).ExitCode())
+	fmt.Println(outcome.Decide(0).State, outcome.Decide(0).ExitCode())
 	// Output:
 	// tripped 2 [shop.example]
 	// circuit not closed for shop.example

@@ -125,8 +125,8 @@ func (o Outcome) ExitCode() int { return o.State.ExitCode() }
 
 // Decide weighs the judges' evidence. records is how many records the
 // program wrote, or -1 to let the judges' valid-page counts stand in. A
-// non-nil err (the crawl itself failed) makes the run an error.
-func Decide(records int64, err error, judges ...Judge) Outcome {
+// crawl that itself failed passes Failed(err) among the judges.
+func Decide(records int64, judges ...Judge) Outcome {
 	var all []Finding
 	valid, counted, earlier := int64(0), false, int64(0)
 	for _, j := range judges {
@@ -144,9 +144,6 @@ func Decide(records int64, err error, judges ...Judge) Outcome {
 			}
 			counted = true
 		}
-	}
-	if err != nil {
-		all = append(all, Finding{State: Error, Kind: "crawl_error", Reason: err.Error()})
 	}
 	if records < 0 {
 		records = valid
@@ -180,4 +177,17 @@ func Decide(records int64, err error, judges ...Judge) Outcome {
 		o.Reason = fmt.Sprintf("work done: %d records", records)
 	}
 	return o
+}
+
+// Failed is the judge of a crawl that itself failed with err: its finding
+// makes the run an error (kind crawl_error). A nil err finds nothing.
+func Failed(err error) Judge { return failed{err} }
+
+type failed struct{ err error }
+
+func (f failed) Judge() Evidence {
+	if f.err == nil {
+		return Evidence{}
+	}
+	return Evidence{Findings: []Finding{{State: Error, Kind: "crawl_error", Reason: f.err.Error()}}}
 }

@@ -35,7 +35,7 @@ func TestDecideRanksEndings(t *testing.T) {
 		{"nil judge ignored", 1, nil, []outcome.Judge{nil}, outcome.Complete, 0, nil},
 	}
 	for _, tt := range tests {
-		o := outcome.Decide(tt.records, tt.err, tt.judges...)
+		o := outcome.Decide(tt.records, append(tt.judges, outcome.Failed(tt.err))...)
 		if o.State != tt.want || o.ExitCode() != tt.exit {
 			t.Errorf("%s: %s (exit %d), want %s (exit %d); reason %q", tt.name, o.State, o.ExitCode(), tt.want, tt.exit, o.Reason)
 		}

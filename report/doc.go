@@ -9,7 +9,7 @@
 //
 // Any Colly program using Breakwater builds one after c.Wait():
 //
-//	o := outcome.Decide(records, err, b, v)
+//	o := outcome.Decide(records, v, b) // add outcome.Failed(err) if the crawl itself failed
 //	r := report.New(o, report.WithBreaker(b), report.WithValidator(v),
 //		report.WithRecords(perDomain), report.WithRun(start, time.Now()))
 //	r.Write(os.Stdout, report.Text) // or report.JSON

@@ -39,7 +39,7 @@ func Example() {
 	record("b.example", breaker.Degraded, 10)
 	record("b.example", breaker.Degraded, 5) // refused: the circuit is open
 
-	o := outcome.Decide(35, nil, b)
+	o := outcome.Decide(35, b)
 	r := report.New(o, report.WithBreaker(b),
 		report.WithRecords(map[string]int64{"a.example": 25, "b.example": 10}),
 		report.WithLatencies(latencies), report.WithRun(start, clk.Now()),

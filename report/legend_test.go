@@ -48,7 +48,7 @@ func ms(ns ...int) []time.Duration {
 func TestReportTotalMedianIsTheMedianOverAllPages(t *testing.T) {
 	lats := map[string][]time.Duration{"fast.example": ms(10, 11, 12, 13, 14), "slow.example": ms(900, 950)}
 	b := twoShops(t, lats)
-	r := report.New(outcome.Decide(7, nil, b), report.WithBreaker(b), report.WithLatencies(lats))
+	r := report.New(outcome.Decide(7, b), report.WithBreaker(b), report.WithLatencies(lats))
 	if f, _ := r.Domain("fast.example"); f.MedianLatency != 12*time.Millisecond {
 		t.Errorf("fast.example median %v, want 12ms", f.MedianLatency)
 	}
@@ -65,7 +65,7 @@ func TestReportTotalMedianIsTheMedianOverAllPages(t *testing.T) {
 	}
 
 	// Without every latency there is no honest total median: "-".
-	r = report.New(outcome.Decide(7, nil, b), report.WithBreaker(b))
+	r = report.New(outcome.Decide(7, b), report.WithBreaker(b))
 	buf.Reset()
 	r.WriteText(&buf)
 	if row := strings.Fields(lineStarting(buf.String(), "total ")); r.Total.MedianLatency != 0 || row[len(row)-1] != "-" {
@@ -80,7 +80,7 @@ func TestReportJSONCarriesSchemaRunAndVolume(t *testing.T) {
 	lats := map[string][]time.Duration{"a.example": ms(10, 20, 30)}
 	b := twoShops(t, lats)
 	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.FixedZone("CET", 3600))
-	r := report.New(outcome.Decide(3, nil, b), report.WithBreaker(b), report.WithLatencies(lats),
+	r := report.New(outcome.Decide(3, b), report.WithBreaker(b), report.WithLatencies(lats),
 		report.WithRun(start, start.Add(1761*time.Millisecond+400*time.Microsecond)),
 		report.WithBytes(map[string]int64{"a.example": 12345}),
 		report.WithRecords(map[string]int64{"a.example": 3, "old.example": 2}))
@@ -123,7 +123,7 @@ func TestReportJSONCarriesSchemaRunAndVolume(t *testing.T) {
 // are not added (the checkpoint holds the breaker's too).
 func TestReportUnfinishedCountsTheStoresPendingURLs(t *testing.T) {
 	b := twoShops(t, map[string][]time.Duration{"a.example": ms(10)})
-	r := report.New(outcome.Decide(1, nil, b), report.WithBreaker(b),
+	r := report.New(outcome.Decide(1, b), report.WithBreaker(b),
 		report.WithUnfinished(map[string]int{"A.example": 9, "b.example": 4}))
 	a, _ := r.Domain("a.example")
 	bb, _ := r.Domain("b.example")
@@ -136,7 +136,7 @@ func TestReportUnfinishedCountsTheStoresPendingURLs(t *testing.T) {
 // table, saying what it counts; "valid" says why it may exceed records.
 func TestReportTextLegendExplainsEveryColumnShown(t *testing.T) {
 	b := twoShops(t, map[string][]time.Duration{"a.example": ms(10)})
-	r := report.New(outcome.Decide(1, nil, b), report.WithBreaker(b), report.WithRobots(map[string]int64{"a.example": 2}))
+	r := report.New(outcome.Decide(1, b), report.WithBreaker(b), report.WithRobots(map[string]int64{"a.example": 2}))
 	var buf bytes.Buffer
 	r.WriteText(&buf)
 	text := buf.String()

@@ -70,7 +70,7 @@ func crawl(t *testing.T, fleet *testserver.Fleet, extra ...string) (report.Repor
 		perHost[h] = n.Load()
 		total += n.Load()
 	}
-	o := outcome.Decide(total, nil, b)
+	o := outcome.Decide(total, b)
 	return report.New(o, report.WithBreaker(b), report.WithValidator(v), report.WithRecords(perHost)), b, v
 }
 
@@ -275,13 +275,13 @@ func TestParseFormat(t *testing.T) {
 }
 
 func TestReportWithoutSourcesStillSaysHowTheRunEnded(t *testing.T) {
-	r := report.New(outcome.Decide(0, nil))
+	r := report.New(outcome.Decide(0))
 	var buf bytes.Buffer
 	r.WriteText(&buf)
 	if r.ExitCode != 3 || len(r.Domains) != 0 || !strings.HasPrefix(buf.String(), "outcome: empty (exit 3)") {
 		t.Fatalf("exit %d, domains %v, text:\n%s\nwant an empty run and no table", r.ExitCode, r.Domains, buf.String())
 	}
-	r = report.New(outcome.Decide(3, nil), report.WithRecords(map[string]int64{"Shop.Example:8080": 3}), report.WithBreaker(nil))
+	r = report.New(outcome.Decide(3), report.WithRecords(map[string]int64{"Shop.Example:8080": 3}), report.WithBreaker(nil))
 	if d, ok := r.Domain("shop.example:8080"); !ok || d.Records != 3 || d.State != report.Untouched {
 		t.Fatalf("records-only domain %+v (found %v): want the host normalised, 3 records, state untouched", d, ok)
 	}
@@ -307,7 +307,7 @@ func TestReportShowsThePaceOfAThrottledDomain(t *testing.T) {
 		c.Visit(store.ProductURL(i))
 	}
 	close(stop)
-	r := report.New(outcome.Decide(-1, nil, b), report.WithBreaker(b))
+	r := report.New(outcome.Decide(-1, b), report.WithBreaker(b))
 	d, ok := r.Domain(store.Host())
 	if !ok || d.Pauses < 1 || d.PausedFor < 4*time.Second || d.PaceLimit != 1 || d.PaceGap <= 0 || d.Failures.Throttled < 1 {
 		t.Fatalf("domain line %+v: want the pauses, the time paused and the slowed pace", d)
@@ -343,7 +343,7 @@ func TestReportNamesDeadURLsByDomainAndCause(t *testing.T) {
 			{Domain: "sick.example", Cause: "degraded (HTTP 503)", URLs: 3, Samples: []string{"http://sick.example/list/3", "http://sick.example/products/sku-40"}},
 			{Domain: "sick.example", Cause: "invalid", URLs: 1, Samples: []string{"http://sick.example/products/sku-41"}},
 		}}
-	o := outcome.Decide(5, nil, evidence{Findings: []outcome.Finding{dead}})
+	o := outcome.Decide(5, evidence{Findings: []outcome.Finding{dead}})
 	r := report.New(o, report.WithRecords(map[string]int64{"sick.example": 5, "ok.example": 2}))
 	if d, _ := r.Domain("sick.example"); d.Dead != 4 || r.Total.Dead != 4 {
 		t.Errorf("dead: %d on the domain, %d in total; want 4 and 4", d.Dead, r.Total.Dead)
@@ -376,7 +376,7 @@ func TestReportNamesDeadURLsByDomainAndCause(t *testing.T) {
 	}
 	// A report with no dead URL has no dead column.
 	buf.Reset()
-	report.New(outcome.Decide(2, nil), report.WithRecords(map[string]int64{"ok.example": 2})).WriteText(&buf)
+	report.New(outcome.Decide(2), report.WithRecords(map[string]int64{"ok.example": 2})).WriteText(&buf)
 	if strings.Contains(lineStarting(buf.String(), "domain "), "dead") {
 		t.Errorf("a dead column with nothing dead:\n%s", buf.String())
 	}
@@ -407,7 +407,7 @@ func TestReportRecordsColumnAgreesWithTheRecordsLine(t *testing.T) {
 		t.Fatalf("with WithRecords: the domains sum to %d records, the line says %d (want 32), header %q", sum, r.Outcome.Records, header(r))
 	}
 	// The same run reported as the Usage does, without per-domain records.
-	bare := report.New(outcome.Decide(r.Outcome.Records, nil, b), report.WithBreaker(b), report.WithValidator(v))
+	bare := report.New(outcome.Decide(r.Outcome.Records, b), report.WithBreaker(b), report.WithValidator(v))
 	if h := header(bare); strings.Contains(h, " records ") {
 		t.Fatalf("without WithRecords the table still has a records column: %q", h)
 	}

@@ -528,14 +528,14 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 		judges = append(judges, interruptedJudge{signal: sig, cut: cr.cut.Load()})
 	}
 	records, perHost := cr.out.counts()
-	o := outcome.Decide(records, cr.err, judges...)
+	o := outcome.Decide(records, append(judges, outcome.Failed(cr.err))...)
 	// The checkpoint last: it saves the outcome, the stop time and the
 	// open circuits. If that fails, the run is an error.
 	if cr.cp != nil {
 		cr.cp.SetOutcome(o)
 		if err := cr.closeCheckpoint(); err != nil && o.State != outcome.Error {
 			cr.fail(err)
-			o = outcome.Decide(records, cr.err, judges...)
+			o = outcome.Decide(records, append(judges, outcome.Failed(cr.err))...)
 		}
 	}
 

@@ -138,7 +138,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			dir, err := os.MkdirTemp("", "productcrawl-demo-")
 			if err != nil {
 				log.Error().Str("event", "demo_failed").Err(err).Msg("cannot make the demo's temporary checkpoint")
-				return outcome.Decide(0, err).ExitCode()
+				return outcome.Decide(0, outcome.Failed(err)).ExitCode()
 			}
 			defer os.RemoveAll(dir)
 			cfg.Checkpoint = filepath.Join(dir, "crawl.db")
@@ -146,7 +146,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fleet, err := startDemo(log)
 		if err != nil {
 			log.Error().Str("event", "demo_failed").Err(err).Msg("cannot start the embedded test stores")
-			return outcome.Decide(0, err).ExitCode()
+			return outcome.Decide(0, outcome.Failed(err)).ExitCode()
 		}
 		defer fleet.Close()
 		for _, s := range fleet.Stores {
@@ -164,7 +164,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		// The environment, not the configuration: -out cannot be opened.
-		o := outcome.Decide(0, err)
+		o := outcome.Decide(0, outcome.Failed(err))
 		log.Error().Str("event", "run_finished").Stringer("state", o.State).Int("exit_code", o.ExitCode()).Err(err).Msg("cannot start the crawl")
 		return o.ExitCode()
 	}
@@ -192,7 +192,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cr.release()
 	if err := rep.Write(stdout, cfg.format); err != nil {
 		log.Error().Str("event", "report_failed").Err(err).Msg("cannot write the report")
-		return outcome.Decide(o.Records, err).ExitCode()
+		return outcome.Decide(o.Records, outcome.Failed(err)).ExitCode()
 	}
 	return o.ExitCode()
 }

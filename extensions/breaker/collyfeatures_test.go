@@ -156,7 +156,7 @@ func runUsage(t *testing.T, start []string, u usage) *usageResult {
 		t.Errorf("the crawl did not end within %v", within)
 		return res
 	}
-	res.o = outcome.Decide(int64(len(res.records)), nil, v, b)
+	res.o = outcome.Decide(int64(len(res.records)), v, b)
 	return res
 }
 

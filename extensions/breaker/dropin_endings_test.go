@@ -74,7 +74,7 @@ func TestSustainedThrottlingEndsTripped(t *testing.T) {
 	if got := len(b.Unfinished().URLs); got != 30 {
 		t.Errorf("%d URLs listed unfinished, want all 30", got)
 	}
-	o := outcome.Decide(-1, nil, b)
+	o := outcome.Decide(-1, b)
 	if o.State != outcome.Tripped {
 		t.Errorf("outcome %s (%s), want tripped", o.State, o.Reason)
 	}
@@ -193,7 +193,7 @@ func TestCrawlDeadlineIsNotTheSitesFailure(t *testing.T) {
 			break
 		}
 	}
-	if o := outcome.Decide(-1, nil, b); o.State != outcome.Tripped {
+	if o := outcome.Decide(-1, b); o.State != outcome.Tripped {
 		t.Errorf("outcome %s (%s), want tripped: work is left", o.State, o.Reason)
 	}
 }

@@ -100,7 +100,7 @@ func TestEveryConnectionRefusedIsClientSide(t *testing.T) {
 	if n := strings.Count(log.String(), `"event":"client_side_suspect"`); n != 1 {
 		t.Fatalf("%d client_side_suspect events, want exactly 1", n)
 	}
-	o := outcome.Decide(-1, nil, b)
+	o := outcome.Decide(-1, b)
 	if o.State != outcome.Error || o.ExitCode() != 1 || !strings.Contains(o.Reason, "client_side_suspect") {
 		t.Fatalf("outcome %+v, want error (exit 1) for client_side_suspect, not tripped", o)
 	}
@@ -151,7 +151,7 @@ func TestHalfTheFleetReallyFailingIsNotClientSide(t *testing.T) {
 	if strings.Contains(log.String(), "client_side_suspect") {
 		t.Fatal("four sites failing in four ways were blamed on the client side")
 	}
-	if o := outcome.Decide(-1, nil, b); o.State != outcome.Tripped {
+	if o := outcome.Decide(-1, b); o.State != outcome.Tripped {
 		t.Fatalf("outcome %s (%s), want tripped", o.State, o.Reason)
 	}
 	for _, s := range fleet.Stores[4:] {
@@ -176,7 +176,7 @@ func TestOneDomainTrippingIsTheTarget(t *testing.T) {
 	if strings.Contains(log.String(), "client_side_suspect") {
 		t.Fatal("one failing domain out of six was blamed on the client side")
 	}
-	if o := outcome.Decide(-1, nil, b); o.State != outcome.Tripped {
+	if o := outcome.Decide(-1, b); o.State != outcome.Tripped {
 		t.Fatalf("outcome %+v, want tripped", o)
 	}
 	for _, s := range fleet.Stores[1:] {
@@ -263,7 +263,7 @@ func TestHangingSitesWhileAnotherSucceedsAreNotClientSide(t *testing.T) {
 	if strings.Contains(log.String(), `"event":"client_side_suspect"`) {
 		t.Fatal("three hanging sites, while another site was answering, were blamed on the client side")
 	}
-	if o := outcome.Decide(-1, nil, b); o.State != outcome.Tripped {
+	if o := outcome.Decide(-1, b); o.State != outcome.Tripped {
 		t.Fatalf("outcome %s (%s), want tripped", o.State, o.Reason)
 	}
 }

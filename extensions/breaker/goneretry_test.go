@@ -46,7 +46,7 @@ func TestCancelledRetryOfAGoneURLIsNotWorkLeft(t *testing.T) {
 	if u := b.Unfinished().URLs; len(u) != 0 {
 		t.Errorf("unfinished %+v: a cancelled retry of a URL that answered 404 is no work left", u)
 	}
-	if o := outcome.Decide(1, nil, b); o.State != outcome.Complete {
+	if o := outcome.Decide(1, b); o.State != outcome.Complete {
 		t.Errorf("outcome %s (%s), want complete", o.State, o.Reason)
 	}
 }

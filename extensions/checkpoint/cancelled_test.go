@@ -83,7 +83,7 @@ func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 		_ = c.Visit(store.URL() + "/")
 		c.Wait()
 		close(done)
-		o := outcome.Decide(-1, nil, b, cp)
+		o := outcome.Decide(-1, b, cp)
 		cp.SetOutcome(o)
 		if err := closeCP(cp); err != nil {
 			t.Fatal(err)

@@ -61,7 +61,7 @@ func TestDeadOfFailuresIsAnErrorUntilRetryDead(t *testing.T) {
 			t.Errorf("reason %q does not say %q", f.Reason, want)
 		}
 	}
-	if o := outcome.Decide(1, nil, evidence(ev)); o.State != outcome.Error {
+	if o := outcome.Decide(1, evidence(ev)); o.State != outcome.Error {
 		t.Errorf("Decide: %v, want error", o.State)
 	}
 

@@ -19,7 +19,7 @@
 //	cp.Resume(c)                           // what earlier runs left
 //	c.Visit(start)                         // skipped if already known
 //	c.Wait()
-//	o := outcome.Decide(records, nil, b, v, cp)
+//	o := outcome.Decide(records, v, b, cp)
 //	cp.SetOutcome(o)
 //	cp.Close()
 //

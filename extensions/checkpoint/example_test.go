@@ -53,7 +53,7 @@ func Example() {
 		_ = c.Visit(store.URL() + "/")
 		c.Wait()
 
-		o := outcome.Decide(-1, nil, b, cp)
+		o := outcome.Decide(-1, b, cp)
 		cp.SetOutcome(o)
 		counts, _ := cp.Counts()
 		fmt.Printf("re-driven %d, %s: done %d, unfinished %d\n", n, o.State,

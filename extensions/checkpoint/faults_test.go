@@ -208,7 +208,7 @@ func helperMain(mode, path string) error {
 		default:
 			childtest.Say("hook none")
 		}
-		o := outcome.Decide(-1, nil, cp)
+		o := outcome.Decide(-1, cp)
 		childtest.Say("outcome %s %s", o.State, strings.ReplaceAll(o.Reason, "\n", " "))
 		childtest.Say("sent %d", store.Count())
 		childtest.Say("close %v", closeCP(cp))

@@ -62,7 +62,7 @@ func historyRun(t *testing.T, path string, clk *clock.Fake, store *testserver.St
 	}
 	_ = c.Visit(store.URL() + "/")
 	c.Wait()
-	o := outcome.Decide(-1, nil, b, cp)
+	o := outcome.Decide(-1, b, cp)
 	cp.SetOutcome(o)
 	if err := closeCP(cp); err != nil {
 		t.Fatal(err)

@@ -101,7 +101,7 @@ func crawlREADME(t *testing.T, cp *checkpoint.Checkpoint, clk clock.Clock, threa
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the crawl did not end within 2 minutes")
 	}
-	o := outcome.Decide(records.Load(), nil, v, b, cp)
+	o := outcome.Decide(records.Load(), v, b, cp)
 	cp.SetOutcome(o)
 	return readmeRun{cp: cp, b: b, o: o, records: records.Load()}
 }

@@ -203,7 +203,7 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 		}
 		_ = cr.c.Visit(store.URL() + "/")
 		cr.c.Wait()
-		o := outcome.Decide(-1, nil, b, cp)
+		o := outcome.Decide(-1, b, cp)
 		cp.SetOutcome(o)
 		return cp, b, o, redriven
 	}

@@ -38,7 +38,7 @@ func TestResumeThatFinishesTheWorkIsCompleteNotEmpty(t *testing.T) {
 		}
 		cr.c.Wait()
 		written := len(cr.products)
-		o := outcome.Decide(int64(written), nil, b, cp)
+		o := outcome.Decide(int64(written), b, cp)
 		cp.SetOutcome(o)
 		if err := closeCP(cp); err != nil {
 			t.Fatal(err)

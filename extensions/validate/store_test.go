@@ -91,7 +91,7 @@ func TestTestStorePagesScore(t *testing.T) {
 // run is how the run ends, decided by the project's outcome package from
 // the validator's and the breaker's evidence.
 func run(v *validate.Validator, b *breaker.Breaker) string {
-	return outcome.Decide(-1, nil, v, b).State.String()
+	return outcome.Decide(-1, v, b).State.String()
 }
 
 // crawlStore visits products 1..n of store with the validator registered
@@ -225,7 +225,7 @@ func TestRestyledStoreEndsSelectorBroken(t *testing.T) {
 			if d.Pages[0].URL != store.ProductURL(6) || d.Pages[2].URL != store.ProductURL(8) {
 				t.Fatalf("evidence %s .. %s, want products 6..8", d.Pages[0].URL, d.Pages[2].URL)
 			}
-			o := outcome.Decide(-1, nil, v, b)
+			o := outcome.Decide(-1, v, b)
 			if o.State != outcome.Error || o.ExitCode() != 1 || !reflect.DeepEqual(o.Domains, []string{store.Host()}) || !strings.Contains(o.Reason, "selector_broken") {
 				t.Fatalf("outcome %+v, want error (exit 1) for %s, not tripped", o, store.Host())
 			}
@@ -284,7 +284,7 @@ func TestOutcomeCountsOnlyValidPages(t *testing.T) {
 		for i := 1; i <= 12; i++ {
 			_ = c.Visit(store.ProductURL(i))
 		}
-		o := outcome.Decide(-1, nil, v)
+		o := outcome.Decide(-1, v)
 		if o.State.String() != tc.state || o.Records != tc.records || store.Count() != 12 {
 			t.Errorf("%s store: outcome %+v after %d requests, want %s with %d records", tc.mode, o, store.Count(), tc.state, tc.records)
 		}
