@@ -8,7 +8,7 @@
 //
 //	c := colly.NewCollector(colly.Async(true))
 //	v, _ := validate.New(validate.MinBytes(1024), validate.Require("h1.title"))
-//	b, _ := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Validator: v}))
+//	b, _ := breaker.New(breaker.Standard(), breaker.Config{Validator: v})
 //	breakwater.Use(c, v, b)
 //
 // Every extension is also a colly.CollectorOption through its Register

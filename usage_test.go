@@ -37,7 +37,7 @@ func crawl(start string, log zerolog.Logger, out io.Writer) (int, error) {
 	if err != nil {
 		return 64, err // bad configuration: nothing was sent
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Logger: log}))
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Logger: log})
 	if err != nil {
 		return 64, err
 	}

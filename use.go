@@ -58,7 +58,7 @@ func Use(c *colly.Collector, exts ...Extension) error {
 	}
 	if b != nil {
 		if len(validators) > 0 {
-			if err := breaker.With(breaker.Config{Validator: validators[0].(breaker.Validator)})(b); err != nil {
+			if err := b.Hook(breaker.Config{Validator: validators[0].(breaker.Validator)}); err != nil {
 				return fmt.Errorf("breakwater: Use: %w", err)
 			}
 		}

@@ -189,7 +189,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 			return run, fmt.Errorf("metrics: %w", err)
 		}
 		opts := []breaker.Option{
-			breaker.With(breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, Logger: e.log, IdleTTL: broadIdleTTL, Fleet: breaker.FleetGuard{Active: broadIdleTTL}}),
+			breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, Logger: e.log, IdleTTL: broadIdleTTL, Fleet: breaker.FleetGuard{Active: broadIdleTTL}},
 		}
 		if b, err = breaker.New(breaker.Standard(), opts...); err != nil {
 			return run, fmt.Errorf("breaker: %w", err)

@@ -125,11 +125,11 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 	}
 	w.loop, w.v = loop, v
 	opts := []breaker.Option{
-		breaker.With(breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, BaseTransport: tr, Logger: log, OnAttempt: func(a breaker.Attempt) {
+		breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, BaseTransport: tr, Logger: log, OnAttempt: func(a breaker.Attempt) {
 			if a.Result.Class == breaker.Degraded {
 				loop.retry(a.Request)
 			}
-		}}),
+		}},
 	}
 	if spec.checkpoint != "" {
 		if w.cpStore, err = bolt.Open(spec.checkpoint, bolt.WithLogger(log)); err != nil {
@@ -173,7 +173,7 @@ func wireDropIn(c *colly.Collector, w *wiring, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Validator: v, Logger: log}))
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Validator: v, Logger: log})
 	if err != nil {
 		return fmt.Errorf("breaker: %w", err)
 	}

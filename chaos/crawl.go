@@ -172,9 +172,9 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		return ro
 	}
 	var bopts []breaker.Option
-	bopts = append(bopts, breaker.With(breaker.Config{Validator: v, IdleTTL: w.IdleTTL}))
+	bopts = append(bopts, breaker.Config{Validator: v, IdleTTL: w.IdleTTL})
 	if w.Pacing > 0 {
-		bopts = append(bopts, breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: w.Pacing}}))
+		bopts = append(bopts, breaker.Config{Pacing: breaker.Pacing{Parallelism: w.Pacing}})
 	}
 	var cp *checkpoint.Checkpoint
 	switch w.Checkpoint {

@@ -85,7 +85,7 @@ func BenchmarkGatherBroad(b *testing.B) {
 			clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 			reg := prometheus.NewRegistry()
 			m, _ := metrics.New(reg)
-			br, _ := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk}))
+			br, _ := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
 			_ = m.Observe(br)
 			m.Watch(br)
 			hook := metrics.OutcomeHook(m)

@@ -23,7 +23,7 @@ func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := clock.NewFake(epoch)
-	b := newBreaker(t, breaker.With(breaker.Config{Clock: clk}))
+	b := newBreaker(t, breaker.Config{Clock: clk})
 	if err := m.Observe(b); err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := clock.NewFake(epoch)
-	opts := []breaker.Option{breaker.With(breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}})}
+	opts := []breaker.Option{breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}}}
 	b, err := breaker.New(set.Default(), append(opts, set.Options()...)...)
 	if err != nil {
 		t.Fatal(err)

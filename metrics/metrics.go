@@ -218,7 +218,7 @@ func (m *Metrics) Observe(b *breaker.Breaker) error {
 	if m.observed.Swap(b) == b {
 		return nil // already following b
 	}
-	return breaker.With(breaker.Config{OnTransition: m.transition, OnAttempt: m.outcome, OnDegrading: m.degradingEvent})(b)
+	return b.Hook(breaker.Config{OnTransition: m.transition, OnAttempt: m.outcome, OnDegrading: m.degradingEvent})
 }
 
 func (m *Metrics) transition(t breaker.Transition) {

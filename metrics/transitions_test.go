@@ -21,7 +21,7 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 	clk := clock.NewFake(epoch)
 	p := breaker.Standard()
 	p.Name, p.MaxCooldown = "no-growth", 0 // a fixed cooldown, so the clock can be moved past it exactly
-	b, err := breaker.New(p, breaker.With(breaker.Config{Clock: clk}))
+	b, err := breaker.New(p, breaker.Config{Clock: clk})
 	if err == nil {
 		err = m.Observe(b)
 	}
@@ -81,7 +81,7 @@ func TestDegradingWarningsAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	warnings := 0
-	opts := []breaker.Option{breaker.With(breaker.Config{OnDegrading: func(string, time.Duration, time.Duration) { warnings++ }})}
+	opts := []breaker.Option{breaker.Config{OnDegrading: func(string, time.Duration, time.Duration) { warnings++ }}}
 	b := newBreaker(t, opts...)
 	if err := m.Observe(b); err != nil {
 		t.Fatal(err)

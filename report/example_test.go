@@ -15,7 +15,7 @@ import (
 // pages and tripped its circuit. The program wrote a record per good page.
 func Example() {
 	clk := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk}))
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -44,7 +44,7 @@ func profileOptions(set *profiles.Set) []breaker.Option {
 	opts := set.Options()
 	for _, a := range set.Domains() {
 		for _, h := range collyHosts(a.Pattern) {
-			opts = append(opts, breaker.With(breaker.Config{Domains: map[string]breaker.Profile{h: a.Profile}}))
+			opts = append(opts, breaker.Config{Domains: map[string]breaker.Profile{h: a.Profile}})
 		}
 	}
 	return opts

@@ -306,7 +306,7 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 // sets (crawl.go) keeps them to -parallelism per domain from gate to
 // outcome.
 func (sh *shared) breakerOptions() []breaker.Option {
-	return []breaker.Option{breaker.With(breaker.Config{Store: sh.bs})}
+	return []breaker.Option{breaker.Config{Store: sh.bs}}
 }
 
 // giveBack returns a request the run cut before it left (the run is

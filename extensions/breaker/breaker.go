@@ -113,7 +113,7 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 		if opt == nil {
 			continue
 		}
-		if err := opt(b); err != nil {
+		if err := opt.apply(b); err != nil {
 			return nil, err
 		}
 	}

@@ -34,7 +34,7 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 			for b.Loop() {
 				clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 				before := heap.AfterGC()
-				br, err := breaker.New(p, breaker.With(breaker.Config{Clock: clk, IdleTTL: c.ttl}))
+				br, err := breaker.New(p, breaker.Config{Clock: clk, IdleTTL: c.ttl})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -29,7 +29,7 @@ func newMemCircuit(t *testing.T, domain string, p breaker.Profile) breaker.Circu
 func TestLateOutcomesOfEarlierRequestsPushNoFailureOut(t *testing.T) {
 	p := breaker.Aggressive()
 	clk := clock.NewFake(epoch)
-	b := newBreaker(t, p, breaker.With(breaker.Config{Clock: clk}))
+	b := newBreaker(t, p, breaker.Config{Clock: clk})
 	const host = "shop.test"
 	allow := func() (breaker.Ticket, bool) {
 		tk, err := b.Allow(host)

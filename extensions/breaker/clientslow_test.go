@@ -28,7 +28,7 @@ func recordSuccesses(t *testing.T, b *breaker.Breaker, clk *clock.Fake, host str
 func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 	p := breaker.Aggressive()
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	b, err := breaker.New(p, breaker.With(breaker.Config{Clock: clk}))
+	b, err := breaker.New(p, breaker.Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 	}
 
 	// One domain slowing alone is the site's: it trips.
-	b2, err := breaker.New(p, breaker.With(breaker.Config{Clock: clk}))
+	b2, err := breaker.New(p, breaker.Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 //	go test -run '^$' -bench RequestPath -benchmem ./extensions/breaker/
 func BenchmarkRequestPath(b *testing.B) {
 	var outcomes int
-	br, err := New(Standard(), With(Config{Pacing: Pacing{Parallelism: 2}, OnAttempt: func(Attempt) { outcomes++ }}))
+	br, err := New(Standard(), Config{Pacing: Pacing{Parallelism: 2}, OnAttempt: func(Attempt) { outcomes++ }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func BenchmarkRequestPath(b *testing.B) {
 //
 //	go test -run '^$' -bench QueuedRequestPath -benchmem ./extensions/breaker/
 func BenchmarkQueuedRequestPath(b *testing.B) {
-	br, err := New(Standard(), With(Config{Pacing: Pacing{Parallelism: 2}}))
+	br, err := New(Standard(), Config{Pacing: Pacing{Parallelism: 2}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 	clk := clock.NewFake(epoch)
 	var ref refusals
 	var trans []breaker.Transition
-	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Clock: clk, OnRefused: ref.hook, OnTransition: func(tr breaker.Transition) { trans = append(trans, tr) }}))
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, OnRefused: ref.hook, OnTransition: func(tr breaker.Transition) { trans = append(trans, tr) }})
 	c := colly.NewCollector()
 	b.Register(c)
 
@@ -116,7 +116,7 @@ func TestSeedTimelineQueuedUpFrontWithParallelism(t *testing.T) {
 		// The LimitRule frees its slot when the body is read, a moment
 		// before the outcome reaches the circuit; the pace frees its slot
 		// only after, which is what makes P − 1 a bound.
-		b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{OnRefused: ref.hook, Pacing: breaker.Pacing{Parallelism: p}}))
+		b := newBreaker(t, breaker.Standard(), breaker.Config{OnRefused: ref.hook, Pacing: breaker.Pacing{Parallelism: p}})
 		c := colly.NewCollector(colly.Async(true))
 		if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
 			t.Fatal(err)
@@ -140,7 +140,7 @@ func TestSeedTimelineQueuedUpFrontWithParallelism(t *testing.T) {
 func TestWorksWithCollyQueue(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 200, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 	var ref refusals
-	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{OnRefused: ref.hook}))
+	b := newBreaker(t, breaker.Standard(), breaker.Config{OnRefused: ref.hook})
 	c := colly.NewCollector()
 	b.Register(c)
 	q, err := queue.New(2, &queue.InMemoryQueueStorage{MaxSize: 1000})
@@ -208,8 +208,8 @@ func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 		mu       sync.Mutex
 		outcomes []breaker.Attempt
 	)
-	b := newBreaker(t, breaker.Aggressive(), breaker.With(breaker.Config{Clock: clk}), breaker.WithThrottleRetries(100),
-		breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) { mu.Lock(); outcomes = append(outcomes, a); mu.Unlock() }}))
+	b := newBreaker(t, breaker.Aggressive(), breaker.Config{Clock: clk}, breaker.WithThrottleRetries(100),
+		breaker.Config{OnAttempt: func(a breaker.Attempt) { mu.Lock(); outcomes = append(outcomes, a); mu.Unlock() }})
 	c := colly.NewCollector()
 	b.Register(c)
 	stop := make(chan struct{})
@@ -282,7 +282,7 @@ func TestRefusedRequestsNeverReachTheNetwork(t *testing.T) {
 	var ref refusals
 	p := breaker.Standard()
 	p.ConsecutiveFailures = 3
-	b := newBreaker(t, p, breaker.With(breaker.Config{OnRefused: ref.hook}))
+	b := newBreaker(t, p, breaker.Config{OnRefused: ref.hook})
 	c := colly.NewCollector()
 	b.Register(c)
 	var errs []error

@@ -70,7 +70,7 @@ func runUsage(t *testing.T, start []string, u usage) *usageResult {
 	if u.profile != nil {
 		prof = *u.profile
 	}
-	b := newBreaker(t, prof, append([]breaker.Option{breaker.With(breaker.Config{Validator: v})}, u.opts...)...)
+	b := newBreaker(t, prof, append([]breaker.Option{breaker.Config{Validator: v}}, u.opts...)...)
 	res.b = b
 
 	c := colly.NewCollector(colly.Async(u.async))

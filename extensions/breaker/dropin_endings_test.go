@@ -54,7 +54,7 @@ func TestDropInRateLimitedStoreEndsWithEveryPageOnce(t *testing.T) {
 func TestSustainedThrottlingEndsTripped(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 30,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second}})
-	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Pacing: breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond}}))
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond}})
 	c := colly.NewCollector(colly.Async(true))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	b.Register(c)
@@ -126,11 +126,11 @@ func TestCutBodyIsDegradedWithoutAValidator(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Truncated}})
 	var mu sync.Mutex
 	classes := map[breaker.Class]int{}
-	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
+	b := newBreaker(t, breaker.Standard(), breaker.Config{OnAttempt: func(a breaker.Attempt) {
 		mu.Lock()
 		classes[a.Result.Class]++
 		mu.Unlock()
-	}}))
+	}})
 	c := colly.NewCollector()
 	b.Register(c)
 	for _, u := range productURLs(store, 40) {
@@ -217,13 +217,13 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 	hang := fleet.Stores[0]
 	var mu sync.Mutex
 	var long int
-	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
+	b := newBreaker(t, breaker.Standard(), breaker.Config{OnAttempt: func(a breaker.Attempt) {
 		if a.Result.Latency >= 9*time.Second {
 			mu.Lock()
 			long++
 			mu.Unlock()
 		}
-	}}))
+	}})
 	c := colly.NewCollector(colly.Async(true)) // Colly's own 10 s timeout
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	b.Register(c)
@@ -260,7 +260,7 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 // claim it; the slot lapses and the crawl goes on.
 func TestUserAbortAfterTheBreakerDoesNotStallTheDomain(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 20})
-	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}}))
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}})
 	c := colly.NewCollector(colly.Async(true))
 	b.Register(c)
 	c.OnRequest(func(r *colly.Request) { // the user's filter, registered after the breaker
@@ -295,9 +295,9 @@ func TestDropInSustainedThrottlingEndsInEveryWiring(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 10,
 				Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second}})
-			horizon := breaker.With(breaker.Config{Pacing: breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond}})
+			horizon := breaker.Config{Pacing: breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond}}
 			if w.pacing {
-				horizon = breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2, ThrottleHorizon: 1500 * time.Millisecond}})
+				horizon = breaker.Config{Pacing: breaker.Pacing{Parallelism: 2, ThrottleHorizon: 1500 * time.Millisecond}}
 			}
 			w.pacing = false // the option above stands for it
 			run := runDropIn(t, w, store, productURLs(store, 10), horizon)

@@ -97,9 +97,9 @@ func runDropIn(t *testing.T, w wiring, store *testserver.Store, urls []string, o
 func runDropInWith(t *testing.T, w wiring, store *testserver.Store, urls []string, add func(*colly.Collector), opts ...breaker.Option) *dropInRun {
 	t.Helper()
 	run := &dropInRun{}
-	opts = append(opts, breaker.With(breaker.Config{OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { run.refused.Add(1) }}))
+	opts = append(opts, breaker.Config{OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { run.refused.Add(1) }})
 	if w.pacing {
-		opts = append(opts, breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}}))
+		opts = append(opts, breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}})
 	}
 	b := newBreaker(t, breaker.Standard(), opts...)
 	run.b = b
@@ -257,7 +257,7 @@ func TestDropInConsentShellsTripWithinTheBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := runDropInWith(t, w, store, productURLs(store, 150), v.Register, breaker.With(breaker.Config{Validator: v}))
+			run := runDropInWith(t, w, store, productURLs(store, 150), v.Register, breaker.Config{Validator: v})
 			if !run.ended {
 				return
 			}

@@ -33,7 +33,7 @@ func TestSlowCallsTripAFullWindow(t *testing.T) {
 	p := breaker.Standard()
 	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate = "slow", 10, time.Second, 0.8
 	var tr transitions
-	b := newBreaker(t, p, breaker.With(breaker.Config{Clock: clock.NewFake(epoch), OnTransition: tr.hook}))
+	b := newBreaker(t, p, breaker.Config{Clock: clock.NewFake(epoch), OnTransition: tr.hook})
 	record := func(n int, lat time.Duration, c breaker.Class) {
 		for range n {
 			tk, err := b.Allow("slow.test")
@@ -80,7 +80,7 @@ func slopeRun(t *testing.T, p breaker.Profile) (sent int, reasons []string, warn
 		FailAfter: 20, Hold: 300 * time.Millisecond}})
 	var tr transitions
 	var mu sync.Mutex
-	b := newBreaker(t, p, breaker.With(breaker.Config{OnTransition: tr.hook, OnDegrading: func(string, time.Duration, time.Duration) { mu.Lock(); warned = true; mu.Unlock() }}))
+	b := newBreaker(t, p, breaker.Config{OnTransition: tr.hook, OnDegrading: func(string, time.Duration, time.Duration) { mu.Lock(); warned = true; mu.Unlock() }})
 	c := colly.NewCollector()
 	c.SetRequestTimeout(200 * time.Millisecond)
 	b.Register(c)

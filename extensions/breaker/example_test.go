@@ -21,7 +21,7 @@ func Example() {
 
 	refused := 0
 	b, err := breaker.New(breaker.Standard(),
-		breaker.With(breaker.Config{OnRefused: func(r *colly.Request, err *breaker.CircuitOpenError) { refused++ }}))
+		breaker.Config{OnRefused: func(r *colly.Request, err *breaker.CircuitOpenError) { refused++ }})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -40,12 +40,12 @@ func Example() {
 }
 
 // Every transition is one structured event when a logger is given.
-func ExampleWith_logger() {
+func ExampleNew_logger() {
 	log := zerolog.New(os.Stdout)
 	clk := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	p := breaker.Standard()
 	p.Name, p.ConsecutiveFailures = "two-strikes", 2
-	b, _ := breaker.New(p, breaker.With(breaker.Config{Logger: log, Clock: clk}))
+	b, _ := breaker.New(p, breaker.Config{Logger: log, Clock: clk})
 	for _, c := range []breaker.Class{breaker.Success, breaker.Degraded, breaker.Degraded} {
 		t, _ := b.Allow("shop.example")
 		b.Record(t, breaker.Result{Class: c, Latency: 120 * time.Millisecond})

@@ -14,7 +14,7 @@ import (
 func TestHoldOpenRefusesUntilThenProbes(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	var seen []breaker.Transition
-	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk, OnTransition: func(t breaker.Transition) { seen = append(seen, t) }}))
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk, OnTransition: func(t breaker.Transition) { seen = append(seen, t) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestHoldOpenRefusesUntilThenProbes(t *testing.T) {
 // A least gap set from outside (a Crawl-delay) is the domain's pace from
 // then on, and only ever raises it.
 func TestSetMinGapRaisesTheDomainsLeastGap(t *testing.T) {
-	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2, MinGap: 100 * time.Millisecond}}))
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2, MinGap: 100 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

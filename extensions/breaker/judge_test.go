@@ -14,7 +14,7 @@ import (
 func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 	clk := clock.NewFake(epoch)
-	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Clock: clk}))
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk})
 	c := colly.NewCollector(colly.AllowURLRevisit())
 	b.Register(c)
 	for i := 1; i <= 60; i++ {

@@ -13,8 +13,16 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Option configures a Breaker.
-type Option func(*Breaker) error
+// Option configures a Breaker: a Config is one. New takes any number; a
+// later one's non-zero fields win, and hooks add up.
+type Option interface {
+	apply(b *Breaker) error
+}
+
+// optionFunc is an Option of the package's own.
+type optionFunc func(*Breaker) error
+
+func (f optionFunc) apply(b *Breaker) error { return f(b) }
 
 // Validator judges whether a fetched response is usable data;
 // extensions/validate implements it.
@@ -48,7 +56,7 @@ type Config struct {
 	// pattern is an exact host ("shop.example.com", "127.0.0.1:8080") or a
 	// suffix starting with a dot (".example.com" matches every subdomain
 	// and example.com itself). The most specific match wins: an exact
-	// host, then the longest suffix. Each With adds its domains to those
+	// host, then the longest suffix. Each Config adds its domains to those
 	// given before.
 	Domains map[string]Profile
 	// Pacing is each domain's ceiling pace (see Pacing). Without it a
@@ -117,7 +125,7 @@ type Config struct {
 	ResendHorizon time.Duration
 
 	// The hooks. Each is called in the goroutine that caused the event,
-	// and must not block; a nil one is not called. Each With adds its
+	// and must not block; a nil one is not called. Each Config adds its
 	// hooks to those given before: every hook given is called, in the
 	// order given.
 
@@ -144,77 +152,82 @@ type Config struct {
 	OnDegrading func(domain string, median, baseline time.Duration)
 }
 
-// With sets what c gives: its non-zero fields, its domains and hooks
-// added to those given before. New may take several; a later one's
-// non-zero field wins.
-func With(c Config) Option {
-	return func(b *Breaker) error {
-		if c.Store != nil {
-			b.store = c.Store
-		}
-		if c.Clock != nil {
-			b.clock = clock.OrSystem(c.Clock)
-		}
-		if !collyx.IsZero(c.Logger) {
-			b.log = c.Logger
-		}
-		if c.Validator != nil {
-			b.validator = c.Validator
-		}
-		patterns := make([]string, 0, len(c.Domains))
-		for pattern := range c.Domains {
-			patterns = append(patterns, pattern)
-		}
-		sort.Strings(patterns)
-		for _, pattern := range patterns {
-			if err := b.addDomainProfile(pattern, c.Domains[pattern]); err != nil {
-				return err
-			}
-		}
-		if c.Pacing != (Pacing{}) {
-			if c.Pacing.Parallelism < 0 || c.Pacing.MinGap < 0 {
-				return fmt.Errorf("breaker: Config.Pacing %+v: Parallelism and MinGap must be 0 (none) or more", c.Pacing)
-			}
-			b.pacing = c.Pacing
-		}
-		if c.Fleet != (FleetGuard{}) {
-			if err := b.setFleetGuard(c.Fleet); err != nil {
-				return err
-			}
-		}
-		if c.IdleTTL != 0 {
-			b.idle.ttl = c.IdleTTL
-		}
-		if c.BaseTransport != nil {
-			b.baseTransport = c.BaseTransport
-		}
-		if c.ResendHorizon != 0 {
-			b.resendHorizon = c.ResendHorizon
-		}
-		if c.OnTransition != nil {
-			b.onTransition = append(b.onTransition, c.OnTransition)
-		}
-		if c.OnNotVisited != nil {
-			b.onNotVisited = append(b.onNotVisited, c.OnNotVisited)
-		}
-		if c.OnRefused != nil {
-			b.onRefused = append(b.onRefused, c.OnRefused)
-		}
-		if c.OnAttempt != nil {
-			b.onOutcome = append(b.onOutcome, c.OnAttempt)
-		}
-		if c.OnDegrading != nil {
-			b.onDegrading = append(b.onDegrading, c.OnDegrading)
-		}
-		return nil
+// apply sets what c gives: its non-zero fields, its domains and hooks
+// added to those given before.
+func (c Config) apply(b *Breaker) error {
+	if c.Store != nil {
+		b.store = c.Store
 	}
+	if c.Clock != nil {
+		b.clock = clock.OrSystem(c.Clock)
+	}
+	if !collyx.IsZero(c.Logger) {
+		b.log = c.Logger
+	}
+	if c.Validator != nil {
+		b.validator = c.Validator
+	}
+	patterns := make([]string, 0, len(c.Domains))
+	for pattern := range c.Domains {
+		patterns = append(patterns, pattern)
+	}
+	sort.Strings(patterns)
+	for _, pattern := range patterns {
+		if err := b.addDomainProfile(pattern, c.Domains[pattern]); err != nil {
+			return err
+		}
+	}
+	if c.Pacing != (Pacing{}) {
+		if c.Pacing.Parallelism < 0 || c.Pacing.MinGap < 0 {
+			return fmt.Errorf("breaker: Config.Pacing %+v: Parallelism and MinGap must be 0 (none) or more", c.Pacing)
+		}
+		b.pacing = c.Pacing
+	}
+	if c.Fleet != (FleetGuard{}) {
+		if err := b.setFleetGuard(c.Fleet); err != nil {
+			return err
+		}
+	}
+	if c.IdleTTL != 0 {
+		b.idle.ttl = c.IdleTTL
+	}
+	if c.BaseTransport != nil {
+		b.baseTransport = c.BaseTransport
+	}
+	if c.ResendHorizon != 0 {
+		b.resendHorizon = c.ResendHorizon
+	}
+	if c.OnTransition != nil {
+		b.onTransition = append(b.onTransition, c.OnTransition)
+	}
+	if c.OnNotVisited != nil {
+		b.onNotVisited = append(b.onNotVisited, c.OnNotVisited)
+	}
+	if c.OnRefused != nil {
+		b.onRefused = append(b.onRefused, c.OnRefused)
+	}
+	if c.OnAttempt != nil {
+		b.onOutcome = append(b.onOutcome, c.OnAttempt)
+	}
+	if c.OnDegrading != nil {
+		b.onDegrading = append(b.onDegrading, c.OnDegrading)
+	}
+	return nil
+}
+
+// Hook adds c's hooks (its On… fields), its Validator and its
+// ResendHorizon to b: what an Observer's Observe and breakwater.Use call,
+// before the crawl. c's other fields are ignored: give them to New.
+func (b *Breaker) Hook(c Config) error {
+	return Config{Validator: c.Validator, ResendHorizon: c.ResendHorizon, OnTransition: c.OnTransition,
+		OnNotVisited: c.OnNotVisited, OnRefused: c.OnRefused, OnAttempt: c.OnAttempt, OnDegrading: c.OnDegrading}.apply(b)
 }
 
 // An Observer follows what a breaker decides: the checkpoint, the Redis
 // queue and the metrics are observers. breakwater.Use calls Observe once
 // for each, before the crawl; wiring by hand, call it yourself.
 type Observer interface {
-	// Observe adds the observer's hooks to b, as With(Config{…})(b), and
+	// Observe adds the observer's hooks to b with b.Hook, and
 	// does what else it needs with b (the checkpoint gives b back the
 	// circuits it saved).
 	Observe(b *Breaker) error
@@ -238,13 +251,13 @@ func (b *Breaker) addDomainProfile(pattern string, p Profile) error {
 // a row from one domain raise a warning event (default 10). They never trip
 // the breaker: they mean "fix your client", not "the target is down".
 func withAlarmAfter(n int) Option {
-	return func(b *Breaker) error {
+	return optionFunc(func(b *Breaker) error {
 		if n < 1 {
 			return fmt.Errorf("breaker: withAlarmAfter(%d): must be at least 1", n)
 		}
 		b.alarmAfter = n
 		return nil
-	}
+	})
 }
 
 // withThrottleRetries sets how many times one URL answered 429 is sent
@@ -252,13 +265,13 @@ func withAlarmAfter(n int) Option {
 // any other retry budget; past this many the URL is reported with
 // GaveUp set, never dropped silently.
 func withThrottleRetries(n int) Option {
-	return func(b *Breaker) error {
+	return optionFunc(func(b *Breaker) error {
 		if n < 0 {
 			return fmt.Errorf("breaker: withThrottleRetries(%d): must be 0 or more", n)
 		}
 		b.throttleRetries = n
 		return nil
-	}
+	})
 }
 
 type override struct {
@@ -289,11 +302,11 @@ func (b *Breaker) profileFor(host string) Profile {
 // withRand sets the source of the jitter drawn for grown cooldowns: a
 // function returning a number in [0, 1). Default math/rand/v2's Float64.
 func withRand(f func() float64) Option {
-	return func(b *Breaker) error {
+	return optionFunc(func(b *Breaker) error {
 		if f == nil {
 			return fmt.Errorf("breaker: withRand(nil): pass a function, or leave the option out")
 		}
 		b.rand = f
 		return nil
-	}
+	})
 }

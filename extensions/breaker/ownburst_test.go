@@ -27,12 +27,12 @@ func burstRun(t *testing.T, store *testserver.Store, p breaker.Profile, warm, pr
 	var tr transitions
 	var mu sync.Mutex
 	const ttl = 50 * time.Millisecond
-	b = newBreaker(t, p, breaker.With(breaker.Config{
+	b = newBreaker(t, p, breaker.Config{
 		OnTransition:  tr.hook,
 		OnDegrading:   func(string, time.Duration, time.Duration) { mu.Lock(); warned = true; mu.Unlock() },
 		BaseTransport: &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1},
 		IdleTTL:       map[bool]time.Duration{false: -1, true: ttl}[compact],
-	}))
+	})
 	c := colly.NewCollector(colly.Async(true))
 	var got atomic.Int64
 	c.OnScraped(func(*colly.Response) { got.Add(1) })
@@ -113,8 +113,8 @@ func TestSlopeStillTripsOnASlowdownAtTheBaselinesConcurrency(t *testing.T) {
 		FailAfter: 60, Hold: 300 * time.Millisecond}})
 	var tr transitions
 	var warned atomic.Bool
-	b := newBreaker(t, breaker.Aggressive(), breaker.With(breaker.Config{OnTransition: tr.hook,
-		OnDegrading: func(string, time.Duration, time.Duration) { warned.Store(true) }}))
+	b := newBreaker(t, breaker.Aggressive(), breaker.Config{OnTransition: tr.hook,
+		OnDegrading: func(string, time.Duration, time.Duration) { warned.Store(true) }})
 	c := colly.NewCollector(colly.Async(true))
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {
 		t.Fatal(err)

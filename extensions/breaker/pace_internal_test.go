@@ -120,7 +120,7 @@ func TestPacingRejectsBadSettings(t *testing.T) {
 			t.Errorf("%+v accepted", p)
 		}
 	}
-	if _, err := New(Standard(), With(Config{Pacing: Pacing{Parallelism: -1}})); err == nil {
+	if _, err := New(Standard(), Config{Pacing: Pacing{Parallelism: -1}}); err == nil {
 		t.Error("negative parallelism accepted")
 	}
 }

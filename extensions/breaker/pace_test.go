@@ -22,7 +22,7 @@ func TestWaitingDomainNeverHoldsUpAnother(t *testing.T) {
 	}
 	defer fleet.Close()
 	slow, fast := fleet.Stores[0], fleet.Stores[1]
-	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}}))
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}})
 	c := colly.NewCollector(colly.Async(true))
 	b.Register(c)
 	var fastDone atomic.Int32
@@ -77,7 +77,7 @@ func TestWaitingDomainNeverHoldsUpAnother(t *testing.T) {
 func TestRateLimitedSiteIsPacedNotTripped(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 100,
 		Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 50, Burst: 5}})
-	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}}), breaker.WithThrottleRetries(50))
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}}, breaker.WithThrottleRetries(50))
 	c := colly.NewCollector(colly.Async(true))
 	b.Register(c)
 	var ok atomic.Int32
@@ -108,7 +108,7 @@ func TestServiceUnavailableWithRetryAfterIsThrottling(t *testing.T) {
 	clk := clock.NewFake(epoch)
 	store := startStore(t, testserver.Config{Products: 30, Now: clk.Now,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, Status: 503, After: 3, RetryAfter: 5 * time.Second, RecoverAfter: 20 * time.Second}})
-	b := newBreaker(t, breaker.Conservative(), breaker.With(breaker.Config{Clock: clk}), breaker.WithThrottleRetries(50))
+	b := newBreaker(t, breaker.Conservative(), breaker.Config{Clock: clk}, breaker.WithThrottleRetries(50))
 	c := colly.NewCollector()
 	b.Register(c)
 	stop := make(chan struct{})
@@ -126,7 +126,7 @@ func TestServiceUnavailableWithRetryAfterIsThrottling(t *testing.T) {
 func TestServiceUnavailableWithoutRetryAfterTrips(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 100,
 		Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 10, Burst: 5, Status: 503}})
-	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}}))
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}})
 	c := colly.NewCollector(colly.Async(true))
 	b.Register(c)
 	for i := 1; i <= 100; i++ {

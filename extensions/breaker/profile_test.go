@@ -90,9 +90,9 @@ func TestDomainProfileOverrides(t *testing.T) {
 	fragile := breaker.Conservative()
 	fragile.Name = "fragile"
 	b, err := breaker.New(breaker.Standard(),
-		breaker.With(breaker.Config{Domains: map[string]breaker.Profile{".example.com": breaker.Aggressive()}}),
-		breaker.With(breaker.Config{Domains: map[string]breaker.Profile{".shop.example.com": fragile}}),
-		breaker.With(breaker.Config{Domains: map[string]breaker.Profile{"Exact.Example.com:8080": breaker.Conservative()}}))
+		breaker.Config{Domains: map[string]breaker.Profile{".example.com": breaker.Aggressive()}},
+		breaker.Config{Domains: map[string]breaker.Profile{".shop.example.com": fragile}},
+		breaker.Config{Domains: map[string]breaker.Profile{"Exact.Example.com:8080": breaker.Conservative()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,10 +120,10 @@ func TestDomainProfileOverrides(t *testing.T) {
 	}
 	bad := breaker.Standard()
 	bad.WindowSize = 0
-	if _, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Domains: map[string]breaker.Profile{".x.org": bad}})); !errors.Is(err, breaker.ErrInvalidProfile) || !strings.Contains(err.Error(), ".x.org") {
+	if _, err := breaker.New(breaker.Standard(), breaker.Config{Domains: map[string]breaker.Profile{".x.org": bad}}); !errors.Is(err, breaker.ErrInvalidProfile) || !strings.Contains(err.Error(), ".x.org") {
 		t.Errorf("bad override: err %v, want ErrInvalidProfile naming the pattern", err)
 	}
-	if _, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Domains: map[string]breaker.Profile{"  ": breaker.Standard()}})); err == nil {
+	if _, err := breaker.New(breaker.Standard(), breaker.Config{Domains: map[string]breaker.Profile{"  ": breaker.Standard()}}); err == nil {
 		t.Error("empty pattern accepted")
 	}
 }

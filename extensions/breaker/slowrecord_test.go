@@ -42,7 +42,7 @@ func TestNoRequestLeavesWhileTheTrippingOutcomeIsBeingRecorded(t *testing.T) {
 		}
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 5}})
-			run := runDropIn(t, w, store, productURLs(store, 100), breaker.With(breaker.Config{Store: slowStore{5 * time.Millisecond}}))
+			run := runDropIn(t, w, store, productURLs(store, 100), breaker.Config{Store: slowStore{5 * time.Millisecond}})
 			if !run.ended {
 				return
 			}

@@ -15,7 +15,7 @@ import (
 // allowed, the page's slot must be free by then or the crawl deadlocks.
 func TestSynchronousCollectorFollowsLinksFromInsideItsCallbacks(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 30})
-	b := newBreaker(t, breaker.Standard(), breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: 1}}))
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 1}})
 	c := colly.NewCollector()
 	b.Register(c)
 	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
@@ -42,7 +42,7 @@ func TestSynchronousCollectorFollowsLinksFromInsideItsCallbacks(t *testing.T) {
 func TestSynchronousLatencyIsTheRequestsOwn(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 200, PerPage: 10, Scenario: testserver.Scenario{Latency: 2 * time.Millisecond}})
 	var ref refusals
-	b := newBreaker(t, breaker.Aggressive(), breaker.With(breaker.Config{OnRefused: ref.hook}))
+	b := newBreaker(t, breaker.Aggressive(), breaker.Config{OnRefused: ref.hook})
 	c := colly.NewCollector()
 	b.Register(c)
 	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })

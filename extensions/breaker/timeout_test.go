@@ -25,7 +25,7 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 	p.Name, p.ConsecutiveFailures = "cut", 3
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 150*time.Millisecond, 20
 	var attempts []breaker.Attempt
-	b := newBreaker(t, p, breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) { attempts = append(attempts, a) }}))
+	b := newBreaker(t, p, breaker.Config{OnAttempt: func(a breaker.Attempt) { attempts = append(attempts, a) }})
 	c := colly.NewCollector()
 	c.SetRequestTimeout(10 * time.Second) // the client's own: far too long for a 2 ms site
 	b.Register(c)
@@ -87,11 +87,11 @@ func hangAfter(t *testing.T, healthy int, floor time.Duration) (*testserver.Stor
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, floor, healthy
 	var mu sync.Mutex
 	var attempts []breaker.Attempt
-	b := newBreaker(t, p, breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
+	b := newBreaker(t, p, breaker.Config{OnAttempt: func(a breaker.Attempt) {
 		mu.Lock()
 		attempts = append(attempts, a)
 		mu.Unlock()
-	}}))
+	}})
 	return store, b, func() []breaker.Attempt {
 		mu.Lock()
 		defer mu.Unlock()
@@ -192,7 +192,7 @@ func TestAdaptiveTimeoutCutsABodyThatStalls(t *testing.T) {
 	p.Name = "cut"
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 200*time.Millisecond, 20
 	var last breaker.Attempt
-	b := newBreaker(t, p, breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) { last = a }}))
+	b := newBreaker(t, p, breaker.Config{OnAttempt: func(a breaker.Attempt) { last = a }})
 	c := colly.NewCollector(colly.AllowURLRevisit())
 	c.SetRequestTimeout(10 * time.Second)
 	b.Register(c)

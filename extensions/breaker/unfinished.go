@@ -21,13 +21,13 @@ const DefaultUnfinishedSample = 10_000
 // URL's state (failed, parked, pending) is in its store, whatever the
 // breaker lists.
 func withUnfinishedSample(n int) Option {
-	return func(b *Breaker) error {
+	return optionFunc(func(b *Breaker) error {
 		if n == 0 {
 			n = DefaultUnfinishedSample
 		}
 		b.unfinished.limit = n
 		return nil
-	}
+	})
 }
 
 // unfinishedList is the breaker's unfinished URLs: a sample listed by URL,

@@ -41,7 +41,7 @@ func (cp *Checkpoint) Observe(b *breaker.Breaker) error {
 	}
 	cp.viaBreaker.Store(true)
 	hooks := breaker.Config{OnAttempt: cp.onOutcome, OnRefused: cp.onRefused, OnTransition: cp.onTransition, OnNotVisited: cp.onNotVisited}
-	if err := breaker.With(hooks)(b); err != nil {
+	if err := b.Hook(hooks); err != nil {
 		return err
 	}
 	return cp.restore(b)

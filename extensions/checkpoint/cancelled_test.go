@@ -33,13 +33,13 @@ func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 		defer cancel()
 		cp := openCP(t, path, checkpoint.WithClock(clk))
 		var failures atomic.Int64
-		count := breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
+		count := breaker.Config{OnAttempt: func(a breaker.Attempt) {
 			if a.Result.Class.Failure() {
 				failures.Add(1)
 			}
-		}})
-		b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk}), count,
-			breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: p}}))
+		}}
+		b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk}, count,
+			breaker.Config{Pacing: breaker.Pacing{Parallelism: p}})
 		if err != nil {
 			t.Fatal(err)
 		}

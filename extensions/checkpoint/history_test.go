@@ -23,13 +23,13 @@ func historyRun(t *testing.T, path string, clk *clock.Fake, store *testserver.St
 	cp := openCP(t, path, checkpoint.WithClock(clk))
 	var failures atomic.Int64
 	var stopped atomic.Bool
-	count := breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
+	count := breaker.Config{OnAttempt: func(a breaker.Attempt) {
 		if a.Result.Class.Failure() && failures.Add(1) >= stopAfter && stopAfter > 0 {
 			stopped.Store(true)
 		}
-	}})
-	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk}), count,
-		breaker.With(breaker.Config{Pacing: breaker.Pacing{Parallelism: p}}))
+	}}
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk}, count,
+		breaker.Config{Pacing: breaker.Pacing{Parallelism: p}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func crawlREADME(t *testing.T, cp *checkpoint.Checkpoint, clk clock.Clock, threa
 		t.Fatal(err)
 	}
 	b, err := breaker.New(breaker.Standard(), append([]breaker.Option{},
-		breaker.With(breaker.Config{Validator: v, Logger: zerolog.Nop(), Clock: clk}))...)
+		breaker.Config{Validator: v, Logger: zerolog.Nop(), Clock: clk})...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,7 +189,7 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	run := func() (*checkpoint.Checkpoint, *breaker.Breaker, outcome.Outcome, int) {
 		cp := openCP(t, path, checkpoint.WithClock(clk))
-		b, err := breaker.New(testProfile, breaker.With(breaker.Config{Clock: clk}))
+		b, err := breaker.New(testProfile, breaker.Config{Clock: clk})
 		if err != nil {
 			t.Fatal(err)
 		}

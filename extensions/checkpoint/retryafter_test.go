@@ -21,12 +21,12 @@ func throttleRun(t *testing.T, path string, clk *clock.Fake, store *testserver.S
 	cp := openCP(t, path, checkpoint.WithClock(clk))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop := breaker.With(breaker.Config{OnAttempt: func(a breaker.Attempt) {
+	stop := breaker.Config{OnAttempt: func(a breaker.Attempt) {
 		if stopAtThrottle && a.Result.Class == breaker.Throttled {
 			cancel()
 		}
-	}})
-	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk}), stop)
+	}}
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk}, stop)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestThrottledURLHandedBackIsParkedUntilItsResend(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 3, Now: clk.Now,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: 30 * time.Second}})
 	cp := openCP(t, dbPath(t), checkpoint.WithClock(clk))
-	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Clock: clk, ResendHorizon: time.Second}))
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk, ResendHorizon: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

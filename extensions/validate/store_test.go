@@ -122,13 +122,13 @@ func TestConsentCliffTripsOnPage3(t *testing.T) {
 	v := storeValidator(t)
 	var mu sync.Mutex
 	var invalid []string
-	b, err := breaker.New(threeStrikes, breaker.With(breaker.Config{Validator: v, OnAttempt: func(a breaker.Attempt) {
+	b, err := breaker.New(threeStrikes, breaker.Config{Validator: v, OnAttempt: func(a breaker.Attempt) {
 		if a.Result.Class == breaker.Invalid {
 			mu.Lock()
 			invalid = append(invalid, a.Err.Error())
 			mu.Unlock()
 		}
-	}}))
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,13 +164,13 @@ func TestConsentCliffWithParallelism(t *testing.T) {
 		var mu sync.Mutex
 		atTrip := -1
 		var refused int
-		b, err := breaker.New(threeStrikes, breaker.With(breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: p}, OnTransition: func(tr breaker.Transition) {
+		b, err := breaker.New(threeStrikes, breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: p}, OnTransition: func(tr breaker.Transition) {
 			if tr.To == breaker.Open {
 				mu.Lock()
 				atTrip = store.Count()
 				mu.Unlock()
 			}
-		}, OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { mu.Lock(); refused++; mu.Unlock() }}))
+		}, OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { mu.Lock(); refused++; mu.Unlock() }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +204,7 @@ func TestRestyledStoreEndsSelectorBroken(t *testing.T) {
 			store := startStore(t, testserver.Scenario{Mode: testserver.Restyled, After: 5})
 			var hooked brokenLog
 			v := storeValidator(t, hooked.hook())
-			b, err := breaker.New(tc.profile, breaker.With(breaker.Config{Validator: v}))
+			b, err := breaker.New(tc.profile, breaker.Config{Validator: v})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,7 +248,7 @@ func TestDegradingStoreEndsTrippedNeverBroken(t *testing.T) {
 			store := startStore(t, sc)
 			var hooked brokenLog
 			v := storeValidator(t, hooked.hook())
-			b, err := breaker.New(threeStrikes, breaker.With(breaker.Config{Validator: v}))
+			b, err := breaker.New(threeStrikes, breaker.Config{Validator: v})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@ import (
 // together. It is a circuit.Store:
 //
 //	bs, err := redis.NewBreakerStore(client, "shop-crawl-2026-05-01")
-//	b, err := circuit.New(circuit.Standard(), circuit.With(circuit.Config{Store: bs}))
+//	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
 //
 // Each domain's circuit lives under the crawl's hash tag (with
 // WithShards, under the tag of the domain's shard, so the circuits of a

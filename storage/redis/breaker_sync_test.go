@@ -54,7 +54,7 @@ func TestSynchronousCollectorOnASharedStoreKeepsTheTripBound(t *testing.T) {
 			if st := stores[name](t); st != nil {
 				cfg.Store = st
 			}
-			b, err := breaker.New(p, breaker.With(cfg))
+			b, err := breaker.New(p, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -172,7 +172,7 @@ func TestBreakerThroughAClosedPortNeverHangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Store: bs}))
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ import (
 //
 //	cs, err := redis.NewCollyStorage(client, "shop-crawl-2026-05-01")
 //	c := colly.NewCollector()
-//	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Store: bs}))
+//	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
 //	err = breakwater.Use(c, b, cs)      // SetStorage, track each request, settle it with its outcome
 //	q, err := queue.New(4, cs)          // 4 requests at a time in this process
 //	q.AddURL("https://shop.example/")   // every worker may add the seeds: each is queued once
@@ -259,7 +259,7 @@ func (cs *CollyStorage) Observe(b *breaker.Breaker) error {
 	if cs.s.horizon >= 0 {
 		cfg.ResendHorizon = max(cs.s.horizon, time.Nanosecond)
 	}
-	return breaker.With(cfg)(b)
+	return b.Hook(cfg)
 }
 
 // outcome settles a request's job by what the breaker made of its attempt,

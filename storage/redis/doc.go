@@ -18,7 +18,7 @@
 //	opts := []redis.Option{redis.WithVisibilityTimeout(2 * time.Minute), redis.WithLogger(log)}
 //	cs, err := redis.NewCollyStorage(client, "shop-2026-05-01", opts...)
 //	bs, err := redis.NewBreakerStore(client, "shop-2026-05-01", opts...)
-//	b, err := breaker.New(breaker.Standard(), breaker.With(breaker.Config{Store: bs}))
+//	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
 //	c := colly.NewCollector()
 //	err = breakwater.Use(c, b, cs) // cs: Colly's storage, which request is which job, and each one's outcome
 //	q, err := queue.New(4, cs)

@@ -54,7 +54,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			bopts := []breaker.Option{breaker.With(breaker.Config{Store: bs, OnTransition: func(tr breaker.Transition) {
+			bopts := []breaker.Option{breaker.Config{Store: bs, OnTransition: func(tr breaker.Transition) {
 				if tr.To == breaker.Open {
 					trips[w].Add(1)
 					// Healthy from the trip on, whatever the machine's pace.
@@ -64,7 +64,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 						}
 					})
 				}
-			}})}
+			}}}
 			b, err := breaker.New(e2eProfile(time.Second), bopts...)
 			if err != nil {
 				t.Error(err)

@@ -119,7 +119,7 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 		_ = enc.Encode(e)
 	}
 	b, err := breaker.New(e2eProfile(cfg.Cooldown),
-		breaker.With(breaker.Config{Store: bs, OnAttempt: func(a breaker.Attempt) {
+		breaker.Config{Store: bs, OnAttempt: func(a breaker.Attempt) {
 			if !a.Retrying {
 				emit(workerEvent{Ev: "done", URL: a.Request.URL.String(), Class: a.Result.Class.String()})
 			}
@@ -127,7 +127,7 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 			emit(workerEvent{Ev: "refused", URL: r.URL.String()})
 		}, OnTransition: func(t breaker.Transition) {
 			emit(workerEvent{Ev: "transition", URL: t.Key, From: t.From.String(), To: t.To.String(), Reason: t.Reason})
-		}}),
+		}},
 	)
 	if err != nil {
 		return err

@@ -162,7 +162,7 @@ func (s *Set) Domains() []Assignment {
 // Options returns one breaker.Config with Domains per domain assignment, to
 // pass to breaker.New with the profile for every other domain:
 //
-//	b, err := breaker.New(set.Default(), append(set.Options(), breaker.With(breaker.Config{Logger: log}))...)
+//	b, err := breaker.New(set.Default(), append(set.Options(), breaker.Config{Logger: log})...)
 //
 // Within the breaker the most specific pattern wins (an exact host, then
 // the longest suffix), whatever the file's order.
@@ -172,7 +172,7 @@ func (s *Set) Options() []breaker.Option {
 	}
 	opts := make([]breaker.Option, len(s.domains))
 	for i, d := range s.domains {
-		opts[i] = breaker.With(breaker.Config{Domains: map[string]breaker.Profile{d.Pattern: d.Profile}})
+		opts[i] = breaker.Config{Domains: map[string]breaker.Profile{d.Pattern: d.Profile}}
 	}
 	return opts
 }
