@@ -233,6 +233,13 @@ func (b *Breaker) settleBare(a *attempt, class Class, err error) {
 		// (gated as its own bare attempt): the URL's outcome is that one's.
 		return
 	}
+	// A URL gone (404, 410) is no work left, whoever fetched it: a later
+	// Visit refused by a Colly limit lists nothing (NotVisited).
+	if key := a.req.URL.String(); a.class == Gone {
+		b.gone.add(key)
+	} else if !a.cancelled {
+		b.gone.remove(key)
+	}
 	at := Attempt{Request: a.req, Domain: a.ticket.d.name, Result: Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
 	b.report(at)
 }
