@@ -311,9 +311,12 @@ func (cr *caseRun) check() []Violation {
 				lostHere = append(lostHere, p)
 			case !ok(h) && p == "/" && cr.c.Wiring.Revisits > 0 && okCount[p] > 0:
 				// A deliberate revisit of the start page failed after the
-				// page was served whole: its links were followed; the
-				// revisit's own end is judged by the revisit check (it
-				// must reach OnResponse or OnError).
+				// page was served whole: its links were followed, so
+				// nothing is lost (the revisit's own end is judged by the
+				// revisit check: it must reach OnResponse or OnError), but
+				// the revisit the scraper asked for is work left: an
+				// ending of tripped is true.
+				unfinished = append(unfinished, fmt.Sprintf("%s%s a deliberate revisit last answered %d %s", s.host, p, h.Status, h.Mode))
 			case ok(h):
 				if strings.HasPrefix(p, "/products/") && written[s.url+p] == 0 {
 					unfinished = append(unfinished, s.host+p+" served whole, not written")
