@@ -106,7 +106,8 @@ func transition(rec storage.Record, ev event, maxAttempts int, reason string, re
 		if final {
 			break
 		}
-		rec.LastError = reason
+		n, _ := spares(rec.LastError) // the outages that spared it still count
+		rec.LastError = withSpares(reason, n)
 		if rec.Attempts >= maxAttempts {
 			rec.State = storage.Dead
 		} else {
@@ -116,13 +117,20 @@ func transition(rec storage.Record, ev event, maxAttempts int, reason string, re
 		if final {
 			break
 		}
-		rec.LastError = reason
-		if rec.Attempts >= maxAttempts {
+		n, _ := spares(rec.LastError)
+		rec.LastError = withSpares(reason, n)
+		switch {
+		case rec.Attempts < maxAttempts:
+			rec.State = storage.Failed
+		case n >= outageSpares:
+			// A site still failing after outageSpares outages has not
+			// recovered: its URLs die so that a person looks.
+			rec.State = storage.Dead
+		default:
 			rec.State = storage.Parked
 			rec.NotBefore = retryAt
 			rec.Attempts = maxAttempts - 1
-		} else {
-			rec.State = storage.Failed
+			rec.LastError = withSpares(reason, n+1)
 		}
 	case evGone:
 		rec.State = storage.Dead

@@ -41,9 +41,12 @@ func TestTransitionIsTheLifecycleTable(t *testing.T) {
 		{"dead stays dead", rec(storage.Dead, 3), evFailed, storage.Dead, 3, "", time.Time{}},
 		{"dead is not parked", rec(storage.Dead, 3), evRefused, storage.Dead, 3, "", time.Time{}},
 		{"failed in an outage, attempts left", rec(storage.InFlight, 1), evFailedInOutage, storage.Failed, 1, "boom", time.Time{}},
-		{"failed in an outage, last attempt", rec(storage.InFlight, max), evFailedInOutage, storage.Parked, max - 1, "boom", retryAt},
-		{"failed in an outage past the last attempt", rec(storage.InFlight, max+1), evFailedInOutage, storage.Parked, max - 1, "boom", retryAt},
+		{"failed in an outage, last attempt", rec(storage.InFlight, max), evFailedInOutage, storage.Parked, max - 1, "boom (spared by an outage 1×)", retryAt},
+		{"failed in an outage past the last attempt", rec(storage.InFlight, max+1), evFailedInOutage, storage.Parked, max - 1, "boom (spared by an outage 1×)", retryAt},
 		{"dead stays dead in an outage", rec(storage.Dead, 3), evFailedInOutage, storage.Dead, 3, "", time.Time{}},
+		{"spared twice, an outage spares it again", spared(rec(storage.InFlight, max), 2), evFailedInOutage, storage.Parked, max - 1, "boom (spared by an outage 3×)", retryAt},
+		{"spared three times, the next outage kills it", spared(rec(storage.InFlight, max), outageSpares), evFailedInOutage, storage.Dead, max, "boom (spared by an outage 3×)", time.Time{}},
+		{"a spared URL failing with the site up keeps its count", spared(rec(storage.InFlight, 1), 1), evFailed, storage.Failed, 1, "boom (spared by an outage 1×)", time.Time{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := transition(tc.from, tc.ev, max, "boom", retryAt)
@@ -56,4 +59,10 @@ func TestTransitionIsTheLifecycleTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// spared is r with n outages' spares counted in its last error.
+func spared(r storage.Record, n int) storage.Record {
+	r.LastError = withSpares("earlier", n)
+	return r
 }

@@ -11,8 +11,17 @@ package checkpoint
 // run. A URL whose attempts run out while its domain's circuit is not
 // closed (a half-open probe that failed, an attempt that was under way
 // when the circuit opened) is parked the same way instead of dying.
+//
+// An outage spares a URL at most outageSpares times: its record's
+// LastError counts them ("… (spared by an outage 2×)"), and a URL that
+// spends its last attempt on a failure once more dies. A site that never
+// comes back then ends in URLs dead of failures (an error: a person looks)
+// instead of in reschedules for ever.
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
@@ -33,6 +42,31 @@ const outageMemory = 4096
 type outageDead struct {
 	ids       map[uint64]uint64 // record ID → when it died, in outageSeq
 	forgotten int               // died past outageMemory
+}
+
+// outageSpares is how many outages may spare one URL.
+const outageSpares = 3
+
+// spares returns how many outages spared the record whose LastError is
+// lastError, and the error without that count.
+func spares(lastError string) (int, string) {
+	head, tail, ok := strings.Cut(lastError, " (spared by an outage ")
+	if !ok || !strings.HasSuffix(tail, "×)") {
+		return 0, lastError
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(tail, "×)"))
+	if err != nil || n < 1 {
+		return 0, lastError
+	}
+	return n, head
+}
+
+// withSpares is reason with n outages' spares counted (none: reason).
+func withSpares(reason string, n int) string {
+	if n <= 0 {
+		return reason
+	}
+	return fmt.Sprintf("%s (spared by an outage %d×)", reason, n)
 }
 
 // rememberDeadLocked notes that record id, of domain, just died of
@@ -128,13 +162,15 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 		if rec.State != storage.Dead {
 			continue // sent again since (a retry), and still under way or done
 		}
-		if _, gone := deathCause(rec.LastError); gone {
+		n, lastErr := spares(rec.LastError)
+		if _, gone := deathCause(rec.LastError); gone || n >= outageSpares {
 			continue
 		}
 		if held {
 			cp.unholdLocked(id)
 		}
 		rec.State, rec.NotBefore, rec.Updated = storage.Parked, retryAt.UTC(), now
+		rec.LastError = withSpares(lastErr, n+1)
 		rec.Attempts = min(rec.Attempts, cp.opt.maxAttempts-1)
 		recs = append(recs, rec)
 		revived[id] = rec
