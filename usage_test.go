@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/report"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -22,7 +25,7 @@ import (
 // crawl is the README's Usage section, line for line between the usage
 // markers (TestReadmeUsageIsWhatTheTestsRun checks): an ordinary Colly
 // scraper with Breakwater added, from the start URL to the exit code.
-func crawl(start string, log zerolog.Logger, out io.Writer) (int, error) {
+func crawl(start, ckpt string, log zerolog.Logger, out io.Writer) (int, error) {
 	// usage:begin
 	c := colly.NewCollector(colly.Async(true))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}) // yours, if you have one
@@ -41,7 +44,17 @@ func crawl(start string, log zerolog.Logger, out io.Writer) (int, error) {
 	if err != nil {
 		return 64, err
 	}
-	if err := breakwater.Use(c, v, b); err != nil { // the validator judges every page the breaker counts
+	st, err := bolt.Open(ckpt) // the crawl's checkpoint, one file: a rerun resumes what is left
+	if err != nil {
+		return 64, err // names the file and what to do
+	}
+	defer st.Close()
+	cp, err := checkpoint.New(st)
+	if err != nil {
+		return 64, err
+	}
+	defer cp.Close()
+	if err := breakwater.Use(c, v, b, cp); err != nil { // in the order they need; cp follows b
 		return 64, err
 	}
 
@@ -61,12 +74,16 @@ func crawl(start string, log zerolog.Logger, out io.Writer) (int, error) {
 	})
 	c.OnError(breaker.RetryOnError(3)) // 5xx and timeouts only: never a refusal, a 429, a 404
 
+	if _, err := cp.Resume(c); err != nil { // re-drive what earlier runs left
+		return 1, err
+	}
 	if err := c.Visit(start); err != nil {
-		b.NotVisited(start, err)
+		b.NotVisited(start, err) // already done by an earlier run, or a cap of Colly's
 	}
 	c.Wait()
 
-	o := outcome.Decide(records, v, b) // complete, tripped, empty or error
+	o := outcome.Decide(records, v, b, cp) // complete, tripped, empty or error
+	cp.SetOutcome(o)
 	report.New(o, report.WithBreaker(b), report.WithValidator(v)).Write(os.Stderr, report.Text)
 	return o.ExitCode(), nil // 0, 2, 3 or 1: os.Exit(code) in a main
 	// usage:end
@@ -79,7 +96,7 @@ func TestUsageOnAHealthyStoreWithOneProductPerListingIsComplete(t *testing.T) {
 	}
 	defer store.Close()
 	var out bytes.Buffer
-	code, err := crawl(store.URL()+"/", zerolog.Nop(), &out)
+	code, err := crawl(store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), &out)
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d (%v), want 0: a healthy store with one product per listing page", code, err)
 	}
@@ -95,7 +112,7 @@ func TestUsageOnADegradingStoreIsTripped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	code, err := crawl(store.URL()+"/", zerolog.Nop(), io.Discard)
+	code, err := crawl(store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), io.Discard)
 	if err != nil || code != 2 {
 		t.Fatalf("exit %d (%v), want 2 (tripped)", code, err)
 	}
@@ -147,7 +164,9 @@ func TestUsageNamesInvalidPagesWhenNothingTripped(t *testing.T) {
 	}
 	defer store.Close()
 	var code int
-	text := captureStderr(t, func() { code, err = crawl(store.URL()+"/", zerolog.Nop(), io.Discard) })
+	text := captureStderr(t, func() {
+		code, err = crawl(store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), io.Discard)
+	})
 	if err != nil || code != 2 {
 		t.Fatalf("exit %d (%v), want 2 (tripped: the listing is left to do)\n%s", code, err, text)
 	}
