@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -17,7 +18,7 @@ type Extension interface {
 
 // Use wires exts into c, in the order they need whatever order they are
 // given in: the validators first, then the breaker, which every validator
-// judges for and every breaker.Observer (the checkpoint, the Redis queue,
+// judges for and every observe.Observer (the checkpoint, the Redis queue,
 // the metrics) follows, then the rest as given, observers last. A nil
 // extension is skipped.
 //
@@ -47,7 +48,7 @@ func Use(c *colly.Collector, exts ...Extension) error {
 			b = x
 		case breaker.Validator:
 			validators = append(validators, e)
-		case breaker.Observer:
+		case observe.Observer:
 			observers = append(observers, e)
 		default:
 			rest = append(rest, e)
@@ -58,12 +59,10 @@ func Use(c *colly.Collector, exts ...Extension) error {
 	}
 	if b != nil {
 		if len(validators) > 0 {
-			if err := b.Hook(breaker.Config{Validator: validators[0].(breaker.Validator)}); err != nil {
-				return fmt.Errorf("breakwater: Use: %w", err)
-			}
+			b.SetValidator(validators[0].(breaker.Validator))
 		}
 		for _, o := range observers {
-			if err := o.(breaker.Observer).Observe(b); err != nil {
+			if err := o.(observe.Observer).Observe(b); err != nil {
 				return fmt.Errorf("breakwater: Use: %T: %w", o, err)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -125,7 +126,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 	}
 	w.loop, w.v = loop, v
 	opts := []breaker.Option{
-		breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, BaseTransport: tr, Logger: log, OnAttempt: func(a breaker.Attempt) {
+		breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, BaseTransport: tr, Logger: log, OnAttempt: func(a observe.Attempt) {
 			if a.Result.Class == breaker.Degraded {
 				loop.retry(a.Request)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/metrics"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -16,8 +17,8 @@ import (
 // outcome hook runs from the Colly wiring, so the hooks are called here the
 // way it calls them.
 func BenchmarkClosedAllowRecord(b *testing.B) {
-	attempt := breaker.Attempt{Domain: "shop.example", Result: breaker.Result{Class: breaker.Success, Latency: 120 * time.Millisecond}}
-	run := func(b *testing.B, hooks []func(breaker.Attempt), opts ...breaker.Option) {
+	attempt := observe.Attempt{Domain: "shop.example", Result: breaker.Result{Class: breaker.Success, Latency: 120 * time.Millisecond}}
+	run := func(b *testing.B, hooks []func(observe.Attempt), opts ...breaker.Option) {
 		br, err := breaker.New(breaker.Standard(), opts...)
 		if err != nil {
 			b.Fatal(err)
@@ -35,7 +36,7 @@ func BenchmarkClosedAllowRecord(b *testing.B) {
 	b.Run("breaker", func(b *testing.B) { run(b, nil) })
 	b.Run("breaker+metrics", func(b *testing.B) {
 		m, _ := metrics.New(prometheus.NewRegistry())
-		run(b, []func(breaker.Attempt){metrics.OutcomeHook(m)})
+		run(b, []func(observe.Attempt){metrics.OutcomeHook(m)})
 	})
 }
 
@@ -55,7 +56,7 @@ func BenchmarkGather(b *testing.B) {
 				t, _ := br.Allow(d)
 				o := breaker.Result{Class: breaker.Success, Latency: 80 * time.Millisecond}
 				br.Record(t, o)
-				hook(breaker.Attempt{Domain: d, Result: o})
+				hook(observe.Attempt{Domain: d, Result: o})
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -98,7 +99,7 @@ func BenchmarkGatherBroad(b *testing.B) {
 						o.Class = breaker.Degraded
 					}
 					br.Record(t, o)
-					hook(breaker.Attempt{Domain: d, Result: o})
+					hook(observe.Attempt{Domain: d, Result: o})
 				}
 			}
 			if c.compact {

@@ -8,6 +8,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/metrics"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -39,7 +40,7 @@ func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 			return
 		}
 		b.Record(tk, o)
-		hook(breaker.Attempt{Domain: d, Result: o})
+		hook(observe.Attempt{Domain: d, Result: o})
 	}
 	for i := range n {
 		send("shop-"+strconv.Itoa(i)+".test", ok)

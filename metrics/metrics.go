@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/observed"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
@@ -101,7 +103,7 @@ func (l *labelSet) label(domain string) string {
 // Make one with New, give it the breaker with breakwater.Use (or
 // Observe), and Watch the breaker. It is safe for concurrent use.
 type Metrics struct {
-	observed    atomic.Pointer[breaker.Breaker] // the breaker Observe was given
+	observed    observed.Set // the breakers Observe was given
 	log         zerolog.Logger
 	readTimeout time.Duration
 	buckets     []float64
@@ -211,14 +213,14 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 
 // Observe returns the hooks that feed the metrics only events can tell:
 // transitions, latency-slope warnings and the latency of every attempt
-// (breaker.Observer: breakwater.Use calls it before the crawl). Each
+// (observe.Observer: breakwater.Use calls it before the crawl). Each
 // hook is a few atomic operations; none blocks or allocates once a
 // domain has been seen. A second call with the same breaker does nothing.
-func (m *Metrics) Observe(b *breaker.Breaker) error {
-	if m.observed.Swap(b) == b {
-		return nil // already following b
+func (m *Metrics) Observe(s observe.Subject) error {
+	if !m.observed.Add(s) {
+		return nil // already following s
 	}
-	return b.Hook(breaker.Config{OnTransition: m.transition, OnAttempt: m.outcome, OnDegrading: m.degradingEvent})
+	return s.Hook(observe.Hooks{OnTransition: m.transition, OnAttempt: m.outcome, OnDegrading: m.degradingEvent})
 }
 
 func (m *Metrics) transition(t breaker.Transition) {
@@ -229,7 +231,7 @@ func (m *Metrics) degradingEvent(domain string, _, _ time.Duration) {
 	m.degrading.WithLabelValues(m.degradingLabels.label(domain)).Inc()
 }
 
-func (m *Metrics) outcome(a breaker.Attempt) {
+func (m *Metrics) outcome(a observe.Attempt) {
 	m.observer(a.Domain).Observe(a.Result.Latency.Seconds())
 }
 

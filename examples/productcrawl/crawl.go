@@ -21,6 +21,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/metrics"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/report"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
@@ -417,7 +418,7 @@ func (cr *crawl) received(r *colly.Response) {
 
 // onOutcome keeps every success's latency for the report, and logs every
 // attempt that left, at debug level.
-func (cr *crawl) onOutcome(a breaker.Attempt) {
+func (cr *crawl) onOutcome(a observe.Attempt) {
 	cr.reach.observe(a)
 	if a.Result.Class == breaker.Success {
 		cr.volMu.Lock()

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/rs/zerolog"
 )
@@ -62,7 +63,7 @@ func unreachableCause(err error) string {
 }
 
 // observe is a breaker.Config.OnAttempt hook.
-func (r *reach) observe(a breaker.Attempt) {
+func (r *reach) observe(a observe.Attempt) {
 	cause := ""
 	if a.Status == 0 {
 		cause = unreachableCause(a.Err)

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -240,7 +241,7 @@ func (b *Breaker) settleBare(a *attempt, class Class, err error) {
 	} else if !a.cancelled {
 		b.gone.remove(key)
 	}
-	at := Attempt{Request: a.req, Domain: a.ticket.d.name, Result: Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
+	at := observe.Attempt{Request: a.req, Domain: a.ticket.d.name, Result: Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
 	b.report(at)
 }
 

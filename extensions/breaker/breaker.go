@@ -12,6 +12,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
 )
@@ -37,7 +38,7 @@ type Breaker struct {
 	onTransition    []func(Transition)
 	onRefused       []func(*colly.Request, *CircuitOpenError)
 	onNotVisited    []func(*colly.Request, error)
-	onOutcome       []func(Attempt)
+	onOutcome       []func(observe.Attempt)
 	onDegrading     []func(string, time.Duration, time.Duration)
 	rand            func() float64
 	fleet           fleetGuard

@@ -13,37 +13,9 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
-
-// Attempt is one request that left, with its classified outcome, as
-// OnAttempt hooks see it.
-type Attempt struct {
-	Request *colly.Request
-	Domain  string
-	Result  Result
-	// Status is the HTTP status, 0 when no response arrived.
-	Status int
-	// Err is what went wrong: Colly's error, or the validator's rejection
-	// for an Invalid page; nil for a Success.
-	Err error
-	// Retrying is set when the breaker itself sends the URL again after a
-	// Retry-After pause (a 429 within the throttle-retry budget).
-	Retrying bool
-	// ResendAt is set when the breaker hands a throttled URL back instead
-	// of sending it again itself, its re-send being due later than
-	// Config.ResendHorizon allows holding it: no request to the domain could
-	// leave before ResendAt. The URL is not a failure of its own; a hook
-	// that keeps URLs puts it back until then.
-	ResendAt time.Time
-	// GaveUp is set when a throttled URL ran out of throttle retries, or
-	// its retry could not be issued, or its domain throttled for longer
-	// than Pacing.ThrottleHorizon.
-	GaveUp bool
-	// Cancelled is set when the crawl's own context ended the attempt: it
-	// says nothing about the site, and the URL is listed unfinished.
-	Cancelled bool
-}
 
 // attempt is the breaker's record of one request between the gate and its
 // outcome. Colly runs the gate, the transport, the response-header hook and
@@ -588,7 +560,7 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		status = a.status
 	}
 	class, latency := a.class, a.latency
-	at := Attempt{Request: r.Request, Domain: d.name, Result: Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
+	at := observe.Attempt{Request: r.Request, Domain: d.name, Result: Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
 	key := r.Request.URL.String()
 	if class == Gone {
 		b.gone.add(key)
@@ -733,7 +705,7 @@ func retryAfterOf(r *colly.Response, a *attempt) string {
 	return a.retryAfter
 }
 
-func (b *Breaker) report(a Attempt) {
+func (b *Breaker) report(a observe.Attempt) {
 	for _, f := range b.onOutcome {
 		f(a)
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -18,7 +19,7 @@ import (
 //	go test -run '^$' -bench RequestPath -benchmem ./extensions/breaker/
 func BenchmarkRequestPath(b *testing.B) {
 	var outcomes int
-	br, err := New(Standard(), Config{Pacing: Pacing{Parallelism: 2}, OnAttempt: func(Attempt) { outcomes++ }})
+	br, err := New(Standard(), Config{Pacing: Pacing{Parallelism: 2}, OnAttempt: func(observe.Attempt) { outcomes++ }})
 	if err != nil {
 		b.Fatal(err)
 	}

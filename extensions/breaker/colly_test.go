@@ -8,6 +8,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
@@ -206,10 +207,10 @@ func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, After: 5, RetryAfter: 2 * time.Second, RecoverAfter: 30 * time.Second}})
 	var (
 		mu       sync.Mutex
-		outcomes []breaker.Attempt
+		outcomes []observe.Attempt
 	)
 	b := newBreaker(t, breaker.Aggressive(), breaker.Config{Clock: clk}, breaker.WithThrottleRetries(100),
-		breaker.Config{OnAttempt: func(a breaker.Attempt) { mu.Lock(); outcomes = append(outcomes, a); mu.Unlock() }})
+		breaker.Config{OnAttempt: func(a observe.Attempt) { mu.Lock(); outcomes = append(outcomes, a); mu.Unlock() }})
 	c := colly.NewCollector()
 	b.Register(c)
 	stop := make(chan struct{})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -126,7 +127,7 @@ func TestCutBodyIsDegradedWithoutAValidator(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Truncated}})
 	var mu sync.Mutex
 	classes := map[breaker.Class]int{}
-	b := newBreaker(t, breaker.Standard(), breaker.Config{OnAttempt: func(a breaker.Attempt) {
+	b := newBreaker(t, breaker.Standard(), breaker.Config{OnAttempt: func(a observe.Attempt) {
 		mu.Lock()
 		classes[a.Result.Class]++
 		mu.Unlock()
@@ -217,7 +218,7 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 	hang := fleet.Stores[0]
 	var mu sync.Mutex
 	var long int
-	b := newBreaker(t, breaker.Standard(), breaker.Config{OnAttempt: func(a breaker.Attempt) {
+	b := newBreaker(t, breaker.Standard(), breaker.Config{OnAttempt: func(a observe.Attempt) {
 		if a.Result.Latency >= 9*time.Second {
 			mu.Lock()
 			long++

@@ -9,6 +9,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
 )
@@ -139,7 +140,7 @@ type Config struct {
 	// OnAttempt is called once for every attempt that left, with its
 	// classified result (after validation). Refused requests go to
 	// OnRefused instead.
-	OnAttempt func(Attempt)
+	OnAttempt func(observe.Attempt)
 	// OnNotVisited is called for every URL handed to NotVisited that the
 	// breaker lists unfinished (a request Colly refused before any
 	// callback), as a request with that URL and Colly's error, and for a
@@ -215,22 +216,20 @@ func (c Config) apply(b *Breaker) error {
 	return nil
 }
 
-// Hook adds c's hooks (its On… fields), its Validator and its
-// ResendHorizon to b: what an Observer's Observe and breakwater.Use call,
-// before the crawl. c's other fields are ignored: give them to New.
-func (b *Breaker) Hook(c Config) error {
-	return Config{Validator: c.Validator, ResendHorizon: c.ResendHorizon, OnTransition: c.OnTransition,
-		OnNotVisited: c.OnNotVisited, OnRefused: c.OnRefused, OnAttempt: c.OnAttempt, OnDegrading: c.OnDegrading}.apply(b)
+// SetValidator makes every 2xx go through v, as Config.Validator does:
+// what breakwater.Use calls with the validator it is given, before the
+// crawl.
+func (b *Breaker) SetValidator(v Validator) {
+	if v != nil {
+		b.validator = v
+	}
 }
 
-// An Observer follows what a breaker decides: the checkpoint, the Redis
-// queue and the metrics are observers. breakwater.Use calls Observe once
-// for each, before the crawl; wiring by hand, call it yourself.
-type Observer interface {
-	// Observe adds the observer's hooks to b with b.Hook, and
-	// does what else it needs with b (the checkpoint gives b back the
-	// circuits it saved).
-	Observe(b *Breaker) error
+// Hook adds an observer's hooks to b (observe.Subject): what an
+// observe.Observer's Observe calls, before the crawl.
+func (b *Breaker) Hook(h observe.Hooks) error {
+	return Config{ResendHorizon: h.ResendHorizon, OnTransition: h.OnTransition, OnNotVisited: h.OnNotVisited,
+		OnRefused: h.OnRefused, OnAttempt: h.OnAttempt, OnDegrading: h.OnDegrading}.apply(b)
 }
 
 // addDomainProfile gives the hosts matching pattern profile p (see

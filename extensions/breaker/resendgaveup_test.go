@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 )
@@ -20,7 +21,7 @@ func TestGivenUpThrottledURLIsNotDroppedSilentlyWhenAskedAgain(t *testing.T) {
 	store := startStore(t, testserver.Config{Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second}})
 	var reported atomic.Int64
 	b := newBreaker(t, breaker.Standard(), breaker.WithThrottleRetries(1),
-		breaker.Config{OnAttempt: func(breaker.Attempt) { reported.Add(1) }, OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { reported.Add(1) }})
+		breaker.Config{OnAttempt: func(observe.Attempt) { reported.Add(1) }, OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { reported.Add(1) }})
 	c := colly.NewCollector()
 	c.AllowURLRevisit = true
 	c.SetRequestTimeout(5 * time.Second)

@@ -1,9 +1,10 @@
 package breaker_test
 
 import (
-	"github.com/breakwater-crawl/breakwater/circuit"
 	"testing"
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"

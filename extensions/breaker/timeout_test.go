@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 )
@@ -24,8 +25,8 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 	p := breaker.Standard()
 	p.Name, p.ConsecutiveFailures = "cut", 3
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 150*time.Millisecond, 20
-	var attempts []breaker.Attempt
-	b := newBreaker(t, p, breaker.Config{OnAttempt: func(a breaker.Attempt) { attempts = append(attempts, a) }})
+	var attempts []observe.Attempt
+	b := newBreaker(t, p, breaker.Config{OnAttempt: func(a observe.Attempt) { attempts = append(attempts, a) }})
 	c := colly.NewCollector()
 	c.SetRequestTimeout(10 * time.Second) // the client's own: far too long for a 2 ms site
 	b.Register(c)
@@ -78,7 +79,7 @@ func TestNoAdaptiveTimeoutWithoutEnoughSuccesses(t *testing.T) {
 // hangAfter starts a store whose first healthy pages earn its domain an
 // adaptive timeout of floor, then hangs, and a breaker whose timeout needs
 // only those pages; it returns the store, the breaker and the attempts.
-func hangAfter(t *testing.T, healthy int, floor time.Duration) (*testserver.Store, *breaker.Breaker, func() []breaker.Attempt) {
+func hangAfter(t *testing.T, healthy int, floor time.Duration) (*testserver.Store, *breaker.Breaker, func() []observe.Attempt) {
 	t.Helper()
 	store := startStore(t, testserver.Config{Products: healthy + 5, Scenario: testserver.Scenario{
 		Mode: testserver.Hang, After: healthy, Latency: time.Millisecond, Hold: 20 * time.Second}})
@@ -86,13 +87,13 @@ func hangAfter(t *testing.T, healthy int, floor time.Duration) (*testserver.Stor
 	p.Name = "cut"
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, floor, healthy
 	var mu sync.Mutex
-	var attempts []breaker.Attempt
-	b := newBreaker(t, p, breaker.Config{OnAttempt: func(a breaker.Attempt) {
+	var attempts []observe.Attempt
+	b := newBreaker(t, p, breaker.Config{OnAttempt: func(a observe.Attempt) {
 		mu.Lock()
 		attempts = append(attempts, a)
 		mu.Unlock()
 	}})
-	return store, b, func() []breaker.Attempt {
+	return store, b, func() []observe.Attempt {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Clone(attempts)
@@ -191,8 +192,8 @@ func TestAdaptiveTimeoutCutsABodyThatStalls(t *testing.T) {
 	p := breaker.Standard()
 	p.Name = "cut"
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 200*time.Millisecond, 20
-	var last breaker.Attempt
-	b := newBreaker(t, p, breaker.Config{OnAttempt: func(a breaker.Attempt) { last = a }})
+	var last observe.Attempt
+	b := newBreaker(t, p, breaker.Config{OnAttempt: func(a observe.Attempt) { last = a }})
 	c := colly.NewCollector(colly.AllowURLRevisit())
 	c.SetRequestTimeout(10 * time.Second)
 	b.Register(c)

@@ -10,11 +10,12 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 )
 
-// Observe ties the checkpoint to b (breaker.Observer): breakwater.Use
+// Observe ties the checkpoint to a breaker (observe.Observer): breakwater.Use
 // calls it before the crawl. With it the breaker's classified
 // outcome of every attempt (after validation) decides the URL's state, a
 // refusal parks the URL until the domain's RetryAt, and every circuit
@@ -32,19 +33,22 @@ import (
 // still failing trips as fast as it would have without the restart. b's
 // states are saved with the run. It is called before the crawl; a second
 // call with the same breaker does nothing.
-func (cp *Checkpoint) Observe(b *breaker.Breaker) error {
-	if b == nil {
+func (cp *Checkpoint) Observe(s observe.Subject) error {
+	if s == nil {
 		return errors.New("checkpoint: Observe: nil breaker; pass the breaker the crawl uses")
 	}
-	if cp.observed.Swap(b) == b {
-		return nil // already following b
+	if !cp.observed.Add(s) {
+		return nil // already following s
 	}
 	cp.viaBreaker.Store(true)
-	hooks := breaker.Config{OnAttempt: cp.onOutcome, OnRefused: cp.onRefused, OnTransition: cp.onTransition, OnNotVisited: cp.onNotVisited}
-	if err := b.Hook(hooks); err != nil {
+	hooks := observe.Hooks{OnAttempt: cp.onOutcome, OnRefused: cp.onRefused, OnTransition: cp.onTransition, OnNotVisited: cp.onNotVisited}
+	if err := s.Hook(hooks); err != nil {
 		return err
 	}
-	return cp.restore(b)
+	if b, ok := s.(*breaker.Breaker); ok {
+		return cp.restore(b) // a breaker of ours: its saved circuits come back
+	}
+	return nil
 }
 
 // restore attaches b and gives it back each domain's saved history.
@@ -209,7 +213,7 @@ func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
 
 // onOutcome records what an attempt that left came to, as the breaker
 // classified it.
-func (cp *Checkpoint) onOutcome(a breaker.Attempt) {
+func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	cp.mu.Lock()
 	defer cp.unlock()
 	e, ok := cp.entries[a.Request]

@@ -10,6 +10,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -33,7 +34,7 @@ func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 		defer cancel()
 		cp := openCP(t, path, checkpoint.WithClock(clk))
 		var failures atomic.Int64
-		count := breaker.Config{OnAttempt: func(a breaker.Attempt) {
+		count := breaker.Config{OnAttempt: func(a observe.Attempt) {
 			if a.Result.Class.Failure() {
 				failures.Add(1)
 			}

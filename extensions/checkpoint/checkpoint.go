@@ -11,6 +11,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/internal/recent"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -47,9 +48,9 @@ type Checkpoint struct {
 	clock clock.Clock
 	log   zerolog.Logger
 
-	observed   atomic.Pointer[breaker.Breaker] // the breaker Observe was given
-	viaBreaker atomic.Bool                     // Observe was called: outcomes come from the breaker
-	failed     atomic.Bool                     // the store failed; see err
+	observed   observed.Set // the breakers Observe was given
+	viaBreaker atomic.Bool  // Observe was called: outcomes come from the breaker
+	failed     atomic.Bool  // the store failed; see err
 
 	mu        sync.Mutex
 	err       error                     // the first store error

@@ -9,6 +9,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -23,7 +24,7 @@ func historyRun(t *testing.T, path string, clk *clock.Fake, store *testserver.St
 	cp := openCP(t, path, checkpoint.WithClock(clk))
 	var failures atomic.Int64
 	var stopped atomic.Bool
-	count := breaker.Config{OnAttempt: func(a breaker.Attempt) {
+	count := breaker.Config{OnAttempt: func(a observe.Attempt) {
 		if a.Result.Class.Failure() && failures.Add(1) >= stopAfter && stopAfter > 0 {
 			stopped.Store(true)
 		}

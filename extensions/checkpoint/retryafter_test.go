@@ -8,6 +8,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -21,7 +22,7 @@ func throttleRun(t *testing.T, path string, clk *clock.Fake, store *testserver.S
 	cp := openCP(t, path, checkpoint.WithClock(clk))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop := breaker.Config{OnAttempt: func(a breaker.Attempt) {
+	stop := breaker.Config{OnAttempt: func(a observe.Attempt) {
 		if stopAtThrottle && a.Result.Class == breaker.Throttled {
 			cancel()
 		}

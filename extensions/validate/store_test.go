@@ -12,6 +12,7 @@ import (
 	"github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
@@ -122,7 +123,7 @@ func TestConsentCliffTripsOnPage3(t *testing.T) {
 	v := storeValidator(t)
 	var mu sync.Mutex
 	var invalid []string
-	b, err := breaker.New(threeStrikes, breaker.Config{Validator: v, OnAttempt: func(a breaker.Attempt) {
+	b, err := breaker.New(threeStrikes, breaker.Config{Validator: v, OnAttempt: func(a observe.Attempt) {
 		if a.Result.Class == breaker.Invalid {
 			mu.Lock()
 			invalid = append(invalid, a.Err.Error())

@@ -12,12 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
 	"github.com/gocolly/colly/v2/storage"
@@ -109,7 +110,7 @@ import (
 // A request's ID is Colly's (what Colly passes to IsVisited and Visited) in
 // 16 hex digits; its job has the same ID, so a URL is queued once per crawl.
 type CollyStorage struct {
-	observed atomic.Pointer[breaker.Breaker] // the breaker Observe was given
+	observed observed.Set // the breakers Observe was given
 	q        *jobQueue
 	shards   [][]string // each shard's keys: the queue's six, visited, cookies, run marker
 	s        settings
@@ -246,20 +247,20 @@ func (cs *CollyStorage) Register(c *colly.Collector) {
 }
 
 // Observe returns the hooks that report every request's outcome to the
-// storage (breaker.Observer: breakwater.Use calls it before the crawl):
+// storage (observe.Observer: breakwater.Use calls it before the crawl):
 // the OnAttempt and OnRefused hooks, and with a wait horizon
 // (WithWaitHorizon) the breaker's ResendHorizon, so that a throttled URL
 // due later than that is parked rather than held. A second call with the
 // same breaker does nothing.
-func (cs *CollyStorage) Observe(b *breaker.Breaker) error {
-	if cs.observed.Swap(b) == b {
-		return nil // already following b
+func (cs *CollyStorage) Observe(s observe.Subject) error {
+	if !cs.observed.Add(s) {
+		return nil // already following s
 	}
-	cfg := breaker.Config{OnAttempt: cs.outcome, OnRefused: cs.refused}
+	h := observe.Hooks{OnAttempt: cs.outcome, OnRefused: cs.refused}
 	if cs.s.horizon >= 0 {
-		cfg.ResendHorizon = max(cs.s.horizon, time.Nanosecond)
+		h.ResendHorizon = max(cs.s.horizon, time.Nanosecond)
 	}
-	return b.Hook(cfg)
+	return s.Hook(h)
 }
 
 // outcome settles a request's job by what the breaker made of its attempt,
@@ -272,7 +273,7 @@ func (cs *CollyStorage) Observe(b *breaker.Breaker) error {
 // the wait horizon: the breaker hands it back and its job is parked until
 // then, so that the worker does not hold it (and keep from ending) while
 // a sustained throttle's gap runs.
-func (cs *CollyStorage) outcome(a breaker.Attempt) {
+func (cs *CollyStorage) outcome(a observe.Attempt) {
 	if a.Retrying {
 		cs.reqs.Delete(a.Request) // the breaker's Retry is a new *colly.Request
 		return
@@ -281,9 +282,9 @@ func (cs *CollyStorage) outcome(a breaker.Attempt) {
 	switch {
 	case !a.ResendAt.IsZero():
 		err = cs.Park(a.Request, a.ResendAt) // throttled, handed back: no attempt spent
-	case a.Result.Class == breaker.Success, a.Result.Class == breaker.Gone:
+	case a.Result.Class == circuit.Success, a.Result.Class == circuit.Gone:
 		err = cs.Ack(a.Request)
-	case a.Result.Class == breaker.Excluded:
+	case a.Result.Class == circuit.Excluded:
 		err = cs.Park(a.Request, time.Time{})
 	default:
 		cause := a.Err
@@ -312,7 +313,7 @@ func (cs *CollyStorage) unknown(err error) bool {
 // refused parks a request the breaker refused until the domain may be
 // probed again (its RetryAt, plus up to a tenth of the wait as jitter, so
 // the parked jobs of one domain do not all come back at once).
-func (cs *CollyStorage) refused(r *colly.Request, e *breaker.CircuitOpenError) {
+func (cs *CollyStorage) refused(r *colly.Request, e *circuit.OpenError) {
 	until := e.RetryAt
 	if wait := until.Sub(cs.s.now()); wait > 0 {
 		until = until.Add(time.Duration(cs.q.float64() * float64(wait) / 10))

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
@@ -119,7 +120,7 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 		_ = enc.Encode(e)
 	}
 	b, err := breaker.New(e2eProfile(cfg.Cooldown),
-		breaker.Config{Store: bs, OnAttempt: func(a breaker.Attempt) {
+		breaker.Config{Store: bs, OnAttempt: func(a observe.Attempt) {
 			if !a.Retrying {
 				emit(workerEvent{Ev: "done", URL: a.Request.URL.String(), Class: a.Result.Class.String()})
 			}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/rs/zerolog"
+)
+
+func TestUsageOnAHealthyStoreWithOneProductPerListingIsComplete(t *testing.T) {
+	store, err := testserver.Start(testserver.Config{Products: 30, PerPage: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var out bytes.Buffer
+	code, err := run(store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), &out)
+	if err != nil || code != 0 {
+		t.Fatalf("exit %d (%v), want 0: a healthy store with one product per listing page", code, err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 30 {
+		t.Fatalf("%d records, want 30", n)
+	}
+}
+
+func TestUsageOnADegradingStoreIsTripped(t *testing.T) {
+	store, err := testserver.Start(testserver.Config{Products: 200,
+		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	code, err := run(store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), io.Discard)
+	if err != nil || code != 2 {
+		t.Fatalf("exit %d (%v), want 2 (tripped)", code, err)
+	}
+	if got, bound := store.SentAfterFailing(), breaker.Standard().Settings().FailuresToTrip()+4-1; got > bound {
+		t.Fatalf("%d requests into the degradation, want at most %d", got, bound)
+	}
+}
+
+// TestReadmeUsageIsThisProgram: the README's Usage block is main.go, line
+// for line.
+func TestReadmeUsageIsThisProgram(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	begin, end := "<!-- usage:begin -->\n```go\n", "```\n<!-- usage:end -->"
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || j < i {
+		t.Fatalf("markers %q … %q not found in the README", begin, end)
+	}
+	if got := s[i+len(begin) : j]; got != string(src) {
+		t.Fatalf("the README's Usage is not main.go:\nREADME:\n%s\nmain.go:\n%s", got, src)
+	}
+}
+
+// A store whose listing turned into a consent shell: the run ends tripped
+// (work is left) with no circuit opened, and the report says what
+// happened — an invalid page — instead of sending the reader to look for
+// a trip.
+func TestUsageNamesInvalidPagesWhenNothingTripped(t *testing.T) {
+	store, err := testserver.Start(testserver.Config{Products: 30, PerPage: 10,
+		Scenario: testserver.Scenario{Mode: testserver.Empty}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var code int
+	text := captureStderr(t, func() {
+		code, err = run(store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), io.Discard)
+	})
+	if err != nil || code != 2 {
+		t.Fatalf("exit %d (%v), want 2 (tripped: the listing is left to do)\n%s", code, err, text)
+	}
+	if !strings.Contains(text, "failed as invalid pages") || strings.Contains(text, "circuit not closed") {
+		t.Fatalf("the ending does not name the invalid page, or names a circuit that never opened:\n%s", text)
+	}
+}
+
+// captureStderr runs f and returns what it wrote to os.Stderr.
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	defer func() { os.Stderr = saved }()
+	f()
+	w.Close()
+	return <-done
+}

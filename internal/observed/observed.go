@@ -1,0 +1,29 @@
+// Package observed remembers which subjects an observer follows, so that
+// observing one twice (by hand, then through breakwater.Use) adds its
+// hooks once.
+package observed
+
+import (
+	"sync"
+
+	"github.com/breakwater-crawl/breakwater/observe"
+)
+
+// Set is the subjects an observer follows. The zero Set is empty.
+type Set struct {
+	mu sync.Mutex
+	s  []observe.Subject
+}
+
+// Add reports whether s is new to the set, and adds it.
+func (x *Set) Add(s observe.Subject) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, have := range x.s {
+		if have == s {
+			return false
+		}
+	}
+	x.s = append(x.s, s)
+	return true
+}
