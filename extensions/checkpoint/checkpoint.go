@@ -57,6 +57,7 @@ type Checkpoint struct {
 	notify    bool                      // err is new: unlock calls the hooks
 	entries   map[*colly.Request]*entry // requests between their first callback and their outcome
 	retryOf   map[string]uint64         // URL a breaker retry will request → the record it belongs to
+	resent    map[string]uint64         // URL a breaker retry did request → the record it belongs to (at most maxResent)
 	tokens    map[uint64]int            // IDs the frontier issued: IsVisited lets each through once
 	claims    visitclaim.Table          // IDs IsVisited is deciding or told new, Visited not yet called
 	announced map[uint64]announce       // Visited by Colly, not yet requested (see barrier.go)
@@ -141,6 +142,7 @@ func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
 		store: s, where: "the checkpoint store", opt: o, clock: o.clock, log: o.log,
 		entries:   map[*colly.Request]*entry{},
 		retryOf:   map[string]uint64{},
+		resent:    map[string]uint64{},
 		tokens:    map[uint64]int{},
 		announced: map[uint64]announce{},
 		hops:      map[uint64]struct{}{},

@@ -40,6 +40,12 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	c.OnError(cp.onError)
 }
 
+// maxResent bounds the URLs the checkpoint remembers the breaker sent
+// again: past it the memory starts over, and a user's copy of one of the
+// forgotten ones dropped by the breaker leaves a pending record for the
+// next run (nothing is lost).
+const maxResent = 4096
+
 // entryLocked returns the live entry of r, made on r's first callback:
 // its record (the stored one, or a new one) with the request kept so it
 // can be re-issued exactly.
@@ -55,6 +61,10 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	id, retry := cp.retryOf[u]
 	if retry {
 		delete(cp.retryOf, u)
+		if len(cp.resent) >= maxResent {
+			clear(cp.resent)
+		}
+		cp.resent[u] = id
 	} else {
 		id = collyx.RequestID(u, body)
 	}
@@ -131,6 +141,13 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 		// Refused by the breaker before us: parked already. Nothing else
 		// happens to an aborted request.
 		delete(cp.entries, r)
+		return
+	}
+	if _, ok := cp.resent[r.URL.String()]; ok && r.IsAbort() {
+		// A copy of a URL the breaker sends again after a 429, dropped by
+		// it (a user's retry loop): the re-send's record is the URL's.
+		// After a redirect across hosts the copy asks for the target URL,
+		// which would otherwise get a record of its own, left pending.
 		return
 	}
 	e := cp.entryLocked(r)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -18,7 +19,8 @@ import (
 // says so of the URL the scraper visited (the redirecting one), with no
 // record left pending.
 func TestAThrottledRedirectTargetSettlesTheURLVisited(t *testing.T) {
-	for _, async := range []bool{false, true} {
+	for _, tc := range []struct{ async, userRetry bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		async := tc.async
 		var throttled atomic.Int32
 		target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if throttled.Add(1) == 1 {
@@ -46,12 +48,23 @@ func TestAThrottledRedirectTargetSettlesTheURLVisited(t *testing.T) {
 		if err := breakwater.Use(c, b, cp); err != nil {
 			t.Fatal(err)
 		}
+		if tc.userRetry {
+			// A user's loop that retries every error, the 429 too: the
+			// breaker's own re-send must stay the only one.
+			var tries sync.Map
+			c.OnError(func(r *colly.Response, _ error) {
+				n, _ := tries.LoadOrStore(r.Request.URL.String(), new(atomic.Int32))
+				if n.(*atomic.Int32).Add(1) <= 3 {
+					r.Request.Retry()
+				}
+			})
+		}
 		var got atomic.Int32
 		c.OnHTML("h1", func(*colly.HTMLElement) { got.Add(1) })
 		c.Visit(redirector.URL + "/products/sku-1")
 		c.Wait()
 		if got.Load() != 1 || throttled.Load() != 2 {
-			t.Fatalf("async=%v: %d pages collected, the target asked %d times; want 1 and 2 (a 429, then the page)", async, got.Load(), throttled.Load())
+			t.Fatalf("%+v: %d pages collected, the target asked %d times; want 1 and 2 (a 429, then the page)", tc, got.Load(), throttled.Load())
 		}
 		var left []string
 		if err := cp.Store().Scan(func(r storage.Record) error {
@@ -63,7 +76,7 @@ func TestAThrottledRedirectTargetSettlesTheURLVisited(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(left) > 0 {
-			t.Errorf("async=%v: records left unfinished after the page was collected: %s", async, strings.Join(left, "; "))
+			t.Errorf("%+v: records left unfinished after the page was collected: %s", tc, strings.Join(left, "; "))
 		}
 	}
 }
