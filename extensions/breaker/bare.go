@@ -236,11 +236,7 @@ func (b *Breaker) settleBare(a *attempt, class Class, err error) {
 	}
 	// A URL gone (404, 410) is no work left, whoever fetched it: a later
 	// Visit refused by a Colly limit lists nothing (NotVisited).
-	if key := a.req.URL.String(); a.class == Gone {
-		b.gone.add(key)
-	} else if !a.cancelled {
-		b.gone.remove(key)
-	}
+	b.gone.settled(a.req.URL.String(), a.class, a.cancelled)
 	at := observe.Attempt{Request: a.req, Domain: a.ticket.d.name, Result: Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
 	b.report(at)
 }

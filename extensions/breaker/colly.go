@@ -562,11 +562,7 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 	class, latency := a.class, a.latency
 	at := observe.Attempt{Request: r.Request, Domain: d.name, Result: Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
 	key := r.Request.URL.String()
-	if class == Gone {
-		b.gone.add(key)
-	} else if !a.cancelled {
-		b.gone.remove(key)
-	}
+	b.gone.settled(key, class, a.cancelled)
 	if class == Throttled && a.cacheDir != "" {
 		b.forgetCached(a.cacheDir, a.cacheKey)
 	}

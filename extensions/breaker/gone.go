@@ -24,6 +24,16 @@ type goneSet struct {
 	urls recent.Map[struct{}]
 }
 
+// settled records what an attempt of u came to: a 404 or 410 makes u
+// gone; any other answer (a cancelled attempt says nothing) makes it not.
+func (s *goneSet) settled(u string, class Class, cancelled bool) {
+	if class == Gone {
+		s.add(u)
+	} else if !cancelled {
+		s.remove(u)
+	}
+}
+
 func (s *goneSet) add(u string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
