@@ -547,18 +547,7 @@ func TestARetryOfAURLThrottledTwiceIsDropped(t *testing.T) {
 	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector()
 	b.Register(c)
-	var mu sync.Mutex
-	tries := map[string]int{}
-	c.OnError(func(r *colly.Response, _ error) {
-		u := r.Request.URL.String()
-		mu.Lock()
-		tries[u]++
-		n := tries[u]
-		mu.Unlock()
-		if n <= 3 {
-			r.Request.Retry()
-		}
-	})
+	c.OnError(retryEveryError(3))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -126,18 +126,7 @@ func runDropInWith(t *testing.T, w wiring, store *testserver.Store, urls []strin
 		c.OnError(func(*colly.Response, error) { time.Sleep(3 * time.Millisecond) })
 	}
 	if w.retry {
-		var mu sync.Mutex
-		tries := map[string]int{}
-		c.OnError(func(r *colly.Response, err error) {
-			u := r.Request.URL.String()
-			mu.Lock()
-			tries[u]++
-			n := tries[u]
-			mu.Unlock()
-			if n <= 3 {
-				r.Request.Retry()
-			}
-		})
+		c.OnError(retryEveryError(3))
 	}
 
 	// The one line.
@@ -269,5 +258,22 @@ func TestDropInConsentShellsTripWithinTheBound(t *testing.T) {
 				t.Errorf("%s: circuit %s, want open", w.name, st)
 			}
 		})
+	}
+}
+
+// retryEveryError is a user's naive retry loop: every error, 429s and
+// refusals included, sent again up to max times a URL.
+func retryEveryError(max int) func(*colly.Response, error) {
+	var mu sync.Mutex
+	tries := map[string]int{}
+	return func(r *colly.Response, _ error) {
+		u := r.Request.URL.String()
+		mu.Lock()
+		tries[u]++
+		n := tries[u]
+		mu.Unlock()
+		if n <= max {
+			r.Request.Retry()
+		}
 	}
 }

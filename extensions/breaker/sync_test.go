@@ -68,13 +68,7 @@ func TestRetryLoopAfterTheBreakerFetchesNoThrottledPageTwice(t *testing.T) {
 	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector()
 	b.Register(c)
-	tries := map[string]int{}
-	c.OnError(func(r *colly.Response, err error) {
-		if u := r.Request.URL.String(); tries[u] < 3 {
-			tries[u]++
-			r.Request.Retry()
-		}
-	})
+	c.OnError(retryEveryError(3))
 	for _, u := range productURLs(store, 40) {
 		c.Visit(u)
 	}
