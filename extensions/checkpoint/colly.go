@@ -93,6 +93,16 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	return e
 }
 
+// resendingLocked reports whether the breaker sends u again after a 429,
+// or has sent it: a request for u it aborted is a copy it dropped.
+func (cp *Checkpoint) resendingLocked(u string) bool {
+	if _, ok := cp.retryOf[u]; ok {
+		return true
+	}
+	_, ok := cp.resent[u]
+	return ok
+}
+
 func (cp *Checkpoint) logDroppedLocked(keys []string) {
 	for _, k := range keys {
 		if !cp.dropped[k] {
@@ -143,11 +153,13 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 		delete(cp.entries, r)
 		return
 	}
-	if _, ok := cp.resent[r.URL.String()]; ok && r.IsAbort() {
+	if r.IsAbort() && cp.resendingLocked(r.URL.String()) {
 		// A copy of a URL the breaker sends again after a 429, dropped by
 		// it (a user's retry loop): the re-send's record is the URL's.
 		// After a redirect across hosts the copy asks for the target URL,
 		// which would otherwise get a record of its own, left pending.
+		// In an Async crawl the dropped copy can reach us before the one
+		// that left: it must not take the record the re-send belongs to.
 		return
 	}
 	e := cp.entryLocked(r)
