@@ -72,11 +72,13 @@ func run(start, ckpt string, log zerolog.Logger, out io.Writer) (int, error) {
 	var mu sync.Mutex
 	enc := json.NewEncoder(out)
 	var records int64
+	perDomain := map[string]int64{} // for the report's records column
 	c.OnHTML("div.product", func(e *colly.HTMLElement) {
 		mu.Lock()
 		defer mu.Unlock()
 		enc.Encode(map[string]string{"url": e.Request.URL.String(), "title": e.ChildText("h1.title")})
 		records++
+		perDomain[e.Request.URL.Host]++
 	})
 	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) {
 		if err := e.Request.Visit(e.Attr("href")); err != nil {
@@ -95,6 +97,6 @@ func run(start, ckpt string, log zerolog.Logger, out io.Writer) (int, error) {
 
 	o := outcome.Decide(records, v, b, cp) // complete, tripped, empty or error
 	cp.SetOutcome(o)
-	report.New(o, report.WithBreaker(b), report.WithValidator(v)).Write(os.Stderr, report.Text)
+	report.New(o, report.WithBreaker(b), report.WithValidator(v), report.WithRecords(perDomain)).Write(os.Stderr, report.Text)
 	return o.ExitCode(), nil // 0, 2, 3 or 1
 }

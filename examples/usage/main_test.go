@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,4 +111,59 @@ func captureStderr(t *testing.T, f func()) string {
 	f()
 	w.Close()
 	return <-done
+}
+
+// The report the Usage prints agrees with itself: its per-domain records
+// column is there and sums to the records line.
+func TestUsageReportsRecordsPerDomainThatSumToTheTotal(t *testing.T) {
+	store, err := testserver.Start(testserver.Config{Products: 30, PerPage: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var code int
+	text := captureStderr(t, func() {
+		code, err = run(store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), io.Discard)
+	})
+	if err != nil || code != 0 {
+		t.Fatalf("exit %d (%v), want 0\n%s", code, err, text)
+	}
+	var total, sum int
+	col, rows := -1, 0
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if _, err := fmt.Sscanf(l, "records: %d", &total); err == nil {
+			continue
+		}
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] != "domain" {
+			continue
+		}
+		col = slices.Index(f, "records")
+		if col < 0 {
+			t.Fatalf("the domain table has no records column:\n%s", text)
+		}
+		for _, row := range lines[i+1:] {
+			cells := strings.Fields(row)
+			if len(cells) == 0 {
+				break
+			}
+			if cells[0] == "total" {
+				continue
+			}
+			n, err := strconv.Atoi(cells[col])
+			if err != nil {
+				t.Fatalf("domain row %q: records cell %q: %v", row, cells[col], err)
+			}
+			sum += n
+			rows++
+		}
+		break
+	}
+	if col < 0 || rows == 0 {
+		t.Fatalf("no domain table in the report:\n%s", text)
+	}
+	if total != 30 || sum != total {
+		t.Fatalf("records line %d, per-domain records sum to %d; want both 30:\n%s", total, sum, text)
+	}
 }
