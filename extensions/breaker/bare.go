@@ -111,13 +111,13 @@ func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, 
 	left = b.clock.Now().UnixNano()
 	d.lastSeen.Store(left)
 	var inFlight int
-	if ep, inFlight, waitErr = d.pace.acquire(ctx, b.clock, nil); waitErr != nil {
+	if ep, inFlight, waitErr = d.pace.Acquire(ctx, nil); waitErr != nil {
 		d.unpin()
 		return Ticket{}, 0, 0, waitErr, nil
 	}
 	tk, err := b.allow(d)
 	if err != nil {
-		d.pace.release()
+		d.pace.Release()
 		open = &CircuitOpenError{Key: d.name, State: Open, RetryAt: b.clock.Now()}
 		if e, ok := err.(*CircuitOpenError); ok {
 			open = e
@@ -156,7 +156,7 @@ func (b *Breaker) heldPast(crawl context.Context, cr *colly.Request, req *http.R
 		}
 		return err
 	}
-	open := &CircuitOpenError{Key: d.name, State: Closed, RetryAt: d.pace.earliest()}
+	open := &CircuitOpenError{Key: d.name, State: Closed, RetryAt: d.pace.Earliest()}
 	b.refuseBare(cr, req, open)
 	return open
 }

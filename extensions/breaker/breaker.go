@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"sort"
@@ -11,7 +12,10 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/early"
+	"github.com/breakwater-crawl/breakwater/internal/fleet"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
+	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -41,7 +45,7 @@ type Breaker struct {
 	onOutcome       []func(observe.Attempt)
 	onDegrading     []func(string, time.Duration, time.Duration)
 	rand            func() float64
-	fleet           fleetGuard
+	fleet           *fleet.Guard
 	prior           timeoutPrior
 
 	domains    sync.Map       // host → *domain
@@ -60,13 +64,13 @@ type domain struct {
 	name    string
 	profile Profile
 	circuit Circuit
-	tracker *tracker
+	tracker *early.Tracker
 
 	open     atomic.Pointer[openMark] // the cached refusal for the cheap early check; nil = ask the circuit
 	need     int                      // failuresToTrip(profile)
 	counter  failureCounter           // the circuit, if it counts its window's failures
 	local    *localFailures           // else the breaker's own count
-	pace     *pace
+	pace     *pace.Pace
 	lastSeen atomic.Int64 // unix nanos of the latest request that reached the gate
 	lastOK   atomic.Int64 // unix nanos at which the latest success through the gate left
 	// failSince is when the first failure since the latest success left
@@ -108,7 +112,7 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 		trackerSize:     100,
 		unfinished:      unfinishedList{limit: DefaultUnfinishedSample},
 		rand:            rand.Float64,
-		fleet:           defaultFleetGuard(),
+		fleet:           fleet.New(fleet.Defaults),
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -118,10 +122,11 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 			return nil, err
 		}
 	}
-	var err error
-	if b.pacing, err = b.pacing.normalise(); err != nil {
-		return nil, err
+	np, err := pace.Config(b.pacing).Normalise()
+	if err != nil {
+		return nil, fmt.Errorf("breaker: %w", err)
 	}
+	b.pacing = Pacing(np)
 	b.realTime = b.clock == clock.System
 	if b.idle.ttl == 0 {
 		b.idle.ttl = DefaultIdleTTL
@@ -259,7 +264,7 @@ func (b *Breaker) Record(t Ticket, o Result) {
 	if int(o.Class) < numClasses {
 		d.counts[o.Class].Add(1)
 	}
-	sig := d.tracker.observe(o, t.inFlight)
+	sig := d.tracker.Observe(o, t.inFlight)
 	b.alarms(d, o.Class)
 	if d.local != nil {
 		d.local.add(o) // a stale result counts too: the room errs small
@@ -273,7 +278,7 @@ func (b *Breaker) Record(t Ticket, o Result) {
 		b.transitioned(d, tr)
 		return // a trip by the window supersedes what the tracker saw
 	}
-	if sig != (signals{}) {
+	if sig != (early.Signals{}) {
 		b.early(d, sig)
 	}
 }
@@ -283,8 +288,8 @@ func (b *Breaker) transitioned(d *domain, t Transition) {
 		d.local.reset()
 	}
 	clientSide := 2*d.netFails.Swap(0) > d.fails.Swap(0)
-	defer d.pace.admit() // the circuit's room may have grown
-	streak := d.tracker.transitioned(t)
+	defer d.pace.Admit() // the circuit's room may have grown
+	streak := d.tracker.Transitioned(t)
 	if t.To == Open && countsAsTrip(t.Reason) {
 		t = b.grow(d, t, streak)
 	}
@@ -303,7 +308,7 @@ func (b *Breaker) transitioned(d *domain, t Transition) {
 		f(t)
 	}
 	if t.To == Open && countsAsTrip(t.Reason) {
-		b.fleet.tripped(b, d, t.At, clientSide)
+		b.fleetTripped(d, t.At, clientSide)
 	}
 }
 
@@ -312,13 +317,13 @@ func (b *Breaker) transitioned(d *domain, t Transition) {
 func (b *Breaker) alarms(d *domain, c Class) {
 	switch c {
 	case Throttled:
-		b.fleet.alarm(b, b.clock.Now())
+		b.fleetAlarm(b.clock.Now())
 		if n := d.throttled.Add(1); n%int64(b.alarmAfter) == 0 {
 			b.log.Warn().Str("event", "throttled_sustained").Str("domain", d.name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 429; slow down or fix the client, the target is not down")
 		}
 	case Blocked:
-		b.fleet.alarm(b, b.clock.Now())
+		b.fleetAlarm(b.clock.Now())
 		if n := d.blocked.Add(1); n%int64(b.alarmAfter) == 0 {
 			b.log.Warn().Str("event", "blocked_sustained").Str("domain", d.name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")

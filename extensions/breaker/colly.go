@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
@@ -149,7 +150,7 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 		return
 	}
 	ctx := crawlContext(c)
-	if err := d.pace.reserve(ctx, b.clock, r); err != nil {
+	if err := d.pace.Reserve(ctx, r); err != nil {
 		// The crawl ended while it waited: reported to OnError with the
 		// context's error, as Colly reports a request the end cut.
 		b.cancelled(r, d.name, ctx)
@@ -159,7 +160,7 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 	// The circuit may have opened while the request waited for room:
 	// refused now, it takes none of a LimitRule's slots (nor its Delay).
 	if open := b.knownOpen(d); open != nil {
-		d.pace.unreserve(b.clock, r)
+		d.pace.Unreserve(r)
 		b.refuseEarly(c, r, d, open)
 	}
 }
@@ -195,7 +196,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	if r.IsAbort() {
 		// Stopped by a callback before this one: its reservation is free.
 		if v, ok := b.domains.Load(hostOf(r.URL.Host)); ok {
-			v.(*domain).pace.unreserve(b.clock, r)
+			v.(*domain).pace.Unreserve(r)
 		}
 		return
 	}
@@ -209,21 +210,21 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	}
 	// d is pinned: the ticket takes the pin over, or it is let go here.
 	if open := b.knownOpen(d); open != nil {
-		d.pace.unreserve(b.clock, r)
+		d.pace.Unreserve(r)
 		d.refused.Add(1)
 		d.unpin()
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
 	if ctx.Err() != nil {
-		d.pace.unreserve(b.clock, r)
+		d.pace.Unreserve(r)
 		d.unpin()
 		b.cancelled(r, d.name, ctx)
 		return
 	}
 	left := b.clock.Now().UnixNano()
 	d.lastSeen.Store(left)
-	ep, inFlight, err := d.pace.acquire(ctx, b.clock, r)
+	ep, inFlight, err := d.pace.Acquire(ctx, r)
 	if err != nil {
 		// The crawl ended while the request waited for its pace: nothing
 		// was sent, and the URL is not done.
@@ -233,7 +234,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	}
 	t, err := b.allow(d)
 	if err != nil {
-		d.pace.release()
+		d.pace.Release()
 		open := &CircuitOpenError{Key: d.name, State: Open, RetryAt: b.clock.Now()}
 		// A shared store that cannot answer (Redis down, failing closed)
 		// refuses with an error that is also ErrOpen: that is a
@@ -379,7 +380,7 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 				b.log.Warn().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: sharing a Retry-After pause failed; this worker still waits")
 			}
 		}
-		limit, gap, changed, horizon := d.pace.throttled(now, wait, a.episode)
+		limit, gap, changed, horizon := d.pace.Throttled(now, wait, a.episode)
 		if changed {
 			logPace(b.log, d.name, "throttled", limit, gap)
 		}
@@ -390,7 +391,7 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 		if a.bare {
 			// Nothing can send it again but the user: handed back.
 			a.handBack = now.Add(wait)
-			if e := d.pace.earliest(); e.After(a.handBack) {
+			if e := d.pace.Earliest(); e.After(a.handBack) {
 				a.handBack = e
 			}
 			break
@@ -422,7 +423,7 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 	case Success:
 		d.lastOK.Store(a.left)
 		d.failSince.Store(0)
-		if limit, gap, changed := d.pace.succeeded(); changed {
+		if limit, gap, changed := d.pace.Succeeded(); changed {
 			logPace(b.log, d.name, "recovering", limit, gap)
 		}
 	case Degraded, Invalid:
@@ -503,7 +504,7 @@ func (b *Breaker) listUnfinished(a *attempt, d *domain, class Class) {
 func (b *Breaker) releaseSlot(a *attempt) {
 	if !a.released && a.ticket.d != nil {
 		a.released = true
-		a.ticket.d.pace.release()
+		a.ticket.d.pace.Release()
 	}
 }
 
@@ -513,7 +514,7 @@ func isCancellation(err error) bool {
 	if err == nil {
 		return false // every success: no errors.As, whose target escapes
 	}
-	var te *timeoutError
+	var te *deadline.TimeoutError
 	if errors.As(err, &te) {
 		return false // the domain's adaptive timeout: the site was too slow
 	}
@@ -736,7 +737,7 @@ func (b *Breaker) unclaimed(c *colly.Collector, r *colly.Response) {
 		return
 	}
 	if v, ok := b.domains.Load(hostOf(r.Request.URL.Host)); ok {
-		v.(*domain).pace.unreserve(b.clock, r.Request)
+		v.(*domain).pace.Unreserve(r.Request)
 	}
 	if c.CacheDir == "" || r.StatusCode == 0 || r.Request.Method != http.MethodGet {
 		return

@@ -2,33 +2,35 @@ package breaker
 
 import (
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/internal/early"
 )
 
 // early acts on what the tracker saw before the window's failure rate did:
 // slow calls, a latency slope, a new adaptive timeout.
-func (b *Breaker) early(d *domain, s signals) {
-	if s.timeout > 0 {
-		b.prior.add(s.timeout)
+func (b *Breaker) early(d *domain, s early.Signals) {
+	if s.Timeout > 0 {
+		b.prior.add(s.Timeout)
 	}
-	if s.timeout > 0 && time.Duration(d.timeout.Swap(int64(s.timeout))) != s.timeout {
-		b.log.Debug().Str("event", "timeout_changed").Str("domain", d.name).Dur("timeout", s.timeout).
+	if s.Timeout > 0 && time.Duration(d.timeout.Swap(int64(s.Timeout))) != s.Timeout {
+		b.log.Debug().Str("event", "timeout_changed").Str("domain", d.name).Dur("timeout", s.Timeout).
 			Msg("breaker: adaptive request timeout updated")
 	}
-	if s.healthy {
+	if s.Healthy {
 		b.log.Debug().Str("event", "cooldown_decay").Str("domain", d.name).
 			Msg("breaker: a healthy stretch took one trip off the cooldown streak")
 	}
-	if s.median > 0 {
+	if s.Median > 0 {
 		d.slopeAt.Store(b.clock.Now().UnixNano())
 	}
-	switch s.slope {
+	switch s.Slope {
 	case +1:
 		b.log.Warn().Str("event", "degrading").Str("domain", d.name).
-			Float64("median_latency_ms", ms(s.median)).Float64("baseline_ms", ms(s.baseline)).
+			Float64("median_latency_ms", ms(s.Median)).Float64("baseline_ms", ms(s.Baseline)).
 			Float64("multiple", d.profile.SlopeMultiple).Bool("trips", d.profile.SlopeTrip).
-			Msgf("breaker: %s is degrading: median latency %v against a baseline of %v", d.name, s.median, s.baseline)
+			Msgf("breaker: %s is degrading: median latency %v against a baseline of %v", d.name, s.Median, s.Baseline)
 		for _, f := range b.onDegrading {
-			f(d.name, s.median, s.baseline)
+			f(d.name, s.Median, s.Baseline)
 		}
 		if d.profile.SlopeTrip {
 			if n, of := b.slowedElsewhere(d); of > 0 && 2*n > of {
@@ -41,11 +43,11 @@ func (b *Breaker) early(d *domain, s signals) {
 		}
 	case -1:
 		b.log.Info().Str("event", "degrading_over").Str("domain", d.name).
-			Float64("median_latency_ms", ms(s.median)).Float64("baseline_ms", ms(s.baseline)).
+			Float64("median_latency_ms", ms(s.Median)).Float64("baseline_ms", ms(s.Baseline)).
 			Msgf("breaker: %s latency is back under its slope limit", d.name)
 	}
-	if s.slowTrip {
-		b.log.Warn().Str("event", "slow_calls").Str("domain", d.name).Float64("slow_share", round3(s.slowShare)).
+	if s.SlowTrip {
+		b.log.Warn().Str("event", "slow_calls").Str("domain", d.name).Float64("slow_share", round3(s.SlowShare)).
 			Dur("slow_call", d.profile.SlowCall).Msgf("breaker: %s answers too slowly too often", d.name)
 		b.holdOpen(d, ReasonSlowCalls)
 	}
@@ -99,7 +101,7 @@ func (b *Breaker) slowedElsewhere(d *domain) (slowed, of int) {
 		looked++
 		if o != d && o.slopeAt.Load() >= since {
 			of++
-			if o.tracker.slowedNow() {
+			if o.tracker.SlowedNow() {
 				slowed++
 			}
 		}

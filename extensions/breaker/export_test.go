@@ -1,6 +1,10 @@
 package breaker
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/breakwater-crawl/breakwater/internal/deadline"
+)
 
 // Dormant is how many domains are compacted now (see Config.IdleTTL).
 func (b *Breaker) Dormant() int { return b.dormantTotals().domains }
@@ -20,7 +24,7 @@ var (
 )
 
 // TimeoutError is the error of a request cut by its adaptive timeout.
-type TimeoutError = timeoutError
+type TimeoutError = deadline.TimeoutError
 
 // Helpers the external tests reach; unexported in the package, or kept
 // under internal/ for the rest of the module.

@@ -2,12 +2,9 @@ package breaker
 
 import (
 	"fmt"
-	"sort"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/internal/fleet"
 )
 
 // FleetGuard judges the whole fleet of domains rather than each one.
@@ -46,107 +43,41 @@ type FleetGuard struct {
 	Off        bool
 }
 
-func defaultFleetGuard() fleetGuard {
-	return fleetGuard{cfg: FleetGuard{Share: 0.5, Within: time.Minute, MinDomains: 3, Active: 5 * time.Minute, AlarmShare: 0.5, AlarmMin: 20}}
-}
-
 // setFleetGuard configures the fleet-wide judgement (Config.Fleet), its
 // zero fields taking the defaults.
 func (b *Breaker) setFleetGuard(g FleetGuard) error {
-	d := defaultFleetGuard().cfg
-	if g.Share == 0 {
-		g.Share = d.Share
+	c, err := fleet.Config(g).Normalise()
+	if err != nil {
+		return fmt.Errorf("breaker: %w", err)
 	}
-	if g.Within == 0 {
-		g.Within = d.Within
-	}
-	if g.MinDomains == 0 {
-		g.MinDomains = d.MinDomains
-	}
-	if g.Active == 0 {
-		g.Active = d.Active
-	}
-	if g.AlarmShare == 0 {
-		g.AlarmShare = d.AlarmShare
-	}
-	if g.AlarmMin == 0 {
-		g.AlarmMin = d.AlarmMin
-	}
-	switch {
-	case g.Share < 0 || g.Share > 1 || g.AlarmShare < 0 || g.AlarmShare > 1:
-		return fmt.Errorf("breaker: FleetGuard shares must be in (0, 1]: Share %v, AlarmShare %v", g.Share, g.AlarmShare)
-	case g.Within < 0 || g.Pause < 0 || g.Active < 0 || g.MinDomains < 1 || g.AlarmMin < 1:
-		return fmt.Errorf("breaker: FleetGuard %+v: durations must be positive, MinDomains and AlarmMin at least 1", g)
-	}
-	b.fleet.cfg = g
+	b.fleet = fleet.New(c)
 	return nil
 }
 
-type fleetGuard struct {
-	cfg FleetGuard
-
-	mu        sync.Mutex
-	trips     map[string]time.Time // domain → its latest trip
-	since     map[string]time.Time // domain → when the failures that tripped it began
-	suspectAt time.Time            // the latest client_side_suspect
-	suspects  []string             // domains tripped in it
-	found     *outcome.Finding
-
-	lastLook time.Time
-	seen     [numClasses]int64 // fleet totals at the last look
-	alarmOn  [numClasses]bool
-}
-
-// tripped notes d's trip and judges whether the fleet, not d, is the
-// problem.
-func (g *fleetGuard) tripped(b *Breaker, d *domain, at time.Time, clientSide bool) {
-	if g.cfg.Off || !clientSide {
+// fleetTripped notes d's trip with the fleet guard and, when the guard
+// finds the client, not d, to be the problem, pauses every active domain
+// together.
+func (b *Breaker) fleetTripped(d *domain, at time.Time, clientSide bool) {
+	cfg := b.fleet.Config()
+	if !clientSide || cfg.Off {
 		return
 	}
-	active := b.activeDomains(at, g.cfg.Active)
+	active := b.activeDomains(at, cfg.Active)
 	since := at
 	if ns := d.failSince.Load(); ns != 0 && ns < at.UnixNano() {
 		since = time.Unix(0, ns)
 	}
-	g.mu.Lock()
-	if g.trips == nil {
-		g.trips, g.since = map[string]time.Time{}, map[string]time.Time{}
-	}
-	g.trips[d.name], g.since[d.name] = at, since
-	var recent []string
-	first := at // the earliest start of the failures that tripped them
-	for name, t := range g.trips {
-		if at.Sub(t) <= g.cfg.Within {
-			recent = append(recent, name)
-			if s := g.since[name]; s.Before(first) {
-				first = s
-			}
-		} else {
-			delete(g.trips, name)
-			delete(g.since, name)
-		}
-	}
-	fire := len(recent) >= g.cfg.MinDomains && float64(len(recent)) >= g.cfg.Share*float64(max(len(active), 1)) &&
-		(g.suspectAt.IsZero() || at.Sub(g.suspectAt) > g.cfg.Within) &&
-		!anySucceeding(active, first)
-	if fire {
-		sort.Strings(recent)
-		g.suspectAt, g.suspects = at, recent
-		g.found = &outcome.Finding{State: outcome.Error, Kind: "client_side_suspect", Domains: recent,
-			Reason: fmt.Sprintf("client_side_suspect: %d of %d active domains tripped within %v (%s): suspect our proxy, network or resolver, not the targets",
-				len(recent), len(active), g.cfg.Within, strings.Join(recent, ", "))}
-	}
-	g.mu.Unlock()
-	if !fire {
+	recent := b.fleet.Tripped(d.name, at, since, len(active), clientSide, func(t time.Time) bool { return anySucceeding(active, t) })
+	if recent == nil {
 		return
 	}
-	pause := g.cfg.Pause
+	pause := cfg.Pause
 	if pause == 0 {
 		pause = b.profile.Cooldown
 	}
 	b.log.Error().Str("event", "client_side_suspect").Strs("tripped", recent).Int("active", len(active)).
-		Dur("within", g.cfg.Within).Dur("pause", pause).
-		Msgf("breaker: %d of %d active domains tripped within %v: suspect the client side (proxy, network, resolver); pausing every domain", len(recent), len(active), g.cfg.Within)
+		Dur("within", cfg.Within).Dur("pause", pause).
+		Msgf("breaker: %d of %d active domains tripped within %v: suspect the client side (proxy, network, resolver); pausing every domain", len(recent), len(active), cfg.Within)
 	for _, other := range active {
 		if !other.pin() {
 			continue // being compacted: idle, nothing to pause
@@ -164,20 +95,23 @@ func (g *fleetGuard) tripped(b *Breaker, d *domain, at time.Time, clientSide boo
 	}
 }
 
-// alarm looks at the fleet's blocked and throttled share since the last
-// look (at most once a second, and only when such an answer arrives, so
-// the hot path never pays for it).
-func (g *fleetGuard) alarm(b *Breaker, now time.Time) {
-	if g.cfg.Off {
-		return
+// fleetAlarm has the fleet guard look at the blocked and throttled share
+// since its last look (at most once a second, and only when such an
+// answer arrives, so the hot path never pays for it), and logs what fired.
+func (b *Breaker) fleetAlarm(now time.Time) {
+	for _, a := range b.fleet.Look(now, b.fleetTotals) {
+		what := "403s: a client, proxy or fingerprint problem"
+		if a.Class == Throttled {
+			what = "429s: the fleet is going too fast; slow down or spread out"
+		}
+		b.log.Warn().Str("event", a.Class.String()+"_fleet").Float64("share", round3(a.Share)).Int64("attempts", a.Attempts).
+			Msgf("breaker: %.0f%% of recent attempts across all domains were %s, not an outage", 100*a.Share, what)
 	}
-	g.mu.Lock()
-	if now.Sub(g.lastLook) < time.Second {
-		g.mu.Unlock()
-		return
-	}
-	g.lastLook = now
-	var tot [numClasses]int64
+}
+
+// fleetTotals sums the attempts per class of every domain, live and
+// compacted.
+func (b *Breaker) fleetTotals() (tot fleet.Totals) {
 	b.domains.Range(func(_, v any) bool {
 		d := v.(*domain)
 		for c := range numClasses {
@@ -189,41 +123,7 @@ func (g *fleetGuard) alarm(b *Breaker, now time.Time) {
 	for c := range numClasses {
 		tot[c] += dt.counts[c]
 	}
-	var delta [numClasses]int64
-	var all int64
-	for c := range numClasses {
-		delta[c] = tot[c] - g.seen[c]
-		if Class(c) != Excluded {
-			all += delta[c]
-		}
-	}
-	g.seen = tot
-	type fired struct {
-		c     Class
-		share float64
-	}
-	var out []fired
-	if all >= int64(g.cfg.AlarmMin) {
-		for _, c := range []Class{Blocked, Throttled} {
-			share := float64(delta[c]) / float64(all)
-			switch {
-			case share >= g.cfg.AlarmShare && !g.alarmOn[c]:
-				g.alarmOn[c] = true
-				out = append(out, fired{c, share})
-			case share < g.cfg.AlarmShare/2:
-				g.alarmOn[c] = false
-			}
-		}
-	}
-	g.mu.Unlock()
-	for _, f := range out {
-		what := "403s: a client, proxy or fingerprint problem"
-		if f.c == Throttled {
-			what = "429s: the fleet is going too fast; slow down or spread out"
-		}
-		b.log.Warn().Str("event", f.c.String()+"_fleet").Float64("share", round3(f.share)).Int64("attempts", all).
-			Msgf("breaker: %.0f%% of recent attempts across all domains were %s, not an outage", 100*f.share, what)
-	}
+	return tot
 }
 
 // anySucceeding reports whether a request to a domain of ds that left
@@ -236,14 +136,6 @@ func anySucceeding(ds []*domain, cut time.Time) bool {
 		}
 	}
 	return false
-}
-
-// finding is the client_side_suspect finding for the run's outcome, if
-// one happened.
-func (g *fleetGuard) finding() *outcome.Finding {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.found
 }
 
 // activeDomains returns the domains a request left for within span of now

@@ -9,7 +9,7 @@ func (b *Breaker) handBack(d *domain, now time.Time) (time.Time, bool) {
 	if b.resendHorizon <= 0 {
 		return time.Time{}, false
 	}
-	due := d.pace.earliest()
+	due := d.pace.Earliest()
 	if due.Sub(now) <= b.resendHorizon {
 		return time.Time{}, false
 	}

@@ -39,14 +39,6 @@ func (b *Breaker) SetMinGap(host string, gap time.Duration) error {
 	if err != nil {
 		return err
 	}
-	p := d.pace
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if gap <= p.user.MinGap {
-		return nil
-	}
-	p.user.MinGap = gap
-	p.user.MaxGap = max(p.user.MaxGap, gap)
-	p.gap = max(p.gap, gap)
+	d.pace.RaiseMinGap(gap)
 	return nil
 }

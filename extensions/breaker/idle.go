@@ -16,6 +16,8 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/early"
+	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/internal/packmap"
 )
 
@@ -152,13 +154,13 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
 	}
-	d := &domain{name: host, profile: p, circuit: c, tracker: newTracker(max(b.trackerSize, p.WindowSize), p), need: failuresToTrip(p)}
+	d := &domain{name: host, profile: p, circuit: c, tracker: early.New(max(b.trackerSize, p.WindowSize), p.early()), need: failuresToTrip(p)}
 	if fc, ok := c.(failureCounter); ok {
 		d.counter = fc
 	} else {
 		d.local = newLocalFailures(p.WindowSize)
 	}
-	d.pace = newPace(b.pacing, d.room, b.clock)
+	d.pace = pace.New(pace.Config(b.pacing), d.room, b.clock)
 	if enc, ok := sh.m.Get(host); ok {
 		sh.m.Delete(host)
 		r := decodeDormant(enc, b.idle.base)
@@ -293,16 +295,13 @@ func (d *domain) quiet(mc *circuit.Memory, now time.Time) (r dormant, ok bool) {
 		return r, false
 	}
 
-	t := d.tracker
-	t.mu.Lock()
-	calm := t.slowCount == 0 && !t.degrading && fits32(int64(t.successes))
-	r.streak, r.healthyRun = uint32(t.streak), uint32(t.healthyRun)
-	r.successes = uint32(t.successes)
-	r.slowN, r.slowNext = uint16(t.slowN), uint16(t.slowNext)
-	r.baseline = int64(t.baseline)
-	r.baseFlight = uint32(min(t.baseFlight, math.MaxUint32))
-	outs := t.win.Outcomes()
-	t.mu.Unlock()
+	t, outs, calm := d.tracker.Quiet()
+	calm = calm && fits32(int64(t.Successes))
+	r.streak, r.healthyRun = uint32(t.Streak), uint32(t.HealthyRun)
+	r.successes = uint32(t.Successes)
+	r.slowN, r.slowNext = uint16(t.SlowN), uint16(t.SlowNext)
+	r.baseline = int64(t.Baseline)
+	r.baseFlight = uint32(min(t.BaseFlight, math.MaxUint32))
 	if !calm {
 		return r, false
 	}
@@ -312,13 +311,9 @@ func (d *domain) quiet(mc *circuit.Memory, now time.Time) (r dormant, ok bool) {
 		r.median = int64(medianSuccessLatency(outs))
 	}
 
-	p := d.pace
-	p.mu.Lock()
-	still := p.inflight == 0 && len(p.gateWaiters) == 0 && len(p.resWaiters) == 0 && p.liveLocked(now) == 0 &&
-		!p.halt.After(now) && !p.next.After(now) && p.since.IsZero() && p.atUserPace() && fits32(int64(p.pauses))
-	r.pauses, r.pausedFor = uint32(p.pauses), int64(p.pausedFor)
-	p.mu.Unlock()
-	return r, still
+	pauses, pausedFor, still := d.pace.Quiet(now)
+	r.pauses, r.pausedFor = uint32(pauses), int64(pausedFor)
+	return r, still && fits32(int64(pauses))
 }
 
 // revive puts a dormant record back into d, a domain just made.
@@ -337,16 +332,9 @@ func (d *domain) revive(r *dormant, clk clock.Clock) {
 		// time left opens nothing).
 		_, _ = d.circuit.RestoreOpen(clk, time.Time{}, int(r.trips))
 	}
-	t := d.tracker
-	t.streak, t.healthyRun = int(r.streak), int(r.healthyRun)
-	// The timeout in force stays; the next one is computed from a window
-	// of outcomes since the revival, once timeoutEvery successes are in.
-	t.successes, t.sinceTimeout = int(r.successes), 0
-	if t.slow != nil {
-		t.slowN, t.slowNext = int(r.slowN), int(r.slowNext) // every one of them not slow
-	}
-	t.baseline, t.baseFlight = time.Duration(r.baseline), int(r.baseFlight)
-	d.pace.pauses, d.pace.pausedFor = int(r.pauses), time.Duration(r.pausedFor)
+	d.tracker.Revive(early.Rest{Streak: int(r.streak), HealthyRun: int(r.healthyRun), Successes: int(r.successes),
+		SlowN: int(r.slowN), SlowNext: int(r.slowNext), Baseline: time.Duration(r.baseline), BaseFlight: int(r.baseFlight)})
+	d.pace.Revive(int(r.pauses), time.Duration(r.pausedFor))
 }
 
 // dormantStats is a compacted domain as Stats shows it.

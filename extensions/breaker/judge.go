@@ -78,7 +78,7 @@ func (b *Breaker) Judge() outcome.Evidence {
 				un.Total, causes(un), strings.Join(parts, ", ")),
 			Domains: doms})
 	}
-	if f := b.fleet.finding(); f != nil {
+	if f := b.fleet.Finding(); f != nil {
 		ev.Findings = append(ev.Findings, *f)
 	}
 	if b.validator == nil {

@@ -61,7 +61,7 @@ func (b *Breaker) Overview(k int) Overview {
 			o.States[snap.State]++
 		}
 		o.Trips += int64(snap.Trips)
-		ps := d.pace.stats(now)
+		ps := PaceStats(d.pace.Stats(now))
 		o.Pauses += int64(ps.Pauses)
 		severity := 0
 		switch {
@@ -114,7 +114,7 @@ func (b *Breaker) Overview(k int) Overview {
 // statsOf is one live domain's DomainStats.
 func (b *Breaker) statsOf(d *domain, now time.Time) DomainStats {
 	s := DomainStats{Domain: d.name, Profile: d.profile.Name, Outcomes: make(map[string]int64, numClasses),
-		Refused: d.refused.Load(), Pace: d.pace.stats(now), Timeout: time.Duration(d.timeout.Load())}
+		Refused: d.refused.Load(), Pace: PaceStats(d.pace.Stats(now)), Timeout: time.Duration(d.timeout.Load())}
 	if snap, err := d.circuit.Snapshot(b.clock); err == nil {
 		s.State, s.Trips = snap.State, snap.Trips
 		if snap.State == Open {
@@ -126,7 +126,7 @@ func (b *Breaker) statsOf(d *domain, now time.Time) DomainStats {
 			s.Outcomes[Class(c).String()] = n
 		}
 	}
-	s.Tracked, s.SuccessRate, s.MedianLatency = d.tracker.stats()
+	s.Tracked, s.SuccessRate, s.MedianLatency = d.tracker.Stats()
 	return s
 }
 

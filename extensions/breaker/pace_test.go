@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,5 +141,15 @@ func TestServiceUnavailableWithoutRetryAfterTrips(t *testing.T) {
 	}
 	if store.Count() > 20+1 {
 		t.Fatalf("%d requests sent; the breaker bound is a window (20) plus parallelism - 1", store.Count())
+	}
+}
+
+func TestPacingOutOfRangeIsRejectedByNew(t *testing.T) {
+	for _, p := range []breaker.Pacing{{Parallelism: -1}, {MinGap: -time.Second}, {Backoff: 0.5}, {Recover: -1}, {Step: -time.Second}} {
+		if _, err := breaker.New(breaker.Standard(), breaker.Config{Pacing: p}); err == nil {
+			t.Errorf("Pacing %+v accepted", p)
+		} else if !strings.Contains(err.Error(), "breaker: ") || !strings.Contains(err.Error(), "Pacing") {
+			t.Errorf("Pacing %+v: error %q does not name the breaker's Pacing", p, err)
+		}
 	}
 }

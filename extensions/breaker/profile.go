@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/internal/early"
 )
 
 // Profile configures the circuit of a domain.
@@ -195,4 +196,11 @@ func (p Profile) Validate() error {
 		return bad("TimeoutAfter", p.TimeoutAfter, "must be at least 1 success when TimeoutMultiple is set")
 	}
 	return nil
+}
+
+// early is the part of p the early warnings read.
+func (p Profile) early() early.Settings {
+	return early.Settings{WindowSize: p.WindowSize, SlowCall: p.SlowCall, SlowCallRate: p.SlowCallRate,
+		SlopeMultiple: p.SlopeMultiple, SlopeFloor: p.SlopeFloor, TimeoutMultiple: p.TimeoutMultiple,
+		TimeoutAfter: p.TimeoutAfter, TimeoutFloor: p.TimeoutFloor}
 }

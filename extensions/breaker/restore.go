@@ -84,7 +84,7 @@ func (b *Breaker) snapshot(host string) (DomainSnapshot, bool) {
 func (b *Breaker) domainSnapshot(d *domain, s circuit.Snapshot) DomainSnapshot {
 	return DomainSnapshot{Domain: d.name, State: s.State, RetryAt: s.RetryAt, Trips: s.Trips,
 		WindowLen: s.WindowLen, WindowFailures: s.WindowFailures, ProbesInFlight: s.ProbesInFlight,
-		HaltUntil: d.pace.stats(b.clock.Now()).HaltUntil, Unanswered: int(d.unanswered.Load())}
+		HaltUntil: d.pace.Stats(b.clock.Now()).HaltUntil, Unanswered: int(d.unanswered.Load())}
 }
 
 // Restore puts back s.Domain's circuit and pause as a checkpoint saved
@@ -116,11 +116,7 @@ func (b *Breaker) Restore(s DomainSnapshot) error {
 	defer d.unpin()
 	now := b.clock.Now()
 	if s.HaltUntil.After(now) {
-		d.pace.mu.Lock()
-		if s.HaltUntil.After(d.pace.halt) {
-			d.pace.halt = s.HaltUntil
-		}
-		d.pace.mu.Unlock()
+		d.pace.HaltUntil(s.HaltUntil)
 	}
 	switch {
 	case s.State != Closed && s.RetryAt.After(now):

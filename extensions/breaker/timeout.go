@@ -1,28 +1,11 @@
 package breaker
 
 import (
-	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// timeoutError is the error of a request cut by its domain's adaptive
-// timeout. It matches context.DeadlineExceeded with errors.Is, and counts
-// as Degraded.
-type timeoutError struct {
-	Domain string
-	After  time.Duration
-}
-
-func (e *timeoutError) Error() string {
-	return fmt.Sprintf("breaker: request to %s cut after %v, its adaptive timeout (a multiple of its usual latency)", e.Domain, e.After)
-}
-
-// Is makes errors.Is(err, context.DeadlineExceeded) true.
-func (e *timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // timeoutFor is the request timeout the breaker's transport applies to d:
 // its adaptive timeout, else the fleet's prior, 0 for none.

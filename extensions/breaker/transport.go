@@ -8,6 +8,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/internal/http2"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -26,7 +27,7 @@ func (b *Breaker) wrap(base http.RoundTripper) http.RoundTripper {
 
 func newTransport(b *Breaker, base http.RoundTripper) *transport {
 	t := &transport{b: b, base: base}
-	t.cuts.b = b
+	t.cuts.TimeoutOf = func(k any) time.Duration { return b.timeoutFor(k.(*domain)) }
 	t.outer = t
 	if _, ok := base.(*http.Transport); ok {
 		// It honours each request's context, and so does t over it: the
@@ -49,7 +50,7 @@ type transport struct {
 	b     *Breaker
 	c     *colly.Collector // the collector Register installed it on (its clones share it); nil from wrap
 	base  http.RoundTripper
-	cuts  deadlines
+	cuts  deadline.Watch
 	outer http.RoundTripper // what is installed: t, or t under the name net/http trusts
 }
 
@@ -210,17 +211,16 @@ func (t *transport) roundTrip(req *http.Request, a *attempt) (*http.Response, er
 	if a != nil && a.crawl != nil {
 		crawl = a.crawl
 	}
-	ctx := t.cuts.start(req.Context(), crawl, d, after, every)
+	ctx := t.cuts.Start(req.Context(), crawl, d, d.name, after, every)
 	resp, err := t.base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
-		t.cuts.release(ctx)
-		if te := ctx.timedOut(); te != nil {
+		t.cuts.Release(ctx)
+		if te := ctx.TimedOut(); te != nil {
 			return nil, te
 		}
 		return nil, err
 	}
-	ctx.body.ReadCloser = resp.Body
-	resp.Body = &ctx.body
+	resp.Body = ctx.Body(resp.Body)
 	return resp, nil
 }
 

@@ -1,33 +1,36 @@
-package breaker
+// Package deadline cuts requests that outlive their adaptive timeout
+// without a timer per request: one Watch per transport keeps the requests
+// in flight in a heap by deadline, with one timer set to the earliest, and
+// each request travels with a Ctx the watch cuts. A request that ends in
+// time only enters and leaves the heap.
+package deadline
 
 import (
 	"container/heap"
 	"context"
+	"fmt"
 	"io"
 	"sync"
 	"time"
 )
 
-// The breaker's transport cuts a request that outlives its domain's
-// adaptive timeout. A context.WithTimeout per request did that with a
-// timer, a registration with the parent context and a channel of its own
-// for every request, paid by every healthy page. Instead each request
-// travels with a cutCtx, and one deadlines watch per transport keeps the
-// requests in flight in a heap by deadline, with one timer set to the
-// earliest: a request that ends in time only enters and leaves the heap.
+// A context.WithTimeout per request did this with a timer, a registration
+// with the parent context and a channel of its own for every request, paid
+// by every healthy page.
 
-// cutCtx is the context a request to a domain with a timeout (its own, or
+// Ctx is the context a request to a domain with a timeout (its own, or
 // one it may borrow from the fleet later) travels with. It is done when
-// the watch cuts it (a *timeoutError is its cause), or when its parent is:
+// the watch cuts it (a *TimeoutError is its cause), or when its parent is:
 // at the parent's deadline, which the watch keeps too, or when the crawl's
 // context ends, which the watch hears of once per crawl. A request the
 // breaker did not gate (its transport in a client of the user's own) has
-// no known crawl; its cutCtx listens to its parent directly.
-type cutCtx struct {
+// no known crawl; its Ctx listens to its parent directly.
+type Ctx struct {
 	parent context.Context
 	crawl  context.Context // the crawl's context the watch listens to for it; nil: its parent directly
-	w      *deadlines
-	d      *domain
+	w      *Watch
+	key    any           // what TimeoutOf is asked about
+	name   string        // the domain, for the TimeoutError
 	start  time.Time     // real time, as the cut is
 	after  time.Duration // the timeout it is cut at; 0 while its domain has none (watched)
 	every  time.Duration // watched: how often it looks again for a timeout
@@ -43,13 +46,13 @@ type cutCtx struct {
 
 	mu    sync.Mutex
 	err   error
-	cause error     // what cut it: a *timeoutError, or the parent's cause
+	cause error     // what cut it: a *TimeoutError, or the parent's cause
 	first func()    // the first AfterFunc callback (the transport's own context)
 	more  []*func() // any others
 	body  cutBody   // the answer's body, released on Close
 }
 
-func (c *cutCtx) Deadline() (time.Time, bool) {
+func (c *Ctx) Deadline() (time.Time, bool) {
 	if c.after <= 0 {
 		return c.parent.Deadline()
 	}
@@ -60,21 +63,21 @@ func (c *cutCtx) Deadline() (time.Time, bool) {
 	return dl, true
 }
 
-func (c *cutCtx) Done() <-chan struct{} { return c.done }
+func (c *Ctx) Done() <-chan struct{} { return c.done }
 
-func (c *cutCtx) Err() error {
+func (c *Ctx) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
 }
 
-func (c *cutCtx) Value(key any) any { return c.parent.Value(key) }
+func (c *Ctx) Value(key any) any { return c.parent.Value(key) }
 
 // AfterFunc makes the context package register a context derived from c
 // (the one net/http's transport makes of every request's) with c itself,
 // instead of with a goroutine of its own watching c.Done. That transport
 // registers one; the first is kept in a field, any others in a list.
-func (c *cutCtx) AfterFunc(f func()) func() bool {
+func (c *Ctx) AfterFunc(f func()) func() bool {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -102,7 +105,7 @@ func (c *cutCtx) AfterFunc(f func()) func() bool {
 	}
 }
 
-func (c *cutCtx) stopFirst() bool {
+func (c *Ctx) stopFirst() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	had := c.first != nil
@@ -113,7 +116,7 @@ func (c *cutCtx) stopFirst() bool {
 // cut ends c with err and cause, once. The callbacks run on this
 // goroutine: the context package only registers cancel funcs of its own
 // contexts, which neither block nor call back into c's lock.
-func (c *cutCtx) cut(err, cause error) {
+func (c *Ctx) cut(err, cause error) {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -132,18 +135,18 @@ func (c *cutCtx) cut(err, cause error) {
 	}
 }
 
-// timedOut returns the *timeoutError that cut c, nil if none did.
-func (c *cutCtx) timedOut() *timeoutError {
+// TimedOut returns the *TimeoutError that cut c, nil if none did.
+func (c *Ctx) TimedOut() *TimeoutError {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	te, _ := c.cause.(*timeoutError)
+	te, _ := c.cause.(*TimeoutError)
 	return te
 }
 
 // cutParent ends c as its parent ended: with the parent's error and
 // cause, or, for a parent that does not say so past its deadline, with the
 // deadline's.
-func (c *cutCtx) cutParent() {
+func (c *Ctx) cutParent() {
 	err := c.parent.Err()
 	if err == nil {
 		err = context.DeadlineExceeded
@@ -155,17 +158,25 @@ func (c *cutCtx) cutParent() {
 	c.cut(err, cause)
 }
 
+// Body returns rc, the answer's body, as the request's: reading it cut by
+// the timeout reports the *TimeoutError, and closing it releases the
+// request from the watch.
+func (c *Ctx) Body(rc io.ReadCloser) io.ReadCloser {
+	c.body.ReadCloser = rc
+	return &c.body
+}
+
 // cutBody releases the request from the watch once its body is closed, and
-// reports a read cut by the timeout as the *timeoutError.
+// reports a read cut by the timeout as the *TimeoutError.
 type cutBody struct {
 	io.ReadCloser
-	c *cutCtx
+	c *Ctx
 }
 
 func (b *cutBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF {
-		if te := b.c.timedOut(); te != nil {
+		if te := b.c.TimedOut(); te != nil {
 			return n, te
 		}
 	}
@@ -174,17 +185,20 @@ func (b *cutBody) Read(p []byte) (int, error) {
 
 func (b *cutBody) Close() error {
 	err := b.ReadCloser.Close()
-	b.c.w.release(b.c)
+	b.c.w.Release(b.c)
 	return err
 }
 
-// deadlines is a transport's watch over its requests in flight to domains
+// Watch is a transport's watch over its requests in flight to domains
 // with a timeout: a heap by when each is to be looked at, and one timer
 // set to the earliest. The timer is only moved earlier, never stopped: a
 // request that ends leaves the heap, and a timer that finds nothing due
 // is set again for the next.
-type deadlines struct {
-	b      *Breaker
+type Watch struct {
+	// TimeoutOf is the timeout of key's domain now, 0 for none: asked of
+	// a request watched until its domain has one.
+	TimeoutOf func(key any) time.Duration
+
 	mu     sync.Mutex
 	h      cutHeap
 	timer  *time.Timer
@@ -192,12 +206,13 @@ type deadlines struct {
 	crawls map[context.Context]struct{}
 }
 
-// start makes the context req travels with to d: cut after the timeout
-// (0: watched until d has one, looking again every every). crawl is the
+// Start makes the context a request to the domain name (key for
+// TimeoutOf) travels with: cut after the timeout (0: watched until the
+// domain has one, looking again every every). crawl is the
 // cancellable ancestor of req's context the breaker knows (the collector's
 // context), nil when it knows none.
-func (w *deadlines) start(parent, crawl context.Context, d *domain, after, every time.Duration) *cutCtx {
-	c := &cutCtx{parent: parent, w: w, d: d, start: time.Now(), after: after, every: every, done: make(chan struct{}), i: -1}
+func (w *Watch) Start(parent, crawl context.Context, key any, name string, after, every time.Duration) *Ctx {
+	c := &Ctx{parent: parent, w: w, key: key, name: name, start: time.Now(), after: after, every: every, done: make(chan struct{}), i: -1}
 	c.body.c = c
 	if pdl, ok := parent.Deadline(); ok {
 		c.pdl = pdl
@@ -231,8 +246,8 @@ func (w *deadlines) start(parent, crawl context.Context, d *domain, after, every
 	return c
 }
 
-// release takes c out of the watch: its request is over.
-func (w *deadlines) release(c *cutCtx) {
+// Release takes c out of the watch: its request is over.
+func (w *Watch) Release(c *Ctx) {
 	w.mu.Lock()
 	if !c.released {
 		c.released = true
@@ -248,7 +263,7 @@ func (w *deadlines) release(c *cutCtx) {
 
 // heardLocked reports whether the watch listens to crawl already, and
 // counts it as listened to from now on.
-func (w *deadlines) heardLocked(crawl context.Context) bool {
+func (w *Watch) heardLocked(crawl context.Context) bool {
 	if _, ok := w.crawls[crawl]; ok {
 		return true
 	}
@@ -261,7 +276,7 @@ func (w *deadlines) heardLocked(crawl context.Context) bool {
 
 // hear has the watch cut every request whose parent ended when crawl
 // ends; heardLocked makes it once per crawl context.
-func (w *deadlines) hear(crawl context.Context) {
+func (w *Watch) hear(crawl context.Context) {
 	context.AfterFunc(crawl, func() {
 		w.mu.Lock()
 		delete(w.crawls, crawl)
@@ -270,7 +285,7 @@ func (w *deadlines) hear(crawl context.Context) {
 		// client's Timeout adds a child of that) may not show the end
 		// yet: a context cancels its children one by one, in no order,
 		// and this runs as soon as the crawl's is done.
-		var ended []*cutCtx
+		var ended []*Ctx
 		for _, c := range w.h {
 			if c.crawl == crawl || c.parent.Err() != nil {
 				ended = append(ended, c)
@@ -293,7 +308,7 @@ func (w *deadlines) hear(crawl context.Context) {
 
 // armLocked sets the timer for the earliest request, if it is not set for
 // then or earlier already.
-func (w *deadlines) armLocked() {
+func (w *Watch) armLocked() {
 	if len(w.h) == 0 {
 		return
 	}
@@ -312,25 +327,25 @@ func (w *deadlines) armLocked() {
 // fire looks at every request due: one past its timeout is cut, one whose
 // parent ended or reached its deadline ends with it, a watched one whose
 // domain has a timeout now is due again at it.
-func (w *deadlines) fire() {
+func (w *Watch) fire() {
 	now := time.Now()
 	type cutting struct {
-		c      *cutCtx
+		c      *Ctx
 		parent bool
-		te     *timeoutError
+		te     *TimeoutError
 	}
 	var cuts []cutting
 	w.mu.Lock()
 	w.next = time.Time{}
 	for len(w.h) > 0 && !w.h[0].at.After(now) {
-		c := heap.Pop(&w.h).(*cutCtx)
+		c := heap.Pop(&w.h).(*Ctx)
 		if c.parent.Err() != nil {
 			cuts = append(cuts, cutting{c: c, parent: true})
 			continue
 		}
 		after := c.after
 		if after <= 0 {
-			after = w.b.timeoutFor(c.d)
+			after = w.TimeoutOf(c.key)
 		}
 		var dl time.Time
 		if after > 0 {
@@ -338,7 +353,7 @@ func (w *deadlines) fire() {
 		}
 		switch {
 		case !dl.IsZero() && !now.Before(dl) && (c.pdl.IsZero() || !c.pdl.Before(dl)):
-			cuts = append(cuts, cutting{c: c, te: &timeoutError{Domain: c.d.name, After: after}})
+			cuts = append(cuts, cutting{c: c, te: &TimeoutError{Domain: c.name, After: after}})
 			continue
 		case !c.pdl.IsZero() && !now.Before(c.pdl.Add(parentGrace)):
 			// A parent that never says it ended at its deadline.
@@ -381,7 +396,7 @@ const (
 )
 
 // cutHeap orders requests by when they are to be looked at.
-type cutHeap []*cutCtx
+type cutHeap []*Ctx
 
 func (h cutHeap) Len() int           { return len(h) }
 func (h cutHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
@@ -390,7 +405,7 @@ func (h cutHeap) Swap(i, j int) {
 	h[i].i, h[j].i = i, j
 }
 func (h *cutHeap) Push(x any) {
-	c := x.(*cutCtx)
+	c := x.(*Ctx)
 	c.i = len(*h)
 	*h = append(*h, c)
 }
@@ -402,3 +417,18 @@ func (h *cutHeap) Pop() any {
 	c.i = -1
 	return c
 }
+
+// TimeoutError is the error of a request cut by its domain's adaptive
+// timeout. It matches context.DeadlineExceeded with errors.Is, and counts
+// as Degraded.
+type TimeoutError struct {
+	Domain string
+	After  time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("breaker: request to %s cut after %v, its adaptive timeout (a multiple of its usual latency)", e.Domain, e.After)
+}
+
+// Is makes errors.Is(err, context.DeadlineExceeded) true.
+func (e *TimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }

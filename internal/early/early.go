@@ -1,23 +1,43 @@
-package breaker
+// Package early is a domain's early warnings: a rolling record of its
+// latest outcomes that, unlike the circuit's window, no transition clears,
+// and what it reveals before the window's failure rate does — slow calls,
+// a latency slope, the trip streak behind cooldown growth, and the
+// adaptive timeout. The breaker keeps one Tracker per domain and acts on
+// the Signals each outcome returns.
+package early
 
 import (
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
-// tracker is a domain's rolling record of its latest outcomes, and the early-warning state computed from it: slow
-// calls, the latency slope, the trip streak behind cooldown growth, and the
+// Settings are the profile's fields the tracker reads (see
+// breaker.Profile for each).
+type Settings struct {
+	WindowSize      int
+	SlowCall        time.Duration
+	SlowCallRate    float64
+	SlopeMultiple   float64
+	SlopeFloor      time.Duration
+	TimeoutMultiple float64
+	TimeoutAfter    int
+	TimeoutFloor    time.Duration
+}
+
+// Tracker is a domain's rolling record of its latest outcomes, and the
+// early-warning state computed from it: slow calls, the latency slope, the trip streak behind cooldown growth, and the
 // adaptive timeout. Unlike the circuit's window its record is never cleared
 // by a transition, so it describes the site, not the breaker. One lock, one
 // call per outcome.
-type tracker struct {
-	p Profile
+type Tracker struct {
+	p Settings
 
 	mu  sync.Mutex
-	win window.Window[Result] // latest counted outcomes: Stats
+	win window.Window[circuit.Result] // latest counted outcomes: Stats
 
 	slow      []bool // slow flags of the latest counted outcomes (SlowCall rule)
 	slowNext  int
@@ -45,7 +65,7 @@ type tracker struct {
 // slopeSamples is how many of the latest successes the slope's rolling
 // median looks at: enough to ignore one slow page, few enough to see a
 // climb within a handful of requests.
-func slopeSamples(p Profile) int { return min(max(5, p.WindowSize/2), 20) }
+func slopeSamples(p Settings) int { return min(max(5, p.WindowSize/2), 20) }
 
 // slopeEvery is how often (in successes) the slope is evaluated: a sort of
 // a few latencies, kept off most of the hot path.
@@ -55,11 +75,13 @@ const slopeEvery = 4
 // recomputed from the tracker's window (a sort of up to its size).
 const timeoutEvery = 100
 
-func newTracker(size int, p Profile) *tracker {
-	t := &tracker{p: p, win: window.New(size, failed)}
+// New returns the tracker of a domain with settings p, its record size
+// outcomes long.
+func New(size int, p Settings) *Tracker {
+	t := &Tracker{p: p, win: window.New(size, func(r circuit.Result) bool { return r.Class.Failure() })}
 	if p.SlowCall > 0 {
 		t.slow = make([]bool, p.WindowSize)
-		t.slowNeed = failuresToTrip(Profile{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate})
+		t.slowNeed = circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
 	}
 	if p.SlopeMultiple > 0 {
 		k := slopeSamples(p)
@@ -69,28 +91,28 @@ func newTracker(size int, p Profile) *tracker {
 	return t
 }
 
-// signals is what one outcome revealed.
-type signals struct {
-	slowTrip  bool    // a full window of slow calls at or above the rate
-	slowShare float64 // their share
-	slope     int     // +1 the median climbed past the slope, -1 it came back, 0 no news
-	median    time.Duration
-	baseline  time.Duration
-	healthy   bool          // a healthy stretch ended: one trip off the streak
-	timeout   time.Duration // a new adaptive timeout, if > 0
+// Signals is what one outcome revealed.
+type Signals struct {
+	SlowTrip  bool    // a full window of slow calls at or above the rate
+	SlowShare float64 // their share
+	Slope     int     // +1 the median climbed past the slope, -1 it came back, 0 no news
+	Median    time.Duration
+	Baseline  time.Duration
+	Healthy   bool          // a healthy stretch ended: one trip off the streak
+	Timeout   time.Duration // a new adaptive timeout, if > 0
 }
 
-// observe records one outcome and says what it revealed. inFlight is how
+// Observe records one outcome and says what it revealed. inFlight is how
 // many requests to the domain were in flight as its request left, itself
 // included (0: not known).
-func (t *tracker) observe(o Result, inFlight int) (s signals) {
+func (t *Tracker) Observe(o circuit.Result, inFlight int) (s Signals) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !o.Class.Counted() {
 		return s
 	}
 	t.win.Add(o)
-	success := o.Class == Success
+	success := o.Class == circuit.Success
 
 	if t.slow != nil {
 		isSlow := success && o.Latency > t.p.SlowCall
@@ -107,8 +129,8 @@ func (t *tracker) observe(o Result, inFlight int) (s signals) {
 		}
 		t.slowNext = (t.slowNext + 1) % len(t.slow)
 		if t.slowN == len(t.slow) && t.slowCount >= t.slowNeed {
-			s.slowTrip = true
-			s.slowShare = float64(t.slowCount) / float64(t.slowN)
+			s.SlowTrip = true
+			s.SlowShare = float64(t.slowCount) / float64(t.slowN)
 		}
 	}
 
@@ -122,7 +144,7 @@ func (t *tracker) observe(o Result, inFlight int) (s signals) {
 		t.healthyRun = 0
 		if t.streak > 0 {
 			t.streak--
-			s.healthy = true
+			s.Healthy = true
 		}
 	}
 
@@ -136,7 +158,7 @@ func (t *tracker) observe(o Result, inFlight int) (s signals) {
 			t.baseline = t.successMedianLocked()
 		case t.baseline > 0 && t.latN == len(t.lat) && t.sinceSlope >= slopeEvery:
 			t.sinceSlope = 0
-			s.slope, s.median, s.baseline = t.slopeLocked()
+			s.Slope, s.Median, s.Baseline = t.slopeLocked()
 		}
 	}
 
@@ -144,7 +166,7 @@ func (t *tracker) observe(o Result, inFlight int) (s signals) {
 		t.sinceTimeout++
 		if t.successes == t.p.TimeoutAfter || t.sinceTimeout >= timeoutEvery {
 			t.sinceTimeout = 0
-			s.timeout = t.timeoutLocked()
+			s.Timeout = t.timeoutLocked()
 		}
 	}
 	return s
@@ -161,7 +183,7 @@ func (t *tracker) observe(o Result, inFlight int) (s signals) {
 // need to explain. A site that slows down while the client keeps to the
 // concurrency its baseline was taken at still shows on the slope. When
 // either count is unknown (a ticket from Allow), the latency counts.
-func (t *tracker) slopeEvidenceLocked(inFlight int) bool {
+func (t *Tracker) slopeEvidenceLocked(inFlight int) bool {
 	if t.baseline == 0 {
 		t.baseFlight = max(t.baseFlight, inFlight)
 		return true
@@ -173,7 +195,7 @@ func (t *tracker) slopeEvidenceLocked(inFlight int) bool {
 // baseline. A faster stretch lowers the baseline; a climb past the
 // multiple (and the floor) starts a degrading episode, which ends when the
 // median comes back under it.
-func (t *tracker) slopeLocked() (change int, median, baseline time.Duration) {
+func (t *Tracker) slopeLocked() (change int, median, baseline time.Duration) {
 	copy(t.scratch, t.lat)
 	slices.Sort(t.scratch)
 	median = t.scratch[len(t.scratch)/2]
@@ -193,16 +215,16 @@ func (t *tracker) slopeLocked() (change int, median, baseline time.Duration) {
 }
 
 // successMedianLocked is the median latency of the successes in the window.
-func (t *tracker) successMedianLocked() time.Duration {
-	return medianSuccessLatency(t.win.Outcomes())
+func (t *Tracker) successMedianLocked() time.Duration {
+	return circuit.MedianLatency(t.win.Outcomes())
 }
 
 // timeoutLocked is TimeoutMultiple × the p95 of the window's successes,
 // never under TimeoutFloor.
-func (t *tracker) timeoutLocked() time.Duration {
+func (t *Tracker) timeoutLocked() time.Duration {
 	lats := t.lats[:0]
 	for _, o := range t.win.Buf[:t.win.N] { // order does not matter here
-		if o.Class == Success {
+		if o.Class == circuit.Success {
 			lats = append(lats, o.Latency)
 		}
 	}
@@ -215,36 +237,36 @@ func (t *tracker) timeoutLocked() time.Duration {
 	return max(time.Duration(float64(p95)*t.p.TimeoutMultiple), t.p.TimeoutFloor)
 }
 
-// transitioned clears what is judged per window, as the circuit clears its
+// Transitioned clears what is judged per window, as the circuit clears its
 // own, and, for a trip, adds to the streak and returns it.
-func (t *tracker) transitioned(tr Transition) (streak int) {
+func (t *Tracker) Transitioned(tr circuit.Transition) (streak int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.slowN, t.slowNext, t.slowCount = 0, 0, 0
 	t.latN, t.latNext, t.sinceSlope = 0, 0, 0
 	t.degrading = false
 	t.healthyRun = 0
-	if tr.To == Open && countsAsTrip(tr.Reason) {
+	if tr.To == circuit.Open && circuit.CountsAsTrip(tr.Reason) {
 		t.streak++
 	}
 	return t.streak
 }
 
-// stats returns n, the success rate (0 when empty) and the median latency
+// Stats returns n, the success rate (0 when empty) and the median latency
 // over successes.
-func (t *tracker) stats() (n int, successRate float64, median time.Duration) {
+func (t *Tracker) Stats() (n int, successRate float64, median time.Duration) {
 	t.mu.Lock()
 	outs := t.win.Outcomes()
 	t.mu.Unlock()
 	if len(outs) == 0 {
 		return 0, 0, 0
 	}
-	return len(outs), 1 - failureRate(outs), medianSuccessLatency(outs)
+	return len(outs), 1 - circuit.FailureRate(outs), circuit.MedianLatency(outs)
 }
 
-// slowedNow reports whether the median of the latest successes is past the
+// SlowedNow reports whether the median of the latest successes is past the
 // slope's limit right now, whether or not an evaluation has said so yet.
-func (t *tracker) slowedNow() bool {
+func (t *Tracker) SlowedNow() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.lat == nil || t.baseline == 0 || t.latN < len(t.lat) {
@@ -254,4 +276,37 @@ func (t *tracker) slowedNow() bool {
 	slices.Sort(t.scratch)
 	median := t.scratch[len(t.scratch)/2]
 	return median > max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)
+}
+
+// Rest is what a compacted domain keeps of its tracker.
+type Rest struct {
+	Streak, HealthyRun, Successes int
+	SlowN, SlowNext               int // every one of them not slow
+	Baseline                      time.Duration
+	BaseFlight                    int
+}
+
+// Quiet returns what a compacted domain keeps of t, the outcomes in its
+// record, and whether t is calm enough to be compacted: no slow call in
+// its window, not degrading.
+func (t *Tracker) Quiet() (r Rest, outs []circuit.Result, calm bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r = Rest{Streak: t.streak, HealthyRun: t.healthyRun, Successes: t.successes,
+		SlowN: t.slowN, SlowNext: t.slowNext, Baseline: t.baseline, BaseFlight: t.baseFlight}
+	return r, t.win.Outcomes(), t.slowCount == 0 && !t.degrading
+}
+
+// Revive puts r back into t, a tracker just made. The timeout in force
+// stays with the domain; the next one is computed from a record of
+// outcomes since the revival.
+func (t *Tracker) Revive(r Rest) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.streak, t.healthyRun = r.Streak, r.HealthyRun
+	t.successes, t.sinceTimeout = r.Successes, 0
+	if t.slow != nil {
+		t.slowN, t.slowNext = r.SlowN, r.SlowNext
+	}
+	t.baseline, t.baseFlight = r.Baseline, r.BaseFlight
 }

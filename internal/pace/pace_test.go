@@ -1,4 +1,4 @@
-package breaker
+package pace
 
 import (
 	"context"
@@ -12,68 +12,68 @@ import (
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-func newTestPace(t *testing.T, p Pacing) *pace {
+func newTestPace(t *testing.T, p Config, clk clock.Clock) *Pace {
 	t.Helper()
-	p, err := p.normalise()
+	p, err := p.Normalise()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newPace(p, nil, nil)
+	return New(p, nil, clk)
 }
 
 func TestPaceThrottleHaltsAndMultipliesDown(t *testing.T) {
-	p := newTestPace(t, Pacing{Parallelism: 8, MinGap: 0})
-	limit, gap, changed, _ := p.throttled(t0, 2*time.Second, 0)
+	p := newTestPace(t, Config{Parallelism: 8, MinGap: 0}, nil)
+	limit, gap, changed, _ := p.Throttled(t0, 2*time.Second, 0)
 	if !changed || limit != 4 || gap != minThrottleGap {
 		t.Fatalf("first throttle: limit %d gap %v changed %v; want 4, %v, true", limit, gap, changed, minThrottleGap)
 	}
 	// A request that left after the slowdown (episode 1) is throttled too,
 	// within the first pause: one more step down.
-	limit, gap, _, _ = p.throttled(t0.Add(time.Second), 2*time.Second, 1)
+	limit, gap, _, _ = p.Throttled(t0.Add(time.Second), 2*time.Second, 1)
 	if limit != 2 || gap != 2*minThrottleGap {
 		t.Fatalf("second throttle: limit %d gap %v; want 2, %v", limit, gap, 2*minThrottleGap)
 	}
-	s := p.stats(t0)
+	s := p.Stats(t0)
 	if s.Pauses != 1 || s.PausedFor != 3*time.Second || !s.HaltUntil.Equal(t0.Add(3*time.Second)) {
 		t.Fatalf("stats %+v: want one pause of 3s in total until t0+3s", s)
 	}
-	p.throttled(t0.Add(time.Minute), time.Second, 2) // a new, separate pause
-	if s := p.stats(t0.Add(time.Minute)); s.Pauses != 2 || s.PausedFor != 4*time.Second || s.Limit != 1 {
+	p.Throttled(t0.Add(time.Minute), time.Second, 2) // a new, separate pause
+	if s := p.Stats(t0.Add(time.Minute)); s.Pauses != 2 || s.PausedFor != 4*time.Second || s.Limit != 1 {
 		t.Fatalf("stats %+v: want 2 pauses, 4s paused, limit floored at 1", s)
 	}
 }
 
 func TestPaceRecoversStepByStepNeverPastTheUser(t *testing.T) {
-	p := newTestPace(t, Pacing{Parallelism: 4, MinGap: 10 * time.Millisecond, Recover: 3})
-	p.throttled(t0, time.Second, 0) // limit 2, gap 20ms (from 10ms × 2), step 2ms
+	p := newTestPace(t, Config{Parallelism: 4, MinGap: 10 * time.Millisecond, Recover: 3}, nil)
+	p.Throttled(t0, time.Second, 0) // limit 2, gap 20ms (from 10ms × 2), step 2ms
 	steps := 0
 	for range 1000 {
-		if _, _, changed := p.succeeded(); changed {
+		if _, _, changed := p.Succeeded(); changed {
 			steps++
 		}
 	}
-	s := p.stats(t0)
+	s := p.Stats(t0)
 	if s.Limit != 4 || s.Gap != 10*time.Millisecond {
 		t.Fatalf("after recovery: limit %d gap %v; want the user's 4 and 10ms", s.Limit, s.Gap)
 	}
 	if steps != 5 { // gap 20→18→16→14→12→10 ms; limit 2→3→4 on the way
 		t.Fatalf("%d recovery steps, want 5 (additive, one per 3 clean successes)", steps)
 	}
-	if _, _, changed := p.succeeded(); changed {
+	if _, _, changed := p.Succeeded(); changed {
 		t.Fatal("stepped past the user's pace")
 	}
 }
 
 func TestPaceAcquireKeepsGapAndLimit(t *testing.T) {
 	clk := clock.NewFake(t0)
-	p := newTestPace(t, Pacing{Parallelism: 2, MinGap: 100 * time.Millisecond})
+	p := newTestPace(t, Config{Parallelism: 2, MinGap: 100 * time.Millisecond}, clk)
 	var started atomic.Int32
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, _, err := p.acquire(context.Background(), clk, nil); err != nil {
+			if _, _, err := p.Acquire(context.Background(), nil); err != nil {
 				t.Error(err)
 				return
 			}
@@ -89,16 +89,16 @@ func TestPaceAcquireKeepsGapAndLimit(t *testing.T) {
 	if n := started.Load(); n != 2 {
 		t.Fatalf("%d started with 2 slots taken", n)
 	}
-	p.release()
+	p.Release()
 	waitFor(t, func() bool { return started.Load() == 3 })
-	p.release()
+	p.Release()
 	clk.Advance(time.Second)
 	waitFor(t, func() bool { return started.Load() == 4 })
 	wg.Wait()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := p.acquire(ctx, clk, nil); err == nil {
+	if _, _, err := p.Acquire(ctx, nil); err == nil {
 		t.Fatal("acquire with both slots taken returned despite a cancelled context")
 	}
 }
@@ -115,72 +115,69 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestPacingRejectsBadSettings(t *testing.T) {
-	for _, p := range []Pacing{{Backoff: 0.5}, {Recover: -1}, {Step: -time.Second}} {
-		if _, err := p.normalise(); err == nil {
+	for _, p := range []Config{{Backoff: 0.5}, {Recover: -1}, {Step: -time.Second}} {
+		if _, err := p.Normalise(); err == nil {
 			t.Errorf("%+v accepted", p)
 		}
-	}
-	if _, err := New(Standard(), Config{Pacing: Pacing{Parallelism: -1}}); err == nil {
-		t.Error("negative parallelism accepted")
 	}
 }
 
 func TestPaceHandsSlotsOverFirstInFirstOut(t *testing.T) {
 	clk := clock.NewFake(t0)
-	p := newTestPace(t, Pacing{Parallelism: 1})
-	if _, _, err := p.acquire(context.Background(), clk, nil); err != nil {
+	p := newTestPace(t, Config{Parallelism: 1}, clk)
+	if _, _, err := p.Acquire(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	order := make(chan int, 3)
 	for i := range 3 {
 		go func() {
-			if _, _, err := p.acquire(context.Background(), clk, nil); err == nil {
+			if _, _, err := p.Acquire(context.Background(), nil); err == nil {
 				order <- i
 			}
 		}()
 		waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == i+1 })
 	}
 	for want := range 3 {
-		p.release()
+		p.Release()
 		if got := <-order; got != want {
 			t.Fatalf("slot %d went to waiter %d, want %d: not first in, first out", want, got, want)
 		}
 	}
-	p.release()
-	if s := p.stats(t0); s.InFlight != 0 {
+	p.Release()
+	if s := p.Stats(t0); s.InFlight != 0 {
 		t.Fatalf("in flight %d after every slot came back, want 0", s.InFlight)
 	}
 }
 
 func TestPaceWaiterThatGivesUpHoldsNothing(t *testing.T) {
 	clk := clock.NewFake(t0)
-	p := newTestPace(t, Pacing{Parallelism: 1})
-	p.acquire(context.Background(), clk, nil)
+	p := newTestPace(t, Config{Parallelism: 1}, clk)
+	p.Acquire(context.Background(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { _, _, err := p.acquire(ctx, clk, nil); done <- err }()
+	go func() { _, _, err := p.Acquire(ctx, nil); done <- err }()
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatal("a cancelled waiter got a slot")
 	}
-	p.release()
-	if s := p.stats(t0); s.InFlight != 0 || len(p.gateWaiters) != 0 {
+	p.Release()
+	if s := p.Stats(t0); s.InFlight != 0 || len(p.gateWaiters) != 0 {
 		t.Fatalf("in flight %d, %d waiters: a cancelled waiter leaked its slot", s.InFlight, len(p.gateWaiters))
 	}
 }
 
 func TestPaceReservedRequestHonoursAHaltThatCameLater(t *testing.T) {
 	clk := clock.NewFake(t0)
-	p := newTestPace(t, Pacing{Parallelism: 2, MinGap: time.Second})
-	p.acquire(context.Background(), clk, nil) // starts now; the next may start at t0+1s
+	p := newTestPace(t, Config{Parallelism: 2, MinGap: time.Second}, clk)
+	p.Acquire(context.Background(), nil) // starts now; the next may start at t0+1s
 	started := make(chan time.Time, 1)
 	go func() {
-		p.acquire(context.Background(), clk, nil)
+		p.Acquire(context.Background(), nil)
 		started <- clk.Now()
 	}()
 	waitFor(t, func() bool { return clk.Waiters() == 1 })
-	p.throttled(clk.Now(), 30*time.Second, 0) // a 429 arrives while it sleeps
+	p.Throttled(clk.Now(), 30*time.Second, 0) // a 429 arrives while it sleeps
 	clk.Advance(time.Second)
 	select {
 	case at := <-started:

@@ -1,0 +1,500 @@
+// Package pace is one domain's pace: the most requests in flight to it
+// and the least time between two of them, slowed multiplicatively by a
+// throttle (a 429, a 503 with Retry-After) and raised step by step by
+// clean successes, never past the user's ceiling (additive increase,
+// multiplicative decrease). The breaker composes one per domain; its
+// user-facing settings are breaker.Pacing, converted to Config.
+package pace
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/clock"
+)
+
+// Config is breaker.Pacing's fields, documented there.
+type Config struct {
+	Parallelism     int
+	MinGap          time.Duration
+	Backoff         float64
+	Recover         int
+	Step            time.Duration
+	MaxGap          time.Duration
+	ThrottleHorizon time.Duration
+}
+
+// Defaults for the Config fields whose zero value stands for a default.
+const (
+	DefaultMaxGap          = time.Minute
+	DefaultThrottleHorizon = 5 * time.Minute
+)
+
+// Normalise fills the defaults of c's zero fields and rejects values out
+// of range, saying which and why.
+func (p Config) Normalise() (Config, error) {
+	if p.Backoff == 0 {
+		p.Backoff = 2
+	}
+	if p.Recover == 0 {
+		p.Recover = 10
+	}
+	if p.MaxGap == 0 {
+		p.MaxGap = max(DefaultMaxGap, p.MinGap)
+	}
+	if p.ThrottleHorizon == 0 {
+		p.ThrottleHorizon = DefaultThrottleHorizon
+	}
+	switch {
+	case p.Backoff <= 1:
+		return p, fmt.Errorf("Pacing.Backoff = %v: must be above 1 (2 halves the pace on a throttle)", p.Backoff)
+	case p.Recover < 1:
+		return p, fmt.Errorf("Pacing.Recover = %d: must be at least 1 success", p.Recover)
+	case p.Step < 0:
+		return p, fmt.Errorf("Pacing.Step = %v: must be 0 (automatic) or more", p.Step)
+	case p.MaxGap < p.MinGap:
+		return p, fmt.Errorf("Pacing.MaxGap = %v is below MinGap = %v: the gap could not grow at all", p.MaxGap, p.MinGap)
+	case p.ThrottleHorizon < 0:
+		return p, fmt.Errorf("Pacing.ThrottleHorizon = %v: must be 0 (default %v) or more", p.ThrottleHorizon, DefaultThrottleHorizon)
+	}
+	return p, nil
+}
+
+// minThrottleGap is the gap a first throttle imposes on a domain that had
+// none: a starting point the multiplicative decrease grows from.
+const minThrottleGap = 20 * time.Millisecond
+
+// Pace is one domain's current pace. Waiting happens at the gate, so a
+// domain that waits never holds up requests to other domains.
+//
+// Besides the limit, room caps the requests in flight: the breaker passes
+// how many more failures its circuit can take before it trips, so a request
+// leaves only while, even if every request in flight failed, the circuit
+// would still be there to stop the next one. That is what bounds the
+// requests sent into a failing site to failuresToTrip whatever Colly's
+// LimitRules do (their slots free before the outcome is known).
+//
+// Slots are handed over first in, first out: a freed slot goes to the
+// longest waiter and wakes only it (waking every waiter on each release
+// cost a crawl with a thousand queued requests per domain a third of its
+// CPU). Time is reserved, as a token bucket does: each request that holds a
+// slot takes the next start time and pushes it on by the gap.
+type Pace struct {
+	user Config
+	room func() int // most requests the circuit lets be in flight now
+	clk  clock.Clock
+
+	mu          sync.Mutex
+	limit       int           // current in-flight cap; 0 = none
+	gap         time.Duration // current least gap between request starts
+	step        time.Duration // how much one recovery step takes off the gap
+	inflight    int
+	gateWaiters []*waiter         // waiting at the gate for a slot in flight, oldest first
+	resWaiters  []*waiter         // waiting in OnRequest for a reservation, oldest first
+	res         map[any]time.Time // slots reserved in OnRequest, until when
+	next        time.Time         // earliest start of the next request
+	halt        time.Time         // Retry-After: nothing before this
+	clean       int               // clean successes since the last change
+	episode     uint64            // slowdowns so far: a throttle slows the pace once per episode
+	since       time.Time         // first throttle with no success since; zero when not throttled
+
+	pauses    int
+	pausedFor time.Duration
+
+	recheck    *time.Timer // looks again while anybody waits; nil until somebody first did
+	rechecking bool        // recheck is armed
+}
+
+// New returns the pace of a domain starting at p's ceiling (p normalised).
+// room says how many requests the domain's circuit lets be in flight now;
+// nil is no bound.
+func New(p Config, room func() int, clk clock.Clock) *Pace {
+	if room == nil {
+		room = func() int { return math.MaxInt }
+	}
+	return &Pace{user: p, room: room, clk: clock.OrSystem(clk), limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0)}
+}
+
+// reserveFor is how long a slot reserved in OnRequest is kept for its
+// request to reach the gate. A request aborted in between (by an OnRequest
+// callback registered after the breaker's) never comes to claim it; the
+// slot is then free again after this long.
+const reserveFor = time.Second
+
+// recheckEvery is how often the waiters look again by themselves, so a
+// reservation that lapsed frees its slot even when nothing else happens.
+const recheckEvery = 500 * time.Millisecond
+
+// waiter is one request waiting: at the gate for a slot in flight, or in
+// OnRequest for a reservation (key).
+type waiter struct {
+	ch  chan struct{}
+	key any
+}
+
+// liveLocked is the number of reservations not lapsed.
+func (p *Pace) liveLocked(now time.Time) int {
+	for k, until := range p.res {
+		if !now.Before(until) {
+			delete(p.res, k)
+		}
+	}
+	return len(p.res)
+}
+
+// canSendLocked says whether one more request may leave now: what bounds
+// the requests sent into a failing site counts only those in flight.
+func (p *Pace) canSendLocked() bool {
+	return (p.limit == 0 || p.inflight < p.limit) && p.inflight < p.room()
+}
+
+// canReserveLocked says whether one more request may be let through to
+// Colly's LimitRule: in flight and reserved together under the caps.
+func (p *Pace) canReserveLocked(now time.Time) bool {
+	n := p.inflight + p.liveLocked(now)
+	return (p.limit == 0 || n < p.limit) && n < p.room()
+}
+
+// Reserve waits, before Colly's LimitRule, until the domain is not halted
+// and has a slot for key, and reserves it; acquire at the gate claims it.
+// A domain that must wait thus waits without holding any of the slots a
+// LimitRule shares between domains. On a cancelled ctx it holds nothing.
+func (p *Pace) Reserve(ctx context.Context, key any) error {
+	for {
+		p.mu.Lock()
+		now := p.clk.Now()
+		halt := p.halt
+		p.mu.Unlock()
+		if !halt.After(now) {
+			break
+		}
+		select {
+		case <-p.clk.After(halt.Sub(now)):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	p.mu.Lock()
+	now := p.clk.Now()
+	if len(p.resWaiters) == 0 && p.canReserveLocked(now) {
+		p.reserveLocked(now, key)
+		p.mu.Unlock()
+		return nil
+	}
+	w := &waiter{ch: make(chan struct{}, 1), key: key}
+	p.resWaiters = append(p.resWaiters, w)
+	p.armRecheckLocked()
+	p.mu.Unlock()
+	return p.wait(ctx, w, &p.resWaiters)
+}
+
+func (p *Pace) reserveLocked(now time.Time, key any) {
+	if p.res == nil {
+		p.res = make(map[any]time.Time)
+	}
+	p.res[key] = now.Add(reserveFor)
+}
+
+// Unreserve gives back key's reservation, if it holds one: the request is
+// not going to claim it.
+func (p *Pace) Unreserve(key any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.res[key]; ok {
+		delete(p.res, key)
+		p.admitLocked(p.clk.Now())
+	}
+}
+
+// wait waits for w to be granted from queue q. A lapsed reservation frees
+// its slot without any event: the pace's recheck looks again now and then
+// while anybody waits (see armRecheckLocked).
+func (p *Pace) wait(ctx context.Context, w *waiter, q *[]*waiter) error {
+	select {
+	case <-w.ch:
+		return nil
+	case <-ctx.Done():
+		p.mu.Lock()
+		if i := slices.Index(*q, w); i >= 0 {
+			*q = slices.Delete(*q, i, i+1)
+			p.mu.Unlock()
+			return ctx.Err()
+		}
+		p.mu.Unlock()
+		// Granted as we gave up: pass it on.
+		if w.key != nil {
+			p.Unreserve(w.key)
+		} else {
+			p.Release()
+		}
+		return ctx.Err()
+	}
+}
+
+// armRecheckLocked makes the pace look again for free slots recheckEvery
+// from now, and every recheckEvery after that for as long as anybody
+// waits: a reservation that lapsed frees its slot without any event. One
+// timer per domain serves all its waiters (a ticker per waiter cost a
+// crawl with a thousand requests queued per domain a wake-up and the
+// domain's lock per waiter every tick).
+func (p *Pace) armRecheckLocked() {
+	if p.rechecking {
+		return
+	}
+	p.rechecking = true
+	if p.recheck == nil {
+		p.recheck = time.AfterFunc(recheckEvery, p.recheckNow)
+		return
+	}
+	p.recheck.Reset(recheckEvery)
+}
+
+// recheckNow is the recheck timer's: it hands free slots on and stays
+// armed while anybody still waits.
+func (p *Pace) recheckNow() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rechecking = false
+	p.admitLocked(p.clk.Now())
+	if len(p.gateWaiters) > 0 || len(p.resWaiters) > 0 {
+		p.armRecheckLocked()
+	}
+}
+
+// Acquire waits until a request to the domain may start: a slot under the
+// in-flight limit and the circuit's room (claiming the reservation key made
+// in OnRequest, if any), then past the gap since the last start and past
+// any halt. It returns the throttle episode the request leaves in and the
+// requests in flight to the domain as it leaves, itself included. On a
+// cancelled ctx it holds nothing.
+func (p *Pace) Acquire(ctx context.Context, key any) (episode uint64, inFlight int, err error) {
+	p.mu.Lock()
+	delete(p.res, key)
+	if len(p.gateWaiters) == 0 && p.canSendLocked() {
+		p.inflight++
+		p.mu.Unlock()
+	} else {
+		w := &waiter{ch: make(chan struct{}, 1)}
+		p.gateWaiters = append(p.gateWaiters, w)
+		p.armRecheckLocked()
+		p.mu.Unlock()
+		if err := p.wait(ctx, w, &p.gateWaiters); err != nil {
+			return 0, 0, err
+		}
+	}
+	for {
+		p.mu.Lock()
+		now := p.clk.Now()
+		start := now
+		if p.next.After(start) {
+			start = p.next
+		}
+		if p.halt.After(start) {
+			start = p.halt
+		}
+		if !start.After(now) {
+			p.next = now.Add(p.gap)
+			ep, n := p.episode, p.inflight
+			p.mu.Unlock()
+			return ep, n, nil
+		}
+		p.mu.Unlock()
+		// Wait, then look again: a throttle may have halted the domain
+		// meanwhile.
+		select {
+		case <-p.clk.After(start.Sub(now)):
+		case <-ctx.Done():
+			p.Release()
+			return 0, 0, ctx.Err()
+		}
+	}
+}
+
+// Earliest is the soonest a request to the domain could start by the
+// pause and the gap, whatever the slots in flight.
+func (p *Pace) Earliest() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.halt.After(p.next) {
+		return p.halt
+	}
+	return p.next
+}
+
+// Release gives back an in-flight slot and hands the free slots on.
+func (p *Pace) Release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inflight--
+	p.admitLocked(p.clk.Now())
+}
+
+// Admit hands free slots on after the circuit's room grew without a slot
+// being released (a transition).
+func (p *Pace) Admit() {
+	p.mu.Lock()
+	p.admitLocked(p.clk.Now())
+	p.mu.Unlock()
+}
+
+// admitLocked hands free slots on, oldest first: to the requests waiting at
+// the gate before those waiting in OnRequest, since those at the gate hold
+// a LimitRule slot.
+func (p *Pace) admitLocked(now time.Time) {
+	for len(p.gateWaiters) > 0 && p.canSendLocked() {
+		w := p.gateWaiters[0]
+		p.gateWaiters = p.gateWaiters[1:]
+		p.inflight++
+		w.ch <- struct{}{}
+	}
+	for len(p.resWaiters) > 0 && p.canReserveLocked(now) {
+		w := p.resWaiters[0]
+		p.resWaiters = p.resWaiters[1:]
+		p.reserveLocked(now, w.key)
+		w.ch <- struct{}{}
+	}
+}
+
+// Throttled halts the domain until now+wait and, once per throttle episode,
+// slows it down: ep is the episode the throttled request left in, and an
+// answer to a request that left before the last slowdown only extends the
+// halt. It returns the new limit and gap, whether they changed, and whether
+// the domain has now been throttled without a success for longer than the
+// horizon.
+func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit int, gap time.Duration, changed, horizon bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if until := now.Add(wait); until.After(p.halt) {
+		if p.halt.Before(now) {
+			p.pauses++
+			p.pausedFor += wait
+		} else {
+			p.pausedFor += until.Sub(p.halt)
+		}
+		p.halt = until
+	}
+	p.clean = 0
+	if p.since.IsZero() {
+		p.since = now
+	}
+	horizon = p.user.ThrottleHorizon > 0 && now.Sub(p.since) >= p.user.ThrottleHorizon
+	if ep != p.episode {
+		return p.limit, p.gap, false, horizon // this episode already slowed the pace
+	}
+	p.episode++
+	oldLimit, oldGap := p.limit, p.gap
+	if p.limit == 0 {
+		p.limit = max(p.inflight, 1)
+	}
+	p.limit = max(1, int(float64(p.limit)/p.user.Backoff))
+	p.gap = min(max(time.Duration(float64(p.gap)*p.user.Backoff), minThrottleGap), max(p.user.MaxGap, minThrottleGap))
+	p.step = p.user.Step
+	if p.step == 0 {
+		p.step = max(p.gap/10, time.Millisecond)
+	}
+	return p.limit, p.gap, p.limit != oldLimit || p.gap != oldGap, horizon
+}
+
+// Succeeded counts a clean success; every Recover of them in a row take
+// one step back towards the user's pace.
+func (p *Pace) Succeeded() (limit int, gap time.Duration, changed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.since = time.Time{}
+	if p.atUserPace() {
+		return p.limit, p.gap, false
+	}
+	p.clean++
+	if p.clean < p.user.Recover {
+		return p.limit, p.gap, false
+	}
+	p.clean = 0
+	if p.gap > p.user.MinGap {
+		p.gap = max(p.gap-p.step, max(p.user.MinGap, 0))
+	}
+	if p.limit > 0 {
+		if p.user.Parallelism > 0 && p.limit >= p.user.Parallelism {
+			p.limit = p.user.Parallelism
+		} else {
+			p.limit++
+			if p.user.Parallelism <= 0 && p.gap <= max(p.user.MinGap, 0) && p.limit > 64 {
+				p.limit = 0 // back to no limit of our own
+			}
+		}
+		p.admitLocked(p.clk.Now())
+	}
+	return p.limit, p.gap, true
+}
+
+func (p *Pace) atUserPace() bool {
+	return p.gap <= max(p.user.MinGap, 0) && (p.limit == max(p.user.Parallelism, 0))
+}
+
+// Stats is a domain's pace at one moment. Its fields are those of
+// breaker.PaceStats, which converts from it.
+type Stats struct {
+	Limit     int           // in-flight cap, 0 = none of Breakwater's
+	Gap       time.Duration // least time between request starts
+	InFlight  int           // requests between the gate and their outcome
+	Pauses    int           // Retry-After halts taken
+	PausedFor time.Duration // time spent halted, in total
+	HaltUntil time.Time
+}
+
+func (p *Pace) Stats(now time.Time) Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := Stats{Limit: p.limit, Gap: p.gap, InFlight: p.inflight, Pauses: p.pauses, PausedFor: p.pausedFor}
+	if p.halt.After(now) {
+		s.HaltUntil = p.halt
+	}
+	return s
+}
+
+// Quiet reports whether the pace holds nothing worth keeping at now: no
+// request in flight, waiting or reserved, no halt or gap pending, not
+// throttled, at the user's pace; and its pause counts, which a compacted
+// domain keeps.
+func (p *Pace) Quiet(now time.Time) (pauses int, pausedFor time.Duration, still bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	still = p.inflight == 0 && len(p.gateWaiters) == 0 && len(p.resWaiters) == 0 && p.liveLocked(now) == 0 &&
+		!p.halt.After(now) && !p.next.After(now) && p.since.IsZero() && p.atUserPace()
+	return p.pauses, p.pausedFor, still
+}
+
+// Revive gives a pace just made the pause counts of the domain it
+// continues.
+func (p *Pace) Revive(pauses int, pausedFor time.Duration) {
+	p.mu.Lock()
+	p.pauses, p.pausedFor = pauses, pausedFor
+	p.mu.Unlock()
+}
+
+// HaltUntil halts the domain until t, if it is not halted longer already:
+// a Retry-After restored from an earlier run.
+func (p *Pace) HaltUntil(t time.Time) {
+	p.mu.Lock()
+	if t.After(p.halt) {
+		p.halt = t
+	}
+	p.mu.Unlock()
+}
+
+// RaiseMinGap raises the user's least gap to gap (robots.txt's
+// Crawl-delay): the pace never goes below it from now on. A gap at or
+// below the least gap already changes nothing.
+func (p *Pace) RaiseMinGap(gap time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if gap <= p.user.MinGap {
+		return
+	}
+	p.user.MinGap = gap
+	p.user.MaxGap = max(p.user.MaxGap, gap)
+	p.gap = max(p.gap, gap)
+}
