@@ -59,7 +59,9 @@ const DefaultDomainSeries = 150
 // fewer has every domain's series. The hooks' series (request duration,
 // transitions, degrading) label the first k domains each of them sees and
 // count the rest under domain="_other". The all_* and domains series
-// count every domain whatever k is.
+// count every domain whatever k is (see Metrics). At 1,000,000 domains a
+// scrape with the default returns about 5,600 series in 25 ms
+// (BenchmarkGatherBroad).
 func WithDomainSeries(k int) Option {
 	return func(m *Metrics) error {
 		if k == 0 {
@@ -102,6 +104,51 @@ func (l *labelSet) label(domain string) string {
 // Metrics exports a crawl's breaker, queue and checkpoint to Prometheus.
 // Make one with New, give it the breaker with breakwater.Use (or
 // Observe), and Watch the breaker. It is safe for concurrent use.
+//
+// All names start with breakwater_. Per domain (label domain, the host
+// with its port, as the breaker keys it; "(hook)" marks the series
+// Observe feeds, the rest are read from the breaker at each scrape):
+//
+//	breaker_state{state}                  gauge: 1 for the current state (closed, open, half-open), 0 for the others
+//	breaker_info{profile}                 gauge: 1; the profile the domain uses
+//	breaker_trips_total                   counter: times the circuit opened
+//	breaker_retry_at_seconds              gauge: while open, when it may be probed (Unix seconds)
+//	breaker_transitions_total{from,to,reason}  counter (hook)
+//	degrading_total                       counter: latency-slope warnings (hook)
+//	outcomes_total{class}                 counter: success, degraded, invalid, throttled, blocked, gone, client_error, excluded
+//	refused_total                         counter: refused by an open circuit, never sent
+//	request_duration_seconds              histogram (hook): gate to outcome, every attempt that left; buckets 10 ms to 60 s
+//	success_ratio                         gauge: successes among the latest outcomes
+//	median_latency_seconds                gauge: median latency of the latest successes
+//	pace_limit                            gauge: in-flight cap now (0: none of Breakwater's own)
+//	pace_gap_seconds                      gauge: least gap between request starts now
+//	pace_in_flight                        gauge: requests between gate and outcome
+//	pace_halted                           gauge: 1 while a Retry-After halts the domain
+//	pace_pauses_total                     counter: Retry-After pauses
+//	pace_paused_seconds_total             counter: time spent halted
+//	adaptive_timeout_seconds              gauge: the adaptive timeout in force (0: none yet)
+//
+// Per queue (label queue) and per checkpoint (label checkpoint):
+//
+//	queue_jobs{state}                     gauge: ready, delayed, in-flight
+//	queue_dead_letters                    gauge: jobs given up on
+//	queue_up                              gauge: 1 if the depth could be read at this scrape
+//	checkpoint_urls{state}                gauge: pending, in-flight, done, failed, parked, dead
+//	checkpoint_up                         gauge: 1 if the counts could be read
+//
+// Over every domain, whatever WithDomainSeries says:
+//
+//	domains{state}                        gauge: domains by circuit state (compacted idle ones are closed)
+//	domains_compacted                     gauge: idle domains compacted by the breaker
+//	domains_unhealthy                     gauge: domains not closed and healthy
+//	all_outcomes_total{class}             counter: attempts by class over every domain
+//	all_refused_total                     counter: refusals over every domain
+//	all_trips_total                       counter: trips over every domain
+//
+// No label takes a URL, a path or an error text. A useful alert:
+// breakwater_breaker_state{state="open"} == 1 for long, or
+// rate(breakwater_outcomes_total{class="blocked"}[5m]) above zero (fix the
+// client, not the target).
 type Metrics struct {
 	observed    observed.Set // the breakers Observe was given
 	log         zerolog.Logger
@@ -259,6 +306,13 @@ func (m *Metrics) otherObserver() prometheus.Observer {
 // Watch makes every scrape read s.Stats() (a *breaker.Breaker) for the
 // per-domain state, outcomes, refusals, pace and timeout. One breaker per
 // Metrics: a second one returns ErrAlreadyWatched.
+//
+// What the breaker already counts is read, not counted a second time: the
+// exported outcome and refusal counters are the breaker's own numbers.
+// With a shared breaker store (storage/redis) the state and the trips are
+// the crawl's, seen by every worker; outcomes, refusals, latency and pace
+// are this process's. Give each worker's metrics an instance label, as
+// Prometheus does by target.
 func (m *Metrics) Watch(s StatsSource) error {
 	if s == nil {
 		return errors.New("metrics: Watch(nil): pass the *breaker.Breaker")

@@ -44,6 +44,10 @@ type Server struct {
 // The address is the operator's choice: ":9090" listens on every
 // interface, so anything that can reach the machine can read the crawl's
 // domains and counts; give "127.0.0.1:9090" to keep them local.
+//
+// A crawl that exits within one scrape interval of its end may never have
+// its last numbers scraped; keep the process up a scrape longer, or read
+// the final report instead.
 func Serve(ctx context.Context, addr string, g prometheus.Gatherer) (*Server, error) {
 	if g == nil {
 		return nil, errors.New("metrics: Serve needs a prometheus.Gatherer (the *prometheus.Registry given to New)")

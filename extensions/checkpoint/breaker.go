@@ -27,12 +27,15 @@ import (
 // domain's history as the checkpoint saved it: a circuit saved open whose
 // cooldown has not ended is opened again until its saved RetryAt (a
 // restart is not a way around a cooldown); one whose cooldown ended while
-// the crawl was stopped comes back on probation, its first failure
-// re-opens it as a failed half-open probe would; a closed one gets back
+// the crawl was stopped comes back on probation (a full window one failure
+// short of a trip: its first failure re-opens it, as a failed half-open
+// probe would); a closed one gets back
 // the failures its window held (breaker.Breaker.Restore), so that a site
-// still failing trips as fast as it would have without the restart. b's
-// states are saved with the run. It is called before the crawl; a second
-// call with the same breaker does nothing.
+// still failing trips as fast as it would have without the restart, and
+// spends no more attempts. b's states are saved with the run at Close too:
+// a killed run keeps only the circuits saved open as they opened. It is
+// called before the crawl; a second call with the same breaker does
+// nothing.
 func (cp *Checkpoint) Observe(s observe.Subject) error {
 	if s == nil {
 		return errors.New("checkpoint: Observe: nil breaker; pass the breaker the crawl uses")

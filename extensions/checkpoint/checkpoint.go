@@ -253,8 +253,24 @@ func (cp *Checkpoint) putLocked(recs ...storage.Record) error {
 
 func (cp *Checkpoint) now() time.Time { return cp.clock.Now() }
 
-// Flush makes every state change so far durable (see the package
-// documentation for what waits for the links of its page).
+// Flush makes every state change so far durable.
+//
+// Every state change is one Put to the store; how soon it is durable
+// without Flush is the store's. On the embedded store (storage/bolt) Puts
+// are buffered and committed in one atomic, fsynced transaction every
+// 50 ms or every 10,000 writes: a change is durable once the next commit
+// has ended, or when Flush or Close returns. A process killed at any
+// moment leaves the file as of its last commit, every record whole. What a
+// kill can cost is the last 50 ms: requests that were in flight, or done
+// but not yet committed, are fetched again on resume. A done page is never
+// fetched again once its done state is committed.
+//
+// Links found on a page are recorded before the page is done: a page's
+// done record waits until the links Colly marked visited while it was
+// processed have reached OnRequest and been recorded, so in the store no
+// page is done without its links. A hop of a redirect chain is marked
+// visited and never requested; one that has not been seen after the grace
+// period (WithGrace, DefaultGrace) stops the wait.
 func (cp *Checkpoint) Flush() error {
 	cp.mu.Lock()
 	defer cp.unlock()

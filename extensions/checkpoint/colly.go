@@ -23,8 +23,47 @@ import (
 // when Colly first hands it to OnRequest, in flight when it leaves
 // (OnRequestHeaders, after the breaker's gate), and what its outcome says
 // after (the breaker's OnAttempt when the checkpoint observes a breaker, else
-// OnScraped and OnError). Caveat: Colly's Clone copies no callbacks;
-// Register every clone.
+// OnScraped and OnError). Register it after the breaker, so that it sees a
+// refusal before its own OnRequest. Colly's Clone copies no callbacks:
+// Register every clone. A request whose body is not an io.ReadSeeker
+// cannot be saved to be re-issued.
+//
+// Within a run it deduplicates as Colly does: a URL requested once is
+// visited, and one that two goroutines find at the same moment is
+// requested by one of them (Colly checks and marks in two calls; the
+// second caller's mark returns a colly.AlreadyVisitedError, which stops
+// its request). After a restart a URL is visited if the checkpoint knows
+// it at all: a done or dead one is never fetched again, and one left
+// unfinished is fetched by the frontier (Resume, or the queue), not by a
+// link that finds it again.
+//
+// A request's state and attempts change as follows:
+//
+//	what happened                           state after           attempts
+//	Colly hands the request to OnRequest    pending               —
+//	it leaves (OnRequestHeaders, after the  in flight             +1
+//	breaker's gate)
+//	success (validated, with a breaker)     done                  —
+//	degraded, invalid, blocked, other 4xx   failed; dead of       —
+//	                                        failures once
+//	                                        attempts ≥ MaxAttempts
+//	the same while the domain's circuit     failed; parked until  set to
+//	is not closed                           RetryAt once          MaxAttempts−1
+//	                                        attempts ≥ MaxAttempts
+//	the domain's circuit opens: its URLs    parked until RetryAt  set to
+//	dead of failures since its last                               MaxAttempts−1
+//	success, in this run
+//	gone (404, 410)                         dead, gone            —
+//	RetryDead (dead of failures only)       pending               reset to 0
+//	throttled, the breaker sends it again   pending               given back
+//	throttled past the breaker's budget     failed                given back
+//	refused by the breaker (never sent)     parked until RetryAt  —
+//	stopped before it left, or cancelled    pending               given back
+//	a redirect to a page already visited    done                  —
+//
+// With a breaker (Observe, which breakwater.Use calls) the breaker's
+// classified outcome decides, after validation; without one, OnScraped is
+// success and OnError is classified by breaker.Classify.
 func (cp *Checkpoint) Register(c *colly.Collector) {
 	cp.mu.Lock()
 	cp.startLocked()

@@ -14,9 +14,8 @@ import (
 const DefaultMaxAttempts = 3
 
 // DefaultGrace bounds how long a page's done record waits for the records
-// of the links found on it (see the package documentation, "Links found on
-// a page"). Only a URL Colly marked visited but never requested (a hop of
-// a redirect chain) waits that long.
+// of the links found on it (see Checkpoint.Flush). Only a URL Colly marked
+// visited but never requested (a hop of a redirect chain) waits that long.
 const DefaultGrace = 10 * time.Second
 
 // An Option configures New.
@@ -45,9 +44,25 @@ func defaultOptions() options {
 // last attempt fails while its domain's circuit is not closed, or that
 // died of failures in this run since its domain's last success and whose
 // domain's circuit then opens, is parked until the circuit's RetryAt with
-// n−1 attempts, so the next run gives it one more try (see the package
-// documentation, "Outcome"). A URL is dead when it spends its n attempts
-// while its site otherwise works.
+// n−1 attempts, so the next run gives it one more try. A URL is dead when
+// it spends its n attempts while its site otherwise works.
+//
+// An outage is the breaker's to report (the run ends tripped, and a
+// rescheduled run resumes), not a person's, and a site that starts failing
+// makes a retry loop (breaker.RetryOnError) spend a few URLs' attempts back
+// to back in the moments before its circuit trips: those attempts are not
+// held against the URLs. "Since its domain's last
+// success" means the last success of an attempt that left after the URL
+// died. With a logger, each domain's revival is one event
+// (checkpoint_outage_revived, with how many URLs). The checkpoint remembers
+// up to 4096 such URLs per domain between two successes; a URL that died
+// past that stays dead (the event counts it as forgotten), for RetryDead.
+// Without a breaker there are no circuits, and a URL dies when its
+// attempts are spent.
+//
+// A URL dead of failures makes every run over the checkpoint end as an
+// error naming it by domain and cause (see Judge), until a person calls
+// RetryDead once the cause is fixed or the site is back.
 func MaxAttempts(n int) Option {
 	return func(o *options) error {
 		if n < 0 {

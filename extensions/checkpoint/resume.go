@@ -12,7 +12,11 @@ import (
 // be probed again. Each goes out as it was first requested (method, body,
 // depth, headers and JSON-safe Ctx values: Colly's UnmarshalRequest, then
 // Do; Do's revisit check lets a resumed URL through once, and refuses it
-// to every other path). A done or dead URL is never fetched again (unless
+// to every other path). Ctx values come back as JSON types: a number is a
+// float64, so read it with GetAny. They go out in the order they were first
+// seen; a URL in flight when the process stopped has its attempt given
+// back, since a crash says nothing about the page. A done or dead URL is
+// never fetched again (unless
 // RetryDead, called before, gave a dead one its attempts back). A
 // parked URL whose domain is still cooling down stays parked, and Judge
 // says the run is unfinished.

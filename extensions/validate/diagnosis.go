@@ -25,6 +25,28 @@ var ErrSelectorBroken = errors.New("selector_broken")
 // or the selector is wrong. That is a problem for a human (run outcome
 // error, exit 1), not a degrading target to retry later (tripped, exit 2).
 // Its slices are shared; treat them as read-only.
+//
+// A degrading target shows 5xx, timeouts, truncated or shrinking bodies,
+// while the 200s it still serves parse fine; a broken selector shows the
+// opposite. The validator tells them apart per domain (the host with its
+// port, lower-case). When BrokenAfter pages in a row (DefaultBrokenAfter
+// unless set) are 2xx, above the floor, not truncated, at least half the
+// median size of the domain's recent valid pages, and fail only the
+// structure check, the domain is diagnosed: the OnBroken hook runs once, a
+// "selector_broken" event is logged when WithLogger gave a logger, Broken
+// lists the domain, and Judge hands it to the run's outcome as an error.
+// Any target failure on the domain (5xx, timeout, refused or reset
+// connection, a body cut short, a page below the floor or shrunken) and any
+// valid page start the count again, so a degrading target is never
+// diagnosed broken. 4xx answers and self-inflicted errors (aborts, a
+// breaker's refusals) neither count nor reset. A diagnosis stands for the
+// rest of the run.
+//
+// What it does not tell: a page type that breaks while others on the same
+// domain stay valid interleaves valid pages and so is not diagnosed; its
+// verdicts still carry the missing selector. And a block or error page
+// served full-size with status 200 looks like a changed template; that too
+// needs a human, which is what the diagnosis asks for.
 type BrokenDomain struct {
 	// Domain is the host with its port, lower-case.
 	Domain string

@@ -17,7 +17,20 @@ const DefaultMinBytes = 1024
 
 // DefaultBrokenAfter is the number of full-size 2xx pages in a row, all
 // failing only the structure check, after which a domain is diagnosed
-// selector_broken. See the package documentation for why it is 3.
+// selector_broken (see BrokenDomain).
+//
+// Why a small window of consecutive pages rather than a verdict over all
+// evidence at the end: the breaker stops the evidence. A profile of three
+// consecutive failures trips on the third invalid page, and an open breaker
+// sends nothing more; a diagnosis that waited for more pages would never be
+// made. Three is the shortest trip among the project's profiles (the
+// rate-based ones need at least six failures), so with the default the
+// diagnosis is complete no later than the page that trips the breaker: the
+// validator scores in its OnScraped, which runs before the breaker's. One or
+// two would let a pair of odd pages (an out-of-stock product without a
+// price) stand for a broken template. Counting pages in a row also keeps the
+// diagnosis to a template change: a valid page in between means the
+// selector still works.
 const DefaultBrokenAfter = 3
 
 // An Option configures a Validator. Checks (MinBytes, Require, Element,
@@ -70,8 +83,9 @@ func MinBytes(n int) Check { return checkFunc(func(r *ruleSpec) error { return r
 // the page fails with `missing selector "<sel>"`. The match is taken from
 // Colly's own parse of the page, never from a second one. Colly builds an
 // HTMLElement with its text for every element a selector matches, so name
-// small elements (a title, not "body"). An empty or invalid selector is
-// rejected by New.
+// small elements (a title, not "body"). Bodies Colly does not parse as HTML
+// (JSON, binary, empty) match no selector; check them with Body. An empty
+// or invalid selector is rejected by New.
 func Require(selectors ...string) Check {
 	return checkFunc(func(r *ruleSpec) error {
 		if len(selectors) == 0 {
@@ -127,7 +141,9 @@ func Body(name string, c BodyChecker) Check {
 // floor is its own MinBytes or DefaultMinBytes, and its structure is its own
 // Require, Element and Body checks; nothing is inherited from the top-level
 // checks. Pages no Page rule matches are scored by the top-level checks
-// (status 2xx and DefaultMinBytes when there are none).
+// (status 2xx and DefaultMinBytes when there are none), so an unexpected
+// page type cannot pass as data unseen. Give a Page rule with MinBytes(0)
+// and no structure to accept a page type as it comes.
 func Page(pattern string, checks ...Check) Option {
 	return optionFunc(func(c *config) error {
 		re, err := regexp.Compile(pattern)
@@ -171,7 +187,8 @@ func OnBroken(f func(BrokenDomain)) Option {
 // structure check, diagnose a domain selector_broken (default
 // DefaultBrokenAfter). Keep it at or below the breaker's consecutive-failure
 // limit, so the diagnosis is made before the breaker stops the traffic that
-// would provide the evidence. n < 1 is rejected by New.
+// would provide the evidence: with a breaker that trips sooner than
+// DefaultBrokenAfter, set n to its limit. n < 1 is rejected by New.
 func BrokenAfter(n int) Option {
 	return optionFunc(func(c *config) error {
 		if n < 1 {

@@ -18,6 +18,18 @@ import (
 // user's callbacks and a breaker can read it, and diagnoses domains whose
 // selectors broke. Build it with New, wire it with Register before the
 // breaker. It is safe for concurrent use, including with colly.Async.
+//
+// The size check also fails a body Colly cut off at its MaxBodySize
+// ("truncated: ..."), which Colly itself does not report.
+//
+// The scoring state of a page is keyed by its *colly.Request, which Colly
+// hands unchanged to every callback of one fetch, not by the Ctx, which a
+// request shares with every child it visits. The key is a weak pointer and
+// the entry goes with the request, at the latest after the next garbage
+// collection, so the table neither leaks nor mixes concurrent requests. On
+// a broad crawl, what the diagnosis keeps of a domain with no evidence
+// under way is its valid count and its recent valid page sizes: a few bytes
+// encoded, plus the host and a map entry.
 type Validator struct {
 	rules     []*rule
 	selectors []string

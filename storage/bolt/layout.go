@@ -6,8 +6,9 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// The file is one bbolt database with six top-level buckets. See doc.go
-// for the story; this file is the single place that names them.
+// The file is one bbolt database with six top-level buckets. The Store
+// type's documentation tells the story; this file is the single place that
+// names them.
 const (
 	// formatVersion is the layout this build writes and the only one it
 	// reads. Format 1 (the request inside the record, an ID index keyed

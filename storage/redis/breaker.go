@@ -32,6 +32,24 @@ import (
 // (an uncounted outcome of a ticket that is not a probe) makes no round trip
 // at all.
 //
+// A distributed breaker that holds a Redis lock for the whole request (as
+// gobreaker's does) makes workers sharing a domain take turns; here nothing
+// is held while a request is in flight. Each domain has three keys: its
+// state, the window of outcomes with their latencies, and the probes'
+// leases; the profile is passed in each call's arguments. A differential
+// test against the in-process circuit (thousands of random calls: same
+// permits, refusals and transitions, down to the log line) holds the two to
+// the same semantics, whatever order the outcomes come back in: both
+// windows keep the latest outcomes by the order their requests left (Redis
+// numbers the tickets of every worker), so a synchronous collector, which
+// records a page after the pages it visited, keeps the trip bound through a
+// shared store too.
+//
+// A half-open probe holds its slot under a lease (WithProbeLease). An idle
+// domain's keys expire after WithRetention, an open one's never before its
+// cooldown has passed. While Redis is unreachable the store fails closed
+// or open, as WithFailPolicy says (see FailPolicy).
+//
 // It is safe for concurrent use.
 type BreakerStore struct {
 	client  goredis.UniversalClient

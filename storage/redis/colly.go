@@ -74,6 +74,21 @@ import (
 // filter, MaxDepth, robots.txt) report no outcome: their jobs come back
 // after the lease until they are dead-lettered, so filter before adding.
 //
+// The queue under it. Each job carries its URL, its domain, the serialised
+// Colly request and its retry state. Ready jobs are ordered by the time
+// each became eligible; jobs that may not run yet (a backoff, a parked
+// domain) wait in a second set ordered by their time, and the claim that
+// finds them due moves them into the ready order, atomically. A claim
+// moves the job into an in-flight set scored by its lease deadline and
+// gives it a token. Only the holder of the token may Fail or Park the job;
+// a late Ack, after the lease expired, still completes the job as long as
+// nobody has claimed or rescheduled it since. A job taken back after its
+// lease expired has spent one attempt, so a job that keeps killing workers
+// ends in the dead letters. A claim sent again with its token (a client's
+// retry after the answer was lost, as go-redis does by itself up to
+// MaxRetries) hands out the job the first one leased instead of leasing a
+// second one.
+//
 // Lost state. The first call of a worker joins the crawl's run: a run id
 // in Redis, written by the first worker of the crawl. The storage looks at
 // it every third of the visibility timeout (at most every 5 s), after

@@ -112,6 +112,12 @@ func (s *settings) bad(format string, args ...any) {
 // tag: "<namespace>:{<crawl>}:q:ready". Default "bw". Give tests their own
 // namespace so their keys can be found and deleted together. Read by every
 // constructor.
+//
+// The braces are a Redis Cluster hash tag, so a crawl's keys share one
+// slot (the scripts touch several at once; WithShards spreads a crawl over
+// several), and two crawls on one Redis never see each other's state:
+// "redis-cli --scan --pattern 'bw:{<crawl>}*'" lists a crawl's keys, and
+// DeleteCrawl removes them.
 func WithNamespace(ns string) Option {
 	return func(s *settings) {
 		if err := checkName("namespace", ns); err != nil {
@@ -125,7 +131,8 @@ func WithNamespace(ns string) Option {
 // one, so that n masters can serve one crawl: CollyStorage's jobs and
 // visited set by a hash of the Colly request's ID, a BreakerStore's
 // circuits by a hash of the domain, each shard's keys under a hash tag of
-// its own, "<ns>:{<crawl>/<i>.<k>}:s:…". A claim tries the shards in turn,
+// its own, "<ns>:{<crawl>/<i>.<k>}:s:…", chosen so that n shards land on n
+// masters of an evenly split cluster. A claim tries the shards in turn,
 // starting at the next one each time, so no shard waits behind another;
 // Stats, QueueSize and DeadLetters add the shards up. Default 1: the
 // crawl's keys share one hash tag, the layout of the unsharded crawl; n
@@ -175,8 +182,9 @@ func WithMaxAttempts(n int) Option {
 }
 
 // WithBackoff sets the retry delay after a failure: full jitter, uniform in
-// [0, min(cap, base·2^(n-1))) after the n-th failed attempt. Defaults 15 s
-// and 1 h; base must be ≥ 1 ms and cap ≥ base.
+// [0, min(cap, base·2^(n-1))) after the n-th failed attempt, so failures
+// that happen together do not retry together. Defaults 15 s and 1 h; base
+// must be ≥ 1 ms and cap ≥ base.
 func WithBackoff(base, cap time.Duration) Option {
 	return func(s *settings) {
 		if base < time.Millisecond || cap < base {
