@@ -111,7 +111,11 @@ func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, 
 	left = b.clock.Now().UnixNano()
 	d.lastSeen.Store(left)
 	var inFlight int
-	if ep, inFlight, waitErr = d.pace.Acquire(ctx, nil); waitErr != nil {
+	acquire := d.pace.Acquire
+	if req.Response != nil {
+		acquire = func(ctx context.Context, _ any) (uint64, int, error) { return d.pace.AcquireHop(ctx) }
+	}
+	if ep, inFlight, waitErr = acquire(ctx, nil); waitErr != nil {
 		d.unpin()
 		return Ticket{}, 0, 0, waitErr, nil
 	}

@@ -601,3 +601,50 @@ func TestOnErrorSeesEveryRefusalTheBreakerCounts(t *testing.T) {
 		})
 	}
 }
+
+// A product link through a redirecting host into a store whose one slot
+// (Pacing.Parallelism 1) the listing holds while its callbacks run: the
+// redirect's hop already holds the redirecting host's slot, and waiting
+// for a second one used up half the client's timeout and refused a URL of
+// a healthy store ("held back"), so the run ended tripped. The hop goes
+// over the user's in-flight limit, within the circuit's room
+// (chaos/SEEDS.md, seed 6231176088387350374).
+func TestARedirectHopIntoABusyPacedDomainIsNotHeldBack(t *testing.T) {
+	var store, redirector *httptest.Server
+	store = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			fmt.Fprintf(w, `<html><body><a class="p" href="%s/r/p1">p1</a></body></html>`, redirector.URL)
+			return
+		}
+		fmt.Fprint(w, `<html><body><h1>product</h1></body></html>`)
+	}))
+	defer store.Close()
+	redirector = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, store.URL+strings.TrimPrefix(r.URL.Path, "/r"), http.StatusFound)
+	}))
+	defer redirector.Close()
+
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector(colly.Async(true))
+	c.SetRequestTimeout(300 * time.Millisecond)
+	b.Register(c)
+	var got atomic.Int32
+	c.OnHTML("h1", func(*colly.HTMLElement) { got.Add(1) })
+	c.OnHTML("a.p", func(e *colly.HTMLElement) {
+		e.Request.Visit(e.Attr("href"))
+		time.Sleep(400 * time.Millisecond) // the listing's callbacks outlast the hop's timeout
+	})
+	c.Visit(store.URL + "/p0") // the store has answered well: past its slow start
+	c.Wait()
+	c.Visit(store.URL + "/")
+	c.Wait()
+	if u := b.Unfinished(); got.Load() != 2 || u.Total != 0 {
+		t.Fatalf("%d products collected (want 2), unfinished %+v: a healthy store's URL was held back", got.Load(), u.URLs)
+	}
+	if o := outcome.Decide(int64(got.Load()), b); o.State != outcome.Complete {
+		t.Fatalf("ending %s (%s), want complete", o.State, o.Reason)
+	}
+}

@@ -94,6 +94,7 @@ type Pace struct {
 	step        time.Duration // how much one recovery step takes off the gap
 	inflight    int
 	gateWaiters []*waiter         // waiting at the gate for a slot in flight, oldest first
+	hopWaiters  []*waiter         // redirect hops waiting for the circuit's room, oldest first
 	resWaiters  []*waiter         // waiting in OnRequest for a reservation, oldest first
 	res         map[any]time.Time // slots reserved in OnRequest, until when
 	next        time.Time         // earliest start of the next request
@@ -260,7 +261,7 @@ func (p *Pace) recheckNow() {
 	defer p.mu.Unlock()
 	p.rechecking = false
 	p.admitLocked(p.clk.Now())
-	if len(p.gateWaiters) > 0 || len(p.resWaiters) > 0 {
+	if len(p.gateWaiters) > 0 || len(p.hopWaiters) > 0 || len(p.resWaiters) > 0 {
 		p.armRecheckLocked()
 	}
 }
@@ -272,17 +273,35 @@ func (p *Pace) recheckNow() {
 // requests in flight to the domain as it leaves, itself included. On a
 // cancelled ctx it holds nothing.
 func (p *Pace) Acquire(ctx context.Context, key any) (episode uint64, inFlight int, err error) {
+	return p.acquire(ctx, key, false)
+}
+
+// AcquireHop is Acquire for a redirect's hop into the domain. Its wait
+// runs on the client's timeout, started with the chain's first request:
+// behind the domain's in-flight limit, held by its own requests while
+// their callbacks run, it can outlast that timeout on a healthy site. So a
+// hop takes a slot at once while the circuit's room allows, over the
+// limit: only the room bounds it. The gap and any halt still apply.
+func (p *Pace) AcquireHop(ctx context.Context) (episode uint64, inFlight int, err error) {
+	return p.acquire(ctx, nil, true)
+}
+
+func (p *Pace) acquire(ctx context.Context, key any, hop bool) (episode uint64, inFlight int, err error) {
 	p.mu.Lock()
 	delete(p.res, key)
-	if len(p.gateWaiters) == 0 && p.canSendLocked() {
+	q := &p.gateWaiters
+	if hop {
+		q = &p.hopWaiters
+	}
+	if hop && len(p.hopWaiters) == 0 && p.inflight < p.room() || !hop && len(p.gateWaiters) == 0 && p.canSendLocked() {
 		p.inflight++
 		p.mu.Unlock()
 	} else {
 		w := &waiter{ch: make(chan struct{}, 1)}
-		p.gateWaiters = append(p.gateWaiters, w)
+		*q = append(*q, w)
 		p.armRecheckLocked()
 		p.mu.Unlock()
-		if err := p.wait(ctx, w, &p.gateWaiters); err != nil {
+		if err := p.wait(ctx, w, q); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -341,10 +360,17 @@ func (p *Pace) Admit() {
 	p.mu.Unlock()
 }
 
-// admitLocked hands free slots on, oldest first: to the requests waiting at
-// the gate before those waiting in OnRequest, since those at the gate hold
-// a LimitRule slot.
+// admitLocked hands free slots on, oldest first: to redirect hops (bound
+// by the circuit's room only) and the requests waiting at the gate before
+// those waiting in OnRequest, since those at the gate hold a LimitRule
+// slot.
 func (p *Pace) admitLocked(now time.Time) {
+	for len(p.hopWaiters) > 0 && p.inflight < p.room() {
+		w := p.hopWaiters[0]
+		p.hopWaiters = p.hopWaiters[1:]
+		p.inflight++
+		w.ch <- struct{}{}
+	}
 	for len(p.gateWaiters) > 0 && p.canSendLocked() {
 		w := p.gateWaiters[0]
 		p.gateWaiters = p.gateWaiters[1:]
@@ -462,7 +488,7 @@ func (p *Pace) Stats(now time.Time) Stats {
 func (p *Pace) Quiet(now time.Time) (pauses int, pausedFor time.Duration, still bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	still = p.inflight == 0 && len(p.gateWaiters) == 0 && len(p.resWaiters) == 0 && p.liveLocked(now) == 0 &&
+	still = p.inflight == 0 && len(p.gateWaiters) == 0 && len(p.hopWaiters) == 0 && len(p.resWaiters) == 0 && p.liveLocked(now) == 0 &&
 		!p.halt.After(now) && !p.next.After(now) && p.since.IsZero() && p.atUserPace()
 	return p.pauses, p.pausedFor, still
 }

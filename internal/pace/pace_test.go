@@ -189,3 +189,39 @@ func TestPaceReservedRequestHonoursAHaltThatCameLater(t *testing.T) {
 		t.Fatalf("started at t0+%v, before the halt ended", at.Sub(t0))
 	}
 }
+
+// A redirect's hop takes a slot over the user's limit while the circuit's
+// room allows, ahead of the requests queued behind the limit; past the
+// room it waits, and a freed slot goes to it first.
+func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
+	room := 2
+	p := New(Config{Parallelism: 1, Backoff: 2, Recover: 10, MaxGap: time.Minute}, func() int { return room }, nil)
+	if _, _, err := p.Acquire(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	queued := make(chan error, 1)
+	go func() { _, _, err := p.Acquire(context.Background(), nil); queued <- err }() // behind the limit
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, n, err := p.AcquireHop(ctx); err != nil || n != 2 {
+		t.Fatalf("hop: %d in flight, %v; want 2 in flight at once (over the limit of 1, within a room of 2)", n, err)
+	}
+	hop := make(chan error, 1)
+	go func() { _, _, err := p.AcquireHop(ctx); hop <- err }() // past the room: waits
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.hopWaiters) == 1 })
+	p.Release()
+	if err := <-hop; err != nil {
+		t.Fatalf("the waiting hop: %v; want the freed slot", err)
+	}
+	select {
+	case err := <-queued:
+		t.Fatalf("the request behind the limit left (%v) while 2 were in flight", err)
+	default:
+	}
+	p.Release()
+	p.Release()
+	if err := <-queued; err != nil {
+		t.Fatal(err)
+	}
+}
