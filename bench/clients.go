@@ -7,6 +7,7 @@ import (
 	"regexp"
 
 	bw "github.com/breakwater-crawl/breakwater"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
@@ -127,7 +128,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 	w.loop, w.v = loop, v
 	opts := []breaker.Option{
 		breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, BaseTransport: tr, Logger: log, OnAttempt: func(a observe.Attempt) {
-			if a.Result.Class == breaker.Degraded {
+			if a.Result.Class == circuit.Degraded {
 				loop.retry(a.Request)
 			}
 		}},

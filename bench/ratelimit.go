@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
@@ -67,7 +68,7 @@ func judgeRateLimit(bw *Result, z sizes, status int) {
 	// (its URLs kept for the next run), or pacing keeps the failure rate below the
 	// threshold and every page is saved. Both are the design; say which.
 	threshold := breaker.Standard().FailureThreshold
-	tripped := bw.Trips > 0 || (bw.BreakerState != "" && bw.BreakerState != breaker.Closed.String())
+	tripped := bw.Trips > 0 || (bw.BreakerState != "" && bw.BreakerState != circuit.Closed.String())
 	paced := bw.Saved == z.ratePages && bw.Share429 < threshold
 	which := "neither"
 	switch {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/metrics"
@@ -17,7 +18,7 @@ import (
 // outcome hook runs from the Colly wiring, so the hooks are called here the
 // way it calls them.
 func BenchmarkClosedAllowRecord(b *testing.B) {
-	attempt := observe.Attempt{Domain: "shop.example", Result: breaker.Result{Class: breaker.Success, Latency: 120 * time.Millisecond}}
+	attempt := observe.Attempt{Domain: "shop.example", Result: circuit.Result{Class: circuit.Success, Latency: 120 * time.Millisecond}}
 	run := func(b *testing.B, hooks []func(observe.Attempt), opts ...breaker.Option) {
 		br, err := breaker.New(breaker.Standard(), opts...)
 		if err != nil {
@@ -54,7 +55,7 @@ func BenchmarkGather(b *testing.B) {
 			for i := range n {
 				d := "shop" + strconv.Itoa(i) + ".example"
 				t, _ := br.Allow(d)
-				o := breaker.Result{Class: breaker.Success, Latency: 80 * time.Millisecond}
+				o := circuit.Result{Class: circuit.Success, Latency: 80 * time.Millisecond}
 				br.Record(t, o)
 				hook(observe.Attempt{Domain: d, Result: o})
 			}
@@ -94,9 +95,9 @@ func BenchmarkGatherBroad(b *testing.B) {
 				d := "shop" + strconv.Itoa(i) + ".example"
 				for j := range 2 {
 					t, _ := br.Allow(d)
-					o := breaker.Result{Class: breaker.Success, Latency: 80 * time.Millisecond}
+					o := circuit.Result{Class: circuit.Success, Latency: 80 * time.Millisecond}
 					if i%100 == 0 && j == 1 {
-						o.Class = breaker.Degraded
+						o.Class = circuit.Degraded
 					}
 					br.Record(t, o)
 					hook(observe.Attempt{Domain: d, Result: o})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/metrics"
@@ -32,9 +33,9 @@ func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook := metrics.OutcomeHook(m)
-	ok := breaker.Result{Class: breaker.Success, Latency: 30 * time.Millisecond}
-	bad := breaker.Result{Class: breaker.Degraded, Latency: 30 * time.Millisecond}
-	send := func(d string, o breaker.Result) {
+	ok := circuit.Result{Class: circuit.Success, Latency: 30 * time.Millisecond}
+	bad := circuit.Result{Class: circuit.Degraded, Latency: 30 * time.Millisecond}
+	send := func(d string, o circuit.Result) {
 		tk, err := b.Allow(d)
 		if err != nil {
 			return

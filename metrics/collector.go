@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,10 +80,10 @@ var (
 		descPausesTotal, descPausedSeconds, descTimeout,
 		descQueueJobs, descQueueDead, descQueueUp, descCheckpointURLs, descCheckpointUp}
 
-	states  = []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen}
+	states  = []circuit.State{circuit.Closed, circuit.Open, circuit.HalfOpen}
 	classes = func() []string {
 		var out []string
-		for c := breaker.Success; c <= breaker.Excluded; c++ {
+		for c := circuit.Success; c <= circuit.Excluded; c++ {
 			out = append(out, c.String())
 		}
 		return out
@@ -147,7 +148,7 @@ func overviewOf(stats []breaker.DomainStats, k int) breaker.Overview {
 		}
 		o.Refused += s.Refused
 		o.Trips += int64(s.Trips)
-		if s.State != breaker.Closed || !s.Pace.HaltUntil.IsZero() {
+		if s.State != circuit.Closed || !s.Pace.HaltUntil.IsZero() {
 			o.Unhealthy++
 		}
 	}
@@ -180,7 +181,7 @@ func collectDomain(ch chan<- prometheus.Metric, s breaker.DomainStats) {
 	}
 	gauge(ch, descInfo, 1, d, s.Profile)
 	counter(ch, descTrips, float64(s.Trips), d)
-	if s.State == breaker.Open && !s.RetryAt.IsZero() {
+	if s.State == circuit.Open && !s.RetryAt.IsZero() {
 		gauge(ch, descRetryAt, float64(s.RetryAt.UnixNano())/1e9, d)
 	}
 	// Every class, zeros included, so a rate() over a class that has not

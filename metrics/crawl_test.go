@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
@@ -71,7 +72,7 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 	if got := s.value(t, "breakwater_breaker_state", "domain", gh, "state", "closed"); got != 1 {
 		t.Errorf("healthy domain not closed")
 	}
-	if got := s.value(t, "breakwater_breaker_transitions_total", "domain", bh, "from", "closed", "to", "open", "reason", breaker.ReasonFailureRate); got != 1 {
+	if got := s.value(t, "breakwater_breaker_transitions_total", "domain", bh, "from", "closed", "to", "open", "reason", circuit.ReasonFailureRate); got != 1 {
 		t.Errorf("closed→open transitions = %v, want 1", got)
 	}
 	if n := len(s.find("breakwater_breaker_transitions_total", nil)); n != 1 {
@@ -105,7 +106,7 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 	}
 	for _, st := range stats {
 		var sum int64
-		for c := breaker.Success; c <= breaker.Excluded; c++ {
+		for c := circuit.Success; c <= circuit.Excluded; c++ {
 			got := s.value(t, "breakwater_outcomes_total", "domain", st.Domain, "class", c.String())
 			if got != float64(st.Outcomes[c.String()]) {
 				t.Errorf("%s outcomes{class=%s} = %v, Stats says %d", st.Domain, c, got, st.Outcomes[c.String()])

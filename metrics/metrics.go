@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -270,7 +271,7 @@ func (m *Metrics) Observe(s observe.Subject) error {
 	return s.Hook(observe.Hooks{OnTransition: m.transition, OnAttempt: m.outcome, OnDegrading: m.degradingEvent})
 }
 
-func (m *Metrics) transition(t breaker.Transition) {
+func (m *Metrics) transition(t circuit.Transition) {
 	m.transitions.WithLabelValues(m.transitionLabels.label(t.Key), t.From.String(), t.To.String(), t.Reason).Inc()
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/metrics"
@@ -33,15 +34,15 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 	}
 	srv := serve(t, reg)
 	const d = "shop.example"
-	record := func(c breaker.Class) {
+	record := func(c circuit.Class) {
 		tk, err := b.Allow(d)
 		if err != nil {
 			t.Fatalf("Allow: %v", err)
 		}
-		b.Record(tk, breaker.Result{Class: c, Latency: 50 * time.Millisecond})
+		b.Record(tk, circuit.Result{Class: c, Latency: 50 * time.Millisecond})
 	}
 	for range p.Settings().FailuresToTrip() {
-		record(breaker.Degraded) // the failures that trip it
+		record(circuit.Degraded) // the failures that trip it
 	}
 	s := scrape(t, srv.URL())
 	if got := s.value(t, "breakwater_breaker_state", "domain", d, "state", "open"); got != 1 {
@@ -49,13 +50,13 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 	}
 	clk.Advance(p.Cooldown)
 	for range p.HalfOpenProbes {
-		record(breaker.Success) // the first Allow moves it half-open; the probes pass
+		record(circuit.Success) // the first Allow moves it half-open; the probes pass
 	}
 	s = scrape(t, srv.URL())
 	for _, tr := range []struct{ from, to, reason string }{
-		{"closed", "open", breaker.ReasonFailureRate},
-		{"open", "half-open", breaker.ReasonCooldownElapsed},
-		{"half-open", "closed", breaker.ReasonProbesPassed},
+		{"closed", "open", circuit.ReasonFailureRate},
+		{"open", "half-open", circuit.ReasonCooldownElapsed},
+		{"half-open", "closed", circuit.ReasonProbesPassed},
 	} {
 		if got := s.value(t, "breakwater_breaker_transitions_total", "domain", d, "from", tr.from, "to", tr.to, "reason", tr.reason); got != 1 {
 			t.Errorf("%s→%s (%s) counted %v times, want 1", tr.from, tr.to, tr.reason, got)
@@ -99,7 +100,7 @@ func TestDegradingWarningsAreCounted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Allow after %d successes: %v", i, err)
 		}
-		b.Record(tk, breaker.Result{Class: breaker.Success, Latency: min(latency, 4*time.Second)})
+		b.Record(tk, circuit.Result{Class: circuit.Success, Latency: min(latency, 4*time.Second)})
 	}
 	if warnings == 0 {
 		t.Fatal("the breaker never warned of the slope; the test drives it wrong")

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -22,22 +23,22 @@ func Example() {
 	}
 	start := clk.Now()
 	latencies := map[string][]time.Duration{}
-	record := func(host string, c breaker.Class, n int) {
+	record := func(host string, c circuit.Class, n int) {
 		for i := range n {
 			if t, err := b.Allow(host); err == nil {
 				lat := time.Duration(30+i) * time.Millisecond
-				b.Record(t, breaker.Result{Class: c, Latency: lat})
-				if c == breaker.Success {
+				b.Record(t, circuit.Result{Class: c, Latency: lat})
+				if c == circuit.Success {
 					latencies[host] = append(latencies[host], lat)
 				}
 			}
 		}
 		clk.Advance(time.Second)
 	}
-	record("a.example", breaker.Success, 25)
-	record("b.example", breaker.Success, 10)
-	record("b.example", breaker.Degraded, 10)
-	record("b.example", breaker.Degraded, 5) // refused: the circuit is open
+	record("a.example", circuit.Success, 25)
+	record("b.example", circuit.Success, 10)
+	record("b.example", circuit.Degraded, 10)
+	record("b.example", circuit.Degraded, 5) // refused: the circuit is open
 
 	o := outcome.Decide(35, b)
 	r := report.New(o, report.WithBreaker(b),

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -28,7 +29,7 @@ func twoShops(t *testing.T, lats map[string][]time.Duration) *breaker.Breaker {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.Record(tk, breaker.Result{Class: breaker.Success, Latency: l})
+			b.Record(tk, circuit.Result{Class: circuit.Success, Latency: l})
 		}
 	}
 	return b

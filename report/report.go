@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
@@ -281,17 +282,17 @@ func New(o outcome.Outcome, opts ...Option) Report {
 		for _, s := range b.Stats() {
 			d := get(s.Domain)
 			d.State, d.Profile, d.RetryAt = s.State.String(), s.Profile, s.RetryAt.UTC()
-			d.OK += s.Outcomes[breaker.Success.String()]
-			d.Invalid += s.Outcomes[breaker.Invalid.String()]
-			d.Failures.Degraded += s.Outcomes[breaker.Degraded.String()]
-			d.Failures.Throttled += s.Outcomes[breaker.Throttled.String()]
-			d.Failures.Blocked += s.Outcomes[breaker.Blocked.String()]
-			d.Failures.Gone += s.Outcomes[breaker.Gone.String()]
-			d.Failures.ClientError += s.Outcomes[breaker.ClientError.String()]
-			d.Failures.Excluded += s.Outcomes[breaker.Excluded.String()]
+			d.OK += s.Outcomes[circuit.Success.String()]
+			d.Invalid += s.Outcomes[circuit.Invalid.String()]
+			d.Failures.Degraded += s.Outcomes[circuit.Degraded.String()]
+			d.Failures.Throttled += s.Outcomes[circuit.Throttled.String()]
+			d.Failures.Blocked += s.Outcomes[circuit.Blocked.String()]
+			d.Failures.Gone += s.Outcomes[circuit.Gone.String()]
+			d.Failures.ClientError += s.Outcomes[circuit.ClientError.String()]
+			d.Failures.Excluded += s.Outcomes[circuit.Excluded.String()]
 			d.Refused += s.Refused
 			for class, n := range s.Outcomes {
-				if class != breaker.Excluded.String() {
+				if class != circuit.Excluded.String() {
 					d.Requests += n
 				}
 			}

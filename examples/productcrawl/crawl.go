@@ -15,6 +15,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/breakwater-crawl/breakwater"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
@@ -420,7 +421,7 @@ func (cr *crawl) received(r *colly.Response) {
 // attempt that left, at debug level.
 func (cr *crawl) onOutcome(a observe.Attempt) {
 	cr.reach.observe(a)
-	if a.Result.Class == breaker.Success {
+	if a.Result.Class == circuit.Success {
 		cr.volMu.Lock()
 		cr.latencies[a.Domain] = append(cr.latencies[a.Domain], a.Result.Latency)
 		cr.volMu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -96,7 +97,7 @@ func (p *robotsPolicy) allowed(u *url.URL) bool {
 			continue
 		}
 		if h.data == nil && !time.Now().Before(h.retryAt) {
-			if p.b.State(key) == breaker.Open {
+			if p.b.State(key) == circuit.Open {
 				// Tripped (or restored open): its URLs are refused and kept
 				// anyway; robots.txt waits for the first probe, so that not
 				// even it is sent into a failing site.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
@@ -138,7 +139,7 @@ func (s *status) update(now time.Time) {
 	var pages, refused int64
 	for _, d := range stats {
 		for class, n := range d.Outcomes {
-			if class != breaker.Excluded.String() {
+			if class != circuit.Excluded.String() {
 				pages += n
 			}
 		}
@@ -198,13 +199,13 @@ func domainState(d breaker.DomainStats, now time.Time) (string, time.Duration) {
 		return 0
 	}
 	switch {
-	case d.State == breaker.Open:
+	case d.State == circuit.Open:
 		return "open", left(d.RetryAt)
-	case d.State == breaker.HalfOpen:
+	case d.State == circuit.HalfOpen:
 		return "half-open", 0
 	case d.Pace.HaltUntil.After(now):
 		return "paused", left(d.Pace.HaltUntil)
-	case d.Pace.Gap > 0 && d.Outcomes[breaker.Throttled.String()] > 0:
+	case d.Pace.Gap > 0 && d.Outcomes[circuit.Throttled.String()] > 0:
 		return "slowed", 0
 	}
 	return "closed", 0

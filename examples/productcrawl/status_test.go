@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
@@ -61,18 +62,18 @@ func TestConsoleLogsShowATripsWindowAtDebugOnly(t *testing.T) {
 
 func TestDomainStateSaysWhatHoldsTheDomainAndForHowLong(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	throttled := map[string]int64{breaker.Throttled.String(): 3}
+	throttled := map[string]int64{circuit.Throttled.String(): 3}
 	for _, c := range []struct {
 		d    breaker.DomainStats
 		word string
 		left time.Duration
 	}{
-		{breaker.DomainStats{State: breaker.Open, RetryAt: now.Add(57*time.Second + time.Millisecond)}, "open", 58 * time.Second},
-		{breaker.DomainStats{State: breaker.HalfOpen}, "half-open", 0},
+		{breaker.DomainStats{State: circuit.Open, RetryAt: now.Add(57*time.Second + time.Millisecond)}, "open", 58 * time.Second},
+		{breaker.DomainStats{State: circuit.HalfOpen}, "half-open", 0},
 		{breaker.DomainStats{Pace: breaker.PaceStats{HaltUntil: now.Add(2500 * time.Millisecond)}}, "paused", 3 * time.Second},
 		{breaker.DomainStats{Outcomes: throttled, Pace: breaker.PaceStats{Gap: 40 * time.Millisecond}}, "slowed", 0},
 		{breaker.DomainStats{Pace: breaker.PaceStats{Gap: 40 * time.Millisecond}}, "closed", 0},
-		{breaker.DomainStats{State: breaker.Open, RetryAt: now.Add(-time.Second)}, "open", 0},
+		{breaker.DomainStats{State: circuit.Open, RetryAt: now.Add(-time.Second)}, "open", 0},
 	} {
 		if word, left := domainState(c.d, now); word != c.word || left != c.left {
 			t.Errorf("%+v: %s %v, want %s %v", c.d, word, left, c.word, c.left)

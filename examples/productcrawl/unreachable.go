@@ -9,7 +9,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/rs/zerolog"
@@ -76,7 +76,7 @@ func (r *reach) observe(a observe.Attempt) {
 	}
 	first := false
 	switch {
-	case a.Status > 0 || a.Result.Class == breaker.Success:
+	case a.Status > 0 || a.Result.Class == circuit.Success:
 		h.answered = true
 	case cause != "" && h.cause == "":
 		h.url, h.cause, h.err, first = a.Request.URL.String(), cause, a.Err, true

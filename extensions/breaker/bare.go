@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
@@ -67,7 +68,7 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 	}
 	d, err := b.domain(host)
 	if err != nil {
-		open := &CircuitOpenError{Key: host, State: Open, RetryAt: b.clock.Now()}
+		open := &circuit.OpenError{Key: host, State: circuit.Open, RetryAt: b.clock.Now()}
 		b.log.Error().Str("event", "breaker_store_error").Str("url", req.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
 		b.refuseBare(cr, req, open)
 		return nil, open
@@ -100,7 +101,7 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 // most half of what req's deadline leaves: a request sent after waiting
 // still has the time to be answered. A wait cut short is waitErr; a
 // refusal by the circuit, open. Either way d is let go.
-func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, ep uint64, waitErr error, open *CircuitOpenError) {
+func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, ep uint64, waitErr error, open *circuit.OpenError) {
 	b := t.b
 	ctx := req.Context()
 	if dl, ok := ctx.Deadline(); ok {
@@ -122,8 +123,8 @@ func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, 
 	tk, err := b.allow(d)
 	if err != nil {
 		d.pace.Release()
-		open = &CircuitOpenError{Key: d.name, State: Open, RetryAt: b.clock.Now()}
-		if e, ok := err.(*CircuitOpenError); ok {
+		open = &circuit.OpenError{Key: d.name, State: circuit.Open, RetryAt: b.clock.Now()}
+		if e, ok := err.(*circuit.OpenError); ok {
 			open = e
 		}
 		return Ticket{}, 0, 0, nil, open
@@ -160,14 +161,14 @@ func (b *Breaker) heldPast(crawl context.Context, cr *colly.Request, req *http.R
 		}
 		return err
 	}
-	open := &CircuitOpenError{Key: d.name, State: Closed, RetryAt: d.pace.Earliest()}
+	open := &circuit.OpenError{Key: d.name, State: circuit.Closed, RetryAt: d.pace.Earliest()}
 	b.refuseBare(cr, req, open)
 	return open
 }
 
 // refuseBare refuses a bare request: listed unfinished (robots.txt
 // aside) and reported to the OnRefused hooks, as any refusal.
-func (b *Breaker) refuseBare(cr *colly.Request, req *http.Request, open *CircuitOpenError) {
+func (b *Breaker) refuseBare(cr *colly.Request, req *http.Request, open *circuit.OpenError) {
 	if isRobots(req) {
 		return
 	}
@@ -189,13 +190,13 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	// The redirecting host answered: a success for it.
 	d.lastOK.Store(a.left)
 	d.failSince.Store(0)
-	b.Record(a.ticket, Result{Class: Success, Latency: time.Since(a.start)})
+	b.Record(a.ticket, circuit.Result{Class: circuit.Success, Latency: time.Since(a.start)})
 	b.releaseSlot(a)
 	a.ticket = Ticket{}
 
 	d2, err := b.domain(host)
 	if err != nil {
-		open := &CircuitOpenError{Key: host, State: Open, RetryAt: b.clock.Now()}
+		open := &circuit.OpenError{Key: host, State: circuit.Open, RetryAt: b.clock.Now()}
 		a.refused = open
 		b.refuse(a.req, open)
 		return open
@@ -224,7 +225,7 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 // settleBare records what a bare attempt came to once it is known (a
 // status that decides, a transport error, the end of the body's read) and
 // reports it: nothing of Colly's will finish it.
-func (b *Breaker) settleBare(a *attempt, class Class, err error) {
+func (b *Breaker) settleBare(a *attempt, class circuit.Class, err error) {
 	if a.settled {
 		return
 	}
@@ -233,7 +234,7 @@ func (b *Breaker) settleBare(a *attempt, class Class, err error) {
 	if a.refused != nil {
 		return
 	}
-	if a.class == Success && a.status >= 300 && a.status < 400 && a.status != http.StatusNotModified {
+	if a.class == circuit.Success && a.status >= 300 && a.status < 400 && a.status != http.StatusNotModified {
 		// A redirect, which the client follows with a request of its own
 		// (gated as its own bare attempt): the URL's outcome is that one's.
 		return
@@ -241,22 +242,22 @@ func (b *Breaker) settleBare(a *attempt, class Class, err error) {
 	// A URL gone (404, 410) is no work left, whoever fetched it: a later
 	// Visit refused by a Colly limit lists nothing (NotVisited).
 	b.gone.settled(a.req.URL.String(), a.class, a.cancelled)
-	at := observe.Attempt{Request: a.req, Domain: a.ticket.d.name, Result: Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
+	at := observe.Attempt{Request: a.req, Domain: a.ticket.d.name, Result: circuit.Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
 	b.report(at)
 }
 
 // judgeBare classifies a bare attempt's 2xx answer once its body is read:
 // the validator, if the breaker has one, parses it itself (a second parse
 // of the page: the validator registered on the clone rides on Colly's).
-func (b *Breaker) judgeBare(a *attempt, body []byte) (Class, error) {
+func (b *Breaker) judgeBare(a *attempt, body []byte) (circuit.Class, error) {
 	if b.validator == nil || a.bareHeader == nil {
-		return Success, nil
+		return circuit.Success, nil
 	}
 	h := a.bareHeader
 	a.bareHeader = nil
 	resp := &colly.Response{StatusCode: a.status, Body: body, Headers: &h, Request: a.req, Ctx: a.req.Ctx}
 	if err := b.validator.Check(resp); err != nil {
-		return Invalid, err
+		return circuit.Invalid, err
 	}
-	return Success, nil
+	return circuit.Success, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
@@ -18,7 +19,7 @@ import (
 //
 //	go test -run '^$' -bench 'Closed|Open' -benchmem ./extensions/breaker/ ./bench/circuitbench/
 
-var success = breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
+var success = circuit.Result{Class: circuit.Success, Latency: 40 * time.Millisecond}
 
 func BenchmarkClosedOneDomain(b *testing.B) {
 	b.Run("breakwater/circuit", func(b *testing.B) {
@@ -79,7 +80,7 @@ func BenchmarkOpenRefusal(b *testing.B) {
 		p.ConsecutiveFailures = 1
 		br, _ := breaker.New(p)
 		t, _ := br.Allow("down.test")
-		br.Record(t, breaker.Result{Class: breaker.Degraded})
+		br.Record(t, circuit.Result{Class: circuit.Degraded})
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := br.Allow("down.test"); err == nil {

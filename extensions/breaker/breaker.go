@@ -27,7 +27,7 @@ import (
 type Breaker struct {
 	profile         Profile
 	overrides       []override
-	store           Store
+	store           circuit.Store
 	clock           clock.Clock
 	realTime        bool // clock is clock.System: cached refusals end by timer
 	log             zerolog.Logger
@@ -39,8 +39,8 @@ type Breaker struct {
 	trackerSize     int
 	pacing          Pacing
 	baseTransport   http.RoundTripper
-	onTransition    []func(Transition)
-	onRefused       []func(*colly.Request, *CircuitOpenError)
+	onTransition    []func(circuit.Transition)
+	onRefused       []func(*colly.Request, *circuit.OpenError)
 	onNotVisited    []func(*colly.Request, error)
 	onOutcome       []func(observe.Attempt)
 	onDegrading     []func(string, time.Duration, time.Duration)
@@ -63,11 +63,11 @@ type Breaker struct {
 type domain struct {
 	name    string
 	profile Profile
-	circuit Circuit
+	circuit circuit.Circuit
 	tracker *early.Tracker
 
 	open     atomic.Pointer[openMark] // the cached refusal for the cheap early check; nil = ask the circuit
-	need     int                      // failuresToTrip(profile)
+	need     int                      // the profile's FailuresToTrip
 	counter  failureCounter           // the circuit, if it counts its window's failures
 	local    *localFailures           // else the breaker's own count
 	pace     *pace.Pace
@@ -103,7 +103,7 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 	}
 	b := &Breaker{
 		profile:         p,
-		store:           MemoryStore{},
+		store:           circuit.MemoryStore{},
 		clock:           clock.System,
 		log:             zerolog.Nop(),
 		alarmAfter:      10,
@@ -187,9 +187,9 @@ func (b *Breaker) allow(d *domain) (Ticket, error) {
 	}
 	if err != nil {
 		d.unpin()
-		if open, ok := err.(*CircuitOpenError); ok {
+		if open, ok := err.(*circuit.OpenError); ok {
 			d.refused.Add(1)
-			if open.State == Open {
+			if open.State == circuit.Open {
 				b.setOpen(d, open)
 			}
 			return Ticket{}, open
@@ -204,7 +204,7 @@ func (b *Breaker) allow(d *domain) (Ticket, error) {
 
 // openMark is a cached refusal: the error to hand out, and until when.
 type openMark struct {
-	err   *CircuitOpenError
+	err   *circuit.OpenError
 	until int64 // unix nanos
 }
 
@@ -214,7 +214,7 @@ type openMark struct {
 // cost, 50–70 ns on some virtual machines): a timer armed by setOpen drops
 // the mark once RetryAt has passed. Any other clock is read, so a fake
 // clock's Advance takes effect at once.
-func (b *Breaker) knownOpen(d *domain) *CircuitOpenError {
+func (b *Breaker) knownOpen(d *domain) *circuit.OpenError {
 	m := d.open.Load()
 	if m == nil {
 		return nil
@@ -229,7 +229,7 @@ func (b *Breaker) knownOpen(d *domain) *CircuitOpenError {
 // already over (a shared store's RetryAt behind this machine's clock) is
 // not cached: there is nothing to answer from memory, and on the system
 // clock it would cost a timer firing at once for every such refusal.
-func (b *Breaker) setOpen(d *domain, e *CircuitOpenError) {
+func (b *Breaker) setOpen(d *domain, e *circuit.OpenError) {
 	now := b.clock.Now()
 	if !e.RetryAt.After(now) {
 		return
@@ -254,7 +254,7 @@ func (d *domain) clearOpen() { d.open.Store(nil) }
 
 // Record gives a ticket back with what the attempt returned. Give each
 // ticket back once.
-func (b *Breaker) Record(t Ticket, o Result) {
+func (b *Breaker) Record(t Ticket, o circuit.Result) {
 	d := t.d
 	if d == nil {
 		return
@@ -283,23 +283,23 @@ func (b *Breaker) Record(t Ticket, o Result) {
 	}
 }
 
-func (b *Breaker) transitioned(d *domain, t Transition) {
+func (b *Breaker) transitioned(d *domain, t circuit.Transition) {
 	if d.local != nil {
 		d.local.reset()
 	}
 	clientSide := 2*d.netFails.Swap(0) > d.fails.Swap(0)
 	defer d.pace.Admit() // the circuit's room may have grown
 	streak := d.tracker.Transitioned(t)
-	if t.To == Open && countsAsTrip(t.Reason) {
+	if t.To == circuit.Open && circuit.CountsAsTrip(t.Reason) {
 		t = b.grow(d, t, streak)
 	}
-	if t.To == Open {
-		b.setOpen(d, &CircuitOpenError{Key: d.name, State: Open, RetryAt: t.RetryAt})
+	if t.To == circuit.Open {
+		b.setOpen(d, &circuit.OpenError{Key: d.name, State: circuit.Open, RetryAt: t.RetryAt})
 	} else {
 		d.clearOpen()
 	}
 	lvl := zerolog.InfoLevel
-	if t.To == Open {
+	if t.To == circuit.Open {
 		lvl = zerolog.WarnLevel
 	}
 	b.log.WithLevel(lvl).Str("event", "breaker_transition").EmbedObject(transitionLog(t)).
@@ -307,28 +307,28 @@ func (b *Breaker) transitioned(d *domain, t Transition) {
 	for _, f := range b.onTransition {
 		f(t)
 	}
-	if t.To == Open && countsAsTrip(t.Reason) {
+	if t.To == circuit.Open && circuit.CountsAsTrip(t.Reason) {
 		b.fleetTripped(d, t.At, clientSide)
 	}
 }
 
 // alarms counts throttled and blocked answers in a row and raises one
 // warning each time a run of them reaches the alarm threshold.
-func (b *Breaker) alarms(d *domain, c Class) {
+func (b *Breaker) alarms(d *domain, c circuit.Class) {
 	switch c {
-	case Throttled:
+	case circuit.Throttled:
 		b.fleetAlarm(b.clock.Now())
 		if n := d.throttled.Add(1); n%int64(b.alarmAfter) == 0 {
 			b.log.Warn().Str("event", "throttled_sustained").Str("domain", d.name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 429; slow down or fix the client, the target is not down")
 		}
-	case Blocked:
+	case circuit.Blocked:
 		b.fleetAlarm(b.clock.Now())
 		if n := d.blocked.Add(1); n%int64(b.alarmAfter) == 0 {
 			b.log.Warn().Str("event", "blocked_sustained").Str("domain", d.name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")
 		}
-	case Success:
+	case circuit.Success:
 		if d.throttled.Load() != 0 {
 			d.throttled.Store(0)
 		}
@@ -339,25 +339,25 @@ func (b *Breaker) alarms(d *domain, c Class) {
 }
 
 // State returns the state of host's circuit (Closed for a host never seen).
-func (b *Breaker) State(host string) State {
+func (b *Breaker) State(host string) circuit.State {
 	v, ok := b.domains.Load(hostOf(host))
 	if !ok {
-		return Closed
+		return circuit.Closed
 	}
 	s, err := v.(*domain).circuit.Snapshot(b.clock)
 	if err != nil {
-		return Closed
+		return circuit.Closed
 	}
 	return s.State
 }
 
 // DomainStats is one domain's state and counters.
 type DomainStats struct {
-	Domain  string    `json:"domain"`
-	Profile string    `json:"profile"`
-	State   State     `json:"state"`
-	RetryAt time.Time `json:"retry_at,omitzero"`
-	Trips   int       `json:"trips"`
+	Domain  string        `json:"domain"`
+	Profile string        `json:"profile"`
+	State   circuit.State `json:"state"`
+	RetryAt time.Time     `json:"retry_at,omitzero"`
+	Trips   int           `json:"trips"`
 	// Outcomes counts every attempt by class, keyed by the class's name
 	// (Outcomes[Success.String()]).
 	Outcomes map[string]int64 `json:"outcomes"`

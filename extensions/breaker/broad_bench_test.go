@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/heap"
@@ -38,7 +39,7 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				ok := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
+				ok := circuit.Result{Class: circuit.Success, Latency: 40 * time.Millisecond}
 				for _, h := range names {
 					for range 2 {
 						t, err := br.Allow(h)

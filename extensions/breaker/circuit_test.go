@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
-func newMemCircuit(t *testing.T, domain string, p breaker.Profile) breaker.Circuit {
+func newMemCircuit(t *testing.T, domain string, p breaker.Profile) circuit.Circuit {
 	c, err := breaker.NewCircuit(domain, p)
 	if err != nil {
 		t.Fatalf("NewCircuit: %v", err)
@@ -50,7 +51,7 @@ func TestLateOutcomesOfEarlierRequestsPushNoFailureOut(t *testing.T) {
 			return false
 		}
 		failing++
-		b.Record(tk, breaker.Result{Class: breaker.Degraded, Latency: 13 * time.Millisecond})
+		b.Record(tk, circuit.Result{Class: circuit.Degraded, Latency: 13 * time.Millisecond})
 		return true
 	}
 	for range 4 { // the 48th page and the user's three retries
@@ -59,7 +60,7 @@ func TestLateOutcomesOfEarlierRequestsPushNoFailureOut(t *testing.T) {
 		}
 	}
 	for i := len(parents) - 1; i >= 0; i-- { // unwinding: the parents' outcomes
-		b.Record(parents[i], breaker.Result{Class: breaker.Success, Latency: 13 * time.Millisecond})
+		b.Record(parents[i], circuit.Result{Class: circuit.Success, Latency: 13 * time.Millisecond})
 	}
 	for fail() {
 		if failing > 100 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -15,34 +16,34 @@ import (
 // status (0 when no response arrived) and the error Colly reported (nil on
 // success). A 2xx is Success here; validation, which can turn it Invalid,
 // is the caller's business.
-func Classify(status int, err error) Class {
+func Classify(status int, err error) circuit.Class {
 	if err != nil && status == 0 {
 		return classifyError(err)
 	}
 	switch {
 	case status >= 200 && status < 300:
-		return Success
+		return circuit.Success
 	case status == 429:
-		return Throttled
+		return circuit.Throttled
 	case status == 401 || status == 403:
-		return Blocked
+		return circuit.Blocked
 	case status == 404 || status == 410:
-		return Gone
+		return circuit.Gone
 	case status == 408 || status >= 500:
-		return Degraded
+		return circuit.Degraded
 	case status >= 400:
-		return ClientError
+		return circuit.ClientError
 	case status >= 300:
 		// A redirect Colly did not follow: the site answered.
-		return Success
+		return circuit.Success
 	}
 	if err != nil {
 		return classifyError(err)
 	}
-	return Success
+	return circuit.Success
 }
 
-func classifyError(err error) Class {
+func classifyError(err error) circuit.Class {
 	var visited *colly.AlreadyVisitedError
 	switch {
 	case errors.Is(err, context.Canceled),
@@ -50,11 +51,11 @@ func classifyError(err error) Class {
 		errors.Is(err, colly.ErrAbortedAfterHeaders),
 		errors.As(err, &visited),
 		errors.Is(err, ErrOpen):
-		return Excluded
+		return circuit.Excluded
 	}
 	// Everything else that stopped a response from arriving whole is the
 	// origin's trouble: timeouts, resets, refusals, truncated bodies, DNS.
-	return Degraded
+	return circuit.Degraded
 }
 
 // isDNSError reports whether err is a name-resolution failure. DNS failures
@@ -85,3 +86,6 @@ func errorKind(err error) string {
 	}
 	return "transport"
 }
+
+// numClasses is how many outcome classes there are.
+const numClasses = int(circuit.Excluded) + 1

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/gocolly/colly/v2"
 )
@@ -20,30 +21,30 @@ func TestClassifyFollowsTheOutcomeTable(t *testing.T) {
 		name   string
 		status int
 		err    error
-		want   breaker.Class
+		want   circuit.Class
 	}{
-		{"200", 200, nil, breaker.Success},
-		{"204 routed to OnError by colly v2.3.0", 204, errors.New("No Content"), breaker.Success},
-		{"503", 503, errors.New("Service Unavailable"), breaker.Degraded},
-		{"502", 502, errors.New("Bad Gateway"), breaker.Degraded},
-		{"500", 500, errors.New("Internal Server Error"), breaker.Degraded},
-		{"408", 408, errors.New("Request Timeout"), breaker.Degraded},
-		{"429", 429, errors.New("Too Many Requests"), breaker.Throttled},
-		{"403", 403, errors.New("Forbidden"), breaker.Blocked},
-		{"401", 401, errors.New("Unauthorized"), breaker.Blocked},
-		{"404", 404, errors.New("Not Found"), breaker.Gone},
-		{"410", 410, errors.New("Gone"), breaker.Gone},
-		{"400", 400, errors.New("Bad Request"), breaker.ClientError},
-		{"timeout", 0, urlErr(context.DeadlineExceeded), breaker.Degraded},
-		{"refused", 0, urlErr(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), breaker.Degraded},
-		{"reset", 0, urlErr(syscall.ECONNRESET), breaker.Degraded},
-		{"truncated body", 0, io.ErrUnexpectedEOF, breaker.Degraded},
-		{"dns", 0, urlErr(&net.DNSError{Err: "no such host", Name: "x.test", IsNotFound: true}), breaker.Degraded},
-		{"cancelled", 0, urlErr(context.Canceled), breaker.Excluded},
-		{"aborted before request", 0, colly.ErrAbortedBeforeRequest, breaker.Excluded},
-		{"aborted after headers", 0, colly.ErrAbortedAfterHeaders, breaker.Excluded},
-		{"redirect to visited", 0, urlErr(&colly.AlreadyVisitedError{Destination: &url.URL{Host: "x.test"}}), breaker.Excluded},
-		{"our own refusal", 0, fmt.Errorf("wrapped: %w", &breaker.CircuitOpenError{Key: "x.test"}), breaker.Excluded},
+		{"200", 200, nil, circuit.Success},
+		{"204 routed to OnError by colly v2.3.0", 204, errors.New("No Content"), circuit.Success},
+		{"503", 503, errors.New("Service Unavailable"), circuit.Degraded},
+		{"502", 502, errors.New("Bad Gateway"), circuit.Degraded},
+		{"500", 500, errors.New("Internal Server Error"), circuit.Degraded},
+		{"408", 408, errors.New("Request Timeout"), circuit.Degraded},
+		{"429", 429, errors.New("Too Many Requests"), circuit.Throttled},
+		{"403", 403, errors.New("Forbidden"), circuit.Blocked},
+		{"401", 401, errors.New("Unauthorized"), circuit.Blocked},
+		{"404", 404, errors.New("Not Found"), circuit.Gone},
+		{"410", 410, errors.New("Gone"), circuit.Gone},
+		{"400", 400, errors.New("Bad Request"), circuit.ClientError},
+		{"timeout", 0, urlErr(context.DeadlineExceeded), circuit.Degraded},
+		{"refused", 0, urlErr(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), circuit.Degraded},
+		{"reset", 0, urlErr(syscall.ECONNRESET), circuit.Degraded},
+		{"truncated body", 0, io.ErrUnexpectedEOF, circuit.Degraded},
+		{"dns", 0, urlErr(&net.DNSError{Err: "no such host", Name: "x.test", IsNotFound: true}), circuit.Degraded},
+		{"cancelled", 0, urlErr(context.Canceled), circuit.Excluded},
+		{"aborted before request", 0, colly.ErrAbortedBeforeRequest, circuit.Excluded},
+		{"aborted after headers", 0, colly.ErrAbortedAfterHeaders, circuit.Excluded},
+		{"redirect to visited", 0, urlErr(&colly.AlreadyVisitedError{Destination: &url.URL{Host: "x.test"}}), circuit.Excluded},
+		{"our own refusal", 0, fmt.Errorf("wrapped: %w", &circuit.OpenError{Key: "x.test"}), circuit.Excluded},
 	}
 	for _, tt := range tests {
 		if got := breaker.Classify(tt.status, tt.err); got != tt.want {
@@ -53,9 +54,9 @@ func TestClassifyFollowsTheOutcomeTable(t *testing.T) {
 	if !breaker.IsDNSError(urlErr(&net.DNSError{Err: "no such host"})) || breaker.IsDNSError(io.EOF) {
 		t.Error("IsDNSError does not tell DNS failures apart")
 	}
-	for c, want := range map[breaker.Class][2]bool{
-		breaker.Success: {false, true}, breaker.Degraded: {true, true}, breaker.Invalid: {true, true},
-		breaker.Throttled: {false, false}, breaker.Blocked: {false, false}, breaker.Gone: {false, false},
+	for c, want := range map[circuit.Class][2]bool{
+		circuit.Success: {false, true}, circuit.Degraded: {true, true}, circuit.Invalid: {true, true},
+		circuit.Throttled: {false, false}, circuit.Blocked: {false, false}, circuit.Gone: {false, false},
 	} {
 		if c.Failure() != want[0] || c.Counted() != want[1] {
 			t.Errorf("%s: Failure %v Counted %v, want %v %v", c, c.Failure(), c.Counted(), want[0], want[1])

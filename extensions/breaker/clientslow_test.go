@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
@@ -17,7 +18,7 @@ func recordSuccesses(t *testing.T, b *breaker.Breaker, clk *clock.Fake, host str
 			t.Fatalf("%s refused: %v", host, err)
 		}
 		clk.Advance(time.Millisecond)
-		b.Record(tk, breaker.Result{Class: breaker.Success, Latency: lat})
+		b.Record(tk, circuit.Result{Class: circuit.Success, Latency: lat})
 	}
 }
 
@@ -43,7 +44,7 @@ func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 		}
 	}
 	for _, h := range hosts {
-		if s := b.State(h); s != breaker.Closed {
+		if s := b.State(h); s != circuit.Closed {
 			t.Errorf("%s: %v after every domain slowed at once; want closed (the slowness is the client's)", h, s)
 		}
 	}
@@ -61,12 +62,12 @@ func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 		for _, h := range hosts[1:] {
 			recordSuccesses(t, b2, clk, h, 1, 10*time.Millisecond)
 		}
-		if b2.State("a.example") == breaker.Open {
+		if b2.State("a.example") == circuit.Open {
 			t.Logf("a.example tripped after %d slow answers", i+1)
 			break
 		}
 	}
-	if s := b2.State("a.example"); s != breaker.Open {
+	if s := b2.State("a.example"); s != circuit.Open {
 		t.Errorf("a.example alone slowed: %v, want open (latency slope)", s)
 	}
 }

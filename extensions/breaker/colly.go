@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -32,15 +33,15 @@ type attempt struct {
 	episode    uint64          // the throttle episode the request left in
 	status     int
 	retryAfter string
-	refused    *CircuitOpenError // refused at the gate: the transport hands this to Colly
-	header     headerKey         // the request's header map, how the transport finds the attempt
-	body       watchedBody       // the answer's body as the transport hands it to Colly
+	refused    *circuit.OpenError // refused at the gate: the transport hands this to Colly
+	header     headerKey          // the request's header map, how the transport finds the attempt
+	body       watchedBody        // the answer's body as the transport hands it to Colly
 
 	settled       bool // the outcome is recorded
 	sent          bool // the breaker's transport handed it to the network
 	reading       bool // Colly is reading the body: the pace slot stays taken
 	released      bool // the pace slot is given back
-	class         Class
+	class         circuit.Class
 	err           error
 	cancelled     bool
 	horizon       bool         // throttled past the pacing horizon
@@ -170,7 +171,7 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 // collector's OnError callbacks are run here, as Colly runs them for a
 // request that failed: a refusal reaches OnError as ErrOpen whether it is
 // refused here or at the gate, synchronous collector or not.
-func (b *Breaker) refuseEarly(c *colly.Collector, r *colly.Request, d *domain, open *CircuitOpenError) {
+func (b *Breaker) refuseEarly(c *colly.Collector, r *colly.Request, d *domain, open *circuit.OpenError) {
 	d.refused.Add(1)
 	r.Abort()
 	b.refuse(r, open)
@@ -205,7 +206,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	d, err := b.domain(host)
 	if err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("url", r.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
-		b.stopAtGate(c, rt, r, &CircuitOpenError{Key: host, State: Open, RetryAt: b.clock.Now()})
+		b.stopAtGate(c, rt, r, &circuit.OpenError{Key: host, State: circuit.Open, RetryAt: b.clock.Now()})
 		return
 	}
 	// d is pinned: the ticket takes the pin over, or it is let go here.
@@ -235,7 +236,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	t, err := b.allow(d)
 	if err != nil {
 		d.pace.Release()
-		open := &CircuitOpenError{Key: d.name, State: Open, RetryAt: b.clock.Now()}
+		open := &circuit.OpenError{Key: d.name, State: circuit.Open, RetryAt: b.clock.Now()}
 		// A shared store that cannot answer (Redis down, failing closed)
 		// refuses with an error that is also ErrOpen: that is a
 		// refusal, logged once by the store, not an error per request.
@@ -260,7 +261,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 // stopAtGate refuses r after Colly took its LimitRule slot. Through the
 // breaker's transport the request fails with err, which the user's OnError
 // sees; without it (replaced after Register) it is aborted.
-func (b *Breaker) stopAtGate(c *colly.Collector, rt *transport, r *colly.Request, err *CircuitOpenError) {
+func (b *Breaker) stopAtGate(c *colly.Collector, rt *transport, r *colly.Request, err *circuit.OpenError) {
 	a := &attempt{refused: err, header: collyx.RequestHeader(r)}
 	b.attempts.store(r, a)
 	if !b.installed(c, rt) {
@@ -287,7 +288,7 @@ func cancelReason(ctx context.Context) string {
 	return "the crawl's context ended before the URL was done"
 }
 
-func (b *Breaker) refuse(r *colly.Request, err *CircuitOpenError) {
+func (b *Breaker) refuse(r *colly.Request, err *circuit.OpenError) {
 	b.dropResend(r)
 	if !b.gone.has(r.URL.String()) { // else a retry of a URL that answered 404 or 410
 		b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: err.Key, Reason: err.Error(), RetryAt: err.RetryAt})
@@ -313,7 +314,7 @@ func (b *Breaker) onResponseHeaders(r *colly.Response) {
 		a.retryAfter = r.Headers.Get("Retry-After")
 	}
 	class := Classify(r.StatusCode, nil)
-	if class == Success {
+	if class == circuit.Success {
 		return // the body and the validator decide
 	}
 	b.settle(a, b.throttleClass(class, a.status, a.retryAfter), nil)
@@ -321,10 +322,10 @@ func (b *Breaker) onResponseHeaders(r *colly.Response) {
 
 // throttleClass turns a 503 that says when to come back into Throttled:
 // the site is pacing us, not down.
-func (b *Breaker) throttleClass(class Class, status int, retryAfter string) Class {
+func (b *Breaker) throttleClass(class circuit.Class, status int, retryAfter string) circuit.Class {
 	if status == 503 {
 		if _, ok := parseRetryAfter(retryAfter, b.clock.Now()); ok {
-			return Throttled
+			return circuit.Throttled
 		}
 	}
 	return class
@@ -341,7 +342,7 @@ const defaultThrottlePause = time.Second
 // OnError callbacks where the status or the transport decides the class,
 // so a retry they send (nested, in a synchronous collector) leaves after
 // the URL was listed, and takes it off the list.
-func (b *Breaker) settle(a *attempt, class Class, err error) {
+func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	if a.settled {
 		return
 	}
@@ -350,23 +351,23 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 	d := a.ticket.d
 	if isCancellation(err) && a.crawl != nil && a.crawl.Err() != nil {
 		// The crawl's own end, not the site's timeout.
-		class, a.cancelled = Excluded, true
+		class, a.cancelled = circuit.Excluded, true
 		if a.sent {
 			// It reached the site, perhaps: what came back is unknown.
 			d.unanswered.Add(1)
 		}
 	}
-	if class == Success {
+	if class == circuit.Success {
 		err = nil
 	}
 	a.class, a.err = class, err
-	if class == Degraded && isDNSError(err) {
+	if class == circuit.Degraded && isDNSError(err) {
 		b.log.Warn().Str("event", "dns_failure").Str("domain", d.name).Err(err).
 			Msg("breaker: DNS failure counted against the domain; check the local resolver too")
 	}
 	now := b.clock.Now()
 	switch class {
-	case Throttled:
+	case circuit.Throttled:
 		wait, ok := parseRetryAfter(a.retryAfter, now)
 		if !ok {
 			wait = defaultThrottlePause
@@ -420,13 +421,13 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 			a.resend.copy = collyx.HeaderOf(h)
 		}
 		b.resend.store(r.URL.String(), a.resend)
-	case Success:
+	case circuit.Success:
 		d.lastOK.Store(a.left)
 		d.failSince.Store(0)
 		if limit, gap, changed := d.pace.Succeeded(); changed {
 			logPace(b.log, d.name, "recovering", limit, gap)
 		}
-	case Degraded, Invalid:
+	case circuit.Degraded, circuit.Invalid:
 		d.fails.Add(1)
 		d.failSince.CompareAndSwap(0, a.left)
 		if a.status == 0 {
@@ -436,9 +437,9 @@ func (b *Breaker) settle(a *attempt, class Class, err error) {
 	if a.latency == 0 {
 		a.latency = time.Since(a.start)
 	}
-	b.Record(a.ticket, Result{Class: class, Latency: a.latency})
+	b.Record(a.ticket, circuit.Result{Class: class, Latency: a.latency})
 	if a.horizon {
-		b.holdOpen(d, ReasonThrottleHorizon)
+		b.holdOpen(d, circuit.ReasonThrottleHorizon)
 	}
 	b.listUnfinished(a, d, class)
 	if !a.reading {
@@ -456,7 +457,7 @@ func (b *Breaker) bodyCut(a *attempt, err error) {
 		b.settle(a, classifyError(err), err)
 		return
 	}
-	if a.class.Failure() || a.class == Excluded || classifyError(err) != Degraded {
+	if a.class.Failure() || a.class == circuit.Excluded || classifyError(err) != circuit.Degraded {
 		return
 	}
 	if isCancellation(err) && a.crawl != nil && a.crawl.Err() != nil {
@@ -464,15 +465,15 @@ func (b *Breaker) bodyCut(a *attempt, err error) {
 	}
 	d := a.ticket.d
 	d.counts[a.class].Add(-1)
-	a.class, a.err = Degraded, err
+	a.class, a.err = circuit.Degraded, err
 	d.fails.Add(1)
-	b.Record(a.ticket, Result{Class: Degraded, Latency: a.latency})
-	b.listUnfinished(a, d, Degraded)
+	b.Record(a.ticket, circuit.Result{Class: circuit.Degraded, Latency: a.latency})
+	b.listUnfinished(a, d, circuit.Degraded)
 }
 
 // listUnfinished lists a's URL when its attempt did not collect it and
 // nothing of the breaker's will send it again.
-func (b *Breaker) listUnfinished(a *attempt, d *domain, class Class) {
+func (b *Breaker) listUnfinished(a *attempt, d *domain, class circuit.Class) {
 	if a.bare && a.req.URL.Path == "/robots.txt" {
 		return // the Visit that needed it says what is left
 	}
@@ -483,17 +484,17 @@ func (b *Breaker) listUnfinished(a *attempt, d *domain, class Class) {
 			return // a retry of a URL that answered 404 or 410
 		}
 		why = "cancelled: " + cancelReason(a.crawl)
-	case class.Failure() || class == Blocked || class == ClientError:
+	case class.Failure() || class == circuit.Blocked || class == circuit.ClientError:
 		// Nothing sends it again unless a retry does (its request leaving
 		// takes it off the list).
 		why = "failed: " + describe(class, a.status, a.err)
-	case class == Throttled && a.horizon:
+	case class == circuit.Throttled && a.horizon:
 		why = "throttled without a success for longer than the pacing horizon"
-	case class == Throttled && !a.handBack.IsZero():
+	case class == circuit.Throttled && !a.handBack.IsZero():
 		b.markUnfinished(Unfinished{URL: a.req.URL.String(), Domain: d.name, RetryAt: a.handBack,
 			Reason: "throttled (" + strconv.Itoa(a.status) + "): handed back, not to be sent before the domain's pause and pace allow"})
 		return
-	case class == Throttled && a.resend == nil:
+	case class == circuit.Throttled && a.resend == nil:
 		why = "throttled (429) past the throttle-retry budget"
 	default:
 		return
@@ -536,7 +537,7 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 	d := a.ticket.d
 	status := r.StatusCode
 	if !a.settled {
-		var class Class
+		var class circuit.Class
 		if status == 0 && a.status != 0 && err != nil {
 			// The headers arrived, the body did not arrive whole: what
 			// the headers said is not what came back.
@@ -547,11 +548,11 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 			}
 			class = Classify(status, err)
 		}
-		if class == Success && b.validator != nil && r.Request.Method != http.MethodHead {
+		if class == circuit.Success && b.validator != nil && r.Request.Method != http.MethodHead {
 			// A HEAD (Colly's CheckHead) has no body to judge: its
 			// status is its outcome.
 			if verr := b.validator.Check(r); verr != nil {
-				class, err = Invalid, verr
+				class, err = circuit.Invalid, verr
 			}
 		}
 		b.settle(a, b.throttleClass(class, status, retryAfterOf(r, a)), err)
@@ -561,18 +562,18 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		status = a.status
 	}
 	class, latency := a.class, a.latency
-	at := observe.Attempt{Request: r.Request, Domain: d.name, Result: Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
+	at := observe.Attempt{Request: r.Request, Domain: d.name, Result: circuit.Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
 	key := r.Request.URL.String()
 	b.gone.settled(key, class, a.cancelled)
-	if class == Throttled && a.cacheDir != "" {
+	if class == circuit.Throttled && a.cacheDir != "" {
 		b.forgetCached(a.cacheDir, a.cacheKey)
 	}
-	if class != Throttled {
+	if class != circuit.Throttled {
 		if !b.throttle.empty() {
 			b.throttle.delete(key)
 		}
 		if !b.resend.empty() {
-			b.resendOver(r.Request, key, class == Success)
+			b.resendOver(r.Request, key, class == circuit.Success)
 		}
 		b.report(at)
 		return
@@ -673,7 +674,7 @@ func (b *Breaker) resendOver(r *colly.Request, key string, success bool) {
 }
 
 // describe says what an attempt came to, for the unfinished list.
-func describe(c Class, status int, err error) string {
+func describe(c circuit.Class, status int, err error) string {
 	switch {
 	case status != 0 && err != nil:
 		return fmt.Sprintf("%s (HTTP %d: %v)", c, status, err)
@@ -746,7 +747,7 @@ func (b *Breaker) unclaimed(c *colly.Collector, r *colly.Response) {
 	if r.Headers != nil {
 		retryAfter = r.Headers.Get("Retry-After")
 	}
-	if b.throttleClass(Classify(r.StatusCode, nil), r.StatusCode, retryAfter) != Throttled {
+	if b.throttleClass(Classify(r.StatusCode, nil), r.StatusCode, retryAfter) != circuit.Throttled {
 		return
 	}
 	key := r.Request.URL.String()

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
@@ -74,7 +75,7 @@ func BenchmarkQueuedRequestPath(b *testing.B) {
 			br.finish(c, resp, nil)
 		}
 	})
-	if st := br.Stats(); len(st) != 1 || st[0].Outcomes[Success.String()] == 0 {
+	if st := br.Stats(); len(st) != 1 || st[0].Outcomes[circuit.Success.String()] == 0 {
 		b.Fatalf("no success recorded: %+v", st)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -39,10 +40,10 @@ func newBreaker(t *testing.T, p breaker.Profile, opts ...breaker.Option) *breake
 type refusals struct {
 	mu   sync.Mutex
 	urls []string
-	errs []*breaker.CircuitOpenError
+	errs []*circuit.OpenError
 }
 
-func (r *refusals) hook(req *colly.Request, err *breaker.CircuitOpenError) {
+func (r *refusals) hook(req *colly.Request, err *circuit.OpenError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.urls = append(r.urls, req.URL.String())
@@ -59,8 +60,8 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 300, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 	clk := clock.NewFake(epoch)
 	var ref refusals
-	var trans []breaker.Transition
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, OnRefused: ref.hook, OnTransition: func(tr breaker.Transition) { trans = append(trans, tr) }})
+	var trans []circuit.Transition
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, OnRefused: ref.hook, OnTransition: func(tr circuit.Transition) { trans = append(trans, tr) }})
 	c := colly.NewCollector()
 	b.Register(c)
 
@@ -79,7 +80,7 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 	if want := epoch.Add(time.Minute); !ref.errs[0].RetryAt.Equal(want) || ref.errs[0].Key != store.Host() {
 		t.Fatalf("refusal %+v, want domain %s retry at %v", ref.errs[0], store.Host(), want)
 	}
-	if s := b.State(store.Host()); s != breaker.Open {
+	if s := b.State(store.Host()); s != circuit.Open {
 		t.Fatalf("state %s, want open", s)
 	}
 
@@ -92,10 +93,10 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 	if got := store.Count(); got != 50 {
 		t.Fatalf("after recovery the store received %d requests, want 50", got)
 	}
-	if s := b.State(store.Host()); s != breaker.Closed {
+	if s := b.State(store.Host()); s != circuit.Closed {
 		t.Fatalf("state after recovery %s, want closed", s)
 	}
-	want := []breaker.State{breaker.Open, breaker.HalfOpen, breaker.Closed}
+	want := []circuit.State{circuit.Open, circuit.HalfOpen, circuit.Closed}
 	if len(trans) != len(want) {
 		t.Fatalf("%d transitions, want %d", len(trans), len(want))
 	}
@@ -105,7 +106,7 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 		}
 	}
 	st := b.Stats()[0]
-	if st.Outcomes[breaker.Success.String()] != 40 || st.Outcomes[breaker.Degraded.String()] != 10 || st.Refused != 20 || st.Trips != 1 {
+	if st.Outcomes[circuit.Success.String()] != 40 || st.Outcomes[circuit.Degraded.String()] != 10 || st.Refused != 20 || st.Trips != 1 {
 		t.Fatalf("stats %+v: want 40 successes, 10 degraded, 20 refused, 1 trip", st)
 	}
 }
@@ -190,10 +191,10 @@ func TestOneFailingDomainLeavesOthersFlowing(t *testing.T) {
 		c.Visit(good.ProductURL(i))
 	}
 	c.Wait()
-	if b.State(bad.Host()) != breaker.Open {
+	if b.State(bad.Host()) != circuit.Open {
 		t.Fatalf("degrading domain is %s, want open", b.State(bad.Host()))
 	}
-	if b.State(good.Host()) != breaker.Closed || scraped != 100 || good.Count() != 100 {
+	if b.State(good.Host()) != circuit.Closed || scraped != 100 || good.Count() != 100 {
 		t.Fatalf("healthy domain: state %s, %d pages scraped, %d requests; want closed, 100, 100", b.State(good.Host()), scraped, good.Count())
 	}
 	if bad.Count() > 20+3 {
@@ -234,7 +235,7 @@ func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 	if throttled == 0 {
 		t.Fatal("the store never throttled: the test proves nothing")
 	}
-	if s := b.State(store.Host()); s != breaker.Closed {
+	if s := b.State(store.Host()); s != circuit.Closed {
 		t.Fatalf("state %s after a 429 storm, want closed", s)
 	}
 	for i := 1; i <= 50; i++ {
@@ -243,7 +244,7 @@ func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 		}
 	}
 	st := b.Stats()[0]
-	if st.Outcomes[breaker.Throttled.String()] != int64(throttled) || st.Outcomes[breaker.Success.String()] != 50 || st.Pace.Pauses == 0 {
+	if st.Outcomes[circuit.Throttled.String()] != int64(throttled) || st.Outcomes[circuit.Success.String()] != 50 || st.Pace.Pauses == 0 {
 		t.Fatalf("stats %+v: want %d throttled, 50 successes, pauses > 0", st, throttled)
 	}
 	retrying := 0
@@ -260,8 +261,8 @@ func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 func TestBlockedAndGoneNeverTrip(t *testing.T) {
 	for _, tt := range []struct {
 		mode  testserver.Mode
-		class breaker.Class
-	}{{testserver.Blocked, breaker.Blocked}, {testserver.Gone, breaker.Gone}} {
+		class circuit.Class
+	}{{testserver.Blocked, circuit.Blocked}, {testserver.Gone, circuit.Gone}} {
 		store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: tt.mode}})
 		b := newBreaker(t, breaker.Conservative(), breaker.WithAlarmAfter(5))
 		c := colly.NewCollector()
@@ -269,7 +270,7 @@ func TestBlockedAndGoneNeverTrip(t *testing.T) {
 		for i := 1; i <= 100; i++ {
 			c.Visit(store.ProductURL(i))
 		}
-		if store.Count() != 100 || b.State(store.Host()) != breaker.Closed {
+		if store.Count() != 100 || b.State(store.Host()) != circuit.Closed {
 			t.Errorf("%s: %d requests, state %s; want all 100 sent and closed", tt.mode, store.Count(), b.State(store.Host()))
 		}
 		if n := b.Stats()[0].Outcomes[tt.class.String()]; n != 100 {
@@ -295,11 +296,11 @@ func TestRefusedRequestsNeverReachTheNetwork(t *testing.T) {
 		t.Fatalf("%d requests reached the store and %d were refused; want 3 and 97", store.Count(), ref.len())
 	}
 	for _, e := range ref.errs {
-		if !errors.Is(e, breaker.ErrOpen) || e.State != breaker.Open {
+		if !errors.Is(e, breaker.ErrOpen) || e.State != circuit.Open {
 			t.Fatalf("refusal %v is not an open-circuit error", e)
 		}
 	}
-	if st := b.Stats()[0]; st.Outcomes[breaker.Degraded.String()] != 3 || st.Refused != 97 {
+	if st := b.Stats()[0]; st.Outcomes[circuit.Degraded.String()] != 3 || st.Refused != 97 {
 		t.Fatalf("stats %+v: refusals must not count as failures", st)
 	}
 }

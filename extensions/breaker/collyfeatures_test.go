@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -210,7 +211,7 @@ func TestLimitRuleDelayIsNotTheSitesLatency(t *testing.T) {
 	if !res.ended {
 		return
 	}
-	if st := res.b.State(store.Host()); st != breaker.Closed {
+	if st := res.b.State(store.Host()); st != circuit.Closed {
 		t.Errorf("circuit %s on a healthy store answering in milliseconds: the delay was counted as latency", st)
 	}
 	if res.o.State != outcome.Complete || len(res.records) != 40 {

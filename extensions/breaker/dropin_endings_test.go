@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -37,7 +38,7 @@ func TestDropInRateLimitedStoreEndsWithEveryPageOnce(t *testing.T) {
 			if twice := okTwice(store); len(twice) > 0 {
 				t.Errorf("%s: pages fetched ok twice: %v", w.name, twice)
 			}
-			if st := run.b.State(store.Host()); st != breaker.Closed {
+			if st := run.b.State(store.Host()); st != circuit.Closed {
 				t.Errorf("%s: a rate-limited store's circuit is %s, want closed", w.name, st)
 			}
 			for _, s := range run.b.Stats() {
@@ -97,7 +98,7 @@ func TestGateRefusalReachesOnErrorAsErrOpen(t *testing.T) {
 	c.OnError(func(r *colly.Response, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		var coe *breaker.CircuitOpenError
+		var coe *circuit.OpenError
 		switch {
 		case errors.Is(err, colly.ErrAbortedBeforeRequest):
 			aborted++
@@ -126,7 +127,7 @@ func TestGateRefusalReachesOnErrorAsErrOpen(t *testing.T) {
 func TestCutBodyIsDegradedWithoutAValidator(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Truncated}})
 	var mu sync.Mutex
-	classes := map[breaker.Class]int{}
+	classes := map[circuit.Class]int{}
 	b := newBreaker(t, breaker.Standard(), breaker.Config{OnAttempt: func(a observe.Attempt) {
 		mu.Lock()
 		classes[a.Result.Class]++
@@ -137,10 +138,10 @@ func TestCutBodyIsDegradedWithoutAValidator(t *testing.T) {
 	for _, u := range productURLs(store, 40) {
 		c.Visit(u)
 	}
-	if classes[breaker.Success] != 0 || classes[breaker.Degraded] == 0 {
+	if classes[circuit.Success] != 0 || classes[circuit.Degraded] == 0 {
 		t.Fatalf("cut bodies classed %v, want degraded and never success", classes)
 	}
-	if st := b.State(store.Host()); st != breaker.Open {
+	if st := b.State(store.Host()); st != circuit.Open {
 		t.Fatalf("circuit %s after cut bodies only, want open", st)
 	}
 }
@@ -180,8 +181,8 @@ func TestCrawlDeadlineIsNotTheSitesFailure(t *testing.T) {
 		t.Fatalf("%d of %d pages done: the deadline must cut the crawl in the middle for this test to mean anything", len(ok), len(all))
 	}
 	for _, s := range b.Stats() {
-		if s.State != breaker.Closed || s.Outcomes[breaker.Degraded.String()] != 0 {
-			t.Errorf("%s: circuit %s with %d degraded: the crawl's deadline was counted against the site", s.Domain, s.State, s.Outcomes[breaker.Degraded.String()])
+		if s.State != circuit.Closed || s.Outcomes[circuit.Degraded.String()] != 0 {
+			t.Errorf("%s: circuit %s with %d degraded: the crawl's deadline was counted against the site", s.Domain, s.State, s.Outcomes[circuit.Degraded.String()])
 		}
 	}
 	unfinished := map[string]bool{}
@@ -243,7 +244,7 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 	case <-time.After(25 * time.Second):
 		t.Fatal("the crawl did not end within 25 s: the hanging site's requests kept the client's timeout")
 	}
-	if st := b.State(hang.Host()); st != breaker.Open {
+	if st := b.State(hang.Host()); st != circuit.Open {
 		t.Errorf("hanging site's circuit %s, want open", st)
 	}
 	if long > 1 {

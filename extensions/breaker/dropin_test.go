@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -97,7 +98,7 @@ func runDropIn(t *testing.T, w wiring, store *testserver.Store, urls []string, o
 func runDropInWith(t *testing.T, w wiring, store *testserver.Store, urls []string, add func(*colly.Collector), opts ...breaker.Option) *dropInRun {
 	t.Helper()
 	run := &dropInRun{}
-	opts = append(opts, breaker.Config{OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { run.refused.Add(1) }})
+	opts = append(opts, breaker.Config{OnRefused: func(*colly.Request, *circuit.OpenError) { run.refused.Add(1) }})
 	if w.pacing {
 		opts = append(opts, breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}})
 	}
@@ -199,7 +200,7 @@ func TestDropInTripBoundHoldsInEveryWiring(t *testing.T) {
 				if got := store.SentAfterFailing(); got > bound || got < need {
 					t.Errorf("%s: %d requests into the failing store, want %d..%d (need %d + P %d − 1)", w.name, got, need, bound, need, w.parallelism(breaker.Standard()))
 				}
-				if st := run.b.State(store.Host()); st != breaker.Open {
+				if st := run.b.State(store.Host()); st != circuit.Open {
 					t.Errorf("%s: circuit %s, want open", w.name, st)
 				}
 				if run.refused.Load() == 0 {
@@ -221,7 +222,7 @@ func TestDropInHealthyStoreIsNeverTripped(t *testing.T) {
 			if !run.ended {
 				return
 			}
-			if store.Count() != 60 || run.refused.Load() != 0 || run.b.State(store.Host()) != breaker.Closed {
+			if store.Count() != 60 || run.refused.Load() != 0 || run.b.State(store.Host()) != circuit.Closed {
 				t.Errorf("%s: %d requests, %d refused, circuit %s; want 60, 0, closed", w.name, store.Count(), run.refused.Load(), run.b.State(store.Host()))
 			}
 			if twice := okTwice(store); len(twice) > 0 {
@@ -254,7 +255,7 @@ func TestDropInConsentShellsTripWithinTheBound(t *testing.T) {
 			if got := store.SentAfterFailing(); got > bound || got < need {
 				t.Errorf("%s: %d requests into the consent shells, want %d..%d", w.name, got, need, bound)
 			}
-			if st := run.b.State(store.Host()); st != breaker.Open {
+			if st := run.b.State(store.Host()); st != circuit.Open {
 				t.Errorf("%s: circuit %s, want open", w.name, st)
 			}
 		})

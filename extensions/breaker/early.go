@@ -3,6 +3,7 @@ package breaker
 import (
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/early"
 )
 
@@ -38,7 +39,7 @@ func (b *Breaker) early(d *domain, s early.Signals) {
 					Msg("breaker: most other domains slowed at the same time: the slowness is this crawler's (CPU, network, a stall), not the site's; no latency trip")
 				return
 			}
-			b.holdOpen(d, ReasonLatencySlope)
+			b.holdOpen(d, circuit.ReasonLatencySlope)
 			return
 		}
 	case -1:
@@ -49,7 +50,7 @@ func (b *Breaker) early(d *domain, s early.Signals) {
 	if s.SlowTrip {
 		b.log.Warn().Str("event", "slow_calls").Str("domain", d.name).Float64("slow_share", round3(s.SlowShare)).
 			Dur("slow_call", d.profile.SlowCall).Msgf("breaker: %s answers too slowly too often", d.name)
-		b.holdOpen(d, ReasonSlowCalls)
+		b.holdOpen(d, circuit.ReasonSlowCalls)
 	}
 }
 
@@ -70,7 +71,7 @@ func (b *Breaker) holdOpen(d *domain, reason string) {
 // healthy stretch: base × streak, capped, drawn uniformly between the base
 // and that (full jitter), so domains tripped together do not reopen
 // together.
-func (b *Breaker) grow(d *domain, t Transition, streak int) Transition {
+func (b *Breaker) grow(d *domain, t circuit.Transition, streak int) circuit.Transition {
 	p := d.profile
 	if streak < 2 || p.MaxCooldown <= p.Cooldown {
 		return t

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -14,10 +15,10 @@ import (
 // transitions records every transition a breaker reports.
 type transitions struct {
 	mu sync.Mutex
-	ts []breaker.Transition
+	ts []circuit.Transition
 }
 
-func (r *transitions) hook(t breaker.Transition) { r.mu.Lock(); r.ts = append(r.ts, t); r.mu.Unlock() }
+func (r *transitions) hook(t circuit.Transition) { r.mu.Lock(); r.ts = append(r.ts, t); r.mu.Unlock() }
 
 func (r *transitions) reasons() []string {
 	r.mu.Lock()
@@ -34,38 +35,38 @@ func TestSlowCallsTripAFullWindow(t *testing.T) {
 	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate = "slow", 10, time.Second, 0.8
 	var tr transitions
 	b := newBreaker(t, p, breaker.Config{Clock: clock.NewFake(epoch), OnTransition: tr.hook})
-	record := func(n int, lat time.Duration, c breaker.Class) {
+	record := func(n int, lat time.Duration, c circuit.Class) {
 		for range n {
 			tk, err := b.Allow("slow.test")
 			if err != nil {
 				t.Fatalf("refused too early: %v", err)
 			}
-			b.Record(tk, breaker.Result{Class: c, Latency: lat})
+			b.Record(tk, circuit.Result{Class: c, Latency: lat})
 		}
 	}
-	record(3, 100*time.Millisecond, breaker.Success)
-	record(6, 2*time.Second, breaker.Success) // 9 outcomes: window not full
-	if s := b.State("slow.test"); s != breaker.Closed {
+	record(3, 100*time.Millisecond, circuit.Success)
+	record(6, 2*time.Second, circuit.Success) // 9 outcomes: window not full
+	if s := b.State("slow.test"); s != circuit.Closed {
 		t.Fatalf("state %s before the window is full", s)
 	}
-	record(1, 2*time.Second, breaker.Success) // 7 slow of 10: below 0.8
-	if s := b.State("slow.test"); s != breaker.Closed {
+	record(1, 2*time.Second, circuit.Success) // 7 slow of 10: below 0.8
+	if s := b.State("slow.test"); s != circuit.Closed {
 		t.Fatalf("state %s at 7/10 slow, want closed", s)
 	}
-	record(1, 2*time.Second, breaker.Success) // 8 of 10
-	if s := b.State("slow.test"); s != breaker.Open {
+	record(1, 2*time.Second, circuit.Success) // 8 of 10
+	if s := b.State("slow.test"); s != circuit.Open {
 		t.Fatalf("state %s at 8/10 slow calls, want open", s)
 	}
-	if r := tr.reasons(); len(r) != 1 || r[0] != breaker.ReasonSlowCalls {
+	if r := tr.reasons(); len(r) != 1 || r[0] != circuit.ReasonSlowCalls {
 		t.Fatalf("transitions %v, want one slow_calls trip", r)
 	}
 	// The rule is off in the conservative profile.
 	b2 := newBreaker(t, breaker.Conservative())
 	for range 50 {
 		tk, _ := b2.Allow("slow.test")
-		b2.Record(tk, breaker.Result{Class: breaker.Success, Latency: time.Minute})
+		b2.Record(tk, circuit.Result{Class: circuit.Success, Latency: time.Minute})
 	}
-	if s := b2.State("slow.test"); s != breaker.Closed {
+	if s := b2.State("slow.test"); s != circuit.Closed {
 		t.Fatalf("conservative profile tripped on slow calls: %s", s)
 	}
 }
@@ -84,7 +85,7 @@ func slopeRun(t *testing.T, p breaker.Profile) (sent int, reasons []string, warn
 	c := colly.NewCollector()
 	c.SetRequestTimeout(200 * time.Millisecond)
 	b.Register(c)
-	for i := 1; i <= 200 && b.State(store.Host()) == breaker.Closed; i++ {
+	for i := 1; i <= 200 && b.State(store.Host()) == circuit.Closed; i++ {
 		c.Visit(store.ProductURL(i))
 	}
 	for _, h := range store.Requests() {
@@ -112,13 +113,13 @@ func TestLatencySlopeTripsBeforeErrors(t *testing.T) {
 	sentEarly, reasonsEarly, _ := slopeRun(t, early)
 
 	t.Logf("slope scenario: error-rate tripping alone sent %d requests into the degradation; the latency-slope trip sent %d", sentErr, sentEarly)
-	if len(reasonsErr) == 0 || reasonsErr[0] != breaker.ReasonFailureRate {
+	if len(reasonsErr) == 0 || reasonsErr[0] != circuit.ReasonFailureRate {
 		t.Fatalf("error-rate run: transitions %v, want a failure_rate trip", reasonsErr)
 	}
-	if !warned || len(reasonsWarn) == 0 || reasonsWarn[0] != breaker.ReasonFailureRate {
+	if !warned || len(reasonsWarn) == 0 || reasonsWarn[0] != circuit.ReasonFailureRate {
 		t.Fatalf("warn-only run: warned %v, transitions %v; want a degrading warning and still a failure_rate trip", warned, reasonsWarn)
 	}
-	if len(reasonsEarly) == 0 || reasonsEarly[0] != breaker.ReasonLatencySlope {
+	if len(reasonsEarly) == 0 || reasonsEarly[0] != circuit.ReasonLatencySlope {
 		t.Fatalf("slope run: transitions %v, want a latency_slope trip", reasonsEarly)
 	}
 	if sentEarly >= sentErr || sentErr-sentEarly < 10 || sentErr < 20 {
@@ -140,13 +141,13 @@ func TestSlowStoreTripsOnSlowCallsOnly(t *testing.T) {
 	p := breaker.Standard()
 	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate, p.TimeoutMultiple = "slow", 10, 20*time.Millisecond, 0.8, 0
 	sent, st := run(p)
-	if st.State != breaker.Open || sent != 10 || st.Outcomes[breaker.Success.String()] != 10 {
+	if st.State != circuit.Open || sent != 10 || st.Outcomes[circuit.Success.String()] != 10 {
 		t.Fatalf("every page 40 ms, slow above 20 ms: %d sent, stats %+v; want a slow_calls trip after a full window of 10", sent, st)
 	}
 	off := p
 	off.SlowCall, off.SlowCallRate = 0, 0
 	sent, st = run(off)
-	if st.State != breaker.Closed || sent != 30 {
+	if st.State != circuit.Closed || sent != 30 {
 		t.Fatalf("without the rule: %d sent, state %s; want all 30 and closed", sent, st.State)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -21,7 +22,7 @@ func Example() {
 
 	refused := 0
 	b, err := breaker.New(breaker.Standard(),
-		breaker.Config{OnRefused: func(r *colly.Request, err *breaker.CircuitOpenError) { refused++ }})
+		breaker.Config{OnRefused: func(r *colly.Request, err *circuit.OpenError) { refused++ }})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -33,7 +34,7 @@ func Example() {
 	}
 	st := b.Stats()[0]
 	fmt.Println("sent:", store.Count(), "refused:", refused)
-	fmt.Println("state:", st.State, "successes:", st.Outcomes[breaker.Success.String()], "degraded:", st.Outcomes[breaker.Degraded.String()])
+	fmt.Println("state:", st.State, "successes:", st.Outcomes[circuit.Success.String()], "degraded:", st.Outcomes[circuit.Degraded.String()])
 	// Output:
 	// sent: 40 refused: 20
 	// state: open successes: 30 degraded: 10
@@ -46,9 +47,9 @@ func ExampleNew_logger() {
 	p := breaker.Standard()
 	p.Name, p.ConsecutiveFailures = "two-strikes", 2
 	b, _ := breaker.New(p, breaker.Config{Logger: log, Clock: clk})
-	for _, c := range []breaker.Class{breaker.Success, breaker.Degraded, breaker.Degraded} {
+	for _, c := range []circuit.Class{circuit.Success, circuit.Degraded, circuit.Degraded} {
 		t, _ := b.Allow("shop.example")
-		b.Record(t, breaker.Result{Class: c, Latency: 120 * time.Millisecond})
+		b.Record(t, circuit.Result{Class: c, Latency: 120 * time.Millisecond})
 	}
 	_, err := b.Allow("shop.example")
 	fmt.Println(err)

@@ -3,6 +3,7 @@ package breaker
 import (
 	"net/http"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
 )
 
@@ -29,12 +30,12 @@ type TimeoutError = deadline.TimeoutError
 // Helpers the external tests reach; unexported in the package, or kept
 // under internal/ for the rest of the module.
 var (
-	FailuresToTrip = failuresToTrip
+	FailuresToTrip = func(p Profile) int { return p.Settings().FailuresToTrip() }
 	IsDNSError     = isDNSError
 	HostOf         = hostOf
 )
 
 // NewCircuit returns an in-process circuit for domain, closed.
-func NewCircuit(domain string, p Profile) (Circuit, error) {
-	return MemoryStore{}.Circuit(domain, p.Settings())
+func NewCircuit(domain string, p Profile) (circuit.Circuit, error) {
+	return circuit.MemoryStore{}.Circuit(domain, p.Settings())
 }

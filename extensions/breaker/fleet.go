@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
 )
 
@@ -82,13 +83,13 @@ func (b *Breaker) fleetTripped(d *domain, at time.Time, clientSide bool) {
 		if !other.pin() {
 			continue // being compacted: idle, nothing to pause
 		}
-		t, err := other.circuit.HoldOpen(b.clock, at.Add(pause), ReasonFleetPause)
+		t, err := other.circuit.HoldOpen(b.clock, at.Add(pause), circuit.ReasonFleetPause)
 		if err == nil && t.From != t.To {
 			b.transitioned(other, t)
 		} else if err == nil {
 			// Already open: make sure the cached refusal lasts the pause.
 			if until := at.Add(pause); until.UnixNano() > other.openUntil() {
-				b.setOpen(other, &CircuitOpenError{Key: other.name, State: Open, RetryAt: until})
+				b.setOpen(other, &circuit.OpenError{Key: other.name, State: circuit.Open, RetryAt: until})
 			}
 		}
 		other.unpin()
@@ -101,7 +102,7 @@ func (b *Breaker) fleetTripped(d *domain, at time.Time, clientSide bool) {
 func (b *Breaker) fleetAlarm(now time.Time) {
 	for _, a := range b.fleet.Look(now, b.fleetTotals) {
 		what := "403s: a client, proxy or fingerprint problem"
-		if a.Class == Throttled {
+		if a.Class == circuit.Throttled {
 			what = "429s: the fleet is going too fast; slow down or spread out"
 		}
 		b.log.Warn().Str("event", a.Class.String()+"_fleet").Float64("share", round3(a.Share)).Int64("attempts", a.Attempts).

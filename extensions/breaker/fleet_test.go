@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
@@ -218,7 +219,7 @@ func TestFleetWideBlockedAlarm(t *testing.T) {
 		t.Fatal("403s raised the wrong alarm")
 	}
 	for _, s := range fleet.Stores {
-		if st := b.State(s.Host()); st != breaker.Closed {
+		if st := b.State(s.Host()); st != circuit.Closed {
 			t.Fatalf("%s is %s: 403s must never trip", s.Host(), st)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/recent"
 )
 
@@ -26,8 +27,8 @@ type goneSet struct {
 
 // settled records what an attempt of u came to: a 404 or 410 makes u
 // gone; any other answer (a cancelled attempt says nothing) makes it not.
-func (s *goneSet) settled(u string, class Class, cancelled bool) {
-	if class == Gone {
+func (s *goneSet) settled(u string, class circuit.Class, cancelled bool) {
+	if class == circuit.Gone {
 		s.add(u)
 	} else if !cancelled {
 		s.remove(u)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
@@ -13,8 +14,8 @@ import (
 // after it, and says why in its transition.
 func TestHoldOpenRefusesUntilThenProbes(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	var seen []breaker.Transition
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk, OnTransition: func(t breaker.Transition) { seen = append(seen, t) }})
+	var seen []circuit.Transition
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk, OnTransition: func(t circuit.Transition) { seen = append(seen, t) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,11 +23,11 @@ func TestHoldOpenRefusesUntilThenProbes(t *testing.T) {
 	if err := b.HoldOpen("Shop.example", until, "robots_unavailable"); err != nil {
 		t.Fatal(err)
 	}
-	var open *breaker.CircuitOpenError
+	var open *circuit.OpenError
 	if _, err := b.Allow("shop.example"); !errors.As(err, &open) || !open.RetryAt.Equal(until) {
 		t.Fatalf("Allow while held: %v, want a refusal until %v", err, until)
 	}
-	if len(seen) != 1 || seen[0].To != breaker.Open || seen[0].Reason != "robots_unavailable" {
+	if len(seen) != 1 || seen[0].To != circuit.Open || seen[0].Reason != "robots_unavailable" {
 		t.Fatalf("transitions %+v: want one to open, reason robots_unavailable", seen)
 	}
 	// Held again for less: never shorter.
@@ -40,8 +41,8 @@ func TestHoldOpenRefusesUntilThenProbes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Allow after the hold: %v, want a probe", err)
 	}
-	b.Record(tk, breaker.Result{Class: breaker.Success})
-	if s := b.State("shop.example"); s != breaker.HalfOpen {
+	b.Record(tk, circuit.Result{Class: circuit.Success})
+	if s := b.State("shop.example"); s != circuit.HalfOpen {
 		t.Errorf("after one probe of two: %v, want half-open", s)
 	}
 }

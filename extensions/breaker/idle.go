@@ -154,7 +154,7 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
 	}
-	d := &domain{name: host, profile: p, circuit: c, tracker: early.New(max(b.trackerSize, p.WindowSize), p.early()), need: failuresToTrip(p)}
+	d := &domain{name: host, profile: p, circuit: c, tracker: early.New(max(b.trackerSize, p.WindowSize), p.early()), need: p.Settings().FailuresToTrip()}
 	if fc, ok := c.(failureCounter); ok {
 		d.counter = fc
 	} else {
@@ -307,8 +307,8 @@ func (d *domain) quiet(mc *circuit.Memory, now time.Time) (r dormant, ok bool) {
 	}
 	if len(outs) > 0 {
 		r.tracked = uint32(len(outs))
-		r.rate = float32(1 - failureRate(outs))
-		r.median = int64(medianSuccessLatency(outs))
+		r.rate = float32(1 - circuit.FailureRate(outs))
+		r.median = int64(circuit.MedianLatency(outs))
 	}
 
 	pauses, pausedFor, still := d.pace.Quiet(now)
@@ -339,14 +339,14 @@ func (d *domain) revive(r *dormant, clk clock.Clock) {
 
 // dormantStats is a compacted domain as Stats shows it.
 func (b *Breaker) dormantStats(name string, r *dormant) DomainStats {
-	s := DomainStats{Domain: name, Profile: b.profileFor(name).Name, State: Closed, Trips: int(r.trips),
+	s := DomainStats{Domain: name, Profile: b.profileFor(name).Name, State: circuit.Closed, Trips: int(r.trips),
 		Outcomes: make(map[string]int64, numClasses), Refused: int64(r.refused),
 		Tracked: int(r.tracked), SuccessRate: float64(r.rate), MedianLatency: time.Duration(r.median),
 		Pace:    PaceStats{Limit: max(b.pacing.Parallelism, 0), Gap: max(b.pacing.MinGap, 0), Pauses: int(r.pauses), PausedFor: time.Duration(r.pausedFor)},
 		Timeout: time.Duration(r.timeout)}
 	for c := range numClasses {
 		if n := r.counts[c]; n > 0 {
-			s.Outcomes[Class(c).String()] = int64(n)
+			s.Outcomes[circuit.Class(c).String()] = int64(n)
 		}
 	}
 	return s

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
@@ -27,7 +28,7 @@ type transitionLog struct {
 	got []string
 }
 
-func (r *transitionLog) hook(t breaker.Transition) {
+func (r *transitionLog) hook(t circuit.Transition) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, fmt.Sprintf("%s %s→%s %s at %s retry %s trips %d", t.Key, t.From, t.To, t.Reason,
@@ -141,25 +142,25 @@ func compareCompaction(t *testing.T, p breaker.Profile, seed uint64) {
 
 // randomOutcome is mostly successes of a steady latency (now and then a
 // slow one), some failures, and the classes that are not counted.
-func randomOutcome(rnd *rand.Rand) breaker.Result {
+func randomOutcome(rnd *rand.Rand) circuit.Result {
 	lat := 40*time.Millisecond + time.Duration(rnd.IntN(20))*time.Millisecond
 	switch r := rnd.IntN(100); {
 	case r < 70:
-		return breaker.Result{Class: breaker.Success, Latency: lat}
+		return circuit.Result{Class: circuit.Success, Latency: lat}
 	case r < 72:
-		return breaker.Result{Class: breaker.Success, Latency: 6 * time.Second} // a slow call
+		return circuit.Result{Class: circuit.Success, Latency: 6 * time.Second} // a slow call
 	case r < 84:
-		return breaker.Result{Class: breaker.Degraded, Latency: lat}
+		return circuit.Result{Class: circuit.Degraded, Latency: lat}
 	case r < 88:
-		return breaker.Result{Class: breaker.Invalid, Latency: lat}
+		return circuit.Result{Class: circuit.Invalid, Latency: lat}
 	case r < 92:
-		return breaker.Result{Class: breaker.Throttled, Latency: lat}
+		return circuit.Result{Class: circuit.Throttled, Latency: lat}
 	case r < 95:
-		return breaker.Result{Class: breaker.Blocked, Latency: lat}
+		return circuit.Result{Class: circuit.Blocked, Latency: lat}
 	case r < 98:
-		return breaker.Result{Class: breaker.Gone, Latency: lat}
+		return circuit.Result{Class: circuit.Gone, Latency: lat}
 	}
-	return breaker.Result{Class: breaker.Excluded, Latency: lat}
+	return circuit.Result{Class: circuit.Excluded, Latency: lat}
 }
 
 // memTransport answers every request from memory with a small page: many
@@ -212,8 +213,8 @@ func TestIdleDomainsCompactAndComeBackWhole(t *testing.T) {
 		t.Fatalf("Stats lists %d domains, want %d", len(stats), n)
 	}
 	for _, s := range stats {
-		if s.Outcomes[breaker.Success.String()] != 3 || s.State != breaker.Closed {
-			t.Fatalf("%s: %d successes, %s; want 3, closed", s.Domain, s.Outcomes[breaker.Success.String()], s.State)
+		if s.Outcomes[circuit.Success.String()] != 3 || s.State != circuit.Closed {
+			t.Fatalf("%s: %d successes, %s; want 3, closed", s.Domain, s.Outcomes[circuit.Success.String()], s.State)
 		}
 	}
 }
@@ -239,7 +240,7 @@ func TestNoOutcomeIsLostToACompaction(t *testing.T) {
 					t.Errorf("Allow: %v", err)
 					return
 				}
-				b.Record(tk, breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond})
+				b.Record(tk, circuit.Result{Class: circuit.Success, Latency: 40 * time.Millisecond})
 				recorded[w]++
 			}
 		})
@@ -251,7 +252,7 @@ func TestNoOutcomeIsLostToACompaction(t *testing.T) {
 		want += n
 	}
 	for _, s := range b.Stats() {
-		got += s.Outcomes[breaker.Success.String()]
+		got += s.Outcomes[circuit.Success.String()]
 	}
 	if got != want {
 		t.Fatalf("Stats count %d successes, %d were recorded: %d lost to compactions", got, want, want-got)

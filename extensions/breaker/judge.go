@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/gocolly/colly/v2"
 )
@@ -51,13 +52,13 @@ func (b *Breaker) Judge() outcome.Evidence {
 	// Not from Stats: a broad crawl's million domains need no map each.
 	b.domains.Range(func(_, v any) bool {
 		d := v.(*domain)
-		success += d.counts[Success].Load()
-		if s, err := d.circuit.Snapshot(b.clock); err == nil && s.State != Closed {
+		success += d.counts[circuit.Success].Load()
+		if s, err := d.circuit.Snapshot(b.clock); err == nil && s.State != circuit.Closed {
 			open = append(open, d.name)
 		}
 		return true
 	})
-	success += b.dormantTotals().counts[Success] // compacted domains are closed
+	success += b.dormantTotals().counts[circuit.Success] // compacted domains are closed
 	sort.Strings(open)
 	if len(open) > 0 {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Tripped, Kind: "circuit_open",
@@ -123,9 +124,9 @@ func causeOf(reason string) string {
 	case strings.HasPrefix(reason, "failed: "):
 		class, _, _ := strings.Cut(strings.TrimPrefix(reason, "failed: "), " ")
 		switch class {
-		case Invalid.String():
+		case circuit.Invalid.String():
 			return "failed as invalid pages (a 2xx the validator rejected)"
-		case Degraded.String():
+		case circuit.Degraded.String():
 			return "failed as degraded (5xx, timeouts, cut bodies)"
 		}
 		return "failed as " + class

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -42,7 +43,7 @@ type Validator interface {
 type Config struct {
 	// Store is where circuits live. Default MemoryStore; storage/redis
 	// shares them between workers.
-	Store Store
+	Store circuit.Store
 	// Clock is the time source (tests use clock.Fake). Default
 	// clock.System.
 	Clock clock.Clock
@@ -132,11 +133,11 @@ type Config struct {
 
 	// OnTransition is called after every state change of any domain's
 	// circuit.
-	OnTransition func(Transition)
+	OnTransition func(circuit.Transition)
 	// OnRefused is called for every request the breaker refused, with the
 	// refusal. The request never reached the network; the hook is where a
 	// checkpoint parks it so it is not lost.
-	OnRefused func(r *colly.Request, err *CircuitOpenError)
+	OnRefused func(r *colly.Request, err *circuit.OpenError)
 	// OnAttempt is called once for every attempt that left, with its
 	// classified result (after validation). Refused requests go to
 	// OnRefused instead.

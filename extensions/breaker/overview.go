@@ -65,9 +65,9 @@ func (b *Breaker) Overview(k int) Overview {
 		o.Pauses += int64(ps.Pauses)
 		severity := 0
 		switch {
-		case snap.State == Open:
+		case snap.State == circuit.Open:
 			severity = 5
-		case snap.State == HalfOpen:
+		case snap.State == circuit.HalfOpen:
 			severity = 4
 		case !ps.HaltUntil.IsZero():
 			severity = 3
@@ -94,7 +94,7 @@ func (b *Breaker) Overview(k int) Overview {
 	dt := b.dormantTotals()
 	o.Domains += dt.domains
 	o.Compacted = dt.domains
-	o.States[Closed] += dt.domains
+	o.States[circuit.Closed] += dt.domains
 	for c := range numClasses {
 		tot[c] += dt.counts[c]
 	}
@@ -102,7 +102,7 @@ func (b *Breaker) Overview(k int) Overview {
 	o.Trips += dt.trips
 	o.Pauses += dt.pauses
 	for c := range numClasses {
-		o.Outcomes[Class(c).String()] = tot[c]
+		o.Outcomes[circuit.Class(c).String()] = tot[c]
 	}
 	for _, r := range top {
 		o.Top = append(o.Top, b.statsOf(r.d, now))
@@ -117,13 +117,13 @@ func (b *Breaker) statsOf(d *domain, now time.Time) DomainStats {
 		Refused: d.refused.Load(), Pace: PaceStats(d.pace.Stats(now)), Timeout: time.Duration(d.timeout.Load())}
 	if snap, err := d.circuit.Snapshot(b.clock); err == nil {
 		s.State, s.Trips = snap.State, snap.Trips
-		if snap.State == Open {
+		if snap.State == circuit.Open {
 			s.RetryAt = snap.RetryAt
 		}
 	}
 	for c := range numClasses {
 		if n := d.counts[c].Load(); n > 0 {
-			s.Outcomes[Class(c).String()] = n
+			s.Outcomes[circuit.Class(c).String()] = n
 		}
 	}
 	s.Tracked, s.SuccessRate, s.MedianLatency = d.tracker.Stats()

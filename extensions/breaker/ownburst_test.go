@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -91,7 +92,7 @@ func ownBurst(t *testing.T, compact bool) {
 	collected, warned, reasons, b := burstRun(t, store, p, warm, products, compact)
 	st := b.Stats()
 	t.Logf("collected %d of %d; store received %d; degrading warned %v; transitions %v; stats %+v", collected, products, store.Count(), warned, reasons, st)
-	if len(reasons) != 0 || b.State(store.Host()) != breaker.Closed {
+	if len(reasons) != 0 || b.State(store.Host()) != circuit.Closed {
 		t.Errorf("transitions %v, state %s: the client's own burst opened a healthy store's circuit", reasons, b.State(store.Host()))
 	}
 	if warned {
@@ -126,7 +127,7 @@ func TestSlopeStillTripsOnASlowdownAtTheBaselinesConcurrency(t *testing.T) {
 	c.Wait()
 	reasons := tr.reasons()
 	t.Logf("store received %d, %d of them after its first error; warned %v; transitions %v", store.Count(), store.SentAfterFailing(), warned.Load(), reasons)
-	if !warned.Load() || len(reasons) == 0 || reasons[0] != breaker.ReasonLatencySlope {
+	if !warned.Load() || len(reasons) == 0 || reasons[0] != circuit.ReasonLatencySlope {
 		t.Fatalf("warned %v, transitions %v: want a degrading warning and a latency_slope trip", warned.Load(), reasons)
 	}
 	if n := store.SentAfterFailing(); n != 0 {

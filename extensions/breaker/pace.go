@@ -3,7 +3,6 @@ package breaker
 import (
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/rs/zerolog"
 )
 
@@ -54,8 +53,8 @@ type Pacing struct {
 
 // Defaults for the Pacing fields whose zero value stands for a default.
 const (
-	DefaultMaxGap          = pace.DefaultMaxGap
-	DefaultThrottleHorizon = pace.DefaultThrottleHorizon
+	DefaultMaxGap          = time.Minute
+	DefaultThrottleHorizon = 5 * time.Minute
 )
 
 // PaceStats is a domain's pace at one moment.

@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 )
@@ -100,7 +102,7 @@ func TestRateLimitedSiteIsPacedNotTripped(t *testing.T) {
 	if float64(throttled) > 0.10*float64(sent) {
 		t.Fatalf("%d of %d requests answered 429, want at most 10%%", throttled, sent)
 	}
-	if s := b.State(store.Host()); s != breaker.Closed {
+	if s := b.State(store.Host()); s != circuit.Closed {
 		t.Fatalf("state %s: throttling must never trip", s)
 	}
 }
@@ -119,7 +121,7 @@ func TestServiceUnavailableWithRetryAfterIsThrottling(t *testing.T) {
 	}
 	close(stop)
 	st := b.Stats()[0]
-	if st.State != breaker.Closed || st.Outcomes[breaker.Degraded.String()] != 0 || st.Outcomes[breaker.Throttled.String()] == 0 || st.Outcomes[breaker.Success.String()] != 30 {
+	if st.State != circuit.Closed || st.Outcomes[circuit.Degraded.String()] != 0 || st.Outcomes[circuit.Throttled.String()] == 0 || st.Outcomes[circuit.Success.String()] != 30 {
 		t.Fatalf("stats %+v: a 503 with Retry-After must pace the domain (throttled), not trip it", st)
 	}
 }
@@ -136,7 +138,7 @@ func TestServiceUnavailableWithoutRetryAfterTrips(t *testing.T) {
 	c.Wait()
 	st := b.Stats()[0]
 	t.Logf("503 rate limiter without Retry-After: %d requests sent, %d answered 503, state %s", store.Count(), store.CountMode(testserver.RateLimit), st.State)
-	if st.State != breaker.Open || st.Outcomes[breaker.Degraded.String()] < 10 {
+	if st.State != circuit.Open || st.Outcomes[circuit.Degraded.String()] < 10 {
 		t.Fatalf("stats %+v: 503s without Retry-After are degradation; the standard breaker trips", st)
 	}
 	if store.Count() > 20+1 {
@@ -151,5 +153,11 @@ func TestPacingOutOfRangeIsRejectedByNew(t *testing.T) {
 		} else if !strings.Contains(err.Error(), "breaker: ") || !strings.Contains(err.Error(), "Pacing") {
 			t.Errorf("Pacing %+v: error %q does not name the breaker's Pacing", p, err)
 		}
+	}
+}
+
+func TestPacingDefaultsAreThePacesOwn(t *testing.T) {
+	if breaker.DefaultMaxGap != pace.DefaultMaxGap || breaker.DefaultThrottleHorizon != pace.DefaultThrottleHorizon {
+		t.Fatalf("breaker's defaults %v, %v; the pace's %v, %v", breaker.DefaultMaxGap, breaker.DefaultThrottleHorizon, pace.DefaultMaxGap, pace.DefaultThrottleHorizon)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
@@ -27,10 +28,10 @@ func TestCachedRefusalOnTheSystemClock(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Allow before the trip: %v", err)
 		}
-		b.Record(tk, breaker.Result{Class: breaker.Degraded, Latency: time.Millisecond})
+		b.Record(tk, circuit.Result{Class: circuit.Degraded, Latency: time.Millisecond})
 		_, err = b.Allow(host)
-		var open *breaker.CircuitOpenError
-		if !errors.As(err, &open) || open.State != breaker.Open {
+		var open *circuit.OpenError
+		if !errors.As(err, &open) || open.State != circuit.Open {
 			t.Fatalf("Allow right after the trip: %v, want a refusal from an open circuit", err)
 		}
 		return open.RetryAt
@@ -64,15 +65,15 @@ func TestCachedRefusalOnTheSystemClock(t *testing.T) {
 		t.Fatal("no refusal before RetryAt")
 	}
 	// The probe fails: open again, with a new RetryAt, cached afresh.
-	b.Record(probe, breaker.Result{Class: breaker.Degraded, Latency: time.Millisecond})
+	b.Record(probe, circuit.Result{Class: circuit.Degraded, Latency: time.Millisecond})
 	_, err := b.Allow(host)
-	var open *breaker.CircuitOpenError
+	var open *circuit.OpenError
 	if !errors.As(err, &open) || !open.RetryAt.After(first) {
 		t.Fatalf("after the failed probe: %v, want a refusal until after %v", err, first)
 	}
 	probe, _ = waitTicket(open.RetryAt)
-	b.Record(probe, breaker.Result{Class: breaker.Success, Latency: time.Millisecond})
-	if s := b.State(host); s != breaker.Closed {
+	b.Record(probe, circuit.Result{Class: circuit.Success, Latency: time.Millisecond})
+	if s := b.State(host); s != circuit.Closed {
 		t.Fatalf("state %s after the passing probe, want closed", s)
 	}
 	if _, err := b.Allow(host); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -21,7 +22,7 @@ func TestGivenUpThrottledURLIsNotDroppedSilentlyWhenAskedAgain(t *testing.T) {
 	store := startStore(t, testserver.Config{Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second}})
 	var reported atomic.Int64
 	b := newBreaker(t, breaker.Standard(), breaker.WithThrottleRetries(1),
-		breaker.Config{OnAttempt: func(observe.Attempt) { reported.Add(1) }, OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { reported.Add(1) }})
+		breaker.Config{OnAttempt: func(observe.Attempt) { reported.Add(1) }, OnRefused: func(*colly.Request, *circuit.OpenError) { reported.Add(1) }})
 	c := colly.NewCollector()
 	c.AllowURLRevisit = true
 	c.SetRequestTimeout(5 * time.Second)

@@ -16,7 +16,7 @@ import (
 // in the circuit's fields (Domain to ProbesInFlight).
 type DomainSnapshot struct {
 	Domain         string
-	State          State
+	State          circuit.State
 	RetryAt        time.Time // when an open circuit may be probed
 	Trips          int       // how many times it has opened
 	WindowLen      int       // outcomes held in the window
@@ -54,7 +54,7 @@ func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot {
 			return true
 		})
 		b.rangeDormant(func(name string, r *dormant) {
-			out = append(out, DomainSnapshot{Domain: name, State: Closed, Trips: int(r.trips)})
+			out = append(out, DomainSnapshot{Domain: name, State: circuit.Closed, Trips: int(r.trips)})
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
@@ -67,7 +67,7 @@ func (b *Breaker) snapshot(host string) (DomainSnapshot, bool) {
 	v, ok := b.domains.Load(hostOf(host))
 	if !ok {
 		if r, ok := b.dormantOf(hostOf(host)); ok {
-			return DomainSnapshot{Domain: hostOf(host), State: Closed, Trips: int(r.trips)}, true
+			return DomainSnapshot{Domain: hostOf(host), State: circuit.Closed, Trips: int(r.trips)}, true
 		}
 		return DomainSnapshot{}, false
 	}
@@ -119,9 +119,9 @@ func (b *Breaker) Restore(s DomainSnapshot) error {
 		d.pace.HaltUntil(s.HaltUntil)
 	}
 	switch {
-	case s.State != Closed && s.RetryAt.After(now):
+	case s.State != circuit.Closed && s.RetryAt.After(now):
 		return b.restoreOpen(d, s.RetryAt, s.Trips)
-	case s.State != Closed:
+	case s.State != circuit.Closed:
 		return b.restoreWindow(d, -1, -1)
 	default:
 		return b.restoreWindow(d, s.WindowLen, s.WindowFailures)
@@ -145,11 +145,11 @@ func (b *Breaker) restoreOpen(d *domain, retryAt time.Time, trips int) error {
 // failures, back into d's closed circuit (see Restore). A negative
 // failures is the probation: a full window one failure short of a trip.
 func (b *Breaker) restoreWindow(d *domain, outcomes, failures int) error {
-	if s, err := d.circuit.Snapshot(b.clock); err != nil || s.State != Closed {
+	if s, err := d.circuit.Snapshot(b.clock); err != nil || s.State != circuit.Closed {
 		return err
 	}
 	p := d.profile
-	most := failuresToTrip(p) - 1
+	most := p.Settings().FailuresToTrip() - 1
 	if p.ConsecutiveFailures > 0 {
 		most = min(most, p.ConsecutiveFailures-1)
 	}
@@ -159,9 +159,9 @@ func (b *Breaker) restoreWindow(d *domain, outcomes, failures int) error {
 	failures = max(min(failures, most), 0)
 	outcomes = max(min(outcomes, p.WindowSize), failures)
 	for i := range outcomes {
-		o := Result{Class: Success}
+		o := circuit.Result{Class: circuit.Success}
 		if i >= outcomes-failures {
-			o.Class = Degraded
+			o.Class = circuit.Degraded
 		}
 		tk, _, err := d.circuit.Allow(b.clock)
 		if err != nil {

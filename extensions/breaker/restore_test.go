@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
@@ -25,9 +26,9 @@ func snapshotOf(t *testing.T, b *breaker.Breaker, host string) breaker.DomainSna
 // < 0 is a circuit saved open whose cooldown has ended (probation).
 func window(host string, outcomes, failures int) breaker.DomainSnapshot {
 	if outcomes < 0 {
-		return breaker.DomainSnapshot{Domain: host, State: breaker.Open, RetryAt: time.Now().Add(-time.Minute)}
+		return breaker.DomainSnapshot{Domain: host, State: circuit.Open, RetryAt: time.Now().Add(-time.Minute)}
 	}
-	return breaker.DomainSnapshot{Domain: host, State: breaker.Closed, WindowLen: outcomes, WindowFailures: failures}
+	return breaker.DomainSnapshot{Domain: host, State: circuit.Closed, WindowLen: outcomes, WindowFailures: failures}
 }
 
 // A restored window holds the saved failures latest, one short of a trip
@@ -58,7 +59,7 @@ func TestRestorePutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := snapshotOf(t, b, "a.example")
-			if s.State != breaker.Closed || s.WindowLen != tc.wantLen || s.WindowFailures != tc.wantFailing {
+			if s.State != circuit.Closed || s.WindowLen != tc.wantLen || s.WindowFailures != tc.wantFailing {
 				t.Fatalf("restored %v with %d outcomes, %d failures; want closed, %d, %d", s.State, s.WindowLen, s.WindowFailures, tc.wantLen, tc.wantFailing)
 			}
 			if st := b.Stats()[0]; len(st.Outcomes) != 0 || st.Trips != 0 {
@@ -71,8 +72,8 @@ func TestRestorePutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.Record(tk, breaker.Result{Class: breaker.Degraded})
-			if got := b.State("a.example"); got != breaker.Open {
+			b.Record(tk, circuit.Result{Class: circuit.Degraded})
+			if got := b.State("a.example"); got != circuit.Open {
 				t.Errorf("after one more failure: %v, want open", got)
 			}
 		})
@@ -85,13 +86,13 @@ func TestRestoredWindowLeavesAnOpenCircuitAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Restore(breaker.DomainSnapshot{Domain: "a.example", State: breaker.Open, RetryAt: time.Now().Add(time.Minute), Trips: 2}); err != nil {
+	if err := b.Restore(breaker.DomainSnapshot{Domain: "a.example", State: circuit.Open, RetryAt: time.Now().Add(time.Minute), Trips: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Restore(window("a.example", 20, 5)); err != nil {
 		t.Fatal(err)
 	}
-	if s := snapshotOf(t, b, "a.example"); s.State != breaker.Open || s.WindowLen != 0 || s.Trips != 2 {
+	if s := snapshotOf(t, b, "a.example"); s.State != circuit.Open || s.WindowLen != 0 || s.Trips != 2 {
 		t.Errorf("snapshot %+v: want open as restored, window empty, 2 trips", s)
 	}
 }

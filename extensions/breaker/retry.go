@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -19,7 +20,7 @@ func shouldRetry(r *colly.Response, err error) bool {
 			return false
 		}
 	}
-	return Classify(status, err) == Degraded
+	return Classify(status, err) == circuit.Degraded
 }
 
 // RetryOnError returns an OnError callback that sends a request again, up

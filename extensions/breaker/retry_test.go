@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -14,7 +15,7 @@ func TestRetryOnErrorRetriesOnlyDegradedAttempts(t *testing.T) {
 	resp := func(status int, h http.Header) *colly.Response {
 		return &colly.Response{StatusCode: status, Headers: &h}
 	}
-	open := &breaker.CircuitOpenError{Key: "shop.test"}
+	open := &circuit.OpenError{Key: "shop.test"}
 	for _, tc := range []struct {
 		name string
 		r    *colly.Response

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/window"
 )
@@ -51,15 +52,17 @@ func (d *domain) windowFailures() int {
 // their own failures cheaply.
 type localFailures struct {
 	mu  sync.Mutex
-	win window.Window[Result]
+	win window.Window[circuit.Result]
 	n   atomic.Int32
 }
 
-func newLocalFailures(size int) *localFailures { return &localFailures{win: window.New(size, failed)} }
+func newLocalFailures(size int) *localFailures {
+	return &localFailures{win: window.New(size, func(r circuit.Result) bool { return r.Class.Failure() })}
+}
 
 func (l *localFailures) failures() int { return int(l.n.Load()) }
 
-func (l *localFailures) add(o Result) {
+func (l *localFailures) add(o circuit.Result) {
 	if !o.Class.Counted() {
 		return
 	}

@@ -16,17 +16,17 @@ import (
 // an outcome recorded, held open on purpose.
 type slowStore struct{ delay time.Duration }
 
-func (s slowStore) Circuit(domain string, p circuit.Settings) (breaker.Circuit, error) {
-	c, err := breaker.MemoryStore{}.Circuit(domain, p)
+func (s slowStore) Circuit(domain string, p circuit.Settings) (circuit.Circuit, error) {
+	c, err := circuit.MemoryStore{}.Circuit(domain, p)
 	return slowCircuit{c, s.delay}, err
 }
 
 type slowCircuit struct {
-	breaker.Circuit
+	circuit.Circuit
 	delay time.Duration
 }
 
-func (c slowCircuit) Record(clk clock.Clock, p circuit.Ticket, o breaker.Result) (breaker.Transition, error) {
+func (c slowCircuit) Record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (circuit.Transition, error) {
 	time.Sleep(c.delay)
 	return c.Circuit.Record(clk, p, o)
 }

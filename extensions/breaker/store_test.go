@@ -24,23 +24,23 @@ type downCircuit struct{}
 
 var errDownClosed = fmt.Errorf("store unreachable, failing closed: %w", breaker.ErrOpen)
 
-func (downStore) Circuit(string, circuit.Settings) (breaker.Circuit, error) {
+func (downStore) Circuit(string, circuit.Settings) (circuit.Circuit, error) {
 	return downCircuit{}, nil
 }
-func (downCircuit) Allow(clock.Clock) (circuit.Ticket, breaker.Transition, error) {
-	return circuit.Ticket{}, breaker.Transition{}, errDownClosed
+func (downCircuit) Allow(clock.Clock) (circuit.Ticket, circuit.Transition, error) {
+	return circuit.Ticket{}, circuit.Transition{}, errDownClosed
 }
-func (downCircuit) Record(clock.Clock, circuit.Ticket, breaker.Result) (breaker.Transition, error) {
-	return breaker.Transition{}, nil
+func (downCircuit) Record(clock.Clock, circuit.Ticket, circuit.Result) (circuit.Transition, error) {
+	return circuit.Transition{}, nil
 }
 func (downCircuit) Snapshot(clock.Clock) (circuit.Snapshot, error) {
 	return circuit.Snapshot{}, nil
 }
-func (downCircuit) HoldOpen(clock.Clock, time.Time, string) (breaker.Transition, error) {
-	return breaker.Transition{}, errDownClosed
+func (downCircuit) HoldOpen(clock.Clock, time.Time, string) (circuit.Transition, error) {
+	return circuit.Transition{}, errDownClosed
 }
-func (downCircuit) RestoreOpen(clock.Clock, time.Time, int) (breaker.Transition, error) {
-	return breaker.Transition{}, errDownClosed
+func (downCircuit) RestoreOpen(clock.Clock, time.Time, int) (circuit.Transition, error) {
+	return circuit.Transition{}, errDownClosed
 }
 
 func TestAStoreFailingClosedParksRequestsQuietly(t *testing.T) {

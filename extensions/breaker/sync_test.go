@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -47,7 +48,7 @@ func TestSynchronousLatencyIsTheRequestsOwn(t *testing.T) {
 	b.Register(c)
 	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
 	c.Visit(store.URL() + "/")
-	if st := b.State(store.Host()); st != breaker.Closed || ref.len() != 0 {
+	if st := b.State(store.Host()); st != circuit.Closed || ref.len() != 0 {
 		t.Fatalf("a healthy store crawled synchronously: circuit %s, %d refused; want closed, none", st, ref.len())
 	}
 	for _, s := range b.Stats() {

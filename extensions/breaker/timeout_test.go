@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -40,7 +41,7 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 	if st.Timeout < 150*time.Millisecond || st.Timeout > time.Second {
 		t.Fatalf("adaptive timeout %v, want the 150ms floor, or a little above it on a loaded machine", st.Timeout)
 	}
-	if st.State != breaker.Open || st.Outcomes[breaker.Degraded.String()] != 3 || store.Count() != 33 {
+	if st.State != circuit.Open || st.Outcomes[circuit.Degraded.String()] != 3 || store.Count() != 33 {
 		t.Fatalf("stats %+v, %d requests: want three cut requests (degraded) tripping the circuit after 33", st, store.Count())
 	}
 	var cut int
@@ -135,7 +136,7 @@ func TestCrawlEndCutsARequestOnATimedDomain(t *testing.T) {
 	}
 	last := all[healthy]
 	var te *breaker.TimeoutError
-	if !last.Cancelled || last.Result.Class != breaker.Excluded || errors.As(last.Err, &te) || !errors.Is(last.Err, context.Canceled) {
+	if !last.Cancelled || last.Result.Class != circuit.Excluded || errors.As(last.Err, &te) || !errors.Is(last.Err, context.Canceled) {
 		t.Fatalf("last attempt %+v: want cancelled by the crawl (excluded, context.Canceled), not a timeout", last)
 	}
 }
@@ -164,7 +165,7 @@ func TestClientTimeoutBelowTheAdaptiveOneStillCuts(t *testing.T) {
 		t.Fatalf("error %v: want the client's own timeout", err)
 	}
 	all := attempts()
-	if last := all[len(all)-1]; last.Result.Class != breaker.Degraded || last.Cancelled {
+	if last := all[len(all)-1]; last.Result.Class != circuit.Degraded || last.Cancelled {
 		t.Fatalf("last attempt %+v: a client timeout counts against the site", last)
 	}
 }
@@ -208,7 +209,7 @@ func TestAdaptiveTimeoutCutsABodyThatStalls(t *testing.T) {
 	var te *breaker.TimeoutError
 	// The 200 ms floor, or a little above it if a loaded machine
 	// stretched the healthy answers.
-	if err == nil || !errors.As(last.Err, &te) || te.After < 200*time.Millisecond || te.After > time.Second || last.Result.Class != breaker.Degraded {
+	if err == nil || !errors.As(last.Err, &te) || te.After < 200*time.Millisecond || te.After > time.Second || last.Result.Class != circuit.Degraded {
 		t.Fatalf("error %v, attempt %+v: want the body cut by the adaptive timeout (*TimeoutError after 200ms, degraded)", err, last)
 	}
 }

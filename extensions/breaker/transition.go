@@ -3,11 +3,12 @@ package breaker
 import (
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/rs/zerolog"
 )
 
 // transitionLog is a Transition as the breaker logs it.
-type transitionLog Transition
+type transitionLog circuit.Transition
 
 // MarshalZerologObject writes t as one structured log event's fields.
 func (t transitionLog) MarshalZerologObject(e *zerolog.Event) {
@@ -19,7 +20,7 @@ func (t transitionLog) MarshalZerologObject(e *zerolog.Event) {
 		Float64("median_latency_ms", ms(t.MedianLatency)).
 		Int("window_n", len(t.Window)).
 		Int("trips", t.Trips)
-	if t.To == Open {
+	if t.To == circuit.Open {
 		e.Time("retry_at", t.RetryAt)
 	}
 	arr := zerolog.Arr()

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/internal/http2"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
@@ -104,7 +105,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if a.bare {
 		// What Colly's response-header hook records for a gated request.
 		a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
-		if class := Classify(a.status, nil); class != Success {
+		if class := Classify(a.status, nil); class != circuit.Success {
 			t.b.settleBare(a, t.b.throttleClass(class, a.status, a.retryAfter), nil)
 		} else if t.b.validator != nil && a.status < 300 {
 			a.bareHeader = resp.Header // kept with the body for the validator

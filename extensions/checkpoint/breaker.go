@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -87,12 +88,12 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 		}
 	}
 	for _, s := range saved {
-		snap := breaker.DomainSnapshot{Domain: s.Domain, State: breaker.Closed, Trips: s.Trips,
+		snap := breaker.DomainSnapshot{Domain: s.Domain, State: circuit.Closed, Trips: s.Trips,
 			WindowLen: s.Window, WindowFailures: s.Failures, HaltUntil: s.HaltUntil}
 		ev := cp.log.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
 		switch {
 		case s.Open():
-			snap.State, snap.RetryAt, snap.WindowLen, snap.WindowFailures = breaker.Open, s.RetryAt, 0, 0
+			snap.State, snap.RetryAt, snap.WindowLen, snap.WindowFailures = circuit.Open, s.RetryAt, 0, 0
 			how := "open"
 			if !s.RetryAt.After(now) {
 				how = "probation"
@@ -113,14 +114,14 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 // onTransition saves a circuit that opened, and forgets one that closed.
 // A circuit that opened (a trip, a failed probe) parks the domain's URLs
 // that died of failures since its last success (outage.go).
-func (cp *Checkpoint) onTransition(t breaker.Transition) {
+func (cp *Checkpoint) onTransition(t circuit.Transition) {
 	cp.mu.Lock()
 	defer cp.unlock()
 	switch t.To {
-	case breaker.Open:
+	case circuit.Open:
 		cp.reviveLocked(t.Key, t.RetryAt)
 		cp.saved[t.Key] = BreakerState{Domain: t.Key, RetryAt: t.RetryAt.UTC(), Trips: t.Trips}
-	case breaker.Closed:
+	case circuit.Closed:
 		if _, ok := cp.saved[t.Key]; !ok {
 			return
 		}
@@ -151,14 +152,14 @@ func (cp *Checkpoint) keepLocked(s breaker.DomainSnapshot) {
 		halt = s.HaltUntil.UTC()
 	}
 	switch {
-	case s.State == breaker.Open:
+	case s.State == circuit.Open:
 		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, RetryAt: s.RetryAt.UTC(), Trips: s.Trips, HaltUntil: halt}
-	case s.State == breaker.Closed && (s.WindowFailures > 0 || s.Unanswered > 0 || !halt.IsZero()):
+	case s.State == circuit.Closed && (s.WindowFailures > 0 || s.Unanswered > 0 || !halt.IsZero()):
 		// A request the crawl's own end cut off may have been a failure:
 		// counted as one, as a request in flight at a kill is.
 		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, Trips: s.Trips, Window: s.WindowLen + s.Unanswered,
 			Failures: s.WindowFailures + s.Unanswered, HaltUntil: halt}
-	case s.State == breaker.Closed:
+	case s.State == circuit.Closed:
 		delete(cp.saved, s.Domain)
 	}
 }
@@ -171,7 +172,7 @@ func (cp *Checkpoint) saveDomainLocked(domain string) {
 	if cp.b == nil {
 		return
 	}
-	if ss := cp.b.Snapshots(domain); len(ss) == 1 && ss[0].State == breaker.Closed {
+	if ss := cp.b.Snapshots(domain); len(ss) == 1 && ss[0].State == circuit.Closed {
 		cp.keepLocked(ss[0])
 		cp.writeBreakersLocked()
 		// Durable now, not at the next batch: failures are few, and each
@@ -189,7 +190,7 @@ func (cp *Checkpoint) writeBreakersLocked() {
 }
 
 // onRefused parks a request the breaker refused.
-func (cp *Checkpoint) onRefused(r *colly.Request, err *breaker.CircuitOpenError) {
+func (cp *Checkpoint) onRefused(r *colly.Request, err *circuit.OpenError) {
 	cp.mu.Lock()
 	defer cp.unlock()
 	e := cp.entryLocked(r)
@@ -264,7 +265,7 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	case ev == evFailed && e.rec.State == storage.Dead && was != storage.Dead:
 		cp.rememberDeadLocked(a.Domain, e.rec.ID)
 	}
-	if a.Result.Class.Failure() || a.Result.Class == breaker.Throttled {
+	if a.Result.Class.Failure() || a.Result.Class == circuit.Throttled {
 		cp.saveDomainLocked(a.Domain) // the window, or the Retry-After pause
 	}
 }
@@ -272,8 +273,8 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 // eventOf maps a classified attempt to the checkpoint's event. The reason
 // (a record's LastError) starts with the class: "degraded: HTTP 503: …",
 // "gone: HTTP 404", so that a dead URL says what it died of (dead.go).
-func eventOf(class breaker.Class, status int, err error, retrying, gaveUp bool) (event, string, time.Time) {
-	if class == breaker.Success {
+func eventOf(class circuit.Class, status int, err error, retrying, gaveUp bool) (event, string, time.Time) {
+	if class == circuit.Success {
 		return evSucceeded, "", time.Time{} // no reason to build: most pages
 	}
 	reason := ""
@@ -287,15 +288,15 @@ func eventOf(class breaker.Class, status int, err error, retrying, gaveUp bool) 
 	}
 	reason = class.String() + ": " + reason
 	switch class {
-	case breaker.Gone:
+	case circuit.Gone:
 		return evGone, reason, time.Time{}
-	case breaker.Throttled:
+	case circuit.Throttled:
 		if retrying && !gaveUp {
 			return evThrottled, reason, time.Time{}
 		}
 		return evThrottledGaveUp, reason, time.Time{}
-	case breaker.Excluded:
-		var open *breaker.CircuitOpenError
+	case circuit.Excluded:
+		var open *circuit.OpenError
 		var visited *colly.AlreadyVisitedError
 		switch {
 		case errors.As(err, &open):

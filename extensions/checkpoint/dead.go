@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -23,7 +23,7 @@ const deadSamples = 3
 // in a record's LastError.
 var classes = func() map[string]bool {
 	m := map[string]bool{}
-	for c := breaker.Success; c <= breaker.Excluded; c++ {
+	for c := circuit.Success; c <= circuit.Excluded; c++ {
 		m[c.String()] = true
 	}
 	return m

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
@@ -100,14 +101,14 @@ func TestResumeIntoAFailingSiteTripsAsAnUninterruptedRunWould(t *testing.T) {
 
 	o, b := historyRun(t, path, clk, store, p, 4)
 	first := failingHits(store)
-	if o.State != outcome.Tripped || b.State(store.Host()) != breaker.Closed || first < 4 || first >= need {
+	if o.State != outcome.Tripped || b.State(store.Host()) != circuit.Closed || first < 4 || first >= need {
 		t.Fatalf("first run: %v (%s), circuit %v, %d failing requests; want tripped (stopped), closed, 4 to %d",
 			o.State, o.Reason, b.State(store.Host()), first, need-1)
 	}
 
 	o, b = historyRun(t, path, clk, store, p, 0)
 	sent := failingHits(store)
-	if b.State(store.Host()) != breaker.Open || o.State != outcome.Tripped {
+	if b.State(store.Host()) != circuit.Open || o.State != outcome.Tripped {
 		t.Fatalf("resumed into the failing store: circuit %v, %v (%s); want open, tripped", b.State(store.Host()), o.State, o.Reason)
 	}
 	if sent > need+p-1 {
@@ -120,7 +121,7 @@ func TestResumeIntoAFailingSiteTripsAsAnUninterruptedRunWould(t *testing.T) {
 	t.Logf("failing requests: %d before the restart, %d more before the trip (bound %d in all), %d after the cooldown (bound %d)",
 		first, sent-first, need+p-1, failingHits(store)-sent, p)
 	// Tripped, or an error if a URL has spent its third attempt.
-	if got := failingHits(store) - sent; got > p || b.State(store.Host()) != breaker.Open || o.State < outcome.Tripped {
+	if got := failingHits(store) - sent; got > p || b.State(store.Host()) != circuit.Open || o.State < outcome.Tripped {
 		t.Errorf("resumed after the cooldown into the failing store: %d requests, circuit %v, %v; want at most %d (a probe and those in flight), open, not complete",
 			got, b.State(store.Host()), o.State, p)
 	}

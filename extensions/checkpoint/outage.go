@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
@@ -118,7 +118,7 @@ func (cp *Checkpoint) succeededLocked(domain string, e *entry) {
 func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 	if cp.b != nil {
 		if ss := cp.b.Snapshots(domain); len(ss) == 1 {
-			return ss[0].State != breaker.Closed, ss[0].RetryAt
+			return ss[0].State != circuit.Closed, ss[0].RetryAt
 		}
 	}
 	if s, ok := cp.saved[domain]; ok && s.Open() {

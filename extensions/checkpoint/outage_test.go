@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
@@ -166,7 +167,7 @@ func TestOutageDoesNotKillURLs(t *testing.T) {
 			r.o.State, r.o.ExitCode(), r.o.Reason)
 	}
 	snap := r.b.Snapshots(store.Host())
-	if len(snap) != 1 || snap[0].State != breaker.Open {
+	if len(snap) != 1 || snap[0].State != circuit.Open {
 		t.Fatalf("run 1: circuit %+v; want it open", snap)
 	}
 	recs := recordsOf(t, cp)
@@ -301,7 +302,7 @@ func TestFailingPageOnHealthySiteIsDead(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := crawlREADME(t, cp, nil, 0, srv.URL+"/", nil)
-	if s := r.b.Snapshots(strings.TrimPrefix(srv.URL, "http://")); len(s) != 1 || s[0].State != breaker.Closed || s[0].Trips != 0 {
+	if s := r.b.Snapshots(strings.TrimPrefix(srv.URL, "http://")); len(s) != 1 || s[0].State != circuit.Closed || s[0].Trips != 0 {
 		t.Errorf("circuit %+v; want closed, never tripped", s)
 	}
 	if r.o.State != outcome.Error || r.o.ExitCode() != 1 || !strings.Contains(r.o.Reason, "dead of failures") {

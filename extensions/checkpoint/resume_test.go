@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
@@ -210,7 +211,7 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 
 	cp, b, o, _ := run()
 	c := counts(t, cp)
-	if o.State != outcome.Tripped || b.State(store.Host()) != breaker.Open || c[storage.Parked] == 0 || c[storage.Failed] == 0 {
+	if o.State != outcome.Tripped || b.State(store.Host()) != circuit.Open || c[storage.Parked] == 0 || c[storage.Failed] == 0 {
 		t.Fatalf("first run: %v, circuit %v, counts %v; want tripped, open, URLs parked and failed", o.State, b.State(store.Host()), c)
 	}
 	if c[storage.Done]+c[storage.Failed]+c[storage.Parked] != n+1 {
@@ -223,7 +224,7 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 
 	clk.Advance(10 * time.Second) // within the cooldown
 	cp, b, o, redriven := run()
-	if b.State(store.Host()) != breaker.Open || store.Count() != sent || redriven != 0 || o.State != outcome.Tripped {
+	if b.State(store.Host()) != circuit.Open || store.Count() != sent || redriven != 0 || o.State != outcome.Tripped {
 		t.Errorf("restart within the cooldown: circuit %v, %d requests sent, %d re-driven, %v; want open, none, none, tripped",
 			b.State(store.Host()), store.Count()-sent, redriven, o.State)
 	}
@@ -244,7 +245,7 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 	}
 	clk.Advance(2 * time.Minute)
 	cp, b, o, redriven = run()
-	if o.State != outcome.Complete || b.State(store.Host()) != breaker.Closed || redriven != c[storage.Parked]+c[storage.Failed] {
+	if o.State != outcome.Complete || b.State(store.Host()) != circuit.Closed || redriven != c[storage.Parked]+c[storage.Failed] {
 		t.Errorf("after the cooldown: %v (%s), circuit %v, %d re-driven; want complete, closed, %d", o.State, o.Reason, b.State(store.Host()), redriven, c[storage.Parked]+c[storage.Failed])
 	}
 	if got := counts(t, cp); got[storage.Done] != n+1 || len(got) != 1 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
@@ -23,7 +24,7 @@ func throttleRun(t *testing.T, path string, clk *clock.Fake, store *testserver.S
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := breaker.Config{OnAttempt: func(a observe.Attempt) {
-		if stopAtThrottle && a.Result.Class == breaker.Throttled {
+		if stopAtThrottle && a.Result.Class == circuit.Throttled {
 			cancel()
 		}
 	}}

@@ -10,6 +10,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/breakwater-crawl/breakwater"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -124,7 +125,7 @@ func TestConsentCliffTripsOnPage3(t *testing.T) {
 	var mu sync.Mutex
 	var invalid []string
 	b, err := breaker.New(threeStrikes, breaker.Config{Validator: v, OnAttempt: func(a observe.Attempt) {
-		if a.Result.Class == breaker.Invalid {
+		if a.Result.Class == circuit.Invalid {
 			mu.Lock()
 			invalid = append(invalid, a.Err.Error())
 			mu.Unlock()
@@ -141,7 +142,7 @@ func TestConsentCliffTripsOnPage3(t *testing.T) {
 	if got := store.SentAfterFailing(); got != 3 {
 		t.Fatalf("%d requests after the cliff, want 3", got)
 	}
-	if b.State(store.Host()) != breaker.Open {
+	if b.State(store.Host()) != circuit.Open {
 		t.Fatalf("breaker %s, want open", b.State(store.Host()))
 	}
 	if len(invalid) != 3 || !strings.Contains(invalid[0], "below floor: ") {
@@ -165,13 +166,13 @@ func TestConsentCliffWithParallelism(t *testing.T) {
 		var mu sync.Mutex
 		atTrip := -1
 		var refused int
-		b, err := breaker.New(threeStrikes, breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: p}, OnTransition: func(tr breaker.Transition) {
-			if tr.To == breaker.Open {
+		b, err := breaker.New(threeStrikes, breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: p}, OnTransition: func(tr circuit.Transition) {
+			if tr.To == circuit.Open {
 				mu.Lock()
 				atTrip = store.Count()
 				mu.Unlock()
 			}
-		}, OnRefused: func(*colly.Request, *breaker.CircuitOpenError) { mu.Lock(); refused++; mu.Unlock() }})
+		}, OnRefused: func(*colly.Request, *circuit.OpenError) { mu.Lock(); refused++; mu.Unlock() }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestConsentCliffWithParallelism(t *testing.T) {
 		if got+refused != 40 {
 			t.Errorf("parallelism %d: %d sent, %d refused, of 40", p, got, refused)
 		}
-		if b.State(store.Host()) != breaker.Open || len(v.Broken()) != 0 {
+		if b.State(store.Host()) != circuit.Open || len(v.Broken()) != 0 {
 			t.Errorf("parallelism %d: breaker %s, broken %v", p, b.State(store.Host()), v.Broken())
 		}
 		t.Logf("parallelism %d: %d requests reached the store (%d at the trip), %d refused", p, got, atTrip, refused)
@@ -213,7 +214,7 @@ func TestRestyledStoreEndsSelectorBroken(t *testing.T) {
 			if got := store.Count(); got != tc.sent {
 				t.Fatalf("store received %d requests, want %d", got, tc.sent)
 			}
-			if b.State(store.Host()) != breaker.Open {
+			if b.State(store.Host()) != circuit.Open {
 				t.Fatalf("breaker %s, want open", b.State(store.Host()))
 			}
 			if len(hooked.got) != 1 {

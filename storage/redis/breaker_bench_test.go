@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	bwclock "github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
@@ -14,7 +15,7 @@ import (
 
 // benchCircuit is one shared circuit on the test Redis, with the client's
 // round trips counted and the scripts loaded.
-func benchCircuit(b *testing.B, domain string) (breaker.Circuit, *roundTrips) {
+func benchCircuit(b *testing.B, domain string) (circuit.Circuit, *roundTrips) {
 	b.Helper()
 	client, prefix := redistest.New(b)
 	rt := &roundTrips{}
@@ -31,7 +32,7 @@ func benchCircuit(b *testing.B, domain string) (breaker.Circuit, *roundTrips) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := c.Record(bwclock.System, p, breaker.Result{Class: breaker.Success, Latency: time.Millisecond}); err != nil {
+	if _, err := c.Record(bwclock.System, p, circuit.Result{Class: circuit.Success, Latency: time.Millisecond}); err != nil {
 		b.Fatal(err)
 	}
 	return c, rt
@@ -41,7 +42,7 @@ func benchCircuit(b *testing.B, domain string) (breaker.Circuit, *roundTrips) {
 // shared circuit: Allow, then Record a success (the window ring turns over).
 func BenchmarkBreakerDecision(b *testing.B) {
 	c, rt := benchCircuit(b, "shop.test:8080")
-	out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
+	out := circuit.Result{Class: circuit.Success, Latency: 40 * time.Millisecond}
 	var allowTrips, recordTrips int64
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -77,7 +78,7 @@ func BenchmarkBreakerDecisionParallel(b *testing.B) {
 		b.Fatal(err)
 	}
 	var id atomic.Int64
-	out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
+	out := circuit.Result{Class: circuit.Success, Latency: 40 * time.Millisecond}
 	b.SetParallelism(4)
 	b.ReportAllocs()
 	start := rt.n.Load()
@@ -108,11 +109,11 @@ func BenchmarkBreakerDecisionParallel(b *testing.B) {
 // BenchmarkBreakerDecisionInProcess is the same work on the in-process
 // circuit, for scale.
 func BenchmarkBreakerDecisionInProcess(b *testing.B) {
-	c, err := breaker.MemoryStore{}.Circuit("shop.test:8080", breaker.Standard().Settings())
+	c, err := circuit.MemoryStore{}.Circuit("shop.test:8080", breaker.Standard().Settings())
 	if err != nil {
 		b.Fatal(err)
 	}
-	out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
+	out := circuit.Result{Class: circuit.Success, Latency: 40 * time.Millisecond}
 	b.ReportAllocs()
 	began := time.Now()
 	for b.Loop() {

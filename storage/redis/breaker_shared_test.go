@@ -19,11 +19,11 @@ const domain = "shop.test:8080"
 
 // workers returns n circuits for the same domain of the same crawl, each
 // on a client (and so connections) of its own, as n worker processes have.
-func workers(t *testing.T, n int, p breaker.Profile, opts ...redis.Option) ([]breaker.Circuit, *goredis.Client, *redis.BreakerStore) {
+func workers(t *testing.T, n int, p breaker.Profile, opts ...redis.Option) ([]circuit.Circuit, *goredis.Client, *redis.BreakerStore) {
 	t.Helper()
 	first, prefix := redistest.New(t)
 	opts = append([]redis.Option{redis.WithNamespace(prefix)}, opts...)
-	var out []breaker.Circuit
+	var out []circuit.Circuit
 	var store0 *redis.BreakerStore
 	for i := range n {
 		client := first
@@ -46,7 +46,7 @@ func workers(t *testing.T, n int, p breaker.Profile, opts ...redis.Option) ([]br
 	return out, first, store0
 }
 
-func mustAllow(t *testing.T, c breaker.Circuit, clk bwclock.Clock) (circuit.Ticket, breaker.Transition) {
+func mustAllow(t *testing.T, c circuit.Circuit, clk bwclock.Clock) (circuit.Ticket, circuit.Transition) {
 	t.Helper()
 	p, tr, err := c.Allow(clk)
 	if err != nil {
@@ -55,19 +55,19 @@ func mustAllow(t *testing.T, c breaker.Circuit, clk bwclock.Clock) (circuit.Tick
 	return p, tr
 }
 
-func mustRecord(t *testing.T, c breaker.Circuit, clk bwclock.Clock, p circuit.Ticket, class breaker.Class) breaker.Transition {
+func mustRecord(t *testing.T, c circuit.Circuit, clk bwclock.Clock, p circuit.Ticket, class circuit.Class) circuit.Transition {
 	t.Helper()
-	tr, err := c.Record(clk, p, breaker.Result{Class: class, Latency: 30 * time.Millisecond})
+	tr, err := c.Record(clk, p, circuit.Result{Class: class, Latency: 30 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("Record: %v", err)
 	}
 	return tr
 }
 
-func refusal(t *testing.T, c breaker.Circuit, clk bwclock.Clock) *breaker.CircuitOpenError {
+func refusal(t *testing.T, c circuit.Circuit, clk bwclock.Clock) *circuit.OpenError {
 	t.Helper()
 	_, _, err := c.Allow(clk)
-	var open *breaker.CircuitOpenError
+	var open *circuit.OpenError
 	if !errors.As(err, &open) {
 		t.Fatalf("Allow: %v, want a refusal", err)
 	}
@@ -75,16 +75,16 @@ func refusal(t *testing.T, c breaker.Circuit, clk bwclock.Clock) *breaker.Circui
 }
 
 // tripWith opens the circuit through c with consecutive failures.
-func tripWith(t *testing.T, c breaker.Circuit, clk bwclock.Clock, p breaker.Profile) breaker.Transition {
+func tripWith(t *testing.T, c circuit.Circuit, clk bwclock.Clock, p breaker.Profile) circuit.Transition {
 	t.Helper()
 	for i := 0; i < 10*p.WindowSize; i++ {
 		pm, _ := mustAllow(t, c, clk)
-		if tr := mustRecord(t, c, clk, pm, breaker.Degraded); tr.To == breaker.Open {
+		if tr := mustRecord(t, c, clk, pm, circuit.Degraded); tr.To == circuit.Open {
 			return tr
 		}
 	}
 	t.Fatal("circuit never tripped")
-	return breaker.Transition{}
+	return circuit.Transition{}
 }
 
 func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
@@ -99,18 +99,18 @@ func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 		}
 	}
 	tr := tripWith(t, ws[0], clk, breaker.Standard())
-	if need := breaker.Standard().Settings().FailuresToTrip(); tr.Reason != breaker.ReasonFailureRate || tr.Trips != 1 || len(tr.Window) != need {
+	if need := breaker.Standard().Settings().FailuresToTrip(); tr.Reason != circuit.ReasonFailureRate || tr.Trips != 1 || len(tr.Window) != need {
 		t.Fatalf("trip %+v, want failure_rate after %d failures, trip 1", tr, need)
 	}
 	for i, w := range ws[1:] {
 		e := refusal(t, w, clk)
-		if e.State != breaker.Open || !e.RetryAt.Equal(tr.RetryAt) {
+		if e.State != circuit.Open || !e.RetryAt.Equal(tr.RetryAt) {
 			t.Fatalf("worker %d: refusal %+v, want open until %v", i+1, e, tr.RetryAt)
 		}
 	}
 	// Their in-flight results land after the trip: the same event, ignored.
 	for i, p := range late {
-		if tr := mustRecord(t, ws[1+i%2], clk, p, breaker.Degraded); tr.From != tr.To {
+		if tr := mustRecord(t, ws[1+i%2], clk, p, circuit.Degraded); tr.From != tr.To {
 			t.Fatalf("a result from before the trip moved the circuit: %+v", tr)
 		}
 	}
@@ -119,7 +119,7 @@ func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.State != breaker.Open || s.Trips != 1 || !s.RetryAt.Equal(tr.RetryAt) {
+		if s.State != circuit.Open || s.Trips != 1 || !s.RetryAt.Equal(tr.RetryAt) {
 			t.Fatalf("worker %d sees %+v, want open, 1 trip, until %v", i, s, tr.RetryAt)
 		}
 	}
@@ -144,11 +144,11 @@ func TestHalfOpenProbesAreLimitedAcrossWorkers(t *testing.T) {
 						_, tr, err := w.Allow(clk)
 						mu.Lock()
 						defer mu.Unlock()
-						var open *breaker.CircuitOpenError
+						var open *circuit.OpenError
 						switch {
 						case err == nil:
 							granted++
-						case errors.As(err, &open) && open.State == breaker.HalfOpen:
+						case errors.As(err, &open) && open.State == circuit.HalfOpen:
 							refused++
 						default:
 							t.Errorf("Allow: %v", err)
@@ -168,7 +168,7 @@ func TestHalfOpenProbesAreLimitedAcrossWorkers(t *testing.T) {
 				t.Fatalf("%d workers report open → half-open, want exactly 1", halfOpened)
 			}
 			for i, w := range ws {
-				if s, _ := w.Snapshot(clk); s.State != breaker.HalfOpen || s.ProbesInFlight != p.HalfOpenProbes {
+				if s, _ := w.Snapshot(clk); s.State != circuit.HalfOpen || s.ProbesInFlight != p.HalfOpenProbes {
 					t.Fatalf("worker %d sees %+v, want half-open with %d probes in flight", i, s, p.HalfOpenProbes)
 				}
 			}
@@ -186,11 +186,11 @@ func TestProbesPassingOnDifferentWorkersCloseTheCircuit(t *testing.T) {
 	if !p0.Probe || !p1.Probe {
 		t.Fatal("permits in half-open are not probes")
 	}
-	if tr := mustRecord(t, ws[1], clk, p1, breaker.Success); tr.From != tr.To {
+	if tr := mustRecord(t, ws[1], clk, p1, circuit.Success); tr.From != tr.To {
 		t.Fatalf("one probe of two passing changed the state: %+v", tr)
 	}
-	tr := mustRecord(t, ws[0], clk, p0, breaker.Success)
-	if tr.To != breaker.Closed || tr.Reason != breaker.ReasonProbesPassed {
+	tr := mustRecord(t, ws[0], clk, p0, circuit.Success)
+	if tr.To != circuit.Closed || tr.Reason != circuit.ReasonProbesPassed {
 		t.Fatalf("second probe passing: %+v, want half-open → closed (probes_passed)", tr)
 	}
 	if p, _ := mustAllow(t, ws[1], clk); p.Probe {
@@ -208,7 +208,7 @@ func TestProbeLeaseFreesTheSlotOfADeadWorker(t *testing.T) {
 	clk.Advance(p.Cooldown)
 	mustAllow(t, ws[0], clk) // worker 0 takes the probe and dies
 	clk.Advance(30*time.Second - time.Millisecond)
-	if e := refusal(t, ws[1], clk); e.State != breaker.HalfOpen {
+	if e := refusal(t, ws[1], clk); e.State != circuit.HalfOpen {
 		t.Fatalf("refusal %+v, want half-open (the probe slot is taken)", e)
 	}
 	clk.Advance(time.Millisecond)
@@ -216,7 +216,7 @@ func TestProbeLeaseFreesTheSlotOfADeadWorker(t *testing.T) {
 	if !pm.Probe {
 		t.Fatal("the freed slot's permit is not a probe")
 	}
-	if tr := mustRecord(t, ws[1], clk, pm, breaker.Success); tr.To != breaker.Closed {
+	if tr := mustRecord(t, ws[1], clk, pm, circuit.Success); tr.To != circuit.Closed {
 		t.Fatalf("the new probe passing: %+v, want closed", tr)
 	}
 }
@@ -229,7 +229,7 @@ func TestCircuitKeysExpireWhenIdleButNeverWhileOpen(t *testing.T) {
 	ctx := context.Background()
 	keys := bs.Keys(domain)
 	pm, _ := mustAllow(t, c, clk)
-	mustRecord(t, c, clk, pm, breaker.Success)
+	mustRecord(t, c, clk, pm, circuit.Success)
 	for _, k := range keys[:2] { // state and window exist now
 		ttl, err := client.PTTL(ctx, k).Result()
 		if err != nil || ttl <= 50*time.Second || ttl > time.Minute {
@@ -265,7 +265,7 @@ func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Reason != breaker.ReasonRestored || tr.Trips != 4 || !tr.RetryAt.Equal(until) {
+	if tr.Reason != circuit.ReasonRestored || tr.Trips != 4 || !tr.RetryAt.Equal(until) {
 		t.Fatalf("restore: %+v, want restored, 4 trips, until %v", tr, until)
 	}
 	if e := refusal(t, ws[1], clk); !e.RetryAt.Equal(until) {
@@ -280,7 +280,7 @@ func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
 func TestCrawlsDoNotShareCircuits(t *testing.T) {
 	clk := bwclock.NewFake(epoch)
 	client, prefix := redistest.New(t)
-	var cs []breaker.Circuit
+	var cs []circuit.Circuit
 	for _, crawl := range []string{"crawl-a", "crawl-b"} {
 		bs, err := redis.NewBreakerStore(client, crawl, redis.WithNamespace(prefix))
 		if err != nil {
@@ -315,10 +315,10 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 	}
 	// Load the scripts first: after that EVALSHA never falls back to EVAL.
 	pm, _ := mustAllow(t, c, clk)
-	mustRecord(t, c, clk, pm, breaker.Success)
+	mustRecord(t, c, clk, pm, circuit.Success)
 	tripWith(t, c, clk, breaker.Standard())
 	// Open until later than this: changes nothing, loads the script.
-	if _, err := c.HoldOpen(clk, clk.Now().Add(time.Second), breaker.ReasonSlowCalls); err != nil {
+	if _, err := c.HoldOpen(clk, clk.Now().Add(time.Second), circuit.ReasonSlowCalls); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(breaker.Standard().Cooldown)
@@ -337,17 +337,17 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 	var probe circuit.Ticket
 	measure("Allow (half-open probe)", 1, func() { probe, _ = mustAllow(t, c, clk) })
 	measure("Allow (refused)", 1, func() { refusal(t, c, clk) })
-	measure("Record (probe, success)", 1, func() { mustRecord(t, c, clk, probe, breaker.Success) })
-	if tr := mustRecord(t, c, clk, first, breaker.Success); tr.To != breaker.Closed {
+	measure("Record (probe, success)", 1, func() { mustRecord(t, c, clk, probe, circuit.Success) })
+	if tr := mustRecord(t, c, clk, first, circuit.Success); tr.To != circuit.Closed {
 		t.Fatalf("both probes passed: %+v, want closed", tr)
 	}
 	var closed circuit.Ticket
 	measure("Allow (closed)", 1, func() { closed, _ = mustAllow(t, c, clk) })
-	measure("Record (closed, failure)", 1, func() { mustRecord(t, c, clk, closed, breaker.Degraded) })
-	measure("Record (closed, gone)", 0, func() { mustRecord(t, c, clk, closed, breaker.Gone) })
+	measure("Record (closed, failure)", 1, func() { mustRecord(t, c, clk, closed, circuit.Degraded) })
+	measure("Record (closed, gone)", 0, func() { mustRecord(t, c, clk, closed, circuit.Gone) })
 	measure("Snapshot", 1, func() { _, _ = c.Snapshot(clk) })
 	measure("HoldOpen", 1, func() {
-		_, _ = c.HoldOpen(clk, clk.Now().Add(time.Minute), breaker.ReasonSlowCalls)
+		_, _ = c.HoldOpen(clk, clk.Now().Add(time.Minute), circuit.ReasonSlowCalls)
 	})
 }
 
@@ -368,12 +368,12 @@ func TestRetryAfterGivenToOneWorkerHoldsThemAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := refusal(t, ws[1], clk)
-	if e.State != breaker.Closed || !e.RetryAt.Equal(until) {
+	if e.State != circuit.Closed || !e.RetryAt.Equal(until) {
 		t.Fatalf("the other worker's refusal %+v, want closed-but-paused until %v", e, until)
 	}
 	clk.Advance(3 * time.Second)
 	mustAllow(t, ws[1], clk)
-	if s, err := ws[1].Snapshot(clk); err != nil || s.State != breaker.Closed || s.Trips != 0 {
+	if s, err := ws[1].Snapshot(clk); err != nil || s.State != circuit.Closed || s.Trips != 0 {
 		t.Fatalf("after the pause: %+v, %v; want closed, never tripped", s, err)
 	}
 }

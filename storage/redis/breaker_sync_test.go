@@ -72,7 +72,7 @@ func TestSynchronousCollectorOnASharedStoreKeepsTheTripBound(t *testing.T) {
 			if got != need {
 				t.Errorf("%s: %d requests into the failing store, want %d (FailuresToTrip, one request in flight)", name, got, need)
 			}
-			if st := b.State(store.Host()); st != breaker.Open {
+			if st := b.State(store.Host()); st != circuit.Open {
 				t.Errorf("%s: circuit %s, want open", name, st)
 			}
 		})

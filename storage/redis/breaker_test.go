@@ -60,15 +60,15 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			local, err := breaker.MemoryStore{}.Circuit("shop.test:8080", p.Settings())
+			local, err := circuit.MemoryStore{}.Circuit("shop.test:8080", p.Settings())
 			if err != nil {
 				t.Fatal(err)
 			}
 			clk := bwclock.NewFake(epoch)
 			rnd := rand.New(rand.NewPCG(7, uint64(p.WindowSize)))
 			var permits []circuit.Ticket
-			classes := []breaker.Class{breaker.Success, breaker.Success, breaker.Success, breaker.Degraded, breaker.Invalid,
-				breaker.Throttled, breaker.Blocked, breaker.Gone, breaker.ClientError, breaker.Excluded}
+			classes := []circuit.Class{circuit.Success, circuit.Success, circuit.Success, circuit.Degraded, circuit.Invalid,
+				circuit.Throttled, circuit.Blocked, circuit.Gone, circuit.ClientError, circuit.Excluded}
 			transitions := 0
 			clear(reasonsSeen)
 			for step := range 4000 {
@@ -98,9 +98,9 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 					}
 					class := classes[rnd.IntN(len(classes))]
 					if (step/400)%2 == 1 && rnd.IntN(2) == 0 { // a failing stretch
-						class = breaker.Degraded
+						class = circuit.Degraded
 					}
-					o := breaker.Result{Class: class, Latency: time.Duration(rnd.IntN(3000)) * time.Millisecond}
+					o := circuit.Result{Class: class, Latency: time.Duration(rnd.IntN(3000)) * time.Millisecond}
 					lt, lerr := local.Record(clk, pm, o)
 					st, serr := shared.Record(clk, pm, o)
 					sameAnswer(t, step, "Record", circuit.Ticket{}, circuit.Ticket{}, lt, st, lerr, serr)
@@ -134,13 +134,13 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 				}
 			}
 			defer func() {
-				for _, r := range []string{breaker.ReasonFailureRate, breaker.ReasonCooldownElapsed, breaker.ReasonProbeFailed,
-					breaker.ReasonProbesPassed, breaker.ReasonRestored} {
+				for _, r := range []string{circuit.ReasonFailureRate, circuit.ReasonCooldownElapsed, circuit.ReasonProbeFailed,
+					circuit.ReasonProbesPassed, circuit.ReasonRestored} {
 					if reasonsSeen[r] == 0 {
 						t.Errorf("no %s transition in the sequence (seen: %v)", r, reasonsSeen)
 					}
 				}
-				if reasonsSeen[breaker.ReasonSlowCalls]+reasonsSeen[breaker.ReasonLatencySlope]+reasonsSeen[breaker.ReasonFleetPause] == 0 {
+				if reasonsSeen[circuit.ReasonSlowCalls]+reasonsSeen[circuit.ReasonLatencySlope]+reasonsSeen[circuit.ReasonFleetPause] == 0 {
 					t.Errorf("no HoldOpen transition in the sequence (seen: %v)", reasonsSeen)
 				}
 				t.Logf("transitions by reason: %v", reasonsSeen)
@@ -153,7 +153,7 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 	}
 }
 
-var holdReasons = []string{breaker.ReasonSlowCalls, breaker.ReasonLatencySlope, breaker.ReasonFleetPause, breaker.ReasonFailureRate}
+var holdReasons = []string{circuit.ReasonSlowCalls, circuit.ReasonLatencySlope, circuit.ReasonFleetPause, circuit.ReasonFailureRate}
 
 var threeStrikes = breaker.Profile{Name: "three-strikes", WindowSize: 10, FailureThreshold: 0.9, ConsecutiveFailures: 3, Cooldown: 2 * time.Minute, HalfOpenProbes: 1}
 
@@ -161,7 +161,7 @@ var epoch = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 var reasonsSeen = map[string]int{}
 
-func count(t breaker.Transition) int {
+func count(t circuit.Transition) int {
 	if t.From != t.To {
 		reasonsSeen[t.Reason]++
 		return 1
@@ -170,7 +170,7 @@ func count(t breaker.Transition) int {
 }
 
 // sameAnswer fails the test unless both circuits answered alike.
-func sameAnswer(t *testing.T, step int, op string, lp, sp circuit.Ticket, lt, st breaker.Transition, lerr, serr error) {
+func sameAnswer(t *testing.T, step int, op string, lp, sp circuit.Ticket, lt, st circuit.Transition, lerr, serr error) {
 	t.Helper()
 	if lp != sp { // Seq included: both number the tickets they issue
 		t.Fatalf("step %d: %s tickets differ: in-process %+v, shared %+v", step, op, lp, sp)
@@ -179,7 +179,7 @@ func sameAnswer(t *testing.T, step int, op string, lp, sp circuit.Ticket, lt, st
 		t.Fatalf("step %d: %s errors differ: in-process %v, shared %v", step, op, lerr, serr)
 	}
 	if lerr != nil {
-		var le, se *breaker.CircuitOpenError
+		var le, se *circuit.OpenError
 		if !errors.As(lerr, &le) || !errors.As(serr, &se) || le.Key != se.Key || le.State != se.State || !le.RetryAt.Equal(se.RetryAt) {
 			t.Fatalf("step %d: %s refusals differ: in-process %v, shared %v", step, op, lerr, serr)
 		}
@@ -189,13 +189,13 @@ func sameAnswer(t *testing.T, step int, op string, lp, sp circuit.Ticket, lt, st
 	}
 	// The breaker logs RetryAt as RFC 3339 with its zone: the same instant
 	// in another zone would log differently.
-	if lt.To == breaker.Open && lt.RetryAt.Format(time.RFC3339Nano) != st.RetryAt.Format(time.RFC3339Nano) {
+	if lt.To == circuit.Open && lt.RetryAt.Format(time.RFC3339Nano) != st.RetryAt.Format(time.RFC3339Nano) {
 		t.Fatalf("step %d: %s retry-at logs differ: in-process %s, shared %s", step, op,
 			lt.RetryAt.Format(time.RFC3339Nano), st.RetryAt.Format(time.RFC3339Nano))
 	}
 }
 
-func sameTransition(a, b breaker.Transition) bool {
+func sameTransition(a, b circuit.Transition) bool {
 	if a.Key != b.Key || a.From != b.From || a.To != b.To || !a.At.Equal(b.At) || a.Reason != b.Reason ||
 		a.FailureRate != b.FailureRate || a.MedianLatency != b.MedianLatency || !a.RetryAt.Equal(b.RetryAt) || a.Trips != b.Trips ||
 		len(a.Window) != len(b.Window) {

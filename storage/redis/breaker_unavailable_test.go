@@ -13,7 +13,7 @@ import (
 )
 
 // waitAllowed calls Allow until Redis answers again, for at most 10 s.
-func waitAllowed(t *testing.T, c breaker.Circuit) (circuit.Ticket, time.Duration) {
+func waitAllowed(t *testing.T, c circuit.Circuit) (circuit.Ticket, time.Duration) {
 	t.Helper()
 	began := time.Now()
 	for time.Since(began) < 10*time.Second {
@@ -22,7 +22,7 @@ func waitAllowed(t *testing.T, c breaker.Circuit) (circuit.Ticket, time.Duration
 			return p, time.Since(began)
 		}
 		if err != nil && !errors.Is(err, redis.ErrUnavailable) {
-			var open *breaker.CircuitOpenError
+			var open *circuit.OpenError
 			if !errors.As(err, &open) {
 				t.Fatalf("Allow while Redis comes back: %v", err)
 			}
@@ -77,9 +77,9 @@ func TestBreakerFailsClosedWhileRedisIsDownAndResumesWhenItIsBack(t *testing.T) 
 		last = err
 		calls++
 		var unavailable *redis.UnavailableError
-		var open *breaker.CircuitOpenError
+		var open *circuit.OpenError
 		if !errors.As(err, &unavailable) || !errors.Is(err, redis.ErrUnavailable) || !errors.Is(err, breaker.ErrOpen) || !errors.As(err, &open) {
-			t.Fatalf("Allow with Redis down: %v; want an *UnavailableError that matches ErrUnavailable and converts to a *breaker.CircuitOpenError", err)
+			t.Fatalf("Allow with Redis down: %v; want an *UnavailableError that matches ErrUnavailable and converts to a *circuit.OpenError", err)
 		}
 		if now := time.Now(); open.Key != "up.test" || !open.RetryAt.After(now.Add(-time.Millisecond)) {
 			t.Fatalf("refusal for %s until %s at %s: want the domain, open until the next try", open.Key,
@@ -92,7 +92,7 @@ func TestBreakerFailsClosedWhileRedisIsDownAndResumesWhenItIsBack(t *testing.T) 
 	if tries < 2 || tries > 8 {
 		t.Errorf("%d tries to reach Redis in 300ms, want a few (one per backoff), not one per call (%d)", tries, calls)
 	}
-	if _, err := healthy.Record(bwclock.System, circuit.Ticket{}, breaker.Result{Class: breaker.Success}); !errors.Is(err, redis.ErrUnavailable) {
+	if _, err := healthy.Record(bwclock.System, circuit.Ticket{}, circuit.Result{Class: circuit.Success}); !errors.Is(err, redis.ErrUnavailable) {
 		t.Errorf("Record with Redis down: %v, want ErrUnavailable", err)
 	}
 
@@ -100,7 +100,7 @@ func TestBreakerFailsClosedWhileRedisIsDownAndResumesWhenItIsBack(t *testing.T) 
 	_, waited := waitAllowed(t, healthy)
 	t.Logf("Redis back: the first Allow got through after %v", waited)
 	// The shared state survived the outage: the tripped domain is still open.
-	if e := refusal(t, tripped, bwclock.System); e.State != breaker.Open || !e.RetryAt.Equal(tr.RetryAt) {
+	if e := refusal(t, tripped, bwclock.System); e.State != circuit.Open || !e.RetryAt.Equal(tr.RetryAt) {
 		t.Fatalf("after the restart the tripped domain answers %+v, want open until %v", e, tr.RetryAt)
 	}
 	if got := linkEvents(t, &buf); len(got) != 2 || got[0] != "redis_unavailable" || got[1] != "redis_recovered" {
@@ -131,23 +131,23 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 
 	srv.stop()
 	// The domain this worker saw tripped stays refused by its fallback.
-	if e := refusal(t, tripped, bwclock.System); e.State != breaker.Open || !e.RetryAt.Equal(tr.RetryAt) {
+	if e := refusal(t, tripped, bwclock.System); e.State != circuit.Open || !e.RetryAt.Equal(tr.RetryAt) {
 		t.Fatalf("fallback for the tripped domain: %+v, want open until %v", e, tr.RetryAt)
 	}
-	if s, err := tripped.Snapshot(bwclock.System); err != nil || s.State != breaker.Open {
+	if s, err := tripped.Snapshot(bwclock.System); err != nil || s.State != circuit.Open {
 		t.Fatalf("Snapshot during the outage: %+v, %v; want the fallback's open state", s, err)
 	}
 	// Another domain is decided in-process: permits, and a local trip.
-	var local breaker.Transition
+	var local circuit.Transition
 	var last circuit.Ticket
 	for range p.Settings().FailuresToTrip() {
 		pm, _ := mustAllow(t, other, bwclock.System)
-		if tr := mustRecord(t, other, bwclock.System, pm, breaker.Degraded); tr.From != tr.To {
+		if tr := mustRecord(t, other, bwclock.System, pm, circuit.Degraded); tr.From != tr.To {
 			local = tr
 		}
 		last = pm
 	}
-	if local.To != breaker.Open || local.Reason != breaker.ReasonFailureRate {
+	if local.To != circuit.Open || local.Reason != circuit.ReasonFailureRate {
 		t.Fatalf("fallback circuit did not trip on the failures that trip it: %+v", local)
 	}
 
@@ -158,7 +158,7 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	if e := refusal(t, tripped, bwclock.System); !e.RetryAt.Equal(tr.RetryAt) {
 		t.Fatalf("the shared trip after the outage: %+v, want open until %v", e, tr.RetryAt)
 	}
-	if tr, err := other.Record(bwclock.System, last, breaker.Result{Class: breaker.Degraded}); err != nil || tr.From != tr.To {
+	if tr, err := other.Record(bwclock.System, last, circuit.Result{Class: circuit.Degraded}); err != nil || tr.From != tr.To {
 		t.Fatalf("a fallback permit recorded after Redis came back: %+v, %v; want ignored", tr, err)
 	}
 	if got := linkEvents(t, &buf); len(got) != 2 || got[0] != "redis_unavailable" || got[1] != "redis_recovered" {
@@ -178,7 +178,7 @@ func TestBreakerThroughAClosedPortNeverHangs(t *testing.T) {
 	}
 	began := time.Now()
 	_, err = b.Allow("shop.test")
-	var open *breaker.CircuitOpenError
+	var open *circuit.OpenError
 	if !errors.Is(err, redis.ErrUnavailable) || !errors.As(err, &open) {
 		t.Fatalf("Breaker.Allow through a closed port: %v; want ErrUnavailable that converts to a refusal", err)
 	}

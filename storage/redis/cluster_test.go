@@ -336,7 +336,7 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 				must("Circuit", err)
 				p, _, err := circ.Allow(clk)
 				must("Allow", err)
-				_, err = circ.Record(clk, p, breaker.Result{Class: breaker.Success, Latency: time.Millisecond})
+				_, err = circ.Record(clk, p, circuit.Result{Class: circuit.Success, Latency: time.Millisecond})
 				must("Record", err)
 				_, err = circ.Snapshot(clk)
 				must("Snapshot", err)

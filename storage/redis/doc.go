@@ -10,7 +10,7 @@
 //     queue package is distributed as it is, each URL fetched by one
 //     worker, at least once.
 //   - NewBreakerStore: the per-domain circuit breakers, shared (a
-//     breaker.Store). Every worker sees a trip at once; half-open probes
+//     circuit.Store). Every worker sees a trip at once; half-open probes
 //     are limited across all workers together.
 //   - OpenCheckpoint: extensions/checkpoint's storage.Store, for a crawl
 //     that keeps per-URL states and run metadata where every worker can

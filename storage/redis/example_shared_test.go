@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	bwclock "github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -47,7 +48,7 @@ func ExampleNewBreakerStore() {
 	crawl := "example-breaker-" + strconv.Itoa(os.Getpid())
 	defer redis.DeleteCrawl(context.Background(), client, "bwexample", crawl, 1)
 	p := breaker.Profile{Name: "tiny", WindowSize: 4, FailureThreshold: 0.5, Cooldown: time.Minute, HalfOpenProbes: 1}
-	var workers []breaker.Circuit
+	var workers []circuit.Circuit
 	for range 2 { // in real life: two processes, each with its own client
 		bs, err := redis.NewBreakerStore(client, crawl, redis.WithNamespace("bwexample"))
 		if err != nil {
@@ -64,13 +65,13 @@ func ExampleNewBreakerStore() {
 	clk := bwclock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	for range 4 {
 		permit, _, _ := workers[0].Allow(clk)
-		t, _ := workers[0].Record(clk, permit, breaker.Result{Class: breaker.Degraded, Latency: 30 * time.Millisecond})
+		t, _ := workers[0].Record(clk, permit, circuit.Result{Class: circuit.Degraded, Latency: 30 * time.Millisecond})
 		if t.From != t.To {
 			fmt.Printf("worker 0: %s → %s (%s), failure rate %.1f, retry at %s\n", t.From, t.To, t.Reason, t.FailureRate, t.RetryAt.Format("15:04:05"))
 		}
 	}
 	_, _, err = workers[1].Allow(clk)
-	var open *breaker.CircuitOpenError
+	var open *circuit.OpenError
 	fmt.Println("worker 1 refused:", errors.As(err, &open), open.State)
 
 	clk.Advance(time.Minute)
@@ -78,7 +79,7 @@ func ExampleNewBreakerStore() {
 	fmt.Printf("worker 0: %s → %s, probe %v\n", t.From, t.To, p0.Probe)
 	_, _, err = workers[1].Allow(clk)
 	fmt.Println("worker 1 refused:", errors.As(err, &open), open.State)
-	t, _ = workers[0].Record(clk, p0, breaker.Result{Class: breaker.Success, Latency: 20 * time.Millisecond})
+	t, _ = workers[0].Record(clk, p0, circuit.Result{Class: circuit.Success, Latency: 20 * time.Millisecond})
 	fmt.Printf("worker 0: %s → %s (%s)\n", t.From, t.To, t.Reason)
 	// Output:
 	// worker 0: closed → open (failure_rate), failure rate 1.0, retry at 12:01:00

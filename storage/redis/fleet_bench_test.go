@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	bwclock "github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
@@ -186,7 +187,7 @@ func BenchmarkFleetBreakerDecisions(b *testing.B) {
 			for _, workers := range []int{1, 2, 4} {
 				b.Run(fmt.Sprintf("%s/shards=%d/workers=%d", be.name, shards, workers), func(b *testing.B) {
 					ns := fleetNamespace()
-					circuits := make([][]breaker.Circuit, workers)
+					circuits := make([][]circuit.Circuit, workers)
 					probe := be.newClient(b)
 					for w := range circuits {
 						bs, err := redis.NewBreakerStore(be.newClient(b), "bench", redis.WithNamespace(ns), redis.WithShards(shards))
@@ -201,7 +202,7 @@ func BenchmarkFleetBreakerDecisions(b *testing.B) {
 							circuits[w] = append(circuits[w], c)
 						}
 					}
-					out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
+					out := circuit.Result{Class: circuit.Success, Latency: 40 * time.Millisecond}
 					rngs := make([]*rand.Rand, workers)
 					for w := range rngs {
 						rngs[w] = rand.New(rand.NewPCG(uint64(w), 7))
@@ -238,7 +239,7 @@ func BenchmarkFleetURLs(b *testing.B) {
 					opts := []redis.Option{redis.WithNamespace(ns), redis.WithShards(shards)}
 					probe := be.newClient(b)
 					qs := make([]*redis.Queue, workers)
-					circuits := make([][]breaker.Circuit, workers)
+					circuits := make([][]circuit.Circuit, workers)
 					for w := range workers {
 						client := be.newClient(b)
 						q, err := redis.NewQueue(client, "bench", opts...)
@@ -259,7 +260,7 @@ func BenchmarkFleetURLs(b *testing.B) {
 						}
 					}
 					ctx := context.Background()
-					out := breaker.Result{Class: breaker.Success, Latency: 40 * time.Millisecond}
+					out := circuit.Result{Class: circuit.Success, Latency: 40 * time.Millisecond}
 					var ids atomic.Int64
 					var frontier []*redis.Job
 					for range 1000 {

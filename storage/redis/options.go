@@ -296,13 +296,13 @@ type FailPolicy uint8
 const (
 	// FailClosed refuses every request while Redis is unreachable (the
 	// default): Allow returns an error that matches ErrUnavailable and
-	// breaker.ErrOpen and converts to a *breaker.CircuitOpenError whose
+	// breaker.ErrOpen and converts to a *circuit.OpenError whose
 	// RetryAt is the next connection attempt, so the breaker parks the
 	// request instead of losing it. Redis is tried again with a backoff
 	// (WithReconnectBackoff), by one call at a time.
 	FailClosed FailPolicy = iota
 	// FailOpen falls back to an in-process circuit per domain
-	// (breaker.MemoryStore) while Redis is unreachable, started open where
+	// (circuit.MemoryStore) while Redis is unreachable, started open where
 	// this process last saw the shared circuit open; each worker then
 	// decides alone. The shared state is used again as soon as Redis
 	// answers; what the fallback circuits learnt is dropped.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -54,8 +55,8 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			bopts := []breaker.Option{breaker.Config{Store: bs, OnTransition: func(tr breaker.Transition) {
-				if tr.To == breaker.Open {
+			bopts := []breaker.Option{breaker.Config{Store: bs, OnTransition: func(tr circuit.Transition) {
+				if tr.To == circuit.Open {
 					trips[w].Add(1)
 					// Healthy from the trip on, whatever the machine's pace.
 					recovered.Do(func() {

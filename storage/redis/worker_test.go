@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
@@ -124,9 +125,9 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 			if !a.Retrying {
 				emit(workerEvent{Ev: "done", URL: a.Request.URL.String(), Class: a.Result.Class.String()})
 			}
-		}, OnRefused: func(r *colly.Request, e *breaker.CircuitOpenError) {
+		}, OnRefused: func(r *colly.Request, e *circuit.OpenError) {
 			emit(workerEvent{Ev: "refused", URL: r.URL.String()})
-		}, OnTransition: func(t breaker.Transition) {
+		}, OnTransition: func(t circuit.Transition) {
 			emit(workerEvent{Ev: "transition", URL: t.Key, From: t.From.String(), To: t.To.String(), Reason: t.Reason})
 		}},
 	)
