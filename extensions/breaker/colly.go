@@ -151,6 +151,13 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 		return
 	}
 	ctx := crawlContext(c)
+	if ctx.Err() != nil {
+		// The crawl has ended: stopped here, before it takes a place in
+		// a LimitRule and sleeps its Delay only to be cut.
+		b.cancelled(r, d.name, ctx)
+		collyx.ReportError(c, r, ctx.Err())
+		return
+	}
 	if err := d.pace.Reserve(ctx, r); err != nil {
 		// The crawl ended while it waited: reported to OnError with the
 		// context's error, as Colly reports a request the end cut.

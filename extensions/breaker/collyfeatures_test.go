@@ -7,6 +7,7 @@ package breaker_test
 // own request log, the records written, the exit code.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -647,5 +648,49 @@ func TestARedirectHopIntoABusyPacedDomainIsNotHeldBack(t *testing.T) {
 	}
 	if o := outcome.Decide(int64(got.Load()), b); o.State != outcome.Complete {
 		t.Fatalf("ending %s (%s), want complete", o.State, o.Reason)
+	}
+}
+
+// Once the crawl's context has ended, a request is stopped before it takes
+// a place in Colly's LimitRule: it would otherwise pay the rule's Delay
+// (and a user's retry loop would pay it again for every retry) only to be
+// cut, and a synchronous crawl kept visiting the links of the page it was
+// on long after its end (chaos/SEEDS.md, seed 17461547326335181279). It is
+// listed unfinished and reaches OnError.
+func TestAfterTheCrawlEndsNoRequestTakesALimitRuleSlot(t *testing.T) {
+	store, err := testserver.Start(testserver.Config{Products: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := colly.NewCollector(colly.StdlibContext(ctx))
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Delay: 50 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := breaker.New(breaker.Standard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Register(c)
+	var slots, errs atomic.Int32
+	c.OnRequestHeaders(func(*colly.Request) { slots.Add(1) }) // inside the rule's slot
+	tries := map[string]int{}
+	c.OnError(func(r *colly.Response, _ error) {
+		errs.Add(1)
+		if u := r.Request.URL.String(); tries[u] < 3 { // a loop that retries everything
+			tries[u]++
+			r.Request.Retry()
+		}
+	})
+	cancel()
+	for i := 1; i <= 5; i++ {
+		c.Visit(store.URL() + testserver.ProductPath(i))
+	}
+	if n := slots.Load(); n != 0 {
+		t.Errorf("%d requests took the LimitRule's slot (and its Delay) after the crawl ended, want 0", n)
+	}
+	if u := b.Unfinished(); u.Total != 5 || errs.Load() != 20 || store.Count() != 0 {
+		t.Errorf("%d unfinished (want 5), %d OnError calls (want 20: each URL and its 3 retries), %d requests at the store (want 0)", u.Total, errs.Load(), store.Count())
 	}
 }
