@@ -106,6 +106,20 @@ func (h *heldRecords) popBefore(oldest uint64) []storage.Record {
 	return recs
 }
 
+// latest returns the newest held record of id, if one is held: newer than
+// the store's, which has not received it yet.
+func (h *heldRecords) latest(id uint64) (storage.Record, bool) {
+	if h.ids[id] == 0 {
+		return storage.Record{}, false
+	}
+	for i := len(h.q) - 1; i >= h.head; i-- {
+		if h.q[i].rec.ID == id {
+			return h.q[i].rec, true
+		}
+	}
+	return storage.Record{}, false
+}
+
 // drop removes the first held record of id, if any.
 func (h *heldRecords) drop(id uint64) {
 	if h.ids[id] == 0 {

@@ -193,16 +193,3 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 			Msg("checkpoint: URLs that spent their attempts as the domain's circuit tripped are parked, not dead: the outage explains their failures")
 	}
 }
-
-// latest returns the last held record of id, if any.
-func (h *heldRecords) latest(id uint64) (storage.Record, bool) {
-	if h.ids[id] == 0 {
-		return storage.Record{}, false
-	}
-	for i := len(h.q) - 1; i >= h.head; i-- {
-		if h.q[i].rec.ID == id {
-			return h.q[i].rec, true
-		}
-	}
-	return storage.Record{}, false
-}
