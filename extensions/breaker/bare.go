@@ -112,11 +112,7 @@ func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, 
 	left = b.clock.Now().UnixNano()
 	d.lastSeen.Store(left)
 	var inFlight int
-	acquire := d.pace.Acquire
-	if req.Response != nil {
-		acquire = func(ctx context.Context, _ any) (uint64, int, error) { return d.pace.AcquireHop(ctx) }
-	}
-	if ep, inFlight, waitErr = acquire(ctx, nil); waitErr != nil {
+	if ep, inFlight, waitErr = d.pace.AcquireAtTransport(ctx); waitErr != nil {
 		d.unpin()
 		return Ticket{}, 0, 0, waitErr, nil
 	}

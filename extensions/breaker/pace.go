@@ -14,10 +14,11 @@ import (
 // settings: additive increase, multiplicative decrease.
 //
 // Parallelism ≤ 0 means no limit of Breakwater's own (Colly's LimitRules
-// still apply); MinGap ≤ 0 means no gap. A redirect's hop into the domain
-// is not held to Parallelism (its wait would run on the client's Timeout,
-// started with the chain's first request): the circuit's room, below,
-// still bounds it. Give the per-domain parallelism
+// still apply); MinGap ≤ 0 means no gap. A request the breaker first sees
+// at the transport — a redirect's hop, a request of a Clone() it was not
+// registered on — is not held to Parallelism (its wait would run on the
+// client's Timeout, already started): the circuit's room, below, still
+// bounds it. Register a clone (Register) to pace its requests too. Give the per-domain parallelism
 // here rather than to one Colly LimitRule matching every host: that rule's
 // slots are shared by all of them, so one slow or waiting domain holds up
 // the rest.

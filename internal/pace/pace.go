@@ -94,7 +94,7 @@ type Pace struct {
 	step        time.Duration // how much one recovery step takes off the gap
 	inflight    int
 	gateWaiters []*waiter         // waiting at the gate for a slot in flight, oldest first
-	hopWaiters  []*waiter         // redirect hops waiting for the circuit's room, oldest first
+	hopWaiters  []*waiter         // requests first seen at the transport, waiting for the circuit's room, oldest first
 	resWaiters  []*waiter         // waiting in OnRequest for a reservation, oldest first
 	res         map[any]time.Time // slots reserved in OnRequest, until when
 	next        time.Time         // earliest start of the next request
@@ -276,13 +276,15 @@ func (p *Pace) Acquire(ctx context.Context, key any) (episode uint64, inFlight i
 	return p.acquire(ctx, key, false)
 }
 
-// AcquireHop is Acquire for a redirect's hop into the domain. Its wait
-// runs on the client's timeout, started with the chain's first request:
-// behind the domain's in-flight limit, held by its own requests while
-// their callbacks run, it can outlast that timeout on a healthy site. So a
-// hop takes a slot at once while the circuit's room allows, over the
-// limit: only the room bounds it. The gap and any halt still apply.
-func (p *Pace) AcquireHop(ctx context.Context) (episode uint64, inFlight int, err error) {
+// AcquireAtTransport is Acquire for a request first seen at the transport:
+// a redirect's hop, or the request of a collector the breaker was not
+// registered on (an unregistered Clone's). Its wait runs on the client's
+// timeout, already started: behind the domain's in-flight limit, held by
+// the domain's other requests, it can outlast that timeout on a healthy
+// site. So it takes a slot at once while the circuit's room allows, over
+// the limit and ahead of the requests queued behind it: only the room
+// bounds it. The gap and any halt still apply.
+func (p *Pace) AcquireAtTransport(ctx context.Context) (episode uint64, inFlight int, err error) {
 	return p.acquire(ctx, nil, true)
 }
 
@@ -360,8 +362,8 @@ func (p *Pace) Admit() {
 	p.mu.Unlock()
 }
 
-// admitLocked hands free slots on, oldest first: to redirect hops (bound
-// by the circuit's room only) and the requests waiting at the gate before
+// admitLocked hands free slots on, oldest first: to the requests first
+// seen at the transport (bound by the circuit's room only) and the requests waiting at the gate before
 // those waiting in OnRequest, since those at the gate hold a LimitRule
 // slot.
 func (p *Pace) admitLocked(now time.Time) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 )
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -65,7 +66,7 @@ func TestPaceRecoversStepByStepNeverPastTheUser(t *testing.T) {
 }
 
 func TestPaceAcquireKeepsGapAndLimit(t *testing.T) {
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	p := newTestPace(t, Config{Parallelism: 2, MinGap: 100 * time.Millisecond}, clk)
 	var started atomic.Int32
 	var wg sync.WaitGroup
@@ -123,7 +124,7 @@ func TestPacingRejectsBadSettings(t *testing.T) {
 }
 
 func TestPaceHandsSlotsOverFirstInFirstOut(t *testing.T) {
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	p := newTestPace(t, Config{Parallelism: 1}, clk)
 	if _, _, err := p.Acquire(context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func TestPaceHandsSlotsOverFirstInFirstOut(t *testing.T) {
 }
 
 func TestPaceWaiterThatGivesUpHoldsNothing(t *testing.T) {
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	p := newTestPace(t, Config{Parallelism: 1}, clk)
 	p.Acquire(context.Background(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -168,7 +169,7 @@ func TestPaceWaiterThatGivesUpHoldsNothing(t *testing.T) {
 }
 
 func TestPaceReservedRequestHonoursAHaltThatCameLater(t *testing.T) {
-	clk := clock.NewFake(t0)
+	clk := clocktest.NewFake(t0)
 	p := newTestPace(t, Config{Parallelism: 2, MinGap: time.Second}, clk)
 	p.Acquire(context.Background(), nil) // starts now; the next may start at t0+1s
 	started := make(chan time.Time, 1)
@@ -190,9 +191,10 @@ func TestPaceReservedRequestHonoursAHaltThatCameLater(t *testing.T) {
 	}
 }
 
-// A redirect's hop takes a slot over the user's limit while the circuit's
-// room allows, ahead of the requests queued behind the limit; past the
-// room it waits, and a freed slot goes to it first.
+// A request first seen at the transport (a redirect's hop, an unregistered
+// clone's) takes a slot over the user's limit while the circuit's room
+// allows, ahead of the requests queued behind the limit; past the room it
+// waits, and a freed slot goes to it first.
 func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 	room := 2
 	p := New(Config{Parallelism: 1, Backoff: 2, Recover: 10, MaxGap: time.Minute}, func() int { return room }, nil)
@@ -204,11 +206,11 @@ func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, n, err := p.AcquireHop(ctx); err != nil || n != 2 {
+	if _, n, err := p.AcquireAtTransport(ctx); err != nil || n != 2 {
 		t.Fatalf("hop: %d in flight, %v; want 2 in flight at once (over the limit of 1, within a room of 2)", n, err)
 	}
 	hop := make(chan error, 1)
-	go func() { _, _, err := p.AcquireHop(ctx); hop <- err }() // past the room: waits
+	go func() { _, _, err := p.AcquireAtTransport(ctx); hop <- err }() // past the room: waits
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.hopWaiters) == 1 })
 	p.Release()
 	if err := <-hop; err != nil {
