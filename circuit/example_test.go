@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 )
 
 // A key that keeps failing is refused after FailuresToTrip failures, and
@@ -18,7 +18,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	clk := clock.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	sent := 0
 	for {
 		t, _, err := c.Allow(clk)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -84,7 +84,7 @@ func BenchmarkGatherBroad(b *testing.B) {
 		compact bool
 	}{{"100000domains/live", 100_000, false}, {"1000000domains/compacted", 1_000_000, true}} {
 		b.Run(c.name, func(b *testing.B) {
-			clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+			clk := clocktest.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 			reg := prometheus.NewRegistry()
 			m, _ := metrics.New(reg)
 			br, _ := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})

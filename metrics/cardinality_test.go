@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -24,7 +24,7 @@ func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	b := newBreaker(t, breaker.Config{Clock: clk})
 	if err := m.Observe(b); err != nil {
 		t.Fatal(err)

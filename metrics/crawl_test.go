@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
 	"github.com/breakwater-crawl/breakwater/metrics"
@@ -33,7 +33,7 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	opts := []breaker.Option{breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}}}
 	b, err := breaker.New(set.Default(), append(opts, set.Options()...)...)
 	if err != nil {

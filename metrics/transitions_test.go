@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,7 +19,7 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	p := breaker.Standard()
 	p.Name, p.MaxCooldown = "no-growth", 0 // a fixed cooldown, so the clock can be moved past it exactly
 	b, err := breaker.New(p, breaker.Config{Clock: clk})

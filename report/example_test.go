@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/report"
@@ -15,7 +15,7 @@ import (
 // Two shops: one healthy, one that failed ten times in a row after ten good
 // pages and tripped its circuit. The program wrote a record per good page.
 func Example() {
-	clk := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
 	if err != nil {
 		fmt.Println(err)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -288,7 +288,7 @@ func TestReportWithoutSourcesStillSaysHowTheRunEnded(t *testing.T) {
 }
 
 func TestReportShowsThePaceOfAThrottledDomain(t *testing.T) {
-	clk := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	store, err := testserver.Start(testserver.Config{Products: 10, Now: clk.Now,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, After: 3, RetryAfter: 4 * time.Second, RecoverAfter: 6 * time.Second}})
 	if err != nil {

@@ -65,7 +65,7 @@
 //
 // Decisions by time (recovery, the token bucket) read Config.Now, so a test
 // drives them with a fake clock (for example the Now method of the
-// project's clock.Fake). Real waits (latency, hangs) use real timers, are
+// project's clocktest.Fake). Real waits (latency, hangs) use real timers, are
 // bounded by Scenario.Hold and end at once when the store is closed or the
 // client goes away. Give clients a timeout below Hold: when a hang ends and
 // its connection closes unanswered, Go's transport retries a GET once if the

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 )
 
 // NewCircuit makes a fresh circuit for domain with profile p. Each call must
@@ -28,7 +28,7 @@ type harness struct {
 	t      *testing.T
 	c      circuit.Circuit
 	p      profile
-	clk    *clock.Fake
+	clk    *clocktest.Fake
 	now    time.Time // the fake clock's reading, kept for assertions
 	trans  []circuit.Transition
 	sent   int
@@ -37,7 +37,7 @@ type harness struct {
 
 func newHarness(t *testing.T, nc NewCircuit, p profile) *harness {
 	t.Helper()
-	return &harness{t: t, c: nc(t, "shop.test:8080", p.Settings), p: p, clk: clock.NewFake(epoch), now: epoch}
+	return &harness{t: t, c: nc(t, "shop.test:8080", p.Settings), p: p, clk: clocktest.NewFake(epoch), now: epoch}
 }
 
 func (h *harness) advance(d time.Duration) {

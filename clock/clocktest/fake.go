@@ -1,4 +1,8 @@
-package clock
+// Package clocktest is a manual clock for tests of time-dependent logic:
+// a Fake stands still until the test moves it. Advance and Set fire every
+// After that falls due, BlockUntil waits for goroutines to reach their
+// wait, and Drive lets time pass only while everything waits.
+package clocktest
 
 import (
 	"sort"

@@ -1,15 +1,16 @@
-package clock_test
+package clocktest_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 )
 
 func TestFakeAfterFiresOnlyWhenDue(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	f := clock.NewFake(start)
+	f := clocktest.NewFake(start)
 	ch := f.After(10 * time.Second)
 	f.Advance(9 * time.Second)
 	select {
@@ -32,7 +33,7 @@ func TestFakeAfterFiresOnlyWhenDue(t *testing.T) {
 }
 
 func TestFakeBlockUntilSeesWaiters(t *testing.T) {
-	f := clock.NewFake(time.Unix(0, 0))
+	f := clocktest.NewFake(time.Unix(0, 0))
 	done := make(chan struct{})
 	go func() { <-f.After(time.Minute); close(done) }()
 	if !f.BlockUntil(1, 5*time.Second) {
@@ -50,7 +51,7 @@ func TestFakeBlockUntilSeesWaiters(t *testing.T) {
 }
 
 func TestFakeSetNeverGoesBackwards(t *testing.T) {
-	f := clock.NewFake(time.Unix(100, 0))
+	f := clocktest.NewFake(time.Unix(100, 0))
 	f.Set(time.Unix(50, 0))
 	if got := f.Now(); !got.Equal(time.Unix(100, 0)) {
 		t.Fatalf("Now = %v after Set to the past, want unchanged", got)
@@ -61,7 +62,7 @@ func TestFakeSetNeverGoesBackwards(t *testing.T) {
 }
 
 func TestFakeDriveLetsSleepersThrough(t *testing.T) {
-	f := clock.NewFake(time.Unix(0, 0))
+	f := clocktest.NewFake(time.Unix(0, 0))
 	stop := make(chan struct{})
 	defer close(stop)
 	go f.Drive(stop)

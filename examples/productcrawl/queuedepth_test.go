@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
@@ -24,7 +24,7 @@ func TestTheMetricsQueueIsTheRedisQueuesDepth(t *testing.T) {
 	client, prefix := redistest.New(t)
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	q, err := redis.NewCollyStorage(client, "metrics", redis.WithNamespace(prefix), redis.WithMaxAttempts(1),
-		redis.WithClock(clock.NewFake(now)))
+		redis.WithClock(clocktest.NewFake(now)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/heap"
 )
@@ -33,7 +33,7 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 		p := c.p
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+				clk := clocktest.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 				before := heap.AfterGC()
 				br, err := breaker.New(p, breaker.Config{Clock: clk, IdleTTL: c.ttl})
 				if err != nil {

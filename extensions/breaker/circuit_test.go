@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
@@ -29,7 +29,7 @@ func newMemCircuit(t *testing.T, domain string, p breaker.Profile) circuit.Circu
 // late successes pushed out (22 against 18 for the aggressive profile).
 func TestLateOutcomesOfEarlierRequestsPushNoFailureOut(t *testing.T) {
 	p := breaker.Aggressive()
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	b := newBreaker(t, p, breaker.Config{Clock: clk})
 	const host = "shop.test"
 	allow := func() (breaker.Ticket, bool) {

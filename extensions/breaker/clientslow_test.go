@@ -5,12 +5,12 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
 // record sends n successes of latency lat to host through the public API.
-func recordSuccesses(t *testing.T, b *breaker.Breaker, clk *clock.Fake, host string, n int, lat time.Duration) {
+func recordSuccesses(t *testing.T, b *breaker.Breaker, clk *clocktest.Fake, host string, n int, lat time.Duration) {
 	t.Helper()
 	for range n {
 		tk, err := b.Allow(host)
@@ -28,7 +28,7 @@ func recordSuccesses(t *testing.T, b *breaker.Breaker, clk *clock.Fake, host str
 // alone still trips.
 func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 	p := breaker.Aggressive()
-	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	b, err := breaker.New(p, breaker.Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)

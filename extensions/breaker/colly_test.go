@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -58,7 +58,7 @@ func (r *refusals) len() int {
 
 func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 300, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	var ref refusals
 	var trans []circuit.Transition
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, OnRefused: ref.hook, OnTransition: func(tr circuit.Transition) { trans = append(trans, tr) }})
@@ -203,7 +203,7 @@ func TestOneFailingDomainLeavesOthersFlowing(t *testing.T) {
 }
 
 func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	store := startStore(t, testserver.Config{Products: 50, Now: clk.Now,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, After: 5, RetryAfter: 2 * time.Second, RecoverAfter: 30 * time.Second}})
 	var (

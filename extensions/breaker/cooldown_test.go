@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
@@ -38,7 +38,7 @@ func do(b *breaker.Breaker, host string, n int, c circuit.Class) {
 }
 
 func TestCooldownGrowsOnRetripsAndDecays(t *testing.T) {
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	b := newBreaker(t, growing(), breaker.Config{Clock: clk}, breaker.WithRand(func() float64 { return 0.5 }))
 	const h = "flaky.test"
 
@@ -80,7 +80,7 @@ func TestCooldownGrowsOnRetripsAndDecays(t *testing.T) {
 }
 
 func TestGrownCooldownsAreJitteredNotLockStep(t *testing.T) {
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	b := newBreaker(t, growing(), breaker.Config{Clock: clk, Fleet: breaker.FleetGuard{Off: true}})
 	hosts := make([]string, 100)
 	for i := range hosts {

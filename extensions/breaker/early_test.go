@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -34,7 +34,7 @@ func TestSlowCallsTripAFullWindow(t *testing.T) {
 	p := breaker.Standard()
 	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate = "slow", 10, time.Second, 0.8
 	var tr transitions
-	b := newBreaker(t, p, breaker.Config{Clock: clock.NewFake(epoch), OnTransition: tr.hook})
+	b := newBreaker(t, p, breaker.Config{Clock: clocktest.NewFake(epoch), OnTransition: tr.hook})
 	record := func(n int, lat time.Duration, c circuit.Class) {
 		for range n {
 			tk, err := b.Allow("slow.test")

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -43,7 +43,7 @@ func Example() {
 // Every transition is one structured event when a logger is given.
 func ExampleNew_logger() {
 	log := zerolog.New(os.Stdout)
-	clk := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	p := breaker.Standard()
 	p.Name, p.ConsecutiveFailures = "two-strikes", 2
 	b, _ := breaker.New(p, breaker.Config{Logger: log, Clock: clk})

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -188,7 +188,7 @@ func TestOneDomainTrippingIsTheTarget(t *testing.T) {
 }
 
 func TestFleetWideBlockedAlarm(t *testing.T) {
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	var log syncBuffer
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, Logger: zerolog.New(&log)})
 	fleet, err := testserver.StartFleet(

@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
 // A domain held open from outside refuses until the given time, is probed
 // after it, and says why in its transition.
 func TestHoldOpenRefusesUntilThenProbes(t *testing.T) {
-	clk := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	var seen []circuit.Transition
 	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk, OnTransition: func(t circuit.Transition) { seen = append(seen, t) }})
 	if err != nil {

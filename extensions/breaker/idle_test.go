@@ -16,7 +16,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
@@ -55,11 +55,11 @@ func compareCompaction(t *testing.T, p breaker.Profile, seed uint64) {
 	rnd := rand.New(rand.NewPCG(seed, 7))
 	type side struct {
 		b     *breaker.Breaker
-		clk   *clock.Fake
+		clk   *clocktest.Fake
 		trans transitionLog
 	}
 	mk := func(ttl time.Duration) *side {
-		s := &side{clk: clock.NewFake(epoch)}
+		s := &side{clk: clocktest.NewFake(epoch)}
 		jitter := rand.New(rand.NewPCG(seed, 11))
 		s.b = newBreaker(t, p, breaker.Config{Clock: s.clk, IdleTTL: ttl, OnTransition: s.trans.hook},
 			breaker.WithRand(jitter.Float64))
@@ -181,7 +181,7 @@ func (memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // request is lost or counted twice.
 func TestIdleDomainsCompactAndComeBackWhole(t *testing.T) {
 	const n, ttl = 300, 10 * time.Second
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, IdleTTL: ttl})
 	crawl := func(page int) {
 		c := colly.NewCollector(colly.Async(true))
@@ -226,7 +226,7 @@ func TestIdleDomainsCompactAndComeBackWhole(t *testing.T) {
 // domain compacted while an outcome was being recorded would drop it.
 func TestNoOutcomeIsLostToACompaction(t *testing.T) {
 	const ttl, workers, perWorker = 10 * time.Second, 4, 5000
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, IdleTTL: ttl})
 	domains := hosts(8)
 	stop := sweepRacing(clk, b, ttl/2)
@@ -262,7 +262,7 @@ func TestNoOutcomeIsLostToACompaction(t *testing.T) {
 
 // sweepRacing advances clk by step and sweeps b, without pause, until the
 // returned stop is called; stop returns once the sweeping has ended.
-func sweepRacing(clk *clock.Fake, b *breaker.Breaker, step time.Duration) (stop func()) {
+func sweepRacing(clk *clocktest.Fake, b *breaker.Breaker, step time.Duration) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)

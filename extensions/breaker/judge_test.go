@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -13,7 +13,7 @@ import (
 
 func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk})
 	c := colly.NewCollector(colly.AllowURLRevisit())
 	b.Register(c)

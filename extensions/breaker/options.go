@@ -44,7 +44,7 @@ type Config struct {
 	// Store is where circuits live. Default MemoryStore; storage/redis
 	// shares them between workers.
 	Store circuit.Store
-	// Clock is the time source (tests use clock.Fake). Default
+	// Clock is the time source (tests use clocktest.Fake). Default
 	// clock.System.
 	Clock clock.Clock
 	// Logger makes the breaker log every transition and alarm as one

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -15,7 +15,7 @@ import (
 )
 
 func TestWaitingDomainNeverHoldsUpAnother(t *testing.T) {
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	fleet, err := testserver.StartFleet(
 		testserver.Config{Products: 20, Now: clk.Now, Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: 30 * time.Second}},
 		testserver.Config{Products: 50},
@@ -108,7 +108,7 @@ func TestRateLimitedSiteIsPacedNotTripped(t *testing.T) {
 }
 
 func TestServiceUnavailableWithRetryAfterIsThrottling(t *testing.T) {
-	clk := clock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	store := startStore(t, testserver.Config{Products: 30, Now: clk.Now,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, Status: 503, After: 3, RetryAfter: 5 * time.Second, RecoverAfter: 20 * time.Second}})
 	b := newBreaker(t, breaker.Conservative(), breaker.Config{Clock: clk}, breaker.WithThrottleRetries(50))

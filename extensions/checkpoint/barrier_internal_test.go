@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/memory"
 )
@@ -12,7 +12,7 @@ import (
 // A page's done record is not written while a link Colly marked visited
 // before it has not been recorded; it is once the link is.
 func TestDoneWaitsForTheLinksFoundBeforeIt(t *testing.T) {
-	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := memory.New()
 	cp, err := New(s, WithClock(clk))
 	if err != nil {
@@ -46,7 +46,7 @@ func TestDoneWaitsForTheLinksFoundBeforeIt(t *testing.T) {
 // A hop of a redirect chain is marked visited and never requested: after
 // the grace period it stops holding records back.
 func TestARedirectHopStopsHoldingAfterTheGracePeriod(t *testing.T) {
-	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := memory.New()
 	cp, err := New(s, WithClock(clk), WithGrace(time.Second))
 	if err != nil {
@@ -76,15 +76,17 @@ func TestARedirectHopStopsHoldingAfterTheGracePeriod(t *testing.T) {
 // settableClock may be set back, as a wall clock can be.
 type settableClock struct{ t time.Time }
 
-func (c *settableClock) Now() time.Time                         { return c.t }
-func (c *settableClock) After(d time.Duration) <-chan time.Time { return clock.NewFake(c.t).After(d) }
+func (c *settableClock) Now() time.Time { return c.t }
+func (c *settableClock) After(d time.Duration) <-chan time.Time {
+	return clocktest.NewFake(c.t).After(d)
+}
 
 // Announcements pass the grace period in the order they were made, so the
 // oldest unresolved one is at the front of the queue; many resolved ones
 // ahead of it are skipped, and every one past the grace period becomes a
 // hop.
 func TestTheOldestUnresolvedAnnouncementHoldsRecordsBack(t *testing.T) {
-	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := memory.New()
 	cp, err := New(s, WithClock(clk), WithGrace(10*time.Second))
 	if err != nil {
@@ -172,7 +174,7 @@ func TestAClockSetBackStillFreesEveryAnnouncementPastTheGracePeriod(t *testing.T
 // releasing the held records later must not write the older state over
 // the newer one, and the other held records keep their order.
 func TestANewerStateDropsTheHeldRecordOfItsURL(t *testing.T) {
-	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := memory.New()
 	cp, err := New(s, WithClock(clk))
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -27,7 +27,7 @@ func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 60,
 		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25, Latency: 40 * time.Millisecond}})
 	path := dbPath(t)
-	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 
 	run := func(stopAfter int64) outcome.Outcome {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -26,7 +26,7 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "checkpoint-example-")
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "crawl.db")
-	clk := clock.NewFake(time.Now()) // so the example need not wait out a cooldown
+	clk := clocktest.NewFake(time.Now()) // so the example need not wait out a cooldown
 
 	run := func() {
 		st, err := bolt.Open(path)

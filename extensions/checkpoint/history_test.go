@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -20,7 +20,7 @@ import (
 // store with the standard profile at parallelism p (paced, so the bound
 // is strict), stopped once stopAfter failures were recorded (0: never).
 // It returns the outcome and the breaker.
-func historyRun(t *testing.T, path string, clk *clock.Fake, store *testserver.Store, p int, stopAfter int64) (outcome.Outcome, *breaker.Breaker) {
+func historyRun(t *testing.T, path string, clk *clocktest.Fake, store *testserver.Store, p int, stopAfter int64) (outcome.Outcome, *breaker.Breaker) {
 	t.Helper()
 	cp := openCP(t, path, checkpoint.WithClock(clk))
 	var failures atomic.Int64
@@ -97,7 +97,7 @@ func TestResumeIntoAFailingSiteTripsAsAnUninterruptedRunWould(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 60,
 		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25}})
 	path := dbPath(t)
-	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 
 	o, b := historyRun(t, path, clk, store, p, 4)
 	first := failingHits(store)

@@ -14,6 +14,7 @@ import (
 	"github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
@@ -151,7 +152,7 @@ func TestOutageDoesNotKillURLs(t *testing.T) {
 	const n = 60
 	store := startStore(t, testserver.Config{Products: n, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 20}})
 	path := dbPath(t)
-	clk := clock.NewFake(time.Now())
+	clk := clocktest.NewFake(time.Now())
 	max := checkpoint.DefaultMaxAttempts
 
 	// Run 1: the outage starts mid-crawl.

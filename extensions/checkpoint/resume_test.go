@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
@@ -187,7 +187,7 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 	const n = 30
 	store := startStore(t, testserver.Config{Products: n, PerPage: n, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 8}})
 	path := dbPath(t)
-	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	run := func() (*checkpoint.Checkpoint, *breaker.Breaker, outcome.Outcome, int) {
 		cp := openCP(t, path, checkpoint.WithClock(clk))
 		b, err := breaker.New(testProfile, breaker.Config{Clock: clk})

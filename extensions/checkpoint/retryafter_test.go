@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -18,7 +18,7 @@ import (
 // throttleRun crawls products 1..n of store over the checkpoint at path,
 // stopping (the crawl's context cancelled) at the first throttle when
 // stopAtThrottle is set.
-func throttleRun(t *testing.T, path string, clk *clock.Fake, store *testserver.Store, n int, stopAtThrottle bool) {
+func throttleRun(t *testing.T, path string, clk *clocktest.Fake, store *testserver.Store, n int, stopAtThrottle bool) {
 	t.Helper()
 	cp := openCP(t, path, checkpoint.WithClock(clk))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -53,7 +53,7 @@ func throttleRun(t *testing.T, path string, clk *clock.Fake, store *testserver.S
 // back in 30 s" and the crawl stopped; a resume 5 s later must not send it
 // anything before the 30 s are over.
 func TestResumeHonoursARetryAfterTheStoppedRunWasSent(t *testing.T) {
-	clk := clock.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	store, err := testserver.Start(testserver.Config{Products: 10, Now: clk.Now,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, After: 3, RetryAfter: 30 * time.Second, RecoverAfter: 30 * time.Second}})
 	if err != nil {
@@ -89,7 +89,7 @@ func TestResumeHonoursARetryAfterTheStoppedRunWasSent(t *testing.T) {
 // resend horizon a shared queue sets) is parked until it is due, with its
 // attempt given back: not failed, and not sent again by this run.
 func TestThrottledURLHandedBackIsParkedUntilItsResend(t *testing.T) {
-	clk := clock.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	store := startStore(t, testserver.Config{Products: 3, Now: clk.Now,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: 30 * time.Second}})
 	cp := openCP(t, dbPath(t), checkpoint.WithClock(clk))

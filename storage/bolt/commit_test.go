@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
 )
@@ -28,7 +28,7 @@ func waitCommits(t *testing.T, s *bolt.Store, n uint64) bolt.Stats {
 
 func TestBackgroundCommitFollowsTheFlushInterval(t *testing.T) {
 	start := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	fc := clock.NewFake(start)
+	fc := clocktest.NewFake(start)
 	s := mustOpen(t, filepath.Join(t.TempDir(), "crawl.db"), bolt.WithClock(fc), bolt.WithFlushInterval(time.Second))
 	if err := s.Put(rec(1, storage.Pending), rec(2, storage.Pending), rec(3, storage.Pending)); err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestBackgroundCommitFollowsTheFlushInterval(t *testing.T) {
 }
 
 func TestFullBatchCommitsBeforeTheInterval(t *testing.T) {
-	fc := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) // never advanced
+	fc := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) // never advanced
 	s := mustOpen(t, filepath.Join(t.TempDir(), "crawl.db"), bolt.WithClock(fc), bolt.WithBatchSize(10))
 	for i := range 10 {
 		if err := s.Put(rec(i, storage.Pending)); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	bwclock "github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
@@ -88,7 +89,7 @@ func tripWith(t *testing.T, c circuit.Circuit, clk bwclock.Clock, p breaker.Prof
 }
 
 func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
-	clk := bwclock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	ws, _, _ := workers(t, 3, breaker.Standard())
 	// Workers 1 and 2 have requests in flight when worker 0 trips.
 	var late []circuit.Ticket
@@ -128,7 +129,7 @@ func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 func TestHalfOpenProbesAreLimitedAcrossWorkers(t *testing.T) {
 	for _, p := range []breaker.Profile{breaker.Conservative(), breaker.Standard(), breaker.Aggressive()} {
 		t.Run(p.Name, func(t *testing.T) {
-			clk := bwclock.NewFake(epoch)
+			clk := clocktest.NewFake(epoch)
 			ws, _, _ := workers(t, 3, p)
 			tripWith(t, ws[0], clk, p)
 			clk.Advance(p.Cooldown)
@@ -177,7 +178,7 @@ func TestHalfOpenProbesAreLimitedAcrossWorkers(t *testing.T) {
 }
 
 func TestProbesPassingOnDifferentWorkersCloseTheCircuit(t *testing.T) {
-	clk := bwclock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	ws, _, _ := workers(t, 2, breaker.Standard()) // 2 probes
 	tripWith(t, ws[0], clk, breaker.Standard())
 	clk.Advance(breaker.Standard().Cooldown)
@@ -201,7 +202,7 @@ func TestProbesPassingOnDifferentWorkersCloseTheCircuit(t *testing.T) {
 // A worker that takes a probe and dies must not keep the domain half-open
 // with no slot free forever: its probe's lease runs out.
 func TestProbeLeaseFreesTheSlotOfADeadWorker(t *testing.T) {
-	clk := bwclock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	p := breaker.Conservative() // 1 probe
 	ws, _, _ := workers(t, 2, p, redis.WithProbeLease(30*time.Second))
 	tripWith(t, ws[0], clk, p)
@@ -222,7 +223,7 @@ func TestProbeLeaseFreesTheSlotOfADeadWorker(t *testing.T) {
 }
 
 func TestCircuitKeysExpireWhenIdleButNeverWhileOpen(t *testing.T) {
-	clk := bwclock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	p := breaker.Conservative() // 300 s cooldown
 	ws, client, bs := workers(t, 1, p, redis.WithRetention(time.Minute))
 	c := ws[0]
@@ -258,7 +259,7 @@ func TestCircuitKeysExpireWhenIdleButNeverWhileOpen(t *testing.T) {
 }
 
 func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
-	clk := bwclock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	ws, _, _ := workers(t, 2, breaker.Standard())
 	until := epoch.Add(10 * time.Minute)
 	tr, err := ws[0].RestoreOpen(clk, until, 4)
@@ -278,7 +279,7 @@ func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
 }
 
 func TestCrawlsDoNotShareCircuits(t *testing.T) {
-	clk := bwclock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	client, prefix := redistest.New(t)
 	var cs []circuit.Circuit
 	for _, crawl := range []string{"crawl-a", "crawl-b"} {
@@ -301,7 +302,7 @@ func TestCrawlsDoNotShareCircuits(t *testing.T) {
 // Each decision is one round trip; a Record that cannot change anything is
 // none.
 func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
-	clk := bwclock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	client, prefix := redistest.New(t)
 	rt := &roundTrips{}
 	client.AddHook(rt)
@@ -355,7 +356,7 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 // pauses the domain for every worker: the others are refused until then
 // (the circuit stays closed), and allowed after.
 func TestRetryAfterGivenToOneWorkerHoldsThemAll(t *testing.T) {
-	clk := bwclock.NewFake(epoch)
+	clk := clocktest.NewFake(epoch)
 	ws, _, _ := workers(t, 2, breaker.Standard())
 	until := epoch.Add(3 * time.Second)
 	p, ok := ws[0].(interface {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	bwclock "github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 
 	"github.com/breakwater-crawl/breakwater/circuit/circuittest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
@@ -64,7 +64,7 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			clk := bwclock.NewFake(epoch)
+			clk := clocktest.NewFake(epoch)
 			rnd := rand.New(rand.NewPCG(7, uint64(p.WindowSize)))
 			var permits []circuit.Ticket
 			classes := []circuit.Class{circuit.Success, circuit.Success, circuit.Success, circuit.Degraded, circuit.Invalid,

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
@@ -209,7 +209,7 @@ func TestAddRequestQueuesEachRequestOnce(t *testing.T) {
 }
 
 // newCrawlClock is a fake clock for the storage's queue, moved by hand.
-func newCrawlClock() *clock.Fake { return newClock() }
+func newCrawlClock() *clocktest.Fake { return newClock() }
 
 func TestJobLifecycleThroughTheHooks(t *testing.T) {
 	_, ns := redistest.New(t)

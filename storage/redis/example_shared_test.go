@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	bwclock "github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
@@ -62,7 +62,7 @@ func ExampleNewBreakerStore() {
 		}
 		workers = append(workers, c)
 	}
-	clk := bwclock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	for range 4 {
 		permit, _, _ := workers[0].Allow(clk)
 		t, _ := workers[0].Record(clk, permit, circuit.Result{Class: circuit.Degraded, Latency: 30 * time.Millisecond})

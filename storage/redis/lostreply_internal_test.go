@@ -13,7 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 )
 
@@ -134,7 +134,7 @@ func leasedJobs(ctx context.Context, c *goredis.Client, key string) (map[string]
 // claim holding it, and no claim's retry can get back a job it lost.
 func TestALeaseEndingLeavesNoClaimBehind(t *testing.T) {
 	client, prefix := redistest.New(t)
-	clk := clock.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	q, err := newQueue(client, "crawl-1", WithNamespace(prefix), WithClock(clk), WithVisibilityTimeout(time.Minute))
 	if err != nil {
 		t.Fatal(err)

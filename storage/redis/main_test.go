@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	goredis "github.com/redis/go-redis/v9"
@@ -30,13 +30,13 @@ func (quiet) Printf(context.Context, string, ...any) {}
 var start = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 // newClock is a fake clock the tests move by hand, at start.
-func newClock() *clock.Fake { return clock.NewFake(start) }
+func newClock() *clocktest.Fake { return clocktest.NewFake(start) }
 
 // fixture is one crawl's queue on the test Redis, driven by a fake clock.
 type fixture struct {
 	q      *redis.Queue
 	client *goredis.Client
-	clock  *clock.Fake
+	clock  *clocktest.Fake
 	ns     string
 	crawl  string
 	opts   []redis.Option

@@ -1,15 +1,15 @@
-package clock_test
+package clocktest_test
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 )
 
 // A cooldown of a minute, tested without waiting a minute.
 func ExampleFake() {
-	clk := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	clk := clocktest.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	done := clk.After(time.Minute)
 	clk.Advance(59 * time.Second)
 	select {
