@@ -35,38 +35,10 @@
 // *_ms, fractions allowed (cooldown_seconds: 0.5 is 500 ms). Booleans are
 // true or false; YAML 1.1's yes and no are strings here.
 //
-// # Where a profile starts
-//
-//   - With extends: from the named profile, the file's own or a built-in
-//     one (conservative, standard, aggressive); the fields it lists replace
-//     that profile's. Chains are followed; a cycle is an error.
-//   - A built-in name without extends changes the built-in: it starts
-//     from breaker's own profile of that name, so a block that
-//     restates the built-in values, loads as exactly the built-ins. Every
-//     mention of that name in the file (default, domains, extends) and
-//     Set.Profile then mean the changed one.
-//   - Any other name starts from nothing: window_size, failure_threshold,
-//     cooldown_seconds and half_open_probes are required, and every
-//     optional rule (slow calls, slope, cooldown growth, adaptive timeout)
-//     is off unless set. There are no silent defaults.
-//
-// The built-in profiles need no definition to be named by default, domains
-// or extends. Without default the rest use standard.
-//
-// # Errors
-//
-// A profiles file is configuration: Parse and Load reject it whole, before
-// any request is sent, and report every mistake with the file, the line,
-// the field's path and its value as written:
-//
-//	profiles.yaml:7: breaker_profiles.fragile.failure_threshold: 1.5: must be in (0, 1]: ...
-//
-// An unknown field (with the likely intended one: cooldown is
-// cooldown_seconds), a value of the wrong type (a quoted number, yes for
-// true, 5m for a number of seconds), a name written twice, a reference to
-// a profile nobody defines, a domain pattern breaker.Config.Domains
-// would not match, and a value breaker.Profile.Validate refuses are each an
-// *Error; all match ErrInvalid.
+// A file with a mistake is rejected whole by Load and Parse, before any
+// request is sent; each mistake names the file, the line, the field and
+// its value (Error). Where a profile starts (extends, a built-in name, any
+// other name) is on Parse.
 //
 // # Use
 //

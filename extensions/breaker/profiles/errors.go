@@ -15,6 +15,13 @@ var ErrInvalid = errors.New("profiles: invalid profiles file")
 // of the field, as an editor and a reader both find it:
 //
 //	profiles.yaml:7: breaker_profiles.fragile.failure_threshold: 1.5: must be in (0, 1] ...
+//
+// An unknown field (with the likely intended one: cooldown is
+// cooldown_seconds), a value of the wrong type (a quoted number, yes for
+// true, 5m for a number of seconds), a name written twice, a reference to
+// a profile nobody defines, a domain pattern breaker.Config.Domains
+// would not match, and a value breaker.Profile.Validate refuses are each an
+// *Error; all match ErrInvalid.
 type Error struct {
 	// File is the name given to Parse, or the path given to Load.
 	File string

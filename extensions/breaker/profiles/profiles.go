@@ -59,6 +59,24 @@ func Load(path string) (*Set, error) {
 // Each mistake is reported once: a profile with a field that cannot be
 // read (unknown, or of the wrong type) is not checked for range, and what
 // extends it or names it stays silent.
+//
+// Where a profile starts:
+//
+//   - With extends: from the named profile, the file's own or a built-in
+//     one (conservative, standard, aggressive); the fields it lists replace
+//     that profile's. Chains are followed; a cycle is an error.
+//   - A built-in name without extends changes the built-in: it starts
+//     from breaker's own profile of that name, so a block that
+//     restates the built-in values, loads as exactly the built-ins. Every
+//     mention of that name in the file (default, domains, extends) and
+//     Set.Profile then mean the changed one.
+//   - Any other name starts from nothing: window_size, failure_threshold,
+//     cooldown_seconds and half_open_probes are required, and every
+//     optional rule (slow calls, slope, cooldown growth, adaptive timeout)
+//     is off unless set. There are no silent defaults.
+//
+// The built-in profiles need no definition to be named by default, domains
+// or extends. Without default the rest use standard.
 func Parse(name string, data []byte) (*Set, error) {
 	if name == "" {
 		name = "(profiles)"
