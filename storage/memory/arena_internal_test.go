@@ -34,7 +34,7 @@ func TestEntryHoldsNoPointer(t *testing.T) {
 // reads back as it was last put: URL, error, request (nil and empty told
 // apart) and times.
 func TestRewrittenValuesAreCompactedAndReadBack(t *testing.T) {
-	s := New()
+	s := New().(*store)
 	const n = 500
 	base := time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
 	want := make([]storage.Record, n)

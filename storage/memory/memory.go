@@ -12,8 +12,8 @@ import (
 // releases the lock and calls fn for them.
 const scanChunk = 256
 
-// Store is an in-memory storage.Store. The zero value is not usable; call New.
-type Store struct {
+// store is an in-memory storage.Store. The zero value is not usable; call New.
+type store struct {
 	mu     sync.RWMutex
 	recs   []entry           // recs[i] has Seq i+1
 	ids    map[uint64]uint64 // ID -> Seq
@@ -54,15 +54,15 @@ func (s stamp) time() time.Time {
 	return time.Unix(s.sec, int64(s.nsec)).UTC()
 }
 
-var _ storage.Store = (*Store)(nil)
+var _ storage.Store = (*store)(nil)
 
 // New returns an empty store.
-func New() *Store {
-	return &Store{ids: make(map[uint64]uint64), meta: make(map[string][]byte)}
+func New() storage.Store {
+	return &store{ids: make(map[uint64]uint64), meta: make(map[string][]byte)}
 }
 
 // Put implements storage.Store.
-func (s *Store) Put(recs ...storage.Record) error {
+func (s *store) Put(recs ...storage.Record) error {
 	for i := range recs {
 		if err := recs[i].Validate(); err != nil {
 			return err
@@ -103,7 +103,7 @@ func (s *Store) Put(recs ...storage.Record) error {
 }
 
 // compactLocked copies the live values into a new arena.
-func (s *Store) compactLocked() {
+func (s *store) compactLocked() {
 	var fresh arena
 	for i := range s.recs {
 		e := &s.recs[i]
@@ -115,7 +115,7 @@ func (s *Store) compactLocked() {
 }
 
 // record returns e as a storage.Record with values of its own.
-func (s *Store) record(e *entry, seq uint64) storage.Record {
+func (s *store) record(e *entry, seq uint64) storage.Record {
 	return storage.Record{
 		ID:        e.id,
 		URL:       s.data.str(e.url),
@@ -130,7 +130,7 @@ func (s *Store) record(e *entry, seq uint64) storage.Record {
 }
 
 // Get implements storage.Store.
-func (s *Store) Get(id uint64) (storage.Record, bool, error) {
+func (s *store) Get(id uint64) (storage.Record, bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -145,7 +145,7 @@ func (s *Store) Get(id uint64) (storage.Record, bool, error) {
 
 // Scan implements storage.Store. It copies records out a chunk at a time
 // and calls fn with no lock held.
-func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) error {
+func (s *store) Scan(fn func(storage.Record) error, states ...storage.State) error {
 	if err := storage.ValidateStates(states); err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) err
 }
 
 // Counts implements storage.Store.
-func (s *Store) Counts() (map[storage.State]int, error) {
+func (s *store) Counts() (map[storage.State]int, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -190,7 +190,7 @@ func (s *Store) Counts() (map[storage.State]int, error) {
 }
 
 // SetMeta implements storage.Store.
-func (s *Store) SetMeta(key string, value []byte) error {
+func (s *store) SetMeta(key string, value []byte) error {
 	if err := storage.ValidateMetaKey(key); err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (s *Store) SetMeta(key string, value []byte) error {
 }
 
 // Meta implements storage.Store.
-func (s *Store) Meta(key string) ([]byte, bool, error) {
+func (s *store) Meta(key string) ([]byte, bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -222,7 +222,7 @@ func (s *Store) Meta(key string) ([]byte, bool, error) {
 }
 
 // Flush implements storage.Store; there is nothing to flush.
-func (s *Store) Flush() error {
+func (s *store) Flush() error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -232,7 +232,7 @@ func (s *Store) Flush() error {
 }
 
 // Close implements storage.Store. It drops the data.
-func (s *Store) Close() error {
+func (s *store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
