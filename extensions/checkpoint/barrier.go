@@ -120,6 +120,17 @@ func (h *heldRecords) latest(id uint64) (storage.Record, bool) {
 	return storage.Record{}, false
 }
 
+// recordLocked is id's record as it stands: its final state held back
+// for the links found before it, else the store's. A retry of a URL just
+// gone or done (a user's loop, answered from Colly's cache) must not start
+// from the state before it.
+func (cp *Checkpoint) recordLocked(id uint64) (storage.Record, bool, error) {
+	if rec, ok := cp.held.latest(id); ok {
+		return rec, true, nil
+	}
+	return cp.store.Get(id)
+}
+
 // drop removes the first held record of id, if any.
 func (h *heldRecords) drop(id uint64) {
 	if h.ids[id] == 0 {

@@ -107,17 +107,10 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	} else {
 		id = collyx.RequestID(u, body)
 	}
-	rec, found, err := cp.store.Get(id)
+	rec, found, err := cp.recordLocked(id)
 	if err != nil {
 		cp.failLocked(err)
 		return nil
-	}
-	if held, ok := cp.held.latest(id); ok {
-		// Its final state, held back for the links found before it, is
-		// the record's: a retry of a URL just gone or done (a user's loop,
-		// answered from Colly's cache) must not start from the state
-		// before it.
-		rec, found = held, true
 	}
 	if !found {
 		rec = storage.Record{ID: id, URL: u}

@@ -148,16 +148,12 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 	revived := map[uint64]storage.Record{}
 	recs := make([]storage.Record, 0, len(od.ids))
 	for id := range od.ids {
-		rec, held := cp.held.latest(id)
-		if !held {
-			var found bool
-			var err error
-			if rec, found, err = cp.store.Get(id); err != nil {
-				cp.failLocked(err)
-				return
-			} else if !found {
-				continue
-			}
+		rec, found, err := cp.recordLocked(id)
+		if err != nil {
+			cp.failLocked(err)
+			return
+		} else if !found {
+			continue
 		}
 		if rec.State != storage.Dead {
 			continue // sent again since (a retry), and still under way or done
@@ -166,9 +162,7 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 		if _, gone := deathCause(rec.LastError); gone || n >= outageSpares {
 			continue
 		}
-		if held {
-			cp.unholdLocked(id)
-		}
+		cp.unholdLocked(id) // if held: the parked state supersedes it
 		rec.State, rec.NotBefore, rec.Updated = storage.Parked, retryAt.UTC(), now
 		rec.LastError = withSpares(lastErr, n+1)
 		rec.Attempts = min(rec.Attempts, cp.opt.maxAttempts-1)
