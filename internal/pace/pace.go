@@ -88,20 +88,20 @@ type Pace struct {
 	room func() int // most requests the circuit lets be in flight now
 	clk  clock.Clock
 
-	mu          sync.Mutex
-	limit       int           // current in-flight cap; 0 = none
-	gap         time.Duration // current least gap between request starts
-	step        time.Duration // how much one recovery step takes off the gap
-	inflight    int
-	gateWaiters []*waiter         // waiting at the gate for a slot in flight, oldest first
-	hopWaiters  []*waiter         // requests first seen at the transport, waiting for the circuit's room, oldest first
-	resWaiters  []*waiter         // waiting in OnRequest for a reservation, oldest first
-	res         map[any]time.Time // slots reserved in OnRequest, until when
-	next        time.Time         // earliest start of the next request
-	halt        time.Time         // Retry-After: nothing before this
-	clean       int               // clean successes since the last change
-	episode     uint64            // slowdowns so far: a throttle slows the pace once per episode
-	since       time.Time         // first throttle with no success since; zero when not throttled
+	mu               sync.Mutex
+	limit            int           // current in-flight cap; 0 = none
+	gap              time.Duration // current least gap between request starts
+	step             time.Duration // how much one recovery step takes off the gap
+	inflight         int
+	gateWaiters      []*waiter         // waiting at the gate for a slot in flight, oldest first
+	transportWaiters []*waiter         // requests first seen at the transport, waiting for the circuit's room, oldest first
+	resWaiters       []*waiter         // waiting in OnRequest for a reservation, oldest first
+	res              map[any]time.Time // slots reserved in OnRequest, until when
+	next             time.Time         // earliest start of the next request
+	halt             time.Time         // Retry-After: nothing before this
+	clean            int               // clean successes since the last change
+	episode          uint64            // slowdowns so far: a throttle slows the pace once per episode
+	since            time.Time         // first throttle with no success since; zero when not throttled
 
 	pauses    int
 	pausedFor time.Duration
@@ -147,10 +147,15 @@ func (p *Pace) liveLocked(now time.Time) int {
 	return len(p.res)
 }
 
+// roomLocked says whether the circuit's room takes one more request in
+// flight, whatever the user's limit: what a request first seen at the
+// transport is held to.
+func (p *Pace) roomLocked() bool { return p.inflight < p.room() }
+
 // canSendLocked says whether one more request may leave now: what bounds
 // the requests sent into a failing site counts only those in flight.
 func (p *Pace) canSendLocked() bool {
-	return (p.limit == 0 || p.inflight < p.limit) && p.inflight < p.room()
+	return (p.limit == 0 || p.inflight < p.limit) && p.roomLocked()
 }
 
 // canReserveLocked says whether one more request may be let through to
@@ -261,7 +266,7 @@ func (p *Pace) recheckNow() {
 	defer p.mu.Unlock()
 	p.rechecking = false
 	p.admitLocked(p.clk.Now())
-	if len(p.gateWaiters) > 0 || len(p.hopWaiters) > 0 || len(p.resWaiters) > 0 {
+	if len(p.gateWaiters) > 0 || len(p.transportWaiters) > 0 || len(p.resWaiters) > 0 {
 		p.armRecheckLocked()
 	}
 }
@@ -288,14 +293,14 @@ func (p *Pace) AcquireAtTransport(ctx context.Context) (episode uint64, inFlight
 	return p.acquire(ctx, nil, true)
 }
 
-func (p *Pace) acquire(ctx context.Context, key any, hop bool) (episode uint64, inFlight int, err error) {
+func (p *Pace) acquire(ctx context.Context, key any, atTransport bool) (episode uint64, inFlight int, err error) {
 	p.mu.Lock()
 	delete(p.res, key)
-	q := &p.gateWaiters
-	if hop {
-		q = &p.hopWaiters
+	q, free := &p.gateWaiters, p.canSendLocked
+	if atTransport {
+		q, free = &p.transportWaiters, p.roomLocked
 	}
-	if hop && len(p.hopWaiters) == 0 && p.inflight < p.room() || !hop && len(p.gateWaiters) == 0 && p.canSendLocked() {
+	if len(*q) == 0 && free() {
 		p.inflight++
 		p.mu.Unlock()
 	} else {
@@ -367,9 +372,9 @@ func (p *Pace) Admit() {
 // those waiting in OnRequest, since those at the gate hold a LimitRule
 // slot.
 func (p *Pace) admitLocked(now time.Time) {
-	for len(p.hopWaiters) > 0 && p.inflight < p.room() {
-		w := p.hopWaiters[0]
-		p.hopWaiters = p.hopWaiters[1:]
+	for len(p.transportWaiters) > 0 && p.roomLocked() {
+		w := p.transportWaiters[0]
+		p.transportWaiters = p.transportWaiters[1:]
 		p.inflight++
 		w.ch <- struct{}{}
 	}
@@ -490,7 +495,7 @@ func (p *Pace) Stats(now time.Time) Stats {
 func (p *Pace) Quiet(now time.Time) (pauses int, pausedFor time.Duration, still bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	still = p.inflight == 0 && len(p.gateWaiters) == 0 && len(p.hopWaiters) == 0 && len(p.resWaiters) == 0 && p.liveLocked(now) == 0 &&
+	still = p.inflight == 0 && len(p.gateWaiters) == 0 && len(p.transportWaiters) == 0 && len(p.resWaiters) == 0 && p.liveLocked(now) == 0 &&
 		!p.halt.After(now) && !p.next.After(now) && p.since.IsZero() && p.atUserPace()
 	return p.pauses, p.pausedFor, still
 }

@@ -211,7 +211,7 @@ func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 	}
 	hop := make(chan error, 1)
 	go func() { _, _, err := p.AcquireAtTransport(ctx); hop <- err }() // past the room: waits
-	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.hopWaiters) == 1 })
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.transportWaiters) == 1 })
 	p.Release()
 	if err := <-hop; err != nil {
 		t.Fatalf("the waiting hop: %v; want the freed slot", err)
