@@ -68,7 +68,7 @@ func (b *Breaker) fleetTripped(d *domain, at time.Time, clientSide bool) {
 	if ns := d.failSince.Load(); ns != 0 && ns < at.UnixNano() {
 		since = time.Unix(0, ns)
 	}
-	recent := b.fleet.Tripped(d.name, at, since, len(active), clientSide, func(t time.Time) bool { return anySucceeding(active, t) })
+	recent := b.fleet.Tripped(d.name, at, since, len(active), func(t time.Time) bool { return anySucceeding(active, t) })
 	if recent == nil {
 		return
 	}

@@ -89,15 +89,15 @@ func New(c Config) *Guard { return &Guard{cfg: c} }
 // Config is the guard's settings.
 func (g *Guard) Config() Config { return g.cfg }
 
-// Tripped notes the trip of domain at at, of failures that began at since,
-// with active domains active now; succeeded reports whether a request to
-// one of them that left at or after a time succeeded. When the fleet, not
-// the domain, is the problem (client_side_suspect), it returns the domains
-// tripped within the window, sorted, and keeps the finding for the run's
-// outcome; otherwise nil. A trip that is not client-side (the site
-// answered) is not the fleet's.
-func (g *Guard) Tripped(domain string, at, since time.Time, active int, clientSide bool, succeeded func(time.Time) bool) []string {
-	if g.cfg.Off || !clientSide {
+// Tripped notes the client-side trip (no answer from the site: a trip on
+// answers is never the fleet's) of domain at at, of failures that began
+// at since, with active domains active now; succeeded reports whether a
+// request to one of them that left at or after a time succeeded. When the
+// fleet, not the domain, is the problem (client_side_suspect), it returns
+// the domains tripped within the window, sorted, and keeps the finding for
+// the run's outcome; otherwise nil.
+func (g *Guard) Tripped(domain string, at, since time.Time, active int, succeeded func(time.Time) bool) []string {
+	if g.cfg.Off {
 		return nil
 	}
 	g.mu.Lock()
