@@ -75,8 +75,21 @@ func TestReadmeUsageIsThisProgram(t *testing.T) {
 // happened — an invalid page — instead of sending the reader to look for
 // a trip.
 func TestUsageNamesInvalidPagesWhenNothingTripped(t *testing.T) {
-	store, err := testserver.Start(testserver.Config{Products: 30, PerPage: 10,
+	code, text, err := runReporting(t, testserver.Config{Products: 30, PerPage: 10,
 		Scenario: testserver.Scenario{Mode: testserver.Empty}})
+	if err != nil || code != 2 {
+		t.Fatalf("exit %d (%v), want 2 (tripped: the listing is left to do)\n%s", code, err, text)
+	}
+	if !strings.Contains(text, "failed as invalid pages") || strings.Contains(text, "circuit not closed") {
+		t.Fatalf("the ending does not name the invalid page, or names a circuit that never opened:\n%s", text)
+	}
+}
+
+// runReporting runs the Usage against a store started with cfg and
+// returns its exit code, the report it wrote to os.Stderr and its error.
+func runReporting(t *testing.T, cfg testserver.Config) (int, string, error) {
+	t.Helper()
+	store, err := testserver.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +98,7 @@ func TestUsageNamesInvalidPagesWhenNothingTripped(t *testing.T) {
 	text := captureStderr(t, func() {
 		code, err = run(store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), io.Discard)
 	})
-	if err != nil || code != 2 {
-		t.Fatalf("exit %d (%v), want 2 (tripped: the listing is left to do)\n%s", code, err, text)
-	}
-	if !strings.Contains(text, "failed as invalid pages") || strings.Contains(text, "circuit not closed") {
-		t.Fatalf("the ending does not name the invalid page, or names a circuit that never opened:\n%s", text)
-	}
+	return code, text, err
 }
 
 // captureStderr runs f and returns what it wrote to os.Stderr.
@@ -116,15 +124,7 @@ func captureStderr(t *testing.T, f func()) string {
 // The report the Usage prints agrees with itself: its per-domain records
 // column is there and sums to the records line.
 func TestUsageReportsRecordsPerDomainThatSumToTheTotal(t *testing.T) {
-	store, err := testserver.Start(testserver.Config{Products: 30, PerPage: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	var code int
-	text := captureStderr(t, func() {
-		code, err = run(store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), io.Discard)
-	})
+	code, text, err := runReporting(t, testserver.Config{Products: 30, PerPage: 10})
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d (%v), want 0\n%s", code, err, text)
 	}
