@@ -207,6 +207,9 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	tk, left, ep, waitErr, open := t.admit(req, d2)
 	if waitErr != nil {
 		a.over = true
+		if b.holdHop(t.crawl(), a, req) {
+			return &circuit.OpenError{Key: d2.name, State: circuit.Closed, RetryAt: d2.pace.Earliest()}
+		}
 		return b.heldPast(t.crawl(), a.req, req, d2, waitErr)
 	}
 	if open != nil {
@@ -216,6 +219,60 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	}
 	a.ticket, a.released, a.left, a.episode, a.start = tk, false, left, ep, time.Now()
 	return nil
+}
+
+// holdHop keeps for a re-send the URL of a, whose redirect's hop req
+// waited for room at its target past half the client's timeout. Its wait
+// ran on the client's clock, already started before the redirect: at a
+// target whose room is full for a while (its pages' callbacks hold their
+// slots), a healthy site's URL would end refused. So the breaker sends it
+// again itself once the client has given up (resendHop), straight to the
+// target: a gated request waits for room before Colly's limits, on no
+// timer. A copy the user's retry loop sends is dropped, as a throttled
+// URL's is. It reports whether a is kept so: not for a bare attempt
+// (nothing but the user can send it again), once the crawl has ended, or
+// past the URL's re-send budget (the throttle's, shared).
+func (b *Breaker) holdHop(crawl context.Context, a *attempt, req *http.Request) bool {
+	if a.bare || crawl.Err() != nil || !b.resendBudgetLeft(req.URL.String()) {
+		return false
+	}
+	key := req.URL.String()
+	tok := &resendToken{orig: collyx.RequestHeader(a.req)}
+	if prev, ok := b.resend.load(key); ok && prev.(*resendToken).of(a.req) {
+		tok.prev = prev.(*resendToken)
+	}
+	var h http.Header
+	if a.req.Headers != nil {
+		h = a.req.Headers.Clone()
+	} else {
+		h = http.Header{}
+	}
+	tok.copy = collyx.HeaderOf(h)
+	a.resend, a.resendHeaders, a.heldHop = tok, &h, req.URL
+	b.resend.store(key, tok)
+	return true
+}
+
+// resendHop sends r again to the target of its redirect's hop, held for
+// want of room (holdHop): Colly's Retry requests r.URL, which a refused
+// hop left at the URL the chain started from.
+func (b *Breaker) resendHop(r *colly.Request, a *attempt, err error) {
+	r.URL = a.heldHop
+	key := r.URL.String()
+	domain := hostOf(r.URL.Host)
+	b.log.Info().Str("event", "hop_resent").Str("domain", domain).Str("url", key).
+		Msg("breaker: a redirect's hop waited for room past half the client's timeout; the URL is sent again to its target")
+	at := observe.Attempt{Request: r, Domain: domain, Result: circuit.Result{Class: circuit.Excluded}, Err: err, Retrying: true}
+	b.report(at)
+	if a.resend.taken.Load() {
+		return
+	}
+	if rerr := retryWith(r, a.resendHeaders); rerr != nil && !a.resend.taken.Load() {
+		b.resend.delete(key)
+		at.Retrying, at.GaveUp, at.Err = false, true, rerr
+		b.markUnfinished(Unfinished{URL: key, Domain: domain, Reason: "held back at a redirect's target; the re-send could not be issued: " + rerr.Error()})
+		b.report(at)
+	}
 }
 
 // settleBare records what a bare attempt came to once it is known (a

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,7 @@ type attempt struct {
 	bare          bool         // gated by the transport: no callback of the breaker's saw it (bare.go)
 	bareHeader    http.Header  // a bare attempt's 2xx answer headers, for its validation
 	over          bool         // ended at a redirect's hop (cancelled): its outcome is accounted for
+	heldHop       *url.URL     // its redirect's hop waited for room past half the client's timeout: sent again to this URL (bare.go)
 }
 
 // Register wires the breaker into c. It is a colly.CollectorOption, and
@@ -538,6 +540,10 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		b.unclaimed(c, r)
 		return
 	}
+	if a.heldHop != nil {
+		b.resendHop(r.Request, a, err)
+		return
+	}
 	if a.refused != nil || a.over {
 		return // already reported to OnRefused, or listed cancelled
 	}
@@ -696,7 +702,13 @@ func describe(c circuit.Class, status int, err error) string {
 // throttleBudgetLeft counts one more throttle of r's URL and says whether
 // the breaker may still send it again.
 func (b *Breaker) throttleBudgetLeft(r *colly.Request) bool {
-	key := r.URL.String()
+	return b.resendBudgetLeft(r.URL.String())
+}
+
+// resendBudgetLeft counts one more re-send of key by the breaker (after a
+// throttle, or a redirect's hop held for room) and says whether it may
+// still send it.
+func (b *Breaker) resendBudgetLeft(key string) bool {
 	n := b.throttle.loadOrStore(key, new(atomic.Int32))
 	return n.(*atomic.Int32).Add(1) <= int32(b.throttleRetries)
 }

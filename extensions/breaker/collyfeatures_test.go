@@ -651,6 +651,67 @@ func TestARedirectHopIntoABusyPacedDomainIsNotHeldBack(t *testing.T) {
 	}
 }
 
+// A product link through a redirecting host into a store whose circuit's
+// room is full: the store has not answered well yet (its room is one
+// request, slow start) and its listing holds that one while its callbacks
+// run. The hop's wait for room runs on the client's timeout; cut at half
+// of it, the hop was refused and a healthy store's URL ended "held back"
+// (chaos/SEEDS.md, seed 8427244820669173978, where the conservative
+// profile's room of 6 filled under load). The breaker sends the URL again
+// itself, straight to the redirect's target, where it waits for room
+// before Colly's limits and on no timer.
+func TestARedirectHopIntoAFullRoomIsSentAgain(t *testing.T) {
+	var store, redirector *httptest.Server
+	var hits sync.Map // path → *atomic.Int32, at the store
+	store = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := hits.LoadOrStore(r.URL.Path, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+		if r.URL.Path == "/" {
+			fmt.Fprintf(w, `<html><body><a class="p" href="%s/r/p1">p1</a></body></html>`, redirector.URL)
+			return
+		}
+		fmt.Fprint(w, `<html><body><h1>product</h1></body></html>`)
+	}))
+	defer store.Close()
+	redirector = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, store.URL+strings.TrimPrefix(r.URL.Path, "/r"), http.StatusFound)
+	}))
+	defer redirector.Close()
+
+	b, err := breaker.New(breaker.Standard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector(colly.Async(true))
+	c.SetRequestTimeout(300 * time.Millisecond)
+	b.Register(c)
+	var got, openErrs atomic.Int32
+	c.OnHTML("h1", func(*colly.HTMLElement) { got.Add(1) })
+	c.OnHTML("a.p", func(e *colly.HTMLElement) {
+		e.Request.Visit(e.Attr("href"))
+		time.Sleep(400 * time.Millisecond) // the listing's callbacks outlast the hop's timeout
+	})
+	c.OnError(func(_ *colly.Response, err error) {
+		if errors.Is(err, breaker.ErrOpen) {
+			openErrs.Add(1)
+		}
+	})
+	c.Visit(store.URL + "/")
+	c.Wait()
+	if u := b.Unfinished(); got.Load() != 1 || u.Total != 0 {
+		t.Fatalf("%d products collected (want 1), unfinished %+v: a healthy store's URL was held back", got.Load(), u.URLs)
+	}
+	if n, _ := hits.Load("/p1"); n == nil || n.(*atomic.Int32).Load() != 1 {
+		t.Fatalf("the product was fetched %v times, want once", n)
+	}
+	if openErrs.Load() != 1 {
+		t.Errorf("OnError saw ErrOpen %d times, want 1: the hop that waited was refused, and the user sees it", openErrs.Load())
+	}
+	if o := outcome.Decide(int64(got.Load()), b); o.State != outcome.Complete {
+		t.Fatalf("ending %s (%s), want complete", o.State, o.Reason)
+	}
+}
+
 // Once the crawl's context has ended, a request is stopped before it takes
 // a place in Colly's LimitRule: it would otherwise pay the rule's Delay
 // (and a user's retry loop would pay it again for every retry) only to be

@@ -296,6 +296,11 @@ func eventOf(class circuit.Class, status int, err error, retrying, gaveUp bool) 
 		}
 		return evThrottledGaveUp, reason, time.Time{}
 	case circuit.Excluded:
+		if retrying && !gaveUp {
+			// A redirect's hop held for room at its target: the breaker
+			// sends it again itself, as it does a throttled URL.
+			return evThrottled, reason, time.Time{}
+		}
 		var open *circuit.OpenError
 		var visited *colly.AlreadyVisitedError
 		switch {

@@ -23,8 +23,9 @@ const (
 	evFailed
 	// evGone: 404 or 410. The URL does not exist; it is not retried.
 	evGone
-	// evThrottled: a 429 (or a 503 with Retry-After) that the breaker sends
-	// again itself. The attempt is given back.
+	// evThrottled: a 429 (or a 503 with Retry-After), or a redirect's hop
+	// held for room at its target, that the breaker sends again itself.
+	// The attempt is given back.
 	evThrottled
 	// evThrottledGaveUp: throttled past the breaker's retry budget. The
 	// attempt is given back; the URL is re-driven on resume.

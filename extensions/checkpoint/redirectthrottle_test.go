@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
@@ -85,6 +86,75 @@ func TestAThrottledRedirectTargetSettlesTheURLVisited(t *testing.T) {
 		}
 		if len(left) > 0 {
 			t.Errorf("%+v: records left unfinished after the page was collected: %s", tc, strings.Join(left, "; "))
+		}
+	}
+}
+
+// A link through a redirecting host into a store whose room is full (its
+// listing holds the one request of its slow start while its callbacks
+// run, past the client's timeout): the breaker sends the hop's URL again
+// to the target, the page is collected once, and the checkpoint says so of
+// the URL the scraper visited, with no record left pending or parked
+// (chaos/SEEDS.md, seed 8427244820669173978).
+func TestARedirectHopHeldForRoomSettlesTheURLVisited(t *testing.T) {
+	for _, userRetry := range []bool{false, true} {
+		var target, redirector *httptest.Server
+		var products atomic.Int32
+		target = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/" {
+				w.Write([]byte(`<html><body><a class="p" href="` + redirector.URL + `/products/sku-1">p</a></body></html>`))
+				return
+			}
+			products.Add(1)
+			w.Write([]byte("<html><body><h1>ok</h1></body></html>"))
+		}))
+		defer target.Close()
+		redirector = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target.URL+r.URL.Path, http.StatusFound)
+		}))
+		defer redirector.Close()
+
+		cp := openCP(t, dbPath(t))
+		b, err := breaker.New(breaker.Standard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := colly.NewCollector(colly.Async(true))
+		c.SetRequestTimeout(300 * time.Millisecond)
+		if err := breakwater.Use(c, b, cp); err != nil {
+			t.Fatal(err)
+		}
+		if userRetry {
+			var tries sync.Map
+			c.OnError(func(r *colly.Response, _ error) {
+				n, _ := tries.LoadOrStore(r.Request.URL.String(), new(atomic.Int32))
+				if n.(*atomic.Int32).Add(1) <= 3 {
+					r.Request.Retry()
+				}
+			})
+		}
+		var got atomic.Int32
+		c.OnHTML("h1", func(*colly.HTMLElement) { got.Add(1) })
+		c.OnHTML("a.p", func(e *colly.HTMLElement) {
+			e.Request.Visit(e.Attr("href"))
+			time.Sleep(400 * time.Millisecond) // outlasts the hop's timeout
+		})
+		c.Visit(target.URL + "/")
+		c.Wait()
+		if got.Load() != 1 || products.Load() != 1 {
+			t.Fatalf("user retry %v: %d pages collected, the target served the product %d times; want 1 and 1", userRetry, got.Load(), products.Load())
+		}
+		var left []string
+		if err := cp.Store().Scan(func(r storage.Record) error {
+			if r.State != storage.Done {
+				left = append(left, r.URL+" "+r.State.String()+" "+r.LastError)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(left) > 0 {
+			t.Errorf("user retry %v: records left unfinished after the page was collected: %s", userRetry, strings.Join(left, "; "))
 		}
 	}
 }
