@@ -328,6 +328,13 @@ func (cr *caseRun) check() []Violation {
 				lostHere = append(lostHere, p)
 			}
 		}
+		// A deliberate revisit of the start page that Colly's request cap
+		// (MaxRequests) refused in the last run: asked for, never made,
+		// though the page was served before. Work left, which the ending
+		// names (the scraper hands it to NotVisited).
+		if cr.c.Wiring.Revisits > 0 && len(cr.runs) > 0 && cr.runs[len(cr.runs)-1].refusedByColly[s.url+"/"] == colly.ErrMaxRequests.Error() {
+			unfinished = append(unfinished, s.host+"/ a deliberate revisit refused by MaxRequests")
+		}
 		// Requests into pages nobody promised (a 404 link) that failed.
 		for p, h := range last {
 			if !slices.Contains(promisedHere, p) && !ok(h) && !gone(h) {
