@@ -238,10 +238,18 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 		// until then, as a refusal is, its attempt given back.
 		ev, retryAt = evRefused, a.ResendAt
 	}
-	if ev == evThrottled {
+	switch u := a.Request.URL.String(); {
+	case ev == evThrottled:
 		// The breaker sends the URL again with Retry, which requests the
 		// URL the request ended at: remember whose record that is.
-		cp.retryOf[a.Request.URL.String()] = e.rec.ID
+		cp.retryOf[u] = e.rec.ID
+	case ev != evSucceeded && u != e.rec.URL:
+		// It ended at a redirect's target, not done: a user's Retry
+		// requests the target, and its outcome is this record's.
+		if len(cp.redirects) >= maxResent {
+			clear(cp.redirects)
+		}
+		cp.redirects[u] = e.rec.ID
 	}
 	if ev == evFailed && e.rec.Attempts >= cp.opt.maxAttempts {
 		// Its last attempt: dead, unless the domain's circuit is not

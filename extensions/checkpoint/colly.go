@@ -104,6 +104,8 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 			clear(cp.resent)
 		}
 		cp.resent[u] = id
+	} else if id, retry = cp.redirects[u]; retry {
+		delete(cp.redirects, u)
 	} else {
 		id = collyx.RequestID(u, body)
 	}
@@ -115,8 +117,9 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	if !found {
 		rec = storage.Record{ID: id, URL: u}
 	}
-	// A breaker's retry asks for the URL a redirect ended at: the stored
-	// request (the original) is the one to re-issue.
+	// A retry (the breaker's, or Colly's Retry in the user's loop) asks
+	// for the URL a redirect ended at: the stored request (the original)
+	// is the one to re-issue.
 	if !retry || rec.Request == nil {
 		if berr != nil {
 			rec.Request, rec.LastError = nil, berr.Error()
