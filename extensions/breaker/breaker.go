@@ -52,6 +52,7 @@ type Breaker struct {
 	attempts   attemptTable   // *colly.Request → *attempt
 	throttle   urlSet         // URL → *atomic.Int32: 429 retries so far
 	resend     urlSet         // URL → *resendToken: throttled URLs the breaker will send again
+	hopOf      urlSet         // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from (bare.go)
 	gone       goneSet        // URLs whose latest answer was a 404 or 410 (gone.go)
 	warned     sync.Once      // the transport replaced after Register: logged once
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once
