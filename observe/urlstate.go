@@ -15,36 +15,21 @@ type URLState uint8
 
 // The states an attempt leaves its URL in.
 const (
-	// Done: the page came back and was accepted.
-	Done URLState = iota + 1
-	// Gone: a 404 or 410. Done, and never retried.
-	Gone
-	// Failed: degraded, invalid, blocked, another 4xx. It spends an attempt.
-	Failed
-	// ThrottledOut: throttled, and the breaker does not send it again (past
-	// its retry budget, or the retry could not be issued). Failed, though
-	// the site is healthy.
-	ThrottledOut
-	// Resent: the breaker sends it again itself (a 429 within its budget,
-	// a redirect's hop held for room at its target): nothing to change.
-	Resent
-	// Parked: back to be fetched no earlier than a time, no attempt spent:
-	// handed back (Attempt.ResendAt), or refused (a *circuit.OpenError).
-	Parked
-	// Cancelled: cut by the crawl itself. No attempt spent.
-	Cancelled
-	// Settled: nothing more to do though no page was accepted: a redirect
-	// to a page already visited, a response aborted after its headers.
-	Settled
+	Done         URLState = iota + 1 // the page came back and was accepted
+	Gone                             // a 404 or 410: done, never retried
+	Failed                           // degraded, invalid, blocked, another 4xx: it spends an attempt
+	ThrottledOut                     // throttled, not sent again by the breaker: failed, though the site is healthy
+	Resent                           // the breaker sends it again itself (a 429, a redirect's held hop): nothing to do
+	Parked                           // back no earlier than a time, no attempt spent: handed back (ResendAt), refused
+	Cancelled                        // cut short by the crawl itself: no attempt spent
+	Settled                          // nothing more to do: a redirect to a page already visited, aborted after headers
 )
 
 // StateOf says what a leaves its URL in, with the reason a store keeps
-// (the class first: "degraded: HTTP 503: Service Unavailable", "gone: HTTP
-// 404"; empty for a Success) and, for Parked, the time it waits for. A
-// handed back URL (ResendAt) is Parked and one the breaker retries
-// (Retrying, not GaveUp) Resent, whatever the class; an Excluded attempt
-// is told apart by its error, and one neither refused nor settled is
-// Cancelled.
+// ("degraded: HTTP 503: Service Unavailable", "gone: HTTP 404"; empty for
+// a Success) and, for Parked, the time it waits for. ResendAt decides
+// first, then Retrying (without GaveUp), then the class; an Excluded
+// attempt is told apart by its error (a *circuit.OpenError is refused).
 func StateOf(a Attempt) (s URLState, reason string, until time.Time) {
 	if a.Result.Class != circuit.Success { // most pages: no reason to build
 		if a.Err != nil {

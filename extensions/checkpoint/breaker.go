@@ -272,10 +272,8 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	}
 }
 
-// eventOf is the checkpoint's event for an attempt, with the reason a
-// record keeps as LastError (it starts with the class, so that a dead URL
-// says what it died of: dead.go) and the time a parked URL waits for:
-// observe.StateOf's, which the Redis queue follows too.
+// eventOf is the checkpoint's event for an attempt, with observe.StateOf's
+// reason (LastError: it starts with the class, which dead.go reads) and time.
 func eventOf(a observe.Attempt) (event, string, time.Time) {
 	s, reason, until := observe.StateOf(a)
 	return stateEvents[s], reason, until

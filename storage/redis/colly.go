@@ -278,18 +278,13 @@ func (cs *CollyStorage) Observe(s observe.Subject) error {
 	return s.Hook(h)
 }
 
-// outcome settles a request's job by what its attempt leaves the URL in
-// (observe.StateOf, as extensions/checkpoint does): Done and Gone are done
-// (Ack); Failed and ThrottledOut spend an attempt (Fail); Parked goes back
-// until its time, Cancelled and Settled at once (Park: no attempt spent).
-// Resent stays in flight: the breaker sends it again itself. A throttled
-// URL due beyond the wait horizon comes back Parked, so that the worker
-// does not hold it (and keep from ending) while a sustained throttle's gap
-// runs.
+// outcome settles a request's job by observe.StateOf, as
+// extensions/checkpoint does: Ack for Done and Gone, Fail for Failed and
+// ThrottledOut, Park (no attempt spent) for the others, at once but when
+// Parked; a Resent job stays in flight: the breaker sends it again itself.
 func (cs *CollyStorage) outcome(a observe.Attempt) {
-	state, _, until := observe.StateOf(a)
 	var err error
-	switch state {
+	switch state, _, until := observe.StateOf(a); state {
 	case observe.Resent:
 		cs.reqs.Delete(a.Request) // the breaker's Retry is a new *colly.Request
 		return
