@@ -7,9 +7,11 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 )
@@ -270,7 +272,7 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	case cp.viaBreaker.Load():
 		// The breaker's OnAttempt says what it was, and deletes it.
 	default:
-		ev, reason, retryAt := eventOf(breaker.Classify(resp.StatusCode, err), resp.StatusCode, err, false, false)
+		ev, reason, retryAt := eventOf(observe.Attempt{Result: circuit.Result{Class: breaker.Classify(resp.StatusCode, err)}, Status: resp.StatusCode, Err: err})
 		cp.applyLocked(r, e, ev, reason, retryAt)
 		delete(cp.entries, r)
 	}
