@@ -33,6 +33,7 @@ type Breaker struct {
 	log             zerolog.Logger
 	validator       Validator
 	alarmAfter      int
+	blockedAfter    int // 401/403 answers in a row that hold a domain (blocked.go); < 0 never
 	maxRetryAfter   time.Duration
 	throttleRetries int
 	resendHorizon   time.Duration // Config.ResendHorizon
@@ -87,8 +88,9 @@ type domain struct {
 	// crawl's own end: the site may have received them.
 	unanswered atomic.Int64
 	refused    atomic.Int64
-	throttled  atomic.Int64 // in a row
-	blocked    atomic.Int64 // in a row
+	throttled  atomic.Int64                      // in a row
+	blocked    atomic.Int64                      // in a row
+	held       atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
 
 	holds   atomic.Int32  // tickets out and calls under way: a held domain is never compacted
 	retired atomic.Bool   // a sweep is compacting it: look it up again
@@ -108,6 +110,7 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 		clock:           clock.System,
 		log:             zerolog.Nop(),
 		alarmAfter:      10,
+		blockedAfter:    10,
 		maxRetryAfter:   10 * time.Minute,
 		throttleRetries: 10,
 		trackerSize:     100,
@@ -216,6 +219,9 @@ type openMark struct {
 // the mark once RetryAt has passed. Any other clock is read, so a fake
 // clock's Advance takes effect at once.
 func (b *Breaker) knownOpen(d *domain) *circuit.OpenError {
+	if h := d.held.Load(); h != nil {
+		return h
+	}
 	m := d.open.Load()
 	if m == nil {
 		return nil
@@ -325,7 +331,11 @@ func (b *Breaker) alarms(d *domain, c circuit.Class) {
 		}
 	case circuit.Blocked:
 		b.fleetAlarm(b.clock.Now())
-		if n := d.blocked.Add(1); n%int64(b.alarmAfter) == 0 {
+		n := d.blocked.Add(1)
+		if b.blockedAfter > 0 && n == int64(b.blockedAfter) {
+			b.holdBlocked(d, n)
+		}
+		if n%int64(b.alarmAfter) == 0 {
 			b.log.Warn().Str("event", "blocked_sustained").Str("domain", d.name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")
 		}
