@@ -394,6 +394,11 @@ func (cr *caseRun) check() []Violation {
 		if s.Kind == kBlocked {
 			const blockedAfter = 10
 			p := w.Parallelism()
+			if w.Clone {
+				// A clone's requests reach the breaker at the transport,
+				// bounded by the breaker's room, not the user's limits.
+				p = max(p, w.breakerInFlight())
+			}
 			blocked := 0
 			for _, h := range hits {
 				if h.Mode == testserver.Blocked {

@@ -20,7 +20,10 @@ import (
 
 // holdBlocked holds d after n blocked answers in a row, once.
 func (b *Breaker) holdBlocked(d *domain, n int64) {
-	e := &circuit.OpenError{Key: d.name, State: circuit.Closed, RetryAt: b.clock.Now(), Blocked: true}
+	// RetryAt a cooldown away, as after a trip: a shared queue parks the
+	// domain's jobs that long instead of claiming them again at once, and
+	// the checkpoint keeps them for a later run.
+	e := &circuit.OpenError{Key: d.name, State: circuit.Closed, RetryAt: b.clock.Now().Add(d.profile.Cooldown), Blocked: true}
 	if !d.held.CompareAndSwap(nil, e) {
 		return
 	}

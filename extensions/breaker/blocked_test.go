@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -93,5 +94,41 @@ func TestAnOccasional403HoldsNothing(t *testing.T) {
 	}
 	if o := outcome.Decide(int64(got.Load()), b); o.State == outcome.Error {
 		t.Fatalf("ending %s (%s), want no blocked hold", o.State, o.Reason)
+	}
+}
+
+// A run of 403s is counted in the order the requests left. A synchronous
+// collector records a page once its callbacks are over, after the links
+// they visited were answered: that page's success, recorded late, does
+// not end the run its own links began (a generated case sent 12 where the
+// bound was 10).
+func TestABlockedRunIsInTheOrderRequestsLeft(t *testing.T) {
+	var forbidden atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/":
+			b := []byte(`<html><body><a href="/a">a</a>`)
+			for i := 1; i <= 20; i++ {
+				b = append(b, []byte(`<a href="/p`+strconv.Itoa(i)+`">p</a>`)...)
+			}
+			w.Write(append(b, "</body></html>"...))
+		case r.URL.Path == "/a":
+			w.Write([]byte(`<html><body><a href="/x1">1</a><a href="/x2">2</a><a href="/x3">3</a><a href="/x4">4</a><a href="/x5">5</a></body></html>`))
+		default:
+			forbidden.Add(1)
+			http.Error(w, "forbidden", http.StatusForbidden)
+		}
+	}))
+	defer srv.Close()
+	b := newBreaker(t, breaker.Standard())
+	c := colly.NewCollector()
+	b.Register(c)
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+	c.Visit(srv.URL + "/")
+	if n := forbidden.Load(); n != 10 {
+		t.Fatalf("the site answered 403 %d times, want 10 (BlockedAfter, one request at a time)", n)
+	}
+	if o := outcome.Decide(0, b); o.State != outcome.Error {
+		t.Fatalf("ending %s (%s), want the blocked error", o.State, o.Reason)
 	}
 }

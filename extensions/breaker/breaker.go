@@ -68,13 +68,14 @@ type domain struct {
 	circuit circuit.Circuit
 	tracker *early.Tracker
 
-	open     atomic.Pointer[openMark] // the cached refusal for the cheap early check; nil = ask the circuit
-	need     int                      // the profile's FailuresToTrip
-	counter  failureCounter           // the circuit, if it counts its window's failures
-	local    *localFailures           // else the breaker's own count
-	pace     *pace.Pace
-	lastSeen atomic.Int64 // unix nanos of the latest request that reached the gate
-	lastOK   atomic.Int64 // unix nanos at which the latest success through the gate left
+	open         atomic.Pointer[openMark] // the cached refusal for the cheap early check; nil = ask the circuit
+	need         int                      // the profile's FailuresToTrip
+	blockedAfter int                      // Config.BlockedAfter (room.go)
+	counter      failureCounter           // the circuit, if it counts its window's failures
+	local        *localFailures           // else the breaker's own count
+	pace         *pace.Pace
+	lastSeen     atomic.Int64 // unix nanos of the latest request that reached the gate
+	lastOK       atomic.Int64 // unix nanos at which the latest success through the gate left
 	// failSince is when the first failure since the latest success left
 	// (unix nanos; 0: none): the fleet guard asks whether any domain
 	// succeeded after the failures that tripped others began.
@@ -86,11 +87,12 @@ type domain struct {
 	counts    [numClasses]atomic.Int64
 	// unanswered counts requests that left and were then cut by the
 	// crawl's own end: the site may have received them.
-	unanswered atomic.Int64
-	refused    atomic.Int64
-	throttled  atomic.Int64                      // in a row
-	blocked    atomic.Int64                      // in a row
-	held       atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
+	unanswered  atomic.Int64
+	refused     atomic.Int64
+	throttled   atomic.Int64                      // in a row
+	blocked     atomic.Int64                      // in a row
+	blockedFrom atomic.Uint64                     // the ticket order of the run's first blocked answer; 0 = none or unknown
+	held        atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
 
 	holds   atomic.Int32  // tickets out and calls under way: a held domain is never compacted
 	retired atomic.Bool   // a sweep is compacting it: look it up again
@@ -272,7 +274,7 @@ func (b *Breaker) Record(t Ticket, o circuit.Result) {
 		d.counts[o.Class].Add(1)
 	}
 	sig := d.tracker.Observe(o, t.inFlight)
-	b.alarms(d, o.Class)
+	b.alarms(d, o.Class, t.c.Seq)
 	if d.local != nil {
 		d.local.add(o) // a stale result counts too: the room errs small
 	}
@@ -321,7 +323,12 @@ func (b *Breaker) transitioned(d *domain, t circuit.Transition) {
 
 // alarms counts throttled and blocked answers in a row and raises one
 // warning each time a run of them reaches the alarm threshold.
-func (b *Breaker) alarms(d *domain, c circuit.Class) {
+//
+// A run of blocked answers is in the order their requests left (seq, the
+// circuit's ticket order; 0 unknown): a success whose request left before
+// the run's first blocked one (a page recorded once its callbacks are
+// over, after the links it found were answered) does not end it.
+func (b *Breaker) alarms(d *domain, c circuit.Class, seq uint64) {
 	switch c {
 	case circuit.Throttled:
 		b.fleetAlarm(b.clock.Now())
@@ -331,6 +338,9 @@ func (b *Breaker) alarms(d *domain, c circuit.Class) {
 		}
 	case circuit.Blocked:
 		b.fleetAlarm(b.clock.Now())
+		if seq != 0 {
+			d.blockedFrom.CompareAndSwap(0, seq)
+		}
 		n := d.blocked.Add(1)
 		if b.blockedAfter > 0 && n == int64(b.blockedAfter) {
 			b.holdBlocked(d, n)
@@ -344,7 +354,10 @@ func (b *Breaker) alarms(d *domain, c circuit.Class) {
 			d.throttled.Store(0)
 		}
 		if d.blocked.Load() != 0 {
-			d.blocked.Store(0)
+			if from := d.blockedFrom.Load(); seq == 0 || from == 0 || seq > from {
+				d.blocked.Store(0)
+				d.blockedFrom.Store(0)
+			}
 		}
 	}
 }

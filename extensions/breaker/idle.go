@@ -154,7 +154,7 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
 	}
-	d := &domain{name: host, profile: p, circuit: c, tracker: early.New(max(b.trackerSize, p.WindowSize), p.early()), need: p.Settings().FailuresToTrip()}
+	d := &domain{name: host, profile: p, circuit: c, tracker: early.New(max(b.trackerSize, p.WindowSize), p.early()), need: p.Settings().FailuresToTrip(), blockedAfter: b.blockedAfter}
 	if fc, ok := c.(failureCounter); ok {
 		d.counter = fc
 	} else {

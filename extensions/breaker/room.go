@@ -33,11 +33,20 @@ type pauser interface {
 // site that hangs from its first request then holds one of a shared
 // LimitRule's slots, not all of them, while the others earn the timeout it
 // will borrow (slow start).
+//
+// A run of blocked answers (401/403) shrinks the room the same way: a
+// domain held after Config.BlockedAfter of them in a row has no more in
+// flight than its hold can still stop, however its requests reach the
+// breaker (a clone's are bounded by the room alone).
 func (d *domain) room() int {
 	if d.lastOK.Load() == 0 {
 		return 1
 	}
-	return max(1, d.need-d.windowFailures())
+	r := d.need - d.windowFailures()
+	if s := d.blocked.Load(); s > 0 && d.blockedAfter > 0 {
+		r = min(r, d.blockedAfter-int(s))
+	}
+	return max(1, r)
 }
 
 func (d *domain) windowFailures() int {
