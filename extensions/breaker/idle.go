@@ -155,6 +155,7 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
 	}
 	d := &domain{name: host, profile: p, circuit: c, tracker: early.New(max(b.trackerSize, p.WindowSize), p.early()), need: p.Settings().FailuresToTrip()}
+	d.mem, _ = c.(*circuit.Memory)
 	if fc, ok := c.(failureCounter); ok {
 		d.counter = fc
 	} else {
@@ -235,8 +236,8 @@ func (b *Breaker) compact(d *domain, now time.Time) {
 	if d.holds.Load() != 0 {
 		return
 	}
-	mc, ok := d.circuit.(*circuit.Memory)
-	if !ok {
+	mc := d.mem
+	if mc == nil {
 		return
 	}
 	sh := b.idle.shard(d.name)
