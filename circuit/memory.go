@@ -21,13 +21,13 @@ type Memory struct {
 	// failures mirrors win.Failures for WindowFailures, without the lock.
 	failures atomic.Int32
 	// issued counts the tickets handed out: the order the window keeps
-	// outcomes in (window.AddIssued).
+	// outcomes in (window.Ordered).
 	issued atomic.Uint64
 
 	mu      sync.Mutex
 	state   State
 	gen     uint64
-	win     window.Window[Result]
+	win     window.Ordered[Result]
 	consec  int
 	retryAt time.Time
 	probes  int // probes in flight
@@ -38,7 +38,7 @@ type Memory struct {
 // NewMemory returns a closed circuit for key deciding with s, which the
 // caller has validated (MemoryStore.Circuit validates it).
 func NewMemory(key string, s Settings) *Memory {
-	c := &Memory{key: key, s: s, need: s.FailuresToTrip(), win: window.New(s.WindowSize, failed)}
+	c := &Memory{key: key, s: s, need: s.FailuresToTrip(), win: window.NewOrdered(s.WindowSize, failed)}
 	c.closedGen.Store(1) // closed, generation 0
 	return c
 }
@@ -158,7 +158,7 @@ func (c *Memory) addLocked(p Ticket, o Result) {
 	if seq == 0 { // a ticket made by hand: as if issued now
 		seq = c.issued.Add(1)
 	}
-	c.win.AddIssued(o, seq)
+	c.win.Add(o, seq)
 	if f := int32(c.win.Failures); f != c.failures.Load() {
 		c.failures.Store(f) // only on change: a store is a locked instruction, a load is not
 	}

@@ -78,7 +78,10 @@ const timeoutEvery = 100
 // New returns the tracker of a domain with settings p, its record size
 // outcomes long.
 func New(size int, p Settings) *Tracker {
-	t := &Tracker{p: p, win: window.New(size, func(r circuit.Result) bool { return r.Class.Failure() })}
+	// The record's failures are never asked for (Stats counts them from
+	// the outcomes): a window that does not count them does not read the
+	// outcome each record replaces.
+	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil)}
 	if p.SlowCall > 0 {
 		t.slow = make([]bool, p.WindowSize)
 		t.slowNeed = circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
