@@ -57,6 +57,7 @@ type Breaker struct {
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once
 	unfinished unfinishedList // a sample by URL, counts per domain past it
 	idle       idleState      // compacted domains (idle.go)
+	coarse     coarseClock    // the system clock, read about once a second (coarse.go)
 }
 
 // domain is everything the breaker knows about one host. The fields a
@@ -88,7 +89,7 @@ type domain struct {
 	// (unix nanos; 0: none): the fleet guard asks whether any domain
 	// succeeded after the failures that tripped others began.
 	failSince atomic.Int64
-	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock
+	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock (roughNow)
 	fails     atomic.Int32 // failures since the last transition…
 	netFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
 	timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
@@ -215,6 +216,17 @@ func (b *Breaker) allowCircuit(d *domain) (Ticket, error) {
 		return Ticket{}, err
 	}
 	return Ticket{c: tk, d: d}, nil
+}
+
+// roughNow is the breaker's clock in unix nanos, at most about a second
+// old on the system clock (coarseClock): for timestamps only coarse
+// questions read. Any other clock is read, so a fake clock's Advance takes
+// effect at once.
+func (b *Breaker) roughNow() int64 {
+	if b.realTime {
+		return b.coarse.Now()
+	}
+	return b.clock.Now().UnixNano()
 }
 
 // openMark is a cached refusal: the error to hand out, and until when.
