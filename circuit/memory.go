@@ -9,26 +9,27 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
-// Memory is the in-process Circuit. Its closed Allow takes no lock.
+// Memory is the in-process Circuit. Its closed Allow takes no lock. The
+// fields a closed Allow and Record touch come first.
 type Memory struct {
-	key  string
-	s    Settings
-	need int // failures in a full window that trip it
-
 	// closedGen is gen<<1 | 1 while the circuit is closed, 0 otherwise:
 	// the closed Allow reads it without the lock.
 	closedGen atomic.Uint64
-	// failures mirrors win.Failures for WindowFailures, without the lock.
-	failures atomic.Int32
 	// issued counts the tickets handed out: the order the window keeps
 	// outcomes in (window.Ordered).
 	issued atomic.Uint64
+	mu     *sync.Mutex // &own, or the caller's (NewMemoryGuarded)
+	gen    uint64
+	consec int
+	// failures mirrors win.Failures for WindowFailures, without the lock.
+	failures atomic.Int32
+	state    State
+	win      window.Ordered[Result]
 
-	mu      sync.Mutex
-	state   State
-	gen     uint64
-	win     window.Ordered[Result]
-	consec  int
+	key     string
+	s       Settings
+	need    int // failures in a full window that trip it
+	own     sync.Mutex
 	retryAt time.Time
 	probes  int // probes in flight
 	passed  int // probes passed this half-open round
@@ -38,7 +39,19 @@ type Memory struct {
 // NewMemory returns a closed circuit for key deciding with s, which the
 // caller has validated (MemoryStore.Circuit validates it).
 func NewMemory(key string, s Settings) *Memory {
-	c := &Memory{key: key, s: s, need: s.FailuresToTrip(), win: window.NewOrdered(s.WindowSize, failed)}
+	return NewMemoryGuarded(key, s, nil)
+}
+
+// NewMemoryGuarded is NewMemory for a caller that keeps state of its own
+// beside the circuit and guards both with one mutex, mu: the circuit
+// locks mu, and the caller, holding mu, records with TryRecordLocked, so
+// that one lock, not two, covers a result. Nothing else of the circuit's
+// may be called with mu held. A nil mu is NewMemory's own lock.
+func NewMemoryGuarded(key string, s Settings, mu *sync.Mutex) *Memory {
+	c := &Memory{key: key, s: s, need: s.FailuresToTrip(), win: window.NewOrdered(s.WindowSize, failed), mu: mu}
+	if c.mu == nil {
+		c.mu = &c.own
+	}
 	c.closedGen.Store(1) // closed, generation 0
 	return c
 }
@@ -94,15 +107,23 @@ func (c *Memory) TryRecord(p Ticket, o Result) bool {
 		return false
 	}
 	c.mu.Lock()
+	ok := c.TryRecordLocked(p, o)
+	c.mu.Unlock()
+	return ok
+}
+
+// TryRecordLocked is TryRecord for a caller that holds the circuit's
+// mutex (NewMemoryGuarded).
+func (c *Memory) TryRecordLocked(p Ticket, o Result) bool {
 	switch {
+	case o.Class.Failure():
+		return false
 	case p.Gen != c.gen: // stale: the circuit already moved on
 	case c.state == Closed:
 		c.addLocked(p, o)
 	default:
-		c.mu.Unlock()
 		return false
 	}
-	c.mu.Unlock()
 	return true
 }
 

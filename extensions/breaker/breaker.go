@@ -61,23 +61,25 @@ type Breaker struct {
 }
 
 // domain is everything the breaker knows about one host. The fields a
-// closed Allow and Record touch come first, in two cache lines (circuit
-// to counts): on a broad crawl a domain's fields are mostly out of the
-// CPU's cache, and each further line read is a miss.
+// closed Allow and Record touch come first, in the first two cache lines
+// (mem to counts): on a broad crawl a domain is mostly out of the CPU's
+// cache, and each further line read is a miss.
 type domain struct {
-	circuit circuit.Circuit
 	mem     *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
 	tracker *early.Tracker
+	mu      sync.Mutex               // guards the tracker and, if guarded, the circuit (newCircuit)
 	local   *localFailures           // the breaker's own count of the window's failures, if the circuit has none
 	open    atomic.Pointer[openMark] // the cached refusal for the cheap early check; nil = ask the circuit
 	// throttled and blocked count those answers in a row.
 	throttled atomic.Int64
+	blocked   atomic.Int64
 	holds     atomic.Int32  // tickets out and calls under way: a held domain is never compacted
 	epoch     atomic.Uint32 // the latest sweep period it was used in
 	retired   atomic.Bool   // a sweep is compacting it: look it up again
-	blocked   atomic.Int64
+	guarded   bool          // mu guards the circuit too
 	counts    [numClasses]atomic.Int64
 
+	circuit  circuit.Circuit
 	name     string
 	profile  Profile
 	need     int            // the profile's FailuresToTrip
@@ -290,13 +292,24 @@ func (b *Breaker) Record(t Ticket, o circuit.Result) {
 	if int(o.Class) < numClasses {
 		d.counts[o.Class].Add(1)
 	}
-	sig := d.tracker.Observe(o, t.inFlight)
+	var sig early.Signals
+	recorded := false
+	if d.guarded {
+		// The tracker and the circuit under one lock: a result that
+		// cannot move the circuit is recorded in both at once.
+		d.mu.Lock()
+		sig = d.tracker.ObserveLocked(o, t.inFlight)
+		recorded = d.mem.TryRecordLocked(t.c, o)
+		d.mu.Unlock()
+	} else {
+		sig = d.tracker.Observe(o, t.inFlight)
+	}
 	b.alarms(d, o.Class)
 	if d.local != nil {
 		d.local.add(o) // a stale result counts too: the room errs small
 	}
 	switch {
-	case d.mem == nil || !d.mem.TryRecord(t.c, o):
+	case !recorded:
 		b.recordCircuit(d, t, o, sig)
 	case sig != (early.Signals{}):
 		b.early(d, sig)

@@ -36,7 +36,8 @@ type Settings struct {
 type Tracker struct {
 	p Settings
 
-	mu  sync.Mutex
+	mu  *sync.Mutex // &own, or the caller's (NewGuarded)
+	own sync.Mutex
 	win window.Window[circuit.Result] // latest counted outcomes: Stats
 
 	slow      []bool // slow flags of the latest counted outcomes (SlowCall rule)
@@ -77,11 +78,20 @@ const timeoutEvery = 100
 
 // New returns the tracker of a domain with settings p, its record size
 // outcomes long.
-func New(size int, p Settings) *Tracker {
+func New(size int, p Settings) *Tracker { return NewGuarded(size, p, nil) }
+
+// NewGuarded is New for a caller that guards the tracker and state of its
+// own (a circuit.Memory made with NewMemoryGuarded) with one mutex, mu:
+// the tracker locks mu, and the caller, holding mu, observes with
+// ObserveLocked. A nil mu is New's own lock.
+func NewGuarded(size int, p Settings, mu *sync.Mutex) *Tracker {
 	// The record's failures are never asked for (Stats counts them from
 	// the outcomes): a window that does not count them does not read the
 	// outcome each record replaces.
-	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil)}
+	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
+	if t.mu == nil {
+		t.mu = &t.own
+	}
 	if p.SlowCall > 0 {
 		t.slow = make([]bool, p.WindowSize)
 		t.slowNeed = circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
@@ -108,9 +118,16 @@ type Signals struct {
 // Observe records one outcome and says what it revealed. inFlight is how
 // many requests to the domain were in flight as its request left, itself
 // included (0: not known).
-func (t *Tracker) Observe(o circuit.Result, inFlight int) (s Signals) {
+func (t *Tracker) Observe(o circuit.Result, inFlight int) Signals {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	s := t.ObserveLocked(o, inFlight)
+	t.mu.Unlock()
+	return s
+}
+
+// ObserveLocked is Observe for a caller that holds the tracker's mutex
+// (NewGuarded).
+func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int) (s Signals) {
 	if !o.Class.Counted() {
 		return s
 	}
