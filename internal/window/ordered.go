@@ -15,12 +15,14 @@ package window
 // crawl a domain's ring is seldom in the CPU's cache. It is not safe for
 // concurrent use; its owner locks.
 type Ordered[T any] struct {
-	failure  func(T) bool
-	ring     []issued[T] // len(ring) < size until it has been full once
-	size     int
+	// What a record writes first: an owner that puts the window after
+	// fields of its own that a record writes keeps them in one cache line.
 	next     int // where the next outcome goes; equals N until the ring is full
 	N        int // how many are held, ≤ size
 	Failures int
+	ring     []issued[T] // len(ring) < size until it has been full once
+	size     int
+	failure  func(T) bool
 }
 
 // issued is an outcome and the order its request left in.
