@@ -328,6 +328,13 @@ func (cr *caseRun) check() []Violation {
 				lostHere = append(lostHere, p)
 			}
 		}
+		// A deliberate revisit of the start page that Colly's request cap
+		// (MaxRequests) refused in the last run: asked for, never made,
+		// though the page was served before. Work left, which the ending
+		// names (the scraper hands it to NotVisited).
+		if cr.c.Wiring.Revisits > 0 && len(cr.runs) > 0 && cr.runs[len(cr.runs)-1].refusedByColly[s.url+"/"] == colly.ErrMaxRequests.Error() {
+			unfinished = append(unfinished, s.host+"/ a deliberate revisit refused by MaxRequests")
+		}
 		// Requests into pages nobody promised (a 404 link) that failed.
 		for p, h := range last {
 			if !slices.Contains(promisedHere, p) && !ok(h) && !gone(h) {
@@ -378,6 +385,26 @@ func (cr *caseRun) check() []Violation {
 					i, s.Site, failing, need, p, workers, bound, how, w.Profile.Name)
 			}
 			cr.pBy = append(cr.pBy, how)
+		}
+
+		// 5, for a store that answers 403 to everything: held after
+		// breaker.Config.BlockedAfter of them in a row (default 10), it
+		// receives at most that many + P − 1 blocked requests a run, a
+		// retry loop or not (a 403 never counts against the circuit).
+		if s.Kind == kBlocked {
+			const blockedAfter = 10
+			p := w.Parallelism()
+			blocked := 0
+			for _, h := range hits {
+				if h.Mode == testserver.Blocked {
+					blocked++
+				}
+			}
+			runs, workers := max(len(cr.runs), 1), max(w.Workers, 1)
+			if bound := (blockedAfter + p - 1) * workers * runs; blocked > bound {
+				add(5, "blocked store %d (%s) received %d requests it answered 403; bound (BlockedAfter+P-1)×workers×runs = (%d+%d-1)×%d×%d = %d",
+					i, s.Site, blocked, blockedAfter, p, workers, runs, bound)
+			}
 		}
 
 		// 6. Nothing before a Retry-After has passed.

@@ -19,9 +19,16 @@ type OpenError struct {
 	// flight), not the circuit.
 	State   State
 	RetryAt time.Time
+	// Blocked is set when the caller holds the key for answering 401 or
+	// 403 to every request lately: no pause helps, the client must change
+	// (its proxy, headers, fingerprint). The circuit may well be closed.
+	Blocked bool
 }
 
 func (e *OpenError) Error() string {
+	if e.Blocked {
+		return fmt.Sprintf("breaker: %s answered 401/403 to every request lately and is held for the rest of the run; the request was not sent: fix the client (proxy, headers, fingerprint), not the site", e.Key)
+	}
 	switch e.State {
 	case Closed:
 		return fmt.Sprintf("breaker: %s is paused or at its most requests in flight until %s; the request was not sent",

@@ -87,4 +87,21 @@
 //
 // StartFleet starts several stores at once, one per Config; the command
 // testserver/cmd/testserver runs a fleet from flags until interrupted.
+//
+// # Proxies
+//
+// StartProxy starts a forward HTTP proxy to the stores, for crawls through
+// a pool of proxies some of which are bad. From request After+1 on (and
+// again after SetMode) it does what its ProxyMode says, the stores behind
+// it staying healthy:
+//
+//	healthy      forwards the request, hands back the store's answer
+//	refuse       resets the connection at once: no HTTP answer
+//	auth         407 Proxy Authentication Required
+//	bad-gateway  502, the store never asked
+//	slow         forwards after Delay
+//	blocked      403 with BlockPage for every store, none asked
+//
+// Asked and Forwarded count what reached the proxy and what it sent on;
+// the stores' own logs count what reached them.
 package testserver

@@ -23,6 +23,7 @@ package breaker
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -65,6 +66,15 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		// the chain's first, as a gated request's is.
 		first := firstOf(req)
 		cr.URL, cr.Method = first.URL, first.Method
+	} else if !b.hopOf.empty() {
+		// A request for the URL a bare hop ended at without collecting
+		// it: Colly's Retry (the clone's retry loop) requests that URL,
+		// as a request's URL becomes its redirect's target once the
+		// answer's headers are in. It carries on the work of the URL the
+		// chain started from, which is the one listed and recorded.
+		if v, ok := b.hopOf.load(req.URL.String()); ok {
+			cr.URL = v.(*url.URL) // until the target is collected
+		}
 	}
 	d, err := b.domain(host)
 	if err != nil {
@@ -88,6 +98,9 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		return nil, open
 	}
 	a := &attempt{ticket: tk, req: cr, crawl: t.crawl(), start: time.Now(), left: left, episode: ep, header: collyx.HeaderOf(req.Header), bare: true}
+	if cr.URL != req.URL {
+		a.sentURL = req.URL.String()
+	}
 	b.attempts.store(cr, a)
 	if !isRobots(req) {
 		b.markLeft(cr)
@@ -286,6 +299,13 @@ func (b *Breaker) settleBare(a *attempt, class circuit.Class, err error) {
 	b.attempts.take(a.req)
 	if a.refused != nil {
 		return
+	}
+	if a.target != nil && a.class != circuit.Success && !a.cancelled {
+		// Ended at a redirect's target, not collected: a retry requests
+		// the target (see gateBare).
+		b.hopOf.store(a.target.String(), a.req.URL)
+	} else if !b.hopOf.empty() && (a.class == circuit.Success || a.class == circuit.Gone) {
+		b.hopOf.delete(a.sentURL)
 	}
 	if a.class == circuit.Success && a.status >= 300 && a.status < 400 && a.status != http.StatusNotModified {
 		// A redirect, which the client follows with a request of its own

@@ -33,6 +33,7 @@ type Breaker struct {
 	log             zerolog.Logger
 	validator       Validator
 	alarmAfter      int
+	blockedAfter    int // 401/403 answers in a row that hold a domain (blocked.go); < 0 never
 	maxRetryAfter   time.Duration
 	throttleRetries int
 	resendHorizon   time.Duration // Config.ResendHorizon
@@ -52,6 +53,7 @@ type Breaker struct {
 	attempts   attemptTable   // *colly.Request → *attempt
 	throttle   urlSet         // URL → *atomic.Int32: 429 retries so far
 	resend     urlSet         // URL → *resendToken: throttled URLs the breaker will send again
+	hopOf      urlSet         // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from (bare.go)
 	gone       goneSet        // URLs whose latest answer was a 404 or 410 (gone.go)
 	warned     sync.Once      // the transport replaced after Register: logged once
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once
@@ -61,15 +63,16 @@ type Breaker struct {
 }
 
 // domain is everything the breaker knows about one host. The fields a
-// closed Allow and Record touch come first, in the first two cache lines
-// (mem to counts): on a broad crawl a domain is mostly out of the CPU's
-// cache, and each further line read is a miss.
+// closed Allow and Record touch come first, in about two cache lines (mem
+// to counts[Success]): on a broad crawl a domain is mostly out of the
+// CPU's cache, and each further line read is a miss.
 type domain struct {
 	mem     *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
 	tracker *early.Tracker
-	mu      sync.Mutex               // guards the tracker and, if guarded, the circuit (newCircuit)
-	local   *localFailures           // the breaker's own count of the window's failures, if the circuit has none
-	open    atomic.Pointer[openMark] // the cached refusal for the cheap early check; nil = ask the circuit
+	mu      sync.Mutex                        // guards the tracker and, if guarded, the circuit (newCircuit)
+	local   *localFailures                    // the breaker's own count of the window's failures, if the circuit has none
+	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
+	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
 	// throttled and blocked count those answers in a row.
 	throttled atomic.Int64
 	blocked   atomic.Int64
@@ -114,6 +117,7 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 		clock:           clock.System,
 		log:             zerolog.Nop(),
 		alarmAfter:      10,
+		blockedAfter:    10,
 		maxRetryAfter:   10 * time.Minute,
 		throttleRetries: 10,
 		trackerSize:     100,
@@ -244,6 +248,9 @@ type openMark struct {
 // the mark once RetryAt has passed. Any other clock is read, so a fake
 // clock's Advance takes effect at once.
 func (b *Breaker) knownOpen(d *domain) *circuit.OpenError {
+	if h := d.held.Load(); h != nil {
+		return h
+	}
 	m := d.open.Load()
 	if m == nil {
 		return nil
@@ -373,7 +380,11 @@ func (b *Breaker) alarms(d *domain, c circuit.Class) {
 		}
 	case circuit.Blocked:
 		b.fleetAlarm(b.clock.Now())
-		if n := d.blocked.Add(1); n%int64(b.alarmAfter) == 0 {
+		n := d.blocked.Add(1)
+		if b.blockedAfter > 0 && n == int64(b.blockedAfter) {
+			b.holdBlocked(d, n)
+		}
+		if n%int64(b.alarmAfter) == 0 {
 			b.log.Warn().Str("event", "blocked_sustained").Str("domain", d.name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")
 		}

@@ -55,6 +55,8 @@ type attempt struct {
 	bareHeader    http.Header  // a bare attempt's 2xx answer headers, for its validation
 	over          bool         // ended at a redirect's hop (cancelled): its outcome is accounted for
 	heldHop       *url.URL     // its redirect's hop waited for room past half the client's timeout: sent again to this URL (bare.go)
+	target        *url.URL     // a bare attempt's redirect hop that answered: the URL it ended at (bare.go)
+	sentURL       string       // a bare attempt's own URL, when it is recorded under another (bare.go)
 }
 
 // Register wires the breaker into c. It is a colly.CollectorOption, and

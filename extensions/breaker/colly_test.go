@@ -264,7 +264,9 @@ func TestBlockedAndGoneNeverTrip(t *testing.T) {
 		class circuit.Class
 	}{{testserver.Blocked, circuit.Blocked}, {testserver.Gone, circuit.Gone}} {
 		store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: tt.mode}})
-		b := newBreaker(t, breaker.Conservative(), breaker.WithAlarmAfter(5))
+		// BlockedAfter -1: never held, so that every 403 is answered and
+		// seen not to count (the hold: TestABlockedStoreIsHeldAfterBlockedAfterAnswers).
+		b := newBreaker(t, breaker.Conservative(), breaker.WithAlarmAfter(5), breaker.Config{BlockedAfter: -1})
 		c := colly.NewCollector()
 		b.Register(c)
 		for i := 1; i <= 100; i++ {

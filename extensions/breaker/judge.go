@@ -82,6 +82,9 @@ func (b *Breaker) Judge() outcome.Evidence {
 	if f := b.fleet.Finding(); f != nil {
 		ev.Findings = append(ev.Findings, *f)
 	}
+	if f := b.blockedFinding(); f != nil {
+		ev.Findings = append(ev.Findings, *f)
+	}
 	if b.validator == nil {
 		ev.Valid, ev.Counts = success, true
 	}
@@ -134,6 +137,8 @@ func causeOf(reason string) string {
 		return "throttled (429)"
 	case strings.HasPrefix(reason, "not visited"):
 		return "not visited (a Colly limit or filter)"
+	case strings.Contains(reason, "answered 401/403 to every request"):
+		return "blocked (401/403 to every request: fix the client)"
 	case strings.Contains(reason, "paused or at its most"):
 		return "held back (the domain paused or at its most requests in flight)"
 	case strings.Contains(reason, "half-open"), strings.Contains(reason, "is open"):

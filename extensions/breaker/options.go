@@ -125,6 +125,14 @@ type Config struct {
 	// queue sets it when it observes the breaker. Zero or less (the default) holds
 	// every re-send.
 	ResendHorizon time.Duration
+	// BlockedAfter is how many 401 or 403 answers in a row (no success
+	// between them) hold a domain for the rest of the run: its requests
+	// are refused without being sent, listed unfinished as blocked, and
+	// the run ends in error ("blocked: fix the client"), since no
+	// rescheduled run of the same client helps. A 403 never counts as the
+	// site degrading, so without the hold a blocked site receives every
+	// URL queued for it (each retry too). Default 10; negative never holds.
+	BlockedAfter int
 
 	// The hooks. Each is called in the goroutine that caused the event,
 	// and must not block; a nil one is not called. Each Config adds its
@@ -195,6 +203,9 @@ func (c Config) apply(b *Breaker) error {
 	}
 	if c.BaseTransport != nil {
 		b.baseTransport = c.BaseTransport
+	}
+	if c.BlockedAfter != 0 {
+		b.blockedAfter = c.BlockedAfter
 	}
 	if c.ResendHorizon != 0 {
 		b.resendHorizon = c.ResendHorizon

@@ -103,6 +103,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	if a.bare {
+		if req.Response != nil {
+			a.target = req.URL // a redirect's hop answered (bare.go)
+		}
 		// What Colly's response-header hook records for a gated request.
 		a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
 		if class := Classify(a.status, nil); class != circuit.Success {

@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -232,16 +231,19 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 		}
 		cp.applyLocked(a.Request, e, evLeft, "", time.Time{})
 	}
-	ev, reason, retryAt := eventOf(a.Result.Class, a.Status, a.Err, a.Retrying, a.GaveUp)
-	if !a.ResendAt.IsZero() {
-		// Handed back, its re-send due beyond the breaker's horizon: parked
-		// until then, as a refusal is, its attempt given back.
-		ev, retryAt = evRefused, a.ResendAt
-	}
-	if ev == evThrottled {
+	ev, reason, retryAt := eventOf(a)
+	switch u := a.Request.URL.String(); {
+	case ev == evThrottled:
 		// The breaker sends the URL again with Retry, which requests the
 		// URL the request ended at: remember whose record that is.
-		cp.retryOf[a.Request.URL.String()] = e.rec.ID
+		cp.retryOf[u] = e.rec.ID
+	case ev != evSucceeded && u != e.rec.URL:
+		// It ended at a redirect's target, not done: a user's Retry
+		// requests the target, and its outcome is this record's.
+		if len(cp.redirects) >= maxResent {
+			clear(cp.redirects)
+		}
+		cp.redirects[u] = e.rec.ID
 	}
 	if ev == evFailed && e.rec.Attempts >= cp.opt.maxAttempts {
 		// Its last attempt: dead, unless the domain's circuit is not
@@ -270,51 +272,17 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	}
 }
 
-// eventOf maps a classified attempt to the checkpoint's event. The reason
-// (a record's LastError) starts with the class: "degraded: HTTP 503: …",
-// "gone: HTTP 404", so that a dead URL says what it died of (dead.go).
-func eventOf(class circuit.Class, status int, err error, retrying, gaveUp bool) (event, string, time.Time) {
-	if class == circuit.Success {
-		return evSucceeded, "", time.Time{} // no reason to build: most pages
-	}
-	reason := ""
-	if err != nil {
-		reason = err.Error()
-	}
-	if status != 0 && reason == "" {
-		reason = fmt.Sprintf("HTTP %d", status)
-	} else if status != 0 {
-		reason = fmt.Sprintf("HTTP %d: %s", status, reason)
-	}
-	reason = class.String() + ": " + reason
-	switch class {
-	case circuit.Gone:
-		return evGone, reason, time.Time{}
-	case circuit.Throttled:
-		if retrying && !gaveUp {
-			return evThrottled, reason, time.Time{}
-		}
-		return evThrottledGaveUp, reason, time.Time{}
-	case circuit.Excluded:
-		if retrying && !gaveUp {
-			// A redirect's hop held for room at its target: the breaker
-			// sends it again itself, as it does a throttled URL.
-			return evThrottled, reason, time.Time{}
-		}
-		var open *circuit.OpenError
-		var visited *colly.AlreadyVisitedError
-		switch {
-		case errors.As(err, &open):
-			return evRefused, reason, open.RetryAt
-		case errors.As(err, &visited), errors.Is(err, colly.ErrAbortedAfterHeaders):
-			return evSettled, reason, time.Time{}
-		case errors.Is(err, context.Canceled):
-			return evCancelled, reason, time.Time{}
-		}
-		return evCancelled, reason, time.Time{}
-	}
-	return evFailed, reason, time.Time{}
+// eventOf is the checkpoint's event for an attempt, with observe.StateOf's
+// reason (LastError: it starts with the class, which dead.go reads) and time.
+func eventOf(a observe.Attempt) (event, string, time.Time) {
+	s, reason, until := observe.StateOf(a)
+	return stateEvents[s], reason, until
 }
+
+// stateEvents is the checkpoint's event for each observe.URLState.
+var stateEvents = [...]event{observe.Done: evSucceeded, observe.Gone: evGone, observe.Failed: evFailed,
+	observe.ThrottledOut: evThrottledGaveUp, observe.Resent: evThrottled, observe.Parked: evRefused,
+	observe.Cancelled: evCancelled, observe.Settled: evSettled}
 
 // inFlightByDomain counts, per host, the records left in flight by a run
 // that died (they are still in flight until Resume re-drives them).

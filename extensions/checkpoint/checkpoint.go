@@ -58,6 +58,7 @@ type Checkpoint struct {
 	entries   map[*colly.Request]*entry // requests between their first callback and their outcome
 	retryOf   map[string]uint64         // URL a breaker retry will request → the record it belongs to
 	resent    map[string]uint64         // URL a breaker retry did request → the record it belongs to (at most maxResent)
+	redirects map[string]uint64         // URL a redirect ended at, not done there → the record it belongs to (at most maxResent)
 	tokens    map[uint64]int            // IDs the frontier issued: IsVisited lets each through once
 	claims    visitclaim.Table          // IDs IsVisited is deciding or told new, Visited not yet called
 	announced map[uint64]announce       // Visited by Colly, not yet requested (see barrier.go)
@@ -143,6 +144,7 @@ func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
 		entries:   map[*colly.Request]*entry{},
 		retryOf:   map[string]uint64{},
 		resent:    map[string]uint64{},
+		redirects: map[string]uint64{},
 		tokens:    map[uint64]int{},
 		announced: map[uint64]announce{},
 		hops:      map[uint64]struct{}{},

@@ -7,9 +7,11 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 )
@@ -104,6 +106,8 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 			clear(cp.resent)
 		}
 		cp.resent[u] = id
+	} else if id, retry = cp.redirects[u]; retry {
+		delete(cp.redirects, u)
 	} else {
 		id = collyx.RequestID(u, body)
 	}
@@ -115,8 +119,9 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	if !found {
 		rec = storage.Record{ID: id, URL: u}
 	}
-	// A breaker's retry asks for the URL a redirect ended at: the stored
-	// request (the original) is the one to re-issue.
+	// A retry (the breaker's, or Colly's Retry in the user's loop) asks
+	// for the URL a redirect ended at: the stored request (the original)
+	// is the one to re-issue.
 	if !retry || rec.Request == nil {
 		if berr != nil {
 			rec.Request, rec.LastError = nil, berr.Error()
@@ -267,7 +272,7 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	case cp.viaBreaker.Load():
 		// The breaker's OnAttempt says what it was, and deletes it.
 	default:
-		ev, reason, retryAt := eventOf(breaker.Classify(resp.StatusCode, err), resp.StatusCode, err, false, false)
+		ev, reason, retryAt := eventOf(observe.Attempt{Result: circuit.Result{Class: breaker.Classify(resp.StatusCode, err)}, Status: resp.StatusCode, Err: err})
 		cp.applyLocked(r, e, ev, reason, retryAt)
 		delete(cp.entries, r)
 	}

@@ -278,29 +278,24 @@ func (cs *CollyStorage) Observe(s observe.Subject) error {
 	return s.Hook(h)
 }
 
-// outcome settles a request's job by what the breaker made of its attempt,
-// as extensions/checkpoint's lifecycle does: a success is done (Ack), and
-// so is a 404 or 410 (nothing to retry; the checkpoint records it dead); a
-// degraded, invalid or blocked page, another 4xx, or a 429 past the
-// breaker's retry budget spends an attempt (Fail); an attempt the crawl cut
-// short itself goes back without spending one (Park). A 429 the breaker
-// sends again itself stays in flight, unless its re-send is due beyond
-// the wait horizon: the breaker hands it back and its job is parked until
-// then, so that the worker does not hold it (and keep from ending) while
-// a sustained throttle's gap runs.
+// outcome settles a request's job by observe.StateOf, as
+// extensions/checkpoint does: Ack for Done, Gone and Settled, Fail for
+// Failed and ThrottledOut, Park (no attempt spent) for Parked (until its
+// time) and Cancelled (at once); a Resent job stays in flight: the breaker
+// sends it again itself.
 func (cs *CollyStorage) outcome(a observe.Attempt) {
-	if a.Retrying {
+	var err error
+	switch state, _, until := observe.StateOf(a); state {
+	case observe.Resent:
 		cs.reqs.Delete(a.Request) // the breaker's Retry is a new *colly.Request
 		return
-	}
-	var err error
-	switch {
-	case !a.ResendAt.IsZero():
-		err = cs.Park(a.Request, a.ResendAt) // throttled, handed back: no attempt spent
-	case a.Result.Class == circuit.Success, a.Result.Class == circuit.Gone:
+	case observe.Done, observe.Gone, observe.Settled:
+		// Settled: nothing more to do (a redirect to a page already
+		// visited, an answer a callback aborted on purpose). Parked, it
+		// came back at once to be refused again, for ever.
 		err = cs.Ack(a.Request)
-	case a.Result.Class == circuit.Excluded:
-		err = cs.Park(a.Request, time.Time{})
+	case observe.Parked, observe.Cancelled:
+		err = cs.Park(a.Request, until) // zero but for Parked: at once
 	default:
 		cause := a.Err
 		if cause == nil {

@@ -1,0 +1,48 @@
+package breaker
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/outcome"
+)
+
+// A domain that answers 401 or 403 to every request is refusing the
+// client, not failing: the circuit never counts it, so without more a
+// blocked site would receive every URL queued for it, and every retry.
+// After Config.BlockedAfter such answers in a row the domain is held for
+// the rest of the run: refused like an open circuit (the refusal says
+// Blocked), its URLs listed unfinished and kept by a checkpoint for the
+// next run, and the run's ending is an error, since the same client
+// rescheduled meets the same block.
+
+// holdBlocked holds d after n blocked answers in a row, once.
+func (b *Breaker) holdBlocked(d *domain, n int64) {
+	e := &circuit.OpenError{Key: d.name, State: circuit.Closed, RetryAt: b.clock.Now(), Blocked: true}
+	if !d.held.CompareAndSwap(nil, e) {
+		return
+	}
+	b.log.Error().Str("event", "blocked_held").Str("domain", d.name).Int64("in_a_row", n).
+		Msg("breaker: domain answered 401/403 to every request lately; held for the rest of the run: fix the client (proxy, headers, fingerprint), not the site")
+}
+
+// blockedFinding is the ending's error for the domains held blocked, nil
+// when none is.
+func (b *Breaker) blockedFinding() *outcome.Finding {
+	var held []string
+	b.domains.Range(func(_, v any) bool {
+		if d := v.(*domain); d.held.Load() != nil {
+			held = append(held, d.name)
+		}
+		return true
+	})
+	if len(held) == 0 {
+		return nil
+	}
+	sort.Strings(held)
+	return &outcome.Finding{State: outcome.Error, Kind: "blocked", Domains: held,
+		Reason: fmt.Sprintf("blocked: fix the client: %d answers of 401/403 in a row from %s, held for the rest of the run (their URLs are kept unfinished)",
+			b.blockedAfter, strings.Join(held, ", "))}
+}

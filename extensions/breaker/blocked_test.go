@@ -1,0 +1,97 @@
+package breaker_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+)
+
+// A store that answers 403 to everything, crawled with a retry loop that
+// retries every error: a 403 never counts against the circuit, so it
+// received every URL, four times (a generated case sent one 2,806
+// requests). Held after BlockedAfter 403s in a row, it receives at most
+// BlockedAfter + P − 1; every URL is kept unfinished as blocked, and the
+// ending is the error that says to fix the client.
+func TestABlockedStoreIsHeldAfterBlockedAfterAnswers(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		store := startStore(t, testserver.Config{Products: 60, PerPage: 60, Scenario: testserver.Scenario{Mode: testserver.Blocked, After: 1}})
+		b := newBreaker(t, breaker.Standard())
+		c := colly.NewCollector(colly.Async(async))
+		const p = 4
+		if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
+			t.Fatal(err)
+		}
+		b.Register(c)
+		var mu sync.Mutex
+		tries := map[string]int{}
+		var refusals atomic.Int32
+		c.OnError(func(r *colly.Response, err error) {
+			if errors.Is(err, breaker.ErrOpen) {
+				refusals.Add(1)
+			}
+			mu.Lock()
+			tries[r.Request.URL.String()]++
+			n := tries[r.Request.URL.String()]
+			mu.Unlock()
+			if n <= 3 {
+				r.Request.Retry()
+			}
+		})
+		c.OnHTML("a.product-link", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+		c.Visit(store.URL() + "/")
+		c.Wait()
+
+		into := store.CountMode(testserver.Blocked)
+		if bound := 10 + p - 1; into > bound {
+			t.Errorf("async %v: the blocked store received %d blocked requests, want at most BlockedAfter + P − 1 = %d", async, into, bound)
+		}
+		u := b.Unfinished()
+		if u.Total != 60 {
+			t.Errorf("async %v: %d URLs unfinished, want the 60 products", async, u.Total)
+		}
+		o := outcome.Decide(0, b)
+		if o.State != outcome.Error || !strings.Contains(o.Reason, "blocked: fix the client") || o.ExitCode() != 1 {
+			t.Errorf("async %v: ending %s (%s, exit %d), want error: blocked: fix the client (exit 1)", async, o.State, o.Reason, o.ExitCode())
+		}
+		if refusals.Load() == 0 {
+			t.Errorf("async %v: OnError saw no refusal", async)
+		}
+	}
+}
+
+// A 403 now and then, between pages that come back, holds nothing: the
+// streak is of answers in a row.
+func TestAnOccasional403HoldsNothing(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%3 == 0 {
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		w.Write(testserver.ProductPage(1))
+	}))
+	defer srv.Close()
+	b := newBreaker(t, breaker.Standard(), breaker.Config{BlockedAfter: 2})
+	c := colly.NewCollector()
+	b.Register(c)
+	var got atomic.Int32
+	c.OnHTML(testserver.TitleSelector, func(*colly.HTMLElement) { got.Add(1) })
+	for i := 1; i <= 30; i++ {
+		c.Visit(srv.URL + testserver.ProductPath(i))
+	}
+	if got.Load() != 20 || n.Load() != 30 {
+		t.Fatalf("%d pages collected, %d requests at the server; want 20 and 30: every URL sent", got.Load(), n.Load())
+	}
+	if o := outcome.Decide(int64(got.Load()), b); o.State == outcome.Error {
+		t.Fatalf("ending %s (%s), want no blocked hold", o.State, o.Reason)
+	}
+}
