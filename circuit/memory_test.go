@@ -1,10 +1,12 @@
 package circuit_test
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/circuit/circuittest"
+	"github.com/breakwater-crawl/breakwater/clock"
 )
 
 // TestMemory runs the table every Circuit must pass against the
@@ -16,5 +18,72 @@ func TestMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		return c
+	})
+}
+
+// tryFirst is a Memory used as a caller that holds one uses it: the
+// closed paths (TryAllow, TryRecord) first, Allow and Record when they
+// decline.
+type tryFirst struct{ *circuit.Memory }
+
+func (c tryFirst) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
+	if t, ok := c.TryAllow(); ok {
+		return t, circuit.Transition{}, nil
+	}
+	return c.Memory.Allow(clk)
+}
+
+func (c tryFirst) Record(clk clock.Clock, t circuit.Ticket, r circuit.Result) (circuit.Transition, error) {
+	if c.TryRecord(t, r) {
+		return circuit.Transition{}, nil
+	}
+	return c.Memory.Record(clk, t, r)
+}
+
+// TestMemoryTryFirst runs the same table against the closed paths: they
+// decide as Allow and Record do.
+func TestMemoryTryFirst(t *testing.T) {
+	circuittest.Run(t, func(t *testing.T, key string, s circuit.Settings) circuit.Circuit {
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		return tryFirst{circuit.NewMemory(key, s)}
+	})
+}
+
+// guarded is a Memory sharing its caller's mutex, recorded as such a
+// caller records: TryRecordLocked under the mutex, Record when it
+// declines.
+type guarded struct {
+	*circuit.Memory
+	mu *sync.Mutex
+}
+
+func (c guarded) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
+	if t, ok := c.TryAllow(); ok {
+		return t, circuit.Transition{}, nil
+	}
+	return c.Memory.Allow(clk)
+}
+
+func (c guarded) Record(clk clock.Clock, t circuit.Ticket, r circuit.Result) (circuit.Transition, error) {
+	c.mu.Lock()
+	ok := c.TryRecordLocked(t, r)
+	c.mu.Unlock()
+	if ok {
+		return circuit.Transition{}, nil
+	}
+	return c.Memory.Record(clk, t, r)
+}
+
+// TestMemoryGuarded runs the same table against a circuit that locks its
+// caller's mutex.
+func TestMemoryGuarded(t *testing.T) {
+	circuittest.Run(t, func(t *testing.T, key string, s circuit.Settings) circuit.Circuit {
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		mu := new(sync.Mutex)
+		return guarded{circuit.NewMemoryGuarded(key, s, mu), mu}
 	})
 }

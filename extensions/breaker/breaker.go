@@ -59,20 +59,38 @@ type Breaker struct {
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once
 	unfinished unfinishedList // a sample by URL, counts per domain past it
 	idle       idleState      // compacted domains (idle.go)
+	coarse     coarseClock    // the system clock, read about once a second (coarse.go)
 }
 
-// domain is everything the breaker knows about one host.
+// domain is everything the breaker knows about one host. The fields a
+// closed Allow and Record touch come first, in about two cache lines (mem
+// to counts[Success]): on a broad crawl a domain is mostly out of the
+// CPU's cache, and each further line read is a miss.
 type domain struct {
+	mem     *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
+	tracker *early.Tracker
+	mu      sync.Mutex                        // guards the tracker and, if guarded, the circuit (newCircuit)
+	local   *localFailures                    // the breaker's own count of the window's failures, if the circuit has none
+	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
+	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
+	// throttled and blocked count those answers in a row.
+	throttled atomic.Int64
+	blocked   atomic.Int64
+	holds     atomic.Int32  // tickets out and calls under way: a held domain is never compacted
+	epoch     atomic.Uint32 // the latest sweep period it was used in
+	retired   atomic.Bool   // a sweep is compacting it: look it up again
+	guarded   bool          // mu guards the circuit too
+	counts    [numClasses]atomic.Int64
+
+	circuit circuit.Circuit
 	name    string
 	profile Profile
-	circuit circuit.Circuit
-	tracker *early.Tracker
-
-	open         atomic.Pointer[openMark] // the cached refusal for the cheap early check; nil = ask the circuit
-	need         int                      // the profile's FailuresToTrip
-	blockedAfter int                      // Config.BlockedAfter (room.go)
-	counter      failureCounter           // the circuit, if it counts its window's failures
-	local        *localFailures           // else the breaker's own count
+	need    int // the profile's FailuresToTrip
+	// blockedAfter is Config.BlockedAfter (room.go), blockedFrom the
+	// ticket order of the blocked run's first answer (0: none or unknown).
+	blockedAfter int
+	blockedFrom  atomic.Uint64
+	counter      failureCounter // the circuit, if it counts its window's failures
 	pace         *pace.Pace
 	lastSeen     atomic.Int64 // unix nanos of the latest request that reached the gate
 	lastOK       atomic.Int64 // unix nanos at which the latest success through the gate left
@@ -80,23 +98,14 @@ type domain struct {
 	// (unix nanos; 0: none): the fleet guard asks whether any domain
 	// succeeded after the failures that tripped others began.
 	failSince atomic.Int64
-	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock
+	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock (roughNow)
 	fails     atomic.Int32 // failures since the last transition…
 	netFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
 	timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
-	counts    [numClasses]atomic.Int64
 	// unanswered counts requests that left and were then cut by the
 	// crawl's own end: the site may have received them.
-	unanswered  atomic.Int64
-	refused     atomic.Int64
-	throttled   atomic.Int64                      // in a row
-	blocked     atomic.Int64                      // in a row
-	blockedFrom atomic.Uint64                     // the ticket order of the run's first blocked answer; 0 = none or unknown
-	held        atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
-
-	holds   atomic.Int32  // tickets out and calls under way: a held domain is never compacted
-	retired atomic.Bool   // a sweep is compacting it: look it up again
-	epoch   atomic.Uint32 // the latest sweep period it was used in
+	unanswered atomic.Int64
+	refused    atomic.Int64
 }
 
 // New returns a Breaker whose domains use profile p unless
@@ -187,6 +196,17 @@ func (b *Breaker) allow(d *domain) (Ticket, error) {
 		d.unpin()
 		return Ticket{}, open
 	}
+	if d.mem != nil {
+		if tk, ok := d.mem.TryAllow(); ok {
+			return Ticket{c: tk, d: d}, nil
+		}
+	}
+	return b.allowCircuit(d)
+}
+
+// allowCircuit asks d's circuit through the Circuit interface: a store's
+// circuit, or an in-process one that is not closed.
+func (b *Breaker) allowCircuit(d *domain) (Ticket, error) {
 	tk, t, err := d.circuit.Allow(b.clock)
 	if t.From != t.To {
 		b.transitioned(d, t)
@@ -206,6 +226,17 @@ func (b *Breaker) allow(d *domain) (Ticket, error) {
 		return Ticket{}, err
 	}
 	return Ticket{c: tk, d: d}, nil
+}
+
+// roughNow is the breaker's clock in unix nanos, at most about a second
+// old on the system clock (coarseClock): for timestamps only coarse
+// questions read. Any other clock is read, so a fake clock's Advance takes
+// effect at once.
+func (b *Breaker) roughNow() int64 {
+	if b.realTime {
+		return b.coarse.Now()
+	}
+	return b.clock.Now().UnixNano()
 }
 
 // openMark is a cached refusal: the error to hand out, and until when.
@@ -269,25 +300,45 @@ func (b *Breaker) Record(t Ticket, o circuit.Result) {
 		return
 	}
 	b.touch(d)
-	defer d.unpin()
 	if int(o.Class) < numClasses {
 		d.counts[o.Class].Add(1)
 	}
-	sig := d.tracker.Observe(o, t.inFlight)
+	var sig early.Signals
+	recorded := false
+	if d.guarded {
+		// The tracker and the circuit under one lock: a result that
+		// cannot move the circuit is recorded in both at once.
+		d.mu.Lock()
+		sig = d.tracker.ObserveLocked(o, t.inFlight)
+		recorded = d.mem.TryRecordLocked(t.c, o)
+		d.mu.Unlock()
+	} else {
+		sig = d.tracker.Observe(o, t.inFlight)
+	}
 	b.alarms(d, o.Class, t.c.Seq)
 	if d.local != nil {
 		d.local.add(o) // a stale result counts too: the room errs small
 	}
+	switch {
+	case !recorded:
+		b.recordCircuit(d, t, o, sig)
+	case sig != (early.Signals{}):
+		b.early(d, sig)
+	}
+	d.unpin() // last: a pinned domain is not compacted while its outcome is recorded
+}
+
+// recordCircuit records o in d's circuit through the Circuit interface
+// (a store's circuit, or a result that may move an in-process one) and
+// acts on what moved, else on the tracker's signals sig.
+func (b *Breaker) recordCircuit(d *domain, t Ticket, o circuit.Result, sig early.Signals) {
 	tr, err := d.circuit.Record(b.clock, t.c, o)
-	if err != nil {
+	switch {
+	case err != nil:
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: recording an outcome failed")
-		return
-	}
-	if tr.From != tr.To {
-		b.transitioned(d, tr)
-		return // a trip by the window supersedes what the tracker saw
-	}
-	if sig != (early.Signals{}) {
+	case tr.From != tr.To:
+		b.transitioned(d, tr) // a trip by the window supersedes what the tracker saw
+	case sig != (early.Signals{}):
 		b.early(d, sig)
 	}
 }

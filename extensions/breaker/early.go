@@ -22,7 +22,7 @@ func (b *Breaker) early(d *domain, s early.Signals) {
 			Msg("breaker: a healthy stretch took one trip off the cooldown streak")
 	}
 	if s.Median > 0 {
-		d.slopeAt.Store(b.clock.Now().UnixNano())
+		d.slopeAt.Store(b.roughNow())
 	}
 	switch s.Slope {
 	case +1:
@@ -91,7 +91,8 @@ func (b *Breaker) grow(d *domain, t circuit.Transition, streak int) circuit.Tran
 }
 
 // slowedElsewhere looks at up to slopePeers other domains whose latency
-// slope was evaluated within slopePeerAge, and counts how many of them are
+// slope was evaluated within slopePeerAge (stamped by roughNow: on the
+// system clock a peer near the edge may count as a second older), and counts how many of them are
 // past their own slope limit now: when most are, the latency climbed
 // everywhere at once, which is the crawler's own slowness.
 func (b *Breaker) slowedElsewhere(d *domain) (slowed, of int) {

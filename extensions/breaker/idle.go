@@ -150,15 +150,9 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 	// keeps a compacted domain from holding the URL of its first request.
 	host = strings.Clone(host)
 	p := b.profileFor(host)
-	c, err := b.store.Circuit(host, p.Settings())
-	if err != nil {
-		return nil, fmt.Errorf("breaker: circuit for %s: %w", host, err)
-	}
-	d := &domain{name: host, profile: p, circuit: c, tracker: early.New(max(b.trackerSize, p.WindowSize), p.early()), need: p.Settings().FailuresToTrip(), blockedAfter: b.blockedAfter}
-	if fc, ok := c.(failureCounter); ok {
-		d.counter = fc
-	} else {
-		d.local = newLocalFailures(p.WindowSize)
+	d := &domain{name: host, profile: p, need: p.Settings().FailuresToTrip(), blockedAfter: b.blockedAfter}
+	if err := b.newCircuit(d); err != nil {
+		return nil, err
 	}
 	d.pace = pace.New(pace.Config(b.pacing), d.room, b.clock)
 	if enc, ok := sh.m.Get(host); ok {
@@ -171,6 +165,36 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 	d.epoch.Store(b.idle.epoch.Load())
 	b.domains.Store(host, d)
 	return d, nil
+}
+
+// newCircuit gives d, just made, its circuit and tracker. The in-process
+// store's circuit and the tracker share the domain's mutex, so that a
+// closed Record takes one lock, not two.
+func (b *Breaker) newCircuit(d *domain) error {
+	s, size := d.profile.Settings(), max(b.trackerSize, d.profile.WindowSize)
+	var c circuit.Circuit
+	if _, ok := b.store.(circuit.MemoryStore); ok {
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("breaker: circuit for %s: %w", d.name, err)
+		}
+		c = circuit.NewMemoryGuarded(d.name, s, &d.mu)
+		d.tracker = early.NewGuarded(size, d.profile.early(), &d.mu)
+		d.guarded = true
+	} else {
+		var err error
+		if c, err = b.store.Circuit(d.name, s); err != nil {
+			return fmt.Errorf("breaker: circuit for %s: %w", d.name, err)
+		}
+		d.tracker = early.New(size, d.profile.early())
+	}
+	d.circuit = c
+	d.mem, _ = c.(*circuit.Memory)
+	if fc, ok := c.(failureCounter); ok {
+		d.counter = fc
+	} else {
+		d.local = newLocalFailures(d.profile.WindowSize)
+	}
+	return nil
 }
 
 // maybeSweep starts a background sweep if none ran for a quarter of the
@@ -235,8 +259,8 @@ func (b *Breaker) compact(d *domain, now time.Time) {
 	if d.holds.Load() != 0 {
 		return
 	}
-	mc, ok := d.circuit.(*circuit.Memory)
-	if !ok {
+	mc := d.mem
+	if mc == nil {
 		return
 	}
 	sh := b.idle.shard(d.name)

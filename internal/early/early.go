@@ -34,32 +34,41 @@ type Settings struct {
 // by a transition, so it describes the site, not the breaker. One lock, one
 // call per outcome.
 type Tracker struct {
-	p Settings
+	// The fields every outcome writes come first, together: on a broad
+	// crawl a domain's tracker is seldom in the CPU's cache, and each line
+	// an outcome writes is a miss (or, when two goroutines record for the
+	// domain at once, a line taken from the other core).
+	win          window.Window[circuit.Result] // latest counted outcomes: Stats
+	slowNext     int
+	slowCount    int
+	latNext      int
+	sinceSlope   int
+	successes    int
+	healthyRun   int // successes in a row while closed
+	sinceTimeout int
+	slowN        int
+	latN         int
 
-	mu  sync.Mutex
-	win window.Window[circuit.Result] // latest counted outcomes: Stats
+	mu  *sync.Mutex // &own, or the caller's (NewGuarded)
+	own sync.Mutex
 
-	slow      []bool // slow flags of the latest counted outcomes (SlowCall rule)
-	slowNext  int
-	slowN     int
-	slowCount int
-	slowNeed  int
+	// slow holds the slow flags of the latest counted outcomes (SlowCall
+	// rule). While slowCount is 0 every flag in it is false, so an
+	// outcome that is not slow need not read or write it.
+	slow     []bool
+	slowNeed int
 
 	lat        []time.Duration // latencies of the latest successes (slope)
-	latNext    int
-	latN       int
 	scratch    []time.Duration
 	baseline   time.Duration
 	baseFlight int // the most requests in flight a success before the baseline left with (0: not known)
-	successes  int
-	sinceSlope int
 	degrading  bool
 
-	streak     int // trips since the last healthy stretch
-	healthyRun int // successes in a row while closed
+	streak int // trips since the last healthy stretch
 
-	sinceTimeout int
-	lats         []time.Duration // scratch for the timeout's percentile
+	lats []time.Duration // scratch for the timeout's percentile
+
+	p Settings
 }
 
 // slopeSamples is how many of the latest successes the slope's rolling
@@ -77,8 +86,20 @@ const timeoutEvery = 100
 
 // New returns the tracker of a domain with settings p, its record size
 // outcomes long.
-func New(size int, p Settings) *Tracker {
-	t := &Tracker{p: p, win: window.New(size, func(r circuit.Result) bool { return r.Class.Failure() })}
+func New(size int, p Settings) *Tracker { return NewGuarded(size, p, nil) }
+
+// NewGuarded is New for a caller that guards the tracker and state of its
+// own (a circuit.Memory made with NewMemoryGuarded) with one mutex, mu:
+// the tracker locks mu, and the caller, holding mu, observes with
+// ObserveLocked. A nil mu is New's own lock.
+func NewGuarded(size int, p Settings, mu *sync.Mutex) *Tracker {
+	// The record's failures are never asked for (Stats counts them from
+	// the outcomes): a window that does not count them does not read the
+	// outcome each record replaces.
+	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
+	if t.mu == nil {
+		t.mu = &t.own
+	}
 	if p.SlowCall > 0 {
 		t.slow = make([]bool, p.WindowSize)
 		t.slowNeed = circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
@@ -105,9 +126,16 @@ type Signals struct {
 // Observe records one outcome and says what it revealed. inFlight is how
 // many requests to the domain were in flight as its request left, itself
 // included (0: not known).
-func (t *Tracker) Observe(o circuit.Result, inFlight int) (s Signals) {
+func (t *Tracker) Observe(o circuit.Result, inFlight int) Signals {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	s := t.ObserveLocked(o, inFlight)
+	t.mu.Unlock()
+	return s
+}
+
+// ObserveLocked is Observe for a caller that holds the tracker's mutex
+// (NewGuarded).
+func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int) (s Signals) {
 	if !o.Class.Counted() {
 		return s
 	}
@@ -116,18 +144,22 @@ func (t *Tracker) Observe(o circuit.Result, inFlight int) (s Signals) {
 
 	if t.slow != nil {
 		isSlow := success && o.Latency > t.p.SlowCall
-		if t.slowN == len(t.slow) {
-			if t.slow[t.slowNext] {
-				t.slowCount--
-			}
-		} else {
+		full := t.slowN == len(t.slow)
+		if !full {
 			t.slowN++
 		}
-		t.slow[t.slowNext] = isSlow
-		if isSlow {
-			t.slowCount++
+		if isSlow || t.slowCount > 0 { // else the flag it replaces is false, as it is
+			if full && t.slow[t.slowNext] {
+				t.slowCount--
+			}
+			t.slow[t.slowNext] = isSlow
+			if isSlow {
+				t.slowCount++
+			}
 		}
-		t.slowNext = (t.slowNext + 1) % len(t.slow)
+		if t.slowNext++; t.slowNext == len(t.slow) {
+			t.slowNext = 0
+		}
 		if t.slowN == len(t.slow) && t.slowCount >= t.slowNeed {
 			s.SlowTrip = true
 			s.SlowShare = float64(t.slowCount) / float64(t.slowN)
@@ -151,7 +183,9 @@ func (t *Tracker) Observe(o circuit.Result, inFlight int) (s Signals) {
 	if t.lat != nil && t.slopeEvidenceLocked(inFlight) {
 		t.lat[t.latNext] = o.Latency
 		t.latNext = (t.latNext + 1) % len(t.lat)
-		t.latN = min(t.latN+1, len(t.lat))
+		if t.latN < len(t.lat) {
+			t.latN++ // not written once full: an unchanged line is not taken from another core
+		}
 		t.sinceSlope++
 		switch {
 		case t.baseline == 0 && t.successes >= t.p.WindowSize:
@@ -243,6 +277,7 @@ func (t *Tracker) Transitioned(tr circuit.Transition) (streak int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.slowN, t.slowNext, t.slowCount = 0, 0, 0
+	clear(t.slow) // every flag false while slowCount is 0
 	t.latN, t.latNext, t.sinceSlope = 0, 0, 0
 	t.degrading = false
 	t.healthyRun = 0

@@ -45,18 +45,18 @@ func TestWindowGrowsAndKeepsTheLatest(t *testing.T) {
 	}
 }
 
-// TestWindowKeepsTheLatestIssued compares addIssued with a model: the size
+// TestOrderedKeepsTheLatestIssued compares Ordered with a model: the size
 // outcomes of the latest requests by the order they left, whatever order
 // their outcomes come in (mostly in order, some late by a few, some by
 // many, as synchronous Colly's parent pages are), through resets.
-func TestWindowKeepsTheLatestIssued(t *testing.T) {
+func TestOrderedKeepsTheLatestIssued(t *testing.T) {
 	type rec struct {
 		seq  uint64
 		fail bool
 	}
 	for _, size := range []int{1, 2, 10, 20, 50} {
 		rnd := rand.New(rand.NewPCG(uint64(size), 3))
-		w := window.New(size, failed)
+		w := window.NewOrdered(size, failed)
 		var model []rec // sorted by seq, at most size
 		var issued uint64
 		var pending []rec
@@ -80,7 +80,7 @@ func TestWindowKeepsTheLatestIssued(t *testing.T) {
 			if r.fail {
 				o.Class = circuit.Degraded
 			}
-			w.AddIssued(o, r.seq)
+			w.Add(o, r.seq)
 			if len(model) < size || r.seq > model[0].seq {
 				model = append(model, r)
 				slices.SortFunc(model, func(a, b rec) int { return int(a.seq) - int(b.seq) })
@@ -103,6 +103,20 @@ func TestWindowKeepsTheLatestIssued(t *testing.T) {
 					t.Fatalf("size %d step %d: outcome %d differs from the model", size, step, j)
 				}
 			}
+		}
+	}
+}
+
+// TestWindowWithoutFailures keeps the same outcomes with no failure test,
+// and counts none.
+func TestWindowWithoutFailures(t *testing.T) {
+	counted, uncounted := window.New(7, failed), window.New[circuit.Result](7, nil)
+	for i := range 50 {
+		o := circuit.Result{Class: circuit.Class(i % 2)} // Success, Degraded in turn
+		counted.Add(o)
+		uncounted.Add(o)
+		if !slices.Equal(counted.Outcomes(), uncounted.Outcomes()) || uncounted.Failures != 0 {
+			t.Fatalf("after %d: %v (%d failures), want %v and none counted", i+1, uncounted.Outcomes(), uncounted.Failures, counted.Outcomes())
 		}
 	}
 }

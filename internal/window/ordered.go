@@ -1,0 +1,105 @@
+package window
+
+// Ordered is a Window kept in the order its outcomes' requests left, not
+// the order the outcomes came in: each outcome comes with its request's
+// sequence number, and the ring holds the size latest by it. A full one
+// makes room by its earliest, and an outcome earlier than all a full
+// window holds is dropped. Colly records a page's outcome after those of
+// the pages it visited when it runs synchronously; the late successes of
+// a chain of pages answered before a site began failing must not push its
+// failures out. An outcome in order costs what Window.Add does; a late
+// one, a step per later outcome it goes behind.
+//
+// Each outcome is held beside its sequence number, so a record reads and
+// writes one place in memory, not one in each of two rings: on a broad
+// crawl a domain's ring is seldom in the CPU's cache. It is not safe for
+// concurrent use; its owner locks.
+type Ordered[T any] struct {
+	// What a record writes first: an owner that puts the window after
+	// fields of its own that a record writes keeps them in one cache line.
+	next     int // where the next outcome goes; equals N until the ring is full
+	N        int // how many are held, ≤ size
+	Failures int
+	ring     []issued[T] // len(ring) < size until it has been full once
+	size     int
+	failure  func(T) bool
+}
+
+// issued is an outcome and the order its request left in.
+type issued[T any] struct {
+	o   T
+	seq uint64
+}
+
+// NewOrdered returns an empty ordered window of at most size outcomes;
+// failure says which outcomes are failures.
+func NewOrdered[T any](size int, failure func(T) bool) Ordered[T] {
+	return Ordered[T]{size: size, failure: failure}
+}
+
+// Add records o, the outcome of the request that left seq-th, among the
+// latest outcomes by the order their requests left.
+func (w *Ordered[T]) Add(o T, seq uint64) {
+	at := w.next // where o goes before it moves behind later outcomes
+	if w.N == w.size {
+		old := &w.ring[at]
+		if seq < old.seq {
+			return // earlier than every outcome held
+		}
+		if w.failure(old.o) {
+			w.Failures--
+		}
+		*old = issued[T]{o, seq}
+	} else {
+		w.N++
+		if at == len(w.ring) {
+			w.ring = append(w.ring, issued[T]{o, seq})
+		} else {
+			w.ring[at] = issued[T]{o, seq}
+		}
+	}
+	if w.failure(o) {
+		w.Failures++
+	}
+	w.next++
+	if w.next == w.size {
+		w.next = 0
+	}
+	// Behind every later outcome, never past the oldest.
+	oldest := 0
+	if w.N == w.size {
+		oldest = w.next
+	}
+	for at != oldest {
+		prev := at - 1
+		if prev < 0 {
+			prev = w.size - 1
+		}
+		if w.ring[prev].seq <= seq {
+			break
+		}
+		w.ring[at], w.ring[prev] = w.ring[prev], w.ring[at]
+		at = prev
+	}
+}
+
+// Full reports whether it holds size outcomes.
+func (w *Ordered[T]) Full() bool { return w.N == w.size }
+
+// Reset empties it.
+func (w *Ordered[T]) Reset() {
+	w.next, w.N, w.Failures = 0, 0, 0
+}
+
+// Outcomes returns the held outcomes, oldest first, in a new slice.
+func (w *Ordered[T]) Outcomes() []T {
+	out := make([]T, 0, w.N)
+	start := w.next - w.N
+	if start < 0 {
+		start += len(w.ring)
+	}
+	for i := 0; i < w.N; i++ {
+		out = append(out, w.ring[(start+i)%len(w.ring)].o)
+	}
+	return out
+}
