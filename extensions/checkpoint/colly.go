@@ -106,9 +106,10 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 			clear(cp.resent)
 		}
 		cp.resent[u] = id
-	} else if id, retry = cp.redirects[u]; retry {
-		delete(cp.redirects, u)
-	} else {
+	} else if id, retry = cp.redirects[u]; !retry {
+		// A redirect's target stays the visited URL's for every later
+		// request of it (kept, not taken: a copy Colly's cache answers
+		// leaves no outcome that would map it again).
 		id = collyx.RequestID(u, body)
 	}
 	rec, found, err := cp.recordLocked(id)

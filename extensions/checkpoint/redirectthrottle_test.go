@@ -280,3 +280,59 @@ func TestARetriedRedirectTargetSettlesTheURLVisited(t *testing.T) {
 		}
 	}
 }
+
+// A link through a redirecting host to a page that is gone (404), with
+// Colly's CacheDir and a loop that retries every error: the first answer
+// comes through the redirect, the loop's retries ask the target, the
+// last ones are answered from Colly's cache. The URL visited is gone,
+// and nothing is left pending (chaos/SEEDS.md, seed 14396527191052704840).
+func TestAGoneRedirectTargetAnsweredFromTheCacheSettlesTheURLVisited(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		var calls atomic.Int32
+		target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			http.NotFound(w, r)
+		}))
+		defer target.Close()
+		redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target.URL+r.URL.Path, http.StatusFound)
+		}))
+		defer redirector.Close()
+
+		cp := openCP(t, dbPath(t))
+		b, err := breaker.New(breaker.Standard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := colly.NewCollector(colly.Async(async), colly.CacheDir(t.TempDir()))
+		if err := breakwater.Use(c, b, cp); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		tries := map[string]int{}
+		c.OnError(func(r *colly.Response, _ error) {
+			u := r.Request.URL.String()
+			mu.Lock()
+			tries[u]++
+			n := tries[u]
+			mu.Unlock()
+			if n <= 3 {
+				r.Request.Retry()
+			}
+		})
+		c.Visit(redirector.URL + "/products/sku-1")
+		c.Wait()
+		var left []string
+		if err := cp.Store().Scan(func(r storage.Record) error {
+			if r.State != storage.Done && r.State != storage.Dead {
+				left = append(left, r.URL+" "+r.State.String()+" "+r.LastError)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(left) > 0 {
+			t.Errorf("async %v: records left unfinished for a page that is gone (the target asked %d times): %s", async, calls.Load(), strings.Join(left, "; "))
+		}
+	}
+}
