@@ -89,7 +89,8 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
-	tk, left, ep, waitErr, open := t.admit(req, d)
+	entered := time.Now()
+	tk, left, ep, waitErr, open := t.admit(req, d, true)
 	if waitErr != nil {
 		return nil, b.heldPast(t.crawl(), cr, req, d, waitErr)
 	}
@@ -98,6 +99,7 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		return nil, open
 	}
 	a := &attempt{ticket: tk, req: cr, crawl: t.crawl(), start: time.Now(), left: left, episode: ep, header: collyx.HeaderOf(req.Header), bare: true}
+	a.waited = a.start.Sub(entered)
 	if cr.URL != req.URL {
 		a.sentURL = req.URL.String()
 	}
@@ -112,9 +114,12 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 // for d's pace, then asks d's circuit. The wait runs on the client's clock
 // (its Timeout started before the transport was called), so it lasts at
 // most half of what req's deadline leaves: a request sent after waiting
-// still has the time to be answered. A wait cut short is waitErr; a
-// refusal by the circuit, open. Either way d is let go.
-func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, ep uint64, waitErr error, open *circuit.OpenError) {
+// still has the time to be answered. A patient request, at that point,
+// waits on for room until the crawl ends if d is healthy then (a
+// Retry-After's halt stays on the client's clock): its caller does not
+// count the wait as the site's time (patientRequest). A wait cut short is
+// waitErr; a refusal by the circuit, open. Either way d is let go.
+func (t *transport) admit(req *http.Request, d *domain, patient bool) (tk Ticket, left int64, ep uint64, waitErr error, open *circuit.OpenError) {
 	b := t.b
 	ctx := req.Context()
 	if dl, ok := ctx.Deadline(); ok {
@@ -122,10 +127,22 @@ func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, 
 		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
 		defer cancel()
 	}
+	var slotCtx context.Context
+	if patient {
+		var cancel context.CancelFunc
+		slotCtx, cancel = context.WithCancel(t.crawl())
+		defer cancel()
+		stop := context.AfterFunc(ctx, func() {
+			if !d.healthy() {
+				cancel()
+			}
+		})
+		defer stop()
+	}
 	left = b.clock.Now().UnixNano()
 	d.lastSeen.Store(left)
 	var inFlight int
-	if ep, inFlight, waitErr = d.pace.AcquireAtTransport(ctx); waitErr != nil {
+	if ep, inFlight, waitErr = d.pace.AcquireAtTransport(ctx, slotCtx); waitErr != nil {
 		d.unpin()
 		return Ticket{}, 0, 0, waitErr, nil
 	}
@@ -140,6 +157,25 @@ func (t *transport) admit(req *http.Request, d *domain) (tk Ticket, left int64, 
 	}
 	tk.inFlight = inFlight
 	return tk, left, ep, nil, nil
+}
+
+// patientRequest is req with its client's deadline moved on by waited,
+// the time it waited for room at the transport: that wait was the
+// breaker's, not the site's. An unregistered clone's requests, all sent at
+// once to a healthy site, queue for its room (the requests its circuit can
+// still stop) for longer than the client's timeout; cut by it, a healthy
+// site's pages were held back, and nothing of the user's sends them again.
+// The request still ends with the crawl. Its stop is called once its
+// answer is read or it failed.
+func patientRequest(req *http.Request, waited time.Duration, crawl context.Context) (*http.Request, func()) {
+	parent := context.WithoutCancel(req.Context())
+	ctx, cancel := context.WithCancel(parent)
+	if dl, ok := req.Context().Deadline(); ok {
+		cancel()
+		ctx, cancel = context.WithDeadline(parent, dl.Add(waited))
+	}
+	stop := context.AfterFunc(crawl, cancel)
+	return req.WithContext(ctx), func() { stop(); cancel() }
 }
 
 // crawl is the crawl's context, which tells the crawl's end from the
@@ -217,7 +253,7 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 		b.refuse(a.req, open)
 		return open
 	}
-	tk, left, ep, waitErr, open := t.admit(req, d2)
+	tk, left, ep, waitErr, open := t.admit(req, d2, false)
 	if waitErr != nil {
 		a.over = true
 		if b.holdHop(t.crawl(), a, req) {

@@ -54,6 +54,8 @@ type attempt struct {
 	bare          bool         // gated by the transport: no callback of the breaker's saw it (bare.go)
 	bareHeader    http.Header  // a bare attempt's 2xx answer headers, for its validation
 	over          bool         // ended at a redirect's hop (cancelled): its outcome is accounted for
+	waited        time.Duration // a bare attempt's wait for room at the transport, not counted in its client's timeout (bare.go)
+	unwait        func()        // ends the context patientRequest gave it
 	heldHop       *url.URL     // its redirect's hop waited for room past half the client's timeout: sent again to this URL (bare.go)
 	target        *url.URL     // a bare attempt's redirect hop that answered: the URL it ended at (bare.go)
 	sentURL       string       // a bare attempt's own URL, when it is recorded under another (bare.go)

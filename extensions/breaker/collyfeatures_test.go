@@ -792,3 +792,41 @@ func TestAnUnregisteredClonesPagesAreNotHeldBackByPacing(t *testing.T) {
 		t.Fatalf("%d of 60 products collected through the clone, %d URLs unfinished (the first: %s): a healthy store's pages were held back", got.Load(), u.Total, first)
 	}
 }
+
+// An unregistered clone's requests wait for the circuit's room at the
+// transport. Their wait is the breaker's, not the site's: a queue longer
+// than the room serves in the client's timeout must not end with a
+// healthy store's pages held back (chaos/SEEDS.md, seed
+// 10051686419707850496: 28 products of a healthy store held back). Here
+// 200 products at 20 ms through a room of 6 need about 0.7 s; the client's
+// timeout is 400 ms.
+func TestAnUnregisteredClonesQueueLongerThanTheTimeoutIsServed(t *testing.T) {
+	const products = 200
+	store := startStore(t, testserver.Config{Products: products, PerPage: products, Scenario: testserver.Scenario{Latency: 20 * time.Millisecond}})
+	b, err := breaker.New(breaker.Conservative())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector(colly.Async(true))
+	c.SetRequestTimeout(400 * time.Millisecond)
+	b.Register(c)
+	detail := c.Clone() // not registered
+	var got atomic.Int32
+	detail.OnHTML(testserver.TitleSelector, func(*colly.HTMLElement) { got.Add(1) })
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+		if strings.Contains(e.Attr("href"), "/products/") {
+			detail.Visit(e.Request.AbsoluteURL(e.Attr("href")))
+		}
+	})
+	c.Visit(store.URL() + "/")
+	c.Wait()
+	detail.Wait()
+	u := b.Unfinished()
+	if got.Load() != products || u.Total != 0 || store.Count() != products+1 {
+		first := ""
+		if len(u.URLs) > 0 {
+			first = u.URLs[0].Reason
+		}
+		t.Fatalf("%d of %d products collected through the clone, the store asked %d times (want %d), %d URLs unfinished (the first: %s)", got.Load(), products, store.Count(), products+1, u.Total, first)
+	}
+}

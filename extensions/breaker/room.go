@@ -87,3 +87,10 @@ func (l *localFailures) reset() {
 	l.n.Store(0)
 	l.mu.Unlock()
 }
+
+// healthy reports whether d has answered well and its window holds no
+// failure and no run of blocked answers: a request that waits for its
+// room then waits for slots that free at the site's own pace.
+func (d *domain) healthy() bool {
+	return d.lastOK.Load() != 0 && d.windowFailures() == 0 && d.blocked.Load() == 0
+}

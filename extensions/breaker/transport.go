@@ -81,6 +81,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody(req)
 			return nil, err
 		}
+		if a.waited > time.Millisecond {
+			req, a.unwait = patientRequest(req, a.waited, a.crawl)
+		}
 	}
 	if a.refused != nil {
 		closeBody(req)
@@ -88,6 +91,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	a.sent = true
 	resp, err := t.roundTrip(req, a)
+	if err != nil && a.unwait != nil {
+		a.unwait()
+	}
 	if a.ticket.d == nil {
 		return resp, err
 	}
@@ -155,6 +161,9 @@ func (w *watchedBody) Read(p []byte) (int, error) {
 
 func (w *watchedBody) Close() error {
 	err := w.ReadCloser.Close()
+	if w.a.unwait != nil {
+		w.a.unwait()
+	}
 	if !w.done {
 		w.end()
 	}

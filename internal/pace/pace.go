@@ -278,7 +278,7 @@ func (p *Pace) recheckNow() {
 // requests in flight to the domain as it leaves, itself included. On a
 // cancelled ctx it holds nothing.
 func (p *Pace) Acquire(ctx context.Context, key any) (episode uint64, inFlight int, err error) {
-	return p.acquire(ctx, key, false)
+	return p.acquire(ctx, ctx, key, false)
 }
 
 // AcquireAtTransport is Acquire for a request first seen at the transport:
@@ -288,12 +288,18 @@ func (p *Pace) Acquire(ctx context.Context, key any) (episode uint64, inFlight i
 // the domain's other requests, it can outlast that timeout on a healthy
 // site. So it takes a slot at once while the circuit's room allows, over
 // the limit and ahead of the requests queued behind it: only the room
-// bounds it. The gap and any halt still apply.
-func (p *Pace) AcquireAtTransport(ctx context.Context) (episode uint64, inFlight int, err error) {
-	return p.acquire(ctx, nil, true)
+// bounds it. The gap and any halt still apply. It waits for the slot and
+// the gap until slotCtx ends, for a halt until ctx does: a caller that does
+// not count its wait for room as the site's time passes a longer-lived
+// slotCtx (nil: ctx).
+func (p *Pace) AcquireAtTransport(ctx, slotCtx context.Context) (episode uint64, inFlight int, err error) {
+	if slotCtx == nil {
+		slotCtx = ctx
+	}
+	return p.acquire(ctx, slotCtx, nil, true)
 }
 
-func (p *Pace) acquire(ctx context.Context, key any, atTransport bool) (episode uint64, inFlight int, err error) {
+func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool) (episode uint64, inFlight int, err error) {
 	p.mu.Lock()
 	delete(p.res, key)
 	q, free := &p.gateWaiters, p.canSendLocked
@@ -308,7 +314,7 @@ func (p *Pace) acquire(ctx context.Context, key any, atTransport bool) (episode 
 		*q = append(*q, w)
 		p.armRecheckLocked()
 		p.mu.Unlock()
-		if err := p.wait(ctx, w, q); err != nil {
+		if err := p.wait(slotCtx, w, q); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -328,12 +334,16 @@ func (p *Pace) acquire(ctx context.Context, key any, atTransport bool) (episode 
 			p.mu.Unlock()
 			return ep, n, nil
 		}
+		wctx := slotCtx
+		if p.halt.After(now) {
+			wctx = ctx
+		}
 		p.mu.Unlock()
 		// Wait, then look again: a throttle may have halted the domain
 		// meanwhile.
 		select {
 		case <-p.clk.After(start.Sub(now)):
-		case <-ctx.Done():
+		case <-wctx.Done():
 			p.Release()
 			return 0, 0, ctx.Err()
 		}

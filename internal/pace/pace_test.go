@@ -206,11 +206,11 @@ func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, n, err := p.AcquireAtTransport(ctx); err != nil || n != 2 {
+	if _, n, err := p.AcquireAtTransport(ctx, nil); err != nil || n != 2 {
 		t.Fatalf("hop: %d in flight, %v; want 2 in flight at once (over the limit of 1, within a room of 2)", n, err)
 	}
 	hop := make(chan error, 1)
-	go func() { _, _, err := p.AcquireAtTransport(ctx); hop <- err }() // past the room: waits
+	go func() { _, _, err := p.AcquireAtTransport(ctx, nil); hop <- err }() // past the room: waits
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.transportWaiters) == 1 })
 	p.Release()
 	if err := <-hop; err != nil {
