@@ -351,6 +351,10 @@ func (b *Breaker) settleBare(a *attempt, class circuit.Class, err error) {
 	// A URL gone (404, 410) is no work left, whoever fetched it: a later
 	// Visit refused by a Colly limit lists nothing (NotVisited).
 	b.gone.settled(a.req.URL.String(), a.class, a.cancelled)
+	if a.target != nil {
+		// So is the redirect's target, which a retry requests.
+		b.gone.settled(a.target.String(), a.class, a.cancelled)
+	}
 	at := observe.Attempt{Request: a.req, Domain: a.ticket.d.name, Result: circuit.Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
 	b.report(at)
 }

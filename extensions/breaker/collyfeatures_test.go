@@ -830,3 +830,45 @@ func TestAnUnregisteredClonesQueueLongerThanTheTimeoutIsServed(t *testing.T) {
 		t.Fatalf("%d of %d products collected through the clone, the store asked %d times (want %d), %d URLs unfinished (the first: %s)", got.Load(), products, store.Count(), products+1, u.Total, first)
 	}
 }
+
+// An unregistered clone's link through a redirecting host to a page that
+// is gone (404), with a retry loop on the clone that retries every error
+// and hands Colly's refusals to NotVisited: the retry asks for the
+// redirect's target, and MaxRequests refuses it. The URL is gone; the
+// cap left nothing to do, and nothing is listed (chaos/SEEDS.md, seed
+// 106712142895139831: 50 gone links listed "not visited", run tripped).
+func TestACapRefusingTheRetryOfAGoneRedirectTargetListsNothing(t *testing.T) {
+	var asked atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer target.Close()
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer redirector.Close()
+	b, err := breaker.New(breaker.Standard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector()
+	b.Register(c)
+	detail := c.Clone() // not registered
+	detail.MaxRequests = 1
+	var refused atomic.Int32
+	detail.OnError(func(r *colly.Response, _ error) {
+		if err := r.Request.Retry(); err != nil && b.NotVisited(r.Request.URL.String(), err) {
+			refused.Add(1)
+		}
+	})
+	detail.Visit(redirector.URL + "/products/sku-1") // Not Found
+	detail.Wait()
+	if u := b.Unfinished(); u.Total != 0 || asked.Load() != 1 {
+		first := ""
+		if len(u.URLs) > 0 {
+			first = u.URLs[0].URL + ": " + u.URLs[0].Reason
+		}
+		t.Fatalf("the target asked %d times (want 1); %d URLs listed unfinished (%d by NotVisited), want none: the link is gone (first: %s)", asked.Load(), u.Total, refused.Load(), first)
+	}
+}
