@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rs/zerolog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -173,6 +176,17 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	}
 	var bopts []breaker.Option
 	bopts = append(bopts, breaker.Config{Validator: v, IdleTTL: w.IdleTTL})
+	if os.Getenv("CHAOS_BREAKER_LOG") != "" {
+		// A replay's post-mortem: the breaker's events beside the case's files.
+		name := "breaker-1.log"
+		if resume {
+			name = "breaker-2.log"
+		}
+		if f, err := os.Create(filepath.Join(dir, name)); err == nil {
+			defer f.Close()
+			bopts = append(bopts, breaker.Config{Logger: zerolog.New(f).With().Timestamp().Logger()})
+		}
+	}
 	if w.Pacing > 0 {
 		bopts = append(bopts, breaker.Config{Pacing: breaker.Pacing{Parallelism: w.Pacing}})
 	}
@@ -451,6 +465,12 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	case <-done:
 	case <-timer.C:
 		ro.hung = true
+		// What every goroutine was doing, for a hang's post-mortem (kept
+		// with the case's files under -keep).
+		if f, err := os.Create(filepath.Join(dir, "goroutines-hung.txt")); err == nil {
+			_ = pprof.Lookup("goroutine").WriteTo(f, 2)
+			f.Close()
+		}
 		cancel()
 		select {
 		case <-done:

@@ -604,10 +604,13 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		return
 	}
 	if a.horizon || a.resend == nil {
-		b.throttle.delete(key)
 		// The re-send that brought it here is over: a later request for
 		// the URL (a retry, a queue handing its job out again) is new
-		// work, not a duplicate to drop.
+		// work, not a duplicate to drop. The URL's re-send budget stays
+		// spent until it is answered otherwise: two requests for it (a
+		// revisit, a resume's re-drive beside the start visit) share it,
+		// rather than each starting another ten behind a pace that
+		// doubles its gap with every throttle.
 		b.dropResend(r.Request)
 		at.GaveUp = true // listed unfinished by settle
 		b.report(at)

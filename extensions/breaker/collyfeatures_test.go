@@ -872,3 +872,41 @@ func TestACapRefusingTheRetryOfAGoneRedirectTargetListsNothing(t *testing.T) {
 		t.Fatalf("the target asked %d times (want 1); %d URLs listed unfinished (%d by NotVisited), want none: the link is gone (first: %s)", asked.Load(), u.Total, refused.Load(), first)
 	}
 }
+
+// With AllowURLRevisit a URL can be requested twice at once (a resume's
+// re-drive beside the start visit): against a site that answers only 503
+// + Retry-After, the two share the URL's re-send budget, and nothing
+// resets it, so the crawl ends (chaos/SEEDS.md, seed 8371621940284166938:
+// a resumed run re-sent the start page for minutes).
+func TestTwoRequestsForAThrottledURLShareOneResendBudget(t *testing.T) {
+	var asked atomic.Int32
+	store := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		w.Header().Set("Retry-After", "0")
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	}))
+	defer store.Close()
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{MaxGap: 5 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector(colly.Async(true), colly.AllowURLRevisit())
+	b.Register(c)
+	c.Visit(store.URL + "/")
+	c.Visit(store.URL + "/")
+	done := make(chan struct{})
+	go func() { c.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the crawl did not end: the store was asked %d times", asked.Load())
+	}
+	// Each request is sent once, then again while the URL's budget (10
+	// re-sends) lasts: at most 2 + 10.
+	if n := asked.Load(); n > 12 {
+		t.Fatalf("the store was asked %d times for one URL answered 503 + Retry-After; want at most 12 (2 requests, 10 re-sends)", n)
+	}
+	if u := b.Unfinished(); u.Total == 0 {
+		t.Fatalf("the store was asked %d times and the URL is not listed unfinished", asked.Load())
+	}
+}
