@@ -285,20 +285,8 @@ func (b *Breaker) holdHop(crawl context.Context, a *attempt, req *http.Request) 
 	if a.bare || crawl.Err() != nil || !b.resendBudgetLeft(req.URL.String()) {
 		return false
 	}
-	key := req.URL.String()
-	tok := &resendToken{orig: collyx.RequestHeader(a.req)}
-	if prev, ok := b.resend.load(key); ok && prev.(*resendToken).of(a.req) {
-		tok.prev = prev.(*resendToken)
-	}
-	var h http.Header
-	if a.req.Headers != nil {
-		h = a.req.Headers.Clone()
-	} else {
-		h = http.Header{}
-	}
-	tok.copy = collyx.HeaderOf(h)
-	a.resend, a.resendHeaders, a.heldHop = tok, &h, req.URL
-	b.resend.store(key, tok)
+	b.keepResend(a, a.req, req.URL.String(), false)
+	a.heldHop = req.URL
 	return true
 }
 
@@ -311,17 +299,7 @@ func (b *Breaker) resendHop(r *colly.Request, a *attempt, err error) {
 	domain := hostOf(r.URL.Host)
 	b.log.Info().Str("event", "hop_resent").Str("domain", domain).Str("url", key).
 		Msg("breaker: a redirect's hop waited for room past half the client's timeout; the URL is sent again to its target")
-	at := observe.Attempt{Request: r, Domain: domain, Result: circuit.Result{Class: circuit.Excluded}, Err: err, Retrying: true}
-	b.report(at)
-	if a.resend.taken.Load() {
-		return
-	}
-	if rerr := retryWith(r, a.resendHeaders); rerr != nil && !a.resend.taken.Load() {
-		b.resend.delete(key)
-		at.Retrying, at.GaveUp, at.Err = false, true, rerr
-		b.markUnfinished(Unfinished{URL: key, Domain: domain, Reason: "held back at a redirect's target; the re-send could not be issued: " + rerr.Error()})
-		b.report(at)
-	}
+	b.sendAgain(r, a, observe.Attempt{Request: r, Domain: domain, Result: circuit.Result{Class: circuit.Excluded}, Err: err}, "held back at a redirect's target")
 }
 
 // settleBare records what a bare attempt came to once it is known (a

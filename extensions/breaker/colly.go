@@ -45,20 +45,20 @@ type attempt struct {
 	class         circuit.Class
 	err           error
 	cancelled     bool
-	horizon       bool         // throttled past the pacing horizon
-	handBack      time.Time    // throttled, its re-send due beyond the resend horizon: handed back
-	resend        *resendToken // set when the breaker will send a throttled URL again
-	resendHeaders *http.Header // the request's headers for that, copied when it was throttled
-	cacheDir      string       // the collector's CacheDir when the request left: Colly caches what comes back
-	cacheKey      string       // the URL Colly's cache files the answer under, when cacheDir is set
-	bare          bool         // gated by the transport: no callback of the breaker's saw it (bare.go)
-	bareHeader    http.Header  // a bare attempt's 2xx answer headers, for its validation
-	over          bool         // ended at a redirect's hop (cancelled): its outcome is accounted for
+	horizon       bool          // throttled past the pacing horizon
+	handBack      time.Time     // throttled, its re-send due beyond the resend horizon: handed back
+	resend        *resendToken  // set when the breaker will send a throttled URL again
+	resendHeaders *http.Header  // the request's headers for that, copied when it was throttled
+	cacheDir      string        // the collector's CacheDir when the request left: Colly caches what comes back
+	cacheKey      string        // the URL Colly's cache files the answer under, when cacheDir is set
+	bare          bool          // gated by the transport: no callback of the breaker's saw it (bare.go)
+	bareHeader    http.Header   // a bare attempt's 2xx answer headers, for its validation
+	over          bool          // ended at a redirect's hop (cancelled): its outcome is accounted for
 	waited        time.Duration // a bare attempt's wait for room at the transport, not counted in its client's timeout (bare.go)
 	unwait        func()        // ends the context patientRequest gave it
-	heldHop       *url.URL     // its redirect's hop waited for room past half the client's timeout: sent again to this URL (bare.go)
-	target        *url.URL     // a bare attempt's redirect hop that answered: the URL it ended at (bare.go)
-	sentURL       string       // a bare attempt's own URL, when it is recorded under another (bare.go)
+	heldHop       *url.URL      // its redirect's hop waited for room past half the client's timeout: sent again to this URL (bare.go)
+	target        *url.URL      // a bare attempt's redirect hop that answered: the URL it ended at (bare.go)
+	sentURL       string        // a bare attempt's own URL, when it is recorded under another (bare.go)
 }
 
 // Register wires the breaker into c. It is a colly.CollectorOption, and
@@ -414,26 +414,10 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 			a.handBack = due // its count stays: the budget spans the hand-backs
 			break
 		}
-		a.resend = &resendToken{orig: collyx.RequestHeader(r)}
-		if prev, ok := b.resend.load(r.URL.String()); ok && prev.(*resendToken).of(r) {
-			// A re-send throttled again: a copy of any request of the
-			// chain is a copy of this one.
-			a.resend.prev = prev.(*resendToken)
-		}
-		if r.Headers != nil {
-			// Copied now, before any OnError callback: a user's
-			// Retry there hands the map to another goroutine.
-			h := r.Headers.Clone()
-			if a.cacheDir != "" {
-				// Colly's cache holds the 429 it just stored: the
-				// re-send must reach the site, and what it brings
-				// back is not to replace a page cached before.
-				h.Set("Cache-Control", "no-cache")
-			}
-			a.resendHeaders = &h
-			a.resend.copy = collyx.HeaderOf(h)
-		}
-		b.resend.store(r.URL.String(), a.resend)
+		// Colly's cache holds the 429 it just stored: the re-send must
+		// reach the site, and what it brings back is not to replace a
+		// page cached before.
+		b.keepResend(a, r, r.URL.String(), a.cacheDir != "")
 	case circuit.Success:
 		d.lastOK.Store(a.left)
 		d.failSince.Store(0)
@@ -616,21 +600,7 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		b.report(at)
 		return
 	}
-	at.Retrying = true
-	b.report(at)
-	if a.resend.taken.Load() {
-		return // the user's own retry already sent it again
-	}
-	// A synchronous collector fetches the retry inside Retry and returns
-	// that fetch's error: the re-send left (it took the token), and its
-	// own outcome says what became of the URL.
-	if rerr := retryWith(r.Request, a.resendHeaders); rerr != nil && !a.resend.taken.Load() {
-		b.throttle.delete(key)
-		b.resend.delete(key)
-		at.Retrying, at.GaveUp, at.Err = false, true, rerr
-		b.markUnfinished(Unfinished{URL: key, Domain: d.name, Reason: "throttled (429); the retry could not be issued: " + rerr.Error()})
-		b.report(at)
-	}
+	b.sendAgain(r.Request, a, at, "throttled (429)")
 }
 
 // resendToken marks a throttled URL the breaker will send again: the first
@@ -645,6 +615,51 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 // the new request, while Visit, Request.Visit and a queue build a new one.
 // So a URL visited again on purpose (AllowURLRevisit: polling a page,
 // revisiting a start page) is never taken for a copy.
+// sendAgain reports at as retrying and sends r again with a's re-send
+// token, unless a copy (the user's own retry) took it already. A
+// synchronous collector fetches the retry inside Retry and returns that
+// fetch's error: the re-send left (it took the token), and its own
+// outcome says what became of the URL. A re-send Colly refuses is listed
+// unfinished (why: what it was held by) and reported given up.
+func (b *Breaker) sendAgain(r *colly.Request, a *attempt, at observe.Attempt, why string) {
+	at.Retrying = true
+	b.report(at)
+	if a.resend.taken.Load() {
+		return
+	}
+	key := r.URL.String()
+	if rerr := retryWith(r, a.resendHeaders); rerr != nil && !a.resend.taken.Load() {
+		b.throttle.delete(key)
+		b.resend.delete(key)
+		at.Retrying, at.GaveUp, at.Err = false, true, rerr
+		b.markUnfinished(Unfinished{URL: key, Domain: at.Domain, Reason: why + "; the re-send could not be issued: " + rerr.Error()})
+		b.report(at)
+	}
+}
+
+// keepResend makes a's re-send token, filed under key (the URL the
+// re-send asks for), and the copy of r's headers the re-send carries,
+// taken now, before any OnError callback: a user's Retry there hands the
+// map to another goroutine. noCache sends it past Colly's cache.
+func (b *Breaker) keepResend(a *attempt, r *colly.Request, key string, noCache bool) {
+	tok := &resendToken{orig: collyx.RequestHeader(r)}
+	if prev, ok := b.resend.load(key); ok && prev.(*resendToken).of(r) {
+		// A re-send throttled (or held) again: a copy of any request of
+		// the chain is a copy of this one.
+		tok.prev = prev.(*resendToken)
+	}
+	h := http.Header{}
+	if r.Headers != nil {
+		h = r.Headers.Clone()
+	}
+	if noCache {
+		h.Set("Cache-Control", "no-cache")
+	}
+	tok.copy = collyx.HeaderOf(h)
+	a.resend, a.resendHeaders = tok, &h
+	b.resend.store(key, tok)
+}
+
 type resendToken struct {
 	taken      atomic.Bool
 	orig, copy headerKey    // the throttled request's header map, the re-send's
