@@ -51,6 +51,10 @@ func TestARedirectToAVisitedPageSettlesItsJob(t *testing.T) {
 		if err := q.AddURL(srv.URL + p); err != nil {
 			t.Fatal(err)
 		}
+		// Ready jobs are in the order of their eligible time, in ms; two
+		// added in the same ms go in the order of their IDs. /page first:
+		// visited before /old redirects to it.
+		time.Sleep(2 * time.Millisecond)
 	}
 	done := make(chan error, 1)
 	go func() { done <- q.Run(c) }()
@@ -111,7 +115,7 @@ func TestARedirectToAPageThisWorkerHoldsFetchesItOnce(t *testing.T) {
 		if err := q.AddURL(srv.URL + p); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(2 * time.Millisecond) // ready jobs are in the order of their eligible time, in ms
+		time.Sleep(2 * time.Millisecond) // /old first (see above)
 	}
 	done := make(chan error, 1)
 	go func() { done <- q.Run(c) }()
