@@ -52,8 +52,11 @@ import (
 // which stops their request. So "if !c.HasVisited(u) { c.Visit(u) }"
 // visits u, and u is fetched once. A URL handed out
 // by the queue is this worker's to fetch (its lease says so) and IsVisited
-// lets it through without asking Redis; a URL another worker's queue job
-// owns, that is done, or that a live claim holds, is visited.
+// lets it through once without asking Redis: to the job's own request, or
+// to a redirect's hop (or a Visit) that meets it first (Colly's queue
+// claims a job before a thread is free for it), whose request's outcome
+// then settles the job. A URL another worker's queue job owns, that is done, or
+// that a live claim holds, is visited.
 //
 // Delivery, at least once. Colly's queue pops a request and then ignores
 // what becomes of it, so GetRequest does not pop: it claims a job of the
@@ -132,7 +135,7 @@ type CollyStorage struct {
 	link     *link
 	claims   time.Duration
 
-	held    sync.Map         // job ID → *Job: claimed by this process, not yet reported
+	held    sync.Map         // job ID → *heldJob: claimed by this process, not yet reported
 	keep    keeper           // the leases of the held jobs under way (leasekeeper.go)
 	run     runWatch         // the crawl's run marker (runstate.go)
 	claimed visitclaim.Table // request IDs IsVisited claimed, Visited not called yet
@@ -339,19 +342,15 @@ func (cs *CollyStorage) refused(r *colly.Request, e *circuit.OpenError) {
 // (a plain Visit) only the latter. It returns ErrLeaseLost if the job's
 // lease ran out and another worker holds it now.
 func (cs *CollyStorage) Ack(r *colly.Request) error {
-	id := cs.requestKey(r)
-	if job, ok := cs.take(id); ok {
-		err := cs.persist(context.Background(), "ack", func(ctx context.Context) error {
+	return cs.report(r, scriptCollyDone, "done", func(job *queueJob) error {
+		return cs.persist(context.Background(), "ack", func(ctx context.Context) error {
 			n, err := scriptCollyAck.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(cs.s.now(), job.ID, job.lease)...).Int()
 			if err != nil {
 				return cs.q.wrap(ctx, "ack", err)
 			}
 			return cs.q.status("ack", job, int64(n))
 		})
-		cs.notify()
-		return cs.settled(err)
-	}
-	return cs.settled(cs.runVisit(scriptCollyDone, "done", id))
+	})
 }
 
 // Fail reports that r's attempt failed with cause: its job spends an
@@ -359,29 +358,58 @@ func (cs *CollyStorage) Ack(r *colly.Request) error {
 // MaxAttempts. For a request fetched outside the queue, its claim is
 // dropped so that it may be fetched when found again.
 func (cs *CollyStorage) Fail(r *colly.Request, cause error) error {
-	id := cs.requestKey(r)
-	if job, ok := cs.take(id); ok {
-		err := cs.persist(context.Background(), "fail", func(ctx context.Context) error { return cs.q.Fail(ctx, job, cause) })
-		cs.notify()
-		return cs.settled(err)
-	}
-	return cs.settled(cs.runVisit(scriptCollyRelease, "release", id))
+	return cs.report(r, scriptCollyRelease, "release", func(job *queueJob) error {
+		return cs.persist(context.Background(), "fail", func(ctx context.Context) error { return cs.q.Fail(ctx, job, cause) })
+	})
 }
 
 // Park puts r's job back without spending an attempt, to be claimed again
 // no earlier than until (at once if until has passed). For a request
 // fetched outside the queue, its claim is dropped.
 //
-// Ack, Fail and Park return an error that matches ErrStateLost once the
-// storage has found the crawl's state gone from Redis.
+// Ack, Fail and Park settle the job a redirect's hop of r took up too (see
+// heldJob): r ended at that job's URL, so its outcome is that job's. They
+// return an error that matches ErrStateLost once the storage has found the
+// crawl's state gone from Redis.
 func (cs *CollyStorage) Park(r *colly.Request, until time.Time) error {
+	return cs.report(r, scriptCollyRelease, "release", func(job *queueJob) error {
+		return cs.persist(context.Background(), "park", func(ctx context.Context) error { return cs.q.Park(ctx, job, until) })
+	})
+}
+
+// report settles r's outcome: the job this process holds of r (by its ID
+// before any redirect) with settle, or, for a request fetched outside the
+// queue, its visit with the script alone (op); then the job a redirect's
+// hop of r took up, if any, with settle too.
+func (cs *CollyStorage) report(r *colly.Request, alone *goredis.Script, op string, settle func(*queueJob) error) error {
 	id := cs.requestKey(r)
+	var err error
 	if job, ok := cs.take(id); ok {
-		err := cs.persist(context.Background(), "park", func(ctx context.Context) error { return cs.q.Park(ctx, job, until) })
+		err = settle(job)
 		cs.notify()
-		return cs.settled(err)
+	} else {
+		err = cs.runVisit(alone, op, id)
 	}
-	return cs.settled(cs.runVisit(scriptCollyRelease, "release", id))
+	if job, ok := cs.takeHop(r, id); ok {
+		err = errors.Join(err, settle(job))
+		cs.notify()
+	}
+	return cs.settled(err)
+}
+
+// takeHop takes from this process's hold the job of the URL r ended at,
+// id being r's ID before its redirects, if a redirect's hop of r took that
+// job up: Visited let it through, and the job's own request, refused
+// since, reports nothing.
+func (cs *CollyStorage) takeHop(r *colly.Request, id string) (*queueJob, bool) {
+	end := requestIDOf(r)
+	if end == id {
+		return nil, false
+	}
+	if v, ok := cs.held.Load(end); !ok || !v.(*heldJob).isTaken() {
+		return nil, false
+	}
+	return cs.take(end)
 }
 
 // settled is the error of reporting a request's outcome: err, joined to
@@ -399,10 +427,14 @@ func (cs *CollyStorage) settled(err error) error {
 
 // IsVisited implements storage.Storage as an atomic check-and-set: false
 // means the caller has claimed the request and should fetch it. A request
-// this process holds the queue's job of is not visited (no round trip).
+// this process holds the queue's job of is not visited until Visited let
+// a caller through to it (no round trip; see heldJob).
 func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	key := idKey(id)
-	if _, ok := cs.held.Load(key); ok {
+	if v, ok := cs.held.Load(key); ok {
+		if v.(*heldJob).ask() {
+			return true, nil
+		}
 		cs.started(key)
 		return false, nil
 	}
@@ -436,9 +468,10 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 
 // Visited implements storage.Storage. After IsVisited's claim it has
 // nothing to do, unless two callers of this process were told the request
-// was new: the second is told it was visited after all. Called alone
-// (Colly marks redirect hops it did not check) it claims the request if
-// nobody holds it.
+// was new: the second is told it was visited after all (so is a caller
+// told a held job's request was new when another took the job up since).
+// Called alone (Colly marks redirect hops it did not check) it claims the
+// request if nobody holds it.
 func (cs *CollyStorage) Visited(id uint64) error {
 	if held, lost := cs.claimed.Settle(id); held {
 		if lost {
@@ -446,7 +479,11 @@ func (cs *CollyStorage) Visited(id uint64) error {
 		}
 		return nil
 	}
-	if _, ok := cs.held.Load(idKey(id)); ok {
+	if v, ok := cs.held.Load(idKey(id)); ok {
+		if !v.(*heldJob).take() {
+			return fmt.Errorf("breakwater/redis: %w", visitclaim.ErrClaimed)
+		}
+		cs.started(idKey(id))
 		return nil
 	}
 	visited, err := cs.IsVisited(id)
@@ -454,6 +491,55 @@ func (cs *CollyStorage) Visited(id uint64) error {
 		cs.claimed.Settle(id)
 	}
 	return err
+}
+
+// heldJob is a job this process claimed and has not reported yet, and
+// the visited check of its URL. Colly's queue claims its next job while
+// every thread is busy, so the first to meet the URL may be a redirect's
+// hop (or a Visit) of another request rather than the job's own request.
+// The first caller Visited lets through takes the job up and fetches the
+// URL; every later one is told it is visited, the job's own request too.
+// A hop's request then settles the job with its own outcome (report).
+type heldJob struct {
+	job   *queueJob
+	mu    sync.Mutex
+	told  int  // callers IsVisited told the URL is new that have not called Visited
+	taken bool // Visited let a caller through: the URL is being fetched
+}
+
+// ask is IsVisited of the job's URL: visited once a caller took it up.
+func (h *heldJob) ask() (visited bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.taken {
+		return true
+	}
+	h.told++
+	return false
+}
+
+// take is Visited of the job's URL: the caller takes the job up, unless it
+// was told the URL was new and another caller took it up since (false).
+// Called alone (Colly checks no revisit for a retry's redirect hops) it
+// lets the caller through.
+func (h *heldJob) take() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.told > 0 {
+		h.told--
+		if h.taken {
+			return false
+		}
+	}
+	h.taken = true
+	return true
+}
+
+// isTaken reports whether a caller took the job up.
+func (h *heldJob) isTaken() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.taken
 }
 
 // Cookies implements storage.Storage: the cookies of u's host, shared by

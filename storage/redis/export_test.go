@@ -35,6 +35,13 @@ func (cs *CollyStorage) Queue() *Queue { return cs.jobs() }
 // Keys returns the storage's Redis keys.
 func (cs *CollyStorage) Keys() []string { return cs.allKeys() }
 
+// Holds reports whether this process holds the job of the request id
+// (claimed, not yet reported).
+func (cs *CollyStorage) Holds(id uint64) bool {
+	_, ok := cs.held.Load(idKey(id))
+	return ok
+}
+
 // Lost is the storage's verdict on the crawl's state, without a round trip.
 func (cs *CollyStorage) Lost() error { return cs.lost() }
 

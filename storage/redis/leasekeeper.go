@@ -41,7 +41,7 @@ type kept struct {
 
 // hold records that this process claimed job, and starts the keeper.
 func (cs *CollyStorage) hold(job *queueJob) {
-	cs.held.Store(job.ID, job)
+	cs.held.Store(job.ID, &heldJob{job: job})
 	k := &cs.keep
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -76,7 +76,7 @@ func (cs *CollyStorage) take(id string) (*queueJob, bool) {
 		k.waiting = ""
 	}
 	k.mu.Unlock()
-	return v.(*queueJob), true
+	return v.(*heldJob).job, true
 }
 
 // started records that Colly took up the request of the held job id.
