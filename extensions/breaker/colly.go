@@ -319,7 +319,14 @@ func (b *Breaker) refuse(r *colly.Request, err *circuit.OpenError) {
 // can leave before the circuit knows.
 func (b *Breaker) onResponseHeaders(r *colly.Response) {
 	a := b.attempts.load(r.Request)
-	if a == nil || a.refused != nil {
+	if a == nil {
+		// Never gated: Colly's cache answered. The room reserved for it
+		// in OnRequest is free now, before its callbacks run (a
+		// synchronous collector visits the page's links from them).
+		b.unreserve(r.Request)
+		return
+	}
+	if a.refused != nil {
 		return
 	}
 	a.status = r.StatusCode
@@ -766,6 +773,15 @@ func retryWith(r *colly.Request, h *http.Header) error {
 	return err
 }
 
+// unreserve gives back the room reserved for r in OnRequest, if any.
+func (b *Breaker) unreserve(r *colly.Request) {
+	if r != nil && r.URL != nil {
+		if v, ok := b.domains.Load(hostOf(r.URL.Host)); ok {
+			v.(*domain).pace.Unreserve(r)
+		}
+	}
+}
+
 // unclaimed finishes a response to a request that never reached the gate:
 // Colly answered it from its CacheDir (the gate, in OnRequestHeaders, runs
 // only for a request that goes to the network) or a callback aborted it.
@@ -778,9 +794,7 @@ func (b *Breaker) unclaimed(c *colly.Collector, r *colly.Response) {
 	if r == nil || r.Request == nil || r.Request.URL == nil {
 		return
 	}
-	if v, ok := b.domains.Load(hostOf(r.Request.URL.Host)); ok {
-		v.(*domain).pace.Unreserve(r.Request)
-	}
+	b.unreserve(r.Request)
 	if c.CacheDir == "" || r.StatusCode == 0 || r.Request.Method != http.MethodGet {
 		return
 	}

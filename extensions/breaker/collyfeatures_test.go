@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -908,5 +909,53 @@ func TestTwoRequestsForAThrottledURLShareOneResendBudget(t *testing.T) {
 	}
 	if u := b.Unfinished(); u.Total == 0 {
 		t.Fatalf("the store was asked %d times and the URL is not listed unfinished", asked.Load())
+	}
+}
+
+// A synchronous collector visits a page's links from inside its
+// callbacks. A page Colly's cache answers never reaches the gate, so the
+// room the breaker reserved for it in OnRequest must be given back as soon
+// as the answer is in, not when the reservation lapses: with a new
+// domain's room of one, every link of a cached page would otherwise wait
+// a second for it (chaos/SEEDS.md, seed 10043928822685951976: a cached,
+// revisited crawl stalled seconds per listing page and overran its bound).
+// The breaker's clock stands still here, so a lapse never comes.
+func TestACachedPagesRoomIsFreeForItsLinks(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 3, PerPage: 3})
+	dir := t.TempDir()
+	follow := func(c *colly.Collector, got *atomic.Int32) {
+		c.OnHTML(testserver.TitleSelector, func(*colly.HTMLElement) { got.Add(1) })
+		c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+			if strings.Contains(e.Attr("href"), "/products/") {
+				e.Request.Visit(e.Attr("href"))
+			}
+		})
+	}
+	var warm atomic.Int32
+	plain := colly.NewCollector(colly.CacheDir(dir))
+	follow(plain, &warm)
+	plain.Visit(store.URL() + "/")
+	if warm.Load() != 3 {
+		t.Fatalf("filling the cache collected %d of 3 products", warm.Load())
+	}
+	asked := store.Count()
+
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clocktest.NewFake(time.Unix(1_700_000_000, 0))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector(colly.CacheDir(dir))
+	b.Register(c)
+	var got atomic.Int32
+	follow(c, &got)
+	done := make(chan struct{})
+	go func() { c.Visit(store.URL() + "/"); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the cached crawl did not end: %d of 3 products; a link waits for the room its cached page reserved", got.Load())
+	}
+	if got.Load() != 3 || store.Count() != asked {
+		t.Fatalf("%d of 3 products from the cache, the store asked %d more times; want 3 and 0", got.Load(), store.Count()-asked)
 	}
 }
