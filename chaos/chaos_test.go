@@ -286,3 +286,33 @@ func TestFeaturesLeaveEarlierDimensionsAlone(t *testing.T) {
 		t.Fatal("200 cases drew no Colly feature")
 	}
 }
+
+// A run that outlasts the circuit's cooldown (a Redis worker waiting for
+// its parked jobs) sends the half-open probes the profile allows after
+// each cooldown: they are not over the trip bound. Probes before a
+// cooldown has passed are (chaos/SEEDS.md, seed 10374338256965938493).
+func TestInvariant5AllowsTheProbesAfterACooldown(t *testing.T) {
+	w := Wiring{Async: true, Limit: limGlob, LimitP: 2, Profile: breaker.Standard()} // bound 10 + 2 - 1; 2 probes a cooldown
+	start := time.Unix(1_700_000_000, 0)
+	var hits []testserver.Hit
+	for i := range 11 {
+		hits = append(hits, testserver.Hit{Seq: i + 1, Time: start.Add(time.Duration(i) * 10 * time.Millisecond), Path: testserver.ProductPath(i + 1), Status: 503, Mode: testserver.Degrade})
+	}
+	probe := func(after time.Duration, n int) testserver.Hit {
+		return testserver.Hit{Seq: 11 + n, Time: start.Add(after), Path: testserver.ProductPath(11 + n), Status: 503, Mode: testserver.Degrade}
+	}
+	s := Site{Kind: kDegrade, Products: 20, PerPage: 20}
+	cooldown := w.Profile.Cooldown
+	late := append(hits[:11:11], probe(cooldown+time.Second, 1), probe(cooldown+2*time.Second, 2))
+	if vs := judge(w, s, late, nil, 2); has(vs, 5) {
+		t.Fatalf("11 failing requests and the 2 probes a cooldown later failed: %v", vs)
+	}
+	early := append(hits[:11:11], probe(cooldown/2, 1))
+	if vs := judge(w, s, early, nil, 2); !has(vs, 5) {
+		t.Fatalf("a 12th failing request before the cooldown passed: %v", vs)
+	}
+	tooMany := append(late, probe(cooldown+3*time.Second, 3))
+	if vs := judge(w, s, tooMany, nil, 2); !has(vs, 5) {
+		t.Fatalf("3 probes after one cooldown, 2 allowed, passed: %v", vs)
+	}
+}

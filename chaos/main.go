@@ -25,7 +25,8 @@
 //     a crash an error, error not a fleet-guard misfire beside a healthy
 //     store;
 //  5. requests into a failing store ≤ need + P − 1 (× workers in Redis mode;
-//     P = need where nothing of the user's limits a domain: the breaker's room);
+//     P = need where nothing of the user's limits a domain: the breaker's room;
+//     plus the half-open probes of each cooldown the failing requests span);
 //  6. no request before a Retry-After has passed;
 //  7. a healthy store is crawled whole and never named tripped;
 //  8. a corrupt or foreign checkpoint is refused and left unchanged;
