@@ -155,6 +155,12 @@ func (t *transport) admit(req *http.Request, d *domain, patient bool) (tk Ticket
 		}
 		return Ticket{}, 0, 0, nil, open
 	}
+	if waitErr = d.pace.WaitHalt(ctx); waitErr != nil {
+		// Halted while the circuit decided (see gate).
+		d.pace.Release()
+		b.Record(tk, circuit.Result{Class: circuit.Excluded}) // lets d go
+		return Ticket{}, 0, 0, waitErr, nil
+	}
 	tk.inFlight = inFlight
 	return tk, left, ep, nil, nil
 }

@@ -259,6 +259,15 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
+	// A throttle may have halted the domain while the circuit decided (a
+	// shared store's round trip, slow while its server restarts): the
+	// request waits out the pause before it leaves.
+	if err := d.pace.WaitHalt(ctx); err != nil {
+		d.pace.Release()
+		b.Record(t, circuit.Result{Class: circuit.Excluded}) // lets d go
+		b.cancelled(r, d.name, ctx)
+		return
+	}
 	t.inFlight = inFlight
 	a := &attempt{ticket: t, req: r, crawl: ctx, start: time.Now(), left: left, episode: ep, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
 	if a.cacheDir != "" {

@@ -350,6 +350,25 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool) 
 	}
 }
 
+// WaitHalt waits until no Retry-After halts the domain, for a request
+// that already holds its slot: one whose circuit was still deciding when
+// a throttle came in. On a cancelled ctx it returns ctx's error.
+func (p *Pace) WaitHalt(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		now, halt := p.clk.Now(), p.halt
+		p.mu.Unlock()
+		if !halt.After(now) {
+			return nil
+		}
+		select {
+		case <-p.clk.After(halt.Sub(now)):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // Earliest is the soonest a request to the domain could start by the
 // pause and the gap, whatever the slots in flight.
 func (p *Pace) Earliest() time.Time {
