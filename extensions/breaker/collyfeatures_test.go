@@ -959,3 +959,38 @@ func TestACachedPagesRoomIsFreeForItsLinks(t *testing.T) {
 		t.Fatalf("%d of 3 products from the cache, the store asked %d more times; want 3 and 0", got.Load(), store.Count()-asked)
 	}
 }
+
+// A synchronous collector's Visit returns the fetch's own error: a 429
+// the breaker then sent again and collected, a 503. Handed to NotVisited
+// as the README's Usage hands every Visit error, it is no URL Colly
+// refused before its callbacks, and nothing is listed (chaos/SEEDS.md,
+// seed 303343035801833138: a sync crawl with MaxRequests ended tripped,
+// "not visited: Too Many Requests", every page collected).
+func TestASynchronousVisitsOwnFetchErrorIsNotListedNotVisited(t *testing.T) {
+	var throttled atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/p" && !throttled.Swap(true) {
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		}
+		w.Write([]byte("<html><body><h1>ok</h1></body></html>"))
+	}))
+	defer srv.Close()
+	b, err := breaker.New(breaker.Standard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector(colly.MaxRequests(10))
+	b.Register(c)
+	var got atomic.Int32
+	c.OnHTML("h1", func(*colly.HTMLElement) { got.Add(1) })
+	err = c.Visit(srv.URL + "/p")
+	listed := err != nil && b.NotVisited(srv.URL+"/p", err)
+	if got.Load() != 1 {
+		t.Fatalf("%d pages collected after a 429 the breaker sent again; want 1 (Visit said %v)", got.Load(), err)
+	}
+	if u := b.Unfinished(); listed || u.Total != 0 {
+		t.Fatalf("the page was collected, yet NotVisited(%v) listed it: %v; %d URLs unfinished", err, listed, u.Total)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -22,11 +23,14 @@ import (
 // What the scraper chose not to fetch is not work left, and is not listed:
 // a URL already visited, one past MaxDepth, one its URL or domain filters or
 // robots.txt forbid, an empty URL, a URL that answered 404 or 410 in this
-// run. A nil err lists nothing. The
+// run. Nor is a request that was made: a synchronous collector's Visit
+// returns the fetch's own error (a status, a failed round trip, a
+// refusal of the breaker's), which the breaker accounted for. A nil err
+// lists nothing. The
 // OnNotVisited hooks hear of each URL listed (a checkpoint keeps it
 // pending for the next run).
 func (b *Breaker) NotVisited(rawURL string, err error) bool {
-	if err == nil || rawURL == "" || chosenNotToVisit(err) {
+	if err == nil || rawURL == "" || chosenNotToVisit(err) || collyx.IsFetchError(err) {
 		return false
 	}
 	u, perr := url.Parse(rawURL)

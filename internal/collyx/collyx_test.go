@@ -374,3 +374,25 @@ func TestIsZero(t *testing.T) {
 		t.Fatal("IsZero is wrong")
 	}
 }
+
+// A synchronous Visit returns a fetch's own error as Colly makes it: the
+// status text of a non-2xx answer, or the client's *url.Error. Colly's
+// refusals before any callback are not fetch errors.
+func TestIsFetchErrorKnowsColly(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "slow down", http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	c := colly.NewCollector(colly.MaxRequests(1))
+	err := c.Visit(srv.URL + "/a")
+	if err == nil || !IsFetchError(err) {
+		t.Fatalf("Visit of a 429 returned %v: not a fetch error", err)
+	}
+	if err := c.Visit(srv.URL + "/b"); !errors.Is(err, colly.ErrMaxRequests) || IsFetchError(err) {
+		t.Fatalf("Visit past MaxRequests returned %v; a refusal is not a fetch error", err)
+	}
+	srv.Close()
+	if err := colly.NewCollector().Visit(srv.URL + "/c"); err == nil || !IsFetchError(err) {
+		t.Fatalf("Visit of a closed server returned %v: not a fetch error", err)
+	}
+}

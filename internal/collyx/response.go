@@ -1,7 +1,10 @@
 package collyx
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 
@@ -30,3 +33,21 @@ func IsHTML(r *colly.Response) bool {
 // has nothing of Colly's; it is here because this package is the one
 // place Breakwater uses reflect.
 func IsZero[T any](v T) bool { return reflect.ValueOf(&v).Elem().IsZero() }
+
+// IsFetchError reports whether err is what a synchronous collector's Visit
+// (or Retry) returns for a request that was made: the status text Colly
+// turns a non-2xx answer into (handleOnError), or a failure of the
+// client's round trip. Its callbacks saw it; it is no refusal of Colly's.
+func IsFetchError(err error) bool {
+	var ue *url.Error
+	if errors.As(err, &ue) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	s := err.Error()
+	for code := 203; code < 600; code++ {
+		if t := http.StatusText(code); t != "" && t == s {
+			return true
+		}
+	}
+	return false
+}
