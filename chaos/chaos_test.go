@@ -260,6 +260,13 @@ func TestInvariant5JudgesAnUnlimitedDomainByTheRoom(t *testing.T) {
 	if p := w.Parallelism(); p != 2 {
 		t.Fatalf("P = %d through a redirect under a glob rule of 2, want 2", p)
 	}
+	// An unregistered clone's requests pass the pace (the breaker's room
+	// bounds them at the transport) but take the per-host rule's slot
+	// (chaos/SEEDS.md, seed 12014556444401271304).
+	w = Wiring{Async: true, Limit: limPerHost, LimitP: 4, Pacing: 1, Clone: true, Profile: breaker.Standard()}
+	if p := w.Parallelism(); p != 4 {
+		t.Fatalf("P = %d for a clone under a per-host rule of 4 and a pace of 1, want 4", p)
+	}
 }
 
 // Existing seeds keep their dimensions: the features come from a stream

@@ -177,7 +177,9 @@ func (w Wiring) Concurrency() int {
 			p = w.LimitP
 		}
 	}
-	if w.Pacing > 0 && !w.Redirect && (p == 0 || w.Pacing < p) {
+	// So does a clone's request (not registered, it bypasses the pace;
+	// it still takes the shared LimitRule's slot).
+	if w.Pacing > 0 && !w.Redirect && !w.Clone && (p == 0 || w.Pacing < p) {
 		p = w.Pacing
 	}
 	return p
