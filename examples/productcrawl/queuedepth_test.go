@@ -23,8 +23,7 @@ import (
 func TestTheMetricsQueueIsTheRedisQueuesDepth(t *testing.T) {
 	client, prefix := redistest.New(t)
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	q, err := redis.NewCollyStorage(client, "metrics", redis.WithNamespace(prefix), redis.WithMaxAttempts(1),
-		redis.WithClock(clocktest.NewFake(now)))
+	q, err := redis.NewCollyStorage(client, "metrics", redis.Config{Namespace: prefix, MaxAttempts: 1, Clock: clocktest.NewFake(now)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,8 +40,8 @@ const (
 // exist, in one round trip that checks that the keys hold a checkpoint of a
 // format this build reads. Keys that hold something else are refused with
 // storage.ErrNotCheckpoint, a newer format with storage.ErrNewerFormat;
-// nothing is changed then. It reads WithNamespace, WithRetention,
-// WithCallTimeout and WithClock (which stamps a record's Updated when the
+// nothing is changed then. It reads Config.Namespace, Config.Retention,
+// Config.CallTimeout and Config.Clock (which stamps a record's Updated when the
 // caller left it zero). Close does not close client, and leaves the data in
 // Redis for the crawl's other workers and later runs.
 //
@@ -53,7 +53,7 @@ const (
 // appendfsync always, on disk; with the default everysec, up to a second
 // can be lost if Redis itself crashes), and Flush has nothing to do.
 //
-// Keys, all under the crawl's hash tag and refreshed to WithRetention on
+// Keys, all under the crawl's hash tag and refreshed to Config.Retention on
 // every change:
 //
 //	<ns>:{<crawl>}:cp:recs   HASH  id (16 hex digits) → "<seq>|<state>|<record JSON>"
