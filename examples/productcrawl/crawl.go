@@ -115,7 +115,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	var reg *prometheus.Registry
 	if cfg.Metrics != "" {
 		reg = prometheus.NewRegistry()
-		if m, err = metrics.New(reg, metrics.WithLogger(log)); err != nil {
+		if m, err = metrics.New(reg, metrics.Config{Logger: log}); err != nil {
 			cr.abandon()
 			return nil, err
 		}
@@ -134,7 +134,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 			return nil, err
 		}
 		if cr.shared != nil {
-			err = m.WatchQueue("redis:"+cfg.CrawlID, cr.shared.depth())
+			err = m.WatchQueue("redis:"+cfg.CrawlID, cr.shared.depth)
 		} else {
 			err = m.WatchCheckpoint(cfg.Checkpoint, cr.cp)
 		}

@@ -330,12 +330,11 @@ func (sh *shared) close() error {
 	return sh.client.Close()
 }
 
-// depth is the crawl's queue for the metrics: queue_jobs{queue="redis:<id>"}.
-func (sh *shared) depth() metrics.Queue {
-	return metrics.QueueFunc(func(ctx context.Context) (metrics.QueueDepth, error) {
-		s, err := sh.cs.Stats(ctx)
-		return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
-	})
+// depth is the crawl's queue depth for the metrics:
+// queue_jobs{queue="redis:<id>"}.
+func (sh *shared) depth(ctx context.Context) (metrics.QueueDepth, error) {
+	s, err := sh.cs.Stats(ctx)
+	return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
 }
 
 // judge is the crawl's queue as a judge of the run, asked within timeout.
