@@ -181,7 +181,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 			return run, fmt.Errorf("validator: %w", err)
 		}
 		store = &releasable{memory.New()}
-		if cp, err = checkpoint.New(store, checkpoint.WithLogger(e.log)); err != nil {
+		if cp, err = checkpoint.New(store, checkpoint.Config{Logger: e.log}); err != nil {
 			return run, fmt.Errorf("checkpoint: %w", err)
 		}
 		reg = prometheus.NewRegistry()

@@ -137,7 +137,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 		if w.cpStore, err = bolt.Open(spec.checkpoint, bolt.WithLogger(log)); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
-		if w.cp, err = checkpoint.New(w.cpStore, checkpoint.WithLogger(log)); err != nil {
+		if w.cp, err = checkpoint.New(w.cpStore, checkpoint.Config{Logger: log}); err != nil {
 			w.close()
 			return fmt.Errorf("checkpoint: %w", err)
 		}

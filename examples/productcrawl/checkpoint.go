@@ -36,7 +36,7 @@ func openCheckpoint(cfg Config, log zerolog.Logger, onStoreError func(error)) (*
 	if err != nil {
 		return nil, nil, checkpointErr(err)
 	}
-	cp, err := checkpoint.New(st, checkpoint.WithLogger(log), checkpoint.OnStoreError(onStoreError))
+	cp, err := checkpoint.New(st, checkpoint.Config{Logger: log, OnStoreError: onStoreError})
 	if err != nil {
 		_ = st.Close()
 		return nil, nil, checkpointErr(err)

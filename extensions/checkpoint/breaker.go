@@ -81,7 +81,7 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 		}
 	}
 	for i := range saved {
-		if n := suspect[saved[i].Domain]; n > 0 && !saved[i].Open() {
+		if n := suspect[saved[i].Domain]; n > 0 && !saved[i].open() {
 			saved[i].Failures += n
 			saved[i].Window += n
 		}
@@ -91,7 +91,7 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 			WindowLen: s.Window, WindowFailures: s.Failures, HaltUntil: s.HaltUntil}
 		ev := cp.log.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
 		switch {
-		case s.Open():
+		case s.open():
 			snap.State, snap.RetryAt, snap.WindowLen, snap.WindowFailures = circuit.Open, s.RetryAt, 0, 0
 			how := "open"
 			if !s.RetryAt.After(now) {

@@ -39,7 +39,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			cp, err := checkpoint.New(store, checkpoint.MaxAttempts(5))
+			cp, err := checkpoint.New(store, checkpoint.Config{MaxAttempts: 5})
 			if err != nil {
 				t.Error(err)
 				return
