@@ -134,7 +134,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 		}},
 	}
 	if spec.checkpoint != "" {
-		if w.cpStore, err = bolt.Open(spec.checkpoint, bolt.WithLogger(log)); err != nil {
+		if w.cpStore, err = bolt.Open(spec.checkpoint, bolt.Config{Logger: log}); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 		if w.cp, err = checkpoint.New(w.cpStore, checkpoint.Config{Logger: log}); err != nil {

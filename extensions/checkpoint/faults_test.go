@@ -297,7 +297,7 @@ func TestFullDiskStopsTheCrawlAsAnErrorAndLosesNothingCommitted(t *testing.T) {
 	if closeErr == "<nil>" {
 		t.Errorf("Close after a failed commit returned nil")
 	}
-	s, err := bolt.Open(path, bolt.WithVerify())
+	s, err := bolt.Open(path, bolt.Config{Verify: true})
 	if err != nil {
 		t.Fatalf("the checkpoint after a full disk: %v", err)
 	}

@@ -422,7 +422,7 @@ func TestInFlightAtACrashIsFetchedAgainExactlyOnce(t *testing.T) {
 	_ = cmd.Wait()
 
 	// What the crash left: 4 URLs in flight.
-	s, err := bolt.Open(path, bolt.WithVerify())
+	s, err := bolt.Open(path, bolt.Config{Verify: true})
 	if err != nil {
 		t.Fatal(err)
 	}

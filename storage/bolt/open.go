@@ -38,7 +38,7 @@ import (
 //   - a checkpoint of a newer format: storage.ErrNewerFormat; one of
 //     format 1, which only development builds wrote: storage.ErrNotCheckpoint;
 //   - open in another process (or another Store): storage.ErrLocked,
-//     after the lock timeout (WithLockTimeout, 1 s by default).
+//     after the lock timeout (Config.LockTimeout, 1 s by default).
 //
 // The open-time check, read-only, covers bbolt's meta pages, the file
 // length, Breakwater's buckets and format version, and every record and
@@ -48,7 +48,7 @@ import (
 // state index into memory and refuses the file (storage.ErrCorrupt,
 // nothing written) if they disagree with each other or with the counts.
 // So a damaged file is refused before a byte of it is written, wherever
-// the damage is. WithVerify checks deeper still.
+// the damage is. Config.Verify checks deeper still.
 //
 // bbolt can panic, or fault on the mapped file, when it meets a damaged
 // page; every method of the Store recovers that at its boundary and
@@ -56,8 +56,8 @@ import (
 // file open (a failing disk) is caught by the CRC-32C when the value is
 // read; that error's hint does not say the file was left as it is, since
 // the store may have committed to it since Open.
-func Open(path string, opts ...Option) (*Store, error) {
-	o, err := newOptions(opts)
+func Open(path string, cfg ...Config) (*Store, error) {
+	o, err := newOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func looksLikeBolt(path string) bool {
 // build can use: bbolt's meta pages are valid, the file is as long as its
 // pages say, the format bucket names this format or an older one, every
 // bucket is there, and every record and request passes checkRecords. With
-// WithVerify it also runs bbolt's full consistency check and decodes every
+// Config.Verify it also runs bbolt's full consistency check and decodes every
 // record. Nothing is written: the file is opened for writing only once it
 // has passed.
 func inspect(path string, o *options) error {

@@ -19,8 +19,8 @@ import (
 // Durability. Put and SetMeta write to an in-memory buffer (the latest
 // write per ID wins) and return. Reads (Get, Scan, Counts, Meta) see the
 // buffer at once. A background loop commits the buffer in one bbolt
-// transaction every flush interval (WithFlushInterval, 50 ms by default),
-// or as soon as a batch (WithBatchSize, 10,000 records and metadata
+// transaction every flush interval (Config.FlushInterval, 50 ms by default),
+// or as soon as a batch (Config.BatchSize, 10,000 records and metadata
 // entries by default) has accumulated. bbolt fsyncs each commit before it
 // returns. So:
 //
@@ -94,7 +94,7 @@ type Store struct {
 	nextSeq uint64
 	err     error // sticky commit error
 	closed  bool
-	stats   Stats
+	stats   writeStats
 
 	commitMu  sync.Mutex // one commit at a time
 	kick      chan struct{}
@@ -130,8 +130,8 @@ const (
 	reqCheck
 )
 
-// Stats describes the store's write activity.
-type Stats struct {
+// writeStats describes the store's write activity (the tests read it).
+type writeStats struct {
 	Buffered  int    // records and metadata entries Put but not yet committed
 	Commits   uint64 // transactions committed since Open
 	Committed uint64 // records and metadata entries written by them
@@ -166,8 +166,8 @@ func newStore(path string, db *bbolt.DB, o options) (*Store, error) {
 // Path returns the checkpoint file's path.
 func (s *Store) Path() string { return s.path }
 
-// Stats returns the store's write activity so far.
-func (s *Store) Stats() Stats {
+// writeActivity returns the store's write activity so far.
+func (s *Store) writeActivity() writeStats {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st := s.stats
