@@ -88,7 +88,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	if len(cfg.ListingRequire) > 0 {
 		listing = []validate.Option{validate.MinBytes(0), validate.Require(cfg.ListingRequire...)}
 	}
-	opts := append([]validate.Option{validate.Page(cfg.ProductURL, product...), validate.WithLogger(log)}, listing...)
+	opts := append([]validate.Option{validate.Page(cfg.ProductURL, product...), validate.Config{Logger: log}}, listing...)
 	if cr.v, err = validate.New(opts...); err != nil {
 		return nil, usageErr("validation rules: %v", err)
 	}
