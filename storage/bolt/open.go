@@ -18,6 +18,7 @@ import (
 	bberrors "go.etcd.io/bbolt/errors"
 
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
 // Open opens the checkpoint at path, creating it if no file is there.
@@ -149,7 +150,7 @@ func initLayout(tx *bbolt.Tx) error {
 		}
 	}
 	b := tx.Bucket(bucketFormat)
-	var zero storage.Tally
+	var zero backend.Tally
 	for _, kv := range [][2][]byte{
 		{keyMagic, []byte(formatMagic)},
 		{keyFormat, binary.BigEndian.AppendUint32(nil, formatVersion)},
@@ -329,7 +330,7 @@ func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
 	if len(f.Get(keyNextSeq)) != 8 {
 		return corruptError(path, "the next-seq counter is missing", nil)
 	}
-	var counts storage.Tally
+	var counts backend.Tally
 	if !decodeCounts(f.Get(keyCounts), &counts) {
 		return corruptError(path, "the state counts are missing", nil)
 	}
@@ -356,7 +357,7 @@ func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
 // 1,000,000 URLs (512 MB) it takes about 0.15 s of CPU. So a damaged record is
 // refused at Open, before the file is opened for writing, rather than met
 // by a resume or a Get after the crawl has written to the file.
-func checkRecords(tx *bbolt.Tx, path string, counts *storage.Tally, nextSeq uint64) error {
+func checkRecords(tx *bbolt.Tx, path string, counts *backend.Tally, nextSeq uint64) error {
 	total := 0
 	for _, n := range counts {
 		total += n
@@ -422,7 +423,7 @@ func recordError(path string, seq uint64, err error) error {
 // decodes every record and its request and checks each against the
 // index: every record in the ID log, with the state the state index
 // gives it, and every stored request belonging to a record.
-func verifyAll(tx *bbolt.Tx, path string, counts *storage.Tally) error {
+func verifyAll(tx *bbolt.Tx, path string, counts *backend.Tally) error {
 	var errs []error
 	for err := range tx.Check() {
 		errs = append(errs, err)

@@ -11,6 +11,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
 // Store is a storage.Store in one bbolt file. Open it with Open; it is
@@ -90,7 +91,7 @@ type Store struct {
 	// index knows every record's Seq and state (index.go), so reads of
 	// absent IDs and every Put are answered from memory.
 	index   index
-	counts  storage.Tally // as reads see them
+	counts  backend.Tally // as reads see them
 	nextSeq uint64
 	err     error // sticky commit error
 	closed  bool
@@ -191,7 +192,7 @@ func (s *Store) Put(recs ...storage.Record) error {
 	var now time.Time // read once, if a record needs it
 	for i := range recs {
 		r := &recs[i]
-		if err := r.Validate(); err != nil {
+		if err := backend.CheckRecord(r); err != nil {
 			return err
 		}
 		n := encodedLen(r)
@@ -376,7 +377,7 @@ func (s *Store) Counts() (map[storage.State]int, error) {
 
 // SetMeta implements storage.Store.
 func (s *Store) SetMeta(key string, value []byte) error {
-	if err := storage.ValidateMetaKey(key); err != nil {
+	if err := backend.CheckMetaKey(key); err != nil {
 		return err
 	}
 	if len(value) > bbolt.MaxValueSize {
