@@ -281,23 +281,23 @@ func (cs *CollyStorage) Observe(s observe.Subject) error {
 	return s.Hook(h)
 }
 
-// outcome settles a request's job by observe.StateOf, as
+// outcome settles a request's job by observed.StateOf, as
 // extensions/checkpoint does: Ack for Done, Gone and Settled, Fail for
 // Failed and ThrottledOut, Park (no attempt spent) for Parked (until its
 // time) and Cancelled (at once); a Resent job stays in flight: the breaker
 // sends it again itself.
 func (cs *CollyStorage) outcome(a observe.Attempt) {
 	var err error
-	switch state, _, until := observe.StateOf(a); state {
-	case observe.Resent:
+	switch state, _, until := observed.StateOf(a); state {
+	case observed.Resent:
 		cs.reqs.Delete(a.Request) // the breaker's Retry is a new *colly.Request
 		return
-	case observe.Done, observe.Gone, observe.Settled:
+	case observed.Done, observed.Gone, observed.Settled:
 		// Settled: nothing more to do (a redirect to a page already
 		// visited, an answer a callback aborted on purpose). Parked, it
 		// came back at once to be refused again, for ever.
 		err = cs.Ack(a.Request)
-	case observe.Parked, observe.Cancelled:
+	case observed.Parked, observed.Cancelled:
 		err = cs.Park(a.Request, until) // zero but for Parked: at once
 	default:
 		cause := a.Err
