@@ -113,7 +113,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 
 // collectBreaker exports the totals over every domain, and the series of
 // the domains that get their own (Config.DomainSeries).
-func (c *collector) collectBreaker(ch chan<- prometheus.Metric, src StatsSource) {
+func (c *collector) collectBreaker(ch chan<- prometheus.Metric, src statsSource) {
 	var o breaker.Overview
 	if ov, ok := src.(overviewSource); ok && c.m.perDomain >= 0 {
 		o = ov.Overview(c.m.perDomain)

@@ -33,12 +33,12 @@ const DefaultReadTimeout = 2 * time.Second
 // would export the same series.
 var ErrAlreadyWatched = errors.New("metrics: already watched")
 
-// StatsSource is what Watch reads on every scrape: *breaker.Breaker.
-type StatsSource interface {
+// statsSource is what a scrape reads: the watched *breaker.Breaker.
+type statsSource interface {
 	Stats() []breaker.DomainStats
 }
 
-// overviewSource is a StatsSource that can sum its domains without
+// overviewSource is a statsSource that can sum its domains without
 // listing them all (*breaker.Breaker is one): a scrape then reads only the
 // domains that get series of their own.
 type overviewSource interface {
@@ -146,7 +146,7 @@ type Metrics struct {
 	latencyLabels, transitionLabels, degradingLabels labelSet
 
 	mu          sync.Mutex
-	source      StatsSource
+	source      statsSource
 	queues      []namedQueue
 	checkpoints []namedCheckpoint
 }
@@ -300,8 +300,8 @@ func (m *Metrics) otherObserver() prometheus.Observer {
 	return m.other
 }
 
-// Watch makes every scrape read s.Stats() (a *breaker.Breaker) for the
-// per-domain state, outcomes, refusals, pace and timeout. One breaker per
+// Watch makes every scrape read b.Stats() for the per-domain state,
+// outcomes, refusals, pace and timeout. One breaker per
 // Metrics: a second one returns ErrAlreadyWatched.
 //
 // What the breaker already counts is read, not counted a second time: the
@@ -310,15 +310,15 @@ func (m *Metrics) otherObserver() prometheus.Observer {
 // the crawl's, seen by every worker; outcomes, refusals, latency and pace
 // are this process's. Give each worker's metrics an instance label, as
 // Prometheus does by target.
-func (m *Metrics) Watch(s StatsSource) error {
-	if s == nil {
+func (m *Metrics) Watch(b *breaker.Breaker) error {
+	if b == nil {
 		return errors.New("metrics: Watch(nil): pass the *breaker.Breaker")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.source != nil && m.source != s {
+	if m.source != nil && m.source != statsSource(b) {
 		return fmt.Errorf("%w: a breaker is watched already; give each breaker its own Metrics and registry label", ErrAlreadyWatched)
 	}
-	m.source = s
+	m.source = b
 	return nil
 }
