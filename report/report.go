@@ -153,29 +153,15 @@ type Broken struct {
 	Reason   string   `json:"reason"`
 }
 
-// BreakerSource is what the report reads from a breaker;
-// *breaker.Breaker implements it.
-type BreakerSource interface {
-	Stats() []breaker.DomainStats
-	Unfinished() breaker.UnfinishedURLs
-}
-
-// ValidatorSource is what the report reads from a validator;
-// *validate.Validator implements it.
-type ValidatorSource interface {
-	Broken() []validate.BrokenDomain
-}
-
 // Sources are what a report reads, every one optional: each field adds a
 // source. New takes any number; their breakers and validators are all
 // read and their per-domain counts add up.
 type Sources struct {
 	// Breaker gives per-domain counters, states, trips, latency and the
-	// unfinished URLs (a *breaker.Breaker).
-	Breaker BreakerSource
-	// Validator gives the selector_broken diagnosis (a
-	// *validate.Validator).
-	Validator ValidatorSource
+	// unfinished URLs.
+	Breaker *breaker.Breaker
+	// Validator gives the selector_broken diagnosis.
+	Validator *validate.Validator
 	// Records is the number of records the program wrote per domain
 	// (keys are hosts, as in a URL; they are normalised like the
 	// breaker's).
@@ -202,8 +188,8 @@ type Sources struct {
 }
 
 type builder struct {
-	breakers   []BreakerSource
-	validators []ValidatorSource
+	breakers   []*breaker.Breaker
+	validators []*validate.Validator
 	records    map[string]int64
 	bytes      map[string]int64
 	robots     map[string]int64
