@@ -382,7 +382,7 @@ func TestReportNamesDeadURLsByDomainAndCause(t *testing.T) {
 	}
 }
 
-// The Usage's report (no WithRecords) showed a records column of zeros
+// The Usage's report (no Sources.Records) showed a records column of zeros
 // under a records line of 32: the column is shown only when some domain
 // has records, and then it sums to the line.
 func TestReportRecordsColumnAgreesWithTheRecordsLine(t *testing.T) {
@@ -404,11 +404,11 @@ func TestReportRecordsColumnAgreesWithTheRecordsLine(t *testing.T) {
 		sum += d.Records
 	}
 	if sum != r.Outcome.Records || r.Outcome.Records != 32 || !strings.Contains(header(r), " records ") {
-		t.Fatalf("with WithRecords: the domains sum to %d records, the line says %d (want 32), header %q", sum, r.Outcome.Records, header(r))
+		t.Fatalf("with Sources.Records: the domains sum to %d records, the line says %d (want 32), header %q", sum, r.Outcome.Records, header(r))
 	}
 	// The same run reported as the Usage does, without per-domain records.
 	bare := report.New(outcome.Decide(r.Outcome.Records, b), report.Sources{Breaker: b, Validator: v})
 	if h := header(bare); strings.Contains(h, " records ") {
-		t.Fatalf("without WithRecords the table still has a records column: %q", h)
+		t.Fatalf("without Sources.Records the table still has a records column: %q", h)
 	}
 }

@@ -82,7 +82,7 @@ func TestBreakerStorePassesTheCircuitTableOnACluster(t *testing.T) {
 
 // Three workers crawl 8 domains × 40 products through a Redis Cluster
 // while one domain degrades; when about a third of the pages are done the
-// crawl's slot (with WithShards(3), its first shard's) is moved to another
+// crawl's slot (with Config{Shards: 3}, its first shard's) is moved to another
 // master key by key (the clients meet ASK and TRYAGAIN while it moves,
 // MOVED after). Every page is fetched successfully exactly once and
 // marked done, none is lost, the degrading domain trips once for all,

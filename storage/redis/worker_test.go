@@ -36,7 +36,7 @@ type workerConfig struct {
 	Name        string
 	Addr        string   // Redis
 	Cluster     []string // a Redis Cluster's seeds, instead of Addr
-	Shards      int      // WithShards, 0 for the default
+	Shards      int      // Config.Shards, 0 for the default
 	Namespace   string
 	Crawl       string
 	Seeds       []string
