@@ -177,11 +177,11 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 		c.OnHTML(testserver.TitleSelector, func(*colly.HTMLElement) { saved.Add(1) })
 	} else {
 		var err error
-		if v, err = validate.New(validate.Require(testserver.TitleSelector), validate.WithLogger(e.log)); err != nil {
+		if v, err = validate.New(validate.Require(testserver.TitleSelector), validate.Config{Logger: e.log}); err != nil {
 			return run, fmt.Errorf("validator: %w", err)
 		}
 		store = &releasable{memory.New()}
-		if cp, err = checkpoint.New(store, checkpoint.WithLogger(e.log)); err != nil {
+		if cp, err = checkpoint.New(store, checkpoint.Config{Logger: e.log}); err != nil {
 			return run, fmt.Errorf("checkpoint: %w", err)
 		}
 		reg = prometheus.NewRegistry()

@@ -121,7 +121,7 @@ func wire(c *colly.Collector, k client, spec *crawlSpec, loop *retryLoop, save f
 // the breaker classed degraded (a 429 Breakwater re-sends itself; a refusal
 // is not a failure; a consent shell is not an error).
 func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryLoop, save func(*colly.Request), log zerolog.Logger, tr http.RoundTripper) error {
-	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.WithLogger(log))
+	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.Config{Logger: log})
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
 	}
@@ -134,10 +134,10 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 		}},
 	}
 	if spec.checkpoint != "" {
-		if w.cpStore, err = bolt.Open(spec.checkpoint, bolt.WithLogger(log)); err != nil {
+		if w.cpStore, err = bolt.Open(spec.checkpoint, bolt.Config{Logger: log}); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
-		if w.cp, err = checkpoint.New(w.cpStore, checkpoint.WithLogger(log)); err != nil {
+		if w.cp, err = checkpoint.New(w.cpStore, checkpoint.Config{Logger: log}); err != nil {
 			w.close()
 			return fmt.Errorf("checkpoint: %w", err)
 		}
@@ -171,7 +171,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 // its plain OnError → Retry() loop; the validator and breaker.Standard() are
 // registered with breakwater.Use, with no pacing and no checkpoint.
 func wireDropIn(c *colly.Collector, w *wiring, log zerolog.Logger) error {
-	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.WithLogger(log))
+	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.Config{Logger: log})
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
 	}

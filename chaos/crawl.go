@@ -191,9 +191,11 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		bopts = append(bopts, breaker.Config{Pacing: breaker.Pacing{Parallelism: w.Pacing}})
 	}
 	var cp *checkpoint.Checkpoint
+	var cpStore storage.Store // the store under cp, read at the end
 	switch w.Checkpoint {
 	case cpMemory:
 		cp, err = checkpoint.New(mem)
+		cpStore = mem
 	case cpBolt:
 		var st *bolt.Store
 		if st, err = bolt.Open(filepath.Join(dir, "crawl.db")); err != nil {
@@ -201,6 +203,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		}
 		defer st.Close() // after cp.Close
 		cp, err = checkpoint.New(st)
+		cpStore = st
 	}
 	if err != nil {
 		ro.refused, ro.openErr = true, err
@@ -503,7 +506,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		cp.SetOutcome(ro.outcome)
 		ro.cpStates, ro.cpErrs = map[string]storage.State{}, map[string]string{}
 		for _, u := range promised() {
-			rec, ok, err := cp.Store().Get(collyx.RequestID(u, nil))
+			rec, ok, err := cpStore.Get(collyx.RequestID(u, nil))
 			if err == nil && ok {
 				ro.cpStates[u], ro.cpErrs[u] = rec.State, rec.LastError
 			}

@@ -20,7 +20,7 @@ import (
 func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 	const n, k = 1000, 10
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg, metrics.WithDomainSeries(k))
+	m, err := metrics.New(reg, metrics.Config{DomainSeries: k})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,10 +112,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // collectBreaker exports the totals over every domain, and the series of
-// the domains that get their own (WithDomainSeries).
-func (c *collector) collectBreaker(ch chan<- prometheus.Metric, src StatsSource) {
+// the domains that get their own (Config.DomainSeries).
+func (c *collector) collectBreaker(ch chan<- prometheus.Metric, src statsSource) {
 	var o breaker.Overview
-	if ov, ok := src.(OverviewSource); ok && c.m.perDomain >= 0 {
+	if ov, ok := src.(overviewSource); ok && c.m.perDomain >= 0 {
 		o = ov.Overview(c.m.perDomain)
 	} else {
 		o = overviewOf(src.Stats(), c.m.perDomain)
@@ -218,7 +218,7 @@ func knownClass(class string) bool {
 func (c *collector) collectQueue(ch chan<- prometheus.Metric, q namedQueue) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.m.readTimeout)
 	defer cancel()
-	depth, err := q.q.Depth(ctx)
+	depth, err := q.depth(ctx)
 	if err != nil {
 		c.m.log.Warn().Str("event", "metrics_read_failed").Str("queue", q.name).Err(err).
 			Msg("metrics: the queue's depth could not be read for this scrape")

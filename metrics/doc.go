@@ -16,6 +16,6 @@
 // counts is read from it when Prometheus scrapes (Watch), and so are queues
 // and checkpoints (WatchQueue, WatchCheckpoint). Every name starts with
 // breakwater_; Metrics lists every series. At most DefaultDomainSeries
-// domains get series of their own (WithDomainSeries), so a broad crawl does
+// domains get series of their own (Config.DomainSeries), so a broad crawl does
 // not drown Prometheus.
 package metrics

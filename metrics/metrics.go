@@ -10,6 +10,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,49 +33,27 @@ const DefaultReadTimeout = 2 * time.Second
 // would export the same series.
 var ErrAlreadyWatched = errors.New("metrics: already watched")
 
-// StatsSource is what Watch reads on every scrape: *breaker.Breaker.
-type StatsSource interface {
+// statsSource is what a scrape reads: the watched *breaker.Breaker.
+type statsSource interface {
 	Stats() []breaker.DomainStats
 }
 
-// OverviewSource is a StatsSource that can sum its domains without
+// overviewSource is a statsSource that can sum its domains without
 // listing them all (*breaker.Breaker is one): a scrape then reads only the
 // domains that get series of their own.
-type OverviewSource interface {
+type overviewSource interface {
 	Overview(k int) breaker.Overview
 }
 
 // DefaultDomainSeries is how many domains get series of their own unless
-// WithDomainSeries says otherwise: about 23 series each from the scrape,
+// Config.DomainSeries says otherwise: about 23 series each from the scrape,
 // and up to 14 (the latency histogram) and a few transitions from the
 // hooks, so that a crawl over a million domains stays under 10,000
 // series.
 const DefaultDomainSeries = 150
 
-// WithDomainSeries sets how many domains get series of their own (label
-// domain); default DefaultDomainSeries, a negative k every domain.
-//
-// At each scrape the k domains chosen are those not closed and healthy
-// (open, half-open, paused, failing, throttled: worst first) and, while
-// there is room, the busiest healthy ones; a crawl over k domains or
-// fewer has every domain's series. The hooks' series (request duration,
-// transitions, degrading) label the first k domains each of them sees and
-// count the rest under domain="_other". The all_* and domains series
-// count every domain whatever k is (see Metrics). At 1,000,000 domains a
-// scrape with the default returns about 5,600 series in 25 ms
-// (BenchmarkGatherBroad).
-func WithDomainSeries(k int) Option {
-	return func(m *Metrics) error {
-		if k == 0 {
-			k = DefaultDomainSeries
-		}
-		m.perDomain = k
-		return nil
-	}
-}
-
 // OtherDomains is the domain label of the hooks' series that count the
-// domains past WithDomainSeries's limit.
+// domains past Config.DomainSeries's limit.
 const OtherDomains = "_other"
 
 // labelSet hands out a domain's own label to the first limit domains, and
@@ -137,7 +116,7 @@ func (l *labelSet) label(domain string) string {
 //	checkpoint_urls{state}                gauge: pending, in-flight, done, failed, parked, dead
 //	checkpoint_up                         gauge: 1 if the counts could be read
 //
-// Over every domain, whatever WithDomainSeries says:
+// Over every domain, whatever Config.DomainSeries says:
 //
 //	domains{state}                        gauge: domains by circuit state (compacted idle ones are closed)
 //	domains_compacted                     gauge: idle domains compacted by the breaker
@@ -167,67 +146,84 @@ type Metrics struct {
 	latencyLabels, transitionLabels, degradingLabels labelSet
 
 	mu          sync.Mutex
-	source      StatsSource
+	source      statsSource
 	queues      []namedQueue
 	checkpoints []namedCheckpoint
 }
 
-// Option configures Metrics.
-type Option func(*Metrics) error
+// Config configures Metrics; a zero field keeps the default.
+type Config struct {
+	// Buckets replaces DefaultBuckets: upper bounds in seconds, strictly
+	// increasing.
+	Buckets []float64
 
-// WithBuckets replaces DefaultBuckets: upper bounds in seconds, strictly
-// increasing.
-func WithBuckets(b []float64) Option {
-	return func(m *Metrics) error {
+	// DomainSeries is how many domains get series of their own (label
+	// domain); zero means DefaultDomainSeries, a negative value every
+	// domain.
+	//
+	// At each scrape the k domains chosen are those not closed and
+	// healthy (open, half-open, paused, failing, throttled: worst first)
+	// and, while there is room, the busiest healthy ones; a crawl over k
+	// domains or fewer has every domain's series. The hooks' series
+	// (request duration, transitions, degrading) label the first k
+	// domains each of them sees and count the rest under
+	// domain="_other". The all_* and domains series count every domain
+	// whatever k is (see Metrics). At 1,000,000 domains a scrape with the
+	// default returns about 5,600 series in 25 ms (BenchmarkGatherBroad).
+	DomainSeries int
+
+	// Logger logs a queue or checkpoint that could not be read during a
+	// scrape (one warning per failed read). Without it Metrics is silent;
+	// the failure still shows as breakwater_queue_up 0.
+	Logger zerolog.Logger
+
+	// ReadTimeout bounds how long one scrape waits for each queue's depth
+	// (default DefaultReadTimeout). Keep it below Prometheus's scrape
+	// timeout.
+	ReadTimeout time.Duration
+}
+
+// apply sets c's non-zero fields over m.
+func (c Config) apply(m *Metrics) error {
+	if c.Buckets != nil {
+		b := c.Buckets
 		ok := len(b) > 0 && b[0] > 0
 		for i := 1; ok && i < len(b); i++ {
 			ok = b[i] > b[i-1]
 		}
 		if !ok {
-			return fmt.Errorf("metrics: WithBuckets(%v): want upper bounds in seconds, above 0 and strictly increasing", b)
+			return fmt.Errorf("metrics: Config.Buckets %v: want upper bounds in seconds, above 0 and strictly increasing", b)
 		}
 		m.buckets = slices.Clone(b)
-		return nil
 	}
-}
-
-// WithLogger logs a queue or checkpoint that could not be read during a
-// scrape (one warning per failed read). Without it Metrics is silent; the
-// failure still shows as breakwater_queue_up 0.
-func WithLogger(l zerolog.Logger) Option {
-	return func(m *Metrics) error {
-		m.log = l
-		return nil
+	if c.DomainSeries != 0 {
+		m.perDomain = c.DomainSeries
 	}
-}
-
-// WithReadTimeout bounds how long one scrape waits for each queue's depth
-// (default DefaultReadTimeout). Keep it below Prometheus's scrape timeout.
-func WithReadTimeout(d time.Duration) Option {
-	return func(m *Metrics) error {
-		if d <= 0 {
-			return fmt.Errorf("metrics: WithReadTimeout(%v): must be above 0", d)
+	if !collyx.IsZero(c.Logger) {
+		m.log = c.Logger
+	}
+	if c.ReadTimeout != 0 {
+		if c.ReadTimeout < 0 {
+			return fmt.Errorf("metrics: Config.ReadTimeout %v: must be above 0", c.ReadTimeout)
 		}
-		m.readTimeout = d
-		return nil
+		m.readTimeout = c.ReadTimeout
 	}
+	return nil
 }
 
 // New makes the metrics and registers them with reg (a
 // *prometheus.Registry, usually; serve it with Handler or Serve). It fails
 // if reg already holds Breakwater's metrics: use one Metrics per registry,
 // or give each Metrics the registry wrapped by prometheus.WrapRegistererWith
-// with a label whose value tells the crawls apart ({crawl="shop"}).
-func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
+// with a label whose value tells the crawls apart ({crawl="shop"}). A
+// later Config's non-zero fields win.
+func New(reg prometheus.Registerer, cfg ...Config) (*Metrics, error) {
 	if reg == nil {
 		return nil, errors.New("metrics: New(nil): pass the prometheus.Registerer to register with, e.g. prometheus.NewRegistry()")
 	}
 	m := &Metrics{log: zerolog.Nop(), readTimeout: DefaultReadTimeout, buckets: DefaultBuckets, perDomain: DefaultDomainSeries}
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(m); err != nil {
+	for _, c := range cfg {
+		if err := c.apply(m); err != nil {
 			return nil, err
 		}
 	}
@@ -304,8 +300,8 @@ func (m *Metrics) otherObserver() prometheus.Observer {
 	return m.other
 }
 
-// Watch makes every scrape read s.Stats() (a *breaker.Breaker) for the
-// per-domain state, outcomes, refusals, pace and timeout. One breaker per
+// Watch makes every scrape read b.Stats() for the per-domain state,
+// outcomes, refusals, pace and timeout. One breaker per
 // Metrics: a second one returns ErrAlreadyWatched.
 //
 // What the breaker already counts is read, not counted a second time: the
@@ -314,15 +310,15 @@ func (m *Metrics) otherObserver() prometheus.Observer {
 // the crawl's, seen by every worker; outcomes, refusals, latency and pace
 // are this process's. Give each worker's metrics an instance label, as
 // Prometheus does by target.
-func (m *Metrics) Watch(s StatsSource) error {
-	if s == nil {
+func (m *Metrics) Watch(b *breaker.Breaker) error {
+	if b == nil {
 		return errors.New("metrics: Watch(nil): pass the *breaker.Breaker")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.source != nil && m.source != s {
+	if m.source != nil && m.source != statsSource(b) {
 		return fmt.Errorf("%w: a breaker is watched already; give each breaker its own Metrics and registry label", ErrAlreadyWatched)
 	}
-	m.source = s
+	m.source = b
 	return nil
 }

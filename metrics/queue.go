@@ -16,25 +16,6 @@ type QueueDepth struct {
 	Dead     int64 // dead letters: given up on
 }
 
-// Queue is a job queue whose depth can be read: storage/redis's Queue
-// through QueueFunc. Depth is called on every scrape with a deadline (see
-// WithReadTimeout).
-type Queue interface {
-	Depth(ctx context.Context) (QueueDepth, error)
-}
-
-// QueueFunc adapts a function to Queue, so a backend plugs in without this
-// package importing it:
-//
-//	m.WatchQueue("redis", metrics.QueueFunc(func(ctx context.Context) (metrics.QueueDepth, error) {
-//		s, err := cs.Stats(ctx) // cs is a *redis.CollyStorage
-//		return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
-//	}))
-type QueueFunc func(ctx context.Context) (QueueDepth, error)
-
-// Depth calls f.
-func (f QueueFunc) Depth(ctx context.Context) (QueueDepth, error) { return f(ctx) }
-
 // Checkpoint is a store that counts its URLs by state: every
 // storage.Store (the embedded file, memory, Redis).
 type Checkpoint interface {
@@ -42,8 +23,8 @@ type Checkpoint interface {
 }
 
 type namedQueue struct {
-	name string
-	q    Queue
+	name  string
+	depth func(ctx context.Context) (QueueDepth, error)
 }
 
 type namedCheckpoint struct {
@@ -51,11 +32,20 @@ type namedCheckpoint struct {
 	c    Checkpoint
 }
 
-// WatchQueue makes every scrape read q's depth, exported under the label
-// queue=name. A name already watched returns ErrAlreadyWatched.
-func (m *Metrics) WatchQueue(name string, q Queue) error {
-	if name == "" || q == nil {
-		return errors.New("metrics: WatchQueue needs a name for the queue label and a Queue")
+// WatchQueue makes every scrape call depth for a job queue's depth,
+// exported under the label queue=name. depth is called with a deadline
+// (see Config.ReadTimeout); a backend plugs in without this package
+// importing it:
+//
+//	m.WatchQueue("redis", func(ctx context.Context) (metrics.QueueDepth, error) {
+//		s, err := cs.Stats(ctx) // cs is a *redis.CollyStorage
+//		return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
+//	})
+//
+// A name already watched returns ErrAlreadyWatched.
+func (m *Metrics) WatchQueue(name string, depth func(ctx context.Context) (QueueDepth, error)) error {
+	if name == "" || depth == nil {
+		return errors.New("metrics: WatchQueue needs a name for the queue label and a depth function")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -64,7 +54,7 @@ func (m *Metrics) WatchQueue(name string, q Queue) error {
 			return fmt.Errorf("%w: queue %q", ErrAlreadyWatched, name)
 		}
 	}
-	m.queues = append(m.queues, namedQueue{name, q})
+	m.queues = append(m.queues, namedQueue{name, depth})
 	return nil
 }
 

@@ -18,14 +18,14 @@ import (
 )
 
 // A queue's depth and a real checkpoint file, read at scrape time. (The
-// Redis queue's counts as a Queue are checked where both modules meet:
+// Redis queue's counts as a queue are checked where both modules meet:
 // examples/productcrawl's TestTheMetricsQueueIsTheRedisQueuesDepth.)
 func TestScrapeShowsQueueDepthAndDeadLetters(t *testing.T) {
 	var reads atomic.Int64
-	depth := metrics.QueueFunc(func(ctx context.Context) (metrics.QueueDepth, error) {
+	depth := func(ctx context.Context) (metrics.QueueDepth, error) {
 		reads.Add(1)
 		return metrics.QueueDepth{Ready: 2, Delayed: 1, InFlight: 1, Dead: 1}, nil
-	})
+	}
 
 	cp, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"))
 	if err != nil {
@@ -100,21 +100,21 @@ func TestScrapeShowsQueueDepthAndDeadLetters(t *testing.T) {
 func TestAnUnreadableQueueIsDownNotFatal(t *testing.T) {
 	var logs bytes.Buffer
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg, metrics.WithLogger(zerolog.New(&logs)), metrics.WithReadTimeout(50*time.Millisecond))
+	m, err := metrics.New(reg, metrics.Config{Logger: zerolog.New(&logs), ReadTimeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	unreachable := metrics.QueueFunc(func(ctx context.Context) (metrics.QueueDepth, error) {
+	unreachable := func(ctx context.Context) (metrics.QueueDepth, error) {
 		return metrics.QueueDepth{}, errors.New("redis unavailable: dial tcp 127.0.0.1:1: connection refused")
-	})
-	hung := metrics.QueueFunc(func(ctx context.Context) (metrics.QueueDepth, error) {
+	}
+	hung := func(ctx context.Context) (metrics.QueueDepth, error) {
 		<-ctx.Done() // a read that only the deadline ends
 		return metrics.QueueDepth{}, ctx.Err()
-	})
-	fine := metrics.QueueFunc(func(ctx context.Context) (metrics.QueueDepth, error) {
+	}
+	fine := func(ctx context.Context) (metrics.QueueDepth, error) {
 		return metrics.QueueDepth{Ready: 7}, nil
-	})
-	for name, q := range map[string]metrics.Queue{"down": unreachable, "hung": hung, "fine": fine} {
+	}
+	for name, q := range map[string]func(context.Context) (metrics.QueueDepth, error){"down": unreachable, "hung": hung, "fine": fine} {
 		if err := m.WatchQueue(name, q); err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +147,7 @@ func TestWatchingTwiceIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := metrics.QueueFunc(func(context.Context) (metrics.QueueDepth, error) { return metrics.QueueDepth{}, nil })
+	q := func(context.Context) (metrics.QueueDepth, error) { return metrics.QueueDepth{}, nil }
 	if err := m.WatchQueue("q", q); err != nil {
 		t.Fatal(err)
 	}

@@ -85,20 +85,19 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 	if _, err := metrics.New(nil); err == nil {
 		t.Error("New(nil) accepted")
 	}
-	for name, opt := range map[string]metrics.Option{
-		"no buckets":         metrics.WithBuckets(nil),
-		"unsorted buckets":   metrics.WithBuckets([]float64{1, 0.5}),
-		"repeated bucket":    metrics.WithBuckets([]float64{0.5, 0.5, 1}),
-		"zero bucket":        metrics.WithBuckets([]float64{0, 1}),
-		"zero read timeout":  metrics.WithReadTimeout(0),
-		"negative read time": metrics.WithReadTimeout(-time.Second),
+	for name, opt := range map[string]metrics.Config{
+		"no buckets":         {Buckets: []float64{}},
+		"unsorted buckets":   {Buckets: []float64{1, 0.5}},
+		"repeated bucket":    {Buckets: []float64{0.5, 0.5, 1}},
+		"zero bucket":        {Buckets: []float64{0, 1}},
+		"negative read time": {ReadTimeout: -time.Second},
 	} {
 		if _, err := metrics.New(reg, opt); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 	// Rejected options registered nothing: the registry takes a good set.
-	if _, err := metrics.New(reg, metrics.WithBuckets([]float64{0.1, 1, 10})); err != nil {
+	if _, err := metrics.New(reg, metrics.Config{Buckets: []float64{0.1, 1, 10}}); err != nil {
 		t.Fatalf("New after rejected options: %v", err)
 	}
 	_, err := metrics.New(reg)

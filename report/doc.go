@@ -10,14 +10,15 @@
 // Any Colly program using Breakwater builds one after c.Wait():
 //
 //	o := outcome.Decide(records, v, b) // add outcome.Failed(err) if the crawl itself failed
-//	r := report.New(o, report.WithBreaker(b), report.WithValidator(v),
-//		report.WithRecords(perDomain), report.WithRun(start, time.Now()))
+//	r := report.New(o, report.Sources{Breaker: b, Validator: v,
+//		Records: perDomain, Start: start, End: time.Now()})
 //	r.Write(os.Stdout, report.Text) // or report.JSON
 //
 // Each column counts one thing, and the text says which under the table.
-// WithLatencies (every success's latency) makes the medians, the total's
-// among them, span the whole run; WithUnfinished adds what a checkpoint
-// holds unfinished; WithBytes and WithRun give the run's volume and pace.
+// Sources.Latencies (every success's latency) makes the medians, the
+// total's among them, span the whole run; Sources.Unfinished adds what a
+// checkpoint holds unfinished; Sources.Bytes, Start and End give the run's
+// volume and pace.
 // Every source is optional: without a breaker the table has no circuit
 // columns to fill and shows what the others know. The text form is an
 // aligned table for people; columns for rare classes (throttled, blocked,

@@ -41,10 +41,14 @@ func Example() {
 	record("b.example", circuit.Degraded, 5) // refused: the circuit is open
 
 	o := outcome.Decide(35, b)
-	r := report.New(o, report.WithBreaker(b),
-		report.WithRecords(map[string]int64{"a.example": 25, "b.example": 10}),
-		report.WithLatencies(latencies), report.WithRun(start, clk.Now()),
-		report.WithBytes(map[string]int64{"a.example": 25 * 4000, "b.example": 10 * 4000}))
+	r := report.New(o, report.Sources{
+		Breaker:   b,
+		Records:   map[string]int64{"a.example": 25, "b.example": 10},
+		Latencies: latencies,
+		Bytes:     map[string]int64{"a.example": 25 * 4000, "b.example": 10 * 4000},
+		Start:     start,
+		End:       clk.Now(),
+	})
 	r.Write(os.Stdout, report.Text)
 	// Output:
 	// outcome: tripped (exit 2): work left for a rescheduled run; no human needed

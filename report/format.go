@@ -40,16 +40,22 @@ func (f Format) String() string {
 	return "text"
 }
 
-// Write writes r to w in format f.
+// Write writes r to w in format f. JSON is one indented JSON object and a
+// newline. Text is the outcome and its findings, the run's times and
+// volume, then one aligned row per domain and a total with a legend of the
+// columns shown, then the URLs dead of failures by domain and cause, then
+// the selector_broken diagnoses; columns for throttled, blocked, gone,
+// other 4xx, robots, dead, pauses and the pace appear only when some domain
+// has one.
 func (r Report) Write(w io.Writer, f Format) error {
 	if f == JSON {
-		return r.WriteJSON(w)
+		return r.writeJSON(w)
 	}
-	return r.WriteText(w)
+	return r.writeText(w)
 }
 
-// WriteJSON writes r as one indented JSON object and a newline.
-func (r Report) WriteJSON(w io.Writer) error {
+// writeJSON writes r as one indented JSON object and a newline.
+func (r Report) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {

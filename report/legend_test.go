@@ -49,7 +49,7 @@ func ms(ns ...int) []time.Duration {
 func TestReportTotalMedianIsTheMedianOverAllPages(t *testing.T) {
 	lats := map[string][]time.Duration{"fast.example": ms(10, 11, 12, 13, 14), "slow.example": ms(900, 950)}
 	b := twoShops(t, lats)
-	r := report.New(outcome.Decide(7, b), report.WithBreaker(b), report.WithLatencies(lats))
+	r := report.New(outcome.Decide(7, b), report.Sources{Breaker: b, Latencies: lats})
 	if f, _ := r.Domain("fast.example"); f.MedianLatency != 12*time.Millisecond {
 		t.Errorf("fast.example median %v, want 12ms", f.MedianLatency)
 	}
@@ -60,15 +60,15 @@ func TestReportTotalMedianIsTheMedianOverAllPages(t *testing.T) {
 		t.Errorf("total median %v (%v ms), want 13ms: the median of all seven pages", r.Total.MedianLatency, r.Total.MedianLatencyMS)
 	}
 	var buf bytes.Buffer
-	r.WriteText(&buf)
+	r.Write(&buf, report.Text)
 	if row := strings.Fields(lineStarting(buf.String(), "total ")); row[len(row)-1] != "13ms" {
 		t.Errorf("total row %v: want the median 13ms last\n%s", row, buf.String())
 	}
 
 	// Without every latency there is no honest total median: "-".
-	r = report.New(outcome.Decide(7, b), report.WithBreaker(b))
+	r = report.New(outcome.Decide(7, b), report.Sources{Breaker: b})
 	buf.Reset()
-	r.WriteText(&buf)
+	r.Write(&buf, report.Text)
 	if row := strings.Fields(lineStarting(buf.String(), "total ")); r.Total.MedianLatency != 0 || row[len(row)-1] != "-" {
 		t.Errorf("total median %v, row %v: want none (a median of medians is not one)\n%s", r.Total.MedianLatency, row, buf.String())
 	}
@@ -81,12 +81,11 @@ func TestReportJSONCarriesSchemaRunAndVolume(t *testing.T) {
 	lats := map[string][]time.Duration{"a.example": ms(10, 20, 30)}
 	b := twoShops(t, lats)
 	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.FixedZone("CET", 3600))
-	r := report.New(outcome.Decide(3, b), report.WithBreaker(b), report.WithLatencies(lats),
-		report.WithRun(start, start.Add(1761*time.Millisecond+400*time.Microsecond)),
-		report.WithBytes(map[string]int64{"a.example": 12345}),
-		report.WithRecords(map[string]int64{"a.example": 3, "old.example": 2}))
+	r := report.New(outcome.Decide(3, b), report.Sources{Breaker: b, Latencies: lats, Start: start, End: start.Add(1761*time.Millisecond + 400*time.Microsecond)},
+		report.Sources{Bytes: map[string]int64{"a.example": 12345}},
+		report.Sources{Records: map[string]int64{"a.example": 3, "old.example": 2}})
 	var buf bytes.Buffer
-	if err := r.WriteJSON(&buf); err != nil {
+	if err := r.Write(&buf, report.JSON); err != nil {
 		t.Fatal(err)
 	}
 	js := buf.String()
@@ -110,7 +109,7 @@ func TestReportJSONCarriesSchemaRunAndVolume(t *testing.T) {
 	}
 	// The text says it too.
 	buf.Reset()
-	r.WriteText(&buf)
+	r.Write(&buf, report.Text)
 	if !strings.Contains(buf.String(), "run: started 2026-12-01T08:00:00Z, took 1.8s: 3 requests, 1.7 a second, 12.3 kB received") {
 		t.Errorf("no run line:\n%s", buf.String())
 	}
@@ -124,8 +123,8 @@ func TestReportJSONCarriesSchemaRunAndVolume(t *testing.T) {
 // are not added (the checkpoint holds the breaker's too).
 func TestReportUnfinishedCountsTheStoresPendingURLs(t *testing.T) {
 	b := twoShops(t, map[string][]time.Duration{"a.example": ms(10)})
-	r := report.New(outcome.Decide(1, b), report.WithBreaker(b),
-		report.WithUnfinished(map[string]int{"A.example": 9, "b.example": 4}))
+	r := report.New(outcome.Decide(1, b), report.Sources{Breaker: b},
+		report.Sources{Unfinished: map[string]int{"A.example": 9, "b.example": 4}})
 	a, _ := r.Domain("a.example")
 	bb, _ := r.Domain("b.example")
 	if a.Unfinished != 9 || bb.Unfinished != 4 || bb.State != report.Untouched || r.Total.Unfinished != 13 {
@@ -137,9 +136,9 @@ func TestReportUnfinishedCountsTheStoresPendingURLs(t *testing.T) {
 // table, saying what it counts; "valid" says why it may exceed records.
 func TestReportTextLegendExplainsEveryColumnShown(t *testing.T) {
 	b := twoShops(t, map[string][]time.Duration{"a.example": ms(10)})
-	r := report.New(outcome.Decide(1, b), report.WithBreaker(b), report.WithRobots(map[string]int64{"a.example": 2}))
+	r := report.New(outcome.Decide(1, b), report.Sources{Breaker: b}, report.Sources{Robots: map[string]int64{"a.example": 2}})
 	var buf bytes.Buffer
-	r.WriteText(&buf)
+	r.Write(&buf, report.Text)
 	text := buf.String()
 	heads := strings.Fields(lineStarting(text, "domain "))
 	legend := text[strings.Index(text, "\ncolumns:\n"):]

@@ -32,15 +32,15 @@ type Report struct {
 	// ExitCode is Outcome.ExitCode(): 0 complete, 2 tripped, 3 empty,
 	// 1 error.
 	ExitCode int `json:"exit_code"`
-	// Start and End are when the run started and ended (WithRun; zero and
-	// left out of the JSON when not given), in UTC to the millisecond;
-	// Took is End - Start.
+	// Start and End are when the run started and ended (as Sources gave
+	// them; zero and left out of the JSON when not given), in UTC to the
+	// millisecond; Took is End - Start.
 	Start time.Time     `json:"start,omitzero"`
 	End   time.Time     `json:"end,omitzero"`
 	Took  time.Duration `json:"-"`
 	TookS float64       `json:"took_s"`
 	// Requests is Total.Requests; PagesPerS is Requests per second of
-	// Took (0 without WithRun); Bytes is Total.Bytes.
+	// Took (0 without a start and an end); Bytes is Total.Bytes.
 	Requests  int64   `json:"requests"`
 	PagesPerS float64 `json:"pages_per_s"`
 	Bytes     int64   `json:"bytes"`
@@ -49,7 +49,7 @@ type Report struct {
 	// Total sums the counters of every domain (Domain is "total"; State,
 	// Profile, RetryAt, the pace and SelectorBroken are empty).
 	// MedianLatency is the median over every domain's successes when
-	// WithLatencies gave them, else 0: a median of medians is not one.
+	// Sources.Latencies gave them, else 0: a median of medians is not one.
 	Total Domain `json:"total"`
 }
 
@@ -65,13 +65,13 @@ type Domain struct {
 	// RetryAt is when an open circuit may be probed again.
 	RetryAt time.Time `json:"retry_at,omitzero"`
 	// Records is how many records the program wrote for the domain
-	// (WithRecords); 0 when it did not say.
+	// (Sources.Records); 0 when it did not say.
 	Records int64 `json:"records"`
 	// Requests counts the attempts that left for the domain and came
 	// back with an outcome about it: every class of Failures but
 	// Excluded, and OK and Invalid. Refused requests never left.
 	Requests int64 `json:"requests"`
-	// Bytes is how many body bytes the domain sent (WithBytes); 0 when
+	// Bytes is how many body bytes the domain sent (Sources.Bytes); 0 when
 	// the program did not say.
 	Bytes int64 `json:"bytes"`
 	// OK counts pages that passed validation (2xx, when no validator):
@@ -87,7 +87,7 @@ type Domain struct {
 	Refused int64 `json:"refused"`
 	// Unfinished counts the URLs of the domain left to do: those the
 	// breaker refused or gave up on and did not attempt since, or, when
-	// WithUnfinished gave a store's count (a checkpoint's pending, in
+	// Sources.Unfinished gave a store's count (a checkpoint's pending, in
 	// flight, parked and failed URLs, those of earlier runs included),
 	// that count if it is larger. It is the work a rescheduled run has
 	// left to do.
@@ -98,7 +98,7 @@ type Domain struct {
 	Dead int `json:"dead"`
 	// Trips is how many times the circuit opened.
 	Trips int `json:"trips"`
-	// Robots counts URLs robots.txt forbids (WithRobots): never sent,
+	// Robots counts URLs robots.txt forbids (Sources.Robots): never sent,
 	// never a failure of the site, not unfinished.
 	Robots int64 `json:"robots"`
 	// Pauses counts Retry-After pauses; PausedFor is the time spent in
@@ -113,7 +113,7 @@ type Domain struct {
 	PaceGap   time.Duration `json:"-"`
 	PaceGapMS float64       `json:"pace_gap_ms"`
 	// MedianLatency is the median latency of the domain's successes:
-	// over the whole run with WithLatencies, else over the breaker's
+	// over the whole run with Sources.Latencies, else over the breaker's
 	// recent ones (MedianLatencyMS to the microsecond).
 	MedianLatency   time.Duration `json:"-"`
 	MedianLatencyMS float64       `json:"median_latency_ms"`
@@ -153,25 +153,43 @@ type Broken struct {
 	Reason   string   `json:"reason"`
 }
 
-// BreakerSource is what the report reads from a breaker;
-// *breaker.Breaker implements it.
-type BreakerSource interface {
-	Stats() []breaker.DomainStats
-	Unfinished() breaker.UnfinishedURLs
+// Sources are what a report reads, every one optional: each field adds a
+// source. New takes any number; their breakers and validators are all
+// read and their per-domain counts add up.
+type Sources struct {
+	// Breaker gives per-domain counters, states, trips, latency and the
+	// unfinished URLs.
+	Breaker *breaker.Breaker
+	// Validator gives the selector_broken diagnosis.
+	Validator *validate.Validator
+	// Records is the number of records the program wrote per domain
+	// (keys are hosts, as in a URL; they are normalised like the
+	// breaker's).
+	Records map[string]int64
+	// Bytes is the body bytes each domain sent (keys are hosts).
+	Bytes map[string]int64
+	// Robots is the number of URLs robots.txt forbade per domain (keys
+	// are hosts): they are listed in their own column, never as failures
+	// or unfinished work.
+	Robots map[string]int64
+	// Unfinished is a store's count of the URLs left to do per domain
+	// (keys are hosts): a checkpoint's pending, in flight, parked and
+	// failed URLs, those earlier runs left included. The store holds the
+	// URLs the breaker lists unfinished too, so a domain's Unfinished is
+	// the larger of the two counts, never their sum.
+	Unfinished map[string]int
+	// Latencies is the latency of every successful page per domain (keys
+	// are hosts), so that each domain's median and the total's are over
+	// the whole run. The slices are read, not kept.
+	Latencies map[string][]time.Duration
+	// Start and End are when the run started and ended; the report then
+	// says how long it took and the pages per second.
+	Start, End time.Time
 }
-
-// ValidatorSource is what the report reads from a validator;
-// *validate.Validator implements it.
-type ValidatorSource interface {
-	Broken() []validate.BrokenDomain
-}
-
-// Option adds a source to a Report.
-type Option func(*builder)
 
 type builder struct {
-	breakers   []BreakerSource
-	validators []ValidatorSource
+	breakers   []*breaker.Breaker
+	validators []*validate.Validator
 	records    map[string]int64
 	bytes      map[string]int64
 	robots     map[string]int64
@@ -191,83 +209,37 @@ func perHost[N int | int64](into *map[string]N, m map[string]N) {
 	}
 }
 
-// WithBreaker reads per-domain counters, states, trips, latency and the
-// unfinished URLs from b. A nil b is ignored.
-func WithBreaker(b BreakerSource) Option {
-	return func(bd *builder) {
-		if b != nil {
-			bd.breakers = append(bd.breakers, b)
-		}
+// add adds the sources of s to bd.
+func (bd *builder) add(s Sources) {
+	if s.Breaker != nil {
+		bd.breakers = append(bd.breakers, s.Breaker)
 	}
-}
-
-// WithValidator reads the selector_broken diagnosis from v. A nil v is
-// ignored.
-func WithValidator(v ValidatorSource) Option {
-	return func(bd *builder) {
-		if v != nil {
-			bd.validators = append(bd.validators, v)
-		}
+	if s.Validator != nil {
+		bd.validators = append(bd.validators, s.Validator)
 	}
-}
-
-// WithRecords gives the number of records the program wrote per domain
-// (keys are hosts, as in a URL; they are normalised like the breaker's).
-func WithRecords(perDomain map[string]int64) Option {
-	return func(bd *builder) { perHost(&bd.records, perDomain) }
-}
-
-// WithBytes gives the body bytes each domain sent (keys are hosts).
-func WithBytes(perDomain map[string]int64) Option {
-	return func(bd *builder) { perHost(&bd.bytes, perDomain) }
-}
-
-// WithRobots gives the number of URLs robots.txt forbade per domain (keys
-// are hosts): they are listed in their own column, never as failures or
-// unfinished work.
-func WithRobots(perDomain map[string]int64) Option {
-	return func(bd *builder) { perHost(&bd.robots, perDomain) }
-}
-
-// WithUnfinished gives a store's count of the URLs left to do per domain
-// (keys are hosts): a checkpoint's pending, in flight, parked and failed
-// URLs, those earlier runs left included. The store holds the URLs the
-// breaker lists unfinished too, so a domain's Unfinished is the larger of
-// the two counts, never their sum.
-func WithUnfinished(perDomain map[string]int) Option {
-	return func(bd *builder) { perHost(&bd.unfinished, perDomain) }
-}
-
-// WithLatencies gives the latency of every successful page per domain
-// (keys are hosts), so that each domain's median and the total's are
-// over the whole run. The slices are read, not kept.
-func WithLatencies(perDomain map[string][]time.Duration) Option {
-	return func(bd *builder) {
-		if bd.latencies == nil {
-			bd.latencies = make(map[string][]time.Duration, len(perDomain))
-		}
-		for h, ls := range perDomain {
-			k := hostkey.Of(h)
-			bd.latencies[k] = append(bd.latencies[k], ls...)
-		}
+	perHost(&bd.records, s.Records)
+	perHost(&bd.bytes, s.Bytes)
+	perHost(&bd.robots, s.Robots)
+	perHost(&bd.unfinished, s.Unfinished)
+	if s.Latencies != nil && bd.latencies == nil {
+		bd.latencies = make(map[string][]time.Duration, len(s.Latencies))
 	}
-}
-
-// WithRun gives when the run started and ended; the report then says how
-// long it took and the pages per second.
-func WithRun(start, end time.Time) Option {
-	return func(bd *builder) { bd.start, bd.end = start, end }
+	for h, ls := range s.Latencies {
+		k := hostkey.Of(h)
+		bd.latencies[k] = append(bd.latencies[k], ls...)
+	}
+	if !s.Start.IsZero() || !s.End.IsZero() {
+		bd.start, bd.end = s.Start, s.End
+	}
 }
 
 // New builds the report of a run that ended as o, from the given sources.
 // Call it after the crawl has finished (after c.Wait()), so the counters
 // are final.
-func New(o outcome.Outcome, opts ...Option) Report {
+func New(o outcome.Outcome, sources ...Sources) Report {
 	var bd builder
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&bd)
-		}
+	for _, s := range sources {
+		bd.add(s)
 	}
 	doms := map[string]*Domain{}
 	get := func(name string) *Domain {

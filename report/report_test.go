@@ -71,7 +71,7 @@ func crawl(t *testing.T, fleet *testserver.Fleet, extra ...string) (report.Repor
 		total += n.Load()
 	}
 	o := outcome.Decide(total, b)
-	return report.New(o, report.WithBreaker(b), report.WithValidator(v), report.WithRecords(perHost)), b, v
+	return report.New(o, report.Sources{Breaker: b, Validator: v, Records: perHost}), b, v
 }
 
 func startFleet(t *testing.T, cfgs ...testserver.Config) *testserver.Fleet {
@@ -218,7 +218,7 @@ func TestReportTextShowsRareColumnsOnlyWhenSomeDomainHasThem(t *testing.T) {
 	store := fleet.Stores[0]
 	plain, _, _ := crawl(t, fleet)
 	var buf bytes.Buffer
-	if err := plain.WriteText(&buf); err != nil {
+	if err := plain.Write(&buf, report.Text); err != nil {
 		t.Fatal(err)
 	}
 	text := buf.String()
@@ -242,7 +242,7 @@ func TestReportTextShowsRareColumnsOnlyWhenSomeDomainHasThem(t *testing.T) {
 	fleet2 := startFleet(t, testserver.Config{Products: 5, PerPage: 5})
 	withGone, _, _ := crawl(t, fleet2, fleet2.Stores[0].URL()+"/products/sku-404")
 	buf.Reset()
-	withGone.WriteText(&buf)
+	withGone.Write(&buf, report.Text)
 	head = lineStarting(buf.String(), "domain ")
 	if !strings.Contains(head, "gone") || strings.Contains(head, "throttled") {
 		t.Fatalf("header %q: want a gone column for the 404, and no throttled column\n%s", head, buf.String())
@@ -277,11 +277,11 @@ func TestParseFormat(t *testing.T) {
 func TestReportWithoutSourcesStillSaysHowTheRunEnded(t *testing.T) {
 	r := report.New(outcome.Decide(0))
 	var buf bytes.Buffer
-	r.WriteText(&buf)
+	r.Write(&buf, report.Text)
 	if r.ExitCode != 3 || len(r.Domains) != 0 || !strings.HasPrefix(buf.String(), "outcome: empty (exit 3)") {
 		t.Fatalf("exit %d, domains %v, text:\n%s\nwant an empty run and no table", r.ExitCode, r.Domains, buf.String())
 	}
-	r = report.New(outcome.Decide(3), report.WithRecords(map[string]int64{"Shop.Example:8080": 3}), report.WithBreaker(nil))
+	r = report.New(outcome.Decide(3), report.Sources{Records: map[string]int64{"Shop.Example:8080": 3}}, report.Sources{Breaker: nil})
 	if d, ok := r.Domain("shop.example:8080"); !ok || d.Records != 3 || d.State != report.Untouched {
 		t.Fatalf("records-only domain %+v (found %v): want the host normalised, 3 records, state untouched", d, ok)
 	}
@@ -307,7 +307,7 @@ func TestReportShowsThePaceOfAThrottledDomain(t *testing.T) {
 		c.Visit(store.ProductURL(i))
 	}
 	close(stop)
-	r := report.New(outcome.Decide(-1, b), report.WithBreaker(b))
+	r := report.New(outcome.Decide(-1, b), report.Sources{Breaker: b})
 	d, ok := r.Domain(store.Host())
 	if !ok || d.Pauses < 1 || d.PausedFor < 4*time.Second || d.PaceLimit != 1 || d.PaceGap <= 0 || d.Failures.Throttled < 1 {
 		t.Fatalf("domain line %+v: want the pauses, the time paused and the slowed pace", d)
@@ -344,12 +344,12 @@ func TestReportNamesDeadURLsByDomainAndCause(t *testing.T) {
 			{Domain: "sick.example", Cause: "invalid", URLs: 1, Samples: []string{"http://sick.example/products/sku-41"}},
 		}}
 	o := outcome.Decide(5, evidence{Findings: []outcome.Finding{dead}})
-	r := report.New(o, report.WithRecords(map[string]int64{"sick.example": 5, "ok.example": 2}))
+	r := report.New(o, report.Sources{Records: map[string]int64{"sick.example": 5, "ok.example": 2}})
 	if d, _ := r.Domain("sick.example"); d.Dead != 4 || r.Total.Dead != 4 {
 		t.Errorf("dead: %d on the domain, %d in total; want 4 and 4", d.Dead, r.Total.Dead)
 	}
 	var buf bytes.Buffer
-	if err := r.WriteText(&buf); err != nil {
+	if err := r.Write(&buf, report.Text); err != nil {
 		t.Fatal(err)
 	}
 	text := buf.String()
@@ -364,7 +364,7 @@ func TestReportNamesDeadURLsByDomainAndCause(t *testing.T) {
 		}
 	}
 	buf.Reset()
-	if err := r.WriteJSON(&buf); err != nil {
+	if err := r.Write(&buf, report.JSON); err != nil {
 		t.Fatal(err)
 	}
 	var back report.Report
@@ -376,13 +376,13 @@ func TestReportNamesDeadURLsByDomainAndCause(t *testing.T) {
 	}
 	// A report with no dead URL has no dead column.
 	buf.Reset()
-	report.New(outcome.Decide(2), report.WithRecords(map[string]int64{"ok.example": 2})).WriteText(&buf)
+	report.New(outcome.Decide(2), report.Sources{Records: map[string]int64{"ok.example": 2}}).Write(&buf, report.Text)
 	if strings.Contains(lineStarting(buf.String(), "domain "), "dead") {
 		t.Errorf("a dead column with nothing dead:\n%s", buf.String())
 	}
 }
 
-// The Usage's report (no WithRecords) showed a records column of zeros
+// The Usage's report (no Sources.Records) showed a records column of zeros
 // under a records line of 32: the column is shown only when some domain
 // has records, and then it sums to the line.
 func TestReportRecordsColumnAgreesWithTheRecordsLine(t *testing.T) {
@@ -390,7 +390,7 @@ func TestReportRecordsColumnAgreesWithTheRecordsLine(t *testing.T) {
 	r, b, v := crawl(t, fleet)
 	header := func(r report.Report) string {
 		var buf bytes.Buffer
-		r.WriteText(&buf)
+		r.Write(&buf, report.Text)
 		for _, l := range strings.Split(buf.String(), "\n") {
 			if strings.HasPrefix(l, "domain ") {
 				return l
@@ -404,11 +404,11 @@ func TestReportRecordsColumnAgreesWithTheRecordsLine(t *testing.T) {
 		sum += d.Records
 	}
 	if sum != r.Outcome.Records || r.Outcome.Records != 32 || !strings.Contains(header(r), " records ") {
-		t.Fatalf("with WithRecords: the domains sum to %d records, the line says %d (want 32), header %q", sum, r.Outcome.Records, header(r))
+		t.Fatalf("with Sources.Records: the domains sum to %d records, the line says %d (want 32), header %q", sum, r.Outcome.Records, header(r))
 	}
 	// The same run reported as the Usage does, without per-domain records.
-	bare := report.New(outcome.Decide(r.Outcome.Records, b), report.WithBreaker(b), report.WithValidator(v))
+	bare := report.New(outcome.Decide(r.Outcome.Records, b), report.Sources{Breaker: b, Validator: v})
 	if h := header(bare); strings.Contains(h, " records ") {
-		t.Fatalf("without WithRecords the table still has a records column: %q", h)
+		t.Fatalf("without Sources.Records the table still has a records column: %q", h)
 	}
 }

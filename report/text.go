@@ -107,13 +107,13 @@ func latency(d time.Duration) string {
 	}
 }
 
-// WriteText writes r as text: the outcome and its findings, the run's
+// writeText writes r as text: the outcome and its findings, the run's
 // times and volume, then one aligned row per domain and a total with a
 // legend of the columns shown, then the URLs dead of failures by domain
 // and cause, then the selector_broken diagnoses. Columns for throttled,
 // blocked, gone, other 4xx, robots, dead, pauses and the pace appear only
 // when some domain has one.
-func (r Report) WriteText(w io.Writer) error {
+func (r Report) writeText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	o := r.Outcome
 	fmt.Fprintf(bw, "outcome: %s (exit %d): %s\n", o.State, r.ExitCode, meaning[o.State])

@@ -46,14 +46,14 @@ type backend struct {
 	name string
 	// open opens (or creates) the named store; memory ignores the name
 	// and starts empty.
-	open func(b *testing.B, name string, opts ...bolt.Option) storage.Store
+	open func(b *testing.B, name string, opts ...bolt.Config) storage.Store
 	// durable reports whether reopening a name finds the data again.
 	durable bool
 }
 
 var backends = []backend{
-	{"memory", func(*testing.B, string, ...bolt.Option) storage.Store { return memory.New() }, false},
-	{"bolt", func(b *testing.B, name string, opts ...bolt.Option) storage.Store {
+	{"memory", func(*testing.B, string, ...bolt.Config) storage.Store { return memory.New() }, false},
+	{"bolt", func(b *testing.B, name string, opts ...bolt.Config) storage.Store {
 		s, err := bolt.Open(filepath.Join(benchDir, name+".db"), opts...)
 		if err != nil {
 			b.Fatal(err)
@@ -171,7 +171,7 @@ var (
 func buildResume(b *testing.B, be backend) storage.Store {
 	resumeOnce[be.name].Do(func() {
 		start := time.Now()
-		s := be.open(b, "resume", bolt.WithBatchSize(200_000), bolt.WithFlushInterval(time.Hour))
+		s := be.open(b, "resume", bolt.Config{BatchSize: 200_000, FlushInterval: time.Hour})
 		const batch = 10_000
 		recs := make([]storage.Record, batch)
 		for i := 0; i < resumeRecords; i += batch {

@@ -1,9 +1,6 @@
 package storage
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // Record is the state of one URL.
 type Record struct {
@@ -35,42 +32,6 @@ type Record struct {
 	// Updated is when the record was last Put. If the caller leaves it
 	// zero, the store sets it to the current time.
 	Updated time.Time
-}
-
-// Validate reports whether r can be stored: its State must be valid and
-// Attempts not negative. The error wraps ErrInvalid.
-func (r *Record) Validate() error {
-	if !r.State.Valid() {
-		return fmt.Errorf("%w: record %d (%q) has %v; use one of Pending..Dead", ErrInvalid, r.ID, r.URL, r.State)
-	}
-	if r.Attempts < 0 {
-		return fmt.Errorf("%w: record %d (%q) has negative Attempts %d", ErrInvalid, r.ID, r.URL, r.Attempts)
-	}
-	return nil
-}
-
-// ValidateStates reports whether every state in states is valid, for a
-// Scan. The error wraps ErrInvalid.
-func ValidateStates(states []State) error {
-	for _, s := range states {
-		if !s.Valid() {
-			return fmt.Errorf("%w: cannot scan for %v; use one of Pending..Dead", ErrInvalid, s)
-		}
-	}
-	return nil
-}
-
-// ValidateMetaKey reports whether key can name a metadata entry: it must
-// not be empty nor longer than MaxMetaKeyLen bytes. The error wraps
-// ErrInvalid.
-func ValidateMetaKey(key string) error {
-	if key == "" {
-		return fmt.Errorf("%w: empty metadata key", ErrInvalid)
-	}
-	if len(key) > MaxMetaKeyLen {
-		return fmt.Errorf("%w: metadata key of %d bytes; the limit is %d", ErrInvalid, len(key), MaxMetaKeyLen)
-	}
-	return nil
 }
 
 // MaxMetaKeyLen is the longest metadata key every backend accepts.

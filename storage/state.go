@@ -51,18 +51,3 @@ func (s State) Valid() bool { return s >= Pending && s <= Dead }
 // States returns every valid state, in order. Scanning with all of them is
 // the same as scanning with none.
 func States() []State { return []State{Pending, InFlight, Done, Failed, Parked, Dead} }
-
-// Tally counts records per state, indexed by State (index 0 is unused).
-// Backends keep one to answer Counts.
-type Tally [numStates]int
-
-// Map returns the non-zero counts, as Store.Counts reports them.
-func (t *Tally) Map() map[State]int {
-	m := make(map[State]int)
-	for st, n := range t {
-		if n > 0 {
-			m[State(st)] = n
-		}
-	}
-	return m
-}

@@ -1,7 +1,6 @@
 package storage_test
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
@@ -22,10 +21,6 @@ func TestStatesAreTheSixValidOnes(t *testing.T) {
 	for _, bad := range []storage.State{0, storage.Dead + 1, 255} {
 		if bad.Valid() || bad.String() != fmt.Sprintf("State(%d)", uint8(bad)) {
 			t.Errorf("State(%d): Valid %v, String %q", uint8(bad), bad.Valid(), bad.String())
-		}
-		r := storage.Record{State: bad}
-		if err := r.Validate(); !errors.Is(err, storage.ErrInvalid) {
-			t.Errorf("Validate with State(%d): %v, want ErrInvalid", uint8(bad), err)
 		}
 	}
 }

@@ -32,11 +32,11 @@ func openCheckpoint(cfg Config, log zerolog.Logger, onStoreError func(error)) (*
 		log.Info().Str("event", "no_checkpoint").Str("checkpoint", cfg.Checkpoint).
 			Msg("--resume: no checkpoint yet, starting a new crawl")
 	}
-	st, err := bolt.Open(cfg.Checkpoint, bolt.WithLogger(log))
+	st, err := bolt.Open(cfg.Checkpoint, bolt.Config{Logger: log})
 	if err != nil {
 		return nil, nil, checkpointErr(err)
 	}
-	cp, err := checkpoint.New(st, checkpoint.WithLogger(log), checkpoint.OnStoreError(onStoreError))
+	cp, err := checkpoint.New(st, checkpoint.Config{Logger: log, OnStoreError: onStoreError})
 	if err != nil {
 		_ = st.Close()
 		return nil, nil, checkpointErr(err)

@@ -48,7 +48,7 @@ func testClusterCrawl(t *testing.T, shards int) {
 		t.Errorf("%d products in the files, want %d", len(got), want)
 	}
 	eachPageOnce(t, f.Stores...)
-	cs, err := redis.NewCollyStorage(c.Client(t), id, redis.WithShards(shards))
+	cs, err := redis.NewCollyStorage(c.Client(t), id, redis.Config{Shards: shards})
 	if err != nil {
 		t.Fatal(err)
 	}

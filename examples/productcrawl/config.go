@@ -63,7 +63,7 @@ type Config struct {
 	// the checkpoint file; CrawlID names the crawl there (every worker of
 	// it passes the same); WaitHorizon is how far ahead a worker waits for
 	// delayed work before it ends its run; RedisShards is how many hash
-	// slots the crawl is spread over (storage/redis's WithShards). See
+	// slots the crawl is spread over (storage/redis's Config.Shards). See
 	// redis.go.
 	Redis       string
 	CrawlID     string

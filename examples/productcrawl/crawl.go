@@ -50,7 +50,7 @@ type crawl struct {
 
 	exts       []breakwater.Extension // registered in order
 	judges     []outcome.Judge        // asked how the run ended
-	reportOpts []report.Option        // sources of the report
+	reportOpts []report.Sources       // sources of the report
 	closers    []func() error         // run after the crawl, in reverse
 	metrics    *metrics.Metrics       // -metrics, or nil
 	registry   *prometheus.Registry
@@ -88,7 +88,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	if len(cfg.ListingRequire) > 0 {
 		listing = []validate.Option{validate.MinBytes(0), validate.Require(cfg.ListingRequire...)}
 	}
-	opts := append([]validate.Option{validate.Page(cfg.ProductURL, product...), validate.WithLogger(log)}, listing...)
+	opts := append([]validate.Option{validate.Page(cfg.ProductURL, product...), validate.Config{Logger: log}}, listing...)
 	if cr.v, err = validate.New(opts...); err != nil {
 		return nil, usageErr("validation rules: %v", err)
 	}
@@ -115,7 +115,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	var reg *prometheus.Registry
 	if cfg.Metrics != "" {
 		reg = prometheus.NewRegistry()
-		if m, err = metrics.New(reg, metrics.WithLogger(log)); err != nil {
+		if m, err = metrics.New(reg, metrics.Config{Logger: log}); err != nil {
 			cr.abandon()
 			return nil, err
 		}
@@ -134,7 +134,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 			return nil, err
 		}
 		if cr.shared != nil {
-			err = m.WatchQueue("redis:"+cfg.CrawlID, cr.shared.depth())
+			err = m.WatchQueue("redis:"+cfg.CrawlID, cr.shared.depth)
 		} else {
 			err = m.WatchCheckpoint(cfg.Checkpoint, cr.cp)
 		}
@@ -232,7 +232,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 		cr.judges = append(cr.judges, withoutKind{cr.b, []string{"unfinished"}}, cr.v, cr.shared.judge(cfg.Timeout))
 	}
 	cr.judges = append(cr.judges, cr.reach)
-	cr.reportOpts = append(cr.reportOpts, report.WithBreaker(cr.b), report.WithValidator(cr.v))
+	cr.reportOpts = append(cr.reportOpts, report.Sources{Breaker: cr.b, Validator: cr.v})
 	if err := breakwater.Use(cr.c, cr.exts...); err != nil {
 		return nil, err
 	}
@@ -542,12 +542,12 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 	}
 
 	ended := time.Now()
-	opts := append(cr.reportOpts, report.WithRecords(perHost), report.WithRun(cr.started, ended))
+	opts := append(cr.reportOpts, report.Sources{Records: perHost, Start: cr.started, End: ended})
 	cr.volMu.Lock()
-	opts = append(opts, report.WithLatencies(cr.latencies), report.WithBytes(cr.bytes))
+	opts = append(opts, report.Sources{Latencies: cr.latencies, Bytes: cr.bytes})
 	cr.volMu.Unlock()
 	if cr.robots != nil {
-		opts = append(opts, report.WithRobots(cr.robots.counts()))
+		opts = append(opts, report.Sources{Robots: cr.robots.counts()})
 	}
 	if cr.cp != nil {
 		// The checkpoint knows what is left better than the breaker: URLs
@@ -555,7 +555,7 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 		if pending, err := pendingByDomain(cr.cfg.Checkpoint); err != nil {
 			cr.log.Warn().Str("event", "checkpoint_unreadable").Err(err).Msg("cannot count the checkpoint's unfinished URLs for the report")
 		} else {
-			opts = append(opts, report.WithUnfinished(pending))
+			opts = append(opts, report.Sources{Unfinished: pending})
 		}
 	}
 	r := report.New(o, opts...)

@@ -17,14 +17,13 @@ import (
 
 // The crawl's queue for the metrics is a real Redis queue's counts: what
 // queue_jobs and queue_dead_letters show for -redis. (The metrics module
-// checks that a Queue's depth reaches the scrape; it does not depend on
+// checks that a queue's depth reaches the scrape; it does not depend on
 // storage/redis, so the Redis half of that check lives here, beside the
 // adapter it tests.)
 func TestTheMetricsQueueIsTheRedisQueuesDepth(t *testing.T) {
 	client, prefix := redistest.New(t)
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	q, err := redis.NewCollyStorage(client, "metrics", redis.WithNamespace(prefix), redis.WithMaxAttempts(1),
-		redis.WithClock(clocktest.NewFake(now)))
+	q, err := redis.NewCollyStorage(client, "metrics", redis.Config{Namespace: prefix, MaxAttempts: 1, Clock: clocktest.NewFake(now)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +58,7 @@ func TestTheMetricsQueueIsTheRedisQueuesDepth(t *testing.T) {
 	claim() // left in flight
 
 	sh := &shared{cs: q}
-	got, err := sh.depth().Depth(context.Background())
+	got, err := sh.depth(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

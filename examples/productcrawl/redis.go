@@ -55,7 +55,7 @@ import (
 // which follows the cluster's redirects, and storage/redis retries a call
 // the cluster turned away while it moved the crawl's slot. A crawl's keys
 // share one hash tag, so one master serves one crawl, unless
-// -redis-shards spreads it over several (storage/redis's WithShards).
+// -redis-shards spreads it over several (storage/redis's Config.Shards).
 //
 // The checkpoint extension is not used: the queue, the visited set and the
 // circuits are the crawl's state. (Over storage/redis's OpenCheckpoint its
@@ -257,29 +257,33 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 		return nil, err
 	}
 	sh := &shared{client: client, id: cfg.CrawlID, log: log}
-	opts := []redis.Option{
-		redis.WithLogger(log),
+	horizon := cfg.WaitHorizon
+	if horizon == 0 {
+		horizon = -1 // -wait-horizon 0: end as soon as all that is left must wait
+	}
+	opts := redis.Config{
+		Logger: log,
 		// How long a killed worker's jobs wait before the others take
 		// them: a live worker extends the leases of the jobs it has under
 		// way, however long they wait at the breaker's gate (a
 		// Retry-After pause, the pace) or at a LimitRule.
-		redis.WithVisibilityTimeout(max(4*cfg.Timeout, time.Minute)),
-		redis.WithMaxAttempts(redisMaxAttempts),
-		redis.WithWaitHorizon(cfg.WaitHorizon),
+		VisibilityTimeout: max(4*cfg.Timeout, time.Minute),
+		MaxAttempts:       redisMaxAttempts,
+		WaitHorizon:       horizon,
 		// A worker with nothing ready looks again this often: one that
 		// joins while the first pages are in flight elsewhere gets work
 		// as soon as their links are queued.
-		redis.WithPollInterval(250 * time.Millisecond),
-		redis.WithShards(cfg.RedisShards),
+		PollInterval: 250 * time.Millisecond,
+		Shards:       cfg.RedisShards,
 	}
 	fail := func(err error) (*shared, error) {
 		client.Close()
 		return nil, err
 	}
-	if sh.cs, err = redis.NewCollyStorage(client, sh.id, opts...); err != nil {
+	if sh.cs, err = redis.NewCollyStorage(client, sh.id, opts); err != nil {
 		return fail(usageErr("-redis: %v", err))
 	}
-	if sh.bs, err = redis.NewBreakerStore(client, sh.id, opts...); err != nil {
+	if sh.bs, err = redis.NewBreakerStore(client, sh.id, opts); err != nil {
 		return fail(usageErr("-redis: %v", err))
 	}
 	if sh.q, err = queue.New(threads, sh.cs); err != nil {
@@ -326,12 +330,11 @@ func (sh *shared) close() error {
 	return sh.client.Close()
 }
 
-// depth is the crawl's queue for the metrics: queue_jobs{queue="redis:<id>"}.
-func (sh *shared) depth() metrics.Queue {
-	return metrics.QueueFunc(func(ctx context.Context) (metrics.QueueDepth, error) {
-		s, err := sh.cs.Stats(ctx)
-		return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
-	})
+// depth is the crawl's queue depth for the metrics:
+// queue_jobs{queue="redis:<id>"}.
+func (sh *shared) depth(ctx context.Context) (metrics.QueueDepth, error) {
+	s, err := sh.cs.Stats(ctx)
+	return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
 }
 
 // judge is the crawl's queue as a judge of the run, asked within timeout.
@@ -414,7 +417,7 @@ func listRedisDeadLetters(cfg Config, stdout, stderr io.Writer) int {
 		return outcome.Error.ExitCode()
 	}
 	defer client.Close()
-	cs, err := redis.NewCollyStorage(client, cfg.CrawlID, redis.WithShards(cfg.RedisShards))
+	cs, err := redis.NewCollyStorage(client, cfg.CrawlID, redis.Config{Shards: cfg.RedisShards})
 	if err != nil {
 		return usage(stderr, fmt.Errorf("--dead-letters: %w", err))
 	}

@@ -94,7 +94,7 @@ func (sc sharedCrawl) queue(t *testing.T) *redis.CollyStorage {
 // only attempt failed.
 func (sc sharedCrawl) deadLetter(t *testing.T, u, cause string) {
 	t.Helper()
-	cs, err := redis.NewCollyStorage(sc.client, sc.id, redis.WithMaxAttempts(1))
+	cs, err := redis.NewCollyStorage(sc.client, sc.id, redis.Config{MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

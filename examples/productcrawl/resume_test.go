@@ -21,7 +21,7 @@ import (
 // returns the URLs in state done, and the counts per state.
 func doneURLs(t *testing.T, path string) (map[string]bool, map[storage.State]int) {
 	t.Helper()
-	s, err := bolt.Open(path, bolt.WithVerify())
+	s, err := bolt.Open(path, bolt.Config{Verify: true})
 	if err != nil {
 		t.Fatalf("the checkpoint left by a killed run does not open whole: %v", err)
 	}

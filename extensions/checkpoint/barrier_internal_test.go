@@ -14,7 +14,7 @@ import (
 func TestDoneWaitsForTheLinksFoundBeforeIt(t *testing.T) {
 	clk := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := memory.New()
-	cp, err := New(s, WithClock(clk))
+	cp, err := New(s, Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestDoneWaitsForTheLinksFoundBeforeIt(t *testing.T) {
 func TestARedirectHopStopsHoldingAfterTheGracePeriod(t *testing.T) {
 	clk := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := memory.New()
-	cp, err := New(s, WithClock(clk), WithGrace(time.Second))
+	cp, err := New(s, Config{Clock: clk, Grace: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func (c *settableClock) After(d time.Duration) <-chan time.Time {
 func TestTheOldestUnresolvedAnnouncementHoldsRecordsBack(t *testing.T) {
 	clk := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := memory.New()
-	cp, err := New(s, WithClock(clk), WithGrace(10*time.Second))
+	cp, err := New(s, Config{Clock: clk, Grace: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestAClockSetBackStillFreesEveryAnnouncementPastTheGracePeriod(t *testing.T
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := &settableClock{t: t0.Add(5 * time.Second)}
 	s := memory.New()
-	cp, err := New(s, WithClock(clk), WithGrace(10*time.Second))
+	cp, err := New(s, Config{Clock: clk, Grace: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestAClockSetBackStillFreesEveryAnnouncementPastTheGracePeriod(t *testing.T
 func TestANewerStateDropsTheHeldRecordOfItsURL(t *testing.T) {
 	clk := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := memory.New()
-	cp, err := New(s, WithClock(clk))
+	cp, err := New(s, Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}

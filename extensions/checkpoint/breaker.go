@@ -10,6 +10,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
+	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
@@ -81,7 +82,7 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 		}
 	}
 	for i := range saved {
-		if n := suspect[saved[i].Domain]; n > 0 && !saved[i].Open() {
+		if n := suspect[saved[i].Domain]; n > 0 && !saved[i].open() {
 			saved[i].Failures += n
 			saved[i].Window += n
 		}
@@ -91,7 +92,7 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 			WindowLen: s.Window, WindowFailures: s.Failures, HaltUntil: s.HaltUntil}
 		ev := cp.log.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
 		switch {
-		case s.Open():
+		case s.open():
 			snap.State, snap.RetryAt, snap.WindowLen, snap.WindowFailures = circuit.Open, s.RetryAt, 0, 0
 			how := "open"
 			if !s.RetryAt.After(now) {
@@ -272,17 +273,17 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	}
 }
 
-// eventOf is the checkpoint's event for an attempt, with observe.StateOf's
+// eventOf is the checkpoint's event for an attempt, with observed.StateOf's
 // reason (LastError: it starts with the class, which dead.go reads) and time.
 func eventOf(a observe.Attempt) (event, string, time.Time) {
-	s, reason, until := observe.StateOf(a)
+	s, reason, until := observed.StateOf(a)
 	return stateEvents[s], reason, until
 }
 
-// stateEvents is the checkpoint's event for each observe.URLState.
-var stateEvents = [...]event{observe.Done: evSucceeded, observe.Gone: evGone, observe.Failed: evFailed,
-	observe.ThrottledOut: evThrottledGaveUp, observe.Resent: evThrottled, observe.Parked: evRefused,
-	observe.Cancelled: evCancelled, observe.Settled: evSettled}
+// stateEvents is the checkpoint's event for each observed.URLState.
+var stateEvents = [...]event{observed.Done: evSucceeded, observed.Gone: evGone, observed.Failed: evFailed,
+	observed.ThrottledOut: evThrottledGaveUp, observed.Resent: evThrottled, observed.Parked: evRefused,
+	observed.Cancelled: evCancelled, observed.Settled: evSettled}
 
 // inFlightByDomain counts, per host, the records left in flight by a run
 // that died (they are still in flight until Resume re-drives them).

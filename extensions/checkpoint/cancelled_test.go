@@ -32,7 +32,7 @@ func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 	run := func(stopAfter int64) outcome.Outcome {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		cp := openCP(t, path, checkpoint.WithClock(clk))
+		cp := openCP(t, path, checkpoint.Config{Clock: clk})
 		var failures atomic.Int64
 		count := breaker.Config{OnAttempt: func(a observe.Attempt) {
 			if a.Result.Class.Failure() {

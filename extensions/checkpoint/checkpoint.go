@@ -109,29 +109,26 @@ type Stats struct {
 //	st, err := bolt.Open("crawl.db") // refuses a damaged, newer or locked file, naming it
 //	if err != nil { ... }
 //	defer st.Close()                 // after cp.Close
-//	cp, err := checkpoint.New(st, checkpoint.WithLogger(log))
+//	cp, err := checkpoint.New(st, checkpoint.Config{Logger: log})
 //
 // A store whose checkpoint metadata is of a newer format or unreadable is
 // refused (storage.ErrNewerFormat, storage.ErrCorrupt). The store stays
 // the caller's: Close does not close it.
-func New(store storage.Store, opts ...Option) (*Checkpoint, error) {
+func New(store storage.Store, cfg ...Config) (*Checkpoint, error) {
 	if store == nil {
 		return nil, fmt.Errorf("%w: checkpoint.New: nil store", storage.ErrInvalid)
 	}
-	o, err := buildOptions(opts)
+	o, err := buildOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return newCheckpoint(store, o)
 }
 
-func buildOptions(opts []Option) (options, error) {
+func buildOptions(cfg []Config) (options, error) {
 	o := defaultOptions()
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(&o); err != nil {
+	for _, c := range cfg {
+		if err := c.apply(&o); err != nil {
 			return o, err
 		}
 	}
@@ -191,12 +188,9 @@ func readJSON(s storage.Store, key string, v any) error {
 	return nil
 }
 
-// Store returns the store under the checkpoint.
-func (cp *Checkpoint) Store() storage.Store { return cp.store }
-
-// Err returns the first error the store returned, wrapped in ErrStore, or
-// nil.
-func (cp *Checkpoint) Err() error {
+// storeErr returns the first error the store returned, wrapped in
+// ErrStore, or nil.
+func (cp *Checkpoint) storeErr() error {
 	cp.mu.Lock()
 	defer cp.unlock()
 	return cp.err
@@ -272,7 +266,7 @@ func (cp *Checkpoint) now() time.Time { return cp.clock.Now() }
 // processed have reached OnRequest and been recorded, so in the store no
 // page is done without its links. A hop of a redirect chain is marked
 // visited and never requested; one that has not been seen after the grace
-// period (WithGrace, DefaultGrace) stops the wait.
+// period (Config.Grace, DefaultGrace) stops the wait.
 func (cp *Checkpoint) Flush() error {
 	cp.mu.Lock()
 	defer cp.unlock()

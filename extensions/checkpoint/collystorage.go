@@ -20,7 +20,7 @@ var (
 
 // Init is called by SetStorage and queue.New, any number of times; it
 // returns the store's error, if any.
-func (s collyStorage) Init() error { return s.cp.Err() }
+func (s collyStorage) Init() error { return s.cp.storeErr() }
 
 func (s collyStorage) Visited(id uint64) error { return s.cp.visited(id) }
 

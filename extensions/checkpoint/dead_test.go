@@ -22,7 +22,7 @@ func TestDeadOfFailuresIsAnErrorUntilRetryDead(t *testing.T) {
 	gone := startStore(t, testserver.Config{Products: n, PerPage: n, Scenario: testserver.Scenario{Mode: testserver.Gone, After: 1}})
 	path := dbPath(t)
 	run := func(retryDead bool) (outcome.Evidence, int, map[storage.State]int) {
-		cp := openCP(t, path, checkpoint.MaxAttempts(1))
+		cp := openCP(t, path, checkpoint.Config{MaxAttempts: 1})
 		cr := newCrawler(t, cp, nil, 1)
 		revived := 0
 		if retryDead {

@@ -28,7 +28,7 @@
 // resume. The checkpoint package itself imports none of them.
 //
 // Register says how a request moves from state to state, Resume (or
-// QueueStorage, for Colly's queue) what a restart sends again, MaxAttempts
+// QueueStorage, for Colly's queue) what a restart sends again, Config.MaxAttempts
 // when a URL that keeps failing is given up on, Observe how a domain's
 // circuit outlives a restart, Flush what is durable when, and Judge how the
 // run ends. docs/checkpoints.md in the repository walks through a resume.

@@ -35,7 +35,7 @@ func Example() {
 			return
 		}
 		defer st.Close() // after cp.Close
-		cp, err := checkpoint.New(st, checkpoint.WithClock(clk))
+		cp, err := checkpoint.New(st, checkpoint.Config{Clock: clk})
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -120,8 +120,8 @@ func TestOpenRefusesBadFilesAndLeavesThemAlone(t *testing.T) {
 	if _, err := openFile(filepath.Join(good, "crawl.db"), nil); err == nil || !strings.Contains(err.Error(), good) {
 		t.Errorf("a path under a file: %v, want an error naming it", err)
 	}
-	if _, err := openFile(dbPath(t), nil, checkpoint.MaxAttempts(-1)); !errors.Is(err, storage.ErrInvalid) {
-		t.Errorf("MaxAttempts(-1): %v, want ErrInvalid", err)
+	if _, err := openFile(dbPath(t), nil, checkpoint.Config{MaxAttempts: -1}); !errors.Is(err, storage.ErrInvalid) {
+		t.Errorf("Config.MaxAttempts -1: %v, want ErrInvalid", err)
 	}
 }
 
@@ -157,13 +157,13 @@ func helperMain(mode, path string) error {
 		defer store.Close()
 		var cr *crawler
 		hooked := make(chan error, 1)
-		cp, err := openFile(path, nil, checkpoint.OnStoreError(func(err error) {
+		cp, err := openFile(path, nil, checkpoint.Config{OnStoreError: func(err error) {
 			cr.halt() // what a program does: stop the crawl
 			select {
 			case hooked <- err:
 			default:
 			}
-		}))
+		}})
 		if err != nil {
 			return err
 		}
@@ -297,7 +297,7 @@ func TestFullDiskStopsTheCrawlAsAnErrorAndLosesNothingCommitted(t *testing.T) {
 	if closeErr == "<nil>" {
 		t.Errorf("Close after a failed commit returned nil")
 	}
-	s, err := bolt.Open(path, bolt.WithVerify())
+	s, err := bolt.Open(path, bolt.Config{Verify: true})
 	if err != nil {
 		t.Fatalf("the checkpoint after a full disk: %v", err)
 	}

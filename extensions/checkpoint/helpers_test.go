@@ -17,7 +17,7 @@ import (
 )
 
 // fast keeps the file store's commits quick for tests.
-var fast = bolt.WithFlushInterval(5 * time.Millisecond)
+var fast = bolt.Config{FlushInterval: 5 * time.Millisecond}
 
 // stores holds the file store under each checkpoint openFile made, for
 // closeCP.
@@ -26,7 +26,7 @@ var stores sync.Map // *checkpoint.Checkpoint → *bolt.Store
 // openFile opens the checkpoint file at path as a program does: the
 // embedded store with bopts, then the checkpoint on it. closeCP closes
 // both.
-func openFile(path string, bopts []bolt.Option, opts ...checkpoint.Option) (*checkpoint.Checkpoint, error) {
+func openFile(path string, bopts []bolt.Config, opts ...checkpoint.Config) (*checkpoint.Checkpoint, error) {
 	s, err := bolt.Open(path, bopts...)
 	if err != nil {
 		return nil, err
@@ -59,9 +59,9 @@ func startStore(t *testing.T, cfg testserver.Config) *testserver.Store {
 	return s
 }
 
-func openCP(t *testing.T, path string, opts ...checkpoint.Option) *checkpoint.Checkpoint {
+func openCP(t *testing.T, path string, opts ...checkpoint.Config) *checkpoint.Checkpoint {
 	t.Helper()
-	cp, err := openFile(path, []bolt.Option{fast}, opts...)
+	cp, err := openFile(path, []bolt.Config{fast}, opts...)
 	if err != nil {
 		t.Fatalf("opening %s: %v", path, err)
 	}

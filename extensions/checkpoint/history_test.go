@@ -22,7 +22,7 @@ import (
 // It returns the outcome and the breaker.
 func historyRun(t *testing.T, path string, clk *clocktest.Fake, store *testserver.Store, p int, stopAfter int64) (outcome.Outcome, *breaker.Breaker) {
 	t.Helper()
-	cp := openCP(t, path, checkpoint.WithClock(clk))
+	cp := openCP(t, path, checkpoint.Config{Clock: clk})
 	var failures atomic.Int64
 	var stopped atomic.Bool
 	count := breaker.Config{OnAttempt: func(a observe.Attempt) {

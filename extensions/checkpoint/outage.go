@@ -121,7 +121,7 @@ func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 			return ss[0].State != circuit.Closed, ss[0].RetryAt
 		}
 	}
-	if s, ok := cp.saved[domain]; ok && s.Open() {
+	if s, ok := cp.saved[domain]; ok && s.open() {
 		return true, s.RetryAt
 	}
 	return false, time.Time{}

@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-func newOutageCP(t *testing.T, opts ...Option) *Checkpoint {
+func newOutageCP(t *testing.T, opts ...Config) *Checkpoint {
 	t.Helper()
 	cp, err := New(memory.New(), opts...)
 	if err != nil {
@@ -33,7 +33,7 @@ func deadRec(id uint64, lastError string) storage.Record {
 // parked record.
 func TestReviveParksWhatDiedSinceTheLastSuccess(t *testing.T) {
 	var logs bytes.Buffer
-	cp := newOutageCP(t, WithLogger(zerolog.New(&logs)))
+	cp := newOutageCP(t, Config{Logger: zerolog.New(&logs)})
 	retryAt := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	const dom = "a.test"
 	onDisk, held, gone, before := deadRec(1, "degraded: HTTP 503"), deadRec(2, "degraded: HTTP 503"),

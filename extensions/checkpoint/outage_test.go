@@ -157,7 +157,7 @@ func TestOutageDoesNotKillURLs(t *testing.T) {
 
 	// Run 1: the outage starts mid-crawl.
 	var logs syncBuffer
-	cp := openCP(t, path, checkpoint.WithClock(clk), checkpoint.WithLogger(zerolog.New(&logs)))
+	cp := openCP(t, path, checkpoint.Config{Clock: clk, Logger: zerolog.New(&logs)})
 	r := crawlREADME(t, cp, clk, 0, store.URL()+"/", nil)
 	spent := exhausted(store, max)
 	if len(spent) == 0 {
@@ -201,7 +201,7 @@ func TestOutageDoesNotKillURLs(t *testing.T) {
 	// Run 2: past the cooldown, the site still down: the probe fails.
 	clk.Set(snap[0].RetryAt.Add(time.Second))
 	sent := store.Count()
-	cp = openCP(t, path, checkpoint.WithClock(clk))
+	cp = openCP(t, path, checkpoint.Config{Clock: clk})
 	r = crawlREADME(t, cp, clk, 0, store.URL()+"/", nil)
 	if store.Count() == sent {
 		t.Fatalf("run 2: nothing was sent: no probe failed, nothing tested")
@@ -233,7 +233,7 @@ func TestOutageDoesNotKillURLs(t *testing.T) {
 		clk.Set(snap[0].RetryAt.Add(time.Second))
 	}
 	clk.Advance(11 * time.Minute)
-	cp = openCP(t, path, checkpoint.WithClock(clk))
+	cp = openCP(t, path, checkpoint.Config{Clock: clk})
 	r = crawlREADME(t, cp, clk, 0, store.URL()+"/", nil)
 	if r.o.State != outcome.Complete || r.o.ExitCode() != 0 {
 		t.Errorf("run 3: ending %v (exit %d, %q); want complete", r.o.State, r.o.ExitCode(), r.o.Reason)

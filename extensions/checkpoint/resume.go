@@ -46,7 +46,7 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 		rec, ok := cp.popLocked()
 		cp.unlock()
 		if !ok {
-			return n, cp.Err()
+			return n, cp.storeErr()
 		}
 		req, err := c.UnmarshalRequest(rec.Request)
 		if err == nil {

@@ -189,7 +189,7 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 	path := dbPath(t)
 	clk := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	run := func() (*checkpoint.Checkpoint, *breaker.Breaker, outcome.Outcome, int) {
-		cp := openCP(t, path, checkpoint.WithClock(clk))
+		cp := openCP(t, path, checkpoint.Config{Clock: clk})
 		b, err := breaker.New(testProfile, breaker.Config{Clock: clk})
 		if err != nil {
 			t.Fatal(err)
@@ -304,7 +304,7 @@ func TestGoneIsDeadAtOnceAndFailuresDieAfterMaxAttempts(t *testing.T) {
 	sick := startStore(t, testserver.Config{Products: 4, PerPage: 4, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 3}})
 	path := dbPath(t)
 	for run := 1; run <= 3; run++ {
-		cp := openCP(t, path, checkpoint.MaxAttempts(3))
+		cp := openCP(t, path, checkpoint.Config{MaxAttempts: 3})
 		cr := newCrawler(t, cp, nil, 1) // no breaker: OnError decides
 		if _, err := cp.Resume(cr.c); err != nil {
 			t.Fatal(err)
@@ -422,7 +422,7 @@ func TestInFlightAtACrashIsFetchedAgainExactlyOnce(t *testing.T) {
 	_ = cmd.Wait()
 
 	// What the crash left: 4 URLs in flight.
-	s, err := bolt.Open(path, bolt.WithVerify())
+	s, err := bolt.Open(path, bolt.Config{Verify: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // stopAtThrottle is set.
 func throttleRun(t *testing.T, path string, clk *clocktest.Fake, store *testserver.Store, n int, stopAtThrottle bool) {
 	t.Helper()
-	cp := openCP(t, path, checkpoint.WithClock(clk))
+	cp := openCP(t, path, checkpoint.Config{Clock: clk})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := breaker.Config{OnAttempt: func(a observe.Attempt) {
@@ -92,7 +92,7 @@ func TestThrottledURLHandedBackIsParkedUntilItsResend(t *testing.T) {
 	clk := clocktest.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	store := startStore(t, testserver.Config{Products: 3, Now: clk.Now,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: 30 * time.Second}})
-	cp := openCP(t, dbPath(t), checkpoint.WithClock(clk))
+	cp := openCP(t, dbPath(t), checkpoint.Config{Clock: clk})
 	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk, ResendHorizon: time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -49,8 +49,8 @@ type BreakerState struct {
 	HaltUntil time.Time `json:"halt_until,omitzero"`
 }
 
-// Open reports whether the circuit was saved open.
-func (s BreakerState) Open() bool { return !s.RetryAt.IsZero() }
+// open reports whether the circuit was saved open.
+func (s BreakerState) open() bool { return !s.RetryAt.IsZero() }
 
 // start begins the run once: it records the run and the format. Under
 // cp.mu.
@@ -80,16 +80,6 @@ func (cp *Checkpoint) writeRunsLocked() {
 		err = cp.store.SetMeta(keyRuns, b)
 	}
 	cp.failLocked(err)
-}
-
-// RunID returns this run's ID ("" before Register or Resume).
-func (cp *Checkpoint) RunID() string {
-	cp.mu.Lock()
-	defer cp.unlock()
-	if !cp.started {
-		return ""
-	}
-	return cp.runs[len(cp.runs)-1].ID
 }
 
 // Runs returns every run recorded in the checkpoint, oldest first, this
@@ -147,7 +137,7 @@ func (cp *Checkpoint) Counts() (map[storage.State]int, error) {
 func (cp *Checkpoint) openDomainsLocked(all bool) []BreakerState {
 	var out []BreakerState
 	for _, s := range cp.saved {
-		if all || s.Open() {
+		if all || s.open() {
 			out = append(out, s)
 		}
 	}

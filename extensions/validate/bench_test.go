@@ -21,10 +21,10 @@ type item struct{ title, price, sku string }
 func BenchmarkPage(b *testing.B) {
 	body := testserver.ProductPage(1)
 	s := newSite().set("/products/sku-1", reply{body: body})
-	price := validate.ElementFunc(func(e *colly.HTMLElement) error {
+	price := func(e *colly.HTMLElement) error {
 		_, err := parsePrice(e.Text)
 		return err
-	})
+	}
 	cases := []struct {
 		name string
 		opts []validate.Option // nil: no validator

@@ -29,11 +29,11 @@ var ErrSelectorBroken = errors.New("selector_broken")
 // A degrading target shows 5xx, timeouts, truncated or shrinking bodies,
 // while the 200s it still serves parse fine; a broken selector shows the
 // opposite. The validator tells them apart per domain (the host with its
-// port, lower-case). When BrokenAfter pages in a row (DefaultBrokenAfter
+// port, lower-case). When Config.BrokenAfter pages in a row (DefaultBrokenAfter
 // unless set) are 2xx, above the floor, not truncated, at least half the
 // median size of the domain's recent valid pages, and fail only the
-// structure check, the domain is diagnosed: the OnBroken hook runs once, a
-// "selector_broken" event is logged when WithLogger gave a logger, Broken
+// structure check, the domain is diagnosed: the Config.OnBroken hook runs once, a
+// "selector_broken" event is logged when Config.Logger gave a logger, Broken
 // lists the domain, and Judge hands it to the run's outcome as an error.
 // Any target failure on the domain (5xx, timeout, refused or reset
 // connection, a body cut short, a page below the floor or shrunken) and any

@@ -61,13 +61,13 @@ var (
 type brokenLog struct{ got []validate.BrokenDomain }
 
 func (b *brokenLog) hook() validate.Option {
-	return validate.OnBroken(func(d validate.BrokenDomain) { b.got = append(b.got, d) })
+	return validate.Config{OnBroken: func(d validate.BrokenDomain) { b.got = append(b.got, d) }}
 }
 
 func TestTemplateChangeIsDiagnosedBrokenOnceWithEvidence(t *testing.T) {
 	var hooked brokenLog
 	var logs bytes.Buffer
-	v := mustNew(t, validate.Require(titleSel), hooked.hook(), validate.WithLogger(zerolog.New(&logs)))
+	v := mustNew(t, validate.Require(titleSel), hooked.hook(), validate.Config{Logger: zerolog.New(&logs)})
 	s := newSite()
 	paths := sequence(s, concat(repeat(good, 5), repeat(changed, 6))...)
 	crawl(t, v, s, "Shop.TEST:8080", paths)
@@ -176,7 +176,7 @@ func TestDiagnosisIsPerDomain(t *testing.T) {
 
 func TestBrokenAfterSetsTheWindow(t *testing.T) {
 	for _, n := range []int{1, 5} {
-		v := mustNew(t, validate.Require(titleSel), validate.BrokenAfter(n))
+		v := mustNew(t, validate.Require(titleSel), validate.Config{BrokenAfter: n})
 		s := newSite()
 		paths := sequence(s, concat(repeat(good, 2), repeat(changed, n))...)
 		c := collector(s, v)

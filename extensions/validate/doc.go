@@ -23,7 +23,7 @@
 // on Colly's own HTML parse: the body is never parsed a second time.
 //
 // Full-size, healthy 200s that all miss the same structure mean the
-// template changed, not that the site is down. After BrokenAfter such pages
+// template changed, not that the site is down. After Config.BrokenAfter such pages
 // in a row the validator diagnoses the domain selector_broken (see
 // BrokenDomain), and Judge makes the run end as an error (exit 1) rather
 // than as tripped (exit 2).

@@ -70,13 +70,13 @@ func ExampleElement() {
 	shop := exampleShop()
 	defer shop.Close()
 
-	price := validate.ElementFunc(func(e *colly.HTMLElement) error {
+	price := func(e *colly.HTMLElement) error {
 		text := strings.TrimSpace(e.Text)
 		if _, err := strconv.ParseFloat(strings.TrimPrefix(text, "$"), 64); err != nil {
 			return fmt.Errorf("price %q is not a number", text)
 		}
 		return nil
-	})
+	}
 	v, err := validate.New(validate.Require("div.product h1.title"), validate.Element("div.product span.price", price))
 	if err != nil {
 		fmt.Println(err)
@@ -99,7 +99,7 @@ func ExampleBody() {
 	shop := exampleShop()
 	defer shop.Close()
 
-	items := validate.BodyFunc(func(r *colly.Response) error {
+	items := func(r *colly.Response) error {
 		var doc map[string]json.RawMessage
 		if err := json.Unmarshal(r.Body, &doc); err != nil {
 			return err
@@ -108,7 +108,7 @@ func ExampleBody() {
 			return errors.New(`no field "items"`)
 		}
 		return nil
-	})
+	}
 	v, err := validate.New(
 		validate.Page(`/api/`, validate.MinBytes(2), validate.Body("json", items)),
 		validate.Require("div.product h1.title"), // every other page
@@ -141,14 +141,14 @@ func ExampleNew_badSelector() {
 
 // A broken selector is diagnosed per domain; the run should end as an
 // error, not as a tripped breaker.
-func ExampleOnBroken() {
+func ExampleConfig_onBroken() {
 	shop := exampleShop()
 	defer shop.Close()
 
 	v, err := validate.New(validate.Require("div.product h1.headline"), // the wrong selector
-		validate.OnBroken(func(d validate.BrokenDomain) {
+		validate.Config{OnBroken: func(d validate.BrokenDomain) {
 			fmt.Println("selector_broken:", d.Selectors, "after", len(d.Pages), "pages")
-		}))
+		}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -70,7 +70,7 @@ func TestRequireOnlyFindsWhatTheGroupWalkFinds(t *testing.T) {
 func elemOptsFor(sels []string) []validate.Option {
 	opts := []validate.Option{validate.Require(sels...)}
 	for _, sel := range sels {
-		opts = append(opts, validate.Element(sel, validate.ElementFunc(func(*colly.HTMLElement) error { return nil })))
+		opts = append(opts, validate.Element(sel, func(*colly.HTMLElement) error { return nil }))
 	}
 	return opts
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	"github.com/andybalholm/cascadia"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
 )
@@ -46,33 +47,6 @@ type Check interface {
 	addTo(r *ruleSpec) error
 }
 
-// BodyChecker is a custom check on a whole response: status, headers and
-// body. Return nil when the page is good; the error's text becomes the
-// reason. It runs once per response, in the validator's OnResponse.
-type BodyChecker interface {
-	CheckBody(r *colly.Response) error
-}
-
-// BodyFunc adapts a function to BodyChecker.
-type BodyFunc func(r *colly.Response) error
-
-// CheckBody calls f(r).
-func (f BodyFunc) CheckBody(r *colly.Response) error { return f(r) }
-
-// ElementChecker is a custom check on the elements Colly's own HTML parse
-// found for a selector. It is called once per matching element, in document
-// order, until it returns an error; the first error's text becomes the
-// reason.
-type ElementChecker interface {
-	CheckElement(e *colly.HTMLElement) error
-}
-
-// ElementFunc adapts a function to ElementChecker.
-type ElementFunc func(e *colly.HTMLElement) error
-
-// CheckElement calls f(e).
-func (f ElementFunc) CheckElement(e *colly.HTMLElement) error { return f(e) }
-
 // MinBytes sets the rule's byte floor: a body shorter than n bytes fails
 // with "below floor: <len> < n bytes". Zero turns the floor off; a
 // negative n is rejected by New. A rule without MinBytes uses
@@ -103,33 +77,37 @@ func Require(selectors ...string) Check {
 
 // Element adds a custom check on the elements matching selector, riding on
 // Colly's parse like Require. The selector must match at least one element
-// (else `missing selector "<sel>"`), and c must accept every element it is
-// shown (else "<sel>: <error>"). Both count as structure reasons.
-func Element(selector string, c ElementChecker) Check {
+// (else `missing selector "<sel>"`), and check must accept every element it
+// is shown (else "<sel>: <error>"). Both count as structure reasons. check
+// is called once per matching element, in document order, until it returns
+// an error; the first error's text becomes the reason.
+func Element(selector string, check func(e *colly.HTMLElement) error) Check {
 	return checkFunc(func(r *ruleSpec) error {
 		if err := checkSelector("Element", selector); err != nil {
 			return err
 		}
-		if c == nil {
-			return fmt.Errorf("Element(%q, nil): give an ElementChecker", selector)
+		if check == nil {
+			return fmt.Errorf("Element(%q, nil): give a check function", selector)
 		}
-		r.elements = append(r.elements, elementSpec{selector: selector, check: c})
+		r.elements = append(r.elements, elementSpec{selector: selector, check: check})
 		return nil
 	})
 }
 
-// Body adds a custom check on the whole response, for what a selector
-// cannot say: a JSON field, a header, a checksum. A failure reads
-// "<name>: <error>" and counts as a structure reason.
-func Body(name string, c BodyChecker) Check {
+// Body adds a custom check on the whole response (status, headers and
+// body), for what a selector cannot say: a JSON field, a header, a
+// checksum. check returns nil when the page is good; a failure reads
+// "<name>: <error>" and counts as a structure reason. It runs once per
+// response, in the validator's OnResponse.
+func Body(name string, check func(r *colly.Response) error) Check {
 	return checkFunc(func(r *ruleSpec) error {
 		if name == "" {
 			return errors.New("Body(\"\", ...): give the check a name; it prefixes the reason")
 		}
-		if c == nil {
-			return fmt.Errorf("Body(%q, nil): give a BodyChecker", name)
+		if check == nil {
+			return fmt.Errorf("Body(%q, nil): give a check function", name)
 		}
-		r.bodies = append(r.bodies, bodySpec{name: name, check: c})
+		r.bodies = append(r.bodies, bodySpec{name: name, check: check})
 		return nil
 	})
 }
@@ -164,39 +142,43 @@ func Page(pattern string, checks ...Check) Option {
 	})
 }
 
-// WithLogger sets the logger for selector_broken (error level) and
-// page_invalid (debug level) events. Without it the validator is silent.
-func WithLogger(l zerolog.Logger) Option {
-	return optionFunc(func(c *config) error { c.log = l; return nil })
+// Config is the validator's settings besides its checks; a zero field
+// keeps the default. It is an Option: a later Config's non-zero fields win.
+type Config struct {
+	// Logger is for selector_broken (error level) and page_invalid (debug
+	// level) events. Without it the validator is silent.
+	Logger zerolog.Logger
+
+	// OnBroken is called once per domain, from the callback that scored
+	// the page completing the evidence, when the domain is diagnosed
+	// selector_broken. It must not block for long.
+	OnBroken func(BrokenDomain)
+
+	// BrokenAfter is how many full-size 2xx pages in a row, failing only
+	// the structure check, diagnose a domain selector_broken (zero means
+	// DefaultBrokenAfter). Keep it at or below the breaker's
+	// consecutive-failure limit, so the diagnosis is made before the
+	// breaker stops the traffic that would provide the evidence: with a
+	// breaker that trips sooner than DefaultBrokenAfter, set it to its
+	// limit. A negative value is rejected by New.
+	BrokenAfter int
 }
 
-// OnBroken sets a function called once per domain, from the callback that
-// scored the page completing the evidence, when the domain is diagnosed
-// selector_broken. It must not block for long.
-func OnBroken(f func(BrokenDomain)) Option {
-	return optionFunc(func(c *config) error {
-		if f == nil {
-			return errors.New("OnBroken(nil): give a function")
+// apply sets cf's non-zero fields over c.
+func (cf Config) apply(c *config) error {
+	if !collyx.IsZero(cf.Logger) {
+		c.log = cf.Logger
+	}
+	if cf.OnBroken != nil {
+		c.onBroken = cf.OnBroken
+	}
+	if cf.BrokenAfter != 0 {
+		if cf.BrokenAfter < 1 {
+			return fmt.Errorf("Config.BrokenAfter %d: need at least 1 page of evidence", cf.BrokenAfter)
 		}
-		c.onBroken = f
-		return nil
-	})
-}
-
-// BrokenAfter sets how many full-size 2xx pages in a row, failing only the
-// structure check, diagnose a domain selector_broken (default
-// DefaultBrokenAfter). Keep it at or below the breaker's consecutive-failure
-// limit, so the diagnosis is made before the breaker stops the traffic that
-// would provide the evidence: with a breaker that trips sooner than
-// DefaultBrokenAfter, set n to its limit. n < 1 is rejected by New.
-func BrokenAfter(n int) Option {
-	return optionFunc(func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("BrokenAfter(%d): need at least 1 page of evidence", n)
-		}
-		c.brokenAfter = n
-		return nil
-	})
+		c.brokenAfter = cf.BrokenAfter
+	}
+	return nil
 }
 
 type optionFunc func(*config) error
@@ -228,12 +210,12 @@ type ruleSpec struct {
 
 type elementSpec struct {
 	selector string
-	check    ElementChecker
+	check    func(e *colly.HTMLElement) error
 }
 
 type bodySpec struct {
 	name  string
-	check BodyChecker
+	check func(r *colly.Response) error
 }
 
 func (r *ruleSpec) setFloor(n int) error {

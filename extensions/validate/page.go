@@ -64,7 +64,7 @@ func newPage(rules []*rule, r *colly.Response, maxBody int) *page {
 		p.early = append(p.early, Reason{Kind: KindSize, Text: fmt.Sprintf("below floor: %d < %d bytes", p.bytes, ru.floor)})
 	}
 	for _, b := range ru.bodies {
-		if err := b.check.CheckBody(r); err != nil {
+		if err := b.check(r); err != nil {
 			p.bodies = append(p.bodies, Reason{Kind: KindStructure, Subject: b.name, Text: b.name + ": " + err.Error()})
 		}
 	}
@@ -116,7 +116,7 @@ func (p *page) onElement(sel int, e *colly.HTMLElement) {
 		if failed {
 			continue
 		}
-		if err := el.check.CheckElement(e); err != nil {
+		if err := el.check(e); err != nil {
 			p.mu.Lock()
 			p.elemErr[k] = err
 			p.mu.Unlock()

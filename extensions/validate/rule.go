@@ -3,6 +3,8 @@ package validate
 import (
 	"regexp"
 	"slices"
+
+	"github.com/gocolly/colly/v2"
 )
 
 // rule is a compiled ruleSpec. Selectors are numbered across the whole
@@ -23,7 +25,7 @@ type rule struct {
 type element struct {
 	sel      int
 	selector string
-	check    ElementChecker
+	check    func(e *colly.HTMLElement) error
 }
 
 // compile turns specs into rules, numbering every distinct selector. It

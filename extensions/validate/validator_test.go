@@ -19,7 +19,7 @@ const (
 )
 
 func TestNewRejectsBadConfigQuotingIt(t *testing.T) {
-	nop := validate.ElementFunc(func(*colly.HTMLElement) error { return nil })
+	nop := func(*colly.HTMLElement) error { return nil }
 	cases := []struct {
 		name string
 		opts []validate.Option
@@ -33,13 +33,12 @@ func TestNewRejectsBadConfigQuotingIt(t *testing.T) {
 		{"invalid element selector", []validate.Option{validate.Element("span..price", nop)}, `"span..price"`},
 		{"nil element checker", []validate.Option{validate.Element("span.price", nil)}, "nil"},
 		{"nil body checker", []validate.Option{validate.Body("json", nil)}, "nil"},
-		{"unnamed body check", []validate.Option{validate.Body("", validate.BodyFunc(func(*colly.Response) error { return nil }))}, "name"},
+		{"unnamed body check", []validate.Option{validate.Body("", func(*colly.Response) error { return nil })}, "name"},
 		{"invalid page pattern", []validate.Option{validate.Page(`/products/(`, validate.Require("h1"))}, "/products/("},
 		{"invalid selector in page", []validate.Option{validate.Page(`/products/`, validate.Require("h1!"))}, `"h1!"`},
 		{"negative floor in page", []validate.Option{validate.Page(`/list/`, validate.MinBytes(-1))}, "MinBytes(-1)"},
 		{"nil check in page", []validate.Option{validate.Page(`/list/`, nil)}, "nil"},
-		{"zero window", []validate.Option{validate.BrokenAfter(0)}, "BrokenAfter(0)"},
-		{"nil hook", []validate.Option{validate.OnBroken(nil)}, "OnBroken(nil)"},
+		{"negative window", []validate.Option{validate.Config{BrokenAfter: -1}}, "BrokenAfter -1"},
 		{"nil option", []validate.Option{nil}, "nil"},
 	}
 	for _, tc := range cases {
@@ -246,11 +245,11 @@ func TestElementCheckRidesOnCollyParse(t *testing.T) {
 		set("/p/2", reply{body: []byte(strings.Replace(string(product(2, 3000)), "$12.99", "call us", 1))}).
 		set("/p/3", reply{body: restyled(3, 3000)})
 	var calls int
-	price := validate.ElementFunc(func(e *colly.HTMLElement) error {
+	price := func(e *colly.HTMLElement) error {
 		calls++
 		_, err := parsePrice(e.Text)
 		return err
-	})
+	}
 	v := mustNew(t, validate.Require(titleSel), validate.Element(priceSel, price))
 	c := collector(s, v)
 	vs := collect(t, c, v)
@@ -278,7 +277,7 @@ func TestBodyCheckScoresJSON(t *testing.T) {
 		set("/api/ok", reply{ctype: "application/json", body: []byte(`{"items":[{"sku":1}]}`)}).
 		set("/api/empty", reply{ctype: "application/json", body: []byte(`{"error":"try later"}`)}).
 		set("/api/html", reply{body: consent()})
-	v := mustNew(t, validate.Page(`/api/`, validate.MinBytes(2), validate.Body("json items", validate.BodyFunc(hasItems))))
+	v := mustNew(t, validate.Page(`/api/`, validate.MinBytes(2), validate.Body("json items", hasItems)))
 	c := collector(s, v)
 	vs := collect(t, c, v)
 	for _, p := range []string{"/api/ok", "/api/empty", "/api/html"} {
@@ -360,11 +359,11 @@ func TestStatus206RoutedToOnErrorIsScoredWithOneParse(t *testing.T) {
 		set("/partial-shell", reply{status: 206, body: consent()}).
 		set("/nocontent", reply{status: 204})
 	var price int
-	v := mustNew(t, validate.Require(titleSel), validate.Element(priceSel, validate.ElementFunc(func(e *colly.HTMLElement) error {
+	v := mustNew(t, validate.Require(titleSel), validate.Element(priceSel, func(e *colly.HTMLElement) error {
 		price++
 		_, err := parsePrice(e.Text)
 		return err
-	})))
+	}))
 	c := collector(s, v)
 	got := map[string][]string{}
 	checked := map[string]error{}
@@ -445,13 +444,13 @@ func TestManySelectorsShareOneWalk(t *testing.T) {
 	v := mustNew(t,
 		validate.Page(`/list/`, validate.Require("p.x", "p.missing")),
 		validate.Require(titleSel, "div.product, ul"),
-		validate.Element("li.r", validate.ElementFunc(func(e *colly.HTMLElement) error {
+		validate.Element("li.r", func(e *colly.HTMLElement) error {
 			indices = append(indices, e.Index)
 			if e.Text == "c" {
 				return errors.New("c is not allowed")
 			}
 			return nil
-		})),
+		}),
 	)
 	c := collector(s, v)
 	vs := collect(t, c, v)

@@ -24,7 +24,7 @@ func TestConformance(t *testing.T) {
 // every test, so reads cross the buffer/commit/file boundary all the time.
 func TestConformanceSmallBatches(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store {
-		s, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"), bolt.WithBatchSize(7), bolt.WithFlushInterval(time.Millisecond))
+		s, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"), bolt.Config{BatchSize: 7, FlushInterval: time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +35,7 @@ func TestConformanceSmallBatches(t *testing.T) {
 func TestReopen(t *testing.T) {
 	dir := t.TempDir()
 	storagetest.Reopen(t, func(t *testing.T, name string) storage.Store {
-		s, err := bolt.Open(filepath.Join(dir, name+".db"), bolt.WithVerify())
+		s, err := bolt.Open(filepath.Join(dir, name+".db"), bolt.Config{Verify: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
 // loop commits the buffer every flush interval, or sooner when Put fills
@@ -118,7 +119,7 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 	// Records, requests and the ID log are appended in Seq order: fill
 	// their pages.
 	recs.FillPercent, reqs.FillPercent, ids.FillPercent, states.FillPercent = 0.9, 0.9, 1, 0.9
-	var counts storage.Tally
+	var counts backend.Tally
 	if !decodeCounts(format.Get(keyCounts), &counts) {
 		return corruptError(s.path, "the state counts are missing", nil)
 	}

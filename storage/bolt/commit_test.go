@@ -29,7 +29,7 @@ func waitCommits(t *testing.T, s *bolt.Store, n uint64) bolt.Stats {
 func TestBackgroundCommitFollowsTheFlushInterval(t *testing.T) {
 	start := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	fc := clocktest.NewFake(start)
-	s := mustOpen(t, filepath.Join(t.TempDir(), "crawl.db"), bolt.WithClock(fc), bolt.WithFlushInterval(time.Second))
+	s := mustOpen(t, filepath.Join(t.TempDir(), "crawl.db"), bolt.Config{Clock: fc, FlushInterval: time.Second})
 	if err := s.Put(rec(1, storage.Pending), rec(2, storage.Pending), rec(3, storage.Pending)); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestBackgroundCommitFollowsTheFlushInterval(t *testing.T) {
 
 func TestFullBatchCommitsBeforeTheInterval(t *testing.T) {
 	fc := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) // never advanced
-	s := mustOpen(t, filepath.Join(t.TempDir(), "crawl.db"), bolt.WithClock(fc), bolt.WithBatchSize(10))
+	s := mustOpen(t, filepath.Join(t.TempDir(), "crawl.db"), bolt.Config{Clock: fc, BatchSize: 10})
 	for i := range 10 {
 		if err := s.Put(rec(i, storage.Pending)); err != nil {
 			t.Fatal(err)
@@ -64,7 +64,7 @@ func TestFullBatchCommitsBeforeTheInterval(t *testing.T) {
 // Put blocks, instead of buffering without bound, while four batches wait
 // for a commit; it never deadlocks against the commit it waits for.
 func TestPutIsBoundedByTheBuffer(t *testing.T) {
-	s := mustOpen(t, filepath.Join(t.TempDir(), "crawl.db"), bolt.WithBatchSize(3), bolt.WithFlushInterval(time.Hour))
+	s := mustOpen(t, filepath.Join(t.TempDir(), "crawl.db"), bolt.Config{BatchSize: 3, FlushInterval: time.Hour})
 	for i := range 2000 {
 		if err := s.Put(rec(i, storage.Pending)); err != nil {
 			t.Fatal(err)

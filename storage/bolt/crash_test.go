@@ -36,7 +36,7 @@ func runHelper(mode string, args []string) error {
 	switch mode {
 	case "crash":
 		// Flush a first batch, say so, then write without end until killed.
-		s, err := bolt.Open(path, bolt.WithFlushInterval(2*time.Millisecond), bolt.WithBatchSize(500))
+		s, err := bolt.Open(path, bolt.Config{FlushInterval: 2 * time.Millisecond, BatchSize: 500})
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func runHelper(mode string, args []string) error {
 		}
 	case "interval":
 		// Put without Flush, say so, and wait to be killed.
-		s, err := bolt.Open(path, bolt.WithFlushInterval(20*time.Millisecond))
+		s, err := bolt.Open(path, bolt.Config{FlushInterval: 20 * time.Millisecond})
 		if err != nil {
 			return err
 		}
@@ -77,7 +77,7 @@ func runHelper(mode string, args []string) error {
 	case "diskfull":
 		// Commit a first batch, then cap the file size so the next commit
 		// fails like a full disk, and report what the store does.
-		s, err := bolt.Open(path, bolt.WithFlushInterval(time.Hour))
+		s, err := bolt.Open(path, bolt.Config{FlushInterval: time.Hour})
 		if err != nil {
 			return err
 		}
@@ -135,7 +135,7 @@ func TestKillAfterFlushLosesNothingFlushed(t *testing.T) {
 			cmd, lines := helper(t, "crash", path, strconv.Itoa(n))
 			waitLine(t, lines, "flushed")
 			// While the child holds it, the file is locked across processes.
-			if _, err := bolt.Open(path, bolt.WithLockTimeout(100*time.Millisecond)); !errors.Is(err, storage.ErrLocked) {
+			if _, err := bolt.Open(path, bolt.Config{LockTimeout: 100 * time.Millisecond}); !errors.Is(err, storage.ErrLocked) {
 				t.Errorf("Open while another process has the file: %v, want ErrLocked", err)
 			}
 			time.Sleep(delay)
@@ -144,7 +144,7 @@ func TestKillAfterFlushLosesNothingFlushed(t *testing.T) {
 			}
 			_ = cmd.Wait()
 
-			s := mustOpen(t, path, bolt.WithVerify())
+			s := mustOpen(t, path, bolt.Config{Verify: true})
 			var maxSeq uint64
 			err := s.Scan(func(r storage.Record) error {
 				maxSeq = max(maxSeq, r.Seq)
@@ -188,7 +188,7 @@ func TestKillAfterIntervalKeepsUnflushedPuts(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	s := mustOpen(t, path, bolt.WithVerify())
+	s := mustOpen(t, path, bolt.Config{Verify: true})
 	c, err := s.Counts()
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +218,7 @@ func TestFullDiskIsStickyAndLosesNothingCommitted(t *testing.T) {
 	if got := waitLine(t, lines, "close"); got == "<nil>" {
 		t.Errorf("Close after a failed commit returned nil; it must report that writes were lost")
 	}
-	s := mustOpen(t, path, bolt.WithVerify())
+	s := mustOpen(t, path, bolt.Config{Verify: true})
 	c, err := s.Counts()
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,7 @@ func Example() {
 	}, storage.Pending, storage.InFlight, storage.Failed, storage.Parked)
 
 	// The file is locked while this store has it open.
-	_, err = bolt.Open(path, bolt.WithLockTimeout(10*time.Millisecond))
+	_, err = bolt.Open(path, bolt.Config{LockTimeout: 10 * time.Millisecond})
 	fmt.Println("second opener locked out:", errors.Is(err, storage.ErrLocked))
 	// Output:
 	// last run: tripped

@@ -25,7 +25,7 @@ const pageSize = 4096 // bbolt's page size on the platforms these tests run on
 
 // refusedUntouched opens path, expects kind, and checks that the file's
 // bytes did not change and nothing was created beside it.
-func refusedUntouched(t *testing.T, path string, kind error, opts ...bolt.Option) {
+func refusedUntouched(t *testing.T, path string, kind error, opts ...bolt.Config) {
 	t.Helper()
 	sum := fileSum(t, path)
 	before, _ := os.ReadDir(filepath.Dir(path))
@@ -201,7 +201,7 @@ func findValue(t *testing.T, b []byte, i int, what string) int {
 
 // A damaged record or request in the middle of the file (bbolt's pages
 // intact, the first and last records whole), done or not, is caught at
-// Open by its checksum, with or without WithVerify: Open refuses the file
+// Open by its checksum, with or without Config.Verify: Open refuses the file
 // with ErrCorrupt naming it, and not a byte of it has changed.
 func TestOpenRefusesADamagedRecordInTheMiddle(t *testing.T) {
 	path := makeCheckpoint(t, 3000)
@@ -216,7 +216,7 @@ func TestOpenRefusesADamagedRecordInTheMiddle(t *testing.T) {
 				b[findValue(t, b, i, what)+len(rec(i, 0).URL)-1] ^= 0x01
 				damaged := writeFile(t, "crawl.db", b)
 				refusedUntouched(t, damaged, storage.ErrCorrupt)
-				refusedUntouched(t, damaged, storage.ErrCorrupt, bolt.WithVerify())
+				refusedUntouched(t, damaged, storage.ErrCorrupt, bolt.Config{Verify: true})
 			})
 		}
 	}
@@ -290,7 +290,7 @@ func TestBboltPanicOnDamagedPageBecomesErrCorrupt(t *testing.T) {
 	damaged := bytes.Clone(b)
 	binary.LittleEndian.PutUint64(damaged[page:], 0xDEADBEEF) // the page's own id: bbolt asserts it
 	refusedUntouched(t, writeFile(t, "crawl.db", damaged), storage.ErrCorrupt)
-	refusedUntouched(t, writeFile(t, "crawl.db", damaged), storage.ErrCorrupt, bolt.WithVerify())
+	refusedUntouched(t, writeFile(t, "crawl.db", damaged), storage.ErrCorrupt, bolt.Config{Verify: true})
 
 	s := mustOpen(t, path)
 	for i := range 4 { // the same page id, damaged in place under the open store
@@ -346,10 +346,10 @@ func TestSecondOpenerGetsErrLocked(t *testing.T) {
 
 func TestOpenRejectsBadOptions(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crawl.db")
-	for name, opt := range map[string]bolt.Option{
-		"interval": bolt.WithFlushInterval(-time.Second),
-		"batch":    bolt.WithBatchSize(-1),
-		"lock":     bolt.WithLockTimeout(-1),
+	for name, opt := range map[string]bolt.Config{
+		"interval": {FlushInterval: -time.Second},
+		"batch":    {BatchSize: -1},
+		"lock":     {LockTimeout: -1},
 	} {
 		if _, err := bolt.Open(path, opt); !errors.Is(err, storage.ErrInvalid) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)

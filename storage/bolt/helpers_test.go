@@ -26,7 +26,7 @@ func rec(i int, st storage.State) storage.Record {
 	}
 }
 
-func mustOpen(t *testing.T, path string, opts ...bolt.Option) *bolt.Store {
+func mustOpen(t *testing.T, path string, opts ...bolt.Config) *bolt.Store {
 	t.Helper()
 	s, err := bolt.Open(path, opts...)
 	if err != nil {

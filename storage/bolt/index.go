@@ -10,6 +10,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
 // index maps the ID of every record the store holds, in the file or only
@@ -145,7 +146,7 @@ func (t *table) find(id uint64) *uint64 {
 // that they agree with each other and with the stored counts: every
 // record has one ID and one state, no ID has two records, no Seq reaches
 // nextSeq.
-func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *storage.Tally) (index, error) {
+func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *backend.Tally) (index, error) {
 	total := 0
 	for _, n := range counts {
 		if n < 0 || int64(n) > tx.Size() {
@@ -193,7 +194,7 @@ func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *storage.Tally)
 	// The state index, one section per state, each in Seq order: a walk
 	// through the words per section finds each record's place.
 	seqAt := func(i int) uint64 { return words[i] >> stateBits }
-	var got storage.Tally
+	var got backend.Tally
 	sc := tx.Bucket(bucketStates).Cursor()
 	pos, cur := 0, storage.State(0)
 	for k, _ := sc.First(); k != nil; k, _ = sc.Next() {

@@ -89,7 +89,7 @@ func rekeyFirstRun(tx *bbolt.Tx) error {
 }
 
 // A missing request, a request without a record and a missing record
-// are caught at Open, with or without WithVerify, before anything is
+// are caught at Open, with or without Config.Verify, before anything is
 // written.
 func TestOpenRefusesRecordsAndRequestsThatDisagree(t *testing.T) {
 	for name, fn := range map[string]func(tx *bbolt.Tx) error{
@@ -106,7 +106,7 @@ func TestOpenRefusesRecordsAndRequestsThatDisagree(t *testing.T) {
 			path := makeCheckpoint(t, 3000)
 			tamper(t, path, fn)
 			refusedUntouched(t, path, storage.ErrCorrupt)
-			refusedUntouched(t, path, storage.ErrCorrupt, bolt.WithVerify())
+			refusedUntouched(t, path, storage.ErrCorrupt, bolt.Config{Verify: true})
 		})
 	}
 }
@@ -159,13 +159,13 @@ func TestRequestChangesSurviveReopen(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		s = mustOpen(t, path, bolt.WithVerify())
+		s = mustOpen(t, path, bolt.Config{Verify: true})
 		check("reopened")
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = mustOpen(t, path, bolt.WithVerify())
+	s = mustOpen(t, path, bolt.Config{Verify: true})
 	if got, _, _ := s.Get(r.ID); string(got.Request) != "D" {
 		t.Errorf("after Close: Request %q, want D", got.Request)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
 // The file is one bbolt database with six top-level buckets. The Store
@@ -66,7 +67,7 @@ func stateKeyAppend(b []byte, st storage.State, seq uint64) []byte {
 	return putU64(append(b, byte(st)), seq)
 }
 
-func encodeCounts(c *storage.Tally) []byte {
+func encodeCounts(c *backend.Tally) []byte {
 	b := make([]byte, 0, countsLen)
 	for st := storage.Pending; st <= storage.Dead; st++ {
 		b = putU64(b, uint64(c[st]))
@@ -74,7 +75,7 @@ func encodeCounts(c *storage.Tally) []byte {
 	return b
 }
 
-func decodeCounts(b []byte, c *storage.Tally) bool {
+func decodeCounts(b []byte, c *backend.Tally) bool {
 	if len(b) != countsLen {
 		return false
 	}

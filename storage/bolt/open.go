@@ -18,6 +18,7 @@ import (
 	bberrors "go.etcd.io/bbolt/errors"
 
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
 // Open opens the checkpoint at path, creating it if no file is there.
@@ -38,7 +39,7 @@ import (
 //   - a checkpoint of a newer format: storage.ErrNewerFormat; one of
 //     format 1, which only development builds wrote: storage.ErrNotCheckpoint;
 //   - open in another process (or another Store): storage.ErrLocked,
-//     after the lock timeout (WithLockTimeout, 1 s by default).
+//     after the lock timeout (Config.LockTimeout, 1 s by default).
 //
 // The open-time check, read-only, covers bbolt's meta pages, the file
 // length, Breakwater's buckets and format version, and every record and
@@ -48,7 +49,7 @@ import (
 // state index into memory and refuses the file (storage.ErrCorrupt,
 // nothing written) if they disagree with each other or with the counts.
 // So a damaged file is refused before a byte of it is written, wherever
-// the damage is. WithVerify checks deeper still.
+// the damage is. Config.Verify checks deeper still.
 //
 // bbolt can panic, or fault on the mapped file, when it meets a damaged
 // page; every method of the Store recovers that at its boundary and
@@ -56,8 +57,8 @@ import (
 // file open (a failing disk) is caught by the CRC-32C when the value is
 // read; that error's hint does not say the file was left as it is, since
 // the store may have committed to it since Open.
-func Open(path string, opts ...Option) (*Store, error) {
-	o, err := newOptions(opts)
+func Open(path string, cfg ...Config) (*Store, error) {
+	o, err := newOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +150,7 @@ func initLayout(tx *bbolt.Tx) error {
 		}
 	}
 	b := tx.Bucket(bucketFormat)
-	var zero storage.Tally
+	var zero backend.Tally
 	for _, kv := range [][2][]byte{
 		{keyMagic, []byte(formatMagic)},
 		{keyFormat, binary.BigEndian.AppendUint32(nil, formatVersion)},
@@ -263,7 +264,7 @@ func looksLikeBolt(path string) bool {
 // build can use: bbolt's meta pages are valid, the file is as long as its
 // pages say, the format bucket names this format or an older one, every
 // bucket is there, and every record and request passes checkRecords. With
-// WithVerify it also runs bbolt's full consistency check and decodes every
+// Config.Verify it also runs bbolt's full consistency check and decodes every
 // record. Nothing is written: the file is opened for writing only once it
 // has passed.
 func inspect(path string, o *options) error {
@@ -329,7 +330,7 @@ func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
 	if len(f.Get(keyNextSeq)) != 8 {
 		return corruptError(path, "the next-seq counter is missing", nil)
 	}
-	var counts storage.Tally
+	var counts backend.Tally
 	if !decodeCounts(f.Get(keyCounts), &counts) {
 		return corruptError(path, "the state counts are missing", nil)
 	}
@@ -356,7 +357,7 @@ func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
 // 1,000,000 URLs (512 MB) it takes about 0.15 s of CPU. So a damaged record is
 // refused at Open, before the file is opened for writing, rather than met
 // by a resume or a Get after the crawl has written to the file.
-func checkRecords(tx *bbolt.Tx, path string, counts *storage.Tally, nextSeq uint64) error {
+func checkRecords(tx *bbolt.Tx, path string, counts *backend.Tally, nextSeq uint64) error {
 	total := 0
 	for _, n := range counts {
 		total += n
@@ -422,7 +423,7 @@ func recordError(path string, seq uint64, err error) error {
 // decodes every record and its request and checks each against the
 // index: every record in the ID log, with the state the state index
 // gives it, and every stored request belonging to a record.
-func verifyAll(tx *bbolt.Tx, path string, counts *storage.Tally) error {
+func verifyAll(tx *bbolt.Tx, path string, counts *backend.Tally) error {
 	var errs []error
 	for err := range tx.Check() {
 		errs = append(errs, err)

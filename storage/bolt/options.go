@@ -7,18 +7,89 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// Defaults for the options.
+// Defaults for Config's zero fields.
 const (
 	DefaultFlushInterval = 50 * time.Millisecond
 	DefaultBatchSize     = 10000
 	DefaultLockTimeout   = time.Second
 )
 
-// An Option configures Open.
-type Option func(*options)
+// Config configures Open; a zero field keeps the default. Open takes any
+// number: a later Config's non-zero fields win.
+type Config struct {
+	// FlushInterval is how long a Put may wait in memory before the
+	// background commit writes it: at most about that long after Put
+	// returns, the record is durable. Zero means DefaultFlushInterval
+	// (50 ms); negative is rejected.
+	FlushInterval time.Duration
+
+	// BatchSize is how many buffered records and metadata entries start a
+	// commit before the interval is up. Put blocks while four times as
+	// many are buffered and a commit is running, which bounds memory (to
+	// about eight batches, with the commit's own) when the disk is slower
+	// than the crawl. Zero means DefaultBatchSize (10,000); negative is
+	// rejected.
+	BatchSize int
+
+	// LockTimeout is how long Open waits for another process to release
+	// the file before it returns storage.ErrLocked. Zero means
+	// DefaultLockTimeout (1 s); negative is rejected.
+	LockTimeout time.Duration
+
+	// Verify makes Open check the whole file more deeply before using it:
+	// every page of the B+trees (bbolt's consistency check), and every
+	// record and request decoded and checked against the ID log and the
+	// state index. It takes time in proportion to the file's size, several
+	// times what Open takes without it. Without it Open still checks the
+	// header, the buckets, the file length, the indexes against the
+	// counts, and the checksum of every record and request.
+	Verify bool
+
+	// Logger gives the store a logger. It logs a failed commit (once: the
+	// error is sticky) and nothing in normal operation. Without it the
+	// store is silent.
+	Logger zerolog.Logger
+
+	// Clock paces background commits and stamps Updated on records Put
+	// without one. Nil means the system clock.
+	Clock clock.Clock
+}
+
+// apply sets c's non-zero fields over o, and notes the first one out of
+// range.
+func (c Config) apply(o *options) {
+	if c.FlushInterval != 0 {
+		if c.FlushInterval < 0 {
+			o.reject("negative flush interval %v", c.FlushInterval)
+		}
+		o.flushInterval = c.FlushInterval
+	}
+	if c.BatchSize != 0 {
+		if c.BatchSize < 0 {
+			o.reject("negative batch size %d", c.BatchSize)
+		}
+		o.batchSize = c.BatchSize
+	}
+	if c.LockTimeout != 0 {
+		if c.LockTimeout < 0 {
+			o.reject("negative lock timeout %v", c.LockTimeout)
+		}
+		o.lockTimeout = c.LockTimeout
+	}
+	if c.Verify {
+		o.verify = true
+	}
+	if !collyx.IsZero(c.Logger) {
+		o.log = c.Logger
+	}
+	if c.Clock != nil {
+		o.clock = c.Clock
+	}
+}
 
 type options struct {
 	flushInterval time.Duration
@@ -30,10 +101,10 @@ type options struct {
 	err           error
 }
 
-func newOptions(opts []Option) (options, error) {
+func newOptions(cfg []Config) (options, error) {
 	o := options{log: zerolog.Nop()}
-	for _, opt := range opts {
-		opt(&o)
+	for _, c := range cfg {
+		c.apply(&o)
 	}
 	if o.err != nil {
 		return o, o.err
@@ -56,61 +127,3 @@ func (o *options) reject(format string, args ...any) {
 		o.err = fmt.Errorf("%w: storage/bolt: "+format, append([]any{storage.ErrInvalid}, args...)...)
 	}
 }
-
-// WithFlushInterval sets how long a Put may wait in memory before the
-// background commit writes it: at most about d after Put returns, the
-// record is durable. Zero means DefaultFlushInterval (50 ms); negative is
-// rejected.
-func WithFlushInterval(d time.Duration) Option {
-	return func(o *options) {
-		if d < 0 {
-			o.reject("negative flush interval %v", d)
-		}
-		o.flushInterval = d
-	}
-}
-
-// WithBatchSize sets how many buffered records and metadata entries start
-// a commit before the interval is up. Put blocks while four times as many
-// are buffered and a commit is running, which bounds memory (to about
-// eight batches, with the commit's own) when the disk is slower than the
-// crawl. Zero means DefaultBatchSize (10,000); negative
-// is rejected.
-func WithBatchSize(n int) Option {
-	return func(o *options) {
-		if n < 0 {
-			o.reject("negative batch size %d", n)
-		}
-		o.batchSize = n
-	}
-}
-
-// WithLockTimeout sets how long Open waits for another process to release
-// the file before it returns storage.ErrLocked. Zero means
-// DefaultLockTimeout (1 s); negative is rejected.
-func WithLockTimeout(d time.Duration) Option {
-	return func(o *options) {
-		if d < 0 {
-			o.reject("negative lock timeout %v", d)
-		}
-		o.lockTimeout = d
-	}
-}
-
-// WithVerify makes Open check the whole file more deeply before using it:
-// every page of the B+trees (bbolt's consistency check), and every record
-// and request decoded and checked against the ID log and the state index.
-// It takes time in proportion to the file's size, several times what Open
-// takes without it. Without it Open still checks the header, the buckets,
-// the file length, the indexes against the counts, and the checksum of
-// every record and request.
-func WithVerify() Option { return func(o *options) { o.verify = true } }
-
-// WithLogger gives the store a logger. It logs a failed commit (once: the
-// error is sticky) and nothing in normal operation. Without it the store
-// is silent.
-func WithLogger(l zerolog.Logger) Option { return func(o *options) { o.log = l } }
-
-// WithClock sets the clock that paces background commits and stamps
-// Updated on records Put without one. Nil means the system clock.
-func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }

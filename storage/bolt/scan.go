@@ -10,6 +10,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
 // scanChunk is how many records Scan reads per read transaction before it
@@ -29,7 +30,7 @@ type stateSet [int(storage.Dead) + 1]bool
 // records; otherwise it walks all records in Seq order and skips the
 // others by their state byte, without decoding them.
 func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) error {
-	if err := storage.ValidateStates(states); err != nil {
+	if err := backend.CheckStates(states); err != nil {
 		return err
 	}
 	var want stateSet

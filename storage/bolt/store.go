@@ -11,6 +11,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
 // Store is a storage.Store in one bbolt file. Open it with Open; it is
@@ -19,8 +20,8 @@ import (
 // Durability. Put and SetMeta write to an in-memory buffer (the latest
 // write per ID wins) and return. Reads (Get, Scan, Counts, Meta) see the
 // buffer at once. A background loop commits the buffer in one bbolt
-// transaction every flush interval (WithFlushInterval, 50 ms by default),
-// or as soon as a batch (WithBatchSize, 10,000 records and metadata
+// transaction every flush interval (Config.FlushInterval, 50 ms by default),
+// or as soon as a batch (Config.BatchSize, 10,000 records and metadata
 // entries by default) has accumulated. bbolt fsyncs each commit before it
 // returns. So:
 //
@@ -90,11 +91,11 @@ type Store struct {
 	// index knows every record's Seq and state (index.go), so reads of
 	// absent IDs and every Put are answered from memory.
 	index   index
-	counts  storage.Tally // as reads see them
+	counts  backend.Tally // as reads see them
 	nextSeq uint64
 	err     error // sticky commit error
 	closed  bool
-	stats   Stats
+	stats   writeStats
 
 	commitMu  sync.Mutex // one commit at a time
 	kick      chan struct{}
@@ -130,8 +131,8 @@ const (
 	reqCheck
 )
 
-// Stats describes the store's write activity.
-type Stats struct {
+// writeStats describes the store's write activity (the tests read it).
+type writeStats struct {
 	Buffered  int    // records and metadata entries Put but not yet committed
 	Commits   uint64 // transactions committed since Open
 	Committed uint64 // records and metadata entries written by them
@@ -166,8 +167,8 @@ func newStore(path string, db *bbolt.DB, o options) (*Store, error) {
 // Path returns the checkpoint file's path.
 func (s *Store) Path() string { return s.path }
 
-// Stats returns the store's write activity so far.
-func (s *Store) Stats() Stats {
+// writeActivity returns the store's write activity so far.
+func (s *Store) writeActivity() writeStats {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st := s.stats
@@ -191,7 +192,7 @@ func (s *Store) Put(recs ...storage.Record) error {
 	var now time.Time // read once, if a record needs it
 	for i := range recs {
 		r := &recs[i]
-		if err := r.Validate(); err != nil {
+		if err := backend.CheckRecord(r); err != nil {
 			return err
 		}
 		n := encodedLen(r)
@@ -376,7 +377,7 @@ func (s *Store) Counts() (map[storage.State]int, error) {
 
 // SetMeta implements storage.Store.
 func (s *Store) SetMeta(key string, value []byte) error {
-	if err := storage.ValidateMetaKey(key); err != nil {
+	if err := backend.CheckMetaKey(key); err != nil {
 		return err
 	}
 	if len(value) > bbolt.MaxValueSize {

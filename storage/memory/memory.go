@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
 // scanChunk is how many records Scan copies out under the lock before it
@@ -18,7 +19,7 @@ type store struct {
 	recs   []entry           // recs[i] has Seq i+1
 	ids    map[uint64]uint64 // ID -> Seq
 	data   arena             // the records' URLs, errors and requests
-	counts storage.Tally
+	counts backend.Tally
 	meta   map[string][]byte
 	closed bool
 }
@@ -64,7 +65,7 @@ func New() storage.Store {
 // Put implements storage.Store.
 func (s *store) Put(recs ...storage.Record) error {
 	for i := range recs {
-		if err := recs[i].Validate(); err != nil {
+		if err := backend.CheckRecord(&recs[i]); err != nil {
 			return err
 		}
 	}
@@ -146,7 +147,7 @@ func (s *store) Get(id uint64) (storage.Record, bool, error) {
 // Scan implements storage.Store. It copies records out a chunk at a time
 // and calls fn with no lock held.
 func (s *store) Scan(fn func(storage.Record) error, states ...storage.State) error {
-	if err := storage.ValidateStates(states); err != nil {
+	if err := backend.CheckStates(states); err != nil {
 		return err
 	}
 	var want [int(storage.Dead) + 1]bool
@@ -191,7 +192,7 @@ func (s *store) Counts() (map[storage.State]int, error) {
 
 // SetMeta implements storage.Store.
 func (s *store) SetMeta(key string, value []byte) error {
-	if err := storage.ValidateMetaKey(key); err != nil {
+	if err := backend.CheckMetaKey(key); err != nil {
 		return err
 	}
 	v := bytes.Clone(value)

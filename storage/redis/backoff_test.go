@@ -19,7 +19,7 @@ func TestFailSpreadsRetriesAcrossEachWindow(t *testing.T) {
 	}
 	const jobs, rounds, bins = 2000, 5, 10
 	base, cap := time.Second, 8*time.Second
-	f := newFixture(t, redis.WithBackoff(base, cap), redis.WithMaxAttempts(rounds+1))
+	f := newFixture(t, redis.Config{BackoffBase: base, BackoffCap: cap, MaxAttempts: rounds + 1})
 	batch := make([]*redis.Job, jobs)
 	for i := range batch {
 		batch[i] = job(fmt.Sprintf("j%04d", i), redis.Normal)

@@ -39,7 +39,7 @@ func benchQueue(b *testing.B, opts ...redis.Option) (*redis.Queue, *goredis.Clie
 	client, prefix := redistest.New(b)
 	rt := &roundTrips{}
 	client.AddHook(rt)
-	q, err := redis.NewQueue(client, "bench", append([]redis.Option{redis.WithNamespace(prefix)}, opts...)...)
+	q, err := redis.NewQueue(client, "bench", append([]redis.Option{redis.Config{Namespace: prefix}}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 //	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
 //
 // Each domain's circuit lives under the crawl's hash tag (with
-// WithShards, under the tag of the domain's shard, so the circuits of a
+// Config.Shards, under the tag of the domain's shard, so the circuits of a
 // crawl spread over masters). Each circuit runs the in-process circuit's state machine (the same
 // circuittest table passes against both) as Lua scripts on per-domain keys:
 // every Allow and every Record is one round trip, atomic, and nothing is
@@ -45,16 +45,16 @@ import (
 // records a page after the pages it visited, keeps the trip bound through a
 // shared store too.
 //
-// A half-open probe holds its slot under a lease (WithProbeLease). An idle
-// domain's keys expire after WithRetention, an open one's never before its
-// cooldown has passed. While Redis is unreachable the store fails closed
-// or open, as WithFailPolicy says (see FailPolicy).
+// A half-open probe holds its slot under a lease (Config.ProbeLease). An idle
+// domain's keys expire after Config.Retention, an open one's never before its
+// cooldown has passed. While Redis is unreachable the store fails closed,
+// or open with Config.FailOpen.
 //
 // It is safe for concurrent use.
 type BreakerStore struct {
 	client  goredis.UniversalClient
 	crawl   string
-	prefix  []string // per shard: "<ns>:{<crawl>}:b:" unless WithShards
+	prefix  []string // per shard: "<ns>:{<crawl>}:b:" unless Config.Shards
 	s       settings
 	timeout time.Duration
 	link    *link
@@ -64,10 +64,10 @@ type BreakerStore struct {
 // Every worker that passes the same namespace and crawl id shares the
 // circuits; other crawls on the same Redis never see them.
 //
-// It reads WithNamespace, WithRetention (how long an idle domain's circuit
+// It reads Config.Namespace, Config.Retention (how long an idle domain's circuit
 // is kept; an open one is kept at least until its cooldown has passed),
-// WithCallTimeout (default 1 s here), WithFailPolicy, WithProbeLease,
-// WithReconnectBackoff and WithLogger. NewBreakerStore does not contact
+// Config.CallTimeout (default 1 s here), Config.FailOpen, Config.ProbeLease,
+// Config.ReconnectBase and Config.Logger. NewBreakerStore does not contact
 // Redis. Bad options are reported here, wrapped in ErrInvalidConfig.
 func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Option) (*BreakerStore, error) {
 	s, err := build(client, crawlID, opts)
@@ -80,7 +80,7 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Opt
 	}
 	warnContextTimeout(client, crawlID, s)
 	policy := "refusing every request (fail closed)"
-	if s.failPolicy == FailOpen {
+	if s.failOpen {
 		policy = "deciding with in-process circuits (fail open)"
 	}
 	return &BreakerStore{
@@ -103,7 +103,7 @@ func (bs *BreakerStore) crawlName() string { return bs.crawl }
 //	<ns>:{<crawl>}:b:w:<domain>  LIST  the window: "<class>:<latency ns>:<seq>", in the order requests left
 //	<ns>:{<crawl>}:b:p:<domain>  ZSET  probe id → lease deadline (µs)
 //
-// With WithShards they are under the tag of the domain's shard.
+// With Config.Shards they are under the tag of the domain's shard.
 func (bs *BreakerStore) domainKeys(domain string) []string {
 	d := hostkey.Of(domain)
 	p := bs.prefix[shardOf(d, len(bs.prefix))]
@@ -160,10 +160,10 @@ type shared struct {
 	openUntil atomic.Int64 // Unix µs; 0 when not known open
 	trips     atomic.Int64
 
-	fallback atomic.Pointer[fallback] // FailOpen only, while Redis is unreachable
+	fallback atomic.Pointer[fallback] // Config.FailOpen only, while Redis is unreachable
 }
 
-// fallback is the in-process circuit a FailOpen store decides with while
+// fallback is the in-process circuit a Config.FailOpen store decides with while
 // Redis is unreachable.
 type fallback struct{ circuit.Circuit }
 
@@ -183,8 +183,9 @@ var reasons = [...]string{
 // circuit's ticket carries its Seq, numbered by Redis across every worker
 // in the order the tickets were handed out, so the window keeps outcomes
 // in the order their requests left, as the in-process circuit's does,
-// whatever order they are recorded in. While Redis is unreachable it acts on the store's FailPolicy: FailClosed returns an
-// *UnavailableError, FailOpen the decision of an in-process circuit.
+// whatever order they are recorded in. While Redis is unreachable a store that fails closed returns an
+// *UnavailableError, one with Config.FailOpen the decision of an
+// in-process circuit.
 func (c *shared) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
@@ -222,7 +223,7 @@ func (c *shared) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, err
 }
 
 func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.Ticket, circuit.Transition, error) {
-	if c.bs.s.failPolicy == FailOpen {
+	if c.bs.s.failOpen {
 		fb, ferr := c.fallbackCircuit(clk, now)
 		if ferr != nil {
 			return circuit.Ticket{}, circuit.Transition{}, errors.Join(ferr, err)
@@ -244,7 +245,7 @@ func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.T
 	return circuit.Ticket{}, circuit.Transition{}, &unavailableError{Domain: c.domain, Since: since, RetryAt: next, Err: cause}
 }
 
-// fallbackCircuit returns the in-process circuit of a FailOpen store,
+// fallbackCircuit returns the in-process circuit of a Config.FailOpen store,
 // making it on first use: open until the shared circuit's last known
 // retry-at, if that is still ahead.
 func (c *shared) fallbackCircuit(clk clock.Clock, now time.Time) (circuit.Circuit, error) {
@@ -326,7 +327,7 @@ func (c *shared) Record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (ci
 }
 
 // Snapshot reads the shared circuit: one round trip. While Redis is
-// unreachable a FailOpen store reports its fallback circuit; otherwise the
+// unreachable a Config.FailOpen store reports its fallback circuit; otherwise the
 // error wraps ErrUnavailable.
 func (c *shared) Snapshot(clk clock.Clock) (circuit.Snapshot, error) {
 	clk = clock.OrSystem(clk)

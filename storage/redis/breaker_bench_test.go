@@ -20,7 +20,7 @@ func benchCircuit(b *testing.B, domain string) (circuit.Circuit, *roundTrips) {
 	client, prefix := redistest.New(b)
 	rt := &roundTrips{}
 	client.AddHook(rt)
-	bs, err := redis.NewBreakerStore(client, "bench", redis.WithNamespace(prefix))
+	bs, err := redis.NewBreakerStore(client, "bench", redis.Config{Namespace: prefix})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func BenchmarkBreakerDecisionParallel(b *testing.B) {
 	client, prefix := redistest.New(b)
 	rt := &roundTrips{}
 	client.AddHook(rt)
-	bs, err := redis.NewBreakerStore(client, "bench", redis.WithNamespace(prefix))
+	bs, err := redis.NewBreakerStore(client, "bench", redis.Config{Namespace: prefix})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -23,7 +23,7 @@ const domain = "shop.test:8080"
 func workers(t *testing.T, n int, p breaker.Profile, opts ...redis.Option) ([]circuit.Circuit, *goredis.Client, *redis.BreakerStore) {
 	t.Helper()
 	first, prefix := redistest.New(t)
-	opts = append([]redis.Option{redis.WithNamespace(prefix)}, opts...)
+	opts = append([]redis.Option{redis.Config{Namespace: prefix}}, opts...)
 	var out []circuit.Circuit
 	var store0 *redis.BreakerStore
 	for i := range n {
@@ -204,7 +204,7 @@ func TestProbesPassingOnDifferentWorkersCloseTheCircuit(t *testing.T) {
 func TestProbeLeaseFreesTheSlotOfADeadWorker(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
 	p := breaker.Conservative() // 1 probe
-	ws, _, _ := workers(t, 2, p, redis.WithProbeLease(30*time.Second))
+	ws, _, _ := workers(t, 2, p, redis.Config{ProbeLease: 30 * time.Second})
 	tripWith(t, ws[0], clk, p)
 	clk.Advance(p.Cooldown)
 	mustAllow(t, ws[0], clk) // worker 0 takes the probe and dies
@@ -225,7 +225,7 @@ func TestProbeLeaseFreesTheSlotOfADeadWorker(t *testing.T) {
 func TestCircuitKeysExpireWhenIdleButNeverWhileOpen(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
 	p := breaker.Conservative() // 300 s cooldown
-	ws, client, bs := workers(t, 1, p, redis.WithRetention(time.Minute))
+	ws, client, bs := workers(t, 1, p, redis.Config{Retention: time.Minute})
 	c := ws[0]
 	ctx := context.Background()
 	keys := bs.Keys(domain)
@@ -283,7 +283,7 @@ func TestCrawlsDoNotShareCircuits(t *testing.T) {
 	client, prefix := redistest.New(t)
 	var cs []circuit.Circuit
 	for _, crawl := range []string{"crawl-a", "crawl-b"} {
-		bs, err := redis.NewBreakerStore(client, crawl, redis.WithNamespace(prefix))
+		bs, err := redis.NewBreakerStore(client, crawl, redis.Config{Namespace: prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,7 +306,7 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 	client, prefix := redistest.New(t)
 	rt := &roundTrips{}
 	client.AddHook(rt)
-	bs, err := redis.NewBreakerStore(client, "crawl-1", redis.WithNamespace(prefix))
+	bs, err := redis.NewBreakerStore(client, "crawl-1", redis.Config{Namespace: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestSynchronousCollectorOnASharedStoreKeepsTheTripBound(t *testing.T) {
 		"in-process": func(*testing.T) circuit.Store { return nil },
 		"shared redis": func(t *testing.T) circuit.Store {
 			client, prefix := redistest.New(t)
-			bs, err := redis.NewBreakerStore(client, "sync", redis.WithNamespace(prefix))
+			bs, err := redis.NewBreakerStore(client, "sync", redis.Config{Namespace: prefix})
 			if err != nil {
 				t.Fatal(err)
 			}

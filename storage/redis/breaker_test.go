@@ -20,7 +20,7 @@ import (
 func newRedisCircuit(t *testing.T, domain string, s circuit.Settings) circuit.Circuit {
 	t.Helper()
 	client, prefix := redistest.New(t)
-	bs, err := redis.NewBreakerStore(client, "crawl-1", redis.WithNamespace(prefix))
+	bs, err := redis.NewBreakerStore(client, "crawl-1", redis.Config{Namespace: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestSharedCircuitDecidesExactlyAsTheInProcessOne(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			client, prefix := redistest.New(t)
 			// Probe leases never run out here: the in-process circuit has none.
-			bs, err := redis.NewBreakerStore(client, "diff", redis.WithNamespace(prefix), redis.WithProbeLease(1000*time.Hour))
+			bs, err := redis.NewBreakerStore(client, "diff", redis.Config{Namespace: prefix, ProbeLease: 1000 * time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}

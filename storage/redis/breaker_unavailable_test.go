@@ -50,8 +50,7 @@ func TestBreakerFailsClosedWhileRedisIsDownAndResumesWhenItIsBack(t *testing.T) 
 	rt := &roundTrips{}
 	client.AddHook(rt)
 	var buf logBuffer
-	bs, err := redis.NewBreakerStore(client, "crawl-1", redis.WithLogger(zerolog.New(&buf)),
-		redis.WithReconnectBackoff(40*time.Millisecond, 160*time.Millisecond))
+	bs, err := redis.NewBreakerStore(client, "crawl-1", redis.Config{Logger: zerolog.New(&buf), ReconnectBase: 40 * time.Millisecond, ReconnectCap: 160 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +111,7 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 	srv := startOwnServer(t)
 	client := srv.client()
 	var buf logBuffer
-	bs, err := redis.NewBreakerStore(client, "crawl-1", redis.WithFailPolicy(redis.FailOpen),
-		redis.WithLogger(zerolog.New(&buf)), redis.WithReconnectBackoff(20*time.Millisecond, 80*time.Millisecond))
+	bs, err := redis.NewBreakerStore(client, "crawl-1", redis.Config{FailOpen: true, Logger: zerolog.New(&buf), ReconnectBase: 20 * time.Millisecond, ReconnectCap: 80 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +166,7 @@ func TestBreakerFailsOpenToInProcessCircuitsAndBack(t *testing.T) {
 
 func TestBreakerThroughAClosedPortNeverHangs(t *testing.T) {
 	client := (&ownServer{port: portOf(t, closedPort(t))}).clientFor(t)
-	bs, err := redis.NewBreakerStore(client, "crawl-1", redis.WithCallTimeout(200*time.Millisecond))
+	bs, err := redis.NewBreakerStore(client, "crawl-1", redis.Config{CallTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

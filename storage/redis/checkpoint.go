@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -40,8 +41,8 @@ const (
 // exist, in one round trip that checks that the keys hold a checkpoint of a
 // format this build reads. Keys that hold something else are refused with
 // storage.ErrNotCheckpoint, a newer format with storage.ErrNewerFormat;
-// nothing is changed then. It reads WithNamespace, WithRetention,
-// WithCallTimeout and WithClock (which stamps a record's Updated when the
+// nothing is changed then. It reads Config.Namespace, Config.Retention,
+// Config.CallTimeout and Config.Clock (which stamps a record's Updated when the
 // caller left it zero). Close does not close client, and leaves the data in
 // Redis for the crawl's other workers and later runs.
 //
@@ -53,7 +54,7 @@ const (
 // appendfsync always, on disk; with the default everysec, up to a second
 // can be lost if Redis itself crashes), and Flush has nothing to do.
 //
-// Keys, all under the crawl's hash tag and refreshed to WithRetention on
+// Keys, all under the crawl's hash tag and refreshed to Config.Retention on
 // every change:
 //
 //	<ns>:{<crawl>}:cp:recs   HASH  id (16 hex digits) → "<seq>|<state>|<record JSON>"
@@ -121,7 +122,7 @@ func (cp *checkpointStore) Put(recs ...storage.Record) error {
 		return storage.ErrClosed
 	}
 	for i := range recs {
-		if err := recs[i].Validate(); err != nil {
+		if err := backend.CheckRecord(&recs[i]); err != nil {
 			return err
 		}
 	}
@@ -172,7 +173,7 @@ func (cp *checkpointStore) Get(id uint64) (storage.Record, bool, error) {
 // Scan implements storage.Store: 256 records per round trip, fn called
 // with no round trip under way.
 func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage.State) error {
-	if err := storage.ValidateStates(states); err != nil {
+	if err := backend.CheckStates(states); err != nil {
 		return err
 	}
 	if len(states) == 0 {
@@ -235,7 +236,7 @@ func (cp *checkpointStore) Counts() (map[storage.State]int, error) {
 	if err != nil {
 		return nil, cp.wrap(ctx, "counts", err)
 	}
-	var t storage.Tally
+	var t backend.Tally
 	for i, c := range cmds {
 		t[int(storage.Pending)+i] = int(c.Val())
 	}
@@ -244,7 +245,7 @@ func (cp *checkpointStore) Counts() (map[storage.State]int, error) {
 
 // SetMeta implements storage.Store.
 func (cp *checkpointStore) SetMeta(key string, value []byte) error {
-	if err := storage.ValidateMetaKey(key); err != nil {
+	if err := backend.CheckMetaKey(key); err != nil {
 		return err
 	}
 	if cp.closed.Load() {

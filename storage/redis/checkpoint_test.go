@@ -17,7 +17,7 @@ import (
 func openCheckpoint(t *testing.T, ns, crawl string) *redis.Checkpoint {
 	t.Helper()
 	client := redistest.Client(t)
-	cp, err := redis.OpenCheckpoint(client, crawl, redis.WithNamespace(ns))
+	cp, err := redis.OpenCheckpoint(client, crawl, redis.Config{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestCheckpointRefusesKeysThatAreNotACheckpoint(t *testing.T) {
 	if err := client.Set(ctx, keys[0], "somebody else's value", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := redis.OpenCheckpoint(client, "crawl-1", redis.WithNamespace(prefix)); !errors.Is(err, storage.ErrNotCheckpoint) {
+	if _, err := redis.OpenCheckpoint(client, "crawl-1", redis.Config{Namespace: prefix}); !errors.Is(err, storage.ErrNotCheckpoint) {
 		t.Fatalf("open over a string key: %v, want ErrNotCheckpoint", err)
 	}
 	if v, _ := client.Get(ctx, keys[0]).Result(); v != "somebody else's value" {
@@ -66,7 +66,7 @@ func TestCheckpointRefusesANewerFormat(t *testing.T) {
 	if err := client.HSet(context.Background(), info, "format", redis.CheckpointFormat+1).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := redis.OpenCheckpoint(client, "crawl-1", redis.WithNamespace(prefix)); !errors.Is(err, storage.ErrNewerFormat) {
+	if _, err := redis.OpenCheckpoint(client, "crawl-1", redis.Config{Namespace: prefix}); !errors.Is(err, storage.ErrNewerFormat) {
 		t.Fatalf("open of a newer format: %v, want ErrNewerFormat", err)
 	}
 }
@@ -105,7 +105,7 @@ func TestCheckpointIsSharedByWorkers(t *testing.T) {
 
 func TestCheckpointReportsAnUnreachableRedis(t *testing.T) {
 	client := (&ownServer{port: portOf(t, closedPort(t))}).clientFor(t)
-	if _, err := redis.OpenCheckpoint(client, "crawl-1", redis.WithCallTimeout(200*time.Millisecond)); !errors.Is(err, redis.ErrUnavailable) {
+	if _, err := redis.OpenCheckpoint(client, "crawl-1", redis.Config{CallTimeout: 200 * time.Millisecond}); !errors.Is(err, redis.ErrUnavailable) {
 		t.Fatalf("open against a closed port: %v, want ErrUnavailable", err)
 	}
 }
@@ -116,7 +116,7 @@ func BenchmarkCheckpointPut(b *testing.B) {
 	client, prefix := redistest.New(b)
 	rt := &roundTrips{}
 	client.AddHook(rt)
-	cp, err := redis.OpenCheckpoint(client, "bench", redis.WithNamespace(prefix))
+	cp, err := redis.OpenCheckpoint(client, "bench", redis.Config{Namespace: prefix})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestClaimAgainHandsOutTheJobALostAnswerLeased(t *testing.T) {
 
 func testClaimAgain(t *testing.T, shards int) {
 	client, prefix := redistest.New(t)
-	q, err := newQueue(client, "crawl-1", WithNamespace(prefix), WithShards(shards))
+	q, err := newQueue(client, "crawl-1", Config{Namespace: prefix, Shards: shards})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestGetRequestRetriesALostClaimWithItsToken(t *testing.T) {
 // one job be leased, the one handed out, and the other be ready.
 func requireOneJobAfterALostClaim(t *testing.T, client, admin *goredis.Client, prefix string, lost func() bool) {
 	t.Helper()
-	cs, err := NewCollyStorage(client, "crawl-1", WithNamespace(prefix))
+	cs, err := NewCollyStorage(client, "crawl-1", Config{Namespace: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}

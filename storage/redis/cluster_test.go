@@ -54,7 +54,7 @@ func TestCheckpointConformanceOnACluster(t *testing.T) {
 	n := 0
 	storagetest.Run(t, func(t *testing.T) storage.Store {
 		n++
-		cp, err := redis.OpenCheckpoint(client, "crawl-1", redis.WithNamespace("cp"+strconv.Itoa(n)))
+		cp, err := redis.OpenCheckpoint(client, "crawl-1", redis.Config{Namespace: "cp" + strconv.Itoa(n)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestBreakerStorePassesTheCircuitTableOnACluster(t *testing.T) {
 	n := 0
 	circuittest.Run(t, func(t *testing.T, domain string, s circuit.Settings) circuit.Circuit {
 		n++
-		bs, err := redis.NewBreakerStore(client, "crawl-1", redis.WithNamespace("b"+strconv.Itoa(n)), redis.WithShards(1+n%3))
+		bs, err := redis.NewBreakerStore(client, "crawl-1", redis.Config{Namespace: "b" + strconv.Itoa(n), Shards: 1 + n%3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestBreakerStorePassesTheCircuitTableOnACluster(t *testing.T) {
 
 // Three workers crawl 8 domains × 40 products through a Redis Cluster
 // while one domain degrades; when about a third of the pages are done the
-// crawl's slot (with WithShards(3), its first shard's) is moved to another
+// crawl's slot (with Config{Shards: 3}, its first shard's) is moved to another
 // master key by key (the clients meet ASK and TRYAGAIN while it moves,
 // MOVED after). Every page is fetched successfully exactly once and
 // marked done, none is lost, the degrading domain trips once for all,
@@ -123,7 +123,7 @@ func testCrawlWhileSlotMoves(t *testing.T, shards int) {
 	ended := make(chan struct{})
 	go func() { wait(); close(ended) }()
 
-	cs := inspect(t, client, ns, redis.WithShards(shards))
+	cs := inspect(t, client, ns, redis.Config{Shards: shards})
 	slots := map[int]bool{}
 	for _, k := range cs.Keys() {
 		slots[redistest.Slot(k)] = true
@@ -216,7 +216,7 @@ func TestWorkersEndWithStateLostWhenAShardsMasterRestarts(t *testing.T) {
 	}, &ev, func(int) io.Writer { return &logs })
 	ended := make(chan struct{})
 	go func() { wait(); close(ended) }()
-	cs := inspect(t, client, ns, redis.WithShards(shards))
+	cs := inspect(t, client, ns, redis.Config{Shards: shards})
 	lost := cs.Keys()[9+keyRunIndex] // the second shard's run marker
 	victim := c.Owner(t, redistest.Slot(lost))
 	if victim == c.Owner(t, redistest.Slot(cs.Keys()[0])) {
@@ -258,7 +258,7 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 		t.Run("shards="+strconv.Itoa(shards), func(t *testing.T) {
 			client := c.Client(t)
 			ctx := ctxT(t)
-			opts := []redis.Option{redis.WithNamespace("every" + strconv.Itoa(shards)), redis.WithShards(shards), redis.WithMaxAttempts(1)}
+			opts := []redis.Option{redis.Config{Namespace: "every" + strconv.Itoa(shards), Shards: shards, MaxAttempts: 1}}
 			must := func(what string, err error) {
 				t.Helper()
 				if err != nil {

@@ -60,7 +60,7 @@ import (
 //
 // Delivery, at least once. Colly's queue pops a request and then ignores
 // what becomes of it, so GetRequest does not pop: it claims a job of the
-// queue, leased for the visibility timeout (WithVisibilityTimeout). The job
+// queue, leased for the visibility timeout (Config.VisibilityTimeout). The job
 // ends when its outcome is reported: Ack (done: the URL is visited for
 // good), Fail (an attempt spent; retried after a backoff, dead-lettered at
 // MaxAttempts) or Park (back in the queue until a time, no attempt spent).
@@ -68,7 +68,7 @@ import (
 // Ack from OnScraped and Fail from OnError. While a job's request is under
 // way in this process (waiting for a thread, a LimitRule slot, the
 // breaker's pace or a Retry-After pause, or being fetched) its lease is
-// extended every third of the visibility timeout, for up to WithMaxHold,
+// extended every third of the visibility timeout, for up to Config.MaxHold,
 // so a live worker keeps its jobs however long the library makes them
 // wait. A job whose worker died is claimed again by another once its lease
 // runs out, so a page can be fetched twice only when its worker died (or
@@ -107,12 +107,12 @@ import (
 // and ends it with an error when QueueSize fails. QueueSize counts every
 // job not finished anywhere (ready, delayed, in flight at any worker), so
 // a worker keeps going while another might still fail a job back into the
-// queue; GetRequest waits for a job to become ready (WithPollInterval).
-// WithWaitHorizon ends the run instead when all that is left is parked or
+// queue; GetRequest waits for a job to become ready (Config.PollInterval).
+// Config.WaitHorizon ends the run instead when all that is left is parked or
 // backing off further ahead than that (it stays queued for the next run).
 // While Redis is unreachable every call waits and retries with a backoff
-// (WithReconnectBackoff) for up to WithMaxOutage: the crawl pauses and
-// resumes. Each change between the two is one log event (WithLogger).
+// (Config.ReconnectBase) for up to Config.MaxOutage: the crawl pauses and
+// resumes. Each change between the two is one log event (Config.Logger).
 //
 // Keys, besides the queue's, under the crawl's hash tag:
 //
@@ -120,7 +120,7 @@ import (
 //	<ns>:{<crawl>}:c:cookies  HASH  host → cookies, as Colly's cookie jar stringifies them
 //	<ns>:{<crawl>}:c:run      STRING the run marker (see Lost state)
 //
-// With WithShards each shard has the three under its own tag, its share
+// With Config.Shards each shard has the three under its own tag, its share
 // of the visited set (a request lives in the shard of its ID, with its
 // job) and a copy of the run marker; the cookies are in the first
 // shard's.
@@ -156,8 +156,8 @@ var ErrDrained = errors.New("the crawl's queue is drained")
 
 // NewCollyStorage returns the Colly storage of the crawl crawlID on client,
 // over a job queue in Redis made with the same options. Besides the
-// queue's options it reads WithClaimTTL, WithPollInterval, WithMaxOutage,
-// WithReconnectBackoff and WithLogger. It does not contact Redis.
+// queue's options it reads Config.ClaimTTL, Config.PollInterval, Config.MaxOutage,
+// Config.ReconnectBase and Config.Logger. It does not contact Redis.
 func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Option) (*CollyStorage, error) {
 	q, err := newQueue(client, crawlID, opts...)
 	if err != nil {
@@ -196,7 +196,7 @@ func (cs *CollyStorage) jobs() *jobQueue { return cs.q }
 func (cs *CollyStorage) Stats(ctx context.Context) (Stats, error) { return cs.q.Stats(ctx) }
 
 // DeadLetter is a URL the crawl gave up on: its attempts spent
-// (WithMaxAttempts), each failed attempt reported by Fail (or a lease that
+// (Config.MaxAttempts), each failed attempt reported by Fail (or a lease that
 // ran out).
 type DeadLetter struct {
 	URL       string
@@ -220,7 +220,7 @@ func (cs *CollyStorage) DeadLetters(ctx context.Context, limit int) ([]DeadLette
 }
 
 // allKeys returns the storage's Redis keys: the queue's, then visited,
-// cookies and the run marker; shard after shard with WithShards (the
+// cookies and the run marker; shard after shard with Config.Shards (the
 // cookies of every host are in the first shard's).
 func (cs *CollyStorage) allKeys() []string {
 	var out []string
@@ -267,7 +267,7 @@ func (cs *CollyStorage) Register(c *colly.Collector) {
 // Observe returns the hooks that report every request's outcome to the
 // storage (observe.Observer: breakwater.Use calls it before the crawl):
 // the OnAttempt and OnRefused hooks, and with a wait horizon
-// (WithWaitHorizon) the breaker's ResendHorizon, so that a throttled URL
+// (Config.WaitHorizon) the breaker's ResendHorizon, so that a throttled URL
 // due later than that is parked rather than held. A second call with the
 // same breaker does nothing.
 func (cs *CollyStorage) Observe(s observe.Subject) error {
@@ -281,23 +281,23 @@ func (cs *CollyStorage) Observe(s observe.Subject) error {
 	return s.Hook(h)
 }
 
-// outcome settles a request's job by observe.StateOf, as
+// outcome settles a request's job by observed.StateOf, as
 // extensions/checkpoint does: Ack for Done, Gone and Settled, Fail for
 // Failed and ThrottledOut, Park (no attempt spent) for Parked (until its
 // time) and Cancelled (at once); a Resent job stays in flight: the breaker
 // sends it again itself.
 func (cs *CollyStorage) outcome(a observe.Attempt) {
 	var err error
-	switch state, _, until := observe.StateOf(a); state {
-	case observe.Resent:
+	switch state, _, until := observed.StateOf(a); state {
+	case observed.Resent:
 		cs.reqs.Delete(a.Request) // the breaker's Retry is a new *colly.Request
 		return
-	case observe.Done, observe.Gone, observe.Settled:
+	case observed.Done, observed.Gone, observed.Settled:
 		// Settled: nothing more to do (a redirect to a page already
 		// visited, an answer a callback aborted on purpose). Parked, it
 		// came back at once to be refused again, for ever.
 		err = cs.Ack(a.Request)
-	case observe.Parked, observe.Cancelled:
+	case observed.Parked, observed.Cancelled:
 		err = cs.Park(a.Request, until) // zero but for Parked: at once
 	default:
 		cause := a.Err
@@ -610,7 +610,7 @@ func (cs *CollyStorage) AddRequest(b []byte) error {
 
 // GetRequest implements queue.Storage: it claims the best ready job and
 // returns its request. When none is ready but some are delayed or in
-// flight anywhere, it waits for one (up to WithPollInterval between
+// flight anywhere, it waits for one (up to Config.PollInterval between
 // tries, at once when this process adds or settles a job); when none is
 // left at all it returns ErrDrained, or an error wrapping ErrStateLost if
 // the crawl's state vanished.
@@ -756,7 +756,7 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 		cs.suspect() // Redis may come back empty
 		cs.link.failed(started, cs.s.now(), err, false)
 		if cs.s.maxOutage >= 0 && time.Since(began) >= cs.s.maxOutage {
-			return fmt.Errorf("breakwater/redis: %s: Redis unreachable for %v, longer than the max outage (WithMaxOutage): %w", op, time.Since(began).Round(time.Millisecond), err)
+			return fmt.Errorf("breakwater/redis: %s: Redis unreachable for %v, longer than the max outage (Config.MaxOutage): %w", op, time.Since(began).Round(time.Millisecond), err)
 		}
 		w := backoffWindow(cs.s.reconnectBase, cs.s.reconnectCap, tries)
 		t := time.NewTimer(w/2 + time.Duration(cs.q.float64()*float64(w/2)))

@@ -16,7 +16,7 @@ func benchColly(b *testing.B) (*redis.CollyStorage, *roundTrips) {
 	client, prefix := redistest.New(b)
 	rt := &roundTrips{}
 	client.AddHook(rt)
-	cs, err := redis.NewCollyStorage(client, "bench", redis.WithNamespace(prefix))
+	cs, err := redis.NewCollyStorage(client, "bench", redis.Config{Namespace: prefix})
 	if err != nil {
 		b.Fatal(err)
 	}

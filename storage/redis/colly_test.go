@@ -26,7 +26,7 @@ import (
 // collyStorage opens the crawl's Colly storage on a client of its own.
 func collyStorage(t *testing.T, ns string, opts ...redis.Option) *redis.CollyStorage {
 	t.Helper()
-	cs, err := redis.NewCollyStorage(redistest.Client(t), "crawl-1", append([]redis.Option{redis.WithNamespace(ns)}, opts...)...)
+	cs, err := redis.NewCollyStorage(redistest.Client(t), "crawl-1", append([]redis.Option{redis.Config{Namespace: ns}}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,8 +214,7 @@ func newCrawlClock() *clocktest.Fake { return newClock() }
 func TestJobLifecycleThroughTheHooks(t *testing.T) {
 	_, ns := redistest.New(t)
 	clk := newCrawlClock()
-	cs := collyStorage(t, ns, redis.WithClock(clk), redis.WithVisibilityTimeout(time.Minute),
-		redis.WithBackoff(time.Second, time.Second), redis.WithMaxAttempts(2))
+	cs := collyStorage(t, ns, redis.Config{Clock: clk, VisibilityTimeout: time.Minute, BackoffBase: time.Second, BackoffCap: time.Second, MaxAttempts: 2})
 	q, _ := queue.New(1, cs)
 	for _, u := range []string{"http://shop.test/a", "http://shop.test/b", "http://shop.test/c"} {
 		if err := q.AddURL(u); err != nil {
@@ -279,7 +278,7 @@ func TestJobLifecycleThroughTheHooks(t *testing.T) {
 func TestClaimedJobOfADeadWorkerComesBackAfterTheLease(t *testing.T) {
 	_, ns := redistest.New(t)
 	clk := newCrawlClock()
-	opts := []redis.Option{redis.WithClock(clk), redis.WithVisibilityTimeout(30 * time.Second), redis.WithPollInterval(5 * time.Millisecond)}
+	opts := []redis.Option{redis.Config{Clock: clk, VisibilityTimeout: 30 * time.Second, PollInterval: 5 * time.Millisecond}}
 	dead, alive := collyStorage(t, ns, opts...), collyStorage(t, ns, opts...)
 	q, _ := queue.New(1, dead)
 	if err := q.AddURL("http://shop.test/only"); err != nil {
@@ -346,7 +345,7 @@ func TestCollyQueueCrawlsToTheEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	cs := collyStorage(t, ns, redis.WithPollInterval(20*time.Millisecond))
+	cs := collyStorage(t, ns, redis.Config{PollInterval: 20 * time.Millisecond})
 	c := colly.NewCollector()
 	cs.Register(c)
 	q, err := queue.New(3, cs)
@@ -392,7 +391,7 @@ func TestCollyQueueCrawlsToTheEnd(t *testing.T) {
 func TestWaitHorizonEndsACrawlWhoseRestIsParkedFarAhead(t *testing.T) {
 	_, ns := redistest.New(t)
 	clk := newCrawlClock()
-	cs := collyStorage(t, ns, redis.WithClock(clk), redis.WithWaitHorizon(time.Minute), redis.WithPollInterval(5*time.Millisecond))
+	cs := collyStorage(t, ns, redis.Config{Clock: clk, WaitHorizon: time.Minute, PollInterval: 5 * time.Millisecond})
 	q, _ := queue.New(1, cs)
 	for _, u := range []string{"http://shop.test/near", "http://shop.test/far"} {
 		if err := q.AddURL(u); err != nil {
@@ -437,8 +436,7 @@ func TestWaitHorizonEndsACrawlWhoseRestIsParkedFarAhead(t *testing.T) {
 // most the max outage, and Close ends the wait at once.
 func TestCollyStorageWaitsForRedisUpToTheMaxOutage(t *testing.T) {
 	client := (&ownServer{port: portOf(t, closedPort(t))}).clientFor(t)
-	cs, err := redis.NewCollyStorage(client, "crawl-1", redis.WithMaxOutage(300*time.Millisecond),
-		redis.WithReconnectBackoff(20*time.Millisecond, 50*time.Millisecond))
+	cs, err := redis.NewCollyStorage(client, "crawl-1", redis.Config{MaxOutage: 300 * time.Millisecond, ReconnectBase: 20 * time.Millisecond, ReconnectCap: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 func TestJobDeadLettersWithItsLastErrorAfterMaxAttempts(t *testing.T) {
-	f := newFixture(t, redis.WithBackoff(time.Second, time.Second))
+	f := newFixture(t, redis.Config{BackoffBase: time.Second, BackoffCap: time.Second})
 	j := job("doomed", redis.Normal)
 	j.MaxAttempts = 3
 	enqueue(t, f.q, j)
@@ -68,7 +68,7 @@ func TestRetryDeadGivesAFreshSetOfAttempts(t *testing.T) {
 }
 
 func TestDeadLetterLimitDropsTheOldest(t *testing.T) {
-	f := newFixture(t, redis.WithDeadLetterLimit(2))
+	f := newFixture(t, redis.Config{DeadLetterLimit: 2})
 	for i := range 3 {
 		j := job(fmt.Sprintf("d%d", i), redis.Normal)
 		j.MaxAttempts = 1

@@ -20,7 +20,7 @@ var (
 	// crawl's slot, which shows as TRYAGAIN or as a MOVED after the
 	// client's redirects ran out). The call may be retried once Redis is
 	// back; queue state is whatever the last successful call left. Every
-	// call is bounded by WithCallTimeout and never panics; the error wraps
+	// call is bounded by Config.CallTimeout and never panics; the error wraps
 	// the cause too and says what to do.
 	//
 	// How soon a call gives up is the client's too: a default go-redis
@@ -141,7 +141,7 @@ func unavailable(err error) (hint string, ok bool) {
 		case strings.HasPrefix(msg, "READONLY"):
 			return "connected to a read-only replica: point the client at the primary", true
 		case strings.HasPrefix(msg, "OOM"):
-			return "Redis is out of memory: raise maxmemory or free memory, or shorten WithRetention and WithDeadLetterLimit", true
+			return "Redis is out of memory: raise maxmemory or free memory, or shorten Config.Retention and Config.DeadLetterLimit", true
 		case strings.HasPrefix(msg, "MAXCLIENTS"), strings.HasPrefix(msg, "ERR max number of clients"):
 			return "Redis refuses more clients: raise maxclients or lower the client's PoolSize", true
 		}

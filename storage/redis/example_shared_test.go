@@ -50,7 +50,7 @@ func ExampleNewBreakerStore() {
 	p := breaker.Profile{Name: "tiny", WindowSize: 4, FailureThreshold: 0.5, Cooldown: time.Minute, HalfOpenProbes: 1}
 	var workers []circuit.Circuit
 	for range 2 { // in real life: two processes, each with its own client
-		bs, err := redis.NewBreakerStore(client, crawl, redis.WithNamespace("bwexample"))
+		bs, err := redis.NewBreakerStore(client, crawl, redis.Config{Namespace: "bwexample"})
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -110,7 +110,7 @@ func ExampleNewCollyStorage() {
 
 	var wg sync.WaitGroup
 	for range 2 {
-		cs, err := redis.NewCollyStorage(client, crawl, redis.WithNamespace("bwexample"), redis.WithPollInterval(10*time.Millisecond))
+		cs, err := redis.NewCollyStorage(client, crawl, redis.Config{Namespace: "bwexample", PollInterval: 10 * time.Millisecond})
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -146,7 +146,7 @@ func ExampleOpenCheckpoint() {
 	defer client.Close()
 	crawl := "example-checkpoint-" + strconv.Itoa(os.Getpid())
 	defer redis.DeleteCrawl(context.Background(), client, "bwexample", crawl, 1)
-	cp, err := redis.OpenCheckpoint(client, crawl, redis.WithNamespace("bwexample"))
+	cp, err := redis.OpenCheckpoint(client, crawl, redis.Config{Namespace: "bwexample"})
 	if err != nil {
 		fmt.Println(err)
 		return

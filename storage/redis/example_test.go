@@ -39,7 +39,7 @@ func ExampleCollyStorage_DeadLetters() {
 	crawl := "example-dead-" + strconv.Itoa(os.Getpid())
 	defer redis.DeleteCrawl(ctx, client, "bwexample", crawl, 1)
 
-	cs, err := redis.NewCollyStorage(client, crawl, redis.WithNamespace("bwexample"), redis.WithMaxAttempts(1))
+	cs, err := redis.NewCollyStorage(client, crawl, redis.Config{Namespace: "bwexample", MaxAttempts: 1})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -81,7 +81,7 @@ func ExampleCollyStorage_DeadLetters() {
 func TestQueueLanesAndDeadLetter(t *testing.T) {
 	ctx := context.Background()
 	client, ns := redistest.New(t)
-	q, err := redis.NewQueue(client, "lanes", redis.WithNamespace(ns))
+	q, err := redis.NewQueue(client, "lanes", redis.Config{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,7 +143,7 @@ func BenchmarkFleetClaims(b *testing.B) {
 			for _, workers := range []int{1, 2, 4} {
 				b.Run(fmt.Sprintf("%s/shards=%d/workers=%d", be.name, shards, workers), func(b *testing.B) {
 					ns := fleetNamespace()
-					opts := []redis.Option{redis.WithNamespace(ns), redis.WithShards(shards)}
+					opts := []redis.Option{redis.Config{Namespace: ns, Shards: shards}}
 					qs := make([]*redis.Queue, workers)
 					probe := be.newClient(b)
 					for w := range qs {
@@ -190,7 +190,7 @@ func BenchmarkFleetBreakerDecisions(b *testing.B) {
 					circuits := make([][]circuit.Circuit, workers)
 					probe := be.newClient(b)
 					for w := range circuits {
-						bs, err := redis.NewBreakerStore(be.newClient(b), "bench", redis.WithNamespace(ns), redis.WithShards(shards))
+						bs, err := redis.NewBreakerStore(be.newClient(b), "bench", redis.Config{Namespace: ns, Shards: shards})
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -236,7 +236,7 @@ func BenchmarkFleetURLs(b *testing.B) {
 			for _, workers := range []int{1, 2, 4} {
 				b.Run(fmt.Sprintf("%s/shards=%d/workers=%d", be.name, shards, workers), func(b *testing.B) {
 					ns := fleetNamespace()
-					opts := []redis.Option{redis.WithNamespace(ns), redis.WithShards(shards)}
+					opts := []redis.Option{redis.Config{Namespace: ns, Shards: shards}}
 					probe := be.newClient(b)
 					qs := make([]*redis.Queue, workers)
 					circuits := make([][]circuit.Circuit, workers)

@@ -44,7 +44,7 @@ func TestTwoCrawlsOnOneRedisAreIsolated(t *testing.T) {
 
 func TestEveryKeyCarriesTheRetentionTTL(t *testing.T) {
 	const retention = 48 * time.Hour
-	f := newFixture(t, redis.WithRetention(retention), redis.WithVisibilityTimeout(time.Second))
+	f := newFixture(t, redis.Config{Retention: retention, VisibilityTimeout: time.Second})
 	later := job("later", redis.Normal)
 	later.NotBefore = start.Add(time.Hour)
 	dies := job("dies", redis.Normal)
@@ -74,14 +74,13 @@ func TestNewQueueRejectsBadConfiguration(t *testing.T) {
 		"empty crawl id":      {"", nil},
 		"brace in crawl id":   {"a}b", nil},
 		"glob in crawl id":    {"a*", nil},
-		"space in namespace":  {"c", redis.WithNamespace("my ns")},
-		"visibility zero":     {"c", redis.WithVisibilityTimeout(0)},
-		"max attempts zero":   {"c", redis.WithMaxAttempts(0)},
-		"cap below base":      {"c", redis.WithBackoff(time.Minute, time.Second)},
+		"space in namespace":  {"c", redis.Config{Namespace: "my ns"}},
+		"negative visibility": {"c", redis.Config{VisibilityTimeout: -time.Second}},
+		"negative attempts":   {"c", redis.Config{MaxAttempts: -1}},
+		"cap below base":      {"c", redis.Config{BackoffBase: time.Minute, BackoffCap: time.Second}},
 		"negative aging":      {"c", redis.WithAging(-time.Second, 0)},
-		"retention too short": {"c", redis.WithRetention(time.Millisecond)},
-		"negative dead limit": {"c", redis.WithDeadLetterLimit(-1)},
-		"zero call timeout":   {"c", redis.WithCallTimeout(0)},
+		"retention too short": {"c", redis.Config{Retention: time.Millisecond}},
+		"tiny poll interval":  {"c", redis.Config{PollInterval: time.Microsecond}},
 		"nil rand":            {"c", redis.WithRand(nil)},
 	} {
 		_, err := redis.NewQueue(f.client, tc.crawl, tc.opt)

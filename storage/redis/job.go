@@ -63,7 +63,7 @@ type queueJob struct {
 	// a lease that expires because the worker never answered. Park does not.
 	Attempts int
 	// MaxAttempts is how many failed attempts send the job to the dead
-	// letters. Zero: the queue's default (WithMaxAttempts).
+	// letters. Zero: the queue's default (Config.MaxAttempts).
 	MaxAttempts int
 	// LastError is the error of the latest failed attempt (truncated to
 	// 1 KiB).

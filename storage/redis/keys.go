@@ -2,7 +2,7 @@ package redis
 
 // The keys of one crawl. The crawl id sits in a Redis Cluster hash tag, so
 // all of a crawl's keys live in one slot (the scripts touch several at
-// once) and two crawls never share a key. WithShards spreads a crawl over
+// once) and two crawls never share a key. Config.Shards spreads a crawl over
 // several tags, each holding the layout below for its share of the jobs
 // and domains (shards.go).
 //
@@ -34,7 +34,7 @@ package redis
 //	<ns>:{<crawl>}:b:w:<domain>  LIST  the window: "<class>:<latency ns>:<seq>", in the order requests left
 //	<ns>:{<crawl>}:b:p:<domain>  ZSET  probe id → lease deadline (µs)
 //
-// TTL: WithRetention after the last change, plus the rest of the cooldown
+// TTL: Config.Retention after the last change, plus the rest of the cooldown
 // while open. A closed circuit's Allow writes only q (making the state key,
 // with the retention's TTL, for a domain never seen).
 //

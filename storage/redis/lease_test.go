@@ -12,7 +12,7 @@ import (
 
 func TestUnackedJobReturnsAfterTheVisibilityTimeout(t *testing.T) {
 	const vis = 30 * time.Second
-	f := newFixture(t, redis.WithVisibilityTimeout(vis))
+	f := newFixture(t, redis.Config{VisibilityTimeout: vis})
 	enqueue(t, f.q, job("a", redis.Normal))
 	other := f.queue(t, redistest.Client(t), f.crawl) // a second worker process
 
@@ -45,7 +45,7 @@ func TestUnackedJobReturnsAfterTheVisibilityTimeout(t *testing.T) {
 }
 
 func TestLateAckCompletesAJobNobodyHasReclaimed(t *testing.T) {
-	f := newFixture(t, redis.WithVisibilityTimeout(time.Minute))
+	f := newFixture(t, redis.Config{VisibilityTimeout: time.Minute})
 	enqueue(t, f.q, job("a", redis.Normal))
 	slow := claim(t, f.q)
 	f.clock.Advance(2 * time.Minute)
@@ -67,7 +67,7 @@ func TestLateAckCompletesAJobNobodyHasReclaimed(t *testing.T) {
 }
 
 func TestLateAckIsRefusedOnceTheJobWasRescheduled(t *testing.T) {
-	f := newFixture(t, redis.WithVisibilityTimeout(time.Minute))
+	f := newFixture(t, redis.Config{VisibilityTimeout: time.Minute})
 	enqueue(t, f.q, job("a", redis.Normal))
 	slow := claim(t, f.q)
 	f.clock.Advance(time.Minute)
@@ -110,7 +110,7 @@ func TestAckOfAnAckedJobIsUnknown(t *testing.T) {
 
 func TestExtendKeepsTheLease(t *testing.T) {
 	const vis = 10 * time.Second
-	f := newFixture(t, redis.WithVisibilityTimeout(vis))
+	f := newFixture(t, redis.Config{VisibilityTimeout: vis})
 	enqueue(t, f.q, job("long", redis.Normal))
 	j := claim(t, f.q)
 	for range 3 {
@@ -132,7 +132,7 @@ func TestExtendKeepsTheLease(t *testing.T) {
 
 func TestJobThatKeepsKillingWorkersEndsDead(t *testing.T) {
 	const vis = time.Second
-	f := newFixture(t, redis.WithVisibilityTimeout(vis))
+	f := newFixture(t, redis.Config{VisibilityTimeout: vis})
 	j := job("poison", redis.Normal)
 	j.MaxAttempts = 2
 	enqueue(t, f.q, j)
@@ -150,7 +150,7 @@ func TestJobThatKeepsKillingWorkersEndsDead(t *testing.T) {
 }
 
 func TestReclaimTakesBackEveryExpiredLease(t *testing.T) {
-	f := newFixture(t, redis.WithVisibilityTimeout(time.Second))
+	f := newFixture(t, redis.Config{VisibilityTimeout: time.Second})
 	batch := make([]*redis.Job, 250) // more than one reclaim batch
 	for i := range batch {
 		batch[i] = &redis.Job{URL: "https://shop.example/x"}

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The lease keeper. A job's lease (WithVisibilityTimeout) says how long a
+// The lease keeper. A job's lease (Config.VisibilityTimeout) says how long a
 // worker that died keeps its jobs from the others; it must not bound how
 // long a live worker may take. A request waits at the breaker's gate for a
 // Retry-After pause (up to 10 minutes), for its domain's pace and for a
@@ -20,12 +20,12 @@ import (
 //
 // Under way means: handed to Colly (IsVisited let it through, or
 // OnRequest saw it) and not settled, for at most the max hold
-// (WithMaxHold); or claimed by GetRequest and not yet handed to a thread,
+// (Config.MaxHold); or claimed by GetRequest and not yet handed to a thread,
 // which Colly's queue does before it asks the storage anything again. A
 // job Colly drops before it starts (a URL filter, MaxDepth, robots.txt)
 // is never under way: it comes back after its lease, as before. The
 // keeper's period is real time; the deadlines it writes are on the
-// storage's clock (WithClock), as every lease is.
+// storage's clock (Config.Clock), as every lease is.
 type keeper struct {
 	mu      sync.Mutex
 	jobs    map[string]*kept // job ID → the lease this process holds

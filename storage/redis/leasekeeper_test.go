@@ -112,8 +112,7 @@ func TestLeasesOfJobsNotUnderWayRunOut(t *testing.T) {
 	}{{"dropped by a URL filter", true}, {"fetched, outcome never reported", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ns := redistest.New(t)
-			cs := collyStorage(t, ns, redis.WithVisibilityTimeout(150*time.Millisecond), redis.WithMaxHold(300*time.Millisecond),
-				redis.WithMaxAttempts(2), redis.WithPollInterval(20*time.Millisecond))
+			cs := collyStorage(t, ns, redis.Config{VisibilityTimeout: 150 * time.Millisecond, MaxHold: 300 * time.Millisecond, MaxAttempts: 2, PollInterval: 20 * time.Millisecond})
 			c := colly.NewCollector()
 			if tc.dropped {
 				c.DisallowedURLFilters = []*regexp.Regexp{regexp.MustCompile(`/products/`)}

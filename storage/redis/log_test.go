@@ -43,7 +43,7 @@ func (l *logBuffer) events(t *testing.T) []map[string]any {
 
 func TestQueueLogsOneEventPerDecisionItTakesAlone(t *testing.T) {
 	var buf logBuffer
-	f := newFixture(t, redis.WithLogger(zerolog.New(&buf)), redis.WithVisibilityTimeout(time.Second))
+	f := newFixture(t, redis.Config{Logger: zerolog.New(&buf), VisibilityTimeout: time.Second})
 	j := job("a", redis.Normal)
 	j.MaxAttempts = 1
 	enqueue(t, f.q, j, job("b", redis.Normal))

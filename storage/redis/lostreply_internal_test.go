@@ -135,7 +135,7 @@ func leasedJobs(ctx context.Context, c *goredis.Client, key string) (map[string]
 func TestALeaseEndingLeavesNoClaimBehind(t *testing.T) {
 	client, prefix := redistest.New(t)
 	clk := clocktest.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	q, err := newQueue(client, "crawl-1", WithNamespace(prefix), WithClock(clk), WithVisibilityTimeout(time.Minute))
+	q, err := newQueue(client, "crawl-1", Config{Namespace: prefix, Clock: clk, VisibilityTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,8 +47,7 @@ func newFixture(t *testing.T, opts ...redis.Option) *fixture {
 	client, prefix := redistest.New(t)
 	f := &fixture{client: client, clock: newClock(), ns: prefix, crawl: "crawl-1"}
 	f.opts = append([]redis.Option{
-		redis.WithNamespace(prefix),
-		redis.WithClock(f.clock),
+		redis.Config{Namespace: prefix, Clock: f.clock},
 		redis.WithRand(rand.New(rand.NewPCG(1, 2))),
 	}, opts...)
 	f.q = f.queue(t, client, f.crawl)

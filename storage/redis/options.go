@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/rs/zerolog"
 )
 
@@ -35,11 +36,287 @@ const (
 )
 
 // Option configures any of the package's constructors: NewCollyStorage,
-// NewBreakerStore and OpenCheckpoint. Pass the same list to
-// each so that they agree on the namespace, the clock and the timeouts; an
-// option a constructor has no use for is ignored by it (its doc says which
-// constructors read it). Options are checked once, by the constructor.
-type Option func(*settings)
+// NewBreakerStore and OpenCheckpoint. A Config is one. Pass the same
+// options to each so that they agree on the namespace, the clock and the
+// timeouts; a field a constructor has no use for is ignored by it (its doc
+// says which constructors read it). A later Config's non-zero fields win.
+// Options are checked once, by the constructor.
+type Option interface {
+	apply(*settings)
+}
+
+// optionFunc is an Option of the package's own (the tests' lanes and
+// random source).
+type optionFunc func(*settings)
+
+func (f optionFunc) apply(s *settings) { f(s) }
+
+// Config is every setting of the package's constructors. A zero field
+// keeps the default, or what an earlier Config set.
+type Config struct {
+	// Namespace is the first part of every key, before the crawl's hash
+	// tag: "<namespace>:{<crawl>}:q:ready". Default "bw". Give tests their
+	// own namespace so their keys can be found and deleted together. Read
+	// by every constructor.
+	//
+	// The braces are a Redis Cluster hash tag, so a crawl's keys share one
+	// slot (the scripts touch several at once; Shards spreads a crawl over
+	// several), and two crawls on one Redis never see each other's state:
+	// "redis-cli --scan --pattern 'bw:{<crawl>}*'" lists a crawl's keys, and
+	// DeleteCrawl removes them.
+	Namespace string
+
+	// Shards spreads the crawl over n Redis Cluster hash slots instead of
+	// one, so that n masters can serve one crawl: CollyStorage's jobs and
+	// visited set by a hash of the Colly request's ID, a BreakerStore's
+	// circuits by a hash of the domain, each shard's keys under a hash tag
+	// of its own, "<ns>:{<crawl>/<i>.<k>}:s:…", chosen so that n shards
+	// land on n masters of an evenly split cluster. A claim tries the
+	// shards in turn, starting at the next one each time, so no shard
+	// waits behind another; Stats, QueueSize and DeadLetters add the
+	// shards up. Default (and zero) 1: the crawl's keys share one hash
+	// tag, the layout of the unsharded crawl; n must be in [1, MaxShards].
+	// Jobs are ordered within a shard; across shards a claim takes the
+	// first job of the shard whose turn it is. Every worker of a crawl
+	// must give the same n (like the namespace, it names where the crawl
+	// is): a worker with another n works another crawl. The checkpoint
+	// (OpenCheckpoint) is not sharded. On a single Redis server shards only
+	// cost round trips (a claim asks up to n of them when little is
+	// ready). Read by NewCollyStorage, NewBreakerStore and DeleteCrawl (as
+	// its shards argument).
+	Shards int
+
+	// VisibilityTimeout is how long a claimed job stays leased to its
+	// worker. A job neither acked, failed nor parked by then is taken back
+	// (with one attempt spent) and claimed again. A CollyStorage extends
+	// the lease of every job whose request is under way in its process
+	// every third of the timeout (see MaxHold), so there it is how long
+	// the jobs of a worker that died wait for the others, not a bound on a
+	// fetch or on a wait at the breaker's gate. Default 5 minutes; must be
+	// ≥ 1 ms.
+	VisibilityTimeout time.Duration
+
+	// MaxAttempts is how many failed attempts (Fail, or a lease that ran
+	// out) send a job to the dead letters. It applies to the jobs a
+	// storage queues. Default 5; must be ≥ 1.
+	MaxAttempts int
+
+	// BackoffBase and BackoffCap set the retry delay after a failure: full
+	// jitter, uniform in [0, min(cap, base·2^(n-1))) after the n-th failed
+	// attempt, so failures that happen together do not retry together.
+	// Defaults 15 s and 1 h; base must be ≥ 1 ms and cap ≥ base.
+	BackoffBase, BackoffCap time.Duration
+
+	// Retention is the time-to-live of the crawl's keys, refreshed by
+	// every call that changes the queue: a crawl nobody touches for this
+	// long disappears from Redis by itself. Keep it well above the backoff
+	// cap and the longest Park: a crawl whose only jobs wait longer than
+	// the retention, with no other change meanwhile, expires with them.
+	// Default 7 days; must be ≥ 1 s. Read by every constructor (for a
+	// BreakerStore it is how long an idle domain's circuit is kept).
+	Retention time.Duration
+
+	// DeadLetterLimit caps the dead-letter set: beyond it, the oldest dead
+	// letters are dropped (and logged). Default 100,000; a negative value
+	// means no cap (the set then lives until the crawl's retention runs
+	// out).
+	DeadLetterLimit int
+
+	// CallTimeout bounds every call to Redis when the caller's context has
+	// no earlier deadline. Default 10 s, and DefaultBreakerTimeout (1 s)
+	// for a BreakerStore's decisions, which a request waits for at the
+	// gate; a negative value leaves calls bounded only by the caller's
+	// context and the client's own timeouts. For the bound to cut a hung
+	// connection short, build the client with ContextTimeoutEnabled: true
+	// (otherwise its ReadTimeout applies). Read by every constructor.
+	CallTimeout time.Duration
+
+	// Clock's Now decides eligibility and leases (the waits between polls
+	// and reconnects are real time). The scripts are given this time
+	// rather than asking Redis, so every worker should have a synchronised
+	// clock (NTP); skew of a few seconds only shifts priorities and lease
+	// expiry by as much. Default (and nil): the system clock. Read by
+	// NewCollyStorage and OpenCheckpoint; a BreakerStore's circuits use
+	// the clock the breaker passes them.
+	Clock clock.Clock
+
+	// Logger makes the package log what it decides on its own, one event
+	// each: the queue's leases taken back, jobs sent to the dead letters
+	// and dead letters dropped over the limit; a BreakerStore's or
+	// CollyStorage's every change between "Redis answers" and "Redis
+	// unreachable". Default: silence. Read by every constructor.
+	Logger zerolog.Logger
+
+	// FailOpen is what a BreakerStore's circuits do while Redis cannot be
+	// reached. False (the default) fails closed: every request is refused
+	// while Redis is unreachable, Allow returning an error that matches
+	// ErrUnavailable and breaker.ErrOpen and converts to a
+	// *circuit.OpenError whose RetryAt is the next connection attempt, so
+	// the breaker parks the request instead of losing it; Redis is tried
+	// again with a backoff (ReconnectBase), by one call at a time. True
+	// falls back to an in-process circuit per domain (circuit.MemoryStore)
+	// while Redis is unreachable, started open where this process last saw
+	// the shared circuit open; each worker then decides alone. The shared
+	// state is used again as soon as Redis answers; what the fallback
+	// circuits learnt is dropped. Read by NewBreakerStore.
+	FailOpen bool
+
+	// ProbeLease is how long a half-open probe holds its slot in a
+	// BreakerStore's circuit without its outcome being recorded. A worker
+	// that dies (or hangs) holding a probe would otherwise keep the domain
+	// half-open with no slot free forever; after the lease the slot is
+	// free again. Set it above the longest request. Default 2 minutes;
+	// must be ≥ 1 ms. Read by NewBreakerStore.
+	ProbeLease time.Duration
+
+	// ReconnectBase and ReconnectCap set the wait between tries while
+	// Redis is unreachable: base after the first failure, doubling up to
+	// cap, each wait jittered over its upper half so that workers do not
+	// retry in step. Defaults 250 ms and 15 s; base must be ≥ 1 ms and
+	// cap ≥ base. Read by NewBreakerStore and NewCollyStorage.
+	ReconnectBase, ReconnectCap time.Duration
+
+	// MaxOutage is how long a CollyStorage call keeps retrying while Redis
+	// is unreachable before it returns the error: Colly's queue ignores
+	// errors from GetRequest and ends its Run on one from QueueSize, so
+	// the storage pauses the crawl instead, up to this long. Default 10
+	// minutes; a negative value waits for as long as it takes. Read by
+	// NewCollyStorage.
+	MaxOutage time.Duration
+
+	// ClaimTTL is how long IsVisited's claim on a URL fetched outside the
+	// queue (a plain Visit) keeps other workers off it when nobody reports
+	// its outcome. A URL whose outcome is reported is done (Ack) or
+	// released (Fail, Park) at once. Default: the visibility timeout; must
+	// be ≥ 1 ms. Read by NewCollyStorage.
+	ClaimTTL time.Duration
+
+	// PollInterval is the longest a CollyStorage's GetRequest waits
+	// before it asks the queue again when no job is ready but some are
+	// delayed or in flight elsewhere. Default 1 s; must be ≥ 1 ms. Read by
+	// NewCollyStorage.
+	PollInterval time.Duration
+
+	// WaitHorizon makes a CollyStorage's crawl end when the only work
+	// left is delayed beyond it from now (a domain parked for a long
+	// cooldown, a long backoff): QueueSize does not count those jobs and
+	// GetRequest reports the queue drained, so Colly's Run returns and the
+	// jobs stay queued for the next run. Zero (the default) waits for
+	// every job, however far ahead, and a domain that never recovers keeps
+	// the crawl going: parking spends no attempt. A negative value ends
+	// the crawl as soon as all that is left must wait at all (a horizon of
+	// zero). Read by NewCollyStorage.
+	WaitHorizon time.Duration
+
+	// MaxHold bounds how long a CollyStorage keeps extending the lease of
+	// a job whose request is under way in its process: one whose outcome
+	// is never reported (no breaker hooks, no Ack, Fail or Park) comes
+	// back to the other workers after this plus the visibility timeout.
+	// Set it above the longest a request can take, waits at the gate
+	// included (the breaker honours a Retry-After of up to 10 minutes,
+	// once per throttled retry). Default 1 hour; a negative value means no
+	// limit. Read by NewCollyStorage.
+	MaxHold time.Duration
+}
+
+// apply sets c's non-zero fields over s, and notes the ones out of range.
+func (c Config) apply(s *settings) {
+	if c.Namespace != "" {
+		if err := checkName("namespace", c.Namespace); err != nil {
+			s.errs = append(s.errs, err)
+		}
+		s.namespace = c.Namespace
+	}
+	if c.Shards != 0 {
+		if c.Shards < 1 || c.Shards > MaxShards {
+			s.bad("Config.Shards %d: must be in [1, %d]", c.Shards, MaxShards)
+		}
+		s.shards = c.Shards
+	}
+	if c.VisibilityTimeout != 0 {
+		if c.VisibilityTimeout < time.Millisecond {
+			s.bad("Config.VisibilityTimeout %v: must be at least 1ms", c.VisibilityTimeout)
+		}
+		s.visibility = c.VisibilityTimeout
+	}
+	if c.MaxAttempts != 0 {
+		if c.MaxAttempts < 1 {
+			s.bad("Config.MaxAttempts %d: must be at least 1", c.MaxAttempts)
+		}
+		s.maxAttempts = c.MaxAttempts
+	}
+	if c.BackoffBase != 0 || c.BackoffCap != 0 {
+		if c.BackoffBase != 0 {
+			s.backoffBase = c.BackoffBase
+		}
+		if c.BackoffCap != 0 {
+			s.backoffCap = c.BackoffCap
+		}
+		if s.backoffBase < time.Millisecond || s.backoffCap < s.backoffBase {
+			s.bad("Config.BackoffBase %v, BackoffCap %v: need base ≥ 1ms and cap ≥ base", s.backoffBase, s.backoffCap)
+		}
+	}
+	if c.Retention != 0 {
+		if c.Retention < time.Second {
+			s.bad("Config.Retention %v: must be at least 1s", c.Retention)
+		}
+		s.retention = c.Retention
+	}
+	if c.DeadLetterLimit != 0 {
+		s.deadLimit = max(c.DeadLetterLimit, 0) // negative: no cap, 0 inside
+	}
+	if c.CallTimeout != 0 {
+		s.callTimeout = c.CallTimeout
+		s.timeoutSet = true
+	}
+	if c.Clock != nil {
+		s.now = c.Clock.Now
+	}
+	if !collyx.IsZero(c.Logger) {
+		s.log = c.Logger
+	}
+	if c.FailOpen {
+		s.failOpen = true
+	}
+	if c.ProbeLease != 0 {
+		if c.ProbeLease < time.Millisecond {
+			s.bad("Config.ProbeLease %v: must be at least 1ms", c.ProbeLease)
+		}
+		s.probeLease = c.ProbeLease
+	}
+	if c.ReconnectBase != 0 || c.ReconnectCap != 0 {
+		if c.ReconnectBase != 0 {
+			s.reconnectBase = c.ReconnectBase
+		}
+		if c.ReconnectCap != 0 {
+			s.reconnectCap = c.ReconnectCap
+		}
+		if s.reconnectBase < time.Millisecond || s.reconnectCap < s.reconnectBase {
+			s.bad("Config.ReconnectBase %v, ReconnectCap %v: need base ≥ 1ms and cap ≥ base", s.reconnectBase, s.reconnectCap)
+		}
+	}
+	if c.MaxOutage != 0 {
+		s.maxOutage = c.MaxOutage
+	}
+	if c.ClaimTTL != 0 {
+		if c.ClaimTTL < time.Millisecond {
+			s.bad("Config.ClaimTTL %v: must be at least 1ms", c.ClaimTTL)
+		}
+		s.claimTTL = c.ClaimTTL
+	}
+	if c.PollInterval != 0 {
+		if c.PollInterval < time.Millisecond {
+			s.bad("Config.PollInterval %v: must be at least 1ms", c.PollInterval)
+		}
+		s.pollInterval = c.PollInterval
+	}
+	if c.WaitHorizon != 0 {
+		s.horizon = max(c.WaitHorizon, 0) // negative: a horizon of zero
+	}
+	if c.MaxHold != 0 {
+		s.maxHold = c.MaxHold
+	}
+}
 
 type settings struct {
 	namespace    string
@@ -53,7 +330,7 @@ type settings struct {
 	retention    time.Duration
 	deadLimit    int
 	callTimeout  time.Duration
-	timeoutSet   bool // WithCallTimeout was given (the breaker's default is shorter)
+	timeoutSet   bool // Config.CallTimeout was given (the breaker's default is shorter)
 	promoteBatch int
 	reclaimBatch int
 	now          func() time.Time
@@ -62,7 +339,7 @@ type settings struct {
 	errs         []error
 
 	// BreakerStore
-	failPolicy    FailPolicy
+	failOpen      bool
 	probeLease    time.Duration
 	reconnectBase time.Duration
 	reconnectCap  time.Duration
@@ -93,7 +370,6 @@ func defaults() settings {
 		now:          time.Now,
 		log:          zerolog.Nop(),
 
-		failPolicy:    FailClosed,
 		probeLease:    DefaultProbeLease,
 		reconnectBase: DefaultReconnectBase,
 		reconnectCap:  DefaultReconnectCap,
@@ -108,92 +384,6 @@ func (s *settings) bad(format string, args ...any) {
 	s.errs = append(s.errs, fmt.Errorf(format, args...))
 }
 
-// WithNamespace sets the first part of every key, before the crawl's hash
-// tag: "<namespace>:{<crawl>}:q:ready". Default "bw". Give tests their own
-// namespace so their keys can be found and deleted together. Read by every
-// constructor.
-//
-// The braces are a Redis Cluster hash tag, so a crawl's keys share one
-// slot (the scripts touch several at once; WithShards spreads a crawl over
-// several), and two crawls on one Redis never see each other's state:
-// "redis-cli --scan --pattern 'bw:{<crawl>}*'" lists a crawl's keys, and
-// DeleteCrawl removes them.
-func WithNamespace(ns string) Option {
-	return func(s *settings) {
-		if err := checkName("namespace", ns); err != nil {
-			s.errs = append(s.errs, err)
-		}
-		s.namespace = ns
-	}
-}
-
-// WithShards spreads the crawl over n Redis Cluster hash slots instead of
-// one, so that n masters can serve one crawl: CollyStorage's jobs and
-// visited set by a hash of the Colly request's ID, a BreakerStore's
-// circuits by a hash of the domain, each shard's keys under a hash tag of
-// its own, "<ns>:{<crawl>/<i>.<k>}:s:…", chosen so that n shards land on n
-// masters of an evenly split cluster. A claim tries the shards in turn,
-// starting at the next one each time, so no shard waits behind another;
-// Stats, QueueSize and DeadLetters add the shards up. Default 1: the
-// crawl's keys share one hash tag, the layout of the unsharded crawl; n
-// must be in [1, MaxShards]. Jobs are ordered within a shard; across
-// shards a claim takes the first job of the shard whose turn it is.
-// Every worker of a crawl must give the same n (like the namespace, it
-// names where the crawl is): a worker with another n works another
-// crawl. The checkpoint (OpenCheckpoint) is not sharded. On a single
-// Redis server shards only cost round trips (a claim asks up to n of
-// them when little is ready). Read by NewCollyStorage, NewBreakerStore
-// and DeleteCrawl (as its shards argument).
-func WithShards(n int) Option {
-	return func(s *settings) {
-		if n < 1 || n > MaxShards {
-			s.bad("shards %d: must be in [1, %d]", n, MaxShards)
-		}
-		s.shards = n
-	}
-}
-
-// WithVisibilityTimeout sets how long a claimed job stays leased to its
-// worker. A job neither acked, failed nor parked by then is taken back (with
-// one attempt spent) and claimed again. A CollyStorage extends the lease of every job whose request is under way in its
-// process every third of the timeout (see WithMaxHold), so there it is how
-// long the jobs of a worker that died wait for the others, not a bound on
-// a fetch or on a wait at the breaker's gate. Default 5 minutes; must be
-// ≥ 1 ms.
-func WithVisibilityTimeout(d time.Duration) Option {
-	return func(s *settings) {
-		if d < time.Millisecond {
-			s.bad("visibility timeout %v: must be at least 1ms", d)
-		}
-		s.visibility = d
-	}
-}
-
-// WithMaxAttempts sets how many failed attempts (Fail, or a lease that ran
-// out) send a job to the dead letters. It applies to the jobs a storage
-// queues. Default 5; must be ≥ 1.
-func WithMaxAttempts(n int) Option {
-	return func(s *settings) {
-		if n < 1 {
-			s.bad("max attempts %d: must be at least 1", n)
-		}
-		s.maxAttempts = n
-	}
-}
-
-// WithBackoff sets the retry delay after a failure: full jitter, uniform in
-// [0, min(cap, base·2^(n-1))) after the n-th failed attempt, so failures
-// that happen together do not retry together. Defaults 15 s and 1 h; base
-// must be ≥ 1 ms and cap ≥ base.
-func WithBackoff(base, cap time.Duration) Option {
-	return func(s *settings) {
-		if base < time.Millisecond || cap < base {
-			s.bad("backoff base %v, cap %v: need base ≥ 1ms and cap ≥ base", base, cap)
-		}
-		s.backoffBase, s.backoffCap = base, cap
-	}
-}
-
 // withAging sets the lanes' offsets on the ready order, whose score is the
 // time a job became eligible plus its lane's offset. criticalLead is how far
 // ahead a critical job starts: a normal job must have waited longer than it
@@ -202,237 +392,24 @@ func WithBackoff(base, cap time.Duration) Option {
 // one, so bulk work never starves. Defaults 24 h and 1 h; both must be ≥ 0
 // and below 10 years. All workers of one crawl must use the same values.
 func withAging(criticalLead, agingBound time.Duration) Option {
-	return func(s *settings) {
+	return optionFunc(func(s *settings) {
 		const most = 10 * 365 * 24 * time.Hour
 		if criticalLead < 0 || agingBound < 0 || criticalLead > most || agingBound > most {
 			s.bad("aging: critical lead %v, aging bound %v: each must be in [0, 10 years]", criticalLead, agingBound)
 		}
 		s.criticalLead, s.agingBound = criticalLead, agingBound
-	}
-}
-
-// WithRetention sets the time-to-live of the crawl's keys, refreshed by
-// every call that changes the queue: a crawl nobody touches for this long
-// disappears from Redis by itself. Keep it well above the backoff cap and
-// the longest Park: a crawl whose only jobs wait longer than the retention,
-// with no other change meanwhile, expires with them. Default 7 days; must
-// be ≥ 1 s. Read by every constructor (for a BreakerStore it is how long an
-// idle domain's circuit is kept).
-func WithRetention(d time.Duration) Option {
-	return func(s *settings) {
-		if d < time.Second {
-			s.bad("retention %v: must be at least 1s", d)
-		}
-		s.retention = d
-	}
-}
-
-// WithDeadLetterLimit caps the dead-letter set: beyond n, the oldest dead
-// letters are dropped (and logged). Default 100,000; 0 means no cap (the set
-// then lives until the crawl's retention runs out).
-func WithDeadLetterLimit(n int) Option {
-	return func(s *settings) {
-		if n < 0 {
-			s.bad("dead-letter limit %d: must be ≥ 0", n)
-		}
-		s.deadLimit = n
-	}
-}
-
-// WithCallTimeout bounds every call to Redis when the caller's context has
-// no earlier deadline. Default 10 s, and DefaultBreakerTimeout (1 s) for a
-// BreakerStore's decisions, which a request waits for at the gate; a
-// negative value leaves calls bounded only by the caller's context and the
-// client's own timeouts. For the bound to cut a hung connection short, build
-// the client with ContextTimeoutEnabled: true (otherwise its ReadTimeout
-// applies). Read by every constructor.
-func WithCallTimeout(d time.Duration) Option {
-	return func(s *settings) {
-		if d == 0 {
-			s.bad("call timeout 0: use a negative value for no timeout")
-		}
-		s.callTimeout = d
-		s.timeoutSet = true
-	}
-}
-
-// WithClock sets the clock whose Now decides eligibility and leases
-// (the waits between polls and reconnects are real time). The scripts are
-// given this time rather than asking Redis, so every worker should have a
-// synchronised clock (NTP); skew of a few seconds only shifts priorities
-// and lease expiry by as much. Default (and nil): the system clock. Read by
-// NewCollyStorage and OpenCheckpoint; a BreakerStore's circuits use the
-// clock the breaker passes them.
-func WithClock(c clock.Clock) Option {
-	return func(s *settings) {
-		s.now = clock.OrSystem(c).Now
-	}
+	})
 }
 
 // withRand sets the random source of the backoff jitter; the queue
 // serialises its use. Default: math/rand/v2's global source.
 func withRand(r *rand.Rand) Option {
-	return func(s *settings) {
+	return optionFunc(func(s *settings) {
 		if r == nil {
 			s.bad("rand: nil")
 		}
 		s.rand = r
-	}
-}
-
-// WithLogger makes the package log what it decides on its own, one event
-// each: the queue's leases taken back, jobs sent to the dead letters and
-// dead letters dropped over the limit; a BreakerStore's or CollyStorage's
-// every change between "Redis answers" and "Redis unreachable". Default:
-// silence. Read by every constructor.
-func WithLogger(l zerolog.Logger) Option {
-	return func(s *settings) { s.log = l }
-}
-
-// FailPolicy is what a BreakerStore's circuits do while Redis cannot be
-// reached.
-type FailPolicy uint8
-
-const (
-	// FailClosed refuses every request while Redis is unreachable (the
-	// default): Allow returns an error that matches ErrUnavailable and
-	// breaker.ErrOpen and converts to a *circuit.OpenError whose
-	// RetryAt is the next connection attempt, so the breaker parks the
-	// request instead of losing it. Redis is tried again with a backoff
-	// (WithReconnectBackoff), by one call at a time.
-	FailClosed FailPolicy = iota
-	// FailOpen falls back to an in-process circuit per domain
-	// (circuit.MemoryStore) while Redis is unreachable, started open where
-	// this process last saw the shared circuit open; each worker then
-	// decides alone. The shared state is used again as soon as Redis
-	// answers; what the fallback circuits learnt is dropped.
-	FailOpen
-)
-
-// String returns "fail_closed" or "fail_open".
-func (p FailPolicy) String() string {
-	switch p {
-	case FailClosed:
-		return "fail_closed"
-	case FailOpen:
-		return "fail_open"
-	}
-	return fmt.Sprintf("FailPolicy(%d)", uint8(p))
-}
-
-// WithFailPolicy sets what a BreakerStore does while Redis is unreachable:
-// FailClosed (the default) or FailOpen. Read by NewBreakerStore.
-func WithFailPolicy(p FailPolicy) Option {
-	return func(s *settings) {
-		if p > FailOpen {
-			s.bad("fail policy %v: use FailClosed or FailOpen", p)
-		}
-		s.failPolicy = p
-	}
-}
-
-// WithProbeLease sets how long a half-open probe holds its slot in a
-// BreakerStore's circuit without its outcome being recorded. A worker that
-// dies (or hangs) holding a probe would otherwise keep the domain half-open
-// with no slot free forever; after the lease the slot is free again. Set it
-// above the longest request. Default 2 minutes; must be ≥ 1 ms. Read by
-// NewBreakerStore.
-func WithProbeLease(d time.Duration) Option {
-	return func(s *settings) {
-		if d < time.Millisecond {
-			s.bad("probe lease %v: must be at least 1ms", d)
-		}
-		s.probeLease = d
-	}
-}
-
-// WithReconnectBackoff sets the wait between tries while Redis is
-// unreachable: base after the first failure, doubling up to cap, each wait
-// jittered over its upper half so that workers do not retry in step.
-// Defaults 250 ms and 15 s; base must be ≥ 1 ms and cap ≥ base. Read by
-// NewBreakerStore and NewCollyStorage.
-func WithReconnectBackoff(base, cap time.Duration) Option {
-	return func(s *settings) {
-		if base < time.Millisecond || cap < base {
-			s.bad("reconnect backoff base %v, cap %v: need base ≥ 1ms and cap ≥ base", base, cap)
-		}
-		s.reconnectBase, s.reconnectCap = base, cap
-	}
-}
-
-// WithMaxOutage sets how long a CollyStorage call keeps retrying while Redis
-// is unreachable before it returns the error: Colly's queue ignores errors
-// from GetRequest and ends its Run on one from QueueSize, so the storage
-// pauses the crawl instead, up to this long. Default 10 minutes; a negative
-// value waits for as long as it takes. Read by NewCollyStorage.
-func WithMaxOutage(d time.Duration) Option {
-	return func(s *settings) {
-		if d == 0 {
-			s.bad("max outage 0: use a negative value to wait for as long as it takes")
-		}
-		s.maxOutage = d
-	}
-}
-
-// WithClaimTTL sets how long IsVisited's claim on a URL fetched outside the
-// queue (a plain Visit) keeps other workers off it when nobody reports its
-// outcome. A URL whose outcome is reported is done (Ack) or released (Fail,
-// Park) at once. Default: the visibility timeout; must be ≥ 1 ms. Read by
-// NewCollyStorage.
-func WithClaimTTL(d time.Duration) Option {
-	return func(s *settings) {
-		if d < time.Millisecond {
-			s.bad("claim TTL %v: must be at least 1ms", d)
-		}
-		s.claimTTL = d
-	}
-}
-
-// WithPollInterval sets the longest a CollyStorage's GetRequest waits
-// before it asks the queue again when no job is ready but some are delayed
-// or in flight elsewhere. Default 1 s; must be ≥ 1 ms. Read by
-// NewCollyStorage.
-func WithPollInterval(d time.Duration) Option {
-	return func(s *settings) {
-		if d < time.Millisecond {
-			s.bad("poll interval %v: must be at least 1ms", d)
-		}
-		s.pollInterval = d
-	}
-}
-
-// WithWaitHorizon makes a CollyStorage's crawl end when the only work left
-// is delayed beyond d from now (a domain parked for a long cooldown, a
-// long backoff): QueueSize does not count those jobs and GetRequest
-// reports the queue drained, so Colly's Run returns and the jobs stay
-// queued for the next run. Without it (the default) a worker waits for
-// every job, however far ahead, and a domain that never recovers keeps
-// the crawl going: parking spends no attempt. d must be ≥ 0. Read by
-// NewCollyStorage.
-func WithWaitHorizon(d time.Duration) Option {
-	return func(s *settings) {
-		if d < 0 {
-			s.bad("wait horizon %v: must be ≥ 0", d)
-		}
-		s.horizon = d
-	}
-}
-
-// WithMaxHold bounds how long a CollyStorage keeps extending the lease of
-// a job whose request is under way in its process: one whose outcome is
-// never reported (no breaker hooks, no Ack, Fail or Park) comes back to
-// the other workers after this plus the visibility timeout. Set it above
-// the longest a request can take, waits at the gate included (the
-// breaker honours a Retry-After of up to 10 minutes, once per throttled
-// retry). Default 1 hour; a negative value means no limit; must not be 0.
-// Read by NewCollyStorage.
-func WithMaxHold(d time.Duration) Option {
-	return func(s *settings) {
-		if d == 0 {
-			s.bad("max hold 0: use a negative value for no limit")
-		}
-		s.maxHold = d
-	}
+	})
 }
 
 // build applies opts over the defaults and checks the client and the crawl
@@ -441,7 +418,7 @@ func build(client any, crawlID string, opts []Option) (settings, error) {
 	s := defaults()
 	for _, o := range opts {
 		if o != nil {
-			o(&s)
+			o.apply(&s)
 		}
 	}
 	if client == nil {

@@ -16,7 +16,7 @@ import (
 var ErrCrawlBusy = errors.New("redis: the crawl's jobs are leased by running workers")
 
 // DeleteCrawl deletes every key of crawl in namespace (DefaultNamespace
-// when ""), spread over shards shards (as WithShards; 1 when below 1), and
+// when ""), spread over shards shards (as Config.Shards; 1 when below 1), and
 // returns how many it deleted. On a Redis Cluster it scans every master.
 // It refuses with ErrCrawlBusy while a worker holds an unexpired lease on
 // one of the crawl's jobs: stop the workers first. Without it a crawl's

@@ -49,7 +49,7 @@ func TestDeleteCrawlDeletesOnlyItsCrawl(t *testing.T) {
 			ctx := context.Background()
 			ns := ns + "-" + tc.name
 			for _, crawl := range []string{"keep", "drop"} {
-				q, err := redis.NewQueue(tc.client, crawl, redis.WithNamespace(ns), redis.WithShards(tc.shards))
+				q, err := redis.NewQueue(tc.client, crawl, redis.Config{Namespace: ns, Shards: tc.shards})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -26,7 +26,7 @@ import (
 type jobQueue struct {
 	client  goredis.UniversalClient
 	crawl   string
-	shards  [][]string // each shard's six keys (one shard unless WithShards)
+	shards  [][]string // each shard's six keys (one shard unless Config.Shards)
 	next    atomic.Uint32
 	s       settings
 	offsets [3]int64 // ms, indexed by Lane
@@ -96,7 +96,7 @@ func (q *jobQueue) Crawl() string { return q.crawl }
 
 // Keys returns the Redis keys of the queue, for inspection and cleanup:
 // ready, delayed, inflight, dead, jobs, leases; shard after shard with
-// WithShards.
+// Config.Shards.
 func (q *jobQueue) Keys() []string {
 	var out []string
 	for _, k := range q.shards {

@@ -34,7 +34,7 @@ func TestARedirectToAVisitedPageSettlesItsJob(t *testing.T) {
 		w.Write([]byte("<html><body><h1>page</h1></body></html>"))
 	}))
 	defer srv.Close()
-	cs := collyStorage(t, ns, redis.WithPollInterval(20*time.Millisecond))
+	cs := collyStorage(t, ns, redis.Config{PollInterval: 20 * time.Millisecond})
 	b, err := breaker.New(breaker.Standard())
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestARedirectToAPageThisWorkerHoldsFetchesItOnce(t *testing.T) {
 		w.Write([]byte("<html><body><h1>page</h1></body></html>"))
 	}))
 	defer srv.Close()
-	cs = collyStorage(t, ns, redis.WithPollInterval(20*time.Millisecond))
+	cs = collyStorage(t, ns, redis.Config{PollInterval: 20 * time.Millisecond})
 	b, err := breaker.New(breaker.Standard())
 	if err != nil {
 		t.Fatal(err)

@@ -29,8 +29,7 @@ func TestThrottledURLDueBeyondTheWaitHorizonIsParkedNotHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	cs := collyStorage(t, ns, redis.WithWaitHorizon(300*time.Millisecond), redis.WithPollInterval(20*time.Millisecond),
-		redis.WithBackoff(20*time.Millisecond, 100*time.Millisecond))
+	cs := collyStorage(t, ns, redis.Config{WaitHorizon: 300 * time.Millisecond, PollInterval: 20 * time.Millisecond, BackoffBase: 20 * time.Millisecond, BackoffCap: 100 * time.Millisecond})
 	b, err := breaker.New(e2eProfile(time.Second))
 	if err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	}
 	ctx, cancel := cs.q.callContext(ctx)
 	defer cancel()
-	// With WithShards every shard has a copy of the first shard's marker:
+	// With Config.Shards every shard has a copy of the first shard's marker:
 	// a master that lost its shards loses their copies.
 	var run, odd, oddKey string
 	now := cs.s.now()

@@ -7,7 +7,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/keyslot"
 )
 
-// MaxShards is the most hash slots WithShards spreads a crawl over.
+// MaxShards is the most hash slots Config.Shards spreads a crawl over.
 const MaxShards = 256
 
 // A crawl's shards. With one shard (the default) every key of a crawl

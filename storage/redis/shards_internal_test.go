@@ -12,7 +12,7 @@ import (
 // jobs, no shard gives two jobs in a row, and each gives a third.
 func TestClaimsGoRoundTheShards(t *testing.T) {
 	client, prefix := redistest.New(t)
-	q, err := newQueue(client, "crawl-1", WithNamespace(prefix), WithShards(3))
+	q, err := newQueue(client, "crawl-1", Config{Namespace: prefix, Shards: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // One shard (the default) keeps the unsharded key layout, byte for byte.
 func TestOneShardKeepsTheKeyLayout(t *testing.T) {
 	client, _ := redistest.New(t)
-	for _, opts := range [][]redis.Option{nil, {redis.WithShards(1)}} {
+	for _, opts := range [][]redis.Option{nil, {redis.Config{Shards: 1}}} {
 		q, err := redis.NewQueue(client, "shop", opts...)
 		if err != nil {
 			t.Fatal(err)
@@ -42,9 +42,9 @@ func TestOneShardKeepsTheKeyLayout(t *testing.T) {
 
 func TestShardsOutOfRangeAreRejected(t *testing.T) {
 	client, _ := redistest.New(t)
-	for _, n := range []int{0, -1, redis.MaxShards + 1} {
-		if _, err := redis.NewQueue(client, "shop", redis.WithShards(n)); !errors.Is(err, redis.ErrInvalidConfig) {
-			t.Errorf("WithShards(%d): %v, want ErrInvalidConfig", n, err)
+	for _, n := range []int{-1, redis.MaxShards + 1} {
+		if _, err := redis.NewQueue(client, "shop", redis.Config{Shards: n}); !errors.Is(err, redis.ErrInvalidConfig) {
+			t.Errorf("Config.Shards %d: %v, want ErrInvalidConfig", n, err)
 		}
 	}
 }
@@ -53,7 +53,7 @@ func TestShardsOutOfRangeAreRejected(t *testing.T) {
 // space; a domain's three circuit keys share one tag.
 func TestShardsSpreadTheCrawlOverSlots(t *testing.T) {
 	client, ns := redistest.New(t)
-	q, err := redis.NewQueue(client, "shop", redis.WithNamespace(ns), redis.WithShards(3))
+	q, err := redis.NewQueue(client, "shop", redis.Config{Namespace: ns, Shards: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestShardsSpreadTheCrawlOverSlots(t *testing.T) {
 			}
 		}
 	}
-	bs, err := redis.NewBreakerStore(client, "shop", redis.WithNamespace(ns), redis.WithShards(3))
+	bs, err := redis.NewBreakerStore(client, "shop", redis.Config{Namespace: ns, Shards: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestShardsSpreadTheCrawlOverSlots(t *testing.T) {
 // once; Stats and Dead add the shards up, newest dead first, and
 // RetryDead finds a dead letter's shard by its ID.
 func TestShardedQueueHandsOutEveryJobOnce(t *testing.T) {
-	f := newFixture(t, redis.WithShards(3), redis.WithMaxAttempts(1))
+	f := newFixture(t, redis.Config{Shards: 3, MaxAttempts: 1})
 	const n = 90
 	var jobs []*redis.Job
 	for i := range n {

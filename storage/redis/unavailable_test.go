@@ -95,7 +95,7 @@ func TestRedisUnreachableFailsWithErrUnavailable(t *testing.T) {
 func TestCallTimeoutBoundsEveryCallToAnUnreachableRedis(t *testing.T) {
 	client := goredis.NewClient(&goredis.Options{Addr: closedPort(t)})
 	defer client.Close()
-	q, err := redis.NewQueue(client, "crawl", redis.WithCallTimeout(150*time.Millisecond))
+	q, err := redis.NewQueue(client, "crawl", redis.Config{CallTimeout: 150 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestHungRedisIsCutShortByTheCallTimeout(t *testing.T) {
 	}()
 	client := goredis.NewClient(&goredis.Options{Addr: l.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer client.Close()
-	q, err := redis.NewQueue(client, "crawl", redis.WithCallTimeout(100*time.Millisecond))
+	q, err := redis.NewQueue(client, "crawl", redis.Config{CallTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,14 +33,13 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 	var recovered sync.Once
 	for w := range 2 {
 		wg.Go(func() {
-			opts := []redis.Option{redis.WithNamespace(ns), redis.WithPollInterval(20 * time.Millisecond),
-				redis.WithBackoff(20*time.Millisecond, 100*time.Millisecond)}
+			opts := []redis.Option{redis.Config{Namespace: ns, PollInterval: 20 * time.Millisecond, BackoffBase: 20 * time.Millisecond, BackoffCap: 100 * time.Millisecond}}
 			store, err := redis.OpenCheckpoint(client, "shop", opts...)
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			cp, err := checkpoint.New(store, checkpoint.MaxAttempts(5))
+			cp, err := checkpoint.New(store, checkpoint.Config{MaxAttempts: 5})
 			if err != nil {
 				t.Error(err)
 				return
@@ -101,7 +100,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 	}
 	wg.Wait()
 	checkEveryProductOnce(t, f, products, client, inspect(t, client, ns), 0)
-	store, err := redis.OpenCheckpoint(client, "shop", redis.WithNamespace(ns))
+	store, err := redis.OpenCheckpoint(client, "shop", redis.Config{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}

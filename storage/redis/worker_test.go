@@ -36,7 +36,7 @@ type workerConfig struct {
 	Name        string
 	Addr        string   // Redis
 	Cluster     []string // a Redis Cluster's seeds, instead of Addr
-	Shards      int      // WithShards, 0 for the default
+	Shards      int      // Config.Shards, 0 for the default
 	Namespace   string
 	Crawl       string
 	Seeds       []string
@@ -91,17 +91,10 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 	defer client.Close()
 	log := zerolog.New(logs).With().Str("worker", cfg.Name).Logger()
 	opts := []redis.Option{
-		redis.WithNamespace(cfg.Namespace),
-		redis.WithVisibilityTimeout(cfg.Visibility),
-		redis.WithPollInterval(cfg.Poll),
-		redis.WithBackoff(20*time.Millisecond, 200*time.Millisecond),
-		redis.WithReconnectBackoff(20*time.Millisecond, 200*time.Millisecond),
-		redis.WithMaxOutage(30 * time.Second),
-		redis.WithCallTimeout(2 * time.Second),
-		redis.WithLogger(log),
+		redis.Config{Namespace: cfg.Namespace, VisibilityTimeout: cfg.Visibility, PollInterval: cfg.Poll, BackoffBase: 20 * time.Millisecond, BackoffCap: 200 * time.Millisecond, ReconnectBase: 20 * time.Millisecond, ReconnectCap: 200 * time.Millisecond, MaxOutage: 30 * time.Second, CallTimeout: 2 * time.Second, Logger: log},
 	}
 	if cfg.Shards > 0 {
-		opts = append(opts, redis.WithShards(cfg.Shards))
+		opts = append(opts, redis.Config{Shards: cfg.Shards})
 	}
 	cs, err := redis.NewCollyStorage(client, cfg.Crawl, opts...)
 	if err != nil {

@@ -1,4 +1,4 @@
-package observe
+package observed
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -30,7 +31,7 @@ const (
 // a Success) and, for Parked, the time it waits for. ResendAt decides
 // first, then Retrying (without GaveUp), then the class; an Excluded
 // attempt is told apart by its error (a *circuit.OpenError is refused).
-func StateOf(a Attempt) (s URLState, reason string, until time.Time) {
+func StateOf(a observe.Attempt) (s URLState, reason string, until time.Time) {
 	if a.Result.Class != circuit.Success { // most pages: no reason to build
 		if a.Err != nil {
 			reason = a.Err.Error()

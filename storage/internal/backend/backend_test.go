@@ -1,0 +1,50 @@
+package backend_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
+)
+
+func TestInvalidArgumentsAreErrInvalid(t *testing.T) {
+	for _, bad := range []storage.State{0, storage.Dead + 1, 255} {
+		r := storage.Record{State: bad}
+		if err := backend.CheckRecord(&r); !errors.Is(err, storage.ErrInvalid) {
+			t.Errorf("CheckRecord with State(%d): %v, want ErrInvalid", uint8(bad), err)
+		}
+		if err := backend.CheckStates([]storage.State{storage.Done, bad}); !errors.Is(err, storage.ErrInvalid) {
+			t.Errorf("CheckStates with State(%d): %v, want ErrInvalid", uint8(bad), err)
+		}
+	}
+	if err := backend.CheckRecord(&storage.Record{State: storage.Done, Attempts: -1}); !errors.Is(err, storage.ErrInvalid) {
+		t.Errorf("CheckRecord with negative Attempts: %v, want ErrInvalid", err)
+	}
+	for _, key := range []string{"", strings.Repeat("k", storage.MaxMetaKeyLen+1)} {
+		if err := backend.CheckMetaKey(key); !errors.Is(err, storage.ErrInvalid) {
+			t.Errorf("CheckMetaKey(%d bytes): %v, want ErrInvalid", len(key), err)
+		}
+	}
+	good := storage.Record{State: storage.Pending}
+	if err := backend.CheckRecord(&good); err != nil {
+		t.Errorf("CheckRecord(pending): %v", err)
+	}
+	if err := backend.CheckStates(storage.States()); err != nil {
+		t.Errorf("CheckStates(every state): %v", err)
+	}
+	if err := backend.CheckMetaKey(strings.Repeat("k", storage.MaxMetaKeyLen)); err != nil {
+		t.Errorf("CheckMetaKey(the longest key): %v", err)
+	}
+}
+
+func TestTallyMapHasTheNonZeroCounts(t *testing.T) {
+	var tally backend.Tally
+	tally[storage.Done] = 3
+	tally[storage.Dead] = 1
+	m := tally.Map()
+	if len(m) != 2 || m[storage.Done] != 3 || m[storage.Dead] != 1 {
+		t.Errorf("Map() = %v, want done 3 and dead 1", m)
+	}
+}
