@@ -15,6 +15,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/early"
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
+	"github.com/breakwater-crawl/breakwater/internal/idle"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
@@ -58,7 +59,9 @@ type Breaker struct {
 	warned     sync.Once      // the transport replaced after Register: logged once
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once
 	unfinished unfinishedList // a sample by URL, counts per domain past it
-	idle       idleState      // compacted domains (idle.go)
+	idleTTL    time.Duration  // Config.IdleTTL; < 0: never compact
+	sweeper    idle.Sweeper   // which domains were left alone for the idle TTL (idle.go)
+	dormant    idle.Set       // the compacted domains
 	coarse     coarseClock    // the system clock, read about once a second (coarse.go)
 }
 
@@ -143,10 +146,12 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 	}
 	b.pacing = Pacing(np)
 	b.realTime = b.clock == clock.System
-	if b.idle.ttl == 0 {
-		b.idle.ttl = DefaultIdleTTL
+	if b.idleTTL == 0 {
+		b.idleTTL = DefaultIdleTTL
 	}
-	b.idle.init(b.idle.ttl, b.clock.Now())
+	now := b.clock.Now()
+	b.sweeper.Init(b.idleTTL, now)
+	b.dormant.Init(now)
 	return b, nil
 }
 
@@ -459,7 +464,7 @@ func (b *Breaker) Stats() []DomainStats {
 		out = append(out, b.statsOf(v.(*domain), now))
 		return true
 	})
-	b.rangeDormant(func(name string, r *dormant) { out = append(out, b.dormantStats(name, r)) })
+	b.dormant.Range(func(name string, r *idle.Record) { out = append(out, b.dormantStats(name, r)) })
 	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
 	return out
 }

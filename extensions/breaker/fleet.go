@@ -120,9 +120,9 @@ func (b *Breaker) fleetTotals() (tot fleet.Totals) {
 		}
 		return true
 	})
-	dt := b.dormantTotals()
+	dt := b.dormant.Totals()
 	for c := range numClasses {
-		tot[c] += dt.counts[c]
+		tot[c] += dt.Counts[c]
 	}
 	return tot
 }

@@ -199,7 +199,7 @@ func (c Config) apply(b *Breaker) error {
 		}
 	}
 	if c.IdleTTL != 0 {
-		b.idle.ttl = c.IdleTTL
+		b.idleTTL = c.IdleTTL
 	}
 	if c.BaseTransport != nil {
 		b.baseTransport = c.BaseTransport

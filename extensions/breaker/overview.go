@@ -91,16 +91,16 @@ func (b *Breaker) Overview(k int) Overview {
 		}
 		return true
 	})
-	dt := b.dormantTotals()
-	o.Domains += dt.domains
-	o.Compacted = dt.domains
-	o.States[circuit.Closed] += dt.domains
+	dt := b.dormant.Totals()
+	o.Domains += dt.Domains
+	o.Compacted = dt.Domains
+	o.States[circuit.Closed] += dt.Domains
 	for c := range numClasses {
-		tot[c] += dt.counts[c]
+		tot[c] += dt.Counts[c]
 	}
-	o.Refused += dt.refused
-	o.Trips += dt.trips
-	o.Pauses += dt.pauses
+	o.Refused += dt.Refused
+	o.Trips += dt.Trips
+	o.Pauses += dt.Pauses
 	for c := range numClasses {
 		o.Outcomes[circuit.Class(c).String()] = tot[c]
 	}

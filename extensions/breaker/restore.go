@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/internal/idle"
 )
 
 // DomainSnapshot is one domain's circuit at one moment, and the
@@ -53,8 +54,8 @@ func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot {
 			}
 			return true
 		})
-		b.rangeDormant(func(name string, r *dormant) {
-			out = append(out, DomainSnapshot{Domain: name, State: circuit.Closed, Trips: int(r.trips)})
+		b.dormant.Range(func(name string, r *idle.Record) {
+			out = append(out, DomainSnapshot{Domain: name, State: circuit.Closed, Trips: int(r.Trips)})
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
@@ -66,8 +67,8 @@ func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot {
 func (b *Breaker) snapshot(host string) (DomainSnapshot, bool) {
 	v, ok := b.domains.Load(hostOf(host))
 	if !ok {
-		if r, ok := b.dormantOf(hostOf(host)); ok {
-			return DomainSnapshot{Domain: hostOf(host), State: circuit.Closed, Trips: int(r.trips)}, true
+		if r, ok := b.dormant.Get(hostOf(host)); ok {
+			return DomainSnapshot{Domain: hostOf(host), State: circuit.Closed, Trips: int(r.Trips)}, true
 		}
 		return DomainSnapshot{}, false
 	}
