@@ -140,11 +140,11 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 			return nil, err
 		}
 	}
-	np, err := pace.Config(b.pacing).Normalise()
+	np, err := b.pacing.Normalise()
 	if err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
-	b.pacing = Pacing(np)
+	b.pacing = np
 	b.realTime = b.clock == clock.System
 	if b.idleTTL == 0 {
 		b.idleTTL = DefaultIdleTTL

@@ -72,7 +72,7 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 	if err := b.newCircuit(d); err != nil {
 		return nil, err
 	}
-	d.pace = pace.New(pace.Config(b.pacing), d.room, b.clock)
+	d.pace = pace.New(b.pacing, d.room, b.clock)
 	if r, ok := sh.Take(host); ok {
 		d.revive(&r, b.clock)
 	}
