@@ -12,6 +12,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/internal/early"
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
@@ -48,7 +49,7 @@ type Breaker struct {
 	onDegrading     []func(string, time.Duration, time.Duration)
 	rand            func() float64
 	fleet           *fleet.Guard
-	prior           timeoutPrior
+	prior           deadline.Prior // the timeout a domain without its own borrows
 
 	domains    sync.Map       // host → *domain
 	attempts   attemptTable   // *colly.Request → *attempt

@@ -11,7 +11,7 @@ import (
 // slow calls, a latency slope, a new adaptive timeout.
 func (b *Breaker) early(d *domain, s early.Signals) {
 	if s.Timeout > 0 {
-		b.prior.add(s.Timeout)
+		b.prior.Add(s.Timeout)
 	}
 	if s.Timeout > 0 && time.Duration(d.timeout.Swap(int64(s.Timeout))) != s.Timeout {
 		b.log.Debug().Str("event", "timeout_changed").Str("domain", d.name).Dur("timeout", s.Timeout).
