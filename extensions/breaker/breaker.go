@@ -12,6 +12,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/coarse"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/internal/early"
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
@@ -63,7 +64,7 @@ type Breaker struct {
 	idleTTL    time.Duration  // Config.IdleTTL; < 0: never compact
 	sweeper    idle.Sweeper   // which domains were left alone for the idle TTL (idle.go)
 	dormant    idle.Set       // the compacted domains
-	coarse     coarseClock    // the system clock, read about once a second (coarse.go)
+	coarse     coarse.Clock   // the system clock, read about once a second
 }
 
 // domain is everything the breaker knows about one host. The fields a
@@ -235,7 +236,7 @@ func (b *Breaker) allowCircuit(d *domain) (Ticket, error) {
 }
 
 // roughNow is the breaker's clock in unix nanos, at most about a second
-// old on the system clock (coarseClock): for timestamps only coarse
+// old on the system clock (coarse.Clock): for timestamps only coarse
 // questions read. Any other clock is read, so a fake clock's Advance takes
 // effect at once.
 func (b *Breaker) roughNow() int64 {
