@@ -17,6 +17,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/early"
 	"github.com/breakwater-crawl/breakwater/internal/idle"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
+	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
 // DefaultIdleTTL is how long a domain must be left alone before it is
@@ -107,7 +108,7 @@ func (b *Breaker) newCircuit(d *domain) error {
 	if fc, ok := c.(failureCounter); ok {
 		d.counter = fc
 	} else {
-		d.local = newLocalFailures(d.profile.WindowSize)
+		d.local = window.NewShared(d.profile.WindowSize, func(r circuit.Result) bool { return r.Class.Failure() })
 	}
 	return nil
 }
