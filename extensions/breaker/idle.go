@@ -94,14 +94,14 @@ func (b *Breaker) newCircuit(d *domain) error {
 			return fmt.Errorf("breaker: circuit for %s: %w", d.name, err)
 		}
 		c = circuit.NewMemoryGuarded(d.name, s, &d.mu)
-		d.tracker = early.NewGuarded(size, d.profile.early(), &d.mu)
+		d.tracker = early.NewGuarded(size, earlySettings(d.profile), &d.mu)
 		d.guarded = true
 	} else {
 		var err error
 		if c, err = b.store.Circuit(d.name, s); err != nil {
 			return fmt.Errorf("breaker: circuit for %s: %w", d.name, err)
 		}
-		d.tracker = early.New(size, d.profile.early())
+		d.tracker = early.New(size, earlySettings(d.profile))
 	}
 	d.circuit = c
 	d.mem, _ = c.(*circuit.Memory)
