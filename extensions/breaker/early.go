@@ -68,16 +68,12 @@ func (b *Breaker) holdOpen(d *domain, reason string) {
 }
 
 // grow lengthens the cooldown of a domain that trips again before a
-// healthy stretch: base × streak, capped, drawn uniformly between the base
-// and that (full jitter), so domains tripped together do not reopen
-// together.
+// healthy stretch (early.GrownCooldown).
 func (b *Breaker) grow(d *domain, t circuit.Transition, streak int) circuit.Transition {
-	p := d.profile
-	if streak < 2 || p.MaxCooldown <= p.Cooldown {
+	cooldown, ok := early.GrownCooldown(d.profile.Cooldown, d.profile.MaxCooldown, streak, b.rand)
+	if !ok {
 		return t
 	}
-	grown := min(time.Duration(streak)*p.Cooldown, p.MaxCooldown)
-	cooldown := p.Cooldown + time.Duration(b.rand()*float64(grown-p.Cooldown))
 	until := t.At.Add(cooldown)
 	if !until.After(t.RetryAt) {
 		return t
