@@ -123,9 +123,9 @@ func (b *Breaker) Restore(s DomainSnapshot) error {
 	case s.State != circuit.Closed && s.RetryAt.After(now):
 		return b.restoreOpen(d, s.RetryAt, s.Trips)
 	case s.State != circuit.Closed:
-		return b.restoreWindow(d, -1, -1)
+		return circuit.RestoreWindow(d.circuit, b.clock, d.profile.Settings(), -1, -1)
 	default:
-		return b.restoreWindow(d, s.WindowLen, s.WindowFailures)
+		return circuit.RestoreWindow(d.circuit, b.clock, d.profile.Settings(), s.WindowLen, s.WindowFailures)
 	}
 }
 
@@ -138,39 +138,6 @@ func (b *Breaker) restoreOpen(d *domain, retryAt time.Time, trips int) error {
 	}
 	if t.From != t.To {
 		b.transitioned(d, t)
-	}
-	return nil
-}
-
-// restoreWindow puts outcomes results, the latest failures of them
-// failures, back into d's closed circuit (see Restore). A negative
-// failures is the probation: a full window one failure short of a trip.
-func (b *Breaker) restoreWindow(d *domain, outcomes, failures int) error {
-	if s, err := d.circuit.Snapshot(b.clock); err != nil || s.State != circuit.Closed {
-		return err
-	}
-	p := d.profile
-	most := p.Settings().FailuresToTrip() - 1
-	if p.ConsecutiveFailures > 0 {
-		most = min(most, p.ConsecutiveFailures-1)
-	}
-	if failures < 0 {
-		outcomes, failures = p.WindowSize, most
-	}
-	failures = max(min(failures, most), 0)
-	outcomes = max(min(outcomes, p.WindowSize), failures)
-	for i := range outcomes {
-		o := circuit.Result{Class: circuit.Success}
-		if i >= outcomes-failures {
-			o.Class = circuit.Degraded
-		}
-		tk, _, err := d.circuit.Allow(b.clock)
-		if err != nil {
-			return err
-		}
-		if _, err := d.circuit.Record(b.clock, tk, o); err != nil {
-			return err
-		}
 	}
 	return nil
 }
