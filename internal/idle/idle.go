@@ -5,6 +5,25 @@
 // Set of compacted domains and one Sweeper that says which domains were
 // left alone long enough; this package keeps the records, their totals
 // and the sweep periods, and knows nothing of a domain's live state.
+//
+// Only a domain with nothing to remember is compacted: its circuit
+// closed with no failure in its window, no cached refusal, no Retry-After
+// pause in force, its pace at the user's, nothing in flight, reserved or
+// waiting, no throttled or blocked answers in a row, no slow call in its
+// slow-call window and no latency slope under way. What a compacted
+// domain keeps (counts, trips and the cooldown streak, pauses, its
+// adaptive timeout and slope baseline with the requests in flight it was
+// taken at, its slow-call window's fill) is what its circuit's decisions
+// depend on: tickets, refusals and transitions are the same as if it had
+// been kept whole (a randomized test of the breaker compares the two).
+// What it forgets is latencies: the rolling tracker's window (the
+// breaker's Stats keep the success rate and median it showed), from which
+// the adaptive timeout is recomputed every 100 successes (the timeout in
+// force stays, and the next one is computed once 100 successes since the
+// revival are in), and the slope's latest successes, which refill as it
+// is used again (its slope is looked at once it has them). Circuits of a
+// shared store (storage/redis) are never compacted, nor is a domain with
+// a ticket out.
 package idle
 
 import (
