@@ -9,7 +9,7 @@ import (
 // A circuit may implement failureCounter to tell the gate, cheaply and
 // without a round trip, how many failures its window holds. The in-process
 // circuit does; for a circuit that does not, the breaker counts the
-// failures it recorded itself (localFailures).
+// failures it recorded itself (domain.local, a window.Shared).
 type failureCounter interface {
 	WindowFailures() int
 }
