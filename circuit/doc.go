@@ -1,6 +1,7 @@
 // Package circuit is Breakwater's circuit breaker with no crawler in it:
-// one small three-state machine per key, its settings, the store that
-// makes circuits, and the in-process circuit.
+// one small three-state machine per key, its settings, the profiles that
+// carry them (with the early warnings' fields, and their validation), the
+// store that makes circuits, and the in-process circuit.
 //
 // A key is whatever fails as a unit: a domain for package breaker (the
 // Colly extension), a proxy tomorrow. A caller asks Allow before each

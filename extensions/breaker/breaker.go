@@ -12,10 +12,14 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/coarse"
+	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/internal/early"
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
+	"github.com/breakwater-crawl/breakwater/internal/idle"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
+	"github.com/breakwater-crawl/breakwater/internal/window"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -47,7 +51,7 @@ type Breaker struct {
 	onDegrading     []func(string, time.Duration, time.Duration)
 	rand            func() float64
 	fleet           *fleet.Guard
-	prior           timeoutPrior
+	prior           deadline.Prior // the timeout a domain without its own borrows
 
 	domains    sync.Map       // host → *domain
 	attempts   attemptTable   // *colly.Request → *attempt
@@ -58,8 +62,10 @@ type Breaker struct {
 	warned     sync.Once      // the transport replaced after Register: logged once
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once
 	unfinished unfinishedList // a sample by URL, counts per domain past it
-	idle       idleState      // compacted domains (idle.go)
-	coarse     coarseClock    // the system clock, read about once a second (coarse.go)
+	idleTTL    time.Duration  // Config.IdleTTL; < 0: never compact
+	sweeper    idle.Sweeper   // which domains were left alone for the idle TTL (idle.go)
+	dormant    idle.Set       // the compacted domains
+	coarse     coarse.Clock   // the system clock, read about once a second
 }
 
 // domain is everything the breaker knows about one host. The fields a
@@ -70,7 +76,7 @@ type domain struct {
 	mem     *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
 	tracker *early.Tracker
 	mu      sync.Mutex                        // guards the tracker and, if guarded, the circuit (newCircuit)
-	local   *localFailures                    // the breaker's own count of the window's failures, if the circuit has none
+	local   *window.Shared[circuit.Result]    // the breaker's own count of the window's failures, if the circuit has none
 	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
 	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
 	// throttled and blocked count those answers in a row.
@@ -137,16 +143,18 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 			return nil, err
 		}
 	}
-	np, err := pace.Config(b.pacing).Normalise()
+	np, err := b.pacing.Normalise()
 	if err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
-	b.pacing = Pacing(np)
+	b.pacing = np
 	b.realTime = b.clock == clock.System
-	if b.idle.ttl == 0 {
-		b.idle.ttl = DefaultIdleTTL
+	if b.idleTTL == 0 {
+		b.idleTTL = DefaultIdleTTL
 	}
-	b.idle.init(b.idle.ttl, b.clock.Now())
+	now := b.clock.Now()
+	b.sweeper.Init(b.idleTTL, now)
+	b.dormant.Init(now)
 	return b, nil
 }
 
@@ -229,7 +237,7 @@ func (b *Breaker) allowCircuit(d *domain) (Ticket, error) {
 }
 
 // roughNow is the breaker's clock in unix nanos, at most about a second
-// old on the system clock (coarseClock): for timestamps only coarse
+// old on the system clock (coarse.Clock): for timestamps only coarse
 // questions read. Any other clock is read, so a fake clock's Advance takes
 // effect at once.
 func (b *Breaker) roughNow() int64 {
@@ -316,8 +324,8 @@ func (b *Breaker) Record(t Ticket, o circuit.Result) {
 		sig = d.tracker.Observe(o, t.inFlight)
 	}
 	b.alarms(d, o.Class, t.c.Seq)
-	if d.local != nil {
-		d.local.add(o) // a stale result counts too: the room errs small
+	if d.local != nil && o.Class.Counted() {
+		d.local.Add(o) // a stale result counts too: the room errs small
 	}
 	switch {
 	case !recorded:
@@ -345,7 +353,7 @@ func (b *Breaker) recordCircuit(d *domain, t Ticket, o circuit.Result, sig early
 
 func (b *Breaker) transitioned(d *domain, t circuit.Transition) {
 	if d.local != nil {
-		d.local.reset()
+		d.local.Reset()
 	}
 	clientSide := 2*d.netFails.Swap(0) > d.fails.Swap(0)
 	defer d.pace.Admit() // the circuit's room may have grown
@@ -459,7 +467,7 @@ func (b *Breaker) Stats() []DomainStats {
 		out = append(out, b.statsOf(v.(*domain), now))
 		return true
 	})
-	b.rangeDormant(func(name string, r *dormant) { out = append(out, b.dormantStats(name, r)) })
+	b.dormant.Range(func(name string, r *idle.Record) { out = append(out, b.dormantStats(name, r)) })
 	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
 	return out
 }

@@ -3,10 +3,7 @@ package breaker
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
-	"os"
-	"syscall"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/gocolly/colly/v2"
@@ -63,28 +60,6 @@ func classifyError(err error) circuit.Class {
 func isDNSError(err error) bool {
 	var dns *net.DNSError
 	return errors.As(err, &dns)
-}
-
-// errorKind names a transport error for logs: timeout, refused, reset,
-// truncated, dns or transport.
-func errorKind(err error) string {
-	var ne net.Error
-	switch {
-	case err == nil:
-		return ""
-	case isDNSError(err):
-		return "dns"
-	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
-		errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "refused"
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return "reset"
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return "truncated"
-	}
-	return "transport"
 }
 
 // numClasses is how many outcome classes there are.

@@ -415,7 +415,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 			logPace(b.log, d.name, "throttled", limit, gap)
 		}
 		a.horizon = horizon
-		if horizon || !b.throttleBudgetLeft(r) {
+		if horizon || !b.resendBudgetLeft(r.URL.String()) {
 			break // given up
 		}
 		if a.bare {
@@ -735,12 +735,6 @@ func describe(c circuit.Class, status int, err error) string {
 		return fmt.Sprintf("%s (%v)", c, err)
 	}
 	return c.String()
-}
-
-// throttleBudgetLeft counts one more throttle of r's URL and says whether
-// the breaker may still send it again.
-func (b *Breaker) throttleBudgetLeft(r *colly.Request) bool {
-	return b.resendBudgetLeft(r.URL.String())
 }
 
 // resendBudgetLeft counts one more re-send of key by the breaker (after a

@@ -11,7 +11,7 @@ import (
 // slow calls, a latency slope, a new adaptive timeout.
 func (b *Breaker) early(d *domain, s early.Signals) {
 	if s.Timeout > 0 {
-		b.prior.add(s.Timeout)
+		b.prior.Add(s.Timeout)
 	}
 	if s.Timeout > 0 && time.Duration(d.timeout.Swap(int64(s.Timeout))) != s.Timeout {
 		b.log.Debug().Str("event", "timeout_changed").Str("domain", d.name).Dur("timeout", s.Timeout).
@@ -68,16 +68,12 @@ func (b *Breaker) holdOpen(d *domain, reason string) {
 }
 
 // grow lengthens the cooldown of a domain that trips again before a
-// healthy stretch: base × streak, capped, drawn uniformly between the base
-// and that (full jitter), so domains tripped together do not reopen
-// together.
+// healthy stretch (early.GrownCooldown).
 func (b *Breaker) grow(d *domain, t circuit.Transition, streak int) circuit.Transition {
-	p := d.profile
-	if streak < 2 || p.MaxCooldown <= p.Cooldown {
+	cooldown, ok := early.GrownCooldown(d.profile.Cooldown, d.profile.MaxCooldown, streak, b.rand)
+	if !ok {
 		return t
 	}
-	grown := min(time.Duration(streak)*p.Cooldown, p.MaxCooldown)
-	cooldown := p.Cooldown + time.Duration(b.rand()*float64(grown-p.Cooldown))
 	until := t.At.Add(cooldown)
 	if !until.After(t.RetryAt) {
 		return t
@@ -90,30 +86,15 @@ func (b *Breaker) grow(d *domain, t circuit.Transition, streak int) circuit.Tran
 	return t
 }
 
-// slowedElsewhere looks at up to slopePeers other domains whose latency
-// slope was evaluated within slopePeerAge (stamped by roughNow: on the
-// system clock a peer near the edge may count as a second older), and counts how many of them are
-// past their own slope limit now: when most are, the latency climbed
-// everywhere at once, which is the crawler's own slowness.
+// slowedElsewhere counts the other domains past their own slope limit
+// now, among those whose slope was evaluated lately (early.SlowedElsewhere;
+// stamped by roughNow: on the system clock a peer near the edge may count
+// as a second older).
 func (b *Breaker) slowedElsewhere(d *domain) (slowed, of int) {
-	since := b.clock.Now().Add(-slopePeerAge).UnixNano()
-	looked := 0
-	b.domains.Range(func(_, v any) bool {
-		o := v.(*domain)
-		looked++
-		if o != d && o.slopeAt.Load() >= since {
-			of++
-			if o.tracker.SlowedNow() {
-				slowed++
-			}
-		}
-		return of < slopePeers && looked < 16*slopePeers
+	return early.SlowedElsewhere(d.tracker, b.clock.Now(), func(yield func(*early.Tracker, int64) bool) {
+		b.domains.Range(func(_, v any) bool {
+			o := v.(*domain)
+			return yield(o.tracker, o.slopeAt.Load())
+		})
 	})
-	return slowed, of
 }
-
-// slopePeers and slopePeerAge bound slowedElsewhere's look at the fleet.
-const (
-	slopePeers   = 16
-	slopePeerAge = 30 * time.Second
-)

@@ -8,46 +8,20 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
 )
 
-// FleetGuard judges the whole fleet of domains rather than each one.
-//
-// When at least MinDomains domains, and at least Share of the active ones,
-// trip within Within for the same kind of cause, a network one (mostly no
-// HTTP answer at all: connections refused or reset, timeouts, DNS), while
-// no active domain succeeded since the first of the failures that tripped
-// them began (a request that left after it and succeeded shows the client
-// working), it is almost never every target
-// failing at once: it is our proxy, network or resolver. The breaker then
-// emits one client_side_suspect event, pauses every active domain together
-// for Pause instead of blaming each target, and the run's outcome is an
-// error (exit 1: a human must look), not a trip. Sites that answer 5xx or
-// bad pages are answering: they are bad sites, not a broken client, however
-// many of them there are. A domain is active if a request to it left
-// within Active.
-//
-// Blocked (401/403) and throttled (429) answers get their own fleet-wide
-// alarms: when at least AlarmShare of the AlarmMin or more attempts across
-// every domain since the last look were blocked (or throttled), one
-// blocked_fleet (throttled_fleet) warning says "fix your client", not "the
-// targets are down".
-//
-// Zero fields take the defaults: Share 0.5, Within 1 minute, MinDomains 3,
-// Pause the default profile's Cooldown, Active 5 minutes, AlarmShare 0.5,
-// AlarmMin 20. Off disables the guard.
-type FleetGuard struct {
-	Share      float64
-	Within     time.Duration
-	MinDomains int
-	Pause      time.Duration
-	Active     time.Duration
-	AlarmShare float64
-	AlarmMin   int
-	Off        bool
-}
+// FleetGuard judges the whole fleet of domains rather than each one
+// (Config.Fleet): when many domains trip at once on network failures
+// (no HTTP answer) while none succeeds, the client (proxy, network,
+// resolver) is suspected, every active domain paused together for Pause
+// and the run ends in error; a large share of blocked or throttled answers
+// across every domain raises a fleet-wide alarm. Zero fields take the
+// defaults; Off disables the guard. internal/fleet is the whole policy,
+// and its Config's doc every field's.
+type FleetGuard = fleet.Config
 
 // setFleetGuard configures the fleet-wide judgement (Config.Fleet), its
 // zero fields taking the defaults.
 func (b *Breaker) setFleetGuard(g FleetGuard) error {
-	c, err := fleet.Config(g).Normalise()
+	c, err := g.Normalise()
 	if err != nil {
 		return fmt.Errorf("breaker: %w", err)
 	}
@@ -120,9 +94,9 @@ func (b *Breaker) fleetTotals() (tot fleet.Totals) {
 		}
 		return true
 	})
-	dt := b.dormantTotals()
+	dt := b.dormant.Totals()
 	for c := range numClasses {
-		tot[c] += dt.counts[c]
+		tot[c] += dt.Counts[c]
 	}
 	return tot
 }

@@ -58,7 +58,7 @@ func (b *Breaker) Judge() outcome.Evidence {
 		}
 		return true
 	})
-	success += b.dormantTotals().counts[circuit.Success] // compacted domains are closed
+	success += b.dormant.Totals().Counts[circuit.Success] // compacted domains are closed
 	sort.Strings(open)
 	if len(open) > 0 {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Tripped, Kind: "circuit_open",

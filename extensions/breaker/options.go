@@ -69,39 +69,18 @@ type Config struct {
 	Fleet FleetGuard
 	// IdleTTL is how long a domain must be left alone (no request
 	// reaching the breaker for it, nothing in flight) before its state is
-	// compacted: default DefaultIdleTTL; a negative one keeps every domain
-	// whole for the whole run.
-	//
-	// Only a domain with nothing to remember is compacted: its circuit
-	// closed with no failure in its window, no cached refusal, no
-	// Retry-After pause in force, its pace at the user's, nothing in
-	// flight, reserved or waiting, no throttled or blocked answers in a
-	// row, no slow call in its slow-call window and no latency slope under
-	// way. What a compacted domain keeps in about 40 bytes (counts, trips
-	// and the cooldown streak, pauses, its adaptive timeout and slope
-	// baseline with the requests in flight it was taken at, its slow-call
-	// window's fill) is what its circuit's
-	// decisions depend on: tickets, refusals and transitions are the same
-	// as if it had been kept whole (a randomized test compares the two).
-	// What it forgets is latencies: the rolling tracker's window (Stats
-	// keeps the success rate and median it showed), from which the
-	// adaptive timeout is recomputed every 100 successes (the timeout in
-	// force stays, and the next one is computed once 100 successes since
-	// the revival are in), and the slope's latest successes, which refill
-	// as it is used again (its slope is looked at once it has them).
-	// Circuits of a shared store (storage/redis) are never compacted, nor
-	// is a domain with a Ticket from Allow not yet given back to Record.
-	//
-	// The breaker sweeps by itself, from the goroutine that meets a domain
-	// it does not hold, at most every quarter of the TTL; Sweep sweeps at
-	// once.
-	//
-	// A crawl keeps whole the domains it used within the TTL: a broad
-	// crawl starting 5,000 new domains a second keeps 1.5 million whole
-	// with the default (about 1.8 KB each after two pages). Lower the TTL
-	// to bound that, and Fleet.Active with it: a compacted domain does not
-	// count as active to the fleet guard, nor is it paused with the others
-	// when the guard suspects the client side.
+	// compacted into about 40 bytes: default DefaultIdleTTL; a negative
+	// one keeps every domain whole for the whole run. Only a domain with
+	// nothing to remember is compacted (closed with no failure in its
+	// window, not paused, throttled or blocked, at the user's pace, no
+	// slow call or slope under way, not of a shared store, no Ticket out),
+	// and its decisions stay the same as if it had been kept whole; it
+	// forgets latencies (internal/idle's doc says exactly what it keeps).
+	// The breaker sweeps by itself, at most every quarter of the TTL;
+	// Sweep sweeps at once. A broad crawl starting 5,000 new domains a
+	// second keeps 1.5 million whole with the default (about 1.8 KB each
+	// after two pages): lower the TTL to bound that, and Fleet.Active with
+	// it, since a compacted domain is not active to the fleet guard.
 	IdleTTL time.Duration
 	// BaseTransport is the transport the breaker's own wraps, instead of
 	// the one the collector has when Register runs. It is rarely needed:
@@ -199,7 +178,7 @@ func (c Config) apply(b *Breaker) error {
 		}
 	}
 	if c.IdleTTL != 0 {
-		b.idle.ttl = c.IdleTTL
+		b.idleTTL = c.IdleTTL
 	}
 	if c.BaseTransport != nil {
 		b.baseTransport = c.BaseTransport

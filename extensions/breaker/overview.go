@@ -61,7 +61,7 @@ func (b *Breaker) Overview(k int) Overview {
 			o.States[snap.State]++
 		}
 		o.Trips += int64(snap.Trips)
-		ps := PaceStats(d.pace.Stats(now))
+		ps := d.pace.Stats(now)
 		o.Pauses += int64(ps.Pauses)
 		severity := 0
 		switch {
@@ -91,16 +91,16 @@ func (b *Breaker) Overview(k int) Overview {
 		}
 		return true
 	})
-	dt := b.dormantTotals()
-	o.Domains += dt.domains
-	o.Compacted = dt.domains
-	o.States[circuit.Closed] += dt.domains
+	dt := b.dormant.Totals()
+	o.Domains += dt.Domains
+	o.Compacted = dt.Domains
+	o.States[circuit.Closed] += dt.Domains
 	for c := range numClasses {
-		tot[c] += dt.counts[c]
+		tot[c] += dt.Counts[c]
 	}
-	o.Refused += dt.refused
-	o.Trips += dt.trips
-	o.Pauses += dt.pauses
+	o.Refused += dt.Refused
+	o.Trips += dt.Trips
+	o.Pauses += dt.Pauses
 	for c := range numClasses {
 		o.Outcomes[circuit.Class(c).String()] = tot[c]
 	}
@@ -114,7 +114,7 @@ func (b *Breaker) Overview(k int) Overview {
 // statsOf is one live domain's DomainStats.
 func (b *Breaker) statsOf(d *domain, now time.Time) DomainStats {
 	s := DomainStats{Domain: d.name, Profile: d.profile.Name, Outcomes: make(map[string]int64, numClasses),
-		Refused: d.refused.Load(), Pace: PaceStats(d.pace.Stats(now)), Timeout: time.Duration(d.timeout.Load())}
+		Refused: d.refused.Load(), Pace: d.pace.Stats(now), Timeout: time.Duration(d.timeout.Load())}
 	if snap, err := d.circuit.Snapshot(b.clock); err == nil {
 		s.State, s.Trips = snap.State, snap.Trips
 		if snap.State == circuit.Open {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/internal/idle"
 )
 
 // DomainSnapshot is one domain's circuit at one moment, and the
@@ -53,8 +54,8 @@ func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot {
 			}
 			return true
 		})
-		b.rangeDormant(func(name string, r *dormant) {
-			out = append(out, DomainSnapshot{Domain: name, State: circuit.Closed, Trips: int(r.trips)})
+		b.dormant.Range(func(name string, r *idle.Record) {
+			out = append(out, DomainSnapshot{Domain: name, State: circuit.Closed, Trips: int(r.Trips)})
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
@@ -66,8 +67,8 @@ func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot {
 func (b *Breaker) snapshot(host string) (DomainSnapshot, bool) {
 	v, ok := b.domains.Load(hostOf(host))
 	if !ok {
-		if r, ok := b.dormantOf(hostOf(host)); ok {
-			return DomainSnapshot{Domain: hostOf(host), State: circuit.Closed, Trips: int(r.trips)}, true
+		if r, ok := b.dormant.Get(hostOf(host)); ok {
+			return DomainSnapshot{Domain: hostOf(host), State: circuit.Closed, Trips: int(r.Trips)}, true
 		}
 		return DomainSnapshot{}, false
 	}
@@ -122,9 +123,9 @@ func (b *Breaker) Restore(s DomainSnapshot) error {
 	case s.State != circuit.Closed && s.RetryAt.After(now):
 		return b.restoreOpen(d, s.RetryAt, s.Trips)
 	case s.State != circuit.Closed:
-		return b.restoreWindow(d, -1, -1)
+		return circuit.RestoreWindow(d.circuit, b.clock, d.profile.Settings(), -1, -1)
 	default:
-		return b.restoreWindow(d, s.WindowLen, s.WindowFailures)
+		return circuit.RestoreWindow(d.circuit, b.clock, d.profile.Settings(), s.WindowLen, s.WindowFailures)
 	}
 }
 
@@ -137,39 +138,6 @@ func (b *Breaker) restoreOpen(d *domain, retryAt time.Time, trips int) error {
 	}
 	if t.From != t.To {
 		b.transitioned(d, t)
-	}
-	return nil
-}
-
-// restoreWindow puts outcomes results, the latest failures of them
-// failures, back into d's closed circuit (see Restore). A negative
-// failures is the probation: a full window one failure short of a trip.
-func (b *Breaker) restoreWindow(d *domain, outcomes, failures int) error {
-	if s, err := d.circuit.Snapshot(b.clock); err != nil || s.State != circuit.Closed {
-		return err
-	}
-	p := d.profile
-	most := p.Settings().FailuresToTrip() - 1
-	if p.ConsecutiveFailures > 0 {
-		most = min(most, p.ConsecutiveFailures-1)
-	}
-	if failures < 0 {
-		outcomes, failures = p.WindowSize, most
-	}
-	failures = max(min(failures, most), 0)
-	outcomes = max(min(outcomes, p.WindowSize), failures)
-	for i := range outcomes {
-		o := circuit.Result{Class: circuit.Success}
-		if i >= outcomes-failures {
-			o.Class = circuit.Degraded
-		}
-		tk, _, err := d.circuit.Allow(b.clock)
-		if err != nil {
-			return err
-		}
-		if _, err := d.circuit.Record(b.clock, tk, o); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -1,19 +1,15 @@
 package breaker
 
 import (
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
-	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
 // A circuit may implement failureCounter to tell the gate, cheaply and
 // without a round trip, how many failures its window holds. The in-process
 // circuit does; for a circuit that does not, the breaker counts the
-// failures it recorded itself (localFailures).
+// failures it recorded itself (domain.local, a window.Shared).
 type failureCounter interface {
 	WindowFailures() int
 }
@@ -53,39 +49,7 @@ func (d *domain) windowFailures() int {
 	if d.counter != nil {
 		return d.counter.WindowFailures()
 	}
-	return d.local.failures()
-}
-
-// localFailures is a window of the outcomes this breaker recorded for a
-// domain since the last transition it saw, for circuits that cannot count
-// their own failures cheaply.
-type localFailures struct {
-	mu  sync.Mutex
-	win window.Window[circuit.Result]
-	n   atomic.Int32
-}
-
-func newLocalFailures(size int) *localFailures {
-	return &localFailures{win: window.New(size, func(r circuit.Result) bool { return r.Class.Failure() })}
-}
-
-func (l *localFailures) failures() int { return int(l.n.Load()) }
-
-func (l *localFailures) add(o circuit.Result) {
-	if !o.Class.Counted() {
-		return
-	}
-	l.mu.Lock()
-	l.win.Add(o)
-	l.n.Store(int32(l.win.Failures))
-	l.mu.Unlock()
-}
-
-func (l *localFailures) reset() {
-	l.mu.Lock()
-	l.win.Reset()
-	l.n.Store(0)
-	l.mu.Unlock()
+	return d.local.Failures()
 }
 
 // healthy reports whether d has answered well and its window holds no

@@ -345,3 +345,17 @@ func (t *Tracker) Revive(r Rest) {
 	}
 	t.baseline, t.baseFlight = r.Baseline, r.BaseFlight
 }
+
+// GrownCooldown is the cooldown of a domain that trips again before a
+// healthy stretch, streak trips in a row (Envoy's ejection time): base ×
+// streak, capped at most, drawn uniformly between base and that (full
+// jitter; draw returns a number in [0, 1)) so that domains tripped
+// together do not reopen together. false, and no draw, when it does not
+// grow: a first trip, or most not above base.
+func GrownCooldown(base, most time.Duration, streak int, draw func() float64) (time.Duration, bool) {
+	if streak < 2 || most <= base {
+		return base, false
+	}
+	grown := min(time.Duration(streak)*base, most)
+	return base + time.Duration(draw()*float64(grown-base)), true
+}

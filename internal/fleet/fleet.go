@@ -3,7 +3,7 @@
 // the client (proxy, network, resolver), not the targets; a large share of
 // blocked or throttled answers across every domain is the client's doing
 // too. The breaker composes one Guard; its user-facing settings are
-// breaker.FleetGuard, converted to Config.
+// Config, which breaker.FleetGuard names.
 package fleet
 
 import (
@@ -17,7 +17,32 @@ import (
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
-// Config is breaker.FleetGuard's fields, documented there.
+// Config judges the whole fleet of domains rather than each one
+// (breaker.FleetGuard).
+//
+// When at least MinDomains domains, and at least Share of the active ones,
+// trip within Within for the same kind of cause, a network one (mostly no
+// HTTP answer at all: connections refused or reset, timeouts, DNS), while
+// no active domain succeeded since the first of the failures that tripped
+// them began (a request that left after it and succeeded shows the client
+// working), it is almost never every target
+// failing at once: it is our proxy, network or resolver. The breaker then
+// emits one client_side_suspect event, pauses every active domain together
+// for Pause instead of blaming each target, and the run's outcome is an
+// error (exit 1: a human must look), not a trip. Sites that answer 5xx or
+// bad pages are answering: they are bad sites, not a broken client, however
+// many of them there are. A domain is active if a request to it left
+// within Active.
+//
+// Blocked (401/403) and throttled (429) answers get their own fleet-wide
+// alarms: when at least AlarmShare of the AlarmMin or more attempts across
+// every domain since the last look were blocked (or throttled), one
+// blocked_fleet (throttled_fleet) warning says "fix your client", not "the
+// targets are down".
+//
+// Zero fields take the defaults: Share 0.5, Within 1 minute, MinDomains 3,
+// Pause the default profile's Cooldown, Active 5 minutes, AlarmShare 0.5,
+// AlarmMin 20. Off disables the guard.
 type Config struct {
 	Share      float64
 	Within     time.Duration

@@ -1,4 +1,4 @@
-package breaker
+package deadline
 
 import (
 	"math/rand/v2"
@@ -9,13 +9,13 @@ import (
 
 // The prior's sorted copy stays the ring's contents in order, so its
 // median is the one sorting a copy of the ring gives.
-func TestTimeoutPriorMedian(t *testing.T) {
-	var p timeoutPrior
+func TestPriorMedian(t *testing.T) {
+	var p Prior
 	var ring []time.Duration
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 1000 {
 		d := time.Duration(rng.IntN(50)) * 100 * time.Millisecond // repeats on purpose
-		p.add(d)
+		p.Add(d)
 		ring = append(ring, d)
 		if len(ring) > len(p.recent) {
 			ring = ring[1:]
@@ -27,12 +27,12 @@ func TestTimeoutPriorMedian(t *testing.T) {
 	}
 }
 
-func BenchmarkTimeoutPriorAdd(b *testing.B) {
-	var p timeoutPrior
+func BenchmarkPriorAdd(b *testing.B) {
+	var p Prior
 	b.ReportAllocs()
 	var i int
 	for b.Loop() {
 		i++
-		p.add(time.Duration(i%37) * time.Millisecond)
+		p.Add(time.Duration(i%37) * time.Millisecond)
 	}
 }

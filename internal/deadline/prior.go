@@ -1,0 +1,53 @@
+package deadline
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Prior is what a domain with no adaptive timeout of its own borrows: the
+// median of the latest timeouts the crawl's other domains earned. A site
+// that hangs from its first request has no successes to measure, and
+// would otherwise keep the client's timeout (often 10 s) while it holds
+// slots the healthy domains need. The zero value is ready to use.
+type Prior struct {
+	mu     sync.Mutex
+	recent [64]time.Duration // the latest domain timeouts, a ring
+	sorted [64]time.Duration // the same, in order: sorted[:n]
+	n      int
+	next   int
+	median atomic.Int64
+}
+
+// Add puts t in the ring, in place of the oldest once it is full, and
+// keeps the sorted copy in step: a step per timeout it moves past, no
+// allocation, where sorting a copy of the ring cost an allocation and a
+// sort each time (7 % of a closed Allow+Record, whose domain reports a
+// new timeout every 100 successes).
+func (p *Prior) Add(t time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.sorted[:p.n]
+	if p.n == len(p.recent) {
+		i, _ := slices.BinarySearch(s, p.recent[p.next])
+		s = slices.Delete(s, i, i+1)
+	}
+	i, _ := slices.BinarySearch(s, t)
+	s = slices.Insert(s, i, t)
+	p.n = len(s)
+	p.recent[p.next] = t
+	p.next = (p.next + 1) % len(p.recent)
+	p.median.Store(int64(s[len(s)/2]))
+}
+
+// For is the timeout a domain without its own borrows, never below floor;
+// 0 while no domain has earned one.
+func (p *Prior) For(floor time.Duration) time.Duration {
+	m := time.Duration(p.median.Load())
+	if m <= 0 {
+		return 0
+	}
+	return max(m, floor)
+}

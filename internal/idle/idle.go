@@ -1,0 +1,245 @@
+// Package idle keeps a broad crawl's memory bounded: a domain left alone
+// for the idle TTL, with nothing to remember that would change a decision,
+// is compacted into a small Record and made whole again when it is next
+// used. The breaker decides what a domain must remember and composes one
+// Set of compacted domains and one Sweeper that says which domains were
+// left alone long enough; this package keeps the records, their totals
+// and the sweep periods, and knows nothing of a domain's live state.
+//
+// Only a domain with nothing to remember is compacted: its circuit
+// closed with no failure in its window, no cached refusal, no Retry-After
+// pause in force, its pace at the user's, nothing in flight, reserved or
+// waiting, no throttled or blocked answers in a row, no slow call in its
+// slow-call window and no latency slope under way. What a compacted
+// domain keeps (counts, trips and the cooldown streak, pauses, its
+// adaptive timeout and slope baseline with the requests in flight it was
+// taken at, its slow-call window's fill) is what its circuit's decisions
+// depend on: tickets, refusals and transitions are the same as if it had
+// been kept whole (a randomized test of the breaker compares the two).
+// What it forgets is latencies: the rolling tracker's window (the
+// breaker's Stats keep the success rate and median it showed), from which
+// the adaptive timeout is recomputed every 100 successes (the timeout in
+// force stays, and the next one is computed once 100 successes since the
+// revival are in), and the slope's latest successes, which refill as it
+// is used again (its slope is looked at once it has them). Circuits of a
+// shared store (storage/redis) are never compacted, nor is a domain with
+// a ticket out.
+package idle
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/internal/packmap"
+)
+
+// numClasses is how many outcome classes there are.
+const numClasses = int(circuit.Excluded) + 1
+
+// shards is how many locks the compacted domains are spread over.
+const shards = 64
+
+// Record is a compacted domain: everything its decisions and its stats
+// need, nothing else (its profile is resolved again from its name). It is
+// kept encoded (Encode): an idle domain's record is mostly zeros and small
+// counts, some 40 bytes as varints against 128 as a struct.
+type Record struct {
+	Counts                                      [numClasses]uint32
+	Refused, Trips, Streak, HealthyRun          uint32
+	Fails, NetFails, Pauses                     uint32
+	Successes, Tracked                          uint32
+	BaseFlight                                  uint32 // the requests in flight the slope's baseline was taken at
+	SlowN, SlowNext                             uint16
+	Rate                                        float32
+	Median, Baseline, Timeout, LastOK, LastSeen int64
+	PausedFor                                   int64
+}
+
+// Fits32 reports whether n fits a Record's 32-bit count.
+func Fits32(n int64) bool { return n >= 0 && n <= math.MaxUint32 }
+
+// Totals sums compacted domains' records.
+type Totals struct {
+	Domains   int
+	Counts    [numClasses]int64
+	Refused   int64
+	Trips     int64
+	Pauses    int64
+	PausedFor time.Duration
+}
+
+func (t *Totals) add(r *Record, sign int64) {
+	t.Domains += int(sign)
+	for c := range numClasses {
+		t.Counts[c] += sign * int64(r.Counts[c])
+	}
+	t.Refused += sign * int64(r.Refused)
+	t.Trips += sign * int64(r.Trips)
+	t.Pauses += sign * int64(r.Pauses)
+	t.PausedFor += time.Duration(sign) * time.Duration(r.PausedFor)
+}
+
+func (t *Totals) sum(s Totals) {
+	t.Domains += s.Domains
+	for c := range numClasses {
+		t.Counts[c] += s.Counts[c]
+	}
+	t.Refused += s.Refused
+	t.Trips += s.Trips
+	t.Pauses += s.Pauses
+	t.PausedFor += s.PausedFor
+}
+
+// Set holds the compacted domains by name, spread over shards each with
+// its lock and totals, so that a scrape need not read them one by one.
+// Init it before use.
+type Set struct {
+	seed   maphash.Seed
+	shards [shards]Shard
+}
+
+// Shard holds some of a Set's compacted domains. Its caller locks it
+// around every other method: the breaker holds the lock while it moves a
+// domain between its live map and the shard, so the domain is compacted
+// or revived once, whole.
+type Shard struct {
+	sync.Mutex
+	m    packmap.Map // name → its record, encoded: no pointer per domain for the collector to mark
+	tot  Totals
+	base int64 // unix nanos: records keep times relative to it
+}
+
+// Init readies s, its records' times relative to now.
+func (s *Set) Init(now time.Time) {
+	s.seed = maphash.MakeSeed()
+	for i := range s.shards {
+		s.shards[i].base = now.UnixNano()
+	}
+}
+
+// Shard returns the shard that holds name, unlocked.
+func (s *Set) Shard(name string) *Shard {
+	return &s.shards[maphash.String(s.seed, name)%shards]
+}
+
+// Put keeps r as name's record.
+func (sh *Shard) Put(name string, r *Record) {
+	sh.m.Set(name, r.Encode(sh.base))
+	sh.tot.add(r, +1)
+}
+
+// Get returns name's record, if it is compacted.
+func (sh *Shard) Get(name string) (Record, bool) {
+	enc, ok := sh.m.Get(name)
+	if !ok {
+		return Record{}, false
+	}
+	return Decode(enc, sh.base), true
+}
+
+// Take removes name's record and returns it, if it is compacted.
+func (sh *Shard) Take(name string) (Record, bool) {
+	r, ok := sh.Get(name)
+	if ok {
+		sh.m.Delete(name)
+		sh.tot.add(&r, -1)
+	}
+	return r, ok
+}
+
+// Get returns name's record, if it is compacted.
+func (s *Set) Get(name string) (Record, bool) {
+	sh := s.Shard(name)
+	sh.Lock()
+	defer sh.Unlock()
+	return sh.Get(name)
+}
+
+// Range calls f for every compacted domain, one shard locked at a time.
+func (s *Set) Range(f func(name string, r *Record)) {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.Lock()
+		sh.m.Range(func(name, enc string) bool {
+			r := Decode(enc, sh.base)
+			f(name, &r)
+			return true
+		})
+		sh.Unlock()
+	}
+}
+
+// Totals sums every compacted domain.
+func (s *Set) Totals() (t Totals) {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.Lock()
+		st := sh.tot
+		sh.Unlock()
+		t.sum(st)
+	}
+	return t
+}
+
+// Encode writes r as varints, times relative to base (unix nanos), into a
+// string: the shard's value.
+func (r *Record) Encode(base int64) string {
+	buf := make([]byte, 0, 48)
+	u := func(v uint64) { buf = binary.AppendUvarint(buf, v) }
+	for c := range numClasses {
+		u(uint64(r.Counts[c]))
+	}
+	for _, v := range []uint32{r.Refused, r.Trips, r.Streak, r.HealthyRun, r.Fails, r.NetFails, r.Pauses, r.Successes, r.Tracked, r.BaseFlight} {
+		u(uint64(v))
+	}
+	u(uint64(r.SlowN))
+	u(uint64(r.SlowNext))
+	u(uint64(math.Float32bits(r.Rate)))
+	for _, v := range []int64{r.Median, r.Baseline, r.Timeout, r.PausedFor} {
+		buf = binary.AppendVarint(buf, v)
+	}
+	for _, t := range []int64{r.LastOK, r.LastSeen} {
+		if t == 0 {
+			u(0) // never
+			continue
+		}
+		u(1 + zigzag(t-base))
+	}
+	return string(buf)
+}
+
+// Decode reads what Encode wrote.
+func Decode(s string, base int64) (r Record) {
+	b := []byte(s)
+	u := func() uint64 {
+		v, n := binary.Uvarint(b)
+		b = b[max(n, 0):]
+		return v
+	}
+	for c := range numClasses {
+		r.Counts[c] = uint32(u())
+	}
+	for _, p := range []*uint32{&r.Refused, &r.Trips, &r.Streak, &r.HealthyRun, &r.Fails, &r.NetFails, &r.Pauses, &r.Successes, &r.Tracked, &r.BaseFlight} {
+		*p = uint32(u())
+	}
+	r.SlowN, r.SlowNext = uint16(u()), uint16(u())
+	r.Rate = math.Float32frombits(uint32(u()))
+	for _, p := range []*int64{&r.Median, &r.Baseline, &r.Timeout, &r.PausedFor} {
+		v, n := binary.Varint(b)
+		b = b[max(n, 0):]
+		*p = v
+	}
+	for _, p := range []*int64{&r.LastOK, &r.LastSeen} {
+		if v := u(); v != 0 {
+			*p = base + unzigzag(v-1)
+		}
+	}
+	return r
+}
+
+func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+func unzigzag(v uint64) int64 { return int64(v>>1) ^ -int64(v&1) }

@@ -1,0 +1,82 @@
+package idle
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Sweeper says which domains were left alone for the TTL, without a clock
+// read per use: time is cut into sweep periods (epochs), a domain notes
+// the latest period it was used in (Epoch), and a sweep ends the period
+// under way and names the latest period that ended at least a TTL ago.
+// A sweep is due at most every quarter of the TTL. Init it before use.
+type Sweeper struct {
+	ttl       time.Duration // < 0: never sweep
+	epoch     atomic.Uint32 // the sweep period under way
+	lastSweep atomic.Int64  // unix nanos of the latest sweep
+	sweeping  atomic.Bool   // a background sweep is running
+
+	mu   sync.Mutex
+	ends []epochEnd // when each recent period ended, oldest first
+}
+
+type epochEnd struct {
+	epoch uint32
+	at    time.Time
+}
+
+// Init readies s to sweep domains left alone for ttl (< 0: never), from
+// now.
+func (s *Sweeper) Init(ttl time.Duration, now time.Time) {
+	s.ttl = ttl
+	s.epoch.Store(1)
+	s.lastSweep.Store(now.UnixNano())
+}
+
+// Epoch is the sweep period under way.
+func (s *Sweeper) Epoch() uint32 { return s.epoch.Load() }
+
+// Start reports whether a background sweep is due at now and, if so,
+// claims it: no other starts until the claimant calls Done.
+func (s *Sweeper) Start(now time.Time) bool {
+	if s.ttl < 0 || now.UnixNano()-s.lastSweep.Load() < int64(s.ttl/4) {
+		return false
+	}
+	if !s.sweeping.CompareAndSwap(false, true) {
+		return false
+	}
+	s.lastSweep.Store(now.UnixNano())
+	return true
+}
+
+// Done ends the background sweep Start claimed.
+func (s *Sweeper) Done() { s.sweeping.Store(false) }
+
+// Sweep ends the period under way at now and, if a period ended at least
+// the TTL ago, calls compact with the latest such: every domain last used
+// in it or before has been left alone that long. Sweeps run one at a
+// time.
+func (s *Sweeper) Sweep(now time.Time, compact func(cut uint32)) {
+	if s.ttl < 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastSweep.Store(now.UnixNano())
+	cur := s.epoch.Load()
+	s.ends = append(s.ends, epochEnd{cur, now})
+	s.epoch.Store(cur + 1)
+	limit := now.Add(-s.ttl)
+	cut, keep := uint32(0), 0
+	for i, e := range s.ends {
+		if !e.at.After(limit) {
+			cut, keep = e.epoch, i
+		}
+	}
+	s.ends = s.ends[keep:]
+	if cut == 0 {
+		return
+	}
+	compact(cut)
+}

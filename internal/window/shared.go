@@ -1,0 +1,41 @@
+package window
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Shared is a Window under its own lock whose failure count reads without
+// it: the breaker's own count of a domain's window failures, for circuits
+// that cannot count theirs cheaply (a shared store's), read by the gate on
+// every request.
+type Shared[T any] struct {
+	mu  sync.Mutex
+	win Window[T]
+	n   atomic.Int32
+}
+
+// NewShared returns an empty shared window of at most size outcomes;
+// failure says which outcomes are failures.
+func NewShared[T any](size int, failure func(T) bool) *Shared[T] {
+	return &Shared[T]{win: New(size, failure)}
+}
+
+// Failures is how many failures the window holds.
+func (s *Shared[T]) Failures() int { return int(s.n.Load()) }
+
+// Add records o as the latest outcome.
+func (s *Shared[T]) Add(o T) {
+	s.mu.Lock()
+	s.win.Add(o)
+	s.n.Store(int32(s.win.Failures))
+	s.mu.Unlock()
+}
+
+// Reset empties the window.
+func (s *Shared[T]) Reset() {
+	s.mu.Lock()
+	s.win.Reset()
+	s.n.Store(0)
+	s.mu.Unlock()
+}
