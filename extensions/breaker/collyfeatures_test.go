@@ -799,17 +799,18 @@ func TestAnUnregisteredClonesPagesAreNotHeldBackByPacing(t *testing.T) {
 // than the room serves in the client's timeout must not end with a
 // healthy store's pages held back (chaos/SEEDS.md, seed
 // 10051686419707850496: 28 products of a healthy store held back). Here
-// 200 products at 20 ms through a room of 6 need about 0.7 s; the client's
-// timeout is 400 ms.
+// 150 products at 50 ms through a room of 6 need about 1.3 s; the client's
+// timeout is 1.6 s, so the tail of the queue waits past half of it, while
+// each page's own answer is far from the timeout even on a loaded machine.
 func TestAnUnregisteredClonesQueueLongerThanTheTimeoutIsServed(t *testing.T) {
-	const products = 200
-	store := startStore(t, testserver.Config{Products: products, PerPage: products, Scenario: testserver.Scenario{Latency: 20 * time.Millisecond}})
+	const products = 150
+	store := startStore(t, testserver.Config{Products: products, PerPage: products, Scenario: testserver.Scenario{Latency: 50 * time.Millisecond}})
 	b, err := breaker.New(breaker.Conservative())
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := colly.NewCollector(colly.Async(true))
-	c.SetRequestTimeout(400 * time.Millisecond)
+	c.SetRequestTimeout(1600 * time.Millisecond)
 	b.Register(c)
 	detail := c.Clone() // not registered
 	var got atomic.Int32

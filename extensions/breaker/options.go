@@ -98,7 +98,7 @@ type Config struct {
 	// that does, the URL is only listed.
 	//
 	// A worker of a shared queue that ends its run once all that is left
-	// must wait beyond a horizon (storage/redis's WithWaitHorizon) needs
+	// must wait beyond a horizon (storage/redis's Config.WaitHorizon) needs
 	// this: a held request is work under way, and a sustained throttle
 	// grows the domain's gap up to Pacing.MaxGap, a minute by default. The
 	// queue sets it when it observes the breaker. Zero or less (the default) holds
