@@ -175,10 +175,12 @@ func (t *transport) admit(req *http.Request, d *domain, patient bool) (tk Ticket
 // answer is read or it failed.
 func patientRequest(req *http.Request, waited time.Duration, crawl context.Context) (*http.Request, func()) {
 	parent := context.WithoutCancel(req.Context())
-	ctx, cancel := context.WithCancel(parent)
+	var ctx context.Context
+	var cancel context.CancelFunc
 	if dl, ok := req.Context().Deadline(); ok {
-		cancel()
 		ctx, cancel = context.WithDeadline(parent, dl.Add(waited))
+	} else {
+		ctx, cancel = context.WithCancel(parent)
 	}
 	stop := context.AfterFunc(crawl, cancel)
 	return req.WithContext(ctx), func() { stop(); cancel() }

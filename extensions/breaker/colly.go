@@ -209,9 +209,7 @@ func crawlContext(c *colly.Collector) context.Context {
 func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	if r.IsAbort() {
 		// Stopped by a callback before this one: its reservation is free.
-		if v, ok := b.domains.Load(hostOf(r.URL.Host)); ok {
-			v.(*domain).pace.Unreserve(r)
-		}
+		b.unreserve(r)
 		return
 	}
 	ctx := crawlContext(c)
@@ -631,6 +629,12 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 // the new request, while Visit, Request.Visit and a queue build a new one.
 // So a URL visited again on purpose (AllowURLRevisit: polling a page,
 // revisiting a start page) is never taken for a copy.
+type resendToken struct {
+	taken      atomic.Bool
+	orig, copy headerKey    // the throttled request's header map, the re-send's
+	prev       *resendToken // the token of the re-send that was throttled again, if this is one
+}
+
 // sendAgain reports at as retrying and sends r again with a's re-send
 // token, unless a copy (the user's own retry) took it already. A
 // synchronous collector fetches the retry inside Retry and returns that
@@ -674,12 +678,6 @@ func (b *Breaker) keepResend(a *attempt, r *colly.Request, key string, noCache b
 	tok.copy = collyx.HeaderOf(h)
 	a.resend, a.resendHeaders = tok, &h
 	b.resend.store(key, tok)
-}
-
-type resendToken struct {
-	taken      atomic.Bool
-	orig, copy headerKey    // the throttled request's header map, the re-send's
-	prev       *resendToken // the token of the re-send that was throttled again, if this is one
 }
 
 // of reports whether r is a copy of the throttled request, or of any

@@ -205,19 +205,8 @@ func (p *Pace) canReserveLocked(now time.Time) bool {
 // A domain that must wait thus waits without holding any of the slots a
 // LimitRule shares between domains. On a cancelled ctx it holds nothing.
 func (p *Pace) Reserve(ctx context.Context, key any) error {
-	for {
-		p.mu.Lock()
-		now := p.clk.Now()
-		halt := p.halt
-		p.mu.Unlock()
-		if !halt.After(now) {
-			break
-		}
-		select {
-		case <-p.clk.After(halt.Sub(now)):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := p.WaitHalt(ctx); err != nil {
+		return err
 	}
 	p.mu.Lock()
 	now := p.clk.Now()
@@ -385,9 +374,10 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool) 
 	}
 }
 
-// WaitHalt waits until no Retry-After halts the domain, for a request
-// that already holds its slot: one whose circuit was still deciding when
-// a throttle came in. On a cancelled ctx it returns ctx's error.
+// WaitHalt waits until no Retry-After halts the domain: before a
+// reservation, and for a request that already holds its slot, one whose
+// circuit was still deciding when a throttle came in. On a cancelled ctx
+// it returns ctx's error.
 func (p *Pace) WaitHalt(ctx context.Context) error {
 	for {
 		p.mu.Lock()
