@@ -245,17 +245,7 @@ func (c Config) apply(s *settings) {
 		}
 		s.maxAttempts = c.MaxAttempts
 	}
-	if c.BackoffBase != 0 || c.BackoffCap != 0 {
-		if c.BackoffBase != 0 {
-			s.backoffBase = c.BackoffBase
-		}
-		if c.BackoffCap != 0 {
-			s.backoffCap = c.BackoffCap
-		}
-		if s.backoffBase < time.Millisecond || s.backoffCap < s.backoffBase {
-			s.bad("Config.BackoffBase %v, BackoffCap %v: need base ≥ 1ms and cap ≥ base", s.backoffBase, s.backoffCap)
-		}
-	}
+	s.backoff("Backoff", c.BackoffBase, c.BackoffCap, &s.backoffBase, &s.backoffCap)
 	if c.Retention != 0 {
 		if c.Retention < time.Second {
 			s.bad("Config.Retention %v: must be at least 1s", c.Retention)
@@ -284,17 +274,7 @@ func (c Config) apply(s *settings) {
 		}
 		s.probeLease = c.ProbeLease
 	}
-	if c.ReconnectBase != 0 || c.ReconnectCap != 0 {
-		if c.ReconnectBase != 0 {
-			s.reconnectBase = c.ReconnectBase
-		}
-		if c.ReconnectCap != 0 {
-			s.reconnectCap = c.ReconnectCap
-		}
-		if s.reconnectBase < time.Millisecond || s.reconnectCap < s.reconnectBase {
-			s.bad("Config.ReconnectBase %v, ReconnectCap %v: need base ≥ 1ms and cap ≥ base", s.reconnectBase, s.reconnectCap)
-		}
-	}
+	s.backoff("Reconnect", c.ReconnectBase, c.ReconnectCap, &s.reconnectBase, &s.reconnectCap)
 	if c.MaxOutage != 0 {
 		s.maxOutage = c.MaxOutage
 	}
@@ -382,6 +362,24 @@ func defaults() settings {
 
 func (s *settings) bad(format string, args ...any) {
 	s.errs = append(s.errs, fmt.Errorf(format, args...))
+}
+
+// backoff sets a base/cap pair (Config's <name>Base and <name>Cap) from
+// its non-zero fields, and notes a pair out of range: base ≥ 1ms, cap ≥
+// base.
+func (s *settings) backoff(name string, base, limit time.Duration, sBase, sCap *time.Duration) {
+	if base == 0 && limit == 0 {
+		return
+	}
+	if base != 0 {
+		*sBase = base
+	}
+	if limit != 0 {
+		*sCap = limit
+	}
+	if *sBase < time.Millisecond || *sCap < *sBase {
+		s.bad("Config.%sBase %v, %sCap %v: need base ≥ 1ms and cap ≥ base", name, *sBase, name, *sCap)
+	}
 }
 
 // withAging sets the lanes' offsets on the ready order, whose score is the
