@@ -8,7 +8,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -22,12 +21,9 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 	bad := startStore(t, testserver.Config{Products: 60, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 	good := startStore(t, testserver.Config{Products: 25})
 
-	// The healthy store gets its own profile from a profiles file, so the
-	// info series shows the assignment.
-	set, err := profiles.Parse("profiles.yaml", []byte("domains:\n  "+good.Host()+": aggressive\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The healthy store gets its own profile, so the info series shows
+	// the assignment.
+	assign := breaker.Config{Domains: map[string]breaker.Profile{good.Host(): breaker.Aggressive()}}
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg)
 	if err != nil {
@@ -35,7 +31,7 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 	}
 	clk := clocktest.NewFake(epoch)
 	opts := []breaker.Option{breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}}}
-	b, err := breaker.New(set.Default(), append(opts, set.Options()...)...)
+	b, err := breaker.New(breaker.Standard(), append(opts, assign)...)
 	if err != nil {
 		t.Fatal(err)
 	}

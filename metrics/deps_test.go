@@ -9,7 +9,7 @@ import (
 
 // core is every package a crawl that wants neither Prometheus nor Redis
 // imports.
-var core = []string{"./extensions/breaker", "./extensions/breaker/profiles", "./extensions/validate",
+var core = []string{"./extensions/breaker", "./extensions/validate",
 	"./outcome", "./storage", "./storage/bolt", "./storage/memory", "./clock", "./report", "."}
 
 // heavy are the module paths that must stay at the edges: in this module,

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
+	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
 )
 
 func TestLoadReadsAFileAndNamesItInErrors(t *testing.T) {

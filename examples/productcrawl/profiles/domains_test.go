@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
+	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
 )
 
 func TestDomainPatternsAccepted(t *testing.T) {

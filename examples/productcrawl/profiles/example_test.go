@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
+	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
 )
 
 func Example() {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
+	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
 )
 
 // A profile whose circuit fields are all set, for cases that break one

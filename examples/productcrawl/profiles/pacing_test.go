@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker/profiles"
+	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
 )
 
 func TestPacingGivesDomainsTheirLeastGap(t *testing.T) {
