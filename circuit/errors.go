@@ -43,20 +43,3 @@ func (e *OpenError) Error() string {
 
 // Is makes errors.Is(err, ErrOpen) true.
 func (e *OpenError) Is(target error) bool { return target == ErrOpen }
-
-// ErrInvalidSettings is wrapped by every *SettingsError.
-var ErrInvalidSettings = errors.New("circuit: invalid settings")
-
-// SettingsError says which field of a Settings is out of range, and why.
-type SettingsError struct {
-	Field  string
-	Value  any
-	Reason string
-}
-
-func (e *SettingsError) Error() string {
-	return fmt.Sprintf("circuit: %s = %v: %s", e.Field, e.Value, e.Reason)
-}
-
-// Unwrap makes errors.Is(err, ErrInvalidSettings) true.
-func (e *SettingsError) Unwrap() error { return ErrInvalidSettings }

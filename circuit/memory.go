@@ -37,17 +37,13 @@ type Memory struct {
 }
 
 // NewMemory returns a closed circuit for key deciding with s, which the
-// caller has validated (MemoryStore.Circuit validates it).
-func NewMemory(key string, s Settings) *Memory {
-	return NewMemoryGuarded(key, s, nil)
-}
-
-// NewMemoryGuarded is NewMemory for a caller that keeps state of its own
-// beside the circuit and guards both with one mutex, mu: the circuit
-// locks mu, and the caller, holding mu, records with TryRecordLocked, so
-// that one lock, not two, covers a result. Nothing else of the circuit's
-// may be called with mu held. A nil mu is NewMemory's own lock.
-func NewMemoryGuarded(key string, s Settings, mu *sync.Mutex) *Memory {
+// caller has validated (MemoryStore.Circuit validates it). A caller that
+// keeps state of its own beside the circuit may guard both with one
+// mutex, mu: the circuit locks mu, and the caller, holding mu, records
+// with TryRecordLocked, so that one lock, not two, covers a result.
+// Nothing else of the circuit's may be called with mu held. A nil mu
+// gives the circuit its own lock.
+func NewMemory(key string, s Settings, mu *sync.Mutex) *Memory {
 	c := &Memory{key: key, s: s, need: s.FailuresToTrip(), win: window.NewOrdered(s.WindowSize, failed), mu: mu}
 	if c.mu == nil {
 		c.mu = &c.own
@@ -98,22 +94,11 @@ func (c *Memory) TryAllow() (Ticket, bool) {
 	return Ticket{}, false
 }
 
-// TryRecord records o for ticket p, as Record does, when it cannot move
-// the circuit: a result that is not a failure on a closed circuit, or any
-// result of a stale ticket. It reports whether it did; if not, nothing is
-// recorded and the caller calls Record, which returns the Transition.
-func (c *Memory) TryRecord(p Ticket, o Result) bool {
-	if o.Class.Failure() {
-		return false
-	}
-	c.mu.Lock()
-	ok := c.TryRecordLocked(p, o)
-	c.mu.Unlock()
-	return ok
-}
-
-// TryRecordLocked is TryRecord for a caller that holds the circuit's
-// mutex (NewMemoryGuarded).
+// TryRecordLocked records o for ticket p, as Record does, when it cannot
+// move the circuit: a result that is not a failure on a closed circuit,
+// or any result of a stale ticket. It reports whether it did; if not,
+// nothing is recorded and the caller calls Record, which returns the
+// Transition. The caller holds the mutex given to NewMemory.
 func (c *Memory) TryRecordLocked(p Ticket, o Result) bool {
 	switch {
 	case o.Class.Failure():

@@ -21,36 +21,6 @@ func TestMemory(t *testing.T) {
 	})
 }
 
-// tryFirst is a Memory used as a caller that holds one uses it: the
-// closed paths (TryAllow, TryRecord) first, Allow and Record when they
-// decline.
-type tryFirst struct{ *circuit.Memory }
-
-func (c tryFirst) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
-	if t, ok := c.TryAllow(); ok {
-		return t, circuit.Transition{}, nil
-	}
-	return c.Memory.Allow(clk)
-}
-
-func (c tryFirst) Record(clk clock.Clock, t circuit.Ticket, r circuit.Result) (circuit.Transition, error) {
-	if c.TryRecord(t, r) {
-		return circuit.Transition{}, nil
-	}
-	return c.Memory.Record(clk, t, r)
-}
-
-// TestMemoryTryFirst runs the same table against the closed paths: they
-// decide as Allow and Record do.
-func TestMemoryTryFirst(t *testing.T) {
-	circuittest.Run(t, func(t *testing.T, key string, s circuit.Settings) circuit.Circuit {
-		if err := s.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		return tryFirst{circuit.NewMemory(key, s)}
-	})
-}
-
 // guarded is a Memory sharing its caller's mutex, recorded as such a
 // caller records: TryRecordLocked under the mutex, Record when it
 // declines.
@@ -84,6 +54,6 @@ func TestMemoryGuarded(t *testing.T) {
 			t.Fatal(err)
 		}
 		mu := new(sync.Mutex)
-		return guarded{circuit.NewMemoryGuarded(key, s, mu), mu}
+		return guarded{circuit.NewMemory(key, s, mu), mu}
 	})
 }

@@ -140,9 +140,8 @@ func (p Profile) Settings() Settings {
 // ErrInvalidProfile is wrapped by every error Validate returns.
 var ErrInvalidProfile = errors.New("breaker: invalid profile")
 
-// ProfileError says which field of which profile is out of range, and
-// why. Package profiles uses it to point at the line of a profiles file
-// that set the field.
+// ProfileError says which field of which profile (or of a bare Settings,
+// Profile empty) is out of range, and why.
 type ProfileError struct {
 	Profile string
 	Field   string
@@ -151,11 +150,10 @@ type ProfileError struct {
 }
 
 func (e *ProfileError) Error() string {
-	name := e.Profile
-	if name == "" {
-		name = "(unnamed)"
+	if e.Profile == "" {
+		return fmt.Sprintf("breaker: %s = %v: %s", e.Field, e.Value, e.Reason)
 	}
-	return fmt.Sprintf("breaker: profile %s: %s = %v: %s", name, e.Field, e.Value, e.Reason)
+	return fmt.Sprintf("breaker: profile %s: %s = %v: %s", e.Profile, e.Field, e.Value, e.Reason)
 }
 
 // Unwrap makes errors.Is(err, ErrInvalidProfile) true.
@@ -168,9 +166,10 @@ func (p Profile) Validate() error {
 	bad := func(field string, v any, reason string) error {
 		return &ProfileError{Profile: p.Name, Field: field, Value: v, Reason: reason}
 	}
-	var se *SettingsError
-	if err := p.Settings().Validate(); errors.As(err, &se) {
-		return bad(se.Field, se.Value, se.Reason)
+	var pe *ProfileError
+	if err := p.Settings().Validate(); errors.As(err, &pe) {
+		pe.Profile = p.Name
+		return pe
 	}
 	switch {
 	case p.SlowCall < 0:

@@ -24,10 +24,11 @@ type Settings struct {
 	HalfOpenProbes int
 }
 
-// Validate reports the first field out of range as a *SettingsError.
+// Validate reports the first field out of range as a *ProfileError
+// with no profile name.
 func (s Settings) Validate() error {
 	bad := func(field string, v any, reason string) error {
-		return &SettingsError{Field: field, Value: v, Reason: reason}
+		return &ProfileError{Field: field, Value: v, Reason: reason}
 	}
 	switch {
 	case s.WindowSize < 1:

@@ -39,7 +39,7 @@ func serve(t *testing.T, reg *prometheus.Registry) *metrics.Server {
 	}
 	t.Cleanup(func() {
 		cancel()
-		if err := srv.Wait(); err != nil {
+		if err := srv.Close(); err != nil {
 			t.Errorf("server stopped with %v", err)
 		}
 	})

@@ -87,15 +87,15 @@ func (s *Server) Addr() string { return s.addr }
 func (s *Server) URL() string { return "http://" + s.addr + Path }
 
 // Close stops the server: no new connections, scrapes in progress get up
-// to ShutdownTimeout. It returns what Wait returns.
+// to ShutdownTimeout. It returns the error the server stopped with, nil on a clean stop.
 func (s *Server) Close() error {
 	s.stop()
-	return s.Wait()
+	return s.wait()
 }
 
-// Wait blocks until the server has stopped, and returns nil when it was
+// wait blocks until the server has stopped, and returns nil when it was
 // stopped by its context or Close, or the error that stopped it.
-func (s *Server) Wait() error {
+func (s *Server) wait() error {
 	<-s.done
 	return s.err
 }

@@ -50,10 +50,10 @@ func TestReportTotalMedianIsTheMedianOverAllPages(t *testing.T) {
 	lats := map[string][]time.Duration{"fast.example": ms(10, 11, 12, 13, 14), "slow.example": ms(900, 950)}
 	b := twoShops(t, lats)
 	r := report.New(outcome.Decide(7, b), report.Sources{Breaker: b, Latencies: lats})
-	if f, _ := r.Domain("fast.example"); f.MedianLatency != 12*time.Millisecond {
+	if f, _ := domainOf(r, "fast.example"); f.MedianLatency != 12*time.Millisecond {
 		t.Errorf("fast.example median %v, want 12ms", f.MedianLatency)
 	}
-	if s, _ := r.Domain("slow.example"); s.MedianLatency != 950*time.Millisecond {
+	if s, _ := domainOf(r, "slow.example"); s.MedianLatency != 950*time.Millisecond {
 		t.Errorf("slow.example median %v, want 950ms (the upper middle, as the breaker's)", s.MedianLatency)
 	}
 	if r.Total.MedianLatency != 13*time.Millisecond || r.Total.MedianLatencyMS != 13 {
@@ -125,8 +125,8 @@ func TestReportUnfinishedCountsTheStoresPendingURLs(t *testing.T) {
 	b := twoShops(t, map[string][]time.Duration{"a.example": ms(10)})
 	r := report.New(outcome.Decide(1, b), report.Sources{Breaker: b},
 		report.Sources{Unfinished: map[string]int{"A.example": 9, "b.example": 4}})
-	a, _ := r.Domain("a.example")
-	bb, _ := r.Domain("b.example")
+	a, _ := domainOf(r, "a.example")
+	bb, _ := domainOf(r, "b.example")
 	if a.Unfinished != 9 || bb.Unfinished != 4 || bb.State != report.Untouched || r.Total.Unfinished != 13 {
 		t.Errorf("unfinished a %d, b %d (%s), total %d: want 9, 4 (untouched), 13", a.Unfinished, bb.Unfinished, bb.State, r.Total.Unfinished)
 	}

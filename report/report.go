@@ -382,18 +382,6 @@ func median(ls []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// Domain returns the line of the named host, and false if the report has
-// none. The name is normalised as the breaker's domain keys are.
-func (r Report) Domain(host string) (Domain, bool) {
-	host = hostkey.Of(host)
-	for _, d := range r.Domains {
-		if d.Domain == host {
-			return d, true
-		}
-	}
-	return Domain{}, false
-}
-
 // ms is d in milliseconds, to the microsecond.
 func ms(d time.Duration) float64 {
 	return math.Round(float64(d)/float64(time.Microsecond)) / 1000

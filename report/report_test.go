@@ -100,13 +100,13 @@ func TestReportCountsWhatEachStoreServed(t *testing.T) {
 		t.Fatalf("outcome %s exit %d; want tripped with its own exit code", r.Outcome.State, r.ExitCode)
 	}
 
-	h, _ := r.Domain(healthy.Host())
+	h, _ := domainOf(r, healthy.Host())
 	if h.State != "closed" || h.Trips != 0 || h.Records != 30 || h.OK != int64(served(healthy, 200)) ||
 		h.OK != 33 || h.Failures.Gone != 1 || h.Invalid != 0 || h.Refused != 0 || h.MedianLatency <= 0 {
 		t.Errorf("healthy store line %+v: want closed, 33 ok (30 products, 3 listings), 30 records, the one 404 as gone", h)
 	}
 
-	d, _ := r.Domain(degrading.Host())
+	d, _ := domainOf(r, degrading.Host())
 	if d.State != "open" || d.Trips != 1 || d.Profile != "standard" || d.RetryAt.IsZero() {
 		t.Errorf("degrading store line %+v: want open after one trip, with a retry time", d)
 	}
@@ -118,7 +118,7 @@ func TestReportCountsWhatEachStoreServed(t *testing.T) {
 		t.Errorf("degrading store: refused %d, unfinished %d (breaker lists %d); want both above 0 and unfinished as listed", d.Refused, d.Unfinished, want)
 	}
 
-	x, _ := r.Domain(restyled.Host())
+	x, _ := domainOf(r, restyled.Host())
 	if x.SelectorBroken == nil || !slices.Contains(x.SelectorBroken.Selectors, testserver.TitleSelector) ||
 		x.SelectorBroken.Pages != validate.DefaultBrokenAfter || len(x.SelectorBroken.Evidence) != x.SelectorBroken.Pages {
 		t.Fatalf("restyled store: diagnosis %+v, want selector_broken on %q with %d evidence pages",
@@ -282,7 +282,7 @@ func TestReportWithoutSourcesStillSaysHowTheRunEnded(t *testing.T) {
 		t.Fatalf("exit %d, domains %v, text:\n%s\nwant an empty run and no table", r.ExitCode, r.Domains, buf.String())
 	}
 	r = report.New(outcome.Decide(3), report.Sources{Records: map[string]int64{"Shop.Example:8080": 3}}, report.Sources{Breaker: nil})
-	if d, ok := r.Domain("shop.example:8080"); !ok || d.Records != 3 || d.State != report.Untouched {
+	if d, ok := domainOf(r, "shop.example:8080"); !ok || d.Records != 3 || d.State != report.Untouched {
 		t.Fatalf("records-only domain %+v (found %v): want the host normalised, 3 records, state untouched", d, ok)
 	}
 }
@@ -308,7 +308,7 @@ func TestReportShowsThePaceOfAThrottledDomain(t *testing.T) {
 	}
 	close(stop)
 	r := report.New(outcome.Decide(-1, b), report.Sources{Breaker: b})
-	d, ok := r.Domain(store.Host())
+	d, ok := domainOf(r, store.Host())
 	if !ok || d.Pauses < 1 || d.PausedFor < 4*time.Second || d.PaceLimit != 1 || d.PaceGap <= 0 || d.Failures.Throttled < 1 {
 		t.Fatalf("domain line %+v: want the pauses, the time paused and the slowed pace", d)
 	}
@@ -345,7 +345,7 @@ func TestReportNamesDeadURLsByDomainAndCause(t *testing.T) {
 		}}
 	o := outcome.Decide(5, evidence{Findings: []outcome.Finding{dead}})
 	r := report.New(o, report.Sources{Records: map[string]int64{"sick.example": 5, "ok.example": 2}})
-	if d, _ := r.Domain("sick.example"); d.Dead != 4 || r.Total.Dead != 4 {
+	if d, _ := domainOf(r, "sick.example"); d.Dead != 4 || r.Total.Dead != 4 {
 		t.Errorf("dead: %d on the domain, %d in total; want 4 and 4", d.Dead, r.Total.Dead)
 	}
 	var buf bytes.Buffer

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 )

@@ -93,7 +93,7 @@ func (b *Breaker) newCircuit(d *domain) error {
 		if err := s.Validate(); err != nil {
 			return fmt.Errorf("breaker: circuit for %s: %w", d.name, err)
 		}
-		c = circuit.NewMemoryGuarded(d.name, s, &d.mu)
+		c = circuit.NewMemory(d.name, s, &d.mu)
 		d.tracker = early.NewGuarded(size, earlySettings(d.profile), &d.mu)
 		d.guarded = true
 	} else {

@@ -12,11 +12,8 @@ import (
 // circuit.Profile documents every field.
 type Profile = circuit.Profile
 
-// ProfileError says which field of which profile is out of range, and
-// why (circuit.ProfileError).
-type ProfileError = circuit.ProfileError
-
-// ErrInvalidProfile is wrapped by every error Profile.Validate returns.
+// ErrInvalidProfile is wrapped by every error Profile.Validate returns, a
+// *circuit.ProfileError.
 var ErrInvalidProfile = circuit.ErrInvalidProfile
 
 // Conservative suits a small, fragile origin with few URLs
@@ -29,10 +26,6 @@ func Standard() Profile { return circuit.Standard() }
 // Aggressive suits high-volume crawls over many domains that are cheap to
 // re-run (circuit.Aggressive).
 func Aggressive() Profile { return circuit.Aggressive() }
-
-// Profiles returns the built-in profiles by name ("conservative",
-// "standard", "aggressive"): a new map of fresh copies at each call.
-func Profiles() map[string]Profile { return circuit.Profiles() }
 
 // earlySettings is the part of p the early warnings read.
 func earlySettings(p Profile) early.Settings {

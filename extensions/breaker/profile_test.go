@@ -2,6 +2,7 @@ package breaker_test
 
 import (
 	"errors"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"math"
 	"strings"
 	"testing"
@@ -29,12 +30,12 @@ func TestProfilesHaveSeedNumbers(t *testing.T) {
 		if err := tt.p.Validate(); err != nil {
 			t.Errorf("%s: %v", tt.p.Name, err)
 		}
-		got, ok := breaker.Profiles()[tt.p.Name]
+		got, ok := circuit.Profiles()[tt.p.Name]
 		if !ok || got != tt.p {
 			t.Errorf("Profiles()[%q] = %+v, %v", tt.p.Name, got, ok)
 		}
 	}
-	if _, ok := breaker.Profiles()["reckless"]; ok {
+	if _, ok := circuit.Profiles()["reckless"]; ok {
 		t.Errorf("Profiles() has an unknown profile name")
 	}
 }
@@ -67,9 +68,9 @@ func TestProfileValidateNamesTheField(t *testing.T) {
 		p.Name = "custom"
 		tt.edit(&p)
 		err := p.Validate()
-		var pe *breaker.ProfileError
+		var pe *circuit.ProfileError
 		if !errors.As(err, &pe) || pe.Field != tt.field || !errors.Is(err, breaker.ErrInvalidProfile) {
-			t.Errorf("%s: err %v, want a *breaker.ProfileError naming %s", tt.field, err, tt.field)
+			t.Errorf("%s: err %v, want a *circuit.ProfileError naming %s", tt.field, err, tt.field)
 			continue
 		}
 		if !strings.Contains(err.Error(), "custom") || !strings.Contains(err.Error(), tt.field) {

@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"testing"
 	"time"
 
@@ -13,13 +14,13 @@ func TestBuiltinProfilesCannotBeCorrupted(t *testing.T) {
 	want := breaker.Standard().Cooldown
 	mine := breaker.Standard()
 	mine.Cooldown = time.Nanosecond
-	all := breaker.Profiles()
+	all := circuit.Profiles()
 	all["standard"] = mine
 	delete(all, "aggressive")
 	if got := breaker.Standard().Cooldown; got != want {
 		t.Errorf("Standard().Cooldown = %v after one caller changed its own; want %v", got, want)
 	}
-	again := breaker.Profiles()
+	again := circuit.Profiles()
 	if got := again["standard"].Cooldown; got != want {
 		t.Errorf("Profiles()[standard].Cooldown = %v after one caller changed its map; want %v", got, want)
 	}

@@ -89,7 +89,7 @@ const timeoutEvery = 100
 func New(size int, p Settings) *Tracker { return NewGuarded(size, p, nil) }
 
 // NewGuarded is New for a caller that guards the tracker and state of its
-// own (a circuit.Memory made with NewMemoryGuarded) with one mutex, mu:
+// own (a circuit.Memory made with NewMemory and a mutex) with one mutex, mu:
 // the tracker locks mu, and the caller, holding mu, observes with
 // ObserveLocked. A nil mu is New's own lock.
 func NewGuarded(size int, p Settings, mu *sync.Mutex) *Tracker {

@@ -3,8 +3,8 @@ package profiles_test
 import (
 	"testing"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
 func TestDomainPatternsAccepted(t *testing.T) {

@@ -2,11 +2,12 @@ package profiles_test
 
 import (
 	"errors"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"strings"
 	"testing"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
 // A profile whose circuit fields are all set, for cases that break one
@@ -139,10 +140,10 @@ func TestEveryKindOfMistakeNamesFileLineAndField(t *testing.T) {
 			if !strings.Contains(e.Reason, tc.reason) {
 				t.Errorf("reason %q lacks %q", e.Reason, tc.reason)
 			}
-			var pe *breaker.ProfileError
+			var pe *circuit.ProfileError
 			switch {
 			case tc.field != "" && !errors.As(err, &pe):
-				t.Errorf("an out-of-range value should carry the *breaker.ProfileError")
+				t.Errorf("an out-of-range value should carry the *circuit.ProfileError")
 			case tc.field != "" && pe.Field != tc.field:
 				t.Errorf("ProfileError.Field = %s, want %s", pe.Field, tc.field)
 			case tc.field != "" && !errors.Is(err, breaker.ErrInvalidProfile):

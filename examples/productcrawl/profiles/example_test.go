@@ -3,8 +3,8 @@ package profiles_test
 import (
 	"fmt"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
 func Example() {

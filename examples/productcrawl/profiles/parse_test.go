@@ -2,13 +2,14 @@ package profiles_test
 
 import (
 	"errors"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
 // seed000 is seed 000's breaker_profiles block, as the seed prints it.
@@ -68,7 +69,7 @@ func mustParse(t *testing.T, yaml string) *profiles.Set {
 
 func TestSeedFormatLoadsAsTheBuiltIns(t *testing.T) {
 	set := mustParse(t, seed000)
-	for name, want := range breaker.Profiles() {
+	for name, want := range circuit.Profiles() {
 		got, err := set.Profile(name)
 		if err != nil {
 			t.Fatal(err)

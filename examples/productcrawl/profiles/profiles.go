@@ -3,6 +3,7 @@ package profiles
 import (
 	"errors"
 	"fmt"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"os"
 	"slices"
 	"strings"
@@ -145,13 +146,13 @@ func (s *Set) Profile(name string) (breaker.Profile, error) {
 			return p, nil
 		}
 	}
-	if p, ok := breaker.Profiles()[name]; ok {
+	if p, ok := circuit.Profiles()[name]; ok {
 		return p, nil
 	}
 	known := "conservative, standard, aggressive"
 	var own []string
 	for _, n := range s.Names() {
-		if _, builtin := breaker.Profiles()[n]; !builtin {
+		if _, builtin := circuit.Profiles()[n]; !builtin {
 			own = append(own, n)
 		}
 	}

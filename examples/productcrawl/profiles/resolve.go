@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"errors"
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,7 +39,7 @@ func (r *resolver) lookup(name string) (p breaker.Profile, found, ok bool) {
 		p, ok = r.get(name)
 		return p, true, ok
 	}
-	p, builtin := breaker.Profiles()[name]
+	p, builtin := circuit.Profiles()[name]
 	if !builtin && r.doc.unreadable {
 		return p, true, false // reported already: breaker_profiles could not be read
 	}
@@ -70,7 +71,7 @@ func (r *resolver) build(rp *rawProfile) (breaker.Profile, bool) {
 		return breaker.Profile{}, false
 	}
 	path := join(keyProfiles, rp.name)
-	builtin, isBuiltin := breaker.Profiles()[rp.name]
+	builtin, isBuiltin := circuit.Profiles()[rp.name]
 	var base breaker.Profile
 	switch ext := rp.extends; {
 	case ext == nil && isBuiltin:
@@ -145,7 +146,7 @@ func missingRequired(rp *rawProfile) []string {
 // that the rule involves, else at the profile's name.
 func (r *resolver) invalid(rp *rawProfile, prof breaker.Profile, err error) {
 	path := join(keyProfiles, rp.name)
-	var pe *breaker.ProfileError
+	var pe *circuit.ProfileError
 	if !errors.As(err, &pe) {
 		r.p.errs = append(r.p.errs, &Error{File: r.p.file, Line: rp.node.Line, Path: path, Reason: err.Error(), Err: err})
 		return
@@ -180,7 +181,7 @@ func (r *resolver) invalid(rp *rawProfile, prof breaker.Profile, err error) {
 func (r *resolver) known() string {
 	var names []string
 	for _, rp := range r.doc.profiles {
-		if _, b := breaker.Profiles()[rp.name]; !b {
+		if _, b := circuit.Profiles()[rp.name]; !b {
 			names = append(names, rp.name)
 		}
 	}
