@@ -19,7 +19,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
-	"github.com/breakwater-crawl/breakwater/internal/heap"
+	"github.com/breakwater-crawl/breakwater/internal/benchtest"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/memory"
@@ -158,7 +158,7 @@ func runBroad(e *env) ([]Result, error) {
 // visiting on a synchronous collector, as Colly's queue does.
 func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error) {
 	var run broadRun
-	heap0 := heap.AfterGC()
+	heap0 := benchtest.LiveHeap()
 	resetPeakRSS()
 
 	c := colly.NewCollector()
@@ -188,7 +188,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 		if m, err = metrics.New(reg); err != nil {
 			return run, fmt.Errorf("metrics: %w", err)
 		}
-		opts := []breaker.Option{
+		opts := []breaker.Config{
 			breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, Logger: e.log, IdleTTL: broadIdleTTL, Fleet: breaker.FleetGuard{Active: broadIdleTTL}},
 		}
 		if b, err = breaker.New(breaker.Standard(), opts...); err != nil {
@@ -273,7 +273,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 	run.peakRSS = peakRSS()
 
 	if k == plain {
-		run.heapAll = heap.AfterGC() - heap0
+		run.heapAll = benchtest.LiveHeap() - heap0
 		runtime.KeepAlive(c)
 		return run, nil
 	}
@@ -286,7 +286,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 	if run.scrape, run.series, err = scrape(reg); err != nil {
 		return run, err
 	}
-	run.heapAll = heap.AfterGC() - heap0
+	run.heapAll = benchtest.LiveHeap() - heap0
 	if err := cp.Close(); err != nil {
 		return run, fmt.Errorf("checkpoint: %w", err)
 	}
@@ -294,7 +294,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 	// its records through the wrapper, to weigh the rest.
 	store.Store = nil
 	cp, c = nil, nil
-	run.heapState = heap.AfterGC() - heap0
+	run.heapState = benchtest.LiveHeap() - heap0
 	if e.memprof != "" {
 		if err := writeHeapProfile(e.memprof); err != nil {
 			return run, err

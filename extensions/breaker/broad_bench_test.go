@@ -9,7 +9,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/heap"
+	"github.com/breakwater-crawl/breakwater/internal/benchtest"
 )
 
 // BenchmarkIdleDomainBytes measures what one domain of a broad crawl costs
@@ -34,7 +34,7 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				clk := clocktest.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
-				before := heap.AfterGC()
+				before := benchtest.LiveHeap()
 				br, err := breaker.New(p, breaker.Config{Clock: clk, IdleTTL: c.ttl})
 				if err != nil {
 					b.Fatal(err)
@@ -50,7 +50,7 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 					}
 				}
 				idle(br, clk)
-				after := heap.AfterGC()
+				after := benchtest.LiveHeap()
 				b.ReportMetric(float64(after-before)/n, "B/domain")
 				runtime.KeepAlive(br)
 			}

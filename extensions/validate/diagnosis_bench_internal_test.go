@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/breakwater-crawl/breakwater/internal/heap"
+	"github.com/breakwater-crawl/breakwater/internal/benchtest"
 )
 
 // BenchmarkIdleDomainBytes measures what one domain of a broad crawl costs
@@ -20,7 +20,7 @@ import (
 func BenchmarkIdleDomainBytes(b *testing.B) {
 	const n = 100_000
 	for b.Loop() {
-		before := heap.AfterGC()
+		before := benchtest.LiveHeap()
 		d := newDiagnosis(DefaultBrokenAfter)
 		for page := range 2 {
 			for i := range n {
@@ -30,7 +30,7 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 				d.page(Verdict{URL: u, Domain: host, Status: 200, Bytes: 1500 + i%100})
 			}
 		}
-		after := heap.AfterGC()
+		after := benchtest.LiveHeap()
 		b.ReportMetric(float64(after-before)/n, "B/domain")
 		runtime.KeepAlive(d)
 	}

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/breakwater-crawl/breakwater/internal/gcstat"
+	"github.com/breakwater-crawl/breakwater/internal/benchtest"
 )
 
 // BenchmarkGCOverMap is what a million hosts' records cost every garbage
@@ -22,24 +22,24 @@ func BenchmarkGCOverMap(b *testing.B) {
 	key := func(i int) string { return fmt.Sprintf("shop-%d.example.test:8080", i) }
 	val := func(i int) string { return fmt.Sprintf("\x02\x14\x00%08d\x01\x00", i) }
 	b.Run("packmap", func(b *testing.B) {
-		before := gcstat.LiveHeap()
+		before := benchtest.LiveHeap()
 		var m Map
 		for i := range n {
 			m.Set(key(i), val(i))
 		}
-		gcstat.EachCollection(b, gcstat.LiveHeap()-before, n, "key")
+		benchtest.EachCollection(b, benchtest.LiveHeap()-before, n, "key")
 		if m.Len() != n {
 			b.Fatal("keys lost")
 		}
 		runtime.KeepAlive(&m)
 	})
 	b.Run("gomap", func(b *testing.B) {
-		before := gcstat.LiveHeap()
+		before := benchtest.LiveHeap()
 		m := make(map[string]string)
 		for i := range n {
 			m[key(i)] = val(i)
 		}
-		gcstat.EachCollection(b, gcstat.LiveHeap()-before, n, "key")
+		benchtest.EachCollection(b, benchtest.LiveHeap()-before, n, "key")
 		if len(m) != n {
 			b.Fatal("keys lost")
 		}

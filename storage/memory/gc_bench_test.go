@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/internal/gcstat"
+	"github.com/breakwater-crawl/breakwater/internal/benchtest"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/memory"
 )
@@ -29,26 +29,26 @@ func BenchmarkGCOverRecords(b *testing.B) {
 			Request: fmt.Appendf(nil, `{"URL":%q,"Method":"GET","Depth":1,"ID":%d,"Ctx":"{}","Headers":{"User-Agent":["colly - https://github.com/gocolly/colly/v2"]}}`, u, i)}
 	}
 	b.Run("store", func(b *testing.B) {
-		before := gcstat.LiveHeap()
+		before := benchtest.LiveHeap()
 		s := memory.New()
 		for i := range n {
 			if err := s.Put(rec(i)); err != nil {
 				b.Fatal(err)
 			}
 		}
-		gcstat.EachCollection(b, gcstat.LiveHeap()-before, n, "record")
+		benchtest.EachCollection(b, benchtest.LiveHeap()-before, n, "record")
 		if c, _ := s.Counts(); c[storage.Done] != n {
 			b.Fatalf("store holds %v", c)
 		}
 		runtime.KeepAlive(s)
 	})
 	b.Run("records", func(b *testing.B) {
-		before := gcstat.LiveHeap()
+		before := benchtest.LiveHeap()
 		recs := make([]storage.Record, 0, n)
 		for i := range n {
 			recs = append(recs, rec(i))
 		}
-		gcstat.EachCollection(b, gcstat.LiveHeap()-before, n, "record")
+		benchtest.EachCollection(b, benchtest.LiveHeap()-before, n, "record")
 		runtime.KeepAlive(recs)
 	})
 }
