@@ -83,7 +83,7 @@ func wireUsage(t *testing.T, c *colly.Collector, o usageOpts) *usageCrawl {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []breaker.Option{breaker.Config{Validator: v, Logger: zerolog.Nop()}}
+	opts := []breaker.Config{breaker.Config{Validator: v, Logger: zerolog.Nop()}}
 	b, err := breaker.New(breaker.Standard(), opts...)
 	if err != nil {
 		t.Fatal(err)

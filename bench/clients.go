@@ -126,7 +126,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 		return fmt.Errorf("validator: %w", err)
 	}
 	w.loop, w.v = loop, v
-	opts := []breaker.Option{
+	opts := []breaker.Config{
 		breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, BaseTransport: tr, Logger: log, OnAttempt: func(a observe.Attempt) {
 			if a.Result.Class == circuit.Degraded {
 				loop.retry(a.Request)

@@ -174,7 +174,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		ro.openErr = fmt.Errorf("validator: %w", err)
 		return ro
 	}
-	var bopts []breaker.Option
+	var bopts []breaker.Config
 	bopts = append(bopts, breaker.Config{Validator: v, IdleTTL: w.IdleTTL})
 	if os.Getenv("CHAOS_BREAKER_LOG") != "" {
 		// A replay's post-mortem: the breaker's events beside the case's files.

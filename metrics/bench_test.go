@@ -19,7 +19,7 @@ import (
 // way it calls them.
 func BenchmarkClosedAllowRecord(b *testing.B) {
 	attempt := observe.Attempt{Domain: "shop.example", Result: circuit.Result{Class: circuit.Success, Latency: 120 * time.Millisecond}}
-	run := func(b *testing.B, hooks []func(observe.Attempt), opts ...breaker.Option) {
+	run := func(b *testing.B, hooks []func(observe.Attempt), opts ...breaker.Config) {
 		br, err := breaker.New(breaker.Standard(), opts...)
 		if err != nil {
 			b.Fatal(err)

@@ -30,7 +30,7 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := clocktest.NewFake(epoch)
-	opts := []breaker.Option{breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}}}
+	opts := []breaker.Config{breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}}}
 	b, err := breaker.New(breaker.Standard(), append(opts, assign)...)
 	if err != nil {
 		t.Fatal(err)

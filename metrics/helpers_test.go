@@ -131,7 +131,7 @@ func (s scraped) names() string {
 	return strings.Join(n, " ")
 }
 
-func newBreaker(t *testing.T, opts ...breaker.Option) *breaker.Breaker {
+func newBreaker(t *testing.T, opts ...breaker.Config) *breaker.Breaker {
 	t.Helper()
 	b, err := breaker.New(breaker.Standard(), opts...)
 	if err != nil {

@@ -82,7 +82,7 @@ func TestDegradingWarningsAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	warnings := 0
-	opts := []breaker.Option{breaker.Config{OnDegrading: func(string, time.Duration, time.Duration) { warnings++ }}}
+	opts := []breaker.Config{breaker.Config{OnDegrading: func(string, time.Duration, time.Duration) { warnings++ }}}
 	b := newBreaker(t, opts...)
 	if err := m.Observe(b); err != nil {
 		t.Fatal(err)

@@ -87,7 +87,7 @@ type Config struct {
 	startDomain   []string // their hostnames (no port), unique, for AllowedDomains
 	checkpointSet bool     // -checkpoint was given
 	profileSet    bool     // -profile was given
-	profileOpts   []breaker.Option
+	profileOpts   []breaker.Config
 	pacing        *profiles.Set           // -profiles, for its per-domain least gaps; nil without
 	redisOpts     *goredis.Options        // parsed -redis naming one server, nil otherwise
 	redisCluster  *goredis.ClusterOptions // parsed -redis naming a Redis Cluster, nil otherwise

@@ -99,7 +99,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// before the outcome reaches the circuit, so without the cap a request
 	// waiting for that slot could pass the gate while the failure that
 	// trips the circuit is on its way (one request past the bound).
-	bopts := []breaker.Option{breaker.Config{Validator: cr.v, Logger: log, OnAttempt: cr.onOutcome, Pacing: breaker.Pacing{Parallelism: cfg.Parallelism}}}
+	bopts := []breaker.Config{breaker.Config{Validator: cr.v, Logger: log, OnAttempt: cr.onOutcome, Pacing: breaker.Pacing{Parallelism: cfg.Parallelism}}}
 	if cfg.Redis != "" {
 		if cr.shared, err = openShared(cfg, log); err != nil {
 			return nil, err

@@ -40,7 +40,7 @@ func collyHosts(pattern string) []string {
 // so "0x7f.0.0.1:8080: fragile" reaches the domain 127.0.0.1:8080. The
 // file's own patterns come first: a host the file names exactly keeps the
 // profile it is given there.
-func profileOptions(set *profiles.Set) []breaker.Option {
+func profileOptions(set *profiles.Set) []breaker.Config {
 	opts := set.Options()
 	for _, a := range set.Domains() {
 		for _, h := range collyHosts(a.Pattern) {

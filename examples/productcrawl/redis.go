@@ -309,8 +309,8 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 // queue's threads outnumber one host's LimitRule slots; the pace every run
 // sets (crawl.go) keeps them to -parallelism per domain from gate to
 // outcome.
-func (sh *shared) breakerOptions() []breaker.Option {
-	return []breaker.Option{breaker.Config{Store: sh.bs}}
+func (sh *shared) breakerOptions() []breaker.Config {
+	return []breaker.Config{breaker.Config{Store: sh.bs}}
 }
 
 // giveBack returns a request the run cut before it left (the run is

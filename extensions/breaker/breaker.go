@@ -115,9 +115,9 @@ type domain struct {
 }
 
 // New returns a Breaker whose domains use profile p unless
-// Config.Domains says otherwise. Every profile and option is checked
+// Config.Domains says otherwise. Every profile and setting is checked
 // here, before any request is sent.
-func New(p Profile, opts ...Option) (*Breaker, error) {
+func New(p Profile, cfg ...Config) (*Breaker, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -135,11 +135,8 @@ func New(p Profile, opts ...Option) (*Breaker, error) {
 		rand:            rand.Float64,
 		fleet:           fleet.New(fleet.Defaults),
 	}
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt.apply(b); err != nil {
+	for _, c := range cfg {
+		if err := c.apply(b); err != nil {
 			return nil, err
 		}
 	}

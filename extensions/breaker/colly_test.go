@@ -27,7 +27,7 @@ func startStore(t *testing.T, cfg testserver.Config) *testserver.Store {
 	return s
 }
 
-func newBreaker(t *testing.T, p breaker.Profile, opts ...breaker.Option) *breaker.Breaker {
+func newBreaker(t *testing.T, p breaker.Profile, opts ...breaker.Config) *breaker.Breaker {
 	t.Helper()
 	b, err := breaker.New(p, opts...)
 	if err != nil {

@@ -35,7 +35,7 @@ type usage struct {
 	clone    bool             // product pages go through c.Clone(), not registered
 	retry    bool             // the user's breaker.RetryOnError(3)
 	setup    func(c *colly.Collector)
-	opts     []breaker.Option
+	opts     []breaker.Config
 	notVisit bool // hand Visit's errors to b.NotVisited, as the Usage shows
 	within   time.Duration
 	profile  *breaker.Profile // nil: Standard
@@ -73,7 +73,7 @@ func runUsage(t *testing.T, start []string, u usage) *usageResult {
 	if u.profile != nil {
 		prof = *u.profile
 	}
-	b := newBreaker(t, prof, append([]breaker.Option{breaker.Config{Validator: v}}, u.opts...)...)
+	b := newBreaker(t, prof, append([]breaker.Config{breaker.Config{Validator: v}}, u.opts...)...)
 	res.b = b
 
 	c := colly.NewCollector(colly.Async(u.async))

@@ -88,14 +88,14 @@ type dropInRun struct {
 	ended     bool
 }
 
-func runDropIn(t *testing.T, w wiring, store *testserver.Store, urls []string, opts ...breaker.Option) *dropInRun {
+func runDropIn(t *testing.T, w wiring, store *testserver.Store, urls []string, opts ...breaker.Config) *dropInRun {
 	t.Helper()
 	return runDropInWith(t, w, store, urls, nil, opts...)
 }
 
 // runDropInWith also runs add on the collector just before the breaker is
 // registered: the validator, say.
-func runDropInWith(t *testing.T, w wiring, store *testserver.Store, urls []string, add func(*colly.Collector), opts ...breaker.Option) *dropInRun {
+func runDropInWith(t *testing.T, w wiring, store *testserver.Store, urls []string, add func(*colly.Collector), opts ...breaker.Config) *dropInRun {
 	t.Helper()
 	run := &dropInRun{}
 	opts = append(opts, breaker.Config{OnRefused: func(*colly.Request, *circuit.OpenError) { run.refused.Add(1) }})

@@ -15,17 +15,6 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Option configures a Breaker: a Config is one. New takes any number; a
-// later one's non-zero fields win, and hooks add up.
-type Option interface {
-	apply(b *Breaker) error
-}
-
-// optionFunc is an Option of the package's own.
-type optionFunc func(*Breaker) error
-
-func (f optionFunc) apply(b *Breaker) error { return f(b) }
-
 // Validator judges whether a fetched response is usable data;
 // extensions/validate implements it.
 type Validator interface {
@@ -37,9 +26,9 @@ type Validator interface {
 	Check(r *colly.Response) error
 }
 
-// Config is everything about a Breaker besides its default profile. Give
-// it to New through With; a zero field keeps the default, or what an
-// earlier With set.
+// Config is everything about a Breaker besides its default profile. New
+// takes any number: a zero field keeps the default, or what an earlier
+// Config set; a later one's non-zero fields win, and hooks add up.
 type Config struct {
 	// Store is where circuits live. Default MemoryStore; storage/redis
 	// shares them between workers.
@@ -139,11 +128,19 @@ type Config struct {
 	// past its profile's slope (SlopeMultiple × the baseline), with the
 	// median and the baseline.
 	OnDegrading func(domain string, median, baseline time.Duration)
+
+	// set applies a setting of the package's own (the tests' knobs).
+	set func(*Breaker) error
 }
 
 // apply sets what c gives: its non-zero fields, its domains and hooks
 // added to those given before.
 func (c Config) apply(b *Breaker) error {
+	if c.set != nil {
+		if err := c.set(b); err != nil {
+			return err
+		}
+	}
 	if c.Store != nil {
 		b.store = c.Store
 	}
@@ -240,28 +237,28 @@ func (b *Breaker) addDomainProfile(pattern string, p Profile) error {
 // withAlarmAfter sets how many throttled (429) or blocked (403) answers in
 // a row from one domain raise a warning event (default 10). They never trip
 // the breaker: they mean "fix your client", not "the target is down".
-func withAlarmAfter(n int) Option {
-	return optionFunc(func(b *Breaker) error {
+func withAlarmAfter(n int) Config {
+	return Config{set: func(b *Breaker) error {
 		if n < 1 {
 			return fmt.Errorf("breaker: withAlarmAfter(%d): must be at least 1", n)
 		}
 		b.alarmAfter = n
 		return nil
-	})
+	}}
 }
 
 // withThrottleRetries sets how many times one URL answered 429 is sent
 // again after the pause (default 10). A throttled attempt does not spend
 // any other retry budget; past this many the URL is reported with
 // GaveUp set, never dropped silently.
-func withThrottleRetries(n int) Option {
-	return optionFunc(func(b *Breaker) error {
+func withThrottleRetries(n int) Config {
+	return Config{set: func(b *Breaker) error {
 		if n < 0 {
 			return fmt.Errorf("breaker: withThrottleRetries(%d): must be 0 or more", n)
 		}
 		b.throttleRetries = n
 		return nil
-	})
+	}}
 }
 
 type override struct {
@@ -291,12 +288,12 @@ func (b *Breaker) profileFor(host string) Profile {
 
 // withRand sets the source of the jitter drawn for grown cooldowns: a
 // function returning a number in [0, 1). Default math/rand/v2's Float64.
-func withRand(f func() float64) Option {
-	return optionFunc(func(b *Breaker) error {
+func withRand(f func() float64) Config {
+	return Config{set: func(b *Breaker) error {
 		if f == nil {
 			return fmt.Errorf("breaker: withRand(nil): pass a function, or leave the option out")
 		}
 		b.rand = f
 		return nil
-	})
+	}}
 }

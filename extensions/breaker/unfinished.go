@@ -20,14 +20,14 @@ const DefaultUnfinishedSample = 10_000
 // The full list is the checkpoint's job: with extensions/checkpoint every
 // URL's state (failed, parked, pending) is in its store, whatever the
 // breaker lists.
-func withUnfinishedSample(n int) Option {
-	return optionFunc(func(b *Breaker) error {
+func withUnfinishedSample(n int) Config {
+	return Config{set: func(b *Breaker) error {
 		if n == 0 {
 			n = DefaultUnfinishedSample
 		}
 		b.unfinished.limit = n
 		return nil
-	})
+	}}
 }
 
 // unfinishedList is the breaker's unfinished URLs: a sample listed by URL,

@@ -54,7 +54,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			bopts := []breaker.Option{breaker.Config{Store: bs, OnTransition: func(tr circuit.Transition) {
+			bopts := []breaker.Config{breaker.Config{Store: bs, OnTransition: func(tr circuit.Transition) {
 				if tr.To == circuit.Open {
 					trips[w].Add(1)
 					// Healthy from the trip on, whatever the machine's pace.

@@ -185,11 +185,11 @@ func (s *Set) Domains() []Assignment {
 //
 // Within the breaker the most specific pattern wins (an exact host, then
 // the longest suffix), whatever the file's order.
-func (s *Set) Options() []breaker.Option {
+func (s *Set) Options() []breaker.Config {
 	if s == nil {
 		return nil
 	}
-	opts := make([]breaker.Option, len(s.domains))
+	opts := make([]breaker.Config, len(s.domains))
 	for i, d := range s.domains {
 		opts[i] = breaker.Config{Domains: map[string]breaker.Profile{d.Pattern: d.Profile}}
 	}
