@@ -197,9 +197,6 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 		if err := m.Observe(b); err != nil {
 			return run, err
 		}
-		if err := m.Watch(b); err != nil {
-			return run, err
-		}
 		if err := m.WatchCheckpoint("memory", cp); err != nil {
 			return run, err
 		}

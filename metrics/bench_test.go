@@ -50,7 +50,6 @@ func BenchmarkGather(b *testing.B) {
 			m, _ := metrics.New(reg)
 			br, _ := breaker.New(breaker.Standard())
 			_ = m.Observe(br)
-			m.Watch(br)
 			hook := metrics.OutcomeHook(m)
 			for i := range n {
 				d := "shop" + strconv.Itoa(i) + ".example"
@@ -89,7 +88,6 @@ func BenchmarkGatherBroad(b *testing.B) {
 			m, _ := metrics.New(reg)
 			br, _ := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
 			_ = m.Observe(br)
-			m.Watch(br)
 			hook := metrics.OutcomeHook(m)
 			for i := range c.n {
 				d := "shop" + strconv.Itoa(i) + ".example"

@@ -29,7 +29,7 @@ func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 	if err := m.Observe(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Watch(b); err != nil {
+	if err := m.Observe(b); err != nil {
 		t.Fatal(err)
 	}
 	hook := metrics.OutcomeHook(m)

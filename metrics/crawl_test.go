@@ -38,7 +38,7 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 	if err := m.Observe(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Watch(b); err != nil {
+	if err := m.Observe(b); err != nil {
 		t.Fatal(err)
 	}
 	srv := serve(t, reg)
@@ -166,7 +166,7 @@ func TestScrapeShowsAThrottledDomainsPause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Watch(b); err != nil {
+	if err := m.Observe(b); err != nil {
 		t.Fatal(err)
 	}
 	srv := serve(t, reg)

@@ -7,13 +7,12 @@
 //	reg := prometheus.NewRegistry()
 //	m, err := metrics.New(reg)
 //	b, err := breaker.New(breaker.Standard(), breaker.Config{Logger: log})
-//	err = breakwater.Use(c, v, b, m) // m follows b's events
-//	err = m.Watch(b)
+//	err = breakwater.Use(c, v, b, m) // m follows b
 //	srv, err := metrics.Serve(ctx, ":9090", reg) // GET /metrics until ctx is done
 //
 // Events only hooks can see (transitions, latency-slope warnings, every
-// attempt's latency) come through Observe; everything the breaker already
-// counts is read from it when Prometheus scrapes (Watch), and so are queues
+// attempt's latency) come through hooks; everything the breaker already
+// counts is read from it when Prometheus scrapes, and so are queues
 // and checkpoints (WatchQueue, WatchCheckpoint). Every name starts with
 // breakwater_; Metrics lists every series. At most DefaultDomainSeries
 // domains get series of their own (Config.DomainSeries), so a broad crawl does

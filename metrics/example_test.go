@@ -35,7 +35,6 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	m.Watch(b)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	srv, err := metrics.Serve(ctx, "127.0.0.1:0", reg)

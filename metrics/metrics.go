@@ -28,12 +28,12 @@ var DefaultBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 // DefaultReadTimeout bounds how long one scrape waits for a queue's depth.
 const DefaultReadTimeout = 2 * time.Second
 
-// ErrAlreadyWatched is returned by Watch for a second breaker, and by
+// ErrAlreadyWatched is returned by Observe for a second breaker, and by
 // WatchQueue and WatchCheckpoint for a name already watched: two sources
 // would export the same series.
 var ErrAlreadyWatched = errors.New("metrics: already watched")
 
-// statsSource is what a scrape reads: the watched *breaker.Breaker.
+// statsSource is what a scrape reads: the observed *breaker.Breaker.
 type statsSource interface {
 	Stats() []breaker.DomainStats
 }
@@ -82,8 +82,8 @@ func (l *labelSet) label(domain string) string {
 }
 
 // Metrics exports a crawl's breaker, queue and checkpoint to Prometheus.
-// Make one with New, give it the breaker with breakwater.Use (or
-// Observe), and Watch the breaker. It is safe for concurrent use.
+// Make one with New and give it the breaker with breakwater.Use (or
+// Observe). It is safe for concurrent use.
 //
 // All names start with breakwater_. Per domain (label domain, the host
 // with its port, as the breaker keys it; "(hook)" marks the series
@@ -255,12 +255,35 @@ func New(reg prometheus.Registerer, cfg ...Config) (*Metrics, error) {
 	return m, nil
 }
 
-// Observe returns the hooks that feed the metrics only events can tell:
-// transitions, latency-slope warnings and the latency of every attempt
-// (observe.Observer: breakwater.Use calls it before the crawl). Each
-// hook is a few atomic operations; none blocks or allocates once a
-// domain has been seen. A second call with the same breaker does nothing.
+// Observe follows the breaker s (observe.Observer: breakwater.Use calls
+// it before the crawl). Events only hooks can tell come through hooks:
+// transitions, latency-slope warnings and the latency of every attempt,
+// each a few atomic operations that neither block nor allocate once a
+// domain has been seen. What the breaker already counts (per-domain
+// state, outcomes, refusals, pace and timeout) is read from it at each
+// scrape, never counted a second time. A second call with the same
+// breaker does nothing; another breaker returns ErrAlreadyWatched (give
+// each breaker its own Metrics and registry).
+//
+// With a shared breaker store (storage/redis) the state and the trips are
+// the crawl's, seen by every worker; outcomes, refusals, latency and pace
+// are this process's. Give each worker's metrics an instance label, as
+// Prometheus does by target.
 func (m *Metrics) Observe(s observe.Subject) error {
+	if s == nil {
+		return errors.New("metrics: Observe(nil): pass the *breaker.Breaker")
+	}
+	if src, ok := s.(statsSource); ok {
+		m.mu.Lock()
+		other := m.source != nil && m.source != src
+		if !other {
+			m.source = src
+		}
+		m.mu.Unlock()
+		if other {
+			return fmt.Errorf("%w: a breaker is followed already; give each breaker its own Metrics and registry", ErrAlreadyWatched)
+		}
+	}
 	if !m.observed.Add(s) {
 		return nil // already following s
 	}
@@ -298,27 +321,4 @@ func (m *Metrics) otherObserver() prometheus.Observer {
 		m.other = m.latency.WithLabelValues(OtherDomains)
 	}
 	return m.other
-}
-
-// Watch makes every scrape read b.Stats() for the per-domain state,
-// outcomes, refusals, pace and timeout. One breaker per
-// Metrics: a second one returns ErrAlreadyWatched.
-//
-// What the breaker already counts is read, not counted a second time: the
-// exported outcome and refusal counters are the breaker's own numbers.
-// With a shared breaker store (storage/redis) the state and the trips are
-// the crawl's, seen by every worker; outcomes, refusals, latency and pace
-// are this process's. Give each worker's metrics an instance label, as
-// Prometheus does by target.
-func (m *Metrics) Watch(b *breaker.Breaker) error {
-	if b == nil {
-		return errors.New("metrics: Watch(nil): pass the *breaker.Breaker")
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.source != nil && m.source != statsSource(b) {
-		return fmt.Errorf("%w: a breaker is watched already; give each breaker its own Metrics and registry label", ErrAlreadyWatched)
-	}
-	m.source = b
-	return nil
 }

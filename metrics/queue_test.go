@@ -158,16 +158,16 @@ func TestWatchingTwiceIsRefused(t *testing.T) {
 		t.Error("a queue without a name was accepted")
 	}
 	b1, b2 := newBreaker(t), newBreaker(t)
-	if err := m.Watch(b1); err != nil {
+	if err := m.Observe(b1); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Watch(b1); err != nil {
+	if err := m.Observe(b1); err != nil {
 		t.Errorf("watching the same breaker again: %v", err)
 	}
-	if err := m.Watch(b2); !errors.Is(err, metrics.ErrAlreadyWatched) {
+	if err := m.Observe(b2); !errors.Is(err, metrics.ErrAlreadyWatched) {
 		t.Errorf("a second breaker: %v, want ErrAlreadyWatched", err)
 	}
-	if err := m.Watch(nil); err == nil {
-		t.Error("Watch(nil) accepted")
+	if err := m.Observe(nil); err == nil {
+		t.Error("Observe(nil) accepted")
 	}
 }

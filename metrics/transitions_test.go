@@ -29,7 +29,7 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Watch(b); err != nil {
+	if err := m.Observe(b); err != nil {
 		t.Fatal(err)
 	}
 	srv := serve(t, reg)
@@ -87,7 +87,7 @@ func TestDegradingWarningsAreCounted(t *testing.T) {
 	if err := m.Observe(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Watch(b); err != nil {
+	if err := m.Observe(b); err != nil {
 		t.Fatal(err)
 	}
 	const d = "slow.example"

@@ -129,10 +129,6 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 			cr.abandon()
 			return nil, err
 		}
-		if err := m.Watch(cr.b); err != nil {
-			cr.abandon()
-			return nil, err
-		}
 		if cr.shared != nil {
 			err = m.WatchQueue("redis:"+cfg.CrawlID, cr.shared.depth)
 		} else {
