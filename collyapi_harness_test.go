@@ -193,8 +193,8 @@ func degradingStore(t *testing.T) *testserver.Store {
 // wantEnding: promise (e), the ending is true.
 func wantEnding(t *testing.T, o outcome.Outcome, want outcome.State) {
 	t.Helper()
-	if o.State != want || o.ExitCode() != want.ExitCode() {
-		t.Errorf("ending %s (exit %d, reason %q), want %s (exit %d)", o.State, o.ExitCode(), o.Reason, want, want.ExitCode())
+	if o.State != want || o.State.ExitCode() != want.ExitCode() {
+		t.Errorf("ending %s (exit %d, reason %q), want %s (exit %d)", o.State, o.State.ExitCode(), o.Reason, want, want.ExitCode())
 	}
 }
 

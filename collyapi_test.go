@@ -224,7 +224,7 @@ func TestCollyRobotsTxt(t *testing.T) {
 		k := wireUsage(t, c, usageOpts{retry: true})
 		var verr error
 		o := k.run(func() { verr = c.Visit(s.URL() + "/") })
-		t.Logf("Visit: %v; ending %s (exit %d, %q); store hits %d; unfinished %d", verr, o.State, o.ExitCode(), o.Reason, s.Count(), k.b.Unfinished().Total)
+		t.Logf("Visit: %v; ending %s (exit %d, %q); store hits %d; unfinished %d", verr, o.State, o.State.ExitCode(), o.Reason, s.Count(), k.b.Unfinished().Total)
 		wantEnding(t, o, outcome.Tripped)
 		if verr != nil {
 			t.Errorf("Visit: %v, want nil (Colly lets a 5xx robots.txt through)", verr)
@@ -262,7 +262,7 @@ func TestCollyMaxBodySize(t *testing.T) {
 		c.MaxBodySize = 16 << 10
 		k := wireUsage(t, c, usageOpts{retry: true, follow: followRequest})
 		o := k.run(func() { c.Visit(s.URL() + "/") })
-		t.Logf("ending %s (exit %d, %q); %d records; store hits %d; unfinished %d", o.State, o.ExitCode(), o.Reason, k.total(), s.Count(), k.b.Unfinished().Total)
+		t.Logf("ending %s (exit %d, %q); %d records; store hits %d; unfinished %d", o.State, o.State.ExitCode(), o.Reason, k.total(), s.Count(), k.b.Unfinished().Total)
 		if o.State == outcome.Complete {
 			t.Errorf("every product page cut at 16 KiB by MaxBodySize, and the ending is complete")
 		}

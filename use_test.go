@@ -44,7 +44,7 @@ func ExampleUse() {
 	}
 	o := outcome.Decide(int64(saved), v, b)
 	fmt.Println("requests:", store.Count(), "saved:", saved)
-	fmt.Println("outcome:", o.State, "exit:", o.ExitCode())
+	fmt.Println("outcome:", o.State, "exit:", o.State.ExitCode())
 	// Output:
 	// requests: 13 saved: 10
 	// outcome: tripped exit: 2

@@ -497,7 +497,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		sort.Strings(ro.revisitsLost)
 	}
 	ro.outcome = outcome.Decide(records.Load(), v, b, optJudge(cp))
-	ro.exit = ro.outcome.ExitCode()
+	ro.exit = ro.outcome.State.ExitCode()
 	if ct != nil {
 		ro.carried = ct.n.Load()
 		ro.carriedPaths = ct.carriedPaths()

@@ -18,9 +18,9 @@ func (tripped) Judge() outcome.Evidence {
 // the ending says so, and the exit code tells the scheduler to reschedule.
 func ExampleDecide() {
 	o := outcome.Decide(120, tripped{})
-	fmt.Println(o.State, o.ExitCode(), o.Domains)
+	fmt.Println(o.State, o.State.ExitCode(), o.Domains)
 	fmt.Println(o.Reason)
-	fmt.Println(outcome.Decide(0).State, outcome.Decide(0).ExitCode())
+	fmt.Println(outcome.Decide(0).State, outcome.Decide(0).State.ExitCode())
 	// Output:
 	// tripped 2 [shop.example]
 	// circuit not closed for shop.example

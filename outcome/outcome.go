@@ -120,9 +120,6 @@ type Outcome struct {
 	Findings []Finding `json:"findings,omitempty"`
 }
 
-// ExitCode is o.State.ExitCode().
-func (o Outcome) ExitCode() int { return o.State.ExitCode() }
-
 // Decide weighs the judges' evidence. records is how many records the
 // program wrote, or -1 to let the judges' valid-page counts stand in. A
 // crawl that itself failed passes Failed(err) among the judges.

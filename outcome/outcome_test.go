@@ -36,8 +36,8 @@ func TestDecideRanksEndings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		o := outcome.Decide(tt.records, append(tt.judges, outcome.Failed(tt.err))...)
-		if o.State != tt.want || o.ExitCode() != tt.exit {
-			t.Errorf("%s: %s (exit %d), want %s (exit %d); reason %q", tt.name, o.State, o.ExitCode(), tt.want, tt.exit, o.Reason)
+		if o.State != tt.want || o.State.ExitCode() != tt.exit {
+			t.Errorf("%s: %s (exit %d), want %s (exit %d); reason %q", tt.name, o.State, o.State.ExitCode(), tt.want, tt.exit, o.Reason)
 		}
 		if strings.Join(o.Domains, ",") != strings.Join(tt.domains, ",") {
 			t.Errorf("%s: domains %v, want %v", tt.name, o.Domains, tt.domains)

@@ -315,7 +315,7 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 		}
 	}
 
-	r := Report{SchemaVersion: SchemaVersion, Outcome: o, ExitCode: o.ExitCode(), Domains: make([]Domain, 0, len(doms)), Total: Domain{Domain: "total"}}
+	r := Report{SchemaVersion: SchemaVersion, Outcome: o, ExitCode: o.State.ExitCode(), Domains: make([]Domain, 0, len(doms)), Total: Domain{Domain: "total"}}
 	for _, d := range doms {
 		if d.State == "" {
 			d.State = Untouched

@@ -96,7 +96,7 @@ func TestReportCountsWhatEachStoreServed(t *testing.T) {
 	if len(r.Domains) != 3 {
 		t.Fatalf("%d domains in the report, want 3: %+v", len(r.Domains), r.Domains)
 	}
-	if r.ExitCode != r.Outcome.ExitCode() || r.Outcome.State != outcome.Tripped {
+	if r.ExitCode != r.Outcome.State.ExitCode() || r.Outcome.State != outcome.Tripped {
 		t.Fatalf("outcome %s exit %d; want tripped with its own exit code", r.Outcome.State, r.ExitCode)
 	}
 

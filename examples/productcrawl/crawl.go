@@ -559,7 +559,7 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 	if o.State != outcome.Complete {
 		ev = cr.log.Warn()
 	}
-	ev.Str("event", "run_finished").Stringer("state", o.State).Int("exit_code", o.ExitCode()).
+	ev.Str("event", "run_finished").Stringer("state", o.State).Int("exit_code", o.State.ExitCode()).
 		Int64("records", o.Records).Strs("domains", o.Domains).Str("reason", o.Reason).
 		Float64("took_s", r.TookS).Msg("run finished: " + o.State.String())
 	return o, r

@@ -138,7 +138,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			dir, err := os.MkdirTemp("", "productcrawl-demo-")
 			if err != nil {
 				log.Error().Str("event", "demo_failed").Err(err).Msg("cannot make the demo's temporary checkpoint")
-				return outcome.Decide(0, outcome.Failed(err)).ExitCode()
+				return outcome.Decide(0, outcome.Failed(err)).State.ExitCode()
 			}
 			defer os.RemoveAll(dir)
 			cfg.Checkpoint = filepath.Join(dir, "crawl.db")
@@ -146,7 +146,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fleet, err := startDemo(log)
 		if err != nil {
 			log.Error().Str("event", "demo_failed").Err(err).Msg("cannot start the embedded test stores")
-			return outcome.Decide(0, outcome.Failed(err)).ExitCode()
+			return outcome.Decide(0, outcome.Failed(err)).State.ExitCode()
 		}
 		defer fleet.Close()
 		for _, s := range fleet.Stores {
@@ -165,8 +165,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		// The environment, not the configuration: -out cannot be opened.
 		o := outcome.Decide(0, outcome.Failed(err))
-		log.Error().Str("event", "run_finished").Stringer("state", o.State).Int("exit_code", o.ExitCode()).Err(err).Msg("cannot start the crawl")
-		return o.ExitCode()
+		log.Error().Str("event", "run_finished").Stringer("state", o.State).Int("exit_code", o.State.ExitCode()).Err(err).Msg("cannot start the crawl")
+		return o.State.ExitCode()
 	}
 
 	sigs := make(chan os.Signal, 2)
@@ -192,9 +192,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cr.release()
 	if err := rep.Write(stdout, cfg.format); err != nil {
 		log.Error().Str("event", "report_failed").Err(err).Msg("cannot write the report")
-		return outcome.Decide(o.Records, outcome.Failed(err)).ExitCode()
+		return outcome.Decide(o.Records, outcome.Failed(err)).State.ExitCode()
 	}
-	return o.ExitCode()
+	return o.State.ExitCode()
 }
 
 // usage reports a configuration error: exit 64, nothing was sent.

@@ -98,5 +98,5 @@ func run(start, ckpt string, log zerolog.Logger, out io.Writer) (int, error) {
 	o := outcome.Decide(records, v, b, cp) // complete, tripped, empty or error
 	cp.SetOutcome(o)
 	report.New(o, report.Sources{Breaker: b, Validator: v, Records: perDomain}).Write(os.Stderr, report.Text)
-	return o.ExitCode(), nil // 0, 2, 3 or 1
+	return o.State.ExitCode(), nil // 0, 2, 3 or 1
 }

@@ -60,8 +60,8 @@ func TestABlockedStoreIsHeldAfterBlockedAfterAnswers(t *testing.T) {
 			t.Errorf("async %v: %d URLs unfinished, want the 60 products", async, u.Total)
 		}
 		o := outcome.Decide(0, b)
-		if o.State != outcome.Error || !strings.Contains(o.Reason, "blocked: fix the client") || o.ExitCode() != 1 {
-			t.Errorf("async %v: ending %s (%s, exit %d), want error: blocked: fix the client (exit 1)", async, o.State, o.Reason, o.ExitCode())
+		if o.State != outcome.Error || !strings.Contains(o.Reason, "blocked: fix the client") || o.State.ExitCode() != 1 {
+			t.Errorf("async %v: ending %s (%s, exit %d), want error: blocked: fix the client (exit 1)", async, o.State, o.Reason, o.State.ExitCode())
 		}
 		if refusals.Load() == 0 {
 			t.Errorf("async %v: OnError saw no refusal", async)

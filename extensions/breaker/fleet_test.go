@@ -102,7 +102,7 @@ func TestEveryConnectionRefusedIsClientSide(t *testing.T) {
 		t.Fatalf("%d client_side_suspect events, want exactly 1", n)
 	}
 	o := outcome.Decide(-1, b)
-	if o.State != outcome.Error || o.ExitCode() != 1 || !strings.Contains(o.Reason, "client_side_suspect") {
+	if o.State != outcome.Error || o.State.ExitCode() != 1 || !strings.Contains(o.Reason, "client_side_suspect") {
 		t.Fatalf("outcome %+v, want error (exit 1) for client_side_suspect, not tripped", o)
 	}
 	need := breaker.FailuresToTrip(breaker.Standard())

@@ -21,7 +21,7 @@ func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 		c.Visit(store.ProductURL(i))
 	}
 	o := outcome.Decide(-1, b)
-	if o.State != outcome.Tripped || o.ExitCode() != 2 || len(o.Domains) != 1 || o.Domains[0] != store.Host() {
+	if o.State != outcome.Tripped || o.State.ExitCode() != 2 || len(o.Domains) != 1 || o.Domains[0] != store.Host() {
 		t.Fatalf("outcome %+v, want tripped on %s", o, store.Host())
 	}
 	un := b.Unfinished().URLs
@@ -59,7 +59,7 @@ func TestJudgeEmptyWhenNothingSucceeded(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		c.Visit(store.ProductURL(i))
 	}
-	if o := outcome.Decide(-1, b); o.State != outcome.Empty || o.ExitCode() != 3 {
+	if o := outcome.Decide(-1, b); o.State != outcome.Empty || o.State.ExitCode() != 3 {
 		t.Fatalf("outcome %+v, want empty", o)
 	}
 }

@@ -163,9 +163,9 @@ func TestOutageDoesNotKillURLs(t *testing.T) {
 	if len(spent) == 0 {
 		t.Fatalf("no URL met %d failures before the trip: the scenario tests nothing (%d requests)", max, store.Count())
 	}
-	if r.o.State != outcome.Tripped || r.o.ExitCode() != 2 {
+	if r.o.State != outcome.Tripped || r.o.State.ExitCode() != 2 {
 		t.Errorf("run 1: ending %v (exit %d, %q); want tripped (exit 2): an outage is rescheduled, not a person's call",
-			r.o.State, r.o.ExitCode(), r.o.Reason)
+			r.o.State, r.o.State.ExitCode(), r.o.Reason)
 	}
 	snap := r.b.Snapshots(store.Host())
 	if len(snap) != 1 || snap[0].State != circuit.Open {
@@ -206,8 +206,8 @@ func TestOutageDoesNotKillURLs(t *testing.T) {
 	if store.Count() == sent {
 		t.Fatalf("run 2: nothing was sent: no probe failed, nothing tested")
 	}
-	if r.o.State != outcome.Tripped || r.o.ExitCode() != 2 {
-		t.Errorf("run 2: ending %v (exit %d, %q); want tripped (exit 2)", r.o.State, r.o.ExitCode(), r.o.Reason)
+	if r.o.State != outcome.Tripped || r.o.State.ExitCode() != 2 {
+		t.Errorf("run 2: ending %v (exit %d, %q); want tripped (exit 2)", r.o.State, r.o.State.ExitCode(), r.o.Reason)
 	}
 	snap = r.b.Snapshots(store.Host())
 	recs = recordsOf(t, cp)
@@ -235,8 +235,8 @@ func TestOutageDoesNotKillURLs(t *testing.T) {
 	clk.Advance(11 * time.Minute)
 	cp = openCP(t, path, checkpoint.Config{Clock: clk})
 	r = crawlREADME(t, cp, clk, 0, store.URL()+"/", nil)
-	if r.o.State != outcome.Complete || r.o.ExitCode() != 0 {
-		t.Errorf("run 3: ending %v (exit %d, %q); want complete", r.o.State, r.o.ExitCode(), r.o.Reason)
+	if r.o.State != outcome.Complete || r.o.State.ExitCode() != 0 {
+		t.Errorf("run 3: ending %v (exit %d, %q); want complete", r.o.State, r.o.State.ExitCode(), r.o.Reason)
 	}
 	recs = recordsOf(t, cp)
 	for _, p := range spent {
@@ -264,8 +264,8 @@ func TestOutageDoesNotKillURLsQueue(t *testing.T) {
 			urls = append(urls, store.ProductURL(k))
 		}
 		r := crawlREADME(t, cp, nil, 4, "", urls)
-		if r.o.State != outcome.Tripped || r.o.ExitCode() != 2 {
-			t.Errorf("round %d: ending %v (exit %d, %q); want tripped (exit 2)", i, r.o.State, r.o.ExitCode(), r.o.Reason)
+		if r.o.State != outcome.Tripped || r.o.State.ExitCode() != 2 {
+			t.Errorf("round %d: ending %v (exit %d, %q); want tripped (exit 2)", i, r.o.State, r.o.State.ExitCode(), r.o.Reason)
 		}
 		for p, rec := range recordsOf(t, cp) {
 			if rec.State == storage.Dead {
@@ -306,8 +306,8 @@ func TestFailingPageOnHealthySiteIsDead(t *testing.T) {
 	if s := r.b.Snapshots(strings.TrimPrefix(srv.URL, "http://")); len(s) != 1 || s[0].State != circuit.Closed || s[0].Trips != 0 {
 		t.Errorf("circuit %+v; want closed, never tripped", s)
 	}
-	if r.o.State != outcome.Error || r.o.ExitCode() != 1 || !strings.Contains(r.o.Reason, "dead of failures") {
-		t.Errorf("ending %v (exit %d, %q); want error (exit 1): URLs dead of failures", r.o.State, r.o.ExitCode(), r.o.Reason)
+	if r.o.State != outcome.Error || r.o.State.ExitCode() != 1 || !strings.Contains(r.o.Reason, "dead of failures") {
+		t.Errorf("ending %v (exit %d, %q); want error (exit 1): URLs dead of failures", r.o.State, r.o.State.ExitCode(), r.o.Reason)
 	}
 	recs := recordsOf(t, cp)
 	if rec := recs[bad]; rec.State != storage.Dead || rec.Attempts < checkpoint.DefaultMaxAttempts || !strings.Contains(rec.LastError, "HTTP 500") {

@@ -228,7 +228,7 @@ func TestRestyledStoreEndsSelectorBroken(t *testing.T) {
 				t.Fatalf("evidence %s .. %s, want products 6..8", d.Pages[0].URL, d.Pages[2].URL)
 			}
 			o := outcome.Decide(-1, v, b)
-			if o.State != outcome.Error || o.ExitCode() != 1 || !reflect.DeepEqual(o.Domains, []string{store.Host()}) || !strings.Contains(o.Reason, "selector_broken") {
+			if o.State != outcome.Error || o.State.ExitCode() != 1 || !reflect.DeepEqual(o.Domains, []string{store.Host()}) || !strings.Contains(o.Reason, "selector_broken") {
 				t.Fatalf("outcome %+v, want error (exit 1) for %s, not tripped", o, store.Host())
 			}
 		})
