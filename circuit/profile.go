@@ -121,16 +121,6 @@ func Aggressive() Profile {
 		MaxCooldown: 5 * time.Minute, TimeoutMultiple: 3, TimeoutFloor: 500 * time.Millisecond, TimeoutAfter: 20}
 }
 
-// Profiles returns the built-in profiles by name ("conservative",
-// "standard", "aggressive"): a new map of fresh copies at each call.
-func Profiles() map[string]Profile {
-	m := map[string]Profile{}
-	for _, p := range []Profile{Conservative(), Standard(), Aggressive()} {
-		m[p.Name] = p
-	}
-	return m
-}
-
 // Settings is the part of p a circuit decides with.
 func (p Profile) Settings() Settings {
 	return Settings{WindowSize: p.WindowSize, FailureThreshold: p.FailureThreshold,

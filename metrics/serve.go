@@ -79,11 +79,8 @@ func Serve(ctx context.Context, addr string, g prometheus.Gatherer) (*Server, er
 	return s, nil
 }
 
-// Addr returns the address the server listens on, with the port chosen
-// when addr asked for port 0.
-func (s *Server) Addr() string { return s.addr }
-
-// URL returns the metrics page's address, http://<addr>/metrics.
+// URL returns the metrics page's address, http://<addr>/metrics, with the
+// port chosen when Serve's addr asked for port 0.
 func (s *Server) URL() string { return "http://" + s.addr + Path }
 
 // Close stops the server: no new connections, scrapes in progress get up

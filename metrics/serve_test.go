@@ -23,15 +23,16 @@ func TestServeStopsWithItsContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") || strings.HasSuffix(srv.Addr(), ":0") {
-		t.Fatalf("URL %s, Addr %s: want the port actually chosen", srv.URL(), srv.Addr())
+	addr := strings.TrimSuffix(strings.TrimPrefix(srv.URL(), "http://"), metrics.Path)
+	if !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") || !strings.HasSuffix(srv.URL(), metrics.Path) || strings.HasSuffix(addr, ":0") {
+		t.Fatalf("URL %s: want the port actually chosen", srv.URL())
 	}
 	// Listening happened before Serve returned: the port is taken now.
-	if _, err := metrics.Serve(context.Background(), srv.Addr(), reg); err == nil || !strings.Contains(err.Error(), srv.Addr()) {
-		t.Errorf("a second Serve on %s: %v, want an error naming the address", srv.Addr(), err)
+	if _, err := metrics.Serve(context.Background(), addr, reg); err == nil || !strings.Contains(err.Error(), addr) {
+		t.Errorf("a second Serve on %s: %v, want an error naming the address", addr, err)
 	}
 	scrape(t, srv.URL())
-	resp, err := http.Get("http://" + srv.Addr() + "/other")
+	resp, err := http.Get("http://" + addr + "/other")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestServeStopsWithItsContext(t *testing.T) {
 	// The cancelled context alone stops the server: its port stops
 	// accepting connections before Close is called.
 	for deadline := time.Now().Add(metrics.ShutdownTimeout + time.Second); ; {
-		conn, err := net.DialTimeout("tcp", srv.Addr(), time.Second)
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			break
 		}

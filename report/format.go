@@ -2,10 +2,8 @@ package report
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 )
 
 // Format is how a report is written.
@@ -17,20 +15,6 @@ const (
 	// JSON is one indented JSON object for machines.
 	JSON
 )
-
-// ErrUnknownFormat is wrapped by ParseFormat's error.
-var ErrUnknownFormat = errors.New("report: unknown format")
-
-// ParseFormat reads "text" or "json" (case-insensitive).
-func ParseFormat(s string) (Format, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "text":
-		return Text, nil
-	case "json":
-		return JSON, nil
-	}
-	return Text, fmt.Errorf("%w %q: want text or json", ErrUnknownFormat, s)
-}
 
 // String returns "text" or "json".
 func (f Format) String() string {

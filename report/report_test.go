@@ -3,7 +3,6 @@ package report_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"reflect"
 	"regexp"
 	"slices"
@@ -261,17 +260,6 @@ func lineStarting(text, prefix string) string {
 		}
 	}
 	return ""
-}
-
-func TestParseFormat(t *testing.T) {
-	for in, want := range map[string]report.Format{"text": report.Text, "JSON": report.JSON, " json ": report.JSON} {
-		if got, err := report.ParseFormat(in); err != nil || got != want {
-			t.Errorf("ParseFormat(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	if _, err := report.ParseFormat("yaml"); !errors.Is(err, report.ErrUnknownFormat) || !strings.Contains(err.Error(), `"yaml"`) {
-		t.Errorf("ParseFormat(yaml) error %v: want ErrUnknownFormat quoting the input", err)
-	}
 }
 
 func TestReportWithoutSourcesStillSaysHowTheRunEnded(t *testing.T) {

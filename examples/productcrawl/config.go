@@ -407,7 +407,12 @@ func (cfg *Config) validate() error {
 			return usageErr("-metrics %q: want host:port, e.g. 127.0.0.1:9090", cfg.Metrics)
 		}
 	}
-	if cfg.format, err = report.ParseFormat(cfg.Report); err != nil {
+	switch strings.ToLower(strings.TrimSpace(cfg.Report)) {
+	case "text":
+		cfg.format = report.Text
+	case "json":
+		cfg.format = report.JSON
+	default:
 		return usageErr("-report %q: want text or json", cfg.Report)
 	}
 	if cfg.level, err = zerolog.ParseLevel(strings.ToLower(cfg.LogLevel)); err != nil || cfg.LogLevel == "" {

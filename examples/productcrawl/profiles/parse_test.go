@@ -69,7 +69,8 @@ func mustParse(t *testing.T, yaml string) *profiles.Set {
 
 func TestSeedFormatLoadsAsTheBuiltIns(t *testing.T) {
 	set := mustParse(t, seed000)
-	for name, want := range circuit.Profiles() {
+	for _, want := range []circuit.Profile{circuit.Conservative(), circuit.Standard(), circuit.Aggressive()} {
+		name := want.Name
 		got, err := set.Profile(name)
 		if err != nil {
 			t.Fatal(err)

@@ -146,13 +146,13 @@ func (s *Set) Profile(name string) (breaker.Profile, error) {
 			return p, nil
 		}
 	}
-	if p, ok := circuit.Profiles()[name]; ok {
+	if p, ok := builtins()[name]; ok {
 		return p, nil
 	}
 	known := "conservative, standard, aggressive"
 	var own []string
 	for _, n := range s.Names() {
-		if _, builtin := circuit.Profiles()[n]; !builtin {
+		if _, builtin := builtins()[n]; !builtin {
 			own = append(own, n)
 		}
 	}
@@ -194,4 +194,14 @@ func (s *Set) Options() []breaker.Config {
 		opts[i] = breaker.Config{Domains: map[string]breaker.Profile{d.Pattern: d.Profile}}
 	}
 	return opts
+}
+
+// builtins returns the built-in profiles by name ("conservative",
+// "standard", "aggressive"): a new map of fresh copies at each call.
+func builtins() map[string]circuit.Profile {
+	m := map[string]circuit.Profile{}
+	for _, p := range []circuit.Profile{circuit.Conservative(), circuit.Standard(), circuit.Aggressive()} {
+		m[p.Name] = p
+	}
+	return m
 }

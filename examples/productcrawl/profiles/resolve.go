@@ -39,7 +39,7 @@ func (r *resolver) lookup(name string) (p breaker.Profile, found, ok bool) {
 		p, ok = r.get(name)
 		return p, true, ok
 	}
-	p, builtin := circuit.Profiles()[name]
+	p, builtin := builtins()[name]
 	if !builtin && r.doc.unreadable {
 		return p, true, false // reported already: breaker_profiles could not be read
 	}
@@ -71,7 +71,7 @@ func (r *resolver) build(rp *rawProfile) (breaker.Profile, bool) {
 		return breaker.Profile{}, false
 	}
 	path := join(keyProfiles, rp.name)
-	builtin, isBuiltin := circuit.Profiles()[rp.name]
+	builtin, isBuiltin := builtins()[rp.name]
 	var base breaker.Profile
 	switch ext := rp.extends; {
 	case ext == nil && isBuiltin:
@@ -181,7 +181,7 @@ func (r *resolver) invalid(rp *rawProfile, prof breaker.Profile, err error) {
 func (r *resolver) known() string {
 	var names []string
 	for _, rp := range r.doc.profiles {
-		if _, b := circuit.Profiles()[rp.name]; !b {
+		if _, b := builtins()[rp.name]; !b {
 			names = append(names, rp.name)
 		}
 	}
