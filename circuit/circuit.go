@@ -31,6 +31,16 @@ type Circuit interface {
 	// a cooldown: it counts trips trips so far and opens the circuit
 	// until retryAt; a retryAt in the past leaves it closed.
 	RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Transition, error)
+	// Pause tells every other user of the circuit to send nothing until
+	// until: the key answered Retry-After. The caller waits on its own.
+	// A shared circuit refuses the others meanwhile (a closed
+	// *OpenError); an in-process one has no others, and does nothing.
+	Pause(clk clock.Clock, until time.Time) error
+	// WindowFailures is how many failures the window holds as far as this
+	// process knows, without a round trip: what the caller's room for
+	// requests in flight is judged by. A shared circuit counts the
+	// results this process recorded since the circuit last moved.
+	WindowFailures() int
 }
 
 // Ticket is what Allow hands out and Record takes back.

@@ -231,6 +231,10 @@ func (c *Memory) tripLocked(now time.Time, reason string, evidence []Result) Tra
 // requests in flight, so the circuit is always there to stop the next.
 func (c *Memory) WindowFailures() int { return int(c.failures.Load()) }
 
+// Pause does nothing: an in-process circuit has no other user to hold
+// off, and its caller waits out the pause on its own (Circuit).
+func (c *Memory) Pause(clock.Clock, time.Time) error { return nil }
+
 // moveLocked changes state, starts a new generation and describes the
 // change. Every state change goes through here.
 func (c *Memory) moveLocked(now time.Time, to State, reason string, evidence []Result) Transition {
@@ -247,16 +251,6 @@ func (c *Memory) moveLocked(now time.Time, to State, reason string, evidence []R
 	}
 	t.Trips = c.trips
 	return t
-}
-
-// AtRest reports whether the circuit remembers nothing but its trips:
-// closed, nothing in its window, no probe out. A caller with many idle
-// keys may then drop it and later make a new one, restoring the trips
-// with RestoreOpen(clk, time.Time{}, trips).
-func (c *Memory) AtRest() (trips int, ok bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.trips, c.state == Closed && c.win.Failures == 0 && c.probes == 0
 }
 
 // failed says whether r is a failure (the window's test).

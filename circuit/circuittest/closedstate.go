@@ -17,6 +17,14 @@ func RunClosed(t *testing.T, nc NewCircuit) {
 		if s := h.snapshot(); s.WindowLen != need-1 || s.WindowFailures != need-1 {
 			t.Fatalf("window holds %d outcomes, %d failures; want %d and %d", s.WindowLen, s.WindowFailures, need-1, need-1)
 		}
+		if n := h.c.WindowFailures(); n != need-1 {
+			t.Fatalf("WindowFailures() = %d after %d failures recorded here, want %d", n, need-1, need-1)
+		}
+		h.do(1, circuit.Degraded)
+		h.wantState(circuit.Open)
+		if n := h.c.WindowFailures(); n != 0 {
+			t.Fatalf("WindowFailures() = %d once the circuit opened, want 0: the trip cleared the window", n)
+		}
 	})
 
 	t.Run("TripsAtNeedFailuresBeforeTheWindowIsFull", func(t *testing.T) {

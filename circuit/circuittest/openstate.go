@@ -42,4 +42,28 @@ func RunOpen(t *testing.T, nc NewCircuit) {
 			t.Fatalf("after a failed probe: %+v, want open with 2 trips", s)
 		}
 	})
+
+	t.Run("HoldsCountAsTripsOnlyForTheKeysOwnFailures", func(t *testing.T) {
+		for _, tc := range []struct {
+			reason string
+			trips  int
+		}{
+			{circuit.ReasonLatencySlope, 1},
+			{circuit.ReasonSlowCalls, 1},
+			{circuit.ReasonFleetPause, 0},
+			{circuit.ReasonThrottleHorizon, 0},
+		} {
+			h := newHarness(t, nc, standard())
+			tr, err := h.c.HoldOpen(h.clk, h.now.Add(time.Minute), tc.reason)
+			if err != nil {
+				t.Fatalf("%s: HoldOpen: %v", tc.reason, err)
+			}
+			if tr.To != circuit.Open || tr.Reason != tc.reason {
+				t.Errorf("%s: transition %s→%s (%s), want → open for that reason", tc.reason, tr.From, tr.To, tr.Reason)
+			}
+			if s := h.snapshot(); s.State != circuit.Open || s.Trips != tc.trips {
+				t.Errorf("%s: %v with %d trips, want open with %d (CountsAsTrip)", tc.reason, s.State, s.Trips, tc.trips)
+			}
+		}
+	})
 }

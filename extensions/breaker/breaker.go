@@ -19,7 +19,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/internal/idle"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
-	"github.com/breakwater-crawl/breakwater/internal/window"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -76,7 +75,6 @@ type domain struct {
 	mem     *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
 	tracker *early.Tracker
 	mu      sync.Mutex                        // guards the tracker and, if guarded, the circuit (newCircuit)
-	local   *window.Shared[circuit.Result]    // the breaker's own count of the window's failures, if the circuit has none
 	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
 	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
 	// throttled and blocked count those answers in a row.
@@ -96,7 +94,6 @@ type domain struct {
 	// ticket order of the blocked run's first answer (0: none or unknown).
 	blockedAfter int
 	blockedFrom  atomic.Uint64
-	counter      failureCounter // the circuit, if it counts its window's failures
 	pace         *pace.Pace
 	lastSeen     atomic.Int64 // unix nanos of the latest request that reached the gate
 	lastOK       atomic.Int64 // unix nanos at which the latest success through the gate left
@@ -321,9 +318,6 @@ func (b *Breaker) Record(t Ticket, o circuit.Result) {
 		sig = d.tracker.Observe(o, t.inFlight)
 	}
 	b.alarms(d, o.Class, t.c.Seq)
-	if d.local != nil && o.Class.Counted() {
-		d.local.Add(o) // a stale result counts too: the room errs small
-	}
 	switch {
 	case !recorded:
 		b.recordCircuit(d, t, o, sig)
@@ -349,9 +343,6 @@ func (b *Breaker) recordCircuit(d *domain, t Ticket, o circuit.Result, sig early
 }
 
 func (b *Breaker) transitioned(d *domain, t circuit.Transition) {
-	if d.local != nil {
-		d.local.Reset()
-	}
 	clientSide := 2*d.netFails.Swap(0) > d.fails.Swap(0)
 	defer d.pace.Admit() // the circuit's room may have grown
 	streak := d.tracker.Transitioned(t)

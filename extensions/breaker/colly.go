@@ -402,11 +402,9 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 		wait = min(wait, b.maxRetryAfter)
 		b.log.Info().Str("event", "paused").Str("domain", d.name).Dur("for", wait).Int("status", a.status).
 			Msg("breaker: domain asked us to slow down; no request to it before the pause ends")
-		if p, ok := d.circuit.(pauser); ok {
-			// Every worker, not only this one, waits out the pause.
-			if err := p.Pause(b.clock, now.Add(wait)); err != nil {
-				b.log.Warn().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: sharing a Retry-After pause failed; this worker still waits")
-			}
+		// Every worker, not only this one, waits out the pause.
+		if err := d.circuit.Pause(b.clock, now.Add(wait)); err != nil {
+			b.log.Warn().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: sharing a Retry-After pause failed; this worker still waits")
 		}
 		limit, gap, changed, horizon := d.pace.Throttled(now, wait, a.episode)
 		if changed {

@@ -17,7 +17,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/early"
 	"github.com/breakwater-crawl/breakwater/internal/idle"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
-	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
 // DefaultIdleTTL is how long a domain must be left alone before it is
@@ -105,11 +104,6 @@ func (b *Breaker) newCircuit(d *domain) error {
 	}
 	d.circuit = c
 	d.mem, _ = c.(*circuit.Memory)
-	if fc, ok := c.(failureCounter); ok {
-		d.counter = fc
-	} else {
-		d.local = window.NewShared(d.profile.WindowSize, func(r circuit.Result) bool { return r.Class.Failure() })
-	}
 	return nil
 }
 
@@ -180,7 +174,7 @@ func (b *Breaker) compact(d *domain, now time.Time) {
 // quiet returns d's dormant record, or false if d has something to
 // remember that the record cannot hold.
 func (d *domain) quiet(mc *circuit.Memory, now time.Time) (r idle.Record, ok bool) {
-	if d.open.Load() != nil || d.throttled.Load() != 0 || d.blocked.Load() != 0 || d.local != nil ||
+	if d.open.Load() != nil || d.throttled.Load() != 0 || d.blocked.Load() != 0 ||
 		d.unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
 		return r, false
 	}
@@ -199,9 +193,12 @@ func (d *domain) quiet(mc *circuit.Memory, now time.Time) (r idle.Record, ok boo
 	r.Fails, r.NetFails = uint32(d.fails.Load()), uint32(d.netFails.Load())
 	r.Timeout, r.LastOK, r.LastSeen = d.timeout.Load(), d.lastOK.Load(), d.lastSeen.Load()
 
-	trips, closed := mc.AtRest()
-	r.Trips = uint32(trips)
-	if !closed {
+	// At rest, the circuit remembers nothing but its trips: closed,
+	// no failure in its window, no probe out. (An in-process circuit's
+	// Snapshot reads no clock and cannot fail.)
+	snap, _ := mc.Snapshot(nil)
+	r.Trips = uint32(snap.Trips)
+	if snap.State != circuit.Closed || snap.WindowFailures != 0 || snap.ProbesInFlight != 0 {
 		return r, false
 	}
 

@@ -1,25 +1,5 @@
 package breaker
 
-import (
-	"time"
-
-	"github.com/breakwater-crawl/breakwater/clock"
-)
-
-// A circuit may implement failureCounter to tell the gate, cheaply and
-// without a round trip, how many failures its window holds. The in-process
-// circuit does; for a circuit that does not, the breaker counts the
-// failures it recorded itself (domain.local, a window.Shared).
-type failureCounter interface {
-	WindowFailures() int
-}
-
-// A circuit may implement pauser to share a Retry-After with every worker
-// using the same store (storage/redis does): until then it refuses.
-type pauser interface {
-	Pause(clk clock.Clock, until time.Time) error
-}
-
 // room is how many requests d may have in flight: as many as its circuit
 // can still take failures before it trips, at least one. Every request in
 // flight could fail; with no more than that in flight, the circuit is
@@ -45,12 +25,7 @@ func (d *domain) room() int {
 	return max(1, r)
 }
 
-func (d *domain) windowFailures() int {
-	if d.counter != nil {
-		return d.counter.WindowFailures()
-	}
-	return d.local.Failures()
-}
+func (d *domain) windowFailures() int { return d.circuit.WindowFailures() }
 
 // healthy reports whether d has answered well and its window holds no
 // failure and no run of blocked answers: a request that waits for its

@@ -42,6 +42,8 @@ func (downCircuit) HoldOpen(clock.Clock, time.Time, string) (circuit.Transition,
 func (downCircuit) RestoreOpen(clock.Clock, time.Time, int) (circuit.Transition, error) {
 	return circuit.Transition{}, errDownClosed
 }
+func (downCircuit) Pause(clock.Clock, time.Time) error { return errDownClosed }
+func (downCircuit) WindowFailures() int                { return 0 }
 
 func TestAStoreFailingClosedParksRequestsQuietly(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 10})

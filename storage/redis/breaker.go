@@ -12,6 +12,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
+	"github.com/breakwater-crawl/breakwater/internal/window"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -144,6 +145,7 @@ func (bs *BreakerStore) Circuit(domain string, p circuit.Settings) (circuit.Circ
 			ceilMicros(bs.s.probeLease),
 			bs.s.retention.Milliseconds(),
 		},
+		seen: window.NewShared(p.WindowSize, func(r circuit.Result) bool { return r.Class.Failure() }),
 	}, nil
 }
 
@@ -161,6 +163,10 @@ type shared struct {
 	trips     atomic.Int64
 
 	fallback atomic.Pointer[fallback] // Config.FailOpen only, while Redis is unreachable
+
+	// seen holds the counted results this process recorded since the
+	// circuit last moved here: WindowFailures, without a round trip.
+	seen *window.Shared[circuit.Result]
 }
 
 // fallback is the in-process circuit a Config.FailOpen store decides with while
@@ -187,6 +193,26 @@ var reasons = [...]string{
 // *UnavailableError, one with Config.FailOpen the decision of an
 // in-process circuit.
 func (c *shared) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
+	tk, t, err := c.allow(clk)
+	c.moved(t, nil)
+	return tk, t, err
+}
+
+// WindowFailures is how many of the results this process recorded since
+// the circuit last moved (by its own calls) are failures: the other
+// workers' are not known without a round trip, so the breaker's room
+// errs large by at most theirs.
+func (c *shared) WindowFailures() int { return c.seen.Failures() }
+
+// moved forgets the results seen when t moved the circuit.
+func (c *shared) moved(t circuit.Transition, err error) (circuit.Transition, error) {
+	if t.From != t.To {
+		c.seen.Reset()
+	}
+	return t, err
+}
+
+func (c *shared) allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
 	res, err := c.run(clk, now, scriptCircuitAllow, "breaker allow")
@@ -270,6 +296,13 @@ func (c *shared) fallbackCircuit(clk clock.Clock, now time.Time) (circuit.Circui
 // Record gives the ticket back with its outcome: one round trip, none when
 // the outcome cannot change anything.
 func (c *shared) Record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (circuit.Transition, error) {
+	if o.Class.Counted() {
+		c.seen.Add(o) // a stale result counts too: the room errs small
+	}
+	return c.moved(c.record(clk, p, o))
+}
+
+func (c *shared) record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (circuit.Transition, error) {
 	clk = clock.OrSystem(clk)
 	if p.Gen&fallbackGen != 0 {
 		fb := c.fallback.Load()
@@ -357,13 +390,12 @@ func (c *shared) Snapshot(clk clock.Clock) (circuit.Snapshot, error) {
 // so far, as a state carried over from a checkpoint (not a new trip): one
 // round trip. See HoldOpen.
 func (c *shared) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (circuit.Transition, error) {
-	return c.hold(clk, retryAt, circuit.ReasonRestored, max(trips, 0))
+	return c.moved(c.hold(clk, retryAt, circuit.ReasonRestored, max(trips, 0)))
 }
 
 // Pause holds every worker's requests to the domain until until: a worker
 // was told Retry-After. The pause rounds down to the microsecond, so the
-// worker that was told is never refused at its own pace's end. It
-// implements the breaker's optional pauser.
+// worker that was told is never refused at its own pace's end.
 func (c *shared) Pause(clk clock.Clock, until time.Time) error {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
@@ -380,7 +412,7 @@ func (c *shared) Pause(clk clock.Clock, until time.Time) error {
 // generation and its window cleared; an open one stays open at least until
 // then, never shorter. until is kept to the microsecond, rounded up; an until not after now changes nothing.
 func (c *shared) HoldOpen(clk clock.Clock, until time.Time, reason string) (circuit.Transition, error) {
-	return c.hold(clk, until, reason, 0)
+	return c.moved(c.hold(clk, until, reason, 0))
 }
 
 func (c *shared) hold(clk clock.Clock, until time.Time, reason string, tripsFloor int) (circuit.Transition, error) {
@@ -394,9 +426,9 @@ func (c *shared) hold(clk clock.Clock, until time.Time, reason string, tripsFloo
 	if until.After(time.UnixMicro(us)) {
 		us++
 	}
-	// Reopening for a restored state or a fleet-wide pause is not the
-	// site's doing: not a trip (extensions/breaker's countsAsTrip).
-	counts := reason != circuit.ReasonRestored && reason != circuit.ReasonFleetPause
+	// Reopening for a restored state, a fleet-wide pause or a sustained
+	// throttle is not the site's failure: not a trip.
+	counts := circuit.CountsAsTrip(reason)
 	res, err := c.run(clk, now, scriptCircuitHold, "breaker hold open", us, flag(ahead), tripsFloor, flag(counts))
 	if err != nil {
 		return circuit.Transition{}, err
