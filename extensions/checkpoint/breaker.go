@@ -78,7 +78,7 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 	}
 	for d := range suspect {
 		if !have[d] {
-			saved = append(saved, BreakerState{Domain: d})
+			saved = append(saved, savedCircuit{Domain: d})
 		}
 	}
 	for i := range saved {
@@ -120,7 +120,7 @@ func (cp *Checkpoint) onTransition(t circuit.Transition) {
 	switch t.To {
 	case circuit.Open:
 		cp.reviveLocked(t.Key, t.RetryAt)
-		cp.saved[t.Key] = BreakerState{Domain: t.Key, RetryAt: t.RetryAt.UTC(), Trips: t.Trips}
+		cp.saved[t.Key] = savedCircuit{Domain: t.Key, RetryAt: t.RetryAt.UTC(), Trips: t.Trips}
 	case circuit.Closed:
 		if _, ok := cp.saved[t.Key]; !ok {
 			return
@@ -153,11 +153,11 @@ func (cp *Checkpoint) keepLocked(s breaker.DomainSnapshot) {
 	}
 	switch {
 	case s.State == circuit.Open:
-		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, RetryAt: s.RetryAt.UTC(), Trips: s.Trips, HaltUntil: halt}
+		cp.saved[s.Domain] = savedCircuit{Domain: s.Domain, RetryAt: s.RetryAt.UTC(), Trips: s.Trips, HaltUntil: halt}
 	case s.State == circuit.Closed && (s.WindowFailures > 0 || s.Unanswered > 0 || !halt.IsZero()):
 		// A request the crawl's own end cut off may have been a failure:
 		// counted as one, as a request in flight at a kill is.
-		cp.saved[s.Domain] = BreakerState{Domain: s.Domain, Trips: s.Trips, Window: s.WindowLen + s.Unanswered,
+		cp.saved[s.Domain] = savedCircuit{Domain: s.Domain, Trips: s.Trips, Window: s.WindowLen + s.Unanswered,
 			Failures: s.WindowFailures + s.Unanswered, HaltUntil: halt}
 	case s.State == circuit.Closed:
 		delete(cp.saved, s.Domain)

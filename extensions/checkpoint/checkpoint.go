@@ -69,11 +69,11 @@ type Checkpoint struct {
 	front     frontier                  // the queue (queue.go)
 	cookies   recent.Map[string]        // host → cookie string, for the hosts used last (cookieCacheSize)
 	b         *breaker.Breaker          // attached by Breaker
-	saved     map[string]BreakerState   // open domains and closed ones with failures, as saved
+	saved     map[string]savedCircuit   // open domains and closed ones with failures, as saved
 	outage    map[string]*outageDead    // domain → its URLs dead of failures since its last success (outage.go)
 	outageSeq uint64                    // orders attempts leaving and URLs dying, for outage
 	filtered  map[uint64]struct{}       // unfinished URLs the collector refused to resume (filters, depth, robots)
-	runs      []Run                     // every run, this one last once started
+	runs      []runRecord               // every run, this one last once started
 	started   bool
 	earlier   int64 // URLs done by earlier runs, counted when this one started
 	closed    bool
@@ -146,7 +146,7 @@ func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
 		announced: map[uint64]announce{},
 		hops:      map[uint64]struct{}{},
 		cookies:   recent.New[string](cookieCacheSize),
-		saved:     map[string]BreakerState{},
+		saved:     map[string]savedCircuit{},
 		outage:    map[string]*outageDead{},
 		filtered:  map[uint64]struct{}{},
 		dropped:   map[string]bool{},

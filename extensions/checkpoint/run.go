@@ -11,9 +11,9 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// Run is one process's run over the checkpoint: the first, then one per
-// resume.
-type Run struct {
+// runRecord is one process's run over the checkpoint, as it saves it: the
+// first, then one per resume.
+type runRecord struct {
 	ID      string    `json:"id"`
 	Started time.Time `json:"started"`
 	// Stopped is when Close ended the run; zero for a run that was killed
@@ -28,13 +28,13 @@ type Run struct {
 	Records int64 `json:"records,omitempty"`
 	// Breakers are the domains whose circuit was open when the run was
 	// saved.
-	Breakers []BreakerState `json:"breakers,omitempty"`
+	Breakers []savedCircuit `json:"breakers,omitempty"`
 }
 
-// BreakerState is one domain's circuit as the checkpoint saves it: an open
+// savedCircuit is one domain's circuit as the checkpoint saves it: an open
 // one, so that a restart does not skip its cooldown, or a closed one with
 // failures in its window, so that a restart does not forget them.
-type BreakerState struct {
+type savedCircuit struct {
 	Domain string `json:"domain"`
 	// RetryAt is when an open circuit may be probed; zero for a closed
 	// one.
@@ -50,7 +50,7 @@ type BreakerState struct {
 }
 
 // open reports whether the circuit was saved open.
-func (s BreakerState) open() bool { return !s.RetryAt.IsZero() }
+func (s savedCircuit) open() bool { return !s.RetryAt.IsZero() }
 
 // start begins the run once: it records the run and the format. Under
 // cp.mu.
@@ -64,7 +64,7 @@ func (cp *Checkpoint) startLocked() {
 	if id == "" {
 		id = fmt.Sprintf("run-%s-%d", now.Format("20060102T150405.000Z"), len(cp.runs)+1)
 	}
-	cp.runs = append(cp.runs, Run{ID: id, Started: now})
+	cp.runs = append(cp.runs, runRecord{ID: id, Started: now})
 	if err := cp.store.SetMeta(keyFormat, []byte(strconv.Itoa(Format))); err != nil {
 		cp.failLocked(err)
 		return
@@ -80,14 +80,6 @@ func (cp *Checkpoint) writeRunsLocked() {
 		err = cp.store.SetMeta(keyRuns, b)
 	}
 	cp.failLocked(err)
-}
-
-// Runs returns every run recorded in the checkpoint, oldest first, this
-// one last once it has started.
-func (cp *Checkpoint) Runs() []Run {
-	cp.mu.Lock()
-	defer cp.unlock()
-	return append([]Run(nil), cp.runs...)
 }
 
 // SetOutcome records how this run ended; Close writes it with the stop
@@ -134,8 +126,8 @@ func (cp *Checkpoint) Counts() (map[storage.State]int, error) {
 
 // openDomainsLocked lists the domains saved open, by domain; all saved,
 // closed ones too, with all.
-func (cp *Checkpoint) openDomainsLocked(all bool) []BreakerState {
-	var out []BreakerState
+func (cp *Checkpoint) openDomainsLocked(all bool) []savedCircuit {
+	var out []savedCircuit
 	for _, s := range cp.saved {
 		if all || s.open() {
 			out = append(out, s)
