@@ -197,7 +197,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 		if err := m.Observe(b); err != nil {
 			return run, err
 		}
-		if err := m.WatchCheckpoint("memory", cp); err != nil {
+		if err := m.WatchCheckpoint("memory", cp.Counts); err != nil {
 			return run, err
 		}
 		if err := bw.Use(c, v, b, cp); err != nil {

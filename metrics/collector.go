@@ -233,7 +233,7 @@ func (c *collector) collectQueue(ch chan<- prometheus.Metric, q namedQueue) {
 }
 
 func (c *collector) collectCheckpoint(ch chan<- prometheus.Metric, cp namedCheckpoint) {
-	counts, err := cp.c.Counts()
+	counts, err := cp.counts()
 	if err != nil {
 		c.m.log.Warn().Str("event", "metrics_read_failed").Str("checkpoint", cp.name).Err(err).
 			Msg("metrics: the checkpoint's counts could not be read for this scrape")

@@ -16,20 +16,14 @@ type QueueDepth struct {
 	Dead     int64 // dead letters: given up on
 }
 
-// Checkpoint is a store that counts its URLs by state: every
-// storage.Store (the embedded file, memory, Redis).
-type Checkpoint interface {
-	Counts() (map[storage.State]int, error)
-}
-
 type namedQueue struct {
 	name  string
 	depth func(ctx context.Context) (QueueDepth, error)
 }
 
 type namedCheckpoint struct {
-	name string
-	c    Checkpoint
+	name   string
+	counts func() (map[storage.State]int, error)
 }
 
 // WatchQueue makes every scrape call depth for a job queue's depth,
@@ -58,12 +52,17 @@ func (m *Metrics) WatchQueue(name string, depth func(ctx context.Context) (Queue
 	return nil
 }
 
-// WatchCheckpoint makes every scrape count c's URLs by state, exported
-// under the label checkpoint=name. A name already watched returns
-// ErrAlreadyWatched.
-func (m *Metrics) WatchCheckpoint(name string, c Checkpoint) error {
-	if name == "" || c == nil {
-		return errors.New("metrics: WatchCheckpoint needs a name for the checkpoint label and a Checkpoint")
+// WatchCheckpoint makes every scrape call counts for a checkpoint's URLs
+// by state, exported under the label checkpoint=name: the Counts method
+// of a *checkpoint.Checkpoint or of any storage.Store (the embedded file,
+// memory, Redis).
+//
+//	m.WatchCheckpoint("crawl.db", cp.Counts)
+//
+// A name already watched returns ErrAlreadyWatched.
+func (m *Metrics) WatchCheckpoint(name string, counts func() (map[storage.State]int, error)) error {
+	if name == "" || counts == nil {
+		return errors.New("metrics: WatchCheckpoint needs a name for the checkpoint label and a counts function (a store's Counts)")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -72,6 +71,6 @@ func (m *Metrics) WatchCheckpoint(name string, c Checkpoint) error {
 			return fmt.Errorf("%w: checkpoint %q", ErrAlreadyWatched, name)
 		}
 	}
-	m.checkpoints = append(m.checkpoints, namedCheckpoint{name, c})
+	m.checkpoints = append(m.checkpoints, namedCheckpoint{name, counts})
 	return nil
 }

@@ -51,7 +51,7 @@ func TestScrapeShowsQueueDepthAndDeadLetters(t *testing.T) {
 	if err := m.WatchQueue("redis", depth); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.WatchCheckpoint("crawl.db", cp); err != nil {
+	if err := m.WatchCheckpoint("crawl.db", cp.Counts); err != nil {
 		t.Fatal(err)
 	}
 	s := scrape(t, serve(t, reg).URL())

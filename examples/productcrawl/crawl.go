@@ -132,7 +132,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 		if cr.shared != nil {
 			err = m.WatchQueue("redis:"+cfg.CrawlID, cr.shared.depth)
 		} else {
-			err = m.WatchCheckpoint(cfg.Checkpoint, cr.cp)
+			err = m.WatchCheckpoint(cfg.Checkpoint, cr.cp.Counts)
 		}
 		if err != nil {
 			cr.abandon()
