@@ -16,14 +16,6 @@ const (
 	JSON
 )
 
-// String returns "text" or "json".
-func (f Format) String() string {
-	if f == JSON {
-		return "json"
-	}
-	return "text"
-}
-
 // Write writes r to w in format f. JSON is one indented JSON object and a
 // newline. Text is the outcome and its findings, the run's times and
 // volume, then one aligned row per domain and a total with a legend of the
