@@ -3,7 +3,6 @@ package redis
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -576,12 +575,12 @@ func (cs *CollyStorage) SetCookies(u *url.URL, cookies string) {
 // or queued, in flight or dead already). Every worker may add the same
 // seeds.
 func (cs *CollyStorage) AddRequest(b []byte) error {
-	var sr collyx.SerialRequest
-	if err := json.Unmarshal(b, &sr); err != nil {
-		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w: not a serialised Colly request (%v)", cs.q.crawl, ErrInvalidJob, err)
+	u, id, err := collyx.ParseRequest(b)
+	if err != nil {
+		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w: %v", cs.q.crawl, ErrInvalidJob, err)
 	}
 	now := cs.s.now()
-	job := &queueJob{ID: idKey(collyx.VisitID(sr.URL, sr.Body)), URL: sr.URL, Request: bytes.Clone(b)}
+	job := &queueJob{ID: idKey(id), URL: u, Request: bytes.Clone(b)}
 	if err := cs.q.prepare(job, now); err != nil {
 		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w", cs.q.crawl, err)
 	}
