@@ -18,7 +18,7 @@ type Memory struct {
 	// issued counts the tickets handed out: the order the window keeps
 	// outcomes in (window.Ordered).
 	issued atomic.Uint64
-	mu     *sync.Mutex // &own, or the caller's (NewMemoryGuarded)
+	mu     *sync.Mutex // &own, or the caller's (NewMemory's mu)
 	gen    uint64
 	consec int
 	// failures mirrors win.Failures for WindowFailures, without the lock.
