@@ -28,6 +28,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
@@ -76,16 +77,16 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 			cr.URL = v.(*url.URL) // until the target is collected
 		}
 	}
-	d, err := b.domain(host)
+	d, err := b.set.Pin(host)
 	if err != nil {
 		open := &circuit.OpenError{Key: host, State: circuit.Open, RetryAt: b.clock.Now()}
 		b.log.Error().Str("event", "breaker_store_error").Str("url", req.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
-	if open := b.knownOpen(d); open != nil {
-		d.refused.Add(1)
-		d.unpin()
+	if open := b.set.KnownOpen(d); open != nil {
+		d.Refused.Add(1)
+		d.Unpin()
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
@@ -119,7 +120,7 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 // Retry-After's halt stays on the client's clock): its caller does not
 // count the wait as the site's time (patientRequest). A wait cut short is
 // waitErr; a refusal by the circuit, open. Either way d is let go.
-func (t *transport) admit(req *http.Request, d *domain, patient bool) (tk Ticket, left int64, ep uint64, waitErr error, open *circuit.OpenError) {
+func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (tk Ticket, left int64, ep uint64, waitErr error, open *circuit.OpenError) {
 	b := t.b
 	ctx := req.Context()
 	if dl, ok := ctx.Deadline(); ok {
@@ -133,35 +134,35 @@ func (t *transport) admit(req *http.Request, d *domain, patient bool) (tk Ticket
 		slotCtx, cancel = context.WithCancel(t.crawl())
 		defer cancel()
 		stop := context.AfterFunc(ctx, func() {
-			if !d.healthy() {
+			if !d.Healthy() {
 				cancel()
 			}
 		})
 		defer stop()
 	}
 	left = b.clock.Now().UnixNano()
-	d.lastSeen.Store(left)
+	d.LastSeen.Store(left)
 	var inFlight int
-	if ep, inFlight, waitErr = d.pace.AcquireAtTransport(ctx, slotCtx); waitErr != nil {
-		d.unpin()
+	if ep, inFlight, waitErr = d.Pace.AcquireAtTransport(ctx, slotCtx); waitErr != nil {
+		d.Unpin()
 		return Ticket{}, 0, 0, waitErr, nil
 	}
-	tk, err := b.allow(d)
+	tk, err := b.set.AllowPinned(d)
 	if err != nil {
-		d.pace.Release()
-		open = &circuit.OpenError{Key: d.name, State: circuit.Open, RetryAt: b.clock.Now()}
+		d.Pace.Release()
+		open = &circuit.OpenError{Key: d.Name, State: circuit.Open, RetryAt: b.clock.Now()}
 		if e, ok := err.(*circuit.OpenError); ok {
 			open = e
 		}
 		return Ticket{}, 0, 0, nil, open
 	}
-	if waitErr = d.pace.WaitHalt(ctx); waitErr != nil {
+	if waitErr = d.Pace.WaitHalt(ctx); waitErr != nil {
 		// Halted while the circuit decided (see gate).
-		d.pace.Release()
+		d.Pace.Release()
 		b.Record(tk, circuit.Result{Class: circuit.Excluded}) // lets d go
 		return Ticket{}, 0, 0, waitErr, nil
 	}
-	tk.inFlight = inFlight
+	tk = tk.WithInFlight(inFlight)
 	return tk, left, ep, nil, nil
 }
 
@@ -201,20 +202,20 @@ func (t *transport) crawl() context.Context {
 // end: listed cancelled. The client's Timeout, the domain still paused: a
 // refusal, as a shared store's pause is, listed unfinished until the pace
 // allows (never a failure of the site: nothing was sent).
-func (b *Breaker) heldPast(crawl context.Context, cr *colly.Request, req *http.Request, d *domain, err error) error {
+func (b *Breaker) heldPast(crawl context.Context, cr *colly.Request, req *http.Request, d *domains.Domain, err error) error {
 	if crawl.Err() != nil {
 		if !isRobots(req) {
 			// Listed cancelled; and, since no callback of a checkpoint's
 			// saw it either, handed to the OnNotVisited hooks (kept
 			// pending for the next run).
-			b.cancelled(cr, d.name, crawl)
+			b.cancelled(cr, d.Name, crawl)
 			for _, f := range b.onNotVisited {
 				f(cr, err)
 			}
 		}
 		return err
 	}
-	open := &circuit.OpenError{Key: d.name, State: circuit.Closed, RetryAt: d.pace.Earliest()}
+	open := &circuit.OpenError{Key: d.Name, State: circuit.Closed, RetryAt: d.Pace.Earliest()}
 	b.refuseBare(cr, req, open)
 	return open
 }
@@ -234,29 +235,29 @@ func (b *Breaker) refuseBare(cr *colly.Request, req *http.Request, open *circuit
 // the hop against the target's circuit.
 func (t *transport) hop(req *http.Request, a *attempt) error {
 	b := t.b
-	d := a.ticket.d
+	d := a.ticket.Domain()
 	host := hostOf(req.URL.Host)
 	a.latency = 0 // the next hop's body is the one that counts
-	if d == nil || host == d.name || a.settled || a.refused != nil || a.over {
+	if d == nil || host == d.Name || a.settled || a.refused != nil || a.over {
 		return nil
 	}
 	// The redirecting host answered: a success for it.
-	d.lastOK.Store(a.left)
-	d.failSince.Store(0)
+	d.LastOK.Store(a.left)
+	d.FailSince.Store(0)
 	b.Record(a.ticket, circuit.Result{Class: circuit.Success, Latency: time.Since(a.start)})
 	b.releaseSlot(a)
 	a.ticket = Ticket{}
 
-	d2, err := b.domain(host)
+	d2, err := b.set.Pin(host)
 	if err != nil {
 		open := &circuit.OpenError{Key: host, State: circuit.Open, RetryAt: b.clock.Now()}
 		a.refused = open
 		b.refuse(a.req, open)
 		return open
 	}
-	if open := b.knownOpen(d2); open != nil {
-		d2.refused.Add(1)
-		d2.unpin()
+	if open := b.set.KnownOpen(d2); open != nil {
+		d2.Refused.Add(1)
+		d2.Unpin()
 		a.refused = open
 		b.refuse(a.req, open)
 		return open
@@ -265,7 +266,7 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	if waitErr != nil {
 		a.over = true
 		if b.holdHop(t.crawl(), a, req) {
-			return &circuit.OpenError{Key: d2.name, State: circuit.Closed, RetryAt: d2.pace.Earliest()}
+			return &circuit.OpenError{Key: d2.Name, State: circuit.Closed, RetryAt: d2.Pace.Earliest()}
 		}
 		return b.heldPast(t.crawl(), a.req, req, d2, waitErr)
 	}
@@ -341,7 +342,7 @@ func (b *Breaker) settleBare(a *attempt, class circuit.Class, err error) {
 		// So is the redirect's target, which a retry requests.
 		b.gone.settled(a.target.String(), a.class, a.cancelled)
 	}
-	at := observe.Attempt{Request: a.req, Domain: a.ticket.d.name, Result: circuit.Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
+	at := observe.Attempt{Request: a.req, Domain: a.ticket.Domain().Name, Result: circuit.Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
 	b.report(at)
 }
 

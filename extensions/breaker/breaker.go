@@ -1,24 +1,15 @@
 package breaker
 
 import (
-	"errors"
-	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
-	"github.com/breakwater-crawl/breakwater/internal/coarse"
-	"github.com/breakwater-crawl/breakwater/internal/deadline"
-	"github.com/breakwater-crawl/breakwater/internal/early"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
-	"github.com/breakwater-crawl/breakwater/internal/idle"
-	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -28,31 +19,21 @@ import (
 // included), created on first use, and wires them into a Colly collector
 // with Register. It is safe for concurrent use.
 type Breaker struct {
-	profile         Profile
-	overrides       []override
-	store           circuit.Store
+	set             *domains.Set
+	cfg             domains.Config // until New makes the set
 	clock           clock.Clock
-	realTime        bool // clock is clock.System: cached refusals end by timer
 	log             zerolog.Logger
 	validator       Validator
-	alarmAfter      int
-	blockedAfter    int // 401/403 answers in a row that hold a domain (blocked.go); < 0 never
 	maxRetryAfter   time.Duration
 	throttleRetries int
-	resendHorizon   time.Duration // Config.ResendHorizon
-	trackerSize     int
-	pacing          Pacing
 	baseTransport   http.RoundTripper
-	onTransition    []func(circuit.Transition)
 	onRefused       []func(*colly.Request, *circuit.OpenError)
 	onNotVisited    []func(*colly.Request, error)
 	onOutcome       []func(observe.Attempt)
+	onTransition    []func(circuit.Transition)
 	onDegrading     []func(string, time.Duration, time.Duration)
-	rand            func() float64
-	fleet           *fleet.Guard
-	prior           deadline.Prior // the timeout a domain without its own borrows
+	domainProfiles  []domainProfile // Config.Domains, in the order given
 
-	domains    sync.Map       // host → *domain
 	attempts   attemptTable   // *colly.Request → *attempt
 	throttle   urlSet         // URL → *atomic.Int32: 429 retries so far
 	resend     urlSet         // URL → *resendToken: throttled URLs the breaker will send again
@@ -61,54 +42,6 @@ type Breaker struct {
 	warned     sync.Once      // the transport replaced after Register: logged once
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once
 	unfinished unfinishedList // a sample by URL, counts per domain past it
-	idleTTL    time.Duration  // Config.IdleTTL; < 0: never compact
-	sweeper    idle.Sweeper   // which domains were left alone for the idle TTL (idle.go)
-	dormant    idle.Set       // the compacted domains
-	coarse     coarse.Clock   // the system clock, read about once a second
-}
-
-// domain is everything the breaker knows about one host. The fields a
-// closed Allow and Record touch come first, in about two cache lines (mem
-// to counts[Success]): on a broad crawl a domain is mostly out of the
-// CPU's cache, and each further line read is a miss.
-type domain struct {
-	mem     *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
-	tracker *early.Tracker
-	mu      sync.Mutex                        // guards the tracker and, if guarded, the circuit (newCircuit)
-	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
-	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
-	// throttled and blocked count those answers in a row.
-	throttled atomic.Int64
-	blocked   atomic.Int64
-	holds     atomic.Int32  // tickets out and calls under way: a held domain is never compacted
-	epoch     atomic.Uint32 // the latest sweep period it was used in
-	retired   atomic.Bool   // a sweep is compacting it: look it up again
-	guarded   bool          // mu guards the circuit too
-	counts    [numClasses]atomic.Int64
-
-	circuit circuit.Circuit
-	name    string
-	profile Profile
-	need    int // the profile's FailuresToTrip
-	// blockedAfter is Config.BlockedAfter (room.go), blockedFrom the
-	// ticket order of the blocked run's first answer (0: none or unknown).
-	blockedAfter int
-	blockedFrom  atomic.Uint64
-	pace         *pace.Pace
-	lastSeen     atomic.Int64 // unix nanos of the latest request that reached the gate
-	lastOK       atomic.Int64 // unix nanos at which the latest success through the gate left
-	// failSince is when the first failure since the latest success left
-	// (unix nanos; 0: none): the fleet guard asks whether any domain
-	// succeeded after the failures that tripped others began.
-	failSince atomic.Int64
-	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock (roughNow)
-	fails     atomic.Int32 // failures since the last transition…
-	netFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
-	timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
-	// unanswered counts requests that left and were then cut by the
-	// crawl's own end: the site may have received them.
-	unanswered atomic.Int64
-	refused    atomic.Int64
 }
 
 // New returns a Breaker whose domains use profile p unless
@@ -119,343 +52,157 @@ func New(p Profile, cfg ...Config) (*Breaker, error) {
 		return nil, err
 	}
 	b := &Breaker{
-		profile:         p,
-		store:           circuit.MemoryStore{},
+		cfg:             domains.Config{Profile: p, AlarmAfter: 10, BlockedAfter: 10},
 		clock:           clock.System,
 		log:             zerolog.Nop(),
-		alarmAfter:      10,
-		blockedAfter:    10,
 		maxRetryAfter:   10 * time.Minute,
 		throttleRetries: 10,
-		trackerSize:     100,
 		unfinished:      unfinishedList{limit: DefaultUnfinishedSample},
-		rand:            rand.Float64,
-		fleet:           fleet.New(fleet.Defaults),
 	}
 	for _, c := range cfg {
 		if err := c.apply(b); err != nil {
 			return nil, err
 		}
 	}
-	np, err := b.pacing.Normalise()
+	b.cfg.Clock, b.cfg.Log = b.clock, b.log
+	set, err := domains.New(b.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("breaker: %w", err)
+		return nil, err
 	}
-	b.pacing = np
-	b.realTime = b.clock == clock.System
-	if b.idleTTL == 0 {
-		b.idleTTL = DefaultIdleTTL
+	for _, dp := range b.domainProfiles {
+		if err := set.AddDomainProfile(dp.pattern, dp.profile); err != nil {
+			return nil, err
+		}
 	}
-	now := b.clock.Now()
-	b.sweeper.Init(b.idleTTL, now)
-	b.dormant.Init(now)
+	set.Hook(b.transitioned, b.degrading, 0)
+	b.set = set
 	return b, nil
+}
+
+type domainProfile struct {
+	pattern string
+	profile Profile
 }
 
 // hostOf returns the domain key for a URL host (hostkey.Of).
 func hostOf(host string) string { return hostkey.Of(host) }
 
-// domain returns host's domain, pinned: the caller unpins it, or hands
-// the pin to a Ticket.
-func (b *Breaker) domain(host string) (*domain, error) {
-	if v, ok := b.domains.Load(host); ok {
-		if d := v.(*domain); d.pin() {
-			b.touch(d)
-			return d, nil
-		}
-	}
-	return b.domainSlow(host)
-}
-
 // Ticket is the right to send one request to a domain: Breaker.Allow
 // hands it out, and Breaker.Record takes it back with the attempt's
 // result. It is a small value: no allocation on the hot path.
-type Ticket struct {
-	c circuit.Ticket // what the domain's circuit handed out
-	d *domain        // the domain, pinned until Record
-	// inFlight is how many requests to the domain were in flight as this
-	// one left, itself included (0: not known, the ticket did not come
-	// through the gate's pace): the slope weighs its latency by it.
-	inFlight int
-}
+type Ticket = domains.Ticket
+
+// DomainStats is one domain's state and counters.
+type DomainStats = domains.DomainStats
 
 // Allow asks whether a request to host may be sent now. It returns a
 // *CircuitOpenError (errors.Is(err, ErrOpen)) when the domain's circuit
 // refuses, or an error from the Store.
-func (b *Breaker) Allow(host string) (Ticket, error) {
-	d, err := b.domain(hostOf(host))
-	if err != nil {
-		return Ticket{}, err
-	}
-	return b.allow(d)
-}
-
-// allow asks d's circuit; d is pinned, and the pin goes to the ticket, or
-// is let go with a refusal.
-func (b *Breaker) allow(d *domain) (Ticket, error) {
-	if open := b.knownOpen(d); open != nil {
-		d.refused.Add(1)
-		d.unpin()
-		return Ticket{}, open
-	}
-	if d.mem != nil {
-		if tk, ok := d.mem.TryAllow(); ok {
-			return Ticket{c: tk, d: d}, nil
-		}
-	}
-	return b.allowCircuit(d)
-}
-
-// allowCircuit asks d's circuit through the Circuit interface: a store's
-// circuit, or an in-process one that is not closed.
-func (b *Breaker) allowCircuit(d *domain) (Ticket, error) {
-	tk, t, err := d.circuit.Allow(b.clock)
-	if t.From != t.To {
-		b.transitioned(d, t)
-	}
-	if err != nil {
-		d.unpin()
-		if open, ok := err.(*circuit.OpenError); ok {
-			d.refused.Add(1)
-			if open.State == circuit.Open {
-				b.setOpen(d, open)
-			}
-			return Ticket{}, open
-		}
-		if errors.Is(err, ErrOpen) {
-			d.refused.Add(1) // a store refusing for its own reasons (Redis down, failing closed)
-		}
-		return Ticket{}, err
-	}
-	return Ticket{c: tk, d: d}, nil
-}
-
-// roughNow is the breaker's clock in unix nanos, at most about a second
-// old on the system clock (coarse.Clock): for timestamps only coarse
-// questions read. Any other clock is read, so a fake clock's Advance takes
-// effect at once.
-func (b *Breaker) roughNow() int64 {
-	if b.realTime {
-		return b.coarse.Now()
-	}
-	return b.clock.Now().UnixNano()
-}
-
-// openMark is a cached refusal: the error to hand out, and until when.
-type openMark struct {
-	err   *circuit.OpenError
-	until int64 // unix nanos
-}
-
-// knownOpen returns the cached refusal while the domain is known to be
-// open: no lock, no allocation, no store round trip. On the system clock
-// it does not even read the time (a clock read is most of a refusal's
-// cost, 50–70 ns on some virtual machines): a timer armed by setOpen drops
-// the mark once RetryAt has passed. Any other clock is read, so a fake
-// clock's Advance takes effect at once.
-func (b *Breaker) knownOpen(d *domain) *circuit.OpenError {
-	if h := d.held.Load(); h != nil {
-		return h
-	}
-	m := d.open.Load()
-	if m == nil {
-		return nil
-	}
-	if !b.realTime && b.clock.Now().UnixNano() >= m.until {
-		return nil
-	}
-	return m.err
-}
-
-// setOpen caches e as the domain's refusal until e.RetryAt. A refusal
-// already over (a shared store's RetryAt behind this machine's clock) is
-// not cached: there is nothing to answer from memory, and on the system
-// clock it would cost a timer firing at once for every such refusal.
-func (b *Breaker) setOpen(d *domain, e *circuit.OpenError) {
-	now := b.clock.Now()
-	if !e.RetryAt.After(now) {
-		return
-	}
-	m := &openMark{err: e, until: e.RetryAt.UnixNano()}
-	d.open.Store(m)
-	if b.realTime {
-		// Only this mark: a later trip's stays.
-		time.AfterFunc(e.RetryAt.Sub(now), func() { d.open.CompareAndSwap(m, nil) })
-	}
-}
-
-// openUntil is when the cached refusal ends, in unix nanos; 0 = none.
-func (d *domain) openUntil() int64 {
-	if m := d.open.Load(); m != nil {
-		return m.until
-	}
-	return 0
-}
-
-func (d *domain) clearOpen() { d.open.Store(nil) }
+func (b *Breaker) Allow(host string) (Ticket, error) { return b.set.Allow(host) }
 
 // Record gives a ticket back with what the attempt returned. Give each
 // ticket back once.
-func (b *Breaker) Record(t Ticket, o circuit.Result) {
-	d := t.d
-	if d == nil {
-		return
-	}
-	b.touch(d)
-	if int(o.Class) < numClasses {
-		d.counts[o.Class].Add(1)
-	}
-	var sig early.Signals
-	recorded := false
-	if d.guarded {
-		// The tracker and the circuit under one lock: a result that
-		// cannot move the circuit is recorded in both at once.
-		d.mu.Lock()
-		sig = d.tracker.ObserveLocked(o, t.inFlight)
-		recorded = d.mem.TryRecordLocked(t.c, o)
-		d.mu.Unlock()
-	} else {
-		sig = d.tracker.Observe(o, t.inFlight)
-	}
-	b.alarms(d, o.Class, t.c.Seq)
-	switch {
-	case !recorded:
-		b.recordCircuit(d, t, o, sig)
-	case sig != (early.Signals{}):
-		b.early(d, sig)
-	}
-	d.unpin() // last: a pinned domain is not compacted while its outcome is recorded
-}
-
-// recordCircuit records o in d's circuit through the Circuit interface
-// (a store's circuit, or a result that may move an in-process one) and
-// acts on what moved, else on the tracker's signals sig.
-func (b *Breaker) recordCircuit(d *domain, t Ticket, o circuit.Result, sig early.Signals) {
-	tr, err := d.circuit.Record(b.clock, t.c, o)
-	switch {
-	case err != nil:
-		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: recording an outcome failed")
-	case tr.From != tr.To:
-		b.transitioned(d, tr) // a trip by the window supersedes what the tracker saw
-	case sig != (early.Signals{}):
-		b.early(d, sig)
-	}
-}
-
-func (b *Breaker) transitioned(d *domain, t circuit.Transition) {
-	clientSide := 2*d.netFails.Swap(0) > d.fails.Swap(0)
-	defer d.pace.Admit() // the circuit's room may have grown
-	streak := d.tracker.Transitioned(t)
-	if t.To == circuit.Open && circuit.CountsAsTrip(t.Reason) {
-		t = b.grow(d, t, streak)
-	}
-	if t.To == circuit.Open {
-		b.setOpen(d, &circuit.OpenError{Key: d.name, State: circuit.Open, RetryAt: t.RetryAt})
-	} else {
-		d.clearOpen()
-	}
-	lvl := zerolog.InfoLevel
-	if t.To == circuit.Open {
-		lvl = zerolog.WarnLevel
-	}
-	b.log.WithLevel(lvl).Str("event", "breaker_transition").EmbedObject(transitionLog(t)).
-		Msgf("breaker: %s %s → %s (%s)", t.Key, t.From, t.To, t.Reason)
-	for _, f := range b.onTransition {
-		f(t)
-	}
-	if t.To == circuit.Open && circuit.CountsAsTrip(t.Reason) {
-		b.fleetTripped(d, t.At, clientSide)
-	}
-}
-
-// alarms counts throttled and blocked answers in a row and raises one
-// warning each time a run of them reaches the alarm threshold.
-//
-// A run of blocked answers is in the order their requests left (seq, the
-// circuit's ticket order; 0 unknown): a success whose request left before
-// the run's first blocked one (a page recorded once its callbacks are
-// over, after the links it found were answered) does not end it.
-func (b *Breaker) alarms(d *domain, c circuit.Class, seq uint64) {
-	switch c {
-	case circuit.Throttled:
-		b.fleetAlarm(b.clock.Now())
-		if n := d.throttled.Add(1); n%int64(b.alarmAfter) == 0 {
-			b.log.Warn().Str("event", "throttled_sustained").Str("domain", d.name).Int64("in_a_row", n).
-				Msg("breaker: domain keeps answering 429; slow down or fix the client, the target is not down")
-		}
-	case circuit.Blocked:
-		b.fleetAlarm(b.clock.Now())
-		if seq != 0 {
-			d.blockedFrom.CompareAndSwap(0, seq)
-		}
-		n := d.blocked.Add(1)
-		if b.blockedAfter > 0 && n == int64(b.blockedAfter) {
-			b.holdBlocked(d, n)
-		}
-		if n%int64(b.alarmAfter) == 0 {
-			b.log.Warn().Str("event", "blocked_sustained").Str("domain", d.name).Int64("in_a_row", n).
-				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")
-		}
-	case circuit.Success:
-		if d.throttled.Load() != 0 {
-			d.throttled.Store(0)
-		}
-		if d.blocked.Load() != 0 {
-			if from := d.blockedFrom.Load(); seq == 0 || from == 0 || seq > from {
-				d.blocked.Store(0)
-				d.blockedFrom.Store(0)
-			}
-		}
-	}
-}
+func (b *Breaker) Record(t Ticket, o circuit.Result) { b.set.Record(t, o) }
 
 // State returns the state of host's circuit (Closed for a host never seen).
-func (b *Breaker) State(host string) circuit.State {
-	v, ok := b.domains.Load(hostOf(host))
-	if !ok {
-		return circuit.Closed
-	}
-	s, err := v.(*domain).circuit.Snapshot(b.clock)
-	if err != nil {
-		return circuit.Closed
-	}
-	return s.State
-}
-
-// DomainStats is one domain's state and counters.
-type DomainStats struct {
-	Domain  string        `json:"domain"`
-	Profile string        `json:"profile"`
-	State   circuit.State `json:"state"`
-	RetryAt time.Time     `json:"retry_at,omitzero"`
-	Trips   int           `json:"trips"`
-	// Outcomes counts every attempt by class, keyed by the class's name
-	// (Outcomes[Success.String()]).
-	Outcomes map[string]int64 `json:"outcomes"`
-	// Refused counts requests refused without touching the network.
-	Refused int64 `json:"refused"`
-	// Tracked, SuccessRate and MedianLatency describe the rolling tracker:
-	// the latest counted outcomes, successes' median latency.
-	Tracked       int           `json:"tracked"`
-	SuccessRate   float64       `json:"success_rate"`
-	MedianLatency time.Duration `json:"median_latency_ns"`
-	// Pace is the domain's current pace, its Retry-After pauses and the
-	// time spent paused.
-	Pace PaceStats `json:"pace"`
-	// Timeout is the adaptive request timeout in force, 0 if none.
-	Timeout time.Duration `json:"timeout_ns"`
-}
+func (b *Breaker) State(host string) circuit.State { return b.set.State(host) }
 
 // Stats returns a snapshot of every domain seen, sorted by domain,
 // compacted ones included (see Config.IdleTTL).
-func (b *Breaker) Stats() []DomainStats {
-	now := b.clock.Now()
-	var out []DomainStats
-	b.domains.Range(func(_, v any) bool {
-		out = append(out, b.statsOf(v.(*domain), now))
-		return true
-	})
-	b.dormant.Range(func(name string, r *idle.Record) { out = append(out, b.dormantStats(name, r)) })
-	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
-	return out
+func (b *Breaker) Stats() []DomainStats { return b.set.Stats() }
+
+func (b *Breaker) transitioned(t circuit.Transition) {
+	for _, f := range b.onTransition {
+		f(t)
+	}
 }
+
+func (b *Breaker) degrading(domain string, median, baseline time.Duration) {
+	for _, f := range b.onDegrading {
+		f(domain, median, baseline)
+	}
+}
+
+// DefaultIdleTTL is how long a domain must be left alone before it is
+// compacted, unless Config.IdleTTL says otherwise: the fleet guard's default
+// Active span, so a compacted domain is never one the guard still counts
+// as active.
+const DefaultIdleTTL = domains.DefaultIdleTTL
+
+// FleetGuard judges the whole fleet of domains rather than each one
+// (Config.Fleet): when many domains trip at once on network failures
+// (no HTTP answer) while none succeeds, the client (proxy, network,
+// resolver) is suspected, every active domain paused together for Pause
+// and the run ends in error; a large share of blocked or throttled answers
+// across every domain raises a fleet-wide alarm. Zero fields take the
+// defaults; Off disables the guard. internal/fleet is the whole policy,
+// and its Config's doc every field's.
+type FleetGuard = fleet.Config
+
+// Overview is every domain at a glance: totals over all of them, and the
+// full stats of the few worth a look. Unlike Stats, it costs no
+// allocation per domain, and none at all per compacted domain, so a
+// metrics scrape of a broad crawl can afford it.
+type Overview = domains.Overview
+
+// DomainSnapshot is one domain's circuit at one moment, and the
+// Retry-After pause it is under, if any: what Snapshots returns, what a
+// checkpoint saves and what Restore puts back. A Circuit's Snapshot fills
+// in the circuit's fields (Domain to ProbesInFlight).
+type DomainSnapshot = domains.DomainSnapshot
+
+// Overview returns the totals over every domain and the stats of the k
+// worth a look (see Overview.Top); k ≤ 0 lists none.
+func (b *Breaker) Overview(k int) Overview { return b.set.Overview(k) }
+
+// Snapshots returns the circuit of each of hosts, or of every domain seen
+// when there are none, as it stands now, sorted by domain: its state, its
+// window's outcomes and failures, its pause, for a checkpoint to save. A
+// host never seen, or whose store cannot be read, is left out.
+func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot { return b.set.Snapshots(hosts...) }
+
+// Restore puts back s.Domain's circuit and pause as a checkpoint saved
+// them, so a restart is not a way around a cooldown or a Retry-After
+// pause:
+//
+//   - a HaltUntil still ahead: no request to the domain leaves before it;
+//   - a circuit saved open (or half-open) whose RetryAt is still ahead:
+//     it opens until RetryAt, counting Trips trips so far (an error if the
+//     store's circuits cannot be restored);
+//   - one saved open whose cooldown ended while the crawl was stopped:
+//     probation, a full window one failure short of a trip; its first
+//     failure re-opens it, as a failed half-open probe would, and a site
+//     that recovered is not held up;
+//   - one saved closed: its window gets back WindowLen outcomes, the
+//     latest WindowFailures of them failures (the failures that were
+//     piling up when the crawl stopped), so that a site still failing
+//     after a restart trips as fast as it would have without one.
+//
+// A restored window never trips the circuit (failures beyond one short of
+// a trip, by the failure rate or ConsecutiveFailures, are dropped), counts
+// nothing in Stats and calls no hook: nothing was sent. A circuit that is
+// not closed gets no window. The other fields of s are not read.
+func (b *Breaker) Restore(s DomainSnapshot) error { return b.set.Restore(s) }
+
+// HoldOpen opens host's circuit until until, for a reason found outside
+// its window (reason names it in the transition, e.g. "robots_unavailable"):
+// requests to host are refused and handed to OnRefused hooks as if it had
+// tripped, and from until on it is probed as after a cooldown. A circuit
+// already open stays open at least until then, never shorter. The
+// transition is logged and reaches OnTransition hooks. It returns an
+// error if the store's circuits cannot be held open from outside.
+func (b *Breaker) HoldOpen(host string, until time.Time, reason string) error {
+	return b.set.HoldOpen(host, until, reason)
+}
+
+// SetMinGap raises host's least gap between two requests to gap, for a
+// rule found outside the breaker (robots.txt's Crawl-delay): the pace never
+// goes below it from now on, recovery included, and a throttle slows the
+// domain from there. A gap at or below the domain's least gap already
+// changes nothing. Each worker of a shared crawl sets its own.
+func (b *Breaker) SetMinGap(host string, gap time.Duration) error { return b.set.SetMinGap(host, gap) }
+
+// Sweep compacts now every domain left alone for at least the idle TTL
+// with nothing to remember (see Config.IdleTTL). The breaker sweeps by
+// itself; Sweep is for a measurement, or for a long pause in a crawl.
+func (b *Breaker) Sweep() { b.set.Sweep() }

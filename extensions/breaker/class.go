@@ -61,6 +61,3 @@ func isDNSError(err error) bool {
 	var dns *net.DNSError
 	return errors.As(err, &dns)
 }
-
-// numClasses is how many outcome classes there are.
-const numClasses = int(circuit.Excluded) + 1

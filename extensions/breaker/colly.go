@@ -16,6 +16,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
@@ -147,12 +148,12 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 			return
 		}
 	}
-	d, err := b.domain(hostOf(r.URL.Host))
+	d, err := b.set.Pin(hostOf(r.URL.Host))
 	if err != nil {
 		return // the gate reports it
 	}
-	defer d.unpin() // a reservation, once made, keeps the domain whole
-	if open := b.knownOpen(d); open != nil {
+	defer d.Unpin() // a reservation, once made, keeps the domain whole
+	if open := b.set.KnownOpen(d); open != nil {
 		b.refuseEarly(c, r, d, open)
 		return
 	}
@@ -160,21 +161,21 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 	if ctx.Err() != nil {
 		// The crawl has ended: stopped here, before it takes a place in
 		// a LimitRule and sleeps its Delay only to be cut.
-		b.cancelled(r, d.name, ctx)
+		b.cancelled(r, d.Name, ctx)
 		collyx.ReportError(c, r, ctx.Err())
 		return
 	}
-	if err := d.pace.Reserve(ctx, r); err != nil {
+	if err := d.Pace.Reserve(ctx, r); err != nil {
 		// The crawl ended while it waited: reported to OnError with the
 		// context's error, as Colly reports a request the end cut.
-		b.cancelled(r, d.name, ctx)
+		b.cancelled(r, d.Name, ctx)
 		collyx.ReportError(c, r, err)
 		return
 	}
 	// The circuit may have opened while the request waited for room:
 	// refused now, it takes none of a LimitRule's slots (nor its Delay).
-	if open := b.knownOpen(d); open != nil {
-		d.pace.Unreserve(r)
+	if open := b.set.KnownOpen(d); open != nil {
+		d.Pace.Unreserve(r)
 		b.refuseEarly(c, r, d, open)
 	}
 }
@@ -184,8 +185,8 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 // collector's OnError callbacks are run here, as Colly runs them for a
 // request that failed: a refusal reaches OnError as ErrOpen whether it is
 // refused here or at the gate, synchronous collector or not.
-func (b *Breaker) refuseEarly(c *colly.Collector, r *colly.Request, d *domain, open *circuit.OpenError) {
-	d.refused.Add(1)
+func (b *Breaker) refuseEarly(c *colly.Collector, r *colly.Request, d *domains.Domain, open *circuit.OpenError) {
+	d.Refused.Add(1)
 	r.Abort()
 	b.refuse(r, open)
 	if !collyx.ReportError(c, r, open) {
@@ -214,45 +215,45 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	}
 	ctx := crawlContext(c)
 	host := hostOf(r.URL.Host)
-	d, err := b.domain(host)
+	d, err := b.set.Pin(host)
 	if err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("url", r.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
 		b.stopAtGate(c, rt, r, &circuit.OpenError{Key: host, State: circuit.Open, RetryAt: b.clock.Now()})
 		return
 	}
 	// d is pinned: the ticket takes the pin over, or it is let go here.
-	if open := b.knownOpen(d); open != nil {
-		d.pace.Unreserve(r)
-		d.refused.Add(1)
-		d.unpin()
+	if open := b.set.KnownOpen(d); open != nil {
+		d.Pace.Unreserve(r)
+		d.Refused.Add(1)
+		d.Unpin()
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
 	if ctx.Err() != nil {
-		d.pace.Unreserve(r)
-		d.unpin()
-		b.cancelled(r, d.name, ctx)
+		d.Pace.Unreserve(r)
+		d.Unpin()
+		b.cancelled(r, d.Name, ctx)
 		return
 	}
 	left := b.clock.Now().UnixNano()
-	d.lastSeen.Store(left)
-	ep, inFlight, err := d.pace.Acquire(ctx, r)
+	d.LastSeen.Store(left)
+	ep, inFlight, err := d.Pace.Acquire(ctx, r)
 	if err != nil {
 		// The crawl ended while the request waited for its pace: nothing
 		// was sent, and the URL is not done.
-		d.unpin()
-		b.cancelled(r, d.name, ctx)
+		d.Unpin()
+		b.cancelled(r, d.Name, ctx)
 		return
 	}
-	t, err := b.allow(d)
+	t, err := b.set.AllowPinned(d)
 	if err != nil {
-		d.pace.Release()
-		open := &circuit.OpenError{Key: d.name, State: circuit.Open, RetryAt: b.clock.Now()}
+		d.Pace.Release()
+		open := &circuit.OpenError{Key: d.Name, State: circuit.Open, RetryAt: b.clock.Now()}
 		// A shared store that cannot answer (Redis down, failing closed)
 		// refuses with an error that is also ErrOpen: that is a
 		// refusal, logged once by the store, not an error per request.
 		if !errors.As(err, &open) && !errors.Is(err, ErrOpen) {
-			b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: the circuit could not decide; request refused")
+			b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: the circuit could not decide; request refused")
 		}
 		b.stopAtGate(c, rt, r, open)
 		return
@@ -260,13 +261,13 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	// A throttle may have halted the domain while the circuit decided (a
 	// shared store's round trip, slow while its server restarts): the
 	// request waits out the pause before it leaves.
-	if err := d.pace.WaitHalt(ctx); err != nil {
-		d.pace.Release()
+	if err := d.Pace.WaitHalt(ctx); err != nil {
+		d.Pace.Release()
 		b.Record(t, circuit.Result{Class: circuit.Excluded}) // lets d go
-		b.cancelled(r, d.name, ctx)
+		b.cancelled(r, d.Name, ctx)
 		return
 	}
-	t.inFlight = inFlight
+	t = t.WithInFlight(inFlight)
 	a := &attempt{ticket: t, req: r, crawl: ctx, start: time.Now(), left: left, episode: ep, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
 	if a.cacheDir != "" {
 		a.cacheKey = r.URL.String() // before a redirect moves r.URL
@@ -375,13 +376,13 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	}
 	r := a.req
 	a.settled = true
-	d := a.ticket.d
+	d := a.ticket.Domain()
 	if isCancellation(err) && a.crawl != nil && a.crawl.Err() != nil {
 		// The crawl's own end, not the site's timeout.
 		class, a.cancelled = circuit.Excluded, true
 		if a.sent {
 			// It reached the site, perhaps: what came back is unknown.
-			d.unanswered.Add(1)
+			d.Unanswered.Add(1)
 		}
 	}
 	if class == circuit.Success {
@@ -389,7 +390,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	}
 	a.class, a.err = class, err
 	if class == circuit.Degraded && isDNSError(err) {
-		b.log.Warn().Str("event", "dns_failure").Str("domain", d.name).Err(err).
+		b.log.Warn().Str("event", "dns_failure").Str("domain", d.Name).Err(err).
 			Msg("breaker: DNS failure counted against the domain; check the local resolver too")
 	}
 	now := b.clock.Now()
@@ -400,15 +401,15 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 			wait = defaultThrottlePause
 		}
 		wait = min(wait, b.maxRetryAfter)
-		b.log.Info().Str("event", "paused").Str("domain", d.name).Dur("for", wait).Int("status", a.status).
+		b.log.Info().Str("event", "paused").Str("domain", d.Name).Dur("for", wait).Int("status", a.status).
 			Msg("breaker: domain asked us to slow down; no request to it before the pause ends")
 		// Every worker, not only this one, waits out the pause.
-		if err := d.circuit.Pause(b.clock, now.Add(wait)); err != nil {
-			b.log.Warn().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: sharing a Retry-After pause failed; this worker still waits")
+		if err := d.Circuit.Pause(b.clock, now.Add(wait)); err != nil {
+			b.log.Warn().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: sharing a Retry-After pause failed; this worker still waits")
 		}
-		limit, gap, changed, horizon := d.pace.Throttled(now, wait, a.episode)
+		limit, gap, changed, horizon := d.Pace.Throttled(now, wait, a.episode)
 		if changed {
-			logPace(b.log, d.name, "throttled", limit, gap)
+			domains.LogPace(b.log, d.Name, "throttled", limit, gap)
 		}
 		a.horizon = horizon
 		if horizon || !b.resendBudgetLeft(r.URL.String()) {
@@ -417,12 +418,12 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 		if a.bare {
 			// Nothing can send it again but the user: handed back.
 			a.handBack = now.Add(wait)
-			if e := d.pace.Earliest(); e.After(a.handBack) {
+			if e := d.Pace.Earliest(); e.After(a.handBack) {
 				a.handBack = e
 			}
 			break
 		}
-		if due, ok := b.handBack(d, now); ok {
+		if due, ok := b.set.HandBack(d, now); ok {
 			a.handBack = due // its count stays: the budget spans the hand-backs
 			break
 		}
@@ -431,16 +432,16 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 		// page cached before.
 		b.keepResend(a, r, r.URL.String(), a.cacheDir != "")
 	case circuit.Success:
-		d.lastOK.Store(a.left)
-		d.failSince.Store(0)
-		if limit, gap, changed := d.pace.Succeeded(); changed {
-			logPace(b.log, d.name, "recovering", limit, gap)
+		d.LastOK.Store(a.left)
+		d.FailSince.Store(0)
+		if limit, gap, changed := d.Pace.Succeeded(); changed {
+			domains.LogPace(b.log, d.Name, "recovering", limit, gap)
 		}
 	case circuit.Degraded, circuit.Invalid:
-		d.fails.Add(1)
-		d.failSince.CompareAndSwap(0, a.left)
+		d.Fails.Add(1)
+		d.FailSince.CompareAndSwap(0, a.left)
 		if a.status == 0 {
-			d.netFails.Add(1) // no HTTP answer: the site, or our network
+			d.NetFails.Add(1) // no HTTP answer: the site, or our network
 		}
 	}
 	if a.latency == 0 {
@@ -448,7 +449,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	}
 	b.Record(a.ticket, circuit.Result{Class: class, Latency: a.latency})
 	if a.horizon {
-		b.holdOpen(d, circuit.ReasonThrottleHorizon)
+		b.set.HoldOpenFor(d, circuit.ReasonThrottleHorizon)
 	}
 	b.listUnfinished(a, d, class)
 	if !a.reading {
@@ -472,17 +473,17 @@ func (b *Breaker) bodyCut(a *attempt, err error) {
 	if isCancellation(err) && a.crawl != nil && a.crawl.Err() != nil {
 		return // the crawl's own end cut it
 	}
-	d := a.ticket.d
-	d.counts[a.class].Add(-1)
+	d := a.ticket.Domain()
+	d.Counts[a.class].Add(-1)
 	a.class, a.err = circuit.Degraded, err
-	d.fails.Add(1)
+	d.Fails.Add(1)
 	b.Record(a.ticket, circuit.Result{Class: circuit.Degraded, Latency: a.latency})
 	b.listUnfinished(a, d, circuit.Degraded)
 }
 
 // listUnfinished lists a's URL when its attempt did not collect it and
 // nothing of the breaker's will send it again.
-func (b *Breaker) listUnfinished(a *attempt, d *domain, class circuit.Class) {
+func (b *Breaker) listUnfinished(a *attempt, d *domains.Domain, class circuit.Class) {
 	if a.bare && a.req.URL.Path == "/robots.txt" {
 		return // the Visit that needed it says what is left
 	}
@@ -500,7 +501,7 @@ func (b *Breaker) listUnfinished(a *attempt, d *domain, class circuit.Class) {
 	case class == circuit.Throttled && a.horizon:
 		why = "throttled without a success for longer than the pacing horizon"
 	case class == circuit.Throttled && !a.handBack.IsZero():
-		b.markUnfinished(Unfinished{URL: a.req.URL.String(), Domain: d.name, RetryAt: a.handBack,
+		b.markUnfinished(Unfinished{URL: a.req.URL.String(), Domain: d.Name, RetryAt: a.handBack,
 			Reason: "throttled (" + strconv.Itoa(a.status) + "): handed back, not to be sent before the domain's pause and pace allow"})
 		return
 	case class == circuit.Throttled && a.resend == nil:
@@ -508,13 +509,13 @@ func (b *Breaker) listUnfinished(a *attempt, d *domain, class circuit.Class) {
 	default:
 		return
 	}
-	b.markUnfinished(Unfinished{URL: a.req.URL.String(), Domain: d.name, Reason: why})
+	b.markUnfinished(Unfinished{URL: a.req.URL.String(), Domain: d.Name, Reason: why})
 }
 
 func (b *Breaker) releaseSlot(a *attempt) {
-	if !a.released && a.ticket.d != nil {
+	if !a.released && a.ticket.Domain() != nil {
 		a.released = true
-		a.ticket.d.pace.Release()
+		a.ticket.Domain().Pace.Release()
 	}
 }
 
@@ -547,7 +548,7 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 	if a.refused != nil || a.over {
 		return // already reported to OnRefused, or listed cancelled
 	}
-	d := a.ticket.d
+	d := a.ticket.Domain()
 	status := r.StatusCode
 	if !a.settled {
 		var class circuit.Class
@@ -575,7 +576,7 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		status = a.status
 	}
 	class, latency := a.class, a.latency
-	at := observe.Attempt{Request: r.Request, Domain: d.name, Result: circuit.Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
+	at := observe.Attempt{Request: r.Request, Domain: d.Name, Result: circuit.Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
 	key := r.Request.URL.String()
 	b.gone.settled(key, class, a.cancelled)
 	if class == circuit.Throttled && a.cacheDir != "" {
@@ -593,7 +594,7 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 	}
 	if !a.handBack.IsZero() {
 		b.dropResend(r.Request)
-		b.log.Info().Str("event", "handed_back").Str("domain", d.name).Str("url", key).Time("resend_at", a.handBack).
+		b.log.Info().Str("event", "handed_back").Str("domain", d.Name).Str("url", key).Time("resend_at", a.handBack).
 			Msg("breaker: throttled URL handed back to the queue: its re-send is due beyond the resend horizon")
 		at.ResendAt = a.handBack
 		b.report(at)
@@ -775,8 +776,8 @@ func retryWith(r *colly.Request, h *http.Header) error {
 // unreserve gives back the room reserved for r in OnRequest, if any.
 func (b *Breaker) unreserve(r *colly.Request) {
 	if r != nil && r.URL != nil {
-		if v, ok := b.domains.Load(hostOf(r.URL.Host)); ok {
-			v.(*domain).pace.Unreserve(r)
+		if d := b.set.Lookup(hostOf(r.URL.Host)); d != nil {
+			d.Pace.Unreserve(r)
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // Dormant is how many domains are compacted now (see Config.IdleTTL).
-func (b *Breaker) Dormant() int { return b.dormant.Totals().Domains }
+func (b *Breaker) Dormant() int { return b.set.Dormant() }
 
 // Wrap wraps base in the breaker's transport, as Register does the
 // collector's.

@@ -47,18 +47,8 @@ func (b *Breaker) unfinishedSample() []Unfinished {
 // counts 2xx answers as valid pages when no validator judges them.
 func (b *Breaker) Judge() outcome.Evidence {
 	var ev outcome.Evidence
-	var open []string
-	var success int64
 	// Not from Stats: a broad crawl's million domains need no map each.
-	b.domains.Range(func(_, v any) bool {
-		d := v.(*domain)
-		success += d.counts[circuit.Success].Load()
-		if s, err := d.circuit.Snapshot(b.clock); err == nil && s.State != circuit.Closed {
-			open = append(open, d.name)
-		}
-		return true
-	})
-	success += b.dormant.Totals().Counts[circuit.Success] // compacted domains are closed
+	success, open, findings := b.set.Judge()
 	sort.Strings(open)
 	if len(open) > 0 {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Tripped, Kind: "circuit_open",
@@ -79,12 +69,7 @@ func (b *Breaker) Judge() outcome.Evidence {
 				un.Total, causes(un), strings.Join(parts, ", ")),
 			Domains: doms})
 	}
-	if f := b.fleet.Finding(); f != nil {
-		ev.Findings = append(ev.Findings, *f)
-	}
-	if f := b.blockedFinding(); f != nil {
-		ev.Findings = append(ev.Findings, *f)
-	}
+	ev.Findings = append(ev.Findings, findings...)
 	if b.validator == nil {
 		ev.Valid, ev.Counts = success, true
 	}

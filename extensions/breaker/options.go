@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -142,7 +141,7 @@ func (c Config) apply(b *Breaker) error {
 		}
 	}
 	if c.Store != nil {
-		b.store = c.Store
+		b.cfg.Store = c.Store
 	}
 	if c.Clock != nil {
 		b.clock = clock.OrSystem(c.Clock)
@@ -159,32 +158,31 @@ func (c Config) apply(b *Breaker) error {
 	}
 	sort.Strings(patterns)
 	for _, pattern := range patterns {
-		if err := b.addDomainProfile(pattern, c.Domains[pattern]); err != nil {
-			return err
-		}
+		b.domainProfiles = append(b.domainProfiles, domainProfile{pattern, c.Domains[pattern]})
 	}
 	if c.Pacing != (Pacing{}) {
 		if c.Pacing.Parallelism < 0 || c.Pacing.MinGap < 0 {
 			return fmt.Errorf("breaker: Config.Pacing %+v: Parallelism and MinGap must be 0 (none) or more", c.Pacing)
 		}
-		b.pacing = c.Pacing
+		b.cfg.Pacing = c.Pacing
 	}
 	if c.Fleet != (FleetGuard{}) {
-		if err := b.setFleetGuard(c.Fleet); err != nil {
-			return err
-		}
+		b.cfg.Fleet = c.Fleet
 	}
 	if c.IdleTTL != 0 {
-		b.idleTTL = c.IdleTTL
+		b.cfg.IdleTTL = c.IdleTTL
 	}
 	if c.BaseTransport != nil {
 		b.baseTransport = c.BaseTransport
 	}
 	if c.BlockedAfter != 0 {
-		b.blockedAfter = c.BlockedAfter
+		b.cfg.BlockedAfter = c.BlockedAfter
 	}
 	if c.ResendHorizon != 0 {
-		b.resendHorizon = c.ResendHorizon
+		b.cfg.ResendHorizon = c.ResendHorizon
+		if b.set != nil {
+			b.set.Hook(nil, nil, c.ResendHorizon)
+		}
 	}
 	if c.OnTransition != nil {
 		b.onTransition = append(b.onTransition, c.OnTransition)
@@ -220,20 +218,6 @@ func (b *Breaker) Hook(h observe.Hooks) error {
 		OnRefused: h.OnRefused, OnAttempt: h.OnAttempt, OnDegrading: h.OnDegrading}.apply(b)
 }
 
-// addDomainProfile gives the hosts matching pattern profile p (see
-// Config.Domains).
-func (b *Breaker) addDomainProfile(pattern string, p Profile) error {
-	pattern = strings.ToLower(strings.TrimSpace(pattern))
-	if pattern == "" || pattern == "." {
-		return fmt.Errorf("breaker: Config.Domains: empty pattern; give a host or a suffix such as .example.com")
-	}
-	if err := p.Validate(); err != nil {
-		return fmt.Errorf("breaker: profile for %q: %w", pattern, err)
-	}
-	b.overrides = append(b.overrides, override{pattern: pattern, profile: p})
-	return nil
-}
-
 // withAlarmAfter sets how many throttled (429) or blocked (403) answers in
 // a row from one domain raise a warning event (default 10). They never trip
 // the breaker: they mean "fix your client", not "the target is down".
@@ -242,7 +226,7 @@ func withAlarmAfter(n int) Config {
 		if n < 1 {
 			return fmt.Errorf("breaker: withAlarmAfter(%d): must be at least 1", n)
 		}
-		b.alarmAfter = n
+		b.cfg.AlarmAfter = n
 		return nil
 	}}
 }
@@ -261,31 +245,6 @@ func withThrottleRetries(n int) Config {
 	}}
 }
 
-type override struct {
-	pattern string
-	profile Profile
-}
-
-// profileFor resolves host's profile: exact match, then longest suffix.
-func (b *Breaker) profileFor(host string) Profile {
-	best, bestLen := b.profile, -1
-	hostname := host
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
-		hostname = host[:i]
-	}
-	for _, o := range b.overrides {
-		switch {
-		case o.pattern == host:
-			return o.profile
-		case o.pattern[0] == '.':
-			if (strings.HasSuffix(hostname, o.pattern) || hostname == o.pattern[1:]) && len(o.pattern) > bestLen {
-				best, bestLen = o.profile, len(o.pattern)
-			}
-		}
-	}
-	return best
-}
-
 // withRand sets the source of the jitter drawn for grown cooldowns: a
 // function returning a number in [0, 1). Default math/rand/v2's Float64.
 func withRand(f func() float64) Config {
@@ -293,7 +252,7 @@ func withRand(f func() float64) Config {
 		if f == nil {
 			return fmt.Errorf("breaker: withRand(nil): pass a function, or leave the option out")
 		}
-		b.rand = f
+		b.cfg.Rand = f
 		return nil
 	}}
 }

@@ -1,11 +1,6 @@
 package breaker
 
-import (
-	"time"
-
-	"github.com/breakwater-crawl/breakwater/internal/pace"
-	"github.com/rs/zerolog"
-)
+import "github.com/breakwater-crawl/breakwater/internal/pace"
 
 // Pacing is the user's ceiling for each domain's pace (Config.Pacing): the
 // most requests in flight to one domain (Parallelism) and the least time
@@ -28,9 +23,3 @@ const (
 // of Breakwater's), its gap, the requests in flight, the Retry-After
 // pauses taken, the time spent paused and the end of the pause in force.
 type PaceStats = pace.Stats
-
-func logPace(l zerolog.Logger, domain, why string, limit int, gap time.Duration) {
-	l.Info().Str("event", "pace_changed").Str("domain", domain).Str("why", why).
-		Int("limit", limit).Float64("gap_ms", ms(gap)).
-		Msgf("breaker: pace for %s now %d in flight, %v between requests (%s)", domain, limit, gap, why)
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker/internal/http2"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -28,7 +29,7 @@ func (b *Breaker) wrap(base http.RoundTripper) http.RoundTripper {
 
 func newTransport(b *Breaker, base http.RoundTripper) *transport {
 	t := &transport{b: b, base: base}
-	t.cuts.TimeoutOf = func(k any) time.Duration { return b.timeoutFor(k.(*domain)) }
+	t.cuts.TimeoutOf = func(k any) time.Duration { return b.set.TimeoutFor(k.(*domains.Domain)) }
 	t.outer = t
 	if _, ok := base.(*http.Transport); ok {
 		// It honours each request's context, and so does t over it: the
@@ -94,7 +95,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil && a.unwait != nil {
 		a.unwait()
 	}
-	if a.ticket.d == nil {
+	if a.ticket.Domain() == nil {
 		return resp, err
 	}
 	if err != nil {
@@ -204,17 +205,16 @@ func closeBody(req *http.Request) {
 // Both are kept by the transport's one deadline watch (deadline.go); a is
 // the gate's record of the request, nil for one the breaker did not gate.
 func (t *transport) roundTrip(req *http.Request, a *attempt) (*http.Response, error) {
-	v, ok := t.b.domains.Load(hostOf(req.URL.Host))
-	if !ok {
+	d := t.b.set.Lookup(hostOf(req.URL.Host))
+	if d == nil {
 		return t.base.RoundTrip(req)
 	}
-	d := v.(*domain)
-	after, every := t.b.timeoutFor(d), time.Duration(0)
+	after, every := t.b.set.TimeoutFor(d), time.Duration(0)
 	if after <= 0 {
-		if d.profile.TimeoutMultiple <= 0 {
+		if d.Profile.TimeoutMultiple <= 0 {
 			return t.base.RoundTrip(req)
 		}
-		every = max(d.profile.TimeoutFloor, 100*time.Millisecond)
+		every = max(d.Profile.TimeoutFloor, 100*time.Millisecond)
 	}
 	// The collector's context is the only ancestor of a gated request's
 	// context that can end it before its deadline (Colly makes every
@@ -224,7 +224,7 @@ func (t *transport) roundTrip(req *http.Request, a *attempt) (*http.Response, er
 	if a != nil && a.crawl != nil {
 		crawl = a.crawl
 	}
-	ctx := t.cuts.Start(req.Context(), crawl, d, d.name, after, every)
+	ctx := t.cuts.Start(req.Context(), crawl, d, d.Name, after, every)
 	resp, err := t.base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		t.cuts.Release(ctx)

@@ -44,11 +44,11 @@ func BenchmarkRequestTimeout(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := br.domain("shop.test")
+	d, err := br.set.Pin("shop.test")
 	if err != nil {
 		b.Fatal(err)
 	}
-	d.timeout.Store(int64(2 * time.Second))
+	d.Timeout.Store(int64(2 * time.Second))
 	req, _ := http.NewRequest("GET", "http://shop.test/p", nil)
 	crawl, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -75,7 +75,7 @@ func BenchmarkRequestTimeout(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			parent, cancel := context.WithDeadline(crawl, time.Now().Add(10*time.Second))
-			ctx, stop := context.WithTimeoutCause(parent, 2*time.Second, &TimeoutError{Domain: d.name, After: 2 * time.Second})
+			ctx, stop := context.WithTimeoutCause(parent, 2*time.Second, &TimeoutError{Domain: d.Name, After: 2 * time.Second})
 			resp, err := base.RoundTrip(req.WithContext(ctx))
 			if err != nil {
 				stop()

@@ -1,4 +1,4 @@
-package breaker
+package domains
 
 // This file keeps a broad crawl's memory bounded (internal/idle): a domain
 // left alone for the idle TTL, with nothing to remember that would change
@@ -27,7 +27,7 @@ const DefaultIdleTTL = 5 * time.Minute
 
 // pin marks d in use, so no sweep compacts it meanwhile; false if a sweep
 // is compacting it (look it up again).
-func (d *domain) pin() bool {
+func (d *Domain) pin() bool {
 	d.holds.Add(1)
 	if d.retired.Load() {
 		d.holds.Add(-1)
@@ -36,14 +36,14 @@ func (d *domain) pin() bool {
 	return true
 }
 
-func (d *domain) unpin() {
+func (d *Domain) Unpin() {
 	if d.holds.Add(-1) < 0 {
 		d.holds.Add(1) // a ticket recorded twice: the count stays sane
 	}
 }
 
 // touch notes that d is used in this sweep period.
-func (b *Breaker) touch(d *domain) {
+func (b *Set) touch(d *Domain) {
 	if e := b.sweeper.Epoch(); d.epoch.Load() != e {
 		d.epoch.Store(e)
 	}
@@ -51,7 +51,7 @@ func (b *Breaker) touch(d *domain) {
 
 // domainSlow finds or makes host's domain under its shard's lock, so a
 // compacted one is revived once, whole.
-func (b *Breaker) domainSlow(host string) (*domain, error) {
+func (b *Set) domainSlow(host string) (*Domain, error) {
 	b.maybeSweep()
 	sh := b.dormant.Shard(host)
 	sh.Lock()
@@ -59,7 +59,7 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 	if v, ok := b.domains.Load(host); ok {
 		// A sweep retires a domain only under this lock and, before it
 		// lets go, deletes it or takes the retirement back.
-		if d := v.(*domain); d.pin() {
+		if d := v.(*Domain); d.pin() {
 			b.touch(d)
 			return d, nil
 		}
@@ -68,11 +68,11 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 	// keeps a compacted domain from holding the URL of its first request.
 	host = strings.Clone(host)
 	p := b.profileFor(host)
-	d := &domain{name: host, profile: p, need: p.Settings().FailuresToTrip(), blockedAfter: b.blockedAfter}
+	d := &Domain{Name: host, Profile: p, need: p.Settings().FailuresToTrip(), blockedAfter: b.blockedAfter}
 	if err := b.newCircuit(d); err != nil {
 		return nil, err
 	}
-	d.pace = pace.New(b.pacing, d.room, b.clock)
+	d.Pace = pace.New(b.pacing, d.room, b.clock)
 	if r, ok := sh.Take(host); ok {
 		d.revive(&r, b.clock)
 	}
@@ -85,31 +85,31 @@ func (b *Breaker) domainSlow(host string) (*domain, error) {
 // newCircuit gives d, just made, its circuit and tracker. The in-process
 // store's circuit and the tracker share the domain's mutex, so that a
 // closed Record takes one lock, not two.
-func (b *Breaker) newCircuit(d *domain) error {
-	s, size := d.profile.Settings(), max(b.trackerSize, d.profile.WindowSize)
+func (b *Set) newCircuit(d *Domain) error {
+	s, size := d.Profile.Settings(), max(b.trackerSize, d.Profile.WindowSize)
 	var c circuit.Circuit
 	if _, ok := b.store.(circuit.MemoryStore); ok {
 		if err := s.Validate(); err != nil {
-			return fmt.Errorf("breaker: circuit for %s: %w", d.name, err)
+			return fmt.Errorf("breaker: circuit for %s: %w", d.Name, err)
 		}
-		c = circuit.NewMemory(d.name, s, &d.mu)
-		d.tracker = early.NewGuarded(size, earlySettings(d.profile), &d.mu)
+		c = circuit.NewMemory(d.Name, s, &d.mu)
+		d.tracker = early.NewGuarded(size, earlySettings(d.Profile), &d.mu)
 		d.guarded = true
 	} else {
 		var err error
-		if c, err = b.store.Circuit(d.name, s); err != nil {
-			return fmt.Errorf("breaker: circuit for %s: %w", d.name, err)
+		if c, err = b.store.Circuit(d.Name, s); err != nil {
+			return fmt.Errorf("breaker: circuit for %s: %w", d.Name, err)
 		}
-		d.tracker = early.New(size, earlySettings(d.profile))
+		d.tracker = early.New(size, earlySettings(d.Profile))
 	}
-	d.circuit = c
+	d.Circuit = c
 	d.mem, _ = c.(*circuit.Memory)
 	return nil
 }
 
 // maybeSweep starts a background sweep if none ran for a quarter of the
 // TTL.
-func (b *Breaker) maybeSweep() {
+func (b *Set) maybeSweep() {
 	if b.idleTTL < 0 {
 		return
 	}
@@ -121,15 +121,13 @@ func (b *Breaker) maybeSweep() {
 	}
 }
 
-// Sweep compacts now every domain left alone for at least the idle TTL
-// with nothing to remember (see Config.IdleTTL). The breaker sweeps by
-// itself; Sweep is for a measurement, or for a long pause in a crawl.
-func (b *Breaker) Sweep() { b.sweep(b.clock.Now()) }
+// Sweep is what breaker.Breaker.Sweep does (its doc says how).
+func (b *Set) Sweep() { b.sweep(b.clock.Now()) }
 
-func (b *Breaker) sweep(now time.Time) {
+func (b *Set) sweep(now time.Time) {
 	b.sweeper.Sweep(now, func(cut uint32) {
 		b.domains.Range(func(_, v any) bool {
-			if d := v.(*domain); d.epoch.Load() <= cut {
+			if d := v.(*Domain); d.epoch.Load() <= cut {
 				b.compact(d, now)
 			}
 			return true
@@ -138,7 +136,7 @@ func (b *Breaker) sweep(now time.Time) {
 }
 
 // compact replaces d by its dormant record if it has nothing to remember.
-func (b *Breaker) compact(d *domain, now time.Time) {
+func (b *Set) compact(d *Domain, now time.Time) {
 	if d.holds.Load() != 0 {
 		return
 	}
@@ -146,7 +144,7 @@ func (b *Breaker) compact(d *domain, now time.Time) {
 	if mc == nil {
 		return
 	}
-	sh := b.dormant.Shard(d.name)
+	sh := b.dormant.Shard(d.Name)
 	sh.Lock()
 	defer sh.Unlock()
 	d.retired.Store(true)
@@ -164,34 +162,34 @@ func (b *Breaker) compact(d *domain, now time.Time) {
 		d.retired.Store(false)
 		return
 	}
-	if !b.domains.CompareAndDelete(d.name, d) {
+	if !b.domains.CompareAndDelete(d.Name, d) {
 		d.retired.Store(false)
 		return
 	}
-	sh.Put(d.name, &r)
+	sh.Put(d.Name, &r)
 }
 
 // quiet returns d's dormant record, or false if d has something to
 // remember that the record cannot hold.
-func (d *domain) quiet(mc *circuit.Memory, now time.Time) (r idle.Record, ok bool) {
+func (d *Domain) quiet(mc *circuit.Memory, now time.Time) (r idle.Record, ok bool) {
 	if d.open.Load() != nil || d.throttled.Load() != 0 || d.blocked.Load() != 0 ||
-		d.unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
+		d.Unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
 		return r, false
 	}
 	for c := range numClasses {
-		n := d.counts[c].Load()
+		n := d.Counts[c].Load()
 		if !idle.Fits32(n) {
 			return r, false
 		}
 		r.Counts[c] = uint32(n)
 	}
-	refused := d.refused.Load()
+	refused := d.Refused.Load()
 	if !idle.Fits32(refused) {
 		return r, false
 	}
 	r.Refused = uint32(refused)
-	r.Fails, r.NetFails = uint32(d.fails.Load()), uint32(d.netFails.Load())
-	r.Timeout, r.LastOK, r.LastSeen = d.timeout.Load(), d.lastOK.Load(), d.lastSeen.Load()
+	r.Fails, r.NetFails = uint32(d.Fails.Load()), uint32(d.NetFails.Load())
+	r.Timeout, r.LastOK, r.LastSeen = d.Timeout.Load(), d.LastOK.Load(), d.LastSeen.Load()
 
 	// At rest, the circuit remembers nothing but its trips: closed,
 	// no failure in its window, no probe out. (An in-process circuit's
@@ -218,38 +216,38 @@ func (d *domain) quiet(mc *circuit.Memory, now time.Time) (r idle.Record, ok boo
 		r.Median = int64(circuit.MedianLatency(outs))
 	}
 
-	pauses, pausedFor, still := d.pace.Quiet(now)
+	pauses, pausedFor, still := d.Pace.Quiet(now)
 	r.Pauses, r.PausedFor = uint32(pauses), int64(pausedFor)
 	return r, still && idle.Fits32(int64(pauses))
 }
 
 // revive puts a dormant record back into d, a domain just made.
-func (d *domain) revive(r *idle.Record, clk clock.Clock) {
+func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 	for c := range numClasses {
-		d.counts[c].Store(int64(r.Counts[c]))
+		d.Counts[c].Store(int64(r.Counts[c]))
 	}
-	d.refused.Store(int64(r.Refused))
-	d.fails.Store(int32(r.Fails))
-	d.netFails.Store(int32(r.NetFails))
-	d.timeout.Store(r.Timeout)
-	d.lastOK.Store(r.LastOK)
-	d.lastSeen.Store(r.LastSeen)
+	d.Refused.Store(int64(r.Refused))
+	d.Fails.Store(int32(r.Fails))
+	d.NetFails.Store(int32(r.NetFails))
+	d.Timeout.Store(r.Timeout)
+	d.LastOK.Store(r.LastOK)
+	d.LastSeen.Store(r.LastSeen)
 	if r.Trips > 0 {
 		// A closed circuit that remembers its trips (RestoreOpen with no
 		// time left opens nothing).
-		_, _ = d.circuit.RestoreOpen(clk, time.Time{}, int(r.Trips))
+		_, _ = d.Circuit.RestoreOpen(clk, time.Time{}, int(r.Trips))
 	}
 	d.tracker.Revive(early.Rest{Streak: int(r.Streak), HealthyRun: int(r.HealthyRun), Successes: int(r.Successes),
 		SlowN: int(r.SlowN), SlowNext: int(r.SlowNext), Baseline: time.Duration(r.Baseline), BaseFlight: int(r.BaseFlight)})
-	d.pace.Revive(int(r.Pauses), time.Duration(r.PausedFor))
+	d.Pace.Revive(int(r.Pauses), time.Duration(r.PausedFor))
 }
 
 // dormantStats is a compacted domain as Stats shows it.
-func (b *Breaker) dormantStats(name string, r *idle.Record) DomainStats {
+func (b *Set) dormantStats(name string, r *idle.Record) DomainStats {
 	s := DomainStats{Domain: name, Profile: b.profileFor(name).Name, State: circuit.Closed, Trips: int(r.Trips),
 		Outcomes: make(map[string]int64, numClasses), Refused: int64(r.Refused),
 		Tracked: int(r.Tracked), SuccessRate: float64(r.Rate), MedianLatency: time.Duration(r.Median),
-		Pace:    PaceStats{Limit: max(b.pacing.Parallelism, 0), Gap: max(b.pacing.MinGap, 0), Pauses: int(r.Pauses), PausedFor: time.Duration(r.PausedFor)},
+		Pace:    pace.Stats{Limit: max(b.pacing.Parallelism, 0), Gap: max(b.pacing.MinGap, 0), Pauses: int(r.Pauses), PausedFor: time.Duration(r.PausedFor)},
 		Timeout: time.Duration(r.Timeout)}
 	for c := range numClasses {
 		if n := r.Counts[c]; n > 0 {

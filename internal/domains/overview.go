@@ -1,4 +1,4 @@
-package breaker
+package domains
 
 import (
 	"container/heap"
@@ -36,24 +36,23 @@ type Overview struct {
 	Top []DomainStats
 }
 
-// Overview returns the totals over every domain and the stats of the k
-// worth a look (see Overview.Top); k ≤ 0 lists none.
-func (b *Breaker) Overview(k int) Overview {
+// Overview is what breaker.Breaker.Overview does (its doc says how).
+func (b *Set) Overview(k int) Overview {
 	now := b.clock.Now()
 	o := Overview{Outcomes: make(map[string]int64, numClasses)}
 	var tot [numClasses]int64
 	top := rankHeap{}
 	b.domains.Range(func(_, v any) bool {
-		d := v.(*domain)
+		d := v.(*Domain)
 		o.Domains++
 		var attempts int64
 		for c := range numClasses {
-			n := d.counts[c].Load()
+			n := d.Counts[c].Load()
 			tot[c] += n
 			attempts += n
 		}
-		o.Refused += d.refused.Load()
-		snap, err := d.circuit.Snapshot(b.clock)
+		o.Refused += d.Refused.Load()
+		snap, err := d.Circuit.Snapshot(b.clock)
 		if err != nil {
 			snap = circuit.Snapshot{}
 		}
@@ -61,7 +60,7 @@ func (b *Breaker) Overview(k int) Overview {
 			o.States[snap.State]++
 		}
 		o.Trips += int64(snap.Trips)
-		ps := d.pace.Stats(now)
+		ps := d.Pace.Stats(now)
 		o.Pauses += int64(ps.Pauses)
 		severity := 0
 		switch {
@@ -81,7 +80,7 @@ func (b *Breaker) Overview(k int) Overview {
 			o.Unhealthy++
 		}
 		if k > 0 {
-			r := ranked{d: d, severity: severity, refused: d.refused.Load(), attempts: attempts}
+			r := ranked{d: d, severity: severity, refused: d.Refused.Load(), attempts: attempts}
 			if top.Len() < k {
 				heap.Push(&top, r)
 			} else if top[0].less(r) {
@@ -112,17 +111,17 @@ func (b *Breaker) Overview(k int) Overview {
 }
 
 // statsOf is one live domain's DomainStats.
-func (b *Breaker) statsOf(d *domain, now time.Time) DomainStats {
-	s := DomainStats{Domain: d.name, Profile: d.profile.Name, Outcomes: make(map[string]int64, numClasses),
-		Refused: d.refused.Load(), Pace: d.pace.Stats(now), Timeout: time.Duration(d.timeout.Load())}
-	if snap, err := d.circuit.Snapshot(b.clock); err == nil {
+func (b *Set) statsOf(d *Domain, now time.Time) DomainStats {
+	s := DomainStats{Domain: d.Name, Profile: d.Profile.Name, Outcomes: make(map[string]int64, numClasses),
+		Refused: d.Refused.Load(), Pace: d.Pace.Stats(now), Timeout: time.Duration(d.Timeout.Load())}
+	if snap, err := d.Circuit.Snapshot(b.clock); err == nil {
 		s.State, s.Trips = snap.State, snap.Trips
 		if snap.State == circuit.Open {
 			s.RetryAt = snap.RetryAt
 		}
 	}
 	for c := range numClasses {
-		if n := d.counts[c].Load(); n > 0 {
+		if n := d.Counts[c].Load(); n > 0 {
 			s.Outcomes[circuit.Class(c).String()] = n
 		}
 	}
@@ -132,7 +131,7 @@ func (b *Breaker) statsOf(d *domain, now time.Time) DomainStats {
 
 // ranked is a domain as Overview ranks it.
 type ranked struct {
-	d        *domain
+	d        *Domain
 	severity int
 	refused  int64
 	attempts int64
@@ -148,7 +147,7 @@ func (r ranked) less(s ranked) bool {
 	case r.attempts != s.attempts:
 		return r.attempts < s.attempts
 	}
-	return r.d.name > s.d.name
+	return r.d.Name > s.d.Name
 }
 
 // rankHeap keeps the k most worth a look, the least of them on top.

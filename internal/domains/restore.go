@@ -1,4 +1,4 @@
-package breaker
+package domains
 
 // This file saves a domain's circuit for a checkpoint, and puts it back
 // after a restart, through the Circuit interface alone.
@@ -34,11 +34,8 @@ type DomainSnapshot struct {
 	Unanswered int
 }
 
-// Snapshots returns the circuit of each of hosts, or of every domain seen
-// when there are none, as it stands now, sorted by domain: its state, its
-// window's outcomes and failures, its pause, for a checkpoint to save. A
-// host never seen, or whose store cannot be read, is left out.
-func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot {
+// Snapshots is what breaker.Breaker.Snapshots does (its doc says how).
+func (b *Set) Snapshots(hosts ...string) []DomainSnapshot {
 	var out []DomainSnapshot
 	if len(hosts) > 0 {
 		for _, h := range hosts {
@@ -48,8 +45,8 @@ func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot {
 		}
 	} else {
 		b.domains.Range(func(_, v any) bool {
-			d := v.(*domain)
-			if s, err := d.circuit.Snapshot(b.clock); err == nil {
+			d := v.(*Domain)
+			if s, err := d.Circuit.Snapshot(b.clock); err == nil {
 				out = append(out, b.domainSnapshot(d, s))
 			}
 			return true
@@ -64,7 +61,7 @@ func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot {
 
 // snapshot returns host's circuit as it stands now; false for a host never
 // seen or whose store cannot be read.
-func (b *Breaker) snapshot(host string) (DomainSnapshot, bool) {
+func (b *Set) snapshot(host string) (DomainSnapshot, bool) {
 	v, ok := b.domains.Load(hostOf(host))
 	if !ok {
 		if r, ok := b.dormant.Get(hostOf(host)); ok {
@@ -72,8 +69,8 @@ func (b *Breaker) snapshot(host string) (DomainSnapshot, bool) {
 		}
 		return DomainSnapshot{}, false
 	}
-	d := v.(*domain)
-	s, err := d.circuit.Snapshot(b.clock)
+	d := v.(*Domain)
+	s, err := d.Circuit.Snapshot(b.clock)
 	if err != nil {
 		return DomainSnapshot{}, false
 	}
@@ -82,57 +79,37 @@ func (b *Breaker) snapshot(host string) (DomainSnapshot, bool) {
 
 // domainSnapshot completes what d's circuit reported with what the
 // breaker knows of d.
-func (b *Breaker) domainSnapshot(d *domain, s circuit.Snapshot) DomainSnapshot {
-	return DomainSnapshot{Domain: d.name, State: s.State, RetryAt: s.RetryAt, Trips: s.Trips,
+func (b *Set) domainSnapshot(d *Domain, s circuit.Snapshot) DomainSnapshot {
+	return DomainSnapshot{Domain: d.Name, State: s.State, RetryAt: s.RetryAt, Trips: s.Trips,
 		WindowLen: s.WindowLen, WindowFailures: s.WindowFailures, ProbesInFlight: s.ProbesInFlight,
-		HaltUntil: d.pace.Stats(b.clock.Now()).HaltUntil, Unanswered: int(d.unanswered.Load())}
+		HaltUntil: d.Pace.Stats(b.clock.Now()).HaltUntil, Unanswered: int(d.Unanswered.Load())}
 }
 
-// Restore puts back s.Domain's circuit and pause as a checkpoint saved
-// them, so a restart is not a way around a cooldown or a Retry-After
-// pause:
-//
-//   - a HaltUntil still ahead: no request to the domain leaves before it;
-//   - a circuit saved open (or half-open) whose RetryAt is still ahead:
-//     it opens until RetryAt, counting Trips trips so far (an error if the
-//     store's circuits cannot be restored);
-//   - one saved open whose cooldown ended while the crawl was stopped:
-//     probation, a full window one failure short of a trip; its first
-//     failure re-opens it, as a failed half-open probe would, and a site
-//     that recovered is not held up;
-//   - one saved closed: its window gets back WindowLen outcomes, the
-//     latest WindowFailures of them failures (the failures that were
-//     piling up when the crawl stopped), so that a site still failing
-//     after a restart trips as fast as it would have without one.
-//
-// A restored window never trips the circuit (failures beyond one short of
-// a trip, by the failure rate or ConsecutiveFailures, are dropped), counts
-// nothing in Stats and calls no hook: nothing was sent. A circuit that is
-// not closed gets no window. The other fields of s are not read.
-func (b *Breaker) Restore(s DomainSnapshot) error {
+// Restore is what breaker.Breaker.Restore does (its doc says how).
+func (b *Set) Restore(s DomainSnapshot) error {
 	d, err := b.domain(hostOf(s.Domain))
 	if err != nil {
 		return err
 	}
-	defer d.unpin()
+	defer d.Unpin()
 	now := b.clock.Now()
 	if s.HaltUntil.After(now) {
-		d.pace.HaltUntil(s.HaltUntil)
+		d.Pace.HaltUntil(s.HaltUntil)
 	}
 	switch {
 	case s.State != circuit.Closed && s.RetryAt.After(now):
 		return b.restoreOpen(d, s.RetryAt, s.Trips)
 	case s.State != circuit.Closed:
-		return circuit.RestoreWindow(d.circuit, b.clock, d.profile.Settings(), -1, -1)
+		return circuit.RestoreWindow(d.Circuit, b.clock, d.Profile.Settings(), -1, -1)
 	default:
-		return circuit.RestoreWindow(d.circuit, b.clock, d.profile.Settings(), s.WindowLen, s.WindowFailures)
+		return circuit.RestoreWindow(d.Circuit, b.clock, d.Profile.Settings(), s.WindowLen, s.WindowFailures)
 	}
 }
 
 // restoreOpen opens d's circuit until retryAt, counting trips trips so
 // far.
-func (b *Breaker) restoreOpen(d *domain, retryAt time.Time, trips int) error {
-	t, err := d.circuit.RestoreOpen(b.clock, retryAt, trips)
+func (b *Set) restoreOpen(d *Domain, retryAt time.Time, trips int) error {
+	t, err := d.Circuit.RestoreOpen(b.clock, retryAt, trips)
 	if err != nil {
 		return err
 	}

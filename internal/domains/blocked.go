@@ -1,4 +1,4 @@
-package breaker
+package domains
 
 import (
 	"fmt"
@@ -19,25 +19,25 @@ import (
 // rescheduled meets the same block.
 
 // holdBlocked holds d after n blocked answers in a row, once.
-func (b *Breaker) holdBlocked(d *domain, n int64) {
+func (b *Set) holdBlocked(d *Domain, n int64) {
 	// RetryAt a cooldown away, as after a trip: a shared queue parks the
 	// domain's jobs that long instead of claiming them again at once, and
 	// the checkpoint keeps them for a later run.
-	e := &circuit.OpenError{Key: d.name, State: circuit.Closed, RetryAt: b.clock.Now().Add(d.profile.Cooldown), Blocked: true}
+	e := &circuit.OpenError{Key: d.Name, State: circuit.Closed, RetryAt: b.clock.Now().Add(d.Profile.Cooldown), Blocked: true}
 	if !d.held.CompareAndSwap(nil, e) {
 		return
 	}
-	b.log.Error().Str("event", "blocked_held").Str("domain", d.name).Int64("in_a_row", n).
+	b.log.Error().Str("event", "blocked_held").Str("domain", d.Name).Int64("in_a_row", n).
 		Msg("breaker: domain answered 401/403 to every request lately; held for the rest of the run: fix the client (proxy, headers, fingerprint), not the site")
 }
 
 // blockedFinding is the ending's error for the domains held blocked, nil
 // when none is.
-func (b *Breaker) blockedFinding() *outcome.Finding {
+func (b *Set) blockedFinding() *outcome.Finding {
 	var held []string
 	b.domains.Range(func(_, v any) bool {
-		if d := v.(*domain); d.held.Load() != nil {
-			held = append(held, d.name)
+		if d := v.(*Domain); d.held.Load() != nil {
+			held = append(held, d.Name)
 		}
 		return true
 	})

@@ -1,4 +1,4 @@
-package breaker
+package domains
 
 // room is how many requests d may have in flight: as many as its circuit
 // can still take failures before it trips, at least one. Every request in
@@ -14,8 +14,8 @@ package breaker
 // domain held after Config.BlockedAfter of them in a row has no more in
 // flight than its hold can still stop, however its requests reach the
 // breaker (a clone's are bounded by the room alone).
-func (d *domain) room() int {
-	if d.lastOK.Load() == 0 {
+func (d *Domain) room() int {
+	if d.LastOK.Load() == 0 {
 		return 1
 	}
 	r := d.need - d.windowFailures()
@@ -25,11 +25,11 @@ func (d *domain) room() int {
 	return max(1, r)
 }
 
-func (d *domain) windowFailures() int { return d.circuit.WindowFailures() }
+func (d *Domain) windowFailures() int { return d.Circuit.WindowFailures() }
 
 // healthy reports whether d has answered well and its window holds no
 // failure and no run of blocked answers: a request that waits for its
 // room then waits for slots that free at the site's own pace.
-func (d *domain) healthy() bool {
-	return d.lastOK.Load() != 0 && d.windowFailures() == 0 && d.blocked.Load() == 0
+func (d *Domain) Healthy() bool {
+	return d.LastOK.Load() != 0 && d.windowFailures() == 0 && d.blocked.Load() == 0
 }

@@ -1,4 +1,4 @@
-package breaker
+package domains
 
 import (
 	"fmt"
@@ -8,19 +8,9 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
 )
 
-// FleetGuard judges the whole fleet of domains rather than each one
-// (Config.Fleet): when many domains trip at once on network failures
-// (no HTTP answer) while none succeeds, the client (proxy, network,
-// resolver) is suspected, every active domain paused together for Pause
-// and the run ends in error; a large share of blocked or throttled answers
-// across every domain raises a fleet-wide alarm. Zero fields take the
-// defaults; Off disables the guard. internal/fleet is the whole policy,
-// and its Config's doc every field's.
-type FleetGuard = fleet.Config
-
 // setFleetGuard configures the fleet-wide judgement (Config.Fleet), its
 // zero fields taking the defaults.
-func (b *Breaker) setFleetGuard(g FleetGuard) error {
+func (b *Set) setFleetGuard(g fleet.Config) error {
 	c, err := g.Normalise()
 	if err != nil {
 		return fmt.Errorf("breaker: %w", err)
@@ -32,17 +22,17 @@ func (b *Breaker) setFleetGuard(g FleetGuard) error {
 // fleetTripped notes d's trip with the fleet guard and, when the guard
 // finds the client, not d, to be the problem, pauses every active domain
 // together.
-func (b *Breaker) fleetTripped(d *domain, at time.Time, clientSide bool) {
+func (b *Set) fleetTripped(d *Domain, at time.Time, clientSide bool) {
 	cfg := b.fleet.Config()
 	if !clientSide || cfg.Off {
 		return
 	}
 	active := b.activeDomains(at, cfg.Active)
 	since := at
-	if ns := d.failSince.Load(); ns != 0 && ns < at.UnixNano() {
+	if ns := d.FailSince.Load(); ns != 0 && ns < at.UnixNano() {
 		since = time.Unix(0, ns)
 	}
-	recent := b.fleet.Tripped(d.name, at, since, len(active), func(t time.Time) bool { return anySucceeding(active, t) })
+	recent := b.fleet.Tripped(d.Name, at, since, len(active), func(t time.Time) bool { return anySucceeding(active, t) })
 	if recent == nil {
 		return
 	}
@@ -57,23 +47,23 @@ func (b *Breaker) fleetTripped(d *domain, at time.Time, clientSide bool) {
 		if !other.pin() {
 			continue // being compacted: idle, nothing to pause
 		}
-		t, err := other.circuit.HoldOpen(b.clock, at.Add(pause), circuit.ReasonFleetPause)
+		t, err := other.Circuit.HoldOpen(b.clock, at.Add(pause), circuit.ReasonFleetPause)
 		if err == nil && t.From != t.To {
 			b.transitioned(other, t)
 		} else if err == nil {
 			// Already open: make sure the cached refusal lasts the pause.
 			if until := at.Add(pause); until.UnixNano() > other.openUntil() {
-				b.setOpen(other, &circuit.OpenError{Key: other.name, State: circuit.Open, RetryAt: until})
+				b.setOpen(other, &circuit.OpenError{Key: other.Name, State: circuit.Open, RetryAt: until})
 			}
 		}
-		other.unpin()
+		other.Unpin()
 	}
 }
 
 // fleetAlarm has the fleet guard look at the blocked and throttled share
 // since its last look (at most once a second, and only when such an
 // answer arrives, so the hot path never pays for it), and logs what fired.
-func (b *Breaker) fleetAlarm(now time.Time) {
+func (b *Set) fleetAlarm(now time.Time) {
 	for _, a := range b.fleet.Look(now, b.fleetTotals) {
 		what := "403s: a client, proxy or fingerprint problem"
 		if a.Class == circuit.Throttled {
@@ -86,11 +76,11 @@ func (b *Breaker) fleetAlarm(now time.Time) {
 
 // fleetTotals sums the attempts per class of every domain, live and
 // compacted.
-func (b *Breaker) fleetTotals() (tot fleet.Totals) {
+func (b *Set) fleetTotals() (tot fleet.Totals) {
 	b.domains.Range(func(_, v any) bool {
-		d := v.(*domain)
+		d := v.(*Domain)
 		for c := range numClasses {
-			tot[c] += d.counts[c].Load()
+			tot[c] += d.Counts[c].Load()
 		}
 		return true
 	})
@@ -104,9 +94,9 @@ func (b *Breaker) fleetTotals() (tot fleet.Totals) {
 // anySucceeding reports whether a request to a domain of ds that left
 // since cut succeeded: then the client can reach the network, and the
 // failing domains are failing.
-func anySucceeding(ds []*domain, cut time.Time) bool {
+func anySucceeding(ds []*Domain, cut time.Time) bool {
 	for _, d := range ds {
-		if d.lastOK.Load() >= cut.UnixNano() {
+		if d.LastOK.Load() >= cut.UnixNano() {
 			return true
 		}
 	}
@@ -116,12 +106,12 @@ func anySucceeding(ds []*domain, cut time.Time) bool {
 // activeDomains returns the domains a request left for within span of now
 // (through the Colly gate), and those used only through Allow and Record,
 // which keep no time, if they have any outcome at all.
-func (b *Breaker) activeDomains(now time.Time, span time.Duration) []*domain {
-	var out []*domain
+func (b *Set) activeDomains(now time.Time, span time.Duration) []*Domain {
+	var out []*Domain
 	cut := now.Add(-span).UnixNano()
 	b.domains.Range(func(_, v any) bool {
-		d := v.(*domain)
-		seen := d.lastSeen.Load()
+		d := v.(*Domain)
+		seen := d.LastSeen.Load()
 		if seen >= cut || (seen == 0 && d.attempted()) {
 			out = append(out, d)
 		}
@@ -130,9 +120,9 @@ func (b *Breaker) activeDomains(now time.Time, span time.Duration) []*domain {
 	return out
 }
 
-func (d *domain) attempted() bool {
+func (d *Domain) attempted() bool {
 	for c := range numClasses {
-		if d.counts[c].Load() > 0 {
+		if d.Counts[c].Load() > 0 {
 			return true
 		}
 	}

@@ -1,16 +1,16 @@
-package breaker
+package domains
 
 import "time"
 
 // timeoutFor is the request timeout the breaker's transport applies to d:
 // its adaptive timeout, else the fleet's prior (deadline.Prior) if its
 // profile sets one, 0 for none.
-func (b *Breaker) timeoutFor(d *domain) time.Duration {
-	if t := time.Duration(d.timeout.Load()); t > 0 {
+func (b *Set) timeoutFor(d *Domain) time.Duration {
+	if t := time.Duration(d.Timeout.Load()); t > 0 {
 		return t
 	}
-	if d.profile.TimeoutMultiple <= 0 {
+	if d.Profile.TimeoutMultiple <= 0 {
 		return 0
 	}
-	return b.prior.For(d.profile.TimeoutFloor)
+	return b.prior.For(d.Profile.TimeoutFloor)
 }

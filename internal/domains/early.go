@@ -1,4 +1,4 @@
-package breaker
+package domains
 
 import (
 	"time"
@@ -9,16 +9,16 @@ import (
 
 // early acts on what the tracker saw before the window's failure rate did:
 // slow calls, a latency slope, a new adaptive timeout.
-func (b *Breaker) early(d *domain, s early.Signals) {
+func (b *Set) early(d *Domain, s early.Signals) {
 	if s.Timeout > 0 {
 		b.prior.Add(s.Timeout)
 	}
-	if s.Timeout > 0 && time.Duration(d.timeout.Swap(int64(s.Timeout))) != s.Timeout {
-		b.log.Debug().Str("event", "timeout_changed").Str("domain", d.name).Dur("timeout", s.Timeout).
+	if s.Timeout > 0 && time.Duration(d.Timeout.Swap(int64(s.Timeout))) != s.Timeout {
+		b.log.Debug().Str("event", "timeout_changed").Str("domain", d.Name).Dur("timeout", s.Timeout).
 			Msg("breaker: adaptive request timeout updated")
 	}
 	if s.Healthy {
-		b.log.Debug().Str("event", "cooldown_decay").Str("domain", d.name).
+		b.log.Debug().Str("event", "cooldown_decay").Str("domain", d.Name).
 			Msg("breaker: a healthy stretch took one trip off the cooldown streak")
 	}
 	if s.Median > 0 {
@@ -26,16 +26,16 @@ func (b *Breaker) early(d *domain, s early.Signals) {
 	}
 	switch s.Slope {
 	case +1:
-		b.log.Warn().Str("event", "degrading").Str("domain", d.name).
+		b.log.Warn().Str("event", "degrading").Str("domain", d.Name).
 			Float64("median_latency_ms", ms(s.Median)).Float64("baseline_ms", ms(s.Baseline)).
-			Float64("multiple", d.profile.SlopeMultiple).Bool("trips", d.profile.SlopeTrip).
-			Msgf("breaker: %s is degrading: median latency %v against a baseline of %v", d.name, s.Median, s.Baseline)
+			Float64("multiple", d.Profile.SlopeMultiple).Bool("trips", d.Profile.SlopeTrip).
+			Msgf("breaker: %s is degrading: median latency %v against a baseline of %v", d.Name, s.Median, s.Baseline)
 		for _, f := range b.onDegrading {
-			f(d.name, s.Median, s.Baseline)
+			f(d.Name, s.Median, s.Baseline)
 		}
-		if d.profile.SlopeTrip {
+		if d.Profile.SlopeTrip {
 			if n, of := b.slowedElsewhere(d); of > 0 && 2*n > of {
-				b.log.Warn().Str("event", "client_slow").Str("domain", d.name).Int("slowed", n).Int("of", of).
+				b.log.Warn().Str("event", "client_slow").Str("domain", d.Name).Int("slowed", n).Int("of", of).
 					Msg("breaker: most other domains slowed at the same time: the slowness is this crawler's (CPU, network, a stall), not the site's; no latency trip")
 				return
 			}
@@ -43,23 +43,23 @@ func (b *Breaker) early(d *domain, s early.Signals) {
 			return
 		}
 	case -1:
-		b.log.Info().Str("event", "degrading_over").Str("domain", d.name).
+		b.log.Info().Str("event", "degrading_over").Str("domain", d.Name).
 			Float64("median_latency_ms", ms(s.Median)).Float64("baseline_ms", ms(s.Baseline)).
-			Msgf("breaker: %s latency is back under its slope limit", d.name)
+			Msgf("breaker: %s latency is back under its slope limit", d.Name)
 	}
 	if s.SlowTrip {
-		b.log.Warn().Str("event", "slow_calls").Str("domain", d.name).Float64("slow_share", round3(s.SlowShare)).
-			Dur("slow_call", d.profile.SlowCall).Msgf("breaker: %s answers too slowly too often", d.name)
+		b.log.Warn().Str("event", "slow_calls").Str("domain", d.Name).Float64("slow_share", round3(s.SlowShare)).
+			Dur("slow_call", d.Profile.SlowCall).Msgf("breaker: %s answers too slowly too often", d.Name)
 		b.holdOpen(d, circuit.ReasonSlowCalls)
 	}
 }
 
 // holdOpen opens d's circuit for its cooldown (grown, if it keeps
 // tripping) for a reason found outside the circuit's window.
-func (b *Breaker) holdOpen(d *domain, reason string) {
-	t, err := d.circuit.HoldOpen(b.clock, b.clock.Now().Add(d.profile.Cooldown), reason)
+func (b *Set) holdOpen(d *Domain, reason string) {
+	t, err := d.Circuit.HoldOpen(b.clock, b.clock.Now().Add(d.Profile.Cooldown), reason)
 	if err != nil {
-		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: opening the circuit failed")
+		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: opening the circuit failed")
 		return
 	}
 	if t.From != t.To {
@@ -69,8 +69,8 @@ func (b *Breaker) holdOpen(d *domain, reason string) {
 
 // grow lengthens the cooldown of a domain that trips again before a
 // healthy stretch (early.GrownCooldown).
-func (b *Breaker) grow(d *domain, t circuit.Transition, streak int) circuit.Transition {
-	cooldown, ok := early.GrownCooldown(d.profile.Cooldown, d.profile.MaxCooldown, streak, b.rand)
+func (b *Set) grow(d *Domain, t circuit.Transition, streak int) circuit.Transition {
+	cooldown, ok := early.GrownCooldown(d.Profile.Cooldown, d.Profile.MaxCooldown, streak, b.rand)
 	if !ok {
 		return t
 	}
@@ -78,8 +78,8 @@ func (b *Breaker) grow(d *domain, t circuit.Transition, streak int) circuit.Tran
 	if !until.After(t.RetryAt) {
 		return t
 	}
-	if _, err := d.circuit.HoldOpen(b.clock, until, t.Reason); err != nil {
-		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.name).Err(err).Msg("breaker: growing the cooldown failed")
+	if _, err := d.Circuit.HoldOpen(b.clock, until, t.Reason); err != nil {
+		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: growing the cooldown failed")
 		return t
 	}
 	t.RetryAt = until
@@ -90,10 +90,10 @@ func (b *Breaker) grow(d *domain, t circuit.Transition, streak int) circuit.Tran
 // now, among those whose slope was evaluated lately (early.SlowedElsewhere;
 // stamped by roughNow: on the system clock a peer near the edge may count
 // as a second older).
-func (b *Breaker) slowedElsewhere(d *domain) (slowed, of int) {
+func (b *Set) slowedElsewhere(d *Domain) (slowed, of int) {
 	return early.SlowedElsewhere(d.tracker, b.clock.Now(), func(yield func(*early.Tracker, int64) bool) {
 		b.domains.Range(func(_, v any) bool {
-			o := v.(*domain)
+			o := v.(*Domain)
 			return yield(o.tracker, o.slopeAt.Load())
 		})
 	})

@@ -1,4 +1,4 @@
-package breaker
+package domains
 
 import (
 	"time"

@@ -1,0 +1,474 @@
+package domains
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/coarse"
+	"github.com/breakwater-crawl/breakwater/internal/deadline"
+	"github.com/breakwater-crawl/breakwater/internal/early"
+	"github.com/breakwater-crawl/breakwater/internal/fleet"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
+	"github.com/breakwater-crawl/breakwater/internal/idle"
+	"github.com/breakwater-crawl/breakwater/internal/pace"
+	"github.com/rs/zerolog"
+)
+
+// Set keeps one circuit per domain (the URL's host, lower-cased, port
+// included), created on first use, with the policies beside each: pacing,
+// the early warnings, the adaptive timeout, the blocked hold, idle
+// compaction, and the fleet guard over all of them. It knows nothing of
+// Colly: extensions/breaker wires it into a collector. It is safe for
+// concurrent use.
+type Set struct {
+	profile       circuit.Profile
+	overrides     []override
+	store         circuit.Store
+	clock         clock.Clock
+	realTime      bool // clock is clock.System: cached refusals end by timer
+	log           zerolog.Logger
+	alarmAfter    int
+	blockedAfter  int // 401/403 answers in a row that hold a domain (blocked.go); < 0 never
+	resendHorizon time.Duration
+	trackerSize   int
+	pacing        pace.Config
+	onTransition  []func(circuit.Transition)
+	onDegrading   []func(string, time.Duration, time.Duration)
+	rand          func() float64
+	fleet         *fleet.Guard
+	prior         deadline.Prior // the timeout a domain without its own borrows
+
+	domains sync.Map      // host → *Domain
+	idleTTL time.Duration // < 0: never compact
+	sweeper idle.Sweeper  // which domains were left alone for the idle TTL (idle.go)
+	dormant idle.Set      // the compacted domains
+	coarse  coarse.Clock  // the system clock, read about once a second
+}
+
+// Config is what a Set is made with; extensions/breaker's Config
+// documents each field. A zero field keeps the default.
+type Config struct {
+	Profile       circuit.Profile
+	Store         circuit.Store
+	Clock         clock.Clock
+	Log           zerolog.Logger
+	AlarmAfter    int
+	BlockedAfter  int
+	ResendHorizon time.Duration
+	Pacing        pace.Config
+	Fleet         fleet.Config
+	IdleTTL       time.Duration
+	Rand          func() float64
+}
+
+// New returns an empty Set; Config.Profile has been validated.
+func New(c Config) (*Set, error) {
+	b := &Set{
+		profile:       c.Profile,
+		store:         c.Store,
+		clock:         clock.OrSystem(c.Clock),
+		log:           c.Log,
+		alarmAfter:    c.AlarmAfter,
+		blockedAfter:  c.BlockedAfter,
+		resendHorizon: c.ResendHorizon,
+		trackerSize:   100,
+		rand:          c.Rand,
+		idleTTL:       c.IdleTTL,
+	}
+	if b.store == nil {
+		b.store = circuit.MemoryStore{}
+	}
+	if b.rand == nil {
+		b.rand = rand.Float64
+	}
+	b.fleet = fleet.New(fleet.Defaults)
+	if c.Fleet != (fleet.Config{}) {
+		if err := b.setFleetGuard(c.Fleet); err != nil {
+			return nil, err
+		}
+	}
+	np, err := c.Pacing.Normalise()
+	if err != nil {
+		return nil, fmt.Errorf("breaker: %w", err)
+	}
+	b.pacing = np
+	b.realTime = b.clock == clock.System
+	if b.idleTTL == 0 {
+		b.idleTTL = DefaultIdleTTL
+	}
+	now := b.clock.Now()
+	b.sweeper.Init(b.idleTTL, now)
+	b.dormant.Init(now)
+	return b, nil
+}
+
+// Hook adds hooks to those given before.
+func (b *Set) Hook(onTransition func(circuit.Transition), onDegrading func(string, time.Duration, time.Duration), resendHorizon time.Duration) {
+	if onTransition != nil {
+		b.onTransition = append(b.onTransition, onTransition)
+	}
+	if onDegrading != nil {
+		b.onDegrading = append(b.onDegrading, onDegrading)
+	}
+	if resendHorizon != 0 {
+		b.resendHorizon = resendHorizon
+	}
+}
+
+// Clock is the Set's clock.
+func (b *Set) Clock() clock.Clock { return b.clock }
+
+// Domain is everything the breaker knows about one host. The fields a
+// closed Allow and Record touch come first, in about two cache lines (mem
+// to counts[Success]): on a broad crawl a domain is mostly out of the
+// CPU's cache, and each further line read is a miss.
+type Domain struct {
+	mem     *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
+	tracker *early.Tracker
+	mu      sync.Mutex                        // guards the tracker and, if guarded, the circuit (newCircuit)
+	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
+	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
+	// throttled and blocked count those answers in a row.
+	throttled atomic.Int64
+	blocked   atomic.Int64
+	holds     atomic.Int32  // tickets out and calls under way: a held domain is never compacted
+	epoch     atomic.Uint32 // the latest sweep period it was used in
+	retired   atomic.Bool   // a sweep is compacting it: look it up again
+	guarded   bool          // mu guards the circuit too
+	Counts    [numClasses]atomic.Int64
+
+	Circuit circuit.Circuit
+	Name    string
+	Profile circuit.Profile
+	need    int // the profile's FailuresToTrip
+	// blockedAfter is Config.BlockedAfter (room.go), blockedFrom the
+	// ticket order of the blocked run's first answer (0: none or unknown).
+	blockedAfter int
+	blockedFrom  atomic.Uint64
+	Pace         *pace.Pace
+	LastSeen     atomic.Int64 // unix nanos of the latest request that reached the gate
+	LastOK       atomic.Int64 // unix nanos at which the latest success through the gate left
+	// failSince is when the first failure since the latest success left
+	// (unix nanos; 0: none): the fleet guard asks whether any domain
+	// succeeded after the failures that tripped others began.
+	FailSince atomic.Int64
+	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock (roughNow)
+	Fails     atomic.Int32 // failures since the last transition…
+	NetFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
+	Timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
+	// unanswered counts requests that left and were then cut by the
+	// crawl's own end: the site may have received them.
+	Unanswered atomic.Int64
+	Refused    atomic.Int64
+}
+
+// hostOf returns the domain key for a URL host (hostkey.Of).
+func hostOf(host string) string { return hostkey.Of(host) }
+
+// domain returns host's domain, pinned: the caller unpins it, or hands
+// the pin to a Ticket.
+func (b *Set) domain(host string) (*Domain, error) {
+	if v, ok := b.domains.Load(host); ok {
+		if d := v.(*Domain); d.pin() {
+			b.touch(d)
+			return d, nil
+		}
+	}
+	return b.domainSlow(host)
+}
+
+// Ticket is the right to send one request to a domain: Breaker.Allow
+// hands it out, and Breaker.Record takes it back with the attempt's
+// result. It is a small value: no allocation on the hot path.
+type Ticket struct {
+	c circuit.Ticket // what the domain's circuit handed out
+	d *Domain        // the domain, pinned until Record
+	// inFlight is how many requests to the domain were in flight as this
+	// one left, itself included (0: not known, the ticket did not come
+	// through the gate's pace): the slope weighs its latency by it.
+	inFlight int
+}
+
+// Allow is what breaker.Breaker.Allow does (its doc says how).
+func (b *Set) Allow(host string) (Ticket, error) {
+	d, err := b.domain(hostOf(host))
+	if err != nil {
+		return Ticket{}, err
+	}
+	return b.allow(d)
+}
+
+// allow asks d's circuit; d is pinned, and the pin goes to the ticket, or
+// is let go with a refusal.
+func (b *Set) allow(d *Domain) (Ticket, error) {
+	if open := b.knownOpen(d); open != nil {
+		d.Refused.Add(1)
+		d.Unpin()
+		return Ticket{}, open
+	}
+	if d.mem != nil {
+		if tk, ok := d.mem.TryAllow(); ok {
+			return Ticket{c: tk, d: d}, nil
+		}
+	}
+	return b.allowCircuit(d)
+}
+
+// allowCircuit asks d's circuit through the Circuit interface: a store's
+// circuit, or an in-process one that is not closed.
+func (b *Set) allowCircuit(d *Domain) (Ticket, error) {
+	tk, t, err := d.Circuit.Allow(b.clock)
+	if t.From != t.To {
+		b.transitioned(d, t)
+	}
+	if err != nil {
+		d.Unpin()
+		if open, ok := err.(*circuit.OpenError); ok {
+			d.Refused.Add(1)
+			if open.State == circuit.Open {
+				b.setOpen(d, open)
+			}
+			return Ticket{}, open
+		}
+		if errors.Is(err, circuit.ErrOpen) {
+			d.Refused.Add(1) // a store refusing for its own reasons (Redis down, failing closed)
+		}
+		return Ticket{}, err
+	}
+	return Ticket{c: tk, d: d}, nil
+}
+
+// roughNow is the breaker's clock in unix nanos, at most about a second
+// old on the system clock (coarse.Clock): for timestamps only coarse
+// questions read. Any other clock is read, so a fake clock's Advance takes
+// effect at once.
+func (b *Set) roughNow() int64 {
+	if b.realTime {
+		return b.coarse.Now()
+	}
+	return b.clock.Now().UnixNano()
+}
+
+// openMark is a cached refusal: the error to hand out, and until when.
+type openMark struct {
+	err   *circuit.OpenError
+	until int64 // unix nanos
+}
+
+// knownOpen returns the cached refusal while the domain is known to be
+// open: no lock, no allocation, no store round trip. On the system clock
+// it does not even read the time (a clock read is most of a refusal's
+// cost, 50–70 ns on some virtual machines): a timer armed by setOpen drops
+// the mark once RetryAt has passed. Any other clock is read, so a fake
+// clock's Advance takes effect at once.
+func (b *Set) knownOpen(d *Domain) *circuit.OpenError {
+	if h := d.held.Load(); h != nil {
+		return h
+	}
+	m := d.open.Load()
+	if m == nil {
+		return nil
+	}
+	if !b.realTime && b.clock.Now().UnixNano() >= m.until {
+		return nil
+	}
+	return m.err
+}
+
+// setOpen caches e as the domain's refusal until e.RetryAt. A refusal
+// already over (a shared store's RetryAt behind this machine's clock) is
+// not cached: there is nothing to answer from memory, and on the system
+// clock it would cost a timer firing at once for every such refusal.
+func (b *Set) setOpen(d *Domain, e *circuit.OpenError) {
+	now := b.clock.Now()
+	if !e.RetryAt.After(now) {
+		return
+	}
+	m := &openMark{err: e, until: e.RetryAt.UnixNano()}
+	d.open.Store(m)
+	if b.realTime {
+		// Only this mark: a later trip's stays.
+		time.AfterFunc(e.RetryAt.Sub(now), func() { d.open.CompareAndSwap(m, nil) })
+	}
+}
+
+// openUntil is when the cached refusal ends, in unix nanos; 0 = none.
+func (d *Domain) openUntil() int64 {
+	if m := d.open.Load(); m != nil {
+		return m.until
+	}
+	return 0
+}
+
+func (d *Domain) clearOpen() { d.open.Store(nil) }
+
+// Record is what breaker.Breaker.Record does (its doc says how).
+func (b *Set) Record(t Ticket, o circuit.Result) {
+	d := t.d
+	if d == nil {
+		return
+	}
+	b.touch(d)
+	if int(o.Class) < numClasses {
+		d.Counts[o.Class].Add(1)
+	}
+	var sig early.Signals
+	recorded := false
+	if d.guarded {
+		// The tracker and the circuit under one lock: a result that
+		// cannot move the circuit is recorded in both at once.
+		d.mu.Lock()
+		sig = d.tracker.ObserveLocked(o, t.inFlight)
+		recorded = d.mem.TryRecordLocked(t.c, o)
+		d.mu.Unlock()
+	} else {
+		sig = d.tracker.Observe(o, t.inFlight)
+	}
+	b.alarms(d, o.Class, t.c.Seq)
+	switch {
+	case !recorded:
+		b.recordCircuit(d, t, o, sig)
+	case sig != (early.Signals{}):
+		b.early(d, sig)
+	}
+	d.Unpin() // last: a pinned domain is not compacted while its outcome is recorded
+}
+
+// recordCircuit records o in d's circuit through the Circuit interface
+// (a store's circuit, or a result that may move an in-process one) and
+// acts on what moved, else on the tracker's signals sig.
+func (b *Set) recordCircuit(d *Domain, t Ticket, o circuit.Result, sig early.Signals) {
+	tr, err := d.Circuit.Record(b.clock, t.c, o)
+	switch {
+	case err != nil:
+		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: recording an outcome failed")
+	case tr.From != tr.To:
+		b.transitioned(d, tr) // a trip by the window supersedes what the tracker saw
+	case sig != (early.Signals{}):
+		b.early(d, sig)
+	}
+}
+
+func (b *Set) transitioned(d *Domain, t circuit.Transition) {
+	clientSide := 2*d.NetFails.Swap(0) > d.Fails.Swap(0)
+	defer d.Pace.Admit() // the circuit's room may have grown
+	streak := d.tracker.Transitioned(t)
+	if t.To == circuit.Open && circuit.CountsAsTrip(t.Reason) {
+		t = b.grow(d, t, streak)
+	}
+	if t.To == circuit.Open {
+		b.setOpen(d, &circuit.OpenError{Key: d.Name, State: circuit.Open, RetryAt: t.RetryAt})
+	} else {
+		d.clearOpen()
+	}
+	lvl := zerolog.InfoLevel
+	if t.To == circuit.Open {
+		lvl = zerolog.WarnLevel
+	}
+	b.log.WithLevel(lvl).Str("event", "breaker_transition").EmbedObject(transitionLog(t)).
+		Msgf("breaker: %s %s → %s (%s)", t.Key, t.From, t.To, t.Reason)
+	for _, f := range b.onTransition {
+		f(t)
+	}
+	if t.To == circuit.Open && circuit.CountsAsTrip(t.Reason) {
+		b.fleetTripped(d, t.At, clientSide)
+	}
+}
+
+// alarms counts throttled and blocked answers in a row and raises one
+// warning each time a run of them reaches the alarm threshold.
+//
+// A run of blocked answers is in the order their requests left (seq, the
+// circuit's ticket order; 0 unknown): a success whose request left before
+// the run's first blocked one (a page recorded once its callbacks are
+// over, after the links it found were answered) does not end it.
+func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
+	switch c {
+	case circuit.Throttled:
+		b.fleetAlarm(b.clock.Now())
+		if n := d.throttled.Add(1); n%int64(b.alarmAfter) == 0 {
+			b.log.Warn().Str("event", "throttled_sustained").Str("domain", d.Name).Int64("in_a_row", n).
+				Msg("breaker: domain keeps answering 429; slow down or fix the client, the target is not down")
+		}
+	case circuit.Blocked:
+		b.fleetAlarm(b.clock.Now())
+		if seq != 0 {
+			d.blockedFrom.CompareAndSwap(0, seq)
+		}
+		n := d.blocked.Add(1)
+		if b.blockedAfter > 0 && n == int64(b.blockedAfter) {
+			b.holdBlocked(d, n)
+		}
+		if n%int64(b.alarmAfter) == 0 {
+			b.log.Warn().Str("event", "blocked_sustained").Str("domain", d.Name).Int64("in_a_row", n).
+				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")
+		}
+	case circuit.Success:
+		if d.throttled.Load() != 0 {
+			d.throttled.Store(0)
+		}
+		if d.blocked.Load() != 0 {
+			if from := d.blockedFrom.Load(); seq == 0 || from == 0 || seq > from {
+				d.blocked.Store(0)
+				d.blockedFrom.Store(0)
+			}
+		}
+	}
+}
+
+// State is what breaker.Breaker.State does (its doc says how).
+func (b *Set) State(host string) circuit.State {
+	v, ok := b.domains.Load(hostOf(host))
+	if !ok {
+		return circuit.Closed
+	}
+	s, err := v.(*Domain).Circuit.Snapshot(b.clock)
+	if err != nil {
+		return circuit.Closed
+	}
+	return s.State
+}
+
+// DomainStats is one domain's state and counters.
+type DomainStats struct {
+	Domain  string        `json:"domain"`
+	Profile string        `json:"profile"`
+	State   circuit.State `json:"state"`
+	RetryAt time.Time     `json:"retry_at,omitzero"`
+	Trips   int           `json:"trips"`
+	// Outcomes counts every attempt by class, keyed by the class's name
+	// (Outcomes[Success.String()]).
+	Outcomes map[string]int64 `json:"outcomes"`
+	// Refused counts requests refused without touching the network.
+	Refused int64 `json:"refused"`
+	// Tracked, SuccessRate and MedianLatency describe the rolling tracker:
+	// the latest counted outcomes, successes' median latency.
+	Tracked       int           `json:"tracked"`
+	SuccessRate   float64       `json:"success_rate"`
+	MedianLatency time.Duration `json:"median_latency_ns"`
+	// Pace is the domain's current pace, its Retry-After pauses and the
+	// time spent paused.
+	Pace pace.Stats `json:"pace"`
+	// Timeout is the adaptive request timeout in force, 0 if none.
+	Timeout time.Duration `json:"timeout_ns"`
+}
+
+// Stats is what breaker.Breaker.Stats does (its doc says how).
+func (b *Set) Stats() []DomainStats {
+	now := b.clock.Now()
+	var out []DomainStats
+	b.domains.Range(func(_, v any) bool {
+		out = append(out, b.statsOf(v.(*Domain), now))
+		return true
+	})
+	b.dormant.Range(func(name string, r *idle.Record) { out = append(out, b.dormantStats(name, r)) })
+	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
+	return out
+}

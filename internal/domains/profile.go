@@ -1,0 +1,58 @@
+package domains
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/internal/early"
+)
+
+// numClasses is how many outcome classes there are.
+const numClasses = int(circuit.Excluded) + 1
+
+// earlySettings is the part of p the early warnings read.
+func earlySettings(p circuit.Profile) early.Settings {
+	return early.Settings{WindowSize: p.WindowSize, SlowCall: p.SlowCall, SlowCallRate: p.SlowCallRate,
+		SlopeMultiple: p.SlopeMultiple, SlopeFloor: p.SlopeFloor, TimeoutMultiple: p.TimeoutMultiple,
+		TimeoutAfter: p.TimeoutAfter, TimeoutFloor: p.TimeoutFloor}
+}
+
+// AddDomainProfile gives the hosts matching pattern profile p (see
+// Config.Domains).
+func (b *Set) AddDomainProfile(pattern string, p circuit.Profile) error {
+	pattern = strings.ToLower(strings.TrimSpace(pattern))
+	if pattern == "" || pattern == "." {
+		return fmt.Errorf("breaker: Config.Domains: empty pattern; give a host or a suffix such as .example.com")
+	}
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("breaker: profile for %q: %w", pattern, err)
+	}
+	b.overrides = append(b.overrides, override{pattern: pattern, profile: p})
+	return nil
+}
+
+type override struct {
+	pattern string
+	profile circuit.Profile
+}
+
+// profileFor resolves host's profile: exact match, then longest suffix.
+func (b *Set) profileFor(host string) circuit.Profile {
+	best, bestLen := b.profile, -1
+	hostname := host
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		hostname = host[:i]
+	}
+	for _, o := range b.overrides {
+		switch {
+		case o.pattern == host:
+			return o.profile
+		case o.pattern[0] == '.':
+			if (strings.HasSuffix(hostname, o.pattern) || hostname == o.pattern[1:]) && len(o.pattern) > bestLen {
+				best, bestLen = o.profile, len(o.pattern)
+			}
+		}
+	}
+	return best
+}
