@@ -49,17 +49,25 @@ type Attempt struct {
 // called.
 type Hooks struct {
 	// OnAttempt is called once for every attempt that left, with its
-	// classified outcome (after validation).
+	// classified outcome (after validation). Refused requests go to
+	// OnRefused instead.
 	OnAttempt func(Attempt)
-	// OnRefused is called for every request the breaker refused.
+	// OnRefused is called for every request the breaker refused, with the
+	// refusal. The request never reached the network; the hook is where a
+	// checkpoint parks it so it is not lost.
 	OnRefused func(r *colly.Request, err *circuit.OpenError)
-	// OnTransition is called after every state change of any circuit.
+	// OnTransition is called after every state change of any domain's
+	// circuit.
 	OnTransition func(circuit.Transition)
-	// OnNotVisited is called for every URL a Colly limit refused that
-	// the breaker listed unfinished.
+	// OnNotVisited is called for every URL handed to the breaker's
+	// NotVisited that it lists unfinished (a request Colly refused before
+	// any callback), as a request with that URL and Colly's error, and for
+	// a clone's request the crawl's end stopped before it left: the hook is
+	// where a checkpoint keeps it for the next run.
 	OnNotVisited func(r *colly.Request, err error)
 	// OnDegrading is called when a domain's median success latency climbs
-	// past its slope, with the median and the baseline.
+	// past its profile's slope (SlopeMultiple × the baseline), with the
+	// median and the baseline.
 	OnDegrading func(domain string, median, baseline time.Duration)
 	// ResendHorizon, if above 0, asks the breaker to hand a throttled URL
 	// back (Attempt.ResendAt) rather than hold it when its re-send is due

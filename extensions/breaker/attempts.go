@@ -2,7 +2,6 @@ package breaker
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"github.com/gocolly/colly/v2"
 )
@@ -63,46 +62,4 @@ func (t *attemptTable) take(r *colly.Request) *attempt {
 	}
 	t.mu.Unlock()
 	return a
-}
-
-// urlSet is a sync.Map keyed by URL with a count of its keys, so that a
-// request can skip removing its URL (and building the URL's string) when
-// the set is empty, as it nearly always is.
-type urlSet struct {
-	m sync.Map
-	n atomic.Int64
-}
-
-// empty reports whether the set holds no URL.
-func (s *urlSet) empty() bool { return s.n.Load() == 0 }
-
-// store sets u's value.
-func (s *urlSet) store(u string, v any) {
-	if _, loaded := s.m.Swap(u, v); !loaded {
-		s.n.Add(1)
-	}
-}
-
-// load returns u's value.
-func (s *urlSet) load(u string) (any, bool) { return s.m.Load(u) }
-
-// loadOrStore returns u's value, storing v first if it has none.
-func (s *urlSet) loadOrStore(u string, v any) any {
-	actual, loaded := s.m.LoadOrStore(u, v)
-	if !loaded {
-		s.n.Add(1)
-	}
-	return actual
-}
-
-// delete removes u.
-func (s *urlSet) delete(u string) {
-	if _, loaded := s.m.LoadAndDelete(u); loaded {
-		s.n.Add(-1)
-	}
-}
-
-// rangeValues calls f for every value until f returns false.
-func (s *urlSet) rangeValues(f func(v any) bool) {
-	s.m.Range(func(_, v any) bool { return f(v) })
 }

@@ -3,22 +3,18 @@ package breaker
 // This file gates, at the transport, the requests the breaker's callbacks
 // never saw, and follows a request across redirects to other hosts.
 //
-// Colly's Clone shares the collector's transport but copies none of its
-// callbacks, so a clone's requests (the "detail collector" of many
-// scrapers) reach the breaker's transport with no record from the gate.
-// So do robots.txt fetches, which Colly makes with the client directly.
-// The transport gates them itself, against the same circuit as every other
-// request to their host, and records their outcome from the status, the
-// transport and the body's read: a bare attempt. It cannot be validated
-// (the validator rides on callbacks) and a throttled one cannot be sent
-// again (that needs the collector), so it is handed back: listed
-// unfinished until its domain's pause ends.
+// A clone's requests (Clone copies no callback) and Colly's robots.txt
+// fetches reach the transport with no record from the gate: the transport
+// gates them against their host's circuit and records their outcome from
+// the status, the transport and the body's read, a bare attempt. It
+// cannot be validated, and a throttled one is handed back (listed
+// unfinished until its domain's pause ends), since sending it again needs
+// the collector.
 //
-// net/http follows a redirect with a new request whose header map is a
-// copy, so a redirect's hop finds its attempt by its first request's
-// headers (the chain of Response.Request). A hop to another host is a new
-// attempt against that host's circuit: the redirecting host answered (a
-// success for it), and whatever the target answers is the target's.
+// net/http follows a redirect with a copy of the header map, so a hop
+// finds its attempt by its first request's headers. A hop to another host
+// is a new attempt against that host's circuit: the redirecting host
+// answered (a success for it), and what the target answers is the target's.
 
 import (
 	"context"
@@ -67,13 +63,13 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		// the chain's first, as a gated request's is.
 		first := firstOf(req)
 		cr.URL, cr.Method = first.URL, first.Method
-	} else if !b.hopOf.empty() {
+	} else if !b.hopOf.Empty() {
 		// A request for the URL a bare hop ended at without collecting
 		// it: Colly's Retry (the clone's retry loop) requests that URL,
 		// as a request's URL becomes its redirect's target once the
 		// answer's headers are in. It carries on the work of the URL the
 		// chain started from, which is the one listed and recorded.
-		if v, ok := b.hopOf.load(req.URL.String()); ok {
+		if v, ok := b.hopOf.Load(req.URL.String()); ok {
 			cr.URL = v.(*url.URL) // until the target is collected
 		}
 	}
@@ -326,9 +322,9 @@ func (b *Breaker) settleBare(a *attempt, class circuit.Class, err error) {
 	if a.target != nil && a.class != circuit.Success && !a.cancelled {
 		// Ended at a redirect's target, not collected: a retry requests
 		// the target (see gateBare).
-		b.hopOf.store(a.target.String(), a.req.URL)
-	} else if !b.hopOf.empty() && (a.class == circuit.Success || a.class == circuit.Gone) {
-		b.hopOf.delete(a.sentURL)
+		b.hopOf.Store(a.target.String(), a.req.URL)
+	} else if !b.hopOf.Empty() && (a.class == circuit.Success || a.class == circuit.Gone) {
+		b.hopOf.Delete(a.sentURL)
 	}
 	if a.class == circuit.Success && a.status >= 300 && a.status < 400 && a.status != http.StatusNotModified {
 		// A redirect, which the client follows with a request of its own

@@ -10,6 +10,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
+	"github.com/breakwater-crawl/breakwater/internal/urlset"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -30,14 +31,11 @@ type Breaker struct {
 	onRefused       []func(*colly.Request, *circuit.OpenError)
 	onNotVisited    []func(*colly.Request, error)
 	onOutcome       []func(observe.Attempt)
-	onTransition    []func(circuit.Transition)
-	onDegrading     []func(string, time.Duration, time.Duration)
-	domainProfiles  []domainProfile // Config.Domains, in the order given
 
 	attempts   attemptTable   // *colly.Request → *attempt
-	throttle   urlSet         // URL → *atomic.Int32: 429 retries so far
-	resend     urlSet         // URL → *resendToken: throttled URLs the breaker will send again
-	hopOf      urlSet         // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from (bare.go)
+	throttle   urlset.Map     // URL → *atomic.Int32: 429 retries so far
+	resend     urlset.Map     // URL → *resendToken: throttled URLs the breaker will send again
+	hopOf      urlset.Map     // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from (bare.go)
 	gone       goneSet        // URLs whose latest answer was a 404 or 410 (gone.go)
 	warned     sync.Once      // the transport replaced after Register: logged once
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once
@@ -69,19 +67,8 @@ func New(p Profile, cfg ...Config) (*Breaker, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, dp := range b.domainProfiles {
-		if err := set.AddDomainProfile(dp.pattern, dp.profile); err != nil {
-			return nil, err
-		}
-	}
-	set.Hook(b.transitioned, b.degrading, 0)
 	b.set = set
 	return b, nil
-}
-
-type domainProfile struct {
-	pattern string
-	profile Profile
 }
 
 // hostOf returns the domain key for a URL host (hostkey.Of).
@@ -110,18 +97,6 @@ func (b *Breaker) State(host string) circuit.State { return b.set.State(host) }
 // Stats returns a snapshot of every domain seen, sorted by domain,
 // compacted ones included (see Config.IdleTTL).
 func (b *Breaker) Stats() []DomainStats { return b.set.Stats() }
-
-func (b *Breaker) transitioned(t circuit.Transition) {
-	for _, f := range b.onTransition {
-		f(t)
-	}
-}
-
-func (b *Breaker) degrading(domain string, median, baseline time.Duration) {
-	for _, f := range b.onDegrading {
-		f(domain, median, baseline)
-	}
-}
 
 // DefaultIdleTTL is how long a domain must be left alone before it is
 // compacted, unless Config.IdleTTL says otherwise: the fleet guard's default

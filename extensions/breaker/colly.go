@@ -1,7 +1,7 @@
 package breaker
 
-// This file is the Colly wiring; the logic lives in circuit.go and
-// breaker.go, the transport it installs in transport.go.
+// This file is the Colly wiring; the domains and their policies are
+// internal/domains, the transport it installs transport.go.
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
+	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
@@ -66,43 +67,34 @@ type attempt struct {
 // fits breakwater.Use.
 //
 // The decision is taken when the request actually leaves: in
-// OnRequestHeaders, which Colly runs after the LimitRule slot is acquired
-// and immediately before the HTTP client sends. A check in OnRequest alone
-// runs before the LimitRule wait, so every queued request would be allowed
-// before the first failure came back. OnRequest still refuses early, and
-// cheaply, what it already knows is refused.
+// OnRequestHeaders, which Colly runs after the LimitRule slot is taken and
+// right before the client sends (asked in OnRequest alone, every queued
+// request would be allowed before the first failure came back). OnRequest
+// still refuses early, and cheaply, what it already knows is refused, and
+// that refusal too reaches the collector's OnError callbacks and the
+// OnRefused hooks, with the same error (errors.Is(err, ErrOpen)).
 //
-// Register wraps the transport the collector already has (its own default,
-// or the one given to WithTransport or SetClient before Register) in the
-// breaker's, which cuts requests at the domain's adaptive timeout, records
-// a transport error before Colly frees the LimitRule slot, and fails a
-// request refused at the gate with the *CircuitOpenError, so the user's
-// OnError sees errors.Is(err, ErrOpen). A request refused earlier, in
-// OnRequest (its domain known open, before it takes a LimitRule slot), is
-// reported to the collector's OnError callbacks by the breaker, with the
-// same error: every refusal reaches OnError, synchronous collector or not,
-// and every refusal reaches the OnRefused hooks.
+// Register wraps the collector's transport (its default, or the one given
+// to WithTransport or SetClient before Register) in the breaker's, which
+// cuts requests at the domain's adaptive timeout, records a transport
+// error before Colly frees the LimitRule slot, and fails a request refused
+// at the gate with the *CircuitOpenError. Register after your own
+// OnRequest callbacks that Abort (or Colly's URLFilters): a request aborted
+// after the breaker's OnRequest holds its domain's reserved slot for a
+// second.
 //
-// Register after your own OnRequest callbacks that call Abort (or filter
-// with Colly's URLFilters): the breaker reserves the domain's slot in
-// OnRequest, and a request aborted by a callback that runs after the
-// breaker's never comes to claim it, so the slot stays taken for a second.
-//
-// Clones need nothing: Colly's Clone shares the transport, which gates
-// the clone's requests against the same circuits, lists them unfinished
-// and fails a refused one with ErrOpen; Register a clone too (and the
+// Clones need nothing: they share the transport, which gates their
+// requests against the same circuits; Register a clone too (and the
 // validator on it) for its pages to be validated and its throttled URLs
 // sent again. Redirects to another host are gated against that host.
 // Colly's cache answers without the network: a cached page is neither
-// gated nor counted, and a throttled answer is never kept in the cache.
+// gated nor counted, and a throttled answer is never cached.
 //
-// Caveats: a refused request is marked visited by Colly (it always marks
-// before fetching), which is why OnRefused exists: the checkpoint parks
-// it; a URL Colly refuses before any callback (MaxRequests) is seen only
-// when handed over with NotVisited; and SetProxy, SetProxyFunc or
+// Caveats: Colly marks a refused request visited (the checkpoint parks it
+// through OnRefused); a URL Colly refuses before any callback (MaxRequests)
+// is seen only when handed to NotVisited; and SetProxy, SetProxyFunc or
 // WithTransport after Register replace the breaker's transport (the
-// breaker then logs it once and refuses by aborting, as Colly's
-// ErrAbortedBeforeRequest).
+// breaker logs it once and refuses by aborting).
 func (b *Breaker) Register(c *colly.Collector) {
 	rt := b.wrapTransport(c)
 	async := c.Async
@@ -140,8 +132,8 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 	if r.IsAbort() {
 		return
 	}
-	if !b.resend.empty() {
-		if tok, ok := b.resend.load(r.URL.String()); ok && tok.(*resendToken).of(r) && !tok.(*resendToken).taken.CompareAndSwap(false, true) {
+	if !b.resend.Empty() {
+		if tok, ok := b.resend.Load(r.URL.String()); ok && tok.(*resendToken).of(r) && !tok.(*resendToken).taken.CompareAndSwap(false, true) {
 			r.Abort()
 			b.log.Debug().Str("event", "duplicate_resend").Str("url", r.URL.String()).
 				Msg("breaker: the URL is already being sent again after its Retry-After; this copy is dropped")
@@ -296,7 +288,7 @@ func (b *Breaker) stopAtGate(c *colly.Collector, rt *transport, r *colly.Request
 func (b *Breaker) cancelled(r *colly.Request, domain string, ctx context.Context) {
 	r.Abort()
 	b.dropResend(r)
-	if b.gone.has(r.URL.String()) {
+	if b.gone.Has(r.URL.String()) {
 		return // a retry of a URL that answered 404 or 410: nothing left to do
 	}
 	b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: domain, Reason: "cancelled: " + cancelReason(ctx)})
@@ -311,7 +303,7 @@ func cancelReason(ctx context.Context) string {
 
 func (b *Breaker) refuse(r *colly.Request, err *circuit.OpenError) {
 	b.dropResend(r)
-	if !b.gone.has(r.URL.String()) { // else a retry of a URL that answered 404 or 410
+	if !b.gone.Has(r.URL.String()) { // else a retry of a URL that answered 404 or 410
 		b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: err.Key, Reason: err.Error(), RetryAt: err.RetryAt})
 	}
 	b.log.Debug().Str("event", "refused").Str("domain", err.Key).Str("url", r.URL.String()).
@@ -352,7 +344,7 @@ func (b *Breaker) onResponseHeaders(r *colly.Response) {
 // the site is pacing us, not down.
 func (b *Breaker) throttleClass(class circuit.Class, status int, retryAfter string) circuit.Class {
 	if status == 503 {
-		if _, ok := parseRetryAfter(retryAfter, b.clock.Now()); ok {
+		if _, ok := pace.ParseRetryAfter(retryAfter, b.clock.Now()); ok {
 			return circuit.Throttled
 		}
 	}
@@ -396,7 +388,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	now := b.clock.Now()
 	switch class {
 	case circuit.Throttled:
-		wait, ok := parseRetryAfter(a.retryAfter, now)
+		wait, ok := pace.ParseRetryAfter(a.retryAfter, now)
 		if !ok {
 			wait = defaultThrottlePause
 		}
@@ -490,7 +482,7 @@ func (b *Breaker) listUnfinished(a *attempt, d *domains.Domain, class circuit.Cl
 	var why string
 	switch {
 	case a.cancelled:
-		if b.gone.has(a.req.URL.String()) {
+		if b.gone.Has(a.req.URL.String()) {
 			return // a retry of a URL that answered 404 or 410
 		}
 		why = "cancelled: " + cancelReason(a.crawl)
@@ -583,10 +575,10 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		b.forgetCached(a.cacheDir, a.cacheKey)
 	}
 	if class != circuit.Throttled {
-		if !b.throttle.empty() {
-			b.throttle.delete(key)
+		if !b.throttle.Empty() {
+			b.throttle.Delete(key)
 		}
-		if !b.resend.empty() {
+		if !b.resend.Empty() {
 			b.resendOver(r.Request, key, class == circuit.Success)
 		}
 		b.report(at)
@@ -648,8 +640,8 @@ func (b *Breaker) sendAgain(r *colly.Request, a *attempt, at observe.Attempt, wh
 	}
 	key := r.URL.String()
 	if rerr := retryWith(r, a.resendHeaders); rerr != nil && !a.resend.taken.Load() {
-		b.throttle.delete(key)
-		b.resend.delete(key)
+		b.throttle.Delete(key)
+		b.resend.Delete(key)
 		at.Retrying, at.GaveUp, at.Err = false, true, rerr
 		b.markUnfinished(Unfinished{URL: key, Domain: at.Domain, Reason: why + "; the re-send could not be issued: " + rerr.Error()})
 		b.report(at)
@@ -662,7 +654,7 @@ func (b *Breaker) sendAgain(r *colly.Request, a *attempt, at observe.Attempt, wh
 // map to another goroutine. noCache sends it past Colly's cache.
 func (b *Breaker) keepResend(a *attempt, r *colly.Request, key string, noCache bool) {
 	tok := &resendToken{orig: collyx.RequestHeader(r)}
-	if prev, ok := b.resend.load(key); ok && prev.(*resendToken).of(r) {
+	if prev, ok := b.resend.Load(key); ok && prev.(*resendToken).of(r) {
 		// A re-send throttled (or held) again: a copy of any request of
 		// the chain is a copy of this one.
 		tok.prev = prev.(*resendToken)
@@ -676,7 +668,7 @@ func (b *Breaker) keepResend(a *attempt, r *colly.Request, key string, noCache b
 	}
 	tok.copy = collyx.HeaderOf(h)
 	a.resend, a.resendHeaders = tok, &h
-	b.resend.store(key, tok)
+	b.resend.Store(key, tok)
 }
 
 // of reports whether r is a copy of the throttled request, or of any
@@ -699,12 +691,12 @@ func (t *resendToken) of(r *colly.Request) bool {
 // nothing, and the next copy (the URL's job come back, in a shared queue)
 // must not be dropped as its duplicate.
 func (b *Breaker) dropResend(r *colly.Request) {
-	if b.resend.empty() {
+	if b.resend.Empty() {
 		return
 	}
 	key := r.URL.String()
-	if tok, ok := b.resend.load(key); ok && tok.(*resendToken).of(r) {
-		b.resend.delete(key)
+	if tok, ok := b.resend.Load(key); ok && tok.(*resendToken).of(r) {
+		b.resend.Delete(key)
 	}
 }
 
@@ -712,12 +704,12 @@ func (b *Breaker) dropResend(r *colly.Request) {
 // keeps the token (taken: every later copy is dropped), anything else
 // frees the URL for the user's own retries.
 func (b *Breaker) resendOver(r *colly.Request, key string, success bool) {
-	v, ok := b.resend.load(key)
+	v, ok := b.resend.Load(key)
 	if !ok || !v.(*resendToken).of(r) || !v.(*resendToken).taken.Load() {
 		return
 	}
 	if !success {
-		b.resend.delete(key)
+		b.resend.Delete(key)
 	}
 }
 
@@ -738,7 +730,7 @@ func describe(c circuit.Class, status int, err error) string {
 // throttle, or a redirect's hop held for room) and says whether it may
 // still send it.
 func (b *Breaker) resendBudgetLeft(key string) bool {
-	n := b.throttle.loadOrStore(key, new(atomic.Int32))
+	n := b.throttle.LoadOrStore(key, new(atomic.Int32))
 	return n.(*atomic.Int32).Add(1) <= int32(b.throttleRetries)
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
+	"github.com/breakwater-crawl/breakwater/internal/pace"
 )
 
 // Dormant is how many domains are compacted now (see Config.IdleTTL).
@@ -20,7 +21,7 @@ var (
 	WithThrottleRetries  = withThrottleRetries
 	WithRand             = withRand
 	WithUnfinishedSample = withUnfinishedSample
-	ParseRetryAfter      = parseRetryAfter
+	ParseRetryAfter      = pace.ParseRetryAfter
 	RetriesOnError       = shouldRetry
 )
 

@@ -34,7 +34,7 @@ func (b *Breaker) markLeft(r *colly.Request) { b.unfinished.left(r) }
 // URL.
 func (b *Breaker) unfinishedSample() []Unfinished {
 	var out []Unfinished
-	b.unfinished.listed.rangeValues(func(v any) bool {
+	b.unfinished.listed.RangeValues(func(v any) bool {
 		out = append(out, v.(Unfinished))
 		return true
 	})

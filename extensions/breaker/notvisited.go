@@ -37,7 +37,7 @@ func (b *Breaker) NotVisited(rawURL string, err error) bool {
 	if perr != nil || u.Host == "" {
 		return false // Colly could not have fetched it either
 	}
-	if b.gone.has(u.String()) {
+	if b.gone.Has(u.String()) {
 		return false // it answered 404 or 410 in this run: nothing left to do
 	}
 	b.markUnfinished(Unfinished{URL: u.String(), Domain: hostOf(u.Host), Reason: "not visited: " + err.Error()})

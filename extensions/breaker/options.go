@@ -9,6 +9,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -55,20 +56,15 @@ type Config struct {
 	Pacing Pacing
 	// Fleet configures the fleet-wide judgement (see FleetGuard).
 	Fleet FleetGuard
-	// IdleTTL is how long a domain must be left alone (no request
-	// reaching the breaker for it, nothing in flight) before its state is
-	// compacted into about 40 bytes: default DefaultIdleTTL; a negative
-	// one keeps every domain whole for the whole run. Only a domain with
+	// IdleTTL is how long a domain must be left alone (no request, nothing
+	// in flight) before its state is compacted into about 40 bytes: default
+	// DefaultIdleTTL; negative keeps every domain whole. Only a domain with
 	// nothing to remember is compacted (closed with no failure in its
-	// window, not paused, throttled or blocked, at the user's pace, no
-	// slow call or slope under way, not of a shared store, no Ticket out),
-	// and its decisions stay the same as if it had been kept whole; it
-	// forgets latencies (internal/idle's doc says exactly what it keeps).
-	// The breaker sweeps by itself, at most every quarter of the TTL;
-	// Sweep sweeps at once. A broad crawl starting 5,000 new domains a
-	// second keeps 1.5 million whole with the default (about 1.8 KB each
-	// after two pages): lower the TTL to bound that, and Fleet.Active with
-	// it, since a compacted domain is not active to the fleet guard.
+	// window, not paused, throttled or blocked, no slow call or slope under
+	// way, not of a shared store, no Ticket out), and it decides as if kept
+	// whole; it forgets latencies. The breaker sweeps by itself, at most
+	// every quarter of the TTL; Sweep sweeps at once. A compacted domain is
+	// not active to the fleet guard: lower Fleet.Active with the TTL.
 	IdleTTL time.Duration
 	// BaseTransport is the transport the breaker's own wraps, instead of
 	// the one the collector has when Register runs. It is rarely needed:
@@ -76,21 +72,14 @@ type Config struct {
 	BaseTransport http.RoundTripper
 	// ResendHorizon bounds how long the breaker holds a throttled URL to
 	// send it again itself. A 429 (or a 503 with Retry-After) within the
-	// throttle-retry budget is normally sent again once the domain's
-	// pause and pace allow, its request kept in flight meanwhile; when
-	// that would be more than ResendHorizon away, the breaker hands the
-	// URL back instead: its Attempt has ResendAt set (Retrying and GaveUp
-	// unset), it is listed unfinished with that time, and an OnAttempt
-	// hook that keeps the URL (a shared queue's, extensions/checkpoint's)
-	// puts it back to be fetched no earlier than ResendAt. Without a hook
-	// that does, the URL is only listed.
-	//
-	// A worker of a shared queue that ends its run once all that is left
-	// must wait beyond a horizon (storage/redis's Config.WaitHorizon) needs
-	// this: a held request is work under way, and a sustained throttle
-	// grows the domain's gap up to Pacing.MaxGap, a minute by default. The
-	// queue sets it when it observes the breaker. Zero or less (the default) holds
-	// every re-send.
+	// throttle-retry budget is normally sent again once the domain's pause
+	// and pace allow, its request held in flight meanwhile; when that is
+	// more than ResendHorizon away, the URL is handed back instead: its
+	// Attempt has ResendAt set, it is listed unfinished until then, and an
+	// OnAttempt hook that keeps URLs (a shared queue's, the checkpoint's)
+	// requeues it for then. A shared queue that ends a worker's run when
+	// only far-off work is left (storage/redis's Config.WaitHorizon) sets
+	// it through Observe. Zero or less (the default) holds every re-send.
 	ResendHorizon time.Duration
 	// BlockedAfter is how many 401 or 403 answers in a row (no success
 	// between them) hold a domain for the rest of the run: its requests
@@ -101,32 +90,15 @@ type Config struct {
 	// URL queued for it (each retry too). Default 10; negative never holds.
 	BlockedAfter int
 
-	// The hooks. Each is called in the goroutine that caused the event,
-	// and must not block; a nil one is not called. Each Config adds its
-	// hooks to those given before: every hook given is called, in the
-	// order given.
-
-	// OnTransition is called after every state change of any domain's
-	// circuit.
+	// The hooks, as observe.Hooks documents them. Each is called in the
+	// goroutine that caused the event and must not block; a nil one is not
+	// called. Each Config adds its hooks to those given before: every hook
+	// given is called, in the order given.
 	OnTransition func(circuit.Transition)
-	// OnRefused is called for every request the breaker refused, with the
-	// refusal. The request never reached the network; the hook is where a
-	// checkpoint parks it so it is not lost.
-	OnRefused func(r *colly.Request, err *circuit.OpenError)
-	// OnAttempt is called once for every attempt that left, with its
-	// classified result (after validation). Refused requests go to
-	// OnRefused instead.
-	OnAttempt func(observe.Attempt)
-	// OnNotVisited is called for every URL handed to NotVisited that the
-	// breaker lists unfinished (a request Colly refused before any
-	// callback), as a request with that URL and Colly's error, and for a
-	// clone's request the crawl's end stopped before it left: the hook
-	// is where a checkpoint keeps it for the next run.
+	OnRefused    func(r *colly.Request, err *circuit.OpenError)
+	OnAttempt    func(observe.Attempt)
 	OnNotVisited func(r *colly.Request, err error)
-	// OnDegrading is called when a domain's median success latency climbs
-	// past its profile's slope (SlopeMultiple × the baseline), with the
-	// median and the baseline.
-	OnDegrading func(domain string, median, baseline time.Duration)
+	OnDegrading  func(domain string, median, baseline time.Duration)
 
 	// set applies a setting of the package's own (the tests' knobs).
 	set func(*Breaker) error
@@ -158,7 +130,7 @@ func (c Config) apply(b *Breaker) error {
 	}
 	sort.Strings(patterns)
 	for _, pattern := range patterns {
-		b.domainProfiles = append(b.domainProfiles, domainProfile{pattern, c.Domains[pattern]})
+		b.cfg.Domains = append(b.cfg.Domains, domains.Override{Pattern: pattern, Profile: c.Domains[pattern]})
 	}
 	if c.Pacing != (Pacing{}) {
 		if c.Pacing.Parallelism < 0 || c.Pacing.MinGap < 0 {
@@ -180,12 +152,9 @@ func (c Config) apply(b *Breaker) error {
 	}
 	if c.ResendHorizon != 0 {
 		b.cfg.ResendHorizon = c.ResendHorizon
-		if b.set != nil {
-			b.set.Hook(nil, nil, c.ResendHorizon)
-		}
 	}
 	if c.OnTransition != nil {
-		b.onTransition = append(b.onTransition, c.OnTransition)
+		b.cfg.OnTransition = append(b.cfg.OnTransition, c.OnTransition)
 	}
 	if c.OnNotVisited != nil {
 		b.onNotVisited = append(b.onNotVisited, c.OnNotVisited)
@@ -197,7 +166,7 @@ func (c Config) apply(b *Breaker) error {
 		b.onOutcome = append(b.onOutcome, c.OnAttempt)
 	}
 	if c.OnDegrading != nil {
-		b.onDegrading = append(b.onDegrading, c.OnDegrading)
+		b.cfg.OnDegrading = append(b.cfg.OnDegrading, c.OnDegrading)
 	}
 	return nil
 }
@@ -214,8 +183,8 @@ func (b *Breaker) SetValidator(v Validator) {
 // Hook adds an observer's hooks to b (observe.Subject): what an
 // observe.Observer's Observe calls, before the crawl.
 func (b *Breaker) Hook(h observe.Hooks) error {
-	return Config{ResendHorizon: h.ResendHorizon, OnTransition: h.OnTransition, OnNotVisited: h.OnNotVisited,
-		OnRefused: h.OnRefused, OnAttempt: h.OnAttempt, OnDegrading: h.OnDegrading}.apply(b)
+	b.set.Hook(h.OnTransition, h.OnDegrading, h.ResendHorizon)
+	return Config{OnNotVisited: h.OnNotVisited, OnRefused: h.OnRefused, OnAttempt: h.OnAttempt}.apply(b)
 }
 
 // withAlarmAfter sets how many throttled (429) or blocked (403) answers in

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/breakwater-crawl/breakwater/internal/urlset"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -33,8 +34,8 @@ func withUnfinishedSample(n int) Config {
 // unfinishedList is the breaker's unfinished URLs: a sample listed by URL,
 // counts per domain past it.
 type unfinishedList struct {
-	limit  int    // < 0: no bound
-	listed urlSet // URL → Unfinished
+	limit  int        // < 0: no bound
+	listed urlset.Map // URL → Unfinished
 
 	mu    sync.Mutex
 	over  map[string]int // domain → URLs counted past the sample
@@ -42,12 +43,12 @@ type unfinishedList struct {
 }
 
 func (l *unfinishedList) mark(u Unfinished) {
-	if l.limit < 0 || l.listed.n.Load() < int64(l.limit) {
-		l.listed.store(u.URL, u)
+	if l.limit < 0 || l.listed.Len() < int64(l.limit) {
+		l.listed.Store(u.URL, u)
 		return
 	}
-	if _, ok := l.listed.load(u.URL); ok {
-		l.listed.store(u.URL, u) // listed already: the latest reason
+	if _, ok := l.listed.Load(u.URL); ok {
+		l.listed.Store(u.URL, u) // listed already: the latest reason
 		return
 	}
 	l.mu.Lock()
@@ -60,8 +61,8 @@ func (l *unfinishedList) mark(u Unfinished) {
 }
 
 func (l *unfinishedList) left(r *colly.Request) {
-	if !l.listed.empty() {
-		l.listed.delete(r.URL.String())
+	if !l.listed.Empty() {
+		l.listed.Delete(r.URL.String())
 	}
 }
 

@@ -66,6 +66,17 @@ type Config struct {
 	Fleet         fleet.Config
 	IdleTTL       time.Duration
 	Rand          func() float64
+	OnTransition  []func(circuit.Transition)
+	OnDegrading   []func(domain string, median, baseline time.Duration)
+	// Domains are the per-pattern profiles, in the order given (see
+	// AddDomainProfile).
+	Domains []Override
+}
+
+// Override gives the hosts matching Pattern their own Profile.
+type Override struct {
+	Pattern string
+	Profile circuit.Profile
 }
 
 // New returns an empty Set; Config.Profile has been validated.
@@ -81,6 +92,8 @@ func New(c Config) (*Set, error) {
 		trackerSize:   100,
 		rand:          c.Rand,
 		idleTTL:       c.IdleTTL,
+		onTransition:  c.OnTransition,
+		onDegrading:   c.OnDegrading,
 	}
 	if b.store == nil {
 		b.store = circuit.MemoryStore{}
@@ -102,6 +115,11 @@ func New(c Config) (*Set, error) {
 	b.realTime = b.clock == clock.System
 	if b.idleTTL == 0 {
 		b.idleTTL = DefaultIdleTTL
+	}
+	for _, o := range c.Domains {
+		if err := b.AddDomainProfile(o.Pattern, o.Profile); err != nil {
+			return nil, err
+		}
 	}
 	now := b.clock.Now()
 	b.sweeper.Init(b.idleTTL, now)

@@ -1,4 +1,4 @@
-package breaker
+package pace
 
 import (
 	"net/http"
@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// parseRetryAfter reads a Retry-After header value: delay-seconds or an
+// ParseRetryAfter reads a Retry-After header value: delay-seconds or an
 // HTTP-date (RFC 9110 §10.2.3). It returns how long to wait from now and
 // whether the value was usable; garbage, negative numbers and dates in the
 // past are not (a crawler must never crash or stall on a malformed header).
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, false

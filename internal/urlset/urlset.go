@@ -1,0 +1,99 @@
+// Package urlset holds the breaker's sets of URLs: a counted map whose
+// emptiness costs nothing to ask, and a bounded set of recent URLs.
+package urlset
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/breakwater-crawl/breakwater/internal/recent"
+)
+
+// Map is a sync.Map keyed by URL with a count of its keys, so that a
+// request can skip removing its URL (and building the URL's string) when
+// the set is empty, as it nearly always is.
+type Map struct {
+	m sync.Map
+	n atomic.Int64
+}
+
+// Len is how many URLs the set holds.
+func (s *Map) Len() int64 { return s.n.Load() }
+
+// Empty reports whether the set holds no URL.
+func (s *Map) Empty() bool { return s.n.Load() == 0 }
+
+// Store sets u's value.
+func (s *Map) Store(u string, v any) {
+	if _, loaded := s.m.Swap(u, v); !loaded {
+		s.n.Add(1)
+	}
+}
+
+// Load returns u's value.
+func (s *Map) Load(u string) (any, bool) { return s.m.Load(u) }
+
+// LoadOrStore returns u's value, storing v first if it has none.
+func (s *Map) LoadOrStore(u string, v any) any {
+	actual, loaded := s.m.LoadOrStore(u, v)
+	if !loaded {
+		s.n.Add(1)
+	}
+	return actual
+}
+
+// Delete removes u.
+func (s *Map) Delete(u string) {
+	if _, loaded := s.m.LoadAndDelete(u); loaded {
+		s.n.Add(-1)
+	}
+}
+
+// RangeValues calls f for every value until f returns false.
+func (s *Map) RangeValues(f func(v any) bool) {
+	s.m.Range(func(_, v any) bool { return f(v) })
+}
+
+// RecentSize is how many URLs a Recent set remembers (twice over, in two
+// generations).
+const RecentSize = 4096
+
+// Recent is a set of the URLs added last, bounded (recent.Map): a URL
+// forgotten reads as never added. It is safe for concurrent use; reads
+// share the lock, and until a URL is added every call returns at once.
+type Recent struct {
+	some atomic.Bool // a URL was added: until then every call returns at once
+	mu   sync.RWMutex
+	urls recent.Map[struct{}]
+}
+
+// Add adds u.
+func (s *Recent) Add(u string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.urls.Size == 0 {
+		s.urls = recent.New[struct{}](RecentSize)
+	}
+	s.urls.Put(u, struct{}{})
+	s.some.Store(true)
+}
+
+// Remove forgets u.
+func (s *Recent) Remove(u string) {
+	if !s.Has(u) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.urls.Delete(u)
+}
+
+// Has reports whether u is in the set.
+func (s *Recent) Has(u string) bool {
+	if !s.some.Load() {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.urls.Has(u)
+}
