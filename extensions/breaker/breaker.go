@@ -80,6 +80,7 @@ func hostOf(host string) string { return hostkey.Of(host) }
 type Ticket = domains.Ticket
 
 // DomainStats is one domain's state and counters.
+// Fields: go doc github.com/breakwater-crawl/breakwater/internal/domains.DomainStats
 type DomainStats = domains.DomainStats
 
 // Allow asks whether a request to host may be sent now. It returns a
@@ -118,12 +119,14 @@ type FleetGuard = fleet.Config
 // full stats of the few worth a look. Unlike Stats, it costs no
 // allocation per domain, and none at all per compacted domain, so a
 // metrics scrape of a broad crawl can afford it.
+// Fields: go doc github.com/breakwater-crawl/breakwater/internal/domains.Overview
 type Overview = domains.Overview
 
 // DomainSnapshot is one domain's circuit at one moment, and the
 // Retry-After pause it is under, if any: what Snapshots returns, what a
 // checkpoint saves and what Restore puts back. A Circuit's Snapshot fills
 // in the circuit's fields (Domain to ProbesInFlight).
+// Fields: go doc github.com/breakwater-crawl/breakwater/internal/domains.DomainSnapshot
 type DomainSnapshot = domains.DomainSnapshot
 
 // Overview returns the totals over every domain and the stats of the k
