@@ -9,7 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -130,5 +133,32 @@ func TestABlockedRunIsInTheOrderRequestsLeft(t *testing.T) {
 	}
 	if o := outcome.Decide(0, b); o.State != outcome.Error {
 		t.Fatalf("ending %s (%s), want the blocked error", o.State, o.Reason)
+	}
+}
+
+// A held domain's refusal points ahead, however long the run goes on: a
+// queue that parks a refused URL until its RetryAt (storage/redis) would
+// otherwise claim it again at once, be refused again, and never end (a
+// generated case, 10264727326338181819, ran until torn down).
+func TestABlockedDomainsRefusalAlwaysPointsAhead(t *testing.T) {
+	clk := clocktest.NewFake(time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC))
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk})
+	for range 10 {
+		tk, err := b.Allow("shop.test")
+		if err != nil {
+			t.Fatalf("refused before the hold: %v", err)
+		}
+		b.Record(tk, circuit.Result{Class: circuit.Blocked})
+	}
+	for _, ahead := range []time.Duration{0, breaker.Standard().Cooldown + time.Second, 10 * breaker.Standard().Cooldown} {
+		clk.Advance(ahead)
+		_, err := b.Allow("shop.test")
+		var open *circuit.OpenError
+		if !errors.As(err, &open) || !open.Blocked {
+			t.Fatalf("after %v: %v, want the blocked hold's refusal", ahead, err)
+		}
+		if !open.RetryAt.After(clk.Now()) {
+			t.Errorf("after %v: the refusal's RetryAt %v is not after now (%v): a queue parking the URL until then claims it again at once", ahead, open.RetryAt, clk.Now())
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -29,6 +30,23 @@ func (b *Set) holdBlocked(d *Domain, n int64) {
 	}
 	b.log.Error().Str("event", "blocked_held").Str("domain", d.Name).Int64("in_a_row", n).
 		Msg("breaker: domain answered 401/403 to every request lately; held for the rest of the run: fix the client (proxy, headers, fingerprint), not the site")
+}
+
+// heldRefusal is h, the refusal of d held blocked, with its RetryAt moved
+// a cooldown ahead once it has passed: the hold lasts the run, and a queue
+// that parks the URL until RetryAt must not claim it again at once. The
+// breaker's rough clock is enough: a second early is still ahead.
+func (b *Set) heldRefusal(d *Domain, h *circuit.OpenError) *circuit.OpenError {
+	now := b.roughNow()
+	if h.RetryAt.UnixNano() > now {
+		return h
+	}
+	n := *h
+	n.RetryAt = time.Unix(0, now).Add(d.Profile.Cooldown)
+	if d.held.CompareAndSwap(h, &n) {
+		return &n
+	}
+	return d.held.Load()
 }
 
 // blockedFinding is the ending's error for the domains held blocked, nil

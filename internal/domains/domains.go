@@ -288,7 +288,7 @@ type openMark struct {
 // clock's Advance takes effect at once.
 func (b *Set) knownOpen(d *Domain) *circuit.OpenError {
 	if h := d.held.Load(); h != nil {
-		return h
+		return b.heldRefusal(d, h)
 	}
 	m := d.open.Load()
 	if m == nil {
