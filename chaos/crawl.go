@@ -64,6 +64,9 @@ type runOut struct {
 	// nor OnError (Wiring.Revisits).
 	revisitsAsked int
 	revisitsLost  []string
+	// revisitsCut names the deliberate revisits the crawl's own end
+	// stopped before they were made: asked for, never made, work left.
+	revisitsCut []string
 }
 
 // countingTransport is a user's own transport: it counts what it carries.
@@ -350,10 +353,11 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		left     map[string]int
 		asked    map[int]string
 		answered map[int]bool
+		cut      map[int]bool // ended in OnError, not made: the crawl's own end stopped it
 		next     int
 	}
 	if w.Revisits > 0 {
-		rv.left, rv.asked, rv.answered = map[string]int{}, map[int]string{}, map[int]bool{}
+		rv.left, rv.asked, rv.answered, rv.cut = map[string]int{}, map[int]string{}, map[int]bool{}, map[int]bool{}
 		for _, s := range sites {
 			rv.left[s.url+"/"] = w.Revisits
 		}
@@ -378,15 +382,21 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 			}
 			handBack(u, u, err)
 		})
-		mark := func(r *colly.Request) {
+		mark := func(r *colly.Request, err error) {
 			if id, ok := r.Ctx.GetAny("chaos-revisit").(int); ok && rv.left != nil {
+				// Stopped by the crawl's own end before it was made: the
+				// collector's context is over, and the error is that
+				// context's or Colly's abort before the request.
+				cut := err != nil && c.Context != nil && c.Context.Err() != nil &&
+					(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, colly.ErrAbortedBeforeRequest))
 				rv.mu.Lock()
 				rv.answered[id] = true
+				rv.cut[id] = rv.cut[id] || cut
 				rv.mu.Unlock()
 			}
 		}
-		c.OnResponse(func(r *colly.Response) { mark(r.Request) })
-		c.OnError(func(r *colly.Response, _ error) { mark(r.Request) })
+		c.OnResponse(func(r *colly.Response) { mark(r.Request, nil) })
+		c.OnError(func(r *colly.Response, err error) { mark(r.Request, err) })
 	}
 	// drain waits until every collector and the queue are done.
 	drain := func() {
@@ -491,6 +501,9 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		for id, u := range rv.asked {
 			if !rv.answered[id] {
 				ro.revisitsLost = append(ro.revisitsLost, fmt.Sprintf("%s (revisit %d)", u, id))
+			}
+			if rv.cut[id] {
+				ro.revisitsCut = append(ro.revisitsCut, u)
 			}
 		}
 		rv.mu.Unlock()

@@ -335,6 +335,11 @@ func (cr *caseRun) check() []Violation {
 		if cr.c.Wiring.Revisits > 0 && len(cr.runs) > 0 && cr.runs[len(cr.runs)-1].refusedByColly[s.url+"/"] == colly.ErrMaxRequests.Error() {
 			unfinished = append(unfinished, s.host+"/ a deliberate revisit refused by MaxRequests")
 		}
+		// One the crawl's own end (a cancelled context, a deadline) stopped
+		// before it was made is work left too.
+		if cr.c.Wiring.Revisits > 0 && len(cr.runs) > 0 && slices.Contains(cr.runs[len(cr.runs)-1].revisitsCut, s.url+"/") {
+			unfinished = append(unfinished, s.host+"/ a deliberate revisit stopped by the crawl's end")
+		}
 		// Requests into pages nobody promised (a 404 link) that failed.
 		for p, h := range last {
 			if !slices.Contains(promisedHere, p) && !ok(h) && !gone(h) {
