@@ -93,9 +93,6 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Opt
 	}, nil
 }
 
-// crawlName returns the crawl id the store serves.
-func (bs *BreakerStore) crawlName() string { return bs.crawl }
-
 // domainKeys returns the Redis keys of domain's circuit, for inspection and
 // cleanup: its state hash, its window list and its probe leases.
 //
