@@ -91,9 +91,6 @@ func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settin
 	}
 }
 
-// Crawl returns the crawl id the queue serves.
-func (q *jobQueue) Crawl() string { return q.crawl }
-
 // Keys returns the Redis keys of the queue, for inspection and cleanup:
 // ready, delayed, inflight, dead, jobs, leases; shard after shard with
 // Config.Shards.
@@ -534,12 +531,6 @@ func (q *jobQueue) Stats(ctx context.Context) (Stats, error) {
 		st.Dead += c.dead.Val()
 	}
 	return st, nil
-}
-
-// Len is the number of jobs not yet finished: Stats().Pending().
-func (q *jobQueue) Len(ctx context.Context) (int64, error) {
-	s, err := q.Stats(ctx)
-	return s.Pending(), err
 }
 
 // args builds the ARGV every script starts with (see lua/prelude.lua).
