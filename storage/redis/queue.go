@@ -361,14 +361,10 @@ func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, 
 	if err != nil {
 		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
 	}
-	flag := "0"
-	if bury {
-		flag = "1"
-	}
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
 	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(),
-		job.ID, job.lease, rec, int(next.Lane), next.NotBefore.UnixMilli(), flag)...).Slice()
+		job.ID, job.lease, rec, int(next.Lane), next.NotBefore.UnixMilli(), flag(bury))...).Slice()
 	if err != nil {
 		return q.wrap(ctx, op, err)
 	}
