@@ -90,14 +90,9 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Opt
 	}, nil
 }
 
-// domainKeys returns the Redis keys of domain's circuit, for inspection and
-// cleanup: its state hash, its window list and its probe leases.
-//
-//	<ns>:{<crawl>}:b:s:<domain>  HASH  state, generation, retry-at, counters (the tickets' Seq among them)
-//	<ns>:{<crawl>}:b:w:<domain>  LIST  the window: "<class>:<latency ns>:<seq>", in the order requests left
-//	<ns>:{<crawl>}:b:p:<domain>  ZSET  probe id → lease deadline (µs)
-//
-// With Config.Shards they are under the tag of the domain's shard.
+// domainKeys returns the Redis keys of domain's circuit: its state hash,
+// its window list and its probe leases (keys.go), under the tag of the
+// domain's shard.
 func (bs *BreakerStore) domainKeys(domain string) []string {
 	d := hostkey.Of(domain)
 	p := bs.prefix[shardOf(d, len(bs.prefix))]
