@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -684,26 +683,8 @@ func (cs *CollyStorage) pending(ctx context.Context) (int64, error) {
 		st, err := cs.q.Stats(ctx)
 		return st.Pending(), err
 	}
-	ctx, cancel := cs.q.callContext(ctx)
-	defer cancel()
-	upTo := strconv.FormatInt(cs.s.now().Add(cs.s.horizon).UnixMilli(), 10)
-	var counts []*goredis.IntCmd
-	_, err := cs.q.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		for _, keys := range cs.shards {
-			counts = append(counts, p.ZCard(ctx, keys[keyReady]),
-				p.ZCount(ctx, keys[keyDelayed], "-inf", upTo),
-				p.ZCard(ctx, keys[keyInflight]))
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, cs.q.wrap(ctx, "queue size", err)
-	}
-	var n int64
-	for _, c := range counts {
-		n += c.Val()
-	}
-	return n, nil
+	st, err := cs.q.stats(ctx, cs.s.now().Add(cs.s.horizon))
+	return st.Ready + st.InFlight, err // Ready counts the delayed jobs due within the horizon
 }
 
 // beyondHorizon reports, when no job is ready, whether all that is left

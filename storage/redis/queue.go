@@ -498,10 +498,13 @@ type Stats struct {
 func (s Stats) Pending() int64 { return s.Ready + s.Delayed + s.InFlight }
 
 // Stats counts the queue's jobs in one round trip.
-func (q *jobQueue) Stats(ctx context.Context) (Stats, error) {
+func (q *jobQueue) Stats(ctx context.Context) (Stats, error) { return q.stats(ctx, q.now()) }
+
+// stats is Stats counting the delayed jobs due by dueBy as ready.
+func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	now := strconv.FormatInt(q.now().UnixMilli(), 10)
+	now := strconv.FormatInt(dueBy.UnixMilli(), 10)
 	type counts struct{ ready, due, delayed, inflight, dead *goredis.IntCmd }
 	c := make([]counts, len(q.shards))
 	_, err := q.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
