@@ -175,9 +175,6 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 	}, nil
 }
 
-// jobs returns the queue under the storage.
-func (cs *CollyStorage) jobs() *jobQueue { return cs.q }
-
 // Stats counts the crawl's jobs, every worker's and every shard's, by where
 // they are: one round trip per shard, pipelined. Unlike QueueSize it does
 // not wait out an outage: an unreachable Redis is an error wrapping
