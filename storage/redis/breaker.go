@@ -25,26 +25,23 @@ import (
 //	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
 //
 // Each domain's circuit lives under the crawl's hash tag (with
-// Config.Shards, under the tag of the domain's shard, so the circuits of a
-// crawl spread over masters). Each circuit runs the in-process circuit's state machine (the same
-// circuittest table passes against both) as Lua scripts on per-domain keys:
-// every Allow and every Record is one round trip, atomic, and nothing is
-// locked while a request is in flight. A Record that cannot change anything
-// (an uncounted outcome of a ticket that is not a probe) makes no round trip
-// at all.
-//
-// A distributed breaker that holds a Redis lock for the whole request (as
-// gobreaker's does) makes workers sharing a domain take turns; here nothing
-// is held while a request is in flight. Each domain has three keys: its
-// state, the window of outcomes with their latencies, and the probes'
-// leases; the profile is passed in each call's arguments. A differential
-// test against the in-process circuit (thousands of random calls: same
-// permits, refusals and transitions, down to the log line) holds the two to
-// the same semantics, whatever order the outcomes come back in: both
-// windows keep the latest outcomes by the order their requests left (Redis
-// numbers the tickets of every worker), so a synchronous collector, which
-// records a page after the pages it visited, keeps the trip bound through a
-// shared store too.
+// Config.Shards, under the tag of the domain's shard, so a crawl's
+// circuits spread over masters) in three keys: its state, the window of
+// outcomes with their latencies, and the probes' leases; the profile is
+// passed in each call's arguments. It runs the in-process circuit's state
+// machine as Lua scripts: every Allow and every Record is one atomic round
+// trip, and a Record that cannot change anything (an uncounted outcome of
+// a ticket that is not a probe) makes none. Unlike a breaker that holds a
+// Redis lock for the whole request (as gobreaker's distributed one does),
+// nothing is held while a request is in flight, so workers sharing a
+// domain do not take turns. The circuittest table and a differential test
+// against the in-process circuit (thousands of random calls: same
+// permits, refusals, transitions and log lines) hold the two to the same
+// semantics in any order the outcomes come back: both windows keep the
+// latest outcomes by the order their requests left (Redis numbers every
+// worker's tickets), so a synchronous collector, which records a page
+// after the pages it visited, keeps the trip bound through a shared store
+// too.
 //
 // A half-open probe holds its slot under a lease (Config.ProbeLease). An idle
 // domain's keys expire after Config.Retention, an open one's never before its
@@ -94,17 +91,9 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Opt
 	}, nil
 }
 
-// crawlName returns the crawl id the store serves.
-func (bs *BreakerStore) crawlName() string { return bs.crawl }
-
-// domainKeys returns the Redis keys of domain's circuit, for inspection and
-// cleanup: its state hash, its window list and its probe leases.
-//
-//	<ns>:{<crawl>}:b:s:<domain>  HASH  state, generation, retry-at, counters (the tickets' Seq among them)
-//	<ns>:{<crawl>}:b:w:<domain>  LIST  the window: "<class>:<latency ns>:<seq>", in the order requests left
-//	<ns>:{<crawl>}:b:p:<domain>  ZSET  probe id → lease deadline (µs)
-//
-// With Config.Shards they are under the tag of the domain's shard.
+// domainKeys returns the Redis keys of domain's circuit: its state hash,
+// its window list and its probe leases (keys.go), under the tag of the
+// domain's shard.
 func (bs *BreakerStore) domainKeys(domain string) []string {
 	d := hostkey.Of(domain)
 	p := bs.prefix[shardOf(d, len(bs.prefix))]

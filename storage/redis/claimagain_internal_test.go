@@ -122,7 +122,7 @@ func requireOneJobAfterALostClaim(t *testing.T, client, admin *goredis.Client, p
 	if !lost() {
 		t.Fatal("no claim answer was lost: the test proves nothing")
 	}
-	st, err := cs.jobs().Stats(ctx)
+	st, err := cs.q.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -41,77 +40,67 @@ import (
 // parallelism. With colly.Async, Do returns at once, so one worker would
 // claim every ready job of the crawl and hold them in goroutines.
 //
-// Visited, atomically. Colly asks IsVisited and then calls Visited, two
-// calls with nothing between them, so two workers could both decide to
-// fetch a URL. IsVisited therefore claims the URL itself, in one atomic
-// step: it answers "not visited" to exactly one worker. Within a worker,
-// a caller that meets the URL while another's claim is unsettled (between
-// its two calls, or after a HasVisited) is told "not visited" too, and the
-// first Visited wins: the others get a colly.AlreadyVisitedError from it,
-// which stops their request. So "if !c.HasVisited(u) { c.Visit(u) }"
-// visits u, and u is fetched once. A URL handed out
-// by the queue is this worker's to fetch (its lease says so) and IsVisited
-// lets it through once without asking Redis: to the job's own request, or
-// to a redirect's hop (or a Visit) that meets it first (Colly's queue
-// claims a job before a thread is free for it), whose request's outcome
-// then settles the job. A URL another worker's queue job owns, that is done, or
-// that a live claim holds, is visited.
+// Visited, atomically. Colly asks IsVisited and then calls Visited, so
+// two workers could both decide to fetch a URL. IsVisited therefore claims
+// the URL in one atomic step and answers "not visited" to exactly one
+// worker. Within a worker, callers that meet the URL while another's claim
+// is unsettled are told "not visited" too, and the first Visited wins: the
+// others get a colly.AlreadyVisitedError from it, which stops their
+// request; so "if !c.HasVisited(u) { c.Visit(u) }" fetches u once. A URL
+// the queue handed to this worker (its lease says so) is let through once
+// without asking Redis: to the job's own request, or to a redirect's hop
+// (or a Visit) that meets it first, whose outcome then settles the job.
+// A URL another worker's job owns, that is done, or that a live claim
+// holds, is visited.
 //
 // Delivery, at least once. Colly's queue pops a request and then ignores
-// what becomes of it, so GetRequest does not pop: it claims a job of the
-// queue, leased for the visibility timeout (Config.VisibilityTimeout). The job
-// ends when its outcome is reported: Ack (done: the URL is visited for
-// good), Fail (an attempt spent; retried after a backoff, dead-lettered at
-// MaxAttempts) or Park (back in the queue until a time, no attempt spent).
-// Observing the breaker (breakwater.Use) reports every outcome for you; without a breaker, call
-// Ack from OnScraped and Fail from OnError. While a job's request is under
-// way in this process (waiting for a thread, a LimitRule slot, the
-// breaker's pace or a Retry-After pause, or being fetched) its lease is
-// extended every third of the visibility timeout, for up to Config.MaxHold,
-// so a live worker keeps its jobs however long the library makes them
-// wait. A job whose worker died is claimed again by another once its lease
-// runs out, so a page can be fetched twice only when its worker died (or
-// lost Redis for a whole lease) after the fetch but before the Ack, and is
-// never lost. Requests Colly drops before they reach OnRequest (a URL
+// what becomes of it, so GetRequest does not pop: it claims a job, leased
+// for Config.VisibilityTimeout. The job ends when its outcome is reported:
+// Ack (done: the URL is visited for good), Fail (an attempt spent; retried
+// after a backoff, dead-lettered at MaxAttempts) or Park (queued until a
+// time, no attempt spent). Observing the breaker (breakwater.Use) reports
+// every outcome; without a breaker, call Ack from OnScraped and Fail from
+// OnError. While a job's request is under way in this process (waiting
+// for a thread, a LimitRule slot, the breaker's pace or a Retry-After, or
+// being fetched) its lease is extended every third of the visibility
+// timeout, for up to Config.MaxHold. A job whose worker died is claimed
+// again once its lease runs out, so a page is fetched twice only when its
+// worker died (or lost Redis for a whole lease) between the fetch and the
+// Ack, and is never lost. Requests Colly drops before OnRequest (a URL
 // filter, MaxDepth, robots.txt) report no outcome: their jobs come back
 // after the lease until they are dead-lettered, so filter before adding.
 //
 // The queue under it. Each job carries its URL, its domain, the serialised
 // Colly request and its retry state. Ready jobs are ordered by the time
 // each became eligible; jobs that may not run yet (a backoff, a parked
-// domain) wait in a second set ordered by their time, and the claim that
-// finds them due moves them into the ready order, atomically. A claim
-// moves the job into an in-flight set scored by its lease deadline and
-// gives it a token. Only the holder of the token may Fail or Park the job;
-// a late Ack, after the lease expired, still completes the job as long as
-// nobody has claimed or rescheduled it since. A job taken back after its
+// domain) wait in a set ordered by their time, moved into the ready order
+// atomically by the claim that finds them due. A claim moves the job into
+// an in-flight set scored by its lease deadline and gives it a token: only
+// its holder may Fail or Park the job, while a late Ack still completes it
+// if nobody claimed or rescheduled it since. A job taken back after its
 // lease expired has spent one attempt, so a job that keeps killing workers
 // ends in the dead letters. A claim sent again with its token (a client's
-// retry after the answer was lost, as go-redis does by itself up to
-// MaxRetries) hands out the job the first one leased instead of leasing a
-// second one.
+// retry after a lost answer) hands out the job the first one leased.
 //
-// Lost state. The first call of a worker joins the crawl's run: a run id
-// in Redis, written by the first worker of the crawl. The storage looks at
-// it every third of the visibility timeout (at most every 5 s), after
-// Redis failed a call, when a job it holds is unknown, and whenever it
-// would report the queue empty. Found gone or replaced (Redis restarted
-// without persistence, was flushed or evicted the crawl's keys), the
-// crawl's queue and visited set are gone with it: the storage logs it once
-// and every call returns an error wrapping ErrStateLost, so Colly's Run
-// ends with it instead of ending as if the work were done. Check asks at
-// the end of a run.
+// Lost state. A worker's first call joins the crawl's run: a run id in
+// Redis, written by the crawl's first worker. The storage checks it every
+// third of the visibility timeout (at most every 5 s), after Redis failed
+// a call, when a job it holds is unknown, and before it reports the queue
+// empty. Found gone or replaced (Redis restarted without persistence, was
+// flushed or evicted the crawl's keys), the queue and visited set are gone
+// with it: the storage logs it once and every call returns an error
+// wrapping ErrStateLost, so Colly's Run ends with it instead of ending as
+// if the work were done. Check asks at the end of a run.
 //
-// Waiting, not ending. Colly's queue ends its Run when QueueSize says 0
-// and ends it with an error when QueueSize fails. QueueSize counts every
-// job not finished anywhere (ready, delayed, in flight at any worker), so
-// a worker keeps going while another might still fail a job back into the
-// queue; GetRequest waits for a job to become ready (Config.PollInterval).
-// Config.WaitHorizon ends the run instead when all that is left is parked or
-// backing off further ahead than that (it stays queued for the next run).
-// While Redis is unreachable every call waits and retries with a backoff
-// (Config.ReconnectBase) for up to Config.MaxOutage: the crawl pauses and
-// resumes. Each change between the two is one log event (Config.Logger).
+// Waiting, not ending. Colly's queue ends its Run when QueueSize says 0,
+// with an error when QueueSize fails. QueueSize counts every job not
+// finished anywhere (ready, delayed, in flight at any worker), so a worker
+// keeps going while another might still fail a job back into the queue;
+// GetRequest waits for a job to become ready (Config.PollInterval), unless
+// all that is left waits beyond Config.WaitHorizon. While Redis is
+// unreachable every call waits and retries (Config.ReconnectBase) for up
+// to Config.MaxOutage: the crawl pauses and resumes, one log event
+// (Config.Logger) each way.
 //
 // Keys, besides the queue's, under the crawl's hash tag:
 //
@@ -184,9 +173,6 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 		done:   make(chan struct{}),
 	}, nil
 }
-
-// jobs returns the queue under the storage.
-func (cs *CollyStorage) jobs() *jobQueue { return cs.q }
 
 // Stats counts the crawl's jobs, every worker's and every shard's, by where
 // they are: one round trip per shard, pipelined. Unlike QueueSize it does
@@ -693,26 +679,8 @@ func (cs *CollyStorage) pending(ctx context.Context) (int64, error) {
 		st, err := cs.q.Stats(ctx)
 		return st.Pending(), err
 	}
-	ctx, cancel := cs.q.callContext(ctx)
-	defer cancel()
-	upTo := strconv.FormatInt(cs.s.now().Add(cs.s.horizon).UnixMilli(), 10)
-	var counts []*goredis.IntCmd
-	_, err := cs.q.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		for _, keys := range cs.shards {
-			counts = append(counts, p.ZCard(ctx, keys[keyReady]),
-				p.ZCount(ctx, keys[keyDelayed], "-inf", upTo),
-				p.ZCard(ctx, keys[keyInflight]))
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, cs.q.wrap(ctx, "queue size", err)
-	}
-	var n int64
-	for _, c := range counts {
-		n += c.Val()
-	}
-	return n, nil
+	st, err := cs.q.stats(ctx, cs.s.now().Add(cs.s.horizon))
+	return st.Ready + st.InFlight, err // Ready counts the delayed jobs due within the horizon
 }
 
 // beyondHorizon reports, when no job is ready, whether all that is left

@@ -62,7 +62,7 @@ var (
 )
 
 // emptyError is what Claim returns when no job is ready. It matches
-// ErrEmpty with errors.Is.
+// errEmpty with errors.Is.
 type emptyError struct {
 	// Next is the earliest time a job may become claimable: the first delayed
 	// job's time or the first lease to expire. Zero when nothing is delayed
@@ -77,7 +77,7 @@ func (e *emptyError) Error() string {
 	return "no job ready before " + e.Next.UTC().Format(time.RFC3339Nano)
 }
 
-// Is makes errors.Is(err, ErrEmpty) true.
+// Is makes errors.Is(err, errEmpty) true.
 func (e *emptyError) Is(target error) bool { return target == errEmpty }
 
 // Drained reports whether nothing at all is pending: no job delayed and
@@ -126,12 +126,8 @@ func unavailable(err error) (hint string, ok bool) {
 	if errors.Is(err, goredis.ErrPoolTimeout) {
 		return "every pooled connection is busy: raise the client's PoolSize or lower the concurrency", true
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return unreachable, true
-	}
 	var netErr net.Error
-	if errors.As(err, &netErr) {
+	if staleConn(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr) {
 		return unreachable, true
 	}
 	var redisErr goredis.Error

@@ -30,7 +30,7 @@ var (
 )
 
 // Queue returns the queue under the storage.
-func (cs *CollyStorage) Queue() *Queue { return cs.jobs() }
+func (cs *CollyStorage) Queue() *Queue { return cs.q }
 
 // Keys returns the storage's Redis keys.
 func (cs *CollyStorage) Keys() []string { return cs.allKeys() }

@@ -19,12 +19,9 @@ package redis
 // jobs until it is acked (or dropped from the dead letters). Every script
 // that changes something refreshes the TTL of all six keys.
 //
-// Colly's storage (CollyStorage; lua/colly_*.lua, with the queue's
-// prelude and these three as KEYS[7] to KEYS[9]):
-//
-//	<ns>:{<crawl>}:c:visited   ZSET  request id (16 hex) → 0 done, or the deadline (ms) of a claim
-//	<ns>:{<crawl>}:c:cookies   HASH  host → cookies
-//	<ns>:{<crawl>}:c:run       STRING the crawl's run id, written by the first worker to join it
+// Colly's storage (lua/colly_*.lua, with the queue's prelude): the
+// queue's six, then c:visited, c:cookies and c:run as KEYS[7] to KEYS[9];
+// CollyStorage's doc has their layout.
 //
 // The shared circuits (BreakerStore; lua/circuit_*.lua), per domain:
 //
@@ -38,13 +35,8 @@ package redis
 // while open. A closed circuit's Allow writes only q (making the state key,
 // with the retention's TTL, for a domain never seen).
 //
-// The checkpoint (Checkpoint; lua/cp_*.lua):
-//
-//	<ns>:{<crawl>}:cp:recs     HASH  record id (16 hex) → "<seq>|<state>|<record JSON>"
-//	<ns>:{<crawl>}:cp:seq      STRING the last Seq handed out
-//	<ns>:{<crawl>}:cp:meta     HASH  metadata key → value
-//	<ns>:{<crawl>}:cp:info     HASH  format → CheckpointFormat
-//	<ns>:{<crawl>}:cp:s1..s6   ZSET  record id → seq, one per state
+// The checkpoint (lua/cp_*.lua): cp:recs, cp:seq, cp:meta, cp:info and
+// cp:s1..s6; OpenCheckpoint's doc has their layout.
 const (
 	keyReady = iota
 	keyDelayed

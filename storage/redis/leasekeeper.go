@@ -9,23 +9,18 @@ import (
 
 // The lease keeper. A job's lease (Config.VisibilityTimeout) says how long a
 // worker that died keeps its jobs from the others; it must not bound how
-// long a live worker may take. A request waits at the breaker's gate for a
-// Retry-After pause (up to 10 minutes), for its domain's pace and for a
-// LimitRule slot, and a claimed job waits in Colly's queue for a free
-// thread: any of those can outlast the lease, and a job taken back from a
-// live worker is fetched and saved twice. So while this process holds a
-// job that is under way, the keeper extends its lease every third of the
-// visibility timeout, and the job comes back to the other workers only
-// when this process dies (or cannot reach Redis for a whole lease).
+// long a live worker may take, waiting at the breaker's gate (a
+// Retry-After of up to 10 minutes, the domain's pace, a LimitRule slot) or
+// for a free thread in Colly's queue: a job taken back from a live worker
+// is fetched and saved twice. So while a job is under way in this process
+// the keeper extends its lease every third of the visibility timeout (real
+// time; the deadlines it writes are on Config.Clock, as every lease is).
 //
 // Under way means: handed to Colly (IsVisited let it through, or
-// OnRequest saw it) and not settled, for at most the max hold
-// (Config.MaxHold); or claimed by GetRequest and not yet handed to a thread,
-// which Colly's queue does before it asks the storage anything again. A
-// job Colly drops before it starts (a URL filter, MaxDepth, robots.txt)
-// is never under way: it comes back after its lease, as before. The
-// keeper's period is real time; the deadlines it writes are on the
-// storage's clock (Config.Clock), as every lease is.
+// OnRequest saw it) and not settled, for at most Config.MaxHold; or
+// claimed by GetRequest and not yet handed to a thread, which Colly's
+// queue does before it asks the storage anything again. A job Colly drops
+// before it starts is never under way: it comes back after its lease.
 type keeper struct {
 	mu      sync.Mutex
 	jobs    map[string]*kept // job ID → the lease this process holds

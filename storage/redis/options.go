@@ -55,35 +55,26 @@ func (f optionFunc) apply(s *settings) { f(s) }
 // keeps the default, or what an earlier Config set.
 type Config struct {
 	// Namespace is the first part of every key, before the crawl's hash
-	// tag: "<namespace>:{<crawl>}:q:ready". Default "bw". Give tests their
-	// own namespace so their keys can be found and deleted together. Read
-	// by every constructor.
-	//
-	// The braces are a Redis Cluster hash tag, so a crawl's keys share one
-	// slot (the scripts touch several at once; Shards spreads a crawl over
-	// several), and two crawls on one Redis never see each other's state:
-	// "redis-cli --scan --pattern 'bw:{<crawl>}*'" lists a crawl's keys, and
-	// DeleteCrawl removes them.
+	// tag: "<namespace>:{<crawl>}:q:ready". The braces are a Redis Cluster
+	// hash tag, so a crawl's keys share one slot (the scripts touch several
+	// at once) and two crawls on one Redis never see each other's state;
+	// "redis-cli --scan --pattern 'bw:{<crawl>}*'" lists a crawl's keys and
+	// DeleteCrawl removes them. Default "bw". Read by every constructor.
 	Namespace string
 
-	// Shards spreads the crawl over n Redis Cluster hash slots instead of
-	// one, so that n masters can serve one crawl: CollyStorage's jobs and
-	// visited set by a hash of the Colly request's ID, a BreakerStore's
-	// circuits by a hash of the domain, each shard's keys under a hash tag
-	// of its own, "<ns>:{<crawl>/<i>.<k>}:s:…", chosen so that n shards
-	// land on n masters of an evenly split cluster. A claim tries the
-	// shards in turn, starting at the next one each time, so no shard
-	// waits behind another; Stats, QueueSize and DeadLetters add the
-	// shards up. Default (and zero) 1: the crawl's keys share one hash
-	// tag, the layout of the unsharded crawl; n must be in [1, MaxShards].
-	// Jobs are ordered within a shard; across shards a claim takes the
-	// first job of the shard whose turn it is. Every worker of a crawl
-	// must give the same n (like the namespace, it names where the crawl
-	// is): a worker with another n works another crawl. The checkpoint
-	// (OpenCheckpoint) is not sharded. On a single Redis server shards only
-	// cost round trips (a claim asks up to n of them when little is
-	// ready). Read by NewCollyStorage, NewBreakerStore and DeleteCrawl (as
-	// its shards argument).
+	// Shards spreads the crawl over n Redis Cluster hash slots, so that n
+	// masters can serve one crawl: CollyStorage's jobs and visited set by
+	// a hash of the Colly request's ID, a BreakerStore's circuits by a hash
+	// of the domain, each shard under a hash tag of its own,
+	// "<ns>:{<crawl>/<i>.<k>}:s:…", chosen so that n shards land on n
+	// masters of an evenly split cluster. Claims take the shards in turn,
+	// so jobs are ordered within a shard only; Stats, QueueSize and
+	// DeadLetters add the shards up. On a single Redis server shards only
+	// cost round trips. The checkpoint (OpenCheckpoint) is not sharded.
+	// Default (and zero) 1, the unsharded layout; n must be in [1,
+	// MaxShards]. Every worker of a crawl must give the same n: like the
+	// namespace, it names where the crawl is. Read by NewCollyStorage,
+	// NewBreakerStore and DeleteCrawl (as its shards argument).
 	Shards int
 
 	// VisibilityTimeout is how long a claimed job stays leased to its
@@ -140,25 +131,21 @@ type Config struct {
 	// the clock the breaker passes them.
 	Clock clock.Clock
 
-	// Logger makes the package log what it decides on its own, one event
-	// each: the queue's leases taken back, jobs sent to the dead letters
-	// and dead letters dropped over the limit; a BreakerStore's or
-	// CollyStorage's every change between "Redis answers" and "Redis
+	// Logger gets one event for each thing the package decides on its
+	// own: leases taken back, jobs sent to or dropped from the dead
+	// letters, every change between "Redis answers" and "Redis
 	// unreachable". Default: silence. Read by every constructor.
 	Logger zerolog.Logger
 
 	// FailOpen is what a BreakerStore's circuits do while Redis cannot be
-	// reached. False (the default) fails closed: every request is refused
-	// while Redis is unreachable, Allow returning an error that matches
-	// ErrUnavailable and breaker.ErrOpen and converts to a
-	// *circuit.OpenError whose RetryAt is the next connection attempt, so
-	// the breaker parks the request instead of losing it; Redis is tried
-	// again with a backoff (ReconnectBase), by one call at a time. True
-	// falls back to an in-process circuit per domain (circuit.MemoryStore)
-	// while Redis is unreachable, started open where this process last saw
-	// the shared circuit open; each worker then decides alone. The shared
-	// state is used again as soon as Redis answers; what the fallback
-	// circuits learnt is dropped. Read by NewBreakerStore.
+	// reached. False (the default) refuses every request: Allow's error
+	// matches ErrUnavailable and breaker.ErrOpen and converts to a
+	// *circuit.OpenError whose RetryAt is the next connection attempt (one
+	// call at a time, backing off from ReconnectBase), so the breaker parks
+	// the request instead of losing it. True falls back to an in-process
+	// circuit per domain (circuit.MemoryStore), started open where this
+	// process last saw the shared circuit open, and dropped as soon as
+	// Redis answers again. Read by NewBreakerStore.
 	FailOpen bool
 
 	// ProbeLease is how long a half-open probe holds its slot in a
@@ -198,14 +185,12 @@ type Config struct {
 	PollInterval time.Duration
 
 	// WaitHorizon makes a CollyStorage's crawl end when the only work
-	// left is delayed beyond it from now (a domain parked for a long
-	// cooldown, a long backoff): QueueSize does not count those jobs and
-	// GetRequest reports the queue drained, so Colly's Run returns and the
-	// jobs stay queued for the next run. Zero (the default) waits for
-	// every job, however far ahead, and a domain that never recovers keeps
-	// the crawl going: parking spends no attempt. A negative value ends
-	// the crawl as soon as all that is left must wait at all (a horizon of
-	// zero). Read by NewCollyStorage.
+	// left is delayed beyond it from now (a long cooldown or backoff):
+	// QueueSize does not count those jobs and GetRequest reports the queue
+	// drained, so Colly's Run returns and the jobs stay queued for the
+	// next run. Zero (the default) waits for every job, so a domain that
+	// never recovers keeps the crawl going (parking spends no attempt). A
+	// negative value is a horizon of zero. Read by NewCollyStorage.
 	WaitHorizon time.Duration
 
 	// MaxHold bounds how long a CollyStorage keeps extending the lease of
@@ -233,12 +218,7 @@ func (c Config) apply(s *settings) {
 		}
 		s.shards = c.Shards
 	}
-	if c.VisibilityTimeout != 0 {
-		if c.VisibilityTimeout < time.Millisecond {
-			s.bad("Config.VisibilityTimeout %v: must be at least 1ms", c.VisibilityTimeout)
-		}
-		s.visibility = c.VisibilityTimeout
-	}
+	s.atLeast("VisibilityTimeout", c.VisibilityTimeout, time.Millisecond, &s.visibility)
 	if c.MaxAttempts != 0 {
 		if c.MaxAttempts < 1 {
 			s.bad("Config.MaxAttempts %d: must be at least 1", c.MaxAttempts)
@@ -246,12 +226,7 @@ func (c Config) apply(s *settings) {
 		s.maxAttempts = c.MaxAttempts
 	}
 	s.backoff("Backoff", c.BackoffBase, c.BackoffCap, &s.backoffBase, &s.backoffCap)
-	if c.Retention != 0 {
-		if c.Retention < time.Second {
-			s.bad("Config.Retention %v: must be at least 1s", c.Retention)
-		}
-		s.retention = c.Retention
-	}
+	s.atLeast("Retention", c.Retention, time.Second, &s.retention)
 	if c.DeadLetterLimit != 0 {
 		s.deadLimit = max(c.DeadLetterLimit, 0) // negative: no cap, 0 inside
 	}
@@ -268,28 +243,13 @@ func (c Config) apply(s *settings) {
 	if c.FailOpen {
 		s.failOpen = true
 	}
-	if c.ProbeLease != 0 {
-		if c.ProbeLease < time.Millisecond {
-			s.bad("Config.ProbeLease %v: must be at least 1ms", c.ProbeLease)
-		}
-		s.probeLease = c.ProbeLease
-	}
+	s.atLeast("ProbeLease", c.ProbeLease, time.Millisecond, &s.probeLease)
 	s.backoff("Reconnect", c.ReconnectBase, c.ReconnectCap, &s.reconnectBase, &s.reconnectCap)
 	if c.MaxOutage != 0 {
 		s.maxOutage = c.MaxOutage
 	}
-	if c.ClaimTTL != 0 {
-		if c.ClaimTTL < time.Millisecond {
-			s.bad("Config.ClaimTTL %v: must be at least 1ms", c.ClaimTTL)
-		}
-		s.claimTTL = c.ClaimTTL
-	}
-	if c.PollInterval != 0 {
-		if c.PollInterval < time.Millisecond {
-			s.bad("Config.PollInterval %v: must be at least 1ms", c.PollInterval)
-		}
-		s.pollInterval = c.PollInterval
-	}
+	s.atLeast("ClaimTTL", c.ClaimTTL, time.Millisecond, &s.claimTTL)
+	s.atLeast("PollInterval", c.PollInterval, time.Millisecond, &s.pollInterval)
 	if c.WaitHorizon != 0 {
 		s.horizon = max(c.WaitHorizon, 0) // negative: a horizon of zero
 	}
@@ -362,6 +322,18 @@ func defaults() settings {
 
 func (s *settings) bad(format string, args ...any) {
 	s.errs = append(s.errs, fmt.Errorf(format, args...))
+}
+
+// atLeast sets *dst to v (Config's field name) when v is non-zero, and
+// notes a v below least.
+func (s *settings) atLeast(name string, v, least time.Duration, dst *time.Duration) {
+	if v == 0 {
+		return
+	}
+	if v < least {
+		s.bad("Config.%s %v: must be at least %v", name, v, least)
+	}
+	*dst = v
 }
 
 // backoff sets a base/cap pair (Config's <name>Base and <name>Cap) from

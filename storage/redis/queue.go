@@ -91,9 +91,6 @@ func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settin
 	}
 }
 
-// Crawl returns the crawl id the queue serves.
-func (q *jobQueue) Crawl() string { return q.crawl }
-
 // Keys returns the Redis keys of the queue, for inspection and cleanup:
 // ready, delayed, inflight, dead, jobs, leases; shard after shard with
 // Config.Shards.
@@ -364,14 +361,10 @@ func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, 
 	if err != nil {
 		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
 	}
-	flag := "0"
-	if bury {
-		flag = "1"
-	}
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
 	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(),
-		job.ID, job.lease, rec, int(next.Lane), next.NotBefore.UnixMilli(), flag)...).Slice()
+		job.ID, job.lease, rec, int(next.Lane), next.NotBefore.UnixMilli(), flag(bury))...).Slice()
 	if err != nil {
 		return q.wrap(ctx, op, err)
 	}
@@ -505,10 +498,13 @@ type Stats struct {
 func (s Stats) Pending() int64 { return s.Ready + s.Delayed + s.InFlight }
 
 // Stats counts the queue's jobs in one round trip.
-func (q *jobQueue) Stats(ctx context.Context) (Stats, error) {
+func (q *jobQueue) Stats(ctx context.Context) (Stats, error) { return q.stats(ctx, q.now()) }
+
+// stats is Stats counting the delayed jobs due by dueBy as ready.
+func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
-	now := strconv.FormatInt(q.now().UnixMilli(), 10)
+	now := strconv.FormatInt(dueBy.UnixMilli(), 10)
 	type counts struct{ ready, due, delayed, inflight, dead *goredis.IntCmd }
 	c := make([]counts, len(q.shards))
 	_, err := q.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
@@ -534,12 +530,6 @@ func (q *jobQueue) Stats(ctx context.Context) (Stats, error) {
 		st.Dead += c.dead.Val()
 	}
 	return st, nil
-}
-
-// Len is the number of jobs not yet finished: Stats().Pending().
-func (q *jobQueue) Len(ctx context.Context) (int64, error) {
-	s, err := q.Stats(ctx)
-	return s.Pending(), err
 }
 
 // args builds the ARGV every script starts with (see lua/prelude.lua).
