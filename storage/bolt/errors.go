@@ -21,26 +21,20 @@ type FileError struct {
 }
 
 func (e *FileError) Error() string {
-	var b strings.Builder
-	b.WriteString("storage/bolt: ")
-	b.WriteString(e.Path)
+	s := "storage/bolt: " + e.Path
 	if e.Kind != nil {
-		b.WriteString(": ")
-		b.WriteString(strings.TrimPrefix(e.Kind.Error(), "storage: "))
+		s += ": " + strings.TrimPrefix(e.Kind.Error(), "storage: ")
 	}
 	if e.Detail != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Detail)
+		s += ": " + e.Detail
 	}
 	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		s += ": " + e.Err.Error()
 	}
 	if e.Hint != "" {
-		b.WriteString("; ")
-		b.WriteString(e.Hint)
+		s += "; " + e.Hint
 	}
-	return b.String()
+	return s
 }
 
 // Unwrap returns Kind and Err, those that are set.

@@ -102,24 +102,13 @@ type options struct {
 }
 
 func newOptions(cfg []Config) (options, error) {
-	o := options{log: zerolog.Nop()}
+	o := options{flushInterval: DefaultFlushInterval, batchSize: DefaultBatchSize,
+		lockTimeout: DefaultLockTimeout, log: zerolog.Nop()}
 	for _, c := range cfg {
 		c.apply(&o)
 	}
-	if o.err != nil {
-		return o, o.err
-	}
-	if o.flushInterval == 0 {
-		o.flushInterval = DefaultFlushInterval
-	}
-	if o.batchSize == 0 {
-		o.batchSize = DefaultBatchSize
-	}
-	if o.lockTimeout == 0 {
-		o.lockTimeout = DefaultLockTimeout
-	}
 	o.clock = clock.OrSystem(o.clock)
-	return o, nil
+	return o, o.err
 }
 
 func (o *options) reject(format string, args ...any) {
