@@ -140,9 +140,6 @@ func (b *Set) Hook(onTransition func(circuit.Transition), onDegrading func(strin
 	}
 }
 
-// Clock is the Set's clock.
-func (b *Set) Clock() clock.Clock { return b.clock }
-
 // Domain is everything the breaker knows about one host. The fields a
 // closed Allow and Record touch come first, in about two cache lines (mem
 // to counts[Success]): on a broad crawl a domain is mostly out of the
@@ -190,9 +187,9 @@ type Domain struct {
 // hostOf returns the domain key for a URL host (hostkey.Of).
 func hostOf(host string) string { return hostkey.Of(host) }
 
-// domain returns host's domain, pinned: the caller unpins it, or hands
+// Pin returns host's domain, pinned: the caller unpins it, or hands
 // the pin to a Ticket.
-func (b *Set) domain(host string) (*Domain, error) {
+func (b *Set) Pin(host string) (*Domain, error) {
 	if v, ok := b.domains.Load(host); ok {
 		if d := v.(*Domain); d.pin() {
 			b.touch(d)
@@ -216,17 +213,17 @@ type Ticket struct {
 
 // Allow is what breaker.Breaker.Allow does (its doc says how).
 func (b *Set) Allow(host string) (Ticket, error) {
-	d, err := b.domain(hostOf(host))
+	d, err := b.Pin(hostOf(host))
 	if err != nil {
 		return Ticket{}, err
 	}
-	return b.allow(d)
+	return b.AllowPinned(d)
 }
 
-// allow asks d's circuit; d is pinned, and the pin goes to the ticket, or
+// AllowPinned asks d's circuit; d is pinned, and the pin goes to the ticket, or
 // is let go with a refusal.
-func (b *Set) allow(d *Domain) (Ticket, error) {
-	if open := b.knownOpen(d); open != nil {
+func (b *Set) AllowPinned(d *Domain) (Ticket, error) {
+	if open := b.KnownOpen(d); open != nil {
 		d.Refused.Add(1)
 		d.Unpin()
 		return Ticket{}, open
@@ -280,13 +277,13 @@ type openMark struct {
 	until int64 // unix nanos
 }
 
-// knownOpen returns the cached refusal while the domain is known to be
+// KnownOpen returns the cached refusal while the domain is known to be
 // open: no lock, no allocation, no store round trip. On the system clock
 // it does not even read the time (a clock read is most of a refusal's
 // cost, 50–70 ns on some virtual machines): a timer armed by setOpen drops
 // the mark once RetryAt has passed. Any other clock is read, so a fake
 // clock's Advance takes effect at once.
-func (b *Set) knownOpen(d *Domain) *circuit.OpenError {
+func (b *Set) KnownOpen(d *Domain) *circuit.OpenError {
 	if h := d.held.Load(); h != nil {
 		return b.heldRefusal(d, h)
 	}

@@ -39,7 +39,7 @@ func (b *Set) early(d *Domain, s early.Signals) {
 					Msg("breaker: most other domains slowed at the same time: the slowness is this crawler's (CPU, network, a stall), not the site's; no latency trip")
 				return
 			}
-			b.holdOpen(d, circuit.ReasonLatencySlope)
+			b.HoldOpenFor(d, circuit.ReasonLatencySlope)
 			return
 		}
 	case -1:
@@ -50,13 +50,13 @@ func (b *Set) early(d *Domain, s early.Signals) {
 	if s.SlowTrip {
 		b.log.Warn().Str("event", "slow_calls").Str("domain", d.Name).Float64("slow_share", round3(s.SlowShare)).
 			Dur("slow_call", d.Profile.SlowCall).Msgf("breaker: %s answers too slowly too often", d.Name)
-		b.holdOpen(d, circuit.ReasonSlowCalls)
+		b.HoldOpenFor(d, circuit.ReasonSlowCalls)
 	}
 }
 
-// holdOpen opens d's circuit for its cooldown (grown, if it keeps
+// HoldOpenFor opens d's circuit for its cooldown (grown, if it keeps
 // tripping) for a reason found outside the circuit's window.
-func (b *Set) holdOpen(d *Domain, reason string) {
+func (b *Set) HoldOpenFor(d *Domain, reason string) {
 	t, err := d.Circuit.HoldOpen(b.clock, b.clock.Now().Add(d.Profile.Cooldown), reason)
 	if err != nil {
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: opening the circuit failed")

@@ -2,10 +2,10 @@ package domains
 
 import "time"
 
-// handBack says when a throttled request's re-send could leave, if that
+// HandBack says when a throttled request's re-send could leave, if that
 // is beyond the resend horizon (Config.ResendHorizon): the later of the
 // domain's pause and its next start slot by the pace.
-func (b *Set) handBack(d *Domain, now time.Time) (time.Time, bool) {
+func (b *Set) HandBack(d *Domain, now time.Time) (time.Time, bool) {
 	if b.resendHorizon <= 0 {
 		return time.Time{}, false
 	}

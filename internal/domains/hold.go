@@ -9,7 +9,7 @@ import (
 
 // HoldOpen is what breaker.Breaker.HoldOpen does (its doc says how).
 func (b *Set) HoldOpen(host string, until time.Time, reason string) error {
-	d, err := b.domain(hostOf(host))
+	d, err := b.Pin(hostOf(host))
 	if err != nil {
 		return err
 	}
@@ -25,7 +25,7 @@ func (b *Set) HoldOpen(host string, until time.Time, reason string) error {
 
 // SetMinGap is what breaker.Breaker.SetMinGap does (its doc says how).
 func (b *Set) SetMinGap(host string, gap time.Duration) error {
-	d, err := b.domain(hostOf(host))
+	d, err := b.Pin(hostOf(host))
 	if err != nil {
 		return err
 	}

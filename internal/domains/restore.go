@@ -87,7 +87,7 @@ func (b *Set) domainSnapshot(d *Domain, s circuit.Snapshot) DomainSnapshot {
 
 // Restore is what breaker.Breaker.Restore does (its doc says how).
 func (b *Set) Restore(s DomainSnapshot) error {
-	d, err := b.domain(hostOf(s.Domain))
+	d, err := b.Pin(hostOf(s.Domain))
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,10 @@ package domains
 
 import "time"
 
-// timeoutFor is the request timeout the breaker's transport applies to d:
+// TimeoutFor is the request timeout the breaker's transport applies to d:
 // its adaptive timeout, else the fleet's prior (deadline.Prior) if its
 // profile sets one, 0 for none.
-func (b *Set) timeoutFor(d *Domain) time.Duration {
+func (b *Set) TimeoutFor(d *Domain) time.Duration {
 	if t := time.Duration(d.Timeout.Load()); t > 0 {
 		return t
 	}
