@@ -7,84 +7,50 @@ import (
 	"time"
 )
 
-// Profile configures the circuit of a domain (or any key), and the early
-// warnings a caller keeps beside it.
-//
-// WindowSize is how many of the latest counted outcomes (successes and
-// failures) the circuit remembers. It must be at least 1.
-//
-// FailureThreshold is the failure rate, in (0, 1], at or above which a full
-// window trips the circuit. The circuit trips as soon as its failures reach
-// that rate of a full window (the rate times WindowSize, rounded up),
-// before the window is full:
-// whatever filled the rest, the rate would be at or above the threshold.
-// So a crawl that starts on (or resumes into) a failing site, or whose
-// pages are mostly 404s that are not counted, trips after as few failures
-// as one that had a full window of successes, and never on fewer.
-//
-// ConsecutiveFailures, if above 0, also trips the circuit after that many
-// failures in a row, full window or not ("three strikes"). 0
-// turns the rule off.
-//
-// Cooldown is how long an open circuit refuses requests before it lets
-// probes through. It must be above 0.
-//
-// HalfOpenProbes is how many probe requests a half-open circuit lets be in
-// flight at once, and how many must pass for it to close. It must be at
-// least 1. One failed probe re-opens the circuit.
-//
-// The fields above are the circuit itself (Settings, and all a shared
-// circuit in Redis keeps); the ones below let the breaker (package
-// extensions/breaker) see degradation coming. Each is off at its zero
-// value.
-//
-// SlowCall and SlowCallRate are resilience4j's slow-call rule: a success
-// slower than SlowCall is a slow call, and once the domain's latest
-// WindowSize counted outcomes are in, a share of slow calls at or above
-// SlowCallRate trips the circuit (reason slow_calls). Set both or neither.
-//
-// SlopeMultiple watches the latency slope (bugs are flat,
-// degradation is a slope). The breaker keeps a baseline of the domain's
-// median success latency; when the median of the latest successes rises
-// past SlopeMultiple × baseline, and at least SlopeFloor above it, it emits
-// a degrading warning event, and with SlopeTrip it trips the circuit too
-// (reason latency_slope), before errors appear. The baseline remembers the
-// most requests in flight to the domain it was taken at; a request sent
-// with more in flight than that is not counted on the slope, since its
-// latency includes a queue of the client's own (its connections, its CPU)
-// that the baseline never paid: a burst of the crawler's own does not
-// read as the site degrading.
-//
-// MaxCooldown, if set, grows the cooldown of a domain that trips again
-// before a healthy stretch (WindowSize successes in a row), like Envoy's
-// ejection time: Cooldown × trips in a row, capped at MaxCooldown, drawn
-// uniformly between Cooldown and that (full jitter) so that domains never
-// reopen in lock-step. Each healthy stretch takes one trip off the count.
-//
-// TimeoutMultiple sets an adaptive request timeout: once the domain has
-// TimeoutAfter successes, a request to it slower than TimeoutMultiple × the
-// 95th percentile of its recent success latencies (never less than
-// TimeoutFloor) is cut and counted as degraded, so a site whose pages took
-// 50 ms does not hold a slot for the full client timeout when it starts
-// hanging.
-//
-// There are no silent defaults: start from Conservative(), Standard() or
-// Aggressive() and change what differs. Validate reports the first field that
-// is out of range.
+// Profile configures the circuit of a domain (or any key) and the early
+// warnings a caller keeps beside it. There are no silent defaults: start
+// from Conservative, Standard or Aggressive and change what differs.
+// Fields past HalfOpenProbes are off at their zero value.
 type Profile struct {
-	Name                string
-	WindowSize          int
-	FailureThreshold    float64
+	Name string
+	// WindowSize is how many of the latest counted outcomes the circuit
+	// remembers (at least 1).
+	WindowSize int
+	// FailureThreshold, in (0, 1], trips the circuit as soon as its
+	// failures reach that rate of a full window (rounded up), full or not:
+	// a crawl that starts on a failing site trips after as few failures as
+	// one that had a window of successes.
+	FailureThreshold float64
+	// ConsecutiveFailures, above 0, also trips after that many failures in
+	// a row.
 	ConsecutiveFailures int
-	Cooldown            time.Duration
-	HalfOpenProbes      int
+	// Cooldown is how long an open circuit refuses before it lets probes
+	// through (above 0).
+	Cooldown time.Duration
+	// HalfOpenProbes is how many probes may be in flight at once and must
+	// pass to close the circuit; one failed probe re-opens it.
+	HalfOpenProbes int
 
-	SlowCall        time.Duration
-	SlowCallRate    float64
-	SlopeMultiple   float64
-	SlopeFloor      time.Duration
-	SlopeTrip       bool
-	MaxCooldown     time.Duration
+	// SlowCall and SlowCallRate are resilience4j's slow-call rule: once a
+	// window of outcomes is in, a share of successes slower than SlowCall
+	// at or above SlowCallRate trips the circuit. Set both or neither.
+	SlowCall     time.Duration
+	SlowCallRate float64
+	// SlopeMultiple warns (and with SlopeTrip, trips) when the median of
+	// the latest successes rises past SlopeMultiple × the domain's
+	// baseline median and at least SlopeFloor above it. Requests sent with
+	// more in flight than when the baseline was taken are not judged: a
+	// burst of the crawler's own is not the site slowing down.
+	SlopeMultiple float64
+	SlopeFloor    time.Duration
+	SlopeTrip     bool
+	// MaxCooldown grows the cooldown of a key that trips again before a
+	// healthy stretch: Cooldown × trips in a row, capped here, with full
+	// jitter so that domains never reopen in lock-step.
+	MaxCooldown time.Duration
+	// TimeoutMultiple cuts, once TimeoutAfter successes are in, a request
+	// slower than TimeoutMultiple × the p95 of recent successes (at least
+	// TimeoutFloor), counting it degraded.
 	TimeoutMultiple float64
 	TimeoutFloor    time.Duration
 	TimeoutAfter    int

@@ -99,33 +99,25 @@ func (b *Breaker) State(host string) circuit.State { return b.set.State(host) }
 // compacted ones included (see Config.IdleTTL).
 func (b *Breaker) Stats() []DomainStats { return b.set.Stats() }
 
-// DefaultIdleTTL is how long a domain must be left alone before it is
-// compacted, unless Config.IdleTTL says otherwise: the fleet guard's default
-// Active span, so a compacted domain is never one the guard still counts
-// as active.
+// DefaultIdleTTL is Config.IdleTTL's default: the fleet guard's Active
+// span, so a compacted domain is never one the guard counts as active.
 const DefaultIdleTTL = domains.DefaultIdleTTL
 
-// FleetGuard judges the whole fleet of domains rather than each one
-// (Config.Fleet): when many domains trip at once on network failures
-// (no HTTP answer) while none succeeds, the client (proxy, network,
-// resolver) is suspected, every active domain paused together for Pause
-// and the run ends in error; a large share of blocked or throttled answers
-// across every domain raises a fleet-wide alarm. Zero fields take the
-// defaults; Off disables the guard. internal/fleet is the whole policy,
-// and its Config's doc every field's.
+// FleetGuard judges all domains together (Config.Fleet): when many trip
+// at once on network failures while none succeeds, the client is suspected,
+// every active domain is paused and the run ends in error. Zero fields take
+// the defaults; Off disables it. Fields: go doc
+// github.com/breakwater-crawl/breakwater/internal/fleet.Config
 type FleetGuard = fleet.Config
 
-// Overview is every domain at a glance: totals over all of them, and the
-// full stats of the few worth a look. Unlike Stats, it costs no
-// allocation per domain, and none at all per compacted domain, so a
-// metrics scrape of a broad crawl can afford it.
+// Overview is every domain at a glance: totals, and the stats of the few
+// worth a look, without an allocation per domain (a metrics scrape of a
+// broad crawl can afford it).
 // Fields: go doc github.com/breakwater-crawl/breakwater/internal/domains.Overview
 type Overview = domains.Overview
 
-// DomainSnapshot is one domain's circuit at one moment, and the
-// Retry-After pause it is under, if any: what Snapshots returns, what a
-// checkpoint saves and what Restore puts back. A Circuit's Snapshot fills
-// in the circuit's fields (Domain to ProbesInFlight).
+// DomainSnapshot is one domain's circuit and Retry-After pause at one
+// moment: what Snapshots returns, a checkpoint saves and Restore puts back.
 // Fields: go doc github.com/breakwater-crawl/breakwater/internal/domains.DomainSnapshot
 type DomainSnapshot = domains.DomainSnapshot
 
@@ -133,54 +125,33 @@ type DomainSnapshot = domains.DomainSnapshot
 // worth a look (see Overview.Top); k ≤ 0 lists none.
 func (b *Breaker) Overview(k int) Overview { return b.set.Overview(k) }
 
-// Snapshots returns the circuit of each of hosts, or of every domain seen
-// when there are none, as it stands now, sorted by domain: its state, its
-// window's outcomes and failures, its pause, for a checkpoint to save. A
-// host never seen, or whose store cannot be read, is left out.
+// Snapshots returns the circuits of hosts (all domains seen when none are
+// named), sorted by domain, for a checkpoint to save. A host never seen, or
+// whose store cannot be read, is left out.
 func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot { return b.set.Snapshots(hosts...) }
 
-// Restore puts back s.Domain's circuit and pause as a checkpoint saved
-// them, so a restart is not a way around a cooldown or a Retry-After
-// pause:
-//
-//   - a HaltUntil still ahead: no request to the domain leaves before it;
-//   - a circuit saved open (or half-open) whose RetryAt is still ahead:
-//     it opens until RetryAt, counting Trips trips so far (an error if the
-//     store's circuits cannot be restored);
-//   - one saved open whose cooldown ended while the crawl was stopped:
-//     probation, a full window one failure short of a trip; its first
-//     failure re-opens it, as a failed half-open probe would, and a site
-//     that recovered is not held up;
-//   - one saved closed: its window gets back WindowLen outcomes, the
-//     latest WindowFailures of them failures (the failures that were
-//     piling up when the crawl stopped), so that a site still failing
-//     after a restart trips as fast as it would have without one.
-//
-// A restored window never trips the circuit (failures beyond one short of
-// a trip, by the failure rate or ConsecutiveFailures, are dropped), counts
-// nothing in Stats and calls no hook: nothing was sent. A circuit that is
-// not closed gets no window. The other fields of s are not read.
+// Restore puts back a domain's circuit and pause as a checkpoint saved
+// them, so a restart is no way around a cooldown or a Retry-After: a pause
+// still ahead holds; a circuit open until a time still ahead opens until
+// then; one whose cooldown ended while the crawl was stopped is on
+// probation (its first failure re-opens it); a closed one gets its window's
+// failures back, one short of a trip at most. Nothing is counted in Stats
+// and no hook is called: nothing was sent.
 func (b *Breaker) Restore(s DomainSnapshot) error { return b.set.Restore(s) }
 
-// HoldOpen opens host's circuit until until, for a reason found outside
-// its window (reason names it in the transition, e.g. "robots_unavailable"):
-// requests to host are refused and handed to OnRefused hooks as if it had
-// tripped, and from until on it is probed as after a cooldown. A circuit
-// already open stays open at least until then, never shorter. The
-// transition is logged and reaches OnTransition hooks. It returns an
-// error if the store's circuits cannot be held open from outside.
+// HoldOpen opens host's circuit until until for a reason found outside
+// its window (named in the transition, e.g. "robots_unavailable"), then
+// probes it as after a cooldown. An open circuit is never shortened. It
+// fails if the store's circuits cannot be held open from outside.
 func (b *Breaker) HoldOpen(host string, until time.Time, reason string) error {
 	return b.set.HoldOpen(host, until, reason)
 }
 
-// SetMinGap raises host's least gap between two requests to gap, for a
-// rule found outside the breaker (robots.txt's Crawl-delay): the pace never
-// goes below it from now on, recovery included, and a throttle slows the
-// domain from there. A gap at or below the domain's least gap already
-// changes nothing. Each worker of a shared crawl sets its own.
+// SetMinGap raises host's least gap between two requests to gap (a
+// robots.txt Crawl-delay): the pace never goes below it from now on. A
+// smaller gap changes nothing. Each worker of a shared crawl sets its own.
 func (b *Breaker) SetMinGap(host string, gap time.Duration) error { return b.set.SetMinGap(host, gap) }
 
-// Sweep compacts now every domain left alone for at least the idle TTL
-// with nothing to remember (see Config.IdleTTL). The breaker sweeps by
-// itself; Sweep is for a measurement, or for a long pause in a crawl.
+// Sweep compacts now every domain idle for Config.IdleTTL with nothing to
+// remember. The breaker sweeps by itself; Sweep is for measurements.
 func (b *Breaker) Sweep() { b.set.Sweep() }

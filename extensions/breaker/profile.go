@@ -2,7 +2,6 @@ package breaker
 
 import (
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/internal/early"
 )
 
 // Profile configures the circuit of a domain and the early warnings
@@ -26,10 +25,3 @@ func Standard() Profile { return circuit.Standard() }
 // Aggressive suits high-volume crawls over many domains that are cheap to
 // re-run (circuit.Aggressive).
 func Aggressive() Profile { return circuit.Aggressive() }
-
-// earlySettings is the part of p the early warnings read.
-func earlySettings(p Profile) early.Settings {
-	return early.Settings{WindowSize: p.WindowSize, SlowCall: p.SlowCall, SlowCallRate: p.SlowCallRate,
-		SlopeMultiple: p.SlopeMultiple, SlopeFloor: p.SlopeFloor, TimeoutMultiple: p.TimeoutMultiple,
-		TimeoutAfter: p.TimeoutAfter, TimeoutFloor: p.TimeoutFloor}
-}

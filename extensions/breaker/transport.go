@@ -14,19 +14,6 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// wrap wraps base (http.DefaultTransport when nil) in the breaker's
-// transport: it cuts each request once it outlives its domain's adaptive
-// timeout (Profile TimeoutMultiple), records a transport error before
-// Colly frees the LimitRule slot, and fails a request the gate refused with
-// its *CircuitOpenError. Register installs it around the collector's own
-// transport.
-func (b *Breaker) wrap(base http.RoundTripper) http.RoundTripper {
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return newTransport(b, base).outer
-}
-
 func newTransport(b *Breaker, base http.RoundTripper) *transport {
 	t := &transport{b: b, base: base}
 	t.cuts.TimeoutOf = func(k any) time.Duration { return b.set.TimeoutFor(k.(*domains.Domain)) }

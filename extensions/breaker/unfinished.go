@@ -12,25 +12,6 @@ import (
 // past it, it counts them per domain.
 const DefaultUnfinishedSample = 10_000
 
-// withUnfinishedSample bounds the breaker's unfinished list: it lists at
-// most about n URLs (default DefaultUnfinishedSample) and, past that,
-// only counts the URLs of each domain, so a broad crawl with a million
-// refused URLs does not hold a million entries. A negative n lists every
-// URL, as before.
-//
-// The full list is the checkpoint's job: with extensions/checkpoint every
-// URL's state (failed, parked, pending) is in its store, whatever the
-// breaker lists.
-func withUnfinishedSample(n int) Config {
-	return Config{set: func(b *Breaker) error {
-		if n == 0 {
-			n = DefaultUnfinishedSample
-		}
-		b.unfinished.limit = n
-		return nil
-	}}
-}
-
 // unfinishedList is the breaker's unfinished URLs: a sample listed by URL,
 // counts per domain past it.
 type unfinishedList struct {
