@@ -10,14 +10,10 @@ import (
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
-// A domain that answers 401 or 403 to every request is refusing the
-// client, not failing: the circuit never counts it, so without more a
-// blocked site would receive every URL queued for it, and every retry.
-// After Config.BlockedAfter such answers in a row the domain is held for
-// the rest of the run: refused like an open circuit (the refusal says
-// Blocked), its URLs listed unfinished and kept by a checkpoint for the
-// next run, and the run's ending is an error, since the same client
-// rescheduled meets the same block.
+// A domain answering 401/403 to everything refuses the client; it is not
+// failing, so the circuit never counts it. After Config.BlockedAfter such
+// answers in a row the domain is held for the rest of the run, refused as
+// Blocked, and the run ends in error.
 
 // holdBlocked holds d after n blocked answers in a row, once.
 func (b *Set) holdBlocked(d *Domain, n int64) {

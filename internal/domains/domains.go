@@ -397,13 +397,10 @@ func (b *Set) transitioned(d *Domain, t circuit.Transition) {
 	}
 }
 
-// alarms counts throttled and blocked answers in a row and raises one
-// warning each time a run of them reaches the alarm threshold.
-//
-// A run of blocked answers is in the order their requests left (seq, the
-// circuit's ticket order; 0 unknown): a success whose request left before
-// the run's first blocked one (a page recorded once its callbacks are
-// over, after the links it found were answered) does not end it.
+// alarms counts throttled and blocked answers in a row and warns each time
+// a run reaches the alarm threshold. Blocked runs follow the order requests
+// left (seq; 0 unknown): a success that left before the run began, recorded
+// late, does not end it.
 func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 	switch c {
 	case circuit.Throttled:

@@ -1,19 +1,10 @@
 package domains
 
-// room is how many requests d may have in flight: as many as its circuit
-// can still take failures before it trips, at least one. Every request in
-// flight could fail; with no more than that in flight, the circuit is
-// always there to stop the next one, whatever Colly's LimitRules do.
-//
-// A domain that has not answered a single request well yet gets one: a
-// site that hangs from its first request then holds one of a shared
-// LimitRule's slots, not all of them, while the others earn the timeout it
-// will borrow (slow start).
-//
-// A run of blocked answers (401/403) shrinks the room the same way: a
-// domain held after Config.BlockedAfter of them in a row has no more in
-// flight than its hold can still stop, however its requests reach the
-// breaker (a clone's are bounded by the room alone).
+// room is how many requests d may have in flight: as many failures as its
+// circuit (or its blocked hold) can still take before it stops the domain,
+// at least one, so the circuit is always there to stop the next request.
+// A domain with no good answer yet gets one (slow start): a site that hangs
+// from its first request holds one of a shared LimitRule's slots, not all.
 func (d *Domain) room() int {
 	if d.LastOK.Load() == 0 {
 		return 1
