@@ -1,20 +1,11 @@
 package breaker
 
-// This file gates, at the transport, the requests the breaker's callbacks
-// never saw, and follows a request across redirects to other hosts.
-//
-// A clone's requests (Clone copies no callback) and Colly's robots.txt
-// fetches reach the transport with no record from the gate: the transport
-// gates them against their host's circuit and records their outcome from
-// the status, the transport and the body's read, a bare attempt. It
-// cannot be validated, and a throttled one is handed back (listed
-// unfinished until its domain's pause ends), since sending it again needs
-// the collector.
-//
-// net/http follows a redirect with a copy of the header map, so a hop
-// finds its attempt by its first request's headers. A hop to another host
-// is a new attempt against that host's circuit: the redirecting host
-// answered (a success for it), and what the target answers is the target's.
+// This file gates at the transport the requests no callback of the
+// breaker's saw (a clone's, robots.txt fetches): a bare attempt, recorded
+// from status, transport and body read, never validated, and handed back
+// when throttled. It also follows redirects: a hop finds its attempt by
+// its first request's headers, and a hop to another host is a new attempt
+// against that host's circuit.
 
 import (
 	"context"
@@ -107,15 +98,11 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 	return a, nil
 }
 
-// admit lets a request the transport gates leave for d, pinned: it waits
-// for d's pace, then asks d's circuit. The wait runs on the client's clock
-// (its Timeout started before the transport was called), so it lasts at
-// most half of what req's deadline leaves: a request sent after waiting
-// still has the time to be answered. A patient request, at that point,
-// waits on for room until the crawl ends if d is healthy then (a
-// Retry-After's halt stays on the client's clock): its caller does not
-// count the wait as the site's time (patientRequest). A wait cut short is
-// waitErr; a refusal by the circuit, open. Either way d is let go.
+// admit waits for d's pace (d pinned), then asks d's circuit. The wait runs
+// on the client's Timeout, already started, so it lasts at most half of
+// what is left; a patient request to a healthy d then waits on until the
+// crawl ends, and patientRequest moves its deadline. A wait cut short is
+// waitErr, a refusal open; either way d is let go.
 func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (tk Ticket, left int64, ep uint64, waitErr error, open *circuit.OpenError) {
 	b := t.b
 	ctx := req.Context()
@@ -162,14 +149,10 @@ func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (t
 	return tk, left, ep, nil, nil
 }
 
-// patientRequest is req with its client's deadline moved on by waited,
-// the time it waited for room at the transport: that wait was the
-// breaker's, not the site's. An unregistered clone's requests, all sent at
-// once to a healthy site, queue for its room (the requests its circuit can
-// still stop) for longer than the client's timeout; cut by it, a healthy
-// site's pages were held back, and nothing of the user's sends them again.
-// The request still ends with the crawl. Its stop is called once its
-// answer is read or it failed.
+// patientRequest is req with its client's deadline moved on by waited, the
+// wait for room at the transport: the breaker's time, not the site's (an
+// unregistered clone's burst to a healthy site would otherwise time out).
+// It still ends with the crawl; call stop once the answer is read.
 func patientRequest(req *http.Request, waited time.Duration, crawl context.Context) (*http.Request, func()) {
 	parent := context.WithoutCancel(req.Context())
 	var ctx context.Context
@@ -275,17 +258,11 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	return nil
 }
 
-// holdHop keeps for a re-send the URL of a, whose redirect's hop req
-// waited for room at its target past half the client's timeout. Its wait
-// ran on the client's clock, already started before the redirect: at a
-// target whose room is full for a while (its pages' callbacks hold their
-// slots), a healthy site's URL would end refused. So the breaker sends it
-// again itself once the client has given up (resendHop), straight to the
-// target: a gated request waits for room before Colly's limits, on no
-// timer. A copy the user's retry loop sends is dropped, as a throttled
-// URL's is. It reports whether a is kept so: not for a bare attempt
-// (nothing but the user can send it again), once the crawl has ended, or
-// past the URL's re-send budget (the throttle's, shared).
+// holdHop keeps a's URL for a re-send when its redirect's hop req waited
+// for room at the target past half the client's timeout: the breaker sends
+// it again itself, straight to the target, where it waits for room on no
+// timer (resendHop); copies from the user's retries are dropped. Not for a
+// bare attempt, once the crawl has ended, or past the re-send budget.
 func (b *Breaker) holdHop(crawl context.Context, a *attempt, req *http.Request) bool {
 	if a.bare || crawl.Err() != nil || !b.resendBudgetLeft(req.URL.String()) {
 		return false

@@ -63,38 +63,20 @@ type attempt struct {
 	sentURL       string        // a bare attempt's own URL, when it is recorded under another (bare.go)
 }
 
-// Register wires the breaker into c. It is a colly.CollectorOption, and
-// fits breakwater.Use.
+// Register wires the breaker into c; it is a colly.CollectorOption and
+// fits breakwater.Use. The circuit decides in OnRequestHeaders, once
+// Colly's LimitRule slot is taken and right before the request leaves;
+// OnRequest refuses early what is already known to be refused. A refusal
+// reaches OnError and the OnRefused hooks as an error matching ErrOpen.
 //
-// The decision is taken when the request actually leaves: in
-// OnRequestHeaders, which Colly runs after the LimitRule slot is taken and
-// right before the client sends (asked in OnRequest alone, every queued
-// request would be allowed before the first failure came back). OnRequest
-// still refuses early, and cheaply, what it already knows is refused, and
-// that refusal too reaches the collector's OnError callbacks and the
-// OnRefused hooks, with the same error (errors.Is(err, ErrOpen)).
-//
-// Register wraps the collector's transport (its default, or the one given
-// to WithTransport or SetClient before Register) in the breaker's, which
-// cuts requests at the domain's adaptive timeout, records a transport
-// error before Colly frees the LimitRule slot, and fails a request refused
-// at the gate with the *CircuitOpenError. Register after your own
-// OnRequest callbacks that Abort (or Colly's URLFilters): a request aborted
-// after the breaker's OnRequest holds its domain's reserved slot for a
-// second.
-//
-// Clones need nothing: they share the transport, which gates their
-// requests against the same circuits; Register a clone too (and the
-// validator on it) for its pages to be validated and its throttled URLs
-// sent again. Redirects to another host are gated against that host.
-// Colly's cache answers without the network: a cached page is neither
-// gated nor counted, and a throttled answer is never cached.
-//
-// Caveats: Colly marks a refused request visited (the checkpoint parks it
-// through OnRefused); a URL Colly refuses before any callback (MaxRequests)
-// is seen only when handed to NotVisited; and SetProxy, SetProxyFunc or
-// WithTransport after Register replace the breaker's transport (the
-// breaker logs it once and refuses by aborting).
+// Register wraps the collector's transport to cut requests at the domain's
+// adaptive timeout and to record transport errors before Colly frees the
+// LimitRule slot. Register after your own OnRequest callbacks that Abort.
+// Clones share the transport and so the circuits; Register a clone too for
+// its pages to be validated and its throttled URLs sent again. Cached
+// answers are neither gated nor counted. SetProxy, SetProxyFunc or
+// WithTransport after Register replace the breaker's transport: it logs
+// that once. docs/colly-features.md covers each Colly feature.
 func (b *Breaker) Register(c *colly.Collector) {
 	rt := b.wrapTransport(c)
 	async := c.Async
@@ -122,12 +104,10 @@ func (b *Breaker) Register(c *colly.Collector) {
 	c.OnError(func(r *colly.Response, err error) { b.finish(c, r, err) })
 }
 
-// onRequest refuses at once a request to a domain known to be open, drops
-// a second copy of a throttled URL the breaker is already sending again (a
-// user's OnError → Retry loop would otherwise fetch it twice), and waits
-// for the domain's pace (its room, any Retry-After) before Colly's
-// LimitRule wait: a domain that must wait then holds none of the slots a
-// LimitRule shares between domains.
+// onRequest refuses a request to a domain known to be open, drops a copy
+// of a throttled URL the breaker is already sending again, and waits for
+// the domain's pace before Colly's LimitRule: a waiting domain then holds
+// none of the slots a LimitRule shares between domains.
 func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 	if r.IsAbort() {
 		return
@@ -173,10 +153,8 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 }
 
 // refuseEarly refuses r in OnRequest, before any of Colly's limits. Colly
-// reports nothing for a request its OnRequest callbacks aborted, so the
-// collector's OnError callbacks are run here, as Colly runs them for a
-// request that failed: a refusal reaches OnError as ErrOpen whether it is
-// refused here or at the gate, synchronous collector or not.
+// reports nothing for an aborted request, so the collector's OnError
+// callbacks are run here: every refusal reaches OnError as ErrOpen.
 func (b *Breaker) refuseEarly(c *colly.Collector, r *colly.Request, d *domains.Domain, open *circuit.OpenError) {
 	d.Refused.Add(1)
 	r.Abort()
@@ -314,9 +292,8 @@ func (b *Breaker) refuse(r *colly.Request, err *circuit.OpenError) {
 }
 
 // onResponseHeaders records at once an answer whose status decides its
-// class (anything but a 2xx): inside Colly's LimitRule slot and before any
-// OnError callback, so neither the next queued request nor the user's retry
-// can leave before the circuit knows.
+// class (anything but a 2xx), inside Colly's LimitRule slot and before any
+// OnError callback: nothing can leave before the circuit knows.
 func (b *Breaker) onResponseHeaders(r *colly.Response) {
 	a := b.attempts.load(r.Request)
 	if a == nil {
@@ -355,13 +332,10 @@ func (b *Breaker) throttleClass(class circuit.Class, status int, retryAfter stri
 // pauses its domain.
 const defaultThrottlePause = time.Second
 
-// settle records a's outcome once: counters, tracker, circuit, pace, the
-// unfinished list; then frees the pace slot. The slot frees only once the
-// outcome is recorded: freed earlier, a waiting request could pass a
-// circuit this outcome is about to trip. It runs before any of the user's
-// OnError callbacks where the status or the transport decides the class,
-// so a retry they send (nested, in a synchronous collector) leaves after
-// the URL was listed, and takes it off the list.
+// settle records a's outcome once (counters, circuit, pace, the unfinished
+// list), then frees the pace slot: freed earlier, a waiting request could
+// pass a circuit this outcome is about to trip. It runs before the user's
+// OnError callbacks, so a retry they send leaves after the URL was listed.
 func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	if a.settled {
 		return
@@ -449,11 +423,9 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	}
 }
 
-// bodyCut records an answer whose body was cut short. Not yet recorded, it
-// is recorded as the cut. Already recorded by a status that said nothing
-// against the site (a 404, a 403, a 429), it becomes a failure: the
-// headers' class is taken back and the cut recorded in its place, before
-// the attempt's room is given back.
+// bodyCut records an answer whose body was cut short as Degraded, taking
+// back a class its headers recorded that said nothing against the site
+// (a 404, a 403, a 429).
 func (b *Breaker) bodyCut(a *attempt, err error) {
 	if !a.settled {
 		b.settle(a, classifyError(err), err)
@@ -609,17 +581,11 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 }
 
 // resendToken marks a throttled URL the breaker will send again: the first
-// copy of the throttled request after it takes the token, and any other
-// copy (the user's retry loop) is dropped, also after that copy succeeded:
-// a user's retry that runs after it (in a synchronous collector, a retry
-// from an OnError registered after the breaker's runs once the breaker's
-// own re-send is over) would fetch the page twice.
-//
-// A copy is a request carrying the throttled request's header map or the
-// re-send's: Colly's Retry (and Request.Do) hands the request's own map to
-// the new request, while Visit, Request.Visit and a queue build a new one.
-// So a URL visited again on purpose (AllowURLRevisit: polling a page,
-// revisiting a start page) is never taken for a copy.
+// copy of the throttled request takes it, and every other copy (the user's
+// retry loop) is dropped, even after the re-send succeeded. A copy carries
+// the throttled request's header map or the re-send's (Colly's Retry hands
+// a request its own map; Visit and queues build a new one), so a deliberate
+// revisit is never taken for a copy.
 type resendToken struct {
 	taken      atomic.Bool
 	orig, copy headerKey    // the throttled request's header map, the re-send's
@@ -627,11 +593,8 @@ type resendToken struct {
 }
 
 // sendAgain reports at as retrying and sends r again with a's re-send
-// token, unless a copy (the user's own retry) took it already. A
-// synchronous collector fetches the retry inside Retry and returns that
-// fetch's error: the re-send left (it took the token), and its own
-// outcome says what became of the URL. A re-send Colly refuses is listed
-// unfinished (why: what it was held by) and reported given up.
+// token, unless the user's own retry took it already. A re-send Colly
+// refuses is listed unfinished and reported given up.
 func (b *Breaker) sendAgain(r *colly.Request, a *attempt, at observe.Attempt, why string) {
 	at.Retrying = true
 	b.report(at)
@@ -648,10 +611,9 @@ func (b *Breaker) sendAgain(r *colly.Request, a *attempt, at observe.Attempt, wh
 	}
 }
 
-// keepResend makes a's re-send token, filed under key (the URL the
-// re-send asks for), and the copy of r's headers the re-send carries,
-// taken now, before any OnError callback: a user's Retry there hands the
-// map to another goroutine. noCache sends it past Colly's cache.
+// keepResend files a's re-send token under key and copies r's headers for
+// the re-send now, before a user's Retry in OnError hands the map to
+// another goroutine. noCache sends it past Colly's cache.
 func (b *Breaker) keepResend(a *attempt, r *colly.Request, key string, noCache bool) {
 	tok := &resendToken{orig: collyx.RequestHeader(r)}
 	if prev, ok := b.resend.Load(key); ok && prev.(*resendToken).of(r) {
@@ -686,10 +648,8 @@ func (t *resendToken) of(r *colly.Request) bool {
 	return false
 }
 
-// dropResend frees r's URL for later copies when r, the re-send that took
-// the URL's token, was refused or cancelled before it left: it collected
-// nothing, and the next copy (the URL's job come back, in a shared queue)
-// must not be dropped as its duplicate.
+// dropResend frees r's URL for later copies when r, holding the URL's
+// re-send token, was refused or cancelled before it left.
 func (b *Breaker) dropResend(r *colly.Request) {
 	if b.resend.Empty() {
 		return
@@ -749,11 +709,9 @@ func (b *Breaker) report(a observe.Attempt) {
 	}
 }
 
-// retryWith sends r again with headers h, a copy of its own taken when it
-// was throttled. Colly's Retry deletes the Cookie header from the request's
-// map and hands that same map to the new request; a user's retry loop
-// that retried r too has handed it to another goroutine already, so the
-// breaker neither reads nor writes it after its own callbacks ran.
+// retryWith sends r again with h, a copy of its headers taken when it was
+// throttled: Colly's Retry hands the request's own map to the new request,
+// which a user's retry may already have given to another goroutine.
 func retryWith(r *colly.Request, h *http.Header) error {
 	if h == nil {
 		return r.Retry()
@@ -774,14 +732,10 @@ func (b *Breaker) unreserve(r *colly.Request) {
 	}
 }
 
-// unclaimed finishes a response to a request that never reached the gate:
-// Colly answered it from its CacheDir (the gate, in OnRequestHeaders, runs
-// only for a request that goes to the network) or a callback aborted it.
-// The domain's room reserved for it in OnRequest is given back at once,
-// not when the reservation lapses. A throttled answer from the cache (a
-// 429 stored by an earlier attempt or an earlier run) says nothing about
-// the site now: it is forgotten and the URL sent again past the cache, so
-// the page is fetched rather than dropped.
+// unclaimed finishes a response to a request that never reached the gate
+// (answered from Colly's CacheDir, or aborted): its reserved room is given
+// back at once. A cached 429 says nothing about the site now: it is
+// forgotten and the URL sent again past the cache.
 func (b *Breaker) unclaimed(c *colly.Collector, r *colly.Response) {
 	if r == nil || r.Request == nil || r.Request.URL == nil {
 		return

@@ -9,26 +9,18 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// NotVisited hands the breaker a URL that Colly's Visit (or Request.Visit,
-// Post, Request) refused with err before any callback ran, so the ending
-// names it. Colly refuses some URLs before a single callback runs — past
-// its MaxRequests cap, say — and no extension sees them otherwise:
+// NotVisited hands the breaker a URL that Colly's Visit refused with err
+// before any callback ran (past MaxRequests, say), which no extension sees
+// otherwise:
 //
 //	if err := e.Request.Visit(link); err != nil {
 //		b.NotVisited(e.Request.AbsoluteURL(link), err)
 //	}
 //
-// A URL left by a limit of Colly's (ErrMaxRequests, a full queue, an
-// error of its storage) is listed unfinished, and NotVisited reports true.
-// What the scraper chose not to fetch is not work left, and is not listed:
-// a URL already visited, one past MaxDepth, one its URL or domain filters or
-// robots.txt forbid, an empty URL, a URL that answered 404 or 410 in this
-// run. Nor is a request that was made: a synchronous collector's Visit
-// returns the fetch's own error (a status, a failed round trip, a
-// refusal of the breaker's), which the breaker accounted for. A nil err
-// lists nothing. The
-// OnNotVisited hooks hear of each URL listed (a checkpoint keeps it
-// pending for the next run).
+// A URL left by a limit of Colly's is listed unfinished, the OnNotVisited
+// hooks hear of it, and NotVisited reports true. What the scraper chose not
+// to fetch (visited, past MaxDepth, filtered, robots.txt, 404/410 in this
+// run) and errors of requests that were made are not listed.
 func (b *Breaker) NotVisited(rawURL string, err error) bool {
 	if err == nil || rawURL == "" || chosenNotToVisit(err) || collyx.IsFetchError(err) {
 		return false

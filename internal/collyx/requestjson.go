@@ -58,20 +58,10 @@ func MarshalRequest(r *colly.Request, body []byte) (b []byte, dropped []string, 
 	return b, dropped, err
 }
 
-// ParseRequest reads the fields of a marshalled request a queue needs:
-// its URL, as Colly will request it, and its ID. It takes the steps
-// Colly's queue takes with an entry, in the same order, and fails where
-// any of them fails, so that a queue never takes an entry Colly would
-// drop (it would stay pending for ever) and the ID is the one Colly will
-// hand to Storage.Visited:
-//
-//   - UnmarshalRequest: json.Unmarshal (one JSON object and nothing after
-//     it but white space), then net/url's parse of the URL (which refuses
-//     a leading space or a control character);
-//   - scrape: ParseURL of that URL's String;
-//   - http.NewRequest with the request's method (which refuses a method
-//     that is not an HTTP token) and that URL.
-//
+// ParseRequest reads a marshalled request's URL, as Colly will request it,
+// and its ID. It takes the steps Colly's queue takes with an entry
+// (UnmarshalRequest, scrape's ParseURL, http.NewRequest) and fails where
+// any of them fails, so a queue never takes an entry Colly would drop.
 // Its errors read "a queued request …", for the caller to prefix.
 func ParseRequest(b []byte) (u string, id uint64, err error) {
 	var sr SerialRequest
