@@ -1,9 +1,5 @@
-// Package early is a domain's early warnings: a rolling record of its
-// latest outcomes that, unlike the circuit's window, no transition clears,
-// and what it reveals before the window's failure rate does — slow calls,
-// a latency slope, the trip streak behind cooldown growth, and the
-// adaptive timeout. The breaker keeps one Tracker per domain and acts on
-// the Signals each outcome returns.
+// Package early is a domain's early warnings: what its latest outcomes
+// reveal before the circuit's failure rate does.
 package early
 
 import (
@@ -15,8 +11,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
-// Settings are the profile's fields the tracker reads (see
-// breaker.Profile for each).
+// Settings are the profile's fields the tracker reads (breaker.Profile).
 type Settings struct {
 	WindowSize      int
 	SlowCall        time.Duration
@@ -28,16 +23,12 @@ type Settings struct {
 	TimeoutFloor    time.Duration
 }
 
-// Tracker is a domain's rolling record of its latest outcomes, and the
-// early-warning state computed from it: slow calls, the latency slope, the trip streak behind cooldown growth, and the
-// adaptive timeout. Unlike the circuit's window its record is never cleared
-// by a transition, so it describes the site, not the breaker. One lock, one
-// call per outcome.
+// Tracker is a domain's rolling record of its latest outcomes, which no
+// transition clears, and what it computes from it: slow calls, the latency
+// slope, the trip streak behind cooldown growth, the adaptive timeout.
 type Tracker struct {
-	// The fields every outcome writes come first, together: on a broad
-	// crawl a domain's tracker is seldom in the CPU's cache, and each line
-	// an outcome writes is a miss (or, when two goroutines record for the
-	// domain at once, a line taken from the other core).
+	// The fields every outcome writes come first, in as few cache lines as
+	// can be.
 	win          window.Window[circuit.Result] // latest counted outcomes: Stats
 	slowNext     int
 	slowCount    int
@@ -52,9 +43,8 @@ type Tracker struct {
 	mu  *sync.Mutex // &own, or the caller's (NewGuarded)
 	own sync.Mutex
 
-	// slow holds the slow flags of the latest counted outcomes (SlowCall
-	// rule). While slowCount is 0 every flag in it is false, so an
-	// outcome that is not slow need not read or write it.
+	// slow holds the slow flags of the latest counted outcomes; all false
+	// while slowCount is 0.
 	slow     []bool
 	slowNeed int
 
@@ -72,30 +62,25 @@ type Tracker struct {
 }
 
 // slopeSamples is how many of the latest successes the slope's rolling
-// median looks at: enough to ignore one slow page, few enough to see a
-// climb within a handful of requests.
+// median looks at.
 func slopeSamples(p Settings) int { return min(max(5, p.WindowSize/2), 20) }
 
-// slopeEvery is how often (in successes) the slope is evaluated: a sort of
-// a few latencies, kept off most of the hot path.
-const slopeEvery = 4
-
-// timeoutEvery is how often (in successes) the adaptive timeout is
-// recomputed from the tracker's window (a sort of up to its size).
-const timeoutEvery = 100
+// How often, in successes, the slope is evaluated and the adaptive
+// timeout recomputed: each costs a sort.
+const (
+	slopeEvery   = 4
+	timeoutEvery = 100
+)
 
 // New returns the tracker of a domain with settings p, its record size
 // outcomes long.
 func New(size int, p Settings) *Tracker { return NewGuarded(size, p, nil) }
 
-// NewGuarded is New for a caller that guards the tracker and state of its
-// own (a circuit.Memory made with NewMemory and a mutex) with one mutex, mu:
-// the tracker locks mu, and the caller, holding mu, observes with
-// ObserveLocked. A nil mu is New's own lock.
+// NewGuarded is New with the tracker locked by mu, which the caller
+// shares with state of its own and holds for ObserveLocked. A nil mu is
+// New's own lock.
 func NewGuarded(size int, p Settings, mu *sync.Mutex) *Tracker {
-	// The record's failures are never asked for (Stats counts them from
-	// the outcomes): a window that does not count them does not read the
-	// outcome each record replaces.
+	// No failure count: Stats counts from the outcomes.
 	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
 	if t.mu == nil {
 		t.mu = &t.own
@@ -207,16 +192,9 @@ func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int) (s Signals) {
 }
 
 // slopeEvidenceLocked says whether a success whose request left with
-// inFlight requests in flight (itself included) tells anything about the
-// slope. Until the baseline is taken every success does, and the baseline
-// remembers the most requests in flight any of them left with. After it,
-// one that left with more in flight than that does not: its latency
-// includes the queue the client made itself (its connection pool, its CPU,
-// its share of the site's attention) when it sent more at once than the
-// baseline ever saw, which a site slowing down for every client does not
-// need to explain. A site that slows down while the client keeps to the
-// concurrency its baseline was taken at still shows on the slope. When
-// either count is unknown (a ticket from Allow), the latency counts.
+// inFlight requests in flight (0: unknown) counts for the slope. One sent
+// with more in flight than any before the baseline does not: its latency
+// includes the queue the client made itself.
 func (t *Tracker) slopeEvidenceLocked(inFlight int) bool {
 	if t.baseline == 0 {
 		t.baseFlight = max(t.baseFlight, inFlight)
@@ -226,26 +204,31 @@ func (t *Tracker) slopeEvidenceLocked(inFlight int) bool {
 }
 
 // slopeLocked compares the rolling median of the latest successes with the
-// baseline. A faster stretch lowers the baseline; a climb past the
-// multiple (and the floor) starts a degrading episode, which ends when the
-// median comes back under it.
+// baseline. A faster stretch lowers the baseline; a climb past the limit
+// starts a degrading episode, which ends when the median comes back under.
 func (t *Tracker) slopeLocked() (change int, median, baseline time.Duration) {
-	copy(t.scratch, t.lat)
-	slices.Sort(t.scratch)
-	median = t.scratch[len(t.scratch)/2]
-	if median < t.baseline {
-		t.baseline = median
-	}
-	limit := max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)
+	median = t.latMedianLocked()
+	t.baseline = min(t.baseline, median)
+	slowed := median > t.slopeLimitLocked()
 	switch {
-	case !t.degrading && median > limit:
-		t.degrading = true
+	case slowed && !t.degrading:
 		change = +1
-	case t.degrading && median <= limit:
-		t.degrading = false
+	case !slowed && t.degrading:
 		change = -1
 	}
+	t.degrading = slowed
 	return change, median, t.baseline
+}
+
+// latMedianLocked is the median of the slope's latest successes.
+func (t *Tracker) latMedianLocked() time.Duration {
+	copy(t.scratch, t.lat)
+	slices.Sort(t.scratch)
+	return t.scratch[len(t.scratch)/2]
+}
+
+func (t *Tracker) slopeLimitLocked() time.Duration {
+	return max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)
 }
 
 // successMedianLocked is the median latency of the successes in the window.
@@ -304,13 +287,7 @@ func (t *Tracker) Stats() (n int, successRate float64, median time.Duration) {
 func (t *Tracker) SlowedNow() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.lat == nil || t.baseline == 0 || t.latN < len(t.lat) {
-		return false
-	}
-	copy(t.scratch, t.lat)
-	slices.Sort(t.scratch)
-	median := t.scratch[len(t.scratch)/2]
-	return median > max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)
+	return t.lat != nil && t.baseline > 0 && t.latN == len(t.lat) && t.latMedianLocked() > t.slopeLimitLocked()
 }
 
 // Rest is what a compacted domain keeps of its tracker.
@@ -332,9 +309,8 @@ func (t *Tracker) Quiet() (r Rest, outs []circuit.Result, calm bool) {
 	return r, t.win.Outcomes(), t.slowCount == 0 && !t.degrading
 }
 
-// Revive puts r back into t, a tracker just made. The timeout in force
-// stays with the domain; the next one is computed from a record of
-// outcomes since the revival.
+// Revive puts r back into t, a tracker just made; the next timeout is
+// computed from the outcomes since.
 func (t *Tracker) Revive(r Rest) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -346,12 +322,10 @@ func (t *Tracker) Revive(r Rest) {
 	t.baseline, t.baseFlight = r.Baseline, r.BaseFlight
 }
 
-// GrownCooldown is the cooldown of a domain that trips again before a
-// healthy stretch, streak trips in a row (Envoy's ejection time): base ×
-// streak, capped at most, drawn uniformly between base and that (full
-// jitter; draw returns a number in [0, 1)) so that domains tripped
-// together do not reopen together. false, and no draw, when it does not
-// grow: a first trip, or most not above base.
+// GrownCooldown is the cooldown after streak trips in a row: drawn
+// uniformly (draw is in [0, 1)) between base and base × streak capped at
+// most, so domains tripped together do not reopen together. It reports
+// false, without a draw, when the cooldown does not grow.
 func GrownCooldown(base, most time.Duration, streak int, draw func() float64) (time.Duration, bool) {
 	if streak < 2 || most <= base {
 		return base, false
