@@ -1,12 +1,10 @@
 // Package fleet judges the whole fleet of domains rather than each one:
-// many domains tripping at once on network failures while none succeeds is
-// the client (proxy, network, resolver), not the targets; a large share of
-// blocked or throttled answers across every domain is the client's doing
-// too. The breaker composes one Guard; its user-facing settings are
-// Config, which breaker.FleetGuard names.
+// many domains tripping at once on network failures, or a large share of
+// blocked or throttled answers, is the client's doing, not the targets'.
 package fleet
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,41 +15,28 @@ import (
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
-// Config judges the whole fleet of domains rather than each one
-// (breaker.FleetGuard).
-//
-// When at least MinDomains domains, and at least Share of the active ones,
-// trip within Within for the same kind of cause, a network one (mostly no
-// HTTP answer at all: connections refused or reset, timeouts, DNS), while
-// no active domain succeeded since the first of the failures that tripped
-// them began (a request that left after it and succeeded shows the client
-// working), it is almost never every target
-// failing at once: it is our proxy, network or resolver. The breaker then
-// emits one client_side_suspect event, pauses every active domain together
-// for Pause instead of blaming each target, and the run's outcome is an
-// error (exit 1: a human must look), not a trip. Sites that answer 5xx or
-// bad pages are answering: they are bad sites, not a broken client, however
-// many of them there are. A domain is active if a request to it left
-// within Active.
-//
-// Blocked (401/403) and throttled (429) answers get their own fleet-wide
-// alarms: when at least AlarmShare of the AlarmMin or more attempts across
-// every domain since the last look were blocked (or throttled), one
-// blocked_fleet (throttled_fleet) warning says "fix your client", not "the
-// targets are down".
-//
-// Zero fields take the defaults: Share 0.5, Within 1 minute, MinDomains 3,
-// Pause the default profile's Cooldown, Active 5 minutes, AlarmShare 0.5,
-// AlarmMin 20. Off disables the guard.
+// Config is the fleet guard's settings (breaker.FleetGuard). Zero fields
+// take their Defaults; a zero Pause is the default profile's Cooldown.
 type Config struct {
+	// When at least MinDomains domains, and Share of the active ones, trip
+	// within Within on network failures (no HTTP answer) while no active
+	// domain succeeded since those failures began, the client is suspected
+	// (client_side_suspect): every active domain is paused for Pause and
+	// the run ends in error, not tripped.
 	Share      float64
 	Within     time.Duration
 	MinDomains int
 	Pause      time.Duration
-	Active     time.Duration
+	// Active is how recently a request to a domain must have left for it
+	// to be active.
+	Active time.Duration
+	// When at least AlarmShare of the AlarmMin or more attempts across
+	// every domain since the last look were blocked (or throttled), one
+	// blocked_fleet (throttled_fleet) warning fires.
 	AlarmShare float64
 	AlarmMin   int
-	Off        bool
+	// Off disables the guard.
+	Off bool
 }
 
 // Defaults are the settings a zero field takes.
@@ -61,24 +46,12 @@ var Defaults = Config{Share: 0.5, Within: time.Minute, MinDomains: 3, Active: 5 
 // of range, saying which and why.
 func (c Config) Normalise() (Config, error) {
 	d := Defaults
-	if c.Share == 0 {
-		c.Share = d.Share
-	}
-	if c.Within == 0 {
-		c.Within = d.Within
-	}
-	if c.MinDomains == 0 {
-		c.MinDomains = d.MinDomains
-	}
-	if c.Active == 0 {
-		c.Active = d.Active
-	}
-	if c.AlarmShare == 0 {
-		c.AlarmShare = d.AlarmShare
-	}
-	if c.AlarmMin == 0 {
-		c.AlarmMin = d.AlarmMin
-	}
+	c.Share = cmp.Or(c.Share, d.Share)
+	c.Within = cmp.Or(c.Within, d.Within)
+	c.MinDomains = cmp.Or(c.MinDomains, d.MinDomains)
+	c.Active = cmp.Or(c.Active, d.Active)
+	c.AlarmShare = cmp.Or(c.AlarmShare, d.AlarmShare)
+	c.AlarmMin = cmp.Or(c.AlarmMin, d.AlarmMin)
 	switch {
 	case c.Share < 0 || c.Share > 1 || c.AlarmShare < 0 || c.AlarmShare > 1:
 		return c, fmt.Errorf("FleetGuard shares must be in (0, 1]: Share %v, AlarmShare %v", c.Share, c.AlarmShare)
@@ -114,13 +87,11 @@ func New(c Config) *Guard { return &Guard{cfg: c} }
 // Config is the guard's settings.
 func (g *Guard) Config() Config { return g.cfg }
 
-// Tripped notes the client-side trip (no answer from the site: a trip on
-// answers is never the fleet's) of domain at at, of failures that began
-// at since, with active domains active now; succeeded reports whether a
-// request to one of them that left at or after a time succeeded. When the
-// fleet, not the domain, is the problem (client_side_suspect), it returns
-// the domains tripped within the window, sorted, and keeps the finding for
-// the run's outcome; otherwise nil.
+// Tripped notes a client-side trip (no answer from the site) of domain at
+// at, of failures that began at since, with active domains active now;
+// succeeded reports whether a request to one of them that left at or after
+// a time succeeded. On client_side_suspect it returns the domains tripped
+// within the window, sorted, and keeps the finding; otherwise nil.
 func (g *Guard) Tripped(domain string, at, since time.Time, active int, succeeded func(time.Time) bool) []string {
 	if g.cfg.Off {
 		return nil
@@ -174,9 +145,8 @@ type Alarm struct {
 }
 
 // Look judges the fleet's blocked and throttled share since the last look,
-// at most once a second: totals (asked only then) are the fleet's counts
-// now. It returns the alarms that fire; one fires again only after its
-// share fell below half its threshold.
+// at most once a second, from totals, the fleet's counts now. An alarm
+// fires again only after its share fell below half its threshold.
 func (g *Guard) Look(now time.Time, totals func() Totals) []Alarm {
 	if g.cfg.Off {
 		return nil

@@ -1,29 +1,8 @@
 // Package idle keeps a broad crawl's memory bounded: a domain left alone
-// for the idle TTL, with nothing to remember that would change a decision,
-// is compacted into a small Record and made whole again when it is next
-// used. The breaker decides what a domain must remember and composes one
-// Set of compacted domains and one Sweeper that says which domains were
-// left alone long enough; this package keeps the records, their totals
-// and the sweep periods, and knows nothing of a domain's live state.
-//
-// Only a domain with nothing to remember is compacted: its circuit
-// closed with no failure in its window, no cached refusal, no Retry-After
-// pause in force, its pace at the user's, nothing in flight, reserved or
-// waiting, no throttled or blocked answers in a row, no slow call in its
-// slow-call window and no latency slope under way. What a compacted
-// domain keeps (counts, trips and the cooldown streak, pauses, its
-// adaptive timeout and slope baseline with the requests in flight it was
-// taken at, its slow-call window's fill) is what its circuit's decisions
-// depend on: tickets, refusals and transitions are the same as if it had
-// been kept whole (a randomized test of the breaker compares the two).
-// What it forgets is latencies: the rolling tracker's window (the
-// breaker's Stats keep the success rate and median it showed), from which
-// the adaptive timeout is recomputed every 100 successes (the timeout in
-// force stays, and the next one is computed once 100 successes since the
-// revival are in), and the slope's latest successes, which refill as it
-// is used again (its slope is looked at once it has them). Circuits of a
-// shared store (storage/redis) are never compacted, nor is a domain with
-// a ticket out.
+// for the idle TTL with nothing to remember (docs/design.md, "Broad
+// crawls") is kept as a small Record until it is next used. The breaker
+// decides what a domain must remember; this package keeps the records,
+// their totals and the sweep periods.
 package idle
 
 import (
@@ -43,10 +22,8 @@ const numClasses = int(circuit.Excluded) + 1
 // shards is how many locks the compacted domains are spread over.
 const shards = 64
 
-// Record is a compacted domain: everything its decisions and its stats
-// need, nothing else (its profile is resolved again from its name). It is
-// kept encoded (Encode): an idle domain's record is mostly zeros and small
-// counts, some 40 bytes as varints against 128 as a struct.
+// Record is a compacted domain: what its decisions and stats need. It is
+// kept encoded as varints, some 40 bytes against 128 as a struct.
 type Record struct {
 	Counts                                      [numClasses]uint32
 	Refused, Trips, Streak, HealthyRun          uint32
@@ -94,18 +71,15 @@ func (t *Totals) sum(s Totals) {
 	t.PausedFor += s.PausedFor
 }
 
-// Set holds the compacted domains by name, spread over shards each with
-// its lock and totals, so that a scrape need not read them one by one.
-// Init it before use.
+// Set holds the compacted domains by name, in shards each with its lock
+// and totals. Init it before use.
 type Set struct {
 	seed   maphash.Seed
 	shards [shards]Shard
 }
 
 // Shard holds some of a Set's compacted domains. Its caller locks it
-// around every other method: the breaker holds the lock while it moves a
-// domain between its live map and the shard, so the domain is compacted
-// or revived once, whole.
+// around its other methods, and while it moves a domain in or out.
 type Shard struct {
 	sync.Mutex
 	m    packmap.Map // name → its record, encoded: no pointer per domain for the collector to mark

@@ -1,22 +1,12 @@
 package window
 
-// Ordered is a Window kept in the order its outcomes' requests left, not
-// the order the outcomes came in: each outcome comes with its request's
-// sequence number, and the ring holds the size latest by it. A full one
-// makes room by its earliest, and an outcome earlier than all a full
-// window holds is dropped. Colly records a page's outcome after those of
-// the pages it visited when it runs synchronously; the late successes of
-// a chain of pages answered before a site began failing must not push its
-// failures out. An outcome in order costs what Window.Add does; a late
-// one, a step per later outcome it goes behind.
-//
-// Each outcome is held beside its sequence number, so a record reads and
-// writes one place in memory, not one in each of two rings: on a broad
-// crawl a domain's ring is seldom in the CPU's cache. It is not safe for
-// concurrent use; its owner locks.
+// Ordered is a Window kept in the order its outcomes' requests left, by
+// their sequence numbers: synchronous Colly records a page's outcome after
+// those of the pages it visited, and those late successes must not push
+// later failures out. An outcome earlier than all a full window holds is
+// dropped. It is not safe for concurrent use; its owner locks.
 type Ordered[T any] struct {
-	// What a record writes first: an owner that puts the window after
-	// fields of its own that a record writes keeps them in one cache line.
+	// What a record writes comes first, for an owner's cache line.
 	next     int // where the next outcome goes; equals N until the ring is full
 	N        int // how many are held, ≤ size
 	Failures int
@@ -82,9 +72,6 @@ func (w *Ordered[T]) Add(o T, seq uint64) {
 		at = prev
 	}
 }
-
-// Full reports whether it holds size outcomes.
-func (w *Ordered[T]) Full() bool { return w.N == w.size }
 
 // Reset empties it.
 func (w *Ordered[T]) Reset() {

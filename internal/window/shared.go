@@ -6,9 +6,7 @@ import (
 )
 
 // Shared is a Window under its own lock whose failure count reads without
-// it: the breaker's own count of a domain's window failures, for circuits
-// that cannot count theirs cheaply (a shared store's), read by the gate on
-// every request.
+// it: for circuits that cannot count their window's failures cheaply.
 type Shared[T any] struct {
 	mu  sync.Mutex
 	win Window[T]
