@@ -1,8 +1,6 @@
 // Package observed is what Breakwater's own observers share: which
-// subjects an observer follows, so that observing one twice (by hand, then
-// through breakwater.Use) adds its hooks once, and what an attempt leaves
-// its URL in (StateOf), for the observers that keep URLs (the checkpoint,
-// the Redis queue).
+// subjects one follows, so that observing one twice adds its hooks once,
+// and what an attempt leaves its URL in (StateOf).
 package observed
 
 import (

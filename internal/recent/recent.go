@@ -1,19 +1,17 @@
-// Package recent is a map bounded to the keys used last: two generations
-// of a fixed size. A key is looked up in the recent generation, then in
-// the older one; when the recent one is full it becomes the older one and
-// the oldest keys are dropped. It holds between Size and 2×Size keys once
-// full, whatever the number of keys it meets. It is not safe for
-// concurrent use: its owner locks.
+// Package recent is a map bounded to the keys used last, in two
+// generations: when the recent one is full it becomes the older one, and
+// the older one's keys are dropped.
 package recent
 
 import "strings"
 
-// Map keeps the values of the Size to 2×Size keys used last.
+// Map keeps the values of the Size to 2×Size keys used last. It is not
+// safe for concurrent use.
 type Map[V any] struct {
 	// Size is how many keys a generation holds.
 	Size int
-	// KeepAll stops the dropping: from then on the map keeps every key
-	// (for a cache that has become the only copy of what it holds).
+	// KeepAll stops the dropping (for a cache that has become the only
+	// copy of what it holds).
 	KeepAll bool
 
 	cur, old map[string]V
@@ -35,8 +33,7 @@ func (m *Map[V]) Get(k string) (V, bool) {
 	return v, ok
 }
 
-// Has reports whether the map has k, without moving it: a read only,
-// for an owner that reads under a shared lock.
+// Has reports whether the map has k, without moving it (a read only).
 func (m *Map[V]) Has(k string) bool {
 	if _, ok := m.cur[k]; ok {
 		return true
@@ -46,8 +43,7 @@ func (m *Map[V]) Has(k string) bool {
 }
 
 // Put sets k's value in the recent generation. A new key is stored as a
-// copy: k may be part of a larger string (a URL) that the map would
-// otherwise keep whole.
+// copy, not keeping a larger string it is part of.
 func (m *Map[V]) Put(k string, v V) {
 	if _, ok := m.cur[k]; !ok {
 		delete(m.old, k)

@@ -1,21 +1,11 @@
-// Package visitclaim settles Colly's two-call visited check.
-//
-// Colly asks its storage IsVisited(id) and then calls Visited(id): two
-// calls with nothing between them in one goroutine, but two goroutines
-// that meet the same new URL at once (two pages linking it, a link and a
-// redirect to it) can both be told it is new, and both fetch it. A Table
-// counts the callers an ID was told new for and have not called Visited.
-// When two were told so at once the ID is contested: the first Visited
-// wins, and the storage answers every later one with ErrClaimed, a
-// colly.AlreadyVisitedError to errors.As, which stops its request exactly
-// as IsVisited would have.
-//
-// Colly's HasVisited asks IsVisited alone, with no Visited after it. Its
-// claim is never settled: it only makes the next caller's claim
-// contested, and that caller's Visited is still the first, so the usual
-// "if !c.HasVisited(u) { c.Visit(u) }" visits u. The entry stays (a few
-// bytes for each URL HasVisited was asked about and that was then
-// visited), answering Settled from then on.
+// Package visitclaim settles Colly's two-call visited check: two
+// goroutines that meet the same new URL at once can both be told by
+// IsVisited that it is new. A Table counts the callers told an ID is new
+// that have not called Visited; when two were told so at once, the first
+// Visited wins and the storage answers every later one with ErrClaimed,
+// which stops its request as IsVisited would have. Colly's HasVisited asks
+// IsVisited alone: its claim is never settled, and its entry stays,
+// answering Settled once the URL is visited.
 package visitclaim
 
 import (
@@ -32,7 +22,7 @@ const (
 	// Absent: no caller holds a claim; the storage decides.
 	Absent State = iota
 	// Joined: a caller holds an unsettled claim; the new caller joined
-	// it and is told the ID is new (Visited decides between them).
+	// it and is told the ID is new.
 	Joined
 	// Settled: a contested ID's first Visited came; the ID is visited.
 	Settled
@@ -51,9 +41,8 @@ type claim struct {
 	won       bool // a contested ID's first Visited came
 }
 
-// Join is IsVisited meeting id: if a claim is unsettled the caller joins
-// it (Joined: answer "new"); Settled means answer "visited"; Absent means
-// the storage must decide, and Add the claim if it answers "new".
+// Join is IsVisited meeting id. On Absent the storage decides, and Adds
+// the claim if it answers "new".
 func (t *Table) Join(id uint64) State {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -93,9 +82,9 @@ func (t *Table) Drop(id uint64) {
 }
 
 // Settle is Visited of id. held reports whether a caller's claim was
-// there to settle (false: Visited was called alone, as Colly does for a
-// redirect hop it did not check); lost, that another caller's Visited of
-// the contested ID came first: answer ErrClaimed.
+// there to settle (not for a redirect hop Colly did not check); lost, that
+// another caller's Visited of the contested ID came first: answer
+// ErrClaimed.
 func (t *Table) Settle(id uint64) (held, lost bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -126,9 +115,8 @@ func (t *Table) Len() int {
 }
 
 // ErrClaimed is Visited's answer to the caller whose Visited of a
-// contested ID came second. errors.As finds a colly.AlreadyVisitedError
-// in it, with an empty Destination: Visited is given only the request's
-// ID.
+// contested ID came second. It is a colly.AlreadyVisitedError to
+// errors.As, with an empty Destination.
 var ErrClaimed error = claimedError{}
 
 type claimedError struct{}
