@@ -15,33 +15,22 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 )
 
-// Config is the user's ceiling for each domain's pace (breaker.Pacing).
-// Zero fields take their defaults. Whatever the pacing, a domain never has
-// more requests in flight than its circuit could still stop.
+// Config is the user's ceiling for each domain's pace (breaker.Pacing):
+// Parallelism requests in flight (≤ 0: no limit of Breakwater's) and
+// MinGap between two starts (≤ 0: none). A throttle (a 429, a 503 with
+// Retry-After) divides the limit and multiplies the gap by Backoff
+// (default 2) once per throttle episode, the gap capped at MaxGap
+// (DefaultMaxGap). Every Recover (default 10) clean successes in a row
+// take Step (default a tenth of the throttled gap, at least 1 ms) off the
+// gap and add one to the limit. A domain answering nothing but throttles
+// for ThrottleHorizon (DefaultThrottleHorizon) is held open.
 type Config struct {
-	// Parallelism is the most requests in flight to one domain; ≤ 0 is no
-	// limit of Breakwater's own. A request first seen at the transport (a
-	// redirect's hop, an unregistered Clone's) may go over it while the
-	// circuit's room allows.
-	Parallelism int
-	// MinGap is the least time between two requests to one domain; ≤ 0 is
-	// none.
-	MinGap time.Duration
-	// Backoff divides the in-flight limit and multiplies the gap on a
-	// throttle (a 429, a 503 with Retry-After), once per throttle episode.
-	// Default 2.
-	Backoff float64
-	// Recover is how many clean successes in a row earn one step back
-	// towards the ceiling. Default 10.
-	Recover int
-	// Step is what one step takes off the gap. Default a tenth of the gap
-	// the last throttle reached, at least 1 ms.
-	Step time.Duration
-	// MaxGap caps the gap a throttle can grow to. Default DefaultMaxGap.
-	MaxGap time.Duration
-	// ThrottleHorizon is how long a domain may answer nothing but
-	// throttles before it is held open, its remaining URLs refused.
-	// Default DefaultThrottleHorizon.
+	Parallelism     int
+	MinGap          time.Duration
+	Backoff         float64
+	Recover         int
+	Step            time.Duration
+	MaxGap          time.Duration
 	ThrottleHorizon time.Duration
 }
 
