@@ -1,3 +1,6 @@
+// Package clock is the time source Breakwater's time-dependent logic takes,
+// so tests run on a manual clock (clocktest.Fake): exact, and without
+// sleeping.
 package clock
 
 import "time"

@@ -165,11 +165,7 @@ func (p *Pace) Reserve(ctx context.Context, key any) error {
 		p.mu.Unlock()
 		return nil
 	}
-	w := &waiter{ch: make(chan struct{}, 1), key: key}
-	p.resWaiters = append(p.resWaiters, w)
-	p.armRecheckLocked()
-	p.mu.Unlock()
-	return p.wait(ctx, w, &p.resWaiters)
+	return p.waitLocked(ctx, &p.resWaiters, key)
 }
 
 func (p *Pace) reserveLocked(now time.Time, key any) {
@@ -190,8 +186,13 @@ func (p *Pace) Unreserve(key any) {
 	}
 }
 
-// wait waits for w to be granted from queue q.
-func (p *Pace) wait(ctx context.Context, w *waiter, q *[]*waiter) error {
+// waitLocked queues a waiter for key (nil: a slot in flight) on q, lets
+// go of p.mu and waits to be granted.
+func (p *Pace) waitLocked(ctx context.Context, q *[]*waiter, key any) error {
+	w := &waiter{ch: make(chan struct{}, 1), key: key}
+	*q = append(*q, w)
+	p.armRecheckLocked()
+	p.mu.Unlock()
 	select {
 	case <-w.ch:
 		return nil
@@ -270,14 +271,8 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool) 
 	if len(*q) == 0 && free() {
 		p.inflight++
 		p.mu.Unlock()
-	} else {
-		w := &waiter{ch: make(chan struct{}, 1)}
-		*q = append(*q, w)
-		p.armRecheckLocked()
-		p.mu.Unlock()
-		if err := p.wait(slotCtx, w, q); err != nil {
-			return 0, 0, err
-		}
+	} else if err := p.waitLocked(slotCtx, q, nil); err != nil {
+		return 0, 0, err
 	}
 	for {
 		p.mu.Lock()
@@ -411,10 +406,7 @@ func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit in
 	}
 	p.limit = max(1, int(float64(p.limit)/p.user.Backoff))
 	p.gap = min(max(time.Duration(float64(p.gap)*p.user.Backoff), minThrottleGap), max(p.user.MaxGap, minThrottleGap))
-	p.step = p.user.Step
-	if p.step == 0 {
-		p.step = max(p.gap/10, time.Millisecond)
-	}
+	p.step = cmp.Or(p.user.Step, max(p.gap/10, time.Millisecond))
 	return p.limit, p.gap, p.limit != oldLimit || p.gap != oldGap, horizon
 }
 

@@ -1,10 +1,7 @@
 // Package packmap is a map from strings to short strings that holds no
 // pointer per entry, for the per-domain records a broad crawl keeps by the
-// million: keys and values are kept as bytes in large chunks and found
-// through a hash of the key, so the garbage collector marks a few chunks
-// instead of looking at two strings per entry on every collection.
-//
-// A Map is not safe for concurrent use; its owner locks it.
+// million: keys and values lie in large chunks (package chunks), found
+// through a hash of the key.
 package packmap
 
 import (
@@ -15,6 +12,7 @@ import (
 )
 
 // Map maps strings to strings. The zero value is an empty map ready to use.
+// It is not safe for concurrent use.
 type Map struct {
 	seed   maphash.Seed
 	seeded bool
@@ -42,9 +40,6 @@ func (e *entry) used() bool { return e.chunk != 0 }
 // noBytes is the chunk of an entry in use whose key and value are both
 // empty: it takes no room.
 const noBytes = math.MaxUint32
-
-// Len returns the number of keys.
-func (m *Map) Len() int { return len(m.index) + len(m.over) }
 
 func (m *Map) hash(key string) uint64 {
 	if m.hashOf != nil {
