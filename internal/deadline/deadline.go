@@ -1,6 +1,5 @@
-// Package deadline cuts requests that outlive their adaptive timeout
-// without a timer per request: one Watch per transport keeps a heap of the
-// requests in flight by deadline, with one timer set to the earliest.
+// Package deadline cuts requests that outlive their adaptive timeout, with
+// one timer per transport instead of one per request.
 package deadline
 
 import (
@@ -13,9 +12,7 @@ import (
 )
 
 // Ctx is the context a request travels with. It is done when the watch
-// cuts it (a *TimeoutError is its cause) or when its parent is done; the
-// watch hears of the crawl's context ending once per crawl, and only a Ctx
-// with no known crawl listens to its parent directly.
+// cuts it (a *TimeoutError is its cause) or when its parent is done.
 type Ctx struct {
 	parent context.Context
 	crawl  context.Context // nil: it listens to its parent directly
@@ -64,9 +61,8 @@ func (c *Ctx) Err() error {
 
 func (c *Ctx) Value(key any) any { return c.parent.Value(key) }
 
-// AfterFunc makes the context package register a context derived from c
-// (as net/http's transport makes) with c itself, not with a goroutine
-// watching c.Done.
+// AfterFunc lets the context package register a context derived from c
+// with c, not with a goroutine watching c.Done.
 func (c *Ctx) AfterFunc(f func()) func() bool {
 	c.mu.Lock()
 	if c.err != nil {
@@ -132,8 +128,8 @@ func (c *Ctx) TimedOut() *TimeoutError {
 	return te
 }
 
-// cutParent ends c with its parent's error and cause (DeadlineExceeded
-// for a parent that does not say so past its deadline).
+// cutParent ends c with its parent's error (DeadlineExceeded if it has
+// none yet) and cause.
 func (c *Ctx) cutParent() {
 	err := c.parent.Err()
 	if err == nil {
@@ -174,12 +170,10 @@ func (b *cutBody) Close() error {
 	return err
 }
 
-// Watch is a transport's watch over its requests in flight. Its timer is
-// only moved earlier, never stopped: one that finds nothing due is set
-// again for the next.
+// Watch is a transport's watch over its requests in flight: a heap by
+// when each is due, and one timer, only ever moved earlier.
 type Watch struct {
-	// TimeoutOf is the timeout of key's domain now, 0 for none: asked of
-	// a request watched until its domain has one.
+	// TimeoutOf is the timeout of key's domain now, 0 for none.
 	TimeoutOf func(key any) time.Duration
 
 	mu     sync.Mutex
@@ -191,8 +185,7 @@ type Watch struct {
 
 // Start returns the context a request to the domain name (key for
 // TimeoutOf) travels with, cut after the timeout (0: asking TimeoutOf
-// again every every). crawl is the collector's context, an ancestor of
-// parent, or nil when unknown.
+// every every). crawl is the collector's context, or nil when unknown.
 func (w *Watch) Start(parent, crawl context.Context, key any, name string, after, every time.Duration) *Ctx {
 	c := &Ctx{parent: parent, w: w, key: key, name: name, start: time.Now(), after: after, every: every, done: make(chan struct{}), i: -1}
 	c.body.c = c
@@ -243,8 +236,7 @@ func (w *Watch) Release(c *Ctx) {
 	}
 }
 
-// heardLocked reports whether the watch listens to crawl already, and
-// marks it listened to.
+// heardLocked reports whether the watch listens to crawl, and marks it so.
 func (w *Watch) heardLocked(crawl context.Context) bool {
 	if _, ok := w.crawls[crawl]; ok {
 		return true
@@ -256,8 +248,7 @@ func (w *Watch) heardLocked(crawl context.Context) bool {
 	return false
 }
 
-// hear has the watch cut every request whose parent ended when crawl
-// ends.
+// hear has the watch cut every request whose parent ended when crawl ends.
 func (w *Watch) hear(crawl context.Context) {
 	context.AfterFunc(crawl, func() {
 		w.mu.Lock()
@@ -285,8 +276,7 @@ func (w *Watch) hear(crawl context.Context) {
 	})
 }
 
-// armLocked sets the timer for the earliest request, unless it is set
-// earlier.
+// armLocked sets the timer for the earliest request, unless set earlier.
 func (w *Watch) armLocked() {
 	if len(w.h) == 0 {
 		return
@@ -308,9 +298,8 @@ func (w *Watch) armLocked() {
 func (w *Watch) fire() {
 	now := time.Now()
 	type cutting struct {
-		c      *Ctx
-		parent bool
-		te     *TimeoutError
+		c  *Ctx
+		te *TimeoutError // nil: ended with its parent
 	}
 	var cuts []cutting
 	w.mu.Lock()
@@ -318,7 +307,7 @@ func (w *Watch) fire() {
 	for len(w.h) > 0 && !w.h[0].at.After(now) {
 		c := heap.Pop(&w.h).(*Ctx)
 		if c.parent.Err() != nil {
-			cuts = append(cuts, cutting{c: c, parent: true})
+			cuts = append(cuts, cutting{c: c})
 			continue
 		}
 		after := c.after
@@ -335,7 +324,7 @@ func (w *Watch) fire() {
 			continue
 		case !c.pdl.IsZero() && !now.Before(c.pdl.Add(parentGrace)):
 			// A parent that never says it ended at its deadline.
-			cuts = append(cuts, cutting{c: c, parent: true})
+			cuts = append(cuts, cutting{c: c})
 			continue
 		case !c.pdl.IsZero() && !now.Before(c.pdl):
 			// Let the parent's own timer end it, with the cause that says
@@ -364,8 +353,8 @@ func (w *Watch) fire() {
 	}
 }
 
-// parentPoll is how often the watch looks again at a request whose
-// parent is past its deadline but not done yet, up to parentGrace.
+// How often, and until when, the watch looks again at a request whose
+// parent is past its deadline but not done.
 const (
 	parentPoll  = time.Millisecond
 	parentGrace = 100 * time.Millisecond
@@ -394,8 +383,7 @@ func (h *cutHeap) Pop() any {
 	return c
 }
 
-// TimeoutError is the error of a request cut by its domain's adaptive
-// timeout. It is context.DeadlineExceeded to errors.Is.
+// TimeoutError is the error of a request cut by its adaptive timeout.
 type TimeoutError struct {
 	Domain string
 	After  time.Duration

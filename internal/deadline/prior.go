@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// Prior is what a domain with no adaptive timeout of its own (one that
-// hangs from its first request) borrows: the median of the latest
-// timeouts the crawl's other domains earned. The zero value is ready.
+// Prior is what a domain with no adaptive timeout of its own borrows: the
+// median of the latest timeouts other domains earned. The zero value is
+// ready.
 type Prior struct {
 	mu     sync.Mutex
 	recent [64]time.Duration // the latest domain timeouts, a ring
@@ -19,8 +19,7 @@ type Prior struct {
 	median atomic.Int64
 }
 
-// Add puts t in the ring in place of the oldest, and keeps the sorted
-// copy in step without allocating.
+// Add puts t in place of the oldest, keeping the sorted copy in step.
 func (p *Prior) Add(t time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

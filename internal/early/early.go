@@ -23,12 +23,11 @@ type Settings struct {
 	TimeoutFloor    time.Duration
 }
 
-// Tracker is a domain's rolling record of its latest outcomes, which no
-// transition clears, and what it computes from it: slow calls, the latency
-// slope, the trip streak behind cooldown growth, the adaptive timeout.
+// Tracker is a domain's record of its latest outcomes, which no transition
+// clears, and what it computes from it: slow calls, the latency slope, the
+// trip streak behind cooldown growth, the adaptive timeout.
 type Tracker struct {
-	// The fields every outcome writes come first, in as few cache lines as
-	// can be.
+	// The fields every outcome writes come first, for the cache.
 	win          window.Window[circuit.Result] // latest counted outcomes: Stats
 	slowNext     int
 	slowCount    int
@@ -61,8 +60,7 @@ type Tracker struct {
 	p Settings
 }
 
-// slopeSamples is how many of the latest successes the slope's rolling
-// median looks at.
+// slopeSamples is how many latest successes the slope's median looks at.
 func slopeSamples(p Settings) int { return min(max(5, p.WindowSize/2), 20) }
 
 // How often, in successes, the slope is evaluated and the adaptive
@@ -72,13 +70,11 @@ const (
 	timeoutEvery = 100
 )
 
-// New returns the tracker of a domain with settings p, its record size
-// outcomes long.
+// New returns a tracker with settings p, its record size outcomes long.
 func New(size int, p Settings) *Tracker { return NewGuarded(size, p, nil) }
 
-// NewGuarded is New with the tracker locked by mu, which the caller
-// shares with state of its own and holds for ObserveLocked. A nil mu is
-// New's own lock.
+// NewGuarded is New locked by mu (nil: its own), which the caller holds
+// for ObserveLocked.
 func NewGuarded(size int, p Settings, mu *sync.Mutex) *Tracker {
 	// No failure count: Stats counts from the outcomes.
 	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
@@ -108,9 +104,8 @@ type Signals struct {
 	Timeout   time.Duration // a new adaptive timeout, if > 0
 }
 
-// Observe records one outcome and says what it revealed. inFlight is how
-// many requests to the domain were in flight as its request left, itself
-// included (0: not known).
+// Observe records one outcome and says what it revealed. inFlight is the
+// requests in flight as its request left, itself included (0: unknown).
 func (t *Tracker) Observe(o circuit.Result, inFlight int) Signals {
 	t.mu.Lock()
 	s := t.ObserveLocked(o, inFlight)
@@ -118,8 +113,7 @@ func (t *Tracker) Observe(o circuit.Result, inFlight int) Signals {
 	return s
 }
 
-// ObserveLocked is Observe for a caller that holds the tracker's mutex
-// (NewGuarded).
+// ObserveLocked is Observe for a caller that holds the tracker's mutex.
 func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int) (s Signals) {
 	if !o.Class.Counted() {
 		return s
@@ -174,7 +168,7 @@ func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int) (s Signals) {
 		t.sinceSlope++
 		switch {
 		case t.baseline == 0 && t.successes >= t.p.WindowSize:
-			t.baseline = t.successMedianLocked()
+			t.baseline = circuit.MedianLatency(t.win.Outcomes())
 		case t.baseline > 0 && t.latN == len(t.lat) && t.sinceSlope >= slopeEvery:
 			t.sinceSlope = 0
 			s.Slope, s.Median, s.Baseline = t.slopeLocked()
@@ -203,9 +197,8 @@ func (t *Tracker) slopeEvidenceLocked(inFlight int) bool {
 	return inFlight == 0 || t.baseFlight == 0 || inFlight <= t.baseFlight
 }
 
-// slopeLocked compares the rolling median of the latest successes with the
-// baseline. A faster stretch lowers the baseline; a climb past the limit
-// starts a degrading episode, which ends when the median comes back under.
+// slopeLocked compares the median of the latest successes with the
+// baseline, which a faster stretch lowers; past the limit is degrading.
 func (t *Tracker) slopeLocked() (change int, median, baseline time.Duration) {
 	median = t.latMedianLocked()
 	t.baseline = min(t.baseline, median)
@@ -231,13 +224,7 @@ func (t *Tracker) slopeLimitLocked() time.Duration {
 	return max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)
 }
 
-// successMedianLocked is the median latency of the successes in the window.
-func (t *Tracker) successMedianLocked() time.Duration {
-	return circuit.MedianLatency(t.win.Outcomes())
-}
-
-// timeoutLocked is TimeoutMultiple × the p95 of the window's successes,
-// never under TimeoutFloor.
+// timeoutLocked is TimeoutMultiple × the window's p95, ≥ TimeoutFloor.
 func (t *Tracker) timeoutLocked() time.Duration {
 	lats := t.lats[:0]
 	for _, o := range t.win.Buf[:t.win.N] { // order does not matter here
@@ -254,8 +241,8 @@ func (t *Tracker) timeoutLocked() time.Duration {
 	return max(time.Duration(float64(p95)*t.p.TimeoutMultiple), t.p.TimeoutFloor)
 }
 
-// Transitioned clears what is judged per window, as the circuit clears its
-// own, and, for a trip, adds to the streak and returns it.
+// Transitioned clears what is judged per window and returns the streak,
+// one more for a trip.
 func (t *Tracker) Transitioned(tr circuit.Transition) (streak int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -270,8 +257,7 @@ func (t *Tracker) Transitioned(tr circuit.Transition) (streak int) {
 	return t.streak
 }
 
-// Stats returns n, the success rate (0 when empty) and the median latency
-// over successes.
+// Stats returns n, the success rate (0 when empty) and the median latency.
 func (t *Tracker) Stats() (n int, successRate float64, median time.Duration) {
 	t.mu.Lock()
 	outs := t.win.Outcomes()
@@ -282,8 +268,8 @@ func (t *Tracker) Stats() (n int, successRate float64, median time.Duration) {
 	return len(outs), 1 - circuit.FailureRate(outs), circuit.MedianLatency(outs)
 }
 
-// SlowedNow reports whether the median of the latest successes is past the
-// slope's limit right now, whether or not an evaluation has said so yet.
+// SlowedNow reports whether the latest successes are past the slope's
+// limit now, evaluated or not.
 func (t *Tracker) SlowedNow() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -299,8 +285,7 @@ type Rest struct {
 }
 
 // Quiet returns what a compacted domain keeps of t, the outcomes in its
-// record, and whether t is calm enough to be compacted: no slow call in
-// its window, not degrading.
+// record, and whether t is calm: no slow call, not degrading.
 func (t *Tracker) Quiet() (r Rest, outs []circuit.Result, calm bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -10,9 +10,8 @@ const (
 
 // SlowedElsewhere tells the crawler's own slowness from a site's: of up to
 // Peers other domains whose slope was evaluated within PeerAge, it counts
-// how many are past their slope limit now. peers yields every domain's
-// tracker and when its slope was last evaluated (unix nanos); it looks at
-// no more than 16 × Peers of them.
+// those slowed now. peers yields each domain's tracker and when its slope
+// was last evaluated (unix nanos).
 func SlowedElsewhere(self *Tracker, now time.Time, peers func(yield func(t *Tracker, evaluated int64) bool)) (slowed, of int) {
 	since := now.Add(-PeerAge).UnixNano()
 	looked := 0

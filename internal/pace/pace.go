@@ -1,6 +1,5 @@
-// Package pace is one domain's pace: the most requests in flight to it and
-// the least time between two of them, cut multiplicatively by a throttle
-// and raised additively by clean successes, never past the user's Config.
+// Package pace is one domain's pace: its in-flight limit and gap, cut by
+// throttles and raised by clean successes, never past the user's Config.
 package pace
 
 import (
@@ -62,16 +61,12 @@ func (p Config) Normalise() (Config, error) {
 	return p, nil
 }
 
-// minThrottleGap is the gap a first throttle imposes on a domain that had
-// none.
+// minThrottleGap is the gap a first throttle gives a domain that had none.
 const minThrottleGap = 20 * time.Millisecond
 
-// Pace is one domain's current pace. Besides the limit, room (how many
-// more failures the circuit takes before it trips) caps the requests in
-// flight, so the circuit is still there to stop the next request even if
-// every one in flight fails. A freed slot goes to the longest waiter and
-// wakes only it; each request that starts pushes the next start on by the
-// gap, as a token bucket does.
+// Pace is one domain's current pace. Besides the limit, the circuit's room
+// (the failures it takes before it trips) caps the requests in flight. A
+// freed slot goes to the longest waiter and wakes only it.
 type Pace struct {
 	user Config
 	room func() int // most requests the circuit lets be in flight now
@@ -99,9 +94,8 @@ type Pace struct {
 	rechecking bool        // recheck is armed
 }
 
-// New returns the pace of a domain starting at p's ceiling (p normalised).
-// room says how many requests the domain's circuit lets be in flight now;
-// nil is no bound.
+// New returns a pace starting at p's ceiling (p normalised); room (nil: no
+// bound) says how many requests the circuit lets be in flight now.
 func New(p Config, room func() int, clk clock.Clock) *Pace {
 	if room == nil {
 		room = func() int { return math.MaxInt }
@@ -113,12 +107,10 @@ func New(p Config, room func() int, clk clock.Clock) *Pace {
 // request at the gate: one aborted in between never claims it.
 const reserveFor = time.Second
 
-// recheckEvery is how often the waiters look again by themselves, so a
-// lapsed reservation frees its slot without any event.
+// recheckEvery is how often waiters look again, for lapsed reservations.
 const recheckEvery = 500 * time.Millisecond
 
-// waiter is one request waiting: at the gate for a slot in flight, or in
-// OnRequest for a reservation (key).
+// waiter is one request waiting for a slot, or for a reservation (key).
 type waiter struct {
 	ch  chan struct{}
 	key any
@@ -134,8 +126,7 @@ func (p *Pace) liveLocked(now time.Time) int {
 	return len(p.res)
 }
 
-// roomLocked says whether the circuit's room takes one more request in
-// flight, whatever the user's limit.
+// roomLocked says whether the circuit's room takes one more request.
 func (p *Pace) roomLocked() bool { return p.inflight < p.room() }
 
 // canSendLocked says whether one more request may leave now.
@@ -143,17 +134,15 @@ func (p *Pace) canSendLocked() bool {
 	return (p.limit == 0 || p.inflight < p.limit) && p.roomLocked()
 }
 
-// canReserveLocked says whether one more request may go on to Colly's
-// LimitRule: in flight and reserved together under the caps.
+// canReserveLocked says whether one more request may be reserved.
 func (p *Pace) canReserveLocked(now time.Time) bool {
 	n := p.inflight + p.liveLocked(now)
 	return (p.limit == 0 || n < p.limit) && n < p.room()
 }
 
 // Reserve waits, before Colly's LimitRule, until the domain is not halted
-// and has a slot for key, and reserves it for Acquire, so a waiting domain
-// holds none of a shared LimitRule's slots. On a cancelled ctx it holds
-// nothing.
+// and has a slot for key, and reserves it for Acquire. On a cancelled ctx
+// it holds nothing.
 func (p *Pace) Reserve(ctx context.Context, key any) error {
 	if err := p.WaitHalt(ctx); err != nil {
 		return err
@@ -175,8 +164,7 @@ func (p *Pace) reserveLocked(now time.Time, key any) {
 	p.res[key] = now.Add(reserveFor)
 }
 
-// Unreserve gives back key's reservation, if it holds one: the request is
-// not going to claim it.
+// Unreserve gives back key's reservation, if it holds one.
 func (p *Pace) Unreserve(key any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -239,21 +227,19 @@ func (p *Pace) recheckNow() {
 	}
 }
 
-// Acquire waits for a slot under the in-flight limit and the circuit's
-// room (claiming key's reservation, if any), then for the gap and any
-// halt. It returns the throttle episode the request leaves in and the
-// requests in flight as it leaves, itself included. On a cancelled ctx it
+// Acquire waits for a slot (claiming key's reservation, if any), then for
+// the gap and any halt. It returns the throttle episode the request leaves
+// in and the requests in flight, itself included. On a cancelled ctx it
 // holds nothing.
 func (p *Pace) Acquire(ctx context.Context, key any) (episode uint64, inFlight int, err error) {
 	return p.acquire(ctx, ctx, key, false)
 }
 
-// AcquireAtTransport is Acquire for a request first seen at the transport
-// (a redirect's hop, an unregistered Clone's), whose wait runs on the
-// client's timeout: it takes a slot while the circuit's room allows, over
-// the limit and ahead of the queue. The gap and any halt still apply. It
-// waits for the slot and the gap until slotCtx ends (nil: ctx), for a halt
-// until ctx does.
+// AcquireAtTransport is Acquire for a request first seen at the transport,
+// whose wait runs on the client's timeout: it takes a slot while the
+// circuit's room allows, over the limit and ahead of the queue. It waits
+// for the slot and the gap until slotCtx ends (nil: ctx), for a halt until
+// ctx does.
 func (p *Pace) AcquireAtTransport(ctx, slotCtx context.Context) (episode uint64, inFlight int, err error) {
 	if slotCtx == nil {
 		slotCtx = ctx
@@ -305,8 +291,7 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool) 
 	}
 }
 
-// WaitHalt waits until no Retry-After halts the domain, or returns ctx's
-// error.
+// WaitHalt waits until no Retry-After halts the domain.
 func (p *Pace) WaitHalt(ctx context.Context) error {
 	for {
 		p.mu.Lock()
@@ -323,8 +308,7 @@ func (p *Pace) WaitHalt(ctx context.Context) error {
 	}
 }
 
-// Earliest is the soonest a request to the domain could start by the
-// pause and the gap, whatever the slots in flight.
+// Earliest is the soonest a request could start by the halt and the gap.
 func (p *Pace) Earliest() time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -342,17 +326,15 @@ func (p *Pace) Release() {
 	p.admitLocked(p.clk.Now())
 }
 
-// Admit hands free slots on after the circuit's room grew without a slot
-// being released (a transition).
+// Admit hands free slots on after the circuit's room grew.
 func (p *Pace) Admit() {
 	p.mu.Lock()
 	p.admitLocked(p.clk.Now())
 	p.mu.Unlock()
 }
 
-// admitLocked hands free slots on, oldest first: to the transport's and
-// the gate's waiters before OnRequest's, since those at the gate hold a
-// LimitRule slot.
+// admitLocked hands free slots on, oldest first, to OnRequest's waiters
+// last: the others hold a LimitRule slot.
 func (p *Pace) admitLocked(now time.Time) {
 	for len(p.transportWaiters) > 0 && p.roomLocked() {
 		w := p.transportWaiters[0]
@@ -375,10 +357,9 @@ func (p *Pace) admitLocked(now time.Time) {
 }
 
 // Throttled halts the domain until now+wait and slows it down if ep, the
-// episode the throttled request left in, is the current one: an answer to
-// a request that left before the last slowdown only extends the halt. It
-// returns the new limit and gap, whether they changed, and whether the
-// domain has been throttled without a success for the horizon.
+// episode the throttled request left in, is the current one. It returns
+// the limit and gap, whether they changed, and whether the domain has been
+// throttled without a success for the horizon.
 func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit int, gap time.Duration, changed, horizon bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -483,8 +464,7 @@ func (p *Pace) Revive(pauses int, pausedFor time.Duration) {
 	p.mu.Unlock()
 }
 
-// HaltUntil halts the domain until t, if it is not halted longer already:
-// a Retry-After restored from an earlier run.
+// HaltUntil halts the domain until t, if not halted longer already.
 func (p *Pace) HaltUntil(t time.Time) {
 	p.mu.Lock()
 	if t.After(p.halt) {
