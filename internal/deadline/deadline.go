@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
@@ -81,13 +82,11 @@ func (c *Ctx) AfterFunc(f func()) func() bool {
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		for i, q := range c.more {
-			if q == p {
-				c.more = append(c.more[:i], c.more[i+1:]...)
-				return true
-			}
+		i := slices.Index(c.more, p)
+		if i >= 0 {
+			c.more = slices.Delete(c.more, i, i+1)
 		}
-		return false
+		return i >= 0
 	}
 }
 

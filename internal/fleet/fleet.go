@@ -1,6 +1,4 @@
-// Package fleet judges the whole fleet of domains rather than each one:
-// many domains tripping at once on network failures, or a large share of
-// blocked or throttled answers, is the client's doing, not the targets'.
+// Package fleet judges the whole fleet of domains rather than each one.
 package fleet
 
 import (
@@ -27,8 +25,7 @@ type Config struct {
 	Within     time.Duration
 	MinDomains int
 	Pause      time.Duration
-	// Active is how recently a request to a domain must have left for it
-	// to be active.
+	// Active is how recently a request to an active domain left.
 	Active time.Duration
 	// When at least AlarmShare of the AlarmMin or more attempts across
 	// every domain since the last look were blocked (or throttled), one
@@ -43,7 +40,7 @@ type Config struct {
 var Defaults = Config{Share: 0.5, Within: time.Minute, MinDomains: 3, Active: 5 * time.Minute, AlarmShare: 0.5, AlarmMin: 20}
 
 // Normalise fills the defaults of c's zero fields and rejects values out
-// of range, saying which and why.
+// of range.
 func (c Config) Normalise() (Config, error) {
 	d := Defaults
 	c.Share = cmp.Or(c.Share, d.Share)
@@ -71,9 +68,8 @@ type Guard struct {
 	cfg Config
 
 	mu        sync.Mutex
-	trips     map[string]time.Time // domain → its latest trip
-	since     map[string]time.Time // domain → when the failures that tripped it began
-	suspectAt time.Time            // the latest client_side_suspect
+	trips     map[string]trip // domain → its latest trip
+	suspectAt time.Time       // the latest client_side_suspect
 	found     *outcome.Finding
 
 	lastLook time.Time
@@ -81,17 +77,19 @@ type Guard struct {
 	alarmOn  [numClasses]bool
 }
 
+// trip is when a domain tripped, and when the failures that tripped it began.
+type trip struct{ at, since time.Time }
+
 // New returns a guard judging by c (normalised).
 func New(c Config) *Guard { return &Guard{cfg: c} }
 
 // Config is the guard's settings.
 func (g *Guard) Config() Config { return g.cfg }
 
-// Tripped notes a client-side trip (no answer from the site) of domain at
-// at, of failures that began at since, with active domains active now;
-// succeeded reports whether a request to one of them that left at or after
-// a time succeeded. On client_side_suspect it returns the domains tripped
-// within the window, sorted, and keeps the finding; otherwise nil.
+// Tripped notes a client-side trip of domain at at, of failures that
+// began at since, with active domains active; succeeded reports whether a
+// request that left at or after a time succeeded. On client_side_suspect
+// it returns the domains tripped within the window, sorted.
 func (g *Guard) Tripped(domain string, at, since time.Time, active int, succeeded func(time.Time) bool) []string {
 	if g.cfg.Off {
 		return nil
@@ -99,20 +97,19 @@ func (g *Guard) Tripped(domain string, at, since time.Time, active int, succeede
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.trips == nil {
-		g.trips, g.since = map[string]time.Time{}, map[string]time.Time{}
+		g.trips = map[string]trip{}
 	}
-	g.trips[domain], g.since[domain] = at, since
+	g.trips[domain] = trip{at, since}
 	var recent []string
 	first := at // the earliest start of the failures that tripped them
 	for name, t := range g.trips {
-		if at.Sub(t) <= g.cfg.Within {
+		if at.Sub(t.at) <= g.cfg.Within {
 			recent = append(recent, name)
-			if s := g.since[name]; s.Before(first) {
-				first = s
+			if t.since.Before(first) {
+				first = t.since
 			}
 		} else {
 			delete(g.trips, name)
-			delete(g.since, name)
 		}
 	}
 	fire := len(recent) >= g.cfg.MinDomains && float64(len(recent)) >= g.cfg.Share*float64(max(active, 1)) &&
@@ -129,8 +126,7 @@ func (g *Guard) Tripped(domain string, at, since time.Time, active int, succeede
 	return recent
 }
 
-// Finding is the client_side_suspect finding for the run's outcome, if
-// one happened.
+// Finding is the client_side_suspect finding, if one happened.
 func (g *Guard) Finding() *outcome.Finding {
 	g.mu.Lock()
 	defer g.mu.Unlock()

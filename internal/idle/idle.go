@@ -1,8 +1,5 @@
-// Package idle keeps a broad crawl's memory bounded: a domain left alone
-// for the idle TTL with nothing to remember (docs/design.md, "Broad
-// crawls") is kept as a small Record until it is next used. The breaker
-// decides what a domain must remember; this package keeps the records,
-// their totals and the sweep periods.
+// Package idle keeps the records of domains compacted after the idle TTL
+// (docs/design.md, "Broad crawls"), their totals and the sweep periods.
 package idle
 
 import (
@@ -16,11 +13,10 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/packmap"
 )
 
-// numClasses is how many outcome classes there are.
-const numClasses = int(circuit.Excluded) + 1
-
-// shards is how many locks the compacted domains are spread over.
-const shards = 64
+const (
+	numClasses = int(circuit.Excluded) + 1
+	shards     = 64 // locks the compacted domains are spread over
+)
 
 // Record is a compacted domain: what its decisions and stats need. It is
 // kept encoded as varints, some 40 bytes against 128 as a struct.
@@ -29,7 +25,7 @@ type Record struct {
 	Refused, Trips, Streak, HealthyRun          uint32
 	Fails, NetFails, Pauses                     uint32
 	Successes, Tracked                          uint32
-	BaseFlight                                  uint32 // the requests in flight the slope's baseline was taken at
+	BaseFlight                                  uint32
 	SlowN, SlowNext                             uint16
 	Rate                                        float32
 	Median, Baseline, Timeout, LastOK, LastSeen int64
@@ -79,10 +75,10 @@ type Set struct {
 }
 
 // Shard holds some of a Set's compacted domains. Its caller locks it
-// around its other methods, and while it moves a domain in or out.
+// around its other methods.
 type Shard struct {
 	sync.Mutex
-	m    packmap.Map // name → its record, encoded: no pointer per domain for the collector to mark
+	m    packmap.Map // name → its record, encoded
 	tot  Totals
 	base int64 // unix nanos: records keep times relative to it
 }
@@ -159,20 +155,17 @@ func (s *Set) Totals() (t Totals) {
 	return t
 }
 
-// Encode writes r as varints, times relative to base (unix nanos), into a
-// string: the shard's value.
+// Encode writes r as varints, times relative to base (unix nanos).
 func (r *Record) Encode(base int64) string {
 	buf := make([]byte, 0, 48)
 	u := func(v uint64) { buf = binary.AppendUvarint(buf, v) }
 	for c := range numClasses {
 		u(uint64(r.Counts[c]))
 	}
-	for _, v := range []uint32{r.Refused, r.Trips, r.Streak, r.HealthyRun, r.Fails, r.NetFails, r.Pauses, r.Successes, r.Tracked, r.BaseFlight} {
+	for _, v := range []uint32{r.Refused, r.Trips, r.Streak, r.HealthyRun, r.Fails, r.NetFails, r.Pauses, r.Successes, r.Tracked, r.BaseFlight,
+		uint32(r.SlowN), uint32(r.SlowNext), math.Float32bits(r.Rate)} {
 		u(uint64(v))
 	}
-	u(uint64(r.SlowN))
-	u(uint64(r.SlowNext))
-	u(uint64(math.Float32bits(r.Rate)))
 	for _, v := range []int64{r.Median, r.Baseline, r.Timeout, r.PausedFor} {
 		buf = binary.AppendVarint(buf, v)
 	}

@@ -6,10 +6,9 @@ import (
 	"time"
 )
 
-// Sweeper says which domains were left alone for the TTL without a clock
-// read per use: a domain notes the sweep period (Epoch) it was last used
-// in, and a sweep names the latest period that ended a TTL ago. Init it
-// before use.
+// Sweeper says which domains were left alone for the TTL: a domain notes
+// the sweep period (Epoch) it was last used in, and a sweep names the
+// latest period that ended a TTL ago. Init it before use.
 type Sweeper struct {
 	ttl       time.Duration // < 0: never sweep
 	epoch     atomic.Uint32 // the sweep period under way
@@ -25,8 +24,7 @@ type epochEnd struct {
 	at    time.Time
 }
 
-// Init readies s to sweep domains left alone for ttl (< 0: never), from
-// now.
+// Init readies s to sweep domains left alone for ttl (< 0: never).
 func (s *Sweeper) Init(ttl time.Duration, now time.Time) {
 	s.ttl = ttl
 	s.epoch.Store(1)
@@ -52,9 +50,8 @@ func (s *Sweeper) Start(now time.Time) bool {
 // Done ends the background sweep Start claimed.
 func (s *Sweeper) Done() { s.sweeping.Store(false) }
 
-// Sweep ends the period under way at now and calls compact with the
-// latest period that ended at least the TTL ago, if any. Sweeps run one at
-// a time.
+// Sweep ends the period under way and calls compact with the latest
+// period that ended at least the TTL ago, if any.
 func (s *Sweeper) Sweep(now time.Time, compact func(cut uint32)) {
 	if s.ttl < 0 {
 		return

@@ -1,10 +1,9 @@
 package window
 
-// Ordered is a Window kept in the order its outcomes' requests left, by
-// their sequence numbers: synchronous Colly records a page's outcome after
-// those of the pages it visited, and those late successes must not push
-// later failures out. An outcome earlier than all a full window holds is
-// dropped. It is not safe for concurrent use; its owner locks.
+// Ordered is a Window kept in the order its outcomes' requests left:
+// synchronous Colly records a page after the pages it visited, and those
+// late successes must not push later failures out. An outcome earlier than
+// all a full window holds is dropped.
 type Ordered[T any] struct {
 	// What a record writes comes first, for an owner's cache line.
 	next     int // where the next outcome goes; equals N until the ring is full
@@ -21,14 +20,12 @@ type issued[T any] struct {
 	seq uint64
 }
 
-// NewOrdered returns an empty ordered window of at most size outcomes;
-// failure says which outcomes are failures.
+// NewOrdered is New for an Ordered window.
 func NewOrdered[T any](size int, failure func(T) bool) Ordered[T] {
 	return Ordered[T]{size: size, failure: failure}
 }
 
-// Add records o, the outcome of the request that left seq-th, among the
-// latest outcomes by the order their requests left.
+// Add records o, the outcome of the request that left seq-th.
 func (w *Ordered[T]) Add(o T, seq uint64) {
 	at := w.next // where o goes before it moves behind later outcomes
 	if w.N == w.size {

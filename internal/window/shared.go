@@ -13,8 +13,7 @@ type Shared[T any] struct {
 	n   atomic.Int32
 }
 
-// NewShared returns an empty shared window of at most size outcomes;
-// failure says which outcomes are failures.
+// NewShared is New for a Shared window.
 func NewShared[T any](size int, failure func(T) bool) *Shared[T] {
 	return &Shared[T]{win: New(size, failure)}
 }

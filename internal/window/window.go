@@ -3,9 +3,8 @@
 package window
 
 // Window is a ring of at most size latest outcomes with a running failure
-// count. Its buffer grows as outcomes come in, so a domain that answers
-// twice costs two outcomes, not a full window. It is not safe for
-// concurrent use; its owner locks.
+// count. Its buffer grows as outcomes come in. It is not safe for
+// concurrent use.
 type Window[T any] struct {
 	failure  func(T) bool // whether an outcome is a failure; nil: failures are not counted
 	Buf      []T          // the ring; len(buf) < size until it has been full once
