@@ -1,11 +1,9 @@
 // Package chunks keeps byte values in large shared chunks, referred to by
 // numbers instead of pointers, so the garbage collector marks a few chunks
-// instead of every value. The owner counts the bytes it no longer uses as
-// dead and copies the live ones into a new Buf once Wasteful says so.
+// instead of every value.
 package chunks
 
-// Chunks start at firstSize bytes and double up to maxSize; a value longer
-// than a chunk gets one of its own.
+// Chunks start at firstSize bytes and double up to maxSize.
 const (
 	firstSize = 1 << 10
 	maxSize   = 1 << 16
@@ -37,8 +35,7 @@ func (b *Buf) Alloc(n int) (chunk, off uint32, dst []byte) {
 	return uint32(last) + 1, uint32(len(c)), c[len(c) : len(c)+n : len(c)+n]
 }
 
-// Bytes returns the n bytes at chunk and off, backed by the Buf: copy them
-// before the owner's lock is let go. Nil for n = 0.
+// Bytes returns the n bytes at chunk and off, backed by the Buf.
 func (b *Buf) Bytes(chunk, off, n uint32) []byte {
 	if n == 0 {
 		return nil

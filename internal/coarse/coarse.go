@@ -9,10 +9,9 @@ import (
 // Tick is how stale the clock may be.
 const Tick = time.Second
 
-// Clock is the system clock read at most about once a Tick, for
-// timestamps a hot path writes and only coarse questions read (reading
-// the clock costs 30–70 ns on some virtual machines). A timer refreshes it
-// while it is read and stops after a tick unread. The zero value is ready.
+// Clock is the system clock read at most about once a Tick, for a hot
+// path's timestamps. A timer refreshes it while it is read. The zero value
+// is ready.
 type Clock struct {
 	now   atomic.Int64 // unix nanos at the latest refresh
 	used  atomic.Bool  // read since the latest refresh

@@ -1,6 +1,4 @@
-// Package observed is what Breakwater's own observers share: which
-// subjects one follows, so that observing one twice adds its hooks once,
-// and what an attempt leaves its URL in (StateOf).
+// Package observed is what Breakwater's own observers share.
 package observed
 
 import (

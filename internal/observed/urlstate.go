@@ -11,7 +11,7 @@ import (
 )
 
 // URLState is what an attempt leaves its URL in, for an observer that
-// keeps URLs (the checkpoint, the Redis queue). StateOf says which.
+// keeps URLs.
 type URLState uint8
 
 // The states an attempt leaves its URL in.

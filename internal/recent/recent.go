@@ -1,6 +1,5 @@
 // Package recent is a map bounded to the keys used last, in two
-// generations: when the recent one is full it becomes the older one, and
-// the older one's keys are dropped.
+// generations: a full recent one becomes the older one, dropping its keys.
 package recent
 
 import "strings"
@@ -10,8 +9,7 @@ import "strings"
 type Map[V any] struct {
 	// Size is how many keys a generation holds.
 	Size int
-	// KeepAll stops the dropping (for a cache that has become the only
-	// copy of what it holds).
+	// KeepAll stops the dropping.
 	KeepAll bool
 
 	cur, old map[string]V
@@ -20,8 +18,8 @@ type Map[V any] struct {
 // New returns a Map of size keys a generation.
 func New[V any](size int) Map[V] { return Map[V]{Size: size} }
 
-// Get returns k's value, and whether the map has it; a key found in the
-// older generation moves to the recent one.
+// Get returns k's value, and whether the map has it, moving it to the
+// recent generation.
 func (m *Map[V]) Get(k string) (V, bool) {
 	if v, ok := m.cur[k]; ok {
 		return v, true
@@ -42,8 +40,7 @@ func (m *Map[V]) Has(k string) bool {
 	return ok
 }
 
-// Put sets k's value in the recent generation. A new key is stored as a
-// copy, not keeping a larger string it is part of.
+// Put sets k's value in the recent generation; a new key is copied.
 func (m *Map[V]) Put(k string, v V) {
 	if _, ok := m.cur[k]; !ok {
 		delete(m.old, k)

@@ -8,8 +8,8 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/recent"
 )
 
-// Map is a sync.Map keyed by URL with a count of its keys, so that a
-// request can skip the set when it is empty, as it nearly always is.
+// Map is a sync.Map keyed by URL with a count of its keys, so that
+// asking whether it is empty costs nothing.
 type Map struct {
 	m sync.Map
 	n atomic.Int64
@@ -55,8 +55,7 @@ func (s *Map) RangeValues(f func(v any) bool) {
 // RecentSize is a Recent set's generation size (recent.Map.Size).
 const RecentSize = 4096
 
-// Recent is a set of the URLs added last (recent.Map): a URL forgotten
-// reads as never added. It is safe for concurrent use.
+// Recent is a set of the URLs added last, safe for concurrent use.
 type Recent struct {
 	some atomic.Bool // a URL was added: until then every call returns at once
 	mu   sync.RWMutex

@@ -1,11 +1,7 @@
-// Package visitclaim settles Colly's two-call visited check: two
-// goroutines that meet the same new URL at once can both be told by
-// IsVisited that it is new. A Table counts the callers told an ID is new
-// that have not called Visited; when two were told so at once, the first
-// Visited wins and the storage answers every later one with ErrClaimed,
-// which stops its request as IsVisited would have. Colly's HasVisited asks
-// IsVisited alone: its claim is never settled, and its entry stays,
-// answering Settled once the URL is visited.
+// Package visitclaim settles Colly's two-call visited check, IsVisited
+// then Visited, for two goroutines told at once that a URL is new: the
+// first Visited wins and every later one gets ErrClaimed. A claim from
+// HasVisited (IsVisited alone) is never settled; its entry stays.
 package visitclaim
 
 import (
@@ -21,10 +17,9 @@ type State int
 const (
 	// Absent: no caller holds a claim; the storage decides.
 	Absent State = iota
-	// Joined: a caller holds an unsettled claim; the new caller joined
-	// it and is told the ID is new.
+	// Joined: the caller joined an unsettled claim: answer "new".
 	Joined
-	// Settled: a contested ID's first Visited came; the ID is visited.
+	// Settled: a contested ID's first Visited came: answer "visited".
 	Settled
 )
 
@@ -59,8 +54,7 @@ func (t *Table) Join(id uint64) State {
 	return Joined
 }
 
-// Add records one more caller told id is new (or about to be asked; Drop
-// takes it back).
+// Add records one more caller told id is new.
 func (t *Table) Add(id uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -73,17 +67,15 @@ func (t *Table) Add(id uint64) {
 	t.m[id] = c
 }
 
-// Drop takes back a claim Add recorded for a caller that was then told
-// the ID is visited.
+// Drop takes back a claim Add recorded.
 func (t *Table) Drop(id uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.release(id, t.m[id])
 }
 
-// Settle is Visited of id. held reports whether a caller's claim was
-// there to settle (not for a redirect hop Colly did not check); lost, that
-// another caller's Visited of the contested ID came first: answer
+// Settle is Visited of id. held reports whether a claim was there to
+// settle; lost, that another caller's Visited came first: answer
 // ErrClaimed.
 func (t *Table) Settle(id uint64) (held, lost bool) {
 	t.mu.Lock()
@@ -114,9 +106,8 @@ func (t *Table) Len() int {
 	return len(t.m)
 }
 
-// ErrClaimed is Visited's answer to the caller whose Visited of a
-// contested ID came second. It is a colly.AlreadyVisitedError to
-// errors.As, with an empty Destination.
+// ErrClaimed is Visited's answer to a contested ID's later callers: a
+// colly.AlreadyVisitedError, with an empty Destination, to errors.As.
 var ErrClaimed error = claimedError{}
 
 type claimedError struct{}
