@@ -61,8 +61,11 @@ func (p Config) Normalise() (Config, error) {
 	return p, nil
 }
 
-// minThrottleGap is the gap a first throttle gives a domain that had none.
-const minThrottleGap = 20 * time.Millisecond
+const (
+	minThrottleGap = 20 * time.Millisecond  // the gap a first throttle gives a domain that had none
+	reserveFor     = time.Second            // how long a reservation waits for its request at the gate
+	recheckEvery   = 500 * time.Millisecond // how often waiters look again, for lapsed reservations
+)
 
 // Pace is one domain's current pace. Besides the limit, the circuit's room
 // (the failures it takes before it trips) caps the requests in flight. A
@@ -87,9 +90,8 @@ type Pace struct {
 	episode          uint64            // slowdowns so far: a throttle slows the pace once per episode
 	since            time.Time         // first throttle with no success since; zero when not throttled
 
-	pauses    int
-	pausedFor time.Duration
-
+	pauses     int
+	pausedFor  time.Duration
 	recheck    *time.Timer // looks again while anybody waits; nil until somebody first did
 	rechecking bool        // recheck is armed
 }
@@ -102,13 +104,6 @@ func New(p Config, room func() int, clk clock.Clock) *Pace {
 	}
 	return &Pace{user: p, room: room, clk: clock.OrSystem(clk), limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0)}
 }
-
-// reserveFor is how long a slot reserved in OnRequest waits for its
-// request at the gate: one aborted in between never claims it.
-const reserveFor = time.Second
-
-// recheckEvery is how often waiters look again, for lapsed reservations.
-const recheckEvery = 500 * time.Millisecond
 
 // waiter is one request waiting for a slot, or for a reservation (key).
 type waiter struct {

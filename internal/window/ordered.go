@@ -5,13 +5,8 @@ package window
 // late successes must not push later failures out. An outcome earlier than
 // all a full window holds is dropped.
 type Ordered[T any] struct {
-	// What a record writes comes first, for an owner's cache line.
-	next     int // where the next outcome goes; equals N until the ring is full
-	N        int // how many are held, ≤ size
-	Failures int
-	ring     []issued[T] // len(ring) < size until it has been full once
-	size     int
-	failure  func(T) bool
+	Window[issued[T]] // counting no failures: Add counts them
+	failure           func(T) bool
 }
 
 // issued is an outcome and the order its request left in.
@@ -22,14 +17,14 @@ type issued[T any] struct {
 
 // NewOrdered is New for an Ordered window.
 func NewOrdered[T any](size int, failure func(T) bool) Ordered[T] {
-	return Ordered[T]{size: size, failure: failure}
+	return Ordered[T]{New[issued[T]](size, nil), failure}
 }
 
 // Add records o, the outcome of the request that left seq-th.
 func (w *Ordered[T]) Add(o T, seq uint64) {
 	at := w.next // where o goes before it moves behind later outcomes
 	if w.N == w.size {
-		old := &w.ring[at]
+		old := &w.Buf[at]
 		if seq < old.seq {
 			return // earlier than every outcome held
 		}
@@ -39,10 +34,10 @@ func (w *Ordered[T]) Add(o T, seq uint64) {
 		*old = issued[T]{o, seq}
 	} else {
 		w.N++
-		if at == len(w.ring) {
-			w.ring = append(w.ring, issued[T]{o, seq})
+		if at == len(w.Buf) {
+			w.Buf = append(w.Buf, issued[T]{o, seq})
 		} else {
-			w.ring[at] = issued[T]{o, seq}
+			w.Buf[at] = issued[T]{o, seq}
 		}
 	}
 	if w.failure(o) {
@@ -62,28 +57,19 @@ func (w *Ordered[T]) Add(o T, seq uint64) {
 		if prev < 0 {
 			prev = w.size - 1
 		}
-		if w.ring[prev].seq <= seq {
+		if w.Buf[prev].seq <= seq {
 			break
 		}
-		w.ring[at], w.ring[prev] = w.ring[prev], w.ring[at]
+		w.Buf[at], w.Buf[prev] = w.Buf[prev], w.Buf[at]
 		at = prev
 	}
-}
-
-// Reset empties it.
-func (w *Ordered[T]) Reset() {
-	w.next, w.N, w.Failures = 0, 0, 0
 }
 
 // Outcomes returns the held outcomes, oldest first, in a new slice.
 func (w *Ordered[T]) Outcomes() []T {
 	out := make([]T, 0, w.N)
-	start := w.next - w.N
-	if start < 0 {
-		start += len(w.ring)
-	}
-	for i := 0; i < w.N; i++ {
-		out = append(out, w.ring[(start+i)%len(w.ring)].o)
+	for _, x := range w.Window.Outcomes() {
+		out = append(out, x.o)
 	}
 	return out
 }

@@ -6,12 +6,13 @@ package window
 // count. Its buffer grows as outcomes come in. It is not safe for
 // concurrent use.
 type Window[T any] struct {
-	failure  func(T) bool // whether an outcome is a failure; nil: failures are not counted
-	Buf      []T          // the ring; len(buf) < size until it has been full once
-	size     int
-	next     int // where the next outcome goes; equals n until the ring is full
+	// What a record writes comes first, for an owner's cache line.
+	next     int // where the next outcome goes; equals N until the ring is full
 	N        int // how many are held, ≤ size
 	Failures int
+	Buf      []T // the ring; len(Buf) < size until it has been full once
+	size     int
+	failure  func(T) bool // whether an outcome is a failure; nil: failures are not counted
 }
 
 // New returns an empty window of at most size outcomes; failure says
