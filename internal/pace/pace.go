@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -96,12 +95,9 @@ type Pace struct {
 	rechecking bool        // recheck is armed
 }
 
-// New returns a pace starting at p's ceiling (p normalised); room (nil: no
-// bound) says how many requests the circuit lets be in flight now.
+// New returns a pace starting at p's ceiling (p normalised); room says how
+// many requests the circuit lets be in flight now.
 func New(p Config, room func() int, clk clock.Clock) *Pace {
-	if room == nil {
-		room = func() int { return math.MaxInt }
-	}
 	return &Pace{user: p, room: room, clk: clock.OrSystem(clk), limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0)}
 }
 
