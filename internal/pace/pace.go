@@ -13,15 +13,10 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 )
 
-// Config is the user's ceiling for each domain's pace (breaker.Pacing):
-// Parallelism requests in flight (≤ 0: no limit of Breakwater's) and
-// MinGap between two starts (≤ 0: none). A throttle (a 429, a 503 with
-// Retry-After) divides the limit and multiplies the gap by Backoff
-// (default 2) once per throttle episode, the gap capped at MaxGap
-// (DefaultMaxGap). Every Recover (default 10) clean successes in a row
-// take Step (default a tenth of the throttled gap, at least 1 ms) off the
-// gap and add one to the limit. A domain answering nothing but throttles
-// for ThrottleHorizon (DefaultThrottleHorizon) is held open.
+// Config is the user's ceiling for each domain's pace: breaker.Pacing,
+// whose doc and docs/pacing.md tell each field. Parallelism and MinGap ≤ 0
+// are none; the defaults are Backoff 2, Recover 10, Step a tenth of the
+// throttled gap (at least 1 ms), DefaultMaxGap, DefaultThrottleHorizon.
 type Config struct {
 	Parallelism     int
 	MinGap          time.Duration
