@@ -13,27 +13,23 @@ import (
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
-// Config is the fleet guard's settings (breaker.FleetGuard). Zero fields
-// take their Defaults; a zero Pause is the default profile's Cooldown.
+// Config is the fleet guard's settings (breaker.FleetGuard). When at
+// least MinDomains domains, and Share of the active ones (a request left
+// within Active), trip within Within on network failures while no active
+// domain succeeded since those failures began, every active domain is
+// paused for Pause (zero: the default profile's Cooldown) and the run ends
+// in error. When at least AlarmShare of AlarmMin or more attempts since
+// the last look were blocked (throttled), blocked_fleet (throttled_fleet)
+// fires. Zero fields take Defaults; Off disables the guard.
 type Config struct {
-	// When at least MinDomains domains, and Share of the active ones, trip
-	// within Within on network failures (no HTTP answer) while no active
-	// domain succeeded since those failures began, the client is suspected
-	// (client_side_suspect): every active domain is paused for Pause and
-	// the run ends in error, not tripped.
 	Share      float64
 	Within     time.Duration
 	MinDomains int
 	Pause      time.Duration
-	// Active is how recently a request to an active domain left.
-	Active time.Duration
-	// When at least AlarmShare of the AlarmMin or more attempts across
-	// every domain since the last look were blocked (or throttled), one
-	// blocked_fleet (throttled_fleet) warning fires.
+	Active     time.Duration
 	AlarmShare float64
 	AlarmMin   int
-	// Off disables the guard.
-	Off bool
+	Off        bool
 }
 
 // Defaults are the settings a zero field takes.
