@@ -45,11 +45,15 @@ func (c *Ctx) Deadline() (time.Time, bool) {
 	if c.after <= 0 {
 		return c.parent.Deadline()
 	}
-	dl := c.start.Add(c.after)
-	if !c.pdl.IsZero() && c.pdl.Before(dl) {
-		return c.pdl, true
+	return c.capped(c.start.Add(c.after)), true
+}
+
+// capped is t, or the parent's deadline if that is earlier.
+func (c *Ctx) capped(t time.Time) time.Time {
+	if !c.pdl.IsZero() && c.pdl.Before(t) {
+		return c.pdl
 	}
-	return dl, true
+	return t
 }
 
 func (c *Ctx) Done() <-chan struct{} { return c.done }
@@ -192,12 +196,9 @@ func (w *Watch) Start(parent, crawl context.Context, key any, name string, after
 		c.pdl = pdl
 	}
 	if after > 0 {
-		c.at = c.start.Add(after)
+		c.at = c.capped(c.start.Add(after))
 	} else {
-		c.at = c.start.Add(every)
-	}
-	if !c.pdl.IsZero() && c.pdl.Before(c.at) {
-		c.at = c.pdl
+		c.at = c.capped(c.start.Add(every))
 	}
 	if crawl == nil {
 		c.stopParent = context.AfterFunc(parent, c.cutParent)
@@ -332,12 +333,9 @@ func (w *Watch) fire() {
 			heap.Push(&w.h, c)
 			continue
 		case !dl.IsZero():
-			c.at = dl
+			c.at = c.capped(dl)
 		default:
-			c.at = now.Add(c.every)
-		}
-		if !c.pdl.IsZero() && c.pdl.Before(c.at) {
-			c.at = c.pdl
+			c.at = c.capped(now.Add(c.every))
 		}
 		heap.Push(&w.h, c)
 	}

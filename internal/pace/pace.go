@@ -115,12 +115,10 @@ func (p *Pace) liveLocked(now time.Time) int {
 // roomLocked says whether the circuit's room takes one more request.
 func (p *Pace) roomLocked() bool { return p.inflight < p.room() }
 
-// canSendLocked says whether one more request may leave now.
 func (p *Pace) canSendLocked() bool {
 	return (p.limit == 0 || p.inflight < p.limit) && p.roomLocked()
 }
 
-// canReserveLocked says whether one more request may be reserved.
 func (p *Pace) canReserveLocked(now time.Time) bool {
 	n := p.inflight + p.liveLocked(now)
 	return (p.limit == 0 || n < p.limit) && n < p.room()
