@@ -28,7 +28,7 @@ func BenchmarkGCOverMap(b *testing.B) {
 			m.Set(key(i), val(i))
 		}
 		benchtest.EachCollection(b, benchtest.LiveHeap()-before, n, "key")
-		if len(m.index)+len(m.over) != n {
+		if m.Len() != n {
 			b.Fatal("keys lost")
 		}
 		runtime.KeepAlive(&m)

@@ -41,6 +41,9 @@ func (e *entry) used() bool { return e.chunk != 0 }
 // empty: it takes no room.
 const noBytes = math.MaxUint32
 
+// Len returns the number of keys.
+func (m *Map) Len() int { return len(m.index) + len(m.over) }
+
 func (m *Map) hash(key string) uint64 {
 	if m.hashOf != nil {
 		return m.hashOf(key)

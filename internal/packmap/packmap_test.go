@@ -49,8 +49,8 @@ func TestMapAnswersAsAGoMap(t *testing.T) {
 
 func check(t *testing.T, m *Map, want map[string]string) {
 	t.Helper()
-	if n := len(m.index) + len(m.over); n != len(want) {
-		t.Fatalf("%d keys indexed, want %d", n, len(want))
+	if m.Len() != len(want) {
+		t.Fatalf("Len %d, want %d", m.Len(), len(want))
 	}
 	got := map[string]string{}
 	m.Range(func(k, v string) bool {
