@@ -131,8 +131,7 @@ func (c *Ctx) TimedOut() *TimeoutError {
 	return te
 }
 
-// cutParent ends c with its parent's error (DeadlineExceeded if it has
-// none yet) and cause.
+// cutParent ends c with its parent's error (or DeadlineExceeded) and cause.
 func (c *Ctx) cutParent() {
 	err := c.parent.Err()
 	if err == nil {
@@ -293,8 +292,7 @@ func (w *Watch) armLocked() {
 	}
 }
 
-// fire cuts every request due past its timeout or its parent's deadline,
-// and sets the others' next look.
+// fire cuts the requests due and sets when the watch looks at the others.
 func (w *Watch) fire() {
 	now := time.Now()
 	type cutting struct {

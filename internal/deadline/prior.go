@@ -36,8 +36,7 @@ func (p *Prior) Add(t time.Duration) {
 	p.median.Store(int64(s[len(s)/2]))
 }
 
-// For is the timeout a domain without its own borrows, never below floor;
-// 0 while no domain has earned one.
+// For is the timeout to borrow, at least floor; 0 while none was earned.
 func (p *Prior) For(floor time.Duration) time.Duration {
 	m := time.Duration(p.median.Load())
 	if m <= 0 {

@@ -268,8 +268,7 @@ func (t *Tracker) Stats() (n int, successRate float64, median time.Duration) {
 	return len(outs), 1 - circuit.FailureRate(outs), circuit.MedianLatency(outs)
 }
 
-// SlowedNow reports whether the latest successes are past the slope's
-// limit now, evaluated or not.
+// SlowedNow reports whether the latest successes are past the slope's limit.
 func (t *Tracker) SlowedNow() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -294,8 +293,7 @@ func (t *Tracker) Quiet() (r Rest, outs []circuit.Result, calm bool) {
 	return r, t.win.Outcomes(), t.slowCount == 0 && !t.degrading
 }
 
-// Revive puts r back into t, a tracker just made; the next timeout is
-// computed from the outcomes since.
+// Revive puts r back into t, a tracker just made.
 func (t *Tracker) Revive(r Rest) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

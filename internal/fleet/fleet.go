@@ -35,8 +35,7 @@ type Config struct {
 // Defaults are the settings a zero field takes.
 var Defaults = Config{Share: 0.5, Within: time.Minute, MinDomains: 3, Active: 5 * time.Minute, AlarmShare: 0.5, AlarmMin: 20}
 
-// Normalise fills the defaults of c's zero fields and rejects values out
-// of range.
+// Normalise fills the defaults of c's zero fields and rejects bad values.
 func (c Config) Normalise() (Config, error) {
 	d := Defaults
 	c.Share = cmp.Or(c.Share, d.Share)

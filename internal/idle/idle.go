@@ -67,15 +67,13 @@ func (t *Totals) sum(s Totals) {
 	t.PausedFor += s.PausedFor
 }
 
-// Set holds the compacted domains by name, in shards each with its lock
-// and totals. Init it before use.
+// Set holds the compacted domains by name, in shards. Init it before use.
 type Set struct {
 	seed   maphash.Seed
 	shards [shards]Shard
 }
 
-// Shard holds some of a Set's compacted domains. Its caller locks it
-// around its other methods.
+// Shard holds some of a Set's domains. Its caller locks it around the rest.
 type Shard struct {
 	sync.Mutex
 	m    packmap.Map // name → its record, encoded

@@ -1,5 +1,4 @@
-// Package keyslot computes Redis Cluster hash slots, for the sharded
-// Redis store and its test cluster.
+// Package keyslot computes Redis Cluster hash slots.
 package keyslot
 
 import "strings"

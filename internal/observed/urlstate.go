@@ -10,8 +10,7 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// URLState is what an attempt leaves its URL in, for an observer that
-// keeps URLs.
+// URLState is what an attempt leaves its URL in, for observers keeping URLs.
 type URLState uint8
 
 // The states an attempt leaves its URL in.

@@ -33,8 +33,7 @@ const (
 	DefaultThrottleHorizon = 5 * time.Minute
 )
 
-// Normalise fills the defaults of c's zero fields and rejects values out
-// of range, saying which and why.
+// Normalise fills the defaults of p's zero fields and rejects bad values.
 func (p Config) Normalise() (Config, error) {
 	p.Backoff = cmp.Or(p.Backoff, 2)
 	p.Recover = cmp.Or(p.Recover, 10)
@@ -158,8 +157,7 @@ func (p *Pace) Unreserve(key any) {
 	}
 }
 
-// waitLocked queues a waiter for key (nil: a slot in flight) on q, lets
-// go of p.mu and waits to be granted.
+// waitLocked queues a waiter for key on q, unlocks p.mu and waits its turn.
 func (p *Pace) waitLocked(ctx context.Context, q *[]*waiter, key any) error {
 	w := &waiter{ch: make(chan struct{}, 1), key: key}
 	*q = append(*q, w)
@@ -457,8 +455,7 @@ func (p *Pace) HaltUntil(t time.Time) {
 	p.mu.Unlock()
 }
 
-// RaiseMinGap raises the user's least gap to gap (robots.txt's
-// Crawl-delay), if it is below.
+// RaiseMinGap raises the user's least gap to gap (robots.txt's Crawl-delay).
 func (p *Pace) RaiseMinGap(gap time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -37,8 +37,7 @@ const maxLen = math.MaxUint16
 
 func (e *entry) used() bool { return e.chunk != 0 }
 
-// noBytes is the chunk of an entry in use whose key and value are both
-// empty: it takes no room.
+// noBytes is the chunk of an entry in use with an empty key and value.
 const noBytes = math.MaxUint32
 
 // Len returns the number of keys.
@@ -62,8 +61,7 @@ func (m *Map) key(e *entry) []byte { return m.bytes(e)[:e.klen] }
 
 func (m *Map) value(e *entry) []byte { return m.bytes(e)[e.klen:] }
 
-// find returns the entry of key and its hash; nil if key has none (it may
-// be in over).
+// find returns key's entry (nil if none: it may be in over) and its hash.
 func (m *Map) find(key string) (*entry, uint64) {
 	h := m.hash(key)
 	if i, ok := m.index[h]; ok {
@@ -157,8 +155,7 @@ func (m *Map) Range(f func(key, value string) bool) {
 	}
 }
 
-// place writes key and value into the chunks; the entry must hold some
-// bytes or none (chunk 0).
+// place writes key and value into the chunks.
 func (m *Map) place(key, value string) entry {
 	n := len(key) + len(value)
 	if n == 0 {

@@ -8,8 +8,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/recent"
 )
 
-// Map is a sync.Map keyed by URL with a count of its keys, so that
-// asking whether it is empty costs nothing.
+// Map is a sync.Map keyed by URL that counts its keys, so Empty is cheap.
 type Map struct {
 	m sync.Map
 	n atomic.Int64

@@ -5,8 +5,7 @@ import (
 	"sync/atomic"
 )
 
-// Shared is a Window under its own lock whose failure count reads without
-// it: for circuits that cannot count their window's failures cheaply.
+// Shared is a Window under a lock; its failure count reads without taking it.
 type Shared[T any] struct {
 	mu  sync.Mutex
 	win Window[T]
