@@ -10,8 +10,7 @@ import (
 const Tick = time.Second
 
 // Clock is the system clock read at most about once a Tick, for a hot
-// path's timestamps. A timer refreshes it while it is read. The zero value
-// is ready.
+// path's timestamps. The zero value is ready.
 type Clock struct {
 	now   atomic.Int64 // unix nanos at the latest refresh
 	used  atomic.Bool  // read since the latest refresh

@@ -305,10 +305,9 @@ func (t *Tracker) Revive(r Rest) {
 	t.baseline, t.baseFlight = r.Baseline, r.BaseFlight
 }
 
-// GrownCooldown is the cooldown after streak trips in a row: drawn
-// uniformly (draw is in [0, 1)) between base and base × streak capped at
-// most, so domains tripped together do not reopen together. It reports
-// false, without a draw, when the cooldown does not grow.
+// GrownCooldown is the cooldown after streak trips in a row, drawn
+// uniformly (draw is in [0, 1)) between base and min(base × streak, most);
+// false, without a draw, when it does not grow.
 func GrownCooldown(base, most time.Duration, streak int, draw func() float64) (time.Duration, bool) {
 	if streak < 2 || most <= base {
 		return base, false

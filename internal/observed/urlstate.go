@@ -26,8 +26,7 @@ const (
 )
 
 // StateOf says what a leaves its URL in, with the reason a store keeps
-// ("gone: HTTP 404"; empty for a Success) and, for Parked, the time it
-// waits for.
+// ("gone: HTTP 404"; empty for a Success) and Parked's time to wait for.
 func StateOf(a observe.Attempt) (s URLState, reason string, until time.Time) {
 	if a.Result.Class != circuit.Success { // most pages: no reason to build
 		if a.Err != nil {

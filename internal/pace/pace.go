@@ -61,8 +61,7 @@ const (
 )
 
 // Pace is one domain's current pace. Besides the limit, the circuit's room
-// (the failures it takes before it trips) caps the requests in flight. A
-// freed slot goes to the longest waiter and wakes only it.
+// (the failures it takes before it trips) caps the requests in flight.
 type Pace struct {
 	user Config
 	room func() int // most requests the circuit lets be in flight now
@@ -244,14 +243,7 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool) 
 	}
 	for {
 		p.mu.Lock()
-		now := p.clk.Now()
-		start := now
-		if p.next.After(start) {
-			start = p.next
-		}
-		if p.halt.After(start) {
-			start = p.halt
-		}
+		now, start := p.clk.Now(), p.earliestLocked()
 		if !start.After(now) {
 			p.next = now.Add(p.gap)
 			ep, n := p.episode, p.inflight
@@ -294,6 +286,10 @@ func (p *Pace) WaitHalt(ctx context.Context) error {
 func (p *Pace) Earliest() time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.earliestLocked()
+}
+
+func (p *Pace) earliestLocked() time.Time {
 	if p.halt.After(p.next) {
 		return p.halt
 	}

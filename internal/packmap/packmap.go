@@ -1,7 +1,6 @@
-// Package packmap is a map from strings to short strings that holds no
-// pointer per entry, for the per-domain records a broad crawl keeps by the
-// million: keys and values lie in large chunks (package chunks), found
-// through a hash of the key.
+// Package packmap is a map from strings to short strings with no pointer
+// per entry (they lie in package chunks, found by a hash of the key), for
+// the per-domain records a broad crawl keeps by the million.
 package packmap
 
 import (

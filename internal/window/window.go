@@ -16,8 +16,7 @@ type Window[T any] struct {
 }
 
 // New returns an empty window of at most size outcomes; failure says
-// which outcomes are failures. A nil failure counts none, and Add then
-// does not read the outcome it replaces.
+// which outcomes are failures; nil counts none (nor reads what Add replaces).
 func New[T any](size int, failure func(T) bool) Window[T] {
 	return Window[T]{size: size, failure: failure}
 }
