@@ -2,6 +2,7 @@
 package observed
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -17,10 +18,8 @@ type Set struct {
 func (x *Set) Add(s observe.Subject) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for _, have := range x.s {
-		if have == s {
-			return false
-		}
+	if slices.Contains(x.s, s) {
+		return false
 	}
 	x.s = append(x.s, s)
 	return true

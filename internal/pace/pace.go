@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -102,11 +103,7 @@ type waiter struct {
 
 // liveLocked is the number of reservations not lapsed.
 func (p *Pace) liveLocked(now time.Time) int {
-	for k, until := range p.res {
-		if !now.Before(until) {
-			delete(p.res, k)
-		}
-	}
+	maps.DeleteFunc(p.res, func(_ any, until time.Time) bool { return !now.Before(until) })
 	return len(p.res)
 }
 
