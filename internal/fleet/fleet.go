@@ -13,14 +13,9 @@ import (
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
-// Config is the fleet guard's settings (breaker.FleetGuard). When at
-// least MinDomains domains, and Share of the active ones (a request left
-// within Active), trip within Within on network failures while no active
-// domain succeeded since those failures began, every active domain is
-// paused for Pause (zero: the default profile's Cooldown) and the run ends
-// in error. When at least AlarmShare of AlarmMin or more attempts since
-// the last look were blocked (throttled), blocked_fleet (throttled_fleet)
-// fires. Zero fields take Defaults; Off disables the guard.
+// Config is the fleet guard's settings: breaker.FleetGuard, whose doc and
+// docs/pacing.md tell each field. Zero fields take Defaults; a zero Pause
+// is the default profile's Cooldown.
 type Config struct {
 	Share      float64
 	Within     time.Duration
