@@ -272,7 +272,7 @@ func (t *Tracker) Stats() (n int, successRate float64, median time.Duration) {
 func (t *Tracker) SlowedNow() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.lat != nil && t.baseline > 0 && t.latN == len(t.lat) && t.latMedianLocked() > t.slopeLimitLocked()
+	return t.lat != nil && t.baseline != 0 && t.latN == len(t.lat) && t.latMedianLocked() > t.slopeLimitLocked()
 }
 
 // Rest is what a compacted domain keeps of its tracker.
