@@ -1,3 +1,5 @@
+// Package clock is the time source Breakwater's logic takes, so tests run
+// on a manual clock (clocktest.Fake).
 package clock
 
 import "time"
@@ -7,7 +9,7 @@ type Clock interface {
 	// Now returns the current time.
 	Now() time.Time
 	// After returns a channel that receives the clock's time once d has
-	// passed on this clock. A d ≤ 0 fires at once.
+	// passed on it; at once for d ≤ 0.
 	After(d time.Duration) <-chan time.Time
 }
 

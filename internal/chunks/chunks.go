@@ -1,30 +1,24 @@
-// Package chunks keeps byte values in large shared chunks, so that what
-// refers to them holds numbers instead of pointers: the garbage collector
-// marks a few chunks instead of looking into every value. Values are only
-// ever appended; the owner counts the bytes it no longer uses as dead and
-// copies the live ones into a new Buf once Wasteful says so.
-//
-// A Buf is not safe for concurrent use; its owner locks it.
+// Package chunks keeps byte values in large shared chunks, referred to by
+// numbers instead of pointers, so the garbage collector marks a few chunks
+// instead of every value.
 package chunks
 
-// Chunks start at firstSize bytes and double up to maxSize, so that a
-// small Buf stays small and the room left at the end of its last chunk
-// stays under 64 KiB; a value longer than a chunk gets one of its own.
+// Chunks start at firstSize bytes and double up to maxSize.
 const (
 	firstSize = 1 << 10
 	maxSize   = 1 << 16
 )
 
-// Buf holds the chunks. The zero value is empty and ready to use.
+// Buf holds the chunks. The zero value is ready to use. It is not safe
+// for concurrent use.
 type Buf struct {
 	chunks [][]byte
 	live   int // bytes in use
 	dead   int // bytes no longer in use
 }
 
-// Alloc makes room for n bytes and returns where they lie (chunk is the
-// chunk's index + 1, so that 0 can mean "no value") and the n bytes to
-// copy the value into. n must be above 0.
+// Alloc makes room for n > 0 bytes and returns where they lie (chunk is
+// the chunk's index + 1) and the bytes to copy the value into.
 func (b *Buf) Alloc(n int) (chunk, off uint32, dst []byte) {
 	last := len(b.chunks) - 1
 	if last < 0 || cap(b.chunks[last])-len(b.chunks[last]) < n {
@@ -41,8 +35,7 @@ func (b *Buf) Alloc(n int) (chunk, off uint32, dst []byte) {
 	return uint32(last) + 1, uint32(len(c)), c[len(c) : len(c)+n : len(c)+n]
 }
 
-// Bytes returns the n bytes at chunk and off, backed by the Buf: copy them
-// before the owner's lock is let go. Nil for n = 0.
+// Bytes returns the n bytes at chunk and off, backed by the Buf.
 func (b *Buf) Bytes(chunk, off, n uint32) []byte {
 	if n == 0 {
 		return nil
@@ -57,8 +50,7 @@ func (b *Buf) Drop(n int) {
 }
 
 // Wasteful reports whether copying the live bytes into a new Buf is due:
-// the dead bytes are more than the live ones and more than a full chunk,
-// so that the copying costs a constant per byte written.
+// dead bytes outnumber the live ones and a full chunk.
 func (b *Buf) Wasteful() bool { return b.dead > b.live && b.dead > maxSize }
 
 // Held returns the bytes in use and those no longer in use, for tests.

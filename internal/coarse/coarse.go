@@ -1,5 +1,4 @@
-// Package coarse is the system clock read at most about once a Tick, for
-// timestamps a hot path writes and only coarse questions read.
+// Package coarse is the system clock read at most about once a Tick.
 package coarse
 
 import (
@@ -7,19 +6,11 @@ import (
 	"time"
 )
 
-// Tick is how stale the clock may be: a fraction of the spans it is
-// compared with (the breaker's slope peers are looked at over 30 s).
+// Tick is how stale the clock may be.
 const Tick = time.Second
 
-// Clock is the system clock read at most about once a Tick, for the
-// timestamps the hot path writes and only coarse questions read: in the
-// breaker, when a domain's latency slope was last evaluated, which the
-// fleet's client-slow check compares with a span of 30 s. Reading the
-// clock costs 30–70 ns on some virtual machines, a quarter of a closed
-// Allow+Record when it was read on every fourth success. A timer refreshes the value
-// while it is being read and stops after a tick in which no one read it;
-// the first read after that reads the clock itself. The zero value is
-// ready to use.
+// Clock is the system clock read at most about once a Tick, for a hot
+// path's timestamps. The zero value is ready.
 type Clock struct {
 	now   atomic.Int64 // unix nanos at the latest refresh
 	used  atomic.Bool  // read since the latest refresh
@@ -37,8 +28,7 @@ func (c *Clock) Now() int64 {
 	return c.now.Load()
 }
 
-// start reads the clock and, unless a refresh is already scheduled,
-// schedules one.
+// start reads the clock and schedules a refresh, unless one is.
 func (c *Clock) start() int64 {
 	n := time.Now().UnixNano()
 	c.now.Store(n)
@@ -48,8 +38,7 @@ func (c *Clock) start() int64 {
 	return n
 }
 
-// tick refreshes the value if it was read since the latest refresh, and
-// stops refreshing otherwise.
+// tick refreshes the value if it was read since, and stops otherwise.
 func (c *Clock) tick() {
 	if !c.used.Swap(false) {
 		c.armed.Store(false)

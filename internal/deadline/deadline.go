@@ -1,8 +1,5 @@
-// Package deadline cuts requests that outlive their adaptive timeout
-// without a timer per request: one Watch per transport keeps the requests
-// in flight in a heap by deadline, with one timer set to the earliest, and
-// each request travels with a Ctx the watch cuts. A request that ends in
-// time only enters and leaves the heap.
+// Package deadline cuts requests that outlive their adaptive timeout, with
+// one timer per transport instead of one per request.
 package deadline
 
 import (
@@ -10,24 +7,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
 
-// A context.WithTimeout per request did this with a timer, a registration
-// with the parent context and a channel of its own for every request, paid
-// by every healthy page.
-
-// Ctx is the context a request to a domain with a timeout (its own, or
-// one it may borrow from the fleet later) travels with. It is done when
-// the watch cuts it (a *TimeoutError is its cause), or when its parent is:
-// at the parent's deadline, which the watch keeps too, or when the crawl's
-// context ends, which the watch hears of once per crawl. A request the
-// breaker did not gate (its transport in a client of the user's own) has
-// no known crawl; its Ctx listens to its parent directly.
+// Ctx is the context a request travels with. It is done when the watch
+// cuts it (a *TimeoutError is its cause) or when its parent is done.
 type Ctx struct {
 	parent context.Context
-	crawl  context.Context // the crawl's context the watch listens to for it; nil: its parent directly
+	crawl  context.Context // nil: it listens to its parent directly
 	w      *Watch
 	key    any           // what TimeoutOf is asked about
 	name   string        // the domain, for the TimeoutError
@@ -56,11 +45,15 @@ func (c *Ctx) Deadline() (time.Time, bool) {
 	if c.after <= 0 {
 		return c.parent.Deadline()
 	}
-	dl := c.start.Add(c.after)
-	if !c.pdl.IsZero() && c.pdl.Before(dl) {
-		return c.pdl, true
+	return c.capped(c.start.Add(c.after)), true
+}
+
+// capped is t, or the parent's deadline if that is earlier.
+func (c *Ctx) capped(t time.Time) time.Time {
+	if !c.pdl.IsZero() && c.pdl.Before(t) {
+		return c.pdl
 	}
-	return dl, true
+	return t
 }
 
 func (c *Ctx) Done() <-chan struct{} { return c.done }
@@ -73,10 +66,8 @@ func (c *Ctx) Err() error {
 
 func (c *Ctx) Value(key any) any { return c.parent.Value(key) }
 
-// AfterFunc makes the context package register a context derived from c
-// (the one net/http's transport makes of every request's) with c itself,
-// instead of with a goroutine of its own watching c.Done. That transport
-// registers one; the first is kept in a field, any others in a list.
+// AfterFunc lets the context package register a context derived from c
+// with c, not with a goroutine watching c.Done.
 func (c *Ctx) AfterFunc(f func()) func() bool {
 	c.mu.Lock()
 	if c.err != nil {
@@ -95,13 +86,11 @@ func (c *Ctx) AfterFunc(f func()) func() bool {
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		for i, q := range c.more {
-			if q == p {
-				c.more = append(c.more[:i], c.more[i+1:]...)
-				return true
-			}
+		i := slices.Index(c.more, p)
+		if i >= 0 {
+			c.more = slices.Delete(c.more, i, i+1)
 		}
-		return false
+		return i >= 0
 	}
 }
 
@@ -114,8 +103,7 @@ func (c *Ctx) stopFirst() bool {
 }
 
 // cut ends c with err and cause, once. The callbacks run on this
-// goroutine: the context package only registers cancel funcs of its own
-// contexts, which neither block nor call back into c's lock.
+// goroutine: the context package's cancel funcs neither block nor lock c.
 func (c *Ctx) cut(err, cause error) {
 	c.mu.Lock()
 	if c.err != nil {
@@ -143,9 +131,7 @@ func (c *Ctx) TimedOut() *TimeoutError {
 	return te
 }
 
-// cutParent ends c as its parent ended: with the parent's error and
-// cause, or, for a parent that does not say so past its deadline, with the
-// deadline's.
+// cutParent ends c with its parent's error (or DeadlineExceeded) and cause.
 func (c *Ctx) cutParent() {
 	err := c.parent.Err()
 	if err == nil {
@@ -158,16 +144,13 @@ func (c *Ctx) cutParent() {
 	c.cut(err, cause)
 }
 
-// Body returns rc, the answer's body, as the request's: reading it cut by
-// the timeout reports the *TimeoutError, and closing it releases the
-// request from the watch.
+// Body wraps rc, the answer's body: a read cut by the timeout reports the
+// *TimeoutError, and Close releases the request from the watch.
 func (c *Ctx) Body(rc io.ReadCloser) io.ReadCloser {
 	c.body.ReadCloser = rc
 	return &c.body
 }
 
-// cutBody releases the request from the watch once its body is closed, and
-// reports a read cut by the timeout as the *TimeoutError.
 type cutBody struct {
 	io.ReadCloser
 	c *Ctx
@@ -189,14 +172,10 @@ func (b *cutBody) Close() error {
 	return err
 }
 
-// Watch is a transport's watch over its requests in flight to domains
-// with a timeout: a heap by when each is to be looked at, and one timer
-// set to the earliest. The timer is only moved earlier, never stopped: a
-// request that ends leaves the heap, and a timer that finds nothing due
-// is set again for the next.
+// Watch is a transport's watch over its requests in flight: a heap by
+// when each is due, and one timer, only ever moved earlier.
 type Watch struct {
-	// TimeoutOf is the timeout of key's domain now, 0 for none: asked of
-	// a request watched until its domain has one.
+	// TimeoutOf is the timeout of key's domain now, 0 for none.
 	TimeoutOf func(key any) time.Duration
 
 	mu     sync.Mutex
@@ -206,11 +185,9 @@ type Watch struct {
 	crawls map[context.Context]struct{}
 }
 
-// Start makes the context a request to the domain name (key for
-// TimeoutOf) travels with: cut after the timeout (0: watched until the
-// domain has one, looking again every every). crawl is the
-// cancellable ancestor of req's context the breaker knows (the collector's
-// context), nil when it knows none.
+// Start returns the context a request to the domain name (key for
+// TimeoutOf) travels with, cut after the timeout (0: asking TimeoutOf
+// every every). crawl is the collector's context, or nil when unknown.
 func (w *Watch) Start(parent, crawl context.Context, key any, name string, after, every time.Duration) *Ctx {
 	c := &Ctx{parent: parent, w: w, key: key, name: name, start: time.Now(), after: after, every: every, done: make(chan struct{}), i: -1}
 	c.body.c = c
@@ -218,12 +195,9 @@ func (w *Watch) Start(parent, crawl context.Context, key any, name string, after
 		c.pdl = pdl
 	}
 	if after > 0 {
-		c.at = c.start.Add(after)
+		c.at = c.capped(c.start.Add(after))
 	} else {
-		c.at = c.start.Add(every)
-	}
-	if !c.pdl.IsZero() && c.pdl.Before(c.at) {
-		c.at = c.pdl
+		c.at = c.capped(c.start.Add(every))
 	}
 	if crawl == nil {
 		c.stopParent = context.AfterFunc(parent, c.cutParent)
@@ -261,8 +235,7 @@ func (w *Watch) Release(c *Ctx) {
 	}
 }
 
-// heardLocked reports whether the watch listens to crawl already, and
-// counts it as listened to from now on.
+// heardLocked reports whether the watch listens to crawl, and marks it so.
 func (w *Watch) heardLocked(crawl context.Context) bool {
 	if _, ok := w.crawls[crawl]; ok {
 		return true
@@ -274,17 +247,13 @@ func (w *Watch) heardLocked(crawl context.Context) bool {
 	return false
 }
 
-// hear has the watch cut every request whose parent ended when crawl
-// ends; heardLocked makes it once per crawl context.
+// hear has the watch cut every request whose parent ended when crawl ends.
 func (w *Watch) hear(crawl context.Context) {
 	context.AfterFunc(crawl, func() {
 		w.mu.Lock()
 		delete(w.crawls, crawl)
-		// Every request listening to this crawl ends with it. Its own
-		// context (a child of the crawl's: Colly makes it so, and the
-		// client's Timeout adds a child of that) may not show the end
-		// yet: a context cancels its children one by one, in no order,
-		// and this runs as soon as the crawl's is done.
+		// A request's own context, a descendant of the crawl's, may not
+		// show the end yet: children are cancelled one by one.
 		var ended []*Ctx
 		for _, c := range w.h {
 			if c.crawl == crawl || c.parent.Err() != nil {
@@ -306,8 +275,7 @@ func (w *Watch) hear(crawl context.Context) {
 	})
 }
 
-// armLocked sets the timer for the earliest request, if it is not set for
-// then or earlier already.
+// armLocked sets the timer for the earliest request, unless set earlier.
 func (w *Watch) armLocked() {
 	if len(w.h) == 0 {
 		return
@@ -324,15 +292,12 @@ func (w *Watch) armLocked() {
 	}
 }
 
-// fire looks at every request due: one past its timeout is cut, one whose
-// parent ended or reached its deadline ends with it, a watched one whose
-// domain has a timeout now is due again at it.
+// fire cuts the requests due and sets when the watch looks at the others.
 func (w *Watch) fire() {
 	now := time.Now()
 	type cutting struct {
-		c      *Ctx
-		parent bool
-		te     *TimeoutError
+		c  *Ctx
+		te *TimeoutError // nil: ended with its parent
 	}
 	var cuts []cutting
 	w.mu.Lock()
@@ -340,7 +305,7 @@ func (w *Watch) fire() {
 	for len(w.h) > 0 && !w.h[0].at.After(now) {
 		c := heap.Pop(&w.h).(*Ctx)
 		if c.parent.Err() != nil {
-			cuts = append(cuts, cutting{c: c, parent: true})
+			cuts = append(cuts, cutting{c: c})
 			continue
 		}
 		after := c.after
@@ -357,22 +322,18 @@ func (w *Watch) fire() {
 			continue
 		case !c.pdl.IsZero() && !now.Before(c.pdl.Add(parentGrace)):
 			// A parent that never says it ended at its deadline.
-			cuts = append(cuts, cutting{c: c, parent: true})
+			cuts = append(cuts, cutting{c: c})
 			continue
 		case !c.pdl.IsZero() && !now.Before(c.pdl):
-			// The parent's own timer ends it any moment now, with the
-			// error and cause that say whose deadline it was (the
-			// crawl's is not the site's failure): look again then.
+			// Let the parent's own timer end it, with the cause that says
+			// whose deadline it was.
 			c.at = now.Add(parentPoll)
 			heap.Push(&w.h, c)
 			continue
 		case !dl.IsZero():
-			c.at = dl
+			c.at = c.capped(dl)
 		default:
-			c.at = now.Add(c.every)
-		}
-		if !c.pdl.IsZero() && c.pdl.Before(c.at) {
-			c.at = c.pdl
+			c.at = c.capped(now.Add(c.every))
 		}
 		heap.Push(&w.h, c)
 	}
@@ -387,9 +348,8 @@ func (w *Watch) fire() {
 	}
 }
 
-// parentPoll is how often the watch looks again at a request whose
-// parent's deadline passed but whose parent does not say so yet, up to
-// parentGrace past that deadline.
+// How often, and until when, the watch looks again at a request whose
+// parent is past its deadline but not done.
 const (
 	parentPoll  = time.Millisecond
 	parentGrace = 100 * time.Millisecond
@@ -418,9 +378,7 @@ func (h *cutHeap) Pop() any {
 	return c
 }
 
-// TimeoutError is the error of a request cut by its domain's adaptive
-// timeout. It matches context.DeadlineExceeded with errors.Is, and counts
-// as Degraded.
+// TimeoutError is the error of a request cut by its adaptive timeout.
 type TimeoutError struct {
 	Domain string
 	After  time.Duration

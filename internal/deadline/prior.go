@@ -8,10 +8,8 @@ import (
 )
 
 // Prior is what a domain with no adaptive timeout of its own borrows: the
-// median of the latest timeouts the crawl's other domains earned. A site
-// that hangs from its first request has no successes to measure, and
-// would otherwise keep the client's timeout (often 10 s) while it holds
-// slots the healthy domains need. The zero value is ready to use.
+// median of the latest timeouts other domains earned. The zero value is
+// ready.
 type Prior struct {
 	mu     sync.Mutex
 	recent [64]time.Duration // the latest domain timeouts, a ring
@@ -21,11 +19,7 @@ type Prior struct {
 	median atomic.Int64
 }
 
-// Add puts t in the ring, in place of the oldest once it is full, and
-// keeps the sorted copy in step: a step per timeout it moves past, no
-// allocation, where sorting a copy of the ring cost an allocation and a
-// sort each time (7 % of a closed Allow+Record, whose domain reports a
-// new timeout every 100 successes).
+// Add puts t in place of the oldest, keeping the sorted copy in step.
 func (p *Prior) Add(t time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -42,8 +36,7 @@ func (p *Prior) Add(t time.Duration) {
 	p.median.Store(int64(s[len(s)/2]))
 }
 
-// For is the timeout a domain without its own borrows, never below floor;
-// 0 while no domain has earned one.
+// For is the timeout to borrow, at least floor; 0 while none was earned.
 func (p *Prior) For(floor time.Duration) time.Duration {
 	m := time.Duration(p.median.Load())
 	if m <= 0 {

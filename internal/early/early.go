@@ -1,9 +1,5 @@
-// Package early is a domain's early warnings: a rolling record of its
-// latest outcomes that, unlike the circuit's window, no transition clears,
-// and what it reveals before the window's failure rate does — slow calls,
-// a latency slope, the trip streak behind cooldown growth, and the
-// adaptive timeout. The breaker keeps one Tracker per domain and acts on
-// the Signals each outcome returns.
+// Package early is a domain's early warnings: what its latest outcomes
+// reveal before the circuit's failure rate does.
 package early
 
 import (
@@ -15,8 +11,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
-// Settings are the profile's fields the tracker reads (see
-// breaker.Profile for each).
+// Settings are the profile's fields the tracker reads (breaker.Profile).
 type Settings struct {
 	WindowSize      int
 	SlowCall        time.Duration
@@ -28,16 +23,11 @@ type Settings struct {
 	TimeoutFloor    time.Duration
 }
 
-// Tracker is a domain's rolling record of its latest outcomes, and the
-// early-warning state computed from it: slow calls, the latency slope, the trip streak behind cooldown growth, and the
-// adaptive timeout. Unlike the circuit's window its record is never cleared
-// by a transition, so it describes the site, not the breaker. One lock, one
-// call per outcome.
+// Tracker is a domain's record of its latest outcomes, which no transition
+// clears, and what it computes from it: slow calls, the latency slope, the
+// trip streak behind cooldown growth, the adaptive timeout.
 type Tracker struct {
-	// The fields every outcome writes come first, together: on a broad
-	// crawl a domain's tracker is seldom in the CPU's cache, and each line
-	// an outcome writes is a miss (or, when two goroutines record for the
-	// domain at once, a line taken from the other core).
+	// The fields every outcome writes come first, for the cache.
 	win          window.Window[circuit.Result] // latest counted outcomes: Stats
 	slowNext     int
 	slowCount    int
@@ -52,9 +42,8 @@ type Tracker struct {
 	mu  *sync.Mutex // &own, or the caller's (NewGuarded)
 	own sync.Mutex
 
-	// slow holds the slow flags of the latest counted outcomes (SlowCall
-	// rule). While slowCount is 0 every flag in it is false, so an
-	// outcome that is not slow need not read or write it.
+	// slow holds the slow flags of the latest counted outcomes; all false
+	// while slowCount is 0.
 	slow     []bool
 	slowNeed int
 
@@ -71,31 +60,23 @@ type Tracker struct {
 	p Settings
 }
 
-// slopeSamples is how many of the latest successes the slope's rolling
-// median looks at: enough to ignore one slow page, few enough to see a
-// climb within a handful of requests.
+// slopeSamples is how many latest successes the slope's median looks at.
 func slopeSamples(p Settings) int { return min(max(5, p.WindowSize/2), 20) }
 
-// slopeEvery is how often (in successes) the slope is evaluated: a sort of
-// a few latencies, kept off most of the hot path.
-const slopeEvery = 4
+// How often, in successes, the slope is evaluated and the adaptive
+// timeout recomputed: each costs a sort.
+const (
+	slopeEvery   = 4
+	timeoutEvery = 100
+)
 
-// timeoutEvery is how often (in successes) the adaptive timeout is
-// recomputed from the tracker's window (a sort of up to its size).
-const timeoutEvery = 100
-
-// New returns the tracker of a domain with settings p, its record size
-// outcomes long.
+// New returns a tracker with settings p, its record size outcomes long.
 func New(size int, p Settings) *Tracker { return NewGuarded(size, p, nil) }
 
-// NewGuarded is New for a caller that guards the tracker and state of its
-// own (a circuit.Memory made with NewMemory and a mutex) with one mutex, mu:
-// the tracker locks mu, and the caller, holding mu, observes with
-// ObserveLocked. A nil mu is New's own lock.
+// NewGuarded is New locked by mu (nil: its own), which the caller holds
+// for ObserveLocked.
 func NewGuarded(size int, p Settings, mu *sync.Mutex) *Tracker {
-	// The record's failures are never asked for (Stats counts them from
-	// the outcomes): a window that does not count them does not read the
-	// outcome each record replaces.
+	// No failure count: Stats counts from the outcomes.
 	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
 	if t.mu == nil {
 		t.mu = &t.own
@@ -123,9 +104,8 @@ type Signals struct {
 	Timeout   time.Duration // a new adaptive timeout, if > 0
 }
 
-// Observe records one outcome and says what it revealed. inFlight is how
-// many requests to the domain were in flight as its request left, itself
-// included (0: not known).
+// Observe records one outcome and says what it revealed. inFlight is the
+// requests in flight as its request left, itself included (0: unknown).
 func (t *Tracker) Observe(o circuit.Result, inFlight int) Signals {
 	t.mu.Lock()
 	s := t.ObserveLocked(o, inFlight)
@@ -133,8 +113,7 @@ func (t *Tracker) Observe(o circuit.Result, inFlight int) Signals {
 	return s
 }
 
-// ObserveLocked is Observe for a caller that holds the tracker's mutex
-// (NewGuarded).
+// ObserveLocked is Observe for a caller that holds the tracker's mutex.
 func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int) (s Signals) {
 	if !o.Class.Counted() {
 		return s
@@ -189,7 +168,7 @@ func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int) (s Signals) {
 		t.sinceSlope++
 		switch {
 		case t.baseline == 0 && t.successes >= t.p.WindowSize:
-			t.baseline = t.successMedianLocked()
+			t.baseline = circuit.MedianLatency(t.win.Outcomes())
 		case t.baseline > 0 && t.latN == len(t.lat) && t.sinceSlope >= slopeEvery:
 			t.sinceSlope = 0
 			s.Slope, s.Median, s.Baseline = t.slopeLocked()
@@ -207,16 +186,9 @@ func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int) (s Signals) {
 }
 
 // slopeEvidenceLocked says whether a success whose request left with
-// inFlight requests in flight (itself included) tells anything about the
-// slope. Until the baseline is taken every success does, and the baseline
-// remembers the most requests in flight any of them left with. After it,
-// one that left with more in flight than that does not: its latency
-// includes the queue the client made itself (its connection pool, its CPU,
-// its share of the site's attention) when it sent more at once than the
-// baseline ever saw, which a site slowing down for every client does not
-// need to explain. A site that slows down while the client keeps to the
-// concurrency its baseline was taken at still shows on the slope. When
-// either count is unknown (a ticket from Allow), the latency counts.
+// inFlight requests in flight (0: unknown) counts for the slope. One sent
+// with more in flight than any before the baseline does not: its latency
+// includes the queue the client made itself.
 func (t *Tracker) slopeEvidenceLocked(inFlight int) bool {
 	if t.baseline == 0 {
 		t.baseFlight = max(t.baseFlight, inFlight)
@@ -225,36 +197,34 @@ func (t *Tracker) slopeEvidenceLocked(inFlight int) bool {
 	return inFlight == 0 || t.baseFlight == 0 || inFlight <= t.baseFlight
 }
 
-// slopeLocked compares the rolling median of the latest successes with the
-// baseline. A faster stretch lowers the baseline; a climb past the
-// multiple (and the floor) starts a degrading episode, which ends when the
-// median comes back under it.
+// slopeLocked compares the median of the latest successes with the
+// baseline, which a faster stretch lowers; past the limit is degrading.
 func (t *Tracker) slopeLocked() (change int, median, baseline time.Duration) {
-	copy(t.scratch, t.lat)
-	slices.Sort(t.scratch)
-	median = t.scratch[len(t.scratch)/2]
-	if median < t.baseline {
-		t.baseline = median
-	}
-	limit := max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)
+	median = t.latMedianLocked()
+	t.baseline = min(t.baseline, median)
+	slowed := median > t.slopeLimitLocked()
 	switch {
-	case !t.degrading && median > limit:
-		t.degrading = true
+	case slowed && !t.degrading:
 		change = +1
-	case t.degrading && median <= limit:
-		t.degrading = false
+	case !slowed && t.degrading:
 		change = -1
 	}
+	t.degrading = slowed
 	return change, median, t.baseline
 }
 
-// successMedianLocked is the median latency of the successes in the window.
-func (t *Tracker) successMedianLocked() time.Duration {
-	return circuit.MedianLatency(t.win.Outcomes())
+// latMedianLocked is the median of the slope's latest successes.
+func (t *Tracker) latMedianLocked() time.Duration {
+	copy(t.scratch, t.lat)
+	slices.Sort(t.scratch)
+	return t.scratch[len(t.scratch)/2]
 }
 
-// timeoutLocked is TimeoutMultiple × the p95 of the window's successes,
-// never under TimeoutFloor.
+func (t *Tracker) slopeLimitLocked() time.Duration {
+	return max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)
+}
+
+// timeoutLocked is TimeoutMultiple × the window's p95, ≥ TimeoutFloor.
 func (t *Tracker) timeoutLocked() time.Duration {
 	lats := t.lats[:0]
 	for _, o := range t.win.Buf[:t.win.N] { // order does not matter here
@@ -271,8 +241,8 @@ func (t *Tracker) timeoutLocked() time.Duration {
 	return max(time.Duration(float64(p95)*t.p.TimeoutMultiple), t.p.TimeoutFloor)
 }
 
-// Transitioned clears what is judged per window, as the circuit clears its
-// own, and, for a trip, adds to the streak and returns it.
+// Transitioned clears what is judged per window and returns the streak,
+// one more for a trip.
 func (t *Tracker) Transitioned(tr circuit.Transition) (streak int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -287,8 +257,7 @@ func (t *Tracker) Transitioned(tr circuit.Transition) (streak int) {
 	return t.streak
 }
 
-// Stats returns n, the success rate (0 when empty) and the median latency
-// over successes.
+// Stats returns n, the success rate (0 when empty) and the median latency.
 func (t *Tracker) Stats() (n int, successRate float64, median time.Duration) {
 	t.mu.Lock()
 	outs := t.win.Outcomes()
@@ -299,18 +268,11 @@ func (t *Tracker) Stats() (n int, successRate float64, median time.Duration) {
 	return len(outs), 1 - circuit.FailureRate(outs), circuit.MedianLatency(outs)
 }
 
-// SlowedNow reports whether the median of the latest successes is past the
-// slope's limit right now, whether or not an evaluation has said so yet.
+// SlowedNow reports whether the latest successes are past the slope's limit.
 func (t *Tracker) SlowedNow() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.lat == nil || t.baseline == 0 || t.latN < len(t.lat) {
-		return false
-	}
-	copy(t.scratch, t.lat)
-	slices.Sort(t.scratch)
-	median := t.scratch[len(t.scratch)/2]
-	return median > max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)
+	return t.lat != nil && t.baseline != 0 && t.latN == len(t.lat) && t.latMedianLocked() > t.slopeLimitLocked()
 }
 
 // Rest is what a compacted domain keeps of its tracker.
@@ -322,8 +284,7 @@ type Rest struct {
 }
 
 // Quiet returns what a compacted domain keeps of t, the outcomes in its
-// record, and whether t is calm enough to be compacted: no slow call in
-// its window, not degrading.
+// record, and whether t is calm: no slow call, not degrading.
 func (t *Tracker) Quiet() (r Rest, outs []circuit.Result, calm bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -332,9 +293,7 @@ func (t *Tracker) Quiet() (r Rest, outs []circuit.Result, calm bool) {
 	return r, t.win.Outcomes(), t.slowCount == 0 && !t.degrading
 }
 
-// Revive puts r back into t, a tracker just made. The timeout in force
-// stays with the domain; the next one is computed from a record of
-// outcomes since the revival.
+// Revive puts r back into t, a tracker just made.
 func (t *Tracker) Revive(r Rest) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -346,12 +305,9 @@ func (t *Tracker) Revive(r Rest) {
 	t.baseline, t.baseFlight = r.Baseline, r.BaseFlight
 }
 
-// GrownCooldown is the cooldown of a domain that trips again before a
-// healthy stretch, streak trips in a row (Envoy's ejection time): base ×
-// streak, capped at most, drawn uniformly between base and that (full
-// jitter; draw returns a number in [0, 1)) so that domains tripped
-// together do not reopen together. false, and no draw, when it does not
-// grow: a first trip, or most not above base.
+// GrownCooldown is the cooldown after streak trips in a row, drawn
+// uniformly (draw is in [0, 1)) between base and min(base × streak, most);
+// false, without a draw, when it does not grow.
 func GrownCooldown(base, most time.Duration, streak int, draw func() float64) (time.Duration, bool) {
 	if streak < 2 || most <= base {
 		return base, false

@@ -1,12 +1,8 @@
-// Package fleet judges the whole fleet of domains rather than each one:
-// many domains tripping at once on network failures while none succeeds is
-// the client (proxy, network, resolver), not the targets; a large share of
-// blocked or throttled answers across every domain is the client's doing
-// too. The breaker composes one Guard; its user-facing settings are
-// Config, which breaker.FleetGuard names.
+// Package fleet judges the whole fleet of domains rather than each one.
 package fleet
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,32 +13,9 @@ import (
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
-// Config judges the whole fleet of domains rather than each one
-// (breaker.FleetGuard).
-//
-// When at least MinDomains domains, and at least Share of the active ones,
-// trip within Within for the same kind of cause, a network one (mostly no
-// HTTP answer at all: connections refused or reset, timeouts, DNS), while
-// no active domain succeeded since the first of the failures that tripped
-// them began (a request that left after it and succeeded shows the client
-// working), it is almost never every target
-// failing at once: it is our proxy, network or resolver. The breaker then
-// emits one client_side_suspect event, pauses every active domain together
-// for Pause instead of blaming each target, and the run's outcome is an
-// error (exit 1: a human must look), not a trip. Sites that answer 5xx or
-// bad pages are answering: they are bad sites, not a broken client, however
-// many of them there are. A domain is active if a request to it left
-// within Active.
-//
-// Blocked (401/403) and throttled (429) answers get their own fleet-wide
-// alarms: when at least AlarmShare of the AlarmMin or more attempts across
-// every domain since the last look were blocked (or throttled), one
-// blocked_fleet (throttled_fleet) warning says "fix your client", not "the
-// targets are down".
-//
-// Zero fields take the defaults: Share 0.5, Within 1 minute, MinDomains 3,
-// Pause the default profile's Cooldown, Active 5 minutes, AlarmShare 0.5,
-// AlarmMin 20. Off disables the guard.
+// Config is the fleet guard's settings: breaker.FleetGuard, whose doc and
+// docs/pacing.md tell each field. Zero fields take Defaults; a zero Pause
+// is the default profile's Cooldown.
 type Config struct {
 	Share      float64
 	Within     time.Duration
@@ -57,28 +30,15 @@ type Config struct {
 // Defaults are the settings a zero field takes.
 var Defaults = Config{Share: 0.5, Within: time.Minute, MinDomains: 3, Active: 5 * time.Minute, AlarmShare: 0.5, AlarmMin: 20}
 
-// Normalise fills the defaults of c's zero fields and rejects values out
-// of range, saying which and why.
+// Normalise fills the defaults of c's zero fields and rejects bad values.
 func (c Config) Normalise() (Config, error) {
 	d := Defaults
-	if c.Share == 0 {
-		c.Share = d.Share
-	}
-	if c.Within == 0 {
-		c.Within = d.Within
-	}
-	if c.MinDomains == 0 {
-		c.MinDomains = d.MinDomains
-	}
-	if c.Active == 0 {
-		c.Active = d.Active
-	}
-	if c.AlarmShare == 0 {
-		c.AlarmShare = d.AlarmShare
-	}
-	if c.AlarmMin == 0 {
-		c.AlarmMin = d.AlarmMin
-	}
+	c.Share = cmp.Or(c.Share, d.Share)
+	c.Within = cmp.Or(c.Within, d.Within)
+	c.MinDomains = cmp.Or(c.MinDomains, d.MinDomains)
+	c.Active = cmp.Or(c.Active, d.Active)
+	c.AlarmShare = cmp.Or(c.AlarmShare, d.AlarmShare)
+	c.AlarmMin = cmp.Or(c.AlarmMin, d.AlarmMin)
 	switch {
 	case c.Share < 0 || c.Share > 1 || c.AlarmShare < 0 || c.AlarmShare > 1:
 		return c, fmt.Errorf("FleetGuard shares must be in (0, 1]: Share %v, AlarmShare %v", c.Share, c.AlarmShare)
@@ -98,9 +58,8 @@ type Guard struct {
 	cfg Config
 
 	mu        sync.Mutex
-	trips     map[string]time.Time // domain → its latest trip
-	since     map[string]time.Time // domain → when the failures that tripped it began
-	suspectAt time.Time            // the latest client_side_suspect
+	trips     map[string]trip // domain → its latest trip
+	suspectAt time.Time       // the latest client_side_suspect
 	found     *outcome.Finding
 
 	lastLook time.Time
@@ -108,19 +67,19 @@ type Guard struct {
 	alarmOn  [numClasses]bool
 }
 
+// trip is when a domain tripped, and when the failures that tripped it began.
+type trip struct{ at, since time.Time }
+
 // New returns a guard judging by c (normalised).
 func New(c Config) *Guard { return &Guard{cfg: c} }
 
 // Config is the guard's settings.
 func (g *Guard) Config() Config { return g.cfg }
 
-// Tripped notes the client-side trip (no answer from the site: a trip on
-// answers is never the fleet's) of domain at at, of failures that began
-// at since, with active domains active now; succeeded reports whether a
-// request to one of them that left at or after a time succeeded. When the
-// fleet, not the domain, is the problem (client_side_suspect), it returns
-// the domains tripped within the window, sorted, and keeps the finding for
-// the run's outcome; otherwise nil.
+// Tripped notes a client-side trip of domain at at, of failures that
+// began at since, with active domains active; succeeded reports whether a
+// request that left at or after a time succeeded. On client_side_suspect
+// it returns the domains tripped within the window, sorted.
 func (g *Guard) Tripped(domain string, at, since time.Time, active int, succeeded func(time.Time) bool) []string {
 	if g.cfg.Off {
 		return nil
@@ -128,20 +87,19 @@ func (g *Guard) Tripped(domain string, at, since time.Time, active int, succeede
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.trips == nil {
-		g.trips, g.since = map[string]time.Time{}, map[string]time.Time{}
+		g.trips = map[string]trip{}
 	}
-	g.trips[domain], g.since[domain] = at, since
+	g.trips[domain] = trip{at, since}
 	var recent []string
 	first := at // the earliest start of the failures that tripped them
 	for name, t := range g.trips {
-		if at.Sub(t) <= g.cfg.Within {
+		if at.Sub(t.at) <= g.cfg.Within {
 			recent = append(recent, name)
-			if s := g.since[name]; s.Before(first) {
-				first = s
+			if t.since.Before(first) {
+				first = t.since
 			}
 		} else {
 			delete(g.trips, name)
-			delete(g.since, name)
 		}
 	}
 	fire := len(recent) >= g.cfg.MinDomains && float64(len(recent)) >= g.cfg.Share*float64(max(active, 1)) &&
@@ -158,8 +116,7 @@ func (g *Guard) Tripped(domain string, at, since time.Time, active int, succeede
 	return recent
 }
 
-// Finding is the client_side_suspect finding for the run's outcome, if
-// one happened.
+// Finding is the client_side_suspect finding, if one happened.
 func (g *Guard) Finding() *outcome.Finding {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -174,9 +131,8 @@ type Alarm struct {
 }
 
 // Look judges the fleet's blocked and throttled share since the last look,
-// at most once a second: totals (asked only then) are the fleet's counts
-// now. It returns the alarms that fire; one fires again only after its
-// share fell below half its threshold.
+// at most once a second, from totals, the fleet's counts now. An alarm
+// fires again only after its share fell below half its threshold.
 func (g *Guard) Look(now time.Time, totals func() Totals) []Alarm {
 	if g.cfg.Off {
 		return nil

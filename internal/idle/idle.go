@@ -1,29 +1,5 @@
-// Package idle keeps a broad crawl's memory bounded: a domain left alone
-// for the idle TTL, with nothing to remember that would change a decision,
-// is compacted into a small Record and made whole again when it is next
-// used. The breaker decides what a domain must remember and composes one
-// Set of compacted domains and one Sweeper that says which domains were
-// left alone long enough; this package keeps the records, their totals
-// and the sweep periods, and knows nothing of a domain's live state.
-//
-// Only a domain with nothing to remember is compacted: its circuit
-// closed with no failure in its window, no cached refusal, no Retry-After
-// pause in force, its pace at the user's, nothing in flight, reserved or
-// waiting, no throttled or blocked answers in a row, no slow call in its
-// slow-call window and no latency slope under way. What a compacted
-// domain keeps (counts, trips and the cooldown streak, pauses, its
-// adaptive timeout and slope baseline with the requests in flight it was
-// taken at, its slow-call window's fill) is what its circuit's decisions
-// depend on: tickets, refusals and transitions are the same as if it had
-// been kept whole (a randomized test of the breaker compares the two).
-// What it forgets is latencies: the rolling tracker's window (the
-// breaker's Stats keep the success rate and median it showed), from which
-// the adaptive timeout is recomputed every 100 successes (the timeout in
-// force stays, and the next one is computed once 100 successes since the
-// revival are in), and the slope's latest successes, which refill as it
-// is used again (its slope is looked at once it has them). Circuits of a
-// shared store (storage/redis) are never compacted, nor is a domain with
-// a ticket out.
+// Package idle keeps the records of domains compacted after the idle TTL
+// (docs/design.md, "Broad crawls"), their totals and the sweep periods.
 package idle
 
 import (
@@ -37,22 +13,19 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/packmap"
 )
 
-// numClasses is how many outcome classes there are.
-const numClasses = int(circuit.Excluded) + 1
+const (
+	numClasses = int(circuit.Excluded) + 1
+	shards     = 64 // locks the compacted domains are spread over
+)
 
-// shards is how many locks the compacted domains are spread over.
-const shards = 64
-
-// Record is a compacted domain: everything its decisions and its stats
-// need, nothing else (its profile is resolved again from its name). It is
-// kept encoded (Encode): an idle domain's record is mostly zeros and small
-// counts, some 40 bytes as varints against 128 as a struct.
+// Record is a compacted domain: what its decisions and stats need. It is
+// kept encoded as varints, some 40 bytes against 128 as a struct.
 type Record struct {
 	Counts                                      [numClasses]uint32
 	Refused, Trips, Streak, HealthyRun          uint32
 	Fails, NetFails, Pauses                     uint32
 	Successes, Tracked                          uint32
-	BaseFlight                                  uint32 // the requests in flight the slope's baseline was taken at
+	BaseFlight                                  uint32
 	SlowN, SlowNext                             uint16
 	Rate                                        float32
 	Median, Baseline, Timeout, LastOK, LastSeen int64
@@ -94,21 +67,16 @@ func (t *Totals) sum(s Totals) {
 	t.PausedFor += s.PausedFor
 }
 
-// Set holds the compacted domains by name, spread over shards each with
-// its lock and totals, so that a scrape need not read them one by one.
-// Init it before use.
+// Set holds the compacted domains by name, in shards. Init it before use.
 type Set struct {
 	seed   maphash.Seed
 	shards [shards]Shard
 }
 
-// Shard holds some of a Set's compacted domains. Its caller locks it
-// around every other method: the breaker holds the lock while it moves a
-// domain between its live map and the shard, so the domain is compacted
-// or revived once, whole.
+// Shard holds some of a Set's domains. Its caller locks it around the rest.
 type Shard struct {
 	sync.Mutex
-	m    packmap.Map // name → its record, encoded: no pointer per domain for the collector to mark
+	m    packmap.Map // name → its record, encoded
 	tot  Totals
 	base int64 // unix nanos: records keep times relative to it
 }
@@ -185,20 +153,17 @@ func (s *Set) Totals() (t Totals) {
 	return t
 }
 
-// Encode writes r as varints, times relative to base (unix nanos), into a
-// string: the shard's value.
+// Encode writes r as varints, times relative to base (unix nanos).
 func (r *Record) Encode(base int64) string {
 	buf := make([]byte, 0, 48)
 	u := func(v uint64) { buf = binary.AppendUvarint(buf, v) }
 	for c := range numClasses {
 		u(uint64(r.Counts[c]))
 	}
-	for _, v := range []uint32{r.Refused, r.Trips, r.Streak, r.HealthyRun, r.Fails, r.NetFails, r.Pauses, r.Successes, r.Tracked, r.BaseFlight} {
+	for _, v := range []uint32{r.Refused, r.Trips, r.Streak, r.HealthyRun, r.Fails, r.NetFails, r.Pauses, r.Successes, r.Tracked, r.BaseFlight,
+		uint32(r.SlowN), uint32(r.SlowNext), math.Float32bits(r.Rate)} {
 		u(uint64(v))
 	}
-	u(uint64(r.SlowN))
-	u(uint64(r.SlowNext))
-	u(uint64(math.Float32bits(r.Rate)))
 	for _, v := range []int64{r.Median, r.Baseline, r.Timeout, r.PausedFor} {
 		buf = binary.AppendVarint(buf, v)
 	}

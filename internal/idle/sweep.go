@@ -6,11 +6,9 @@ import (
 	"time"
 )
 
-// Sweeper says which domains were left alone for the TTL, without a clock
-// read per use: time is cut into sweep periods (epochs), a domain notes
-// the latest period it was used in (Epoch), and a sweep ends the period
-// under way and names the latest period that ended at least a TTL ago.
-// A sweep is due at most every quarter of the TTL. Init it before use.
+// Sweeper says which domains were left alone for the TTL: a domain notes
+// the sweep period (Epoch) it was last used in, and a sweep names the
+// latest period that ended a TTL ago. Init it before use.
 type Sweeper struct {
 	ttl       time.Duration // < 0: never sweep
 	epoch     atomic.Uint32 // the sweep period under way
@@ -26,8 +24,7 @@ type epochEnd struct {
 	at    time.Time
 }
 
-// Init readies s to sweep domains left alone for ttl (< 0: never), from
-// now.
+// Init readies s to sweep domains left alone for ttl (< 0: never).
 func (s *Sweeper) Init(ttl time.Duration, now time.Time) {
 	s.ttl = ttl
 	s.epoch.Store(1)
@@ -53,10 +50,8 @@ func (s *Sweeper) Start(now time.Time) bool {
 // Done ends the background sweep Start claimed.
 func (s *Sweeper) Done() { s.sweeping.Store(false) }
 
-// Sweep ends the period under way at now and, if a period ended at least
-// the TTL ago, calls compact with the latest such: every domain last used
-// in it or before has been left alone that long. Sweeps run one at a
-// time.
+// Sweep ends the period under way and calls compact with the latest
+// period that ended at least the TTL ago, if any.
 func (s *Sweeper) Sweep(now time.Time, compact func(cut uint32)) {
 	if s.ttl < 0 {
 		return

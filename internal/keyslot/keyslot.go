@@ -1,6 +1,4 @@
-// Package keyslot computes Redis Cluster hash slots: the sharded Redis
-// store picks hash tags by slot, and the test cluster checks where keys
-// landed, so both hash keys the one way Redis does.
+// Package keyslot computes Redis Cluster hash slots.
 package keyslot
 
 import "strings"
@@ -8,9 +6,8 @@ import "strings"
 // Slots is the number of hash slots of a Redis Cluster.
 const Slots = 16384
 
-// Of returns the hash slot of key, as Redis Cluster computes it: CRC16 of
-// the key's hash tag (the text between its first '{' and the first '}'
-// after it) if that is not empty, else of the whole key.
+// Of returns the hash slot of key: CRC16 of its hash tag (between its
+// first '{' and the next '}') if not empty, else of the whole key.
 func Of(key string) int {
 	if s := strings.IndexByte(key, '{'); s >= 0 {
 		if e := strings.IndexByte(key[s+1:], '}'); e > 0 {

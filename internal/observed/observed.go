@@ -1,11 +1,8 @@
-// Package observed is what Breakwater's own observers share: which
-// subjects an observer follows, so that observing one twice (by hand, then
-// through breakwater.Use) adds its hooks once, and what an attempt leaves
-// its URL in (StateOf), for the observers that keep URLs (the checkpoint,
-// the Redis queue).
+// Package observed is what Breakwater's own observers share.
 package observed
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -21,10 +18,8 @@ type Set struct {
 func (x *Set) Add(s observe.Subject) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for _, have := range x.s {
-		if have == s {
-			return false
-		}
+	if slices.Contains(x.s, s) {
+		return false
 	}
 	x.s = append(x.s, s)
 	return true

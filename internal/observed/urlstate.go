@@ -10,8 +10,7 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// URLState is what an attempt leaves its URL in, for an observer that
-// keeps URLs (the checkpoint, the Redis queue). StateOf says which.
+// URLState is what an attempt leaves its URL in, for observers keeping URLs.
 type URLState uint8
 
 // The states an attempt leaves its URL in.
@@ -27,10 +26,7 @@ const (
 )
 
 // StateOf says what a leaves its URL in, with the reason a store keeps
-// ("degraded: HTTP 503: Service Unavailable", "gone: HTTP 404"; empty for
-// a Success) and, for Parked, the time it waits for. ResendAt decides
-// first, then Retrying (without GaveUp), then the class; an Excluded
-// attempt is told apart by its error (a *circuit.OpenError is refused).
+// ("gone: HTTP 404"; empty for a Success) and Parked's time to wait for.
 func StateOf(a observe.Attempt) (s URLState, reason string, until time.Time) {
 	if a.Result.Class != circuit.Success { // most pages: no reason to build
 		if a.Err != nil {

@@ -1,15 +1,12 @@
-// Package pace is one domain's pace: the most requests in flight to it
-// and the least time between two of them, slowed multiplicatively by a
-// throttle (a 429, a 503 with Retry-After) and raised step by step by
-// clean successes, never past the user's ceiling (additive increase,
-// multiplicative decrease). The breaker composes one per domain; its
-// user-facing settings are Config, which breaker.Pacing names.
+// Package pace is one domain's pace: its in-flight limit and gap, cut by
+// throttles and raised by clean successes, never past the user's Config.
 package pace
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"math"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -17,42 +14,10 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 )
 
-// Config is the user's ceiling for each domain's pace (breaker.Pacing):
-// the most requests in flight to one domain and the least time between two
-// requests to it. The pace starts there; a 429 (or a 503 with Retry-After)
-// halts the domain until Retry-After and multiplies the pace down (fewer in
-// flight, a longer gap); a run of clean successes raises it step by step,
-// never past these settings: additive increase, multiplicative decrease.
-//
-// Parallelism ≤ 0 means no limit of Breakwater's own (Colly's LimitRules
-// still apply); MinGap ≤ 0 means no gap. A request the breaker first sees
-// at the transport — a redirect's hop, a request of a Clone() it was not
-// registered on — is not held to Parallelism (its wait would run on the
-// client's Timeout, already started): the circuit's room, below, still
-// bounds it. Register a clone (breaker.Register) to pace its requests too. Give the per-domain parallelism
-// here rather than to one Colly LimitRule matching every host: that rule's
-// slots are shared by all of them, so one slow or waiting domain holds up
-// the rest.
-//
-// Backoff is the factor a throttle multiplies the gap by (default 2) and
-// divides the in-flight limit by, once per throttle episode: answers to
-// requests that left before the last slowdown do not slow the domain again.
-// Recover is how many clean successes in a row earn one step back (default
-// 10); Step is how much each step takes off the gap (default a tenth of the
-// gap reached by the last throttle, at least 1 ms).
-//
-// MaxGap caps the gap a throttle can grow to (default 60 s, Scrapy
-// AutoThrottle's MAX_DELAY). ThrottleHorizon ends sustained throttling: a
-// domain that answered nothing but throttles for that long (default 5
-// minutes) is held open like a tripped circuit, so its remaining URLs are
-// refused and listed unfinished and the run ends tripped instead of waiting
-// forever.
-//
-// Without breaker.Config.Pacing every field takes its default: no
-// in-flight limit or gap of the user's, the throttle behaviour above. Whatever the pacing, a
-// domain never has more requests in flight than its circuit could still
-// stop: the failures that trip its profile's window, less the failures
-// already in it.
+// Config is the user's ceiling for each domain's pace: breaker.Pacing,
+// whose doc and docs/pacing.md tell each field. Parallelism and MinGap ≤ 0
+// are none; the defaults are Backoff 2, Recover 10, Step a tenth of the
+// throttled gap (at least 1 ms), DefaultMaxGap, DefaultThrottleHorizon.
 type Config struct {
 	Parallelism     int
 	MinGap          time.Duration
@@ -69,21 +34,12 @@ const (
 	DefaultThrottleHorizon = 5 * time.Minute
 )
 
-// Normalise fills the defaults of c's zero fields and rejects values out
-// of range, saying which and why.
+// Normalise fills the defaults of p's zero fields and rejects bad values.
 func (p Config) Normalise() (Config, error) {
-	if p.Backoff == 0 {
-		p.Backoff = 2
-	}
-	if p.Recover == 0 {
-		p.Recover = 10
-	}
-	if p.MaxGap == 0 {
-		p.MaxGap = max(DefaultMaxGap, p.MinGap)
-	}
-	if p.ThrottleHorizon == 0 {
-		p.ThrottleHorizon = DefaultThrottleHorizon
-	}
+	p.Backoff = cmp.Or(p.Backoff, 2)
+	p.Recover = cmp.Or(p.Recover, 10)
+	p.MaxGap = cmp.Or(p.MaxGap, max(DefaultMaxGap, p.MinGap))
+	p.ThrottleHorizon = cmp.Or(p.ThrottleHorizon, DefaultThrottleHorizon)
 	switch {
 	case p.Backoff <= 1:
 		return p, fmt.Errorf("Pacing.Backoff = %v: must be above 1 (2 halves the pace on a throttle)", p.Backoff)
@@ -99,25 +55,14 @@ func (p Config) Normalise() (Config, error) {
 	return p, nil
 }
 
-// minThrottleGap is the gap a first throttle imposes on a domain that had
-// none: a starting point the multiplicative decrease grows from.
-const minThrottleGap = 20 * time.Millisecond
+const (
+	minThrottleGap = 20 * time.Millisecond  // the gap a first throttle gives a domain that had none
+	reserveFor     = time.Second            // how long a reservation waits for its request at the gate
+	recheckEvery   = 500 * time.Millisecond // how often waiters look again, for lapsed reservations
+)
 
-// Pace is one domain's current pace. Waiting happens at the gate, so a
-// domain that waits never holds up requests to other domains.
-//
-// Besides the limit, room caps the requests in flight: the breaker passes
-// how many more failures its circuit can take before it trips, so a request
-// leaves only while, even if every request in flight failed, the circuit
-// would still be there to stop the next one. That is what bounds the
-// requests sent into a failing site to failuresToTrip whatever Colly's
-// LimitRules do (their slots free before the outcome is known).
-//
-// Slots are handed over first in, first out: a freed slot goes to the
-// longest waiter and wakes only it (waking every waiter on each release
-// cost a crawl with a thousand queued requests per domain a third of its
-// CPU). Time is reserved, as a token bucket does: each request that holds a
-// slot takes the next start time and pushes it on by the gap.
+// Pace is one domain's current pace. Besides the limit, the circuit's room
+// (the failures it takes before it trips) caps the requests in flight.
 type Pace struct {
 	user Config
 	room func() int // most requests the circuit lets be in flight now
@@ -128,9 +73,9 @@ type Pace struct {
 	gap              time.Duration // current least gap between request starts
 	step             time.Duration // how much one recovery step takes off the gap
 	inflight         int
-	gateWaiters      []*waiter         // waiting at the gate for a slot in flight, oldest first
-	transportWaiters []*waiter         // requests first seen at the transport, waiting for the circuit's room, oldest first
-	resWaiters       []*waiter         // waiting in OnRequest for a reservation, oldest first
+	gateWaiters      []*waiter         // at the gate, for a slot in flight; oldest first, as below
+	transportWaiters []*waiter         // first seen at the transport, for the circuit's room
+	resWaiters       []*waiter         // in OnRequest, for a reservation
 	res              map[any]time.Time // slots reserved in OnRequest, until when
 	next             time.Time         // earliest start of the next request
 	halt             time.Time         // Retry-After: nothing before this
@@ -138,35 +83,19 @@ type Pace struct {
 	episode          uint64            // slowdowns so far: a throttle slows the pace once per episode
 	since            time.Time         // first throttle with no success since; zero when not throttled
 
-	pauses    int
-	pausedFor time.Duration
-
+	pauses     int
+	pausedFor  time.Duration
 	recheck    *time.Timer // looks again while anybody waits; nil until somebody first did
 	rechecking bool        // recheck is armed
 }
 
-// New returns the pace of a domain starting at p's ceiling (p normalised).
-// room says how many requests the domain's circuit lets be in flight now;
-// nil is no bound.
+// New returns a pace starting at p's ceiling (p normalised); room says how
+// many requests the circuit lets be in flight now.
 func New(p Config, room func() int, clk clock.Clock) *Pace {
-	if room == nil {
-		room = func() int { return math.MaxInt }
-	}
 	return &Pace{user: p, room: room, clk: clock.OrSystem(clk), limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0)}
 }
 
-// reserveFor is how long a slot reserved in OnRequest is kept for its
-// request to reach the gate. A request aborted in between (by an OnRequest
-// callback registered after the breaker's) never comes to claim it; the
-// slot is then free again after this long.
-const reserveFor = time.Second
-
-// recheckEvery is how often the waiters look again by themselves, so a
-// reservation that lapsed frees its slot even when nothing else happens.
-const recheckEvery = 500 * time.Millisecond
-
-// waiter is one request waiting: at the gate for a slot in flight, or in
-// OnRequest for a reservation (key).
+// waiter is one request waiting for a slot, or for a reservation (key).
 type waiter struct {
 	ch  chan struct{}
 	key any
@@ -174,36 +103,25 @@ type waiter struct {
 
 // liveLocked is the number of reservations not lapsed.
 func (p *Pace) liveLocked(now time.Time) int {
-	for k, until := range p.res {
-		if !now.Before(until) {
-			delete(p.res, k)
-		}
-	}
+	maps.DeleteFunc(p.res, func(_ any, until time.Time) bool { return !now.Before(until) })
 	return len(p.res)
 }
 
-// roomLocked says whether the circuit's room takes one more request in
-// flight, whatever the user's limit: what a request first seen at the
-// transport is held to.
+// roomLocked says whether the circuit's room takes one more request.
 func (p *Pace) roomLocked() bool { return p.inflight < p.room() }
 
-// canSendLocked says whether one more request may leave now: what bounds
-// the requests sent into a failing site counts only those in flight.
 func (p *Pace) canSendLocked() bool {
 	return (p.limit == 0 || p.inflight < p.limit) && p.roomLocked()
 }
 
-// canReserveLocked says whether one more request may be let through to
-// Colly's LimitRule: in flight and reserved together under the caps.
 func (p *Pace) canReserveLocked(now time.Time) bool {
 	n := p.inflight + p.liveLocked(now)
 	return (p.limit == 0 || n < p.limit) && n < p.room()
 }
 
 // Reserve waits, before Colly's LimitRule, until the domain is not halted
-// and has a slot for key, and reserves it; acquire at the gate claims it.
-// A domain that must wait thus waits without holding any of the slots a
-// LimitRule shares between domains. On a cancelled ctx it holds nothing.
+// and has a slot for key, and reserves it for Acquire. On a cancelled ctx
+// it holds nothing.
 func (p *Pace) Reserve(ctx context.Context, key any) error {
 	if err := p.WaitHalt(ctx); err != nil {
 		return err
@@ -215,11 +133,7 @@ func (p *Pace) Reserve(ctx context.Context, key any) error {
 		p.mu.Unlock()
 		return nil
 	}
-	w := &waiter{ch: make(chan struct{}, 1), key: key}
-	p.resWaiters = append(p.resWaiters, w)
-	p.armRecheckLocked()
-	p.mu.Unlock()
-	return p.wait(ctx, w, &p.resWaiters)
+	return p.waitLocked(ctx, &p.resWaiters, key)
 }
 
 func (p *Pace) reserveLocked(now time.Time, key any) {
@@ -229,8 +143,7 @@ func (p *Pace) reserveLocked(now time.Time, key any) {
 	p.res[key] = now.Add(reserveFor)
 }
 
-// Unreserve gives back key's reservation, if it holds one: the request is
-// not going to claim it.
+// Unreserve gives back key's reservation, if it holds one.
 func (p *Pace) Unreserve(key any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -240,10 +153,12 @@ func (p *Pace) Unreserve(key any) {
 	}
 }
 
-// wait waits for w to be granted from queue q. A lapsed reservation frees
-// its slot without any event: the pace's recheck looks again now and then
-// while anybody waits (see armRecheckLocked).
-func (p *Pace) wait(ctx context.Context, w *waiter, q *[]*waiter) error {
+// waitLocked queues a waiter for key on q, unlocks p.mu and waits its turn.
+func (p *Pace) waitLocked(ctx context.Context, q *[]*waiter, key any) error {
+	w := &waiter{ch: make(chan struct{}, 1), key: key}
+	*q = append(*q, w)
+	p.armRecheckLocked()
+	p.mu.Unlock()
 	select {
 	case <-w.ch:
 		return nil
@@ -265,12 +180,8 @@ func (p *Pace) wait(ctx context.Context, w *waiter, q *[]*waiter) error {
 	}
 }
 
-// armRecheckLocked makes the pace look again for free slots recheckEvery
-// from now, and every recheckEvery after that for as long as anybody
-// waits: a reservation that lapsed frees its slot without any event. One
-// timer per domain serves all its waiters (a ticker per waiter cost a
-// crawl with a thousand requests queued per domain a wake-up and the
-// domain's lock per waiter every tick).
+// armRecheckLocked makes the pace look again for free slots every
+// recheckEvery while anybody waits: one timer per domain, not per waiter.
 func (p *Pace) armRecheckLocked() {
 	if p.rechecking {
 		return
@@ -283,8 +194,7 @@ func (p *Pace) armRecheckLocked() {
 	p.recheck.Reset(recheckEvery)
 }
 
-// recheckNow is the recheck timer's: it hands free slots on and stays
-// armed while anybody still waits.
+// recheckNow hands free slots on and re-arms while anybody waits.
 func (p *Pace) recheckNow() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -295,27 +205,19 @@ func (p *Pace) recheckNow() {
 	}
 }
 
-// Acquire waits until a request to the domain may start: a slot under the
-// in-flight limit and the circuit's room (claiming the reservation key made
-// in OnRequest, if any), then past the gap since the last start and past
-// any halt. It returns the throttle episode the request leaves in and the
-// requests in flight to the domain as it leaves, itself included. On a
-// cancelled ctx it holds nothing.
+// Acquire waits for a slot (claiming key's reservation, if any), then for
+// the gap and any halt. It returns the throttle episode the request leaves
+// in and the requests in flight, itself included. On a cancelled ctx it
+// holds nothing.
 func (p *Pace) Acquire(ctx context.Context, key any) (episode uint64, inFlight int, err error) {
 	return p.acquire(ctx, ctx, key, false)
 }
 
-// AcquireAtTransport is Acquire for a request first seen at the transport:
-// a redirect's hop, or the request of a collector the breaker was not
-// registered on (an unregistered Clone's). Its wait runs on the client's
-// timeout, already started: behind the domain's in-flight limit, held by
-// the domain's other requests, it can outlast that timeout on a healthy
-// site. So it takes a slot at once while the circuit's room allows, over
-// the limit and ahead of the requests queued behind it: only the room
-// bounds it. The gap and any halt still apply. It waits for the slot and
-// the gap until slotCtx ends, for a halt until ctx does: a caller that does
-// not count its wait for room as the site's time passes a longer-lived
-// slotCtx (nil: ctx).
+// AcquireAtTransport is Acquire for a request first seen at the transport,
+// whose wait runs on the client's timeout: it takes a slot while the
+// circuit's room allows, over the limit and ahead of the queue. It waits
+// for the slot and the gap until slotCtx ends (nil: ctx), for a halt until
+// ctx does.
 func (p *Pace) AcquireAtTransport(ctx, slotCtx context.Context) (episode uint64, inFlight int, err error) {
 	if slotCtx == nil {
 		slotCtx = ctx
@@ -333,25 +235,12 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool) 
 	if len(*q) == 0 && free() {
 		p.inflight++
 		p.mu.Unlock()
-	} else {
-		w := &waiter{ch: make(chan struct{}, 1)}
-		*q = append(*q, w)
-		p.armRecheckLocked()
-		p.mu.Unlock()
-		if err := p.wait(slotCtx, w, q); err != nil {
-			return 0, 0, err
-		}
+	} else if err := p.waitLocked(slotCtx, q, nil); err != nil {
+		return 0, 0, err
 	}
 	for {
 		p.mu.Lock()
-		now := p.clk.Now()
-		start := now
-		if p.next.After(start) {
-			start = p.next
-		}
-		if p.halt.After(start) {
-			start = p.halt
-		}
+		now, start := p.clk.Now(), p.earliestLocked()
 		if !start.After(now) {
 			p.next = now.Add(p.gap)
 			ep, n := p.episode, p.inflight
@@ -363,8 +252,7 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool) 
 			wctx = ctx
 		}
 		p.mu.Unlock()
-		// Wait, then look again: a throttle may have halted the domain
-		// meanwhile.
+		// Look again after: a throttle may have halted the domain meanwhile.
 		select {
 		case <-p.clk.After(start.Sub(now)):
 		case <-wctx.Done():
@@ -374,10 +262,7 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool) 
 	}
 }
 
-// WaitHalt waits until no Retry-After halts the domain: before a
-// reservation, and for a request that already holds its slot, one whose
-// circuit was still deciding when a throttle came in. On a cancelled ctx
-// it returns ctx's error.
+// WaitHalt waits until no Retry-After halts the domain.
 func (p *Pace) WaitHalt(ctx context.Context) error {
 	for {
 		p.mu.Lock()
@@ -394,11 +279,14 @@ func (p *Pace) WaitHalt(ctx context.Context) error {
 	}
 }
 
-// Earliest is the soonest a request to the domain could start by the
-// pause and the gap, whatever the slots in flight.
+// Earliest is the soonest a request could start by the halt and the gap.
 func (p *Pace) Earliest() time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.earliestLocked()
+}
+
+func (p *Pace) earliestLocked() time.Time {
 	if p.halt.After(p.next) {
 		return p.halt
 	}
@@ -413,18 +301,15 @@ func (p *Pace) Release() {
 	p.admitLocked(p.clk.Now())
 }
 
-// Admit hands free slots on after the circuit's room grew without a slot
-// being released (a transition).
+// Admit hands free slots on after the circuit's room grew.
 func (p *Pace) Admit() {
 	p.mu.Lock()
 	p.admitLocked(p.clk.Now())
 	p.mu.Unlock()
 }
 
-// admitLocked hands free slots on, oldest first: to the requests first
-// seen at the transport (bound by the circuit's room only) and the requests waiting at the gate before
-// those waiting in OnRequest, since those at the gate hold a LimitRule
-// slot.
+// admitLocked hands free slots on, oldest first, to OnRequest's waiters
+// last: the others hold a LimitRule slot.
 func (p *Pace) admitLocked(now time.Time) {
 	for len(p.transportWaiters) > 0 && p.roomLocked() {
 		w := p.transportWaiters[0]
@@ -446,12 +331,10 @@ func (p *Pace) admitLocked(now time.Time) {
 	}
 }
 
-// Throttled halts the domain until now+wait and, once per throttle episode,
-// slows it down: ep is the episode the throttled request left in, and an
-// answer to a request that left before the last slowdown only extends the
-// halt. It returns the new limit and gap, whether they changed, and whether
-// the domain has now been throttled without a success for longer than the
-// horizon.
+// Throttled halts the domain until now+wait and slows it down if ep, the
+// episode the throttled request left in, is the current one. It returns
+// the limit and gap, whether they changed, and whether the domain has been
+// throttled without a success for the horizon.
 func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit int, gap time.Duration, changed, horizon bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -479,10 +362,7 @@ func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit in
 	}
 	p.limit = max(1, int(float64(p.limit)/p.user.Backoff))
 	p.gap = min(max(time.Duration(float64(p.gap)*p.user.Backoff), minThrottleGap), max(p.user.MaxGap, minThrottleGap))
-	p.step = p.user.Step
-	if p.step == 0 {
-		p.step = max(p.gap/10, time.Millisecond)
-	}
+	p.step = cmp.Or(p.user.Step, max(p.gap/10, time.Millisecond))
 	return p.limit, p.gap, p.limit != oldLimit || p.gap != oldGap, horizon
 }
 
@@ -531,6 +411,7 @@ type Stats struct {
 	HaltUntil time.Time     `json:"halt_until,omitzero"`
 }
 
+// Stats returns the pace at now.
 func (p *Pace) Stats(now time.Time) Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -541,10 +422,8 @@ func (p *Pace) Stats(now time.Time) Stats {
 	return s
 }
 
-// Quiet reports whether the pace holds nothing worth keeping at now: no
-// request in flight, waiting or reserved, no halt or gap pending, not
-// throttled, at the user's pace; and its pause counts, which a compacted
-// domain keeps.
+// Quiet returns the pause counts a compacted domain keeps, and whether
+// the pace holds nothing else worth keeping at now.
 func (p *Pace) Quiet(now time.Time) (pauses int, pausedFor time.Duration, still bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -553,16 +432,14 @@ func (p *Pace) Quiet(now time.Time) (pauses int, pausedFor time.Duration, still 
 	return p.pauses, p.pausedFor, still
 }
 
-// Revive gives a pace just made the pause counts of the domain it
-// continues.
+// Revive gives a new pace the pause counts of the domain it continues.
 func (p *Pace) Revive(pauses int, pausedFor time.Duration) {
 	p.mu.Lock()
 	p.pauses, p.pausedFor = pauses, pausedFor
 	p.mu.Unlock()
 }
 
-// HaltUntil halts the domain until t, if it is not halted longer already:
-// a Retry-After restored from an earlier run.
+// HaltUntil halts the domain until t, if not halted longer already.
 func (p *Pace) HaltUntil(t time.Time) {
 	p.mu.Lock()
 	if t.After(p.halt) {
@@ -571,9 +448,7 @@ func (p *Pace) HaltUntil(t time.Time) {
 	p.mu.Unlock()
 }
 
-// RaiseMinGap raises the user's least gap to gap (robots.txt's
-// Crawl-delay): the pace never goes below it from now on. A gap at or
-// below the least gap already changes nothing.
+// RaiseMinGap raises the user's least gap to gap (robots.txt's Crawl-delay).
 func (p *Pace) RaiseMinGap(gap time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -2,6 +2,7 @@ package pace
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,7 +20,7 @@ func newTestPace(t *testing.T, p Config, clk clock.Clock) *Pace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(p, nil, clk)
+	return New(p, func() int { return math.MaxInt }, clk)
 }
 
 func TestPaceThrottleHaltsAndMultipliesDown(t *testing.T) {

@@ -7,10 +7,9 @@ import (
 	"time"
 )
 
-// ParseRetryAfter reads a Retry-After header value: delay-seconds or an
-// HTTP-date (RFC 9110 §10.2.3). It returns how long to wait from now and
-// whether the value was usable; garbage, negative numbers and dates in the
-// past are not (a crawler must never crash or stall on a malformed header).
+// ParseRetryAfter reads a Retry-After header value, delay-seconds or an
+// HTTP-date (RFC 9110 §10.2.3): how long to wait from now, and whether the
+// value was usable (not garbage, negative or in the past).
 func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {

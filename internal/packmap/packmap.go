@@ -1,10 +1,6 @@
-// Package packmap is a map from strings to short strings that holds no
-// pointer per entry, for the per-domain records a broad crawl keeps by the
-// million: keys and values are kept as bytes in large chunks and found
-// through a hash of the key, so the garbage collector marks a few chunks
-// instead of looking at two strings per entry on every collection.
-//
-// A Map is not safe for concurrent use; its owner locks it.
+// Package packmap is a map from strings to short strings with no pointer
+// per entry (they lie in package chunks, found by a hash of the key), for
+// the per-domain records a broad crawl keeps by the million.
 package packmap
 
 import (
@@ -15,6 +11,7 @@ import (
 )
 
 // Map maps strings to strings. The zero value is an empty map ready to use.
+// It is not safe for concurrent use.
 type Map struct {
 	seed   maphash.Seed
 	seeded bool
@@ -39,8 +36,7 @@ const maxLen = math.MaxUint16
 
 func (e *entry) used() bool { return e.chunk != 0 }
 
-// noBytes is the chunk of an entry in use whose key and value are both
-// empty: it takes no room.
+// noBytes is the chunk of an entry in use with an empty key and value.
 const noBytes = math.MaxUint32
 
 // Len returns the number of keys.
@@ -64,8 +60,7 @@ func (m *Map) key(e *entry) []byte { return m.bytes(e)[:e.klen] }
 
 func (m *Map) value(e *entry) []byte { return m.bytes(e)[e.klen:] }
 
-// find returns the entry of key and its hash; nil if key has none (it may
-// be in over).
+// find returns key's entry (nil if none: it may be in over) and its hash.
 func (m *Map) find(key string) (*entry, uint64) {
 	h := m.hash(key)
 	if i, ok := m.index[h]; ok {
@@ -159,8 +154,7 @@ func (m *Map) Range(f func(key, value string) bool) {
 	}
 }
 
-// place writes key and value into the chunks; the entry must hold some
-// bytes or none (chunk 0).
+// place writes key and value into the chunks.
 func (m *Map) place(key, value string) entry {
 	n := len(key) + len(value)
 	if n == 0 {

@@ -1,19 +1,15 @@
-// Package recent is a map bounded to the keys used last: two generations
-// of a fixed size. A key is looked up in the recent generation, then in
-// the older one; when the recent one is full it becomes the older one and
-// the oldest keys are dropped. It holds between Size and 2×Size keys once
-// full, whatever the number of keys it meets. It is not safe for
-// concurrent use: its owner locks.
+// Package recent is a map bounded to the keys used last, in two
+// generations: a full recent one becomes the older one, dropping its keys.
 package recent
 
 import "strings"
 
-// Map keeps the values of the Size to 2×Size keys used last.
+// Map keeps the values of the Size to 2×Size keys used last. It is not
+// safe for concurrent use.
 type Map[V any] struct {
 	// Size is how many keys a generation holds.
 	Size int
-	// KeepAll stops the dropping: from then on the map keeps every key
-	// (for a cache that has become the only copy of what it holds).
+	// KeepAll stops the dropping.
 	KeepAll bool
 
 	cur, old map[string]V
@@ -22,8 +18,8 @@ type Map[V any] struct {
 // New returns a Map of size keys a generation.
 func New[V any](size int) Map[V] { return Map[V]{Size: size} }
 
-// Get returns k's value, and whether the map has it; a key found in the
-// older generation moves to the recent one.
+// Get returns k's value, and whether the map has it, moving it to the
+// recent generation.
 func (m *Map[V]) Get(k string) (V, bool) {
 	if v, ok := m.cur[k]; ok {
 		return v, true
@@ -35,8 +31,7 @@ func (m *Map[V]) Get(k string) (V, bool) {
 	return v, ok
 }
 
-// Has reports whether the map has k, without moving it: a read only,
-// for an owner that reads under a shared lock.
+// Has reports whether the map has k, without moving it (a read only).
 func (m *Map[V]) Has(k string) bool {
 	if _, ok := m.cur[k]; ok {
 		return true
@@ -45,9 +40,7 @@ func (m *Map[V]) Has(k string) bool {
 	return ok
 }
 
-// Put sets k's value in the recent generation. A new key is stored as a
-// copy: k may be part of a larger string (a URL) that the map would
-// otherwise keep whole.
+// Put sets k's value in the recent generation; a new key is copied.
 func (m *Map[V]) Put(k string, v V) {
 	if _, ok := m.cur[k]; !ok {
 		delete(m.old, k)

@@ -1,5 +1,4 @@
-// Package urlset holds the breaker's sets of URLs: a counted map whose
-// emptiness costs nothing to ask, and a bounded set of recent URLs.
+// Package urlset holds the breaker's sets of URLs.
 package urlset
 
 import (
@@ -9,9 +8,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/recent"
 )
 
-// Map is a sync.Map keyed by URL with a count of its keys, so that a
-// request can skip removing its URL (and building the URL's string) when
-// the set is empty, as it nearly always is.
+// Map is a sync.Map keyed by URL that counts its keys, so Empty is cheap.
 type Map struct {
 	m sync.Map
 	n atomic.Int64
@@ -54,13 +51,10 @@ func (s *Map) RangeValues(f func(v any) bool) {
 	s.m.Range(func(_, v any) bool { return f(v) })
 }
 
-// RecentSize is how many URLs a Recent set remembers (twice over, in two
-// generations).
+// RecentSize is a Recent set's generation size (recent.Map.Size).
 const RecentSize = 4096
 
-// Recent is a set of the URLs added last, bounded (recent.Map): a URL
-// forgotten reads as never added. It is safe for concurrent use; reads
-// share the lock, and until a URL is added every call returns at once.
+// Recent is a set of the URLs added last, safe for concurrent use.
 type Recent struct {
 	some atomic.Bool // a URL was added: until then every call returns at once
 	mu   sync.RWMutex

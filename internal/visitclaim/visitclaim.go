@@ -1,21 +1,7 @@
-// Package visitclaim settles Colly's two-call visited check.
-//
-// Colly asks its storage IsVisited(id) and then calls Visited(id): two
-// calls with nothing between them in one goroutine, but two goroutines
-// that meet the same new URL at once (two pages linking it, a link and a
-// redirect to it) can both be told it is new, and both fetch it. A Table
-// counts the callers an ID was told new for and have not called Visited.
-// When two were told so at once the ID is contested: the first Visited
-// wins, and the storage answers every later one with ErrClaimed, a
-// colly.AlreadyVisitedError to errors.As, which stops its request exactly
-// as IsVisited would have.
-//
-// Colly's HasVisited asks IsVisited alone, with no Visited after it. Its
-// claim is never settled: it only makes the next caller's claim
-// contested, and that caller's Visited is still the first, so the usual
-// "if !c.HasVisited(u) { c.Visit(u) }" visits u. The entry stays (a few
-// bytes for each URL HasVisited was asked about and that was then
-// visited), answering Settled from then on.
+// Package visitclaim settles Colly's two-call visited check, IsVisited
+// then Visited, for two goroutines told at once that a URL is new: the
+// first Visited wins and every later one gets ErrClaimed. A claim from
+// HasVisited (IsVisited alone) is never settled; its entry stays.
 package visitclaim
 
 import (
@@ -31,10 +17,9 @@ type State int
 const (
 	// Absent: no caller holds a claim; the storage decides.
 	Absent State = iota
-	// Joined: a caller holds an unsettled claim; the new caller joined
-	// it and is told the ID is new (Visited decides between them).
+	// Joined: the caller joined an unsettled claim: answer "new".
 	Joined
-	// Settled: a contested ID's first Visited came; the ID is visited.
+	// Settled: a contested ID's first Visited came: answer "visited".
 	Settled
 )
 
@@ -51,9 +36,8 @@ type claim struct {
 	won       bool // a contested ID's first Visited came
 }
 
-// Join is IsVisited meeting id: if a claim is unsettled the caller joins
-// it (Joined: answer "new"); Settled means answer "visited"; Absent means
-// the storage must decide, and Add the claim if it answers "new".
+// Join is IsVisited meeting id. On Absent the storage decides, and Adds
+// the claim if it answers "new".
 func (t *Table) Join(id uint64) State {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -70,8 +54,7 @@ func (t *Table) Join(id uint64) State {
 	return Joined
 }
 
-// Add records one more caller told id is new (or about to be asked; Drop
-// takes it back).
+// Add records one more caller told id is new.
 func (t *Table) Add(id uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -84,18 +67,16 @@ func (t *Table) Add(id uint64) {
 	t.m[id] = c
 }
 
-// Drop takes back a claim Add recorded for a caller that was then told
-// the ID is visited.
+// Drop takes back a claim Add recorded.
 func (t *Table) Drop(id uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.release(id, t.m[id])
 }
 
-// Settle is Visited of id. held reports whether a caller's claim was
-// there to settle (false: Visited was called alone, as Colly does for a
-// redirect hop it did not check); lost, that another caller's Visited of
-// the contested ID came first: answer ErrClaimed.
+// Settle is Visited of id. held reports whether a claim was there to
+// settle; lost, that another caller's Visited came first: answer
+// ErrClaimed.
 func (t *Table) Settle(id uint64) (held, lost bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -125,10 +106,8 @@ func (t *Table) Len() int {
 	return len(t.m)
 }
 
-// ErrClaimed is Visited's answer to the caller whose Visited of a
-// contested ID came second. errors.As finds a colly.AlreadyVisitedError
-// in it, with an empty Destination: Visited is given only the request's
-// ID.
+// ErrClaimed is Visited's answer to a contested ID's later callers: a
+// colly.AlreadyVisitedError, with an empty Destination, to errors.As.
 var ErrClaimed error = claimedError{}
 
 type claimedError struct{}

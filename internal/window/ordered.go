@@ -1,28 +1,12 @@
 package window
 
-// Ordered is a Window kept in the order its outcomes' requests left, not
-// the order the outcomes came in: each outcome comes with its request's
-// sequence number, and the ring holds the size latest by it. A full one
-// makes room by its earliest, and an outcome earlier than all a full
-// window holds is dropped. Colly records a page's outcome after those of
-// the pages it visited when it runs synchronously; the late successes of
-// a chain of pages answered before a site began failing must not push its
-// failures out. An outcome in order costs what Window.Add does; a late
-// one, a step per later outcome it goes behind.
-//
-// Each outcome is held beside its sequence number, so a record reads and
-// writes one place in memory, not one in each of two rings: on a broad
-// crawl a domain's ring is seldom in the CPU's cache. It is not safe for
-// concurrent use; its owner locks.
+// Ordered is a Window kept in the order its outcomes' requests left:
+// synchronous Colly records a page after the pages it visited, and those
+// late successes must not push later failures out. An outcome earlier than
+// all a full window holds is dropped.
 type Ordered[T any] struct {
-	// What a record writes first: an owner that puts the window after
-	// fields of its own that a record writes keeps them in one cache line.
-	next     int // where the next outcome goes; equals N until the ring is full
-	N        int // how many are held, ≤ size
-	Failures int
-	ring     []issued[T] // len(ring) < size until it has been full once
-	size     int
-	failure  func(T) bool
+	Window[issued[T]] // counting no failures: Add counts them
+	failure           func(T) bool
 }
 
 // issued is an outcome and the order its request left in.
@@ -31,18 +15,16 @@ type issued[T any] struct {
 	seq uint64
 }
 
-// NewOrdered returns an empty ordered window of at most size outcomes;
-// failure says which outcomes are failures.
+// NewOrdered is New for an Ordered window.
 func NewOrdered[T any](size int, failure func(T) bool) Ordered[T] {
-	return Ordered[T]{size: size, failure: failure}
+	return Ordered[T]{New[issued[T]](size, nil), failure}
 }
 
-// Add records o, the outcome of the request that left seq-th, among the
-// latest outcomes by the order their requests left.
+// Add records o, the outcome of the request that left seq-th.
 func (w *Ordered[T]) Add(o T, seq uint64) {
 	at := w.next // where o goes before it moves behind later outcomes
 	if w.N == w.size {
-		old := &w.ring[at]
+		old := &w.Buf[at]
 		if seq < old.seq {
 			return // earlier than every outcome held
 		}
@@ -52,10 +34,10 @@ func (w *Ordered[T]) Add(o T, seq uint64) {
 		*old = issued[T]{o, seq}
 	} else {
 		w.N++
-		if at == len(w.ring) {
-			w.ring = append(w.ring, issued[T]{o, seq})
+		if at == len(w.Buf) {
+			w.Buf = append(w.Buf, issued[T]{o, seq})
 		} else {
-			w.ring[at] = issued[T]{o, seq}
+			w.Buf[at] = issued[T]{o, seq}
 		}
 	}
 	if w.failure(o) {
@@ -75,31 +57,19 @@ func (w *Ordered[T]) Add(o T, seq uint64) {
 		if prev < 0 {
 			prev = w.size - 1
 		}
-		if w.ring[prev].seq <= seq {
+		if w.Buf[prev].seq <= seq {
 			break
 		}
-		w.ring[at], w.ring[prev] = w.ring[prev], w.ring[at]
+		w.Buf[at], w.Buf[prev] = w.Buf[prev], w.Buf[at]
 		at = prev
 	}
-}
-
-// Full reports whether it holds size outcomes.
-func (w *Ordered[T]) Full() bool { return w.N == w.size }
-
-// Reset empties it.
-func (w *Ordered[T]) Reset() {
-	w.next, w.N, w.Failures = 0, 0, 0
 }
 
 // Outcomes returns the held outcomes, oldest first, in a new slice.
 func (w *Ordered[T]) Outcomes() []T {
 	out := make([]T, 0, w.N)
-	start := w.next - w.N
-	if start < 0 {
-		start += len(w.ring)
-	}
-	for i := 0; i < w.N; i++ {
-		out = append(out, w.ring[(start+i)%len(w.ring)].o)
+	for _, x := range w.Window.Outcomes() {
+		out = append(out, x.o)
 	}
 	return out
 }

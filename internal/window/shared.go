@@ -5,18 +5,14 @@ import (
 	"sync/atomic"
 )
 
-// Shared is a Window under its own lock whose failure count reads without
-// it: the breaker's own count of a domain's window failures, for circuits
-// that cannot count theirs cheaply (a shared store's), read by the gate on
-// every request.
+// Shared is a Window under a lock; its failure count reads without taking it.
 type Shared[T any] struct {
 	mu  sync.Mutex
 	win Window[T]
 	n   atomic.Int32
 }
 
-// NewShared returns an empty shared window of at most size outcomes;
-// failure says which outcomes are failures.
+// NewShared is New for a Shared window.
 func NewShared[T any](size int, failure func(T) bool) *Shared[T] {
 	return &Shared[T]{win: New(size, failure)}
 }

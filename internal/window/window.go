@@ -1,28 +1,22 @@
-// Package window is the ring of latest outcomes a circuit judges, shared
-// by the in-process circuit (package circuit) and the breaker's policies
-// that keep their own record of a site. It is generic so that package
-// circuit can use it without an import cycle.
+// Package window is the ring of latest outcomes a circuit judges. It is
+// generic so that package circuit can use it without an import cycle.
 package window
 
-// Window is a ring of the latest counted outcomes with a running failure
-// count: O(1) to record, at most size outcomes. Its buffer grows as
-// outcomes come in, so a domain that answers twice in a broad crawl costs
-// two outcomes, not a full window. It is not safe for concurrent use; its
-// owner locks. Ordered is the same ring kept in the order requests left.
+// Window is a ring of at most size latest outcomes with a running failure
+// count. Its buffer grows as outcomes come in. It is not safe for
+// concurrent use.
 type Window[T any] struct {
-	failure  func(T) bool // whether an outcome is a failure; nil: failures are not counted
-	Buf      []T          // the ring; len(buf) < size until it has been full once
-	size     int
-	next     int // where the next outcome goes; equals n until the ring is full
+	// What a record writes comes first, for an owner's cache line.
+	next     int // where the next outcome goes; equals N until the ring is full
 	N        int // how many are held, ≤ size
 	Failures int
+	Buf      []T // the ring; len(Buf) < size until it has been full once
+	size     int
+	failure  func(T) bool // whether an outcome is a failure; nil: failures are not counted
 }
 
 // New returns an empty window of at most size outcomes; failure says
-// which outcomes are failures. A nil failure counts none (Failures stays
-// 0), and a record then writes its outcome without reading the one it
-// replaces: an owner that never asks for Failures spares a read of memory
-// that, on a broad crawl, is seldom in the CPU's cache.
+// which outcomes are failures; nil counts none (nor reads what Add replaces).
 func New[T any](size int, failure func(T) bool) Window[T] {
 	return Window[T]{size: size, failure: failure}
 }
@@ -50,20 +44,9 @@ func (w *Window[T]) Add(o T) {
 	}
 }
 
-// Full reports whether it holds size outcomes.
-func (w *Window[T]) Full() bool { return w.N == w.size }
-
 // Reset empties it.
 func (w *Window[T]) Reset() {
 	w.next, w.N, w.Failures = 0, 0, 0
-}
-
-// FailureRate is failures over outcomes held; 0 when empty.
-func (w *Window[T]) FailureRate() float64 {
-	if w.N == 0 {
-		return 0
-	}
-	return float64(w.Failures) / float64(w.N)
 }
 
 // Outcomes returns the held outcomes, oldest first, in a new slice.

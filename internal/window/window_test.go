@@ -37,9 +37,9 @@ func TestWindowGrowsAndKeepsTheLatest(t *testing.T) {
 					fails++
 				}
 			}
-			if got := w.Outcomes(); !slices.Equal(got, ref) || w.Failures != fails || w.Full() != (len(ref) == size) || len(w.Buf) > size {
+			if got := w.Outcomes(); !slices.Equal(got, ref) || w.Failures != fails || (w.N == size) != (len(ref) == size) || len(w.Buf) > size {
 				t.Fatalf("size %d, step %d: window holds %v (%d failures, full %v, buffer %d), want %v (%d failures)",
-					size, step, got, w.Failures, w.Full(), len(w.Buf), ref, fails)
+					size, step, got, w.Failures, w.N == size, len(w.Buf), ref, fails)
 			}
 		}
 	}
