@@ -185,8 +185,8 @@ func TestANewerStateDropsTheHeldRecordOfItsURL(t *testing.T) {
 	for id := uint64(1); id <= 3; id++ {
 		_ = cp.finalLocked(storage.Record{ID: id, URL: "http://h/", State: storage.Done})
 	}
-	cp.unholdLocked(2)
-	cp.unholdLocked(7) // not held: nothing happens
+	cp.held.drop(2)
+	cp.held.drop(7) // not held: nothing happens
 	_ = cp.putLocked(storage.Record{ID: 2, URL: "http://h/", State: storage.InFlight, Attempts: 2})
 	if n := cp.held.len(); n != 2 {
 		t.Errorf("%d records held, want 2", n)
