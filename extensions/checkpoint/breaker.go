@@ -59,20 +59,15 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	have := map[string]bool{}
-	for _, s := range saved {
-		have[s.Domain] = true
-	}
-	for d := range suspect {
-		if !have[d] {
-			saved = append(saved, savedCircuit{Domain: d})
-		}
-	}
 	for i := range saved {
 		if n := suspect[saved[i].Domain]; n > 0 && !saved[i].open() {
 			saved[i].Failures += n
 			saved[i].Window += n
 		}
+		delete(suspect, saved[i].Domain)
+	}
+	for d, n := range suspect {
+		saved = append(saved, savedCircuit{Domain: d, Window: n, Failures: n})
 	}
 	for _, s := range saved {
 		snap := breaker.DomainSnapshot{Domain: s.Domain, State: circuit.Closed, Trips: s.Trips,

@@ -42,6 +42,9 @@ func (e event) String() string {
 // URL out of them.
 func transition(rec storage.Record, ev event, maxAttempts int, reason string, retryAt time.Time) storage.Record {
 	final := rec.State == storage.Done || rec.State == storage.Dead
+	if final && ev != evLeft && ev != evSucceeded && ev != evSettled && ev != evGone {
+		return rec
+	}
 	giveBack := func() {
 		if rec.State == storage.InFlight && rec.Attempts > 0 {
 			rec.Attempts--
@@ -49,9 +52,7 @@ func transition(rec storage.Record, ev event, maxAttempts int, reason string, re
 	}
 	switch ev {
 	case evQueued:
-		if !final {
-			rec.State = storage.Pending
-		}
+		rec.State = storage.Pending
 	case evLeft:
 		rec.State = storage.InFlight
 		rec.Attempts++
@@ -64,29 +65,15 @@ func transition(rec storage.Record, ev event, maxAttempts int, reason string, re
 		} else if reason != "" {
 			rec.LastError = reason
 		}
-	case evFailed:
-		if final {
-			break
-		}
+	case evFailed, evFailedInOutage:
 		n, _ := spares(rec.LastError) // the outages that spared it still count
-		rec.LastError = withSpares(reason, n)
-		if rec.Attempts >= maxAttempts {
-			rec.State = storage.Dead
-		} else {
-			rec.State = storage.Failed
-		}
-	case evFailedInOutage:
-		if final {
-			break
-		}
-		n, _ := spares(rec.LastError)
 		rec.LastError = withSpares(reason, n)
 		switch {
 		case rec.Attempts < maxAttempts:
 			rec.State = storage.Failed
-		case n >= outageSpares:
-			// A site still failing after outageSpares outages has not
-			// recovered: its URLs die so that a person looks.
+		case ev == evFailed || n >= outageSpares:
+			// In an outage: a site still failing after outageSpares
+			// outages has not recovered, and its URLs die for a person.
 			rec.State = storage.Dead
 		default:
 			rec.State = storage.Parked
@@ -98,9 +85,6 @@ func transition(rec storage.Record, ev event, maxAttempts int, reason string, re
 		rec.State = storage.Dead
 		rec.LastError = reason
 	case evThrottled, evThrottledGaveUp:
-		if final {
-			break
-		}
 		giveBack()
 		rec.LastError = reason
 		rec.State = storage.Pending
@@ -108,17 +92,11 @@ func transition(rec storage.Record, ev event, maxAttempts int, reason string, re
 			rec.State = storage.Failed
 		}
 	case evRefused:
-		if final {
-			break
-		}
 		giveBack()
 		rec.State = storage.Parked
 		rec.NotBefore = retryAt
 		rec.LastError = reason
 	case evCancelled:
-		if final {
-			break
-		}
 		giveBack()
 		rec.State = storage.Pending
 	}

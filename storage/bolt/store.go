@@ -367,11 +367,8 @@ func (s *Store) Meta(key string) (v []byte, ok bool, err error) {
 
 // Close implements storage.Store: it stops the background commits,
 // commits what is buffered and releases the file and its lock.
-func (s *Store) Close() error {
-	first := false
-	var err error
-	s.closeOnce.Do(func() {
-		first = true
+func (s *Store) Close() (err error) {
+	s.closeOnce.Do(func() { // a later call returns nil
 		s.mu.Lock()
 		s.closed = true // from here on Put refuses, so nothing is lost after the last commit
 		s.space.Broadcast()
@@ -383,8 +380,5 @@ func (s *Store) Close() error {
 			err = &FileError{Path: s.path, Detail: "closing the checkpoint", Err: cerr}
 		}
 	})
-	if !first {
-		return nil
-	}
 	return err
 }
