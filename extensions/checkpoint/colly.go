@@ -43,8 +43,8 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	}
 	c.OnRequest(cp.onRequest)
 	c.OnRequestHeaders(cp.onRequestHeaders)
-	c.OnScraped(cp.onScraped)
-	c.OnError(cp.onError)
+	c.OnScraped(func(resp *colly.Response) { cp.finish(resp, nil) })
+	c.OnError(cp.finish)
 }
 
 // maxResent bounds the URLs remembered as re-sent by the breaker, or
@@ -198,10 +198,6 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	cp.stampLeftLocked(e)
 }
 
-func (cp *Checkpoint) onScraped(resp *colly.Response) { cp.finish(resp, nil) }
-
-func (cp *Checkpoint) onError(resp *colly.Response, err error) { cp.finish(resp, err) }
-
 // finish is the end of a request as Colly reports it (the first of
 // OnError and OnScraped wins). With a breaker its OnAttempt decides for a
 // request that left; this only tidies.
@@ -234,10 +230,11 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	}
 }
 
-// visited is Colly's storage.Storage Visited, called right after
+// Visited is Colly's storage.Storage Visited, called right after
 // IsVisited said id was new. Of two callers told so at once, the second
 // is told id was visited after all (internal/visitclaim).
-func (cp *Checkpoint) visited(id uint64) error {
+func (s collyStorage) Visited(id uint64) error {
+	cp := s.cp
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {
@@ -250,10 +247,11 @@ func (cp *Checkpoint) visited(id uint64) error {
 	return nil
 }
 
-// isVisited is Colly's storage.Storage IsVisited: a URL is visited if the
+// IsVisited is Colly's storage.Storage IsVisited: a URL is visited if the
 // checkpoint knows it from any run, except once for each the frontier
 // issues.
-func (cp *Checkpoint) isVisited(id uint64) (bool, error) {
+func (s collyStorage) IsVisited(id uint64) (bool, error) {
+	cp := s.cp
 	cp.mu.Lock()
 	if cp.err != nil {
 		defer cp.unlock()
@@ -288,9 +286,10 @@ func (cp *Checkpoint) isVisited(id uint64) (bool, error) {
 	return false, nil
 }
 
-// hostCookies is Colly's storage.Storage Cookies: u's host's cookies, as
+// Cookies is Colly's storage.Storage Cookies: u's host's cookies, as
 // last saved in any run.
-func (cp *Checkpoint) hostCookies(u *url.URL) string {
+func (s collyStorage) Cookies(u *url.URL) string {
+	cp := s.cp
 	cp.mu.Lock()
 	defer cp.unlock()
 	if v, ok := cp.cookies.Get(u.Host); ok {
@@ -305,9 +304,10 @@ func (cp *Checkpoint) hostCookies(u *url.URL) string {
 	return string(v)
 }
 
-// setHostCookies is Colly's storage.Storage SetCookies: a resumed crawl
+// SetCookies is Colly's storage.Storage SetCookies: a resumed crawl
 // keeps its session.
-func (cp *Checkpoint) setHostCookies(u *url.URL, cookies string) {
+func (s collyStorage) SetCookies(u *url.URL, cookies string) {
+	cp := s.cp
 	cp.mu.Lock()
 	defer cp.unlock()
 	if v, ok := cp.cookies.Get(u.Host); ok && v == cookies {

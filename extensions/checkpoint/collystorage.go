@@ -1,8 +1,6 @@
 package checkpoint
 
 import (
-	"net/url"
-
 	"github.com/gocolly/colly/v2/queue"
 	collystorage "github.com/gocolly/colly/v2/storage"
 )
@@ -18,20 +16,6 @@ var (
 
 // Init returns the store's error, if any.
 func (s collyStorage) Init() error { return s.cp.storeErr() }
-
-func (s collyStorage) Visited(id uint64) error { return s.cp.visited(id) }
-
-func (s collyStorage) IsVisited(id uint64) (bool, error) { return s.cp.isVisited(id) }
-
-func (s collyStorage) Cookies(u *url.URL) string { return s.cp.hostCookies(u) }
-
-func (s collyStorage) SetCookies(u *url.URL, cookies string) { s.cp.setHostCookies(u, cookies) }
-
-func (s collyStorage) AddRequest(b []byte) error { return s.cp.addRequest(b) }
-
-func (s collyStorage) GetRequest() ([]byte, error) { return s.cp.getRequest() }
-
-func (s collyStorage) QueueSize() (int, error) { return s.cp.queueSize() }
 
 // QueueStorage returns the checkpoint as a Colly queue's storage, for a
 // frontier too large for a goroutine per URL:

@@ -138,10 +138,11 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 	}
 }
 
-// addRequest is Colly's queue.Storage AddRequest: it records the request as
+// AddRequest is Colly's queue.Storage AddRequest: it records the request as
 // pending and queues it, unless the checkpoint already knows its URL (done,
 // queued, or requested in this run).
-func (cp *Checkpoint) addRequest(b []byte) error {
+func (s collyStorage) AddRequest(b []byte) error {
+	cp := s.cp
 	u, id, err := parseRequest(b)
 	if err != nil {
 		return err
@@ -173,9 +174,10 @@ func (cp *Checkpoint) addRequest(b []byte) error {
 	return nil
 }
 
-// getRequest is Colly's queue.Storage GetRequest: the next queued
+// GetRequest is Colly's queue.Storage GetRequest: the next queued
 // request. Its record stays pending until the request reaches OnRequest.
-func (cp *Checkpoint) getRequest() ([]byte, error) {
+func (s collyStorage) GetRequest() ([]byte, error) {
+	cp := s.cp
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {
@@ -192,9 +194,10 @@ func (cp *Checkpoint) getRequest() ([]byte, error) {
 	return r.Request, nil
 }
 
-// queueSize is Colly's queue.Storage QueueSize: how many requests are
+// QueueSize is Colly's queue.Storage QueueSize: how many requests are
 // queued now (not parked ones that must wait for a later run).
-func (cp *Checkpoint) queueSize() (int, error) {
+func (s collyStorage) QueueSize() (int, error) {
+	cp := s.cp
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {
