@@ -51,27 +51,10 @@ type Config struct {
 // apply sets c's non-zero fields over o, and notes the first one out of
 // range.
 func (c Config) apply(o *options) {
-	if c.FlushInterval != 0 {
-		if c.FlushInterval < 0 {
-			o.reject("negative flush interval %v", c.FlushInterval)
-		}
-		o.flushInterval = c.FlushInterval
-	}
-	if c.BatchSize != 0 {
-		if c.BatchSize < 0 {
-			o.reject("negative batch size %d", c.BatchSize)
-		}
-		o.batchSize = c.BatchSize
-	}
-	if c.LockTimeout != 0 {
-		if c.LockTimeout < 0 {
-			o.reject("negative lock timeout %v", c.LockTimeout)
-		}
-		o.lockTimeout = c.LockTimeout
-	}
-	if c.Verify {
-		o.verify = true
-	}
+	setPositive(o, &o.flushInterval, c.FlushInterval, "flush interval")
+	setPositive(o, &o.batchSize, c.BatchSize, "batch size")
+	setPositive(o, &o.lockTimeout, c.LockTimeout, "lock timeout")
+	o.verify = o.verify || c.Verify
 	if !collyx.IsZero(c.Logger) {
 		o.log = c.Logger
 	}
@@ -98,6 +81,16 @@ func newOptions(cfg []Config) (options, error) {
 	}
 	o.clock = clock.OrSystem(o.clock)
 	return o, o.err
+}
+
+// setPositive sets *dst to v unless v is zero, noting a negative v.
+func setPositive[T int | time.Duration](o *options, dst *T, v T, what string) {
+	if v < 0 {
+		o.reject("negative %s %v", what, v)
+	}
+	if v != 0 {
+		*dst = v
+	}
 }
 
 func (o *options) reject(format string, args ...any) {
