@@ -54,30 +54,20 @@ func (cp *Checkpoint) loadLocked() {
 	now := cp.now()
 	var fix []storage.Record
 	err := cp.store.Scan(func(r storage.Record) error {
-		switch r.State {
-		case storage.Parked, storage.Failed:
-			// Not before its own time, nor while its domain is saved open.
-			if r.NotBefore.After(now) || cp.domainClosedUntilLocked(r.URL).After(now) {
-				if r.State == storage.Failed && r.Attempts >= cp.opt.maxAttempts {
-					break
-				}
-				cp.stats.Deferred++
-				return nil
-			}
-		}
-		switch r.State {
-		case storage.InFlight:
-			if r.Attempts > 0 {
-				r.Attempts--
-			}
+		switch {
+		case r.State == storage.InFlight:
+			r.Attempts = max(r.Attempts-1, 0)
 			r.State = storage.Pending
 			fix = append(fix, r)
-		case storage.Failed:
-			if r.Attempts >= cp.opt.maxAttempts {
-				r.State = storage.Dead
-				fix = append(fix, r)
-				return nil
-			}
+		case r.State == storage.Failed && r.Attempts >= cp.opt.maxAttempts:
+			r.State = storage.Dead
+			fix = append(fix, r)
+			return nil
+		case r.State != storage.Pending && (r.NotBefore.After(now) || cp.domainClosedUntilLocked(r.URL).After(now)):
+			// Parked or failed: not before its own time, nor while its
+			// domain is saved open.
+			cp.stats.Deferred++
+			return nil
 		}
 		cp.front.push(r.ID)
 		return nil
