@@ -26,14 +26,12 @@ func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) err
 	if err := backend.CheckStates(states); err != nil {
 		return err
 	}
+	if len(states) == 0 {
+		states = storage.States()
+	}
 	var want stateSet
 	for _, st := range states {
 		want[st] = true
-	}
-	if len(states) == 0 {
-		for _, st := range storage.States() {
-			want[st] = true
-		}
 	}
 	var after uint64
 	var buf []storage.Record // reused: fn gets copies
