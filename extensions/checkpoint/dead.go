@@ -1,9 +1,10 @@
 package checkpoint
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,15 +106,8 @@ func (t *deadTally) finding(maxAttempts int) (outcome.Finding, bool) {
 	for _, g := range t.groups {
 		f.Dead = append(f.Dead, *g)
 	}
-	sort.Slice(f.Dead, func(i, j int) bool {
-		a, b := f.Dead[i], f.Dead[j]
-		if a.Domain != b.Domain {
-			return a.Domain < b.Domain
-		}
-		if a.URLs != b.URLs {
-			return a.URLs > b.URLs
-		}
-		return a.Cause < b.Cause
+	slices.SortFunc(f.Dead, func(a, b outcome.Dead) int { // by domain, most URLs first
+		return cmp.Or(strings.Compare(a.Domain, b.Domain), cmp.Compare(b.URLs, a.URLs), strings.Compare(a.Cause, b.Cause))
 	})
 	var parts []string
 	for _, g := range f.Dead {

@@ -24,16 +24,6 @@ const (
 	evFailedInOutage                   // failed while its domain's circuit was not closed (outage.go)
 )
 
-var eventNames = [...]string{"", "queued", "left", "succeeded", "failed", "gone", "throttled", "throttled_gave_up", "refused", "cancelled", "settled", "failed_in_outage"}
-
-// String returns the event's name as logs show it.
-func (e event) String() string {
-	if int(e) < len(eventNames) && e != 0 {
-		return eventNames[e]
-	}
-	return "event(?)"
-}
-
 // transition returns rec after ev, for a crawl that gives each URL
 // maxAttempts attempts (the table is in docs/checkpoints.md). reason is
 // the attempt's error, kept as LastError by the events that fail; retryAt
