@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -110,7 +109,7 @@ func (cp *Checkpoint) onTransition(t circuit.Transition) {
 	default:
 		return
 	}
-	cp.writeBreakersLocked()
+	cp.writeJSONLocked(keyBreakers, cp.saved)
 }
 
 // saveBreakersLocked refreshes the saved states from the attached
@@ -122,7 +121,7 @@ func (cp *Checkpoint) saveBreakersLocked() {
 	for _, s := range cp.b.Snapshots() {
 		cp.keepLocked(s)
 	}
-	cp.writeBreakersLocked()
+	cp.writeJSONLocked(keyBreakers, cp.saved)
 }
 
 // keepLocked sets what is saved of one domain's circuit and pause.
@@ -151,18 +150,10 @@ func (cp *Checkpoint) saveDomainLocked(domain string) {
 	}
 	if ss := cp.b.Snapshots(domain); len(ss) == 1 && ss[0].State == circuit.Closed {
 		cp.keepLocked(ss[0])
-		cp.writeBreakersLocked()
+		cp.writeJSONLocked(keyBreakers, cp.saved)
 		// Now: each failure lost to a kill is one more request into a failing site.
 		cp.failLocked(cp.store.Flush())
 	}
-}
-
-func (cp *Checkpoint) writeBreakersLocked() {
-	b, err := json.Marshal(cp.saved)
-	if err == nil {
-		err = cp.store.SetMeta(keyBreakers, b)
-	}
-	cp.failLocked(err)
 }
 
 // onRefused parks a request the breaker refused.

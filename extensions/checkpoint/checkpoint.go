@@ -165,6 +165,15 @@ func readJSON(s storage.Store, key string, v any) error {
 	return nil
 }
 
+// writeJSONLocked saves v as JSON under the metadata key.
+func (cp *Checkpoint) writeJSONLocked(key string, v any) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = cp.store.SetMeta(key, b)
+	}
+	cp.failLocked(err)
+}
+
 // storeErr returns the first error the store returned, wrapped in
 // ErrStore, or nil.
 func (cp *Checkpoint) storeErr() error {
@@ -265,7 +274,7 @@ func (cp *Checkpoint) Close() error {
 		r := &cp.runs[len(cp.runs)-1]
 		r.Stopped = cp.now().UTC()
 		r.Breakers = cp.openDomainsLocked(false)
-		cp.writeRunsLocked()
+		cp.writeJSONLocked(keyRuns, cp.runs)
 	}
 	err := cp.err
 	if err == nil {

@@ -2,10 +2,8 @@ package checkpoint
 
 import (
 	"errors"
-	"net/url"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
@@ -93,11 +91,7 @@ func (cp *Checkpoint) domainClosedUntilLocked(u string) time.Time {
 	if len(cp.saved) == 0 {
 		return time.Time{}
 	}
-	p, err := url.Parse(u)
-	if err != nil {
-		return time.Time{}
-	}
-	return cp.saved[hostkey.Of(p.Host)].RetryAt
+	return cp.saved[domainOf(u)].RetryAt // "?", for a URL that does not parse, is no domain
 }
 
 // popLocked hands out the next unfinished URL's record, skipping finished

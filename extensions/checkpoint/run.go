@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -54,17 +53,9 @@ func (cp *Checkpoint) startLocked() {
 		cp.failLocked(err)
 		return
 	}
-	cp.writeRunsLocked()
+	cp.writeJSONLocked(keyRuns, cp.runs)
 	cp.countEarlierLocked()
 	cp.loadLocked()
-}
-
-func (cp *Checkpoint) writeRunsLocked() {
-	b, err := json.Marshal(cp.runs)
-	if err == nil {
-		err = cp.store.SetMeta(keyRuns, b)
-	}
-	cp.failLocked(err)
 }
 
 // SetOutcome records how this run ended; Close writes it with the stop
@@ -76,7 +67,7 @@ func (cp *Checkpoint) SetOutcome(o outcome.Outcome) {
 	r := &cp.runs[len(cp.runs)-1]
 	r.Outcome, r.Reason, r.Records = o.State.String(), o.Reason, o.Records
 	if !cp.closed {
-		cp.writeRunsLocked()
+		cp.writeJSONLocked(keyRuns, cp.runs)
 	}
 }
 
