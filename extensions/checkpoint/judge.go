@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -21,10 +22,7 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
 	cp.releaseAllLocked()
 	serr := cp.err
-	filtered := make(map[uint64]struct{}, len(cp.filtered))
-	for id := range cp.filtered {
-		filtered[id] = struct{}{}
-	}
+	filtered := maps.Clone(cp.filtered)
 	maxAttempts := cp.opt.maxAttempts
 	earlier := cp.earlier
 	cp.unlock()

@@ -195,10 +195,7 @@ func (s *store) SetMeta(key string, value []byte) error {
 	if err := backend.CheckMetaKey(key); err != nil {
 		return err
 	}
-	v := bytes.Clone(value)
-	if v == nil {
-		v = []byte{}
-	}
+	v := append([]byte{}, value...) // never nil: a value is stored
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
