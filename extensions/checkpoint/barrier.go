@@ -1,23 +1,10 @@
 package checkpoint
 
-// Links found on a page must be in the checkpoint before the page is
-// recorded done: a done page is never fetched again, so a link found on it
-// and not yet recorded when the process dies would be lost for good.
-//
-// Colly makes that hard. A link is marked visited (Storage.Visited, which
-// is given only the request's ID) in the goroutine of the page that found
-// it, and requested (OnRequest, where the checkpoint first sees its URL
-// and can record it) in a goroutine of its own, a moment later. So every
-// Visited is an announcement; OnRequest of the same ID resolves it, after
-// the link's record is written. A final record (done or dead) is held back
-// while any announcement made before it is unresolved, and written once
-// they all are. The store commits writes in the order they were made, so
-// on disk a page is never done without the links found on it.
-//
-// Colly also marks the hops of a redirect chain visited, and never
-// requests them. The hop a response ended at is resolved when the
-// response arrives; an announcement older than the grace period (a hop in
-// the middle of a chain) is taken for one and stops holding records back.
+// A final record (done or dead) is held back while a link announced
+// before it (Colly's Visited) has not reached OnRequest and been recorded,
+// so that no page is done without its links; a hop of a redirect chain is
+// announced and never requested, and stops holding after the grace
+// period. docs/checkpoints.md tells the story.
 
 import (
 	"slices"
@@ -31,20 +18,15 @@ type announce struct {
 	at  time.Time
 }
 
-// announcements are the announcements in the order they were made, so
-// that the oldest unresolved one is found at the front instead of by a
-// walk of every one (a crawl that queues its URLs up front has thousands
-// unresolved while its first pages finish). An entry is stale once its ID
-// was resolved or announced again (announced no longer holds its seq);
-// stale entries are dropped from the front as it is read, and the whole
-// queue is compacted when they make up most of it.
+// announcements are the announcements in the order made, so that the
+// oldest unresolved one is at the front. An entry is stale once its ID was
+// resolved or announced again; stale entries are dropped from the front as
+// it is read, and compacted away when they make up most of the queue.
 type announcements struct {
 	q    []annRef
 	head int
-	// unordered: some announcement was made at a time before the one
-	// made before it (a clock that went back). The front is then not
-	// necessarily the first to pass the grace period, and releaseLocked
-	// looks at every announcement, as it must.
+	// unordered: the clock went back between two announcements, so the
+	// front is not necessarily the first past the grace period.
 	unordered bool
 	last      time.Time
 }
@@ -59,9 +41,8 @@ type heldRecord struct {
 	watermark uint64 // announcements made before it
 }
 
-// heldRecords are the final records held back, in the order they were
-// held, with a count by ID so that the record of a request that is not
-// held (nearly every one) is not looked for among them.
+// heldRecords are the final records held back, in the order held, with a
+// count by ID so that a record not held is not looked for.
 type heldRecords struct {
 	q    []heldRecord
 	head int
@@ -120,10 +101,7 @@ func (h *heldRecords) latest(id uint64) (storage.Record, bool) {
 	return storage.Record{}, false
 }
 
-// recordLocked is id's record as it stands: its final state held back
-// for the links found before it, else the store's. A retry of a URL just
-// gone or done (a user's loop, answered from Colly's cache) must not start
-// from the state before it.
+// recordLocked is id's record as it stands: held back, else the store's.
 func (cp *Checkpoint) recordLocked(id uint64) (storage.Record, bool, error) {
 	if rec, ok := cp.held.latest(id); ok {
 		return rec, true, nil
@@ -241,9 +219,7 @@ func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
 		}
 		return oldest
 	}
-	// Announcements were made in time order: those past the grace
-	// period are the front of the queue, and the first one that is not
-	// is the oldest.
+	// In time order: those past the grace period are at the front.
 	for a.head < len(a.q) {
 		r := a.q[a.head]
 		if r.live(cp.announced) {
@@ -275,6 +251,3 @@ func (cp *Checkpoint) releaseAllLocked() {
 	}
 	_ = cp.putLocked(cp.held.popBefore(^uint64(0))...)
 }
-
-// unholdLocked drops a held record of id: a newer state supersedes it.
-func (cp *Checkpoint) unholdLocked(id uint64) { cp.held.drop(id) }

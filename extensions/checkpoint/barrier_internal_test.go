@@ -19,7 +19,7 @@ func TestDoneWaitsForTheLinksFoundBeforeIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	const page, link, later = 1, 2, 3
-	if err := cp.visited(link); err != nil { // found on the page
+	if err := (collyStorage{cp}).Visited(link); err != nil { // found on the page
 		t.Fatal(err)
 	}
 	cp.mu.Lock()
@@ -28,7 +28,7 @@ func TestDoneWaitsForTheLinksFoundBeforeIt(t *testing.T) {
 	if _, ok, _ := s.Get(page); ok {
 		t.Fatal("the page is done in the store before the link found on it is recorded")
 	}
-	if err := cp.visited(later); err != nil { // found after the page was done: not waited for
+	if err := (collyStorage{cp}).Visited(later); err != nil { // found after the page was done: not waited for
 		t.Fatal(err)
 	}
 	cp.mu.Lock()
@@ -52,7 +52,7 @@ func TestARedirectHopStopsHoldingAfterTheGracePeriod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = cp.visited(10) // a hop
+	_ = (collyStorage{cp}).Visited(10) // a hop
 	cp.mu.Lock()
 	_ = cp.finalLocked(storage.Record{ID: 1, URL: "http://h/a", State: storage.Done})
 	cp.unlock()
@@ -68,7 +68,7 @@ func TestARedirectHopStopsHoldingAfterTheGracePeriod(t *testing.T) {
 	if cp.Stats().GraceFreed != 1 {
 		t.Errorf("stats %+v: want one announcement freed by the grace period", cp.Stats())
 	}
-	if v, _ := cp.isVisited(10); !v {
+	if v, _ := (collyStorage{cp}).IsVisited(10); !v {
 		t.Errorf("the hop is no longer visited in this run")
 	}
 }
@@ -94,7 +94,7 @@ func TestTheOldestUnresolvedAnnouncementHoldsRecordsBack(t *testing.T) {
 	}
 	const links = 5000
 	for id := uint64(100); id < 100+links; id++ {
-		_ = cp.visited(id)
+		_ = (collyStorage{cp}).Visited(id)
 	}
 	hop := uint64(100 + links/2) // never requested
 	cp.mu.Lock()
@@ -109,7 +109,7 @@ func TestTheOldestUnresolvedAnnouncementHoldsRecordsBack(t *testing.T) {
 		t.Fatal("the page is done in the store while a link found before it is unrecorded")
 	}
 	clk.Advance(5 * time.Second)
-	_ = cp.visited(2) // after the page: not waited for
+	_ = (collyStorage{cp}).Visited(2) // after the page: not waited for
 	clk.Advance(5 * time.Second)
 	cp.mu.Lock()
 	cp.releaseLocked()
@@ -121,7 +121,7 @@ func TestTheOldestUnresolvedAnnouncementHoldsRecordsBack(t *testing.T) {
 	if st.GraceFreed != 1 {
 		t.Errorf("stats %+v: want the one hop freed by the grace period, not the later announcement", st)
 	}
-	if v, _ := cp.isVisited(hop); !v {
+	if v, _ := (collyStorage{cp}).IsVisited(hop); !v {
 		t.Error("the hop is no longer visited in this run")
 	}
 	cp.mu.Lock()
@@ -147,9 +147,9 @@ func TestAClockSetBackStillFreesEveryAnnouncementPastTheGracePeriod(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = cp.visited(10) // at t0+5s
+	_ = (collyStorage{cp}).Visited(10) // at t0+5s
 	clk.t = t0
-	_ = cp.visited(11) // at t0, made later
+	_ = (collyStorage{cp}).Visited(11) // at t0, made later
 	cp.mu.Lock()
 	_ = cp.finalLocked(storage.Record{ID: 1, URL: "http://h/a", State: storage.Done})
 	cp.unlock()
@@ -180,13 +180,13 @@ func TestANewerStateDropsTheHeldRecordOfItsURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = cp.visited(10) // a link, unrecorded: holds what follows
+	_ = (collyStorage{cp}).Visited(10) // a link, unrecorded: holds what follows
 	cp.mu.Lock()
 	for id := uint64(1); id <= 3; id++ {
 		_ = cp.finalLocked(storage.Record{ID: id, URL: "http://h/", State: storage.Done})
 	}
-	cp.unholdLocked(2)
-	cp.unholdLocked(7) // not held: nothing happens
+	cp.held.drop(2)
+	cp.held.drop(7) // not held: nothing happens
 	_ = cp.putLocked(storage.Record{ID: 2, URL: "http://h/", State: storage.InFlight, Attempts: 2})
 	if n := cp.held.len(); n != 2 {
 		t.Errorf("%d records held, want 2", n)

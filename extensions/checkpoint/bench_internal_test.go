@@ -68,12 +68,12 @@ func BenchmarkUpdates(b *testing.B) {
 			for i := range b.N {
 				u, _ := url.Parse(fmt.Sprintf("https://shop.example.test/catalogue/category-%d/product-%07d.html", i%97, i))
 				r := &colly.Request{URL: u, Method: "GET", Depth: 2, Headers: &hdr, Ctx: colly.NewContext()}
-				if err := cp.visited(collyx.RequestID(u.String(), nil)); err != nil {
+				if err := (collyStorage{cp}).Visited(collyx.RequestID(u.String(), nil)); err != nil {
 					b.Fatal(err)
 				}
 				cp.onRequest(r)
 				cp.onRequestHeaders(r)
-				cp.onScraped(&colly.Response{Request: r, StatusCode: 200})
+				cp.finish(&colly.Response{Request: r, StatusCode: 200}, nil)
 			}
 			if err := cp.Flush(); err != nil {
 				b.Fatal(err)
@@ -110,14 +110,14 @@ func BenchmarkQueuedUpFront(b *testing.B) {
 		}
 		b.StartTimer()
 		for _, r := range reqs {
-			if err := cp.visited(collyx.RequestID(r.URL.String(), nil)); err != nil {
+			if err := (collyStorage{cp}).Visited(collyx.RequestID(r.URL.String(), nil)); err != nil {
 				b.Fatal(err)
 			}
 		}
 		for _, r := range reqs {
 			cp.onRequest(r)
 			cp.onRequestHeaders(r)
-			cp.onScraped(&colly.Response{Request: r, StatusCode: 200})
+			cp.finish(&colly.Response{Request: r, StatusCode: 200}, nil)
 		}
 	}
 	b.StopTimer()
@@ -200,7 +200,7 @@ func BenchmarkResume(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if frontier, err = cp.queueSize(); err != nil {
+				if frontier, err = (collyStorage{cp}).QueueSize(); err != nil {
 					b.Fatal(err)
 				}
 				if err := cp.Close(); err != nil {

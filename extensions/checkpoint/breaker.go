@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -16,27 +15,17 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// Observe ties the checkpoint to a breaker (observe.Observer): breakwater.Use
-// calls it before the crawl. With it the breaker's classified
-// outcome of every attempt (after validation) decides the URL's state, a
-// refusal parks the URL until the domain's RetryAt, and every circuit
-// that opens or closes is saved at once, so a crash does not skip a
-// cooldown. Without a breaker the checkpoint judges by Colly's OnScraped
-// and OnError alone.
+// Observe ties the checkpoint to a breaker (observe.Observer);
+// breakwater.Use calls it before the crawl. From then on the breaker's
+// classified outcome of every attempt decides the URL's state, a refusal
+// parks the URL until the domain's RetryAt, and every circuit that opens
+// or closes is saved at once, so a crash does not skip a cooldown.
 //
-// Observe first gives b back each
-// domain's history as the checkpoint saved it: a circuit saved open whose
-// cooldown has not ended is opened again until its saved RetryAt (a
-// restart is not a way around a cooldown); one whose cooldown ended while
-// the crawl was stopped comes back on probation (a full window one failure
-// short of a trip: its first failure re-opens it, as a failed half-open
-// probe would); a closed one gets back
-// the failures its window held (breaker.Breaker.Restore), so that a site
-// still failing trips as fast as it would have without the restart, and
-// spends no more attempts. b's states are saved with the run at Close too:
-// a killed run keeps only the circuits saved open as they opened. It is
-// called before the crawl; a second call with the same breaker does
-// nothing.
+// First it gives b back each domain's saved circuit: open until its saved
+// RetryAt, on probation if that has passed, a closed one with the
+// failures its window held (breaker.Breaker.Restore), so that a site
+// still failing trips as fast as without the restart. A second call with
+// the same breaker does nothing.
 func (cp *Checkpoint) Observe(s observe.Subject) error {
 	if s == nil {
 		return errors.New("checkpoint: Observe: nil breaker; pass the breaker the crawl uses")
@@ -63,29 +52,21 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 	cp.unlock()
 	now := cp.now()
 	var errs []error
-	// Requests in flight when the last run died were sent, and nobody knows
-	// what came back: each may have been a failure of its site. Counted as
-	// such in the restored window (never to a trip), so a resume into a
-	// site that was failing does not send them again on top of a full
-	// allowance.
+	// Requests in flight when the last run died may each have failed:
+	// counted as failures in the restored window (never to a trip).
 	suspect, err := cp.inFlightByDomain()
 	if err != nil {
 		errs = append(errs, err)
-	}
-	have := map[string]bool{}
-	for _, s := range saved {
-		have[s.Domain] = true
-	}
-	for d := range suspect {
-		if !have[d] {
-			saved = append(saved, savedCircuit{Domain: d})
-		}
 	}
 	for i := range saved {
 		if n := suspect[saved[i].Domain]; n > 0 && !saved[i].open() {
 			saved[i].Failures += n
 			saved[i].Window += n
 		}
+		delete(suspect, saved[i].Domain)
+	}
+	for d, n := range suspect {
+		saved = append(saved, savedCircuit{Domain: d, Window: n, Failures: n})
 	}
 	for _, s := range saved {
 		snap := breaker.DomainSnapshot{Domain: s.Domain, State: circuit.Closed, Trips: s.Trips,
@@ -111,9 +92,8 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 	return errors.Join(errs...)
 }
 
-// onTransition saves a circuit that opened, and forgets one that closed.
-// A circuit that opened (a trip, a failed probe) parks the domain's URLs
-// that died of failures since its last success (outage.go).
+// onTransition saves a circuit that opened, parking its domain's URLs dead
+// of failures (outage.go), and forgets one that closed.
 func (cp *Checkpoint) onTransition(t circuit.Transition) {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -129,12 +109,11 @@ func (cp *Checkpoint) onTransition(t circuit.Transition) {
 	default:
 		return
 	}
-	cp.writeBreakersLocked()
+	cp.writeJSONLocked(keyBreakers, cp.saved)
 }
 
 // saveBreakersLocked refreshes the saved states from the attached
-// breaker's own view: open circuits, and closed ones whose window holds
-// failures. A half-open one stays as it was saved when it opened.
+// breaker's (a half-open one stays as saved when it opened).
 func (cp *Checkpoint) saveBreakersLocked() {
 	if cp.b == nil {
 		return
@@ -142,7 +121,7 @@ func (cp *Checkpoint) saveBreakersLocked() {
 	for _, s := range cp.b.Snapshots() {
 		cp.keepLocked(s)
 	}
-	cp.writeBreakersLocked()
+	cp.writeJSONLocked(keyBreakers, cp.saved)
 }
 
 // keepLocked sets what is saved of one domain's circuit and pause.
@@ -155,8 +134,7 @@ func (cp *Checkpoint) keepLocked(s breaker.DomainSnapshot) {
 	case s.State == circuit.Open:
 		cp.saved[s.Domain] = savedCircuit{Domain: s.Domain, RetryAt: s.RetryAt.UTC(), Trips: s.Trips, HaltUntil: halt}
 	case s.State == circuit.Closed && (s.WindowFailures > 0 || s.Unanswered > 0 || !halt.IsZero()):
-		// A request the crawl's own end cut off may have been a failure:
-		// counted as one, as a request in flight at a kill is.
+		// A request cut off by the crawl's end counts as a failure.
 		cp.saved[s.Domain] = savedCircuit{Domain: s.Domain, Trips: s.Trips, Window: s.WindowLen + s.Unanswered,
 			Failures: s.WindowFailures + s.Unanswered, HaltUntil: halt}
 	case s.State == circuit.Closed:
@@ -164,29 +142,18 @@ func (cp *Checkpoint) keepLocked(s breaker.DomainSnapshot) {
 	}
 }
 
-// saveDomainLocked saves, and flushes, the window of a domain that just
-// failed or was told Retry-After, so a kill before Close costs neither
-// the failures piling up (a resume into a still-failing site then trips
-// as an uninterrupted run would) nor the pause.
+// saveDomainLocked saves and flushes the window of a domain that just
+// failed or was told Retry-After: a kill before Close loses neither.
 func (cp *Checkpoint) saveDomainLocked(domain string) {
 	if cp.b == nil {
 		return
 	}
 	if ss := cp.b.Snapshots(domain); len(ss) == 1 && ss[0].State == circuit.Closed {
 		cp.keepLocked(ss[0])
-		cp.writeBreakersLocked()
-		// Durable now, not at the next batch: failures are few, and each
-		// one lost to a kill is one more request into a failing site.
+		cp.writeJSONLocked(keyBreakers, cp.saved)
+		// Now: each failure lost to a kill is one more request into a failing site.
 		cp.failLocked(cp.store.Flush())
 	}
-}
-
-func (cp *Checkpoint) writeBreakersLocked() {
-	b, err := json.Marshal(cp.saved)
-	if err == nil {
-		err = cp.store.SetMeta(keyBreakers, b)
-	}
-	cp.failLocked(err)
 }
 
 // onRefused parks a request the breaker refused.
@@ -222,11 +189,8 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	defer cp.unlock()
 	e, ok := cp.entries[a.Request]
 	if !ok {
-		// A request none of the checkpoint's callbacks saw: a clone's
-		// (Colly's Clone copies no callbacks; the breaker gates its
-		// requests at the transport they share). Recorded all the same,
-		// as one attempt that left, so that nothing it leaves undone is
-		// lost; a resume re-drives it through this collector.
+		// A clone's request (Clone copies no callbacks; the breaker gates
+		// at the shared transport): recorded as an attempt that left.
 		if e = cp.entryLocked(a.Request); e == nil {
 			return
 		}
@@ -235,22 +199,18 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	ev, reason, retryAt := eventOf(a)
 	switch u := a.Request.URL.String(); {
 	case ev == evThrottled:
-		// The breaker sends the URL again with Retry, which requests the
-		// URL the request ended at: remember whose record that is.
+		// The breaker's Retry requests the URL it ended at: whose record is it.
 		cp.retryOf[u] = e.rec.ID
 	case ev != evSucceeded && u != e.rec.URL:
-		// It ended at a redirect's target, not done: a user's Retry
-		// requests the target, and its outcome is this record's.
+		// Ended at a redirect's target, not done: a user's Retry of it is this record's.
 		if len(cp.redirects) >= maxResent {
 			clear(cp.redirects)
 		}
 		cp.redirects[u] = e.rec.ID
 	}
 	if ev == evFailed && e.rec.Attempts >= cp.opt.maxAttempts {
-		// Its last attempt: dead, unless the domain's circuit is not
-		// closed (it opened while this attempt was under way, or this
-		// was a half-open probe), which explains the failure: then it
-		// is parked until the circuit may be probed again.
+		// Its last attempt: parked, not dead, if the domain's circuit is
+		// not closed (the outage explains the failure).
 		if out, until := cp.circuitOutLocked(a.Domain); out {
 			ev, retryAt = evFailedInOutage, until
 			if retryAt.IsZero() {

@@ -36,11 +36,9 @@ const (
 var ErrStore = errors.New("checkpoint: the store failed")
 
 // Checkpoint keeps the state of every URL of a crawl in a storage.Store so
-// that a crawl stopped at any moment (tripped, interrupted, killed) can be
-// resumed without losing a URL or fetching a done page again. It is a
-// Colly storage.Storage (the visited set and cookies) and a queue.Storage
-// (the frontier), and wires its callbacks with Register. It is safe for
-// concurrent use.
+// that a crawl stopped at any moment can be resumed without losing a URL
+// or fetching a done page again. Register wires it into a collector. It
+// is safe for concurrent use.
 type Checkpoint struct {
 	store storage.Store
 	where string // the store as errors name it: its file, if it has one
@@ -83,13 +81,11 @@ type Checkpoint struct {
 
 // entry is one live request: the record as last written.
 type entry struct {
-	rec    storage.Record
-	left   bool // reached the network in this attempt
-	closed bool // its outcome is recorded
-	queued bool // the checkpoint's OnRequest saw it
-	// leftSeq is when the attempt left, in outageSeq: a success forgets
-	// the outage's dead URLs that died before it (outage.go).
-	leftSeq uint64
+	rec     storage.Record
+	left    bool   // reached the network in this attempt
+	closed  bool   // its outcome is recorded
+	queued  bool   // the checkpoint's OnRequest saw it
+	leftSeq uint64 // when the attempt left, in outageSeq (outage.go)
 }
 
 // Stats counts what the checkpoint did in this run.
@@ -102,40 +98,21 @@ type Stats struct {
 	GraceFreed int // waits ended by the grace period (a redirect hop was never requested)
 }
 
-// New returns a checkpoint on store: storage/bolt for a crawl resumed on
-// one machine (one file), storage/redis across machines, storage/memory
-// for tests and crawls that need no resume.
-//
-//	st, err := bolt.Open("crawl.db") // refuses a damaged, newer or locked file, naming it
-//	if err != nil { ... }
-//	defer st.Close()                 // after cp.Close
-//	cp, err := checkpoint.New(st, checkpoint.Config{Logger: log})
-//
-// A store whose checkpoint metadata is of a newer format or unreadable is
-// refused (storage.ErrNewerFormat, storage.ErrCorrupt). The store stays
-// the caller's: Close does not close it.
-func New(store storage.Store, cfg ...Config) (*Checkpoint, error) {
-	if store == nil {
+// New returns a checkpoint on s: storage/bolt for a crawl resumed on one
+// machine, storage/redis across machines, storage/memory for crawls that
+// need no resume. A store whose checkpoint metadata is of a newer format
+// or unreadable is refused (storage.ErrNewerFormat, storage.ErrCorrupt).
+// The store stays the caller's: Close does not close it.
+func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
+	if s == nil {
 		return nil, fmt.Errorf("%w: checkpoint.New: nil store", storage.ErrInvalid)
 	}
-	o, err := buildOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return newCheckpoint(store, o)
-}
-
-func buildOptions(cfg []Config) (options, error) {
 	o := defaultOptions()
 	for _, c := range cfg {
 		if err := c.apply(&o); err != nil {
-			return o, err
+			return nil, err
 		}
 	}
-	return o, nil
-}
-
-func newCheckpoint(s storage.Store, o options) (*Checkpoint, error) {
 	cp := &Checkpoint{
 		store: s, where: "the checkpoint store", opt: o, clock: o.clock, log: o.log,
 		entries:   map[*colly.Request]*entry{},
@@ -186,6 +163,15 @@ func readJSON(s storage.Store, key string, v any) error {
 		return fmt.Errorf("checkpoint: %w: its %s metadata is not readable (%v); move the file aside to start afresh", storage.ErrCorrupt, key, err)
 	}
 	return nil
+}
+
+// writeJSONLocked saves v as JSON under the metadata key.
+func (cp *Checkpoint) writeJSONLocked(key string, v any) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = cp.store.SetMeta(key, b)
+	}
+	cp.failLocked(err)
 }
 
 // storeErr returns the first error the store returned, wrapped in
@@ -252,21 +238,12 @@ func (cp *Checkpoint) now() time.Time { return cp.clock.Now() }
 // Flush makes every state change so far durable.
 //
 // Every state change is one Put to the store; how soon it is durable
-// without Flush is the store's. On the embedded store (storage/bolt) Puts
-// are buffered and committed in one atomic, fsynced transaction every
-// 50 ms or every 10,000 writes: a change is durable once the next commit
-// has ended, or when Flush or Close returns. A process killed at any
-// moment leaves the file as of its last commit, every record whole. What a
-// kill can cost is the last 50 ms: requests that were in flight, or done
-// but not yet committed, are fetched again on resume. A done page is never
-// fetched again once its done state is committed.
-//
-// Links found on a page are recorded before the page is done: a page's
-// done record waits until the links Colly marked visited while it was
-// processed have reached OnRequest and been recorded, so in the store no
-// page is done without its links. A hop of a redirect chain is marked
-// visited and never requested; one that has not been seen after the grace
-// period (Config.Grace, DefaultGrace) stops the wait.
+// without Flush is the store's (storage/bolt: within about 50 ms). A kill
+// costs the requests in flight, or done but not yet durable: they are
+// fetched again on resume. A page's done record waits until the links
+// Colly marked visited while it was processed are recorded, so no page is
+// done without its links; a redirect hop, never requested, stops the wait
+// after Config.Grace.
 func (cp *Checkpoint) Flush() error {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -297,7 +274,7 @@ func (cp *Checkpoint) Close() error {
 		r := &cp.runs[len(cp.runs)-1]
 		r.Stopped = cp.now().UTC()
 		r.Breakers = cp.openDomainsLocked(false)
-		cp.writeRunsLocked()
+		cp.writeJSONLocked(keyRuns, cp.runs)
 	}
 	err := cp.err
 	if err == nil {

@@ -17,55 +17,21 @@ import (
 )
 
 // Register wires the checkpoint into c. It is a colly.CollectorOption, and
-// fits breakwater.Use (pass the checkpoint after the breaker).
+// fits breakwater.Use: register it after the breaker, so that it sees a
+// refusal before its own OnRequest.
 //
-// It makes the checkpoint c's storage (c.SetStorage: the visited set and
-// the cookies; Colly then installs a cookie jar over it, which undoes an
-// earlier DisableCookies) and follows every request: recorded pending
-// when Colly first hands it to OnRequest, in flight when it leaves
-// (OnRequestHeaders, after the breaker's gate), and what its outcome says
-// after (the breaker's OnAttempt when the checkpoint observes a breaker, else
-// OnScraped and OnError). Register it after the breaker, so that it sees a
-// refusal before its own OnRequest. Colly's Clone copies no callbacks:
-// Register every clone. A request whose body is not an io.ReadSeeker
-// cannot be saved to be re-issued.
+// It makes the checkpoint c's storage (the visited set and the cookies;
+// Colly then installs a cookie jar, which undoes an earlier
+// DisableCookies) and follows every request: pending at its first
+// OnRequest, in flight when it leaves (OnRequestHeaders, after the
+// breaker's gate), then what its outcome says (the breaker's, once
+// Observe is called; else OnScraped and OnError). docs/checkpoints.md
+// tables the states. After a restart a URL the checkpoint knows is
+// visited: a done or dead one is never fetched again, and an unfinished
+// one is fetched by the frontier (Resume, or the queue).
 //
-// Within a run it deduplicates as Colly does: a URL requested once is
-// visited, and one that two goroutines find at the same moment is
-// requested by one of them (Colly checks and marks in two calls; the
-// second caller's mark returns a colly.AlreadyVisitedError, which stops
-// its request). After a restart a URL is visited if the checkpoint knows
-// it at all: a done or dead one is never fetched again, and one left
-// unfinished is fetched by the frontier (Resume, or the queue), not by a
-// link that finds it again.
-//
-// A request's state and attempts change as follows:
-//
-//	what happened                           state after           attempts
-//	Colly hands the request to OnRequest    pending               —
-//	it leaves (OnRequestHeaders, after the  in flight             +1
-//	breaker's gate)
-//	success (validated, with a breaker)     done                  —
-//	degraded, invalid, blocked, other 4xx   failed; dead of       —
-//	                                        failures once
-//	                                        attempts ≥ MaxAttempts
-//	the same while the domain's circuit     failed; parked until  set to
-//	is not closed                           RetryAt once          MaxAttempts−1
-//	                                        attempts ≥ MaxAttempts
-//	the domain's circuit opens: its URLs    parked until RetryAt  set to
-//	dead of failures since its last                               MaxAttempts−1
-//	success, in this run
-//	gone (404, 410)                         dead, gone            —
-//	RetryDead (dead of failures only)       pending               reset to 0
-//	throttled, the breaker sends it again   pending               given back
-//	throttled past the breaker's budget     failed                given back
-//	refused by the breaker (never sent)     parked until RetryAt  —
-//	stopped before it left, or cancelled    pending               given back
-//	a redirect to a page already visited    done                  —
-//
-// With a breaker (Observe, which breakwater.Use calls) the breaker's
-// classified outcome decides, after validation; without one, OnScraped is
-// success and OnError is classified by breaker.Classify.
+// Colly's Clone copies no callbacks: Register every clone. A request whose
+// body is not an io.ReadSeeker cannot be saved to be re-issued.
 func (cp *Checkpoint) Register(c *colly.Collector) {
 	cp.mu.Lock()
 	cp.startLocked()
@@ -77,19 +43,17 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	}
 	c.OnRequest(cp.onRequest)
 	c.OnRequestHeaders(cp.onRequestHeaders)
-	c.OnScraped(cp.onScraped)
-	c.OnError(cp.onError)
+	c.OnScraped(func(resp *colly.Response) { cp.finish(resp, nil) })
+	c.OnError(cp.finish)
 }
 
-// maxResent bounds the URLs the checkpoint remembers the breaker sent
-// again: past it the memory starts over, and a user's copy of one of the
-// forgotten ones dropped by the breaker leaves a pending record for the
-// next run (nothing is lost).
+// maxResent bounds the URLs remembered as re-sent by the breaker, or
+// redirected; past it the memory starts over (at worst a pending record is
+// left for the next run).
 const maxResent = 4096
 
-// entryLocked returns the live entry of r, made on r's first callback:
-// its record (the stored one, or a new one) with the request kept so it
-// can be re-issued exactly.
+// entryLocked returns the live entry of r, made on r's first callback
+// with its record and the request to re-issue.
 func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	if e, ok := cp.entries[r]; ok {
 		return e
@@ -107,9 +71,8 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 		}
 		cp.resent[u] = id
 	} else if id, retry = cp.redirects[u]; !retry {
-		// A redirect's target stays the visited URL's for every later
-		// request of it (kept, not taken: a copy Colly's cache answers
-		// leaves no outcome that would map it again).
+		// A redirect's target stays the visited URL's (kept, not taken:
+		// a copy Colly's cache answers maps it no more).
 		id = collyx.RequestID(u, body)
 	}
 	rec, found, err := cp.recordLocked(id)
@@ -120,9 +83,8 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	if !found {
 		rec = storage.Record{ID: id, URL: u}
 	}
-	// A retry (the breaker's, or Colly's Retry in the user's loop) asks
-	// for the URL a redirect ended at: the stored request (the original)
-	// is the one to re-issue.
+	// A retry asks for the URL a redirect ended at: the stored request
+	// (the original) is the one to re-issue.
 	if !retry || rec.Request == nil {
 		if berr != nil {
 			rec.Request, rec.LastError = nil, berr.Error()
@@ -160,7 +122,7 @@ func (cp *Checkpoint) logDroppedLocked(keys []string) {
 
 // applyLocked moves r's record through ev and writes it.
 func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason string, retryAt time.Time) {
-	cp.unholdLocked(e.rec.ID)
+	cp.held.drop(e.rec.ID) // a newer state supersedes a held one
 	rec := transition(e.rec, ev, cp.opt.maxAttempts, reason, retryAt)
 	rec.Updated = cp.now().UTC()
 	e.rec = rec
@@ -193,18 +155,14 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 		return
 	}
 	if e, ok := cp.entries[r]; ok && e.closed {
-		// Refused by the breaker before us: parked already. Nothing else
-		// happens to an aborted request.
+		// Refused by the breaker before us: parked already.
 		delete(cp.entries, r)
 		return
 	}
 	if r.IsAbort() && cp.resendingLocked(r.URL.String()) {
-		// A copy of a URL the breaker sends again after a 429, dropped by
-		// it (a user's retry loop): the re-send's record is the URL's.
-		// After a redirect across hosts the copy asks for the target URL,
-		// which would otherwise get a record of its own, left pending.
-		// In an Async crawl the dropped copy can reach us before the one
-		// that left: it must not take the record the re-send belongs to.
+		// A user's copy of a URL the breaker re-sends after a 429, dropped
+		// by it: the re-send owns the record (in an Async crawl the copy
+		// may come first; after a redirect it names the target URL).
 		return
 	}
 	e := cp.entryLocked(r)
@@ -215,14 +173,13 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 	e.queued = true
 	cp.applyLocked(r, e, evQueued, "", time.Time{})
 	if r.IsAbort() {
-		// Stopped before it left, by someone else: pending, for the next run.
+		// Stopped before it left: pending, for the next run.
 		delete(cp.entries, r)
 	}
 }
 
 // onRequestHeaders records the request leaving: in flight, one more
-// attempt. It runs after the breaker's gate: a refused request is aborted
-// and parked already.
+// attempt. A request the breaker's gate refused is parked already.
 func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	if r.IsAbort() {
 		return
@@ -241,13 +198,9 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	cp.stampLeftLocked(e)
 }
 
-func (cp *Checkpoint) onScraped(resp *colly.Response) { cp.finish(resp, nil) }
-
-func (cp *Checkpoint) onError(resp *colly.Response, err error) { cp.finish(resp, err) }
-
-// finish is the end of a request as Colly reports it (OnError first, for a
-// parse error followed by OnScraped: the first wins). With a breaker the
-// breaker's OnAttempt decides for a request that left; this only tidies.
+// finish is the end of a request as Colly reports it (the first of
+// OnError and OnScraped wins). With a breaker its OnAttempt decides for a
+// request that left; this only tidies.
 func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	if resp == nil || resp.Request == nil {
 		return
@@ -261,14 +214,12 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	}
 	switch {
 	case e.closed && !e.queued:
-		// Refused by the breaker in its OnRequest, which reports the
-		// refusal to OnError before our OnRequest runs: that one lets
-		// it go, so that it does not take the request for a new one.
+		// Refused by the breaker, reported before our OnRequest, which
+		// lets it go.
 	case e.closed:
 		delete(cp.entries, r)
 	case !e.left:
-		// Stopped before it left (aborted in OnRequestHeaders): it stays
-		// as it is, pending.
+		// Aborted in OnRequestHeaders: it stays pending.
 		delete(cp.entries, r)
 	case cp.viaBreaker.Load():
 		// The breaker's OnAttempt says what it was, and deletes it.
@@ -279,11 +230,11 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	}
 }
 
-// visited is Colly's storage.Storage Visited. Colly calls it once it has
-// decided to request id, before the request exists, right after
-// IsVisited said id was new. Of two callers IsVisited told so at once,
-// the second is told id was visited after all (internal/visitclaim).
-func (cp *Checkpoint) visited(id uint64) error {
+// Visited is Colly's storage.Storage Visited, called right after
+// IsVisited said id was new. Of two callers told so at once, the second
+// is told id was visited after all (internal/visitclaim).
+func (s collyStorage) Visited(id uint64) error {
+	cp := s.cp
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {
@@ -296,11 +247,11 @@ func (cp *Checkpoint) visited(id uint64) error {
 	return nil
 }
 
-// isVisited is Colly's storage.Storage IsVisited: a URL is visited if this
-// run requested it or the checkpoint knows it from any run. URLs an
-// earlier run did not finish are requested again by the frontier (Resume
-// or the queue), which IsVisited lets through once each.
-func (cp *Checkpoint) isVisited(id uint64) (bool, error) {
+// IsVisited is Colly's storage.Storage IsVisited: a URL is visited if the
+// checkpoint knows it from any run, except once for each the frontier
+// issues.
+func (s collyStorage) IsVisited(id uint64) (bool, error) {
+	cp := s.cp
 	cp.mu.Lock()
 	if cp.err != nil {
 		defer cp.unlock()
@@ -321,9 +272,8 @@ func (cp *Checkpoint) isVisited(id uint64) (bool, error) {
 		cp.unlock()
 		return true, nil
 	}
-	// Claimed before the store is asked, so that a caller whose request
-	// is recorded while this one waits for the store still counts as a
-	// rival.
+	// Claimed before the store is asked: a caller recorded meanwhile is
+	// still a rival.
 	cp.claims.Add(id)
 	cp.unlock()
 	_, ok, err := cp.store.Get(id)
@@ -336,9 +286,10 @@ func (cp *Checkpoint) isVisited(id uint64) (bool, error) {
 	return false, nil
 }
 
-// hostCookies is Colly's storage.Storage Cookies: the cookies of u's
-// host, as setHostCookies last saved them (in this run or an earlier one).
-func (cp *Checkpoint) hostCookies(u *url.URL) string {
+// Cookies is Colly's storage.Storage Cookies: u's host's cookies, as
+// last saved in any run.
+func (s collyStorage) Cookies(u *url.URL) string {
+	cp := s.cp
 	cp.mu.Lock()
 	defer cp.unlock()
 	if v, ok := cp.cookies.Get(u.Host); ok {
@@ -353,9 +304,10 @@ func (cp *Checkpoint) hostCookies(u *url.URL) string {
 	return string(v)
 }
 
-// setHostCookies is Colly's storage.Storage SetCookies. Cookies are saved
-// with the checkpoint, so a resumed crawl keeps its session.
-func (cp *Checkpoint) setHostCookies(u *url.URL, cookies string) {
+// SetCookies is Colly's storage.Storage SetCookies: a resumed crawl
+// keeps its session.
+func (s collyStorage) SetCookies(u *url.URL, cookies string) {
+	cp := s.cp
 	cp.mu.Lock()
 	defer cp.unlock()
 	if v, ok := cp.cookies.Get(u.Host); ok && v == cookies {

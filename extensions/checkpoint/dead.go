@@ -1,12 +1,10 @@
 package checkpoint
 
-// This file is what the checkpoint knows of dead URLs: what each died of,
-// how Judge names them, and RetryDead, which gives them another chance.
-
 import (
+	"cmp"
 	"fmt"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,11 +27,10 @@ var classes = func() map[string]bool {
 	return m
 }()
 
-// deathCause reads what a dead URL died of from its LastError: the class
-// of its last attempt with the status or the kind of transport error
-// ("degraded (HTTP 503)", "degraded (timeout)", "invalid", "blocked (HTTP
-// 403)"), and whether that is gone (404, 410): dead, and fine. Records
-// written before the class led the last error are read by their status.
+// deathCause reads what a dead URL died of from its LastError ("degraded
+// (HTTP 503)", "degraded (timeout)", "invalid"), and whether it is gone
+// (404, 410: dead, and fine). An older LastError without the class is
+// read by its status.
 func deathCause(lastError string) (cause string, gone bool) {
 	class, rest, ok := strings.Cut(lastError, ": ")
 	if !ok || !classes[class] {
@@ -100,8 +97,7 @@ func (t *deadTally) add(domain string, r storage.Record) {
 	t.total++
 }
 
-// finding is the tally as Judge reports it: an error, since a rescheduled
-// run will not try these URLs again; a person decides.
+// finding is the tally as Judge reports it: an error, for a person.
 func (t *deadTally) finding(maxAttempts int) (outcome.Finding, bool) {
 	if t.total == 0 {
 		return outcome.Finding{}, false
@@ -110,15 +106,8 @@ func (t *deadTally) finding(maxAttempts int) (outcome.Finding, bool) {
 	for _, g := range t.groups {
 		f.Dead = append(f.Dead, *g)
 	}
-	sort.Slice(f.Dead, func(i, j int) bool {
-		a, b := f.Dead[i], f.Dead[j]
-		if a.Domain != b.Domain {
-			return a.Domain < b.Domain
-		}
-		if a.URLs != b.URLs {
-			return a.URLs > b.URLs
-		}
-		return a.Cause < b.Cause
+	slices.SortFunc(f.Dead, func(a, b outcome.Dead) int { // by domain, most URLs first
+		return cmp.Or(strings.Compare(a.Domain, b.Domain), cmp.Compare(b.URLs, a.URLs), strings.Compare(a.Cause, b.Cause))
 	})
 	var parts []string
 	for _, g := range f.Dead {
@@ -133,15 +122,12 @@ func (t *deadTally) finding(maxAttempts int) (outcome.Finding, bool) {
 	return f, true
 }
 
-// RetryDead gives every URL that died of failures (its attempts spent on
-// 5xx, timeouts, invalid pages, 403s…; not those gone, 404 and 410) its
+// RetryDead gives every URL dead of failures (not a 404 or 410) its
 // attempts back: each is pending again and goes out with this run's
-// Resume (or Colly's queue), after what earlier runs left unfinished, in
-// the order the crawl first saw them. It is for a person who fixed the
-// cause or knows the site is back; it returns how many URLs it revived.
-// Call it after Register and before Resume. A domain whose circuit was
-// saved open stays open until its cooldown ends: its revived URLs are
-// parked until then.
+// Resume (or Colly's queue) after what earlier runs left unfinished. It
+// is for a person who fixed the cause; it returns how many URLs it
+// revived. Call it after Register and before Resume. A domain saved open
+// keeps its revived URLs parked until its cooldown ends.
 func (cp *Checkpoint) RetryDead() (int, error) {
 	cp.mu.Lock()
 	defer cp.unlock()

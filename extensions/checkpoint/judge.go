@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -9,27 +10,19 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// Judge reports, for the run's outcome (call it after the collector's
-// Wait): a store that failed is an error (kind "store_error": a full disk
-// stays full on the next run); URLs dead of failures, their attempts spent
-// (5xx, timeouts, invalid pages, 403s; not 404 or 410), are an error (kind
-// "dead", named by domain and cause with a few samples in Finding.Dead): a
-// resume will not try them again, a person decides, and RetryDead
-// re-drives them; URLs left unfinished (pending, in flight, parked, failed
-// with attempts left) make the run tripped (kind "unfinished": the
-// checkpoint holds them, a resume does the rest). URLs the collector
-// refused to resume (its filters, MaxDepth, robots.txt) are the user's
-// choice and count as neither. It counts no pages; on a resume it reports
-// the URLs earlier runs finished (Evidence.Earlier), so that a resume with
+// Judge reports for the run's outcome (call it after the collector's
+// Wait): a failed store is an error (kind "store_error"); URLs dead of
+// failures are an error (kind "dead", named by domain and cause in
+// Finding.Dead) until RetryDead re-drives them; URLs left unfinished make
+// the run tripped (kind "unfinished"). URLs the collector refused to
+// resume count as neither. It counts no pages; on a resume it reports
+// what earlier runs finished (Evidence.Earlier), so that a resume with
 // nothing new to collect ends complete, not empty.
 func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
 	cp.releaseAllLocked()
 	serr := cp.err
-	filtered := make(map[uint64]struct{}, len(cp.filtered))
-	for id := range cp.filtered {
-		filtered[id] = struct{}{}
-	}
+	filtered := maps.Clone(cp.filtered)
 	maxAttempts := cp.opt.maxAttempts
 	earlier := cp.earlier
 	cp.unlock()

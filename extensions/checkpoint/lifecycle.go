@@ -6,81 +6,35 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// event is something that happened to a URL, as the checkpoint records it.
-// transition says what each one does to the URL's Record.
+// event is something that happened to a URL; transition says what each
+// does to its Record.
 type event uint8
 
 const (
-	// evQueued: the URL was discovered or queued and has not left yet (also
-	// a request stopped before it left by anyone but the breaker).
-	evQueued event = iota + 1
-	// evLeft: the request is about to reach the network.
-	evLeft
-	// evSucceeded: the page came back and was accepted.
-	evSucceeded
-	// evFailed: the attempt failed in a way that may pass later (degraded,
-	// invalid, blocked, another 4xx). It spends an attempt.
-	evFailed
-	// evGone: 404 or 410. The URL does not exist; it is not retried.
-	evGone
-	// evThrottled: a 429 (or a 503 with Retry-After), or a redirect's hop
-	// held for room at its target, that the breaker sends again itself.
-	// The attempt is given back.
-	evThrottled
-	// evThrottledGaveUp: throttled past the breaker's retry budget. The
-	// attempt is given back; the URL is re-driven on resume.
-	evThrottledGaveUp
-	// evRefused: the breaker refused the request without a network call.
-	evRefused
-	// evCancelled: the attempt left but was cut by the crawl itself (its
-	// context cancelled). The attempt is given back.
-	evCancelled
-	// evSettled: nothing more to do for the URL although no page was
-	// accepted: a redirect to a page already visited, a response a
-	// callback aborted on purpose.
-	evSettled
-	// evFailedInOutage: the attempt failed while its domain's circuit was
-	// not closed (open, or half-open: a probe failed). The failure is the
-	// outage's, not the page's: it spends an attempt, but the last one
-	// parks the URL until retryAt with one attempt left instead of killing
-	// it (outage.go).
-	evFailedInOutage
+	evQueued          event = iota + 1 // discovered or queued, not left (or stopped before it left)
+	evLeft                             // about to reach the network
+	evSucceeded                        // the page came back and was accepted
+	evFailed                           // may pass later (degraded, invalid, blocked, other 4xx)
+	evGone                             // 404 or 410: not retried
+	evThrottled                        // a 429 or a hop held for room, that the breaker sends again
+	evThrottledGaveUp                  // throttled past the breaker's retry budget
+	evRefused                          // refused by the breaker without a network call
+	evCancelled                        // cut by the crawl itself (its context cancelled)
+	evSettled                          // nothing more to do, no page accepted (a redirect to a visited page)
+	evFailedInOutage                   // failed while its domain's circuit was not closed (outage.go)
 )
 
-var eventNames = [...]string{"", "queued", "left", "succeeded", "failed", "gone", "throttled", "throttled_gave_up", "refused", "cancelled", "settled", "failed_in_outage"}
-
-// String returns the event's name as logs show it.
-func (e event) String() string {
-	if int(e) < len(eventNames) && e != 0 {
-		return eventNames[e]
-	}
-	return "event(?)"
-}
-
 // transition returns rec after ev, for a crawl that gives each URL
-// maxAttempts attempts. reason is the attempt's error (kept as LastError
-// by the events that fail), retryAt the breaker's RetryAt for evRefused
-// and evFailedInOutage.
-// It is the whole lifecycle table:
-//
-//	event            state after                     attempts
-//	queued           pending                         unchanged
-//	left             in flight                       +1
-//	succeeded        done                            unchanged
-//	failed           failed; dead once attempts ≥ max unchanged (spent by left)
-//	gone             dead                            unchanged
-//	throttled        pending                         −1 (given back)
-//	throttled_gave_up failed                         −1 (given back)
-//	refused          parked, NotBefore = retryAt     unchanged; −1 if it had left
-//	cancelled        pending                         −1 if it had left
-//	settled          done                            unchanged
-//	failed_in_outage failed; once attempts ≥ max:    unchanged; set to max−1
-//	                 parked, NotBefore = retryAt     once parked
-//
-// Done and Dead are final: no event but evLeft (a new attempt asked for by
-// the user) moves a URL out of them.
+// maxAttempts attempts (the table is in docs/checkpoints.md). reason is
+// the attempt's error, kept as LastError by the events that fail; retryAt
+// is the breaker's RetryAt for evRefused and evFailedInOutage. Done and
+// Dead are final: only evLeft (a new attempt the user asked for) moves a
+// URL out of them.
 func transition(rec storage.Record, ev event, maxAttempts int, reason string, retryAt time.Time) storage.Record {
 	final := rec.State == storage.Done || rec.State == storage.Dead
+	if final && ev != evLeft && ev != evSucceeded && ev != evSettled && ev != evGone {
+		return rec
+	}
 	giveBack := func() {
 		if rec.State == storage.InFlight && rec.Attempts > 0 {
 			rec.Attempts--
@@ -88,9 +42,7 @@ func transition(rec storage.Record, ev event, maxAttempts int, reason string, re
 	}
 	switch ev {
 	case evQueued:
-		if !final {
-			rec.State = storage.Pending
-		}
+		rec.State = storage.Pending
 	case evLeft:
 		rec.State = storage.InFlight
 		rec.Attempts++
@@ -103,29 +55,15 @@ func transition(rec storage.Record, ev event, maxAttempts int, reason string, re
 		} else if reason != "" {
 			rec.LastError = reason
 		}
-	case evFailed:
-		if final {
-			break
-		}
+	case evFailed, evFailedInOutage:
 		n, _ := spares(rec.LastError) // the outages that spared it still count
-		rec.LastError = withSpares(reason, n)
-		if rec.Attempts >= maxAttempts {
-			rec.State = storage.Dead
-		} else {
-			rec.State = storage.Failed
-		}
-	case evFailedInOutage:
-		if final {
-			break
-		}
-		n, _ := spares(rec.LastError)
 		rec.LastError = withSpares(reason, n)
 		switch {
 		case rec.Attempts < maxAttempts:
 			rec.State = storage.Failed
-		case n >= outageSpares:
-			// A site still failing after outageSpares outages has not
-			// recovered: its URLs die so that a person looks.
+		case ev == evFailed || n >= outageSpares:
+			// In an outage: a site still failing after outageSpares
+			// outages has not recovered, and its URLs die for a person.
 			rec.State = storage.Dead
 		default:
 			rec.State = storage.Parked
@@ -137,9 +75,6 @@ func transition(rec storage.Record, ev event, maxAttempts int, reason string, re
 		rec.State = storage.Dead
 		rec.LastError = reason
 	case evThrottled, evThrottledGaveUp:
-		if final {
-			break
-		}
 		giveBack()
 		rec.LastError = reason
 		rec.State = storage.Pending
@@ -147,17 +82,11 @@ func transition(rec storage.Record, ev event, maxAttempts int, reason string, re
 			rec.State = storage.Failed
 		}
 	case evRefused:
-		if final {
-			break
-		}
 		giveBack()
 		rec.State = storage.Parked
 		rec.NotBefore = retryAt
 		rec.LastError = reason
 	case evCancelled:
-		if final {
-			break
-		}
 		giveBack()
 		rec.State = storage.Pending
 	}

@@ -1,22 +1,8 @@
 package checkpoint
 
-// This file keeps an outage from killing URLs. A URL is dead of failures
-// when it spends its attempts while its site otherwise works; a site that
-// starts failing makes a retry loop (breaker.RetryOnError) spend a few
-// URLs' attempts back to back in the moments before its circuit trips,
-// and those failures are the outage's. So the checkpoint remembers, per
-// domain, the URLs that died of failures in this run since the domain's
-// last success, and when the domain's circuit trips it parks them until
-// the circuit may be probed again, with one attempt left for the next
-// run. A URL whose attempts run out while its domain's circuit is not
-// closed (a half-open probe that failed, an attempt that was under way
-// when the circuit opened) is parked the same way instead of dying.
-//
-// An outage spares a URL at most outageSpares times: its record's
-// LastError counts them ("… (spared by an outage 2×)"), and a URL that
-// spends its last attempt on a failure once more dies. A site that never
-// comes back then ends in URLs dead of failures (an error: a person looks)
-// instead of in reschedules for ever.
+// An outage does not kill URLs: those that died of failures since their
+// domain's last success are parked when its circuit opens, at most
+// outageSpares times each (docs/checkpoints.md).
 
 import (
 	"fmt"
@@ -28,17 +14,11 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// outageMemory bounds how many URLs dead of failures the checkpoint
-// remembers per domain between two of its successes. A URL that died past
-// the bound is not remembered: if the circuit trips it stays dead (the run
-// ends an error, and RetryDead re-drives it), and the revival's log event
-// counts it as forgotten. A domain reaches the bound only when thousands
-// of its URLs spend every attempt without one success in between and
-// without its circuit tripping.
+// outageMemory bounds the URLs dead of failures remembered per domain
+// between two successes; one past it stays dead, counted as forgotten.
 const outageMemory = 4096
 
-// outageDead is what the checkpoint remembers of one domain's URLs that
-// died of failures since its last success.
+// outageDead is one domain's URLs dead of failures since its last success.
 type outageDead struct {
 	ids       map[uint64]uint64 // record ID → when it died, in outageSeq
 	forgotten int               // died past outageMemory
@@ -91,12 +71,9 @@ func (cp *Checkpoint) stampLeftLocked(e *entry) {
 	e.leftSeq = cp.outageSeq
 }
 
-// succeededLocked forgets the dead URLs of a domain that answered well an
-// attempt that left after they died: they died while the site worked. A
-// success that left before a URL died says nothing of the site after
-// it (a page in flight when the site started failing, answered well and
-// reported after a retry loop spent another URL's attempts), and keeps
-// it remembered.
+// succeededLocked forgets a domain's URLs that died before e's attempt
+// left: they died while the site worked. A success that left earlier says
+// nothing of the site after they died.
 func (cp *Checkpoint) succeededLocked(domain string, e *entry) {
 	od := cp.outage[domain]
 	if od == nil {
@@ -112,9 +89,8 @@ func (cp *Checkpoint) succeededLocked(domain string, e *entry) {
 	}
 }
 
-// circuitOutLocked reports whether domain's circuit is not closed (open,
-// or half-open), and until when it stays open. It asks the attached
-// breaker; without one, the states onTransition saved.
+// circuitOutLocked reports whether domain's circuit is not closed, and
+// until when it stays open: the attached breaker's, else as saved.
 func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 	if cp.b != nil {
 		if ss := cp.b.Snapshots(domain); len(ss) == 1 {
@@ -127,11 +103,9 @@ func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 	return false, time.Time{}
 }
 
-// reviveLocked runs when domain's circuit opens (a trip, or a failed
-// probe): every URL of the domain remembered dead of failures is parked
-// until retryAt with MaxAttempts−1 attempts, in one Put. A dead record
-// still held back for the links of its page (barrier.go) is taken from the
-// hold: a parked record is not final and needs no wait.
+// reviveLocked runs when domain's circuit opens: its URLs remembered dead
+// of failures are parked until retryAt with MaxAttempts−1 attempts, in
+// one Put (taken from the hold, if held: a parked record need not wait).
 func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 	od := cp.outage[domain]
 	if od == nil {
@@ -162,7 +136,7 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 		if _, gone := deathCause(rec.LastError); gone || n >= outageSpares {
 			continue
 		}
-		cp.unholdLocked(id) // if held: the parked state supersedes it
+		cp.held.drop(id) // if held: the parked state supersedes it
 		rec.State, rec.NotBefore, rec.Updated = storage.Parked, retryAt.UTC(), now
 		rec.LastError = withSpares(lastErr, n+1)
 		rec.Attempts = min(rec.Attempts, cp.opt.maxAttempts-1)
@@ -173,8 +147,7 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 		if cp.putLocked(recs...) != nil {
 			return
 		}
-		// A request for one of them on its way (a retry in OnRequest)
-		// writes its entry's record next: it must start from this one.
+		// A retry on its way writes its entry's record next: from this one.
 		for _, e := range cp.entries {
 			if r, ok := revived[e.rec.ID]; ok && !e.closed {
 				e.rec = r

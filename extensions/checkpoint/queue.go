@@ -2,17 +2,13 @@ package checkpoint
 
 import (
 	"errors"
-	"net/url"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// frontier is the checkpoint's queue: first the URLs earlier runs left
-// unfinished and eligible now, in the order they were first seen, then
-// the requests queued in this run. It holds IDs only; a request's bytes
-// are read from the store when it is handed out.
+// frontier is the checkpoint's queue of IDs: first what earlier runs left
+// unfinished, in the order first seen, then what this run queued.
 type frontier struct {
 	loaded bool
 	ids    []uint64
@@ -36,23 +32,18 @@ func (f *frontier) pop() (uint64, bool) {
 
 func (f *frontier) len() int { return len(f.ids) - f.pos }
 
-// errQueueEmpty is GetRequest's answer when nothing is queued: Colly's
-// queue asks only when QueueSize said there was something, and skips an
-// entry it cannot get.
+// errQueueEmpty is GetRequest's answer when nothing is queued (Colly's
+// queue skips an entry it cannot get).
 var errQueueEmpty = errors.New("checkpoint: the queue is empty")
 
 // unfinished are the states an earlier run may have left a URL in and
 // that a resume takes up again.
 var unfinished = []storage.State{storage.Pending, storage.InFlight, storage.Failed, storage.Parked}
 
-// loadLocked fills the frontier, once, from what earlier runs left: every
-// pending URL, every URL in flight when the process stopped, every failed
-// one with attempts left, and every parked one whose domain may be probed
-// again now. A parked URL whose time has not come stays parked, and so
-// does a failed one whose domain is saved open. A URL in
-// flight at a crash gets its attempt back: the crash says nothing about
-// the page. A failed URL with no attempts left (MaxAttempts was lowered)
-// is dead.
+// loadLocked fills the frontier, once, from what earlier runs left
+// unfinished and eligible now (see Resume). A URL in flight at a crash
+// gets its attempt back: the crash says nothing about the page. A failed
+// URL with no attempts left (MaxAttempts was lowered) is dead.
 func (cp *Checkpoint) loadLocked() {
 	if cp.front.loaded || cp.err != nil {
 		return
@@ -61,30 +52,20 @@ func (cp *Checkpoint) loadLocked() {
 	now := cp.now()
 	var fix []storage.Record
 	err := cp.store.Scan(func(r storage.Record) error {
-		switch r.State {
-		case storage.Parked, storage.Failed:
-			// Not before its own time, nor while its domain is saved open.
-			if r.NotBefore.After(now) || cp.domainClosedUntilLocked(r.URL).After(now) {
-				if r.State == storage.Failed && r.Attempts >= cp.opt.maxAttempts {
-					break
-				}
-				cp.stats.Deferred++
-				return nil
-			}
-		}
-		switch r.State {
-		case storage.InFlight:
-			if r.Attempts > 0 {
-				r.Attempts--
-			}
+		switch {
+		case r.State == storage.InFlight:
+			r.Attempts = max(r.Attempts-1, 0)
 			r.State = storage.Pending
 			fix = append(fix, r)
-		case storage.Failed:
-			if r.Attempts >= cp.opt.maxAttempts {
-				r.State = storage.Dead
-				fix = append(fix, r)
-				return nil
-			}
+		case r.State == storage.Failed && r.Attempts >= cp.opt.maxAttempts:
+			r.State = storage.Dead
+			fix = append(fix, r)
+			return nil
+		case r.State != storage.Pending && (r.NotBefore.After(now) || cp.domainClosedUntilLocked(r.URL).After(now)):
+			// Parked or failed: not before its own time, nor while its
+			// domain is saved open.
+			cp.stats.Deferred++
+			return nil
 		}
 		cp.front.push(r.ID)
 		return nil
@@ -110,17 +91,12 @@ func (cp *Checkpoint) domainClosedUntilLocked(u string) time.Time {
 	if len(cp.saved) == 0 {
 		return time.Time{}
 	}
-	p, err := url.Parse(u)
-	if err != nil {
-		return time.Time{}
-	}
-	return cp.saved[hostkey.Of(p.Host)].RetryAt
+	return cp.saved[domainOf(u)].RetryAt // "?", for a URL that does not parse, is no domain
 }
 
-// popLocked hands out the next unfinished URL's record, skipping those
-// that finished since they were queued and marking dead those whose
-// request cannot be loaded. It gives the ID a token, so that Colly's
-// revisit check lets it through once.
+// popLocked hands out the next unfinished URL's record, skipping finished
+// ones and marking dead those whose request cannot be loaded. Its token
+// lets it through Colly's revisit check once.
 func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 	for {
 		id, ok := cp.front.pop()
@@ -146,10 +122,11 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 	}
 }
 
-// addRequest is Colly's queue.Storage AddRequest: it records the request as
+// AddRequest is Colly's queue.Storage AddRequest: it records the request as
 // pending and queues it, unless the checkpoint already knows its URL (done,
 // queued, or requested in this run).
-func (cp *Checkpoint) addRequest(b []byte) error {
+func (s collyStorage) AddRequest(b []byte) error {
+	cp := s.cp
 	u, id, err := parseRequest(b)
 	if err != nil {
 		return err
@@ -181,11 +158,10 @@ func (cp *Checkpoint) addRequest(b []byte) error {
 	return nil
 }
 
-// getRequest is Colly's queue.Storage GetRequest: the next queued request,
-// unfinished URLs from earlier runs first. The record stays pending until
-// the request reaches OnRequest, so a request lost between the queue and
-// the collector is not lost from the checkpoint.
-func (cp *Checkpoint) getRequest() ([]byte, error) {
+// GetRequest is Colly's queue.Storage GetRequest: the next queued
+// request. Its record stays pending until the request reaches OnRequest.
+func (s collyStorage) GetRequest() ([]byte, error) {
+	cp := s.cp
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {
@@ -202,10 +178,10 @@ func (cp *Checkpoint) getRequest() ([]byte, error) {
 	return r.Request, nil
 }
 
-// queueSize is Colly's queue.Storage QueueSize: how many requests are queued
-// now. Parked URLs whose domain may not be probed yet are not counted; they
-// wait for a later run.
-func (cp *Checkpoint) queueSize() (int, error) {
+// QueueSize is Colly's queue.Storage QueueSize: how many requests are
+// queued now (not parked ones that must wait for a later run).
+func (s collyStorage) QueueSize() (int, error) {
+	cp := s.cp
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {

@@ -6,33 +6,22 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// Resume re-issues on c, through Colly's usual path, every URL earlier
-// runs left unfinished and eligible now: pending, in flight when the
-// process stopped, failed with attempts left, and parked whose domain may
-// be probed again. Each goes out as it was first requested (method, body,
-// depth, headers and JSON-safe Ctx values: Colly's UnmarshalRequest, then
-// Do; Do's revisit check lets a resumed URL through once, and refuses it
-// to every other path). Ctx values come back as JSON types: a number is a
-// float64, so read it with GetAny. They go out in the order they were first
-// seen; a URL in flight when the process stopped has its attempt given
-// back, since a crash says nothing about the page. A done or dead URL is
-// never fetched again (unless
-// RetryDead, called before, gave a dead one its attempts back). A
-// parked URL whose domain is still cooling down stays parked, and Judge
-// says the run is unfinished.
+// Resume re-issues on c every URL earlier runs left unfinished and
+// eligible now (pending, in flight when the process stopped, failed with
+// attempts left, parked whose domain may be probed again), in the order
+// they were first seen, as first requested: Colly's UnmarshalRequest,
+// then Do. Ctx values come back as JSON types (a number is a float64:
+// read it with GetAny). A URL in flight at a stop has its attempt given
+// back. A done or dead URL is never fetched again (unless RetryDead gave
+// it its attempts back).
 //
-// Call it after Register (and Breaker), before visiting the start URLs,
-// which are then skipped if the checkpoint already knows them. It returns
-// how many URLs it issued. With an Async collector each is a goroutine
-// until it is fetched, as every c.Visit is; for a frontier of millions
-// use Colly's queue with the checkpoint as its storage, which hands them
-// out a few at a time. Resume and the queue share one frontier: use one
-// of them.
-//
-// A URL the collector refuses now (a filter, MaxDepth or AllowedDomains
-// changed since, robots.txt) is left as it was and counted in
-// Stats().Refused; Judge does not count it unfinished: a resume would
-// refuse it again.
+// Call it after Register, before visiting the start URLs, which are then
+// skipped if the checkpoint knows them. It returns how many URLs it
+// issued. With an Async collector each is a goroutine until fetched; for
+// millions use Colly's queue on QueueStorage instead (they share one
+// frontier: use one of them). A URL the collector refuses now (a filter,
+// MaxDepth, robots.txt) is left as it was, counted in Stats().Refused, and
+// not counted unfinished by Judge.
 func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 	n := 0
 	for {

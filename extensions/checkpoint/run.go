@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -14,39 +13,24 @@ import (
 // runRecord is one process's run over the checkpoint, as it saves it: the
 // first, then one per resume.
 type runRecord struct {
-	ID      string    `json:"id"`
-	Started time.Time `json:"started"`
-	// Stopped is when Close ended the run; zero for a run that was killed
-	// or is still going.
-	Stopped time.Time `json:"stopped,omitzero"`
-	// Outcome is how the run ended, as SetOutcome recorded it ("" if it
-	// was not recorded: killed, or the program did not say).
-	Outcome string `json:"outcome,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-	// Records is how many records the run wrote, as SetOutcome recorded
-	// it (outcome.Outcome.Records).
-	Records int64 `json:"records,omitempty"`
-	// Breakers are the domains whose circuit was open when the run was
-	// saved.
-	Breakers []savedCircuit `json:"breakers,omitempty"`
+	ID       string         `json:"id"`
+	Started  time.Time      `json:"started"`
+	Stopped  time.Time      `json:"stopped,omitzero"`  // Close's time; zero if killed or running
+	Outcome  string         `json:"outcome,omitempty"` // as SetOutcome recorded it; "" if it did not
+	Reason   string         `json:"reason,omitempty"`
+	Records  int64          `json:"records,omitempty"`  // outcome.Outcome.Records, by SetOutcome
+	Breakers []savedCircuit `json:"breakers,omitempty"` // the domains open at the save
 }
 
-// savedCircuit is one domain's circuit as the checkpoint saves it: an open
-// one, so that a restart does not skip its cooldown, or a closed one with
-// failures in its window, so that a restart does not forget them.
+// savedCircuit is one domain's circuit as saved: an open one, or a closed
+// one with failures in its window.
 type savedCircuit struct {
-	Domain string `json:"domain"`
-	// RetryAt is when an open circuit may be probed; zero for a closed
-	// one.
-	RetryAt time.Time `json:"retry_at,omitzero"`
-	Trips   int       `json:"trips"`
-	// Window and Failures are a closed circuit's window at the save: the
-	// outcomes it held and the failures among them.
-	Window   int `json:"window,omitempty"`
-	Failures int `json:"failures,omitempty"`
-	// HaltUntil is a Retry-After pause the domain was under: no request
-	// to it before then, restart or not.
-	HaltUntil time.Time `json:"halt_until,omitzero"`
+	Domain    string    `json:"domain"`
+	RetryAt   time.Time `json:"retry_at,omitzero"` // when an open circuit may be probed; zero if closed
+	Trips     int       `json:"trips"`
+	Window    int       `json:"window,omitempty"`    // a closed circuit's window: outcomes held,
+	Failures  int       `json:"failures,omitempty"`  // and failures among them
+	HaltUntil time.Time `json:"halt_until,omitzero"` // a Retry-After pause
 }
 
 // open reports whether the circuit was saved open.
@@ -69,17 +53,9 @@ func (cp *Checkpoint) startLocked() {
 		cp.failLocked(err)
 		return
 	}
-	cp.writeRunsLocked()
+	cp.writeJSONLocked(keyRuns, cp.runs)
 	cp.countEarlierLocked()
 	cp.loadLocked()
-}
-
-func (cp *Checkpoint) writeRunsLocked() {
-	b, err := json.Marshal(cp.runs)
-	if err == nil {
-		err = cp.store.SetMeta(keyRuns, b)
-	}
-	cp.failLocked(err)
 }
 
 // SetOutcome records how this run ended; Close writes it with the stop
@@ -91,7 +67,7 @@ func (cp *Checkpoint) SetOutcome(o outcome.Outcome) {
 	r := &cp.runs[len(cp.runs)-1]
 	r.Outcome, r.Reason, r.Records = o.State.String(), o.Reason, o.Records
 	if !cp.closed {
-		cp.writeRunsLocked()
+		cp.writeJSONLocked(keyRuns, cp.runs)
 	}
 }
 
@@ -137,10 +113,8 @@ func (cp *Checkpoint) openDomainsLocked(all bool) []savedCircuit {
 	return out
 }
 
-// countEarlierLocked counts the work earlier runs of the crawl finished:
-// the records each wrote, as SetOutcome saved them. A run killed before it
-// could say has no count; the URLs finished in the checkpoint stand in for
-// it (it had something to crawl, and did some).
+// countEarlierLocked counts the records earlier runs wrote, as SetOutcome
+// saved them; if one was killed before it could say, the done URLs stand in.
 func (cp *Checkpoint) countEarlierLocked() {
 	killed := false
 	for _, r := range cp.runs[:len(cp.runs)-1] {

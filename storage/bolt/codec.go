@@ -5,33 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
+	"math/bits"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// A record value, version 2:
-//
-//	version   1 byte  (recordVersion)
-//	state     1 byte
-//	id        8 bytes big-endian
-//	attempts  uvarint
-//	notBefore varint seconds since 0001-01-01 UTC, uvarint nanoseconds
-//	updated   varint seconds since 0001-01-01 UTC, uvarint nanoseconds
-//	url       uvarint length, bytes
-//	lastError uvarint length, bytes
-//	request   1 byte: 0 = nil, 1 = in the requests bucket under the same Seq
-//	crc       4 bytes big-endian: CRC-32C of everything before it
-//
-// Seq is the key, so it is not repeated. The zero time encodes as two zero
-// bytes. Version and state come first so a reader can filter on the state
-// without decoding the rest (peek).
-//
-// A request value is the request's bytes followed by a CRC-32C (4 bytes
-// big-endian) of its key and the bytes. An ID run is 8 bytes big-endian
-// per ID, followed by a CRC-32C of its key and the IDs. Covering the key
-// catches a value under the wrong key, and a value cut to its last four
-// bytes (the CRC-32C of nothing is 0).
+// A record value (docs/checkpoints.md): version, state, ID (8 bytes
+// big-endian), varints for attempts, NotBefore, Updated, URL and LastError,
+// a request flag and a CRC-32C. A request value and an ID run end with a
+// CRC-32C of their key and content.
 const (
 	recordVersion = 2
 	headerLen     = 1 + 1 + 8
@@ -124,22 +108,9 @@ func checked(key, v []byte) ([]byte, error) {
 	return body, nil
 }
 
-func uvarintLen(v uint64) int {
-	n := 1
-	for v >= 0x80 {
-		v >>= 7
-		n++
-	}
-	return n
-}
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
-func varintLen(v int64) int {
-	u := uint64(v) << 1
-	if v < 0 {
-		u = ^u
-	}
-	return uvarintLen(u)
-}
+func varintLen(v int64) int { return uvarintLen(uint64(v<<1 ^ v>>63)) } // zigzag, as binary.AppendVarint
 
 func appendTime(b []byte, t time.Time) []byte {
 	if t.IsZero() {
@@ -202,18 +173,14 @@ func versionError(v byte) error {
 // it has a request (stored apart: the returned record's Request is nil).
 // The result shares no memory with v, which may point into the mapped file.
 func decode(v []byte, seq uint64) (storage.Record, bool, error) {
-	st, id, err := peek(v)
+	hasReq, err := verify(v)
 	if err != nil {
 		return storage.Record{}, false, err
 	}
-	body, sum := v[:len(v)-crcLen], binary.BigEndian.Uint32(v[len(v)-crcLen:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return storage.Record{}, false, fmt.Errorf("%w: checksum mismatch", errBadRecord)
-	}
-	d := decoder{b: body[headerLen:]}
-	r := storage.Record{ID: id, State: st, Seq: seq}
+	d := decoder{b: v[headerLen : len(v)-crcLen-1]} // up to the request flag
+	r := storage.Record{ID: binary.BigEndian.Uint64(v[2:]), State: storage.State(v[1]), Seq: seq}
 	attempts := d.uvarint()
-	if attempts > uint64(maxInt) {
+	if attempts > math.MaxInt {
 		d.fail("attempts out of range")
 	}
 	r.Attempts = int(attempts)
@@ -221,14 +188,6 @@ func decode(v []byte, seq uint64) (storage.Record, bool, error) {
 	r.Updated = d.time()
 	r.URL = string(d.bytes(d.uvarint()))
 	r.LastError = string(d.bytes(d.uvarint()))
-	var hasReq bool
-	switch flag := d.bytes(1); {
-	case d.err != nil:
-	case flag[0] <= 1:
-		hasReq = flag[0] == 1
-	default:
-		d.fail(fmt.Sprintf("request flag %d", flag[0]))
-	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail(fmt.Sprintf("%d trailing bytes", len(d.b)))
 	}
@@ -237,8 +196,6 @@ func decode(v []byte, seq uint64) (storage.Record, bool, error) {
 	}
 	return r, hasReq, nil
 }
-
-const maxInt = int(^uint(0) >> 1)
 
 // decoder reads varints and byte strings, remembering the first error.
 type decoder struct {

@@ -41,9 +41,8 @@ func (s *Store) Flush() error {
 	return s.commit()
 }
 
-// commit hands the buffer to one bbolt transaction. While it runs, reads
-// find the records in com; Puts go on filling a fresh buffer. On failure
-// the error becomes sticky and com stays, so reads still see every Put.
+// commit writes the buffer in one bbolt transaction; Puts meanwhile fill a
+// fresh one. On failure the error is sticky and com stays, for reads.
 func (s *Store) commit() error {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
@@ -69,8 +68,7 @@ func (s *Store) commit() error {
 	s.space.Broadcast()
 	s.mu.Unlock()
 
-	// Seq order: records and index keys then go into the B+trees in key
-	// order, which touches each leaf page once.
+	// In Seq order, which is key order: each leaf page is touched once.
 	slices.SortFunc(ents, func(a, b *entry) int { return cmp.Compare(a.rec.Seq, b.rec.Seq) })
 	err := s.write(ents, metas, nextSeq)
 
@@ -89,10 +87,8 @@ func (s *Store) commit() error {
 	return err
 }
 
-// write commits ents and metas in one bbolt transaction: each record,
-// its request (when new or changed), the ID log's run for new records,
-// its state-index entry (moved when the state changed), the per-state
-// counts and the next Seq.
+// write commits ents and metas in one bbolt transaction, with the
+// requests, ID log, state index, counts and next Seq that go with them.
 func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (err error) {
 	defer inUse(&err) // after guard has turned a panic into an error
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
@@ -116,15 +112,14 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 	format := tx.Bucket(bucketFormat)
 	recs, reqs := tx.Bucket(bucketRecords), tx.Bucket(bucketRequests)
 	ids, states := tx.Bucket(bucketIDs), tx.Bucket(bucketStates)
-	// Records, requests and the ID log are appended in Seq order: fill
-	// their pages.
+	// Appended in Seq order: fill the pages.
 	recs.FillPercent, reqs.FillPercent, ids.FillPercent, states.FillPercent = 0.9, 0.9, 1, 0.9
 	var counts backend.Tally
 	if !decodeCounts(format.Get(keyCounts), &counts) {
 		return corruptError(s.path, "the state counts are missing", nil)
 	}
-	// One allocation for every key and value of the batch. bbolt keeps
-	// the slices it is given until the commit, so none is reused.
+	// One allocation for the batch's keys and values; bbolt keeps each
+	// slice until the commit, so none is reused.
 	size := 0
 	for _, e := range ents {
 		size += 8 + 2*9 + encodedLen(&e.rec)
@@ -133,11 +128,8 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 		}
 	}
 	a := arena{b: make([]byte, 0, size)}
-	// Records and requests go in Seq order, which is their key order.
-	// The state index writes are collected and applied in their own key
-	// order afterwards: bbolt splits nodes only at commit, so inserting
-	// out of order into a node that grows within one transaction costs a
-	// memmove per key, which is quadratic for a large batch.
+	// State index writes are sorted and applied last: bbolt splits nodes
+	// only at commit, so out-of-order inserts would be quadratic.
 	stateOps := make([]indexOp, 0, len(ents))
 	var run []uint64 // IDs of new records with consecutive Seqs
 	var runStart uint64

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -39,13 +40,7 @@ func (e *FileError) Error() string {
 
 // Unwrap returns Kind and Err, those that are set.
 func (e *FileError) Unwrap() []error {
-	var errs []error
-	for _, err := range []error{e.Kind, e.Err} {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errs
+	return slices.DeleteFunc([]error{e.Kind, e.Err}, func(err error) bool { return err == nil })
 }
 
 const (

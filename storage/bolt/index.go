@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -13,17 +14,11 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
-// index maps the ID of every record the store holds, in the file or only
-// in its buffers, to the record's Seq and its state as reads see it,
-// packed into one word (pack). Open loads it from the ID log and the state
-// index; Put keeps it current. With it, Put needs no read of the file,
-// and Get answers for an ID the store does not hold without one.
-//
-// The records the file held at Open are in a table built once (about 18
-// bytes a record, built in about 30 ms per million records); those
-// created since are in a map (about 20 to 40 bytes a record, depending
-// on where the map is between two growths). A crawl of 1,000,000 URLs
-// keeps 20 to 40 MB here.
+// index maps the ID of every record the store holds to its Seq and its
+// state as reads see it, packed into one word (pack), so that Put and a
+// Get of an absent ID read nothing from the file. The records in the file
+// at Open are in a table built once (about 18 bytes a record); those
+// created since, in a map.
 type index struct {
 	loaded table             // the records in the file at Open
 	added  map[uint64]uint64 // the records created since
@@ -62,9 +57,8 @@ func unpack(w uint64) (uint64, storage.State) {
 	return w >> stateBits, storage.State(w & (1<<stateBits - 1))
 }
 
-// table is a hash table of IDs built once: its entries sorted by a
-// mixing of the ID, and a directory from the mixed ID's top bits to the
-// entries that share them (about two each).
+// table is a hash table of IDs built once: entries sorted by mix(ID), and
+// a directory from its top bits to the entries sharing them (about two).
 type table struct {
 	ents  []tableEntry
 	dir   []uint32 // entries dir[b] up to dir[b+1] have top bits b
@@ -73,8 +67,8 @@ type table struct {
 
 type tableEntry struct{ key, w uint64 } // key is mix(ID)
 
-// mix is a bijection of the IDs (splitmix64's finalizer) that spreads any
-// set of them, sequential ones included, evenly over the directory.
+// mix is a bijection (splitmix64's finalizer) that spreads any IDs,
+// sequential ones included, evenly over the directory.
 func mix(x uint64) uint64 {
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9
@@ -88,7 +82,7 @@ func newTable(ids, words []uint64) table {
 	if len(ids) == 0 {
 		return table{}
 	}
-	bits := uint(max(1, bitsLen(uint64(len(ids)))-1))
+	bits := uint(max(1, bits.Len(uint(len(ids)))-1))
 	t := table{ents: make([]tableEntry, len(ids)), dir: make([]uint32, 1<<bits+1), shift: 64 - bits}
 	for _, id := range ids { // a counting sort on the top bits
 		t.dir[mix(id)>>t.shift+1]++
@@ -110,14 +104,6 @@ func newTable(ids, words []uint64) table {
 		}
 	}
 	return t
-}
-
-func bitsLen(n uint64) int {
-	b := 0
-	for ; n > 0; n >>= 1 {
-		b++
-	}
-	return b
 }
 
 // find returns where the word of id is, or nil.
@@ -143,9 +129,7 @@ func (t *table) find(id uint64) *uint64 {
 }
 
 // loadIndex reads the index from the ID log and the state index, checking
-// that they agree with each other and with the stored counts: every
-// record has one ID and one state, no ID has two records, no Seq reaches
-// nextSeq.
+// that they agree with each other and with the stored counts.
 func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *backend.Tally) (index, error) {
 	total := 0
 	for _, n := range counts {
@@ -159,8 +143,7 @@ func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *backend.Tally)
 		return index{}, corruptError(path, fmt.Sprintf("the counters say %d records and next Seq %d, which the file cannot hold", total, nextSeq), nil)
 	}
 
-	// The ID log, in Seq order: the IDs, and their words with the Seq
-	// (the state comes next).
+	// The ID log, in Seq order, gives the IDs and Seqs; the state comes next.
 	ids := make([]uint64, 0, total)
 	words := make([]uint64, 0, total)
 	c := tx.Bucket(bucketIDs).Cursor()
@@ -191,8 +174,7 @@ func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *backend.Tally)
 		return index{}, corruptError(path, fmt.Sprintf("the ID log holds %d records, the counts %d", len(ids), total), nil)
 	}
 
-	// The state index, one section per state, each in Seq order: a walk
-	// through the words per section finds each record's place.
+	// The state index: one section per state, each in Seq order.
 	seqAt := func(i int) uint64 { return words[i] >> stateBits }
 	var got backend.Tally
 	sc := tx.Bucket(bucketStates).Cursor()
@@ -218,8 +200,7 @@ func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *backend.Tally)
 		words[pos] |= uint64(st)
 		got[st]++
 	}
-	// Every state entry found a distinct record: with as many of them as
-	// records, every record has a state.
+	// Each state entry found a distinct record: equal counts mean every record has one.
 	if got != *counts {
 		return index{}, corruptError(path, fmt.Sprintf("stored counts %v differ from the state index %v", counts[1:], got[1:]), nil)
 	}

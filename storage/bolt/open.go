@@ -23,40 +23,21 @@ import (
 
 // Open opens the checkpoint at path, creating it if no file is there.
 //
-// A new file is built under a temporary name in the same directory and
-// linked into place only once it is a complete, empty checkpoint, so a
-// file at path is always one that Open wrote whole. An existing file is
-// first inspected read-only; if it is not a checkpoint this build can use
-// (corrupt, truncated, some other bbolt database, a newer format, not a
-// database at all, locked by another process), Open returns a *FileError
-// wrapping ErrCorrupt, ErrNotCheckpoint, ErrNewerFormat or ErrLocked, and
-// the file is not written to at all. In detail, Open refuses a file that is
+// Open never writes to a file it has not checked. A new file is built
+// under a temporary name and linked into place whole. An existing one is
+// first checked read-only (bbolt's meta pages, the length, the format,
+// every record's and request's checksum, the indexes against the counts;
+// Config.Verify checks deeper) and refused with a *FileError wrapping
 //
-//   - empty, truncated (shorter than its pages say) or otherwise damaged:
-//     storage.ErrCorrupt;
-//   - not a bbolt database, or a bbolt database that is not a checkpoint:
-//     storage.ErrNotCheckpoint;
-//   - a checkpoint of a newer format: storage.ErrNewerFormat; one of
-//     format 1, which only development builds wrote: storage.ErrNotCheckpoint;
-//   - open in another process (or another Store): storage.ErrLocked,
-//     after the lock timeout (Config.LockTimeout, 1 s by default).
+//   - storage.ErrCorrupt: empty, truncated or otherwise damaged;
+//   - storage.ErrNotCheckpoint: not a bbolt database, not a checkpoint, or
+//     of format 1, which only development builds wrote;
+//   - storage.ErrNewerFormat: of a newer format;
+//   - storage.ErrLocked: open in another process or Store after
+//     Config.LockTimeout.
 //
-// The open-time check, read-only, covers bbolt's meta pages, the file
-// length, Breakwater's buckets and format version, and every record and
-// request: each one's CRC-32C, a request stored for exactly the records
-// that say they have one, as many records as the counts say (about 0.15 s
-// for a checkpoint of 1,000,000 URLs). Then Open reads the ID log and the
-// state index into memory and refuses the file (storage.ErrCorrupt,
-// nothing written) if they disagree with each other or with the counts.
-// So a damaged file is refused before a byte of it is written, wherever
-// the damage is. Config.Verify checks deeper still.
-//
-// bbolt can panic, or fault on the mapped file, when it meets a damaged
-// page; every method of the Store recovers that at its boundary and
-// returns ErrCorrupt instead. Damage that appears while the store has the
-// file open (a failing disk) is caught by the CRC-32C when the value is
-// read; that error's hint does not say the file was left as it is, since
-// the store may have committed to it since Open.
+// Damage met later (a page bbolt panics on, a checksum mismatch) is
+// returned by the Store's methods as storage.ErrCorrupt.
 func Open(path string, cfg ...Config) (*Store, error) {
 	o, err := newOptions(cfg)
 	if err != nil {
@@ -234,14 +215,12 @@ func initialMmapSize(readOnly bool) int {
 	return 1 << 30
 }
 
-// boltMagic is bbolt's marker, stored after the 16-byte page header of
-// each of the two meta pages, in the machine's byte order (little-endian on
-// every platform Breakwater builds for).
+// boltMagic is bbolt's marker after the 16-byte header of each meta page
+// (little-endian on every platform Breakwater builds for).
 const boltMagic = 0xED0CDAED
 
-// looksLikeBolt reports whether either meta page of the file carries
-// bbolt's marker, whatever the page size: a damaged bbolt file rather than
-// something else.
+// looksLikeBolt reports whether either meta page carries bbolt's marker,
+// whatever the page size: a damaged bbolt file rather than something else.
 func looksLikeBolt(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
@@ -261,12 +240,7 @@ func looksLikeBolt(path string) bool {
 }
 
 // inspect opens path read-only and checks that it is a checkpoint this
-// build can use: bbolt's meta pages are valid, the file is as long as its
-// pages say, the format bucket names this format or an older one, every
-// bucket is there, and every record and request passes checkRecords. With
-// Config.Verify it also runs bbolt's full consistency check and decodes every
-// record. Nothing is written: the file is opened for writing only once it
-// has passed.
+// build can use (see Open).
 func inspect(path string, o *options) error {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -348,15 +322,10 @@ func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
 	return nil
 }
 
-// checkRecords walks every record and every request in the file, the two
-// buckets side by side in Seq order, and checks each record's version,
-// state and checksum, each request's checksum, that a record says it has
-// a request exactly when one is stored under its Seq, that every Seq is
-// below the next one, and that there are as many records as the counts
-// say. It decodes nothing else and allocates nothing; on a checkpoint of
-// 1,000,000 URLs (512 MB) it takes about 0.15 s of CPU. So a damaged record is
-// refused at Open, before the file is opened for writing, rather than met
-// by a resume or a Get after the crawl has written to the file.
+// checkRecords walks the records and requests side by side in Seq order
+// and checks every checksum, that a request is stored exactly for the
+// records that say they have one, the Seqs, and the count. It allocates
+// nothing (about 0.15 s for 1,000,000 URLs).
 func checkRecords(tx *bbolt.Tx, path string, counts *backend.Tally, nextSeq uint64) error {
 	total := 0
 	for _, n := range counts {
@@ -402,14 +371,6 @@ func checkRecords(tx *bbolt.Tx, path string, counts *backend.Tally, nextSeq uint
 	return nil
 }
 
-// checkRecord decodes the record v under key k, its request included.
-func checkRecord(path string, k, v []byte, reqs *follower) (storage.Record, error) {
-	if len(k) != 8 {
-		return storage.Record{}, corruptError(path, fmt.Sprintf("record key of %d bytes", len(k)), nil)
-	}
-	return readRecord(path, k, v, reqs)
-}
-
 // recordError wraps a decode failure with the file and the Seq.
 func recordError(path string, seq uint64, err error) error {
 	if errors.Is(err, storage.ErrNewerFormat) {
@@ -418,11 +379,8 @@ func recordError(path string, seq uint64, err error) error {
 	return corruptError(path, fmt.Sprintf("record %d", seq), err)
 }
 
-// verifyAll runs bbolt's page check, loads the index (which checks the
-// ID log, the state index and the counts against each other), then
-// decodes every record and its request and checks each against the
-// index: every record in the ID log, with the state the state index
-// gives it, and every stored request belonging to a record.
+// verifyAll runs bbolt's page check, loads the index, and decodes every
+// record and request, checking each against the index.
 func verifyAll(tx *bbolt.Tx, path string, counts *backend.Tally) error {
 	var errs []error
 	for err := range tx.Check() {
@@ -438,7 +396,7 @@ func verifyAll(tx *bbolt.Tx, path string, counts *backend.Tally) error {
 	records, withRequest := 0, 0
 	reqs := newFollower(tx.Bucket(bucketRequests))
 	err = tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-		r, err := checkRecord(path, k, v, reqs)
+		r, err := readRecord(path, k, v, reqs) // checkRecords saw every key is 8 bytes
 		if err != nil {
 			return err
 		}

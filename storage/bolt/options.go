@@ -18,40 +18,29 @@ const (
 	DefaultLockTimeout   = time.Second
 )
 
-// Config configures Open; a zero field keeps the default. Open takes any
-// number: a later Config's non-zero fields win.
+// Config configures Open; a zero field keeps the default, a negative
+// one is rejected. Open takes any number: a later Config's non-zero
+// fields win.
 type Config struct {
 	// FlushInterval is how long a Put may wait in memory before the
-	// background commit writes it: at most about that long after Put
-	// returns, the record is durable. Zero means DefaultFlushInterval
-	// (50 ms); negative is rejected.
+	// background commit makes it durable (DefaultFlushInterval).
 	FlushInterval time.Duration
 
 	// BatchSize is how many buffered records and metadata entries start a
-	// commit before the interval is up. Put blocks while four times as
-	// many are buffered and a commit is running, which bounds memory (to
-	// about eight batches, with the commit's own) when the disk is slower
-	// than the crawl. Zero means DefaultBatchSize (10,000); negative is
-	// rejected.
+	// commit before the interval is up (DefaultBatchSize). Put blocks
+	// while four times as many are buffered and a commit is running.
 	BatchSize int
 
 	// LockTimeout is how long Open waits for another process to release
-	// the file before it returns storage.ErrLocked. Zero means
-	// DefaultLockTimeout (1 s); negative is rejected.
+	// the file before it returns storage.ErrLocked (DefaultLockTimeout).
 	LockTimeout time.Duration
 
-	// Verify makes Open check the whole file more deeply before using it:
-	// every page of the B+trees (bbolt's consistency check), and every
-	// record and request decoded and checked against the ID log and the
-	// state index. It takes time in proportion to the file's size, several
-	// times what Open takes without it. Without it Open still checks the
-	// header, the buckets, the file length, the indexes against the
-	// counts, and the checksum of every record and request.
+	// Verify makes Open also run bbolt's page check and decode every
+	// record and request against the indexes: several times slower.
 	Verify bool
 
-	// Logger gives the store a logger. It logs a failed commit (once: the
-	// error is sticky) and nothing in normal operation. Without it the
-	// store is silent.
+	// Logger logs a failed commit (once: the error is sticky). Without it
+	// the store is silent.
 	Logger zerolog.Logger
 
 	// Clock paces background commits and stamps Updated on records Put
@@ -62,27 +51,10 @@ type Config struct {
 // apply sets c's non-zero fields over o, and notes the first one out of
 // range.
 func (c Config) apply(o *options) {
-	if c.FlushInterval != 0 {
-		if c.FlushInterval < 0 {
-			o.reject("negative flush interval %v", c.FlushInterval)
-		}
-		o.flushInterval = c.FlushInterval
-	}
-	if c.BatchSize != 0 {
-		if c.BatchSize < 0 {
-			o.reject("negative batch size %d", c.BatchSize)
-		}
-		o.batchSize = c.BatchSize
-	}
-	if c.LockTimeout != 0 {
-		if c.LockTimeout < 0 {
-			o.reject("negative lock timeout %v", c.LockTimeout)
-		}
-		o.lockTimeout = c.LockTimeout
-	}
-	if c.Verify {
-		o.verify = true
-	}
+	setPositive(o, &o.flushInterval, c.FlushInterval, "flush interval")
+	setPositive(o, &o.batchSize, c.BatchSize, "batch size")
+	setPositive(o, &o.lockTimeout, c.LockTimeout, "lock timeout")
+	o.verify = o.verify || c.Verify
 	if !collyx.IsZero(c.Logger) {
 		o.log = c.Logger
 	}
@@ -109,6 +81,16 @@ func newOptions(cfg []Config) (options, error) {
 	}
 	o.clock = clock.OrSystem(o.clock)
 	return o, o.err
+}
+
+// setPositive sets *dst to v unless v is zero, noting a negative v.
+func setPositive[T int | time.Duration](o *options, dst *T, v T, what string) {
+	if v < 0 {
+		o.reject("negative %s %v", what, v)
+	}
+	if v != 0 {
+		*dst = v
+	}
 }
 
 func (o *options) reject(format string, args ...any) {

@@ -13,34 +13,25 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
-// scanChunk is how many records Scan reads per read transaction before it
-// releases the transaction and the lock and calls fn for them.
+// scanChunk is how many records Scan reads per read transaction.
 const scanChunk = 512
 
 type stateSet [int(storage.Dead) + 1]bool
 
-// Scan implements storage.Store. It works a chunk at a time: under the
-// read lock and one read transaction it collects the next records after
-// the last Seq it returned, from the buffers and the file (buffered
-// records shadow their older committed versions), then calls fn with
-// nothing held.
-//
-// When the wanted states hold fewer than half of the records it walks the
-// (state, seq) index, merging one cursor per state, and reads only those
-// records; otherwise it walks all records in Seq order and skips the
-// others by their state byte, without decoding them.
+// Scan implements storage.Store. It collects a chunk of records at a time,
+// from the buffers and the file under one read transaction, then calls fn
+// with nothing held. When the wanted states hold under half the records it
+// walks the state index; otherwise every record, skipping by state byte.
 func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) error {
 	if err := backend.CheckStates(states); err != nil {
 		return err
 	}
+	if len(states) == 0 {
+		states = storage.States()
+	}
 	var want stateSet
 	for _, st := range states {
 		want[st] = true
-	}
-	if len(states) == 0 {
-		for _, st := range storage.States() {
-			want[st] = true
-		}
 	}
 	var after uint64
 	var buf []storage.Record // reused: fn gets copies
@@ -187,7 +178,7 @@ func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(
 	for st := range want {
 		if want[st] {
 			h := &head{st: byte(st), c: states.Cursor()}
-			k, _ := h.c.Seek(stateKey(storage.State(st), after+1))
+			k, _ := h.c.Seek(stateKeyAppend(nil, storage.State(st), after+1))
 			h.key = valid(h, k)
 			heads = append(heads, h)
 		}
@@ -215,11 +206,8 @@ func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(
 	}
 }
 
-// follower looks up keys of 8 bytes in ascending order in one bucket. A
-// key a few entries ahead of the last one found is reached by stepping
-// the cursor, the rest by seeking from the root: a scan reads the
-// requests of the records it returns this way, which are mostly near
-// each other.
+// follower looks up 8-byte keys, in ascending order, in one bucket: a key
+// a few entries ahead is reached by stepping the cursor, others by a seek.
 type follower struct {
 	c    *bbolt.Cursor
 	k, v []byte

@@ -17,85 +17,37 @@ import (
 // Store is a storage.Store in one bbolt file. Open it with Open; it is
 // safe for concurrent use.
 //
-// Durability. Put and SetMeta write to an in-memory buffer (the latest
-// write per ID wins) and return. Reads (Get, Scan, Counts, Meta) see the
-// buffer at once. A background loop commits the buffer in one bbolt
-// transaction every flush interval (Config.FlushInterval, 50 ms by default),
-// or as soon as a batch (Config.BatchSize, 10,000 records and metadata
-// entries by default) has accumulated. bbolt fsyncs each commit before it
-// returns. So:
+// Put and SetMeta buffer the write (the latest per ID wins) and return;
+// reads see it at once. A background loop commits the buffer in one
+// atomic, fsynced transaction every Config.FlushInterval, or sooner once
+// Config.BatchSize writes are buffered: a Put is durable after the next
+// commit, or once Flush or Close returns nil. A crash leaves the file as
+// of the last commit, every record whole. A failed commit (disk full) is
+// sticky: this and every later Put, SetMeta and Flush return it (a
+// *FileError), reads go on from memory, and the file keeps the last
+// successful commit; reopen it once the cause is fixed. Put blocks while
+// four batches are buffered and a commit runs.
 //
-//   - A Put is durable once Flush returns nil, or once Close returns nil.
-//   - Without Flush, a Put is durable after the next background commit:
-//     normally at most one flush interval plus one commit after Put
-//     returned (about 50 ms).
-//   - Every commit is atomic. A crash (kill -9, power loss) leaves the file
-//     as of the last completed commit: each record whole, in the state it
-//     had then, with the indexes and counts that match. Nothing committed
-//     is lost and nothing half-written is seen.
-//   - If a commit fails (disk full, I/O error), the error is sticky: this
-//     and every later Put, SetMeta and Flush return it (a *FileError naming
-//     the file), reads go on working from memory, and the file keeps the
-//     last successful commit. Reopen it once the cause is fixed.
-//
-// Put blocks while four batches are buffered and a commit is running, so
-// a crawl faster than its disk is slowed rather than let memory grow
-// without bound.
-//
-// Memory. The store keeps every record's ID, Seq and state in memory
-// (about 18 bytes a record loaded at Open, 20 to 40 for one created since;
-// 20 to 40 MB for a crawl of 1,000,000 URLs), besides what is buffered. So
-// Put reads nothing from the file, and Get of an ID the store does not
-// hold, the question a crawler asks of every new link, does not either.
-//
-// The file. One bbolt database (format 2) with six buckets:
-//
-//	breakwater  magic "breakwater checkpoint", format (uint32), nextseq (uint64),
-//	            counts (records per state, 6 × uint64); all big-endian
-//	records     seq (8 bytes BE) → record (see below)
-//	requests    seq (8 bytes BE) → request, for records whose Request is not nil
-//	ids         seq (8 bytes BE) → the IDs (8 bytes BE each) of the records
-//	            from that Seq on, created by one commit: the ID log
-//	states      state (1 byte) + seq (8 bytes BE) → empty: the (state, seq) index
-//	meta        key → value
-//
-// A record is version byte 2, state byte, id (8 bytes BE), then varints:
-// attempts, NotBefore and Updated (seconds since year 1, nanoseconds),
-// URL and LastError (each length-prefixed), a byte saying whether the
-// record has a request, and a CRC-32C of all of it. A request value and an
-// ID log value end with a CRC-32C of their key and content.
-//
-// Records are keyed by Seq, so the frontier is stored in order and a state
-// change rewrites the record in place: it touches the record's page, two
-// entries of the state index near each other, and neither the request,
-// which is written again only when it changes, nor the ID log, which each
-// commit appends to. Scanning the non-done frontier walks the state index
-// and reads only the records it names, and their requests; no done record
-// is read or decoded. Get of a committed record is two lookups by Seq
-// (records, then requests).
+// The store keeps every record's ID, Seq and state in memory (20 to 40 MB
+// for 1,000,000 URLs), so Put, and Get of an ID it does not hold, read
+// nothing from the file. docs/checkpoints.md describes the file.
 type Store struct {
 	path string
 	db   *bbolt.DB
 	o    options
 
-	mu sync.RWMutex
-	// space is signalled (on mu) when the buffer is handed to a commit,
-	// a commit ends, or the store closes: what a Put blocked on a full
-	// buffer waits for.
-	space *sync.Cond
-	// buf holds records Put since the last commit began; com, while a
-	// commit runs, the records it is writing (nil otherwise). Reads look
-	// in buf, then com, then the file. The same for metadata.
+	mu    sync.RWMutex
+	space *sync.Cond // on mu: what a Put blocked on a full buffer waits for
+	// Reads look in buf (written since the last commit began), then com
+	// (what the running commit writes, or nil), then the file.
 	buf, com         map[uint64]*entry
 	metaBuf, metaCom map[string][]byte
-	// index knows every record's Seq and state (index.go), so reads of
-	// absent IDs and every Put are answered from memory.
-	index   index
-	counts  backend.Tally // as reads see them
-	nextSeq uint64
-	err     error // sticky commit error
-	closed  bool
-	stats   writeStats
+	index            index         // every record's Seq and state (index.go)
+	counts           backend.Tally // as reads see them
+	nextSeq          uint64
+	err              error // sticky commit error
+	closed           bool
+	stats            writeStats
 
 	commitMu  sync.Mutex // one commit at a time
 	kick      chan struct{}
@@ -104,15 +56,11 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-// entry is a buffered record, with what its commit must do besides
-// writing the record.
+// entry is a buffered record: rec as Put, with Seq and Updated set and a
+// Request of the store's own; was, its state in the file before this
+// commit (0 if new), which is the state index entry the commit moves.
 type entry struct {
-	// rec is the record as Put, Seq and Updated set; its Request is the
-	// store's own copy (never handed out, never written to), or nil.
 	rec storage.Record
-	// was is the record's state in the file before this entry's commit,
-	// 0 if the file does not have it yet: which state index entry the
-	// commit moves.
 	was storage.State
 	req reqAction
 }
@@ -121,14 +69,9 @@ type entry struct {
 type reqAction uint8
 
 const (
-	// reqKeep: the file holds this request already (or will, once the
-	// running commit ends), so it is not written again.
-	reqKeep reqAction = iota
-	// reqWrite: the file's request differs, or there is none yet.
-	reqWrite
-	// reqCheck: the record was last written by an earlier commit and the
-	// store no longer has its request in memory; the commit compares.
-	reqCheck
+	reqKeep  reqAction = iota // the file holds it, or will once the running commit ends
+	reqWrite                  // the file's differs, or it has none yet
+	reqCheck                  // unknown (not in memory): the commit compares
 )
 
 // writeStats describes the store's write activity (the tests read it).
@@ -424,11 +367,8 @@ func (s *Store) Meta(key string) (v []byte, ok bool, err error) {
 
 // Close implements storage.Store: it stops the background commits,
 // commits what is buffered and releases the file and its lock.
-func (s *Store) Close() error {
-	first := false
-	var err error
-	s.closeOnce.Do(func() {
-		first = true
+func (s *Store) Close() (err error) {
+	s.closeOnce.Do(func() { // a later call returns nil
 		s.mu.Lock()
 		s.closed = true // from here on Put refuses, so nothing is lost after the last commit
 		s.space.Broadcast()
@@ -440,8 +380,5 @@ func (s *Store) Close() error {
 			err = &FileError{Path: s.path, Detail: "closing the checkpoint", Err: cerr}
 		}
 	})
-	if !first {
-		return nil
-	}
 	return err
 }

@@ -1,10 +1,6 @@
 package memory
 
-import (
-	"bytes"
-
-	"github.com/breakwater-crawl/breakwater/internal/chunks"
-)
+import "github.com/breakwater-crawl/breakwater/internal/chunks"
 
 // arena holds the records' variable-length parts (URL, last error,
 // request) as bytes in shared chunks, so that a record itself holds no
@@ -21,25 +17,14 @@ type span struct {
 	set           bool
 }
 
-// put appends b and returns its span.
-func (a *arena) put(b []byte) span {
-	if len(b) == 0 {
-		return span{set: b != nil}
+// put appends v and returns its span; set is false for a nil value.
+func put[T string | []byte](a *arena, v T, set bool) span {
+	if len(v) == 0 {
+		return span{set: set}
 	}
-	c, off, dst := a.buf.Alloc(len(b))
-	copy(dst, b)
-	return span{chunk: c, off: off, n: uint32(len(b)), set: true}
-}
-
-// putString appends s and returns its span, set (an empty string is a
-// value too).
-func (a *arena) putString(s string) span {
-	if len(s) == 0 {
-		return span{set: true}
-	}
-	c, off, dst := a.buf.Alloc(len(s))
-	copy(dst, s)
-	return span{chunk: c, off: off, n: uint32(len(s)), set: true}
+	c, off, dst := a.buf.Alloc(len(v))
+	copy(dst, v)
+	return span{chunk: c, off: off, n: uint32(len(v)), set: true}
 }
 
 // bytes returns the bytes of sp, backed by the arena: copy them before
@@ -57,24 +42,15 @@ func (a *arena) clone(sp span) []byte {
 // str returns the value at sp as a string of its own.
 func (a *arena) str(sp span) string { return string(a.bytes(sp)) }
 
-// setString makes *sp hold s, set. A record's URL and request seldom
-// change between its states: a value that is the same keeps its bytes.
-// (A new record's spans are zero: nothing to drop.)
-func (a *arena) setString(sp *span, s string) {
-	if sp.set && string(a.bytes(*sp)) == s {
+// set makes *sp hold v (set is false for a nil value). A record's URL
+// and request seldom change between its states: a value that is the same
+// keeps its bytes. (A new record's spans are zero: nothing to drop.)
+func set[T string | []byte](a *arena, sp *span, v T, isSet bool) {
+	if sp.set == isSet && string(a.bytes(*sp)) == string(v) {
 		return
 	}
 	a.buf.Drop(int(sp.n))
-	*sp = a.putString(s)
-}
-
-// setBytes makes *sp hold b, nil and empty told apart, as setString does.
-func (a *arena) setBytes(sp *span, b []byte) {
-	if sp.set == (b != nil) && bytes.Equal(a.bytes(*sp), b) {
-		return
-	}
-	a.buf.Drop(int(sp.n))
-	*sp = a.put(b)
+	*sp = put(a, v, isSet)
 }
 
 // keep copies the value at sp in from, and returns its span here.
@@ -82,5 +58,5 @@ func (a *arena) keep(from *arena, sp span) span {
 	if sp.n == 0 {
 		return sp
 	}
-	return a.put(from.bytes(sp))
+	return put(a, from.bytes(sp), true)
 }

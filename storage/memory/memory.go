@@ -92,9 +92,9 @@ func (s *store) Put(recs ...storage.Record) error {
 		e := &s.recs[seq-1]
 		e.attempts, e.state = r.Attempts, r.State
 		e.notBefore, e.updated = stampOf(r.NotBefore), stampOf(updated)
-		s.data.setString(&e.url, r.URL)
-		s.data.setString(&e.lastErr, r.LastError)
-		s.data.setBytes(&e.request, r.Request)
+		set(&s.data, &e.url, r.URL, true)
+		set(&s.data, &e.lastErr, r.LastError, true)
+		set(&s.data, &e.request, r.Request, r.Request != nil)
 		s.counts[r.State]++
 	}
 	if s.data.buf.Wasteful() {
@@ -195,10 +195,7 @@ func (s *store) SetMeta(key string, value []byte) error {
 	if err := backend.CheckMetaKey(key); err != nil {
 		return err
 	}
-	v := bytes.Clone(value)
-	if v == nil {
-		v = []byte{}
-	}
+	v := append([]byte{}, value...) // never nil: a value is stored
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
