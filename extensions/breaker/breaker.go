@@ -106,8 +106,7 @@ const DefaultIdleTTL = domains.DefaultIdleTTL
 // FleetGuard judges all domains together (Config.Fleet): when many trip
 // at once on network failures while none succeeds, the client is suspected,
 // every active domain is paused and the run ends in error. Zero fields take
-// the defaults; Off disables it. Fields: go doc
-// github.com/breakwater-crawl/breakwater/internal/fleet.Config
+// the defaults; Off disables it. docs/pacing.md tells each field.
 type FleetGuard = fleet.Config
 
 // Overview is every domain at a glance: totals, and the stats of the few

@@ -9,8 +9,9 @@ import "github.com/breakwater-crawl/breakwater/internal/pace"
 // per throttle episode, the gap never past MaxGap); clean successes raise
 // it step by step (Recover, Step), never past these settings; a domain
 // answering nothing but throttles for ThrottleHorizon is held open. Zero
-// fields take the defaults. internal/pace is the whole policy, and its
-// Config's doc every field's.
+// fields take the defaults (Backoff 2, Recover 10, Step a tenth of the
+// throttled gap, DefaultMaxGap, DefaultThrottleHorizon); docs/pacing.md
+// tells each field.
 type Pacing = pace.Config
 
 // Defaults for the Pacing fields whose zero value stands for a default.
