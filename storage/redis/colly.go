@@ -24,9 +24,8 @@ import (
 )
 
 // CollyStorage spreads one Colly crawl over several processes: it is
-// Colly's storage.Storage (the visited set and the cookies) and
-// queue.Storage (the frontier) on Redis, over a job queue. A crawl written with
-// Colly's queue package is distributed as it is:
+// Colly's storage.Storage (visited set, cookies) and queue.Storage (the
+// frontier) on Redis, over a job queue:
 //
 //	cs, err := redis.NewCollyStorage(client, "shop-crawl-2026-05-01")
 //	c := colly.NewCollector()
@@ -36,85 +35,26 @@ import (
 //	q.AddURL("https://shop.example/")   // every worker may add the seeds: each is queued once
 //	err = q.Run(c)                      // until the whole crawl's queue is drained
 //
-// Use a synchronous collector: the queue's threads are then the worker's
-// parallelism. With colly.Async, Do returns at once, so one worker would
-// claim every ready job of the crawl and hold them in goroutines.
+// Use a synchronous collector: the queue's threads are the worker's
+// parallelism (with Async one worker would claim every ready job).
 //
-// Visited, atomically. Colly asks IsVisited and then calls Visited, so
-// two workers could both decide to fetch a URL. IsVisited therefore claims
-// the URL in one atomic step and answers "not visited" to exactly one
-// worker. Within a worker, callers that meet the URL while another's claim
-// is unsettled are told "not visited" too, and the first Visited wins: the
-// others get a colly.AlreadyVisitedError from it, which stops their
-// request; so "if !c.HasVisited(u) { c.Visit(u) }" fetches u once. A URL
-// the queue handed to this worker (its lease says so) is let through once
-// without asking Redis: to the job's own request, or to a redirect's hop
-// (or a Visit) that meets it first, whose outcome then settles the job.
-// A URL another worker's job owns, that is done, or that a live claim
-// holds, is visited.
+// IsVisited claims a URL atomically, so one worker fetches it. GetRequest
+// leases a job for Config.VisibilityTimeout rather than popping it; the
+// job ends with Ack (done), Fail (retried after a backoff, dead-lettered at
+// MaxAttempts) or Park (queued until a time). Observing the breaker
+// (breakwater.Use) reports every outcome; without one, call Ack from
+// OnScraped and Fail from OnError. Leases of requests under way are
+// extended, so a page is fetched twice only if its worker died between the
+// fetch and the Ack, and is never lost. Requests Colly drops before
+// OnRequest (a URL filter, MaxDepth, robots.txt) report nothing and are
+// dead-lettered after their leases: filter before adding.
 //
-// Delivery, at least once. Colly's queue pops a request and then ignores
-// what becomes of it, so GetRequest does not pop: it claims a job, leased
-// for Config.VisibilityTimeout. The job ends when its outcome is reported:
-// Ack (done: the URL is visited for good), Fail (an attempt spent; retried
-// after a backoff, dead-lettered at MaxAttempts) or Park (queued until a
-// time, no attempt spent). Observing the breaker (breakwater.Use) reports
-// every outcome; without a breaker, call Ack from OnScraped and Fail from
-// OnError. While a job's request is under way in this process (waiting
-// for a thread, a LimitRule slot, the breaker's pace or a Retry-After, or
-// being fetched) its lease is extended every third of the visibility
-// timeout, for up to Config.MaxHold. A job whose worker died is claimed
-// again once its lease runs out, so a page is fetched twice only when its
-// worker died (or lost Redis for a whole lease) between the fetch and the
-// Ack, and is never lost. Requests Colly drops before OnRequest (a URL
-// filter, MaxDepth, robots.txt) report no outcome: their jobs come back
-// after the lease until they are dead-lettered, so filter before adding.
-//
-// The queue under it. Each job carries its URL, its domain, the serialised
-// Colly request and its retry state. Ready jobs are ordered by the time
-// each became eligible; jobs that may not run yet (a backoff, a parked
-// domain) wait in a set ordered by their time, moved into the ready order
-// atomically by the claim that finds them due. A claim moves the job into
-// an in-flight set scored by its lease deadline and gives it a token: only
-// its holder may Fail or Park the job, while a late Ack still completes it
-// if nobody claimed or rescheduled it since. A job taken back after its
-// lease expired has spent one attempt, so a job that keeps killing workers
-// ends in the dead letters. A claim sent again with its token (a client's
-// retry after a lost answer) hands out the job the first one leased.
-//
-// Lost state. A worker's first call joins the crawl's run: a run id in
-// Redis, written by the crawl's first worker. The storage checks it every
-// third of the visibility timeout (at most every 5 s), after Redis failed
-// a call, when a job it holds is unknown, and before it reports the queue
-// empty. Found gone or replaced (Redis restarted without persistence, was
-// flushed or evicted the crawl's keys), the queue and visited set are gone
-// with it: the storage logs it once and every call returns an error
-// wrapping ErrStateLost, so Colly's Run ends with it instead of ending as
-// if the work were done. Check asks at the end of a run.
-//
-// Waiting, not ending. Colly's queue ends its Run when QueueSize says 0,
-// with an error when QueueSize fails. QueueSize counts every job not
-// finished anywhere (ready, delayed, in flight at any worker), so a worker
-// keeps going while another might still fail a job back into the queue;
-// GetRequest waits for a job to become ready (Config.PollInterval), unless
-// all that is left waits beyond Config.WaitHorizon. While Redis is
-// unreachable every call waits and retries (Config.ReconnectBase) for up
-// to Config.MaxOutage: the crawl pauses and resumes, one log event
-// (Config.Logger) each way.
-//
-// Keys, besides the queue's, under the crawl's hash tag:
-//
-//	<ns>:{<crawl>}:c:visited  ZSET  request id → 0 done, or the deadline (ms) of a claim
-//	<ns>:{<crawl>}:c:cookies  HASH  host → cookies, as Colly's cookie jar stringifies them
-//	<ns>:{<crawl>}:c:run      STRING the run marker (see Lost state)
-//
-// With Config.Shards each shard has the three under its own tag, its share
-// of the visited set (a request lives in the shard of its ID, with its
-// job) and a copy of the run marker; the cookies are in the first
-// shard's.
-//
-// A request's ID is Colly's (what Colly passes to IsVisited and Visited) in
-// 16 hex digits; its job has the same ID, so a URL is queued once per crawl.
+// QueueSize counts every job not finished anywhere, so a worker keeps
+// going while another might fail a job back. While Redis is unreachable
+// calls wait and retry for up to Config.MaxOutage. If the crawl's state is
+// lost (Redis restarted empty, flushed, evicted), every call fails with
+// ErrStateLost instead of the run ending as if done. docs/redis.md tells
+// the queue, the keys and the failure handling in full.
 type CollyStorage struct {
 	observed observed.Set // the breakers Observe was given
 	q        *jobQueue
