@@ -24,24 +24,11 @@ import (
 //	bs, err := redis.NewBreakerStore(client, "shop-crawl-2026-05-01")
 //	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
 //
-// Each domain's circuit lives under the crawl's hash tag (with
-// Config.Shards, under the tag of the domain's shard, so a crawl's
-// circuits spread over masters) in three keys: its state, the window of
-// outcomes with their latencies, and the probes' leases; the profile is
-// passed in each call's arguments. It runs the in-process circuit's state
-// machine as Lua scripts: every Allow and every Record is one atomic round
-// trip, and a Record that cannot change anything (an uncounted outcome of
-// a ticket that is not a probe) makes none. Unlike a breaker that holds a
-// Redis lock for the whole request (as gobreaker's distributed one does),
-// nothing is held while a request is in flight, so workers sharing a
-// domain do not take turns. The circuittest table and a differential test
-// against the in-process circuit (thousands of random calls: same
-// permits, refusals, transitions and log lines) hold the two to the same
-// semantics in any order the outcomes come back: both windows keep the
-// latest outcomes by the order their requests left (Redis numbers every
-// worker's tickets), so a synchronous collector, which records a page
-// after the pages it visited, keeps the trip bound through a shared store
-// too.
+// Each Allow and Record is one atomic Lua round trip (a Record that cannot
+// change anything makes none), and nothing is held while a request is in
+// flight, unlike gobreaker's distributed lock. The window keeps outcomes in
+// the order their requests left, as the in-process circuit's does; the
+// circuittest table and a differential test hold the two to one semantics.
 //
 // A half-open probe holds its slot under a lease (Config.ProbeLease). An idle
 // domain's keys expire after Config.Retention, an open one's never before its
