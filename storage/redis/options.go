@@ -37,10 +37,8 @@ const (
 
 // Option configures any of the package's constructors: NewCollyStorage,
 // NewBreakerStore and OpenCheckpoint. A Config is one. Pass the same
-// options to each so that they agree on the namespace, the clock and the
-// timeouts; a field a constructor has no use for is ignored by it (its doc
-// says which constructors read it). A later Config's non-zero fields win.
-// Options are checked once, by the constructor.
+// options to each; a field a constructor has no use for is ignored by it.
+// A later Config's non-zero fields win. The constructor checks them.
 type Option interface {
 	apply(*settings)
 }
@@ -54,153 +52,101 @@ func (f optionFunc) apply(s *settings) { f(s) }
 // Config is every setting of the package's constructors. A zero field
 // keeps the default, or what an earlier Config set.
 type Config struct {
-	// Namespace is the first part of every key, before the crawl's hash
-	// tag: "<namespace>:{<crawl>}:q:ready". The braces are a Redis Cluster
-	// hash tag, so a crawl's keys share one slot (the scripts touch several
-	// at once) and two crawls on one Redis never see each other's state;
-	// "redis-cli --scan --pattern 'bw:{<crawl>}*'" lists a crawl's keys and
-	// DeleteCrawl removes them. Default "bw". Read by every constructor.
+	// Namespace is the first part of every key: "<ns>:{<crawl>}:…". The
+	// braces are a Cluster hash tag, so a crawl's keys share one slot and
+	// two crawls never see each other's state. Default "bw".
 	Namespace string
 
-	// Shards spreads the crawl over n Redis Cluster hash slots, so that n
-	// masters can serve one crawl: CollyStorage's jobs and visited set by
-	// a hash of the Colly request's ID, a BreakerStore's circuits by a hash
-	// of the domain, each shard under a hash tag of its own,
-	// "<ns>:{<crawl>/<i>.<k>}:s:…", chosen so that n shards land on n
-	// masters of an evenly split cluster. Claims take the shards in turn,
-	// so jobs are ordered within a shard only; Stats, QueueSize and
-	// DeadLetters add the shards up. On a single Redis server shards only
-	// cost round trips. The checkpoint (OpenCheckpoint) is not sharded.
-	// Default (and zero) 1, the unsharded layout; n must be in [1,
-	// MaxShards]. Every worker of a crawl must give the same n: like the
-	// namespace, it names where the crawl is. Read by NewCollyStorage,
-	// NewBreakerStore and DeleteCrawl (as its shards argument).
+	// Shards spreads the crawl over n hash slots, one per master of an
+	// evenly split Cluster: jobs and the visited set by request ID,
+	// circuits by domain. Claims take the shards in turn, so jobs are
+	// ordered within a shard only; the checkpoint is not sharded. Every
+	// worker must give the same n. Default 1; n in [1, MaxShards].
 	Shards int
 
 	// VisibilityTimeout is how long a claimed job stays leased to its
-	// worker. A job neither acked, failed nor parked by then is taken back
-	// (with one attempt spent) and claimed again. A CollyStorage extends
-	// the lease of every job whose request is under way in its process
-	// every third of the timeout (see MaxHold), so there it is how long
-	// the jobs of a worker that died wait for the others, not a bound on a
-	// fetch or on a wait at the breaker's gate. Default 5 minutes; must be
-	// ≥ 1 ms.
+	// worker before it is taken back (one attempt spent). Leases of
+	// requests under way are extended (see MaxHold), so it is how long a
+	// dead worker's jobs wait. Default 5 minutes; ≥ 1 ms.
 	VisibilityTimeout time.Duration
 
 	// MaxAttempts is how many failed attempts (Fail, or a lease that ran
-	// out) send a job to the dead letters. It applies to the jobs a
-	// storage queues. Default 5; must be ≥ 1.
+	// out) send a job to the dead letters. Default 5; ≥ 1.
 	MaxAttempts int
 
-	// BackoffBase and BackoffCap set the retry delay after a failure: full
-	// jitter, uniform in [0, min(cap, base·2^(n-1))) after the n-th failed
-	// attempt, so failures that happen together do not retry together.
-	// Defaults 15 s and 1 h; base must be ≥ 1 ms and cap ≥ base.
+	// BackoffBase and BackoffCap set the retry delay after the n-th
+	// failure: full jitter in [0, min(cap, base·2^(n-1))). Defaults 15 s
+	// and 1 h; base ≥ 1 ms, cap ≥ base.
 	BackoffBase, BackoffCap time.Duration
 
 	// Retention is the time-to-live of the crawl's keys, refreshed by
-	// every call that changes the queue: a crawl nobody touches for this
-	// long disappears from Redis by itself. Keep it well above the backoff
-	// cap and the longest Park: a crawl whose only jobs wait longer than
-	// the retention, with no other change meanwhile, expires with them.
-	// Default 7 days; must be ≥ 1 s. Read by every constructor (for a
-	// BreakerStore it is how long an idle domain's circuit is kept).
+	// every change: keep it above the backoff cap and the longest Park.
+	// For a BreakerStore it is how long an idle domain's circuit is kept.
+	// Default 7 days; ≥ 1 s.
 	Retention time.Duration
 
-	// DeadLetterLimit caps the dead-letter set: beyond it, the oldest dead
-	// letters are dropped (and logged). Default 100,000; a negative value
-	// means no cap (the set then lives until the crawl's retention runs
-	// out).
+	// DeadLetterLimit caps the dead letters; the oldest beyond it are
+	// dropped and logged. Default 100,000; negative is no cap.
 	DeadLetterLimit int
 
 	// CallTimeout bounds every call to Redis when the caller's context has
-	// no earlier deadline. Default 10 s, and DefaultBreakerTimeout (1 s)
-	// for a BreakerStore's decisions, which a request waits for at the
-	// gate; a negative value leaves calls bounded only by the caller's
-	// context and the client's own timeouts. For the bound to cut a hung
-	// connection short, build the client with ContextTimeoutEnabled: true
-	// (otherwise its ReadTimeout applies). Read by every constructor.
+	// no earlier deadline. Default 10 s, and DefaultBreakerTimeout for a
+	// BreakerStore; negative leaves calls to the context and the client.
+	// To cut a hung connection, build the client with
+	// ContextTimeoutEnabled: true.
 	CallTimeout time.Duration
 
-	// Clock's Now decides eligibility and leases (the waits between polls
-	// and reconnects are real time). The scripts are given this time
-	// rather than asking Redis, so every worker should have a synchronised
-	// clock (NTP); skew of a few seconds only shifts priorities and lease
-	// expiry by as much. Default (and nil): the system clock. Read by
-	// NewCollyStorage and OpenCheckpoint; a BreakerStore's circuits use
-	// the clock the breaker passes them.
+	// Clock decides eligibility and leases; the scripts are given its time,
+	// so workers need synchronised clocks (NTP). Default the system clock.
+	// A BreakerStore's circuits use the breaker's clock.
 	Clock clock.Clock
 
-	// Logger gets one event for each thing the package decides on its
-	// own: leases taken back, jobs sent to or dropped from the dead
-	// letters, every change between "Redis answers" and "Redis
-	// unreachable". Default: silence. Read by every constructor.
+	// Logger gets one event for each thing the package decides on its own:
+	// leases taken back, dead letters, Redis lost and back. Default:
+	// silence.
 	Logger zerolog.Logger
 
 	// FailOpen is what a BreakerStore's circuits do while Redis cannot be
-	// reached. False (the default) refuses every request: Allow's error
-	// matches ErrUnavailable and breaker.ErrOpen and converts to a
-	// *circuit.OpenError whose RetryAt is the next connection attempt (one
-	// call at a time, backing off from ReconnectBase), so the breaker parks
-	// the request instead of losing it. True falls back to an in-process
-	// circuit per domain (circuit.MemoryStore), started open where this
-	// process last saw the shared circuit open, and dropped as soon as
-	// Redis answers again. Read by NewBreakerStore.
+	// reached. False (the default) refuses every request with an error
+	// matching ErrUnavailable and breaker.ErrOpen, RetryAt the next
+	// reconnect, so the request is parked, not lost. True falls back to an
+	// in-process circuit per domain until Redis answers again.
 	FailOpen bool
 
-	// ProbeLease is how long a half-open probe holds its slot in a
-	// BreakerStore's circuit without its outcome being recorded. A worker
-	// that dies (or hangs) holding a probe would otherwise keep the domain
-	// half-open with no slot free forever; after the lease the slot is
-	// free again. Set it above the longest request. Default 2 minutes;
-	// must be ≥ 1 ms. Read by NewBreakerStore.
+	// ProbeLease is how long a half-open probe holds its slot without its
+	// outcome recorded (its worker died): set it above the longest
+	// request. Default 2 minutes; ≥ 1 ms.
 	ProbeLease time.Duration
 
-	// ReconnectBase and ReconnectCap set the wait between tries while
-	// Redis is unreachable: base after the first failure, doubling up to
-	// cap, each wait jittered over its upper half so that workers do not
-	// retry in step. Defaults 250 ms and 15 s; base must be ≥ 1 ms and
-	// cap ≥ base. Read by NewBreakerStore and NewCollyStorage.
+	// ReconnectBase and ReconnectCap set the jittered, doubling wait
+	// between tries while Redis is unreachable. Defaults 250 ms and 15 s;
+	// base ≥ 1 ms, cap ≥ base.
 	ReconnectBase, ReconnectCap time.Duration
 
 	// MaxOutage is how long a CollyStorage call keeps retrying while Redis
-	// is unreachable before it returns the error: Colly's queue ignores
-	// errors from GetRequest and ends its Run on one from QueueSize, so
-	// the storage pauses the crawl instead, up to this long. Default 10
-	// minutes; a negative value waits for as long as it takes. Read by
-	// NewCollyStorage.
+	// is unreachable: the crawl pauses rather than ends. Default 10
+	// minutes; negative waits for as long as it takes.
 	MaxOutage time.Duration
 
 	// ClaimTTL is how long IsVisited's claim on a URL fetched outside the
-	// queue (a plain Visit) keeps other workers off it when nobody reports
-	// its outcome. A URL whose outcome is reported is done (Ack) or
-	// released (Fail, Park) at once. Default: the visibility timeout; must
-	// be ≥ 1 ms. Read by NewCollyStorage.
+	// queue keeps other workers off it when no outcome is reported.
+	// Default the visibility timeout; ≥ 1 ms.
 	ClaimTTL time.Duration
 
-	// PollInterval is the longest a CollyStorage's GetRequest waits
-	// before it asks the queue again when no job is ready but some are
-	// delayed or in flight elsewhere. Default 1 s; must be ≥ 1 ms. Read by
-	// NewCollyStorage.
+	// PollInterval is the longest GetRequest waits before asking again
+	// when no job is ready. Default 1 s; ≥ 1 ms.
 	PollInterval time.Duration
 
-	// WaitHorizon makes a CollyStorage's crawl end when the only work
-	// left is delayed beyond it from now (a long cooldown or backoff):
-	// QueueSize does not count those jobs and GetRequest reports the queue
-	// drained, so Colly's Run returns and the jobs stay queued for the
-	// next run. Zero (the default) waits for every job, so a domain that
-	// never recovers keeps the crawl going (parking spends no attempt). A
-	// negative value is a horizon of zero. Read by NewCollyStorage.
+	// WaitHorizon ends a CollyStorage's crawl when the only work left is
+	// delayed beyond it (a long cooldown or backoff): those jobs stay
+	// queued for the next run. Zero (the default) waits for every job;
+	// negative is a horizon of zero.
 	WaitHorizon time.Duration
 
-	// MaxHold bounds how long a CollyStorage keeps extending the lease of
-	// a job whose request is under way in its process: one whose outcome
-	// is never reported (no breaker hooks, no Ack, Fail or Park) comes
-	// back to the other workers after this plus the visibility timeout.
-	// Set it above the longest a request can take, waits at the gate
-	// included (the breaker honours a Retry-After of up to 10 minutes,
-	// once per throttled retry). Default 1 hour; a negative value means no
-	// limit. Read by NewCollyStorage.
+	// MaxHold bounds how long the lease of a job under way in this process
+	// is extended: set it above the longest request, waits at the gate
+	// included (a Retry-After may be 10 minutes). Default 1 hour; negative
+	// is no limit.
 	MaxHold time.Duration
 }
 
