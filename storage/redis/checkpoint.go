@@ -46,26 +46,11 @@ const (
 // caller left it zero). Close does not close client, and leaves the data in
 // Redis for the crawl's other workers and later runs.
 //
-// The store keeps one Record per URL, the frontier order and the run
-// metadata, shared by every worker of the crawl. Every method is one round trip (Put one per 500 records, Scan one per
-// 256), a Lua script where it changes more than one key, so a record, its
-// Seq and its state's index always change together. Nothing is buffered:
-// a Put is as durable as Redis makes it when it returns (with
-// appendfsync always, on disk; with the default everysec, up to a second
-// can be lost if Redis itself crashes), and Flush has nothing to do.
-//
-// Keys, all under the crawl's hash tag and refreshed to Config.Retention on
-// every change:
-//
-//	<ns>:{<crawl>}:cp:recs   HASH  id (16 hex digits) → "<seq>|<state>|<record JSON>"
-//	<ns>:{<crawl>}:cp:seq    STRING the last Seq handed out
-//	<ns>:{<crawl>}:cp:meta   HASH  metadata key → value
-//	<ns>:{<crawl>}:cp:info   HASH  format → CheckpointFormat
-//	<ns>:{<crawl>}:cp:s<n>   ZSET  id → seq, one per State (1 pending … 6 dead)
-//
-// Unlike the file store there is no lock: every worker of the crawl opens
-// the same checkpoint, and concurrent Puts of one record are applied in
-// some order, the last one winning. It is safe for concurrent use.
+// Every method is one round trip and nothing is buffered: a Put is as
+// durable as Redis makes it, and Flush has nothing to do. There is no lock:
+// every worker opens the same checkpoint, and concurrent Puts of one record
+// are applied in some order, the last one winning. docs/redis.md has the
+// keys. It is safe for concurrent use.
 func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Option) (storage.Store, error) {
 	s, err := build(client, crawlID, opts)
 	if err != nil {
