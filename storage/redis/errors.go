@@ -14,21 +14,12 @@ import (
 )
 
 var (
-	// ErrUnavailable means Redis could not be reached or could not serve the
-	// command right now (connection refused or reset, timeout, server
-	// loading, read-only replica, out of memory, a Redis Cluster moving the
-	// crawl's slot, which shows as TRYAGAIN or as a MOVED after the
-	// client's redirects ran out). The call may be retried once Redis is
-	// back; queue state is whatever the last successful call left. Every
-	// call is bounded by Config.CallTimeout and never panics; the error wraps
-	// the cause too and says what to do.
-	//
-	// How soon a call gives up is the client's too: a default go-redis
-	// client retries failed dials (about 2 s per call against a closed
-	// port); lower its MaxRetries and DialerRetries to fail faster. After
-	// PoolSize failed dials in a row a go-redis pool fails new dials with
-	// the last error and probes once a second, so a client may take up to a
-	// second to notice that Redis is back.
+	// ErrUnavailable means Redis could not be reached or serve the command
+	// right now (refused, reset, timeout, loading, read-only, out of
+	// memory, a Cluster slot moving). The call may be retried once Redis is
+	// back; the error wraps the cause. A go-redis client also retries
+	// failed dials itself: lower MaxRetries and DialerRetries to fail
+	// faster.
 	ErrUnavailable = errors.New("redis unavailable")
 
 	// errEmpty means no job is ready to be claimed. Claim returns it wrapped

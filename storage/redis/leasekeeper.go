@@ -7,20 +7,11 @@ import (
 	"time"
 )
 
-// The lease keeper. A job's lease (Config.VisibilityTimeout) says how long a
-// worker that died keeps its jobs from the others; it must not bound how
-// long a live worker may take, waiting at the breaker's gate (a
-// Retry-After of up to 10 minutes, the domain's pace, a LimitRule slot) or
-// for a free thread in Colly's queue: a job taken back from a live worker
-// is fetched and saved twice. So while a job is under way in this process
-// the keeper extends its lease every third of the visibility timeout (real
-// time; the deadlines it writes are on Config.Clock, as every lease is).
-//
-// Under way means: handed to Colly (IsVisited let it through, or
-// OnRequest saw it) and not settled, for at most Config.MaxHold; or
-// claimed by GetRequest and not yet handed to a thread, which Colly's
-// queue does before it asks the storage anything again. A job Colly drops
-// before it starts is never under way: it comes back after its lease.
+// keeper extends, every third of the visibility timeout, the lease of each
+// job under way in this process (claimed, or handed to Colly and not yet
+// settled, for at most Config.MaxHold): a lease bounds how long a dead
+// worker keeps its jobs, not how long a live one may wait at the gate. A
+// job Colly drops before it starts comes back after its lease.
 type keeper struct {
 	mu      sync.Mutex
 	jobs    map[string]*kept // job ID → the lease this process holds
