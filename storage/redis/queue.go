@@ -91,83 +91,8 @@ func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settin
 	}
 }
 
-// Keys returns the Redis keys of the queue, for inspection and cleanup:
-// ready, delayed, inflight, dead, jobs, leases; shard after shard with
-// Config.Shards.
-func (q *jobQueue) Keys() []string {
-	var out []string
-	for _, k := range q.shards {
-		out = append(out, k...)
-	}
-	return out
-}
-
 // keysOf returns the keys of the shard that holds the job id.
 func (q *jobQueue) keysOf(id string) []string { return q.shards[shardOf(id, len(q.shards))] }
-
-// Enqueue adds jobs to the queue and reports how many were new. A job whose
-// ID is already in the crawl (queued, in flight or dead) is skipped. A job
-// with NotBefore in the future waits until then. Enqueue fills in each job's
-// ID, Domain, MaxAttempts and EnqueuedAt when zero; it checks every job
-// before writing any, and rejects bad ones with ErrInvalidJob.
-func (q *jobQueue) Enqueue(ctx context.Context, jobs ...*queueJob) (int, error) {
-	now := q.now()
-	for i, j := range jobs {
-		if err := q.prepare(j, now); err != nil {
-			return 0, fmt.Errorf("breakwater/redis: enqueue on crawl %q: job %d: %w", q.crawl, i, err)
-		}
-	}
-	ctx, cancel := q.callContext(ctx)
-	defer cancel()
-	added := 0
-	for shard, jobs := range q.byShard(jobs) {
-		n, err := q.enqueue(ctx, now, q.shards[shard], jobs)
-		added += n
-		if err != nil {
-			return added, err
-		}
-	}
-	return added, nil
-}
-
-// byShard groups jobs by the shard of their ID, keeping their order.
-func (q *jobQueue) byShard(jobs []*queueJob) [][]*queueJob {
-	if len(q.shards) == 1 {
-		return [][]*queueJob{jobs}
-	}
-	out := make([][]*queueJob, len(q.shards))
-	for _, j := range jobs {
-		i := shardOf(j.ID, len(q.shards))
-		out[i] = append(out[i], j)
-	}
-	return out
-}
-
-// enqueue adds jobs of one shard, enqueueBatch at a time.
-func (q *jobQueue) enqueue(ctx context.Context, now time.Time, keys []string, jobs []*queueJob) (int, error) {
-	added := 0
-	for start := 0; start < len(jobs); start += enqueueBatch {
-		batch := jobs[start:min(start+enqueueBatch, len(jobs))]
-		args := q.args(now)
-		for _, j := range batch {
-			rec, err := encodeJob(j)
-			if err != nil {
-				return added, fmt.Errorf("breakwater/redis: enqueue on crawl %q: %w", q.crawl, err)
-			}
-			eligible := now
-			if j.NotBefore.After(now) {
-				eligible = j.NotBefore
-			}
-			args = append(args, j.ID, int(j.Lane), eligible.UnixMilli(), rec)
-		}
-		n, err := scriptEnqueue.Run(ctx, q.client, keys, args...).Int()
-		if err != nil {
-			return added, q.wrap(ctx, "enqueue", err)
-		}
-		added += n
-	}
-	return added, nil
-}
 
 // prepare checks a job and fills in its defaults.
 func (q *jobQueue) prepare(j *queueJob, now time.Time) error {
@@ -205,20 +130,6 @@ func (q *jobQueue) prepare(j *queueJob, now time.Time) error {
 	j.FailedAt = ms(j.FailedAt)
 	j.LastError = truncateError(j.LastError)
 	return nil
-}
-
-// Claim leases the best ready job to the caller. In the same atomic step it
-// takes back jobs whose lease expired and makes due delayed jobs ready, so
-// a crawl needs no separate janitor. The best job is the one with the lowest
-// eligible time plus lane offset; two workers never get the same job.
-//
-// When nothing is ready Claim returns an *EmptyError (errors.Is ErrEmpty)
-// saying when the next job may be; a zero Next means the crawl's queue is
-// drained. The caller must end the lease with Ack, Fail or Park, or Extend
-// it, within the visibility timeout.
-func (q *jobQueue) Claim(ctx context.Context) (*queueJob, error) {
-	at := -1
-	return q.claim(ctx, newToken(), &at)
 }
 
 func newToken() string { return strconv.FormatUint(rand.Uint64(), 36) }
@@ -282,28 +193,6 @@ func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) 
 	job.lease = token
 	job.LeaseUntil = deadline
 	return job, nil
-}
-
-// Ack marks a claimed job done and removes it from the crawl. A job whose
-// lease expired and was taken back is still completed as long as nobody has
-// claimed or rescheduled it since; otherwise Ack returns ErrLeaseLost and
-// changes nothing (the other worker will finish it: delivery is at least
-// once).
-func (q *jobQueue) Ack(ctx context.Context, job *queueJob) error {
-	if err := q.claimed("ack", job); err != nil {
-		return err
-	}
-	ctx, cancel := q.callContext(ctx)
-	defer cancel()
-	n, err := scriptAck.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(), job.ID, job.lease)...).Int()
-	if err != nil {
-		return q.wrap(ctx, "ack", err)
-	}
-	if err := q.status("ack", job, int64(n)); err != nil {
-		return err
-	}
-	job.lease, job.LeaseUntil = "", time.Time{}
-	return nil
 }
 
 // Fail records a failed attempt of a claimed job: Attempts+1, LastError from
@@ -380,66 +269,6 @@ func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, 
 	return nil
 }
 
-// Extend renews a claimed job's lease for another visibility timeout from
-// now. Call it from long jobs before job.LeaseUntil. It returns
-// ErrLeaseLost if the lease already expired and the job was taken back.
-func (q *jobQueue) Extend(ctx context.Context, job *queueJob) error {
-	if err := q.claimed("extend", job); err != nil {
-		return err
-	}
-	now := q.now()
-	deadline := ms(now.Add(q.s.visibility))
-	ctx, cancel := q.callContext(ctx)
-	defer cancel()
-	n, err := scriptExtend.Run(ctx, q.client, q.keysOf(job.ID), q.args(now, job.ID, job.lease, deadline.UnixMilli())...).Int()
-	if err != nil {
-		return q.wrap(ctx, "extend", err)
-	}
-	if err := q.status("extend", job, int64(n)); err != nil {
-		return err
-	}
-	job.LeaseUntil = deadline
-	return nil
-}
-
-// Reclaim takes back every job whose lease has expired, spending one of its
-// attempts (or burying it if that was its last), and reports how many it
-// took back. Claim already does this as it goes; call Reclaim when no
-// worker is claiming, for example from a supervisor.
-func (q *jobQueue) Reclaim(ctx context.Context) (int, error) {
-	ctx, cancel := q.callContext(ctx)
-	defer cancel()
-	total := 0
-	for _, keys := range q.shards {
-		n, err := q.reclaim(ctx, keys)
-		total += n
-		if err != nil {
-			return total, err
-		}
-	}
-	return total, nil
-}
-
-// reclaim takes back the expired leases of one shard.
-func (q *jobQueue) reclaim(ctx context.Context, keys []string) (int, error) {
-	total := 0
-	for {
-		res, err := scriptReclaim.Run(ctx, q.client, keys, q.args(q.now(), q.s.reclaimBatch, q.reason)...).Slice()
-		if err != nil {
-			return total, q.wrap(ctx, "reclaim", err)
-		}
-		if len(res) != 3 {
-			return total, q.wrap(ctx, "reclaim", fmt.Errorf("%w: reclaim script answered %d values, want 3", ErrCorrupt, len(res)))
-		}
-		n := int(toInt(res[0]))
-		q.logReclaim(int64(n), toInt(res[1]), toInt(res[2]))
-		total += n
-		if n < q.s.reclaimBatch {
-			return total, nil
-		}
-	}
-}
-
 // Dead returns up to limit dead letters, newest first, each with its
 // LastError and FailedAt (when it died). limit ≤ 0 means 100.
 func (q *jobQueue) Dead(ctx context.Context, limit int) ([]*queueJob, error) {
@@ -468,22 +297,6 @@ func (q *jobQueue) Dead(ctx context.Context, limit int) ([]*queueJob, error) {
 		out = out[:min(len(out), limit)]
 	}
 	return out, nil
-}
-
-// RetryDead gives the dead letter id a fresh set of attempts and makes it
-// ready now; its LastError is kept. It returns ErrUnknownJob if id is not a
-// dead letter.
-func (q *jobQueue) RetryDead(ctx context.Context, id string) error {
-	ctx, cancel := q.callContext(ctx)
-	defer cancel()
-	n, err := scriptRetryDead.Run(ctx, q.client, q.keysOf(id), q.args(q.now(), id)...).Int()
-	if err != nil {
-		return q.wrap(ctx, "retry dead letter", err)
-	}
-	if n != 1 {
-		return fmt.Errorf("breakwater/redis: retry dead letter on crawl %q: %w: %q is not a dead letter", q.crawl, ErrUnknownJob, id)
-	}
-	return nil
 }
 
 // Stats counts the crawl's jobs by where they are.

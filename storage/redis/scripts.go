@@ -49,14 +49,10 @@ func withCPPrelude(name string) *goredis.Script {
 }
 
 var (
-	scriptEnqueue   = withPrelude("enqueue")
-	scriptClaim     = withPrelude("claim")
-	scriptAck       = withPrelude("ack")
-	scriptRequeue   = withPrelude("requeue")
-	scriptExtend    = withPrelude("extend")
-	scriptReclaim   = withPrelude("reclaim")
-	scriptDead      = withPrelude("dead")
-	scriptRetryDead = withPrelude("retrydead")
+	scriptClaim   = withPrelude("claim")
+	scriptRequeue = withPrelude("requeue")
+	scriptExtend  = withPrelude("extend")
+	scriptDead    = withPrelude("dead")
 
 	scriptCircuitAllow    = withCircuitPrelude("circuit_allow")
 	scriptCircuitRecord   = withCircuitPrelude("circuit_record")
