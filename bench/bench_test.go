@@ -243,9 +243,15 @@ func TestOverheadJudgesTheMedianRound(t *testing.T) {
 		{[]float64{100}, []float64{0}, 0},
 		{nil, nil, 0},
 	} {
-		if got := medianRatio(c.rounds, c.base); got < c.want-1e-9 || got > c.want+1e-9 {
-			t.Errorf("medianRatio(%v, %v) = %v, want %v", c.rounds, c.base, got, c.want)
+		if got := spreadOf(roundRatios(c.rounds, c.base, false)).Median; got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("median of roundRatios(%v, %v) = %v, want %v", c.rounds, c.base, got, c.want)
 		}
+	}
+	// CPU per page is a cost: plain's over the client's, so that above 1
+	// is better, as for pages/s; its range is the rounds' least and most.
+	s := spreadOf(roundRatios([]float64{110, 100, 125}, []float64{100, 100, 100}, true))
+	if s.N != 3 || s.Lo != 0.8 || s.Hi != 1 || s.Median < 100.0/110-1e-9 || s.Median > 100.0/110+1e-9 {
+		t.Errorf("CPU spread = %+v, want median 0.909 over 0.8–1 in 3 rounds", s)
 	}
 }
 

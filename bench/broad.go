@@ -111,42 +111,63 @@ func runBroad(e *env) ([]Result, error) {
 		{Scenario: "broad", Client: plain.String(), Pages: n * broadPages, IntoFailure: -1},
 		{Scenario: "broad", Client: breakwater.String(), Pages: n * broadPages, IntoFailure: -1},
 	}
+	// Rounds with the two clients taking turns to go first, so that load
+	// from elsewhere costs both alike; each keeps its best round's figures
+	// and every round's pages/s and CPU per page.
 	runs := make([]broadRun, 2)
-	for i, k := range []client{plain, breakwater} {
-		r, err := broadCrawl(e, k, n, rt)
-		if err != nil {
-			return nil, fmt.Errorf("broad, %s: %w", k, err)
+	for round := range max(e.size.broadRounds, 1) {
+		for j := range 2 {
+			i := (j + round) % 2
+			k := []client{plain, breakwater}[i]
+			run, err := broadCrawl(e, k, n, rt)
+			if err != nil {
+				return nil, fmt.Errorf("broad, %s: %w", k, err)
+			}
+			pps := float64(run.saved) / run.wall.Seconds()
+			e.say("%-14s %-10s round %d: %d pages of %d domains in %v, %.0f pages/s, %.1f µs CPU/page", "broad", k, round+1, run.saved, n, run.wall.Round(time.Millisecond), pps, us(run.cpuPerPage))
+			r := &rows[i]
+			r.Rounds = append(r.Rounds, pps)
+			r.CPURounds = append(r.CPURounds, us(run.cpuPerPage))
+			if pps > r.PagesPerSec {
+				r.PagesPerSec = pps
+				runs[i].wall, runs[i].saved, runs[i].cpuPerPage, runs[i].gcPerPage = run.wall, run.saved, run.cpuPerPage, run.gcPerPage
+			}
+			// Memory: the worst round's, so that no lucky collection meets
+			// the goal.
+			runs[i].peakRSS = max(runs[i].peakRSS, run.peakRSS)
+			runs[i].heapAll = max(runs[i].heapAll, run.heapAll)
+			runs[i].heapState = max(runs[i].heapState, run.heapState)
+			runs[i].series = max(runs[i].series, run.series)
+			runs[i].scrape = max(runs[i].scrape, run.scrape)
+			runs[i].scrapeMax = max(runs[i].scrapeMax, run.scrapeMax)
+			runs[i].compacted = run.compacted
 		}
-		runs[i] = r
-		e.say("%-14s %-10s %d pages of %d domains in %v, %.0f pages/s", "broad", k, r.saved, n, r.wall.Round(time.Millisecond), float64(r.saved)/r.wall.Seconds())
 	}
-	base := float64(runs[0].saved) / runs[0].wall.Seconds()
 	for i := range rows {
 		r, run := &rows[i], runs[i]
 		r.Saved, r.Wall, r.Requests = int(run.saved), Duration(run.wall), int(run.saved)
-		r.PagesPerSec = float64(run.saved) / run.wall.Seconds()
-		r.Ratio = ratio(r.PagesPerSec, base)
-		r.PagesPerSRatio = r.Ratio
+		r.judgeRounds(e, rows[0])
+		r.PagesPerSRatio = r.WallRatio.Median
 		r.Domains = n
 		r.PeakRSS = run.peakRSS
 		r.CPUPerPage = Duration(run.cpuPerPage)
 		r.HeapPerDomain = float64(run.heapAll) / float64(n)
-		r.Measured = fmt.Sprintf("%.0f pages/s = %.2f× plain, %.1f µs CPU/page (GC %.1f); heap %.0f B/domain; peak RSS %s", r.PagesPerSec, r.Ratio, us(run.cpuPerPage), us(run.gcPerPage), r.HeapPerDomain, mib(run.peakRSS))
+		r.Measured = fmt.Sprintf("best %.0f pages/s, %.1f µs CPU/page (GC %.1f); heap %.0f B/domain; peak RSS %s", r.PagesPerSec, us(run.cpuPerPage), us(run.gcPerPage), r.HeapPerDomain, mib(run.peakRSS))
 		if i == 1 {
 			r.BytesPerDomain = float64(run.heapState) / float64(n)
 			r.MetricsSeries = run.series
 			r.ScrapeSeconds = run.scrape.Seconds()
 			r.ScrapeMaxSeconds = run.scrapeMax.Seconds()
 			r.Compacted = run.compacted
-			r.Measured = fmt.Sprintf("%.0f pages/s = %.2f× plain, %.1f µs CPU/page (GC %.1f); breaker+validator+metrics %.0f B/domain (%d of %d compacted), all with checkpoint %.0f B/domain; peak RSS %s; %d series, scrape %v (slowest during the run %v)",
-				r.PagesPerSec, r.Ratio, us(run.cpuPerPage), us(run.gcPerPage), r.BytesPerDomain, run.compacted, n, r.HeapPerDomain, mib(run.peakRSS), run.series,
+			r.Measured = fmt.Sprintf("pages/s %s, CPU/page %s plain, judged on %s; best %.0f pages/s, %.1f µs CPU/page (GC %.1f); breaker+validator+metrics %.0f B/domain (%d of %d compacted), all with checkpoint %.0f B/domain; peak RSS %s; %d series, scrape %v (slowest during the run %v)",
+				r.WallRatio, r.CPURatio, e.judge, r.PagesPerSec, us(run.cpuPerPage), us(run.gcPerPage), r.BytesPerDomain, run.compacted, n, r.HeapPerDomain, mib(run.peakRSS), run.series,
 				run.scrape.Round(time.Microsecond), run.scrapeMax.Round(time.Microsecond))
 			r.Goal = &Goal{
 				Text: fmt.Sprintf("all extensions keep ≥ %.0f %% of plain Colly's pages/s at %d domains, ≤ %d B per idle domain, ≤ 10,000 series, scrape < 100 ms",
 					100*broadRatioGoal, n, broadBytesGoal),
 				Met: r.Ratio >= broadRatioGoal && r.BytesPerDomain <= broadBytesGoal && r.Saved == r.Pages &&
 					run.series <= 10_000 && run.scrape < 100*time.Millisecond,
-				Measured: fmt.Sprintf("%.1f %%, %.0f B/domain, %d series, scrape %v", 100*r.Ratio, r.BytesPerDomain, run.series, run.scrape.Round(time.Microsecond)),
+				Measured: fmt.Sprintf("%.1f %% (%s, median of %d rounds), %.0f B/domain, %d series, scrape %v", 100*r.Ratio, e.judge, len(r.Rounds), r.BytesPerDomain, run.series, run.scrape.Round(time.Microsecond)),
 			}
 		}
 	}

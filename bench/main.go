@@ -37,6 +37,7 @@ type options struct {
 	cpuprof   string
 	blockprof string
 	memprof   string
+	judge     judgement
 }
 
 // run is the whole command; it returns the exit code.
@@ -107,8 +108,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	verbose := fs.Bool("v", false, "print a line per run and Breakwater's events on stderr")
 	domains := fs.Int("domains", 1_000_000, "`how many` domains the broad scenario crawls, 2 pages each")
+	broadRounds := fs.Int("broad-rounds", 3, "`how many` rounds of the broad scenario, plain Colly and Breakwater taking turns to go first")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof reads it)")
 	blockprof := fs.String("blockprofile", "", "write where the run waited to `prefix`.block and contended locks to prefix.mutex (go tool pprof reads them)")
+	judge := fs.String("judge", string(judgeWall), "`figure` the overhead and broad goals are judged on, each round against plain Colly's in the same round: wall (pages/s) or cpu (the process's CPU time per page)")
 	memprof := fs.String("memprofile", "", "write a heap profile of the broad scenario's steady state (every domain idle, the checkpoint's store let go) to `file`")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench [flags]\n\nRuns plain Colly, Colly with a retry loop, Colly with gobreaker, Colly with\nBreakwater as recommended, and the retry client with Breakwater dropped in\nthrough the same scenarios on local test stores, and prints one table.\n\nflags:\n")
@@ -126,14 +129,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, fmt.Errorf("-cap %v: must be above 0", *capD)
 	case *domains < 1:
 		return options{}, fmt.Errorf("-domains %d: must be at least 1", *domains)
+	case *broadRounds < 1:
+		return options{}, fmt.Errorf("-broad-rounds %d: must be at least 1", *broadRounds)
+	case judgement(*judge) != judgeWall && judgement(*judge) != judgeCPU:
+		return options{}, fmt.Errorf("-judge %q: must be wall or cpu", *judge)
 	}
 	sel, err := selectScenarios(*scen)
 	if err != nil {
 		return options{}, fmt.Errorf("-scenarios: %w", err)
 	}
 	size := fullSize
-	size.broadDomains = *domains
-	return options{scenarios: sel, scale: *scale, cap: *capD, size: size, verbose: *verbose, json: *asJSON, cpuprof: *cpuprof, blockprof: *blockprof, memprof: *memprof}, nil
+	size.broadDomains, size.broadRounds = *domains, *broadRounds
+	return options{scenarios: sel, scale: *scale, cap: *capD, size: size, verbose: *verbose, json: *asJSON, cpuprof: *cpuprof, blockprof: *blockprof, memprof: *memprof, judge: judgement(*judge)}, nil
 }
 
 // bench runs the scenarios and returns what they measured. With
@@ -145,7 +152,10 @@ func bench(o options, logw io.Writer) (*Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	e := &env{scale: o.scale, cap: o.cap, size: o.size, log: zerolog.Nop(), tmp: tmp, memprof: o.memprof}
+	if o.judge == "" {
+		o.judge = judgeWall
+	}
+	e := &env{scale: o.scale, cap: o.cap, size: o.size, log: zerolog.Nop(), tmp: tmp, memprof: o.memprof, judge: o.judge}
 	if o.verbose {
 		e.progress = logw
 		e.log = zerolog.New(zerolog.ConsoleWriter{Out: logw, TimeFormat: "15:04:05.000"}).With().Timestamp().Logger().Level(zerolog.InfoLevel)
@@ -183,11 +193,11 @@ func notes(e *env, sel []scenario) []string {
 	}
 	for _, s := range sel {
 		if s.name == "broad" {
-			n = append(n, fmt.Sprintf("broad: %d domains × %d pages (a 1.5 KB valid product page) from an in-memory transport (no sockets), %d goroutines visiting on a synchronous collector (as Colly's queue does), plain Colly then Breakwater with validate, breaker (Standard, pacing 2 per domain, idle TTL %v so a short run reaches a long crawl's steady state), the checkpoint on storage/memory and metrics (scraped every 5 s); bytes per domain are heap after GC at the end over the heap before.",
-				e.size.broadDomains, broadPages, broadWorkers, broadIdleTTL))
+			n = append(n, fmt.Sprintf("broad: %d domains × %d pages (a 1.5 KB valid product page) from an in-memory transport (no sockets), %d goroutines visiting on a synchronous collector (as Colly's queue does), %d rounds of plain Colly and Breakwater taking turns to go first, Breakwater with validate, breaker (Standard, pacing 2 per domain, idle TTL %v so a short run reaches a long crawl's steady state), the checkpoint on storage/memory and metrics (scraped every 5 s); bytes per domain are heap after GC at the end over the heap before.",
+				e.size.broadDomains, broadPages, broadWorkers, e.size.broadRounds, broadIdleTTL))
 		}
 		if s.name == "overhead" {
-			n = append(n, fmt.Sprintf("overhead: testserver's pages served from memory (byte-identical; testserver renders every page per request, about 68 µs), so the CPU measured is the clients'; Breakwater also keeps the embedded checkpoint (checkpoint.New on storage/bolt, a bbolt file in a temporary directory); %d rounds, clients in rotating order; each round's ratio to plain Colly in that round, the goal judged on their median.", e.size.overheadRounds))
+			n = append(n, fmt.Sprintf("overhead: testserver's pages served from memory (byte-identical; testserver renders every page per request, about 68 µs), so the CPU measured is the clients'; Breakwater also keeps the embedded checkpoint (checkpoint.New on storage/bolt, a bbolt file in a temporary directory); %d rounds, clients in rotating order; each round's ratios to plain Colly in that round (pages/s, and CPU per page), the goal judged on the median of the %s ones, with their range.", e.size.overheadRounds, e.judge))
 		}
 	}
 	return n

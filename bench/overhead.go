@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/metrics"
-	"slices"
 	"strings"
 	"time"
 )
@@ -74,6 +73,11 @@ func runOverhead(e *env) ([]Result, error) {
 			pps := float64(st.saved) / st.wall.Seconds()
 			r := &rows[i]
 			r.Rounds = append(r.Rounds, pps)
+			cpuRound := 0.0
+			if cpuOK && st.saved > 0 {
+				cpuRound = us((cpu1 - cpu0) / time.Duration(st.saved))
+			}
+			r.CPURounds = append(r.CPURounds, cpuRound)
 			if pps > r.PagesPerSec {
 				r.PagesPerSec, r.Saved, r.Wall, r.Requests = pps, st.saved, Duration(st.wall), total(stores)-before
 				r.Retries, r.CheckpointDone = st.retries(), st.w.cpDone
@@ -92,8 +96,11 @@ func runOverhead(e *env) ([]Result, error) {
 	for i := range rows {
 		r := &rows[i]
 		best := ratio(r.PagesPerSec, rows[plain].PagesPerSec)
-		r.Ratio = medianRatio(r.Rounds, rows[plain].Rounds)
-		r.Measured = fmt.Sprintf("median %.2f× plain (best round %.0f pages/s = %.2f×)", r.Ratio, r.PagesPerSec, best)
+		r.judgeRounds(e, rows[plain])
+		r.Measured = fmt.Sprintf("pages/s %s, CPU/page %s plain; judged on %s (best round %.0f pages/s = %.2f×)", r.WallRatio, r.CPURatio, e.judge, r.PagesPerSec, best)
+		if i == int(plain) {
+			r.Measured = fmt.Sprintf("the reference: best round %.0f pages/s", r.PagesPerSec)
+		}
 		if r.CPUPerPage > 0 {
 			r.Measured += fmt.Sprintf("; %.0f µs CPU/page", float64(r.CPUPerPage)/float64(time.Microsecond))
 		}
@@ -112,29 +119,23 @@ func runOverhead(e *env) ([]Result, error) {
 		bw.Goal = &Goal{
 			Text:     fmt.Sprintf("%s keeps ≥ %.0f %% of plain Colly's pages/s", what, 100*overheadGoal),
 			Met:      bw.Ratio >= overheadGoal && bw.Saved == pages,
-			Measured: fmt.Sprintf("%.1f %% (median of %d rounds)", 100*bw.Ratio, len(bw.Rounds)),
+			Measured: fmt.Sprintf("%.1f %% (%s: median of %d rounds)", 100*bw.Ratio, e.judge, len(bw.Rounds)),
 		}
 	}
 	return rows, nil
 }
 
-// medianRatio is the median over the rounds of a client's pages/s to the
-// base's in the same round; 0 without a round both ran.
-func medianRatio(rounds, base []float64) float64 {
-	var rs []float64
-	for i := range min(len(rounds), len(base)) {
-		if base[i] > 0 {
-			rs = append(rs, rounds[i]/base[i])
-		}
+// judgeRounds sets r's per-round ratios to base (plain Colly's row) and
+// its judged Ratio: the median of the pages/s ratios, or of the CPU per
+// page ones with -judge cpu.
+func (r *Result) judgeRounds(e *env, base Result) {
+	w := spreadOf(roundRatios(r.Rounds, base.Rounds, false))
+	c := spreadOf(roundRatios(r.CPURounds, base.CPURounds, true))
+	r.WallRatio, r.CPURatio = &w, &c
+	r.Ratio = w.Median
+	if e.judge == judgeCPU {
+		r.Ratio = c.Median
 	}
-	if len(rs) == 0 {
-		return 0
-	}
-	slices.Sort(rs)
-	if n := len(rs); n%2 == 0 {
-		return (rs[n/2-1] + rs[n/2]) / 2
-	}
-	return rs[len(rs)/2]
 }
 
 func total(stores []*cachedStore) int {

@@ -34,17 +34,24 @@ type Result struct {
 	Ratio    float64 `json:"ratio,omitempty"`
 
 	// Scenario-specific figures; zero where they do not apply.
-	RunEnd       Duration  `json:"run_end,omitzero"`         // hang: when the run with the hanging store ended
-	Alone        Duration  `json:"alone,omitzero"`           // hang: the same run without the hanging store
-	PagesPerSec  float64   `json:"pages_per_sec,omitempty"`  // overhead: best round
-	Rounds       []float64 `json:"rounds,omitempty"`         // overhead: pages/s of every round, in order
-	CPUPerPage   Duration  `json:"cpu_per_page,omitzero"`    // overhead: the process's CPU time per page (stores included), least of the rounds
-	Share429     float64   `json:"share_throttled,omitzero"` // ratelimit: throttled answers ÷ requests
-	Ideal        Duration  `json:"ideal,omitzero"`           // ratelimit: pages ÷ rate
-	BreakerState string    `json:"breaker_state,omitempty"`  // Breakwater / gobreaker: state of the store's circuit at the end
-	Trips        int       `json:"trips,omitempty"`
-	Refused      int64     `json:"refused,omitempty"` // requests a breaker refused without touching the network
-	Retries      int64     `json:"retries,omitempty"` // retries the retry loop issued
+	RunEnd      Duration  `json:"run_end,omitzero"`        // hang: when the run with the hanging store ended
+	Alone       Duration  `json:"alone,omitzero"`          // hang: the same run without the hanging store
+	PagesPerSec float64   `json:"pages_per_sec,omitempty"` // overhead: best round
+	Rounds      []float64 `json:"rounds,omitempty"`        // overhead: pages/s of every round, in order
+	CPUPerPage  Duration  `json:"cpu_per_page,omitzero"`   // overhead, broad: the process's CPU time per page (stores included), least of the rounds
+	CPURounds   []float64 `json:"cpu_rounds,omitempty"`    // overhead, broad: µs of process CPU per page in every round, in order
+	// WallRatio and CPURatio are a client's per-round ratios to plain
+	// Colly (pages/s, and plain's CPU per page over the client's: above 1
+	// is better for both), their median and range; Ratio is whichever
+	// the run judges (-judge).
+	WallRatio    *spread  `json:"wall_ratio,omitempty"`
+	CPURatio     *spread  `json:"cpu_ratio,omitempty"`
+	Share429     float64  `json:"share_throttled,omitzero"` // ratelimit: throttled answers ÷ requests
+	Ideal        Duration `json:"ideal,omitzero"`           // ratelimit: pages ÷ rate
+	BreakerState string   `json:"breaker_state,omitempty"`  // Breakwater / gobreaker: state of the store's circuit at the end
+	Trips        int      `json:"trips,omitempty"`
+	Refused      int64    `json:"refused,omitempty"` // requests a breaker refused without touching the network
+	Retries      int64    `json:"retries,omitempty"` // retries the retry loop issued
 	// Broad: the domains crawled, heap per domain after GC at
 	// the end (every extension alive; for Breakwater BytesPerDomain is the
 	// breaker, validator and metrics once the collector and checkpoint are

@@ -47,6 +47,7 @@ type sizes struct {
 	hangTimeout                      time.Duration // hang's request timeout; 0 = 10 s ÷ scale
 	hang10Timeout                    time.Duration
 	broadDomains                     int // the broad scenario's domains (-domains)
+	broadRounds                      int // the broad scenario's rounds (-broad-rounds)
 }
 
 var fullSize = sizes{
@@ -56,7 +57,7 @@ var fullSize = sizes{
 	overheadStores: 5, overheadPerStore: 1000, overheadRounds: 5,
 	ratePages: 300, rate: 10, burst: 5,
 	hang10Timeout: 10 * time.Second,
-	broadDomains:  1_000_000,
+	broadDomains:  1_000_000, broadRounds: 3,
 }
 
 var tinySize = sizes{
@@ -69,7 +70,7 @@ var tinySize = sizes{
 	overheadStores: 2, overheadPerStore: 100, overheadRounds: 1,
 	ratePages: 20, rate: 20, burst: 5,
 	hang10Timeout: 200 * time.Millisecond,
-	broadDomains:  300,
+	broadDomains:  300, broadRounds: 1,
 }
 
 // env is what every scenario runs with.
@@ -81,7 +82,16 @@ type env struct {
 	progress io.Writer      // one line per run (-v); nil for none
 	tmp      string         // directory for checkpoint files
 	memprof  string         // where to write the broad scenario's heap profile (-memprofile); "" for none
+	judge    judgement      // which per-round figure the overhead and broad goals are judged on (-judge)
 }
+
+// judgement names the figure the overhead and broad goals are judged on.
+type judgement string
+
+const (
+	judgeWall judgement = "wall" // pages per second, wall clock
+	judgeCPU  judgement = "cpu"  // the process's CPU time per page
+)
 
 // backoff is the retry loop's first wait: 1 s of real life, scaled.
 func (e *env) backoff() time.Duration { return e.scaled(time.Second) }
