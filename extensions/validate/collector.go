@@ -6,26 +6,12 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// Register wires the validator into c: an OnResponse that scores status,
-// size and body checks, one OnHTML that records selector hits on Colly's
-// own parse, an OnScraped that fixes the verdict, and an OnError that
-// scores the 2xx responses Colly v2.3.0 sends there and notes the target's
-// failures. Register it before the breaker that consults it, and before any
-// OnHTML callback that asks VerdictOf. Its method value is a
-// colly.CollectorOption. Colly's Clone copies no callbacks: register each
-// clone. A HEAD request (Colly's CheckHead sends one before each GET) is
-// not a page and is not judged.
-//
-// The structure check rides on Colly's HTML parse; the body is never
-// parsed a second time. When no rule has Element checks, the OnHTML
-// selector is the document's head (which the parser always makes), the
-// cheapest for Colly to walk the parse for, and the callback looks for each
-// Require selector in that same parsed document, stopping at its first
-// match. With Element checks, which see every matching element, the
-// selector is the group of every selector the rules name, so the document
-// is walked once however many there are. Colly v2.3.0 sends 203-299
-// responses to OnError without parsing them; the validator parses those
-// once itself.
+// Register wires the validator into c with an OnResponse, one OnHTML on
+// Colly's own parse, an OnScraped and an OnError. Register it before the
+// breaker that consults it and before any OnHTML callback that asks
+// VerdictOf; Colly's Clone copies no callbacks, so register each clone.
+// HEAD requests are not judged. Its method value is a
+// colly.CollectorOption.
 func (v *Validator) Register(c *colly.Collector) {
 	c.OnResponse(func(r *colly.Response) {
 		if r.Request.Method == http.MethodHead {

@@ -165,9 +165,9 @@ func (p *page) compute() Verdict {
 	if p.unparsed {
 		return withReasons(v, append(reasons, p.bodies...))
 	}
-	for _, j := range p.rule.require {
+	for n, j := range p.rule.requireIdx {
 		if !p.hit[j] {
-			missing(p.rule.selectors[j])
+			missing(p.rule.require[n])
 		}
 	}
 	for k, e := range p.rule.elements {

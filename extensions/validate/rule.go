@@ -7,31 +7,38 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// rule is a compiled ruleSpec. Selectors are numbered across the whole
-// validator (the OnHTML group selector, one matcher each), so a rule refers
-// to them by index.
+// rule is a Page rule or the top-level one, as its checks built it and
+// then as compile completed it. Selectors are numbered across the whole
+// validator (the OnHTML group selector, one matcher each), so a compiled
+// rule refers to them by index.
 type rule struct {
-	pattern   string
-	re        *regexp.Regexp
-	floor     int
-	require   []int     // selector indices that must match
-	elements  []element // custom element checks
-	bodies    []bodySpec
-	watches   []bool   // by selector index: does any check of this rule use it
-	selectors []string // the validator's selectors, by index
-	parse     bool     // does the rule need Colly's HTML parse at all
+	pattern  string
+	re       *regexp.Regexp
+	floor    int // -1: not set
+	require  []string
+	elements []element
+	bodies   []bodySpec
+
+	requireIdx []int  // by compile: the index of each of require
+	watches    []bool // by selector index: does any check of this rule use it
+	parse      bool   // does the rule need Colly's HTML parse at all
 }
 
 type element struct {
-	sel      int
+	sel      int // by compile
 	selector string
 	check    func(e *colly.HTMLElement) error
 }
 
-// compile turns specs into rules, numbering every distinct selector. It
-// returns the rules (Page rules in order, then the fallback) and the
+type bodySpec struct {
+	name  string
+	check func(r *colly.Response) error
+}
+
+// compile numbers every distinct selector of rules and completes them.
+// It returns the rules (Page rules in order, then the fallback) and the
 // selectors.
-func compile(pages []*ruleSpec, fallback *ruleSpec) ([]*rule, []string) {
+func compile(pages []*rule, fallback *rule) ([]*rule, []string) {
 	var selectors []string
 	index := func(s string) int {
 		if i := slices.Index(selectors, s); i >= 0 {
@@ -40,27 +47,21 @@ func compile(pages []*ruleSpec, fallback *ruleSpec) ([]*rule, []string) {
 		selectors = append(selectors, s)
 		return len(selectors) - 1
 	}
-	specs := append(slices.Clone(pages), fallback)
-	rules := make([]*rule, len(specs))
-	for i, s := range specs {
-		r := &rule{pattern: s.pattern, re: s.re, floor: s.floor, bodies: s.bodies}
+	rules := append(slices.Clone(pages), fallback)
+	for _, r := range rules {
 		if r.floor < 0 {
 			r.floor = DefaultMinBytes
 		}
-		for _, sel := range s.require {
-			if j := index(sel); !slices.Contains(r.require, j) {
-				r.require = append(r.require, j)
-			}
+		for _, sel := range r.require {
+			r.requireIdx = append(r.requireIdx, index(sel))
 		}
-		for _, e := range s.elements {
-			r.elements = append(r.elements, element{sel: index(e.selector), selector: e.selector, check: e.check})
+		for i := range r.elements {
+			r.elements[i].sel = index(r.elements[i].selector)
 		}
-		rules[i] = r
 	}
 	for _, r := range rules {
-		r.selectors = selectors
 		r.watches = make([]bool, len(selectors))
-		for _, j := range r.require {
+		for _, j := range r.requireIdx {
 			r.watches[j] = true
 		}
 		for _, e := range r.elements {
