@@ -30,17 +30,11 @@ var ErrSelectorBroken = errors.New("selector_broken")
 // count again. It stands for the rest of the run. Its slices are shared;
 // treat them as read-only.
 type BrokenDomain struct {
-	// Domain is the host with its port, lower-case.
-	Domain string
-	// Selectors are the selectors (or Body check names) that failed, in
-	// the order first seen on the evidence pages.
-	Selectors []string
-	// Pages are the evidence: the full-size 2xx pages in a row that failed
-	// only the structure check.
-	Pages []Evidence
-	// ValidBefore is how many valid pages the domain served before the
-	// evidence: 0 suggests the selector never matched (wrong selector),
-	// more suggests the template changed during the run.
+	Domain    string     // the host with its port, lower-case
+	Selectors []string   // the selectors (or Body check names) that failed, first seen first
+	Pages     []Evidence // the pages in a row that made the diagnosis
+	// ValidBefore is how many valid pages the domain served first: 0
+	// suggests a wrong selector, more a template changed during the run.
 	ValidBefore int
 }
 
@@ -67,12 +61,13 @@ func quoteAll(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
-// shrinkRatio: a page smaller than this share of the median valid page of
-// its domain is not full-size: shrinking bodies are a degrading origin.
-const shrinkRatio = 0.5
-
-// recentSizes is how many valid page sizes per domain the median is over.
-const recentSizes = 8
+const (
+	// shrinkRatio: a page smaller than this share of the median valid
+	// page of its domain is not full-size (a degrading origin).
+	shrinkRatio = 0.5
+	// recentSizes is how many valid page sizes per domain the median is over.
+	recentSizes = 8
+)
 
 // diagnosis tells a broken selector from a degrading target, per domain. A
 // domain with no evidence under way is kept compact (encode), so that a

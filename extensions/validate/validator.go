@@ -53,11 +53,7 @@ func New(opts ...Option) (*Validator, error) {
 	}
 	v.group = strings.Join(v.selectors, ", ")
 	for _, sel := range v.selectors {
-		m, err := cascadia.Compile(sel)
-		if err != nil {
-			return nil, fmt.Errorf("validate: %q: %w", sel, err) // checked by the options already
-		}
-		v.matchers = append(v.matchers, m)
+		v.matchers = append(v.matchers, cascadia.MustCompile(sel)) // checked by the options
 	}
 	return v, nil
 }
@@ -86,14 +82,7 @@ func (v *Validator) Check(r *colly.Response) error {
 	}
 	p := v.pages.get(r.Request)
 	if p == nil {
-		switch {
-		case r.StatusCode >= 200 && r.StatusCode <= 299:
-			p = v.scoreUnparsed(r, 0)
-		default: // an error status Colly did not parse: no structure check
-			np := newPage(v.rules, r, 0)
-			np.unparsed = true
-			p = v.pages.put(r.Request, np)
-		}
+		p = v.scoreUnparsed(r, 0)
 	}
 	return v.finish(p).Err()
 }
@@ -110,12 +99,8 @@ func (v *Validator) finish(p *page) Verdict {
 	}
 	if !verdict.Valid() {
 		if e := v.log.Debug(); e.Enabled() {
-			texts := make([]string, len(verdict.Reasons))
-			for i, r := range verdict.Reasons {
-				texts[i] = r.Text
-			}
 			e.Str("event", "page_invalid").Str("domain", verdict.Domain).Str("url", verdict.URL).
-				Int("status", verdict.Status).Int("bytes", verdict.Bytes).Strs("reasons", texts).Msg("page failed validation")
+				Int("status", verdict.Status).Int("bytes", verdict.Bytes).Strs("reasons", reasonTexts(verdict.Reasons)).Msg("page failed validation")
 		}
 	}
 	if b := v.diag.page(verdict); b != nil {
@@ -137,11 +122,13 @@ func (v *Validator) broken(b BrokenDomain) {
 	}
 }
 
-// scoreUnparsed scores a 2xx response Colly did not parse (v2.3.0 routes
-// 203-299 to OnError), parsing it once itself.
+// scoreUnparsed scores a response Colly did not parse: a 2xx (v2.3.0
+// routes 203-299 to OnError) it parses once itself; an error status gets
+// no structure check.
 func (v *Validator) scoreUnparsed(r *colly.Response, maxBody int) *page {
 	p := newPage(v.rules, r, maxBody)
-	if p.rule.parse && collyx.IsHTML(r) {
+	p.unparsed = r.StatusCode < 200 || r.StatusCode > 299
+	if !p.unparsed && p.rule.parse && collyx.IsHTML(r) {
 		if doc, err := goquery.NewDocumentFromReader(bytes.NewReader(r.Body)); err == nil {
 			for i, sel := range v.selectors {
 				if !p.rule.watches[i] {
