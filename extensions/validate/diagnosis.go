@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/breakwater-crawl/breakwater/internal/packmap"
+	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -262,4 +263,19 @@ func targetFailure(status int, err error) bool {
 	return errors.As(err, &op) || errors.As(err, &dns) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// Judge reports, for the run's outcome, every domain diagnosed
+// selector_broken as an error (a human must look; rescheduling fails the
+// same way), so the run ends as an error (exit 1) rather than as tripped
+// (exit 2). It counts only the pages that passed validation as the run's
+// valid pages, so a crawl that collected nothing but consent shells ends
+// empty, not complete.
+func (v *Validator) Judge() outcome.Evidence {
+	ev := outcome.Evidence{Valid: v.diag.validPages(), Counts: true}
+	for _, b := range v.Broken() {
+		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "selector_broken",
+			Reason: b.Err().Error(), Domains: []string{b.Domain}})
+	}
+	return ev
 }
