@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -190,7 +191,7 @@ func collectDomain(ch chan<- prometheus.Metric, s breaker.DomainStats) {
 		counter(ch, descOutcomes, float64(s.Outcomes[class]), d, class)
 	}
 	for class, n := range s.Outcomes {
-		if !knownClass(class) {
+		if !slices.Contains(classes, class) {
 			counter(ch, descOutcomes, float64(n), d, class)
 		}
 	}
@@ -206,19 +207,10 @@ func collectDomain(ch chan<- prometheus.Metric, s breaker.DomainStats) {
 	gauge(ch, descTimeout, s.Timeout.Seconds(), d)
 }
 
-func knownClass(class string) bool {
-	for _, c := range classes {
-		if c == class {
-			return true
-		}
-	}
-	return false
-}
-
 func (c *collector) collectQueue(ch chan<- prometheus.Metric, q namedQueue) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.m.readTimeout)
 	defer cancel()
-	depth, err := q.depth(ctx)
+	depth, err := q.read(ctx)
 	if err != nil {
 		c.m.log.Warn().Str("event", "metrics_read_failed").Str("queue", q.name).Err(err).
 			Msg("metrics: the queue's depth could not be read for this scrape")
@@ -233,7 +225,7 @@ func (c *collector) collectQueue(ch chan<- prometheus.Metric, q namedQueue) {
 }
 
 func (c *collector) collectCheckpoint(ch chan<- prometheus.Metric, cp namedCheckpoint) {
-	counts, err := cp.counts()
+	counts, err := cp.read()
 	if err != nil {
 		c.m.log.Warn().Str("event", "metrics_read_failed").Str("checkpoint", cp.name).Err(err).
 			Msg("metrics: the checkpoint's counts could not be read for this scrape")

@@ -10,11 +10,7 @@
 //	err = breakwater.Use(c, v, b, m) // m follows b
 //	srv, err := metrics.Serve(ctx, ":9090", reg) // GET /metrics until ctx is done
 //
-// Events only hooks can see (transitions, latency-slope warnings, every
-// attempt's latency) come through hooks; everything the breaker already
-// counts is read from it when Prometheus scrapes, and so are queues
-// and checkpoints (WatchQueue, WatchCheckpoint). Every name starts with
-// breakwater_; Metrics lists every series. At most DefaultDomainSeries
-// domains get series of their own (Config.DomainSeries), so a broad crawl does
-// not drown Prometheus.
+// What the breaker counts is read from it at each scrape, and so are
+// queues and checkpoints (WatchQueue, WatchCheckpoint). At most
+// Config.DomainSeries domains get series of their own.
 package metrics

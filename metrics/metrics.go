@@ -46,9 +46,7 @@ type overviewSource interface {
 }
 
 // DefaultDomainSeries is how many domains get series of their own unless
-// Config.DomainSeries says otherwise: about 23 series each from the scrape,
-// and up to 14 (the latency histogram) and a few transitions from the
-// hooks, so that a crawl over a million domains stays under 10,000
+// Config.DomainSeries says otherwise: a broad crawl stays under 10,000
 // series.
 const DefaultDomainSeries = 150
 
@@ -81,54 +79,11 @@ func (l *labelSet) label(domain string) string {
 	return domain
 }
 
-// Metrics exports a crawl's breaker, queue and checkpoint to Prometheus.
+// Metrics exports a crawl's breaker, queues and checkpoints to Prometheus.
 // Make one with New and give it the breaker with breakwater.Use (or
-// Observe). It is safe for concurrent use.
-//
-// All names start with breakwater_. Per domain (label domain, the host
-// with its port, as the breaker keys it; "(hook)" marks the series
-// Observe feeds, the rest are read from the breaker at each scrape):
-//
-//	breaker_state{state}                  gauge: 1 for the current state (closed, open, half-open), 0 for the others
-//	breaker_info{profile}                 gauge: 1; the profile the domain uses
-//	breaker_trips_total                   counter: times the circuit opened
-//	breaker_retry_at_seconds              gauge: while open, when it may be probed (Unix seconds)
-//	breaker_transitions_total{from,to,reason}  counter (hook)
-//	degrading_total                       counter: latency-slope warnings (hook)
-//	outcomes_total{class}                 counter: success, degraded, invalid, throttled, blocked, gone, client_error, excluded
-//	refused_total                         counter: refused by an open circuit, never sent
-//	request_duration_seconds              histogram (hook): gate to outcome, every attempt that left; buckets 10 ms to 60 s
-//	success_ratio                         gauge: successes among the latest outcomes
-//	median_latency_seconds                gauge: median latency of the latest successes
-//	pace_limit                            gauge: in-flight cap now (0: none of Breakwater's own)
-//	pace_gap_seconds                      gauge: least gap between request starts now
-//	pace_in_flight                        gauge: requests between gate and outcome
-//	pace_halted                           gauge: 1 while a Retry-After halts the domain
-//	pace_pauses_total                     counter: Retry-After pauses
-//	pace_paused_seconds_total             counter: time spent halted
-//	adaptive_timeout_seconds              gauge: the adaptive timeout in force (0: none yet)
-//
-// Per queue (label queue) and per checkpoint (label checkpoint):
-//
-//	queue_jobs{state}                     gauge: ready, delayed, in-flight
-//	queue_dead_letters                    gauge: jobs given up on
-//	queue_up                              gauge: 1 if the depth could be read at this scrape
-//	checkpoint_urls{state}                gauge: pending, in-flight, done, failed, parked, dead
-//	checkpoint_up                         gauge: 1 if the counts could be read
-//
-// Over every domain, whatever Config.DomainSeries says:
-//
-//	domains{state}                        gauge: domains by circuit state (compacted idle ones are closed)
-//	domains_compacted                     gauge: idle domains compacted by the breaker
-//	domains_unhealthy                     gauge: domains not closed and healthy
-//	all_outcomes_total{class}             counter: attempts by class over every domain
-//	all_refused_total                     counter: refusals over every domain
-//	all_trips_total                       counter: trips over every domain
-//
-// No label takes a URL, a path or an error text. A useful alert:
-// breakwater_breaker_state{state="open"} == 1 for long, or
-// rate(breakwater_outcomes_total{class="blocked"}[5m]) above zero (fix the
-// client, not the target).
+// Observe). Every name starts with breakwater_; per-domain series carry
+// the label domain, and no label takes a URL, a path or an error text.
+// docs/metrics.md lists every series. It is safe for concurrent use.
 type Metrics struct {
 	observed    observed.Set // the breakers Observe was given
 	log         zerolog.Logger
@@ -157,29 +112,17 @@ type Config struct {
 	// increasing.
 	Buckets []float64
 
-	// DomainSeries is how many domains get series of their own (label
-	// domain); zero means DefaultDomainSeries, a negative value every
-	// domain.
-	//
-	// At each scrape the k domains chosen are those not closed and
-	// healthy (open, half-open, paused, failing, throttled: worst first)
-	// and, while there is room, the busiest healthy ones; a crawl over k
-	// domains or fewer has every domain's series. The hooks' series
-	// (request duration, transitions, degrading) label the first k
-	// domains each of them sees and count the rest under
-	// domain="_other". The all_* and domains series count every domain
-	// whatever k is (see Metrics). At 1,000,000 domains a scrape with the
-	// default returns about 5,600 series in 25 ms (BenchmarkGatherBroad).
+	// DomainSeries is how many domains get series of their own (zero:
+	// DefaultDomainSeries; negative: every domain). A scrape picks the
+	// unhealthy ones first, then the busiest; the hooks' series label the
+	// first ones they see and count the rest as OtherDomains.
 	DomainSeries int
 
-	// Logger logs a queue or checkpoint that could not be read during a
-	// scrape (one warning per failed read). Without it Metrics is silent;
-	// the failure still shows as breakwater_queue_up 0.
+	// Logger gets a warning for each queue or checkpoint read that failed.
 	Logger zerolog.Logger
 
-	// ReadTimeout bounds how long one scrape waits for each queue's depth
-	// (default DefaultReadTimeout). Keep it below Prometheus's scrape
-	// timeout.
+	// ReadTimeout replaces DefaultReadTimeout; keep it below Prometheus's
+	// scrape timeout.
 	ReadTimeout time.Duration
 }
 
@@ -255,20 +198,12 @@ func New(reg prometheus.Registerer, cfg ...Config) (*Metrics, error) {
 	return m, nil
 }
 
-// Observe follows the breaker s (observe.Observer: breakwater.Use calls
-// it before the crawl). Events only hooks can tell come through hooks:
-// transitions, latency-slope warnings and the latency of every attempt,
-// each a few atomic operations that neither block nor allocate once a
-// domain has been seen. What the breaker already counts (per-domain
-// state, outcomes, refusals, pace and timeout) is read from it at each
-// scrape, never counted a second time. A second call with the same
-// breaker does nothing; another breaker returns ErrAlreadyWatched (give
-// each breaker its own Metrics and registry).
-//
-// With a shared breaker store (storage/redis) the state and the trips are
-// the crawl's, seen by every worker; outcomes, refusals, latency and pace
-// are this process's. Give each worker's metrics an instance label, as
-// Prometheus does by target.
+// Observe follows the breaker s (breakwater.Use calls it): transitions,
+// latency-slope warnings and latencies come through hooks; what the
+// breaker counts is read from it at each scrape. A second call with the
+// same breaker does nothing; another breaker returns ErrAlreadyWatched.
+// With a shared store, state and trips are the crawl's, the rest this
+// process's.
 func (m *Metrics) Observe(s observe.Subject) error {
 	if s == nil {
 		return errors.New("metrics: Observe(nil): pass the *breaker.Breaker")

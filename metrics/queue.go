@@ -16,14 +16,28 @@ type QueueDepth struct {
 	Dead     int64 // dead letters: given up on
 }
 
-type namedQueue struct {
-	name  string
-	depth func(ctx context.Context) (QueueDepth, error)
+type (
+	namedQueue      = named[func(ctx context.Context) (QueueDepth, error)]
+	namedCheckpoint = named[func() (map[storage.State]int, error)]
+)
+
+// named is a watched source and the label value it is exported under.
+type named[F any] struct {
+	name string
+	read F
 }
 
-type namedCheckpoint struct {
-	name   string
-	counts func() (map[storage.State]int, error)
+// watch adds w to *list unless its name is there already.
+func watch[F any](m *Metrics, list *[]named[F], kind string, w named[F]) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, x := range *list {
+		if x.name == w.name {
+			return fmt.Errorf("%w: %s %q", ErrAlreadyWatched, kind, w.name)
+		}
+	}
+	*list = append(*list, w)
+	return nil
 }
 
 // WatchQueue makes every scrape call depth for a job queue's depth,
@@ -41,15 +55,7 @@ func (m *Metrics) WatchQueue(name string, depth func(ctx context.Context) (Queue
 	if name == "" || depth == nil {
 		return errors.New("metrics: WatchQueue needs a name for the queue label and a depth function")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, w := range m.queues {
-		if w.name == name {
-			return fmt.Errorf("%w: queue %q", ErrAlreadyWatched, name)
-		}
-	}
-	m.queues = append(m.queues, namedQueue{name, depth})
-	return nil
+	return watch(m, &m.queues, "queue", namedQueue{name, depth})
 }
 
 // WatchCheckpoint makes every scrape call counts for a checkpoint's URLs
@@ -64,13 +70,5 @@ func (m *Metrics) WatchCheckpoint(name string, counts func() (map[storage.State]
 	if name == "" || counts == nil {
 		return errors.New("metrics: WatchCheckpoint needs a name for the checkpoint label and a counts function (a store's Counts)")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, w := range m.checkpoints {
-		if w.name == name {
-			return fmt.Errorf("%w: checkpoint %q", ErrAlreadyWatched, name)
-		}
-	}
-	m.checkpoints = append(m.checkpoints, namedCheckpoint{name, counts})
-	return nil
+	return watch(m, &m.checkpoints, "checkpoint", namedCheckpoint{name, counts})
 }

@@ -36,18 +36,10 @@ type Server struct {
 	err  error // set before done closes
 }
 
-// Serve listens on addr (":9090", "127.0.0.1:9090"; port 0 picks a free
-// one) and serves g at /metrics in the background until ctx is done or
-// Close is called. Listening happens before Serve returns, so a port in use
-// is an error here, not later.
-//
-// The address is the operator's choice: ":9090" listens on every
-// interface, so anything that can reach the machine can read the crawl's
-// domains and counts; give "127.0.0.1:9090" to keep them local.
-//
-// A crawl that exits within one scrape interval of its end may never have
-// its last numbers scraped; keep the process up a scrape longer, or read
-// the final report instead.
+// Serve listens on addr (":9090" is every interface; "127.0.0.1:9090"
+// keeps the crawl's numbers local; port 0 picks a free one) and serves g
+// at Path in the background until ctx is done or Close is called. A port
+// in use is an error here, not later.
 func Serve(ctx context.Context, addr string, g prometheus.Gatherer) (*Server, error) {
 	if g == nil {
 		return nil, errors.New("metrics: Serve needs a prometheus.Gatherer (the *prometheus.Registry given to New)")
@@ -87,12 +79,6 @@ func (s *Server) URL() string { return "http://" + s.addr + Path }
 // to ShutdownTimeout. It returns the error the server stopped with, nil on a clean stop.
 func (s *Server) Close() error {
 	s.stop()
-	return s.wait()
-}
-
-// wait blocks until the server has stopped, and returns nil when it was
-// stopped by its context or Close, or the error that stopped it.
-func (s *Server) wait() error {
 	<-s.done
 	return s.err
 }

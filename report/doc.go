@@ -14,15 +14,7 @@
 //		Records: perDomain, Start: start, End: time.Now()})
 //	r.Write(os.Stdout, report.Text) // or report.JSON
 //
-// Each column counts one thing, and the text says which under the table.
-// Sources.Latencies (every success's latency) makes the medians, the
-// total's among them, span the whole run; Sources.Unfinished adds what a
-// checkpoint holds unfinished; Sources.Bytes, Start and End give the run's
-// volume and pace.
-// Every source is optional: without a breaker the table has no circuit
-// columns to fill and shows what the others know. The text form is an
-// aligned table for people; columns for rare classes (throttled, blocked,
-// gone, other 4xx, robots, dead, pauses, the pace) appear only when some
-// domain has one. The JSON form always has every field, for machines, and
-// a schema_version (SchemaVersion).
+// Every source is optional. The text form is an aligned table for people,
+// with columns for rare classes only when some domain has one; the JSON
+// form has every field and a schema_version (SchemaVersion).
 package report

@@ -12,29 +12,21 @@ import (
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
-// SchemaVersion is the version of the JSON report's layout, written as
-// its schema_version. It changes when a field is renamed, removed or
-// changes meaning; new fields may appear without a change. Reports
-// without the field are version 1.
+// SchemaVersion is the JSON report's schema_version. It changes when a
+// field is renamed, removed or changes meaning; reports without it are 1.
 const SchemaVersion = 2
 
-// Untouched is the State of a domain the report knows of (records, dead
-// URLs, unfinished URLs from an earlier run) to which no request was sent
-// in this run.
+// Untouched is the State of a domain to which no request was sent in
+// this run.
 const Untouched = "untouched"
 
 // Report is how a run ended and what happened on every domain.
 type Report struct {
-	// SchemaVersion is SchemaVersion.
-	SchemaVersion int `json:"schema_version"`
-	// Outcome is the library's decision: state, reason, domains, findings.
-	Outcome outcome.Outcome `json:"outcome"`
-	// ExitCode is Outcome.ExitCode(): 0 complete, 2 tripped, 3 empty,
-	// 1 error.
-	ExitCode int `json:"exit_code"`
-	// Start and End are when the run started and ended (as Sources gave
-	// them; zero and left out of the JSON when not given), in UTC to the
-	// millisecond; Took is End - Start.
+	SchemaVersion int             `json:"schema_version"`
+	Outcome       outcome.Outcome `json:"outcome"`
+	ExitCode      int             `json:"exit_code"` // Outcome.State.ExitCode()
+	// Start and End are Sources', in UTC to the millisecond; Took is
+	// End - Start.
 	Start time.Time     `json:"start,omitzero"`
 	End   time.Time     `json:"end,omitzero"`
 	Took  time.Duration `json:"-"`
@@ -46,10 +38,8 @@ type Report struct {
 	Bytes     int64   `json:"bytes"`
 	// Domains are sorted by name.
 	Domains []Domain `json:"domains"`
-	// Total sums the counters of every domain (Domain is "total"; State,
-	// Profile, RetryAt, the pace and SelectorBroken are empty).
-	// MedianLatency is the median over every domain's successes when
-	// Sources.Latencies gave them, else 0: a median of medians is not one.
+	// Total sums the counters of every domain. Its MedianLatency is over
+	// every success when Sources.Latencies gave them, else 0.
 	Total Domain `json:"total"`
 }
 
@@ -57,134 +47,87 @@ type Report struct {
 // port, the key the breaker and the validator use.
 type Domain struct {
 	Domain string `json:"domain"`
-	// State is the circuit's final state ("closed", "open", "half-open"),
-	// or Untouched when no breaker saw a request to the domain in this
-	// run. The total has none.
+	// State is the circuit's final state, or Untouched.
 	State   string `json:"state,omitempty"`
 	Profile string `json:"profile,omitempty"`
 	// RetryAt is when an open circuit may be probed again.
 	RetryAt time.Time `json:"retry_at,omitzero"`
-	// Records is how many records the program wrote for the domain
-	// (Sources.Records); 0 when it did not say.
-	Records int64 `json:"records"`
-	// Requests counts the attempts that left for the domain and came
-	// back with an outcome about it: every class of Failures but
-	// Excluded, and OK and Invalid. Refused requests never left.
+	Records int64     `json:"records"` // Sources.Records
+	// Requests counts the attempts that left and came back with an
+	// outcome about the domain: OK, Invalid and Failures but Excluded.
 	Requests int64 `json:"requests"`
-	// Bytes is how many body bytes the domain sent (Sources.Bytes); 0 when
-	// the program did not say.
-	Bytes int64 `json:"bytes"`
-	// OK counts pages that passed validation (2xx, when no validator):
-	// every valid page, listings as well as the pages a record is made
-	// of, so it may exceed Records.
-	OK int64 `json:"ok"`
-	// Invalid counts 2xx pages the validator rejected.
-	Invalid int64 `json:"invalid"`
-	// Failures counts the other attempts by class.
-	Failures Failures `json:"failures"`
-	// Refused counts requests the breaker refused without touching the
-	// network.
-	Refused int64 `json:"refused"`
-	// Unfinished counts the URLs of the domain left to do: those the
-	// breaker refused or gave up on and did not attempt since, or, when
-	// Sources.Unfinished gave a store's count (a checkpoint's pending, in
-	// flight, parked and failed URLs, those of earlier runs included),
-	// that count if it is larger. It is the work a rescheduled run has
-	// left to do.
+	Bytes    int64 `json:"bytes"` // Sources.Bytes
+	// OK counts pages that passed validation (2xx, without a validator),
+	// listings included, so it may exceed Records.
+	OK       int64    `json:"ok"`
+	Invalid  int64    `json:"invalid"`  // 2xx pages the validator rejected
+	Failures Failures `json:"failures"` // the other attempts by class
+	Refused  int64    `json:"refused"`  // never sent: the circuit was open
+	// Unfinished counts the URLs left for a rescheduled run: the
+	// breaker's, or Sources.Unfinished's count if larger.
 	Unfinished int `json:"unfinished"`
-	// Dead counts URLs dead of failures, their attempts spent, as the
-	// outcome's "dead" findings name them (by cause, with samples, in
-	// Outcome.Findings[].Dead): a rescheduled run will not try them.
-	Dead int `json:"dead"`
-	// Trips is how many times the circuit opened.
-	Trips int `json:"trips"`
-	// Robots counts URLs robots.txt forbids (Sources.Robots): never sent,
-	// never a failure of the site, not unfinished.
-	Robots int64 `json:"robots"`
+	// Dead counts URLs whose attempts are spent, as the outcome's "dead"
+	// findings name them.
+	Dead   int   `json:"dead"`
+	Trips  int   `json:"trips"`  // times the circuit opened
+	Robots int64 `json:"robots"` // Sources.Robots: never sent, never a failure
 	// Pauses counts Retry-After pauses; PausedFor is the time spent in
-	// them (PausedForS to the millisecond).
+	// them.
 	Pauses     int64         `json:"pauses"`
 	PausedFor  time.Duration `json:"-"`
 	PausedForS float64       `json:"paused_for_s"`
-	// PaceLimit and PaceGap are the domain's pace at the end: the most
-	// requests in flight (0: no limit of Breakwater's own) and the least
-	// gap between two requests.
+	// PaceLimit and PaceGap are the pace at the end: the most requests in
+	// flight (0: no limit) and the least gap between two.
 	PaceLimit int           `json:"pace_limit"`
 	PaceGap   time.Duration `json:"-"`
 	PaceGapMS float64       `json:"pace_gap_ms"`
-	// MedianLatency is the median latency of the domain's successes:
-	// over the whole run with Sources.Latencies, else over the breaker's
-	// recent ones (MedianLatencyMS to the microsecond).
+	// MedianLatency is the median latency of the successes: over the run
+	// with Sources.Latencies, else over the breaker's recent ones.
 	MedianLatency   time.Duration `json:"-"`
 	MedianLatencyMS float64       `json:"median_latency_ms"`
-	// SelectorBroken is the validator's diagnosis, if the domain's pages
-	// arrived whole but without the required structure.
-	SelectorBroken *Broken `json:"selector_broken,omitempty"`
+	SelectorBroken  *Broken       `json:"selector_broken,omitempty"`
 }
 
 // Failures counts attempts that were neither valid nor invalid pages, by
 // the breaker's outcome classes.
 type Failures struct {
-	// Degraded: timeouts, refused or reset connections, 5xx, truncated
-	// bodies, DNS failures. They count against the breaker.
-	Degraded int64 `json:"degraded"`
-	// Throttled (429), Blocked (401/403), Gone (404/410) and ClientError
-	// (other 4xx) never trip the breaker.
-	Throttled   int64 `json:"throttled"`
-	Blocked     int64 `json:"blocked"`
-	Gone        int64 `json:"gone"`
-	ClientError int64 `json:"client_error"`
-	// Excluded says nothing about the site: cancelled or aborted by the
-	// crawler itself.
-	Excluded int64 `json:"excluded"`
+	Degraded    int64 `json:"degraded"`     // timeouts, network failures, 5xx, cut bodies
+	Throttled   int64 `json:"throttled"`    // 429
+	Blocked     int64 `json:"blocked"`      // 401, 403
+	Gone        int64 `json:"gone"`         // 404, 410
+	ClientError int64 `json:"client_error"` // other 4xx
+	Excluded    int64 `json:"excluded"`     // cancelled or aborted by the crawler itself
 }
 
 // Broken is a selector_broken diagnosis: the template changed or the
 // selector is wrong, a human must look.
+// Its fields are validate.BrokenDomain's.
 type Broken struct {
-	Selectors []string `json:"selectors"`
-	// Pages is how many full-size 2xx pages in a row missed them.
-	Pages int `json:"pages"`
-	// ValidBefore is how many valid pages the domain served first: 0
-	// suggests a wrong selector, more a template changed during the run.
-	ValidBefore int `json:"valid_before"`
-	// Evidence lists the URLs of those pages.
-	Evidence []string `json:"evidence"`
-	Reason   string   `json:"reason"`
+	Selectors   []string `json:"selectors"`
+	Pages       int      `json:"pages"`
+	ValidBefore int      `json:"valid_before"`
+	Evidence    []string `json:"evidence"` // the pages' URLs
+	Reason      string   `json:"reason"`
 }
 
 // Sources are what a report reads, every one optional: each field adds a
 // source. New takes any number; their breakers and validators are all
 // read and their per-domain counts add up.
 type Sources struct {
-	// Breaker gives per-domain counters, states, trips, latency and the
-	// unfinished URLs.
-	Breaker *breaker.Breaker
-	// Validator gives the selector_broken diagnosis.
-	Validator *validate.Validator
-	// Records is the number of records the program wrote per domain
-	// (keys are hosts, as in a URL; they are normalised like the
-	// breaker's).
-	Records map[string]int64
-	// Bytes is the body bytes each domain sent (keys are hosts).
-	Bytes map[string]int64
-	// Robots is the number of URLs robots.txt forbade per domain (keys
-	// are hosts): they are listed in their own column, never as failures
-	// or unfinished work.
-	Robots map[string]int64
-	// Unfinished is a store's count of the URLs left to do per domain
-	// (keys are hosts): a checkpoint's pending, in flight, parked and
-	// failed URLs, those earlier runs left included. The store holds the
-	// URLs the breaker lists unfinished too, so a domain's Unfinished is
-	// the larger of the two counts, never their sum.
+	Breaker   *breaker.Breaker
+	Validator *validate.Validator // for the selector_broken diagnosis
+	// The maps are per domain, keyed by host as in a URL.
+	Records map[string]int64 // records the program wrote
+	Bytes   map[string]int64 // body bytes received
+	Robots  map[string]int64 // URLs robots.txt forbade
+	// Unfinished is a store's count of the URLs left to do (a
+	// checkpoint's, earlier runs' included); a domain's Unfinished is the
+	// larger of it and the breaker's, never their sum.
 	Unfinished map[string]int
-	// Latencies is the latency of every successful page per domain (keys
-	// are hosts), so that each domain's median and the total's are over
-	// the whole run. The slices are read, not kept.
-	Latencies map[string][]time.Duration
-	// Start and End are when the run started and ended; the report then
-	// says how long it took and the pages per second.
-	Start, End time.Time
+	// Latencies is every successful page's latency, so that the medians
+	// are over the whole run. The slices are read, not kept.
+	Latencies  map[string][]time.Duration
+	Start, End time.Time // when the run started and ended
 }
 
 type builder struct {

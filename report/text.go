@@ -107,12 +107,7 @@ func latency(d time.Duration) string {
 	}
 }
 
-// writeText writes r as text: the outcome and its findings, the run's
-// times and volume, then one aligned row per domain and a total with a
-// legend of the columns shown, then the URLs dead of failures by domain
-// and cause, then the selector_broken diagnoses. Columns for throttled,
-// blocked, gone, other 4xx, robots, dead, pauses and the pace appear only
-// when some domain has one.
+// writeText writes r in the Text format (see Write).
 func (r Report) writeText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	o := r.Outcome

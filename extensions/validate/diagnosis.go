@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/breakwater-crawl/breakwater/internal/packmap"
+	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -22,43 +23,19 @@ var ErrSelectorBroken = errors.New("selector_broken")
 
 // BrokenDomain is the diagnosis that a domain's pages arrive whole and
 // healthy but without the structure the rules require: the template changed
-// or the selector is wrong. That is a problem for a human (run outcome
-// error, exit 1), not a degrading target to retry later (tripped, exit 2).
-// Its slices are shared; treat them as read-only.
-//
-// A degrading target shows 5xx, timeouts, truncated or shrinking bodies,
-// while the 200s it still serves parse fine; a broken selector shows the
-// opposite. The validator tells them apart per domain (the host with its
-// port, lower-case). When Config.BrokenAfter pages in a row (DefaultBrokenAfter
-// unless set) are 2xx, above the floor, not truncated, at least half the
-// median size of the domain's recent valid pages, and fail only the
-// structure check, the domain is diagnosed: the Config.OnBroken hook runs once, a
-// "selector_broken" event is logged when Config.Logger gave a logger, Broken
-// lists the domain, and Judge hands it to the run's outcome as an error.
-// Any target failure on the domain (5xx, timeout, refused or reset
-// connection, a body cut short, a page below the floor or shrunken) and any
-// valid page start the count again, so a degrading target is never
-// diagnosed broken. 4xx answers and self-inflicted errors (aborts, a
-// breaker's refusals) neither count nor reset. A diagnosis stands for the
-// rest of the run.
-//
-// What it does not tell: a page type that breaks while others on the same
-// domain stay valid interleaves valid pages and so is not diagnosed; its
-// verdicts still carry the missing selector. And a block or error page
-// served full-size with status 200 looks like a changed template; that too
-// needs a human, which is what the diagnosis asks for.
+// or the selector is wrong, which needs a human (exit 1), not a retry.
+// Config.BrokenAfter pages in a row that are 2xx, above the floor, not
+// truncated, at least half the median size of the domain's recent valid
+// pages and fail only the structure check make it; a valid page or a
+// failure of the target (5xx, timeout, a cut or shrunken body) starts the
+// count again. It stands for the rest of the run. Its slices are shared;
+// treat them as read-only.
 type BrokenDomain struct {
-	// Domain is the host with its port, lower-case.
-	Domain string
-	// Selectors are the selectors (or Body check names) that failed, in
-	// the order first seen on the evidence pages.
-	Selectors []string
-	// Pages are the evidence: the full-size 2xx pages in a row that failed
-	// only the structure check.
-	Pages []Evidence
-	// ValidBefore is how many valid pages the domain served before the
-	// evidence: 0 suggests the selector never matched (wrong selector),
-	// more suggests the template changed during the run.
+	Domain    string     // the host with its port, lower-case
+	Selectors []string   // the selectors (or Body check names) that failed, first seen first
+	Pages     []Evidence // the pages in a row that made the diagnosis
+	// ValidBefore is how many valid pages the domain served first: 0
+	// suggests a wrong selector, more a template changed during the run.
 	ValidBefore int
 }
 
@@ -85,23 +62,17 @@ func quoteAll(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
-// shrinkRatio: a page smaller than this share of the median valid page of
-// its domain is not full-size. Bodies that shrink are a degrading origin
-// (truncated or empty bodies come with the failures), not a template
-// change, even when they still clear the byte floor.
-const shrinkRatio = 0.5
+const (
+	// shrinkRatio: a page smaller than this share of the median valid
+	// page of its domain is not full-size (a degrading origin).
+	shrinkRatio = 0.5
+	// recentSizes is how many valid page sizes per domain the median is over.
+	recentSizes = 8
+)
 
-// recentSizes is how many valid page sizes per domain the median is over.
-const recentSizes = 8
-
-// diagnosis tells a broken selector from a degrading target, per domain.
-//
-// A broad crawl meets a million domains, most of them with nothing under
-// way: their pages valid, or failing for the target's own reasons. Such a
-// domain keeps only what a later decision needs, its valid count and
-// recent valid page sizes, encoded in a few bytes (compact); a domain
-// with structure evidence under way, or diagnosed, keeps its whole record.
-// Decisions are the same as if every record were kept whole.
+// diagnosis tells a broken selector from a degrading target, per domain. A
+// domain with no evidence under way is kept compact (encode), so that a
+// broad crawl keeps a few bytes per domain.
 type diagnosis struct {
 	after int
 
@@ -131,17 +102,16 @@ func (d *diagnosis) page(v Verdict) *BrokenDomain {
 	if v.Valid() {
 		d.valid++
 	}
-	if dd := d.whole[v.Domain]; dd != nil {
-		b := dd.page(v, d.after)
-		d.settle(v.Domain, dd, true)
-		return b
-	}
-	var dd domainDiag
-	if rec, ok := d.compact.Get(v.Domain); ok {
-		dd.decode(rec)
+	var local domainDiag
+	dd, wasWhole := d.whole[v.Domain], true
+	if dd == nil {
+		dd, wasWhole = &local, false
+		if rec, ok := d.compact.Get(v.Domain); ok {
+			dd.decode(rec)
+		}
 	}
 	b := dd.page(v, d.after)
-	d.settle(v.Domain, &dd, false)
+	d.settle(v.Domain, dd, wasWhole)
 	return b
 }
 
@@ -193,9 +163,7 @@ func (dd *domainDiag) page(v Verdict, after int) *BrokenDomain {
 			dd.streak = nil
 			return b
 		}
-	default:
-		// A status, floor or truncation failure, or a shrunken page: the
-		// target's trouble, which breaks any run of structure evidence.
+	default: // the target's trouble breaks any run of structure evidence
 		dd.streak = dd.streak[:0]
 	}
 	return nil
@@ -203,8 +171,7 @@ func (dd *domainDiag) page(v Verdict, after int) *BrokenDomain {
 
 // encode returns the compact record of dd, which has no streak and no
 // diagnosis: its valid count, then its recent sizes in ring order, as
-// uvarints (nSizes is min(valid, recentSizes)). Two valid pages of a few
-// KB are 5 bytes.
+// uvarints.
 func (dd *domainDiag) encode() string {
 	var buf [(1 + recentSizes) * binary.MaxVarintLen64]byte
 	b := binary.AppendUvarint(buf[:0], uint64(dd.valid))
@@ -228,9 +195,8 @@ func (dd *domainDiag) decode(rec string) {
 	}
 }
 
-// fullSize reports whether n bytes is a whole page for the domain: at
-// least shrinkRatio of the median of its recent valid pages, when it has
-// served any. (Floor and truncation are already reasons of their own.)
+// fullSize reports whether n bytes is at least shrinkRatio of the median
+// of the domain's recent valid pages, if any.
 func (dd *domainDiag) fullSize(n int) bool {
 	if dd.nSizes == 0 {
 		return true
@@ -241,9 +207,8 @@ func (dd *domainDiag) fullSize(n int) bool {
 	return float64(n) >= shrinkRatio*float64(m[len(m)/2])
 }
 
-// degraded records a failure that is the target's (5xx, timeout, refused
-// or reset connection, cut-off body): it breaks the run of structure
-// evidence, so a degrading target is never diagnosed broken.
+// degraded records a failure of the target: it breaks the run of
+// structure evidence.
 func (d *diagnosis) degraded(domain string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -275,11 +240,8 @@ func (d *diagnosis) broken() []BrokenDomain {
 }
 
 // targetFailure reports whether an OnError (status, err) is the target's
-// trouble: a 5xx, a timeout, a refused or reset connection, a DNS failure
-// or a body cut off mid-read. 4xx (throttled, blocked, gone) are other
-// classes, and self-inflicted errors (aborts, cancellation, revisits, a
-// breaker's refusal) say nothing about the target: neither breaks the
-// evidence.
+// trouble: a 5xx, a timeout, a network or DNS failure, a cut body. 4xx
+// and self-inflicted errors (aborts, cancellation, revisits) are not.
 func targetFailure(status int, err error) bool {
 	if status >= 500 {
 		return true
@@ -301,4 +263,19 @@ func targetFailure(status int, err error) bool {
 	return errors.As(err, &op) || errors.As(err, &dns) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// Judge reports, for the run's outcome, every domain diagnosed
+// selector_broken as an error (a human must look; rescheduling fails the
+// same way), so the run ends as an error (exit 1) rather than as tripped
+// (exit 2). It counts only the pages that passed validation as the run's
+// valid pages, so a crawl that collected nothing but consent shells ends
+// empty, not complete.
+func (v *Validator) Judge() outcome.Evidence {
+	ev := outcome.Evidence{Valid: v.diag.validPages(), Counts: true}
+	for _, b := range v.Broken() {
+		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "selector_broken",
+			Reason: b.Err().Error(), Domains: []string{b.Domain}})
+	}
+	return ev
 }

@@ -15,16 +15,11 @@ import (
 // Colly's OnHTML callbacks; the verdict is final once every OnHTML callback
 // ran. It holds no pointer to the request (see table).
 type page struct {
-	rule   *rule
-	url    string
-	domain string
-	status int
-	bytes  int
-	early  []Reason // status and size
-	bodies []Reason // failed body checks
-	// unparsed: Colly did not parse the body (an error status in OnError),
-	// so the selectors were not looked for and report nothing.
-	unparsed bool
+	rule     *rule
+	base     Verdict  // without reasons
+	early    []Reason // status and size
+	bodies   []Reason // failed body checks
+	unparsed bool     // Colly did not parse the body: no structure check
 
 	mu      sync.Mutex
 	hit     []bool  // by selector index
@@ -40,13 +35,8 @@ type page struct {
 func newPage(rules []*rule, r *colly.Response, maxBody int) *page {
 	u := r.Request.URL.String()
 	ru := match(rules, u)
-	p := &page{
-		rule:   ru,
-		url:    u,
-		domain: strings.ToLower(r.Request.URL.Host),
-		status: r.StatusCode,
-		bytes:  len(r.Body),
-	}
+	p := &page{rule: ru, base: Verdict{URL: u, Domain: strings.ToLower(r.Request.URL.Host), Rule: ru.pattern,
+		Status: r.StatusCode, Bytes: len(r.Body)}}
 	if ru.parse {
 		p.hit = make([]bool, len(ru.watches))
 		if len(ru.watches) > 1 {
@@ -60,8 +50,8 @@ func newPage(rules []*rule, r *colly.Response, maxBody int) *page {
 	if truncated(r, maxBody) {
 		p.early = append(p.early, Reason{Kind: KindSize, Text: fmt.Sprintf("truncated: body stopped at Colly's MaxBodySize (%d bytes)", maxBody)})
 	}
-	if p.bytes < ru.floor {
-		p.early = append(p.early, Reason{Kind: KindSize, Text: fmt.Sprintf("below floor: %d < %d bytes", p.bytes, ru.floor)})
+	if len(r.Body) < ru.floor {
+		p.early = append(p.early, Reason{Kind: KindSize, Text: fmt.Sprintf("below floor: %d < %d bytes", len(r.Body), ru.floor)})
 	}
 	for _, b := range ru.bodies {
 		if err := b.check(r); err != nil {
@@ -150,9 +140,9 @@ func (p *page) finish() (Verdict, bool) {
 
 // compute needs p.mu. Reasons come in check order: status, size,
 // structure (Require, then Element, then Body checks); a selector missing
-// for several checks is reported once.
+// for several checks is reported once. No reason leaves Reasons nil.
 func (p *page) compute() Verdict {
-	v := Verdict{URL: p.url, Domain: p.domain, Rule: p.rule.pattern, Status: p.status, Bytes: p.bytes}
+	v := p.base
 	reasons := p.early // appended to only through a fresh slice (cap == len)
 	missing := func(selector string) {
 		for _, r := range reasons {
@@ -162,28 +152,20 @@ func (p *page) compute() Verdict {
 		}
 		reasons = append(reasons, Reason{Kind: KindStructure, Subject: selector, Text: fmt.Sprintf("missing selector %q", selector)})
 	}
-	if p.unparsed {
-		return withReasons(v, append(reasons, p.bodies...))
-	}
-	for _, j := range p.rule.require {
-		if !p.hit[j] {
-			missing(p.rule.selectors[j])
+	for n, j := range p.rule.requireIdx {
+		if !p.unparsed && !p.hit[j] {
+			missing(p.rule.require[n])
 		}
 	}
 	for k, e := range p.rule.elements {
 		switch {
+		case p.unparsed: // the selectors were not looked for
 		case !p.hit[e.sel]:
 			missing(e.selector)
 		case p.elemErr[k] != nil:
 			reasons = append(reasons, Reason{Kind: KindStructure, Subject: e.selector, Text: e.selector + ": " + p.elemErr[k].Error()})
 		}
 	}
-	return withReasons(v, append(reasons, p.bodies...))
-}
-
-func withReasons(v Verdict, reasons []Reason) Verdict {
-	if len(reasons) > 0 {
-		v.Reasons = reasons
-	}
+	v.Reasons = append(reasons, p.bodies...)
 	return v
 }

@@ -9,35 +9,18 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// table holds the per-request scoring state, keyed by the *colly.Request.
-//
-// Colly hands the same *Request to OnResponse, every OnHTML element,
-// OnScraped and OnError of one fetch, while the Ctx is shared by a request
-// and every child it visits; keying by Ctx would mix a parent's hits with
-// its children's. The table never keeps a request alive: the state lives
-// as long as anything (Colly, the user's callbacks, a stored *Response)
-// can still ask for it, and is dropped once the request is garbage. A page
-// must therefore hold no pointer to its request.
-//
-// An entry is found by the request's address (collyx.RequestAddr) and holds a weak pointer to
-// the request, made once when the state is stored: a lookup is a map read
-// and a comparison of that pointer's value with the request, without the
-// runtime's weak-handle lookup a weak.Make per call would cost. An entry
-// whose request is gone (its weak pointer reads nil) answers nothing, is
-// replaced by the state of a new request at the same address, and is
-// deleted by the next sweep: one every time the table doubles, so the
-// sweeps cost a constant per request, and the dead entries never
-// outnumber the live ones by much; and one after every garbage
-// collection, so a crawl left idle keeps no page per request it made,
-// though no request comes to sweep the table.
+// table holds the per-request scoring state, keyed by the *colly.Request
+// (the same for every callback of one fetch; a Ctx is shared with child
+// requests). It never keeps a request alive, so a page must hold no
+// pointer to its request: an entry, found by the request's address, holds
+// a weak pointer to it, and entries whose request is gone are swept each
+// time a shard doubles and after every garbage collection.
 type table struct {
 	once   sync.Once // starts the sweeps after garbage collections
 	shards [tableShards]tableShard
 }
 
-// tableShards is how many locks the table is split under: requests on
-// many goroutines at once (a broad crawl visits from dozens) mostly take
-// different ones. A power of two.
+// tableShards is how many locks the table is split under, a power of two.
 const tableShards = 64
 
 type tableShard struct {
@@ -53,9 +36,9 @@ func (t *table) shard(k uintptr) *tableShard {
 	return &t.shards[(uint64(k)*0x9E3779B97F4A7C15)>>(64-6)]
 }
 
-// gcSentinel is garbage as soon as it is made: its cleanup runs after the
-// next garbage collection. (It holds a pointer so that it is never a tiny
-// allocation, whose cleanup may never run.)
+// gcSentinel is garbage as soon as it is made, so its cleanup runs after
+// the next garbage collection. Its pointer keeps it from being a tiny
+// allocation, whose cleanup may never run.
 type gcSentinel struct{ _ *byte }
 
 // sweepAfterGC sweeps t after the next garbage collection, and again after
@@ -129,17 +112,4 @@ func (sh *tableShard) sweepLocked() {
 			delete(sh.m, k)
 		}
 	}
-}
-
-// len returns the number of requests with state.
-func (t *table) len() int {
-	n := 0
-	for i := range t.shards {
-		sh := &t.shards[i]
-		sh.mu.Lock()
-		sh.sweepLocked()
-		n += len(sh.m)
-		sh.mu.Unlock()
-	}
-	return n
 }

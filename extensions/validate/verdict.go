@@ -8,38 +8,27 @@ import (
 // Kind names which of the three checks a Reason comes from.
 type Kind uint8
 
+// The checks a Reason comes from.
 const (
-	// KindStatus: the status code is not 2xx.
-	KindStatus Kind = iota + 1
-	// KindSize: the body is below the byte floor, or was cut short.
-	KindSize
-	// KindStructure: a required selector matched nothing, or a custom
-	// check (Element or Body) failed.
-	KindStructure
+	KindStatus    Kind = iota + 1 // the status code is not 2xx
+	KindSize                      // the body is below the floor, or was cut short
+	KindStructure                 // a selector matched nothing, or an Element or Body check failed
 )
 
 // String returns "status", "size" or "structure".
 func (k Kind) String() string {
-	switch k {
-	case KindStatus:
-		return "status"
-	case KindSize:
-		return "size"
-	case KindStructure:
-		return "structure"
+	if k < KindStatus || k > KindStructure {
+		return "unknown"
 	}
-	return "unknown"
+	return [...]string{"status", "size", "structure"}[k-1]
 }
 
 // Reason is one failed check.
 type Reason struct {
-	// Kind is the check that failed.
 	Kind Kind
-	// Subject is the selector (Require, Element) or the check's name (Body)
-	// a structure reason is about; empty for status and size reasons.
+	// Subject is the selector or Body check name of a structure reason.
 	Subject string
-	// Text is the reason as a user reads it, for example "status 503",
-	// "below floor: 903 < 1024 bytes" or `missing selector "h1.title"`.
+	// Text is for people: "status 503", `missing selector "h1.title"`.
 	Text string
 }
 
@@ -48,19 +37,12 @@ func (r Reason) String() string { return r.Text }
 
 // Verdict is the score of one response.
 type Verdict struct {
-	// URL is the response's final URL (after redirects).
-	URL string
-	// Domain is the URL's host with its port, lower-case.
-	Domain string
-	// Rule is the pattern of the Page rule that scored the response, or ""
-	// when the top-level checks did.
-	Rule string
-	// Status is the response's status code.
-	Status int
-	// Bytes is the length of the body Colly read.
-	Bytes int
-	// Reasons lists every failed check; empty means the page is valid.
-	Reasons []Reason
+	URL     string   // the final URL, after redirects
+	Domain  string   // the URL's host with its port, lower-case
+	Rule    string   // the pattern of the Page rule that scored it; "" for the top-level checks
+	Status  int      // the status code
+	Bytes   int      // the length of the body Colly read
+	Reasons []Reason // every failed check; empty when valid
 }
 
 // Valid reports whether the page passed every check.
@@ -98,15 +80,15 @@ type InvalidError struct {
 
 // Error lists the reasons: "invalid page: below floor: 903 < 1024 bytes".
 func (e *InvalidError) Error() string {
-	var b strings.Builder
-	b.WriteString("invalid page: ")
-	for i, r := range e.Reasons {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(r.Text)
+	return "invalid page: " + strings.Join(reasonTexts(e.Reasons), "; ")
+}
+
+func reasonTexts(rs []Reason) []string {
+	texts := make([]string, len(rs))
+	for i, r := range rs {
+		texts[i] = r.Text
 	}
-	return b.String()
+	return texts
 }
 
 // Is reports whether target is ErrInvalid.
