@@ -163,8 +163,8 @@ func runBroad(e *env) ([]Result, error) {
 				r.WallRatio, r.CPURatio, e.judge, r.PagesPerSec, us(run.cpuPerPage), us(run.gcPerPage), r.BytesPerDomain, run.compacted, n, r.HeapPerDomain, mib(run.peakRSS), run.series,
 				run.scrape.Round(time.Microsecond), run.scrapeMax.Round(time.Microsecond))
 			r.Goal = &Goal{
-				Text: fmt.Sprintf("all extensions keep ≥ %.0f %% of plain Colly's pages/s at %d domains, ≤ %d B per idle domain, ≤ 10,000 series, scrape < 100 ms",
-					100*broadRatioGoal, n, broadBytesGoal),
+				Text: fmt.Sprintf("all extensions keep ≥ %.0f %% of plain Colly's %s at %d domains, ≤ %d B per idle domain, ≤ 10,000 series, scrape < 100 ms",
+					100*broadRatioGoal, judgedAs(e.judge), n, broadBytesGoal),
 				Met: r.Ratio >= broadRatioGoal && r.BytesPerDomain <= broadBytesGoal && r.Saved == r.Pages &&
 					run.series <= 10_000 && run.scrape < 100*time.Millisecond,
 				Measured: fmt.Sprintf("%.1f %% (%s, median of %d rounds), %.0f B/domain, %d series, scrape %v", 100*r.Ratio, e.judge, len(r.Rounds), r.BytesPerDomain, run.series, run.scrape.Round(time.Microsecond)),

@@ -117,7 +117,7 @@ func runOverhead(e *env) ([]Result, error) {
 	} {
 		bw := &rows[k]
 		bw.Goal = &Goal{
-			Text:     fmt.Sprintf("%s keeps ≥ %.0f %% of plain Colly's pages/s", what, 100*overheadGoal),
+			Text:     fmt.Sprintf("%s keeps ≥ %.0f %% of plain Colly's %s", what, 100*overheadGoal, judgedAs(e.judge)),
 			Met:      bw.Ratio >= overheadGoal && bw.Saved == pages,
 			Measured: fmt.Sprintf("%.1f %% (%s: median of %d rounds)", 100*bw.Ratio, e.judge, len(bw.Rounds)),
 		}
@@ -168,4 +168,12 @@ func allocatedBytes() (uint64, float64) {
 	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64(), s[1].Value.Float64()
+}
+
+// judgedAs names the figure a goal is judged on, as its text says it.
+func judgedAs(j judgement) string {
+	if j == judgeWall {
+		return "pages/s"
+	}
+	return "speed per page of CPU"
 }
