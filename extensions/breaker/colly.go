@@ -753,16 +753,14 @@ func (b *Breaker) unclaimed(c *colly.Collector, r *colly.Response) {
 	}
 	key := r.Request.URL.String()
 	b.forgetCached(c.CacheDir, key)
-	var h http.Header
-	if r.Request.Headers != nil {
-		h = r.Request.Headers.Clone()
-	} else {
-		h = http.Header{}
-	}
-	h.Set("Cache-Control", "no-cache")
+	// With a re-send token, as after a 429 from the site: the user's retry
+	// of this cached answer is a copy, dropped, not a second fetch.
+	a := &attempt{}
+	b.keepResend(a, r.Request, key, true)
 	b.log.Info().Str("event", "cached_throttle").Str("url", key).
 		Msg("breaker: Colly's cache answered with a stored 429; forgotten, and the URL sent again past the cache")
-	if err := retryWith(r.Request, &h); err != nil {
+	if err := retryWith(r.Request, a.resendHeaders); err != nil && !a.resend.taken.Load() {
+		b.resend.Delete(key)
 		b.markUnfinished(Unfinished{URL: key, Domain: hostOf(r.Request.URL.Host),
 			Reason: "throttled (a 429 from Colly's cache); sending it again past the cache failed: " + err.Error()})
 	}
