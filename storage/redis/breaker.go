@@ -237,7 +237,7 @@ func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.T
 		p.Gen |= fallbackGen
 		return p, t, nil
 	}
-	_, since, next, cause := c.bs.link.state()
+	since, next, cause := c.bs.link.state()
 	if cause == nil {
 		cause = err
 	}

@@ -85,9 +85,6 @@ func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Opti
 	return cp, nil
 }
 
-// Keys returns the checkpoint's Redis keys, for inspection and cleanup.
-func (cp *checkpointStore) Keys() []string { return append([]string(nil), cp.keys...) }
-
 // stored is a Record as the recs hash holds it, after the "<seq>|<state>|"
 // header: times in Unix nanoseconds, the request as base64.
 type stored struct {
@@ -151,7 +148,10 @@ func (cp *checkpointStore) Get(id uint64) (storage.Record, bool, error) {
 	if err != nil {
 		return storage.Record{}, false, cp.wrap(ctx, "get", err)
 	}
-	r, err := cp.decode(id, v)
+	r, err := cp.decodeValue(v)
+	if err == nil && r.ID != id {
+		err = fmt.Errorf("breakwater/redis: checkpoint of crawl %q: %w: record %016x stored under %016x", cp.crawl, storage.ErrCorrupt, r.ID, id)
+	}
 	return r, err == nil, err
 }
 
@@ -278,14 +278,6 @@ func (cp *checkpointStore) Flush() error {
 func (cp *checkpointStore) Close() error {
 	cp.closed.Store(true)
 	return nil
-}
-
-func (cp *checkpointStore) decode(id uint64, v string) (storage.Record, error) {
-	r, err := cp.decodeValue(v)
-	if err == nil && r.ID != id {
-		err = fmt.Errorf("breakwater/redis: checkpoint of crawl %q: %w: record %016x stored under %016x", cp.crawl, storage.ErrCorrupt, r.ID, id)
-	}
-	return r, err
 }
 
 // decodeValue reads a stored value: "<seq>|<state>|<JSON>".

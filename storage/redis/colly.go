@@ -144,17 +144,6 @@ func (cs *CollyStorage) DeadLetters(ctx context.Context, limit int) ([]DeadLette
 	return out, nil
 }
 
-// allKeys returns the storage's Redis keys: the queue's, then visited,
-// cookies and the run marker; shard after shard with Config.Shards (the
-// cookies of every host are in the first shard's).
-func (cs *CollyStorage) allKeys() []string {
-	var out []string
-	for _, k := range cs.shards {
-		out = append(out, k...)
-	}
-	return out
-}
-
 // keysOf returns the keys of the shard that holds request (or job) id.
 func (cs *CollyStorage) keysOf(id string) []string { return cs.shards[shardOf(id, len(cs.shards))] }
 
@@ -271,7 +260,7 @@ func (cs *CollyStorage) Ack(r *colly.Request) error {
 		return cs.persist(context.Background(), "ack", func(ctx context.Context) error {
 			n, err := scriptCollyAck.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(cs.s.now(), job.ID, job.lease)...).Int()
 			if err != nil {
-				return cs.q.wrap(ctx, "ack", err)
+				return wrapErr(ctx, cs.q.crawl, "ack", err)
 			}
 			return cs.q.status("ack", job, int64(n))
 		})
@@ -377,7 +366,7 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 		now := cs.s.now()
 		n, err := scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.claims).UnixMilli())...).Int()
 		if err != nil {
-			return cs.q.wrap(ctx, "is visited", err)
+			return wrapErr(ctx, cs.q.crawl, "is visited", err)
 		}
 		visited = n == 1
 		return nil
@@ -475,7 +464,7 @@ func (cs *CollyStorage) Cookies(u *url.URL) string {
 	defer cancel()
 	v, err := cs.q.client.HGet(ctx, cs.shards[0][keyCookies], u.Host).Result()
 	if err != nil && !errors.Is(err, goredis.Nil) {
-		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("host", u.Host).Err(cs.q.wrap(ctx, "cookies", err)).Msg("breakwater/redis: cookies not read")
+		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("host", u.Host).Err(wrapErr(ctx, cs.q.crawl, "cookies", err)).Msg("breakwater/redis: cookies not read")
 	}
 	return v
 }
@@ -492,7 +481,7 @@ func (cs *CollyStorage) SetCookies(u *url.URL, cookies string) {
 	})
 	if err != nil {
 		cs.s.log.Warn().Str("event", "cookies_not_saved").Str("crawl", cs.q.crawl).Str("host", u.Host).
-			Err(cs.q.wrap(ctx, "set cookies", err)).Msg("breakwater/redis: cookies not saved")
+			Err(wrapErr(ctx, cs.q.crawl, "set cookies", err)).Msg("breakwater/redis: cookies not saved")
 	}
 }
 
@@ -520,9 +509,9 @@ func (cs *CollyStorage) AddRequest(b []byte) error {
 			return err
 		}
 		now := cs.s.now()
-		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(now, job.ID, int(job.Lane), now.UnixMilli(), rec)...).Int()
+		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(now, job.ID, 0, now.UnixMilli(), rec)...).Int()
 		if err != nil {
-			return cs.q.wrap(ctx, "add request", err)
+			return wrapErr(ctx, cs.q.crawl, "add request", err)
 		}
 		added = n
 		return nil
@@ -685,7 +674,7 @@ func refusedByGuard(err error) bool {
 func (cs *CollyStorage) runVisit(script *goredis.Script, op, id string) error {
 	return cs.persist(context.Background(), op, func(ctx context.Context) error {
 		if err := script.Run(ctx, cs.q.client, cs.keysOf(id), cs.q.args(cs.s.now(), id)...).Err(); err != nil {
-			return cs.q.wrap(ctx, op, err)
+			return wrapErr(ctx, cs.q.crawl, op, err)
 		}
 		return nil
 	})

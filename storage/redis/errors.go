@@ -22,10 +22,6 @@ var (
 	// faster.
 	ErrUnavailable = errors.New("redis unavailable")
 
-	// errEmpty means no job is ready to be claimed. Claim returns it wrapped
-	// in an *EmptyError that says when the next job may be.
-	errEmpty = errors.New("no job ready")
-
 	// ErrLeaseLost means the job's lease expired and the job was taken back
 	// (and possibly claimed by another worker): this worker no longer owns
 	// it, and its Fail or Park was not applied. Ack still succeeds unless
@@ -52,8 +48,7 @@ var (
 	ErrCorrupt = errors.New("corrupt queue record")
 )
 
-// emptyError is what Claim returns when no job is ready. It matches
-// errEmpty with errors.Is.
+// emptyError is what Claim returns when no job is ready.
 type emptyError struct {
 	// Next is the earliest time a job may become claimable: the first delayed
 	// job's time or the first lease to expire. Zero when nothing is delayed
@@ -68,22 +63,14 @@ func (e *emptyError) Error() string {
 	return "no job ready before " + e.Next.UTC().Format(time.RFC3339Nano)
 }
 
-// Is makes errors.Is(err, errEmpty) true.
-func (e *emptyError) Is(target error) bool { return target == errEmpty }
-
 // Drained reports whether nothing at all is pending: no job delayed and
 // none in flight. Dead letters do not count.
 func (e *emptyError) Drained() bool { return e.Next.IsZero() }
 
-// wrap turns a go-redis error into one that says which call on which crawl
-// failed and what to do, keeping the cause for errors.Is. When the call's
-// context has ended, its error is kept too: a deadline cut short by a
-// socket timeout still matches context.DeadlineExceeded.
-func (q *jobQueue) wrap(ctx context.Context, op string, err error) error {
-	return wrapErr(ctx, q.crawl, op, err)
-}
-
-// wrapErr is Queue.wrap for any of the package's types.
+// wrapErr turns a go-redis error into one that says which call on which
+// crawl failed and what to do, keeping the cause for errors.Is. When the
+// call's context has ended, its error is kept too: a deadline cut short by
+// a socket timeout still matches context.DeadlineExceeded.
 func wrapErr(ctx context.Context, crawl, op string, err error) error {
 	ctxErr := ctx.Err()
 	if dl, ok := ctx.Deadline(); ctxErr == nil && ok && !time.Now().Before(dl) {

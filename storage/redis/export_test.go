@@ -2,13 +2,15 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 )
 
-// The queue under CollyStorage, its jobs and lanes, and a few inspection
+// The queue under CollyStorage, its jobs, and a few inspection
 // helpers are unexported: the package's users reach them through
 // CollyStorage (Stats, DeadLetters). The tests drive them directly, under
 // the names they had.
@@ -16,36 +18,51 @@ import (
 type (
 	Queue            = jobQueue
 	Job              = queueJob
-	Lane             = lane
 	EmptyError       = emptyError
 	UnavailableError = unavailableError
 	Checkpoint       = checkpointStore
 )
 
-const (
-	Normal   = laneNormal
-	Critical = laneCritical
-	Bulk     = laneBulk
-)
-
 var (
 	NewQueue  = newQueue
 	RequestID = collyx.VisitID
-	WithAging = withAging
 	WithRand  = withRand
 )
 
 // Queue returns the queue under the storage.
 func (cs *CollyStorage) Queue() *Queue { return cs.q }
 
-// Keys returns the storage's Redis keys.
-func (cs *CollyStorage) Keys() []string { return cs.allKeys() }
+// Keys returns the storage's Redis keys: the queue's, then visited,
+// cookies and the run marker; shard after shard with Config.Shards.
+func (cs *CollyStorage) Keys() []string {
+	var out []string
+	for _, k := range cs.shards {
+		out = append(out, k...)
+	}
+	return out
+}
 
 // Holds reports whether this process holds the job of the request id
 // (claimed, not yet reported).
 func (cs *CollyStorage) Holds(id uint64) bool {
 	_, ok := cs.held.Load(idKey(id))
 	return ok
+}
+
+// optionFunc is an Option of the tests' own.
+type optionFunc func(*settings)
+
+func (f optionFunc) apply(s *settings) { f(s) }
+
+// withRand sets the random source of the backoff jitter; the queue
+// serialises its use. Default: math/rand/v2's global source.
+func withRand(r *rand.Rand) Option {
+	return optionFunc(func(s *settings) {
+		if r == nil {
+			s.bad("rand: nil")
+		}
+		s.rand = r
+	})
 }
 
 // Lost is the storage's verdict on the crawl's state, without a round trip.
@@ -55,14 +72,15 @@ func (cs *CollyStorage) Lost() error { return cs.lost() }
 func (bs *BreakerStore) Keys(domain string) []string { return bs.domainKeys(domain) }
 
 var (
-	ErrEmpty      = errEmpty
+	ErrEmpty      = errors.New("no job ready")
 	ErrNotClaimed = errNotClaimed
 )
 
-const (
-	DefaultCriticalLead = defaultCriticalLead
-	DefaultAgingBound   = defaultAgingBound
-)
+// Is makes errors.Is(err, ErrEmpty) true.
+func (e *emptyError) Is(target error) bool { return target == ErrEmpty }
+
+// Keys returns the checkpoint's Redis keys.
+func (cp *checkpointStore) Keys() []string { return cp.keys }
 
 // The queue's own API, which CollyStorage does not use (it runs the queue
 // through its own scripts): the tests drive the queue's scripts with it.
@@ -122,6 +140,9 @@ func (q *jobQueue) byShard(jobs []*queueJob) [][]*queueJob {
 	return out
 }
 
+// enqueueBatch is how many jobs one Enqueue round trip carries.
+const enqueueBatch = 256
+
 // enqueue adds jobs of one shard, enqueueBatch at a time.
 func (q *jobQueue) enqueue(ctx context.Context, now time.Time, keys []string, jobs []*queueJob) (int, error) {
 	added := 0
@@ -137,11 +158,11 @@ func (q *jobQueue) enqueue(ctx context.Context, now time.Time, keys []string, jo
 			if j.NotBefore.After(now) {
 				eligible = j.NotBefore
 			}
-			args = append(args, j.ID, int(j.Lane), eligible.UnixMilli(), rec)
+			args = append(args, j.ID, 0, eligible.UnixMilli(), rec)
 		}
 		n, err := scriptEnqueue.Run(ctx, q.client, keys, args...).Int()
 		if err != nil {
-			return added, q.wrap(ctx, "enqueue", err)
+			return added, wrapErr(ctx, q.crawl, "enqueue", err)
 		}
 		added += n
 	}
@@ -175,7 +196,7 @@ func (q *jobQueue) Ack(ctx context.Context, job *queueJob) error {
 	defer cancel()
 	n, err := scriptAck.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(), job.ID, job.lease)...).Int()
 	if err != nil {
-		return q.wrap(ctx, "ack", err)
+		return wrapErr(ctx, q.crawl, "ack", err)
 	}
 	if err := q.status("ack", job, int64(n)); err != nil {
 		return err
@@ -197,7 +218,7 @@ func (q *jobQueue) Extend(ctx context.Context, job *queueJob) error {
 	defer cancel()
 	n, err := scriptExtend.Run(ctx, q.client, q.keysOf(job.ID), q.args(now, job.ID, job.lease, deadline.UnixMilli())...).Int()
 	if err != nil {
-		return q.wrap(ctx, "extend", err)
+		return wrapErr(ctx, q.crawl, "extend", err)
 	}
 	if err := q.status("extend", job, int64(n)); err != nil {
 		return err
@@ -228,17 +249,17 @@ func (q *jobQueue) Reclaim(ctx context.Context) (int, error) {
 func (q *jobQueue) reclaim(ctx context.Context, keys []string) (int, error) {
 	total := 0
 	for {
-		res, err := scriptReclaim.Run(ctx, q.client, keys, q.args(q.now(), q.s.reclaimBatch, q.reason)...).Slice()
+		res, err := scriptReclaim.Run(ctx, q.client, keys, q.args(q.now(), reclaimBatch, q.reason)...).Slice()
 		if err != nil {
-			return total, q.wrap(ctx, "reclaim", err)
+			return total, wrapErr(ctx, q.crawl, "reclaim", err)
 		}
 		if len(res) != 3 {
-			return total, q.wrap(ctx, "reclaim", fmt.Errorf("%w: reclaim script answered %d values, want 3", ErrCorrupt, len(res)))
+			return total, wrapErr(ctx, q.crawl, "reclaim", fmt.Errorf("%w: reclaim script answered %d values, want 3", ErrCorrupt, len(res)))
 		}
 		n := int(toInt(res[0]))
 		q.logReclaim(int64(n), toInt(res[1]), toInt(res[2]))
 		total += n
-		if n < q.s.reclaimBatch {
+		if n < reclaimBatch {
 			return total, nil
 		}
 	}
@@ -252,7 +273,7 @@ func (q *jobQueue) RetryDead(ctx context.Context, id string) error {
 	defer cancel()
 	n, err := scriptRetryDead.Run(ctx, q.client, q.keysOf(id), q.args(q.now(), id)...).Int()
 	if err != nil {
-		return q.wrap(ctx, "retry dead letter", err)
+		return wrapErr(ctx, q.crawl, "retry dead letter", err)
 	}
 	if n != 1 {
 		return fmt.Errorf("breakwater/redis: retry dead letter on crawl %q: %w: %q is not a dead letter", q.crawl, ErrUnknownJob, id)

@@ -2,40 +2,8 @@ package redis
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 )
-
-// lane is a job's priority class. Lanes set where a job starts in the ready
-// order, not a strict precedence: a job that has waited long enough beats a
-// fresher job of a higher lane (see WithAging). The zero value is Normal.
-type lane uint8
-
-const (
-	// laneNormal is the default lane: ordinary crawl work.
-	laneNormal lane = iota
-	// laneCritical jobs jump ahead of everything that has not waited longer than
-	// the critical lead: re-crawls somebody is waiting for, backlog repair.
-	laneCritical
-	// laneBulk jobs wait behind normal work until they are older than the aging
-	// bound: backfills, sitemap sweeps.
-	laneBulk
-)
-
-// String returns "normal", "critical" or "bulk".
-func (l lane) String() string {
-	switch l {
-	case laneNormal:
-		return "normal"
-	case laneCritical:
-		return "critical"
-	case laneBulk:
-		return "bulk"
-	}
-	return "Lane(" + strconv.Itoa(int(l)) + ")"
-}
-
-func (l lane) valid() bool { return l <= laneBulk }
 
 // queueJob is one unit of crawl work. Its retry state (Attempts, LastError,
 // NotBefore) travels inside it: the queue stores the whole job as one
@@ -57,8 +25,6 @@ type queueJob struct {
 	// Domain is the host the job hits, port included, lower-cased: the key
 	// of its circuit breaker. Empty: taken from URL.
 	Domain string
-	// Lane is the job's priority class.
-	Lane lane
 	// Attempts counts the failed attempts so far: Fail adds one, and so does
 	// a lease that expires because the worker never answered. Park does not.
 	Attempts int
@@ -92,5 +58,5 @@ func (j *queueJob) Exhausted() bool { return j.MaxAttempts > 0 && j.Attempts >= 
 
 // String identifies the job in logs and errors.
 func (j *queueJob) String() string {
-	return fmt.Sprintf("job %s (%s, %s lane, attempt %d/%d)", j.ID, j.URL, j.Lane, j.Attempts, j.MaxAttempts)
+	return fmt.Sprintf("job %s (%s, attempt %d/%d)", j.ID, j.URL, j.Attempts, j.MaxAttempts)
 }

@@ -122,7 +122,7 @@ func (cs *CollyStorage) extend(id, token string) {
 	now := cs.s.now()
 	n, err := scriptExtend.Run(ctx, cs.q.client, cs.q.keysOf(id), cs.q.args(now, id, token, ms(now.Add(cs.s.visibility)).UnixMilli())...).Int()
 	if err != nil {
-		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("job", id).Err(cs.q.wrap(ctx, "extend", err)).
+		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("job", id).Err(wrapErr(ctx, cs.q.crawl, "extend", err)).
 			Msg("breakwater/redis: a lease could not be extended; trying again at the next tick")
 		return
 	}

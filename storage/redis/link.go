@@ -98,10 +98,10 @@ func (l *link) wait() time.Duration {
 	return w/2 + time.Duration(rand.Int64N(int64(w/2)+1))
 }
 
-// state returns whether Redis is unreachable, since when, when the next try
-// is due and the last failure.
-func (l *link) state() (down bool, since, nextTry time.Time, cause error) {
+// state returns since when Redis is unreachable, when the next try is due
+// and the last failure.
+func (l *link) state() (since, nextTry time.Time, cause error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.down, l.since, l.nextTry, l.cause
+	return l.since, l.nextTry, l.cause
 }

@@ -19,8 +19,6 @@ const (
 	DefaultMaxAttempts       = 5
 	DefaultBackoffBase       = 15 * time.Second
 	DefaultBackoffCap        = time.Hour
-	defaultCriticalLead      = 24 * time.Hour
-	defaultAgingBound        = time.Hour
 	DefaultRetention         = 7 * 24 * time.Hour
 	DefaultDeadLetterLimit   = 100_000
 	DefaultCallTimeout       = 10 * time.Second
@@ -31,8 +29,6 @@ const (
 	DefaultMaxOutage         = 10 * time.Minute
 	DefaultPollInterval      = time.Second
 	DefaultMaxHold           = time.Hour
-	defaultPromoteBatch      = 1000
-	defaultReclaimBatch      = 100
 )
 
 // Option configures any of the package's constructors: NewCollyStorage,
@@ -42,12 +38,6 @@ const (
 type Option interface {
 	apply(*settings)
 }
-
-// optionFunc is an Option of the package's own (the tests' lanes and
-// random source).
-type optionFunc func(*settings)
-
-func (f optionFunc) apply(s *settings) { f(s) }
 
 // Config is every setting of the package's constructors. A zero field
 // keeps the default, or what an earlier Config set.
@@ -205,24 +195,20 @@ func (c Config) apply(s *settings) {
 }
 
 type settings struct {
-	namespace    string
-	shards       int
-	visibility   time.Duration
-	maxAttempts  int
-	backoffBase  time.Duration
-	backoffCap   time.Duration
-	criticalLead time.Duration
-	agingBound   time.Duration
-	retention    time.Duration
-	deadLimit    int
-	callTimeout  time.Duration
-	timeoutSet   bool // Config.CallTimeout was given (the breaker's default is shorter)
-	promoteBatch int
-	reclaimBatch int
-	now          func() time.Time
-	rand         *rand.Rand
-	log          zerolog.Logger
-	errs         []error
+	namespace   string
+	shards      int
+	visibility  time.Duration
+	maxAttempts int
+	backoffBase time.Duration
+	backoffCap  time.Duration
+	retention   time.Duration
+	deadLimit   int
+	callTimeout time.Duration
+	timeoutSet  bool // Config.CallTimeout was given (the breaker's default is shorter)
+	now         func() time.Time
+	rand        *rand.Rand
+	log         zerolog.Logger
+	errs        []error
 
 	// BreakerStore
 	failOpen      bool
@@ -240,21 +226,17 @@ type settings struct {
 
 func defaults() settings {
 	return settings{
-		namespace:    DefaultNamespace,
-		shards:       1,
-		visibility:   DefaultVisibilityTimeout,
-		maxAttempts:  DefaultMaxAttempts,
-		backoffBase:  DefaultBackoffBase,
-		backoffCap:   DefaultBackoffCap,
-		criticalLead: defaultCriticalLead,
-		agingBound:   defaultAgingBound,
-		retention:    DefaultRetention,
-		deadLimit:    DefaultDeadLetterLimit,
-		callTimeout:  DefaultCallTimeout,
-		promoteBatch: defaultPromoteBatch,
-		reclaimBatch: defaultReclaimBatch,
-		now:          time.Now,
-		log:          zerolog.Nop(),
+		namespace:   DefaultNamespace,
+		shards:      1,
+		visibility:  DefaultVisibilityTimeout,
+		maxAttempts: DefaultMaxAttempts,
+		backoffBase: DefaultBackoffBase,
+		backoffCap:  DefaultBackoffCap,
+		retention:   DefaultRetention,
+		deadLimit:   DefaultDeadLetterLimit,
+		callTimeout: DefaultCallTimeout,
+		now:         time.Now,
+		log:         zerolog.Nop(),
 
 		probeLease:    DefaultProbeLease,
 		reconnectBase: DefaultReconnectBase,
@@ -298,34 +280,6 @@ func (s *settings) backoff(name string, base, limit time.Duration, sBase, sCap *
 	if *sBase < time.Millisecond || *sCap < *sBase {
 		s.bad("Config.%sBase %v, %sCap %v: need base ≥ 1ms and cap ≥ base", name, *sBase, name, *sCap)
 	}
-}
-
-// withAging sets the lanes' offsets on the ready order, whose score is the
-// time a job became eligible plus its lane's offset. criticalLead is how far
-// ahead a critical job starts: a normal job must have waited longer than it
-// to beat a fresh critical one. agingBound is how far behind a bulk job
-// starts: a bulk job that has waited longer than it beats a fresh normal
-// one, so bulk work never starves. Defaults 24 h and 1 h; both must be ≥ 0
-// and below 10 years. All workers of one crawl must use the same values.
-func withAging(criticalLead, agingBound time.Duration) Option {
-	return optionFunc(func(s *settings) {
-		const most = 10 * 365 * 24 * time.Hour
-		if criticalLead < 0 || agingBound < 0 || criticalLead > most || agingBound > most {
-			s.bad("aging: critical lead %v, aging bound %v: each must be in [0, 10 years]", criticalLead, agingBound)
-		}
-		s.criticalLead, s.agingBound = criticalLead, agingBound
-	})
-}
-
-// withRand sets the random source of the backoff jitter; the queue
-// serialises its use. Default: math/rand/v2's global source.
-func withRand(r *rand.Rand) Option {
-	return optionFunc(func(s *settings) {
-		if r == nil {
-			s.bad("rand: nil")
-		}
-		s.rand = r
-	})
 }
 
 // build applies opts over the defaults and checks the client and the crawl

@@ -24,18 +24,21 @@ import (
 // one per 256 jobs, Reclaim one per batch), running a Lua script that
 // does its whole change atomically.
 type jobQueue struct {
-	client  goredis.UniversalClient
-	crawl   string
-	shards  [][]string // each shard's six keys (one shard unless Config.Shards)
-	next    atomic.Uint32
-	s       settings
-	offsets [3]int64 // ms, indexed by Lane
-	reason  string   // LastError of a job whose lease expired
-	randMu  sync.Mutex
+	client goredis.UniversalClient
+	crawl  string
+	shards [][]string // each shard's six keys (one shard unless Config.Shards)
+	next   atomic.Uint32
+	s      settings
+	reason string // LastError of a job whose lease expired
+	randMu sync.Mutex
 }
 
-// enqueueBatch is how many jobs one Enqueue round trip carries.
-const enqueueBatch = 256
+// How many delayed jobs a claim promotes, and expired leases it takes
+// back, at most.
+const (
+	promoteBatch = 1000
+	reclaimBatch = 100
+)
 
 // newQueue returns the queue of the crawl crawlID on client. All workers
 // that pass the same namespace and crawl id share one queue; other crawl
@@ -54,11 +57,6 @@ func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 		crawl:  crawlID,
 		shards: make([][]string, 0, s.shards),
 		s:      s,
-		offsets: [3]int64{
-			laneNormal:   0,
-			laneCritical: -s.criticalLead.Milliseconds(),
-			laneBulk:     s.agingBound.Milliseconds(),
-		},
 		reason: fmt.Sprintf("lease expired: not acked, failed or parked within the visibility timeout (%v); the worker died, hung or was too slow (call Extend for long jobs)", s.visibility),
 	}
 	for _, p := range shardPrefixes(s.namespace, crawlID, s.shards) {
@@ -102,9 +100,6 @@ func (q *jobQueue) prepare(j *queueJob, now time.Time) error {
 	u, err := url.Parse(j.URL)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return fmt.Errorf("%w: URL %q is not an absolute URL with a host", ErrInvalidJob, j.URL)
-	}
-	if !j.Lane.valid() {
-		return fmt.Errorf("%w: %s: use Normal, Critical or Bulk", ErrInvalidJob, j.Lane)
 	}
 	if j.Attempts < 0 || j.MaxAttempts < 0 {
 		return fmt.Errorf("%w: attempts %d, max attempts %d: must not be negative", ErrInvalidJob, j.Attempts, j.MaxAttempts)
@@ -168,12 +163,12 @@ func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) 
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
 	res, err := scriptClaim.Run(ctx, q.client, keys, q.args(now,
-		deadline.UnixMilli(), token, q.s.promoteBatch, q.s.reclaimBatch, q.reason)...).Slice()
+		deadline.UnixMilli(), token, promoteBatch, reclaimBatch, q.reason)...).Slice()
 	if err != nil {
-		return nil, q.wrap(ctx, "claim", err)
+		return nil, wrapErr(ctx, q.crawl, "claim", err)
 	}
 	if len(res) != 6 {
-		return nil, q.wrap(ctx, "claim", fmt.Errorf("%w: claim script answered %d values, want 6", ErrCorrupt, len(res)))
+		return nil, wrapErr(ctx, q.crawl, "claim", fmt.Errorf("%w: claim script answered %d values, want 6", ErrCorrupt, len(res)))
 	}
 	q.logReclaim(toInt(res[3]), toInt(res[4]), toInt(res[5]))
 	if toInt(res[0]) != 1 {
@@ -188,7 +183,7 @@ func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) 
 	raw, _ := res[2].(string)
 	job, err := decodeJob(raw)
 	if err != nil {
-		return nil, q.wrap(ctx, "claim", err)
+		return nil, wrapErr(ctx, q.crawl, "claim", err)
 	}
 	job.lease = token
 	job.LeaseUntil = deadline
@@ -253,12 +248,12 @@ func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, 
 	ctx, cancel := q.callContext(ctx)
 	defer cancel()
 	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(),
-		job.ID, job.lease, rec, int(next.Lane), next.NotBefore.UnixMilli(), flag(bury))...).Slice()
+		job.ID, job.lease, rec, 0, next.NotBefore.UnixMilli(), flag(bury))...).Slice()
 	if err != nil {
-		return q.wrap(ctx, op, err)
+		return wrapErr(ctx, q.crawl, op, err)
 	}
 	if len(res) != 2 {
-		return q.wrap(ctx, op, fmt.Errorf("%w: requeue script answered %d values, want 2", ErrCorrupt, len(res)))
+		return wrapErr(ctx, q.crawl, op, fmt.Errorf("%w: requeue script answered %d values, want 2", ErrCorrupt, len(res)))
 	}
 	if err := q.status(op, job, toInt(res[0])); err != nil {
 		return err
@@ -281,13 +276,13 @@ func (q *jobQueue) Dead(ctx context.Context, limit int) ([]*queueJob, error) {
 	for _, keys := range q.shards {
 		res, err := scriptDead.Run(ctx, q.client, keys, q.args(q.now(), 0, limit-1)...).Slice()
 		if err != nil {
-			return out, q.wrap(ctx, "dead", err)
+			return out, wrapErr(ctx, q.crawl, "dead", err)
 		}
 		for i := 0; i+2 < len(res); i += 3 {
 			raw, _ := res[i+2].(string)
 			j, err := decodeJob(raw)
 			if err != nil {
-				return out, q.wrap(ctx, "dead", err)
+				return out, wrapErr(ctx, q.crawl, "dead", err)
 			}
 			out = append(out, j)
 		}
@@ -333,7 +328,7 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 		return nil
 	})
 	if err != nil {
-		return Stats{}, q.wrap(ctx, "stats", err)
+		return Stats{}, wrapErr(ctx, q.crawl, "stats", err)
 	}
 	var st Stats
 	for _, c := range c {
@@ -345,11 +340,11 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 	return st, nil
 }
 
-// args builds the ARGV every script starts with (see lua/prelude.lua).
+// args builds the ARGV every script starts with (see lua/prelude.lua). The
+// scripts' three lane offsets are 0: every job is in lane 0.
 func (q *jobQueue) args(now time.Time, extra ...any) []any {
 	a := make([]any, 0, 6+len(extra))
-	a = append(a, now.UnixMilli(), q.s.retention.Milliseconds(),
-		q.offsets[laneNormal], q.offsets[laneCritical], q.offsets[laneBulk], q.s.deadLimit)
+	a = append(a, now.UnixMilli(), q.s.retention.Milliseconds(), 0, 0, 0, q.s.deadLimit)
 	return append(a, extra...)
 }
 

@@ -7,17 +7,14 @@ import (
 	"unicode/utf8"
 )
 
-// record is a job as stored in the jobs hash: JSON with times in Unix
-// milliseconds. The Lua scripts read "lane" and, when they reclaim an
-// expired lease, rewrite "attempts", "last_error", "failed_at" and
-// "not_before" with cjson; every other field is opaque to them. Integers
-// stay below 2^53 so Lua's doubles and cjson's 14-digit output keep them
-// exact.
+// record is a job as stored in the jobs hash: JSON with times in Unix ms.
+// Reclaiming an expired lease, the Lua scripts rewrite "attempts",
+// "last_error", "failed_at" and "not_before" with cjson; integers stay
+// below 2^53 so Lua's doubles keep them exact.
 type record struct {
 	ID          string `json:"id"`
 	URL         string `json:"url"`
 	Domain      string `json:"domain"`
-	Lane        lane   `json:"lane"`
 	Attempts    int    `json:"attempts"`
 	MaxAttempts int    `json:"max_attempts"`
 	LastError   string `json:"last_error,omitempty"`
@@ -35,7 +32,6 @@ func encodeJob(j *queueJob) (string, error) {
 		ID:          j.ID,
 		URL:         j.URL,
 		Domain:      j.Domain,
-		Lane:        j.Lane,
 		Attempts:    j.Attempts,
 		MaxAttempts: j.MaxAttempts,
 		LastError:   j.LastError,
@@ -55,14 +51,13 @@ func decodeJob(raw string) (*queueJob, error) {
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		return nil, fmt.Errorf("%w: stored job record is not valid JSON (%v); was the key written by something else?", ErrCorrupt, err)
 	}
-	if r.ID == "" || r.URL == "" || !r.Lane.valid() {
-		return nil, fmt.Errorf("%w: stored job record lacks an id, url or valid lane: %.200q", ErrCorrupt, raw)
+	if r.ID == "" || r.URL == "" {
+		return nil, fmt.Errorf("%w: stored job record lacks an id or url: %.200q", ErrCorrupt, raw)
 	}
 	return &queueJob{
 		ID:          r.ID,
 		URL:         r.URL,
 		Domain:      r.Domain,
-		Lane:        r.Lane,
 		Attempts:    r.Attempts,
 		MaxAttempts: r.MaxAttempts,
 		LastError:   r.LastError,

@@ -73,7 +73,7 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 		}
 		v, err := scriptCollyRun.Run(ctx, cs.q.client, keys, cs.q.args(now, id, join)...).Text()
 		if err != nil && !errors.Is(err, goredis.Nil) {
-			return cs.q.wrap(ctx, "check the crawl's run", err)
+			return wrapErr(ctx, cs.q.crawl, "check the crawl's run", err)
 		}
 		if i == 0 {
 			run = v
@@ -124,7 +124,7 @@ const tombstone = "~lost: "
 func (cs *CollyStorage) markLost(ctx context.Context, why string) {
 	for _, keys := range cs.shards {
 		if err := cs.q.client.Set(ctx, keys[keyRun], tombstone+why, cs.s.retention).Err(); err != nil {
-			cs.s.log.Warn().Str("crawl", cs.q.crawl).Err(cs.q.wrap(ctx, "mark the crawl lost", err)).
+			cs.s.log.Warn().Str("crawl", cs.q.crawl).Err(wrapErr(ctx, cs.q.crawl, "mark the crawl lost", err)).
 				Msg("breakwater/redis: the crawl could not be marked lost; a worker joining it now would start it afresh")
 			return
 		}
