@@ -15,8 +15,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// CheckpointFormat is the version of the checkpoint's key layout this build
-// writes. OpenCheckpoint refuses a newer one with storage.ErrNewerFormat.
+// CheckpointFormat is the checkpoint key layout's version this build
+// writes; OpenCheckpoint refuses a newer one with storage.ErrNewerFormat.
 const CheckpointFormat = 1
 
 // checkpointStore is the storage.Store OpenCheckpoint returns.
@@ -35,22 +35,17 @@ const (
 	scanChunk = 256
 )
 
-// OpenCheckpoint opens the checkpoint of the crawl crawlID on client: the
-// storage.Store extensions/checkpoint keeps its state in when the crawl is
-// spread over several machines. It creates the checkpoint if it does not
-// exist, in one round trip that checks that the keys hold a checkpoint of a
-// format this build reads. Keys that hold something else are refused with
-// storage.ErrNotCheckpoint, a newer format with storage.ErrNewerFormat;
-// nothing is changed then. It reads Config.Namespace, Config.Retention,
-// Config.CallTimeout and Config.Clock (which stamps a record's Updated when the
-// caller left it zero). Close does not close client, and leaves the data in
-// Redis for the crawl's other workers and later runs.
+// OpenCheckpoint opens (creating it if need be) the checkpoint of the
+// crawl crawlID on client: the storage.Store extensions/checkpoint keeps
+// its state in when the crawl is spread over several machines. Keys that
+// hold something else are refused with storage.ErrNotCheckpoint, a newer
+// format with storage.ErrNewerFormat, changing nothing. Config.Clock
+// stamps a record's zero Updated.
 //
-// Every method is one round trip and nothing is buffered: a Put is as
-// durable as Redis makes it, and Flush has nothing to do. There is no lock:
-// every worker opens the same checkpoint, and concurrent Puts of one record
-// are applied in some order, the last one winning. docs/redis.md has the
-// keys. It is safe for concurrent use.
+// Every method is one round trip and nothing is buffered. There is no
+// lock: concurrent Puts of one record are applied in some order, the last
+// one winning. Close leaves the client open and the data in Redis. It is
+// safe for concurrent use.
 func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Option) (storage.Store, error) {
 	s, err := build(client, crawlID, opts)
 	if err != nil {
@@ -85,8 +80,8 @@ func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Opti
 	return cp, nil
 }
 
-// stored is a Record as the recs hash holds it, after the "<seq>|<state>|"
-// header: times in Unix nanoseconds, the request as base64.
+// stored is a Record as the recs hash holds it after the "<seq>|<state>|"
+// header: times in Unix ns.
 type stored struct {
 	ID        string `json:"id"` // 16 hex digits, as the hash field
 	URL       string `json:"u,omitempty"`
@@ -155,8 +150,7 @@ func (cp *checkpointStore) Get(id uint64) (storage.Record, bool, error) {
 	return r, err == nil, err
 }
 
-// Scan implements storage.Store: 256 records per round trip, fn called
-// with no round trip under way.
+// Scan implements storage.Store: 256 records per round trip.
 func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage.State) error {
 	if err := backend.CheckStates(states); err != nil {
 		return err
@@ -264,8 +258,7 @@ func (cp *checkpointStore) Meta(key string) ([]byte, bool, error) {
 	return v, true, nil
 }
 
-// Flush implements storage.Store. Nothing is buffered: every Put was
-// written when it returned, so Flush only reports ErrClosed after Close.
+// Flush implements storage.Store: nothing is buffered.
 func (cp *checkpointStore) Flush() error {
 	if cp.closed.Load() {
 		return storage.ErrClosed
@@ -273,8 +266,7 @@ func (cp *checkpointStore) Flush() error {
 	return nil
 }
 
-// Close implements storage.Store. It does not close the Redis client, and
-// leaves the data in Redis for the crawl's other workers and later runs.
+// Close implements storage.Store; client and data are left as they are.
 func (cp *checkpointStore) Close() error {
 	cp.closed.Store(true)
 	return nil
@@ -314,8 +306,8 @@ func (cp *checkpointStore) wrap(ctx context.Context, op string, err error) error
 	return wrapErr(ctx, cp.crawl, op, err)
 }
 
-// idKey is a record's field in the recs hash: its ID in 16 hex digits,
-// the same spelling as a colly request's job ID.
+// idKey is an ID in 16 hex digits: a checkpoint record's hash field and a
+// request's job ID.
 func idKey(id uint64) string { return fmt.Sprintf("%016x", id) }
 
 func nanos(t time.Time) int64 {

@@ -9,11 +9,9 @@ import (
 )
 
 // link is what a BreakerStore or a CollyStorage knows about its Redis:
-// answering, or unreachable since some time with the next try due at some
-// later time. While Redis is unreachable the calls do not queue up against
-// it: one call at a time tries again once the backoff has passed, the
-// others act on the store's policy at once. Each change between the two is
-// one log event.
+// answering, or unreachable since a time. While it is unreachable one call
+// at a time tries again once the backoff has passed; the others act on
+// the store's policy at once. Each change is one log event.
 type link struct {
 	component string // for logs: "breaker", "colly storage"
 	crawl     string
@@ -35,11 +33,9 @@ func newLink(component, crawl, policy string, s settings) *link {
 	return &link{component: component, crawl: crawl, policy: policy, base: s.reconnectBase, cap: s.reconnectCap, log: s.log}
 }
 
-// admit reports whether a call may go to Redis now: always while Redis
-// answers; while it does not, one call at a time once the backoff has
-// passed (trial is then true, and the call must report back with ok or
-// failed).
-// While it refuses, cause is the last failure.
+// admit reports whether a call may go to Redis now: while Redis does not
+// answer, one call (trial: it must report ok or failed) once the backoff
+// has passed. While it refuses, cause is the last failure.
 func (l *link) admit(now time.Time) (yes, trial bool, cause error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -53,8 +49,8 @@ func (l *link) admit(now time.Time) (yes, trial bool, cause error) {
 	return true, true, nil
 }
 
-// ok records that Redis answered a call started at started. An answer to a
-// call that left before Redis was found unreachable is old news.
+// ok records that Redis answered a call started at started (old news if
+// it left before Redis was found unreachable).
 func (l *link) ok(started, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -67,11 +63,8 @@ func (l *link) ok(started, now time.Time) {
 	l.down, l.trying, l.failures, l.cause, l.upAt = false, false, 0, nil, now
 }
 
-// failed records that a call started at started could not reach Redis
-// (err wraps ErrUnavailable). trial says whether the call was the one
-// admitted to try again; calls that were already under way when Redis went
-// away change nothing but the first one's news, and a failure of a call
-// that left before Redis came back is old news.
+// failed records that a call could not reach Redis. Only the first failure
+// and the trial's count; one that left before Redis came back is old news.
 func (l *link) failed(started, now time.Time, err error, trial bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -91,8 +84,8 @@ func (l *link) failed(started, now time.Time, err error, trial bool) {
 	}
 }
 
-// wait is the backoff after l.failures failures: base·2^(n-1) up to cap,
-// jittered over its upper half.
+// wait is the backoff after l.failures failures, jittered over its upper
+// half.
 func (l *link) wait() time.Duration {
 	w := backoffWindow(l.base, l.cap, l.failures)
 	return w/2 + time.Duration(rand.Int64N(int64(w/2)+1))

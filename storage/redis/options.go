@@ -31,116 +31,105 @@ const (
 	DefaultMaxHold           = time.Hour
 )
 
-// Option configures any of the package's constructors: NewCollyStorage,
-// NewBreakerStore and OpenCheckpoint. A Config is one. Pass the same
-// options to each; a field a constructor has no use for is ignored by it.
-// A later Config's non-zero fields win. The constructor checks them.
+// Option configures NewCollyStorage, NewBreakerStore and OpenCheckpoint;
+// a Config is one. Pass the same options to each: a constructor ignores
+// the fields it has no use for, a later Config's non-zero fields win.
 type Option interface {
 	apply(*settings)
 }
 
-// Config is every setting of the package's constructors. A zero field
+// Config is every setting of the package's constructors; a zero field
 // keeps the default, or what an earlier Config set.
 type Config struct {
-	// Namespace is the first part of every key: "<ns>:{<crawl>}:…". The
-	// braces are a Cluster hash tag, so a crawl's keys share one slot and
-	// two crawls never see each other's state. Default "bw".
+	// Namespace starts every key: "<ns>:{<crawl>}:…", the braces a Cluster
+	// hash tag. Default "bw".
 	Namespace string
 
-	// Shards spreads the crawl over n hash slots, one per master of an
-	// evenly split Cluster: jobs and the visited set by request ID,
-	// circuits by domain. Claims take the shards in turn, so jobs are
-	// ordered within a shard only; the checkpoint is not sharded. Every
-	// worker must give the same n. Default 1; n in [1, MaxShards].
+	// Shards spreads the crawl over n hash slots, one per master of an evenly
+	// split Cluster: jobs and visited set by request ID, circuits by domain.
+	// Jobs are then ordered within a shard only; the checkpoint is not
+	// sharded. Every worker must give the same n. Default 1; in [1, MaxShards].
 	Shards int
 
-	// VisibilityTimeout is how long a claimed job stays leased to its
-	// worker before it is taken back (one attempt spent). Leases of
-	// requests under way are extended (see MaxHold), so it is how long a
-	// dead worker's jobs wait. Default 5 minutes; ≥ 1 ms.
+	// VisibilityTimeout is how long a claimed job stays leased before it is
+	// taken back (one attempt spent). Leases under way are extended (see
+	// MaxHold), so it is how long a dead worker's jobs wait. Default 5
+	// minutes; ≥ 1 ms.
 	VisibilityTimeout time.Duration
 
-	// MaxAttempts is how many failed attempts (Fail, or a lease that ran
-	// out) send a job to the dead letters. Default 5; ≥ 1.
+	// MaxAttempts is how many failed attempts (Fail, or a lease that ran out)
+	// send a job to the dead letters. Default 5; ≥ 1.
 	MaxAttempts int
 
-	// BackoffBase and BackoffCap set the retry delay after the n-th
-	// failure: full jitter in [0, min(cap, base·2^(n-1))). Defaults 15 s
-	// and 1 h; base ≥ 1 ms, cap ≥ base.
+	// BackoffBase and BackoffCap set the retry delay after the n-th failure:
+	// full jitter in [0, min(cap, base·2^(n-1))). Defaults 15 s and 1 h;
+	// base ≥ 1 ms, cap ≥ base.
 	BackoffBase, BackoffCap time.Duration
 
-	// Retention is the time-to-live of the crawl's keys, refreshed by
-	// every change: keep it above the backoff cap and the longest Park.
-	// For a BreakerStore it is how long an idle domain's circuit is kept.
-	// Default 7 days; ≥ 1 s.
+	// Retention is the time-to-live of the crawl's keys, refreshed by every
+	// change (keep it above the backoff cap and the longest Park), and of an
+	// idle domain's circuit. Default 7 days; ≥ 1 s.
 	Retention time.Duration
 
-	// DeadLetterLimit caps the dead letters; the oldest beyond it are
-	// dropped and logged. Default 100,000; negative is no cap.
+	// DeadLetterLimit caps the dead letters; the oldest beyond it are dropped
+	// and logged. Default 100,000; negative is no cap.
 	DeadLetterLimit int
 
-	// CallTimeout bounds every call to Redis when the caller's context has
-	// no earlier deadline. Default 10 s, and DefaultBreakerTimeout for a
-	// BreakerStore; negative leaves calls to the context and the client.
-	// To cut a hung connection, build the client with
-	// ContextTimeoutEnabled: true.
+	// CallTimeout bounds every call to Redis when the caller's context has no
+	// earlier deadline. Default 10 s (DefaultBreakerTimeout for a
+	// BreakerStore); negative: none. To cut a hung connection, build the
+	// client with ContextTimeoutEnabled: true.
 	CallTimeout time.Duration
 
-	// Clock decides eligibility and leases; the scripts are given its time,
-	// so workers need synchronised clocks (NTP). Default the system clock.
-	// A BreakerStore's circuits use the breaker's clock.
+	// Clock decides eligibility and leases, so workers need synchronised
+	// clocks. Default the system clock; circuits use the breaker's clock.
 	Clock clock.Clock
 
-	// Logger gets one event for each thing the package decides on its own:
-	// leases taken back, dead letters, Redis lost and back. Default:
-	// silence.
+	// Logger gets an event for each thing the package decides on its own:
+	// leases taken back, dead letters, Redis lost and back. Default: silence.
 	Logger zerolog.Logger
 
-	// FailOpen is what a BreakerStore's circuits do while Redis cannot be
-	// reached. False (the default) refuses every request with an error
-	// matching ErrUnavailable and breaker.ErrOpen, RetryAt the next
-	// reconnect, so the request is parked, not lost. True falls back to an
-	// in-process circuit per domain until Redis answers again.
+	// FailOpen is what a BreakerStore's circuits do while Redis is
+	// unreachable: false (the default) refuses every request with an error
+	// matching ErrUnavailable and breaker.ErrOpen, so it is parked; true falls
+	// back to an in-process circuit per domain.
 	FailOpen bool
 
-	// ProbeLease is how long a half-open probe holds its slot without its
-	// outcome recorded (its worker died): set it above the longest
-	// request. Default 2 minutes; ≥ 1 ms.
+	// ProbeLease is how long a half-open probe holds its slot when its outcome
+	// never comes: set it above the longest request. Default 2 minutes;
+	// ≥ 1 ms.
 	ProbeLease time.Duration
 
-	// ReconnectBase and ReconnectCap set the jittered, doubling wait
-	// between tries while Redis is unreachable. Defaults 250 ms and 15 s;
-	// base ≥ 1 ms, cap ≥ base.
+	// ReconnectBase and ReconnectCap set the jittered, doubling wait between
+	// tries while Redis is unreachable. Defaults 250 ms and 15 s; base ≥
+	// 1 ms, cap ≥ base.
 	ReconnectBase, ReconnectCap time.Duration
 
-	// MaxOutage is how long a CollyStorage call keeps retrying while Redis
-	// is unreachable: the crawl pauses rather than ends. Default 10
-	// minutes; negative waits for as long as it takes.
+	// MaxOutage is how long a CollyStorage call keeps retrying while Redis is
+	// unreachable. Default 10 minutes; negative: for ever.
 	MaxOutage time.Duration
 
 	// ClaimTTL is how long IsVisited's claim on a URL fetched outside the
-	// queue keeps other workers off it when no outcome is reported.
-	// Default the visibility timeout; ≥ 1 ms.
+	// queue keeps other workers off it. Default the visibility timeout;
+	// ≥ 1 ms.
 	ClaimTTL time.Duration
 
-	// PollInterval is the longest GetRequest waits before asking again
-	// when no job is ready. Default 1 s; ≥ 1 ms.
+	// PollInterval is the longest GetRequest waits before asking again when
+	// no job is ready. Default 1 s; ≥ 1 ms.
 	PollInterval time.Duration
 
 	// WaitHorizon ends a CollyStorage's crawl when the only work left is
-	// delayed beyond it (a long cooldown or backoff): those jobs stay
-	// queued for the next run. Zero (the default) waits for every job;
-	// negative is a horizon of zero.
+	// delayed beyond it; those jobs stay queued for the next run. Zero (the
+	// default) waits for every job; negative is a horizon of zero.
 	WaitHorizon time.Duration
 
-	// MaxHold bounds how long the lease of a job under way in this process
-	// is extended: set it above the longest request, waits at the gate
-	// included (a Retry-After may be 10 minutes). Default 1 hour; negative
-	// is no limit.
+	// MaxHold bounds how long the lease of a job under way here is extended:
+	// set it above the longest request, waits at the gate included. Default 1
+	// hour; negative is no limit.
 	MaxHold time.Duration
 }
 
-// apply sets c's non-zero fields over s, and notes the ones out of range.
+// apply sets c's non-zero fields over s, noting the ones out of range.
 func (c Config) apply(s *settings) {
 	if c.Namespace != "" {
 		if err := checkName("namespace", c.Namespace); err != nil {
@@ -252,8 +241,7 @@ func (s *settings) bad(format string, args ...any) {
 	s.errs = append(s.errs, fmt.Errorf(format, args...))
 }
 
-// atLeast sets *dst to v (Config's field name) when v is non-zero, and
-// notes a v below least.
+// atLeast sets *dst to a non-zero v, noting a v below least.
 func (s *settings) atLeast(name string, v, least time.Duration, dst *time.Duration) {
 	if v == 0 {
 		return
@@ -264,9 +252,8 @@ func (s *settings) atLeast(name string, v, least time.Duration, dst *time.Durati
 	*dst = v
 }
 
-// backoff sets a base/cap pair (Config's <name>Base and <name>Cap) from
-// its non-zero fields, and notes a pair out of range: base ≥ 1ms, cap ≥
-// base.
+// backoff sets a base/cap pair from its non-zero fields: base ≥ 1ms, cap
+// ≥ base.
 func (s *settings) backoff(name string, base, limit time.Duration, sBase, sCap *time.Duration) {
 	if base == 0 && limit == 0 {
 		return
@@ -282,8 +269,7 @@ func (s *settings) backoff(name string, base, limit time.Duration, sBase, sCap *
 	}
 }
 
-// build applies opts over the defaults and checks the client and the crawl
-// id, for every constructor.
+// build applies opts over the defaults and checks client and crawl id.
 func build(client any, crawlID string, opts []Option) (settings, error) {
 	s := defaults()
 	for _, o := range opts {
@@ -304,8 +290,7 @@ func build(client any, crawlID string, opts []Option) (settings, error) {
 }
 
 // checkName rejects names that would break the key layout: a brace would
-// change the Redis Cluster hash tag, and glob characters would make
-// prefix-based cleanup (SCAN MATCH) hit other keys.
+// change the hash tag, glob characters the SCAN MATCH of DeleteCrawl.
 func checkName(what, v string) error {
 	if v == "" {
 		return fmt.Errorf("%s is empty", what)

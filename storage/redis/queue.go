@@ -17,12 +17,9 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// jobQueue is one crawl's job queue in Redis, shared by any number of worker
-// processes on any number of machines. It is safe for concurrent use.
-//
-// Every method takes a context and makes one round trip to Redis (Enqueue
-// one per 256 jobs, Reclaim one per batch), running a Lua script that
-// does its whole change atomically.
+// jobQueue is one crawl's job queue in Redis, shared by every worker and
+// safe for concurrent use. Each call is one round trip running a Lua
+// script that does its whole change atomically.
 type jobQueue struct {
 	client goredis.UniversalClient
 	crawl  string
@@ -40,13 +37,9 @@ const (
 	reclaimBatch = 100
 )
 
-// newQueue returns the queue of the crawl crawlID on client. All workers
-// that pass the same namespace and crawl id share one queue; other crawl
-// ids on the same Redis never see it. The crawl id must be non-empty, at
-// most 200 bytes, without braces, glob characters or spaces.
-//
-// newQueue does not contact Redis. Bad options are reported here, wrapped
-// in ErrInvalidConfig.
+// newQueue returns the queue of the crawl crawlID on client, shared by the
+// workers passing the same namespace and crawl id. It does not contact
+// Redis; bad options are reported wrapped in ErrInvalidConfig.
 func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*jobQueue, error) {
 	s, err := build(client, crawlID, opts)
 	if err != nil {
@@ -130,11 +123,9 @@ func (q *jobQueue) prepare(j *queueJob, now time.Time) error {
 func newToken() string { return strconv.FormatUint(rand.Uint64(), 36) }
 
 // claim leases a job with token from the shards in turn, starting at *at
-// (at the next shard round robin when *at < 0), and leaves in *at the
-// shard it asked last: after an error, the one whose answer may be
-// missing. Asked again with the same token, a shard whose claim leased a
-// job hands that job out again (lua/claim.lua). With nothing ready
-// anywhere the *EmptyError's Next is the earliest of the shards'.
+// (round robin when < 0), and leaves in *at the shard asked last, whose
+// answer may be lost: asked again with the same token, it hands the same
+// job out (lua/claim.lua). With nothing ready, Next is the earliest.
 func (q *jobQueue) claim(ctx context.Context, token string, at *int) (*queueJob, error) {
 	n := len(q.shards)
 	if *at < 0 || *at >= n {
@@ -160,7 +151,7 @@ func (q *jobQueue) claim(ctx context.Context, token string, at *int) (*queueJob,
 func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) (*queueJob, error) {
 	now := q.now()
 	deadline := ms(now.Add(q.s.visibility))
-	ctx, cancel := q.callContext(ctx)
+	ctx, cancel := callContext(ctx, q.s.callTimeout)
 	defer cancel()
 	res, err := scriptClaim.Run(ctx, q.client, keys, q.args(now,
 		deadline.UnixMilli(), token, promoteBatch, reclaimBatch, q.reason)...).Slice()
@@ -190,11 +181,9 @@ func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) 
 	return job, nil
 }
 
-// Fail records a failed attempt of a claimed job: Attempts+1, LastError from
-// cause, and then either a retry after a full-jitter exponential backoff
-// (uniform in [0, min(cap, base·2^(Attempts-1)))) or, when Attempts reaches
-// MaxAttempts, the dead letters. On success job reflects the stored state:
-// job.NotBefore is the retry time, job.Exhausted() says it died.
+// Fail records a failed attempt of a claimed job: a retry after a
+// full-jitter exponential backoff, or the dead letters at MaxAttempts.
+// job then reflects the stored state.
 func (q *jobQueue) Fail(ctx context.Context, job *queueJob, cause error) error {
 	if err := q.claimed("fail", job); err != nil {
 		return err
@@ -223,10 +212,7 @@ func (q *jobQueue) Fail(ctx context.Context, job *queueJob, cause error) error {
 }
 
 // Park puts a claimed job back without spending an attempt, to be claimed
-// again no earlier than until (now, if until has passed). Use it when the
-// job's domain is refusing work, for example an open circuit breaker: the
-// job waits out the cooldown instead of burning its retries against a wall.
-// Add jitter to until if many jobs park for the same domain at once.
+// again no earlier than until: for a domain refusing work.
 func (q *jobQueue) Park(ctx context.Context, job *queueJob, until time.Time) error {
 	if err := q.claimed("park", job); err != nil {
 		return err
@@ -245,7 +231,7 @@ func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, 
 	if err != nil {
 		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
 	}
-	ctx, cancel := q.callContext(ctx)
+	ctx, cancel := callContext(ctx, q.s.callTimeout)
 	defer cancel()
 	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(),
 		job.ID, job.lease, rec, 0, next.NotBefore.UnixMilli(), flag(bury))...).Slice()
@@ -264,13 +250,12 @@ func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, 
 	return nil
 }
 
-// Dead returns up to limit dead letters, newest first, each with its
-// LastError and FailedAt (when it died). limit ≤ 0 means 100.
+// Dead returns up to limit (≤ 0: 100) dead letters, newest first.
 func (q *jobQueue) Dead(ctx context.Context, limit int) ([]*queueJob, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	ctx, cancel := q.callContext(ctx)
+	ctx, cancel := callContext(ctx, q.s.callTimeout)
 	defer cancel()
 	var out []*queueJob
 	for _, keys := range q.shards {
@@ -310,7 +295,7 @@ func (q *jobQueue) Stats(ctx context.Context) (Stats, error) { return q.stats(ct
 
 // stats is Stats counting the delayed jobs due by dueBy as ready.
 func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
-	ctx, cancel := q.callContext(ctx)
+	ctx, cancel := callContext(ctx, q.s.callTimeout)
 	defer cancel()
 	now := strconv.FormatInt(dueBy.UnixMilli(), 10)
 	type counts struct{ ready, due, delayed, inflight, dead *goredis.IntCmd }
@@ -340,8 +325,8 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 	return st, nil
 }
 
-// args builds the ARGV every script starts with (see lua/prelude.lua). The
-// scripts' three lane offsets are 0: every job is in lane 0.
+// args builds the ARGV every script starts with (lua/prelude.lua); the
+// three lane offsets are 0: every job is in lane 0.
 func (q *jobQueue) args(now time.Time, extra ...any) []any {
 	a := make([]any, 0, 6+len(extra))
 	a = append(a, now.UnixMilli(), q.s.retention.Milliseconds(), 0, 0, 0, q.s.deadLimit)
@@ -357,11 +342,6 @@ func (q *jobQueue) float64() float64 {
 	q.randMu.Lock()
 	defer q.randMu.Unlock()
 	return q.s.rand.Float64()
-}
-
-// callContext bounds a call by the call timeout unless ctx ends sooner.
-func (q *jobQueue) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return callContext(ctx, q.s.callTimeout)
 }
 
 // callContext bounds ctx by timeout (none when negative) unless it ends
@@ -409,7 +389,7 @@ func (q *jobQueue) logReclaim(reclaimed, buried, trimmed int64) {
 	}
 }
 
-// ms truncates t to the millisecond, the resolution the queue stores.
+// ms truncates t to the millisecond, the queue's resolution.
 func ms(t time.Time) time.Time {
 	if t.IsZero() {
 		return t

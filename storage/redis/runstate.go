@@ -13,16 +13,12 @@ import (
 )
 
 // ErrStateLost means the crawl's shared state in Redis is gone from under
-// a running worker: Redis restarted without persistence, was flushed, or
-// evicted the crawl's keys. What the crawl had queued, leased and marked
-// done is lost with it, so the worker's crawl cannot end complete: its
-// calls return an error wrapping ErrStateLost from then on (Colly's queue
-// Run ends with it). Run Redis with persistence (appendonly yes) so that a
-// restart keeps the crawl, and start the crawl again.
+// a running worker (Redis restarted without persistence, was flushed, or
+// evicted the keys), so the crawl cannot end complete: every call returns
+// it from then on. Run Redis with appendonly yes, and start the crawl again.
 var ErrStateLost = errors.New("the crawl's shared state in Redis was lost")
 
-// runWatch is what a CollyStorage knows of the crawl's run marker: the run
-// id it joined, when it last saw it, and whether it has found it gone.
+// runWatch is what a CollyStorage knows of the crawl's run marker.
 type runWatch struct {
 	mu      sync.Mutex
 	id      string    // the run id joined; "" before the first call
@@ -32,18 +28,16 @@ type runWatch struct {
 }
 
 // checkEvery is how often a CollyStorage looks at the run marker while it
-// works: a third of the visibility timeout, at most 5 s. It also looks
-// whenever it would report the queue empty, after Redis failed a call, and
-// when a job it holds turns out unknown.
+// works (it also looks before reporting the queue empty, after a failed
+// call and when a held job is unknown).
 func (cs *CollyStorage) checkEvery() time.Duration {
 	return max(min(cs.s.visibility/3, 5*time.Second), time.Millisecond)
 }
 
-// watch joins the crawl's run on the first call (writing the run marker if
-// the crawl has none) and afterwards checks that the marker is still the
-// one joined, when force says so or a check is due. It returns the error
-// wrapping ErrStateLost once the marker was found gone or replaced, or the
-// error of the call (an unreachable Redis is not a loss).
+// watch joins the crawl's run on the first call (writing the marker if
+// there is none), then checks that the marker is still the one joined
+// when forced or due. It returns the sticky ErrStateLost error once the
+// marker is gone or replaced, or the call's error.
 func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	w := &cs.run
 	w.mu.Lock()
@@ -60,10 +54,10 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	if joined == "" {
 		join = "1"
 	}
-	ctx, cancel := cs.q.callContext(ctx)
+	ctx, cancel := callContext(ctx, cs.q.s.callTimeout)
 	defer cancel()
-	// With Config.Shards every shard has a copy of the first shard's marker:
-	// a master that lost its shards loses their copies.
+	// Every shard has a copy of the marker: a master that lost its shards
+	// loses their copies.
 	var run, odd, oddKey string
 	now := cs.s.now()
 	for i, keys := range cs.shards {
@@ -117,10 +111,9 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 // tombstone starts the run marker of a crawl a worker found lost.
 const tombstone = "~lost: "
 
-// markLost writes a tombstone into every shard's run marker: a worker that
-// joins afterwards is refused, and one that joined the emptied Redis afresh
-// finds its run replaced at its next check. Best effort: a Redis that
-// cannot take it now has lost the marker anyway.
+// markLost writes a tombstone into every shard's run marker, so that a
+// worker joining afterwards is refused and one that joined the emptied
+// Redis finds its run replaced. Best effort.
 func (cs *CollyStorage) markLost(ctx context.Context, why string) {
 	for _, keys := range cs.shards {
 		if err := cs.q.client.Set(ctx, keys[keyRun], tombstone+why, cs.s.retention).Err(); err != nil {
@@ -131,8 +124,7 @@ func (cs *CollyStorage) markLost(ctx context.Context, why string) {
 	}
 }
 
-// suspect makes the next watch look at the marker at once: Redis failed a
-// call, or a job this worker holds is unknown.
+// suspect makes the next watch look at the marker at once.
 func (cs *CollyStorage) suspect() {
 	cs.run.mu.Lock()
 	cs.run.recheck = true
@@ -140,13 +132,10 @@ func (cs *CollyStorage) suspect() {
 }
 
 // Check asks Redis whether the crawl's shared state is still there: the
-// run marker this worker joined (on its first AddRequest, GetRequest or
-// QueueSize) is unchanged. It returns an error wrapping ErrStateLost when
-// the state was lost (or the crawl was marked lost when this worker came
-// to join it), nil when it is there or this worker never joined,
-// and the call's error (wrapping ErrUnavailable) when Redis cannot be
-// asked. The storage also checks by itself as it works; Check is for the
-// end of a run, to decide how it ended.
+// run marker this worker joined is unchanged. It returns an error
+// wrapping ErrStateLost when it was lost, nil when it is there or this
+// worker never joined, and an error wrapping ErrUnavailable when Redis
+// cannot be asked. For the end of a run, to decide how it ended.
 func (cs *CollyStorage) Check(ctx context.Context) error {
 	cs.run.mu.Lock()
 	joined, lost := cs.run.id != "", cs.run.lost
@@ -160,8 +149,7 @@ func (cs *CollyStorage) Check(ctx context.Context) error {
 	return cs.watch(ctx, true)
 }
 
-// lost returns the error wrapping ErrStateLost once the storage has found
-// the crawl's state gone, and nil before; it asks Redis nothing.
+// lost returns the ErrStateLost error once found, asking Redis nothing.
 func (cs *CollyStorage) lost() error {
 	cs.run.mu.Lock()
 	defer cs.run.mu.Unlock()
