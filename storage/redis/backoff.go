@@ -3,8 +3,7 @@ package redis
 import "time"
 
 // backoffWindow is the upper end of the retry delay after the n-th failed
-// attempt (n ≥ 1): min(cap, base·2^(n-1)). The first retry waits up to base,
-// each further failure doubles the window until it reaches cap.
+// attempt (n ≥ 1): min(cap, base·2^(n-1)).
 func backoffWindow(base, cap time.Duration, n int) time.Duration {
 	if n < 1 {
 		n = 1
@@ -19,10 +18,9 @@ func backoffWindow(base, cap time.Duration, n int) time.Duration {
 	return min(w, cap)
 }
 
-// backoffDelay picks the delay after the n-th failed attempt with full
-// jitter: u (in [0, 1)) times the window. Spreading retries over the whole
-// window, rather than around its end, keeps failures that happened together
-// from retrying together.
+// backoffDelay is the delay after the n-th failed attempt with full
+// jitter, u in [0, 1), so failures that happened together do not retry
+// together.
 func backoffDelay(base, cap time.Duration, n int, u float64) time.Duration {
 	return time.Duration(u * float64(backoffWindow(base, cap, n)))
 }

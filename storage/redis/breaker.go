@@ -183,15 +183,15 @@ func (c *shared) allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, err
 	seq := uint64(toInt(res[6]))
 	c.trips.Store(trips)
 	if granted != 1 {
-		if state == circuit.Closed {
-			// Paused: a worker was given a Retry-After.
-			return circuit.Ticket{}, circuit.Transition{}, &circuit.OpenError{Key: c.domain, State: circuit.Closed, RetryAt: micros(retryAt, now)}
-		}
-		if state == circuit.Open {
+		at := micros(retryAt, now)
+		switch state {
+		case circuit.Closed: // paused: a worker was given a Retry-After
+		case circuit.Open:
 			c.openUntil.Store(retryAt)
-			return circuit.Ticket{}, circuit.Transition{}, &circuit.OpenError{Key: c.domain, State: circuit.Open, RetryAt: micros(retryAt, now)}
+		default:
+			state, at = circuit.HalfOpen, now.Add(c.p.Cooldown)
 		}
-		return circuit.Ticket{}, circuit.Transition{}, &circuit.OpenError{Key: c.domain, State: circuit.HalfOpen, RetryAt: now.Add(c.p.Cooldown)}
+		return circuit.Ticket{}, circuit.Transition{}, &circuit.OpenError{Key: c.domain, State: state, RetryAt: at}
 	}
 	var t circuit.Transition
 	if changed == 1 {

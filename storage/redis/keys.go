@@ -1,8 +1,7 @@
 package redis
 
-// The keys of one crawl, under its Cluster hash tag; docs/redis.md has
-// the layout of each. The queue's six come first, in this order, as the
-// scripts' KEYS; Colly's storage adds c:visited, c:cookies and c:run.
+// The keys of one crawl (docs/redis.md): the queue's six first, in this
+// order, as the scripts' KEYS; Colly's storage adds three.
 const (
 	keyReady = iota
 	keyDelayed
@@ -13,18 +12,13 @@ const (
 	numKeys
 )
 
-// queueKeys returns the queue's keys under one shard's prefix (see
-// shardPrefixes).
+// queueKeys returns the queue's keys under one shard's prefix.
 func queueKeys(prefix string) []string {
-	p := prefix + "q:"
-	return []string{
-		keyReady:    p + "ready",
-		keyDelayed:  p + "delayed",
-		keyInflight: p + "inflight",
-		keyDead:     p + "dead",
-		keyJobs:     p + "jobs",
-		keyLeases:   p + "leases",
+	var out []string
+	for _, k := range []string{"ready", "delayed", "inflight", "dead", "jobs", "leases"} {
+		out = append(out, prefix+"q:"+k)
 	}
+	return out
 }
 
 // CollyStorage's keys, after the queue's.

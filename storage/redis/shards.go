@@ -10,13 +10,10 @@ import (
 // MaxShards is the most hash slots Config.Shards spreads a crawl over.
 const MaxShards = 256
 
-// A crawl's shards: shard i of n lives under the tag "{<crawl>/<i>.<k>}:s:",
-// where k is the first counter that puts the tag's slot in the middle of
-// the i-th n-th of the 16384 slots, so n shards land evenly on the masters
-// of an evenly split Cluster. Every worker computes the same tags from the
-// crawl id and n; ":s:" keeps them apart from an unsharded crawl's keys.
-
 // shardPrefixes returns the key prefix of each of the crawl's n shards.
+// Shard i's tag is "{<crawl>/<i>.<k>}", k the first counter that puts its
+// slot mid-way in the i-th n-th of the slots, so the shards land evenly on
+// the masters of an evenly split Cluster.
 func shardPrefixes(namespace, crawl string, n int) []string {
 	if n <= 1 {
 		return []string{namespace + ":{" + crawl + "}:"}
