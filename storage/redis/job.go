@@ -12,27 +12,27 @@ import (
 type queueJob struct {
 	// ID identifies the job in its crawl: enqueueing an ID already there is
 	// a no-op. Empty: a random ID.
-	ID string
+	ID string `json:"id"`
 	// URL is the page to fetch: absolute, with a host.
-	URL string
+	URL string `json:"url"`
 	// Domain is the URL's host, port included, lower-cased.
-	Domain string
+	Domain string `json:"domain"`
 	// Attempts counts failed attempts: Fail and expired leases, not Park.
-	Attempts int
+	Attempts int `json:"attempts"`
 	// MaxAttempts sends the job to the dead letters. Zero: Config's.
-	MaxAttempts int
+	MaxAttempts int `json:"max_attempts"`
 	// LastError is the latest failed attempt's error (at most 1 KiB).
-	LastError string
+	LastError string `json:"last_error,omitempty"`
 	// FailedAt is when the latest attempt failed (a dead letter died).
-	FailedAt time.Time
+	FailedAt time.Time `json:"-"`
 	// Request is the serialised Colly request; the queue does not look inside.
-	Request []byte
+	Request []byte `json:"request,omitempty"`
 	// EnqueuedAt is when the job was first enqueued.
-	EnqueuedAt time.Time
+	EnqueuedAt time.Time `json:"-"`
 	// NotBefore is the earliest time the job may be claimed.
-	NotBefore time.Time
+	NotBefore time.Time `json:"-"`
 	// LeaseUntil is when the job returns to the queue unless handed back.
-	LeaseUntil time.Time
+	LeaseUntil time.Time `json:"-"`
 
 	lease string // the claim's token; only the holder may change the job
 }

@@ -12,34 +12,17 @@ import (
 // "last_error", "failed_at" and "not_before" with cjson; integers stay
 // below 2^53 so Lua's doubles keep them exact.
 type record struct {
-	ID          string `json:"id"`
-	URL         string `json:"url"`
-	Domain      string `json:"domain"`
-	Attempts    int    `json:"attempts"`
-	MaxAttempts int    `json:"max_attempts"`
-	LastError   string `json:"last_error,omitempty"`
-	FailedAt    int64  `json:"failed_at,omitempty"`
-	Request     []byte `json:"request,omitempty"`
-	EnqueuedAt  int64  `json:"enqueued_at"`
-	NotBefore   int64  `json:"not_before,omitempty"`
+	queueJob
+	FailedAt   int64 `json:"failed_at,omitempty"`
+	EnqueuedAt int64 `json:"enqueued_at"`
+	NotBefore  int64 `json:"not_before,omitempty"`
 }
 
 // maxErrorLen bounds LastError so one verbose failure cannot bloat a record.
 const maxErrorLen = 1024
 
 func encodeJob(j *queueJob) (string, error) {
-	b, err := json.Marshal(record{
-		ID:          j.ID,
-		URL:         j.URL,
-		Domain:      j.Domain,
-		Attempts:    j.Attempts,
-		MaxAttempts: j.MaxAttempts,
-		LastError:   j.LastError,
-		FailedAt:    toMillis(j.FailedAt),
-		Request:     j.Request,
-		EnqueuedAt:  toMillis(j.EnqueuedAt),
-		NotBefore:   toMillis(j.NotBefore),
-	})
+	b, err := json.Marshal(record{*j, toMillis(j.FailedAt), toMillis(j.EnqueuedAt), toMillis(j.NotBefore)})
 	if err != nil {
 		return "", fmt.Errorf("encoding %s: %w", j, err)
 	}
@@ -54,18 +37,9 @@ func decodeJob(raw string) (*queueJob, error) {
 	if r.ID == "" || r.URL == "" {
 		return nil, fmt.Errorf("%w: stored job record lacks an id or url: %.200q", ErrCorrupt, raw)
 	}
-	return &queueJob{
-		ID:          r.ID,
-		URL:         r.URL,
-		Domain:      r.Domain,
-		Attempts:    r.Attempts,
-		MaxAttempts: r.MaxAttempts,
-		LastError:   r.LastError,
-		FailedAt:    fromMillis(r.FailedAt),
-		Request:     r.Request,
-		EnqueuedAt:  fromMillis(r.EnqueuedAt),
-		NotBefore:   fromMillis(r.NotBefore),
-	}, nil
+	j := r.queueJob
+	j.FailedAt, j.EnqueuedAt, j.NotBefore = fromMillis(r.FailedAt), fromMillis(r.EnqueuedAt), fromMillis(r.NotBefore)
+	return &j, nil
 }
 
 func toMillis(t time.Time) int64 {
