@@ -49,17 +49,17 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Opt
 	if err != nil {
 		return nil, err
 	}
-	timeout := s.callTimeout
+	timeout := s.CallTimeout
 	if !s.timeoutSet {
 		timeout = DefaultBreakerTimeout
 	}
 	warnContextTimeout(client, crawlID, s)
-	prefix := shardPrefixes(s.namespace, crawlID, s.shards)
+	prefix := shardPrefixes(s.Namespace, crawlID, s.Shards)
 	for i := range prefix {
 		prefix[i] += "b:"
 	}
 	policy := "refusing every request (fail closed)"
-	if s.failOpen {
+	if s.FailOpen {
 		policy = "deciding with in-process circuits (fail open)"
 	}
 	return &BreakerStore{
@@ -102,8 +102,8 @@ func (bs *BreakerStore) Circuit(domain string, p circuit.Settings) (circuit.Circ
 			p.ConsecutiveFailures,
 			ceilMicros(p.Cooldown),
 			p.HalfOpenProbes,
-			ceilMicros(bs.s.probeLease),
-			bs.s.retention.Milliseconds(),
+			ceilMicros(bs.s.ProbeLease),
+			bs.s.Retention.Milliseconds(),
 		},
 		seen: window.NewShared(p.WindowSize, func(r circuit.Result) bool { return r.Class.Failure() }),
 	}, nil
@@ -203,7 +203,7 @@ func (c *shared) allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, err
 }
 
 func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.Ticket, circuit.Transition, error) {
-	if c.bs.s.failOpen {
+	if c.bs.s.FailOpen {
 		fb, ferr := c.fallbackCircuit(clk, now)
 		if ferr != nil {
 			return circuit.Ticket{}, circuit.Transition{}, errors.Join(ferr, err)
@@ -220,7 +220,7 @@ func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.T
 		cause = err
 	}
 	if !next.After(now) {
-		next = now.Add(c.bs.s.reconnectBase)
+		next = now.Add(c.bs.s.ReconnectBase)
 	}
 	return circuit.Ticket{}, circuit.Transition{}, &unavailableError{Domain: c.domain, Since: since, RetryAt: next, Err: cause}
 }

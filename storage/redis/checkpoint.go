@@ -51,15 +51,15 @@ func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Opti
 	if err != nil {
 		return nil, err
 	}
-	p := s.namespace + ":{" + crawlID + "}:cp:"
+	p := s.Namespace + ":{" + crawlID + "}:cp:"
 	keys := []string{p + "recs", p + "seq", p + "meta", p + "info"}
 	for st := storage.Pending; st <= storage.Dead; st++ {
 		keys = append(keys, p+"s"+strconv.Itoa(int(st)))
 	}
 	cp := &checkpointStore{client: client, crawl: crawlID, keys: keys, s: s}
-	ctx, cancel := callContext(context.Background(), s.callTimeout)
+	ctx, cancel := callContext(context.Background(), s.CallTimeout)
 	defer cancel()
-	res, err := scriptCPOpen.Run(ctx, client, keys, s.retention.Milliseconds(), CheckpointFormat).Slice()
+	res, err := scriptCPOpen.Run(ctx, client, keys, s.Retention.Milliseconds(), CheckpointFormat).Slice()
 	if err != nil {
 		return nil, cp.wrap(ctx, "open checkpoint", err)
 	}
@@ -104,12 +104,12 @@ func (cp *checkpointStore) Put(recs ...storage.Record) error {
 		}
 	}
 	now := cp.s.now().UTC()
-	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
 	defer cancel()
 	for start := 0; start < len(recs); start += putBatch {
 		batch := recs[start:min(start+putBatch, len(recs))]
 		args := make([]any, 0, 1+3*len(batch))
-		args = append(args, cp.s.retention.Milliseconds())
+		args = append(args, cp.s.Retention.Milliseconds())
 		for _, r := range batch {
 			upd := r.Updated
 			if upd.IsZero() {
@@ -134,7 +134,7 @@ func (cp *checkpointStore) Get(id uint64) (storage.Record, bool, error) {
 	if cp.closed.Load() {
 		return storage.Record{}, false, storage.ErrClosed
 	}
-	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
 	defer cancel()
 	v, err := cp.client.HGet(ctx, cp.keys[0], idKey(id)).Result()
 	if errors.Is(err, goredis.Nil) {
@@ -167,13 +167,13 @@ func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage
 		if cp.closed.Load() {
 			return storage.ErrClosed
 		}
-		args := []any{cp.s.retention.Milliseconds(), after, scanChunk}
+		args := []any{cp.s.Retention.Milliseconds(), after, scanChunk}
 		for st := storage.Pending; st <= storage.Dead; st++ {
 			if want[st] {
 				args = append(args, int(st))
 			}
 		}
-		ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+		ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
 		vals, err := scriptCPScan.Run(ctx, cp.client, cp.keys, args...).StringSlice()
 		if err != nil {
 			err = cp.wrap(ctx, "scan", err)
@@ -203,7 +203,7 @@ func (cp *checkpointStore) Counts() (map[storage.State]int, error) {
 	if cp.closed.Load() {
 		return nil, storage.ErrClosed
 	}
-	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
 	defer cancel()
 	cmds := make([]*goredis.IntCmd, 0, 6)
 	_, err := cp.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
@@ -230,9 +230,9 @@ func (cp *checkpointStore) SetMeta(key string, value []byte) error {
 	if cp.closed.Load() {
 		return storage.ErrClosed
 	}
-	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
 	defer cancel()
-	if err := scriptCPMeta.Run(ctx, cp.client, cp.keys, cp.s.retention.Milliseconds(), key, value).Err(); err != nil {
+	if err := scriptCPMeta.Run(ctx, cp.client, cp.keys, cp.s.Retention.Milliseconds(), key, value).Err(); err != nil {
 		return cp.wrap(ctx, "set meta", err)
 	}
 	return nil
@@ -243,7 +243,7 @@ func (cp *checkpointStore) Meta(key string) ([]byte, bool, error) {
 	if cp.closed.Load() {
 		return nil, false, storage.ErrClosed
 	}
-	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
 	defer cancel()
 	v, err := cp.client.HGet(ctx, cp.keys[2], key).Bytes()
 	if errors.Is(err, goredis.Nil) {

@@ -75,12 +75,12 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 		return nil, err
 	}
 	s := q.s
-	claims := s.claimTTL
+	claims := s.ClaimTTL
 	if claims == 0 {
-		claims = s.visibility
+		claims = s.VisibilityTimeout
 	}
 	var shards [][]string
-	for i, p := range shardPrefixes(s.namespace, crawlID, s.shards) {
+	for i, p := range shardPrefixes(s.Namespace, crawlID, s.Shards) {
 		shards = append(shards, append(slices.Clone(q.shards[i]), p+"c:visited", p+"c:cookies", p+"c:run"))
 		// The queue's scripts get the run marker as a seventh key (the guard).
 		q.shards[i] = append(slices.Clip(q.shards[i]), p+"c:run")
@@ -160,8 +160,8 @@ func (cs *CollyStorage) Observe(s observe.Subject) error {
 		return nil // already following s
 	}
 	h := observe.Hooks{OnAttempt: cs.outcome, OnRefused: cs.refused}
-	if cs.s.horizon >= 0 {
-		h.ResendHorizon = max(cs.s.horizon, time.Nanosecond)
+	if cs.s.WaitHorizon >= 0 {
+		h.ResendHorizon = max(cs.s.WaitHorizon, time.Nanosecond)
 	}
 	return s.Hook(h)
 }
@@ -188,7 +188,7 @@ func (cs *CollyStorage) outcome(a observe.Attempt) {
 		err = cs.Fail(a.Request, cause)
 	}
 	if err != nil && !cs.unknown(err) {
-		cs.s.log.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", a.Request.URL.String()).
+		cs.s.Logger.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", a.Request.URL.String()).
 			Err(err).Msg("breakwater/redis: a request's outcome could not be saved; its job comes back after the lease")
 	}
 }
@@ -210,7 +210,7 @@ func (cs *CollyStorage) refused(r *colly.Request, e *circuit.OpenError) {
 		until = until.Add(time.Duration(cs.q.float64() * float64(wait) / 10))
 	}
 	if err := cs.Park(r, until); err != nil && !cs.unknown(err) {
-		cs.s.log.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", r.URL.String()).
+		cs.s.Logger.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", r.URL.String()).
 			Err(err).Msg("breakwater/redis: a refused request could not be parked; its job comes back after the lease")
 	}
 }
@@ -404,26 +404,26 @@ func (h *heldJob) isTaken() bool {
 // Cookies implements storage.Storage: the cookies of u's host, shared by
 // every worker; none while Redis is unreachable (logged at debug level).
 func (cs *CollyStorage) Cookies(u *url.URL) string {
-	ctx, cancel := callContext(context.Background(), cs.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cs.s.CallTimeout)
 	defer cancel()
 	v, err := cs.q.client.HGet(ctx, cs.shards[0][keyCookies], u.Host).Result()
 	if err != nil && !errors.Is(err, goredis.Nil) {
-		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("host", u.Host).Err(wrapErr(ctx, cs.q.crawl, "cookies", err)).Msg("breakwater/redis: cookies not read")
+		cs.s.Logger.Debug().Str("crawl", cs.q.crawl).Str("host", u.Host).Err(wrapErr(ctx, cs.q.crawl, "cookies", err)).Msg("breakwater/redis: cookies not read")
 	}
 	return v
 }
 
 // SetCookies implements storage.Storage; a failure is logged.
 func (cs *CollyStorage) SetCookies(u *url.URL, cookies string) {
-	ctx, cancel := callContext(context.Background(), cs.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cs.s.CallTimeout)
 	defer cancel()
 	_, err := cs.q.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		p.HSet(ctx, cs.shards[0][keyCookies], u.Host, cookies)
-		p.PExpire(ctx, cs.shards[0][keyCookies], cs.s.retention)
+		p.PExpire(ctx, cs.shards[0][keyCookies], cs.s.Retention)
 		return nil
 	})
 	if err != nil {
-		cs.s.log.Warn().Str("event", "cookies_not_saved").Str("crawl", cs.q.crawl).Str("host", u.Host).
+		cs.s.Logger.Warn().Str("event", "cookies_not_saved").Str("crawl", cs.q.crawl).Str("host", u.Host).
 			Err(wrapErr(ctx, cs.q.crawl, "set cookies", err)).Msg("breakwater/redis: cookies not saved")
 	}
 }
@@ -500,7 +500,7 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 			}
 			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: %w", cs.q.crawl, ErrDrained)
 		}
-		wait := cs.s.pollInterval
+		wait := cs.s.PollInterval
 		if d := empty.Next.Sub(cs.s.now()); d < wait {
 			wait = max(d, time.Millisecond)
 		}
@@ -541,18 +541,18 @@ func (cs *CollyStorage) QueueSize() (int, error) {
 // pending counts the jobs ready, in flight and delayed (within the wait
 // horizon, if any).
 func (cs *CollyStorage) pending(ctx context.Context) (int64, error) {
-	if cs.s.horizon < 0 {
+	if cs.s.WaitHorizon < 0 {
 		st, err := cs.q.Stats(ctx)
 		return st.Pending(), err
 	}
-	st, err := cs.q.stats(ctx, cs.s.now().Add(cs.s.horizon))
+	st, err := cs.q.stats(ctx, cs.s.now().Add(cs.s.WaitHorizon))
 	return st.Ready + st.InFlight, err // Ready counts the delayed jobs due within the horizon
 }
 
 // beyondHorizon reports, when no job is ready, whether all that is left
 // waits beyond the wait horizon.
 func (cs *CollyStorage) beyondHorizon(empty *emptyError) bool {
-	if cs.s.horizon < 0 || !empty.Next.After(cs.s.now().Add(cs.s.horizon)) {
+	if cs.s.WaitHorizon < 0 || !empty.Next.After(cs.s.now().Add(cs.s.WaitHorizon)) {
 		return false
 	}
 	n, err := cs.pending(context.Background())
@@ -586,10 +586,10 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 		}
 		cs.suspect() // Redis may come back empty
 		cs.link.failed(started, cs.s.now(), err, false)
-		if cs.s.maxOutage >= 0 && time.Since(began) >= cs.s.maxOutage {
+		if cs.s.MaxOutage >= 0 && time.Since(began) >= cs.s.MaxOutage {
 			return fmt.Errorf("breakwater/redis: %s: Redis unreachable for %v, longer than the max outage (Config.MaxOutage): %w", op, time.Since(began).Round(time.Millisecond), err)
 		}
-		w := backoffWindow(cs.s.reconnectBase, cs.s.reconnectCap, tries)
+		w := backoffWindow(cs.s.ReconnectBase, cs.s.ReconnectCap, tries)
 		t := time.NewTimer(w/2 + time.Duration(cs.q.float64()*float64(w/2)))
 		select {
 		case <-t.C:

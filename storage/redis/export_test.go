@@ -114,7 +114,7 @@ func (q *jobQueue) Enqueue(ctx context.Context, jobs ...*queueJob) (int, error) 
 			return 0, fmt.Errorf("breakwater/redis: enqueue on crawl %q: job %d: %w", q.crawl, i, err)
 		}
 	}
-	ctx, cancel := callContext(ctx, q.s.callTimeout)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	added := 0
 	for shard, jobs := range q.byShard(jobs) {
@@ -192,7 +192,7 @@ func (q *jobQueue) Ack(ctx context.Context, job *queueJob) error {
 	if err := q.claimed("ack", job); err != nil {
 		return err
 	}
-	ctx, cancel := callContext(ctx, q.s.callTimeout)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	n, err := scriptAck.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(), job.ID, job.lease)...).Int()
 	if err != nil {
@@ -213,8 +213,8 @@ func (q *jobQueue) Extend(ctx context.Context, job *queueJob) error {
 		return err
 	}
 	now := q.now()
-	deadline := ms(now.Add(q.s.visibility))
-	ctx, cancel := callContext(ctx, q.s.callTimeout)
+	deadline := ms(now.Add(q.s.VisibilityTimeout))
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	n, err := scriptExtend.Run(ctx, q.client, q.keysOf(job.ID), q.args(now, job.ID, job.lease, deadline.UnixMilli())...).Int()
 	if err != nil {
@@ -232,7 +232,7 @@ func (q *jobQueue) Extend(ctx context.Context, job *queueJob) error {
 // took back. Claim already does this as it goes; call Reclaim when no
 // worker is claiming, for example from a supervisor.
 func (q *jobQueue) Reclaim(ctx context.Context) (int, error) {
-	ctx, cancel := callContext(ctx, q.s.callTimeout)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	total := 0
 	for _, keys := range q.shards {
@@ -269,7 +269,7 @@ func (q *jobQueue) reclaim(ctx context.Context, keys []string) (int, error) {
 // ready now; its LastError is kept. It returns ErrUnknownJob if id is not a
 // dead letter.
 func (q *jobQueue) RetryDead(ctx context.Context, id string) error {
-	ctx, cancel := callContext(ctx, q.s.callTimeout)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	n, err := scriptRetryDead.Run(ctx, q.client, q.keysOf(id), q.args(q.now(), id)...).Int()
 	if err != nil {

@@ -82,14 +82,14 @@ func (cs *CollyStorage) handed() {
 
 // keepLeases extends the leases under way until none is.
 func (cs *CollyStorage) keepLeases() {
-	t := time.NewTicker(max(cs.s.visibility/3, time.Millisecond))
+	t := time.NewTicker(max(cs.s.VisibilityTimeout/3, time.Millisecond))
 	defer t.Stop()
 	k := &cs.keep
 	for range t.C {
 		k.mu.Lock()
 		due := map[string]string{}
 		for id, j := range k.jobs {
-			busy := !j.started.IsZero() && (cs.s.maxHold < 0 || time.Since(j.started) < cs.s.maxHold)
+			busy := !j.started.IsZero() && (cs.s.MaxHold < 0 || time.Since(j.started) < cs.s.MaxHold)
 			if busy || id == k.waiting {
 				due[id] = j.token
 			}
@@ -110,12 +110,12 @@ func (cs *CollyStorage) keepLeases() {
 // unreachable Redis is tried at the next tick. A lost lease or unknown
 // job is let go and logged (unknown: the crawl's state is checked).
 func (cs *CollyStorage) extend(id, token string) {
-	ctx, cancel := callContext(context.Background(), cs.q.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cs.q.s.CallTimeout)
 	defer cancel()
 	now := cs.s.now()
-	n, err := scriptExtend.Run(ctx, cs.q.client, cs.q.keysOf(id), cs.q.args(now, id, token, ms(now.Add(cs.s.visibility)).UnixMilli())...).Int()
+	n, err := scriptExtend.Run(ctx, cs.q.client, cs.q.keysOf(id), cs.q.args(now, id, token, ms(now.Add(cs.s.VisibilityTimeout)).UnixMilli())...).Int()
 	if err != nil {
-		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("job", id).Err(wrapErr(ctx, cs.q.crawl, "extend", err)).
+		cs.s.Logger.Debug().Str("crawl", cs.q.crawl).Str("job", id).Err(wrapErr(ctx, cs.q.crawl, "extend", err)).
 			Msg("breakwater/redis: a lease could not be extended; trying again at the next tick")
 		return
 	}
@@ -134,12 +134,12 @@ func (cs *CollyStorage) extend(id, token string) {
 		return // settled meanwhile
 	}
 	if n == 0 {
-		cs.s.log.Warn().Str("event", "lease_not_extended").Str("crawl", cs.q.crawl).Str("job", id).
+		cs.s.Logger.Warn().Str("event", "lease_not_extended").Str("crawl", cs.q.crawl).Str("job", id).
 			Msg("breakwater/redis: a job this worker holds is no longer in the crawl's queue")
 		_ = cs.watch(context.Background(), true)
 		return
 	}
-	cs.s.log.Warn().Str("event", "lease_lost").Str("crawl", cs.q.crawl).Str("job", id).
+	cs.s.Logger.Warn().Str("event", "lease_lost").Str("crawl", cs.q.crawl).Str("job", id).
 		Err(errors.New("the lease expired before it could be extended (Redis unreachable for longer than the visibility timeout?)")).
 		Msg("breakwater/redis: another worker may fetch this job too")
 }

@@ -30,7 +30,7 @@ type link struct {
 }
 
 func newLink(component, crawl, policy string, s settings) *link {
-	return &link{component: component, crawl: crawl, policy: policy, base: s.reconnectBase, cap: s.reconnectCap, log: s.log}
+	return &link{component: component, crawl: crawl, policy: policy, base: s.ReconnectBase, cap: s.ReconnectCap, log: s.Logger}
 }
 
 // admit reports whether a call may go to Redis now: while Redis does not

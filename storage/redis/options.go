@@ -135,106 +135,82 @@ func (c Config) apply(s *settings) {
 		if err := checkName("namespace", c.Namespace); err != nil {
 			s.errs = append(s.errs, err)
 		}
-		s.namespace = c.Namespace
+		s.Namespace = c.Namespace
 	}
 	if c.Shards != 0 {
 		if c.Shards < 1 || c.Shards > MaxShards {
 			s.bad("Config.Shards %d: must be in [1, %d]", c.Shards, MaxShards)
 		}
-		s.shards = c.Shards
+		s.Shards = c.Shards
 	}
-	s.atLeast("VisibilityTimeout", c.VisibilityTimeout, time.Millisecond, &s.visibility)
+	s.atLeast("VisibilityTimeout", c.VisibilityTimeout, time.Millisecond, &s.VisibilityTimeout)
 	if c.MaxAttempts != 0 {
 		if c.MaxAttempts < 1 {
 			s.bad("Config.MaxAttempts %d: must be at least 1", c.MaxAttempts)
 		}
-		s.maxAttempts = c.MaxAttempts
+		s.MaxAttempts = c.MaxAttempts
 	}
-	s.backoff("Backoff", c.BackoffBase, c.BackoffCap, &s.backoffBase, &s.backoffCap)
-	s.atLeast("Retention", c.Retention, time.Second, &s.retention)
+	s.backoff("Backoff", c.BackoffBase, c.BackoffCap, &s.BackoffBase, &s.BackoffCap)
+	s.atLeast("Retention", c.Retention, time.Second, &s.Retention)
 	if c.DeadLetterLimit != 0 {
-		s.deadLimit = max(c.DeadLetterLimit, 0) // negative: no cap, 0 inside
+		s.DeadLetterLimit = max(c.DeadLetterLimit, 0) // negative: no cap, 0 inside
 	}
 	if c.CallTimeout != 0 {
-		s.callTimeout = c.CallTimeout
-		s.timeoutSet = true
+		s.CallTimeout, s.timeoutSet = c.CallTimeout, true
 	}
 	if c.Clock != nil {
 		s.now = c.Clock.Now
 	}
 	if !collyx.IsZero(c.Logger) {
-		s.log = c.Logger
+		s.Logger = c.Logger
 	}
-	if c.FailOpen {
-		s.failOpen = true
-	}
-	s.atLeast("ProbeLease", c.ProbeLease, time.Millisecond, &s.probeLease)
-	s.backoff("Reconnect", c.ReconnectBase, c.ReconnectCap, &s.reconnectBase, &s.reconnectCap)
-	if c.MaxOutage != 0 {
-		s.maxOutage = c.MaxOutage
-	}
-	s.atLeast("ClaimTTL", c.ClaimTTL, time.Millisecond, &s.claimTTL)
-	s.atLeast("PollInterval", c.PollInterval, time.Millisecond, &s.pollInterval)
+	s.FailOpen = s.FailOpen || c.FailOpen
+	s.atLeast("ProbeLease", c.ProbeLease, time.Millisecond, &s.ProbeLease)
+	s.backoff("Reconnect", c.ReconnectBase, c.ReconnectCap, &s.ReconnectBase, &s.ReconnectCap)
+	s.atLeast("ClaimTTL", c.ClaimTTL, time.Millisecond, &s.ClaimTTL)
+	s.atLeast("PollInterval", c.PollInterval, time.Millisecond, &s.PollInterval)
 	if c.WaitHorizon != 0 {
-		s.horizon = max(c.WaitHorizon, 0) // negative: a horizon of zero
+		s.WaitHorizon = max(c.WaitHorizon, 0) // negative: a horizon of zero
+	}
+	if c.MaxOutage != 0 {
+		s.MaxOutage = c.MaxOutage
 	}
 	if c.MaxHold != 0 {
-		s.maxHold = c.MaxHold
+		s.MaxHold = c.MaxHold
 	}
 }
 
+// settings is the constructors' Config, defaults filled in. Inside,
+// DeadLetterLimit 0 is no cap, ClaimTTL 0 the visibility timeout and a
+// negative WaitHorizon waits for every job.
 type settings struct {
-	namespace   string
-	shards      int
-	visibility  time.Duration
-	maxAttempts int
-	backoffBase time.Duration
-	backoffCap  time.Duration
-	retention   time.Duration
-	deadLimit   int
-	callTimeout time.Duration
-	timeoutSet  bool // Config.CallTimeout was given (the breaker's default is shorter)
-	now         func() time.Time
-	rand        *rand.Rand
-	log         zerolog.Logger
-	errs        []error
-
-	// BreakerStore
-	failOpen      bool
-	probeLease    time.Duration
-	reconnectBase time.Duration
-	reconnectCap  time.Duration
-
-	// CollyStorage
-	maxOutage    time.Duration
-	claimTTL     time.Duration // 0: the visibility timeout
-	pollInterval time.Duration
-	horizon      time.Duration // < 0: wait for every delayed job
-	maxHold      time.Duration // < 0: no limit
+	Config
+	timeoutSet bool // Config.CallTimeout was given (the breaker's default is shorter)
+	now        func() time.Time
+	rand       *rand.Rand
+	errs       []error
 }
 
 func defaults() settings {
-	return settings{
-		namespace:   DefaultNamespace,
-		shards:      1,
-		visibility:  DefaultVisibilityTimeout,
-		maxAttempts: DefaultMaxAttempts,
-		backoffBase: DefaultBackoffBase,
-		backoffCap:  DefaultBackoffCap,
-		retention:   DefaultRetention,
-		deadLimit:   DefaultDeadLetterLimit,
-		callTimeout: DefaultCallTimeout,
-		now:         time.Now,
-		log:         zerolog.Nop(),
-
-		probeLease:    DefaultProbeLease,
-		reconnectBase: DefaultReconnectBase,
-		reconnectCap:  DefaultReconnectCap,
-		maxOutage:     DefaultMaxOutage,
-		pollInterval:  DefaultPollInterval,
-		horizon:       -1,
-		maxHold:       DefaultMaxHold,
-	}
+	return settings{now: time.Now, Config: Config{
+		Namespace:         DefaultNamespace,
+		Shards:            1,
+		VisibilityTimeout: DefaultVisibilityTimeout,
+		MaxAttempts:       DefaultMaxAttempts,
+		BackoffBase:       DefaultBackoffBase,
+		BackoffCap:        DefaultBackoffCap,
+		Retention:         DefaultRetention,
+		DeadLetterLimit:   DefaultDeadLetterLimit,
+		CallTimeout:       DefaultCallTimeout,
+		Logger:            zerolog.Nop(),
+		ProbeLease:        DefaultProbeLease,
+		ReconnectBase:     DefaultReconnectBase,
+		ReconnectCap:      DefaultReconnectCap,
+		MaxOutage:         DefaultMaxOutage,
+		PollInterval:      DefaultPollInterval,
+		WaitHorizon:       -1,
+		MaxHold:           DefaultMaxHold,
+	}}
 }
 
 func (s *settings) bad(format string, args ...any) {

@@ -48,11 +48,11 @@ func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 	q := &jobQueue{
 		client: client,
 		crawl:  crawlID,
-		shards: make([][]string, 0, s.shards),
+		shards: make([][]string, 0, s.Shards),
 		s:      s,
-		reason: fmt.Sprintf("lease expired: not acked, failed or parked within the visibility timeout (%v); the worker died, hung or was too slow (call Extend for long jobs)", s.visibility),
+		reason: fmt.Sprintf("lease expired: not acked, failed or parked within the visibility timeout (%v); the worker died, hung or was too slow (call Extend for long jobs)", s.VisibilityTimeout),
 	}
-	for _, p := range shardPrefixes(s.namespace, crawlID, s.shards) {
+	for _, p := range shardPrefixes(s.Namespace, crawlID, s.Shards) {
 		q.shards = append(q.shards, queueKeys(p))
 	}
 	q.next.Store(rand.Uint32()) // workers start their rounds on different shards
@@ -63,7 +63,7 @@ func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 // warnContextTimeout logs when the client's deadlines cannot cut a hung
 // connection short.
 func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settings) {
-	if s.callTimeout <= 0 {
+	if s.CallTimeout <= 0 {
 		return
 	}
 	var on bool
@@ -77,7 +77,7 @@ func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settin
 		return
 	}
 	if !on {
-		s.log.Warn().Str("crawl", crawlID).Dur("read_timeout", read).
+		s.Logger.Warn().Str("crawl", crawlID).Dur("read_timeout", read).
 			Msg("redis client has ContextTimeoutEnabled off: a hung Redis blocks a call for the client's ReadTimeout, not the call timeout")
 	}
 }
@@ -108,7 +108,7 @@ func (q *jobQueue) prepare(j *queueJob, now time.Time) error {
 	}
 	j.Domain = strings.ToLower(j.Domain)
 	if j.MaxAttempts == 0 {
-		j.MaxAttempts = q.s.maxAttempts
+		j.MaxAttempts = q.s.MaxAttempts
 	}
 	if j.EnqueuedAt.IsZero() {
 		j.EnqueuedAt = now
@@ -150,8 +150,8 @@ func (q *jobQueue) claim(ctx context.Context, token string, at *int) (*queueJob,
 // claimShard runs the claim script on one shard's keys.
 func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) (*queueJob, error) {
 	now := q.now()
-	deadline := ms(now.Add(q.s.visibility))
-	ctx, cancel := callContext(ctx, q.s.callTimeout)
+	deadline := ms(now.Add(q.s.VisibilityTimeout))
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	res, err := scriptClaim.Run(ctx, q.client, keys, q.args(now,
 		deadline.UnixMilli(), token, promoteBatch, reclaimBatch, q.reason)...).Slice()
@@ -199,13 +199,13 @@ func (q *jobQueue) Fail(ctx context.Context, job *queueJob, cause error) error {
 	bury := next.Exhausted()
 	next.NotBefore = now
 	if !bury {
-		next.NotBefore = ms(now.Add(backoffDelay(q.s.backoffBase, q.s.backoffCap, next.Attempts, q.float64())))
+		next.NotBefore = ms(now.Add(backoffDelay(q.s.BackoffBase, q.s.BackoffCap, next.Attempts, q.float64())))
 	}
 	if err := q.requeue(ctx, "fail", job, &next, bury); err != nil {
 		return err
 	}
 	if bury {
-		q.s.log.Warn().Str("crawl", q.crawl).Str("job", next.ID).Str("url", next.URL).Str("domain", next.Domain).
+		q.s.Logger.Warn().Str("crawl", q.crawl).Str("job", next.ID).Str("url", next.URL).Str("domain", next.Domain).
 			Int("attempts", next.Attempts).Str("error", next.LastError).Msg("job dead-lettered: attempts exhausted")
 	}
 	return nil
@@ -231,7 +231,7 @@ func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, 
 	if err != nil {
 		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
 	}
-	ctx, cancel := callContext(ctx, q.s.callTimeout)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(),
 		job.ID, job.lease, rec, 0, next.NotBefore.UnixMilli(), flag(bury))...).Slice()
@@ -255,7 +255,7 @@ func (q *jobQueue) Dead(ctx context.Context, limit int) ([]*queueJob, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	ctx, cancel := callContext(ctx, q.s.callTimeout)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	var out []*queueJob
 	for _, keys := range q.shards {
@@ -295,7 +295,7 @@ func (q *jobQueue) Stats(ctx context.Context) (Stats, error) { return q.stats(ct
 
 // stats is Stats counting the delayed jobs due by dueBy as ready.
 func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
-	ctx, cancel := callContext(ctx, q.s.callTimeout)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	now := strconv.FormatInt(dueBy.UnixMilli(), 10)
 	type counts struct{ ready, due, delayed, inflight, dead *goredis.IntCmd }
@@ -329,7 +329,7 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 // three lane offsets are 0: every job is in lane 0.
 func (q *jobQueue) args(now time.Time, extra ...any) []any {
 	a := make([]any, 0, 6+len(extra))
-	a = append(a, now.UnixMilli(), q.s.retention.Milliseconds(), 0, 0, 0, q.s.deadLimit)
+	a = append(a, now.UnixMilli(), q.s.Retention.Milliseconds(), 0, 0, 0, q.s.DeadLetterLimit)
 	return append(a, extra...)
 }
 
@@ -380,11 +380,11 @@ func (q *jobQueue) status(op string, job *queueJob, n int64) error {
 
 func (q *jobQueue) logReclaim(reclaimed, buried, trimmed int64) {
 	if reclaimed > 0 {
-		q.s.log.Warn().Str("crawl", q.crawl).Int64("reclaimed", reclaimed).Int64("dead_lettered", buried).
-			Dur("visibility_timeout", q.s.visibility).Msg("leases expired: jobs taken back from workers that did not answer")
+		q.s.Logger.Warn().Str("crawl", q.crawl).Int64("reclaimed", reclaimed).Int64("dead_lettered", buried).
+			Dur("visibility_timeout", q.s.VisibilityTimeout).Msg("leases expired: jobs taken back from workers that did not answer")
 	}
 	if trimmed > 0 {
-		q.s.log.Warn().Str("crawl", q.crawl).Int64("dropped", trimmed).Int("limit", q.s.deadLimit).
+		q.s.Logger.Warn().Str("crawl", q.crawl).Int64("dropped", trimmed).Int("limit", q.s.DeadLetterLimit).
 			Msg("dead letters over the limit: oldest dropped")
 	}
 }

@@ -31,7 +31,7 @@ type runWatch struct {
 // works (it also looks before reporting the queue empty, after a failed
 // call and when a held job is unknown).
 func (cs *CollyStorage) checkEvery() time.Duration {
-	return max(min(cs.s.visibility/3, 5*time.Second), time.Millisecond)
+	return max(min(cs.s.VisibilityTimeout/3, 5*time.Second), time.Millisecond)
 }
 
 // watch joins the crawl's run on the first call (writing the marker if
@@ -54,7 +54,7 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	if joined == "" {
 		join = "1"
 	}
-	ctx, cancel := callContext(ctx, cs.q.s.callTimeout)
+	ctx, cancel := callContext(ctx, cs.q.s.CallTimeout)
 	defer cancel()
 	// Every shard has a copy of the marker: a master that lost its shards
 	// loses their copies.
@@ -87,7 +87,7 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	case strings.HasPrefix(found, tombstone):
 		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: a worker found it lost (%s) and marked it so in %s: what the crawl had queued and done is gone, and a worker joining it now would fetch again, from its start URLs, what the lost run did; delete the crawl (DeleteCrawl, productcrawl --redis-purge) to start it again, with Redis persistence on (appendonly yes)",
 			cs.q.crawl, ErrStateLost, strings.TrimPrefix(found, tombstone), key)
-		cs.s.log.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
+		cs.s.Logger.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
 			Msg("breakwater/redis: the crawl's shared state in Redis was lost; this worker stops")
 		return w.lost
 	case w.id == "" && oddKey == "":
@@ -99,7 +99,7 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 		}
 		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: its run marker %s %s (Redis restarted without persistence, was flushed or evicted the crawl's keys), so what the crawl had queued and done is gone and this worker's results are incomplete: run Redis with persistence (appendonly yes), delete the crawl (DeleteCrawl, productcrawl --redis-purge) and start it again",
 			cs.q.crawl, ErrStateLost, key, what)
-		cs.s.log.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
+		cs.s.Logger.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
 			Msg("breakwater/redis: the crawl's shared state in Redis was lost; this worker stops")
 		cs.markLost(ctx, fmt.Sprintf("its run marker %s %s at %s", key, what, now.UTC().Format(time.RFC3339)))
 		return w.lost
@@ -116,8 +116,8 @@ const tombstone = "~lost: "
 // Redis finds its run replaced. Best effort.
 func (cs *CollyStorage) markLost(ctx context.Context, why string) {
 	for _, keys := range cs.shards {
-		if err := cs.q.client.Set(ctx, keys[keyRun], tombstone+why, cs.s.retention).Err(); err != nil {
-			cs.s.log.Warn().Str("crawl", cs.q.crawl).Err(wrapErr(ctx, cs.q.crawl, "mark the crawl lost", err)).
+		if err := cs.q.client.Set(ctx, keys[keyRun], tombstone+why, cs.s.Retention).Err(); err != nil {
+			cs.s.Logger.Warn().Str("crawl", cs.q.crawl).Err(wrapErr(ctx, cs.q.crawl, "mark the crawl lost", err)).
 				Msg("breakwater/redis: the crawl could not be marked lost; a worker joining it now would start it afresh")
 			return
 		}
