@@ -25,28 +25,25 @@ import (
 
 // CollyStorage spreads one Colly crawl over several processes: Colly's
 // storage.Storage (visited set, cookies) and queue.Storage (the frontier)
-// on Redis, over a job queue (the package doc has a worker). Use a
-// synchronous collector: the queue's threads are the worker's parallelism.
+// on Redis. Use a synchronous collector: the queue's threads are the
+// worker's parallelism.
 //
 // IsVisited claims a URL atomically, so one worker fetches it. GetRequest
-// leases a job for Config.VisibilityTimeout; it ends with Ack, Fail
-// (retried after a backoff, dead-lettered at MaxAttempts) or Park.
-// breakwater.Use reports every outcome; without it, call Ack from
-// OnScraped and Fail from OnError. Leases under way are extended, so a
-// page is fetched twice only if its worker died before the Ack, and never
-// lost. Requests Colly drops before OnRequest (a URL filter, MaxDepth,
-// robots.txt) are dead-lettered after their leases: filter before adding.
-//
-// While Redis is unreachable calls retry for up to Config.MaxOutage. If
-// the crawl's state is lost, every call fails with ErrStateLost instead of
-// the run ending as if done. docs/redis.md has the details.
+// leases a job for Config.VisibilityTimeout, extended while under way; it
+// ends with Ack, Fail (retried after a backoff, dead-lettered at
+// MaxAttempts) or Park, which breakwater.Use reports (else call Ack from
+// OnScraped and Fail from OnError). A page is fetched twice only if its
+// worker died before the Ack, and never lost. Requests Colly drops before
+// OnRequest (a URL filter, MaxDepth, robots.txt) are dead-lettered after
+// their leases: filter before adding. While Redis is unreachable calls
+// retry for up to Config.MaxOutage; a lost state fails every call with
+// ErrStateLost. docs/redis.md has the details.
 type CollyStorage struct {
 	observed observed.Set // the breakers Observe was given
 	q        *jobQueue
 	shards   [][]string // each shard's keys: the queue's six, visited, cookies, run marker
 	s        settings
 	link     *link
-	claims   time.Duration
 
 	held    sync.Map         // job ID → *heldJob: claimed by this process, not yet reported
 	keep    keeper           // the leases of the held jobs under way (leasekeeper.go)
@@ -63,8 +60,7 @@ var (
 	_ queue.Storage   = (*CollyStorage)(nil)
 )
 
-// ErrDrained is what GetRequest returns when no job is left anywhere in the
-// crawl: nothing ready, delayed or in flight. Colly's queue then ends.
+// ErrDrained is what GetRequest returns when no job is left in the crawl.
 var ErrDrained = errors.New("the crawl's queue is drained")
 
 // NewCollyStorage returns the Colly storage of the crawl crawlID on
@@ -75,9 +71,8 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 		return nil, err
 	}
 	s := q.s
-	claims := s.ClaimTTL
-	if claims == 0 {
-		claims = s.VisibilityTimeout
+	if s.ClaimTTL == 0 {
+		s.ClaimTTL = s.VisibilityTimeout
 	}
 	var shards [][]string
 	for i, p := range shardPrefixes(s.Namespace, crawlID, s.Shards) {
@@ -90,7 +85,6 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 		shards: shards,
 		s:      s,
 		link:   newLink("colly storage", crawlID, "every call waits and retries", s),
-		claims: claims,
 		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}, nil
@@ -98,7 +92,7 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 
 // Stats counts the crawl's jobs in every shard by where they are. Unlike
 // QueueSize it does not wait out an outage (ErrUnavailable).
-func (cs *CollyStorage) Stats(ctx context.Context) (Stats, error) { return cs.q.Stats(ctx) }
+func (cs *CollyStorage) Stats(ctx context.Context) (Stats, error) { return cs.q.stats(ctx, cs.s.now()) }
 
 // DeadLetter is a URL the crawl gave up on: its attempts spent.
 type DeadLetter struct {
@@ -126,20 +120,17 @@ func (cs *CollyStorage) keysOf(id string) []string { return cs.shards[shardOf(id
 // Init implements storage.Storage and queue.Storage; it does no I/O.
 func (cs *CollyStorage) Init() error { return nil }
 
-// Close ends the crawl in this process: waits end at once, GetRequest
-// hands out nothing more and QueueSize reports 0, so Colly's Run returns
-// once the requests under way are done. Held jobs come back to the other
+// Close ends the crawl in this process: waits end, GetRequest hands out
+// nothing more and QueueSize reports 0. Held jobs come back to the other
 // workers after their lease. It does not close the Redis client.
 func (cs *CollyStorage) Close() error {
 	cs.close.Do(func() { close(cs.done) })
 	return nil
 }
 
-// Register makes cs c's storage (Colly then puts a cookie jar over it,
-// undoing DisableCookies) and notes in OnRequest which request each one
-// is, so that its outcome finds its job after a redirect. It is a
-// colly.CollectorOption; Colly's Clone copies no callbacks: Register
-// every clone.
+// Register makes cs c's storage (undoing DisableCookies) and notes in
+// OnRequest which request each one is, so that its outcome finds its job
+// after a redirect. It is a colly.CollectorOption: Register every clone.
 func (cs *CollyStorage) Register(c *colly.Collector) {
 	_ = c.SetStorage(cs) // cannot fail: Init does no I/O
 	c.OnRequest(func(r *colly.Request) {
@@ -151,10 +142,9 @@ func (cs *CollyStorage) Register(c *colly.Collector) {
 	})
 }
 
-// Observe hooks the storage to a breaker (observe.Observer; breakwater.Use
-// calls it): OnAttempt and OnRefused settle each request's job, and with
-// Config.WaitHorizon the breaker's ResendHorizon parks a throttled URL due
-// later than that. A second call with the same breaker does nothing.
+// Observe hooks the storage to a breaker (observe.Observer): OnAttempt and
+// OnRefused settle each request's job; with Config.WaitHorizon the
+// breaker's ResendHorizon parks a throttled URL due later than that.
 func (cs *CollyStorage) Observe(s observe.Subject) error {
 	if !cs.observed.Add(s) {
 		return nil // already following s
@@ -240,11 +230,8 @@ func (cs *CollyStorage) Fail(r *colly.Request, cause error) error {
 }
 
 // Park puts r's job back without spending an attempt, to be claimed again
-// no earlier than until. A plain Visit's claim is dropped.
-//
-// Ack, Fail and Park also settle the job a redirect's hop of r took up
-// (see heldJob), and return an error matching ErrStateLost once the
-// crawl's state is found gone.
+// no earlier than until. A plain Visit's claim is dropped. Ack, Fail and
+// Park also settle the job a redirect's hop of r took up (see heldJob).
 func (cs *CollyStorage) Park(r *colly.Request, until time.Time) error {
 	return cs.report(r, scriptCollyRelease, "release", func(job *queueJob) error {
 		return cs.persist(context.Background(), "park", func(ctx context.Context) error { return cs.q.Park(ctx, job, until) })
@@ -315,7 +302,7 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	var visited bool
 	err := cs.persist(context.Background(), "is visited", func(ctx context.Context) error {
 		now := cs.s.now()
-		n, err := scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.claims).UnixMilli())...).Int()
+		n, err := scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.s.ClaimTTL).UnixMilli())...).Int()
 		if err != nil {
 			return wrapErr(ctx, cs.q.crawl, "is visited", err)
 		}
@@ -331,10 +318,9 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	return visited, nil
 }
 
-// Visited implements storage.Storage. After IsVisited's claim it has
-// nothing to do, unless two callers here were told the request was new:
-// the second is told it was visited after all. Called alone (Colly marks
-// redirect hops it did not check) it claims the request.
+// Visited implements storage.Storage: after IsVisited's claim, a second
+// caller here told the request was new is told it was visited after all.
+// Called alone (a redirect hop Colly did not check) it claims the request.
 func (cs *CollyStorage) Visited(id uint64) error {
 	if held, lost := cs.claimed.Settle(id); held {
 		if lost {
@@ -356,11 +342,10 @@ func (cs *CollyStorage) Visited(id uint64) error {
 	return err
 }
 
-// heldJob is a job this process claimed and has not reported yet. The
-// first to meet its URL may be a redirect's hop of another request (Colly
-// claims a job while every thread is busy): the first caller Visited lets
-// through fetches it, every later one is told it is visited, the job's own
-// request too, and the hop's outcome settles the job.
+// heldJob is a job this process claimed and has not reported yet. A
+// redirect's hop of another request may meet its URL first: the first
+// caller Visited lets through fetches it, every later one (the job's own
+// request too) is told it is visited, and the hop's outcome settles it.
 type heldJob struct {
 	job   *queueJob
 	mu    sync.Mutex
@@ -464,10 +449,9 @@ func (cs *CollyStorage) AddRequest(b []byte) error {
 	return err
 }
 
-// GetRequest implements queue.Storage: it claims the best ready job.
-// While others are delayed or in flight it waits (up to
-// Config.PollInterval between tries); when none is left it returns
-// ErrDrained, or an error wrapping ErrStateLost if the state vanished.
+// GetRequest implements queue.Storage: it claims the best ready job,
+// waiting (up to Config.PollInterval between tries) while others are
+// delayed or in flight; with none left it returns ErrDrained.
 func (cs *CollyStorage) GetRequest() ([]byte, error) {
 	cs.handed()
 	for {
@@ -480,8 +464,7 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 			if err := cs.watch(ctx, false); err != nil {
 				return err
 			}
-			// A retry keeps the token and shard: the claim script hands
-			// out again a job it leased whose answer was lost.
+			// A retry keeps token and shard: a lost answer's job is handed out again.
 			var err error
 			job, err = cs.q.claim(ctx, token, &at)
 			return err
@@ -517,8 +500,8 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 }
 
 // QueueSize implements queue.Storage: the jobs not finished anywhere in
-// the crawl (dead letters do not count). Before it reports 0 it checks
-// that the crawl's state is still there (else ErrStateLost).
+// the crawl, dead letters aside. Before it reports 0 it checks that the
+// crawl's state is still there.
 func (cs *CollyStorage) QueueSize() (int, error) {
 	cs.handed()
 	if cs.closed() {
@@ -542,15 +525,14 @@ func (cs *CollyStorage) QueueSize() (int, error) {
 // horizon, if any).
 func (cs *CollyStorage) pending(ctx context.Context) (int64, error) {
 	if cs.s.WaitHorizon < 0 {
-		st, err := cs.q.Stats(ctx)
+		st, err := cs.q.stats(ctx, cs.s.now())
 		return st.Pending(), err
 	}
 	st, err := cs.q.stats(ctx, cs.s.now().Add(cs.s.WaitHorizon))
 	return st.Ready + st.InFlight, err // Ready counts the delayed jobs due within the horizon
 }
 
-// beyondHorizon reports, when no job is ready, whether all that is left
-// waits beyond the wait horizon.
+// beyondHorizon reports whether all that is left waits beyond the horizon.
 func (cs *CollyStorage) beyondHorizon(empty *emptyError) bool {
 	if cs.s.WaitHorizon < 0 || !empty.Next.After(cs.s.now().Add(cs.s.WaitHorizon)) {
 		return false

@@ -29,6 +29,9 @@ var (
 	WithRand  = withRand
 )
 
+// Stats counts the queue's jobs in one round trip.
+func (q *jobQueue) Stats(ctx context.Context) (Stats, error) { return q.stats(ctx, q.s.now()) }
+
 // Queue returns the queue under the storage.
 func (cs *CollyStorage) Queue() *Queue { return cs.q }
 
@@ -108,7 +111,7 @@ func (q *jobQueue) Keys() []string {
 // ID, Domain, MaxAttempts and EnqueuedAt when zero; it checks every job
 // before writing any, and rejects bad ones with ErrInvalidJob.
 func (q *jobQueue) Enqueue(ctx context.Context, jobs ...*queueJob) (int, error) {
-	now := q.now()
+	now := q.s.now()
 	for i, j := range jobs {
 		if err := q.prepare(j, now); err != nil {
 			return 0, fmt.Errorf("breakwater/redis: enqueue on crawl %q: job %d: %w", q.crawl, i, err)
@@ -194,7 +197,7 @@ func (q *jobQueue) Ack(ctx context.Context, job *queueJob) error {
 	}
 	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
-	n, err := scriptAck.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(), job.ID, job.lease)...).Int()
+	n, err := scriptAck.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.s.now(), job.ID, job.lease)...).Int()
 	if err != nil {
 		return wrapErr(ctx, q.crawl, "ack", err)
 	}
@@ -212,7 +215,7 @@ func (q *jobQueue) Extend(ctx context.Context, job *queueJob) error {
 	if err := q.claimed("extend", job); err != nil {
 		return err
 	}
-	now := q.now()
+	now := q.s.now()
 	deadline := ms(now.Add(q.s.VisibilityTimeout))
 	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
@@ -249,7 +252,7 @@ func (q *jobQueue) Reclaim(ctx context.Context) (int, error) {
 func (q *jobQueue) reclaim(ctx context.Context, keys []string) (int, error) {
 	total := 0
 	for {
-		res, err := scriptReclaim.Run(ctx, q.client, keys, q.args(q.now(), reclaimBatch, q.reason)...).Slice()
+		res, err := scriptReclaim.Run(ctx, q.client, keys, q.args(q.s.now(), reclaimBatch, q.reason)...).Slice()
 		if err != nil {
 			return total, wrapErr(ctx, q.crawl, "reclaim", err)
 		}
@@ -271,7 +274,7 @@ func (q *jobQueue) reclaim(ctx context.Context, keys []string) (int, error) {
 func (q *jobQueue) RetryDead(ctx context.Context, id string) error {
 	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
-	n, err := scriptRetryDead.Run(ctx, q.client, q.keysOf(id), q.args(q.now(), id)...).Int()
+	n, err := scriptRetryDead.Run(ctx, q.client, q.keysOf(id), q.args(q.s.now(), id)...).Int()
 	if err != nil {
 		return wrapErr(ctx, q.crawl, "retry dead letter", err)
 	}

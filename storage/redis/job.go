@@ -1,8 +1,10 @@
 package redis
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // queueJob is one unit of crawl work, stored whole as one record, retry
@@ -43,4 +45,65 @@ func (j *queueJob) Exhausted() bool { return j.MaxAttempts > 0 && j.Attempts >= 
 // String identifies the job in logs and errors.
 func (j *queueJob) String() string {
 	return fmt.Sprintf("job %s (%s, attempt %d/%d)", j.ID, j.URL, j.Attempts, j.MaxAttempts)
+}
+
+// record is a job as stored in the jobs hash: JSON with times in Unix ms.
+// Reclaiming an expired lease, the Lua scripts rewrite "attempts",
+// "last_error", "failed_at" and "not_before" with cjson; integers stay
+// below 2^53 so Lua's doubles keep them exact.
+type record struct {
+	queueJob
+	FailedAt   int64 `json:"failed_at,omitempty"`
+	EnqueuedAt int64 `json:"enqueued_at"`
+	NotBefore  int64 `json:"not_before,omitempty"`
+}
+
+// maxErrorLen bounds LastError so one verbose failure cannot bloat a record.
+const maxErrorLen = 1024
+
+func encodeJob(j *queueJob) (string, error) {
+	b, err := json.Marshal(record{*j, toMillis(j.FailedAt), toMillis(j.EnqueuedAt), toMillis(j.NotBefore)})
+	if err != nil {
+		return "", fmt.Errorf("encoding %s: %w", j, err)
+	}
+	return string(b), nil
+}
+
+func decodeJob(raw string) (*queueJob, error) {
+	var r record
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		return nil, fmt.Errorf("%w: stored job record is not valid JSON (%v); was the key written by something else?", ErrCorrupt, err)
+	}
+	if r.ID == "" || r.URL == "" {
+		return nil, fmt.Errorf("%w: stored job record lacks an id or url: %.200q", ErrCorrupt, raw)
+	}
+	j := r.queueJob
+	j.FailedAt, j.EnqueuedAt, j.NotBefore = fromMillis(r.FailedAt), fromMillis(r.EnqueuedAt), fromMillis(r.NotBefore)
+	return &j, nil
+}
+
+func toMillis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// truncateError cuts s to maxErrorLen bytes on a rune boundary.
+func truncateError(s string) string {
+	if len(s) <= maxErrorLen {
+		return s
+	}
+	cut := maxErrorLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -149,7 +149,7 @@ func (q *jobQueue) claim(ctx context.Context, token string, at *int) (*queueJob,
 
 // claimShard runs the claim script on one shard's keys.
 func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) (*queueJob, error) {
-	now := q.now()
+	now := q.s.now()
 	deadline := ms(now.Add(q.s.VisibilityTimeout))
 	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
@@ -188,7 +188,7 @@ func (q *jobQueue) Fail(ctx context.Context, job *queueJob, cause error) error {
 	if err := q.claimed("fail", job); err != nil {
 		return err
 	}
-	now := ms(q.now())
+	now := ms(q.s.now())
 	next := *job
 	next.Attempts++
 	next.LastError = "failed without an error"
@@ -217,7 +217,7 @@ func (q *jobQueue) Park(ctx context.Context, job *queueJob, until time.Time) err
 	if err := q.claimed("park", job); err != nil {
 		return err
 	}
-	now := ms(q.now())
+	now := ms(q.s.now())
 	next := *job
 	next.NotBefore = now
 	if until.After(now) {
@@ -233,7 +233,7 @@ func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, 
 	}
 	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
-	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(),
+	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.s.now(),
 		job.ID, job.lease, rec, 0, next.NotBefore.UnixMilli(), flag(bury))...).Slice()
 	if err != nil {
 		return wrapErr(ctx, q.crawl, op, err)
@@ -259,7 +259,7 @@ func (q *jobQueue) Dead(ctx context.Context, limit int) ([]*queueJob, error) {
 	defer cancel()
 	var out []*queueJob
 	for _, keys := range q.shards {
-		res, err := scriptDead.Run(ctx, q.client, keys, q.args(q.now(), 0, limit-1)...).Slice()
+		res, err := scriptDead.Run(ctx, q.client, keys, q.args(q.s.now(), 0, limit-1)...).Slice()
 		if err != nil {
 			return out, wrapErr(ctx, q.crawl, "dead", err)
 		}
@@ -290,10 +290,8 @@ type Stats struct {
 // Pending is the work not yet finished: ready, delayed and in flight.
 func (s Stats) Pending() int64 { return s.Ready + s.Delayed + s.InFlight }
 
-// Stats counts the queue's jobs in one round trip.
-func (q *jobQueue) Stats(ctx context.Context) (Stats, error) { return q.stats(ctx, q.now()) }
-
-// stats is Stats counting the delayed jobs due by dueBy as ready.
+// stats counts the queue's jobs, the delayed ones due by dueBy as ready:
+// one round trip.
 func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
@@ -332,8 +330,6 @@ func (q *jobQueue) args(now time.Time, extra ...any) []any {
 	a = append(a, now.UnixMilli(), q.s.Retention.Milliseconds(), 0, 0, 0, q.s.DeadLetterLimit)
 	return append(a, extra...)
 }
-
-func (q *jobQueue) now() time.Time { return q.s.now() }
 
 func (q *jobQueue) float64() float64 {
 	if q.s.rand == nil {
