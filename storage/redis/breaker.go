@@ -32,12 +32,11 @@ import (
 // store fails closed, or open with Config.FailOpen. It is safe for
 // concurrent use.
 type BreakerStore struct {
-	client  goredis.UniversalClient
-	crawl   string
-	prefix  []string // per shard: "<ns>:{<crawl>}:b:" unless Config.Shards
-	s       settings
-	timeout time.Duration
-	link    *link
+	client goredis.UniversalClient
+	crawl  string
+	prefix []string // per shard: "<ns>:{<crawl>}:b:" unless Config.Shards
+	s      settings
+	link   *link
 }
 
 // NewBreakerStore returns the breaker store of the crawl crawlID on
@@ -49,9 +48,8 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Opt
 	if err != nil {
 		return nil, err
 	}
-	timeout := s.CallTimeout
 	if !s.timeoutSet {
-		timeout = DefaultBreakerTimeout
+		s.CallTimeout = DefaultBreakerTimeout
 	}
 	warnContextTimeout(client, crawlID, s)
 	prefix := shardPrefixes(s.Namespace, crawlID, s.Shards)
@@ -63,12 +61,11 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Opt
 		policy = "deciding with in-process circuits (fail open)"
 	}
 	return &BreakerStore{
-		client:  client,
-		crawl:   crawlID,
-		prefix:  prefix,
-		s:       s,
-		timeout: timeout,
-		link:    newLink("breaker", crawlID, policy, s),
+		client: client,
+		crawl:  crawlID,
+		prefix: prefix,
+		s:      s,
+		link:   newLink("breaker", crawlID, policy, s),
 	}, nil
 }
 
@@ -96,15 +93,8 @@ func (bs *BreakerStore) Circuit(domain string, p circuit.Settings) (circuit.Circ
 		domain: d,
 		p:      p,
 		keys:   bs.domainKeys(d),
-		profile: []any{
-			p.WindowSize,
-			p.FailuresToTrip(),
-			p.ConsecutiveFailures,
-			ceilMicros(p.Cooldown),
-			p.HalfOpenProbes,
-			ceilMicros(bs.s.ProbeLease),
-			bs.s.Retention.Milliseconds(),
-		},
+		profile: []any{p.WindowSize, p.FailuresToTrip(), p.ConsecutiveFailures, ceilMicros(p.Cooldown),
+			p.HalfOpenProbes, ceilMicros(bs.s.ProbeLease), bs.s.Retention.Milliseconds()},
 		seen: window.NewShared(p.WindowSize, func(r circuit.Result) bool { return r.Class.Failure() }),
 	}, nil
 }
@@ -430,11 +420,8 @@ func (c *shared) run(clk clock.Clock, now time.Time, script *goredis.Script, op 
 	if !ok {
 		return nil, cause
 	}
-	args := make([]any, 0, 1+len(c.profile)+len(extra))
-	args = append(args, now.UnixMicro())
-	args = append(args, c.profile...)
-	args = append(args, extra...)
-	ctx, cancel := callContext(context.Background(), bs.timeout)
+	args := append(append([]any{now.UnixMicro()}, c.profile...), extra...)
+	ctx, cancel := callContext(context.Background(), bs.s.CallTimeout)
 	defer cancel()
 	res, err := script.Run(ctx, bs.client, c.keys, args...).Slice()
 	for stale := 0; stale < staleRetries && err != nil && staleConn(err) && ctx.Err() == nil; stale++ {

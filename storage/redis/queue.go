@@ -326,9 +326,7 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 // args builds the ARGV every script starts with (lua/prelude.lua); the
 // three lane offsets are 0: every job is in lane 0.
 func (q *jobQueue) args(now time.Time, extra ...any) []any {
-	a := make([]any, 0, 6+len(extra))
-	a = append(a, now.UnixMilli(), q.s.Retention.Milliseconds(), 0, 0, 0, q.s.DeadLetterLimit)
-	return append(a, extra...)
+	return append([]any{now.UnixMilli(), q.s.Retention.Milliseconds(), 0, 0, 0, q.s.DeadLetterLimit}, extra...)
 }
 
 func (q *jobQueue) float64() float64 {
