@@ -23,14 +23,11 @@ import (
 //	bs, err := redis.NewBreakerStore(client, "shop-crawl-2026-05-01")
 //	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
 //
-// Each Allow and Record is one atomic Lua round trip (none for a Record
-// that cannot change anything); nothing is held while a request is in
-// flight. The window keeps outcomes in the order their requests left, as
-// the in-process circuit's does. A probe holds its slot under
-// Config.ProbeLease; an idle domain's keys expire after Config.Retention,
-// an open one's not before its cooldown. While Redis is unreachable the
-// store fails closed, or open with Config.FailOpen. It is safe for
-// concurrent use.
+// Each Allow and Record is one atomic Lua round trip; nothing is held
+// while a request is in flight. An idle domain's keys expire after
+// Config.Retention, an open one's not before its cooldown. While Redis is
+// unreachable the store fails closed, or open with Config.FailOpen. It is
+// safe for concurrent use.
 type BreakerStore struct {
 	client goredis.UniversalClient
 	crawl  string
@@ -107,8 +104,7 @@ type shared struct {
 	keys    []string
 	profile []any // ARGV[2..8]
 
-	// What this process last heard of the circuit being open, for a fail-open
-	// fallback to start where the shared one stood.
+	// The circuit's last known open-until, where a fail-open fallback starts.
 	openUntil atomic.Int64 // Unix µs; 0 when not known open
 	trips     atomic.Int64
 
@@ -521,7 +517,4 @@ func parseEntry(s string) (circuit.Result, bool) {
 	return circuit.Result{Class: circuit.Class(c), Latency: time.Duration(ns)}, true
 }
 
-var (
-	_ circuit.Store   = (*BreakerStore)(nil)
-	_ circuit.Circuit = (*shared)(nil)
-)
+var _ circuit.Store = (*BreakerStore)(nil)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -28,24 +29,19 @@ type checkpointStore struct {
 	closed atomic.Bool
 }
 
-var _ storage.Store = (*checkpointStore)(nil)
-
 const (
 	putBatch  = 500
 	scanChunk = 256
 )
 
 // OpenCheckpoint opens (creating it if need be) the checkpoint of the
-// crawl crawlID on client: the storage.Store extensions/checkpoint keeps
-// its state in when the crawl is spread over several machines. Keys that
-// hold something else are refused with storage.ErrNotCheckpoint, a newer
-// format with storage.ErrNewerFormat, changing nothing. Config.Clock
-// stamps a record's zero Updated.
-//
-// Every method is one round trip and nothing is buffered. There is no
-// lock: concurrent Puts of one record are applied in some order, the last
-// one winning. Close leaves the client open and the data in Redis. It is
-// safe for concurrent use.
+// crawl crawlID on client: extensions/checkpoint's storage.Store for a
+// crawl spread over several machines. Keys that hold something else are
+// refused with storage.ErrNotCheckpoint, a newer format with
+// storage.ErrNewerFormat. Every method is one round trip, nothing is
+// buffered, and concurrent Puts of one record are applied in some order.
+// Close leaves the client open and the data in Redis. It is safe for
+// concurrent use.
 func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Option) (storage.Store, error) {
 	s, err := build(client, crawlID, opts)
 	if err != nil {
@@ -158,10 +154,6 @@ func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage
 	if len(states) == 0 {
 		states = storage.States()
 	}
-	var want [int(storage.Dead) + 1]bool
-	for _, st := range states {
-		want[st] = true
-	}
 	var after uint64
 	for {
 		if cp.closed.Load() {
@@ -169,7 +161,7 @@ func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage
 		}
 		args := []any{cp.s.Retention.Milliseconds(), after, scanChunk}
 		for st := storage.Pending; st <= storage.Dead; st++ {
-			if want[st] {
+			if slices.Contains(states, st) {
 				args = append(args, int(st))
 			}
 		}

@@ -477,7 +477,7 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 		if !errors.As(err, &empty) {
 			return nil, err
 		}
-		if empty.Drained() || cs.beyondHorizon(empty) {
+		if empty.Next.IsZero() || cs.beyondHorizon(empty) { // drained
 			if err := cs.persist(context.Background(), "get request", func(ctx context.Context) error { return cs.watch(ctx, true) }); err != nil {
 				return nil, err
 			}

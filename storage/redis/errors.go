@@ -57,9 +57,6 @@ func (e *emptyError) Error() string {
 	return "no job ready before " + e.Next.UTC().Format(time.RFC3339Nano)
 }
 
-// Drained reports whether no job is delayed or in flight.
-func (e *emptyError) Drained() bool { return e.Next.IsZero() }
-
 // wrapErr says which call on which crawl failed and what to do, keeping
 // the cause, and the context's error once it has ended.
 func wrapErr(ctx context.Context, crawl, op string, err error) error {

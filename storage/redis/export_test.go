@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -79,6 +80,9 @@ var (
 	ErrNotClaimed = errNotClaimed
 )
 
+// Drained reports whether no job is delayed or in flight.
+func (e *emptyError) Drained() bool { return e.Next.IsZero() }
+
 // Is makes errors.Is(err, ErrEmpty) true.
 func (e *emptyError) Is(target error) bool { return target == ErrEmpty }
 
@@ -113,7 +117,11 @@ func (q *jobQueue) Keys() []string {
 func (q *jobQueue) Enqueue(ctx context.Context, jobs ...*queueJob) (int, error) {
 	now := q.s.now()
 	for i, j := range jobs {
-		if err := q.prepare(j, now); err != nil {
+		err := check(j)
+		if err == nil {
+			err = q.prepare(j, now)
+		}
+		if err != nil {
 			return 0, fmt.Errorf("breakwater/redis: enqueue on crawl %q: job %d: %w", q.crawl, i, err)
 		}
 	}
@@ -128,6 +136,24 @@ func (q *jobQueue) Enqueue(ctx context.Context, jobs ...*queueJob) (int, error) 
 		}
 	}
 	return added, nil
+}
+
+// check is the part of prepare that only jobs not from AddRequest need.
+func check(j *queueJob) error {
+	if j == nil {
+		return fmt.Errorf("%w: nil", ErrInvalidJob)
+	}
+	if j.Attempts < 0 || j.MaxAttempts < 0 {
+		return fmt.Errorf("%w: attempts %d, max attempts %d: must not be negative", ErrInvalidJob, j.Attempts, j.MaxAttempts)
+	}
+	if len(j.ID) > 1024 {
+		return fmt.Errorf("%w: ID of %d bytes: at most 1024", ErrInvalidJob, len(j.ID))
+	}
+	if j.ID == "" {
+		j.ID = crand.Text()
+	}
+	j.NotBefore, j.FailedAt, j.LastError = ms(j.NotBefore), ms(j.FailedAt), truncateError(j.LastError)
+	return nil
 }
 
 // byShard groups jobs by the shard of their ID, keeping their order.

@@ -12,31 +12,18 @@ import (
 // when zero. A claimed job carries a lease: hand it back to exactly one of
 // Ack, Fail or Park, which update the fields they change.
 type queueJob struct {
-	// ID identifies the job in its crawl: enqueueing an ID already there is
-	// a no-op. Empty: a random ID.
-	ID string `json:"id"`
-	// URL is the page to fetch: absolute, with a host.
-	URL string `json:"url"`
-	// Domain is the URL's host, port included, lower-cased.
-	Domain string `json:"domain"`
-	// Attempts counts failed attempts: Fail and expired leases, not Park.
-	Attempts int `json:"attempts"`
-	// MaxAttempts sends the job to the dead letters. Zero: Config's.
-	MaxAttempts int `json:"max_attempts"`
-	// LastError is the latest failed attempt's error (at most 1 KiB).
-	LastError string `json:"last_error,omitempty"`
-	// FailedAt is when the latest attempt failed (a dead letter died).
-	FailedAt time.Time `json:"-"`
-	// Request is the serialised Colly request; the queue does not look inside.
-	Request []byte `json:"request,omitempty"`
-	// EnqueuedAt is when the job was first enqueued.
-	EnqueuedAt time.Time `json:"-"`
-	// NotBefore is the earliest time the job may be claimed.
-	NotBefore time.Time `json:"-"`
-	// LeaseUntil is when the job returns to the queue unless handed back.
-	LeaseUntil time.Time `json:"-"`
-
-	lease string // the claim's token; only the holder may change the job
+	ID          string    `json:"id"`                   // unique in the crawl; empty: random
+	URL         string    `json:"url"`                  // absolute, with a host
+	Domain      string    `json:"domain"`               // the URL's host:port, lower-cased
+	Attempts    int       `json:"attempts"`             // failed: Fail and expired leases, not Park
+	MaxAttempts int       `json:"max_attempts"`         // then the dead letters; zero: Config's
+	LastError   string    `json:"last_error,omitempty"` // the latest failure's (at most 1 KiB)
+	FailedAt    time.Time `json:"-"`                    // the latest failure's (a dead letter's death)
+	Request     []byte    `json:"request,omitempty"`    // the serialised Colly request, opaque
+	EnqueuedAt  time.Time `json:"-"`
+	NotBefore   time.Time `json:"-"` // the earliest time it may be claimed
+	LeaseUntil  time.Time `json:"-"` // when it returns to the queue unless handed back
+	lease       string    // the claim's token; only the holder may change the job
 }
 
 // Exhausted reports whether the job has used all its attempts.

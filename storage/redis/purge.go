@@ -16,11 +16,9 @@ import (
 var ErrCrawlBusy = errors.New("redis: the crawl's jobs are leased by running workers")
 
 // DeleteCrawl deletes every key of crawl in namespace (DefaultNamespace
-// when ""), spread over shards shards (as Config.Shards; 1 when below 1), and
-// returns how many it deleted. On a Redis Cluster it scans every master.
-// It refuses with ErrCrawlBusy while a worker holds an unexpired lease on
-// one of the crawl's jobs: stop the workers first. Without it a crawl's
-// keys expire seven days after its last change.
+// when "") over shards shards (as Config.Shards) on every master, and
+// returns how many it deleted. It refuses with ErrCrawlBusy while a
+// worker holds an unexpired lease: stop the workers first.
 func DeleteCrawl(ctx context.Context, c goredis.UniversalClient, namespace, crawl string, shards int) (int64, error) {
 	if crawl == "" {
 		return 0, errors.New("redis: DeleteCrawl: empty crawl id; give the id the workers were started with")

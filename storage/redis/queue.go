@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -87,21 +86,9 @@ func (q *jobQueue) keysOf(id string) []string { return q.shards[shardOf(id, len(
 
 // prepare checks a job and fills in its defaults.
 func (q *jobQueue) prepare(j *queueJob, now time.Time) error {
-	if j == nil {
-		return fmt.Errorf("%w: nil", ErrInvalidJob)
-	}
 	u, err := url.Parse(j.URL)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return fmt.Errorf("%w: URL %q is not an absolute URL with a host", ErrInvalidJob, j.URL)
-	}
-	if j.Attempts < 0 || j.MaxAttempts < 0 {
-		return fmt.Errorf("%w: attempts %d, max attempts %d: must not be negative", ErrInvalidJob, j.Attempts, j.MaxAttempts)
-	}
-	if len(j.ID) > 1024 {
-		return fmt.Errorf("%w: ID of %d bytes: at most 1024", ErrInvalidJob, len(j.ID))
-	}
-	if j.ID == "" {
-		j.ID = crand.Text()
 	}
 	if j.Domain == "" {
 		j.Domain = u.Host
@@ -114,9 +101,6 @@ func (q *jobQueue) prepare(j *queueJob, now time.Time) error {
 		j.EnqueuedAt = now
 	}
 	j.EnqueuedAt = ms(j.EnqueuedAt)
-	j.NotBefore = ms(j.NotBefore)
-	j.FailedAt = ms(j.FailedAt)
-	j.LastError = truncateError(j.LastError)
 	return nil
 }
 
