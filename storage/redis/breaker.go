@@ -104,14 +104,10 @@ type shared struct {
 	keys    []string
 	profile []any // ARGV[2..8]
 
-	// The circuit's last known open-until, where a fail-open fallback starts.
-	openUntil atomic.Int64 // Unix µs; 0 when not known open
-	trips     atomic.Int64
-
-	fallback atomic.Pointer[fallback] // Config.FailOpen only, while Redis is unreachable
-
-	// seen holds the results recorded here since the circuit last moved.
-	seen *window.Shared[circuit.Result]
+	openUntil atomic.Int64                   // last known, in Unix µs (0: not open), for a fallback
+	trips     atomic.Int64                   // last known, for a fallback
+	fallback  atomic.Pointer[fallback]       // Config.FailOpen only, while Redis is unreachable
+	seen      *window.Shared[circuit.Result] // recorded here since the circuit last moved
 }
 
 // fallback is the in-process circuit of a Config.FailOpen store while

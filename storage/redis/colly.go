@@ -491,9 +491,7 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 		select {
 		case <-cs.wake:
 		case <-t.C:
-		case <-cs.done:
-			t.Stop()
-			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: the storage was closed", cs.q.crawl)
+		case <-cs.done: // closed: the loop's top returns
 		}
 		t.Stop()
 	}

@@ -45,9 +45,7 @@ var (
 
 // emptyError is what Claim returns when no job is ready.
 type emptyError struct {
-	// Next is the earliest time a job may become claimable; zero when
-	// nothing is delayed or in flight.
-	Next time.Time
+	Next time.Time // the earliest a job may become claimable; zero: drained
 }
 
 func (e *emptyError) Error() string {
@@ -79,7 +77,6 @@ func wrapErr(ctx context.Context, crawl, op string, err error) error {
 // unavailable reports whether err means Redis cannot serve us right now
 // (not a bug), and what to do.
 func unavailable(err error) (hint string, ok bool) {
-	const unreachable = "check that Redis is running and reachable from this host, then retry"
 	if err == nil {
 		return "", false
 	}
@@ -94,7 +91,7 @@ func unavailable(err error) (hint string, ok bool) {
 	}
 	var netErr net.Error
 	if staleConn(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr) {
-		return unreachable, true
+		return "check that Redis is running and reachable from this host, then retry", true
 	}
 	var redisErr goredis.Error
 	if errors.As(err, &redisErr) {
