@@ -66,8 +66,7 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Opt
 	}, nil
 }
 
-// domainKeys returns the keys of domain's circuit (state, window, probe
-// leases) under its shard's tag.
+// domainKeys returns domain's keys: state, window and probe leases.
 func (bs *BreakerStore) domainKeys(domain string) []string {
 	d := hostkey.Of(domain)
 	p := bs.prefix[shardOf(d, len(bs.prefix))]
@@ -110,8 +109,7 @@ type shared struct {
 	seen      *window.Shared[circuit.Result] // recorded here since the circuit last moved
 }
 
-// fallback is the in-process circuit of a Config.FailOpen store while
-// Redis is unreachable.
+// fallback is a Config.FailOpen store's circuit while Redis is unreachable.
 type fallback struct{ circuit.Circuit }
 
 // fallbackGen marks the generation of a fallback circuit's ticket.
@@ -126,18 +124,17 @@ var reasons = [...]string{
 }
 
 // Allow asks the shared circuit for a ticket: one round trip. A closed
-// circuit's ticket carries a Seq numbered by Redis across all workers, so
-// the window keeps outcomes in the order their requests left. While Redis
-// is unreachable it fails closed (*UnavailableError) or asks the
-// in-process fallback (Config.FailOpen).
+// circuit's ticket carries a Seq numbered by Redis across all workers,
+// which orders the window. While Redis is unreachable it fails closed
+// (*UnavailableError), or open (Config.FailOpen) to the fallback.
 func (c *shared) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
 	tk, t, err := c.allow(clk)
 	c.moved(t, nil)
 	return tk, t, err
 }
 
-// WindowFailures counts the failures this process recorded since the
-// circuit last moved: other workers' are unknown without a round trip.
+// WindowFailures counts the failures recorded here since the circuit last
+// moved: other workers' are unknown without a round trip.
 func (c *shared) WindowFailures() int { return c.seen.Failures() }
 
 // moved forgets the results seen when t moved the circuit.
@@ -327,8 +324,7 @@ func (c *shared) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (cir
 }
 
 // Pause holds every worker's requests to the domain until until (a
-// Retry-After), rounded down to the µs so the worker told is never refused
-// at its own pace's end.
+// Retry-After, rounded down to the µs).
 func (c *shared) Pause(clk clock.Clock, until time.Time) error {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
@@ -403,9 +399,7 @@ func (c *shared) evidence(v any) ([]circuit.Result, error) {
 	return out, nil
 }
 
-// run calls a circuit script through the store's link: while Redis does
-// not answer, only the call due to try again goes; the others get the
-// last failure.
+// run calls a circuit script through the store's link (see admit).
 func (c *shared) run(clk clock.Clock, now time.Time, script *goredis.Script, op string, extra ...any) ([]any, error) {
 	bs := c.bs
 	ok, trial, cause := bs.link.admit(now)
@@ -438,10 +432,9 @@ func (c *shared) corrupt(op string, got, want int) error {
 		op, c.domain, c.bs.crawl, ErrCorrupt, got, want)
 }
 
-// unavailableError is a circuit's refusal while Redis is unreachable and
-// the store fails closed. It matches ErrUnavailable and circuit.ErrOpen,
-// and converts to a *circuit.OpenError open until RetryAt, so the breaker
-// parks the request rather than losing it.
+// unavailableError is a fail-closed circuit's refusal while Redis is
+// unreachable: it matches ErrUnavailable and circuit.ErrOpen and converts
+// to a *circuit.OpenError, so the breaker parks the request.
 type unavailableError struct {
 	Domain         string
 	Since, RetryAt time.Time // Redis found unreachable; tried again

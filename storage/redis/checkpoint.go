@@ -76,8 +76,7 @@ func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Opti
 	return cp, nil
 }
 
-// stored is a Record as the recs hash holds it after the "<seq>|<state>|"
-// header: times in Unix ns.
+// stored is a Record in the recs hash after its "<seq>|<state>|" header.
 type stored struct {
 	ID        string `json:"id"` // 16 hex digits, as the hash field
 	URL       string `json:"u,omitempty"`
@@ -298,8 +297,7 @@ func (cp *checkpointStore) wrap(ctx context.Context, op string, err error) error
 	return wrapErr(ctx, cp.crawl, op, err)
 }
 
-// idKey is an ID in 16 hex digits: a checkpoint record's hash field and a
-// request's job ID.
+// idKey is an ID in 16 hex digits (a checkpoint record's, a job's).
 func idKey(id uint64) string { return fmt.Sprintf("%016x", id) }
 
 func nanos(t time.Time) int64 {

@@ -21,8 +21,7 @@ var (
 	ErrUnavailable = errors.New("redis unavailable")
 
 	// ErrLeaseLost means the job's lease expired and it was taken back: its
-	// Fail or Park was not applied. Ack still succeeds unless another worker
-	// holds the job.
+	// Fail or Park was not applied (Ack is, unless another worker holds it).
 	ErrLeaseLost = errors.New("lease lost: the job was reclaimed after its visibility timeout")
 
 	// ErrUnknownJob means the queue holds no such job: acked, expired with
@@ -74,8 +73,7 @@ func wrapErr(ctx context.Context, crawl, op string, err error) error {
 	return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, crawl, err)
 }
 
-// unavailable reports whether err means Redis cannot serve us right now
-// (not a bug), and what to do.
+// unavailable reports whether Redis cannot serve us now, and what to do.
 func unavailable(err error) (hint string, ok bool) {
 	if err == nil {
 		return "", false
@@ -104,8 +102,7 @@ func unavailable(err error) (hint string, ok bool) {
 		case strings.HasPrefix(msg, "MAXCLIENTS"), strings.HasPrefix(msg, "ERR max number of clients"):
 			return "Redis refuses more clients: raise maxclients or lower the client's PoolSize", true
 		}
-		// A Cluster moving the crawl's slot answers ASK, then MOVED, once
-		// go-redis has followed MaxRedirects.
+		// A Cluster moving the crawl's slot: ASK, then MOVED after MaxRedirects.
 		if strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ") {
 			return "the Redis Cluster is moving the crawl's hash slot to another master: retry shortly", true
 		}
@@ -118,8 +115,8 @@ func unavailable(err error) (hint string, ok bool) {
 	return "", false
 }
 
-// staleRetries is how many times a call that met a closed pooled
-// connection is tried again at once.
+// staleRetries is how often a call that met a closed pooled connection is
+// tried again at once.
 const staleRetries = 3
 
 // staleConn reports whether err is what a pooled connection to a

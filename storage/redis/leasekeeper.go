@@ -72,7 +72,7 @@ func (cs *CollyStorage) started(id string) {
 }
 
 // handed records that Colly's queue asks again: the job handed out last
-// is in a thread's hands now, or was dropped.
+// is a thread's now, or was dropped.
 func (cs *CollyStorage) handed() {
 	k := &cs.keep
 	k.mu.Lock()
@@ -106,9 +106,8 @@ func (cs *CollyStorage) keepLeases() {
 	}
 }
 
-// extend pushes the lease of the job id one visibility timeout ahead; an
-// unreachable Redis is tried at the next tick. A lost lease or unknown
-// job is let go and logged (unknown: the crawl's state is checked).
+// extend pushes the lease of the job id one visibility timeout ahead. A
+// lost lease or unknown job is let go and logged.
 func (cs *CollyStorage) extend(id, token string) {
 	ctx, cancel := callContext(context.Background(), cs.q.s.CallTimeout)
 	defer cancel()

@@ -8,10 +8,9 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// link is what a BreakerStore or a CollyStorage knows about its Redis:
-// answering, or unreachable since a time. While it is unreachable one call
-// at a time tries again once the backoff has passed; the others act on
-// the store's policy at once. Each change is one log event.
+// link is what a store knows about its Redis: answering, or unreachable
+// since a time. Then one call at a time tries again once the backoff has
+// passed; the others act on the store's policy at once.
 type link struct {
 	component string // for logs: "breaker", "colly storage"
 	crawl     string
@@ -33,9 +32,8 @@ func newLink(component, crawl, policy string, s settings) *link {
 	return &link{component: component, crawl: crawl, policy: policy, base: s.ReconnectBase, cap: s.ReconnectCap, log: s.Logger}
 }
 
-// admit reports whether a call may go to Redis now: while Redis does not
-// answer, one call (trial: it must report ok or failed) once the backoff
-// has passed. While it refuses, cause is the last failure.
+// admit reports whether a call may go to Redis now (trial: the one retry
+// due, which must report ok or failed); else cause is the last failure.
 func (l *link) admit(now time.Time) (yes, trial bool, cause error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -49,8 +47,7 @@ func (l *link) admit(now time.Time) (yes, trial bool, cause error) {
 	return true, true, nil
 }
 
-// ok records that Redis answered a call started at started (old news if
-// it left before Redis was found unreachable).
+// ok records that Redis answered a call started at started.
 func (l *link) ok(started, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -84,15 +81,13 @@ func (l *link) failed(started, now time.Time, err error, trial bool) {
 	}
 }
 
-// wait is the backoff after l.failures failures, jittered over its upper
-// half.
+// wait is the backoff after l.failures failures, jittered.
 func (l *link) wait() time.Duration {
 	w := backoffWindow(l.base, l.cap, l.failures)
 	return w/2 + time.Duration(rand.Int64N(int64(w/2)+1))
 }
 
-// state returns since when Redis is unreachable, when the next try is due
-// and the last failure.
+// state returns since when Redis is unreachable, the next try and cause.
 func (l *link) state() (since, nextTry time.Time, cause error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -115,9 +110,8 @@ func backoffWindow(base, cap time.Duration, n int) time.Duration {
 	return min(w, cap)
 }
 
-// backoffDelay is the delay after the n-th failed attempt with full
-// jitter, u in [0, 1), so failures that happened together do not retry
-// together.
+// backoffDelay is the delay after the n-th failure with full jitter (u
+// in [0, 1)), so failures that happened together do not retry together.
 func backoffDelay(base, cap time.Duration, n int, u float64) time.Duration {
 	return time.Duration(u * float64(backoffWindow(base, cap, n)))
 }

@@ -31,9 +31,8 @@ const (
 	DefaultMaxHold           = time.Hour
 )
 
-// Option configures NewCollyStorage, NewBreakerStore and OpenCheckpoint;
-// a Config is one. Pass the same options to each: a constructor ignores
-// the fields it has no use for, a later Config's non-zero fields win.
+// Option configures NewCollyStorage, NewBreakerStore and OpenCheckpoint
+// (a Config is one): pass the same to each; later non-zero fields win.
 type Option interface {
 	apply(*settings)
 }
@@ -46,15 +45,13 @@ type Config struct {
 	Namespace string
 
 	// Shards spreads the crawl over n hash slots, one per master of an evenly
-	// split Cluster: jobs and visited set by request ID, circuits by domain.
-	// Jobs are then ordered within a shard only; the checkpoint is not
-	// sharded. Every worker must give the same n. Default 1; in [1, MaxShards].
+	// split Cluster (jobs are then ordered within a shard only; the checkpoint
+	// is not). Every worker must give the same n. Default 1; in [1, MaxShards].
 	Shards int
 
-	// VisibilityTimeout is how long a claimed job stays leased before it is
-	// taken back (one attempt spent). Leases under way are extended (see
-	// MaxHold), so it is how long a dead worker's jobs wait. Default 5
-	// minutes; ≥ 1 ms.
+	// VisibilityTimeout is how long a claimed job stays leased (extended while
+	// under way, see MaxHold) before it is taken back, one attempt spent: how
+	// long a dead worker's jobs wait. Default 5 minutes; ≥ 1 ms.
 	VisibilityTimeout time.Duration
 
 	// MaxAttempts is how many failed attempts (Fail, or a lease that ran out)
@@ -75,10 +72,9 @@ type Config struct {
 	// and logged. Default 100,000; negative is no cap.
 	DeadLetterLimit int
 
-	// CallTimeout bounds every call to Redis when the caller's context has no
-	// earlier deadline. Default 10 s (DefaultBreakerTimeout for a
-	// BreakerStore); negative: none. To cut a hung connection, build the
-	// client with ContextTimeoutEnabled: true.
+	// CallTimeout bounds every call to Redis without an earlier deadline.
+	// Default 10 s (DefaultBreakerTimeout for a BreakerStore); negative: none.
+	// To cut a hung connection, build the client with ContextTimeoutEnabled.
 	CallTimeout time.Duration
 
 	// Clock decides eligibility and leases, so workers need synchronised
@@ -89,20 +85,18 @@ type Config struct {
 	// leases taken back, dead letters, Redis lost and back. Default: silence.
 	Logger zerolog.Logger
 
-	// FailOpen is what a BreakerStore's circuits do while Redis is
-	// unreachable: false (the default) refuses every request with an error
-	// matching ErrUnavailable and breaker.ErrOpen, so it is parked; true falls
-	// back to an in-process circuit per domain.
+	// FailOpen makes a BreakerStore's circuits fall back to an in-process one
+	// per domain while Redis is unreachable; by default they refuse every
+	// request (ErrUnavailable, breaker.ErrOpen), so it is parked.
 	FailOpen bool
 
 	// ProbeLease is how long a half-open probe holds its slot when its outcome
-	// never comes: set it above the longest request. Default 2 minutes;
-	// ≥ 1 ms.
+	// never comes: above the longest request. Default 2 minutes; ≥ 1 ms.
 	ProbeLease time.Duration
 
 	// ReconnectBase and ReconnectCap set the jittered, doubling wait between
-	// tries while Redis is unreachable. Defaults 250 ms and 15 s; base ≥
-	// 1 ms, cap ≥ base.
+	// tries while Redis is unreachable. Defaults 250 ms and 15 s; base ≥ 1 ms,
+	// cap ≥ base.
 	ReconnectBase, ReconnectCap time.Duration
 
 	// MaxOutage is how long a CollyStorage call keeps retrying while Redis is
@@ -110,8 +104,7 @@ type Config struct {
 	MaxOutage time.Duration
 
 	// ClaimTTL is how long IsVisited's claim on a URL fetched outside the
-	// queue keeps other workers off it. Default the visibility timeout;
-	// ≥ 1 ms.
+	// queue holds. Default the visibility timeout; ≥ 1 ms.
 	ClaimTTL time.Duration
 
 	// PollInterval is the longest GetRequest waits before asking again when

@@ -11,8 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// ErrCrawlBusy is returned by DeleteCrawl while a worker holds a lease on a
-// job of the crawl.
+// ErrCrawlBusy is DeleteCrawl's refusal while a worker holds a lease.
 var ErrCrawlBusy = errors.New("redis: the crawl's jobs are leased by running workers")
 
 // DeleteCrawl deletes every key of crawl in namespace (DefaultNamespace
@@ -52,8 +51,8 @@ func DeleteCrawl(ctx context.Context, c goredis.UniversalClient, namespace, craw
 	return total, nil
 }
 
-// deleteMatching unlinks the keys matching pattern, on every master of a
-// cluster. The pattern names one hash tag, so each batch is in one slot.
+// deleteMatching unlinks the keys matching pattern (one hash tag) on
+// every master.
 func deleteMatching(ctx context.Context, c goredis.UniversalClient, pattern string) (int64, error) {
 	one := func(ctx context.Context, node goredis.UniversalClient) (int64, error) {
 		var n int64

@@ -17,8 +17,7 @@ import (
 )
 
 // jobQueue is one crawl's job queue in Redis, shared by every worker and
-// safe for concurrent use. Each call is one round trip running a Lua
-// script that does its whole change atomically.
+// safe for concurrent use; each call is one atomic Lua round trip.
 type jobQueue struct {
 	client goredis.UniversalClient
 	crawl  string
@@ -29,16 +28,14 @@ type jobQueue struct {
 	randMu sync.Mutex
 }
 
-// How many delayed jobs a claim promotes, and expired leases it takes
-// back, at most.
+// The most delayed jobs a claim promotes and expired leases it takes back.
 const (
 	promoteBatch = 1000
 	reclaimBatch = 100
 )
 
-// newQueue returns the queue of the crawl crawlID on client, shared by the
-// workers passing the same namespace and crawl id. It does not contact
-// Redis; bad options are reported wrapped in ErrInvalidConfig.
+// newQueue returns the queue of the crawl crawlID on client. It does not
+// contact Redis; bad options are reported wrapped in ErrInvalidConfig.
 func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*jobQueue, error) {
 	s, err := build(client, crawlID, opts)
 	if err != nil {
@@ -106,10 +103,9 @@ func (q *jobQueue) prepare(j *queueJob, now time.Time) error {
 
 func newToken() string { return strconv.FormatUint(rand.Uint64(), 36) }
 
-// claim leases a job with token from the shards in turn, starting at *at
-// (round robin when < 0), and leaves in *at the shard asked last, whose
-// answer may be lost: asked again with the same token, it hands the same
-// job out (lua/claim.lua). With nothing ready, Next is the earliest.
+// claim leases a job with token from the shards in turn from *at (round
+// robin when < 0), leaving in *at the shard asked last: asked again with
+// the same token, it hands out the same job (a lost answer).
 func (q *jobQueue) claim(ctx context.Context, token string, at *int) (*queueJob, error) {
 	n := len(q.shards)
 	if *at < 0 || *at >= n {
@@ -167,7 +163,6 @@ func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) 
 
 // Fail records a failed attempt of a claimed job: a retry after a
 // full-jitter exponential backoff, or the dead letters at MaxAttempts.
-// job then reflects the stored state.
 func (q *jobQueue) Fail(ctx context.Context, job *queueJob, cause error) error {
 	if err := q.claimed("fail", job); err != nil {
 		return err
@@ -274,8 +269,7 @@ type Stats struct {
 // Pending is the work not yet finished: ready, delayed and in flight.
 func (s Stats) Pending() int64 { return s.Ready + s.Delayed + s.InFlight }
 
-// stats counts the queue's jobs, the delayed ones due by dueBy as ready:
-// one round trip.
+// stats counts the queue's jobs (the delayed ones due by dueBy as ready).
 func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
@@ -307,8 +301,7 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 	return st, nil
 }
 
-// args builds the ARGV every script starts with (lua/prelude.lua); the
-// three lane offsets are 0: every job is in lane 0.
+// args builds the ARGV every script starts with; the lane offsets are 0.
 func (q *jobQueue) args(now time.Time, extra ...any) []any {
 	return append([]any{now.UnixMilli(), q.s.Retention.Milliseconds(), 0, 0, 0, q.s.DeadLetterLimit}, extra...)
 }
@@ -322,8 +315,7 @@ func (q *jobQueue) float64() float64 {
 	return q.s.rand.Float64()
 }
 
-// callContext bounds ctx by timeout (none when negative) unless it ends
-// sooner.
+// callContext bounds ctx by timeout (none when negative).
 func callContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()

@@ -27,17 +27,15 @@ type runWatch struct {
 	lost    error     // wraps ErrStateLost once found; sticky
 }
 
-// checkEvery is how often a CollyStorage looks at the run marker while it
-// works (it also looks before reporting the queue empty, after a failed
-// call and when a held job is unknown).
+// checkEvery is how often a CollyStorage looks at the run marker as it
+// works, besides before reporting the queue empty and after a failure.
 func (cs *CollyStorage) checkEvery() time.Duration {
 	return max(min(cs.s.VisibilityTimeout/3, 5*time.Second), time.Millisecond)
 }
 
 // watch joins the crawl's run on the first call (writing the marker if
-// there is none), then checks that the marker is still the one joined
-// when forced or due. It returns the sticky ErrStateLost error once the
-// marker is gone or replaced, or the call's error.
+// there is none), then checks, when forced or due, that the marker is the
+// one joined; gone or replaced, the state is lost (ErrStateLost, sticky).
 func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	w := &cs.run
 	w.mu.Lock()
@@ -56,8 +54,7 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	}
 	ctx, cancel := callContext(ctx, cs.q.s.CallTimeout)
 	defer cancel()
-	// Every shard has a copy of the marker: a master that lost its shards
-	// loses their copies.
+	// Every shard has a copy of the marker.
 	var run, odd, oddKey string
 	now := cs.s.now()
 	for i, keys := range cs.shards {

@@ -29,8 +29,7 @@ func after(prelude, name string) *goredis.Script {
 	return goredis.NewScript(prelude + "\n" + lua(name))
 }
 
-// prelude is lua/prelude.lua for a script that may write the run marker
-// (join: the run script) or that the marker guards (every other one).
+// prelude is lua/prelude.lua for the run script (join) or one it guards.
 func prelude(join bool) string {
 	return "local bwJoin = " + strconv.FormatBool(join) + "\n" + lua("prelude")
 }
