@@ -406,7 +406,8 @@ func (c *shared) run(clk clock.Clock, now time.Time, script *goredis.Script, op 
 	if !ok {
 		return nil, cause
 	}
-	args := append(append([]any{now.UnixMicro()}, c.profile...), extra...)
+	args := append(make([]any, 0, 1+len(c.profile)+len(extra)), now.UnixMicro())
+	args = append(append(args, c.profile...), extra...)
 	ctx, cancel := callContext(context.Background(), bs.s.CallTimeout)
 	defer cancel()
 	res, err := script.Run(ctx, bs.client, c.keys, args...).Slice()

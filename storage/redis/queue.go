@@ -303,7 +303,8 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 
 // args builds the ARGV every script starts with; the lane offsets are 0.
 func (q *jobQueue) args(now time.Time, extra ...any) []any {
-	return append([]any{now.UnixMilli(), q.s.Retention.Milliseconds(), 0, 0, 0, q.s.DeadLetterLimit}, extra...)
+	a := append(make([]any, 0, 6+len(extra)), now.UnixMilli(), q.s.Retention.Milliseconds(), 0, 0, 0, q.s.DeadLetterLimit)
+	return append(a, extra...)
 }
 
 func (q *jobQueue) float64() float64 {
