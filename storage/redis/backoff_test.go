@@ -22,7 +22,7 @@ func TestFailSpreadsRetriesAcrossEachWindow(t *testing.T) {
 	f := newFixture(t, redis.Config{BackoffBase: base, BackoffCap: cap, MaxAttempts: rounds + 1})
 	batch := make([]*redis.Job, jobs)
 	for i := range batch {
-		batch[i] = job(fmt.Sprintf("j%04d", i), redis.Normal)
+		batch[i] = job(fmt.Sprintf("j%04d", i))
 	}
 	enqueue(t, f.q, batch...)
 	for round := 1; round <= rounds; round++ {

@@ -118,7 +118,7 @@ func BenchmarkQueueCycleParallel(b *testing.B) {
 }
 
 // BenchmarkClaimFromBacklog claims and acks from a backlog of 10,000 jobs
-// in three lanes, some of them delayed: the cost of a claim does not grow
+// some of them delayed: the cost of a claim does not grow
 // with the queue.
 func BenchmarkClaimFromBacklog(b *testing.B) {
 	const backlog = 10_000
@@ -127,7 +127,7 @@ func BenchmarkClaimFromBacklog(b *testing.B) {
 	fill := func(round int) {
 		jobs := make([]*redis.Job, backlog)
 		for i := range jobs {
-			jobs[i] = &redis.Job{ID: fmt.Sprintf("%d-%d", round, i), URL: "https://shop.example/p", Lane: redis.Lane(i % 3), Request: benchRequest}
+			jobs[i] = &redis.Job{ID: fmt.Sprintf("%d-%d", round, i), URL: "https://shop.example/p", Request: benchRequest}
 			if i%10 == 0 {
 				jobs[i].NotBefore = time.Now().Add(-time.Second) // already due: promoted by a claim
 			}

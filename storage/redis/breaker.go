@@ -17,88 +17,65 @@ import (
 )
 
 // BreakerStore keeps the circuit breaker of every domain of a crawl in
-// Redis, shared by all the crawl's workers: a trip seen by one worker is
-// seen by all at once, and half-open probes are limited across all of them
-// together. It is a circuit.Store:
+// Redis, shared by all its workers: a trip seen by one is seen by all, and
+// half-open probes are limited across all of them. It is a circuit.Store:
 //
 //	bs, err := redis.NewBreakerStore(client, "shop-crawl-2026-05-01")
 //	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
 //
-// Each Allow and Record is one atomic Lua round trip (a Record that cannot
-// change anything makes none), and nothing is held while a request is in
-// flight, unlike gobreaker's distributed lock. The window keeps outcomes in
-// the order their requests left, as the in-process circuit's does; the
-// circuittest table and a differential test hold the two to one semantics.
-//
-// A half-open probe holds its slot under a lease (Config.ProbeLease). An idle
-// domain's keys expire after Config.Retention, an open one's never before its
-// cooldown has passed. While Redis is unreachable the store fails closed,
-// or open with Config.FailOpen.
-//
-// It is safe for concurrent use.
+// Each Allow and Record is one atomic Lua round trip; nothing is held
+// while a request is in flight. An idle domain's keys expire after
+// Config.Retention, an open one's not before its cooldown. While Redis is
+// unreachable the store fails closed, or open with Config.FailOpen. It is
+// safe for concurrent use.
 type BreakerStore struct {
-	client  goredis.UniversalClient
-	crawl   string
-	prefix  []string // per shard: "<ns>:{<crawl>}:b:" unless Config.Shards
-	s       settings
-	timeout time.Duration
-	link    *link
+	client goredis.UniversalClient
+	crawl  string
+	prefix []string // per shard: "<ns>:{<crawl>}:b:" unless Config.Shards
+	s      settings
+	link   *link
 }
 
-// NewBreakerStore returns the breaker store of the crawl crawlID on client.
-// Every worker that passes the same namespace and crawl id shares the
-// circuits; other crawls on the same Redis never see them.
-//
-// It reads Config.Namespace, Config.Retention (how long an idle domain's circuit
-// is kept; an open one is kept at least until its cooldown has passed),
-// Config.CallTimeout (default 1 s here), Config.FailOpen, Config.ProbeLease,
-// Config.ReconnectBase and Config.Logger. NewBreakerStore does not contact
-// Redis. Bad options are reported here, wrapped in ErrInvalidConfig.
+// NewBreakerStore returns the breaker store of the crawl crawlID on
+// client; workers passing the same namespace and crawl id share the
+// circuits. Config.CallTimeout defaults to 1 s here. It does not contact
+// Redis; bad options are reported wrapped in ErrInvalidConfig.
 func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Option) (*BreakerStore, error) {
 	s, err := build(client, crawlID, opts)
 	if err != nil {
 		return nil, err
 	}
-	timeout := s.callTimeout
 	if !s.timeoutSet {
-		timeout = DefaultBreakerTimeout
+		s.CallTimeout = DefaultBreakerTimeout
 	}
 	warnContextTimeout(client, crawlID, s)
+	prefix := shardPrefixes(s.Namespace, crawlID, s.Shards)
+	for i := range prefix {
+		prefix[i] += "b:"
+	}
 	policy := "refusing every request (fail closed)"
-	if s.failOpen {
+	if s.FailOpen {
 		policy = "deciding with in-process circuits (fail open)"
 	}
 	return &BreakerStore{
-		client:  client,
-		crawl:   crawlID,
-		prefix:  breakerPrefixes(s.namespace, crawlID, s.shards),
-		s:       s,
-		timeout: timeout,
-		link:    newLink("breaker", crawlID, policy, s),
+		client: client,
+		crawl:  crawlID,
+		prefix: prefix,
+		s:      s,
+		link:   newLink("breaker", crawlID, policy, s),
 	}, nil
 }
 
-// domainKeys returns the Redis keys of domain's circuit: its state hash,
-// its window list and its probe leases (keys.go), under the tag of the
-// domain's shard.
+// domainKeys returns domain's keys: state, window and probe leases.
 func (bs *BreakerStore) domainKeys(domain string) []string {
 	d := hostkey.Of(domain)
 	p := bs.prefix[shardOf(d, len(bs.prefix))]
 	return []string{p + "s:" + d, p + "w:" + d, p + "p:" + d}
 }
 
-func breakerPrefixes(namespace, crawl string, n int) []string {
-	out := shardPrefixes(namespace, crawl, n)
-	for i := range out {
-		out[i] += "b:"
-	}
-	return out
-}
-
-// Circuit returns domain's shared circuit configured by p. It implements
-// circuit.Store and does not contact Redis. Every worker should use the same
-// profile for a domain: the profile travels with each call, so workers that
-// disagree each apply their own to the shared state.
+// Circuit returns domain's shared circuit configured by p; it implements
+// circuit.Store and does not contact Redis. The profile travels with each
+// call: every worker should use the same one for a domain.
 func (bs *BreakerStore) Circuit(domain string, p circuit.Settings) (circuit.Circuit, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -112,15 +89,8 @@ func (bs *BreakerStore) Circuit(domain string, p circuit.Settings) (circuit.Circ
 		domain: d,
 		p:      p,
 		keys:   bs.domainKeys(d),
-		profile: []any{
-			p.WindowSize,
-			p.FailuresToTrip(),
-			p.ConsecutiveFailures,
-			ceilMicros(p.Cooldown),
-			p.HalfOpenProbes,
-			ceilMicros(bs.s.probeLease),
-			bs.s.retention.Milliseconds(),
-		},
+		profile: []any{p.WindowSize, p.FailuresToTrip(), p.ConsecutiveFailures, ceilMicros(p.Cooldown),
+			p.HalfOpenProbes, ceilMicros(bs.s.ProbeLease), bs.s.Retention.Milliseconds()},
 		seen: window.NewShared(p.WindowSize, func(r circuit.Result) bool { return r.Class.Failure() }),
 	}, nil
 }
@@ -133,24 +103,16 @@ type shared struct {
 	keys    []string
 	profile []any // ARGV[2..8]
 
-	// What this process last heard of the shared circuit being open, to
-	// start a fail-open fallback where the shared one stood.
-	openUntil atomic.Int64 // Unix µs; 0 when not known open
-	trips     atomic.Int64
-
-	fallback atomic.Pointer[fallback] // Config.FailOpen only, while Redis is unreachable
-
-	// seen holds the counted results this process recorded since the
-	// circuit last moved here: WindowFailures, without a round trip.
-	seen *window.Shared[circuit.Result]
+	openUntil atomic.Int64                   // last known, in Unix µs (0: not open), for a fallback
+	trips     atomic.Int64                   // last known, for a fallback
+	fallback  atomic.Pointer[fallback]       // Config.FailOpen only, while Redis is unreachable
+	seen      *window.Shared[circuit.Result] // recorded here since the circuit last moved
 }
 
-// fallback is the in-process circuit a Config.FailOpen store decides with while
-// Redis is unreachable.
+// fallback is a Config.FailOpen store's circuit while Redis is unreachable.
 type fallback struct{ circuit.Circuit }
 
-// fallbackGen marks the generation of a ticket handed out by a fallback
-// circuit; shared generations never come near it.
+// fallbackGen marks the generation of a fallback circuit's ticket.
 const fallbackGen = uint64(1) << 63
 
 // reasons indexes the Reason constants by the scripts' codes.
@@ -162,22 +124,17 @@ var reasons = [...]string{
 }
 
 // Allow asks the shared circuit for a ticket: one round trip. A closed
-// circuit's ticket carries its Seq, numbered by Redis across every worker
-// in the order the tickets were handed out, so the window keeps outcomes
-// in the order their requests left, as the in-process circuit's does,
-// whatever order they are recorded in. While Redis is unreachable a store that fails closed returns an
-// *UnavailableError, one with Config.FailOpen the decision of an
-// in-process circuit.
+// circuit's ticket carries a Seq numbered by Redis across all workers,
+// which orders the window. While Redis is unreachable it fails closed
+// (*UnavailableError), or open (Config.FailOpen) to the fallback.
 func (c *shared) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
 	tk, t, err := c.allow(clk)
 	c.moved(t, nil)
 	return tk, t, err
 }
 
-// WindowFailures is how many of the results this process recorded since
-// the circuit last moved (by its own calls) are failures: the other
-// workers' are not known without a round trip, so the breaker's room
-// errs large by at most theirs.
+// WindowFailures counts the failures recorded here since the circuit last
+// moved: other workers' are unknown without a round trip.
 func (c *shared) WindowFailures() int { return c.seen.Failures() }
 
 // moved forgets the results seen when t moved the circuit.
@@ -205,15 +162,15 @@ func (c *shared) allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, err
 	seq := uint64(toInt(res[6]))
 	c.trips.Store(trips)
 	if granted != 1 {
-		if state == circuit.Closed {
-			// Paused: a worker was given a Retry-After.
-			return circuit.Ticket{}, circuit.Transition{}, &circuit.OpenError{Key: c.domain, State: circuit.Closed, RetryAt: micros(retryAt, now)}
-		}
-		if state == circuit.Open {
+		at := micros(retryAt, now)
+		switch state {
+		case circuit.Closed: // paused: a worker was given a Retry-After
+		case circuit.Open:
 			c.openUntil.Store(retryAt)
-			return circuit.Ticket{}, circuit.Transition{}, &circuit.OpenError{Key: c.domain, State: circuit.Open, RetryAt: micros(retryAt, now)}
+		default:
+			state, at = circuit.HalfOpen, now.Add(c.p.Cooldown)
 		}
-		return circuit.Ticket{}, circuit.Transition{}, &circuit.OpenError{Key: c.domain, State: circuit.HalfOpen, RetryAt: now.Add(c.p.Cooldown)}
+		return circuit.Ticket{}, circuit.Transition{}, &circuit.OpenError{Key: c.domain, State: state, RetryAt: at}
 	}
 	var t circuit.Transition
 	if changed == 1 {
@@ -225,7 +182,7 @@ func (c *shared) allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, err
 }
 
 func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.Ticket, circuit.Transition, error) {
-	if c.bs.s.failOpen {
+	if c.bs.s.FailOpen {
 		fb, ferr := c.fallbackCircuit(clk, now)
 		if ferr != nil {
 			return circuit.Ticket{}, circuit.Transition{}, errors.Join(ferr, err)
@@ -237,19 +194,18 @@ func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.T
 		p.Gen |= fallbackGen
 		return p, t, nil
 	}
-	_, since, next, cause := c.bs.link.state()
+	since, next, cause := c.bs.link.state()
 	if cause == nil {
 		cause = err
 	}
 	if !next.After(now) {
-		next = now.Add(c.bs.s.reconnectBase)
+		next = now.Add(c.bs.s.ReconnectBase)
 	}
 	return circuit.Ticket{}, circuit.Transition{}, &unavailableError{Domain: c.domain, Since: since, RetryAt: next, Err: cause}
 }
 
-// fallbackCircuit returns the in-process circuit of a Config.FailOpen store,
-// making it on first use: open until the shared circuit's last known
-// retry-at, if that is still ahead.
+// fallbackCircuit returns the fallback circuit, made on first use open
+// until the shared circuit's last known retry-at.
 func (c *shared) fallbackCircuit(clk clock.Clock, now time.Time) (circuit.Circuit, error) {
 	if fb := c.fallback.Load(); fb != nil {
 		return fb.Circuit, nil
@@ -335,9 +291,8 @@ func (c *shared) record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (ci
 	return t, nil
 }
 
-// Snapshot reads the shared circuit: one round trip. While Redis is
-// unreachable a Config.FailOpen store reports its fallback circuit; otherwise the
-// error wraps ErrUnavailable.
+// Snapshot reads the shared circuit, or the fallback while Redis is
+// unreachable (else an error wrapping ErrUnavailable).
 func (c *shared) Snapshot(clk clock.Clock) (circuit.Snapshot, error) {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
@@ -362,16 +317,14 @@ func (c *shared) Snapshot(clk clock.Clock) (circuit.Snapshot, error) {
 	}, nil
 }
 
-// RestoreOpen opens the shared circuit until retryAt, counting trips trips
-// so far, as a state carried over from a checkpoint (not a new trip): one
-// round trip. See HoldOpen.
+// RestoreOpen opens the shared circuit until retryAt with trips trips so
+// far, as a state carried over from a checkpoint (not a new trip).
 func (c *shared) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (circuit.Transition, error) {
 	return c.moved(c.hold(clk, retryAt, circuit.ReasonRestored, max(trips, 0)))
 }
 
-// Pause holds every worker's requests to the domain until until: a worker
-// was told Retry-After. The pause rounds down to the microsecond, so the
-// worker that was told is never refused at its own pace's end.
+// Pause holds every worker's requests to the domain until until (a
+// Retry-After, rounded down to the µs).
 func (c *shared) Pause(clk clock.Clock, until time.Time) error {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
@@ -382,11 +335,10 @@ func (c *shared) Pause(clk clock.Clock, until time.Time) error {
 	return err
 }
 
-// HoldOpen opens the shared circuit until until, for a reason found outside
-// its window (a latency slope, slow calls, a grown cooldown, a fleet-wide
-// pause): one round trip. A closed or half-open circuit opens, with a new
-// generation and its window cleared; an open one stays open at least until
-// then, never shorter. until is kept to the microsecond, rounded up; an until not after now changes nothing.
+// HoldOpen opens the shared circuit until until (rounded up to the µs) for
+// a reason found outside its window: a closed or half-open one opens with
+// a new generation and cleared window, an open one stays open at least
+// until then. An until not after now changes nothing.
 func (c *shared) HoldOpen(clk clock.Clock, until time.Time, reason string) (circuit.Transition, error) {
 	return c.moved(c.hold(clk, until, reason, 0))
 }
@@ -402,8 +354,7 @@ func (c *shared) hold(clk clock.Clock, until time.Time, reason string, tripsFloo
 	if until.After(time.UnixMicro(us)) {
 		us++
 	}
-	// Reopening for a restored state, a fleet-wide pause or a sustained
-	// throttle is not the site's failure: not a trip.
+	// A restored state, a fleet-wide pause or a throttle is not a trip.
 	counts := circuit.CountsAsTrip(reason)
 	res, err := c.run(clk, now, scriptCircuitHold, "breaker hold open", us, flag(ahead), tripsFloor, flag(counts))
 	if err != nil {
@@ -448,20 +399,16 @@ func (c *shared) evidence(v any) ([]circuit.Result, error) {
 	return out, nil
 }
 
-// run calls a circuit script through the store's link: at once while Redis
-// answers; while it does not, only the one call due to try again, the
-// others get the last failure without a round trip.
+// run calls a circuit script through the store's link (see admit).
 func (c *shared) run(clk clock.Clock, now time.Time, script *goredis.Script, op string, extra ...any) ([]any, error) {
 	bs := c.bs
 	ok, trial, cause := bs.link.admit(now)
 	if !ok {
 		return nil, cause
 	}
-	args := make([]any, 0, 1+len(c.profile)+len(extra))
-	args = append(args, now.UnixMicro())
-	args = append(args, c.profile...)
-	args = append(args, extra...)
-	ctx, cancel := callContext(context.Background(), bs.timeout)
+	args := append(make([]any, 0, 1+len(c.profile)+len(extra)), now.UnixMicro())
+	args = append(append(args, c.profile...), extra...)
+	ctx, cancel := callContext(context.Background(), bs.s.CallTimeout)
 	defer cancel()
 	res, err := script.Run(ctx, bs.client, c.keys, args...).Slice()
 	for stale := 0; stale < staleRetries && err != nil && staleConn(err) && ctx.Err() == nil; stale++ {
@@ -486,21 +433,13 @@ func (c *shared) corrupt(op string, got, want int) error {
 		op, c.domain, c.bs.crawl, ErrCorrupt, got, want)
 }
 
-// unavailableError is a BreakerStore circuit's refusal while Redis cannot
-// be reached and the store fails closed. It matches ErrUnavailable (and
-// its cause) and circuit.ErrOpen with errors.Is, and converts to a
-// *circuit.OpenError with errors.As, open until RetryAt: the breaker
-// refuses the request without touching the network and hands it to its
-// OnRefused hooks, so it is parked, not lost.
+// unavailableError is a fail-closed circuit's refusal while Redis is
+// unreachable: it matches ErrUnavailable and circuit.ErrOpen and converts
+// to a *circuit.OpenError, so the breaker parks the request.
 type unavailableError struct {
-	// Domain is the host the request was for.
-	Domain string
-	// Since is when the store found Redis unreachable.
-	Since time.Time
-	// RetryAt is when the store will try Redis again.
-	RetryAt time.Time
-	// Err is the last failure to reach Redis; it wraps ErrUnavailable.
-	Err error
+	Domain         string
+	Since, RetryAt time.Time // Redis found unreachable; tried again
+	Err            error     // the last failure, wrapping ErrUnavailable
 }
 
 func (e *unavailableError) Error() string {
@@ -511,11 +450,10 @@ func (e *unavailableError) Error() string {
 // Unwrap returns the failure to reach Redis.
 func (e *unavailableError) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, circuit.ErrOpen) true: the request was refused.
+// Is makes errors.Is(err, circuit.ErrOpen) true.
 func (e *unavailableError) Is(target error) bool { return target == circuit.ErrOpen }
 
-// As converts e to the refusal the breaker understands: a
-// *circuit.OpenError, open until RetryAt.
+// As converts e to a *circuit.OpenError open until RetryAt.
 func (e *unavailableError) As(target any) bool {
 	if p, ok := target.(**circuit.OpenError); ok {
 		*p = &circuit.OpenError{Key: e.Domain, State: circuit.Open, RetryAt: e.RetryAt}
@@ -541,8 +479,7 @@ func ceilMicros(d time.Duration) int64 {
 	return us
 }
 
-// micros turns the scripts' Unix µs into a time in now's location, as the
-// in-process circuit's times are; 0 is the zero time.
+// micros turns Unix µs (0: zero time) into a time in now's location.
 func micros(us int64, now time.Time) time.Time {
 	if us == 0 {
 		return time.Time{}
@@ -550,8 +487,7 @@ func micros(us int64, now time.Time) time.Time {
 	return time.UnixMicro(us).In(now.Location())
 }
 
-// parseEntry reads a window entry "<class>:<latency ns>:<seq>" (the seq
-// only orders the window; an entry written before it was kept has none).
+// parseEntry reads a window entry "<class>:<latency ns>[:<seq>]".
 func parseEntry(s string) (circuit.Result, bool) {
 	cls, lat, ok := strings.Cut(s, ":")
 	if !ok {
@@ -571,7 +507,4 @@ func parseEntry(s string) (circuit.Result, bool) {
 	return circuit.Result{Class: circuit.Class(c), Latency: time.Duration(ns)}, true
 }
 
-var (
-	_ circuit.Store   = (*BreakerStore)(nil)
-	_ circuit.Circuit = (*shared)(nil)
-)
+var _ circuit.Store = (*BreakerStore)(nil)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,8 +16,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// CheckpointFormat is the version of the checkpoint's key layout this build
-// writes. OpenCheckpoint refuses a newer one with storage.ErrNewerFormat.
+// CheckpointFormat is the checkpoint key layout's version this build
+// writes; OpenCheckpoint refuses a newer one with storage.ErrNewerFormat.
 const CheckpointFormat = 1
 
 // checkpointStore is the storage.Store OpenCheckpoint returns.
@@ -28,43 +29,33 @@ type checkpointStore struct {
 	closed atomic.Bool
 }
 
-var _ storage.Store = (*checkpointStore)(nil)
-
 const (
 	putBatch  = 500
 	scanChunk = 256
 )
 
-// OpenCheckpoint opens the checkpoint of the crawl crawlID on client: the
-// storage.Store extensions/checkpoint keeps its state in when the crawl is
-// spread over several machines. It creates the checkpoint if it does not
-// exist, in one round trip that checks that the keys hold a checkpoint of a
-// format this build reads. Keys that hold something else are refused with
-// storage.ErrNotCheckpoint, a newer format with storage.ErrNewerFormat;
-// nothing is changed then. It reads Config.Namespace, Config.Retention,
-// Config.CallTimeout and Config.Clock (which stamps a record's Updated when the
-// caller left it zero). Close does not close client, and leaves the data in
-// Redis for the crawl's other workers and later runs.
-//
-// Every method is one round trip and nothing is buffered: a Put is as
-// durable as Redis makes it, and Flush has nothing to do. There is no lock:
-// every worker opens the same checkpoint, and concurrent Puts of one record
-// are applied in some order, the last one winning. docs/redis.md has the
-// keys. It is safe for concurrent use.
+// OpenCheckpoint opens (creating it if need be) the checkpoint of the
+// crawl crawlID on client: extensions/checkpoint's storage.Store for a
+// crawl spread over several machines. Keys that hold something else are
+// refused with storage.ErrNotCheckpoint, a newer format with
+// storage.ErrNewerFormat. Every method is one round trip, nothing is
+// buffered, and concurrent Puts of one record are applied in some order.
+// Close leaves the client open and the data in Redis. It is safe for
+// concurrent use.
 func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Option) (storage.Store, error) {
 	s, err := build(client, crawlID, opts)
 	if err != nil {
 		return nil, err
 	}
-	p := s.namespace + ":{" + crawlID + "}:cp:"
+	p := s.Namespace + ":{" + crawlID + "}:cp:"
 	keys := []string{p + "recs", p + "seq", p + "meta", p + "info"}
 	for st := storage.Pending; st <= storage.Dead; st++ {
 		keys = append(keys, p+"s"+strconv.Itoa(int(st)))
 	}
 	cp := &checkpointStore{client: client, crawl: crawlID, keys: keys, s: s}
-	ctx, cancel := callContext(context.Background(), s.callTimeout)
+	ctx, cancel := callContext(context.Background(), s.CallTimeout)
 	defer cancel()
-	res, err := scriptCPOpen.Run(ctx, client, keys, s.retention.Milliseconds(), CheckpointFormat).Slice()
+	res, err := scriptCPOpen.Run(ctx, client, keys, s.Retention.Milliseconds(), CheckpointFormat).Slice()
 	if err != nil {
 		return nil, cp.wrap(ctx, "open checkpoint", err)
 	}
@@ -85,11 +76,7 @@ func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Opti
 	return cp, nil
 }
 
-// Keys returns the checkpoint's Redis keys, for inspection and cleanup.
-func (cp *checkpointStore) Keys() []string { return append([]string(nil), cp.keys...) }
-
-// stored is a Record as the recs hash holds it, after the "<seq>|<state>|"
-// header: times in Unix nanoseconds, the request as base64.
+// stored is a Record in the recs hash after its "<seq>|<state>|" header.
 type stored struct {
 	ID        string `json:"id"` // 16 hex digits, as the hash field
 	URL       string `json:"u,omitempty"`
@@ -112,12 +99,12 @@ func (cp *checkpointStore) Put(recs ...storage.Record) error {
 		}
 	}
 	now := cp.s.now().UTC()
-	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
 	defer cancel()
 	for start := 0; start < len(recs); start += putBatch {
 		batch := recs[start:min(start+putBatch, len(recs))]
 		args := make([]any, 0, 1+3*len(batch))
-		args = append(args, cp.s.retention.Milliseconds())
+		args = append(args, cp.s.Retention.Milliseconds())
 		for _, r := range batch {
 			upd := r.Updated
 			if upd.IsZero() {
@@ -142,7 +129,7 @@ func (cp *checkpointStore) Get(id uint64) (storage.Record, bool, error) {
 	if cp.closed.Load() {
 		return storage.Record{}, false, storage.ErrClosed
 	}
-	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
 	defer cancel()
 	v, err := cp.client.HGet(ctx, cp.keys[0], idKey(id)).Result()
 	if errors.Is(err, goredis.Nil) {
@@ -151,12 +138,14 @@ func (cp *checkpointStore) Get(id uint64) (storage.Record, bool, error) {
 	if err != nil {
 		return storage.Record{}, false, cp.wrap(ctx, "get", err)
 	}
-	r, err := cp.decode(id, v)
+	r, err := cp.decodeValue(v)
+	if err == nil && r.ID != id {
+		err = fmt.Errorf("breakwater/redis: checkpoint of crawl %q: %w: record %016x stored under %016x", cp.crawl, storage.ErrCorrupt, r.ID, id)
+	}
 	return r, err == nil, err
 }
 
-// Scan implements storage.Store: 256 records per round trip, fn called
-// with no round trip under way.
+// Scan implements storage.Store: 256 records per round trip.
 func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage.State) error {
 	if err := backend.CheckStates(states); err != nil {
 		return err
@@ -164,22 +153,18 @@ func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage
 	if len(states) == 0 {
 		states = storage.States()
 	}
-	var want [int(storage.Dead) + 1]bool
-	for _, st := range states {
-		want[st] = true
-	}
 	var after uint64
 	for {
 		if cp.closed.Load() {
 			return storage.ErrClosed
 		}
-		args := []any{cp.s.retention.Milliseconds(), after, scanChunk}
+		args := []any{cp.s.Retention.Milliseconds(), after, scanChunk}
 		for st := storage.Pending; st <= storage.Dead; st++ {
-			if want[st] {
+			if slices.Contains(states, st) {
 				args = append(args, int(st))
 			}
 		}
-		ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+		ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
 		vals, err := scriptCPScan.Run(ctx, cp.client, cp.keys, args...).StringSlice()
 		if err != nil {
 			err = cp.wrap(ctx, "scan", err)
@@ -209,7 +194,7 @@ func (cp *checkpointStore) Counts() (map[storage.State]int, error) {
 	if cp.closed.Load() {
 		return nil, storage.ErrClosed
 	}
-	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
 	defer cancel()
 	cmds := make([]*goredis.IntCmd, 0, 6)
 	_, err := cp.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
@@ -236,9 +221,9 @@ func (cp *checkpointStore) SetMeta(key string, value []byte) error {
 	if cp.closed.Load() {
 		return storage.ErrClosed
 	}
-	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
 	defer cancel()
-	if err := scriptCPMeta.Run(ctx, cp.client, cp.keys, cp.s.retention.Milliseconds(), key, value).Err(); err != nil {
+	if err := scriptCPMeta.Run(ctx, cp.client, cp.keys, cp.s.Retention.Milliseconds(), key, value).Err(); err != nil {
 		return cp.wrap(ctx, "set meta", err)
 	}
 	return nil
@@ -249,7 +234,7 @@ func (cp *checkpointStore) Meta(key string) ([]byte, bool, error) {
 	if cp.closed.Load() {
 		return nil, false, storage.ErrClosed
 	}
-	ctx, cancel := callContext(context.Background(), cp.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
 	defer cancel()
 	v, err := cp.client.HGet(ctx, cp.keys[2], key).Bytes()
 	if errors.Is(err, goredis.Nil) {
@@ -264,8 +249,7 @@ func (cp *checkpointStore) Meta(key string) ([]byte, bool, error) {
 	return v, true, nil
 }
 
-// Flush implements storage.Store. Nothing is buffered: every Put was
-// written when it returned, so Flush only reports ErrClosed after Close.
+// Flush implements storage.Store: nothing is buffered.
 func (cp *checkpointStore) Flush() error {
 	if cp.closed.Load() {
 		return storage.ErrClosed
@@ -273,19 +257,10 @@ func (cp *checkpointStore) Flush() error {
 	return nil
 }
 
-// Close implements storage.Store. It does not close the Redis client, and
-// leaves the data in Redis for the crawl's other workers and later runs.
+// Close implements storage.Store; client and data are left as they are.
 func (cp *checkpointStore) Close() error {
 	cp.closed.Store(true)
 	return nil
-}
-
-func (cp *checkpointStore) decode(id uint64, v string) (storage.Record, error) {
-	r, err := cp.decodeValue(v)
-	if err == nil && r.ID != id {
-		err = fmt.Errorf("breakwater/redis: checkpoint of crawl %q: %w: record %016x stored under %016x", cp.crawl, storage.ErrCorrupt, r.ID, id)
-	}
-	return r, err
 }
 
 // decodeValue reads a stored value: "<seq>|<state>|<JSON>".
@@ -322,8 +297,7 @@ func (cp *checkpointStore) wrap(ctx context.Context, op string, err error) error
 	return wrapErr(ctx, cp.crawl, op, err)
 }
 
-// idKey is a record's field in the recs hash: its ID in 16 hex digits,
-// the same spelling as a colly request's job ID.
+// idKey is an ID in 16 hex digits (a checkpoint record's, a job's).
 func idKey(id uint64) string { return fmt.Sprintf("%016x", id) }
 
 func nanos(t time.Time) int64 {

@@ -15,7 +15,7 @@ func TestClaimHandsEachJobToExactlyOneWorker(t *testing.T) {
 	f := newFixture(t)
 	batch := make([]*redis.Job, jobs)
 	for i := range batch {
-		batch[i] = job(fmt.Sprintf("j%04d", i), redis.Lane(i%3))
+		batch[i] = job(fmt.Sprintf("j%04d", i))
 	}
 	enqueue(t, f.q, batch...)
 
@@ -75,7 +75,6 @@ func TestClaimGivesTheStoredJobBack(t *testing.T) {
 	in := &redis.Job{
 		ID:      "p1",
 		URL:     "https://Shop.Example:8443/p/1?x=1",
-		Lane:    redis.Critical,
 		Request: []byte{0, 1, 2, 0xff, '"', '/', '\\'},
 	}
 	enqueue(t, f.q, in)
@@ -86,7 +85,7 @@ func TestClaimGivesTheStoredJobBack(t *testing.T) {
 		t.Errorf("defaults not filled: MaxAttempts %d, EnqueuedAt %v", in.MaxAttempts, in.EnqueuedAt)
 	}
 	got := claim(t, f.q)
-	if got.ID != in.ID || got.URL != in.URL || got.Domain != in.Domain || got.Lane != in.Lane ||
+	if got.ID != in.ID || got.URL != in.URL || got.Domain != in.Domain ||
 		got.MaxAttempts != in.MaxAttempts || string(got.Request) != string(in.Request) || !got.EnqueuedAt.Equal(in.EnqueuedAt) {
 		t.Errorf("claimed %+v\nenqueued %+v", got, in)
 	}
@@ -97,13 +96,13 @@ func TestClaimGivesTheStoredJobBack(t *testing.T) {
 
 func TestEnqueueSkipsIDsAlreadyInTheCrawl(t *testing.T) {
 	f := newFixture(t)
-	enqueue(t, f.q, job("a", redis.Normal))
-	n, err := f.q.Enqueue(ctxT(t), job("a", redis.Bulk), job("b", redis.Normal), job("b", redis.Normal))
+	enqueue(t, f.q, job("a"))
+	n, err := f.q.Enqueue(ctxT(t), job("a"), job("b"), job("b"))
 	if err != nil || n != 1 {
 		t.Fatalf("Enqueue = %d, %v; want 1 new (a is queued, b twice)", n, err)
 	}
 	j := claim(t, f.q)
-	n, err = f.q.Enqueue(ctxT(t), job(j.ID, redis.Normal))
+	n, err = f.q.Enqueue(ctxT(t), job(j.ID))
 	if err != nil || n != 0 {
 		t.Errorf("re-enqueue of in-flight %s = %d, %v; want 0", j.ID, n, err)
 	}
@@ -118,10 +117,9 @@ func TestEnqueueRejectsInvalidJobsBeforeWritingAny(t *testing.T) {
 		nil,
 		{URL: ""},
 		{URL: "/relative/path"},
-		{URL: "https://ok.example/", Lane: redis.Lane(7)},
 		{URL: "https://ok.example/", MaxAttempts: -1},
 	} {
-		n, err := f.q.Enqueue(ctxT(t), job("good", redis.Normal), bad)
+		n, err := f.q.Enqueue(ctxT(t), job("good"), bad)
 		if !errors.Is(err, redis.ErrInvalidJob) || n != 0 {
 			t.Errorf("Enqueue(%+v) = %d, %v; want 0, ErrInvalidJob", bad, n, err)
 		}

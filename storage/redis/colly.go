@@ -23,45 +23,27 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// CollyStorage spreads one Colly crawl over several processes: it is
-// Colly's storage.Storage (visited set, cookies) and queue.Storage (the
-// frontier) on Redis, over a job queue:
-//
-//	cs, err := redis.NewCollyStorage(client, "shop-crawl-2026-05-01")
-//	c := colly.NewCollector()
-//	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
-//	err = breakwater.Use(c, b, cs)      // SetStorage, track each request, settle it with its outcome
-//	q, err := queue.New(4, cs)          // 4 requests at a time in this process
-//	q.AddURL("https://shop.example/")   // every worker may add the seeds: each is queued once
-//	err = q.Run(c)                      // until the whole crawl's queue is drained
-//
-// Use a synchronous collector: the queue's threads are the worker's
-// parallelism (with Async one worker would claim every ready job).
+// CollyStorage spreads one Colly crawl over several processes: Colly's
+// storage.Storage (visited set, cookies) and queue.Storage (the frontier)
+// on Redis. Use a synchronous collector: the queue's threads are the
+// worker's parallelism.
 //
 // IsVisited claims a URL atomically, so one worker fetches it. GetRequest
-// leases a job for Config.VisibilityTimeout rather than popping it; the
-// job ends with Ack (done), Fail (retried after a backoff, dead-lettered at
-// MaxAttempts) or Park (queued until a time). Observing the breaker
-// (breakwater.Use) reports every outcome; without one, call Ack from
-// OnScraped and Fail from OnError. Leases of requests under way are
-// extended, so a page is fetched twice only if its worker died between the
-// fetch and the Ack, and is never lost. Requests Colly drops before
-// OnRequest (a URL filter, MaxDepth, robots.txt) report nothing and are
-// dead-lettered after their leases: filter before adding.
-//
-// QueueSize counts every job not finished anywhere, so a worker keeps
-// going while another might fail a job back. While Redis is unreachable
-// calls wait and retry for up to Config.MaxOutage. If the crawl's state is
-// lost (Redis restarted empty, flushed, evicted), every call fails with
-// ErrStateLost instead of the run ending as if done. docs/redis.md tells
-// the queue, the keys and the failure handling in full.
+// leases a job for Config.VisibilityTimeout, extended while under way; it
+// ends with Ack, Fail (retried after a backoff, dead-lettered at
+// MaxAttempts) or Park, which breakwater.Use reports (else call Ack from
+// OnScraped and Fail from OnError). A page is fetched twice only if its
+// worker died before the Ack, and never lost. Requests Colly drops before
+// OnRequest (a URL filter, MaxDepth, robots.txt) are dead-lettered after
+// their leases: filter before adding. While Redis is unreachable calls
+// retry for up to Config.MaxOutage; a lost state fails every call with
+// ErrStateLost. docs/redis.md has the details.
 type CollyStorage struct {
 	observed observed.Set // the breakers Observe was given
 	q        *jobQueue
 	shards   [][]string // each shard's keys: the queue's six, visited, cookies, run marker
 	s        settings
 	link     *link
-	claims   time.Duration
 
 	held    sync.Map         // job ID → *heldJob: claimed by this process, not yet reported
 	keep    keeper           // the leases of the held jobs under way (leasekeeper.go)
@@ -78,29 +60,24 @@ var (
 	_ queue.Storage   = (*CollyStorage)(nil)
 )
 
-// ErrDrained is what GetRequest returns when no job is left anywhere in the
-// crawl: nothing ready, delayed or in flight. Colly's queue then ends.
+// ErrDrained is what GetRequest returns when no job is left in the crawl.
 var ErrDrained = errors.New("the crawl's queue is drained")
 
-// NewCollyStorage returns the Colly storage of the crawl crawlID on client,
-// over a job queue in Redis made with the same options. Besides the
-// queue's options it reads Config.ClaimTTL, Config.PollInterval, Config.MaxOutage,
-// Config.ReconnectBase and Config.Logger. It does not contact Redis.
+// NewCollyStorage returns the Colly storage of the crawl crawlID on
+// client. It does not contact Redis.
 func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Option) (*CollyStorage, error) {
 	q, err := newQueue(client, crawlID, opts...)
 	if err != nil {
 		return nil, err
 	}
 	s := q.s
-	claims := s.claimTTL
-	if claims == 0 {
-		claims = s.visibility
+	if s.ClaimTTL == 0 {
+		s.ClaimTTL = s.VisibilityTimeout
 	}
 	var shards [][]string
-	for i, p := range shardPrefixes(s.namespace, crawlID, s.shards) {
+	for i, p := range shardPrefixes(s.Namespace, crawlID, s.Shards) {
 		shards = append(shards, append(slices.Clone(q.shards[i]), p+"c:visited", p+"c:cookies", p+"c:run"))
-		// The queue's scripts get the run marker too, as a seventh key:
-		// the guard in lua/prelude.lua.
+		// The queue's scripts get the run marker as a seventh key (the guard).
 		q.shards[i] = append(slices.Clip(q.shards[i]), p+"c:run")
 	}
 	return &CollyStorage{
@@ -108,21 +85,16 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 		shards: shards,
 		s:      s,
 		link:   newLink("colly storage", crawlID, "every call waits and retries", s),
-		claims: claims,
 		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}, nil
 }
 
-// Stats counts the crawl's jobs, every worker's and every shard's, by where
-// they are: one round trip per shard, pipelined. Unlike QueueSize it does
-// not wait out an outage: an unreachable Redis is an error wrapping
-// ErrUnavailable.
-func (cs *CollyStorage) Stats(ctx context.Context) (Stats, error) { return cs.q.Stats(ctx) }
+// Stats counts the crawl's jobs in every shard by where they are. Unlike
+// QueueSize it does not wait out an outage (ErrUnavailable).
+func (cs *CollyStorage) Stats(ctx context.Context) (Stats, error) { return cs.q.stats(ctx, cs.s.now()) }
 
-// DeadLetter is a URL the crawl gave up on: its attempts spent
-// (Config.MaxAttempts), each failed attempt reported by Fail (or a lease that
-// ran out).
+// DeadLetter is a URL the crawl gave up on: its attempts spent.
 type DeadLetter struct {
 	URL       string
 	Attempts  int       // failed attempts, the last one included
@@ -130,8 +102,7 @@ type DeadLetter struct {
 	FailedAt  time.Time // when it died
 }
 
-// DeadLetters returns up to limit of the crawl's dead letters, newest
-// first; limit ≤ 0 means 100. Stats().Dead says how many there are.
+// DeadLetters returns up to limit (≤ 0: 100) dead letters, newest first.
 func (cs *CollyStorage) DeadLetters(ctx context.Context, limit int) ([]DeadLetter, error) {
 	jobs, err := cs.q.Dead(ctx, limit)
 	if err != nil {
@@ -144,40 +115,22 @@ func (cs *CollyStorage) DeadLetters(ctx context.Context, limit int) ([]DeadLette
 	return out, nil
 }
 
-// allKeys returns the storage's Redis keys: the queue's, then visited,
-// cookies and the run marker; shard after shard with Config.Shards (the
-// cookies of every host are in the first shard's).
-func (cs *CollyStorage) allKeys() []string {
-	var out []string
-	for _, k := range cs.shards {
-		out = append(out, k...)
-	}
-	return out
-}
-
-// keysOf returns the keys of the shard that holds request (or job) id.
 func (cs *CollyStorage) keysOf(id string) []string { return cs.shards[shardOf(id, len(cs.shards))] }
 
-// Init implements storage.Storage and queue.Storage. It does not contact
-// Redis; an unreachable Redis shows on the first call that needs it.
+// Init implements storage.Storage and queue.Storage; it does no I/O.
 func (cs *CollyStorage) Init() error { return nil }
 
-// Close ends the crawl in this process: waits in GetRequest and the hooks
-// end at once (with their last error), GetRequest hands out nothing more
-// and QueueSize reports 0, so Colly's queue Run returns once the requests
-// under way are done. Jobs this process still holds come back to the other
+// Close ends the crawl in this process: waits end, GetRequest hands out
+// nothing more and QueueSize reports 0. Held jobs come back to the other
 // workers after their lease. It does not close the Redis client.
 func (cs *CollyStorage) Close() error {
 	cs.close.Do(func() { close(cs.done) })
 	return nil
 }
 
-// Register makes cs c's storage (c.SetStorage: visited set and cookies;
-// Colly then puts a cookie jar over it, which undoes an earlier
-// DisableCookies) and notes in OnRequest which request each one is, so
-// that its outcome finds its job even after a redirect. It is a
-// colly.CollectorOption. Caveat: Colly's Clone copies no callbacks;
-// Register every clone.
+// Register makes cs c's storage (undoing DisableCookies) and notes in
+// OnRequest which request each one is, so that its outcome finds its job
+// after a redirect. It is a colly.CollectorOption: Register every clone.
 func (cs *CollyStorage) Register(c *colly.Collector) {
 	_ = c.SetStorage(cs) // cannot fail: Init does no I/O
 	c.OnRequest(func(r *colly.Request) {
@@ -189,28 +142,22 @@ func (cs *CollyStorage) Register(c *colly.Collector) {
 	})
 }
 
-// Observe returns the hooks that report every request's outcome to the
-// storage (observe.Observer: breakwater.Use calls it before the crawl):
-// the OnAttempt and OnRefused hooks, and with a wait horizon
-// (Config.WaitHorizon) the breaker's ResendHorizon, so that a throttled URL
-// due later than that is parked rather than held. A second call with the
-// same breaker does nothing.
+// Observe hooks the storage to a breaker (observe.Observer): OnAttempt and
+// OnRefused settle each request's job; with Config.WaitHorizon the
+// breaker's ResendHorizon parks a throttled URL due later than that.
 func (cs *CollyStorage) Observe(s observe.Subject) error {
 	if !cs.observed.Add(s) {
 		return nil // already following s
 	}
 	h := observe.Hooks{OnAttempt: cs.outcome, OnRefused: cs.refused}
-	if cs.s.horizon >= 0 {
-		h.ResendHorizon = max(cs.s.horizon, time.Nanosecond)
+	if cs.s.WaitHorizon >= 0 {
+		h.ResendHorizon = max(cs.s.WaitHorizon, time.Nanosecond)
 	}
 	return s.Hook(h)
 }
 
 // outcome settles a request's job by observed.StateOf, as
-// extensions/checkpoint does: Ack for Done, Gone and Settled, Fail for
-// Failed and ThrottledOut, Park (no attempt spent) for Parked (until its
-// time) and Cancelled (at once); a Resent job stays in flight: the breaker
-// sends it again itself.
+// extensions/checkpoint does; a Resent job stays in flight.
 func (cs *CollyStorage) outcome(a observe.Attempt) {
 	var err error
 	switch state, _, until := observed.StateOf(a); state {
@@ -218,9 +165,8 @@ func (cs *CollyStorage) outcome(a observe.Attempt) {
 		cs.reqs.Delete(a.Request) // the breaker's Retry is a new *colly.Request
 		return
 	case observed.Done, observed.Gone, observed.Settled:
-		// Settled: nothing more to do (a redirect to a page already
-		// visited, an answer a callback aborted on purpose). Parked, it
-		// came back at once to be refused again, for ever.
+		// Settled (a redirect to a page visited, an answer aborted on
+		// purpose): parked, it would be refused again for ever.
 		err = cs.Ack(a.Request)
 	case observed.Parked, observed.Cancelled:
 		err = cs.Park(a.Request, until) // zero but for Parked: at once
@@ -232,15 +178,13 @@ func (cs *CollyStorage) outcome(a observe.Attempt) {
 		err = cs.Fail(a.Request, cause)
 	}
 	if err != nil && !cs.unknown(err) {
-		cs.s.log.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", a.Request.URL.String()).
+		cs.s.Logger.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", a.Request.URL.String()).
 			Err(err).Msg("breakwater/redis: a request's outcome could not be saved; its job comes back after the lease")
 	}
 }
 
-// unknown reports whether the crawl's state is lost (said once, by the
-// redis_state_lost event: an outcome that cannot be saved then is no
-// news), and has it checked first when err says that a job this worker
-// held is gone from the queue.
+// unknown reports whether the crawl's state is lost (the redis_state_lost
+// event said so already), checking first when err says a held job is gone.
 func (cs *CollyStorage) unknown(err error) bool {
 	if errors.Is(err, ErrUnknownJob) {
 		_ = cs.watch(context.Background(), true)
@@ -248,40 +192,37 @@ func (cs *CollyStorage) unknown(err error) bool {
 	return cs.lost() != nil
 }
 
-// refused parks a request the breaker refused until the domain may be
-// probed again (its RetryAt, plus up to a tenth of the wait as jitter, so
-// the parked jobs of one domain do not all come back at once).
+// refused parks a refused request until its RetryAt, plus up to a tenth of
+// the wait as jitter so a domain's jobs do not all come back at once.
 func (cs *CollyStorage) refused(r *colly.Request, e *circuit.OpenError) {
 	until := e.RetryAt
 	if wait := until.Sub(cs.s.now()); wait > 0 {
 		until = until.Add(time.Duration(cs.q.float64() * float64(wait) / 10))
 	}
 	if err := cs.Park(r, until); err != nil && !cs.unknown(err) {
-		cs.s.log.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", r.URL.String()).
+		cs.s.Logger.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", r.URL.String()).
 			Err(err).Msg("breakwater/redis: a refused request could not be parked; its job comes back after the lease")
 	}
 }
 
-// Ack reports that r was fetched and needs nothing more: its job is done
-// and its URL visited for good. For a request fetched outside the queue
-// (a plain Visit) only the latter. It returns ErrLeaseLost if the job's
-// lease ran out and another worker holds it now.
+// Ack reports that r was fetched: its job is done and its URL visited for
+// good (for a plain Visit only the latter). It returns ErrLeaseLost if
+// another worker holds the job now.
 func (cs *CollyStorage) Ack(r *colly.Request) error {
 	return cs.report(r, scriptCollyDone, "done", func(job *queueJob) error {
 		return cs.persist(context.Background(), "ack", func(ctx context.Context) error {
 			n, err := scriptCollyAck.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(cs.s.now(), job.ID, job.lease)...).Int()
 			if err != nil {
-				return cs.q.wrap(ctx, "ack", err)
+				return wrapErr(ctx, cs.q.crawl, "ack", err)
 			}
 			return cs.q.status("ack", job, int64(n))
 		})
 	})
 }
 
-// Fail reports that r's attempt failed with cause: its job spends an
-// attempt and is retried after a backoff, or dead-lettered at
-// MaxAttempts. For a request fetched outside the queue, its claim is
-// dropped so that it may be fetched when found again.
+// Fail reports that r's attempt failed with cause: its job is retried
+// after a backoff, or dead-lettered at MaxAttempts. A plain Visit's claim
+// is dropped, so that it may be fetched when found again.
 func (cs *CollyStorage) Fail(r *colly.Request, cause error) error {
 	return cs.report(r, scriptCollyRelease, "release", func(job *queueJob) error {
 		return cs.persist(context.Background(), "fail", func(ctx context.Context) error { return cs.q.Fail(ctx, job, cause) })
@@ -289,23 +230,16 @@ func (cs *CollyStorage) Fail(r *colly.Request, cause error) error {
 }
 
 // Park puts r's job back without spending an attempt, to be claimed again
-// no earlier than until (at once if until has passed). For a request
-// fetched outside the queue, its claim is dropped.
-//
-// Ack, Fail and Park settle the job a redirect's hop of r took up too (see
-// heldJob): r ended at that job's URL, so its outcome is that job's. They
-// return an error that matches ErrStateLost once the storage has found the
-// crawl's state gone from Redis.
+// no earlier than until. A plain Visit's claim is dropped. Ack, Fail and
+// Park also settle the job a redirect's hop of r took up (see heldJob).
 func (cs *CollyStorage) Park(r *colly.Request, until time.Time) error {
 	return cs.report(r, scriptCollyRelease, "release", func(job *queueJob) error {
 		return cs.persist(context.Background(), "park", func(ctx context.Context) error { return cs.q.Park(ctx, job, until) })
 	})
 }
 
-// report settles r's outcome: the job this process holds of r (by its ID
-// before any redirect) with settle, or, for a request fetched outside the
-// queue, its visit with the script alone (op); then the job a redirect's
-// hop of r took up, if any, with settle too.
+// report settles the job held of r (by its ID before redirects), or a
+// plain Visit with the script alone, then the job a hop of r took up.
 func (cs *CollyStorage) report(r *colly.Request, alone *goredis.Script, op string, settle func(*queueJob) error) error {
 	id := cs.requestKey(r)
 	var err error
@@ -322,10 +256,8 @@ func (cs *CollyStorage) report(r *colly.Request, alone *goredis.Script, op strin
 	return cs.settled(err)
 }
 
-// takeHop takes from this process's hold the job of the URL r ended at,
-// id being r's ID before its redirects, if a redirect's hop of r took that
-// job up: Visited let it through, and the job's own request, refused
-// since, reports nothing.
+// takeHop takes the held job of the URL r ended at (id: r's ID before its
+// redirects) if a hop of r took it up: its own request reports nothing.
 func (cs *CollyStorage) takeHop(r *colly.Request, id string) (*queueJob, bool) {
 	end := requestIDOf(r)
 	if end == id {
@@ -337,9 +269,7 @@ func (cs *CollyStorage) takeHop(r *colly.Request, id string) (*queueJob, bool) {
 	return cs.take(end)
 }
 
-// settled is the error of reporting a request's outcome: err, joined to
-// the storage's ErrStateLost once it has found the crawl's state gone (the
-// job could not be settled because it was lost with everything else).
+// settled joins err to ErrStateLost once the crawl's state is found gone.
 func (cs *CollyStorage) settled(err error) error {
 	if err == nil || errors.Is(err, ErrStateLost) {
 		return err
@@ -351,9 +281,8 @@ func (cs *CollyStorage) settled(err error) error {
 }
 
 // IsVisited implements storage.Storage as an atomic check-and-set: false
-// means the caller has claimed the request and should fetch it. A request
-// this process holds the queue's job of is not visited until Visited let
-// a caller through to it (no round trip; see heldJob).
+// means the caller has claimed the request. A held job's URL needs no
+// round trip (see heldJob).
 func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	key := idKey(id)
 	if v, ok := cs.held.Load(key); ok {
@@ -363,9 +292,7 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 		cs.started(key)
 		return false, nil
 	}
-	// This process's own claim, not yet settled by Visited: HasVisited's,
-	// or a goroutine's between its two calls. Visited decides between
-	// the callers.
+	// A claim of this process not yet settled by Visited: Visited decides.
 	switch cs.claimed.Join(id) {
 	case visitclaim.Joined:
 		return false, nil
@@ -375,9 +302,9 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	var visited bool
 	err := cs.persist(context.Background(), "is visited", func(ctx context.Context) error {
 		now := cs.s.now()
-		n, err := scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.claims).UnixMilli())...).Int()
+		n, err := scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.s.ClaimTTL).UnixMilli())...).Int()
 		if err != nil {
-			return cs.q.wrap(ctx, "is visited", err)
+			return wrapErr(ctx, cs.q.crawl, "is visited", err)
 		}
 		visited = n == 1
 		return nil
@@ -391,12 +318,9 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	return visited, nil
 }
 
-// Visited implements storage.Storage. After IsVisited's claim it has
-// nothing to do, unless two callers of this process were told the request
-// was new: the second is told it was visited after all (so is a caller
-// told a held job's request was new when another took the job up since).
-// Called alone (Colly marks redirect hops it did not check) it claims the
-// request if nobody holds it.
+// Visited implements storage.Storage: after IsVisited's claim, a second
+// caller here told the request was new is told it was visited after all.
+// Called alone (a redirect hop Colly did not check) it claims the request.
 func (cs *CollyStorage) Visited(id uint64) error {
 	if held, lost := cs.claimed.Settle(id); held {
 		if lost {
@@ -418,13 +342,10 @@ func (cs *CollyStorage) Visited(id uint64) error {
 	return err
 }
 
-// heldJob is a job this process claimed and has not reported yet, and
-// the visited check of its URL. Colly's queue claims its next job while
-// every thread is busy, so the first to meet the URL may be a redirect's
-// hop (or a Visit) of another request rather than the job's own request.
-// The first caller Visited lets through takes the job up and fetches the
-// URL; every later one is told it is visited, the job's own request too.
-// A hop's request then settles the job with its own outcome (report).
+// heldJob is a job this process claimed and has not reported yet. A
+// redirect's hop of another request may meet its URL first: the first
+// caller Visited lets through fetches it, every later one (the job's own
+// request too) is told it is visited, and the hop's outcome settles it.
 type heldJob struct {
 	job   *queueJob
 	mu    sync.Mutex
@@ -443,10 +364,8 @@ func (h *heldJob) ask() (visited bool) {
 	return false
 }
 
-// take is Visited of the job's URL: the caller takes the job up, unless it
-// was told the URL was new and another caller took it up since (false).
-// Called alone (Colly checks no revisit for a retry's redirect hops) it
-// lets the caller through.
+// take is Visited of the job's URL: false if the caller was told the URL
+// was new and another caller took it up since.
 func (h *heldJob) take() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -468,38 +387,35 @@ func (h *heldJob) isTaken() bool {
 }
 
 // Cookies implements storage.Storage: the cookies of u's host, shared by
-// every worker. Colly's interface has no error: while Redis is unreachable
-// it returns none (and logs at debug level).
+// every worker; none while Redis is unreachable (logged at debug level).
 func (cs *CollyStorage) Cookies(u *url.URL) string {
-	ctx, cancel := callContext(context.Background(), cs.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cs.s.CallTimeout)
 	defer cancel()
 	v, err := cs.q.client.HGet(ctx, cs.shards[0][keyCookies], u.Host).Result()
 	if err != nil && !errors.Is(err, goredis.Nil) {
-		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("host", u.Host).Err(cs.q.wrap(ctx, "cookies", err)).Msg("breakwater/redis: cookies not read")
+		cs.s.Logger.Debug().Str("crawl", cs.q.crawl).Str("host", u.Host).Err(wrapErr(ctx, cs.q.crawl, "cookies", err)).Msg("breakwater/redis: cookies not read")
 	}
 	return v
 }
 
-// SetCookies implements storage.Storage. Colly's interface has no error:
-// a failure is logged.
+// SetCookies implements storage.Storage; a failure is logged.
 func (cs *CollyStorage) SetCookies(u *url.URL, cookies string) {
-	ctx, cancel := callContext(context.Background(), cs.s.callTimeout)
+	ctx, cancel := callContext(context.Background(), cs.s.CallTimeout)
 	defer cancel()
 	_, err := cs.q.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		p.HSet(ctx, cs.shards[0][keyCookies], u.Host, cookies)
-		p.PExpire(ctx, cs.shards[0][keyCookies], cs.s.retention)
+		p.PExpire(ctx, cs.shards[0][keyCookies], cs.s.Retention)
 		return nil
 	})
 	if err != nil {
-		cs.s.log.Warn().Str("event", "cookies_not_saved").Str("crawl", cs.q.crawl).Str("host", u.Host).
-			Err(cs.q.wrap(ctx, "set cookies", err)).Msg("breakwater/redis: cookies not saved")
+		cs.s.Logger.Warn().Str("event", "cookies_not_saved").Str("crawl", cs.q.crawl).Str("host", u.Host).
+			Err(wrapErr(ctx, cs.q.crawl, "set cookies", err)).Msg("breakwater/redis: cookies not saved")
 	}
 }
 
 // AddRequest implements queue.Storage: it queues a request Colly
-// serialised, unless the crawl has seen it (done, claimed by a live fetch,
-// or queued, in flight or dead already). Every worker may add the same
-// seeds.
+// serialised unless the crawl has seen it, so every worker may add the
+// same seeds.
 func (cs *CollyStorage) AddRequest(b []byte) error {
 	u, id, err := collyx.ParseRequest(b)
 	if err != nil {
@@ -520,9 +436,9 @@ func (cs *CollyStorage) AddRequest(b []byte) error {
 			return err
 		}
 		now := cs.s.now()
-		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(now, job.ID, int(job.Lane), now.UnixMilli(), rec)...).Int()
+		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(now, job.ID, 0, now.UnixMilli(), rec)...).Int()
 		if err != nil {
-			return cs.q.wrap(ctx, "add request", err)
+			return wrapErr(ctx, cs.q.crawl, "add request", err)
 		}
 		added = n
 		return nil
@@ -533,12 +449,9 @@ func (cs *CollyStorage) AddRequest(b []byte) error {
 	return err
 }
 
-// GetRequest implements queue.Storage: it claims the best ready job and
-// returns its request. When none is ready but some are delayed or in
-// flight anywhere, it waits for one (up to Config.PollInterval between
-// tries, at once when this process adds or settles a job); when none is
-// left at all it returns ErrDrained, or an error wrapping ErrStateLost if
-// the crawl's state vanished.
+// GetRequest implements queue.Storage: it claims the best ready job,
+// waiting (up to Config.PollInterval between tries) while others are
+// delayed or in flight; with none left it returns ErrDrained.
 func (cs *CollyStorage) GetRequest() ([]byte, error) {
 	cs.handed()
 	for {
@@ -551,9 +464,7 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 			if err := cs.watch(ctx, false); err != nil {
 				return err
 			}
-			// A retry keeps the token and starts at the shard asked last,
-			// whose claim may have leased a job it never heard of: the
-			// claim script hands that job out again.
+			// A retry keeps token and shard: a lost answer's job is handed out again.
 			var err error
 			job, err = cs.q.claim(ctx, token, &at)
 			return err
@@ -566,13 +477,13 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 		if !errors.As(err, &empty) {
 			return nil, err
 		}
-		if empty.Drained() || cs.beyondHorizon(empty) {
+		if empty.Next.IsZero() || cs.beyondHorizon(empty) { // drained
 			if err := cs.persist(context.Background(), "get request", func(ctx context.Context) error { return cs.watch(ctx, true) }); err != nil {
 				return nil, err
 			}
 			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: %w", cs.q.crawl, ErrDrained)
 		}
-		wait := cs.s.pollInterval
+		wait := cs.s.PollInterval
 		if d := empty.Next.Sub(cs.s.now()); d < wait {
 			wait = max(d, time.Millisecond)
 		}
@@ -580,19 +491,15 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 		select {
 		case <-cs.wake:
 		case <-t.C:
-		case <-cs.done:
-			t.Stop()
-			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: the storage was closed", cs.q.crawl)
+		case <-cs.done: // closed: the loop's top returns
 		}
 		t.Stop()
 	}
 }
 
-// QueueSize implements queue.Storage: the number of jobs not finished
-// anywhere in the crawl (ready, delayed and in flight at any worker; dead
-// letters do not count). Colly's queue runs until it is 0. Before it
-// reports 0 it checks that the crawl's state is still in Redis: if it
-// vanished, the error wraps ErrStateLost (and ends Colly's Run).
+// QueueSize implements queue.Storage: the jobs not finished anywhere in
+// the crawl, dead letters aside. Before it reports 0 it checks that the
+// crawl's state is still there.
 func (cs *CollyStorage) QueueSize() (int, error) {
 	cs.handed()
 	if cs.closed() {
@@ -612,29 +519,27 @@ func (cs *CollyStorage) QueueSize() (int, error) {
 	return int(n), err
 }
 
-// pending counts the jobs not finished anywhere: ready, in flight, and
-// delayed (within the wait horizon, if there is one): one round trip.
+// pending counts the jobs ready, in flight and delayed (within the wait
+// horizon, if any).
 func (cs *CollyStorage) pending(ctx context.Context) (int64, error) {
-	if cs.s.horizon < 0 {
-		st, err := cs.q.Stats(ctx)
+	if cs.s.WaitHorizon < 0 {
+		st, err := cs.q.stats(ctx, cs.s.now())
 		return st.Pending(), err
 	}
-	st, err := cs.q.stats(ctx, cs.s.now().Add(cs.s.horizon))
+	st, err := cs.q.stats(ctx, cs.s.now().Add(cs.s.WaitHorizon))
 	return st.Ready + st.InFlight, err // Ready counts the delayed jobs due within the horizon
 }
 
-// beyondHorizon reports, when no job is ready, whether all that is left
-// waits beyond the wait horizon.
+// beyondHorizon reports whether all that is left waits beyond the horizon.
 func (cs *CollyStorage) beyondHorizon(empty *emptyError) bool {
-	if cs.s.horizon < 0 || !empty.Next.After(cs.s.now().Add(cs.s.horizon)) {
+	if cs.s.WaitHorizon < 0 || !empty.Next.After(cs.s.now().Add(cs.s.WaitHorizon)) {
 		return false
 	}
 	n, err := cs.pending(context.Background())
 	return err == nil && n == 0
 }
 
-// persist runs call until it succeeds or fails for a reason other than an
-// unreachable Redis; while Redis is unreachable it waits with a backoff,
+// persist runs call, retrying with a backoff while Redis is unreachable,
 // for up to the max outage (or until Close).
 func (cs *CollyStorage) persist(ctx context.Context, op string, call func(context.Context) error) error {
 	began := time.Now()
@@ -643,9 +548,8 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 		started := cs.s.now()
 		err := call(ctx)
 		if refusedByGuard(err) && !joined {
-			// The crawl's run marker is gone or marks it lost: join the
-			// run if this worker never had (a new crawl; the marker is
-			// written), else the state was lost.
+			// The run marker is gone or marks the crawl lost: join the
+			// run if this worker never had, else the state was lost.
 			if werr := cs.watch(ctx, true); werr != nil {
 				return werr
 			}
@@ -662,10 +566,10 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 		}
 		cs.suspect() // Redis may come back empty
 		cs.link.failed(started, cs.s.now(), err, false)
-		if cs.s.maxOutage >= 0 && time.Since(began) >= cs.s.maxOutage {
+		if cs.s.MaxOutage >= 0 && time.Since(began) >= cs.s.MaxOutage {
 			return fmt.Errorf("breakwater/redis: %s: Redis unreachable for %v, longer than the max outage (Config.MaxOutage): %w", op, time.Since(began).Round(time.Millisecond), err)
 		}
-		w := backoffWindow(cs.s.reconnectBase, cs.s.reconnectCap, tries)
+		w := backoffWindow(cs.s.ReconnectBase, cs.s.ReconnectCap, tries)
 		t := time.NewTimer(w/2 + time.Duration(cs.q.float64()*float64(w/2)))
 		select {
 		case <-t.C:
@@ -676,8 +580,7 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 	}
 }
 
-// refusedByGuard reports the answer of a script the run marker guard
-// stopped (lua/prelude.lua).
+// refusedByGuard reports a script the run marker guard stopped.
 func refusedByGuard(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "BWLOST")
 }
@@ -685,7 +588,7 @@ func refusedByGuard(err error) bool {
 func (cs *CollyStorage) runVisit(script *goredis.Script, op, id string) error {
 	return cs.persist(context.Background(), op, func(ctx context.Context) error {
 		if err := script.Run(ctx, cs.q.client, cs.keysOf(id), cs.q.args(cs.s.now(), id)...).Err(); err != nil {
-			return cs.q.wrap(ctx, op, err)
+			return wrapErr(ctx, cs.q.crawl, op, err)
 		}
 		return nil
 	})
@@ -708,8 +611,7 @@ func (cs *CollyStorage) notify() {
 	}
 }
 
-// requestKey returns the ID of r as OnRequest saw it (before any
-// redirect), or as its URL and body say now.
+// requestKey returns r's ID as OnRequest saw it (before any redirect).
 func (cs *CollyStorage) requestKey(r *colly.Request) string {
 	if v, ok := cs.reqs.LoadAndDelete(r); ok {
 		return v.(string)
@@ -717,8 +619,8 @@ func (cs *CollyStorage) requestKey(r *colly.Request) string {
 	return requestIDOf(r)
 }
 
-// requestIDOf is Colly's ID of r in 16 hex digits. The body is read only
-// if it can be read again.
+// requestIDOf is Colly's ID of r; the body is read only if it can be
+// read again.
 func requestIDOf(r *colly.Request) string {
 	var body []byte
 	if rs, ok := r.Body.(io.ReadSeeker); ok && rs != nil {

@@ -11,7 +11,7 @@ import (
 
 func TestJobDeadLettersWithItsLastErrorAfterMaxAttempts(t *testing.T) {
 	f := newFixture(t, redis.Config{BackoffBase: time.Second, BackoffCap: time.Second})
-	j := job("doomed", redis.Normal)
+	j := job("doomed")
 	j.MaxAttempts = 3
 	enqueue(t, f.q, j)
 	for i := 1; i <= 3; i++ {
@@ -46,13 +46,13 @@ func TestJobDeadLettersWithItsLastErrorAfterMaxAttempts(t *testing.T) {
 
 func TestRetryDeadGivesAFreshSetOfAttempts(t *testing.T) {
 	f := newFixture(t)
-	j := job("d", redis.Bulk)
+	j := job("d")
 	j.MaxAttempts = 1
 	enqueue(t, f.q, j)
 	if err := f.q.Fail(ctxT(t), claim(t, f.q), errors.New("HTTP 410")); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := f.q.Enqueue(ctxT(t), job("d", redis.Normal)); n != 0 || err != nil {
+	if n, err := f.q.Enqueue(ctxT(t), job("d")); n != 0 || err != nil {
 		t.Errorf("enqueue over a dead letter = %d, %v; want skipped", n, err)
 	}
 	if err := f.q.RetryDead(ctxT(t), "d"); err != nil {
@@ -62,7 +62,7 @@ func TestRetryDeadGivesAFreshSetOfAttempts(t *testing.T) {
 		t.Errorf("second RetryDead: %v, want ErrUnknownJob", err)
 	}
 	again := claim(t, f.q)
-	if again.Attempts != 0 || again.LastError != "HTTP 410" || again.Lane != redis.Bulk {
+	if again.Attempts != 0 || again.LastError != "HTTP 410" {
 		t.Errorf("retried: %s, last error %q", again, again.LastError)
 	}
 }
@@ -70,7 +70,7 @@ func TestRetryDeadGivesAFreshSetOfAttempts(t *testing.T) {
 func TestDeadLetterLimitDropsTheOldest(t *testing.T) {
 	f := newFixture(t, redis.Config{DeadLetterLimit: 2})
 	for i := range 3 {
-		j := job(fmt.Sprintf("d%d", i), redis.Normal)
+		j := job(fmt.Sprintf("d%d", i))
 		j.MaxAttempts = 1
 		enqueue(t, f.q, j)
 		if err := f.q.Fail(ctxT(t), claim(t, f.q), errors.New("gone")); err != nil {

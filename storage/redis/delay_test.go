@@ -10,7 +10,7 @@ import (
 
 func TestDelayedJobIsNotClaimableBeforeItsTime(t *testing.T) {
 	f := newFixture(t)
-	j := job("later", redis.Critical)
+	j := job("later")
 	j.NotBefore = start.Add(10 * time.Second)
 	enqueue(t, f.q, j)
 
@@ -41,7 +41,7 @@ func TestEmptyQueueSaysDrained(t *testing.T) {
 	if !e.Drained() || !errors.Is(e, redis.ErrEmpty) {
 		t.Errorf("empty queue: %v, drained %v", e, e.Drained())
 	}
-	enqueue(t, f.q, job("a", redis.Normal))
+	enqueue(t, f.q, job("a"))
 	j := claim(t, f.q)
 	if e := claimEmpty(t, f.q); !e.Next.Equal(j.LeaseUntil) {
 		t.Errorf("with a job in flight, next = %v, want its lease deadline %v", e.Next, j.LeaseUntil)
@@ -50,7 +50,7 @@ func TestEmptyQueueSaysDrained(t *testing.T) {
 
 func TestParkWaitsWithoutSpendingAnAttempt(t *testing.T) {
 	f := newFixture(t)
-	enqueue(t, f.q, job("a", redis.Normal))
+	enqueue(t, f.q, job("a"))
 	j := claim(t, f.q)
 	reopens := start.Add(2 * time.Minute)
 	if err := f.q.Park(ctxT(t), j, reopens); err != nil {

@@ -15,50 +15,36 @@ import (
 
 var (
 	// ErrUnavailable means Redis could not be reached or serve the command
-	// right now (refused, reset, timeout, loading, read-only, out of
-	// memory, a Cluster slot moving). The call may be retried once Redis is
-	// back; the error wraps the cause. A go-redis client also retries
-	// failed dials itself: lower MaxRetries and DialerRetries to fail
-	// faster.
+	// right now (refused, timeout, loading, read-only, out of memory, a
+	// Cluster slot moving); the error wraps the cause. go-redis also retries
+	// failed dials itself: lower MaxRetries and DialerRetries to fail faster.
 	ErrUnavailable = errors.New("redis unavailable")
 
-	// errEmpty means no job is ready to be claimed. Claim returns it wrapped
-	// in an *EmptyError that says when the next job may be.
-	errEmpty = errors.New("no job ready")
-
-	// ErrLeaseLost means the job's lease expired and the job was taken back
-	// (and possibly claimed by another worker): this worker no longer owns
-	// it, and its Fail or Park was not applied. Ack still succeeds unless
-	// another worker holds the job.
+	// ErrLeaseLost means the job's lease expired and it was taken back: its
+	// Fail or Park was not applied (Ack is, unless another worker holds it).
 	ErrLeaseLost = errors.New("lease lost: the job was reclaimed after its visibility timeout")
 
-	// ErrUnknownJob means the queue holds no such job: already acked,
-	// expired with the crawl's retention, or never enqueued in this crawl.
+	// ErrUnknownJob means the queue holds no such job: acked, expired with
+	// the crawl's retention, or never enqueued.
 	ErrUnknownJob = errors.New("unknown job")
 
-	// errNotClaimed means a job that did not come from Claim was handed to
-	// Ack, Fail, Park or Extend.
+	// errNotClaimed: a job that did not come from a claim was handed back.
 	errNotClaimed = errors.New("job was not claimed from this queue")
 
-	// ErrInvalidJob means AddRequest was given a request it cannot queue:
-	// not a serialised Colly request, or a URL without a host.
+	// ErrInvalidJob means AddRequest was given a request it cannot queue.
 	ErrInvalidJob = errors.New("invalid job")
 
-	// ErrInvalidConfig means a constructor was given options or a crawl id
-	// it cannot use; the message says which and why.
+	// ErrInvalidConfig means a constructor was given options or a crawl id it
+	// cannot use; the message says which and why.
 	ErrInvalidConfig = errors.New("invalid configuration")
 
 	// ErrCorrupt means a stored record could not be read back.
 	ErrCorrupt = errors.New("corrupt queue record")
 )
 
-// emptyError is what Claim returns when no job is ready. It matches
-// errEmpty with errors.Is.
+// emptyError is what Claim returns when no job is ready.
 type emptyError struct {
-	// Next is the earliest time a job may become claimable: the first delayed
-	// job's time or the first lease to expire. Zero when nothing is delayed
-	// or in flight: the crawl's queue is drained.
-	Next time.Time
+	Next time.Time // the earliest a job may become claimable; zero: drained
 }
 
 func (e *emptyError) Error() string {
@@ -68,22 +54,8 @@ func (e *emptyError) Error() string {
 	return "no job ready before " + e.Next.UTC().Format(time.RFC3339Nano)
 }
 
-// Is makes errors.Is(err, errEmpty) true.
-func (e *emptyError) Is(target error) bool { return target == errEmpty }
-
-// Drained reports whether nothing at all is pending: no job delayed and
-// none in flight. Dead letters do not count.
-func (e *emptyError) Drained() bool { return e.Next.IsZero() }
-
-// wrap turns a go-redis error into one that says which call on which crawl
-// failed and what to do, keeping the cause for errors.Is. When the call's
-// context has ended, its error is kept too: a deadline cut short by a
-// socket timeout still matches context.DeadlineExceeded.
-func (q *jobQueue) wrap(ctx context.Context, op string, err error) error {
-	return wrapErr(ctx, q.crawl, op, err)
-}
-
-// wrapErr is Queue.wrap for any of the package's types.
+// wrapErr says which call on which crawl failed and what to do, keeping
+// the cause, and the context's error once it has ended.
 func wrapErr(ctx context.Context, crawl, op string, err error) error {
 	ctxErr := ctx.Err()
 	if dl, ok := ctx.Deadline(); ctxErr == nil && ok && !time.Now().Before(dl) {
@@ -101,10 +73,8 @@ func wrapErr(ctx context.Context, crawl, op string, err error) error {
 	return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, crawl, err)
 }
 
-// unavailable reports whether err means Redis cannot serve us right now,
-// as opposed to a bug (a script error, a wrong type), and what to do.
+// unavailable reports whether Redis cannot serve us now, and what to do.
 func unavailable(err error) (hint string, ok bool) {
-	const unreachable = "check that Redis is running and reachable from this host, then retry"
 	if err == nil {
 		return "", false
 	}
@@ -119,7 +89,7 @@ func unavailable(err error) (hint string, ok bool) {
 	}
 	var netErr net.Error
 	if staleConn(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr) {
-		return unreachable, true
+		return "check that Redis is running and reachable from this host, then retry", true
 	}
 	var redisErr goredis.Error
 	if errors.As(err, &redisErr) {
@@ -132,10 +102,7 @@ func unavailable(err error) (hint string, ok bool) {
 		case strings.HasPrefix(msg, "MAXCLIENTS"), strings.HasPrefix(msg, "ERR max number of clients"):
 			return "Redis refuses more clients: raise maxclients or lower the client's PoolSize", true
 		}
-		// A Redis Cluster moving the crawl's slot answers TRYAGAIN (a
-		// script whose keys are split between the two masters) and ASK
-		// while it moves, MOVED after; go-redis follows them up to its
-		// MaxRedirects and then hands the last one back.
+		// A Cluster moving the crawl's slot: ASK, then MOVED after MaxRedirects.
 		if strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ") {
 			return "the Redis Cluster is moving the crawl's hash slot to another master: retry shortly", true
 		}
@@ -148,13 +115,12 @@ func unavailable(err error) (hint string, ok bool) {
 	return "", false
 }
 
-// staleRetries is how many times a call that met a closed pooled connection
-// is tried again at once.
+// staleRetries is how often a call that met a closed pooled connection is
+// tried again at once.
 const staleRetries = 3
 
-// staleConn reports whether err is what a pooled connection to a Redis that
-// has restarted since gives on first use (closed by the peer): worth one
-// immediate retry on a fresh connection before calling Redis unreachable.
+// staleConn reports whether err is what a pooled connection to a
+// restarted Redis gives on first use: worth an immediate retry.
 func staleConn(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed)

@@ -76,9 +76,9 @@ func ExampleCollyStorage_DeadLetters() {
 	// dead: /p/7 after 1 attempt(s): Service Unavailable
 }
 
-// The queue under CollyStorage: three lanes, one failure that exhausts its
-// single attempt, and the dead letter it leaves behind.
-func TestQueueLanesAndDeadLetter(t *testing.T) {
+// The queue under CollyStorage: one failure that exhausts its single
+// attempt, and the dead letter it leaves behind.
+func TestQueueDeadLetter(t *testing.T) {
 	ctx := context.Background()
 	client, ns := redistest.New(t)
 	q, err := redis.NewQueue(client, "lanes", redis.Config{Namespace: ns})
@@ -86,9 +86,8 @@ func TestQueueLanesAndDeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = q.Enqueue(ctx,
-		&redis.Job{URL: "https://shop.example/sitemap-2019.xml", Lane: redis.Bulk},
-		&redis.Job{URL: "https://shop.example/p/1"},
-		&redis.Job{URL: "https://shop.example/p/7?restock", Lane: redis.Critical, MaxAttempts: 1},
+		&redis.Job{ID: "a", URL: "https://shop.example/p/1"},
+		&redis.Job{ID: "b", URL: "https://shop.example/p/7?restock", MaxAttempts: 1},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -104,8 +103,8 @@ func TestQueueLanesAndDeadLetter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, fmt.Sprint(job.Lane, " ", job.URL))
-		if job.Lane == redis.Critical {
+		got = append(got, job.URL)
+		if job.MaxAttempts == 1 {
 			err = q.Fail(ctx, job, errors.New("HTTP 503"))
 		} else {
 			err = q.Ack(ctx, job)
@@ -122,9 +121,8 @@ func TestQueueLanesAndDeadLetter(t *testing.T) {
 		got = append(got, fmt.Sprintf("dead: %s after %d attempt(s): %s", d.URL, d.Attempts, d.LastError))
 	}
 	want := []string{
-		"critical https://shop.example/p/7?restock",
-		"normal https://shop.example/p/1",
-		"bulk https://shop.example/sitemap-2019.xml",
+		"https://shop.example/p/1",
+		"https://shop.example/p/7?restock",
 		"drained: true",
 		"dead: https://shop.example/p/7?restock after 1 attempt(s): HTTP 503",
 	}

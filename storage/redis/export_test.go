@@ -2,13 +2,16 @@ package redis
 
 import (
 	"context"
+	crand "crypto/rand"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 )
 
-// The queue under CollyStorage, its jobs and lanes, and a few inspection
+// The queue under CollyStorage, its jobs, and a few inspection
 // helpers are unexported: the package's users reach them through
 // CollyStorage (Stats, DeadLetters). The tests drive them directly, under
 // the names they had.
@@ -16,36 +19,54 @@ import (
 type (
 	Queue            = jobQueue
 	Job              = queueJob
-	Lane             = lane
 	EmptyError       = emptyError
 	UnavailableError = unavailableError
 	Checkpoint       = checkpointStore
 )
 
-const (
-	Normal   = laneNormal
-	Critical = laneCritical
-	Bulk     = laneBulk
-)
-
 var (
 	NewQueue  = newQueue
 	RequestID = collyx.VisitID
-	WithAging = withAging
 	WithRand  = withRand
 )
+
+// Stats counts the queue's jobs in one round trip.
+func (q *jobQueue) Stats(ctx context.Context) (Stats, error) { return q.stats(ctx, q.s.now()) }
 
 // Queue returns the queue under the storage.
 func (cs *CollyStorage) Queue() *Queue { return cs.q }
 
-// Keys returns the storage's Redis keys.
-func (cs *CollyStorage) Keys() []string { return cs.allKeys() }
+// Keys returns the storage's Redis keys: the queue's, then visited,
+// cookies and the run marker; shard after shard with Config.Shards.
+func (cs *CollyStorage) Keys() []string {
+	var out []string
+	for _, k := range cs.shards {
+		out = append(out, k...)
+	}
+	return out
+}
 
 // Holds reports whether this process holds the job of the request id
 // (claimed, not yet reported).
 func (cs *CollyStorage) Holds(id uint64) bool {
 	_, ok := cs.held.Load(idKey(id))
 	return ok
+}
+
+// optionFunc is an Option of the tests' own.
+type optionFunc func(*settings)
+
+func (f optionFunc) apply(s *settings) { f(s) }
+
+// withRand sets the random source of the backoff jitter; the queue
+// serialises its use. Default: math/rand/v2's global source.
+func withRand(r *rand.Rand) Option {
+	return optionFunc(func(s *settings) {
+		if r == nil {
+			s.bad("rand: nil")
+		}
+		s.rand = r
+	})
 }
 
 // Lost is the storage's verdict on the crawl's state, without a round trip.
@@ -55,14 +76,18 @@ func (cs *CollyStorage) Lost() error { return cs.lost() }
 func (bs *BreakerStore) Keys(domain string) []string { return bs.domainKeys(domain) }
 
 var (
-	ErrEmpty      = errEmpty
+	ErrEmpty      = errors.New("no job ready")
 	ErrNotClaimed = errNotClaimed
 )
 
-const (
-	DefaultCriticalLead = defaultCriticalLead
-	DefaultAgingBound   = defaultAgingBound
-)
+// Drained reports whether no job is delayed or in flight.
+func (e *emptyError) Drained() bool { return e.Next.IsZero() }
+
+// Is makes errors.Is(err, ErrEmpty) true.
+func (e *emptyError) Is(target error) bool { return target == ErrEmpty }
+
+// Keys returns the checkpoint's Redis keys.
+func (cp *checkpointStore) Keys() []string { return cp.keys }
 
 // The queue's own API, which CollyStorage does not use (it runs the queue
 // through its own scripts): the tests drive the queue's scripts with it.
@@ -90,13 +115,17 @@ func (q *jobQueue) Keys() []string {
 // ID, Domain, MaxAttempts and EnqueuedAt when zero; it checks every job
 // before writing any, and rejects bad ones with ErrInvalidJob.
 func (q *jobQueue) Enqueue(ctx context.Context, jobs ...*queueJob) (int, error) {
-	now := q.now()
+	now := q.s.now()
 	for i, j := range jobs {
-		if err := q.prepare(j, now); err != nil {
+		err := check(j)
+		if err == nil {
+			err = q.prepare(j, now)
+		}
+		if err != nil {
 			return 0, fmt.Errorf("breakwater/redis: enqueue on crawl %q: job %d: %w", q.crawl, i, err)
 		}
 	}
-	ctx, cancel := q.callContext(ctx)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	added := 0
 	for shard, jobs := range q.byShard(jobs) {
@@ -107,6 +136,24 @@ func (q *jobQueue) Enqueue(ctx context.Context, jobs ...*queueJob) (int, error) 
 		}
 	}
 	return added, nil
+}
+
+// check is the part of prepare that only jobs not from AddRequest need.
+func check(j *queueJob) error {
+	if j == nil {
+		return fmt.Errorf("%w: nil", ErrInvalidJob)
+	}
+	if j.Attempts < 0 || j.MaxAttempts < 0 {
+		return fmt.Errorf("%w: attempts %d, max attempts %d: must not be negative", ErrInvalidJob, j.Attempts, j.MaxAttempts)
+	}
+	if len(j.ID) > 1024 {
+		return fmt.Errorf("%w: ID of %d bytes: at most 1024", ErrInvalidJob, len(j.ID))
+	}
+	if j.ID == "" {
+		j.ID = crand.Text()
+	}
+	j.NotBefore, j.FailedAt, j.LastError = ms(j.NotBefore), ms(j.FailedAt), truncateError(j.LastError)
+	return nil
 }
 
 // byShard groups jobs by the shard of their ID, keeping their order.
@@ -121,6 +168,9 @@ func (q *jobQueue) byShard(jobs []*queueJob) [][]*queueJob {
 	}
 	return out
 }
+
+// enqueueBatch is how many jobs one Enqueue round trip carries.
+const enqueueBatch = 256
 
 // enqueue adds jobs of one shard, enqueueBatch at a time.
 func (q *jobQueue) enqueue(ctx context.Context, now time.Time, keys []string, jobs []*queueJob) (int, error) {
@@ -137,11 +187,11 @@ func (q *jobQueue) enqueue(ctx context.Context, now time.Time, keys []string, jo
 			if j.NotBefore.After(now) {
 				eligible = j.NotBefore
 			}
-			args = append(args, j.ID, int(j.Lane), eligible.UnixMilli(), rec)
+			args = append(args, j.ID, 0, eligible.UnixMilli(), rec)
 		}
 		n, err := scriptEnqueue.Run(ctx, q.client, keys, args...).Int()
 		if err != nil {
-			return added, q.wrap(ctx, "enqueue", err)
+			return added, wrapErr(ctx, q.crawl, "enqueue", err)
 		}
 		added += n
 	}
@@ -171,11 +221,11 @@ func (q *jobQueue) Ack(ctx context.Context, job *queueJob) error {
 	if err := q.claimed("ack", job); err != nil {
 		return err
 	}
-	ctx, cancel := q.callContext(ctx)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
-	n, err := scriptAck.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(), job.ID, job.lease)...).Int()
+	n, err := scriptAck.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.s.now(), job.ID, job.lease)...).Int()
 	if err != nil {
-		return q.wrap(ctx, "ack", err)
+		return wrapErr(ctx, q.crawl, "ack", err)
 	}
 	if err := q.status("ack", job, int64(n)); err != nil {
 		return err
@@ -191,13 +241,13 @@ func (q *jobQueue) Extend(ctx context.Context, job *queueJob) error {
 	if err := q.claimed("extend", job); err != nil {
 		return err
 	}
-	now := q.now()
-	deadline := ms(now.Add(q.s.visibility))
-	ctx, cancel := q.callContext(ctx)
+	now := q.s.now()
+	deadline := ms(now.Add(q.s.VisibilityTimeout))
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	n, err := scriptExtend.Run(ctx, q.client, q.keysOf(job.ID), q.args(now, job.ID, job.lease, deadline.UnixMilli())...).Int()
 	if err != nil {
-		return q.wrap(ctx, "extend", err)
+		return wrapErr(ctx, q.crawl, "extend", err)
 	}
 	if err := q.status("extend", job, int64(n)); err != nil {
 		return err
@@ -211,7 +261,7 @@ func (q *jobQueue) Extend(ctx context.Context, job *queueJob) error {
 // took back. Claim already does this as it goes; call Reclaim when no
 // worker is claiming, for example from a supervisor.
 func (q *jobQueue) Reclaim(ctx context.Context) (int, error) {
-	ctx, cancel := q.callContext(ctx)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	total := 0
 	for _, keys := range q.shards {
@@ -228,17 +278,17 @@ func (q *jobQueue) Reclaim(ctx context.Context) (int, error) {
 func (q *jobQueue) reclaim(ctx context.Context, keys []string) (int, error) {
 	total := 0
 	for {
-		res, err := scriptReclaim.Run(ctx, q.client, keys, q.args(q.now(), q.s.reclaimBatch, q.reason)...).Slice()
+		res, err := scriptReclaim.Run(ctx, q.client, keys, q.args(q.s.now(), reclaimBatch, q.reason)...).Slice()
 		if err != nil {
-			return total, q.wrap(ctx, "reclaim", err)
+			return total, wrapErr(ctx, q.crawl, "reclaim", err)
 		}
 		if len(res) != 3 {
-			return total, q.wrap(ctx, "reclaim", fmt.Errorf("%w: reclaim script answered %d values, want 3", ErrCorrupt, len(res)))
+			return total, wrapErr(ctx, q.crawl, "reclaim", fmt.Errorf("%w: reclaim script answered %d values, want 3", ErrCorrupt, len(res)))
 		}
 		n := int(toInt(res[0]))
 		q.logReclaim(int64(n), toInt(res[1]), toInt(res[2]))
 		total += n
-		if n < q.s.reclaimBatch {
+		if n < reclaimBatch {
 			return total, nil
 		}
 	}
@@ -248,11 +298,11 @@ func (q *jobQueue) reclaim(ctx context.Context, keys []string) (int, error) {
 // ready now; its LastError is kept. It returns ErrUnknownJob if id is not a
 // dead letter.
 func (q *jobQueue) RetryDead(ctx context.Context, id string) error {
-	ctx, cancel := q.callContext(ctx)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
-	n, err := scriptRetryDead.Run(ctx, q.client, q.keysOf(id), q.args(q.now(), id)...).Int()
+	n, err := scriptRetryDead.Run(ctx, q.client, q.keysOf(id), q.args(q.s.now(), id)...).Int()
 	if err != nil {
-		return q.wrap(ctx, "retry dead letter", err)
+		return wrapErr(ctx, q.crawl, "retry dead letter", err)
 	}
 	if n != 1 {
 		return fmt.Errorf("breakwater/redis: retry dead letter on crawl %q: %w: %q is not a dead letter", q.crawl, ErrUnknownJob, id)

@@ -13,8 +13,10 @@ func TestTwoCrawlsOnOneRedisAreIsolated(t *testing.T) {
 	f := newFixture(t)
 	a := f.q
 	b := f.queue(t, f.client, "crawl-2")
-	enqueue(t, a, job("shared-id", redis.Critical))
-	enqueue(t, b, job("shared-id", redis.Normal), job("only-b", redis.Normal)) // same ID, other crawl: new
+	own := job("shared-id")
+	own.MaxAttempts = 7
+	enqueue(t, a, own)
+	enqueue(t, b, job("shared-id"), job("only-b")) // same ID, other crawl: new
 
 	if s := stats(t, a); s.Ready != 1 {
 		t.Errorf("crawl A: %+v", s)
@@ -23,7 +25,7 @@ func TestTwoCrawlsOnOneRedisAreIsolated(t *testing.T) {
 		t.Errorf("crawl B: %+v", s)
 	}
 	ja := claim(t, a)
-	if ja.Lane != redis.Critical {
+	if ja.MaxAttempts != 7 {
 		t.Errorf("crawl A got %s", ja)
 	}
 	claimEmpty(t, a)
@@ -31,7 +33,7 @@ func TestTwoCrawlsOnOneRedisAreIsolated(t *testing.T) {
 		t.Errorf("crawl B acking crawl A's claim: %v, want refused", err)
 	}
 	for range 2 {
-		if j := claim(t, b); j.Lane != redis.Normal {
+		if j := claim(t, b); j.MaxAttempts != redis.DefaultMaxAttempts {
 			t.Errorf("crawl B got %s", j)
 		}
 	}
@@ -45,12 +47,12 @@ func TestTwoCrawlsOnOneRedisAreIsolated(t *testing.T) {
 func TestEveryKeyCarriesTheRetentionTTL(t *testing.T) {
 	const retention = 48 * time.Hour
 	f := newFixture(t, redis.Config{Retention: retention, VisibilityTimeout: time.Second})
-	later := job("later", redis.Normal)
+	later := job("later")
 	later.NotBefore = start.Add(time.Hour)
-	dies := job("dies", redis.Normal)
+	dies := job("dies")
 	dies.MaxAttempts = 1
-	enqueue(t, f.q, dies, later, job("waits", redis.Bulk), job("runs", redis.Normal))
-	if err := f.q.Fail(ctxT(t), claim(t, f.q), errors.New("x")); err != nil { // "dies" is first: normal, enqueued first
+	enqueue(t, f.q, dies, later, job("waits"), job("runs"))
+	if err := f.q.Fail(ctxT(t), claim(t, f.q), errors.New("x")); err != nil { // "dies" is first: ids break the tie
 		t.Fatal(err)
 	}
 	claim(t, f.q) // "runs" in flight
@@ -78,7 +80,6 @@ func TestNewQueueRejectsBadConfiguration(t *testing.T) {
 		"negative visibility": {"c", redis.Config{VisibilityTimeout: -time.Second}},
 		"negative attempts":   {"c", redis.Config{MaxAttempts: -1}},
 		"cap below base":      {"c", redis.Config{BackoffBase: time.Minute, BackoffCap: time.Second}},
-		"negative aging":      {"c", redis.WithAging(-time.Second, 0)},
 		"retention too short": {"c", redis.Config{Retention: time.Millisecond}},
 		"tiny poll interval":  {"c", redis.Config{PollInterval: time.Microsecond}},
 		"nil rand":            {"c", redis.WithRand(nil)},

@@ -1,96 +1,96 @@
 package redis
 
 import (
+	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
-// lane is a job's priority class. Lanes set where a job starts in the ready
-// order, not a strict precedence: a job that has waited long enough beats a
-// fresher job of a higher lane (see WithAging). The zero value is Normal.
-type lane uint8
-
-const (
-	// laneNormal is the default lane: ordinary crawl work.
-	laneNormal lane = iota
-	// laneCritical jobs jump ahead of everything that has not waited longer than
-	// the critical lead: re-crawls somebody is waiting for, backlog repair.
-	laneCritical
-	// laneBulk jobs wait behind normal work until they are older than the aging
-	// bound: backfills, sitemap sweeps.
-	laneBulk
-)
-
-// String returns "normal", "critical" or "bulk".
-func (l lane) String() string {
-	switch l {
-	case laneNormal:
-		return "normal"
-	case laneCritical:
-		return "critical"
-	case laneBulk:
-		return "bulk"
-	}
-	return "Lane(" + strconv.Itoa(int(l)) + ")"
-}
-
-func (l lane) valid() bool { return l <= laneBulk }
-
-// queueJob is one unit of crawl work. Its retry state (Attempts, LastError,
-// NotBefore) travels inside it: the queue stores the whole job as one
-// record, so requeueing, dead-lettering, reclaiming and replaying never
-// consult a side table.
-//
-// Enqueue fills in ID, Domain, MaxAttempts and EnqueuedAt when they are
-// zero. A job returned by Claim carries a lease; treat its fields as read
-// only and hand it back to exactly one of Ack, Fail or Park (Extend as often
-// as needed before that). Those calls update the fields they change.
+// queueJob is one unit of crawl work, stored whole as one record, retry
+// state included. Enqueue fills in ID, Domain, MaxAttempts and EnqueuedAt
+// when zero. A claimed job carries a lease: hand it back to exactly one of
+// Ack, Fail or Park, which update the fields they change.
 type queueJob struct {
-	// ID identifies the job within its crawl. Enqueueing an ID that is still
-	// queued, in flight or dead is a no-op, so an ID derived from the request
-	// (say, Colly's request ID) makes enqueueing idempotent across workers.
-	// Empty: a random ID.
-	ID string
-	// URL is the page to fetch. Required, absolute, with a host.
-	URL string
-	// Domain is the host the job hits, port included, lower-cased: the key
-	// of its circuit breaker. Empty: taken from URL.
-	Domain string
-	// Lane is the job's priority class.
-	Lane lane
-	// Attempts counts the failed attempts so far: Fail adds one, and so does
-	// a lease that expires because the worker never answered. Park does not.
-	Attempts int
-	// MaxAttempts is how many failed attempts send the job to the dead
-	// letters. Zero: the queue's default (Config.MaxAttempts).
-	MaxAttempts int
-	// LastError is the error of the latest failed attempt (truncated to
-	// 1 KiB).
-	LastError string
-	// FailedAt is when the latest attempt failed; for a dead letter, when it
-	// died.
-	FailedAt time.Time
-	// Request is the serialised request the worker replays, typically from
-	// colly's Request.Marshal. The queue does not look inside.
-	Request []byte
-	// EnqueuedAt is when the job was first enqueued.
-	EnqueuedAt time.Time
-	// NotBefore is the earliest time the job may be claimed: a delayed
-	// start, a backoff after a failure, or a parked domain's reopening.
-	NotBefore time.Time
-	// LeaseUntil is set by Claim and Extend: the job returns to the queue if
-	// the worker has not acked, failed or parked it by then.
-	LeaseUntil time.Time
-
-	lease string // the claim's token; only the holder may change the job
+	ID          string    `json:"id"`                   // unique in the crawl; empty: random
+	URL         string    `json:"url"`                  // absolute, with a host
+	Domain      string    `json:"domain"`               // the URL's host:port, lower-cased
+	Attempts    int       `json:"attempts"`             // failed: Fail and expired leases, not Park
+	MaxAttempts int       `json:"max_attempts"`         // then the dead letters; zero: Config's
+	LastError   string    `json:"last_error,omitempty"` // the latest failure's (at most 1 KiB)
+	FailedAt    time.Time `json:"-"`                    // the latest failure's (a dead letter's death)
+	Request     []byte    `json:"request,omitempty"`    // the serialised Colly request, opaque
+	EnqueuedAt  time.Time `json:"-"`
+	NotBefore   time.Time `json:"-"` // the earliest time it may be claimed
+	LeaseUntil  time.Time `json:"-"` // when it returns to the queue unless handed back
+	lease       string    // the claim's token; only the holder may change the job
 }
 
-// Exhausted reports whether the job has used all its attempts: after Fail,
-// it is then in the dead letters rather than waiting for a retry.
+// Exhausted reports whether the job has used all its attempts.
 func (j *queueJob) Exhausted() bool { return j.MaxAttempts > 0 && j.Attempts >= j.MaxAttempts }
 
 // String identifies the job in logs and errors.
 func (j *queueJob) String() string {
-	return fmt.Sprintf("job %s (%s, %s lane, attempt %d/%d)", j.ID, j.URL, j.Lane, j.Attempts, j.MaxAttempts)
+	return fmt.Sprintf("job %s (%s, attempt %d/%d)", j.ID, j.URL, j.Attempts, j.MaxAttempts)
+}
+
+// record is a job as stored in the jobs hash: JSON with times in Unix ms.
+// Reclaiming an expired lease, the Lua scripts rewrite "attempts",
+// "last_error", "failed_at" and "not_before" with cjson; integers stay
+// below 2^53 so Lua's doubles keep them exact.
+type record struct {
+	queueJob
+	FailedAt   int64 `json:"failed_at,omitempty"`
+	EnqueuedAt int64 `json:"enqueued_at"`
+	NotBefore  int64 `json:"not_before,omitempty"`
+}
+
+// maxErrorLen bounds LastError so one verbose failure cannot bloat a record.
+const maxErrorLen = 1024
+
+func encodeJob(j *queueJob) (string, error) {
+	b, err := json.Marshal(record{*j, toMillis(j.FailedAt), toMillis(j.EnqueuedAt), toMillis(j.NotBefore)})
+	if err != nil {
+		return "", fmt.Errorf("encoding %s: %w", j, err)
+	}
+	return string(b), nil
+}
+
+func decodeJob(raw string) (*queueJob, error) {
+	var r record
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		return nil, fmt.Errorf("%w: stored job record is not valid JSON (%v); was the key written by something else?", ErrCorrupt, err)
+	}
+	if r.ID == "" || r.URL == "" {
+		return nil, fmt.Errorf("%w: stored job record lacks an id or url: %.200q", ErrCorrupt, raw)
+	}
+	j := r.queueJob
+	j.FailedAt, j.EnqueuedAt, j.NotBefore = fromMillis(r.FailedAt), fromMillis(r.EnqueuedAt), fromMillis(r.NotBefore)
+	return &j, nil
+}
+
+func toMillis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// truncateError cuts s to maxErrorLen bytes on a rune boundary.
+func truncateError(s string) string {
+	if len(s) <= maxErrorLen {
+		return s
+	}
+	cut := maxErrorLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -1,8 +1,14 @@
 package redis
 
-// The keys of one crawl, under its Cluster hash tag; docs/redis.md has
-// the layout of each. The queue's six come first, in this order, as the
-// scripts' KEYS; Colly's storage adds c:visited, c:cookies and c:run.
+import (
+	"hash/fnv"
+	"strconv"
+
+	"github.com/breakwater-crawl/breakwater/internal/keyslot"
+)
+
+// The keys of one crawl (docs/redis.md): the queue's six first, in this
+// order, as the scripts' KEYS; Colly's storage adds three.
 const (
 	keyReady = iota
 	keyDelayed
@@ -13,18 +19,13 @@ const (
 	numKeys
 )
 
-// queueKeys returns the queue's keys under one shard's prefix (see
-// shardPrefixes).
+// queueKeys returns the queue's keys under one shard's prefix.
 func queueKeys(prefix string) []string {
-	p := prefix + "q:"
-	return []string{
-		keyReady:    p + "ready",
-		keyDelayed:  p + "delayed",
-		keyInflight: p + "inflight",
-		keyDead:     p + "dead",
-		keyJobs:     p + "jobs",
-		keyLeases:   p + "leases",
+	var out []string
+	for _, k := range []string{"ready", "delayed", "inflight", "dead", "jobs", "leases"} {
+		out = append(out, prefix+"q:"+k)
 	}
+	return out
 }
 
 // CollyStorage's keys, after the queue's.
@@ -33,3 +34,40 @@ const (
 	keyCookies
 	keyRun
 )
+
+// MaxShards is the most hash slots Config.Shards spreads a crawl over.
+const MaxShards = 256
+
+// shardPrefixes returns the key prefix of each of the crawl's n shards.
+// Shard i's tag is "{<crawl>/<i>.<k>}", k the first counter that puts its
+// slot mid-way in the i-th n-th of the slots, so the shards land evenly on
+// the masters of an evenly split Cluster.
+func shardPrefixes(namespace, crawl string, n int) []string {
+	if n <= 1 {
+		return []string{namespace + ":{" + crawl + "}:"}
+	}
+	out := make([]string, n)
+	width := keyslot.Slots / n
+	for i := range out {
+		lo := i*width + width/4
+		hi := i*width + width*3/4
+		for k := 0; ; k++ {
+			tag := crawl + "/" + strconv.Itoa(i) + "." + strconv.Itoa(k)
+			if s := int(keyslot.CRC16(tag) % keyslot.Slots); s >= lo && s < hi {
+				out[i] = namespace + ":{" + tag + "}:s:"
+				break
+			}
+		}
+	}
+	return out
+}
+
+// shardOf returns the shard of key (a job's ID, a domain) among n.
+func shardOf(key string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int(h.Sum32() % uint32(n))
+}

@@ -13,7 +13,7 @@ import (
 func TestUnackedJobReturnsAfterTheVisibilityTimeout(t *testing.T) {
 	const vis = 30 * time.Second
 	f := newFixture(t, redis.Config{VisibilityTimeout: vis})
-	enqueue(t, f.q, job("a", redis.Normal))
+	enqueue(t, f.q, job("a"))
 	other := f.queue(t, redistest.Client(t), f.crawl) // a second worker process
 
 	dying := claim(t, f.q) // this worker never answers
@@ -46,7 +46,7 @@ func TestUnackedJobReturnsAfterTheVisibilityTimeout(t *testing.T) {
 
 func TestLateAckCompletesAJobNobodyHasReclaimed(t *testing.T) {
 	f := newFixture(t, redis.Config{VisibilityTimeout: time.Minute})
-	enqueue(t, f.q, job("a", redis.Normal))
+	enqueue(t, f.q, job("a"))
 	slow := claim(t, f.q)
 	f.clock.Advance(2 * time.Minute)
 	if n, err := f.q.Reclaim(ctxT(t)); err != nil || n != 1 {
@@ -68,7 +68,7 @@ func TestLateAckCompletesAJobNobodyHasReclaimed(t *testing.T) {
 
 func TestLateAckIsRefusedOnceTheJobWasRescheduled(t *testing.T) {
 	f := newFixture(t, redis.Config{VisibilityTimeout: time.Minute})
-	enqueue(t, f.q, job("a", redis.Normal))
+	enqueue(t, f.q, job("a"))
 	slow := claim(t, f.q)
 	f.clock.Advance(time.Minute)
 	// Taken back and claimed by another worker, which fails it.
@@ -86,7 +86,7 @@ func TestLateAckIsRefusedOnceTheJobWasRescheduled(t *testing.T) {
 
 func TestAckOfAnAckedJobIsUnknown(t *testing.T) {
 	f := newFixture(t)
-	enqueue(t, f.q, job("a", redis.Normal))
+	enqueue(t, f.q, job("a"))
 	j := claim(t, f.q)
 	copyOfClaim := *j
 	if err := f.q.Ack(ctxT(t), j); err != nil {
@@ -96,14 +96,14 @@ func TestAckOfAnAckedJobIsUnknown(t *testing.T) {
 		t.Errorf("ack again: %v, want ErrUnknownJob", err)
 	}
 	// The same ID enqueued again is a new job: the old claim cannot ack it.
-	enqueue(t, f.q, job("a", redis.Normal))
+	enqueue(t, f.q, job("a"))
 	if err := f.q.Ack(ctxT(t), &copyOfClaim); !errors.Is(err, redis.ErrLeaseLost) {
 		t.Errorf("stale ack of a re-enqueued ID: %v, want ErrLeaseLost", err)
 	}
 	if s := stats(t, f.q); s.Ready != 1 {
 		t.Errorf("the re-enqueued job was touched: %+v", s)
 	}
-	if err := f.q.Ack(ctxT(t), job("never-claimed", redis.Normal)); !errors.Is(err, redis.ErrNotClaimed) {
+	if err := f.q.Ack(ctxT(t), job("never-claimed")); !errors.Is(err, redis.ErrNotClaimed) {
 		t.Errorf("ack of an unclaimed job: %v, want ErrNotClaimed", err)
 	}
 }
@@ -111,7 +111,7 @@ func TestAckOfAnAckedJobIsUnknown(t *testing.T) {
 func TestExtendKeepsTheLease(t *testing.T) {
 	const vis = 10 * time.Second
 	f := newFixture(t, redis.Config{VisibilityTimeout: vis})
-	enqueue(t, f.q, job("long", redis.Normal))
+	enqueue(t, f.q, job("long"))
 	j := claim(t, f.q)
 	for range 3 {
 		f.clock.Advance(vis - time.Second)
@@ -133,7 +133,7 @@ func TestExtendKeepsTheLease(t *testing.T) {
 func TestJobThatKeepsKillingWorkersEndsDead(t *testing.T) {
 	const vis = time.Second
 	f := newFixture(t, redis.Config{VisibilityTimeout: vis})
-	j := job("poison", redis.Normal)
+	j := job("poison")
 	j.MaxAttempts = 2
 	enqueue(t, f.q, j)
 	claim(t, f.q)

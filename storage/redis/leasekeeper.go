@@ -8,10 +8,8 @@ import (
 )
 
 // keeper extends, every third of the visibility timeout, the lease of each
-// job under way in this process (claimed, or handed to Colly and not yet
-// settled, for at most Config.MaxHold): a lease bounds how long a dead
-// worker keeps its jobs, not how long a live one may wait at the gate. A
-// job Colly drops before it starts comes back after its lease.
+// job under way here (for at most Config.MaxHold): a lease bounds how long
+// a dead worker keeps its jobs, not how long a live one may wait.
 type keeper struct {
 	mu      sync.Mutex
 	jobs    map[string]*kept // job ID → the lease this process holds
@@ -19,13 +17,12 @@ type keeper struct {
 	running bool             // the keeper goroutine runs
 }
 
-// kept is one held job's lease, as the keeper sees it.
 type kept struct {
 	token   string
 	started time.Time // when Colly took the request up; zero before
 }
 
-// hold records that this process claimed job, and starts the keeper.
+// hold records that this process claimed job and starts the keeper.
 func (cs *CollyStorage) hold(job *queueJob) {
 	cs.held.Store(job.ID, &heldJob{job: job})
 	k := &cs.keep
@@ -39,8 +36,7 @@ func (cs *CollyStorage) hold(job *queueJob) {
 	cs.startKeeperLocked()
 }
 
-// startKeeperLocked starts the keeper goroutine unless it runs; k.mu is
-// held.
+// startKeeperLocked starts the keeper unless it runs; k.mu is held.
 func (cs *CollyStorage) startKeeperLocked() {
 	if !cs.keep.running {
 		cs.keep.running = true
@@ -48,8 +44,7 @@ func (cs *CollyStorage) startKeeperLocked() {
 	}
 }
 
-// take removes the job id from this process's hold, for its outcome to
-// settle it.
+// take removes the job id from this process's hold.
 func (cs *CollyStorage) take(id string) (*queueJob, bool) {
 	v, ok := cs.held.LoadAndDelete(id)
 	if !ok {
@@ -76,8 +71,8 @@ func (cs *CollyStorage) started(id string) {
 	}
 }
 
-// handed records that Colly's queue asks the storage again: the job
-// GetRequest handed out last is in a thread's hands now, or was dropped.
+// handed records that Colly's queue asks again: the job handed out last
+// is a thread's now, or was dropped.
 func (cs *CollyStorage) handed() {
 	k := &cs.keep
 	k.mu.Lock()
@@ -85,17 +80,16 @@ func (cs *CollyStorage) handed() {
 	k.mu.Unlock()
 }
 
-// keepLeases extends the leases of the jobs under way every third of the
-// visibility timeout, until none is.
+// keepLeases extends the leases under way until none is.
 func (cs *CollyStorage) keepLeases() {
-	t := time.NewTicker(max(cs.s.visibility/3, time.Millisecond))
+	t := time.NewTicker(max(cs.s.VisibilityTimeout/3, time.Millisecond))
 	defer t.Stop()
 	k := &cs.keep
 	for range t.C {
 		k.mu.Lock()
 		due := map[string]string{}
 		for id, j := range k.jobs {
-			busy := !j.started.IsZero() && (cs.s.maxHold < 0 || time.Since(j.started) < cs.s.maxHold)
+			busy := !j.started.IsZero() && (cs.s.MaxHold < 0 || time.Since(j.started) < cs.s.MaxHold)
 			if busy || id == k.waiting {
 				due[id] = j.token
 			}
@@ -112,17 +106,15 @@ func (cs *CollyStorage) keepLeases() {
 	}
 }
 
-// extend pushes the lease of the job id, held under token, one visibility
-// timeout ahead. Redis unreachable: the next tick tries again. The lease
-// lost or the job unknown while this process still holds it: the keeper
-// lets it go, says so, and an unknown job has the crawl's state checked.
+// extend pushes the lease of the job id one visibility timeout ahead. A
+// lost lease or unknown job is let go and logged.
 func (cs *CollyStorage) extend(id, token string) {
-	ctx, cancel := cs.q.callContext(context.Background())
+	ctx, cancel := callContext(context.Background(), cs.q.s.CallTimeout)
 	defer cancel()
 	now := cs.s.now()
-	n, err := scriptExtend.Run(ctx, cs.q.client, cs.q.keysOf(id), cs.q.args(now, id, token, ms(now.Add(cs.s.visibility)).UnixMilli())...).Int()
+	n, err := scriptExtend.Run(ctx, cs.q.client, cs.q.keysOf(id), cs.q.args(now, id, token, ms(now.Add(cs.s.VisibilityTimeout)).UnixMilli())...).Int()
 	if err != nil {
-		cs.s.log.Debug().Str("crawl", cs.q.crawl).Str("job", id).Err(cs.q.wrap(ctx, "extend", err)).
+		cs.s.Logger.Debug().Str("crawl", cs.q.crawl).Str("job", id).Err(wrapErr(ctx, cs.q.crawl, "extend", err)).
 			Msg("breakwater/redis: a lease could not be extended; trying again at the next tick")
 		return
 	}
@@ -141,12 +133,12 @@ func (cs *CollyStorage) extend(id, token string) {
 		return // settled meanwhile
 	}
 	if n == 0 {
-		cs.s.log.Warn().Str("event", "lease_not_extended").Str("crawl", cs.q.crawl).Str("job", id).
+		cs.s.Logger.Warn().Str("event", "lease_not_extended").Str("crawl", cs.q.crawl).Str("job", id).
 			Msg("breakwater/redis: a job this worker holds is no longer in the crawl's queue")
 		_ = cs.watch(context.Background(), true)
 		return
 	}
-	cs.s.log.Warn().Str("event", "lease_lost").Str("crawl", cs.q.crawl).Str("job", id).
+	cs.s.Logger.Warn().Str("event", "lease_lost").Str("crawl", cs.q.crawl).Str("job", id).
 		Err(errors.New("the lease expired before it could be extended (Redis unreachable for longer than the visibility timeout?)")).
 		Msg("breakwater/redis: another worker may fetch this job too")
 }

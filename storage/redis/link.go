@@ -8,12 +8,9 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// link is what a BreakerStore or a CollyStorage knows about its Redis:
-// answering, or unreachable since some time with the next try due at some
-// later time. While Redis is unreachable the calls do not queue up against
-// it: one call at a time tries again once the backoff has passed, the
-// others act on the store's policy at once. Each change between the two is
-// one log event.
+// link is what a store knows about its Redis: answering, or unreachable
+// since a time. Then one call at a time tries again once the backoff has
+// passed; the others act on the store's policy at once.
 type link struct {
 	component string // for logs: "breaker", "colly storage"
 	crawl     string
@@ -32,14 +29,11 @@ type link struct {
 }
 
 func newLink(component, crawl, policy string, s settings) *link {
-	return &link{component: component, crawl: crawl, policy: policy, base: s.reconnectBase, cap: s.reconnectCap, log: s.log}
+	return &link{component: component, crawl: crawl, policy: policy, base: s.ReconnectBase, cap: s.ReconnectCap, log: s.Logger}
 }
 
-// admit reports whether a call may go to Redis now: always while Redis
-// answers; while it does not, one call at a time once the backoff has
-// passed (trial is then true, and the call must report back with ok or
-// failed).
-// While it refuses, cause is the last failure.
+// admit reports whether a call may go to Redis now (trial: the one retry
+// due, which must report ok or failed); else cause is the last failure.
 func (l *link) admit(now time.Time) (yes, trial bool, cause error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -53,8 +47,7 @@ func (l *link) admit(now time.Time) (yes, trial bool, cause error) {
 	return true, true, nil
 }
 
-// ok records that Redis answered a call started at started. An answer to a
-// call that left before Redis was found unreachable is old news.
+// ok records that Redis answered a call started at started.
 func (l *link) ok(started, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -67,11 +60,8 @@ func (l *link) ok(started, now time.Time) {
 	l.down, l.trying, l.failures, l.cause, l.upAt = false, false, 0, nil, now
 }
 
-// failed records that a call started at started could not reach Redis
-// (err wraps ErrUnavailable). trial says whether the call was the one
-// admitted to try again; calls that were already under way when Redis went
-// away change nothing but the first one's news, and a failure of a call
-// that left before Redis came back is old news.
+// failed records that a call could not reach Redis. Only the first failure
+// and the trial's count; one that left before Redis came back is old news.
 func (l *link) failed(started, now time.Time, err error, trial bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -91,17 +81,37 @@ func (l *link) failed(started, now time.Time, err error, trial bool) {
 	}
 }
 
-// wait is the backoff after l.failures failures: base·2^(n-1) up to cap,
-// jittered over its upper half.
+// wait is the backoff after l.failures failures, jittered.
 func (l *link) wait() time.Duration {
 	w := backoffWindow(l.base, l.cap, l.failures)
 	return w/2 + time.Duration(rand.Int64N(int64(w/2)+1))
 }
 
-// state returns whether Redis is unreachable, since when, when the next try
-// is due and the last failure.
-func (l *link) state() (down bool, since, nextTry time.Time, cause error) {
+// state returns since when Redis is unreachable, the next try and cause.
+func (l *link) state() (since, nextTry time.Time, cause error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.down, l.since, l.nextTry, l.cause
+	return l.since, l.nextTry, l.cause
+}
+
+// backoffWindow is the upper end of the retry delay after the n-th failed
+// attempt (n ≥ 1): min(cap, base·2^(n-1)).
+func backoffWindow(base, cap time.Duration, n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	w := base
+	for i := 1; i < n; i++ {
+		if w >= cap/2 {
+			return cap
+		}
+		w *= 2
+	}
+	return min(w, cap)
+}
+
+// backoffDelay is the delay after the n-th failure with full jitter (u
+// in [0, 1)), so failures that happened together do not retry together.
+func backoffDelay(base, cap time.Duration, n int, u float64) time.Duration {
+	return time.Duration(u * float64(backoffWindow(base, cap, n)))
 }

@@ -44,9 +44,9 @@ func (l *logBuffer) events(t *testing.T) []map[string]any {
 func TestQueueLogsOneEventPerDecisionItTakesAlone(t *testing.T) {
 	var buf logBuffer
 	f := newFixture(t, redis.Config{Logger: zerolog.New(&buf), VisibilityTimeout: time.Second})
-	j := job("a", redis.Normal)
+	j := job("a")
 	j.MaxAttempts = 1
-	enqueue(t, f.q, j, job("b", redis.Normal))
+	enqueue(t, f.q, j, job("b"))
 	if err := f.q.Fail(ctxT(t), claim(t, f.q), errors.New("HTTP 500")); err != nil {
 		t.Fatal(err)
 	}

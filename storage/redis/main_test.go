@@ -112,6 +112,6 @@ func stats(t *testing.T, q *redis.Queue) redis.Stats {
 	return s
 }
 
-func job(id string, lane redis.Lane) *redis.Job {
-	return &redis.Job{ID: id, URL: "https://shop.example/" + id, Lane: lane}
+func job(id string) *redis.Job {
+	return &redis.Job{ID: id, URL: "https://shop.example/" + id}
 }

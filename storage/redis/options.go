@@ -19,8 +19,6 @@ const (
 	DefaultMaxAttempts       = 5
 	DefaultBackoffBase       = 15 * time.Second
 	DefaultBackoffCap        = time.Hour
-	defaultCriticalLead      = 24 * time.Hour
-	defaultAgingBound        = time.Hour
 	DefaultRetention         = 7 * 24 * time.Hour
 	DefaultDeadLetterLimit   = 100_000
 	DefaultCallTimeout       = 10 * time.Second
@@ -31,247 +29,188 @@ const (
 	DefaultMaxOutage         = 10 * time.Minute
 	DefaultPollInterval      = time.Second
 	DefaultMaxHold           = time.Hour
-	defaultPromoteBatch      = 1000
-	defaultReclaimBatch      = 100
 )
 
-// Option configures any of the package's constructors: NewCollyStorage,
-// NewBreakerStore and OpenCheckpoint. A Config is one. Pass the same
-// options to each; a field a constructor has no use for is ignored by it.
-// A later Config's non-zero fields win. The constructor checks them.
+// Option configures NewCollyStorage, NewBreakerStore and OpenCheckpoint
+// (a Config is one): pass the same to each; later non-zero fields win.
 type Option interface {
 	apply(*settings)
 }
 
-// optionFunc is an Option of the package's own (the tests' lanes and
-// random source).
-type optionFunc func(*settings)
-
-func (f optionFunc) apply(s *settings) { f(s) }
-
-// Config is every setting of the package's constructors. A zero field
+// Config is every setting of the package's constructors; a zero field
 // keeps the default, or what an earlier Config set.
 type Config struct {
-	// Namespace is the first part of every key: "<ns>:{<crawl>}:…". The
-	// braces are a Cluster hash tag, so a crawl's keys share one slot and
-	// two crawls never see each other's state. Default "bw".
+	// Namespace starts every key: "<ns>:{<crawl>}:…", the braces a Cluster
+	// hash tag. Default "bw".
 	Namespace string
 
-	// Shards spreads the crawl over n hash slots, one per master of an
-	// evenly split Cluster: jobs and the visited set by request ID,
-	// circuits by domain. Claims take the shards in turn, so jobs are
-	// ordered within a shard only; the checkpoint is not sharded. Every
-	// worker must give the same n. Default 1; n in [1, MaxShards].
+	// Shards spreads the crawl over n hash slots, one per master of an evenly
+	// split Cluster (jobs are then ordered within a shard only; the checkpoint
+	// is not). Every worker must give the same n. Default 1; in [1, MaxShards].
 	Shards int
 
-	// VisibilityTimeout is how long a claimed job stays leased to its
-	// worker before it is taken back (one attempt spent). Leases of
-	// requests under way are extended (see MaxHold), so it is how long a
-	// dead worker's jobs wait. Default 5 minutes; ≥ 1 ms.
+	// VisibilityTimeout is how long a claimed job stays leased (extended while
+	// under way, see MaxHold) before it is taken back, one attempt spent: how
+	// long a dead worker's jobs wait. Default 5 minutes; ≥ 1 ms.
 	VisibilityTimeout time.Duration
 
-	// MaxAttempts is how many failed attempts (Fail, or a lease that ran
-	// out) send a job to the dead letters. Default 5; ≥ 1.
+	// MaxAttempts is how many failed attempts (Fail, or a lease that ran out)
+	// send a job to the dead letters. Default 5; ≥ 1.
 	MaxAttempts int
 
-	// BackoffBase and BackoffCap set the retry delay after the n-th
-	// failure: full jitter in [0, min(cap, base·2^(n-1))). Defaults 15 s
-	// and 1 h; base ≥ 1 ms, cap ≥ base.
+	// BackoffBase and BackoffCap set the retry delay after the n-th failure:
+	// full jitter in [0, min(cap, base·2^(n-1))). Defaults 15 s and 1 h;
+	// base ≥ 1 ms, cap ≥ base.
 	BackoffBase, BackoffCap time.Duration
 
-	// Retention is the time-to-live of the crawl's keys, refreshed by
-	// every change: keep it above the backoff cap and the longest Park.
-	// For a BreakerStore it is how long an idle domain's circuit is kept.
-	// Default 7 days; ≥ 1 s.
+	// Retention is the time-to-live of the crawl's keys, refreshed by every
+	// change (keep it above the backoff cap and the longest Park), and of an
+	// idle domain's circuit. Default 7 days; ≥ 1 s.
 	Retention time.Duration
 
-	// DeadLetterLimit caps the dead letters; the oldest beyond it are
-	// dropped and logged. Default 100,000; negative is no cap.
+	// DeadLetterLimit caps the dead letters; the oldest beyond it are dropped
+	// and logged. Default 100,000; negative is no cap.
 	DeadLetterLimit int
 
-	// CallTimeout bounds every call to Redis when the caller's context has
-	// no earlier deadline. Default 10 s, and DefaultBreakerTimeout for a
-	// BreakerStore; negative leaves calls to the context and the client.
-	// To cut a hung connection, build the client with
-	// ContextTimeoutEnabled: true.
+	// CallTimeout bounds every call to Redis without an earlier deadline.
+	// Default 10 s (DefaultBreakerTimeout for a BreakerStore); negative: none.
+	// To cut a hung connection, build the client with ContextTimeoutEnabled.
 	CallTimeout time.Duration
 
-	// Clock decides eligibility and leases; the scripts are given its time,
-	// so workers need synchronised clocks (NTP). Default the system clock.
-	// A BreakerStore's circuits use the breaker's clock.
+	// Clock decides eligibility and leases, so workers need synchronised
+	// clocks. Default the system clock; circuits use the breaker's clock.
 	Clock clock.Clock
 
-	// Logger gets one event for each thing the package decides on its own:
-	// leases taken back, dead letters, Redis lost and back. Default:
-	// silence.
+	// Logger gets an event for each thing the package decides on its own:
+	// leases taken back, dead letters, Redis lost and back. Default: silence.
 	Logger zerolog.Logger
 
-	// FailOpen is what a BreakerStore's circuits do while Redis cannot be
-	// reached. False (the default) refuses every request with an error
-	// matching ErrUnavailable and breaker.ErrOpen, RetryAt the next
-	// reconnect, so the request is parked, not lost. True falls back to an
-	// in-process circuit per domain until Redis answers again.
+	// FailOpen makes a BreakerStore's circuits fall back to an in-process one
+	// per domain while Redis is unreachable; by default they refuse every
+	// request (ErrUnavailable, breaker.ErrOpen), so it is parked.
 	FailOpen bool
 
-	// ProbeLease is how long a half-open probe holds its slot without its
-	// outcome recorded (its worker died): set it above the longest
-	// request. Default 2 minutes; ≥ 1 ms.
+	// ProbeLease is how long a half-open probe holds its slot when its outcome
+	// never comes: above the longest request. Default 2 minutes; ≥ 1 ms.
 	ProbeLease time.Duration
 
-	// ReconnectBase and ReconnectCap set the jittered, doubling wait
-	// between tries while Redis is unreachable. Defaults 250 ms and 15 s;
-	// base ≥ 1 ms, cap ≥ base.
+	// ReconnectBase and ReconnectCap set the jittered, doubling wait between
+	// tries while Redis is unreachable. Defaults 250 ms and 15 s; base ≥ 1 ms,
+	// cap ≥ base.
 	ReconnectBase, ReconnectCap time.Duration
 
-	// MaxOutage is how long a CollyStorage call keeps retrying while Redis
-	// is unreachable: the crawl pauses rather than ends. Default 10
-	// minutes; negative waits for as long as it takes.
+	// MaxOutage is how long a CollyStorage call keeps retrying while Redis is
+	// unreachable. Default 10 minutes; negative: for ever.
 	MaxOutage time.Duration
 
 	// ClaimTTL is how long IsVisited's claim on a URL fetched outside the
-	// queue keeps other workers off it when no outcome is reported.
-	// Default the visibility timeout; ≥ 1 ms.
+	// queue holds. Default the visibility timeout; ≥ 1 ms.
 	ClaimTTL time.Duration
 
-	// PollInterval is the longest GetRequest waits before asking again
-	// when no job is ready. Default 1 s; ≥ 1 ms.
+	// PollInterval is the longest GetRequest waits before asking again when
+	// no job is ready. Default 1 s; ≥ 1 ms.
 	PollInterval time.Duration
 
 	// WaitHorizon ends a CollyStorage's crawl when the only work left is
-	// delayed beyond it (a long cooldown or backoff): those jobs stay
-	// queued for the next run. Zero (the default) waits for every job;
-	// negative is a horizon of zero.
+	// delayed beyond it; those jobs stay queued for the next run. Zero (the
+	// default) waits for every job; negative is a horizon of zero.
 	WaitHorizon time.Duration
 
-	// MaxHold bounds how long the lease of a job under way in this process
-	// is extended: set it above the longest request, waits at the gate
-	// included (a Retry-After may be 10 minutes). Default 1 hour; negative
-	// is no limit.
+	// MaxHold bounds how long the lease of a job under way here is extended:
+	// set it above the longest request, waits at the gate included. Default 1
+	// hour; negative is no limit.
 	MaxHold time.Duration
 }
 
-// apply sets c's non-zero fields over s, and notes the ones out of range.
+// apply sets c's non-zero fields over s, noting the ones out of range.
 func (c Config) apply(s *settings) {
 	if c.Namespace != "" {
 		if err := checkName("namespace", c.Namespace); err != nil {
 			s.errs = append(s.errs, err)
 		}
-		s.namespace = c.Namespace
+		s.Namespace = c.Namespace
 	}
 	if c.Shards != 0 {
 		if c.Shards < 1 || c.Shards > MaxShards {
 			s.bad("Config.Shards %d: must be in [1, %d]", c.Shards, MaxShards)
 		}
-		s.shards = c.Shards
+		s.Shards = c.Shards
 	}
-	s.atLeast("VisibilityTimeout", c.VisibilityTimeout, time.Millisecond, &s.visibility)
+	s.atLeast("VisibilityTimeout", c.VisibilityTimeout, time.Millisecond, &s.VisibilityTimeout)
 	if c.MaxAttempts != 0 {
 		if c.MaxAttempts < 1 {
 			s.bad("Config.MaxAttempts %d: must be at least 1", c.MaxAttempts)
 		}
-		s.maxAttempts = c.MaxAttempts
+		s.MaxAttempts = c.MaxAttempts
 	}
-	s.backoff("Backoff", c.BackoffBase, c.BackoffCap, &s.backoffBase, &s.backoffCap)
-	s.atLeast("Retention", c.Retention, time.Second, &s.retention)
+	s.backoff("Backoff", c.BackoffBase, c.BackoffCap, &s.BackoffBase, &s.BackoffCap)
+	s.atLeast("Retention", c.Retention, time.Second, &s.Retention)
 	if c.DeadLetterLimit != 0 {
-		s.deadLimit = max(c.DeadLetterLimit, 0) // negative: no cap, 0 inside
+		s.DeadLetterLimit = max(c.DeadLetterLimit, 0) // negative: no cap, 0 inside
 	}
 	if c.CallTimeout != 0 {
-		s.callTimeout = c.CallTimeout
-		s.timeoutSet = true
+		s.CallTimeout, s.timeoutSet = c.CallTimeout, true
 	}
 	if c.Clock != nil {
 		s.now = c.Clock.Now
 	}
 	if !collyx.IsZero(c.Logger) {
-		s.log = c.Logger
+		s.Logger = c.Logger
 	}
-	if c.FailOpen {
-		s.failOpen = true
-	}
-	s.atLeast("ProbeLease", c.ProbeLease, time.Millisecond, &s.probeLease)
-	s.backoff("Reconnect", c.ReconnectBase, c.ReconnectCap, &s.reconnectBase, &s.reconnectCap)
-	if c.MaxOutage != 0 {
-		s.maxOutage = c.MaxOutage
-	}
-	s.atLeast("ClaimTTL", c.ClaimTTL, time.Millisecond, &s.claimTTL)
-	s.atLeast("PollInterval", c.PollInterval, time.Millisecond, &s.pollInterval)
+	s.FailOpen = s.FailOpen || c.FailOpen
+	s.atLeast("ProbeLease", c.ProbeLease, time.Millisecond, &s.ProbeLease)
+	s.backoff("Reconnect", c.ReconnectBase, c.ReconnectCap, &s.ReconnectBase, &s.ReconnectCap)
+	s.atLeast("ClaimTTL", c.ClaimTTL, time.Millisecond, &s.ClaimTTL)
+	s.atLeast("PollInterval", c.PollInterval, time.Millisecond, &s.PollInterval)
 	if c.WaitHorizon != 0 {
-		s.horizon = max(c.WaitHorizon, 0) // negative: a horizon of zero
+		s.WaitHorizon = max(c.WaitHorizon, 0) // negative: a horizon of zero
+	}
+	if c.MaxOutage != 0 {
+		s.MaxOutage = c.MaxOutage
 	}
 	if c.MaxHold != 0 {
-		s.maxHold = c.MaxHold
+		s.MaxHold = c.MaxHold
 	}
 }
 
+// settings is the constructors' Config, defaults filled in. Inside,
+// DeadLetterLimit 0 is no cap, ClaimTTL 0 the visibility timeout and a
+// negative WaitHorizon waits for every job.
 type settings struct {
-	namespace    string
-	shards       int
-	visibility   time.Duration
-	maxAttempts  int
-	backoffBase  time.Duration
-	backoffCap   time.Duration
-	criticalLead time.Duration
-	agingBound   time.Duration
-	retention    time.Duration
-	deadLimit    int
-	callTimeout  time.Duration
-	timeoutSet   bool // Config.CallTimeout was given (the breaker's default is shorter)
-	promoteBatch int
-	reclaimBatch int
-	now          func() time.Time
-	rand         *rand.Rand
-	log          zerolog.Logger
-	errs         []error
-
-	// BreakerStore
-	failOpen      bool
-	probeLease    time.Duration
-	reconnectBase time.Duration
-	reconnectCap  time.Duration
-
-	// CollyStorage
-	maxOutage    time.Duration
-	claimTTL     time.Duration // 0: the visibility timeout
-	pollInterval time.Duration
-	horizon      time.Duration // < 0: wait for every delayed job
-	maxHold      time.Duration // < 0: no limit
+	Config
+	timeoutSet bool // Config.CallTimeout was given (the breaker's default is shorter)
+	now        func() time.Time
+	rand       *rand.Rand
+	errs       []error
 }
 
 func defaults() settings {
-	return settings{
-		namespace:    DefaultNamespace,
-		shards:       1,
-		visibility:   DefaultVisibilityTimeout,
-		maxAttempts:  DefaultMaxAttempts,
-		backoffBase:  DefaultBackoffBase,
-		backoffCap:   DefaultBackoffCap,
-		criticalLead: defaultCriticalLead,
-		agingBound:   defaultAgingBound,
-		retention:    DefaultRetention,
-		deadLimit:    DefaultDeadLetterLimit,
-		callTimeout:  DefaultCallTimeout,
-		promoteBatch: defaultPromoteBatch,
-		reclaimBatch: defaultReclaimBatch,
-		now:          time.Now,
-		log:          zerolog.Nop(),
-
-		probeLease:    DefaultProbeLease,
-		reconnectBase: DefaultReconnectBase,
-		reconnectCap:  DefaultReconnectCap,
-		maxOutage:     DefaultMaxOutage,
-		pollInterval:  DefaultPollInterval,
-		horizon:       -1,
-		maxHold:       DefaultMaxHold,
-	}
+	return settings{now: time.Now, Config: Config{
+		Namespace:         DefaultNamespace,
+		Shards:            1,
+		VisibilityTimeout: DefaultVisibilityTimeout,
+		MaxAttempts:       DefaultMaxAttempts,
+		BackoffBase:       DefaultBackoffBase,
+		BackoffCap:        DefaultBackoffCap,
+		Retention:         DefaultRetention,
+		DeadLetterLimit:   DefaultDeadLetterLimit,
+		CallTimeout:       DefaultCallTimeout,
+		Logger:            zerolog.Nop(),
+		ProbeLease:        DefaultProbeLease,
+		ReconnectBase:     DefaultReconnectBase,
+		ReconnectCap:      DefaultReconnectCap,
+		MaxOutage:         DefaultMaxOutage,
+		PollInterval:      DefaultPollInterval,
+		WaitHorizon:       -1,
+		MaxHold:           DefaultMaxHold,
+	}}
 }
 
 func (s *settings) bad(format string, args ...any) {
 	s.errs = append(s.errs, fmt.Errorf(format, args...))
 }
 
-// atLeast sets *dst to v (Config's field name) when v is non-zero, and
-// notes a v below least.
+// atLeast sets *dst to a non-zero v, noting a v below least.
 func (s *settings) atLeast(name string, v, least time.Duration, dst *time.Duration) {
 	if v == 0 {
 		return
@@ -282,9 +221,8 @@ func (s *settings) atLeast(name string, v, least time.Duration, dst *time.Durati
 	*dst = v
 }
 
-// backoff sets a base/cap pair (Config's <name>Base and <name>Cap) from
-// its non-zero fields, and notes a pair out of range: base ≥ 1ms, cap ≥
-// base.
+// backoff sets a base/cap pair from its non-zero fields: base ≥ 1ms, cap
+// ≥ base.
 func (s *settings) backoff(name string, base, limit time.Duration, sBase, sCap *time.Duration) {
 	if base == 0 && limit == 0 {
 		return
@@ -300,36 +238,7 @@ func (s *settings) backoff(name string, base, limit time.Duration, sBase, sCap *
 	}
 }
 
-// withAging sets the lanes' offsets on the ready order, whose score is the
-// time a job became eligible plus its lane's offset. criticalLead is how far
-// ahead a critical job starts: a normal job must have waited longer than it
-// to beat a fresh critical one. agingBound is how far behind a bulk job
-// starts: a bulk job that has waited longer than it beats a fresh normal
-// one, so bulk work never starves. Defaults 24 h and 1 h; both must be ≥ 0
-// and below 10 years. All workers of one crawl must use the same values.
-func withAging(criticalLead, agingBound time.Duration) Option {
-	return optionFunc(func(s *settings) {
-		const most = 10 * 365 * 24 * time.Hour
-		if criticalLead < 0 || agingBound < 0 || criticalLead > most || agingBound > most {
-			s.bad("aging: critical lead %v, aging bound %v: each must be in [0, 10 years]", criticalLead, agingBound)
-		}
-		s.criticalLead, s.agingBound = criticalLead, agingBound
-	})
-}
-
-// withRand sets the random source of the backoff jitter; the queue
-// serialises its use. Default: math/rand/v2's global source.
-func withRand(r *rand.Rand) Option {
-	return optionFunc(func(s *settings) {
-		if r == nil {
-			s.bad("rand: nil")
-		}
-		s.rand = r
-	})
-}
-
-// build applies opts over the defaults and checks the client and the crawl
-// id, for every constructor.
+// build applies opts over the defaults and checks client and crawl id.
 func build(client any, crawlID string, opts []Option) (settings, error) {
 	s := defaults()
 	for _, o := range opts {
@@ -350,8 +259,7 @@ func build(client any, crawlID string, opts []Option) (settings, error) {
 }
 
 // checkName rejects names that would break the key layout: a brace would
-// change the Redis Cluster hash tag, and glob characters would make
-// prefix-based cleanup (SCAN MATCH) hit other keys.
+// change the hash tag, glob characters the SCAN MATCH of DeleteCrawl.
 func checkName(what, v string) error {
 	if v == "" {
 		return fmt.Errorf("%s is empty", what)

@@ -11,16 +11,13 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// ErrCrawlBusy is returned by DeleteCrawl while a worker holds a lease on a
-// job of the crawl.
+// ErrCrawlBusy is DeleteCrawl's refusal while a worker holds a lease.
 var ErrCrawlBusy = errors.New("redis: the crawl's jobs are leased by running workers")
 
 // DeleteCrawl deletes every key of crawl in namespace (DefaultNamespace
-// when ""), spread over shards shards (as Config.Shards; 1 when below 1), and
-// returns how many it deleted. On a Redis Cluster it scans every master.
-// It refuses with ErrCrawlBusy while a worker holds an unexpired lease on
-// one of the crawl's jobs: stop the workers first. Without it a crawl's
-// keys expire seven days after its last change.
+// when "") over shards shards (as Config.Shards) on every master, and
+// returns how many it deleted. It refuses with ErrCrawlBusy while a
+// worker holds an unexpired lease: stop the workers first.
 func DeleteCrawl(ctx context.Context, c goredis.UniversalClient, namespace, crawl string, shards int) (int64, error) {
 	if crawl == "" {
 		return 0, errors.New("redis: DeleteCrawl: empty crawl id; give the id the workers were started with")
@@ -54,8 +51,8 @@ func DeleteCrawl(ctx context.Context, c goredis.UniversalClient, namespace, craw
 	return total, nil
 }
 
-// deleteMatching unlinks the keys matching pattern, on every master of a
-// cluster. The pattern names one hash tag, so each batch is in one slot.
+// deleteMatching unlinks the keys matching pattern (one hash tag) on
+// every master.
 func deleteMatching(ctx context.Context, c goredis.UniversalClient, pattern string) (int64, error) {
 	one := func(ctx context.Context, node goredis.UniversalClient) (int64, error) {
 		var n int64

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -17,33 +16,26 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// jobQueue is one crawl's job queue in Redis, shared by any number of worker
-// processes on any number of machines. It is safe for concurrent use.
-//
-// Every method takes a context and makes one round trip to Redis (Enqueue
-// one per 256 jobs, Reclaim one per batch), running a Lua script that
-// does its whole change atomically.
+// jobQueue is one crawl's job queue in Redis, shared by every worker and
+// safe for concurrent use; each call is one atomic Lua round trip.
 type jobQueue struct {
-	client  goredis.UniversalClient
-	crawl   string
-	shards  [][]string // each shard's six keys (one shard unless Config.Shards)
-	next    atomic.Uint32
-	s       settings
-	offsets [3]int64 // ms, indexed by Lane
-	reason  string   // LastError of a job whose lease expired
-	randMu  sync.Mutex
+	client goredis.UniversalClient
+	crawl  string
+	shards [][]string // each shard's six keys (one shard unless Config.Shards)
+	next   atomic.Uint32
+	s      settings
+	reason string // LastError of a job whose lease expired
+	randMu sync.Mutex
 }
 
-// enqueueBatch is how many jobs one Enqueue round trip carries.
-const enqueueBatch = 256
+// The most delayed jobs a claim promotes and expired leases it takes back.
+const (
+	promoteBatch = 1000
+	reclaimBatch = 100
+)
 
-// newQueue returns the queue of the crawl crawlID on client. All workers
-// that pass the same namespace and crawl id share one queue; other crawl
-// ids on the same Redis never see it. The crawl id must be non-empty, at
-// most 200 bytes, without braces, glob characters or spaces.
-//
-// newQueue does not contact Redis. Bad options are reported here, wrapped
-// in ErrInvalidConfig.
+// newQueue returns the queue of the crawl crawlID on client. It does not
+// contact Redis; bad options are reported wrapped in ErrInvalidConfig.
 func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*jobQueue, error) {
 	s, err := build(client, crawlID, opts)
 	if err != nil {
@@ -52,16 +44,11 @@ func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 	q := &jobQueue{
 		client: client,
 		crawl:  crawlID,
-		shards: make([][]string, 0, s.shards),
+		shards: make([][]string, 0, s.Shards),
 		s:      s,
-		offsets: [3]int64{
-			laneNormal:   0,
-			laneCritical: -s.criticalLead.Milliseconds(),
-			laneBulk:     s.agingBound.Milliseconds(),
-		},
-		reason: fmt.Sprintf("lease expired: not acked, failed or parked within the visibility timeout (%v); the worker died, hung or was too slow (call Extend for long jobs)", s.visibility),
+		reason: fmt.Sprintf("lease expired: not acked, failed or parked within the visibility timeout (%v); the worker died, hung or was too slow (call Extend for long jobs)", s.VisibilityTimeout),
 	}
-	for _, p := range shardPrefixes(s.namespace, crawlID, s.shards) {
+	for _, p := range shardPrefixes(s.Namespace, crawlID, s.Shards) {
 		q.shards = append(q.shards, queueKeys(p))
 	}
 	q.next.Store(rand.Uint32()) // workers start their rounds on different shards
@@ -72,7 +59,7 @@ func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 // warnContextTimeout logs when the client's deadlines cannot cut a hung
 // connection short.
 func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settings) {
-	if s.callTimeout <= 0 {
+	if s.CallTimeout <= 0 {
 		return
 	}
 	var on bool
@@ -86,7 +73,7 @@ func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settin
 		return
 	}
 	if !on {
-		s.log.Warn().Str("crawl", crawlID).Dur("read_timeout", read).
+		s.Logger.Warn().Str("crawl", crawlID).Dur("read_timeout", read).
 			Msg("redis client has ContextTimeoutEnabled off: a hung Redis blocks a call for the client's ReadTimeout, not the call timeout")
 	}
 }
@@ -96,50 +83,29 @@ func (q *jobQueue) keysOf(id string) []string { return q.shards[shardOf(id, len(
 
 // prepare checks a job and fills in its defaults.
 func (q *jobQueue) prepare(j *queueJob, now time.Time) error {
-	if j == nil {
-		return fmt.Errorf("%w: nil", ErrInvalidJob)
-	}
 	u, err := url.Parse(j.URL)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return fmt.Errorf("%w: URL %q is not an absolute URL with a host", ErrInvalidJob, j.URL)
-	}
-	if !j.Lane.valid() {
-		return fmt.Errorf("%w: %s: use Normal, Critical or Bulk", ErrInvalidJob, j.Lane)
-	}
-	if j.Attempts < 0 || j.MaxAttempts < 0 {
-		return fmt.Errorf("%w: attempts %d, max attempts %d: must not be negative", ErrInvalidJob, j.Attempts, j.MaxAttempts)
-	}
-	if len(j.ID) > 1024 {
-		return fmt.Errorf("%w: ID of %d bytes: at most 1024", ErrInvalidJob, len(j.ID))
-	}
-	if j.ID == "" {
-		j.ID = crand.Text()
 	}
 	if j.Domain == "" {
 		j.Domain = u.Host
 	}
 	j.Domain = strings.ToLower(j.Domain)
 	if j.MaxAttempts == 0 {
-		j.MaxAttempts = q.s.maxAttempts
+		j.MaxAttempts = q.s.MaxAttempts
 	}
 	if j.EnqueuedAt.IsZero() {
 		j.EnqueuedAt = now
 	}
 	j.EnqueuedAt = ms(j.EnqueuedAt)
-	j.NotBefore = ms(j.NotBefore)
-	j.FailedAt = ms(j.FailedAt)
-	j.LastError = truncateError(j.LastError)
 	return nil
 }
 
 func newToken() string { return strconv.FormatUint(rand.Uint64(), 36) }
 
-// claim leases a job with token from the shards in turn, starting at *at
-// (at the next shard round robin when *at < 0), and leaves in *at the
-// shard it asked last: after an error, the one whose answer may be
-// missing. Asked again with the same token, a shard whose claim leased a
-// job hands that job out again (lua/claim.lua). With nothing ready
-// anywhere the *EmptyError's Next is the earliest of the shards'.
+// claim leases a job with token from the shards in turn from *at (round
+// robin when < 0), leaving in *at the shard asked last: asked again with
+// the same token, it hands out the same job (a lost answer).
 func (q *jobQueue) claim(ctx context.Context, token string, at *int) (*queueJob, error) {
 	n := len(q.shards)
 	if *at < 0 || *at >= n {
@@ -163,17 +129,17 @@ func (q *jobQueue) claim(ctx context.Context, token string, at *int) (*queueJob,
 
 // claimShard runs the claim script on one shard's keys.
 func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) (*queueJob, error) {
-	now := q.now()
-	deadline := ms(now.Add(q.s.visibility))
-	ctx, cancel := q.callContext(ctx)
+	now := q.s.now()
+	deadline := ms(now.Add(q.s.VisibilityTimeout))
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	res, err := scriptClaim.Run(ctx, q.client, keys, q.args(now,
-		deadline.UnixMilli(), token, q.s.promoteBatch, q.s.reclaimBatch, q.reason)...).Slice()
+		deadline.UnixMilli(), token, promoteBatch, reclaimBatch, q.reason)...).Slice()
 	if err != nil {
-		return nil, q.wrap(ctx, "claim", err)
+		return nil, wrapErr(ctx, q.crawl, "claim", err)
 	}
 	if len(res) != 6 {
-		return nil, q.wrap(ctx, "claim", fmt.Errorf("%w: claim script answered %d values, want 6", ErrCorrupt, len(res)))
+		return nil, wrapErr(ctx, q.crawl, "claim", fmt.Errorf("%w: claim script answered %d values, want 6", ErrCorrupt, len(res)))
 	}
 	q.logReclaim(toInt(res[3]), toInt(res[4]), toInt(res[5]))
 	if toInt(res[0]) != 1 {
@@ -188,23 +154,20 @@ func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) 
 	raw, _ := res[2].(string)
 	job, err := decodeJob(raw)
 	if err != nil {
-		return nil, q.wrap(ctx, "claim", err)
+		return nil, wrapErr(ctx, q.crawl, "claim", err)
 	}
 	job.lease = token
 	job.LeaseUntil = deadline
 	return job, nil
 }
 
-// Fail records a failed attempt of a claimed job: Attempts+1, LastError from
-// cause, and then either a retry after a full-jitter exponential backoff
-// (uniform in [0, min(cap, base·2^(Attempts-1)))) or, when Attempts reaches
-// MaxAttempts, the dead letters. On success job reflects the stored state:
-// job.NotBefore is the retry time, job.Exhausted() says it died.
+// Fail records a failed attempt of a claimed job: a retry after a
+// full-jitter exponential backoff, or the dead letters at MaxAttempts.
 func (q *jobQueue) Fail(ctx context.Context, job *queueJob, cause error) error {
 	if err := q.claimed("fail", job); err != nil {
 		return err
 	}
-	now := ms(q.now())
+	now := ms(q.s.now())
 	next := *job
 	next.Attempts++
 	next.LastError = "failed without an error"
@@ -215,28 +178,25 @@ func (q *jobQueue) Fail(ctx context.Context, job *queueJob, cause error) error {
 	bury := next.Exhausted()
 	next.NotBefore = now
 	if !bury {
-		next.NotBefore = ms(now.Add(backoffDelay(q.s.backoffBase, q.s.backoffCap, next.Attempts, q.float64())))
+		next.NotBefore = ms(now.Add(backoffDelay(q.s.BackoffBase, q.s.BackoffCap, next.Attempts, q.float64())))
 	}
 	if err := q.requeue(ctx, "fail", job, &next, bury); err != nil {
 		return err
 	}
 	if bury {
-		q.s.log.Warn().Str("crawl", q.crawl).Str("job", next.ID).Str("url", next.URL).Str("domain", next.Domain).
+		q.s.Logger.Warn().Str("crawl", q.crawl).Str("job", next.ID).Str("url", next.URL).Str("domain", next.Domain).
 			Int("attempts", next.Attempts).Str("error", next.LastError).Msg("job dead-lettered: attempts exhausted")
 	}
 	return nil
 }
 
 // Park puts a claimed job back without spending an attempt, to be claimed
-// again no earlier than until (now, if until has passed). Use it when the
-// job's domain is refusing work, for example an open circuit breaker: the
-// job waits out the cooldown instead of burning its retries against a wall.
-// Add jitter to until if many jobs park for the same domain at once.
+// again no earlier than until: for a domain refusing work.
 func (q *jobQueue) Park(ctx context.Context, job *queueJob, until time.Time) error {
 	if err := q.claimed("park", job); err != nil {
 		return err
 	}
-	now := ms(q.now())
+	now := ms(q.s.now())
 	next := *job
 	next.NotBefore = now
 	if until.After(now) {
@@ -250,15 +210,15 @@ func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, 
 	if err != nil {
 		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
 	}
-	ctx, cancel := q.callContext(ctx)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
-	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.now(),
-		job.ID, job.lease, rec, int(next.Lane), next.NotBefore.UnixMilli(), flag(bury))...).Slice()
+	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.s.now(),
+		job.ID, job.lease, rec, 0, next.NotBefore.UnixMilli(), flag(bury))...).Slice()
 	if err != nil {
-		return q.wrap(ctx, op, err)
+		return wrapErr(ctx, q.crawl, op, err)
 	}
 	if len(res) != 2 {
-		return q.wrap(ctx, op, fmt.Errorf("%w: requeue script answered %d values, want 2", ErrCorrupt, len(res)))
+		return wrapErr(ctx, q.crawl, op, fmt.Errorf("%w: requeue script answered %d values, want 2", ErrCorrupt, len(res)))
 	}
 	if err := q.status(op, job, toInt(res[0])); err != nil {
 		return err
@@ -269,25 +229,24 @@ func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, 
 	return nil
 }
 
-// Dead returns up to limit dead letters, newest first, each with its
-// LastError and FailedAt (when it died). limit ≤ 0 means 100.
+// Dead returns up to limit (≤ 0: 100) dead letters, newest first.
 func (q *jobQueue) Dead(ctx context.Context, limit int) ([]*queueJob, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	ctx, cancel := q.callContext(ctx)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	var out []*queueJob
 	for _, keys := range q.shards {
-		res, err := scriptDead.Run(ctx, q.client, keys, q.args(q.now(), 0, limit-1)...).Slice()
+		res, err := scriptDead.Run(ctx, q.client, keys, q.args(q.s.now(), 0, limit-1)...).Slice()
 		if err != nil {
-			return out, q.wrap(ctx, "dead", err)
+			return out, wrapErr(ctx, q.crawl, "dead", err)
 		}
 		for i := 0; i+2 < len(res); i += 3 {
 			raw, _ := res[i+2].(string)
 			j, err := decodeJob(raw)
 			if err != nil {
-				return out, q.wrap(ctx, "dead", err)
+				return out, wrapErr(ctx, q.crawl, "dead", err)
 			}
 			out = append(out, j)
 		}
@@ -310,12 +269,9 @@ type Stats struct {
 // Pending is the work not yet finished: ready, delayed and in flight.
 func (s Stats) Pending() int64 { return s.Ready + s.Delayed + s.InFlight }
 
-// Stats counts the queue's jobs in one round trip.
-func (q *jobQueue) Stats(ctx context.Context) (Stats, error) { return q.stats(ctx, q.now()) }
-
-// stats is Stats counting the delayed jobs due by dueBy as ready.
+// stats counts the queue's jobs (the delayed ones due by dueBy as ready).
 func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
-	ctx, cancel := q.callContext(ctx)
+	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	now := strconv.FormatInt(dueBy.UnixMilli(), 10)
 	type counts struct{ ready, due, delayed, inflight, dead *goredis.IntCmd }
@@ -333,7 +289,7 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 		return nil
 	})
 	if err != nil {
-		return Stats{}, q.wrap(ctx, "stats", err)
+		return Stats{}, wrapErr(ctx, q.crawl, "stats", err)
 	}
 	var st Stats
 	for _, c := range c {
@@ -345,15 +301,11 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 	return st, nil
 }
 
-// args builds the ARGV every script starts with (see lua/prelude.lua).
+// args builds the ARGV every script starts with; the lane offsets are 0.
 func (q *jobQueue) args(now time.Time, extra ...any) []any {
-	a := make([]any, 0, 6+len(extra))
-	a = append(a, now.UnixMilli(), q.s.retention.Milliseconds(),
-		q.offsets[laneNormal], q.offsets[laneCritical], q.offsets[laneBulk], q.s.deadLimit)
+	a := append(make([]any, 0, 6+len(extra)), now.UnixMilli(), q.s.Retention.Milliseconds(), 0, 0, 0, q.s.DeadLetterLimit)
 	return append(a, extra...)
 }
-
-func (q *jobQueue) now() time.Time { return q.s.now() }
 
 func (q *jobQueue) float64() float64 {
 	if q.s.rand == nil {
@@ -364,13 +316,7 @@ func (q *jobQueue) float64() float64 {
 	return q.s.rand.Float64()
 }
 
-// callContext bounds a call by the call timeout unless ctx ends sooner.
-func (q *jobQueue) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return callContext(ctx, q.s.callTimeout)
-}
-
-// callContext bounds ctx by timeout (none when negative) unless it ends
-// sooner.
+// callContext bounds ctx by timeout (none when negative).
 func callContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -405,16 +351,16 @@ func (q *jobQueue) status(op string, job *queueJob, n int64) error {
 
 func (q *jobQueue) logReclaim(reclaimed, buried, trimmed int64) {
 	if reclaimed > 0 {
-		q.s.log.Warn().Str("crawl", q.crawl).Int64("reclaimed", reclaimed).Int64("dead_lettered", buried).
-			Dur("visibility_timeout", q.s.visibility).Msg("leases expired: jobs taken back from workers that did not answer")
+		q.s.Logger.Warn().Str("crawl", q.crawl).Int64("reclaimed", reclaimed).Int64("dead_lettered", buried).
+			Dur("visibility_timeout", q.s.VisibilityTimeout).Msg("leases expired: jobs taken back from workers that did not answer")
 	}
 	if trimmed > 0 {
-		q.s.log.Warn().Str("crawl", q.crawl).Int64("dropped", trimmed).Int("limit", q.s.deadLimit).
+		q.s.Logger.Warn().Str("crawl", q.crawl).Int64("dropped", trimmed).Int("limit", q.s.DeadLetterLimit).
 			Msg("dead letters over the limit: oldest dropped")
 	}
 }
 
-// ms truncates t to the millisecond, the resolution the queue stores.
+// ms truncates t to the millisecond, the queue's resolution.
 func ms(t time.Time) time.Time {
 	if t.IsZero() {
 		return t

@@ -13,16 +13,12 @@ import (
 )
 
 // ErrStateLost means the crawl's shared state in Redis is gone from under
-// a running worker: Redis restarted without persistence, was flushed, or
-// evicted the crawl's keys. What the crawl had queued, leased and marked
-// done is lost with it, so the worker's crawl cannot end complete: its
-// calls return an error wrapping ErrStateLost from then on (Colly's queue
-// Run ends with it). Run Redis with persistence (appendonly yes) so that a
-// restart keeps the crawl, and start the crawl again.
+// a running worker (Redis restarted without persistence, was flushed, or
+// evicted the keys), so the crawl cannot end complete: every call returns
+// it from then on. Run Redis with appendonly yes, and start the crawl again.
 var ErrStateLost = errors.New("the crawl's shared state in Redis was lost")
 
-// runWatch is what a CollyStorage knows of the crawl's run marker: the run
-// id it joined, when it last saw it, and whether it has found it gone.
+// runWatch is what a CollyStorage knows of the crawl's run marker.
 type runWatch struct {
 	mu      sync.Mutex
 	id      string    // the run id joined; "" before the first call
@@ -31,19 +27,15 @@ type runWatch struct {
 	lost    error     // wraps ErrStateLost once found; sticky
 }
 
-// checkEvery is how often a CollyStorage looks at the run marker while it
-// works: a third of the visibility timeout, at most 5 s. It also looks
-// whenever it would report the queue empty, after Redis failed a call, and
-// when a job it holds turns out unknown.
+// checkEvery is how often a CollyStorage looks at the run marker as it
+// works, besides before reporting the queue empty and after a failure.
 func (cs *CollyStorage) checkEvery() time.Duration {
-	return max(min(cs.s.visibility/3, 5*time.Second), time.Millisecond)
+	return max(min(cs.s.VisibilityTimeout/3, 5*time.Second), time.Millisecond)
 }
 
-// watch joins the crawl's run on the first call (writing the run marker if
-// the crawl has none) and afterwards checks that the marker is still the
-// one joined, when force says so or a check is due. It returns the error
-// wrapping ErrStateLost once the marker was found gone or replaced, or the
-// error of the call (an unreachable Redis is not a loss).
+// watch joins the crawl's run on the first call (writing the marker if
+// there is none), then checks, when forced or due, that the marker is the
+// one joined; gone or replaced, the state is lost (ErrStateLost, sticky).
 func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	w := &cs.run
 	w.mu.Lock()
@@ -60,10 +52,9 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	if joined == "" {
 		join = "1"
 	}
-	ctx, cancel := cs.q.callContext(ctx)
+	ctx, cancel := callContext(ctx, cs.q.s.CallTimeout)
 	defer cancel()
-	// With Config.Shards every shard has a copy of the first shard's marker:
-	// a master that lost its shards loses their copies.
+	// Every shard has a copy of the marker.
 	var run, odd, oddKey string
 	now := cs.s.now()
 	for i, keys := range cs.shards {
@@ -73,7 +64,7 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 		}
 		v, err := scriptCollyRun.Run(ctx, cs.q.client, keys, cs.q.args(now, id, join)...).Text()
 		if err != nil && !errors.Is(err, goredis.Nil) {
-			return cs.q.wrap(ctx, "check the crawl's run", err)
+			return wrapErr(ctx, cs.q.crawl, "check the crawl's run", err)
 		}
 		if i == 0 {
 			run = v
@@ -93,7 +84,7 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	case strings.HasPrefix(found, tombstone):
 		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: a worker found it lost (%s) and marked it so in %s: what the crawl had queued and done is gone, and a worker joining it now would fetch again, from its start URLs, what the lost run did; delete the crawl (DeleteCrawl, productcrawl --redis-purge) to start it again, with Redis persistence on (appendonly yes)",
 			cs.q.crawl, ErrStateLost, strings.TrimPrefix(found, tombstone), key)
-		cs.s.log.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
+		cs.s.Logger.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
 			Msg("breakwater/redis: the crawl's shared state in Redis was lost; this worker stops")
 		return w.lost
 	case w.id == "" && oddKey == "":
@@ -105,7 +96,7 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 		}
 		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: its run marker %s %s (Redis restarted without persistence, was flushed or evicted the crawl's keys), so what the crawl had queued and done is gone and this worker's results are incomplete: run Redis with persistence (appendonly yes), delete the crawl (DeleteCrawl, productcrawl --redis-purge) and start it again",
 			cs.q.crawl, ErrStateLost, key, what)
-		cs.s.log.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
+		cs.s.Logger.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
 			Msg("breakwater/redis: the crawl's shared state in Redis was lost; this worker stops")
 		cs.markLost(ctx, fmt.Sprintf("its run marker %s %s at %s", key, what, now.UTC().Format(time.RFC3339)))
 		return w.lost
@@ -117,22 +108,20 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 // tombstone starts the run marker of a crawl a worker found lost.
 const tombstone = "~lost: "
 
-// markLost writes a tombstone into every shard's run marker: a worker that
-// joins afterwards is refused, and one that joined the emptied Redis afresh
-// finds its run replaced at its next check. Best effort: a Redis that
-// cannot take it now has lost the marker anyway.
+// markLost writes a tombstone into every shard's run marker, so that a
+// worker joining afterwards is refused and one that joined the emptied
+// Redis finds its run replaced. Best effort.
 func (cs *CollyStorage) markLost(ctx context.Context, why string) {
 	for _, keys := range cs.shards {
-		if err := cs.q.client.Set(ctx, keys[keyRun], tombstone+why, cs.s.retention).Err(); err != nil {
-			cs.s.log.Warn().Str("crawl", cs.q.crawl).Err(cs.q.wrap(ctx, "mark the crawl lost", err)).
+		if err := cs.q.client.Set(ctx, keys[keyRun], tombstone+why, cs.s.Retention).Err(); err != nil {
+			cs.s.Logger.Warn().Str("crawl", cs.q.crawl).Err(wrapErr(ctx, cs.q.crawl, "mark the crawl lost", err)).
 				Msg("breakwater/redis: the crawl could not be marked lost; a worker joining it now would start it afresh")
 			return
 		}
 	}
 }
 
-// suspect makes the next watch look at the marker at once: Redis failed a
-// call, or a job this worker holds is unknown.
+// suspect makes the next watch look at the marker at once.
 func (cs *CollyStorage) suspect() {
 	cs.run.mu.Lock()
 	cs.run.recheck = true
@@ -140,13 +129,10 @@ func (cs *CollyStorage) suspect() {
 }
 
 // Check asks Redis whether the crawl's shared state is still there: the
-// run marker this worker joined (on its first AddRequest, GetRequest or
-// QueueSize) is unchanged. It returns an error wrapping ErrStateLost when
-// the state was lost (or the crawl was marked lost when this worker came
-// to join it), nil when it is there or this worker never joined,
-// and the call's error (wrapping ErrUnavailable) when Redis cannot be
-// asked. The storage also checks by itself as it works; Check is for the
-// end of a run, to decide how it ended.
+// run marker this worker joined is unchanged. It returns an error
+// wrapping ErrStateLost when it was lost, nil when it is there or this
+// worker never joined, and an error wrapping ErrUnavailable when Redis
+// cannot be asked. For the end of a run, to decide how it ended.
 func (cs *CollyStorage) Check(ctx context.Context) error {
 	cs.run.mu.Lock()
 	joined, lost := cs.run.id != "", cs.run.lost
@@ -160,8 +146,7 @@ func (cs *CollyStorage) Check(ctx context.Context) error {
 	return cs.watch(ctx, true)
 }
 
-// lost returns the error wrapping ErrStateLost once the storage has found
-// the crawl's state gone, and nil before; it asks Redis nothing.
+// lost returns the ErrStateLost error once found, asking Redis nothing.
 func (cs *CollyStorage) lost() error {
 	cs.run.mu.Lock()
 	defer cs.run.mu.Unlock()

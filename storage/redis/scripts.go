@@ -2,17 +2,13 @@ package redis
 
 import (
 	"embed"
+	"strconv"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// The Lua scripts, one file each under lua/, with a prelude prepended to
-// each: lua/prelude.lua (the queue's key and argument layout, and the
-// helpers), lua/circuit_prelude.lua (a BreakerStore's layout, load, save
-// and the moves) or lua/cp_prelude.lua (the checkpoint's key layout and
-// record header). Every script runs atomically on the Redis that holds the
-// crawl's slot and is sent as EVALSHA: one round trip per call once Redis
-// has cached it (the first call after a Redis restart falls back to EVAL).
+// The Lua scripts, one file each under lua/, each after a prelude
+// (prelude.lua for the queue, circuit_ or cp_prelude.lua), sent as EVALSHA.
 //
 //go:embed lua
 var luaFiles embed.FS
@@ -27,25 +23,15 @@ func lua(name string) string {
 }
 
 // withPrelude is the script lua/<name>.lua after the queue's prelude.
-func withPrelude(name string) *goredis.Script {
-	return goredis.NewScript(prelude(false) + "\n" + lua(name))
+func withPrelude(name string) *goredis.Script { return after(prelude(false), name) }
+
+func after(prelude, name string) *goredis.Script {
+	return goredis.NewScript(prelude + "\n" + lua(name))
 }
 
-// prelude is lua/prelude.lua for a script that may write the run marker
-// (join: the run script) or that the marker guards (every other one).
+// prelude is lua/prelude.lua for the run script (join) or one it guards.
 func prelude(join bool) string {
-	if join {
-		return "local bwJoin = true\n" + lua("prelude")
-	}
-	return "local bwJoin = false\n" + lua("prelude")
-}
-
-func withCircuitPrelude(name string) *goredis.Script {
-	return goredis.NewScript(lua("circuit_prelude") + "\n" + lua(name))
-}
-
-func withCPPrelude(name string) *goredis.Script {
-	return goredis.NewScript(lua("cp_prelude") + "\n" + lua(name))
+	return "local bwJoin = " + strconv.FormatBool(join) + "\n" + lua("prelude")
 }
 
 var (
@@ -54,24 +40,23 @@ var (
 	scriptExtend  = withPrelude("extend")
 	scriptDead    = withPrelude("dead")
 
-	scriptCircuitAllow    = withCircuitPrelude("circuit_allow")
-	scriptCircuitRecord   = withCircuitPrelude("circuit_record")
-	scriptCircuitHold     = withCircuitPrelude("circuit_hold")
-	scriptCircuitSnapshot = withCircuitPrelude("circuit_snapshot")
-	scriptCircuitPause    = withCircuitPrelude("circuit_pause")
+	scriptCircuitAllow    = after(lua("circuit_prelude"), "circuit_allow")
+	scriptCircuitRecord   = after(lua("circuit_prelude"), "circuit_record")
+	scriptCircuitHold     = after(lua("circuit_prelude"), "circuit_hold")
+	scriptCircuitSnapshot = after(lua("circuit_prelude"), "circuit_snapshot")
+	scriptCircuitPause    = after(lua("circuit_prelude"), "circuit_pause")
 
-	scriptCPOpen = withCPPrelude("cp_open")
-	scriptCPPut  = withCPPrelude("cp_put")
-	scriptCPScan = withCPPrelude("cp_scan")
-	scriptCPMeta = withCPPrelude("cp_meta")
+	scriptCPOpen = after(lua("cp_prelude"), "cp_open")
+	scriptCPPut  = after(lua("cp_prelude"), "cp_put")
+	scriptCPScan = after(lua("cp_prelude"), "cp_scan")
+	scriptCPMeta = after(lua("cp_prelude"), "cp_meta")
 
-	// The CollyStorage scripts: the queue's prelude with three more keys
-	// (the visited set, the cookies and the run marker, KEYS[7] to KEYS[9]).
+	// KEYS[7..9]: the visited set, the cookies and the run marker.
 	scriptCollyAdd     = withPrelude("colly_add")
 	scriptCollyVisit   = withPrelude("colly_visit")
 	scriptCollyDone    = withPrelude("colly_done")
 	scriptCollyRelease = withPrelude("colly_release")
-	scriptCollyRun     = goredis.NewScript(prelude(true) + "\n" + lua("colly_run"))
+	scriptCollyRun     = after(prelude(true), "colly_run")
 	// The queue's ack.lua, unchanged, as a function, then the tail.
 	scriptCollyAck = goredis.NewScript(prelude(false) + "\nlocal function ack()\n" + lua("ack") + "\nend\n" + lua("colly_ack_tail"))
 )

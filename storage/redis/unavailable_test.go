@@ -21,7 +21,7 @@ import (
 func calls(q *redis.Queue, claimed *redis.Job) map[string]func(context.Context) error {
 	c := func() *redis.Job { j := *claimed; return &j }
 	return map[string]func(context.Context) error{
-		"enqueue":    func(ctx context.Context) error { _, err := q.Enqueue(ctx, job("x", redis.Normal)); return err },
+		"enqueue":    func(ctx context.Context) error { _, err := q.Enqueue(ctx, job("x")); return err },
 		"claim":      func(ctx context.Context) error { _, err := q.Claim(ctx); return err },
 		"ack":        func(ctx context.Context) error { return q.Ack(ctx, c()) },
 		"fail":       func(ctx context.Context) error { return q.Fail(ctx, c(), errors.New("x")) },
@@ -38,7 +38,7 @@ func calls(q *redis.Queue, claimed *redis.Job) map[string]func(context.Context) 
 // Redis is gone.
 func leasedJob(t *testing.T) *redis.Job {
 	f := newFixture(t)
-	enqueue(t, f.q, job("x", redis.Normal))
+	enqueue(t, f.q, job("x"))
 	return claim(t, f.q)
 }
 

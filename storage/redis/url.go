@@ -23,18 +23,14 @@ func IsClusterURL(raw string) bool {
 	return strings.HasPrefix(s, ClusterScheme+"://") || strings.HasPrefix(s, ClusterTLSScheme+"://")
 }
 
-// ParseClusterURL reads a Redis Cluster's seed nodes and options from one
-// URL:
+// ParseClusterURL reads a Redis Cluster's seed nodes and options from
 //
 //	redis+cluster://[user:password@]host1:port1,host2:port2,…[/][?option=value&…]
 //
-// rediss+cluster:// for TLS. Any one reachable seed is enough; the client
-// learns the others from CLUSTER SLOTS and follows MOVED and ASK itself.
-// The options are go-redis's ClusterOptions in snake case (dial_timeout,
-// pool_size, max_redirects…), as goredis.ParseClusterURL reads them. A
-// cluster has only database 0, so a path other than "/" or "/0" is an
-// error. Build the client with goredis.NewClusterClient; every
-// constructor of this package takes it (goredis.UniversalClient).
+// (rediss+cluster:// for TLS). One reachable seed is enough. The options
+// are go-redis's ClusterOptions in snake case (dial_timeout, pool_size…);
+// a path other than "/" or "/0" is an error (a cluster has database 0
+// only). Build the client with goredis.NewClusterClient.
 func ParseClusterURL(raw string) (*goredis.ClusterOptions, error) {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	var base string
