@@ -220,15 +220,8 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+// varint undoes binary.AppendVarint's zigzag.
+func (d *decoder) varint() int64 { u := d.uvarint(); return int64(u>>1) ^ -int64(u&1) }
 
 func (d *decoder) bytes(n uint64) []byte {
 	if n > uint64(len(d.b)) {

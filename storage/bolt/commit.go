@@ -23,7 +23,7 @@ func (s *Store) loop() {
 		case <-s.quit:
 			return
 		case <-s.kick:
-		case <-s.o.clock.After(s.o.flushInterval):
+		case <-s.o.Clock.After(s.o.FlushInterval):
 		}
 		_ = s.commit() // a failure is sticky: Put and Flush report it
 	}
@@ -76,12 +76,12 @@ func (s *Store) commit() error {
 	defer s.mu.Unlock()
 	if err != nil {
 		s.err = err
-		s.o.log.Error().Str("file", s.path).Err(err).Int("records", len(ents)).Int("meta", len(metas)).
+		s.o.Logger.Error().Str("file", s.path).Err(err).Int("records", len(ents)).Int("meta", len(metas)).
 			Msg("checkpoint commit failed; the store refuses further writes")
 	} else {
 		s.com, s.metaCom = nil, nil
-		s.stats.Commits++
-		s.stats.Committed += uint64(len(ents) + len(metas))
+		s.commits++
+		s.wrote += uint64(len(ents) + len(metas))
 	}
 	s.space.Broadcast()
 	return err

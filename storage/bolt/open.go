@@ -39,7 +39,7 @@ import (
 // Damage met later (a page bbolt panics on, a checksum mismatch) is
 // returned by the Store's methods as storage.ErrCorrupt.
 func Open(path string, cfg ...Config) (*Store, error) {
-	o, err := newOptions(cfg)
+	o, err := resolve(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func Open(path string, cfg ...Config) (*Store, error) {
 // create writes an empty checkpoint under a temporary name next to path
 // and links it to path. If another process creates path first, create
 // leaves that file alone and returns nil: Open goes on to open it.
-func create(path string, o *options) error {
+func create(path string, o *Config) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, filepath.Base(path)+".new-*")
 	if err != nil {
@@ -93,7 +93,7 @@ func create(path string, o *options) error {
 	if err := f.Close(); err != nil {
 		return &FileError{Path: path, Detail: "cannot create the checkpoint", Err: err}
 	}
-	db, err := bbolt.Open(tmp, 0o600, &bbolt.Options{Timeout: o.lockTimeout})
+	db, err := bbolt.Open(tmp, 0o600, &bbolt.Options{Timeout: o.LockTimeout})
 	if err == nil {
 		err = db.Update(initLayout)
 		if cerr := db.Close(); err == nil {
@@ -149,7 +149,7 @@ func initLayout(tx *bbolt.Tx) error {
 // (exclusive lock), and maps bbolt's failures, panics included, onto
 // FileErrors. A panic inside bbolt.Open would leak the file and its lock,
 // so the file is captured as bbolt opens it and closed here.
-func openDB(path string, o *options, readOnly bool) (db *bbolt.DB, err error) {
+func openDB(path string, o *Config, readOnly bool) (db *bbolt.DB, err error) {
 	var mu sync.Mutex
 	var file *os.File
 	defer func(prev bool) {
@@ -165,7 +165,7 @@ func openDB(path string, o *options, readOnly bool) (db *bbolt.DB, err error) {
 	}(debug.SetPanicOnFault(true))
 	db, err = bbolt.Open(path, 0o600, &bbolt.Options{
 		ReadOnly:     readOnly,
-		Timeout:      o.lockTimeout,
+		Timeout:      o.LockTimeout,
 		FreelistType: bbolt.FreelistMapType,
 		// Address space, not memory: mapping ahead of the file spares the
 		// remaps (each of which waits for readers and copies every dirty
@@ -190,7 +190,7 @@ func openDB(path string, o *options, readOnly bool) (db *bbolt.DB, err error) {
 	switch {
 	case errors.Is(err, bberrors.ErrTimeout):
 		return nil, &FileError{Path: path, Kind: storage.ErrLocked,
-			Detail: fmt.Sprintf("gave up after %v", o.lockTimeout), Hint: hintLocked}
+			Detail: fmt.Sprintf("gave up after %v", o.LockTimeout), Hint: hintLocked}
 	case errors.Is(err, bberrors.ErrInvalid), errors.Is(err, bberrors.ErrChecksum),
 		errors.Is(err, bberrors.ErrVersionMismatch):
 		if looksLikeBolt(path) {
@@ -241,7 +241,7 @@ func looksLikeBolt(path string) bool {
 
 // inspect opens path read-only and checks that it is a checkpoint this
 // build can use (see Open).
-func inspect(path string, o *options) error {
+func inspect(path string, o *Config) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return &FileError{Path: path, Detail: "cannot read the checkpoint", Err: err}
@@ -255,7 +255,7 @@ func inspect(path string, o *options) error {
 	}
 	defer db.Close()
 	return viewGuarded(db, path, "inspect", func(tx *bbolt.Tx) error {
-		return check(tx, path, fi.Size(), o.verify)
+		return check(tx, path, fi.Size(), o.Verify)
 	})
 }
 

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -48,53 +49,23 @@ type Config struct {
 	Clock clock.Clock
 }
 
-// apply sets c's non-zero fields over o, and notes the first one out of
-// range.
-func (c Config) apply(o *options) {
-	setPositive(o, &o.flushInterval, c.FlushInterval, "flush interval")
-	setPositive(o, &o.batchSize, c.BatchSize, "batch size")
-	setPositive(o, &o.lockTimeout, c.LockTimeout, "lock timeout")
-	o.verify = o.verify || c.Verify
-	if !collyx.IsZero(c.Logger) {
-		o.log = c.Logger
-	}
-	if c.Clock != nil {
-		o.clock = c.Clock
-	}
-}
-
-type options struct {
-	flushInterval time.Duration
-	batchSize     int
-	lockTimeout   time.Duration
-	verify        bool
-	log           zerolog.Logger
-	clock         clock.Clock
-	err           error
-}
-
-func newOptions(cfg []Config) (options, error) {
-	o := options{flushInterval: DefaultFlushInterval, batchSize: DefaultBatchSize,
-		lockTimeout: DefaultLockTimeout, log: zerolog.Nop()}
+// resolve returns the defaults with cfg's non-zero fields over them.
+func resolve(cfg []Config) (Config, error) {
+	o := Config{FlushInterval: DefaultFlushInterval, BatchSize: DefaultBatchSize, LockTimeout: DefaultLockTimeout, Logger: zerolog.Nop()}
 	for _, c := range cfg {
-		c.apply(&o)
+		if c.FlushInterval < 0 || c.BatchSize < 0 || c.LockTimeout < 0 {
+			return o, fmt.Errorf("%w: storage/bolt: negative FlushInterval (%v), BatchSize (%d) or LockTimeout (%v)",
+				storage.ErrInvalid, c.FlushInterval, c.BatchSize, c.LockTimeout)
+		}
+		o.FlushInterval = cmp.Or(c.FlushInterval, o.FlushInterval)
+		o.BatchSize = cmp.Or(c.BatchSize, o.BatchSize)
+		o.LockTimeout = cmp.Or(c.LockTimeout, o.LockTimeout)
+		o.Verify = o.Verify || c.Verify
+		if !collyx.IsZero(c.Logger) {
+			o.Logger = c.Logger
+		}
+		o.Clock = cmp.Or(c.Clock, o.Clock)
 	}
-	o.clock = clock.OrSystem(o.clock)
-	return o, o.err
-}
-
-// setPositive sets *dst to v unless v is zero, noting a negative v.
-func setPositive[T int | time.Duration](o *options, dst *T, v T, what string) {
-	if v < 0 {
-		o.reject("negative %s %v", what, v)
-	}
-	if v != 0 {
-		*dst = v
-	}
-}
-
-func (o *options) reject(format string, args ...any) {
-	if o.err == nil {
-		o.err = fmt.Errorf("%w: storage/bolt: "+format, append([]any{storage.ErrInvalid}, args...)...)
-	}
+	o.Clock = clock.OrSystem(o.Clock)
+	return o, nil
 }

@@ -34,7 +34,7 @@ import (
 type Store struct {
 	path string
 	db   *bbolt.DB
-	o    options
+	o    Config // resolved: defaults filled in
 
 	mu    sync.RWMutex
 	space *sync.Cond // on mu: what a Put blocked on a full buffer waits for
@@ -47,7 +47,7 @@ type Store struct {
 	nextSeq          uint64
 	err              error // sticky commit error
 	closed           bool
-	stats            writeStats
+	commits, wrote   uint64 // commits since Open, and the entries they wrote (the tests read them)
 
 	commitMu  sync.Mutex // one commit at a time
 	kick      chan struct{}
@@ -74,16 +74,9 @@ const (
 	reqCheck                  // unknown (not in memory): the commit compares
 )
 
-// writeStats describes the store's write activity (the tests read it).
-type writeStats struct {
-	Buffered  int    // records and metadata entries Put but not yet committed
-	Commits   uint64 // transactions committed since Open
-	Committed uint64 // records and metadata entries written by them
-}
-
 var _ storage.Store = (*Store)(nil)
 
-func newStore(path string, db *bbolt.DB, o options) (*Store, error) {
+func newStore(path string, db *bbolt.DB, o Config) (*Store, error) {
 	s := &Store{
 		path: path, db: db, o: o,
 		buf: make(map[uint64]*entry), metaBuf: make(map[string][]byte),
@@ -110,15 +103,6 @@ func newStore(path string, db *bbolt.DB, o options) (*Store, error) {
 // Path returns the checkpoint file's path.
 func (s *Store) Path() string { return s.path }
 
-// writeActivity returns the store's write activity so far.
-func (s *Store) writeActivity() writeStats {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	st := s.stats
-	st.Buffered = len(s.buf) + len(s.metaBuf) + len(s.com) + len(s.metaCom)
-	return st
-}
-
 // usable returns why the store takes no more writes, if it does not.
 // Called with mu held.
 func (s *Store) usable() error {
@@ -141,7 +125,7 @@ func (s *Store) Put(recs ...storage.Record) error {
 		n := encodedLen(r)
 		if r.Updated.IsZero() {
 			if now.IsZero() {
-				now = s.o.clock.Now().UTC()
+				now = s.o.Clock.Now().UTC()
 			}
 			n += timeLen(now) - timeLen(r.Updated)
 		}
@@ -155,7 +139,7 @@ func (s *Store) Put(recs ...storage.Record) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	for len(s.buf)+len(s.metaBuf) >= 4*s.o.batchSize && s.usable() == nil {
+	for len(s.buf)+len(s.metaBuf) >= 4*s.o.BatchSize && s.usable() == nil {
 		s.kickCommit()
 		s.space.Wait()
 	}
@@ -165,7 +149,7 @@ func (s *Store) Put(recs ...storage.Record) error {
 	for i := range recs {
 		s.putLocked(&recs[i], now)
 	}
-	if len(s.buf)+len(s.metaBuf) >= s.o.batchSize {
+	if len(s.buf)+len(s.metaBuf) >= s.o.BatchSize {
 		s.kickCommit()
 	}
 	return nil
@@ -333,7 +317,7 @@ func (s *Store) SetMeta(key string, value []byte) error {
 		return err
 	}
 	s.metaBuf[key] = v
-	if len(s.buf)+len(s.metaBuf) >= s.o.batchSize {
+	if len(s.buf)+len(s.metaBuf) >= s.o.BatchSize {
 		s.kickCommit()
 	}
 	return nil
