@@ -211,7 +211,7 @@ func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
 	a := &cp.anns
 	if a.unordered {
 		for id, an := range cp.announced {
-			if now.Sub(an.at) >= cp.opt.grace {
+			if now.Sub(an.at) >= cp.opt.Grace {
 				cp.expireLocked(id)
 				continue
 			}
@@ -223,7 +223,7 @@ func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
 	for a.head < len(a.q) {
 		r := a.q[a.head]
 		if r.live(cp.announced) {
-			if now.Sub(cp.announced[r.id].at) < cp.opt.grace {
+			if now.Sub(cp.announced[r.id].at) < cp.opt.Grace {
 				return r.seq
 			}
 			cp.expireLocked(r.id)

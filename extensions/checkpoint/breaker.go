@@ -208,7 +208,7 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 		}
 		cp.redirects[u] = e.rec.ID
 	}
-	if ev == evFailed && e.rec.Attempts >= cp.opt.maxAttempts {
+	if ev == evFailed && e.rec.Attempts >= cp.opt.MaxAttempts {
 		// Its last attempt: parked, not dead, if the domain's circuit is
 		// not closed (the outage explains the failure).
 		if out, until := cp.circuitOutLocked(a.Domain); out {

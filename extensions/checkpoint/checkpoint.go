@@ -41,8 +41,9 @@ var ErrStore = errors.New("checkpoint: the store failed")
 // is safe for concurrent use.
 type Checkpoint struct {
 	store storage.Store
-	where string // the store as errors name it: its file, if it has one
-	opt   options
+	where string        // the store as errors name it: its file, if it has one
+	opt   Config        // resolved: defaults filled in
+	hooks []func(error) // every Config.OnStoreError
 	clock clock.Clock
 	log   zerolog.Logger
 
@@ -107,14 +108,12 @@ func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: checkpoint.New: nil store", storage.ErrInvalid)
 	}
-	o := defaultOptions()
-	for _, c := range cfg {
-		if err := c.apply(&o); err != nil {
-			return nil, err
-		}
+	o, hooks, err := resolve(cfg)
+	if err != nil {
+		return nil, err
 	}
 	cp := &Checkpoint{
-		store: s, where: "the checkpoint store", opt: o, clock: o.clock, log: o.log,
+		store: s, where: "the checkpoint store", opt: o, hooks: hooks, clock: o.Clock, log: o.Logger,
 		entries:   map[*colly.Request]*entry{},
 		retryOf:   map[string]uint64{},
 		resent:    map[string]uint64{},
@@ -215,7 +214,7 @@ func (cp *Checkpoint) unlock() {
 	err := cp.err
 	cp.mu.Unlock()
 	if notify {
-		for _, f := range cp.opt.onStoreError {
+		for _, f := range cp.hooks {
 			f(err)
 		}
 	}
@@ -230,6 +229,16 @@ func (cp *Checkpoint) putLocked(recs ...storage.Record) error {
 		return cp.failLocked(err)
 	}
 	cp.stats.Updates += len(recs)
+	return nil
+}
+
+// putBatchesLocked writes recs, 1024 to a Put.
+func (cp *Checkpoint) putBatchesLocked(recs []storage.Record) error {
+	for i := 0; i < len(recs); i += 1024 {
+		if err := cp.putLocked(recs[i:min(i+1024, len(recs))]...); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

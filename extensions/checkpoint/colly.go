@@ -123,7 +123,7 @@ func (cp *Checkpoint) logDroppedLocked(keys []string) {
 // applyLocked moves r's record through ev and writes it.
 func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason string, retryAt time.Time) {
 	cp.held.drop(e.rec.ID) // a newer state supersedes a held one
-	rec := transition(e.rec, ev, cp.opt.maxAttempts, reason, retryAt)
+	rec := transition(e.rec, ev, cp.opt.MaxAttempts, reason, retryAt)
 	rec.Updated = cp.now().UTC()
 	e.rec = rec
 	switch ev {
@@ -257,18 +257,11 @@ func (s collyStorage) IsVisited(id uint64) (bool, error) {
 		defer cp.unlock()
 		return false, cp.err
 	}
-	if n := cp.tokens[id]; n > 0 {
-		if n == 1 {
-			delete(cp.tokens, id)
-		} else {
-			cp.tokens[id] = n - 1
-		}
+	if cp.takeTokenLocked(id) {
 		cp.unlock()
 		return false, nil
 	}
-	_, ann := cp.announced[id]
-	_, hop := cp.hops[id]
-	if ann || hop {
+	if cp.knownLocked(id) {
 		cp.unlock()
 		return true, nil
 	}
@@ -284,6 +277,25 @@ func (s collyStorage) IsVisited(id uint64) (bool, error) {
 		return ok, cp.failLocked(err)
 	}
 	return false, nil
+}
+
+// takeTokenLocked spends one of the frontier's tokens for id, if it has one.
+func (cp *Checkpoint) takeTokenLocked(id uint64) bool {
+	n := cp.tokens[id]
+	if n == 1 {
+		delete(cp.tokens, id)
+	} else if n > 1 {
+		cp.tokens[id] = n - 1
+	}
+	return n > 0
+}
+
+// knownLocked reports whether Colly marked id visited in this run: an
+// announced link, or a redirect hop.
+func (cp *Checkpoint) knownLocked(id uint64) bool {
+	_, ann := cp.announced[id]
+	_, hop := cp.hops[id]
+	return ann || hop
 }
 
 // Cookies is Colly's storage.Storage Cookies: u's host's cookies, as

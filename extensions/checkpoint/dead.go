@@ -150,10 +150,8 @@ func (cp *Checkpoint) RetryDead() (int, error) {
 		r := &revive[i]
 		r.State, r.Attempts, r.NotBefore, r.Updated = storage.Pending, 0, time.Time{}, now
 	}
-	for i := 0; i < len(revive); i += 1024 {
-		if err := cp.putLocked(revive[i:min(i+1024, len(revive))]...); err != nil {
-			return 0, err
-		}
+	if err := cp.putBatchesLocked(revive); err != nil {
+		return 0, err
 	}
 	for _, r := range revive {
 		cp.front.push(r.ID)

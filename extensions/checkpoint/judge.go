@@ -23,7 +23,7 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.releaseAllLocked()
 	serr := cp.err
 	filtered := maps.Clone(cp.filtered)
-	maxAttempts := cp.opt.maxAttempts
+	maxAttempts := cp.opt.MaxAttempts
 	earlier := cp.earlier
 	cp.unlock()
 	ev := outcome.Evidence{Earlier: earlier}

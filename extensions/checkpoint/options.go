@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -60,44 +61,28 @@ type Config struct {
 	OnStoreError func(error)
 }
 
-// apply sets c's non-zero fields over o.
-func (c Config) apply(o *options) error {
-	if c.MaxAttempts != 0 {
+// resolve returns the defaults with cfg's non-zero fields over them, and
+// every OnStoreError hook.
+func resolve(cfg []Config) (Config, []func(error), error) {
+	o := Config{MaxAttempts: DefaultMaxAttempts, Clock: clock.System, Logger: zerolog.Nop(), Grace: DefaultGrace}
+	var hooks []func(error)
+	for _, c := range cfg {
 		if c.MaxAttempts < 0 {
-			return fmt.Errorf("%w: Config.MaxAttempts %d: want 1 or more (0 for the default, %d)", storage.ErrInvalid, c.MaxAttempts, DefaultMaxAttempts)
+			return o, nil, fmt.Errorf("%w: Config.MaxAttempts %d: want 1 or more (0 for the default, %d)", storage.ErrInvalid, c.MaxAttempts, DefaultMaxAttempts)
 		}
-		o.maxAttempts = c.MaxAttempts
-	}
-	if c.Clock != nil {
-		o.clock = c.Clock
-	}
-	if !collyx.IsZero(c.Logger) {
-		o.log = c.Logger
-	}
-	if c.RunID != "" {
-		o.runID = c.RunID
-	}
-	if c.Grace != 0 {
 		if c.Grace < 0 {
-			return fmt.Errorf("%w: Config.Grace %v: want a positive duration", storage.ErrInvalid, c.Grace)
+			return o, nil, fmt.Errorf("%w: Config.Grace %v: want a positive duration", storage.ErrInvalid, c.Grace)
 		}
-		o.grace = c.Grace
+		o.MaxAttempts = cmp.Or(c.MaxAttempts, o.MaxAttempts)
+		o.Clock = cmp.Or(c.Clock, o.Clock)
+		if !collyx.IsZero(c.Logger) {
+			o.Logger = c.Logger
+		}
+		o.RunID = cmp.Or(c.RunID, o.RunID)
+		o.Grace = cmp.Or(c.Grace, o.Grace)
+		if c.OnStoreError != nil {
+			hooks = append(hooks, c.OnStoreError)
+		}
 	}
-	if c.OnStoreError != nil {
-		o.onStoreError = append(o.onStoreError, c.OnStoreError)
-	}
-	return nil
-}
-
-type options struct {
-	maxAttempts  int
-	clock        clock.Clock
-	log          zerolog.Logger
-	runID        string
-	grace        time.Duration
-	onStoreError []func(error)
-}
-
-func defaultOptions() options {
-	return options{maxAttempts: DefaultMaxAttempts, clock: clock.System, log: zerolog.Nop(), grace: DefaultGrace}
+	return o, hooks, nil
 }

@@ -139,7 +139,7 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 		cp.held.drop(id) // if held: the parked state supersedes it
 		rec.State, rec.NotBefore, rec.Updated = storage.Parked, retryAt.UTC(), now
 		rec.LastError = withSpares(lastErr, n+1)
-		rec.Attempts = min(rec.Attempts, cp.opt.maxAttempts-1)
+		rec.Attempts = min(rec.Attempts, cp.opt.MaxAttempts-1)
 		recs = append(recs, rec)
 		revived[id] = rec
 	}

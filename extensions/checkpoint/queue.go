@@ -57,7 +57,7 @@ func (cp *Checkpoint) loadLocked() {
 			r.Attempts = max(r.Attempts-1, 0)
 			r.State = storage.Pending
 			fix = append(fix, r)
-		case r.State == storage.Failed && r.Attempts >= cp.opt.maxAttempts:
+		case r.State == storage.Failed && r.Attempts >= cp.opt.MaxAttempts:
 			r.State = storage.Dead
 			fix = append(fix, r)
 			return nil
@@ -74,10 +74,8 @@ func (cp *Checkpoint) loadLocked() {
 		cp.failLocked(err)
 		return
 	}
-	for i := 0; i < len(fix); i += 1024 {
-		if cp.putLocked(fix[i:min(i+1024, len(fix))]...) != nil {
-			return
-		}
+	if cp.putBatchesLocked(fix) != nil {
+		return
 	}
 	if n := cp.front.len(); n > 0 || cp.stats.Deferred > 0 {
 		cp.log.Info().Str("event", "checkpoint_resume").Int("redrive", n).Int("parked", cp.stats.Deferred).
@@ -137,18 +135,11 @@ func (s collyStorage) AddRequest(b []byte) error {
 		return cp.err
 	}
 	cp.startLocked()
-	if _, ok := cp.announced[id]; ok {
+	if cp.knownLocked(id) {
 		return nil
 	}
-	if _, ok := cp.hops[id]; ok {
-		return nil
-	}
-	_, found, err := cp.store.Get(id)
-	if err != nil {
+	if _, found, err := cp.store.Get(id); err != nil || found {
 		return cp.failLocked(err)
-	}
-	if found {
-		return nil
 	}
 	rec := storage.Record{ID: id, URL: u, State: storage.Pending, Request: b, Updated: cp.now().UTC()}
 	if err := cp.putLocked(rec); err != nil {

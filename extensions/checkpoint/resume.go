@@ -48,13 +48,7 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 			continue
 		}
 		cp.mu.Lock()
-		if t := cp.tokens[rec.ID]; t > 0 { // not consumed: Colly stopped before its revisit check
-			if t == 1 {
-				delete(cp.tokens, rec.ID)
-			} else {
-				cp.tokens[rec.ID] = t - 1
-			}
-		}
+		cp.takeTokenLocked(rec.ID) // not consumed: Colly stopped before its revisit check
 		cp.stats.Redriven--
 		cp.stats.Refused++
 		cp.filtered[rec.ID] = struct{}{}

@@ -44,7 +44,7 @@ func (cp *Checkpoint) startLocked() {
 	}
 	cp.started = true
 	now := cp.now().UTC()
-	id := cp.opt.runID
+	id := cp.opt.RunID
 	if id == "" {
 		id = fmt.Sprintf("run-%s-%d", now.Format("20060102T150405.000Z"), len(cp.runs)+1)
 	}
