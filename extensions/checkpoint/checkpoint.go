@@ -99,11 +99,10 @@ type Stats struct {
 	GraceFreed int // waits ended by the grace period (a redirect hop was never requested)
 }
 
-// New returns a checkpoint on s: storage/bolt for a crawl resumed on one
-// machine, storage/redis across machines, storage/memory for crawls that
-// need no resume. A store whose checkpoint metadata is of a newer format
-// or unreadable is refused (storage.ErrNewerFormat, storage.ErrCorrupt).
-// The store stays the caller's: Close does not close it.
+// New returns a checkpoint on s (storage/bolt, storage/redis, or
+// storage/memory for no resume). Checkpoint metadata of a newer format, or
+// unreadable, is refused (storage.ErrNewerFormat, storage.ErrCorrupt).
+// Close does not close s.
 func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: checkpoint.New: nil store", storage.ErrInvalid)
@@ -173,8 +172,7 @@ func (cp *Checkpoint) writeJSONLocked(key string, v any) {
 	cp.failLocked(err)
 }
 
-// storeErr returns the first error the store returned, wrapped in
-// ErrStore, or nil.
+// storeErr returns the store's first error (wrapping ErrStore), or nil.
 func (cp *Checkpoint) storeErr() error {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -188,8 +186,7 @@ func (cp *Checkpoint) Stats() Stats {
 	return cp.stats
 }
 
-// failLocked records the store's first error and tells the hooks. It runs
-// under cp.mu; the hooks run without it.
+// failLocked records the store's first error; unlock tells the hooks.
 func (cp *Checkpoint) failLocked(err error) error {
 	if err == nil {
 		return nil
@@ -205,9 +202,7 @@ func (cp *Checkpoint) failLocked(err error) error {
 }
 
 // unlock releases cp.mu, then calls the OnStoreError hooks if the store
-// failed while it was held: in the goroutine that met the failure (a
-// Colly callback, covered by the collector's Wait), and free to call back
-// into the checkpoint.
+// failed meanwhile: in the goroutine that met it, free to call back in.
 func (cp *Checkpoint) unlock() {
 	notify := cp.notify
 	cp.notify = false
@@ -244,15 +239,10 @@ func (cp *Checkpoint) putBatchesLocked(recs []storage.Record) error {
 
 func (cp *Checkpoint) now() time.Time { return cp.clock.Now() }
 
-// Flush makes every state change so far durable.
-//
-// Every state change is one Put to the store; how soon it is durable
-// without Flush is the store's (storage/bolt: within about 50 ms). A kill
-// costs the requests in flight, or done but not yet durable: they are
-// fetched again on resume. A page's done record waits until the links
-// Colly marked visited while it was processed are recorded, so no page is
-// done without its links; a redirect hop, never requested, stops the wait
-// after Config.Grace.
+// Flush makes every state change so far durable. Without it, how soon a
+// change is durable is the store's (storage/bolt: about 50 ms); a page's
+// done record waits for its links' records, at most Config.Grace
+// (docs/checkpoints.md).
 func (cp *Checkpoint) Flush() error {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -265,11 +255,9 @@ func (cp *Checkpoint) Flush() error {
 	return nil
 }
 
-// Close ends the run: it writes what is still held, the run's stop time
-// and the breaker's open domains, and flushes. Call it after the
-// collector's Wait, and before closing the store. It returns the store's
-// error, if any: then the last changes may not be saved, and everything
-// committed before them is intact.
+// Close ends the run: it writes what is held, the stop time and the open
+// domains, and flushes. Call it after Wait, before closing the store. On
+// a store error the last changes may be lost; earlier commits are intact.
 func (cp *Checkpoint) Close() error {
 	cp.mu.Lock()
 	if cp.closed {

@@ -17,8 +17,7 @@ import (
 // deadSamples is how many URLs of each domain and cause Judge names.
 const deadSamples = 3
 
-// classes are the outcome classes by name, as eventOf writes them first
-// in a record's LastError.
+// classes are the outcome classes, as LastError starts with them.
 var classes = func() map[string]bool {
 	m := map[string]bool{}
 	for c := circuit.Success; c <= circuit.Excluded; c++ {
@@ -27,10 +26,8 @@ var classes = func() map[string]bool {
 	return m
 }()
 
-// deathCause reads what a dead URL died of from its LastError ("degraded
-// (HTTP 503)", "degraded (timeout)", "invalid"), and whether it is gone
-// (404, 410: dead, and fine). An older LastError without the class is
-// read by its status.
+// deathCause reads a dead URL's cause from its LastError ("degraded (HTTP
+// 503)", "invalid"), and whether it is gone (404, 410: fine).
 func deathCause(lastError string) (cause string, gone bool) {
 	class, rest, ok := strings.Cut(lastError, ": ")
 	if !ok || !classes[class] {
@@ -97,7 +94,7 @@ func (t *deadTally) add(domain string, r storage.Record) {
 	t.total++
 }
 
-// finding is the tally as Judge reports it: an error, for a person.
+// finding is the tally as Judge reports it.
 func (t *deadTally) finding(maxAttempts int) (outcome.Finding, bool) {
 	if t.total == 0 {
 		return outcome.Finding{}, false
@@ -122,12 +119,10 @@ func (t *deadTally) finding(maxAttempts int) (outcome.Finding, bool) {
 	return f, true
 }
 
-// RetryDead gives every URL dead of failures (not a 404 or 410) its
-// attempts back: each is pending again and goes out with this run's
-// Resume (or Colly's queue) after what earlier runs left unfinished. It
-// is for a person who fixed the cause; it returns how many URLs it
-// revived. Call it after Register and before Resume. A domain saved open
-// keeps its revived URLs parked until its cooldown ends.
+// RetryDead gives every URL dead of failures (not gone) its attempts
+// back: pending again, fetched by this run's Resume or queue after the
+// unfinished ones. It returns how many. Call it after Register, before
+// Resume. A domain saved open keeps them parked until its cooldown ends.
 func (cp *Checkpoint) RetryDead() (int, error) {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -163,8 +158,7 @@ func (cp *Checkpoint) RetryDead() (int, error) {
 	return len(revive), nil
 }
 
-// domainOf is the breaker's domain key of a record's URL, "?" if it has
-// none.
+// domainOf is the breaker's domain key of a URL, "?" if it has none.
 func domainOf(u string) string {
 	if p, err := url.Parse(u); err == nil {
 		return hostkey.Of(p.Host)

@@ -10,14 +10,12 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// Judge reports for the run's outcome (call it after the collector's
-// Wait): a failed store is an error (kind "store_error"); URLs dead of
-// failures are an error (kind "dead", named by domain and cause in
-// Finding.Dead) until RetryDead re-drives them; URLs left unfinished make
-// the run tripped (kind "unfinished"). URLs the collector refused to
-// resume count as neither. It counts no pages; on a resume it reports
-// what earlier runs finished (Evidence.Earlier), so that a resume with
-// nothing new to collect ends complete, not empty.
+// Judge reports for the run's outcome, after Wait: a failed store is an
+// error ("store_error"), URLs dead of failures too ("dead", by domain and
+// cause in Finding.Dead) until RetryDead; unfinished URLs trip the run
+// ("unfinished"), except those the collector refused to resume.
+// Evidence.Earlier is what earlier runs finished, so a resume with nothing
+// new ends complete, not empty.
 func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
 	cp.releaseAllLocked()

@@ -11,8 +11,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// DefaultMaxAttempts is how many attempts a URL gets when
-// Config.MaxAttempts is not given: a first try and two retries, each in a later run.
+// DefaultMaxAttempts is Config.MaxAttempts's default: a try and two retries.
 const DefaultMaxAttempts = 3
 
 // DefaultGrace bounds how long a page's done record waits for the records
@@ -23,41 +22,31 @@ const DefaultGrace = 10 * time.Second
 // is an error. New takes any number: a later Config's non-zero fields
 // win, and OnStoreError hooks add up.
 type Config struct {
-	// MaxAttempts is how many attempts a URL gets before it is dead
-	// (DefaultMaxAttempts): each attempt that left and failed (degraded,
-	// invalid, blocked, another 4xx) spends one. Throttled and refused
-	// requests spend none; a 404 or 410 is dead at once.
-	//
-	// With a breaker, an outage does not kill URLs: one whose last attempt
-	// fails while its domain's circuit is not closed, or that died of
-	// failures in this run since its domain's last success when the
-	// circuit opens, is parked until RetryAt with MaxAttempts−1 attempts,
-	// at most three times (logged as checkpoint_outage_revived). A URL dead
-	// of failures makes every run end as an error (see Judge) until
-	// RetryDead is called.
+	// MaxAttempts is how many failed attempts (degraded, invalid, blocked,
+	// other 4xx) make a URL dead (DefaultMaxAttempts). Throttled and
+	// refused requests spend none; a 404 or 410 is dead at once. With a
+	// breaker an outage parks instead of killing, at most three times
+	// (docs/checkpoints.md). A URL dead of failures makes every run an
+	// error (Judge) until RetryDead.
 	MaxAttempts int
 
-	// Clock decides which parked URLs are eligible on resume, stamps
-	// records and run metadata and bounds the grace period. Nil means the
+	// Clock stamps records and decides eligibility and grace; nil is the
 	// system clock.
 	Clock clock.Clock
 
-	// Logger makes the checkpoint log a resume, a store failure and a
-	// restored breaker, one event each. Without it the checkpoint is
-	// silent.
+	// Logger logs a resume, a store failure and a restored breaker; without
+	// it the checkpoint is silent.
 	Logger zerolog.Logger
 
-	// RunID names this run in the checkpoint's metadata. Empty means one
-	// made from the start time.
+	// RunID names this run in the metadata; empty means one from the time.
 	RunID string
 
 	// Grace is how long a page's done record may wait for the records of
 	// the links found on it (DefaultGrace).
 	Grace time.Duration
 
-	// OnStoreError is called once, when the store first fails to write.
-	// From then on the checkpoint aborts every new request and Judge
-	// reports an error: the hook is where a program stops its crawl.
+	// OnStoreError is called once, when the store first fails; from then
+	// on every new request is aborted and Judge reports an error.
 	OnStoreError func(error)
 }
 

@@ -1,8 +1,6 @@
 package checkpoint
 
-// An outage does not kill URLs: those that died of failures since their
-// domain's last success are parked when its circuit opens, at most
-// outageSpares times each (docs/checkpoints.md).
+// An outage does not kill URLs (docs/checkpoints.md).
 
 import (
 	"fmt"
@@ -14,8 +12,8 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// outageMemory bounds the URLs dead of failures remembered per domain
-// between two successes; one past it stays dead, counted as forgotten.
+// outageMemory bounds the dead URLs remembered per domain; past it they
+// stay dead, counted as forgotten.
 const outageMemory = 4096
 
 // outageDead is one domain's URLs dead of failures since its last success.
@@ -27,8 +25,8 @@ type outageDead struct {
 // outageSpares is how many outages may spare one URL.
 const outageSpares = 3
 
-// spares returns how many outages spared the record whose LastError is
-// lastError, and the error without that count.
+// spares returns how many outages spared a record, and its LastError
+// without that count.
 func spares(lastError string) (int, string) {
 	head, tail, ok := strings.Cut(lastError, " (spared by an outage ")
 	if !ok || !strings.HasSuffix(tail, "×)") {
@@ -49,8 +47,7 @@ func withSpares(reason string, n int) string {
 	return fmt.Sprintf("%s (spared by an outage %d×)", reason, n)
 }
 
-// rememberDeadLocked notes that record id, of domain, just died of
-// failures.
+// rememberDeadLocked notes that record id, of domain, died of failures.
 func (cp *Checkpoint) rememberDeadLocked(domain string, id uint64) {
 	od := cp.outage[domain]
 	if od == nil {
@@ -72,8 +69,7 @@ func (cp *Checkpoint) stampLeftLocked(e *entry) {
 }
 
 // succeededLocked forgets a domain's URLs that died before e's attempt
-// left: they died while the site worked. A success that left earlier says
-// nothing of the site after they died.
+// left: they died while the site worked.
 func (cp *Checkpoint) succeededLocked(domain string, e *entry) {
 	od := cp.outage[domain]
 	if od == nil {
@@ -89,8 +85,8 @@ func (cp *Checkpoint) succeededLocked(domain string, e *entry) {
 	}
 }
 
-// circuitOutLocked reports whether domain's circuit is not closed, and
-// until when it stays open: the attached breaker's, else as saved.
+// circuitOutLocked reports whether domain's circuit is not closed, and its
+// RetryAt: the attached breaker's, else as saved.
 func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 	if cp.b != nil {
 		if ss := cp.b.Snapshots(domain); len(ss) == 1 {
@@ -103,9 +99,8 @@ func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 	return false, time.Time{}
 }
 
-// reviveLocked runs when domain's circuit opens: its URLs remembered dead
-// of failures are parked until retryAt with MaxAttempts−1 attempts, in
-// one Put (taken from the hold, if held: a parked record need not wait).
+// reviveLocked parks domain's remembered dead until retryAt with
+// MaxAttempts−1 attempts, as its circuit opens.
 func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 	od := cp.outage[domain]
 	if od == nil {
@@ -147,7 +142,7 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 		if cp.putLocked(recs...) != nil {
 			return
 		}
-		// A retry on its way writes its entry's record next: from this one.
+		// A retry on its way writes from this record next.
 		for _, e := range cp.entries {
 			if r, ok := revived[e.rec.ID]; ok && !e.closed {
 				e.rec = r

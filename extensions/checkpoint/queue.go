@@ -32,18 +32,15 @@ func (f *frontier) pop() (uint64, bool) {
 
 func (f *frontier) len() int { return len(f.ids) - f.pos }
 
-// errQueueEmpty is GetRequest's answer when nothing is queued (Colly's
-// queue skips an entry it cannot get).
+// errQueueEmpty is GetRequest's answer when nothing is queued.
 var errQueueEmpty = errors.New("checkpoint: the queue is empty")
 
-// unfinished are the states an earlier run may have left a URL in and
-// that a resume takes up again.
+// unfinished are the states a resume takes up again.
 var unfinished = []storage.State{storage.Pending, storage.InFlight, storage.Failed, storage.Parked}
 
-// loadLocked fills the frontier, once, from what earlier runs left
-// unfinished and eligible now (see Resume). A URL in flight at a crash
-// gets its attempt back: the crash says nothing about the page. A failed
-// URL with no attempts left (MaxAttempts was lowered) is dead.
+// loadLocked fills the frontier, once, with what earlier runs left
+// unfinished and eligible now (see Resume). A failed URL with no attempts
+// left (MaxAttempts was lowered) is dead.
 func (cp *Checkpoint) loadLocked() {
 	if cp.front.loaded || cp.err != nil {
 		return
@@ -62,8 +59,7 @@ func (cp *Checkpoint) loadLocked() {
 			fix = append(fix, r)
 			return nil
 		case r.State != storage.Pending && (r.NotBefore.After(now) || cp.domainClosedUntilLocked(r.URL).After(now)):
-			// Parked or failed: not before its own time, nor while its
-			// domain is saved open.
+			// Not before its time, nor while its domain is saved open.
 			cp.stats.Deferred++
 			return nil
 		}
@@ -83,8 +79,7 @@ func (cp *Checkpoint) loadLocked() {
 	}
 }
 
-// domainClosedUntilLocked returns until when the domain of u was saved
-// open (zero if it was not).
+// domainClosedUntilLocked returns until when u's domain was saved open.
 func (cp *Checkpoint) domainClosedUntilLocked(u string) time.Time {
 	if len(cp.saved) == 0 {
 		return time.Time{}
@@ -92,9 +87,8 @@ func (cp *Checkpoint) domainClosedUntilLocked(u string) time.Time {
 	return cp.saved[domainOf(u)].RetryAt // "?", for a URL that does not parse, is no domain
 }
 
-// popLocked hands out the next unfinished URL's record, skipping finished
-// ones and marking dead those whose request cannot be loaded. Its token
-// lets it through Colly's revisit check once.
+// popLocked hands out the next unfinished record (dead if its request
+// cannot load) with a token through Colly's revisit check.
 func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 	for {
 		id, ok := cp.front.pop()
@@ -120,9 +114,8 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 	}
 }
 
-// AddRequest is Colly's queue.Storage AddRequest: it records the request as
-// pending and queues it, unless the checkpoint already knows its URL (done,
-// queued, or requested in this run).
+// AddRequest is Colly's queue.Storage AddRequest: it records the request
+// as pending and queues it, unless its URL is known.
 func (s collyStorage) AddRequest(b []byte) error {
 	cp := s.cp
 	u, id, err := parseRequest(b)
@@ -149,8 +142,7 @@ func (s collyStorage) AddRequest(b []byte) error {
 	return nil
 }
 
-// GetRequest is Colly's queue.Storage GetRequest: the next queued
-// request. Its record stays pending until the request reaches OnRequest.
+// GetRequest is Colly's queue.Storage GetRequest.
 func (s collyStorage) GetRequest() ([]byte, error) {
 	cp := s.cp
 	cp.mu.Lock()
@@ -169,8 +161,7 @@ func (s collyStorage) GetRequest() ([]byte, error) {
 	return r.Request, nil
 }
 
-// QueueSize is Colly's queue.Storage QueueSize: how many requests are
-// queued now (not parked ones that must wait for a later run).
+// QueueSize is Colly's queue.Storage QueueSize (parked URLs not counted).
 func (s collyStorage) QueueSize() (int, error) {
 	cp := s.cp
 	cp.mu.Lock()
