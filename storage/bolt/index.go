@@ -14,18 +14,14 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
-// index maps the ID of every record the store holds to its Seq and its
-// state as reads see it, packed into one word (pack), so that Put and a
-// Get of an absent ID read nothing from the file. The records in the file
-// at Open are in a table built once (about 18 bytes a record); those
-// created since, in a map.
+// index maps every record's ID to its Seq and state, packed in one word:
+// the file's at Open in a table built once, those created since in a map.
 type index struct {
 	loaded table             // the records in the file at Open
 	added  map[uint64]uint64 // the records created since
 }
 
-// get returns the word of id, and where it is in the loaded table (nil if
-// it is not there).
+// get returns the word of id, and its slot in the loaded table (or nil).
 func (ix *index) get(id uint64) (w uint64, slot *uint64, ok bool) {
 	if slot = ix.loaded.find(id); slot != nil {
 		return *slot, slot, true
@@ -57,8 +53,8 @@ func unpack(w uint64) (uint64, storage.State) {
 	return w >> stateBits, storage.State(w & (1<<stateBits - 1))
 }
 
-// table is a hash table of IDs built once: entries sorted by mix(ID), and
-// a directory from its top bits to the entries sharing them (about two).
+// table is a hash table of IDs built once: entries sorted by mix(ID),
+// with a directory from its top bits to the (about two) entries sharing them.
 type table struct {
 	ents  []tableEntry
 	dir   []uint32 // entries dir[b] up to dir[b+1] have top bits b
@@ -67,8 +63,7 @@ type table struct {
 
 type tableEntry struct{ key, w uint64 } // key is mix(ID)
 
-// mix is a bijection (splitmix64's finalizer) that spreads any IDs,
-// sequential ones included, evenly over the directory.
+// mix (splitmix64's finalizer) spreads any IDs evenly over the directory.
 func mix(x uint64) uint64 {
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9
@@ -129,7 +124,7 @@ func (t *table) find(id uint64) *uint64 {
 }
 
 // loadIndex reads the index from the ID log and the state index, checking
-// that they agree with each other and with the stored counts.
+// them against each other and the counts.
 func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *backend.Tally) (index, error) {
 	total := 0
 	for _, n := range counts {
@@ -200,7 +195,7 @@ func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *backend.Tally)
 		words[pos] |= uint64(st)
 		got[st]++
 	}
-	// Each state entry found a distinct record: equal counts mean every record has one.
+	// Each state entry found a distinct record: equal counts cover all.
 	if got != *counts {
 		return index{}, corruptError(path, fmt.Sprintf("stored counts %v differ from the state index %v", counts[1:], got[1:]), nil)
 	}

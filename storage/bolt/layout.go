@@ -9,8 +9,7 @@ import (
 
 // The file's buckets and keys (docs/checkpoints.md describes them).
 const (
-	// formatVersion is the layout this build writes and the only one it
-	// reads; format 1 came from development builds only.
+	// formatVersion is the only layout this build writes and reads.
 	formatVersion uint32 = 2
 	formatMagic          = "breakwater checkpoint"
 )

@@ -19,33 +19,30 @@ const (
 	DefaultLockTimeout   = time.Second
 )
 
-// Config configures Open; a zero field keeps the default, a negative
-// one is rejected. Open takes any number: a later Config's non-zero
-// fields win.
+// Config configures Open; a zero field keeps the default, a negative one
+// is rejected; of several Configs, later non-zero fields win.
 type Config struct {
-	// FlushInterval is how long a Put may wait in memory before the
-	// background commit makes it durable (DefaultFlushInterval).
+	// FlushInterval is how long a Put may wait before the background
+	// commit makes it durable (DefaultFlushInterval).
 	FlushInterval time.Duration
 
-	// BatchSize is how many buffered records and metadata entries start a
-	// commit before the interval is up (DefaultBatchSize). Put blocks
-	// while four times as many are buffered and a commit is running.
+	// BatchSize is how many buffered writes start a commit early
+	// (DefaultBatchSize); Put blocks at four times as many.
 	BatchSize int
 
 	// LockTimeout is how long Open waits for another process to release
 	// the file before it returns storage.ErrLocked (DefaultLockTimeout).
 	LockTimeout time.Duration
 
-	// Verify makes Open also run bbolt's page check and decode every
-	// record and request against the indexes: several times slower.
+	// Verify makes Open also run bbolt's page check and decode everything
+	// against the indexes: several times slower.
 	Verify bool
 
-	// Logger logs a failed commit (once: the error is sticky). Without it
-	// the store is silent.
+	// Logger logs a failed commit; without it the store is silent.
 	Logger zerolog.Logger
 
-	// Clock paces background commits and stamps Updated on records Put
-	// without one. Nil means the system clock.
+	// Clock paces commits and stamps Updated when a Put leaves it zero;
+	// nil is the system clock.
 	Clock clock.Clock
 }
 

@@ -18,10 +18,8 @@ const scanChunk = 512
 
 type stateSet [int(storage.Dead) + 1]bool
 
-// Scan implements storage.Store. It collects a chunk of records at a time,
-// from the buffers and the file under one read transaction, then calls fn
-// with nothing held. When the wanted states hold under half the records it
-// walks the state index; otherwise every record, skipping by state byte.
+// Scan implements storage.Store, a chunk of records at a time, calling fn
+// with nothing held.
 func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) error {
 	if err := backend.CheckStates(states); err != nil {
 		return err
@@ -54,9 +52,8 @@ func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) err
 	}
 }
 
-// scanChunk returns the first records with Seq > after in the wanted
-// states, at most max(scanChunk, buffered) of them, in Seq order. It
-// appends them to file, whose memory it reuses.
+// scanChunk appends to file the first records with Seq > after in the
+// wanted states, at most max(scanChunk, buffered), in Seq order.
 func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (out []storage.Record, err error) {
 	defer inUse(&err) // after guard has turned a panic into an error
 	defer guard(s.path, "scan", &err, debug.SetPanicOnFault(true))
@@ -67,7 +64,7 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 	}
 	limit := max(scanChunk, len(s.buf)+len(s.com))
 
-	// Buffered candidates. An entry in com that buf overrides is skipped.
+	// Buffered candidates (an entry in com that buf overrides is not).
 	var mem []*entry
 	for id, e := range s.com {
 		if e.rec.Seq > after && want[e.rec.State] && s.buf[id] == nil {
@@ -131,9 +128,8 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 	return out, nil
 }
 
-// indexPays reports whether the wanted states hold fewer than half of the
-// records, so that reading them through the state index beats walking
-// every record. Called with mu held.
+// indexPays reports whether the wanted states hold under half the records:
+// then the state index beats walking every record.
 func (s *Store) indexPays(want *stateSet) bool {
 	wanted, total := 0, 0
 	for st, n := range s.counts {
@@ -159,8 +155,7 @@ func (s *Store) scanRecords(tx *bbolt.Tx, after uint64, emit func(k, v []byte) (
 	return nil
 }
 
-// scanIndex merges one state-index cursor per wanted state, in Seq
-// order, reading each record it passes from the records bucket.
+// scanIndex merges one state-index cursor per wanted state, in Seq order.
 func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(k, v []byte) (bool, error)) error {
 	type head struct {
 		st  byte
@@ -206,8 +201,8 @@ func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(
 	}
 }
 
-// follower looks up 8-byte keys, in ascending order, in one bucket: a key
-// a few entries ahead is reached by stepping the cursor, others by a seek.
+// follower looks up ascending 8-byte keys in a bucket, stepping its cursor
+// to one a few entries ahead and seeking others.
 type follower struct {
 	c    *bbolt.Cursor
 	k, v []byte

@@ -14,33 +14,25 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
-// Store is a storage.Store in one bbolt file. Open it with Open; it is
-// safe for concurrent use.
+// Store is a storage.Store in one bbolt file, safe for concurrent use.
 //
-// Put and SetMeta buffer the write (the latest per ID wins) and return;
-// reads see it at once. A background loop commits the buffer in one
-// atomic, fsynced transaction every Config.FlushInterval, or sooner once
-// Config.BatchSize writes are buffered: a Put is durable after the next
-// commit, or once Flush or Close returns nil. A crash leaves the file as
-// of the last commit, every record whole. A failed commit (disk full) is
-// sticky: this and every later Put, SetMeta and Flush return it (a
-// *FileError), reads go on from memory, and the file keeps the last
-// successful commit; reopen it once the cause is fixed. Put blocks while
-// four batches are buffered and a commit runs.
-//
-// The store keeps every record's ID, Seq and state in memory (20 to 40 MB
-// for 1,000,000 URLs), so Put, and Get of an ID it does not hold, read
-// nothing from the file. docs/checkpoints.md describes the file.
+// Put and SetMeta buffer (latest per ID wins); reads see them at once. A
+// background loop commits in one atomic, fsynced transaction every
+// Config.FlushInterval or Config.BatchSize writes: a Put is durable after
+// that commit, or once Flush or Close returns nil. A crash leaves the last
+// commit, every record whole. A failed commit (disk full) is sticky: Put,
+// SetMeta and Flush return it (a *FileError), reads go on, the file keeps
+// the last commit; reopen once the cause is fixed. Put blocks while four
+// batches are buffered. Every record's ID, Seq and state stay in memory
+// (20 to 40 MB a million URLs); docs/checkpoints.md describes the file.
 type Store struct {
 	path string
 	db   *bbolt.DB
 	o    Config // resolved: defaults filled in
 
-	mu    sync.RWMutex
-	space *sync.Cond // on mu: what a Put blocked on a full buffer waits for
-	// Reads look in buf (written since the last commit began), then com
-	// (what the running commit writes, or nil), then the file.
-	buf, com         map[uint64]*entry
+	mu               sync.RWMutex
+	space            *sync.Cond        // on mu: a Put blocked on a full buffer waits
+	buf, com         map[uint64]*entry // reads look in buf, then the running commit's, then the file
 	metaBuf, metaCom map[string][]byte
 	index            index         // every record's Seq and state (index.go)
 	counts           backend.Tally // as reads see them
@@ -56,12 +48,10 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-// entry is a buffered record: rec as Put, with Seq and Updated set and a
-// Request of the store's own; was, its state in the file before this
-// commit (0 if new), which is the state index entry the commit moves.
+// entry is a buffered record (Seq and Updated set, Request its own).
 type entry struct {
 	rec storage.Record
-	was storage.State
+	was storage.State // in the file before this commit (0 if new): the index entry it moves
 	req reqAction
 }
 
@@ -103,8 +93,7 @@ func newStore(path string, db *bbolt.DB, o Config) (*Store, error) {
 // Path returns the checkpoint file's path.
 func (s *Store) Path() string { return s.path }
 
-// usable returns why the store takes no more writes, if it does not.
-// Called with mu held.
+// usable returns why the store takes no more writes, if so. Under mu.
 func (s *Store) usable() error {
 	if s.closed {
 		return storage.ErrClosed
@@ -112,9 +101,7 @@ func (s *Store) usable() error {
 	return s.err
 }
 
-// Put implements storage.Store. It reads nothing from the file: the
-// index knows each record's Seq and state, and the encoding is left to
-// the commit.
+// Put implements storage.Store. It reads nothing from the file.
 func (s *Store) Put(recs ...storage.Record) error {
 	var now time.Time // read once, if a record needs it
 	for i := range recs {
@@ -155,16 +142,14 @@ func (s *Store) Put(recs ...storage.Record) error {
 	return nil
 }
 
-// putLocked buffers r, valid, stamped with now if it has no Updated.
-// Called with mu held.
+// putLocked buffers r, stamped with now if it has no Updated.
 func (s *Store) putLocked(r *storage.Record, now time.Time) {
 	w, slot, known := s.index.get(r.ID)
 	seq, prev := unpack(w)
 	e := s.buf[r.ID]
 	switch {
 	case e != nil:
-		// Put again before its commit: the same entry, in the same
-		// relation to the file.
+		// Put again before its commit: the same entry.
 		req, act := e.rec.Request, e.req
 		if !sameRequest(r.Request, req) {
 			req, act = bytes.Clone(r.Request), reqWrite
@@ -201,8 +186,7 @@ func (s *Store) putLocked(r *storage.Record, now time.Time) {
 	s.index.set(r.ID, slot, pack(seq, r.State))
 }
 
-// sameRequest reports whether a and b are the same request, nil being
-// different from empty.
+// sameRequest reports whether a and b are equal, nil unlike empty.
 func sameRequest(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
 
 // kickCommit asks the background loop to commit now.
@@ -213,8 +197,7 @@ func (s *Store) kickCommit() {
 	}
 }
 
-// Get implements storage.Store. An ID the store does not hold, and a
-// record not yet committed, cost no read of the file.
+// Get implements storage.Store.
 func (s *Store) Get(id uint64) (r storage.Record, ok bool, err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -235,8 +218,7 @@ func (s *Store) Get(id uint64) (r storage.Record, ok bool, err error) {
 	return r, true, nil
 }
 
-// getFile reads the record of id, with Seq seq, from the file. Called
-// with mu held for reading.
+// getFile reads the record of id, with Seq seq, from the file.
 func (s *Store) getFile(id, seq uint64) (r storage.Record, err error) {
 	defer inUse(&err) // after guard has turned a panic into an error
 	defer guard(s.path, "get", &err, debug.SetPanicOnFault(true))
@@ -257,8 +239,7 @@ func (s *Store) getFile(id, seq uint64) (r storage.Record, err error) {
 	return r, err
 }
 
-// readRecord decodes the record v under key k and reads its request with
-// reqs.
+// readRecord decodes record v under key k, with its request from reqs.
 func readRecord(path string, k, v []byte, reqs *follower) (storage.Record, error) {
 	seq := binary.BigEndian.Uint64(k)
 	r, hasReq, err := decode(v, seq)
@@ -277,7 +258,7 @@ func readRecord(path string, k, v []byte, reqs *follower) (storage.Record, error
 	return r, nil
 }
 
-// lookup returns the buffered entry for id, or nil. Called with mu held.
+// lookup returns the buffered entry for id, or nil.
 func (s *Store) lookup(id uint64) *entry {
 	if e := s.buf[id]; e != nil {
 		return e
@@ -349,12 +330,12 @@ func (s *Store) Meta(key string) (v []byte, ok bool, err error) {
 	return nil, false, nil
 }
 
-// Close implements storage.Store: it stops the background commits,
-// commits what is buffered and releases the file and its lock.
+// Close implements storage.Store: it commits what is buffered and
+// releases the file and its lock.
 func (s *Store) Close() (err error) {
 	s.closeOnce.Do(func() { // a later call returns nil
 		s.mu.Lock()
-		s.closed = true // from here on Put refuses, so nothing is lost after the last commit
+		s.closed = true // Put refuses from here: nothing comes after the last commit
 		s.space.Broadcast()
 		s.mu.Unlock()
 		close(s.quit)
