@@ -254,7 +254,7 @@ func viewGuarded(db *bbolt.DB, path, op string, fn func(*bbolt.Tx) error) (err e
 	defer guard(path, op, &err, debug.SetPanicOnFault(true))
 	tx, err := db.Begin(false)
 	if err != nil {
-		return err
+		return &FileError{Path: path, Detail: "cannot read the checkpoint", Err: err}
 	}
 	defer tx.Rollback()
 	return fn(tx)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
-	"runtime/debug"
 	"slices"
 
 	bbolt "go.etcd.io/bbolt"
@@ -55,8 +54,7 @@ func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) err
 // scanChunk appends to file the first records with Seq > after in the
 // wanted states, at most max(scanChunk, buffered), in Seq order.
 func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (out []storage.Record, err error) {
-	defer inUse(&err) // after guard has turned a panic into an error
-	defer guard(s.path, "scan", &err, debug.SetPanicOnFault(true))
+	defer inUse(&err)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -64,16 +62,12 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 	}
 	limit := max(scanChunk, len(s.buf)+len(s.com))
 
-	// Buffered candidates (an entry in com that buf overrides is not).
-	var mem []*entry
-	for id, e := range s.com {
-		if e.rec.Seq > after && want[e.rec.State] && s.buf[id] == nil {
-			mem = append(mem, e)
-		}
-	}
-	for _, e := range s.buf {
-		if e.rec.Seq > after && want[e.rec.State] {
-			mem = append(mem, e)
+	var mem []*entry // buffered candidates (an entry in com that buf overrides is not)
+	for _, m := range []map[uint64]*entry{s.com, s.buf} {
+		for id, e := range m {
+			if e.rec.Seq > after && want[e.rec.State] && s.lookup(id) == e {
+				mem = append(mem, e)
+			}
 		}
 	}
 	slices.SortFunc(mem, func(a, b *entry) int { return cmp.Compare(a.rec.Seq, b.rec.Seq) })
@@ -81,32 +75,28 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 		mem = mem[:limit]
 	}
 
-	tx, err := s.db.Begin(false)
-	if err != nil {
-		return nil, &FileError{Path: s.path, Detail: "cannot read the checkpoint", Err: err}
-	}
-	defer tx.Rollback()
-	reqs := newFollower(tx.Bucket(bucketRequests))
-	emit := func(k, v []byte) (bool, error) {
-		st, id, err := peek(v)
-		if err != nil {
-			return false, recordError(s.path, binary.BigEndian.Uint64(k), err)
+	err = viewGuarded(s.db, s.path, "scan", func(tx *bbolt.Tx) error {
+		reqs := newFollower(tx.Bucket(bucketRequests))
+		emit := func(k, v []byte) (bool, error) {
+			st, id, err := peek(v)
+			if err != nil {
+				return false, recordError(s.path, binary.BigEndian.Uint64(k), err)
+			}
+			if !want[st] || s.lookup(id) != nil { // filtered out, or superseded by a buffered Put
+				return false, nil
+			}
+			r, err := readRecord(s.path, k, v, reqs)
+			if err != nil {
+				return false, err
+			}
+			file = append(file, r)
+			return len(file) == limit, nil
 		}
-		if !want[st] || s.lookup(id) != nil { // filtered out, or superseded by a buffered Put
-			return false, nil
+		if s.indexPays(want) {
+			return s.scanIndex(tx, after, want, emit)
 		}
-		r, err := readRecord(s.path, k, v, reqs)
-		if err != nil {
-			return false, err
-		}
-		file = append(file, r)
-		return len(file) == limit, nil
-	}
-	if s.indexPays(want) {
-		err = s.scanIndex(tx, after, want, emit)
-	} else {
-		err = s.scanRecords(tx, after, emit)
-	}
+		return s.scanRecords(tx, after, emit)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -220,22 +219,19 @@ func (s *Store) Get(id uint64) (r storage.Record, ok bool, err error) {
 
 // getFile reads the record of id, with Seq seq, from the file.
 func (s *Store) getFile(id, seq uint64) (r storage.Record, err error) {
-	defer inUse(&err) // after guard has turned a panic into an error
-	defer guard(s.path, "get", &err, debug.SetPanicOnFault(true))
-	tx, err := s.db.Begin(false)
-	if err != nil {
-		return r, &FileError{Path: s.path, Detail: "cannot read the checkpoint", Err: err}
-	}
-	defer tx.Rollback()
-	sk := seqKey(seq)
-	v := tx.Bucket(bucketRecords).Get(sk)
-	if v == nil {
-		return r, corruptError(s.path, fmt.Sprintf("the ID log names record %d, which is missing", seq), nil)
-	}
-	r, err = readRecord(s.path, sk, v, newFollower(tx.Bucket(bucketRequests)))
-	if err == nil && r.ID != id {
-		err = corruptError(s.path, fmt.Sprintf("record %d has ID %d, the ID log says %d", seq, r.ID, id), nil)
-	}
+	defer inUse(&err)
+	err = viewGuarded(s.db, s.path, "get", func(tx *bbolt.Tx) (err error) {
+		sk := seqKey(seq)
+		v := tx.Bucket(bucketRecords).Get(sk)
+		if v == nil {
+			return corruptError(s.path, fmt.Sprintf("the ID log names record %d, which is missing", seq), nil)
+		}
+		r, err = readRecord(s.path, sk, v, newFollower(tx.Bucket(bucketRequests)))
+		if err == nil && r.ID != id {
+			err = corruptError(s.path, fmt.Sprintf("record %d has ID %d, the ID log says %d", seq, r.ID, id), nil)
+		}
+		return err
+	})
 	return r, err
 }
 
@@ -306,28 +302,23 @@ func (s *Store) SetMeta(key string, value []byte) error {
 
 // Meta implements storage.Store.
 func (s *Store) Meta(key string) (v []byte, ok bool, err error) {
-	defer inUse(&err) // after guard has turned a panic into an error
-	defer guard(s.path, "meta", &err, debug.SetPanicOnFault(true))
+	defer inUse(&err)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return nil, false, storage.ErrClosed
 	}
-	if v, ok := s.metaBuf[key]; ok {
+	if v, ok = s.metaBuf[key]; !ok {
+		v, ok = s.metaCom[key]
+	}
+	if ok {
 		return bytes.Clone(v), true, nil
 	}
-	if v, ok := s.metaCom[key]; ok {
-		return bytes.Clone(v), true, nil
-	}
-	tx, err := s.db.Begin(false)
-	if err != nil {
-		return nil, false, &FileError{Path: s.path, Detail: "cannot read the checkpoint", Err: err}
-	}
-	defer tx.Rollback()
-	if v := tx.Bucket(bucketMeta).Get([]byte(key)); v != nil {
-		return append([]byte{}, v...), true, nil
-	}
-	return nil, false, nil
+	err = viewGuarded(s.db, s.path, "meta", func(tx *bbolt.Tx) error {
+		v = bytes.Clone(tx.Bucket(bucketMeta).Get([]byte(key)))
+		return nil
+	})
+	return v, v != nil && err == nil, err
 }
 
 // Close implements storage.Store: it commits what is buffered and
