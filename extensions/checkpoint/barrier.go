@@ -36,12 +36,11 @@ type heldRecord struct {
 
 // heldRecords are the final records held back, in order, counted by ID.
 type heldRecords struct {
-	q    []heldRecord
-	head int
-	ids  map[uint64]int
+	q   []heldRecord
+	ids map[uint64]int
 }
 
-func (h *heldRecords) len() int { return len(h.q) - h.head }
+func (h *heldRecords) len() int { return len(h.q) }
 
 func (h *heldRecords) push(r heldRecord) {
 	if h.ids == nil {
@@ -54,7 +53,7 @@ func (h *heldRecords) push(r heldRecord) {
 // popBefore takes the front records whose watermark is below oldest.
 func (h *heldRecords) popBefore(oldest uint64) []storage.Record {
 	n := 0
-	for h.head+n < len(h.q) && h.q[h.head+n].watermark < oldest {
+	for n < len(h.q) && h.q[n].watermark < oldest {
 		n++
 	}
 	if n == 0 {
@@ -62,18 +61,14 @@ func (h *heldRecords) popBefore(oldest uint64) []storage.Record {
 	}
 	recs := make([]storage.Record, n)
 	for i := range n {
-		recs[i] = h.q[h.head+i].rec
+		recs[i] = h.q[i].rec
 		h.forget(recs[i].ID)
 	}
-	clear(h.q[h.head : h.head+n])
-	h.head += n
-	switch {
-	case h.head == len(h.q):
-		h.q, h.head = h.q[:0], 0
-	case h.head > 1024 && h.head*2 > len(h.q):
-		m := copy(h.q, h.q[h.head:])
-		clear(h.q[m:])
-		h.q, h.head = h.q[:m], 0
+	clear(h.q[:n]) // let go of what was popped
+	if n == len(h.q) {
+		h.q = h.q[:0] // reuse the array
+	} else {
+		h.q = h.q[n:]
 	}
 	return recs
 }
@@ -83,7 +78,7 @@ func (h *heldRecords) latest(id uint64) (storage.Record, bool) {
 	if h.ids[id] == 0 {
 		return storage.Record{}, false
 	}
-	for i := len(h.q) - 1; i >= h.head; i-- {
+	for i := len(h.q) - 1; i >= 0; i-- {
 		if h.q[i].rec.ID == id {
 			return h.q[i].rec, true
 		}
@@ -104,7 +99,7 @@ func (h *heldRecords) drop(id uint64) {
 	if h.ids[id] == 0 {
 		return
 	}
-	for i := h.head; i < len(h.q); i++ {
+	for i := range h.q {
 		if h.q[i].rec.ID == id {
 			h.q = slices.Delete(h.q, i, i+1)
 			h.forget(id)

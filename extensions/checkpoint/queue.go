@@ -12,25 +12,20 @@ import (
 type frontier struct {
 	loaded bool
 	ids    []uint64
-	pos    int
 }
 
 func (f *frontier) push(id uint64) { f.ids = append(f.ids, id) }
 
 func (f *frontier) pop() (uint64, bool) {
-	if f.pos >= len(f.ids) {
+	if len(f.ids) == 0 {
 		return 0, false
 	}
-	id := f.ids[f.pos]
-	f.pos++
-	if f.pos > 4096 && f.pos*2 > len(f.ids) {
-		f.ids = append(f.ids[:0], f.ids[f.pos:]...)
-		f.pos = 0
-	}
+	id := f.ids[0]
+	f.ids = f.ids[1:]
 	return id, true
 }
 
-func (f *frontier) len() int { return len(f.ids) - f.pos }
+func (f *frontier) len() int { return len(f.ids) }
 
 // errQueueEmpty is GetRequest's answer when nothing is queued.
 var errQueueEmpty = errors.New("checkpoint: the queue is empty")
