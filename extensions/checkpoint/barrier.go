@@ -174,8 +174,7 @@ func (cp *Checkpoint) finalLocked(rec storage.Record) error {
 	return nil
 }
 
-// releaseLocked writes the held records older than every unresolved
-// announcement.
+// releaseLocked writes the held records older than every open announcement.
 func (cp *Checkpoint) releaseLocked() {
 	if cp.held.len() == 0 {
 		return
@@ -185,8 +184,7 @@ func (cp *Checkpoint) releaseLocked() {
 	}
 }
 
-// oldestAnnouncementLocked returns the oldest unresolved announcement's
-// seq (max uint64 if none), expiring those past the grace period.
+// oldestAnnouncementLocked returns the oldest open announcement, expiring old ones.
 func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
 	oldest := ^uint64(0)
 	now := cp.now()

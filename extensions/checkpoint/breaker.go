@@ -86,8 +86,7 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 	return errors.Join(errs...)
 }
 
-// onTransition saves a circuit that opened (reviving its domain's dead,
-// outage.go), and forgets one that closed.
+// onTransition saves an opened circuit (reviving its dead) or forgets a closed one.
 func (cp *Checkpoint) onTransition(t circuit.Transition) {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -135,8 +134,7 @@ func (cp *Checkpoint) keepLocked(s breaker.DomainSnapshot) {
 	}
 }
 
-// saveDomainLocked saves and flushes the window of a domain that just
-// failed or was told Retry-After.
+// saveDomainLocked saves and flushes a domain's window after a failure or 429.
 func (cp *Checkpoint) saveDomainLocked(domain string) {
 	if cp.b == nil {
 		return
@@ -222,8 +220,7 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	}
 }
 
-// eventOf is the event for an attempt, with observed.StateOf's reason
-// (which starts with the class dead.go reads) and time.
+// eventOf is an attempt's event, with observed.StateOf's reason and time.
 func eventOf(a observe.Attempt) (event, string, time.Time) {
 	s, reason, until := observed.StateOf(a)
 	return stateEvents[s], reason, until

@@ -201,8 +201,7 @@ func (cp *Checkpoint) failLocked(err error) error {
 	return cp.err
 }
 
-// unlock releases cp.mu, then calls the OnStoreError hooks if the store
-// failed meanwhile: in the goroutine that met it, free to call back in.
+// unlock releases cp.mu, then calls the hooks if the store failed meanwhile.
 func (cp *Checkpoint) unlock() {
 	notify := cp.notify
 	cp.notify = false

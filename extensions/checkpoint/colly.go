@@ -18,8 +18,7 @@ import (
 	collystorage "github.com/gocolly/colly/v2/storage"
 )
 
-// collyStorage is the checkpoint as Colly's storage.Storage and
-// queue.Storage, keeping those methods off the Checkpoint's own API.
+// collyStorage is the checkpoint as Colly's storage.Storage and queue.Storage.
 type collyStorage struct{ cp *Checkpoint }
 
 var (
@@ -63,8 +62,7 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	c.OnError(cp.finish)
 }
 
-// maxResent bounds the URLs remembered as re-sent or redirected; past it
-// the memory starts over (at worst a record stays pending for next run).
+// maxResent bounds the URLs remembered as re-sent or redirected.
 const maxResent = 4096
 
 // entryLocked returns r's live entry, made on its first callback.
@@ -85,8 +83,7 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 		}
 		cp.resent[u] = id
 	} else if id, retry = cp.redirects[u]; !retry {
-		// A redirect's target stays the visited URL's (kept: a copy
-		// Colly's cache answers maps it no more).
+		// A redirect's target stays the visited URL's (kept, for cached copies).
 		id = collyx.RequestID(u, body)
 	}
 	rec, found, err := cp.recordLocked(id)
@@ -97,8 +94,7 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	if !found {
 		rec = storage.Record{ID: id, URL: u}
 	}
-	// A retry asks for the URL a redirect ended at: the stored request
-	// (the original) is the one to re-issue.
+	// A retry asks for a redirect's target: re-issue the original.
 	if !retry || rec.Request == nil {
 		if berr != nil {
 			rec.Request, rec.LastError = nil, berr.Error()
@@ -114,8 +110,7 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	return e
 }
 
-// resendingLocked reports whether the breaker sends u again after a 429,
-// or has sent it: a request for u it aborted is a copy it dropped.
+// resendingLocked reports whether the breaker re-sends (or re-sent) u after a 429.
 func (cp *Checkpoint) resendingLocked(u string) bool {
 	if _, ok := cp.retryOf[u]; ok {
 		return true
@@ -159,8 +154,7 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 	cp.resolveLocked(rec.ID, false)
 }
 
-// onRequest records a request as pending; once the store failed, it
-// aborts it.
+// onRequest records a request as pending, or aborts it once the store failed.
 func (cp *Checkpoint) onRequest(r *colly.Request) {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -174,8 +168,7 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 		return
 	}
 	if r.IsAbort() && cp.resendingLocked(r.URL.String()) {
-		// A user's copy of a URL the breaker re-sends after a 429: the
-		// re-send owns the record.
+		// A user's copy of a URL the breaker re-sends: the re-send owns the record.
 		return
 	}
 	e := cp.entryLocked(r)
@@ -210,8 +203,7 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	cp.stampLeftLocked(e)
 }
 
-// finish is OnError/OnScraped; with a breaker, OnAttempt decides and this
-// only tidies.
+// finish is OnError/OnScraped; with a breaker it only tidies.
 func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	if resp == nil || resp.Request == nil {
 		return
@@ -225,8 +217,7 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	}
 	switch {
 	case e.closed && !e.queued:
-		// Refused by the breaker, reported before our OnRequest, which
-		// lets it go.
+		// Refused by the breaker before our OnRequest, which lets it go.
 	case e.closed:
 		delete(cp.entries, r)
 	case !e.left:
@@ -257,8 +248,7 @@ func (s collyStorage) Visited(id uint64) error {
 	return nil
 }
 
-// IsVisited is Colly's storage.Storage IsVisited: known from any run,
-// except once per frontier issue.
+// IsVisited is Colly's storage.Storage IsVisited (a frontier issue passes once).
 func (s collyStorage) IsVisited(id uint64) (bool, error) {
 	cp := s.cp
 	cp.mu.Lock()
@@ -298,8 +288,7 @@ func (cp *Checkpoint) takeTokenLocked(id uint64) bool {
 	return n > 0
 }
 
-// knownLocked reports whether Colly marked id visited in this run: an
-// announced link, or a redirect hop.
+// knownLocked reports whether Colly marked id visited in this run.
 func (cp *Checkpoint) knownLocked(id uint64) bool {
 	_, ann := cp.announced[id]
 	_, hop := cp.hops[id]

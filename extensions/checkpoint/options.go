@@ -14,8 +14,7 @@ import (
 // DefaultMaxAttempts is Config.MaxAttempts's default: a try and two retries.
 const DefaultMaxAttempts = 3
 
-// DefaultGrace bounds how long a page's done record waits for the records
-// of the links found on it (see Checkpoint.Flush).
+// DefaultGrace is Config.Grace's default.
 const DefaultGrace = 10 * time.Second
 
 // Config configures New; a zero field keeps the default, a negative one
@@ -30,12 +29,10 @@ type Config struct {
 	// error (Judge) until RetryDead.
 	MaxAttempts int
 
-	// Clock stamps records and decides eligibility and grace; nil is the
-	// system clock.
+	// Clock stamps records and times eligibility and grace (nil: system).
 	Clock clock.Clock
 
-	// Logger logs a resume, a store failure and a restored breaker; without
-	// it the checkpoint is silent.
+	// Logger logs a resume, a store failure and a restored breaker.
 	Logger zerolog.Logger
 
 	// RunID names this run in the metadata; empty means one from the time.
@@ -50,8 +47,7 @@ type Config struct {
 	OnStoreError func(error)
 }
 
-// resolve returns the defaults with cfg's non-zero fields over them, and
-// every OnStoreError hook.
+// resolve returns the defaults overlaid by cfg, and every OnStoreError hook.
 func resolve(cfg []Config) (Config, []func(error), error) {
 	o := Config{MaxAttempts: DefaultMaxAttempts, Clock: clock.System, Logger: zerolog.Nop(), Grace: DefaultGrace}
 	var hooks []func(error)

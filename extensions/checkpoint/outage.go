@@ -12,8 +12,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// outageMemory bounds the dead URLs remembered per domain; past it they
-// stay dead, counted as forgotten.
+// outageMemory bounds the dead URLs remembered per domain (the rest: forgotten).
 const outageMemory = 4096
 
 // outageDead is one domain's URLs dead of failures since its last success.
@@ -25,8 +24,7 @@ type outageDead struct {
 // outageSpares is how many outages may spare one URL.
 const outageSpares = 3
 
-// spares returns how many outages spared a record, and its LastError
-// without that count.
+// spares returns how many outages spared a record, and LastError without it.
 func spares(lastError string) (int, string) {
 	head, tail, ok := strings.Cut(lastError, " (spared by an outage ")
 	if !ok || !strings.HasSuffix(tail, "×)") {
@@ -85,8 +83,7 @@ func (cp *Checkpoint) succeededLocked(domain string, e *entry) {
 	}
 }
 
-// circuitOutLocked reports whether domain's circuit is not closed, and its
-// RetryAt: the attached breaker's, else as saved.
+// circuitOutLocked reports whether domain's circuit is not closed, and its RetryAt.
 func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 	if cp.b != nil {
 		if ss := cp.b.Snapshots(domain); len(ss) == 1 {
@@ -99,8 +96,7 @@ func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 	return false, time.Time{}
 }
 
-// reviveLocked parks domain's remembered dead until retryAt with
-// MaxAttempts−1 attempts, as its circuit opens.
+// reviveLocked parks domain's remembered dead as its circuit opens.
 func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 	od := cp.outage[domain]
 	if od == nil {

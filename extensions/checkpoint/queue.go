@@ -7,8 +7,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// frontier is the checkpoint's queue of IDs: first what earlier runs left
-// unfinished, in the order first seen, then what this run queued.
+// frontier is the queue of IDs: earlier runs' unfinished, then this run's.
 type frontier struct {
 	loaded bool
 	ids    []uint64
@@ -82,8 +81,7 @@ func (cp *Checkpoint) domainClosedUntilLocked(u string) time.Time {
 	return cp.saved[domainOf(u)].RetryAt // "?", for a URL that does not parse, is no domain
 }
 
-// popLocked hands out the next unfinished record (dead if its request
-// cannot load) with a token through Colly's revisit check.
+// popLocked hands out the next unfinished record, with a token for IsVisited.
 func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 	for {
 		id, ok := cp.front.pop()
@@ -109,8 +107,7 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 	}
 }
 
-// AddRequest is Colly's queue.Storage AddRequest: it records the request
-// as pending and queues it, unless its URL is known.
+// AddRequest is Colly's queue.Storage AddRequest; a known URL is not queued.
 func (s collyStorage) AddRequest(b []byte) error {
 	cp := s.cp
 	u, id, err := parseRequest(b)

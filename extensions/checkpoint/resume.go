@@ -51,8 +51,7 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 	}
 }
 
-// refusedByCollector reports an error of Colly's checks before a request
-// (not a fetch error).
+// refusedByCollector reports a refusal by Colly's checks, not a fetch error.
 func refusedByCollector(err error) bool {
 	var visited *colly.AlreadyVisitedError
 	return errors.Is(err, colly.ErrForbiddenDomain) || errors.Is(err, colly.ErrForbiddenURL) ||

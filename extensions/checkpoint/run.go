@@ -21,8 +21,7 @@ type runRecord struct {
 	Breakers []savedCircuit `json:"breakers,omitempty"` // the domains open at the save
 }
 
-// savedCircuit is one domain's circuit as saved: open, or closed with
-// failures in its window.
+// savedCircuit is one domain's circuit as saved (open, or with failures).
 type savedCircuit struct {
 	Domain    string    `json:"domain"`
 	RetryAt   time.Time `json:"retry_at,omitzero"` // when an open circuit may be probed; zero if closed
@@ -107,8 +106,7 @@ func (cp *Checkpoint) openDomainsLocked(all bool) []savedCircuit {
 	return out
 }
 
-// countEarlierLocked counts the records earlier runs wrote; if one was
-// killed before SetOutcome, the done URLs stand in.
+// countEarlierLocked counts earlier runs' records (done ones, if one was killed).
 func (cp *Checkpoint) countEarlierLocked() {
 	killed := false
 	for _, r := range cp.runs[:len(cp.runs)-1] {

@@ -135,8 +135,7 @@ func peek(v []byte) (storage.State, uint64, error) {
 	return st, binary.BigEndian.Uint64(v[2:]), nil
 }
 
-// verify checks an encoded record's header, checksum and request flag,
-// allocating nothing, and reports whether it has a request.
+// verify checks a record's header, checksum and request flag (no allocation).
 func verify(v []byte) (hasReq bool, err error) {
 	if _, _, err := peek(v); err != nil {
 		return false, err
@@ -160,8 +159,7 @@ func versionError(v byte) error {
 	return fmt.Errorf("%w: unknown record encoding version %d", errBadRecord, v)
 }
 
-// decode decodes a record with the given Seq (sharing no memory with v),
-// and reports whether it has a request, stored apart.
+// decode decodes a record (sharing no memory with v), and its request flag.
 func decode(v []byte, seq uint64) (storage.Record, bool, error) {
 	hasReq, err := verify(v)
 	if err != nil {

@@ -39,8 +39,7 @@ func (s *Store) Flush() error {
 	return s.commit()
 }
 
-// commit writes the buffer in one transaction while Puts fill a fresh one.
-// On failure the error is sticky and com stays, for reads.
+// commit writes the buffer while Puts fill a fresh one; a failure sticks.
 func (s *Store) commit() error {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
@@ -85,8 +84,7 @@ func (s *Store) commit() error {
 	return err
 }
 
-// write commits ents and metas, with their requests, ID log, state index,
-// counts and next Seq, in one transaction.
+// write commits ents and metas, and what goes with them, in one transaction.
 func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (err error) {
 	defer inUse(&err) // after guard has turned a panic into an error
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))

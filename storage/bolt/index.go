@@ -54,7 +54,7 @@ func unpack(w uint64) (uint64, storage.State) {
 }
 
 // table is a hash table of IDs built once: entries sorted by mix(ID),
-// with a directory from its top bits to the (about two) entries sharing them.
+// found through a directory of its top bits.
 type table struct {
 	ents  []tableEntry
 	dir   []uint32 // entries dir[b] up to dir[b+1] have top bits b
@@ -123,8 +123,7 @@ func (t *table) find(id uint64) *uint64 {
 	return nil
 }
 
-// loadIndex reads the index from the ID log and the state index, checking
-// them against each other and the counts.
+// loadIndex reads the index from the ID log and state index, cross-checked.
 func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *backend.Tally) (index, error) {
 	total := 0
 	for _, n := range counts {

@@ -73,8 +73,7 @@ func Open(path string, cfg ...Config) (*Store, error) {
 	return s, nil
 }
 
-// create builds an empty checkpoint beside path and links it there;
-// if another process created path first, Open opens theirs.
+// create builds a checkpoint beside path and links it there (or opens a rival's).
 func create(path string, o *Config) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, filepath.Base(path)+".new-*")
@@ -139,9 +138,8 @@ func initLayout(tx *bbolt.Tx) error {
 	return nil
 }
 
-// openDB opens path with bbolt, read-only or read-write, mapping failures
-// and panics onto FileErrors; on a panic it closes the file bbolt opened,
-// which would leak with its lock.
+// openDB opens path with bbolt, mapping failures and panics onto FileErrors;
+// on a panic it closes the file bbolt opened, which would leak its lock.
 func openDB(path string, o *Config, readOnly bool) (db *bbolt.DB, err error) {
 	var mu sync.Mutex
 	var file *os.File
@@ -160,8 +158,7 @@ func openDB(path string, o *Config, readOnly bool) (db *bbolt.DB, err error) {
 		ReadOnly:     readOnly,
 		Timeout:      o.LockTimeout,
 		FreelistType: bbolt.FreelistMapType,
-		// Address space, not memory: spares remaps (which wait for
-		// readers) while the file grows to this size.
+		// Address space, not memory: spares remaps while the file grows.
 		InitialMmapSize: initialMmapSize(readOnly),
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 			if readOnly {
@@ -210,8 +207,7 @@ func initialMmapSize(readOnly bool) int {
 // boltMagic is bbolt's marker after each meta page's 16-byte header.
 const boltMagic = 0xED0CDAED
 
-// looksLikeBolt reports whether a meta page, at any page size, carries
-// bbolt's marker: a damaged bbolt file, not something else.
+// looksLikeBolt reports whether a meta page (any page size) has bbolt's marker.
 func looksLikeBolt(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
@@ -261,7 +257,7 @@ func viewGuarded(db *bbolt.DB, path, op string, fn func(*bbolt.Tx) error) (err e
 }
 
 // guard, deferred with the previous SetPanicOnFault, restores it and
-// turns a panic into a corrupt-file error.
+// turns a panic into ErrCorrupt.
 func guard(path, op string, err *error, prevFault bool) {
 	debug.SetPanicOnFault(prevFault)
 	if r := recover(); r != nil {
@@ -311,9 +307,8 @@ func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
 	return nil
 }
 
-// checkRecords walks records and requests side by side, checking every
-// checksum, the requests' presence, the Seqs and the count, allocating
-// nothing.
+// checkRecords walks records and requests side by side, checking checksums,
+// requests, Seqs and the count, allocating nothing.
 func checkRecords(tx *bbolt.Tx, path string, counts *backend.Tally, nextSeq uint64) error {
 	total := 0
 	for _, n := range counts {
@@ -367,8 +362,7 @@ func recordError(path string, seq uint64, err error) error {
 	return corruptError(path, fmt.Sprintf("record %d", seq), err)
 }
 
-// verifyAll runs bbolt's page check and decodes every record and request
-// against the index.
+// verifyAll runs bbolt's page check and decodes everything against the index.
 func verifyAll(tx *bbolt.Tx, path string, counts *backend.Tally) error {
 	var errs []error
 	for err := range tx.Check() {

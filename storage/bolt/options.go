@@ -22,20 +22,18 @@ const (
 // Config configures Open; a zero field keeps the default, a negative one
 // is rejected; of several Configs, later non-zero fields win.
 type Config struct {
-	// FlushInterval is how long a Put may wait before the background
-	// commit makes it durable (DefaultFlushInterval).
+	// FlushInterval is how long a Put may wait for its commit (DefaultFlushInterval).
 	FlushInterval time.Duration
 
 	// BatchSize is how many buffered writes start a commit early
 	// (DefaultBatchSize); Put blocks at four times as many.
 	BatchSize int
 
-	// LockTimeout is how long Open waits for another process to release
-	// the file before it returns storage.ErrLocked (DefaultLockTimeout).
+	// LockTimeout is how long Open waits for a lock before storage.ErrLocked
+	// (DefaultLockTimeout).
 	LockTimeout time.Duration
 
-	// Verify makes Open also run bbolt's page check and decode everything
-	// against the indexes: several times slower.
+	// Verify makes Open also check bbolt's pages and decode everything (slower).
 	Verify bool
 
 	// Logger logs a failed commit; without it the store is silent.

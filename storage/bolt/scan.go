@@ -118,8 +118,7 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 	return out, nil
 }
 
-// indexPays reports whether the wanted states hold under half the records:
-// then the state index beats walking every record.
+// indexPays reports whether the wanted states hold under half the records.
 func (s *Store) indexPays(want *stateSet) bool {
 	wanted, total := 0, 0
 	for st, n := range s.counts {
@@ -191,8 +190,7 @@ func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(
 	}
 }
 
-// follower looks up ascending 8-byte keys in a bucket, stepping its cursor
-// to one a few entries ahead and seeking others.
+// follower looks up ascending keys, stepping to near ones and seeking others.
 type follower struct {
 	c    *bbolt.Cursor
 	k, v []byte

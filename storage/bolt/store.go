@@ -321,8 +321,7 @@ func (s *Store) Meta(key string) (v []byte, ok bool, err error) {
 	return v, v != nil && err == nil, err
 }
 
-// Close implements storage.Store: it commits what is buffered and
-// releases the file and its lock.
+// Close implements storage.Store: it commits, then releases the file.
 func (s *Store) Close() (err error) {
 	s.closeOnce.Do(func() { // a later call returns nil
 		s.mu.Lock()
