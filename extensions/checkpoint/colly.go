@@ -15,16 +15,10 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
-	collystorage "github.com/gocolly/colly/v2/storage"
 )
 
 // collyStorage is the checkpoint as Colly's storage.Storage and queue.Storage.
 type collyStorage struct{ cp *Checkpoint }
-
-var (
-	_ collystorage.Storage = collyStorage{}
-	_ queue.Storage        = collyStorage{}
-)
 
 // Init returns the store's error, if any.
 func (s collyStorage) Init() error { return s.cp.storeErr() }

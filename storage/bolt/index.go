@@ -199,20 +199,12 @@ func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *backend.Tally)
 		return index{}, corruptError(path, fmt.Sprintf("stored counts %v differ from the state index %v", counts[1:], got[1:]), nil)
 	}
 
-	ix := index{loaded: newTable(ids, words), added: make(map[uint64]uint64)}
-	if err := ix.loaded.unique(); err != nil {
-		return index{}, corruptError(path, err.Error(), nil)
-	}
-	return ix, nil
-}
-
-// unique reports an ID the table has twice.
-func (t *table) unique() error {
-	for i := 1; i < len(t.ents); i++ {
+	t := newTable(ids, words)
+	for i := 1; i < len(t.ents); i++ { // an ID twice?
 		if t.ents[i].key == t.ents[i-1].key {
 			a, b := t.ents[i-1].w>>stateBits, t.ents[i].w>>stateBits
-			return fmt.Errorf("one ID has two records (Seq %d and %d)", min(a, b), max(a, b))
+			return index{}, corruptError(path, fmt.Sprintf("one ID has two records (Seq %d and %d)", min(a, b), max(a, b)), nil)
 		}
 	}
-	return nil
+	return index{loaded: t, added: make(map[uint64]uint64)}, nil
 }

@@ -143,6 +143,10 @@ func initLayout(tx *bbolt.Tx) error {
 func openDB(path string, o *Config, readOnly bool) (db *bbolt.DB, err error) {
 	var mu sync.Mutex
 	var file *os.File
+	mmapSize := 0 // a writer maps 1 GB of address space up front: no remaps while the file grows
+	if !readOnly && strconv.IntSize == 64 {
+		mmapSize = 1 << 30
+	}
 	defer func(prev bool) {
 		debug.SetPanicOnFault(prev)
 		if r := recover(); r != nil {
@@ -155,11 +159,10 @@ func openDB(path string, o *Config, readOnly bool) (db *bbolt.DB, err error) {
 		}
 	}(debug.SetPanicOnFault(true))
 	db, err = bbolt.Open(path, 0o600, &bbolt.Options{
-		ReadOnly:     readOnly,
-		Timeout:      o.LockTimeout,
-		FreelistType: bbolt.FreelistMapType,
-		// Address space, not memory: spares remaps while the file grows.
-		InitialMmapSize: initialMmapSize(readOnly),
+		ReadOnly:        readOnly,
+		Timeout:         o.LockTimeout,
+		FreelistType:    bbolt.FreelistMapType,
+		InitialMmapSize: mmapSize,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 			if readOnly {
 				flag = os.O_RDONLY
@@ -194,14 +197,6 @@ func openDB(path string, o *Config, readOnly bool) (db *bbolt.DB, err error) {
 		return nil, corruptError(path, "bbolt cannot open it", err)
 	}
 	return nil, &FileError{Path: path, Detail: "cannot open the checkpoint", Err: err}
-}
-
-// initialMmapSize is how much of the file a writer maps up front.
-func initialMmapSize(readOnly bool) int {
-	if readOnly || strconv.IntSize < 64 {
-		return 0
-	}
-	return 1 << 30
 }
 
 // boltMagic is bbolt's marker after each meta page's 16-byte header.
