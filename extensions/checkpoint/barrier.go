@@ -94,7 +94,6 @@ func (cp *Checkpoint) recordLocked(id uint64) (storage.Record, bool, error) {
 	return cp.store.Get(id)
 }
 
-// drop removes the first held record of id, if any.
 func (h *heldRecords) drop(id uint64) {
 	if h.ids[id] == 0 {
 		return
@@ -132,13 +131,11 @@ func (cp *Checkpoint) announceLocked(id uint64) {
 	a.q = append(a.q, annRef{id: id, seq: cp.annSeq})
 }
 
-// live reports whether r is still unresolved.
 func (r annRef) live(announced map[uint64]announce) bool {
 	a, ok := announced[r.id]
 	return ok && a.seq == r.seq
 }
 
-// compact drops every stale entry.
 func (a *announcements) compact(announced map[uint64]announce) {
 	n := 0
 	for _, r := range a.q[a.head:] {

@@ -163,7 +163,6 @@ func readJSON(s storage.Store, key string, v any) error {
 	return nil
 }
 
-// writeJSONLocked saves v as JSON under the metadata key.
 func (cp *Checkpoint) writeJSONLocked(key string, v any) {
 	b, err := json.Marshal(v)
 	if err == nil {
@@ -214,7 +213,6 @@ func (cp *Checkpoint) unlock() {
 	}
 }
 
-// putLocked writes records, under cp.mu.
 func (cp *Checkpoint) putLocked(recs ...storage.Record) error {
 	if cp.err != nil {
 		return cp.err
@@ -248,10 +246,7 @@ func (cp *Checkpoint) Flush() error {
 	if cp.err != nil {
 		return cp.err
 	}
-	if err := cp.store.Flush(); err != nil {
-		return cp.failLocked(err)
-	}
-	return nil
+	return cp.failLocked(cp.store.Flush())
 }
 
 // Close ends the run: it writes what is held, the stop time and the open
@@ -274,9 +269,7 @@ func (cp *Checkpoint) Close() error {
 	}
 	err := cp.err
 	if err == nil {
-		if ferr := cp.store.Flush(); ferr != nil {
-			err = cp.failLocked(ferr)
-		}
+		err = cp.failLocked(cp.store.Flush())
 	}
 	cp.unlock()
 	return err

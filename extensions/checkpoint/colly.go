@@ -45,11 +45,10 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	cp.mu.Lock()
 	cp.startLocked()
 	cp.unlock()
-	if err := c.SetStorage(collyStorage{cp}); err != nil {
-		cp.mu.Lock()
-		cp.failLocked(err)
-		cp.unlock()
-	}
+	err := c.SetStorage(collyStorage{cp}) // calls Init, which takes cp.mu
+	cp.mu.Lock()
+	cp.failLocked(err)
+	cp.unlock()
 	c.OnRequest(cp.onRequest)
 	c.OnRequestHeaders(cp.onRequestHeaders)
 	c.OnScraped(func(resp *colly.Response) { cp.finish(resp, nil) })
@@ -321,9 +320,7 @@ func (s collyStorage) SetCookies(u *url.URL, cookies string) {
 	}
 	cp.cookies.Put(u.Host, cookies)
 	if cp.err == nil {
-		if err := cp.store.SetMeta(keyCookie+u.Host, []byte(cookies)); err != nil {
-			cp.failLocked(err)
-		}
+		cp.failLocked(cp.store.SetMeta(keyCookie+u.Host, []byte(cookies)))
 	}
 	if cp.err != nil {
 		cp.cookies.KeepAll = true // the store no longer has every host's cookies

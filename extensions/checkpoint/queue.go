@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"cmp"
 	"errors"
 	"time"
 
@@ -145,10 +146,7 @@ func (s collyStorage) GetRequest() ([]byte, error) {
 	cp.startLocked()
 	r, ok := cp.popLocked()
 	if !ok {
-		if cp.err != nil {
-			return nil, cp.err
-		}
-		return nil, errQueueEmpty
+		return nil, cmp.Or(cp.err, errQueueEmpty)
 	}
 	return r.Request, nil
 }

@@ -31,7 +31,6 @@ type savedCircuit struct {
 	HaltUntil time.Time `json:"halt_until,omitzero"` // a Retry-After pause
 }
 
-// open reports whether the circuit was saved open.
 func (s savedCircuit) open() bool { return !s.RetryAt.IsZero() }
 
 // startLocked begins the run once: it records the run and the format.

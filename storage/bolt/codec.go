@@ -84,7 +84,6 @@ func decodeIDRun(key, v []byte) ([]byte, error) {
 	return body, err
 }
 
-// keyedCRC is the CRC-32C of key followed by body.
 func keyedCRC(key, body []byte) uint32 {
 	return crc32.Update(crc32.Checksum(key, castagnoli), castagnoli, body)
 }

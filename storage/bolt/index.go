@@ -30,7 +30,6 @@ func (ix *index) get(id uint64) (w uint64, slot *uint64, ok bool) {
 	return w, nil, ok
 }
 
-// set sets the word of id, in slot if get returned one.
 func (ix *index) set(id uint64, slot *uint64, w uint64) {
 	if slot != nil {
 		*slot = w
@@ -101,7 +100,6 @@ func newTable(ids, words []uint64) table {
 	return t
 }
 
-// find returns where the word of id is, or nil.
 func (t *table) find(id uint64) *uint64 {
 	if len(t.ents) == 0 {
 		return nil

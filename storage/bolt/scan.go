@@ -201,7 +201,6 @@ func newFollower(b *bbolt.Bucket) *follower { return &follower{c: b.Cursor()} }
 // followSteps is how many entries a follower steps before it seeks.
 const followSteps = 32
 
-// get returns the value under key, or nil.
 func (f *follower) get(key []byte) []byte {
 	want := binary.BigEndian.Uint64(key)
 	if len(f.k) == 8 && binary.BigEndian.Uint64(f.k) <= want {

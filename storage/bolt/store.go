@@ -122,9 +122,6 @@ func (s *Store) Put(recs ...storage.Record) error {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.usable(); err != nil {
-		return err
-	}
 	for len(s.buf)+len(s.metaBuf) >= 4*s.o.BatchSize && s.usable() == nil {
 		s.kickCommit()
 		s.space.Wait()
@@ -188,7 +185,6 @@ func (s *Store) putLocked(r *storage.Record, now time.Time) {
 // sameRequest reports whether a and b are equal, nil unlike empty.
 func sameRequest(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
 
-// kickCommit asks the background loop to commit now.
 func (s *Store) kickCommit() {
 	select {
 	case s.kick <- struct{}{}:
@@ -254,7 +250,6 @@ func readRecord(path string, k, v []byte, reqs *follower) (storage.Record, error
 	return r, nil
 }
 
-// lookup returns the buffered entry for id, or nil.
 func (s *Store) lookup(id uint64) *entry {
 	if e := s.buf[id]; e != nil {
 		return e

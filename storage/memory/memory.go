@@ -210,10 +210,7 @@ func (s *store) Meta(key string) ([]byte, bool, error) {
 		return nil, false, storage.ErrClosed
 	}
 	v, ok := s.meta[key]
-	if !ok {
-		return nil, false, nil
-	}
-	return bytes.Clone(v), true, nil
+	return bytes.Clone(v), ok, nil // nil if absent; a stored value never is
 }
 
 // Flush implements storage.Store; there is nothing to flush.
