@@ -65,7 +65,7 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 	for _, s := range saved {
 		snap := breaker.DomainSnapshot{Domain: s.Domain, State: circuit.Closed, Trips: s.Trips,
 			WindowLen: s.Window, WindowFailures: s.Failures, HaltUntil: s.HaltUntil}
-		ev := cp.log.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
+		ev := cp.opt.Logger.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
 		switch {
 		case s.open():
 			snap.State, snap.RetryAt, snap.WindowLen, snap.WindowFailures = circuit.Open, s.RetryAt, 0, 0

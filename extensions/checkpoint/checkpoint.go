@@ -9,14 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/internal/recent"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
-	"github.com/rs/zerolog"
 )
 
 // Format is the version of the checkpoint's own metadata (run history,
@@ -44,8 +42,6 @@ type Checkpoint struct {
 	where string        // the store as errors name it: its file, if it has one
 	opt   Config        // resolved: defaults filled in
 	hooks []func(error) // every Config.OnStoreError
-	clock clock.Clock
-	log   zerolog.Logger
 
 	observed   observed.Set // the breakers Observe was given
 	viaBreaker atomic.Bool  // Observe was called: outcomes come from the breaker
@@ -112,7 +108,7 @@ func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 		return nil, err
 	}
 	cp := &Checkpoint{
-		store: s, where: "the checkpoint store", opt: o, hooks: hooks, clock: o.Clock, log: o.Logger,
+		store: s, where: "the checkpoint store", opt: o, hooks: hooks,
 		entries:   map[*colly.Request]*entry{},
 		retryOf:   map[string]uint64{},
 		resent:    map[string]uint64{},
@@ -195,7 +191,7 @@ func (cp *Checkpoint) failLocked(err error) error {
 	}
 	cp.err = fmt.Errorf("%w (%s): %w; what was committed before is intact, fix the cause and resume", ErrStore, cp.where, err)
 	cp.failed.Store(true)
-	cp.log.Error().Str("event", "checkpoint_store_failed").Err(err).Msg("checkpoint: the store cannot be written; new requests are stopped")
+	cp.opt.Logger.Error().Str("event", "checkpoint_store_failed").Err(err).Msg("checkpoint: the store cannot be written; new requests are stopped")
 	cp.notify = true // unlock calls the hooks, outside the lock
 	return cp.err
 }
@@ -234,7 +230,7 @@ func (cp *Checkpoint) putBatchesLocked(recs []storage.Record) error {
 	return nil
 }
 
-func (cp *Checkpoint) now() time.Time { return cp.clock.Now() }
+func (cp *Checkpoint) now() time.Time { return cp.opt.Clock.Now() }
 
 // Flush makes every state change so far durable. Without it, how soon a
 // change is durable is the store's (storage/bolt: about 50 ms); a page's

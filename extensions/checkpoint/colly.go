@@ -105,18 +105,16 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 
 // resendingLocked reports whether the breaker re-sends (or re-sent) u after a 429.
 func (cp *Checkpoint) resendingLocked(u string) bool {
-	if _, ok := cp.retryOf[u]; ok {
-		return true
-	}
-	_, ok := cp.resent[u]
-	return ok
+	_, retry := cp.retryOf[u]
+	_, resent := cp.resent[u]
+	return retry || resent
 }
 
 func (cp *Checkpoint) logDroppedLocked(keys []string) {
 	for _, k := range keys {
 		if !cp.dropped[k] {
 			cp.dropped[k] = true
-			cp.log.Warn().Str("event", "checkpoint_ctx_dropped").Str("key", k).
+			cp.opt.Logger.Warn().Str("event", "checkpoint_ctx_dropped").Str("key", k).
 				Msg("checkpoint: a Ctx value JSON cannot hold is not saved with the request; a resumed request will not have it")
 		}
 	}

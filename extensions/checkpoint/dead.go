@@ -78,9 +78,6 @@ func (t *deadTally) add(domain string, r storage.Record) {
 	if gone {
 		return
 	}
-	if t.groups == nil {
-		t.groups = map[[2]string]*outcome.Dead{}
-	}
 	k := [2]string{domain, cause}
 	g := t.groups[k]
 	if g == nil {
@@ -152,7 +149,7 @@ func (cp *Checkpoint) RetryDead() (int, error) {
 		cp.front.push(r.ID)
 	}
 	if len(revive) > 0 {
-		cp.log.Info().Str("event", "checkpoint_retry_dead").Int("revived", len(revive)).
+		cp.opt.Logger.Info().Str("event", "checkpoint_retry_dead").Int("revived", len(revive)).
 			Msg("checkpoint: URLs dead of failures get their attempts back and are fetched again")
 	}
 	return len(revive), nil

@@ -31,7 +31,7 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 	}
 	perDomain := map[string]map[storage.State]int{}
 	total := 0
-	var dead deadTally
+	dead := deadTally{groups: map[[2]string]*outcome.Dead{}}
 	err := cp.store.Scan(func(r storage.Record) error {
 		if _, ok := filtered[r.ID]; ok {
 			return nil

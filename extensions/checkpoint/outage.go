@@ -146,7 +146,7 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 		}
 	}
 	if len(recs) > 0 || od.forgotten > 0 {
-		cp.log.Info().Str("event", "checkpoint_outage_revived").Str("domain", domain).
+		cp.opt.Logger.Info().Str("event", "checkpoint_outage_revived").Str("domain", domain).
 			Int("revived", len(recs)).Int("forgotten", od.forgotten).Time("retry_at", retryAt).
 			Msg("checkpoint: URLs that spent their attempts as the domain's circuit tripped are parked, not dead: the outage explains their failures")
 	}

@@ -61,15 +61,14 @@ func (cp *Checkpoint) loadLocked() {
 		cp.front.push(r.ID)
 		return nil
 	}, unfinished...)
-	if err != nil {
-		cp.failLocked(err)
+	if cp.failLocked(err) != nil {
 		return
 	}
 	if cp.putBatchesLocked(fix) != nil {
 		return
 	}
 	if n := cp.front.len(); n > 0 || cp.stats.Deferred > 0 {
-		cp.log.Info().Str("event", "checkpoint_resume").Int("redrive", n).Int("parked", cp.stats.Deferred).
+		cp.opt.Logger.Info().Str("event", "checkpoint_resume").Int("redrive", n).Int("parked", cp.stats.Deferred).
 			Msg("checkpoint: resuming what earlier runs did not finish")
 	}
 }

@@ -46,7 +46,7 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 		cp.stats.Refused++
 		cp.filtered[rec.ID] = struct{}{}
 		cp.unlock()
-		cp.log.Warn().Str("event", "checkpoint_not_resumed").Str("url", rec.URL).Err(err).
+		cp.opt.Logger.Warn().Str("event", "checkpoint_not_resumed").Str("url", rec.URL).Err(err).
 			Msg("checkpoint: the collector refuses this unfinished URL now; it stays in the checkpoint as it was")
 	}
 }

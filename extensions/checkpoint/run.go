@@ -45,8 +45,7 @@ func (cp *Checkpoint) startLocked() {
 		id = fmt.Sprintf("run-%s-%d", now.Format("20060102T150405.000Z"), len(cp.runs)+1)
 	}
 	cp.runs = append(cp.runs, runRecord{ID: id, Started: now})
-	if err := cp.store.SetMeta(keyFormat, []byte(strconv.Itoa(Format))); err != nil {
-		cp.failLocked(err)
+	if cp.failLocked(cp.store.SetMeta(keyFormat, []byte(strconv.Itoa(Format)))) != nil {
 		return
 	}
 	cp.writeJSONLocked(keyRuns, cp.runs)

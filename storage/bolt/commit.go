@@ -86,7 +86,7 @@ func (s *Store) commit() error {
 
 // write commits ents and metas, and what goes with them, in one transaction.
 func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (err error) {
-	defer inUse(&err) // after guard has turned a panic into an error
+	defer inUse(&err) // after the recover below has turned a panic into an error
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	tx, err := s.db.Begin(true)
 	if err != nil {

@@ -240,24 +240,21 @@ func inspect(path string, o *Config) error {
 	})
 }
 
-// viewGuarded runs fn in a read transaction, a panic in bbolt ErrCorrupt.
+// viewGuarded runs fn in a read transaction, a panic in bbolt (a corrupt
+// page, a fault on the mapped file) ErrCorrupt.
 func viewGuarded(db *bbolt.DB, path, op string, fn func(*bbolt.Tx) error) (err error) {
-	defer guard(path, op, &err, debug.SetPanicOnFault(true))
+	defer func(prev bool) {
+		debug.SetPanicOnFault(prev)
+		if r := recover(); r != nil {
+			err = corruptError(path, fmt.Sprintf("%s: bbolt failed reading it (%v)", op, r), nil)
+		}
+	}(debug.SetPanicOnFault(true))
 	tx, err := db.Begin(false)
 	if err != nil {
 		return &FileError{Path: path, Detail: "cannot read the checkpoint", Err: err}
 	}
 	defer tx.Rollback()
 	return fn(tx)
-}
-
-// guard, deferred with the previous SetPanicOnFault, restores it and
-// turns a panic into ErrCorrupt.
-func guard(path, op string, err *error, prevFault bool) {
-	debug.SetPanicOnFault(prevFault)
-	if r := recover(); r != nil {
-		*err = corruptError(path, fmt.Sprintf("%s: bbolt failed reading it (%v)", op, r), nil)
-	}
 }
 
 func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
@@ -293,13 +290,11 @@ func check(tx *bbolt.Tx, path string, size int64, verify bool) error {
 			return corruptError(path, fmt.Sprintf("bucket %q is missing", name), nil)
 		}
 	}
-	if err := checkRecords(tx, path, &counts, binary.BigEndian.Uint64(f.Get(keyNextSeq))); err != nil {
-		return err
+	err := checkRecords(tx, path, &counts, binary.BigEndian.Uint64(f.Get(keyNextSeq)))
+	if err == nil && verify {
+		err = verifyAll(tx, path, &counts)
 	}
-	if verify {
-		return verifyAll(tx, path, &counts)
-	}
-	return nil
+	return err
 }
 
 // checkRecords walks records and requests side by side, checking checksums,
