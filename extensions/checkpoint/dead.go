@@ -128,19 +128,16 @@ func (cp *Checkpoint) RetryDead() (int, error) {
 	}
 	cp.startLocked()
 	var revive []storage.Record
+	now := cp.now().UTC()
 	err := cp.store.Scan(func(r storage.Record) error {
 		if _, gone := deathCause(r.LastError); !gone {
+			r.State, r.Attempts, r.NotBefore, r.Updated = storage.Pending, 0, time.Time{}, now
 			revive = append(revive, r)
 		}
 		return nil
 	}, storage.Dead)
 	if err != nil {
 		return 0, cp.failLocked(err)
-	}
-	now := cp.now().UTC()
-	for i := range revive {
-		r := &revive[i]
-		r.State, r.Attempts, r.NotBefore, r.Updated = storage.Pending, 0, time.Time{}, now
 	}
 	if err := cp.putBatchesLocked(revive); err != nil {
 		return 0, err

@@ -19,12 +19,8 @@ import (
 func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
 	cp.releaseAllLocked()
-	serr := cp.err
-	filtered := maps.Clone(cp.filtered)
-	maxAttempts := cp.opt.MaxAttempts
-	earlier := cp.earlier
+	serr, filtered, ev := cp.err, maps.Clone(cp.filtered), outcome.Evidence{Earlier: cp.earlier}
 	cp.unlock()
-	ev := outcome.Evidence{Earlier: earlier}
 	if serr != nil {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "store_error", Reason: serr.Error()})
 		return ev
@@ -53,7 +49,7 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 			Reason: fmt.Sprintf("%v: reading the checkpoint: %v", ErrStore, err)})
 		return ev
 	}
-	if f, ok := dead.finding(maxAttempts); ok {
+	if f, ok := dead.finding(cp.opt.MaxAttempts); ok {
 		ev.Findings = append(ev.Findings, f)
 	}
 	if total == 0 {

@@ -117,11 +117,9 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 		if err != nil {
 			cp.failLocked(err)
 			return
-		} else if !found {
-			continue
 		}
-		if rec.State != storage.Dead {
-			continue // sent again since (a retry), and still under way or done
+		if !found || rec.State != storage.Dead {
+			continue // or sent again since (a retry), and still under way or done
 		}
 		n, lastErr := spares(rec.LastError)
 		if _, gone := deathCause(rec.LastError); gone || n >= outageSpares {

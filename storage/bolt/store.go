@@ -72,13 +72,12 @@ func newStore(path string, db *bbolt.DB, o Config) (*Store, error) {
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), loopDone: make(chan struct{}),
 	}
 	s.space = sync.NewCond(&s.mu)
-	err := viewGuarded(db, path, "open", func(tx *bbolt.Tx) error {
+	err := viewGuarded(db, path, "open", func(tx *bbolt.Tx) (err error) {
 		f := tx.Bucket(bucketFormat)
 		s.nextSeq = binary.BigEndian.Uint64(f.Get(keyNextSeq))
 		if !decodeCounts(f.Get(keyCounts), &s.counts) {
 			return corruptError(path, "the state counts are missing", nil)
 		}
-		var err error
 		s.index, err = loadIndex(tx, path, s.nextSeq, &s.counts)
 		return err
 	})

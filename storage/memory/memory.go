@@ -53,8 +53,6 @@ func (s stamp) time() time.Time {
 	return time.Unix(s.sec, int64(s.nsec)).UTC()
 }
 
-var _ storage.Store = (*store)(nil)
-
 // New returns an empty store.
 func New() storage.Store {
 	return &store{ids: make(map[uint64]uint64), meta: make(map[string][]byte)}
