@@ -4,9 +4,7 @@ import "time"
 
 // Record is the state of one URL.
 type Record struct {
-	// ID is the primary key: Colly's request ID, FNV-1a 64 of the
-	// normalised URL followed by the request body. Any value, 0 included,
-	// is a valid key.
+	// ID is the primary key, Colly's request ID; any value, 0 included.
 	ID uint64
 	// URL is the request URL as the crawler saw it (for humans and logs).
 	URL string
@@ -16,21 +14,17 @@ type Record struct {
 	Attempts int
 	// LastError is the last attempt's error, if any.
 	LastError string
-	// NotBefore, for Failed and Parked records, is the earliest time the
-	// URL may be attempted again. Zero means at once.
+	// NotBefore, for Failed and Parked records, is the earliest next
+	// attempt; zero means at once.
 	NotBefore time.Time
-	// Request is the request as colly's (*Request).Marshal produced it, so
-	// that it can be re-issued on resume; may be nil. Stores keep a copy:
-	// the caller may reuse its slice after Put returns.
+	// Request is colly's (*Request).Marshal of the request, to re-issue
+	// on resume; may be nil. Stores keep a copy.
 	Request []byte
-	// Seq is the frontier order. The store assigns it on the record's
-	// first Put and keeps it on later Puts; a value given to Put is
-	// ignored. Seqs are unique within a store, start at 1, increase in the
-	// order records are first Put and are never reused, not even after a
-	// reopen. They may have gaps.
+	// Seq is the frontier order, assigned by the store on the first Put
+	// (a value given to Put is ignored): unique, from 1, increasing in
+	// first-Put order, never reused even after a reopen; gaps allowed.
 	Seq uint64
-	// Updated is when the record was last Put. If the caller leaves it
-	// zero, the store sets it to the current time.
+	// Updated is when the record was last Put; zero means now.
 	Updated time.Time
 }
 

@@ -25,17 +25,7 @@ const (
 	Dead
 )
 
-// numStates is one past the largest valid State.
-const numStates = int(Dead) + 1
-
-var stateNames = [numStates]string{
-	Pending:  "pending",
-	InFlight: "in-flight",
-	Done:     "done",
-	Failed:   "failed",
-	Parked:   "parked",
-	Dead:     "dead",
-}
+var stateNames = [...]string{"", "pending", "in-flight", "done", "failed", "parked", "dead"}
 
 // String returns the state's lower-case name, or "State(n)" for an invalid one.
 func (s State) String() string {

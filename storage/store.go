@@ -3,35 +3,26 @@ package storage
 // Store keeps the Records of a crawl and its run metadata. Implementations
 // are safe for concurrent use.
 type Store interface {
-	// Put inserts or replaces records by ID. The store assigns Seq on a
-	// record's first Put and keeps it on later ones; it sets Updated when
-	// the caller left it zero. Put validates every record first and stores
-	// none if one is invalid (ErrInvalid). It may buffer: a Put is durable
-	// once Flush returns nil (backends say when else). Get, Scan and Counts
-	// see a Put as soon as it returns. If the same ID appears twice in one
-	// call, the later wins.
+	// Put inserts or replaces records by ID (of one ID twice, the later
+	// wins); the store sets Seq and a zero Updated (see Record). If one is
+	// invalid it stores none (ErrInvalid). Reads see a Put once it returns;
+	// it is durable once Flush returns nil (backends say when else).
 	Put(recs ...Record) error
 
 	// Get returns the record with the given ID, and whether there is one.
 	Get(id uint64) (Record, bool, error)
 
-	// Scan calls fn for each record whose State is one of states (all
-	// records when states is empty), in ascending Seq order. If fn returns
-	// an error, Scan stops and returns that error unchanged.
-	//
-	// Scan is not a snapshot and holds no lock while fn runs, so fn may
-	// call any method of the store, Put and Flush included. Each record is
-	// passed at most once, with the state it has when the scan reaches its
-	// Seq: a record fn moves out of states is not seen again; one moved
-	// into states ahead of the scan is.
+	// Scan calls fn for each record in one of states (all when none), in
+	// ascending Seq order, and returns fn's first error unchanged. It is
+	// not a snapshot and holds no lock while fn runs (fn may call the
+	// store): each record comes at most once, in its state when the scan
+	// reaches its Seq.
 	Scan(fn func(Record) error, states ...State) error
 
-	// Counts returns how many records are in each state. States with no
-	// records are absent from the map.
+	// Counts returns how many records are in each state (none: absent).
 	Counts() (map[State]int, error)
 
-	// SetMeta stores value under key (run metadata, breaker states,
-	// cookies). It is buffered and made durable like Put.
+	// SetMeta stores value under key (run metadata); durable like Put.
 	SetMeta(key string, value []byte) error
 
 	// Meta returns the value stored under key, and whether there is one.
@@ -41,8 +32,7 @@ type Store interface {
 	// nil only when it is.
 	Flush() error
 
-	// Close flushes, then releases the store (a file lock, a connection).
-	// It returns the flush error, if any. Calling it again returns nil;
-	// every other method returns ErrClosed after it.
+	// Close flushes (returning its error) and releases the store; again,
+	// it returns nil, and every other method ErrClosed.
 	Close() error
 }

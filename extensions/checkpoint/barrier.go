@@ -1,10 +1,7 @@
 package checkpoint
 
-// A final record (done or dead) is held back while a link announced
-// before it (Colly's Visited) has not reached OnRequest and been recorded,
-// so that no page is done without its links; a hop of a redirect chain is
-// announced and never requested, and stops holding after the grace
-// period. docs/checkpoints.md tells the story.
+// A final record is held back while a link announced before it is not
+// recorded: "Links before their page" in docs/checkpoints.md.
 
 import (
 	"slices"
@@ -18,16 +15,12 @@ type announce struct {
 	at  time.Time
 }
 
-// announcements are the announcements in the order made, so that the
-// oldest unresolved one is at the front. An entry is stale once its ID was
-// resolved or announced again; stale entries are dropped from the front as
-// it is read, and compacted away when they make up most of the queue.
+// announcements are in the order made; an entry whose ID was resolved or
+// announced again is stale, dropped at the front or by compact.
 type announcements struct {
-	q    []annRef
-	head int
-	// unordered: the clock went back between two announcements, so the
-	// front is not necessarily the first past the grace period.
-	unordered bool
+	q         []annRef
+	head      int
+	unordered bool // the clock went back: the front may not be the oldest
 	last      time.Time
 }
 
@@ -41,15 +34,13 @@ type heldRecord struct {
 	watermark uint64 // announcements made before it
 }
 
-// heldRecords are the final records held back, in the order held, with a
-// count by ID so that a record not held is not looked for.
+// heldRecords are the final records held back, in order, counted by ID.
 type heldRecords struct {
-	q    []heldRecord
-	head int
-	ids  map[uint64]int
+	q   []heldRecord
+	ids map[uint64]int
 }
 
-func (h *heldRecords) len() int { return len(h.q) - h.head }
+func (h *heldRecords) len() int { return len(h.q) }
 
 func (h *heldRecords) push(r heldRecord) {
 	if h.ids == nil {
@@ -59,11 +50,10 @@ func (h *heldRecords) push(r heldRecord) {
 	h.ids[r.rec.ID]++
 }
 
-// popBefore takes the records at the front whose watermark is below
-// oldest.
+// popBefore takes the front records whose watermark is below oldest.
 func (h *heldRecords) popBefore(oldest uint64) []storage.Record {
 	n := 0
-	for h.head+n < len(h.q) && h.q[h.head+n].watermark < oldest {
+	for n < len(h.q) && h.q[n].watermark < oldest {
 		n++
 	}
 	if n == 0 {
@@ -71,29 +61,24 @@ func (h *heldRecords) popBefore(oldest uint64) []storage.Record {
 	}
 	recs := make([]storage.Record, n)
 	for i := range n {
-		recs[i] = h.q[h.head+i].rec
+		recs[i] = h.q[i].rec
 		h.forget(recs[i].ID)
 	}
-	clear(h.q[h.head : h.head+n])
-	h.head += n
-	switch {
-	case h.head == len(h.q):
-		h.q, h.head = h.q[:0], 0
-	case h.head > 1024 && h.head*2 > len(h.q):
-		m := copy(h.q, h.q[h.head:])
-		clear(h.q[m:])
-		h.q, h.head = h.q[:m], 0
+	clear(h.q[:n]) // let go of what was popped
+	if n == len(h.q) {
+		h.q = h.q[:0] // reuse the array
+	} else {
+		h.q = h.q[n:]
 	}
 	return recs
 }
 
-// latest returns the newest held record of id, if one is held: newer than
-// the store's, which has not received it yet.
+// latest returns the newest held record of id (newer than the store's).
 func (h *heldRecords) latest(id uint64) (storage.Record, bool) {
 	if h.ids[id] == 0 {
 		return storage.Record{}, false
 	}
-	for i := len(h.q) - 1; i >= h.head; i-- {
+	for i := len(h.q) - 1; i >= 0; i-- {
 		if h.q[i].rec.ID == id {
 			return h.q[i].rec, true
 		}
@@ -109,12 +94,11 @@ func (cp *Checkpoint) recordLocked(id uint64) (storage.Record, bool, error) {
 	return cp.store.Get(id)
 }
 
-// drop removes the first held record of id, if any.
 func (h *heldRecords) drop(id uint64) {
 	if h.ids[id] == 0 {
 		return
 	}
-	for i := h.head; i < len(h.q); i++ {
+	for i := range h.q {
 		if h.q[i].rec.ID == id {
 			h.q = slices.Delete(h.q, i, i+1)
 			h.forget(id)
@@ -147,13 +131,11 @@ func (cp *Checkpoint) announceLocked(id uint64) {
 	a.q = append(a.q, annRef{id: id, seq: cp.annSeq})
 }
 
-// live reports whether r is still unresolved.
 func (r annRef) live(announced map[uint64]announce) bool {
 	a, ok := announced[r.id]
 	return ok && a.seq == r.seq
 }
 
-// compact drops every stale entry.
 func (a *announcements) compact(announced map[uint64]announce) {
 	n := 0
 	for _, r := range a.q[a.head:] {
@@ -166,8 +148,7 @@ func (a *announcements) compact(announced map[uint64]announce) {
 	a.q, a.head = a.q[:n], 0
 }
 
-// resolveLocked records that id's request was seen (and its record
-// written), or that id was a redirect hop.
+// resolveLocked records that id was requested, or was a redirect hop.
 func (cp *Checkpoint) resolveLocked(id uint64, hop bool) {
 	if _, ok := cp.announced[id]; !ok {
 		return
@@ -179,8 +160,7 @@ func (cp *Checkpoint) resolveLocked(id uint64, hop bool) {
 	cp.releaseLocked()
 }
 
-// finalLocked writes a final record, or holds it while links found before
-// it are unrecorded.
+// finalLocked writes a final record, or holds it back.
 func (cp *Checkpoint) finalLocked(rec storage.Record) error {
 	if len(cp.announced) == 0 && cp.held.len() == 0 {
 		return cp.putLocked(rec)
@@ -191,8 +171,7 @@ func (cp *Checkpoint) finalLocked(rec storage.Record) error {
 	return nil
 }
 
-// releaseLocked writes the held records no unresolved announcement is
-// older than, in the order they were held.
+// releaseLocked writes the held records older than every open announcement.
 func (cp *Checkpoint) releaseLocked() {
 	if cp.held.len() == 0 {
 		return
@@ -202,16 +181,14 @@ func (cp *Checkpoint) releaseLocked() {
 	}
 }
 
-// oldestAnnouncementLocked returns the seq of the oldest unresolved
-// announcement (the largest uint64 if there is none), after taking every
-// announcement past the grace period for a redirect hop.
+// oldestAnnouncementLocked returns the oldest open announcement, expiring old ones.
 func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
 	oldest := ^uint64(0)
 	now := cp.now()
 	a := &cp.anns
 	if a.unordered {
 		for id, an := range cp.announced {
-			if now.Sub(an.at) >= cp.opt.grace {
+			if now.Sub(an.at) >= cp.opt.Grace {
 				cp.expireLocked(id)
 				continue
 			}
@@ -223,7 +200,7 @@ func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
 	for a.head < len(a.q) {
 		r := a.q[a.head]
 		if r.live(cp.announced) {
-			if now.Sub(cp.announced[r.id].at) < cp.opt.grace {
+			if now.Sub(cp.announced[r.id].at) < cp.opt.Grace {
 				return r.seq
 			}
 			cp.expireLocked(r.id)
@@ -235,16 +212,14 @@ func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
 	return oldest
 }
 
-// expireLocked takes announcement id, past the grace period, for a
-// redirect hop.
+// expireLocked takes announcement id for a redirect hop.
 func (cp *Checkpoint) expireLocked(id uint64) {
 	delete(cp.announced, id)
 	cp.hops[id] = struct{}{}
 	cp.stats.GraceFreed++
 }
 
-// releaseAllLocked writes every held record: the crawl is over, and no
-// link that was announced will be requested any more.
+// releaseAllLocked writes every held record: the crawl is over.
 func (cp *Checkpoint) releaseAllLocked() {
 	if cp.held.len() == 0 {
 		return

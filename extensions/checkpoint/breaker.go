@@ -15,16 +15,11 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// Observe ties the checkpoint to a breaker (observe.Observer);
-// breakwater.Use calls it before the crawl. From then on the breaker's
-// classified outcome of every attempt decides the URL's state, a refusal
-// parks the URL until the domain's RetryAt, and every circuit that opens
-// or closes is saved at once, so a crash does not skip a cooldown.
-//
-// First it gives b back each domain's saved circuit: open until its saved
-// RetryAt, on probation if that has passed, a closed one with the
-// failures its window held (breaker.Breaker.Restore), so that a site
-// still failing trips as fast as without the restart. A second call with
+// Observe ties the checkpoint to a breaker (observe.Observer; breakwater.Use
+// calls it). The breaker's outcome of each attempt then decides the URL's
+// state, a refusal parks it until RetryAt, and each circuit that opens or
+// closes is saved at once. First it restores each domain's saved circuit
+// into b (breaker.Breaker.Restore; docs/checkpoints.md). A second call with
 // the same breaker does nothing.
 func (cp *Checkpoint) Observe(s observe.Subject) error {
 	if s == nil {
@@ -52,8 +47,7 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 	cp.unlock()
 	now := cp.now()
 	var errs []error
-	// Requests in flight when the last run died may each have failed:
-	// counted as failures in the restored window (never to a trip).
+	// Requests in flight at the last run's death count as failures.
 	suspect, err := cp.inFlightByDomain()
 	if err != nil {
 		errs = append(errs, err)
@@ -71,7 +65,7 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 	for _, s := range saved {
 		snap := breaker.DomainSnapshot{Domain: s.Domain, State: circuit.Closed, Trips: s.Trips,
 			WindowLen: s.Window, WindowFailures: s.Failures, HaltUntil: s.HaltUntil}
-		ev := cp.log.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
+		ev := cp.opt.Logger.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
 		switch {
 		case s.open():
 			snap.State, snap.RetryAt, snap.WindowLen, snap.WindowFailures = circuit.Open, s.RetryAt, 0, 0
@@ -92,8 +86,7 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 	return errors.Join(errs...)
 }
 
-// onTransition saves a circuit that opened, parking its domain's URLs dead
-// of failures (outage.go), and forgets one that closed.
+// onTransition saves an opened circuit (reviving its dead) or forgets a closed one.
 func (cp *Checkpoint) onTransition(t circuit.Transition) {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -112,8 +105,7 @@ func (cp *Checkpoint) onTransition(t circuit.Transition) {
 	cp.writeJSONLocked(keyBreakers, cp.saved)
 }
 
-// saveBreakersLocked refreshes the saved states from the attached
-// breaker's (a half-open one stays as saved when it opened).
+// saveBreakersLocked refreshes the saved states from the breaker's.
 func (cp *Checkpoint) saveBreakersLocked() {
 	if cp.b == nil {
 		return
@@ -142,8 +134,7 @@ func (cp *Checkpoint) keepLocked(s breaker.DomainSnapshot) {
 	}
 }
 
-// saveDomainLocked saves and flushes the window of a domain that just
-// failed or was told Retry-After: a kill before Close loses neither.
+// saveDomainLocked saves and flushes a domain's window after a failure or 429.
 func (cp *Checkpoint) saveDomainLocked(domain string) {
 	if cp.b == nil {
 		return
@@ -167,8 +158,7 @@ func (cp *Checkpoint) onRefused(r *colly.Request, err *circuit.OpenError) {
 	cp.applyLocked(r, e, evRefused, err.Error(), err.RetryAt)
 }
 
-// onNotVisited keeps a URL Colly refused before any callback (handed to
-// the breaker's NotVisited) pending, for the next run to fetch.
+// onNotVisited keeps a URL Colly refused before any callback pending.
 func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -182,15 +172,13 @@ func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
 	delete(cp.entries, r)
 }
 
-// onOutcome records what an attempt that left came to, as the breaker
-// classified it.
+// onOutcome records the breaker's outcome of an attempt that left.
 func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	cp.mu.Lock()
 	defer cp.unlock()
 	e, ok := cp.entries[a.Request]
 	if !ok {
-		// A clone's request (Clone copies no callbacks; the breaker gates
-		// at the shared transport): recorded as an attempt that left.
+		// A clone's request (no callbacks of ours): an attempt that left.
 		if e = cp.entryLocked(a.Request); e == nil {
 			return
 		}
@@ -199,7 +187,7 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	ev, reason, retryAt := eventOf(a)
 	switch u := a.Request.URL.String(); {
 	case ev == evThrottled:
-		// The breaker's Retry requests the URL it ended at: whose record is it.
+		// The breaker's Retry requests the URL it ended at.
 		cp.retryOf[u] = e.rec.ID
 	case ev != evSucceeded && u != e.rec.URL:
 		// Ended at a redirect's target, not done: a user's Retry of it is this record's.
@@ -208,9 +196,8 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 		}
 		cp.redirects[u] = e.rec.ID
 	}
-	if ev == evFailed && e.rec.Attempts >= cp.opt.maxAttempts {
-		// Its last attempt: parked, not dead, if the domain's circuit is
-		// not closed (the outage explains the failure).
+	if ev == evFailed && e.rec.Attempts >= cp.opt.MaxAttempts {
+		// Its last attempt, in an outage: parked, not dead.
 		if out, until := cp.circuitOutLocked(a.Domain); out {
 			ev, retryAt = evFailedInOutage, until
 			if retryAt.IsZero() {
@@ -233,8 +220,7 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	}
 }
 
-// eventOf is the checkpoint's event for an attempt, with observed.StateOf's
-// reason (LastError: it starts with the class, which dead.go reads) and time.
+// eventOf is an attempt's event, with observed.StateOf's reason and time.
 func eventOf(a observe.Attempt) (event, string, time.Time) {
 	s, reason, until := observed.StateOf(a)
 	return stateEvents[s], reason, until
@@ -245,8 +231,7 @@ var stateEvents = [...]event{observed.Done: evSucceeded, observed.Gone: evGone, 
 	observed.ThrottledOut: evThrottledGaveUp, observed.Resent: evThrottled, observed.Parked: evRefused,
 	observed.Cancelled: evCancelled, observed.Settled: evSettled}
 
-// inFlightByDomain counts, per host, the records left in flight by a run
-// that died (they are still in flight until Resume re-drives them).
+// inFlightByDomain counts, per domain, the records a dead run left in flight.
 func (cp *Checkpoint) inFlightByDomain() (map[string]int, error) {
 	out := map[string]int{}
 	err := cp.store.Scan(func(r storage.Record) error {

@@ -9,14 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/internal/recent"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
-	"github.com/rs/zerolog"
 )
 
 // Format is the version of the checkpoint's own metadata (run history,
@@ -41,10 +39,9 @@ var ErrStore = errors.New("checkpoint: the store failed")
 // is safe for concurrent use.
 type Checkpoint struct {
 	store storage.Store
-	where string // the store as errors name it: its file, if it has one
-	opt   options
-	clock clock.Clock
-	log   zerolog.Logger
+	where string        // the store as errors name it: its file, if it has one
+	opt   Config        // resolved: defaults filled in
+	hooks []func(error) // every Config.OnStoreError
 
 	observed   observed.Set // the breakers Observe was given
 	viaBreaker atomic.Bool  // Observe was called: outcomes come from the breaker
@@ -98,23 +95,20 @@ type Stats struct {
 	GraceFreed int // waits ended by the grace period (a redirect hop was never requested)
 }
 
-// New returns a checkpoint on s: storage/bolt for a crawl resumed on one
-// machine, storage/redis across machines, storage/memory for crawls that
-// need no resume. A store whose checkpoint metadata is of a newer format
-// or unreadable is refused (storage.ErrNewerFormat, storage.ErrCorrupt).
-// The store stays the caller's: Close does not close it.
+// New returns a checkpoint on s (storage/bolt, storage/redis, or
+// storage/memory for no resume). Checkpoint metadata of a newer format, or
+// unreadable, is refused (storage.ErrNewerFormat, storage.ErrCorrupt).
+// Close does not close s.
 func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: checkpoint.New: nil store", storage.ErrInvalid)
 	}
-	o := defaultOptions()
-	for _, c := range cfg {
-		if err := c.apply(&o); err != nil {
-			return nil, err
-		}
+	o, hooks, err := resolve(cfg)
+	if err != nil {
+		return nil, err
 	}
 	cp := &Checkpoint{
-		store: s, where: "the checkpoint store", opt: o, clock: o.clock, log: o.log,
+		store: s, where: "the checkpoint store", opt: o, hooks: hooks,
 		entries:   map[*colly.Request]*entry{},
 		retryOf:   map[string]uint64{},
 		resent:    map[string]uint64{},
@@ -165,7 +159,6 @@ func readJSON(s storage.Store, key string, v any) error {
 	return nil
 }
 
-// writeJSONLocked saves v as JSON under the metadata key.
 func (cp *Checkpoint) writeJSONLocked(key string, v any) {
 	b, err := json.Marshal(v)
 	if err == nil {
@@ -174,8 +167,7 @@ func (cp *Checkpoint) writeJSONLocked(key string, v any) {
 	cp.failLocked(err)
 }
 
-// storeErr returns the first error the store returned, wrapped in
-// ErrStore, or nil.
+// storeErr returns the store's first error (wrapping ErrStore), or nil.
 func (cp *Checkpoint) storeErr() error {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -189,8 +181,7 @@ func (cp *Checkpoint) Stats() Stats {
 	return cp.stats
 }
 
-// failLocked records the store's first error and tells the hooks. It runs
-// under cp.mu; the hooks run without it.
+// failLocked records the store's first error; unlock tells the hooks.
 func (cp *Checkpoint) failLocked(err error) error {
 	if err == nil {
 		return nil
@@ -200,28 +191,24 @@ func (cp *Checkpoint) failLocked(err error) error {
 	}
 	cp.err = fmt.Errorf("%w (%s): %w; what was committed before is intact, fix the cause and resume", ErrStore, cp.where, err)
 	cp.failed.Store(true)
-	cp.log.Error().Str("event", "checkpoint_store_failed").Err(err).Msg("checkpoint: the store cannot be written; new requests are stopped")
+	cp.opt.Logger.Error().Str("event", "checkpoint_store_failed").Err(err).Msg("checkpoint: the store cannot be written; new requests are stopped")
 	cp.notify = true // unlock calls the hooks, outside the lock
 	return cp.err
 }
 
-// unlock releases cp.mu, then calls the OnStoreError hooks if the store
-// failed while it was held: in the goroutine that met the failure (a
-// Colly callback, covered by the collector's Wait), and free to call back
-// into the checkpoint.
+// unlock releases cp.mu, then calls the hooks if the store failed meanwhile.
 func (cp *Checkpoint) unlock() {
 	notify := cp.notify
 	cp.notify = false
 	err := cp.err
 	cp.mu.Unlock()
 	if notify {
-		for _, f := range cp.opt.onStoreError {
+		for _, f := range cp.hooks {
 			f(err)
 		}
 	}
 }
 
-// putLocked writes records, under cp.mu.
 func (cp *Checkpoint) putLocked(recs ...storage.Record) error {
 	if cp.err != nil {
 		return cp.err
@@ -233,34 +220,34 @@ func (cp *Checkpoint) putLocked(recs ...storage.Record) error {
 	return nil
 }
 
-func (cp *Checkpoint) now() time.Time { return cp.clock.Now() }
+// putBatchesLocked writes recs, 1024 to a Put.
+func (cp *Checkpoint) putBatchesLocked(recs []storage.Record) error {
+	for i := 0; i < len(recs); i += 1024 {
+		if err := cp.putLocked(recs[i:min(i+1024, len(recs))]...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-// Flush makes every state change so far durable.
-//
-// Every state change is one Put to the store; how soon it is durable
-// without Flush is the store's (storage/bolt: within about 50 ms). A kill
-// costs the requests in flight, or done but not yet durable: they are
-// fetched again on resume. A page's done record waits until the links
-// Colly marked visited while it was processed are recorded, so no page is
-// done without its links; a redirect hop, never requested, stops the wait
-// after Config.Grace.
+func (cp *Checkpoint) now() time.Time { return cp.opt.Clock.Now() }
+
+// Flush makes every state change so far durable. Without it, how soon a
+// change is durable is the store's (storage/bolt: about 50 ms); a page's
+// done record waits for its links' records, at most Config.Grace
+// (docs/checkpoints.md).
 func (cp *Checkpoint) Flush() error {
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {
 		return cp.err
 	}
-	if err := cp.store.Flush(); err != nil {
-		return cp.failLocked(err)
-	}
-	return nil
+	return cp.failLocked(cp.store.Flush())
 }
 
-// Close ends the run: it writes what is still held, the run's stop time
-// and the breaker's open domains, and flushes. Call it after the
-// collector's Wait, and before closing the store. It returns the store's
-// error, if any: then the last changes may not be saved, and everything
-// committed before them is intact.
+// Close ends the run: it writes what is held, the stop time and the open
+// domains, and flushes. Call it after Wait, before closing the store. On
+// a store error the last changes may be lost; earlier commits are intact.
 func (cp *Checkpoint) Close() error {
 	cp.mu.Lock()
 	if cp.closed {
@@ -278,9 +265,7 @@ func (cp *Checkpoint) Close() error {
 	}
 	err := cp.err
 	if err == nil {
-		if ferr := cp.store.Flush(); ferr != nil {
-			err = cp.failLocked(ferr)
-		}
+		err = cp.failLocked(cp.store.Flush())
 	}
 	cp.unlock()
 	return err

@@ -14,46 +14,51 @@ import (
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
 )
 
-// Register wires the checkpoint into c. It is a colly.CollectorOption, and
-// fits breakwater.Use: register it after the breaker, so that it sees a
-// refusal before its own OnRequest.
+// collyStorage is the checkpoint as Colly's storage.Storage and queue.Storage.
+type collyStorage struct{ cp *Checkpoint }
+
+// Init returns the store's error, if any.
+func (s collyStorage) Init() error { return s.cp.storeErr() }
+
+// QueueStorage returns the checkpoint as a Colly queue's storage, for a
+// frontier too large for a goroutine per URL:
 //
-// It makes the checkpoint c's storage (the visited set and the cookies;
-// Colly then installs a cookie jar, which undoes an earlier
-// DisableCookies) and follows every request: pending at its first
-// OnRequest, in flight when it leaves (OnRequestHeaders, after the
-// breaker's gate), then what its outcome says (the breaker's, once
-// Observe is called; else OnScraped and OnError). docs/checkpoints.md
-// tables the states. After a restart a URL the checkpoint knows is
-// visited: a done or dead one is never fetched again, and an unfinished
-// one is fetched by the frontier (Resume, or the queue).
+//	q, err := queue.New(threads, cp.QueueStorage())
 //
-// Colly's Clone copies no callbacks: Register every clone. A request whose
-// body is not an io.ReadSeeker cannot be saved to be re-issued.
+// The queue hands out what earlier runs left unfinished (as Resume would)
+// before the requests added in this run; a request whose URL the
+// checkpoint knows is not queued again. Register the checkpoint on the
+// collector the queue runs.
+func (cp *Checkpoint) QueueStorage() queue.Storage { return collyStorage{cp} }
+
+// Register wires the checkpoint into c (a colly.CollectorOption; with
+// breakwater.Use, after the breaker). It becomes c's storage (visited set
+// and cookies: Colly installs a cookie jar, undoing DisableCookies) and
+// follows every request through the states docs/checkpoints.md tables.
+// After a restart a URL it knows is visited; an unfinished one is fetched
+// by the frontier (Resume, or the queue). Register every Clone (it copies
+// no callbacks). A body that is not an io.ReadSeeker cannot be saved.
 func (cp *Checkpoint) Register(c *colly.Collector) {
 	cp.mu.Lock()
 	cp.startLocked()
 	cp.unlock()
-	if err := c.SetStorage(collyStorage{cp}); err != nil {
-		cp.mu.Lock()
-		cp.failLocked(err)
-		cp.unlock()
-	}
+	err := c.SetStorage(collyStorage{cp}) // calls Init, which takes cp.mu
+	cp.mu.Lock()
+	cp.failLocked(err)
+	cp.unlock()
 	c.OnRequest(cp.onRequest)
 	c.OnRequestHeaders(cp.onRequestHeaders)
 	c.OnScraped(func(resp *colly.Response) { cp.finish(resp, nil) })
 	c.OnError(cp.finish)
 }
 
-// maxResent bounds the URLs remembered as re-sent by the breaker, or
-// redirected; past it the memory starts over (at worst a pending record is
-// left for the next run).
+// maxResent bounds the URLs remembered as re-sent or redirected.
 const maxResent = 4096
 
-// entryLocked returns the live entry of r, made on r's first callback
-// with its record and the request to re-issue.
+// entryLocked returns r's live entry, made on its first callback.
 func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	if e, ok := cp.entries[r]; ok {
 		return e
@@ -71,8 +76,7 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 		}
 		cp.resent[u] = id
 	} else if id, retry = cp.redirects[u]; !retry {
-		// A redirect's target stays the visited URL's (kept, not taken:
-		// a copy Colly's cache answers maps it no more).
+		// A redirect's target stays the visited URL's (kept, for cached copies).
 		id = collyx.RequestID(u, body)
 	}
 	rec, found, err := cp.recordLocked(id)
@@ -83,8 +87,7 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	if !found {
 		rec = storage.Record{ID: id, URL: u}
 	}
-	// A retry asks for the URL a redirect ended at: the stored request
-	// (the original) is the one to re-issue.
+	// A retry asks for a redirect's target: re-issue the original.
 	if !retry || rec.Request == nil {
 		if berr != nil {
 			rec.Request, rec.LastError = nil, berr.Error()
@@ -100,21 +103,18 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	return e
 }
 
-// resendingLocked reports whether the breaker sends u again after a 429,
-// or has sent it: a request for u it aborted is a copy it dropped.
+// resendingLocked reports whether the breaker re-sends (or re-sent) u after a 429.
 func (cp *Checkpoint) resendingLocked(u string) bool {
-	if _, ok := cp.retryOf[u]; ok {
-		return true
-	}
-	_, ok := cp.resent[u]
-	return ok
+	_, retry := cp.retryOf[u]
+	_, resent := cp.resent[u]
+	return retry || resent
 }
 
 func (cp *Checkpoint) logDroppedLocked(keys []string) {
 	for _, k := range keys {
 		if !cp.dropped[k] {
 			cp.dropped[k] = true
-			cp.log.Warn().Str("event", "checkpoint_ctx_dropped").Str("key", k).
+			cp.opt.Logger.Warn().Str("event", "checkpoint_ctx_dropped").Str("key", k).
 				Msg("checkpoint: a Ctx value JSON cannot hold is not saved with the request; a resumed request will not have it")
 		}
 	}
@@ -123,7 +123,7 @@ func (cp *Checkpoint) logDroppedLocked(keys []string) {
 // applyLocked moves r's record through ev and writes it.
 func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason string, retryAt time.Time) {
 	cp.held.drop(e.rec.ID) // a newer state supersedes a held one
-	rec := transition(e.rec, ev, cp.opt.maxAttempts, reason, retryAt)
+	rec := transition(e.rec, ev, cp.opt.MaxAttempts, reason, retryAt)
 	rec.Updated = cp.now().UTC()
 	e.rec = rec
 	switch ev {
@@ -145,8 +145,7 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 	cp.resolveLocked(rec.ID, false)
 }
 
-// onRequest records a request Colly is about to handle as pending, and
-// stops every request once the store has failed: it could not be recorded.
+// onRequest records a request as pending, or aborts it once the store failed.
 func (cp *Checkpoint) onRequest(r *colly.Request) {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -160,9 +159,7 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 		return
 	}
 	if r.IsAbort() && cp.resendingLocked(r.URL.String()) {
-		// A user's copy of a URL the breaker re-sends after a 429, dropped
-		// by it: the re-send owns the record (in an Async crawl the copy
-		// may come first; after a redirect it names the target URL).
+		// A user's copy of a URL the breaker re-sends: the re-send owns the record.
 		return
 	}
 	e := cp.entryLocked(r)
@@ -178,8 +175,7 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 	}
 }
 
-// onRequestHeaders records the request leaving: in flight, one more
-// attempt. A request the breaker's gate refused is parked already.
+// onRequestHeaders records the request leaving: in flight, one more attempt.
 func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	if r.IsAbort() {
 		return
@@ -198,9 +194,7 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	cp.stampLeftLocked(e)
 }
 
-// finish is the end of a request as Colly reports it (the first of
-// OnError and OnScraped wins). With a breaker its OnAttempt decides for a
-// request that left; this only tidies.
+// finish is OnError/OnScraped; with a breaker it only tidies.
 func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	if resp == nil || resp.Request == nil {
 		return
@@ -214,8 +208,7 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	}
 	switch {
 	case e.closed && !e.queued:
-		// Refused by the breaker, reported before our OnRequest, which
-		// lets it go.
+		// Refused by the breaker before our OnRequest, which lets it go.
 	case e.closed:
 		delete(cp.entries, r)
 	case !e.left:
@@ -230,9 +223,8 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	}
 }
 
-// Visited is Colly's storage.Storage Visited, called right after
-// IsVisited said id was new. Of two callers told so at once, the second
-// is told id was visited after all (internal/visitclaim).
+// Visited is Colly's storage.Storage Visited. Of two callers IsVisited
+// told id was new, the second gets an error (internal/visitclaim).
 func (s collyStorage) Visited(id uint64) error {
 	cp := s.cp
 	cp.mu.Lock()
@@ -247,9 +239,7 @@ func (s collyStorage) Visited(id uint64) error {
 	return nil
 }
 
-// IsVisited is Colly's storage.Storage IsVisited: a URL is visited if the
-// checkpoint knows it from any run, except once for each the frontier
-// issues.
+// IsVisited is Colly's storage.Storage IsVisited (a frontier issue passes once).
 func (s collyStorage) IsVisited(id uint64) (bool, error) {
 	cp := s.cp
 	cp.mu.Lock()
@@ -257,23 +247,15 @@ func (s collyStorage) IsVisited(id uint64) (bool, error) {
 		defer cp.unlock()
 		return false, cp.err
 	}
-	if n := cp.tokens[id]; n > 0 {
-		if n == 1 {
-			delete(cp.tokens, id)
-		} else {
-			cp.tokens[id] = n - 1
-		}
+	if cp.takeTokenLocked(id) {
 		cp.unlock()
 		return false, nil
 	}
-	_, ann := cp.announced[id]
-	_, hop := cp.hops[id]
-	if ann || hop {
+	if cp.knownLocked(id) {
 		cp.unlock()
 		return true, nil
 	}
-	// Claimed before the store is asked: a caller recorded meanwhile is
-	// still a rival.
+	// Claimed before the store is asked: a caller meanwhile is a rival.
 	cp.claims.Add(id)
 	cp.unlock()
 	_, ok, err := cp.store.Get(id)
@@ -286,8 +268,30 @@ func (s collyStorage) IsVisited(id uint64) (bool, error) {
 	return false, nil
 }
 
-// Cookies is Colly's storage.Storage Cookies: u's host's cookies, as
-// last saved in any run.
+// takeTokenLocked spends one of the frontier's tokens for id, if it has one.
+func (cp *Checkpoint) takeTokenLocked(id uint64) bool {
+	n := cp.tokens[id]
+	if n == 1 {
+		delete(cp.tokens, id)
+	} else if n > 1 {
+		cp.tokens[id] = n - 1
+	}
+	return n > 0
+}
+
+// knownLocked reports whether Colly marked id visited in this run.
+func (cp *Checkpoint) knownLocked(id uint64) bool {
+	_, ann := cp.announced[id]
+	_, hop := cp.hops[id]
+	return ann || hop
+}
+
+// cookieCacheSize is how many hosts a generation of the write-through
+// cookie cache holds, so that Colly's jar does not read the store on
+// every request. Once a store write failed it keeps every host (KeepAll).
+const cookieCacheSize = 4096
+
+// Cookies is Colly's storage.Storage Cookies, as last saved in any run.
 func (s collyStorage) Cookies(u *url.URL) string {
 	cp := s.cp
 	cp.mu.Lock()
@@ -304,8 +308,7 @@ func (s collyStorage) Cookies(u *url.URL) string {
 	return string(v)
 }
 
-// SetCookies is Colly's storage.Storage SetCookies: a resumed crawl
-// keeps its session.
+// SetCookies is Colly's storage.Storage SetCookies.
 func (s collyStorage) SetCookies(u *url.URL, cookies string) {
 	cp := s.cp
 	cp.mu.Lock()
@@ -315,9 +318,7 @@ func (s collyStorage) SetCookies(u *url.URL, cookies string) {
 	}
 	cp.cookies.Put(u.Host, cookies)
 	if cp.err == nil {
-		if err := cp.store.SetMeta(keyCookie+u.Host, []byte(cookies)); err != nil {
-			cp.failLocked(err)
-		}
+		cp.failLocked(cp.store.SetMeta(keyCookie+u.Host, []byte(cookies)))
 	}
 	if cp.err != nil {
 		cp.cookies.KeepAll = true // the store no longer has every host's cookies

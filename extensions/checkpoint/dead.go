@@ -17,8 +17,7 @@ import (
 // deadSamples is how many URLs of each domain and cause Judge names.
 const deadSamples = 3
 
-// classes are the outcome classes by name, as eventOf writes them first
-// in a record's LastError.
+// classes are the outcome classes, as LastError starts with them.
 var classes = func() map[string]bool {
 	m := map[string]bool{}
 	for c := circuit.Success; c <= circuit.Excluded; c++ {
@@ -27,10 +26,8 @@ var classes = func() map[string]bool {
 	return m
 }()
 
-// deathCause reads what a dead URL died of from its LastError ("degraded
-// (HTTP 503)", "degraded (timeout)", "invalid"), and whether it is gone
-// (404, 410: dead, and fine). An older LastError without the class is
-// read by its status.
+// deathCause reads a dead URL's cause from its LastError ("degraded (HTTP
+// 503)", "invalid"), and whether it is gone (404, 410: fine).
 func deathCause(lastError string) (cause string, gone bool) {
 	class, rest, ok := strings.Cut(lastError, ": ")
 	if !ok || !classes[class] {
@@ -81,9 +78,6 @@ func (t *deadTally) add(domain string, r storage.Record) {
 	if gone {
 		return
 	}
-	if t.groups == nil {
-		t.groups = map[[2]string]*outcome.Dead{}
-	}
 	k := [2]string{domain, cause}
 	g := t.groups[k]
 	if g == nil {
@@ -97,7 +91,7 @@ func (t *deadTally) add(domain string, r storage.Record) {
 	t.total++
 }
 
-// finding is the tally as Judge reports it: an error, for a person.
+// finding is the tally as Judge reports it.
 func (t *deadTally) finding(maxAttempts int) (outcome.Finding, bool) {
 	if t.total == 0 {
 		return outcome.Finding{}, false
@@ -122,12 +116,10 @@ func (t *deadTally) finding(maxAttempts int) (outcome.Finding, bool) {
 	return f, true
 }
 
-// RetryDead gives every URL dead of failures (not a 404 or 410) its
-// attempts back: each is pending again and goes out with this run's
-// Resume (or Colly's queue) after what earlier runs left unfinished. It
-// is for a person who fixed the cause; it returns how many URLs it
-// revived. Call it after Register and before Resume. A domain saved open
-// keeps its revived URLs parked until its cooldown ends.
+// RetryDead gives every URL dead of failures (not gone) its attempts
+// back: pending again, fetched by this run's Resume or queue after the
+// unfinished ones. It returns how many. Call it after Register, before
+// Resume. A domain saved open keeps them parked until its cooldown ends.
 func (cp *Checkpoint) RetryDead() (int, error) {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -136,8 +128,10 @@ func (cp *Checkpoint) RetryDead() (int, error) {
 	}
 	cp.startLocked()
 	var revive []storage.Record
+	now := cp.now().UTC()
 	err := cp.store.Scan(func(r storage.Record) error {
 		if _, gone := deathCause(r.LastError); !gone {
+			r.State, r.Attempts, r.NotBefore, r.Updated = storage.Pending, 0, time.Time{}, now
 			revive = append(revive, r)
 		}
 		return nil
@@ -145,28 +139,20 @@ func (cp *Checkpoint) RetryDead() (int, error) {
 	if err != nil {
 		return 0, cp.failLocked(err)
 	}
-	now := cp.now().UTC()
-	for i := range revive {
-		r := &revive[i]
-		r.State, r.Attempts, r.NotBefore, r.Updated = storage.Pending, 0, time.Time{}, now
-	}
-	for i := 0; i < len(revive); i += 1024 {
-		if err := cp.putLocked(revive[i:min(i+1024, len(revive))]...); err != nil {
-			return 0, err
-		}
+	if err := cp.putBatchesLocked(revive); err != nil {
+		return 0, err
 	}
 	for _, r := range revive {
 		cp.front.push(r.ID)
 	}
 	if len(revive) > 0 {
-		cp.log.Info().Str("event", "checkpoint_retry_dead").Int("revived", len(revive)).
+		cp.opt.Logger.Info().Str("event", "checkpoint_retry_dead").Int("revived", len(revive)).
 			Msg("checkpoint: URLs dead of failures get their attempts back and are fetched again")
 	}
 	return len(revive), nil
 }
 
-// domainOf is the breaker's domain key of a record's URL, "?" if it has
-// none.
+// domainOf is the breaker's domain key of a URL, "?" if it has none.
 func domainOf(u string) string {
 	if p, err := url.Parse(u); err == nil {
 		return hostkey.Of(p.Host)

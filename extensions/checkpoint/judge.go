@@ -10,30 +10,24 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// Judge reports for the run's outcome (call it after the collector's
-// Wait): a failed store is an error (kind "store_error"); URLs dead of
-// failures are an error (kind "dead", named by domain and cause in
-// Finding.Dead) until RetryDead re-drives them; URLs left unfinished make
-// the run tripped (kind "unfinished"). URLs the collector refused to
-// resume count as neither. It counts no pages; on a resume it reports
-// what earlier runs finished (Evidence.Earlier), so that a resume with
-// nothing new to collect ends complete, not empty.
+// Judge reports for the run's outcome, after Wait: a failed store is an
+// error ("store_error"), URLs dead of failures too ("dead", by domain and
+// cause in Finding.Dead) until RetryDead; unfinished URLs trip the run
+// ("unfinished"), except those the collector refused to resume.
+// Evidence.Earlier is what earlier runs finished, so a resume with nothing
+// new ends complete, not empty.
 func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
 	cp.releaseAllLocked()
-	serr := cp.err
-	filtered := maps.Clone(cp.filtered)
-	maxAttempts := cp.opt.maxAttempts
-	earlier := cp.earlier
+	serr, filtered, ev := cp.err, maps.Clone(cp.filtered), outcome.Evidence{Earlier: cp.earlier}
 	cp.unlock()
-	ev := outcome.Evidence{Earlier: earlier}
 	if serr != nil {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "store_error", Reason: serr.Error()})
 		return ev
 	}
 	perDomain := map[string]map[storage.State]int{}
 	total := 0
-	var dead deadTally
+	dead := deadTally{groups: map[[2]string]*outcome.Dead{}}
 	err := cp.store.Scan(func(r storage.Record) error {
 		if _, ok := filtered[r.ID]; ok {
 			return nil
@@ -55,7 +49,7 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 			Reason: fmt.Sprintf("%v: reading the checkpoint: %v", ErrStore, err)})
 		return ev
 	}
-	if f, ok := dead.finding(maxAttempts); ok {
+	if f, ok := dead.finding(cp.opt.MaxAttempts); ok {
 		ev.Findings = append(ev.Findings, f)
 	}
 	if total == 0 {

@@ -6,8 +6,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// event is something that happened to a URL; transition says what each
-// does to its Record.
+// event is something that happened to a URL (see transition).
 type event uint8
 
 const (
@@ -24,12 +23,9 @@ const (
 	evFailedInOutage                   // failed while its domain's circuit was not closed (outage.go)
 )
 
-// transition returns rec after ev, for a crawl that gives each URL
-// maxAttempts attempts (the table is in docs/checkpoints.md). reason is
-// the attempt's error, kept as LastError by the events that fail; retryAt
-// is the breaker's RetryAt for evRefused and evFailedInOutage. Done and
-// Dead are final: only evLeft (a new attempt the user asked for) moves a
-// URL out of them.
+// transition returns rec after ev (the table is in docs/checkpoints.md).
+// reason becomes LastError on failures; retryAt is the breaker's, for
+// evRefused and evFailedInOutage. Done and Dead are final but for evLeft.
 func transition(rec storage.Record, ev event, maxAttempts int, reason string, retryAt time.Time) storage.Record {
 	final := rec.State == storage.Done || rec.State == storage.Dead
 	if final && ev != evLeft && ev != evSucceeded && ev != evSettled && ev != evGone {
@@ -62,8 +58,7 @@ func transition(rec storage.Record, ev event, maxAttempts int, reason string, re
 		case rec.Attempts < maxAttempts:
 			rec.State = storage.Failed
 		case ev == evFailed || n >= outageSpares:
-			// In an outage: a site still failing after outageSpares
-			// outages has not recovered, and its URLs die for a person.
+			// Still failing after outageSpares outages: dead.
 			rec.State = storage.Dead
 		default:
 			rec.State = storage.Parked

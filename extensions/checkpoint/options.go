@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -10,94 +11,63 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// DefaultMaxAttempts is how many attempts a URL gets when
-// Config.MaxAttempts is not given: a first try and two retries, each in a later run.
+// DefaultMaxAttempts is Config.MaxAttempts's default: a try and two retries.
 const DefaultMaxAttempts = 3
 
-// DefaultGrace bounds how long a page's done record waits for the records
-// of the links found on it (see Checkpoint.Flush).
+// DefaultGrace is Config.Grace's default.
 const DefaultGrace = 10 * time.Second
 
 // Config configures New; a zero field keeps the default, a negative one
 // is an error. New takes any number: a later Config's non-zero fields
 // win, and OnStoreError hooks add up.
 type Config struct {
-	// MaxAttempts is how many attempts a URL gets before it is dead
-	// (DefaultMaxAttempts): each attempt that left and failed (degraded,
-	// invalid, blocked, another 4xx) spends one. Throttled and refused
-	// requests spend none; a 404 or 410 is dead at once.
-	//
-	// With a breaker, an outage does not kill URLs: one whose last attempt
-	// fails while its domain's circuit is not closed, or that died of
-	// failures in this run since its domain's last success when the
-	// circuit opens, is parked until RetryAt with MaxAttempts−1 attempts,
-	// at most three times (logged as checkpoint_outage_revived). A URL dead
-	// of failures makes every run end as an error (see Judge) until
-	// RetryDead is called.
+	// MaxAttempts is how many failed attempts (degraded, invalid, blocked,
+	// other 4xx) make a URL dead (DefaultMaxAttempts). Throttled and
+	// refused requests spend none; a 404 or 410 is dead at once. With a
+	// breaker an outage parks instead of killing, at most three times
+	// (docs/checkpoints.md). A URL dead of failures makes every run an
+	// error (Judge) until RetryDead.
 	MaxAttempts int
 
-	// Clock decides which parked URLs are eligible on resume, stamps
-	// records and run metadata and bounds the grace period. Nil means the
-	// system clock.
+	// Clock stamps records and times eligibility and grace (nil: system).
 	Clock clock.Clock
 
-	// Logger makes the checkpoint log a resume, a store failure and a
-	// restored breaker, one event each. Without it the checkpoint is
-	// silent.
+	// Logger logs a resume, a store failure and a restored breaker.
 	Logger zerolog.Logger
 
-	// RunID names this run in the checkpoint's metadata. Empty means one
-	// made from the start time.
+	// RunID names this run in the metadata; empty means one from the time.
 	RunID string
 
 	// Grace is how long a page's done record may wait for the records of
 	// the links found on it (DefaultGrace).
 	Grace time.Duration
 
-	// OnStoreError is called once, when the store first fails to write.
-	// From then on the checkpoint aborts every new request and Judge
-	// reports an error: the hook is where a program stops its crawl.
+	// OnStoreError is called once, when the store first fails; from then
+	// on every new request is aborted and Judge reports an error.
 	OnStoreError func(error)
 }
 
-// apply sets c's non-zero fields over o.
-func (c Config) apply(o *options) error {
-	if c.MaxAttempts != 0 {
+// resolve returns the defaults overlaid by cfg, and every OnStoreError hook.
+func resolve(cfg []Config) (Config, []func(error), error) {
+	o := Config{MaxAttempts: DefaultMaxAttempts, Clock: clock.System, Logger: zerolog.Nop(), Grace: DefaultGrace}
+	var hooks []func(error)
+	for _, c := range cfg {
 		if c.MaxAttempts < 0 {
-			return fmt.Errorf("%w: Config.MaxAttempts %d: want 1 or more (0 for the default, %d)", storage.ErrInvalid, c.MaxAttempts, DefaultMaxAttempts)
+			return o, nil, fmt.Errorf("%w: Config.MaxAttempts %d: want 1 or more (0 for the default, %d)", storage.ErrInvalid, c.MaxAttempts, DefaultMaxAttempts)
 		}
-		o.maxAttempts = c.MaxAttempts
-	}
-	if c.Clock != nil {
-		o.clock = c.Clock
-	}
-	if !collyx.IsZero(c.Logger) {
-		o.log = c.Logger
-	}
-	if c.RunID != "" {
-		o.runID = c.RunID
-	}
-	if c.Grace != 0 {
 		if c.Grace < 0 {
-			return fmt.Errorf("%w: Config.Grace %v: want a positive duration", storage.ErrInvalid, c.Grace)
+			return o, nil, fmt.Errorf("%w: Config.Grace %v: want a positive duration", storage.ErrInvalid, c.Grace)
 		}
-		o.grace = c.Grace
+		o.MaxAttempts = cmp.Or(c.MaxAttempts, o.MaxAttempts)
+		o.Clock = cmp.Or(c.Clock, o.Clock)
+		if !collyx.IsZero(c.Logger) {
+			o.Logger = c.Logger
+		}
+		o.RunID = cmp.Or(c.RunID, o.RunID)
+		o.Grace = cmp.Or(c.Grace, o.Grace)
+		if c.OnStoreError != nil {
+			hooks = append(hooks, c.OnStoreError)
+		}
 	}
-	if c.OnStoreError != nil {
-		o.onStoreError = append(o.onStoreError, c.OnStoreError)
-	}
-	return nil
-}
-
-type options struct {
-	maxAttempts  int
-	clock        clock.Clock
-	log          zerolog.Logger
-	runID        string
-	grace        time.Duration
-	onStoreError []func(error)
-}
-
-func defaultOptions() options {
-	return options{maxAttempts: DefaultMaxAttempts, clock: clock.System, log: zerolog.Nop(), grace: DefaultGrace}
+	return o, hooks, nil
 }

@@ -1,8 +1,6 @@
 package checkpoint
 
-// An outage does not kill URLs: those that died of failures since their
-// domain's last success are parked when its circuit opens, at most
-// outageSpares times each (docs/checkpoints.md).
+// An outage does not kill URLs (docs/checkpoints.md).
 
 import (
 	"fmt"
@@ -14,8 +12,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// outageMemory bounds the URLs dead of failures remembered per domain
-// between two successes; one past it stays dead, counted as forgotten.
+// outageMemory bounds the dead URLs remembered per domain (the rest: forgotten).
 const outageMemory = 4096
 
 // outageDead is one domain's URLs dead of failures since its last success.
@@ -27,8 +24,7 @@ type outageDead struct {
 // outageSpares is how many outages may spare one URL.
 const outageSpares = 3
 
-// spares returns how many outages spared the record whose LastError is
-// lastError, and the error without that count.
+// spares returns how many outages spared a record, and LastError without it.
 func spares(lastError string) (int, string) {
 	head, tail, ok := strings.Cut(lastError, " (spared by an outage ")
 	if !ok || !strings.HasSuffix(tail, "×)") {
@@ -49,8 +45,7 @@ func withSpares(reason string, n int) string {
 	return fmt.Sprintf("%s (spared by an outage %d×)", reason, n)
 }
 
-// rememberDeadLocked notes that record id, of domain, just died of
-// failures.
+// rememberDeadLocked notes that record id, of domain, died of failures.
 func (cp *Checkpoint) rememberDeadLocked(domain string, id uint64) {
 	od := cp.outage[domain]
 	if od == nil {
@@ -72,8 +67,7 @@ func (cp *Checkpoint) stampLeftLocked(e *entry) {
 }
 
 // succeededLocked forgets a domain's URLs that died before e's attempt
-// left: they died while the site worked. A success that left earlier says
-// nothing of the site after they died.
+// left: they died while the site worked.
 func (cp *Checkpoint) succeededLocked(domain string, e *entry) {
 	od := cp.outage[domain]
 	if od == nil {
@@ -89,8 +83,7 @@ func (cp *Checkpoint) succeededLocked(domain string, e *entry) {
 	}
 }
 
-// circuitOutLocked reports whether domain's circuit is not closed, and
-// until when it stays open: the attached breaker's, else as saved.
+// circuitOutLocked reports whether domain's circuit is not closed, and its RetryAt.
 func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 	if cp.b != nil {
 		if ss := cp.b.Snapshots(domain); len(ss) == 1 {
@@ -103,9 +96,7 @@ func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 	return false, time.Time{}
 }
 
-// reviveLocked runs when domain's circuit opens: its URLs remembered dead
-// of failures are parked until retryAt with MaxAttempts−1 attempts, in
-// one Put (taken from the hold, if held: a parked record need not wait).
+// reviveLocked parks domain's remembered dead as its circuit opens.
 func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 	od := cp.outage[domain]
 	if od == nil {
@@ -126,11 +117,9 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 		if err != nil {
 			cp.failLocked(err)
 			return
-		} else if !found {
-			continue
 		}
-		if rec.State != storage.Dead {
-			continue // sent again since (a retry), and still under way or done
+		if !found || rec.State != storage.Dead {
+			continue // or sent again since (a retry), and still under way or done
 		}
 		n, lastErr := spares(rec.LastError)
 		if _, gone := deathCause(rec.LastError); gone || n >= outageSpares {
@@ -139,7 +128,7 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 		cp.held.drop(id) // if held: the parked state supersedes it
 		rec.State, rec.NotBefore, rec.Updated = storage.Parked, retryAt.UTC(), now
 		rec.LastError = withSpares(lastErr, n+1)
-		rec.Attempts = min(rec.Attempts, cp.opt.maxAttempts-1)
+		rec.Attempts = min(rec.Attempts, cp.opt.MaxAttempts-1)
 		recs = append(recs, rec)
 		revived[id] = rec
 	}
@@ -147,7 +136,7 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 		if cp.putLocked(recs...) != nil {
 			return
 		}
-		// A retry on its way writes its entry's record next: from this one.
+		// A retry on its way writes from this record next.
 		for _, e := range cp.entries {
 			if r, ok := revived[e.rec.ID]; ok && !e.closed {
 				e.rec = r
@@ -155,7 +144,7 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 		}
 	}
 	if len(recs) > 0 || od.forgotten > 0 {
-		cp.log.Info().Str("event", "checkpoint_outage_revived").Str("domain", domain).
+		cp.opt.Logger.Info().Str("event", "checkpoint_outage_revived").Str("domain", domain).
 			Int("revived", len(recs)).Int("forgotten", od.forgotten).Time("retry_at", retryAt).
 			Msg("checkpoint: URLs that spent their attempts as the domain's circuit tripped are parked, not dead: the outage explains their failures")
 	}

@@ -1,49 +1,41 @@
 package checkpoint
 
 import (
+	"cmp"
 	"errors"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// frontier is the checkpoint's queue of IDs: first what earlier runs left
-// unfinished, in the order first seen, then what this run queued.
+// frontier is the queue of IDs: earlier runs' unfinished, then this run's.
 type frontier struct {
 	loaded bool
 	ids    []uint64
-	pos    int
 }
 
 func (f *frontier) push(id uint64) { f.ids = append(f.ids, id) }
 
 func (f *frontier) pop() (uint64, bool) {
-	if f.pos >= len(f.ids) {
+	if len(f.ids) == 0 {
 		return 0, false
 	}
-	id := f.ids[f.pos]
-	f.pos++
-	if f.pos > 4096 && f.pos*2 > len(f.ids) {
-		f.ids = append(f.ids[:0], f.ids[f.pos:]...)
-		f.pos = 0
-	}
+	id := f.ids[0]
+	f.ids = f.ids[1:]
 	return id, true
 }
 
-func (f *frontier) len() int { return len(f.ids) - f.pos }
+func (f *frontier) len() int { return len(f.ids) }
 
-// errQueueEmpty is GetRequest's answer when nothing is queued (Colly's
-// queue skips an entry it cannot get).
+// errQueueEmpty is GetRequest's answer when nothing is queued.
 var errQueueEmpty = errors.New("checkpoint: the queue is empty")
 
-// unfinished are the states an earlier run may have left a URL in and
-// that a resume takes up again.
+// unfinished are the states a resume takes up again.
 var unfinished = []storage.State{storage.Pending, storage.InFlight, storage.Failed, storage.Parked}
 
-// loadLocked fills the frontier, once, from what earlier runs left
-// unfinished and eligible now (see Resume). A URL in flight at a crash
-// gets its attempt back: the crash says nothing about the page. A failed
-// URL with no attempts left (MaxAttempts was lowered) is dead.
+// loadLocked fills the frontier, once, with what earlier runs left
+// unfinished and eligible now (see Resume). A failed URL with no attempts
+// left (MaxAttempts was lowered) is dead.
 func (cp *Checkpoint) loadLocked() {
 	if cp.front.loaded || cp.err != nil {
 		return
@@ -57,36 +49,31 @@ func (cp *Checkpoint) loadLocked() {
 			r.Attempts = max(r.Attempts-1, 0)
 			r.State = storage.Pending
 			fix = append(fix, r)
-		case r.State == storage.Failed && r.Attempts >= cp.opt.maxAttempts:
+		case r.State == storage.Failed && r.Attempts >= cp.opt.MaxAttempts:
 			r.State = storage.Dead
 			fix = append(fix, r)
 			return nil
 		case r.State != storage.Pending && (r.NotBefore.After(now) || cp.domainClosedUntilLocked(r.URL).After(now)):
-			// Parked or failed: not before its own time, nor while its
-			// domain is saved open.
+			// Not before its time, nor while its domain is saved open.
 			cp.stats.Deferred++
 			return nil
 		}
 		cp.front.push(r.ID)
 		return nil
 	}, unfinished...)
-	if err != nil {
-		cp.failLocked(err)
+	if cp.failLocked(err) != nil {
 		return
 	}
-	for i := 0; i < len(fix); i += 1024 {
-		if cp.putLocked(fix[i:min(i+1024, len(fix))]...) != nil {
-			return
-		}
+	if cp.putBatchesLocked(fix) != nil {
+		return
 	}
 	if n := cp.front.len(); n > 0 || cp.stats.Deferred > 0 {
-		cp.log.Info().Str("event", "checkpoint_resume").Int("redrive", n).Int("parked", cp.stats.Deferred).
+		cp.opt.Logger.Info().Str("event", "checkpoint_resume").Int("redrive", n).Int("parked", cp.stats.Deferred).
 			Msg("checkpoint: resuming what earlier runs did not finish")
 	}
 }
 
-// domainClosedUntilLocked returns until when the domain of u was saved
-// open (zero if it was not).
+// domainClosedUntilLocked returns until when u's domain was saved open.
 func (cp *Checkpoint) domainClosedUntilLocked(u string) time.Time {
 	if len(cp.saved) == 0 {
 		return time.Time{}
@@ -94,9 +81,7 @@ func (cp *Checkpoint) domainClosedUntilLocked(u string) time.Time {
 	return cp.saved[domainOf(u)].RetryAt // "?", for a URL that does not parse, is no domain
 }
 
-// popLocked hands out the next unfinished URL's record, skipping finished
-// ones and marking dead those whose request cannot be loaded. Its token
-// lets it through Colly's revisit check once.
+// popLocked hands out the next unfinished record, with a token for IsVisited.
 func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 	for {
 		id, ok := cp.front.pop()
@@ -122,9 +107,7 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 	}
 }
 
-// AddRequest is Colly's queue.Storage AddRequest: it records the request as
-// pending and queues it, unless the checkpoint already knows its URL (done,
-// queued, or requested in this run).
+// AddRequest is Colly's queue.Storage AddRequest; a known URL is not queued.
 func (s collyStorage) AddRequest(b []byte) error {
 	cp := s.cp
 	u, id, err := parseRequest(b)
@@ -137,18 +120,11 @@ func (s collyStorage) AddRequest(b []byte) error {
 		return cp.err
 	}
 	cp.startLocked()
-	if _, ok := cp.announced[id]; ok {
+	if cp.knownLocked(id) {
 		return nil
 	}
-	if _, ok := cp.hops[id]; ok {
-		return nil
-	}
-	_, found, err := cp.store.Get(id)
-	if err != nil {
+	if _, found, err := cp.store.Get(id); err != nil || found {
 		return cp.failLocked(err)
-	}
-	if found {
-		return nil
 	}
 	rec := storage.Record{ID: id, URL: u, State: storage.Pending, Request: b, Updated: cp.now().UTC()}
 	if err := cp.putLocked(rec); err != nil {
@@ -158,8 +134,7 @@ func (s collyStorage) AddRequest(b []byte) error {
 	return nil
 }
 
-// GetRequest is Colly's queue.Storage GetRequest: the next queued
-// request. Its record stays pending until the request reaches OnRequest.
+// GetRequest is Colly's queue.Storage GetRequest.
 func (s collyStorage) GetRequest() ([]byte, error) {
 	cp := s.cp
 	cp.mu.Lock()
@@ -170,16 +145,12 @@ func (s collyStorage) GetRequest() ([]byte, error) {
 	cp.startLocked()
 	r, ok := cp.popLocked()
 	if !ok {
-		if cp.err != nil {
-			return nil, cp.err
-		}
-		return nil, errQueueEmpty
+		return nil, cmp.Or(cp.err, errQueueEmpty)
 	}
 	return r.Request, nil
 }
 
-// QueueSize is Colly's queue.Storage QueueSize: how many requests are
-// queued now (not parked ones that must wait for a later run).
+// QueueSize is Colly's queue.Storage QueueSize (parked URLs not counted).
 func (s collyStorage) QueueSize() (int, error) {
 	cp := s.cp
 	cp.mu.Lock()

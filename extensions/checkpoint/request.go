@@ -9,12 +9,10 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// errBodyNotReplayable reports a request whose body cannot be read
-// twice: it cannot be both sent and kept for a resume.
+// errBodyNotReplayable reports a body that cannot be both sent and kept.
 var errBodyNotReplayable = errors.New("checkpoint: the request body is not an io.ReadSeeker; it cannot be kept for a resume")
 
-// readBody returns the request body's bytes and leaves the reader at its
-// start, ready to be sent. A nil body gives nil.
+// readBody returns the body's bytes, leaving the reader at its start.
 func readBody(r *colly.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil

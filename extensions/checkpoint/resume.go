@@ -6,22 +6,16 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// Resume re-issues on c every URL earlier runs left unfinished and
-// eligible now (pending, in flight when the process stopped, failed with
-// attempts left, parked whose domain may be probed again), in the order
-// they were first seen, as first requested: Colly's UnmarshalRequest,
-// then Do. Ctx values come back as JSON types (a number is a float64:
-// read it with GetAny). A URL in flight at a stop has its attempt given
-// back. A done or dead URL is never fetched again (unless RetryDead gave
-// it its attempts back).
-//
-// Call it after Register, before visiting the start URLs, which are then
-// skipped if the checkpoint knows them. It returns how many URLs it
-// issued. With an Async collector each is a goroutine until fetched; for
-// millions use Colly's queue on QueueStorage instead (they share one
-// frontier: use one of them). A URL the collector refuses now (a filter,
-// MaxDepth, robots.txt) is left as it was, counted in Stats().Refused, and
-// not counted unfinished by Judge.
+// Resume re-issues on c (UnmarshalRequest, then Do), in the order first
+// seen, every URL earlier runs left unfinished and eligible now: pending,
+// in flight at the stop (its attempt given back), failed with attempts
+// left, parked whose domain may be probed. Ctx values come back as JSON
+// types (read numbers with GetAny). Done and dead URLs are never fetched
+// again (but for RetryDead). Call it after Register, before the start
+// URLs. It returns how many it issued. For millions of URLs use Colly's
+// queue on QueueStorage instead (one frontier: use one). A URL the
+// collector refuses now is left as it was, counted in Stats().Refused and
+// not by Judge.
 func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 	n := 0
 	for {
@@ -42,31 +36,22 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 			err = req.Do()
 		}
 		if err == nil || !refusedByCollector(err) {
-			// Issued (a synchronous collector returns the fetch's own
-			// error here; the callbacks recorded it).
+			// Issued (a sync collector's fetch error was recorded).
 			n++
 			continue
 		}
 		cp.mu.Lock()
-		if t := cp.tokens[rec.ID]; t > 0 { // not consumed: Colly stopped before its revisit check
-			if t == 1 {
-				delete(cp.tokens, rec.ID)
-			} else {
-				cp.tokens[rec.ID] = t - 1
-			}
-		}
+		cp.takeTokenLocked(rec.ID) // not consumed: Colly stopped before its revisit check
 		cp.stats.Redriven--
 		cp.stats.Refused++
 		cp.filtered[rec.ID] = struct{}{}
 		cp.unlock()
-		cp.log.Warn().Str("event", "checkpoint_not_resumed").Str("url", rec.URL).Err(err).
+		cp.opt.Logger.Warn().Str("event", "checkpoint_not_resumed").Str("url", rec.URL).Err(err).
 			Msg("checkpoint: the collector refuses this unfinished URL now; it stays in the checkpoint as it was")
 	}
 }
 
-// refusedByCollector reports an error from Colly's checks before a
-// request is made (scrape's requestCheck), as opposed to a fetch error a
-// synchronous collector returns from Do.
+// refusedByCollector reports a refusal by Colly's checks, not a fetch error.
 func refusedByCollector(err error) bool {
 	var visited *colly.AlreadyVisitedError
 	return errors.Is(err, colly.ErrForbiddenDomain) || errors.Is(err, colly.ErrForbiddenURL) ||

@@ -10,8 +10,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// runRecord is one process's run over the checkpoint, as it saves it: the
-// first, then one per resume.
+// runRecord is one process's run over the checkpoint, as saved.
 type runRecord struct {
 	ID       string         `json:"id"`
 	Started  time.Time      `json:"started"`
@@ -22,8 +21,7 @@ type runRecord struct {
 	Breakers []savedCircuit `json:"breakers,omitempty"` // the domains open at the save
 }
 
-// savedCircuit is one domain's circuit as saved: an open one, or a closed
-// one with failures in its window.
+// savedCircuit is one domain's circuit as saved (open, or with failures).
 type savedCircuit struct {
 	Domain    string    `json:"domain"`
 	RetryAt   time.Time `json:"retry_at,omitzero"` // when an open circuit may be probed; zero if closed
@@ -33,24 +31,21 @@ type savedCircuit struct {
 	HaltUntil time.Time `json:"halt_until,omitzero"` // a Retry-After pause
 }
 
-// open reports whether the circuit was saved open.
 func (s savedCircuit) open() bool { return !s.RetryAt.IsZero() }
 
-// start begins the run once: it records the run and the format. Under
-// cp.mu.
+// startLocked begins the run once: it records the run and the format.
 func (cp *Checkpoint) startLocked() {
 	if cp.started {
 		return
 	}
 	cp.started = true
 	now := cp.now().UTC()
-	id := cp.opt.runID
+	id := cp.opt.RunID
 	if id == "" {
 		id = fmt.Sprintf("run-%s-%d", now.Format("20060102T150405.000Z"), len(cp.runs)+1)
 	}
 	cp.runs = append(cp.runs, runRecord{ID: id, Started: now})
-	if err := cp.store.SetMeta(keyFormat, []byte(strconv.Itoa(Format))); err != nil {
-		cp.failLocked(err)
+	if cp.failLocked(cp.store.SetMeta(keyFormat, []byte(strconv.Itoa(Format)))) != nil {
 		return
 	}
 	cp.writeJSONLocked(keyRuns, cp.runs)
@@ -58,8 +53,7 @@ func (cp *Checkpoint) startLocked() {
 	cp.loadLocked()
 }
 
-// SetOutcome records how this run ended; Close writes it with the stop
-// time.
+// SetOutcome records how this run ended; Close writes it with the stop time.
 func (cp *Checkpoint) SetOutcome(o outcome.Outcome) {
 	cp.mu.Lock()
 	defer cp.unlock()
@@ -79,10 +73,8 @@ type DeadLetter struct {
 	Updated   time.Time `json:"updated"`
 }
 
-// DeadLetters returns every dead URL (attempts exhausted, or gone) with
-// its last error, in the order the crawl first saw them. The last error
-// starts with the class of the attempt that ended it ("degraded: HTTP 503:
-// …", "gone: HTTP 404").
+// DeadLetters returns every dead URL (attempts spent, or gone) in the
+// order first seen; LastError starts with the class ("gone: HTTP 404").
 func (cp *Checkpoint) DeadLetters() ([]DeadLetter, error) {
 	var out []DeadLetter
 	err := cp.store.Scan(func(r storage.Record) error {
@@ -100,8 +92,7 @@ func (cp *Checkpoint) Counts() (map[storage.State]int, error) {
 	return cp.store.Counts()
 }
 
-// openDomainsLocked lists the domains saved open, by domain; all saved,
-// closed ones too, with all.
+// openDomainsLocked lists the domains saved open (all saved, with all).
 func (cp *Checkpoint) openDomainsLocked(all bool) []savedCircuit {
 	var out []savedCircuit
 	for _, s := range cp.saved {
@@ -113,8 +104,7 @@ func (cp *Checkpoint) openDomainsLocked(all bool) []savedCircuit {
 	return out
 }
 
-// countEarlierLocked counts the records earlier runs wrote, as SetOutcome
-// saved them; if one was killed before it could say, the done URLs stand in.
+// countEarlierLocked counts earlier runs' records (done ones, if one was killed).
 func (cp *Checkpoint) countEarlierLocked() {
 	killed := false
 	for _, r := range cp.runs[:len(cp.runs)-1] {

@@ -12,10 +12,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// A record value (docs/checkpoints.md): version, state, ID (8 bytes
-// big-endian), varints for attempts, NotBefore, Updated, URL and LastError,
-// a request flag and a CRC-32C. A request value and an ID run end with a
-// CRC-32C of their key and content.
+// The encodings are in docs/checkpoints.md.
 const (
 	recordVersion = 2
 	headerLen     = 1 + 1 + 8
@@ -26,8 +23,7 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// errBadRecord reports a record value that does not decode; callers wrap it
-// with the file and the Seq.
+// errBadRecord reports a record value that does not decode.
 var errBadRecord = errors.New("record does not decode")
 
 // encode appends the encoding of r, without its request, to dst.
@@ -61,8 +57,7 @@ func encodeRequest(dst, key, req []byte) []byte {
 	return binary.BigEndian.AppendUint32(append(dst, req...), keyedCRC(key, req))
 }
 
-// decodeRequest returns the request in the request value v under key,
-// checked. The result is a copy: v may point into the mapped file.
+// decodeRequest returns a checked copy of the request in value v under key.
 func decodeRequest(key, v []byte) ([]byte, error) {
 	body, err := checked(key, v)
 	if err != nil {
@@ -80,8 +75,7 @@ func encodeIDRun(dst, key []byte, ids []uint64) []byte {
 	return binary.BigEndian.AppendUint32(b, keyedCRC(key, b[len(dst):]))
 }
 
-// decodeIDRun returns the IDs of the ID run v under key, checked, as
-// 8-byte big-endian words (pointing into v).
+// decodeIDRun returns the checked IDs of run v under key, as 8-byte words in v.
 func decodeIDRun(key, v []byte) ([]byte, error) {
 	body, err := checked(key, v)
 	if err == nil && (len(body) == 0 || len(body)%8 != 0) {
@@ -90,13 +84,11 @@ func decodeIDRun(key, v []byte) ([]byte, error) {
 	return body, err
 }
 
-// keyedCRC is the CRC-32C of key followed by body.
 func keyedCRC(key, body []byte) uint32 {
 	return crc32.Update(crc32.Checksum(key, castagnoli), castagnoli, body)
 }
 
-// checked returns the value v under key without its trailing keyed
-// CRC-32C, if that matches.
+// checked returns v without its trailing keyed CRC-32C, if that matches.
 func checked(key, v []byte) ([]byte, error) {
 	if len(v) < crcLen {
 		return nil, fmt.Errorf("%d bytes, shorter than a checksum", len(v))
@@ -127,8 +119,7 @@ func timeLen(t time.Time) int {
 	return varintLen(t.Unix()+unixToYear1) + uvarintLen(uint64(t.Nanosecond()))
 }
 
-// peek returns the state and ID of an encoded record without decoding or
-// checksumming the rest.
+// peek returns an encoded record's state and ID, checking nothing more.
 func peek(v []byte) (storage.State, uint64, error) {
 	if len(v) < headerLen+1+crcLen {
 		return 0, 0, fmt.Errorf("%w: %d bytes, shorter than any record", errBadRecord, len(v))
@@ -143,9 +134,7 @@ func peek(v []byte) (storage.State, uint64, error) {
 	return st, binary.BigEndian.Uint64(v[2:]), nil
 }
 
-// verify checks an encoded record's version, state, checksum and request
-// flag without decoding the rest, and reports whether it has a request.
-// It allocates nothing: Open runs it over every record in the file.
+// verify checks a record's header, checksum and request flag (no allocation).
 func verify(v []byte) (hasReq bool, err error) {
 	if _, _, err := peek(v); err != nil {
 		return false, err
@@ -169,9 +158,7 @@ func versionError(v byte) error {
 	return fmt.Errorf("%w: unknown record encoding version %d", errBadRecord, v)
 }
 
-// decode decodes an encoded record with the given Seq, and reports whether
-// it has a request (stored apart: the returned record's Request is nil).
-// The result shares no memory with v, which may point into the mapped file.
+// decode decodes a record (sharing no memory with v), and its request flag.
 func decode(v []byte, seq uint64) (storage.Record, bool, error) {
 	hasReq, err := verify(v)
 	if err != nil {
@@ -220,15 +207,8 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+// varint undoes binary.AppendVarint's zigzag.
+func (d *decoder) varint() int64 { u := d.uvarint(); return int64(u>>1) ^ -int64(u&1) }
 
 func (d *decoder) bytes(n uint64) []byte {
 	if n > uint64(len(d.b)) {

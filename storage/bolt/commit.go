@@ -14,8 +14,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
-// loop commits the buffer every flush interval, or sooner when Put fills
-// a batch, until Close.
+// loop commits every flush interval, or when Put fills a batch, until Close.
 func (s *Store) loop() {
 	defer close(s.loopDone)
 	for {
@@ -23,14 +22,13 @@ func (s *Store) loop() {
 		case <-s.quit:
 			return
 		case <-s.kick:
-		case <-s.o.clock.After(s.o.flushInterval):
+		case <-s.o.Clock.After(s.o.FlushInterval):
 		}
 		_ = s.commit() // a failure is sticky: Put and Flush report it
 	}
 }
 
-// Flush implements storage.Store: it commits everything buffered and
-// returns once that is on disk (bbolt fsyncs every commit).
+// Flush implements storage.Store: it commits what is buffered, fsynced.
 func (s *Store) Flush() error {
 	s.mu.RLock()
 	closed := s.closed
@@ -41,8 +39,7 @@ func (s *Store) Flush() error {
 	return s.commit()
 }
 
-// commit writes the buffer in one bbolt transaction; Puts meanwhile fill a
-// fresh one. On failure the error is sticky and com stays, for reads.
+// commit writes the buffer while Puts fill a fresh one; a failure sticks.
 func (s *Store) commit() error {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
@@ -76,21 +73,20 @@ func (s *Store) commit() error {
 	defer s.mu.Unlock()
 	if err != nil {
 		s.err = err
-		s.o.log.Error().Str("file", s.path).Err(err).Int("records", len(ents)).Int("meta", len(metas)).
+		s.o.Logger.Error().Str("file", s.path).Err(err).Int("records", len(ents)).Int("meta", len(metas)).
 			Msg("checkpoint commit failed; the store refuses further writes")
 	} else {
 		s.com, s.metaCom = nil, nil
-		s.stats.Commits++
-		s.stats.Committed += uint64(len(ents) + len(metas))
+		s.commits++
+		s.wrote += uint64(len(ents) + len(metas))
 	}
 	s.space.Broadcast()
 	return err
 }
 
-// write commits ents and metas in one bbolt transaction, with the
-// requests, ID log, state index, counts and next Seq that go with them.
+// write commits ents and metas, and what goes with them, in one transaction.
 func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (err error) {
-	defer inUse(&err) // after guard has turned a panic into an error
+	defer inUse(&err) // after the recover below has turned a panic into an error
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	tx, err := s.db.Begin(true)
 	if err != nil {
@@ -118,8 +114,7 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 	if !decodeCounts(format.Get(keyCounts), &counts) {
 		return corruptError(s.path, "the state counts are missing", nil)
 	}
-	// One allocation for the batch's keys and values; bbolt keeps each
-	// slice until the commit, so none is reused.
+	// One allocation for the batch's keys and values (bbolt keeps each).
 	size := 0
 	for _, e := range ents {
 		size += 8 + 2*9 + encodedLen(&e.rec)
@@ -128,8 +123,7 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 		}
 	}
 	a := arena{b: make([]byte, 0, size)}
-	// State index writes are sorted and applied last: bbolt splits nodes
-	// only at commit, so out-of-order inserts would be quadratic.
+	// State index writes go sorted, last: out-of-order ones are quadratic.
 	stateOps := make([]indexOp, 0, len(ents))
 	var run []uint64 // IDs of new records with consecutive Seqs
 	var runStart uint64
@@ -251,8 +245,7 @@ func (s *Store) writeRequest(reqs *bbolt.Bucket, sk []byte, e *entry, a *arena) 
 	return nil
 }
 
-// arena hands out slices of one buffer for a commit's keys and values:
-// start, append to b, done.
+// arena hands out slices of one buffer: start, append to b, done.
 type arena struct {
 	b    []byte
 	mark int
@@ -260,8 +253,7 @@ type arena struct {
 
 func (a *arena) start() { a.mark = len(a.b) }
 
-// done returns what was appended since start, capped so that nothing
-// appends to it.
+// done returns what was appended since start, capped.
 func (a *arena) done() []byte { return a.b[a.mark:len(a.b):len(a.b)] }
 
 // indexOp is a write to an index bucket: a Put, or a Delete when val is nil.

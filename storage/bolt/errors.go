@@ -8,11 +8,9 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// FileError is the error Open, and a failed commit, return: which file,
-// what was wrong, and what to do about it. Kind is one of the storage
-// sentinels (ErrCorrupt, ErrNotCheckpoint, ErrNewerFormat, ErrLocked) or
-// nil, so callers can test errors.Is(err, storage.ErrCorrupt) and also
-// errors.Is against the underlying cause (fs.ErrPermission, ...).
+// FileError is the error of Open and of a failed commit: which file, what
+// was wrong, what to do. errors.Is sees Kind (a storage sentinel, or nil)
+// and Err (the cause: fs.ErrPermission, ...).
 type FileError struct {
 	Path   string // the checkpoint file
 	Kind   error  // a storage sentinel, or nil
@@ -49,9 +47,7 @@ const (
 	hintForeign   = hintUntouched + "; pass the path of a Breakwater checkpoint, or a path that does not exist yet to start a new one"
 	hintNewer     = hintUntouched + "; resume it with the Breakwater release that wrote it, or a newer one"
 	hintOlder     = hintUntouched + "; move it aside to start the crawl afresh"
-	// hintInUse replaces hintCorrupt on damage an open store meets: it may
-	// have committed to the file since Open, so "left as it is" would lie.
-	hintInUse = "found after Open, while this store may have been committing to the file; " +
+	hintInUse     = "found after Open, while this store may have been committing to the file; " + // not "left as it is"
 		"restore it from a copy, or move it aside to start the crawl afresh"
 	hintLocked = "another crawl, or another Store in this process, has it open; stop that one or use another file"
 	hintCommit = "writes since the last successful flush are not durable and this store refuses further writes; " +
@@ -66,9 +62,7 @@ func foreignError(path, detail string, err error) *FileError {
 	return &FileError{Path: path, Kind: storage.ErrNotCheckpoint, Detail: detail, Err: err, Hint: hintForeign}
 }
 
-// inUse, deferred by a method of an open store, rewords a corrupt-file
-// error it returns: the store may have written to the file since Open,
-// so the hint must not say the file was left as it is.
+// inUse, deferred by an open store's methods, swaps hintCorrupt for hintInUse.
 func inUse(err *error) {
 	var fe *FileError
 	if errors.As(*err, &fe) && fe.Hint == hintCorrupt {

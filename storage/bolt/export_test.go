@@ -1,7 +1,15 @@
 package bolt
 
 // Stats is the store's write activity: the tests watch the commits.
-type Stats = writeStats
+type Stats struct {
+	Buffered  int    // records and metadata entries Put but not yet committed
+	Commits   uint64 // transactions committed since Open
+	Committed uint64 // records and metadata entries written by them
+}
 
 // Stats returns the store's write activity so far.
-func (s *Store) Stats() Stats { return s.writeActivity() }
+func (s *Store) Stats() Stats {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return Stats{Buffered: len(s.buf) + len(s.metaBuf) + len(s.com) + len(s.metaCom), Commits: s.commits, Committed: s.wrote}
+}

@@ -14,18 +14,14 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
-// index maps the ID of every record the store holds to its Seq and its
-// state as reads see it, packed into one word (pack), so that Put and a
-// Get of an absent ID read nothing from the file. The records in the file
-// at Open are in a table built once (about 18 bytes a record); those
-// created since, in a map.
+// index maps every record's ID to its Seq and state, packed in one word:
+// the file's at Open in a table built once, those created since in a map.
 type index struct {
 	loaded table             // the records in the file at Open
 	added  map[uint64]uint64 // the records created since
 }
 
-// get returns the word of id, and where it is in the loaded table (nil if
-// it is not there).
+// get returns the word of id, and its slot in the loaded table (or nil).
 func (ix *index) get(id uint64) (w uint64, slot *uint64, ok bool) {
 	if slot = ix.loaded.find(id); slot != nil {
 		return *slot, slot, true
@@ -34,7 +30,6 @@ func (ix *index) get(id uint64) (w uint64, slot *uint64, ok bool) {
 	return w, nil, ok
 }
 
-// set sets the word of id, in slot if get returned one.
 func (ix *index) set(id uint64, slot *uint64, w uint64) {
 	if slot != nil {
 		*slot = w
@@ -57,8 +52,8 @@ func unpack(w uint64) (uint64, storage.State) {
 	return w >> stateBits, storage.State(w & (1<<stateBits - 1))
 }
 
-// table is a hash table of IDs built once: entries sorted by mix(ID), and
-// a directory from its top bits to the entries sharing them (about two).
+// table is a hash table of IDs built once: entries sorted by mix(ID),
+// found through a directory of its top bits.
 type table struct {
 	ents  []tableEntry
 	dir   []uint32 // entries dir[b] up to dir[b+1] have top bits b
@@ -67,8 +62,7 @@ type table struct {
 
 type tableEntry struct{ key, w uint64 } // key is mix(ID)
 
-// mix is a bijection (splitmix64's finalizer) that spreads any IDs,
-// sequential ones included, evenly over the directory.
+// mix (splitmix64's finalizer) spreads any IDs evenly over the directory.
 func mix(x uint64) uint64 {
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9
@@ -106,7 +100,6 @@ func newTable(ids, words []uint64) table {
 	return t
 }
 
-// find returns where the word of id is, or nil.
 func (t *table) find(id uint64) *uint64 {
 	if len(t.ents) == 0 {
 		return nil
@@ -128,8 +121,7 @@ func (t *table) find(id uint64) *uint64 {
 	return nil
 }
 
-// loadIndex reads the index from the ID log and the state index, checking
-// that they agree with each other and with the stored counts.
+// loadIndex reads the index from the ID log and state index, cross-checked.
 func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *backend.Tally) (index, error) {
 	total := 0
 	for _, n := range counts {
@@ -200,25 +192,17 @@ func loadIndex(tx *bbolt.Tx, path string, nextSeq uint64, counts *backend.Tally)
 		words[pos] |= uint64(st)
 		got[st]++
 	}
-	// Each state entry found a distinct record: equal counts mean every record has one.
+	// Each state entry found a distinct record: equal counts cover all.
 	if got != *counts {
 		return index{}, corruptError(path, fmt.Sprintf("stored counts %v differ from the state index %v", counts[1:], got[1:]), nil)
 	}
 
-	ix := index{loaded: newTable(ids, words), added: make(map[uint64]uint64)}
-	if err := ix.loaded.unique(); err != nil {
-		return index{}, corruptError(path, err.Error(), nil)
-	}
-	return ix, nil
-}
-
-// unique reports an ID the table has twice.
-func (t *table) unique() error {
-	for i := 1; i < len(t.ents); i++ {
+	t := newTable(ids, words)
+	for i := 1; i < len(t.ents); i++ { // an ID twice?
 		if t.ents[i].key == t.ents[i-1].key {
 			a, b := t.ents[i-1].w>>stateBits, t.ents[i].w>>stateBits
-			return fmt.Errorf("one ID has two records (Seq %d and %d)", min(a, b), max(a, b))
+			return index{}, corruptError(path, fmt.Sprintf("one ID has two records (Seq %d and %d)", min(a, b), max(a, b)), nil)
 		}
 	}
-	return nil
+	return index{loaded: t, added: make(map[uint64]uint64)}, nil
 }

@@ -9,8 +9,7 @@ import (
 
 // The file's buckets and keys (docs/checkpoints.md describes them).
 const (
-	// formatVersion is the layout this build writes and the only one it
-	// reads; format 1 came from development builds only.
+	// formatVersion is the only layout this build writes and reads.
 	formatVersion uint32 = 2
 	formatMagic          = "breakwater checkpoint"
 )
@@ -36,8 +35,7 @@ const countsLen = 8 * int(storage.Dead)
 // seqKey is the records key of a Seq: big-endian, so keys sort by Seq.
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(make([]byte, 0, 8), seq) }
 
-// stateKeyAppend appends the states index key of (st, seq) to b: the
-// state byte, then the Seq.
+// stateKeyAppend appends the states index key of (st, seq) to b.
 func stateKeyAppend(b []byte, st storage.State, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(b, byte(st)), seq)
 }

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -18,83 +19,48 @@ const (
 	DefaultLockTimeout   = time.Second
 )
 
-// Config configures Open; a zero field keeps the default, a negative
-// one is rejected. Open takes any number: a later Config's non-zero
-// fields win.
+// Config configures Open; a zero field keeps the default, a negative one
+// is rejected; of several Configs, later non-zero fields win.
 type Config struct {
-	// FlushInterval is how long a Put may wait in memory before the
-	// background commit makes it durable (DefaultFlushInterval).
+	// FlushInterval is how long a Put may wait for its commit (DefaultFlushInterval).
 	FlushInterval time.Duration
 
-	// BatchSize is how many buffered records and metadata entries start a
-	// commit before the interval is up (DefaultBatchSize). Put blocks
-	// while four times as many are buffered and a commit is running.
+	// BatchSize is how many buffered writes start a commit early
+	// (DefaultBatchSize); Put blocks at four times as many.
 	BatchSize int
 
-	// LockTimeout is how long Open waits for another process to release
-	// the file before it returns storage.ErrLocked (DefaultLockTimeout).
+	// LockTimeout is how long Open waits for a lock before storage.ErrLocked
+	// (DefaultLockTimeout).
 	LockTimeout time.Duration
 
-	// Verify makes Open also run bbolt's page check and decode every
-	// record and request against the indexes: several times slower.
+	// Verify makes Open also check bbolt's pages and decode everything (slower).
 	Verify bool
 
-	// Logger logs a failed commit (once: the error is sticky). Without it
-	// the store is silent.
+	// Logger logs a failed commit; without it the store is silent.
 	Logger zerolog.Logger
 
-	// Clock paces background commits and stamps Updated on records Put
-	// without one. Nil means the system clock.
+	// Clock paces commits and stamps Updated when a Put leaves it zero;
+	// nil is the system clock.
 	Clock clock.Clock
 }
 
-// apply sets c's non-zero fields over o, and notes the first one out of
-// range.
-func (c Config) apply(o *options) {
-	setPositive(o, &o.flushInterval, c.FlushInterval, "flush interval")
-	setPositive(o, &o.batchSize, c.BatchSize, "batch size")
-	setPositive(o, &o.lockTimeout, c.LockTimeout, "lock timeout")
-	o.verify = o.verify || c.Verify
-	if !collyx.IsZero(c.Logger) {
-		o.log = c.Logger
-	}
-	if c.Clock != nil {
-		o.clock = c.Clock
-	}
-}
-
-type options struct {
-	flushInterval time.Duration
-	batchSize     int
-	lockTimeout   time.Duration
-	verify        bool
-	log           zerolog.Logger
-	clock         clock.Clock
-	err           error
-}
-
-func newOptions(cfg []Config) (options, error) {
-	o := options{flushInterval: DefaultFlushInterval, batchSize: DefaultBatchSize,
-		lockTimeout: DefaultLockTimeout, log: zerolog.Nop()}
+// resolve returns the defaults with cfg's non-zero fields over them.
+func resolve(cfg []Config) (Config, error) {
+	o := Config{FlushInterval: DefaultFlushInterval, BatchSize: DefaultBatchSize, LockTimeout: DefaultLockTimeout, Logger: zerolog.Nop()}
 	for _, c := range cfg {
-		c.apply(&o)
+		if c.FlushInterval < 0 || c.BatchSize < 0 || c.LockTimeout < 0 {
+			return o, fmt.Errorf("%w: storage/bolt: negative FlushInterval (%v), BatchSize (%d) or LockTimeout (%v)",
+				storage.ErrInvalid, c.FlushInterval, c.BatchSize, c.LockTimeout)
+		}
+		o.FlushInterval = cmp.Or(c.FlushInterval, o.FlushInterval)
+		o.BatchSize = cmp.Or(c.BatchSize, o.BatchSize)
+		o.LockTimeout = cmp.Or(c.LockTimeout, o.LockTimeout)
+		o.Verify = o.Verify || c.Verify
+		if !collyx.IsZero(c.Logger) {
+			o.Logger = c.Logger
+		}
+		o.Clock = cmp.Or(c.Clock, o.Clock)
 	}
-	o.clock = clock.OrSystem(o.clock)
-	return o, o.err
-}
-
-// setPositive sets *dst to v unless v is zero, noting a negative v.
-func setPositive[T int | time.Duration](o *options, dst *T, v T, what string) {
-	if v < 0 {
-		o.reject("negative %s %v", what, v)
-	}
-	if v != 0 {
-		*dst = v
-	}
-}
-
-func (o *options) reject(format string, args ...any) {
-	if o.err == nil {
-		o.err = fmt.Errorf("%w: storage/bolt: "+format, append([]any{storage.ErrInvalid}, args...)...)
-	}
+	o.Clock = clock.OrSystem(o.Clock)
+	return o, nil
 }

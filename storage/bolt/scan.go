@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
-	"runtime/debug"
 	"slices"
 
 	bbolt "go.etcd.io/bbolt"
@@ -18,10 +17,8 @@ const scanChunk = 512
 
 type stateSet [int(storage.Dead) + 1]bool
 
-// Scan implements storage.Store. It collects a chunk of records at a time,
-// from the buffers and the file under one read transaction, then calls fn
-// with nothing held. When the wanted states hold under half the records it
-// walks the state index; otherwise every record, skipping by state byte.
+// Scan implements storage.Store, a chunk of records at a time, calling fn
+// with nothing held.
 func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) error {
 	if err := backend.CheckStates(states); err != nil {
 		return err
@@ -54,12 +51,10 @@ func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) err
 	}
 }
 
-// scanChunk returns the first records with Seq > after in the wanted
-// states, at most max(scanChunk, buffered) of them, in Seq order. It
-// appends them to file, whose memory it reuses.
+// scanChunk appends to file the first records with Seq > after in the
+// wanted states, at most max(scanChunk, buffered), in Seq order.
 func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (out []storage.Record, err error) {
-	defer inUse(&err) // after guard has turned a panic into an error
-	defer guard(s.path, "scan", &err, debug.SetPanicOnFault(true))
+	defer inUse(&err)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -67,16 +62,12 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 	}
 	limit := max(scanChunk, len(s.buf)+len(s.com))
 
-	// Buffered candidates. An entry in com that buf overrides is skipped.
-	var mem []*entry
-	for id, e := range s.com {
-		if e.rec.Seq > after && want[e.rec.State] && s.buf[id] == nil {
-			mem = append(mem, e)
-		}
-	}
-	for _, e := range s.buf {
-		if e.rec.Seq > after && want[e.rec.State] {
-			mem = append(mem, e)
+	var mem []*entry // buffered candidates (an entry in com that buf overrides is not)
+	for _, m := range []map[uint64]*entry{s.com, s.buf} {
+		for id, e := range m {
+			if e.rec.Seq > after && want[e.rec.State] && s.lookup(id) == e {
+				mem = append(mem, e)
+			}
 		}
 	}
 	slices.SortFunc(mem, func(a, b *entry) int { return cmp.Compare(a.rec.Seq, b.rec.Seq) })
@@ -84,32 +75,28 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 		mem = mem[:limit]
 	}
 
-	tx, err := s.db.Begin(false)
-	if err != nil {
-		return nil, &FileError{Path: s.path, Detail: "cannot read the checkpoint", Err: err}
-	}
-	defer tx.Rollback()
-	reqs := newFollower(tx.Bucket(bucketRequests))
-	emit := func(k, v []byte) (bool, error) {
-		st, id, err := peek(v)
-		if err != nil {
-			return false, recordError(s.path, binary.BigEndian.Uint64(k), err)
+	err = viewGuarded(s.db, s.path, "scan", func(tx *bbolt.Tx) error {
+		reqs := newFollower(tx.Bucket(bucketRequests))
+		emit := func(k, v []byte) (bool, error) {
+			st, id, err := peek(v)
+			if err != nil {
+				return false, recordError(s.path, binary.BigEndian.Uint64(k), err)
+			}
+			if !want[st] || s.lookup(id) != nil { // filtered out, or superseded by a buffered Put
+				return false, nil
+			}
+			r, err := readRecord(s.path, k, v, reqs)
+			if err != nil {
+				return false, err
+			}
+			file = append(file, r)
+			return len(file) == limit, nil
 		}
-		if !want[st] || s.lookup(id) != nil { // filtered out, or superseded by a buffered Put
-			return false, nil
+		if s.indexPays(want) {
+			return s.scanIndex(tx, after, want, emit)
 		}
-		r, err := readRecord(s.path, k, v, reqs)
-		if err != nil {
-			return false, err
-		}
-		file = append(file, r)
-		return len(file) == limit, nil
-	}
-	if s.indexPays(want) {
-		err = s.scanIndex(tx, after, want, emit)
-	} else {
-		err = s.scanRecords(tx, after, emit)
-	}
+		return s.scanRecords(tx, after, emit)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -131,9 +118,7 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 	return out, nil
 }
 
-// indexPays reports whether the wanted states hold fewer than half of the
-// records, so that reading them through the state index beats walking
-// every record. Called with mu held.
+// indexPays reports whether the wanted states hold under half the records.
 func (s *Store) indexPays(want *stateSet) bool {
 	wanted, total := 0, 0
 	for st, n := range s.counts {
@@ -159,8 +144,7 @@ func (s *Store) scanRecords(tx *bbolt.Tx, after uint64, emit func(k, v []byte) (
 	return nil
 }
 
-// scanIndex merges one state-index cursor per wanted state, in Seq
-// order, reading each record it passes from the records bucket.
+// scanIndex merges one state-index cursor per wanted state, in Seq order.
 func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(k, v []byte) (bool, error)) error {
 	type head struct {
 		st  byte
@@ -206,8 +190,7 @@ func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(
 	}
 }
 
-// follower looks up 8-byte keys, in ascending order, in one bucket: a key
-// a few entries ahead is reached by stepping the cursor, others by a seek.
+// follower looks up ascending keys, stepping to near ones and seeking others.
 type follower struct {
 	c    *bbolt.Cursor
 	k, v []byte
@@ -218,7 +201,6 @@ func newFollower(b *bbolt.Bucket) *follower { return &follower{c: b.Cursor()} }
 // followSteps is how many entries a follower steps before it seeks.
 const followSteps = 32
 
-// get returns the value under key, or nil.
 func (f *follower) get(key []byte) []byte {
 	want := binary.BigEndian.Uint64(key)
 	if len(f.k) == 8 && binary.BigEndian.Uint64(f.k) <= want {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -14,40 +13,32 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
-// Store is a storage.Store in one bbolt file. Open it with Open; it is
-// safe for concurrent use.
+// Store is a storage.Store in one bbolt file, safe for concurrent use.
 //
-// Put and SetMeta buffer the write (the latest per ID wins) and return;
-// reads see it at once. A background loop commits the buffer in one
-// atomic, fsynced transaction every Config.FlushInterval, or sooner once
-// Config.BatchSize writes are buffered: a Put is durable after the next
-// commit, or once Flush or Close returns nil. A crash leaves the file as
-// of the last commit, every record whole. A failed commit (disk full) is
-// sticky: this and every later Put, SetMeta and Flush return it (a
-// *FileError), reads go on from memory, and the file keeps the last
-// successful commit; reopen it once the cause is fixed. Put blocks while
-// four batches are buffered and a commit runs.
-//
-// The store keeps every record's ID, Seq and state in memory (20 to 40 MB
-// for 1,000,000 URLs), so Put, and Get of an ID it does not hold, read
-// nothing from the file. docs/checkpoints.md describes the file.
+// Put and SetMeta buffer (latest per ID wins); reads see them at once. A
+// background loop commits in one atomic, fsynced transaction every
+// Config.FlushInterval or Config.BatchSize writes: a Put is durable after
+// that commit, or once Flush or Close returns nil. A crash leaves the last
+// commit, every record whole. A failed commit (disk full) is sticky: Put,
+// SetMeta and Flush return it (a *FileError), reads go on, the file keeps
+// the last commit; reopen once the cause is fixed. Put blocks while four
+// batches are buffered. Every record's ID, Seq and state stay in memory
+// (20 to 40 MB a million URLs); docs/checkpoints.md describes the file.
 type Store struct {
 	path string
 	db   *bbolt.DB
-	o    options
+	o    Config // resolved: defaults filled in
 
-	mu    sync.RWMutex
-	space *sync.Cond // on mu: what a Put blocked on a full buffer waits for
-	// Reads look in buf (written since the last commit began), then com
-	// (what the running commit writes, or nil), then the file.
-	buf, com         map[uint64]*entry
+	mu               sync.RWMutex
+	space            *sync.Cond        // on mu: a Put blocked on a full buffer waits
+	buf, com         map[uint64]*entry // reads look in buf, then the running commit's, then the file
 	metaBuf, metaCom map[string][]byte
 	index            index         // every record's Seq and state (index.go)
 	counts           backend.Tally // as reads see them
 	nextSeq          uint64
 	err              error // sticky commit error
 	closed           bool
-	stats            writeStats
+	commits, wrote   uint64 // commits since Open, and the entries they wrote (the tests read them)
 
 	commitMu  sync.Mutex // one commit at a time
 	kick      chan struct{}
@@ -56,12 +47,10 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-// entry is a buffered record: rec as Put, with Seq and Updated set and a
-// Request of the store's own; was, its state in the file before this
-// commit (0 if new), which is the state index entry the commit moves.
+// entry is a buffered record (Seq and Updated set, Request its own).
 type entry struct {
 	rec storage.Record
-	was storage.State
+	was storage.State // in the file before this commit (0 if new): the index entry it moves
 	req reqAction
 }
 
@@ -74,29 +63,21 @@ const (
 	reqCheck                  // unknown (not in memory): the commit compares
 )
 
-// writeStats describes the store's write activity (the tests read it).
-type writeStats struct {
-	Buffered  int    // records and metadata entries Put but not yet committed
-	Commits   uint64 // transactions committed since Open
-	Committed uint64 // records and metadata entries written by them
-}
-
 var _ storage.Store = (*Store)(nil)
 
-func newStore(path string, db *bbolt.DB, o options) (*Store, error) {
+func newStore(path string, db *bbolt.DB, o Config) (*Store, error) {
 	s := &Store{
 		path: path, db: db, o: o,
 		buf: make(map[uint64]*entry), metaBuf: make(map[string][]byte),
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), loopDone: make(chan struct{}),
 	}
 	s.space = sync.NewCond(&s.mu)
-	err := viewGuarded(db, path, "open", func(tx *bbolt.Tx) error {
+	err := viewGuarded(db, path, "open", func(tx *bbolt.Tx) (err error) {
 		f := tx.Bucket(bucketFormat)
 		s.nextSeq = binary.BigEndian.Uint64(f.Get(keyNextSeq))
 		if !decodeCounts(f.Get(keyCounts), &s.counts) {
 			return corruptError(path, "the state counts are missing", nil)
 		}
-		var err error
 		s.index, err = loadIndex(tx, path, s.nextSeq, &s.counts)
 		return err
 	})
@@ -110,17 +91,7 @@ func newStore(path string, db *bbolt.DB, o options) (*Store, error) {
 // Path returns the checkpoint file's path.
 func (s *Store) Path() string { return s.path }
 
-// writeActivity returns the store's write activity so far.
-func (s *Store) writeActivity() writeStats {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	st := s.stats
-	st.Buffered = len(s.buf) + len(s.metaBuf) + len(s.com) + len(s.metaCom)
-	return st
-}
-
-// usable returns why the store takes no more writes, if it does not.
-// Called with mu held.
+// usable returns why the store takes no more writes, if so. Under mu.
 func (s *Store) usable() error {
 	if s.closed {
 		return storage.ErrClosed
@@ -128,9 +99,7 @@ func (s *Store) usable() error {
 	return s.err
 }
 
-// Put implements storage.Store. It reads nothing from the file: the
-// index knows each record's Seq and state, and the encoding is left to
-// the commit.
+// Put implements storage.Store. It reads nothing from the file.
 func (s *Store) Put(recs ...storage.Record) error {
 	var now time.Time // read once, if a record needs it
 	for i := range recs {
@@ -141,7 +110,7 @@ func (s *Store) Put(recs ...storage.Record) error {
 		n := encodedLen(r)
 		if r.Updated.IsZero() {
 			if now.IsZero() {
-				now = s.o.clock.Now().UTC()
+				now = s.o.Clock.Now().UTC()
 			}
 			n += timeLen(now) - timeLen(r.Updated)
 		}
@@ -152,10 +121,7 @@ func (s *Store) Put(recs ...storage.Record) error {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.usable(); err != nil {
-		return err
-	}
-	for len(s.buf)+len(s.metaBuf) >= 4*s.o.batchSize && s.usable() == nil {
+	for len(s.buf)+len(s.metaBuf) >= 4*s.o.BatchSize && s.usable() == nil {
 		s.kickCommit()
 		s.space.Wait()
 	}
@@ -165,22 +131,20 @@ func (s *Store) Put(recs ...storage.Record) error {
 	for i := range recs {
 		s.putLocked(&recs[i], now)
 	}
-	if len(s.buf)+len(s.metaBuf) >= s.o.batchSize {
+	if len(s.buf)+len(s.metaBuf) >= s.o.BatchSize {
 		s.kickCommit()
 	}
 	return nil
 }
 
-// putLocked buffers r, valid, stamped with now if it has no Updated.
-// Called with mu held.
+// putLocked buffers r, stamped with now if it has no Updated.
 func (s *Store) putLocked(r *storage.Record, now time.Time) {
 	w, slot, known := s.index.get(r.ID)
 	seq, prev := unpack(w)
 	e := s.buf[r.ID]
 	switch {
 	case e != nil:
-		// Put again before its commit: the same entry, in the same
-		// relation to the file.
+		// Put again before its commit: the same entry.
 		req, act := e.rec.Request, e.req
 		if !sameRequest(r.Request, req) {
 			req, act = bytes.Clone(r.Request), reqWrite
@@ -217,11 +181,9 @@ func (s *Store) putLocked(r *storage.Record, now time.Time) {
 	s.index.set(r.ID, slot, pack(seq, r.State))
 }
 
-// sameRequest reports whether a and b are the same request, nil being
-// different from empty.
+// sameRequest reports whether a and b are equal, nil unlike empty.
 func sameRequest(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
 
-// kickCommit asks the background loop to commit now.
 func (s *Store) kickCommit() {
 	select {
 	case s.kick <- struct{}{}:
@@ -229,8 +191,7 @@ func (s *Store) kickCommit() {
 	}
 }
 
-// Get implements storage.Store. An ID the store does not hold, and a
-// record not yet committed, cost no read of the file.
+// Get implements storage.Store.
 func (s *Store) Get(id uint64) (r storage.Record, ok bool, err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -251,30 +212,25 @@ func (s *Store) Get(id uint64) (r storage.Record, ok bool, err error) {
 	return r, true, nil
 }
 
-// getFile reads the record of id, with Seq seq, from the file. Called
-// with mu held for reading.
+// getFile reads the record of id, with Seq seq, from the file.
 func (s *Store) getFile(id, seq uint64) (r storage.Record, err error) {
-	defer inUse(&err) // after guard has turned a panic into an error
-	defer guard(s.path, "get", &err, debug.SetPanicOnFault(true))
-	tx, err := s.db.Begin(false)
-	if err != nil {
-		return r, &FileError{Path: s.path, Detail: "cannot read the checkpoint", Err: err}
-	}
-	defer tx.Rollback()
-	sk := seqKey(seq)
-	v := tx.Bucket(bucketRecords).Get(sk)
-	if v == nil {
-		return r, corruptError(s.path, fmt.Sprintf("the ID log names record %d, which is missing", seq), nil)
-	}
-	r, err = readRecord(s.path, sk, v, newFollower(tx.Bucket(bucketRequests)))
-	if err == nil && r.ID != id {
-		err = corruptError(s.path, fmt.Sprintf("record %d has ID %d, the ID log says %d", seq, r.ID, id), nil)
-	}
+	defer inUse(&err)
+	err = viewGuarded(s.db, s.path, "get", func(tx *bbolt.Tx) (err error) {
+		sk := seqKey(seq)
+		v := tx.Bucket(bucketRecords).Get(sk)
+		if v == nil {
+			return corruptError(s.path, fmt.Sprintf("the ID log names record %d, which is missing", seq), nil)
+		}
+		r, err = readRecord(s.path, sk, v, newFollower(tx.Bucket(bucketRequests)))
+		if err == nil && r.ID != id {
+			err = corruptError(s.path, fmt.Sprintf("record %d has ID %d, the ID log says %d", seq, r.ID, id), nil)
+		}
+		return err
+	})
 	return r, err
 }
 
-// readRecord decodes the record v under key k and reads its request with
-// reqs.
+// readRecord decodes record v under key k, with its request from reqs.
 func readRecord(path string, k, v []byte, reqs *follower) (storage.Record, error) {
 	seq := binary.BigEndian.Uint64(k)
 	r, hasReq, err := decode(v, seq)
@@ -293,7 +249,6 @@ func readRecord(path string, k, v []byte, reqs *follower) (storage.Record, error
 	return r, nil
 }
 
-// lookup returns the buffered entry for id, or nil. Called with mu held.
 func (s *Store) lookup(id uint64) *entry {
 	if e := s.buf[id]; e != nil {
 		return e
@@ -333,7 +288,7 @@ func (s *Store) SetMeta(key string, value []byte) error {
 		return err
 	}
 	s.metaBuf[key] = v
-	if len(s.buf)+len(s.metaBuf) >= s.o.batchSize {
+	if len(s.buf)+len(s.metaBuf) >= s.o.BatchSize {
 		s.kickCommit()
 	}
 	return nil
@@ -341,36 +296,30 @@ func (s *Store) SetMeta(key string, value []byte) error {
 
 // Meta implements storage.Store.
 func (s *Store) Meta(key string) (v []byte, ok bool, err error) {
-	defer inUse(&err) // after guard has turned a panic into an error
-	defer guard(s.path, "meta", &err, debug.SetPanicOnFault(true))
+	defer inUse(&err)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return nil, false, storage.ErrClosed
 	}
-	if v, ok := s.metaBuf[key]; ok {
+	if v, ok = s.metaBuf[key]; !ok {
+		v, ok = s.metaCom[key]
+	}
+	if ok {
 		return bytes.Clone(v), true, nil
 	}
-	if v, ok := s.metaCom[key]; ok {
-		return bytes.Clone(v), true, nil
-	}
-	tx, err := s.db.Begin(false)
-	if err != nil {
-		return nil, false, &FileError{Path: s.path, Detail: "cannot read the checkpoint", Err: err}
-	}
-	defer tx.Rollback()
-	if v := tx.Bucket(bucketMeta).Get([]byte(key)); v != nil {
-		return append([]byte{}, v...), true, nil
-	}
-	return nil, false, nil
+	err = viewGuarded(s.db, s.path, "meta", func(tx *bbolt.Tx) error {
+		v = bytes.Clone(tx.Bucket(bucketMeta).Get([]byte(key)))
+		return nil
+	})
+	return v, v != nil && err == nil, err
 }
 
-// Close implements storage.Store: it stops the background commits,
-// commits what is buffered and releases the file and its lock.
+// Close implements storage.Store: it commits, then releases the file.
 func (s *Store) Close() (err error) {
 	s.closeOnce.Do(func() { // a later call returns nil
 		s.mu.Lock()
-		s.closed = true // from here on Put refuses, so nothing is lost after the last commit
+		s.closed = true // Put refuses from here: nothing comes after the last commit
 		s.space.Broadcast()
 		s.mu.Unlock()
 		close(s.quit)

@@ -2,16 +2,13 @@ package memory
 
 import "github.com/breakwater-crawl/breakwater/internal/chunks"
 
-// arena holds the records' variable-length parts (URL, last error,
-// request) as bytes in shared chunks, so that a record itself holds no
-// pointer: the garbage collector marks a few chunks instead of looking
-// into every record, which in a crawl of millions of URLs is most of its
-// work. The bytes a replaced value no longer uses are counted as dead,
-// and the store compacts when they outnumber the live ones.
+// arena holds the records' URLs, errors and requests in shared chunks, so
+// that a record holds no pointer for the garbage collector to follow.
+// Replaced values count as dead bytes; the store compacts when they
+// outnumber the live ones.
 type arena struct{ buf chunks.Buf }
 
-// span is where a value lies in the arena. A span of length 0 takes no
-// room; set tells a nil value from an empty one.
+// span is where a value lies in the arena; set tells nil from empty.
 type span struct {
 	chunk, off, n uint32
 	set           bool
@@ -27,8 +24,7 @@ func put[T string | []byte](a *arena, v T, set bool) span {
 	return span{chunk: c, off: off, n: uint32(len(v)), set: true}
 }
 
-// bytes returns the bytes of sp, backed by the arena: copy them before
-// the store's lock is let go.
+// bytes returns the bytes of sp, in the arena: copy them before unlocking.
 func (a *arena) bytes(sp span) []byte { return a.buf.Bytes(sp.chunk, sp.off, sp.n) }
 
 // clone returns a copy of the value at sp: nil for a value never set.
@@ -42,9 +38,8 @@ func (a *arena) clone(sp span) []byte {
 // str returns the value at sp as a string of its own.
 func (a *arena) str(sp span) string { return string(a.bytes(sp)) }
 
-// set makes *sp hold v (set is false for a nil value). A record's URL
-// and request seldom change between its states: a value that is the same
-// keeps its bytes. (A new record's spans are zero: nothing to drop.)
+// set makes *sp hold v (isSet false for nil); an unchanged value keeps
+// its bytes.
 func set[T string | []byte](a *arena, sp *span, v T, isSet bool) {
 	if sp.set == isSet && string(a.bytes(*sp)) == string(v) {
 		return

@@ -9,8 +9,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
-// scanChunk is how many records Scan copies out under the lock before it
-// releases the lock and calls fn for them.
+// scanChunk is how many records Scan copies out per hold of the lock.
 const scanChunk = 256
 
 // store is an in-memory storage.Store. The zero value is not usable; call New.
@@ -24,8 +23,7 @@ type store struct {
 	closed bool
 }
 
-// entry is a record as the store keeps it: its strings and bytes in the
-// arena, its times as numbers, so that it holds no pointer.
+// entry is a record with no pointer: values in the arena, times as numbers.
 type entry struct {
 	id                    uint64
 	attempts              int
@@ -54,8 +52,6 @@ func (s stamp) time() time.Time {
 	}
 	return time.Unix(s.sec, int64(s.nsec)).UTC()
 }
-
-var _ storage.Store = (*store)(nil)
 
 // New returns an empty store.
 func New() storage.Store {
@@ -144,8 +140,7 @@ func (s *store) Get(id uint64) (storage.Record, bool, error) {
 	return s.record(&s.recs[seq-1], seq), true, nil
 }
 
-// Scan implements storage.Store. It copies records out a chunk at a time
-// and calls fn with no lock held.
+// Scan implements storage.Store, calling fn with no lock held.
 func (s *store) Scan(fn func(storage.Record) error, states ...storage.State) error {
 	if err := backend.CheckStates(states); err != nil {
 		return err
@@ -213,10 +208,7 @@ func (s *store) Meta(key string) ([]byte, bool, error) {
 		return nil, false, storage.ErrClosed
 	}
 	v, ok := s.meta[key]
-	if !ok {
-		return nil, false, nil
-	}
-	return bytes.Clone(v), true, nil
+	return bytes.Clone(v), ok, nil // nil if absent; a stored value never is
 }
 
 // Flush implements storage.Store; there is nothing to flush.

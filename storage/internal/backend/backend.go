@@ -1,7 +1,5 @@
-// Package backend holds what every checkpoint backend (storage/memory,
-// storage/bolt, storage/redis) checks and counts the same way, so that
-// they reject the same arguments with the same errors. It is internal:
-// a user of a Store never calls it.
+// Package backend holds the checks and counts every Store backend shares,
+// so that all reject the same arguments with the same errors.
 package backend
 
 import (
@@ -10,8 +8,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// CheckRecord reports whether r can be stored: its State must be valid and
-// Attempts not negative. The error wraps storage.ErrInvalid.
+// CheckRecord rejects (ErrInvalid) a record with an invalid State or negative Attempts.
 func CheckRecord(r *storage.Record) error {
 	if !r.State.Valid() {
 		return fmt.Errorf("%w: record %d (%q) has %v; use one of Pending..Dead", storage.ErrInvalid, r.ID, r.URL, r.State)
@@ -22,8 +19,7 @@ func CheckRecord(r *storage.Record) error {
 	return nil
 }
 
-// CheckStates reports whether every state in states is valid, for a Scan.
-// The error wraps storage.ErrInvalid.
+// CheckStates rejects (ErrInvalid) a Scan for an invalid state.
 func CheckStates(states []storage.State) error {
 	for _, s := range states {
 		if !s.Valid() {
@@ -33,9 +29,7 @@ func CheckStates(states []storage.State) error {
 	return nil
 }
 
-// CheckMetaKey reports whether key can name a metadata entry: it must not
-// be empty nor longer than storage.MaxMetaKeyLen bytes. The error wraps
-// storage.ErrInvalid.
+// CheckMetaKey rejects (ErrInvalid) an empty key, or one over storage.MaxMetaKeyLen.
 func CheckMetaKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty metadata key", storage.ErrInvalid)
@@ -46,8 +40,7 @@ func CheckMetaKey(key string) error {
 	return nil
 }
 
-// Tally counts records per state, indexed by State (index 0 is unused).
-// Backends keep one to answer Counts.
+// Tally counts records per state, indexed by State (0 unused).
 type Tally [int(storage.Dead) + 1]int
 
 // Map returns the non-zero counts, as Store.Counts reports them.
