@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -130,60 +131,10 @@ type Sources struct {
 	Start, End time.Time // when the run started and ended
 }
 
-type builder struct {
-	breakers   []*breaker.Breaker
-	validators []*validate.Validator
-	records    map[string]int64
-	bytes      map[string]int64
-	robots     map[string]int64
-	unfinished map[string]int
-	latencies  map[string][]time.Duration
-	start, end time.Time
-}
-
-// perHost adds the counts of m, keyed by host as in a URL, to *into,
-// keyed as the breaker's domains.
-func perHost[N int | int64](into *map[string]N, m map[string]N) {
-	if *into == nil {
-		*into = make(map[string]N, len(m))
-	}
-	for h, n := range m {
-		(*into)[hostkey.Of(h)] += n
-	}
-}
-
-// add adds the sources of s to bd.
-func (bd *builder) add(s Sources) {
-	if s.Breaker != nil {
-		bd.breakers = append(bd.breakers, s.Breaker)
-	}
-	if s.Validator != nil {
-		bd.validators = append(bd.validators, s.Validator)
-	}
-	perHost(&bd.records, s.Records)
-	perHost(&bd.bytes, s.Bytes)
-	perHost(&bd.robots, s.Robots)
-	perHost(&bd.unfinished, s.Unfinished)
-	if s.Latencies != nil && bd.latencies == nil {
-		bd.latencies = make(map[string][]time.Duration, len(s.Latencies))
-	}
-	for h, ls := range s.Latencies {
-		k := hostkey.Of(h)
-		bd.latencies[k] = append(bd.latencies[k], ls...)
-	}
-	if !s.Start.IsZero() || !s.End.IsZero() {
-		bd.start, bd.end = s.Start, s.End
-	}
-}
-
 // New builds the report of a run that ended as o, from the given sources.
 // Call it after the crawl has finished (after c.Wait()), so the counters
 // are final.
 func New(o outcome.Outcome, sources ...Sources) Report {
-	var bd builder
-	for _, s := range sources {
-		bd.add(s)
-	}
 	doms := map[string]*Domain{}
 	get := func(name string) *Domain {
 		d := doms[name]
@@ -193,60 +144,69 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 		}
 		return d
 	}
-	for _, b := range bd.breakers {
-		for _, s := range b.Stats() {
-			d := get(s.Domain)
-			d.State, d.Profile, d.RetryAt = s.State.String(), s.Profile, s.RetryAt.UTC()
-			d.OK += s.Outcomes[circuit.Success.String()]
-			d.Invalid += s.Outcomes[circuit.Invalid.String()]
-			d.Failures.Degraded += s.Outcomes[circuit.Degraded.String()]
-			d.Failures.Throttled += s.Outcomes[circuit.Throttled.String()]
-			d.Failures.Blocked += s.Outcomes[circuit.Blocked.String()]
-			d.Failures.Gone += s.Outcomes[circuit.Gone.String()]
-			d.Failures.ClientError += s.Outcomes[circuit.ClientError.String()]
-			d.Failures.Excluded += s.Outcomes[circuit.Excluded.String()]
-			d.Refused += s.Refused
-			for class, n := range s.Outcomes {
-				if class != circuit.Excluded.String() {
-					d.Requests += n
+	// Keyed as the breaker's domains; applied once every source is read.
+	unfinished, latencies := map[string]int{}, map[string][]time.Duration{}
+	var start, end time.Time
+	for _, src := range sources {
+		if b := src.Breaker; b != nil {
+			for _, s := range b.Stats() {
+				d := get(s.Domain)
+				d.State, d.Profile, d.RetryAt = s.State.String(), s.Profile, s.RetryAt.UTC()
+				for class, p := range d.byClass() {
+					*p += s.Outcomes[class]
 				}
+				d.Refused += s.Refused
+				for class, n := range s.Outcomes {
+					if class != circuit.Excluded.String() {
+						d.Requests += n
+					}
+				}
+				d.Trips += s.Trips
+				d.Pauses += int64(s.Pace.Pauses)
+				d.PausedFor += s.Pace.PausedFor
+				d.PaceLimit, d.PaceGap = s.Pace.Limit, s.Pace.Gap
+				d.MedianLatency = s.MedianLatency
 			}
-			d.Trips += s.Trips
-			d.Pauses += int64(s.Pace.Pauses)
-			d.PausedFor += s.Pace.PausedFor
-			d.PaceLimit, d.PaceGap = s.Pace.Limit, s.Pace.Gap
-			d.MedianLatency = s.MedianLatency
-		}
-		// Every URL counted, also past the breaker's bounded list.
-		for dom, n := range b.Unfinished().PerDomain {
-			get(dom).Unfinished += n
-		}
-	}
-	for _, v := range bd.validators {
-		for _, bk := range v.Broken() {
-			br := &Broken{Selectors: slices.Clone(bk.Selectors), Pages: len(bk.Pages), ValidBefore: bk.ValidBefore,
-				Reason: bk.Err().Error()}
-			for _, e := range bk.Pages {
-				br.Evidence = append(br.Evidence, e.URL)
+			// Every URL counted, also past the breaker's bounded list.
+			for dom, n := range b.Unfinished().PerDomain {
+				get(dom).Unfinished += n
 			}
-			get(bk.Domain).SelectorBroken = br
+		}
+		if v := src.Validator; v != nil {
+			for _, bk := range v.Broken() {
+				br := &Broken{Selectors: slices.Clone(bk.Selectors), Pages: len(bk.Pages), ValidBefore: bk.ValidBefore,
+					Reason: bk.Err().Error()}
+				for _, e := range bk.Pages {
+					br.Evidence = append(br.Evidence, e.URL)
+				}
+				get(bk.Domain).SelectorBroken = br
+			}
+		}
+		for h, n := range src.Records {
+			get(hostkey.Of(h)).Records += n
+		}
+		for h, n := range src.Bytes {
+			get(hostkey.Of(h)).Bytes += n
+		}
+		for h, n := range src.Robots {
+			get(hostkey.Of(h)).Robots += n
+		}
+		for h, n := range src.Unfinished {
+			unfinished[hostkey.Of(h)] += n
+		}
+		for h, ls := range src.Latencies {
+			latencies[hostkey.Of(h)] = append(latencies[hostkey.Of(h)], ls...)
+		}
+		if !src.Start.IsZero() || !src.End.IsZero() {
+			start, end = src.Start, src.End
 		}
 	}
-	for h, n := range bd.records {
-		get(h).Records += n
-	}
-	for h, n := range bd.bytes {
-		get(h).Bytes += n
-	}
-	for h, n := range bd.robots {
-		get(h).Robots += n
-	}
-	for h, n := range bd.unfinished {
+	for h, n := range unfinished {
 		d := get(h)
 		d.Unfinished = max(d.Unfinished, n)
 	}
 	var all []time.Duration
-	for h, ls := range bd.latencies {
+	for h, ls := range latencies {
 		if len(ls) > 0 {
 			get(h).MedianLatency = median(ls)
 			all = append(all, ls...)
@@ -268,29 +228,17 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 		d.PaceGapMS = ms(d.PaceGap)
 		r.Domains = append(r.Domains, *d)
 	}
-	slices.SortFunc(r.Domains, func(a, b Domain) int {
-		switch {
-		case a.Domain < b.Domain:
-			return -1
-		case a.Domain > b.Domain:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(r.Domains, func(a, b Domain) int { return strings.Compare(a.Domain, b.Domain) })
 	t := &r.Total
 	for _, d := range r.Domains {
 		t.Records += d.Records
 		t.Requests += d.Requests
 		t.Bytes += d.Bytes
 		t.Robots += d.Robots
-		t.OK += d.OK
-		t.Invalid += d.Invalid
-		t.Failures.Degraded += d.Failures.Degraded
-		t.Failures.Throttled += d.Failures.Throttled
-		t.Failures.Blocked += d.Failures.Blocked
-		t.Failures.Gone += d.Failures.Gone
-		t.Failures.ClientError += d.Failures.ClientError
-		t.Failures.Excluded += d.Failures.Excluded
+		from := d.byClass()
+		for class, p := range t.byClass() {
+			*p += *from[class]
+		}
 		t.Refused += d.Refused
 		t.Unfinished += d.Unfinished
 		t.Dead += d.Dead
@@ -306,8 +254,8 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 	t.MedianLatencyMS = ms(t.MedianLatency)
 	t.PausedForS = seconds(t.PausedFor)
 	r.Requests, r.Bytes = t.Requests, t.Bytes
-	if !bd.start.IsZero() && !bd.end.IsZero() {
-		r.Start, r.End = bd.start.UTC().Round(time.Millisecond), bd.end.UTC().Round(time.Millisecond)
+	if !start.IsZero() && !end.IsZero() {
+		r.Start, r.End = start.UTC().Round(time.Millisecond), end.UTC().Round(time.Millisecond)
 		r.Took = r.End.Sub(r.Start)
 		r.TookS = seconds(r.Took)
 		if r.Took > 0 {
@@ -315,6 +263,14 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 		}
 	}
 	return r
+}
+
+// byClass maps each outcome class to d's counter of it.
+func (d *Domain) byClass() map[string]*int64 {
+	f := &d.Failures
+	return map[string]*int64{circuit.Success.String(): &d.OK, circuit.Invalid.String(): &d.Invalid,
+		circuit.Degraded.String(): &f.Degraded, circuit.Throttled.String(): &f.Throttled, circuit.Blocked.String(): &f.Blocked,
+		circuit.Gone.String(): &f.Gone, circuit.ClientError.String(): &f.ClientError, circuit.Excluded.String(): &f.Excluded}
 }
 
 // median is the median of ls (the upper middle of an even count, as the
