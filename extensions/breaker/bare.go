@@ -1,11 +1,7 @@
 package breaker
 
 // This file gates at the transport the requests no callback of the
-// breaker's saw (a clone's, robots.txt fetches): a bare attempt, recorded
-// from status, transport and body read, never validated, and handed back
-// when throttled. It also follows redirects: a hop finds its attempt by
-// its first request's headers, and a hop to another host is a new attempt
-// against that host's circuit.
+// breaker's saw (a clone's, robots.txt), and redirect hops to other hosts.
 
 import (
 	"context"
@@ -28,38 +24,30 @@ func firstOf(req *http.Request) *http.Request {
 	return req
 }
 
-// bareRequest is the colly.Request a bare attempt reports to hooks and
-// lists unfinished: its URL, method and headers. It has no collector:
-// nothing may Visit or Retry through it.
+// bareRequest is the colly.Request a bare attempt reports; it has no
+// collector to Visit or Retry through.
 func bareRequest(req *http.Request) *colly.Request {
 	return &colly.Request{URL: req.URL, Method: req.Method, Headers: &req.Header, Host: req.Host, Ctx: colly.NewContext()}
 }
 
 // isRobots reports whether req is Colly's robots.txt fetch: gated and
-// counted as any request to its host, but never listed unfinished (the
-// page whose Visit needed it is the work left, and Visit says so).
+// counted, never listed unfinished (the Visit that needed it says so).
 func isRobots(req *http.Request) bool {
 	return req.Method == http.MethodGet && req.URL.Path == "/robots.txt"
 }
 
-// gateBare gates req, which no callback of the breaker's saw, at the
-// transport: refused, it returns the *CircuitOpenError the client hands
-// back to Colly; allowed, its attempt.
+// gateBare gates req at the transport: its attempt, or the refusal.
 func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 	b := t.b
 	host := hostOf(req.URL.Host)
 	cr := bareRequest(req)
 	if req.Response != nil {
-		// A redirect's hop: its outcome is the URL's that was visited,
-		// the chain's first, as a gated request's is.
+		// A redirect's hop: recorded under the chain's first URL.
 		first := firstOf(req)
 		cr.URL, cr.Method = first.URL, first.Method
 	} else if !b.hopOf.Empty() {
-		// A request for the URL a bare hop ended at without collecting
-		// it: Colly's Retry (the clone's retry loop) requests that URL,
-		// as a request's URL becomes its redirect's target once the
-		// answer's headers are in. It carries on the work of the URL the
-		// chain started from, which is the one listed and recorded.
+		// A retry of the target a bare hop ended at uncollected: Colly's
+		// Retry requests the target; recorded under the chain's first URL.
 		if v, ok := b.hopOf.Load(req.URL.String()); ok {
 			cr.URL = v.(*url.URL) // until the target is collected
 		}
@@ -98,11 +86,10 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 	return a, nil
 }
 
-// admit waits for d's pace (d pinned), then asks d's circuit. The wait runs
-// on the client's Timeout, already started, so it lasts at most half of
-// what is left; a patient request to a healthy d then waits on until the
-// crawl ends, and patientRequest moves its deadline. A wait cut short is
-// waitErr, a refusal open; either way d is let go.
+// admit waits for d's pace (d pinned), at most half of the client's
+// Timeout left (a patient request to a healthy d waits on; patientRequest
+// moves its deadline), then asks d's circuit. On waitErr or open, d is let
+// go.
 func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (tk Ticket, left int64, ep uint64, waitErr error, open *circuit.OpenError) {
 	b := t.b
 	ctx := req.Context()
@@ -150,9 +137,8 @@ func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (t
 }
 
 // patientRequest is req with its client's deadline moved on by waited, the
-// wait for room at the transport: the breaker's time, not the site's (an
-// unregistered clone's burst to a healthy site would otherwise time out).
-// It still ends with the crawl; call stop once the answer is read.
+// breaker's wait, not the site's; it still ends with the crawl. Call stop
+// once the answer is read.
 func patientRequest(req *http.Request, waited time.Duration, crawl context.Context) (*http.Request, func()) {
 	parent := context.WithoutCancel(req.Context())
 	var ctx context.Context
@@ -166,9 +152,7 @@ func patientRequest(req *http.Request, waited time.Duration, crawl context.Conte
 	return req.WithContext(ctx), func() { stop(); cancel() }
 }
 
-// crawl is the crawl's context, which tells the crawl's end from the
-// site's timeout: a request's own context also ends at the client's
-// Timeout.
+// crawl is the crawl's context: its end is not the site's timeout.
 func (t *transport) crawl() context.Context {
 	if t.c == nil {
 		return context.Background()
@@ -176,17 +160,13 @@ func (t *transport) crawl() context.Context {
 	return crawlContext(t.c)
 }
 
-// heldPast ends a request that waited at the transport for its domain's
-// pace (a Retry-After, the gap) until its own context ended. The crawl's
-// end: listed cancelled. The client's Timeout, the domain still paused: a
-// refusal, as a shared store's pause is, listed unfinished until the pace
-// allows (never a failure of the site: nothing was sent).
+// heldPast ends a request whose wait for its domain's pace outlasted its
+// context: cancelled at the crawl's end, else refused until the pace
+// allows (nothing was sent: no failure of the site).
 func (b *Breaker) heldPast(crawl context.Context, cr *colly.Request, req *http.Request, d *domains.Domain, err error) error {
 	if crawl.Err() != nil {
 		if !isRobots(req) {
-			// Listed cancelled; and, since no callback of a checkpoint's
-			// saw it either, handed to the OnNotVisited hooks (kept
-			// pending for the next run).
+			// No checkpoint callback saw it: OnNotVisited keeps it.
 			b.cancelled(cr, d.Name, crawl)
 			for _, f := range b.onNotVisited {
 				f(cr, err)
@@ -199,8 +179,7 @@ func (b *Breaker) heldPast(crawl context.Context, cr *colly.Request, req *http.R
 	return open
 }
 
-// refuseBare refuses a bare request: listed unfinished (robots.txt
-// aside) and reported to the OnRefused hooks, as any refusal.
+// refuseBare refuses a bare request, robots.txt silently.
 func (b *Breaker) refuseBare(cr *colly.Request, req *http.Request, open *circuit.OpenError) {
 	if isRobots(req) {
 		return
@@ -208,10 +187,8 @@ func (b *Breaker) refuseBare(cr *colly.Request, req *http.Request, open *circuit
 	b.refuse(cr, open)
 }
 
-// hop carries a redirect's next request for a, whose first request left
-// through the gate (or the transport's, for a bare one). A hop to another
-// host closes a's attempt on the redirecting host as a success and gates
-// the hop against the target's circuit.
+// hop carries a redirect's next request for a. A hop to another host
+// closes a's attempt as a success and gates the hop against the target.
 func (t *transport) hop(req *http.Request, a *attempt) error {
 	b := t.b
 	d := a.ticket.Domain()
@@ -258,11 +235,9 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	return nil
 }
 
-// holdHop keeps a's URL for a re-send when its redirect's hop req waited
-// for room at the target past half the client's timeout: the breaker sends
-// it again itself, straight to the target, where it waits for room on no
-// timer (resendHop); copies from the user's retries are dropped. Not for a
-// bare attempt, once the crawl has ended, or past the re-send budget.
+// holdHop keeps a's URL for a re-send straight to the target (resendHop)
+// when its hop req waited too long for room there. Not for a bare attempt,
+// after the crawl's end, or past the re-send budget.
 func (b *Breaker) holdHop(crawl context.Context, a *attempt, req *http.Request) bool {
 	if a.bare || crawl.Err() != nil || !b.resendBudgetLeft(req.URL.String()) {
 		return false
@@ -272,9 +247,7 @@ func (b *Breaker) holdHop(crawl context.Context, a *attempt, req *http.Request) 
 	return true
 }
 
-// resendHop sends r again to the target of its redirect's hop, held for
-// want of room (holdHop): Colly's Retry requests r.URL, which a refused
-// hop left at the URL the chain started from.
+// resendHop sends r again to its held hop's target (holdHop).
 func (b *Breaker) resendHop(r *colly.Request, a *attempt, err error) {
 	r.URL = a.heldHop
 	key := r.URL.String()
@@ -284,9 +257,8 @@ func (b *Breaker) resendHop(r *colly.Request, a *attempt, err error) {
 	b.sendAgain(r, a, observe.Attempt{Request: r, Domain: domain, Result: circuit.Result{Class: circuit.Excluded}, Err: err}, "held back at a redirect's target")
 }
 
-// settleBare records what a bare attempt came to once it is known (a
-// status that decides, a transport error, the end of the body's read) and
-// reports it: nothing of Colly's will finish it.
+// settleBare records and reports what a bare attempt came to: nothing of
+// Colly's will finish it.
 func (b *Breaker) settleBare(a *attempt, class circuit.Class, err error) {
 	if a.settled {
 		return
@@ -297,31 +269,24 @@ func (b *Breaker) settleBare(a *attempt, class circuit.Class, err error) {
 		return
 	}
 	if a.target != nil && a.class != circuit.Success && !a.cancelled {
-		// Ended at a redirect's target, not collected: a retry requests
-		// the target (see gateBare).
 		b.hopOf.Store(a.target.String(), a.req.URL)
 	} else if !b.hopOf.Empty() && (a.class == circuit.Success || a.class == circuit.Gone) {
 		b.hopOf.Delete(a.sentURL)
 	}
 	if a.class == circuit.Success && a.status >= 300 && a.status < 400 && a.status != http.StatusNotModified {
-		// A redirect, which the client follows with a request of its own
-		// (gated as its own bare attempt): the URL's outcome is that one's.
+		// A redirect: the client's next request (its own attempt) decides.
 		return
 	}
-	// A URL gone (404, 410) is no work left, whoever fetched it: a later
-	// Visit refused by a Colly limit lists nothing (NotVisited).
 	b.gone.settled(a.req.URL.String(), a.class, a.cancelled)
 	if a.target != nil {
-		// So is the redirect's target, which a retry requests.
 		b.gone.settled(a.target.String(), a.class, a.cancelled)
 	}
 	at := observe.Attempt{Request: a.req, Domain: a.ticket.Domain().Name, Result: circuit.Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
 	b.report(at)
 }
 
-// judgeBare classifies a bare attempt's 2xx answer once its body is read:
-// the validator, if the breaker has one, parses it itself (a second parse
-// of the page: the validator registered on the clone rides on Colly's).
+// judgeBare classifies a bare attempt's 2xx answer once its body is read,
+// by the breaker's validator if it has one.
 func (b *Breaker) judgeBare(a *attempt, body []byte) (circuit.Class, error) {
 	if b.validator == nil || a.bareHeader == nil {
 		return circuit.Success, nil

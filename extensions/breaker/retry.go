@@ -16,7 +16,7 @@ func shouldRetry(r *colly.Response, err error) bool {
 	status := 0
 	if r != nil {
 		status = r.StatusCode
-		if status == 503 && r.Headers != nil && r.Headers.Get("Retry-After") != "" {
+		if status == 503 && retryAfterIn(r.Headers) != "" {
 			return false
 		}
 	}

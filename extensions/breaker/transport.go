@@ -19,8 +19,7 @@ func newTransport(b *Breaker, base http.RoundTripper) *transport {
 	t.cuts.TimeoutOf = func(k any) time.Duration { return b.set.TimeoutFor(k.(*domains.Domain)) }
 	t.outer = t
 	if _, ok := base.(*http.Transport); ok {
-		// It honours each request's context, and so does t over it: the
-		// client may cancel through the context (see internal/http2).
+		// Request contexts are honoured: see internal/http2.
 		t.outer = &http2.Transport{RoundTripper: t}
 	}
 	return t
@@ -43,15 +42,13 @@ type transport struct {
 	outer http.RoundTripper // what is installed: t, or t under the name net/http trusts
 }
 
-// headerKey identifies one request's header map: how the transport finds
-// the gate's record of a request (collyx.HeaderKey).
+// headerKey identifies one request's header map (collyx.HeaderKey).
 type headerKey = collyx.HeaderKey
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	a := t.b.attempts.loadHeader(collyx.HeaderOf(req.Header))
 	if a == nil && req.Response != nil {
-		// A redirect's next request: its attempt is its first request's,
-		// gated in OnRequestHeaders (bare.go).
+		// A redirect's next request: its first request's attempt.
 		if a = t.b.attempts.loadHeader(collyx.HeaderOf(firstOf(req).Header)); a != nil && !a.bare {
 			if err := t.hop(req, a); err != nil {
 				closeBody(req)
@@ -62,8 +59,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	if a == nil {
-		// No callback of the breaker's saw it: a clone's request, a
-		// robots.txt fetch, a redirect of either. Gated here (bare.go).
+		// No callback of the breaker's saw it (bare.go).
 		var err error
 		if a, err = t.gateBare(req); err != nil {
 			closeBody(req)
@@ -90,8 +86,6 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		case a.bare:
 			t.b.settleBare(a, classifyError(err), err)
 		case !a.settled:
-			// Known now, inside Colly's LimitRule slot: record it before
-			// the slot frees.
 			t.b.settle(a, classifyError(err), err)
 		}
 		return resp, err
@@ -100,7 +94,6 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if req.Response != nil {
 			a.target = req.URL // a redirect's hop answered (bare.go)
 		}
-		// What Colly's response-header hook records for a gated request.
 		a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
 		if class := Classify(a.status, nil); class != circuit.Success {
 			t.b.settleBare(a, t.b.throttleClass(class, a.status, a.retryAfter), nil)
@@ -108,18 +101,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			a.bareHeader = resp.Header // kept with the body for the validator
 		}
 	}
-	// The answer is not in until its body is: the attempt keeps its room
-	// while Colly reads it, and a body cut short is recorded as the cut.
+	// The attempt keeps its room until the body is read.
 	a.reading = true
 	a.body = watchedBody{ReadCloser: resp.Body, b: t.b, a: a, keep: a.bare && !a.settled && a.bareHeader != nil}
 	resp.Body = &a.body
 	return resp, nil
 }
 
-// watchedBody follows the read of an answer's body, on the goroutine that
-// sent the request. A read that ends in an error other than io.EOF is a
-// body cut short: the origin dropped its answer mid-way, which counts
-// against it whatever status the headers said.
+// watchedBody follows the read of an answer's body: a read ending in an
+// error other than io.EOF is a body cut short, a failure of the origin.
 type watchedBody struct {
 	io.ReadCloser
 	b    *Breaker
@@ -158,21 +148,17 @@ func (w *watchedBody) Close() error {
 	return err
 }
 
-// end gives the attempt's room back if its outcome is already recorded
-// (a status that decided the class); otherwise its outcome will.
+// end gives the attempt's room back if its outcome is recorded.
 func (w *watchedBody) end() {
 	w.done = true
 	if w.a.latency == 0 {
-		// The site's latency: from the gate to the body read. Colly
-		// sleeps a LimitRule's Delay after this, before OnResponse.
+		// Before Colly sleeps a LimitRule's Delay.
 		w.a.latency = time.Since(w.a.start)
 	}
 	w.a.reading = false
 	if w.a.settled {
 		w.b.releaseSlot(w.a)
 	} else if w.a.bare {
-		// Read whole, or as far as its reader wanted: judged now, since
-		// no OnScraped of the breaker's will come for it.
 		class, err := w.b.judgeBare(w.a, w.kept)
 		w.b.settleBare(w.a, class, err)
 		w.kept = nil
@@ -185,12 +171,9 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// roundTrip applies the domain's adaptive timeout, or the fleet's prior.
-// A request that leaves before there is either is watched: once the fleet
-// has a prior, it is cut when it outlives it, so the first requests into a
-// site that hangs from the start do not wait for the client's own timeout.
-// Both are kept by the transport's one deadline watch (deadline.go); a is
-// the gate's record of the request, nil for one the breaker did not gate.
+// roundTrip applies the domain's adaptive timeout through the transport's
+// deadline watch; before there is one, the request is watched and cut once
+// the fleet's prior says it outlived it.
 func (t *transport) roundTrip(req *http.Request, a *attempt) (*http.Response, error) {
 	d := t.b.set.Lookup(hostOf(req.URL.Host))
 	if d == nil {
@@ -203,12 +186,9 @@ func (t *transport) roundTrip(req *http.Request, a *attempt) (*http.Response, er
 		}
 		every = max(d.Profile.TimeoutFloor, 100*time.Millisecond)
 	}
-	// The collector's context is the only ancestor of a gated request's
-	// context that can end it before its deadline (Colly makes every
-	// request's context of it): the watch listens to it once per crawl
-	// rather than to every request's parent.
+	// The watch listens to the crawl once, not to every request's parent.
 	var crawl context.Context
-	if a != nil && a.crawl != nil {
+	if a != nil {
 		crawl = a.crawl
 	}
 	ctx := t.cuts.Start(req.Context(), crawl, d, d.Name, after, every)
