@@ -10,6 +10,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
+	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/internal/urlset"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
@@ -36,7 +37,7 @@ type Breaker struct {
 	throttle   urlset.Map     // URL → *atomic.Int32: 429 retries so far
 	resend     urlset.Map     // URL → *resendToken: throttled URLs the breaker will send again
 	hopOf      urlset.Map     // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from (bare.go)
-	gone       goneSet        // URLs whose latest answer was a 404 or 410 (gone.go)
+	gone       goneSet        // URLs whose latest answer was a 404 or 410
 	warned     sync.Once      // the transport replaced after Register: logged once
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once
 	unfinished unfinishedList // a sample by URL, counts per domain past it
@@ -154,3 +155,52 @@ func (b *Breaker) SetMinGap(host string, gap time.Duration) error { return b.set
 // Sweep compacts now every domain idle for Config.IdleTTL with nothing to
 // remember. The breaker sweeps by itself; Sweep is for measurements.
 func (b *Breaker) Sweep() { b.set.Sweep() }
+
+// ErrOpen is the sentinel every refusal matches: errors.Is(err, ErrOpen)
+// is true for a *CircuitOpenError.
+var ErrOpen = circuit.ErrOpen
+
+// Profile configures the circuit of a domain and the early warnings
+// beside it (slow calls, the latency slope, a growing cooldown, the
+// adaptive timeout). Start from Conservative(), Standard() or Aggressive()
+// and change what differs; Validate reports the first field out of range.
+// circuit.Profile documents every field.
+type Profile = circuit.Profile
+
+// ErrInvalidProfile is wrapped by every error Profile.Validate returns, a
+// *circuit.ProfileError.
+var ErrInvalidProfile = circuit.ErrInvalidProfile
+
+// Conservative suits a small, fragile origin with few URLs
+// (circuit.Conservative).
+func Conservative() Profile { return circuit.Conservative() }
+
+// Standard suits a typical product crawl (circuit.Standard).
+func Standard() Profile { return circuit.Standard() }
+
+// Aggressive suits high-volume crawls over many domains that are cheap to
+// re-run (circuit.Aggressive).
+func Aggressive() Profile { return circuit.Aggressive() }
+
+// Pacing is the user's ceiling for each domain's pace (Config.Pacing): the
+// most requests in flight to one domain (Parallelism) and the least time
+// between two requests to it (MinGap). A 429, or a 503 with Retry-After,
+// halts the domain until then and multiplies its pace down (Backoff, once
+// per throttle episode, the gap never past MaxGap); clean successes raise
+// it step by step (Recover, Step), never past these settings; a domain
+// answering nothing but throttles for ThrottleHorizon is held open. Zero
+// fields take the defaults (Backoff 2, Recover 10, Step a tenth of the
+// throttled gap, DefaultMaxGap, DefaultThrottleHorizon); docs/pacing.md
+// tells each field.
+type Pacing = pace.Config
+
+// Defaults for the Pacing fields whose zero value stands for a default.
+const (
+	DefaultMaxGap          = pace.DefaultMaxGap
+	DefaultThrottleHorizon = pace.DefaultThrottleHorizon
+)
+
+// PaceStats is a domain's pace at one moment: its in-flight cap (0: none
+// of Breakwater's), its gap, the requests in flight, the Retry-After
+// pauses taken, the time spent paused and the end of the pause in force.
+type PaceStats = pace.Stats
