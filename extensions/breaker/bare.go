@@ -52,16 +52,11 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 			cr.URL = v.(*url.URL) // until the target is collected
 		}
 	}
-	d, err := b.set.Pin(host)
-	if err != nil {
-		open := &circuit.OpenError{Key: host, State: circuit.Open, RetryAt: b.clock.Now()}
-		b.log.Error().Str("event", "breaker_store_error").Str("url", req.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
-		b.refuseBare(cr, req, open)
-		return nil, open
-	}
-	if open := b.set.KnownOpen(d); open != nil {
-		d.Refused.Add(1)
-		d.Unpin()
+	d, open, err := b.pin(host)
+	if open != nil {
+		if err != nil {
+			b.log.Error().Str("event", "breaker_store_error").Str("url", req.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
+		}
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
@@ -81,7 +76,7 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 	}
 	b.attempts.store(cr, a)
 	if !isRobots(req) {
-		b.markLeft(cr)
+		b.unfinished.left(cr)
 	}
 	return a, nil
 }
@@ -204,16 +199,8 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	b.releaseSlot(a)
 	a.ticket = Ticket{}
 
-	d2, err := b.set.Pin(host)
-	if err != nil {
-		open := &circuit.OpenError{Key: host, State: circuit.Open, RetryAt: b.clock.Now()}
-		a.refused = open
-		b.refuse(a.req, open)
-		return open
-	}
-	if open := b.set.KnownOpen(d2); open != nil {
-		d2.Refused.Add(1)
-		d2.Unpin()
+	d2, open, _ := b.pin(host)
+	if open != nil {
 		a.refused = open
 		b.refuse(a.req, open)
 		return open

@@ -105,15 +105,14 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 			return
 		}
 	}
-	d, err := b.set.Pin(hostOf(r.URL.Host))
+	d, open, err := b.pin(hostOf(r.URL.Host))
 	if err != nil {
 		return // the gate reports it
-	}
-	defer d.Unpin() // a reservation, once made, keeps the domain whole
-	if open := b.set.KnownOpen(d); open != nil {
-		b.refuseEarly(c, r, d, open)
+	} else if open != nil {
+		b.refuseEarly(c, r, open)
 		return
 	}
+	defer d.Unpin() // a reservation, once made, keeps the domain whole
 	ctx := crawlContext(c)
 	if ctx.Err() != nil {
 		b.cancelled(r, d.Name, ctx)
@@ -128,14 +127,28 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 	// The circuit may have opened while it waited.
 	if open := b.set.KnownOpen(d); open != nil {
 		d.Pace.Unreserve(r)
-		b.refuseEarly(c, r, d, open)
+		d.Refused.Add(1)
+		b.refuseEarly(c, r, open)
 	}
+}
+
+// pin pins host's domain unless the store fails (err, and a refusal) or
+// its circuit is known open (a refusal, counted).
+func (b *Breaker) pin(host string) (d *domains.Domain, open *circuit.OpenError, err error) {
+	if d, err = b.set.Pin(host); err != nil {
+		return nil, &circuit.OpenError{Key: host, State: circuit.Open, RetryAt: b.clock.Now()}, err
+	}
+	if open = b.set.KnownOpen(d); open != nil {
+		d.Refused.Add(1)
+		d.Unpin()
+		return nil, open, nil
+	}
+	return d, nil, nil
 }
 
 // refuseEarly refuses r in OnRequest and runs the collector's OnError
 // callbacks itself: Colly reports nothing for an aborted request.
-func (b *Breaker) refuseEarly(c *colly.Collector, r *colly.Request, d *domains.Domain, open *circuit.OpenError) {
-	d.Refused.Add(1)
+func (b *Breaker) refuseEarly(c *colly.Collector, r *colly.Request, open *circuit.OpenError) {
 	r.Abort()
 	b.refuse(r, open)
 	if !collyx.ReportError(c, r, open) {
@@ -162,20 +175,16 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	}
 	ctx := crawlContext(c)
 	host := hostOf(r.URL.Host)
-	d, err := b.set.Pin(host)
-	if err != nil {
-		b.log.Error().Str("event", "breaker_store_error").Str("url", r.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
-		b.stopAtGate(c, rt, r, &circuit.OpenError{Key: host, State: circuit.Open, RetryAt: b.clock.Now()})
-		return
-	}
-	// d is pinned: the ticket takes the pin over, or it is let go here.
-	if open := b.set.KnownOpen(d); open != nil {
-		d.Pace.Unreserve(r)
-		d.Refused.Add(1)
-		d.Unpin()
+	d, open, err := b.pin(host)
+	if open != nil {
+		if err != nil {
+			b.log.Error().Str("event", "breaker_store_error").Str("url", r.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
+		}
+		b.unreserve(r)
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
+	// d is pinned: the ticket takes the pin over, or it is let go here.
 	if ctx.Err() != nil {
 		d.Pace.Unreserve(r)
 		d.Unpin()
@@ -216,7 +225,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	b.attempts.store(r, a)
 	// Off the unfinished list as it leaves, not at its outcome: a late
 	// outcome of an earlier attempt would erase a later mark.
-	b.markLeft(r)
+	b.unfinished.left(r)
 }
 
 // stopAtGate refuses r: the breaker's transport fails it with err, or,
@@ -237,7 +246,7 @@ func (b *Breaker) cancelled(r *colly.Request, domain string, ctx context.Context
 	if b.gone.Has(r.URL.String()) {
 		return // a retry of a URL that answered 404 or 410: nothing left to do
 	}
-	b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: domain, Reason: "cancelled: " + cancelReason(ctx)})
+	b.unfinished.mark(Unfinished{URL: r.URL.String(), Domain: domain, Reason: "cancelled: " + cancelReason(ctx)})
 }
 
 func cancelReason(ctx context.Context) string {
@@ -250,7 +259,7 @@ func cancelReason(ctx context.Context) string {
 func (b *Breaker) refuse(r *colly.Request, err *circuit.OpenError) {
 	b.dropResend(r)
 	if !b.gone.Has(r.URL.String()) { // else a retry of a URL that answered 404 or 410
-		b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: err.Key, Reason: err.Error(), RetryAt: err.RetryAt})
+		b.unfinished.mark(Unfinished{URL: r.URL.String(), Domain: err.Key, Reason: err.Error(), RetryAt: err.RetryAt})
 	}
 	b.log.Debug().Str("event", "refused").Str("domain", err.Key).Str("url", r.URL.String()).
 		Time("retry_at", err.RetryAt).Msg("breaker: request refused without touching the network")
@@ -415,7 +424,7 @@ func (b *Breaker) listUnfinished(a *attempt, d *domains.Domain, class circuit.Cl
 	case class == circuit.Throttled && a.horizon:
 		why = "throttled without a success for longer than the pacing horizon"
 	case class == circuit.Throttled && !a.handBack.IsZero():
-		b.markUnfinished(Unfinished{URL: a.req.URL.String(), Domain: d.Name, RetryAt: a.handBack,
+		b.unfinished.mark(Unfinished{URL: a.req.URL.String(), Domain: d.Name, RetryAt: a.handBack,
 			Reason: "throttled (" + strconv.Itoa(a.status) + "): handed back, not to be sent before the domain's pause and pace allow"})
 		return
 	case class == circuit.Throttled && a.resend == nil:
@@ -423,7 +432,7 @@ func (b *Breaker) listUnfinished(a *attempt, d *domains.Domain, class circuit.Cl
 	default:
 		return
 	}
-	b.markUnfinished(Unfinished{URL: a.req.URL.String(), Domain: d.Name, Reason: why})
+	b.unfinished.mark(Unfinished{URL: a.req.URL.String(), Domain: d.Name, Reason: why})
 }
 
 func (b *Breaker) releaseSlot(a *attempt) {
@@ -545,7 +554,7 @@ func (b *Breaker) sendAgain(r *colly.Request, a *attempt, at observe.Attempt, wh
 		b.throttle.Delete(key)
 		b.resend.Delete(key)
 		at.Retrying, at.GaveUp, at.Err = false, true, rerr
-		b.markUnfinished(Unfinished{URL: key, Domain: at.Domain, Reason: why + "; the re-send could not be issued: " + rerr.Error()})
+		b.unfinished.mark(Unfinished{URL: key, Domain: at.Domain, Reason: why + "; the re-send could not be issued: " + rerr.Error()})
 		b.report(at)
 	}
 }
@@ -691,7 +700,7 @@ func (b *Breaker) unclaimed(c *colly.Collector, r *colly.Response) {
 	b.log.Info().Str("event", "cached_throttle").Str("url", key).
 		Msg("breaker: Colly's cache answered with a stored 429; forgotten, and the URL sent again past the cache")
 	if err := retryWith(r.Request, &h); err != nil {
-		b.markUnfinished(Unfinished{URL: key, Domain: hostOf(r.Request.URL.Host),
+		b.unfinished.mark(Unfinished{URL: key, Domain: hostOf(r.Request.URL.Host),
 			Reason: "throttled (a 429 from Colly's cache); sending it again past the cache failed: " + err.Error()})
 	}
 }

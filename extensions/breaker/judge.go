@@ -8,7 +8,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/outcome"
-	"github.com/gocolly/colly/v2"
 )
 
 // Unfinished is a URL that was not collected: refused while its domain's
@@ -23,23 +22,6 @@ type Unfinished struct {
 	Domain  string    `json:"domain"`
 	Reason  string    `json:"reason"`
 	RetryAt time.Time `json:"retry_at,omitzero"`
-}
-
-func (b *Breaker) markUnfinished(u Unfinished) { b.unfinished.mark(u) }
-
-// markLeft takes r's URL off the unfinished list: it left.
-func (b *Breaker) markLeft(r *colly.Request) { b.unfinished.left(r) }
-
-// unfinishedSample lists the unfinished URLs the sample holds, sorted by
-// URL.
-func (b *Breaker) unfinishedSample() []Unfinished {
-	var out []Unfinished
-	b.unfinished.listed.RangeValues(func(v any) bool {
-		out = append(out, v.(Unfinished))
-		return true
-	})
-	sortUnfinished(out)
-	return out
 }
 
 // Judge reports, for the run's outcome, the domains whose circuit is not

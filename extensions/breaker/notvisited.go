@@ -32,7 +32,7 @@ func (b *Breaker) NotVisited(rawURL string, err error) bool {
 	if b.gone.Has(u.String()) {
 		return false // it answered 404 or 410 in this run: nothing left to do
 	}
-	b.markUnfinished(Unfinished{URL: u.String(), Domain: hostOf(u.Host), Reason: "not visited: " + err.Error()})
+	b.unfinished.mark(Unfinished{URL: u.String(), Domain: hostOf(u.Host), Reason: "not visited: " + err.Error()})
 	if len(b.onNotVisited) > 0 {
 		r := &colly.Request{URL: u, Method: "GET", Headers: &http.Header{}, Ctx: colly.NewContext()}
 		for _, f := range b.onNotVisited {

@@ -42,6 +42,7 @@ func (l *unfinishedList) mark(u Unfinished) {
 	l.mu.Unlock()
 }
 
+// left takes r's URL off the list: it left.
 func (l *unfinishedList) left(r *colly.Request) {
 	if !l.listed.Empty() {
 		l.listed.Delete(r.URL.String())
@@ -70,7 +71,12 @@ type UnfinishedURLs struct {
 // (DefaultUnfinishedSample) listed, sorted by URL, and every one counted
 // per domain.
 func (b *Breaker) Unfinished() UnfinishedURLs {
-	s := UnfinishedURLs{URLs: b.unfinishedSample(), PerDomain: map[string]int{}}
+	s := UnfinishedURLs{PerDomain: map[string]int{}}
+	b.unfinished.listed.RangeValues(func(v any) bool {
+		s.URLs = append(s.URLs, v.(Unfinished))
+		return true
+	})
+	sort.Slice(s.URLs, func(i, j int) bool { return s.URLs[i].URL < s.URLs[j].URL })
 	for _, u := range s.URLs {
 		s.PerDomain[u.Domain]++
 	}
@@ -83,10 +89,6 @@ func (b *Breaker) Unfinished() UnfinishedURLs {
 	l.mu.Unlock()
 	s.Total = len(s.URLs) + s.Truncated
 	return s
-}
-
-func sortUnfinished(out []Unfinished) {
-	sort.Slice(out, func(i, j int) bool { return out[i].URL < out[j].URL })
 }
 
 // goneSet remembers the URLs whose latest answer was a 404 or 410, so that
