@@ -38,9 +38,7 @@ type statsSource interface {
 	Stats() []breaker.DomainStats
 }
 
-// overviewSource is a statsSource that can sum its domains without
-// listing them all (*breaker.Breaker is one): a scrape then reads only the
-// domains that get series of their own.
+// overviewSource sums its domains without listing them all.
 type overviewSource interface {
 	Overview(k int) breaker.Overview
 }

@@ -6,13 +6,9 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// attemptTable holds the breaker's record of each request between the gate
-// and its outcome. Every request adds a key and removes it: a plain map
-// under a lock costs a fraction of a sync.Map's store of a new key, which
-// allocates and, written this often, keeps copying its dirty map.
-//
-// The transport finds a request's record by its header map (byHeader): the
-// one object both the colly.Request and the http.Request hold.
+// attemptTable holds each request's attempt between the gate and its
+// outcome (a plain map under a lock: a sync.Map's new keys cost more). The
+// transport finds it by its header map, which both requests share.
 type attemptTable struct {
 	mu       sync.Mutex
 	m        map[*colly.Request]*attempt

@@ -9,12 +9,9 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// table holds the per-request scoring state, keyed by the *colly.Request
-// (the same for every callback of one fetch; a Ctx is shared with child
-// requests). It never keeps a request alive, so a page must hold no
-// pointer to its request: an entry, found by the request's address, holds
-// a weak pointer to it, and entries whose request is gone are swept each
-// time a shard doubles and after every garbage collection.
+// table holds the per-request scoring state by *colly.Request address,
+// with a weak pointer: it never keeps a request alive (a page holds none).
+// Entries of requests gone are swept when a shard doubles and after GCs.
 type table struct {
 	once   sync.Once // starts the sweeps after garbage collections
 	shards [tableShards]tableShard
@@ -36,9 +33,8 @@ func (t *table) shard(k uintptr) *tableShard {
 	return &t.shards[(uint64(k)*0x9E3779B97F4A7C15)>>(64-6)]
 }
 
-// gcSentinel is garbage as soon as it is made, so its cleanup runs after
-// the next garbage collection. Its pointer keeps it from being a tiny
-// allocation, whose cleanup may never run.
+// gcSentinel is garbage at once, so its cleanup runs after the next GC (its
+// pointer keeps it from being a tiny allocation, never cleaned up).
 type gcSentinel struct{ _ *byte }
 
 // sweepAfterGC sweeps t after the next garbage collection, and again after
