@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -137,9 +138,7 @@ func (c Config) apply(m *Metrics) error {
 		}
 		m.buckets = slices.Clone(b)
 	}
-	if c.DomainSeries != 0 {
-		m.perDomain = c.DomainSeries
-	}
+	m.perDomain = cmp.Or(c.DomainSeries, m.perDomain)
 	if !collyx.IsZero(c.Logger) {
 		m.log = c.Logger
 	}
