@@ -36,7 +36,7 @@ type Breaker struct {
 	attempts   attemptTable   // *colly.Request → *attempt
 	throttle   urlset.Map     // URL → *atomic.Int32: 429 retries so far
 	resend     urlset.Map     // URL → *resendToken: throttled URLs the breaker will send again
-	hopOf      urlset.Map     // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from (bare.go)
+	hopOf      urlset.Map     // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from
 	gone       goneSet        // URLs whose latest answer was a 404 or 410
 	warned     sync.Once      // the transport replaced after Register: logged once
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,14 +50,14 @@ type attempt struct {
 	resendHeaders *http.Header  // the request's headers for that, copied when it was throttled
 	cacheDir      string        // the collector's CacheDir when the request left: Colly caches what comes back
 	cacheKey      string        // the URL Colly's cache files the answer under, when cacheDir is set
-	bare          bool          // gated by the transport: no callback of the breaker's saw it (bare.go)
+	bare          bool          // gated by the transport: no callback of the breaker's saw it
 	bareHeader    http.Header   // a bare attempt's 2xx answer headers, for its validation
 	over          bool          // ended at a redirect's hop (cancelled): its outcome is accounted for
-	waited        time.Duration // a bare attempt's wait for room at the transport, not counted in its client's timeout (bare.go)
+	waited        time.Duration // a bare attempt's wait for room at the transport, not counted in its client's timeout
 	unwait        func()        // ends the context patientRequest gave it
-	heldHop       *url.URL      // its redirect's hop waited for room past half the client's timeout: sent again to this URL (bare.go)
-	target        *url.URL      // a bare attempt's redirect hop that answered: the URL it ended at (bare.go)
-	sentURL       string        // a bare attempt's own URL, when it is recorded under another (bare.go)
+	heldHop       *url.URL      // its redirect's hop waited for room past half the client's timeout: sent again to this URL
+	target        *url.URL      // a bare attempt's redirect hop that answered: the URL it ended at
+	sentURL       string        // a bare attempt's own URL, when it is recorded under another
 }
 
 // Register wires the breaker into c (a colly.CollectorOption). The circuit
@@ -159,12 +160,7 @@ func (b *Breaker) refuseEarly(c *colly.Collector, r *colly.Request, open *circui
 	}
 }
 
-func crawlContext(c *colly.Collector) context.Context {
-	if c.Context == nil {
-		return context.Background()
-	}
-	return c.Context
-}
+func crawlContext(c *colly.Collector) context.Context { return cmp.Or(c.Context, context.Background()) }
 
 // gate waits for the pace, then asks the circuit: the last moment before
 // the request leaves.
@@ -711,4 +707,58 @@ func (b *Breaker) forgetCached(dir, url string) {
 		b.log.Warn().Str("event", "cache_not_cleared").Str("url", url).Err(err).
 			Msg("breaker: a throttled answer stays in Colly's CacheDir; a later GET of the URL may be answered by it")
 	}
+}
+
+// attemptTable holds each request's attempt between the gate and its
+// outcome (a plain map under a lock: a sync.Map's new keys cost more). The
+// transport finds it by its header map, which both requests share.
+type attemptTable struct {
+	mu       sync.Mutex
+	m        map[*colly.Request]*attempt
+	byHeader map[headerKey]*attempt
+}
+
+func (t *attemptTable) store(r *colly.Request, a *attempt) {
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = make(map[*colly.Request]*attempt)
+		t.byHeader = make(map[headerKey]*attempt)
+	}
+	t.m[r] = a
+	if a.header != (headerKey{}) {
+		t.byHeader[a.header] = a
+	}
+	t.mu.Unlock()
+}
+
+// loadHeader returns the record of the request whose header map is h.
+func (t *attemptTable) loadHeader(h headerKey) *attempt {
+	if h == (headerKey{}) {
+		return nil
+	}
+	t.mu.Lock()
+	a := t.byHeader[h]
+	t.mu.Unlock()
+	return a
+}
+
+func (t *attemptTable) load(r *colly.Request) *attempt {
+	t.mu.Lock()
+	a := t.m[r]
+	t.mu.Unlock()
+	return a
+}
+
+// take removes r's record and returns it, nil if it has none.
+func (t *attemptTable) take(r *colly.Request) *attempt {
+	t.mu.Lock()
+	a, ok := t.m[r]
+	if ok {
+		delete(t.m, r)
+		if a.header != (headerKey{}) && t.byHeader[a.header] == a {
+			delete(t.byHeader, a.header)
+		}
+	}
+	t.mu.Unlock()
+	return a
 }
