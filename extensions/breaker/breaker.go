@@ -26,7 +26,6 @@ type Breaker struct {
 	clock           clock.Clock
 	log             zerolog.Logger
 	validator       Validator
-	maxRetryAfter   time.Duration
 	throttleRetries int
 	baseTransport   http.RoundTripper
 	onRefused       []func(*colly.Request, *circuit.OpenError)
@@ -54,7 +53,6 @@ func New(p Profile, cfg ...Config) (*Breaker, error) {
 		cfg:             domains.Config{Profile: p, AlarmAfter: 10, BlockedAfter: 10},
 		clock:           clock.System,
 		log:             zerolog.Nop(),
-		maxRetryAfter:   10 * time.Minute,
 		throttleRetries: 10,
 		unfinished:      unfinishedList{limit: DefaultUnfinishedSample},
 	}

@@ -294,9 +294,9 @@ func (b *Breaker) throttleClass(class circuit.Class, status int, retryAfter stri
 	return class
 }
 
-// defaultThrottlePause is how long a 429 without a usable Retry-After
-// pauses its domain.
-const defaultThrottlePause = time.Second
+// A 429 without a usable Retry-After pauses its domain for
+// defaultThrottlePause; none pauses it longer than maxRetryAfter.
+const defaultThrottlePause, maxRetryAfter = time.Second, 10 * time.Minute
 
 // settle records a's outcome once (counters, circuit, pace, unfinished
 // list), then frees the pace slot, so no waiting request passes a circuit
@@ -329,7 +329,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 		if !ok {
 			wait = defaultThrottlePause
 		}
-		wait = min(wait, b.maxRetryAfter)
+		wait = min(wait, maxRetryAfter)
 		b.log.Info().Str("event", "paused").Str("domain", d.Name).Dur("for", wait).Int("status", a.status).
 			Msg("breaker: domain asked us to slow down; no request to it before the pause ends")
 		if err := d.Circuit.Pause(b.clock, now.Add(wait)); err != nil {
@@ -508,19 +508,16 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		b.report(at)
 		return
 	}
-	if !a.handBack.IsZero() {
+	if !a.handBack.IsZero() || a.horizon || a.resend == nil {
+		// Handed back, or given up: a later request for the URL is new
+		// work, not a copy; its re-send budget stays spent until it is
+		// answered otherwise.
 		b.dropResend(r.Request)
-		b.log.Info().Str("event", "handed_back").Str("domain", d.Name).Str("url", key).Time("resend_at", a.handBack).
-			Msg("breaker: throttled URL handed back to the queue: its re-send is due beyond the resend horizon")
-		at.ResendAt = a.handBack
-		b.report(at)
-		return
-	}
-	if a.horizon || a.resend == nil {
-		// Given up: a later request for the URL is new work, not a copy;
-		// its re-send budget stays spent until it is answered otherwise.
-		b.dropResend(r.Request)
-		at.GaveUp = true // listed unfinished by settle
+		if at.GaveUp = a.handBack.IsZero(); !at.GaveUp {
+			b.log.Info().Str("event", "handed_back").Str("domain", d.Name).Str("url", key).Time("resend_at", a.handBack).
+				Msg("breaker: throttled URL handed back to the queue: its re-send is due beyond the resend horizon")
+			at.ResendAt = a.handBack
+		}
 		b.report(at)
 		return
 	}
