@@ -1,10 +1,13 @@
 package breaker
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -74,10 +77,8 @@ type UnfinishedURLs struct {
 	Truncated int
 }
 
-// Unfinished returns the URLs not collected and not attempted since (see
-// Unfinished), with the reason: at most the sample
-// (DefaultUnfinishedSample) listed, sorted by URL, and every one counted
-// per domain.
+// Unfinished returns the URLs not collected and not attempted since, as
+// UnfinishedURLs says.
 func (b *Breaker) Unfinished() UnfinishedURLs {
 	s := UnfinishedURLs{PerDomain: map[string]int{}}
 	b.unfinished.listed.RangeValues(func(v any) bool {
@@ -213,8 +214,7 @@ func (b *Breaker) Judge() outcome.Evidence {
 }
 
 // causes says why the unfinished URLs were left, most common first: "3
-// failed as invalid pages, 1 refused while its circuit was open". URLs
-// counted past the sample are "not listed".
+// failed as invalid pages, 1 refused while its circuit was open".
 func causes(un UnfinishedURLs) string {
 	n := map[string]int{}
 	for _, u := range un.URLs {
@@ -223,16 +223,8 @@ func causes(un UnfinishedURLs) string {
 	if un.Truncated > 0 {
 		n["past the listed sample"] += un.Truncated
 	}
-	keys := make([]string, 0, len(n))
-	for k := range n {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if n[keys[i]] != n[keys[j]] {
-			return n[keys[i]] > n[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
+	keys := slices.Collect(maps.Keys(n))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(n[b]-n[a], strings.Compare(a, b)) })
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%d %s", n[k], k)
