@@ -153,12 +153,10 @@ func (c Config) apply(m *Metrics) error {
 	return nil
 }
 
-// New makes the metrics and registers them with reg (a
-// *prometheus.Registry, usually; serve it with Handler or Serve). It fails
-// if reg already holds Breakwater's metrics: use one Metrics per registry,
-// or give each Metrics the registry wrapped by prometheus.WrapRegistererWith
-// with a label whose value tells the crawls apart ({crawl="shop"}). A
-// later Config's non-zero fields win.
+// New makes the metrics and registers them with reg (serve it with Handler
+// or Serve). It fails if reg already holds Breakwater's metrics: use one
+// Metrics per registry, or wrap it with prometheus.WrapRegistererWith and
+// a label that tells the crawls apart. A later Config's non-zero fields win.
 func New(reg prometheus.Registerer, cfg ...Config) (*Metrics, error) {
 	if reg == nil {
 		return nil, errors.New("metrics: New(nil): pass the prometheus.Registerer to register with, e.g. prometheus.NewRegistry()")
@@ -197,10 +195,8 @@ func New(reg prometheus.Registerer, cfg ...Config) (*Metrics, error) {
 	return m, nil
 }
 
-// Observe follows the breaker s (breakwater.Use calls it): transitions,
-// latency-slope warnings and latencies come through hooks; what the
-// breaker counts is read from it at each scrape. A second call with the
-// same breaker does nothing; another breaker returns ErrAlreadyWatched.
+// Observe follows the breaker s (breakwater.Use calls it); again with the
+// same breaker it does nothing, with another it returns ErrAlreadyWatched.
 // With a shared store, state and trips are the crawl's, the rest this
 // process's.
 func (m *Metrics) Observe(s observe.Subject) error {

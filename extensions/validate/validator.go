@@ -211,12 +211,9 @@ func (v *Validator) failed(r *colly.Response, err error, maxBody int) {
 	}
 }
 
-// Register wires the validator into c with an OnResponse, one OnHTML on
-// Colly's own parse, an OnScraped and an OnError. Register it before the
-// breaker that consults it and before any OnHTML callback that asks
-// VerdictOf; Colly's Clone copies no callbacks, so register each clone.
-// HEAD requests are not judged. Its method value is a
-// colly.CollectorOption.
+// Register wires the validator into c (a colly.CollectorOption), before
+// the breaker and any OnHTML callback that asks VerdictOf; register each
+// clone too (Clone copies no callbacks). HEAD requests are not judged.
 func (v *Validator) Register(c *colly.Collector) {
 	c.OnResponse(func(r *colly.Response) {
 		if r.Request.Method == http.MethodHead {
