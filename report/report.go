@@ -315,14 +315,9 @@ const (
 // other 4xx, robots, dead, pauses and the pace appear only when some domain
 // has one.
 func (r Report) Write(w io.Writer, f Format) error {
-	if f == JSON {
-		return r.writeJSON(w)
+	if f != JSON {
+		return r.writeText(w)
 	}
-	return r.writeText(w)
-}
-
-// writeJSON writes r as one indented JSON object and a newline.
-func (r Report) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {
