@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/observe"
+	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
@@ -38,9 +41,7 @@ type statsSource interface {
 	Stats() []breaker.DomainStats
 }
 
-// overviewSource is a statsSource that can sum its domains without
-// listing them all (*breaker.Breaker is one): a scrape then reads only the
-// domains that get series of their own.
+// overviewSource sums its domains without listing them all.
 type overviewSource interface {
 	Overview(k int) breaker.Overview
 }
@@ -139,9 +140,7 @@ func (c Config) apply(m *Metrics) error {
 		}
 		m.buckets = slices.Clone(b)
 	}
-	if c.DomainSeries != 0 {
-		m.perDomain = c.DomainSeries
-	}
+	m.perDomain = cmp.Or(c.DomainSeries, m.perDomain)
 	if !collyx.IsZero(c.Logger) {
 		m.log = c.Logger
 	}
@@ -154,12 +153,10 @@ func (c Config) apply(m *Metrics) error {
 	return nil
 }
 
-// New makes the metrics and registers them with reg (a
-// *prometheus.Registry, usually; serve it with Handler or Serve). It fails
-// if reg already holds Breakwater's metrics: use one Metrics per registry,
-// or give each Metrics the registry wrapped by prometheus.WrapRegistererWith
-// with a label whose value tells the crawls apart ({crawl="shop"}). A
-// later Config's non-zero fields win.
+// New makes the metrics and registers them with reg (serve it with Handler
+// or Serve). It fails if reg already holds Breakwater's metrics: use one
+// Metrics per registry, or wrap it with prometheus.WrapRegistererWith and
+// a label that tells the crawls apart. A later Config's non-zero fields win.
 func New(reg prometheus.Registerer, cfg ...Config) (*Metrics, error) {
 	if reg == nil {
 		return nil, errors.New("metrics: New(nil): pass the prometheus.Registerer to register with, e.g. prometheus.NewRegistry()")
@@ -198,10 +195,8 @@ func New(reg prometheus.Registerer, cfg ...Config) (*Metrics, error) {
 	return m, nil
 }
 
-// Observe follows the breaker s (breakwater.Use calls it): transitions,
-// latency-slope warnings and latencies come through hooks; what the
-// breaker counts is read from it at each scrape. A second call with the
-// same breaker does nothing; another breaker returns ErrAlreadyWatched.
+// Observe follows the breaker s (breakwater.Use calls it); again with the
+// same breaker it does nothing, with another it returns ErrAlreadyWatched.
 // With a shared store, state and trips are the crawl's, the rest this
 // process's.
 func (m *Metrics) Observe(s observe.Subject) error {
@@ -256,4 +251,69 @@ func (m *Metrics) otherObserver() prometheus.Observer {
 		m.other = m.latency.WithLabelValues(OtherDomains)
 	}
 	return m.other
+}
+
+// QueueDepth is how many jobs a queue holds, by where they are.
+type QueueDepth struct {
+	Ready    int64 // claimable now
+	Delayed  int64 // waiting for a backoff, a delayed start or a parked domain
+	InFlight int64 // claimed by a worker, not yet acked
+	Dead     int64 // dead letters: given up on
+}
+
+type (
+	namedQueue      = named[func(ctx context.Context) (QueueDepth, error)]
+	namedCheckpoint = named[func() (map[storage.State]int, error)]
+)
+
+// named is a watched source and the label value it is exported under.
+type named[F any] struct {
+	name string
+	read F
+}
+
+// watch adds w to *list unless its name is there already.
+func watch[F any](m *Metrics, list *[]named[F], kind string, w named[F]) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, x := range *list {
+		if x.name == w.name {
+			return fmt.Errorf("%w: %s %q", ErrAlreadyWatched, kind, w.name)
+		}
+	}
+	*list = append(*list, w)
+	return nil
+}
+
+// WatchQueue makes every scrape call depth for a job queue's depth,
+// exported under the label queue=name. depth is called with a deadline
+// (see Config.ReadTimeout); a backend plugs in without this package
+// importing it:
+//
+//	m.WatchQueue("redis", func(ctx context.Context) (metrics.QueueDepth, error) {
+//		s, err := cs.Stats(ctx) // cs is a *redis.CollyStorage
+//		return metrics.QueueDepth{Ready: s.Ready, Delayed: s.Delayed, InFlight: s.InFlight, Dead: s.Dead}, err
+//	})
+//
+// A name already watched returns ErrAlreadyWatched.
+func (m *Metrics) WatchQueue(name string, depth func(ctx context.Context) (QueueDepth, error)) error {
+	if name == "" || depth == nil {
+		return errors.New("metrics: WatchQueue needs a name for the queue label and a depth function")
+	}
+	return watch(m, &m.queues, "queue", namedQueue{name, depth})
+}
+
+// WatchCheckpoint makes every scrape call counts for a checkpoint's URLs
+// by state, exported under the label checkpoint=name: the Counts method
+// of a *checkpoint.Checkpoint or of any storage.Store (the embedded file,
+// memory, Redis).
+//
+//	m.WatchCheckpoint("crawl.db", cp.Counts)
+//
+// A name already watched returns ErrAlreadyWatched.
+func (m *Metrics) WatchCheckpoint(name string, counts func() (map[storage.State]int, error)) error {
+	if name == "" || counts == nil {
+		return errors.New("metrics: WatchCheckpoint needs a name for the checkpoint label and a counts function (a store's Counts)")
+	}
+	return watch(m, &m.checkpoints, "checkpoint", namedCheckpoint{name, counts})
 }

@@ -49,16 +49,10 @@ func (s *State) UnmarshalText(b []byte) error {
 // ExitCode is the process exit code for s: 0 complete, 2 tripped, 3 empty,
 // 1 error.
 func (s State) ExitCode() int {
-	switch s {
-	case Complete:
-		return 0
-	case Tripped:
-		return 2
-	case Empty:
-		return 3
-	default:
-		return 1
+	if s < Error {
+		return [...]int{Complete: 0, Empty: 3, Tripped: 2}[s]
 	}
+	return 1
 }
 
 // Finding is one thing an extension saw that decides the ending.

@@ -1,8 +1,15 @@
 package report
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -130,60 +137,10 @@ type Sources struct {
 	Start, End time.Time // when the run started and ended
 }
 
-type builder struct {
-	breakers   []*breaker.Breaker
-	validators []*validate.Validator
-	records    map[string]int64
-	bytes      map[string]int64
-	robots     map[string]int64
-	unfinished map[string]int
-	latencies  map[string][]time.Duration
-	start, end time.Time
-}
-
-// perHost adds the counts of m, keyed by host as in a URL, to *into,
-// keyed as the breaker's domains.
-func perHost[N int | int64](into *map[string]N, m map[string]N) {
-	if *into == nil {
-		*into = make(map[string]N, len(m))
-	}
-	for h, n := range m {
-		(*into)[hostkey.Of(h)] += n
-	}
-}
-
-// add adds the sources of s to bd.
-func (bd *builder) add(s Sources) {
-	if s.Breaker != nil {
-		bd.breakers = append(bd.breakers, s.Breaker)
-	}
-	if s.Validator != nil {
-		bd.validators = append(bd.validators, s.Validator)
-	}
-	perHost(&bd.records, s.Records)
-	perHost(&bd.bytes, s.Bytes)
-	perHost(&bd.robots, s.Robots)
-	perHost(&bd.unfinished, s.Unfinished)
-	if s.Latencies != nil && bd.latencies == nil {
-		bd.latencies = make(map[string][]time.Duration, len(s.Latencies))
-	}
-	for h, ls := range s.Latencies {
-		k := hostkey.Of(h)
-		bd.latencies[k] = append(bd.latencies[k], ls...)
-	}
-	if !s.Start.IsZero() || !s.End.IsZero() {
-		bd.start, bd.end = s.Start, s.End
-	}
-}
-
 // New builds the report of a run that ended as o, from the given sources.
 // Call it after the crawl has finished (after c.Wait()), so the counters
 // are final.
 func New(o outcome.Outcome, sources ...Sources) Report {
-	var bd builder
-	for _, s := range sources {
-		bd.add(s)
-	}
 	doms := map[string]*Domain{}
 	get := func(name string) *Domain {
 		d := doms[name]
@@ -193,60 +150,69 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 		}
 		return d
 	}
-	for _, b := range bd.breakers {
-		for _, s := range b.Stats() {
-			d := get(s.Domain)
-			d.State, d.Profile, d.RetryAt = s.State.String(), s.Profile, s.RetryAt.UTC()
-			d.OK += s.Outcomes[circuit.Success.String()]
-			d.Invalid += s.Outcomes[circuit.Invalid.String()]
-			d.Failures.Degraded += s.Outcomes[circuit.Degraded.String()]
-			d.Failures.Throttled += s.Outcomes[circuit.Throttled.String()]
-			d.Failures.Blocked += s.Outcomes[circuit.Blocked.String()]
-			d.Failures.Gone += s.Outcomes[circuit.Gone.String()]
-			d.Failures.ClientError += s.Outcomes[circuit.ClientError.String()]
-			d.Failures.Excluded += s.Outcomes[circuit.Excluded.String()]
-			d.Refused += s.Refused
-			for class, n := range s.Outcomes {
-				if class != circuit.Excluded.String() {
-					d.Requests += n
+	// Keyed as the breaker's domains; applied once every source is read.
+	unfinished, latencies := map[string]int{}, map[string][]time.Duration{}
+	var start, end time.Time
+	for _, src := range sources {
+		if b := src.Breaker; b != nil {
+			for _, s := range b.Stats() {
+				d := get(s.Domain)
+				d.State, d.Profile, d.RetryAt = s.State.String(), s.Profile, s.RetryAt.UTC()
+				for class, p := range d.byClass() {
+					*p += s.Outcomes[class]
 				}
+				d.Refused += s.Refused
+				for class, n := range s.Outcomes {
+					if class != circuit.Excluded.String() {
+						d.Requests += n
+					}
+				}
+				d.Trips += s.Trips
+				d.Pauses += int64(s.Pace.Pauses)
+				d.PausedFor += s.Pace.PausedFor
+				d.PaceLimit, d.PaceGap = s.Pace.Limit, s.Pace.Gap
+				d.MedianLatency = s.MedianLatency
 			}
-			d.Trips += s.Trips
-			d.Pauses += int64(s.Pace.Pauses)
-			d.PausedFor += s.Pace.PausedFor
-			d.PaceLimit, d.PaceGap = s.Pace.Limit, s.Pace.Gap
-			d.MedianLatency = s.MedianLatency
-		}
-		// Every URL counted, also past the breaker's bounded list.
-		for dom, n := range b.Unfinished().PerDomain {
-			get(dom).Unfinished += n
-		}
-	}
-	for _, v := range bd.validators {
-		for _, bk := range v.Broken() {
-			br := &Broken{Selectors: slices.Clone(bk.Selectors), Pages: len(bk.Pages), ValidBefore: bk.ValidBefore,
-				Reason: bk.Err().Error()}
-			for _, e := range bk.Pages {
-				br.Evidence = append(br.Evidence, e.URL)
+			// Every URL counted, also past the breaker's bounded list.
+			for dom, n := range b.Unfinished().PerDomain {
+				get(dom).Unfinished += n
 			}
-			get(bk.Domain).SelectorBroken = br
+		}
+		if v := src.Validator; v != nil {
+			for _, bk := range v.Broken() {
+				br := &Broken{Selectors: slices.Clone(bk.Selectors), Pages: len(bk.Pages), ValidBefore: bk.ValidBefore,
+					Reason: bk.Err().Error()}
+				for _, e := range bk.Pages {
+					br.Evidence = append(br.Evidence, e.URL)
+				}
+				get(bk.Domain).SelectorBroken = br
+			}
+		}
+		for h, n := range src.Records {
+			get(hostkey.Of(h)).Records += n
+		}
+		for h, n := range src.Bytes {
+			get(hostkey.Of(h)).Bytes += n
+		}
+		for h, n := range src.Robots {
+			get(hostkey.Of(h)).Robots += n
+		}
+		for h, n := range src.Unfinished {
+			unfinished[hostkey.Of(h)] += n
+		}
+		for h, ls := range src.Latencies {
+			latencies[hostkey.Of(h)] = append(latencies[hostkey.Of(h)], ls...)
+		}
+		if !src.Start.IsZero() || !src.End.IsZero() {
+			start, end = src.Start, src.End
 		}
 	}
-	for h, n := range bd.records {
-		get(h).Records += n
-	}
-	for h, n := range bd.bytes {
-		get(h).Bytes += n
-	}
-	for h, n := range bd.robots {
-		get(h).Robots += n
-	}
-	for h, n := range bd.unfinished {
+	for h, n := range unfinished {
 		d := get(h)
 		d.Unfinished = max(d.Unfinished, n)
 	}
 	var all []time.Duration
-	for h, ls := range bd.latencies {
+	for h, ls := range latencies {
 		if len(ls) > 0 {
 			get(h).MedianLatency = median(ls)
 			all = append(all, ls...)
@@ -268,29 +234,17 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 		d.PaceGapMS = ms(d.PaceGap)
 		r.Domains = append(r.Domains, *d)
 	}
-	slices.SortFunc(r.Domains, func(a, b Domain) int {
-		switch {
-		case a.Domain < b.Domain:
-			return -1
-		case a.Domain > b.Domain:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(r.Domains, func(a, b Domain) int { return strings.Compare(a.Domain, b.Domain) })
 	t := &r.Total
 	for _, d := range r.Domains {
 		t.Records += d.Records
 		t.Requests += d.Requests
 		t.Bytes += d.Bytes
 		t.Robots += d.Robots
-		t.OK += d.OK
-		t.Invalid += d.Invalid
-		t.Failures.Degraded += d.Failures.Degraded
-		t.Failures.Throttled += d.Failures.Throttled
-		t.Failures.Blocked += d.Failures.Blocked
-		t.Failures.Gone += d.Failures.Gone
-		t.Failures.ClientError += d.Failures.ClientError
-		t.Failures.Excluded += d.Failures.Excluded
+		from := d.byClass()
+		for class, p := range t.byClass() {
+			*p += *from[class]
+		}
 		t.Refused += d.Refused
 		t.Unfinished += d.Unfinished
 		t.Dead += d.Dead
@@ -306,8 +260,8 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 	t.MedianLatencyMS = ms(t.MedianLatency)
 	t.PausedForS = seconds(t.PausedFor)
 	r.Requests, r.Bytes = t.Requests, t.Bytes
-	if !bd.start.IsZero() && !bd.end.IsZero() {
-		r.Start, r.End = bd.start.UTC().Round(time.Millisecond), bd.end.UTC().Round(time.Millisecond)
+	if !start.IsZero() && !end.IsZero() {
+		r.Start, r.End = start.UTC().Round(time.Millisecond), end.UTC().Round(time.Millisecond)
 		r.Took = r.End.Sub(r.Start)
 		r.TookS = seconds(r.Took)
 		if r.Took > 0 {
@@ -315,6 +269,14 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 		}
 	}
 	return r
+}
+
+// byClass maps each outcome class to d's counter of it.
+func (d *Domain) byClass() map[string]*int64 {
+	f := &d.Failures
+	return map[string]*int64{circuit.Success.String(): &d.OK, circuit.Invalid.String(): &d.Invalid,
+		circuit.Degraded.String(): &f.Degraded, circuit.Throttled.String(): &f.Throttled, circuit.Blocked.String(): &f.Blocked,
+		circuit.Gone.String(): &f.Gone, circuit.ClientError.String(): &f.ClientError, circuit.Excluded.String(): &f.Excluded}
 }
 
 // median is the median of ls (the upper middle of an even count, as the
@@ -333,4 +295,240 @@ func ms(d time.Duration) float64 {
 // seconds is d in seconds, to the millisecond.
 func seconds(d time.Duration) float64 {
 	return math.Round(float64(d)/float64(time.Millisecond)) / 1000
+}
+
+// Format is how a report is written.
+type Format uint8
+
+const (
+	// Text is an aligned table for people.
+	Text Format = iota
+	// JSON is one indented JSON object for machines.
+	JSON
+)
+
+// Write writes r to w in format f. JSON is one indented JSON object and a
+// newline. Text is the outcome and its findings, the run's times and
+// volume, then one aligned row per domain and a total with a legend of the
+// columns shown, then the URLs dead of failures by domain and cause, then
+// the selector_broken diagnoses; columns for throttled, blocked, gone,
+// other 4xx, robots, dead, pauses and the pace appear only when some domain
+// has one.
+func (r Report) Write(w io.Writer, f Format) error {
+	if f != JSON {
+		return r.writeText(w)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("report: writing JSON: %w", err)
+	}
+	return nil
+}
+
+// meaning says what each ending asks of whoever reads the report.
+var meaning = map[outcome.State]string{
+	outcome.Complete: "work done",
+	outcome.Tripped:  "work left for a rescheduled run; no human needed",
+	outcome.Empty:    "ran to the end, nothing valid collected, nothing tripped",
+	outcome.Error:    "needs a human: a retry will fail the same way",
+}
+
+// rank orders findings by how much they weigh on the ending.
+var rank = map[outcome.State]int{outcome.Error: 0, outcome.Tripped: 1, outcome.Empty: 2, outcome.Complete: 3}
+
+// column is one column of the text table.
+type column struct {
+	head   string
+	always bool // shown even when every row is zero
+	cell   func(d Domain) string
+	zero   func(d Domain) bool
+	means  string // the legend's line
+}
+
+func count(n int64) string { return strconv.FormatInt(n, 10) }
+
+var columns = []column{
+	{head: "state", always: true, cell: func(d Domain) string { return dash(d.State) },
+		means: "the circuit at the end: closed, open, half-open; untouched: no request sent this run"},
+	{head: "records", cell: func(d Domain) string { return count(d.Records) }, zero: func(d Domain) bool { return d.Records == 0 },
+		means: "records written: one per valid page that makes one (a product page, say)"},
+	{head: "valid", always: true, cell: func(d Domain) string { return count(d.OK) },
+		means: "pages that passed validation, listings included: it may exceed records"},
+	{head: "invalid", always: true, cell: func(d Domain) string { return count(d.Invalid) },
+		means: "2xx pages the validator rejected (they count against the site)"},
+	{head: "degraded", always: true, cell: func(d Domain) string { return count(d.Failures.Degraded) },
+		means: "timeouts, refused or reset connections, 5xx, cut bodies, DNS failures (count against the site)"},
+	{head: "throttled", cell: func(d Domain) string { return count(d.Failures.Throttled) }, zero: func(d Domain) bool { return d.Failures.Throttled == 0 },
+		means: "429 answers (the URL is sent again after the pause; never trips)"},
+	{head: "blocked", cell: func(d Domain) string { return count(d.Failures.Blocked) }, zero: func(d Domain) bool { return d.Failures.Blocked == 0 },
+		means: "401 and 403 answers: a client problem, never trips"},
+	{head: "gone", cell: func(d Domain) string { return count(d.Failures.Gone) }, zero: func(d Domain) bool { return d.Failures.Gone == 0 },
+		means: "404 and 410 answers: no such page, not retried"},
+	{head: "other4xx", cell: func(d Domain) string { return count(d.Failures.ClientError) }, zero: func(d Domain) bool { return d.Failures.ClientError == 0 },
+		means: "other 4xx answers"},
+	{head: "refused", always: true, cell: func(d Domain) string { return count(d.Refused) },
+		means: "requests the breaker held back while the circuit was open: never sent"},
+	{head: "robots", cell: func(d Domain) string { return count(d.Robots) }, zero: func(d Domain) bool { return d.Robots == 0 },
+		means: "URLs robots.txt forbids: never sent, not a failure, not unfinished"},
+	{head: "unfinished", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Unfinished) },
+		means: "URLs left to do for a rescheduled run (refused, failed with attempts left, not yet sent)"},
+	{head: "dead", cell: func(d Domain) string { return strconv.Itoa(d.Dead) }, zero: func(d Domain) bool { return d.Dead == 0 },
+		means: "URLs whose attempts are spent on failures: listed below, a person decides"},
+	{head: "trips", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Trips) },
+		means: "times the circuit opened"},
+	{head: "pauses", cell: func(d Domain) string { return count(d.Pauses) }, zero: func(d Domain) bool { return d.Pauses == 0 },
+		means: "Retry-After pauses taken"},
+	{head: "paused", cell: func(d Domain) string { return latency(d.PausedFor) }, zero: func(d Domain) bool { return d.PausedFor == 0 },
+		means: "time spent in those pauses"},
+	{head: "inflight", cell: func(d Domain) string { return limit(d.PaceLimit) }, zero: paceZero,
+		means: "the pace at the end: requests in flight at most (-: no limit of Breakwater's)"},
+	{head: "gap", cell: func(d Domain) string { return latency(d.PaceGap) }, zero: paceZero,
+		means: "the pace at the end: least time between two requests (-: none)"},
+	{head: "median", always: true, cell: func(d Domain) string { return latency(d.MedianLatency) },
+		means: "median latency of the successful pages (total: over all of them, - when unknown)"},
+}
+
+// paceZero hides the pace columns unless some domain was slowed down.
+func paceZero(d Domain) bool { return d.PaceGap == 0 && d.Pauses == 0 }
+
+func limit(n int) string {
+	if n <= 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// latency is d rounded for reading: "-" for none, "850µs", "31ms", "1.2s".
+func latency(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "-"
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	default:
+		return d.Round(100 * time.Millisecond).String()
+	}
+}
+
+// writeText writes r in the Text format (see Write).
+func (r Report) writeText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	o := r.Outcome
+	fmt.Fprintf(bw, "outcome: %s (exit %d): %s\n", o.State, r.ExitCode, meaning[o.State])
+	switch {
+	case len(o.Findings) > 0:
+		// What decided the ending first: errors, then trips.
+		fs := slices.Clone(o.Findings)
+		slices.SortStableFunc(fs, func(a, b outcome.Finding) int { return rank[a.State] - rank[b.State] })
+		for _, f := range fs {
+			fmt.Fprintf(bw, "  %-8s %s: %s\n", f.State, f.Kind, f.Reason)
+		}
+	case o.Reason != "":
+		fmt.Fprintf(bw, "  %s\n", o.Reason)
+	}
+	fmt.Fprintf(bw, "records: %d\n", o.Records)
+	if !r.Start.IsZero() {
+		fmt.Fprintf(bw, "run: started %s, took %s: %d requests, %.1f a second, %s received\n",
+			r.Start.Format(time.RFC3339), latency(r.Took), r.Requests, r.PagesPerS, size(r.Bytes))
+	}
+
+	if len(r.Domains) > 0 {
+		fmt.Fprintln(bw)
+		var cols []column
+		for _, c := range columns {
+			if c.always || r.any(c) {
+				cols = append(cols, c)
+			}
+		}
+		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		heads := []string{"domain"}
+		for _, c := range cols {
+			heads = append(heads, c.head)
+		}
+		fmt.Fprintln(tw, strings.Join(heads, "\t"))
+		rows := append(r.Domains[:len(r.Domains):len(r.Domains)], r.Total)
+		for i, d := range rows {
+			cells := []string{d.Domain}
+			for _, c := range cols {
+				if i == len(rows)-1 && c.head == "state" {
+					cells = append(cells, "") // the total has no state
+					continue
+				}
+				cells = append(cells, c.cell(d))
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+		tw.Flush()
+		fmt.Fprintln(bw, "\ncolumns:")
+		tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		for _, c := range cols {
+			fmt.Fprintf(tw, "  %s\t%s\n", c.head, c.means)
+		}
+		tw.Flush()
+	}
+
+	r.writeDead(bw)
+	for _, d := range r.Domains {
+		if b := d.SelectorBroken; b != nil {
+			fmt.Fprintf(bw, "\n%s\n", b.Reason)
+			for _, u := range b.Evidence {
+				fmt.Fprintf(bw, "  evidence: %s\n", u)
+			}
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("report: writing text: %w", err)
+	}
+	return nil
+}
+
+// writeDead lists the URLs dead of failures by domain and cause, with
+// their samples, one aligned line each.
+func (r Report) writeDead(w io.Writer) {
+	var groups []outcome.Dead
+	for _, f := range r.Outcome.Findings {
+		groups = append(groups, f.Dead...)
+	}
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\ndead of failures, by domain and cause (a person decides; re-drive them once fixed):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, g := range groups {
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", g.Domain, g.Cause, g.URLs, strings.Join(g.Samples, " "))
+	}
+	tw.Flush()
+}
+
+// size is n bytes for reading: "512 B", "3.4 kB", "2.1 MB".
+func size(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10) + " B"
+	case n < 1000*1000:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + " kB"
+	case n < 1000*1000*1000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
+	}
+	return strconv.FormatFloat(float64(n)/1e9, 'f', 1, 64) + " GB"
+}
+
+// any reports whether some domain has a non-zero value in column c.
+func (r Report) any(c column) bool {
+	for _, d := range r.Domains {
+		if !c.zero(d) {
+			return true
+		}
+	}
+	return false
 }

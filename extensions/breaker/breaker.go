@@ -10,6 +10,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
+	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/internal/urlset"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
@@ -25,7 +26,6 @@ type Breaker struct {
 	clock           clock.Clock
 	log             zerolog.Logger
 	validator       Validator
-	maxRetryAfter   time.Duration
 	throttleRetries int
 	baseTransport   http.RoundTripper
 	onRefused       []func(*colly.Request, *circuit.OpenError)
@@ -35,8 +35,8 @@ type Breaker struct {
 	attempts   attemptTable   // *colly.Request → *attempt
 	throttle   urlset.Map     // URL → *atomic.Int32: 429 retries so far
 	resend     urlset.Map     // URL → *resendToken: throttled URLs the breaker will send again
-	hopOf      urlset.Map     // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from (bare.go)
-	gone       goneSet        // URLs whose latest answer was a 404 or 410 (gone.go)
+	hopOf      urlset.Map     // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from
+	gone       goneSet        // URLs whose latest answer was a 404 or 410
 	warned     sync.Once      // the transport replaced after Register: logged once
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once
 	unfinished unfinishedList // a sample by URL, counts per domain past it
@@ -53,7 +53,6 @@ func New(p Profile, cfg ...Config) (*Breaker, error) {
 		cfg:             domains.Config{Profile: p, AlarmAfter: 10, BlockedAfter: 10},
 		clock:           clock.System,
 		log:             zerolog.Nop(),
-		maxRetryAfter:   10 * time.Minute,
 		throttleRetries: 10,
 		unfinished:      unfinishedList{limit: DefaultUnfinishedSample},
 	}
@@ -74,18 +73,16 @@ func New(p Profile, cfg ...Config) (*Breaker, error) {
 // hostOf returns the domain key for a URL host (hostkey.Of).
 func hostOf(host string) string { return hostkey.Of(host) }
 
-// Ticket is the right to send one request to a domain: Breaker.Allow
-// hands it out, and Breaker.Record takes it back with the attempt's
-// result. It is a small value: no allocation on the hot path.
+// Ticket is the right to send one request to a domain, from Allow back to
+// Record.
 type Ticket = domains.Ticket
 
 // DomainStats is one domain's state and counters.
 // Fields: go doc github.com/breakwater-crawl/breakwater/internal/domains.DomainStats
 type DomainStats = domains.DomainStats
 
-// Allow asks whether a request to host may be sent now. It returns a
-// *CircuitOpenError (errors.Is(err, ErrOpen)) when the domain's circuit
-// refuses, or an error from the Store.
+// Allow asks whether a request to host may be sent now: a refusal matches
+// ErrOpen; other errors are the Store's.
 func (b *Breaker) Allow(host string) (Ticket, error) { return b.set.Allow(host) }
 
 // Record gives a ticket back with what the attempt returned. Give each
@@ -99,19 +96,16 @@ func (b *Breaker) State(host string) circuit.State { return b.set.State(host) }
 // compacted ones included (see Config.IdleTTL).
 func (b *Breaker) Stats() []DomainStats { return b.set.Stats() }
 
-// DefaultIdleTTL is Config.IdleTTL's default: the fleet guard's Active
-// span, so a compacted domain is never one the guard counts as active.
+// DefaultIdleTTL is Config.IdleTTL's default, the fleet guard's Active.
 const DefaultIdleTTL = domains.DefaultIdleTTL
 
-// FleetGuard judges all domains together (Config.Fleet): when many trip
-// at once on network failures while none succeeds, the client is suspected,
-// every active domain is paused and the run ends in error. Zero fields take
-// the defaults; Off disables it. docs/pacing.md tells each field.
+// FleetGuard judges all domains together (Config.Fleet): when many trip at
+// once on network failures while none succeeds, the client is suspected,
+// every active domain paused and the run ends in error. Zero fields take
+// the defaults; docs/pacing.md tells each field.
 type FleetGuard = fleet.Config
 
-// Overview is every domain at a glance: totals, and the stats of the few
-// worth a look, without an allocation per domain (a metrics scrape of a
-// broad crawl can afford it).
+// Overview is every domain at a glance: totals and the few worth a look.
 // Fields: go doc github.com/breakwater-crawl/breakwater/internal/domains.Overview
 type Overview = domains.Overview
 
@@ -130,12 +124,9 @@ func (b *Breaker) Overview(k int) Overview { return b.set.Overview(k) }
 func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot { return b.set.Snapshots(hosts...) }
 
 // Restore puts back a domain's circuit and pause as a checkpoint saved
-// them, so a restart is no way around a cooldown or a Retry-After: a pause
-// still ahead holds; a circuit open until a time still ahead opens until
-// then; one whose cooldown ended while the crawl was stopped is on
-// probation (its first failure re-opens it); a closed one gets its window's
-// failures back, one short of a trip at most. Nothing is counted in Stats
-// and no hook is called: nothing was sent.
+// them, so a restart is no way around a cooldown or a Retry-After; a
+// cooldown that ended meanwhile leaves the circuit on probation
+// (docs/checkpoints.md). Nothing is counted and no hook is called.
 func (b *Breaker) Restore(s DomainSnapshot) error { return b.set.Restore(s) }
 
 // HoldOpen opens host's circuit until until for a reason found outside
@@ -147,10 +138,50 @@ func (b *Breaker) HoldOpen(host string, until time.Time, reason string) error {
 }
 
 // SetMinGap raises host's least gap between two requests to gap (a
-// robots.txt Crawl-delay): the pace never goes below it from now on. A
-// smaller gap changes nothing. Each worker of a shared crawl sets its own.
+// robots.txt Crawl-delay), per worker; a smaller gap changes nothing.
 func (b *Breaker) SetMinGap(host string, gap time.Duration) error { return b.set.SetMinGap(host, gap) }
 
 // Sweep compacts now every domain idle for Config.IdleTTL with nothing to
 // remember. The breaker sweeps by itself; Sweep is for measurements.
 func (b *Breaker) Sweep() { b.set.Sweep() }
+
+// ErrOpen is the sentinel every refusal matches: errors.Is(err, ErrOpen)
+// is true for a *CircuitOpenError.
+var ErrOpen = circuit.ErrOpen
+
+// Profile configures a domain's circuit and early warnings; start from
+// Conservative(), Standard() or Aggressive(). circuit.Profile documents
+// every field.
+type Profile = circuit.Profile
+
+// ErrInvalidProfile is wrapped by every error Profile.Validate returns, a
+// *circuit.ProfileError.
+var ErrInvalidProfile = circuit.ErrInvalidProfile
+
+// Conservative suits a small, fragile origin with few URLs
+// (circuit.Conservative).
+func Conservative() Profile { return circuit.Conservative() }
+
+// Standard suits a typical product crawl (circuit.Standard).
+func Standard() Profile { return circuit.Standard() }
+
+// Aggressive suits high-volume crawls over many domains that are cheap to
+// re-run (circuit.Aggressive).
+func Aggressive() Profile { return circuit.Aggressive() }
+
+// Pacing is the user's ceiling for each domain's pace (Config.Pacing): the
+// most requests in flight (Parallelism) and the least gap between two
+// (MinGap). A throttle halts the domain and slows it (Backoff, up to
+// MaxGap); clean successes speed it back (Recover, Step); throttles only
+// for ThrottleHorizon hold it open. Zero fields take the defaults;
+// docs/pacing.md tells each field.
+type Pacing = pace.Config
+
+// Defaults for the Pacing fields whose zero value stands for a default.
+const (
+	DefaultMaxGap          = pace.DefaultMaxGap
+	DefaultThrottleHorizon = pace.DefaultThrottleHorizon
+)
+
+// PaceStats is a domain's pace at one moment.
+type PaceStats = pace.Stats

@@ -1,15 +1,14 @@
 package breaker
 
-// This file is the Colly wiring; the domains and their policies are
-// internal/domains, the transport it installs transport.go.
-
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,9 +22,7 @@ import (
 )
 
 // attempt is the breaker's record of one request between the gate and its
-// outcome. Colly runs the gate, the transport, the response-header hook and
-// the outcome callbacks of one request on one goroutine, one after the
-// other, so its fields need no lock.
+// outcome; one goroutine runs all of a request's steps, so no lock.
 type attempt struct {
 	ticket     Ticket
 	req        *colly.Request
@@ -53,30 +50,23 @@ type attempt struct {
 	resendHeaders *http.Header  // the request's headers for that, copied when it was throttled
 	cacheDir      string        // the collector's CacheDir when the request left: Colly caches what comes back
 	cacheKey      string        // the URL Colly's cache files the answer under, when cacheDir is set
-	bare          bool          // gated by the transport: no callback of the breaker's saw it (bare.go)
+	bare          bool          // gated by the transport: no callback of the breaker's saw it
 	bareHeader    http.Header   // a bare attempt's 2xx answer headers, for its validation
 	over          bool          // ended at a redirect's hop (cancelled): its outcome is accounted for
-	waited        time.Duration // a bare attempt's wait for room at the transport, not counted in its client's timeout (bare.go)
+	waited        time.Duration // a bare attempt's wait for room at the transport, not counted in its client's timeout
 	unwait        func()        // ends the context patientRequest gave it
-	heldHop       *url.URL      // its redirect's hop waited for room past half the client's timeout: sent again to this URL (bare.go)
-	target        *url.URL      // a bare attempt's redirect hop that answered: the URL it ended at (bare.go)
-	sentURL       string        // a bare attempt's own URL, when it is recorded under another (bare.go)
+	heldHop       *url.URL      // its redirect's hop waited for room past half the client's timeout: sent again to this URL
+	target        *url.URL      // a bare attempt's redirect hop that answered: the URL it ended at
+	sentURL       string        // a bare attempt's own URL, when it is recorded under another
 }
 
-// Register wires the breaker into c; it is a colly.CollectorOption and
-// fits breakwater.Use. The circuit decides in OnRequestHeaders, once
-// Colly's LimitRule slot is taken and right before the request leaves;
-// OnRequest refuses early what is already known to be refused. A refusal
+// Register wires the breaker into c (a colly.CollectorOption). The circuit
+// decides in OnRequestHeaders, right before the request leaves; a refusal
 // reaches OnError and the OnRefused hooks as an error matching ErrOpen.
-//
-// Register wraps the collector's transport to cut requests at the domain's
-// adaptive timeout and to record transport errors before Colly frees the
-// LimitRule slot. Register after your own OnRequest callbacks that Abort.
-// Clones share the transport and so the circuits; Register a clone too for
-// its pages to be validated and its throttled URLs sent again. Cached
-// answers are neither gated nor counted. SetProxy, SetProxyFunc or
-// WithTransport after Register replace the breaker's transport: it logs
-// that once. docs/colly-features.md covers each Colly feature.
+// Register wraps the collector's transport (adaptive timeouts), so set
+// proxies and transports before it, and register after your own OnRequest
+// callbacks that Abort. Register clones too for their pages to be
+// validated; docs/colly-features.md covers each Colly feature.
 func (b *Breaker) Register(c *colly.Collector) {
 	rt := b.wrapTransport(c)
 	async := c.Async
@@ -88,15 +78,12 @@ func (b *Breaker) Register(c *colly.Collector) {
 		if a == nil || a.refused != nil {
 			return
 		}
-		// The body is in. The transport timed it when its read ended;
-		// without the breaker's transport (replaced after Register) this
-		// is the nearest moment, a LimitRule's Delay included.
+		// Timed by the transport, unless it was replaced after Register.
 		if a.latency == 0 {
 			a.latency = time.Since(a.start)
 		}
 		if !async {
-			// A synchronous collector visits a page's links from inside
-			// its callbacks: the page's slot must be free by then.
+			// A synchronous collector visits links from its callbacks.
 			b.releaseSlot(a)
 		}
 	})
@@ -105,9 +92,8 @@ func (b *Breaker) Register(c *colly.Collector) {
 }
 
 // onRequest refuses a request to a domain known to be open, drops a copy
-// of a throttled URL the breaker is already sending again, and waits for
-// the domain's pace before Colly's LimitRule: a waiting domain then holds
-// none of the slots a LimitRule shares between domains.
+// of a URL being re-sent, and waits for the domain's pace before Colly's
+// LimitRule, so a waiting domain holds none of its shared slots.
 func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 	if r.IsAbort() {
 		return
@@ -120,43 +106,50 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 			return
 		}
 	}
-	d, err := b.set.Pin(hostOf(r.URL.Host))
+	d, open, err := b.pin(hostOf(r.URL.Host))
 	if err != nil {
 		return // the gate reports it
-	}
-	defer d.Unpin() // a reservation, once made, keeps the domain whole
-	if open := b.set.KnownOpen(d); open != nil {
-		b.refuseEarly(c, r, d, open)
+	} else if open != nil {
+		b.refuseEarly(c, r, open)
 		return
 	}
+	defer d.Unpin() // a reservation, once made, keeps the domain whole
 	ctx := crawlContext(c)
 	if ctx.Err() != nil {
-		// The crawl has ended: stopped here, before it takes a place in
-		// a LimitRule and sleeps its Delay only to be cut.
 		b.cancelled(r, d.Name, ctx)
 		collyx.ReportError(c, r, ctx.Err())
 		return
 	}
 	if err := d.Pace.Reserve(ctx, r); err != nil {
-		// The crawl ended while it waited: reported to OnError with the
-		// context's error, as Colly reports a request the end cut.
 		b.cancelled(r, d.Name, ctx)
 		collyx.ReportError(c, r, err)
 		return
 	}
-	// The circuit may have opened while the request waited for room:
-	// refused now, it takes none of a LimitRule's slots (nor its Delay).
+	// The circuit may have opened while it waited.
 	if open := b.set.KnownOpen(d); open != nil {
 		d.Pace.Unreserve(r)
-		b.refuseEarly(c, r, d, open)
+		d.Refused.Add(1)
+		b.refuseEarly(c, r, open)
 	}
 }
 
-// refuseEarly refuses r in OnRequest, before any of Colly's limits. Colly
-// reports nothing for an aborted request, so the collector's OnError
-// callbacks are run here: every refusal reaches OnError as ErrOpen.
-func (b *Breaker) refuseEarly(c *colly.Collector, r *colly.Request, d *domains.Domain, open *circuit.OpenError) {
-	d.Refused.Add(1)
+// pin pins host's domain unless the store fails (err, and a refusal) or
+// its circuit is known open (a refusal, counted).
+func (b *Breaker) pin(host string) (d *domains.Domain, open *circuit.OpenError, err error) {
+	if d, err = b.set.Pin(host); err != nil {
+		return nil, &circuit.OpenError{Key: host, State: circuit.Open, RetryAt: b.clock.Now()}, err
+	}
+	if open = b.set.KnownOpen(d); open != nil {
+		d.Refused.Add(1)
+		d.Unpin()
+		return nil, open, nil
+	}
+	return d, nil, nil
+}
+
+// refuseEarly refuses r in OnRequest and runs the collector's OnError
+// callbacks itself: Colly reports nothing for an aborted request.
+func (b *Breaker) refuseEarly(c *colly.Collector, r *colly.Request, open *circuit.OpenError) {
 	r.Abort()
 	b.refuse(r, open)
 	if !collyx.ReportError(c, r, open) {
@@ -167,38 +160,27 @@ func (b *Breaker) refuseEarly(c *colly.Collector, r *colly.Request, d *domains.D
 	}
 }
 
-func crawlContext(c *colly.Collector) context.Context {
-	if c.Context == nil {
-		return context.Background()
-	}
-	return c.Context
-}
+func crawlContext(c *colly.Collector) context.Context { return cmp.Or(c.Context, context.Background()) }
 
-// gate is the last moment before the request leaves: wait for the pace
-// (a slot the circuit can still stop, the gap, any Retry-After), then ask
-// the circuit.
+// gate waits for the pace, then asks the circuit: the last moment before
+// the request leaves.
 func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	if r.IsAbort() {
-		// Stopped by a callback before this one: its reservation is free.
 		b.unreserve(r)
 		return
 	}
 	ctx := crawlContext(c)
 	host := hostOf(r.URL.Host)
-	d, err := b.set.Pin(host)
-	if err != nil {
-		b.log.Error().Str("event", "breaker_store_error").Str("url", r.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
-		b.stopAtGate(c, rt, r, &circuit.OpenError{Key: host, State: circuit.Open, RetryAt: b.clock.Now()})
-		return
-	}
-	// d is pinned: the ticket takes the pin over, or it is let go here.
-	if open := b.set.KnownOpen(d); open != nil {
-		d.Pace.Unreserve(r)
-		d.Refused.Add(1)
-		d.Unpin()
+	d, open, err := b.pin(host)
+	if open != nil {
+		if err != nil {
+			b.log.Error().Str("event", "breaker_store_error").Str("url", r.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
+		}
+		b.unreserve(r)
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
+	// d is pinned: the ticket takes the pin over, or it is let go here.
 	if ctx.Err() != nil {
 		d.Pace.Unreserve(r)
 		d.Unpin()
@@ -209,8 +191,6 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	d.LastSeen.Store(left)
 	ep, inFlight, err := d.Pace.Acquire(ctx, r)
 	if err != nil {
-		// The crawl ended while the request waited for its pace: nothing
-		// was sent, and the URL is not done.
 		d.Unpin()
 		b.cancelled(r, d.Name, ctx)
 		return
@@ -219,18 +199,14 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	if err != nil {
 		d.Pace.Release()
 		open := &circuit.OpenError{Key: d.Name, State: circuit.Open, RetryAt: b.clock.Now()}
-		// A shared store that cannot answer (Redis down, failing closed)
-		// refuses with an error that is also ErrOpen: that is a
-		// refusal, logged once by the store, not an error per request.
+		// A store failing closed refuses with ErrOpen, logged by the store.
 		if !errors.As(err, &open) && !errors.Is(err, ErrOpen) {
 			b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: the circuit could not decide; request refused")
 		}
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
-	// A throttle may have halted the domain while the circuit decided (a
-	// shared store's round trip, slow while its server restarts): the
-	// request waits out the pause before it leaves.
+	// A throttle may have halted the domain while the circuit decided.
 	if err := d.Pace.WaitHalt(ctx); err != nil {
 		d.Pace.Release()
 		b.Record(t, circuit.Result{Class: circuit.Excluded}) // lets d go
@@ -243,15 +219,13 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		a.cacheKey = r.URL.String() // before a redirect moves r.URL
 	}
 	b.attempts.store(r, a)
-	// It leaves: off the unfinished list. (Taken off at its outcome
-	// instead, an earlier attempt finishing late, as a synchronous
-	// collector's nested retry makes it, would erase a later mark.)
-	b.markLeft(r)
+	// Off the unfinished list as it leaves, not at its outcome: a late
+	// outcome of an earlier attempt would erase a later mark.
+	b.unfinished.left(r)
 }
 
-// stopAtGate refuses r after Colly took its LimitRule slot. Through the
-// breaker's transport the request fails with err, which the user's OnError
-// sees; without it (replaced after Register) it is aborted.
+// stopAtGate refuses r: the breaker's transport fails it with err, or,
+// replaced after Register, r is aborted.
 func (b *Breaker) stopAtGate(c *colly.Collector, rt *transport, r *colly.Request, err *circuit.OpenError) {
 	a := &attempt{refused: err, header: collyx.RequestHeader(r)}
 	b.attempts.store(r, a)
@@ -261,15 +235,14 @@ func (b *Breaker) stopAtGate(c *colly.Collector, rt *transport, r *colly.Request
 	b.refuse(r, err)
 }
 
-// cancelled stops r because the crawl's own context ended: nothing is sent
-// and the URL is listed unfinished.
+// cancelled stops r at the crawl's end and lists it unfinished.
 func (b *Breaker) cancelled(r *colly.Request, domain string, ctx context.Context) {
 	r.Abort()
 	b.dropResend(r)
 	if b.gone.Has(r.URL.String()) {
 		return // a retry of a URL that answered 404 or 410: nothing left to do
 	}
-	b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: domain, Reason: "cancelled: " + cancelReason(ctx)})
+	b.unfinished.mark(Unfinished{URL: r.URL.String(), Domain: domain, Reason: "cancelled: " + cancelReason(ctx)})
 }
 
 func cancelReason(ctx context.Context) string {
@@ -282,7 +255,7 @@ func cancelReason(ctx context.Context) string {
 func (b *Breaker) refuse(r *colly.Request, err *circuit.OpenError) {
 	b.dropResend(r)
 	if !b.gone.Has(r.URL.String()) { // else a retry of a URL that answered 404 or 410
-		b.markUnfinished(Unfinished{URL: r.URL.String(), Domain: err.Key, Reason: err.Error(), RetryAt: err.RetryAt})
+		b.unfinished.mark(Unfinished{URL: r.URL.String(), Domain: err.Key, Reason: err.Error(), RetryAt: err.RetryAt})
 	}
 	b.log.Debug().Str("event", "refused").Str("domain", err.Key).Str("url", r.URL.String()).
 		Time("retry_at", err.RetryAt).Msg("breaker: request refused without touching the network")
@@ -292,24 +265,18 @@ func (b *Breaker) refuse(r *colly.Request, err *circuit.OpenError) {
 }
 
 // onResponseHeaders records at once an answer whose status decides its
-// class (anything but a 2xx), inside Colly's LimitRule slot and before any
-// OnError callback: nothing can leave before the circuit knows.
+// class (not a 2xx), before the LimitRule slot frees.
 func (b *Breaker) onResponseHeaders(r *colly.Response) {
 	a := b.attempts.load(r.Request)
 	if a == nil {
-		// Never gated: Colly's cache answered. The room reserved for it
-		// in OnRequest is free now, before its callbacks run (a
-		// synchronous collector visits the page's links from them).
+		// Never gated: Colly's cache answered. Free its reserved room.
 		b.unreserve(r.Request)
 		return
 	}
 	if a.refused != nil {
 		return
 	}
-	a.status = r.StatusCode
-	if r.Headers != nil {
-		a.retryAfter = r.Headers.Get("Retry-After")
-	}
+	a.status, a.retryAfter = r.StatusCode, retryAfterIn(r.Headers)
 	class := Classify(r.StatusCode, nil)
 	if class == circuit.Success {
 		return // the body and the validator decide
@@ -317,8 +284,7 @@ func (b *Breaker) onResponseHeaders(r *colly.Response) {
 	b.settle(a, b.throttleClass(class, a.status, a.retryAfter), nil)
 }
 
-// throttleClass turns a 503 that says when to come back into Throttled:
-// the site is pacing us, not down.
+// throttleClass turns a 503 with a Retry-After into Throttled.
 func (b *Breaker) throttleClass(class circuit.Class, status int, retryAfter string) circuit.Class {
 	if status == 503 {
 		if _, ok := pace.ParseRetryAfter(retryAfter, b.clock.Now()); ok {
@@ -328,14 +294,13 @@ func (b *Breaker) throttleClass(class circuit.Class, status int, retryAfter stri
 	return class
 }
 
-// defaultThrottlePause is how long a 429 without a usable Retry-After
-// pauses its domain.
-const defaultThrottlePause = time.Second
+// A 429 without a usable Retry-After pauses its domain for
+// defaultThrottlePause; none pauses it longer than maxRetryAfter.
+const defaultThrottlePause, maxRetryAfter = time.Second, 10 * time.Minute
 
-// settle records a's outcome once (counters, circuit, pace, the unfinished
-// list), then frees the pace slot: freed earlier, a waiting request could
-// pass a circuit this outcome is about to trip. It runs before the user's
-// OnError callbacks, so a retry they send leaves after the URL was listed.
+// settle records a's outcome once (counters, circuit, pace, unfinished
+// list), then frees the pace slot, so no waiting request passes a circuit
+// this outcome trips.
 func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	if a.settled {
 		return
@@ -344,10 +309,8 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	a.settled = true
 	d := a.ticket.Domain()
 	if isCancellation(err) && a.crawl != nil && a.crawl.Err() != nil {
-		// The crawl's own end, not the site's timeout.
 		class, a.cancelled = circuit.Excluded, true
 		if a.sent {
-			// It reached the site, perhaps: what came back is unknown.
 			d.Unanswered.Add(1)
 		}
 	}
@@ -366,10 +329,9 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 		if !ok {
 			wait = defaultThrottlePause
 		}
-		wait = min(wait, b.maxRetryAfter)
+		wait = min(wait, maxRetryAfter)
 		b.log.Info().Str("event", "paused").Str("domain", d.Name).Dur("for", wait).Int("status", a.status).
 			Msg("breaker: domain asked us to slow down; no request to it before the pause ends")
-		// Every worker, not only this one, waits out the pause.
 		if err := d.Circuit.Pause(b.clock, now.Add(wait)); err != nil {
 			b.log.Warn().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: sharing a Retry-After pause failed; this worker still waits")
 		}
@@ -382,7 +344,6 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 			break // given up
 		}
 		if a.bare {
-			// Nothing can send it again but the user: handed back.
 			a.handBack = now.Add(wait)
 			if e := d.Pace.Earliest(); e.After(a.handBack) {
 				a.handBack = e
@@ -393,9 +354,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 			a.handBack = due // its count stays: the budget spans the hand-backs
 			break
 		}
-		// Colly's cache holds the 429 it just stored: the re-send must
-		// reach the site, and what it brings back is not to replace a
-		// page cached before.
+		// Past Colly's cache, which just stored the 429.
 		b.keepResend(a, r, r.URL.String(), a.cacheDir != "")
 	case circuit.Success:
 		d.LastOK.Store(a.left)
@@ -423,9 +382,8 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	}
 }
 
-// bodyCut records an answer whose body was cut short as Degraded, taking
-// back a class its headers recorded that said nothing against the site
-// (a 404, a 403, a 429).
+// bodyCut records an answer whose body was cut short as Degraded, in place
+// of a class its headers recorded (a 404, a 403, a 429).
 func (b *Breaker) bodyCut(a *attempt, err error) {
 	if !a.settled {
 		b.settle(a, classifyError(err), err)
@@ -445,8 +403,7 @@ func (b *Breaker) bodyCut(a *attempt, err error) {
 	b.listUnfinished(a, d, circuit.Degraded)
 }
 
-// listUnfinished lists a's URL when its attempt did not collect it and
-// nothing of the breaker's will send it again.
+// listUnfinished lists a's URL unless it was collected or will be re-sent.
 func (b *Breaker) listUnfinished(a *attempt, d *domains.Domain, class circuit.Class) {
 	if a.bare && a.req.URL.Path == "/robots.txt" {
 		return // the Visit that needed it says what is left
@@ -459,13 +416,11 @@ func (b *Breaker) listUnfinished(a *attempt, d *domains.Domain, class circuit.Cl
 		}
 		why = "cancelled: " + cancelReason(a.crawl)
 	case class.Failure() || class == circuit.Blocked || class == circuit.ClientError:
-		// Nothing sends it again unless a retry does (its request leaving
-		// takes it off the list).
 		why = "failed: " + describe(class, a.status, a.err)
 	case class == circuit.Throttled && a.horizon:
 		why = "throttled without a success for longer than the pacing horizon"
 	case class == circuit.Throttled && !a.handBack.IsZero():
-		b.markUnfinished(Unfinished{URL: a.req.URL.String(), Domain: d.Name, RetryAt: a.handBack,
+		b.unfinished.mark(Unfinished{URL: a.req.URL.String(), Domain: d.Name, RetryAt: a.handBack,
 			Reason: "throttled (" + strconv.Itoa(a.status) + "): handed back, not to be sent before the domain's pause and pace allow"})
 		return
 	case class == circuit.Throttled && a.resend == nil:
@@ -473,7 +428,7 @@ func (b *Breaker) listUnfinished(a *attempt, d *domains.Domain, class circuit.Cl
 	default:
 		return
 	}
-	b.markUnfinished(Unfinished{URL: a.req.URL.String(), Domain: d.Name, Reason: why})
+	b.unfinished.mark(Unfinished{URL: a.req.URL.String(), Domain: d.Name, Reason: why})
 }
 
 func (b *Breaker) releaseSlot(a *attempt) {
@@ -483,22 +438,21 @@ func (b *Breaker) releaseSlot(a *attempt) {
 	}
 }
 
-// isCancellation reports whether err is a context's end (cancelled or past
-// its deadline), which may be the crawl's rather than the site's.
+// isCancellation reports whether err is a context's end, not the adaptive
+// timeout.
 func isCancellation(err error) bool {
 	if err == nil {
-		return false // every success: no errors.As, whose target escapes
+		return false // no errors.As on success: its target escapes
 	}
 	var te *deadline.TimeoutError
 	if errors.As(err, &te) {
-		return false // the domain's adaptive timeout: the site was too slow
+		return false
 	}
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// finish classifies what came back, records it if the headers did not
-// already, and reports it. Colly calls OnError and then OnScraped for a
-// parse error; the first one wins.
+// finish classifies what came back, records it if the headers did not,
+// and reports it; of OnError and OnScraped, the first wins.
 func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 	a := b.attempts.take(r.Request)
 	if a == nil {
@@ -517,8 +471,7 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 	if !a.settled {
 		var class circuit.Class
 		if status == 0 && a.status != 0 && err != nil {
-			// The headers arrived, the body did not arrive whole: what
-			// the headers said is not what came back.
+			// The headers arrived, the body did not.
 			class = classifyError(err)
 		} else {
 			if status == 0 {
@@ -527,8 +480,7 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 			class = Classify(status, err)
 		}
 		if class == circuit.Success && b.validator != nil && r.Request.Method != http.MethodHead {
-			// A HEAD (Colly's CheckHead) has no body to judge: its
-			// status is its outcome.
+			// A HEAD has no body to judge.
 			if verr := b.validator.Check(r); verr != nil {
 				class, err = circuit.Invalid, verr
 			}
@@ -556,24 +508,16 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		b.report(at)
 		return
 	}
-	if !a.handBack.IsZero() {
+	if !a.handBack.IsZero() || a.horizon || a.resend == nil {
+		// Handed back, or given up: a later request for the URL is new
+		// work, not a copy; its re-send budget stays spent until it is
+		// answered otherwise.
 		b.dropResend(r.Request)
-		b.log.Info().Str("event", "handed_back").Str("domain", d.Name).Str("url", key).Time("resend_at", a.handBack).
-			Msg("breaker: throttled URL handed back to the queue: its re-send is due beyond the resend horizon")
-		at.ResendAt = a.handBack
-		b.report(at)
-		return
-	}
-	if a.horizon || a.resend == nil {
-		// The re-send that brought it here is over: a later request for
-		// the URL (a retry, a queue handing its job out again) is new
-		// work, not a duplicate to drop. The URL's re-send budget stays
-		// spent until it is answered otherwise: two requests for it (a
-		// revisit, a resume's re-drive beside the start visit) share it,
-		// rather than each starting another ten behind a pace that
-		// doubles its gap with every throttle.
-		b.dropResend(r.Request)
-		at.GaveUp = true // listed unfinished by settle
+		if at.GaveUp = a.handBack.IsZero(); !at.GaveUp {
+			b.log.Info().Str("event", "handed_back").Str("domain", d.Name).Str("url", key).Time("resend_at", a.handBack).
+				Msg("breaker: throttled URL handed back to the queue: its re-send is due beyond the resend horizon")
+			at.ResendAt = a.handBack
+		}
 		b.report(at)
 		return
 	}
@@ -581,20 +525,17 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 }
 
 // resendToken marks a throttled URL the breaker will send again: the first
-// copy of the throttled request takes it, and every other copy (the user's
-// retry loop) is dropped, even after the re-send succeeded. A copy carries
-// the throttled request's header map or the re-send's (Colly's Retry hands
-// a request its own map; Visit and queues build a new one), so a deliberate
-// revisit is never taken for a copy.
+// copy of the throttled request takes it, every other copy (a user's
+// retry) is dropped. A copy shares the throttled request's header map or
+// the re-send's (Colly's Retry passes it on), so a revisit is no copy.
 type resendToken struct {
 	taken      atomic.Bool
 	orig, copy headerKey    // the throttled request's header map, the re-send's
 	prev       *resendToken // the token of the re-send that was throttled again, if this is one
 }
 
-// sendAgain reports at as retrying and sends r again with a's re-send
-// token, unless the user's own retry took it already. A re-send Colly
-// refuses is listed unfinished and reported given up.
+// sendAgain reports at as retrying and sends r again, unless a user's
+// retry took the token; a re-send Colly refuses is reported given up.
 func (b *Breaker) sendAgain(r *colly.Request, a *attempt, at observe.Attempt, why string) {
 	at.Retrying = true
 	b.report(at)
@@ -606,35 +547,26 @@ func (b *Breaker) sendAgain(r *colly.Request, a *attempt, at observe.Attempt, wh
 		b.throttle.Delete(key)
 		b.resend.Delete(key)
 		at.Retrying, at.GaveUp, at.Err = false, true, rerr
-		b.markUnfinished(Unfinished{URL: key, Domain: at.Domain, Reason: why + "; the re-send could not be issued: " + rerr.Error()})
+		b.unfinished.mark(Unfinished{URL: key, Domain: at.Domain, Reason: why + "; the re-send could not be issued: " + rerr.Error()})
 		b.report(at)
 	}
 }
 
-// keepResend files a's re-send token under key and copies r's headers for
-// the re-send now, before a user's Retry in OnError hands the map to
-// another goroutine. noCache sends it past Colly's cache.
+// keepResend files a's re-send token under key and copies r's headers now,
+// before a user's Retry hands the map on. noCache skips Colly's cache.
 func (b *Breaker) keepResend(a *attempt, r *colly.Request, key string, noCache bool) {
 	tok := &resendToken{orig: collyx.RequestHeader(r)}
 	if prev, ok := b.resend.Load(key); ok && prev.(*resendToken).of(r) {
-		// A re-send throttled (or held) again: a copy of any request of
-		// the chain is a copy of this one.
+		// Throttled again: a copy of any request of the chain is one.
 		tok.prev = prev.(*resendToken)
 	}
-	h := http.Header{}
-	if r.Headers != nil {
-		h = r.Headers.Clone()
-	}
-	if noCache {
-		h.Set("Cache-Control", "no-cache")
-	}
+	h := headerCopy(r, noCache)
 	tok.copy = collyx.HeaderOf(h)
 	a.resend, a.resendHeaders = tok, &h
 	b.resend.Store(key, tok)
 }
 
-// of reports whether r is a copy of the throttled request, or of any
-// request before it in a chain of re-sends throttled again.
+// of reports whether r is a copy of any request of t's chain.
 func (t *resendToken) of(r *colly.Request) bool {
 	h := collyx.RequestHeader(r)
 	if h == (headerKey{}) {
@@ -648,8 +580,7 @@ func (t *resendToken) of(r *colly.Request) bool {
 	return false
 }
 
-// dropResend frees r's URL for later copies when r, holding the URL's
-// re-send token, was refused or cancelled before it left.
+// dropResend frees r's URL for later copies if r holds its re-send token.
 func (b *Breaker) dropResend(r *colly.Request) {
 	if b.resend.Empty() {
 		return
@@ -660,9 +591,8 @@ func (b *Breaker) dropResend(r *colly.Request) {
 	}
 }
 
-// resendOver ends the re-send of key, if one was under way: a success
-// keeps the token (taken: every later copy is dropped), anything else
-// frees the URL for the user's own retries.
+// resendOver ends key's re-send: a success keeps the token (later copies
+// are dropped), anything else frees the URL for the user's retries.
 func (b *Breaker) resendOver(r *colly.Request, key string, success bool) {
 	v, ok := b.resend.Load(key)
 	if !ok || !v.(*resendToken).of(r) || !v.(*resendToken).taken.Load() {
@@ -686,21 +616,34 @@ func describe(c circuit.Class, status int, err error) string {
 	return c.String()
 }
 
-// resendBudgetLeft counts one more re-send of key by the breaker (after a
-// throttle, or a redirect's hop held for room) and says whether it may
-// still send it.
+// resendBudgetLeft counts one more re-send of key and says whether it is
+// within the budget.
 func (b *Breaker) resendBudgetLeft(key string) bool {
 	n := b.throttle.LoadOrStore(key, new(atomic.Int32))
 	return n.(*atomic.Int32).Add(1) <= int32(b.throttleRetries)
 }
 
 func retryAfterOf(r *colly.Response, a *attempt) string {
-	if r.Headers != nil {
-		if v := r.Headers.Get("Retry-After"); v != "" {
-			return v
-		}
+	return cmp.Or(retryAfterIn(r.Headers), a.retryAfter)
+}
+
+func retryAfterIn(h *http.Header) string {
+	if h == nil {
+		return ""
 	}
-	return a.retryAfter
+	return h.Get("Retry-After")
+}
+
+// headerCopy copies r's headers for a re-send; noCache skips Colly's cache.
+func headerCopy(r *colly.Request, noCache bool) http.Header {
+	h := http.Header{}
+	if r.Headers != nil {
+		h = r.Headers.Clone()
+	}
+	if noCache {
+		h.Set("Cache-Control", "no-cache")
+	}
+	return h
 }
 
 func (b *Breaker) report(a observe.Attempt) {
@@ -709,9 +652,7 @@ func (b *Breaker) report(a observe.Attempt) {
 	}
 }
 
-// retryWith sends r again with h, a copy of its headers taken when it was
-// throttled: Colly's Retry hands the request's own map to the new request,
-// which a user's retry may already have given to another goroutine.
+// retryWith sends r again with h, a copy of its headers (see keepResend).
 func retryWith(r *colly.Request, h *http.Header) error {
 	if h == nil {
 		return r.Retry()
@@ -733,8 +674,7 @@ func (b *Breaker) unreserve(r *colly.Request) {
 }
 
 // unclaimed finishes a response to a request that never reached the gate
-// (answered from Colly's CacheDir, or aborted): its reserved room is given
-// back at once. A cached 429 says nothing about the site now: it is
+// (cached, or aborted): its room is given back, and a cached 429 is
 // forgotten and the URL sent again past the cache.
 func (b *Breaker) unclaimed(c *colly.Collector, r *colly.Response) {
 	if r == nil || r.Request == nil || r.Request.URL == nil {
@@ -744,11 +684,7 @@ func (b *Breaker) unclaimed(c *colly.Collector, r *colly.Response) {
 	if c.CacheDir == "" || r.StatusCode == 0 || r.Request.Method != http.MethodGet {
 		return
 	}
-	retryAfter := ""
-	if r.Headers != nil {
-		retryAfter = r.Headers.Get("Retry-After")
-	}
-	if b.throttleClass(Classify(r.StatusCode, nil), r.StatusCode, retryAfter) != circuit.Throttled {
+	if b.throttleClass(Classify(r.StatusCode, nil), r.StatusCode, retryAfterIn(r.Headers)) != circuit.Throttled {
 		return
 	}
 	key := r.Request.URL.String()
@@ -761,17 +697,69 @@ func (b *Breaker) unclaimed(c *colly.Collector, r *colly.Response) {
 		Msg("breaker: Colly's cache answered with a stored 429; forgotten, and the URL sent again past the cache")
 	if err := retryWith(r.Request, a.resendHeaders); err != nil && !a.resend.taken.Load() {
 		b.resend.Delete(key)
-		b.markUnfinished(Unfinished{URL: key, Domain: hostOf(r.Request.URL.Host),
+		b.unfinished.mark(Unfinished{URL: key, Domain: hostOf(r.Request.URL.Host),
 			Reason: "throttled (a 429 from Colly's cache); sending it again past the cache failed: " + err.Error()})
 	}
 }
 
-// forgetCached removes Colly's cached answer for url, a throttled one:
-// the next GET of the URL, a revisit or the next run's, must reach the
-// site.
+// forgetCached removes Colly's cached throttled answer for url.
 func (b *Breaker) forgetCached(dir, url string) {
 	if err := collyx.ForgetCached(dir, url); err != nil {
 		b.log.Warn().Str("event", "cache_not_cleared").Str("url", url).Err(err).
 			Msg("breaker: a throttled answer stays in Colly's CacheDir; a later GET of the URL may be answered by it")
 	}
+}
+
+// attemptTable holds each request's attempt between the gate and its
+// outcome (a plain map under a lock: a sync.Map's new keys cost more). The
+// transport finds it by its header map, which both requests share.
+type attemptTable struct {
+	mu       sync.Mutex
+	m        map[*colly.Request]*attempt
+	byHeader map[headerKey]*attempt
+}
+
+func (t *attemptTable) store(r *colly.Request, a *attempt) {
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = make(map[*colly.Request]*attempt)
+		t.byHeader = make(map[headerKey]*attempt)
+	}
+	t.m[r] = a
+	if a.header != (headerKey{}) {
+		t.byHeader[a.header] = a
+	}
+	t.mu.Unlock()
+}
+
+// loadHeader returns the record of the request whose header map is h.
+func (t *attemptTable) loadHeader(h headerKey) *attempt {
+	if h == (headerKey{}) {
+		return nil
+	}
+	t.mu.Lock()
+	a := t.byHeader[h]
+	t.mu.Unlock()
+	return a
+}
+
+func (t *attemptTable) load(r *colly.Request) *attempt {
+	t.mu.Lock()
+	a := t.m[r]
+	t.mu.Unlock()
+	return a
+}
+
+// take removes r's record and returns it, nil if it has none.
+func (t *attemptTable) take(r *colly.Request) *attempt {
+	t.mu.Lock()
+	a, ok := t.m[r]
+	if ok {
+		delete(t.m, r)
+		if a.header != (headerKey{}) && t.byHeader[a.header] == a {
+			delete(t.byHeader, a.header)
+		}
+	}
+	t.mu.Unlock()
+	return a
 }

@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"sort"
@@ -91,17 +92,9 @@ func (c Config) apply(b *Breaker) error {
 			return err
 		}
 	}
-	if c.Store != nil {
-		b.cfg.Store = c.Store
-	}
-	if c.Clock != nil {
-		b.clock = clock.OrSystem(c.Clock)
-	}
+	b.cfg.Store, b.clock, b.validator = cmp.Or(c.Store, b.cfg.Store), cmp.Or(c.Clock, b.clock), cmp.Or(c.Validator, b.validator)
 	if !collyx.IsZero(c.Logger) {
 		b.log = c.Logger
-	}
-	if c.Validator != nil {
-		b.validator = c.Validator
 	}
 	patterns := make([]string, 0, len(c.Domains))
 	for pattern := range c.Domains {
@@ -117,21 +110,8 @@ func (c Config) apply(b *Breaker) error {
 		}
 		b.cfg.Pacing = c.Pacing
 	}
-	if c.Fleet != (FleetGuard{}) {
-		b.cfg.Fleet = c.Fleet
-	}
-	if c.IdleTTL != 0 {
-		b.cfg.IdleTTL = c.IdleTTL
-	}
-	if c.BaseTransport != nil {
-		b.baseTransport = c.BaseTransport
-	}
-	if c.BlockedAfter != 0 {
-		b.cfg.BlockedAfter = c.BlockedAfter
-	}
-	if c.ResendHorizon != 0 {
-		b.cfg.ResendHorizon = c.ResendHorizon
-	}
+	b.cfg.Fleet, b.cfg.IdleTTL, b.baseTransport = cmp.Or(c.Fleet, b.cfg.Fleet), cmp.Or(c.IdleTTL, b.cfg.IdleTTL), cmp.Or(c.BaseTransport, b.baseTransport)
+	b.cfg.BlockedAfter, b.cfg.ResendHorizon = cmp.Or(c.BlockedAfter, b.cfg.BlockedAfter), cmp.Or(c.ResendHorizon, b.cfg.ResendHorizon)
 	if c.OnTransition != nil {
 		b.cfg.OnTransition = append(b.cfg.OnTransition, c.OnTransition)
 	}

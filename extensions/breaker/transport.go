@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -11,6 +12,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -19,8 +21,7 @@ func newTransport(b *Breaker, base http.RoundTripper) *transport {
 	t.cuts.TimeoutOf = func(k any) time.Duration { return b.set.TimeoutFor(k.(*domains.Domain)) }
 	t.outer = t
 	if _, ok := base.(*http.Transport); ok {
-		// It honours each request's context, and so does t over it: the
-		// client may cancel through the context (see internal/http2).
+		// Request contexts are honoured: see internal/http2.
 		t.outer = &http2.Transport{RoundTripper: t}
 	}
 	return t
@@ -43,15 +44,13 @@ type transport struct {
 	outer http.RoundTripper // what is installed: t, or t under the name net/http trusts
 }
 
-// headerKey identifies one request's header map: how the transport finds
-// the gate's record of a request (collyx.HeaderKey).
+// headerKey identifies one request's header map (collyx.HeaderKey).
 type headerKey = collyx.HeaderKey
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	a := t.b.attempts.loadHeader(collyx.HeaderOf(req.Header))
 	if a == nil && req.Response != nil {
-		// A redirect's next request: its attempt is its first request's,
-		// gated in OnRequestHeaders (bare.go).
+		// A redirect's next request: its first request's attempt.
 		if a = t.b.attempts.loadHeader(collyx.HeaderOf(firstOf(req).Header)); a != nil && !a.bare {
 			if err := t.hop(req, a); err != nil {
 				closeBody(req)
@@ -62,8 +61,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	if a == nil {
-		// No callback of the breaker's saw it: a clone's request, a
-		// robots.txt fetch, a redirect of either. Gated here (bare.go).
+		// No callback of the breaker's saw it.
 		var err error
 		if a, err = t.gateBare(req); err != nil {
 			closeBody(req)
@@ -90,17 +88,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		case a.bare:
 			t.b.settleBare(a, classifyError(err), err)
 		case !a.settled:
-			// Known now, inside Colly's LimitRule slot: record it before
-			// the slot frees.
 			t.b.settle(a, classifyError(err), err)
 		}
 		return resp, err
 	}
 	if a.bare {
 		if req.Response != nil {
-			a.target = req.URL // a redirect's hop answered (bare.go)
+			a.target = req.URL // a redirect's hop answered
 		}
-		// What Colly's response-header hook records for a gated request.
 		a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
 		if class := Classify(a.status, nil); class != circuit.Success {
 			t.b.settleBare(a, t.b.throttleClass(class, a.status, a.retryAfter), nil)
@@ -108,18 +103,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			a.bareHeader = resp.Header // kept with the body for the validator
 		}
 	}
-	// The answer is not in until its body is: the attempt keeps its room
-	// while Colly reads it, and a body cut short is recorded as the cut.
+	// The attempt keeps its room until the body is read.
 	a.reading = true
 	a.body = watchedBody{ReadCloser: resp.Body, b: t.b, a: a, keep: a.bare && !a.settled && a.bareHeader != nil}
 	resp.Body = &a.body
 	return resp, nil
 }
 
-// watchedBody follows the read of an answer's body, on the goroutine that
-// sent the request. A read that ends in an error other than io.EOF is a
-// body cut short: the origin dropped its answer mid-way, which counts
-// against it whatever status the headers said.
+// watchedBody follows the read of an answer's body: a read ending in an
+// error other than io.EOF is a body cut short, a failure of the origin.
 type watchedBody struct {
 	io.ReadCloser
 	b    *Breaker
@@ -158,21 +150,17 @@ func (w *watchedBody) Close() error {
 	return err
 }
 
-// end gives the attempt's room back if its outcome is already recorded
-// (a status that decided the class); otherwise its outcome will.
+// end gives the attempt's room back if its outcome is recorded.
 func (w *watchedBody) end() {
 	w.done = true
 	if w.a.latency == 0 {
-		// The site's latency: from the gate to the body read. Colly
-		// sleeps a LimitRule's Delay after this, before OnResponse.
+		// Before Colly sleeps a LimitRule's Delay.
 		w.a.latency = time.Since(w.a.start)
 	}
 	w.a.reading = false
 	if w.a.settled {
 		w.b.releaseSlot(w.a)
 	} else if w.a.bare {
-		// Read whole, or as far as its reader wanted: judged now, since
-		// no OnScraped of the breaker's will come for it.
 		class, err := w.b.judgeBare(w.a, w.kept)
 		w.b.settleBare(w.a, class, err)
 		w.kept = nil
@@ -185,12 +173,9 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// roundTrip applies the domain's adaptive timeout, or the fleet's prior.
-// A request that leaves before there is either is watched: once the fleet
-// has a prior, it is cut when it outlives it, so the first requests into a
-// site that hangs from the start do not wait for the client's own timeout.
-// Both are kept by the transport's one deadline watch (deadline.go); a is
-// the gate's record of the request, nil for one the breaker did not gate.
+// roundTrip applies the domain's adaptive timeout through the transport's
+// deadline watch; before there is one, the request is watched and cut once
+// the fleet's prior says it outlived it.
 func (t *transport) roundTrip(req *http.Request, a *attempt) (*http.Response, error) {
 	d := t.b.set.Lookup(hostOf(req.URL.Host))
 	if d == nil {
@@ -203,12 +188,9 @@ func (t *transport) roundTrip(req *http.Request, a *attempt) (*http.Response, er
 		}
 		every = max(d.Profile.TimeoutFloor, 100*time.Millisecond)
 	}
-	// The collector's context is the only ancestor of a gated request's
-	// context that can end it before its deadline (Colly makes every
-	// request's context of it): the watch listens to it once per crawl
-	// rather than to every request's parent.
+	// The watch listens to the crawl once, not to every request's parent.
 	var crawl context.Context
-	if a != nil && a.crawl != nil {
+	if a != nil {
 		crawl = a.crawl
 	}
 	ctx := t.cuts.Start(req.Context(), crawl, d, d.Name, after, every)
@@ -264,4 +246,278 @@ func (b *Breaker) installed(c *colly.Collector, rt *transport) bool {
 			Msg("breaker: the collector's transport was replaced after Register (SetProxy, WithTransport, SetClient); refusals now reach OnError as colly.ErrAbortedBeforeRequest and adaptive timeouts are off: set the transport before Register")
 	})
 	return false
+}
+
+// Bare attempts: the requests no callback of the breaker's saw (a
+// clone's, robots.txt), gated here, and redirect hops to other hosts.
+
+// firstOf returns the request a redirect chain started with.
+func firstOf(req *http.Request) *http.Request {
+	for req.Response != nil && req.Response.Request != nil && req.Response.Request != req {
+		req = req.Response.Request
+	}
+	return req
+}
+
+// bareRequest is the colly.Request a bare attempt reports; it has no
+// collector to Visit or Retry through.
+func bareRequest(req *http.Request) *colly.Request {
+	return &colly.Request{URL: req.URL, Method: req.Method, Headers: &req.Header, Host: req.Host, Ctx: colly.NewContext()}
+}
+
+// isRobots reports whether req is Colly's robots.txt fetch: gated and
+// counted, never listed unfinished (the Visit that needed it says so).
+func isRobots(req *http.Request) bool {
+	return req.Method == http.MethodGet && req.URL.Path == "/robots.txt"
+}
+
+// gateBare gates req at the transport: its attempt, or the refusal.
+func (t *transport) gateBare(req *http.Request) (*attempt, error) {
+	b := t.b
+	host := hostOf(req.URL.Host)
+	cr := bareRequest(req)
+	if req.Response != nil {
+		// A redirect's hop: recorded under the chain's first URL.
+		first := firstOf(req)
+		cr.URL, cr.Method = first.URL, first.Method
+	} else if !b.hopOf.Empty() {
+		// A retry of the target a bare hop ended at uncollected: Colly's
+		// Retry requests the target; recorded under the chain's first URL.
+		if v, ok := b.hopOf.Load(req.URL.String()); ok {
+			cr.URL = v.(*url.URL) // until the target is collected
+		}
+	}
+	d, open, err := b.pin(host)
+	if open != nil {
+		if err != nil {
+			b.log.Error().Str("event", "breaker_store_error").Str("url", req.URL.String()).Err(err).Msg("breaker: no circuit for the domain; request refused")
+		}
+		b.refuseBare(cr, req, open)
+		return nil, open
+	}
+	entered := time.Now()
+	tk, left, ep, waitErr, open := t.admit(req, d, true)
+	if waitErr != nil {
+		return nil, b.heldPast(t.crawl(), cr, req, d, waitErr)
+	}
+	if open != nil {
+		b.refuseBare(cr, req, open)
+		return nil, open
+	}
+	a := &attempt{ticket: tk, req: cr, crawl: t.crawl(), start: time.Now(), left: left, episode: ep, header: collyx.HeaderOf(req.Header), bare: true}
+	a.waited = a.start.Sub(entered)
+	if cr.URL != req.URL {
+		a.sentURL = req.URL.String()
+	}
+	b.attempts.store(cr, a)
+	if !isRobots(req) {
+		b.unfinished.left(cr)
+	}
+	return a, nil
+}
+
+// admit waits for d's pace (d pinned), at most half of the client's
+// Timeout left (a patient request to a healthy d waits on; patientRequest
+// moves its deadline), then asks d's circuit. On waitErr or open, d is let
+// go.
+func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (tk Ticket, left int64, ep uint64, waitErr error, open *circuit.OpenError) {
+	b := t.b
+	ctx := req.Context()
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+		defer cancel()
+	}
+	var slotCtx context.Context
+	if patient {
+		var cancel context.CancelFunc
+		slotCtx, cancel = context.WithCancel(t.crawl())
+		defer cancel()
+		stop := context.AfterFunc(ctx, func() {
+			if !d.Healthy() {
+				cancel()
+			}
+		})
+		defer stop()
+	}
+	left = b.clock.Now().UnixNano()
+	d.LastSeen.Store(left)
+	var inFlight int
+	if ep, inFlight, waitErr = d.Pace.AcquireAtTransport(ctx, slotCtx); waitErr != nil {
+		d.Unpin()
+		return Ticket{}, 0, 0, waitErr, nil
+	}
+	tk, err := b.set.AllowPinned(d)
+	if err != nil {
+		d.Pace.Release()
+		open = &circuit.OpenError{Key: d.Name, State: circuit.Open, RetryAt: b.clock.Now()}
+		if e, ok := err.(*circuit.OpenError); ok {
+			open = e
+		}
+		return Ticket{}, 0, 0, nil, open
+	}
+	if waitErr = d.Pace.WaitHalt(ctx); waitErr != nil {
+		// Halted while the circuit decided (see gate).
+		d.Pace.Release()
+		b.Record(tk, circuit.Result{Class: circuit.Excluded}) // lets d go
+		return Ticket{}, 0, 0, waitErr, nil
+	}
+	tk = tk.WithInFlight(inFlight)
+	return tk, left, ep, nil, nil
+}
+
+// patientRequest is req with its client's deadline moved on by waited, the
+// breaker's wait, not the site's; it still ends with the crawl. Call stop
+// once the answer is read.
+func patientRequest(req *http.Request, waited time.Duration, crawl context.Context) (*http.Request, func()) {
+	parent := context.WithoutCancel(req.Context())
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if dl, ok := req.Context().Deadline(); ok {
+		ctx, cancel = context.WithDeadline(parent, dl.Add(waited))
+	} else {
+		ctx, cancel = context.WithCancel(parent)
+	}
+	stop := context.AfterFunc(crawl, cancel)
+	return req.WithContext(ctx), func() { stop(); cancel() }
+}
+
+// crawl is the crawl's context: its end is not the site's timeout.
+func (t *transport) crawl() context.Context {
+	if t.c == nil {
+		return context.Background()
+	}
+	return crawlContext(t.c)
+}
+
+// heldPast ends a request whose wait for its domain's pace outlasted its
+// context: cancelled at the crawl's end, else refused until the pace
+// allows (nothing was sent: no failure of the site).
+func (b *Breaker) heldPast(crawl context.Context, cr *colly.Request, req *http.Request, d *domains.Domain, err error) error {
+	if crawl.Err() != nil {
+		if !isRobots(req) {
+			// No checkpoint callback saw it: OnNotVisited keeps it.
+			b.cancelled(cr, d.Name, crawl)
+			for _, f := range b.onNotVisited {
+				f(cr, err)
+			}
+		}
+		return err
+	}
+	open := &circuit.OpenError{Key: d.Name, State: circuit.Closed, RetryAt: d.Pace.Earliest()}
+	b.refuseBare(cr, req, open)
+	return open
+}
+
+// refuseBare refuses a bare request, robots.txt silently.
+func (b *Breaker) refuseBare(cr *colly.Request, req *http.Request, open *circuit.OpenError) {
+	if isRobots(req) {
+		return
+	}
+	b.refuse(cr, open)
+}
+
+// hop carries a redirect's next request for a. A hop to another host
+// closes a's attempt as a success and gates the hop against the target.
+func (t *transport) hop(req *http.Request, a *attempt) error {
+	b := t.b
+	d := a.ticket.Domain()
+	host := hostOf(req.URL.Host)
+	a.latency = 0 // the next hop's body is the one that counts
+	if d == nil || host == d.Name || a.settled || a.refused != nil || a.over {
+		return nil
+	}
+	// The redirecting host answered: a success for it.
+	d.LastOK.Store(a.left)
+	d.FailSince.Store(0)
+	b.Record(a.ticket, circuit.Result{Class: circuit.Success, Latency: time.Since(a.start)})
+	b.releaseSlot(a)
+	a.ticket = Ticket{}
+
+	d2, open, _ := b.pin(host)
+	if open != nil {
+		a.refused = open
+		b.refuse(a.req, open)
+		return open
+	}
+	tk, left, ep, waitErr, open := t.admit(req, d2, false)
+	if waitErr != nil {
+		a.over = true
+		if b.holdHop(t.crawl(), a, req) {
+			return &circuit.OpenError{Key: d2.Name, State: circuit.Closed, RetryAt: d2.Pace.Earliest()}
+		}
+		return b.heldPast(t.crawl(), a.req, req, d2, waitErr)
+	}
+	if open != nil {
+		a.refused = open
+		b.refuse(a.req, open)
+		return open
+	}
+	a.ticket, a.released, a.left, a.episode, a.start = tk, false, left, ep, time.Now()
+	return nil
+}
+
+// holdHop keeps a's URL for a re-send straight to the target (resendHop)
+// when its hop req waited too long for room there. Not for a bare attempt,
+// after the crawl's end, or past the re-send budget.
+func (b *Breaker) holdHop(crawl context.Context, a *attempt, req *http.Request) bool {
+	if a.bare || crawl.Err() != nil || !b.resendBudgetLeft(req.URL.String()) {
+		return false
+	}
+	b.keepResend(a, a.req, req.URL.String(), false)
+	a.heldHop = req.URL
+	return true
+}
+
+// resendHop sends r again to its held hop's target (holdHop).
+func (b *Breaker) resendHop(r *colly.Request, a *attempt, err error) {
+	r.URL = a.heldHop
+	key := r.URL.String()
+	domain := hostOf(r.URL.Host)
+	b.log.Info().Str("event", "hop_resent").Str("domain", domain).Str("url", key).
+		Msg("breaker: a redirect's hop waited for room past half the client's timeout; the URL is sent again to its target")
+	b.sendAgain(r, a, observe.Attempt{Request: r, Domain: domain, Result: circuit.Result{Class: circuit.Excluded}, Err: err}, "held back at a redirect's target")
+}
+
+// settleBare records and reports what a bare attempt came to: nothing of
+// Colly's will finish it.
+func (b *Breaker) settleBare(a *attempt, class circuit.Class, err error) {
+	if a.settled {
+		return
+	}
+	b.settle(a, class, err)
+	b.attempts.take(a.req)
+	if a.refused != nil {
+		return
+	}
+	if a.target != nil && a.class != circuit.Success && !a.cancelled {
+		b.hopOf.Store(a.target.String(), a.req.URL)
+	} else if !b.hopOf.Empty() && (a.class == circuit.Success || a.class == circuit.Gone) {
+		b.hopOf.Delete(a.sentURL)
+	}
+	if a.class == circuit.Success && a.status >= 300 && a.status < 400 && a.status != http.StatusNotModified {
+		// A redirect: the client's next request (its own attempt) decides.
+		return
+	}
+	b.gone.settled(a.req.URL.String(), a.class, a.cancelled)
+	if a.target != nil {
+		b.gone.settled(a.target.String(), a.class, a.cancelled)
+	}
+	at := observe.Attempt{Request: a.req, Domain: a.ticket.Domain().Name, Result: circuit.Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
+	b.report(at)
+}
+
+// judgeBare classifies a bare attempt's 2xx answer once its body is read,
+// by the breaker's validator if it has one.
+func (b *Breaker) judgeBare(a *attempt, body []byte) (circuit.Class, error) {
+	if b.validator == nil || a.bareHeader == nil {
+		return circuit.Success, nil
+	}
+	h := a.bareHeader
+	a.bareHeader = nil
+	resp := &colly.Response{StatusCode: a.status, Body: body, Headers: &h, Request: a.req, Ctx: a.req.Ctx}
+	if err := b.validator.Check(resp); err != nil {
+		return circuit.Invalid, err
+	}
+	return circuit.Success, nil
 }

@@ -18,7 +18,7 @@ func TestUnfinishedListIsBoundedAndCounted(t *testing.T) {
 	for d := range doms {
 		for i := range per {
 			host := fmt.Sprintf("shop-%d.test", d)
-			b.markUnfinished(Unfinished{URL: fmt.Sprintf("http://%s/p/%d", host, i), Domain: host, Reason: "refused"})
+			b.unfinished.mark(Unfinished{URL: fmt.Sprintf("http://%s/p/%d", host, i), Domain: host, Reason: "refused"})
 		}
 	}
 	s := b.Unfinished()

@@ -265,12 +265,9 @@ func targetFailure(status int, err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// Judge reports, for the run's outcome, every domain diagnosed
-// selector_broken as an error (a human must look; rescheduling fails the
-// same way), so the run ends as an error (exit 1) rather than as tripped
-// (exit 2). It counts only the pages that passed validation as the run's
-// valid pages, so a crawl that collected nothing but consent shells ends
-// empty, not complete.
+// Judge reports every domain diagnosed selector_broken as an error (exit 1,
+// not 2: a human must look), and counts only pages that passed validation
+// as valid, so a crawl of nothing but consent shells ends empty.
 func (v *Validator) Judge() outcome.Evidence {
 	ev := outcome.Evidence{Valid: v.diag.validPages(), Counts: true}
 	for _, b := range v.Broken() {

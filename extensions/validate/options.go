@@ -16,11 +16,9 @@ import (
 // above a consent shell's ~900 bytes, far below a real product page.
 const DefaultMinBytes = 1024
 
-// DefaultBrokenAfter is the number of full-size 2xx pages in a row, all
-// failing only the structure check, after which a domain is diagnosed
-// selector_broken (see BrokenDomain). It is the shortest trip among the
-// breaker's profiles, so the diagnosis is made before the breaker stops
-// the pages that provide the evidence.
+// DefaultBrokenAfter is how many full-size 2xx pages in a row failing only
+// structure diagnose a domain selector_broken (see BrokenDomain): the
+// shortest trip among the breaker's profiles, so the breaker trips later.
 const DefaultBrokenAfter = 3
 
 // An Option configures a Validator. Checks (MinBytes, Require, Element,
