@@ -1,10 +1,12 @@
 package breaker
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -652,16 +654,30 @@ func (b *Breaker) report(a observe.Attempt) {
 	}
 }
 
-// retryWith sends r again with h, a copy of its headers (see keepResend).
+// retryWith sends r again with h, a copy of its headers (see keepResend),
+// and a body reader of its own: Colly's Retry hands the copy r's reader,
+// which the user's own Retry of r would then seek while the re-send's
+// goroutine reads it.
 func retryWith(r *colly.Request, h *http.Header) error {
-	if h == nil {
-		return r.Retry()
+	origH, origB := r.Headers, r.Body
+	defer func() { r.Headers, r.Body = origH, origB }()
+	if h != nil {
+		r.Headers = h
 	}
-	orig := r.Headers
-	r.Headers = h
-	err := r.Retry()
-	r.Headers = orig
-	return err
+	if s, ok := r.Body.(io.ReadSeeker); ok {
+		if _, err := s.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		b, err := io.ReadAll(s)
+		if _, serr := s.Seek(0, io.SeekStart); err == nil {
+			err = serr
+		}
+		if err != nil {
+			return err
+		}
+		r.Body = bytes.NewReader(b)
+	}
+	return r.Retry()
 }
 
 // unreserve gives back the room reserved for r in OnRequest, if any.

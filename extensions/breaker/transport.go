@@ -379,7 +379,9 @@ func patientRequest(req *http.Request, waited time.Duration, crawl context.Conte
 		ctx, cancel = context.WithCancel(parent)
 	}
 	stop := context.AfterFunc(crawl, cancel)
-	return req.WithContext(ctx), func() { stop(); cancel() }
+	req = req.WithContext(ctx)
+	req.Cancel = nil //nolint:staticcheck // net/http's Client sets it at its old deadline; the moved context decides (chaos/SEEDS.md, 2993673566452867462)
+	return req, func() { stop(); cancel() }
 }
 
 // crawl is the crawl's context: its end is not the site's timeout.
