@@ -1,14 +1,15 @@
 package domains
 
 import (
+	"time"
+
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
 // This file is what the Colly adapter (extensions/breaker) asks of a Set
-// beyond its API and the methods it calls elsewhere (Pin, KnownOpen,
-// AllowPinned, TimeoutFor, HoldOpenFor, HandBack, LogPace): a domain by
-// host, and the findings the run's ending weighs.
+// beyond Allow and Record: a domain by host, the findings the run's
+// ending weighs, and acting on a domain from outside (HoldOpen, SetMinGap).
 
 // Lookup returns host's domain if it is kept whole, unpinned.
 func (b *Set) Lookup(host string) *Domain {
@@ -49,3 +50,30 @@ func (t Ticket) Domain() *Domain { return t.d }
 // WithInFlight returns t noting n requests in flight to its domain as it
 // left, itself included.
 func (t Ticket) WithInFlight(n int) Ticket { t.inFlight = n; return t }
+
+// HoldOpen is what breaker.Breaker.HoldOpen does (its doc says how): a
+// reason the breaker cannot see itself, such as a robots.txt answering 5xx.
+func (b *Set) HoldOpen(host string, until time.Time, reason string) error {
+	d, err := b.Pin(hostOf(host))
+	if err != nil {
+		return err
+	}
+	t, err := d.Circuit.HoldOpen(b.clock, until, reason)
+	if err != nil {
+		return err
+	}
+	if t.From != t.To {
+		b.transitioned(d, t)
+	}
+	return nil
+}
+
+// SetMinGap is what breaker.Breaker.SetMinGap does (its doc says how).
+func (b *Set) SetMinGap(host string, gap time.Duration) error {
+	d, err := b.Pin(hostOf(host))
+	if err != nil {
+		return err
+	}
+	d.Pace.RaiseMinGap(gap)
+	return nil
+}

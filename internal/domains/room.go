@@ -1,5 +1,7 @@
 package domains
 
+import "time"
+
 // room is how many requests d may have in flight: as many failures as its
 // circuit (or its blocked hold) can still take before it stops the domain,
 // at least one, so the circuit is always there to stop the next request.
@@ -23,4 +25,31 @@ func (d *Domain) windowFailures() int { return d.Circuit.WindowFailures() }
 // room then waits for slots that free at the site's own pace.
 func (d *Domain) Healthy() bool {
 	return d.LastOK.Load() != 0 && d.windowFailures() == 0 && d.blocked.Load() == 0
+}
+
+// TimeoutFor is the request timeout the breaker's transport applies to d:
+// its adaptive timeout, else the fleet's prior (deadline.Prior) if its
+// profile sets one, 0 for none.
+func (b *Set) TimeoutFor(d *Domain) time.Duration {
+	if t := time.Duration(d.Timeout.Load()); t > 0 {
+		return t
+	}
+	if d.Profile.TimeoutMultiple <= 0 {
+		return 0
+	}
+	return b.prior.For(d.Profile.TimeoutFloor)
+}
+
+// HandBack says when a throttled request's re-send could leave, if that
+// is beyond the resend horizon (Config.ResendHorizon): the later of the
+// domain's pause and its next start slot by the pace.
+func (b *Set) HandBack(d *Domain, now time.Time) (time.Time, bool) {
+	if b.resendHorizon <= 0 {
+		return time.Time{}, false
+	}
+	due := d.Pace.Earliest()
+	if due.Sub(now) <= b.resendHorizon {
+		return time.Time{}, false
+	}
+	return due, true
 }

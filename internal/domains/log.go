@@ -33,3 +33,10 @@ func (t transitionLog) MarshalZerologObject(e *zerolog.Event) {
 func ms(d time.Duration) float64 { return round3(float64(d) / float64(time.Millisecond)) }
 
 func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// LogPace logs a change of a domain's pace.
+func LogPace(l zerolog.Logger, domain, why string, limit int, gap time.Duration) {
+	l.Info().Str("event", "pace_changed").Str("domain", domain).Str("why", why).
+		Int("limit", limit).Float64("gap_ms", ms(gap)).
+		Msgf("breaker: pace for %s now %d in flight, %v between requests (%s)", domain, limit, gap, why)
+}
