@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -39,27 +38,26 @@ type attempt struct {
 	header     headerKey          // the request's header map, how the transport finds the attempt
 	body       watchedBody        // the answer's body as the transport hands it to Colly
 
-	settled       bool // the outcome is recorded
-	sent          bool // the breaker's transport handed it to the network
-	reading       bool // Colly is reading the body: the pace slot stays taken
-	released      bool // the pace slot is given back
-	class         circuit.Class
-	err           error
-	cancelled     bool
-	horizon       bool          // throttled past the pacing horizon
-	handBack      time.Time     // throttled, its re-send due beyond the resend horizon: handed back
-	resend        *resendToken  // set when the breaker will send a throttled URL again
-	resendHeaders *http.Header  // the request's headers for that, copied when it was throttled
-	cacheDir      string        // the collector's CacheDir when the request left: Colly caches what comes back
-	cacheKey      string        // the URL Colly's cache files the answer under, when cacheDir is set
-	bare          bool          // gated by the transport: no callback of the breaker's saw it
-	bareHeader    http.Header   // a bare attempt's 2xx answer headers, for its validation
-	over          bool          // ended at a redirect's hop (cancelled): its outcome is accounted for
-	waited        time.Duration // a bare attempt's wait for room at the transport, not counted in its client's timeout
-	unwait        func()        // ends the context patientRequest gave it
-	heldHop       *url.URL      // its redirect's hop waited for room past half the client's timeout: sent again to this URL
-	target        *url.URL      // a bare attempt's redirect hop that answered: the URL it ended at
-	sentURL       string        // a bare attempt's own URL, when it is recorded under another
+	settled    bool // the outcome is recorded
+	sent       bool // the breaker's transport handed it to the network
+	reading    bool // Colly is reading the body: the pace slot stays taken
+	released   bool // the pace slot is given back
+	class      circuit.Class
+	err        error
+	cancelled  bool
+	horizon    bool          // throttled past the pacing horizon
+	handBack   time.Time     // throttled, its re-send due beyond the resend horizon: handed back
+	resend     *resendToken  // set when the breaker will send a throttled URL again
+	cacheDir   string        // the collector's CacheDir when the request left: Colly caches what comes back
+	cacheKey   string        // the URL Colly's cache files the answer under, when cacheDir is set
+	bare       bool          // gated by the transport: no callback of the breaker's saw it
+	bareHeader http.Header   // a bare attempt's 2xx answer headers, for its validation
+	over       bool          // ended at a redirect's hop (cancelled): its outcome is accounted for
+	waited     time.Duration // a bare attempt's wait for room at the transport, not counted in its client's timeout
+	unwait     func()        // ends the context patientRequest gave it
+	heldHop    *url.URL      // its redirect's hop waited for room past half the client's timeout: sent again to this URL
+	target     *url.URL      // a bare attempt's redirect hop that answered: the URL it ended at
+	sentURL    string        // a bare attempt's own URL, when it is recorded under another
 }
 
 // Register wires the breaker into c (a colly.CollectorOption). The circuit
@@ -357,7 +355,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 			break
 		}
 		// Past Colly's cache, which just stored the 429.
-		b.keepResend(a, r, r.URL.String(), a.cacheDir != "")
+		a.resend = b.keepResend(r, r.URL.String(), a.cacheDir != "")
 	case circuit.Success:
 		d.LastOK.Store(a.left)
 		d.FailSince.Store(0)
@@ -532,7 +530,8 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 // the re-send's (Colly's Retry passes it on), so a revisit is no copy.
 type resendToken struct {
 	taken      atomic.Bool
-	orig, copy headerKey    // the throttled request's header map, the re-send's
+	headers    http.Header  // the re-send's headers, copied when the URL was throttled
+	orig, copy headerKey    // the throttled request's header map, the re-send's (headers)
 	prev       *resendToken // the token of the re-send that was throttled again, if this is one
 }
 
@@ -545,27 +544,38 @@ func (b *Breaker) sendAgain(r *colly.Request, a *attempt, at observe.Attempt, wh
 		return
 	}
 	key := r.URL.String()
-	if rerr := retryWith(r, a.resendHeaders); rerr != nil && !a.resend.taken.Load() {
+	if rerr := b.sendResend(r, key, a.resend); rerr != nil {
 		b.throttle.Delete(key)
-		b.resend.Delete(key)
 		at.Retrying, at.GaveUp, at.Err = false, true, rerr
 		b.unfinished.mark(Unfinished{URL: key, Domain: at.Domain, Reason: why + "; the re-send could not be issued: " + rerr.Error()})
 		b.report(at)
 	}
 }
 
-// keepResend files a's re-send token under key and copies r's headers now,
-// before a user's Retry hands the map on. noCache skips Colly's cache.
-func (b *Breaker) keepResend(a *attempt, r *colly.Request, key string, noCache bool) {
-	tok := &resendToken{orig: collyx.RequestHeader(r)}
+// keepResend files and returns a re-send token for r under key, copying
+// r's headers now, before a user's Retry hands the map on. noCache skips
+// Colly's cache.
+func (b *Breaker) keepResend(r *colly.Request, key string, noCache bool) *resendToken {
+	tok := &resendToken{orig: collyx.RequestHeader(r), headers: headerCopy(r, noCache)}
+	tok.copy = collyx.HeaderOf(tok.headers)
 	if prev, ok := b.resend.Load(key); ok && prev.(*resendToken).of(r) {
 		// Throttled again: a copy of any request of the chain is one.
 		tok.prev = prev.(*resendToken)
 	}
-	h := headerCopy(r, noCache)
-	tok.copy = collyx.HeaderOf(h)
-	a.resend, a.resendHeaders = tok, &h
 	b.resend.Store(key, tok)
+	return tok
+}
+
+// sendResend sends r again as tok's re-send. It returns an error only when
+// the re-send was not issued and no copy took the token meanwhile; the
+// token is then withdrawn, so the user's retries are free again.
+func (b *Breaker) sendResend(r *colly.Request, key string, tok *resendToken) error {
+	err := retryWith(r, tok.headers)
+	if err == nil || tok.taken.Load() {
+		return nil
+	}
+	b.resend.Delete(key)
+	return err
 }
 
 // of reports whether r is a copy of any request of t's chain.
@@ -658,24 +668,14 @@ func (b *Breaker) report(a observe.Attempt) {
 // and a body reader of its own: Colly's Retry hands the copy r's reader,
 // which the user's own Retry of r would then seek while the re-send's
 // goroutine reads it.
-func retryWith(r *colly.Request, h *http.Header) error {
+func retryWith(r *colly.Request, h http.Header) error {
 	origH, origB := r.Headers, r.Body
 	defer func() { r.Headers, r.Body = origH, origB }()
-	if h != nil {
-		r.Headers = h
-	}
-	if s, ok := r.Body.(io.ReadSeeker); ok {
-		if _, err := s.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		b, err := io.ReadAll(s)
-		if _, serr := s.Seek(0, io.SeekStart); err == nil {
-			err = serr
-		}
-		if err != nil {
-			return err
-		}
-		r.Body = bytes.NewReader(b)
+	r.Headers = &h
+	if body, ok, err := collyx.ReadBody(r.Body); err != nil {
+		return err
+	} else if ok && r.Body != nil {
+		r.Body = bytes.NewReader(body)
 	}
 	return r.Retry()
 }
@@ -707,12 +707,10 @@ func (b *Breaker) unclaimed(c *colly.Collector, r *colly.Response) {
 	b.forgetCached(c.CacheDir, key)
 	// With a re-send token, as after a 429 from the site: the user's retry
 	// of this cached answer is a copy, dropped, not a second fetch.
-	a := &attempt{}
-	b.keepResend(a, r.Request, key, true)
+	tok := b.keepResend(r.Request, key, true)
 	b.log.Info().Str("event", "cached_throttle").Str("url", key).
 		Msg("breaker: Colly's cache answered with a stored 429; forgotten, and the URL sent again past the cache")
-	if err := retryWith(r.Request, a.resendHeaders); err != nil && !a.resend.taken.Load() {
-		b.resend.Delete(key)
+	if err := b.sendResend(r.Request, key, tok); err != nil {
 		b.unfinished.mark(Unfinished{URL: key, Domain: hostOf(r.Request.URL.Host),
 			Reason: "throttled (a 429 from Colly's cache); sending it again past the cache failed: " + err.Error()})
 	}

@@ -466,7 +466,7 @@ func (b *Breaker) holdHop(crawl context.Context, a *attempt, req *http.Request) 
 	if a.bare || crawl.Err() != nil || !b.resendBudgetLeft(req.URL.String()) {
 		return false
 	}
-	b.keepResend(a, a.req, req.URL.String(), false)
+	a.resend = b.keepResend(a.req, req.URL.String(), false)
 	a.heldHop = req.URL
 	return true
 }

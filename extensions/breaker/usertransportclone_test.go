@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,19 +13,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 )
-
-// userTransport is a user's own transport under the breaker's: it is not
-// net/http's, so net/http's Client enforces its Timeout on it with a timer
-// and the request's Cancel channel, not the request's context alone.
-type userTransport struct {
-	base http.RoundTripper
-	n    atomic.Int32
-}
-
-func (t *userTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	t.n.Add(1)
-	return t.base.RoundTrip(r)
-}
 
 // An unregistered clone's request waits for its domain's pace at the
 // breaker's transport: that wait is the breaker's, and the request's
@@ -47,8 +33,10 @@ func TestACloneHeldByThePaceUnderAUserTransportIsNotCancelledByTheClientTimeout(
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{MinGap: 150 * time.Millisecond}})
 	c := colly.NewCollector(colly.Async(true))
 	c.SetRequestTimeout(300 * time.Millisecond)
-	ut := &userTransport{base: &http.Transport{}}
-	c.WithTransport(ut)
+	// A user's own transport, not net/http's: net/http's Client then
+	// enforces its Timeout with a timer closing the request's Cancel
+	// channel, not through the request's context alone.
+	c.WithTransport(&countingTransport{base: &http.Transport{}})
 	if err := c.Limit(&colly.LimitRule{DomainRegexp: "^" + regexp.QuoteMeta(strings.TrimPrefix(store.URL(), "http://")) + "$", Parallelism: 3}); err != nil {
 		t.Fatal(err)
 	}

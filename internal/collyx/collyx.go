@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -116,4 +117,26 @@ func Client(c *colly.Collector) (*http.Client, error) {
 		return nil, ErrNoClient
 	}
 	return (*http.Client)(f.UnsafePointer()), nil
+}
+
+// ReadBody returns the bytes of body, a request body as Colly's Retry
+// replays it (an io.ReadSeeker, which Retry seeks to its start; nil is no
+// body), and leaves it at its start. ok is false for a body Retry refuses
+// (ErrRetryBodyUnseekable), which is left as it is.
+func ReadBody(body io.Reader) (b []byte, ok bool, err error) {
+	if body == nil {
+		return nil, true, nil
+	}
+	s, ok := body.(io.ReadSeeker)
+	if !ok {
+		return nil, false, nil
+	}
+	if _, err := s.Seek(0, io.SeekStart); err != nil {
+		return nil, true, err
+	}
+	b, err = io.ReadAll(s)
+	if _, serr := s.Seek(0, io.SeekStart); err == nil {
+		err = serr
+	}
+	return b, true, err
 }
