@@ -162,3 +162,66 @@ func TestABlockedDomainsRefusalAlwaysPointsAhead(t *testing.T) {
 		}
 	}
 }
+
+// A success that was already in flight when the first 403 of a run was
+// recorded does not end the run, even if it left after that 403's request:
+// requests in flight reach the server in any order, so it may have been
+// answered before the site began refusing (a generated case,
+// 7528176084478732239: the 200 of the request after the first 403, answered
+// first and recorded late, restarted the count, and the store answered 13
+// 403s against a bound of BlockedAfter + P − 1 = 12).
+func TestASuccessInFlightAtTheFirst403DoesNotEndTheRun(t *testing.T) {
+	release, slowArrived := make(chan struct{}), make(chan struct{})
+	var forbidden, fastArrived atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/slow":
+			close(slowArrived)
+			select {
+			case <-release: // the 403 of /fast is recorded
+			case <-time.After(5 * time.Second):
+			}
+			w.Write(testserver.ProductPage(1))
+			return
+		case "/ok":
+			w.Write(testserver.ProductPage(1))
+			return
+		case "/fast":
+			fastArrived.Add(1)
+			select {
+			case <-slowArrived: // /slow left after /fast, before its answer
+			case <-time.After(5 * time.Second):
+			}
+		}
+		forbidden.Add(1)
+		http.Error(w, "forbidden", http.StatusForbidden)
+	}))
+	defer srv.Close()
+	b := newBreaker(t, breaker.Standard(), breaker.Config{BlockedAfter: 3})
+	c := colly.NewCollector(colly.Async(true))
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2}); err != nil {
+		t.Fatal(err)
+	}
+	b.Register(c)
+	var once sync.Once
+	c.OnError(func(r *colly.Response, err error) {
+		if r.Request.URL.Path == "/fast" {
+			once.Do(func() { close(release) }) // the breaker's own OnError has recorded it
+		}
+	})
+	c.Visit(srv.URL + "/ok") // past the slow start: room for two
+	c.Wait()
+	c.Visit(srv.URL + "/fast")
+	for deadline := time.Now().Add(5 * time.Second); fastArrived.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond) // /fast has its ticket before /slow asks for one
+	}
+	c.Visit(srv.URL + "/slow")
+	c.Wait()
+	for i := 1; i <= 5; i++ {
+		c.Visit(srv.URL + "/p" + strconv.Itoa(i))
+		c.Wait()
+	}
+	if n := forbidden.Load(); n != 3 {
+		t.Fatalf("the site answered 403 %d times, want 3 (BlockedAfter): /slow's success was in flight when the run began", n)
+	}
+}

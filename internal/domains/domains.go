@@ -399,8 +399,8 @@ func (b *Set) transitioned(d *Domain, t circuit.Transition) {
 
 // alarms counts throttled and blocked answers in a row and warns each time
 // a run reaches the alarm threshold. Blocked runs follow the order requests
-// left (seq; 0 unknown): a success that left before the run began, recorded
-// late, does not end it.
+// left (seq; 0 unknown): a success that left before the run's first answer
+// came, recorded late, does not end it.
 func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 	switch c {
 	case circuit.Throttled:
@@ -411,8 +411,13 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 		}
 	case circuit.Blocked:
 		b.fleetAlarm(b.clock.Now())
-		if seq != 0 {
-			d.blockedFrom.CompareAndSwap(0, seq)
+		if seq != 0 && d.blockedFrom.Load() == 0 {
+			// The requests still in flight left before this answer came:
+			// the server may have answered them first, so their successes
+			// do not end the run either. Their seqs are taken to follow
+			// this one's (the answer's own slot is still held); one that
+			// left after a request already answered is not covered.
+			d.blockedFrom.CompareAndSwap(0, seq+uint64(max(d.Pace.Stats(b.clock.Now()).InFlight-1, 0)))
 		}
 		n := d.blocked.Add(1)
 		if b.blockedAfter > 0 && n == int64(b.blockedAfter) {
