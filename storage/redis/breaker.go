@@ -148,15 +148,12 @@ func (c *shared) moved(t circuit.Transition, err error) (circuit.Transition, err
 func (c *shared) allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
-	res, err := c.run(clk, now, scriptCircuitAllow, "breaker allow")
+	res, err := c.run(clk, now, scriptCircuitAllow, "breaker allow", 7)
 	if err != nil {
 		if isUnavailable(err) {
 			return c.allowDown(clk, clk.Now(), err)
 		}
 		return circuit.Ticket{}, circuit.Transition{}, err
-	}
-	if len(res) != 7 {
-		return circuit.Ticket{}, circuit.Transition{}, c.corrupt("allow", len(res), 7)
 	}
 	granted, state, gen, retryAt, trips, changed := toInt(res[0]), circuit.State(toInt(res[1])), uint64(toInt(res[2])), toInt(res[3]), toInt(res[4]), toInt(res[5])
 	seq := uint64(toInt(res[6]))
@@ -249,7 +246,7 @@ func (c *shared) record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (ci
 	}
 	now := clk.Now()
 	entry := strconv.Itoa(int(o.Class)) + ":" + strconv.FormatInt(int64(o.Latency), 10)
-	res, err := c.run(clk, now, scriptCircuitRecord, "breaker record",
+	res, err := c.run(clk, now, scriptCircuitRecord, "breaker record", 0,
 		strconv.FormatUint(p.Gen, 10), flag(p.Probe), entry, flag(o.Class.Counted()), flag(o.Class.Failure()),
 		strconv.FormatUint(p.Seq, 10))
 	if err != nil {
@@ -262,7 +259,7 @@ func (c *shared) record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (ci
 		return circuit.Transition{}, nil
 	}
 	if len(res) != 7 {
-		return circuit.Transition{}, c.corrupt("record", len(res), 7)
+		return circuit.Transition{}, c.corrupt("breaker record", len(res), 7)
 	}
 	from, to, reason, trips, retryAt := circuit.State(toInt(res[1])), circuit.State(toInt(res[2])), toInt(res[3]), toInt(res[4]), toInt(res[5])
 	if reason <= 0 || int(reason) >= len(reasons) {
@@ -296,15 +293,12 @@ func (c *shared) record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (ci
 func (c *shared) Snapshot(clk clock.Clock) (circuit.Snapshot, error) {
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
-	res, err := c.run(clk, now, scriptCircuitSnapshot, "breaker snapshot")
+	res, err := c.run(clk, now, scriptCircuitSnapshot, "breaker snapshot", 6)
 	if err != nil {
 		if fb := c.fallback.Load(); fb != nil && isUnavailable(err) {
 			return fb.Snapshot(clk)
 		}
 		return circuit.Snapshot{}, err
-	}
-	if len(res) != 6 {
-		return circuit.Snapshot{}, c.corrupt("snapshot", len(res), 6)
 	}
 	return circuit.Snapshot{
 		Key:            c.domain,
@@ -331,7 +325,7 @@ func (c *shared) Pause(clk clock.Clock, until time.Time) error {
 	if !until.After(now) {
 		return nil
 	}
-	_, err := c.run(clk, now, scriptCircuitPause, "breaker pause", until.UnixMicro())
+	_, err := c.run(clk, now, scriptCircuitPause, "breaker pause", 0, until.UnixMicro())
 	return err
 }
 
@@ -356,12 +350,9 @@ func (c *shared) hold(clk clock.Clock, until time.Time, reason string, tripsFloo
 	}
 	// A restored state, a fleet-wide pause or a throttle is not a trip.
 	counts := circuit.CountsAsTrip(reason)
-	res, err := c.run(clk, now, scriptCircuitHold, "breaker hold open", us, flag(ahead), tripsFloor, flag(counts))
+	res, err := c.run(clk, now, scriptCircuitHold, "breaker hold open", 4, us, flag(ahead), tripsFloor, flag(counts))
 	if err != nil {
 		return circuit.Transition{}, err
-	}
-	if len(res) != 4 {
-		return circuit.Transition{}, c.corrupt("hold open", len(res), 4)
 	}
 	trips := toInt(res[2])
 	c.trips.Store(trips)
@@ -399,8 +390,9 @@ func (c *shared) evidence(v any) ([]circuit.Result, error) {
 	return out, nil
 }
 
-// run calls a circuit script through the store's link (see admit).
-func (c *shared) run(clk clock.Clock, now time.Time, script *goredis.Script, op string, extra ...any) ([]any, error) {
+// run calls a circuit script through the store's link (see admit); an
+// answer of other than want values (0: any) is ErrCorrupt.
+func (c *shared) run(clk clock.Clock, now time.Time, script *goredis.Script, op string, want int, extra ...any) ([]any, error) {
 	bs := c.bs
 	ok, trial, cause := bs.link.admit(now)
 	if !ok {
@@ -425,11 +417,14 @@ func (c *shared) run(clk clock.Clock, now time.Time, script *goredis.Script, op 
 	if fb := c.fallback.Load(); fb != nil {
 		c.fallback.Store(nil) // Redis answers: the shared circuit rules again
 	}
+	if err == nil && want > 0 && len(res) != want {
+		err = c.corrupt(op, len(res), want)
+	}
 	return res, err
 }
 
 func (c *shared) corrupt(op string, got, want int) error {
-	return fmt.Errorf("breakwater/redis: breaker %s for %s on crawl %q: %w: the script answered %d values, want %d",
+	return fmt.Errorf("breakwater/redis: %s for %s on crawl %q: %w: the script answered %d values, want %d",
 		op, c.domain, c.bs.crawl, ErrCorrupt, got, want)
 }
 
