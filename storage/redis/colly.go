@@ -177,19 +177,20 @@ func (cs *CollyStorage) outcome(a observe.Attempt) {
 		}
 		err = cs.Fail(a.Request, cause)
 	}
-	if err != nil && !cs.unknown(err) {
-		cs.s.Logger.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", a.Request.URL.String()).
-			Err(err).Msg("breakwater/redis: a request's outcome could not be saved; its job comes back after the lease")
-	}
+	cs.unsaved(a.Request, err, "a request's outcome could not be saved")
 }
 
-// unknown reports whether the crawl's state is lost (the redis_state_lost
-// event said so already), checking first when err says a held job is gone.
-func (cs *CollyStorage) unknown(err error) bool {
+// unsaved logs that r's outcome was not saved (err), unless the crawl's
+// state is lost (the redis_state_lost event said so already), checking
+// first when err says a held job is gone.
+func (cs *CollyStorage) unsaved(r *colly.Request, err error, what string) {
 	if errors.Is(err, ErrUnknownJob) {
 		_ = cs.watch(context.Background(), true)
 	}
-	return cs.lost() != nil
+	if err != nil && cs.lost() == nil {
+		cs.s.Logger.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", r.URL.String()).
+			Err(err).Msg("breakwater/redis: " + what + "; its job comes back after the lease")
+	}
 }
 
 // refused parks a refused request until its RetryAt, plus up to a tenth of
@@ -199,10 +200,7 @@ func (cs *CollyStorage) refused(r *colly.Request, e *circuit.OpenError) {
 	if wait := until.Sub(cs.s.now()); wait > 0 {
 		until = until.Add(time.Duration(cs.q.float64() * float64(wait) / 10))
 	}
-	if err := cs.Park(r, until); err != nil && !cs.unknown(err) {
-		cs.s.Logger.Warn().Str("event", "outcome_not_saved").Str("crawl", cs.q.crawl).Str("url", r.URL.String()).
-			Err(err).Msg("breakwater/redis: a refused request could not be parked; its job comes back after the lease")
-	}
+	cs.unsaved(r, cs.Park(r, until), "a refused request could not be parked")
 }
 
 // Ack reports that r was fetched: its job is done and its URL visited for
