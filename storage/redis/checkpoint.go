@@ -62,9 +62,7 @@ func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Opti
 	if len(res) != 2 {
 		return nil, fmt.Errorf("breakwater/redis: open checkpoint of crawl %q: %w: the script answered %d values", crawlID, storage.ErrCorrupt, len(res))
 	}
-	switch toInt(res[0]) {
-	case 1:
-	default:
+	if toInt(res[0]) != 1 {
 		return nil, fmt.Errorf("breakwater/redis: open checkpoint of crawl %q: %w: key %v holds something else; use another namespace or crawl id",
 			crawlID, storage.ErrNotCheckpoint, res[1])
 	}

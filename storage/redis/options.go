@@ -136,15 +136,10 @@ func (c Config) apply(s *settings) {
 		}
 		s.Shards = c.Shards
 	}
-	s.atLeast("VisibilityTimeout", c.VisibilityTimeout, time.Millisecond, &s.VisibilityTimeout)
-	if c.MaxAttempts != 0 {
-		if c.MaxAttempts < 1 {
-			s.bad("Config.MaxAttempts %d: must be at least 1", c.MaxAttempts)
-		}
-		s.MaxAttempts = c.MaxAttempts
-	}
+	atLeast(s, "VisibilityTimeout", c.VisibilityTimeout, time.Millisecond, &s.VisibilityTimeout)
+	atLeast(s, "MaxAttempts", c.MaxAttempts, 1, &s.MaxAttempts)
 	s.backoff("Backoff", c.BackoffBase, c.BackoffCap, &s.BackoffBase, &s.BackoffCap)
-	s.atLeast("Retention", c.Retention, time.Second, &s.Retention)
+	atLeast(s, "Retention", c.Retention, time.Second, &s.Retention)
 	if c.DeadLetterLimit != 0 {
 		s.DeadLetterLimit = max(c.DeadLetterLimit, 0) // negative: no cap, 0 inside
 	}
@@ -158,10 +153,10 @@ func (c Config) apply(s *settings) {
 		s.Logger = c.Logger
 	}
 	s.FailOpen = s.FailOpen || c.FailOpen
-	s.atLeast("ProbeLease", c.ProbeLease, time.Millisecond, &s.ProbeLease)
+	atLeast(s, "ProbeLease", c.ProbeLease, time.Millisecond, &s.ProbeLease)
 	s.backoff("Reconnect", c.ReconnectBase, c.ReconnectCap, &s.ReconnectBase, &s.ReconnectCap)
-	s.atLeast("ClaimTTL", c.ClaimTTL, time.Millisecond, &s.ClaimTTL)
-	s.atLeast("PollInterval", c.PollInterval, time.Millisecond, &s.PollInterval)
+	atLeast(s, "ClaimTTL", c.ClaimTTL, time.Millisecond, &s.ClaimTTL)
+	atLeast(s, "PollInterval", c.PollInterval, time.Millisecond, &s.PollInterval)
 	if c.WaitHorizon != 0 {
 		s.WaitHorizon = max(c.WaitHorizon, 0) // negative: a horizon of zero
 	}
@@ -211,7 +206,7 @@ func (s *settings) bad(format string, args ...any) {
 }
 
 // atLeast sets *dst to a non-zero v, noting a v below least.
-func (s *settings) atLeast(name string, v, least time.Duration, dst *time.Duration) {
+func atLeast[T int | time.Duration](s *settings, name string, v, least T, dst *T) {
 	if v == 0 {
 		return
 	}
