@@ -125,9 +125,7 @@ type Config struct {
 // apply sets c's non-zero fields over s, noting the ones out of range.
 func (c Config) apply(s *settings) {
 	if c.Namespace != "" {
-		if err := checkName("namespace", c.Namespace); err != nil {
-			s.errs = append(s.errs, err)
-		}
+		s.checkName("namespace", c.Namespace)
 		s.Namespace = c.Namespace
 	}
 	if c.Shards != 0 {
@@ -244,9 +242,7 @@ func build(client any, crawlID string, opts []Option) (settings, error) {
 	if client == nil {
 		s.bad("redis client is nil")
 	}
-	if err := checkName("crawl id", crawlID); err != nil {
-		s.errs = append(s.errs, err)
-	}
+	s.checkName("crawl id", crawlID)
 	if len(s.errs) > 0 {
 		return s, fmt.Errorf("breakwater/redis: %w: %w", ErrInvalidConfig, errors.Join(s.errs...))
 	}
@@ -255,15 +251,12 @@ func build(client any, crawlID string, opts []Option) (settings, error) {
 
 // checkName rejects names that would break the key layout: a brace would
 // change the hash tag, glob characters the SCAN MATCH of DeleteCrawl.
-func checkName(what, v string) error {
+func (s *settings) checkName(what, v string) {
 	if v == "" {
-		return fmt.Errorf("%s is empty", what)
+		s.bad("%s is empty", what)
+	} else if len(v) > 200 {
+		s.bad("%s %.40q…: longer than 200 bytes", what, v)
+	} else if i := strings.IndexAny(v, "{}*?[]\\ \t\r\n"); i >= 0 {
+		s.bad("%s %q: must not contain %q (braces, glob characters and spaces are reserved)", what, v, v[i])
 	}
-	if len(v) > 200 {
-		return fmt.Errorf("%s %.40q…: longer than 200 bytes", what, v)
-	}
-	if i := strings.IndexAny(v, "{}*?[]\\ \t\r\n"); i >= 0 {
-		return fmt.Errorf("%s %q: must not contain %q (braces, glob characters and spaces are reserved)", what, v, v[i])
-	}
-	return nil
 }
