@@ -266,15 +266,12 @@ func (c *shared) record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (ci
 		return circuit.Transition{}, fmt.Errorf("breakwater/redis: breaker record for %s on crawl %q: %w: unknown reason code %d",
 			c.domain, c.bs.crawl, ErrCorrupt, reason)
 	}
-	var evidence []circuit.Result
-	switch reasons[reason] {
-	case circuit.ReasonProbeFailed:
+	evidence, err := c.evidence(res[6]) // empty but for a trip on failures
+	if err != nil {
+		return circuit.Transition{}, err
+	}
+	if reasons[reason] == circuit.ReasonProbeFailed {
 		evidence = []circuit.Result{o}
-	case circuit.ReasonFailureRate, circuit.ReasonConsecutiveFailures:
-		var err error
-		if evidence, err = c.evidence(res[6]); err != nil {
-			return circuit.Transition{}, err
-		}
 	}
 	c.trips.Store(trips)
 	t := circuit.Transition{Key: c.domain, From: from, To: to, At: now, Reason: reasons[reason], Window: evidence,
