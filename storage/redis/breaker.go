@@ -41,14 +41,10 @@ type BreakerStore struct {
 // circuits. Config.CallTimeout defaults to 1 s here. It does not contact
 // Redis; bad options are reported wrapped in ErrInvalidConfig.
 func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Option) (*BreakerStore, error) {
-	s, err := build(client, crawlID, opts)
+	s, err := build(client, crawlID, append([]Option{Config{CallTimeout: DefaultBreakerTimeout}}, opts...))
 	if err != nil {
 		return nil, err
 	}
-	if !s.timeoutSet {
-		s.CallTimeout = DefaultBreakerTimeout
-	}
-	warnContextTimeout(client, crawlID, s)
 	prefix := shardPrefixes(s.Namespace, crawlID, s.Shards)
 	for i := range prefix {
 		prefix[i] += "b:"

@@ -70,7 +70,6 @@ func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Opti
 		return nil, fmt.Errorf("breakwater/redis: open checkpoint of crawl %q: %w: format %d, this build reads up to %d; upgrade Breakwater to resume it",
 			crawlID, storage.ErrNewerFormat, f, CheckpointFormat)
 	}
-	warnContextTimeout(client, crawlID, s)
 	return cp, nil
 }
 

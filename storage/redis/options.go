@@ -142,7 +142,7 @@ func (c Config) apply(s *settings) {
 		s.DeadLetterLimit = max(c.DeadLetterLimit, 0) // negative: no cap, 0 inside
 	}
 	if c.CallTimeout != 0 {
-		s.CallTimeout, s.timeoutSet = c.CallTimeout, true
+		s.CallTimeout = c.CallTimeout
 	}
 	if c.Clock != nil {
 		s.now = c.Clock.Now
@@ -171,10 +171,9 @@ func (c Config) apply(s *settings) {
 // negative WaitHorizon waits for every job.
 type settings struct {
 	Config
-	timeoutSet bool // Config.CallTimeout was given (the breaker's default is shorter)
-	now        func() time.Time
-	rand       *rand.Rand
-	errs       []error
+	now  func() time.Time
+	rand *rand.Rand
+	errs []error
 }
 
 func defaults() settings {
@@ -231,7 +230,8 @@ func (s *settings) backoff(name string, base, limit time.Duration, sBase, sCap *
 	}
 }
 
-// build applies opts over the defaults and checks client and crawl id.
+// build applies opts over the defaults and checks client and crawl id;
+// the settings valid, it warns of a client that ignores their deadlines.
 func build(client any, crawlID string, opts []Option) (settings, error) {
 	s := defaults()
 	for _, o := range opts {
@@ -246,6 +246,7 @@ func build(client any, crawlID string, opts []Option) (settings, error) {
 	if len(s.errs) > 0 {
 		return s, fmt.Errorf("breakwater/redis: %w: %w", ErrInvalidConfig, errors.Join(s.errs...))
 	}
+	warnContextTimeout(client, crawlID, s)
 	return s, nil
 }
 

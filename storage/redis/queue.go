@@ -52,13 +52,12 @@ func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 		q.shards = append(q.shards, queueKeys(p))
 	}
 	q.next.Store(rand.Uint32()) // workers start their rounds on different shards
-	warnContextTimeout(client, crawlID, s)
 	return q, nil
 }
 
 // warnContextTimeout logs when the client's deadlines cannot cut a hung
 // connection short.
-func warnContextTimeout(client goredis.UniversalClient, crawlID string, s settings) {
+func warnContextTimeout(client any, crawlID string, s settings) {
 	if s.CallTimeout <= 0 {
 		return
 	}
