@@ -245,7 +245,12 @@ func (cs *CollyStorage) report(r *colly.Request, alone *goredis.Script, op strin
 		err = settle(job)
 		cs.notify()
 	} else {
-		err = cs.runVisit(alone, op, id)
+		err = cs.persist(context.Background(), op, func(ctx context.Context) error {
+			if err := alone.Run(ctx, cs.q.client, cs.keysOf(id), cs.q.args(cs.s.now(), id)...).Err(); err != nil {
+				return wrapErr(ctx, cs.q.crawl, op, err)
+			}
+			return nil
+		})
 	}
 	if job, ok := cs.takeHop(r, id); ok {
 		err = errors.Join(err, settle(job))
@@ -581,15 +586,6 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 // refusedByGuard reports a script the run marker guard stopped.
 func refusedByGuard(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "BWLOST")
-}
-
-func (cs *CollyStorage) runVisit(script *goredis.Script, op, id string) error {
-	return cs.persist(context.Background(), op, func(ctx context.Context) error {
-		if err := script.Run(ctx, cs.q.client, cs.keysOf(id), cs.q.args(cs.s.now(), id)...).Err(); err != nil {
-			return wrapErr(ctx, cs.q.crawl, op, err)
-		}
-		return nil
-	})
 }
 
 func (cs *CollyStorage) closed() bool {
