@@ -56,28 +56,17 @@ func DeleteCrawl(ctx context.Context, c goredis.UniversalClient, namespace, craw
 func deleteMatching(ctx context.Context, c goredis.UniversalClient, pattern string) (int64, error) {
 	one := func(ctx context.Context, node goredis.UniversalClient) (int64, error) {
 		var n int64
-		var batch []string
-		flush := func() error {
-			if len(batch) == 0 {
-				return nil
+		for cursor := uint64(0); ; {
+			keys, next, err := node.Scan(ctx, cursor, pattern, 1000).Result()
+			if err == nil && len(keys) > 0 { // each page unlinked as it comes
+				var d int64
+				d, err = c.Unlink(ctx, keys...).Result()
+				n += d
 			}
-			d, err := c.Unlink(ctx, batch...).Result()
-			n += d
-			batch = batch[:0]
-			return err
-		}
-		iter := node.Scan(ctx, 0, pattern, 1000).Iterator()
-		for iter.Next(ctx) {
-			if batch = append(batch, iter.Val()); len(batch) == 500 {
-				if err := flush(); err != nil {
-					return n, err
-				}
+			if cursor = next; err != nil || cursor == 0 {
+				return n, err
 			}
 		}
-		if err := iter.Err(); err != nil {
-			return n, err
-		}
-		return n, flush()
 	}
 	cc, ok := c.(*goredis.ClusterClient)
 	if !ok {
