@@ -477,19 +477,16 @@ func micros(us int64, now time.Time) time.Time {
 
 // parseEntry reads a window entry "<class>:<latency ns>[:<seq>]".
 func parseEntry(s string) (circuit.Result, bool) {
-	cls, lat, ok := strings.Cut(s, ":")
-	if !ok {
+	f := strings.Split(s, ":")
+	var err3 error
+	if len(f) == 3 {
+		_, err3 = strconv.ParseUint(f[2], 10, 64)
+	} else if len(f) != 2 {
 		return circuit.Result{}, false
 	}
-	if l, seq, ok := strings.Cut(lat, ":"); ok {
-		if _, err := strconv.ParseUint(seq, 10, 64); err != nil {
-			return circuit.Result{}, false
-		}
-		lat = l
-	}
-	c, err1 := strconv.Atoi(cls)
-	ns, err2 := strconv.ParseInt(lat, 10, 64)
-	if err1 != nil || err2 != nil || c < 0 || c > 255 {
+	c, err1 := strconv.Atoi(f[0])
+	ns, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || c < 0 || c > 255 {
 		return circuit.Result{}, false
 	}
 	return circuit.Result{Class: circuit.Class(c), Latency: time.Duration(ns)}, true
