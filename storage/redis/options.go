@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -128,12 +129,10 @@ func (c Config) apply(s *settings) {
 		s.checkName("namespace", c.Namespace)
 		s.Namespace = c.Namespace
 	}
-	if c.Shards != 0 {
-		if c.Shards < 1 || c.Shards > MaxShards {
-			s.bad("Config.Shards %d: must be in [1, %d]", c.Shards, MaxShards)
-		}
-		s.Shards = c.Shards
+	if c.Shards < 0 || c.Shards > MaxShards {
+		s.bad("Config.Shards %d: must be in [1, %d]", c.Shards, MaxShards)
 	}
+	s.Shards = cmp.Or(c.Shards, s.Shards)
 	atLeast(s, "VisibilityTimeout", c.VisibilityTimeout, time.Millisecond, &s.VisibilityTimeout)
 	atLeast(s, "MaxAttempts", c.MaxAttempts, 1, &s.MaxAttempts)
 	s.backoff("Backoff", c.BackoffBase, c.BackoffCap, &s.BackoffBase, &s.BackoffCap)
@@ -141,9 +140,7 @@ func (c Config) apply(s *settings) {
 	if c.DeadLetterLimit != 0 {
 		s.DeadLetterLimit = max(c.DeadLetterLimit, 0) // negative: no cap, 0 inside
 	}
-	if c.CallTimeout != 0 {
-		s.CallTimeout = c.CallTimeout
-	}
+	s.CallTimeout = cmp.Or(c.CallTimeout, s.CallTimeout)
 	if c.Clock != nil {
 		s.now = c.Clock.Now
 	}
@@ -158,12 +155,8 @@ func (c Config) apply(s *settings) {
 	if c.WaitHorizon != 0 {
 		s.WaitHorizon = max(c.WaitHorizon, 0) // negative: a horizon of zero
 	}
-	if c.MaxOutage != 0 {
-		s.MaxOutage = c.MaxOutage
-	}
-	if c.MaxHold != 0 {
-		s.MaxHold = c.MaxHold
-	}
+	s.MaxOutage = cmp.Or(c.MaxOutage, s.MaxOutage)
+	s.MaxHold = cmp.Or(c.MaxHold, s.MaxHold)
 }
 
 // settings is the constructors' Config, defaults filled in. Inside,
@@ -176,8 +169,10 @@ type settings struct {
 	errs []error
 }
 
-func defaults() settings {
-	return settings{now: time.Now, Config: Config{
+// build applies opts over the defaults and checks client and crawl id;
+// the settings valid, it warns of a client that ignores their deadlines.
+func build(client any, crawlID string, opts []Option) (settings, error) {
+	s := settings{now: time.Now, Config: Config{
 		Namespace:         DefaultNamespace,
 		Shards:            1,
 		VisibilityTimeout: DefaultVisibilityTimeout,
@@ -196,44 +191,6 @@ func defaults() settings {
 		WaitHorizon:       -1,
 		MaxHold:           DefaultMaxHold,
 	}}
-}
-
-func (s *settings) bad(format string, args ...any) {
-	s.errs = append(s.errs, fmt.Errorf(format, args...))
-}
-
-// atLeast sets *dst to a non-zero v, noting a v below least.
-func atLeast[T int | time.Duration](s *settings, name string, v, least T, dst *T) {
-	if v == 0 {
-		return
-	}
-	if v < least {
-		s.bad("Config.%s %v: must be at least %v", name, v, least)
-	}
-	*dst = v
-}
-
-// backoff sets a base/cap pair from its non-zero fields: base ≥ 1ms, cap
-// ≥ base.
-func (s *settings) backoff(name string, base, limit time.Duration, sBase, sCap *time.Duration) {
-	if base == 0 && limit == 0 {
-		return
-	}
-	if base != 0 {
-		*sBase = base
-	}
-	if limit != 0 {
-		*sCap = limit
-	}
-	if *sBase < time.Millisecond || *sCap < *sBase {
-		s.bad("Config.%sBase %v, %sCap %v: need base ≥ 1ms and cap ≥ base", name, *sBase, name, *sCap)
-	}
-}
-
-// build applies opts over the defaults and checks client and crawl id;
-// the settings valid, it warns of a client that ignores their deadlines.
-func build(client any, crawlID string, opts []Option) (settings, error) {
-	s := defaults()
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&s)
@@ -248,6 +205,30 @@ func build(client any, crawlID string, opts []Option) (settings, error) {
 	}
 	warnContextTimeout(client, crawlID, s)
 	return s, nil
+}
+
+func (s *settings) bad(format string, args ...any) {
+	s.errs = append(s.errs, fmt.Errorf(format, args...))
+}
+
+// atLeast sets *dst to a non-zero v, noting a v below least.
+func atLeast[T int | time.Duration](s *settings, name string, v, least T, dst *T) {
+	if v != 0 && v < least {
+		s.bad("Config.%s %v: must be at least %v", name, v, least)
+	}
+	*dst = cmp.Or(v, *dst)
+}
+
+// backoff sets a base/cap pair from its non-zero fields: base ≥ 1ms, cap
+// ≥ base.
+func (s *settings) backoff(name string, base, limit time.Duration, sBase, sCap *time.Duration) {
+	if base == 0 && limit == 0 {
+		return
+	}
+	*sBase, *sCap = cmp.Or(base, *sBase), cmp.Or(limit, *sCap)
+	if *sBase < time.Millisecond || *sCap < *sBase {
+		s.bad("Config.%sBase %v, %sCap %v: need base ≥ 1ms and cap ≥ base", name, *sBase, name, *sCap)
+	}
 }
 
 // checkName rejects names that would break the key layout: a brace would
