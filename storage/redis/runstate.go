@@ -135,15 +135,12 @@ func (cs *CollyStorage) suspect() {
 // cannot be asked. For the end of a run, to decide how it ended.
 func (cs *CollyStorage) Check(ctx context.Context) error {
 	cs.run.mu.Lock()
-	joined, lost := cs.run.id != "", cs.run.lost
+	joined := cs.run.id != ""
 	cs.run.mu.Unlock()
-	if lost != nil { // also a worker refused at its join: the crawl was marked lost
-		return lost
+	if !joined { // lost all the same if refused at its join: the crawl was marked lost
+		return cs.lost()
 	}
-	if !joined {
-		return nil
-	}
-	return cs.watch(ctx, true)
+	return cs.watch(ctx, true) // the loss found already, if any, without a round trip
 }
 
 // lost returns the ErrStateLost error once found, asking Redis nothing.
