@@ -100,8 +100,7 @@ func (cp *checkpointStore) Put(recs ...storage.Record) error {
 	defer cancel()
 	for start := 0; start < len(recs); start += putBatch {
 		batch := recs[start:min(start+putBatch, len(recs))]
-		args := make([]any, 0, 1+3*len(batch))
-		args = append(args, cp.s.Retention.Milliseconds())
+		args := append(make([]any, 0, 1+3*len(batch)), cp.s.Retention.Milliseconds())
 		for _, r := range batch {
 			upd := r.Updated
 			if upd.IsZero() {

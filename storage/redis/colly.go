@@ -2,6 +2,7 @@ package redis
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,9 +72,7 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 		return nil, err
 	}
 	s := q.s
-	if s.ClaimTTL == 0 {
-		s.ClaimTTL = s.VisibilityTimeout
-	}
+	s.ClaimTTL = cmp.Or(s.ClaimTTL, s.VisibilityTimeout)
 	var shards [][]string
 	for i, p := range shardPrefixes(s.Namespace, crawlID, s.Shards) {
 		shards = append(shards, append(slices.Clone(q.shards[i]), p+"c:visited", p+"c:cookies", p+"c:run"))
