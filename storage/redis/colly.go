@@ -438,7 +438,7 @@ func (cs *CollyStorage) AddRequest(b []byte) error {
 			return err
 		}
 		now := cs.s.now()
-		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(now, job.ID, 0, now.UnixMilli(), rec)...).Int()
+		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(now, job.ID, now.UnixMilli(), rec)...).Int()
 		if err != nil {
 			return wrapErr(ctx, cs.q.crawl, "add request", err)
 		}

@@ -187,7 +187,7 @@ func (q *jobQueue) enqueue(ctx context.Context, now time.Time, keys []string, jo
 			if j.NotBefore.After(now) {
 				eligible = j.NotBefore
 			}
-			args = append(args, j.ID, 0, eligible.UnixMilli(), rec)
+			args = append(args, j.ID, eligible.UnixMilli(), rec)
 		}
 		n, err := scriptEnqueue.Run(ctx, q.client, keys, args...).Int()
 		if err != nil {
@@ -201,7 +201,7 @@ func (q *jobQueue) enqueue(ctx context.Context, now time.Time, keys []string, jo
 // Claim leases the best ready job to the caller. In the same atomic step it
 // takes back jobs whose lease expired and makes due delayed jobs ready, so
 // a crawl needs no separate janitor. The best job is the one with the lowest
-// eligible time plus lane offset; two workers never get the same job.
+// eligible time; two workers never get the same job.
 //
 // When nothing is ready Claim returns an *EmptyError (errors.Is ErrEmpty)
 // saying when the next job may be; a zero Next means the crawl's queue is

@@ -212,7 +212,7 @@ func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, 
 	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.s.now(),
-		job.ID, job.lease, rec, 0, next.NotBefore.UnixMilli(), flag(bury))...).Slice()
+		job.ID, job.lease, rec, next.NotBefore.UnixMilli(), flag(bury))...).Slice()
 	if err != nil {
 		return wrapErr(ctx, q.crawl, op, err)
 	}
@@ -300,9 +300,9 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 	return st, nil
 }
 
-// args builds the ARGV every script starts with; the lane offsets are 0.
+// args builds the ARGV every script starts with (lua/prelude.lua).
 func (q *jobQueue) args(now time.Time, extra ...any) []any {
-	a := append(make([]any, 0, 6+len(extra)), now.UnixMilli(), q.s.Retention.Milliseconds(), 0, 0, 0, q.s.DeadLetterLimit)
+	a := append(make([]any, 0, 3+len(extra)), now.UnixMilli(), q.s.Retention.Milliseconds(), q.s.DeadLetterLimit)
 	return append(a, extra...)
 }
 

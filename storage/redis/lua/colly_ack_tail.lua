@@ -3,7 +3,7 @@
 -- atomic step. Returns ack's status.
 local status = ack()
 if status == 1 then
-  redis.call('ZADD', KEYS[7], 0, ARGV[7])
+  redis.call('ZADD', KEYS[7], 0, ARGV[4])
   touch()
 end
 return status

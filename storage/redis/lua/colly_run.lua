@@ -8,17 +8,17 @@
 -- crawl, until the crawl is purged.
 -- KEYS[9] run marker STRING: the crawl's run id (refreshed by touch, so it
 --         lives as long as the rest of the crawl)
--- ARGV[7] a fresh run id, ARGV[8] '1' to join (write it if there is none)
+-- ARGV[4] a fresh run id, ARGV[5] '1' to join (write it if there is none)
 -- or '0' to check (never write).
 -- Returns the run id in Redis (or the tombstone), or false when there is
 -- none and checking.
 local marker = KEYS[9]
 local run = redis.call('GET', marker)
 if not run then
-  if ARGV[8] ~= '1' then
+  if ARGV[5] ~= '1' then
     return false
   end
-  run = ARGV[7]
+  run = ARGV[4]
   redis.call('SET', marker, run)
 end
 redis.call('PEXPIRE', marker, retention)

@@ -1,7 +1,7 @@
 -- Dead: read dead letters, newest first. Changes nothing.
--- ARGV[7] first rank, ARGV[8] last rank.
+-- ARGV[4] first rank, ARGV[5] last rank.
 -- Returns a flat list of {id, time of death (ms), record}.
-local ids = redis.call('ZREVRANGE', dead, ARGV[7], ARGV[8], 'WITHSCORES')
+local ids = redis.call('ZREVRANGE', dead, ARGV[4], ARGV[5], 'WITHSCORES')
 local out = {}
 for i = 1, #ids, 2 do
   local raw = redis.call('HGET', jobs, ids[i])

@@ -1,6 +1,6 @@
 -- Shared head of every queue script (scripts.go prepends it).
 --
--- KEYS[1] ready    ZSET id -> eligible time + lane offset (ms)
+-- KEYS[1] ready    ZSET id -> eligible time (ms)
 -- KEYS[2] delayed  ZSET id -> eligible time (ms)
 -- KEYS[3] inflight ZSET id -> lease deadline (ms)
 -- KEYS[4] dead     ZSET id -> time of death (ms)
@@ -11,30 +11,21 @@
 --
 -- ARGV[1] now (Unix ms, from the caller's clock, never Redis TIME)
 -- ARGV[2] retention (ms): TTL given to every key on each change
--- ARGV[3..5] lane offsets (ms) of Normal, Critical, Bulk
--- ARGV[6] dead-letter limit (0 = none)
--- ARGV[7..] the script's own arguments
+-- ARGV[3] dead-letter limit (0 = none)
+-- ARGV[4..] the script's own arguments
 -- KEYS[7] (the queue's scripts) or KEYS[9] (the Colly scripts) is the run
 -- marker when a CollyStorage calls: see the guard at the end.
 local ready, delayed, inflight, dead, jobs, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local now = tonumber(ARGV[1])
 local retention = ARGV[2]
-local laneOffset = { [0] = tonumber(ARGV[3]), [1] = tonumber(ARGV[4]), [2] = tonumber(ARGV[5]) }
-local deadLimit = tonumber(ARGV[6])
+local deadLimit = tonumber(ARGV[3])
 local trimmed = 0 -- dead letters dropped over the limit by this call
 
--- offsetOf returns a lane's offset; an unknown lane counts as Normal.
-local function offsetOf(lane)
-  return laneOffset[tonumber(lane)] or 0
-end
-
--- schedule puts a job where its eligible time says: ready (ordered by
--- eligible time plus lane offset) if due, else delayed (ordered by eligible
--- time). Eligibility and priority are kept apart, so a bulk job's offset
--- never delays it when nothing else is waiting.
-local function schedule(id, lane, eligible)
+-- schedule puts a job where its eligible time says: ready if due, else
+-- delayed, each ordered by eligible time.
+local function schedule(id, eligible)
   if eligible <= now then
-    redis.call('ZADD', ready, eligible + offsetOf(lane), id)
+    redis.call('ZADD', ready, eligible, id)
   else
     redis.call('ZADD', delayed, eligible, id)
   end
@@ -95,7 +86,7 @@ local function reclaim(limit, reason)
         bury(id)
         buried = buried + 1
       else
-        schedule(id, job.lane, now)
+        schedule(id, now)
       end
     end
   end
@@ -103,16 +94,14 @@ local function reclaim(limit, reason)
 end
 
 -- promote moves up to limit delayed jobs whose time has come into ready,
--- scored by the time they became eligible (not the time of promotion) plus
--- their lane's offset.
+-- scored by the time they became eligible (not the time of promotion).
 local function promote(limit)
   local due = redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
   for i = 1, #due, 2 do
     local id = due[i]
     redis.call('ZREM', delayed, id)
-    local raw = redis.call('HGET', jobs, id)
-    if raw then
-      redis.call('ZADD', ready, tonumber(due[i + 1]) + offsetOf(cjson.decode(raw).lane), id)
+    if redis.call('HEXISTS', jobs, id) == 1 then
+      redis.call('ZADD', ready, tonumber(due[i + 1]), id)
     end
   end
   return #due / 2

@@ -1,7 +1,7 @@
 -- Reclaim: take back jobs whose lease expired, without claiming anything.
--- ARGV[7] batch size, ARGV[8] last_error for reclaimed jobs.
+-- ARGV[4] batch size, ARGV[5] last_error for reclaimed jobs.
 -- Returns {reclaimed, buried, trimmed}.
-local reclaimed, buried = reclaim(tonumber(ARGV[7]), ARGV[8])
+local reclaimed, buried = reclaim(tonumber(ARGV[4]), ARGV[5])
 if reclaimed > 0 then
   touch()
 end

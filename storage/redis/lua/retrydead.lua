@@ -1,7 +1,7 @@
 -- RetryDead: give a dead letter a fresh set of attempts and make it ready
 -- now. Its last error is kept for the record.
--- ARGV[7] id. Returns 1 requeued, 0 not a dead letter.
-local id = ARGV[7]
+-- ARGV[4] id. Returns 1 requeued, 0 not a dead letter.
+local id = ARGV[4]
 if not redis.call('ZSCORE', dead, id) then
   return 0
 end
@@ -15,6 +15,6 @@ local job = cjson.decode(raw)
 job.attempts = 0
 job.not_before = now
 redis.call('HSET', jobs, id, cjson.encode(job))
-schedule(id, job.lane, now)
+schedule(id, now)
 touch()
 return 1
