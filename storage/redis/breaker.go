@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -188,9 +189,7 @@ func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.T
 		return p, t, nil
 	}
 	since, next, cause := c.bs.link.state()
-	if cause == nil {
-		cause = err
-	}
+	cause = cmp.Or(cause, err)
 	if !next.After(now) {
 		next = now.Add(c.bs.s.ReconnectBase)
 	}

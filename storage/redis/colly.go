@@ -84,6 +84,7 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 		shards: shards,
 		s:      s,
 		link:   newLink("colly storage", crawlID, "every call waits and retries", s),
+		keep:   keeper{jobs: map[string]*kept{}},
 		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}, nil
@@ -485,11 +486,7 @@ func (cs *CollyStorage) GetRequest() ([]byte, error) {
 			}
 			return nil, fmt.Errorf("breakwater/redis: get request on crawl %q: %w", cs.q.crawl, ErrDrained)
 		}
-		wait := cs.s.PollInterval
-		if d := empty.Next.Sub(cs.s.now()); d < wait {
-			wait = max(d, time.Millisecond)
-		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(min(cs.s.PollInterval, max(empty.Next.Sub(cs.s.now()), time.Millisecond)))
 		select {
 		case <-cs.wake:
 		case <-t.C:

@@ -28,9 +28,6 @@ func (cs *CollyStorage) hold(job *queueJob) {
 	k := &cs.keep
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.jobs == nil {
-		k.jobs = map[string]*kept{}
-	}
 	k.jobs[job.ID] = &kept{token: job.lease}
 	k.waiting = job.ID
 	cs.startKeeperLocked()
