@@ -171,11 +171,7 @@ func (cs *CollyStorage) outcome(a observe.Attempt) {
 	case observed.Parked, observed.Cancelled:
 		err = cs.Park(a.Request, until) // zero but for Parked: at once
 	default:
-		cause := a.Err
-		if cause == nil {
-			cause = fmt.Errorf("%s (HTTP %d)", a.Result.Class, a.Status)
-		}
-		err = cs.Fail(a.Request, cause)
+		err = cs.Fail(a.Request, cmp.Or(a.Err, fmt.Errorf("%s (HTTP %d)", a.Result.Class, a.Status)))
 	}
 	cs.unsaved(a.Request, err, "a request's outcome could not be saved")
 }

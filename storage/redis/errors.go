@@ -64,10 +64,7 @@ func wrapErr(ctx context.Context, crawl, op string, err error) error {
 	if ctxErr != nil && !errors.Is(err, ctxErr) {
 		err = fmt.Errorf("%w (%w)", err, ctxErr)
 	}
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, crawl, err)
-	}
-	if hint, ok := unavailable(err); ok {
+	if hint, ok := unavailable(err); ok && !errors.Is(err, context.Canceled) { // cancelled: the caller's doing
 		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w: %w (%s)", op, crawl, ErrUnavailable, err, hint)
 	}
 	return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, crawl, err)
@@ -75,9 +72,6 @@ func wrapErr(ctx context.Context, crawl, op string, err error) error {
 
 // unavailable reports whether Redis cannot serve us now, and what to do.
 func unavailable(err error) (hint string, ok bool) {
-	if err == nil {
-		return "", false
-	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "Redis did not answer in time: check that it is reachable and not overloaded, or allow a longer deadline", true
 	}
