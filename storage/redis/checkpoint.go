@@ -146,9 +146,6 @@ func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage
 	if err := backend.CheckStates(states); err != nil {
 		return err
 	}
-	if len(states) == 0 {
-		states = storage.States()
-	}
 	var after uint64
 	for {
 		if cp.closed.Load() {
@@ -156,7 +153,7 @@ func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage
 		}
 		args := []any{cp.s.Retention.Milliseconds(), after, scanChunk}
 		for st := storage.Pending; st <= storage.Dead; st++ {
-			if slices.Contains(states, st) {
+			if len(states) == 0 || slices.Contains(states, st) {
 				args = append(args, int(st))
 			}
 		}

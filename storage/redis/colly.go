@@ -259,10 +259,7 @@ func (cs *CollyStorage) report(r *colly.Request, alone *goredis.Script, op strin
 // redirects) if a hop of r took it up: its own request reports nothing.
 func (cs *CollyStorage) takeHop(r *colly.Request, id string) (*queueJob, bool) {
 	end := requestIDOf(r)
-	if end == id {
-		return nil, false
-	}
-	if v, ok := cs.held.Load(end); !ok || !v.(*heldJob).isTaken() {
+	if v, ok := cs.held.Load(end); end == id || !ok || !v.(*heldJob).isTaken() {
 		return nil, false
 	}
 	return cs.take(end)

@@ -48,10 +48,6 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	if joined != "" && !due {
 		return nil
 	}
-	join := "0"
-	if joined == "" {
-		join = "1"
-	}
 	ctx, cancel := callContext(ctx, cs.q.s.CallTimeout)
 	defer cancel()
 	// Every shard has a copy of the marker.
@@ -62,7 +58,7 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 		if i > 0 {
 			id = run
 		}
-		v, err := scriptCollyRun.Run(ctx, cs.q.client, keys, cs.q.args(now, id, join)...).Text()
+		v, err := scriptCollyRun.Run(ctx, cs.q.client, keys, cs.q.args(now, id, flag(joined == ""))...).Text()
 		if err != nil && !errors.Is(err, goredis.Nil) {
 			return wrapErr(ctx, cs.q.crawl, "check the crawl's run", err)
 		}
