@@ -53,7 +53,7 @@ func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) err
 
 // scanChunk appends to file the first records with Seq > after in the
 // wanted states, at most max(scanChunk, buffered), in Seq order.
-func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (out []storage.Record, err error) {
+func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (_ []storage.Record, err error) {
 	defer inUse(&err)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -61,19 +61,6 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 		return nil, storage.ErrClosed
 	}
 	limit := max(scanChunk, len(s.buf)+len(s.com))
-
-	var mem []*entry // buffered candidates (an entry in com that buf overrides is not)
-	for _, m := range []map[uint64]*entry{s.com, s.buf} {
-		for id, e := range m {
-			if e.rec.Seq > after && want[e.rec.State] && s.lookup(id) == e {
-				mem = append(mem, e)
-			}
-		}
-	}
-	slices.SortFunc(mem, func(a, b *entry) int { return cmp.Compare(a.rec.Seq, b.rec.Seq) })
-	if len(mem) > limit {
-		mem = mem[:limit]
-	}
 
 	err = viewGuarded(s.db, s.path, "scan", func(tx *bbolt.Tx) error {
 		reqs := newFollower(tx.Bucket(bucketRequests))
@@ -101,21 +88,17 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 		return nil, err
 	}
 
-	if len(mem) == 0 { // the usual case on resume: nothing buffered
-		return file, nil
-	}
-	// Merge the two Seq-ordered lists; the first limit are the answer.
-	out = make([]storage.Record, 0, min(limit, len(mem)+len(file)))
-	for len(out) < limit && (len(mem) > 0 || len(file) > 0) {
-		if len(file) == 0 || (len(mem) > 0 && mem[0].rec.Seq < file[0].Seq) {
-			out = append(out, mem[0].record())
-			mem = mem[1:]
-		} else {
-			out = append(out, file[0])
-			file = file[1:]
+	// With the buffered candidates (an entry in com that buf overrides is
+	// not), in Seq order: the first limit are the answer.
+	for _, m := range []map[uint64]*entry{s.com, s.buf} {
+		for id, e := range m {
+			if e.rec.Seq > after && want[e.rec.State] && s.lookup(id) == e {
+				file = append(file, e.record())
+			}
 		}
 	}
-	return out, nil
+	slices.SortFunc(file, func(a, b storage.Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	return file[:min(limit, len(file))], nil
 }
 
 // indexPays reports whether the wanted states hold under half the records.
