@@ -105,17 +105,9 @@ func (t *table) find(id uint64) *uint64 {
 		return nil
 	}
 	k := mix(id)
-	b := k >> t.shift
-	lo, hi := int(t.dir[b]), int(t.dir[b+1])
-	for lo < hi { // a binary search, of about two entries
-		m := int(uint(lo+hi) >> 1)
-		switch e := &t.ents[m]; {
-		case e.key == k:
-			return &e.w
-		case e.key < k:
-			lo = m + 1
-		default:
-			hi = m
+	for i := t.dir[k>>t.shift]; i < t.dir[k>>t.shift+1]; i++ { // about two entries
+		if t.ents[i].key == k {
+			return &t.ents[i].w
 		}
 	}
 	return nil
