@@ -45,7 +45,6 @@ type Checkpoint struct {
 
 	observed   observed.Set // the breakers Observe was given
 	viaBreaker atomic.Bool  // Observe was called: outcomes come from the breaker
-	failed     atomic.Bool  // the store failed; see err
 
 	mu        sync.Mutex
 	err       error                     // the first store error
@@ -190,7 +189,6 @@ func (cp *Checkpoint) failLocked(err error) error {
 		return cp.err
 	}
 	cp.err = fmt.Errorf("%w (%s): %w; what was committed before is intact, fix the cause and resume", ErrStore, cp.where, err)
-	cp.failed.Store(true)
 	cp.opt.Logger.Error().Str("event", "checkpoint_store_failed").Err(err).Msg("checkpoint: the store cannot be written; new requests are stopped")
 	cp.notify = true // unlock calls the hooks, outside the lock
 	return cp.err
