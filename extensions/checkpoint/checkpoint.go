@@ -60,7 +60,8 @@ type Checkpoint struct {
 	annSeq    uint64                    // announcements so far
 	anns      announcements             // the same, in the order they were made
 	held      heldRecords               // final records waiting for the links found before them
-	front     frontier                  // the queue (queue.go)
+	front     []uint64                  // the queue: earlier runs' unfinished, then this run's (queue.go)
+	loaded    bool                      // front has the earlier runs' unfinished
 	cookies   recent.Map[string]        // host → cookie string, for the hosts used last (cookieCacheSize)
 	b         *breaker.Breaker          // attached by Breaker
 	saved     map[string]savedCircuit   // open domains and closed ones with failures, as saved

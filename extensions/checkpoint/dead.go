@@ -143,7 +143,7 @@ func (cp *Checkpoint) RetryDead() (int, error) {
 		return 0, err
 	}
 	for _, r := range revive {
-		cp.front.push(r.ID)
+		cp.front = append(cp.front, r.ID)
 	}
 	if len(revive) > 0 {
 		cp.opt.Logger.Info().Str("event", "checkpoint_retry_dead").Int("revived", len(revive)).

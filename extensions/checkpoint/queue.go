@@ -8,25 +8,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// frontier is the queue of IDs: earlier runs' unfinished, then this run's.
-type frontier struct {
-	loaded bool
-	ids    []uint64
-}
-
-func (f *frontier) push(id uint64) { f.ids = append(f.ids, id) }
-
-func (f *frontier) pop() (uint64, bool) {
-	if len(f.ids) == 0 {
-		return 0, false
-	}
-	id := f.ids[0]
-	f.ids = f.ids[1:]
-	return id, true
-}
-
-func (f *frontier) len() int { return len(f.ids) }
-
 // errQueueEmpty is GetRequest's answer when nothing is queued.
 var errQueueEmpty = errors.New("checkpoint: the queue is empty")
 
@@ -37,10 +18,10 @@ var unfinished = []storage.State{storage.Pending, storage.InFlight, storage.Fail
 // unfinished and eligible now (see Resume). A failed URL with no attempts
 // left (MaxAttempts was lowered) is dead.
 func (cp *Checkpoint) loadLocked() {
-	if cp.front.loaded || cp.err != nil {
+	if cp.loaded || cp.err != nil {
 		return
 	}
-	cp.front.loaded = true
+	cp.loaded = true
 	now := cp.now()
 	var fix []storage.Record
 	err := cp.store.Scan(func(r storage.Record) error {
@@ -58,7 +39,7 @@ func (cp *Checkpoint) loadLocked() {
 			cp.stats.Deferred++
 			return nil
 		}
-		cp.front.push(r.ID)
+		cp.front = append(cp.front, r.ID)
 		return nil
 	}, unfinished...)
 	if cp.failLocked(err) != nil {
@@ -67,7 +48,7 @@ func (cp *Checkpoint) loadLocked() {
 	if cp.putBatchesLocked(fix) != nil {
 		return
 	}
-	if n := cp.front.len(); n > 0 || cp.stats.Deferred > 0 {
+	if n := len(cp.front); n > 0 || cp.stats.Deferred > 0 {
 		cp.opt.Logger.Info().Str("event", "checkpoint_resume").Int("redrive", n).Int("parked", cp.stats.Deferred).
 			Msg("checkpoint: resuming what earlier runs did not finish")
 	}
@@ -83,11 +64,9 @@ func (cp *Checkpoint) domainClosedUntilLocked(u string) time.Time {
 
 // popLocked hands out the next unfinished record, with a token for IsVisited.
 func (cp *Checkpoint) popLocked() (storage.Record, bool) {
-	for {
-		id, ok := cp.front.pop()
-		if !ok {
-			return storage.Record{}, false
-		}
+	for len(cp.front) > 0 {
+		id := cp.front[0]
+		cp.front = cp.front[1:]
 		r, found, err := cp.store.Get(id)
 		if err != nil {
 			cp.failLocked(err)
@@ -105,6 +84,7 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 		cp.stats.Redriven++
 		return r, true
 	}
+	return storage.Record{}, false
 }
 
 // AddRequest is Colly's queue.Storage AddRequest; a known URL is not queued.
@@ -130,7 +110,7 @@ func (s collyStorage) AddRequest(b []byte) error {
 	if err := cp.putLocked(rec); err != nil {
 		return err
 	}
-	cp.front.push(id)
+	cp.front = append(cp.front, id)
 	return nil
 }
 
@@ -159,5 +139,5 @@ func (s collyStorage) QueueSize() (int, error) {
 		return 0, cp.err
 	}
 	cp.startLocked()
-	return cp.front.len(), nil
+	return len(cp.front), nil
 }
