@@ -56,9 +56,6 @@ func (h *heldRecords) popBefore(oldest uint64) []storage.Record {
 	for n < len(h.q) && h.q[n].watermark < oldest {
 		n++
 	}
-	if n == 0 {
-		return nil
-	}
 	recs := make([]storage.Record, n)
 	for i := range n {
 		recs[i] = h.q[i].rec

@@ -243,15 +243,14 @@ func (s collyStorage) Visited(id uint64) error {
 func (s collyStorage) IsVisited(id uint64) (bool, error) {
 	cp := s.cp
 	cp.mu.Lock()
-	if cp.err != nil {
+	switch {
+	case cp.err != nil:
 		defer cp.unlock()
 		return false, cp.err
-	}
-	if cp.takeTokenLocked(id) {
+	case cp.takeTokenLocked(id):
 		cp.unlock()
 		return false, nil
-	}
-	if cp.knownLocked(id) {
+	case cp.knownLocked(id):
 		cp.unlock()
 		return true, nil
 	}
