@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"slices"
 
@@ -54,10 +55,7 @@ func (s *Store) commit() error {
 		s.mu.Unlock()
 		return nil
 	}
-	ents := make([]*entry, 0, len(s.buf))
-	for _, e := range s.buf {
-		ents = append(ents, e)
-	}
+	ents := slices.AppendSeq(make([]*entry, 0, len(s.buf)), maps.Values(s.buf))
 	metas := s.metaBuf
 	s.com, s.buf = s.buf, make(map[uint64]*entry, len(s.buf))
 	s.metaCom, s.metaBuf = s.metaBuf, make(map[string][]byte)
