@@ -87,21 +87,22 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 	defer inUse(&err) // after the recover below has turned a panic into an error
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	tx, err := s.db.Begin(true)
-	if err != nil {
-		return s.commitError(err)
-	}
 	defer func() {
-		r := recover()
-		if r != nil {
+		if r := recover(); r != nil {
 			err = corruptError(s.path, fmt.Sprintf("commit: bbolt failed (%v)", r), nil)
+		} else if _, ours := err.(*FileError); err != nil && !ours { // bbolt's
+			err = &FileError{Path: s.path, Detail: "commit failed", Err: err, Hint: hintCommit}
 		}
-		if err != nil {
+		if err != nil && tx != nil {
 			func() {
 				defer func() { _ = recover() }()
 				_ = tx.Rollback()
 			}()
 		}
 	}()
+	if err != nil {
+		return err
+	}
 
 	format := tx.Bucket(bucketFormat)
 	recs, reqs := tx.Bucket(bucketRecords), tx.Bucket(bucketRequests)
@@ -145,7 +146,7 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 		if e.was == 0 {
 			if len(run) > 0 && (runStart+uint64(len(run)) != r.Seq || len(run) == maxIDRun) {
 				if err := flushRun(); err != nil {
-					return s.commitError(err)
+					return err
 				}
 			}
 			if len(run) == 0 {
@@ -165,14 +166,14 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 		a.start()
 		a.b = encode(a.b, r)
 		if err := recs.Put(sk, a.done()); err != nil {
-			return s.commitError(err)
+			return err
 		}
 		if err := s.writeRequest(reqs, sk, e, &a); err != nil {
 			return err
 		}
 	}
 	if err := flushRun(); err != nil {
-		return s.commitError(err)
+		return err
 	}
 	slices.SortFunc(stateOps, func(a, b indexOp) int { return bytes.Compare(a.key, b.key) })
 	for _, op := range stateOps {
@@ -183,27 +184,24 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 			err = states.Put(op.key, op.val)
 		}
 		if err != nil {
-			return s.commitError(err)
+			return err
 		}
 	}
 	meta := tx.Bucket(bucketMeta)
 	for k, v := range metas {
 		if err := meta.Put([]byte(k), v); err != nil {
-			return s.commitError(err)
+			return err
 		}
 	}
 	if stored := binary.BigEndian.Uint64(format.Get(keyNextSeq)); nextSeq > stored {
 		if err := format.Put(keyNextSeq, seqKey(nextSeq)); err != nil {
-			return s.commitError(err)
+			return err
 		}
 	}
 	if err := format.Put(keyCounts, encodeCounts(&counts)); err != nil {
-		return s.commitError(err)
+		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return s.commitError(err)
-	}
-	return nil
+	return tx.Commit()
 }
 
 // maxIDRun is the most IDs one ID log value holds (32 KB).
@@ -237,10 +235,7 @@ func (s *Store) writeRequest(reqs *bbolt.Bucket, sk []byte, e *entry, a *arena) 
 		a.b = encodeRequest(a.b, sk, req)
 		err = reqs.Put(sk, a.done())
 	}
-	if err != nil {
-		return s.commitError(err)
-	}
-	return nil
+	return err
 }
 
 // arena hands out slices of one buffer: start, append to b, done.
@@ -256,7 +251,3 @@ func (a *arena) done() []byte { return a.b[a.mark:len(a.b):len(a.b)] }
 
 // indexOp is a write to an index bucket: a Put, or a Delete when val is nil.
 type indexOp struct{ key, val []byte }
-
-func (s *Store) commitError(err error) error {
-	return &FileError{Path: s.path, Detail: "commit failed", Err: err, Hint: hintCommit}
-}
