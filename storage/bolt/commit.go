@@ -137,12 +137,8 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 	}
 	for _, e := range ents {
 		r := &e.rec
-		a.start()
-		a.b = binary.BigEndian.AppendUint64(a.b, r.Seq)
-		sk := a.done()
-		a.start()
-		a.b = stateKeyAppend(a.b, r.State, r.Seq)
-		newKey := a.done()
+		sk := a.add(func(b []byte) []byte { return binary.BigEndian.AppendUint64(b, r.Seq) })
+		newKey := a.add(func(b []byte) []byte { return stateKeyAppend(b, r.State, r.Seq) })
 		if e.was == 0 {
 			if len(run) > 0 && (runStart+uint64(len(run)) != r.Seq || len(run) == maxIDRun) {
 				if err := flushRun(); err != nil {
@@ -156,16 +152,13 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 			stateOps = append(stateOps, indexOp{key: newKey, val: empty})
 		} else {
 			if e.was != r.State {
-				a.start()
-				a.b = stateKeyAppend(a.b, e.was, r.Seq)
-				stateOps = append(stateOps, indexOp{key: a.done()}, indexOp{key: newKey, val: empty})
+				oldKey := a.add(func(b []byte) []byte { return stateKeyAppend(b, e.was, r.Seq) })
+				stateOps = append(stateOps, indexOp{key: oldKey}, indexOp{key: newKey, val: empty})
 			}
 			counts[e.was]--
 		}
 		counts[r.State]++
-		a.start()
-		a.b = encode(a.b, r)
-		if err := recs.Put(sk, a.done()); err != nil {
+		if err := recs.Put(sk, a.add(func(b []byte) []byte { return encode(b, r) })); err != nil {
 			return err
 		}
 		if err := s.writeRequest(reqs, sk, e, &a); err != nil {
@@ -231,23 +224,20 @@ func (s *Store) writeRequest(reqs *bbolt.Bucket, sk []byte, e *entry, a *arena) 
 	if req == nil {
 		err = reqs.Delete(sk)
 	} else {
-		a.start()
-		a.b = encodeRequest(a.b, sk, req)
-		err = reqs.Put(sk, a.done())
+		err = reqs.Put(sk, a.add(func(b []byte) []byte { return encodeRequest(b, sk, req) }))
 	}
 	return err
 }
 
-// arena hands out slices of one buffer: start, append to b, done.
-type arena struct {
-	b    []byte
-	mark int
+// arena hands out slices of one buffer.
+type arena struct{ b []byte }
+
+// add returns what f appends to the buffer, capped.
+func (a *arena) add(f func([]byte) []byte) []byte {
+	n := len(a.b)
+	a.b = f(a.b)
+	return a.b[n:len(a.b):len(a.b)]
 }
-
-func (a *arena) start() { a.mark = len(a.b) }
-
-// done returns what was appended since start, capped.
-func (a *arena) done() []byte { return a.b[a.mark:len(a.b):len(a.b)] }
 
 // indexOp is a write to an index bucket: a Put, or a Delete when val is nil.
 type indexOp struct{ key, val []byte }
