@@ -67,7 +67,13 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 		return nil
 	}
 	u := r.URL.String()
-	body, berr := readBody(r)
+	body, replayable, berr := collyx.ReadBody(r.Body) // the reader left at its start
+	if !replayable {
+		berr = errBodyNotReplayable
+	}
+	if len(body) == 0 {
+		body = nil // none or empty: the same ID
+	}
 	id, retry := cp.retryOf[u]
 	if retry {
 		delete(cp.retryOf, u)

@@ -5,24 +5,10 @@ import (
 	"fmt"
 
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
-	"github.com/gocolly/colly/v2"
 )
 
 // errBodyNotReplayable reports a body that cannot be both sent and kept.
 var errBodyNotReplayable = errors.New("checkpoint: the request body is not an io.ReadSeeker; it cannot be kept for a resume")
-
-// readBody returns the body's bytes (nil for none or empty), leaving the
-// reader at its start.
-func readBody(r *colly.Request) ([]byte, error) {
-	b, ok, err := collyx.ReadBody(r.Body)
-	if !ok {
-		return nil, errBodyNotReplayable
-	}
-	if len(b) == 0 {
-		b = nil
-	}
-	return b, err
-}
 
 // parseRequest is collyx.ParseRequest, its errors the checkpoint's.
 func parseRequest(b []byte) (u string, id uint64, err error) {
