@@ -43,9 +43,6 @@ type heldRecords struct {
 func (h *heldRecords) len() int { return len(h.q) }
 
 func (h *heldRecords) push(r heldRecord) {
-	if h.ids == nil {
-		h.ids = map[uint64]int{}
-	}
 	h.q = append(h.q, r)
 	h.ids[r.rec.ID]++
 }

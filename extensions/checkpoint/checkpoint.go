@@ -116,6 +116,7 @@ func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 		tokens:    map[uint64]int{},
 		announced: map[uint64]announce{},
 		hops:      map[uint64]struct{}{},
+		held:      heldRecords{ids: map[uint64]int{}},
 		cookies:   recent.New[string](cookieCacheSize),
 		saved:     map[string]savedCircuit{},
 		outage:    map[string]*outageDead{},
