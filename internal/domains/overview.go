@@ -1,8 +1,8 @@
 package domains
 
 import (
-	"container/heap"
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,7 +41,8 @@ func (b *Set) Overview(k int) Overview {
 	now := b.clock.Now()
 	o := Overview{Outcomes: make(map[string]int64, numClasses)}
 	var tot [numClasses]int64
-	top := rankHeap{}
+	var top []ranked // at most 2k: cut back to the best k when full
+	var floor ranked // the least of the best k at the last cut
 	b.domains.Range(func(_, v any) bool {
 		d := v.(*Domain)
 		o.Domains++
@@ -79,13 +80,12 @@ func (b *Set) Overview(k int) Overview {
 		if severity > 0 {
 			o.Unhealthy++
 		}
-		if k > 0 {
-			r := ranked{d: d, severity: severity, refused: d.Refused.Load(), attempts: attempts}
-			if top.Len() < k {
-				heap.Push(&top, r)
-			} else if top[0].less(r) {
-				top[0] = r
-				heap.Fix(&top, 0)
+		r := ranked{d: d, severity: severity, refused: d.Refused.Load(), attempts: attempts}
+		if k > 0 && (floor.d == nil || rank(r, floor) < 0) {
+			top = append(top, r)
+			if len(top) == 2*k {
+				top = best(top, k)
+				floor = top[k-1]
 			}
 		}
 		return true
@@ -103,10 +103,10 @@ func (b *Set) Overview(k int) Overview {
 	for c := range numClasses {
 		o.Outcomes[circuit.Class(c).String()] = tot[c]
 	}
-	for _, r := range top {
+	for _, r := range best(top, k) {
 		o.Top = append(o.Top, b.statsOf(r.d, now))
 	}
-	sort.Slice(o.Top, func(i, j int) bool { return strings.Compare(o.Top[i].Domain, o.Top[j].Domain) < 0 })
+	slices.SortFunc(o.Top, func(x, y DomainStats) int { return strings.Compare(x.Domain, y.Domain) })
 	return o
 }
 
@@ -137,29 +137,15 @@ type ranked struct {
 	attempts int64
 }
 
-// less says r is less worth a look than s.
-func (r ranked) less(s ranked) bool {
-	switch {
-	case r.severity != s.severity:
-		return r.severity < s.severity
-	case r.refused != s.refused:
-		return r.refused < s.refused
-	case r.attempts != s.attempts:
-		return r.attempts < s.attempts
-	}
-	return r.d.Name > s.d.Name
+// best sorts rs most worth a look first (the severest, then the most
+// refused, then the busiest) and keeps the first k of them.
+func best(rs []ranked, k int) []ranked {
+	slices.SortFunc(rs, rank)
+	return rs[:min(len(rs), max(k, 0))]
 }
 
-// rankHeap keeps the k most worth a look, the least of them on top.
-type rankHeap []ranked
-
-func (h rankHeap) Len() int           { return len(h) }
-func (h rankHeap) Less(i, j int) bool { return h[i].less(h[j]) }
-func (h rankHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *rankHeap) Push(x any)        { *h = append(*h, x.(ranked)) }
-func (h *rankHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// rank orders r before s if r is more worth a look.
+func rank(r, s ranked) int {
+	return cmp.Or(cmp.Compare(s.severity, r.severity), cmp.Compare(s.refused, r.refused),
+		cmp.Compare(s.attempts, r.attempts), strings.Compare(r.d.Name, s.d.Name))
 }
