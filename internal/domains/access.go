@@ -59,13 +59,10 @@ func (b *Set) HoldOpen(host string, until time.Time, reason string) error {
 		return err
 	}
 	t, err := d.Circuit.HoldOpen(b.clock, until, reason)
-	if err != nil {
-		return err
-	}
-	if t.From != t.To {
+	if err == nil {
 		b.transitioned(d, t)
 	}
-	return nil
+	return err
 }
 
 // SetMinGap is what breaker.Breaker.SetMinGap does (its doc says how).

@@ -240,9 +240,7 @@ func (b *Set) AllowPinned(d *Domain) (Ticket, error) {
 // circuit, or an in-process one that is not closed.
 func (b *Set) allowCircuit(d *Domain) (Ticket, error) {
 	tk, t, err := d.Circuit.Allow(b.clock)
-	if t.From != t.To {
-		b.transitioned(d, t)
-	}
+	b.transitioned(d, t)
 	if err != nil {
 		d.Unpin()
 		if open, ok := err.(*circuit.OpenError); ok {
@@ -371,7 +369,12 @@ func (b *Set) recordCircuit(d *Domain, t Ticket, o circuit.Result, sig early.Sig
 	}
 }
 
+// transitioned acts on t, a move of d's circuit; a t that moved nothing
+// (From == To) is ignored.
 func (b *Set) transitioned(d *Domain, t circuit.Transition) {
+	if t.From == t.To {
+		return
+	}
 	clientSide := 2*d.NetFails.Swap(0) > d.Fails.Swap(0)
 	defer d.Pace.Admit() // the circuit's room may have grown
 	streak := d.tracker.Transitioned(t)

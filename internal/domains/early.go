@@ -62,9 +62,7 @@ func (b *Set) HoldOpenFor(d *Domain, reason string) {
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: opening the circuit failed")
 		return
 	}
-	if t.From != t.To {
-		b.transitioned(d, t)
-	}
+	b.transitioned(d, t)
 }
 
 // grow lengthens the cooldown of a domain that trips again before a

@@ -98,23 +98,14 @@ func (b *Set) Restore(s DomainSnapshot) error {
 	}
 	switch {
 	case s.State != circuit.Closed && s.RetryAt.After(now):
-		return b.restoreOpen(d, s.RetryAt, s.Trips)
+		t, err := d.Circuit.RestoreOpen(b.clock, s.RetryAt, s.Trips)
+		if err == nil {
+			b.transitioned(d, t)
+		}
+		return err
 	case s.State != circuit.Closed:
 		return circuit.RestoreWindow(d.Circuit, b.clock, d.Profile.Settings(), -1, -1)
 	default:
 		return circuit.RestoreWindow(d.Circuit, b.clock, d.Profile.Settings(), s.WindowLen, s.WindowFailures)
 	}
-}
-
-// restoreOpen opens d's circuit until retryAt, counting trips trips so
-// far.
-func (b *Set) restoreOpen(d *Domain, retryAt time.Time, trips int) error {
-	t, err := d.Circuit.RestoreOpen(b.clock, retryAt, trips)
-	if err != nil {
-		return err
-	}
-	if t.From != t.To {
-		b.transitioned(d, t)
-	}
-	return nil
 }
