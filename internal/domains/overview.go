@@ -94,14 +94,11 @@ func (b *Set) Overview(k int) Overview {
 	o.Domains += dt.Domains
 	o.Compacted = dt.Domains
 	o.States[circuit.Closed] += dt.Domains
-	for c := range numClasses {
-		tot[c] += dt.Counts[c]
-	}
 	o.Refused += dt.Refused
 	o.Trips += dt.Trips
 	o.Pauses += dt.Pauses
 	for c := range numClasses {
-		o.Outcomes[circuit.Class(c).String()] = tot[c]
+		o.Outcomes[circuit.Class(c).String()] = tot[c] + dt.Counts[c]
 	}
 	for _, r := range best(top, k) {
 		o.Top = append(o.Top, b.statsOf(r.d, now))
