@@ -29,7 +29,7 @@ import (
 // concurrent use.
 type Set struct {
 	profile       circuit.Profile
-	overrides     []override
+	overrides     []Override // normalised patterns (AddDomainProfile)
 	store         circuit.Store
 	clock         clock.Clock
 	realTime      bool // clock is clock.System: cached refusals end by timer

@@ -28,13 +28,8 @@ func (b *Set) AddDomainProfile(pattern string, p circuit.Profile) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("breaker: profile for %q: %w", pattern, err)
 	}
-	b.overrides = append(b.overrides, override{pattern: pattern, profile: p})
+	b.overrides = append(b.overrides, Override{Pattern: pattern, Profile: p})
 	return nil
-}
-
-type override struct {
-	pattern string
-	profile circuit.Profile
 }
 
 // profileFor resolves host's profile: exact match, then longest suffix.
@@ -46,11 +41,11 @@ func (b *Set) profileFor(host string) circuit.Profile {
 	}
 	for _, o := range b.overrides {
 		switch {
-		case o.pattern == host:
-			return o.profile
-		case o.pattern[0] == '.':
-			if (strings.HasSuffix(hostname, o.pattern) || hostname == o.pattern[1:]) && len(o.pattern) > bestLen {
-				best, bestLen = o.profile, len(o.pattern)
+		case o.Pattern == host:
+			return o.Profile
+		case o.Pattern[0] == '.':
+			if (strings.HasSuffix(hostname, o.Pattern) || hostname == o.Pattern[1:]) && len(o.Pattern) > bestLen {
+				best, bestLen = o.Profile, len(o.Pattern)
 			}
 		}
 	}
