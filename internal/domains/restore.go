@@ -45,9 +45,8 @@ func (b *Set) Snapshots(hosts ...string) []DomainSnapshot {
 		}
 	} else {
 		b.domains.Range(func(_, v any) bool {
-			d := v.(*Domain)
-			if s, err := d.Circuit.Snapshot(b.clock); err == nil {
-				out = append(out, b.domainSnapshot(d, s))
+			if s, ok := b.domainSnapshot(v.(*Domain)); ok {
+				out = append(out, s)
 			}
 			return true
 		})
@@ -62,27 +61,25 @@ func (b *Set) Snapshots(hosts ...string) []DomainSnapshot {
 // snapshot returns host's circuit as it stands now; false for a host never
 // seen or whose store cannot be read.
 func (b *Set) snapshot(host string) (DomainSnapshot, bool) {
-	v, ok := b.domains.Load(hostOf(host))
-	if !ok {
-		if r, ok := b.dormant.Get(hostOf(host)); ok {
-			return DomainSnapshot{Domain: hostOf(host), State: circuit.Closed, Trips: int(r.Trips)}, true
-		}
-		return DomainSnapshot{}, false
+	if v, ok := b.domains.Load(hostOf(host)); ok {
+		return b.domainSnapshot(v.(*Domain))
 	}
-	d := v.(*Domain)
+	if r, ok := b.dormant.Get(hostOf(host)); ok {
+		return DomainSnapshot{Domain: hostOf(host), State: circuit.Closed, Trips: int(r.Trips)}, true
+	}
+	return DomainSnapshot{}, false
+}
+
+// domainSnapshot completes what d's circuit reports with what the breaker
+// knows of d; false if the circuit's store cannot be read.
+func (b *Set) domainSnapshot(d *Domain) (DomainSnapshot, bool) {
 	s, err := d.Circuit.Snapshot(b.clock)
 	if err != nil {
 		return DomainSnapshot{}, false
 	}
-	return b.domainSnapshot(d, s), true
-}
-
-// domainSnapshot completes what d's circuit reported with what the
-// breaker knows of d.
-func (b *Set) domainSnapshot(d *Domain, s circuit.Snapshot) DomainSnapshot {
 	return DomainSnapshot{Domain: d.Name, State: s.State, RetryAt: s.RetryAt, Trips: s.Trips,
 		WindowLen: s.WindowLen, WindowFailures: s.WindowFailures, ProbesInFlight: s.ProbesInFlight,
-		HaltUntil: d.Pace.Stats(b.clock.Now()).HaltUntil, Unanswered: int(d.Unanswered.Load())}
+		HaltUntil: d.Pace.Stats(b.clock.Now()).HaltUntil, Unanswered: int(d.Unanswered.Load())}, true
 }
 
 // Restore is what breaker.Breaker.Restore does (its doc says how).
