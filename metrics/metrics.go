@@ -94,8 +94,8 @@ type Metrics struct {
 	transitions *prometheus.CounterVec
 	degrading   *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
-	observers   sync.Map // domain → prometheus.Observer, so the hot path hashes no labels
-	other       prometheus.Observer
+	observers   sync.Map                   // domain → prometheus.Observer, so the hot path hashes no labels
+	other       func() prometheus.Observer // the latency series of the domains past the limit, made on first use
 
 	// perDomain is how many domains get series of their own (< 0: all).
 	perDomain                                        int
@@ -180,6 +180,7 @@ func New(reg prometheus.Registerer, cfg ...Config) (*Metrics, error) {
 		Help:    "Time from the breaker's gate to the attempt's outcome, for every attempt that left (refused requests never leave).",
 		Buckets: m.buckets,
 	}, []string{"domain"})
+	m.other = sync.OnceValue(func() prometheus.Observer { return m.latency.WithLabelValues(OtherDomains) })
 	for _, l := range []*labelSet{&m.latencyLabels, &m.transitionLabels, &m.degradingLabels} {
 		l.limit = m.perDomain
 	}
@@ -237,20 +238,10 @@ func (m *Metrics) observer(domain string) prometheus.Observer {
 		return o.(prometheus.Observer)
 	}
 	if m.latencyLabels.label(domain) == OtherDomains {
-		return m.otherObserver()
+		return m.other()
 	}
 	o, _ := m.observers.LoadOrStore(domain, m.latency.WithLabelValues(domain))
 	return o.(prometheus.Observer)
-}
-
-// otherObserver is the latency series of the domains past the limit.
-func (m *Metrics) otherObserver() prometheus.Observer {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.other == nil {
-		m.other = m.latency.WithLabelValues(OtherDomains)
-	}
-	return m.other
 }
 
 // QueueDepth is how many jobs a queue holds, by where they are.
