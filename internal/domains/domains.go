@@ -1,6 +1,7 @@
 package domains
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -91,7 +92,7 @@ func New(c Config) (*Set, error) {
 		resendHorizon: c.ResendHorizon,
 		trackerSize:   100,
 		rand:          c.Rand,
-		idleTTL:       c.IdleTTL,
+		idleTTL:       cmp.Or(c.IdleTTL, DefaultIdleTTL),
 		onTransition:  c.OnTransition,
 		onDegrading:   c.OnDegrading,
 	}
@@ -113,9 +114,6 @@ func New(c Config) (*Set, error) {
 	}
 	b.pacing = np
 	b.realTime = b.clock == clock.System
-	if b.idleTTL == 0 {
-		b.idleTTL = DefaultIdleTTL
-	}
 	for _, o := range c.Domains {
 		if err := b.AddDomainProfile(o.Pattern, o.Profile); err != nil {
 			return nil, err
