@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/PuerkitoBio/goquery"
@@ -50,9 +51,7 @@ func New(opts ...Option) (*Validator, error) {
 	}
 	v := &Validator{log: c.log, onBroken: c.onBroken, diag: newDiagnosis(c.brokenAfter)}
 	v.rules, v.selectors = compile(c.pages, &c.fallback)
-	for _, r := range v.rules {
-		v.elementChecks = v.elementChecks || len(r.elements) > 0
-	}
+	v.elementChecks = slices.ContainsFunc(v.rules, func(r *rule) bool { return len(r.elements) > 0 })
 	v.group = strings.Join(v.selectors, ", ")
 	for _, sel := range v.selectors {
 		v.matchers = append(v.matchers, cascadia.MustCompile(sel)) // checked by the options
