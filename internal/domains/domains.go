@@ -318,8 +318,6 @@ func (d *Domain) openUntil() int64 {
 	return 0
 }
 
-func (d *Domain) clearOpen() { d.open.Store(nil) }
-
 // Record is what breaker.Breaker.Record does (its doc says how).
 func (b *Set) Record(t Ticket, o circuit.Result) {
 	d := t.d
@@ -382,7 +380,7 @@ func (b *Set) transitioned(d *Domain, t circuit.Transition) {
 	if t.To == circuit.Open {
 		b.setOpen(d, &circuit.OpenError{Key: d.Name, State: circuit.Open, RetryAt: t.RetryAt})
 	} else {
-		d.clearOpen()
+		d.open.Store(nil)
 	}
 	lvl := zerolog.InfoLevel
 	if t.To == circuit.Open {

@@ -11,20 +11,18 @@ func (d *Domain) room() int {
 	if d.LastOK.Load() == 0 {
 		return 1
 	}
-	r := d.need - d.windowFailures()
+	r := d.need - d.Circuit.WindowFailures()
 	if s := d.blocked.Load(); s > 0 && d.blockedAfter > 0 {
 		r = min(r, d.blockedAfter-int(s))
 	}
 	return max(1, r)
 }
 
-func (d *Domain) windowFailures() int { return d.Circuit.WindowFailures() }
-
 // healthy reports whether d has answered well and its window holds no
 // failure and no run of blocked answers: a request that waits for its
 // room then waits for slots that free at the site's own pace.
 func (d *Domain) Healthy() bool {
-	return d.LastOK.Load() != 0 && d.windowFailures() == 0 && d.blocked.Load() == 0
+	return d.LastOK.Load() != 0 && d.Circuit.WindowFailures() == 0 && d.blocked.Load() == 0
 }
 
 // TimeoutFor is the request timeout the breaker's transport applies to d:
