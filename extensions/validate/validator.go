@@ -63,14 +63,12 @@ func New(opts ...Option) (*Validator, error) {
 // false for one it has not seen. The verdict is complete in OnScraped and
 // OnError, and in OnHTML callbacks registered after the validator.
 func (v *Validator) VerdictOf(r *colly.Response) (Verdict, bool) {
-	if r == nil {
-		return Verdict{}, false
+	if r != nil {
+		if p := v.pages.get(r.Request); p != nil {
+			return p.current(), true
+		}
 	}
-	p := v.pages.get(r.Request)
-	if p == nil {
-		return Verdict{}, false
-	}
-	return p.current(), true
+	return Verdict{}, false
 }
 
 // Check reports whether a fetched response is usable data: nil when valid,
