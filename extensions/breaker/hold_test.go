@@ -74,3 +74,36 @@ func TestSetMinGapRaisesTheDomainsLeastGap(t *testing.T) {
 		t.Errorf("fast.example gap %v, want the user's 100ms (a lower gap changes nothing)", g)
 	}
 }
+
+// A domain held open from outside, once it has recovered and gone idle,
+// is compacted like any other: HoldOpen does not keep it pinned whole for
+// the rest of the run (a million-domain crawl whose robots.txt answered
+// 5xx now and then would keep every such domain whole).
+func TestAHeldDomainCompactsOnceRecoveredAndIdle(t *testing.T) {
+	const ttl = 10 * time.Second
+	clk := clocktest.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk, IdleTTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.HoldOpen("held.example", clk.Now().Add(time.Second), "robots_unavailable"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Second)
+	for range breaker.Standard().HalfOpenProbes {
+		tk, err := b.Allow("held.example")
+		if err != nil {
+			t.Fatalf("probe after the hold: %v", err)
+		}
+		b.Record(tk, circuit.Result{Class: circuit.Success})
+	}
+	if s := b.State("held.example"); s != circuit.Closed {
+		t.Fatalf("after the probes: %v, want closed", s)
+	}
+	b.Sweep()
+	clk.Advance(ttl)
+	b.Sweep()
+	if got := b.Dormant(); got != 1 {
+		t.Fatalf("a recovered held domain idle for %v: %d domains compacted, want 1", ttl, got)
+	}
+}

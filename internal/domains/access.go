@@ -58,6 +58,7 @@ func (b *Set) HoldOpen(host string, until time.Time, reason string) error {
 	if err != nil {
 		return err
 	}
+	defer d.Unpin()
 	t, err := d.Circuit.HoldOpen(b.clock, until, reason)
 	if err == nil {
 		b.transitioned(d, t)
@@ -71,6 +72,7 @@ func (b *Set) SetMinGap(host string, gap time.Duration) error {
 	if err != nil {
 		return err
 	}
+	defer d.Unpin()
 	d.Pace.RaiseMinGap(gap)
 	return nil
 }
