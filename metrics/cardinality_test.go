@@ -93,3 +93,45 @@ func TestSeriesAreBoundedAndUnhealthyDomainsKeepTheirs(t *testing.T) {
 		t.Errorf("all successes = %v, want %d", got, n)
 	}
 }
+
+// With every domain given its own series (DomainSeries < 0), the totals
+// are the breaker's own: compacted domains are counted as compacted, and a
+// domain with failures in its window is unhealthy, as with a bound.
+func TestEveryDomainsSeriesKeepsTheTotals(t *testing.T) {
+	const ttl = 10 * time.Second
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg, metrics.Config{DomainSeries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktest.NewFake(epoch)
+	b := newBreaker(t, breaker.Config{Clock: clk, IdleTTL: ttl})
+	if err := m.Observe(b); err != nil {
+		t.Fatal(err)
+	}
+	send := func(d string, o circuit.Result) {
+		tk, err := b.Allow(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Record(tk, o)
+	}
+	send("idle.test", circuit.Result{Class: circuit.Success})
+	b.Sweep()
+	clk.Advance(ttl)
+	b.Sweep()
+	send("failing.test", circuit.Result{Class: circuit.Degraded})
+
+	s := scrape(t, serve(t, reg).URL())
+	if got := s.value(t, "breakwater_domains_compacted"); got != 1 {
+		t.Errorf("domains_compacted = %v, want 1 (idle.test)", got)
+	}
+	if got := s.value(t, "breakwater_domains_unhealthy"); got != 1 {
+		t.Errorf("domains_unhealthy = %v, want 1 (failing.test, a failure in its window)", got)
+	}
+	for _, d := range []string{"idle.test", "failing.test"} {
+		if len(s.find("breakwater_breaker_state", map[string]string{"domain": d})) != 3 {
+			t.Errorf("%s has no state series of its own", d)
+		}
+	}
+}

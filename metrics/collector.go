@@ -115,11 +115,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 // collectBreaker exports the totals over every domain, and the series of
 // the domains that get their own (Config.DomainSeries).
 func (c *collector) collectBreaker(ch chan<- prometheus.Metric, src statsSource) {
-	var o breaker.Overview
-	if ov, ok := src.(overviewSource); ok && c.m.perDomain >= 0 {
-		o = ov.Overview(c.m.perDomain)
-	} else {
-		o = overviewOf(src.Stats(), c.m.perDomain)
+	o := src.Overview(max(c.m.perDomain, 0))
+	if c.m.perDomain < 0 {
+		o.Top = src.Stats() // every domain has series of its own
 	}
 	for _, st := range states {
 		gauge(ch, descDomains, float64(o.States[st]), st.String())
@@ -134,30 +132,6 @@ func (c *collector) collectBreaker(ch chan<- prometheus.Metric, src statsSource)
 	for _, s := range o.Top {
 		collectDomain(ch, s)
 	}
-}
-
-// overviewOf sums stats the way breaker.Overview does, for a source that
-// only lists them; k < 0 keeps every domain, else the first k.
-func overviewOf(stats []breaker.DomainStats, k int) breaker.Overview {
-	o := breaker.Overview{Outcomes: map[string]int64{}, Domains: len(stats)}
-	for _, s := range stats {
-		if int(s.State) < len(o.States) {
-			o.States[s.State]++
-		}
-		for class, n := range s.Outcomes {
-			o.Outcomes[class] += n
-		}
-		o.Refused += s.Refused
-		o.Trips += int64(s.Trips)
-		if s.State != circuit.Closed || !s.Pace.HaltUntil.IsZero() {
-			o.Unhealthy++
-		}
-	}
-	o.Top = stats
-	if k >= 0 && len(stats) > k {
-		o.Top = stats[:k]
-	}
-	return o
 }
 
 func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {

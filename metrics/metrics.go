@@ -38,12 +38,8 @@ var ErrAlreadyWatched = errors.New("metrics: already watched")
 
 // statsSource is what a scrape reads: the observed *breaker.Breaker.
 type statsSource interface {
-	Stats() []breaker.DomainStats
-}
-
-// overviewSource sums its domains without listing them all.
-type overviewSource interface {
 	Overview(k int) breaker.Overview
+	Stats() []breaker.DomainStats
 }
 
 // DefaultDomainSeries is how many domains get series of their own unless
