@@ -80,8 +80,11 @@ func (b *Set) Overview(k int) Overview {
 		if severity > 0 {
 			o.Unhealthy++
 		}
+		if k <= 0 {
+			return true // totals only: no domain is ranked
+		}
 		r := ranked{d: d, severity: severity, refused: d.Refused.Load(), attempts: attempts}
-		if k > 0 && (floor.d == nil || rank(r, floor) < 0) {
+		if floor.d == nil || rank(r, floor) < 0 {
 			top = append(top, r)
 			if len(top) == 2*k {
 				top = best(top, k)
