@@ -27,11 +27,12 @@ import (
 type attempt struct {
 	ticket     Ticket
 	req        *colly.Request
-	crawl      context.Context // the collector's context: its end is the crawl's, not the site's
-	start      time.Time       // real time: latency is a measurement, not a timer
-	latency    time.Duration   // from the gate to the end of the body's read: the site's, never a delay of Colly's
-	left       int64           // when it reached the gate, by the breaker's clock, in unix nanos
-	episode    uint64          // the throttle episode the request left in
+	crawl      context.Context  // the collector's context: its end is the crawl's, not the site's
+	coll       *colly.Collector // the collector that gated it (nil: bare), whose LimitRule slot it holds
+	start      time.Time        // real time: latency is a measurement, not a timer
+	latency    time.Duration    // from the gate to the end of the body's read: the site's, never a delay of Colly's
+	left       int64            // when it reached the gate, by the breaker's clock, in unix nanos
+	episode    uint64           // the throttle episode the request left in
 	status     int
 	retryAfter string
 	refused    *circuit.OpenError // refused at the gate: the transport hands this to Colly
@@ -189,7 +190,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	}
 	left := b.clock.Now().UnixNano()
 	d.LastSeen.Store(left)
-	ep, inFlight, err := d.Pace.Acquire(ctx, r)
+	ep, inFlight, err := d.Pace.AcquireLending(ctx, r, func() func() { return lendSlot(c, r.URL.Host) })
 	if err != nil {
 		d.Unpin()
 		b.cancelled(r, d.Name, ctx)
@@ -214,7 +215,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		return
 	}
 	t = t.WithInFlight(inFlight)
-	a := &attempt{ticket: t, req: r, crawl: ctx, start: time.Now(), left: left, episode: ep, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
+	a := &attempt{ticket: t, req: r, crawl: ctx, coll: c, start: time.Now(), left: left, episode: ep, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
 	if a.cacheDir != "" {
 		a.cacheKey = r.URL.String() // before a redirect moves r.URL
 	}
@@ -222,6 +223,24 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	// Off the unfinished list as it leaves, not at its outcome: a late
 	// outcome of an earlier attempt would erase a later mark.
 	b.unfinished.left(r)
+}
+
+// lendSlot frees the slot of c's LimitRule that a request to host holds
+// while it waits at the gate, so that other domains' requests may use it,
+// and returns what takes a slot again (nil: nothing was lent). Colly took
+// the slot before OnRequestHeaders and gives it back once the answer is
+// read: the request must hold one again by then.
+func lendSlot(c *colly.Collector, host string) func() {
+	slots := collyx.LimitSlots(c, host)
+	if slots == nil {
+		return nil
+	}
+	select {
+	case <-slots:
+		return func() { slots <- true }
+	default:
+		return nil
+	}
 }
 
 // stopAtGate refuses r: the breaker's transport fails it with err, or,

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -76,7 +77,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, a.refused
 	}
 	a.sent = true
+	back := lendWhileSlow(a, firstOf(req).URL.Host)
 	resp, err := t.roundTrip(req, a)
+	if back != nil {
+		back()
+	}
 	if err != nil && a.unwait != nil {
 		a.unwait()
 	}
@@ -108,6 +113,51 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	a.body = watchedBody{ReadCloser: resp.Body, b: t.b, a: a, keep: a.bare && !a.settled && a.bareHeader != nil}
 	resp.Body = &a.body
 	return resp, nil
+}
+
+// lendWhileSlow lends the LimitRule slot a holds (see lendSlot) once a
+// has waited for its answer longer than its domain's usual (Domain.Slow:
+// the adaptive timeout before its floor), most likely into a site that
+// hangs, which would otherwise keep a shared slot from every other domain
+// until the timeout. It returns what takes the slot back; the transport
+// calls it before it returns to Colly. nil: nothing to lend.
+func lendWhileSlow(a *attempt, host string) func() {
+	d := a.ticket.Domain()
+	if a.coll == nil || d == nil {
+		return nil
+	}
+	slow := time.Duration(d.Slow.Load())
+	if slow <= 0 {
+		return nil
+	}
+	slots := collyx.LimitSlots(a.coll, host)
+	if slots == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	lent, over := false, false
+	t := time.AfterFunc(slow, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if over {
+			return
+		}
+		select {
+		case <-slots:
+			lent = true
+			d.Lend(cap(slots))
+		default:
+		}
+	})
+	return func() {
+		t.Stop()
+		mu.Lock()
+		over = true
+		mu.Unlock()
+		if lent {
+			slots <- true
+		}
+	}
 }
 
 // watchedBody follows the read of an answer's body: a read ending in an
@@ -343,7 +393,9 @@ func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (t
 	left = b.clock.Now().UnixNano()
 	d.LastSeen.Store(left)
 	var inFlight int
-	if ep, inFlight, waitErr = d.Pace.AcquireAtTransport(ctx, slotCtx); waitErr != nil {
+	// Colly's LimitRule slot, if any, is the first request's host's.
+	lend := func() func() { return lendSlot(t.c, firstOf(req).URL.Host) }
+	if ep, inFlight, waitErr = d.Pace.AcquireAtTransport(ctx, slotCtx, lend); waitErr != nil {
 		d.Unpin()
 		return Ticket{}, 0, 0, waitErr, nil
 	}

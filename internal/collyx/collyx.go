@@ -1,14 +1,14 @@
 // Package collyx is the one place Breakwater depends on Colly's internals:
 // it reads what Colly keeps unexported and an extension needs (the
-// collector's OnError callbacks and HTTP client), and it holds the one copy
-// of each behaviour of Colly's that Breakwater must match (the URL scrape
-// sends, the ID requestCheck hashes, the request JSON, the cache's file
-// names, when OnHTML runs, a request's header map and address as its
-// identity). Every accessor reports whether this Colly version has the
-// field where it is expected, and the package's tests pin the version and
-// check each function against it, so a Colly upgrade that moves or changes
-// any of it fails the tests instead of a crawl. It is also the one place
-// Breakwater uses reflect or unsafe.
+// collector's OnError callbacks, its HTTP client and its LimitRules'
+// slots), and it holds the one copy of each behaviour of Colly's that
+// Breakwater must match (the URL scrape sends, the ID requestCheck hashes,
+// the request JSON, the cache's file names, when OnHTML runs, a request's
+// header map and address as its identity). Every accessor reports whether
+// this Colly version has the field where it is expected, and the package's
+// tests pin the version and check each function against it, so a Colly
+// upgrade that moves or changes any of it fails the tests instead of a
+// crawl. It is also the one place Breakwater uses reflect or unsafe.
 package collyx
 
 import (
@@ -139,4 +139,52 @@ func ReadBody(body io.Reader) (b []byte, ok bool, err error) {
 		err = serr
 	}
 	return b, true, err
+}
+
+// Where a collector keeps its LimitRules and a rule its slots, found once.
+var limitLayout = func() (l struct {
+	backend, rules, lock, slots uintptr
+	ok                          bool
+}) {
+	be, ok := reflect.TypeFor[colly.Collector]().FieldByName("backend")
+	if !ok || be.Type.Kind() != reflect.Pointer || be.Type.Elem().Kind() != reflect.Struct {
+		return l
+	}
+	rules, ok1 := be.Type.Elem().FieldByName("LimitRules")
+	lock, ok2 := be.Type.Elem().FieldByName("lock")
+	slots, ok3 := reflect.TypeFor[colly.LimitRule]().FieldByName("waitChan")
+	if !ok1 || !ok2 || !ok3 || rules.Type != reflect.TypeFor[[]*colly.LimitRule]() ||
+		lock.Type != reflect.TypeFor[*sync.RWMutex]() || slots.Type != reflect.TypeFor[chan bool]() {
+		return l
+	}
+	l.backend, l.rules, l.lock, l.slots, l.ok = be.Offset, rules.Offset, lock.Offset, slots.Offset, true
+	return l
+}()
+
+// LimitSlots returns the slots of the LimitRule of c's that matches host
+// (a URL's Host, as Colly matches it): Colly's httpBackend.Do puts a value
+// in the channel before a request leaves, waiting while it is full (its
+// capacity is the rule's Parallelism), and takes one out once the answer
+// is read. A request waiting for something other than its own site can
+// take one out meanwhile, to let another request use the slot, if it puts
+// one back before its transport returns. It returns nil when no rule
+// matches or this Colly version keeps its rules elsewhere.
+func LimitSlots(c *colly.Collector, host string) chan bool {
+	if c == nil || !limitLayout.ok {
+		return nil
+	}
+	be := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(c), limitLayout.backend))
+	if be == nil {
+		return nil
+	}
+	if mu := *(**sync.RWMutex)(unsafe.Add(be, limitLayout.lock)); mu != nil {
+		mu.RLock()
+		defer mu.RUnlock()
+	}
+	for _, r := range *(*[]*colly.LimitRule)(unsafe.Add(be, limitLayout.rules)) {
+		if r.Match(host) {
+			return *(*chan bool)(unsafe.Add(unsafe.Pointer(r), limitLayout.slots))
+		}
+	}
+	return nil
 }

@@ -176,6 +176,12 @@ type Domain struct {
 	Fails     atomic.Int32 // failures since the last transition…
 	NetFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
 	Timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
+	// Slow is Timeout before its floor (ns; 0 = none yet): a request still
+	// unanswered after it has lent its shared LimitRule slot (Lend).
+	Slow atomic.Int64
+	// shareCap caps its room once a request of its lent its shared
+	// LimitRule slot (Lend): the rule's parallelism, 0 before.
+	shareCap atomic.Int32
 	// unanswered counts requests that left and were then cut by the
 	// crawl's own end: the site may have received them.
 	Unanswered atomic.Int64

@@ -12,6 +12,7 @@ import (
 func (b *Set) early(d *Domain, s early.Signals) {
 	if s.Timeout > 0 {
 		b.prior.Add(s.Timeout)
+		d.Slow.Store(int64(s.Slow))
 	}
 	if s.Timeout > 0 && time.Duration(d.Timeout.Swap(int64(s.Timeout))) != s.Timeout {
 		b.log.Debug().Str("event", "timeout_changed").Str("domain", d.Name).Dur("timeout", s.Timeout).

@@ -15,8 +15,18 @@ func (d *Domain) room() int {
 	if s := d.blocked.Load(); s > 0 && d.blockedAfter > 0 {
 		r = min(r, d.blockedAfter-int(s))
 	}
+	if c := d.shareCap.Load(); c > 0 {
+		r = min(r, int(c))
+	}
 	return max(1, r)
 }
+
+// Lend notes that a request of d's, still on the wire but slower than
+// the site's usual (Slow), gives its slot of a shared LimitRule of
+// parallelism p to other domains' requests. From then on d's room is at
+// most p, so that the site never has more in flight than the rule allows
+// it: without lent slots the rule keeps it there, and the cap never binds.
+func (d *Domain) Lend(p int) { d.shareCap.Store(int32(p)) }
 
 // healthy reports whether d has answered well and its window holds no
 // failure and no run of blocked answers: a request that waits for its

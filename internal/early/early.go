@@ -102,6 +102,7 @@ type Signals struct {
 	Baseline  time.Duration
 	Healthy   bool          // a healthy stretch ended: one trip off the streak
 	Timeout   time.Duration // a new adaptive timeout, if > 0
+	Slow      time.Duration // with it, TimeoutMultiple × p95 before the floor: slower is abnormal
 }
 
 // Observe records one outcome and says what it revealed. inFlight is the
@@ -179,7 +180,7 @@ func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int) (s Signals) {
 		t.sinceTimeout++
 		if t.successes == t.p.TimeoutAfter || t.sinceTimeout >= timeoutEvery {
 			t.sinceTimeout = 0
-			s.Timeout = t.timeoutLocked()
+			s.Timeout, s.Slow = t.timeoutLocked()
 		}
 	}
 	return s
@@ -224,8 +225,9 @@ func (t *Tracker) slopeLimitLocked() time.Duration {
 	return max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)
 }
 
-// timeoutLocked is TimeoutMultiple × the window's p95, ≥ TimeoutFloor.
-func (t *Tracker) timeoutLocked() time.Duration {
+// timeoutLocked is TimeoutMultiple × the window's p95, ≥ TimeoutFloor,
+// and the same before the floor.
+func (t *Tracker) timeoutLocked() (timeout, slow time.Duration) {
 	lats := t.lats[:0]
 	for _, o := range t.win.Buf[:t.win.N] { // order does not matter here
 		if o.Class == circuit.Success {
@@ -234,11 +236,12 @@ func (t *Tracker) timeoutLocked() time.Duration {
 	}
 	t.lats = lats
 	if len(lats) == 0 {
-		return 0
+		return 0, 0
 	}
 	slices.Sort(lats)
 	p95 := lats[min(len(lats)-1, len(lats)*95/100)]
-	return max(time.Duration(float64(p95)*t.p.TimeoutMultiple), t.p.TimeoutFloor)
+	slow = time.Duration(float64(p95) * t.p.TimeoutMultiple)
+	return max(slow, t.p.TimeoutFloor), slow
 }
 
 // Transitioned clears what is judged per window and returns the streak,

@@ -213,22 +213,41 @@ func (p *Pace) recheckNow() {
 // in and the requests in flight, itself included. On a cancelled ctx it
 // holds nothing.
 func (p *Pace) Acquire(ctx context.Context, key any) (episode uint64, inFlight int, err error) {
-	return p.acquire(ctx, ctx, key, false)
+	return p.acquire(ctx, ctx, key, false, nil)
+}
+
+// AcquireLending is Acquire for a request that holds a slot of something
+// shared while it waits (a LimitRule's): if it must wait, lend is called
+// first, and the function it returns (nil: none) once the wait is over,
+// before AcquireLending returns, whatever the outcome.
+func (p *Pace) AcquireLending(ctx context.Context, key any, lend func() (retake func())) (episode uint64, inFlight int, err error) {
+	return p.acquire(ctx, ctx, key, false, lend)
 }
 
 // AcquireAtTransport is Acquire for a request first seen at the transport,
 // whose wait runs on the client's timeout: it takes a slot while the
 // circuit's room allows, over the limit and ahead of the queue. It waits
 // for the slot and the gap until slotCtx ends (nil: ctx), for a halt until
-// ctx does.
-func (p *Pace) AcquireAtTransport(ctx, slotCtx context.Context) (episode uint64, inFlight int, err error) {
+// ctx does. lend is as for AcquireLending (nil: nothing to lend).
+func (p *Pace) AcquireAtTransport(ctx, slotCtx context.Context, lend func() (retake func())) (episode uint64, inFlight int, err error) {
 	if slotCtx == nil {
 		slotCtx = ctx
 	}
-	return p.acquire(ctx, slotCtx, nil, true)
+	return p.acquire(ctx, slotCtx, nil, true, lend)
 }
 
-func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool) (episode uint64, inFlight int, err error) {
+func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool, lend func() func()) (episode uint64, inFlight int, err error) {
+	var retake func()
+	defer func() {
+		if retake != nil {
+			retake()
+		}
+	}()
+	lendOnce := func() {
+		if lend != nil {
+			retake, lend = lend(), nil
+		}
+	}
 	p.mu.Lock()
 	delete(p.res, key)
 	q, free := &p.gateWaiters, p.canSendLocked
@@ -238,8 +257,11 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool) 
 	if len(*q) == 0 && free() {
 		p.inflight++
 		p.mu.Unlock()
-	} else if err := p.waitLocked(slotCtx, q, nil); err != nil {
-		return 0, 0, err
+	} else {
+		lendOnce()
+		if err := p.waitLocked(slotCtx, q, nil); err != nil {
+			return 0, 0, err
+		}
 	}
 	for {
 		p.mu.Lock()
@@ -255,6 +277,7 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool) 
 			wctx = ctx
 		}
 		p.mu.Unlock()
+		lendOnce()
 		// Look again after: a throttle may have halted the domain meanwhile.
 		select {
 		case <-p.clk.After(start.Sub(now)):

@@ -207,11 +207,11 @@ func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, n, err := p.AcquireAtTransport(ctx, nil); err != nil || n != 2 {
+	if _, n, err := p.AcquireAtTransport(ctx, nil, nil); err != nil || n != 2 {
 		t.Fatalf("hop: %d in flight, %v; want 2 in flight at once (over the limit of 1, within a room of 2)", n, err)
 	}
 	hop := make(chan error, 1)
-	go func() { _, _, err := p.AcquireAtTransport(ctx, nil); hop <- err }() // past the room: waits
+	go func() { _, _, err := p.AcquireAtTransport(ctx, nil, nil); hop <- err }() // past the room: waits
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.transportWaiters) == 1 })
 	p.Release()
 	if err := <-hop; err != nil {
@@ -226,5 +226,40 @@ func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 	p.Release()
 	if err := <-queued; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A request that must wait lends what it holds for the wait and takes it
+// back before AcquireLending returns, a slot or an error; one that need
+// not wait lends nothing.
+func TestPaceLendsOnlyWhileWaiting(t *testing.T) {
+	p := New(Config{Parallelism: 1, Backoff: 2, Recover: 10, MaxGap: time.Minute}, func() int { return 10 }, nil)
+	var lent, back atomic.Int32
+	lend := func() func() {
+		lent.Add(1)
+		return func() { back.Add(1) }
+	}
+	if _, _, err := p.AcquireLending(context.Background(), nil, lend); err != nil {
+		t.Fatal(err)
+	}
+	if lent.Load() != 0 {
+		t.Fatal("a request with a free slot lent what it holds")
+	}
+	got := make(chan error, 1)
+	go func() { _, _, err := p.AcquireLending(context.Background(), nil, lend); got <- err }()
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
+	if lent.Load() != 1 || back.Load() != 0 {
+		t.Fatalf("waiting: lent %d, taken back %d; want 1, 0", lent.Load(), back.Load())
+	}
+	p.Release()
+	if err := <-got; err != nil || back.Load() != 1 {
+		t.Fatalf("after the wait: %v, taken back %d; want a slot and 1", err, back.Load())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _, _, err := p.AcquireLending(ctx, nil, lend); got <- err }()
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
+	cancel()
+	if err := <-got; err == nil || lent.Load() != 2 || back.Load() != 2 {
+		t.Fatalf("a cancelled wait: %v, lent %d, taken back %d; want an error, 2, 2", err, lent.Load(), back.Load())
 	}
 }
