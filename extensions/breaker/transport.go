@@ -130,33 +130,41 @@ func lendWhileSlow(a *attempt, host string) func() {
 	if slow <= 0 {
 		return nil
 	}
-	slots := collyx.LimitSlots(a.coll, host)
-	if slots == nil {
-		return nil
-	}
-	var mu sync.Mutex
-	lent, over := false, false
-	t := time.AfterFunc(slow, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if over {
+	l := &lender{}
+	l.t = time.AfterFunc(slow, func() {
+		slots := collyx.LimitSlots(a.coll, host) // looked up only for the few that are slow
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if slots == nil || l.over {
 			return
 		}
 		select {
 		case <-slots:
-			lent = true
+			l.slots = slots
 			d.Lend(cap(slots))
 		default:
 		}
 	})
-	return func() {
-		t.Stop()
-		mu.Lock()
-		over = true
-		mu.Unlock()
-		if lent {
-			slots <- true
-		}
+	return l.back
+}
+
+// lender is one request's lent slot (lendWhileSlow).
+type lender struct {
+	t     *time.Timer
+	mu    sync.Mutex
+	over  bool      // the transport is returning: too late to lend
+	slots chan bool // the rule's slots, once one is lent
+}
+
+// back takes the lent slot back, if one was lent, waiting for a free one.
+func (l *lender) back() {
+	l.t.Stop()
+	l.mu.Lock()
+	l.over = true
+	slots := l.slots
+	l.mu.Unlock()
+	if slots != nil {
+		slots <- true
 	}
 }
 
