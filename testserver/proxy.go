@@ -1,233 +1,306 @@
 package testserver
 
 import (
+	"context"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
-	"net/url"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
-// ProxyMode is how a Proxy treats what it is asked to forward: the ways a
-// proxy of a crawler's pool goes bad while the sites behind it are fine.
-type ProxyMode int
+// ErrProxyClosed is returned by SetScenario, SetMode and Reset on a Proxy
+// that has been closed.
+var ErrProxyClosed = errors.New("testserver: proxy closed")
 
-const (
-	// ProxyHealthy forwards every request and hands back the site's answer.
-	ProxyHealthy ProxyMode = iota
-	// ProxyRefuse resets every connection as soon as it is accepted: the
-	// client's request fails before any HTTP answer (a dead proxy).
-	ProxyRefuse
-	// ProxyAuth answers 407 Proxy Authentication Required (credentials
-	// expired or the plan ran out).
-	ProxyAuth
-	// ProxyBadGateway answers 502 without reaching the site (the proxy's
-	// own upstream failing).
-	ProxyBadGateway
-	// ProxySlow forwards after waiting Delay.
-	ProxySlow
-	// ProxyBlocked answers 403 with BlockPage for every site, without
-	// reaching it: an exit address the sites have banned.
-	ProxyBlocked
-)
-
-var proxyModeNames = [...]string{"healthy", "refuse", "auth", "bad-gateway", "slow", "blocked"}
-
-// String returns the mode's name.
-func (m ProxyMode) String() string {
-	if m >= 0 && int(m) < len(proxyModeNames) {
-		return proxyModeNames[m]
-	}
-	return fmt.Sprintf("ProxyMode(%d)", int(m))
-}
-
-// ProxyConfig configures a Proxy.
+// ProxyConfig configures a Proxy. The zero ProxyConfig is a healthy proxy
+// without credentials on a free port of 127.0.0.1.
 type ProxyConfig struct {
-	// Mode is what the proxy does from request After+1 on; the first After
-	// requests are forwarded healthy.
-	Mode  ProxyMode
-	After int
-	// Delay is what ProxySlow waits before forwarding.
-	Delay time.Duration
+	// Scenario is the behaviour from the first request; see SetScenario.
+	Scenario ProxyScenario
+
+	// User and Password, if User is not empty, are the credentials the
+	// proxy requires in a Proxy-Authorization: Basic header, as a client
+	// sends them for a proxy URL of the form http://user:password@host:port.
+	// A request without them is answered 407 (logged as ProxyAuth407)
+	// whatever the scenario. They are never forwarded to the target.
+	User, Password string
+
+	// Now is the clock for hit times; nil means time.Now. The wait of
+	// ProxyLatency uses a real timer regardless.
+	Now func() time.Time
+
+	// Admin serves the admin endpoints (see ProxyAdminHelp) to requests
+	// addressed to the proxy itself, in origin form (GET /_admin/stats).
+	// They are not logged. A refusing proxy has no listener, so it cannot
+	// be reached there until its scenario is switched from code.
+	Admin bool
 }
 
 // Proxy is a forward HTTP proxy on its own port of 127.0.0.1 that degrades
-// on command, for crawls through a pool of proxies some of which are bad.
-// Set it as a collector's proxy (colly's SetProxy, SetProxyFunc or
-// proxy.RoundRobinProxySwitcher with Proxy.URL()); it forwards plain HTTP
-// requests in absolute form to the loopback stores behind it and counts
-// what it was asked and what it forwarded.
+// on command, for crawls through a pool of real local proxies some of
+// which are bad. Give URL() to a collector (colly's SetProxy, SetProxyFunc,
+// proxy.RoundRobinProxySwitcher) or to http.Transport.Proxy. It forwards
+// plain-HTTP requests in absolute form (what a client sends through an
+// http:// proxy for an http:// URL) to loopback targets only; it does not
+// tunnel CONNECT (https targets), answering it 501.
+//
+// A Proxy is safe for concurrent use; Close it when done.
 type Proxy struct {
-	ln    net.Listener
+	now   func() time.Time
+	user  string // the expected Proxy-Authorization value; "" for none
+	admin bool
+	addr  string // 127.0.0.1:port, kept across refusals
 	srv   *http.Server
 	fwd   *http.Transport
-	url   string
-	mu    sync.Mutex
-	cfg   ProxyConfig
-	seen  int // requests (and refused connections) since the mode was set
-	asked atomic.Int64
-	sent  atomic.Int64
-	wg    sync.WaitGroup
+	ctx   context.Context // cancelled by Close: ends every wait and forward
+	stop  context.CancelFunc
+
+	closeOnce sync.Once
+	closeErr  error
+	handlers  sync.WaitGroup // requests inside serve
+	serving   sync.WaitGroup // goroutines running srv.Serve
+
+	mu     sync.Mutex
+	closed bool
+	sc     ProxyScenario
+	seen   int          // requests since the scenario was set
+	ln     net.Listener // nil while refusing
+	conns  map[net.Conn]http.ConnState
+	log    proxyLog
 }
 
-// StartProxy starts a proxy on a free port of 127.0.0.1.
+// StartProxy starts a proxy on a free port of 127.0.0.1. A proxy whose
+// scenario refuses at once has reserved its port and stopped listening on
+// it before StartProxy returns.
 func StartProxy(cfg ProxyConfig) (*Proxy, error) {
-	if cfg.Mode < ProxyHealthy || cfg.Mode > ProxyBlocked {
-		return nil, fmt.Errorf("testserver: proxy mode %d is not one of healthy, refuse, auth, bad-gateway, slow, blocked", int(cfg.Mode))
-	}
-	if cfg.After < 0 || cfg.Delay < 0 {
-		return nil, fmt.Errorf("testserver: proxy After (%d) and Delay (%v) must not be negative", cfg.After, cfg.Delay)
+	if err := cfg.Scenario.Validate(); err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("testserver: proxy: listen on 127.0.0.1: %w", err)
 	}
-	p := &Proxy{cfg: cfg, url: "http://" + ln.Addr().String(), fwd: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
-	p.ln = &refusingListener{Listener: ln, p: p}
-	p.srv = &http.Server{Handler: http.HandlerFunc(p.serve), ReadHeaderTimeout: 10 * time.Second}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		_ = p.srv.Serve(p.ln)
-	}()
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	p := &Proxy{
+		now:   now,
+		admin: cfg.Admin,
+		addr:  ln.Addr().String(),
+		fwd:   &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64, DisableCompression: true},
+		ctx:   ctx,
+		stop:  stop,
+		sc:    cfg.Scenario,
+		conns: make(map[net.Conn]http.ConnState),
+	}
+	if cfg.User != "" {
+		p.user = "Basic " + base64.StdEncoding.EncodeToString([]byte(cfg.User+":"+cfg.Password))
+	}
+	p.log.reset()
+	p.srv = &http.Server{
+		Handler:           http.HandlerFunc(p.serve),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0), // the proxy never logs on its own
+		ConnState:         p.connState,
+	}
+	p.mu.Lock()
+	p.serveLocked(ln)
+	err = p.applyLocked()
+	p.mu.Unlock()
+	if err != nil {
+		_ = p.Close()
+		return nil, err
+	}
 	return p, nil
 }
 
-// URL is the proxy's address, as a collector's proxy URL.
-func (p *Proxy) URL() string { return p.url }
+// URL returns the proxy's URL, "http://127.0.0.1:PORT", for a collector's
+// proxy setting. It stays the same while the proxy refuses and after.
+func (p *Proxy) URL() string { return "http://" + p.addr }
 
-// SetMode switches what the proxy does, at once (After counts again from
-// now).
-func (p *Proxy) SetMode(cfg ProxyConfig) {
+// Host returns the proxy's host:port, the name a report gives it.
+func (p *Proxy) Host() string { return p.addr }
+
+// Scenario returns the scenario in force, as it was set.
+func (p *Proxy) Scenario() ProxyScenario {
 	p.mu.Lock()
-	p.cfg, p.seen = cfg, 0
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	return p.sc
 }
 
-// Asked is how many requests reached the proxy, refused connections
-// included.
-func (p *Proxy) Asked() int { return int(p.asked.Load()) }
+// SetScenario switches the proxy to sc from its next request on; sc.After
+// counts from here. Switching to a scenario that refuses at once stops the
+// listener; switching a refusing proxy to anything else listens again on
+// the same port, and the error says if that port could not be had back
+// (the proxy then keeps refusing). The request log is kept (Reset clears
+// it). An invalid sc is refused and the old one stays.
+func (p *Proxy) SetScenario(sc ProxyScenario) error {
+	if err := sc.Validate(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrProxyClosed
+	}
+	p.sc, p.seen = sc, 0
+	return p.applyLocked()
+}
 
-// Forwarded is how many requests the proxy sent on to a site.
-func (p *Proxy) Forwarded() int { return int(p.sent.Load()) }
+// SetMode switches the proxy to mode m at once: SetScenario with
+// ProxyScenario{Mode: m}.
+func (p *Proxy) SetMode(m ProxyMode) error {
+	return p.SetScenario(ProxyScenario{Mode: m})
+}
 
-// Close stops the proxy and closes its connections.
+// Reset clears the request log and restarts the scenario in force, as if
+// it had just been set.
+func (p *Proxy) Reset() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrProxyClosed
+	}
+	p.log.reset()
+	p.seen = 0
+	return p.applyLocked()
+}
+
+// Close stops the proxy: it stops listening, closes every client
+// connection, ends waits and forwards under way, closes its connections to
+// the targets, and returns when no request is being handled and no
+// goroutine of the proxy is left. Close is safe to call more than once.
 func (p *Proxy) Close() error {
-	err := p.srv.Close()
-	p.fwd.CloseIdleConnections()
-	p.wg.Wait()
-	return err
+	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
+		p.stop()
+		if err := p.srv.Close(); !errors.Is(err, net.ErrClosed) {
+			p.closeErr = err // a listener refusal closed already is no error
+		}
+		p.handlers.Wait()
+		p.serving.Wait()
+		p.fwd.CloseIdleConnections()
+	})
+	return p.closeErr
 }
 
-// next counts one request and returns what to do with it.
-func (p *Proxy) next() ProxyConfig {
-	p.asked.Add(1)
+// decision is what the proxy does with one request.
+type decision struct {
+	mode  ProxyMode
+	delay time.Duration
+	index int // in the log, for the status
+	seq   int
+}
+
+// decide counts the request, lets the scenario pick what to do with it and
+// logs it, all in one critical section so that log order is decision
+// order. A Refuse scenario whose After-th request this is stops listening
+// here.
+func (p *Proxy) decide(r *http.Request) decision {
+	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.seen++
-	cfg := p.cfg
-	if p.seen <= cfg.After {
-		cfg.Mode = ProxyHealthy
+	d := decision{mode: p.sc.Mode}
+	if p.seen <= p.sc.After {
+		d.mode = ProxyHealthy
 	}
-	return cfg
+	if p.user != "" && r.Header.Get("Proxy-Authorization") != p.user {
+		d.mode = ProxyAuth407
+	}
+	if d.mode == ProxyLatency {
+		d.delay = p.sc.delay()
+	}
+	h := ProxyHit{Time: now, Host: r.URL.Host, Path: r.URL.Path, Mode: d.mode, Latency: d.delay}
+	d.index = p.log.add(h)
+	d.seq = p.log.hits[d.index].Seq
+	if p.sc.Mode == ProxyRefuse && p.seen >= p.sc.After {
+		p.refuseLocked()
+	}
+	return d
 }
 
+// sending records that hit d is being sent on to its target.
+func (p *Proxy) sending(d decision) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.log.forward(d.index, d.seq)
+}
+
+// answered records the status hit d is answered with, before the answer
+// is written, so that a client that has read it finds it in the log.
+func (p *Proxy) answered(d decision, status int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.log.setStatus(d.index, d.seq, status)
+}
+
+// serve handles one request to the proxy.
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
-	cfg := p.next()
-	switch cfg.Mode {
+	if r.Method == http.MethodConnect {
+		http.Error(w, "testserver proxy: CONNECT (https targets) is not implemented; only plain http is forwarded", http.StatusNotImplemented)
+		return
+	}
+	if !r.URL.IsAbs() {
+		if p.admin && strings.HasPrefix(r.URL.Path, adminPrefix) {
+			p.serveAdmin(w, r)
+			return
+		}
+		http.Error(w, "testserver proxy: a proxy takes requests in absolute form (GET http://host/path)", http.StatusBadRequest)
+		return
+	}
+	if r.URL.Scheme != "http" {
+		http.Error(w, "testserver proxy: only plain http is forwarded", http.StatusNotImplemented)
+		return
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		abort(w)
+		return
+	}
+	p.handlers.Add(1)
+	p.mu.Unlock()
+	defer p.handlers.Done()
+
+	d := p.decide(r)
+	switch d.mode {
 	case ProxyRefuse:
-		// Switched to refusing on a connection already open: cut it.
+		// Refusal began while this request was on its way on an open
+		// connection: cut it as a dead proxy would.
 		if hj, ok := w.(http.Hijacker); ok {
 			if c, _, err := hj.Hijack(); err == nil {
 				resetClose(c)
-				return
 			}
 		}
-		http.Error(w, "proxy refusing", http.StatusBadGateway)
-		return
-	case ProxyAuth:
+	case ProxyAuth407:
 		w.Header().Set("Proxy-Authenticate", `Basic realm="testserver"`)
+		p.answered(d, http.StatusProxyAuthRequired)
 		http.Error(w, "proxy authentication required", http.StatusProxyAuthRequired)
-		return
 	case ProxyBadGateway:
+		p.answered(d, http.StatusBadGateway)
 		http.Error(w, "bad gateway", http.StatusBadGateway)
-		return
-	case ProxyBlocked:
+	case ProxyBlock403:
+		p.answered(d, http.StatusForbidden)
+		body := BlockPage()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
 		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write(BlockPage())
-		return
-	case ProxySlow:
-		select {
-		case <-time.After(cfg.Delay):
-		case <-r.Context().Done():
-			return
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(body)
 		}
-	}
-	p.forward(w, r)
-}
-
-// forward sends r on to the site its absolute URL names, which must be on
-// loopback (a test's traffic stays on the machine), and copies back the
-// answer.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
-	if !r.URL.IsAbs() || r.URL.Scheme != "http" {
-		http.Error(w, "testserver proxy: only plain http requests in absolute form are forwarded", http.StatusBadRequest)
-		return
-	}
-	if err := checkLoopback(r.URL.Host); err != nil {
-		http.Error(w, "testserver proxy: "+err.Error(), http.StatusForbidden)
-		return
-	}
-	out := r.Clone(r.Context())
-	out.RequestURI = ""
-	out.URL = &url.URL{Scheme: r.URL.Scheme, Host: r.URL.Host, Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: r.URL.RawQuery}
-	for _, h := range []string{"Proxy-Connection", "Proxy-Authorization", "Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade"} {
-		out.Header.Del(h)
-	}
-	p.sent.Add(1)
-	resp, err := p.fwd.RoundTrip(out)
-	if err != nil {
-		http.Error(w, "testserver proxy: "+err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	for k, vs := range resp.Header {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
-	}
-	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
-}
-
-// refusingListener resets, as soon as it is accepted, every connection that
-// arrives while the proxy refuses.
-type refusingListener struct {
-	net.Listener
-	p *Proxy
-}
-
-func (l *refusingListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		l.p.mu.Lock()
-		refuse := l.p.cfg.Mode == ProxyRefuse && l.p.seen >= l.p.cfg.After
-		if refuse {
-			l.p.seen++
-		}
-		l.p.mu.Unlock()
-		if !refuse {
-			return c, nil
-		}
-		l.p.asked.Add(1)
-		resetClose(c)
+	default: // ProxyHealthy, ProxyLatency
+		p.forward(w, r, d)
 	}
 }
 

@@ -1,133 +1,433 @@
-package testserver_test
+package testserver
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"net/http"
-	"net/url"
+	"net/http/httptest"
+	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/proxy"
 )
 
-// get fetches u through proxy p with a client of its own, as a crawler's
-// transport does.
-func get(t *testing.T, p *testserver.Proxy, u string) (*http.Response, error) {
-	t.Helper()
-	pu, err := url.Parse(p.URL())
-	if err != nil {
+// Through a healthy proxy a colly crawl of a store's catalogue reaches the
+// store with every request once, and the proxy logs each of them as
+// forwarded, with the store's own status.
+func TestProxyHealthyForwardsEveryRequestOnce(t *testing.T) {
+	s := start(t, Config{Products: 12, PerPage: 5})
+	p := startProxy(t, ProxyConfig{})
+	var out collyOutcome
+	c := collector(&out)
+	if err := c.SetProxy(p.URL()); err != nil {
 		t.Fatal(err)
 	}
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: http.ProxyURL(pu), DisableKeepAlives: true}}
-	resp, err := c.Get(u)
-	if err == nil {
-		resp.Body.Close()
+	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })
+	c.AllowURLRevisit = false
+	if err := c.Visit(s.URL() + "/"); err != nil {
+		t.Fatal(err)
 	}
-	return resp, err
+	// 3 listing pages and 12 products.
+	if got := out.statuses[200]; got != 15 || len(out.errs) != 0 {
+		t.Fatalf("statuses %v, errors %v; want 15 × 200", out.statuses, out.errs)
+	}
+	if s.Count() != 15 || p.Count() != 15 || p.Forwarded() != 15 || p.CountMode(ProxyHealthy) != 15 || p.CountHost(s.Host()) != 15 {
+		t.Fatalf("store received %d, proxy logged %d, forwarded %d, healthy %d, for the store %d; want 15 each",
+			s.Count(), p.Count(), p.Forwarded(), p.CountMode(ProxyHealthy), p.CountHost(s.Host()))
+	}
+	for n := 1; n <= 12; n++ {
+		if got := s.CountPath(ProductPath(n)); got != 1 {
+			t.Errorf("product %d reached the store %d times, want once", n, got)
+		}
+	}
+	for _, h := range p.Requests() {
+		if h.Host != s.Host() || h.Status != 200 || !h.Forwarded || h.Mode != ProxyHealthy {
+			t.Errorf("proxy hit %+v; want forwarded to %s, 200", h, s.Host())
+		}
+	}
 }
 
-// Each mode does to a request what it says, and only a healthy or slow
-// proxy's requests reach the store: the store's own log counts them.
-func TestProxyModes(t *testing.T) {
-	store, err := testserver.Start(testserver.Config{Products: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+// A proxy that answers for itself (407, 502, 403 block page) never
+// contacts the store: the client sees the proxy's status, the store
+// receives nothing, the proxy logs every request with what it did.
+func TestProxyAnswersForItselfWithoutContactingTheTarget(t *testing.T) {
 	cases := []struct {
-		mode    testserver.ProxyMode
-		status  int  // 0: the request fails without an HTTP answer
-		reaches bool // the store receives it
+		mode   ProxyMode
+		status int
+		body   []byte // nil: not checked
 	}{
-		{testserver.ProxyHealthy, 200, true},
-		{testserver.ProxySlow, 200, true},
-		{testserver.ProxyRefuse, 0, false},
-		{testserver.ProxyAuth, http.StatusProxyAuthRequired, false},
-		{testserver.ProxyBadGateway, http.StatusBadGateway, false},
-		{testserver.ProxyBlocked, http.StatusForbidden, false},
+		{ProxyAuth407, http.StatusProxyAuthRequired, nil},
+		{ProxyBadGateway, http.StatusBadGateway, nil},
+		{ProxyBlock403, http.StatusForbidden, BlockPage()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.mode.String(), func(t *testing.T) {
-			p, err := testserver.StartProxy(testserver.ProxyConfig{Mode: tc.mode, Delay: 50 * time.Millisecond})
-			if err != nil {
+			stores := []*Store{start(t, Config{Products: 5}), start(t, Config{Products: 5})}
+			p := startProxy(t, ProxyConfig{Scenario: ProxyScenario{Mode: tc.mode}})
+			var out collyOutcome
+			c := collector(&out)
+			if err := c.SetProxy(p.URL()); err != nil {
 				t.Fatal(err)
 			}
-			defer p.Close()
-			before := store.Count()
-			start := time.Now()
-			resp, err := get(t, p, store.URL()+testserver.ProductPath(1))
-			took := time.Since(start)
-			switch {
-			case tc.status == 0 && err == nil:
-				t.Fatalf("answered %d, want the connection refused", resp.StatusCode)
-			case tc.status == 0 && !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE):
-				t.Logf("failed with %v (a reset, as the client saw it)", err)
-			case tc.status != 0 && err != nil:
-				t.Fatalf("failed with %v, want HTTP %d", err, tc.status)
-			case tc.status != 0 && resp.StatusCode != tc.status:
-				t.Fatalf("answered %d, want %d", resp.StatusCode, tc.status)
+			var bodies [][]byte
+			c.OnError(func(r *colly.Response, _ error) { bodies = append(bodies, r.Body) })
+			for _, s := range stores {
+				for n := 1; n <= 3; n++ {
+					_ = c.Visit(s.ProductURL(n))
+				}
 			}
-			if got := store.Count() - before; (got == 1) != tc.reaches || got > 1 {
-				t.Fatalf("the store received %d requests, want reaches=%v", got, tc.reaches)
+			if out.statuses[tc.status] != 6 || len(out.errs) != 0 {
+				t.Fatalf("statuses %v, errors %v; want 6 × %d", out.statuses, out.errs, tc.status)
 			}
-			if p.Asked() != 1 {
-				t.Fatalf("the proxy counts %d requests asked, want 1", p.Asked())
+			for i, s := range stores {
+				if s.Count() != 0 {
+					t.Errorf("store %d received %d requests through a %s proxy, want 0", i, s.Count(), tc.mode)
+				}
+				if p.CountHost(s.Host()) != 3 {
+					t.Errorf("proxy logged %d requests for store %d, want 3", p.CountHost(s.Host()), i)
+				}
 			}
-			if tc.mode == testserver.ProxySlow && took < 50*time.Millisecond {
-				t.Fatalf("a slow proxy answered in %v, want at least its 50 ms delay", took)
+			if p.Count() != 6 || p.CountMode(tc.mode) != 6 || p.Forwarded() != 0 {
+				t.Fatalf("proxy logged %d, %d by %s, forwarded %d; want 6, 6, 0", p.Count(), p.CountMode(tc.mode), tc.mode, p.Forwarded())
+			}
+			for _, h := range p.Requests() {
+				if h.Status != tc.status || h.Forwarded {
+					t.Errorf("proxy hit %+v, want status %d, not forwarded", h, tc.status)
+				}
+			}
+			if tc.body != nil {
+				for _, b := range bodies {
+					if !bytes.Equal(b, tc.body) {
+						t.Errorf("body %q, want the block page", b)
+					}
+				}
 			}
 		})
 	}
 }
 
-// A proxy degrades after its first After requests, and on command; a
-// Colly collector crawls through it as through Colly's own proxy setting.
-func TestProxyDegradesAfterAndOnCommand(t *testing.T) {
-	store, err := testserver.Start(testserver.Config{Products: 10})
+// A 407 carries the challenge a client needs to tell it from a site's 4xx.
+func TestProxyAuth407Challenges(t *testing.T) {
+	s := start(t, Config{Products: 2})
+	p := startProxy(t, ProxyConfig{Scenario: ProxyScenario{Mode: ProxyAuth407}})
+	req, _ := http.NewRequest(http.MethodGet, s.ProductURL(1), nil)
+	resp, err := viaProxy(t, p.URL()).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	p, err := testserver.StartProxy(testserver.ProxyConfig{Mode: testserver.ProxyBadGateway, After: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c := colly.NewCollector(colly.AllowURLRevisit())
-	if err := c.SetProxy(p.URL()); err != nil {
-		t.Fatal(err)
-	}
-	statuses := map[int]int{}
-	c.OnResponse(func(r *colly.Response) { statuses[r.StatusCode]++ })
-	c.OnError(func(r *colly.Response, _ error) { statuses[r.StatusCode]++ })
-	for i := 1; i <= 5; i++ {
-		c.Visit(store.URL() + testserver.ProductPath(i))
-	}
-	if statuses[200] != 3 || statuses[502] != 2 || store.Count() != 3 || p.Forwarded() != 3 {
-		t.Fatalf("statuses %v, store received %d, proxy forwarded %d: want 3 pages then 2 × 502, 3 at the store", statuses, store.Count(), p.Forwarded())
-	}
-	p.SetMode(testserver.ProxyConfig{Mode: testserver.ProxyHealthy})
-	c.Visit(store.URL() + testserver.ProductPath(6))
-	if statuses[200] != 4 || store.Count() != 4 {
-		t.Fatalf("after recovering: statuses %v, store received %d; want a 4th page", statuses, store.Count())
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusProxyAuthRequired || !strings.HasPrefix(resp.Header.Get("Proxy-Authenticate"), "Basic ") {
+		t.Fatalf("answered %d with Proxy-Authenticate %q; want 407 with a Basic challenge", resp.StatusCode, resp.Header.Get("Proxy-Authenticate"))
 	}
 }
 
-// A proxy refuses to forward anywhere but loopback: a test's traffic
-// stays on the machine.
-func TestProxyForwardsOnlyToLoopback(t *testing.T) {
-	p, err := testserver.StartProxy(testserver.ProxyConfig{})
+// A refusing proxy is not listening: the client's dial fails with
+// "connection refused", the proxy logs nothing, the store receives
+// nothing; healed, the proxy listens again on the same URL.
+func TestProxyRefuseRefusesConnections(t *testing.T) {
+	s := start(t, Config{Products: 3})
+	p := startProxy(t, ProxyConfig{Scenario: ProxyScenario{Mode: ProxyRefuse}})
+	var out collyOutcome
+	c := collector(&out)
+	if err := c.SetProxy(p.URL()); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 3; n++ {
+		_ = c.Visit(s.ProductURL(n))
+	}
+	if len(out.errs) != 3 || len(out.statuses) != 0 {
+		t.Fatalf("statuses %v, errors %v; want 3 errors and no answer", out.statuses, out.errs)
+	}
+	for _, err := range out.errs {
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("error %v, want connection refused", err)
+		}
+	}
+	if p.Count() != 0 || s.Count() != 0 {
+		t.Fatalf("proxy logged %d, store received %d; want 0 and 0", p.Count(), s.Count())
+	}
+
+	url := p.URL()
+	if err := p.SetMode(ProxyHealthy); err != nil {
+		t.Fatal(err)
+	}
+	if p.URL() != url {
+		t.Fatalf("healed proxy moved from %s to %s", url, p.URL())
+	}
+	_ = c.Visit(s.ProductURL(1))
+	if out.statuses[200] != 1 || s.Count() != 1 || p.Count() != 1 {
+		t.Fatalf("healed: statuses %v, store %d, proxy %d; want one page through", out.statuses, s.Count(), p.Count())
+	}
+}
+
+// A proxy that refuses after N requests forwards N, then refuses even a
+// client that holds a kept-alive connection to it: the connection is
+// closed and the client's next dial refused.
+func TestProxyRefuseAfterNClosesKeptAliveConnections(t *testing.T) {
+	s := start(t, Config{Products: 10})
+	p := startProxy(t, ProxyConfig{Scenario: ProxyScenario{Mode: ProxyRefuse, After: 3}})
+	var out collyOutcome
+	c := collector(&out) // colly keeps connections alive
+	if err := c.SetProxy(p.URL()); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 6; n++ {
+		_ = c.Visit(s.ProductURL(n))
+	}
+	if out.statuses[200] != 3 || len(out.errs) != 3 {
+		t.Fatalf("statuses %v, errors %v; want 3 pages, then 3 errors", out.statuses, out.errs)
+	}
+	for _, err := range out.errs {
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("error %v, want connection refused", err)
+		}
+	}
+	if s.Count() != 3 || p.Count() != 3 || p.Forwarded() != 3 {
+		t.Fatalf("store received %d, proxy logged %d, forwarded %d; want 3 each", s.Count(), p.Count(), p.Forwarded())
+	}
+}
+
+// A proxy degrades after its first After requests and heals on command.
+func TestProxyDegradesAfterAndOnCommand(t *testing.T) {
+	s := start(t, Config{Products: 10})
+	p := startProxy(t, ProxyConfig{Scenario: ProxyScenario{Mode: ProxyBadGateway, After: 3}})
+	var out collyOutcome
+	c := collector(&out)
+	if err := c.SetProxy(p.URL()); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 5; n++ {
+		_ = c.Visit(s.ProductURL(n))
+	}
+	if out.statuses[200] != 3 || out.statuses[502] != 2 || s.Count() != 3 || p.Forwarded() != 3 {
+		t.Fatalf("statuses %v, store received %d, proxy forwarded %d: want 3 pages then 2 × 502, 3 at the store",
+			out.statuses, s.Count(), p.Forwarded())
+	}
+	if err := p.SetMode(ProxyHealthy); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Visit(s.ProductURL(6))
+	if out.statuses[200] != 4 || s.Count() != 4 {
+		t.Fatalf("after healing: statuses %v, store received %d; want a 4th page", out.statuses, s.Count())
+	}
+	if err := p.Reset(); err != nil || p.Count() != 0 {
+		t.Fatalf("Reset: %v, count %d; want the log cleared", err, p.Count())
+	}
+}
+
+// A slow proxy forwards every request after its delay: the store receives
+// it, the proxy's log shows the latency it added, and the store's hit
+// comes at least that long after the proxy's.
+func TestProxyLatencyDelaysThenForwards(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	s := start(t, Config{Products: 3})
+	p := startProxy(t, ProxyConfig{Scenario: ProxyScenario{Mode: ProxyLatency, Delay: delay}})
+	var out collyOutcome
+	c := collector(&out)
+	if err := c.SetProxy(p.URL()); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 3; n++ {
+		_ = c.Visit(s.ProductURL(n))
+	}
+	if out.statuses[200] != 3 || s.Count() != 3 || p.CountMode(ProxyLatency) != 3 || p.Forwarded() != 3 {
+		t.Fatalf("statuses %v, store %d, proxy latency %d, forwarded %d; want 3 each", out.statuses, s.Count(),
+			p.CountMode(ProxyLatency), p.Forwarded())
+	}
+	ph, sh := p.Requests(), s.Requests()
+	for i := range ph {
+		if ph[i].Latency != delay || ph[i].Status != 200 {
+			t.Errorf("proxy hit %+v, want latency %v and 200", ph[i], delay)
+		}
+		if gap := sh[i].Time.Sub(ph[i].Time); gap < delay {
+			t.Errorf("request %d reached the store %v after the proxy, want at least %v", i+1, gap, delay)
+		}
+	}
+}
+
+// A latency wait ends when the client gives up, and the request is then
+// never forwarded.
+func TestProxyLatencyEndsWhenClientCancels(t *testing.T) {
+	s := start(t, Config{Products: 3})
+	p := startProxy(t, ProxyConfig{Scenario: ProxyScenario{Mode: ProxyLatency, Delay: time.Hour}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := getVia(ctx, viaProxy(t, p.URL()), s.ProductURL(1))
+		done <- err
+	}()
+	waitProxyCount(t, p, 1)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("client got %v, want its own cancellation", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Count() != 0 || p.Forwarded() != 0 {
+		t.Fatalf("store received %d, proxy forwarded %d; want nothing forwarded", s.Count(), p.Forwarded())
+	}
+}
+
+// Close ends a latency wait under way, and leaves no goroutine of the
+// proxy behind.
+func TestProxyCloseEndsWaitsAndLeavesNoGoroutine(t *testing.T) {
+	s := start(t, Config{Products: 3})
+	p, err := StartProxy(ProxyConfig{Scenario: ProxyScenario{Mode: ProxyLatency, Delay: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
-	resp, err := get(t, p, "http://example.com/")
-	if err != nil || resp.StatusCode != http.StatusForbidden || p.Forwarded() != 0 {
-		t.Fatalf("got %v, %v, forwarded %d; want 403 and nothing forwarded", resp, err, p.Forwarded())
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := getVia(context.Background(), viaProxy(t, p.URL()), s.ProductURL(1))
+		done <- err
+	}()
+	waitProxyCount(t, p, 1)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := testserver.StartProxy(testserver.ProxyConfig{Mode: 99}); err == nil {
-		t.Fatal("a proxy with mode 99 started, want an error")
+	if err := <-done; err == nil {
+		t.Fatal("the request through a closed proxy succeeded, want an error")
+	}
+	if s.Count() != 0 {
+		t.Fatalf("store received %d, want 0", s.Count())
+	}
+	// A handler's goroutine may still be returning from its last deferred
+	// call when Close returns: wait (bounded) for it to be gone.
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(stacks, "testserver.(*Proxy)") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a goroutine of the proxy outlived Close:\n%s", stacks)
+		}
+	}
+	if err := p.SetMode(ProxyHealthy); !errors.Is(err, ErrProxyClosed) {
+		t.Fatalf("SetMode after Close = %v, want ErrProxyClosed", err)
+	}
+}
+
+// With credentials set the proxy requires them, answers 407 without, and
+// never passes them on to the target.
+func TestProxyCredentialsRequiredAndNotForwarded(t *testing.T) {
+	var got []string
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Proxy-Authorization"))
+	}))
+	defer target.Close()
+	p := startProxy(t, ProxyConfig{User: "crawler", Password: "s3cret"})
+
+	status, _, err := getVia(context.Background(), viaProxy(t, p.URL()), target.URL+"/a")
+	if err != nil || status != http.StatusProxyAuthRequired {
+		t.Fatalf("without credentials: %d, %v; want 407", status, err)
+	}
+	withCreds := strings.Replace(p.URL(), "http://", "http://crawler:s3cret@", 1)
+	status, _, err = getVia(context.Background(), viaProxy(t, withCreds), target.URL+"/b")
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("with credentials: %d, %v; want 200", status, err)
+	}
+	if len(got) != 1 || got[0] != "" {
+		t.Fatalf("the target saw %q as Proxy-Authorization, want one request without it", got)
+	}
+	if p.CountMode(ProxyAuth407) != 1 || p.Forwarded() != 1 {
+		t.Fatalf("proxy logged %d × 407, forwarded %d; want 1 and 1", p.CountMode(ProxyAuth407), p.Forwarded())
+	}
+}
+
+// A proxy forwards only to loopback, and only plain http in absolute form.
+func TestProxyForwardsOnlyPlainHTTPToLoopback(t *testing.T) {
+	p := startProxy(t, ProxyConfig{})
+	status, _, err := getVia(context.Background(), viaProxy(t, p.URL()), "http://example.com/")
+	if err != nil || status != http.StatusForbidden || p.Forwarded() != 0 || p.Count() != 1 {
+		t.Fatalf("example.com: %d, %v, forwarded %d of %d; want 403, none forwarded", status, err, p.Forwarded(), p.Count())
+	}
+	resp, err := client.Get(p.URL() + "/products/sku-1") // origin form: not a proxy request
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("origin-form request: %d, want 400", resp.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodConnect, p.URL(), nil)
+	req.Host = "127.0.0.1:443"
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotImplemented {
+		t.Fatalf("CONNECT: %d, want 501", resp.StatusCode)
+	}
+}
+
+// A pool of four proxies behind colly's round-robin switcher, one each
+// healthy, refusing, blocking and failing: every store request comes
+// through the healthy one, and each bad one fails its share its own way.
+func TestProxyFleetRoundRobinPoolSomeBad(t *testing.T) {
+	fleet, err := StartFleet(Config{Products: 8}, Config{Products: 8}, Config{Products: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	pool, err := StartProxies(
+		ProxyConfig{},
+		ProxyConfig{Scenario: ProxyScenario{Mode: ProxyRefuse}},
+		ProxyConfig{Scenario: ProxyScenario{Mode: ProxyBlock403}},
+		ProxyConfig{Scenario: ProxyScenario{Mode: ProxyBadGateway}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var out collyOutcome
+	c := collector(&out)
+	rp, err := proxy.RoundRobinProxySwitcher(pool.URLs()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetProxyFunc(rp)
+	for _, s := range fleet.Stores {
+		for n := 1; n <= 8; n++ {
+			_ = c.Visit(s.ProductURL(n))
+		}
+	}
+	healthy, refuse, block, bad := pool.Proxies[0], pool.Proxies[1], pool.Proxies[2], pool.Proxies[3]
+	if refuse.Count() != 0 {
+		t.Errorf("the refusing proxy logged %d requests, want 0", refuse.Count())
+	}
+	if fleet.Count() != healthy.Forwarded() || pool.Forwarded() != healthy.Forwarded() || healthy.Count() == 0 {
+		t.Errorf("stores received %d, the healthy proxy forwarded %d, the pool %d; want them equal and > 0",
+			fleet.Count(), healthy.Forwarded(), pool.Forwarded())
+	}
+	if out.statuses[200] != healthy.Count() || out.statuses[403] != block.Count() || out.statuses[502] != bad.Count() {
+		t.Errorf("statuses %v; want 200 × %d, 403 × %d, 502 × %d", out.statuses, healthy.Count(), block.Count(), bad.Count())
+	}
+	if total := healthy.Count() + block.Count() + bad.Count() + len(out.errs); total != 24 {
+		t.Errorf("%d outcomes (%v, %d errors), want 24", total, out.statuses, len(out.errs))
+	}
+	for _, err := range out.errs {
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("error %v, want connection refused", err)
+		}
+	}
+}
+
+// waitProxyCount waits (bounded) until the proxy has logged n requests.
+func waitProxyCount(t *testing.T, p *Proxy, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Count() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("proxy logged %d requests, want %d", p.Count(), n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
