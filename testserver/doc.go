@@ -90,18 +90,42 @@
 //
 // # Proxies
 //
-// StartProxy starts a forward HTTP proxy to the stores, for crawls through
-// a pool of proxies some of which are bad. From request After+1 on (and
-// again after SetMode) it does what its ProxyMode says, the stores behind
-// it staying healthy:
+// StartProxy starts a forward HTTP proxy on its own port of 127.0.0.1, for
+// crawls through a pool of real local proxies some of which are bad, the
+// stores behind them staying healthy. Give Proxy.URL to colly's SetProxy or
+// proxy.RoundRobinProxySwitcher (StartProxies starts a pool; its URLs are
+// the switcher's list). It forwards plain-HTTP requests in absolute form to
+// loopback targets; it does not tunnel CONNECT (https), answering it 501.
+// The first ProxyScenario.After requests are forwarded; from then on (and
+// again after SetScenario, SetMode or Reset) the ProxyMode decides:
 //
-//	healthy      forwards the request, hands back the store's answer
-//	refuse       resets the connection at once: no HTTP answer
-//	auth         407 Proxy Authentication Required
-//	bad-gateway  502, the store never asked
-//	slow         forwards after Delay
-//	blocked      403 with BlockPage for every store, none asked
+//	healthy     forwards the request, hands back the target's answer (502 if the target
+//	            cannot be reached; a target that hangs is a 502 when it lets go)
+//	refuse      closes its listener: a new connection is refused by the kernel (the client's
+//	            dial fails with ECONNREFUSED), an idle kept-alive connection is closed (the
+//	            client's next request dials and is refused), a request already on its way on
+//	            an open connection is cut with a reset. With After N, it stops listening as
+//	            its N-th request arrives (that one is forwarded). Healed, it listens again
+//	            on the same port
+//	auth407     407 Proxy Authentication Required with a Basic challenge, target never asked
+//	badgateway  502 Bad Gateway, target never asked
+//	latency     waits Delay (default 500ms), then forwards; the wait ends, unforwarded,
+//	            when the client goes away or the proxy closes
+//	block403    403 with BlockPage for every target, none asked
 //
-// Asked and Forwarded count what reached the proxy and what it sent on;
-// the stores' own logs count what reached them.
+// With ProxyConfig.User set the proxy also requires those Basic
+// credentials (Proxy-Authorization, as a client sends them for
+// http://user:password@host:port) and answers 407 without them; it never
+// forwards them. Proxy scenarios have a text form, "badgateway:after=30"
+// or "latency:delay=200ms" (ParseProxyScenario, ProxyScenarioKeys), and
+// with ProxyConfig.Admin a proxy serves admin endpoints of its own
+// (ProxyAdminHelp) to requests addressed to it, except while refusing.
+//
+// Each request a proxy receives is a ProxyHit: target host and path, the
+// mode that handled it, the status the client was sent, the latency added,
+// whether it was forwarded. Requests, Count, CountMode, CountHost and
+// Forwarded read the log; a refused connection is not in it, the proxy
+// never saw it. The stores' own logs count what reached them. Close ends
+// waits and forwards under way and returns when no goroutine of the proxy
+// is left.
 package testserver

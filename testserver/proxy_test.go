@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -430,4 +431,81 @@ func waitProxyCount(t *testing.T, p *Proxy, n int) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// An async crawl of three stores through a pool, one proxy of which stops
+// listening mid-crawl while requests are under way on its kept-alive
+// connections: every visit ends once, each store request is one the pool
+// forwarded, and the refusing proxy forwarded exactly its first After.
+func TestProxyPoolAsyncCrawlWithProxyRefusingMidway(t *testing.T) {
+	fleet, err := StartFleet(Config{Products: 30}, Config{Products: 30}, Config{Products: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	pool, err := StartProxies(
+		ProxyConfig{},
+		ProxyConfig{Scenario: ProxyScenario{Mode: ProxyRefuse, After: 5}},
+		ProxyConfig{Scenario: ProxyScenario{Mode: ProxyBlock403}},
+		ProxyConfig{Scenario: ProxyScenario{Mode: ProxyLatency, Delay: 5 * time.Millisecond}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	c := colly.NewCollector(colly.Async(true))
+	c.SetRequestTimeout(10 * time.Second)
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {
+		t.Fatal(err)
+	}
+	rp, err := proxy.RoundRobinProxySwitcher(pool.URLs()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetProxyFunc(rp)
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var errs []error
+	c.OnResponse(func(r *colly.Response) { mu.Lock(); statuses[r.StatusCode]++; mu.Unlock() })
+	c.OnError(func(r *colly.Response, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.StatusCode == 0 {
+			errs = append(errs, err)
+			return
+		}
+		statuses[r.StatusCode]++
+	})
+	for _, s := range fleet.Stores {
+		for n := 1; n <= 30; n++ {
+			_ = c.Visit(s.ProductURL(n))
+		}
+	}
+	c.Wait()
+	refuse, block := pool.Proxies[1], pool.Proxies[2]
+	if refuse.Forwarded() != 5 || refuse.CountMode(ProxyRefuse) != refuse.Count()-5 {
+		t.Errorf("the refusing proxy logged %d, forwarded %d, reset %d; want 5 forwarded, the rest reset",
+			refuse.Count(), refuse.Forwarded(), refuse.CountMode(ProxyRefuse))
+	}
+	if fleet.Count() != pool.Forwarded() || statuses[200] != pool.Forwarded() || statuses[403] != block.Count() {
+		t.Errorf("stores received %d, the pool forwarded %d; statuses %v, block pages %d", fleet.Count(), pool.Forwarded(),
+			statuses, block.Count())
+	}
+	if total := statuses[200] + statuses[403] + len(errs); total != 90 || len(statuses) > 2 {
+		t.Errorf("statuses %v and %d errors: %d outcomes, want 90 of 200, 403 or an error", statuses, len(errs), total)
+	}
+	for _, err := range errs {
+		if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE) {
+			t.Errorf("error %v, want connection refused or reset", err)
+		}
+	}
+	for _, s := range fleet.Stores {
+		for n := 1; n <= 30; n++ {
+			if got := s.CountPath(ProductPath(n)); got > 1 {
+				t.Errorf("%s product %d reached the store %d times, want at most once", s.Host(), n, got)
+			}
+		}
+	}
+	t.Logf("statuses %v, %d errors; proxies logged %d, %d, %d, %d", statuses, len(errs),
+		pool.Proxies[0].Count(), refuse.Count(), block.Count(), pool.Proxies[3].Count())
 }

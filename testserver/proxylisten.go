@@ -33,9 +33,13 @@ func (p *Proxy) applyLocked() error {
 	return p.listenLocked()
 }
 
-// refuseLocked stops listening and closes every idle client connection;
-// connections busy with a request are closed when it is answered
-// (connState).
+// refuseLocked stops listening and resets every idle client connection
+// and every one accepted but not yet read from; connections busy with a
+// request are reset when it is answered (connState). A reset, not an
+// orderly close: a client that has just sent a request on a fresh
+// connection then reads "connection reset", as from a dead proxy, where an
+// orderly close would give it a bare EOF; on a reused connection Go's
+// transport retries a GET either way, and its new dial is refused.
 func (p *Proxy) refuseLocked() {
 	if p.ln == nil {
 		return
@@ -44,7 +48,7 @@ func (p *Proxy) refuseLocked() {
 	p.ln = nil
 	for c, st := range p.conns {
 		if st == http.StateIdle || st == http.StateNew {
-			_ = c.Close()
+			resetClose(c)
 		}
 	}
 }
@@ -93,6 +97,6 @@ func (p *Proxy) connState(c net.Conn, st http.ConnState) {
 	}
 	p.conns[c] = st
 	if p.ln == nil && (st == http.StateIdle || st == http.StateNew) {
-		_ = c.Close()
+		resetClose(c)
 	}
 }
