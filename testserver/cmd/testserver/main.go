@@ -2,9 +2,12 @@
 // stores of package testserver, one per port on 127.0.0.1, for trying a
 // crawler by hand. It prints each store's URL and runs until SIGINT or
 // SIGTERM. Run it with -h for the flags, the scenario keys and the admin
-// endpoints.
+// endpoints. With -proxy it also runs forward HTTP proxies to the stores
+// that degrade on command, for crawls through a pool of proxies some of
+// which are bad.
 //
 //	go run ./testserver/cmd/testserver -store healthy -store degrade:after=30 -store empty:after=50
+//	go run ./testserver/cmd/testserver -stores 3 -proxy healthy -proxy refuse:after=20 -proxy block403
 package main
 
 import (
@@ -42,7 +45,10 @@ Runs local test web shops that degrade on command, each on its own port (so
 each is a host of its own), prints every store's URL and runs until SIGINT or
 SIGTERM. Each store serves / and /list/N (listing pages: a.product-link,
 a.next) and /products/sku-N (~38 KB product pages: div.product h1.title,
-div.product span.price), and answers by its scenario.
+div.product span.price), and answers by its scenario. With -proxy or
+-proxies it also runs forward HTTP proxies (plain http, loopback targets
+only), each on a port of its own, that degrade on command while the stores
+behind them stay healthy.
 
 Flags:
 `
@@ -64,15 +70,31 @@ Scenarios (-store mode or mode:key=value,...):
 Scenario keys:
 ` + testserver.ScenarioKeys + `
 
+Proxy scenarios (-proxy mode or mode:key=value,...):
+  healthy     forward, hand back the store's answer
+  refuse      stop listening: connections refused (after=N: once N requests have come)
+  auth407     407 Proxy Authentication Required
+  badgateway  502, the store never asked
+  latency     wait delay, then forward
+  block403    403 with a block page for every store, none asked
+
+Proxy scenario keys:
+` + testserver.ProxyScenarioKeys + `
+
 Admin endpoints on every store (unless -admin=false), not counted as requests:
 ` + testserver.AdminHelp + `
+
+Admin endpoints on every proxy (unless -admin=false), addressed to the proxy itself:
+` + testserver.ProxyAdminHelp + `
 
 Examples:
   testserver -store healthy -store degrade:after=30 -store empty:after=50
   testserver -stores 5 -store slope:step=100ms,failafter=40
   curl -X POST 'http://127.0.0.1:PORT/_admin/scenario?mode=degrade&after=30'
+  testserver -stores 3 -proxy healthy -proxy refuse:after=20 -proxy block403 -proxy latency:delay=300ms
+  curl -x http://127.0.0.1:PROXYPORT http://127.0.0.1:PORT/products/sku-1
 
-Exit status: 0 after SIGINT/SIGTERM, 64 for bad flags, 1 if a store cannot start.
+Exit status: 0 after SIGINT/SIGTERM, 64 for bad flags, 1 if a store or proxy cannot start.
 `
 
 // run is the command without the process around it, so that tests can run it.
@@ -99,6 +121,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "127.0.0.1:0", "`ADDR` to listen on; port 0: a free port per store; port P: store i gets P+i-1")
 	allowRemote := fs.Bool("allow-remote", false, "allow a -listen address that is not loopback")
 	admin := fs.Bool("admin", true, "serve the /_admin/ endpoints")
+	var proxyScenarios []testserver.ProxyScenario
+	proxies := fs.Int("proxies", 0, "`N` proxies to run (default: one per -proxy); proxies without a -proxy are healthy")
+	fs.Func("proxy", "proxy scenario `SPEC` of the next proxy, repeatable, e.g. refuse:after=20", func(v string) error {
+		sc, err := testserver.ParseProxyScenario(v)
+		if err != nil {
+			return err
+		}
+		proxyScenarios = append(proxyScenarios, sc)
+		return nil
+	})
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -122,6 +154,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usage("-products %d is negative (0 means no products)", *products)
 	case *perPage < 1:
 		return usage("-per-page %d: want at least 1", *perPage)
+	case *proxies < 0:
+		return usage("-proxies %d is negative", *proxies)
+	case *proxies > 0 && *proxies < len(proxyScenarios):
+		return usage("-proxies %d but %d -proxy flags: give at most one -proxy per proxy", *proxies, len(proxyScenarios))
 	}
 	n := max(*stores, len(scenarios), 1)
 	addrs, err := storeAddrs(*listen, n)
@@ -151,12 +187,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for i, s := range fleet.Stores {
 		fmt.Fprintf(stdout, "store %d  %s  %s\n", i+1, s.URL(), s.Scenario())
 	}
+	pcfgs := make([]testserver.ProxyConfig, max(*proxies, len(proxyScenarios)))
+	for i := range pcfgs {
+		pcfgs[i].Admin = *admin
+		if i < len(proxyScenarios) {
+			pcfgs[i].Scenario = proxyScenarios[i]
+		}
+	}
+	pool, err := testserver.StartProxies(pcfgs...)
+	if err != nil {
+		_ = fleet.Close()
+		fmt.Fprintf(stderr, "testserver: %v\n", err)
+		return exitError
+	}
+	for i, p := range pool.Proxies {
+		fmt.Fprintf(stdout, "proxy %d  %s  %s\n", i+1, p.URL(), p.Scenario())
+	}
 	if *admin {
 		fmt.Fprintf(stdout, "switch a store: curl -X POST '%s/_admin/scenario?mode=degrade&after=30'\n", fleet.Stores[0].URL())
+		if len(pool.Proxies) > 0 {
+			fmt.Fprintf(stdout, "switch a proxy: curl -X POST '%s/_admin/scenario?mode=badgateway'\n", pool.Proxies[0].URL())
+		}
 	}
 
 	<-ctx.Done()
-	if err := fleet.Close(); err != nil {
+	if err := errors.Join(pool.Close(), fleet.Close()); err != nil {
 		fmt.Fprintf(stderr, "testserver: close: %v\n", err)
 		return exitError
 	}
@@ -167,6 +222,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, ", first failure at request %d, %d sent from it on", seq, s.SentAfterFailing())
 		}
 		fmt.Fprintln(stdout)
+	}
+	for i, p := range pool.Proxies {
+		fmt.Fprintf(stdout, "proxy %d  %s, %d forwarded\n", i+1, plural(p.Count(), "request"), p.Forwarded())
 	}
 	return exitOK
 }

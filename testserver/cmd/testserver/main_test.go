@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -106,6 +107,10 @@ func TestRunRejectsBadFlagsWithUsageExit(t *testing.T) {
 		{"-listen", "0.0.0.0:0"},
 		{"-listen", "nonsense"},
 		{"-nosuchflag"},
+		{"-proxy", "sideways"},
+		{"-proxy", "refuse:after=-1"},
+		{"-proxies", "-1"},
+		{"-proxies", "1", "-proxy", "healthy", "-proxy", "block403"},
 		{"stray"},
 	}
 	for _, args := range cases {
@@ -125,7 +130,8 @@ func TestRunHelpDocumentsFlagsAndScenarios(t *testing.T) {
 		t.Fatalf("-h exit %d, want 0", code)
 	}
 	for _, want := range []string{"-stores", "-store", "-products", "-listen", "-allow-remote", "-admin",
-		"degrade", "ratelimit", "after=N", "/_admin/scenario", "SIGINT"} {
+		"degrade", "ratelimit", "after=N", "/_admin/scenario", "SIGINT",
+		"-proxy", "-proxies", "block403", "badgateway", "delay=D"} {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("help lacks %q", want)
 		}
@@ -143,5 +149,67 @@ func TestStoreAddrsGivesConsecutivePorts(t *testing.T) {
 	}
 	if _, err := storeAddrs("127.0.0.1:65535", 2); err == nil {
 		t.Error("storeAddrs accepted ports past 65535")
+	}
+}
+
+var proxyLine = regexp.MustCompile(`(?m)^proxy (\d+)  (http://127\.0\.0\.1:\d+)  (\S+)$`)
+
+// With -proxy the command runs proxies to its stores, each degrading by
+// its scenario, and reports what each received.
+func TestRunServesProxiesToTheStores(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"-products", "5", "-proxies", "3", "-proxy", "block403", "-proxy", "badgateway:after=1"}, &out, &errOut)
+	}()
+	var stores, proxies [][]string
+	deadline := time.Now().Add(5 * time.Second)
+	for len(stores) < 1 || len(proxies) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no URLs printed; stdout %q stderr %q", out.String(), errOut.String())
+		}
+		time.Sleep(time.Millisecond)
+		stores = storeLine.FindAllStringSubmatch(out.String(), -1)
+		proxies = proxyLine.FindAllStringSubmatch(out.String(), -1)
+	}
+	if proxies[0][3] != "block403" || proxies[1][3] != "badgateway:after=1" || proxies[2][3] != "healthy" {
+		t.Errorf("proxy scenarios printed: %q %q %q", proxies[0][3], proxies[1][3], proxies[2][3])
+	}
+	status := func(proxyURL, target string) int {
+		pu, err := url.Parse(proxyURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+		resp, err := c.Get(target)
+		if err != nil {
+			t.Fatalf("GET %s via %s: %v", target, proxyURL, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	page := stores[0][2] + "/products/sku-1"
+	for i, want := range []int{403, 200, 502, 200} {
+		if got := status(proxies[[]int{0, 1, 1, 2}[i]][2], page); got != want {
+			t.Errorf("request %d = %d, want %d", i+1, got, want)
+		}
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d after cancel, want 0; stderr %q", code, errOut.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not return after cancel")
+	}
+	for _, want := range []string{"store 1  2 requests", "proxy 1  1 request, 0 forwarded", "proxy 2  2 requests, 1 forwarded",
+		"proxy 3  1 request, 1 forwarded"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
 	}
 }
