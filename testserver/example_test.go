@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
@@ -61,4 +62,48 @@ func ExampleTitle() {
 	fmt.Println(len(page) > 37*1024, testserver.Title(7) != "", testserver.Price(7)[0] == '$')
 	// Output:
 	// true true true
+}
+
+// A pool of two proxies in front of one store, one of which blocks every
+// site: the store's log counts only what the healthy proxy forwarded, and
+// each proxy's log says what it did.
+func ExampleStartProxies() {
+	s, err := testserver.Start(testserver.Config{Products: 5})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	pool, err := testserver.StartProxies(
+		testserver.ProxyConfig{},
+		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBlock403}},
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer pool.Close()
+
+	for i, p := range pool.Proxies {
+		pu, _ := url.Parse(p.URL())
+		c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+		resp, err := c.Get(s.ProductURL(i + 1))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+		fmt.Printf("via proxy %d: %d\n", i+1, resp.StatusCode)
+	}
+	for i, p := range pool.Proxies {
+		h := p.Requests()[0]
+		fmt.Printf("proxy %d: %s %s, forwarded %v\n", i+1, h.Mode, h.Path, h.Forwarded)
+	}
+	fmt.Println("the store received", s.Count())
+	// Output:
+	// via proxy 1: 200
+	// via proxy 2: 403
+	// proxy 1: healthy /products/sku-1, forwarded true
+	// proxy 2: block403 /products/sku-2, forwarded false
+	// the store received 1
 }
