@@ -126,6 +126,6 @@
 // whether it was forwarded. Requests, Count, CountMode, CountHost and
 // Forwarded read the log; a refused connection is not in it, the proxy
 // never saw it. The stores' own logs count what reached them. Close ends
-// waits and forwards under way and returns when no goroutine of the proxy
-// is left.
+// waits and forwards under way and returns when no request is being
+// handled.
 package testserver

@@ -175,9 +175,10 @@ func (p *Proxy) Reset() error {
 }
 
 // Close stops the proxy: it stops listening, closes every client
-// connection, ends waits and forwards under way, closes its connections to
-// the targets, and returns when no request is being handled and no
-// goroutine of the proxy is left. Close is safe to call more than once.
+// connection, ends waits and forwards under way, and returns when no
+// request is being handled and its serving goroutines have ended, having
+// closed its idle connections to the targets (net/http's goroutines for
+// them end on their own just after). Close is safe to call more than once.
 func (p *Proxy) Close() error {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()

@@ -3,6 +3,7 @@ package testserver
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -32,7 +33,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d decision) {
 			return
 		}
 	}
-	if err := checkLoopback(r.URL.Host); err != nil {
+	if err := checkLoopback(net.JoinHostPort(r.URL.Hostname(), "80")); err != nil {
 		p.answered(d, http.StatusForbidden)
 		http.Error(w, "testserver proxy: only loopback targets are forwarded: "+err.Error(), http.StatusForbidden)
 		return
