@@ -376,17 +376,23 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 		// Past Colly's cache, which just stored the 429.
 		a.resend = b.keepResend(r, r.URL.String(), a.cacheDir != "")
 	case circuit.Success:
+		d.Pace.Accepted(now, a.episode)
 		d.LastOK.Store(a.left)
 		d.FailSince.Store(0)
 		if limit, gap, changed := d.Pace.Succeeded(); changed {
 			domains.LogPace(b.log, d.Name, "recovering", limit, gap)
 		}
 	case circuit.Degraded, circuit.Invalid:
+		if a.status != 0 {
+			d.Pace.Accepted(now, a.episode) // the site answered: it spent its allowance on it
+		}
 		d.Fails.Add(1)
 		d.FailSince.CompareAndSwap(0, a.left)
 		if a.status == 0 {
 			d.NetFails.Add(1) // no HTTP answer: the site, or our network
 		}
+	case circuit.Blocked, circuit.Gone, circuit.ClientError:
+		d.Pace.Accepted(now, a.episode)
 	}
 	if a.latency == 0 {
 		a.latency = time.Since(a.start)

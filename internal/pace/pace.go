@@ -85,6 +85,7 @@ type Pace struct {
 	clean            int               // clean successes since the last change
 	episode          uint64            // slowdowns so far: a throttle slows the pace once per episode
 	since            time.Time         // first throttle with no success since; zero when not throttled
+	est              estimator         // the rate the site grants, learnt from its throttles
 
 	pauses     int
 	pausedFor  time.Duration
@@ -387,9 +388,48 @@ func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit in
 		p.limit = max(p.inflight, 1)
 	}
 	p.limit = max(1, int(float64(p.limit)/p.user.Backoff))
-	p.gap = min(max(time.Duration(float64(p.gap)*p.user.Backoff), minThrottleGap), max(p.user.MaxGap, minThrottleGap))
+	rate, rampFrom := p.est.throttled(now, p.halt, p.user.Backoff)
+	switch {
+	case rate > 0:
+		p.gap = p.rateGapLocked(rate)
+	case rampFrom > 0:
+		p.gap = p.clampGapLocked(max(time.Duration(float64(time.Second)/rampFrom), minThrottleGap))
+	default:
+		p.gap = min(max(time.Duration(float64(p.gap)*p.user.Backoff), minThrottleGap), max(p.user.MaxGap, minThrottleGap))
+	}
 	p.step = cmp.Or(p.user.Step, max(p.gap/10, time.Millisecond))
 	return p.limit, p.gap, p.limit != oldLimit || p.gap != oldGap, horizon
+}
+
+// clampGapLocked keeps gap between the user's MinGap and MaxGap.
+func (p *Pace) clampGapLocked(gap time.Duration) time.Duration {
+	return min(max(gap, p.user.MinGap, 0), p.user.MaxGap)
+}
+
+// rateGapLocked is the gap that holds just under rate, within the user's
+// bounds; at the user's MinGap the estimate is let go.
+func (p *Pace) rateGapLocked(rate float64) time.Duration {
+	gap := p.clampGapLocked(gapFor(rate))
+	if gap <= max(p.user.MinGap, 0) {
+		p.est.rate = 0 // the site grants the user's pace: nothing to hold
+	}
+	return gap
+}
+
+// Accepted counts an answer of the domain's that was not a throttle (any
+// status: the site spent its allowance on it), for the rate estimate; ep
+// is the throttle episode its request left in (Acquire's). An answer to a
+// request that left before the last slowdown was granted before the site
+// said no: it does not count.
+func (p *Pace) Accepted(now time.Time, ep uint64) {
+	p.mu.Lock()
+	switch ep {
+	case p.episode:
+		p.est.accepted(now)
+	case p.episode - 1:
+		p.est.late()
+	}
+	p.mu.Unlock()
 }
 
 // Succeeded counts a clean success; every Recover of them in a row take
@@ -401,12 +441,28 @@ func (p *Pace) Succeeded() (limit int, gap time.Duration, changed bool) {
 	if p.atUserPace() {
 		return p.limit, p.gap, false
 	}
+	oldLimit, oldGap := p.limit, p.gap
+	learnt := p.est.rate > 0 || p.est.ramping
+	switch {
+	case p.est.rate > 0:
+		if f := p.est.succeeded(p.user.Recover); f > 1 {
+			p.gap = p.rateGapLocked(p.est.rate * f)
+			if p.est.rate > 0 {
+				p.est.rate *= f
+			}
+		}
+	case p.est.ramping:
+		p.gap = p.clampGapLocked(time.Duration(float64(p.gap) / p.est.rampFactor()))
+		if p.gap <= max(p.user.MinGap, 0) {
+			p.est.ramping = false
+		}
+	}
 	p.clean++
 	if p.clean < p.user.Recover {
-		return p.limit, p.gap, false
+		return p.limit, p.gap, p.gap != oldGap
 	}
 	p.clean = 0
-	if p.gap > p.user.MinGap {
+	if !learnt && p.gap > p.user.MinGap {
 		p.gap = max(p.gap-p.step, max(p.user.MinGap, 0))
 	}
 	if p.limit > 0 {
@@ -420,7 +476,7 @@ func (p *Pace) Succeeded() (limit int, gap time.Duration, changed bool) {
 		}
 		p.admitLocked(p.clk.Now())
 	}
-	return p.limit, p.gap, true
+	return p.limit, p.gap, p.limit != oldLimit || p.gap != oldGap
 }
 
 func (p *Pace) atUserPace() bool {

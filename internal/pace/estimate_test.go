@@ -1,0 +1,142 @@
+package pace
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+)
+
+// tokenBucket is a rate-limited site: rate tokens a second, at most burst,
+// full at the start; a request without a token is answered 429 with a
+// Retry-After of the wait for one, in whole seconds, at least 1.
+type tokenBucket struct {
+	rate, burst, tokens float64
+	at                  time.Time
+}
+
+func (b *tokenBucket) take(now time.Time) (ok bool, retryAfter time.Duration) {
+	if b.at.IsZero() {
+		b.tokens, b.at = b.burst, now
+	}
+	b.tokens = math.Min(b.burst, b.tokens+now.Sub(b.at).Seconds()*b.rate)
+	b.at = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	wait := time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
+	return false, max(time.Second, (wait+time.Second-1)/time.Second*time.Second)
+}
+
+// crawlResult is what simulate measured.
+type crawlResult struct {
+	wall      time.Duration
+	sent, got int // requests sent, 429s among them
+}
+
+// simulate crawls pages from site through a pace of cfg with parallelism
+// par and a latency each way of lat, on simulated time: a request leaves
+// when the pace's limit, gap and halt let it (as Acquire does); a 429's
+// page is sent again. No clock, no sleep: exact.
+func simulate(t *testing.T, cfg Config, par int, lat time.Duration, site *tokenBucket, pages int) crawlResult {
+	t.Helper()
+	p := newTestPace(t, cfg, nil)
+	type flight struct {
+		back time.Time
+		ok   bool
+		wait time.Duration
+		ep   uint64
+	}
+	var (
+		now      = t0
+		inflight []flight
+		res      crawlResult
+		done     int
+	)
+	for done < pages {
+		if res.sent > 20*pages {
+			t.Fatalf("%d requests for %d pages: the pace never settled", res.sent, pages)
+		}
+		// Send while a slot, the gap and the halt allow.
+		limit := par
+		if p.limit > 0 {
+			limit = min(limit, p.limit)
+		}
+		start := p.earliestLocked()
+		if len(inflight) < limit && done+len(inflight) < pages && !start.After(now) {
+			ok, wait := site.take(now.Add(lat))
+			p.next = now.Add(p.gap)
+			back := now.Add(2 * lat)
+			if ok {
+				back = back.Add(lat) // a page's body takes longer than a 429's
+			}
+			inflight = append(inflight, flight{back: back, ok: ok, wait: wait, ep: p.episode})
+			res.sent++
+			continue
+		}
+		// Otherwise the next event: an answer, or the time the pace lets one go.
+		next := time.Time{}
+		if len(inflight) > 0 {
+			slices.SortFunc(inflight, func(a, b flight) int { return a.back.Compare(b.back) })
+			next = inflight[0].back
+		}
+		if len(inflight) < limit && done+len(inflight) < pages && (next.IsZero() || start.Before(next)) {
+			now = start
+			continue
+		}
+		now = next
+		f := inflight[0]
+		inflight = inflight[1:]
+		if f.ok {
+			done++
+			p.Accepted(now, f.ep)
+			p.Succeeded()
+			continue
+		}
+		res.got++
+		p.Throttled(now, f.wait, f.ep)
+		if testing.Verbose() {
+			t.Logf("%v: 429 after %d pages; gap %v, rate %.2f, ramping %v, firstRun %d/%v", now.Sub(t0), done, p.gap, p.est.rate, p.est.ramping, p.est.firstRun, p.est.firstDur)
+		}
+	}
+	res.wall = now.Sub(t0)
+	return res
+}
+
+// The bench's ratelimit scenario (10/s, burst 5, 429 + Retry-After, 300
+// pages, 2 in flight) and nginx's limit_req (burst 5 nodelay: 6 at once):
+// the pace learns the rate and holds just under it, within issue 26's
+// goals (≤ 1.15× the ideal wall time, ≤ 1 % 429s). The pace before the
+// estimator read 1.25× and 8 429s here, as in the bench. Other sites get
+// looser bounds: a first flood of as many 429s as requests in flight, and
+// a ramp from a rate far under the site's, are not learnt away.
+func TestPaceLearnsATokenBucketsRate(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		cfg         Config
+		par         int
+		rate, burst float64
+		pages       int
+		ratio       float64 // most wall time over the ideal
+		got         int     // most 429s
+	}{
+		{"bench", Config{Parallelism: 2}, 2, 10, 5, 300, 1.15, 3},
+		{"drop-in", Config{}, 2, 10, 5, 300, 1.15, 3},
+		{"nginx burst=5", Config{Parallelism: 2}, 2, 10, 6, 300, 1.15, 3},
+		{"slow site", Config{Parallelism: 4}, 4, 2, 5, 200, 1.15, 4 + 2},
+		{"fast site", Config{Parallelism: 8}, 8, 50, 10, 2000, 1.15, 8 + 4},
+		{"no burst", Config{Parallelism: 2}, 2, 10, 1, 300, 1.3, 2 + 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			site := &tokenBucket{rate: tc.rate, burst: tc.burst}
+			r := simulate(t, tc.cfg, tc.par, time.Millisecond, site, tc.pages)
+			ideal := time.Duration(float64(tc.pages) / tc.rate * float64(time.Second))
+			ratio := float64(r.wall) / float64(ideal)
+			t.Logf("wall %v = %.3f× ideal %v; %d of %d requests 429", r.wall, ratio, ideal, r.got, r.sent)
+			if ratio > tc.ratio || r.got > tc.got {
+				t.Errorf("wall %.3f× ideal, %d 429s: want ≤ %.2f× and ≤ %d", ratio, r.got, tc.ratio, tc.got)
+			}
+		})
+	}
+}
