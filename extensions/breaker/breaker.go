@@ -171,9 +171,11 @@ func Aggressive() Profile { return circuit.Aggressive() }
 
 // Pacing is the user's ceiling for each domain's pace (Config.Pacing): the
 // most requests in flight (Parallelism) and the least gap between two
-// (MinGap). A throttle halts the domain and slows it (Backoff, up to
-// MaxGap); clean successes speed it back (Recover, Step); throttles only
-// for ThrottleHorizon hold it open. Zero fields take the defaults;
+// (MinGap). A throttle halts the domain and slows it: the gap holds just
+// under the rate the site grants, learnt from its throttles (Backoff
+// bounds each cut, up to MaxGap); clean successes speed it back (Recover,
+// and Step while nothing is learnt); throttles only for ThrottleHorizon
+// hold it open. Zero fields take the defaults;
 // docs/pacing.md tells each field.
 type Pacing = pace.Config
 

@@ -1,5 +1,6 @@
 // Package pace is one domain's pace: its in-flight limit and gap, cut by
-// throttles and raised by clean successes, never past the user's Config.
+// throttles to just under the rate the site grants (estimate.go) and raised
+// by clean successes, never past the user's Config.
 package pace
 
 import (
@@ -359,7 +360,9 @@ func (p *Pace) admitLocked(now time.Time) {
 }
 
 // Throttled halts the domain until now+wait and slows it down if ep, the
-// episode the throttled request left in, is the current one. It returns
+// episode the throttled request left in, is the current one: to the rate
+// learnt from the answers since the last throttle, or ramping from the
+// first run's, or, with nothing learnt, by Backoff. It returns
 // the limit and gap, whether they changed, and whether the domain has been
 // throttled without a success for the horizon.
 func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit int, gap time.Duration, changed, horizon bool) {
@@ -432,8 +435,9 @@ func (p *Pace) Accepted(now time.Time, ep uint64) {
 	p.mu.Unlock()
 }
 
-// Succeeded counts a clean success; every Recover of them in a row take
-// one step back towards the user's pace.
+// Succeeded counts a clean success: it speeds a ramp up, probes a learnt
+// rate upward now and then, and every Recover of them in a row take one
+// step back towards the user's pace (the gap's only with nothing learnt).
 func (p *Pace) Succeeded() (limit int, gap time.Duration, changed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
