@@ -35,6 +35,7 @@ type attempt struct {
 	episode    uint64           // the throttle episode the request left in
 	status     int
 	retryAfter string
+	quotaWait  time.Duration // until the reset of a quota the answer said was spent (RateLimit-Remaining: 0)
 	refused    *circuit.OpenError // refused at the gate: the transport hands this to Colly
 	header     headerKey          // the request's header map, how the transport finds the attempt
 	body       watchedBody        // the answer's body as the transport hands it to Colly
@@ -296,11 +297,31 @@ func (b *Breaker) onResponseHeaders(r *colly.Response) {
 		return
 	}
 	a.status, a.retryAfter = r.StatusCode, retryAfterIn(r.Headers)
-	class := Classify(r.StatusCode, nil)
+	class := b.throttleClass(Classify(r.StatusCode, nil), a.status, a.retryAfter)
+	if r.Headers != nil {
+		b.quota(a, *r.Headers, class == circuit.Throttled)
+	}
 	if class == circuit.Success {
 		return // the body and the validator decide
 	}
-	b.settle(a, b.throttleClass(class, a.status, a.retryAfter), nil)
+	b.settle(a, class, nil)
+}
+
+// quota takes in the rate-limit headers of a's answer, if it has any. A
+// throttle's own pause (settle) waits for a spent quota's reset.
+func (b *Breaker) quota(a *attempt, h http.Header, throttled bool) {
+	now := b.clock.Now()
+	q, ok := pace.ParseQuota(h, now)
+	if !ok {
+		return
+	}
+	if q.Remaining == 0 {
+		a.quotaWait = q.Reset
+		if throttled {
+			return
+		}
+	}
+	a.ticket.Domain().Pace.Advertised(now, q)
 }
 
 // throttleClass turns a 503 with a Retry-After into Throttled.
@@ -313,7 +334,8 @@ func (b *Breaker) throttleClass(class circuit.Class, status int, retryAfter stri
 	return class
 }
 
-// A 429 without a usable Retry-After pauses its domain for
+// A 429 without a usable Retry-After pauses its domain until the reset of
+// a quota its rate-limit headers said was spent, else for
 // defaultThrottlePause; none pauses it longer than maxRetryAfter.
 const defaultThrottlePause, maxRetryAfter = time.Second, 10 * time.Minute
 
@@ -346,7 +368,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	case circuit.Throttled:
 		wait, ok := pace.ParseRetryAfter(a.retryAfter, now)
 		if !ok {
-			wait = defaultThrottlePause
+			wait = cmp.Or(a.quotaWait, defaultThrottlePause)
 		}
 		wait = min(wait, maxRetryAfter)
 		b.log.Info().Str("event", "paused").Str("domain", d.Name).Dur("for", wait).Int("status", a.status).

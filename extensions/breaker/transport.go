@@ -102,8 +102,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			a.target = req.URL // a redirect's hop answered
 		}
 		a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
-		if class := Classify(a.status, nil); class != circuit.Success {
-			t.b.settleBare(a, t.b.throttleClass(class, a.status, a.retryAfter), nil)
+		class := t.b.throttleClass(Classify(a.status, nil), a.status, a.retryAfter)
+		t.b.quota(a, resp.Header, class == circuit.Throttled)
+		if class != circuit.Success {
+			t.b.settleBare(a, class, nil)
 		} else if t.b.validator != nil && a.status < 300 {
 			a.bareHeader = resp.Header // kept with the body for the validator
 		}

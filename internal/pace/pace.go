@@ -87,6 +87,8 @@ type Pace struct {
 	episode          uint64            // slowdowns so far: a throttle slows the pace once per episode
 	since            time.Time         // first throttle with no success since; zero when not throttled
 	est              estimator         // the rate the site grants, learnt from its throttles
+	quotaGap         time.Duration     // the gap the site's rate-limit headers ask for (Advertised)
+	quotaUntil       time.Time         // until when quotaGap holds: the quota's reset
 
 	pauses     int
 	pausedFor  time.Duration
@@ -269,7 +271,7 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool, 
 		p.mu.Lock()
 		now, start := p.clk.Now(), p.earliestLocked()
 		if !start.After(now) {
-			p.next = now.Add(p.gap)
+			p.next = now.Add(p.gapLocked(now))
 			ep, n := p.episode, p.inflight
 			p.mu.Unlock()
 			return ep, n, nil
