@@ -35,7 +35,7 @@ type attempt struct {
 	episode    uint64           // the throttle episode the request left in
 	status     int
 	retryAfter string
-	quotaWait  time.Duration // until the reset of a quota the answer said was spent (RateLimit-Remaining: 0)
+	quotaWait  time.Duration      // until the reset of a quota the answer said was spent (RateLimit-Remaining: 0)
 	refused    *circuit.OpenError // refused at the gate: the transport hands this to Colly
 	header     headerKey          // the request's header map, how the transport finds the attempt
 	body       watchedBody        // the answer's body as the transport hands it to Colly
