@@ -23,14 +23,14 @@ import (
 // first run and its pause averaged, a few per cent faster with each clean
 // success, so the run up to the second 429 lasts long enough to measure.
 // From the second 429 on the pace holds a margin under the estimate, probes
-// upward slowly (a per cent after a long run of clean successes, then
+// upward slowly (a per cent after 20 × Recover clean successes, then
 // doubling), and each further 429 takes it down by at least a tenth,
 // never by more than Backoff.
 const (
 	rateMargin  = 1.05 // the gap is this much over 1/rate: the pace holds just under what the site grants
 	rampStep    = 1.05 // while ramping, each clean success takes the gap down by this factor
 	probeStep   = 0.01 // the first upward probe once the estimate held: +1 %, then doubling
-	probeEvery  = 10   // clean successes per probe, in units of Config.Recover
+	probeEvery  = 20   // clean successes per probe, in units of Config.Recover
 	throttleCut = 1.1  // a 429 while holding takes the estimate down by at least this factor
 	minAnswers  = 3    // answers a window needs before its rate counts
 	maxTimes    = 512  // answers a window keeps
