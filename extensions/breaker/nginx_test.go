@@ -57,12 +57,16 @@ http {
 // startNginx starts an nginx of its own on a free 127.0.0.1 port with
 // nginxConf, stopped when the test ends (or after limit, whatever
 // happens), and returns its base URL and its error log's path. It skips
-// the test where nginx is not installed.
+// the test where nginx is not installed, unless NGINXTEST_REQUIRE is set
+// (CI): then it fails.
 func startNginx(t *testing.T, limit time.Duration) (base, errorLog string) {
 	t.Helper()
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/nginx"); serr != nil {
+			if os.Getenv("NGINXTEST_REQUIRE") != "" {
+				t.Fatal("nginx is not installed and NGINXTEST_REQUIRE is set: the test against a real limit_req needs it")
+			}
 			t.Skip("nginx is not installed (apt-get install nginx): the test against a real limit_req needs it")
 		}
 		bin = "/usr/sbin/nginx"
