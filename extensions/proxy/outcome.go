@@ -1,0 +1,181 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
+)
+
+// Outcome is what one attempt says about the proxy that carried it (not
+// about the site: a site's 503 carried back faithfully is the proxy's
+// success). Record charges it to the proxy's circuit.
+type Outcome uint8
+
+// The outcomes. ConnectFailed, AuthFailed, ProxyError and Blocked are the
+// proxy's failures; Carried is its health; NotJudged counts in Stats only.
+const (
+	// Carried: the proxy delivered the request and brought an answer back,
+	// whatever the site answered.
+	Carried Outcome = iota
+	// ConnectFailed: the proxy could not be reached: its address refused
+	// or timed out, its name did not resolve, the TLS handshake with it
+	// failed (Go's "proxyconnect" errors).
+	ConnectFailed
+	// AuthFailed: the proxy refused the credentials (407, or a SOCKS5
+	// authentication failure).
+	AuthFailed
+	// ProxyError: the proxy answered an error it says is its own (an
+	// RFC 9209 Proxy-Status naming an error of the proxy's).
+	ProxyError
+	// Blocked: sites answer 401/403 through this proxy but not through
+	// the others. No single attempt shows it; the caller that compares
+	// proxies records it.
+	Blocked
+	// NotJudged says nothing about the proxy: a cancelled request, a
+	// failure that the proxy or the site may have caused alike (a 502
+	// without a mark, a reset mid-body, a timeout), no proxy used.
+	NotJudged
+
+	numOutcomes = iota
+)
+
+var outcomeNames = [numOutcomes]string{"carried", "connect_failed", "auth_failed", "proxy_error", "blocked", "not_judged"}
+
+// String returns the outcome's name as logs and reports use it.
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return fmt.Sprintf("outcome(%d)", uint8(o))
+}
+
+// MarshalText implements encoding.TextMarshaler (map keys in JSON).
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// Failure reports whether o counts against the proxy.
+func (o Outcome) Failure() bool {
+	return o == ConnectFailed || o == AuthFailed || o == ProxyError || o == Blocked
+}
+
+// class is o as the proxy's circuit records it.
+func (o Outcome) class() circuit.Class {
+	switch {
+	case o == Carried:
+		return circuit.Success
+	case o.Failure():
+		return circuit.Degraded
+	}
+	return circuit.Excluded
+}
+
+// Classify says what one attempt through a proxy says about that proxy,
+// from Colly's OnError or OnResponse: err is the attempt's error, status
+// the HTTP status (0 when no answer came back) and h the answer's header
+// (may be nil). With a status, err is ignored (Colly turns every non-2xx
+// status into an error of its text).
+//
+// What blames the proxy is what only the proxy can have caused:
+//   - a dial, DNS or TLS failure reaching it (http.Transport wraps them
+//     all as *net.OpError with Op "proxyconnect", for http and https
+//     targets alike): ConnectFailed;
+//   - 407, as an answer (http targets) or to the CONNECT (https targets,
+//     the error "Proxy Authentication Required"), or a SOCKS5
+//     authentication failure: AuthFailed;
+//   - an answer of 400 or more carrying an RFC 9209 Proxy-Status whose
+//     last entry names an error of the proxy's own (proxy_internal_error,
+//     proxy_internal_response, proxy_configuration_error,
+//     proxy_loop_detected, http_request_denied, connection_limit_reached)
+//     and no received-status: ProxyError.
+//
+// A 502, 503 or 504 without that mark is NotJudged: through a plain-http
+// proxy the proxy relays the site's own 502 unchanged and answers its own
+// failures with the same codes, so one answer cannot tell them apart, and
+// charging the proxy would eject healthy proxies when a site fails (and
+// charging the site is what the issue's measurement showed to be wrong).
+// A CONNECT refused with 502/503/504 is NotJudged for the same reason:
+// the proxy failed to reach the site. Telling those apart takes the view
+// across proxies (one proxy failing where the others reach the same site
+// fine), which the caller records as ProxyError or Blocked. Any other
+// answer is Carried; any other error (timeouts, resets, cancels) is
+// NotJudged, and so is ErrAllEjected (no proxy carried the request).
+func Classify(err error, status int, h http.Header) Outcome {
+	if status != 0 {
+		switch {
+		case status == http.StatusProxyAuthRequired:
+			return AuthFailed
+		case status >= 400 && ownProxyError(h):
+			return ProxyError
+		case status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout:
+			return NotJudged
+		}
+		return Carried
+	}
+	if err == nil {
+		return Carried
+	}
+	if errors.Is(err, ErrAllEjected) {
+		return NotJudged
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "proxyconnect" {
+		return ConnectFailed
+	}
+	msg := err.Error()
+	if strings.HasSuffix(msg, http.StatusText(http.StatusProxyAuthRequired)) ||
+		(strings.Contains(msg, "socks connect") && (strings.Contains(msg, "authentication failed") || strings.Contains(msg, "no acceptable authentication methods"))) {
+		return AuthFailed
+	}
+	return NotJudged
+}
+
+// ownErrors are the RFC 9209 error types that blame the intermediary
+// itself rather than the next hop (the site).
+var ownErrors = map[string]bool{"proxy_internal_error": true, "proxy_internal_response": true,
+	"proxy_configuration_error": true, "proxy_loop_detected": true, "http_request_denied": true,
+	"connection_limit_reached": true}
+
+// ownProxyError reports whether h's Proxy-Status says the proxy nearest
+// the client (the last entry) answered with an error of its own.
+func ownProxyError(h http.Header) bool {
+	vals := h.Values("Proxy-Status")
+	if len(vals) == 0 {
+		return false
+	}
+	members := splitQuoted(strings.Join(vals, ","), ',')
+	last := members[len(members)-1]
+	own, received := false, false
+	for _, p := range splitQuoted(last, ';')[1:] {
+		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		switch strings.ToLower(k) {
+		case "error":
+			own = ownErrors[strings.Trim(v, `"`)]
+		case "received-status":
+			received = true
+		}
+	}
+	return own && !received
+}
+
+// splitQuoted splits s at sep outside double-quoted strings.
+func splitQuoted(s string, sep byte) []string {
+	var out []string
+	quoted, escaped, start := false, false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case escaped:
+			escaped = false
+		case c == '\\' && quoted:
+			escaped = true
+		case c == '"':
+			quoted = !quoted
+		case c == sep && !quoted:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}

@@ -1,0 +1,123 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/gocolly/colly/v2"
+)
+
+// ProxyFunc returns a drop-in for Colly's proxy.RoundRobinProxySwitcher
+// over Config.Proxies: give it to Collector.SetProxyFunc. It rotates over
+// the proxies not ejected, gives a proxy whose cooldown has passed its
+// probe, and stores the chosen proxy's URL (credentials and all, as Colly
+// does) in the request's context under colly.ProxyURLKey, which Colly
+// copies to Request.ProxyURL: the string to give Record. When every proxy
+// is ejected it returns an error wrapping ErrAllEjected, and the request
+// fails (Colly's OnError) instead of leaving without a proxy.
+//
+// Go's transport asks it again for each redirect; Colly reports the first
+// hop's proxy.
+func (p *Pool) ProxyFunc() colly.ProxyFunc {
+	return func(r *http.Request) (*url.URL, error) {
+		u, err := p.pick()
+		if err != nil {
+			return nil, err
+		}
+		ctx := context.WithValue(r.Context(), colly.ProxyURLKey, u.String())
+		*r = *r.WithContext(ctx)
+		return u, nil
+	}
+}
+
+// Ejected reports whether proxy (its URL, as in Config.Proxies or
+// Request.ProxyURL, or its Name) is out of the rotation now, for a proxy
+// function of the caller's own. false for a proxy whose cooldown has
+// passed hands it its probe: send the request through it and Record the
+// outcome (a probe not recorded within Settings.Cooldown is given up and
+// handed out again). A proxy not in the pool is not ejected.
+func (p *Pool) Ejected(proxy string) bool {
+	var evs events
+	p.mu.Lock()
+	m := p.lookupLocked(proxy)
+	ejected := m != nil && !p.admitLocked(m, p.cfg.Clock.Now(), &evs)
+	if m != nil && !ejected {
+		m.sent++
+	}
+	p.mu.Unlock()
+	p.emit(evs)
+	return ejected
+}
+
+// pick chooses the next proxy of the rotation that admits a request.
+func (p *Pool) pick() (*url.URL, error) {
+	var evs events
+	p.mu.Lock()
+	now := p.cfg.Clock.Now()
+	n := len(p.members)
+	for i := range n {
+		idx := (p.next + i) % n
+		m := p.members[idx]
+		if p.admitLocked(m, now, &evs) {
+			p.next = (idx + 1) % n
+			m.sent++
+			p.mu.Unlock()
+			p.emit(evs)
+			return m.url, nil
+		}
+	}
+	first := time.Time{}
+	for _, m := range p.members {
+		at := m.retryAt
+		if m.state == circuit.HalfOpen {
+			at = m.probeAt.Add(p.cfg.Settings.Cooldown)
+		}
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	p.mu.Unlock()
+	p.emit(evs)
+	return nil, fmt.Errorf("%w: all %d proxies are out of the rotation; the first may be probed at %s",
+		ErrAllEjected, n, first.Format(time.RFC3339))
+}
+
+// admitLocked reports whether m takes a request now: in the rotation, or
+// ejected with its cooldown passed and a probe slot free (the request is
+// then its probe).
+func (p *Pool) admitLocked(m *member, now time.Time, evs *events) bool {
+	switch m.state {
+	case circuit.Closed:
+		return true
+	case circuit.Open:
+		if now.Before(m.retryAt) {
+			return false
+		}
+	case circuit.HalfOpen:
+		if m.probes >= p.cfg.Settings.HalfOpenProbes {
+			if now.Sub(m.probeAt) < p.cfg.Settings.Cooldown {
+				return false
+			}
+			// The probe was never recorded (a redirect's hop, a caller
+			// that asked Ejected and sent nothing): free its slot.
+			m.probes--
+			m.c.Record(p.cfg.Clock, m.probe, circuit.Result{Class: circuit.Excluded})
+			evs.add(event{kind: lostProbe, snap: m.snapshotLocked()})
+		}
+	}
+	t, tr, err := m.c.Allow(p.cfg.Clock)
+	if err != nil {
+		return false
+	}
+	if tr.To == circuit.HalfOpen {
+		m.state = circuit.HalfOpen
+		evs.add(event{kind: probing, snap: m.snapshotLocked()})
+	}
+	m.probe, m.probeAt = t, now
+	m.probes++
+	return true
+}
