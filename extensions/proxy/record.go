@@ -103,7 +103,7 @@ func (p *Pool) ejectLocked(m *member, now time.Time, reason string, evs *events)
 func (p *Pool) cooldown(streak int) time.Duration {
 	base := p.cfg.Settings.Cooldown
 	cd := p.cfg.MaxCooldown
-	if streak < int(p.cfg.MaxCooldown/base) {
+	if streak <= int(p.cfg.MaxCooldown/base) {
 		cd = time.Duration(streak) * base
 	}
 	return cd - time.Duration(p.cfg.Jitter*p.draw()*float64(cd))
