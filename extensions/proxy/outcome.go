@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -121,16 +122,29 @@ func Classify(err error, status int, h http.Header) Outcome {
 		return NotJudged
 	}
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "proxyconnect" {
-		return ConnectFailed
+	if errors.As(err, &op) {
+		switch {
+		case op.Op == "proxyconnect":
+			return ConnectFailed
+		case op.Op == "socks connect" && op.Err != nil && socksAuth[op.Err.Error()]:
+			return AuthFailed
+		}
 	}
-	msg := err.Error()
-	if strings.HasSuffix(msg, http.StatusText(http.StatusProxyAuthRequired)) ||
-		(strings.Contains(msg, "socks connect") && (strings.Contains(msg, "authentication failed") || strings.Contains(msg, "no acceptable authentication methods"))) {
+	// A CONNECT answered with another status than 200 comes back as an
+	// error of the status's text alone.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if err.Error() == http.StatusText(http.StatusProxyAuthRequired) {
 		return AuthFailed
 	}
 	return NotJudged
 }
+
+// socksAuth are the texts of the errors Go's SOCKS5 dialer returns when
+// the proxy refuses the credentials.
+var socksAuth = map[string]bool{"username/password authentication failed": true, "no acceptable authentication methods": true}
 
 // ownErrors are the RFC 9209 error types that blame the intermediary
 // itself rather than the next hop (the site).

@@ -16,7 +16,10 @@ import (
 // the proxies not ejected, gives a proxy whose cooldown has passed its
 // probe, and stores the chosen proxy's URL (credentials and all, as Colly
 // does) in the request's context under colly.ProxyURLKey, which Colly
-// copies to Request.ProxyURL: the string to give Record. When every proxy
+// copies to Request.ProxyURL (unless the request is net/http's copy, see
+// Track), and in the slot of a request passed through
+// Track: the string to give Record (see Track for why Colly's
+// Request.ProxyURL is often empty). When every proxy
 // is ejected it returns an error wrapping ErrAllEjected, and the request
 // fails (Colly's OnError) instead of leaving without a proxy.
 //
@@ -28,8 +31,16 @@ func (p *Pool) ProxyFunc() colly.ProxyFunc {
 		if err != nil {
 			return nil, err
 		}
-		ctx := context.WithValue(r.Context(), colly.ProxyURLKey, u.String())
-		*r = *r.WithContext(ctx)
+		s := u.String()
+		tell(r, s)
+		if r.Cancel == nil {
+			// As Colly's switcher does. A request with a Cancel channel is
+			// net/http's copy (a client with a Timeout): the context could
+			// not reach Colly, and the transport's goroutine reading Cancel
+			// would race with rewriting the request.
+			ctx := context.WithValue(r.Context(), colly.ProxyURLKey, s)
+			*r = *r.WithContext(ctx)
+		}
 		return u, nil
 	}
 }

@@ -71,7 +71,7 @@ func TestMaxEjectedShareRoundsDownButEjectsOne(t *testing.T) {
 		share   float64
 		most    int
 	}{{1, 0.5, 1}, {2, 0.5, 1}, {3, 0.5, 1}, {4, 0.5, 2}, {5, 0.5, 2}, {10, 0.3, 3}, {4, 1, 4}} {
-		cfg := exact(clocktest.NewFake(t0), four[:0]...)
+		cfg := exact(clocktest.NewFake(t0))
 		for i := range tc.proxies {
 			cfg.Proxies = append(cfg.Proxies, fmt.Sprintf("http://p.test:%d", 1000+i))
 		}
