@@ -5,12 +5,15 @@
 //
 // Pool.ProxyFunc is a drop-in for Colly's proxy.RoundRobinProxySwitcher,
 // taking the same list: it rotates over the proxies not ejected and tells
-// Colly which one it chose exactly as Colly's switcher does (the request's
-// context under colly.ProxyURLKey, which Colly copies to
-// Request.ProxyURL). A user with a proxy function of their own asks
-// Pool.Ejected before using a proxy. Either way, each attempt's outcome is
-// charged to its proxy with Pool.Record; Classify says what a failed
-// attempt says about the proxy that carried it.
+// Colly which one it chose as Colly's switcher does (the request's context
+// under colly.ProxyURLKey, which Colly copies to Request.ProxyURL). A user
+// with a proxy function of their own asks Pool.Ejected before using a
+// proxy. Either way, each attempt's outcome is charged to its proxy with
+// Pool.Record; Classify says what an attempt says about the proxy that
+// carried it. Which proxy that was is best learnt at the transport, with
+// Track: Colly's Request.ProxyURL stays empty whenever its client has a
+// timeout, as it has by default (see Track, and ExampleTrack for the
+// dozen lines of RoundTripper).
 //
 // An ejected proxy is probed after Cooldown × its ejections in a row
 // (capped at MaxCooldown, shortened at random by up to Jitter of it, as

@@ -11,16 +11,16 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 )
 
-// Outcome is what one attempt says about the proxy that carried it (not
-// about the site: a site's 503 carried back faithfully is the proxy's
-// success). Record charges it to the proxy's circuit.
+// Outcome is what one attempt says about the proxy that carried it, not
+// about the site: a site's 404 or 500 carried back is the proxy's
+// success. Record charges it to the proxy's circuit.
 type Outcome uint8
 
 // The outcomes. ConnectFailed, AuthFailed, ProxyError and Blocked are the
 // proxy's failures; Carried is its health; NotJudged counts in Stats only.
 const (
-	// Carried: the proxy delivered the request and brought an answer back,
-	// whatever the site answered.
+	// Carried: the proxy delivered the request and brought the site's
+	// answer back, whatever it was.
 	Carried Outcome = iota
 	// ConnectFailed: the proxy could not be reached: its address refused
 	// or timed out, its name did not resolve, the TLS handshake with it
@@ -73,11 +73,12 @@ func (o Outcome) class() circuit.Class {
 	return circuit.Excluded
 }
 
-// Classify says what one attempt through a proxy says about that proxy,
-// from Colly's OnError or OnResponse: err is the attempt's error, status
-// the HTTP status (0 when no answer came back) and h the answer's header
-// (may be nil). With a status, err is ignored (Colly turns every non-2xx
-// status into an error of its text).
+// Classify says what one attempt through a proxy says about that proxy:
+// err is the attempt's error, status the HTTP status (0 when no answer
+// came back) and h the answer's header (may be nil), as a RoundTripper
+// sees them (see Track) or as Colly's OnError and OnResponse do. With a
+// status, err is ignored (Colly turns every non-2xx status into an error
+// of its text).
 //
 // What blames the proxy is what only the proxy can have caused:
 //   - a dial, DNS or TLS failure reaching it (http.Transport wraps them
@@ -95,14 +96,14 @@ func (o Outcome) class() circuit.Class {
 // A 502, 503 or 504 without that mark is NotJudged: through a plain-http
 // proxy the proxy relays the site's own 502 unchanged and answers its own
 // failures with the same codes, so one answer cannot tell them apart, and
-// charging the proxy would eject healthy proxies when a site fails (and
-// charging the site is what the measurement showed to be wrong).
-// A CONNECT refused with 502/503/504 is NotJudged for the same reason:
-// the proxy failed to reach the site. Telling those apart takes the view
-// across proxies (one proxy failing where the others reach the same site
-// fine), which the caller records as ProxyError or Blocked. Any other
-// answer is Carried; any other error (timeouts, resets, cancels) is
-// NotJudged, and so is ErrAllEjected (no proxy carried the request).
+// charging the proxy would eject every healthy proxy whenever a site
+// fails. A CONNECT refused with 502/503/504 is NotJudged for the same
+// reason: the proxy failed to reach the site, or says so. Telling those
+// apart takes the view across proxies (one proxy failing where the others
+// reach the same sites fine), which the caller records as ProxyError or
+// Blocked. Any other answer is Carried; any other error (timeouts,
+// resets, cancels) is NotJudged, and so is ErrAllEjected (no proxy
+// carried the request).
 func Classify(err error, status int, h http.Header) Outcome {
 	if status != 0 {
 		switch {

@@ -48,7 +48,8 @@ type member struct {
 
 // Snapshot is one proxy's state and counts, for reports and metrics.
 type Snapshot struct {
-	// Name is the proxy's host:port (see Name), never its credentials.
+	// Name is the proxy's host:port (see Name), never its credentials;
+	// host:port#2, #3… for more entries on one host:port.
 	Name string
 	// State is closed while the proxy is in the rotation, open while it
 	// is ejected, half-open while its probe decides.

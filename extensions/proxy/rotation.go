@@ -12,19 +12,21 @@ import (
 )
 
 // ProxyFunc returns a drop-in for Colly's proxy.RoundRobinProxySwitcher
-// over Config.Proxies: give it to Collector.SetProxyFunc. It rotates over
-// the proxies not ejected, gives a proxy whose cooldown has passed its
-// probe, and stores the chosen proxy's URL (credentials and all, as Colly
-// does) in the request's context under colly.ProxyURLKey, which Colly
-// copies to Request.ProxyURL (unless the request is net/http's copy, see
-// Track), and in the slot of a request passed through
-// Track: the string to give Record (see Track for why Colly's
-// Request.ProxyURL is often empty). When every proxy
-// is ejected it returns an error wrapping ErrAllEjected, and the request
-// fails (Colly's OnError) instead of leaving without a proxy.
+// over Config.Proxies: give it to Collector.SetProxyFunc, or to the Proxy
+// of the http.Transport under a RoundTripper of your own. It rotates over
+// the proxies not ejected and gives a proxy whose cooldown has passed its
+// probe. The chosen proxy's URL (credentials and all, as Colly's switcher
+// stores it) goes in the slot of a request passed through Track and, as
+// Colly's switcher does, in the request's context under
+// colly.ProxyURLKey, which Colly copies to Request.ProxyURL when the
+// request it sent is the one the transport got (see Track for when it is
+// not); a copy that has net/http's Cancel channel is left alone, since a
+// transport goroutine reads it (rewriting it, as Colly's switcher does,
+// is a data race). When every proxy is ejected it returns an error
+// wrapping ErrAllEjected, and the request fails (Colly's OnError) instead
+// of leaving without a proxy.
 //
-// Go's transport asks it again for each redirect; Colly reports the first
-// hop's proxy.
+// Go's transport asks it again for each hop of a redirect.
 func (p *Pool) ProxyFunc() colly.ProxyFunc {
 	return func(r *http.Request) (*url.URL, error) {
 		u, err := p.pick()
@@ -34,10 +36,10 @@ func (p *Pool) ProxyFunc() colly.ProxyFunc {
 		s := u.String()
 		tell(r, s)
 		if r.Cancel == nil {
-			// As Colly's switcher does. A request with a Cancel channel is
-			// net/http's copy (a client with a Timeout): the context could
-			// not reach Colly, and the transport's goroutine reading Cancel
-			// would race with rewriting the request.
+			// A request with a Cancel channel is net/http's copy (a client
+			// with a Timeout over a RoundTripper not its own): the context
+			// could not reach Colly, and the transport's goroutine reading
+			// Cancel would race with rewriting the request.
 			ctx := context.WithValue(r.Context(), colly.ProxyURLKey, s)
 			*r = *r.WithContext(ctx)
 		}
