@@ -30,6 +30,7 @@ type Pool struct {
 type member struct {
 	name    string
 	url     *url.URL
+	str     string // url.String(), as Colly's switcher stores it
 	c       *circuit.Memory
 	state   circuit.State // closed: in the rotation; open: ejected; half-open: probing
 	retryAt time.Time     // open: when it may be probed
@@ -84,7 +85,7 @@ func New(cfg Config) (*Pool, error) {
 		if names[name]++; names[name] > 1 {
 			name = fmt.Sprintf("%s#%d", name, names[name])
 		}
-		m := &member{name: name, url: u, c: circuit.NewMemory(name, p.circuit, nil)}
+		m := &member{name: name, url: u, str: u.String(), c: circuit.NewMemory(name, p.circuit, nil)}
 		p.members = append(p.members, m)
 		for _, k := range []string{u.String(), name} {
 			if _, dup := p.byKey[k]; !dup {

@@ -29,11 +29,11 @@ import (
 // Go's transport asks it again for each hop of a redirect.
 func (p *Pool) ProxyFunc() colly.ProxyFunc {
 	return func(r *http.Request) (*url.URL, error) {
-		u, err := p.pick()
+		m, err := p.pick()
 		if err != nil {
 			return nil, err
 		}
-		s := u.String()
+		u, s := m.url, m.str
 		tell(r, s)
 		if r.Cancel == nil {
 			// A request with a Cancel channel is net/http's copy (a client
@@ -67,7 +67,7 @@ func (p *Pool) Ejected(proxy string) bool {
 }
 
 // pick chooses the next proxy of the rotation that admits a request.
-func (p *Pool) pick() (*url.URL, error) {
+func (p *Pool) pick() (*member, error) {
 	var evs events
 	p.mu.Lock()
 	now := p.cfg.Clock.Now()
@@ -80,7 +80,7 @@ func (p *Pool) pick() (*url.URL, error) {
 			m.sent++
 			p.mu.Unlock()
 			p.emit(evs)
-			return m.url, nil
+			return m, nil
 		}
 	}
 	first := time.Time{}
