@@ -9,14 +9,17 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 )
 
-// Record charges one attempt's outcome to proxy (its URL as in
-// Config.Proxies or as Colly reports it in Request.ProxyURL, or its
-// Name), latency being how long the attempt took. Carried counts as the
-// proxy's health, the failures (Outcome.Failure) against it, NotJudged in
-// Stats alone. Enough failures eject the proxy (Config.Settings); the
-// outcome of its probe restores it or ejects it again. An attempt that
-// ends while its proxy is ejected counts in Stats alone. The error says
-// the proxy or the outcome is unknown; nothing is recorded then.
+// Record charges one attempt's outcome to proxy (its URL as Track,
+// Config.Proxies or Colly's Request.ProxyURL give it, or its Name),
+// latency being how long the attempt took. Carried counts as the proxy's
+// health, the failures (Outcome.Failure) against it, NotJudged in Stats
+// alone. Enough failures eject the proxy (Config.Settings); the outcome
+// of its probe restores it or ejects it again. An attempt that ends while
+// its proxy is ejected counts in Stats alone; while its probe is out, the
+// next attempt recorded for it is taken as the probe (a request sent
+// before the ejection normally ends long before the cooldown does). The
+// error says the proxy or the outcome is unknown; nothing is recorded
+// then.
 func (p *Pool) Record(proxy string, o Outcome, latency time.Duration) error {
 	if o >= numOutcomes {
 		return fmt.Errorf("proxy: Record: unknown outcome %d: give one of Carried … NotJudged", uint8(o))
