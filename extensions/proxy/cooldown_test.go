@@ -160,7 +160,31 @@ func TestResultsWhileEjectedCountInStatsOnly(t *testing.T) {
 	clk.Advance(30 * time.Second)
 	p.Ejected("b.test:2")
 	fail(t, p, "b.test:2", 1, proxy.NotJudged) // the probe says nothing: the slot is free again
+	if s := state(p, "b.test:2"); s.State != circuit.HalfOpen {
+		t.Fatalf("after a NotJudged probe: %v, want still half-open", s.State)
+	}
 	if p.Ejected("b.test:2") {
 		t.Fatal("no new probe after a NotJudged one")
+	}
+}
+
+func TestEveryProbeMustPassWithSeveralProbes(t *testing.T) {
+	clk := clocktest.NewFake(t0)
+	cfg := exact(clk, four...)
+	cfg.Settings = proxy.DefaultSettings()
+	cfg.Settings.HalfOpenProbes = 2
+	p := mustPool(t, cfg)
+	fail(t, p, "b.test:2", 3, proxy.ConnectFailed)
+	clk.Advance(30 * time.Second)
+	if got := picksOf(t, p, "b.test:2", 8); got != 2 {
+		t.Fatalf("%d probes handed out, want HalfOpenProbes = 2", got)
+	}
+	fail(t, p, "b.test:2", 1, proxy.Carried)
+	if s := state(p, "b.test:2"); s.State != circuit.HalfOpen {
+		t.Fatalf("after 1 of 2 probes passed: %v, want still half-open", s.State)
+	}
+	fail(t, p, "b.test:2", 1, proxy.Carried)
+	if s := state(p, "b.test:2"); s.State != circuit.Closed {
+		t.Fatalf("after 2 of 2 probes passed: %v, want closed", s.State)
 	}
 }
