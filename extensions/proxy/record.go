@@ -77,6 +77,9 @@ func (p *Pool) recordLocked(m *member, o Outcome, latency time.Duration, evs *ev
 		}
 		m.probes--
 		tr, _ := m.c.Record(clk, m.probe, r)
+		if tr.From == tr.To {
+			return // not all probes in, or one that says nothing
+		}
 		switch tr.To {
 		case circuit.Closed:
 			m.state, m.backAt = circuit.Closed, now
