@@ -1,6 +1,9 @@
 package circuit
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // State is the state of one circuit.
 type State uint8
@@ -16,18 +19,14 @@ const (
 	HalfOpen
 )
 
+var stateNames = [...]string{"closed", "open", "half-open"}
+
 // String returns "closed", "open" or "half-open".
 func (s State) String() string {
-	switch s {
-	case Closed:
-		return "closed"
-	case Open:
-		return "open"
-	case HalfOpen:
-		return "half-open"
-	default:
-		return fmt.Sprintf("state(%d)", uint8(s))
+	if int(s) < len(stateNames) {
+		return stateNames[s]
 	}
+	return fmt.Sprintf("state(%d)", uint8(s))
 }
 
 // MarshalText implements encoding.TextMarshaler, so states read well in
@@ -36,15 +35,10 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (s *State) UnmarshalText(b []byte) error {
-	switch string(b) {
-	case "closed":
-		*s = Closed
-	case "open":
-		*s = Open
-	case "half-open":
-		*s = HalfOpen
-	default:
+	i := slices.Index(stateNames[:], string(b))
+	if i < 0 {
 		return fmt.Errorf("circuit: unknown state %q (want closed, open or half-open)", b)
 	}
+	*s = State(i)
 	return nil
 }

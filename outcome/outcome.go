@@ -37,13 +37,12 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 // UnmarshalText implements encoding.TextUnmarshaler, so a JSON report
 // decodes back into an Outcome.
 func (s *State) UnmarshalText(b []byte) error {
-	for i, n := range names {
-		if string(b) == n {
-			*s = State(i)
-			return nil
-		}
+	i := slices.Index(names[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("outcome: unknown state %q (want complete, empty, tripped or error)", b)
 	}
-	return fmt.Errorf("outcome: unknown state %q (want complete, empty, tripped or error)", b)
+	*s = State(i)
+	return nil
 }
 
 // ExitCode is the process exit code for s: 0 complete, 2 tripped, 3 empty,
