@@ -109,21 +109,23 @@ func isNormalURL(u string) bool {
 // normalPort: 1 to 65535 in decimal, no leading zero, not the scheme's
 // default (the parse drops it).
 func normalPort(p string, https bool) bool {
-	if p == "" || len(p) > 5 || p[0] == '0' {
-		return false
+	n, ok := decimal(p)
+	return ok && n >= 1 && n <= 65535 && !(https && n == 443 || !https && n == 80)
+}
+
+// decimal reads p: one to five decimal digits, no leading zero.
+func decimal(p string) (int, bool) {
+	if p == "" || len(p) > 5 || len(p) > 1 && p[0] == '0' {
+		return 0, false
 	}
 	n := 0
 	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if c < '0' || c > '9' {
-			return false
+		if p[i] < '0' || p[i] > '9' {
+			return 0, false
 		}
-		n = n*10 + int(c-'0')
+		n = n*10 + int(p[i]-'0')
 	}
-	if n > 65535 {
-		return false
-	}
-	return !(https && n == 443 || !https && n == 80)
+	return n, true
 }
 
 // normalHost: dot-separated labels of a-z, 0-9 and inner hyphens (none
@@ -175,17 +177,7 @@ func canonicalIPv4(h string) bool {
 		} else if i >= 0 {
 			return false
 		}
-		if p == "" || len(p) > 3 || len(p) > 1 && p[0] == '0' {
-			return false
-		}
-		n := 0
-		for j := 0; j < len(p); j++ {
-			if p[j] < '0' || p[j] > '9' {
-				return false
-			}
-			n = n*10 + int(p[j]-'0')
-		}
-		if n > 255 {
+		if n, ok := decimal(p); !ok || n > 255 {
 			return false
 		}
 	}
