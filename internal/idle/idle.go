@@ -46,14 +46,12 @@ type Totals struct {
 }
 
 func (t *Totals) add(r *Record, sign int64) {
-	t.Domains += int(sign)
+	d := Totals{Domains: int(sign), Refused: sign * int64(r.Refused), Trips: sign * int64(r.Trips),
+		Pauses: sign * int64(r.Pauses), PausedFor: time.Duration(sign) * time.Duration(r.PausedFor)}
 	for c := range numClasses {
-		t.Counts[c] += sign * int64(r.Counts[c])
+		d.Counts[c] = sign * int64(r.Counts[c])
 	}
-	t.Refused += sign * int64(r.Refused)
-	t.Trips += sign * int64(r.Trips)
-	t.Pauses += sign * int64(r.Pauses)
-	t.PausedFor += time.Duration(sign) * time.Duration(r.PausedFor)
+	t.sum(d)
 }
 
 func (t *Totals) sum(s Totals) {
