@@ -143,8 +143,6 @@ func (c *Memory) Record(clk clock.Clock, p Ticket, o Result) (Transition, error)
 		case o.Class == Success:
 			c.passed++
 			if c.passed >= c.s.HalfOpenProbes {
-				c.win.Reset()
-				c.consec = 0
 				return c.moveLocked(clk.Now(), Closed, ReasonProbesPassed, nil), nil
 			}
 		}
@@ -208,21 +206,18 @@ func (c *Memory) HoldOpen(clk clock.Clock, until time.Time, reason string) (Tran
 	if CountsAsTrip(reason) {
 		c.trips++
 	}
-	t := c.moveLocked(now, Open, reason, c.win.Outcomes())
-	c.win.Reset()
-	c.consec = 0
-	c.retryAt = until
-	t.RetryAt = until
-	return t, nil
+	return c.openLocked(now, until, reason, c.win.Outcomes()), nil
 }
 
 func (c *Memory) tripLocked(now time.Time, reason string, evidence []Result) Transition {
 	c.trips++
-	c.retryAt = now.Add(c.s.Cooldown)
+	return c.openLocked(now, now.Add(c.s.Cooldown), reason, evidence)
+}
+
+// openLocked opens the circuit until until.
+func (c *Memory) openLocked(now, until time.Time, reason string, evidence []Result) Transition {
 	t := c.moveLocked(now, Open, reason, evidence)
-	c.win.Reset()
-	c.consec = 0
-	t.RetryAt = c.retryAt
+	c.retryAt, t.RetryAt = until, until
 	return t
 }
 
@@ -235,15 +230,16 @@ func (c *Memory) WindowFailures() int { return int(c.failures.Load()) }
 // off, and its caller waits out the pause on its own (Circuit).
 func (c *Memory) Pause(clock.Clock, time.Time) error { return nil }
 
-// moveLocked changes state, starts a new generation and describes the
-// change. Every state change goes through here.
+// moveLocked changes state, starts a new generation with an empty window
+// and describes the change. Every state change goes through here.
 func (c *Memory) moveLocked(now time.Time, to State, reason string, evidence []Result) Transition {
 	t := Transition{Key: c.key, From: c.state, To: to, At: now, Reason: reason, Window: evidence,
 		FailureRate: FailureRate(evidence), MedianLatency: MedianLatency(evidence)}
 	c.state = to
 	c.gen++
-	c.probes, c.passed = 0, 0
-	c.failures.Store(0) // every state change starts from an empty window
+	c.probes, c.passed, c.consec = 0, 0, 0
+	c.win.Reset()
+	c.failures.Store(0)
 	if to == Closed {
 		c.closedGen.Store(c.gen<<1 | 1)
 	} else {
