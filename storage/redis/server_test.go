@@ -37,13 +37,6 @@ func startOwnServer(t testing.TB) *ownServer {
 	return startServer(t, false)
 }
 
-// startVolatileServer starts a redis-server for the test with persistence
-// off: a restart comes back empty.
-func startVolatileServer(t testing.TB) *ownServer {
-	t.Helper()
-	return startServer(t, true)
-}
-
 func startServer(t testing.TB, volatile bool) *ownServer {
 	t.Helper()
 	path, err := exec.LookPath("redis-server")
