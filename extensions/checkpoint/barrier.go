@@ -109,8 +109,8 @@ func (h *heldRecords) forget(id uint64) {
 	}
 }
 
-// announceLocked records that Colly marked id visited.
-func (cp *Checkpoint) announceLocked(id uint64) {
+// announceVisitLocked records that Colly marked id visited (cp.vmu held).
+func (cp *Checkpoint) announceVisitLocked(id uint64) {
 	cp.annSeq++
 	now := cp.now()
 	cp.announced[id] = announce{seq: cp.annSeq, at: now}
@@ -144,22 +144,28 @@ func (a *announcements) compact(announced map[uint64]announce) {
 
 // resolveLocked records that id was requested, or was a redirect hop.
 func (cp *Checkpoint) resolveLocked(id uint64, hop bool) {
+	cp.vmu.Lock()
 	if _, ok := cp.announced[id]; !ok {
+		cp.vmu.Unlock()
 		return
 	}
 	delete(cp.announced, id)
 	if hop {
 		cp.hops[id] = struct{}{}
 	}
+	cp.vmu.Unlock()
 	cp.releaseLocked()
 }
 
 // finalLocked writes a final record, or holds it back.
 func (cp *Checkpoint) finalLocked(rec storage.Record) error {
-	if len(cp.announced) == 0 && cp.held.len() == 0 {
+	cp.vmu.Lock()
+	open, watermark := len(cp.announced), cp.annSeq
+	cp.vmu.Unlock()
+	if open == 0 && cp.held.len() == 0 {
 		return cp.putLocked(rec)
 	}
-	cp.held.push(heldRecord{rec: rec, watermark: cp.annSeq})
+	cp.held.push(heldRecord{rec: rec, watermark: watermark})
 	cp.stats.HeldDone++
 	cp.releaseLocked()
 	return nil
@@ -177,13 +183,15 @@ func (cp *Checkpoint) releaseLocked() {
 
 // oldestAnnouncementLocked returns the oldest open announcement, expiring old ones.
 func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
+	cp.vmu.Lock()
+	defer cp.vmu.Unlock()
 	oldest := ^uint64(0)
 	now := cp.now()
 	a := &cp.anns
 	if a.unordered {
 		for id, an := range cp.announced {
 			if now.Sub(an.at) >= cp.opt.Grace {
-				cp.expireLocked(id)
+				cp.expireVisitLocked(id)
 				continue
 			}
 			oldest = min(oldest, an.seq)
@@ -197,7 +205,7 @@ func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
 			if now.Sub(cp.announced[r.id].at) < cp.opt.Grace {
 				return r.seq
 			}
-			cp.expireLocked(r.id)
+			cp.expireVisitLocked(r.id)
 		}
 		a.q[a.head] = annRef{}
 		a.head++
@@ -206,8 +214,9 @@ func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
 	return oldest
 }
 
-// expireLocked takes announcement id for a redirect hop.
-func (cp *Checkpoint) expireLocked(id uint64) {
+// expireVisitLocked takes announcement id for a redirect hop (cp.mu and
+// cp.vmu held).
+func (cp *Checkpoint) expireVisitLocked(id uint64) {
 	delete(cp.announced, id)
 	cp.hops[id] = struct{}{}
 	cp.stats.GraceFreed++

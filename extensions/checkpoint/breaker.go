@@ -169,14 +169,14 @@ func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
 	if e.rec.State == 0 || e.rec.State == storage.Pending {
 		cp.applyLocked(r, e, evQueued, "", time.Time{})
 	}
-	delete(cp.entries, r)
+	cp.live.del(r)
 }
 
 // onOutcome records the breaker's outcome of an attempt that left.
 func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	cp.mu.Lock()
 	defer cp.unlock()
-	e, ok := cp.entries[a.Request]
+	e, ok := cp.live.get(a.Request)
 	if !ok {
 		// A clone's request (no callbacks of ours): an attempt that left.
 		if e = cp.entryLocked(a.Request); e == nil {
@@ -208,7 +208,7 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	}
 	was := e.rec.State
 	cp.applyLocked(a.Request, e, ev, reason, retryAt)
-	delete(cp.entries, a.Request)
+	cp.live.del(a.Request)
 	switch {
 	case ev == evSucceeded:
 		cp.succeededLocked(a.Domain, e)

@@ -14,7 +14,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/recent"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/storage"
-	"github.com/gocolly/colly/v2"
 )
 
 // Format is the version of the checkpoint's own metadata (run history,
@@ -46,29 +45,42 @@ type Checkpoint struct {
 	observed   observed.Set // the breakers Observe was given
 	viaBreaker atomic.Bool  // Observe was called: outcomes come from the breaker
 
+	// live holds the requests between their first callback and their
+	// outcome, found without mu; their entries change under mu.
+	live   *liveTable
+	failed atomic.Bool // err is set: read without mu
+
+	// vmu guards what Colly's visited-set calls (IsVisited, Visited) need,
+	// so that they do not wait for mu: tokens, announced, hops, annSeq,
+	// anns. Taken alone, or inside mu, never the other way round.
+	vmu       sync.Mutex
+	tokens    map[uint64]int      // IDs the frontier issued: IsVisited lets each through once
+	claims    visitclaim.Table    // IDs IsVisited is deciding or told new, Visited not yet called
+	announced map[uint64]announce // Visited by Colly, not yet requested (see barrier.go)
+	hops      map[uint64]struct{} // Visited by Colly and never requested: redirect hops
+	annSeq    uint64              // announcements so far
+	anns      announcements       // the same, in the order they were made
+
+	// cookieMu guards cookies: Colly's jar asks on every request. Taken
+	// alone, or before mu (a store error), never inside mu.
+	cookieMu sync.Mutex
+	cookies  recent.Map[string] // host → cookie string, for the hosts used last (cookieCacheSize)
+
 	mu        sync.Mutex
-	err       error                     // the first store error
-	notify    bool                      // err is new: unlock calls the hooks
-	entries   map[*colly.Request]*entry // requests between their first callback and their outcome
-	retryOf   map[string]uint64         // URL a breaker retry will request → the record it belongs to
-	resent    map[string]uint64         // URL a breaker retry did request → the record it belongs to (at most maxResent)
-	redirects map[string]uint64         // URL a redirect ended at, not done there → the record it belongs to (at most maxResent)
-	tokens    map[uint64]int            // IDs the frontier issued: IsVisited lets each through once
-	claims    visitclaim.Table          // IDs IsVisited is deciding or told new, Visited not yet called
-	announced map[uint64]announce       // Visited by Colly, not yet requested (see barrier.go)
-	hops      map[uint64]struct{}       // Visited by Colly and never requested: redirect hops
-	annSeq    uint64                    // announcements so far
-	anns      announcements             // the same, in the order they were made
-	held      heldRecords               // final records waiting for the links found before them
-	front     []uint64                  // the queue: earlier runs' unfinished, then this run's (queue.go)
-	loaded    bool                      // front has the earlier runs' unfinished
-	cookies   recent.Map[string]        // host → cookie string, for the hosts used last (cookieCacheSize)
-	b         *breaker.Breaker          // attached by Breaker
-	saved     map[string]savedCircuit   // open domains and closed ones with failures, as saved
-	outage    map[string]*outageDead    // domain → its URLs dead of failures since its last success (outage.go)
-	outageSeq uint64                    // orders attempts leaving and URLs dying, for outage
-	filtered  map[uint64]struct{}       // unfinished URLs the collector refused to resume (filters, depth, robots)
-	runs      []runRecord               // every run, this one last once started
+	err       error                   // the first store error
+	notify    bool                    // err is new: unlock calls the hooks
+	retryOf   map[string]uint64       // URL a breaker retry will request → the record it belongs to
+	resent    map[string]uint64       // URL a breaker retry did request → the record it belongs to (at most maxResent)
+	redirects map[string]uint64       // URL a redirect ended at, not done there → the record it belongs to (at most maxResent)
+	held      heldRecords             // final records waiting for the links found before them
+	front     []uint64                // the queue: earlier runs' unfinished, then this run's (queue.go)
+	loaded    bool                    // front has the earlier runs' unfinished
+	b         *breaker.Breaker        // attached by Breaker
+	saved     map[string]savedCircuit // open domains and closed ones with failures, as saved
+	outage    map[string]*outageDead  // domain → its URLs dead of failures since its last success (outage.go)
+	outageSeq uint64                  // orders attempts leaving and URLs dying, for outage
+	filtered  map[uint64]struct{}     // unfinished URLs the collector refused to resume (filters, depth, robots)
+	runs      []runRecord             // every run, this one last once started
 	started   bool
 	earlier   int64 // URLs done by earlier runs, counted when this one started
 	closed    bool
@@ -109,7 +121,7 @@ func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 	}
 	cp := &Checkpoint{
 		store: s, where: "the checkpoint store", opt: o, hooks: hooks,
-		entries:   map[*colly.Request]*entry{},
+		live:      newLiveTable(),
 		retryOf:   map[string]uint64{},
 		resent:    map[string]uint64{},
 		redirects: map[string]uint64{},
@@ -191,6 +203,7 @@ func (cp *Checkpoint) failLocked(err error) error {
 		return cp.err
 	}
 	cp.err = fmt.Errorf("%w (%s): %w; what was committed before is intact, fix the cause and resume", ErrStore, cp.where, err)
+	cp.failed.Store(true)
 	cp.opt.Logger.Error().Str("event", "checkpoint_store_failed").Err(err).Msg("checkpoint: the store cannot be written; new requests are stopped")
 	cp.notify = true // unlock calls the hooks, outside the lock
 	return cp.err

@@ -60,7 +60,7 @@ const maxResent = 4096
 
 // entryLocked returns r's live entry, made on its first callback.
 func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
-	if e, ok := cp.entries[r]; ok {
+	if e, ok := cp.live.get(r); ok {
 		return e
 	}
 	if cp.err != nil {
@@ -105,7 +105,7 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 		}
 	}
 	e := &entry{rec: rec}
-	cp.entries[r] = e
+	cp.live.put(r, e)
 	return e
 }
 
@@ -159,9 +159,9 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 		r.Abort()
 		return
 	}
-	if e, ok := cp.entries[r]; ok && e.closed {
+	if e, ok := cp.live.get(r); ok && e.closed {
 		// Refused by the breaker before us: parked already.
-		delete(cp.entries, r)
+		cp.live.del(r)
 		return
 	}
 	if r.IsAbort() && cp.resendingLocked(r.URL.String()) {
@@ -177,7 +177,7 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 	cp.applyLocked(r, e, evQueued, "", time.Time{})
 	if r.IsAbort() {
 		// Stopped before it left: pending, for the next run.
-		delete(cp.entries, r)
+		cp.live.del(r)
 	}
 }
 
@@ -206,9 +206,13 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 		return
 	}
 	r := resp.Request
+	if _, ok := cp.live.get(r); !ok {
+		// Mostly a page the breaker's OnAttempt recorded and let go: no lock.
+		return
+	}
 	cp.mu.Lock()
 	defer cp.unlock()
-	e, ok := cp.entries[r]
+	e, ok := cp.live.get(r)
 	if !ok {
 		return
 	}
@@ -216,16 +220,16 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	case e.closed && !e.queued:
 		// Refused by the breaker before our OnRequest, which lets it go.
 	case e.closed:
-		delete(cp.entries, r)
+		cp.live.del(r)
 	case !e.left:
 		// Aborted in OnRequestHeaders: it stays pending.
-		delete(cp.entries, r)
+		cp.live.del(r)
 	case cp.viaBreaker.Load():
 		// The breaker's OnAttempt says what it was, and deletes it.
 	default:
 		ev, reason, retryAt := eventOf(observe.Attempt{Result: circuit.Result{Class: breaker.Classify(resp.StatusCode, err)}, Status: resp.StatusCode, Err: err})
 		cp.applyLocked(r, e, ev, reason, retryAt)
-		delete(cp.entries, r)
+		cp.live.del(r)
 	}
 }
 
@@ -233,48 +237,52 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 // told id was new, the second gets an error (internal/visitclaim).
 func (s collyStorage) Visited(id uint64) error {
 	cp := s.cp
-	cp.mu.Lock()
-	defer cp.unlock()
-	if cp.err != nil {
-		return cp.err
+	if cp.failed.Load() {
+		return cp.storeErr()
 	}
+	cp.vmu.Lock()
+	defer cp.vmu.Unlock()
 	if _, lost := cp.claims.Settle(id); lost {
 		return fmt.Errorf("checkpoint: %w", visitclaim.ErrClaimed)
 	}
-	cp.announceLocked(id)
+	cp.announceVisitLocked(id)
 	return nil
 }
 
 // IsVisited is Colly's storage.Storage IsVisited (a frontier issue passes once).
 func (s collyStorage) IsVisited(id uint64) (bool, error) {
 	cp := s.cp
-	cp.mu.Lock()
+	if cp.failed.Load() {
+		return false, cp.storeErr()
+	}
+	cp.vmu.Lock()
 	switch {
-	case cp.err != nil:
-		defer cp.unlock()
-		return false, cp.err
-	case cp.takeTokenLocked(id):
-		cp.unlock()
+	case cp.takeTokenVisitLocked(id):
+		cp.vmu.Unlock()
 		return false, nil
-	case cp.knownLocked(id):
-		cp.unlock()
+	case cp.knownVisitLocked(id):
+		cp.vmu.Unlock()
 		return true, nil
 	}
 	// Claimed before the store is asked: a caller meanwhile is a rival.
 	cp.claims.Add(id)
-	cp.unlock()
+	cp.vmu.Unlock()
 	_, ok, err := cp.store.Get(id)
 	if err != nil || ok {
-		cp.mu.Lock()
-		defer cp.unlock()
 		cp.claims.Drop(id)
-		return ok, cp.failLocked(err)
+		if err != nil {
+			cp.mu.Lock()
+			defer cp.unlock()
+			return ok, cp.failLocked(err)
+		}
+		return ok, nil
 	}
 	return false, nil
 }
 
-// takeTokenLocked spends one of the frontier's tokens for id, if it has one.
-func (cp *Checkpoint) takeTokenLocked(id uint64) bool {
+// takeTokenVisitLocked spends one of the frontier's tokens for id, if it
+// has one (cp.vmu held).
+func (cp *Checkpoint) takeTokenVisitLocked(id uint64) bool {
 	n := cp.tokens[id]
 	if n == 1 {
 		delete(cp.tokens, id)
@@ -284,8 +292,9 @@ func (cp *Checkpoint) takeTokenLocked(id uint64) bool {
 	return n > 0
 }
 
-// knownLocked reports whether Colly marked id visited in this run.
-func (cp *Checkpoint) knownLocked(id uint64) bool {
+// knownVisitLocked reports whether Colly marked id visited in this run
+// (cp.vmu held).
+func (cp *Checkpoint) knownVisitLocked(id uint64) bool {
 	_, ann := cp.announced[id]
 	_, hop := cp.hops[id]
 	return ann || hop
@@ -299,14 +308,16 @@ const cookieCacheSize = 4096
 // Cookies is Colly's storage.Storage Cookies, as last saved in any run.
 func (s collyStorage) Cookies(u *url.URL) string {
 	cp := s.cp
-	cp.mu.Lock()
-	defer cp.unlock()
+	cp.cookieMu.Lock()
+	defer cp.cookieMu.Unlock()
 	if v, ok := cp.cookies.Get(u.Host); ok {
 		return v
 	}
 	v, _, err := cp.store.Meta(keyCookie + u.Host)
 	if err != nil {
+		cp.mu.Lock()
 		cp.failLocked(err)
+		cp.unlock()
 		return ""
 	}
 	cp.cookies.Put(u.Host, string(v))
@@ -316,16 +327,20 @@ func (s collyStorage) Cookies(u *url.URL) string {
 // SetCookies is Colly's storage.Storage SetCookies.
 func (s collyStorage) SetCookies(u *url.URL, cookies string) {
 	cp := s.cp
-	cp.mu.Lock()
-	defer cp.unlock()
+	cp.cookieMu.Lock()
+	defer cp.cookieMu.Unlock()
 	if v, ok := cp.cookies.Get(u.Host); ok && v == cookies {
 		return
 	}
 	cp.cookies.Put(u.Host, cookies)
-	if cp.err == nil {
-		cp.failLocked(cp.store.SetMeta(keyCookie+u.Host, []byte(cookies)))
+	if !cp.failed.Load() {
+		if err := cp.store.SetMeta(keyCookie+u.Host, []byte(cookies)); err != nil {
+			cp.mu.Lock()
+			cp.failLocked(err)
+			cp.unlock()
+		}
 	}
-	if cp.err != nil {
+	if cp.failed.Load() {
 		cp.cookies.KeepAll = true // the store no longer has every host's cookies
 	}
 }

@@ -65,9 +65,9 @@ func TestCookieCacheIsBoundedAndForgetsNothing(t *testing.T) {
 	if got := site.sent["shop-7.test/p"]; got != "" {
 		t.Errorf("a host never given a cookie sent Cookie %q", got)
 	}
-	cp.mu.Lock()
+	cp.cookieMu.Lock()
 	n := cp.cookies.Len()
-	cp.mu.Unlock()
+	cp.cookieMu.Unlock()
 	if n > 2*16 {
 		t.Fatalf("the cookie cache holds %d hosts after %d, want at most %d", n, hosts+1, 2*16)
 	}

@@ -137,11 +137,11 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 			return
 		}
 		// A retry on its way writes from this record next.
-		for _, e := range cp.entries {
+		cp.live.each(func(e *entry) {
 			if r, ok := revived[e.rec.ID]; ok && !e.closed {
 				e.rec = r
 			}
-		}
+		})
 	}
 	if len(recs) > 0 || od.forgotten > 0 {
 		cp.opt.Logger.Info().Str("event", "checkpoint_outage_revived").Str("domain", domain).

@@ -61,7 +61,7 @@ func TestReviveParksWhatDiedSinceTheLastSuccess(t *testing.T) {
 		t.Fatalf("a success that left before they died forgot them: %d remembered, want 3", n)
 	}
 	live := &entry{rec: held, queued: true}
-	cp.entries[&colly.Request{}] = live
+	cp.live.put(&colly.Request{}, live)
 	cp.reviveLocked(dom, retryAt)
 	cp.releaseAllLocked()
 	for _, want := range []struct {

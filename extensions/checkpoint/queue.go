@@ -80,7 +80,9 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 			_ = cp.putLocked(r)
 			continue
 		}
+		cp.vmu.Lock()
 		cp.tokens[id]++
+		cp.vmu.Unlock()
 		cp.stats.Redriven++
 		return r, true
 	}
@@ -100,7 +102,10 @@ func (s collyStorage) AddRequest(b []byte) error {
 		return cp.err
 	}
 	cp.startLocked()
-	if cp.knownLocked(id) {
+	cp.vmu.Lock()
+	known := cp.knownVisitLocked(id)
+	cp.vmu.Unlock()
+	if known {
 		return nil
 	}
 	if _, found, err := cp.store.Get(id); err != nil || found {

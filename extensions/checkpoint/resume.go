@@ -41,7 +41,9 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 			continue
 		}
 		cp.mu.Lock()
-		cp.takeTokenLocked(rec.ID) // not consumed: Colly stopped before its revisit check
+		cp.vmu.Lock()
+		cp.takeTokenVisitLocked(rec.ID) // not consumed: Colly stopped before its revisit check
+		cp.vmu.Unlock()
 		cp.stats.Redriven--
 		cp.stats.Refused++
 		cp.filtered[rec.ID] = struct{}{}
