@@ -149,9 +149,10 @@ func (cp *Checkpoint) saveDomainLocked(domain string) {
 
 // onRefused parks a request the breaker refused.
 func (cp *Checkpoint) onRefused(r *colly.Request, err *circuit.OpenError) {
+	d := cp.draftOf(r)
 	cp.mu.Lock()
 	defer cp.unlock()
-	e := cp.entryLocked(r)
+	e := cp.entryLocked(r, d)
 	if e == nil {
 		return
 	}
@@ -160,9 +161,10 @@ func (cp *Checkpoint) onRefused(r *colly.Request, err *circuit.OpenError) {
 
 // onNotVisited keeps a URL Colly refused before any callback pending.
 func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
+	d := cp.draftOf(r)
 	cp.mu.Lock()
 	defer cp.unlock()
-	e := cp.entryLocked(r)
+	e := cp.entryLocked(r, d)
 	if e == nil {
 		return
 	}
@@ -179,7 +181,7 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	e, ok := cp.live.get(a.Request)
 	if !ok {
 		// A clone's request (no callbacks of ours): an attempt that left.
-		if e = cp.entryLocked(a.Request); e == nil {
+		if e = cp.entryLocked(a.Request, nil); e == nil {
 			return
 		}
 		cp.applyLocked(a.Request, e, evLeft, "", time.Time{})

@@ -58,15 +58,31 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 // maxResent bounds the URLs remembered as re-sent or redirected.
 const maxResent = 4096
 
-// entryLocked returns r's live entry, made on its first callback.
-func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
-	if e, ok := cp.live.get(r); ok {
-		return e
-	}
-	if cp.err != nil {
+// draft is what a request's first entry needs that takes no lock to
+// work out: its URL, body, ID and the request as saved. Callbacks make it
+// before they lock cp.mu, so that marshalling a request waits for no one
+// and holds no one up.
+type draft struct {
+	u       string
+	body    []byte
+	berr    error // the body cannot be saved
+	id      uint64
+	req     []byte // the request as saved, if merr is nil
+	dropped []string
+	merr    error
+}
+
+// draftOf returns r's draft, or nil if r has a live entry already (a
+// request's callbacks run one after another: it still has one under mu).
+func (cp *Checkpoint) draftOf(r *colly.Request) *draft {
+	if _, ok := cp.live.get(r); ok {
 		return nil
 	}
-	u := r.URL.String()
+	return newDraft(r)
+}
+
+func newDraft(r *colly.Request) *draft {
+	d := &draft{u: r.URL.String()}
 	body, replayable, berr := collyx.ReadBody(r.Body) // the reader left at its start
 	if !replayable {
 		berr = errBodyNotReplayable
@@ -74,6 +90,26 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	if len(body) == 0 {
 		body = nil // none or empty: the same ID
 	}
+	d.body, d.berr, d.id = body, berr, collyx.RequestID(d.u, body)
+	if berr == nil {
+		d.req, d.dropped, d.merr = collyx.MarshalRequest(r, body)
+	}
+	return d
+}
+
+// entryLocked returns r's live entry, made on its first callback from d
+// (nil: made here).
+func (cp *Checkpoint) entryLocked(r *colly.Request, d *draft) *entry {
+	if e, ok := cp.live.get(r); ok {
+		return e
+	}
+	if cp.err != nil {
+		return nil
+	}
+	if d == nil {
+		d = newDraft(r)
+	}
+	u := d.u
 	id, retry := cp.retryOf[u]
 	if retry {
 		delete(cp.retryOf, u)
@@ -83,7 +119,7 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 		cp.resent[u] = id
 	} else if id, retry = cp.redirects[u]; !retry {
 		// A redirect's target stays the visited URL's (kept, for cached copies).
-		id = collyx.RequestID(u, body)
+		id = d.id
 	}
 	rec, found, err := cp.recordLocked(id)
 	if err != nil {
@@ -95,13 +131,13 @@ func (cp *Checkpoint) entryLocked(r *colly.Request) *entry {
 	}
 	// A retry asks for a redirect's target: re-issue the original.
 	if !retry || rec.Request == nil {
-		if berr != nil {
-			rec.Request, rec.LastError = nil, berr.Error()
-		} else if b, dropped, err := collyx.MarshalRequest(r, body); err != nil {
-			rec.Request, rec.LastError = nil, "checkpoint: the request cannot be saved: "+err.Error()
+		if d.berr != nil {
+			rec.Request, rec.LastError = nil, d.berr.Error()
+		} else if d.merr != nil {
+			rec.Request, rec.LastError = nil, "checkpoint: the request cannot be saved: "+d.merr.Error()
 		} else {
-			rec.Request = b
-			cp.logDroppedLocked(dropped)
+			rec.Request = d.req
+			cp.logDroppedLocked(d.dropped)
 		}
 	}
 	e := &entry{rec: rec}
@@ -153,6 +189,7 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 
 // onRequest records a request as pending, or aborts it once the store failed.
 func (cp *Checkpoint) onRequest(r *colly.Request) {
+	d := cp.draftOf(r)
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {
@@ -168,7 +205,7 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 		// A user's copy of a URL the breaker re-sends: the re-send owns the record.
 		return
 	}
-	e := cp.entryLocked(r)
+	e := cp.entryLocked(r, d)
 	if e == nil {
 		r.Abort()
 		return
@@ -186,13 +223,14 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	if r.IsAbort() {
 		return
 	}
+	d := cp.draftOf(r)
 	cp.mu.Lock()
 	defer cp.unlock()
 	if cp.err != nil {
 		r.Abort()
 		return
 	}
-	e := cp.entryLocked(r)
+	e := cp.entryLocked(r, d)
 	if e == nil || e.closed {
 		return
 	}

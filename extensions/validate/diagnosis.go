@@ -5,12 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"net"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/breakwater-crawl/breakwater/internal/packmap"
@@ -76,8 +78,17 @@ const (
 type diagnosis struct {
 	after int
 
+	valid  atomic.Int64 // valid pages of every domain
+	seed   maphash.Seed
+	shards [diagShards]diagShard // the domains, by a hash of the name: no lock for every page of every domain
+}
+
+// diagShards is how many locks the domains are spread over.
+const diagShards = 64
+
+// diagShard is the domains of one shard.
+type diagShard struct {
 	mu      sync.Mutex
-	valid   int64                  // valid pages of every domain
 	whole   map[string]*domainDiag // domains with evidence under way, or diagnosed
 	compact packmap.Map            // every other domain with a valid page: encodeDiag; no pointer per domain for the collector to mark
 }
@@ -91,50 +102,61 @@ type domainDiag struct {
 }
 
 func newDiagnosis(after int) *diagnosis {
-	return &diagnosis{after: after, whole: make(map[string]*domainDiag)}
+	d := &diagnosis{after: after, seed: maphash.MakeSeed()}
+	for i := range d.shards {
+		d.shards[i].whole = make(map[string]*domainDiag)
+	}
+	return d
+}
+
+// shard is domain's shard.
+func (d *diagnosis) shard(domain string) *diagShard {
+	return &d.shards[maphash.String(d.seed, domain)%diagShards]
 }
 
 // page records one final verdict. It returns the diagnosis when this page
 // completed the evidence for its domain (once per domain), else nil.
 func (d *diagnosis) page(v Verdict) *BrokenDomain {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if v.Valid() {
-		d.valid++
+		d.valid.Add(1)
 	}
+	sh := d.shard(v.Domain)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	var local domainDiag
-	dd, wasWhole := d.whole[v.Domain], true
+	dd, wasWhole := sh.whole[v.Domain], true
 	if dd == nil {
 		dd, wasWhole = &local, false
-		if rec, ok := d.compact.Get(v.Domain); ok {
+		if rec, ok := sh.compact.Get(v.Domain); ok {
 			dd.decode(rec)
 		}
 	}
 	b := dd.page(v, d.after)
-	d.settle(v.Domain, dd, wasWhole)
+	sh.settle(v.Domain, dd, wasWhole)
 	return b
 }
 
 // settle keeps dd, the record of domain after a page, the way it needs:
 // compact while nothing is under way, whole (a copy, unless wasWhole: dd
 // is already the one kept) while evidence is under way or once diagnosed.
-func (d *diagnosis) settle(domain string, dd *domainDiag, wasWhole bool) {
+// sh.mu is held.
+func (sh *diagShard) settle(domain string, dd *domainDiag, wasWhole bool) {
 	if dd.broken != nil || len(dd.streak) > 0 {
 		if !wasWhole {
 			kept := *dd
-			d.whole[strings.Clone(domain)] = &kept
-			d.compact.Delete(domain)
+			sh.whole[strings.Clone(domain)] = &kept
+			sh.compact.Delete(domain)
 		}
 		return
 	}
 	if wasWhole {
-		delete(d.whole, domain)
+		delete(sh.whole, domain)
 	}
 	if dd.valid == 0 {
-		d.compact.Delete(domain) // nothing to remember: as if never seen
+		sh.compact.Delete(domain) // nothing to remember: as if never seen
 		return
 	}
-	d.compact.Set(domain, dd.encode()) // copies the key out of the verdict's URL
+	sh.compact.Set(domain, dd.encode()) // copies the key out of the verdict's URL
 }
 
 // page is diagnosis.page for one domain's record.
@@ -210,30 +232,32 @@ func (dd *domainDiag) fullSize(n int) bool {
 // degraded records a failure of the target: it breaks the run of
 // structure evidence.
 func (d *diagnosis) degraded(domain string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if dd := d.whole[domain]; dd != nil {
+	sh := d.shard(domain)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if dd := sh.whole[domain]; dd != nil {
 		dd.streak = dd.streak[:0]
-		d.settle(domain, dd, true)
+		sh.settle(domain, dd, true)
 	}
 }
 
 // validPages returns how many valid pages all domains served.
 func (d *diagnosis) validPages() int64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.valid
+	return d.valid.Load()
 }
 
 // broken returns the diagnosed domains, sorted by name.
 func (d *diagnosis) broken() []BrokenDomain {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	var out []BrokenDomain
-	for _, dd := range d.whole {
-		if dd.broken != nil {
-			out = append(out, *dd.broken)
+	for i := range d.shards {
+		sh := &d.shards[i]
+		sh.mu.Lock()
+		for _, dd := range sh.whole {
+			if dd.broken != nil {
+				out = append(out, *dd.broken)
+			}
 		}
+		sh.mu.Unlock()
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
 	return out

@@ -31,7 +31,11 @@ func (v *Validator) Held() int {
 // DiagnosisRecords returns how many domains the diagnosis keeps whole
 // (evidence under way, or diagnosed) and how many as a compact record.
 func (v *Validator) DiagnosisRecords() (whole, compact int) {
-	v.diag.mu.Lock()
-	defer v.diag.mu.Unlock()
-	return len(v.diag.whole), v.diag.compact.Len()
+	for i := range v.diag.shards {
+		sh := &v.diag.shards[i]
+		sh.mu.Lock()
+		whole, compact = whole+len(sh.whole), compact+sh.compact.Len()
+		sh.mu.Unlock()
+	}
+	return whole, compact
 }
