@@ -80,12 +80,36 @@ func (h *heldRecords) latest(id uint64) (storage.Record, bool) {
 	return storage.Record{}, false
 }
 
-// recordLocked is id's record as it stands: held back, else the store's.
-func (cp *Checkpoint) recordLocked(id uint64) (storage.Record, bool, error) {
-	if rec, ok := cp.held.latest(id); ok {
-		return rec, true, nil
+// recordOf is id's record as it stands: held back or being released,
+// else the store's (id's stripe held).
+func (cp *Checkpoint) recordOf(id uint64) (storage.Record, bool, error) {
+	if cp.heldN.Load() > 0 {
+		cp.bmu.Lock()
+		rec, ok := cp.held.latest(id)
+		if r := cp.releasing[id]; !ok && r != nil && !r.superseded {
+			rec, ok = r.rec, true
+		}
+		cp.bmu.Unlock()
+		if ok {
+			return rec, true, nil
+		}
 	}
-	return cp.store.Get(id)
+	return cp.lookup(id)
+}
+
+// dropHeld lets go of id's held record, if any: a newer state supersedes
+// it (id's stripe held).
+func (cp *Checkpoint) dropHeld(id uint64) {
+	if cp.heldN.Load() == 0 {
+		return
+	}
+	cp.bmu.Lock()
+	cp.held.drop(id)
+	if r := cp.releasing[id]; r != nil {
+		r.superseded = true
+	}
+	cp.heldN.Store(int64(cp.held.len() + len(cp.releasing)))
+	cp.bmu.Unlock()
 }
 
 func (h *heldRecords) drop(id uint64) {
@@ -142,46 +166,99 @@ func (a *announcements) compact(announced map[uint64]announce) {
 	a.q, a.head = a.q[:n], 0
 }
 
-// resolveLocked records that id was requested, or was a redirect hop.
-func (cp *Checkpoint) resolveLocked(id uint64, hop bool) {
+// resolve records that id was requested, or was a redirect hop; release
+// then writes what it held back.
+func (cp *Checkpoint) resolve(id uint64, hop bool) {
 	cp.vmu.Lock()
+	defer cp.vmu.Unlock()
 	if _, ok := cp.announced[id]; !ok {
-		cp.vmu.Unlock()
 		return
 	}
 	delete(cp.announced, id)
 	if hop {
 		cp.hops[id] = struct{}{}
 	}
-	cp.vmu.Unlock()
-	cp.releaseLocked()
 }
 
-// finalLocked writes a final record, or holds it back.
+// finalLocked writes a final record, or holds it back (its stripe held).
 func (cp *Checkpoint) finalLocked(rec storage.Record) error {
+	cp.bmu.Lock()
 	cp.vmu.Lock()
 	open, watermark := len(cp.announced), cp.annSeq
 	cp.vmu.Unlock()
 	if open == 0 && cp.held.len() == 0 {
+		cp.bmu.Unlock()
 		return cp.putLocked(rec)
 	}
 	cp.held.push(heldRecord{rec: rec, watermark: watermark})
-	cp.stats.HeldDone++
-	cp.releaseLocked()
+	cp.heldN.Add(1)
+	cp.bmu.Unlock()
+	cp.heldDone.Add(1)
 	return nil
 }
 
-// releaseLocked writes the held records older than every open announcement.
-func (cp *Checkpoint) releaseLocked() {
-	if cp.held.len() == 0 {
+// releasing is a held record taken off the queue, not yet written.
+type releasing struct {
+	rec        storage.Record
+	superseded bool // a newer state of its record was written meanwhile
+}
+
+// release writes the held records older than every open announcement.
+// The caller holds no stripe: each record is written under its own.
+func (cp *Checkpoint) release() { cp.releaseBefore(false) }
+
+// releaseAllLocked writes every held record: the crawl is over.
+func (cp *Checkpoint) releaseAllLocked() { cp.releaseBefore(true) }
+
+func (cp *Checkpoint) releaseBefore(all bool) {
+	if cp.heldN.Load() == 0 {
 		return
 	}
-	if recs := cp.held.popBefore(cp.oldestAnnouncementLocked()); len(recs) > 0 {
-		_ = cp.putLocked(recs...)
+	cp.bmu.Lock()
+	if cp.held.len() == 0 {
+		cp.bmu.Unlock()
+		return
+	}
+	oldest := ^uint64(0)
+	if !all {
+		oldest = cp.oldestAnnouncementLocked()
+	}
+	recs := cp.held.popBefore(oldest)
+	mine := make([]*releasing, len(recs))
+	for i := range recs {
+		if r := cp.releasing[recs[i].ID]; r != nil {
+			r.superseded = true // an older one, still on its way: this one is newer
+		}
+		mine[i] = &releasing{rec: recs[i]}
+		cp.releasing[recs[i].ID] = mine[i]
+	}
+	cp.heldN.Store(int64(cp.held.len() + len(cp.releasing)))
+	cp.bmu.Unlock()
+	for _, r := range mine {
+		cp.writeReleased(r)
 	}
 }
 
-// oldestAnnouncementLocked returns the oldest open announcement, expiring old ones.
+// writeReleased writes r under its record's stripe unless a newer state
+// was written meanwhile.
+func (cp *Checkpoint) writeReleased(r *releasing) {
+	l := cp.idLock(r.rec.ID)
+	l.Lock()
+	defer l.Unlock()
+	cp.bmu.Lock()
+	if cp.releasing[r.rec.ID] == r {
+		delete(cp.releasing, r.rec.ID)
+	}
+	write := !r.superseded
+	cp.heldN.Store(int64(cp.held.len() + len(cp.releasing)))
+	cp.bmu.Unlock()
+	if write {
+		_ = cp.putLocked(r.rec)
+	}
+}
+
+// oldestAnnouncementLocked returns the oldest open announcement, expiring
+// old ones (bmu held).
 func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
 	cp.vmu.Lock()
 	defer cp.vmu.Unlock()
@@ -214,18 +291,9 @@ func (cp *Checkpoint) oldestAnnouncementLocked() uint64 {
 	return oldest
 }
 
-// expireVisitLocked takes announcement id for a redirect hop (cp.mu and
-// cp.vmu held).
+// expireVisitLocked takes announcement id for a redirect hop (vmu held).
 func (cp *Checkpoint) expireVisitLocked(id uint64) {
 	delete(cp.announced, id)
 	cp.hops[id] = struct{}{}
-	cp.stats.GraceFreed++
-}
-
-// releaseAllLocked writes every held record: the crawl is over.
-func (cp *Checkpoint) releaseAllLocked() {
-	if cp.held.len() == 0 {
-		return
-	}
-	_ = cp.putLocked(cp.held.popBefore(^uint64(0))...)
+	cp.graceFreed.Add(1)
 }

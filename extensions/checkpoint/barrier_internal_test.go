@@ -24,6 +24,7 @@ func TestDoneWaitsForTheLinksFoundBeforeIt(t *testing.T) {
 	}
 	cp.mu.Lock()
 	_ = cp.finalLocked(storage.Record{ID: page, URL: "http://h/", State: storage.Done})
+	cp.done() // as the callback does, holding no stripe
 	cp.unlock()
 	if _, ok, _ := s.Get(page); ok {
 		t.Fatal("the page is done in the store before the link found on it is recorded")
@@ -33,7 +34,8 @@ func TestDoneWaitsForTheLinksFoundBeforeIt(t *testing.T) {
 	}
 	cp.mu.Lock()
 	_ = cp.putLocked(storage.Record{ID: link, URL: "http://h/link", State: storage.Pending})
-	cp.resolveLocked(link, false)
+	cp.resolve(link, false)
+	cp.done() // as the callback does, holding no stripe
 	cp.unlock()
 	if r, ok, _ := s.Get(page); !ok || r.State != storage.Done {
 		t.Fatalf("once the link is recorded the page must be done: %v %v", r.State, ok)
@@ -55,10 +57,12 @@ func TestARedirectHopStopsHoldingAfterTheGracePeriod(t *testing.T) {
 	_ = (collyStorage{cp}).Visited(10) // a hop
 	cp.mu.Lock()
 	_ = cp.finalLocked(storage.Record{ID: 1, URL: "http://h/a", State: storage.Done})
+	cp.done() // as the callback does, holding no stripe
 	cp.unlock()
 	clk.Advance(2 * time.Second)
 	cp.mu.Lock()
 	_ = cp.finalLocked(storage.Record{ID: 2, URL: "http://h/b", State: storage.Done})
+	cp.done() // as the callback does, holding no stripe
 	cp.unlock()
 	for _, id := range []uint64{1, 2} {
 		if _, ok, _ := s.Get(id); !ok {
@@ -99,11 +103,13 @@ func TestTheOldestUnresolvedAnnouncementHoldsRecordsBack(t *testing.T) {
 	hop := uint64(100 + links/2) // never requested
 	cp.mu.Lock()
 	_ = cp.finalLocked(storage.Record{ID: 1, URL: "http://h/a", State: storage.Done})
+	cp.done() // as the callback does, holding no stripe
 	for id := uint64(100); id < 100+links; id++ {
 		if id != hop {
-			cp.resolveLocked(id, false)
+			cp.resolve(id, false)
 		}
 	}
+	cp.done()
 	cp.unlock()
 	if _, ok, _ := s.Get(1); ok {
 		t.Fatal("the page is done in the store while a link found before it is unrecorded")
@@ -112,7 +118,7 @@ func TestTheOldestUnresolvedAnnouncementHoldsRecordsBack(t *testing.T) {
 	_ = (collyStorage{cp}).Visited(2) // after the page: not waited for
 	clk.Advance(5 * time.Second)
 	cp.mu.Lock()
-	cp.releaseLocked()
+	cp.done()
 	cp.unlock()
 	if _, ok, _ := s.Get(1); !ok {
 		t.Fatal("the page is still held after its only unrecorded link passed the grace period")
@@ -152,10 +158,11 @@ func TestAClockSetBackStillFreesEveryAnnouncementPastTheGracePeriod(t *testing.T
 	_ = (collyStorage{cp}).Visited(11) // at t0, made later
 	cp.mu.Lock()
 	_ = cp.finalLocked(storage.Record{ID: 1, URL: "http://h/a", State: storage.Done})
+	cp.done() // as the callback does, holding no stripe
 	cp.unlock()
 	clk.t = t0.Add(12 * time.Second) // 11 is past the grace period, 10 is not
 	cp.mu.Lock()
-	cp.releaseLocked()
+	cp.done()
 	_, hop11 := cp.hops[11]
 	_, ann10 := cp.announced[10]
 	cp.unlock()
@@ -184,14 +191,16 @@ func TestANewerStateDropsTheHeldRecordOfItsURL(t *testing.T) {
 	cp.mu.Lock()
 	for id := uint64(1); id <= 3; id++ {
 		_ = cp.finalLocked(storage.Record{ID: id, URL: "http://h/", State: storage.Done})
+		cp.done() // as the callback does, holding no stripe
 	}
-	cp.held.drop(2)
-	cp.held.drop(7) // not held: nothing happens
+	cp.dropHeld(2)
+	cp.dropHeld(7) // not held: nothing happens
 	_ = cp.putLocked(storage.Record{ID: 2, URL: "http://h/", State: storage.InFlight, Attempts: 2})
 	if n := cp.held.len(); n != 2 {
 		t.Errorf("%d records held, want 2", n)
 	}
-	cp.resolveLocked(10, false)
+	cp.resolve(10, false)
+	cp.done() // as the callback does, holding no stripe
 	cp.unlock()
 	for id, want := range map[uint64]storage.State{1: storage.Done, 2: storage.InFlight, 3: storage.Done} {
 		if r, ok, _ := s.Get(id); !ok || r.State != want {

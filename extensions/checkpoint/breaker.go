@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -143,63 +144,81 @@ func (cp *Checkpoint) saveDomainLocked(domain string) {
 		cp.keepLocked(ss[0])
 		cp.writeJSONLocked(keyBreakers, cp.saved)
 		// Now: each failure lost to a kill is one more request into a failing site.
-		cp.failLocked(cp.store.Flush())
+		if cp.flush(true) == nil {
+			cp.fail(cp.store.Flush())
+		}
 	}
 }
 
 // onRefused parks a request the breaker refused.
 func (cp *Checkpoint) onRefused(r *colly.Request, err *circuit.OpenError) {
+	defer cp.done()
 	d := cp.draftOf(r)
-	cp.mu.Lock()
-	defer cp.unlock()
-	e := cp.entryLocked(r, d)
+	e, l := cp.lockEntry(r, d)
 	if e == nil {
 		return
 	}
+	defer l.Unlock()
 	cp.applyLocked(r, e, evRefused, err.Error(), err.RetryAt)
 }
 
 // onNotVisited keeps a URL Colly refused before any callback pending.
 func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
+	defer cp.done()
 	d := cp.draftOf(r)
-	cp.mu.Lock()
-	defer cp.unlock()
-	e := cp.entryLocked(r, d)
+	e, l := cp.lockEntry(r, d)
 	if e == nil {
 		return
 	}
+	defer l.Unlock()
 	if e.rec.State == 0 || e.rec.State == storage.Pending {
 		cp.applyLocked(r, e, evQueued, "", time.Time{})
 	}
 	cp.live.del(r)
 }
 
-// onOutcome records the breaker's outcome of an attempt that left.
+// onOutcome records the breaker's outcome of an attempt that left. A page
+// that came back (done, gone, settled) takes no process-wide lock; a
+// failure or throttle takes mu, for the domain's saved circuit.
 func (cp *Checkpoint) onOutcome(a observe.Attempt) {
-	cp.mu.Lock()
-	defer cp.unlock()
+	defer cp.done()
+	ev, reason, retryAt := eventOf(a)
+	fails := a.Result.Class.Failure() || a.Result.Class == circuit.Throttled
+	if fails || (ev != evSucceeded && ev != evGone && ev != evSettled) {
+		cp.mu.Lock()
+		defer cp.mu.Unlock() // before done: LIFO
+	}
+	var l *sync.Mutex
 	e, ok := cp.live.get(a.Request)
 	if !ok {
 		// A clone's request (no callbacks of ours): an attempt that left.
-		if e = cp.entryLocked(a.Request, nil); e == nil {
+		if e, l = cp.lockEntry(a.Request, nil); e == nil {
 			return
 		}
 		cp.applyLocked(a.Request, e, evLeft, "", time.Time{})
+	} else {
+		l = cp.idLock(e.id)
+		l.Lock()
 	}
-	ev, reason, retryAt := eventOf(a)
 	switch u := a.Request.URL.String(); {
 	case ev == evThrottled:
 		// The breaker's Retry requests the URL it ended at.
+		cp.rmu.Lock()
 		cp.retryOf[u] = e.rec.ID
+		cp.rmuUsed.Store(true)
+		cp.rmu.Unlock()
 	case ev != evSucceeded && u != e.rec.URL:
 		// Ended at a redirect's target, not done: a user's Retry of it is this record's.
+		cp.rmu.Lock()
 		if len(cp.redirects) >= maxResent {
 			clear(cp.redirects)
 		}
 		cp.redirects[u] = e.rec.ID
+		cp.rmuUsed.Store(true)
+		cp.rmu.Unlock()
 	}
 	if ev == evFailed && e.rec.Attempts >= cp.opt.MaxAttempts {
-		// Its last attempt, in an outage: parked, not dead.
+		// Its last attempt, in an outage: parked, not dead (mu is held).
 		if out, until := cp.circuitOutLocked(a.Domain); out {
 			ev, retryAt = evFailedInOutage, until
 			if retryAt.IsZero() {
@@ -213,11 +232,12 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	cp.live.del(a.Request)
 	switch {
 	case ev == evSucceeded:
-		cp.succeededLocked(a.Domain, e)
+		cp.succeeded(a.Domain, e)
 	case ev == evFailed && e.rec.State == storage.Dead && was != storage.Dead:
-		cp.rememberDeadLocked(a.Domain, e.rec.ID)
+		cp.rememberDead(a.Domain, e.rec.ID)
 	}
-	if a.Result.Class.Failure() || a.Result.Class == circuit.Throttled {
+	l.Unlock()
+	if fails {
 		cp.saveDomainLocked(a.Domain) // the window, or the Retry-After pause
 	}
 }
@@ -236,6 +256,9 @@ var stateEvents = [...]event{observed.Done: evSucceeded, observed.Gone: evGone, 
 // inFlightByDomain counts, per domain, the records a dead run left in flight.
 func (cp *Checkpoint) inFlightByDomain() (map[string]int, error) {
 	out := map[string]int{}
+	if err := cp.flush(true); err != nil {
+		return nil, err
+	}
 	err := cp.store.Scan(func(r storage.Record) error {
 		if u, err := url.Parse(r.URL); err == nil {
 			out[hostkey.Of(u.Host)]++

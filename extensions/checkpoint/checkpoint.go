@@ -45,14 +45,20 @@ type Checkpoint struct {
 	observed   observed.Set // the breakers Observe was given
 	viaBreaker atomic.Bool  // Observe was called: outcomes come from the breaker
 
+	// Locks, in the order they may be taken (docs in locks.go): cookieMu,
+	// mu, a record's stripe (idLock), rmu or omu, bmu, vmu, emu; the live
+	// table's shards and the store's own are innermost. The per-page path
+	// (a request queued, leaving, its outcome) takes no process-wide lock
+	// but the short bmu and vmu; mu is for the rest.
+
 	// live holds the requests between their first callback and their
-	// outcome, found without mu; their entries change under mu.
-	live   *liveTable
-	failed atomic.Bool // err is set: read without mu
+	// outcome; an entry changes under its record's stripe (idLock).
+	live *liveTable
+	ids  [idStripes]stripe // a record's read, state change and write are one step under its stripe
 
 	// vmu guards what Colly's visited-set calls (IsVisited, Visited) need,
 	// so that they do not wait for mu: tokens, announced, hops, annSeq,
-	// anns. Taken alone, or inside mu, never the other way round.
+	// anns.
 	vmu       sync.Mutex
 	tokens    map[uint64]int      // IDs the frontier issued: IsVisited lets each through once
 	claims    visitclaim.Table    // IDs IsVisited is deciding or told new, Visited not yet called
@@ -61,35 +67,57 @@ type Checkpoint struct {
 	annSeq    uint64              // announcements so far
 	anns      announcements       // the same, in the order they were made
 
+	// bmu guards the final records held back (barrier.go).
+	bmu       sync.Mutex
+	held      heldRecords           // final records waiting for the links found before them
+	releasing map[uint64]*releasing // taken off held by release, not yet written
+	heldN     atomic.Int64          // held and releasing records: none, no lock
+
+	// rmu guards the URLs of re-sends and redirects, and the Ctx keys logged.
+	rmu       sync.Mutex
+	rmuUsed   atomic.Bool       // retryOf or redirects is not empty
+	retryOf   map[string]uint64 // URL a breaker retry will request → the record it belongs to
+	resent    map[string]uint64 // URL a breaker retry did request → the record it belongs to (at most maxResent)
+	redirects map[string]uint64 // URL a redirect ended at, not done there → the record it belongs to (at most maxResent)
+	dropped   map[string]bool   // Ctx keys left out of saved requests, logged once each
+
+	// omu guards outage.
+	omu       sync.Mutex
+	outageN   atomic.Int32           // len(outage)
+	outage    map[string]*outageDead // domain → its URLs dead of failures since its last success (outage.go)
+	outageSeq atomic.Uint64          // orders attempts leaving and URLs dying, for outage
+
+	// emu guards the store's first error.
+	emu    sync.Mutex
+	err    error       // the first store error
+	notify bool        // err is new: tellHooks calls the hooks
+	failed atomic.Bool // err is set: read without emu
+
+	updates, heldDone, graceFreed atomic.Int64 // Stats counted on the per-page path
+
+	pend pending // written, not yet put into the store (commit.go)
+
 	// cookieMu guards cookies: Colly's jar asks on every request. Taken
 	// alone, or before mu (a store error), never inside mu.
 	cookieMu sync.Mutex
 	cookies  recent.Map[string] // host → cookie string, for the hosts used last (cookieCacheSize)
 
-	mu        sync.Mutex
-	err       error                   // the first store error
-	notify    bool                    // err is new: unlock calls the hooks
-	retryOf   map[string]uint64       // URL a breaker retry will request → the record it belongs to
-	resent    map[string]uint64       // URL a breaker retry did request → the record it belongs to (at most maxResent)
-	redirects map[string]uint64       // URL a redirect ended at, not done there → the record it belongs to (at most maxResent)
-	held      heldRecords             // final records waiting for the links found before them
-	front     []uint64                // the queue: earlier runs' unfinished, then this run's (queue.go)
-	loaded    bool                    // front has the earlier runs' unfinished
-	b         *breaker.Breaker        // attached by Breaker
-	saved     map[string]savedCircuit // open domains and closed ones with failures, as saved
-	outage    map[string]*outageDead  // domain → its URLs dead of failures since its last success (outage.go)
-	outageSeq uint64                  // orders attempts leaving and URLs dying, for outage
-	filtered  map[uint64]struct{}     // unfinished URLs the collector refused to resume (filters, depth, robots)
-	runs      []runRecord             // every run, this one last once started
-	started   bool
-	earlier   int64 // URLs done by earlier runs, counted when this one started
-	closed    bool
-	stats     Stats
-	dropped   map[string]bool // Ctx keys left out of saved requests, logged once each
+	mu       sync.Mutex
+	front    []uint64                // the queue: earlier runs' unfinished, then this run's (queue.go)
+	loaded   bool                    // front has the earlier runs' unfinished
+	b        *breaker.Breaker        // attached by Breaker
+	saved    map[string]savedCircuit // open domains and closed ones with failures, as saved
+	filtered map[uint64]struct{}     // unfinished URLs the collector refused to resume (filters, depth, robots)
+	runs     []runRecord             // every run, this one last once started
+	started  bool
+	earlier  int64 // URLs done by earlier runs, counted when this one started
+	closed   bool
+	stats    Stats // but for Updates, HeldDone, GraceFreed
 }
 
 // entry is one live request: the record as last written.
 type entry struct {
+	id      uint64 // rec.ID, read without its stripe
 	rec     storage.Record
 	left    bool   // reached the network in this attempt
 	closed  bool   // its outcome is recorded
@@ -129,6 +157,7 @@ func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 		announced: map[uint64]announce{},
 		hops:      map[uint64]struct{}{},
 		held:      heldRecords{ids: map[uint64]int{}},
+		releasing: map[uint64]*releasing{},
 		cookies:   recent.New[string](cookieCacheSize),
 		saved:     map[string]savedCircuit{},
 		outage:    map[string]*outageDead{},
@@ -177,44 +206,68 @@ func (cp *Checkpoint) writeJSONLocked(key string, v any) {
 	if err == nil {
 		err = cp.store.SetMeta(key, b)
 	}
-	cp.failLocked(err)
+	cp.fail(err)
 }
 
 // storeErr returns the store's first error (wrapping ErrStore), or nil.
 func (cp *Checkpoint) storeErr() error {
 	cp.mu.Lock()
 	defer cp.unlock()
-	return cp.err
+	return cp.errNow()
 }
 
 // Stats returns what the checkpoint did so far in this run.
 func (cp *Checkpoint) Stats() Stats {
 	cp.mu.Lock()
-	defer cp.unlock()
-	return cp.stats
+	st := cp.stats
+	cp.unlock()
+	st.Updates, st.HeldDone, st.GraceFreed = int(cp.updates.Load()), int(cp.heldDone.Load()), int(cp.graceFreed.Load())
+	return st
 }
 
-// failLocked records the store's first error; unlock tells the hooks.
-func (cp *Checkpoint) failLocked(err error) error {
+// fail records the store's first error (with or without cp.mu held) and
+// returns it; the next release of cp.mu, or tellHooks, tells the hooks.
+func (cp *Checkpoint) fail(err error) error {
 	if err == nil {
 		return nil
 	}
+	cp.emu.Lock()
+	defer cp.emu.Unlock()
 	if cp.err != nil {
 		return cp.err
 	}
 	cp.err = fmt.Errorf("%w (%s): %w; what was committed before is intact, fix the cause and resume", ErrStore, cp.where, err)
 	cp.failed.Store(true)
 	cp.opt.Logger.Error().Str("event", "checkpoint_store_failed").Err(err).Msg("checkpoint: the store cannot be written; new requests are stopped")
-	cp.notify = true // unlock calls the hooks, outside the lock
+	cp.notify = true // the hooks are called outside every lock
+	return cp.err
+}
+
+// errNow returns the store's first error (wrapping ErrStore), or nil.
+func (cp *Checkpoint) errNow() error {
+	if !cp.failed.Load() {
+		return nil
+	}
+	cp.emu.Lock()
+	defer cp.emu.Unlock()
 	return cp.err
 }
 
 // unlock releases cp.mu, then calls the hooks if the store failed meanwhile.
 func (cp *Checkpoint) unlock() {
-	notify := cp.notify
-	cp.notify = false
-	err := cp.err
 	cp.mu.Unlock()
+	cp.tellHooks()
+}
+
+// tellHooks calls the hooks once the store failed, once; the caller holds no lock.
+func (cp *Checkpoint) tellHooks() {
+	if !cp.failed.Load() {
+		return
+	}
+	cp.emu.Lock()
+	notify, err := cp.notify, cp.err
+	cp.notify = false
+	cp.emu.Unlock()
 	if notify {
 		for _, f := range cp.hooks {
 			f(err)
@@ -222,14 +275,14 @@ func (cp *Checkpoint) unlock() {
 	}
 }
 
+// putLocked writes recs through the group commit (commit.go): in the
+// store once a callback ends, or at flush.
 func (cp *Checkpoint) putLocked(recs ...storage.Record) error {
-	if cp.err != nil {
-		return cp.err
+	if cp.failed.Load() {
+		return cp.errNow()
 	}
-	if err := cp.store.Put(recs...); err != nil {
-		return cp.failLocked(err)
-	}
-	cp.stats.Updates += len(recs)
+	cp.pend.add(recs)
+	cp.updates.Add(int64(len(recs)))
 	return nil
 }
 
@@ -237,6 +290,9 @@ func (cp *Checkpoint) putLocked(recs ...storage.Record) error {
 func (cp *Checkpoint) putBatchesLocked(recs []storage.Record) error {
 	for i := 0; i < len(recs); i += 1024 {
 		if err := cp.putLocked(recs[i:min(i+1024, len(recs))]...); err != nil {
+			return err
+		}
+		if err := cp.flush(true); err != nil {
 			return err
 		}
 	}
@@ -252,10 +308,10 @@ func (cp *Checkpoint) now() time.Time { return cp.opt.Clock.Now() }
 func (cp *Checkpoint) Flush() error {
 	cp.mu.Lock()
 	defer cp.unlock()
-	if cp.err != nil {
-		return cp.err
+	if err := cp.flush(true); err != nil {
+		return err
 	}
-	return cp.failLocked(cp.store.Flush())
+	return cp.fail(cp.store.Flush())
 }
 
 // Close ends the run: it writes what is held, the stop time and the open
@@ -269,16 +325,17 @@ func (cp *Checkpoint) Close() error {
 	}
 	cp.closed = true
 	cp.releaseAllLocked()
-	if cp.started && cp.err == nil {
+	_ = cp.flush(true) // an error is the store's, below
+	if cp.started && !cp.failed.Load() {
 		cp.saveBreakersLocked()
 		r := &cp.runs[len(cp.runs)-1]
 		r.Stopped = cp.now().UTC()
 		r.Breakers = cp.openDomainsLocked(false)
 		cp.writeJSONLocked(keyRuns, cp.runs)
 	}
-	err := cp.err
+	err := cp.errNow()
 	if err == nil {
-		err = cp.failLocked(cp.store.Flush())
+		err = cp.fail(cp.store.Flush())
 	}
 	cp.unlock()
 	return err

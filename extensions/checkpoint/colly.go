@@ -5,6 +5,7 @@ package checkpoint
 import (
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -47,7 +48,7 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	cp.unlock()
 	err := c.SetStorage(collyStorage{cp}) // calls Init, which takes cp.mu
 	cp.mu.Lock()
-	cp.failLocked(err)
+	cp.fail(err)
 	cp.unlock()
 	c.OnRequest(cp.onRequest)
 	c.OnRequestHeaders(cp.onRequestHeaders)
@@ -97,34 +98,47 @@ func newDraft(r *colly.Request) *draft {
 	return d
 }
 
-// entryLocked returns r's live entry, made on its first callback from d
-// (nil: made here).
-func (cp *Checkpoint) entryLocked(r *colly.Request, d *draft) *entry {
+// lockEntry returns r's live entry, made on its first callback from d
+// (nil: made here), with its record's stripe locked; nil, nothing locked,
+// once the store failed.
+func (cp *Checkpoint) lockEntry(r *colly.Request, d *draft) (*entry, *sync.Mutex) {
 	if e, ok := cp.live.get(r); ok {
-		return e
+		l := cp.idLock(e.id)
+		l.Lock()
+		return e, l
 	}
-	if cp.err != nil {
-		return nil
+	if cp.failed.Load() {
+		return nil, nil
 	}
 	if d == nil {
 		d = newDraft(r)
 	}
 	u := d.u
-	id, retry := cp.retryOf[u]
-	if retry {
-		delete(cp.retryOf, u)
-		if len(cp.resent) >= maxResent {
-			clear(cp.resent)
+	id, retry := d.id, false
+	if cp.rmuUsed.Load() {
+		cp.rmu.Lock()
+		var rid uint64
+		if rid, retry = cp.retryOf[u]; retry {
+			delete(cp.retryOf, u)
+			if len(cp.resent) >= maxResent {
+				clear(cp.resent)
+			}
+			cp.resent[u] = rid
+			id = rid
+		} else if rid, retry = cp.redirects[u]; retry {
+			// A redirect's target stays the visited URL's (kept, for cached copies).
+			id = rid
 		}
-		cp.resent[u] = id
-	} else if id, retry = cp.redirects[u]; !retry {
-		// A redirect's target stays the visited URL's (kept, for cached copies).
-		id = d.id
+		cp.rmuUsed.Store(len(cp.retryOf)+len(cp.redirects) > 0)
+		cp.rmu.Unlock()
 	}
-	rec, found, err := cp.recordLocked(id)
+	l := cp.idLock(id)
+	l.Lock()
+	rec, found, err := cp.recordOf(id)
 	if err != nil {
-		cp.failLocked(err)
-		return nil
+		cp.fail(err)
+		l.Unlock()
+		return nil, nil
 	}
 	if !found {
 		rec = storage.Record{ID: id, URL: u}
@@ -137,22 +151,29 @@ func (cp *Checkpoint) entryLocked(r *colly.Request, d *draft) *entry {
 			rec.Request, rec.LastError = nil, "checkpoint: the request cannot be saved: "+d.merr.Error()
 		} else {
 			rec.Request = d.req
-			cp.logDroppedLocked(d.dropped)
+			cp.logDropped(d.dropped)
 		}
 	}
-	e := &entry{rec: rec}
+	e := &entry{id: id, rec: rec}
 	cp.live.put(r, e)
-	return e
+	return e, l
 }
 
-// resendingLocked reports whether the breaker re-sends (or re-sent) u after a 429.
-func (cp *Checkpoint) resendingLocked(u string) bool {
+// resending reports whether the breaker re-sends (or re-sent) u after a 429.
+func (cp *Checkpoint) resending(u string) bool {
+	cp.rmu.Lock()
+	defer cp.rmu.Unlock()
 	_, retry := cp.retryOf[u]
 	_, resent := cp.resent[u]
 	return retry || resent
 }
 
-func (cp *Checkpoint) logDroppedLocked(keys []string) {
+func (cp *Checkpoint) logDropped(keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	cp.rmu.Lock()
+	defer cp.rmu.Unlock()
 	for _, k := range keys {
 		if !cp.dropped[k] {
 			cp.dropped[k] = true
@@ -162,9 +183,10 @@ func (cp *Checkpoint) logDroppedLocked(keys []string) {
 	}
 }
 
-// applyLocked moves r's record through ev and writes it.
+// applyLocked moves r's record through ev and writes it (e's stripe held;
+// the caller calls done once it holds none, for what was held back).
 func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason string, retryAt time.Time) {
-	cp.held.drop(e.rec.ID) // a newer state supersedes a held one
+	cp.dropHeld(e.id) // a newer state supersedes a held one
 	rec := transition(e.rec, ev, cp.opt.MaxAttempts, reason, retryAt)
 	rec.Updated = cp.now().UTC()
 	e.rec = rec
@@ -176,7 +198,7 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 		e.closed = true
 		if fin := r.URL.String(); fin != rec.URL {
 			// Redirected: the hop it ended at was marked visited.
-			cp.resolveLocked(collyx.RequestID(fin, nil), true)
+			cp.resolve(collyx.RequestID(fin, nil), true)
 		}
 	}
 	if rec.State == storage.Done || rec.State == storage.Dead {
@@ -184,15 +206,22 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 	} else {
 		_ = cp.putLocked(rec)
 	}
-	cp.resolveLocked(rec.ID, false)
+	cp.resolve(rec.ID, false)
+}
+
+// done ends a callback: it writes the held records it let go and tells
+// the hooks of a store failure. The caller holds no lock.
+func (cp *Checkpoint) done() {
+	cp.release()
+	_ = cp.flush(false) // a store error stops the next requests
+	cp.tellHooks()
 }
 
 // onRequest records a request as pending, or aborts it once the store failed.
 func (cp *Checkpoint) onRequest(r *colly.Request) {
+	defer cp.done()
 	d := cp.draftOf(r)
-	cp.mu.Lock()
-	defer cp.unlock()
-	if cp.err != nil {
+	if cp.failed.Load() {
 		r.Abort()
 		return
 	}
@@ -201,17 +230,18 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 		cp.live.del(r)
 		return
 	}
-	if r.IsAbort() && cp.resendingLocked(r.URL.String()) {
+	if r.IsAbort() && cp.resending(r.URL.String()) {
 		// A user's copy of a URL the breaker re-sends: the re-send owns the record.
 		return
 	}
-	e := cp.entryLocked(r, d)
+	e, l := cp.lockEntry(r, d)
 	if e == nil {
 		r.Abort()
 		return
 	}
 	e.queued = true
 	cp.applyLocked(r, e, evQueued, "", time.Time{})
+	l.Unlock()
 	if r.IsAbort() {
 		// Stopped before it left: pending, for the next run.
 		cp.live.del(r)
@@ -223,19 +253,22 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	if r.IsAbort() {
 		return
 	}
+	defer cp.done()
 	d := cp.draftOf(r)
-	cp.mu.Lock()
-	defer cp.unlock()
-	if cp.err != nil {
+	if cp.failed.Load() {
 		r.Abort()
 		return
 	}
-	e := cp.entryLocked(r, d)
-	if e == nil || e.closed {
+	e, l := cp.lockEntry(r, d)
+	if e == nil {
+		return
+	}
+	defer l.Unlock()
+	if e.closed {
 		return
 	}
 	cp.applyLocked(r, e, evLeft, "", time.Time{})
-	cp.stampLeftLocked(e)
+	cp.stampLeft(e)
 }
 
 // finish is OnError/OnScraped; with a breaker it only tidies.
@@ -244,16 +277,15 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 		return
 	}
 	r := resp.Request
-	if _, ok := cp.live.get(r); !ok {
+	e, ok := cp.live.get(r)
+	if !ok {
 		// Mostly a page the breaker's OnAttempt recorded and let go: no lock.
 		return
 	}
-	cp.mu.Lock()
-	defer cp.unlock()
-	e, ok := cp.live.get(r)
-	if !ok {
-		return
-	}
+	defer cp.done()
+	l := cp.idLock(e.id)
+	l.Lock()
+	defer l.Unlock()
 	switch {
 	case e.closed && !e.queued:
 		// Refused by the breaker before our OnRequest, which lets it go.
@@ -305,13 +337,13 @@ func (s collyStorage) IsVisited(id uint64) (bool, error) {
 	// Claimed before the store is asked: a caller meanwhile is a rival.
 	cp.claims.Add(id)
 	cp.vmu.Unlock()
-	_, ok, err := cp.store.Get(id)
+	_, ok, err := cp.lookup(id)
 	if err != nil || ok {
 		cp.claims.Drop(id)
 		if err != nil {
 			cp.mu.Lock()
 			defer cp.unlock()
-			return ok, cp.failLocked(err)
+			return ok, cp.fail(err)
 		}
 		return ok, nil
 	}
@@ -347,24 +379,31 @@ const cookieCacheSize = 4096
 func (s collyStorage) Cookies(u *url.URL) string {
 	cp := s.cp
 	cp.cookieMu.Lock()
-	defer cp.cookieMu.Unlock()
-	if v, ok := cp.cookies.Get(u.Host); ok {
+	v, ok := cp.cookies.Get(u.Host)
+	cp.cookieMu.Unlock()
+	if ok {
 		return v
 	}
-	v, _, err := cp.store.Meta(keyCookie + u.Host)
+	// The store is read without the lock: a host's first request waits for no other's.
+	b, _, err := cp.store.Meta(keyCookie + u.Host)
 	if err != nil {
-		cp.mu.Lock()
-		cp.failLocked(err)
-		cp.unlock()
+		cp.fail(err)
+		cp.tellHooks()
 		return ""
 	}
-	cp.cookies.Put(u.Host, string(v))
-	return string(v)
+	cp.cookieMu.Lock()
+	defer cp.cookieMu.Unlock()
+	if v, ok := cp.cookies.Get(u.Host); ok {
+		return v // set meanwhile (SetCookies): newer than what was read
+	}
+	cp.cookies.Put(u.Host, string(b))
+	return string(b)
 }
 
 // SetCookies is Colly's storage.Storage SetCookies.
 func (s collyStorage) SetCookies(u *url.URL, cookies string) {
 	cp := s.cp
+	defer cp.tellHooks() // after cookieMu
 	cp.cookieMu.Lock()
 	defer cp.cookieMu.Unlock()
 	if v, ok := cp.cookies.Get(u.Host); ok && v == cookies {
@@ -372,11 +411,7 @@ func (s collyStorage) SetCookies(u *url.URL, cookies string) {
 	}
 	cp.cookies.Put(u.Host, cookies)
 	if !cp.failed.Load() {
-		if err := cp.store.SetMeta(keyCookie+u.Host, []byte(cookies)); err != nil {
-			cp.mu.Lock()
-			cp.failLocked(err)
-			cp.unlock()
-		}
+		cp.fail(cp.store.SetMeta(keyCookie+u.Host, []byte(cookies)))
 	}
 	if cp.failed.Load() {
 		cp.cookies.KeepAll = true // the store no longer has every host's cookies

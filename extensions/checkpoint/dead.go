@@ -123,12 +123,15 @@ func (t *deadTally) finding(maxAttempts int) (outcome.Finding, bool) {
 func (cp *Checkpoint) RetryDead() (int, error) {
 	cp.mu.Lock()
 	defer cp.unlock()
-	if cp.err != nil {
-		return 0, cp.err
+	if cp.failed.Load() {
+		return 0, cp.errNow()
 	}
 	cp.startLocked()
 	var revive []storage.Record
 	now := cp.now().UTC()
+	if err := cp.flush(true); err != nil {
+		return 0, err
+	}
 	err := cp.store.Scan(func(r storage.Record) error {
 		if _, gone := deathCause(r.LastError); !gone {
 			r.State, r.Attempts, r.NotBefore, r.Updated = storage.Pending, 0, time.Time{}, now
@@ -137,7 +140,7 @@ func (cp *Checkpoint) RetryDead() (int, error) {
 		return nil
 	}, storage.Dead)
 	if err != nil {
-		return 0, cp.failLocked(err)
+		return 0, cp.fail(err)
 	}
 	if err := cp.putBatchesLocked(revive); err != nil {
 		return 0, err

@@ -19,7 +19,8 @@ import (
 func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
 	cp.releaseAllLocked()
-	serr, filtered, ev := cp.err, maps.Clone(cp.filtered), outcome.Evidence{Earlier: cp.earlier}
+	_ = cp.flush(true) // an error is the store's, below
+	serr, filtered, ev := cp.errNow(), maps.Clone(cp.filtered), outcome.Evidence{Earlier: cp.earlier}
 	cp.unlock()
 	if serr != nil {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "store_error", Reason: serr.Error()})

@@ -45,30 +45,36 @@ func withSpares(reason string, n int) string {
 	return fmt.Sprintf("%s (spared by an outage %d×)", reason, n)
 }
 
-// rememberDeadLocked notes that record id, of domain, died of failures.
-func (cp *Checkpoint) rememberDeadLocked(domain string, id uint64) {
+// rememberDead notes that record id, of domain, died of failures.
+func (cp *Checkpoint) rememberDead(domain string, id uint64) {
+	cp.omu.Lock()
+	defer cp.omu.Unlock()
 	od := cp.outage[domain]
 	if od == nil {
 		od = &outageDead{ids: map[uint64]uint64{}}
 		cp.outage[domain] = od
+		cp.outageN.Store(int32(len(cp.outage)))
 	}
 	if _, ok := od.ids[id]; !ok && len(od.ids) >= outageMemory {
 		od.forgotten++
 		return
 	}
-	cp.outageSeq++
-	od.ids[id] = cp.outageSeq
+	od.ids[id] = cp.outageSeq.Add(1)
 }
 
-// stampLeftLocked notes when e's attempt left, in outageSeq.
-func (cp *Checkpoint) stampLeftLocked(e *entry) {
-	cp.outageSeq++
-	e.leftSeq = cp.outageSeq
+// stampLeft notes when e's attempt left, in outageSeq (e's stripe held).
+func (cp *Checkpoint) stampLeft(e *entry) {
+	e.leftSeq = cp.outageSeq.Add(1)
 }
 
-// succeededLocked forgets a domain's URLs that died before e's attempt
-// left: they died while the site worked.
-func (cp *Checkpoint) succeededLocked(domain string, e *entry) {
+// succeeded forgets a domain's URLs that died before e's attempt left:
+// they died while the site worked.
+func (cp *Checkpoint) succeeded(domain string, e *entry) {
+	if cp.outageN.Load() == 0 {
+		return // no domain has any: the common case, no lock
+	}
+	cp.omu.Lock()
+	defer cp.omu.Unlock()
 	od := cp.outage[domain]
 	if od == nil {
 		return
@@ -80,6 +86,7 @@ func (cp *Checkpoint) succeededLocked(domain string, e *entry) {
 	}
 	if len(od.ids) == 0 {
 		delete(cp.outage, domain)
+		cp.outageN.Store(int32(len(cp.outage)))
 	}
 }
 
@@ -98,54 +105,64 @@ func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 
 // reviveLocked parks domain's remembered dead as its circuit opens.
 func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
+	cp.omu.Lock()
 	od := cp.outage[domain]
-	if od == nil {
-		return
-	}
 	delete(cp.outage, domain)
-	if cp.err != nil {
+	cp.outageN.Store(int32(len(cp.outage)))
+	cp.omu.Unlock()
+	if od == nil || cp.failed.Load() {
 		return
 	}
 	now := cp.now().UTC()
 	if retryAt.IsZero() {
 		retryAt = now
 	}
-	revived := map[uint64]storage.Record{}
-	recs := make([]storage.Record, 0, len(od.ids))
+	revived := 0
 	for id := range od.ids {
-		rec, found, err := cp.recordLocked(id)
+		ok, err := cp.reviveOne(id, retryAt, now)
 		if err != nil {
-			cp.failLocked(err)
 			return
 		}
-		if !found || rec.State != storage.Dead {
-			continue // or sent again since (a retry), and still under way or done
+		if ok {
+			revived++
 		}
-		n, lastErr := spares(rec.LastError)
-		if _, gone := deathCause(rec.LastError); gone || n >= outageSpares {
-			continue
-		}
-		cp.held.drop(id) // if held: the parked state supersedes it
-		rec.State, rec.NotBefore, rec.Updated = storage.Parked, retryAt.UTC(), now
-		rec.LastError = withSpares(lastErr, n+1)
-		rec.Attempts = min(rec.Attempts, cp.opt.MaxAttempts-1)
-		recs = append(recs, rec)
-		revived[id] = rec
 	}
-	if len(recs) > 0 {
-		if cp.putLocked(recs...) != nil {
-			return
-		}
-		// A retry on its way writes from this record next.
-		cp.live.each(func(e *entry) {
-			if r, ok := revived[e.rec.ID]; ok && !e.closed {
-				e.rec = r
-			}
-		})
-	}
-	if len(recs) > 0 || od.forgotten > 0 {
+	_ = cp.flush(true)
+	if revived > 0 || od.forgotten > 0 {
 		cp.opt.Logger.Info().Str("event", "checkpoint_outage_revived").Str("domain", domain).
-			Int("revived", len(recs)).Int("forgotten", od.forgotten).Time("retry_at", retryAt).
+			Int("revived", revived).Int("forgotten", od.forgotten).Time("retry_at", retryAt).
 			Msg("checkpoint: URLs that spent their attempts as the domain's circuit tripped are parked, not dead: the outage explains their failures")
 	}
+}
+
+// reviveOne parks record id if it is still dead of failures, under its stripe.
+func (cp *Checkpoint) reviveOne(id uint64, retryAt, now time.Time) (bool, error) {
+	l := cp.idLock(id)
+	l.Lock()
+	defer l.Unlock()
+	rec, found, err := cp.recordOf(id)
+	if err != nil {
+		return false, cp.fail(err)
+	}
+	if !found || rec.State != storage.Dead {
+		return false, nil // or sent again since (a retry), and still under way or done
+	}
+	n, lastErr := spares(rec.LastError)
+	if _, gone := deathCause(rec.LastError); gone || n >= outageSpares {
+		return false, nil
+	}
+	cp.dropHeld(id) // if held: the parked state supersedes it
+	rec.State, rec.NotBefore, rec.Updated = storage.Parked, retryAt.UTC(), now
+	rec.LastError = withSpares(lastErr, n+1)
+	rec.Attempts = min(rec.Attempts, cp.opt.MaxAttempts-1)
+	if err := cp.putLocked(rec); err != nil {
+		return false, err
+	}
+	// A retry on its way writes from this record next.
+	cp.live.each(func(e *entry) {
+		if e.rec.ID == id && !e.closed {
+			e.rec = rec
+		}
+	})
+	return true, nil
 }

@@ -43,24 +43,25 @@ func TestReviveParksWhatDiedSinceTheLastSuccess(t *testing.T) {
 	}
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
-	cp.rememberDeadLocked(dom, before.ID)
+	cp.rememberDead(dom, before.ID)
 	ok := &entry{}
-	cp.stampLeftLocked(ok) // a success that left after it died
-	cp.succeededLocked(dom, ok)
+	cp.stampLeft(ok) // a success that left after it died
+	cp.succeeded(dom, ok)
 	if len(cp.outage) != 0 {
 		t.Fatalf("a success that left after the death kept %v", cp.outage[dom].ids)
 	}
 	early := &entry{}
-	cp.stampLeftLocked(early) // left before the next deaths
+	cp.stampLeft(early) // left before the next deaths
 	cp.held.push(heldRecord{rec: held, watermark: 1})
+	cp.heldN.Add(1)
 	for _, id := range []uint64{onDisk.ID, held.ID, gone.ID} {
-		cp.rememberDeadLocked(dom, id)
+		cp.rememberDead(dom, id)
 	}
-	cp.succeededLocked(dom, early)
+	cp.succeeded(dom, early)
 	if n := len(cp.outage[dom].ids); n != 3 {
 		t.Fatalf("a success that left before they died forgot them: %d remembered, want 3", n)
 	}
-	live := &entry{rec: held, queued: true}
+	live := &entry{id: held.ID, rec: held, queued: true}
 	cp.live.put(&colly.Request{}, live)
 	cp.reviveLocked(dom, retryAt)
 	cp.releaseAllLocked()
@@ -98,10 +99,10 @@ func TestOutageMemoryIsBounded(t *testing.T) {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	for id := uint64(1); id <= outageMemory+10; id++ {
-		cp.rememberDeadLocked("a.test", id)
+		cp.rememberDead("a.test", id)
 	}
-	cp.rememberDeadLocked("a.test", 1) // already remembered
-	cp.rememberDeadLocked("b.test", 1)
+	cp.rememberDead("a.test", 1) // already remembered
+	cp.rememberDead("b.test", 1)
 	if od := cp.outage["a.test"]; len(od.ids) != outageMemory || od.forgotten != 10 {
 		t.Errorf("%d remembered, %d forgotten; want %d, 10", len(od.ids), od.forgotten, outageMemory)
 	}

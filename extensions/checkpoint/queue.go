@@ -18,12 +18,13 @@ var unfinished = []storage.State{storage.Pending, storage.InFlight, storage.Fail
 // unfinished and eligible now (see Resume). A failed URL with no attempts
 // left (MaxAttempts was lowered) is dead.
 func (cp *Checkpoint) loadLocked() {
-	if cp.loaded || cp.err != nil {
+	if cp.loaded || cp.failed.Load() {
 		return
 	}
 	cp.loaded = true
 	now := cp.now()
 	var fix []storage.Record
+	_ = cp.flush(true) // an error stops the scan below
 	err := cp.store.Scan(func(r storage.Record) error {
 		switch {
 		case r.State == storage.InFlight:
@@ -42,7 +43,7 @@ func (cp *Checkpoint) loadLocked() {
 		cp.front = append(cp.front, r.ID)
 		return nil
 	}, unfinished...)
-	if cp.failLocked(err) != nil {
+	if cp.fail(err) != nil {
 		return
 	}
 	if cp.putBatchesLocked(fix) != nil {
@@ -67,9 +68,12 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 	for len(cp.front) > 0 {
 		id := cp.front[0]
 		cp.front = cp.front[1:]
-		r, found, err := cp.store.Get(id)
+		l := cp.idLock(id)
+		l.Lock()
+		r, found, err := cp.recordOf(id)
+		l.Unlock()
 		if err != nil {
-			cp.failLocked(err)
+			cp.fail(err)
 			return storage.Record{}, false
 		}
 		if !found || r.State == storage.Done || r.State == storage.Dead {
@@ -77,7 +81,11 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 		}
 		if _, _, perr := parseRequest(r.Request); perr != nil {
 			r.State, r.LastError = storage.Dead, perr.Error()
+			l := cp.idLock(id)
+			l.Lock()
 			_ = cp.putLocked(r)
+			l.Unlock()
+			_ = cp.flush(true)
 			continue
 		}
 		cp.vmu.Lock()
@@ -98,8 +106,8 @@ func (s collyStorage) AddRequest(b []byte) error {
 	}
 	cp.mu.Lock()
 	defer cp.unlock()
-	if cp.err != nil {
-		return cp.err
+	if cp.failed.Load() {
+		return cp.errNow()
 	}
 	cp.startLocked()
 	cp.vmu.Lock()
@@ -108,11 +116,17 @@ func (s collyStorage) AddRequest(b []byte) error {
 	if known {
 		return nil
 	}
-	if _, found, err := cp.store.Get(id); err != nil || found {
-		return cp.failLocked(err)
+	l := cp.idLock(id)
+	l.Lock()
+	defer l.Unlock()
+	if _, found, err := cp.recordOf(id); err != nil || found {
+		return cp.fail(err)
 	}
 	rec := storage.Record{ID: id, URL: u, State: storage.Pending, Request: b, Updated: cp.now().UTC()}
 	if err := cp.putLocked(rec); err != nil {
+		return err
+	}
+	if err := cp.flush(true); err != nil {
 		return err
 	}
 	cp.front = append(cp.front, id)
@@ -124,13 +138,13 @@ func (s collyStorage) GetRequest() ([]byte, error) {
 	cp := s.cp
 	cp.mu.Lock()
 	defer cp.unlock()
-	if cp.err != nil {
-		return nil, cp.err
+	if cp.failed.Load() {
+		return nil, cp.errNow()
 	}
 	cp.startLocked()
 	r, ok := cp.popLocked()
 	if !ok {
-		return nil, cmp.Or(cp.err, errQueueEmpty)
+		return nil, cmp.Or(cp.errNow(), errQueueEmpty)
 	}
 	return r.Request, nil
 }
@@ -140,8 +154,8 @@ func (s collyStorage) QueueSize() (int, error) {
 	cp := s.cp
 	cp.mu.Lock()
 	defer cp.unlock()
-	if cp.err != nil {
-		return 0, cp.err
+	if cp.failed.Load() {
+		return 0, cp.errNow()
 	}
 	cp.startLocked()
 	return len(cp.front), nil

@@ -20,8 +20,8 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 	n := 0
 	for {
 		cp.mu.Lock()
-		if cp.err != nil {
-			err := cp.err
+		if cp.failed.Load() {
+			err := cp.errNow()
 			cp.unlock()
 			return n, err
 		}

@@ -45,7 +45,7 @@ func (cp *Checkpoint) startLocked() {
 		id = fmt.Sprintf("run-%s-%d", now.Format("20060102T150405.000Z"), len(cp.runs)+1)
 	}
 	cp.runs = append(cp.runs, runRecord{ID: id, Started: now})
-	if cp.failLocked(cp.store.SetMeta(keyFormat, []byte(strconv.Itoa(Format)))) != nil {
+	if cp.fail(cp.store.SetMeta(keyFormat, []byte(strconv.Itoa(Format)))) != nil {
 		return
 	}
 	cp.writeJSONLocked(keyRuns, cp.runs)
@@ -77,6 +77,9 @@ type DeadLetter struct {
 // order first seen; LastError starts with the class ("gone: HTTP 404").
 func (cp *Checkpoint) DeadLetters() ([]DeadLetter, error) {
 	var out []DeadLetter
+	if err := cp.flush(true); err != nil {
+		return nil, err
+	}
 	err := cp.store.Scan(func(r storage.Record) error {
 		out = append(out, DeadLetter{URL: r.URL, Attempts: r.Attempts, LastError: r.LastError, Updated: r.Updated})
 		return nil
@@ -89,6 +92,9 @@ func (cp *Checkpoint) DeadLetters() ([]DeadLetter, error) {
 
 // Counts returns how many URLs are in each state.
 func (cp *Checkpoint) Counts() (map[storage.State]int, error) {
+	if err := cp.flush(true); err != nil {
+		return nil, err
+	}
 	return cp.store.Counts()
 }
 
@@ -113,6 +119,6 @@ func (cp *Checkpoint) countEarlierLocked() {
 	}
 	if killed {
 		err := cp.store.Scan(func(storage.Record) error { cp.earlier++; return nil }, storage.Done)
-		cp.failLocked(err)
+		cp.fail(err)
 	}
 }

@@ -1,0 +1,156 @@
+package checkpoint
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/breakwater-crawl/breakwater/storage"
+)
+
+// Group commit. Every request writes its record two or three times a
+// page; a Put each, under the store's one lock, made the crawl's
+// goroutines queue on that lock instead of the checkpoint's. So a write
+// lands in a sharded buffer (the newest record per ID), and whoever ends a
+// callback first hands the whole buffer to the store in one Put while the
+// others go on; it loops until the buffer is empty, so that when the last
+// callback returns every record is in the store. Reads see the buffer
+// first (recordOf, lookup), then the batch being put, then the store.
+//
+// A batch is a cut of every shard taken at once: a record written before
+// another (a link's before its page's done record) is never put after it.
+// The store's durability is unchanged: storage/bolt commits what it was
+// given every flush interval, as before; Flush, Close, Judge and the
+// store-wide reads (Counts, scans) put the buffer first.
+
+// pendShards is how many locks the buffer is spread over.
+const pendShards = 64
+
+type pendShard struct {
+	mu sync.Mutex
+	m  map[uint64]storage.Record
+	_  [48]byte // a shard to a cache line
+}
+
+// pending is the group commit's buffer.
+type pending struct {
+	shards  [pendShards]pendShard
+	n       atomic.Int64              // records in the shards
+	putting atomic.Pointer[pendBatch] // the batch being put, read-only
+	flushMu sync.Mutex                // one batch at a time, in order
+	spare   pendBatch                 // fresh maps for the next take, made before its locks (flushMu held)
+	sizes   [pendShards]int           // each shard's last batch
+}
+
+// pendBatch is every shard's map as taken, by shard.
+type pendBatch [pendShards]map[uint64]storage.Record
+
+func (p *pending) shard(id uint64) *pendShard {
+	return &p.shards[p.shardIndex(id)]
+}
+
+// add buffers recs (the later of one ID wins).
+func (p *pending) add(recs []storage.Record) {
+	for i := range recs {
+		sh := p.shard(recs[i].ID)
+		sh.mu.Lock()
+		if sh.m == nil {
+			sh.m = map[uint64]storage.Record{}
+		}
+		if _, ok := sh.m[recs[i].ID]; !ok {
+			p.n.Add(1)
+		}
+		sh.m[recs[i].ID] = recs[i]
+		sh.mu.Unlock()
+	}
+}
+
+// get returns id's record as buffered or being put.
+func (p *pending) get(id uint64) (storage.Record, bool) {
+	sh := p.shard(id)
+	sh.mu.Lock()
+	r, ok := sh.m[id]
+	sh.mu.Unlock()
+	if ok {
+		return r, true
+	}
+	if b := p.putting.Load(); b != nil {
+		r, ok = b[p.shardIndex(id)][id]
+	}
+	return r, ok
+}
+
+func (p *pending) shardIndex(id uint64) uint64 { return (id * 0x9E3779B97F4A7C15) >> 58 }
+
+// take empties every shard at once (flushMu held) and publishes the batch
+// as being put before a reader can miss it.
+func (p *pending) take() []storage.Record {
+	batch := new(pendBatch)
+	for i := range p.spare {
+		p.spare[i] = make(map[uint64]storage.Record, p.sizes[i]) // about the last batch's
+	}
+	n := 0
+	for i := range p.shards {
+		p.shards[i].mu.Lock()
+	}
+	for i := range p.shards {
+		sh := &p.shards[i]
+		batch[i], sh.m, p.spare[i] = sh.m, p.spare[i], nil
+		p.sizes[i] = len(batch[i])
+		n += len(batch[i])
+	}
+	p.n.Add(-int64(n))
+	p.putting.Store(batch)
+	for i := range p.shards {
+		p.shards[i].mu.Unlock()
+	}
+	recs := make([]storage.Record, 0, n)
+	for _, m := range batch {
+		for _, r := range m {
+			recs = append(recs, r)
+		}
+	}
+	return recs
+}
+
+// flush puts the buffer into the store. With wait it waits for a batch
+// under way and returns the store's error; without, it leaves the buffer
+// to the caller under way (which loops until the buffer is empty).
+func (cp *Checkpoint) flush(wait bool) error {
+	p := &cp.pend
+	for p.n.Load() > 0 {
+		if wait {
+			p.flushMu.Lock()
+		} else if !p.flushMu.TryLock() {
+			return nil
+		}
+		recs := p.take()
+		var err error
+		if len(recs) > 0 && !cp.failed.Load() {
+			if err = cp.store.Put(recs...); err != nil {
+				err = cp.fail(err)
+			}
+		}
+		p.putting.Store(nil) // its maps are let go: a reader may still hold them
+		p.flushMu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	if wait {
+		// A batch taken before the buffer emptied may still be on its way.
+		p.flushMu.Lock()
+		p.flushMu.Unlock() //nolint:staticcheck // a barrier: the batch under way is put
+	}
+	return cp.errNow()
+}
+
+// lookup returns id's record as it stands for the store: buffered, being
+// put, or stored.
+func (cp *Checkpoint) lookup(id uint64) (storage.Record, bool, error) {
+	if cp.pend.n.Load() > 0 || cp.pend.putting.Load() != nil {
+		if r, ok := cp.pend.get(id); ok {
+			return r, true, nil
+		}
+	}
+	return cp.store.Get(id)
+}
