@@ -11,8 +11,9 @@ import (
 )
 
 type announce struct {
-	seq uint64
-	at  time.Time
+	seq   uint64
+	at    time.Time
+	fresh bool // IsVisited found no record of it: its first entry need not ask the store
 }
 
 // announcements are in the order made; an entry whose ID was resolved or
@@ -83,6 +84,13 @@ func (h *heldRecords) latest(id uint64) (storage.Record, bool) {
 // recordOf is id's record as it stands: held back or being released,
 // else the store's (id's stripe held).
 func (cp *Checkpoint) recordOf(id uint64) (storage.Record, bool, error) {
+	return cp.recordOfFresh(id, false)
+}
+
+// recordOfFresh is recordOf; with fresh (the store had no record of id
+// when IsVisited asked, and only this request writes it) it does not ask
+// the store.
+func (cp *Checkpoint) recordOfFresh(id uint64, fresh bool) (storage.Record, bool, error) {
 	if cp.heldN.Load() > 0 {
 		cp.bmu.Lock()
 		rec, ok := cp.held.latest(id)
@@ -93,6 +101,10 @@ func (cp *Checkpoint) recordOf(id uint64) (storage.Record, bool, error) {
 		if ok {
 			return rec, true, nil
 		}
+	}
+	if fresh {
+		r, ok := cp.pend.get(id)
+		return r, ok, nil
 	}
 	return cp.lookup(id)
 }
@@ -137,7 +149,9 @@ func (h *heldRecords) forget(id uint64) {
 func (cp *Checkpoint) announceVisitLocked(id uint64) {
 	cp.annSeq++
 	now := cp.now()
-	cp.announced[id] = announce{seq: cp.annSeq, at: now}
+	_, fresh := cp.fresh[id]
+	delete(cp.fresh, id)
+	cp.announced[id] = announce{seq: cp.annSeq, at: now, fresh: fresh}
 	a := &cp.anns
 	if now.Before(a.last) {
 		a.unordered = true

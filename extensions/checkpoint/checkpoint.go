@@ -66,6 +66,7 @@ type Checkpoint struct {
 	hops      map[uint64]struct{} // Visited by Colly and never requested: redirect hops
 	annSeq    uint64              // announcements so far
 	anns      announcements       // the same, in the order they were made
+	fresh     map[uint64]struct{} // IsVisited found no record of them; Visited not yet called
 
 	// bmu guards the final records held back (barrier.go).
 	bmu       sync.Mutex
@@ -156,6 +157,7 @@ func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 		tokens:    map[uint64]int{},
 		announced: map[uint64]announce{},
 		hops:      map[uint64]struct{}{},
+		fresh:     map[uint64]struct{}{},
 		held:      heldRecords{ids: map[uint64]int{}},
 		releasing: map[uint64]*releasing{},
 		cookies:   recent.New[string](cookieCacheSize),

@@ -56,6 +56,9 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	c.OnError(cp.finish)
 }
 
+// maxFresh bounds the IDs IsVisited found new and Visited did not take yet.
+const maxFresh = 4096
+
 // maxResent bounds the URLs remembered as re-sent or redirected.
 const maxResent = 4096
 
@@ -132,9 +135,15 @@ func (cp *Checkpoint) lockEntry(r *colly.Request, d *draft) (*entry, *sync.Mutex
 		cp.rmuUsed.Store(len(cp.retryOf)+len(cp.redirects) > 0)
 		cp.rmu.Unlock()
 	}
+	fresh := false
+	if !retry {
+		cp.vmu.Lock()
+		fresh = cp.announced[id].fresh
+		cp.vmu.Unlock()
+	}
 	l := cp.idLock(id)
 	l.Lock()
-	rec, found, err := cp.recordOf(id)
+	rec, found, err := cp.recordOfFresh(id, fresh)
 	if err != nil {
 		cp.fail(err)
 		l.Unlock()
@@ -347,6 +356,12 @@ func (s collyStorage) IsVisited(id uint64) (bool, error) {
 		}
 		return ok, nil
 	}
+	cp.vmu.Lock()
+	if len(cp.fresh) >= maxFresh {
+		clear(cp.fresh) // IsVisited without its Visited: only a store read is lost
+	}
+	cp.fresh[id] = struct{}{}
+	cp.vmu.Unlock()
 	return false, nil
 }
 

@@ -123,12 +123,9 @@ func (cp *Checkpoint) flush(wait bool) error {
 		} else if !p.flushMu.TryLock() {
 			return nil
 		}
-		recs := p.take()
 		var err error
-		if len(recs) > 0 && !cp.failed.Load() {
-			if err = cp.store.Put(recs...); err != nil {
-				err = cp.fail(err)
-			}
+		if recs := p.take(); len(recs) > 0 && !cp.failed.Load() {
+			err = cp.fail(cp.putBatch(recs))
 		}
 		p.putting.Store(nil) // its maps are let go: a reader may still hold them
 		p.flushMu.Unlock()
@@ -142,6 +139,39 @@ func (cp *Checkpoint) flush(wait bool) error {
 		p.flushMu.Unlock() //nolint:staticcheck // a barrier: the batch under way is put
 	}
 	return cp.errNow()
+}
+
+// putChunk is how many unfinished records go to the store in one Put.
+const putChunk = 64
+
+// putBatch puts a batch: the unfinished records (pending, in flight,
+// failed, parked) a chunk at a time, so that the store's lock is never
+// held long against its readers, then every final one (done, dead) in
+// one Put. A final record waits only for the records of the links found
+// before it (barrier.go): an unfinished one is put before it; a final one
+// (the link's first record, coalesced here with its last) in the same Put.
+// A store that commits between two Puts never has a page done without
+// its links.
+func (cp *Checkpoint) putBatch(recs []storage.Record) error {
+	final := recs[:0:0]
+	n := 0
+	for _, r := range recs {
+		if r.State == storage.Done || r.State == storage.Dead {
+			final = append(final, r)
+			continue
+		}
+		recs[n] = r
+		n++
+	}
+	for i := 0; i < n; i += putChunk {
+		if err := cp.store.Put(recs[i:min(i+putChunk, n)]...); err != nil {
+			return err
+		}
+	}
+	if len(final) == 0 {
+		return nil
+	}
+	return cp.store.Put(final...)
 }
 
 // lookup returns id's record as it stands for the store: buffered, being
