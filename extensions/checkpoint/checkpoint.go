@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/breakwater-crawl/breakwater/internal/recent"
+	"hash/maphash"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,7 +13,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
-	"github.com/breakwater-crawl/breakwater/internal/recent"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/storage"
 )
@@ -45,11 +46,8 @@ type Checkpoint struct {
 	observed   observed.Set // the breakers Observe was given
 	viaBreaker atomic.Bool  // Observe was called: outcomes come from the breaker
 
-	// Locks, in the order they may be taken (docs in locks.go): cookieMu,
-	// mu, a record's stripe (idLock), rmu or omu, bmu, vmu, emu; the live
-	// table's shards and the store's own are innermost. The per-page path
-	// (a request queued, leaving, its outcome) takes no process-wide lock
-	// but the short bmu and vmu; mu is for the rest.
+	// Locking: locks.go. The per-page path takes no process-wide lock but
+	// the short bmu and vmu; mu is for the rest.
 
 	// live holds the requests between their first callback and their
 	// outcome; an entry changes under its record's stripe (idLock).
@@ -98,10 +96,10 @@ type Checkpoint struct {
 
 	pend pending // written, not yet put into the store (commit.go)
 
-	// cookieMu guards cookies: Colly's jar asks on every request. Taken
-	// alone, or before mu (a store error), never inside mu.
-	cookieMu sync.Mutex
-	cookies  recent.Map[string] // host → cookie string, for the hosts used last (cookieCacheSize)
+	// cookies is the write-through cookie cache, in shards by host: Colly's
+	// jar asks on every request. A shard's lock is taken alone.
+	cookies    [cookieShards]cookieShard
+	cookieSeed maphash.Seed
 
 	mu       sync.Mutex
 	front    []uint64                // the queue: earlier runs' unfinished, then this run's (queue.go)
@@ -150,21 +148,24 @@ func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 	}
 	cp := &Checkpoint{
 		store: s, where: "the checkpoint store", opt: o, hooks: hooks,
-		live:      newLiveTable(),
-		retryOf:   map[string]uint64{},
-		resent:    map[string]uint64{},
-		redirects: map[string]uint64{},
-		tokens:    map[uint64]int{},
-		announced: map[uint64]announce{},
-		hops:      map[uint64]struct{}{},
-		fresh:     map[uint64]struct{}{},
-		held:      heldRecords{ids: map[uint64]int{}},
-		releasing: map[uint64]*releasing{},
-		cookies:   recent.New[string](cookieCacheSize),
-		saved:     map[string]savedCircuit{},
-		outage:    map[string]*outageDead{},
-		filtered:  map[uint64]struct{}{},
-		dropped:   map[string]bool{},
+		live:       newLiveTable(),
+		retryOf:    map[string]uint64{},
+		resent:     map[string]uint64{},
+		redirects:  map[string]uint64{},
+		tokens:     map[uint64]int{},
+		announced:  map[uint64]announce{},
+		hops:       map[uint64]struct{}{},
+		fresh:      map[uint64]struct{}{},
+		held:       heldRecords{ids: map[uint64]int{}},
+		releasing:  map[uint64]*releasing{},
+		cookieSeed: maphash.MakeSeed(),
+		saved:      map[string]savedCircuit{},
+		outage:     map[string]*outageDead{},
+		filtered:   map[uint64]struct{}{},
+		dropped:    map[string]bool{},
+	}
+	for i := range cp.cookies {
+		cp.cookies[i].m = recent.New[string](cookieCacheSize / cookieShards)
 	}
 	if f, ok := s.(interface{ Path() string }); ok && f.Path() != "" {
 		cp.where = f.Path()

@@ -4,6 +4,8 @@ package checkpoint
 
 import (
 	"fmt"
+	"github.com/breakwater-crawl/breakwater/internal/recent"
+	"hash/maphash"
 	"net/url"
 	"sync"
 	"time"
@@ -390,12 +392,27 @@ func (cp *Checkpoint) knownVisitLocked(id uint64) bool {
 // every request. Once a store write failed it keeps every host (KeepAll).
 const cookieCacheSize = 4096
 
+// cookieShards is how many locks the cookie cache is spread over, by host.
+const cookieShards = 16
+
+// cookieShard is the cookie cache of the hosts of one shard.
+type cookieShard struct {
+	mu sync.Mutex
+	m  recent.Map[string] // host → cookie string, for the hosts used last
+}
+
+// cookieShard is host's shard of the cookie cache.
+func (cp *Checkpoint) cookieShard(host string) *cookieShard {
+	return &cp.cookies[maphash.String(cp.cookieSeed, host)%cookieShards]
+}
+
 // Cookies is Colly's storage.Storage Cookies, as last saved in any run.
 func (s collyStorage) Cookies(u *url.URL) string {
 	cp := s.cp
-	cp.cookieMu.Lock()
-	v, ok := cp.cookies.Get(u.Host)
-	cp.cookieMu.Unlock()
+	sh := cp.cookieShard(u.Host)
+	sh.mu.Lock()
+	v, ok := sh.m.Get(u.Host)
+	sh.mu.Unlock()
 	if ok {
 		return v
 	}
@@ -406,29 +423,37 @@ func (s collyStorage) Cookies(u *url.URL) string {
 		cp.tellHooks()
 		return ""
 	}
-	cp.cookieMu.Lock()
-	defer cp.cookieMu.Unlock()
-	if v, ok := cp.cookies.Get(u.Host); ok {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if v, ok := sh.m.Get(u.Host); ok {
 		return v // set meanwhile (SetCookies): newer than what was read
 	}
-	cp.cookies.Put(u.Host, string(b))
+	sh.m.Put(u.Host, string(b))
 	return string(b)
 }
 
 // SetCookies is Colly's storage.Storage SetCookies.
 func (s collyStorage) SetCookies(u *url.URL, cookies string) {
 	cp := s.cp
-	defer cp.tellHooks() // after cookieMu
-	cp.cookieMu.Lock()
-	defer cp.cookieMu.Unlock()
-	if v, ok := cp.cookies.Get(u.Host); ok && v == cookies {
+	sh := cp.cookieShard(u.Host)
+	sh.mu.Lock()
+	if v, ok := sh.m.Get(u.Host); ok && v == cookies {
+		sh.mu.Unlock()
 		return
 	}
-	cp.cookies.Put(u.Host, cookies)
+	sh.m.Put(u.Host, cookies)
 	if !cp.failed.Load() {
 		cp.fail(cp.store.SetMeta(keyCookie+u.Host, []byte(cookies)))
 	}
+	sh.mu.Unlock()
 	if cp.failed.Load() {
-		cp.cookies.KeepAll = true // the store no longer has every host's cookies
+		// The store no longer has every host's cookies: every shard keeps all.
+		for i := range cp.cookies {
+			c := &cp.cookies[i]
+			c.mu.Lock()
+			c.m.KeepAll = true
+			c.mu.Unlock()
+		}
+		cp.tellHooks()
 	}
 }

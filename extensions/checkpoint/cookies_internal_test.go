@@ -43,7 +43,9 @@ func TestCookieCacheIsBoundedAndForgetsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cp.Close()
-	cp.cookies.Size = 16
+	for i := range cp.cookies {
+		cp.cookies[i].m.Size = 16 / cookieShards
+	}
 	site := &cookieSite{sent: map[string]string{}}
 	c := colly.NewCollector()
 	c.WithTransport(site)
@@ -65,9 +67,12 @@ func TestCookieCacheIsBoundedAndForgetsNothing(t *testing.T) {
 	if got := site.sent["shop-7.test/p"]; got != "" {
 		t.Errorf("a host never given a cookie sent Cookie %q", got)
 	}
-	cp.cookieMu.Lock()
-	n := cp.cookies.Len()
-	cp.cookieMu.Unlock()
+	n := 0
+	for i := range cp.cookies {
+		cp.cookies[i].mu.Lock()
+		n += cp.cookies[i].m.Len()
+		cp.cookies[i].mu.Unlock()
+	}
 	if n > 2*16 {
 		t.Fatalf("the cookie cache holds %d hosts after %d, want at most %d", n, hosts+1, 2*16)
 	}

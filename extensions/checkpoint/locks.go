@@ -10,14 +10,17 @@ import "sync"
 //   - a record's read, state change and write happen under its stripe,
 //     one of idStripes locks chosen by the record's ID: two requests of
 //     one URL (a re-send, a revisit) still write in order;
+//   - writes go to a sharded buffer the first callback to end puts into
+//     the store in one batch (commit.go);
 //   - the held final records (bmu), the visited set's announcements (vmu),
 //     the re-send and redirect URLs (rmu), the outage memory (omu) and the
 //     store's first error (emu) have short locks of their own;
 //   - mu is for the rest: the frontier, the run, the saved circuits, and
 //     the outcomes that touch them (failures, throttles).
 //
-// Lock order: cookieMu, mu, one stripe, rmu or omu, bmu, vmu, emu; the
-// live table's shards and the store's locks are innermost. A goroutine
+// Lock order: mu, one stripe, rmu or omu, bmu, vmu, emu; the live
+// table's, the write buffer's (commit.go) and the store's locks are
+// innermost, and a cookie shard's lock is taken alone. A goroutine
 // holds at most one stripe: held records are written by release, which
 // is called with no stripe held.
 
