@@ -152,7 +152,8 @@ func (cp *Checkpoint) saveDomainLocked(domain string) {
 
 // onRefused parks a request the breaker refused.
 func (cp *Checkpoint) onRefused(r *colly.Request, err *circuit.OpenError) {
-	defer cp.done()
+	cp.active.Add(1)
+	defer cp.end()
 	d := cp.draftOf(r)
 	e, l := cp.lockEntry(r, d)
 	if e == nil {
@@ -164,7 +165,8 @@ func (cp *Checkpoint) onRefused(r *colly.Request, err *circuit.OpenError) {
 
 // onNotVisited keeps a URL Colly refused before any callback pending.
 func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
-	defer cp.done()
+	cp.active.Add(1)
+	defer cp.end()
 	d := cp.draftOf(r)
 	e, l := cp.lockEntry(r, d)
 	if e == nil {
@@ -181,7 +183,8 @@ func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
 // that came back (done, gone, settled) takes no process-wide lock; a
 // failure or throttle takes mu, for the domain's saved circuit.
 func (cp *Checkpoint) onOutcome(a observe.Attempt) {
-	defer cp.done()
+	cp.active.Add(1)
+	defer cp.end()
 	ev, reason, retryAt := eventOf(a)
 	fails := a.Result.Class.Failure() || a.Result.Class == circuit.Throttled
 	if fails || (ev != evSucceeded && ev != evGone && ev != evSettled) {

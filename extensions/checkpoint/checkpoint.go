@@ -94,7 +94,8 @@ type Checkpoint struct {
 
 	updates, heldDone, graceFreed atomic.Int64 // Stats counted on the per-page path
 
-	pend pending // written, not yet put into the store (commit.go)
+	pend   pending      // written, not yet put into the store (commit.go)
+	active atomic.Int64 // callbacks under way
 
 	// cookies is the write-through cookie cache, in shards by host: Colly's
 	// jar asks on every request. A shard's lock is taken alone.

@@ -228,9 +228,22 @@ func (cp *Checkpoint) done() {
 	cp.tellHooks()
 }
 
+// end ends a callback begun with cp.active.Add(1): as done, but the
+// buffer is put only when it is due (commit.go), so that the store's lock
+// is not taken at the end of every callback of a busy crawl.
+func (cp *Checkpoint) end() {
+	idle := cp.active.Add(-1) == 0
+	cp.release()
+	if idle || cp.pend.due() {
+		_ = cp.flush(false)
+	}
+	cp.tellHooks()
+}
+
 // onRequest records a request as pending, or aborts it once the store failed.
 func (cp *Checkpoint) onRequest(r *colly.Request) {
-	defer cp.done()
+	cp.active.Add(1)
+	defer cp.end()
 	d := cp.draftOf(r)
 	if cp.failed.Load() {
 		r.Abort()
@@ -264,7 +277,8 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	if r.IsAbort() {
 		return
 	}
-	defer cp.done()
+	cp.active.Add(1)
+	defer cp.end()
 	d := cp.draftOf(r)
 	if cp.failed.Load() {
 		r.Abort()
@@ -293,7 +307,8 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 		// Mostly a page the breaker's OnAttempt recorded and let go: no lock.
 		return
 	}
-	defer cp.done()
+	cp.active.Add(1)
+	defer cp.end()
 	l := cp.idLock(e.id)
 	l.Lock()
 	defer l.Unlock()

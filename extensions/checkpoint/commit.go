@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/breakwater-crawl/breakwater/storage"
 )
@@ -35,6 +36,7 @@ type pendShard struct {
 type pending struct {
 	shards  [pendShards]pendShard
 	n       atomic.Int64              // records in the shards
+	since   atomic.Int64              // when the first of them was added, in Unix ns
 	putting atomic.Pointer[pendBatch] // the batch being put, read-only
 	flushMu sync.Mutex                // one batch at a time, in order
 	spare   pendBatch                 // fresh maps for the next take, made before its locks (flushMu held)
@@ -48,6 +50,21 @@ func (p *pending) shard(id uint64) *pendShard {
 	return &p.shards[p.shardIndex(id)]
 }
 
+// Flush policy: the callback that ends the buffer's batch puts it when it
+// is the last callback under way (so that when a crawl's callbacks have
+// all returned every record is in the store), or the buffer holds
+// flushAt records, or its oldest is flushAge old.
+const (
+	flushAt  = 256
+	flushAge = 5 * time.Millisecond
+)
+
+// due reports whether the buffer should be put now, though callbacks are under way.
+func (p *pending) due() bool {
+	n := p.n.Load()
+	return n >= flushAt || (n > 0 && time.Since(time.Unix(0, p.since.Load())) >= flushAge)
+}
+
 // add buffers recs (the later of one ID wins).
 func (p *pending) add(recs []storage.Record) {
 	for i := range recs {
@@ -56,8 +73,8 @@ func (p *pending) add(recs []storage.Record) {
 		if sh.m == nil {
 			sh.m = map[uint64]storage.Record{}
 		}
-		if _, ok := sh.m[recs[i].ID]; !ok {
-			p.n.Add(1)
+		if _, ok := sh.m[recs[i].ID]; !ok && p.n.Add(1) == 1 {
+			p.since.Store(time.Now().UnixNano())
 		}
 		sh.m[recs[i].ID] = recs[i]
 		sh.mu.Unlock()

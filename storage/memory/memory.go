@@ -19,8 +19,13 @@ type store struct {
 	ids    map[uint64]uint64 // ID -> Seq
 	data   arena             // the records' URLs, errors and requests
 	counts backend.Tally
+	closed bool // under both locks: read under either
+
+	// metaMu guards meta, so that a crawl's metadata reads (a cookie jar
+	// asks for each new host's) do not wait for its record writes. Close
+	// takes it after mu.
+	metaMu sync.RWMutex
 	meta   map[string][]byte
-	closed bool
 }
 
 // entry is a record with no pointer: values in the arena, times as numbers.
@@ -191,8 +196,8 @@ func (s *store) SetMeta(key string, value []byte) error {
 		return err
 	}
 	v := append([]byte{}, value...) // never nil: a value is stored
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.metaMu.Lock()
+	defer s.metaMu.Unlock()
 	if s.closed {
 		return storage.ErrClosed
 	}
@@ -202,8 +207,8 @@ func (s *store) SetMeta(key string, value []byte) error {
 
 // Meta implements storage.Store.
 func (s *store) Meta(key string) ([]byte, bool, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.metaMu.RLock()
+	defer s.metaMu.RUnlock()
 	if s.closed {
 		return nil, false, storage.ErrClosed
 	}
@@ -225,6 +230,8 @@ func (s *store) Flush() error {
 func (s *store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.metaMu.Lock()
+	defer s.metaMu.Unlock()
 	s.closed = true
 	s.recs, s.ids, s.meta, s.data = nil, nil, nil, arena{}
 	return nil
