@@ -11,17 +11,21 @@ import (
 // Group commit. Every request writes its record two or three times a
 // page; a Put each, under the store's one lock, made the crawl's
 // goroutines queue on that lock instead of the checkpoint's. So a write
-// lands in a sharded buffer (the newest record per ID), and whoever ends a
-// callback first hands the whole buffer to the store in one Put while the
-// others go on; it loops until the buffer is empty, so that when the last
-// callback returns every record is in the store. Reads see the buffer
-// first (recordOf, lookup), then the batch being put, then the store.
+// lands in a sharded buffer (the newest record per ID), and a callback
+// that ends when the buffer is due (due, end) hands the whole buffer to
+// the store while the others go on; it loops until the buffer is empty,
+// and the last callback under way always puts it, so that when a crawl's
+// callbacks have returned every record is in the store. Reads see the
+// buffer first (recordOf, lookup), then the batch being put, then the
+// store.
 //
 // A batch is a cut of every shard taken at once: a record written before
-// another (a link's before its page's done record) is never put after it.
-// The store's durability is unchanged: storage/bolt commits what it was
-// given every flush interval, as before; Flush, Close, Judge and the
-// store-wide reads (Counts, scans) put the buffer first.
+// another (a link's before its page's done record) is never put after it
+// (putBatch keeps that across its Puts). The store's durability is
+// otherwise unchanged: storage/bolt commits what it was given every flush
+// interval, as before, so a record reaches the disk at most flushAge
+// later; Flush, Close, Judge and the store-wide reads (Counts, scans) put
+// the buffer first.
 
 // pendShards is how many locks the buffer is spread over.
 const pendShards = 64
