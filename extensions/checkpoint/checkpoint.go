@@ -306,7 +306,8 @@ func (cp *Checkpoint) putBatchesLocked(recs []storage.Record) error {
 func (cp *Checkpoint) now() time.Time { return cp.opt.Clock.Now() }
 
 // Flush makes every state change so far durable. Without it, how soon a
-// change is durable is the store's (storage/bolt: about 50 ms); a page's
+// change is durable is the store's (storage/bolt: about 50 ms) after the
+// group commit hands it over (commit.go: a few ms in a busy crawl); a page's
 // done record waits for its links' records, at most Config.Grace
 // (docs/checkpoints.md).
 func (cp *Checkpoint) Flush() error {
