@@ -135,10 +135,15 @@ func (p *pending) take() []storage.Record {
 
 // flush puts the buffer into the store. With wait it waits for a batch
 // under way and returns the store's error; without, it leaves the buffer
-// to the caller under way (which loops until the buffer is empty).
+// to the caller under way, which goes on while what came in meanwhile is
+// due or no callback is under way to put it later.
 func (cp *Checkpoint) flush(wait bool) error {
 	p := &cp.pend
-	for p.n.Load() > 0 {
+	for first := true; p.n.Load() > 0; first = false {
+		if !wait && !first && !p.due() && cp.active.Load() > 0 {
+			// What came in meanwhile is not due: a callback under way puts it.
+			break
+		}
 		if wait {
 			p.flushMu.Lock()
 		} else if !p.flushMu.TryLock() {
