@@ -11,9 +11,8 @@ import (
 )
 
 type announce struct {
-	seq   uint64
-	at    time.Time
-	fresh bool // IsVisited found no record of it: its first entry need not ask the store
+	seq uint64
+	at  time.Time
 }
 
 // announcements are in the order made; an entry whose ID was resolved or
@@ -149,9 +148,7 @@ func (h *heldRecords) forget(id uint64) {
 func (cp *Checkpoint) announceVisitLocked(id uint64) {
 	cp.annSeq++
 	now := cp.now()
-	_, fresh := cp.fresh[id]
-	delete(cp.fresh, id)
-	cp.announced[id] = announce{seq: cp.annSeq, at: now, fresh: fresh}
+	cp.announced[id] = announce{seq: cp.annSeq, at: now}
 	a := &cp.anns
 	if now.Before(a.last) {
 		a.unordered = true

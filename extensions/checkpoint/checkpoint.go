@@ -64,7 +64,6 @@ type Checkpoint struct {
 	hops      map[uint64]struct{} // Visited by Colly and never requested: redirect hops
 	annSeq    uint64              // announcements so far
 	anns      announcements       // the same, in the order they were made
-	fresh     map[uint64]struct{} // IsVisited found no record of them; Visited not yet called
 
 	// bmu guards the final records held back (barrier.go).
 	bmu       sync.Mutex
@@ -95,6 +94,7 @@ type Checkpoint struct {
 	updates, heldDone, graceFreed atomic.Int64 // Stats counted on the per-page path
 
 	pend   pending      // written, not yet put into the store (commit.go)
+	fresh  freshTable   // IDs IsVisited found no record of, their entry not yet made
 	active atomic.Int64 // callbacks under way
 
 	// cookies is the write-through cookie cache, in shards by host: Colly's
@@ -156,7 +156,6 @@ func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 		tokens:     map[uint64]int{},
 		announced:  map[uint64]announce{},
 		hops:       map[uint64]struct{}{},
-		fresh:      map[uint64]struct{}{},
 		held:       heldRecords{ids: map[uint64]int{}},
 		releasing:  map[uint64]*releasing{},
 		cookieSeed: maphash.MakeSeed(),

@@ -58,9 +58,6 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	c.OnError(cp.finish)
 }
 
-// maxFresh bounds the IDs IsVisited found new and Visited did not take yet.
-const maxFresh = 4096
-
 // maxResent bounds the URLs remembered as re-sent or redirected.
 const maxResent = 4096
 
@@ -137,12 +134,7 @@ func (cp *Checkpoint) lockEntry(r *colly.Request, d *draft) (*entry, *sync.Mutex
 		cp.rmuUsed.Store(len(cp.retryOf)+len(cp.redirects) > 0)
 		cp.rmu.Unlock()
 	}
-	fresh := false
-	if !retry {
-		cp.vmu.Lock()
-		fresh = cp.announced[id].fresh
-		cp.vmu.Unlock()
-	}
+	fresh := cp.fresh.take(id) && !retry
 	l := cp.idLock(id)
 	l.Lock()
 	rec, found, err := cp.recordOfFresh(id, fresh)
@@ -373,12 +365,7 @@ func (s collyStorage) IsVisited(id uint64) (bool, error) {
 		}
 		return ok, nil
 	}
-	cp.vmu.Lock()
-	if len(cp.fresh) >= maxFresh {
-		clear(cp.fresh) // IsVisited without its Visited: only a store read is lost
-	}
-	cp.fresh[id] = struct{}{}
-	cp.vmu.Unlock()
+	cp.fresh.add(id)
 	return false, nil
 }
 

@@ -122,6 +122,7 @@ func (s collyStorage) AddRequest(b []byte) error {
 	if _, found, err := cp.recordOf(id); err != nil || found {
 		return cp.fail(err)
 	}
+	cp.fresh.take(id) // it has a record now
 	rec := storage.Record{ID: id, URL: u, State: storage.Pending, Request: b, Updated: cp.now().UTC()}
 	if err := cp.putLocked(rec); err != nil {
 		return err
