@@ -15,7 +15,7 @@ const scanChunk = 256
 // store is an in-memory storage.Store. The zero value is not usable; call New.
 type store struct {
 	mu     sync.RWMutex
-	recs   []entry           // recs[i] has Seq i+1
+	recs   entries           // recs.at(i) has Seq i+1
 	ids    map[uint64]uint64 // ID -> Seq
 	data   arena             // the records' URLs, errors and requests
 	counts backend.Tally
@@ -84,13 +84,13 @@ func (s *store) Put(recs ...storage.Record) error {
 		}
 		seq, ok := s.ids[r.ID]
 		if !ok {
-			s.recs = append(s.recs, entry{id: r.ID})
-			seq = uint64(len(s.recs))
+			s.recs.add(entry{id: r.ID})
+			seq = uint64(s.recs.len())
 			s.ids[r.ID] = seq
 		} else {
-			s.counts[s.recs[seq-1].state]--
+			s.counts[s.recs.at(int(seq-1)).state]--
 		}
-		e := &s.recs[seq-1]
+		e := s.recs.at(int(seq - 1))
 		e.attempts, e.state = r.Attempts, r.State
 		e.notBefore, e.updated = stampOf(r.NotBefore), stampOf(updated)
 		set(&s.data, &e.url, r.URL, true)
@@ -107,8 +107,8 @@ func (s *store) Put(recs ...storage.Record) error {
 // compactLocked copies the live values into a new arena.
 func (s *store) compactLocked() {
 	var fresh arena
-	for i := range s.recs {
-		e := &s.recs[i]
+	for i := range s.recs.len() {
+		e := s.recs.at(i)
 		e.url = fresh.keep(&s.data, e.url)
 		e.lastErr = fresh.keep(&s.data, e.lastErr)
 		e.request = fresh.keep(&s.data, e.request)
@@ -142,7 +142,7 @@ func (s *store) Get(id uint64) (storage.Record, bool, error) {
 	if !ok {
 		return storage.Record{}, false, nil
 	}
-	return s.record(&s.recs[seq-1], seq), true, nil
+	return s.record(s.recs.at(int(seq-1)), seq), true, nil
 }
 
 // Scan implements storage.Store, calling fn with no lock held.
@@ -163,8 +163,8 @@ func (s *store) Scan(fn func(storage.Record) error, states ...storage.State) err
 			s.mu.RUnlock()
 			return storage.ErrClosed
 		}
-		for ; next < len(s.recs) && len(chunk) < scanChunk; next++ {
-			if e := &s.recs[next]; all || want[e.state] {
+		for ; next < s.recs.len() && len(chunk) < scanChunk; next++ {
+			if e := s.recs.at(next); all || want[e.state] {
 				chunk = append(chunk, s.record(e, uint64(next)+1))
 			}
 		}
@@ -233,6 +233,6 @@ func (s *store) Close() error {
 	s.metaMu.Lock()
 	defer s.metaMu.Unlock()
 	s.closed = true
-	s.recs, s.ids, s.meta, s.data = nil, nil, nil, arena{}
+	s.recs, s.ids, s.meta, s.data = entries{}, nil, nil, arena{}
 	return nil
 }
