@@ -160,7 +160,7 @@ func (cp *Checkpoint) reviveOne(id uint64, retryAt, now time.Time) (bool, error)
 	}
 	// A retry on its way writes from this record next.
 	cp.live.each(func(e *entry) {
-		if e.rec.ID == id && !e.closed {
+		if e.id == id && !e.closed { // e.id: read without e's stripe
 			e.rec = rec
 		}
 	})
