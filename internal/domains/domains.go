@@ -47,6 +47,13 @@ type Set struct {
 	prior         deadline.Prior // the timeout a domain without its own borrows
 
 	domains sync.Map      // host → *Domain
+	// last is the domain pinned last (Pin), for a crawl that asks about
+	// one host many times in a row to skip hostOf and the map. Padded to
+	// a cache line of its own: it is written whenever the host changes,
+	// and the fields beside it are read by every call.
+	_    [64]byte
+	last atomic.Pointer[Domain]
+	_    [56]byte
 	idleTTL time.Duration // < 0: never compact
 	sweeper idle.Sweeper  // which domains were left alone for the idle TTL (idle.go)
 	dormant idle.Set      // the compacted domains
@@ -194,14 +201,53 @@ func hostOf(host string) string { return hostkey.Of(host) }
 // Pin returns host's domain, pinned: the caller unpins it, or hands
 // the pin to a Ticket.
 func (b *Set) Pin(host string) (*Domain, error) {
+	if d := b.cached(host); d != nil {
+		return d, nil
+	}
+	return b.lookup(host)
+}
+
+// cached returns the domain pinned last, pinned again, if host is its
+// name; else nil. A domain is named by its key (hostOf), so a host that
+// is its name is its own key: a caller may ask before hostOf. Pinning it
+// is as safe as pinning what the map holds: a domain leaves the map only
+// once retired (compact), and a retired one is not pinned.
+func (b *Set) cached(host string) *Domain {
+	if d := b.last.Load(); d != nil && d.Name == host && d.pin() {
+		b.touch(d)
+		return d
+	}
+	return nil
+}
+
+// lookup is Pin past the cache: the map, else domainSlow. The domain
+// found becomes the cached one.
+func (b *Set) lookup(host string) (*Domain, error) {
 	if v, ok := b.domains.Load(host); ok {
 		if d := v.(*Domain); d.pin() {
 			b.touch(d)
+			b.remember(d)
 			return d, nil
 		}
 	}
-	return b.domainSlow(host)
+	d, err := b.domainSlow(host)
+	if err == nil {
+		b.remember(d)
+	}
+	return d, err
 }
+
+// remember makes d the cached domain, at one lookup in rememberEvery
+// chosen at random: a host asked again and again is soon cached, while
+// many hosts in turn (a broad crawl on many cores) seldom write the
+// line every call reads.
+func (b *Set) remember(d *Domain) {
+	if rand.Uint32()%rememberEvery == 0 && b.last.Load() != d {
+		b.last.Store(d)
+	}
+}
+
+const rememberEvery = 16
 
 // Ticket is the right to send one request to a domain: Breaker.Allow
 // hands it out, and Breaker.Record takes it back with the attempt's
@@ -217,9 +263,12 @@ type Ticket struct {
 
 // Allow is what breaker.Breaker.Allow does (its doc says how).
 func (b *Set) Allow(host string) (Ticket, error) {
-	d, err := b.Pin(hostOf(host))
-	if err != nil {
-		return Ticket{}, err
+	d := b.cached(host) // before hostOf: a cached domain's name is its key
+	if d == nil {
+		var err error
+		if d, err = b.lookup(hostOf(host)); err != nil {
+			return Ticket{}, err
+		}
 	}
 	return b.AllowPinned(d)
 }
