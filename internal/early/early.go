@@ -47,8 +47,8 @@ type Tracker struct {
 	slow     []bool
 	slowNeed int
 
-	lat        []time.Duration // latencies of the latest successes (slope)
-	scratch    []time.Duration
+	lat        []time.Duration // latencies of the latest successes (slope), a ring
+	sorted     []time.Duration // lat's values in order, kept as lat is written: its median is at hand
 	baseline   time.Duration
 	baseFlight int // the most requests in flight a success before the baseline left with (0: not known)
 	degrading  bool
@@ -88,7 +88,7 @@ func NewGuarded(size int, p Settings, mu *sync.Mutex) *Tracker {
 	if p.SlopeMultiple > 0 {
 		k := slopeSamples(p)
 		t.lat = make([]time.Duration, k)
-		t.scratch = make([]time.Duration, k)
+		t.sorted = make([]time.Duration, k)
 	}
 	return t
 }
@@ -161,8 +161,7 @@ func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int) (s Signals) {
 	}
 
 	if t.lat != nil && t.slopeEvidenceLocked(inFlight) {
-		t.lat[t.latNext] = o.Latency
-		t.latNext = (t.latNext + 1) % len(t.lat)
+		t.putLatLocked(o.Latency)
 		if t.latN < len(t.lat) {
 			t.latN++ // not written once full: an unchanged line is not taken from another core
 		}
@@ -214,12 +213,32 @@ func (t *Tracker) slopeLocked() (change int, median, baseline time.Duration) {
 	return change, median, t.baseline
 }
 
-// latMedianLocked is the median of the slope's latest successes.
-func (t *Tracker) latMedianLocked() time.Duration {
-	copy(t.scratch, t.lat)
-	slices.Sort(t.scratch)
-	return t.scratch[len(t.scratch)/2]
+// putLatLocked writes v into the slope's ring, over its oldest latency,
+// and moves it to its place in sorted: one value out, one in, instead of
+// a sort at each evaluation.
+func (t *Tracker) putLatLocked(v time.Duration) {
+	old := t.lat[t.latNext]
+	t.lat[t.latNext] = v
+	if t.latNext++; t.latNext == len(t.lat) {
+		t.latNext = 0
+	}
+	if v == old {
+		return
+	}
+	s := t.sorted
+	i, _ := slices.BinarySearch(s, old) // old's place (the first of equals)
+	j, _ := slices.BinarySearch(s, v)   // v's: before the first ≥ v
+	if j > i {                          // v > old: what lies between moves down
+		copy(s[i:j-1], s[i+1:j])
+		s[j-1] = v
+	} else { // v < old: what lies between moves up
+		copy(s[j+1:i+1], s[j:i])
+		s[j] = v
+	}
 }
+
+// latMedianLocked is the median of the slope's latest successes.
+func (t *Tracker) latMedianLocked() time.Duration { return t.sorted[len(t.sorted)/2] }
 
 func (t *Tracker) slopeLimitLocked() time.Duration {
 	return max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)

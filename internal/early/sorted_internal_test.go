@@ -1,0 +1,45 @@
+package early
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
+)
+
+// TestSortedLatenciesFollowTheRing checks that the slope's sorted
+// latencies are always the ring's values in order, so its median is the
+// one a sort of the ring gives, through repeated values, slow and failed
+// outcomes, and transitions (which leave the ring's old values in place).
+func TestSortedLatenciesFollowTheRing(t *testing.T) {
+	for _, w := range []int{5, 10, 20, 50} {
+		tr := New(100, Settings{WindowSize: w, SlowCall: time.Second, SlowCallRate: 0.8, SlopeMultiple: 3,
+			SlopeFloor: 200 * time.Millisecond, TimeoutMultiple: 4, TimeoutAfter: 20})
+		rnd := rand.New(rand.NewPCG(uint64(w), 7))
+		for step := range 20000 {
+			switch rnd.IntN(200) {
+			case 0:
+				tr.Transitioned(circuit.Transition{From: circuit.Closed, To: circuit.Open, Reason: circuit.ReasonFailureRate})
+			case 1:
+				tr.Observe(circuit.Result{Class: circuit.Degraded}, 0)
+			}
+			// Few distinct values, so that many writes replace a value by
+			// an equal one or land among equals.
+			lat := time.Duration(rnd.IntN(8)) * 100 * time.Millisecond
+			if rnd.IntN(10) == 0 {
+				lat = time.Duration(rnd.Int64N(int64(3 * time.Second)))
+			}
+			tr.Observe(circuit.Result{Class: circuit.Success, Latency: lat}, rnd.IntN(4))
+			want := slices.Clone(tr.lat)
+			slices.Sort(want)
+			if !slices.Equal(tr.sorted, want) {
+				t.Fatalf("window %d, step %d: sorted %v, want %v", w, step, tr.sorted, want)
+			}
+			if got := tr.latMedianLocked(); got != want[len(want)/2] {
+				t.Fatalf("window %d, step %d: median %v, want %v", w, step, got, want[len(want)/2])
+			}
+		}
+	}
+}
