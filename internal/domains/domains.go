@@ -270,6 +270,13 @@ func (b *Set) Allow(host string) (Ticket, error) {
 			return Ticket{}, err
 		}
 	}
+	// AllowPinned's common case in line: a closed in-process circuit with
+	// no refusal cached (KnownOpen is nil without a mark).
+	if d.mem != nil && d.held.Load() == nil && d.open.Load() == nil {
+		if tk, ok := d.mem.TryAllow(); ok {
+			return Ticket{c: tk, d: d}, nil
+		}
+	}
 	return b.AllowPinned(d)
 }
 
@@ -399,7 +406,7 @@ func (b *Set) Record(t Ticket, o circuit.Result) {
 	switch {
 	case !recorded:
 		b.recordCircuit(d, t, o, sig)
-	case sig != (early.Signals{}):
+	case sig.Any():
 		b.early(d, sig)
 	}
 	d.Unpin() // last: a pinned domain is not compacted while its outcome is recorded
@@ -415,7 +422,7 @@ func (b *Set) recordCircuit(d *Domain, t Ticket, o circuit.Result, sig early.Sig
 		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: recording an outcome failed")
 	case tr.From != tr.To:
 		b.transitioned(d, tr) // a trip by the window supersedes what the tracker saw
-	case sig != (early.Signals{}):
+	case sig.Any():
 		b.early(d, sig)
 	}
 }

@@ -23,7 +23,9 @@ func (b *Set) early(d *Domain, s early.Signals) {
 			Msg("breaker: a healthy stretch took one trip off the cooldown streak")
 	}
 	if s.Median > 0 {
-		d.slopeAt.Store(b.roughNow())
+		if now := b.roughNow(); d.slopeAt.Load() != now {
+			d.slopeAt.Store(now) // only on change: the rough clock moves once a second, and a store is a locked instruction
+		}
 	}
 	switch s.Slope {
 	case +1:

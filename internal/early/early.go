@@ -105,6 +105,12 @@ type Signals struct {
 	Slow      time.Duration // with it, TimeoutMultiple × p95 before the floor: slower is abnormal
 }
 
+// Any reports whether s holds any signal: s != Signals{}, field by field
+// (the struct comparison is a call, on every outcome).
+func (s Signals) Any() bool {
+	return s.SlowTrip || s.SlowShare != 0 || s.Slope != 0 || s.Median != 0 || s.Baseline != 0 || s.Healthy || s.Timeout != 0 || s.Slow != 0
+}
+
 // Observe records one outcome and says what it revealed. inFlight is the
 // requests in flight as its request left, itself included (0: unknown).
 func (t *Tracker) Observe(o circuit.Result, inFlight int) Signals {
