@@ -220,34 +220,29 @@ func (b *Set) cached(host string) *Domain {
 	return nil
 }
 
-// lookup is Pin past the cache: the map, else domainSlow. The domain
-// found becomes the cached one.
+// lookup is Pin past the cache: the map, else domainSlow.
 func (b *Set) lookup(host string) (*Domain, error) {
 	if v, ok := b.domains.Load(host); ok {
 		if d := v.(*Domain); d.pin() {
 			b.touch(d)
-			b.remember(d)
 			return d, nil
 		}
 	}
-	d, err := b.domainSlow(host)
-	if err == nil {
-		b.remember(d)
-	}
-	return d, err
+	return b.domainSlow(host)
 }
 
-// remember makes d the cached domain, at one lookup in rememberEvery
-// chosen at random: a host asked again and again is soon cached, while
-// many hosts in turn (a broad crawl on many cores) seldom write the
-// line every call reads.
-func (b *Set) remember(d *Domain) {
-	if rand.Uint32()%rememberEvery == 0 && b.last.Load() != d {
+// remember makes d the cached domain when n, a count of d's requests
+// (its ticket's order, or its refusals), is its first or one
+// rememberEvery later: a host asked again and again is cached at once,
+// while many hosts in turn (a broad crawl on many cores) seldom write
+// the line every call reads. It writes only on a change.
+func (b *Set) remember(d *Domain, n uint64) {
+	if n%rememberEvery == 1 && b.last.Load() != d {
 		b.last.Store(d)
 	}
 }
 
-const rememberEvery = 16
+const rememberEvery = 64
 
 // Ticket is the right to send one request to a domain: Breaker.Allow
 // hands it out, and Breaker.Record takes it back with the attempt's
@@ -274,6 +269,7 @@ func (b *Set) Allow(host string) (Ticket, error) {
 	// no refusal cached (KnownOpen is nil without a mark).
 	if d.mem != nil && d.held.Load() == nil && d.open.Load() == nil {
 		if tk, ok := d.mem.TryAllow(); ok {
+			b.remember(d, tk.Seq)
 			return Ticket{c: tk, d: d}, nil
 		}
 	}
@@ -284,12 +280,13 @@ func (b *Set) Allow(host string) (Ticket, error) {
 // is let go with a refusal.
 func (b *Set) AllowPinned(d *Domain) (Ticket, error) {
 	if open := b.KnownOpen(d); open != nil {
-		d.Refused.Add(1)
+		b.remember(d, uint64(d.Refused.Add(1)))
 		d.Unpin()
 		return Ticket{}, open
 	}
 	if d.mem != nil {
 		if tk, ok := d.mem.TryAllow(); ok {
+			b.remember(d, tk.Seq)
 			return Ticket{c: tk, d: d}, nil
 		}
 	}
