@@ -265,12 +265,21 @@ func (b *Set) Allow(host string) (Ticket, error) {
 			return Ticket{}, err
 		}
 	}
-	// AllowPinned's common case in line: a closed in-process circuit with
-	// no refusal cached (KnownOpen is nil without a mark).
-	if d.mem != nil && d.held.Load() == nil && d.open.Load() == nil {
-		if tk, ok := d.mem.TryAllow(); ok {
-			b.remember(d, tk.Seq)
-			return Ticket{c: tk, d: d}, nil
+	// AllowPinned's two common cases in line, as KnownOpen decides them:
+	// a cached refusal on the system clock, and a closed in-process
+	// circuit with no refusal cached.
+	if d.held.Load() == nil {
+		if m := d.open.Load(); m == nil {
+			if d.mem != nil {
+				if tk, ok := d.mem.TryAllow(); ok {
+					b.remember(d, tk.Seq)
+					return Ticket{c: tk, d: d}, nil
+				}
+			}
+		} else if b.realTime {
+			b.remember(d, uint64(d.Refused.Add(1)))
+			d.Unpin()
+			return Ticket{}, m.err
 		}
 	}
 	return b.AllowPinned(d)
