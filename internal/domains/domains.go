@@ -46,14 +46,14 @@ type Set struct {
 	fleet         *fleet.Guard
 	prior         deadline.Prior // the timeout a domain without its own borrows
 
-	domains sync.Map      // host → *Domain
-	// last is the domain pinned last (Pin), for a crawl that asks about
-	// one host many times in a row to skip hostOf and the map. Padded to
-	// a cache line of its own: it is written whenever the host changes,
-	// and the fields beside it are read by every call.
-	_    [64]byte
-	last atomic.Pointer[Domain]
-	_    [56]byte
+	domains sync.Map    // host → *Domain
+	hot     *hotDomains // domains by a hash of their name, in front of the map (hot.go)
+	// last is the domain asked about last (hot.go), for a crawl that asks
+	// about one host many times in a row. Padded to a cache line of its
+	// own: the fields beside it are read by every call.
+	_       [64]byte
+	last    atomic.Pointer[Domain]
+	_       [56]byte
 	idleTTL time.Duration // < 0: never compact
 	sweeper idle.Sweeper  // which domains were left alone for the idle TTL (idle.go)
 	dormant idle.Set      // the compacted domains
@@ -109,6 +109,7 @@ func New(c Config) (*Set, error) {
 	if b.rand == nil {
 		b.rand = rand.Float64
 	}
+	b.hot = newHotDomains()
 	b.fleet = fleet.New(fleet.Defaults)
 	if c.Fleet != (fleet.Config{}) {
 		if err := b.setFleetGuard(c.Fleet); err != nil {
@@ -207,42 +208,22 @@ func (b *Set) Pin(host string) (*Domain, error) {
 	return b.lookup(host)
 }
 
-// cached returns the domain pinned last, pinned again, if host is its
-// name; else nil. A domain is named by its key (hostOf), so a host that
-// is its name is its own key: a caller may ask before hostOf. Pinning it
-// is as safe as pinning what the map holds: a domain leaves the map only
-// once retired (compact), and a retired one is not pinned.
-func (b *Set) cached(host string) *Domain {
-	if d := b.last.Load(); d != nil && d.Name == host && d.pin() {
-		b.touch(d)
-		return d
-	}
-	return nil
-}
-
-// lookup is Pin past the cache: the map, else domainSlow.
+// lookup is Pin past the caches: the map, else domainSlow. The domain
+// found goes into the hash-indexed cache.
 func (b *Set) lookup(host string) (*Domain, error) {
 	if v, ok := b.domains.Load(host); ok {
 		if d := v.(*Domain); d.pin() {
 			b.touch(d)
+			b.hot.put(d)
 			return d, nil
 		}
 	}
-	return b.domainSlow(host)
-}
-
-// remember makes d the cached domain when n, a count of d's requests
-// (its ticket's order, or its refusals), is its first or one
-// rememberEvery later: a host asked again and again is cached at once,
-// while many hosts in turn (a broad crawl on many cores) seldom write
-// the line every call reads. It writes only on a change.
-func (b *Set) remember(d *Domain, n uint64) {
-	if n%rememberEvery == 1 && b.last.Load() != d {
-		b.last.Store(d)
+	d, err := b.domainSlow(host)
+	if err == nil {
+		b.hot.put(d)
 	}
+	return d, err
 }
-
-const rememberEvery = 64
 
 // Ticket is the right to send one request to a domain: Breaker.Allow
 // hands it out, and Breaker.Record takes it back with the attempt's

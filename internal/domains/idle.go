@@ -166,7 +166,7 @@ func (b *Set) compact(d *Domain, now time.Time) {
 		d.retired.Store(false)
 		return
 	}
-	b.last.CompareAndSwap(d, nil) // the cache keeps no compacted domain alive
+	b.forget(d) // the caches keep no compacted domain alive
 	sh.Put(d.Name, &r)
 }
 
