@@ -140,3 +140,35 @@ func TestPaceLearnsATokenBucketsRate(t *testing.T) {
 		})
 	}
 }
+
+// A throttle that is a burst the site gets over: three pages, a 429 with
+// Retry-After 1 s, a second 429 as the pause ends (the site still
+// throttling, no answer in between), then every answer clean. The second
+// 429 learnt no rate, so the pace falls back to the plain slow-down from
+// where it was before the ramp, not from the ramp's gap (1/3 s doubled:
+// 40 pages at 0.7 s each, the run hung in chaos seed
+// 13253204023644923678), and a few clean answers bring it back.
+func TestAThrottleBurstLeavesNoSlowPaceBehind(t *testing.T) {
+	p := newTestPace(t, Config{Parallelism: 2}, nil)
+	now := t0
+	for range 3 {
+		now = now.Add(15 * time.Millisecond)
+		p.Accepted(now, p.episode)
+		p.Succeeded()
+	}
+	now = now.Add(15 * time.Millisecond)
+	p.Throttled(now, time.Second, p.episode)
+	now = now.Add(time.Second + 15*time.Millisecond)
+	_, gap, _, _ := p.Throttled(now, time.Second, p.episode)
+	if gap > 2*minThrottleGap*time.Duration(p.user.Backoff) {
+		t.Fatalf("gap after a second 429 with nothing learnt: %v; want the plain slow-down (≤ %v)", gap, 2*minThrottleGap*time.Duration(p.user.Backoff))
+	}
+	for range 40 {
+		now = now.Add(15 * time.Millisecond)
+		p.Accepted(now, p.episode)
+		_, gap, _ = p.Succeeded()
+	}
+	if gap > minThrottleGap {
+		t.Fatalf("gap after 40 clean answers: %v; want it back near the user's pace (≤ %v)", gap, minThrottleGap)
+	}
+}

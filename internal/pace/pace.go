@@ -84,6 +84,7 @@ type Pace struct {
 	next             time.Time         // earliest start of the next request
 	halt             time.Time         // Retry-After: nothing before this
 	clean            int               // clean successes since the last change
+	preRamp          time.Duration     // the gap before the rate estimate's ramp began
 	episode          uint64            // slowdowns so far: a throttle slows the pace once per episode
 	since            time.Time         // first throttle with no success since; zero when not throttled
 	est              estimator         // the rate the site grants, learnt from its throttles
@@ -393,14 +394,23 @@ func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit in
 		p.limit = max(p.inflight, 1)
 	}
 	p.limit = max(1, int(float64(p.limit)/p.user.Backoff))
+	wasRamping := p.est.ramping
 	rate, rampFrom := p.est.throttled(now, p.halt, p.user.Backoff)
 	switch {
 	case rate > 0:
 		p.gap = p.rateGapLocked(rate)
 	case rampFrom > 0:
+		p.preRamp = p.gap
 		p.gap = p.clampGapLocked(max(time.Duration(float64(time.Second)/rampFrom), minThrottleGap))
 	default:
-		p.gap = min(max(time.Duration(float64(p.gap)*p.user.Backoff), minThrottleGap), max(p.user.MaxGap, minThrottleGap))
+		base := p.gap
+		if wasRamping {
+			// A ramp that learnt nothing (no answer between its 429s: the
+			// site was still throttling, whatever its rate) is not a pace
+			// the site asked for: slow down from where the ramp began.
+			base = p.preRamp
+		}
+		p.gap = min(max(time.Duration(float64(base)*p.user.Backoff), minThrottleGap), max(p.user.MaxGap, minThrottleGap))
 	}
 	p.step = cmp.Or(p.user.Step, max(p.gap/10, time.Millisecond))
 	return p.limit, p.gap, p.limit != oldLimit || p.gap != oldGap, horizon
