@@ -172,3 +172,27 @@ func TestAThrottleBurstLeavesNoSlowPaceBehind(t *testing.T) {
 		t.Fatalf("gap after 40 clean answers: %v; want it back near the user's pace (≤ %v)", gap, minThrottleGap)
 	}
 }
+
+// After a first 429 the pace ramps from the first run's rate; answers
+// that are not pages (404s a user's loop asks again and again) are the
+// site's grants as much as pages are, and speed the ramp up too: with only
+// 404s after the pause the ramp stayed at its first gap (0.2 s for every
+// one of 108 requests, the run hung in chaos seed 7112066731020544077).
+func TestAnyGrantedAnswerSpeedsTheRampUp(t *testing.T) {
+	p := newTestPace(t, Config{Parallelism: 2}, nil)
+	now := t0
+	for range 11 {
+		now = now.Add(6 * time.Millisecond)
+		p.Accepted(now, p.episode)
+		p.Succeeded()
+	}
+	_, first, _, _ := p.Throttled(now, 2*time.Second, p.episode)
+	now = now.Add(2 * time.Second)
+	for range 20 {
+		now = now.Add(p.gap)
+		p.Accepted(now, p.episode) // a 404: granted, not a success
+	}
+	if p.gap > first/2 {
+		t.Fatalf("gap after 20 granted 404s: %v, from %v at the 429; want the ramp to have sped up", p.gap, first)
+	}
+}

@@ -441,14 +441,23 @@ func (p *Pace) Accepted(now time.Time, ep uint64) {
 	switch ep {
 	case p.episode:
 		p.est.accepted(now)
+		if p.est.ramping {
+			// Any answer the site granted speeds the ramp up, a 404 as
+			// much as a page: a crawl of missing pages must not stay at
+			// the ramp's first pace.
+			p.gap = p.clampGapLocked(time.Duration(float64(p.gap) / p.est.rampFactor()))
+			if p.gap <= max(p.user.MinGap, 0) {
+				p.est.ramping = false
+			}
+		}
 	case p.episode - 1:
 		p.est.late()
 	}
 	p.mu.Unlock()
 }
 
-// Succeeded counts a clean success: it speeds a ramp up, probes a learnt
-// rate upward now and then, and every Recover of them in a row take one
+// Succeeded counts a clean success: it probes a learnt rate upward now
+// and then (Accepted speeds a ramp up), and every Recover of them in a row take one
 // step back towards the user's pace (the gap's only with nothing learnt).
 func (p *Pace) Succeeded() (limit int, gap time.Duration, changed bool) {
 	p.mu.Lock()
@@ -466,11 +475,6 @@ func (p *Pace) Succeeded() (limit int, gap time.Duration, changed bool) {
 			if p.est.rate > 0 {
 				p.est.rate *= f
 			}
-		}
-	case p.est.ramping:
-		p.gap = p.clampGapLocked(time.Duration(float64(p.gap) / p.est.rampFactor()))
-		if p.gap <= max(p.user.MinGap, 0) {
-			p.est.ramping = false
 		}
 	}
 	p.clean++
