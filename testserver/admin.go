@@ -3,6 +3,7 @@ package testserver
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 )
 
 const adminPrefix = "/_admin/"
@@ -22,17 +23,23 @@ type adminStats struct {
 	Scenario         string `json:"scenario"`
 }
 
-func (s *Store) serveAdmin(w http.ResponseWriter, r *http.Request) {
+// adminTarget is what the admin endpoints act on: a store or a proxy.
+type adminTarget interface {
+	scenarioText() string
+	setScenarioFrom(q url.Values) error
+	resetFromAdmin() error
+	adminStats() any
+}
+
+// serveAdmin answers the admin endpoints of t; help names the text that
+// lists them.
+func serveAdmin(w http.ResponseWriter, r *http.Request, t adminTarget, help string) {
 	switch r.URL.Path {
 	case adminPrefix + "scenario":
 		switch r.Method {
 		case http.MethodGet:
 		case http.MethodPost:
-			sc, err := scenarioFromQuery(r.URL.Query())
-			if err == nil {
-				err = s.SetScenario(sc)
-			}
-			if err != nil {
+			if err := t.setScenarioFrom(r.URL.Query()); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
@@ -42,22 +49,43 @@ func (s *Store) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte(s.Scenario().String() + "\n"))
+		_, _ = w.Write([]byte(t.scenarioText() + "\n"))
 	case adminPrefix + "reset":
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
 			http.Error(w, "use POST to reset", http.StatusMethodNotAllowed)
 			return
 		}
-		s.Reset()
+		if err := t.resetFromAdmin(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	case adminPrefix + "stats":
-		_, seq := s.FailingSince()
-		st := adminStats{Count: s.Count(), FailingSinceSeq: seq, SentAfterFailing: s.SentAfterFailing(),
-			Scenario: s.Scenario().String()}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(st)
+		_ = json.NewEncoder(w).Encode(t.adminStats())
 	default:
-		http.Error(w, "unknown admin endpoint; see AdminHelp", http.StatusNotFound)
+		http.Error(w, "unknown admin endpoint; see "+help, http.StatusNotFound)
 	}
+}
+
+func (s *Store) scenarioText() string { return s.Scenario().String() }
+
+func (s *Store) setScenarioFrom(q url.Values) error {
+	sc, err := scenarioFromQuery(q)
+	if err != nil {
+		return err
+	}
+	return s.SetScenario(sc)
+}
+
+func (s *Store) resetFromAdmin() error {
+	s.Reset()
+	return nil
+}
+
+func (s *Store) adminStats() any {
+	_, seq := s.FailingSince()
+	return adminStats{Count: s.Count(), FailingSinceSeq: seq, SentAfterFailing: s.SentAfterFailing(),
+		Scenario: s.Scenario().String()}
 }

@@ -254,7 +254,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if !r.URL.IsAbs() {
 		if p.admin && strings.HasPrefix(r.URL.Path, adminPrefix) {
-			p.serveAdmin(w, r)
+			serveAdmin(w, r, p, "ProxyAdminHelp")
 			return
 		}
 		http.Error(w, "testserver proxy: a proxy takes requests in absolute form (GET http://host/path)", http.StatusBadRequest)

@@ -196,7 +196,7 @@ func (s *Store) Close() error {
 // http.Handler, not to be mounted elsewhere.
 func (s *Store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.admin && strings.HasPrefix(r.URL.Path, adminPrefix) {
-		s.serveAdmin(w, r)
+		serveAdmin(w, r, s, "AdminHelp")
 		return
 	}
 	s.mu.Lock()
