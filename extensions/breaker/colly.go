@@ -191,7 +191,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	}
 	left := b.clock.Now().UnixNano()
 	d.LastSeen.Store(left)
-	ep, inFlight, err := d.Pace.AcquireLending(ctx, r, func() func() { return lendSlot(c, r.URL.Host) })
+	ep, inFlight, err := d.Pace.AcquireLending(ctx, r, func() func() { retake, _ := lendSlot(c, r.URL.Host); return retake })
 	if err != nil {
 		d.Unpin()
 		b.cancelled(r, d.Name, ctx)
@@ -227,20 +227,21 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 }
 
 // lendSlot frees the slot of c's LimitRule that a request to host holds
-// while it waits at the gate, so that other domains' requests may use it,
-// and returns what takes a slot again (nil: nothing was lent). Colly took
+// while it waits (at the gate, at the transport, or on a slow site), so
+// that other domains' requests may use it, and returns what takes a slot
+// again (nil: nothing was lent) and the rule's Parallelism. Colly took
 // the slot before OnRequestHeaders and gives it back once the answer is
 // read: the request must hold one again by then.
-func lendSlot(c *colly.Collector, host string) func() {
+func lendSlot(c *colly.Collector, host string) (retake func(), parallelism int) {
 	slots := collyx.LimitSlots(c, host)
 	if slots == nil {
-		return nil
+		return nil, 0
 	}
 	select {
 	case <-slots:
-		return func() { slots <- true }
+		return func() { slots <- true }, cap(slots)
 	default:
-		return nil
+		return nil, 0
 	}
 }
 

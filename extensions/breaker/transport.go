@@ -134,17 +134,15 @@ func lendWhileSlow(a *attempt, host string) func() {
 	}
 	l := &lender{}
 	l.t = time.AfterFunc(slow, func() {
-		slots := collyx.LimitSlots(a.coll, host) // looked up only for the few that are slow
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if slots == nil || l.over {
+		if l.over {
 			return
 		}
-		select {
-		case <-slots:
-			l.slots = slots
-			d.Lend(cap(slots))
-		default:
+		// The rule is looked up only for the few requests that are slow.
+		if retake, p := lendSlot(a.coll, host); retake != nil {
+			l.retake = retake
+			d.Lend(p)
 		}
 	})
 	return l.back
@@ -152,10 +150,10 @@ func lendWhileSlow(a *attempt, host string) func() {
 
 // lender is one request's lent slot (lendWhileSlow).
 type lender struct {
-	t     *time.Timer
-	mu    sync.Mutex
-	over  bool      // the transport is returning: too late to lend
-	slots chan bool // the rule's slots, once one is lent
+	t      *time.Timer
+	mu     sync.Mutex
+	over   bool   // the transport is returning: too late to lend
+	retake func() // takes the lent slot back, once one is lent
 }
 
 // back takes the lent slot back, if one was lent, waiting for a free one.
@@ -163,10 +161,10 @@ func (l *lender) back() {
 	l.t.Stop()
 	l.mu.Lock()
 	l.over = true
-	slots := l.slots
+	retake := l.retake
 	l.mu.Unlock()
-	if slots != nil {
-		slots <- true
+	if retake != nil {
+		retake()
 	}
 }
 
@@ -404,7 +402,7 @@ func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (t
 	d.LastSeen.Store(left)
 	var inFlight int
 	// Colly's LimitRule slot, if any, is the first request's host's.
-	lend := func() func() { return lendSlot(t.c, firstOf(req).URL.Host) }
+	lend := func() func() { retake, _ := lendSlot(t.c, firstOf(req).URL.Host); return retake }
 	if ep, inFlight, waitErr = d.Pace.AcquireAtTransport(ctx, slotCtx, lend); waitErr != nil {
 		d.Unpin()
 		return Ticket{}, 0, 0, waitErr, nil
