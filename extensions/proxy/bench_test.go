@@ -24,7 +24,7 @@ func BenchmarkProxyFuncAndRecord(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			p.Record(u.String(), proxy.Carried, time.Millisecond)
+			p.Record(proxy.Attempt{Proxy: u.String(), Domain: "site.test", Status: 200, Latency: time.Millisecond})
 		}
 	})
 }

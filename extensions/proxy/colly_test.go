@@ -16,7 +16,7 @@ import (
 )
 
 // recorder charges each round trip to the proxy that carried it, as the
-// wiring does: Track names the proxy, Classify judges the outcome.
+// wiring does: Track names the proxy, Record judges the outcome.
 type recorder struct {
 	base http.RoundTripper
 	p    *proxy.Pool
@@ -36,9 +36,7 @@ func (rt *recorder) RoundTrip(r *http.Request) (*http.Response, error) {
 		if resp != nil {
 			status, h = resp.StatusCode, resp.Header
 		}
-		if rerr := rt.p.Record(name, proxy.Classify(err, status, h), 0); rerr != nil {
-			return nil, rerr
-		}
+		rt.p.Record(proxy.Attempt{Proxy: name, Domain: r.URL.Host, Status: status, Header: h, Err: err})
 	}
 	return resp, err
 }
@@ -160,7 +158,7 @@ func TestCrawlEjectsARefusingProxyAndFetchesEveryPage(t *testing.T) {
 		t.Fatalf("fetched %d pages of 60", len(fetched))
 	}
 	s := state(p, strings.TrimPrefix(bad, "http://"))
-	if !p.Ejected(bad) || s.Sent != 3 || s.Outcomes[proxy.ConnectFailed] != 3 || s.Ejections != 1 {
+	if !p.Ejected(bad) || s.Sent != 3 || s.Outcomes[proxy.ConnectFailed.String()] != 3 || s.Ejections != 1 {
 		t.Fatalf("the refusing proxy: %+v, want ejected after exactly 3 attempts", s)
 	}
 	if n := len(rt.seen); n != 63 {

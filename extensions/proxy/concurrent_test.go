@@ -37,7 +37,7 @@ func TestPoolIsSafeForConcurrentUse(t *testing.T) {
 				if proxy.Name(u) == "b.test:2" || (g == 0 && i%7 == 0) {
 					o = proxy.ConnectFailed
 				}
-				if err := p.Record(u.String(), o, time.Millisecond); err != nil {
+				if err := p.RecordOutcome(u.String(), o, time.Millisecond); err != nil {
 					t.Error(err)
 				}
 				if i%50 == 0 {
@@ -66,7 +66,7 @@ func TestPoolIsSafeForConcurrentUse(t *testing.T) {
 	if sent != recorded+asked.Load() {
 		t.Fatalf("%d sent, %d recorded, %d handed out by Ejected", sent, recorded, asked.Load())
 	}
-	if s := state(p, "b.test:2"); s.Ejections == 0 && !s.Held || s.Outcomes[proxy.Carried] != 0 {
+	if s := state(p, "b.test:2"); s.Ejections == 0 && !s.Held || s.Outcomes[proxy.Carried.String()] != 0 {
 		t.Fatalf("b.test:2, always failing: %+v, want ejected (or held by the share rule)", s)
 	}
 }

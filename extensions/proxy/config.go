@@ -15,13 +15,9 @@ import (
 // ErrInvalidConfig is wrapped by every error New returns.
 var ErrInvalidConfig = errors.New("proxy: invalid pool config")
 
-// DefaultSettings is the circuit each proxy gets when Config.Settings is
-// zero: ejected after 3 failures in a row (Crawlee's error score of 3) or
-// 5 of its last 10 outcomes, a 30 s first cooldown, one probe.
-func DefaultSettings() circuit.Settings {
-	return circuit.Settings{WindowSize: 10, FailureThreshold: 0.5, ConsecutiveFailures: 3,
-		Cooldown: 30 * time.Second, HalfOpenProbes: 1}
-}
+// defaultSettings is each proxy's circuit when Config.Settings is zero.
+var defaultSettings = circuit.Settings{WindowSize: 10, FailureThreshold: 0.5, ConsecutiveFailures: 3,
+	Cooldown: 30 * time.Second, HalfOpenProbes: 1}
 
 // Config is a Pool's settings, validated once by New. Zero fields take
 // the defaults each one names.
@@ -35,8 +31,9 @@ type Config struct {
 	Proxies []string
 	// Settings is each proxy's circuit: when it trips, the proxy is
 	// ejected. Its Cooldown is the first ejection's; its HalfOpenProbes
-	// how many probes must pass to restore the proxy. Zero:
-	// DefaultSettings.
+	// how many probes must pass to restore the proxy. Zero: ejected after
+	// 3 failures in a row (Crawlee's error score of 3) or 5 of its last
+	// 10 outcomes, a 30 s first cooldown, one probe.
 	Settings circuit.Settings
 	// MaxCooldown caps the cooldown, which grows as Cooldown × the
 	// proxy's ejections in a row; a proxy back in the rotation works
@@ -97,7 +94,7 @@ func (c Config) normalise() (Config, []*url.URL, error) {
 		urls[i] = u
 	}
 	if c.Settings == (circuit.Settings{}) {
-		c.Settings = DefaultSettings()
+		c.Settings = defaultSettings
 	}
 	if err := c.Settings.Validate(); err != nil {
 		return c, nil, fmt.Errorf("%w: Settings: %w", ErrInvalidConfig, err)

@@ -154,7 +154,7 @@ func TestResultsWhileEjectedCountInStatsOnly(t *testing.T) {
 	fail(t, p, "b.test:2", 3, proxy.ConnectFailed)
 	fail(t, p, "b.test:2", 2, proxy.Carried) // in flight when it was ejected
 	s := state(p, "b.test:2")
-	if s.State != circuit.Open || s.Outcomes[proxy.Carried] != 2 || s.Outcomes[proxy.ConnectFailed] != 3 {
+	if s.State != circuit.Open || s.Outcomes[proxy.Carried.String()] != 2 || s.Outcomes[proxy.ConnectFailed.String()] != 3 {
 		t.Fatalf("after late results: %+v, want still open, counts 3 connect_failed and 2 carried", s)
 	}
 	clk.Advance(30 * time.Second)
@@ -171,7 +171,7 @@ func TestResultsWhileEjectedCountInStatsOnly(t *testing.T) {
 func TestEveryProbeMustPassWithSeveralProbes(t *testing.T) {
 	clk := clocktest.NewFake(t0)
 	cfg := exact(clk, four...)
-	cfg.Settings = proxy.DefaultSettings()
+	cfg.Settings = proxy.DefaultSettings
 	cfg.Settings.HalfOpenProbes = 2
 	p := mustPool(t, cfg)
 	fail(t, p, "b.test:2", 3, proxy.ConnectFailed)

@@ -8,9 +8,10 @@
 // Colly which one it chose as Colly's switcher does (the request's context
 // under colly.ProxyURLKey, which Colly copies to Request.ProxyURL). A user
 // with a proxy function of their own asks Pool.Ejected before using a
-// proxy. Either way, each attempt's outcome is charged to its proxy with
-// Pool.Record; Classify says what an attempt says about the proxy that
-// carried it. Which proxy that was is best learnt at the transport, with
+// proxy. Either way, each attempt is charged to its proxy with
+// Pool.Record, which says whether the proxy, not the site, explains its
+// failure, comparing the proxies' answers from one site. Which proxy
+// carried an attempt is best learnt at the transport, with
 // Track: Colly's Request.ProxyURL stays empty whenever its client has a
 // timeout, as it has by default (see Track, and ExampleTrack for the
 // dozen lines of RoundTripper).

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"errors"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -71,7 +72,7 @@ func TestNotJudgedNeverEjects(t *testing.T) {
 	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
 	fail(t, p, "a.test:1", 50, proxy.NotJudged)
 	s := state(p, "a.test:1")
-	if s.State != circuit.Closed || s.Outcomes[proxy.NotJudged] != 50 {
+	if s.State != circuit.Closed || s.Outcomes[proxy.NotJudged.String()] != 50 {
 		t.Fatalf("after 50 NotJudged: %+v, want closed with 50 counted", s)
 	}
 }
@@ -98,11 +99,16 @@ func TestEveryProxyEjectedFailsTheRequestVisibly(t *testing.T) {
 	}
 }
 
-func TestRecordUnknownProxyIsAnErrorWithoutCredentials(t *testing.T) {
+func TestRecordOfAProxyNotInThePoolRecordsNothing(t *testing.T) {
 	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
-	err := p.Record("http://user:secret@elsewhere.test:9", proxy.Carried, 0)
-	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "elsewhere.test:9") {
-		t.Fatalf("Record of an unknown proxy: %v, want an error naming elsewhere.test:9 without its password", err)
+	refused := &net.OpError{Op: "proxyconnect", Net: "tcp", Err: errors.New("connection refused")}
+	if p.Record(proxy.Attempt{Proxy: "http://user:secret@elsewhere.test:9", Domain: "shop.test", Err: refused}) {
+		t.Fatal("Record blamed a proxy not in the pool")
+	}
+	for _, s := range p.Stats() {
+		if len(s.Outcomes) != 0 {
+			t.Fatalf("%s counts %v after a record for another proxy", s.Name, s.Outcomes)
+		}
 	}
 	if p.Ejected("http://elsewhere.test:9") {
 		t.Fatal("a proxy not in the pool reported ejected")

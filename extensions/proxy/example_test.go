@@ -1,8 +1,10 @@
 package proxy_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -36,13 +38,14 @@ func Example() {
 		}
 		return names
 	}
+	refused := &net.OpError{Op: "proxyconnect", Net: "tcp", Err: errors.New("connection refused")}
 	for range 3 {
-		pool.Record("http://user:pw@b.example:8080", proxy.ConnectFailed, 0)
+		pool.Record(proxy.Attempt{Proxy: "http://user:pw@b.example:8080", Domain: "shop.example", Err: refused})
 	}
 	fmt.Println(rotation())
 	clk.Advance(30 * time.Second)
 	fmt.Println(rotation()) // b.example's probe among them
-	pool.Record("b.example:8080", proxy.Carried, 40*time.Millisecond)
+	pool.Record(proxy.Attempt{Proxy: "b.example:8080", Domain: "shop.example", Status: 200, Latency: 40 * time.Millisecond})
 	s := pool.Stats()[1]
 	fmt.Println(s.Name, s.State, s.Ejections, s.Outcomes)
 	// Output:
@@ -53,7 +56,7 @@ func Example() {
 }
 
 // tracked charges each round trip to its proxy: Track names the proxy
-// ProxyFunc chose, Classify judges what the outcome says about it.
+// ProxyFunc chose, Record judges what the outcome says about it.
 type tracked struct {
 	base http.RoundTripper
 	pool *proxy.Pool
@@ -68,7 +71,7 @@ func (t tracked) RoundTrip(r *http.Request) (*http.Response, error) {
 		if resp != nil {
 			status, h = resp.StatusCode, resp.Header
 		}
-		t.pool.Record(name, proxy.Classify(err, status, h), time.Since(start))
+		t.pool.Record(proxy.Attempt{Proxy: name, Domain: r.URL.Host, Status: status, Header: h, Err: err, Latency: time.Since(start)})
 	}
 	return resp, err
 }

@@ -116,7 +116,7 @@ func next(t *testing.T, p *proxy.Pool) (string, error) {
 func fail(t *testing.T, p *proxy.Pool, name string, n int, o proxy.Outcome) {
 	t.Helper()
 	for range n {
-		if err := p.Record(name, o, time.Millisecond); err != nil {
+		if err := p.RecordOutcome(name, o, time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 	}

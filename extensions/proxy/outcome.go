@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -11,69 +10,57 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 )
 
-// Outcome is what one attempt says about the proxy that carried it, not
+// outcome is what one attempt says about the proxy that carried it, not
 // about the site: a site's 404 or 500 carried back is the proxy's
-// success. Record charges it to the proxy's circuit.
-type Outcome uint8
+// success. Snapshot.Outcomes counts them by name.
+type outcome uint8
 
-// The outcomes. ConnectFailed, AuthFailed, ProxyError and Blocked are the
-// proxy's failures; Carried is its health; NotJudged counts in Stats only.
 const (
-	// Carried: the proxy delivered the request and brought the site's
+	// carried: the proxy delivered the request and brought the site's
 	// answer back, whatever it was.
-	Carried Outcome = iota
-	// ConnectFailed: the proxy could not be reached: its address refused
+	carried outcome = iota
+	// connectFailed: the proxy could not be reached: its address refused
 	// or timed out, its name did not resolve, the TLS handshake with it
 	// failed (Go's "proxyconnect" errors).
-	ConnectFailed
-	// AuthFailed: the proxy refused the credentials (407, or a SOCKS5
+	connectFailed
+	// authFailed: the proxy refused the credentials (407, or a SOCKS5
 	// authentication failure).
-	AuthFailed
-	// ProxyError: the proxy answered an error it says is its own (an
+	authFailed
+	// proxyError: the proxy answered an error it says is its own (an
 	// RFC 9209 Proxy-Status naming an error of the proxy's).
-	ProxyError
-	// Blocked: sites answer 401/403 through this proxy but not through
-	// the others. No single attempt shows it; the caller that compares
-	// proxies records it.
-	Blocked
-	// NotJudged says nothing about the proxy: a cancelled request, a
+	proxyError
+	// blocked: a site answers 401/403 through this proxy but not through
+	// the others (Record's view across proxies).
+	blocked
+	// notJudged says nothing about the proxy: a cancelled request, a
 	// failure that the proxy or the site may have caused alike (a 502
 	// without a mark, a reset mid-body, a timeout), no proxy used.
-	NotJudged
+	notJudged
 
 	numOutcomes = iota
 )
 
 var outcomeNames = [numOutcomes]string{"carried", "connect_failed", "auth_failed", "proxy_error", "blocked", "not_judged"}
 
-// String returns the outcome's name as logs and reports use it.
-func (o Outcome) String() string {
-	if int(o) < len(outcomeNames) {
-		return outcomeNames[o]
-	}
-	return fmt.Sprintf("outcome(%d)", uint8(o))
-}
+func (o outcome) String() string { return outcomeNames[o] }
 
-// MarshalText implements encoding.TextMarshaler (map keys in JSON).
-func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
-
-// Failure reports whether o counts against the proxy.
-func (o Outcome) Failure() bool {
-	return o == ConnectFailed || o == AuthFailed || o == ProxyError || o == Blocked
+// failure reports whether o counts against the proxy.
+func (o outcome) failure() bool {
+	return o == connectFailed || o == authFailed || o == proxyError || o == blocked
 }
 
 // class is o as the proxy's circuit records it.
-func (o Outcome) class() circuit.Class {
+func (o outcome) class() circuit.Class {
 	switch {
-	case o == Carried:
+	case o == carried:
 		return circuit.Success
-	case o.Failure():
+	case o.failure():
 		return circuit.Degraded
 	}
 	return circuit.Excluded
 }
 
-// Classify says what one attempt through a proxy says about that proxy:
+// classify says what one attempt through a proxy says about that proxy:
 // err is the attempt's error, status the HTTP status (0 when no answer
 // came back) and h the answer's header (may be nil), as a RoundTripper
 // sees them (see Track) or as Colly's OnError and OnResponse do. With a
@@ -83,52 +70,51 @@ func (o Outcome) class() circuit.Class {
 // What blames the proxy is what only the proxy can have caused:
 //   - a dial, DNS or TLS failure reaching it (http.Transport wraps them
 //     all as *net.OpError with Op "proxyconnect", for http and https
-//     targets alike): ConnectFailed;
+//     targets alike): connectFailed;
 //   - 407, as an answer (http targets) or to the CONNECT (https targets,
 //     the error "Proxy Authentication Required"), or a SOCKS5
-//     authentication failure: AuthFailed;
+//     authentication failure: authFailed;
 //   - an answer of 400 or more carrying an RFC 9209 Proxy-Status whose
 //     last entry names an error of the proxy's own (proxy_internal_error,
 //     proxy_internal_response, proxy_configuration_error,
 //     proxy_loop_detected, http_request_denied, connection_limit_reached)
-//     and no received-status: ProxyError.
+//     and no received-status: proxyError.
 //
-// A 502, 503 or 504 without that mark is NotJudged: through a plain-http
+// A 502, 503 or 504 without that mark is notJudged: through a plain-http
 // proxy the proxy relays the site's own 502 unchanged and answers its own
 // failures with the same codes, so one answer cannot tell them apart, and
 // charging the proxy would eject every healthy proxy whenever a site
-// fails. A CONNECT refused with 502/503/504 is NotJudged for the same
+// fails. A CONNECT refused with 502/503/504 is notJudged for the same
 // reason: the proxy failed to reach the site, or says so. Telling those
 // apart takes the view across proxies (one proxy failing where the others
-// reach the same sites fine), which the caller records as ProxyError or
-// Blocked. Any other answer is Carried; any other error (timeouts,
-// resets, cancels) is NotJudged, and so is ErrAllEjected (no proxy
-// carried the request).
-func Classify(err error, status int, h http.Header) Outcome {
+// reach the same sites fine). Any other answer is carried; any other
+// error (timeouts, resets, cancels) is notJudged, and so is ErrAllEjected
+// (no proxy carried the request).
+func classify(err error, status int, h http.Header) outcome {
 	if status != 0 {
 		switch {
 		case status == http.StatusProxyAuthRequired:
-			return AuthFailed
+			return authFailed
 		case status >= 400 && ownProxyError(h):
-			return ProxyError
+			return proxyError
 		case status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout:
-			return NotJudged
+			return notJudged
 		}
-		return Carried
+		return carried
 	}
 	if err == nil {
-		return Carried
+		return carried
 	}
 	if errors.Is(err, ErrAllEjected) {
-		return NotJudged
+		return notJudged
 	}
 	var op *net.OpError
 	if errors.As(err, &op) {
 		switch {
 		case op.Op == "proxyconnect":
-			return ConnectFailed
+			return connectFailed
 		case op.Op == "socks connect" && op.Err != nil && socksAuth[op.Err.Error()]:
-			return AuthFailed
+			return authFailed
 		}
 	}
 	// A CONNECT answered with another status than 200 comes back as an
@@ -138,9 +124,9 @@ func Classify(err error, status int, h http.Header) Outcome {
 		err = ue.Err
 	}
 	if err.Error() == http.StatusText(http.StatusProxyAuthRequired) {
-		return AuthFailed
+		return authFailed
 	}
-	return NotJudged
+	return notJudged
 }
 
 // socksAuth are the texts of the errors Go's SOCKS5 dialer returns when

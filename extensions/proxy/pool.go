@@ -24,10 +24,12 @@ type Pool struct {
 	byKey   map[string]*member // the URL as given and as Colly reports it, and the name
 	next    int                // the rotation's next index
 	ejected int                // members open or half-open
+	views   map[string]*view   // per domain that refused a proxy: Record's comparison
 }
 
 // member is one proxy of the pool; the Pool's mutex guards it.
 type member struct {
+	idx     int // in Pool.members
 	name    string
 	url     *url.URL
 	str     string // url.String(), as Colly's switcher stores it
@@ -64,8 +66,11 @@ type Snapshot struct {
 	Held bool
 	// Sent counts the requests the rotation (ProxyFunc or Ejected) gave it.
 	Sent int64
-	// Outcomes counts the recorded attempts by outcome; absent is 0.
-	Outcomes map[Outcome]int64
+	// Outcomes counts the recorded attempts by what they said of the
+	// proxy: carried, connect_failed, auth_failed, proxy_error (its own,
+	// by Proxy-Status), blocked (a site refusing it alone), not_judged;
+	// absent is 0.
+	Outcomes map[string]int64
 }
 
 // New validates cfg and returns its Pool, every proxy in the rotation.
@@ -76,7 +81,7 @@ func New(cfg Config) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, circuit: cfg.Settings, draw: rand.Float64, byKey: map[string]*member{}}
+	p := &Pool{cfg: cfg, circuit: cfg.Settings, draw: rand.Float64, byKey: map[string]*member{}, views: map[string]*view{}}
 	p.circuit.Cooldown = time.Nanosecond // the Pool holds each trip open for the ejection's own cooldown
 	p.most = max(1, int(cfg.MaxEjectedShare*float64(len(urls))+1e-9))
 	names := map[string]int{}
@@ -85,7 +90,7 @@ func New(cfg Config) (*Pool, error) {
 		if names[name]++; names[name] > 1 {
 			name = fmt.Sprintf("%s#%d", name, names[name])
 		}
-		m := &member{name: name, url: u, str: u.String(), c: circuit.NewMemory(name, p.circuit, nil)}
+		m := &member{idx: len(p.members), name: name, url: u, str: u.String(), c: circuit.NewMemory(name, p.circuit, nil)}
 		p.members = append(p.members, m)
 		for _, k := range []string{u.String(), name} {
 			if _, dup := p.byKey[k]; !dup {
@@ -126,13 +131,13 @@ func (p *Pool) Stats() []Snapshot {
 
 func (m *member) snapshotLocked() Snapshot {
 	s := Snapshot{Name: m.name, State: m.state, Ejections: m.ejections, Held: m.held, Sent: m.sent,
-		Outcomes: map[Outcome]int64{}}
+		Outcomes: map[string]int64{}}
 	if m.state == circuit.Open {
 		s.RetryAt = m.retryAt
 	}
 	for o, n := range m.outcomes {
 		if n > 0 {
-			s.Outcomes[Outcome(o)] = n
+			s.Outcomes[outcome(o).String()] = n
 		}
 	}
 	return s

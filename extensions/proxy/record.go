@@ -1,49 +1,142 @@
 package proxy
 
 import (
-	"fmt"
-	"net/url"
-	"strings"
+	"math/bits"
+	"net/http"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 )
 
-// Record charges one attempt's outcome to proxy (its URL as Track,
-// Config.Proxies or Colly's Request.ProxyURL give it, or its Name),
-// latency being how long the attempt took. Carried counts as the proxy's
-// health, the failures (Outcome.Failure) against it, NotJudged in Stats
-// alone. Enough failures eject the proxy (Config.Settings); the outcome
-// of its probe restores it or ejects it again. An attempt that ends while
-// its proxy is ejected counts in Stats alone; while its probe is out, the
-// next attempt recorded for it is taken as the probe (a request sent
-// before the ejection normally ends long before the cooldown does). The
-// error says the proxy or the outcome is unknown; nothing is recorded
-// then.
-func (p *Pool) Record(proxy string, o Outcome, latency time.Duration) error {
-	if o >= numOutcomes {
-		return fmt.Errorf("proxy: Record: unknown outcome %d: give one of Carried … NotJudged", uint8(o))
-	}
-	var evs events
-	p.mu.Lock()
-	m := p.lookupLocked(proxy)
-	if m == nil {
-		p.mu.Unlock()
-		return fmt.Errorf("proxy: Record: %s is not in the pool: give the proxy's URL as Request.ProxyURL carries it, or its Name", redact(proxy))
-	}
-	p.recordLocked(m, o, latency, &evs)
-	p.mu.Unlock()
-	p.emit(evs)
-	return nil
+// Attempt is one request through a proxy, as the transport saw it.
+type Attempt struct {
+	// Proxy is the proxy that carried it: its URL as Track reports it (or
+	// as in Config.Proxies, or Colly's Request.ProxyURL), or its Name.
+	Proxy string
+	// Domain is the site's host: with it, Record compares proxies on the
+	// same site (a site refusing one proxy only blames that proxy).
+	Domain string
+	// Status is the answer's HTTP status, 0 when none came back; Header
+	// the answer's header (may be nil); Err the round trip's error.
+	Status int
+	Header http.Header
+	Err    error
+	// Latency is how long the attempt took.
+	Latency time.Duration
 }
 
-func (p *Pool) recordLocked(m *member, o Outcome, latency time.Duration, evs *events) {
+// Record charges a to its proxy and reports whether the proxy, not the
+// site, explains its failure: then the attempt says nothing about the
+// site, which never received it or would answer through another proxy,
+// and it may be sent again through the rotation.
+//
+// What blames the proxy alone: a failure to reach it (connection, DNS,
+// TLS), its refusal of the credentials (407), an error the proxy says is
+// its own (RFC 9209 Proxy-Status), and, with Domain given, a 401/403 from
+// a site that answers other proxies: the site refuses this proxy, not the
+// client. A site's first 401/403 is the proxy's to explain until another
+// proxy is refused there too (the site refuses the client) or answered
+// (the first proxy is charged then). Any other outcome is the site's; the
+// proxy carried it. Enough failures eject the proxy (Config.Settings); the
+// outcome of its probe restores it or ejects it again. An attempt that
+// ends while its proxy is ejected counts in Stats alone; while its probe
+// is out, the next attempt recorded for it is taken as the probe. A proxy
+// not in the pool is not recorded.
+func (p *Pool) Record(a Attempt) (proxyFault bool) {
+	o := classify(a.Err, a.Status, a.Header)
+	proxyFault = o.failure()
+	var evs events
+	p.mu.Lock()
+	m := p.lookupLocked(a.Proxy)
+	if m != nil {
+		if o == carried && a.Domain != "" {
+			o, proxyFault = p.compareLocked(m, a.Domain, a.Status == http.StatusUnauthorized || a.Status == http.StatusForbidden, &evs)
+		}
+		p.recordLocked(m, o, a.Latency, &evs)
+	}
+	p.mu.Unlock()
+	p.emit(evs)
+	return m != nil && proxyFault
+}
+
+// compareLocked judges an answer m carried from domain against the other
+// proxies' answers there (views): refused says it was a 401 or 403. The
+// site's first refusal is not judged yet, but blamed on the proxy.
+func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events) (outcome, bool) {
+	v := p.views[domain]
+	if !refused {
+		if v != nil {
+			v.ok.set(m.idx)
+			for i := range v.refused.each() {
+				if i != m.idx {
+					p.recordLocked(p.members[i], blocked, 0, evs) // refused here, while m is answered
+				}
+			}
+			v.refused.clear()
+		}
+		return carried, false
+	}
+	if v == nil {
+		v = &view{ok: newMembers(len(p.members)), refused: newMembers(len(p.members))}
+		p.views[domain] = v
+	}
+	v.ok.unset(m.idx)
+	switch {
+	case v.ok.any():
+		return blocked, true // others are answered here
+	case v.refused.anyBut(m.idx):
+		v.refused.clear()
+		return carried, false // refused through another proxy too: the site refuses the client
+	}
+	v.refused.set(m.idx)
+	return notJudged, true
+}
+
+// view is what the proxies got from one domain that has answered 401 or
+// 403 through one of them: which were answered since, which refused and
+// not yet judged. Domains that never refuse have none.
+type view struct{ ok, refused members }
+
+// members is a set of members' indices.
+type members []uint64
+
+func newMembers(n int) members { return make(members, (n+63)/64) }
+func (b members) set(i int)    { b[i/64] |= 1 << (i % 64) }
+func (b members) unset(i int)  { b[i/64] &^= 1 << (i % 64) }
+func (b members) clear()       { clear(b) }
+func (b members) any() bool    { return b.anyBut(-1) }
+func (b members) anyBut(i int) bool {
+	for w, x := range b {
+		if i/64 == w && i >= 0 {
+			x &^= 1 << (i % 64)
+		}
+		if x != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// each yields the indices in b.
+func (b members) each() func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for w, x := range b {
+			for ; x != 0; x &= x - 1 {
+				if !yield(w*64 + bits.TrailingZeros64(x)) {
+					return
+				}
+			}
+		}
+	}
+}
+
+func (p *Pool) recordLocked(m *member, o outcome, latency time.Duration, evs *events) {
 	clk, now := p.cfg.Clock, p.cfg.Clock.Now()
 	m.outcomes[o]++
 	r := circuit.Result{Class: o.class(), Latency: latency}
 	switch m.state {
 	case circuit.Closed:
-		if o == Carried && m.held {
+		if o == carried && m.held {
 			m.held = false
 			evs.add(event{kind: unheld, snap: m.snapshotLocked()})
 		}
@@ -113,15 +206,4 @@ func (p *Pool) cooldown(streak int) time.Duration {
 		cd = time.Duration(streak) * base
 	}
 	return cd - time.Duration(p.cfg.Jitter*p.draw()*float64(cd))
-}
-
-// redact names proxy for an error message without its credentials.
-func redact(proxy string) string {
-	if u, err := url.Parse(proxy); err == nil && u.Host != "" {
-		return Name(u)
-	}
-	if strings.Contains(proxy, "@") {
-		return "a proxy (credentials withheld)"
-	}
-	return fmt.Sprintf("%q", proxy)
 }

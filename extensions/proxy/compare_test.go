@@ -1,0 +1,105 @@
+package proxy_test
+
+import (
+	"testing"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/clock/clocktest"
+	"github.com/breakwater-crawl/breakwater/extensions/proxy"
+)
+
+// answer records a status from shop.test through proxy and returns
+// whether Record blamed the proxy.
+func answer(p *proxy.Pool, name string, status int) bool {
+	return p.Record(proxy.Attempt{Proxy: name, Domain: "shop.test", Status: status})
+}
+
+func TestASiteRefusingOneProxyOnlyBlamesThatProxy(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	if !answer(p, "d.test:4", 403) {
+		t.Fatal("the site's first 403 was not left to another proxy to explain")
+	}
+	if answer(p, "a.test:1", 200) {
+		t.Fatal("a 200 blamed its proxy")
+	}
+	for i := range 2 {
+		if !answer(p, "d.test:4", 403) {
+			t.Fatalf("403 %d through d, while a is answered: not blamed on d", i+2)
+		}
+	}
+	if s := state(p, "d.test:4"); s.State != circuit.Open || s.Outcomes["blocked"] != 3 {
+		t.Fatalf("d after 3 refusals others are spared: %v %v, want ejected, 3 blocked", s.State, s.Outcomes)
+	}
+	if s := state(p, "a.test:1"); s.State != circuit.Closed || s.Outcomes["carried"] != 1 {
+		t.Fatalf("a: %v %v, want closed, 1 carried", s.State, s.Outcomes)
+	}
+}
+
+func TestASiteRefusingEveryProxyBlamesNone(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	if !answer(p, "a.test:1", 403) {
+		t.Fatal("the site's first 403 was not left to another proxy to explain")
+	}
+	if answer(p, "b.test:2", 403) {
+		t.Fatal("a 403 through a second proxy blamed it: the site refuses the client")
+	}
+	for range 20 {
+		for _, name := range []string{"a.test:1", "b.test:2", "c.test:3", "d.test:4"} {
+			if answer(p, name, 403) && name != "a.test:1" {
+				// Each cycle's first refusal is pending again; the next
+				// proxy settles it.
+				continue
+			}
+		}
+	}
+	for _, s := range p.Stats() {
+		if s.State != circuit.Closed || s.Outcomes["blocked"] != 0 {
+			t.Fatalf("%s: %v %v; a site refusing everyone must eject no proxy", s.Name, s.State, s.Outcomes)
+		}
+	}
+}
+
+func TestAFirstRefusalIsChargedOnceAnotherProxyIsAnswered(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	if !answer(p, "d.test:4", 403) {
+		t.Fatal("first 403 through d not left to another proxy")
+	}
+	if s := state(p, "d.test:4"); s.Outcomes["blocked"] != 0 || s.Outcomes["not_judged"] != 1 {
+		t.Fatalf("d before any other answer: %v, want 1 not_judged", s.Outcomes)
+	}
+	answer(p, "a.test:1", 200)
+	if s := state(p, "d.test:4"); s.Outcomes["blocked"] != 1 {
+		t.Fatalf("d once a is answered: %v, want 1 blocked", s.Outcomes)
+	}
+	answer(p, "b.test:2", 200)
+	if s := state(p, "d.test:4"); s.Outcomes["blocked"] != 1 {
+		t.Fatalf("d charged twice for one refusal: %v", s.Outcomes)
+	}
+}
+
+func TestAProxyAnsweredThenRefusedNoLongerSpeaksForTheSite(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	answer(p, "d.test:4", 403)
+	answer(p, "a.test:1", 200)
+	// The site now refuses everyone: a's own refusal withdraws its
+	// evidence, so the others are blamed only until then.
+	blamed := 0
+	for _, name := range []string{"b.test:2", "a.test:1", "c.test:3", "d.test:4", "b.test:2"} {
+		if answer(p, name, 403) {
+			blamed++
+		}
+	}
+	if s := state(p, "b.test:2"); s.Outcomes["blocked"] != 1 {
+		t.Fatalf("b: %v, want 1 blocked (refused while a was answered)", s.Outcomes)
+	}
+	// b while a was answered, then the pending first refusals of a and
+	// d, each settled as the site's by the next proxy's refusal.
+	if blamed != 3 {
+		t.Fatalf("%d of 5 refusals blamed on their proxy, want 3", blamed)
+	}
+	for name, want := range map[string]int64{"a.test:1": 0, "c.test:3": 0, "d.test:4": 1} {
+		if s := state(p, name); s.Outcomes["blocked"] != want {
+			t.Fatalf("%s: %v, want %d blocked", name, s.Outcomes, want)
+		}
+	}
+}

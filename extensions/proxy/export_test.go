@@ -1,0 +1,39 @@
+package proxy
+
+import (
+	"fmt"
+	"time"
+)
+
+// The outcomes, for the tests that record one without a round trip.
+type Outcome = outcome
+
+const (
+	Carried       = carried
+	ConnectFailed = connectFailed
+	AuthFailed    = authFailed
+	ProxyError    = proxyError
+	Blocked       = blocked
+	NotJudged     = notJudged
+)
+
+var Classify = classify
+
+// RecordOutcome charges o to proxy, as Record does once it has judged an
+// attempt.
+func (p *Pool) RecordOutcome(proxy string, o Outcome, latency time.Duration) error {
+	var evs events
+	p.mu.Lock()
+	m := p.lookupLocked(proxy)
+	if m != nil {
+		p.recordLocked(m, o, latency, &evs)
+	}
+	p.mu.Unlock()
+	p.emit(evs)
+	if m == nil {
+		return fmt.Errorf("proxy: %s is not in the pool", proxy)
+	}
+	return nil
+}
+
+var DefaultSettings = defaultSettings
