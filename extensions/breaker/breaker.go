@@ -7,6 +7,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
@@ -28,6 +29,7 @@ type Breaker struct {
 	validator       Validator
 	throttleRetries int
 	baseTransport   http.RoundTripper
+	proxies         *proxy.Pool
 	onRefused       []func(*colly.Request, *circuit.OpenError)
 	onNotVisited    []func(*colly.Request, error)
 	onOutcome       []func(observe.Attempt)

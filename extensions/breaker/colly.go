@@ -60,6 +60,7 @@ type attempt struct {
 	heldHop    *url.URL      // its redirect's hop waited for room past half the client's timeout: sent again to this URL
 	target     *url.URL      // a bare attempt's redirect hop that answered: the URL it ended at
 	sentURL    string        // a bare attempt's own URL, when it is recorded under another
+	proxyFault bool          // no proxy of Config.Proxies carried it: not the site's outcome
 }
 
 // Register wires the breaker into c (a colly.CollectorOption). The circuit
@@ -358,6 +359,8 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	}
 	if class == circuit.Success {
 		err = nil
+	} else if a.proxyFault {
+		class = circuit.Excluded
 	}
 	a.class, a.err = class, err
 	if class == circuit.Degraded && isDNSError(err) {
@@ -465,6 +468,8 @@ func (b *Breaker) listUnfinished(a *attempt, d *domains.Domain, class circuit.Cl
 		why = "cancelled: " + cancelReason(a.crawl)
 	case class.Failure() || class == circuit.Blocked || class == circuit.ClientError:
 		why = "failed: " + describe(class, a.status, a.err)
+	case a.proxyFault:
+		why = "failed through the proxies: " + describe(class, a.status, a.err)
 	case class == circuit.Throttled && a.horizon:
 		why = "throttled without a success for longer than the pacing horizon"
 	case class == circuit.Throttled && !a.handBack.IsZero():

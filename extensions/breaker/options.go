@@ -9,6 +9,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -58,6 +59,13 @@ type Config struct {
 	// if kept whole but forgets latencies. Default DefaultIdleTTL; negative
 	// keeps every domain whole.
 	IdleTTL time.Duration
+	// Proxies is the crawl's proxy pool, the one whose ProxyFunc is the
+	// collector's (SetProxyFunc, before Register). Each attempt is then
+	// charged to its proxy as well as its site: a failure the proxy
+	// explains counts against the proxy alone and the request goes again
+	// through the next proxy; the ending names a client-side cause when
+	// more proxies fail than the pool may eject.
+	Proxies *proxy.Pool
 	// BaseTransport, rarely needed, is wrapped instead of the collector's
 	// transport at Register.
 	BaseTransport http.RoundTripper
@@ -111,6 +119,7 @@ func (c Config) apply(b *Breaker) error {
 		b.cfg.Pacing = c.Pacing
 	}
 	b.cfg.Fleet, b.cfg.IdleTTL, b.baseTransport = cmp.Or(c.Fleet, b.cfg.Fleet), cmp.Or(c.IdleTTL, b.cfg.IdleTTL), cmp.Or(c.BaseTransport, b.baseTransport)
+	b.proxies = cmp.Or(c.Proxies, b.proxies)
 	b.cfg.BlockedAfter, b.cfg.ResendHorizon = cmp.Or(c.BlockedAfter, b.cfg.BlockedAfter), cmp.Or(c.ResendHorizon, b.cfg.ResendHorizon)
 	if c.OnTransition != nil {
 		b.cfg.OnTransition = append(b.cfg.OnTransition, c.OnTransition)

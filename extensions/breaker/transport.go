@@ -78,7 +78,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	a.sent = true
 	back := lendWhileSlow(a, firstOf(req).URL.Host)
-	resp, err := t.roundTrip(req, a)
+	var resp *http.Response
+	var err error
+	if t.b.proxies != nil {
+		resp, err = t.viaProxies(req, a)
+	} else {
+		resp, err = t.roundTrip(req, a)
+	}
 	if back != nil {
 		back()
 	}

@@ -207,6 +207,11 @@ func (b *Breaker) Judge() outcome.Evidence {
 			Domains: doms})
 	}
 	ev.Findings = append(ev.Findings, findings...)
+	if b.proxies != nil {
+		if err := b.proxies.ClientSide(); err != nil {
+			ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "client_side_suspect", Reason: err.Error()})
+		}
+	}
 	if b.validator == nil {
 		ev.Valid, ev.Counts = success, true
 	}

@@ -142,3 +142,6 @@ func (m *member) snapshotLocked() Snapshot {
 	}
 	return s
 }
+
+// Len is how many proxies the pool has.
+func (p *Pool) Len() int { return len(p.members) }

@@ -68,8 +68,9 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events
 		if v != nil {
 			v.ok.set(m.idx)
 			for i := range v.refused.each() {
-				if i != m.idx {
-					p.recordLocked(p.members[i], blocked, 0, evs) // refused here, while m is answered
+				if i != m.idx { // refused here, while m is answered: recorded not judged, now blocked
+					p.members[i].outcomes[notJudged]--
+					p.recordLocked(p.members[i], blocked, 0, evs)
 				}
 			}
 			v.refused.clear()

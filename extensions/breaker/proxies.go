@@ -1,0 +1,37 @@
+package breaker
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/extensions/proxy"
+)
+
+// viaProxies sends req through Config.Proxies' rotation. Each attempt is
+// charged to its proxy; one the proxy explains (unreachable, refusing the
+// credentials, refused by this site alone) is sent again through the next
+// proxy, at most once per proxy of the pool, and the site is charged with
+// nothing but what it answered. When no proxy carried it, a says so
+// (proxyFault): the site is not charged, and the URL is listed unfinished.
+func (t *transport) viaProxies(req *http.Request, a *attempt) (*http.Response, error) {
+	pool, domain := t.b.proxies, hostOf(req.URL.Host)
+	for try := 1; ; try++ {
+		r, carrier := proxy.Track(req)
+		start := time.Now()
+		resp, err := t.roundTrip(r, a)
+		at := proxy.Attempt{Proxy: carrier(), Domain: domain, Err: err, Latency: time.Since(start)}
+		if resp != nil {
+			at.Status, at.Header = resp.StatusCode, resp.Header
+		}
+		a.proxyFault = pool.Record(at) || errors.Is(err, proxy.ErrAllEjected)
+		if !a.proxyFault || try >= pool.Len() || errors.Is(err, proxy.ErrAllEjected) || req.Body != nil || req.Context().Err() != nil {
+			return resp, err
+		}
+		if resp != nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package breaker_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/proxy"
+	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+)
+
+// dialCounter counts the connections a transport opens, per address: what
+// each proxy was sent, seen from the crawler's side (a refusing proxy logs
+// nothing: the kernel refuses it).
+type dialCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (d *dialCounter) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d.mu.Lock()
+	d.n[addr]++
+	d.mu.Unlock()
+	return (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, network, addr)
+}
+
+func (d *dialCounter) count(addr string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.n[addr]
+}
+
+// proxiedCrawl crawls every product of stores through pool's rotation
+// with b, and returns how often each URL came back 200.
+func proxiedCrawl(t *testing.T, b *breaker.Breaker, pool *proxy.Pool, dials *dialCounter, stores []*testserver.Store, products int) map[string]int {
+	t.Helper()
+	c := colly.NewCollector(colly.Async(true))
+	c.WithTransport(&http.Transport{DialContext: dials.dial})
+	c.SetProxyFunc(pool.ProxyFunc()) // before the breaker, as with Colly's switcher
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {
+		t.Fatal(err)
+	}
+	b.Register(c)
+	var mu sync.Mutex
+	got := map[string]int{}
+	c.OnResponse(func(r *colly.Response) {
+		mu.Lock()
+		got[r.Request.URL.String()]++
+		mu.Unlock()
+	})
+	for n := 1; n <= products; n++ {
+		for _, s := range stores {
+			c.Visit(s.ProductURL(n))
+		}
+	}
+	c.Wait()
+	return got
+}
+
+// Four proxies, one refusing connections and one making every site answer
+// 403: the two are ejected after at most the proxy circuit's need
+// requests each, every page comes back once through the healthy two, no
+// store's circuit opens, and the crawl is complete.
+func TestBadProxiesAreEjectedAndNoStoreIsCharged(t *testing.T) {
+	const products = 100
+	var stores []*testserver.Store
+	for range 3 {
+		stores = append(stores, startStore(t, testserver.Config{Products: products}))
+	}
+	fleet, err := testserver.StartProxies(testserver.ProxyConfig{},
+		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}},
+		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBlock403}},
+		testserver.ProxyConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var opened []string
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, OnTransition: func(tr circuit.Transition) {
+		if tr.To != circuit.Closed {
+			mu.Lock()
+			opened = append(opened, tr.Key)
+			mu.Unlock()
+		}
+	}})
+	dials := &dialCounter{n: map[string]int{}}
+	got := proxiedCrawl(t, b, pool, dials, stores, products)
+
+	for _, s := range stores {
+		for n := 1; n <= products; n++ {
+			if k := got[s.ProductURL(n)]; k != 1 {
+				t.Errorf("%s came back %d times, want once", s.ProductURL(n), k)
+			}
+			if k := s.CountPath(testserver.ProductPath(n)); k != 1 {
+				t.Errorf("%s%s received %d requests, want 1", s.Host(), testserver.ProductPath(n), k)
+			}
+		}
+	}
+	if len(opened) > 0 {
+		t.Errorf("store circuits left closed: %v; a bad proxy is not the store's failure", opened)
+	}
+	need := 5 // the default proxy circuit: 5 failures of 10 (3 in a row trip it sooner)
+	refusing, blocking := fleet.Proxies[1], fleet.Proxies[2]
+	if k := dials.count(refusing.Host()); k == 0 || k > need {
+		t.Errorf("the refusing proxy was dialled %d times, want 1..%d", k, need)
+	}
+	if k := blocking.Count(); k == 0 || k > need {
+		t.Errorf("the blocking proxy received %d requests, want 1..%d", k, need)
+	}
+	for i, s := range pool.Stats() {
+		ejected := s.State != circuit.Closed
+		if ejected != (i == 1 || i == 2) {
+			t.Errorf("proxy %s: %v %v, want only the refusing and the blocking one ejected", s.Name, s.State, s.Outcomes)
+		}
+	}
+	t.Logf("refusing proxy dialled %d times, blocking proxy sent %d; proxies: %+v", dials.count(refusing.Host()), blocking.Count(), pool.Stats())
+	if o := outcome.Decide(int64(len(got)), b); o.State != outcome.Complete {
+		t.Errorf("ending %s: %s; want complete", o.State, o.Reason)
+	}
+}
+
+// Every proxy failing is the client's side, not the sites': the crawl
+// ends in the client-side error with every URL kept unfinished, and no
+// store's circuit opens.
+func TestEveryProxyFailingEndsClientSideWithEveryURLKept(t *testing.T) {
+	const products = 20
+	var stores []*testserver.Store
+	for range 3 {
+		stores = append(stores, startStore(t, testserver.Config{Products: products}))
+	}
+	refuse := testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}}
+	auth := testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyAuth407}}
+	fleet, err := testserver.StartProxies(refuse, auth, refuse, auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var opened []string
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, OnTransition: func(tr circuit.Transition) {
+		mu.Lock()
+		opened = append(opened, tr.Key)
+		mu.Unlock()
+	}})
+	got := proxiedCrawl(t, b, pool, &dialCounter{n: map[string]int{}}, stores, products)
+
+	if len(got) != 0 || fleet.Proxies[1].Forwarded()+fleet.Proxies[3].Forwarded() != 0 {
+		t.Fatalf("%d pages came back through failing proxies", len(got))
+	}
+	if len(opened) > 0 {
+		t.Errorf("circuits moved: %v; failing proxies are not the stores' failure", opened)
+	}
+	if u := b.Unfinished(); u.Total != 3*products {
+		t.Errorf("%d URLs unfinished, want all %d", u.Total, 3*products)
+	}
+	o := outcome.Decide(0, b)
+	if o.State != outcome.Error || !strings.Contains(o.Reason, "client side") {
+		t.Errorf("ending %s: %s; want the client-side error", o.State, o.Reason)
+	}
+	t.Logf("ending: %s", o.Reason)
+}
