@@ -176,3 +176,59 @@ func TestEveryProxyFailingEndsClientSideWithEveryURLKept(t *testing.T) {
 	}
 	t.Logf("ending: %s", o.Reason)
 }
+
+// A store answering 403 through every proxy refuses the client, not one
+// proxy: it is held after BlockedAfter answers, as without proxies (one
+// more for the first 403, sent again through another proxy to tell),
+// the proxies stay in the rotation, and the ending is the blocked error.
+func TestAStoreRefusingEveryProxyIsHeldBlocked(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 60, PerPage: 60, Scenario: testserver.Scenario{Mode: testserver.Blocked, After: 1}})
+	fleet, err := testserver.StartProxies(make([]testserver.ProxyConfig, 4)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
+	c := colly.NewCollector(colly.Async(true))
+	c.SetProxyFunc(pool.ProxyFunc())
+	const p = 4
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
+		t.Fatal(err)
+	}
+	b.Register(c)
+	var mu sync.Mutex
+	tries := map[string]int{}
+	c.OnError(func(r *colly.Response, err error) { // a user's loop retrying every error
+		mu.Lock()
+		tries[r.Request.URL.String()]++
+		n := tries[r.Request.URL.String()]
+		mu.Unlock()
+		if n <= 3 {
+			r.Request.Retry()
+		}
+	})
+	c.OnHTML("a.product-link", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+	c.Visit(store.URL() + "/")
+	c.Wait()
+
+	into := store.CountMode(testserver.Blocked)
+	t.Logf("the blocked store received %d requests (the proxies %d)", into, fleet.Count())
+	if bound := 10 + p - 1 + 1; into > bound {
+		t.Errorf("the blocked store received %d requests, want at most BlockedAfter + P − 1 + 1 = %d", into, bound)
+	}
+	for _, s := range pool.Stats() {
+		if s.State != circuit.Closed || s.Outcomes["blocked"] != 0 {
+			t.Errorf("proxy %s: %v %v; a store refusing everyone ejects no proxy", s.Name, s.State, s.Outcomes)
+		}
+	}
+	if u := b.Unfinished(); u.Total != 60 {
+		t.Errorf("%d URLs unfinished, want the 60 products", u.Total)
+	}
+	if o := outcome.Decide(0, b); o.State != outcome.Error || !strings.Contains(o.Reason, "blocked: fix the client") {
+		t.Errorf("ending %s (%s), want error: blocked: fix the client", o.State, o.Reason)
+	}
+}

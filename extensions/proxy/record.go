@@ -74,6 +74,7 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events
 				}
 			}
 			v.refused.clear()
+			v.client = false
 		}
 		return carried, false
 	}
@@ -85,9 +86,12 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events
 	switch {
 	case v.ok.any():
 		return blocked, true // others are answered here
-	case v.refused.anyBut(m.idx):
+	case v.client || v.refused.anyBut(m.idx):
+		// Refused through another proxy too: the site refuses the client,
+		// until a proxy is answered there again.
 		v.refused.clear()
-		return carried, false // refused through another proxy too: the site refuses the client
+		v.client = true
+		return carried, false
 	}
 	v.refused.set(m.idx)
 	return notJudged, true
@@ -95,8 +99,12 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events
 
 // view is what the proxies got from one domain that has answered 401 or
 // 403 through one of them: which were answered since, which refused and
-// not yet judged. Domains that never refuse have none.
-type view struct{ ok, refused members }
+// not yet judged, and whether it refuses the client. Domains that never
+// refuse have none.
+type view struct {
+	ok, refused members
+	client      bool
+}
 
 // members is a set of members' indices.
 type members []uint64
