@@ -14,6 +14,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -48,6 +49,9 @@ type Report struct {
 	// Total sums the counters of every domain. Its MedianLatency is over
 	// every success when Sources.Latencies gave them, else 0.
 	Total Domain `json:"total"`
+	// Proxies are Sources.Proxies' proxies, in their order, named by
+	// host:port without credentials.
+	Proxies []proxy.Snapshot `json:"proxies,omitempty"`
 }
 
 // Domain is one host's line of the report. The host is lower-case with its
@@ -135,6 +139,9 @@ type Sources struct {
 	// are over the whole run. The slices are read, not kept.
 	Latencies  map[string][]time.Duration
 	Start, End time.Time // when the run started and ended
+	// Proxies is the crawl's proxy pool (breaker.Config.Proxies), for a
+	// line per proxy.
+	Proxies *proxy.Pool
 }
 
 // New builds the report of a run that ended as o, from the given sources.
@@ -153,7 +160,11 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 	// Keyed as the breaker's domains; applied once every source is read.
 	unfinished, latencies := map[string]int{}, map[string][]time.Duration{}
 	var start, end time.Time
+	var proxies []proxy.Snapshot
 	for _, src := range sources {
+		if src.Proxies != nil {
+			proxies = src.Proxies.Stats()
+		}
 		if b := src.Breaker; b != nil {
 			for _, s := range b.Stats() {
 				d := get(s.Domain)
@@ -259,7 +270,7 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 	}
 	t.MedianLatencyMS = ms(t.MedianLatency)
 	t.PausedForS = seconds(t.PausedFor)
-	r.Requests, r.Bytes = t.Requests, t.Bytes
+	r.Requests, r.Bytes, r.Proxies = t.Requests, t.Bytes, proxies
 	if !start.IsZero() && !end.IsZero() {
 		r.Start, r.End = start.UTC().Round(time.Millisecond), end.UTC().Round(time.Millisecond)
 		r.Took = r.End.Sub(r.Start)
@@ -477,6 +488,7 @@ func (r Report) writeText(w io.Writer) error {
 		tw.Flush()
 	}
 
+	r.writeProxies(bw)
 	r.writeDead(bw)
 	for _, d := range r.Domains {
 		if b := d.SelectorBroken; b != nil {
@@ -490,6 +502,26 @@ func (r Report) writeText(w io.Writer) error {
 		return fmt.Errorf("report: writing text: %w", err)
 	}
 	return nil
+}
+
+// writeProxies writes a line per proxy: its state, the requests the
+// rotation gave it, and what they said of it.
+func (r Report) writeProxies(w io.Writer) {
+	if len(r.Proxies) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "proxy\tstate\tsent\tejections\toutcomes")
+	for _, p := range r.Proxies {
+		var outs []string
+		for name, n := range p.Outcomes {
+			outs = append(outs, fmt.Sprintf("%s %d", name, n))
+		}
+		slices.Sort(outs)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", p.Name, p.State, p.Sent, p.Ejections, dash(strings.Join(outs, ", ")))
+	}
+	tw.Flush()
 }
 
 // writeDead lists the URLs dead of failures by domain and cause, with

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/report"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 )
@@ -127,9 +129,20 @@ func TestBadProxiesAreEjectedAndNoStoreIsCharged(t *testing.T) {
 		}
 	}
 	t.Logf("refusing proxy dialled %d times, blocking proxy sent %d; proxies: %+v", dials.count(refusing.Host()), blocking.Count(), pool.Stats())
-	if o := outcome.Decide(int64(len(got)), b); o.State != outcome.Complete {
+	o := outcome.Decide(int64(len(got)), b)
+	if o.State != outcome.Complete {
 		t.Errorf("ending %s: %s; want complete", o.State, o.Reason)
 	}
+	var text strings.Builder
+	if err := report.New(o, report.Sources{Breaker: b, Proxies: pool}).Write(&text, report.Text); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*testserver.Proxy{refusing, blocking} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(p.Host()) + ` +open +\d+ +1 `).MatchString(text.String()) {
+			t.Errorf("the report does not name %s open, ejected once:\n%s", p.Host(), text.String())
+		}
+	}
+	t.Logf("report:\n%s", text.String())
 }
 
 // Every proxy failing is the client's side, not the sites': the crawl
