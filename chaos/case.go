@@ -89,6 +89,11 @@ func NewCase(seed uint64) Case {
 	if !c.Wiring.Process {
 		drawFeatures(d3, &c.Wiring)
 	}
+	// Proxy pools (issue 27): a fourth stream.
+	d4 := draw{rand.New(rand.NewPCG(seed, 0xa54ff53a5f1d36f1))}
+	if !c.Wiring.Process && d4.chance(0.25) {
+		drawProxies(d4, &c.Wiring)
+	}
 	return c
 }
 

@@ -18,6 +18,7 @@ import (
 	bw "github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -124,7 +125,7 @@ func (o *output) len() int {
 // run is hung). resume continues the checkpoint (dir/crawl.db, or mem).
 // promised is called before the checkpoint closes, to read the states of
 // the URLs the stores promised.
-func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *output, resume bool, mem storage.Store, bound time.Duration, promised func() []string, redir *redirector) runOut {
+func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *output, resume bool, mem storage.Store, bound time.Duration, promised func() []string, redir *redirector, proxies []string) runOut {
 	ro := runOut{exit: -1, carried: -1, refusedByColly: map[string]string{}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -152,6 +153,21 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		ct = &countingTransport{base: &http.Transport{MaxIdleConnsPerHost: 16}}
 		c.WithTransport(ct)
 	}
+	var pool *proxy.Pool
+	if len(proxies) > 0 {
+		// As a user rotates a pool: the pool's ProxyFunc where Colly's
+		// switcher would go, set before the breaker is registered.
+		var err error
+		if pool, err = proxy.New(proxy.Config{Proxies: proxies}); err != nil {
+			ro.openErr = fmt.Errorf("proxy pool: %w", err)
+			return ro
+		}
+		if ct != nil {
+			ct.base.(*http.Transport).Proxy = pool.ProxyFunc()
+		} else {
+			c.SetProxyFunc(pool.ProxyFunc())
+		}
+	}
 	delayed := w.Delay > 0 || w.RandomDelay > 0
 	switch {
 	case w.Limit == limGlob:
@@ -178,7 +194,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		return ro
 	}
 	var bopts []breaker.Config
-	bopts = append(bopts, breaker.Config{Validator: v, IdleTTL: w.IdleTTL})
+	bopts = append(bopts, breaker.Config{Validator: v, IdleTTL: w.IdleTTL, Proxies: pool})
 	if os.Getenv("CHAOS_BREAKER_LOG") != "" {
 		// A replay's post-mortem: the breaker's events beside the case's files.
 		name := "breaker-1.log"

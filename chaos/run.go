@@ -67,6 +67,8 @@ type caseRun struct {
 	secondFrom time.Time
 	// redir is the case's redirecting host (Wiring.Redirect), or nil.
 	redir *redirector
+	// proxies are the case's proxy pool (Wiring.Proxies), or nil.
+	proxies *testserver.ProxyFleet
 }
 
 func runCase(c Case, e env) Result {
@@ -91,6 +93,19 @@ func runCase(c Case, e env) Result {
 		}
 		cr.redir = rd
 		defer rd.close()
+	}
+	if len(c.Wiring.Proxies) > 0 {
+		var cfgs []testserver.ProxyConfig
+		for _, m := range c.Wiring.Proxies {
+			cfgs = append(cfgs, testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: m, Delay: 20 * time.Millisecond}})
+		}
+		pf, err := testserver.StartProxies(cfgs...)
+		if err != nil {
+			res.Violations = append(res.Violations, Violation{0, "setup: " + err.Error()})
+			return res
+		}
+		cr.proxies = pf
+		defer pf.Close()
 	}
 	dir, err := os.MkdirTemp("", "chaos-case-")
 	if err != nil {
@@ -154,6 +169,14 @@ func watchStall() func() time.Duration {
 	}
 }
 
+// proxyURLs is the case's proxy pool's list, nil without one.
+func (cr *caseRun) proxyURLs() []string {
+	if cr.proxies == nil {
+		return nil
+	}
+	return cr.proxies.URLs()
+}
+
 func (cr *caseRun) closeSites() {
 	for _, s := range cr.sites {
 		s.close()
@@ -177,7 +200,7 @@ func (cr *caseRun) execute(e env) {
 		if w.Process {
 			return crawlProcess(e.bin, w, cr.sites, cr.dir, procRun{resume: resume, killAt: killAt, sig: sig, bound: cr.bound, fsize: fsize})
 		}
-		return crawlLib(ctx, w, cr.sites, cr.dir, out, resume, mem, cr.bound, cr.promisedURLs, cr.redir)
+		return crawlLib(ctx, w, cr.sites, cr.dir, out, resume, mem, cr.bound, cr.promisedURLs, cr.redir, cr.proxyURLs())
 	}
 	bg := context.Background()
 	if w.Workers > 0 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
 // Limit is the Colly LimitRule a user wrote, if any.
@@ -84,6 +85,43 @@ type Wiring struct {
 	// b.NotVisited, as the breaker's doc says.
 	MaxDepth    int
 	MaxRequests int
+
+	// Proxies is the crawl's proxy pool (issue 27), drawn from the case's
+	// fourth stream: one local test proxy per entry, in this mode, given
+	// to the collector as a proxy.Pool's ProxyFunc and to the breaker as
+	// Config.Proxies. None: no proxy.
+	Proxies []testserver.ProxyMode
+}
+
+// badProxies is how many proxies of the pool fail every request.
+func (w Wiring) badProxies() int {
+	n := 0
+	for _, m := range w.Proxies {
+		if m != testserver.ProxyHealthy && m != testserver.ProxyLatency {
+			n++
+		}
+	}
+	return n
+}
+
+// proxiesClientSide reports whether more proxies fail than the pool may
+// eject (half, at least one), or all do: the ending rightly blames the
+// client side, and the healthy stores may be left unfinished.
+func (w Wiring) proxiesClientSide() bool {
+	bad := w.badProxies()
+	return len(w.Proxies) > 0 && (bad > max(1, len(w.Proxies)/2) || bad == len(w.Proxies))
+}
+
+// drawProxies draws a proxy pool of 1-8 local proxies, most healthy.
+func drawProxies(d draw, w *Wiring) {
+	n := d.intn(1, 8)
+	for range n {
+		m := testserver.ProxyHealthy
+		if d.chance(0.35) {
+			m = []testserver.ProxyMode{testserver.ProxyRefuse, testserver.ProxyAuth407, testserver.ProxyBlock403, testserver.ProxyLatency}[d.pick(3, 2, 3, 2)]
+		}
+		w.Proxies = append(w.Proxies, m)
+	}
 }
 
 // delayRuleP is the Parallelism of the glob rule that holds a Delay when
@@ -318,6 +356,13 @@ func (w Wiring) String() string {
 		parts = append(parts, "readme-validator")
 	}
 	parts = append(parts, w.Features()...)
+	if len(w.Proxies) > 0 {
+		var ms []string
+		for _, m := range w.Proxies {
+			ms = append(ms, m.String())
+		}
+		parts = append(parts, "proxies="+strings.Join(ms, "+"))
+	}
 	parts = append(parts, w.Profile.Name, "timeout="+w.Timeout.String())
 	return "lib(" + strings.Join(parts, ",") + ")"
 }

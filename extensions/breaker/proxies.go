@@ -17,8 +17,8 @@ import (
 // (proxyFault): the site is not charged, and the URL is listed unfinished.
 func (t *transport) viaProxies(req *http.Request, a *attempt) (*http.Response, error) {
 	pool, domain := t.b.proxies, hostOf(req.URL.Host)
+	r, carrier := proxy.Track(req) // each try through a proxy not yet tried
 	for try := 1; ; try++ {
-		r, carrier := proxy.Track(req)
 		start := time.Now()
 		resp, err := t.roundTrip(r, a)
 		at := proxy.Attempt{Proxy: carrier(), Domain: domain, Err: err, Latency: time.Since(start)}

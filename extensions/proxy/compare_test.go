@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -37,11 +38,15 @@ func TestASiteRefusingOneProxyOnlyBlamesThatProxy(t *testing.T) {
 
 func TestASiteRefusingEveryProxyBlamesNone(t *testing.T) {
 	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
-	if !answer(p, "a.test:1", 403) {
-		t.Fatal("the site's first 403 was not left to another proxy to explain")
+	// Four proxies, at most two ejected: refused through three, the site
+	// refuses the client.
+	for _, name := range []string{"a.test:1", "b.test:2"} {
+		if !answer(p, name, 403) {
+			t.Fatalf("the site's 403 through %s was not left to another proxy to explain", name)
+		}
 	}
-	if answer(p, "b.test:2", 403) {
-		t.Fatal("a 403 through a second proxy blamed it: the site refuses the client")
+	if answer(p, "c.test:3", 403) {
+		t.Fatal("a 403 through a third proxy blamed it: the site refuses the client")
 	}
 	// Refusing the client now, every refusal is the site's: none goes
 	// again through another proxy (it would cost the site a request).
@@ -92,14 +97,39 @@ func TestAProxyAnsweredThenRefusedNoLongerSpeaksForTheSite(t *testing.T) {
 	if s := state(p, "b.test:2"); s.Outcomes["blocked"] != 1 {
 		t.Fatalf("b: %v, want 1 blocked (refused while a was answered)", s.Outcomes)
 	}
-	// b while a was answered, then a's own, pending until c's refusal
-	// settles that the site refuses the client.
-	if blamed != 2 {
-		t.Fatalf("%d of 5 refusals blamed on their proxy, want 2", blamed)
+	// b while a was answered, then a's and c's own, pending until d's
+	// refusal, the third, settles that the site refuses the client.
+	if blamed != 3 {
+		t.Fatalf("%d of 5 refusals blamed on their proxy, want 3", blamed)
 	}
 	for name, want := range map[string]int64{"a.test:1": 0, "c.test:3": 0, "d.test:4": 1} {
 		if s := state(p, name); s.Outcomes["blocked"] != want {
 			t.Fatalf("%s: %v, want %d blocked", name, s.Outcomes, want)
 		}
+	}
+}
+
+// A tracked request sent again goes through a proxy not yet tried for it,
+// whatever other requests took from the rotation meanwhile.
+func TestARequestSentAgainTriesAnotherProxy(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), "http://a.test:1", "http://b.test:2"))
+	f := p.ProxyFunc()
+	mine, _ := http.NewRequest("GET", "http://shop.test/", nil)
+	mine, carrier := proxy.Track(mine)
+	other, _ := http.NewRequest("GET", "http://shop.test/x", nil)
+	var got []string
+	for range 2 {
+		if _, err := f(mine); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, carrier())
+		f(other) // another request takes the next proxy in between
+	}
+	if got[0] == got[1] {
+		t.Fatalf("the request went through %v: the same proxy twice", got)
+	}
+	// Every proxy tried, the rotation goes on as usual.
+	if _, err := f(mine); err != nil || carrier() == "" {
+		t.Fatalf("third try: %q %v, want a proxy", carrier(), err)
 	}
 }

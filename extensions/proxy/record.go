@@ -34,9 +34,10 @@ type Attempt struct {
 // TLS), its refusal of the credentials (407), an error the proxy says is
 // its own (RFC 9209 Proxy-Status), and, with Domain given, a 401/403 from
 // a site that answers other proxies: the site refuses this proxy, not the
-// client. A site's first 401/403 is the proxy's to explain until another
-// proxy is refused there too (the site refuses the client) or answered
-// (the first proxy is charged then). Any other outcome is the site's; the
+// client. A site's first 401/403s are their proxies' to explain until
+// more proxies are refused there than the pool may eject (the site
+// refuses the client) or one is answered (the refused ones are charged
+// then). Any other outcome is the site's; the
 // proxy carried it. Enough failures eject the proxy (Config.Settings); the
 // outcome of its probe restores it or ejects it again. An attempt that
 // ends while its proxy is ejected counts in Stats alone; while its probe
@@ -86,14 +87,17 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events
 	switch {
 	case v.ok.any():
 		return blocked, true // others are answered here
-	case v.client || v.refused.anyBut(m.idx):
-		// Refused through another proxy too: the site refuses the client,
-		// until a proxy is answered there again.
+	case v.client:
+		return carried, false
+	}
+	v.refused.set(m.idx)
+	if v.refused.count() >= min(p.most+1, len(p.members)) {
+		// Refused through more proxies than may be bad at once: the site
+		// refuses the client, until a proxy is answered there again.
 		v.refused.clear()
 		v.client = true
 		return carried, false
 	}
-	v.refused.set(m.idx)
 	return notJudged, true
 }
 
@@ -113,17 +117,13 @@ func newMembers(n int) members { return make(members, (n+63)/64) }
 func (b members) set(i int)    { b[i/64] |= 1 << (i % 64) }
 func (b members) unset(i int)  { b[i/64] &^= 1 << (i % 64) }
 func (b members) clear()       { clear(b) }
-func (b members) any() bool    { return b.anyBut(-1) }
-func (b members) anyBut(i int) bool {
-	for w, x := range b {
-		if i/64 == w && i >= 0 {
-			x &^= 1 << (i % 64)
-		}
-		if x != 0 {
-			return true
-		}
+func (b members) any() bool    { return b.count() > 0 }
+func (b members) count() int {
+	n := 0
+	for _, x := range b {
+		n += bits.OnesCount64(x)
 	}
-	return false
+	return n
 }
 
 // each yields the indices in b.

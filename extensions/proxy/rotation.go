@@ -29,12 +29,13 @@ import (
 // Go's transport asks it again for each hop of a redirect.
 func (p *Pool) ProxyFunc() colly.ProxyFunc {
 	return func(r *http.Request) (*url.URL, error) {
-		m, err := p.pick()
+		sl := slotOf(r)
+		m, err := p.pick(sl)
 		if err != nil {
 			return nil, err
 		}
 		u, s := m.url, m.str
-		tell(r, s)
+		sl.tell(m)
 		if r.Cancel == nil {
 			// A request with a Cancel channel is net/http's copy (a client
 			// with a Timeout over a RoundTripper not its own): the context
@@ -66,16 +67,17 @@ func (p *Pool) Ejected(proxy string) bool {
 	return ejected
 }
 
-// pick chooses the next proxy of the rotation that admits a request.
-func (p *Pool) pick() (*member, error) {
+// pick chooses the next proxy of the rotation that admits a request, one
+// not yet tried for it (sl) while one admits.
+func (p *Pool) pick(sl *slot) (*member, error) {
 	var evs events
 	p.mu.Lock()
 	now := p.cfg.Clock.Now()
 	n := len(p.members)
-	for i := range n {
+	for i := range 2 * n {
 		idx := (p.next + i) % n
 		m := p.members[idx]
-		if p.admitLocked(m, now, &evs) {
+		if (i >= n || !sl.has(m)) && p.admitLocked(m, now, &evs) {
 			p.next = (idx + 1) % n
 			m.sent++
 			p.mu.Unlock()

@@ -3,7 +3,8 @@ package proxy
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
+	"slices"
+	"sync"
 )
 
 // trackKey is the context key of the slot Track puts in a request.
@@ -13,7 +14,9 @@ type trackKey struct{}
 // the URL of the proxy it chooses for r, and a function reading it after
 // the round trip ("" when no proxy was chosen): what to give Record. A
 // RoundTripper wrapped around the transport whose Proxy is ProxyFunc
-// calls it on each request it passes down.
+// calls it on each request it passes down. Sending the returned request
+// again (after a failure its proxy explains) makes ProxyFunc choose a
+// proxy not yet tried for it, while one admits a request.
 //
 // Colly's Request.ProxyURL cannot be relied on for this: whenever the
 // http.Client has a Timeout (Colly's default client has 10 s), net/http
@@ -24,19 +27,45 @@ type trackKey struct{}
 // requests with a body, and for each hop of a redirect (the client sends
 // each through the RoundTripper).
 func Track(r *http.Request) (*http.Request, func() string) {
-	slot := new(atomic.Pointer[string])
-	r = r.WithContext(context.WithValue(r.Context(), trackKey{}, slot))
+	s := new(slot)
+	r = r.WithContext(context.WithValue(r.Context(), trackKey{}, s))
 	return r, func() string {
-		if s := slot.Load(); s != nil {
-			return *s
-		}
-		return ""
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.chosen
 	}
 }
 
-// tell fills r's Track slot, if it has one, with proxy.
-func tell(r *http.Request, proxy string) {
-	if slot, ok := r.Context().Value(trackKey{}).(*atomic.Pointer[string]); ok {
-		slot.Store(&proxy)
+// slot is a tracked request's: the proxy chosen last, and every member
+// tried.
+type slot struct {
+	mu     sync.Mutex
+	chosen string
+	tried  []*member
+}
+
+// slotOf returns r's Track slot, nil if it has none.
+func slotOf(r *http.Request) *slot {
+	s, _ := r.Context().Value(trackKey{}).(*slot)
+	return s
+}
+
+// tell fills s, if not nil, with m, chosen.
+func (s *slot) tell(m *member) {
+	if s != nil {
+		s.mu.Lock()
+		s.chosen = m.str
+		s.tried = append(s.tried, m)
+		s.mu.Unlock()
 	}
+}
+
+// has reports whether m was tried for s's request.
+func (s *slot) has(m *member) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Contains(s.tried, m)
 }
