@@ -7,6 +7,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -62,6 +63,14 @@ var (
 		"URLs in the checkpoint by state: pending, in-flight, done, failed, parked, dead.", "checkpoint", "state")
 	descCheckpointUp = desc("checkpoint_up",
 		"1 if the checkpoint could be read at this scrape, else 0.", "checkpoint")
+	descProxyState = desc("proxy_state",
+		"1 for the state the proxy's circuit is in (closed: in the rotation, open: ejected, half-open: probed), 0 for the other two.", "proxy", "state")
+	descProxySent = desc("proxy_requests_total",
+		"Requests the rotation gave the proxy.", "proxy")
+	descProxyOutcomes = desc("proxy_outcomes_total",
+		"Attempts through the proxy by what they said of it: carried, connect_failed, auth_failed, proxy_error, blocked, not_judged.", "proxy", "outcome")
+	descProxyEjections = desc("proxy_ejections_total",
+		"Times the proxy was ejected from the rotation.", "proxy")
 
 	descDomains = desc("domains",
 		"Domains the breaker knows, by circuit state (closed, open, half-open); compacted idle domains count as closed.", "state")
@@ -79,7 +88,8 @@ var (
 	allDescs = []*prometheus.Desc{descDomains, descCompacted, descUnhealthy, descAllOutcomes, descAllRefused, descAllTrips, descState, descInfo, descTrips, descRetryAt, descOutcomes, descRefused,
 		descSuccessRatio, descMedian, descPaceLimit, descPaceGap, descPaceInFlight, descPaceHalted,
 		descPausesTotal, descPausedSeconds, descTimeout,
-		descQueueJobs, descQueueDead, descQueueUp, descCheckpointURLs, descCheckpointUp}
+		descQueueJobs, descQueueDead, descQueueUp, descCheckpointURLs, descCheckpointUp,
+		descProxyState, descProxySent, descProxyOutcomes, descProxyEjections}
 
 	states  = []circuit.State{circuit.Closed, circuit.Open, circuit.HalfOpen}
 	classes = func() []string {
@@ -99,8 +109,11 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.m.mu.Lock()
-	src, queues, checkpoints := c.m.source, c.m.queues, c.m.checkpoints
+	src, queues, checkpoints, proxies := c.m.source, c.m.queues, c.m.checkpoints, c.m.proxies
 	c.m.mu.Unlock()
+	if proxies != nil {
+		collectProxies(ch, proxies())
+	}
 	if src != nil {
 		c.collectBreaker(ch, src)
 	}
@@ -180,6 +193,24 @@ func collectDomain(ch chan<- prometheus.Metric, s breaker.DomainStats) {
 	counter(ch, descPausedSeconds, s.Pace.PausedFor.Seconds(), d)
 	gauge(ch, descTimeout, s.Timeout.Seconds(), d)
 }
+
+// collectProxies exports each proxy of a pool, named by host:port
+// without credentials.
+func collectProxies(ch chan<- prometheus.Metric, snaps []proxy.Snapshot) {
+	for _, p := range snaps {
+		for _, st := range states {
+			gauge(ch, descProxyState, bit(p.State == st), p.Name, st.String())
+		}
+		counter(ch, descProxySent, float64(p.Sent), p.Name)
+		counter(ch, descProxyEjections, float64(p.Ejections), p.Name)
+		for _, o := range proxyOutcomes {
+			counter(ch, descProxyOutcomes, float64(p.Outcomes[o]), p.Name, o)
+		}
+	}
+}
+
+// proxyOutcomes are Snapshot.Outcomes' names, every one exported.
+var proxyOutcomes = []string{"carried", "connect_failed", "auth_failed", "proxy_error", "blocked", "not_judged"}
 
 func (c *collector) collectQueue(ch chan<- prometheus.Metric, q namedQueue) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.m.readTimeout)

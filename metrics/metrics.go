@@ -12,6 +12,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -101,6 +102,7 @@ type Metrics struct {
 	source      statsSource
 	queues      []namedQueue
 	checkpoints []namedCheckpoint
+	proxies     func() []proxy.Snapshot
 }
 
 // Config configures Metrics; a zero field keeps the default.
@@ -303,4 +305,24 @@ func (m *Metrics) WatchCheckpoint(name string, counts func() (map[storage.State]
 		return errors.New("metrics: WatchCheckpoint needs a name for the checkpoint label and a counts function (a store's Counts)")
 	}
 	return watch(m, &m.checkpoints, "checkpoint", namedCheckpoint{name, counts})
+}
+
+// WatchProxies makes every scrape export each proxy of a crawl's pool
+// (the Stats method of a *proxy.Pool): its state, requests, outcomes and
+// ejections, under the label proxy=host:port, never its credentials.
+//
+//	m.WatchProxies(pool.Stats)
+//
+// A second pool returns ErrAlreadyWatched.
+func (m *Metrics) WatchProxies(stats func() []proxy.Snapshot) error {
+	if stats == nil {
+		return errors.New("metrics: WatchProxies needs a stats function (a *proxy.Pool's Stats)")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.proxies != nil {
+		return fmt.Errorf("%w: a proxy pool is watched already", ErrAlreadyWatched)
+	}
+	m.proxies = stats
+	return nil
 }
