@@ -26,12 +26,23 @@ func (t *transport) viaProxies(req *http.Request, a *attempt) (*http.Response, e
 			at.Status, at.Header = resp.StatusCode, resp.Header
 		}
 		a.proxyFault = pool.Record(at) || errors.Is(err, proxy.ErrAllEjected)
-		if !a.proxyFault || try >= pool.Len() || errors.Is(err, proxy.ErrAllEjected) || req.Body != nil || req.Context().Err() != nil {
+		if !a.proxyFault {
+			return resp, err
+		}
+		replay := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+		if try >= pool.Len() || errors.Is(err, proxy.ErrAllEjected) || !replay || req.Context().Err() != nil {
+			t.b.log.Warn().Str("event", "no_proxy_carried").Str("url", req.URL.String()).Int("tries", try).
+				Int("status", at.Status).AnErr("error", err).Msg("breaker: no proxy of the pool carried the request; the site is not charged, the URL is kept")
 			return resp, err
 		}
 		if resp != nil {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
+		}
+		if req.GetBody != nil {
+			if r.Body, err = req.GetBody(); err != nil {
+				return nil, err
+			}
 		}
 	}
 }

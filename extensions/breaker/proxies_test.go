@@ -17,6 +17,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/report"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
 )
 
 // dialCounter counts the connections a transport opens, per address: what
@@ -244,5 +245,39 @@ func TestAStoreRefusingEveryProxyIsHeldBlocked(t *testing.T) {
 	}
 	if o := outcome.Decide(0, b); o.State != outcome.Error || !strings.Contains(o.Reason, "blocked: fix the client") {
 		t.Errorf("ending %s (%s), want error: blocked: fix the client", o.State, o.Reason)
+	}
+}
+
+// A request with a body (colly/queue's requests carry one) whose proxy
+// fails is sent again through another proxy, its body read anew.
+func TestARequestWithABodyGoesAgainThroughAnotherProxy(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 10})
+	fleet, err := testserver.StartProxies(testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}}, testserver.ProxyConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
+	c := colly.NewCollector()
+	c.SetProxyFunc(pool.ProxyFunc())
+	b.Register(c)
+	got := 0
+	c.OnResponse(func(*colly.Response) { got++ })
+	q, err := queue.New(1, &queue.InMemoryQueueStorage{MaxSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 10; n++ {
+		q.AddURL(store.ProductURL(n))
+	}
+	if err := q.Run(c); err != nil {
+		t.Fatal(err)
+	}
+	if u := b.Unfinished(); got != 10 || u.Total != 0 {
+		t.Errorf("%d of 10 pages came back, %d unfinished (%v); want every page through the healthy proxy", got, u.Total, u.URLs)
 	}
 }
