@@ -163,7 +163,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		ran++
-		for _, f := range r.Case.Wiring.FeatureKeys() {
+		keys := r.Case.Wiring.FeatureKeys()
+		if len(r.Case.Wiring.Proxies) > 0 {
+			keys = append(keys, "proxies") // issue 27's pools
+		}
+		for _, f := range keys {
 			featCases[f]++
 			if len(r.Violations) > 0 {
 				featViolated[f]++
@@ -211,7 +215,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ran, el.Round(time.Second), float64(ran)/el.Seconds(), *parallel, runtime.NumCPU(), violated,
 		1000*float64(violated)/float64(max(ran, 1)), strings.Join(invs, " "))
 	var feats []string
-	for _, f := range featureKeys {
+	for _, f := range append(featureKeys, "proxies") {
 		feats = append(feats, fmt.Sprintf("%s=%d/%d", f, featCases[f], featViolated[f]))
 	}
 	fmt.Fprintf(stderr, "chaos: Colly features (cases with it/violated): %s\n", strings.Join(feats, " "))

@@ -59,8 +59,10 @@ type Config struct {
 	// if kept whole but forgets latencies. Default DefaultIdleTTL; negative
 	// keeps every domain whole.
 	IdleTTL time.Duration
-	// Proxies is the crawl's proxy pool, the one whose ProxyFunc is the
-	// collector's (SetProxyFunc, before Register). Each attempt is then
+	// Proxies is the crawl's proxy pool: its ProxyFunc is the collector's
+	// (SetProxyFunc, before Register), or a proxy function of the user's
+	// own over the same proxies, which should ask the pool's Ejected
+	// (Register has the pool told its choices). Each attempt is then
 	// charged to its proxy as well as its site: a failure the proxy
 	// explains counts against the proxy alone and the request goes again
 	// through the next proxy; the ending names a client-side cause when

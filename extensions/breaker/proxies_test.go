@@ -2,8 +2,10 @@ package breaker_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -279,5 +281,87 @@ func TestARequestWithABodyGoesAgainThroughAnotherProxy(t *testing.T) {
 	}
 	if u := b.Unfinished(); got != 10 || u.Total != 0 {
 		t.Errorf("%d of 10 pages came back, %d unfinished (%v); want every page through the healthy proxy", got, u.Total, u.URLs)
+	}
+}
+
+// With a proxy function of the user's own that asks the pool which
+// proxies are ejected, attempts are still charged to the proxy that
+// carried them: the bad proxies are ejected, no store's circuit opens,
+// and every page comes back once.
+func TestAUsersOwnProxyFunctionIsAttributed(t *testing.T) {
+	const products = 60
+	var stores []*testserver.Store
+	for range 3 {
+		stores = append(stores, startStore(t, testserver.Config{Products: products}))
+	}
+	fleet, err := testserver.StartProxies(testserver.ProxyConfig{},
+		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}},
+		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyAuth407}},
+		testserver.ProxyConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []*url.URL
+	for _, s := range fleet.URLs() {
+		u, _ := url.Parse(s)
+		urls = append(urls, u)
+	}
+	var mu sync.Mutex
+	next := 0
+	own := func(*http.Request) (*url.URL, error) { // the user's rotation
+		mu.Lock()
+		defer mu.Unlock()
+		for range urls {
+			u := urls[next%len(urls)]
+			next++
+			if !pool.Ejected(u.String()) {
+				return u, nil
+			}
+		}
+		return nil, errors.New("every proxy ejected")
+	}
+	var opened []string
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, OnTransition: func(tr circuit.Transition) {
+		mu.Lock()
+		opened = append(opened, tr.Key)
+		mu.Unlock()
+	}})
+	c := colly.NewCollector(colly.Async(true))
+	c.SetProxyFunc(own)
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {
+		t.Fatal(err)
+	}
+	b.Register(c)
+	var got sync.Map
+	c.OnResponse(func(r *colly.Response) { got.Store(r.Request.URL.String(), true) })
+	for n := 1; n <= products; n++ {
+		for _, s := range stores {
+			c.Visit(s.ProductURL(n))
+		}
+	}
+	c.Wait()
+
+	for _, s := range stores {
+		for n := 1; n <= products; n++ {
+			if k := s.CountPath(testserver.ProductPath(n)); k != 1 {
+				t.Errorf("%s%s received %d requests, want 1", s.Host(), testserver.ProductPath(n), k)
+			}
+			if _, ok := got.Load(s.ProductURL(n)); !ok {
+				t.Errorf("%s never came back", s.ProductURL(n))
+			}
+		}
+	}
+	if len(opened) > 0 {
+		t.Errorf("store circuits moved: %v", opened)
+	}
+	for i, s := range pool.Stats() {
+		if ejected := s.State != circuit.Closed; ejected != (i == 1 || i == 2) {
+			t.Errorf("proxy %s: %v %v, want only the refusing and the 407 one ejected", s.Name, s.State, s.Outcomes)
+		}
 	}
 }

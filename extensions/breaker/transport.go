@@ -289,6 +289,11 @@ func (b *Breaker) wrapTransport(c *colly.Collector) *transport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	if ht, ok := base.(*http.Transport); ok && ht.Proxy != nil && b.proxies != nil {
+		// A proxy function of the user's own: its choices are told to the
+		// pool's attribution too.
+		ht.Proxy = b.proxies.Attribute(ht.Proxy)
+	}
 	rt := newTransport(b, base)
 	rt.c = c
 	c.WithTransport(rt.outer)

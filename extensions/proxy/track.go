@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 )
@@ -68,4 +69,38 @@ func (s *slot) has(m *member) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Contains(s.tried, m)
+}
+
+// Attribute returns f, a proxy function of the caller's own over the
+// pool's proxies, telling a request passed through Track which proxy f
+// chose, as ProxyFunc does: the breaker wraps the collector's proxy
+// function with it (breaker.Config.Proxies), so attempts are charged to
+// their proxies whoever chose them. f should ask Ejected before it hands
+// a proxy out. A proxy not in the pool is not told.
+func (p *Pool) Attribute(f func(*http.Request) (*url.URL, error)) func(*http.Request) (*url.URL, error) {
+	return func(r *http.Request) (*url.URL, error) {
+		sl := slotOf(r)
+		before := sl.count()
+		u, err := f(r)
+		if u == nil || sl == nil || sl.count() != before {
+			return u, err // no proxy, no slot, or told by the pool's own ProxyFunc
+		}
+		p.mu.Lock()
+		m := p.lookupLocked(u.String())
+		p.mu.Unlock()
+		if m != nil {
+			sl.tell(m)
+		}
+		return u, err
+	}
+}
+
+// count is how many proxies s's request was given, 0 for a nil s.
+func (s *slot) count() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.tried)
 }
