@@ -68,7 +68,7 @@ var (
 	descProxySent = desc("proxy_requests_total",
 		"Requests the rotation gave the proxy.", "proxy")
 	descProxyOutcomes = desc("proxy_outcomes_total",
-		"Attempts through the proxy by what they said of it: carried, connect_failed, auth_failed, proxy_error, blocked, not_judged.", "proxy", "outcome")
+		"Attempts through the proxy by what they said of it: carried, connect_failed, auth_failed, proxy_error, blocked, outlier, not_judged.", "proxy", "outcome")
 	descProxyEjections = desc("proxy_ejections_total",
 		"Times the proxy was ejected from the rotation.", "proxy")
 
@@ -210,7 +210,7 @@ func collectProxies(ch chan<- prometheus.Metric, snaps []proxy.Snapshot) {
 }
 
 // proxyOutcomes are Snapshot.Outcomes' names, every one exported.
-var proxyOutcomes = []string{"carried", "connect_failed", "auth_failed", "proxy_error", "blocked", "not_judged"}
+var proxyOutcomes = []string{"carried", "connect_failed", "auth_failed", "proxy_error", "blocked", "outlier", "not_judged"}
 
 func (c *collector) collectQueue(ch chan<- prometheus.Metric, q namedQueue) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.m.readTimeout)

@@ -365,3 +365,60 @@ func TestAUsersOwnProxyFunctionIsAttributed(t *testing.T) {
 		}
 	}
 }
+
+// A proxy answering a bare 502 to everything, among three healthy ones:
+// one 502 cannot tell the proxy's from a site's, so the first two count
+// against their stores (a retry loop of 5xx fetches them again); from the
+// third, the proxy fails what the others carry, at stores the others
+// reach, and is charged, not the stores, and ejected. No store's circuit opens; every other page comes
+// back once.
+func TestAProxyAnsweringBare502IsTheOutlier(t *testing.T) {
+	const products = 100
+	var stores []*testserver.Store
+	for range 3 {
+		stores = append(stores, startStore(t, testserver.Config{Products: products}))
+	}
+	bad := testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBadGateway}}
+	fleet, err := testserver.StartProxies(testserver.ProxyConfig{}, bad, testserver.ProxyConfig{}, testserver.ProxyConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var opened []string
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, OnTransition: func(tr circuit.Transition) {
+		mu.Lock()
+		opened = append(opened, tr.Key)
+		mu.Unlock()
+	}})
+	got := proxiedCrawl(t, b, pool, &dialCounter{n: map[string]int{}}, stores, products)
+	missed := 0
+	for _, s := range stores {
+		for n := 1; n <= products; n++ {
+			switch k := got[s.ProductURL(n)]; k {
+			case 0:
+				missed++
+			case 1:
+			default:
+				t.Errorf("%s came back %d times, want once", s.ProductURL(n), k)
+			}
+		}
+	}
+	if len(opened) > 0 {
+		t.Errorf("store circuits moved: %v", opened)
+	}
+	s := pool.Stats()[1]
+	t.Logf("the 502 proxy: %v %v, %d requests; pages charged to the stores: %d", s.State, s.Outcomes, fleet.Proxies[1].Count(), missed)
+	// Two before it fails three times, and one more for each other store
+	// not yet answered through another proxy when its 502 came.
+	if s.State == circuit.Closed || s.Outcomes["outlier"] == 0 || s.Outcomes["not_judged"] > 4 {
+		t.Errorf("the 502 proxy: %v %v, want ejected as the outlier after at most 4 not judged", s.State, s.Outcomes)
+	}
+	if missed > 4 {
+		t.Errorf("%d pages failed with the 502 proxy's answers, want at most 4 before it is told apart", missed)
+	}
+}

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -131,5 +132,73 @@ func TestARequestSentAgainTriesAnotherProxy(t *testing.T) {
 	// Every proxy tried, the rotation goes on as usual.
 	if _, err := f(mine); err != nil || carrier() == "" {
 		t.Fatalf("third try: %q %v, want a proxy", carrier(), err)
+	}
+}
+
+// status records a status from site through proxy and returns whether
+// Record blamed the proxy.
+func status(p *proxy.Pool, name, site string, code int) bool {
+	return p.Record(proxy.Attempt{Proxy: name, Domain: site, Status: code})
+}
+
+func TestAProxyFailingWhereTheOthersCarryIsTheOutlier(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	var blamed []bool
+	for range 6 {
+		for _, name := range []string{"a.test:1", "b.test:2", "c.test:3"} {
+			status(p, name, "shop.test", 200)
+		}
+		blamed = append(blamed, status(p, "d.test:4", "shop.test", 502))
+	}
+	// The first outlierMin - 1 failures are the site's to count; from the
+	// third on, d fails what a, b and c carry: d's.
+	if want := []bool{false, false, true, true, true, true}; !slices.Equal(blamed, want) {
+		t.Fatalf("bare 502s through d blamed on d: %v, want %v", blamed, want)
+	}
+	// Three in a row eject it; the fourth counts in Stats alone.
+	if s := state(p, "d.test:4"); s.State != circuit.Open || s.Ejections != 1 || s.Outcomes["outlier"] != 4 {
+		t.Fatalf("d: %v, %d ejections, %v; want ejected once after 3 outliers", s.State, s.Ejections, s.Outcomes)
+	}
+}
+
+func TestASiteFailingThroughEveryProxyBlamesNone(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	for range 10 {
+		for _, name := range []string{"a.test:1", "b.test:2", "c.test:3", "d.test:4"} {
+			status(p, name, "up.test", 200)
+			if status(p, name, "down.test", 503) {
+				t.Fatalf("a 503 of a site failing through every proxy blamed %s", name)
+			}
+		}
+	}
+}
+
+// A failing site reached through one proxy alone (a rotation in lockstep
+// with the visits) is not that proxy's failure: no other proxy is
+// answered there.
+func TestASiteFailingThroughOneProxyAloneBlamesNone(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), "http://a.test:1", "http://b.test:2"))
+	for range 10 {
+		if status(p, "a.test:1", "down.test", 503) {
+			t.Fatal("a 503 of a site only a reaches blamed a")
+		}
+		status(p, "b.test:2", "up.test", 200)
+	}
+}
+
+// Two proxies of four answering 502: each is the outlier against the
+// others' median, the other bad one notwithstanding.
+func TestTwoBadProxiesDoNotHideEachOther(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	for range 5 {
+		status(p, "a.test:1", "shop.test", 200)
+		status(p, "b.test:2", "shop.test", 200)
+		status(p, "c.test:3", "shop.test", 502)
+		status(p, "d.test:4", "shop.test", 502)
+	}
+	for _, name := range []string{"c.test:3", "d.test:4"} {
+		if s := state(p, name); s.State != circuit.Open || s.Outcomes["outlier"] == 0 {
+			t.Errorf("%s: %v %v, want ejected as an outlier", name, s.State, s.Outcomes)
+		}
 	}
 }

@@ -32,6 +32,10 @@ const (
 	// blocked: a site answers 401/403 through this proxy but not through
 	// the others (Record's view across proxies).
 	blocked
+	// outlier: a failure that may be the proxy's or the site's, through a
+	// proxy failing most of what it carries while the others carry most
+	// of theirs, from a site that answers other proxies.
+	outlier
 	// notJudged says nothing about the proxy: a cancelled request, a
 	// failure that the proxy or the site may have caused alike (a 502
 	// without a mark, a reset mid-body, a timeout), no proxy used.
@@ -40,13 +44,13 @@ const (
 	numOutcomes = iota
 )
 
-var outcomeNames = [numOutcomes]string{"carried", "connect_failed", "auth_failed", "proxy_error", "blocked", "not_judged"}
+var outcomeNames = [numOutcomes]string{"carried", "connect_failed", "auth_failed", "proxy_error", "blocked", "outlier", "not_judged"}
 
 func (o outcome) String() string { return outcomeNames[o] }
 
 // failure reports whether o counts against the proxy.
 func (o outcome) failure() bool {
-	return o == connectFailed || o == authFailed || o == proxyError || o == blocked
+	return o == connectFailed || o == authFailed || o == proxyError || o == blocked || o == outlier
 }
 
 // class is o as the proxy's circuit records it.

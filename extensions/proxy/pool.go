@@ -47,6 +47,7 @@ type member struct {
 
 	sent     int64
 	outcomes [numOutcomes]int64
+	recent   recent // the latest judged attempts, for outlierness
 }
 
 // Snapshot is one proxy's state and counts, for reports and metrics.
@@ -68,8 +69,9 @@ type Snapshot struct {
 	Sent int64
 	// Outcomes counts the recorded attempts by what they said of the
 	// proxy: carried, connect_failed, auth_failed, proxy_error (its own,
-	// by Proxy-Status), blocked (a site refusing it alone), not_judged;
-	// absent is 0.
+	// by Proxy-Status), blocked (a site refusing it alone), outlier (a
+	// bare 5xx or lost answer from a site other proxies reach, through a
+	// proxy failing where the others carry), not_judged; absent is 0.
 	Outcomes map[string]int64
 }
 

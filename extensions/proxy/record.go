@@ -1,8 +1,11 @@
 package proxy
 
 import (
+	"context"
+	"errors"
 	"math/bits"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -50,8 +53,12 @@ func (p *Pool) Record(a Attempt) (proxyFault bool) {
 	p.mu.Lock()
 	m := p.lookupLocked(a.Proxy)
 	if m != nil {
-		if o == carried && a.Domain != "" {
+		switch {
+		case o == carried && a.Domain != "":
 			o, proxyFault = p.compareLocked(m, a.Domain, a.Status == http.StatusUnauthorized || a.Status == http.StatusForbidden, &evs)
+		case o == notJudged && unexplained(a):
+			o = p.failedLocked(m, a.Domain)
+			proxyFault = o == outlier
 		}
 		p.recordLocked(m, o, a.Latency, &evs)
 	}
@@ -60,12 +67,87 @@ func (p *Pool) Record(a Attempt) (proxyFault bool) {
 	return m != nil && proxyFault
 }
 
+// unexplained reports whether a is a failure that the proxy or the site
+// may have caused alike: a bare 502, 503 or 504, or an error with no
+// answer that is not the crawl's own cancellation.
+func unexplained(a Attempt) bool {
+	if a.Status != 0 {
+		return a.Status >= 500
+	}
+	return a.Err != nil && !errors.Is(a.Err, context.Canceled) && !errors.Is(a.Err, ErrAllEjected)
+}
+
+// failedLocked judges a failure m brought back from domain that one answer
+// cannot blame: m's own (outlier) when m fails at least half of what it
+// carries while the other proxies, by their median, fail less than a
+// third as often, and domain has answered another proxy lately (not a
+// site failing through one proxy alone); else not judged, the site's to
+// count.
+func (p *Pool) failedLocked(m *member, domain string) outcome {
+	m.recent.add(true)
+	fails, n := m.recent.count()
+	if fails < outlierMin || 2*fails < n {
+		return notJudged
+	}
+	// The others' usual: the median of their failure shares, so that
+	// other bad proxies do not hide this one (Envoy's success-rate
+	// outlier detection compares with the pool's statistics likewise).
+	var shares []float64
+	on := 0
+	for _, o := range p.members {
+		if f, k := o.recent.count(); o != m && k > 0 {
+			shares = append(shares, float64(f)/float64(k))
+			on += k
+		}
+	}
+	if on < outlierMin {
+		return notJudged
+	}
+	slices.Sort(shares)
+	if 3*shares[len(shares)/2] > float64(fails)/float64(n) { // the others fail at least a third as often
+		return notJudged
+	}
+	if v := p.views[domain]; v == nil || v.ok.count() == v.ok.count1(m.idx) {
+		return notJudged // no other proxy answered by the site: it may be the site
+	}
+	return outlier
+}
+
+// outlierMin is the fewest failures of a proxy, and judged attempts of the
+// others, that make it an outlier.
+const outlierMin = 3
+
+// recent is a proxy's latest judged attempts (at most 20), failures as set
+// bits.
+type recent struct {
+	bits uint32
+	n    uint8
+}
+
+func (r *recent) add(failed bool) {
+	r.bits <<= 1
+	if failed {
+		r.bits |= 1
+	}
+	r.n = min(r.n+1, 20)
+}
+
+// count is the failures and attempts r holds.
+func (r recent) count() (fails, n int) {
+	mask := uint32(1)<<r.n - 1
+	return bits.OnesCount32(r.bits & mask), int(r.n)
+}
+
 // compareLocked judges an answer m carried from domain against the other
 // proxies' answers there (views): refused says it was a 401 or 403. The
 // site's first refusal is not judged yet, but blamed on the proxy.
 func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events) (outcome, bool) {
 	v := p.views[domain]
 	if !refused {
+		m.recent.add(false)
+		if v == nil && len(p.members) > 1 {
+			v = p.viewLocked(domain)
+		}
 		if v != nil {
 			v.ok.set(m.idx)
 			for i := range v.refused.each() {
@@ -80,8 +162,7 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events
 		return carried, false
 	}
 	if v == nil {
-		v = &view{ok: newMembers(len(p.members)), refused: newMembers(len(p.members))}
-		p.views[domain] = v
+		v = p.viewLocked(domain)
 	}
 	v.ok.unset(m.idx)
 	switch {
@@ -101,10 +182,23 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events
 	return notJudged, true
 }
 
-// view is what the proxies got from one domain that has answered 401 or
-// 403 through one of them: which were answered since, which refused and
-// not yet judged, and whether it refuses the client. Domains that never
-// refuse have none.
+// viewLocked makes domain's view. The views are bounded: past maxViews
+// they are forgotten together, and judged afresh.
+func (p *Pool) viewLocked(domain string) *view {
+	if len(p.views) >= maxViews {
+		clear(p.views)
+	}
+	v := &view{ok: newMembers(len(p.members)), refused: newMembers(len(p.members))}
+	p.views[domain] = v
+	return v
+}
+
+// maxViews is the most domains whose proxies' answers a pool remembers.
+const maxViews = 4096
+
+// view is what the proxies got from one domain lately: which were
+// answered, which refused (401/403) and not yet judged, and whether it
+// refuses the client.
 type view struct {
 	ok, refused members
 	client      bool
@@ -118,6 +212,9 @@ func (b members) set(i int)    { b[i/64] |= 1 << (i % 64) }
 func (b members) unset(i int)  { b[i/64] &^= 1 << (i % 64) }
 func (b members) clear()       { clear(b) }
 func (b members) any() bool    { return b.count() > 0 }
+
+// count1 is 1 if i is in b, else 0.
+func (b members) count1(i int) int { return int(b[i/64] >> (i % 64) & 1) }
 func (b members) count() int {
 	n := 0
 	for _, x := range b {
