@@ -3,6 +3,7 @@ package breaker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -12,14 +13,19 @@ import (
 	"testing"
 	"time"
 
+	breakwater "github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/report"
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/memory"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
+	"github.com/rs/zerolog"
 )
 
 // dialCounter counts the connections a transport opens, per address: what
@@ -422,3 +428,75 @@ func TestAProxyAnsweringBare502IsTheOutlier(t *testing.T) {
 		t.Errorf("%d pages failed with the 502 proxy's answers, want at most 4 before it is told apart", missed)
 	}
 }
+
+// Proxies are named by host:port wherever Breakwater names them: a crawl
+// through proxies whose URLs carry credentials, one of them refusing,
+// leaves the password in no log line, report (text or JSON) or checkpoint
+// record.
+func TestProxyCredentialsAppearNowhere(t *testing.T) {
+	const secret = "pa55-w0rd"
+	store := startStore(t, testserver.Config{Products: 20})
+	fleet, err := testserver.StartProxies(testserver.ProxyConfig{User: "crawler", Password: secret},
+		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}},
+		testserver.ProxyConfig{User: "crawler", Password: secret, Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBadGateway}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	var list []string
+	for _, p := range fleet.Proxies {
+		list = append(list, "http://crawler:"+secret+"@"+p.Host())
+	}
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := zerolog.New(zerolog.SyncWriter(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}))).Level(zerolog.DebugLevel)
+	pool, err := proxy.New(proxy.Config{Proxies: list, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, Logger: log})
+	st := memory.New()
+	cp, err := checkpoint.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector()
+	c.SetProxyFunc(pool.ProxyFunc())
+	if err := breakwater.Use(c, b, cp); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 20; n++ {
+		c.Visit(store.ProductURL(n))
+	}
+	c.Wait()
+	o := outcome.Decide(0, b, cp)
+	var text, js strings.Builder
+	r := report.New(o, report.Sources{Breaker: b, Proxies: pool})
+	if err := r.Write(&text, report.Text); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Write(&js, report.JSON); err != nil {
+		t.Fatal(err)
+	}
+	var records strings.Builder
+	if err := st.Scan(func(rec storage.Record) error { fmt.Fprintf(&records, "%+v\n", rec); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), fleet.Proxies[1].Host()) || !strings.Contains(logs.String(), fleet.Proxies[1].Host()) {
+		t.Fatalf("the report or the logs name no proxy:\n%s\n%s", text.String(), logs.String())
+	}
+	for what, s := range map[string]string{"logs": logs.String(), "text report": text.String(), "JSON report": js.String(), "checkpoint": records.String()} {
+		if strings.Contains(s, secret) {
+			t.Errorf("the proxies' password is in the %s:\n%s", what, s)
+		}
+	}
+	cp.Close()
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
