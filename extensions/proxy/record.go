@@ -37,10 +37,9 @@ type Attempt struct {
 // TLS), its refusal of the credentials (407), an error the proxy says is
 // its own (RFC 9209 Proxy-Status), and, with Domain given, a 401/403 from
 // a site that answers other proxies: the site refuses this proxy, not the
-// client. A site's first 401/403s are their proxies' to explain until
-// more proxies are refused there than the pool may eject (the site
-// refuses the client) or one is answered (the refused ones are charged
-// then). Any other outcome is the site's; the
+// client. A site's 401/403s are their proxies' to explain until more
+// proxies are refused there than the pool may eject (the site refuses the
+// client) or one is answered (the refused ones are charged then). Any other outcome is the site's; the
 // proxy carried it. Enough failures eject the proxy (Config.Settings); the
 // outcome of its probe restores it or ejects it again. An attempt that
 // ends while its proxy is ejected counts in Stats alone; while its probe
@@ -164,11 +163,11 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events
 	if v == nil {
 		v = p.viewLocked(domain)
 	}
+	// Others answered here lately, or none: the site may have begun to
+	// refuse the client since, so the refusal is not m's yet. The next
+	// proxy tells: answered, m is charged (above); refused, it joins.
 	v.ok.unset(m.idx)
-	switch {
-	case v.ok.any():
-		return blocked, true // others are answered here
-	case v.client:
+	if v.client {
 		return carried, false
 	}
 	v.refused.set(m.idx)
