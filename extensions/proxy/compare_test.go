@@ -199,3 +199,18 @@ func TestTwoBadProxiesDoNotHideEachOther(t *testing.T) {
 		}
 	}
 }
+
+// With half the pool ejected, a site refusing both proxies that still
+// carry refuses the client: refusals through proxies that cannot carry
+// are not waited for.
+func TestARefusalThroughEveryCarryingProxyIsTheSites(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	fail(t, p, "c.test:3", 3, proxy.ConnectFailed)
+	fail(t, p, "d.test:4", 3, proxy.ConnectFailed)
+	if !answer(p, "a.test:1", 403) {
+		t.Fatal("the first refusal was not left to b")
+	}
+	if answer(p, "b.test:2", 403) {
+		t.Fatal("refused by both proxies that carry, the site's refusal was blamed on b")
+	}
+}

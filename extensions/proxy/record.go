@@ -171,14 +171,27 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events
 		return carried, false
 	}
 	v.refused.set(m.idx)
-	if v.refused.count() >= min(p.most+1, len(p.members)) {
-		// Refused through more proxies than may be bad at once: the site
-		// refuses the client, until a proxy is answered there again.
+	if v.refused.count() >= min(p.most+1, p.carryingLocked()) {
+		// Refused through more proxies than may be bad at once, or every
+		// proxy that carries: the site refuses the client, until a proxy
+		// is answered there again.
 		v.refused.clear()
 		v.client = true
 		return carried, false
 	}
 	return notJudged, true
+}
+
+// carryingLocked is how many proxies carry requests now: in the rotation
+// and not failing (held), at least one.
+func (p *Pool) carryingLocked() int {
+	n := 0
+	for _, m := range p.members {
+		if m.state == circuit.Closed && !m.held {
+			n++
+		}
+	}
+	return max(n, 1)
 }
 
 // viewLocked makes domain's view. The views are bounded: past maxViews
