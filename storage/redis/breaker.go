@@ -42,7 +42,7 @@ type BreakerStore struct {
 // circuits. Config.CallTimeout defaults to 1 s here. It does not contact
 // Redis; bad options are reported wrapped in ErrInvalidConfig.
 func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Option) (*BreakerStore, error) {
-	s, err := build(client, crawlID, append([]Option{Config{CallTimeout: DefaultBreakerTimeout}}, opts...))
+	s, err := build(client, crawlID, append([]Option{Config{CallTimeout: time.Second}}, opts...))
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ const CheckpointFormat = 1
 type checkpointStore struct {
 	client goredis.UniversalClient
 	crawl  string
-	keys   []string
+	keys   []string // recs, seq, meta, info, then one sorted set per State
 	s      settings
 	closed atomic.Bool
 }
@@ -53,22 +53,23 @@ func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Opti
 		keys = append(keys, p+"s"+strconv.Itoa(int(st)))
 	}
 	cp := &checkpointStore{client: client, crawl: crawlID, keys: keys, s: s}
-	ctx, cancel := callContext(context.Background(), s.CallTimeout)
-	defer cancel()
-	res, err := scriptCPOpen.Run(ctx, client, keys, s.Retention.Milliseconds(), CheckpointFormat).Slice()
-	if err != nil {
-		return nil, cp.wrap(ctx, "open checkpoint", err)
+	var res []any
+	err = cp.do("open checkpoint", func(ctx context.Context) (err error) {
+		res, err = scriptCPOpen.Run(ctx, client, keys, s.Retention.Milliseconds(), CheckpointFormat).Slice()
+		return err
+	})
+	fail := func(err error, format string, args ...any) error {
+		return fmt.Errorf("breakwater/redis: open checkpoint of crawl %q: %w: "+format, append([]any{crawlID, err}, args...)...)
 	}
-	if len(res) != 2 {
-		return nil, fmt.Errorf("breakwater/redis: open checkpoint of crawl %q: %w: the script answered %d values", crawlID, storage.ErrCorrupt, len(res))
-	}
-	if toInt(res[0]) != 1 {
-		return nil, fmt.Errorf("breakwater/redis: open checkpoint of crawl %q: %w: key %v holds something else; use another namespace or crawl id",
-			crawlID, storage.ErrNotCheckpoint, res[1])
-	}
-	if f := toInt(res[1]); f > CheckpointFormat {
-		return nil, fmt.Errorf("breakwater/redis: open checkpoint of crawl %q: %w: format %d, this build reads up to %d; upgrade Breakwater to resume it",
-			crawlID, storage.ErrNewerFormat, f, CheckpointFormat)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(res) != 2:
+		return nil, fail(storage.ErrCorrupt, "the script answered %d values", len(res))
+	case toInt(res[0]) != 1:
+		return nil, fail(storage.ErrNotCheckpoint, "key %v holds something else; use another namespace or crawl id", res[1])
+	case toInt(res[1]) > CheckpointFormat:
+		return nil, fail(storage.ErrNewerFormat, "format %d, this build reads up to %d; upgrade Breakwater to resume it", toInt(res[1]), CheckpointFormat)
 	}
 	return cp, nil
 }
@@ -84,55 +85,61 @@ type stored struct {
 	Updated   int64  `json:"up,omitempty"`
 }
 
-// Put implements storage.Store: every record is validated first, then
-// written in batches of 500, each atomic.
-func (cp *checkpointStore) Put(recs ...storage.Record) error {
+// do runs call with the call timeout unless the store is closed; a
+// failure is wrapped, a WRONGTYPE one as storage.ErrNotCheckpoint.
+func (cp *checkpointStore) do(op string, call func(context.Context) error) error {
 	if cp.closed.Load() {
 		return storage.ErrClosed
 	}
+	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
+	defer cancel()
+	err := call(ctx)
+	switch {
+	case err == nil || errors.Is(err, goredis.Nil):
+		return err
+	case strings.HasPrefix(err.Error(), "WRONGTYPE"):
+		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w: a checkpoint key holds something else (%v)", op, cp.crawl, storage.ErrNotCheckpoint, err)
+	}
+	return wrapErr(ctx, cp.crawl, op, err)
+}
+
+// Put implements storage.Store: every record is validated first, then
+// written in batches of 500, each atomic.
+func (cp *checkpointStore) Put(recs ...storage.Record) error {
 	for i := range recs {
-		if err := backend.CheckRecord(&recs[i]); err != nil {
+		if err := backend.CheckRecord(&recs[i]); err != nil && !cp.closed.Load() { // closed: ErrClosed first
 			return err
 		}
 	}
 	now := cp.s.now().UTC()
-	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
-	defer cancel()
-	for start := 0; start < len(recs); start += putBatch {
-		batch := recs[start:min(start+putBatch, len(recs))]
-		args := append(make([]any, 0, 1+3*len(batch)), cp.s.Retention.Milliseconds())
-		for _, r := range batch {
-			upd := r.Updated
-			if upd.IsZero() {
-				upd = now
+	return cp.do("put", func(ctx context.Context) error {
+		for batch := range slices.Chunk(recs, putBatch) {
+			args := append(make([]any, 0, 1+3*len(batch)), cp.s.Retention.Milliseconds())
+			for _, r := range batch {
+				if r.Updated.IsZero() {
+					r.Updated = now
+				}
+				b, _ := json.Marshal(stored{ID: idKey(r.ID), URL: r.URL, Attempts: r.Attempts, LastError: r.LastError,
+					NotBefore: nanos(r.NotBefore), Request: r.Request, Updated: nanos(r.Updated)}) // cannot fail
+				args = append(args, idKey(r.ID), int(r.State), b)
 			}
-			b, err := json.Marshal(stored{ID: idKey(r.ID), URL: r.URL, Attempts: r.Attempts, LastError: r.LastError,
-				NotBefore: nanos(r.NotBefore), Request: r.Request, Updated: nanos(upd)})
-			if err != nil {
-				return fmt.Errorf("breakwater/redis: put on crawl %q: record %d: %w", cp.crawl, r.ID, err)
+			if err := scriptCPPut.Run(ctx, cp.client, cp.keys, args...).Err(); err != nil {
+				return err
 			}
-			args = append(args, idKey(r.ID), int(r.State), b)
 		}
-		if err := scriptCPPut.Run(ctx, cp.client, cp.keys, args...).Err(); err != nil {
-			return cp.wrap(ctx, "put", err)
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Get implements storage.Store.
 func (cp *checkpointStore) Get(id uint64) (storage.Record, bool, error) {
-	if cp.closed.Load() {
-		return storage.Record{}, false, storage.ErrClosed
-	}
-	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
-	defer cancel()
-	v, err := cp.client.HGet(ctx, cp.keys[0], idKey(id)).Result()
-	if errors.Is(err, goredis.Nil) {
-		return storage.Record{}, false, nil
-	}
+	var v string
+	err := cp.do("get", func(ctx context.Context) (err error) {
+		v, err = cp.client.HGet(ctx, cp.keys[0], idKey(id)).Result()
+		return err
+	})
 	if err != nil {
-		return storage.Record{}, false, cp.wrap(ctx, "get", err)
+		return storage.Record{}, false, ignoreNil(err)
 	}
 	r, err := cp.decodeValue(v)
 	if err == nil && r.ID != id {
@@ -146,33 +153,28 @@ func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage
 	if err := backend.CheckStates(states); err != nil {
 		return err
 	}
-	var after uint64
+	args := []any{cp.s.Retention.Milliseconds(), uint64(0), scanChunk}
+	for st := storage.Pending; st <= storage.Dead; st++ {
+		if len(states) == 0 || slices.Contains(states, st) {
+			args = append(args, int(st))
+		}
+	}
 	for {
-		if cp.closed.Load() {
-			return storage.ErrClosed
-		}
-		args := []any{cp.s.Retention.Milliseconds(), after, scanChunk}
-		for st := storage.Pending; st <= storage.Dead; st++ {
-			if len(states) == 0 || slices.Contains(states, st) {
-				args = append(args, int(st))
-			}
-		}
-		ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
-		vals, err := scriptCPScan.Run(ctx, cp.client, cp.keys, args...).StringSlice()
-		if err != nil {
-			err = cp.wrap(ctx, "scan", err)
-		}
-		cancel()
+		var vals []string
+		err := cp.do("scan", func(ctx context.Context) (err error) {
+			vals, err = scriptCPScan.Run(ctx, cp.client, cp.keys, args...).StringSlice()
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		for _, v := range vals {
 			r, err := cp.decodeValue(v)
-			if err != nil {
-				return err
+			if err == nil {
+				args[1] = r.Seq
+				err = fn(r)
 			}
-			after = r.Seq
-			if err := fn(r); err != nil {
+			if err != nil {
 				return err
 			}
 		}
@@ -184,24 +186,21 @@ func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage
 
 // Counts implements storage.Store: one pipelined round trip.
 func (cp *checkpointStore) Counts() (map[storage.State]int, error) {
-	if cp.closed.Load() {
-		return nil, storage.ErrClosed
-	}
-	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
-	defer cancel()
-	cmds := make([]*goredis.IntCmd, 0, 6)
-	_, err := cp.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		for _, k := range cp.keys[4:] {
-			cmds = append(cmds, p.ZCard(ctx, k))
+	var t backend.Tally
+	err := cp.do("counts", func(ctx context.Context) error {
+		cmds, err := cp.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, k := range cp.keys[4:] {
+				p.ZCard(ctx, k)
+			}
+			return nil
+		})
+		for i, c := range cmds {
+			t[int(storage.Pending)+i] = int(c.(*goredis.IntCmd).Val())
 		}
-		return nil
+		return err
 	})
 	if err != nil {
-		return nil, cp.wrap(ctx, "counts", err)
-	}
-	var t backend.Tally
-	for i, c := range cmds {
-		t[int(storage.Pending)+i] = int(c.Val())
+		return nil, err
 	}
 	return t.Map(), nil
 }
@@ -211,44 +210,37 @@ func (cp *checkpointStore) SetMeta(key string, value []byte) error {
 	if err := backend.CheckMetaKey(key); err != nil {
 		return err
 	}
-	if cp.closed.Load() {
-		return storage.ErrClosed
-	}
-	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
-	defer cancel()
-	if err := scriptCPMeta.Run(ctx, cp.client, cp.keys, cp.s.Retention.Milliseconds(), key, value).Err(); err != nil {
-		return cp.wrap(ctx, "set meta", err)
-	}
-	return nil
+	return cp.do("set meta", func(ctx context.Context) error {
+		return scriptCPMeta.Run(ctx, cp.client, cp.keys, cp.s.Retention.Milliseconds(), key, value).Err()
+	})
 }
 
 // Meta implements storage.Store.
 func (cp *checkpointStore) Meta(key string) ([]byte, bool, error) {
-	if cp.closed.Load() {
-		return nil, false, storage.ErrClosed
-	}
-	ctx, cancel := callContext(context.Background(), cp.s.CallTimeout)
-	defer cancel()
-	v, err := cp.client.HGet(ctx, cp.keys[2], key).Bytes()
-	if errors.Is(err, goredis.Nil) {
-		return nil, false, nil
-	}
+	v := []byte{}
+	err := cp.do("meta", func(ctx context.Context) error {
+		b, err := cp.client.HGet(ctx, cp.keys[2], key).Bytes()
+		if b != nil {
+			v = b
+		}
+		return err
+	})
 	if err != nil {
-		return nil, false, cp.wrap(ctx, "meta", err)
-	}
-	if v == nil {
-		v = []byte{}
+		return nil, false, ignoreNil(err)
 	}
 	return v, true, nil
 }
 
-// Flush implements storage.Store: nothing is buffered.
-func (cp *checkpointStore) Flush() error {
-	if cp.closed.Load() {
-		return storage.ErrClosed
+// ignoreNil turns go-redis's "no such field" into nil.
+func ignoreNil(err error) error {
+	if errors.Is(err, goredis.Nil) {
+		return nil
 	}
-	return nil
+	return err
 }
+
+// Flush implements storage.Store: nothing is buffered.
+func (cp *checkpointStore) Flush() error { return cp.do("flush", func(context.Context) error { return nil }) }
 
 // Close implements storage.Store; client and data are left as they are.
 func (cp *checkpointStore) Close() error {
@@ -258,6 +250,7 @@ func (cp *checkpointStore) Close() error {
 
 // decodeValue reads a stored value: "<seq>|<state>|<JSON>".
 func (cp *checkpointStore) decodeValue(v string) (storage.Record, error) {
+	var s stored
 	bad := func(why string) (storage.Record, error) {
 		return storage.Record{}, fmt.Errorf("breakwater/redis: checkpoint of crawl %q: %w: %s in %.120q", cp.crawl, storage.ErrCorrupt, why, v)
 	}
@@ -271,7 +264,6 @@ func (cp *checkpointStore) decodeValue(v string) (storage.Record, error) {
 	if err1 != nil || err2 != nil || !storage.State(st).Valid() {
 		return bad("bad header")
 	}
-	var s stored
 	if err := json.Unmarshal([]byte(body), &s); err != nil {
 		return bad("bad JSON (" + err.Error() + ")")
 	}
@@ -281,13 +273,6 @@ func (cp *checkpointStore) decodeValue(v string) (storage.Record, error) {
 	}
 	return storage.Record{ID: id, URL: s.URL, State: storage.State(st), Attempts: s.Attempts, LastError: s.LastError,
 		NotBefore: fromNanos(s.NotBefore), Request: s.Request, Seq: seq, Updated: fromNanos(s.Updated)}, nil
-}
-
-func (cp *checkpointStore) wrap(ctx context.Context, op string, err error) error {
-	if strings.HasPrefix(err.Error(), "WRONGTYPE") {
-		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w: a checkpoint key holds something else (%v)", op, cp.crawl, storage.ErrNotCheckpoint, err)
-	}
-	return wrapErr(ctx, cp.crawl, op, err)
 }
 
 // idKey is an ID in 16 hex digits (a checkpoint record's, a job's).

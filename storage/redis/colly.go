@@ -203,14 +203,12 @@ func (cs *CollyStorage) refused(r *colly.Request, e *circuit.OpenError) {
 // good (for a plain Visit only the latter). It returns ErrLeaseLost if
 // another worker holds the job now.
 func (cs *CollyStorage) Ack(r *colly.Request) error {
-	return cs.report(r, scriptCollyDone, "done", func(job *queueJob) error {
-		return cs.persist(context.Background(), "ack", func(ctx context.Context) error {
-			n, err := scriptCollyAck.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(cs.s.now(), job.ID, job.lease)...).Int()
-			if err != nil {
-				return wrapErr(ctx, cs.q.crawl, "ack", err)
-			}
-			return cs.q.status("ack", job, int64(n))
-		})
+	return cs.report(r, scriptCollyDone, "done", "ack", func(ctx context.Context, job *queueJob) error {
+		n, err := scriptCollyAck.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(cs.s.now(), job.ID, job.lease)...).Int()
+		if err != nil {
+			return wrapErr(ctx, cs.q.crawl, "ack", err)
+		}
+		return cs.q.status("ack", job, int64(n))
 	})
 }
 
@@ -218,8 +216,8 @@ func (cs *CollyStorage) Ack(r *colly.Request) error {
 // after a backoff, or dead-lettered at MaxAttempts. A plain Visit's claim
 // is dropped, so that it may be fetched when found again.
 func (cs *CollyStorage) Fail(r *colly.Request, cause error) error {
-	return cs.report(r, scriptCollyRelease, "release", func(job *queueJob) error {
-		return cs.persist(context.Background(), "fail", func(ctx context.Context) error { return cs.q.Fail(ctx, job, cause) })
+	return cs.report(r, scriptCollyRelease, "release", "fail", func(ctx context.Context, job *queueJob) error {
+		return cs.q.Fail(ctx, job, cause)
 	})
 }
 
@@ -227,30 +225,33 @@ func (cs *CollyStorage) Fail(r *colly.Request, cause error) error {
 // no earlier than until. A plain Visit's claim is dropped. Ack, Fail and
 // Park also settle the job a redirect's hop of r took up (see heldJob).
 func (cs *CollyStorage) Park(r *colly.Request, until time.Time) error {
-	return cs.report(r, scriptCollyRelease, "release", func(job *queueJob) error {
-		return cs.persist(context.Background(), "park", func(ctx context.Context) error { return cs.q.Park(ctx, job, until) })
+	return cs.report(r, scriptCollyRelease, "release", "park", func(ctx context.Context, job *queueJob) error {
+		return cs.q.Park(ctx, job, until)
 	})
 }
 
-// report settles the job held of r (by its ID before redirects), or a
-// plain Visit with the script alone, then the job a hop of r took up.
-func (cs *CollyStorage) report(r *colly.Request, alone *goredis.Script, op string, settle func(*queueJob) error) error {
+// report settles (op) the job held of r (by its ID before redirects), or
+// a plain Visit with the script alone (aloneOp), then the job a hop of r
+// took up.
+func (cs *CollyStorage) report(r *colly.Request, alone *goredis.Script, aloneOp, op string, settle func(context.Context, *queueJob) error) error {
 	id := cs.requestKey(r)
+	settleJob := func(job *queueJob) error {
+		defer cs.notify()
+		return cs.persist(context.Background(), op, func(ctx context.Context) error { return settle(ctx, job) })
+	}
 	var err error
 	if job, ok := cs.take(id); ok {
-		err = settle(job)
-		cs.notify()
+		err = settleJob(job)
 	} else {
-		err = cs.persist(context.Background(), op, func(ctx context.Context) error {
+		err = cs.persist(context.Background(), aloneOp, func(ctx context.Context) error {
 			if err := alone.Run(ctx, cs.q.client, cs.keysOf(id), cs.q.args(cs.s.now(), id)...).Err(); err != nil {
-				return wrapErr(ctx, cs.q.crawl, op, err)
+				return wrapErr(ctx, cs.q.crawl, aloneOp, err)
 			}
 			return nil
 		})
 	}
 	if job, ok := cs.takeHop(r, id); ok {
-		err = errors.Join(err, settle(job))
-		cs.notify()
+		err = errors.Join(err, settleJob(job))
 	}
 	return cs.settled(err)
 }
@@ -414,18 +415,16 @@ func (cs *CollyStorage) SetCookies(u *url.URL, cookies string) {
 // same seeds.
 func (cs *CollyStorage) AddRequest(b []byte) error {
 	u, id, err := collyx.ParseRequest(b)
-	if err != nil {
-		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w: %v", cs.q.crawl, ErrInvalidJob, err)
-	}
-	now := cs.s.now()
 	job := &queueJob{ID: idKey(id), URL: u, Request: bytes.Clone(b)}
-	if err := cs.q.prepare(job, now); err != nil {
-		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w", cs.q.crawl, err)
+	if err != nil {
+		err = fmt.Errorf("%w: %v", ErrInvalidJob, err)
+	} else {
+		err = cs.q.prepare(job, cs.s.now())
 	}
-	rec, err := encodeJob(job)
 	if err != nil {
 		return fmt.Errorf("breakwater/redis: add request on crawl %q: %w", cs.q.crawl, err)
 	}
+	rec := encodeJob(job)
 	var added int
 	err = cs.persist(context.Background(), "add request", func(ctx context.Context) error {
 		if err := cs.watch(ctx, false); err != nil {
@@ -561,8 +560,7 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 		if cs.s.MaxOutage >= 0 && time.Since(began) >= cs.s.MaxOutage {
 			return fmt.Errorf("breakwater/redis: %s: Redis unreachable for %v, longer than the max outage (Config.MaxOutage): %w", op, time.Since(began).Round(time.Millisecond), err)
 		}
-		w := backoffWindow(cs.s.ReconnectBase, cs.s.ReconnectCap, tries)
-		t := time.NewTimer(w/2 + time.Duration(cs.q.float64()*float64(w/2)))
+		t := time.NewTimer(halfJitter(cs.s.ReconnectBase, cs.s.ReconnectCap, tries, cs.q.float64()))
 		select {
 		case <-t.C:
 		case <-cs.done:

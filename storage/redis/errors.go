@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -72,38 +73,33 @@ func wrapErr(ctx context.Context, crawl, op string, err error) error {
 
 // unavailable reports whether Redis cannot serve us now, and what to do.
 func unavailable(err error) (hint string, ok bool) {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "Redis did not answer in time: check that it is reachable and not overloaded, or allow a longer deadline", true
-	}
-	if errors.Is(err, goredis.ErrClosed) {
-		return "the Redis client was closed: use an open client", true
-	}
-	if errors.Is(err, goredis.ErrPoolTimeout) {
-		return "every pooled connection is busy: raise the client's PoolSize or lower the concurrency", true
-	}
 	var netErr net.Error
-	if staleConn(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr) {
-		return "check that Redis is running and reachable from this host, then retry", true
-	}
 	var redisErr goredis.Error
-	if errors.As(err, &redisErr) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "Redis did not answer in time: check that it is reachable and not overloaded, or allow a longer deadline", true
+	case errors.Is(err, goredis.ErrClosed):
+		return "the Redis client was closed: use an open client", true
+	case errors.Is(err, goredis.ErrPoolTimeout):
+		return "every pooled connection is busy: raise the client's PoolSize or lower the concurrency", true
+	case staleConn(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr):
+		return "check that Redis is running and reachable from this host, then retry", true
+	case errors.As(err, &redisErr):
 		msg := redisErr.Error()
+		has := func(prefixes ...string) bool {
+			return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(msg, p) })
+		}
 		switch {
-		case strings.HasPrefix(msg, "READONLY"):
+		case has("READONLY"):
 			return "connected to a read-only replica: point the client at the primary", true
-		case strings.HasPrefix(msg, "OOM"):
+		case has("OOM"):
 			return "Redis is out of memory: raise maxmemory or free memory, or shorten Config.Retention and Config.DeadLetterLimit", true
-		case strings.HasPrefix(msg, "MAXCLIENTS"), strings.HasPrefix(msg, "ERR max number of clients"):
+		case has("MAXCLIENTS", "ERR max number of clients"):
 			return "Redis refuses more clients: raise maxclients or lower the client's PoolSize", true
-		}
-		// A Cluster moving the crawl's slot: ASK, then MOVED after MaxRedirects.
-		if strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ") {
+		case has("MOVED ", "ASK "): // a Cluster moving the crawl's slot: ASK, then MOVED after MaxRedirects
 			return "the Redis Cluster is moving the crawl's hash slot to another master: retry shortly", true
-		}
-		for _, p := range []string{"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY"} {
-			if strings.HasPrefix(msg, p) {
-				return "Redis is starting, failing over or busy: retry shortly", true
-			}
+		case has("LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY"):
+			return "Redis is starting, failing over or busy: retry shortly", true
 		}
 	}
 	return "", false

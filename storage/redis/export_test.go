@@ -179,10 +179,7 @@ func (q *jobQueue) enqueue(ctx context.Context, now time.Time, keys []string, jo
 		batch := jobs[start:min(start+enqueueBatch, len(jobs))]
 		args := q.args(now)
 		for _, j := range batch {
-			rec, err := encodeJob(j)
-			if err != nil {
-				return added, fmt.Errorf("breakwater/redis: enqueue on crawl %q: %w", q.crawl, err)
-			}
+			rec := encodeJob(j)
 			eligible := now
 			if j.NotBefore.After(now) {
 				eligible = j.NotBefore

@@ -48,12 +48,10 @@ type record struct {
 // maxErrorLen bounds LastError so one verbose failure cannot bloat a record.
 const maxErrorLen = 1024
 
-func encodeJob(j *queueJob) (string, error) {
-	b, err := json.Marshal(record{*j, toMillis(j.FailedAt), toMillis(j.EnqueuedAt), toMillis(j.NotBefore)})
-	if err != nil {
-		return "", fmt.Errorf("encoding %s: %w", j, err)
-	}
-	return string(b), nil
+// encodeJob is the job's record; strings, integers and bytes always encode.
+func encodeJob(j *queueJob) string {
+	b, _ := json.Marshal(record{*j, toMillis(j.FailedAt), toMillis(j.EnqueuedAt), toMillis(j.NotBefore)})
+	return string(b)
 }
 
 func decodeJob(raw string) (*queueJob, error) {

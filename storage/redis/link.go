@@ -69,7 +69,7 @@ func (l *link) failed(started, now time.Time, err error, trial bool) {
 	case !l.down && started.Before(l.upAt):
 	case !l.down:
 		l.down, l.since, l.failures, l.cause = true, now, 1, err
-		l.nextTry = now.Add(l.wait())
+		l.nextTry = now.Add(halfJitter(l.base, l.cap, 1, rand.Float64()))
 		l.log.Warn().Str("event", "redis_unavailable").Str("component", l.component).Str("crawl", l.crawl).
 			Str("policy", l.policy).Err(err).Time("next_try", l.nextTry).
 			Msgf("breakwater/redis: %s: Redis unreachable; %s until it answers", l.component, l.policy)
@@ -77,14 +77,8 @@ func (l *link) failed(started, now time.Time, err error, trial bool) {
 		l.trying = false
 		l.failures++
 		l.cause = err
-		l.nextTry = now.Add(l.wait())
+		l.nextTry = now.Add(halfJitter(l.base, l.cap, l.failures, rand.Float64()))
 	}
-}
-
-// wait is the backoff after l.failures failures, jittered.
-func (l *link) wait() time.Duration {
-	w := backoffWindow(l.base, l.cap, l.failures)
-	return w/2 + time.Duration(rand.Int64N(int64(w/2)+1))
 }
 
 // state returns since when Redis is unreachable, the next try and cause.
@@ -97,9 +91,6 @@ func (l *link) state() (since, nextTry time.Time, cause error) {
 // backoffWindow is the upper end of the retry delay after the n-th failed
 // attempt (n ≥ 1): min(cap, base·2^(n-1)).
 func backoffWindow(base, cap time.Duration, n int) time.Duration {
-	if n < 1 {
-		n = 1
-	}
 	w := base
 	for i := 1; i < n; i++ {
 		if w >= cap/2 {
@@ -114,4 +105,10 @@ func backoffWindow(base, cap time.Duration, n int) time.Duration {
 // in [0, 1)), so failures that happened together do not retry together.
 func backoffDelay(base, cap time.Duration, n int, u float64) time.Duration {
 	return time.Duration(u * float64(backoffWindow(base, cap, n)))
+}
+
+// halfJitter is a wait in the upper half of the n-th backoff window.
+func halfJitter(base, cap time.Duration, n int, u float64) time.Duration {
+	w := backoffWindow(base, cap, n)
+	return w/2 + time.Duration(u*float64(w/2))
 }

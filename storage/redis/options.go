@@ -13,23 +13,11 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Defaults, used when an option is not given.
+// Defaults of the Config fields other packages build on.
 const (
 	DefaultNamespace         = "bw"
 	DefaultVisibilityTimeout = 5 * time.Minute
 	DefaultMaxAttempts       = 5
-	DefaultBackoffBase       = 15 * time.Second
-	DefaultBackoffCap        = time.Hour
-	DefaultRetention         = 7 * 24 * time.Hour
-	DefaultDeadLetterLimit   = 100_000
-	DefaultCallTimeout       = 10 * time.Second
-	DefaultBreakerTimeout    = time.Second
-	DefaultProbeLease        = 2 * time.Minute
-	DefaultReconnectBase     = 250 * time.Millisecond
-	DefaultReconnectCap      = 15 * time.Second
-	DefaultMaxOutage         = 10 * time.Minute
-	DefaultPollInterval      = time.Second
-	DefaultMaxHold           = time.Hour
 )
 
 // Option configures NewCollyStorage, NewBreakerStore and OpenCheckpoint
@@ -51,8 +39,8 @@ type Config struct {
 	Shards int
 
 	// VisibilityTimeout is how long a claimed job stays leased (extended while
-	// under way, see MaxHold) before it is taken back, one attempt spent: how
-	// long a dead worker's jobs wait. Default 5 minutes; ≥ 1 ms.
+	// under way, see MaxHold) before it is taken back, one attempt spent.
+	// Default 5 minutes; ≥ 1 ms.
 	VisibilityTimeout time.Duration
 
 	// MaxAttempts is how many failed attempts (Fail, or a lease that ran out)
@@ -74,8 +62,8 @@ type Config struct {
 	DeadLetterLimit int
 
 	// CallTimeout bounds every call to Redis without an earlier deadline.
-	// Default 10 s (DefaultBreakerTimeout for a BreakerStore); negative: none.
-	// To cut a hung connection, build the client with ContextTimeoutEnabled.
+	// Default 10 s (1 s for a BreakerStore); negative: none. To cut a hung
+	// connection, build the client with ContextTimeoutEnabled.
 	CallTimeout time.Duration
 
 	// Clock decides eligibility and leases, so workers need synchronised
@@ -118,8 +106,8 @@ type Config struct {
 	WaitHorizon time.Duration
 
 	// MaxHold bounds how long the lease of a job under way here is extended:
-	// set it above the longest request, waits at the gate included. Default 1
-	// hour; negative is no limit.
+	// above the longest request, waits at the gate included. Default 1 hour;
+	// negative is no limit.
 	MaxHold time.Duration
 }
 
@@ -177,19 +165,19 @@ func build(client any, crawlID string, opts []Option) (settings, error) {
 		Shards:            1,
 		VisibilityTimeout: DefaultVisibilityTimeout,
 		MaxAttempts:       DefaultMaxAttempts,
-		BackoffBase:       DefaultBackoffBase,
-		BackoffCap:        DefaultBackoffCap,
-		Retention:         DefaultRetention,
-		DeadLetterLimit:   DefaultDeadLetterLimit,
-		CallTimeout:       DefaultCallTimeout,
+		BackoffBase:       15 * time.Second,
+		BackoffCap:        time.Hour,
+		Retention:         7 * 24 * time.Hour,
+		DeadLetterLimit:   100_000,
+		CallTimeout:       10 * time.Second,
 		Logger:            zerolog.Nop(),
-		ProbeLease:        DefaultProbeLease,
-		ReconnectBase:     DefaultReconnectBase,
-		ReconnectCap:      DefaultReconnectCap,
-		MaxOutage:         DefaultMaxOutage,
-		PollInterval:      DefaultPollInterval,
+		ProbeLease:        2 * time.Minute,
+		ReconnectBase:     250 * time.Millisecond,
+		ReconnectCap:      15 * time.Second,
+		MaxOutage:         10 * time.Minute,
+		PollInterval:      time.Second,
 		WaitHorizon:       -1,
-		MaxHold:           DefaultMaxHold,
+		MaxHold:           time.Hour,
 	}}
 	for _, o := range opts {
 		if o != nil {

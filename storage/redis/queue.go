@@ -205,10 +205,7 @@ func (q *jobQueue) Park(ctx context.Context, job *queueJob, until time.Time) err
 }
 
 func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, bury bool) error {
-	rec, err := encodeJob(next)
-	if err != nil {
-		return fmt.Errorf("breakwater/redis: %s on crawl %q: %w", op, q.crawl, err)
-	}
+	rec := encodeJob(next)
 	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.s.now(),
