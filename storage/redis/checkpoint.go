@@ -240,7 +240,9 @@ func ignoreNil(err error) error {
 }
 
 // Flush implements storage.Store: nothing is buffered.
-func (cp *checkpointStore) Flush() error { return cp.do("flush", func(context.Context) error { return nil }) }
+func (cp *checkpointStore) Flush() error {
+	return cp.do("flush", func(context.Context) error { return nil })
+}
 
 // Close implements storage.Store; client and data are left as they are.
 func (cp *checkpointStore) Close() error {

@@ -30,15 +30,12 @@ import (
 // worker's parallelism.
 //
 // IsVisited claims a URL atomically, so one worker fetches it. GetRequest
-// leases a job for Config.VisibilityTimeout, extended while under way; it
-// ends with Ack, Fail (retried after a backoff, dead-lettered at
-// MaxAttempts) or Park, which breakwater.Use reports (else call Ack from
-// OnScraped and Fail from OnError). A page is fetched twice only if its
+// leases a job (Config.VisibilityTimeout, extended while under way) until
+// Ack, Fail or Park, which breakwater.Use reports (else call Ack from
+// OnScraped and Fail from OnError): a page is fetched twice only if its
 // worker died before the Ack, and never lost. Requests Colly drops before
 // OnRequest (a URL filter, MaxDepth, robots.txt) are dead-lettered after
-// their leases: filter before adding. While Redis is unreachable calls
-// retry for up to Config.MaxOutage; a lost state fails every call with
-// ErrStateLost. docs/redis.md has the details.
+// their leases: filter before adding. docs/redis.md has the details.
 type CollyStorage struct {
 	observed observed.Set // the breakers Observe was given
 	q        *jobQueue
@@ -90,8 +87,8 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 	}, nil
 }
 
-// Stats counts the crawl's jobs in every shard by where they are. Unlike
-// QueueSize it does not wait out an outage (ErrUnavailable).
+// Stats counts the crawl's jobs by where they are; it does not wait out an
+// outage (ErrUnavailable).
 func (cs *CollyStorage) Stats(ctx context.Context) (Stats, error) { return cs.q.stats(ctx, cs.s.now()) }
 
 // DeadLetter is a URL the crawl gave up on: its attempts spent.
@@ -120,9 +117,9 @@ func (cs *CollyStorage) keysOf(id string) []string { return cs.shards[shardOf(id
 // Init implements storage.Storage and queue.Storage; it does no I/O.
 func (cs *CollyStorage) Init() error { return nil }
 
-// Close ends the crawl in this process: waits end, GetRequest hands out
-// nothing more and QueueSize reports 0. Held jobs come back to the other
-// workers after their lease. It does not close the Redis client.
+// Close ends the crawl in this process: GetRequest hands out nothing more
+// and QueueSize reports 0; held jobs come back to the other workers after
+// their lease. The Redis client stays open.
 func (cs *CollyStorage) Close() error {
 	cs.close.Do(func() { close(cs.done) })
 	return nil
@@ -164,9 +161,7 @@ func (cs *CollyStorage) outcome(a observe.Attempt) {
 	case observed.Resent:
 		cs.reqs.Delete(a.Request) // the breaker's Retry is a new *colly.Request
 		return
-	case observed.Done, observed.Gone, observed.Settled:
-		// Settled (a redirect to a page visited, an answer aborted on
-		// purpose): parked, it would be refused again for ever.
+	case observed.Done, observed.Gone, observed.Settled: // Settled parked would be refused for ever
 		err = cs.Ack(a.Request)
 	case observed.Parked, observed.Cancelled:
 		err = cs.Park(a.Request, until) // zero but for Parked: at once
@@ -177,8 +172,7 @@ func (cs *CollyStorage) outcome(a observe.Attempt) {
 }
 
 // unsaved logs that r's outcome was not saved (err), unless the crawl's
-// state is lost (the redis_state_lost event said so already), checking
-// first when err says a held job is gone.
+// state is lost (logged already), which a job gone may mean.
 func (cs *CollyStorage) unsaved(r *colly.Request, err error, what string) {
 	if errors.Is(err, ErrUnknownJob) {
 		_ = cs.watch(context.Background(), true)
@@ -199,9 +193,8 @@ func (cs *CollyStorage) refused(r *colly.Request, e *circuit.OpenError) {
 	cs.unsaved(r, cs.Park(r, until), "a refused request could not be parked")
 }
 
-// Ack reports that r was fetched: its job is done and its URL visited for
-// good (for a plain Visit only the latter). It returns ErrLeaseLost if
-// another worker holds the job now.
+// Ack reports that r was fetched: its job (if any) done, its URL visited
+// for good. It returns ErrLeaseLost if another worker holds the job now.
 func (cs *CollyStorage) Ack(r *colly.Request) error {
 	return cs.report(r, scriptCollyDone, "done", "ack", func(ctx context.Context, job *queueJob) error {
 		n, err := scriptCollyAck.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(cs.s.now(), job.ID, job.lease)...).Int()
@@ -213,8 +206,8 @@ func (cs *CollyStorage) Ack(r *colly.Request) error {
 }
 
 // Fail reports that r's attempt failed with cause: its job is retried
-// after a backoff, or dead-lettered at MaxAttempts. A plain Visit's claim
-// is dropped, so that it may be fetched when found again.
+// after a backoff, or dead-lettered at MaxAttempts; a plain Visit's claim
+// is dropped.
 func (cs *CollyStorage) Fail(r *colly.Request, cause error) error {
 	return cs.report(r, scriptCollyRelease, "release", "fail", func(ctx context.Context, job *queueJob) error {
 		return cs.q.Fail(ctx, job, cause)
@@ -230,9 +223,8 @@ func (cs *CollyStorage) Park(r *colly.Request, until time.Time) error {
 	})
 }
 
-// report settles (op) the job held of r (by its ID before redirects), or
-// a plain Visit with the script alone (aloneOp), then the job a hop of r
-// took up.
+// report settles the job held of r (by its ID before redirects), or a
+// plain Visit with the script alone, then the job a hop of r took up.
 func (cs *CollyStorage) report(r *colly.Request, alone *goredis.Script, aloneOp, op string, settle func(context.Context, *queueJob) error) error {
 	id := cs.requestKey(r)
 	settleJob := func(job *queueJob) error {
@@ -244,10 +236,7 @@ func (cs *CollyStorage) report(r *colly.Request, alone *goredis.Script, aloneOp,
 		err = settleJob(job)
 	} else {
 		err = cs.persist(context.Background(), aloneOp, func(ctx context.Context) error {
-			if err := alone.Run(ctx, cs.q.client, cs.keysOf(id), cs.q.args(cs.s.now(), id)...).Err(); err != nil {
-				return wrapErr(ctx, cs.q.crawl, aloneOp, err)
-			}
-			return nil
+			return wrapErr(ctx, cs.q.crawl, aloneOp, alone.Run(ctx, cs.q.client, cs.keysOf(id), cs.q.args(cs.s.now(), id)...).Err())
 		})
 	}
 	if job, ok := cs.takeHop(r, id); ok {
@@ -257,7 +246,7 @@ func (cs *CollyStorage) report(r *colly.Request, alone *goredis.Script, aloneOp,
 }
 
 // takeHop takes the held job of the URL r ended at (id: r's ID before its
-// redirects) if a hop of r took it up: its own request reports nothing.
+// redirects) if a hop of r took it up.
 func (cs *CollyStorage) takeHop(r *colly.Request, id string) (*queueJob, bool) {
 	end := requestIDOf(r)
 	if v, ok := cs.held.Load(end); end == id || !ok || !v.(*heldJob).isTaken() {
@@ -278,8 +267,7 @@ func (cs *CollyStorage) settled(err error) error {
 }
 
 // IsVisited implements storage.Storage as an atomic check-and-set: false
-// means the caller has claimed the request. A held job's URL needs no
-// round trip (see heldJob).
+// means the caller has claimed the request.
 func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	key := idKey(id)
 	if v, ok := cs.held.Load(key); ok {
@@ -296,39 +284,30 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	case visitclaim.Settled:
 		return true, nil
 	}
-	var visited bool
-	err := cs.persist(context.Background(), "is visited", func(ctx context.Context) error {
+	var n int
+	err := cs.persist(context.Background(), "is visited", func(ctx context.Context) (err error) {
 		now := cs.s.now()
-		n, err := scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.s.ClaimTTL).UnixMilli())...).Int()
-		if err != nil {
-			return wrapErr(ctx, cs.q.crawl, "is visited", err)
-		}
-		visited = n == 1
-		return nil
+		n, err = scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.s.ClaimTTL).UnixMilli())...).Int()
+		return wrapErr(ctx, cs.q.crawl, "is visited", err)
 	})
-	if err != nil {
-		return false, err
-	}
-	if !visited {
+	if err == nil && n != 1 {
 		cs.claimed.Add(id)
 	}
-	return visited, nil
+	return err == nil && n == 1, err
 }
 
 // Visited implements storage.Storage: after IsVisited's claim, a second
 // caller here told the request was new is told it was visited after all.
 // Called alone (a redirect hop Colly did not check) it claims the request.
 func (cs *CollyStorage) Visited(id uint64) error {
-	if held, lost := cs.claimed.Settle(id); held {
-		if lost {
-			return fmt.Errorf("breakwater/redis: %w", visitclaim.ErrClaimed)
-		}
+	claimedHere, lost := cs.claimed.Settle(id)
+	v, held := cs.held.Load(idKey(id))
+	switch {
+	case claimedHere && lost, !claimedHere && held && !v.(*heldJob).take():
+		return fmt.Errorf("breakwater/redis: %w", visitclaim.ErrClaimed)
+	case claimedHere:
 		return nil
-	}
-	if v, ok := cs.held.Load(idKey(id)); ok {
-		if !v.(*heldJob).take() {
-			return fmt.Errorf("breakwater/redis: %w", visitclaim.ErrClaimed)
-		}
+	case held:
 		cs.started(idKey(id))
 		return nil
 	}
@@ -339,10 +318,11 @@ func (cs *CollyStorage) Visited(id uint64) error {
 	return err
 }
 
-// heldJob is a job this process claimed and has not reported yet. A
-// redirect's hop of another request may meet its URL first: the first
-// caller Visited lets through fetches it, every later one (the job's own
-// request too) is told it is visited, and the hop's outcome settles it.
+// heldJob is a job this process claimed and has not reported yet, whose
+// URL needs no round trip. A redirect's hop of another request may meet
+// it first: the first caller Visited lets through fetches it, every later
+// one (the job's own request too) is told it is visited, and the hop's
+// outcome settles it.
 type heldJob struct {
 	job   *queueJob
 	mu    sync.Mutex
@@ -354,11 +334,10 @@ type heldJob struct {
 func (h *heldJob) ask() (visited bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.taken {
-		return true
+	if !h.taken {
+		h.told++
 	}
-	h.told++
-	return false
+	return h.taken
 }
 
 // take is Visited of the job's URL: false if the caller was told the URL
@@ -383,8 +362,8 @@ func (h *heldJob) isTaken() bool {
 	return h.taken
 }
 
-// Cookies implements storage.Storage: the cookies of u's host, shared by
-// every worker; none while Redis is unreachable (logged at debug level).
+// Cookies implements storage.Storage: u's host's cookies, shared by every
+// worker; none while Redis is unreachable (logged at debug level).
 func (cs *CollyStorage) Cookies(u *url.URL) string {
 	ctx, cancel := callContext(context.Background(), cs.s.CallTimeout)
 	defer cancel()
@@ -426,17 +405,13 @@ func (cs *CollyStorage) AddRequest(b []byte) error {
 	}
 	rec := encodeJob(job)
 	var added int
-	err = cs.persist(context.Background(), "add request", func(ctx context.Context) error {
+	err = cs.persist(context.Background(), "add request", func(ctx context.Context) (err error) {
 		if err := cs.watch(ctx, false); err != nil {
 			return err
 		}
 		now := cs.s.now()
-		n, err := scriptCollyAdd.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(now, job.ID, now.UnixMilli(), rec)...).Int()
-		if err != nil {
-			return wrapErr(ctx, cs.q.crawl, "add request", err)
-		}
-		added = n
-		return nil
+		added, err = scriptCollyAdd.Run(ctx, cs.q.client, cs.keysOf(job.ID), cs.q.args(now, job.ID, now.UnixMilli(), rec)...).Int()
+		return wrapErr(ctx, cs.q.crawl, "add request", err)
 	})
 	if added > 0 {
 		cs.notify()

@@ -56,8 +56,11 @@ func (e *emptyError) Error() string {
 }
 
 // wrapErr says which call on which crawl failed and what to do, keeping
-// the cause, and the context's error once it has ended.
+// the cause, and the context's error once it has ended; nil stays nil.
 func wrapErr(ctx context.Context, crawl, op string, err error) error {
+	if err == nil {
+		return nil
+	}
 	ctxErr := ctx.Err()
 	if dl, ok := ctx.Deadline(); ctxErr == nil && ok && !time.Now().Before(dl) {
 		ctxErr = context.DeadlineExceeded // the socket deadline fired before the context's timer

@@ -92,10 +92,10 @@ func (cp *checkpointStore) Keys() []string { return cp.keys }
 // The queue's own API, which CollyStorage does not use (it runs the queue
 // through its own scripts): the tests drive the queue's scripts with it.
 var (
-	scriptEnqueue   = withPrelude("enqueue")
-	scriptAck       = withPrelude("ack")
-	scriptReclaim   = withPrelude("reclaim")
-	scriptRetryDead = withPrelude("retrydead")
+	scriptEnqueue   = after(guarded, "enqueue")
+	scriptAck       = after(guarded, "ack")
+	scriptReclaim   = after(guarded, "reclaim")
+	scriptRetryDead = after(guarded, "retrydead")
 )
 
 // Keys returns the Redis keys of the queue, for inspection and cleanup:

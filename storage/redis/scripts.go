@@ -2,7 +2,6 @@ package redis
 
 import (
 	"embed"
-	"strconv"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -22,23 +21,20 @@ func lua(name string) string {
 	return string(b)
 }
 
-// withPrelude is the script lua/<name>.lua after the queue's prelude.
-func withPrelude(name string) *goredis.Script { return after(prelude(false), name) }
-
+// after is the script lua/<name>.lua after prelude.
 func after(prelude, name string) *goredis.Script {
 	return goredis.NewScript(prelude + "\n" + lua(name))
 }
 
-// prelude is lua/prelude.lua for the run script (join) or one it guards.
-func prelude(join bool) string {
-	return "local bwJoin = " + strconv.FormatBool(join) + "\n" + lua("prelude")
-}
+// The queue's prelude for the scripts the run marker guards, and for the
+// run script, which joins the run.
+var guarded, joining = "local bwJoin = false\n" + lua("prelude"), "local bwJoin = true\n" + lua("prelude")
 
 var (
-	scriptClaim   = withPrelude("claim")
-	scriptRequeue = withPrelude("requeue")
-	scriptExtend  = withPrelude("extend")
-	scriptDead    = withPrelude("dead")
+	scriptClaim   = after(guarded, "claim")
+	scriptRequeue = after(guarded, "requeue")
+	scriptExtend  = after(guarded, "extend")
+	scriptDead    = after(guarded, "dead")
 
 	scriptCircuitAllow    = after(lua("circuit_prelude"), "circuit_allow")
 	scriptCircuitRecord   = after(lua("circuit_prelude"), "circuit_record")
@@ -52,11 +48,11 @@ var (
 	scriptCPMeta = after(lua("cp_prelude"), "cp_meta")
 
 	// KEYS[7..9]: the visited set, the cookies and the run marker.
-	scriptCollyAdd     = withPrelude("colly_add")
-	scriptCollyVisit   = withPrelude("colly_visit")
-	scriptCollyDone    = withPrelude("colly_done")
-	scriptCollyRelease = withPrelude("colly_release")
-	scriptCollyRun     = after(prelude(true), "colly_run")
+	scriptCollyAdd     = after(guarded, "colly_add")
+	scriptCollyVisit   = after(guarded, "colly_visit")
+	scriptCollyDone    = after(guarded, "colly_done")
+	scriptCollyRelease = after(guarded, "colly_release")
+	scriptCollyRun     = after(joining, "colly_run")
 	// The queue's ack.lua, unchanged, as a function, then the tail.
-	scriptCollyAck = goredis.NewScript(prelude(false) + "\nlocal function ack()\n" + lua("ack") + "\nend\n" + lua("colly_ack_tail"))
+	scriptCollyAck = goredis.NewScript(guarded + "\nlocal function ack()\n" + lua("ack") + "\nend\n" + lua("colly_ack_tail"))
 )
