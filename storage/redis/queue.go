@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,11 +42,7 @@ func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 	if err != nil {
 		return nil, err
 	}
-	q := &jobQueue{
-		client: client,
-		crawl:  crawlID,
-		shards: make([][]string, 0, s.Shards),
-		s:      s,
+	q := &jobQueue{client: client, crawl: crawlID, s: s,
 		reason: fmt.Sprintf("lease expired: not acked, failed or parked within the visibility timeout (%v); the worker died, hung or was too slow (call Extend for long jobs)", s.VisibilityTimeout),
 	}
 	for _, p := range shardPrefixes(s.Namespace, crawlID, s.Shards) {
@@ -61,15 +58,12 @@ func warnContextTimeout(client any, crawlID string, s settings) {
 	if s.CallTimeout <= 0 {
 		return
 	}
-	var on bool
-	var read time.Duration
+	on, read := true, time.Duration(0)
 	switch c := client.(type) {
 	case *goredis.Client:
 		on, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
 	case *goredis.ClusterClient:
 		on, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
-	default:
-		return
 	}
 	if !on {
 		s.Logger.Warn().Str("crawl", crawlID).Dur("read_timeout", read).
@@ -86,13 +80,8 @@ func (q *jobQueue) prepare(j *queueJob, now time.Time) error {
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return fmt.Errorf("%w: URL %q is not an absolute URL with a host", ErrInvalidJob, j.URL)
 	}
-	if j.Domain == "" {
-		j.Domain = u.Host
-	}
-	j.Domain = strings.ToLower(j.Domain)
-	if j.MaxAttempts == 0 {
-		j.MaxAttempts = q.s.MaxAttempts
-	}
+	j.Domain = strings.ToLower(cmp.Or(j.Domain, u.Host))
+	j.MaxAttempts = cmp.Or(j.MaxAttempts, q.s.MaxAttempts)
 	if j.EnqueuedAt.IsZero() {
 		j.EnqueuedAt = now
 	}
@@ -134,11 +123,11 @@ func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) 
 	defer cancel()
 	res, err := scriptClaim.Run(ctx, q.client, keys, q.args(now,
 		deadline.UnixMilli(), token, promoteBatch, reclaimBatch, q.reason)...).Slice()
+	if err == nil && len(res) != 6 {
+		err = fmt.Errorf("%w: claim script answered %d values, want 6", ErrCorrupt, len(res))
+	}
 	if err != nil {
 		return nil, wrapErr(ctx, q.crawl, "claim", err)
-	}
-	if len(res) != 6 {
-		return nil, wrapErr(ctx, q.crawl, "claim", fmt.Errorf("%w: claim script answered %d values, want 6", ErrCorrupt, len(res)))
 	}
 	q.logReclaim(toInt(res[3]), toInt(res[4]), toInt(res[5]))
 	if toInt(res[0]) != 1 {
@@ -155,8 +144,7 @@ func (q *jobQueue) claimShard(ctx context.Context, keys []string, token string) 
 	if err != nil {
 		return nil, wrapErr(ctx, q.crawl, "claim", err)
 	}
-	job.lease = token
-	job.LeaseUntil = deadline
+	job.lease, job.LeaseUntil = token, deadline
 	return job, nil
 }
 
@@ -173,9 +161,8 @@ func (q *jobQueue) Fail(ctx context.Context, job *queueJob, cause error) error {
 	if cause != nil {
 		next.LastError = truncateError(cause.Error())
 	}
-	next.FailedAt = now
+	next.FailedAt, next.NotBefore = now, now
 	bury := next.Exhausted()
-	next.NotBefore = now
 	if !bury {
 		next.NotBefore = ms(now.Add(backoffDelay(q.s.BackoffBase, q.s.BackoffCap, next.Attempts, q.float64())))
 	}
@@ -210,11 +197,11 @@ func (q *jobQueue) requeue(ctx context.Context, op string, job, next *queueJob, 
 	defer cancel()
 	res, err := scriptRequeue.Run(ctx, q.client, q.keysOf(job.ID), q.args(q.s.now(),
 		job.ID, job.lease, rec, next.NotBefore.UnixMilli(), flag(bury))...).Slice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("%w: requeue script answered %d values, want 2", ErrCorrupt, len(res))
+	}
 	if err != nil {
 		return wrapErr(ctx, q.crawl, op, err)
-	}
-	if len(res) != 2 {
-		return wrapErr(ctx, q.crawl, op, fmt.Errorf("%w: requeue script answered %d values, want 2", ErrCorrupt, len(res)))
 	}
 	if err := q.status(op, job, toInt(res[0])); err != nil {
 		return err
@@ -235,16 +222,15 @@ func (q *jobQueue) Dead(ctx context.Context, limit int) ([]*queueJob, error) {
 	var out []*queueJob
 	for _, keys := range q.shards {
 		res, err := scriptDead.Run(ctx, q.client, keys, q.args(q.s.now(), 0, limit-1)...).Slice()
+		for i := 0; err == nil && i+2 < len(res); i += 3 {
+			raw, _ := res[i+2].(string)
+			var j *queueJob
+			if j, err = decodeJob(raw); err == nil {
+				out = append(out, j)
+			}
+		}
 		if err != nil {
 			return out, wrapErr(ctx, q.crawl, "dead", err)
-		}
-		for i := 0; i+2 < len(res); i += 3 {
-			raw, _ := res[i+2].(string)
-			j, err := decodeJob(raw)
-			if err != nil {
-				return out, wrapErr(ctx, q.crawl, "dead", err)
-			}
-			out = append(out, j)
 		}
 	}
 	if len(q.shards) > 1 { // newest first across the shards
@@ -317,10 +303,7 @@ func callContext(ctx context.Context, timeout time.Duration) (context.Context, c
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if timeout < 0 {
-		return ctx, func() {}
-	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= timeout {
+	if dl, ok := ctx.Deadline(); timeout < 0 || ok && time.Until(dl) <= timeout {
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, timeout)
