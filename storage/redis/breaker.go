@@ -18,13 +18,9 @@ import (
 )
 
 // BreakerStore keeps the circuit breaker of every domain of a crawl in
-// Redis, shared by all its workers: a trip seen by one is seen by all, and
-// half-open probes are limited across all of them. It is a circuit.Store:
-//
-//	bs, err := redis.NewBreakerStore(client, "shop-crawl-2026-05-01")
-//	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
-//
-// Each Allow and Record is one atomic Lua round trip; nothing is held
+// Redis, shared by all its workers (a circuit.Store): a trip seen by one is
+// seen by all, and half-open probes are limited across all of them. Each
+// Allow and Record is one atomic Lua round trip; nothing is held
 // while a request is in flight. An idle domain's keys expire after
 // Config.Retention, an open one's not before its cooldown. While Redis is
 // unreachable the store fails closed, or open with Config.FailOpen. It is
@@ -54,13 +50,7 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Opt
 	if s.FailOpen {
 		policy = "deciding with in-process circuits (fail open)"
 	}
-	return &BreakerStore{
-		client: client,
-		crawl:  crawlID,
-		prefix: prefix,
-		s:      s,
-		link:   newLink("breaker", crawlID, policy, s),
-	}, nil
+	return &BreakerStore{client: client, crawl: crawlID, prefix: prefix, s: s, link: newLink("breaker", crawlID, policy, s)}, nil
 }
 
 // domainKeys returns domain's keys: state, window and probe leases.
@@ -81,11 +71,7 @@ func (bs *BreakerStore) Circuit(domain string, p circuit.Settings) (circuit.Circ
 		return nil, fmt.Errorf("breakwater/redis: breaker store for crawl %q: empty domain", bs.crawl)
 	}
 	d := hostkey.Of(domain)
-	return &shared{
-		bs:     bs,
-		domain: d,
-		p:      p,
-		keys:   bs.domainKeys(d),
+	return &shared{bs: bs, domain: d, p: p, keys: bs.domainKeys(d),
 		profile: []any{p.WindowSize, p.FailuresToTrip(), p.ConsecutiveFailures, ceilMicros(p.Cooldown),
 			p.HalfOpenProbes, ceilMicros(bs.s.ProbeLease), bs.s.Retention.Milliseconds()},
 		seen: window.NewShared(p.WindowSize, func(r circuit.Result) bool { return r.Class.Failure() }),
@@ -153,7 +139,6 @@ func (c *shared) allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, err
 		return circuit.Ticket{}, circuit.Transition{}, err
 	}
 	granted, state, gen, retryAt, trips, changed := toInt(res[0]), circuit.State(toInt(res[1])), uint64(toInt(res[2])), toInt(res[3]), toInt(res[4]), toInt(res[5])
-	seq := uint64(toInt(res[6]))
 	c.trips.Store(trips)
 	if granted != 1 {
 		at := micros(retryAt, now)
@@ -172,7 +157,7 @@ func (c *shared) allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, err
 		t = circuit.Transition{Key: c.domain, From: circuit.Open, To: circuit.HalfOpen, At: now,
 			Reason: circuit.ReasonCooldownElapsed, Trips: int(trips)}
 	}
-	return circuit.Ticket{Gen: gen, Probe: state == circuit.HalfOpen, Seq: seq}, t, nil
+	return circuit.Ticket{Gen: gen, Probe: state == circuit.HalfOpen, Seq: uint64(toInt(res[6]))}, t, nil
 }
 
 func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.Ticket, circuit.Transition, error) {
@@ -189,11 +174,10 @@ func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.T
 		return p, t, nil
 	}
 	since, next, cause := c.bs.link.state()
-	cause = cmp.Or(cause, err)
 	if !next.After(now) {
 		next = now.Add(c.bs.s.ReconnectBase)
 	}
-	return circuit.Ticket{}, circuit.Transition{}, &unavailableError{Domain: c.domain, Since: since, RetryAt: next, Err: cause}
+	return circuit.Ticket{}, circuit.Transition{}, &unavailableError{Domain: c.domain, Since: since, RetryAt: next, Err: cmp.Or(cause, err)}
 }
 
 // fallbackCircuit returns the fallback circuit, made on first use open
@@ -244,14 +228,11 @@ func (c *shared) record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (ci
 	res, err := c.run(clk, now, scriptCircuitRecord, "breaker record", 0,
 		strconv.FormatUint(p.Gen, 10), flag(p.Probe), entry, flag(o.Class.Counted()), flag(o.Class.Failure()),
 		strconv.FormatUint(p.Seq, 10))
-	if err != nil {
-		if isUnavailable(err) {
-			return circuit.Transition{}, fmt.Errorf("breakwater/redis: %s's outcome (%s) was not recorded in the shared circuit: %w", c.domain, o.Class, err)
-		}
-		return circuit.Transition{}, err
+	if isUnavailable(err) {
+		return circuit.Transition{}, fmt.Errorf("breakwater/redis: %s's outcome (%s) was not recorded in the shared circuit: %w", c.domain, o.Class, err)
 	}
-	if len(res) == 0 || toInt(res[0]) == 0 {
-		return circuit.Transition{}, nil
+	if err != nil || len(res) == 0 || toInt(res[0]) == 0 {
+		return circuit.Transition{}, err
 	}
 	if len(res) != 7 {
 		return circuit.Transition{}, c.corrupt("breaker record", len(res), 7)
@@ -264,19 +245,17 @@ func (c *shared) record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (ci
 	evidence, err := c.evidence(res[6]) // empty but for a trip on failures
 	if err != nil {
 		return circuit.Transition{}, err
-	}
-	if reasons[reason] == circuit.ReasonProbeFailed {
+	} else if reasons[reason] == circuit.ReasonProbeFailed {
 		evidence = []circuit.Result{o}
 	}
 	c.trips.Store(trips)
 	t := circuit.Transition{Key: c.domain, From: from, To: to, At: now, Reason: reasons[reason], Window: evidence,
 		FailureRate: circuit.FailureRate(evidence), MedianLatency: circuit.MedianLatency(evidence), Trips: int(trips)}
-	if to == circuit.Open {
-		c.openUntil.Store(retryAt)
-		t.RetryAt = micros(retryAt, now)
-	} else {
-		c.openUntil.Store(0)
+	if to != circuit.Open {
+		retryAt = 0
 	}
+	c.openUntil.Store(retryAt)
+	t.RetryAt = micros(retryAt, now)
 	return t, nil
 }
 
@@ -313,12 +292,11 @@ func (c *shared) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (cir
 // Retry-After, rounded down to the µs).
 func (c *shared) Pause(clk clock.Clock, until time.Time) error {
 	clk = clock.OrSystem(clk)
-	now := clk.Now()
-	if !until.After(now) {
-		return nil
+	if now := clk.Now(); until.After(now) {
+		_, err := c.run(clk, now, scriptCircuitPause, "breaker pause", 0, until.UnixMicro())
+		return err
 	}
-	_, err := c.run(clk, now, scriptCircuitPause, "breaker pause", 0, until.UnixMicro())
-	return err
+	return nil
 }
 
 // HoldOpen opens the shared circuit until until (rounded up to the µs) for
@@ -398,15 +376,12 @@ func (c *shared) run(clk clock.Clock, now time.Time, script *goredis.Script, op 
 	for stale := 0; stale < staleRetries && err != nil && staleConn(err) && ctx.Err() == nil; stale++ {
 		res, err = script.Run(ctx, bs.client, c.keys, args...).Slice() // on another connection
 	}
-	if err != nil {
-		err = wrapErr(ctx, bs.crawl, op+" for "+c.domain, err)
-		if isUnavailable(err) {
-			bs.link.failed(now, clk.Now(), err, trial) // the call may have taken a while
-			return nil, err
-		}
+	if err = wrapErr(ctx, bs.crawl, op+" for "+c.domain, err); isUnavailable(err) {
+		bs.link.failed(now, clk.Now(), err, trial) // the call may have taken a while
+		return nil, err
 	}
 	bs.link.ok(now, clk.Now())
-	if fb := c.fallback.Load(); fb != nil {
+	if c.fallback.Load() != nil {
 		c.fallback.Store(nil) // Redis answers: the shared circuit rules again
 	}
 	if err == nil && want > 0 && len(res) != want {
@@ -477,18 +452,17 @@ func micros(us int64, now time.Time) time.Time {
 // parseEntry reads a window entry "<class>:<latency ns>[:<seq>]".
 func parseEntry(s string) (circuit.Result, bool) {
 	f := strings.Split(s, ":")
-	var err3 error
-	if len(f) == 3 {
-		_, err3 = strconv.ParseUint(f[2], 10, 64)
-	} else if len(f) != 2 {
+	if len(f) == 2 {
+		f = append(f, "0") // no seq
+	}
+	if len(f) != 3 {
 		return circuit.Result{}, false
 	}
 	c, err1 := strconv.Atoi(f[0])
 	ns, err2 := strconv.ParseInt(f[1], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || c < 0 || c > 255 {
-		return circuit.Result{}, false
-	}
-	return circuit.Result{Class: circuit.Class(c), Latency: time.Duration(ns)}, true
+	_, err3 := strconv.ParseUint(f[2], 10, 64)
+	ok := err1 == nil && err2 == nil && err3 == nil && c >= 0 && c <= 255
+	return circuit.Result{Class: circuit.Class(c), Latency: time.Duration(ns)}, ok
 }
 
 var _ circuit.Store = (*BreakerStore)(nil)
