@@ -110,25 +110,8 @@ var reasons = [...]string{
 // circuit's ticket carries a Seq numbered by Redis across all workers,
 // which orders the window. While Redis is unreachable it fails closed
 // (*UnavailableError), or open (Config.FailOpen) to the fallback.
-func (c *shared) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
-	tk, t, err := c.allow(clk)
-	c.moved(t, nil)
-	return tk, t, err
-}
-
-// WindowFailures counts the failures recorded here since the circuit last
-// moved: other workers' are unknown without a round trip.
-func (c *shared) WindowFailures() int { return c.seen.Failures() }
-
-// moved forgets the results seen when t moved the circuit.
-func (c *shared) moved(t circuit.Transition, err error) (circuit.Transition, error) {
-	if t.From != t.To {
-		c.seen.Reset()
-	}
-	return t, err
-}
-
-func (c *shared) allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, error) {
+func (c *shared) Allow(clk clock.Clock) (_ circuit.Ticket, t circuit.Transition, _ error) {
+	defer c.moved(&t)
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
 	res, err := c.run(clk, now, scriptCircuitAllow, "breaker allow", 7)
@@ -151,13 +134,23 @@ func (c *shared) allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, err
 		}
 		return circuit.Ticket{}, circuit.Transition{}, &circuit.OpenError{Key: c.domain, State: state, RetryAt: at}
 	}
-	var t circuit.Transition
 	if changed == 1 {
 		c.openUntil.Store(0)
 		t = circuit.Transition{Key: c.domain, From: circuit.Open, To: circuit.HalfOpen, At: now,
 			Reason: circuit.ReasonCooldownElapsed, Trips: int(trips)}
 	}
 	return circuit.Ticket{Gen: gen, Probe: state == circuit.HalfOpen, Seq: uint64(toInt(res[6]))}, t, nil
+}
+
+// WindowFailures counts the failures recorded here since the circuit last
+// moved: other workers' are unknown without a round trip.
+func (c *shared) WindowFailures() int { return c.seen.Failures() }
+
+// moved forgets the results seen when *t moved the circuit.
+func (c *shared) moved(t *circuit.Transition) {
+	if t.From != t.To {
+		c.seen.Reset()
+	}
 }
 
 func (c *shared) allowDown(clk clock.Clock, now time.Time, err error) (circuit.Ticket, circuit.Transition, error) {
@@ -203,14 +196,11 @@ func (c *shared) fallbackCircuit(clk clock.Clock, now time.Time) (circuit.Circui
 
 // Record gives the ticket back with its outcome: one round trip, none when
 // the outcome cannot change anything.
-func (c *shared) Record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (circuit.Transition, error) {
+func (c *shared) Record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (t circuit.Transition, _ error) {
 	if o.Class.Counted() {
 		c.seen.Add(o) // a stale result counts too: the room errs small
 	}
-	return c.moved(c.record(clk, p, o))
-}
-
-func (c *shared) record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (circuit.Transition, error) {
+	defer c.moved(&t)
 	clk = clock.OrSystem(clk)
 	if p.Gen&fallbackGen != 0 {
 		fb := c.fallback.Load()
@@ -249,7 +239,7 @@ func (c *shared) record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (ci
 		evidence = []circuit.Result{o}
 	}
 	c.trips.Store(trips)
-	t := circuit.Transition{Key: c.domain, From: from, To: to, At: now, Reason: reasons[reason], Window: evidence,
+	t = circuit.Transition{Key: c.domain, From: from, To: to, At: now, Reason: reasons[reason], Window: evidence,
 		FailureRate: circuit.FailureRate(evidence), MedianLatency: circuit.MedianLatency(evidence), Trips: int(trips)}
 	if to != circuit.Open {
 		retryAt = 0
@@ -285,7 +275,7 @@ func (c *shared) Snapshot(clk clock.Clock) (circuit.Snapshot, error) {
 // RestoreOpen opens the shared circuit until retryAt with trips trips so
 // far, as a state carried over from a checkpoint (not a new trip).
 func (c *shared) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (circuit.Transition, error) {
-	return c.moved(c.hold(clk, retryAt, circuit.ReasonRestored, max(trips, 0)))
+	return c.hold(clk, retryAt, circuit.ReasonRestored, max(trips, 0))
 }
 
 // Pause holds every worker's requests to the domain until until (a
@@ -304,10 +294,11 @@ func (c *shared) Pause(clk clock.Clock, until time.Time) error {
 // a new generation and cleared window, an open one stays open at least
 // until then. An until not after now changes nothing.
 func (c *shared) HoldOpen(clk clock.Clock, until time.Time, reason string) (circuit.Transition, error) {
-	return c.moved(c.hold(clk, until, reason, 0))
+	return c.hold(clk, until, reason, 0)
 }
 
-func (c *shared) hold(clk clock.Clock, until time.Time, reason string, tripsFloor int) (circuit.Transition, error) {
+func (c *shared) hold(clk clock.Clock, until time.Time, reason string, tripsFloor int) (t circuit.Transition, _ error) {
+	defer c.moved(&t)
 	clk = clock.OrSystem(clk)
 	now := clk.Now()
 	ahead := until.After(now)

@@ -20,12 +20,8 @@ const (
 )
 
 // queueKeys returns the queue's keys under one shard's prefix.
-func queueKeys(prefix string) []string {
-	var out []string
-	for _, k := range []string{"ready", "delayed", "inflight", "dead", "jobs", "leases"} {
-		out = append(out, prefix+"q:"+k)
-	}
-	return out
+func queueKeys(p string) []string {
+	return []string{p + "q:ready", p + "q:delayed", p + "q:inflight", p + "q:dead", p + "q:jobs", p + "q:leases"}
 }
 
 // CollyStorage's keys, after the queue's.

@@ -256,17 +256,13 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 	ctx, cancel := callContext(ctx, q.s.CallTimeout)
 	defer cancel()
 	now := strconv.FormatInt(dueBy.UnixMilli(), 10)
-	type counts struct{ ready, due, delayed, inflight, dead *goredis.IntCmd }
-	c := make([]counts, len(q.shards))
-	_, err := q.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		for i, keys := range q.shards {
-			c[i] = counts{
-				ready:    p.ZCard(ctx, keys[keyReady]),
-				due:      p.ZCount(ctx, keys[keyDelayed], "-inf", now),
-				delayed:  p.ZCard(ctx, keys[keyDelayed]),
-				inflight: p.ZCard(ctx, keys[keyInflight]),
-				dead:     p.ZCard(ctx, keys[keyDead]),
-			}
+	cmds, err := q.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for _, keys := range q.shards { // per shard: ready, due, delayed, in flight, dead
+			p.ZCard(ctx, keys[keyReady])
+			p.ZCount(ctx, keys[keyDelayed], "-inf", now)
+			p.ZCard(ctx, keys[keyDelayed])
+			p.ZCard(ctx, keys[keyInflight])
+			p.ZCard(ctx, keys[keyDead])
 		}
 		return nil
 	})
@@ -274,11 +270,12 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 		return Stats{}, wrapErr(ctx, q.crawl, "stats", err)
 	}
 	var st Stats
-	for _, c := range c {
-		st.Ready += c.ready.Val() + c.due.Val()
-		st.Delayed += c.delayed.Val() - c.due.Val()
-		st.InFlight += c.inflight.Val()
-		st.Dead += c.dead.Val()
+	for c := range slices.Chunk(cmds, 5) {
+		n := func(i int) int64 { return c[i].(*goredis.IntCmd).Val() }
+		st.Ready += n(0) + n(1)
+		st.Delayed += n(2) - n(1)
+		st.InFlight += n(3)
+		st.Dead += n(4)
 	}
 	return st, nil
 }

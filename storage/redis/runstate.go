@@ -27,20 +27,15 @@ type runWatch struct {
 	lost    error     // wraps ErrStateLost once found; sticky
 }
 
-// checkEvery is how often a CollyStorage looks at the run marker as it
-// works, besides before reporting the queue empty and after a failure.
-func (cs *CollyStorage) checkEvery() time.Duration {
-	return max(min(cs.s.VisibilityTimeout/3, 5*time.Second), time.Millisecond)
-}
-
 // watch joins the crawl's run on the first call (writing the marker if
-// there is none), then checks, when forced or due, that the marker is the
-// one joined; gone or replaced, the state is lost (ErrStateLost, sticky).
+// there is none), then checks, when forced or due (a third of the lease,
+// at most 5 s), that the marker is the one joined; gone or replaced, the
+// state is lost (ErrStateLost, sticky).
 func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	w := &cs.run
 	w.mu.Lock()
 	joined, lost := w.id, w.lost
-	due := force || w.recheck || time.Since(w.checked) >= cs.checkEvery()
+	due := force || w.recheck || time.Since(w.checked) >= max(min(cs.s.VisibilityTimeout/3, 5*time.Second), time.Millisecond)
 	w.mu.Unlock()
 	if lost != nil {
 		return lost
