@@ -99,12 +99,8 @@ type fallback struct{ circuit.Circuit }
 const fallbackGen = uint64(1) << 63
 
 // reasons indexes the Reason constants by the scripts' codes.
-var reasons = [...]string{
-	1: circuit.ReasonFailureRate,
-	2: circuit.ReasonConsecutiveFailures,
-	3: circuit.ReasonProbeFailed,
-	4: circuit.ReasonProbesPassed,
-}
+var reasons = [...]string{1: circuit.ReasonFailureRate, 2: circuit.ReasonConsecutiveFailures,
+	3: circuit.ReasonProbeFailed, 4: circuit.ReasonProbesPassed}
 
 // Allow asks the shared circuit for a ticket: one round trip. A closed
 // circuit's ticket carries a Seq numbered by Redis across all workers,
@@ -261,15 +257,8 @@ func (c *shared) Snapshot(clk clock.Clock) (circuit.Snapshot, error) {
 		}
 		return circuit.Snapshot{}, err
 	}
-	return circuit.Snapshot{
-		Key:            c.domain,
-		State:          circuit.State(toInt(res[0])),
-		RetryAt:        micros(toInt(res[1]), now),
-		Trips:          int(toInt(res[2])),
-		WindowLen:      int(toInt(res[3])),
-		WindowFailures: int(toInt(res[4])),
-		ProbesInFlight: int(toInt(res[5])),
-	}, nil
+	return circuit.Snapshot{Key: c.domain, State: circuit.State(toInt(res[0])), RetryAt: micros(toInt(res[1]), now),
+		Trips: int(toInt(res[2])), WindowLen: int(toInt(res[3])), WindowFailures: int(toInt(res[4])), ProbesInFlight: int(toInt(res[5]))}, nil
 }
 
 // RestoreOpen opens the shared circuit until retryAt with trips trips so

@@ -120,7 +120,7 @@ func (cp *checkpointStore) Put(recs ...storage.Record) error {
 					r.Updated = now
 				}
 				b, _ := json.Marshal(stored{ID: idKey(r.ID), URL: r.URL, Attempts: r.Attempts, LastError: r.LastError,
-					NotBefore: nanos(r.NotBefore), Request: r.Request, Updated: nanos(r.Updated)}) // cannot fail
+					NotBefore: unix(r.NotBefore, time.Time.UnixNano), Request: r.Request, Updated: unix(r.Updated, time.Time.UnixNano)}) // cannot fail
 				args = append(args, idKey(r.ID), int(r.State), b)
 			}
 			if err := scriptCPPut.Run(ctx, cp.client, cp.keys, args...).Err(); err != nil {
@@ -274,22 +274,10 @@ func (cp *checkpointStore) decodeValue(v string) (storage.Record, error) {
 		return bad("bad id")
 	}
 	return storage.Record{ID: id, URL: s.URL, State: storage.State(st), Attempts: s.Attempts, LastError: s.LastError,
-		NotBefore: fromNanos(s.NotBefore), Request: s.Request, Seq: seq, Updated: fromNanos(s.Updated)}, nil
+		NotBefore: fromUnix(s.NotBefore, utcNanos), Request: s.Request, Seq: seq, Updated: fromUnix(s.Updated, utcNanos)}, nil
 }
 
 // idKey is an ID in 16 hex digits (a checkpoint record's, a job's).
 func idKey(id uint64) string { return fmt.Sprintf("%016x", id) }
 
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
+func utcNanos(n int64) time.Time { return time.Unix(0, n).UTC() }

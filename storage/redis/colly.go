@@ -76,15 +76,8 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, opts ...Opt
 		// The queue's scripts get the run marker as a seventh key (the guard).
 		q.shards[i] = append(slices.Clip(q.shards[i]), p+"c:run")
 	}
-	return &CollyStorage{
-		q:      q,
-		shards: shards,
-		s:      s,
-		link:   newLink("colly storage", crawlID, "every call waits and retries", s),
-		keep:   keeper{jobs: map[string]*kept{}},
-		wake:   make(chan struct{}, 1),
-		done:   make(chan struct{}),
-	}, nil
+	return &CollyStorage{q: q, shards: shards, s: s, link: newLink("colly storage", crawlID, "every call waits and retries", s),
+		keep: keeper{jobs: map[string]*kept{}}, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
 }
 
 // Stats counts the crawl's jobs by where they are; it does not wait out an

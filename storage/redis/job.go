@@ -50,7 +50,7 @@ const maxErrorLen = 1024
 
 // encodeJob is the job's record; strings, integers and bytes always encode.
 func encodeJob(j *queueJob) string {
-	b, _ := json.Marshal(record{*j, toMillis(j.FailedAt), toMillis(j.EnqueuedAt), toMillis(j.NotBefore)})
+	b, _ := json.Marshal(record{*j, unix(j.FailedAt, time.Time.UnixMilli), unix(j.EnqueuedAt, time.Time.UnixMilli), unix(j.NotBefore, time.Time.UnixMilli)})
 	return string(b)
 }
 
@@ -63,22 +63,24 @@ func decodeJob(raw string) (*queueJob, error) {
 		return nil, fmt.Errorf("%w: stored job record lacks an id or url: %.200q", ErrCorrupt, raw)
 	}
 	j := r.queueJob
-	j.FailedAt, j.EnqueuedAt, j.NotBefore = fromMillis(r.FailedAt), fromMillis(r.EnqueuedAt), fromMillis(r.NotBefore)
+	j.FailedAt, j.EnqueuedAt, j.NotBefore = fromUnix(r.FailedAt, time.UnixMilli), fromUnix(r.EnqueuedAt, time.UnixMilli), fromUnix(r.NotBefore, time.UnixMilli)
 	return &j, nil
 }
 
-func toMillis(t time.Time) int64 {
+// unix is t in f's unit since the epoch, 0 for the zero time.
+func unix(t time.Time, f func(time.Time) int64) int64 {
 	if t.IsZero() {
 		return 0
 	}
-	return t.UnixMilli()
+	return f(t)
 }
 
-func fromMillis(ms int64) time.Time {
-	if ms == 0 {
+// fromUnix is unix's inverse with f.
+func fromUnix(n int64, f func(int64) time.Time) time.Time {
+	if n == 0 {
 		return time.Time{}
 	}
-	return time.UnixMilli(ms)
+	return f(n)
 }
 
 // truncateError cuts s to maxErrorLen bytes on a rune boundary.

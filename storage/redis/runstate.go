@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // ErrStateLost means the crawl's shared state in Redis is gone from under
@@ -46,15 +44,11 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	ctx, cancel := callContext(ctx, cs.q.s.CallTimeout)
 	defer cancel()
 	// Every shard has a copy of the marker.
-	var run, odd, oddKey string
+	run, odd, oddKey := crand.Text(), "", ""
 	now := cs.s.now()
 	for i, keys := range cs.shards {
-		id := crand.Text()
-		if i > 0 {
-			id = run
-		}
-		v, err := scriptCollyRun.Run(ctx, cs.q.client, keys, cs.q.args(now, id, flag(joined == ""))...).Text()
-		if err != nil && !errors.Is(err, goredis.Nil) {
+		v, err := scriptCollyRun.Run(ctx, cs.q.client, keys, cs.q.args(now, run, flag(joined == ""))...).Text()
+		if err = ignoreNil(err); err != nil {
 			return wrapErr(ctx, cs.q.crawl, "check the crawl's run", err)
 		}
 		if i == 0 {
@@ -69,27 +63,26 @@ func (cs *CollyStorage) watch(ctx context.Context, force bool) error {
 	if oddKey != "" && (w.id == "" || run == w.id) {
 		key, found = oddKey, odd
 	}
+	what := "is gone"
+	if found != "" {
+		what = "names another run"
+	}
 	switch {
 	case w.lost != nil:
 		return w.lost
 	case strings.HasPrefix(found, tombstone):
 		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: a worker found it lost (%s) and marked it so in %s: what the crawl had queued and done is gone, and a worker joining it now would fetch again, from its start URLs, what the lost run did; delete the crawl (DeleteCrawl, productcrawl --redis-purge) to start it again, with Redis persistence on (appendonly yes)",
 			cs.q.crawl, ErrStateLost, strings.TrimPrefix(found, tombstone), key)
-		cs.s.Logger.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
-			Msg("breakwater/redis: the crawl's shared state in Redis was lost; this worker stops")
-		return w.lost
 	case w.id == "" && oddKey == "":
 		w.id = run
 	case run != w.id || oddKey != "":
-		what := "is gone"
-		if found != "" {
-			what = "names another run"
-		}
 		w.lost = fmt.Errorf("breakwater/redis: crawl %q: %w: its run marker %s %s (Redis restarted without persistence, was flushed or evicted the crawl's keys), so what the crawl had queued and done is gone and this worker's results are incomplete: run Redis with persistence (appendonly yes), delete the crawl (DeleteCrawl, productcrawl --redis-purge) and start it again",
 			cs.q.crawl, ErrStateLost, key, what)
+		defer cs.markLost(ctx, fmt.Sprintf("its run marker %s %s at %s", key, what, now.UTC().Format(time.RFC3339)))
+	}
+	if w.lost != nil {
 		cs.s.Logger.Error().Str("event", "redis_state_lost").Str("crawl", cs.q.crawl).Err(w.lost).
 			Msg("breakwater/redis: the crawl's shared state in Redis was lost; this worker stops")
-		cs.markLost(ctx, fmt.Sprintf("its run marker %s %s at %s", key, what, now.UTC().Format(time.RFC3339)))
 		return w.lost
 	}
 	w.checked, w.recheck = time.Now(), false
