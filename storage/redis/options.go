@@ -10,6 +10,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
 
@@ -158,7 +159,8 @@ type settings struct {
 }
 
 // build applies opts over the defaults and checks client and crawl id;
-// the settings valid, it warns of a client that ignores their deadlines.
+// the settings valid, it warns of a client whose deadlines cannot cut a
+// hung connection short.
 func build(client any, crawlID string, opts []Option) (settings, error) {
 	s := settings{now: time.Now, Config: Config{
 		Namespace:         DefaultNamespace,
@@ -191,7 +193,17 @@ func build(client any, crawlID string, opts []Option) (settings, error) {
 	if len(s.errs) > 0 {
 		return s, fmt.Errorf("breakwater/redis: %w: %w", ErrInvalidConfig, errors.Join(s.errs...))
 	}
-	warnContextTimeout(client, crawlID, s)
+	on, read := true, time.Duration(0)
+	switch c := client.(type) {
+	case *goredis.Client:
+		on, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
+	case *goredis.ClusterClient:
+		on, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
+	}
+	if !on && s.CallTimeout > 0 {
+		s.Logger.Warn().Str("crawl", crawlID).Dur("read_timeout", read).
+			Msg("redis client has ContextTimeoutEnabled off: a hung Redis blocks a call for the client's ReadTimeout, not the call timeout")
+	}
 	return s, nil
 }
 

@@ -52,25 +52,6 @@ func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*
 	return q, nil
 }
 
-// warnContextTimeout logs when the client's deadlines cannot cut a hung
-// connection short.
-func warnContextTimeout(client any, crawlID string, s settings) {
-	if s.CallTimeout <= 0 {
-		return
-	}
-	on, read := true, time.Duration(0)
-	switch c := client.(type) {
-	case *goredis.Client:
-		on, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
-	case *goredis.ClusterClient:
-		on, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
-	}
-	if !on {
-		s.Logger.Warn().Str("crawl", crawlID).Dur("read_timeout", read).
-			Msg("redis client has ContextTimeoutEnabled off: a hung Redis blocks a call for the client's ReadTimeout, not the call timeout")
-	}
-}
-
 // keysOf returns the keys of the shard that holds the job id.
 func (q *jobQueue) keysOf(id string) []string { return q.shards[shardOf(id, len(q.shards))] }
 
