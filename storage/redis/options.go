@@ -30,8 +30,7 @@ type Option interface {
 // Config is every setting of the package's constructors; a zero field
 // keeps the default, or what an earlier Config set.
 type Config struct {
-	// Namespace starts every key: "<ns>:{<crawl>}:…", the braces a Cluster
-	// hash tag. Default "bw".
+	// Namespace starts every key: "<ns>:{<crawl>}:…". Default "bw".
 	Namespace string
 
 	// Shards spreads the crawl over n hash slots, one per master of an evenly
@@ -40,8 +39,7 @@ type Config struct {
 	Shards int
 
 	// VisibilityTimeout is how long a claimed job stays leased (extended while
-	// under way, see MaxHold) before it is taken back, one attempt spent.
-	// Default 5 minutes; ≥ 1 ms.
+	// under way) before it is taken back, one attempt spent. Default 5 min; ≥ 1 ms.
 	VisibilityTimeout time.Duration
 
 	// MaxAttempts is how many failed attempts (Fail, or a lease that ran out)
@@ -62,9 +60,8 @@ type Config struct {
 	// and logged. Default 100,000; negative is no cap.
 	DeadLetterLimit int
 
-	// CallTimeout bounds every call to Redis without an earlier deadline.
-	// Default 10 s (1 s for a BreakerStore); negative: none. To cut a hung
-	// connection, build the client with ContextTimeoutEnabled.
+	// CallTimeout bounds every call to Redis (build the client with
+	// ContextTimeoutEnabled). Default 10 s, 1 s for a BreakerStore; negative: none.
 	CallTimeout time.Duration
 
 	// Clock decides eligibility and leases, so workers need synchronised
@@ -85,8 +82,7 @@ type Config struct {
 	ProbeLease time.Duration
 
 	// ReconnectBase and ReconnectCap set the jittered, doubling wait between
-	// tries while Redis is unreachable. Defaults 250 ms and 15 s; base ≥ 1 ms,
-	// cap ≥ base.
+	// tries while Redis is unreachable. Defaults 250 ms, 15 s; as BackoffBase.
 	ReconnectBase, ReconnectCap time.Duration
 
 	// MaxOutage is how long a CollyStorage call keeps retrying while Redis is
@@ -107,8 +103,7 @@ type Config struct {
 	WaitHorizon time.Duration
 
 	// MaxHold bounds how long the lease of a job under way here is extended:
-	// above the longest request, waits at the gate included. Default 1 hour;
-	// negative is no limit.
+	// above the longest request and its waits. Default 1 h; negative: no limit.
 	MaxHold time.Duration
 }
 
@@ -219,8 +214,7 @@ func atLeast[T int | time.Duration](s *settings, name string, v, least T, dst *T
 	*dst = cmp.Or(v, *dst)
 }
 
-// backoff sets a base/cap pair from its non-zero fields: base ≥ 1ms, cap
-// ≥ base.
+// backoff sets a base/cap pair from its non-zero fields.
 func (s *settings) backoff(name string, base, limit time.Duration, sBase, sCap *time.Duration) {
 	if base == 0 && limit == 0 {
 		return

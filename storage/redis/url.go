@@ -32,22 +32,15 @@ func IsClusterURL(raw string) bool {
 // a path other than "/" or "/0" is an error (a cluster has database 0
 // only). Build the client with goredis.NewClusterClient.
 func ParseClusterURL(raw string) (*goredis.ClusterOptions, error) {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	var base string
-	switch strings.ToLower(scheme) {
-	case ClusterScheme:
-		base = "redis"
-	case ClusterTLSScheme:
-		base = "rediss"
-	}
-	if !ok || base == "" {
+	if !IsClusterURL(raw) {
 		return nil, fmt.Errorf("redis cluster URL %q: want %s://host:port,host:port… (or %s:// for TLS)", raw, ClusterScheme, ClusterTLSScheme)
 	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
+	scheme, rest, _ := strings.Cut(raw, "://")
+	base := strings.TrimSuffix(strings.ToLower(scheme), "+cluster") // redis or rediss
+	authority, tail := rest, ""
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		authority, tail = rest[:end], rest[end:]
 	}
-	authority, tail := rest[:end], rest[end:]
 	user := ""
 	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
 		user, authority = authority[:at+1], authority[at+1:]
