@@ -299,8 +299,7 @@ func (c *shared) hold(clk clock.Clock, until time.Time, reason string, tripsFloo
 		us++
 	}
 	// A restored state, a fleet-wide pause or a throttle is not a trip.
-	counts := circuit.CountsAsTrip(reason)
-	res, err := c.run(clk, now, scriptCircuitHold, "breaker hold open", 4, us, flag(ahead), tripsFloor, flag(counts))
+	res, err := c.run(clk, now, scriptCircuitHold, "breaker hold open", 4, us, flag(ahead), tripsFloor, flag(circuit.CountsAsTrip(reason)))
 	if err != nil {
 		return circuit.Transition{}, err
 	}

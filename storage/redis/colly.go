@@ -250,11 +250,10 @@ func (cs *CollyStorage) takeHop(r *colly.Request, id string) (*queueJob, bool) {
 
 // settled joins err to ErrStateLost once the crawl's state is found gone.
 func (cs *CollyStorage) settled(err error) error {
-	if err == nil || errors.Is(err, ErrStateLost) {
-		return err
-	}
-	if l := cs.lost(); l != nil {
-		return fmt.Errorf("%w; %w", l, err)
+	if err != nil && !errors.Is(err, ErrStateLost) {
+		if l := cs.lost(); l != nil {
+			return fmt.Errorf("%w; %w", l, err)
+		}
 	}
 	return err
 }
@@ -479,14 +478,13 @@ func (cs *CollyStorage) QueueSize() (int, error) {
 }
 
 // pending counts the jobs ready, in flight and delayed (within the wait
-// horizon, if any).
+// horizon, if any: Ready counts the delayed jobs due within it).
 func (cs *CollyStorage) pending(ctx context.Context) (int64, error) {
+	st, err := cs.q.stats(ctx, cs.s.now().Add(max(cs.s.WaitHorizon, 0)))
 	if cs.s.WaitHorizon < 0 {
-		st, err := cs.q.stats(ctx, cs.s.now())
 		return st.Pending(), err
 	}
-	st, err := cs.q.stats(ctx, cs.s.now().Add(cs.s.WaitHorizon))
-	return st.Ready + st.InFlight, err // Ready counts the delayed jobs due within the horizon
+	return st.Ready + st.InFlight, err
 }
 
 // beyondHorizon reports whether all that is left waits beyond the horizon.
