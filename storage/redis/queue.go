@@ -263,8 +263,7 @@ func (q *jobQueue) stats(ctx context.Context, dueBy time.Time) (Stats, error) {
 
 // args builds the ARGV every script starts with (lua/prelude.lua).
 func (q *jobQueue) args(now time.Time, extra ...any) []any {
-	a := append(make([]any, 0, 3+len(extra)), now.UnixMilli(), q.s.Retention.Milliseconds(), q.s.DeadLetterLimit)
-	return append(a, extra...)
+	return append([]any{now.UnixMilli(), q.s.Retention.Milliseconds(), q.s.DeadLetterLimit}, extra...)
 }
 
 func (q *jobQueue) float64() float64 {
