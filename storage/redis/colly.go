@@ -35,7 +35,9 @@ import (
 // OnScraped and Fail from OnError): a page is fetched twice only if its
 // worker died before the Ack, and never lost. Requests Colly drops before
 // OnRequest (a URL filter, MaxDepth, robots.txt) are dead-lettered after
-// their leases: filter before adding. docs/redis.md has the details.
+// their leases: filter before adding. While Redis is unreachable calls
+// retry for up to Config.MaxOutage; a lost state fails every call with
+// ErrStateLost. docs/redis.md has the details.
 type CollyStorage struct {
 	observed observed.Set // the breakers Observe was given
 	q        *jobQueue
