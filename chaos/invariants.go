@@ -431,12 +431,13 @@ func (cr *caseRun) check() []Violation {
 			if n := len(w.Proxies); n > 1 {
 				// Through a pool, the first 403s go again through other
 				// proxies until more are refused than the pool may eject
-				// (half, at least one): a site refusing the client, not
-				// one proxy.
-				first = min(max(1, n/2)+1, n) - 1
+				// (half, at least one) or every proxy that carries is: a
+				// site refusing the client, not one proxy. At most once
+				// through each other proxy.
+				first = n - 1
 			}
 			if bound := (blockedAfter + p - 1 + first) * workers * runs; blocked > bound {
-				add(5, "blocked store %d (%s) received %d requests it answered 403; bound (BlockedAfter+P-1+first)×workers×runs = (%d+%d-1+%d)×%d×%d = %d",
+				add(5, "blocked store %d (%s) received %d requests it answered 403; bound (BlockedAfter+P-1+proxies-1)×workers×runs = (%d+%d-1+%d)×%d×%d = %d",
 					i, s.Site, blocked, blockedAfter, p, first, workers, runs, bound)
 			}
 		}

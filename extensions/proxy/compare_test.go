@@ -214,3 +214,20 @@ func TestARefusalThroughEveryCarryingProxyIsTheSites(t *testing.T) {
 		t.Fatal("refused by both proxies that carry, the site's refusal was blamed on b")
 	}
 }
+
+// A refusal through a proxy ejected meanwhile (its request left before)
+// says nothing of the site, however few proxies carry.
+func TestARefusalThroughAnEjectedProxyIsNotTheSites(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), "http://a.test:1", "http://b.test:2"))
+	fail(t, p, "b.test:2", 3, proxy.ConnectFailed) // b ejected: only a carries
+	if !answer(p, "b.test:2", 403) {
+		t.Fatal("a late 403 through the ejected b was taken as the site refusing the client")
+	}
+	if s := state(p, "b.test:2"); s.Outcomes["carried"] != 0 {
+		t.Fatalf("b: %v; a refusal through it counted as carried", s.Outcomes)
+	}
+	// a, the one proxy that carries, refused: the site refuses the client.
+	if answer(p, "a.test:1", 403) {
+		t.Fatal("refused through every proxy that carries, the site's 403 was blamed on a")
+	}
+}

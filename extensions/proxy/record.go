@@ -160,6 +160,11 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events
 		}
 		return carried, false
 	}
+	if m.state != circuit.Closed || m.held {
+		// Refused through a proxy out of the rotation (a request sent
+		// before its ejection): no evidence about the site.
+		return notJudged, true
+	}
 	if v == nil {
 		v = p.viewLocked(domain)
 	}
