@@ -118,9 +118,7 @@ func drawProxies(d draw, w *Wiring) {
 	for range n {
 		m := testserver.ProxyHealthy
 		if d.chance(0.35) {
-			// Not yet ProxyBadGateway: a proxy's first bare 502s count
-			// against their sites until it is told apart (docs/proxies.md).
-			m = []testserver.ProxyMode{testserver.ProxyRefuse, testserver.ProxyAuth407, testserver.ProxyBlock403, testserver.ProxyLatency}[d.pick(3, 2, 3, 2)]
+			m = []testserver.ProxyMode{testserver.ProxyRefuse, testserver.ProxyAuth407, testserver.ProxyBlock403, testserver.ProxyLatency, testserver.ProxyBadGateway}[d.pick(3, 2, 3, 2, 3)]
 		}
 		w.Proxies = append(w.Proxies, m)
 	}

@@ -54,10 +54,9 @@ func (p *Pool) Record(a Attempt) (proxyFault bool) {
 	if m != nil {
 		switch {
 		case o == carried && a.Domain != "":
-			o, proxyFault = p.compareLocked(m, a.Domain, a.Status == http.StatusUnauthorized || a.Status == http.StatusForbidden, &evs)
+			o, proxyFault = p.compareLocked(m, a.Domain, a.Status == http.StatusUnauthorized || a.Status == http.StatusForbidden, a.Latency, &evs)
 		case o == notJudged && unexplained(a):
-			o = p.failedLocked(m, a.Domain)
-			proxyFault = o == outlier
+			o, proxyFault = p.failedLocked(m, a.Domain)
 		}
 		p.recordLocked(m, o, a.Latency, &evs)
 	}
@@ -77,16 +76,47 @@ func unexplained(a Attempt) bool {
 }
 
 // failedLocked judges a failure m brought back from domain that one answer
-// cannot blame: m's own (outlier) when m fails at least half of what it
-// carries while the other proxies, by their median, fail less than a
+// cannot blame. It is m's own (outlier) when m fails at least half of what
+// it carries while the other proxies, by their median, fail less than a
 // third as often, and domain has answered another proxy lately (not a
-// site failing through one proxy alone); else not judged, the site's to
-// count.
-func (p *Pool) failedLocked(m *member, domain string) outcome {
+// site failing through one proxy alone). Short of that, a failure through
+// a proxy failing at least half of its latest attempts is left to the next
+// proxy to tell, as a refusal is: answered there, m is charged (an
+// outlier); failing there too, the site fails and is charged, with no
+// failure sent again until a proxy is answered there. Else not judged, the
+// site's to count.
+func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	m.recent.add(true)
+	if p.outlierLocked(m, domain) {
+		return outlier, true
+	}
+	fails, n := m.recent.count()
+	if 2*fails < n || m.state != circuit.Closed || m.held || p.carryingLocked() < 2 {
+		return notJudged, false
+	}
+	v := p.views[domain]
+	if v == nil {
+		v = p.viewLocked(domain)
+	}
+	switch {
+	case v.failing:
+		return notJudged, false
+	case v.failed.count() > v.failed.count1(m.idx):
+		v.failed.clear()
+		v.failing = true
+		return notJudged, false
+	}
+	v.failed.set(m.idx)
+	v.failedSince = p.cfg.Clock.Now()
+	return notJudged, true
+}
+
+// outlierLocked reports whether m, whose latest attempt failed at domain,
+// is an outlier (see failedLocked).
+func (p *Pool) outlierLocked(m *member, domain string) bool {
 	fails, n := m.recent.count()
 	if fails < outlierMin || 2*fails < n {
-		return notJudged
+		return false
 	}
 	// The others' usual: the median of their failure shares, so that
 	// other bad proxies do not hide this one (Envoy's success-rate
@@ -100,16 +130,14 @@ func (p *Pool) failedLocked(m *member, domain string) outcome {
 		}
 	}
 	if on < outlierMin {
-		return notJudged
+		return false
 	}
 	slices.Sort(shares)
 	if 3*shares[len(shares)/2] > float64(fails)/float64(n) { // the others fail at least a third as often
-		return notJudged
+		return false
 	}
-	if v := p.views[domain]; v == nil || v.ok.count() == v.ok.count1(m.idx) {
-		return notJudged // no other proxy answered by the site: it may be the site
-	}
-	return outlier
+	v := p.views[domain]
+	return v != nil && v.ok.count() > v.ok.count1(m.idx) // another proxy answered by the site
 }
 
 // outlierMin is the fewest failures of a proxy, and judged attempts of the
@@ -140,8 +168,9 @@ func (r recent) count() (fails, n int) {
 // compareLocked judges an answer m carried from domain against the other
 // proxies' answers there (views): refused says it was a 401 or 403. The
 // site's first refusal is not judged yet, but blamed on the proxy.
-func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events) (outcome, bool) {
+func (p *Pool) compareLocked(m *member, domain string, refused bool, latency time.Duration, evs *events) (outcome, bool) {
 	v := p.views[domain]
+	now := p.cfg.Clock.Now()
 	if !refused {
 		m.recent.add(false)
 		if v == nil && len(p.members) > 1 {
@@ -149,14 +178,29 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, evs *events
 		}
 		if v != nil {
 			v.ok.set(m.idx)
+			// Refused or failing here while m is answered: recorded not
+			// judged, now the proxies' own.
 			for i := range v.refused.each() {
-				if i != m.idx { // refused here, while m is answered: recorded not judged, now blocked
+				if i != m.idx {
 					p.members[i].outcomes[notJudged]--
 					p.recordLocked(p.members[i], blocked, 0, evs)
 				}
 			}
 			v.refused.clear()
 			v.client = false
+			if now.Add(-latency).Before(v.failedSince) {
+				// Sent before the failures left to tell: the site may have
+				// begun to fail since; only a later answer tells.
+				return carried, false
+			}
+			for i := range v.failed.each() {
+				if i != m.idx {
+					p.members[i].outcomes[notJudged]--
+					p.recordLocked(p.members[i], outlier, 0, evs)
+				}
+			}
+			v.failed.clear()
+			v.failing = false
 		}
 		return carried, false
 	}
@@ -205,7 +249,8 @@ func (p *Pool) viewLocked(domain string) *view {
 	if len(p.views) >= maxViews {
 		clear(p.views)
 	}
-	v := &view{ok: newMembers(len(p.members)), refused: newMembers(len(p.members))}
+	n := len(p.members)
+	v := &view{ok: newMembers(n), refused: newMembers(n), failed: newMembers(n)}
 	p.views[domain] = v
 	return v
 }
@@ -217,8 +262,9 @@ const maxViews = 4096
 // answered, which refused (401/403) and not yet judged, and whether it
 // refuses the client.
 type view struct {
-	ok, refused members
-	client      bool
+	ok, refused, failed members
+	client, failing     bool      // it refuses the client; it fails through several proxies
+	failedSince         time.Time // when the latest failure was left to tell
 }
 
 // members is a set of members' indices.
