@@ -270,3 +270,24 @@ func TestAnAnswerSentBeforeAFailureChargesNoProxy(t *testing.T) {
 		t.Fatalf("a: %v; want charged once b answered a request sent after its failure", s.Outcomes)
 	}
 }
+
+// A failure left to the next proxy to tell is told by that proxy's
+// failure, however well that proxy has done elsewhere: the site fails,
+// and no later failure there goes again.
+func TestTheNextProxysFailureTellsWhateverItsRecord(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), "http://a.test:1", "http://b.test:2"))
+	for range 10 {
+		status(p, "b.test:2", "up.test", 200) // b does well elsewhere
+	}
+	if !status(p, "a.test:1", "down.test", 503) {
+		t.Fatal("the first failure through a fresh proxy was not left to the next to tell")
+	}
+	if status(p, "b.test:2", "down.test", 503) {
+		t.Fatal("the telling failure was sent again")
+	}
+	for i := range 5 {
+		if status(p, "a.test:1", "down.test", 503) {
+			t.Fatalf("failure %d through a went again, though the site failed through b too", i+2)
+		}
+	}
+}

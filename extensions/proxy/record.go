@@ -90,20 +90,22 @@ func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	if p.outlierLocked(m, domain) {
 		return outlier, true
 	}
-	fails, n := m.recent.count()
-	if 2*fails < n || m.state != circuit.Closed || m.held || p.carryingLocked() < 2 {
+	if len(p.members) < 2 {
 		return notJudged, false
 	}
 	v := p.views[domain]
 	if v == nil {
 		v = p.viewLocked(domain)
 	}
+	fails, n := m.recent.count()
 	switch {
-	case v.failing:
-		return notJudged, false
 	case v.failed.count() > v.failed.count1(m.idx):
+		// Failing through the next proxy too, whatever its own record:
+		// the site fails.
 		v.failed.clear()
 		v.failing = true
+		return notJudged, false
+	case v.failing, 2*fails < n, m.state != circuit.Closed, m.held, p.carryingLocked() < 2:
 		return notJudged, false
 	}
 	v.failed.set(m.idx)
