@@ -1,0 +1,250 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
+)
+
+// The view across proxies: what the proxies that reached one site got
+// from it, which tells a proxy's failure from the site's.
+
+// unexplained reports whether a is a failure that the proxy or the site
+// may have caused alike: a bare 502, 503 or 504, or an error with no
+// answer that is not the crawl's own cancellation.
+func unexplained(a Attempt) bool {
+	if a.Status != 0 {
+		return a.Status >= 500
+	}
+	return a.Err != nil && !errors.Is(a.Err, context.Canceled) && !errors.Is(a.Err, ErrAllEjected)
+}
+
+// failedLocked judges a failure m brought back from domain that one answer
+// cannot blame. It is m's own (outlier) when m fails at least half of what
+// it carries while the other proxies, by their median, fail less than a
+// third as often, and domain has answered another proxy lately (not a
+// site failing through one proxy alone). Short of that, a failure through
+// a proxy failing at least half of its latest attempts is left to the next
+// proxy to tell, as a refusal is: answered there, m is charged (an
+// outlier); failing there too, the site fails and is charged, with no
+// failure sent again until a proxy is answered there. Else not judged, the
+// site's to count.
+func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
+	m.recent.add(true)
+	if p.outlierLocked(m, domain) {
+		return outlier, true
+	}
+	if len(p.members) < 2 {
+		return notJudged, false
+	}
+	v := p.views[domain]
+	if v == nil {
+		v = p.viewLocked(domain)
+	}
+	fails, n := m.recent.count()
+	switch {
+	case v.failed.count() > v.failed.count1(m.idx):
+		// Failing through the next proxy too, whatever its own record:
+		// the site fails.
+		v.failed.clear()
+		v.failing = true
+		return notJudged, false
+	case v.failing, 2*fails < n, m.state != circuit.Closed, m.held, p.carryingLocked() < 2:
+		return notJudged, false
+	}
+	v.failed.set(m.idx)
+	v.failedSince = p.cfg.Clock.Now()
+	return notJudged, true
+}
+
+// outlierLocked reports whether m, whose latest attempt failed at domain,
+// is an outlier (see failedLocked).
+func (p *Pool) outlierLocked(m *member, domain string) bool {
+	fails, n := m.recent.count()
+	if fails < outlierMin || 2*fails < n {
+		return false
+	}
+	// The others' usual: the median of their failure shares, so that
+	// other bad proxies do not hide this one (Envoy's success-rate
+	// outlier detection compares with the pool's statistics likewise).
+	var shares []float64
+	on := 0
+	for _, o := range p.members {
+		if f, k := o.recent.count(); o != m && k > 0 {
+			shares = append(shares, float64(f)/float64(k))
+			on += k
+		}
+	}
+	if on < outlierMin {
+		return false
+	}
+	slices.Sort(shares)
+	if 3*shares[len(shares)/2] > float64(fails)/float64(n) { // the others fail at least a third as often
+		return false
+	}
+	v := p.views[domain]
+	return v != nil && v.ok.count() > v.ok.count1(m.idx) // another proxy answered by the site
+}
+
+// outlierMin is the fewest failures of a proxy, and judged attempts of the
+// others, that make it an outlier.
+const outlierMin = 3
+
+// recent is a proxy's latest judged attempts (at most 20), failures as set
+// bits.
+type recent struct {
+	bits uint32
+	n    uint8
+}
+
+func (r *recent) add(failed bool) {
+	r.bits <<= 1
+	if failed {
+		r.bits |= 1
+	}
+	r.n = min(r.n+1, 20)
+}
+
+// count is the failures and attempts r holds.
+func (r recent) count() (fails, n int) {
+	mask := uint32(1)<<r.n - 1
+	return bits.OnesCount32(r.bits & mask), int(r.n)
+}
+
+// compareLocked judges an answer m carried from domain against the other
+// proxies' answers there (views): refused says it was a 401 or 403. The
+// site's first refusal is not judged yet, but blamed on the proxy.
+func (p *Pool) compareLocked(m *member, domain string, refused bool, latency time.Duration, evs *events) (outcome, bool) {
+	v := p.views[domain]
+	now := p.cfg.Clock.Now()
+	if !refused {
+		m.recent.add(false)
+		if v == nil && len(p.members) > 1 {
+			v = p.viewLocked(domain)
+		}
+		if v != nil {
+			v.ok.set(m.idx)
+			// Refused or failing here while m is answered: recorded not
+			// judged, now the proxies' own.
+			for i := range v.refused.each() {
+				if i != m.idx {
+					p.members[i].outcomes[notJudged]--
+					p.recordLocked(p.members[i], blocked, 0, evs)
+				}
+			}
+			v.refused.clear()
+			v.client = false
+			if now.Add(-latency).Before(v.failedSince) {
+				// Sent before the failures left to tell: the site may have
+				// begun to fail since; only a later answer tells.
+				return carried, false
+			}
+			for i := range v.failed.each() {
+				if i != m.idx {
+					p.members[i].outcomes[notJudged]--
+					p.recordLocked(p.members[i], outlier, 0, evs)
+				}
+			}
+			v.failed.clear()
+			v.failing = false
+		}
+		return carried, false
+	}
+	if m.state != circuit.Closed || m.held {
+		// Refused through a proxy out of the rotation (a request sent
+		// before its ejection): no evidence about the site.
+		return notJudged, true
+	}
+	if v == nil {
+		v = p.viewLocked(domain)
+	}
+	// Others answered here lately, or none: the site may have begun to
+	// refuse the client since, so the refusal is not m's yet. The next
+	// proxy tells: answered, m is charged (above); refused, it joins.
+	v.ok.unset(m.idx)
+	if v.client {
+		return carried, false
+	}
+	v.refused.set(m.idx)
+	if v.refused.count() >= min(p.most+1, p.carryingLocked()) {
+		// Refused through more proxies than may be bad at once, or every
+		// proxy that carries: the site refuses the client, until a proxy
+		// is answered there again.
+		v.refused.clear()
+		v.client = true
+		return carried, false
+	}
+	return notJudged, true
+}
+
+// carryingLocked is how many proxies carry requests now: in the rotation
+// and not failing (held), at least one.
+func (p *Pool) carryingLocked() int {
+	n := 0
+	for _, m := range p.members {
+		if m.state == circuit.Closed && !m.held {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
+// viewLocked makes domain's view. The views are bounded: past maxViews
+// they are forgotten together, and judged afresh.
+func (p *Pool) viewLocked(domain string) *view {
+	if len(p.views) >= maxViews {
+		clear(p.views)
+	}
+	n := len(p.members)
+	v := &view{ok: newMembers(n), refused: newMembers(n), failed: newMembers(n)}
+	p.views[domain] = v
+	return v
+}
+
+// maxViews is the most domains whose proxies' answers a pool remembers.
+const maxViews = 4096
+
+// view is what the proxies got from one domain lately: which were
+// answered, which refused (401/403) and not yet judged, and whether it
+// refuses the client.
+type view struct {
+	ok, refused, failed members
+	client, failing     bool      // it refuses the client; it fails through several proxies
+	failedSince         time.Time // when the latest failure was left to tell
+}
+
+// members is a set of members' indices.
+type members []uint64
+
+func newMembers(n int) members { return make(members, (n+63)/64) }
+func (b members) set(i int)    { b[i/64] |= 1 << (i % 64) }
+func (b members) unset(i int)  { b[i/64] &^= 1 << (i % 64) }
+func (b members) clear()       { clear(b) }
+func (b members) any() bool    { return b.count() > 0 }
+
+// count1 is 1 if i is in b, else 0.
+func (b members) count1(i int) int { return int(b[i/64] >> (i % 64) & 1) }
+func (b members) count() int {
+	n := 0
+	for _, x := range b {
+		n += bits.OnesCount64(x)
+	}
+	return n
+}
+
+// each yields the indices in b.
+func (b members) each() func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for w, x := range b {
+			for ; x != 0; x &= x - 1 {
+				if !yield(w*64 + bits.TrailingZeros64(x)) {
+					return
+				}
+			}
+		}
+	}
+}
