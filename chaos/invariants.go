@@ -403,11 +403,9 @@ func (cr *caseRun) check() []Violation {
 			}
 			// Through a pool, a failure through a proxy failing most of
 			// what it carries goes again through another proxy, to tell
-			// the proxy's failure from the site's: once an episode.
-			told := 0
-			if len(w.Proxies) > 1 {
-				told = 1
-			}
+			// the proxy's failure from the site's: at most once through
+			// each other proxy.
+			told := max(len(w.Proxies)-1, 0)
 			if bound := (need + p - 1 + probes + told) * workers; failing > bound {
 				add(5, "store %d (%s) received %d requests after it began failing; bound (need+P-1+probes+told)×workers = (%d+%d-1+%d+%d)×%d = %d (%s, %s)",
 					i, s.Site, failing, need, p, probes, told, workers, bound, how, w.Profile.Name)

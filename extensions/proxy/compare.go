@@ -28,11 +28,12 @@ func unexplained(a Attempt) bool {
 // it carries while the other proxies, by their median, fail less than a
 // third as often, and domain has answered another proxy lately (not a
 // site failing through one proxy alone). Short of that, a failure through
-// a proxy failing at least half of its latest attempts is left to the next
-// proxy to tell, as a refusal is: answered there, m is charged (an
-// outlier); failing there too, the site fails and is charged, with no
-// failure sent again until a proxy is answered there. Else not judged, the
-// site's to count.
+// a proxy failing at least half of its latest attempts (a suspect) is left
+// to the next proxy to tell, as a refusal is: answered there, the suspects
+// are charged (outliers); failing through a proxy that is no suspect, or
+// through more suspects than may be bad at once, the site fails and is
+// charged, with no failure sent again until a proxy is answered there.
+// Else not judged, the site's to count.
 func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	m.recent.add(true)
 	if p.outlierLocked(m, domain) {
@@ -46,17 +47,27 @@ func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 		v = p.viewLocked(domain)
 	}
 	fails, n := m.recent.count()
+	suspect := 2*fails >= n && m.state == circuit.Closed && !m.held && p.carryingLocked() >= 2
 	switch {
-	case v.failed.count() > v.failed.count1(m.idx):
-		// Failing through the next proxy too, whatever its own record:
-		// the site fails.
+	case v.failing:
+		return notJudged, false
+	case !suspect && v.failed.count() > v.failed.count1(m.idx):
+		// Failing through the next proxy too, one that carries most of
+		// what it is given: the site fails.
 		v.failed.clear()
 		v.failing = true
 		return notJudged, false
-	case v.failing, 2*fails < n, m.state != circuit.Closed, m.held, p.carryingLocked() < 2:
+	case !suspect:
 		return notJudged, false
 	}
 	v.failed.set(m.idx)
+	if v.failed.count() >= min(p.most+1, p.carryingLocked()) {
+		// Failing through more suspect proxies than may be bad at once,
+		// or every proxy that carries: the site fails.
+		v.failed.clear()
+		v.failing = true
+		return notJudged, false
+	}
 	v.failedSince = p.cfg.Clock.Now()
 	return notJudged, true
 }

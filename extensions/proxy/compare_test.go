@@ -166,10 +166,11 @@ func TestASiteFailingThroughEveryProxyBlamesNone(t *testing.T) {
 			}
 		}
 	}
-	// One failure goes again, to tell; the next proxy's failure settles
-	// that the site fails.
-	if again > 1 {
-		t.Fatalf("%d of 40 failures of a site failing through every proxy sent again, want at most 1", again)
+	// Through fresh proxies, each a suspect at its first failure, the
+	// failures go again until more suspects than the pool may eject (two)
+	// failed: the site fails.
+	if again > 2 {
+		t.Fatalf("%d of 40 failures of a site failing through every proxy sent again, want at most 2", again)
 	}
 	for _, s := range p.Stats() {
 		if s.State != circuit.Closed || s.Outcomes["outlier"] != 0 {
@@ -288,6 +289,22 @@ func TestTheNextProxysFailureTellsWhateverItsRecord(t *testing.T) {
 	for i := range 5 {
 		if status(p, "a.test:1", "down.test", 503) {
 			t.Fatalf("failure %d through a went again, though the site failed through b too", i+2)
+		}
+	}
+}
+
+// Two proxies answering 502 of four: the second's failure does not tell
+// that the site fails, both being suspects; a healthy proxy's answer
+// charges both.
+func TestASuspectDoesNotTellForAnother(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	if !status(p, "c.test:3", "shop.test", 502) || !status(p, "d.test:4", "shop.test", 502) {
+		t.Fatal("a fresh proxy's 502 was not left to another to tell")
+	}
+	status(p, "a.test:1", "shop.test", 200)
+	for _, name := range []string{"c.test:3", "d.test:4"} {
+		if s := state(p, name); s.Outcomes["outlier"] != 1 {
+			t.Errorf("%s: %v, want charged once a was answered", name, s.Outcomes)
 		}
 	}
 }
