@@ -28,8 +28,9 @@ func unexplained(a Attempt) bool {
 // it carries while the other proxies, by their median, fail less than a
 // third as often, and domain has answered another proxy lately (not a
 // site failing through one proxy alone). Short of that, a failure through
-// a proxy failing at least half of its latest attempts (a suspect) is left
-// to the next proxy to tell, as a refusal is: answered there, the suspects
+// a proxy failing at least half of its latest attempts while the others
+// do not (a suspect; the half alone early in a crawl) is left to the next
+// proxy to tell, as a refusal is: answered there, the suspects
 // are charged (outliers); failing through a proxy that is no suspect, or
 // through more suspects than may be bad at once, the site fails and is
 // charged, with no failure sent again until a proxy is answered there.
@@ -46,8 +47,7 @@ func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	if v == nil {
 		v = p.viewLocked(domain)
 	}
-	fails, n := m.recent.count()
-	suspect := 2*fails >= n && m.state == circuit.Closed && !m.held && p.carryingLocked() >= 2
+	suspect := p.failingAloneLocked(m, 0) && m.state == circuit.Closed && !m.held && p.carryingLocked() >= 2
 	switch {
 	case v.failing:
 		return notJudged, false
@@ -75,13 +75,25 @@ func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 // outlierLocked reports whether m, whose latest attempt failed at domain,
 // is an outlier (see failedLocked).
 func (p *Pool) outlierLocked(m *member, domain string) bool {
-	fails, n := m.recent.count()
-	if fails < outlierMin || 2*fails < n {
+	if !p.failingAloneLocked(m, outlierMin) {
 		return false
 	}
-	// The others' usual: the median of their failure shares, so that
-	// other bad proxies do not hide this one (Envoy's success-rate
-	// outlier detection compares with the pool's statistics likewise).
+	v := p.views[domain]
+	return v != nil && v.ok.count() > v.ok.count1(m.idx) // another proxy answered by the site
+}
+
+// failingAloneLocked reports whether m fails at least half of its latest
+// attempts (at least least of them) while the other proxies, by the
+// median of their failure shares, fail less than a third as often. The
+// median, so that other bad proxies do not hide this one (Envoy's
+// success-rate outlier detection compares with the pool's statistics
+// likewise). Before the others have outlierMin attempts between them,
+// the half alone decides.
+func (p *Pool) failingAloneLocked(m *member, least int) bool {
+	fails, n := m.recent.count()
+	if fails < max(least, 1) || 2*fails < n {
+		return false
+	}
 	var shares []float64
 	on := 0
 	for _, o := range p.members {
@@ -91,14 +103,10 @@ func (p *Pool) outlierLocked(m *member, domain string) bool {
 		}
 	}
 	if on < outlierMin {
-		return false
+		return least == 0
 	}
 	slices.Sort(shares)
-	if 3*shares[len(shares)/2] > float64(fails)/float64(n) { // the others fail at least a third as often
-		return false
-	}
-	v := p.views[domain]
-	return v != nil && v.ok.count() > v.ok.count1(m.idx) // another proxy answered by the site
+	return 3*shares[len(shares)/2] <= float64(fails)/float64(n)
 }
 
 // outlierMin is the fewest failures of a proxy, and judged attempts of the

@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -306,5 +307,28 @@ func TestASuspectDoesNotTellForAnother(t *testing.T) {
 		if s := state(p, name); s.Outcomes["outlier"] != 1 {
 			t.Errorf("%s: %v, want charged once a was answered", name, s.Outcomes)
 		}
+	}
+}
+
+// When every proxy fails most of what it carries (the sites fail, not
+// the proxies), no proxy is a suspect: failures count as the sites' and
+// none goes again.
+func TestNoSuspectWhenEveryProxyFails(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	for _, name := range []string{"a.test:1", "b.test:2", "c.test:3", "d.test:4"} {
+		for range 5 {
+			p.Record(proxy.Attempt{Proxy: name, Domain: "other.test", Err: context.DeadlineExceeded})
+		}
+	}
+	again := 0
+	for range 5 {
+		for _, name := range []string{"a.test:1", "b.test:2", "c.test:3", "d.test:4"} {
+			if status(p, name, "down.test", 503) {
+				again++
+			}
+		}
+	}
+	if again != 0 {
+		t.Fatalf("%d failures sent again while every proxy fails alike, want 0", again)
 	}
 }
