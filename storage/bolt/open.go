@@ -352,7 +352,8 @@ func recordError(path string, seq uint64, err error) error {
 	return corruptError(path, fmt.Sprintf("record %d", seq), err)
 }
 
-// verifyAll runs bbolt's page check and decodes everything against the index.
+// verifyAll runs bbolt's page check and decodes every record against the
+// index (checkRecords has matched records, requests and counts).
 func verifyAll(tx *bbolt.Tx, path string, counts *backend.Tally) error {
 	var errs []error
 	for err := range tx.Check() {
@@ -365,31 +366,15 @@ func verifyAll(tx *bbolt.Tx, path string, counts *backend.Tally) error {
 	if err != nil {
 		return err
 	}
-	records, withRequest := 0, 0
 	reqs := newFollower(tx.Bucket(bucketRequests))
-	err = tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+	return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
 		r, err := readRecord(path, k, v, reqs) // checkRecords saw every key is 8 bytes
 		if err != nil {
 			return err
 		}
-		records++
-		if r.Request != nil {
-			withRequest++
-		}
-		w, _, _ := ix.get(r.ID)
-		if seq, st := unpack(w); seq != r.Seq || st != r.State {
+		if w, _, _ := ix.get(r.ID); pack(r.Seq, r.State) != w {
 			return corruptError(path, fmt.Sprintf("record %d (ID %d, %v) is not in the ID log and state index as it is", r.Seq, r.ID, r.State), nil)
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if records != ix.len() {
-		return corruptError(path, fmt.Sprintf("%d records for %d in the ID log", records, ix.len()), nil)
-	}
-	if n := tx.Bucket(bucketRequests).Stats().KeyN; n != withRequest {
-		return corruptError(path, fmt.Sprintf("%d requests stored for %d records that have one", n, withRequest), nil)
-	}
-	return nil
 }
