@@ -40,8 +40,6 @@ type heldRecords struct {
 	ids map[uint64]int
 }
 
-func (h *heldRecords) len() int { return len(h.q) }
-
 func (h *heldRecords) push(r heldRecord) {
 	h.q = append(h.q, r)
 	h.ids[r.rec.ID]++
@@ -80,16 +78,11 @@ func (h *heldRecords) latest(id uint64) (storage.Record, bool) {
 	return storage.Record{}, false
 }
 
-// recordOf is id's record as it stands: held back or being released,
-// else the store's (id's stripe held).
-func (cp *Checkpoint) recordOf(id uint64) (storage.Record, bool, error) {
-	return cp.recordOfFresh(id, false)
-}
-
-// recordOfFresh is recordOf; with fresh (the store had no record of id
+// recordOf is id's record as it stands: held back or being released, else
+// the store's (id's stripe held). With fresh (the store had no record of id
 // when IsVisited asked, and only this request writes it) it does not ask
 // the store.
-func (cp *Checkpoint) recordOfFresh(id uint64, fresh bool) (storage.Record, bool, error) {
+func (cp *Checkpoint) recordOf(id uint64, fresh bool) (storage.Record, bool, error) {
 	if cp.heldN.Load() > 0 {
 		cp.bmu.Lock()
 		rec, ok := cp.held.latest(id)
@@ -119,7 +112,7 @@ func (cp *Checkpoint) dropHeld(id uint64) {
 	if r := cp.releasing[id]; r != nil {
 		r.superseded = true
 	}
-	cp.heldN.Store(int64(cp.held.len() + len(cp.releasing)))
+	cp.heldN.Store(int64(len(cp.held.q) + len(cp.releasing)))
 	cp.bmu.Unlock()
 }
 
@@ -197,7 +190,7 @@ func (cp *Checkpoint) finalLocked(rec storage.Record) error {
 	cp.vmu.Lock()
 	open, watermark := len(cp.announced), cp.annSeq
 	cp.vmu.Unlock()
-	if open == 0 && cp.held.len() == 0 {
+	if open == 0 && len(cp.held.q) == 0 {
 		cp.bmu.Unlock()
 		return cp.putLocked(rec)
 	}
@@ -214,19 +207,15 @@ type releasing struct {
 	superseded bool // a newer state of its record was written meanwhile
 }
 
-// release writes the held records older than every open announcement.
-// The caller holds no stripe: each record is written under its own.
-func (cp *Checkpoint) release() { cp.releaseBefore(false) }
-
-// releaseAllLocked writes every held record: the crawl is over.
-func (cp *Checkpoint) releaseAllLocked() { cp.releaseBefore(true) }
-
-func (cp *Checkpoint) releaseBefore(all bool) {
+// release writes the held records older than every open announcement, or
+// with all (the crawl is over) every one. The caller holds no stripe: each
+// record is written under its own.
+func (cp *Checkpoint) release(all bool) {
 	if cp.heldN.Load() == 0 {
 		return
 	}
 	cp.bmu.Lock()
-	if cp.held.len() == 0 {
+	if len(cp.held.q) == 0 {
 		cp.bmu.Unlock()
 		return
 	}
@@ -243,7 +232,7 @@ func (cp *Checkpoint) releaseBefore(all bool) {
 		mine[i] = &releasing{rec: recs[i]}
 		cp.releasing[recs[i].ID] = mine[i]
 	}
-	cp.heldN.Store(int64(cp.held.len() + len(cp.releasing)))
+	cp.heldN.Store(int64(len(cp.held.q) + len(cp.releasing)))
 	cp.bmu.Unlock()
 	for _, r := range mine {
 		cp.writeReleased(r)
@@ -261,7 +250,7 @@ func (cp *Checkpoint) writeReleased(r *releasing) {
 		delete(cp.releasing, r.rec.ID)
 	}
 	write := !r.superseded
-	cp.heldN.Store(int64(cp.held.len() + len(cp.releasing)))
+	cp.heldN.Store(int64(len(cp.held.q) + len(cp.releasing)))
 	cp.bmu.Unlock()
 	if write {
 		_ = cp.putLocked(r.rec)

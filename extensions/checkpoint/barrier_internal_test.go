@@ -196,7 +196,7 @@ func TestANewerStateDropsTheHeldRecordOfItsURL(t *testing.T) {
 	cp.dropHeld(2)
 	cp.dropHeld(7) // not held: nothing happens
 	_ = cp.putLocked(storage.Record{ID: 2, URL: "http://h/", State: storage.InFlight, Attempts: 2})
-	if n := cp.held.len(); n != 2 {
+	if n := len(cp.held.q); n != 2 {
 		t.Errorf("%d records held, want 2", n)
 	}
 	cp.resolve(10, false)
@@ -207,7 +207,7 @@ func TestANewerStateDropsTheHeldRecordOfItsURL(t *testing.T) {
 			t.Errorf("record %d: %v (found %v), want %v", id, r.State, ok, want)
 		}
 	}
-	if cp.held.len() != 0 || len(cp.held.ids) != 0 {
-		t.Errorf("held %d records, %d IDs after the release; want none", cp.held.len(), len(cp.held.ids))
+	if len(cp.held.q) != 0 || len(cp.held.ids) != 0 {
+		t.Errorf("held %d records, %d IDs after the release; want none", len(cp.held.q), len(cp.held.ids))
 	}
 }

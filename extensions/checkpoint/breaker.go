@@ -154,8 +154,7 @@ func (cp *Checkpoint) saveDomainLocked(domain string) {
 func (cp *Checkpoint) onRefused(r *colly.Request, err *circuit.OpenError) {
 	cp.active.Add(1)
 	defer cp.end()
-	d := cp.draftOf(r)
-	e, l := cp.lockEntry(r, d)
+	e, l := cp.lockEntry(r)
 	if e == nil {
 		return
 	}
@@ -167,8 +166,7 @@ func (cp *Checkpoint) onRefused(r *colly.Request, err *circuit.OpenError) {
 func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
 	cp.active.Add(1)
 	defer cp.end()
-	d := cp.draftOf(r)
-	e, l := cp.lockEntry(r, d)
+	e, l := cp.lockEntry(r)
 	if e == nil {
 		return
 	}
@@ -176,7 +174,7 @@ func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
 	if e.rec.State == 0 || e.rec.State == storage.Pending {
 		cp.applyLocked(r, e, evQueued, "", time.Time{})
 	}
-	cp.live.del(r)
+	cp.live.take(r)
 }
 
 // onOutcome records the breaker's outcome of an attempt that left. A page
@@ -195,7 +193,7 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	e, ok := cp.live.get(a.Request)
 	if !ok {
 		// A clone's request (no callbacks of ours): an attempt that left.
-		if e, l = cp.lockEntry(a.Request, nil); e == nil {
+		if e, l = cp.lockEntry(a.Request); e == nil {
 			return
 		}
 		cp.applyLocked(a.Request, e, evLeft, "", time.Time{})
@@ -213,10 +211,7 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	case ev != evSucceeded && u != e.rec.URL:
 		// Ended at a redirect's target, not done: a user's Retry of it is this record's.
 		cp.rmu.Lock()
-		if len(cp.redirects) >= maxResent {
-			clear(cp.redirects)
-		}
-		cp.redirects[u] = e.rec.ID
+		putBounded(cp.redirects, u, e.rec.ID)
 		cp.rmuUsed.Store(true)
 		cp.rmu.Unlock()
 	}
@@ -232,7 +227,7 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	}
 	was := e.rec.State
 	cp.applyLocked(a.Request, e, ev, reason, retryAt)
-	cp.live.del(a.Request)
+	cp.live.take(a.Request)
 	switch {
 	case ev == evSucceeded:
 		cp.succeeded(a.Domain, e)

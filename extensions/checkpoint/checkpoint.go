@@ -15,6 +15,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/gocolly/colly/v2"
 )
 
 // Format is the version of the checkpoint's own metadata (run history,
@@ -51,7 +52,7 @@ type Checkpoint struct {
 
 	// live holds the requests between their first callback and their
 	// outcome; an entry changes under its record's stripe (idLock).
-	live *liveTable
+	live shardedMap[*colly.Request, *entry]
 	ids  [idStripes]stripe // a record's read, state change and write are one step under its stripe
 
 	// vmu guards what Colly's visited-set calls (IsVisited, Visited) need,
@@ -93,9 +94,9 @@ type Checkpoint struct {
 
 	updates, heldDone, graceFreed atomic.Int64 // Stats counted on the per-page path
 
-	pend   pending      // written, not yet put into the store (commit.go)
-	fresh  freshTable   // IDs IsVisited found no record of, their entry not yet made
-	active atomic.Int64 // callbacks under way
+	pend   pending                      // written, not yet put into the store (commit.go)
+	fresh  shardedMap[uint64, struct{}] // IDs IsVisited found no record of, their entry not yet made (IsVisited)
+	active atomic.Int64                 // callbacks under way
 
 	// cookies is the write-through cookie cache, in shards by host: Colly's
 	// jar asks on every request. A shard's lock is taken alone.
@@ -149,7 +150,6 @@ func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 	}
 	cp := &Checkpoint{
 		store: s, where: "the checkpoint store", opt: o, hooks: hooks,
-		live:       newLiveTable(),
 		retryOf:    map[string]uint64{},
 		resent:     map[string]uint64{},
 		redirects:  map[string]uint64{},
@@ -164,6 +164,9 @@ func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 		filtered:   map[uint64]struct{}{},
 		dropped:    map[string]bool{},
 	}
+	liveSeed := maphash.MakeSeed()
+	cp.live.hash = func(r *colly.Request) uint64 { return maphash.Comparable(liveSeed, r) }
+	cp.fresh.hash, cp.pend.hash = idHash, idHash
 	for i := range cp.cookies {
 		cp.cookies[i].m = recent.New[string](cookieCacheSize / cookieShards)
 	}
@@ -328,7 +331,7 @@ func (cp *Checkpoint) Close() error {
 		return nil
 	}
 	cp.closed = true
-	cp.releaseAllLocked()
+	cp.release(true)
 	_ = cp.flush(true) // an error is the store's, below
 	if cp.started && !cp.failed.Load() {
 		cp.saveBreakersLocked()

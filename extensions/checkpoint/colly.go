@@ -61,49 +61,17 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 // maxResent bounds the URLs remembered as re-sent or redirected.
 const maxResent = 4096
 
-// draft is what a request's first entry needs that takes no lock to
-// work out: its URL, body, ID and the request as saved. Callbacks make it
-// before they lock cp.mu, so that marshalling a request waits for no one
-// and holds no one up.
-type draft struct {
-	u       string
-	body    []byte
-	berr    error // the body cannot be saved
-	id      uint64
-	req     []byte // the request as saved, if merr is nil
-	dropped []string
-	merr    error
+// putBounded sets m[u] = id, emptying m first if it holds maxResent URLs.
+func putBounded(m map[string]uint64, u string, id uint64) {
+	if len(m) >= maxResent {
+		clear(m)
+	}
+	m[u] = id
 }
 
-// draftOf returns r's draft, or nil if r has a live entry already (a
-// request's callbacks run one after another: it still has one under mu).
-func (cp *Checkpoint) draftOf(r *colly.Request) *draft {
-	if _, ok := cp.live.get(r); ok {
-		return nil
-	}
-	return newDraft(r)
-}
-
-func newDraft(r *colly.Request) *draft {
-	d := &draft{u: r.URL.String()}
-	body, replayable, berr := collyx.ReadBody(r.Body) // the reader left at its start
-	if !replayable {
-		berr = errBodyNotReplayable
-	}
-	if len(body) == 0 {
-		body = nil // none or empty: the same ID
-	}
-	d.body, d.berr, d.id = body, berr, collyx.RequestID(d.u, body)
-	if berr == nil {
-		d.req, d.dropped, d.merr = collyx.MarshalRequest(r, body)
-	}
-	return d
-}
-
-// lockEntry returns r's live entry, made on its first callback from d
-// (nil: made here), with its record's stripe locked; nil, nothing locked,
-// once the store failed.
-func (cp *Checkpoint) lockEntry(r *colly.Request, d *draft) (*entry, *sync.Mutex) {
+// lockEntry returns r's live entry, made on its first callback, with its
+// record's stripe locked; nil, nothing locked, once the store failed.
+func (cp *Checkpoint) lockEntry(r *colly.Request) (*entry, *sync.Mutex) {
 	if e, ok := cp.live.get(r); ok {
 		l := cp.idLock(e.id)
 		l.Lock()
@@ -112,20 +80,31 @@ func (cp *Checkpoint) lockEntry(r *colly.Request, d *draft) (*entry, *sync.Mutex
 	if cp.failed.Load() {
 		return nil, nil
 	}
-	if d == nil {
-		d = newDraft(r)
+	// The request as saved is made before any lock: marshalling holds no one up.
+	u := r.URL.String()
+	body, replayable, berr := collyx.ReadBody(r.Body) // the reader left at its start
+	if !replayable {
+		berr = errBodyNotReplayable
 	}
-	u := d.u
-	id, retry := d.id, false
+	if len(body) == 0 {
+		body = nil // none or empty: the same ID
+	}
+	var req []byte
+	var dropped []string
+	merr := berr
+	if berr == nil {
+		req, dropped, merr = collyx.MarshalRequest(r, body)
+		if merr != nil {
+			merr = fmt.Errorf("checkpoint: the request cannot be saved: %w", merr)
+		}
+	}
+	id, retry := collyx.RequestID(u, body), false
 	if cp.rmuUsed.Load() {
 		cp.rmu.Lock()
 		var rid uint64
 		if rid, retry = cp.retryOf[u]; retry {
 			delete(cp.retryOf, u)
-			if len(cp.resent) >= maxResent {
-				clear(cp.resent)
-			}
-			cp.resent[u] = rid
+			putBounded(cp.resent, u, rid)
 			id = rid
 		} else if rid, retry = cp.redirects[u]; retry {
 			// A redirect's target stays the visited URL's (kept, for cached copies).
@@ -137,7 +116,7 @@ func (cp *Checkpoint) lockEntry(r *colly.Request, d *draft) (*entry, *sync.Mutex
 	fresh := cp.fresh.take(id) && !retry
 	l := cp.idLock(id)
 	l.Lock()
-	rec, found, err := cp.recordOfFresh(id, fresh)
+	rec, found, err := cp.recordOf(id, fresh)
 	if err != nil {
 		cp.fail(err)
 		l.Unlock()
@@ -148,13 +127,11 @@ func (cp *Checkpoint) lockEntry(r *colly.Request, d *draft) (*entry, *sync.Mutex
 	}
 	// A retry asks for a redirect's target: re-issue the original.
 	if !retry || rec.Request == nil {
-		if d.berr != nil {
-			rec.Request, rec.LastError = nil, d.berr.Error()
-		} else if d.merr != nil {
-			rec.Request, rec.LastError = nil, "checkpoint: the request cannot be saved: "+d.merr.Error()
+		if merr != nil {
+			rec.Request, rec.LastError = nil, merr.Error()
 		} else {
-			rec.Request = d.req
-			cp.logDropped(d.dropped)
+			rec.Request = req
+			cp.logDropped(dropped)
 		}
 	}
 	e := &entry{id: id, rec: rec}
@@ -215,7 +192,7 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 // done ends a callback: it writes the held records it let go and tells
 // the hooks of a store failure. The caller holds no lock.
 func (cp *Checkpoint) done() {
-	cp.release()
+	cp.release(false)
 	_ = cp.flush(false) // a store error stops the next requests
 	cp.tellHooks()
 }
@@ -225,7 +202,7 @@ func (cp *Checkpoint) done() {
 // is not taken at the end of every callback of a busy crawl.
 func (cp *Checkpoint) end() {
 	idle := cp.active.Add(-1) == 0
-	cp.release()
+	cp.release(false)
 	if idle || cp.pend.due() {
 		_ = cp.flush(false)
 	}
@@ -236,21 +213,20 @@ func (cp *Checkpoint) end() {
 func (cp *Checkpoint) onRequest(r *colly.Request) {
 	cp.active.Add(1)
 	defer cp.end()
-	d := cp.draftOf(r)
 	if cp.failed.Load() {
 		r.Abort()
 		return
 	}
 	if e, ok := cp.live.get(r); ok && e.closed {
 		// Refused by the breaker before us: parked already.
-		cp.live.del(r)
+		cp.live.take(r)
 		return
 	}
 	if r.IsAbort() && cp.resending(r.URL.String()) {
 		// A user's copy of a URL the breaker re-sends: the re-send owns the record.
 		return
 	}
-	e, l := cp.lockEntry(r, d)
+	e, l := cp.lockEntry(r)
 	if e == nil {
 		r.Abort()
 		return
@@ -260,7 +236,7 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 	l.Unlock()
 	if r.IsAbort() {
 		// Stopped before it left: pending, for the next run.
-		cp.live.del(r)
+		cp.live.take(r)
 	}
 }
 
@@ -271,12 +247,11 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	}
 	cp.active.Add(1)
 	defer cp.end()
-	d := cp.draftOf(r)
 	if cp.failed.Load() {
 		r.Abort()
 		return
 	}
-	e, l := cp.lockEntry(r, d)
+	e, l := cp.lockEntry(r)
 	if e == nil {
 		return
 	}
@@ -285,7 +260,7 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 		return
 	}
 	cp.applyLocked(r, e, evLeft, "", time.Time{})
-	cp.stampLeft(e)
+	e.leftSeq = cp.outageSeq.Add(1) // for outage.go
 }
 
 // finish is OnError/OnScraped; with a breaker it only tidies.
@@ -308,16 +283,16 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	case e.closed && !e.queued:
 		// Refused by the breaker before our OnRequest, which lets it go.
 	case e.closed:
-		cp.live.del(r)
+		cp.live.take(r)
 	case !e.left:
 		// Aborted in OnRequestHeaders: it stays pending.
-		cp.live.del(r)
+		cp.live.take(r)
 	case cp.viaBreaker.Load():
 		// The breaker's OnAttempt says what it was, and deletes it.
 	default:
 		ev, reason, retryAt := eventOf(observe.Attempt{Result: circuit.Result{Class: breaker.Classify(resp.StatusCode, err)}, Status: resp.StatusCode, Err: err})
 		cp.applyLocked(r, e, ev, reason, retryAt)
-		cp.live.del(r)
+		cp.live.take(r)
 	}
 }
 
@@ -365,9 +340,19 @@ func (s collyStorage) IsVisited(id uint64) (bool, error) {
 		}
 		return ok, nil
 	}
-	cp.fresh.add(id)
+	// Its request's first entry need not ask the store again. One whose
+	// request never comes is forgotten when its shard is full.
+	sh := cp.fresh.lock(id)
+	if len(sh.m) >= freshMax {
+		sh.m = map[uint64]struct{}{}
+	}
+	sh.m[id] = struct{}{}
+	sh.mu.Unlock()
 	return false, nil
 }
+
+// freshMax is how many fresh IDs a shard holds.
+const freshMax = 256
 
 // takeTokenVisitLocked spends one of the frontier's tokens for id, if it
 // has one (cp.vmu held).

@@ -27,32 +27,19 @@ import (
 // later; Flush, Close, Judge and the store-wide reads (Counts, scans) put
 // the buffer first.
 
-// pendShards is how many locks the buffer is spread over.
-const pendShards = 64
-
-type pendShard struct {
-	mu sync.Mutex
-	m  map[uint64]storage.Record
-	_  [48]byte // a shard to a cache line
-}
-
-// pending is the group commit's buffer.
+// pending is the group commit's buffer: the newest record per ID.
 type pending struct {
-	shards  [pendShards]pendShard
+	shardedMap[uint64, storage.Record]
 	n       atomic.Int64              // records in the shards
 	since   atomic.Int64              // when the first of them was added, in Unix ns
 	putting atomic.Pointer[pendBatch] // the batch being put, read-only
 	flushMu sync.Mutex                // one batch at a time, in order
 	spare   pendBatch                 // fresh maps for the next take, made before its locks (flushMu held)
-	sizes   [pendShards]int           // each shard's last batch
+	sizes   [len(pendBatch{})]int     // each shard's last batch
 }
 
 // pendBatch is every shard's map as taken, by shard.
-type pendBatch [pendShards]map[uint64]storage.Record
-
-func (p *pending) shard(id uint64) *pendShard {
-	return &p.shards[p.shardIndex(id)]
-}
+type pendBatch [64]map[uint64]storage.Record
 
 // Flush policy: the callback that ends the buffer's batch puts it when it
 // is the last callback under way (so that when a crawl's callbacks have
@@ -72,11 +59,7 @@ func (p *pending) due() bool {
 // add buffers recs (the later of one ID wins).
 func (p *pending) add(recs []storage.Record) {
 	for i := range recs {
-		sh := p.shard(recs[i].ID)
-		sh.mu.Lock()
-		if sh.m == nil {
-			sh.m = map[uint64]storage.Record{}
-		}
+		sh := p.lock(recs[i].ID)
 		if _, ok := sh.m[recs[i].ID]; !ok && p.n.Add(1) == 1 {
 			p.since.Store(time.Now().UnixNano())
 		}
@@ -87,20 +70,15 @@ func (p *pending) add(recs []storage.Record) {
 
 // get returns id's record as buffered or being put.
 func (p *pending) get(id uint64) (storage.Record, bool) {
-	sh := p.shard(id)
-	sh.mu.Lock()
-	r, ok := sh.m[id]
-	sh.mu.Unlock()
-	if ok {
+	if r, ok := p.shardedMap.get(id); ok {
 		return r, true
 	}
 	if b := p.putting.Load(); b != nil {
-		r, ok = b[p.shardIndex(id)][id]
+		r, ok := b[p.index(id)][id]
+		return r, ok
 	}
-	return r, ok
+	return storage.Record{}, false
 }
-
-func (p *pending) shardIndex(id uint64) uint64 { return (id * 0x9E3779B97F4A7C15) >> 58 }
 
 // take empties every shard at once (flushMu held) and publishes the batch
 // as being put before a reader can miss it.

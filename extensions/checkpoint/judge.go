@@ -18,7 +18,7 @@ import (
 // new ends complete, not empty.
 func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
-	cp.releaseAllLocked()
+	cp.release(true)
 	_ = cp.flush(true) // an error is the store's, below
 	serr, filtered, ev := cp.errNow(), maps.Clone(cp.filtered), outcome.Evidence{Earlier: cp.earlier}
 	cp.unlock()

@@ -1,75 +1,65 @@
 package checkpoint
 
-import (
-	"hash/maphash"
-	"sync"
+import "sync"
 
-	"github.com/gocolly/colly/v2"
-)
-
-// liveShards is how many locks the live entries are spread over.
-const liveShards = 64
-
-// liveTable holds the live entries by request, in shards, so that finding
-// a request's entry (or learning it has none, as OnScraped does for every
-// page the breaker already reported) takes no process-wide lock. What an
-// entry holds is still changed under Checkpoint.mu; the shard's lock
-// guards only the map.
-type liveTable struct {
-	seed   maphash.Seed
-	shards [liveShards]liveShard
+// shardedMap is a map in 64 shards, each under its own lock a cache line
+// apart: the per-page path takes no process-wide lock. Used for the live
+// entries, the fresh IDs and the write buffer (commit.go).
+type shardedMap[K comparable, V any] struct {
+	hash   func(K) uint64 // its top 6 bits pick the shard
+	shards [64]shard[K, V]
 }
 
-type liveShard struct {
+type shard[K comparable, V any] struct {
 	mu sync.Mutex
-	m  map[*colly.Request]*entry
+	m  map[K]V
 	_  [48]byte // a shard to a cache line (mutex and map: 16 bytes): no false sharing
 }
 
-func newLiveTable() *liveTable {
-	t := &liveTable{seed: maphash.MakeSeed()}
-	for i := range t.shards {
-		t.shards[i].m = map[*colly.Request]*entry{}
+// idHash spreads record IDs over the shards.
+func idHash(id uint64) uint64 { return id * 0x9E3779B97F4A7C15 }
+
+func (t *shardedMap[K, V]) index(k K) uint64 { return t.hash(k) >> 58 }
+
+// lock returns k's shard, locked, with a map.
+func (t *shardedMap[K, V]) lock(k K) *shard[K, V] {
+	s := &t.shards[t.index(k)]
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = map[K]V{}
 	}
-	return t
+	return s
 }
 
-func (t *liveTable) shard(r *colly.Request) *liveShard {
-	return &t.shards[maphash.Comparable(t.seed, r)%liveShards]
-}
-
-// get returns r's live entry, if it has one.
-func (t *liveTable) get(r *colly.Request) (*entry, bool) {
-	s := t.shard(r)
-	s.mu.Lock()
-	e, ok := s.m[r]
+func (t *shardedMap[K, V]) get(k K) (V, bool) {
+	s := t.lock(k)
+	v, ok := s.m[k]
 	s.mu.Unlock()
-	return e, ok
+	return v, ok
 }
 
-// put makes e r's live entry.
-func (t *liveTable) put(r *colly.Request, e *entry) {
-	s := t.shard(r)
-	s.mu.Lock()
-	s.m[r] = e
+func (t *shardedMap[K, V]) put(k K, v V) {
+	s := t.lock(k)
+	s.m[k] = v
 	s.mu.Unlock()
 }
 
-// del lets r's entry go.
-func (t *liveTable) del(r *colly.Request) {
-	s := t.shard(r)
-	s.mu.Lock()
-	delete(s.m, r)
+// take deletes k, reporting whether it was there.
+func (t *shardedMap[K, V]) take(k K) bool {
+	s := t.lock(k)
+	_, ok := s.m[k]
+	delete(s.m, k)
 	s.mu.Unlock()
+	return ok
 }
 
-// each calls f with every live entry, a shard's lock held at a time.
-func (t *liveTable) each(f func(*entry)) {
+// each calls f with every value, a shard's lock held at a time.
+func (t *shardedMap[K, V]) each(f func(V)) {
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.mu.Lock()
-		for _, e := range s.m {
-			f(e)
+		for _, v := range s.m {
+			f(v)
 		}
 		s.mu.Unlock()
 	}

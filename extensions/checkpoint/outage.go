@@ -62,11 +62,6 @@ func (cp *Checkpoint) rememberDead(domain string, id uint64) {
 	od.ids[id] = cp.outageSeq.Add(1)
 }
 
-// stampLeft notes when e's attempt left, in outageSeq (e's stripe held).
-func (cp *Checkpoint) stampLeft(e *entry) {
-	e.leftSeq = cp.outageSeq.Add(1)
-}
-
 // succeeded forgets a domain's URLs that died before e's attempt left:
 // they died while the site worked.
 func (cp *Checkpoint) succeeded(domain string, e *entry) {
@@ -140,7 +135,7 @@ func (cp *Checkpoint) reviveOne(id uint64, retryAt, now time.Time) (bool, error)
 	l := cp.idLock(id)
 	l.Lock()
 	defer l.Unlock()
-	rec, found, err := cp.recordOf(id)
+	rec, found, err := cp.recordOf(id, false)
 	if err != nil {
 		return false, cp.fail(err)
 	}

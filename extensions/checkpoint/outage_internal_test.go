@@ -45,13 +45,13 @@ func TestReviveParksWhatDiedSinceTheLastSuccess(t *testing.T) {
 	defer cp.mu.Unlock()
 	cp.rememberDead(dom, before.ID)
 	ok := &entry{}
-	cp.stampLeft(ok) // a success that left after it died
+	ok.leftSeq = cp.outageSeq.Add(1) // a success that left after it died
 	cp.succeeded(dom, ok)
 	if len(cp.outage) != 0 {
 		t.Fatalf("a success that left after the death kept %v", cp.outage[dom].ids)
 	}
 	early := &entry{}
-	cp.stampLeft(early) // left before the next deaths
+	early.leftSeq = cp.outageSeq.Add(1) // left before the next deaths
 	cp.held.push(heldRecord{rec: held, watermark: 1})
 	cp.heldN.Add(1)
 	for _, id := range []uint64{onDisk.ID, held.ID, gone.ID} {
@@ -64,7 +64,7 @@ func TestReviveParksWhatDiedSinceTheLastSuccess(t *testing.T) {
 	live := &entry{id: held.ID, rec: held, queued: true}
 	cp.live.put(&colly.Request{}, live)
 	cp.reviveLocked(dom, retryAt)
-	cp.releaseAllLocked()
+	cp.release(true)
 	for _, want := range []struct {
 		rec   storage.Record
 		state storage.State

@@ -70,7 +70,7 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 		cp.front = cp.front[1:]
 		l := cp.idLock(id)
 		l.Lock()
-		r, found, err := cp.recordOf(id)
+		r, found, err := cp.recordOf(id, false)
 		l.Unlock()
 		if err != nil {
 			cp.fail(err)
@@ -119,7 +119,7 @@ func (s collyStorage) AddRequest(b []byte) error {
 	l := cp.idLock(id)
 	l.Lock()
 	defer l.Unlock()
-	if _, found, err := cp.recordOf(id); err != nil || found {
+	if _, found, err := cp.recordOf(id, false); err != nil || found {
 		return cp.fail(err)
 	}
 	cp.fresh.take(id) // it has a record now
