@@ -21,10 +21,10 @@ import (
 )
 
 // collyStorage is the checkpoint as Colly's storage.Storage and queue.Storage.
-type collyStorage struct{ cp *Checkpoint }
+type collyStorage struct{ *Checkpoint }
 
 // Init returns the store's error, if any.
-func (s collyStorage) Init() error { return s.cp.storeErr() }
+func (cp collyStorage) Init() error { return cp.storeErr() }
 
 // QueueStorage returns the checkpoint as a Colly queue's storage, for a
 // frontier too large for a goroutine per URL:
@@ -298,8 +298,7 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 
 // Visited is Colly's storage.Storage Visited. Of two callers IsVisited
 // told id was new, the second gets an error (internal/visitclaim).
-func (s collyStorage) Visited(id uint64) error {
-	cp := s.cp
+func (cp collyStorage) Visited(id uint64) error {
 	if cp.failed.Load() {
 		return cp.storeErr()
 	}
@@ -313,8 +312,7 @@ func (s collyStorage) Visited(id uint64) error {
 }
 
 // IsVisited is Colly's storage.Storage IsVisited (a frontier issue passes once).
-func (s collyStorage) IsVisited(id uint64) (bool, error) {
-	cp := s.cp
+func (cp collyStorage) IsVisited(id uint64) (bool, error) {
 	if cp.failed.Load() {
 		return false, cp.storeErr()
 	}
@@ -394,8 +392,7 @@ func (cp *Checkpoint) cookieShard(host string) *cookieShard {
 }
 
 // Cookies is Colly's storage.Storage Cookies, as last saved in any run.
-func (s collyStorage) Cookies(u *url.URL) string {
-	cp := s.cp
+func (cp collyStorage) Cookies(u *url.URL) string {
 	sh := cp.cookieShard(u.Host)
 	sh.mu.Lock()
 	v, ok := sh.m.Get(u.Host)
@@ -420,8 +417,7 @@ func (s collyStorage) Cookies(u *url.URL) string {
 }
 
 // SetCookies is Colly's storage.Storage SetCookies.
-func (s collyStorage) SetCookies(u *url.URL, cookies string) {
-	cp := s.cp
+func (cp collyStorage) SetCookies(u *url.URL, cookies string) {
 	sh := cp.cookieShard(u.Host)
 	sh.mu.Lock()
 	if v, ok := sh.m.Get(u.Host); ok && v == cookies {

@@ -8,24 +8,17 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
-// Group commit. Every request writes its record two or three times a
-// page; a Put each, under the store's one lock, made the crawl's
-// goroutines queue on that lock instead of the checkpoint's. So a write
-// lands in a sharded buffer (the newest record per ID), and a callback
-// that ends when the buffer is due (due, end) hands the whole buffer to
-// the store while the others go on; it loops until the buffer is empty,
-// and the last callback under way always puts it, so that when a crawl's
-// callbacks have returned every record is in the store. Reads see the
-// buffer first (recordOf, lookup), then the batch being put, then the
-// store.
-//
-// A batch is a cut of every shard taken at once: a record written before
-// another (a link's before its page's done record) is never put after it
-// (putBatch keeps that across its Puts). The store's durability is
-// otherwise unchanged: storage/bolt commits what it was given every flush
-// interval, as before, so a record reaches the disk at most flushAge
-// later; Flush, Close, Judge and the store-wide reads (Counts, scans) put
-// the buffer first.
+// Group commit. A Put per write, under the store's one lock, made the
+// crawl's goroutines queue on it. So a write lands in a sharded buffer (the
+// newest record per ID), and a callback that ends when the buffer is due
+// hands all of it to the store while the others go on; the last callback
+// under way always does, so that when a crawl's callbacks have returned
+// every record is in the store. Reads see the buffer, then the batch being
+// put, then the store. A batch is a cut of every shard at once: a record
+// written before another (a link's before its page's done record) is never
+// put after it. storage/bolt's durability is unchanged (its flush interval
+// after the hand-over); Flush, Close, Judge and the store-wide reads put the
+// buffer first.
 
 // pending is the group commit's buffer: the newest record per ID.
 type pending struct {
@@ -41,10 +34,7 @@ type pending struct {
 // pendBatch is every shard's map as taken, by shard.
 type pendBatch [64]map[uint64]storage.Record
 
-// Flush policy: the callback that ends the buffer's batch puts it when it
-// is the last callback under way (so that when a crawl's callbacks have
-// all returned every record is in the store), or the buffer holds
-// flushAt records, or its oldest is flushAge old.
+// The buffer is due at flushAt records, or when its oldest is flushAge old.
 const (
 	flushAt  = 256
 	flushAge = 5 * time.Millisecond
@@ -148,14 +138,11 @@ func (cp *Checkpoint) flush(wait bool) error {
 // putChunk is how many unfinished records go to the store in one Put.
 const putChunk = 64
 
-// putBatch puts a batch: the unfinished records (pending, in flight,
-// failed, parked) a chunk at a time, so that the store's lock is never
-// held long against its readers, then every final one (done, dead) in
-// one Put. A final record waits only for the records of the links found
-// before it (barrier.go): an unfinished one is put before it; a final one
-// (the link's first record, coalesced here with its last) in the same Put.
-// A store that commits between two Puts never has a page done without
-// its links.
+// putBatch puts the unfinished records a chunk at a time (the store's lock
+// is never held long against its readers), then every final one in one
+// Put: a link's record (barrier.go) is put before or with its page's done
+// record, so a store that commits between two Puts never has a page done
+// without its links.
 func (cp *Checkpoint) putBatch(recs []storage.Record) error {
 	final := recs[:0:0]
 	n := 0

@@ -123,10 +123,9 @@ func (t *deadTally) finding(maxAttempts int) (outcome.Finding, bool) {
 func (cp *Checkpoint) RetryDead() (int, error) {
 	cp.mu.Lock()
 	defer cp.unlock()
-	if cp.failed.Load() {
-		return 0, cp.errNow()
+	if err := cp.beginLocked(); err != nil {
+		return 0, err
 	}
-	cp.startLocked()
 	var revive []storage.Record
 	now := cp.now().UTC()
 	if err := cp.flush(true); err != nil {

@@ -11,11 +11,11 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// DefaultMaxAttempts is Config.MaxAttempts's default: a try and two retries.
-const DefaultMaxAttempts = 3
-
-// DefaultGrace is Config.Grace's default.
-const DefaultGrace = 10 * time.Second
+// Defaults for Config's zero fields.
+const (
+	DefaultMaxAttempts = 3 // a try and two retries
+	DefaultGrace       = 10 * time.Second
+)
 
 // Config configures New; a zero field keeps the default, a negative one
 // is an error. New takes any number: a later Config's non-zero fields

@@ -98,18 +98,16 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 }
 
 // AddRequest is Colly's queue.Storage AddRequest; a known URL is not queued.
-func (s collyStorage) AddRequest(b []byte) error {
-	cp := s.cp
+func (cp collyStorage) AddRequest(b []byte) error {
 	u, id, err := parseRequest(b)
 	if err != nil {
 		return err
 	}
 	cp.mu.Lock()
 	defer cp.unlock()
-	if cp.failed.Load() {
-		return cp.errNow()
+	if err := cp.beginLocked(); err != nil {
+		return err
 	}
-	cp.startLocked()
 	cp.vmu.Lock()
 	known := cp.knownVisitLocked(id)
 	cp.vmu.Unlock()
@@ -135,14 +133,12 @@ func (s collyStorage) AddRequest(b []byte) error {
 }
 
 // GetRequest is Colly's queue.Storage GetRequest.
-func (s collyStorage) GetRequest() ([]byte, error) {
-	cp := s.cp
+func (cp collyStorage) GetRequest() ([]byte, error) {
 	cp.mu.Lock()
 	defer cp.unlock()
-	if cp.failed.Load() {
-		return nil, cp.errNow()
+	if err := cp.beginLocked(); err != nil {
+		return nil, err
 	}
-	cp.startLocked()
 	r, ok := cp.popLocked()
 	if !ok {
 		return nil, cmp.Or(cp.errNow(), errQueueEmpty)
@@ -151,13 +147,11 @@ func (s collyStorage) GetRequest() ([]byte, error) {
 }
 
 // QueueSize is Colly's queue.Storage QueueSize (parked URLs not counted).
-func (s collyStorage) QueueSize() (int, error) {
-	cp := s.cp
+func (cp collyStorage) QueueSize() (int, error) {
 	cp.mu.Lock()
 	defer cp.unlock()
-	if cp.failed.Load() {
-		return 0, cp.errNow()
+	if err := cp.beginLocked(); err != nil {
+		return 0, err
 	}
-	cp.startLocked()
 	return len(cp.front), nil
 }

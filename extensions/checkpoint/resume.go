@@ -20,12 +20,10 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 	n := 0
 	for {
 		cp.mu.Lock()
-		if cp.failed.Load() {
-			err := cp.errNow()
+		if err := cp.beginLocked(); err != nil {
 			cp.unlock()
 			return n, err
 		}
-		cp.startLocked()
 		rec, ok := cp.popLocked()
 		cp.unlock()
 		if !ok {

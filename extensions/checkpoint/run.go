@@ -53,6 +53,15 @@ func (cp *Checkpoint) startLocked() {
 	cp.loadLocked()
 }
 
+// beginLocked starts the run unless the store failed, whose error it returns.
+func (cp *Checkpoint) beginLocked() error {
+	if cp.failed.Load() {
+		return cp.errNow()
+	}
+	cp.startLocked()
+	return nil
+}
+
 // SetOutcome records how this run ended; Close writes it with the stop time.
 func (cp *Checkpoint) SetOutcome(o outcome.Outcome) {
 	cp.mu.Lock()
