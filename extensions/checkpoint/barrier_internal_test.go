@@ -24,7 +24,8 @@ func TestDoneWaitsForTheLinksFoundBeforeIt(t *testing.T) {
 	}
 	cp.mu.Lock()
 	_ = cp.finalLocked(storage.Record{ID: page, URL: "http://h/", State: storage.Done})
-	cp.done() // as the callback does, holding no stripe
+	cp.active.Add(1)
+	cp.end() // as the callback does, holding no stripe
 	cp.unlock()
 	if _, ok, _ := s.Get(page); ok {
 		t.Fatal("the page is done in the store before the link found on it is recorded")
@@ -35,7 +36,8 @@ func TestDoneWaitsForTheLinksFoundBeforeIt(t *testing.T) {
 	cp.mu.Lock()
 	_ = cp.putLocked(storage.Record{ID: link, URL: "http://h/link", State: storage.Pending})
 	cp.resolve(link, false)
-	cp.done() // as the callback does, holding no stripe
+	cp.active.Add(1)
+	cp.end() // as the callback does, holding no stripe
 	cp.unlock()
 	if r, ok, _ := s.Get(page); !ok || r.State != storage.Done {
 		t.Fatalf("once the link is recorded the page must be done: %v %v", r.State, ok)
@@ -57,12 +59,14 @@ func TestARedirectHopStopsHoldingAfterTheGracePeriod(t *testing.T) {
 	_ = (collyStorage{cp}).Visited(10) // a hop
 	cp.mu.Lock()
 	_ = cp.finalLocked(storage.Record{ID: 1, URL: "http://h/a", State: storage.Done})
-	cp.done() // as the callback does, holding no stripe
+	cp.active.Add(1)
+	cp.end() // as the callback does, holding no stripe
 	cp.unlock()
 	clk.Advance(2 * time.Second)
 	cp.mu.Lock()
 	_ = cp.finalLocked(storage.Record{ID: 2, URL: "http://h/b", State: storage.Done})
-	cp.done() // as the callback does, holding no stripe
+	cp.active.Add(1)
+	cp.end() // as the callback does, holding no stripe
 	cp.unlock()
 	for _, id := range []uint64{1, 2} {
 		if _, ok, _ := s.Get(id); !ok {
@@ -103,13 +107,15 @@ func TestTheOldestUnresolvedAnnouncementHoldsRecordsBack(t *testing.T) {
 	hop := uint64(100 + links/2) // never requested
 	cp.mu.Lock()
 	_ = cp.finalLocked(storage.Record{ID: 1, URL: "http://h/a", State: storage.Done})
-	cp.done() // as the callback does, holding no stripe
+	cp.active.Add(1)
+	cp.end() // as the callback does, holding no stripe
 	for id := uint64(100); id < 100+links; id++ {
 		if id != hop {
 			cp.resolve(id, false)
 		}
 	}
-	cp.done()
+	cp.active.Add(1)
+	cp.end()
 	cp.unlock()
 	if _, ok, _ := s.Get(1); ok {
 		t.Fatal("the page is done in the store while a link found before it is unrecorded")
@@ -118,7 +124,8 @@ func TestTheOldestUnresolvedAnnouncementHoldsRecordsBack(t *testing.T) {
 	_ = (collyStorage{cp}).Visited(2) // after the page: not waited for
 	clk.Advance(5 * time.Second)
 	cp.mu.Lock()
-	cp.done()
+	cp.active.Add(1)
+	cp.end()
 	cp.unlock()
 	if _, ok, _ := s.Get(1); !ok {
 		t.Fatal("the page is still held after its only unrecorded link passed the grace period")
@@ -158,11 +165,13 @@ func TestAClockSetBackStillFreesEveryAnnouncementPastTheGracePeriod(t *testing.T
 	_ = (collyStorage{cp}).Visited(11) // at t0, made later
 	cp.mu.Lock()
 	_ = cp.finalLocked(storage.Record{ID: 1, URL: "http://h/a", State: storage.Done})
-	cp.done() // as the callback does, holding no stripe
+	cp.active.Add(1)
+	cp.end() // as the callback does, holding no stripe
 	cp.unlock()
 	clk.t = t0.Add(12 * time.Second) // 11 is past the grace period, 10 is not
 	cp.mu.Lock()
-	cp.done()
+	cp.active.Add(1)
+	cp.end()
 	_, hop11 := cp.hops[11]
 	_, ann10 := cp.announced[10]
 	cp.unlock()
@@ -191,7 +200,8 @@ func TestANewerStateDropsTheHeldRecordOfItsURL(t *testing.T) {
 	cp.mu.Lock()
 	for id := uint64(1); id <= 3; id++ {
 		_ = cp.finalLocked(storage.Record{ID: id, URL: "http://h/", State: storage.Done})
-		cp.done() // as the callback does, holding no stripe
+		cp.active.Add(1)
+		cp.end() // as the callback does, holding no stripe
 	}
 	cp.dropHeld(2)
 	cp.dropHeld(7) // not held: nothing happens
@@ -200,7 +210,8 @@ func TestANewerStateDropsTheHeldRecordOfItsURL(t *testing.T) {
 		t.Errorf("%d records held, want 2", n)
 	}
 	cp.resolve(10, false)
-	cp.done() // as the callback does, holding no stripe
+	cp.active.Add(1)
+	cp.end() // as the callback does, holding no stripe
 	cp.unlock()
 	for id, want := range map[uint64]storage.State{1: storage.Done, 2: storage.InFlight, 3: storage.Done} {
 		if r, ok, _ := s.Get(id); !ok || r.State != want {

@@ -164,7 +164,7 @@ func (cp *Checkpoint) logDropped(keys []string) {
 }
 
 // applyLocked moves r's record through ev and writes it (e's stripe held;
-// the caller calls done once it holds none, for what was held back).
+// the caller calls end once it holds none, for what was held back).
 func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason string, retryAt time.Time) {
 	cp.dropHeld(e.id) // a newer state supersedes a held one
 	rec := transition(e.rec, ev, cp.opt.MaxAttempts, reason, retryAt)
@@ -189,17 +189,9 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 	cp.resolve(rec.ID, false)
 }
 
-// done ends a callback: it writes the held records it let go and tells
-// the hooks of a store failure. The caller holds no lock.
-func (cp *Checkpoint) done() {
-	cp.release(false)
-	_ = cp.flush(false) // a store error stops the next requests
-	cp.tellHooks()
-}
-
-// end ends a callback begun with cp.active.Add(1): as done, but the
-// buffer is put only when it is due (commit.go), so that the store's lock
-// is not taken at the end of every callback of a busy crawl.
+// end ends a callback begun with cp.active.Add(1), holding no stripe: it
+// writes the held records it let go, puts the buffer when it is due
+// (commit.go) and tells the hooks of a store failure.
 func (cp *Checkpoint) end() {
 	idle := cp.active.Add(-1) == 0
 	cp.release(false)
