@@ -47,17 +47,12 @@ type Checkpoint struct {
 	observed   observed.Set // the breakers Observe was given
 	viaBreaker atomic.Bool  // Observe was called: outcomes come from the breaker
 
-	// Locking: locks.go. The per-page path takes no process-wide lock but
-	// the short bmu and vmu; mu is for the rest.
-
-	// live holds the requests between their first callback and their
-	// outcome; an entry changes under its record's stripe (idLock).
+	// Locking: locks.go. live holds the requests between their first
+	// callback and their outcome; an entry changes under its record's stripe.
 	live shardedMap[*colly.Request, *entry]
 	ids  [idStripes]stripe // a record's read, state change and write are one step under its stripe
 
-	// vmu guards what Colly's visited-set calls (IsVisited, Visited) need,
-	// so that they do not wait for mu: tokens, announced, hops, annSeq,
-	// anns.
+	// vmu guards what Colly's visited-set calls need, not to wait for mu.
 	vmu       sync.Mutex
 	tokens    map[uint64]int      // IDs the frontier issued: IsVisited lets each through once
 	claims    visitclaim.Table    // IDs IsVisited is deciding or told new, Visited not yet called

@@ -80,7 +80,7 @@ func (cp *Checkpoint) lockEntry(r *colly.Request) (*entry, *sync.Mutex) {
 	if cp.failed.Load() {
 		return nil, nil
 	}
-	// The request as saved is made before any lock: marshalling holds no one up.
+	// The request as saved is made before the stripe is locked: marshalling holds no one up.
 	u := r.URL.String()
 	body, replayable, berr := collyx.ReadBody(r.Body) // the reader left at its start
 	if !replayable {

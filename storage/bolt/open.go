@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
-	"sync"
 	"syscall"
 
 	bbolt "go.etcd.io/bbolt"
@@ -141,20 +140,17 @@ func initLayout(tx *bbolt.Tx) error {
 // openDB opens path with bbolt, mapping failures and panics onto FileErrors;
 // on a panic it closes the file bbolt opened, which would leak its lock.
 func openDB(path string, o *Config, readOnly bool) (db *bbolt.DB, err error) {
-	var mu sync.Mutex
-	var file *os.File
-	mmapSize := 0 // a writer maps 1 GB of address space up front: no remaps while the file grows
+	var file *os.File // bbolt opens it in this goroutine
+	mmapSize := 0     // a writer maps 1 GB of address space up front: no remaps while the file grows
 	if !readOnly && strconv.IntSize == 64 {
 		mmapSize = 1 << 30
 	}
 	defer func(prev bool) {
 		debug.SetPanicOnFault(prev)
 		if r := recover(); r != nil {
-			mu.Lock()
 			if file != nil {
 				_ = file.Close()
 			}
-			mu.Unlock()
 			db, err = nil, corruptError(path, fmt.Sprintf("bbolt failed while opening it (%v)", r), nil)
 		}
 	}(debug.SetPanicOnFault(true))
@@ -170,9 +166,7 @@ func openDB(path string, o *Config, readOnly bool) (db *bbolt.DB, err error) {
 				flag &^= os.O_CREATE // Open made sure the file exists; never create here
 			}
 			f, err := os.OpenFile(name, flag, perm)
-			mu.Lock()
 			file = f
-			mu.Unlock()
 			return f, err
 		},
 	})
