@@ -38,8 +38,6 @@ func (ix *index) set(id uint64, slot *uint64, w uint64) {
 	}
 }
 
-func (ix *index) len() int { return len(ix.loaded.ents) + len(ix.added) }
-
 // stateBits is how many low bits of an index word hold the state.
 const stateBits = 3
 
