@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
@@ -54,7 +55,7 @@ func (t Ticket) WithInFlight(n int) Ticket { t.inFlight = n; return t }
 // HoldOpen is what breaker.Breaker.HoldOpen does (its doc says how): a
 // reason the breaker cannot see itself, such as a robots.txt answering 5xx.
 func (b *Set) HoldOpen(host string, until time.Time, reason string) error {
-	d, err := b.Pin(hostOf(host))
+	d, err := b.Pin(hostkey.Of(host))
 	if err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func (b *Set) HoldOpen(host string, until time.Time, reason string) error {
 
 // SetMinGap is what breaker.Breaker.SetMinGap does (its doc says how).
 func (b *Set) SetMinGap(host string, gap time.Duration) error {
-	d, err := b.Pin(hostOf(host))
+	d, err := b.Pin(hostkey.Of(host))
 	if err != nil {
 		return err
 	}

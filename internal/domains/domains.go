@@ -38,7 +38,6 @@ type Set struct {
 	alarmAfter    int
 	blockedAfter  int // 401/403 answers in a row that hold a domain (blocked.go); < 0 never
 	resendHorizon time.Duration
-	trackerSize   int
 	pacing        pace.Config
 	onTransition  []func(circuit.Transition)
 	onDegrading   []func(string, time.Duration, time.Duration)
@@ -97,7 +96,6 @@ func New(c Config) (*Set, error) {
 		alarmAfter:    c.AlarmAfter,
 		blockedAfter:  c.BlockedAfter,
 		resendHorizon: c.ResendHorizon,
-		trackerSize:   100,
 		rand:          c.Rand,
 		idleTTL:       cmp.Or(c.IdleTTL, DefaultIdleTTL),
 		onTransition:  c.OnTransition,
@@ -110,17 +108,14 @@ func New(c Config) (*Set, error) {
 		b.rand = rand.Float64
 	}
 	b.hot = newHotDomains()
-	b.fleet = fleet.New(fleet.Defaults)
-	if c.Fleet != (fleet.Config{}) {
-		if err := b.setFleetGuard(c.Fleet); err != nil {
-			return nil, err
-		}
-	}
-	np, err := c.Pacing.Normalise()
+	fc, err := c.Fleet.Normalise() // a zero Config is fleet.Defaults
 	if err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
-	b.pacing = np
+	b.fleet = fleet.New(fc)
+	if b.pacing, err = c.Pacing.Normalise(); err != nil {
+		return nil, fmt.Errorf("breaker: %w", err)
+	}
 	b.realTime = b.clock == clock.System
 	for _, o := range c.Domains {
 		if err := b.AddDomainProfile(o.Pattern, o.Profile); err != nil {
@@ -196,9 +191,6 @@ type Domain struct {
 	Refused    atomic.Int64
 }
 
-// hostOf returns the domain key for a URL host (hostkey.Of).
-func hostOf(host string) string { return hostkey.Of(host) }
-
 // Pin returns host's domain, pinned: the caller unpins it, or hands
 // the pin to a Ticket.
 func (b *Set) Pin(host string) (*Domain, error) {
@@ -239,10 +231,10 @@ type Ticket struct {
 
 // Allow is what breaker.Breaker.Allow does (its doc says how).
 func (b *Set) Allow(host string) (Ticket, error) {
-	d := b.cached(host) // before hostOf: a cached domain's name is its key
+	d := b.cached(host) // before hostkey.Of: a cached domain's name is its key
 	if d == nil {
 		var err error
-		if d, err = b.lookup(hostOf(host)); err != nil {
+		if d, err = b.lookup(hostkey.Of(host)); err != nil {
 			return Ticket{}, err
 		}
 	}
@@ -490,7 +482,7 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 
 // State is what breaker.Breaker.State does (its doc says how).
 func (b *Set) State(host string) circuit.State {
-	v, ok := b.domains.Load(hostOf(host))
+	v, ok := b.domains.Load(hostkey.Of(host))
 	if !ok {
 		return circuit.Closed
 	}

@@ -1,23 +1,11 @@
 package domains
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
 )
-
-// setFleetGuard configures the fleet-wide judgement (Config.Fleet), its
-// zero fields taking the defaults.
-func (b *Set) setFleetGuard(g fleet.Config) error {
-	c, err := g.Normalise()
-	if err != nil {
-		return fmt.Errorf("breaker: %w", err)
-	}
-	b.fleet = fleet.New(c)
-	return nil
-}
 
 // fleetTripped notes d's trip with the fleet guard and, when the guard
 // finds the client, not d, to be the problem, pauses every active domain

@@ -25,6 +25,9 @@ import (
 // as active.
 const DefaultIdleTTL = 5 * time.Minute
 
+// trackerSize is the fewest outcomes a domain's tracker keeps for Stats.
+const trackerSize = 100
+
 // pin marks d in use, so no sweep compacts it meanwhile; false if a sweep
 // is compacting it (look it up again).
 func (d *Domain) pin() bool {
@@ -86,7 +89,7 @@ func (b *Set) domainSlow(host string) (*Domain, error) {
 // store's circuit and the tracker share the domain's mutex, so that a
 // closed Record takes one lock, not two.
 func (b *Set) newCircuit(d *Domain) error {
-	s, size := d.Profile.Settings(), max(b.trackerSize, d.Profile.WindowSize)
+	s, size := d.Profile.Settings(), max(trackerSize, d.Profile.WindowSize)
 	var c circuit.Circuit
 	if _, ok := b.store.(circuit.MemoryStore); ok {
 		if err := s.Validate(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/internal/idle"
 )
 
@@ -61,11 +62,12 @@ func (b *Set) Snapshots(hosts ...string) []DomainSnapshot {
 // snapshot returns host's circuit as it stands now; false for a host never
 // seen or whose store cannot be read.
 func (b *Set) snapshot(host string) (DomainSnapshot, bool) {
-	if v, ok := b.domains.Load(hostOf(host)); ok {
+	host = hostkey.Of(host)
+	if v, ok := b.domains.Load(host); ok {
 		return b.domainSnapshot(v.(*Domain))
 	}
-	if r, ok := b.dormant.Get(hostOf(host)); ok {
-		return DomainSnapshot{Domain: hostOf(host), State: circuit.Closed, Trips: int(r.Trips)}, true
+	if r, ok := b.dormant.Get(host); ok {
+		return DomainSnapshot{Domain: host, State: circuit.Closed, Trips: int(r.Trips)}, true
 	}
 	return DomainSnapshot{}, false
 }
@@ -84,7 +86,7 @@ func (b *Set) domainSnapshot(d *Domain) (DomainSnapshot, bool) {
 
 // Restore is what breaker.Breaker.Restore does (its doc says how).
 func (b *Set) Restore(s DomainSnapshot) error {
-	d, err := b.Pin(hostOf(s.Domain))
+	d, err := b.Pin(hostkey.Of(s.Domain))
 	if err != nil {
 		return err
 	}
