@@ -213,18 +213,13 @@ func (p *Pace) recheckNow() {
 	}
 }
 
-// Acquire waits for a slot (claiming key's reservation, if any), then for
-// the gap and any halt. It returns the throttle episode the request leaves
-// in and the requests in flight, itself included. On a cancelled ctx it
-// holds nothing.
-func (p *Pace) Acquire(ctx context.Context, key any) (episode uint64, inFlight int, err error) {
-	return p.acquire(ctx, ctx, key, false, nil)
-}
-
-// AcquireLending is Acquire for a request that holds a slot of something
-// shared while it waits (a LimitRule's): if it must wait, lend is called
-// first, and the function it returns (nil: none) once the wait is over,
-// before AcquireLending returns, whatever the outcome.
+// AcquireLending waits for a slot (claiming key's reservation, if any),
+// then for the gap and any halt. It returns the throttle episode the
+// request leaves in and the requests in flight, itself included. On a
+// cancelled ctx it holds nothing. A request that holds a slot of something
+// shared while it waits (a LimitRule's) gives lend (nil: none): if it must
+// wait, lend is called first, and the function it returns (nil: none) once
+// the wait is over, before AcquireLending returns, whatever the outcome.
 func (p *Pace) AcquireLending(ctx context.Context, key any, lend func() (retake func())) (episode uint64, inFlight int, err error) {
 	return p.acquire(ctx, ctx, key, false, lend)
 }
@@ -343,23 +338,23 @@ func (p *Pace) Admit() {
 // last: the others hold a LimitRule slot.
 func (p *Pace) admitLocked(now time.Time) {
 	for len(p.transportWaiters) > 0 && p.roomLocked() {
-		w := p.transportWaiters[0]
-		p.transportWaiters = p.transportWaiters[1:]
 		p.inflight++
-		w.ch <- struct{}{}
+		wake(&p.transportWaiters)
 	}
 	for len(p.gateWaiters) > 0 && p.canSendLocked() {
-		w := p.gateWaiters[0]
-		p.gateWaiters = p.gateWaiters[1:]
 		p.inflight++
-		w.ch <- struct{}{}
+		wake(&p.gateWaiters)
 	}
 	for len(p.resWaiters) > 0 && p.canReserveLocked(now) {
-		w := p.resWaiters[0]
-		p.resWaiters = p.resWaiters[1:]
-		p.reserveLocked(now, w.key)
-		w.ch <- struct{}{}
+		p.reserveLocked(now, p.resWaiters[0].key)
+		wake(&p.resWaiters)
 	}
+}
+
+// wake lets the oldest waiter of q go.
+func wake(q *[]*waiter) {
+	(*q)[0].ch <- struct{}{}
+	*q = (*q)[1:]
 }
 
 // Throttled halts the domain until now+wait and slows it down if ep, the
@@ -468,13 +463,10 @@ func (p *Pace) Succeeded() (limit int, gap time.Duration, changed bool) {
 	}
 	oldLimit, oldGap := p.limit, p.gap
 	learnt := p.est.rate > 0 || p.est.ramping
-	switch {
-	case p.est.rate > 0:
-		if f := p.est.succeeded(p.user.Recover); f > 1 {
-			p.gap = p.rateGapLocked(p.est.rate * f)
-			if p.est.rate > 0 {
-				p.est.rate *= f
-			}
+	if f := p.est.succeeded(p.user.Recover); f > 1 { // 1 unless a rate is learnt
+		p.gap = p.rateGapLocked(p.est.rate * f)
+		if p.est.rate > 0 {
+			p.est.rate *= f
 		}
 	}
 	p.clean++
@@ -581,14 +573,11 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	if err != nil {
 		// Lenient: servers do send RFC 1123 with a zone other than GMT.
 		if t, err = time.Parse(time.RFC1123, v); err != nil {
-			if t, err = time.Parse(time.RFC1123Z, v); err != nil {
-				return 0, false
-			}
+			t, err = time.Parse(time.RFC1123Z, v)
 		}
 	}
-	d := t.Sub(now)
-	if d <= 0 {
-		return 0, false
+	if d := t.Sub(now); err == nil && d > 0 {
+		return d, true
 	}
-	return d, true
+	return 0, false
 }

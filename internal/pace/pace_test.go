@@ -75,7 +75,7 @@ func TestPaceAcquireKeepsGapAndLimit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, _, err := p.Acquire(context.Background(), nil); err != nil {
+			if _, _, err := p.AcquireLending(context.Background(), nil, nil); err != nil {
 				t.Error(err)
 				return
 			}
@@ -100,7 +100,7 @@ func TestPaceAcquireKeepsGapAndLimit(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := p.Acquire(ctx, nil); err == nil {
+	if _, _, err := p.AcquireLending(ctx, nil, nil); err == nil {
 		t.Fatal("acquire with both slots taken returned despite a cancelled context")
 	}
 }
@@ -127,13 +127,13 @@ func TestPacingRejectsBadSettings(t *testing.T) {
 func TestPaceHandsSlotsOverFirstInFirstOut(t *testing.T) {
 	clk := clocktest.NewFake(t0)
 	p := newTestPace(t, Config{Parallelism: 1}, clk)
-	if _, _, err := p.Acquire(context.Background(), nil); err != nil {
+	if _, _, err := p.AcquireLending(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	order := make(chan int, 3)
 	for i := range 3 {
 		go func() {
-			if _, _, err := p.Acquire(context.Background(), nil); err == nil {
+			if _, _, err := p.AcquireLending(context.Background(), nil, nil); err == nil {
 				order <- i
 			}
 		}()
@@ -154,10 +154,10 @@ func TestPaceHandsSlotsOverFirstInFirstOut(t *testing.T) {
 func TestPaceWaiterThatGivesUpHoldsNothing(t *testing.T) {
 	clk := clocktest.NewFake(t0)
 	p := newTestPace(t, Config{Parallelism: 1}, clk)
-	p.Acquire(context.Background(), nil)
+	p.AcquireLending(context.Background(), nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { _, _, err := p.Acquire(ctx, nil); done <- err }()
+	go func() { _, _, err := p.AcquireLending(ctx, nil, nil); done <- err }()
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
 	cancel()
 	if err := <-done; err == nil {
@@ -172,10 +172,10 @@ func TestPaceWaiterThatGivesUpHoldsNothing(t *testing.T) {
 func TestPaceReservedRequestHonoursAHaltThatCameLater(t *testing.T) {
 	clk := clocktest.NewFake(t0)
 	p := newTestPace(t, Config{Parallelism: 2, MinGap: time.Second}, clk)
-	p.Acquire(context.Background(), nil) // starts now; the next may start at t0+1s
+	p.AcquireLending(context.Background(), nil, nil) // starts now; the next may start at t0+1s
 	started := make(chan time.Time, 1)
 	go func() {
-		p.Acquire(context.Background(), nil)
+		p.AcquireLending(context.Background(), nil, nil)
 		started <- clk.Now()
 	}()
 	waitFor(t, func() bool { return clk.Waiters() == 1 })
@@ -199,11 +199,11 @@ func TestPaceReservedRequestHonoursAHaltThatCameLater(t *testing.T) {
 func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 	room := 2
 	p := New(Config{Parallelism: 1, Backoff: 2, Recover: 10, MaxGap: time.Minute}, func() int { return room }, nil)
-	if _, _, err := p.Acquire(context.Background(), nil); err != nil {
+	if _, _, err := p.AcquireLending(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	queued := make(chan error, 1)
-	go func() { _, _, err := p.Acquire(context.Background(), nil); queued <- err }() // behind the limit
+	go func() { _, _, err := p.AcquireLending(context.Background(), nil, nil); queued <- err }() // behind the limit
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
