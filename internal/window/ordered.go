@@ -24,28 +24,17 @@ func NewOrdered[T any](size int, failure func(T) bool) Ordered[T] {
 func (w *Ordered[T]) Add(o T, seq uint64) {
 	at := w.next // where o goes before it moves behind later outcomes
 	if w.N == w.size {
-		old := &w.Buf[at]
+		old := w.Buf[at]
 		if seq < old.seq {
 			return // earlier than every outcome held
 		}
 		if w.failure(old.o) {
 			w.Failures--
 		}
-		*old = issued[T]{o, seq}
-	} else {
-		w.N++
-		if at == len(w.Buf) {
-			w.Buf = append(w.Buf, issued[T]{o, seq})
-		} else {
-			w.Buf[at] = issued[T]{o, seq}
-		}
 	}
+	w.Window.Add(issued[T]{o, seq})
 	if w.failure(o) {
 		w.Failures++
-	}
-	w.next++
-	if w.next == w.size {
-		w.next = 0
 	}
 	// Behind every later outcome, never past the oldest.
 	oldest := 0
