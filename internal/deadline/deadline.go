@@ -3,6 +3,7 @@
 package deadline
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"fmt"
@@ -134,15 +135,8 @@ func (c *Ctx) TimedOut() *TimeoutError {
 
 // cutParent ends c with its parent's error (or DeadlineExceeded) and cause.
 func (c *Ctx) cutParent() {
-	err := c.parent.Err()
-	if err == nil {
-		err = context.DeadlineExceeded
-	}
-	cause := context.Cause(c.parent)
-	if cause == nil {
-		cause = err
-	}
-	c.cut(err, cause)
+	err := cmp.Or(c.parent.Err(), context.DeadlineExceeded)
+	c.cut(err, cmp.Or(context.Cause(c.parent), err))
 }
 
 // Body wraps rc, the answer's body: a read cut by the timeout reports the
@@ -195,10 +189,9 @@ func (w *Watch) Start(parent, crawl context.Context, key any, name string, after
 	if pdl, ok := parent.Deadline(); ok {
 		c.pdl = pdl
 	}
+	c.at = c.capped(c.start.Add(every))
 	if after > 0 {
 		c.at = c.capped(c.start.Add(after))
-	} else {
-		c.at = c.capped(c.start.Add(every))
 	}
 	if crawl == nil {
 		c.stopParent = context.AfterFunc(parent, c.cutParent)
@@ -305,38 +298,36 @@ func (w *Watch) fire() {
 	w.next = time.Time{}
 	for len(w.h) > 0 && !w.h[0].at.After(now) {
 		c := heap.Pop(&w.h).(*Ctx)
-		if c.parent.Err() != nil {
-			cuts = append(cuts, cutting{c: c})
-			continue
-		}
 		after := c.after
 		if after <= 0 {
 			after = w.TimeoutOf(c.key)
 		}
-		var dl time.Time
+		var dl time.Time // zero: no timeout yet
 		if after > 0 {
 			dl = c.start.Add(after)
 		}
+		k := cutting{c: c}
 		switch {
+		case c.parent.Err() != nil: // ended with its parent
 		case !dl.IsZero() && !now.Before(dl) && (c.pdl.IsZero() || !c.pdl.Before(dl)):
-			cuts = append(cuts, cutting{c: c, te: &TimeoutError{Domain: c.name, After: after}})
-			continue
+			k.te = &TimeoutError{Domain: c.name, After: after}
 		case !c.pdl.IsZero() && !now.Before(c.pdl.Add(parentGrace)):
 			// A parent that never says it ended at its deadline.
-			cuts = append(cuts, cutting{c: c})
-			continue
-		case !c.pdl.IsZero() && !now.Before(c.pdl):
-			// Let the parent's own timer end it, with the cause that says
-			// whose deadline it was.
-			c.at = now.Add(parentPoll)
+		default:
+			switch {
+			case !c.pdl.IsZero() && !now.Before(c.pdl):
+				// Let the parent's own timer end it, with the cause that
+				// says whose deadline it was.
+				c.at = now.Add(parentPoll)
+			case !dl.IsZero():
+				c.at = c.capped(dl)
+			default:
+				c.at = c.capped(now.Add(c.every))
+			}
 			heap.Push(&w.h, c)
 			continue
-		case !dl.IsZero():
-			c.at = c.capped(dl)
-		default:
-			c.at = c.capped(now.Add(c.every))
 		}
-		heap.Push(&w.h, c)
+		cuts = append(cuts, k)
 	}
 	w.armLocked()
 	w.mu.Unlock()
