@@ -64,18 +64,14 @@ func (b *Set) fleetAlarm(now time.Time) {
 
 // fleetTotals sums the attempts per class of every domain, live and
 // compacted.
-func (b *Set) fleetTotals() (tot fleet.Totals) {
+func (b *Set) fleetTotals() fleet.Totals {
+	tot := fleet.Totals(b.dormant.Totals().Counts)
 	b.domains.Range(func(_, v any) bool {
-		d := v.(*Domain)
-		for c := range numClasses {
-			tot[c] += d.Counts[c].Load()
+		for c, n := range v.(*Domain).counts() {
+			tot[c] += n
 		}
 		return true
 	})
-	dt := b.dormant.Totals()
-	for c := range numClasses {
-		tot[c] += dt.Counts[c]
-	}
 	return tot
 }
 
@@ -100,7 +96,7 @@ func (b *Set) activeDomains(now time.Time, span time.Duration) []*Domain {
 	b.domains.Range(func(_, v any) bool {
 		d := v.(*Domain)
 		seen := d.LastSeen.Load()
-		if seen >= cut || (seen == 0 && d.attempted()) {
+		if seen >= cut || (seen == 0 && d.counts() != [numClasses]int64{}) {
 			out = append(out, d)
 		}
 		return true
@@ -108,11 +104,10 @@ func (b *Set) activeDomains(now time.Time, span time.Duration) []*Domain {
 	return out
 }
 
-func (d *Domain) attempted() bool {
-	for c := range numClasses {
-		if d.Counts[c].Load() > 0 {
-			return true
-		}
+// counts reads d's attempts by class.
+func (d *Domain) counts() (n [numClasses]int64) {
+	for c := range n {
+		n[c] = d.Counts[c].Load()
 	}
-	return false
+	return n
 }

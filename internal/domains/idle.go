@@ -39,6 +39,7 @@ func (d *Domain) pin() bool {
 	return true
 }
 
+// Unpin lets go of a pin Pin took.
 func (d *Domain) Unpin() {
 	if d.holds.Add(-1) < 0 {
 		d.holds.Add(1) // a ticket recorded twice: the count stays sane
@@ -154,18 +155,13 @@ func (b *Set) compact(d *Domain, now time.Time) {
 	// From here no one pins d. A pin taken before (its holder may still
 	// be recording an outcome) shows now or never: checking only after
 	// quiet would miss one taken and let go meanwhile, and compact the
-	// counts read before its outcome.
-	if d.holds.Load() != 0 {
-		d.retired.Store(false)
-		return
+	// counts read before its outcome. What quiet checks then stays true.
+	var r idle.Record
+	ok := d.holds.Load() == 0
+	if ok {
+		r, ok = d.quiet(mc, now)
 	}
-	// What is checked now stays true.
-	r, ok := d.quiet(mc, now)
-	if !ok {
-		d.retired.Store(false)
-		return
-	}
-	if !b.domains.CompareAndDelete(d.Name, d) {
+	if !ok || !b.domains.CompareAndDelete(d.Name, d) {
 		d.retired.Store(false)
 		return
 	}
@@ -180,8 +176,7 @@ func (d *Domain) quiet(mc *circuit.Memory, now time.Time) (r idle.Record, ok boo
 		d.Unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
 		return r, false
 	}
-	for c := range numClasses {
-		n := d.Counts[c].Load()
+	for c, n := range d.counts() {
 		if !idle.Fits32(n) {
 			return r, false
 		}
@@ -248,15 +243,9 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 
 // dormantStats is a compacted domain as Stats shows it.
 func (b *Set) dormantStats(name string, r *idle.Record) DomainStats {
-	s := DomainStats{Domain: name, Profile: b.profileFor(name).Name, State: circuit.Closed, Trips: int(r.Trips),
-		Outcomes: make(map[string]int64, numClasses), Refused: int64(r.Refused),
+	return DomainStats{Domain: name, Profile: b.profileFor(name).Name, State: circuit.Closed, Trips: int(r.Trips),
+		Outcomes: outcomes(r.Counts), Refused: int64(r.Refused),
 		Tracked: int(r.Tracked), SuccessRate: float64(r.Rate), MedianLatency: time.Duration(r.Median),
 		Pace:    pace.Stats{Limit: max(b.pacing.Parallelism, 0), Gap: max(b.pacing.MinGap, 0), Pauses: int(r.Pauses), PausedFor: time.Duration(r.PausedFor)},
 		Timeout: time.Duration(r.Timeout)}
-	for c := range numClasses {
-		if n := r.Counts[c]; n > 0 {
-			s.Outcomes[circuit.Class(c).String()] = int64(n)
-		}
-	}
-	return s
 }

@@ -47,8 +47,7 @@ func (b *Set) Overview(k int) Overview {
 		d := v.(*Domain)
 		o.Domains++
 		var attempts int64
-		for c := range numClasses {
-			n := d.Counts[c].Load()
+		for c, n := range d.counts() {
 			tot[c] += n
 			attempts += n
 		}
@@ -112,7 +111,7 @@ func (b *Set) Overview(k int) Overview {
 
 // statsOf is one live domain's DomainStats.
 func (b *Set) statsOf(d *Domain, now time.Time) DomainStats {
-	s := DomainStats{Domain: d.Name, Profile: d.Profile.Name, Outcomes: make(map[string]int64, numClasses),
+	s := DomainStats{Domain: d.Name, Profile: d.Profile.Name, Outcomes: outcomes(d.counts()),
 		Refused: d.Refused.Load(), Pace: d.Pace.Stats(now), Timeout: time.Duration(d.Timeout.Load())}
 	if snap, err := d.Circuit.Snapshot(b.clock); err == nil {
 		s.State, s.Trips = snap.State, snap.Trips
@@ -120,13 +119,19 @@ func (b *Set) statsOf(d *Domain, now time.Time) DomainStats {
 			s.RetryAt = snap.RetryAt
 		}
 	}
-	for c := range numClasses {
-		if n := d.Counts[c].Load(); n > 0 {
-			s.Outcomes[circuit.Class(c).String()] = n
-		}
-	}
 	s.Tracked, s.SuccessRate, s.MedianLatency = d.tracker.Stats()
 	return s
+}
+
+// outcomes is DomainStats.Outcomes of counts by class.
+func outcomes[N uint32 | int64](counts [numClasses]N) map[string]int64 {
+	m := make(map[string]int64, numClasses)
+	for c, n := range counts {
+		if n > 0 {
+			m[circuit.Class(c).String()] = int64(n)
+		}
+	}
+	return m
 }
 
 // ranked is a domain as Overview ranks it.
