@@ -241,11 +241,6 @@ func (d *diagnosis) degraded(domain string) {
 	}
 }
 
-// validPages returns how many valid pages all domains served.
-func (d *diagnosis) validPages() int64 {
-	return d.valid.Load()
-}
-
 // broken returns the diagnosed domains, sorted by name.
 func (d *diagnosis) broken() []BrokenDomain {
 	var out []BrokenDomain
@@ -293,7 +288,7 @@ func targetFailure(status int, err error) bool {
 // not 2: a human must look), and counts only pages that passed validation
 // as valid, so a crawl of nothing but consent shells ends empty.
 func (v *Validator) Judge() outcome.Evidence {
-	ev := outcome.Evidence{Valid: v.diag.validPages(), Counts: true}
+	ev := outcome.Evidence{Valid: v.diag.valid.Load(), Counts: true}
 	for _, b := range v.Broken() {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "selector_broken",
 			Reason: b.Err().Error(), Domains: []string{b.Domain}})

@@ -120,7 +120,7 @@ func TestCompactedDiagnosisDecidesAsTheWholeOne(t *testing.T) {
 			}
 			return 1
 		})
-		if g := got.validPages(); g != valid {
+		if g := got.valid.Load(); g != valid {
 			t.Fatalf("seed %d: %d valid pages, want %d", seed, g, valid)
 		}
 		if g := got.broken(); !reflect.DeepEqual(g, broken) {

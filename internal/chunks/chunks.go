@@ -43,6 +43,9 @@ func (b *Buf) Bytes(chunk, off, n uint32) []byte {
 	return b.chunks[chunk-1][off : off+n : off+n]
 }
 
+// From returns the bytes of chunk from off on, backed by the Buf.
+func (b *Buf) From(chunk, off uint32) []byte { return b.chunks[chunk-1][off:] }
+
 // Drop counts n bytes as no longer in use.
 func (b *Buf) Drop(n int) {
 	b.live -= n

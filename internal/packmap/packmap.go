@@ -4,8 +4,8 @@
 package packmap
 
 import (
+	"encoding/binary"
 	"hash/maphash"
-	"math"
 
 	"github.com/breakwater-crawl/breakwater/internal/chunks"
 )
@@ -15,29 +15,16 @@ import (
 type Map struct {
 	seed   maphash.Seed
 	seeded bool
-	index  map[uint64]uint32 // hash of a key → its entry
-	ents   []entry
-	free   []uint32          // entries not in use
+	index  map[uint64]entry  // hash of a key → where it and its value lie
 	over   map[string]string // keys whose hash another key has (rare)
 	buf    chunks.Buf        // each entry's key then value
 
 	hashOf func(string) uint64 // tests: a hash of their own, to make keys collide
 }
 
-// entry is where a key and its value lie: key then value, in one chunk.
-// A key or value longer than maxLen is kept in over instead.
-type entry struct {
-	chunk      uint32 // the chunk's index + 1; 0 for an entry not in use
-	off        uint32
-	klen, vlen uint16
-}
-
-const maxLen = math.MaxUint16
-
-func (e *entry) used() bool { return e.chunk != 0 }
-
-// noBytes is the chunk of an entry in use with an empty key and value.
-const noBytes = math.MaxUint32
+// entry is where a key and its value lie, in one chunk: the key's length
+// and the value's as uvarints, then the key, then the value.
+type entry struct{ chunk, off uint32 } // chunk: the chunk's index + 1
 
 // Len returns the number of keys.
 func (m *Map) Len() int { return len(m.index) + len(m.over) }
@@ -52,29 +39,32 @@ func (m *Map) hash(key string) uint64 {
 	return maphash.String(m.seed, key)
 }
 
-func (m *Map) bytes(e *entry) []byte {
-	return m.buf.Bytes(e.chunk, e.off, uint32(e.klen)+uint32(e.vlen))
+// parts returns e's key and value, in b, and the bytes e takes.
+func parts(b *chunks.Buf, e entry) (key, value []byte, size int) {
+	p := b.From(e.chunk, e.off)
+	kl, n := binary.Uvarint(p)
+	vl, n2 := binary.Uvarint(p[n:])
+	k, v := n+n2, n+n2+int(kl)
+	return p[k:v], p[v : v+int(vl)], v + int(vl)
 }
 
-func (m *Map) key(e *entry) []byte { return m.bytes(e)[:e.klen] }
-
-func (m *Map) value(e *entry) []byte { return m.bytes(e)[e.klen:] }
-
-// find returns key's entry (nil if none: it may be in over) and its hash.
-func (m *Map) find(key string) (*entry, uint64) {
+// find returns key's entry, whether it has one (else it may be in over),
+// and its hash.
+func (m *Map) find(key string) (entry, bool, uint64) {
 	h := m.hash(key)
-	if i, ok := m.index[h]; ok {
-		if e := &m.ents[i]; string(m.key(e)) == key {
-			return e, h
-		}
+	e, ok := m.index[h]
+	if ok {
+		k, _, _ := parts(&m.buf, e)
+		ok = string(k) == key
 	}
-	return nil, h
+	return e, ok, h
 }
 
 // Get returns the value of key, and whether there is one.
 func (m *Map) Get(key string) (string, bool) {
-	if e, _ := m.find(key); e != nil {
-		return string(m.value(e)), true
+	if e, ok, _ := m.find(key); ok {
+		_, v, _ := parts(&m.buf, e)
+		return string(v), true
 	}
 	v, ok := m.over[key]
 	return v, ok
@@ -82,37 +72,20 @@ func (m *Map) Get(key string) (string, bool) {
 
 // Set sets the value of key.
 func (m *Map) Set(key, value string) {
-	e, h := m.find(key)
-	switch _, other := m.index[h]; {
-	case e != nil && len(key) <= maxLen && len(value) <= maxLen:
-		m.release(e)
-		*e = m.place(key, value)
-	case e != nil:
-		m.Delete(key)
+	e, found, h := m.find(key)
+	_, taken := m.index[h]
+	_, inOver := m.over[key]
+	switch {
+	case found:
+		m.drop(e)
+	case taken || inOver: // another key has this hash, or had it
 		m.setOver(key, value)
 		return
-	case other || len(key) > maxLen || len(value) > maxLen:
-		// Another key has this hash, or the entry is too long for one.
-		m.setOver(key, value)
-		return
-	default:
-		if _, ok := m.over[key]; ok {
-			m.over[key] = value
-			return
-		}
-		var i uint32
-		if n := len(m.free); n > 0 {
-			i, m.free = m.free[n-1], m.free[:n-1]
-		} else {
-			m.ents = append(m.ents, entry{})
-			i = uint32(len(m.ents) - 1)
-		}
-		m.ents[i] = m.place(key, value)
-		if m.index == nil {
-			m.index = make(map[uint64]uint32)
-		}
-		m.index[h] = i
 	}
+	if m.index == nil {
+		m.index = make(map[uint64]entry)
+	}
+	m.index[h] = m.place(key, value)
 	if m.buf.Wasteful() {
 		m.compact()
 	}
@@ -127,23 +100,19 @@ func (m *Map) setOver(key, value string) {
 
 // Delete removes key, if it is there.
 func (m *Map) Delete(key string) {
-	e, h := m.find(key)
-	if e == nil {
+	if e, ok, h := m.find(key); ok {
+		m.drop(e)
+		delete(m.index, h)
+	} else {
 		delete(m.over, key)
-		return
 	}
-	m.release(e)
-	i := m.index[h]
-	delete(m.index, h)
-	*e = entry{}
-	m.free = append(m.free, i)
 }
 
 // Range calls f for every key and its value, in no order, until f
 // returns false. f must not change m.
 func (m *Map) Range(f func(key, value string) bool) {
-	for i := range m.ents {
-		if e := &m.ents[i]; e.used() && !f(string(m.key(e)), string(m.value(e))) {
+	for _, e := range m.index {
+		if k, v, _ := parts(&m.buf, e); !f(string(k), string(v)) {
 			return
 		}
 	}
@@ -156,30 +125,28 @@ func (m *Map) Range(f func(key, value string) bool) {
 
 // place writes key and value into the chunks.
 func (m *Map) place(key, value string) entry {
-	n := len(key) + len(value)
-	if n == 0 {
-		return entry{chunk: noBytes}
-	}
-	c, off, dst := m.buf.Alloc(n)
-	copy(dst[copy(dst, key):], value)
-	return entry{chunk: c, off: off, klen: uint16(len(key)), vlen: uint16(len(value))}
+	var hdr [2 * binary.MaxVarintLen64]byte
+	h := binary.AppendUvarint(binary.AppendUvarint(hdr[:0], uint64(len(key))), uint64(len(value)))
+	c, off, dst := m.buf.Alloc(len(h) + len(key) + len(value))
+	n := copy(dst, h)
+	copy(dst[n+copy(dst[n:], key):], value)
+	return entry{c, off}
 }
 
-// release counts e's bytes as dead.
-func (m *Map) release(e *entry) { m.buf.Drop(int(e.klen) + int(e.vlen)) }
+// drop counts e's bytes as dead.
+func (m *Map) drop(e entry) {
+	_, _, n := parts(&m.buf, e)
+	m.buf.Drop(n)
+}
 
-// compact copies the entries in use into new chunks.
+// compact copies the entries into new chunks.
 func (m *Map) compact() {
 	old := m.buf
 	m.buf = chunks.Buf{}
-	for i := range m.ents {
-		e := &m.ents[i]
-		if !e.used() || e.chunk == noBytes {
-			continue
-		}
-		n := uint32(e.klen) + uint32(e.vlen)
-		c, off, dst := m.buf.Alloc(int(n))
-		copy(dst, old.Bytes(e.chunk, e.off, n))
-		e.chunk, e.off = c, off
+	for h, e := range m.index {
+		_, _, n := parts(&old, e)
+		c, off, dst := m.buf.Alloc(n)
+		copy(dst, old.From(e.chunk, e.off)[:n])
+		m.index[h] = entry{c, off}
 	}
 }
