@@ -351,14 +351,6 @@ func (b *Set) setOpen(d *Domain, e *circuit.OpenError) {
 	}
 }
 
-// openUntil is when the cached refusal ends, in unix nanos; 0 = none.
-func (d *Domain) openUntil() int64 {
-	if m := d.open.Load(); m != nil {
-		return m.until
-	}
-	return 0
-}
-
 // Record is what breaker.Breaker.Record does (its doc says how).
 func (b *Set) Record(t Ticket, o circuit.Result) {
 	d := t.d

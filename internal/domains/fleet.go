@@ -1,6 +1,7 @@
 package domains
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -24,10 +25,7 @@ func (b *Set) fleetTripped(d *Domain, at time.Time, clientSide bool) {
 	if recent == nil {
 		return
 	}
-	pause := cfg.Pause
-	if pause == 0 {
-		pause = b.profile.Cooldown
-	}
+	pause := cmp.Or(cfg.Pause, b.profile.Cooldown)
 	b.log.Error().Str("event", "client_side_suspect").Strs("tripped", recent).Int("active", len(active)).
 		Dur("within", cfg.Within).Dur("pause", pause).
 		Msgf("breaker: %d of %d active domains tripped within %v: suspect the client side (proxy, network, resolver); pausing every domain", len(recent), len(active), cfg.Within)
@@ -35,14 +33,15 @@ func (b *Set) fleetTripped(d *Domain, at time.Time, clientSide bool) {
 		if !other.pin() {
 			continue // being compacted: idle, nothing to pause
 		}
-		t, err := other.Circuit.HoldOpen(b.clock, at.Add(pause), circuit.ReasonFleetPause)
-		if err == nil && t.From != t.To {
+		until := at.Add(pause)
+		t, err := other.Circuit.HoldOpen(b.clock, until, circuit.ReasonFleetPause)
+		switch m := other.open.Load(); {
+		case err != nil:
+		case t.From != t.To:
 			b.transitioned(other, t)
-		} else if err == nil {
+		case m == nil || until.UnixNano() > m.until:
 			// Already open: make sure the cached refusal lasts the pause.
-			if until := at.Add(pause); until.UnixNano() > other.openUntil() {
-				b.setOpen(other, &circuit.OpenError{Key: other.Name, State: circuit.Open, RetryAt: until})
-			}
+			b.setOpen(other, &circuit.OpenError{Key: other.Name, State: circuit.Open, RetryAt: until})
 		}
 		other.Unpin()
 	}
