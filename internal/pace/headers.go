@@ -95,9 +95,7 @@ func (p *Pace) Advertised(now time.Time, q Quota) {
 	defer p.mu.Unlock()
 	reset := now.Add(q.Reset)
 	if q.Remaining == 0 {
-		if reset.After(p.halt) {
-			p.halt = reset
-		}
+		p.halt = later(reset, p.halt)
 		return
 	}
 	p.quotaGap = min(q.Reset/time.Duration(q.Remaining), p.user.MaxGap)

@@ -312,11 +312,13 @@ func (p *Pace) Earliest() time.Time {
 	return p.earliestLocked()
 }
 
-func (p *Pace) earliestLocked() time.Time {
-	if p.halt.After(p.next) {
-		return p.halt
+func (p *Pace) earliestLocked() time.Time { return later(p.halt, p.next) }
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
-	return p.next
+	return b
 }
 
 // Release gives back an in-flight slot and hands the free slots on.
@@ -369,10 +371,9 @@ func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit in
 	if until := now.Add(wait); until.After(p.halt) {
 		if p.halt.Before(now) {
 			p.pauses++
-			p.pausedFor += wait
-		} else {
-			p.pausedFor += until.Sub(p.halt)
+			p.halt = now
 		}
+		p.pausedFor += until.Sub(p.halt)
 		p.halt = until
 	}
 	p.clean = 0
@@ -536,9 +537,7 @@ func (p *Pace) Revive(pauses int, pausedFor time.Duration) {
 // HaltUntil halts the domain until t, if not halted longer already.
 func (p *Pace) HaltUntil(t time.Time) {
 	p.mu.Lock()
-	if t.After(p.halt) {
-		p.halt = t
-	}
+	p.halt = later(t, p.halt)
 	p.mu.Unlock()
 }
 
