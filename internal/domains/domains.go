@@ -90,7 +90,7 @@ type Override struct {
 func New(c Config) (*Set, error) {
 	b := &Set{
 		profile:       c.Profile,
-		store:         c.Store,
+		store:         cmp.Or(c.Store, circuit.Store(circuit.MemoryStore{})),
 		clock:         clock.OrSystem(c.Clock),
 		log:           c.Log,
 		alarmAfter:    c.AlarmAfter,
@@ -100,14 +100,11 @@ func New(c Config) (*Set, error) {
 		idleTTL:       cmp.Or(c.IdleTTL, DefaultIdleTTL),
 		onTransition:  c.OnTransition,
 		onDegrading:   c.OnDegrading,
-	}
-	if b.store == nil {
-		b.store = circuit.MemoryStore{}
+		hot:           newHotDomains(),
 	}
 	if b.rand == nil {
 		b.rand = rand.Float64
 	}
-	b.hot = newHotDomains()
 	fc, err := c.Fleet.Normalise() // a zero Config is fleet.Defaults
 	if err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)
