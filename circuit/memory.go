@@ -122,16 +122,13 @@ func (c *Memory) Record(clk clock.Clock, p Ticket, o Result) (Transition, error)
 	switch c.state {
 	case Closed:
 		c.addLocked(p, o)
-		if !o.Class.Failure() {
-			return Transition{}, nil
-		}
 		switch {
+		case !o.Class.Failure():
 		case c.win.Failures >= c.need:
 			return c.tripLocked(clk.Now(), ReasonFailureRate, c.win.Outcomes()), nil
 		case c.s.ConsecutiveFailures > 0 && c.consec >= c.s.ConsecutiveFailures:
 			return c.tripLocked(clk.Now(), ReasonConsecutiveFailures, c.win.Outcomes()), nil
 		}
-		return Transition{}, nil
 	case HalfOpen:
 		if !p.Probe {
 			return Transition{}, nil
