@@ -404,24 +404,23 @@ func (b *Set) transitioned(d *Domain, t circuit.Transition) {
 	clientSide := 2*d.NetFails.Swap(0) > d.Fails.Swap(0)
 	defer d.Pace.Admit() // the circuit's room may have grown
 	streak := d.tracker.Transitioned(t)
-	if t.To == circuit.Open && circuit.CountsAsTrip(t.Reason) {
+	trip := t.To == circuit.Open && circuit.CountsAsTrip(t.Reason)
+	if trip {
 		t = b.grow(d, t, streak)
-	}
-	if t.To == circuit.Open {
-		b.setOpen(d, &circuit.OpenError{Key: d.Name, State: circuit.Open, RetryAt: t.RetryAt})
-	} else {
-		d.open.Store(nil)
 	}
 	lvl := zerolog.InfoLevel
 	if t.To == circuit.Open {
 		lvl = zerolog.WarnLevel
+		b.setOpen(d, &circuit.OpenError{Key: d.Name, State: circuit.Open, RetryAt: t.RetryAt})
+	} else {
+		d.open.Store(nil)
 	}
 	b.log.WithLevel(lvl).Str("event", "breaker_transition").EmbedObject(transitionLog(t)).
 		Msgf("breaker: %s %s → %s (%s)", t.Key, t.From, t.To, t.Reason)
 	for _, f := range b.onTransition {
 		f(t)
 	}
-	if t.To == circuit.Open && circuit.CountsAsTrip(t.Reason) {
+	if trip {
 		b.fleetTripped(d, t.At, clientSide)
 	}
 }
