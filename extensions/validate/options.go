@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -146,12 +147,10 @@ func (cf Config) apply(c *config) error {
 	if cf.OnBroken != nil {
 		c.onBroken = cf.OnBroken
 	}
-	if cf.BrokenAfter != 0 {
-		if cf.BrokenAfter < 1 {
-			return fmt.Errorf("Config.BrokenAfter %d: need at least 1 page of evidence", cf.BrokenAfter)
-		}
-		c.brokenAfter = cf.BrokenAfter
+	if cf.BrokenAfter < 0 {
+		return fmt.Errorf("Config.BrokenAfter %d: need at least 1 page of evidence", cf.BrokenAfter)
 	}
+	c.brokenAfter = cmp.Or(cf.BrokenAfter, c.brokenAfter)
 	return nil
 }
 

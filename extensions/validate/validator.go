@@ -297,12 +297,7 @@ func (v Verdict) Err() error {
 // structureOnly reports whether every reason is a structure reason (and
 // there is at least one).
 func (v Verdict) structureOnly() bool {
-	for _, r := range v.Reasons {
-		if r.Kind != KindStructure {
-			return false
-		}
-	}
-	return len(v.Reasons) > 0
+	return len(v.Reasons) > 0 && !slices.ContainsFunc(v.Reasons, func(r Reason) bool { return r.Kind != KindStructure })
 }
 
 // ErrInvalid matches every *InvalidError under errors.Is.
