@@ -70,8 +70,7 @@ func (s *Sweeper) Sweep(now time.Time, compact func(cut uint32)) {
 		}
 	}
 	s.ends = s.ends[keep:]
-	if cut == 0 {
-		return
+	if cut != 0 {
+		compact(cut)
 	}
-	compact(cut)
 }
