@@ -24,14 +24,12 @@ func (b *Set) Lookup(host string) *Domain {
 // circuit is not closed, for the run's ending; findings are the fleet's
 // and the blocked hold's.
 func (b *Set) Judge() (success int64, open []string, findings []outcome.Finding) {
-	b.domains.Range(func(_, v any) bool {
-		d := v.(*Domain)
+	for d := range b.all {
 		success += d.Counts[circuit.Success].Load()
 		if s, err := d.Circuit.Snapshot(b.clock); err == nil && s.State != circuit.Closed {
 			open = append(open, d.Name)
 		}
-		return true
-	})
+	}
 	success += b.dormant.Totals().Counts[circuit.Success] // compacted domains are closed
 	if f := b.fleet.Finding(); f != nil {
 		findings = append(findings, *f)

@@ -49,12 +49,11 @@ func (b *Set) heldRefusal(d *Domain, h *circuit.OpenError) *circuit.OpenError {
 // when none is.
 func (b *Set) blockedFinding() *outcome.Finding {
 	var held []string
-	b.domains.Range(func(_, v any) bool {
-		if d := v.(*Domain); d.held.Load() != nil {
+	for d := range b.all {
+		if d.held.Load() != nil {
 			held = append(held, d.Name)
 		}
-		return true
-	})
+	}
 	if len(held) == 0 {
 		return nil
 	}

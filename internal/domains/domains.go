@@ -188,6 +188,12 @@ type Domain struct {
 	Refused    atomic.Int64
 }
 
+// all yields every domain kept whole (for d := range b.all), as
+// sync.Map.Range does.
+func (b *Set) all(yield func(*Domain) bool) {
+	b.domains.Range(func(_, v any) bool { return yield(v.(*Domain)) })
+}
+
 // Pin returns host's domain, pinned: the caller unpins it, or hands
 // the pin to a Ticket.
 func (b *Set) Pin(host string) (*Domain, error) {
@@ -509,10 +515,9 @@ type DomainStats struct {
 func (b *Set) Stats() []DomainStats {
 	now := b.clock.Now()
 	var out []DomainStats
-	b.domains.Range(func(_, v any) bool {
-		out = append(out, b.statsOf(v.(*Domain), now))
-		return true
-	})
+	for d := range b.all {
+		out = append(out, b.statsOf(d, now))
+	}
 	b.dormant.Range(func(name string, r *idle.Record) { out = append(out, b.dormantStats(name, r)) })
 	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
 	return out

@@ -93,9 +93,10 @@ func (b *Set) grow(d *Domain, t circuit.Transition, streak int) circuit.Transiti
 // as a second older).
 func (b *Set) slowedElsewhere(d *Domain) (slowed, of int) {
 	return early.SlowedElsewhere(d.tracker, b.clock.Now(), func(yield func(*early.Tracker, int64) bool) {
-		b.domains.Range(func(_, v any) bool {
-			o := v.(*Domain)
-			return yield(o.tracker, o.slopeAt.Load())
-		})
+		for o := range b.all {
+			if !yield(o.tracker, o.slopeAt.Load()) {
+				return
+			}
+		}
 	})
 }

@@ -65,12 +65,11 @@ func (b *Set) fleetAlarm(now time.Time) {
 // compacted.
 func (b *Set) fleetTotals() fleet.Totals {
 	tot := fleet.Totals(b.dormant.Totals().Counts)
-	b.domains.Range(func(_, v any) bool {
-		for c, n := range v.(*Domain).counts() {
+	for d := range b.all {
+		for c, n := range d.counts() {
 			tot[c] += n
 		}
-		return true
-	})
+	}
 	return tot
 }
 
@@ -92,14 +91,11 @@ func anySucceeding(ds []*Domain, cut time.Time) bool {
 func (b *Set) activeDomains(now time.Time, span time.Duration) []*Domain {
 	var out []*Domain
 	cut := now.Add(-span).UnixNano()
-	b.domains.Range(func(_, v any) bool {
-		d := v.(*Domain)
-		seen := d.LastSeen.Load()
-		if seen >= cut || (seen == 0 && d.counts() != [numClasses]int64{}) {
+	for d := range b.all {
+		if seen := d.LastSeen.Load(); seen >= cut || (seen == 0 && d.counts() != [numClasses]int64{}) {
 			out = append(out, d)
 		}
-		return true
-	})
+	}
 	return out
 }
 

@@ -130,12 +130,11 @@ func (b *Set) Sweep() { b.sweep(b.clock.Now()) }
 
 func (b *Set) sweep(now time.Time) {
 	b.sweeper.Sweep(now, func(cut uint32) {
-		b.domains.Range(func(_, v any) bool {
-			if d := v.(*Domain); d.epoch.Load() <= cut {
+		for d := range b.all {
+			if d.epoch.Load() <= cut {
 				b.compact(d, now)
 			}
-			return true
-		})
+		}
 	})
 }
 

@@ -43,8 +43,7 @@ func (b *Set) Overview(k int) Overview {
 	var tot [numClasses]int64
 	var top []ranked // at most 2k: cut back to the best k when full
 	var floor ranked // the least of the best k at the last cut
-	b.domains.Range(func(_, v any) bool {
-		d := v.(*Domain)
+	for d := range b.all {
 		o.Domains++
 		var attempts int64
 		for c, n := range d.counts() {
@@ -80,7 +79,7 @@ func (b *Set) Overview(k int) Overview {
 			o.Unhealthy++
 		}
 		if k <= 0 {
-			return true // totals only: no domain is ranked
+			continue // totals only: no domain is ranked
 		}
 		r := ranked{d: d, severity: severity, refused: d.Refused.Load(), attempts: attempts}
 		if floor.d == nil || rank(r, floor) < 0 {
@@ -90,8 +89,7 @@ func (b *Set) Overview(k int) Overview {
 				floor = top[k-1]
 			}
 		}
-		return true
-	})
+	}
 	dt := b.dormant.Totals()
 	o.Domains += dt.Domains
 	o.Compacted = dt.Domains

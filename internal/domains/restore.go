@@ -45,12 +45,11 @@ func (b *Set) Snapshots(hosts ...string) []DomainSnapshot {
 			}
 		}
 	} else {
-		b.domains.Range(func(_, v any) bool {
-			if s, ok := b.domainSnapshot(v.(*Domain)); ok {
+		for d := range b.all {
+			if s, ok := b.domainSnapshot(d); ok {
 				out = append(out, s)
 			}
-			return true
-		})
+		}
 		b.dormant.Range(func(name string, r *idle.Record) {
 			out = append(out, DomainSnapshot{Domain: name, State: circuit.Closed, Trips: int(r.Trips)})
 		})
