@@ -148,12 +148,9 @@ func (p *page) compute() Verdict {
 	v := p.base
 	reasons := p.early // appended to only through a fresh slice (cap == len)
 	missing := func(selector string) {
-		for _, r := range reasons {
-			if r.Kind == KindStructure && r.Subject == selector {
-				return
-			}
+		if !slices.ContainsFunc(reasons, func(r Reason) bool { return r.Kind == KindStructure && r.Subject == selector }) {
+			reasons = append(reasons, Reason{Kind: KindStructure, Subject: selector, Text: fmt.Sprintf("missing selector %q", selector)})
 		}
-		reasons = append(reasons, Reason{Kind: KindStructure, Subject: selector, Text: fmt.Sprintf("missing selector %q", selector)})
 	}
 	for n, j := range p.rule.requireIdx {
 		if !p.unparsed && !p.hit[j] {
