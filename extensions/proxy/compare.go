@@ -60,16 +60,37 @@ func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	case !suspect:
 		return notJudged, false
 	}
-	v.failed.set(m.idx)
-	if v.failed.count() >= min(p.most+1, p.carryingLocked()) {
-		// Failing through more suspect proxies than may be bad at once,
-		// or every proxy that carries: the site fails.
-		v.failed.clear()
-		v.failing = true
+	if p.settledLocked(v.failed, m.idx) {
+		v.failing = true // through more suspects than may be bad at once
 		return notJudged, false
 	}
 	v.failedSince = p.cfg.Clock.Now()
 	return notJudged, true
+}
+
+// settledLocked adds member i to pending, the proxies whose refusals or
+// failures at a site are left to tell, and reports whether that settles
+// it as the site's: pending through more proxies than may be bad at once,
+// or through every proxy that carries. pending is then emptied.
+func (p *Pool) settledLocked(pending members, i int) bool {
+	pending.set(i)
+	if pending.count() < min(p.most+1, p.carryingLocked()) {
+		return false
+	}
+	pending.clear()
+	return true
+}
+
+// chargeLocked charges each member of pending but i, recorded not judged,
+// with o: the site answered another proxy since. pending is then emptied.
+func (p *Pool) chargeLocked(pending members, i int, o outcome, evs *events) {
+	for j := range pending.each() {
+		if j != i {
+			p.members[j].outcomes[notJudged]--
+			p.recordLocked(p.members[j], o, 0, evs)
+		}
+	}
+	pending.clear()
 }
 
 // outlierLocked reports whether m, whose latest attempt failed at domain,
@@ -147,28 +168,16 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, latency tim
 		}
 		if v != nil {
 			v.ok.set(m.idx)
-			// Refused or failing here while m is answered: recorded not
-			// judged, now the proxies' own.
-			for i := range v.refused.each() {
-				if i != m.idx {
-					p.members[i].outcomes[notJudged]--
-					p.recordLocked(p.members[i], blocked, 0, evs)
-				}
-			}
-			v.refused.clear()
+			// Refused or failing here while m is answered: the proxies'
+			// own.
+			p.chargeLocked(v.refused, m.idx, blocked, evs)
 			v.client = false
 			if now.Add(-latency).Before(v.failedSince) {
 				// Sent before the failures left to tell: the site may have
 				// begun to fail since; only a later answer tells.
 				return carried, false
 			}
-			for i := range v.failed.each() {
-				if i != m.idx {
-					p.members[i].outcomes[notJudged]--
-					p.recordLocked(p.members[i], outlier, 0, evs)
-				}
-			}
-			v.failed.clear()
+			p.chargeLocked(v.failed, m.idx, outlier, evs)
 			v.failing = false
 		}
 		return carried, false
@@ -188,13 +197,8 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, latency tim
 	if v.client {
 		return carried, false
 	}
-	v.refused.set(m.idx)
-	if v.refused.count() >= min(p.most+1, p.carryingLocked()) {
-		// Refused through more proxies than may be bad at once, or every
-		// proxy that carries: the site refuses the client, until a proxy
-		// is answered there again.
-		v.refused.clear()
-		v.client = true
+	if p.settledLocked(v.refused, m.idx) {
+		v.client = true // until a proxy is answered there again
 		return carried, false
 	}
 	return notJudged, true
