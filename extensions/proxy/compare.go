@@ -29,8 +29,8 @@ func unexplained(a Attempt) bool {
 // third as often, and domain has answered another proxy lately (not a
 // site failing through one proxy alone). Short of that, a failure through
 // a proxy failing at least half of its latest attempts while the others
-// do not (a suspect; the half alone early in a crawl) is left to the next
-// proxy to tell, as a refusal is: answered there, the suspects
+// do not (a suspect; the half alone early in a crawl), or a site's first
+// answer through the pool, is left to the next proxy to tell, as a refusal is: answered there, the suspects
 // are charged (outliers); failing through a proxy that is no suspect, or
 // through more suspects than may be bad at once, the site fails and is
 // charged, with no failure sent again until a proxy is answered there.
@@ -44,10 +44,11 @@ func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 		return notJudged, false
 	}
 	v := p.views[domain]
-	if v == nil {
+	fresh := v == nil // the site's first answer through the pool, as far as it remembers
+	if fresh {
 		v = p.viewLocked(domain)
 	}
-	suspect := p.failingAloneLocked(m, 0) && m.state == circuit.Closed && !m.held && p.carryingLocked() >= 2
+	suspect := (fresh || p.failingAloneLocked(m, 0)) && m.state == circuit.Closed && !m.held && p.carryingLocked() >= 2
 	switch {
 	case v.failing:
 		return notJudged, false

@@ -312,7 +312,7 @@ func TestASuspectDoesNotTellForAnother(t *testing.T) {
 
 // When every proxy fails most of what it carries (the sites fail, not
 // the proxies), no proxy is a suspect: failures count as the sites' and
-// none goes again.
+// none but a site's first goes again.
 func TestNoSuspectWhenEveryProxyFails(t *testing.T) {
 	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
 	for _, name := range []string{"a.test:1", "b.test:2", "c.test:3", "d.test:4"} {
@@ -328,7 +328,28 @@ func TestNoSuspectWhenEveryProxyFails(t *testing.T) {
 			}
 		}
 	}
-	if again != 0 {
-		t.Fatalf("%d failures sent again while every proxy fails alike, want 0", again)
+	// The site's very first failure goes again, to tell; none after.
+	if again > 1 {
+		t.Fatalf("%d failures sent again while every proxy fails alike, want at most the first", again)
+	}
+}
+
+// A site's very first answer, a bare 502, is left to the next proxy even
+// through a proxy no worse than the others: nothing yet tells whose it is
+// (a healthy store's start page through a 502ing proxy, while every other
+// site fails).
+func TestASitesFirstFailureIsLeftToTheNextProxy(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	for _, name := range []string{"a.test:1", "b.test:2", "c.test:3", "d.test:4"} {
+		for range 5 {
+			p.Record(proxy.Attempt{Proxy: name, Domain: "down.test", Status: 503})
+		}
+	}
+	if !status(p, "d.test:4", "new.test", 502) {
+		t.Fatal("a site's first answer, a 502, was counted as the site's")
+	}
+	status(p, "a.test:1", "new.test", 200)
+	if s := state(p, "d.test:4"); s.Outcomes["outlier"] != 1 {
+		t.Fatalf("d: %v, want charged once a was answered by the site", s.Outcomes)
 	}
 }
