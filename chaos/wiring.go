@@ -118,10 +118,7 @@ func drawProxies(d draw, w *Wiring) {
 	for range n {
 		m := testserver.ProxyHealthy
 		if d.chance(0.35) {
-			// Not yet ProxyBadGateway: 502ing proxies with redirects or a
-			// second bad proxy still cost healthy stores pages
-			// (chaos/SEEDS.md, 12305423266078316789, 716437045160215193).
-			m = []testserver.ProxyMode{testserver.ProxyRefuse, testserver.ProxyAuth407, testserver.ProxyBlock403, testserver.ProxyLatency}[d.pick(3, 2, 3, 2)]
+			m = []testserver.ProxyMode{testserver.ProxyRefuse, testserver.ProxyAuth407, testserver.ProxyBlock403, testserver.ProxyLatency, testserver.ProxyBadGateway}[d.pick(3, 2, 3, 2, 3)]
 		}
 		w.Proxies = append(w.Proxies, m)
 	}
