@@ -372,6 +372,52 @@ func TestAUsersOwnProxyFunctionIsAttributed(t *testing.T) {
 	}
 }
 
+// A user's rotation shared by concurrent requests can hand one request
+// the same refusing proxy on each re-send. The re-sends go through
+// proxies not yet tried for it all the same: the user's function is asked
+// again when it repeats one (here it gives the refusing proxy on its
+// first three calls, and the pool has three proxies).
+func TestAUsersOwnProxyFunctionRepeatingAFailedProxyIsAskedAgain(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 1})
+	fleet, err := testserver.StartProxies(
+		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}},
+		testserver.ProxyConfig{}, testserver.ProxyConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []*url.URL
+	for _, s := range fleet.URLs() {
+		u, _ := url.Parse(s)
+		urls = append(urls, u)
+	}
+	calls := 0
+	own := func(*http.Request) (*url.URL, error) { // the refusing one, three times
+		calls++
+		if calls <= 3 {
+			return urls[0], nil
+		}
+		return urls[calls%len(urls)], nil
+	}
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
+	c := colly.NewCollector()
+	c.SetProxyFunc(own)
+	b.Register(c)
+	came := false
+	c.OnResponse(func(*colly.Response) { came = true })
+	c.Visit(store.ProductURL(1))
+	c.Wait()
+
+	if k := store.CountPath(testserver.ProductPath(1)); k != 1 || !came {
+		t.Errorf("the store received %d requests (want 1), the page came back: %v; unfinished %v",
+			k, came, b.Unfinished())
+	}
+}
+
 // A proxy answering a bare 502 to everything, among three healthy ones:
 // one 502 cannot tell the proxy's from a site's, so each goes again
 // through another proxy, which tells (answered: the proxy is charged),

@@ -75,23 +75,31 @@ func (s *slot) has(m *member) bool {
 // pool's proxies, telling a request passed through Track which proxy f
 // chose, as ProxyFunc does: the breaker wraps the collector's proxy
 // function with it (breaker.Config.Proxies), so attempts are charged to
-// their proxies whoever chose them. f should ask Ejected before it hands
-// a proxy out. A proxy not in the pool is not told.
+// their proxies whoever chose them. When f gives a request that is sent
+// again a proxy already tried for it (a rotation shared by concurrent
+// requests can), f is asked again, at most once per proxy of the pool.
+// f should ask Ejected before it hands a proxy out. A proxy not in the
+// pool is not told.
 func (p *Pool) Attribute(f func(*http.Request) (*url.URL, error)) func(*http.Request) (*url.URL, error) {
 	return func(r *http.Request) (*url.URL, error) {
 		sl := slotOf(r)
-		before := sl.count()
-		u, err := f(r)
-		if u == nil || sl == nil || sl.count() != before {
-			return u, err // no proxy, no slot, or told by the pool's own ProxyFunc
+		for asked := 1; ; asked++ {
+			before := sl.count()
+			u, err := f(r)
+			if u == nil || sl == nil || sl.count() != before {
+				return u, err // no proxy, no slot, or told by the pool's own ProxyFunc
+			}
+			p.mu.Lock()
+			m := p.lookupLocked(u.String())
+			p.mu.Unlock()
+			if m == nil {
+				return u, err
+			}
+			if !sl.has(m) || asked >= len(p.members) {
+				sl.tell(m)
+				return u, err
+			}
 		}
-		p.mu.Lock()
-		m := p.lookupLocked(u.String())
-		p.mu.Unlock()
-		if m != nil {
-			sl.tell(m)
-		}
-		return u, err
 	}
 }
 
