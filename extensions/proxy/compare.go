@@ -29,8 +29,10 @@ func unexplained(a Attempt) bool {
 // third as often, and domain has answered another proxy lately (not a
 // site failing through one proxy alone). Short of that, a failure through
 // a proxy failing at least half of its latest attempts while the others
-// do not (a suspect; the half alone early in a crawl), or a site's first
-// answer through the pool, is left to the next proxy to tell, as a refusal is: answered there, the suspects
+// do not (a suspect; the half alone early in a crawl), a site's first
+// answer through the pool, or a proxy's first at a site that answered
+// the others, is left to the next proxy to tell, as a refusal is:
+// answered there, the suspects
 // are charged (outliers); failing through a proxy that is no suspect, or
 // through more suspects than may be bad at once, the site fails and is
 // charged, with no failure sent again until a proxy is answered there.
@@ -48,7 +50,9 @@ func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	if fresh {
 		v = p.viewLocked(domain)
 	}
-	suspect := (fresh || p.failingAloneLocked(m, 0)) && m.state == circuit.Closed && !m.held && p.carryingLocked() >= 2
+	// New here: the site answered other proxies but never m lately.
+	newHere := v.ok.count() > v.ok.count1(m.idx) && v.ok.count1(m.idx) == 0
+	suspect := (fresh || newHere || p.failingAloneLocked(m, 0)) && m.state == circuit.Closed && !m.held && p.carryingLocked() >= 2
 	switch {
 	case v.failing:
 		return notJudged, false

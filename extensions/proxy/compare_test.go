@@ -353,3 +353,32 @@ func TestASitesFirstFailureIsLeftToTheNextProxy(t *testing.T) {
 		t.Fatalf("d: %v, want charged once a was answered by the site", s.Outcomes)
 	}
 }
+
+// A proxy's first failure at a site that has answered the other proxies
+// is left to the next proxy, however the proxies fare elsewhere (a
+// healthy store's listing page through a 502ing proxy, while a throttled
+// site fails through every proxy). Once the proxy has been answered
+// there, its failures there are the site's.
+func TestAProxysFirstFailureAtASiteAnsweringOthersIsLeftToTheNextProxy(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	for _, name := range []string{"a.test:1", "b.test:2", "c.test:3", "d.test:4"} {
+		for range 5 {
+			p.Record(proxy.Attempt{Proxy: name, Domain: "down.test", Status: 503})
+		}
+	}
+	for _, name := range []string{"a.test:1", "b.test:2", "c.test:3"} {
+		status(p, name, "shop.test", 200)
+	}
+	if !status(p, "d.test:4", "shop.test", 502) {
+		t.Fatal("d's first answer at a site answering a, b and c, a 502, was counted as the site's")
+	}
+	status(p, "a.test:1", "shop.test", 200)
+	if s := state(p, "d.test:4"); s.Outcomes["outlier"] != 1 {
+		t.Fatalf("d: %v, want charged once a was answered by the site", s.Outcomes)
+	}
+	status(p, "c.test:3", "shop.test", 200)
+	status(p, "c.test:3", "shop.test", 200)
+	if status(p, "c.test:3", "shop.test", 503) {
+		t.Fatal("a failure through c, answered there before, went again")
+	}
+}
