@@ -181,8 +181,17 @@ func TestEveryProxyFailingEndsClientSideWithEveryURLKept(t *testing.T) {
 		opened = append(opened, tr.Key)
 		mu.Unlock()
 	}})
-	got := proxiedCrawl(t, b, pool, &dialCounter{n: map[string]int{}}, stores, products)
+	dials := &dialCounter{n: map[string]int{}}
+	got := proxiedCrawl(t, b, pool, dials, stores, products)
 
+	tried := dials.count(fleet.Proxies[0].Host()) + dials.count(fleet.Proxies[2].Host()) +
+		fleet.Proxies[1].Count() + fleet.Proxies[3].Count()
+	// Each proxy fails its circuit's 3 in a row, then the pool pauses;
+	// the 3 other requests in flight may fail once more.
+	t.Logf("the proxies were tried %d times for %d URLs", tried, 3*products)
+	if bound := 4*3 + 3; tried > bound {
+		t.Errorf("the proxies were tried %d times, want at most %d: the pool pauses once the client side is suspect", tried, bound)
+	}
 	if len(got) != 0 || fleet.Proxies[1].Forwarded()+fleet.Proxies[3].Forwarded() != 0 {
 		t.Fatalf("%d pages came back through failing proxies", len(got))
 	}

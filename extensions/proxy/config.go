@@ -46,8 +46,10 @@ type Config struct {
 	Jitter float64
 	// MaxEjectedShare is the most of the pool ejected at once (rounded
 	// down, at least one proxy). A proxy whose circuit trips past it stays
-	// in the rotation and ClientSide reports the client side. Zero: 0.5.
-	// It must be in (0, 1].
+	// in the pool, ClientSide reports the client side, and the pool
+	// pauses: no proxy is handed out (ProxyFunc fails with ErrAllEjected,
+	// Ejected says true) for Settings.Cooldown, as when every proxy is
+	// ejected; then the rotation goes on. Zero: 0.5. It must be in (0, 1].
 	MaxEjectedShare float64
 	// Clock is the time source (tests pass a clocktest.Fake). Zero:
 	// clock.System.

@@ -114,3 +114,32 @@ func TestRecordOfAProxyNotInThePoolRecordsNothing(t *testing.T) {
 		t.Fatal("a proxy not in the pool reported ejected")
 	}
 }
+
+// More proxies failing than may be ejected: the client side is suspect,
+// and the pool pauses, handing out no proxy (to ProxyFunc or Ejected's
+// askers) for the cooldown, instead of trying every request through
+// proxies that fail; then the rotation goes on.
+func TestTheClientSideSuspectPausesThePool(t *testing.T) {
+	clk := clocktest.NewFake(t0)
+	p := mustPool(t, exact(clk, four...))
+	fail(t, p, "a.test:1", 3, proxy.ConnectFailed)
+	fail(t, p, "b.test:2", 3, proxy.ConnectFailed)
+	fail(t, p, "c.test:3", 3, proxy.ConnectFailed) // held: two of four are ejected already
+	_, err := next(t, p)
+	if !errors.Is(err, proxy.ErrAllEjected) || !errors.Is(err, proxy.ErrClientSide) {
+		t.Fatalf("ProxyFunc once the client side is suspect: %v, want ErrAllEjected and ErrClientSide", err)
+	}
+	if !p.Ejected("d.test:4") {
+		t.Fatal("Ejected handed out d during the pause")
+	}
+	clk.Advance(29 * time.Second)
+	if _, err := next(t, p); err == nil {
+		t.Fatal("a proxy handed out before the pause's end")
+	}
+	clk.Advance(time.Second)
+	if got, err := next(t, p); err != nil {
+		t.Fatalf("after the pause: %v, want the rotation going on", err)
+	} else {
+		t.Logf("after the pause: %s", got)
+	}
+}

@@ -16,7 +16,7 @@ var ErrAllEjected = errors.New("proxy: every proxy is ejected")
 // ErrClientSide is wrapped by ClientSide's error: more of the pool is
 // failing than MaxEjectedShare lets the Pool eject, so the cause is
 // likely on the client's side (its network, its credentials, its host),
-// not in the proxies. A fleet guard pauses the crawl on it.
+// not in the proxies. The pool pauses on it (see Config.MaxEjectedShare).
 var ErrClientSide = errors.New("proxy: more proxies failing than may be ejected: the client side is the likely cause")
 
 // ClientSide returns nil while the pool's failures are the proxies' own,

@@ -10,7 +10,7 @@ const (
 	probing                // its cooldown passed: the rotation gives it a probe
 	lostProbe              // its probe was never recorded: handed out again
 	restored               // its probe passed: back in the rotation
-	clientSide             // its ejection was refused, or every proxy is ejected
+	clientSide             // its ejection was refused, or every proxy is ejected: the pool pauses
 	unheld                 // a proxy kept by the share rule carried a request
 )
 
@@ -51,7 +51,8 @@ func (p *Pool) emit(evs events) {
 				p.cfg.OnRestore(s)
 			}
 		case clientSide:
-			p.cfg.Logger.Error().Str("proxy", s.Name).Str("reason", ev.reason).Err(ev.err).Msg("proxies failing past the ejection share: the client side is the likely cause")
+			p.cfg.Logger.Error().Str("proxy", s.Name).Str("reason", ev.reason).Err(ev.err).Dur("pause", ev.cooldown).
+				Msg("proxies failing past the ejection share: the client side is the likely cause; no proxy is handed out for the pause")
 			if p.cfg.OnClientSide != nil {
 				p.cfg.OnClientSide(ev.err)
 			}

@@ -25,6 +25,7 @@ type Pool struct {
 	next    int                // the rotation's next index
 	ejected int                // members open or half-open
 	views   map[string]*view   // per domain that refused a proxy: Record's comparison
+	paused  time.Time          // the client side suspect: no proxy handed out before
 }
 
 // member is one proxy of the pool; the Pool's mutex guards it.

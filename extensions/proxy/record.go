@@ -92,7 +92,8 @@ func (p *Pool) recordLocked(m *member, o outcome, latency time.Duration, evs *ev
 			// with a fresh circuit, and say it is likely the client side.
 			m.c = circuit.NewMemory(m.name, p.circuit, nil)
 			m.held = true
-			evs.add(event{kind: clientSide, snap: m.snapshotLocked(), reason: tr.Reason, err: p.clientSideLocked()})
+			p.paused = now.Add(p.cfg.Settings.Cooldown)
+			evs.add(event{kind: clientSide, snap: m.snapshotLocked(), reason: tr.Reason, err: p.clientSideLocked(), cooldown: p.cfg.Settings.Cooldown})
 			return
 		}
 		if !m.backAt.IsZero() { // a stretch back in the rotation works off the streak
@@ -101,7 +102,8 @@ func (p *Pool) recordLocked(m *member, o outcome, latency time.Duration, evs *ev
 		p.ejected++
 		p.ejectLocked(m, now, tr.Reason, evs)
 		if p.ejected == len(p.members) {
-			evs.add(event{kind: clientSide, snap: m.snapshotLocked(), reason: tr.Reason, err: p.clientSideLocked()})
+			p.paused = now.Add(p.cfg.Settings.Cooldown)
+			evs.add(event{kind: clientSide, snap: m.snapshotLocked(), reason: tr.Reason, err: p.clientSideLocked(), cooldown: p.cfg.Settings.Cooldown})
 		}
 	case circuit.HalfOpen:
 		if m.probes == 0 {

@@ -58,7 +58,8 @@ func (p *Pool) Ejected(proxy string) bool {
 	var evs events
 	p.mu.Lock()
 	m := p.lookupLocked(proxy)
-	ejected := m != nil && !p.admitLocked(m, p.cfg.Clock.Now(), &evs)
+	now := p.cfg.Clock.Now()
+	ejected := m != nil && (now.Before(p.paused) || !p.admitLocked(m, now, &evs))
 	if m != nil && !ejected {
 		m.sent++
 	}
@@ -74,6 +75,11 @@ func (p *Pool) pick(sl *slot) (*member, error) {
 	p.mu.Lock()
 	now := p.cfg.Clock.Now()
 	n := len(p.members)
+	if now.Before(p.paused) {
+		err := fmt.Errorf("%w: no proxy is handed out before %s: %w", ErrAllEjected, p.paused.Format(time.RFC3339), p.clientSideLocked())
+		p.mu.Unlock()
+		return nil, err
+	}
 	for i := range 2 * n {
 		idx := (p.next + i) % n
 		m := p.members[idx]

@@ -24,7 +24,7 @@ func TestAtMostHalfThePoolIsEjected(t *testing.T) {
 		t.Fatalf("two of four ejected: ClientSide %v, want nil (the proxies' own failures)", err)
 	}
 	fail(t, p, "c.test:3", 3, proxy.ConnectFailed)
-	if p.Ejected("c.test:3") {
+	if s := state(p, "c.test:3"); s.State != circuit.Closed || s.Ejections != 0 {
 		t.Fatal("a third of four ejected past MaxEjectedShare 0.5")
 	}
 	err := p.ClientSide()
