@@ -109,6 +109,10 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 			return
 		}
 	}
+	if paused := b.proxiesPaused(r); paused != nil {
+		b.refuseEarly(c, r, paused)
+		return
+	}
 	d, open, err := b.pin(hostOf(r.URL.Host))
 	if err != nil {
 		return // the gate reports it
@@ -128,11 +132,14 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 		collyx.ReportError(c, r, err)
 		return
 	}
-	// The circuit may have opened while it waited.
+	// The circuit may have opened, or the proxies paused, while it waited.
 	if open := b.set.KnownOpen(d); open != nil {
 		d.Pace.Unreserve(r)
 		d.Refused.Add(1)
 		b.refuseEarly(c, r, open)
+	} else if paused := b.proxiesPaused(r); paused != nil {
+		d.Pace.Unreserve(r)
+		b.refuseEarly(c, r, paused)
 	}
 }
 

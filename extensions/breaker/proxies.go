@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
+	"github.com/gocolly/colly/v2"
 )
 
 // viaProxies sends req through Config.Proxies' rotation. Each attempt is
@@ -45,4 +47,19 @@ func (t *transport) viaProxies(req *http.Request, a *attempt) (*http.Response, e
 			}
 		}
 	}
+}
+
+// proxiesPaused returns the refusal of r while Config.Proxies is paused
+// (more proxies failing than it may eject: the client side is suspect),
+// nil otherwise. r is not sent to fail through no proxy: it is refused
+// at once, its URL kept, and no site charged.
+func (b *Breaker) proxiesPaused(r *colly.Request) *circuit.OpenError {
+	if b.proxies == nil {
+		return nil
+	}
+	until := b.proxies.PausedUntil()
+	if until.IsZero() {
+		return nil
+	}
+	return &circuit.OpenError{Key: hostOf(r.URL.Host), State: circuit.Closed, RetryAt: until}
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,9 +52,9 @@ func (d *dialCounter) count(addr string) int {
 
 // proxiedCrawl crawls every product of stores through pool's rotation
 // with b, and returns how often each URL came back 200.
-func proxiedCrawl(t *testing.T, b *breaker.Breaker, pool *proxy.Pool, dials *dialCounter, stores []*testserver.Store, products int) map[string]int {
+func proxiedCrawl(t *testing.T, b *breaker.Breaker, pool *proxy.Pool, dials *dialCounter, stores []*testserver.Store, products int, opts ...colly.CollectorOption) map[string]int {
 	t.Helper()
-	c := colly.NewCollector(colly.Async(true))
+	c := colly.NewCollector(append([]colly.CollectorOption{colly.Async(true)}, opts...)...)
 	c.WithTransport(&http.Transport{DialContext: dials.dial})
 	c.SetProxyFunc(pool.ProxyFunc()) // before the breaker, as with Colly's switcher
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {
@@ -182,8 +183,24 @@ func TestEveryProxyFailingEndsClientSideWithEveryURLKept(t *testing.T) {
 		mu.Unlock()
 	}})
 	dials := &dialCounter{n: map[string]int{}}
-	got := proxiedCrawl(t, b, pool, dials, stores, products)
+	var sentToFail, refused atomic.Int32
+	got := proxiedCrawl(t, b, pool, dials, stores, products, func(c *colly.Collector) {
+		c.OnError(func(_ *colly.Response, err error) {
+			switch {
+			case errors.Is(err, circuit.ErrOpen):
+				refused.Add(1)
+			case errors.Is(err, proxy.ErrAllEjected):
+				sentToFail.Add(1)
+			}
+		})
+	})
 
+	// Once paused, the URLs are refused at once, not sent to fail for want
+	// of a proxy: at most the 4 in flight are.
+	t.Logf("%d URLs refused at once, %d sent to fail for want of a proxy", refused.Load(), sentToFail.Load())
+	if sentToFail.Load() > 4 {
+		t.Errorf("%d URLs sent to fail for want of a proxy while the pool paused, want at most the 4 in flight", sentToFail.Load())
+	}
 	tried := dials.count(fleet.Proxies[0].Host()) + dials.count(fleet.Proxies[2].Host()) +
 		fleet.Proxies[1].Count() + fleet.Proxies[3].Count()
 	// Each proxy fails its circuit's 3 in a row, then the pool pauses;

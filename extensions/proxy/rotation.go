@@ -68,6 +68,20 @@ func (p *Pool) Ejected(proxy string) bool {
 	return ejected
 }
 
+// PausedUntil returns when the pool's pause ends, zero while it is not
+// paused: with more proxies failing than MaxEjectedShare lets it eject,
+// the pool hands out no proxy for Settings.Cooldown (ClientSide says
+// why). A breaker refuses requests at once meanwhile, instead of sending
+// them to fail.
+func (p *Pool) PausedUntil() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cfg.Clock.Now().Before(p.paused) {
+		return p.paused
+	}
+	return time.Time{}
+}
+
 // pick chooses the next proxy of the rotation that admits a request, one
 // not yet tried for it (sl) while one admits.
 func (p *Pool) pick(sl *slot) (*member, error) {
