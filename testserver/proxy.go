@@ -71,6 +71,7 @@ type Proxy struct {
 	sc     ProxyScenario
 	seen   int          // requests since the scenario was set
 	ln     net.Listener // nil while refusing
+	hold   *portHold    // while refusing: the port, bound and not listening
 	conns  map[net.Conn]http.ConnState
 	log    proxyLog
 }
@@ -183,6 +184,8 @@ func (p *Proxy) Close() error {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
 		p.closed = true
+		p.hold.release()
+		p.hold = nil
 		p.mu.Unlock()
 		p.stop()
 		if err := p.srv.Close(); !errors.Is(err, net.ErrClosed) {

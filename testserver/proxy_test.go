@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -163,6 +164,26 @@ func TestProxyRefuseRefusesConnections(t *testing.T) {
 	_ = c.Visit(s.ProductURL(1))
 	if out.statuses[200] != 1 || s.Count() != 1 || p.Count() != 1 {
 		t.Fatalf("healed: statuses %v, store %d, proxy %d; want one page through", out.statuses, s.Count(), p.Count())
+	}
+}
+
+// While a proxy refuses, its port stays its own: a server started
+// meanwhile cannot listen on it (chaos seed 235215060715102982 drew a
+// proxy given a refusing proxy's port, and the pool refused the repeat).
+func TestProxyRefusingKeepsItsPort(t *testing.T) {
+	p := startProxy(t, ProxyConfig{Scenario: ProxyScenario{Mode: ProxyRefuse}})
+	if ln, err := net.Listen("tcp", p.Host()); err == nil {
+		ln.Close()
+		t.Fatalf("a listener took the refusing proxy's port %s", p.Host())
+	}
+	if c, err := net.Dial("tcp", p.Host()); !errors.Is(err, syscall.ECONNREFUSED) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("dialling the refusing proxy: %v, want connection refused", err)
+	}
+	if err := p.SetMode(ProxyHealthy); err != nil {
+		t.Fatalf("listening again: %v", err)
 	}
 }
 

@@ -19,9 +19,10 @@ const (
 // Refusal is real: while a proxy refuses, nothing listens on its port, so
 // the kernel answers a client's SYN with a reset and the client's dial
 // fails with ECONNREFUSED ("connection refused"), as with a proxy that is
-// down. The port stays the proxy's in all but one case: another socket
-// binding it while it is free (the kernel hands out free ports at random,
-// so this is rare); the proxy then cannot listen again and says so.
+// down. The port stays the proxy's: while it refuses, a socket bound to
+// it and not listening holds it (portHold), so no store or proxy started
+// meanwhile is given it (where that hold is not at hand, the proxy cannot
+// listen again if another socket took the port, and says so).
 
 // applyLocked makes the listener agree with the scenario: a Refuse
 // scenario whose After is already reached refuses; any other listens.
@@ -46,6 +47,7 @@ func (p *Proxy) refuseLocked() {
 	}
 	_ = p.ln.Close()
 	p.ln = nil
+	p.hold = holdPort(p.addr)
 	for c, st := range p.conns {
 		if st == http.StateIdle || st == http.StateNew {
 			resetClose(c)
@@ -58,6 +60,8 @@ func (p *Proxy) listenLocked() error {
 	if p.ln != nil || p.closed {
 		return nil
 	}
+	p.hold.release()
+	p.hold = nil
 	var err error
 	for range relistenTries {
 		var ln net.Listener
