@@ -35,21 +35,13 @@ func TestABlockedStoreIsHeldAfterBlockedAfterAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.Register(c)
-		var mu sync.Mutex
-		tries := map[string]int{}
 		var refusals atomic.Int32
 		c.OnError(func(r *colly.Response, err error) {
 			if errors.Is(err, breaker.ErrOpen) {
 				refusals.Add(1)
 			}
-			mu.Lock()
-			tries[r.Request.URL.String()]++
-			n := tries[r.Request.URL.String()]
-			mu.Unlock()
-			if n <= 3 {
-				r.Request.Retry()
-			}
 		})
+		c.OnError(retryEveryError(3))
 		c.OnHTML("a.product-link", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
 		c.Visit(store.URL() + "/")
 		c.Wait()

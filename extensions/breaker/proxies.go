@@ -27,12 +27,13 @@ func (t *transport) viaProxies(req *http.Request, a *attempt) (*http.Response, e
 		if resp != nil {
 			at.Status, at.Header = resp.StatusCode, resp.Header
 		}
-		a.proxyFault = pool.Record(at) || errors.Is(err, proxy.ErrAllEjected)
+		none := errors.Is(err, proxy.ErrAllEjected) // no proxy handed out
+		a.proxyFault = pool.Record(at) || none
 		if !a.proxyFault {
 			return resp, err
 		}
 		replay := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-		if try >= pool.Len() || errors.Is(err, proxy.ErrAllEjected) || !replay || req.Context().Err() != nil {
+		if try >= pool.Len() || none || !replay || req.Context().Err() != nil {
 			t.b.log.Warn().Str("event", "no_proxy_carried").Str("url", req.URL.String()).Int("tries", try).
 				Int("status", at.Status).AnErr("error", err).Msg("breaker: no proxy of the pool carried the request; the site is not charged, the URL is kept")
 			return resp, err

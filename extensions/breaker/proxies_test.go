@@ -50,6 +50,21 @@ func (d *dialCounter) count(addr string) int {
 	return d.n[addr]
 }
 
+// startPool starts local test proxies of cfgs and a Pool over them.
+func startPool(t *testing.T, cfgs ...testserver.ProxyConfig) (*testserver.ProxyFleet, *proxy.Pool) {
+	t.Helper()
+	fleet, err := testserver.StartProxies(cfgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fleet, pool
+}
+
 // proxiedCrawl crawls every product of stores through pool's rotation
 // with b, and returns how often each URL came back 200.
 func proxiedCrawl(t *testing.T, b *breaker.Breaker, pool *proxy.Pool, dials *dialCounter, stores []*testserver.Store, products int, opts ...colly.CollectorOption) map[string]int {
@@ -87,18 +102,10 @@ func TestBadProxiesAreEjectedAndNoStoreIsCharged(t *testing.T) {
 	for range 3 {
 		stores = append(stores, startStore(t, testserver.Config{Products: products}))
 	}
-	fleet, err := testserver.StartProxies(testserver.ProxyConfig{},
+	fleet, pool := startPool(t, testserver.ProxyConfig{},
 		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}},
 		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBlock403}},
 		testserver.ProxyConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fleet.Close() })
-	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var opened []string
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, OnTransition: func(tr circuit.Transition) {
@@ -166,15 +173,7 @@ func TestEveryProxyFailingEndsClientSideWithEveryURLKept(t *testing.T) {
 	}
 	refuse := testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}}
 	auth := testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyAuth407}}
-	fleet, err := testserver.StartProxies(refuse, auth, refuse, auth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fleet.Close() })
-	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fleet, pool := startPool(t, refuse, auth, refuse, auth)
 	var mu sync.Mutex
 	var opened []string
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, OnTransition: func(tr circuit.Transition) {
@@ -232,15 +231,7 @@ func TestEveryProxyFailingEndsClientSideWithEveryURLKept(t *testing.T) {
 // the proxies stay in the rotation, and the ending is the blocked error.
 func TestAStoreRefusingEveryProxyIsHeldBlocked(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 60, Scenario: testserver.Scenario{Mode: testserver.Blocked, After: 1}})
-	fleet, err := testserver.StartProxies(make([]testserver.ProxyConfig, 4)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fleet.Close() })
-	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fleet, pool := startPool(t, make([]testserver.ProxyConfig, 4)...)
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
 	c := colly.NewCollector(colly.Async(true))
 	c.SetProxyFunc(pool.ProxyFunc())
@@ -249,17 +240,7 @@ func TestAStoreRefusingEveryProxyIsHeldBlocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Register(c)
-	var mu sync.Mutex
-	tries := map[string]int{}
-	c.OnError(func(r *colly.Response, err error) { // a user's loop retrying every error
-		mu.Lock()
-		tries[r.Request.URL.String()]++
-		n := tries[r.Request.URL.String()]
-		mu.Unlock()
-		if n <= 3 {
-			r.Request.Retry()
-		}
-	})
+	c.OnError(retryEveryError(3))
 	c.OnHTML("a.product-link", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
 	c.Visit(store.URL() + "/")
 	c.Wait()
@@ -286,15 +267,7 @@ func TestAStoreRefusingEveryProxyIsHeldBlocked(t *testing.T) {
 // fails is sent again through another proxy, its body read anew.
 func TestARequestWithABodyGoesAgainThroughAnotherProxy(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 10})
-	fleet, err := testserver.StartProxies(testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}}, testserver.ProxyConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fleet.Close() })
-	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pool := startPool(t, testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}}, testserver.ProxyConfig{})
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
 	c := colly.NewCollector()
 	c.SetProxyFunc(pool.ProxyFunc())
@@ -326,18 +299,10 @@ func TestAUsersOwnProxyFunctionIsAttributed(t *testing.T) {
 	for range 3 {
 		stores = append(stores, startStore(t, testserver.Config{Products: products}))
 	}
-	fleet, err := testserver.StartProxies(testserver.ProxyConfig{},
+	fleet, pool := startPool(t, testserver.ProxyConfig{},
 		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}},
 		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyAuth407}},
 		testserver.ProxyConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fleet.Close() })
-	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var urls []*url.URL
 	for _, s := range fleet.URLs() {
 		u, _ := url.Parse(s)
@@ -405,17 +370,8 @@ func TestAUsersOwnProxyFunctionIsAttributed(t *testing.T) {
 // first three calls, and the pool has three proxies).
 func TestAUsersOwnProxyFunctionRepeatingAFailedProxyIsAskedAgain(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 1})
-	fleet, err := testserver.StartProxies(
-		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}},
+	fleet, pool := startPool(t, testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}},
 		testserver.ProxyConfig{}, testserver.ProxyConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fleet.Close() })
-	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var urls []*url.URL
 	for _, s := range fleet.URLs() {
 		u, _ := url.Parse(s)
@@ -457,15 +413,7 @@ func TestAProxyAnsweringBare502IsTheOutlier(t *testing.T) {
 		stores = append(stores, startStore(t, testserver.Config{Products: products}))
 	}
 	bad := testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBadGateway}}
-	fleet, err := testserver.StartProxies(testserver.ProxyConfig{}, bad, testserver.ProxyConfig{}, testserver.ProxyConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fleet.Close() })
-	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fleet, pool := startPool(t, testserver.ProxyConfig{}, bad, testserver.ProxyConfig{}, testserver.ProxyConfig{})
 	var mu sync.Mutex
 	var opened []string
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, OnTransition: func(tr circuit.Transition) {
@@ -578,15 +526,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 func TestAFailingStoreThroughAPoolKeepsTheTripBound(t *testing.T) {
 	const p = 4
 	store := startStore(t, testserver.Config{Products: 80, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 10}})
-	fleet, err := testserver.StartProxies(make([]testserver.ProxyConfig, 4)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fleet.Close() })
-	pool, err := proxy.New(proxy.Config{Proxies: fleet.URLs()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pool := startPool(t, make([]testserver.ProxyConfig, 4)...)
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
 	c := colly.NewCollector(colly.Async(true))
 	c.SetProxyFunc(pool.ProxyFunc())
