@@ -61,6 +61,7 @@ type attempt struct {
 	target     *url.URL      // a bare attempt's redirect hop that answered: the URL it ended at
 	sentURL    string        // a bare attempt's own URL, when it is recorded under another
 	proxyFault bool          // no proxy of Config.Proxies carried it: not the site's outcome
+	telling    int           // its 401/403s through other proxies, left to tell whose they were
 }
 
 // Register wires the breaker into c (a colly.CollectorOption). The circuit
@@ -429,6 +430,9 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	}
 	if a.latency == 0 {
 		a.latency = time.Since(a.start)
+	}
+	if class == circuit.Blocked && a.telling > 0 {
+		b.set.MoreBlocked(a.ticket, a.telling) // the site refused those tries too
 	}
 	b.Record(a.ticket, circuit.Result{Class: class, Latency: a.latency})
 	if a.horizon {

@@ -32,6 +32,9 @@ func (t *transport) viaProxies(req *http.Request, a *attempt) (*http.Response, e
 		if !a.proxyFault {
 			return resp, err
 		}
+		if at.Status == http.StatusUnauthorized || at.Status == http.StatusForbidden {
+			a.telling++
+		}
 		replay := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 		if try >= pool.Len() || none || !replay || req.Context().Err() != nil {
 			t.b.log.Warn().Str("event", "no_proxy_carried").Str("url", req.URL.String()).Int("tries", try).

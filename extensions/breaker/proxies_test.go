@@ -225,41 +225,47 @@ func TestEveryProxyFailingEndsClientSideWithEveryURLKept(t *testing.T) {
 }
 
 // A store answering 403 through every proxy refuses the client, not one
-// proxy: it is held after BlockedAfter answers, as without proxies (two
-// more: the first 403s go again through other proxies until three of the
-// four, more than the pool may eject, are refused),
-// the proxies stay in the rotation, and the ending is the blocked error.
+// proxy: it is held after BlockedAfter answers, as without proxies, the
+// first refusals sent again through other proxies to tell (until three
+// of the four, more than the pool may eject, are refused) counting among
+// them; the proxies stay in the rotation, and the ending is the blocked
+// error.
 func TestAStoreRefusingEveryProxyIsHeldBlocked(t *testing.T) {
-	store := startStore(t, testserver.Config{Products: 60, PerPage: 60, Scenario: testserver.Scenario{Mode: testserver.Blocked, After: 1}})
-	fleet, pool := startPool(t, make([]testserver.ProxyConfig, 4)...)
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
-	c := colly.NewCollector(colly.Async(true))
-	c.SetProxyFunc(pool.ProxyFunc())
-	const p = 4
-	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
-		t.Fatal(err)
-	}
-	b.Register(c)
-	c.OnError(retryEveryError(3))
-	c.OnHTML("a.product-link", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
-	c.Visit(store.URL() + "/")
-	c.Wait()
-
-	into := store.CountMode(testserver.Blocked)
-	t.Logf("the blocked store received %d requests (the proxies %d)", into, fleet.Count())
-	if bound := 10 + p - 1 + 2; into > bound {
-		t.Errorf("the blocked store received %d requests, want at most BlockedAfter + P − 1 + 2 = %d", into, bound)
-	}
-	for _, s := range pool.Stats() {
-		if s.State != circuit.Closed || s.Outcomes["blocked"] != 0 {
-			t.Errorf("proxy %s: %v %v; a store refusing everyone ejects no proxy", s.Name, s.State, s.Outcomes)
+	for _, async := range []bool{false, true} {
+		store := startStore(t, testserver.Config{Products: 60, PerPage: 60, Scenario: testserver.Scenario{Mode: testserver.Blocked, After: 1}})
+		fleet, pool := startPool(t, make([]testserver.ProxyConfig, 4)...)
+		b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
+		c := colly.NewCollector(colly.Async(async))
+		c.SetProxyFunc(pool.ProxyFunc())
+		p := 1
+		if async {
+			p = 4
 		}
-	}
-	if u := b.Unfinished(); u.Total != 60 {
-		t.Errorf("%d URLs unfinished, want the 60 products", u.Total)
-	}
-	if o := outcome.Decide(0, b); o.State != outcome.Error || !strings.Contains(o.Reason, "blocked: fix the client") {
-		t.Errorf("ending %s (%s), want error: blocked: fix the client", o.State, o.Reason)
+		if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
+			t.Fatal(err)
+		}
+		b.Register(c)
+		c.OnError(retryEveryError(3))
+		c.OnHTML("a.product-link", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+		c.Visit(store.URL() + "/")
+		c.Wait()
+
+		into := store.CountMode(testserver.Blocked)
+		t.Logf("async %v: the blocked store received %d requests (the proxies %d)", async, into, fleet.Count())
+		if bound := 10 + p - 1; into > bound {
+			t.Errorf("async %v: the blocked store received %d requests, want at most BlockedAfter + P − 1 = %d", async, into, bound)
+		}
+		for _, s := range pool.Stats() {
+			if s.State != circuit.Closed || s.Outcomes["blocked"] != 0 {
+				t.Errorf("async %v: proxy %s: %v %v; a store refusing everyone ejects no proxy", async, s.Name, s.State, s.Outcomes)
+			}
+		}
+		if u := b.Unfinished(); u.Total != 60 {
+			t.Errorf("async %v: %d URLs unfinished, want the 60 products", async, u.Total)
+		}
+		if o := outcome.Decide(0, b); o.State != outcome.Error || !strings.Contains(o.Reason, "blocked: fix the client") {
+			t.Errorf("async %v: ending %s (%s), want error: blocked: fix the client", async, o.State, o.Reason)
+		}
 	}
 }
 

@@ -431,6 +431,17 @@ func (b *Set) transitioned(d *Domain, t circuit.Transition) {
 	}
 }
 
+// MoreBlocked counts n more 401/403 answers to t's request in its
+// domain's blocked run: tries sent again through other proxies to tell
+// whether the site or the proxy refused, before the answer t records.
+func (b *Set) MoreBlocked(t Ticket, n int) {
+	if d := t.Domain(); d != nil {
+		for range n {
+			b.alarms(d, circuit.Blocked, t.c.Seq)
+		}
+	}
+}
+
 // alarms counts throttled and blocked answers in a row and warns each time
 // a run reaches the alarm threshold. Blocked runs follow the order requests
 // left (seq; 0 unknown): a success that left before the run's first answer
