@@ -26,6 +26,14 @@ import (
 // upward slowly (a per cent after 20 × Recover clean successes, then
 // doubling), and each further 429 takes it down by at least a tenth,
 // never by more than Backoff.
+//
+// A window the crawler did not keep busy (an answer-free stretch in it
+// far longer than the pace's gap: the crawler was at other sites, or its
+// requests waited for a slot of the user's shared LimitRule) measures the
+// crawler, not the site: the bucket refilled in the stretch, and a burst
+// spent it. Its 429 is taken as a first run's: the answers since the
+// stretch size the burst (when smaller than the first run's) and, over
+// the time to the pause's end, start a new ramp.
 const (
 	rateMargin  = 1.05 // the gap is this much over 1/rate: the pace holds just under what the site grants
 	rampStep    = 1.05 // while ramping, each clean success takes the gap down by this factor
@@ -34,6 +42,8 @@ const (
 	throttleCut = 1.1  // a 429 while holding takes the estimate down by at least this factor
 	minAnswers  = 3    // answers a window needs before its rate counts
 	maxTimes    = 512  // answers a window keeps
+	idleGaps    = 4    // an answer-free stretch over this many gaps (and idleFloor) leaves the site idle
+	idleFloor   = 250 * time.Millisecond
 )
 
 // estimator is one domain's learnt rate. Pace.mu guards it.
@@ -45,6 +55,7 @@ type estimator struct {
 	haltEnd  time.Time     // the end of the pause after mark
 	n        int           // answers accepted since the start, before the first 429
 	times    []time.Time   // when the answers since mark came, oldest first; at most maxTimes
+	busyFrom int           // 1 + the index in times of the first answer after the window's last idle stretch; 0: none
 	rate     float64       // the granted rate, requests per second; 0 = not learnt
 	ramping  bool          // between the first 429 and the second, with a first run to start from
 	clean    int           // clean successes since the last probe or 429, while holding
@@ -53,8 +64,8 @@ type estimator struct {
 	marks    int           // 429s that began an episode so far
 }
 
-// accepted counts an answer that was not a throttle.
-func (e *estimator) accepted(now time.Time) {
+// accepted counts an answer that was not a throttle, at a pace of gap.
+func (e *estimator) accepted(now time.Time, gap time.Duration) {
 	if e.first.IsZero() {
 		e.first = now
 	}
@@ -63,6 +74,14 @@ func (e *estimator) accepted(now time.Time) {
 			// Keep the newest: the oldest ones' stretch folds into the mark.
 			e.mark = e.times[0]
 			e.times = append(e.times[:0], e.times[1:]...)
+			e.busyFrom = max(e.busyFrom-1, 0)
+		}
+		prev := e.haltEnd
+		if n := len(e.times); n > 0 && e.times[n-1].After(prev) {
+			prev = e.times[n-1]
+		}
+		if now.Sub(prev) > idleGaps*gap+idleFloor {
+			e.busyFrom = len(e.times) + 1
 		}
 		e.times = append(e.times, now)
 		return
@@ -84,7 +103,9 @@ func (e *estimator) late() {
 // the first 429, the rate to ramp from (0: none).
 func (e *estimator) throttled(now, haltEnd time.Time, backoff float64) (rate, rampFrom float64) {
 	e.marks++
-	defer func() { e.mark, e.haltEnd, e.n, e.times, e.clean, e.probe = now, haltEnd, 0, e.times[:0], 0, probeStep }()
+	defer func() {
+		e.mark, e.haltEnd, e.n, e.times, e.busyFrom, e.clean, e.probe = now, haltEnd, 0, e.times[:0], 0, 0, probeStep
+	}()
 	if e.mark.IsZero() {
 		if e.first.IsZero() || e.n < 1 {
 			return 0, 0
@@ -92,6 +113,18 @@ func (e *estimator) throttled(now, haltEnd time.Time, backoff float64) (rate, ra
 		e.firstRun, e.firstDur = e.n, now.Sub(e.first)
 		e.ramping = true
 		return 0, float64(e.n) / haltEnd.Sub(e.first).Seconds()
+	}
+	if e.rate <= 0 && e.busyFrom > 0 {
+		// Nothing learnt, and the crawler left the site idle since the
+		// last 429: the answers since the stretch are a first run.
+		// They spent a bucket the stretch refilled: at most its size, the
+		// burst, when no first run told a smaller one.
+		run := e.times[e.busyFrom-1:]
+		if e.firstRun == 0 || len(run) < e.firstRun {
+			e.firstRun, e.firstDur = len(run), now.Sub(run[0])
+		}
+		e.ramping = true
+		return 0, float64(len(run)) / haltEnd.Sub(run[0]).Seconds()
 	}
 	est := e.window(now)
 	e.ramping = false

@@ -436,7 +436,7 @@ func (p *Pace) Accepted(now time.Time, ep uint64) {
 	p.mu.Lock()
 	switch ep {
 	case p.episode:
-		p.est.accepted(now)
+		p.est.accepted(now, p.gap)
 		if p.est.ramping {
 			// Any answer the site granted speeds the ramp up, a 404 as
 			// much as a page: a crawl of missing pages must not stay at
