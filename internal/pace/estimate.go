@@ -57,7 +57,7 @@ type estimator struct {
 	times    []time.Time   // when the answers since mark came, oldest first; at most maxTimes
 	busyFrom int           // 1 + the index in times of the first answer after the window's last idle stretch; 0: none
 	rate     float64       // the granted rate, requests per second; 0 = not learnt
-	ramping  bool          // between the first 429 and the second, with a first run to start from
+	ramping  bool          // after a 429 that ended a first run (the first 429, or one after an idle stretch), until the next
 	clean    int           // clean successes since the last probe or 429, while holding
 	probe    float64       // the next probe's step
 	ceiling  float64       // the rate learnt at the last 429
