@@ -20,11 +20,3 @@ type systemClock struct{}
 
 func (systemClock) Now() time.Time                         { return time.Now() }
 func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
-// OrSystem returns c, or System when c is nil.
-func OrSystem(c Clock) Clock {
-	if c == nil {
-		return System
-	}
-	return c
-}

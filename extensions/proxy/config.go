@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -121,6 +122,6 @@ func (c Config) normalise() (Config, []*url.URL, error) {
 	if math.IsNaN(c.MaxEjectedShare) || c.MaxEjectedShare < 0 || c.MaxEjectedShare > 1 {
 		return bad("MaxEjectedShare %v must be in (0, 1]: 0.5 ejects at most half the pool", c.MaxEjectedShare)
 	}
-	c.Clock = clock.OrSystem(c.Clock)
+	c.Clock = cmp.Or(c.Clock, clock.System)
 	return c, urls, nil
 }

@@ -91,7 +91,7 @@ func New(c Config) (*Set, error) {
 	b := &Set{
 		profile:       c.Profile,
 		store:         cmp.Or(c.Store, circuit.Store(circuit.MemoryStore{})),
-		clock:         clock.OrSystem(c.Clock),
+		clock:         cmp.Or(c.Clock, clock.System),
 		log:           c.Log,
 		alarmAfter:    c.AlarmAfter,
 		blockedAfter:  c.BlockedAfter,

@@ -100,7 +100,7 @@ type Pace struct {
 // New returns a pace starting at p's ceiling (p normalised); room says how
 // many requests the circuit lets be in flight now.
 func New(p Config, room func() int, clk clock.Clock) *Pace {
-	return &Pace{user: p, room: room, clk: clock.OrSystem(clk), limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0)}
+	return &Pace{user: p, room: room, clk: cmp.Or(clk, clock.System), limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0)}
 }
 
 // waiter is one request waiting for a slot, or for a reservation (key).

@@ -61,6 +61,6 @@ func resolve(cfg []Config) (Config, error) {
 		}
 		o.Clock = cmp.Or(c.Clock, o.Clock)
 	}
-	o.Clock = clock.OrSystem(o.Clock)
+	o.Clock = cmp.Or(o.Clock, clock.System)
 	return o, nil
 }

@@ -108,7 +108,7 @@ var reasons = [...]string{1: circuit.ReasonFailureRate, 2: circuit.ReasonConsecu
 // (*UnavailableError), or open (Config.FailOpen) to the fallback.
 func (c *shared) Allow(clk clock.Clock) (_ circuit.Ticket, t circuit.Transition, _ error) {
 	defer c.moved(&t)
-	clk = clock.OrSystem(clk)
+	clk = cmp.Or(clk, clock.System)
 	now := clk.Now()
 	res, err := c.run(clk, now, scriptCircuitAllow, "breaker allow", 7)
 	if err != nil {
@@ -197,7 +197,7 @@ func (c *shared) Record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (t 
 		c.seen.Add(o) // a stale result counts too: the room errs small
 	}
 	defer c.moved(&t)
-	clk = clock.OrSystem(clk)
+	clk = cmp.Or(clk, clock.System)
 	if p.Gen&fallbackGen != 0 {
 		fb := c.fallback.Load()
 		if fb == nil {
@@ -248,7 +248,7 @@ func (c *shared) Record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (t 
 // Snapshot reads the shared circuit, or the fallback while Redis is
 // unreachable (else an error wrapping ErrUnavailable).
 func (c *shared) Snapshot(clk clock.Clock) (circuit.Snapshot, error) {
-	clk = clock.OrSystem(clk)
+	clk = cmp.Or(clk, clock.System)
 	now := clk.Now()
 	res, err := c.run(clk, now, scriptCircuitSnapshot, "breaker snapshot", 6)
 	if err != nil {
@@ -270,7 +270,7 @@ func (c *shared) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (cir
 // Pause holds every worker's requests to the domain until until (a
 // Retry-After, rounded down to the µs).
 func (c *shared) Pause(clk clock.Clock, until time.Time) error {
-	clk = clock.OrSystem(clk)
+	clk = cmp.Or(clk, clock.System)
 	if now := clk.Now(); until.After(now) {
 		_, err := c.run(clk, now, scriptCircuitPause, "breaker pause", 0, until.UnixMicro())
 		return err
@@ -288,7 +288,7 @@ func (c *shared) HoldOpen(clk clock.Clock, until time.Time, reason string) (circ
 
 func (c *shared) hold(clk clock.Clock, until time.Time, reason string, tripsFloor int) (t circuit.Transition, _ error) {
 	defer c.moved(&t)
-	clk = clock.OrSystem(clk)
+	clk = cmp.Or(clk, clock.System)
 	now := clk.Now()
 	ahead := until.After(now)
 	if !ahead && tripsFloor == 0 {
