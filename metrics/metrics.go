@@ -151,8 +151,9 @@ func (c Config) apply(m *Metrics) error {
 	return nil
 }
 
-// New makes the metrics and registers them with reg (serve it with Handler
-// or Serve). It fails if reg already holds Breakwater's metrics: use one
+// New makes the metrics and registers them with reg (serve it with Serve,
+// or on a mux of your own with promhttp.HandlerFor and
+// promhttp.ContinueOnError). It fails if reg already holds Breakwater's metrics: use one
 // Metrics per registry, or wrap it with prometheus.WrapRegistererWith and
 // a label that tells the crawls apart. A later Config's non-zero fields win.
 func New(reg prometheus.Registerer, cfg ...Config) (*Metrics, error) {

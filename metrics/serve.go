@@ -20,13 +20,6 @@ const Path = "/metrics"
 // progress.
 const ShutdownTimeout = 5 * time.Second
 
-// Handler serves g's metrics in Prometheus's exposition formats. A metric
-// that cannot be gathered is left out and the rest are served, so one
-// unreadable source never blanks the page.
-func Handler(g prometheus.Gatherer) http.Handler {
-	return promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
-}
-
 // Server is a running metrics endpoint, from Serve.
 type Server struct {
 	srv  *http.Server
@@ -49,7 +42,9 @@ func Serve(ctx context.Context, addr string, g prometheus.Gatherer) (*Server, er
 		return nil, fmt.Errorf("metrics: listen on %q for /metrics: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(Path, Handler(g))
+	// A metric that cannot be gathered is left out and the rest are
+	// served: one unreadable source never blanks the page.
+	mux.Handle(Path, promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	s := &Server{
 		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
 		addr: ln.Addr().String(),
