@@ -34,12 +34,12 @@ func (r *roundTrips) ProcessPipelineHook(next goredis.ProcessPipelineHook) gored
 	}
 }
 
-func benchQueue(b *testing.B, opts ...redis.Option) (*redis.Queue, *goredis.Client, *roundTrips) {
+func benchQueue(b *testing.B, opts ...redis.Config) (*redis.Queue, *goredis.Client, *roundTrips) {
 	b.Helper()
 	client, prefix := redistest.New(b)
 	rt := &roundTrips{}
 	client.AddHook(rt)
-	q, err := redis.NewQueue(client, "bench", append([]redis.Option{redis.Config{Namespace: prefix}}, opts...)...)
+	q, err := redis.NewQueue(client, "bench", append([]redis.Config{redis.Config{Namespace: prefix}}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -37,8 +37,8 @@ type BreakerStore struct {
 // client; workers passing the same namespace and crawl id share the
 // circuits. Config.CallTimeout defaults to 1 s here. It does not contact
 // Redis; bad options are reported wrapped in ErrInvalidConfig.
-func NewBreakerStore(client goredis.UniversalClient, crawlID string, opts ...Option) (*BreakerStore, error) {
-	s, err := build(client, crawlID, append([]Option{Config{CallTimeout: time.Second}}, opts...))
+func NewBreakerStore(client goredis.UniversalClient, crawlID string, cfg ...Config) (*BreakerStore, error) {
+	s, err := build(client, crawlID, append([]Config{{CallTimeout: time.Second}}, cfg...))
 	if err != nil {
 		return nil, err
 	}

@@ -20,10 +20,10 @@ const domain = "shop.test:8080"
 
 // workers returns n circuits for the same domain of the same crawl, each
 // on a client (and so connections) of its own, as n worker processes have.
-func workers(t *testing.T, n int, p breaker.Profile, opts ...redis.Option) ([]circuit.Circuit, *goredis.Client, *redis.BreakerStore) {
+func workers(t *testing.T, n int, p breaker.Profile, opts ...redis.Config) ([]circuit.Circuit, *goredis.Client, *redis.BreakerStore) {
 	t.Helper()
 	first, prefix := redistest.New(t)
-	opts = append([]redis.Option{redis.Config{Namespace: prefix}}, opts...)
+	opts = append([]redis.Config{redis.Config{Namespace: prefix}}, opts...)
 	var out []circuit.Circuit
 	var store0 *redis.BreakerStore
 	for i := range n {

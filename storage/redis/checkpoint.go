@@ -42,8 +42,8 @@ const (
 // buffered, and concurrent Puts of one record are applied in some order.
 // Close leaves the client open and the data in Redis. It is safe for
 // concurrent use.
-func OpenCheckpoint(client goredis.UniversalClient, crawlID string, opts ...Option) (storage.Store, error) {
-	s, err := build(client, crawlID, opts)
+func OpenCheckpoint(client goredis.UniversalClient, crawlID string, cfg ...Config) (storage.Store, error) {
+	s, err := build(client, crawlID, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -258,7 +258,7 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 		t.Run("shards="+strconv.Itoa(shards), func(t *testing.T) {
 			client := c.Client(t)
 			ctx := ctxT(t)
-			opts := []redis.Option{redis.Config{Namespace: "every" + strconv.Itoa(shards), Shards: shards, MaxAttempts: 1}}
+			opts := []redis.Config{redis.Config{Namespace: "every" + strconv.Itoa(shards), Shards: shards, MaxAttempts: 1}}
 			must := func(what string, err error) {
 				t.Helper()
 				if err != nil {

@@ -24,9 +24,9 @@ import (
 )
 
 // collyStorage opens the crawl's Colly storage on a client of its own.
-func collyStorage(t *testing.T, ns string, opts ...redis.Option) *redis.CollyStorage {
+func collyStorage(t *testing.T, ns string, opts ...redis.Config) *redis.CollyStorage {
 	t.Helper()
-	cs, err := redis.NewCollyStorage(redistest.Client(t), "crawl-1", append([]redis.Option{redis.Config{Namespace: ns}}, opts...)...)
+	cs, err := redis.NewCollyStorage(redistest.Client(t), "crawl-1", append([]redis.Config{redis.Config{Namespace: ns}}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestJobLifecycleThroughTheHooks(t *testing.T) {
 func TestClaimedJobOfADeadWorkerComesBackAfterTheLease(t *testing.T) {
 	_, ns := redistest.New(t)
 	clk := newCrawlClock()
-	opts := []redis.Option{redis.Config{Clock: clk, VisibilityTimeout: 30 * time.Second, PollInterval: 5 * time.Millisecond}}
+	opts := []redis.Config{redis.Config{Clock: clk, VisibilityTimeout: 30 * time.Second, PollInterval: 5 * time.Millisecond}}
 	dead, alive := collyStorage(t, ns, opts...), collyStorage(t, ns, opts...)
 	q, _ := queue.New(1, dead)
 	if err := q.AddURL("http://shop.test/only"); err != nil {

@@ -245,9 +245,9 @@ func newNamespace(t *testing.T) (*goredis.Client, string) {
 }
 
 // inspect opens the crawl's storage for the test to read.
-func inspect(t *testing.T, client goredis.UniversalClient, ns string, opts ...redis.Option) *redis.CollyStorage {
+func inspect(t *testing.T, client goredis.UniversalClient, ns string, opts ...redis.Config) *redis.CollyStorage {
 	t.Helper()
-	cs, err := redis.NewCollyStorage(client, "shop", append([]redis.Option{redis.Config{Namespace: ns}}, opts...)...)
+	cs, err := redis.NewCollyStorage(client, "shop", append([]redis.Config{redis.Config{Namespace: ns}}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

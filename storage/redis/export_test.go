@@ -53,20 +53,15 @@ func (cs *CollyStorage) Holds(id uint64) bool {
 	return ok
 }
 
-// optionFunc is an Option of the tests' own.
-type optionFunc func(*settings)
-
-func (f optionFunc) apply(s *settings) { f(s) }
-
 // withRand sets the random source of the backoff jitter; the queue
 // serialises its use. Default: math/rand/v2's global source.
-func withRand(r *rand.Rand) Option {
-	return optionFunc(func(s *settings) {
+func withRand(r *rand.Rand) Config {
+	return Config{set: func(s *settings) {
 		if r == nil {
 			s.bad("rand: nil")
 		}
 		s.rand = r
-	})
+	}}
 }
 
 // Lost is the storage's verdict on the crawl's state, without a round trip.

@@ -143,7 +143,7 @@ func BenchmarkFleetClaims(b *testing.B) {
 			for _, workers := range []int{1, 2, 4} {
 				b.Run(fmt.Sprintf("%s/shards=%d/workers=%d", be.name, shards, workers), func(b *testing.B) {
 					ns := fleetNamespace()
-					opts := []redis.Option{redis.Config{Namespace: ns, Shards: shards}}
+					opts := []redis.Config{redis.Config{Namespace: ns, Shards: shards}}
 					qs := make([]*redis.Queue, workers)
 					probe := be.newClient(b)
 					for w := range qs {
@@ -236,7 +236,7 @@ func BenchmarkFleetURLs(b *testing.B) {
 			for _, workers := range []int{1, 2, 4} {
 				b.Run(fmt.Sprintf("%s/shards=%d/workers=%d", be.name, shards, workers), func(b *testing.B) {
 					ns := fleetNamespace()
-					opts := []redis.Option{redis.Config{Namespace: ns, Shards: shards}}
+					opts := []redis.Config{redis.Config{Namespace: ns, Shards: shards}}
 					probe := be.newClient(b)
 					qs := make([]*redis.Queue, workers)
 					circuits := make([][]circuit.Circuit, workers)

@@ -71,11 +71,11 @@ func TestNewQueueRejectsBadConfiguration(t *testing.T) {
 	f := newFixture(t)
 	for name, tc := range map[string]struct {
 		crawl string
-		opt   redis.Option
+		opt   redis.Config
 	}{
-		"empty crawl id":      {"", nil},
-		"brace in crawl id":   {"a}b", nil},
-		"glob in crawl id":    {"a*", nil},
+		"empty crawl id":      {"", redis.Config{}},
+		"brace in crawl id":   {"a}b", redis.Config{}},
+		"glob in crawl id":    {"a*", redis.Config{}},
 		"space in namespace":  {"c", redis.Config{Namespace: "my ns"}},
 		"negative visibility": {"c", redis.Config{VisibilityTimeout: -time.Second}},
 		"negative attempts":   {"c", redis.Config{MaxAttempts: -1}},

@@ -39,14 +39,14 @@ type fixture struct {
 	clock  *clocktest.Fake
 	ns     string
 	crawl  string
-	opts   []redis.Option
+	opts   []redis.Config
 }
 
-func newFixture(t *testing.T, opts ...redis.Option) *fixture {
+func newFixture(t *testing.T, opts ...redis.Config) *fixture {
 	t.Helper()
 	client, prefix := redistest.New(t)
 	f := &fixture{client: client, clock: newClock(), ns: prefix, crawl: "crawl-1"}
-	f.opts = append([]redis.Option{
+	f.opts = append([]redis.Config{
 		redis.Config{Namespace: prefix, Clock: f.clock},
 		redis.WithRand(rand.New(rand.NewPCG(1, 2))),
 	}, opts...)

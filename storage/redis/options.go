@@ -21,14 +21,9 @@ const (
 	DefaultMaxAttempts       = 5
 )
 
-// Option configures NewCollyStorage, NewBreakerStore and OpenCheckpoint
-// (a Config is one): pass the same to each; later non-zero fields win.
-type Option interface {
-	apply(*settings)
-}
-
-// Config is every setting of the package's constructors; a zero field
-// keeps the default, or what an earlier Config set.
+// Config is every setting of NewCollyStorage, NewBreakerStore and
+// OpenCheckpoint: pass the same to each. A zero field keeps the default,
+// or what an earlier Config set; a later Config's non-zero fields win.
 type Config struct {
 	// Namespace starts every key: "<ns>:{<crawl>}:…". Default "bw".
 	Namespace string
@@ -105,6 +100,9 @@ type Config struct {
 	// MaxHold bounds how long the lease of a job under way here is extended:
 	// above the longest request and its waits. Default 1 h; negative: no limit.
 	MaxHold time.Duration
+
+	// set applies a setting of the package's own (the tests' knobs).
+	set func(*settings)
 }
 
 // apply sets c's non-zero fields over s, noting the ones out of range.
@@ -141,6 +139,9 @@ func (c Config) apply(s *settings) {
 	}
 	s.MaxOutage = cmp.Or(c.MaxOutage, s.MaxOutage)
 	s.MaxHold = cmp.Or(c.MaxHold, s.MaxHold)
+	if c.set != nil {
+		c.set(s)
+	}
 }
 
 // settings is the constructors' Config, defaults filled in. Inside,
@@ -153,10 +154,10 @@ type settings struct {
 	errs []error
 }
 
-// build applies opts over the defaults and checks client and crawl id;
+// build applies cfg over the defaults and checks client and crawl id;
 // the settings valid, it warns of a client whose deadlines cannot cut a
 // hung connection short.
-func build(client any, crawlID string, opts []Option) (settings, error) {
+func build(client any, crawlID string, cfg []Config) (settings, error) {
 	s := settings{now: time.Now, Config: Config{
 		Namespace:         DefaultNamespace,
 		Shards:            1,
@@ -176,10 +177,8 @@ func build(client any, crawlID string, opts []Option) (settings, error) {
 		WaitHorizon:       -1,
 		MaxHold:           time.Hour,
 	}}
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&s)
-		}
+	for _, c := range cfg {
+		c.apply(&s)
 	}
 	if client == nil {
 		s.bad("redis client is nil")

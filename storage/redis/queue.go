@@ -37,8 +37,8 @@ const (
 
 // newQueue returns the queue of the crawl crawlID on client. It does not
 // contact Redis; bad options are reported wrapped in ErrInvalidConfig.
-func newQueue(client goredis.UniversalClient, crawlID string, opts ...Option) (*jobQueue, error) {
-	s, err := build(client, crawlID, opts)
+func newQueue(client goredis.UniversalClient, crawlID string, cfg ...Config) (*jobQueue, error) {
+	s, err := build(client, crawlID, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 	client, ns := redistest.New(t)
 	ctx := context.Background()
 	req := func(u string) []byte { return []byte(`{"URL":"` + u + `","Method":"GET"}`) }
-	opts := []redis.Option{redis.Config{VisibilityTimeout: 30 * time.Millisecond}}
+	opts := []redis.Config{redis.Config{VisibilityTimeout: 30 * time.Millisecond}}
 
 	t.Run("flushed: found when the queue looks empty", func(t *testing.T) {
 		cs := collyStorage(t, ns+"a", opts...)

@@ -15,7 +15,7 @@ import (
 // One shard (the default) keeps the unsharded key layout, byte for byte.
 func TestOneShardKeepsTheKeyLayout(t *testing.T) {
 	client, _ := redistest.New(t)
-	for _, opts := range [][]redis.Option{nil, {redis.Config{Shards: 1}}} {
+	for _, opts := range [][]redis.Config{nil, {redis.Config{Shards: 1}}} {
 		q, err := redis.NewQueue(client, "shop", opts...)
 		if err != nil {
 			t.Fatal(err)

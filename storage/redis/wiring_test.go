@@ -33,7 +33,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 	var recovered sync.Once
 	for w := range 2 {
 		wg.Go(func() {
-			opts := []redis.Option{redis.Config{Namespace: ns, PollInterval: 20 * time.Millisecond, BackoffBase: 20 * time.Millisecond, BackoffCap: 100 * time.Millisecond}}
+			opts := []redis.Config{redis.Config{Namespace: ns, PollInterval: 20 * time.Millisecond, BackoffBase: 20 * time.Millisecond, BackoffCap: 100 * time.Millisecond}}
 			store, err := redis.OpenCheckpoint(client, "shop", opts...)
 			if err != nil {
 				t.Error(err)

@@ -90,7 +90,7 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 	}
 	defer client.Close()
 	log := zerolog.New(logs).With().Str("worker", cfg.Name).Logger()
-	opts := []redis.Option{
+	opts := []redis.Config{
 		redis.Config{Namespace: cfg.Namespace, VisibilityTimeout: cfg.Visibility, PollInterval: cfg.Poll, BackoffBase: 20 * time.Millisecond, BackoffCap: 200 * time.Millisecond, ReconnectBase: 20 * time.Millisecond, ReconnectCap: 200 * time.Millisecond, MaxOutage: 30 * time.Second, CallTimeout: 2 * time.Second, Logger: log},
 	}
 	if cfg.Shards > 0 {
