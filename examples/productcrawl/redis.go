@@ -50,8 +50,7 @@ import (
 //     an open circuit stays open in Redis for a worker started later.
 //
 // -redis names one server (redis://, rediss://) or a Redis Cluster by its
-// seeds (redis+cluster://host:7000,host:7001,…; storage/redis's
-// ParseClusterURL): the worker then talks to a go-redis ClusterClient,
+// seeds (redis+cluster://host:7000,host:7001,…; parseClusterURL): the worker then talks to a go-redis ClusterClient,
 // which follows the cluster's redirects, and storage/redis retries a call
 // the cluster turned away while it moved the crawl's slot. A crawl's keys
 // share one hash tag, so one master serves one crawl, unless
@@ -118,8 +117,8 @@ func (cfg *Config) validateRedis() error {
 		}
 		return nil
 	}
-	if redis.IsClusterURL(cfg.Redis) {
-		opts, err := redis.ParseClusterURL(cfg.Redis)
+	if isClusterURL(cfg.Redis) {
+		opts, err := parseClusterURL(cfg.Redis)
 		if err != nil {
 			return usageErr("-redis: %v", err)
 		}
