@@ -1,4 +1,4 @@
-package circuit_test
+package domains
 
 import (
 	"testing"
@@ -29,7 +29,7 @@ func TestRestoreWindow(t *testing.T) {
 	} {
 		clk := clocktest.NewFake(time.Unix(1_800_000_000, 0))
 		c := circuit.NewMemory("shop.test", tc.s, nil)
-		if err := circuit.RestoreWindow(c, clk, tc.s, tc.outcomes, tc.failures); err != nil {
+		if err := restoreWindow(c, clk, tc.s, tc.outcomes, tc.failures); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		snap, _ := c.Snapshot(clk)
