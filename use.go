@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
@@ -59,7 +60,7 @@ func Use(c *colly.Collector, exts ...Extension) error {
 	}
 	if b != nil {
 		if len(validators) > 0 {
-			b.SetValidator(validators[0].(breaker.Validator))
+			domains.Validate(b, validators[0])
 		}
 		for _, o := range observers {
 			if err := o.(observe.Observer).Observe(b); err != nil {

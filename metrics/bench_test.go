@@ -8,6 +8,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/prometheus/client_golang/prometheus"
@@ -102,9 +103,9 @@ func BenchmarkGatherBroad(b *testing.B) {
 				}
 			}
 			if c.compact {
-				br.Sweep()
+				domains.Of(br).Sweep()
 				clk.Advance(breaker.DefaultIdleTTL)
-				br.Sweep()
+				domains.Of(br).Sweep()
 			}
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -8,6 +8,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/prometheus/client_golang/prometheus"
@@ -117,9 +118,9 @@ func TestEveryDomainsSeriesKeepsTheTotals(t *testing.T) {
 		b.Record(tk, o)
 	}
 	send("idle.test", circuit.Result{Class: circuit.Success})
-	b.Sweep()
+	domains.Of(b).Sweep()
 	clk.Advance(ttl)
-	b.Sweep()
+	domains.Of(b).Sweep()
 	send("failing.test", circuit.Result{Class: circuit.Degraded})
 
 	s := scrape(t, serve(t, reg).URL())

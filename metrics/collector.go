@@ -8,6 +8,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -127,7 +128,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 
 // collectBreaker exports the totals over every domain, and the series of
 // the domains that get their own (Config.DomainSeries).
-func (c *collector) collectBreaker(ch chan<- prometheus.Metric, src statsSource) {
+func (c *collector) collectBreaker(ch chan<- prometheus.Metric, src *domains.Set) {
 	o := src.Overview(max(c.m.perDomain, 0))
 	if c.m.perDomain < 0 {
 		o.Top = src.Stats() // every domain has series of its own

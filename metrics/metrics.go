@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -36,12 +36,6 @@ const DefaultReadTimeout = 2 * time.Second
 // WatchQueue and WatchCheckpoint for a name already watched: two sources
 // would export the same series.
 var ErrAlreadyWatched = errors.New("metrics: already watched")
-
-// statsSource is what a scrape reads: the observed *breaker.Breaker.
-type statsSource interface {
-	Overview(k int) breaker.Overview
-	Stats() []breaker.DomainStats
-}
 
 // DefaultDomainSeries is how many domains get series of their own unless
 // Config.DomainSeries says otherwise: a broad crawl stays under 10,000
@@ -99,7 +93,7 @@ type Metrics struct {
 	latencyLabels, transitionLabels, degradingLabels labelSet
 
 	mu          sync.Mutex
-	source      statsSource
+	source      *domains.Set // the observed breaker's: what a scrape reads
 	queues      []namedQueue
 	checkpoints []namedCheckpoint
 	proxies     func() []proxy.Snapshot
@@ -203,7 +197,7 @@ func (m *Metrics) Observe(s observe.Subject) error {
 	if s == nil {
 		return errors.New("metrics: Observe(nil): pass the *breaker.Breaker")
 	}
-	if src, ok := s.(statsSource); ok {
+	if src := domains.Of(s); src != nil {
 		m.mu.Lock()
 		other := m.source != nil && m.source != src
 		if !other {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
@@ -70,9 +71,9 @@ func TestDomainStateSaysWhatHoldsTheDomainAndForHowLong(t *testing.T) {
 	}{
 		{breaker.DomainStats{State: circuit.Open, RetryAt: now.Add(57*time.Second + time.Millisecond)}, "open", 58 * time.Second},
 		{breaker.DomainStats{State: circuit.HalfOpen}, "half-open", 0},
-		{breaker.DomainStats{Pace: breaker.PaceStats{HaltUntil: now.Add(2500 * time.Millisecond)}}, "paused", 3 * time.Second},
-		{breaker.DomainStats{Outcomes: throttled, Pace: breaker.PaceStats{Gap: 40 * time.Millisecond}}, "slowed", 0},
-		{breaker.DomainStats{Pace: breaker.PaceStats{Gap: 40 * time.Millisecond}}, "closed", 0},
+		{breaker.DomainStats{Pace: pace.Stats{HaltUntil: now.Add(2500 * time.Millisecond)}}, "paused", 3 * time.Second},
+		{breaker.DomainStats{Outcomes: throttled, Pace: pace.Stats{Gap: 40 * time.Millisecond}}, "slowed", 0},
+		{breaker.DomainStats{Pace: pace.Stats{Gap: 40 * time.Millisecond}}, "closed", 0},
 		{breaker.DomainStats{State: circuit.Open, RetryAt: now.Add(-time.Second)}, "open", 0},
 	} {
 		if word, left := domainState(c.d, now); word != c.word || left != c.left {

@@ -107,29 +107,23 @@ const DefaultIdleTTL = domains.DefaultIdleTTL
 // the defaults; docs/pacing.md tells each field.
 type FleetGuard = fleet.Config
 
-// Overview is every domain at a glance: totals and the few worth a look.
-// Fields: go doc github.com/breakwater-crawl/breakwater/internal/domains.Overview
-type Overview = domains.Overview
-
-// DomainSnapshot is one domain's circuit and Retry-After pause at one
-// moment: what Snapshots returns, a checkpoint saves and Restore puts back.
-// Fields: go doc github.com/breakwater-crawl/breakwater/internal/domains.DomainSnapshot
-type DomainSnapshot = domains.DomainSnapshot
-
-// Overview returns the totals over every domain and the stats of the k
-// worth a look (see Overview.Top); k ≤ 0 lists none.
-func (b *Breaker) Overview(k int) Overview { return b.set.Overview(k) }
-
-// Snapshots returns the circuits of hosts (all domains seen when none are
-// named), sorted by domain, for a checkpoint to save. A host never seen, or
-// whose store cannot be read, is left out.
-func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot { return b.set.Snapshots(hosts...) }
-
-// Restore puts back a domain's circuit and pause as a checkpoint saved
-// them, so a restart is no way around a cooldown or a Retry-After; a
-// cooldown that ended meanwhile leaves the circuit on probation
-// (docs/checkpoints.md). Nothing is counted and no hook is called.
-func (b *Breaker) Restore(s DomainSnapshot) error { return b.set.Restore(s) }
+// The module's own packages reach b's set of domains (the checkpoint
+// saves and restores its circuits, the metrics read its overview) and
+// hand it a validator (breakwater.Use) through internal/domains.
+func init() {
+	domains.Of = func(x any) *domains.Set {
+		if b, ok := x.(*Breaker); ok && b != nil {
+			return b.set
+		}
+		return nil
+	}
+	domains.Validate = func(x, v any) {
+		b, _ := x.(*Breaker)
+		if v, ok := v.(Validator); ok && b != nil {
+			b.validator = v
+		}
+	}
+}
 
 // HoldOpen opens host's circuit until until for a reason found outside
 // its window (named in the transition, e.g. "robots_unavailable"), then
@@ -142,10 +136,6 @@ func (b *Breaker) HoldOpen(host string, until time.Time, reason string) error {
 // SetMinGap raises host's least gap between two requests to gap (a
 // robots.txt Crawl-delay), per worker; a smaller gap changes nothing.
 func (b *Breaker) SetMinGap(host string, gap time.Duration) error { return b.set.SetMinGap(host, gap) }
-
-// Sweep compacts now every domain idle for Config.IdleTTL with nothing to
-// remember. The breaker sweeps by itself; Sweep is for measurements.
-func (b *Breaker) Sweep() { b.set.Sweep() }
 
 // ErrOpen is the sentinel every refusal matches: errors.Is(err, ErrOpen)
 // is true for a *CircuitOpenError.
@@ -186,6 +176,3 @@ const (
 	DefaultMaxGap          = pace.DefaultMaxGap
 	DefaultThrottleHorizon = pace.DefaultThrottleHorizon
 )
-
-// PaceStats is a domain's pace at one moment.
-type PaceStats = pace.Stats

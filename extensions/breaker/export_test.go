@@ -6,11 +6,21 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
 )
 
 // Dormant is how many domains are compacted now (see Config.IdleTTL).
 func (b *Breaker) Dormant() int { return b.set.Dormant() }
+
+// Sweep, Snapshots and Restore reach the breaker's set of domains, as
+// the benchmarks and the checkpoint do (domains.Of).
+func (b *Breaker) Sweep()                                     { b.set.Sweep() }
+func (b *Breaker) Snapshots(hosts ...string) []DomainSnapshot { return b.set.Snapshots(hosts...) }
+func (b *Breaker) Restore(s DomainSnapshot) error             { return b.set.Restore(s) }
+
+// DomainSnapshot is one domain's circuit and pause at one moment.
+type DomainSnapshot = domains.DomainSnapshot
 
 // Wrap wraps base in the breaker's transport, as Register does the
 // collector's.

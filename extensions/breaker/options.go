@@ -141,15 +141,6 @@ func (c Config) apply(b *Breaker) error {
 	return nil
 }
 
-// SetValidator makes every 2xx go through v, as Config.Validator does:
-// what breakwater.Use calls with the validator it is given, before the
-// crawl.
-func (b *Breaker) SetValidator(v Validator) {
-	if v != nil {
-		b.validator = v
-	}
-}
-
 // Hook adds an observer's hooks to b (observe.Subject): what an
 // observe.Observer's Observe calls, before the crawl.
 func (b *Breaker) Hook(h observe.Hooks) error {

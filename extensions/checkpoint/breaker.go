@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -20,7 +20,7 @@ import (
 // calls it). The breaker's outcome of each attempt then decides the URL's
 // state, a refusal parks it until RetryAt, and each circuit that opens or
 // closes is saved at once. First it restores each domain's saved circuit
-// into b (breaker.Breaker.Restore; docs/checkpoints.md). A second call with
+// into s (docs/checkpoints.md). A second call with
 // the same breaker does nothing.
 func (cp *Checkpoint) Observe(s observe.Subject) error {
 	if s == nil {
@@ -34,14 +34,14 @@ func (cp *Checkpoint) Observe(s observe.Subject) error {
 	if err := s.Hook(hooks); err != nil {
 		return err
 	}
-	if b, ok := s.(*breaker.Breaker); ok {
-		return cp.restore(b) // a breaker of ours: its saved circuits come back
+	if set := domains.Of(s); set != nil {
+		return cp.restore(set) // a breaker of ours: its saved circuits come back
 	}
 	return nil
 }
 
 // restore attaches b and gives it back each domain's saved history.
-func (cp *Checkpoint) restore(b *breaker.Breaker) error {
+func (cp *Checkpoint) restore(b *domains.Set) error {
 	cp.mu.Lock()
 	cp.b = b
 	saved := cp.openDomainsLocked(true)
@@ -64,7 +64,7 @@ func (cp *Checkpoint) restore(b *breaker.Breaker) error {
 		saved = append(saved, savedCircuit{Domain: d, Window: n, Failures: n})
 	}
 	for _, s := range saved {
-		snap := breaker.DomainSnapshot{Domain: s.Domain, State: circuit.Closed, Trips: s.Trips,
+		snap := domains.DomainSnapshot{Domain: s.Domain, State: circuit.Closed, Trips: s.Trips,
 			WindowLen: s.Window, WindowFailures: s.Failures, HaltUntil: s.HaltUntil}
 		ev := cp.opt.Logger.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
 		switch {
@@ -118,7 +118,7 @@ func (cp *Checkpoint) saveBreakersLocked() {
 }
 
 // keepLocked sets what is saved of one domain's circuit and pause.
-func (cp *Checkpoint) keepLocked(s breaker.DomainSnapshot) {
+func (cp *Checkpoint) keepLocked(s domains.DomainSnapshot) {
 	var halt time.Time
 	if s.HaltUntil.After(cp.now()) {
 		halt = s.HaltUntil.UTC()

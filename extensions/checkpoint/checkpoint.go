@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -101,7 +101,7 @@ type Checkpoint struct {
 	mu       sync.Mutex
 	front    []uint64                // the queue: earlier runs' unfinished, then this run's (queue.go)
 	loaded   bool                    // front has the earlier runs' unfinished
-	b        *breaker.Breaker        // attached by Breaker
+	b        *domains.Set            // the breaker's domains, attached by Observe
 	saved    map[string]savedCircuit // open domains and closed ones with failures, as saved
 	filtered map[uint64]struct{}     // unfinished URLs the collector refused to resume (filters, depth, robots)
 	runs     []runRecord             // every run, this one last once started

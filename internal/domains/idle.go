@@ -125,7 +125,8 @@ func (b *Set) maybeSweep() {
 	}
 }
 
-// Sweep is what breaker.Breaker.Sweep does (its doc says how).
+// Sweep compacts now every domain idle for the idle TTL with nothing to
+// remember. The set sweeps by itself; Sweep is for measurements.
 func (b *Set) Sweep() { b.sweep(b.clock.Now()) }
 
 func (b *Set) sweep(now time.Time) {

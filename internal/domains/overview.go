@@ -36,7 +36,8 @@ type Overview struct {
 	Top []DomainStats
 }
 
-// Overview is what breaker.Breaker.Overview does (its doc says how).
+// Overview returns the totals over every domain and the stats of the k
+// worth a look (see Overview.Top); k ≤ 0 lists none.
 func (b *Set) Overview(k int) Overview {
 	now := b.clock.Now()
 	o := Overview{Outcomes: make(map[string]int64, numClasses)}

@@ -36,7 +36,9 @@ type DomainSnapshot struct {
 	Unanswered int
 }
 
-// Snapshots is what breaker.Breaker.Snapshots does (its doc says how).
+// Snapshots returns the circuits of hosts (all domains seen when none are
+// named), sorted by domain, for a checkpoint to save. A host never seen, or
+// whose store cannot be read, is left out.
 func (b *Set) Snapshots(hosts ...string) []DomainSnapshot {
 	var out []DomainSnapshot
 	if len(hosts) > 0 {
@@ -84,7 +86,10 @@ func (b *Set) domainSnapshot(d *Domain) (DomainSnapshot, bool) {
 		HaltUntil: d.Pace.Stats(b.clock.Now()).HaltUntil, Unanswered: int(d.Unanswered.Load())}, true
 }
 
-// Restore is what breaker.Breaker.Restore does (its doc says how).
+// Restore puts back a domain's circuit and pause as a checkpoint saved
+// them, so a restart is no way around a cooldown or a Retry-After; a
+// cooldown that ended meanwhile leaves the circuit on probation
+// (docs/checkpoints.md). Nothing is counted and no hook is called.
 func (b *Set) Restore(s DomainSnapshot) error {
 	d, err := b.Pin(hostkey.Of(s.Domain))
 	if err != nil {

@@ -496,7 +496,7 @@ func (p *Pace) atUserPace() bool {
 	return p.gap <= max(p.user.MinGap, 0) && (p.limit == max(p.user.Parallelism, 0))
 }
 
-// Stats is a domain's pace at one moment (breaker.PaceStats).
+// Stats is a domain's pace at one moment (breaker.DomainStats.Pace).
 type Stats struct {
 	Limit     int           `json:"limit"`         // in-flight cap, 0 = none of Breakwater's
 	Gap       time.Duration `json:"gap_ns"`        // least time between request starts
