@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/metrics"
@@ -45,7 +46,7 @@ import (
 //     then be in two files (never twice in one: a worker continues its
 //     -out as --resume does). A live worker keeps its jobs however long
 //     they wait (storage/redis extends their leases).
-//   - The circuit breakers are shared (BreakerStore): a trip seen by one
+//   - The circuit breakers are shared (NewBreakerStore): a trip seen by one
 //     worker is seen by all, half-open probes are limited across all, and
 //     an open circuit stays open in Redis for a worker started later.
 //
@@ -97,7 +98,7 @@ type shared struct {
 	client goredis.UniversalClient
 	id     string
 	cs     *redis.CollyStorage
-	bs     *redis.BreakerStore
+	bs     circuit.Store
 	q      *queue.Queue
 	log    zerolog.Logger
 }

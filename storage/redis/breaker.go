@@ -17,15 +17,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// BreakerStore keeps the circuit breaker of every domain of a crawl in
-// Redis, shared by all its workers (a circuit.Store): a trip seen by one is
-// seen by all, and half-open probes are limited across all of them. Each
-// Allow and Record is one atomic Lua round trip; nothing is held
-// while a request is in flight. An idle domain's keys expire after
-// Config.Retention, an open one's not before its cooldown. While Redis is
-// unreachable the store fails closed, or open with Config.FailOpen. It is
-// safe for concurrent use.
-type BreakerStore struct {
+// breakerStore is NewBreakerStore's circuit.Store.
+type breakerStore struct {
 	client goredis.UniversalClient
 	crawl  string
 	prefix []string // per shard: "<ns>:{<crawl>}:b:" unless Config.Shards
@@ -34,10 +27,17 @@ type BreakerStore struct {
 }
 
 // NewBreakerStore returns the breaker store of the crawl crawlID on
-// client; workers passing the same namespace and crawl id share the
-// circuits. Config.CallTimeout defaults to 1 s here. It does not contact
-// Redis; bad options are reported wrapped in ErrInvalidConfig.
-func NewBreakerStore(client goredis.UniversalClient, crawlID string, cfg ...Config) (*BreakerStore, error) {
+// client (breaker.Config.Store): it keeps the circuit breaker of every
+// domain of the crawl in Redis, shared by all the workers passing the same
+// namespace and crawl id, so a trip seen by one is seen by all, and
+// half-open probes are limited across all of them. Each Allow and Record
+// is one atomic Lua round trip; nothing is held while a request is in
+// flight. An idle domain's keys expire after Config.Retention, an open
+// one's not before its cooldown. While Redis is unreachable the store
+// fails closed, or open with Config.FailOpen. It is safe for concurrent
+// use. Config.CallTimeout defaults to 1 s here. It does not contact Redis;
+// bad options are reported wrapped in ErrInvalidConfig.
+func NewBreakerStore(client goredis.UniversalClient, crawlID string, cfg ...Config) (circuit.Store, error) {
 	s, err := build(client, crawlID, append([]Config{{CallTimeout: time.Second}}, cfg...))
 	if err != nil {
 		return nil, err
@@ -50,11 +50,11 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, cfg ...Conf
 	if s.FailOpen {
 		policy = "deciding with in-process circuits (fail open)"
 	}
-	return &BreakerStore{client: client, crawl: crawlID, prefix: prefix, s: s, link: newLink("breaker", crawlID, policy, s)}, nil
+	return &breakerStore{client: client, crawl: crawlID, prefix: prefix, s: s, link: newLink("breaker", crawlID, policy, s)}, nil
 }
 
 // domainKeys returns domain's keys: state, window and probe leases.
-func (bs *BreakerStore) domainKeys(domain string) []string {
+func (bs *breakerStore) domainKeys(domain string) []string {
 	d := hostkey.Of(domain)
 	p := bs.prefix[shardOf(d, len(bs.prefix))]
 	return []string{p + "s:" + d, p + "w:" + d, p + "p:" + d}
@@ -63,7 +63,7 @@ func (bs *BreakerStore) domainKeys(domain string) []string {
 // Circuit returns domain's shared circuit configured by p; it implements
 // circuit.Store and does not contact Redis. The profile travels with each
 // call: every worker should use the same one for a domain.
-func (bs *BreakerStore) Circuit(domain string, p circuit.Settings) (circuit.Circuit, error) {
+func (bs *breakerStore) Circuit(domain string, p circuit.Settings) (circuit.Circuit, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (bs *BreakerStore) Circuit(domain string, p circuit.Settings) (circuit.Circ
 
 // shared is one domain's shared circuit; see lua/circuit_*.lua.
 type shared struct {
-	bs      *BreakerStore
+	bs      *breakerStore
 	domain  string
 	p       circuit.Settings
 	keys    []string
@@ -443,5 +443,3 @@ func parseEntry(s string) (circuit.Result, bool) {
 	ok := err1 == nil && err2 == nil && err3 == nil && c >= 0 && c <= 255
 	return circuit.Result{Class: circuit.Class(c), Latency: time.Duration(ns)}, ok
 }
-
-var _ circuit.Store = (*BreakerStore)(nil)

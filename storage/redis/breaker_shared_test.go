@@ -36,7 +36,7 @@ func workers(t *testing.T, n int, p breaker.Profile, opts ...redis.Config) ([]ci
 			t.Fatal(err)
 		}
 		if i == 0 {
-			store0 = bs
+			store0 = bs.(*redis.BreakerStore)
 		}
 		c, err := bs.Circuit(domain, p.Settings())
 		if err != nil {

@@ -22,6 +22,7 @@ type (
 	EmptyError       = emptyError
 	UnavailableError = unavailableError
 	Checkpoint       = checkpointStore
+	BreakerStore     = breakerStore
 )
 
 var (

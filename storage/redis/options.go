@@ -56,7 +56,7 @@ type Config struct {
 	DeadLetterLimit int
 
 	// CallTimeout bounds every call to Redis (build the client with
-	// ContextTimeoutEnabled). Default 10 s, 1 s for a BreakerStore; negative: none.
+	// ContextTimeoutEnabled). Default 10 s, 1 s for NewBreakerStore; negative: none.
 	CallTimeout time.Duration
 
 	// Clock decides eligibility and leases, so workers need synchronised
@@ -67,7 +67,7 @@ type Config struct {
 	// leases taken back, dead letters, Redis lost and back. Default: silence.
 	Logger zerolog.Logger
 
-	// FailOpen makes a BreakerStore's circuits fall back to an in-process one
+	// FailOpen makes NewBreakerStore's circuits fall back to an in-process one
 	// per domain while Redis is unreachable; by default they refuse every
 	// request (ErrUnavailable, breaker.ErrOpen), so it is parked.
 	FailOpen bool

@@ -27,7 +27,7 @@ func TestOneShardKeepsTheKeyLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Join(bs.Keys("a.example"), " "); got != "bw:{shop}:b:s:a.example bw:{shop}:b:w:a.example bw:{shop}:b:p:a.example" {
+		if got := strings.Join(bs.(*redis.BreakerStore).Keys("a.example"), " "); got != "bw:{shop}:b:s:a.example bw:{shop}:b:w:a.example bw:{shop}:b:p:a.example" {
 			t.Errorf("breaker keys %s", got)
 		}
 		cs, err := redis.NewCollyStorage(client, "shop", opts...)
@@ -78,7 +78,7 @@ func TestShardsSpreadTheCrawlOverSlots(t *testing.T) {
 	}
 	used := map[int]bool{}
 	for d := range 30 {
-		k := bs.Keys(fmt.Sprintf("d%d.example", d))
+		k := bs.(*redis.BreakerStore).Keys(fmt.Sprintf("d%d.example", d))
 		if redistest.Slot(k[0]) != redistest.Slot(k[1]) || redistest.Slot(k[0]) != redistest.Slot(k[2]) {
 			t.Errorf("a domain's circuit keys in several slots: %v", k)
 		}
