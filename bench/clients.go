@@ -72,7 +72,7 @@ type wiring struct {
 	v    *validate.Validator
 	cp   *checkpoint.Checkpoint // the embedded checkpoint, where the scenario uses it
 	// cpStore is the file under cp.
-	cpStore *bolt.Store
+	cpStore storage.Store
 	// cpDone is how many URLs the checkpoint held done when it closed.
 	cpDone int
 }

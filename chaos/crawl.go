@@ -217,7 +217,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		cp, err = checkpoint.New(mem)
 		cpStore = mem
 	case cpBolt:
-		var st *bolt.Store
+		var st storage.Store
 		if st, err = bolt.Open(filepath.Join(dir, "crawl.db")); err != nil {
 			break
 		}

@@ -22,7 +22,7 @@ import (
 // --resume is refused (a usage error: the crawl in it would be
 // overwritten by a new one), as is a file that is not a checkpoint; a
 // damaged, newer or locked one is an error naming the file and what to do.
-func openCheckpoint(cfg Config, log zerolog.Logger, onStoreError func(error)) (*checkpoint.Checkpoint, *bolt.Store, error) {
+func openCheckpoint(cfg Config, log zerolog.Logger, onStoreError func(error)) (*checkpoint.Checkpoint, storage.Store, error) {
 	_, err := os.Stat(cfg.Checkpoint)
 	exists := err == nil
 	switch {

@@ -25,7 +25,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/report"
-	"github.com/breakwater-crawl/breakwater/storage/bolt"
+	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -42,7 +42,7 @@ type crawl struct {
 	v       *validate.Validator
 	b       *breaker.Breaker
 	cp      *checkpoint.Checkpoint // the checkpoint file; nil with -redis
-	cpStore *bolt.Store            // the file under cp
+	cpStore storage.Store          // the file under cp
 	out     *sink
 	shared  *shared       // -redis: the crawl in Redis; nil for the checkpoint file
 	reach   *reach        // whether the start hosts answer at all

@@ -21,7 +21,7 @@ var fast = bolt.Config{FlushInterval: 5 * time.Millisecond}
 
 // stores holds the file store under each checkpoint openFile made, for
 // closeCP.
-var stores sync.Map // *checkpoint.Checkpoint → *bolt.Store
+var stores sync.Map // *checkpoint.Checkpoint → storage.Store
 
 // openFile opens the checkpoint file at path as a program does: the
 // embedded store with bopts, then the checkpoint on it. closeCP closes
@@ -44,7 +44,7 @@ func openFile(path string, bopts []bolt.Config, opts ...checkpoint.Config) (*che
 func closeCP(cp *checkpoint.Checkpoint) error {
 	err := cp.Close()
 	if s, ok := stores.LoadAndDelete(cp); ok {
-		err = errors.Join(err, s.(*bolt.Store).Close())
+		err = errors.Join(err, s.(storage.Store).Close())
 	}
 	return err
 }

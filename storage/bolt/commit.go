@@ -16,7 +16,7 @@ import (
 )
 
 // loop commits every flush interval, or when Put fills a batch, until Close.
-func (s *Store) loop() {
+func (s *store) loop() {
 	defer close(s.loopDone)
 	for {
 		select {
@@ -30,7 +30,7 @@ func (s *Store) loop() {
 }
 
 // Flush implements storage.Store: it commits what is buffered, fsynced.
-func (s *Store) Flush() error {
+func (s *store) Flush() error {
 	s.mu.RLock()
 	closed := s.closed
 	s.mu.RUnlock()
@@ -41,7 +41,7 @@ func (s *Store) Flush() error {
 }
 
 // commit writes the buffer while Puts fill a fresh one; a failure sticks.
-func (s *Store) commit() error {
+func (s *store) commit() error {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 
@@ -83,7 +83,7 @@ func (s *Store) commit() error {
 }
 
 // write commits ents and metas, and what goes with them, in one transaction.
-func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (err error) {
+func (s *store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (err error) {
 	defer inUse(&err) // after the recover below has turned a panic into an error
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	tx, err := s.db.Begin(true)
@@ -201,7 +201,7 @@ func (s *Store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 const maxIDRun = 4096
 
 // writeRequest brings the request stored under sk in line with e's.
-func (s *Store) writeRequest(reqs *bbolt.Bucket, sk []byte, e *entry, a *arena) error {
+func (s *store) writeRequest(reqs *bbolt.Bucket, sk []byte, e *entry, a *arena) error {
 	req := e.rec.Request
 	switch e.req {
 	case reqKeep:

@@ -8,6 +8,15 @@
 //	defer s.Close() // after the checkpoint's Close
 //	cp, err := checkpoint.New(s)
 //
-// Writes are committed in atomic, fsynced batches (see Store); Open refuses
-// a file it cannot use without writing to it (see Open).
+// The store is safe for concurrent use. Put and SetMeta buffer (latest per
+// ID wins); reads see them at once. A background loop commits in one
+// atomic, fsynced transaction every Config.FlushInterval or
+// Config.BatchSize writes: a Put is durable after that commit, or once
+// Flush or Close returns nil. A crash leaves the last commit, every record
+// whole. A failed commit (disk full) is sticky: Put, SetMeta and Flush
+// return it (a *FileError), reads go on, the file keeps the last commit;
+// reopen once the cause is fixed. Put blocks while four batches are
+// buffered. Every record's ID, Seq and state stay in memory (20 to 40 MB a
+// million URLs); docs/checkpoints.md describes the file. Open refuses a
+// file it cannot use without writing to it (see Open).
 package bolt

@@ -33,7 +33,7 @@ func mustOpen(t *testing.T, path string, opts ...bolt.Config) *bolt.Store {
 		t.Fatalf("Open(%s): %v", path, err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return s.(*bolt.Store)
 }
 
 // makeCheckpoint writes a closed checkpoint of n records (every third done)

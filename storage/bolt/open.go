@@ -28,11 +28,11 @@ import (
 //   - storage.ErrNotCheckpoint: not a bbolt database, not a checkpoint, or
 //     of format 1, which only development builds wrote;
 //   - storage.ErrNewerFormat: of a newer format;
-//   - storage.ErrLocked: open in another process or Store after
+//   - storage.ErrLocked: open in another process, or in this one, after
 //     Config.LockTimeout.
 //
-// Damage met later is returned by the Store's methods as storage.ErrCorrupt.
-func Open(path string, cfg ...Config) (*Store, error) {
+// Damage met later is returned by the store's methods as storage.ErrCorrupt.
+func Open(path string, cfg ...Config) (storage.Store, error) {
 	o, err := resolve(cfg)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ type stateSet [int(storage.Dead) + 1]bool
 
 // Scan implements storage.Store, a chunk of records at a time, calling fn
 // with nothing held.
-func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) error {
+func (s *store) Scan(fn func(storage.Record) error, states ...storage.State) error {
 	if err := backend.CheckStates(states); err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (s *Store) Scan(fn func(storage.Record) error, states ...storage.State) err
 
 // scanChunk appends to file the first records with Seq > after in the
 // wanted states, at most max(scanChunk, buffered), in Seq order.
-func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (_ []storage.Record, err error) {
+func (s *store) scanChunk(after uint64, want *stateSet, file []storage.Record) (_ []storage.Record, err error) {
 	defer inUse(&err)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -102,7 +102,7 @@ func (s *Store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 }
 
 // indexPays reports whether the wanted states hold under half the records.
-func (s *Store) indexPays(want *stateSet) bool {
+func (s *store) indexPays(want *stateSet) bool {
 	wanted, total := 0, 0
 	for st, n := range s.counts {
 		total += n
@@ -114,7 +114,7 @@ func (s *Store) indexPays(want *stateSet) bool {
 }
 
 // scanRecords walks the records bucket from Seq after+1 until emit says stop.
-func (s *Store) scanRecords(tx *bbolt.Tx, after uint64, emit func(k, v []byte) (bool, error)) error {
+func (s *store) scanRecords(tx *bbolt.Tx, after uint64, emit func(k, v []byte) (bool, error)) error {
 	c := tx.Bucket(bucketRecords).Cursor()
 	for k, v := c.Seek(seqKey(after + 1)); k != nil; k, v = c.Next() {
 		if len(k) != 8 {
@@ -128,7 +128,7 @@ func (s *Store) scanRecords(tx *bbolt.Tx, after uint64, emit func(k, v []byte) (
 }
 
 // scanIndex merges one state-index cursor per wanted state, in Seq order.
-func (s *Store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(k, v []byte) (bool, error)) error {
+func (s *store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(k, v []byte) (bool, error)) error {
 	type head struct {
 		st  byte
 		c   *bbolt.Cursor

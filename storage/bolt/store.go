@@ -13,18 +13,8 @@ import (
 	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
-// Store is a storage.Store in one bbolt file, safe for concurrent use.
-//
-// Put and SetMeta buffer (latest per ID wins); reads see them at once. A
-// background loop commits in one atomic, fsynced transaction every
-// Config.FlushInterval or Config.BatchSize writes: a Put is durable after
-// that commit, or once Flush or Close returns nil. A crash leaves the last
-// commit, every record whole. A failed commit (disk full) is sticky: Put,
-// SetMeta and Flush return it (a *FileError), reads go on, the file keeps
-// the last commit; reopen once the cause is fixed. Put blocks while four
-// batches are buffered. Every record's ID, Seq and state stay in memory
-// (20 to 40 MB a million URLs); docs/checkpoints.md describes the file.
-type Store struct {
+// store is Open's storage.Store (the package doc says how it writes).
+type store struct {
 	path string
 	db   *bbolt.DB
 	o    Config // resolved: defaults filled in
@@ -63,10 +53,8 @@ const (
 	reqCheck                  // unknown (not in memory): the commit compares
 )
 
-var _ storage.Store = (*Store)(nil)
-
-func newStore(path string, db *bbolt.DB, o Config) (*Store, error) {
-	s := &Store{
+func newStore(path string, db *bbolt.DB, o Config) (*store, error) {
+	s := &store{
 		path: path, db: db, o: o,
 		buf: make(map[uint64]*entry), metaBuf: make(map[string][]byte),
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), loopDone: make(chan struct{}),
@@ -88,11 +76,12 @@ func newStore(path string, db *bbolt.DB, o Config) (*Store, error) {
 	return s, nil
 }
 
-// Path returns the checkpoint file's path.
-func (s *Store) Path() string { return s.path }
+// Path returns the checkpoint file's path, which extensions/checkpoint
+// names in its messages.
+func (s *store) Path() string { return s.path }
 
 // usable returns why the store takes no more writes, if so. Under mu.
-func (s *Store) usable() error {
+func (s *store) usable() error {
 	if s.closed {
 		return storage.ErrClosed
 	}
@@ -100,7 +89,7 @@ func (s *Store) usable() error {
 }
 
 // Put implements storage.Store. It reads nothing from the file.
-func (s *Store) Put(recs ...storage.Record) error {
+func (s *store) Put(recs ...storage.Record) error {
 	var now time.Time // read once, if a record needs it
 	for i := range recs {
 		r := &recs[i]
@@ -138,7 +127,7 @@ func (s *Store) Put(recs ...storage.Record) error {
 }
 
 // putLocked buffers r, stamped with now if it has no Updated.
-func (s *Store) putLocked(r *storage.Record, now time.Time) {
+func (s *store) putLocked(r *storage.Record, now time.Time) {
 	w, slot, known := s.index.get(r.ID)
 	seq, prev := unpack(w)
 	e := s.buf[r.ID]
@@ -184,7 +173,7 @@ func (s *Store) putLocked(r *storage.Record, now time.Time) {
 // sameRequest reports whether a and b are equal, nil unlike empty.
 func sameRequest(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
 
-func (s *Store) kickCommit() {
+func (s *store) kickCommit() {
 	select {
 	case s.kick <- struct{}{}:
 	default:
@@ -192,7 +181,7 @@ func (s *Store) kickCommit() {
 }
 
 // Get implements storage.Store.
-func (s *Store) Get(id uint64) (r storage.Record, ok bool, err error) {
+func (s *store) Get(id uint64) (r storage.Record, ok bool, err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -213,7 +202,7 @@ func (s *Store) Get(id uint64) (r storage.Record, ok bool, err error) {
 }
 
 // getFile reads the record of id, with Seq seq, from the file.
-func (s *Store) getFile(id, seq uint64) (r storage.Record, err error) {
+func (s *store) getFile(id, seq uint64) (r storage.Record, err error) {
 	defer inUse(&err)
 	err = viewGuarded(s.db, s.path, "get", func(tx *bbolt.Tx) (err error) {
 		sk := seqKey(seq)
@@ -249,7 +238,7 @@ func readRecord(path string, k, v []byte, reqs *follower) (storage.Record, error
 	return r, nil
 }
 
-func (s *Store) lookup(id uint64) *entry {
+func (s *store) lookup(id uint64) *entry {
 	if e := s.buf[id]; e != nil {
 		return e
 	}
@@ -264,7 +253,7 @@ func (e *entry) record() storage.Record {
 }
 
 // Counts implements storage.Store.
-func (s *Store) Counts() (map[storage.State]int, error) {
+func (s *store) Counts() (map[storage.State]int, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -274,7 +263,7 @@ func (s *Store) Counts() (map[storage.State]int, error) {
 }
 
 // SetMeta implements storage.Store.
-func (s *Store) SetMeta(key string, value []byte) error {
+func (s *store) SetMeta(key string, value []byte) error {
 	if err := backend.CheckMetaKey(key); err != nil {
 		return err
 	}
@@ -295,7 +284,7 @@ func (s *Store) SetMeta(key string, value []byte) error {
 }
 
 // Meta implements storage.Store.
-func (s *Store) Meta(key string) (v []byte, ok bool, err error) {
+func (s *store) Meta(key string) (v []byte, ok bool, err error) {
 	defer inUse(&err)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -316,7 +305,7 @@ func (s *Store) Meta(key string) (v []byte, ok bool, err error) {
 }
 
 // Close implements storage.Store: it commits, then releases the file.
-func (s *Store) Close() (err error) {
+func (s *store) Close() (err error) {
 	s.closeOnce.Do(func() { // a later call returns nil
 		s.mu.Lock()
 		s.closed = true // Put refuses from here: nothing comes after the last commit
