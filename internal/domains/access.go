@@ -14,11 +14,12 @@ import (
 
 // Of returns the Set of b, a *breaker.Breaker, and nil for anything else;
 // Validate makes b's 2xx go through v, a breaker.Validator, as its
-// Config.Validator does. Package breaker sets both: they are how the
-// module's own packages reach what the breaker exports to no user.
+// Config.Validator does. Package breaker sets both (until then they do
+// nothing): they are how the module's own packages reach what the breaker
+// exports to no user.
 var (
-	Of       func(b any) *Set
-	Validate func(b, v any)
+	Of       = func(b any) *Set { return nil }
+	Validate = func(b, v any) {}
 )
 
 // Lookup returns host's domain if it is kept whole, unpinned.
