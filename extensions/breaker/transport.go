@@ -63,13 +63,31 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if a == nil {
 		// No callback of the breaker's saw it.
+		var unchain func()
+		if lag := hopLag(req); lag > 0 {
+			// A bare redirect's hop: net/http's Client gives every hop the
+			// chain's first deadline, but the earlier hops' waits for room
+			// moved theirs on (patientRequest). This one starts from the
+			// last hop's, or it would fail before it left, counted as its
+			// target's failure (chaos/SEEDS.md, 7198215812936100601).
+			req, unchain = patientRequest(req, lag, t.crawl())
+		}
 		var err error
 		if a, err = t.gateBare(req); err != nil {
+			if unchain != nil {
+				unchain()
+			}
 			closeBody(req)
 			return nil, err
 		}
+		a.unwait = unchain
 		if a.waited > time.Millisecond {
-			req, a.unwait = patientRequest(req, a.waited, a.crawl)
+			var unwait func()
+			req, unwait = patientRequest(req, a.waited, a.crawl)
+			a.unwait = unwait
+			if unchain != nil {
+				a.unwait = func() { unwait(); unchain() }
+			}
 		}
 	}
 	if a.refused != nil {
@@ -435,6 +453,21 @@ func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (t
 	}
 	tk = tk.WithInFlight(inFlight)
 	return tk, left, ep, nil, nil
+}
+
+// hopLag is how much later than req's own deadline the previous hop of
+// its redirect chain was to end (patientRequest moved it on), 0 for a
+// chain's first request or a hop given no more time than its chain.
+func hopLag(req *http.Request) time.Duration {
+	if req.Response == nil || req.Response.Request == nil {
+		return 0
+	}
+	prev, ok := req.Response.Request.Context().Deadline()
+	own, ownOK := req.Context().Deadline()
+	if !ok || !ownOK {
+		return 0
+	}
+	return max(0, prev.Sub(own))
 }
 
 // patientRequest is req with its client's deadline moved on by waited, the
