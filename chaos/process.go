@@ -80,6 +80,7 @@ func crawlProcess(bin string, w Wiring, sites []*site, dir string, pr procRun) r
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOTRACEBACK=all") // a hung run's dump shows every goroutine
 	if err := cmd.Start(); err != nil {
 		ro.openErr = fmt.Errorf("start productcrawl: %w", err)
 		return ro
@@ -110,8 +111,15 @@ func crawlProcess(bin string, w Wiring, sites []*site, dir string, pr procRun) r
 		ro.crashed = crashedBySignal(stderr.String())
 	case <-timer.C:
 		ro.hung = true
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		<-done
+		// First a goroutine dump (Go's SIGQUIT) into the stderr kept with
+		// -keep: where the run was waiting when its bound ran out.
+		_ = cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+		}
 		return ro
 	}
 	var ee *exec.ExitError
