@@ -323,3 +323,45 @@ func TestInvariant5AllowsTheProbesAfterACooldown(t *testing.T) {
 		t.Fatalf("3 probes after one cooldown, 2 allowed, passed: %v", vs)
 	}
 }
+
+// A full disk stops productcrawl's first run; the checkpoint flushes a
+// 429's pause at once, and that flush can be the very commit the full
+// disk refused (seed 6334285897082379505: the pause logged 2 ms before
+// the commit failed). The resume cannot honour a pause its checkpoint
+// never held; one the checkpoint saved binds it, and the first run is
+// bound by every pause it was answered.
+func TestAPauseAFullDiskKeptFromTheCheckpointDoesNotBindTheResume(t *testing.T) {
+	t0 := time.Now()
+	s := Site{Kind: kThrottle, Products: 3, PerPage: 3, Status: 429, RetryAfter: time.Second, RA: raSeconds}
+	ss := &site{Site: s, url: "http://127.0.0.1:1", host: "127.0.0.1:1"}
+	judge := func(next time.Duration, saved bool) bool {
+		hits := []testserver.Hit{
+			{Seq: 1, Time: t0.Add(100 * time.Millisecond), Path: "/products/sku-1", Status: 429, Mode: testserver.Throttle},
+			{Seq: 2, Time: t0.Add(next), Path: "/", Status: 200},
+		}
+		c := Case{Seed: 1, Sites: []Site{s}, Wiring: Wiring{Process: true, Async: true, Profile: breaker.Conservative()},
+			Fault: Fault{Kind: fDiskFull, Limit: 100 << 10}}
+		runs := []runOut{{start: t0, end: t0.Add(600 * time.Millisecond), exit: 1}, {start: t0.Add(650 * time.Millisecond), end: t0.Add(3 * time.Second)}}
+		cr := &caseRun{c: c, sites: []*site{ss}, hits: [][]testserver.Hit{hits}, runs: runs, savedHalt: map[string]time.Time{}}
+		if saved {
+			cr.savedHalt[ss.host] = t0.Add(1100 * time.Millisecond)
+		}
+		violated := false
+		cr.checkRetryAfter(func(inv int, _ string, _ ...any) { violated = violated || inv == 6 }, 0, ss, hits)
+		return violated
+	}
+	for _, tc := range []struct {
+		name  string
+		next  time.Duration
+		saved bool
+		want  bool
+	}{
+		{"not saved, sent by the resume", 700 * time.Millisecond, false, false},
+		{"saved, sent by the resume", 700 * time.Millisecond, true, true},
+		{"not saved, sent by the first run", 450 * time.Millisecond, false, true},
+	} {
+		if got := judge(tc.next, tc.saved); got != tc.want {
+			t.Errorf("%s: violation %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -716,12 +716,23 @@ func (cr *caseRun) checkRetryAfter(add func(int, string, ...any), i int, s *site
 	if f := cr.c.Fault; f.Late && !cr.second && len(cr.runs) >= 2 {
 		lateStart = cr.runs[len(cr.runs)-1].start
 	}
+	// A pause answered to a run a full disk stopped binds the resume only
+	// if that run could save it: the save of a 429 is flushed at once, and
+	// that flush may be the very commit the full disk refused.
+	var resumedAt time.Time
+	if f := cr.c.Fault; f.Kind == fDiskFull && len(cr.runs) >= 2 {
+		resumedAt = cr.runs[1].start
+	}
 	for _, p := range pauses {
 		if !killedAt.IsZero() && p.from.After(killedAt) && p.from.Before(cr.runs[0].end) {
 			continue
 		}
+		lost := !resumedAt.IsZero() && p.from.Before(cr.runs[0].end) && cr.savedHalt[s.host].Before(p.till.Add(-retryAfterSlack))
 		for _, h := range hits {
 			if !lateStart.IsZero() && p.from.Before(lateStart) && h.Time.After(lateStart) {
+				continue
+			}
+			if lost && !h.Time.Before(resumedAt) {
 				continue
 			}
 			if h.Time.After(p.from.Add(retryAfterSlack)) && h.Time.Before(p.till.Add(-retryAfterSlack)) {

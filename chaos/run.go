@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -69,6 +70,10 @@ type caseRun struct {
 	redir *redirector
 	// proxies are the case's proxy pool (Wiring.Proxies), or nil.
 	proxies *testserver.ProxyFleet
+	// savedHalt is, for fDiskFull, each domain's Retry-After pause as the
+	// checkpoint held it once the full disk had stopped the first run:
+	// what the resume could know of the pauses the site asked for.
+	savedHalt map[string]time.Time
 }
 
 func runCase(c Case, e env) Result {
@@ -239,6 +244,7 @@ func (cr *caseRun) execute(e env) {
 		fsize = f.Limit
 		cr.runs = append(cr.runs, once(bg, false, 0))
 		fsize = 0
+		cr.savedHalt = readSavedHalts(filepath.Join(cr.dir, "crawl.db"))
 		// Space freed, the scheduler runs it again.
 		if r := cr.runs[0]; r.exit != 0 || r.hung {
 			cr.runs = append(cr.runs, once(bg, true, 0))
@@ -282,6 +288,32 @@ func (cr *caseRun) readCheckpointFile() {
 			cr.cp[u], cr.cpErr[u] = rec.State, rec.LastError
 		}
 	}
+}
+
+// readSavedHalts reads each domain's Retry-After pause saved in
+// productcrawl's checkpoint file (the checkpoint's circuits, kept as JSON
+// under its "checkpoint/breakers" key); nil if it cannot be read.
+func readSavedHalts(path string) map[string]time.Time {
+	st, err := bolt.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer st.Close()
+	raw, ok, err := st.Meta("checkpoint/breakers")
+	if err != nil || !ok {
+		return nil
+	}
+	var saved map[string]struct {
+		HaltUntil time.Time `json:"halt_until"`
+	}
+	if json.Unmarshal(raw, &saved) != nil {
+		return nil
+	}
+	halts := map[string]time.Time{}
+	for domain, c := range saved {
+		halts[domain] = c.HaltUntil
+	}
+	return halts
 }
 
 // writeLogs writes each store's request log into the case's directory,
