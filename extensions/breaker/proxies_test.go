@@ -565,3 +565,43 @@ func TestAFailingStoreThroughAPoolKeepsTheTripBound(t *testing.T) {
 		}
 	}
 }
+
+// A store failing (503) from the start through a pool of one healthy proxy among a
+// refusing one and one making every site answer 403: a request whose 503
+// through the healthy proxy is left to tell, and which then fails through
+// the bad ones, is the store's failure, not a request no proxy carried
+// (chaos seed 15555557528312688129: 20 requests into the failing store,
+// bound 15). Its circuit opens within need + P − 1 + the proxies − 1
+// requests.
+func TestAFailingStoreThroughHealthyAndBadProxiesKeepsTheTripBound(t *testing.T) {
+	const p = 4
+	store := startStore(t, testserver.Config{Products: 80, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
+	_, pool := startPool(t, testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}},
+		testserver.ProxyConfig{}, testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBlock403}})
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
+	c := colly.NewCollector(colly.Async(true))
+	c.SetProxyFunc(pool.ProxyFunc())
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
+		t.Fatal(err)
+	}
+	b.Register(c)
+	c.OnError(retryEveryError(3))
+	for n := 1; n <= 80; n++ {
+		c.Visit(store.ProductURL(n))
+	}
+	c.Wait()
+	into := 0
+	for _, h := range store.Requests() {
+		if h.Failing() {
+			into++
+		}
+	}
+	need := breaker.Standard().Settings().FailuresToTrip()
+	t.Logf("the failing store received %d requests (need %d, P %d)", into, need, p)
+	if bound := need + p - 1 + 2; into > bound {
+		t.Errorf("the failing store received %d requests, want at most need + P − 1 + 2 = %d", into, bound)
+	}
+	if st := b.State(store.Host()); st != circuit.Open {
+		t.Errorf("the failing store's circuit is %v, want open", st)
+	}
+}

@@ -24,6 +24,14 @@ type Attempt struct {
 	Latency time.Duration
 }
 
+// Unexplained reports whether a is a failure that its proxy or the site
+// may have caused alike: a bare 502, 503 or 504, or an error with no
+// answer that is not a failure to reach the proxy. Record leaves those to
+// the next proxy to tell, or judges them by the proxies' records.
+func (a Attempt) Unexplained() bool {
+	return classify(a.Err, a.Status, a.Header) == notJudged && unexplained(a)
+}
+
 // Record charges a to its proxy and reports whether the proxy, not the
 // site, explains its failure: then the attempt says nothing about the
 // site, which never received it or would answer through another proxy,
