@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,16 +63,27 @@ func TestACrashIsAnErrorThatSaysItCrashed(t *testing.T) {
 // A SIGQUIT that reaches the process a scheduler started before main has
 // begun (a loaded machine starts it slowly) is a crash too: Go's runtime
 // would exit 2 on it, which reads as tripped. The test holds main back
-// for 300 ms with the slow-start hook, so the signal lands in that window.
-// Found by go run ./chaos (seed 10001336446621174659: SIGQUIT 82 ms in).
+// for a second with the slow-start hook and sends the signal once that
+// wait has begun (a signal sent earlier, inside the runtime's own start,
+// cannot be caught by any program). Found by go run ./chaos (seed
+// 10001336446621174659: SIGQUIT 82 ms in).
 func TestSIGQUITBeforeMainIsACrash(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 5})
 	cmd, stdout, stderr := crawlCmd(t, "--report", "json", "--status", "off", store.URL()+"/")
-	cmd.Env = append(os.Environ(), testSlowStartEnv+"=300ms")
+	started := filepath.Join(t.TempDir(), "started")
+	cmd.Env = append(os.Environ(), testSlowStartEnv+"=1s", testStartedEnv+"="+started)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the crawl never reached main's slow start")
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGQUIT); err != nil {
 		t.Fatal(err)
 	}

@@ -30,9 +30,18 @@ var (
 // signal before main has begun.
 const testSlowStartEnv = "BREAKWATER_TEST_SLOW_START"
 
+// testStartedEnv is for productcrawl's own tests, never for production:
+// set to a path, slowStart creates that file as its wait begins, so that
+// a test knows main has been reached, however slowly the machine started
+// the process, before it sends its signal.
+const testStartedEnv = "BREAKWATER_TEST_STARTED_FILE"
+
 // slowStart is main's first step: the wait testSlowStartEnv asks for.
 func slowStart() {
 	if d, err := time.ParseDuration(os.Getenv(testSlowStartEnv)); err == nil {
+		if f := os.Getenv(testStartedEnv); f != "" {
+			_ = os.WriteFile(f, nil, 0o600)
+		}
 		time.Sleep(d)
 	}
 }
