@@ -27,8 +27,8 @@ type pending struct {
 	since   atomic.Int64              // when the first of them was added, in Unix ns
 	putting atomic.Pointer[pendBatch] // the batch being put, read-only
 	flushMu sync.Mutex                // one batch at a time, in order
-	spare   pendBatch                 // fresh maps for the next take, made before its locks (flushMu held)
-	sizes   [len(pendBatch{})]int     // each shard's last batch
+	spare   pendBatch                 // maps for the next take to swap in, made before its locks (flushMu held)
+	sizes   [len(pendBatch{})]int     // each shard's size at the last take
 }
 
 // pendBatch is every shard's map as taken, by shard.
@@ -75,7 +75,12 @@ func (p *pending) get(id uint64) (storage.Record, bool) {
 func (p *pending) take() []storage.Record {
 	batch := new(pendBatch)
 	for i := range p.spare {
-		p.spare[i] = make(map[uint64]storage.Record, p.sizes[i]) // about the last batch's
+		// A fresh map only for a shard the last batch took from (about its
+		// size): most takes find a few shards written, and an empty shard
+		// keeps its map, so a take makes a few maps, not one per shard.
+		if p.spare[i] == nil && p.sizes[i] > 0 {
+			p.spare[i] = make(map[uint64]storage.Record, p.sizes[i])
+		}
 	}
 	n := 0
 	for i := range p.shards {
@@ -83,8 +88,12 @@ func (p *pending) take() []storage.Record {
 	}
 	for i := range p.shards {
 		sh := &p.shards[i]
+		p.sizes[i] = len(sh.m)
+		if len(sh.m) == 0 {
+			continue // nothing to put: batch[i] stays nil
+		}
+		// With no spare, sh.m is nil until its next write (shardedMap.lock).
 		batch[i], sh.m, p.spare[i] = sh.m, p.spare[i], nil
-		p.sizes[i] = len(batch[i])
 		n += len(batch[i])
 	}
 	p.n.Add(-int64(n))
