@@ -28,14 +28,20 @@ func ParseQuota(h http.Header, now time.Time) (q Quota, ok bool) {
 	if h == nil {
 		return Quota{}, false
 	}
-	for _, prefix := range []string{"RateLimit-", "X-RateLimit-"} {
-		rem, okR := firstNumber(h.Get(prefix + "Remaining"))
-		reset, okT := firstNumber(h.Get(prefix + "Reset"))
+	// The names as h.Get would canonicalize them (Ratelimit, not RateLimit):
+	// given already canonical, a lookup allocates nothing, and this runs
+	// for every answer.
+	for _, pair := range [...][2]string{
+		{"Ratelimit-Remaining", "Ratelimit-Reset"},
+		{"X-Ratelimit-Remaining", "X-Ratelimit-Reset"},
+	} {
+		rem, okR := firstNumber(h.Get(pair[0]))
+		reset, okT := firstNumber(h.Get(pair[1]))
 		if okR && okT {
 			return quota(rem, reset, now)
 		}
 	}
-	if v := h.Get("RateLimit"); v != "" {
+	if v := h.Get("Ratelimit"); v != "" {
 		var rem, reset float64
 		var okR, okT bool
 		for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ',' }) {
@@ -75,6 +81,9 @@ func quota(rem, reset float64, now time.Time) (Quota, bool) {
 // "100, 100;w=60", "1.5"), and whether there was one.
 func firstNumber(v string) (float64, bool) {
 	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false // no field: ParseFloat would allocate its error to say so
+	}
 	end := strings.IndexFunc(v, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
 	if end >= 0 {
 		v = v[:end]

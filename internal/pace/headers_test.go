@@ -53,3 +53,31 @@ func TestPaceSpreadsAnAdvertisedQuota(t *testing.T) {
 		t.Fatalf("halt until %v with the quota spent, want its reset t0+30s", s.HaltUntil)
 	}
 }
+
+// An answer without rate-limit headers (most of them) is read without an
+// allocation: ParseQuota runs for every response.
+func TestParseQuotaWithoutQuotaAllocatesNothing(t *testing.T) {
+	h := http.Header{"Content-Type": {"text/html; charset=utf-8"}, "Content-Length": {"38000"}}
+	now := time.Unix(1795003200, 0)
+	if n := testing.AllocsPerRun(100, func() { ParseQuota(h, now) }); n != 0 {
+		t.Fatalf("%v allocations for an answer without a quota, want 0", n)
+	}
+}
+
+func BenchmarkParseQuota(b *testing.B) {
+	now := time.Unix(1795003200, 0)
+	for _, tc := range []struct {
+		name string
+		h    http.Header
+	}{
+		{"none", http.Header{"Content-Type": {"text/html; charset=utf-8"}, "Content-Length": {"38000"}}},
+		{"x-pair", http.Header{"X-Ratelimit-Remaining": {"99"}, "X-Ratelimit-Reset": {"1795003230"}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ParseQuota(tc.h, now)
+			}
+		})
+	}
+}
