@@ -557,16 +557,28 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 	}
 	class, latency := a.class, a.latency
 	at := observe.Attempt{Request: r.Request, Domain: d.Name, Result: circuit.Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
-	key := r.Request.URL.String()
-	b.gone.settled(key, class, a.cancelled)
+	// The URL as the sets' key, made only when one of them is asked: a
+	// success asks none until a URL was gone, throttled or re-sent, and
+	// most pages are that (an empty set changes for no settle).
+	var key string
+	if class != circuit.Success || !b.gone.Untouched() {
+		key = r.Request.URL.String()
+		b.gone.settled(key, class, a.cancelled)
+	}
 	if class == circuit.Throttled && a.cacheDir != "" {
 		b.forgetCached(a.cacheDir, a.cacheKey)
 	}
 	if class != circuit.Throttled {
 		if !b.throttle.Empty() {
+			if key == "" {
+				key = r.Request.URL.String()
+			}
 			b.throttle.Delete(key)
 		}
 		if !b.resend.Empty() {
+			if key == "" {
+				key = r.Request.URL.String()
+			}
 			b.resendOver(r.Request, key, class == circuit.Success)
 		}
 		b.report(at)

@@ -82,6 +82,10 @@ func (s *Recent) Remove(u string) {
 	s.urls.Delete(u)
 }
 
+// Untouched reports whether no URL was ever added: Has is then false and
+// Remove does nothing for every URL.
+func (s *Recent) Untouched() bool { return !s.some.Load() }
+
 // Has reports whether u is in the set.
 func (s *Recent) Has(u string) bool {
 	if !s.some.Load() {
