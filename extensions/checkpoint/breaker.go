@@ -201,19 +201,21 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 		l = cp.idLock(e.id)
 		l.Lock()
 	}
-	switch u := a.Request.URL.String(); {
-	case ev == evThrottled:
-		// The breaker's Retry requests the URL it ended at.
-		cp.rmu.Lock()
-		cp.retryOf[u] = e.rec.ID
-		cp.rmuUsed.Store(true)
-		cp.rmu.Unlock()
-	case ev != evSucceeded && u != e.rec.URL:
-		// Ended at a redirect's target, not done: a user's Retry of it is this record's.
-		cp.rmu.Lock()
-		putBounded(cp.redirects, u, e.rec.ID)
-		cp.rmuUsed.Store(true)
-		cp.rmu.Unlock()
+	if ev != evSucceeded { // a success is done: no later request of the URL it ended at is its
+		switch u := a.Request.URL.String(); {
+		case ev == evThrottled:
+			// The breaker's Retry requests the URL it ended at.
+			cp.rmu.Lock()
+			cp.retryOf[u] = e.rec.ID
+			cp.rmuUsed.Store(true)
+			cp.rmu.Unlock()
+		case u != e.rec.URL:
+			// Ended at a redirect's target, not done: a user's Retry of it is this record's.
+			cp.rmu.Lock()
+			putBounded(cp.redirects, u, e.rec.ID)
+			cp.rmuUsed.Store(true)
+			cp.rmu.Unlock()
+		}
 	}
 	if ev == evFailed && e.rec.Attempts >= cp.opt.MaxAttempts {
 		// Its last attempt, in an outage: parked, not dead (mu is held).
