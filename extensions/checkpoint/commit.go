@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,14 +26,30 @@ type pending struct {
 	shardedMap[uint64, storage.Record]
 	n       atomic.Int64              // records in the shards
 	since   atomic.Int64              // when the first of them was added, in Unix ns
+	written atomic.Uint64             // bit i: shard i holds records (set and cleared with its lock held)
 	putting atomic.Pointer[pendBatch] // the batch being put, read-only
 	flushMu sync.Mutex                // one batch at a time, in order
-	spare   pendBatch                 // maps for the next take to swap in, made before its locks (flushMu held)
-	sizes   [len(pendBatch{})]int     // each shard's size at the last take
+	spare   [shardCount]recordMap     // maps for the next take to swap in, made before its locks (flushMu held)
+	sizes   [shardCount]int           // each shard's size at the last take
 }
 
-// pendBatch is every shard's map as taken, by shard.
-type pendBatch [64]map[uint64]storage.Record
+type recordMap = map[uint64]storage.Record
+
+// shardCount is how many shards a shardedMap has.
+const shardCount = len(shardedMap[uint64, storage.Record]{}.shards)
+
+// pendBatch is the maps a take took, with their shards: a callback's
+// flush mostly finds one or two shards written, which few holds without
+// a second allocation.
+type pendBatch struct {
+	taken []takenShard
+	few   [2]takenShard
+}
+
+type takenShard struct {
+	shard int
+	m     recordMap
+}
 
 // The buffer is due at flushAt records, or when its oldest is flushAge old.
 const (
@@ -54,6 +71,7 @@ func (p *pending) add(recs []storage.Record) {
 			p.since.Store(time.Now().UnixNano())
 		}
 		sh.m[recs[i].ID] = recs[i]
+		p.written.Or(1 << p.index(recs[i].ID))
 		sh.mu.Unlock()
 	}
 }
@@ -64,46 +82,68 @@ func (p *pending) get(id uint64) (storage.Record, bool) {
 		return r, true
 	}
 	if b := p.putting.Load(); b != nil {
-		r, ok := b[p.index(id)][id]
-		return r, ok
+		i := int(p.index(id))
+		for _, t := range b.taken {
+			if t.shard == i {
+				r, ok := t.m[id]
+				return r, ok
+			}
+		}
 	}
 	return storage.Record{}, false
 }
 
-// take empties every shard at once (flushMu held) and publishes the batch
-// as being put before a reader can miss it.
+// take empties every written shard at once (flushMu held) and publishes
+// the batch as being put before a reader can miss it.
+//
+// It locks the shards written bits name until, all of them held, no other
+// bit is set: a record added before one it takes set its shard's bit
+// before that one was added, so it is taken too (the cut).
 func (p *pending) take() []storage.Record {
-	batch := new(pendBatch)
 	for i := range p.spare {
 		// A fresh map only for a shard the last batch took from (about its
-		// size): most takes find a few shards written, and an empty shard
-		// keeps its map, so a take makes a few maps, not one per shard.
+		// size); an empty shard keeps its map, so a take makes a few maps.
 		if p.spare[i] == nil && p.sizes[i] > 0 {
-			p.spare[i] = make(map[uint64]storage.Record, p.sizes[i])
+			p.spare[i] = make(recordMap, p.sizes[i])
 		}
+	}
+	var held uint64
+	for {
+		more := p.written.Load() &^ held
+		if more == 0 {
+			break
+		}
+		for m := more; m != 0; m &= m - 1 {
+			p.shards[bits.TrailingZeros64(m)].mu.Lock()
+		}
+		held |= more
+	}
+	batch := new(pendBatch)
+	if k := bits.OnesCount64(held); k <= len(batch.few) {
+		batch.taken = batch.few[:0]
+	} else {
+		batch.taken = make([]takenShard, 0, k)
 	}
 	n := 0
-	for i := range p.shards {
-		p.shards[i].mu.Lock()
-	}
-	for i := range p.shards {
+	p.sizes = [shardCount]int{}
+	for m := held; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
 		sh := &p.shards[i]
 		p.sizes[i] = len(sh.m)
-		if len(sh.m) == 0 {
-			continue // nothing to put: batch[i] stays nil
-		}
 		// With no spare, sh.m is nil until its next write (shardedMap.lock).
-		batch[i], sh.m, p.spare[i] = sh.m, p.spare[i], nil
-		n += len(batch[i])
+		batch.taken = append(batch.taken, takenShard{shard: i, m: sh.m})
+		sh.m, p.spare[i] = p.spare[i], nil
+		n += p.sizes[i]
 	}
+	p.written.And(^held)
 	p.n.Add(-int64(n))
 	p.putting.Store(batch)
-	for i := range p.shards {
-		p.shards[i].mu.Unlock()
+	for m := held; m != 0; m &= m - 1 {
+		p.shards[bits.TrailingZeros64(m)].mu.Unlock()
 	}
 	recs := make([]storage.Record, 0, n)
-	for _, m := range batch {
-		for _, r := range m {
+	for _, t := range batch.taken {
+		for _, r := range t.m {
 			recs = append(recs, r)
 		}
 	}

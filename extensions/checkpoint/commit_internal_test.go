@@ -1,0 +1,56 @@
+package checkpoint
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/breakwater-crawl/breakwater/storage"
+)
+
+// A take is a cut of the buffer: a record written before another is never
+// taken after it (a link's record before its page's done record), while
+// writers add records to every shard under way.
+func TestTakeNeverTakesARecordBeforeOneWrittenEarlier(t *testing.T) {
+	p := &pending{}
+	p.hash = idHash
+	const writers, per = 4, 3000
+	var wg sync.WaitGroup
+	var done atomic.Int32
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer done.Add(1)
+			for k := range per {
+				p.add([]storage.Record{{ID: uint64(w*per + k)}})
+			}
+		}()
+	}
+	batchOf := make(map[uint64]int, writers*per)
+	for batch := 1; ; batch++ {
+		finished := done.Load() == writers
+		for _, r := range p.take() {
+			if _, dup := batchOf[r.ID]; dup {
+				t.Fatalf("record %d taken twice", r.ID)
+			}
+			batchOf[r.ID] = batch
+		}
+		p.putting.Store(nil)
+		if finished && p.n.Load() == 0 {
+			break
+		}
+	}
+	wg.Wait()
+	if len(batchOf) != writers*per {
+		t.Fatalf("%d records taken, want %d", len(batchOf), writers*per)
+	}
+	for w := range writers {
+		for k := 1; k < per; k++ {
+			id := uint64(w*per + k)
+			if batchOf[id-1] > batchOf[id] {
+				t.Fatalf("record %d taken in batch %d, after record %d written later (batch %d)", id-1, batchOf[id-1], id, batchOf[id])
+			}
+		}
+	}
+}
