@@ -87,9 +87,16 @@ func (p *Pool) settledLocked(pending members, i int) bool {
 }
 
 // chargeLocked charges each member of pending but i, recorded not judged,
-// with o: the site answered another proxy since. pending is then emptied.
+// with o: the site answered another proxy since. A failure (outlier) is
+// charged only to a proxy failing at least half of its latest attempts:
+// one that carries most of what it is given failed at the site's moment
+// (a site beginning to fail or hang), and is not charged at each such
+// site. pending is then emptied.
 func (p *Pool) chargeLocked(pending members, i int, o outcome, evs *events) {
 	for j := range pending.each() {
+		if fails, n := p.members[j].recent.count(); o == outlier && 2*fails < n {
+			continue
+		}
 		if j != i {
 			p.members[j].outcomes[notJudged]--
 			p.recordLocked(p.members[j], o, 0, evs)

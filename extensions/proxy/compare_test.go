@@ -382,3 +382,29 @@ func TestAProxysFirstFailureAtASiteAnsweringOthersIsLeftToTheNextProxy(t *testin
 		t.Fatal("a failure through c, answered there before, went again")
 	}
 }
+
+// A healthy proxy's first failure at a site answering the others, left to
+// the next proxy, is not charged when that proxy is answered: it carries
+// most of what it is given, so the failure was the site's moment (a site
+// that began to fail, a hang), and charging it at each such site would
+// eject a healthy proxy (chaos seed 8494738009972393820: a healthy proxy
+// of three held at a throttled, a hanging and a degrading site, the pool
+// paused as the client side).
+func TestAHealthyProxysFirstFailureAtASiteIsNotCharged(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	for range 10 {
+		for _, name := range []string{"a.test:1", "b.test:2", "c.test:3", "d.test:4"} {
+			status(p, name, "up.test", 200)
+		}
+	}
+	for _, site := range []string{"s1.test", "s2.test", "s3.test", "s4.test"} {
+		status(p, "b.test:2", site, 200)
+		if !status(p, "a.test:1", site, 503) {
+			t.Fatalf("a's first failure at %s, answering b, was not left to the next proxy", site)
+		}
+		status(p, "c.test:3", site, 200)
+	}
+	if s := state(p, "a.test:1"); s.State != circuit.Closed || s.Outcomes["outlier"] != 0 {
+		t.Fatalf("a, carrying most of what it is given: %v %v, want closed and never charged", s.State, s.Outcomes)
+	}
+}
