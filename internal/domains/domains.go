@@ -174,6 +174,7 @@ type Domain struct {
 	FailSince atomic.Int64
 	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock (roughNow)
 	Fails     atomic.Int32 // failures since the last transition…
+	failedNow atomic.Bool  // a failure was recorded in this process (not restored)
 	NetFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
 	Timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
 	// Slow is Timeout before its floor (ns; 0 = none yet): a request still
@@ -363,6 +364,9 @@ func (b *Set) Record(t Ticket, o circuit.Result) {
 	b.touch(d)
 	if int(o.Class) < numClasses {
 		d.Counts[o.Class].Add(1)
+	}
+	if o.Class.Failure() && !d.failedNow.Load() {
+		d.failedNow.Store(true)
 	}
 	var sig early.Signals
 	recorded := false

@@ -28,11 +28,15 @@ func (d *Domain) room() int {
 // it: without lent slots the rule keeps it there, and the cap never binds.
 func (d *Domain) Lend(p int) { d.shareCap.Store(int32(p)) }
 
-// healthy reports whether d has answered well and its window holds no
-// failure and no run of blocked answers: a request that waits for its
-// room then waits for slots that free at the site's own pace.
+// Healthy reports whether d has answered well and its window holds no
+// failure seen in this process and no run of blocked answers: a request
+// that waits for its room then waits for slots that free at the site's
+// own pace. Failures a checkpoint restored (a dead run's requests in
+// flight among them) still narrow the room, but do not count here until
+// d fails again: a resumed crawl of a healthy site must not refuse what
+// waits for that room.
 func (d *Domain) Healthy() bool {
-	return d.LastOK.Load() != 0 && d.Circuit.WindowFailures() == 0 && d.blocked.Load() == 0
+	return d.LastOK.Load() != 0 && (d.Circuit.WindowFailures() == 0 || !d.failedNow.Load()) && d.blocked.Load() == 0
 }
 
 // TimeoutFor is the request timeout the breaker's transport applies to d:
