@@ -46,20 +46,12 @@ func TestACloneRedirectHopKeepsTheTimeItsFirstHopWaitedFor(t *testing.T) {
 	c.SetRequestTimeout(300 * time.Millisecond)
 	b.Register(c)
 	detail := c.Clone() // not registered: its requests wait for room at the transport
-	var got atomic.Int32
-	var mu sync.Mutex
-	var errs []string
-	detail.OnHTML("h1", func(*colly.HTMLElement) { got.Add(1) })
-	detail.OnError(func(r *colly.Response, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		errs = append(errs, r.Request.URL.Path+": "+err.Error())
-	})
+	got := tallyClone(detail)
 	// Both hosts past their slow start: they have answered well.
 	detail.Visit(redirector.URL + "/")
 	detail.Visit(store.URL + "/p0")
 	detail.Wait()
-	got.Store(0)
+	got.reset()
 
 	// The redirecting host's pace spaces the chains 120 ms apart: the
 	// later ones wait there longer than the client's timeout, and reach
@@ -69,14 +61,44 @@ func TestACloneRedirectHopKeepsTheTimeItsFirstHopWaitedFor(t *testing.T) {
 	}
 	detail.Wait()
 
-	mu.Lock()
-	defer mu.Unlock()
-	if got.Load() != products || len(errs) > 0 {
+	got.check(t, products, int(served.Load())-1, "errors on a healthy store the breaker only paced")
+}
+
+// cloneTally counts what a clone collects (its pages' h1) and the errors
+// its OnError sees.
+type cloneTally struct {
+	got  atomic.Int32
+	mu   sync.Mutex
+	errs []string
+}
+
+func tallyClone(c *colly.Collector) *cloneTally {
+	ct := &cloneTally{}
+	c.OnHTML("h1", func(*colly.HTMLElement) { ct.got.Add(1) })
+	c.OnError(func(r *colly.Response, err error) {
+		ct.mu.Lock()
+		defer ct.mu.Unlock()
+		ct.errs = append(ct.errs, r.Request.URL.Path+": "+err.Error())
+	})
+	return ct
+}
+
+// reset forgets the pages collected so far (a warm-up's); its errors
+// stay, and fail check.
+func (ct *cloneTally) reset() { ct.got.Store(0) }
+
+// check fails t unless want pages were collected and no error seen; served
+// is what the store served, for the message; what names the errors.
+func (ct *cloneTally) check(t *testing.T, want, served int, what string) {
+	t.Helper()
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	if int(ct.got.Load()) != want || len(ct.errs) > 0 {
 		first := ""
-		if len(errs) > 0 {
-			first = errs[0]
+		if len(ct.errs) > 0 {
+			first = ct.errs[0]
 		}
-		t.Fatalf("%d of %d products collected, the store served %d; %d errors on a healthy store the breaker only paced (the first: %s)",
-			got.Load(), products, served.Load()-1, len(errs), first)
+		t.Fatalf("%d of %d products collected, the store served %d; %d %s (the first: %s)",
+			ct.got.Load(), want, served, len(ct.errs), what, first)
 	}
 }

@@ -533,26 +533,7 @@ func TestAFailingStoreThroughAPoolKeepsTheTripBound(t *testing.T) {
 	const p = 4
 	store := startStore(t, testserver.Config{Products: 80, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 10}})
 	_, pool := startPool(t, make([]testserver.ProxyConfig, 4)...)
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
-	c := colly.NewCollector(colly.Async(true))
-	c.SetProxyFunc(pool.ProxyFunc())
-	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
-		t.Fatal(err)
-	}
-	b.Register(c)
-	c.OnError(breaker.RetryOnError(3))
-	for n := 1; n <= 80; n++ {
-		c.Visit(store.ProductURL(n))
-	}
-	c.Wait()
-	into := 0
-	for _, h := range store.Requests() {
-		if h.Failing() {
-			into++
-		}
-	}
-	need := breaker.Standard().Settings().FailuresToTrip()
-	t.Logf("the failing store received %d requests (need %d, P %d)", into, need, p)
+	b, into, need := crawlFailingStore(t, store, pool, p, breaker.RetryOnError(3))
 	if bound := need + p - 1 + 1; into > bound {
 		t.Errorf("the failing store received %d requests, want at most need + P − 1 + 1 = %d", into, bound)
 	}
@@ -578,6 +559,21 @@ func TestAFailingStoreThroughHealthyAndBadProxiesKeepsTheTripBound(t *testing.T)
 	store := startStore(t, testserver.Config{Products: 80, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
 	_, pool := startPool(t, testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}},
 		testserver.ProxyConfig{}, testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBlock403}})
+	b, into, need := crawlFailingStore(t, store, pool, p, retryEveryError(3))
+	if bound := need + p - 1 + 2; into > bound {
+		t.Errorf("the failing store received %d requests, want at most need + P − 1 + 2 = %d", into, bound)
+	}
+	if st := b.State(store.Host()); st != circuit.Open {
+		t.Errorf("the failing store's circuit is %v, want open", st)
+	}
+}
+
+// crawlFailingStore crawls store's 80 products through pool's rotation,
+// p in parallel, with the user's retry loop onErr, and returns the
+// breaker, how many requests the store received while failing, and the
+// profile's need.
+func crawlFailingStore(t *testing.T, store *testserver.Store, pool *proxy.Pool, p int, onErr colly.ErrorCallback) (*breaker.Breaker, int, int) {
+	t.Helper()
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
 	c := colly.NewCollector(colly.Async(true))
 	c.SetProxyFunc(pool.ProxyFunc())
@@ -585,7 +581,7 @@ func TestAFailingStoreThroughHealthyAndBadProxiesKeepsTheTripBound(t *testing.T)
 		t.Fatal(err)
 	}
 	b.Register(c)
-	c.OnError(retryEveryError(3))
+	c.OnError(onErr)
 	for n := 1; n <= 80; n++ {
 		c.Visit(store.ProductURL(n))
 	}
@@ -598,10 +594,5 @@ func TestAFailingStoreThroughHealthyAndBadProxiesKeepsTheTripBound(t *testing.T)
 	}
 	need := breaker.Standard().Settings().FailuresToTrip()
 	t.Logf("the failing store received %d requests (need %d, P %d)", into, need, p)
-	if bound := need + p - 1 + 2; into > bound {
-		t.Errorf("the failing store received %d requests, want at most need + P − 1 + 2 = %d", into, bound)
-	}
-	if st := b.State(store.Host()); st != circuit.Open {
-		t.Errorf("the failing store's circuit is %v, want open", st)
-	}
+	return b, into, need
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,31 +40,14 @@ func TestARestoredWindowDoesNotMakeAHealthyDomainRefuseWaitingRequests(t *testin
 	c.SetRequestTimeout(300 * time.Millisecond)
 	b.Register(c)
 	detail := c.Clone() // not registered: its requests wait for room at the transport
-	var got atomic.Int32
-	var mu sync.Mutex
-	var errs []string
-	detail.OnHTML("h1", func(*colly.HTMLElement) { got.Add(1) })
-	detail.OnError(func(r *colly.Response, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		errs = append(errs, r.Request.URL.Path+": "+err.Error())
-	})
+	got := tallyClone(detail)
 	detail.Visit(store.URL + "/p0") // answered well once in this run
 	detail.Wait()
-	got.Store(0)
+	got.reset()
 	for i := 1; i <= products; i++ {
 		detail.Visit(fmt.Sprintf("%s/p%d", store.URL, i))
 	}
 	detail.Wait()
 
-	mu.Lock()
-	defer mu.Unlock()
-	if got.Load() != products || len(errs) > 0 {
-		first := ""
-		if len(errs) > 0 {
-			first = errs[0]
-		}
-		t.Fatalf("%d of %d products collected, the store served %d; %d refused (the first: %s)",
-			got.Load(), products, served.Load()-1, len(errs), first)
-	}
+	got.check(t, products, int(served.Load())-1, "refused")
 }
