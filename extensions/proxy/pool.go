@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -25,7 +26,7 @@ type Pool struct {
 	next    int                // the rotation's next index
 	ejected int                // members open or half-open
 	views   map[string]*view   // per domain that refused a proxy: Record's comparison
-	paused  time.Time          // the client side suspect: no proxy handed out before
+	paused  atomic.Int64       // unix nanos: the client side suspect, no proxy handed out before; written under mu
 }
 
 // member is one proxy of the pool; the Pool's mutex guards it.

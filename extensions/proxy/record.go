@@ -100,8 +100,7 @@ func (p *Pool) recordLocked(m *member, o outcome, latency time.Duration, evs *ev
 			// with a fresh circuit, and say it is likely the client side.
 			m.c = circuit.NewMemory(m.name, p.circuit, nil)
 			m.held = true
-			p.paused = now.Add(p.cfg.Settings.Cooldown)
-			evs.add(event{kind: clientSide, snap: m.snapshotLocked(), reason: tr.Reason, err: p.clientSideLocked(), cooldown: p.cfg.Settings.Cooldown})
+			p.pauseLocked(m, now, tr.Reason, evs)
 			return
 		}
 		if !m.backAt.IsZero() { // a stretch back in the rotation works off the streak
@@ -110,8 +109,7 @@ func (p *Pool) recordLocked(m *member, o outcome, latency time.Duration, evs *ev
 		p.ejected++
 		p.ejectLocked(m, now, tr.Reason, evs)
 		if p.ejected == len(p.members) {
-			p.paused = now.Add(p.cfg.Settings.Cooldown)
-			evs.add(event{kind: clientSide, snap: m.snapshotLocked(), reason: tr.Reason, err: p.clientSideLocked(), cooldown: p.cfg.Settings.Cooldown})
+			p.pauseLocked(m, now, tr.Reason, evs)
 		}
 	case circuit.HalfOpen:
 		if m.probes == 0 {
@@ -131,6 +129,14 @@ func (p *Pool) recordLocked(m *member, o outcome, latency time.Duration, evs *ev
 			p.ejectLocked(m, now, tr.Reason, evs)
 		}
 	}
+}
+
+// pauseLocked pauses the pool for a cooldown, m's trip (for reason)
+// having made the client side the likely cause, and tells it.
+func (p *Pool) pauseLocked(m *member, now time.Time, reason string, evs *events) {
+	cd := p.cfg.Settings.Cooldown
+	p.paused.Store(now.Add(cd).UnixNano())
+	evs.add(event{kind: clientSide, snap: m.snapshotLocked(), reason: reason, err: p.clientSideLocked(), cooldown: cd})
 }
 
 // ejectLocked takes m, whose circuit has just opened, out of the

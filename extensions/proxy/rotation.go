@@ -59,7 +59,7 @@ func (p *Pool) Ejected(proxy string) bool {
 	p.mu.Lock()
 	m := p.lookupLocked(proxy)
 	now := p.cfg.Clock.Now()
-	ejected := m != nil && (now.Before(p.paused) || !p.admitLocked(m, now, &evs))
+	ejected := m != nil && (p.pausedAt(now) || !p.admitLocked(m, now, &evs))
 	if m != nil && !ejected {
 		m.sent++
 	}
@@ -74,13 +74,15 @@ func (p *Pool) Ejected(proxy string) bool {
 // why). A breaker refuses requests at once meanwhile, instead of sending
 // them to fail.
 func (p *Pool) PausedUntil() time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cfg.Clock.Now().Before(p.paused) {
-		return p.paused
+	if until := p.paused.Load(); p.cfg.Clock.Now().UnixNano() < until {
+		return time.Unix(0, until)
 	}
 	return time.Time{}
 }
+
+// pausedAt reports whether the pool is paused at now. Reading needs no
+// lock: a breaker asks for every request.
+func (p *Pool) pausedAt(now time.Time) bool { return now.UnixNano() < p.paused.Load() }
 
 // pick chooses the next proxy of the rotation that admits a request, one
 // not yet tried for it (sl) while one admits.
@@ -89,8 +91,8 @@ func (p *Pool) pick(sl *slot) (*member, error) {
 	p.mu.Lock()
 	now := p.cfg.Clock.Now()
 	n := len(p.members)
-	if now.Before(p.paused) {
-		err := fmt.Errorf("%w: no proxy is handed out before %s: %w", ErrAllEjected, p.paused.Format(time.RFC3339), p.clientSideLocked())
+	if p.pausedAt(now) {
+		err := fmt.Errorf("%w: no proxy is handed out before %s: %w", ErrAllEjected, time.Unix(0, p.paused.Load()).In(now.Location()).Format(time.RFC3339), p.clientSideLocked())
 		p.mu.Unlock()
 		return nil, err
 	}
