@@ -15,45 +15,21 @@ import (
 // scanChunk is how many records Scan reads per read transaction.
 const scanChunk = 512
 
-type stateSet [int(storage.Dead) + 1]bool
-
 // Scan implements storage.Store, a chunk of records at a time, calling fn
 // with nothing held.
 func (s *store) Scan(fn func(storage.Record) error, states ...storage.State) error {
-	if err := backend.CheckStates(states); err != nil {
+	want, err := backend.Wanted(states)
+	if err != nil {
 		return err
 	}
-	if len(states) == 0 {
-		states = storage.States()
-	}
-	var want stateSet
-	for _, st := range states {
-		want[st] = true
-	}
-	var after uint64
-	var buf []storage.Record // reused: fn gets copies
-	for {
-		chunk, err := s.scanChunk(after, &want, buf[:0])
-		if err != nil {
-			return err
-		}
-		if len(chunk) == 0 {
-			return nil
-		}
-		for _, r := range chunk {
-			if err := fn(r); err != nil {
-				return err
-			}
-		}
-		after = chunk[len(chunk)-1].Seq
-		clear(chunk) // drop references to what fn has had
-		buf = chunk
-	}
+	return backend.Scan(fn, func(after uint64, buf []storage.Record) ([]storage.Record, error) {
+		return s.scanChunk(after, &want, buf)
+	})
 }
 
 // scanChunk appends to file the first records with Seq > after in the
 // wanted states, at most max(scanChunk, buffered), in Seq order.
-func (s *store) scanChunk(after uint64, want *stateSet, file []storage.Record) (_ []storage.Record, err error) {
+func (s *store) scanChunk(after uint64, want *backend.States, file []storage.Record) (_ []storage.Record, err error) {
 	defer inUse(&err)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -102,7 +78,7 @@ func (s *store) scanChunk(after uint64, want *stateSet, file []storage.Record) (
 }
 
 // indexPays reports whether the wanted states hold under half the records.
-func (s *store) indexPays(want *stateSet) bool {
+func (s *store) indexPays(want *backend.States) bool {
 	wanted, total := 0, 0
 	for st, n := range s.counts {
 		total += n
@@ -128,7 +104,7 @@ func (s *store) scanRecords(tx *bbolt.Tx, after uint64, emit func(k, v []byte) (
 }
 
 // scanIndex merges one state-index cursor per wanted state, in Seq order.
-func (s *store) scanIndex(tx *bbolt.Tx, after uint64, want *stateSet, emit func(k, v []byte) (bool, error)) error {
+func (s *store) scanIndex(tx *bbolt.Tx, after uint64, want *backend.States, emit func(k, v []byte) (bool, error)) error {
 	type head struct {
 		st  byte
 		c   *bbolt.Cursor

@@ -147,37 +147,24 @@ func (s *store) Get(id uint64) (storage.Record, bool, error) {
 
 // Scan implements storage.Store, calling fn with no lock held.
 func (s *store) Scan(fn func(storage.Record) error, states ...storage.State) error {
-	if err := backend.CheckStates(states); err != nil {
+	want, err := backend.Wanted(states)
+	if err != nil {
 		return err
 	}
-	var want [int(storage.Dead) + 1]bool
-	for _, st := range states {
-		want[st] = true
-	}
-	all := len(states) == 0
-	chunk := make([]storage.Record, 0, scanChunk)
-	for next := 0; ; {
-		chunk = chunk[:0]
+	next := 0 // the index of the next record to look at
+	return backend.Scan(fn, func(_ uint64, chunk []storage.Record) ([]storage.Record, error) {
 		s.mu.RLock()
+		defer s.mu.RUnlock()
 		if s.closed {
-			s.mu.RUnlock()
-			return storage.ErrClosed
+			return nil, storage.ErrClosed
 		}
 		for ; next < s.recs.len() && len(chunk) < scanChunk; next++ {
-			if e := s.recs.at(next); all || want[e.state] {
+			if e := s.recs.at(next); want[e.state] {
 				chunk = append(chunk, s.record(e, uint64(next)+1))
 			}
 		}
-		s.mu.RUnlock()
-		if len(chunk) == 0 {
-			return nil
-		}
-		for _, r := range chunk {
-			if err := fn(r); err != nil {
-				return err
-			}
-		}
-	}
+		return chunk, nil
+	})
 }
 
 // Counts implements storage.Store.

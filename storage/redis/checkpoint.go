@@ -150,12 +150,13 @@ func (cp *checkpointStore) Get(id uint64) (storage.Record, bool, error) {
 
 // Scan implements storage.Store: 256 records per round trip.
 func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage.State) error {
-	if err := backend.CheckStates(states); err != nil {
+	want, err := backend.Wanted(states)
+	if err != nil {
 		return err
 	}
 	args := []any{cp.s.Retention.Milliseconds(), uint64(0), scanChunk}
 	for st := storage.Pending; st <= storage.Dead; st++ {
-		if len(states) == 0 || slices.Contains(states, st) {
+		if want[st] {
 			args = append(args, int(st))
 		}
 	}

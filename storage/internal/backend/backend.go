@@ -19,14 +19,45 @@ func CheckRecord(r *storage.Record) error {
 	return nil
 }
 
-// CheckStates rejects (ErrInvalid) a Scan for an invalid state.
-func CheckStates(states []storage.State) error {
+// States is a set of states, indexed by State (0 unused).
+type States [int(storage.Dead) + 1]bool
+
+// Wanted returns the set a Scan for states wants (every state when none),
+// rejecting (ErrInvalid) an invalid state.
+func Wanted(states []storage.State) (States, error) {
+	if len(states) == 0 {
+		states = storage.States()
+	}
+	var want States
 	for _, s := range states {
 		if !s.Valid() {
-			return fmt.Errorf("%w: cannot scan for %v; use one of Pending..Dead", storage.ErrInvalid, s)
+			return want, fmt.Errorf("%w: cannot scan for %v; use one of Pending..Dead", storage.ErrInvalid, s)
 		}
+		want[s] = true
 	}
-	return nil
+	return want, nil
+}
+
+// Scan calls fn for each record of the chunks next returns, until one is
+// empty, calling next with the last Seq given to fn (0 at first) and a
+// buffer to append to, which holds no record fn has had.
+func Scan(fn func(storage.Record) error, next func(after uint64, buf []storage.Record) ([]storage.Record, error)) error {
+	var after uint64
+	var buf []storage.Record
+	for {
+		chunk, err := next(after, buf[:0])
+		if err != nil || len(chunk) == 0 {
+			return err
+		}
+		for _, r := range chunk {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		after = chunk[len(chunk)-1].Seq
+		clear(chunk) // drop references to what fn has had
+		buf = chunk
+	}
 }
 
 // CheckMetaKey rejects (ErrInvalid) an empty key, or one over storage.MaxMetaKeyLen.

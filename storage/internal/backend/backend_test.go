@@ -15,8 +15,8 @@ func TestInvalidArgumentsAreErrInvalid(t *testing.T) {
 		if err := backend.CheckRecord(&r); !errors.Is(err, storage.ErrInvalid) {
 			t.Errorf("CheckRecord with State(%d): %v, want ErrInvalid", uint8(bad), err)
 		}
-		if err := backend.CheckStates([]storage.State{storage.Done, bad}); !errors.Is(err, storage.ErrInvalid) {
-			t.Errorf("CheckStates with State(%d): %v, want ErrInvalid", uint8(bad), err)
+		if _, err := backend.Wanted([]storage.State{storage.Done, bad}); !errors.Is(err, storage.ErrInvalid) {
+			t.Errorf("Wanted with State(%d): %v, want ErrInvalid", uint8(bad), err)
 		}
 	}
 	if err := backend.CheckRecord(&storage.Record{State: storage.Done, Attempts: -1}); !errors.Is(err, storage.ErrInvalid) {
@@ -31,8 +31,10 @@ func TestInvalidArgumentsAreErrInvalid(t *testing.T) {
 	if err := backend.CheckRecord(&good); err != nil {
 		t.Errorf("CheckRecord(pending): %v", err)
 	}
-	if err := backend.CheckStates(storage.States()); err != nil {
-		t.Errorf("CheckStates(every state): %v", err)
+	for _, states := range [][]storage.State{nil, storage.States()} {
+		if want, err := backend.Wanted(states); err != nil || want != (backend.States{false, true, true, true, true, true, true}) {
+			t.Errorf("Wanted(%v) = %v, %v; want every state", states, want, err)
+		}
 	}
 	if err := backend.CheckMetaKey(strings.Repeat("k", storage.MaxMetaKeyLen)); err != nil {
 		t.Errorf("CheckMetaKey(the longest key): %v", err)
