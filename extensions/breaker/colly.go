@@ -18,6 +18,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
+	"github.com/breakwater-crawl/breakwater/internal/stall"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
@@ -31,6 +32,8 @@ type attempt struct {
 	coll       *colly.Collector // the collector that gated it (nil: bare), whose LimitRule slot it holds
 	start      time.Time        // real time: latency is a measurement, not a timer
 	latency    time.Duration    // from the gate to the end of the body's read: the site's, never a delay of Colly's
+	mark       int64            // the stall clock at start
+	stalled    time.Duration    // of latency, how long this process was kept from running (stall.Since)
 	left       int64            // when it reached the gate, by the breaker's clock, in unix nanos
 	episode    uint64           // the throttle episode the request left in
 	status     int
@@ -83,9 +86,7 @@ func (b *Breaker) Register(c *colly.Collector) {
 			return
 		}
 		// Timed by the transport, unless it was replaced after Register.
-		if a.latency == 0 {
-			a.latency = time.Since(a.start)
-		}
+		a.measure()
 		if !async {
 			// A synchronous collector visits links from its callbacks.
 			b.releaseSlot(a)
@@ -225,7 +226,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		return
 	}
 	t = t.WithInFlight(inFlight)
-	a := &attempt{ticket: t, req: r, crawl: ctx, coll: c, start: time.Now(), left: left, episode: ep, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
+	a := &attempt{ticket: t, req: r, crawl: ctx, coll: c, start: time.Now(), mark: stall.Mark(), left: left, episode: ep, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
 	if a.cacheDir != "" {
 		a.cacheKey = r.URL.String() // before a redirect moves r.URL
 	}
@@ -428,19 +429,25 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	case circuit.Blocked, circuit.Gone, circuit.ClientError:
 		d.Pace.Accepted(now, a.episode)
 	}
-	if a.latency == 0 {
-		a.latency = time.Since(a.start)
-	}
+	a.measure()
 	if class == circuit.Blocked && a.telling > 0 {
 		b.set.MoreBlocked(a.ticket, a.telling) // the site refused those tries too
 	}
-	b.Record(a.ticket, circuit.Result{Class: class, Latency: a.latency})
+	b.Record(a.ticket.WithStalled(a.stalled), circuit.Result{Class: class, Latency: a.latency})
 	if a.horizon {
 		b.set.HoldOpenFor(d, circuit.ReasonThrottleHorizon)
 	}
 	b.listUnfinished(a, d, class)
 	if !a.reading {
 		b.releaseSlot(a)
+	}
+}
+
+// measure fixes a's latency once, with the part of it this process was
+// kept from running, which is no evidence of the site's.
+func (a *attempt) measure() {
+	if a.latency == 0 {
+		a.latency, a.stalled = time.Since(a.start), stall.Since(a.mark)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
+	"github.com/breakwater-crawl/breakwater/internal/stall"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
@@ -235,10 +236,7 @@ func (w *watchedBody) Close() error {
 // end gives the attempt's room back if its outcome is recorded.
 func (w *watchedBody) end() {
 	w.done = true
-	if w.a.latency == 0 {
-		// Before Colly sleeps a LimitRule's Delay.
-		w.a.latency = time.Since(w.a.start)
-	}
+	w.a.measure() // before Colly sleeps a LimitRule's Delay
 	w.a.reading = false
 	if w.a.settled {
 		w.b.releaseSlot(w.a)
@@ -391,7 +389,7 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
-	a := &attempt{ticket: tk, req: cr, crawl: t.crawl(), start: time.Now(), left: left, episode: ep, header: collyx.HeaderOf(req.Header), bare: true}
+	a := &attempt{ticket: tk, req: cr, crawl: t.crawl(), start: time.Now(), mark: stall.Mark(), left: left, episode: ep, header: collyx.HeaderOf(req.Header), bare: true}
 	a.waited = a.start.Sub(entered)
 	if cr.URL != req.URL {
 		a.sentURL = req.URL.String()
@@ -536,7 +534,9 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	// The redirecting host answered: a success for it.
 	d.LastOK.Store(a.left)
 	d.FailSince.Store(0)
-	b.Record(a.ticket, circuit.Result{Class: circuit.Success, Latency: time.Since(a.start)})
+	a.measure()
+	b.Record(a.ticket.WithStalled(a.stalled), circuit.Result{Class: circuit.Success, Latency: a.latency})
+	a.latency = 0 // the next hop's body is the one that counts
 	b.releaseSlot(a)
 	a.ticket = Ticket{}
 
@@ -559,7 +559,7 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 		b.refuse(a.req, open)
 		return open
 	}
-	a.ticket, a.released, a.left, a.episode, a.start = tk, false, left, ep, time.Now()
+	a.ticket, a.released, a.left, a.episode, a.start, a.mark = tk, false, left, ep, time.Now(), stall.Mark()
 	return nil
 }
 

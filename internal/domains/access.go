@@ -60,6 +60,10 @@ func (t Ticket) Domain() *Domain { return t.d }
 // left, itself included.
 func (t Ticket) WithInFlight(n int) Ticket { t.inFlight = n; return t }
 
+// WithStalled returns t noting that d of its request's latency was this
+// process kept from running (internal/stall), not the site answering.
+func (t Ticket) WithStalled(d time.Duration) Ticket { t.stalled = d; return t }
+
 // HoldOpen is what breaker.Breaker.HoldOpen does (its doc says how): a
 // reason the breaker cannot see itself, such as a robots.txt answering 5xx.
 func (b *Set) HoldOpen(host string, until time.Time, reason string) error {

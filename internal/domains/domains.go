@@ -231,6 +231,7 @@ type Ticket struct {
 	// one left, itself included (0: not known, the ticket did not come
 	// through the gate's pace): the slope weighs its latency by it.
 	inFlight int
+	stalled  time.Duration // of the latency, this process's own stall: no slope evidence
 }
 
 // Allow is what breaker.Breaker.Allow does (its doc says how).
@@ -374,11 +375,11 @@ func (b *Set) Record(t Ticket, o circuit.Result) {
 		// The tracker and the circuit under one lock: a result that
 		// cannot move the circuit is recorded in both at once.
 		d.mu.Lock()
-		sig = d.tracker.ObserveLocked(o, t.inFlight)
+		sig = d.tracker.ObserveLocked(o, t.inFlight, t.stalled)
 		recorded = d.mem.TryRecordLocked(t.c, o)
 		d.mu.Unlock()
 	} else {
-		sig = d.tracker.Observe(o, t.inFlight)
+		sig = d.tracker.Observe(o, t.inFlight, t.stalled)
 	}
 	b.alarms(d, o.Class, t.c.Seq)
 	switch {

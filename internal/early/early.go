@@ -112,16 +112,18 @@ func (s Signals) Any() bool {
 }
 
 // Observe records one outcome and says what it revealed. inFlight is the
-// requests in flight as its request left, itself included (0: unknown).
-func (t *Tracker) Observe(o circuit.Result, inFlight int) Signals {
+// requests in flight as its request left, itself included (0: unknown);
+// stalled is how long of its latency this process was kept from running
+// (a loaded machine, a collection), which the slope leaves out.
+func (t *Tracker) Observe(o circuit.Result, inFlight int, stalled time.Duration) Signals {
 	t.mu.Lock()
-	s := t.ObserveLocked(o, inFlight)
+	s := t.ObserveLocked(o, inFlight, stalled)
 	t.mu.Unlock()
 	return s
 }
 
 // ObserveLocked is Observe for a caller that holds the tracker's mutex.
-func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int) (s Signals) {
+func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Duration) (s Signals) {
 	if !o.Class.Counted() {
 		return s
 	}
@@ -167,7 +169,7 @@ func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int) (s Signals) {
 	}
 
 	if t.lat != nil && t.slopeEvidenceLocked(inFlight) {
-		t.putLatLocked(o.Latency)
+		t.putLatLocked(max(o.Latency-stalled, 0))
 		if t.latN < len(t.lat) {
 			t.latN++ // not written once full: an unchanged line is not taken from another core
 		}

@@ -37,7 +37,7 @@ func TestSlowCallRule(t *testing.T) {
 		case r < slowRate+0.08:
 			o.Class = circuit.Throttled // not counted
 		}
-		s := tr.Observe(o, 0)
+		s := tr.Observe(o, 0, 0)
 		if o.Class.Counted() {
 			flags = append(flags, o.Class == circuit.Success && o.Latency > p.SlowCall)
 			if len(flags) > p.WindowSize {

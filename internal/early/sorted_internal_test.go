@@ -23,7 +23,7 @@ func TestSortedLatenciesFollowTheRing(t *testing.T) {
 			case 0:
 				tr.Transitioned(circuit.Transition{From: circuit.Closed, To: circuit.Open, Reason: circuit.ReasonFailureRate})
 			case 1:
-				tr.Observe(circuit.Result{Class: circuit.Degraded}, 0)
+				tr.Observe(circuit.Result{Class: circuit.Degraded}, 0, 0)
 			}
 			// Few distinct values, so that many writes replace a value by
 			// an equal one or land among equals.
@@ -31,7 +31,7 @@ func TestSortedLatenciesFollowTheRing(t *testing.T) {
 			if rnd.IntN(10) == 0 {
 				lat = time.Duration(rnd.Int64N(int64(3 * time.Second)))
 			}
-			tr.Observe(circuit.Result{Class: circuit.Success, Latency: lat}, rnd.IntN(4))
+			tr.Observe(circuit.Result{Class: circuit.Success, Latency: lat}, rnd.IntN(4), 0)
 			want := slices.Clone(tr.lat)
 			slices.Sort(want)
 			if !slices.Equal(tr.sorted, want) {
