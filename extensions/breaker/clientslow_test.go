@@ -71,3 +71,32 @@ func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 		t.Errorf("a.example alone slowed: %v, want open (latency slope)", s)
 	}
 }
+
+// A delay of the crawler's own adds the same to every domain's latency:
+// it crosses the slope limit of a fast domain (a redirecting host
+// answering in 1 ms: its limit is its baseline plus the floor) before the
+// limit of a slower one (100 ms: 2.5 times it), which still slowed by as
+// much (chaos/SEEDS.md, 11379924317260629200).
+func TestLatencySlopeDoesNotTripOnADelayEveryDomainShares(t *testing.T) {
+	p := breaker.Aggressive()
+	clk := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	b, err := breaker.New(p, breaker.Config{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := map[string]time.Duration{"fast.example": time.Millisecond, "b.example": 100 * time.Millisecond, "c.example": 100 * time.Millisecond}
+	for h, lat := range base {
+		recordSuccesses(t, b, clk, h, p.WindowSize+5, lat)
+	}
+	const delay = 120 * time.Millisecond // past the fast host's limit (101 ms), within the others' (250 ms)
+	for range 30 {
+		for h, lat := range base {
+			recordSuccesses(t, b, clk, h, 1, lat+delay)
+		}
+	}
+	for h := range base {
+		if s := b.State(h); s != circuit.Closed {
+			t.Errorf("%s: %v after every domain slowed by %v at once; want closed (the delay is the client's)", h, s, delay)
+		}
+	}
+}

@@ -305,6 +305,17 @@ func (t *Tracker) SlowedNow() bool {
 	return t.lat != nil && t.baseline != 0 && t.latN == len(t.lat) && t.latMedianLocked() > t.slopeLimitLocked()
 }
 
+// excessNow is how far the median of t's latest successes is above its
+// baseline (ok: t has both).
+func (t *Tracker) excessNow() (excess time.Duration, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lat == nil || t.baseline == 0 || t.latN != len(t.lat) {
+		return 0, false
+	}
+	return t.latMedianLocked() - t.baseline, true
+}
+
 // Rest is what a compacted domain keeps of its tracker.
 type Rest struct {
 	Streak, HealthyRun, Successes int
@@ -354,16 +365,20 @@ const (
 
 // SlowedElsewhere tells the crawler's own slowness from a site's: of up to
 // Peers other domains whose slope was evaluated within PeerAge, it counts
-// those slowed now. peers yields each domain's tracker and when its slope
-// was last evaluated (unix nanos).
+// those slowed now: past their own slope limit, or above their baseline
+// by at least half of self's excess (a delay of the crawler's own adds
+// alike to every domain's latency, and crosses a fast domain's limit
+// first). peers yields each domain's tracker and when its slope was last
+// evaluated (unix nanos).
 func SlowedElsewhere(self *Tracker, now time.Time, peers func(yield func(t *Tracker, evaluated int64) bool)) (slowed, of int) {
+	selfExcess, _ := self.excessNow()
 	since := now.Add(-PeerAge).UnixNano()
 	looked := 0
 	peers(func(t *Tracker, evaluated int64) bool {
 		looked++
 		if t != self && evaluated >= since {
 			of++
-			if t.SlowedNow() {
+			if e, ok := t.excessNow(); ok && selfExcess > 0 && 2*e >= selfExcess || t.SlowedNow() {
 				slowed++
 			}
 		}
