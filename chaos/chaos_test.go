@@ -365,3 +365,32 @@ func TestAPauseAFullDiskKeptFromTheCheckpointDoesNotBindTheResume(t *testing.T) 
 		}
 	}
 }
+
+// A product page the store served whole twice breaks invariant 2, unless
+// the client's own Client.Timeout ended the first request (the scraper's
+// OnError saw it): the page was never read, and a retry fetched it again.
+func TestAPageFetchedAgainAfterTheClientsTimeoutIsNotTwice(t *testing.T) {
+	s := Site{Kind: kHealthy, Products: 1, PerPage: 1}
+	hits := []testserver.Hit{
+		{Seq: 1, Path: "/", Status: 200, Mode: testserver.Healthy},
+		{Seq: 2, Path: "/products/sku-1", Status: 200, Mode: testserver.Healthy},
+		{Seq: 3, Path: "/products/sku-1", Status: 200, Mode: testserver.Healthy},
+	}
+	out := []string{"http://127.0.0.1:1/products/sku-1"}
+	run := func(timedOut map[string]int) []Violation {
+		c := Case{Seed: 1, Sites: []Site{s}, Wiring: Wiring{Async: true, Profile: breaker.Standard()}}
+		ss := &site{Site: s, url: "http://127.0.0.1:1", host: "127.0.0.1:1"}
+		r := runOut{carried: -1, outcome: outcome.Outcome{State: outcome.Complete}, timedOut: timedOut}
+		cr := &caseRun{c: c, sites: []*site{ss}, hits: [][]testserver.Hit{hits}, out: out, runs: []runOut{r}, final: r, bound: time.Second}
+		return cr.check()
+	}
+	if vs := run(nil); !has(vs, 2) {
+		t.Fatalf("a page served whole twice passed: %v", vs)
+	}
+	if vs := run(map[string]int{"http://127.0.0.1:1/products/sku-1": 1}); has(vs, 2) {
+		t.Fatalf("a page fetched again after the client's timeout broke invariant 2: %v", vs)
+	}
+	if vs := run(map[string]int{"http://127.0.0.1:1/products/sku-2": 1}); !has(vs, 2) {
+		t.Fatalf("another page's timeout excused a page served whole twice: %v", vs)
+	}
+}

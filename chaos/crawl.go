@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"github.com/rs/zerolog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +63,10 @@ type runOut struct {
 	// harness, not the breaker's counters. A URL past MaxDepth is not work
 	// left; one refused by MaxRequests is, and the ending must say so.
 	refusedByColly map[string]string
+	// timedOut counts, by the URL as the crawler sent it, the requests
+	// the client's own Client.Timeout ended (the scraper's OnError saw
+	// them): the store may have served those pages whole, unread.
+	timedOut map[string]int
 	// revisitsAsked counts the deliberate revisits Colly accepted;
 	// revisitsLost names those that neither reached a response callback
 	// nor OnError (Wiring.Revisits).
@@ -127,7 +133,7 @@ func (o *output) len() int {
 // promised is called before the checkpoint closes, to read the states of
 // the URLs the stores promised.
 func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *output, resume bool, mem storage.Store, bound time.Duration, promised func() []string, redir *redirector, proxies []string) runOut {
-	ro := runOut{exit: -1, carried: -1, refusedByColly: map[string]string{}}
+	ro := runOut{exit: -1, carried: -1, refusedByColly: map[string]string{}, timedOut: map[string]int{}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := []colly.CollectorOption{colly.StdlibContext(ctx)}
@@ -343,6 +349,27 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	c.OnHTML(testserver.TitleSelector, title) // also for product pages a resume visits through c
 	if w.Clone {
 		detail.OnHTML(testserver.TitleSelector, title)
+	}
+	// The URLs the client gave up waiting for by its own Client.Timeout:
+	// a page the store served whole may not have reached the client, and
+	// a retry fetches it again.
+	var timedOutMu sync.Mutex
+	timedOut := func(r *colly.Response, err error) {
+		if err == nil || !strings.Contains(err.Error(), "Client.Timeout") {
+			return
+		}
+		u := r.Request.URL.String()
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			u = ue.URL // a redirect's hop: the URL that timed out
+		}
+		timedOutMu.Lock()
+		ro.timedOut[u]++
+		timedOutMu.Unlock()
+	}
+	c.OnError(timedOut)
+	if w.Clone {
+		detail.OnError(timedOut)
 	}
 	if w.RetryLoop {
 		var mu sync.Mutex

@@ -117,6 +117,16 @@ func (cr *caseRun) refusedByColly(u string) string {
 	return ""
 }
 
+// timedOut is how many requests for u the client's own Client.Timeout
+// ended, over the runs.
+func (cr *caseRun) timedOut(u string) int {
+	n := 0
+	for _, r := range cr.runs {
+		n += r.timedOut[u]
+	}
+	return n
+}
+
 // pastDepth reports whether Colly refused u as past MaxDepth: the scraper
 // chose not to fetch it, so it is not work left.
 func (cr *caseRun) pastDepth(u string) bool {
@@ -291,7 +301,9 @@ func (cr *caseRun) check() []Violation {
 		if f.Kind != fKill && f.Kind != fCorrupt && f.Kind != fQuit && f.Kind != fDiskFull && !lostState {
 			var twice []string
 			for p, n := range okCount {
-				if n > 1 && strings.HasPrefix(p, "/products/") {
+				// A page the client timed out on may have been served
+				// whole and never read: fetched again, it is not twice.
+				if n > 1+cr.timedOut(s.url+p) && strings.HasPrefix(p, "/products/") {
 					twice = append(twice, fmt.Sprintf("%s×%d", p, n))
 				}
 			}
