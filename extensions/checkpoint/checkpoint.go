@@ -81,11 +81,8 @@ type Checkpoint struct {
 	outage    map[string]*outageDead // domain → its URLs dead of failures since its last success (outage.go)
 	outageSeq atomic.Uint64          // orders attempts leaving and URLs dying, for outage
 
-	// emu guards the store's first error.
-	emu    sync.Mutex
-	err    error       // the first store error
-	notify bool        // err is new: tellHooks calls the hooks
-	failed atomic.Bool // err is set: read without emu
+	err  atomic.Pointer[error] // the store's first error
+	told atomic.Bool           // the hooks were called with it
 
 	updates, heldDone, graceFreed atomic.Int64 // Stats counted on the per-page path
 
@@ -210,10 +207,10 @@ func (cp *Checkpoint) writeJSONLocked(key string, v any) {
 	cp.fail(err)
 }
 
-// storeErr returns the store's first error (wrapping ErrStore), or nil.
+// storeErr returns the store's first error (wrapping ErrStore), or nil,
+// having told the hooks of it.
 func (cp *Checkpoint) storeErr() error {
-	cp.mu.Lock()
-	defer cp.unlock()
+	cp.tellHooks()
 	return cp.errNow()
 }
 
@@ -226,33 +223,29 @@ func (cp *Checkpoint) Stats() Stats {
 	return st
 }
 
-// fail records the store's first error (with or without cp.mu held) and
-// returns it; the next release of cp.mu, or tellHooks, tells the hooks.
+// fail records the store's first error and returns it; the next release
+// of cp.mu, or tellHooks, tells the hooks.
 func (cp *Checkpoint) fail(err error) error {
 	if err == nil {
 		return nil
 	}
-	cp.emu.Lock()
-	defer cp.emu.Unlock()
-	if cp.err != nil {
-		return cp.err
+	e := fmt.Errorf("%w (%s): %w; what was committed before is intact, fix the cause and resume", ErrStore, cp.where, err)
+	if !cp.err.CompareAndSwap(nil, &e) {
+		return cp.errNow()
 	}
-	cp.err = fmt.Errorf("%w (%s): %w; what was committed before is intact, fix the cause and resume", ErrStore, cp.where, err)
-	cp.failed.Store(true)
 	cp.opt.Logger.Error().Str("event", "checkpoint_store_failed").Err(err).Msg("checkpoint: the store cannot be written; new requests are stopped")
-	cp.notify = true // the hooks are called outside every lock
-	return cp.err
+	return e
 }
 
 // errNow returns the store's first error (wrapping ErrStore), or nil.
 func (cp *Checkpoint) errNow() error {
-	if !cp.failed.Load() {
-		return nil
+	if p := cp.err.Load(); p != nil {
+		return *p
 	}
-	cp.emu.Lock()
-	defer cp.emu.Unlock()
-	return cp.err
+	return nil
 }
+
+func (cp *Checkpoint) failed() bool { return cp.err.Load() != nil }
 
 // unlock releases cp.mu, then calls the hooks if the store failed meanwhile.
 func (cp *Checkpoint) unlock() {
@@ -262,14 +255,7 @@ func (cp *Checkpoint) unlock() {
 
 // tellHooks calls the hooks once the store failed, once; the caller holds no lock.
 func (cp *Checkpoint) tellHooks() {
-	if !cp.failed.Load() {
-		return
-	}
-	cp.emu.Lock()
-	notify, err := cp.notify, cp.err
-	cp.notify = false
-	cp.emu.Unlock()
-	if notify {
+	if err := cp.errNow(); err != nil && cp.told.CompareAndSwap(false, true) {
 		for _, f := range cp.hooks {
 			f(err)
 		}
@@ -279,7 +265,7 @@ func (cp *Checkpoint) tellHooks() {
 // putLocked writes recs through the group commit (commit.go): in the
 // store once a callback ends, or at flush.
 func (cp *Checkpoint) putLocked(recs ...storage.Record) error {
-	if cp.failed.Load() {
+	if cp.failed() {
 		return cp.errNow()
 	}
 	cp.pend.add(recs)
@@ -328,7 +314,7 @@ func (cp *Checkpoint) Close() error {
 	cp.closed = true
 	cp.release(true)
 	_ = cp.flush(true) // an error is the store's, below
-	if cp.started && !cp.failed.Load() {
+	if cp.started && !cp.failed() {
 		cp.saveBreakersLocked()
 		r := &cp.runs[len(cp.runs)-1]
 		r.Stopped = cp.now().UTC()

@@ -77,7 +77,7 @@ func (cp *Checkpoint) lockEntry(r *colly.Request) (*entry, *sync.Mutex) {
 		l.Lock()
 		return e, l
 	}
-	if cp.failed.Load() {
+	if cp.failed() {
 		return nil, nil
 	}
 	// The request as saved is made before the stripe is locked: marshalling holds no one up.
@@ -205,7 +205,7 @@ func (cp *Checkpoint) end() {
 func (cp *Checkpoint) onRequest(r *colly.Request) {
 	cp.active.Add(1)
 	defer cp.end()
-	if cp.failed.Load() {
+	if cp.failed() {
 		r.Abort()
 		return
 	}
@@ -239,7 +239,7 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 	}
 	cp.active.Add(1)
 	defer cp.end()
-	if cp.failed.Load() {
+	if cp.failed() {
 		r.Abort()
 		return
 	}
@@ -291,7 +291,7 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 // Visited is Colly's storage.Storage Visited. Of two callers IsVisited
 // told id was new, the second gets an error (internal/visitclaim).
 func (cp collyStorage) Visited(id uint64) error {
-	if cp.failed.Load() {
+	if cp.failed() {
 		return cp.storeErr()
 	}
 	cp.vmu.Lock()
@@ -305,7 +305,7 @@ func (cp collyStorage) Visited(id uint64) error {
 
 // IsVisited is Colly's storage.Storage IsVisited (a frontier issue passes once).
 func (cp collyStorage) IsVisited(id uint64) (bool, error) {
-	if cp.failed.Load() {
+	if cp.failed() {
 		return false, cp.storeErr()
 	}
 	cp.vmu.Lock()
@@ -320,15 +320,11 @@ func (cp collyStorage) IsVisited(id uint64) (bool, error) {
 	// Claimed before the store is asked: a caller meanwhile is a rival.
 	cp.claims.Add(id)
 	cp.vmu.Unlock()
-	_, ok, err := cp.lookup(id)
-	if err != nil || ok {
+	if _, ok, err := cp.lookup(id); err != nil || ok {
 		cp.claims.Drop(id)
-		if err != nil {
-			cp.mu.Lock()
-			defer cp.unlock()
-			return ok, cp.fail(err)
-		}
-		return ok, nil
+		err = cp.fail(err)
+		cp.tellHooks()
+		return ok, err
 	}
 	// Its request's first entry need not ask the store again. One whose
 	// request never comes is forgotten when its shard is full.
@@ -417,11 +413,11 @@ func (cp collyStorage) SetCookies(u *url.URL, cookies string) {
 		return
 	}
 	sh.m.Put(u.Host, cookies)
-	if !cp.failed.Load() {
+	if !cp.failed() {
 		cp.fail(cp.store.SetMeta(keyCookie+u.Host, []byte(cookies)))
 	}
 	sh.mu.Unlock()
-	if cp.failed.Load() {
+	if cp.failed() {
 		// The store no longer has every host's cookies: every shard keeps all.
 		for i := range cp.cookies {
 			c := &cp.cookies[i]

@@ -167,7 +167,7 @@ func (cp *Checkpoint) flush(wait bool) error {
 			return nil
 		}
 		var err error
-		if recs := p.take(); len(recs) > 0 && !cp.failed.Load() {
+		if recs := p.take(); len(recs) > 0 && !cp.failed() {
 			err = cp.fail(cp.putBatch(recs))
 		}
 		p.putting.Store(nil) // its maps are let go: a reader may still hold them

@@ -105,7 +105,7 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 	delete(cp.outage, domain)
 	cp.outageN.Store(int32(len(cp.outage)))
 	cp.omu.Unlock()
-	if od == nil || cp.failed.Load() {
+	if od == nil || cp.failed() {
 		return
 	}
 	now := cp.now().UTC()

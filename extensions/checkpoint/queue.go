@@ -18,7 +18,7 @@ var unfinished = []storage.State{storage.Pending, storage.InFlight, storage.Fail
 // unfinished and eligible now (see Resume). A failed URL with no attempts
 // left (MaxAttempts was lowered) is dead.
 func (cp *Checkpoint) loadLocked() {
-	if cp.loaded || cp.failed.Load() {
+	if cp.loaded || cp.failed() {
 		return
 	}
 	cp.loaded = true

@@ -55,7 +55,7 @@ func (cp *Checkpoint) startLocked() {
 
 // beginLocked starts the run unless the store failed, whose error it returns.
 func (cp *Checkpoint) beginLocked() error {
-	if cp.failed.Load() {
+	if cp.failed() {
 		return cp.errNow()
 	}
 	cp.startLocked()
