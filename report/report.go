@@ -345,47 +345,47 @@ var meaning = map[outcome.State]string{
 	outcome.Error:    "needs a human: a retry will fail the same way",
 }
 
-// column is one column of the text table: a count n, or a cell and its
-// zero test.
+// column is one column of the text table.
 type column struct {
 	head   string
 	always bool // shown even when every row is zero
-	n      func(d Domain) int64
 	cell   func(d Domain) string
 	zero   func(d Domain) bool
 	means  string // the legend's line
 }
 
+func count(n int64) string { return strconv.FormatInt(n, 10) }
+
 var columns = []column{
 	{head: "state", always: true, cell: func(d Domain) string { return dash(d.State) },
 		means: "the circuit at the end: closed, open, half-open; untouched: no request sent this run"},
-	{head: "records", n: func(d Domain) int64 { return d.Records },
+	{head: "records", cell: func(d Domain) string { return count(d.Records) }, zero: func(d Domain) bool { return d.Records == 0 },
 		means: "records written: one per valid page that makes one (a product page, say)"},
-	{head: "valid", always: true, n: func(d Domain) int64 { return d.OK },
+	{head: "valid", always: true, cell: func(d Domain) string { return count(d.OK) },
 		means: "pages that passed validation, listings included: it may exceed records"},
-	{head: "invalid", always: true, n: func(d Domain) int64 { return d.Invalid },
+	{head: "invalid", always: true, cell: func(d Domain) string { return count(d.Invalid) },
 		means: "2xx pages the validator rejected (they count against the site)"},
-	{head: "degraded", always: true, n: func(d Domain) int64 { return d.Failures.Degraded },
+	{head: "degraded", always: true, cell: func(d Domain) string { return count(d.Failures.Degraded) },
 		means: "timeouts, refused or reset connections, 5xx, cut bodies, DNS failures (count against the site)"},
-	{head: "throttled", n: func(d Domain) int64 { return d.Failures.Throttled },
+	{head: "throttled", cell: func(d Domain) string { return count(d.Failures.Throttled) }, zero: func(d Domain) bool { return d.Failures.Throttled == 0 },
 		means: "429 answers (the URL is sent again after the pause; never trips)"},
-	{head: "blocked", n: func(d Domain) int64 { return d.Failures.Blocked },
+	{head: "blocked", cell: func(d Domain) string { return count(d.Failures.Blocked) }, zero: func(d Domain) bool { return d.Failures.Blocked == 0 },
 		means: "401 and 403 answers: a client problem, never trips"},
-	{head: "gone", n: func(d Domain) int64 { return d.Failures.Gone },
+	{head: "gone", cell: func(d Domain) string { return count(d.Failures.Gone) }, zero: func(d Domain) bool { return d.Failures.Gone == 0 },
 		means: "404 and 410 answers: no such page, not retried"},
-	{head: "other4xx", n: func(d Domain) int64 { return d.Failures.ClientError },
+	{head: "other4xx", cell: func(d Domain) string { return count(d.Failures.ClientError) }, zero: func(d Domain) bool { return d.Failures.ClientError == 0 },
 		means: "other 4xx answers"},
-	{head: "refused", always: true, n: func(d Domain) int64 { return d.Refused },
+	{head: "refused", always: true, cell: func(d Domain) string { return count(d.Refused) },
 		means: "requests the breaker held back while the circuit was open: never sent"},
-	{head: "robots", n: func(d Domain) int64 { return d.Robots },
+	{head: "robots", cell: func(d Domain) string { return count(d.Robots) }, zero: func(d Domain) bool { return d.Robots == 0 },
 		means: "URLs robots.txt forbids: never sent, not a failure, not unfinished"},
-	{head: "unfinished", always: true, n: func(d Domain) int64 { return int64(d.Unfinished) },
+	{head: "unfinished", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Unfinished) },
 		means: "URLs left to do for a rescheduled run (refused, failed with attempts left, not yet sent)"},
-	{head: "dead", n: func(d Domain) int64 { return int64(d.Dead) },
+	{head: "dead", cell: func(d Domain) string { return strconv.Itoa(d.Dead) }, zero: func(d Domain) bool { return d.Dead == 0 },
 		means: "URLs whose attempts are spent on failures: listed below, a person decides"},
-	{head: "trips", always: true, n: func(d Domain) int64 { return int64(d.Trips) },
+	{head: "trips", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Trips) },
 		means: "times the circuit opened"},
-	{head: "pauses", n: func(d Domain) int64 { return d.Pauses },
+	{head: "pauses", cell: func(d Domain) string { return count(d.Pauses) }, zero: func(d Domain) bool { return d.Pauses == 0 },
 		means: "Retry-After pauses taken"},
 	{head: "paused", cell: func(d Domain) string { return latency(d.PausedFor) }, zero: func(d Domain) bool { return d.PausedFor == 0 },
 		means: "time spent in those pauses"},
@@ -395,15 +395,6 @@ var columns = []column{
 		means: "the pace at the end: least time between two requests (-: none)"},
 	{head: "median", always: true, cell: func(d Domain) string { return latency(d.MedianLatency) },
 		means: "median latency of the successful pages (total: over all of them, - when unknown)"},
-}
-
-func init() {
-	for i := range columns {
-		if n := columns[i].n; n != nil {
-			columns[i].cell = func(d Domain) string { return strconv.FormatInt(n(d), 10) }
-			columns[i].zero = func(d Domain) bool { return n(d) == 0 }
-		}
-	}
 }
 
 // paceZero hides the pace columns unless some domain was slowed down.
