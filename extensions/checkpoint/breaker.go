@@ -47,12 +47,9 @@ func (cp *Checkpoint) restore(b *domains.Set) error {
 	saved := cp.openDomainsLocked(true)
 	cp.unlock()
 	now := cp.now()
-	var errs []error
 	// Requests in flight at the last run's death count as failures.
 	suspect, err := cp.inFlightByDomain()
-	if err != nil {
-		errs = append(errs, err)
-	}
+	errs := []error{err}
 	for i := range saved {
 		if n := suspect[saved[i].Domain]; n > 0 && !saved[i].open() {
 			saved[i].Failures += n
@@ -202,17 +199,15 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 		l.Lock()
 	}
 	if ev != evSucceeded { // a success is done: no later request of the URL it ended at is its
-		switch u := a.Request.URL.String(); {
-		case ev == evThrottled:
-			// The breaker's Retry requests the URL it ended at.
+		// The breaker's Retry requests the URL a throttle ended at; a user's
+		// Retry of a redirect's target, not done, is this record's.
+		if u := a.Request.URL.String(); ev == evThrottled || u != e.rec.URL {
 			cp.rmu.Lock()
-			cp.retryOf[u] = e.rec.ID
-			cp.rmuUsed.Store(true)
-			cp.rmu.Unlock()
-		case u != e.rec.URL:
-			// Ended at a redirect's target, not done: a user's Retry of it is this record's.
-			cp.rmu.Lock()
-			putBounded(cp.redirects, u, e.rec.ID)
+			if ev == evThrottled {
+				cp.retryOf[u] = e.rec.ID
+			} else {
+				putBounded(cp.redirects, u, e.rec.ID)
+			}
 			cp.rmuUsed.Store(true)
 			cp.rmu.Unlock()
 		}

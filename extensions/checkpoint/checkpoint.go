@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,7 +48,7 @@ type Checkpoint struct {
 	observed   observed.Set // the breakers Observe was given
 	viaBreaker atomic.Bool  // Observe was called: outcomes come from the breaker
 
-	// Locking: locks.go. live holds the requests between their first
+	// Locking: live.go. live holds the requests between their first
 	// callback and their outcome; an entry changes under its record's stripe.
 	live shardedMap[*colly.Request, *entry]
 	ids  [idStripes]stripe // a record's read, state change and write are one step under its stripe
@@ -176,10 +177,7 @@ func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 			return nil, fmt.Errorf("checkpoint: %w: its metadata is format %d, this build reads %d; resume it with the release that wrote it", storage.ErrNewerFormat, n, Format)
 		}
 	}
-	if err := readJSON(s, keyRuns, &cp.runs); err != nil {
-		return nil, err
-	}
-	if err := readJSON(s, keyBreakers, &cp.saved); err != nil {
+	if err := cmp.Or(readJSON(s, keyRuns, &cp.runs), readJSON(s, keyBreakers, &cp.saved)); err != nil {
 		return nil, err
 	}
 	return cp, nil

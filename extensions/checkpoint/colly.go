@@ -3,6 +3,7 @@ package checkpoint
 // This file is the Colly wiring; the state machine is lifecycle.go.
 
 import (
+	"errors"
 	"fmt"
 	"github.com/breakwater-crawl/breakwater/internal/recent"
 	"hash/maphash"
@@ -58,6 +59,9 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	c.OnError(cp.finish)
 }
 
+// errBodyNotReplayable reports a body that cannot be both sent and kept.
+var errBodyNotReplayable = errors.New("checkpoint: the request body is not an io.ReadSeeker; it cannot be kept for a resume")
+
 // maxResent bounds the URLs remembered as re-sent or redirected.
 const maxResent = 4096
 
@@ -82,19 +86,17 @@ func (cp *Checkpoint) lockEntry(r *colly.Request) (*entry, *sync.Mutex) {
 	}
 	// The request as saved is made before the stripe is locked: marshalling holds no one up.
 	u := r.URL.String()
-	body, replayable, berr := collyx.ReadBody(r.Body) // the reader left at its start
+	var req []byte
+	var dropped []string
+	body, replayable, merr := collyx.ReadBody(r.Body) // the reader left at its start
 	if !replayable {
-		berr = errBodyNotReplayable
+		merr = errBodyNotReplayable
 	}
 	if len(body) == 0 {
 		body = nil // none or empty: the same ID
 	}
-	var req []byte
-	var dropped []string
-	merr := berr
-	if berr == nil {
-		req, dropped, merr = collyx.MarshalRequest(r, body)
-		if merr != nil {
+	if merr == nil {
+		if req, dropped, merr = collyx.MarshalRequest(r, body); merr != nil {
 			merr = fmt.Errorf("checkpoint: the request cannot be saved: %w", merr)
 		}
 	}
@@ -274,10 +276,8 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	switch {
 	case e.closed && !e.queued:
 		// Refused by the breaker before our OnRequest, which lets it go.
-	case e.closed:
-		cp.live.take(r)
-	case !e.left:
-		// Aborted in OnRequestHeaders: it stays pending.
+	case e.closed, !e.left:
+		// Recorded, or aborted in OnRequestHeaders (it stays pending).
 		cp.live.take(r)
 	case cp.viaBreaker.Load():
 		// The breaker's OnAttempt says what it was, and deletes it.

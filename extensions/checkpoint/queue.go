@@ -3,8 +3,10 @@ package checkpoint
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/storage"
 )
 
@@ -95,6 +97,14 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 		return r, true
 	}
 	return storage.Record{}, false
+}
+
+// parseRequest is collyx.ParseRequest, its errors the checkpoint's.
+func parseRequest(b []byte) (u string, id uint64, err error) {
+	if u, id, err = collyx.ParseRequest(b); err != nil {
+		return "", 0, fmt.Errorf("checkpoint: %w", err)
+	}
+	return u, id, nil
 }
 
 // AddRequest is Colly's queue.Storage AddRequest; a known URL is not queued.
