@@ -98,7 +98,6 @@ type Checkpoint struct {
 
 	mu       sync.Mutex
 	front    []uint64                // the queue: earlier runs' unfinished, then this run's (queue.go)
-	loaded   bool                    // front has the earlier runs' unfinished
 	b        *domains.Set            // the breaker's domains, attached by Observe
 	saved    map[string]savedCircuit // open domains and closed ones with failures, as saved
 	filtered map[uint64]struct{}     // unfinished URLs the collector refused to resume (filters, depth, robots)

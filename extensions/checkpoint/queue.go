@@ -16,14 +16,13 @@ var errQueueEmpty = errors.New("checkpoint: the queue is empty")
 // unfinished are the states a resume takes up again.
 var unfinished = []storage.State{storage.Pending, storage.InFlight, storage.Failed, storage.Parked}
 
-// loadLocked fills the frontier, once, with what earlier runs left
+// loadLocked fills the frontier (startLocked, once) with what earlier runs left
 // unfinished and eligible now (see Resume). A failed URL with no attempts
 // left (MaxAttempts was lowered) is dead.
 func (cp *Checkpoint) loadLocked() {
-	if cp.loaded || cp.failed() {
+	if cp.failed() {
 		return
 	}
-	cp.loaded = true
 	now := cp.now()
 	var fix []storage.Record
 	_ = cp.flush(true) // an error stops the scan below
