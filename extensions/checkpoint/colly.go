@@ -309,13 +309,10 @@ func (cp collyStorage) IsVisited(id uint64) (bool, error) {
 		return false, cp.storeErr()
 	}
 	cp.vmu.Lock()
-	switch {
-	case cp.takeTokenVisitLocked(id):
+	token := cp.takeTokenVisitLocked(id)
+	if known := !token && cp.knownVisitLocked(id); token || known {
 		cp.vmu.Unlock()
-		return false, nil
-	case cp.knownVisitLocked(id):
-		cp.vmu.Unlock()
-		return true, nil
+		return known, nil
 	}
 	// Claimed before the store is asked: a caller meanwhile is a rival.
 	cp.claims.Add(id)
