@@ -82,7 +82,6 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 		}
 		if _, _, perr := parseRequest(r.Request); perr != nil {
 			r.State, r.LastError = storage.Dead, perr.Error()
-			l := cp.idLock(id)
 			l.Lock()
 			_ = cp.putLocked(r)
 			l.Unlock()

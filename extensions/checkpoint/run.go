@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -40,10 +41,7 @@ func (cp *Checkpoint) startLocked() {
 	}
 	cp.started = true
 	now := cp.now().UTC()
-	id := cp.opt.RunID
-	if id == "" {
-		id = fmt.Sprintf("run-%s-%d", now.Format("20060102T150405.000Z"), len(cp.runs)+1)
-	}
+	id := cmp.Or(cp.opt.RunID, fmt.Sprintf("run-%s-%d", now.Format("20060102T150405.000Z"), len(cp.runs)+1))
 	cp.runs = append(cp.runs, runRecord{ID: id, Started: now})
 	if cp.fail(cp.store.SetMeta(keyFormat, []byte(strconv.Itoa(Format)))) != nil {
 		return
