@@ -39,6 +39,12 @@ func unexplained(a Attempt) bool {
 // Else not judged, the site's to count.
 func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	m.recent.add(true)
+	if v := p.views[domain]; v != nil && v.failing {
+		// Failing through several proxies: the site's, whatever m's own
+		// record (one that carried little before the site began to fail
+		// has little else in it).
+		return notJudged, false
+	}
 	if p.outlierLocked(m, domain) {
 		return outlier, true
 	}

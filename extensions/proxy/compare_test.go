@@ -408,3 +408,27 @@ func TestAHealthyProxysFirstFailureAtASiteIsNotCharged(t *testing.T) {
 		t.Fatalf("a, carrying most of what it is given: %v %v, want closed and never charged", s.State, s.Outcomes)
 	}
 }
+
+// A site that began to fail through several proxies fails, whatever the
+// record of a proxy that carried little there before it began: that
+// record is mostly the site's failures, and the others', mostly answers
+// from before, make it look alone. No proxy is charged.
+func TestASiteFailingThroughSeveralProxiesChargesNoneThatCarriedLittle(t *testing.T) {
+	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
+	for range 6 {
+		for _, name := range []string{"b.test:2", "c.test:3", "d.test:4"} {
+			status(p, name, "shop.test", 200)
+		}
+	}
+	status(p, "a.test:1", "shop.test", 200)
+	if !status(p, "a.test:1", "shop.test", 503) {
+		t.Fatal("a's first failure at a site the others answered was not left to the next proxy")
+	}
+	status(p, "b.test:2", "shop.test", 503) // the next proxy fails there too: the site fails
+	for range 2 {
+		status(p, "a.test:1", "shop.test", 503)
+	}
+	if s := state(p, "a.test:1"); s.State != circuit.Closed || s.Outcomes["outlier"] != 0 {
+		t.Fatalf("a: %v %v; a site failing through several proxies charges none", s.State, s.Outcomes)
+	}
+}
