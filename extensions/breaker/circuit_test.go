@@ -11,14 +11,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
-func newMemCircuit(t *testing.T, domain string, p breaker.Profile) circuit.Circuit {
-	c, err := breaker.NewCircuit(domain, p)
-	if err != nil {
-		t.Fatalf("NewCircuit: %v", err)
-	}
-	return c
-}
-
 // TestLateOutcomesOfEarlierRequestsPushNoFailureOut is Colly's synchronous
 // nesting: a listing page's outcome is recorded after those of the pages
 // it visited, so a chain of 47 healthy listing pages records its 47

@@ -3,7 +3,6 @@ package checkpoint_test
 import (
 	"errors"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -135,5 +134,3 @@ func fetchedTwice(s *testserver.Store, n int) []string {
 	}
 	return out
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -265,7 +265,6 @@ func newMembers(n int) members { return make(members, (n+63)/64) }
 func (b members) set(i int)    { b[i/64] |= 1 << (i % 64) }
 func (b members) unset(i int)  { b[i/64] &^= 1 << (i % 64) }
 func (b members) clear()       { clear(b) }
-func (b members) any() bool    { return b.count() > 0 }
 
 // count1 is 1 if i is in b, else 0.
 func (b members) count1(i int) int { return int(b[i/64] >> (i % 64) & 1) }
