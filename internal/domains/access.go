@@ -36,7 +36,7 @@ func (b *Set) Lookup(host string) *Domain {
 func (b *Set) Judge() (success int64, open []string, findings []outcome.Finding) {
 	for d := range b.all {
 		success += d.Counts[circuit.Success].Load()
-		if s, err := d.Circuit.Snapshot(b.clock); err == nil && s.State != circuit.Closed {
+		if s, err := d.Circuit.Snapshot(b.Clock); err == nil && s.State != circuit.Closed {
 			open = append(open, d.Name)
 		}
 	}
@@ -72,7 +72,7 @@ func (b *Set) HoldOpen(host string, until time.Time, reason string) error {
 		return err
 	}
 	defer d.Unpin()
-	t, err := d.Circuit.HoldOpen(b.clock, until, reason)
+	t, err := d.Circuit.HoldOpen(b.Clock, until, reason)
 	if err == nil {
 		b.transitioned(d, t)
 	}

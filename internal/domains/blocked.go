@@ -20,11 +20,11 @@ func (b *Set) holdBlocked(d *Domain, n int64) {
 	// RetryAt a cooldown away, as after a trip: a shared queue parks the
 	// domain's jobs that long instead of claiming them again at once, and
 	// the checkpoint keeps them for a later run.
-	e := &circuit.OpenError{Key: d.Name, State: circuit.Closed, RetryAt: b.clock.Now().Add(d.Profile.Cooldown), Blocked: true}
+	e := &circuit.OpenError{Key: d.Name, State: circuit.Closed, RetryAt: b.Clock.Now().Add(d.Profile.Cooldown), Blocked: true}
 	if !d.held.CompareAndSwap(nil, e) {
 		return
 	}
-	b.log.Error().Str("event", "blocked_held").Str("domain", d.Name).Int64("in_a_row", n).
+	b.Log.Error().Str("event", "blocked_held").Str("domain", d.Name).Int64("in_a_row", n).
 		Msg("breaker: domain answered 401/403 to every request lately; held for the rest of the run: fix the client (proxy, headers, fingerprint), not the site")
 }
 
@@ -60,5 +60,5 @@ func (b *Set) blockedFinding() *outcome.Finding {
 	sort.Strings(held)
 	return &outcome.Finding{State: outcome.Error, Kind: "blocked", Domains: held,
 		Reason: fmt.Sprintf("blocked: fix the client: %d answers of 401/403 in a row from %s, held for the rest of the run (their URLs are kept unfinished)",
-			b.blockedAfter, strings.Join(held, ", "))}
+			b.BlockedAfter, strings.Join(held, ", "))}
 }

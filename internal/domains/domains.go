@@ -29,21 +29,10 @@ import (
 // Colly: extensions/breaker wires it into a collector. It is safe for
 // concurrent use.
 type Set struct {
-	profile       circuit.Profile
-	overrides     []Override // normalised patterns (AddDomainProfile)
-	store         circuit.Store
-	clock         clock.Clock
-	realTime      bool // clock is clock.System: cached refusals end by timer
-	log           zerolog.Logger
-	alarmAfter    int
-	blockedAfter  int // 401/403 answers in a row that hold a domain (blocked.go); < 0 never
-	resendHorizon time.Duration
-	pacing        pace.Config
-	onTransition  []func(circuit.Transition)
-	onDegrading   []func(string, time.Duration, time.Duration)
-	rand          func() float64
-	fleet         *fleet.Guard
-	prior         deadline.Prior // the timeout a domain without its own borrows
+	Config        // normalised by New; Domains holds the patterns normalised (AddDomainProfile)
+	realTime bool // Clock is clock.System: cached refusals end by timer
+	fleet    *fleet.Guard
+	prior    deadline.Prior // the timeout a domain without its own borrows
 
 	domains sync.Map    // host → *Domain
 	hot     *hotDomains // domains by a hash of their name, in front of the map (hot.go)
@@ -53,10 +42,9 @@ type Set struct {
 	_       [64]byte
 	last    atomic.Pointer[Domain]
 	_       [56]byte
-	idleTTL time.Duration // < 0: never compact
-	sweeper idle.Sweeper  // which domains were left alone for the idle TTL (idle.go)
-	dormant idle.Set      // the compacted domains
-	coarse  coarse.Clock  // the system clock, read about once a second
+	sweeper idle.Sweeper // which domains were left alone for the idle TTL (idle.go)
+	dormant idle.Set     // the compacted domains
+	coarse  coarse.Clock // the system clock, read about once a second
 }
 
 // Config is what a Set is made with; extensions/breaker's Config
@@ -88,39 +76,30 @@ type Override struct {
 
 // New returns an empty Set; Config.Profile has been validated.
 func New(c Config) (*Set, error) {
-	b := &Set{
-		profile:       c.Profile,
-		store:         cmp.Or(c.Store, circuit.Store(circuit.MemoryStore{})),
-		clock:         cmp.Or(c.Clock, clock.System),
-		log:           c.Log,
-		alarmAfter:    c.AlarmAfter,
-		blockedAfter:  c.BlockedAfter,
-		resendHorizon: c.ResendHorizon,
-		rand:          c.Rand,
-		idleTTL:       cmp.Or(c.IdleTTL, DefaultIdleTTL),
-		onTransition:  c.OnTransition,
-		onDegrading:   c.OnDegrading,
-		hot:           newHotDomains(),
-	}
-	if b.rand == nil {
-		b.rand = rand.Float64
+	b := &Set{Config: c, hot: newHotDomains()}
+	b.Store = cmp.Or(b.Store, circuit.Store(circuit.MemoryStore{}))
+	b.Clock = cmp.Or(b.Clock, clock.System)
+	b.IdleTTL = cmp.Or(b.IdleTTL, DefaultIdleTTL)
+	if b.Rand == nil {
+		b.Rand = rand.Float64
 	}
 	fc, err := c.Fleet.Normalise() // a zero Config is fleet.Defaults
 	if err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
 	b.fleet = fleet.New(fc)
-	if b.pacing, err = c.Pacing.Normalise(); err != nil {
+	if b.Pacing, err = c.Pacing.Normalise(); err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
-	b.realTime = b.clock == clock.System
+	b.realTime = b.Clock == clock.System
+	b.Domains = nil
 	for _, o := range c.Domains {
 		if err := b.AddDomainProfile(o.Pattern, o.Profile); err != nil {
 			return nil, err
 		}
 	}
-	now := b.clock.Now()
-	b.sweeper.Init(b.idleTTL, now)
+	now := b.Clock.Now()
+	b.sweeper.Init(b.IdleTTL, now)
 	b.dormant.Init(now)
 	return b, nil
 }
@@ -128,13 +107,13 @@ func New(c Config) (*Set, error) {
 // Hook adds hooks to those given before.
 func (b *Set) Hook(onTransition func(circuit.Transition), onDegrading func(string, time.Duration, time.Duration), resendHorizon time.Duration) {
 	if onTransition != nil {
-		b.onTransition = append(b.onTransition, onTransition)
+		b.OnTransition = append(b.OnTransition, onTransition)
 	}
 	if onDegrading != nil {
-		b.onDegrading = append(b.onDegrading, onDegrading)
+		b.OnDegrading = append(b.OnDegrading, onDegrading)
 	}
 	if resendHorizon != 0 {
-		b.resendHorizon = resendHorizon
+		b.ResendHorizon = resendHorizon
 	}
 }
 
@@ -283,7 +262,7 @@ func (b *Set) AllowPinned(d *Domain) (Ticket, error) {
 // allowCircuit asks d's circuit through the Circuit interface: a store's
 // circuit, or an in-process one that is not closed.
 func (b *Set) allowCircuit(d *Domain) (Ticket, error) {
-	tk, t, err := d.Circuit.Allow(b.clock)
+	tk, t, err := d.Circuit.Allow(b.Clock)
 	b.transitioned(d, t)
 	if err != nil {
 		d.Unpin()
@@ -310,7 +289,7 @@ func (b *Set) roughNow() int64 {
 	if b.realTime {
 		return b.coarse.Now()
 	}
-	return b.clock.Now().UnixNano()
+	return b.Clock.Now().UnixNano()
 }
 
 // openMark is a cached refusal: the error to hand out, and until when.
@@ -333,7 +312,7 @@ func (b *Set) KnownOpen(d *Domain) *circuit.OpenError {
 	if m == nil {
 		return nil
 	}
-	if !b.realTime && b.clock.Now().UnixNano() >= m.until {
+	if !b.realTime && b.Clock.Now().UnixNano() >= m.until {
 		return nil
 	}
 	return m.err
@@ -344,7 +323,7 @@ func (b *Set) KnownOpen(d *Domain) *circuit.OpenError {
 // not cached: there is nothing to answer from memory, and on the system
 // clock it would cost a timer firing at once for every such refusal.
 func (b *Set) setOpen(d *Domain, e *circuit.OpenError) {
-	now := b.clock.Now()
+	now := b.Clock.Now()
 	if !e.RetryAt.After(now) {
 		return
 	}
@@ -395,10 +374,10 @@ func (b *Set) Record(t Ticket, o circuit.Result) {
 // (a store's circuit, or a result that may move an in-process one) and
 // acts on what moved, else on the tracker's signals sig.
 func (b *Set) recordCircuit(d *Domain, t Ticket, o circuit.Result, sig early.Signals) {
-	tr, err := d.Circuit.Record(b.clock, t.c, o)
+	tr, err := d.Circuit.Record(b.Clock, t.c, o)
 	switch {
 	case err != nil:
-		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: recording an outcome failed")
+		b.Log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: recording an outcome failed")
 	case tr.From != tr.To:
 		b.transitioned(d, tr) // a trip by the window supersedes what the tracker saw
 	case sig.Any():
@@ -426,9 +405,9 @@ func (b *Set) transitioned(d *Domain, t circuit.Transition) {
 	} else {
 		d.open.Store(nil)
 	}
-	b.log.WithLevel(lvl).Str("event", "breaker_transition").EmbedObject(transitionLog(t)).
+	b.Log.WithLevel(lvl).Str("event", "breaker_transition").EmbedObject(transitionLog(t)).
 		Msgf("breaker: %s %s → %s (%s)", t.Key, t.From, t.To, t.Reason)
-	for _, f := range b.onTransition {
+	for _, f := range b.OnTransition {
 		f(t)
 	}
 	if trip {
@@ -454,27 +433,27 @@ func (b *Set) MoreBlocked(t Ticket, n int) {
 func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 	switch c {
 	case circuit.Throttled:
-		b.fleetAlarm(b.clock.Now())
-		if n := d.throttled.Add(1); n%int64(b.alarmAfter) == 0 {
-			b.log.Warn().Str("event", "throttled_sustained").Str("domain", d.Name).Int64("in_a_row", n).
+		b.fleetAlarm(b.Clock.Now())
+		if n := d.throttled.Add(1); n%int64(b.AlarmAfter) == 0 {
+			b.Log.Warn().Str("event", "throttled_sustained").Str("domain", d.Name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 429; slow down or fix the client, the target is not down")
 		}
 	case circuit.Blocked:
-		b.fleetAlarm(b.clock.Now())
+		b.fleetAlarm(b.Clock.Now())
 		if seq != 0 && d.blockedFrom.Load() == 0 {
 			// The requests still in flight left before this answer came:
 			// the server may have answered them first, so their successes
 			// do not end the run either. Their seqs are taken to follow
 			// this one's (the answer's own slot is still held); one that
 			// left after a request already answered is not covered.
-			d.blockedFrom.CompareAndSwap(0, seq+uint64(max(d.Pace.Stats(b.clock.Now()).InFlight-1, 0)))
+			d.blockedFrom.CompareAndSwap(0, seq+uint64(max(d.Pace.Stats(b.Clock.Now()).InFlight-1, 0)))
 		}
 		n := d.blocked.Add(1)
-		if b.blockedAfter > 0 && n == int64(b.blockedAfter) {
+		if b.BlockedAfter > 0 && n == int64(b.BlockedAfter) {
 			b.holdBlocked(d, n)
 		}
-		if n%int64(b.alarmAfter) == 0 {
-			b.log.Warn().Str("event", "blocked_sustained").Str("domain", d.Name).Int64("in_a_row", n).
+		if n%int64(b.AlarmAfter) == 0 {
+			b.Log.Warn().Str("event", "blocked_sustained").Str("domain", d.Name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")
 		}
 	case circuit.Success:
@@ -496,7 +475,7 @@ func (b *Set) State(host string) circuit.State {
 	if !ok {
 		return circuit.Closed
 	}
-	s, err := v.(*Domain).Circuit.Snapshot(b.clock)
+	s, err := v.(*Domain).Circuit.Snapshot(b.Clock)
 	if err != nil {
 		return circuit.Closed
 	}
@@ -529,7 +508,7 @@ type DomainStats struct {
 
 // Stats is what breaker.Breaker.Stats does (its doc says how).
 func (b *Set) Stats() []DomainStats {
-	now := b.clock.Now()
+	now := b.Clock.Now()
 	var out []DomainStats
 	for d := range b.all {
 		out = append(out, b.statsOf(d, now))

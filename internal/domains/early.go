@@ -15,11 +15,11 @@ func (b *Set) early(d *Domain, s early.Signals) {
 		d.Slow.Store(int64(s.Slow))
 	}
 	if s.Timeout > 0 && time.Duration(d.Timeout.Swap(int64(s.Timeout))) != s.Timeout {
-		b.log.Debug().Str("event", "timeout_changed").Str("domain", d.Name).Dur("timeout", s.Timeout).
+		b.Log.Debug().Str("event", "timeout_changed").Str("domain", d.Name).Dur("timeout", s.Timeout).
 			Msg("breaker: adaptive request timeout updated")
 	}
 	if s.Healthy {
-		b.log.Debug().Str("event", "cooldown_decay").Str("domain", d.Name).
+		b.Log.Debug().Str("event", "cooldown_decay").Str("domain", d.Name).
 			Msg("breaker: a healthy stretch took one trip off the cooldown streak")
 	}
 	if s.Median > 0 {
@@ -29,16 +29,16 @@ func (b *Set) early(d *Domain, s early.Signals) {
 	}
 	switch s.Slope {
 	case +1:
-		b.log.Warn().Str("event", "degrading").Str("domain", d.Name).
+		b.Log.Warn().Str("event", "degrading").Str("domain", d.Name).
 			Float64("median_latency_ms", ms(s.Median)).Float64("baseline_ms", ms(s.Baseline)).
 			Float64("multiple", d.Profile.SlopeMultiple).Bool("trips", d.Profile.SlopeTrip).
 			Msgf("breaker: %s is degrading: median latency %v against a baseline of %v", d.Name, s.Median, s.Baseline)
-		for _, f := range b.onDegrading {
+		for _, f := range b.OnDegrading {
 			f(d.Name, s.Median, s.Baseline)
 		}
 		if d.Profile.SlopeTrip {
 			if n, of := b.slowedElsewhere(d); of > 0 && 2*n > of {
-				b.log.Warn().Str("event", "client_slow").Str("domain", d.Name).Int("slowed", n).Int("of", of).
+				b.Log.Warn().Str("event", "client_slow").Str("domain", d.Name).Int("slowed", n).Int("of", of).
 					Msg("breaker: most other domains slowed at the same time: the slowness is this crawler's (CPU, network, a stall), not the site's; no latency trip")
 				return
 			}
@@ -46,12 +46,12 @@ func (b *Set) early(d *Domain, s early.Signals) {
 			return
 		}
 	case -1:
-		b.log.Info().Str("event", "degrading_over").Str("domain", d.Name).
+		b.Log.Info().Str("event", "degrading_over").Str("domain", d.Name).
 			Float64("median_latency_ms", ms(s.Median)).Float64("baseline_ms", ms(s.Baseline)).
 			Msgf("breaker: %s latency is back under its slope limit", d.Name)
 	}
 	if s.SlowTrip {
-		b.log.Warn().Str("event", "slow_calls").Str("domain", d.Name).Float64("slow_share", round3(s.SlowShare)).
+		b.Log.Warn().Str("event", "slow_calls").Str("domain", d.Name).Float64("slow_share", round3(s.SlowShare)).
 			Dur("slow_call", d.Profile.SlowCall).Msgf("breaker: %s answers too slowly too often", d.Name)
 		b.HoldOpenFor(d, circuit.ReasonSlowCalls)
 	}
@@ -60,9 +60,9 @@ func (b *Set) early(d *Domain, s early.Signals) {
 // HoldOpenFor opens d's circuit for its cooldown (grown, if it keeps
 // tripping) for a reason found outside the circuit's window.
 func (b *Set) HoldOpenFor(d *Domain, reason string) {
-	t, err := d.Circuit.HoldOpen(b.clock, b.clock.Now().Add(d.Profile.Cooldown), reason)
+	t, err := d.Circuit.HoldOpen(b.Clock, b.Clock.Now().Add(d.Profile.Cooldown), reason)
 	if err != nil {
-		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: opening the circuit failed")
+		b.Log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: opening the circuit failed")
 		return
 	}
 	b.transitioned(d, t)
@@ -71,7 +71,7 @@ func (b *Set) HoldOpenFor(d *Domain, reason string) {
 // grow lengthens the cooldown of a domain that trips again before a
 // healthy stretch (early.GrownCooldown).
 func (b *Set) grow(d *Domain, t circuit.Transition, streak int) circuit.Transition {
-	cooldown, ok := early.GrownCooldown(d.Profile.Cooldown, d.Profile.MaxCooldown, streak, b.rand)
+	cooldown, ok := early.GrownCooldown(d.Profile.Cooldown, d.Profile.MaxCooldown, streak, b.Rand)
 	if !ok {
 		return t
 	}
@@ -79,8 +79,8 @@ func (b *Set) grow(d *Domain, t circuit.Transition, streak int) circuit.Transiti
 	if !until.After(t.RetryAt) {
 		return t
 	}
-	if _, err := d.Circuit.HoldOpen(b.clock, until, t.Reason); err != nil {
-		b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: growing the cooldown failed")
+	if _, err := d.Circuit.HoldOpen(b.Clock, until, t.Reason); err != nil {
+		b.Log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: growing the cooldown failed")
 		return t
 	}
 	t.RetryAt = until
@@ -92,7 +92,7 @@ func (b *Set) grow(d *Domain, t circuit.Transition, streak int) circuit.Transiti
 // stamped by roughNow: on the system clock a peer near the edge may count
 // as a second older).
 func (b *Set) slowedElsewhere(d *Domain) (slowed, of int) {
-	return early.SlowedElsewhere(d.tracker, b.clock.Now(), func(yield func(*early.Tracker, int64) bool) {
+	return early.SlowedElsewhere(d.tracker, b.Clock.Now(), func(yield func(*early.Tracker, int64) bool) {
 		for o := range b.all {
 			if !yield(o.tracker, o.slopeAt.Load()) {
 				return

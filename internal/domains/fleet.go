@@ -25,8 +25,8 @@ func (b *Set) fleetTripped(d *Domain, at time.Time, clientSide bool) {
 	if recent == nil {
 		return
 	}
-	pause := cmp.Or(cfg.Pause, b.profile.Cooldown)
-	b.log.Error().Str("event", "client_side_suspect").Strs("tripped", recent).Int("active", len(active)).
+	pause := cmp.Or(cfg.Pause, b.Profile.Cooldown)
+	b.Log.Error().Str("event", "client_side_suspect").Strs("tripped", recent).Int("active", len(active)).
 		Dur("within", cfg.Within).Dur("pause", pause).
 		Msgf("breaker: %d of %d active domains tripped within %v: suspect the client side (proxy, network, resolver); pausing every domain", len(recent), len(active), cfg.Within)
 	for _, other := range active {
@@ -34,7 +34,7 @@ func (b *Set) fleetTripped(d *Domain, at time.Time, clientSide bool) {
 			continue // being compacted: idle, nothing to pause
 		}
 		until := at.Add(pause)
-		t, err := other.Circuit.HoldOpen(b.clock, until, circuit.ReasonFleetPause)
+		t, err := other.Circuit.HoldOpen(b.Clock, until, circuit.ReasonFleetPause)
 		switch m := other.open.Load(); {
 		case err != nil:
 		case t.From != t.To:
@@ -56,7 +56,7 @@ func (b *Set) fleetAlarm(now time.Time) {
 		if a.Class == circuit.Throttled {
 			what = "429s: the fleet is going too fast; slow down or spread out"
 		}
-		b.log.Warn().Str("event", a.Class.String()+"_fleet").Float64("share", round3(a.Share)).Int64("attempts", a.Attempts).
+		b.Log.Warn().Str("event", a.Class.String()+"_fleet").Float64("share", round3(a.Share)).Int64("attempts", a.Attempts).
 			Msgf("breaker: %.0f%% of recent attempts across all domains were %s, not an outage", 100*a.Share, what)
 	}
 }

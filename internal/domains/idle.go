@@ -72,13 +72,13 @@ func (b *Set) domainSlow(host string) (*Domain, error) {
 	// keeps a compacted domain from holding the URL of its first request.
 	host = strings.Clone(host)
 	p := b.profileFor(host)
-	d := &Domain{Name: host, Profile: p, need: p.Settings().FailuresToTrip(), blockedAfter: b.blockedAfter}
+	d := &Domain{Name: host, Profile: p, need: p.Settings().FailuresToTrip(), blockedAfter: b.BlockedAfter}
 	if err := b.newCircuit(d); err != nil {
 		return nil, err
 	}
-	d.Pace = pace.New(b.pacing, d.room, b.clock)
+	d.Pace = pace.New(b.Pacing, d.room, b.Clock)
 	if r, ok := sh.Take(host); ok {
-		d.revive(&r, b.clock)
+		d.revive(&r, b.Clock)
 	}
 	d.holds.Store(1)
 	d.epoch.Store(b.sweeper.Epoch())
@@ -92,7 +92,7 @@ func (b *Set) domainSlow(host string) (*Domain, error) {
 func (b *Set) newCircuit(d *Domain) error {
 	s, size := d.Profile.Settings(), max(trackerSize, d.Profile.WindowSize)
 	var c circuit.Circuit
-	if _, ok := b.store.(circuit.MemoryStore); ok {
+	if _, ok := b.Store.(circuit.MemoryStore); ok {
 		if err := s.Validate(); err != nil {
 			return fmt.Errorf("breaker: circuit for %s: %w", d.Name, err)
 		}
@@ -101,7 +101,7 @@ func (b *Set) newCircuit(d *Domain) error {
 		d.guarded = true
 	} else {
 		var err error
-		if c, err = b.store.Circuit(d.Name, s); err != nil {
+		if c, err = b.Store.Circuit(d.Name, s); err != nil {
 			return fmt.Errorf("breaker: circuit for %s: %w", d.Name, err)
 		}
 		d.tracker = early.New(size, earlySettings(d.Profile))
@@ -114,10 +114,10 @@ func (b *Set) newCircuit(d *Domain) error {
 // maybeSweep starts a background sweep if none ran for a quarter of the
 // TTL.
 func (b *Set) maybeSweep() {
-	if b.idleTTL < 0 {
+	if b.IdleTTL < 0 {
 		return
 	}
-	if now := b.clock.Now(); b.sweeper.Start(now) {
+	if now := b.Clock.Now(); b.sweeper.Start(now) {
 		go func() {
 			defer b.sweeper.Done()
 			b.sweep(now)
@@ -127,7 +127,7 @@ func (b *Set) maybeSweep() {
 
 // Sweep compacts now every domain idle for the idle TTL with nothing to
 // remember. The set sweeps by itself; Sweep is for measurements.
-func (b *Set) Sweep() { b.sweep(b.clock.Now()) }
+func (b *Set) Sweep() { b.sweep(b.Clock.Now()) }
 
 func (b *Set) sweep(now time.Time) {
 	b.sweeper.Sweep(now, func(cut uint32) {
@@ -246,6 +246,6 @@ func (b *Set) dormantStats(name string, r *idle.Record) DomainStats {
 	return DomainStats{Domain: name, Profile: b.profileFor(name).Name, State: circuit.Closed, Trips: int(r.Trips),
 		Outcomes: outcomes(r.Counts), Refused: int64(r.Refused),
 		Tracked: int(r.Tracked), SuccessRate: float64(r.Rate), MedianLatency: time.Duration(r.Median),
-		Pace:    pace.Stats{Limit: max(b.pacing.Parallelism, 0), Gap: max(b.pacing.MinGap, 0), Pauses: int(r.Pauses), PausedFor: time.Duration(r.PausedFor)},
+		Pace:    pace.Stats{Limit: max(b.Pacing.Parallelism, 0), Gap: max(b.Pacing.MinGap, 0), Pauses: int(r.Pauses), PausedFor: time.Duration(r.PausedFor)},
 		Timeout: time.Duration(r.Timeout)}
 }

@@ -39,7 +39,7 @@ type Overview struct {
 // Overview returns the totals over every domain and the stats of the k
 // worth a look (see Overview.Top); k ≤ 0 lists none.
 func (b *Set) Overview(k int) Overview {
-	now := b.clock.Now()
+	now := b.Clock.Now()
 	o := Overview{Outcomes: make(map[string]int64, numClasses)}
 	var tot [numClasses]int64
 	var top []ranked // at most 2k: cut back to the best k when full
@@ -52,7 +52,7 @@ func (b *Set) Overview(k int) Overview {
 			attempts += n
 		}
 		o.Refused += d.Refused.Load()
-		snap, err := d.Circuit.Snapshot(b.clock)
+		snap, err := d.Circuit.Snapshot(b.Clock)
 		if err != nil {
 			snap = circuit.Snapshot{}
 		}
@@ -73,7 +73,7 @@ func (b *Set) Overview(k int) Overview {
 		case snap.WindowFailures > 0:
 			severity = 2
 		case d.throttled.Load() > 0 || d.blocked.Load() > 0 ||
-			ps.Gap > max(b.pacing.MinGap, 0) || ps.Limit != max(b.pacing.Parallelism, 0):
+			ps.Gap > max(b.Pacing.MinGap, 0) || ps.Limit != max(b.Pacing.Parallelism, 0):
 			severity = 1
 		}
 		if severity > 0 {
@@ -112,7 +112,7 @@ func (b *Set) Overview(k int) Overview {
 func (b *Set) statsOf(d *Domain, now time.Time) DomainStats {
 	s := DomainStats{Domain: d.Name, Profile: d.Profile.Name, Outcomes: outcomes(d.counts()),
 		Refused: d.Refused.Load(), Pace: d.Pace.Stats(now), Timeout: time.Duration(d.Timeout.Load())}
-	if snap, err := d.Circuit.Snapshot(b.clock); err == nil {
+	if snap, err := d.Circuit.Snapshot(b.Clock); err == nil {
 		s.State, s.Trips = snap.State, snap.Trips
 		if snap.State == circuit.Open {
 			s.RetryAt = snap.RetryAt

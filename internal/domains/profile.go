@@ -28,18 +28,18 @@ func (b *Set) AddDomainProfile(pattern string, p circuit.Profile) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("breaker: profile for %q: %w", pattern, err)
 	}
-	b.overrides = append(b.overrides, Override{Pattern: pattern, Profile: p})
+	b.Domains = append(b.Domains, Override{Pattern: pattern, Profile: p})
 	return nil
 }
 
 // profileFor resolves host's profile: exact match, then longest suffix.
 func (b *Set) profileFor(host string) circuit.Profile {
-	best, bestLen := b.profile, -1
+	best, bestLen := b.Profile, -1
 	hostname := host
 	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
 		hostname = host[:i]
 	}
-	for _, o := range b.overrides {
+	for _, o := range b.Domains {
 		switch {
 		case o.Pattern == host:
 			return o.Profile

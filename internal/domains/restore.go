@@ -77,13 +77,13 @@ func (b *Set) snapshot(host string) (DomainSnapshot, bool) {
 // domainSnapshot completes what d's circuit reports with what the breaker
 // knows of d; false if the circuit's store cannot be read.
 func (b *Set) domainSnapshot(d *Domain) (DomainSnapshot, bool) {
-	s, err := d.Circuit.Snapshot(b.clock)
+	s, err := d.Circuit.Snapshot(b.Clock)
 	if err != nil {
 		return DomainSnapshot{}, false
 	}
 	return DomainSnapshot{Domain: d.Name, State: s.State, RetryAt: s.RetryAt, Trips: s.Trips,
 		WindowLen: s.WindowLen, WindowFailures: s.WindowFailures, ProbesInFlight: s.ProbesInFlight,
-		HaltUntil: d.Pace.Stats(b.clock.Now()).HaltUntil, Unanswered: int(d.Unanswered.Load())}, true
+		HaltUntil: d.Pace.Stats(b.Clock.Now()).HaltUntil, Unanswered: int(d.Unanswered.Load())}, true
 }
 
 // Restore puts back a domain's circuit and pause as a checkpoint saved
@@ -96,21 +96,21 @@ func (b *Set) Restore(s DomainSnapshot) error {
 		return err
 	}
 	defer d.Unpin()
-	now := b.clock.Now()
+	now := b.Clock.Now()
 	if s.HaltUntil.After(now) {
 		d.Pace.HaltUntil(s.HaltUntil)
 	}
 	switch {
 	case s.State != circuit.Closed && s.RetryAt.After(now):
-		t, err := d.Circuit.RestoreOpen(b.clock, s.RetryAt, s.Trips)
+		t, err := d.Circuit.RestoreOpen(b.Clock, s.RetryAt, s.Trips)
 		if err == nil {
 			b.transitioned(d, t)
 		}
 		return err
 	case s.State != circuit.Closed:
-		return restoreWindow(d.Circuit, b.clock, d.Profile.Settings(), -1, -1)
+		return restoreWindow(d.Circuit, b.Clock, d.Profile.Settings(), -1, -1)
 	default:
-		return restoreWindow(d.Circuit, b.clock, d.Profile.Settings(), s.WindowLen, s.WindowFailures)
+		return restoreWindow(d.Circuit, b.Clock, d.Profile.Settings(), s.WindowLen, s.WindowFailures)
 	}
 }
 

@@ -56,11 +56,11 @@ func (b *Set) TimeoutFor(d *Domain) time.Duration {
 // is beyond the resend horizon (Config.ResendHorizon): the later of the
 // domain's pause and its next start slot by the pace.
 func (b *Set) HandBack(d *Domain, now time.Time) (time.Time, bool) {
-	if b.resendHorizon <= 0 {
+	if b.ResendHorizon <= 0 {
 		return time.Time{}, false
 	}
 	due := d.Pace.Earliest()
-	if due.Sub(now) <= b.resendHorizon {
+	if due.Sub(now) <= b.ResendHorizon {
 		return time.Time{}, false
 	}
 	return due, true
