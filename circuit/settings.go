@@ -6,22 +6,14 @@ import (
 	"time"
 )
 
-// Settings are what a circuit decides with.
+// Settings are what a circuit decides with: the Profile fields of the
+// same names, which document them.
 type Settings struct {
-	// WindowSize is how many of the latest counted outcomes the closed
-	// circuit judges.
-	WindowSize int
-	// FailureThreshold is the share of a full window that trips it, in
-	// (0, 1].
-	FailureThreshold float64
-	// ConsecutiveFailures trips it after that many failures in a row
-	// (0: off).
+	WindowSize          int
+	FailureThreshold    float64
 	ConsecutiveFailures int
-	// Cooldown is how long an open circuit refuses before it lets probes
-	// through.
-	Cooldown time.Duration
-	// HalfOpenProbes is how many probes must pass to close it again.
-	HalfOpenProbes int
+	Cooldown            time.Duration
+	HalfOpenProbes      int
 }
 
 // Validate reports the first field out of range as a *ProfileError
