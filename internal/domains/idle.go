@@ -8,7 +8,6 @@ package domains
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -176,56 +175,42 @@ func (d *Domain) quiet(mc *circuit.Memory, now time.Time) (r idle.Record, ok boo
 		d.Unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
 		return r, false
 	}
-	for c, n := range d.counts() {
-		if !idle.Fits32(n) {
-			return r, false
-		}
-		r.Counts[c] = uint32(n)
-	}
-	refused := d.Refused.Load()
-	if !idle.Fits32(refused) {
-		return r, false
-	}
-	r.Refused = uint32(refused)
-	r.Fails, r.NetFails = uint32(d.Fails.Load()), uint32(d.NetFails.Load())
+	r.Counts, r.Refused = d.counts(), d.Refused.Load()
+	r.Fails, r.NetFails = int64(d.Fails.Load()), int64(d.NetFails.Load())
 	r.Timeout, r.LastOK, r.LastSeen = d.Timeout.Load(), d.LastOK.Load(), d.LastSeen.Load()
 
 	// At rest, the circuit remembers nothing but its trips: closed,
 	// no failure in its window, no probe out. (An in-process circuit's
 	// Snapshot reads no clock and cannot fail.)
 	snap, _ := mc.Snapshot(nil)
-	r.Trips = uint32(snap.Trips)
+	r.Trips = int64(snap.Trips)
 	if snap.State != circuit.Closed || snap.WindowFailures != 0 || snap.ProbesInFlight != 0 {
 		return r, false
 	}
 
 	t, outs, calm := d.tracker.Quiet()
-	calm = calm && idle.Fits32(int64(t.Successes))
-	r.Streak, r.HealthyRun = uint32(t.Streak), uint32(t.HealthyRun)
-	r.Successes = uint32(t.Successes)
-	r.SlowN, r.SlowNext = uint16(t.SlowN), uint16(t.SlowNext)
-	r.Baseline = int64(t.Baseline)
-	r.BaseFlight = uint32(min(t.BaseFlight, math.MaxUint32))
+	r.Streak, r.HealthyRun, r.Successes = int64(t.Streak), int64(t.HealthyRun), int64(t.Successes)
+	r.SlowN, r.SlowNext, r.Baseline, r.BaseFlight = int64(t.SlowN), int64(t.SlowNext), int64(t.Baseline), int64(t.BaseFlight)
 	if !calm {
 		return r, false
 	}
 	if len(outs) > 0 {
-		r.Tracked = uint32(len(outs))
+		r.Tracked = int64(len(outs))
 		r.Rate = float32(1 - circuit.FailureRate(outs))
 		r.Median = int64(circuit.MedianLatency(outs))
 	}
 
 	pauses, pausedFor, still := d.Pace.Quiet(now)
-	r.Pauses, r.PausedFor = uint32(pauses), int64(pausedFor)
-	return r, still && idle.Fits32(int64(pauses))
+	r.Pauses, r.PausedFor = int64(pauses), int64(pausedFor)
+	return r, still
 }
 
 // revive puts a dormant record back into d, a domain just made.
 func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 	for c := range numClasses {
-		d.Counts[c].Store(int64(r.Counts[c]))
+		d.Counts[c].Store(r.Counts[c])
 	}
-	d.Refused.Store(int64(r.Refused))
+	d.Refused.Store(r.Refused)
 	d.Fails.Store(int32(r.Fails))
 	d.NetFails.Store(int32(r.NetFails))
 	d.Timeout.Store(r.Timeout)
@@ -244,7 +229,7 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 // dormantStats is a compacted domain as Stats shows it.
 func (b *Set) dormantStats(name string, r *idle.Record) DomainStats {
 	return DomainStats{Domain: name, Profile: b.profileFor(name).Name, State: circuit.Closed, Trips: int(r.Trips),
-		Outcomes: outcomes(r.Counts), Refused: int64(r.Refused),
+		Outcomes: outcomes(r.Counts), Refused: r.Refused,
 		Tracked: int(r.Tracked), SuccessRate: float64(r.Rate), MedianLatency: time.Duration(r.Median),
 		Pace:    pace.Stats{Limit: max(b.Pacing.Parallelism, 0), Gap: max(b.Pacing.MinGap, 0), Pauses: int(r.Pauses), PausedFor: time.Duration(r.PausedFor)},
 		Timeout: time.Duration(r.Timeout)}

@@ -123,11 +123,11 @@ func (b *Set) statsOf(d *Domain, now time.Time) DomainStats {
 }
 
 // outcomes is DomainStats.Outcomes of counts by class.
-func outcomes[N uint32 | int64](counts [numClasses]N) map[string]int64 {
+func outcomes(counts [numClasses]int64) map[string]int64 {
 	m := make(map[string]int64, numClasses)
 	for c, n := range counts {
 		if n > 0 {
-			m[circuit.Class(c).String()] = int64(n)
+			m[circuit.Class(c).String()] = n
 		}
 	}
 	return m

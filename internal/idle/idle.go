@@ -19,21 +19,26 @@ const (
 )
 
 // Record is a compacted domain: what its decisions and stats need. It is
-// kept encoded as varints, some 40 bytes against 128 as a struct.
+// kept encoded as varints, some 40 bytes against 216 as a struct.
 type Record struct {
-	Counts                                      [numClasses]uint32
-	Refused, Trips, Streak, HealthyRun          uint32
-	Fails, NetFails, Pauses                     uint32
-	Successes, Tracked                          uint32
-	BaseFlight                                  uint32
-	SlowN, SlowNext                             uint16
-	Rate                                        float32
-	Median, Baseline, Timeout, LastOK, LastSeen int64
-	PausedFor                                   int64
+	Counts                                    [numClasses]int64
+	Refused, Trips, Streak, HealthyRun, Fails int64
+	NetFails, Pauses, Successes, Tracked      int64
+	BaseFlight, SlowN, SlowNext               int64
+	Median, Baseline, Timeout, PausedFor      int64 // nanoseconds
+	LastOK, LastSeen                          int64 // unix nanos; 0: never
+	Rate                                      float32
 }
 
-// Fits32 reports whether n fits a Record's 32-bit count.
-func Fits32(n int64) bool { return n >= 0 && n <= math.MaxUint32 }
+// numbers lists r's fields but the times and Rate, in their encoded order.
+func (r *Record) numbers() []*int64 {
+	p := []*int64{&r.Refused, &r.Trips, &r.Streak, &r.HealthyRun, &r.Fails, &r.NetFails, &r.Pauses, &r.Successes,
+		&r.Tracked, &r.BaseFlight, &r.SlowN, &r.SlowNext, &r.Median, &r.Baseline, &r.Timeout, &r.PausedFor}
+	for c := range r.Counts {
+		p = append(p, &r.Counts[c])
+	}
+	return p
+}
 
 // Totals sums compacted domains' records.
 type Totals struct {
@@ -46,10 +51,10 @@ type Totals struct {
 }
 
 func (t *Totals) add(r *Record, sign int64) {
-	d := Totals{Domains: int(sign), Refused: sign * int64(r.Refused), Trips: sign * int64(r.Trips),
-		Pauses: sign * int64(r.Pauses), PausedFor: time.Duration(sign) * time.Duration(r.PausedFor)}
+	d := Totals{Domains: int(sign), Refused: sign * r.Refused, Trips: sign * r.Trips,
+		Pauses: sign * r.Pauses, PausedFor: time.Duration(sign * r.PausedFor)}
 	for c := range numClasses {
-		d.Counts[c] = sign * int64(r.Counts[c])
+		d.Counts[c] = sign * r.Counts[c]
 	}
 	t.sum(d)
 }
@@ -154,23 +159,15 @@ func (s *Set) Totals() (t Totals) {
 // Encode writes r as varints, times relative to base (unix nanos).
 func (r *Record) Encode(base int64) string {
 	buf := make([]byte, 0, 48)
-	u := func(v uint64) { buf = binary.AppendUvarint(buf, v) }
-	for c := range numClasses {
-		u(uint64(r.Counts[c]))
+	for _, p := range r.numbers() {
+		buf = binary.AppendUvarint(buf, uint64(*p))
 	}
-	for _, v := range []uint32{r.Refused, r.Trips, r.Streak, r.HealthyRun, r.Fails, r.NetFails, r.Pauses, r.Successes, r.Tracked, r.BaseFlight,
-		uint32(r.SlowN), uint32(r.SlowNext), math.Float32bits(r.Rate)} {
-		u(uint64(v))
-	}
-	for _, v := range []int64{r.Median, r.Baseline, r.Timeout, r.PausedFor} {
-		buf = binary.AppendVarint(buf, v)
-	}
+	buf = binary.AppendUvarint(buf, uint64(math.Float32bits(r.Rate)))
 	for _, t := range []int64{r.LastOK, r.LastSeen} {
-		if t == 0 {
-			u(0) // never
-			continue
+		if t != 0 {
+			t = 1 + zigzag(t-base)
 		}
-		u(1 + zigzag(t-base))
+		buf = binary.AppendUvarint(buf, uint64(t)) // 0: never
 	}
 	return string(buf)
 }
@@ -178,31 +175,22 @@ func (r *Record) Encode(base int64) string {
 // Decode reads what Encode wrote.
 func Decode(s string, base int64) (r Record) {
 	b := []byte(s)
-	u := func() uint64 {
+	u := func() int64 {
 		v, n := binary.Uvarint(b)
 		b = b[max(n, 0):]
-		return v
+		return int64(v)
 	}
-	for c := range numClasses {
-		r.Counts[c] = uint32(u())
+	for _, p := range r.numbers() {
+		*p = u()
 	}
-	for _, p := range []*uint32{&r.Refused, &r.Trips, &r.Streak, &r.HealthyRun, &r.Fails, &r.NetFails, &r.Pauses, &r.Successes, &r.Tracked, &r.BaseFlight} {
-		*p = uint32(u())
-	}
-	r.SlowN, r.SlowNext = uint16(u()), uint16(u())
 	r.Rate = math.Float32frombits(uint32(u()))
-	for _, p := range []*int64{&r.Median, &r.Baseline, &r.Timeout, &r.PausedFor} {
-		v, n := binary.Varint(b)
-		b = b[max(n, 0):]
-		*p = v
-	}
 	for _, p := range []*int64{&r.LastOK, &r.LastSeen} {
 		if v := u(); v != 0 {
-			*p = base + unzigzag(v-1)
+			*p = base + unzigzag(uint64(v-1))
 		}
 	}
 	return r
 }
 
-func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+func zigzag(v int64) int64    { return int64(uint64(v<<1) ^ uint64(v>>63)) }
 func unzigzag(v uint64) int64 { return int64(v>>1) ^ -int64(v&1) }

@@ -13,13 +13,13 @@ func TestRecordRoundTrips(t *testing.T) {
 	for range 2000 {
 		var r Record
 		for c := range numClasses {
-			r.Counts[c] = rnd.Uint32() >> rnd.IntN(32)
+			r.Counts[c] = int64(rnd.Uint32() >> rnd.IntN(32))
 		}
-		r.Refused, r.Trips, r.Streak, r.HealthyRun = rnd.Uint32(), rnd.Uint32()>>20, uint32(rnd.IntN(5)), uint32(rnd.IntN(50))
-		r.Fails, r.NetFails, r.Pauses, r.Successes, r.Tracked = rnd.Uint32(), rnd.Uint32(), rnd.Uint32()>>16, rnd.Uint32(), uint32(rnd.IntN(101))
-		r.SlowN, r.SlowNext = uint16(rnd.IntN(51)), uint16(rnd.IntN(50))
+		r.Refused, r.Trips, r.Streak, r.HealthyRun = int64(rnd.Uint32()), int64(rnd.Uint32()>>20), rnd.Int64N(5), rnd.Int64N(50)
+		r.Fails, r.NetFails, r.Pauses, r.Successes, r.Tracked = int64(rnd.Uint32()), int64(rnd.Uint32()), int64(rnd.Uint32()>>16), int64(rnd.Uint32()), rnd.Int64N(101)
+		r.SlowN, r.SlowNext = rnd.Int64N(51), rnd.Int64N(50)
 		r.Rate = rnd.Float32()
-		r.BaseFlight = uint32(rnd.IntN(200))
+		r.BaseFlight = rnd.Int64N(200)
 		r.Median, r.Baseline, r.Timeout, r.PausedFor = rnd.Int64N(1e11), rnd.Int64N(1e10), rnd.Int64N(1e11), rnd.Int64()
 		for _, p := range []*int64{&r.LastOK, &r.LastSeen} {
 			switch rnd.IntN(3) {
