@@ -83,11 +83,11 @@ func New(c Config) (*Set, error) {
 	if b.Rand == nil {
 		b.Rand = rand.Float64
 	}
-	fc, err := c.Fleet.Normalise() // a zero Config is fleet.Defaults
-	if err != nil {
+	var err error
+	if b.Fleet, err = c.Fleet.Normalise(); err != nil { // a zero Config is fleet.Defaults
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
-	b.fleet = fleet.New(fc)
+	b.fleet = fleet.New(b.Fleet)
 	if b.Pacing, err = c.Pacing.Normalise(); err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}

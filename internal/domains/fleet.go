@@ -12,7 +12,7 @@ import (
 // finds the client, not d, to be the problem, pauses every active domain
 // together.
 func (b *Set) fleetTripped(d *Domain, at time.Time, clientSide bool) {
-	cfg := b.fleet.Config()
+	cfg := b.Fleet
 	if !clientSide || cfg.Off {
 		return
 	}

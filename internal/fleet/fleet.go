@@ -73,9 +73,6 @@ type trip struct{ at, since time.Time }
 // New returns a guard judging by c (normalised).
 func New(c Config) *Guard { return &Guard{cfg: c} }
 
-// Config is the guard's settings.
-func (g *Guard) Config() Config { return g.cfg }
-
 // Tripped notes a client-side trip of domain at at, of failures that
 // began at since, with active domains active; succeeded reports whether a
 // request that left at or after a time succeeded. On client_side_suspect
