@@ -96,14 +96,14 @@ func (b *Set) newCircuit(d *Domain) error {
 			return fmt.Errorf("breaker: circuit for %s: %w", d.Name, err)
 		}
 		c = circuit.NewMemory(d.Name, s, &d.mu)
-		d.tracker = early.NewGuarded(size, earlySettings(d.Profile), &d.mu)
+		d.tracker = early.NewGuarded(size, &d.Profile, &d.mu)
 		d.guarded = true
 	} else {
 		var err error
 		if c, err = b.Store.Circuit(d.Name, s); err != nil {
 			return fmt.Errorf("breaker: circuit for %s: %w", d.Name, err)
 		}
-		d.tracker = early.New(size, earlySettings(d.Profile))
+		d.tracker = early.New(size, &d.Profile)
 	}
 	d.Circuit = c
 	d.mem, _ = c.(*circuit.Memory)
