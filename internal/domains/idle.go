@@ -188,21 +188,7 @@ func (d *Domain) quiet(mc *circuit.Memory, now time.Time) (r idle.Record, ok boo
 		return r, false
 	}
 
-	t, outs, calm := d.tracker.Quiet()
-	r.Streak, r.HealthyRun, r.Successes = int64(t.Streak), int64(t.HealthyRun), int64(t.Successes)
-	r.SlowN, r.SlowNext, r.Baseline, r.BaseFlight = int64(t.SlowN), int64(t.SlowNext), int64(t.Baseline), int64(t.BaseFlight)
-	if !calm {
-		return r, false
-	}
-	if len(outs) > 0 {
-		r.Tracked = int64(len(outs))
-		r.Rate = float32(1 - circuit.FailureRate(outs))
-		r.Median = int64(circuit.MedianLatency(outs))
-	}
-
-	pauses, pausedFor, still := d.Pace.Quiet(now)
-	r.Pauses, r.PausedFor = int64(pauses), int64(pausedFor)
-	return r, still
+	return r, d.tracker.Quiet(&r) && d.Pace.Quiet(now, &r)
 }
 
 // revive puts a dormant record back into d, a domain just made.
@@ -221,9 +207,8 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 		// time left opens nothing).
 		_, _ = d.Circuit.RestoreOpen(clk, time.Time{}, int(r.Trips))
 	}
-	d.tracker.Revive(early.Rest{Streak: int(r.Streak), HealthyRun: int(r.HealthyRun), Successes: int(r.Successes),
-		SlowN: int(r.SlowN), SlowNext: int(r.SlowNext), Baseline: time.Duration(r.Baseline), BaseFlight: int(r.BaseFlight)})
-	d.Pace.Revive(int(r.Pauses), time.Duration(r.PausedFor))
+	d.tracker.Revive(r)
+	d.Pace.Revive(r)
 }
 
 // dormantStats is a compacted domain as Stats shows it.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/internal/idle"
 	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
@@ -305,34 +306,31 @@ func (t *Tracker) excessNow() (excess time.Duration, ok bool) {
 	return t.latMedianLocked() - t.baseline, true
 }
 
-// Rest is what a compacted domain keeps of its tracker.
-type Rest struct {
-	Streak, HealthyRun, Successes int
-	SlowN, SlowNext               int // every one of them not slow
-	Baseline                      time.Duration
-	BaseFlight                    int
-}
-
-// Quiet returns what a compacted domain keeps of t, the outcomes in its
-// record, and whether t is calm: no slow call, not degrading.
-func (t *Tracker) Quiet() (r Rest, outs []circuit.Result, calm bool) {
+// Quiet writes into r what a compacted domain keeps of t, and reports
+// whether t is calm (no slow call, not degrading): only then its outcomes
+// summed up.
+func (t *Tracker) Quiet(r *idle.Record) (calm bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	r = Rest{Streak: t.streak, HealthyRun: t.healthyRun, Successes: t.successes,
-		SlowN: t.slowN, SlowNext: t.slowNext, Baseline: t.baseline, BaseFlight: t.baseFlight}
-	return r, t.win.Outcomes(), t.slowCount == 0 && !t.degrading
-}
-
-// Revive puts r back into t, a tracker just made.
-func (t *Tracker) Revive(r Rest) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.streak, t.healthyRun = r.Streak, r.HealthyRun
-	t.successes, t.sinceTimeout = r.Successes, 0
-	if t.slow != nil {
-		t.slowN, t.slowNext = r.SlowN, r.SlowNext
+	r.Streak, r.HealthyRun, r.Successes = int64(t.streak), int64(t.healthyRun), int64(t.successes)
+	r.SlowN, r.SlowNext, r.Baseline, r.BaseFlight = int64(t.slowN), int64(t.slowNext), int64(t.baseline), int64(t.baseFlight)
+	calm = t.slowCount == 0 && !t.degrading
+	if outs := t.win.Outcomes(); calm && len(outs) > 0 {
+		r.Tracked, r.Rate, r.Median = int64(len(outs)), float32(1-circuit.FailureRate(outs)), int64(circuit.MedianLatency(outs))
 	}
-	t.baseline, t.baseFlight = r.Baseline, r.BaseFlight
+	return calm
+}
+
+// Revive puts back into t, a tracker just made, what r kept of it (every
+// one of its SlowN latest outcomes not slow).
+func (t *Tracker) Revive(r *idle.Record) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.streak, t.healthyRun, t.successes, t.sinceTimeout = int(r.Streak), int(r.HealthyRun), int(r.Successes), 0
+	if t.slow != nil {
+		t.slowN, t.slowNext = int(r.SlowN), int(r.SlowNext)
+	}
+	t.baseline, t.baseFlight = time.Duration(r.Baseline), int(r.BaseFlight)
 }
 
 // GrownCooldown is the cooldown after streak trips in a row, drawn

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
+	"github.com/breakwater-crawl/breakwater/internal/idle"
 )
 
 // Config is the user's ceiling for each domain's pace: breaker.Pacing,
@@ -517,20 +518,20 @@ func (p *Pace) Stats(now time.Time) Stats {
 	return s
 }
 
-// Quiet returns the pause counts a compacted domain keeps, and whether
-// the pace holds nothing else worth keeping at now.
-func (p *Pace) Quiet(now time.Time) (pauses int, pausedFor time.Duration, still bool) {
+// Quiet writes into r the pause counts a compacted domain keeps, and
+// reports whether the pace holds nothing else worth keeping at now.
+func (p *Pace) Quiet(now time.Time, r *idle.Record) (still bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	still = p.inflight == 0 && len(p.gateWaiters) == 0 && len(p.transportWaiters) == 0 && len(p.resWaiters) == 0 && p.liveLocked(now) == 0 &&
+	r.Pauses, r.PausedFor = int64(p.pauses), int64(p.pausedFor)
+	return p.inflight == 0 && len(p.gateWaiters) == 0 && len(p.transportWaiters) == 0 && len(p.resWaiters) == 0 && p.liveLocked(now) == 0 &&
 		!p.halt.After(now) && !p.next.After(now) && p.since.IsZero() && p.atUserPace()
-	return p.pauses, p.pausedFor, still
 }
 
-// Revive gives a new pace the pause counts of the domain it continues.
-func (p *Pace) Revive(pauses int, pausedFor time.Duration) {
+// Revive gives a new pace the pause counts r kept of the domain it continues.
+func (p *Pace) Revive(r *idle.Record) {
 	p.mu.Lock()
-	p.pauses, p.pausedFor = pauses, pausedFor
+	p.pauses, p.pausedFor = int(r.Pauses), time.Duration(r.PausedFor)
 	p.mu.Unlock()
 }
 
