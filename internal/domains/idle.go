@@ -88,25 +88,17 @@ func (b *Set) domainSlow(host string) (*Domain, error) {
 // newCircuit gives d, just made, its circuit and tracker. The in-process
 // store's circuit and the tracker share the domain's mutex, so that a
 // closed Record takes one lock, not two.
-func (b *Set) newCircuit(d *Domain) error {
-	s, size := d.Profile.Settings(), max(trackerSize, d.Profile.WindowSize)
+func (b *Set) newCircuit(d *Domain) (err error) {
+	s := d.Profile.Settings() // validated with the profile (New, AddDomainProfile)
 	var c circuit.Circuit
 	if _, ok := b.Store.(circuit.MemoryStore); ok {
-		if err := s.Validate(); err != nil {
-			return fmt.Errorf("breaker: circuit for %s: %w", d.Name, err)
-		}
-		c = circuit.NewMemory(d.Name, s, &d.mu)
-		d.tracker = early.NewGuarded(size, &d.Profile, &d.mu)
-		d.guarded = true
-	} else {
-		var err error
-		if c, err = b.Store.Circuit(d.Name, s); err != nil {
-			return fmt.Errorf("breaker: circuit for %s: %w", d.Name, err)
-		}
-		d.tracker = early.New(size, &d.Profile)
+		c, d.guarded = circuit.NewMemory(d.Name, s, &d.mu), true
+	} else if c, err = b.Store.Circuit(d.Name, s); err != nil {
+		return fmt.Errorf("breaker: circuit for %s: %w", d.Name, err)
 	}
 	d.Circuit = c
 	d.mem, _ = c.(*circuit.Memory)
+	d.tracker = early.New(max(trackerSize, d.Profile.WindowSize), &d.Profile, &d.mu)
 	return nil
 }
 

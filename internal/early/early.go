@@ -60,12 +60,9 @@ const (
 )
 
 // New returns a tracker reading p (whose circuit fields it ignores), its
-// record size outcomes long.
-func New(size int, p *circuit.Profile) *Tracker { return NewGuarded(size, p, nil) }
-
-// NewGuarded is New locked by mu (nil: its own), which the caller holds
-// for ObserveLocked.
-func NewGuarded(size int, p *circuit.Profile, mu *sync.Mutex) *Tracker {
+// record size outcomes long, locked by mu (nil: its own), which the caller
+// holds for ObserveLocked.
+func New(size int, p *circuit.Profile, mu *sync.Mutex) *Tracker {
 	// No failure count: Stats counts from the outcomes.
 	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
 	if t.mu == nil {

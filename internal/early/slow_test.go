@@ -16,7 +16,7 @@ import (
 func TestSlowCallRule(t *testing.T) {
 	p := &circuit.Profile{WindowSize: 20, SlowCall: time.Second, SlowCallRate: 0.5}
 	need := circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
-	tr := early.New(100, p)
+	tr := early.New(100, p, nil)
 	rnd := rand.New(rand.NewPCG(5, 6))
 	var flags []bool
 	slowRate := 0.0

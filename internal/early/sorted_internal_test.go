@@ -16,7 +16,7 @@ import (
 func TestSortedLatenciesFollowTheRing(t *testing.T) {
 	for _, w := range []int{5, 10, 20, 50} {
 		tr := New(100, &circuit.Profile{WindowSize: w, SlowCall: time.Second, SlowCallRate: 0.8, SlopeMultiple: 3,
-			SlopeFloor: 200 * time.Millisecond, TimeoutMultiple: 4, TimeoutAfter: 20})
+			SlopeFloor: 200 * time.Millisecond, TimeoutMultiple: 4, TimeoutAfter: 20}, nil)
 		rnd := rand.New(rand.NewPCG(uint64(w), 7))
 		for step := range 20000 {
 			switch rnd.IntN(200) {
