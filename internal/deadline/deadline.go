@@ -28,9 +28,8 @@ type Ctx struct {
 	pdl    time.Time     // the parent's deadline, zero for none
 
 	// Under w.mu.
-	at       time.Time // when the watch looks at it next
-	i        int       // its place in w's heap, -1 out of it
-	released bool
+	at time.Time // when the watch looks at it next
+	i  int       // its place in w's heap, -1 out of it (cut or released)
 
 	done       chan struct{}
 	stopParent func() bool // the parent's AfterFunc, when the crawl is not known
@@ -217,11 +216,8 @@ func (w *Watch) Start(parent, crawl context.Context, key any, name string, after
 // Release takes c out of the watch: its request is over.
 func (w *Watch) Release(c *Ctx) {
 	w.mu.Lock()
-	if !c.released {
-		c.released = true
-		if c.i >= 0 {
-			heap.Remove(&w.h, c.i)
-		}
+	if c.i >= 0 {
+		heap.Remove(&w.h, c.i)
 	}
 	w.mu.Unlock()
 	if c.stopParent != nil {

@@ -471,15 +471,12 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 
 // State is what breaker.Breaker.State does (its doc says how).
 func (b *Set) State(host string) circuit.State {
-	v, ok := b.domains.Load(hostkey.Of(host))
-	if !ok {
-		return circuit.Closed
+	if d := b.Lookup(hostkey.Of(host)); d != nil {
+		if s, err := d.Circuit.Snapshot(b.Clock); err == nil {
+			return s.State
+		}
 	}
-	s, err := v.(*Domain).Circuit.Snapshot(b.Clock)
-	if err != nil {
-		return circuit.Closed
-	}
-	return s.State
+	return circuit.Closed
 }
 
 // DomainStats is one domain's state and counters.

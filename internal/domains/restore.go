@@ -65,8 +65,8 @@ func (b *Set) Snapshots(hosts ...string) []DomainSnapshot {
 // seen or whose store cannot be read.
 func (b *Set) snapshot(host string) (DomainSnapshot, bool) {
 	host = hostkey.Of(host)
-	if v, ok := b.domains.Load(host); ok {
-		return b.domainSnapshot(v.(*Domain))
+	if d := b.Lookup(host); d != nil {
+		return b.domainSnapshot(d)
 	}
 	if r, ok := b.dormant.Get(host); ok {
 		return DomainSnapshot{Domain: host, State: circuit.Closed, Trips: int(r.Trips)}, true
