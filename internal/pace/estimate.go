@@ -61,7 +61,6 @@ type estimator struct {
 	clean    int           // clean successes since the last probe or 429, while holding
 	probe    float64       // the next probe's step
 	ceiling  float64       // the rate learnt at the last 429
-	marks    int           // 429s that began an episode so far
 }
 
 // accepted counts an answer that was not a throttle, at a pace of gap.
@@ -89,20 +88,10 @@ func (e *estimator) accepted(now time.Time, gap time.Duration) {
 	e.n++
 }
 
-// late counts an answer to a request that left in the episode before the
-// current one: granted before the site said no. The first run's, it is the
-// first run's.
-func (e *estimator) late() {
-	if e.marks == 1 {
-		e.firstRun++
-	}
-}
-
 // throttled takes in a 429 at now that began an episode and pauses the
 // domain until haltEnd. It returns the new rate (0: not learnt) and, for
 // the first 429, the rate to ramp from (0: none).
 func (e *estimator) throttled(now, haltEnd time.Time, backoff float64) (rate, rampFrom float64) {
-	e.marks++
 	defer func() {
 		e.mark, e.haltEnd, e.n, e.times, e.busyFrom, e.clean, e.probe = now, haltEnd, 0, e.times[:0], 0, 0, probeStep
 	}()

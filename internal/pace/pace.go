@@ -448,7 +448,9 @@ func (p *Pace) Accepted(now time.Time, ep uint64) {
 			}
 		}
 	case p.episode - 1:
-		p.est.late()
+		if p.episode == 1 { // granted before the first 429: the first run's
+			p.est.firstRun++
+		}
 	}
 	p.mu.Unlock()
 }
