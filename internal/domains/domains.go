@@ -348,18 +348,12 @@ func (b *Set) Record(t Ticket, o circuit.Result) {
 	if o.Class.Failure() && !d.failedNow.Load() {
 		d.failedNow.Store(true)
 	}
-	var sig early.Signals
-	recorded := false
-	if d.guarded {
-		// The tracker and the circuit under one lock: a result that
-		// cannot move the circuit is recorded in both at once.
-		d.mu.Lock()
-		sig = d.tracker.ObserveLocked(o, t.inFlight, t.stalled)
-		recorded = d.mem.TryRecordLocked(t.c, o)
-		d.mu.Unlock()
-	} else {
-		sig = d.tracker.Observe(o, t.inFlight, t.stalled)
-	}
+	// The tracker and, if guarded, the circuit under one lock: a result
+	// that cannot move the circuit is recorded in both at once.
+	d.mu.Lock()
+	sig := d.tracker.ObserveLocked(o, t.inFlight, t.stalled)
+	recorded := d.guarded && d.mem.TryRecordLocked(t.c, o)
+	d.mu.Unlock()
 	b.alarms(d, o.Class, t.c.Seq)
 	switch {
 	case !recorded:

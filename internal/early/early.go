@@ -28,8 +28,7 @@ type Tracker struct {
 	slowN        int
 	latN         int
 
-	mu  *sync.Mutex // &own, or the caller's (NewGuarded)
-	own sync.Mutex
+	mu *sync.Mutex // the caller's (New)
 
 	// slow holds the slow flags of the latest counted outcomes; all false
 	// while slowCount is 0.
@@ -60,14 +59,11 @@ const (
 )
 
 // New returns a tracker reading p (whose circuit fields it ignores), its
-// record size outcomes long, locked by mu (nil: its own), which the caller
-// holds for ObserveLocked.
+// record size outcomes long, locked by mu, which the caller holds for
+// ObserveLocked.
 func New(size int, p *circuit.Profile, mu *sync.Mutex) *Tracker {
 	// No failure count: Stats counts from the outcomes.
 	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
-	if t.mu == nil {
-		t.mu = &t.own
-	}
 	if p.SlowCall > 0 {
 		t.slow = make([]bool, p.WindowSize)
 		t.slowNeed = circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
@@ -98,18 +94,11 @@ func (s Signals) Any() bool {
 	return s.SlowTrip || s.SlowShare != 0 || s.Slope != 0 || s.Median != 0 || s.Baseline != 0 || s.Healthy || s.Timeout != 0 || s.Slow != 0
 }
 
-// Observe records one outcome and says what it revealed. inFlight is the
-// requests in flight as its request left, itself included (0: unknown);
-// stalled is how long of its latency this process was kept from running
-// (a loaded machine, a collection), which the slope leaves out.
-func (t *Tracker) Observe(o circuit.Result, inFlight int, stalled time.Duration) Signals {
-	t.mu.Lock()
-	s := t.ObserveLocked(o, inFlight, stalled)
-	t.mu.Unlock()
-	return s
-}
-
-// ObserveLocked is Observe for a caller that holds the tracker's mutex.
+// ObserveLocked records one outcome and says what it revealed; the
+// caller holds the tracker's mutex. inFlight is the requests in flight as
+// its request left, itself included (0: unknown); stalled is how long of
+// its latency this process was kept from running (a loaded machine, a
+// collection), which the slope leaves out.
 func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Duration) (s Signals) {
 	if !o.Class.Counted() {
 		return s

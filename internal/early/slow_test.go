@@ -2,6 +2,7 @@ package early_test
 
 import (
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 func TestSlowCallRule(t *testing.T) {
 	p := &circuit.Profile{WindowSize: 20, SlowCall: time.Second, SlowCallRate: 0.5}
 	need := circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
-	tr := early.New(100, p, nil)
+	tr := early.New(100, p, new(sync.Mutex))
 	rnd := rand.New(rand.NewPCG(5, 6))
 	var flags []bool
 	slowRate := 0.0
@@ -37,7 +38,7 @@ func TestSlowCallRule(t *testing.T) {
 		case r < slowRate+0.08:
 			o.Class = circuit.Throttled // not counted
 		}
-		s := tr.Observe(o, 0, 0)
+		s := tr.ObserveLocked(o, 0, 0)
 		if o.Class.Counted() {
 			flags = append(flags, o.Class == circuit.Success && o.Latency > p.SlowCall)
 			if len(flags) > p.WindowSize {

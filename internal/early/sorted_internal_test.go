@@ -3,6 +3,7 @@ package early
 import (
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,14 +17,14 @@ import (
 func TestSortedLatenciesFollowTheRing(t *testing.T) {
 	for _, w := range []int{5, 10, 20, 50} {
 		tr := New(100, &circuit.Profile{WindowSize: w, SlowCall: time.Second, SlowCallRate: 0.8, SlopeMultiple: 3,
-			SlopeFloor: 200 * time.Millisecond, TimeoutMultiple: 4, TimeoutAfter: 20}, nil)
+			SlopeFloor: 200 * time.Millisecond, TimeoutMultiple: 4, TimeoutAfter: 20}, new(sync.Mutex))
 		rnd := rand.New(rand.NewPCG(uint64(w), 7))
 		for step := range 20000 {
 			switch rnd.IntN(200) {
 			case 0:
 				tr.Transitioned(circuit.Transition{From: circuit.Closed, To: circuit.Open, Reason: circuit.ReasonFailureRate})
 			case 1:
-				tr.Observe(circuit.Result{Class: circuit.Degraded}, 0, 0)
+				tr.ObserveLocked(circuit.Result{Class: circuit.Degraded}, 0, 0)
 			}
 			// Few distinct values, so that many writes replace a value by
 			// an equal one or land among equals.
@@ -31,7 +32,7 @@ func TestSortedLatenciesFollowTheRing(t *testing.T) {
 			if rnd.IntN(10) == 0 {
 				lat = time.Duration(rnd.Int64N(int64(3 * time.Second)))
 			}
-			tr.Observe(circuit.Result{Class: circuit.Success, Latency: lat}, rnd.IntN(4), 0)
+			tr.ObserveLocked(circuit.Result{Class: circuit.Success, Latency: lat}, rnd.IntN(4), 0)
 			want := slices.Clone(tr.lat)
 			slices.Sort(want)
 			if !slices.Equal(tr.sorted, want) {
