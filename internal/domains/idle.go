@@ -98,7 +98,7 @@ func (b *Set) newCircuit(d *Domain) (err error) {
 	}
 	d.Circuit = c
 	d.mem, _ = c.(*circuit.Memory)
-	d.tracker = early.New(max(trackerSize, d.Profile.WindowSize), &d.Profile, &d.mu)
+	d.tracker = early.New(max(trackerSize, d.Profile.WindowSize), earlySettings(d.Profile), &d.mu)
 	return nil
 }
 

@@ -5,10 +5,18 @@ import (
 	"strings"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/internal/early"
 )
 
 // numClasses is how many outcome classes there are.
 const numClasses = int(circuit.Excluded) + 1
+
+// earlySettings is the part of p the early warnings read.
+func earlySettings(p circuit.Profile) early.Settings {
+	return early.Settings{WindowSize: p.WindowSize, SlowCall: p.SlowCall, SlowCallRate: p.SlowCallRate,
+		SlopeMultiple: p.SlopeMultiple, SlopeFloor: p.SlopeFloor, TimeoutMultiple: p.TimeoutMultiple,
+		TimeoutAfter: p.TimeoutAfter, TimeoutFloor: p.TimeoutFloor}
+}
 
 // AddDomainProfile gives the hosts matching pattern profile p (see
 // Config.Domains).

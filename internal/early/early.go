@@ -12,6 +12,19 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
+// Settings are the profile's fields the tracker reads (breaker.Profile):
+// a copy of its own, next to what each outcome writes.
+type Settings struct {
+	WindowSize      int
+	SlowCall        time.Duration
+	SlowCallRate    float64
+	SlopeMultiple   float64
+	SlopeFloor      time.Duration
+	TimeoutMultiple float64
+	TimeoutAfter    int
+	TimeoutFloor    time.Duration
+}
+
 // Tracker is a domain's record of its latest outcomes, which no transition
 // clears, and what it computes from it: slow calls, the latency slope, the
 // trip streak behind cooldown growth, the adaptive timeout.
@@ -45,11 +58,11 @@ type Tracker struct {
 
 	lats []time.Duration // scratch for the timeout's percentile
 
-	p *circuit.Profile // the domain's, which outlives the tracker and never changes
+	p Settings
 }
 
 // slopeSamples is how many latest successes the slope's median looks at.
-func slopeSamples(p *circuit.Profile) int { return min(max(5, p.WindowSize/2), 20) }
+func slopeSamples(p Settings) int { return min(max(5, p.WindowSize/2), 20) }
 
 // How often, in successes, the slope is evaluated and the adaptive
 // timeout recomputed: each costs a sort.
@@ -58,10 +71,9 @@ const (
 	timeoutEvery = 100
 )
 
-// New returns a tracker reading p (whose circuit fields it ignores), its
-// record size outcomes long, locked by mu, which the caller holds for
-// ObserveLocked.
-func New(size int, p *circuit.Profile, mu *sync.Mutex) *Tracker {
+// New returns a tracker with settings p, its record size outcomes long,
+// locked by mu, which the caller holds for ObserveLocked.
+func New(size int, p Settings, mu *sync.Mutex) *Tracker {
 	// No failure count: Stats counts from the outcomes.
 	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
 	if p.SlowCall > 0 {

@@ -15,7 +15,7 @@ import (
 // through long healthy stretches (the flags' ring is then not touched) and
 // slow bursts.
 func TestSlowCallRule(t *testing.T) {
-	p := &circuit.Profile{WindowSize: 20, SlowCall: time.Second, SlowCallRate: 0.5}
+	p := early.Settings{WindowSize: 20, SlowCall: time.Second, SlowCallRate: 0.5}
 	need := circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
 	tr := early.New(100, p, new(sync.Mutex))
 	rnd := rand.New(rand.NewPCG(5, 6))
