@@ -39,8 +39,10 @@ type Profile struct {
 	// SlopeMultiple warns (and with SlopeTrip, trips) when the median of
 	// the latest successes rises past SlopeMultiple × the domain's
 	// baseline median and at least SlopeFloor above it. Requests sent with
-	// more in flight than when the baseline was taken are not judged: a
-	// burst of the crawler's own is not the site slowing down.
+	// more in flight than when the baseline was taken are not judged, the
+	// time the crawler's process was stopped is left out of a latency, and
+	// a slowdown most other domains share trips nothing: the crawler's own
+	// burst or delay is not the site slowing down.
 	SlopeMultiple float64
 	SlopeFloor    time.Duration
 	SlopeTrip     bool
