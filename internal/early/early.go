@@ -286,22 +286,17 @@ func (t *Tracker) Stats() (n int, successRate float64, median time.Duration) {
 	return len(outs), 1 - circuit.FailureRate(outs), circuit.MedianLatency(outs)
 }
 
-// SlowedNow reports whether the latest successes are past the slope's limit.
-func (t *Tracker) SlowedNow() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.lat != nil && t.baseline != 0 && t.latN == len(t.lat) && t.latMedianLocked() > t.slopeLimitLocked()
-}
-
-// excessNow is how far the median of t's latest successes is above its
-// baseline (ok: t has both).
-func (t *Tracker) excessNow() (excess time.Duration, ok bool) {
+// slopeNow reads, under one lock, how far the median of t's latest
+// successes is above its baseline and whether it is past the slope's
+// limit (ok: t has both a baseline and a full ring).
+func (t *Tracker) slopeNow() (excess time.Duration, past, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.lat == nil || t.baseline == 0 || t.latN != len(t.lat) {
-		return 0, false
+		return 0, false, false
 	}
-	return t.latMedianLocked() - t.baseline, true
+	median := t.latMedianLocked()
+	return median - t.baseline, median > t.slopeLimitLocked(), true
 }
 
 // Quiet writes into r what a compacted domain keeps of t, and reports
@@ -356,14 +351,14 @@ const (
 // first). peers yields each domain's tracker and when its slope was last
 // evaluated (unix nanos).
 func SlowedElsewhere(self *Tracker, now time.Time, peers func(yield func(t *Tracker, evaluated int64) bool)) (slowed, of int) {
-	selfExcess, _ := self.excessNow()
+	selfExcess, _, _ := self.slopeNow()
 	since := now.Add(-PeerAge).UnixNano()
 	looked := 0
 	peers(func(t *Tracker, evaluated int64) bool {
 		looked++
 		if t != self && evaluated >= since {
 			of++
-			if e, ok := t.excessNow(); ok && selfExcess > 0 && 2*e >= selfExcess || t.SlowedNow() {
+			if e, past, ok := t.slopeNow(); ok && (past || selfExcess > 0 && 2*e >= selfExcess) {
 				slowed++
 			}
 		}
