@@ -1,15 +1,12 @@
 package breaker_test
 
 import (
-	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -22,18 +19,11 @@ import (
 // mostly answer 404, refused "held back" after a kill and a resume).
 func TestARestoredWindowDoesNotMakeAHealthyDomainRefuseWaitingRequests(t *testing.T) {
 	const products = 16
-	var served atomic.Int32
-	store := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		served.Add(1)
-		time.Sleep(25 * time.Millisecond)
-		fmt.Fprint(w, `<html><body><h1>product</h1></body></html>`)
-	}))
-	defer store.Close()
+	store := startStore(t, testserver.Config{Products: products + 1, Scenario: testserver.Scenario{Latency: 25 * time.Millisecond}})
 
 	b := newBreaker(t, breaker.Standard())
 	need := breaker.Standard().Settings().FailuresToTrip()
-	host := store.Listener.Addr().String()
-	if err := b.Restore(breaker.DomainSnapshot{Domain: host, State: circuit.Closed, WindowLen: need - 1, WindowFailures: need - 1}); err != nil {
+	if err := b.Restore(breaker.DomainSnapshot{Domain: store.Host(), State: circuit.Closed, WindowLen: need - 1, WindowFailures: need - 1}); err != nil {
 		t.Fatal(err)
 	}
 	c := colly.NewCollector(colly.Async(true))
@@ -41,13 +31,13 @@ func TestARestoredWindowDoesNotMakeAHealthyDomainRefuseWaitingRequests(t *testin
 	b.Register(c)
 	detail := c.Clone() // not registered: its requests wait for room at the transport
 	got := tallyClone(detail)
-	detail.Visit(store.URL + "/p0") // answered well once in this run
+	detail.Visit(store.ProductURL(products + 1)) // answered well once in this run
 	detail.Wait()
 	got.reset()
 	for i := 1; i <= products; i++ {
-		detail.Visit(fmt.Sprintf("%s/p%d", store.URL, i))
+		detail.Visit(store.ProductURL(i))
 	}
 	detail.Wait()
 
-	got.check(t, products, int(served.Load())-1, "refused")
+	got.check(t, products, store.Count()-1, "refused")
 }
