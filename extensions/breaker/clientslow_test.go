@@ -29,10 +29,7 @@ func recordSuccesses(t *testing.T, b *breaker.Breaker, clk *clocktest.Fake, host
 func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 	p := breaker.Aggressive()
 	clk := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	b, err := breaker.New(p, breaker.Config{Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newBreaker(t, p, breaker.Config{Clock: clk})
 	hosts := []string{"a.example", "b.example", "c.example"}
 	for _, h := range hosts {
 		recordSuccesses(t, b, clk, h, p.WindowSize+5, 10*time.Millisecond)
@@ -50,10 +47,7 @@ func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 	}
 
 	// One domain slowing alone is the site's: it trips.
-	b2, err := breaker.New(p, breaker.Config{Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b2 := newBreaker(t, p, breaker.Config{Clock: clk})
 	for _, h := range hosts {
 		recordSuccesses(t, b2, clk, h, p.WindowSize+5, 10*time.Millisecond)
 	}
@@ -80,10 +74,7 @@ func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 func TestLatencySlopeDoesNotTripOnADelayEveryDomainShares(t *testing.T) {
 	p := breaker.Aggressive()
 	clk := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	b, err := breaker.New(p, breaker.Config{Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newBreaker(t, p, breaker.Config{Clock: clk})
 	base := map[string]time.Duration{"fast.example": time.Millisecond, "b.example": 100 * time.Millisecond, "c.example": 100 * time.Millisecond}
 	for h, lat := range base {
 		recordSuccesses(t, b, clk, h, p.WindowSize+5, lat)
