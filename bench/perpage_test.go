@@ -20,11 +20,12 @@ import (
 // BenchmarkPerPage is the overhead scenario's per-page work without the
 // network and without concurrency: a synchronous collector, wired by the
 // same code as the command (wire), fetches product pages from an
-// in-memory transport, one new URL per iteration. Plain Colly and
-// Breakwater (validator, breaker with pacing, embedded checkpoint) run
-// side by side, so their cpu-ns/op (the process's CPU time per page,
-// the checkpoint's background commits included) and allocs/op differ by
-// what Breakwater adds to each page:
+// in-memory transport, one new URL per iteration. Plain Colly, the
+// recommended wiring (validator, breaker with pacing, embedded
+// checkpoint) and the drop-in (validator and breaker on the collector's
+// own LimitRule) run side by side, so their cpu-ns/op (the process's CPU
+// time per page, the checkpoint's background commits included) and
+// allocs/op differ by what each wiring adds to a page:
 //
 //	go test -run '^$' -bench PerPage -benchmem -count 6 ./bench/
 //
@@ -42,7 +43,7 @@ func BenchmarkPerPage(b *testing.B) {
 			i+1, testserver.Title(i+1), 10+i, strings.Repeat("x", 1100))
 	}
 	for _, kind := range []string{"product", "small"} {
-		for _, k := range []client{plain, breakwater} {
+		for _, k := range []client{plain, breakwater, dropin} {
 			b.Run(kind+"/"+k.String(), func(b *testing.B) {
 				benchPerPage(b, k, memStore{pages: pages[kind]})
 			})
