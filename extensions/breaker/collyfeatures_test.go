@@ -22,6 +22,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -710,6 +711,89 @@ func TestARedirectHopIntoAFullRoomIsSentAgain(t *testing.T) {
 	}
 	if o := outcome.Decide(int64(got.Load()), b); o.State != outcome.Complete {
 		t.Fatalf("ending %s (%s), want complete", o.State, o.Reason)
+	}
+}
+
+// A product link through a redirecting host, into a store whose room (one
+// request: slow start) another collector's request holds. The hop waits
+// for the room and lends its slot of Colly's shared LimitRule meanwhile;
+// another host's request takes the slot and keeps it through the rule's
+// Delay. The room frees in time, but taking a slot back outlasted the
+// client's timeout, and the hop left with no time at all: "context
+// deadline exceeded", counted as the store's failure though the store
+// never saw it (chaos/SEEDS.md, seed 12560688156884848147). The hop's
+// deadline moves on by the time it waited, as a bare hop's does.
+func TestARedirectHopThatWaitedForItsSlotKeepsItsTimeout(t *testing.T) {
+	var store, redirector, other *httptest.Server
+	var mu sync.Mutex
+	hits := map[string]int{}
+	listingIn := make(chan struct{}, 1)
+	store = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		if r.URL.Path == "/listing" {
+			listingIn <- struct{}{}
+			time.Sleep(100 * time.Millisecond) // holds the store's one request of room
+		}
+		fmt.Fprint(w, `<html><body><h1>product</h1></body></html>`)
+	}))
+	defer store.Close()
+	redirected := make(chan struct{}, 1)
+	redirector = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		redirected <- struct{}{}
+		http.Redirect(w, r, store.URL+strings.TrimPrefix(r.URL.Path, "/r"), http.StatusFound)
+	}))
+	defer redirector.Close()
+	other = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<html><body><h1>product</h1></body></html>`)
+	}))
+	defer other.Close()
+
+	var degraded atomic.Int32
+	b, err := breaker.New(breaker.Standard(), breaker.Config{OnAttempt: func(a observe.Attempt) {
+		if a.Result.Class == circuit.Degraded {
+			degraded.Add(1)
+			t.Logf("degraded: %s: %v", a.Request.URL, a.Err)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The user's collector: one slot for every host, kept through a Delay.
+	c := colly.NewCollector(colly.Async(true), colly.AllowURLRevisit())
+	c.SetRequestTimeout(300 * time.Millisecond)
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 1, Delay: 400 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	b.Register(c)
+	var got atomic.Int32
+	c.OnHTML("h1", func(e *colly.HTMLElement) {
+		if strings.HasPrefix(e.Request.URL.String(), store.URL) {
+			got.Add(1)
+		}
+	})
+	// Another collector, on the same breaker, holds the store's room.
+	c2 := colly.NewCollector(colly.Async(true))
+	b.Register(c2)
+	c2.Visit(store.URL + "/listing")
+	<-listingIn
+	c.Visit(redirector.URL + "/r/p1") // takes the rule's one slot
+	<-redirected
+	c.Visit(other.URL + "/q") // waits for the slot, gets the one the hop lends
+	c.Wait()
+	c2.Wait()
+	mu.Lock()
+	p1 := hits["/p1"]
+	mu.Unlock()
+	if got.Load() != 1 || p1 != 1 {
+		t.Errorf("the store answered /p1 %d times and the product was collected %d times, want 1 and 1", p1, got.Load())
+	}
+	if n := degraded.Load(); n != 0 {
+		t.Errorf("%d degraded outcomes, want 0: a hop cut before it left is not a failure of its target", n)
+	}
+	if u := b.Unfinished(); u.Total != 0 {
+		t.Errorf("unfinished: %+v, want none", u.URLs)
 	}
 }
 

@@ -54,7 +54,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if a == nil && req.Response != nil {
 		// A redirect's next request: its first request's attempt.
 		if a = t.b.attempts.loadHeader(collyx.HeaderOf(firstOf(req).Header)); a != nil && !a.bare {
-			if err := t.hop(req, a); err != nil {
+			var err error
+			if req, err = t.patientHop(req, a); err != nil {
 				closeBody(req)
 				return nil, err
 			}
@@ -561,6 +562,36 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	}
 	a.ticket, a.released, a.left, a.episode, a.start, a.mark = tk, false, left, ep, time.Now(), stall.Mark()
 	return nil
+}
+
+// patientHop passes a's redirect hop req through hop. Its deadline moves
+// on by the time it waited there (for room, and for a slot of Colly's
+// LimitRule it lent meanwhile, which has no deadline), and by an earlier
+// hop's move, as a bare hop's does: else it would leave with its client's
+// timeout spent and fail before reaching its target, counted as the
+// target's failure (chaos/SEEDS.md, 12560688156884848147).
+func (t *transport) patientHop(req *http.Request, a *attempt) (*http.Request, error) {
+	var unchain func()
+	if lag := hopLag(req); lag > 0 {
+		req, unchain = patientRequest(req, lag, t.crawl())
+	}
+	entered := time.Now()
+	if err := t.hop(req, a); err != nil {
+		if unchain != nil {
+			unchain()
+		}
+		return req, err
+	}
+	a.unwait = unchain
+	if waited := time.Since(entered); waited > time.Millisecond {
+		var unwait func()
+		req, unwait = patientRequest(req, waited, t.crawl())
+		a.unwait = unwait
+		if unchain != nil {
+			a.unwait = func() { unwait(); unchain() }
+		}
+	}
+	return req, nil
 }
 
 // holdHop keeps a's URL for a re-send straight to the target (resendHop)
