@@ -1,12 +1,17 @@
 package breaker_test
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 )
@@ -98,4 +103,84 @@ func TestAHangingSiteLendsItsSharedSlots(t *testing.T) {
 		t.Errorf("no other site's page came back while the hanging site held both shared slots: the hang kept them from every site")
 	}
 	t.Logf("into the hang %d, most in flight there %d, healthy answers while it had %d in flight: %d", hang.SentAfterFailing(), wire.most[hang.Host()], share, wire.besideIt)
+}
+
+// A page slower than its site's usual lends its slot of the shared
+// LimitRule (lendWhileSlow), and another host's request takes the slot
+// and keeps it through the rule's Delay. The page's headers come back in
+// time, but taking a slot back waited past the client's timeout before
+// its body was read: the read failed, counted as the site's failure,
+// though the site answered well within the timeout. The wait for the slot
+// is the crawler's, not the site's.
+func TestASlowPagesLentSlotIsNotChargedToItsBody(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string]int{}
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		if r.URL.Path == "/slow" {
+			time.Sleep(150 * time.Millisecond)
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush() // the headers now, the body a little later
+			time.Sleep(20 * time.Millisecond)
+		}
+		fmt.Fprint(w, `<html><body><h1>product</h1></body></html>`)
+	}))
+	defer site.Close()
+	start := time.Now()
+	var otherAt atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherAt.Store(int64(time.Since(start)))
+		fmt.Fprint(w, `<html><body><h1>other</h1></body></html>`)
+	}))
+	defer other.Close()
+
+	var degraded atomic.Int32
+	b, err := breaker.New(breaker.Standard(), breaker.Config{OnAttempt: func(a observe.Attempt) {
+		if a.Result.Class == circuit.Degraded {
+			degraded.Add(1)
+			t.Logf("degraded: %s: %v", a.Request.URL, a.Err)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The site's usual: 25 quick pages, through a collector of its own.
+	warm := colly.NewCollector()
+	b.Register(warm)
+	for i := range 25 {
+		warm.Visit(fmt.Sprintf("%s/p/%d", site.URL, i))
+	}
+	// The user's collector: one slot for every host, kept through a Delay.
+	c := colly.NewCollector(colly.Async(true))
+	c.SetRequestTimeout(300 * time.Millisecond)
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 1, Delay: 400 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	b.Register(c)
+	var got atomic.Int32
+	c.OnHTML("h1", func(e *colly.HTMLElement) {
+		if e.Request.URL.Path == "/slow" {
+			got.Add(1)
+		}
+	})
+	start = time.Now()
+	c.Visit(site.URL + "/slow")
+	time.Sleep(20 * time.Millisecond) // the page holds the rule's one slot
+	c.Visit(other.URL + "/q")         // waits for it, gets the one the page lends
+	c.Wait()
+	mu.Lock()
+	n := hits["/slow"]
+	mu.Unlock()
+	if got.Load() != 1 || n != 1 {
+		t.Errorf("the site answered /slow %d times and it was collected %d times, want 1 and 1", n, got.Load())
+	}
+	if n := degraded.Load(); n != 0 {
+		t.Errorf("%d degraded outcomes, want 0: the wait for a slot is the crawler's, not the site's", n)
+	}
+	if at := time.Duration(otherAt.Load()); at <= 0 || at >= 150*time.Millisecond {
+		t.Errorf("the other host was served at %v, want before the slow page's answer (150 ms): the page did not lend its slot", at)
+	}
 }

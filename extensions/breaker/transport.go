@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -97,7 +98,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, a.refused
 	}
 	a.sent = true
-	back := lendWhileSlow(a, firstOf(req).URL.Host)
+	lent := lendWhileSlow(a, firstOf(req).URL.Host)
 	var resp *http.Response
 	var err error
 	if t.b.proxies != nil {
@@ -105,8 +106,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else {
 		resp, err = t.roundTrip(req, a)
 	}
-	if back != nil {
-		back()
+	if lent != nil {
+		lent.back(resp, a)
 	}
 	if err != nil && a.unwait != nil {
 		a.unwait()
@@ -147,9 +148,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // has waited for its answer longer than its domain's usual (Domain.Slow:
 // the adaptive timeout before its floor), most likely into a site that
 // hangs, which would otherwise keep a shared slot from every other domain
-// until the timeout. It returns what takes the slot back; the transport
-// calls it before it returns to Colly. nil: nothing to lend.
-func lendWhileSlow(a *attempt, host string) func() {
+// until the timeout. The transport calls the lender's back before it
+// returns to Colly. nil: nothing to lend.
+func lendWhileSlow(a *attempt, host string) *lender {
 	d := a.ticket.Domain()
 	if a.coll == nil || d == nil {
 		return nil
@@ -171,7 +172,7 @@ func lendWhileSlow(a *attempt, host string) func() {
 			d.Lend(p)
 		}
 	})
-	return l.back
+	return l
 }
 
 // lender is one request's lent slot (lendWhileSlow).
@@ -183,16 +184,51 @@ type lender struct {
 }
 
 // back takes the lent slot back, if one was lent, waiting for a free one.
-func (l *lender) back() {
+// That wait is the crawler's, not the site's: resp's body is read first,
+// on the client's timeout, as far as Colly would read it (MaxBodySize),
+// and its latency fixed, so the wait neither cuts the body nor counts as
+// the site's time.
+func (l *lender) back(resp *http.Response, a *attempt) {
 	l.t.Stop()
 	l.mu.Lock()
 	l.over = true
 	retake := l.retake
 	l.mu.Unlock()
-	if retake != nil {
-		retake()
+	if retake == nil {
+		return
 	}
+	if resp != nil && resp.Body != nil {
+		resp.Body = readAhead(resp.Body, a.coll.MaxBodySize)
+		a.measure()
+	}
+	retake()
 }
+
+// readAhead reads rc now, up to limit bytes (0: all), and returns a body
+// that gives those bytes, then the error the read ended with, or, at the
+// limit, the rest of rc.
+func readAhead(rc io.ReadCloser, limit int) io.ReadCloser {
+	r := io.Reader(rc)
+	if limit > 0 {
+		r = io.LimitReader(rc, int64(limit))
+	}
+	data, err := io.ReadAll(r)
+	var tail io.Reader = rc
+	switch {
+	case err != nil:
+		tail = errReader{err}
+	case limit <= 0 || len(data) < limit:
+		tail = errReader{io.EOF}
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(data), tail), rc}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // watchedBody follows the read of an answer's body: a read ending in an
 // error other than io.EOF is a body cut short, a failure of the origin.
