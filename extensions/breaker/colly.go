@@ -201,7 +201,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	}
 	left := b.clock.Now().UnixNano()
 	d.LastSeen.Store(left)
-	ep, inFlight, err := d.Pace.AcquireLending(ctx, r, func() func() { retake, _ := lendSlot(c, r.URL.Host); return retake })
+	ep, inFlight, err := d.Pace.AcquireLending(ctx, r, func() func() { s, _ := lendSlot(c, r.URL.Host); return s.retake() })
 	if err != nil {
 		d.Unpin()
 		b.cancelled(r, d.Name, ctx)
@@ -238,20 +238,42 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 
 // lendSlot frees the slot of c's LimitRule that a request to host holds
 // while it waits (at the gate, at the transport, or on a slow site), so
-// that other domains' requests may use it, and returns what takes a slot
-// again (nil: nothing was lent) and the rule's Parallelism. Colly took
-// the slot before OnRequestHeaders and gives it back once the answer is
-// read: the request must hold one again by then.
-func lendSlot(c *colly.Collector, host string) (retake func(), parallelism int) {
+// that other domains' requests may use it, and returns the rule's slots
+// to take one again from (nil: nothing was lent) and its Parallelism.
+// Colly took the slot before OnRequestHeaders and gives it back once the
+// answer is read: the request must hold one again by then.
+func lendSlot(c *colly.Collector, host string) (lent lentSlot, parallelism int) {
 	slots := collyx.LimitSlots(c, host)
 	if slots == nil {
 		return nil, 0
 	}
 	select {
 	case <-slots:
-		return func() { slots <- true }, cap(slots)
+		return slots, cap(slots)
 	default:
 		return nil, 0
+	}
+}
+
+// lentSlot is the slots of the LimitRule a request lent its own to.
+type lentSlot chan bool
+
+// retake returns what takes a slot again, waiting for a free one; nil
+// when nothing was lent.
+func (s lentSlot) retake() func() {
+	if s == nil {
+		return nil
+	}
+	return func() { s <- true }
+}
+
+// tryTake takes a slot again if one is free now.
+func (s lentSlot) tryTake() bool {
+	select {
+	case s <- true:
+		return true
+	default:
+		return false
 	}
 }
 

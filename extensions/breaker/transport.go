@@ -167,8 +167,8 @@ func lendWhileSlow(a *attempt, host string) *lender {
 			return
 		}
 		// The rule is looked up only for the few requests that are slow.
-		if retake, p := lendSlot(a.coll, host); retake != nil {
-			l.retake = retake
+		if s, p := lendSlot(a.coll, host); s != nil {
+			l.lent = s
 			d.Lend(p)
 		}
 	})
@@ -177,31 +177,31 @@ func lendWhileSlow(a *attempt, host string) *lender {
 
 // lender is one request's lent slot (lendWhileSlow).
 type lender struct {
-	t      *time.Timer
-	mu     sync.Mutex
-	over   bool   // the transport is returning: too late to lend
-	retake func() // takes the lent slot back, once one is lent
+	t    *time.Timer
+	mu   sync.Mutex
+	over bool     // the transport is returning: too late to lend
+	lent lentSlot // the rule's slots, once one is lent
 }
 
 // back takes the lent slot back, if one was lent, waiting for a free one.
-// That wait is the crawler's, not the site's: resp's body is read first,
-// on the client's timeout, as far as Colly would read it (MaxBodySize),
-// and its latency fixed, so the wait neither cuts the body nor counts as
-// the site's time.
+// That wait is the crawler's, not the site's: with no slot free, resp's
+// body is read first, on the client's timeout, as far as Colly would read
+// it (MaxBodySize), and its latency fixed, so the wait neither cuts the
+// body nor counts as the site's time.
 func (l *lender) back(resp *http.Response, a *attempt) {
 	l.t.Stop()
 	l.mu.Lock()
 	l.over = true
-	retake := l.retake
+	lent := l.lent
 	l.mu.Unlock()
-	if retake == nil {
+	if lent == nil || lent.tryTake() {
 		return
 	}
 	if resp != nil && resp.Body != nil {
 		resp.Body = readAhead(resp.Body, a.coll.MaxBodySize)
 		a.measure()
 	}
-	retake()
+	lent.retake()()
 }
 
 // readAhead reads rc now, up to limit bytes (0: all), and returns a body
@@ -466,7 +466,7 @@ func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (t
 	d.LastSeen.Store(left)
 	var inFlight int
 	// Colly's LimitRule slot, if any, is the first request's host's.
-	lend := func() func() { retake, _ := lendSlot(t.c, firstOf(req).URL.Host); return retake }
+	lend := func() func() { s, _ := lendSlot(t.c, firstOf(req).URL.Host); return s.retake() }
 	if ep, inFlight, waitErr = d.Pace.AcquireAtTransport(ctx, slotCtx, lend); waitErr != nil {
 		d.Unpin()
 		return Ticket{}, 0, 0, waitErr, nil
