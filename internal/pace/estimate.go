@@ -33,7 +33,10 @@ import (
 // crawler, not the site: the bucket refilled in the stretch, and a burst
 // spent it. Its 429 is taken as a first run's: the answers since the
 // stretch size the burst (when smaller than the first run's) and, over
-// the time to the pause's end, start a new ramp.
+// the time to the pause's end, start a new ramp. So are the answers since
+// a pause while no burst is known (the first 429 came before any answer
+// was told): a bucket of unknown size could have filled through the pause,
+// which would make the window's rate the pause's.
 const (
 	rateMargin  = 1.05 // the gap is this much over 1/rate: the pace holds just under what the site grants
 	rampStep    = 1.05 // while ramping, each clean success takes the gap down by this factor
@@ -103,12 +106,15 @@ func (e *estimator) throttled(now, haltEnd time.Time, backoff float64) (rate, ra
 		e.ramping = true
 		return 0, float64(e.n) / haltEnd.Sub(e.first).Seconds()
 	}
-	if e.rate <= 0 && e.busyFrom > 0 {
+	if e.rate <= 0 && (e.busyFrom > 0 || e.firstRun == 0 && len(e.times) >= minAnswers) {
 		// Nothing learnt, and the crawler left the site idle since the
-		// last 429: the answers since the stretch are a first run.
-		// They spent a bucket the stretch refilled: at most its size, the
-		// burst, when no first run told a smaller one.
-		run := e.times[e.busyFrom-1:]
+		// last 429, or no first run told the burst (the first 429 came
+		// before any answer was told: a synchronous crawl tells a
+		// listing's last): the answers since the stretch, or the pause,
+		// are a first run. They spent a bucket the stretch or the pause
+		// refilled: at most its size, the burst, when no first run told
+		// a smaller one.
+		run := e.times[max(e.busyFrom-1, 0):]
 		if e.firstRun == 0 || len(run) < e.firstRun {
 			e.firstRun, e.firstDur = len(run), now.Sub(run[0])
 		}

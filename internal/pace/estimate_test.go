@@ -296,3 +296,39 @@ func TestAnIdleWindowIsNotTheSitesRate(t *testing.T) {
 		})
 	}
 }
+
+// A synchronous collector tells a listing's outcome only after the pages
+// its callbacks visited, so the first 429 of a site granting 25 a second
+// with a burst of 1 came with no answer counted before it, and its burst
+// stayed unknown. After the second pause, three pages 40 ms apart and a
+// 429: a bucket of unknown size could have filled through the 1 s pause,
+// so the window read 2.7 a second, and the pace held 389 ms between pages
+// for the rest of the crawl, probing up a per cent at a time (the times
+// below are that crawl's, chaos/SEEDS.md, 4156689346960151665: 23.9 s and
+// not done). With nothing learnt and no burst known, the answers since a
+// pause are a first run (the pause refilled the bucket): they size it,
+// and the pace ramps from them.
+func TestAnUnknownBurstIsNotFilledByThePause(t *testing.T) {
+	p := newTestPace(t, Config{}, nil)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	p.Throttled(at(7), time.Second, p.episode) // sku-1; the listing's answer is told later
+	p.Accepted(at(1013), p.episode)            // sku-1 again, after the pause
+	p.Succeeded()
+	p.Throttled(at(1034), time.Second, p.episode) // sku-2, 20 ms on
+	for _, ms := range []int{2040, 2081, 2121} {  // sku-2 again, sku-3, sku-4
+		p.Accepted(at(ms), p.episode)
+		p.Succeeded()
+	}
+	p.Throttled(at(2161), time.Second, p.episode) // sku-5
+	// Ten pages at the pace's gap, the site granting each.
+	now := p.earliestLocked()
+	for range 10 {
+		now = later(now, p.earliestLocked())
+		p.next = now.Add(p.gap)
+		p.Accepted(now.Add(5*time.Millisecond), p.episode)
+		p.Succeeded()
+	}
+	if p.gap > 100*time.Millisecond {
+		t.Errorf("after 10 pages granted, the gap is %v (rate %.1f/s learnt): the pause was taken for the site's rate", p.gap, p.est.rate)
+	}
+}
