@@ -22,7 +22,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
-	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -751,21 +750,8 @@ func TestARedirectHopThatWaitedForItsSlotKeepsItsTimeout(t *testing.T) {
 	defer other.Close()
 
 	var degraded atomic.Int32
-	b, err := breaker.New(breaker.Standard(), breaker.Config{OnAttempt: func(a observe.Attempt) {
-		if a.Result.Class == circuit.Degraded {
-			degraded.Add(1)
-			t.Logf("degraded: %s: %v", a.Request.URL, a.Err)
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The user's collector: one slot for every host, kept through a Delay.
-	c := colly.NewCollector(colly.Async(true), colly.AllowURLRevisit())
-	c.SetRequestTimeout(300 * time.Millisecond)
-	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 1, Delay: 400 * time.Millisecond}); err != nil {
-		t.Fatal(err)
-	}
+	b := newBreaker(t, breaker.Standard(), countDegraded(t, &degraded))
+	c := oneDelayedSlot(t, colly.AllowURLRevisit())
 	b.Register(c)
 	var got atomic.Int32
 	c.OnHTML("h1", func(e *colly.HTMLElement) {

@@ -138,27 +138,14 @@ func TestASlowPagesLentSlotIsNotChargedToItsBody(t *testing.T) {
 	defer other.Close()
 
 	var degraded atomic.Int32
-	b, err := breaker.New(breaker.Standard(), breaker.Config{OnAttempt: func(a observe.Attempt) {
-		if a.Result.Class == circuit.Degraded {
-			degraded.Add(1)
-			t.Logf("degraded: %s: %v", a.Request.URL, a.Err)
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newBreaker(t, breaker.Standard(), countDegraded(t, &degraded))
 	// The site's usual: 25 quick pages, through a collector of its own.
 	warm := colly.NewCollector()
 	b.Register(warm)
 	for i := range 25 {
 		warm.Visit(fmt.Sprintf("%s/p/%d", site.URL, i))
 	}
-	// The user's collector: one slot for every host, kept through a Delay.
-	c := colly.NewCollector(colly.Async(true))
-	c.SetRequestTimeout(300 * time.Millisecond)
-	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 1, Delay: 400 * time.Millisecond}); err != nil {
-		t.Fatal(err)
-	}
+	c := oneDelayedSlot(t)
 	b.Register(c)
 	var got atomic.Int32
 	c.OnHTML("h1", func(e *colly.HTMLElement) {
@@ -183,4 +170,27 @@ func TestASlowPagesLentSlotIsNotChargedToItsBody(t *testing.T) {
 	if at := time.Duration(otherAt.Load()); at <= 0 || at >= 150*time.Millisecond {
 		t.Errorf("the other host was served at %v, want before the slow page's answer (150 ms): the page did not lend its slot", at)
 	}
+}
+
+// countDegraded is a breaker.Config that counts (and logs) the attempts
+// the breaker classes Degraded into n.
+func countDegraded(t *testing.T, n *atomic.Int32) breaker.Config {
+	return breaker.Config{OnAttempt: func(a observe.Attempt) {
+		if a.Result.Class == circuit.Degraded {
+			n.Add(1)
+			t.Logf("degraded: %s: %v", a.Request.URL, a.Err)
+		}
+	}}
+}
+
+// oneDelayedSlot is the user's async collector with a 300 ms timeout and
+// one slot for every host, kept through a 400 ms Delay.
+func oneDelayedSlot(t *testing.T, opts ...colly.CollectorOption) *colly.Collector {
+	t.Helper()
+	c := colly.NewCollector(append([]colly.CollectorOption{colly.Async(true)}, opts...)...)
+	c.SetRequestTimeout(300 * time.Millisecond)
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 1, Delay: 400 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
