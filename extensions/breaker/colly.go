@@ -258,13 +258,15 @@ func lendSlot(c *colly.Collector, host string) (lent lentSlot, parallelism int) 
 // lentSlot is the slots of the LimitRule a request lent its own to.
 type lentSlot chan bool
 
-// retake returns what takes a slot again, waiting for a free one; nil
-// when nothing was lent.
+// take takes a slot again, waiting for a free one.
+func (s lentSlot) take() { s <- true }
+
+// retake returns take; nil when nothing was lent.
 func (s lentSlot) retake() func() {
 	if s == nil {
 		return nil
 	}
-	return func() { s <- true }
+	return s.take
 }
 
 // tryTake takes a slot again if one is free now.

@@ -55,11 +55,17 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if a == nil && req.Response != nil {
 		// A redirect's next request: its first request's attempt.
 		if a = t.b.attempts.loadHeader(collyx.HeaderOf(firstOf(req).Header)); a != nil && !a.bare {
-			var err error
-			if req, err = t.patientHop(req, a); err != nil {
+			var unchain func()
+			req, unchain = t.chained(req)
+			entered := time.Now()
+			if err := t.hop(req, a); err != nil {
+				if unchain != nil {
+					unchain()
+				}
 				closeBody(req)
 				return nil, err
 			}
+			req = t.patient(req, a, time.Since(entered), unchain)
 		} else {
 			a = nil
 		}
@@ -67,14 +73,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if a == nil {
 		// No callback of the breaker's saw it.
 		var unchain func()
-		if lag := hopLag(req); lag > 0 {
-			// A bare redirect's hop: net/http's Client gives every hop the
-			// chain's first deadline, but the earlier hops' waits for room
-			// moved theirs on (patientRequest). This one starts from the
-			// last hop's, or it would fail before it left, counted as its
-			// target's failure (chaos/SEEDS.md, 7198215812936100601).
-			req, unchain = patientRequest(req, lag, t.crawl())
-		}
+		req, unchain = t.chained(req)
 		var err error
 		if a, err = t.gateBare(req); err != nil {
 			if unchain != nil {
@@ -83,15 +82,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody(req)
 			return nil, err
 		}
-		a.unwait = unchain
-		if a.waited > time.Millisecond {
-			var unwait func()
-			req, unwait = patientRequest(req, a.waited, a.crawl)
-			a.unwait = unwait
-			if unchain != nil {
-				a.unwait = func() { unwait(); unchain() }
-			}
-		}
+		req = t.patient(req, a, a.waited, unchain)
 	}
 	if a.refused != nil {
 		closeBody(req)
@@ -201,7 +192,7 @@ func (l *lender) back(resp *http.Response, a *attempt) {
 		resp.Body = readAhead(resp.Body, a.coll.MaxBodySize)
 		a.measure()
 	}
-	lent.retake()()
+	lent.take()
 }
 
 // readAhead reads rc now, up to limit bytes (0: all), and returns a body
@@ -600,26 +591,27 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	return nil
 }
 
-// patientHop passes a's redirect hop req through hop. Its deadline moves
-// on by the time it waited there (for room, and for a slot of Colly's
-// LimitRule it lent meanwhile, which has no deadline), and by an earlier
-// hop's move, as a bare hop's does: else it would leave with its client's
-// timeout spent and fail before reaching its target, counted as the
-// target's failure (chaos/SEEDS.md, 12560688156884848147).
-func (t *transport) patientHop(req *http.Request, a *attempt) (*http.Request, error) {
-	var unchain func()
+// chained is req, a redirect's hop, with the deadline its previous hop
+// was given: net/http's Client gives every hop the chain's first
+// deadline, but the earlier hops' waits for room moved theirs on
+// (patient). Without it the hop would fail before it left, counted as its
+// target's failure (chaos/SEEDS.md, 7198215812936100601). unchain ends
+// the moved context; nil when nothing moved.
+func (t *transport) chained(req *http.Request) (_ *http.Request, unchain func()) {
 	if lag := hopLag(req); lag > 0 {
-		req, unchain = patientRequest(req, lag, t.crawl())
+		return patientRequest(req, lag, t.crawl())
 	}
-	entered := time.Now()
-	if err := t.hop(req, a); err != nil {
-		if unchain != nil {
-			unchain()
-		}
-		return req, err
-	}
+	return req, nil
+}
+
+// patient is req with its deadline moved on by waited, a's wait at the
+// breaker's gate for room and for a slot of Colly's LimitRule it lent
+// meanwhile (which has no deadline): the crawler's time, not the site's
+// (chaos/SEEDS.md, 12560688156884848147). a.unwait ends it, and unchain
+// (chained) with it, once the answer is read.
+func (t *transport) patient(req *http.Request, a *attempt, waited time.Duration, unchain func()) *http.Request {
 	a.unwait = unchain
-	if waited := time.Since(entered); waited > time.Millisecond {
+	if waited > time.Millisecond {
 		var unwait func()
 		req, unwait = patientRequest(req, waited, t.crawl())
 		a.unwait = unwait
@@ -627,7 +619,7 @@ func (t *transport) patientHop(req *http.Request, a *attempt) (*http.Request, er
 			a.unwait = func() { unwait(); unchain() }
 		}
 	}
-	return req, nil
+	return req
 }
 
 // holdHop keeps a's URL for a re-send straight to the target (resendHop)
