@@ -97,6 +97,10 @@ type Evidence struct {
 	// collected nothing new on top of it finished the work, it did not
 	// start from nothing.
 	Earlier int64
+	// EarlierURLs is how many URLs earlier runs that were killed finished:
+	// such a run never reported its records, so its work is counted in
+	// URLs (listing pages included), never as records.
+	EarlierURLs int64
 }
 
 // Judge is implemented by every extension with a say in how a run ended.
@@ -118,7 +122,7 @@ type Outcome struct {
 // crawl that itself failed passes Failed(err) among the judges.
 func Decide(records int64, judges ...Judge) Outcome {
 	var all []Finding
-	valid, counted, earlier := int64(0), false, int64(0)
+	valid, counted, earlier, earlierURLs := int64(0), false, int64(0), int64(0)
 	for _, j := range judges {
 		if j == nil {
 			continue
@@ -126,6 +130,7 @@ func Decide(records int64, judges ...Judge) Outcome {
 		ev := j.Judge()
 		all = append(all, ev.Findings...)
 		earlier = max(earlier, ev.Earlier)
+		earlierURLs = max(earlierURLs, ev.EarlierURLs)
 		if ev.Counts {
 			// The strictest counter wins: a validator's valid pages, not
 			// the breaker's 2xx answers.
@@ -156,9 +161,15 @@ func Decide(records int64, judges ...Judge) Outcome {
 		slices.Sort(o.Domains)
 		o.Domains = slices.Compact(o.Domains)
 		o.Reason = strings.Join(reasons, "; ")
-	case records == 0 && earlier > 0:
+	case records == 0 && (earlier > 0 || earlierURLs > 0):
 		o.State = Complete
-		o.Reason = fmt.Sprintf("work done: nothing new to collect; %d records by earlier runs", earlier)
+		o.Reason = "work done: nothing new to collect"
+		if earlier > 0 {
+			o.Reason += fmt.Sprintf("; %d records by earlier runs", earlier)
+		}
+		if earlierURLs > 0 {
+			o.Reason += fmt.Sprintf("; %d URLs done by earlier runs that were killed", earlierURLs)
+		}
 	case records == 0:
 		o.State = Empty
 		o.Reason = "ran to the end and collected nothing valid; nothing tripped"

@@ -96,16 +96,17 @@ type Checkpoint struct {
 	cookies    [cookieShards]cookieShard
 	cookieSeed maphash.Seed
 
-	mu       sync.Mutex
-	front    []uint64                // the queue: earlier runs' unfinished, then this run's (queue.go)
-	b        *domains.Set            // the breaker's domains, attached by Observe
-	saved    map[string]savedCircuit // open domains and closed ones with failures, as saved
-	filtered map[uint64]struct{}     // unfinished URLs the collector refused to resume (filters, depth, robots)
-	runs     []runRecord             // every run, this one last once started
-	started  bool
-	earlier  int64 // URLs done by earlier runs, counted when this one started
-	closed   bool
-	stats    Stats // but for Updates, HeldDone, GraceFreed
+	mu          sync.Mutex
+	front       []uint64                // the queue: earlier runs' unfinished, then this run's (queue.go)
+	b           *domains.Set            // the breaker's domains, attached by Observe
+	saved       map[string]savedCircuit // open domains and closed ones with failures, as saved
+	filtered    map[uint64]struct{}     // unfinished URLs the collector refused to resume (filters, depth, robots)
+	runs        []runRecord             // every run, this one last once started
+	started     bool
+	earlier     int64 // records by earlier runs that ended, counted when this one started
+	earlierURLs int64 // URLs done by earlier runs that were killed (their records unknown)
+	closed      bool
+	stats       Stats // but for Updates, HeldDone, GraceFreed
 }
 
 // entry is one live request: the record as last written.

@@ -14,13 +14,13 @@ import (
 // error ("store_error"), URLs dead of failures too ("dead", by domain and
 // cause in Finding.Dead) until RetryDead; unfinished URLs trip the run
 // ("unfinished"), except those the collector refused to resume.
-// Evidence.Earlier is what earlier runs finished, so a resume with nothing
-// new ends complete, not empty.
+// Evidence.Earlier and EarlierURLs are what earlier runs finished, so a
+// resume with nothing new ends complete, not empty.
 func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
 	cp.release(true)
 	_ = cp.flush(true) // an error is the store's, below
-	serr, filtered, ev := cp.errNow(), maps.Clone(cp.filtered), outcome.Evidence{Earlier: cp.earlier}
+	serr, filtered, ev := cp.errNow(), maps.Clone(cp.filtered), outcome.Evidence{Earlier: cp.earlier, EarlierURLs: cp.earlierURLs}
 	cp.unlock()
 	if serr != nil {
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "store_error", Reason: serr.Error()})

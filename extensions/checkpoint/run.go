@@ -117,15 +117,31 @@ func (cp *Checkpoint) openDomainsLocked(all bool) []savedCircuit {
 	return out
 }
 
-// countEarlierLocked counts earlier runs' records (done ones, if one was killed).
+// countEarlierLocked counts what earlier runs finished: the records each
+// run that ended reported, and, for a run that was killed (it reported
+// none), the URLs it settled done, by their time: a listing page is a URL
+// done, not a record, and a URL done by a run that ended is not counted
+// again.
 func (cp *Checkpoint) countEarlierLocked() {
-	killed := false
-	for _, r := range cp.runs[:len(cp.runs)-1] {
-		cp.earlier += r.Records
-		killed = killed || r.Outcome == ""
+	var killed [][2]time.Time // [started, the next run's start)
+	for i, r := range cp.runs[:len(cp.runs)-1] {
+		if r.Outcome == "" {
+			killed = append(killed, [2]time.Time{r.Started, cp.runs[i+1].Started})
+		} else {
+			cp.earlier += r.Records
+		}
 	}
-	if killed {
-		err := cp.store.Scan(func(storage.Record) error { cp.earlier++; return nil }, storage.Done)
-		cp.fail(err)
+	if len(killed) == 0 {
+		return
 	}
+	err := cp.store.Scan(func(rec storage.Record) error {
+		for _, k := range killed {
+			if !rec.Updated.Before(k[0]) && rec.Updated.Before(k[1]) {
+				cp.earlierURLs++
+				break
+			}
+		}
+		return nil
+	}, storage.Done)
+	cp.fail(err)
 }
