@@ -510,7 +510,9 @@ func (r Report) writeProxies(w io.Writer) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "proxy\tstate\tsent\tejections\toutcomes")
+	unblamed := false
 	for _, p := range r.Proxies {
+		unblamed = unblamed || p.Outcomes["not_judged"] > 0
 		var outs []string
 		for name, n := range p.Outcomes {
 			outs = append(outs, fmt.Sprintf("%s %d", name, n))
@@ -519,6 +521,9 @@ func (r Report) writeProxies(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", p.Name, p.State, p.Sent, p.Ejections, dash(strings.Join(outs, ", ")))
 	}
 	tw.Flush()
+	if unblamed {
+		fmt.Fprintln(w, "  not_judged: no proxy was blamed; a failure among them counts against its site (the degraded column), a cancelled request against no one")
+	}
 }
 
 // writeDead lists the URLs dead of failures by domain and cause, with
