@@ -1,6 +1,6 @@
 package breakwater_test
 
-// Colly's API, row by row (issue 23, item 1): each option or method of
+// Colly's API, row by row: each option or method of
 // *colly.Collector that changes how a request flows, crawled with
 // Breakwater wired exactly as the README's Usage, against the five
 // promises: (a) at most need + P − 1 requests into a failing store,

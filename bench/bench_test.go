@@ -37,7 +37,7 @@ func TestEveryScenarioRunsTiny(t *testing.T) {
 		rows := byScenario[s.name]
 		want := clients
 		if s.name == "broad" {
-			want = []client{plain, breakwater} // issue 15: all extensions against plain Colly
+			want = []client{plain, breakwater} // all extensions against plain Colly
 		}
 		if len(rows) != len(want) {
 			t.Fatalf("%s: %d rows, want one per client (%d)", s.name, len(rows), len(want))
@@ -68,7 +68,7 @@ func TestEveryScenarioRunsTiny(t *testing.T) {
 			bw, rl, degrade["plain"].IntoFailure)
 	}
 
-	// The drop-in wiring keeps the strict bound (issue 13): the failures
+	// The drop-in wiring keeps the strict bound: the failures
 	// that trip, plus the requests the other slot had in flight.
 	need := breaker.Standard().Settings().FailuresToTrip()
 	if di, rl := degrade["drop-in"].IntoFailure, degrade["retry"].IntoFailure; di > need+parallelism-1 || di >= rl {
@@ -222,7 +222,7 @@ func TestSelectScenarios(t *testing.T) {
 		names = append(names, s.name)
 	}
 	if got := strings.Join(names, ","); got != "degrade,hang,empty,overhead" {
-		t.Errorf("default scenarios %s; want issue 8's: degrade,hang,empty,overhead", got)
+		t.Errorf("default scenarios %s; want degrade,hang,empty,overhead", got)
 	}
 	all, _ := selectScenarios("all")
 	some, _ := selectScenarios("empty, degrade,empty")

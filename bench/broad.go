@@ -29,7 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Issue 15's goals for a broad crawl.
+// The goals for a broad crawl.
 const (
 	broadRatioGoal = 0.95 // of plain Colly's pages/s
 	broadBytesGoal = 300  // heap bytes per idle domain

@@ -7,7 +7,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
-// hangGoal is issues 8 and 9's goal for the hang scenarios: the healthy
+// hangGoal is the goal for the hang scenarios: the healthy
 // stores finish within this multiple of their time without the hanging one.
 const hangGoal = 1.2
 

@@ -9,7 +9,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
-// Issue 26's goals for the 429 rate limit (issue 9 had 10 % and 1.5×).
+// The goals for the 429 rate limit (the first ones were 10 % and 1.5×).
 const (
 	maxThrottledShare = 0.01 // of the requests sent
 	maxWallOverIdeal  = 1.15 // wall time ÷ (pages ÷ rate)

@@ -126,7 +126,7 @@ func startNginx(t *testing.T, limit time.Duration) (base, errorLog string) {
 	}
 }
 
-// Issue 26: a site behind a real nginx limit_req (10 r/s, burst 5 nodelay,
+// A site behind a real nginx limit_req (10 r/s, burst 5 nodelay,
 // 429 + Retry-After), 300 pages, in the recommended wiring (pacing of 2)
 // and the drop-in one (Colly's shared LimitRule of 2, no pacing): every
 // page saved, at most 1 % of the requests answered 429. The wall time

@@ -64,8 +64,8 @@ func burstRun(t *testing.T, store *testserver.Store, p breaker.Profile, warm, pr
 	return got.Load(), warned, tr.reasons(), b
 }
 
-// The slope warning must not fire on the client's own burst (issue 24,
-// chaos seed 2318333116034737678): a healthy store whose baseline was
+// The slope warning must not fire on the client's own burst (chaos
+// seed 2318333116034737678): a healthy store whose baseline was
 // taken one request at a time, then sent 180 requests at once, answers
 // each as fast as before; what climbs is the time the requests spend
 // queued in the client. The aggressive profile's slope trip must not open

@@ -4,7 +4,7 @@ import "sync"
 
 // Locking. Every request's goroutine calls the checkpoint several times a
 // page, so its path takes no process-wide lock (one queued a broad crawl
-// behind itself, issue 26): its entry is in a sharded map (below); a
+// behind itself): its entry is in a sharded map (below); a
 // record's read, state change and write are one step under its stripe, one
 // of idStripes locks by ID, so that two requests of one URL write in order;
 // writes go to the group commit's sharded buffer (commit.go). The held

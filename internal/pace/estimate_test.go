@@ -106,8 +106,8 @@ func simulate(t *testing.T, cfg Config, par int, lat time.Duration, site *tokenB
 
 // The bench's ratelimit scenario (10/s, burst 5, 429 + Retry-After, 300
 // pages, 2 in flight) and nginx's limit_req (burst 5 nodelay: 6 at once):
-// the pace learns the rate and holds just under it, within issue 26's
-// goals (≤ 1.15× the ideal wall time, ≤ 1 % 429s). The pace before the
+// the pace learns the rate and holds just under it, within the
+// bench's goals (≤ 1.15× the ideal wall time, ≤ 1 % 429s). The pace before the
 // estimator read 1.25× and 8 429s here, as in the bench. Other sites get
 // looser bounds: a first flood of as many 429s as requests in flight, and
 // a ramp from a rate far under the site's, are not learnt away.
