@@ -4,12 +4,19 @@
 // a crawl notice when a target site degrades, stop sending it traffic, keep
 // every page it already collected, and say honestly why it stopped. Each
 // extension lives in a package of its own under extensions/ and is wired in
-// with one line:
+// with one call, Use (ExampleUse runs this):
 //
-//	c := colly.NewCollector(colly.Async(true))
-//	v, _ := validate.New(validate.MinBytes(1024), validate.Require("h1.title"))
-//	b, _ := breaker.New(breaker.Standard(), breaker.Config{Validator: v})
-//	breakwater.Use(c, v, b)
+//	c := colly.NewCollector()
+//	v, _ := validate.New(
+//		// Product pages by their own structure, listing pages by theirs.
+//		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
+//		validate.Require("ul.products"),
+//	)
+//	b, _ := breaker.New(breaker.Standard())
+//	err := breakwater.Use(c, v, b) // Use hands the breaker the validator: pass it once
+//
+// The README's Usage (examples/usage) is the complete program, from the
+// start URL to the exit code.
 //
 // Every extension is also a colly.CollectorOption through its Register
 // method: colly.NewCollector(colly.Async(true), b.Register).

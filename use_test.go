@@ -2,6 +2,8 @@ package breakwater_test
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -16,20 +18,22 @@ import (
 )
 
 // A store that turns into 900-byte consent shells after 10 good pages: the
-// validator makes every shell a failure, the breaker trips, and the run
-// says so.
+// validator makes every shell a failure, the breaker trips after the
+// standard profile's 10 of them, and the run says so.
 func ExampleUse() {
 	store, _ := testserver.Start(testserver.Config{Products: 50,
 		Scenario: testserver.Scenario{Mode: testserver.Empty, After: 10}})
 	defer store.Close()
 
-	v, _ := validate.New(validate.MinBytes(1024), validate.Require(testserver.TitleSelector))
-	p := breaker.Standard()
-	p.ConsecutiveFailures = 3 // seed 002: three strikes
-	b, _ := breaker.New(p)    // Use gives it the validator
-
 	c := colly.NewCollector()
-	if err := breakwater.Use(c, v, b); err != nil {
+	v, _ := validate.New(
+		// Product pages by their own structure, listing pages by theirs.
+		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
+		validate.Require("ul.products"),
+	)
+	b, _ := breaker.New(breaker.Standard())
+	err := breakwater.Use(c, v, b) // Use hands the breaker the validator: pass it once
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -46,7 +50,7 @@ func ExampleUse() {
 	fmt.Println("requests:", store.Count(), "saved:", saved)
 	fmt.Println("outcome:", o.State, "exit:", o.State.ExitCode())
 	// Output:
-	// requests: 13 saved: 10
+	// requests: 20 saved: 10
 	// outcome: tripped exit: 2
 }
 
@@ -103,5 +107,32 @@ func TestUseRefusesWhatCannotBeWired(t *testing.T) {
 	if len(b1.Stats())+len(b2.Stats()) != 0 || cp.Stats().Updates != 0 {
 		t.Fatalf("a refused wiring left callbacks behind: breakers saw %d and %d domains, the checkpoint %+v",
 			len(b1.Stats()), len(b2.Stats()), cp.Stats())
+	}
+}
+
+// The package doc's example is ExampleUse's code, line for line, so the doc
+// cannot drift from what is compiled and run.
+func TestThePackageDocShowsExampleUse(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile("use_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := 0
+	for _, l := range strings.Split(string(doc), "\n") {
+		code, ok := strings.CutPrefix(l, "//\t")
+		if !ok {
+			continue
+		}
+		shown++
+		if !strings.Contains(string(example), strings.TrimSpace(code)) {
+			t.Errorf("doc.go shows %q, which ExampleUse does not run", strings.TrimSpace(code))
+		}
+	}
+	if shown < 5 {
+		t.Fatalf("found %d code lines in doc.go's example; the test no longer reads it", shown)
 	}
 }
