@@ -286,3 +286,83 @@ func fields(str func(ast.Node) string, fl *ast.FieldList, named bool) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// TestEveryNameGoneSince010HasAnUpgradeLine checks CHANGELOG.md's
+// "Upgrading from 0.1.0" names every exported name of 0.1.0 (recorded in
+// api/v0.1.0/) that no module exports any more, as pkg.Name (a method as
+// pkg.Type.Method, of a type that is still there), so a user whose code
+// stopped compiling finds the line that says what to write instead.
+func TestEveryNameGoneSince010HasAnUpgradeLine(t *testing.T) {
+	old, err := os.ReadFile("api/v0.1.0/breakwater.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := map[string]bool{}
+	for _, m := range apiModules {
+		b, err := os.ReadFile(m.record)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := range apiNames(string(b)) {
+			now[n] = true
+		}
+	}
+	log, err := os.ReadFile("CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(log), "### Upgrading from 0.1.0")
+	if !ok {
+		t.Fatal(`CHANGELOG.md has no "### Upgrading from 0.1.0" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n### ")
+	gone := 0
+	was := apiNames(string(old))
+	for n := range was {
+		if now[n] {
+			continue
+		}
+		pkg, name, _ := strings.Cut(n, " ")
+		if typ, _, isMethod := strings.Cut(name, "."); isMethod && !now[pkg+" "+typ] && was[pkg+" "+typ] {
+			continue // its type is gone, and named
+		}
+		gone++
+		if !strings.Contains(section, path.Base(pkg)+"."+name) {
+			t.Errorf("%s.%s (package %s) is gone since 0.1.0 and CHANGELOG.md's upgrade section does not name it", path.Base(pkg), name, pkg)
+		}
+	}
+	if gone == 0 {
+		t.Fatal("no name is gone since 0.1.0: the test no longer reads the records")
+	}
+}
+
+// apiNames returns the names an API record exports, as "pkgpath Name" and
+// "pkgpath Type.Method" (fields and interface methods are left out).
+func apiNames(record string) map[string]bool {
+	out := map[string]bool{}
+	for _, l := range strings.Split(record, "\n") {
+		rest, ok := strings.CutPrefix(l, "pkg ")
+		if !ok {
+			continue
+		}
+		pkg, decl, _ := strings.Cut(rest, ", ")
+		if strings.Contains(decl, "struct, ") || strings.Contains(decl, "interface, ") {
+			continue
+		}
+		kind, decl, _ := strings.Cut(decl, " ")
+		var name string
+		switch kind {
+		case "func", "type", "var", "const":
+			name = strings.FieldsFunc(decl, func(r rune) bool { return r == '(' || r == '[' || r == ' ' })[0]
+		case "method":
+			recv, after, _ := strings.Cut(decl, ") ")
+			recv = strings.TrimLeft(recv, "(*")
+			recv, _, _ = strings.Cut(recv, "[")
+			name = recv + "." + strings.FieldsFunc(after, func(r rune) bool { return r == '(' || r == '[' || r == ' ' })[0]
+		default:
+			continue
+		}
+		out[pkg+" "+name] = true
+	}
+	return out
+}
