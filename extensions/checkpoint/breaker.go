@@ -198,6 +198,10 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 		l = cp.idLock(e.id)
 		l.Lock()
 	}
+	if a.Cached && !e.left {
+		// Colly's cache answered: an attempt, written with its outcome.
+		e.rec, e.left = transition(e.rec, evLeft, cp.opt.MaxAttempts, "", time.Time{}), true
+	}
 	if ev != evSucceeded { // a success is done: no later request of the URL it ended at is its
 		// The breaker's Retry requests the URL a throttle ended at; a user's
 		// Retry of a redirect's target, not done, is this record's.
