@@ -11,7 +11,9 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
+	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -20,8 +22,9 @@ import (
 // usageRun is the README's Usage (examples/usage) with colly.CacheDir(cache)
 // on its collector: it crawls from start, checkpointed in the file ckpt,
 // and returns the products it wrote, each time it wrote them, and the
-// exit code outcome.Decide gives.
-func usageRun(t *testing.T, start, ckpt, cache string) (map[string]int, int, outcome.Outcome) {
+// exit code outcome.Decide gives. extra, if any, adds the caller's own
+// callbacks after the Usage's.
+func usageRun(t *testing.T, start, ckpt, cache string, extra ...func(*colly.Collector)) (map[string]int, int, outcome.Outcome) {
 	t.Helper()
 	c := colly.NewCollector(colly.Async(true), colly.CacheDir(cache))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
@@ -64,6 +67,9 @@ func usageRun(t *testing.T, start, ckpt, cache string) (map[string]int, int, out
 		}
 	})
 	c.OnError(breaker.RetryOnError(3))
+	for _, f := range extra {
+		f(c)
+	}
 	if _, err := cp.Resume(c); err != nil {
 		t.Fatal(err)
 	}
@@ -129,5 +135,88 @@ func TestUsageWithCacheDirCompletesFromAWarmCache(t *testing.T) {
 	}
 	if code != 0 || len(written) != 0 {
 		t.Errorf("run 3 (checkpoint kept): exit %d (%s: %s), %d products written; want 0 and none", code, o.State, o.Reason, len(written))
+	}
+}
+
+// A user's loop that clears what Colly's cache holds for a URL and
+// retries it still fetches it: run 1 caches 404s for the products the
+// store had lost; the store has them again, the checkpoint is deleted, and
+// in run 2 each cached 404 reaches the loop (after settling its URL gone),
+// whose Retry goes to the store past the emptied cache. Every product is
+// written once, only the lost ones are fetched, and the run is complete.
+func TestAUsersLoopThatClearsCollysCacheRefetchesTheURL(t *testing.T) {
+	const products = 10
+	store := startStore(t, testserver.Config{Products: products, PerPage: products,
+		Scenario: testserver.Scenario{Mode: testserver.Gone, After: 4}})
+	ckpt, cache := dbPath(t), t.TempDir()
+	start := store.URL() + "/"
+	usageRun(t, start, ckpt, cache)
+	lost := 0
+	for _, h := range store.Requests() {
+		if h.Status == 404 {
+			lost++
+		}
+	}
+	if lost == 0 {
+		t.Fatalf("run 1: no product answered 404; requests: %+v", store.Requests())
+	}
+	if err := store.SetScenario(testserver.Scenario{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(ckpt); err != nil {
+		t.Fatal(err)
+	}
+	sent1 := store.Count()
+	var mu sync.Mutex
+	cleared := map[string]int{}
+	written, code, o := usageRun(t, start, ckpt, cache, func(c *colly.Collector) {
+		c.OnError(func(r *colly.Response, _ error) {
+			if r.StatusCode != 404 {
+				return
+			}
+			u := r.Request.URL.String()
+			mu.Lock()
+			cleared[u]++
+			n := cleared[u]
+			mu.Unlock()
+			if n == 1 && os.Remove(collyx.CacheFile(cache, u)) == nil {
+				_ = r.Request.Retry()
+			}
+		})
+	})
+	if sent := store.Count() - sent1; sent != lost || len(cleared) != lost {
+		t.Errorf("run 2: %d requests reached the store, %d cached 404s reached the loop; want %d of each (the products lost in run 1)", sent, len(cleared), lost)
+	}
+	for n := 1; n <= products; n++ {
+		if p := testserver.ProductPath(n); written[p] != 1 {
+			t.Errorf("run 2: %s written %d times, want once", p, written[p])
+		}
+	}
+	if code != 0 {
+		t.Errorf("run 2: exit %d (%s: %s), want 0", code, o.State, o.Reason)
+	}
+}
+
+// Without a breaker the checkpoint settles an answer of Colly's cache
+// itself: a fresh checkpoint over a warm cache ends with every URL done.
+func TestACheckpointAloneSettlesCollysCachedAnswers(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 5, PerPage: 5})
+	cache := t.TempDir()
+	crawl := func(c *colly.Collector) {
+		c.OnHTML(testserver.ProductLinkSelector, func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })
+		_ = c.Visit(store.URL() + "/")
+		c.Wait()
+	}
+	crawl(colly.NewCollector(colly.CacheDir(cache)))
+	asked := store.Count()
+	cp := openCP(t, dbPath(t))
+	c := colly.NewCollector(colly.Async(true), colly.CacheDir(cache))
+	cp.Register(c)
+	crawl(c)
+	if n := store.Count() - asked; n != 0 {
+		t.Fatalf("%d requests reached the store, want 0", n)
+	}
+	if got := counts(t, cp); got[storage.Done] != 6 || len(got) != 1 {
+		t.Errorf("records by state %v, want 6 done (a listing, 5 products) and nothing else", got)
 	}
 }
