@@ -174,7 +174,8 @@ func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
 	cp.live.take(r)
 }
 
-// onOutcome records the breaker's outcome of an attempt that left. A page
+// onOutcome records the breaker's outcome of an attempt that left, or of an
+// answer of Colly's cache (counted an attempt). A page
 // that came back (done, gone, settled) takes no process-wide lock; a
 // failure or throttle takes mu, for the domain's saved circuit.
 func (cp *Checkpoint) onOutcome(a observe.Attempt) {
