@@ -223,6 +223,9 @@ func (m *Metrics) degradingEvent(domain string, _, _ time.Duration) {
 }
 
 func (m *Metrics) outcome(a observe.Attempt) {
+	if a.Cached {
+		return // Colly's cache answered: no request, no latency of the site's
+	}
 	m.observer(a.Domain).Observe(a.Result.Latency.Seconds())
 }
 

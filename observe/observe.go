@@ -42,15 +42,19 @@ type Attempt struct {
 	// Cancelled is set when the crawl's own context ended the attempt: it
 	// says nothing about the site, and the URL is listed unfinished.
 	Cancelled bool
+	// Cached is set when Colly's CacheDir answered: nothing was sent, the
+	// circuit and the pace did not count it, and Result.Latency is 0. The
+	// URL is settled by the cached answer as by the site's.
+	Cached bool
 }
 
 // Hooks are what an observer wants to hear. Each is called in the
 // goroutine that caused the event and must not block; a nil one is not
 // called.
 type Hooks struct {
-	// OnAttempt is called once for every attempt that left, with its
-	// classified outcome (after validation). Refused requests go to
-	// OnRefused instead.
+	// OnAttempt is called once for every attempt that left, and for every
+	// answer of Colly's cache (Attempt.Cached), with its classified
+	// outcome (after validation). Refused requests go to OnRefused instead.
 	OnAttempt func(Attempt)
 	// OnRefused is called for every request the breaker refused, with the
 	// refusal. The request never reached the network; the hook is where a

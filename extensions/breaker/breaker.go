@@ -3,6 +3,7 @@ package breaker
 import (
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -42,6 +43,7 @@ type Breaker struct {
 	warned     sync.Once      // the transport replaced after Register: logged once
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once
 	unfinished unfinishedList // a sample by URL, counts per domain past it
+	cachedOK   atomic.Int64   // 2xx answers of Colly's cache, for Judge: no domain counted them
 }
 
 // New returns a Breaker whose domains use profile p unless

@@ -65,6 +65,7 @@ type attempt struct {
 	sentURL    string        // a bare attempt's own URL, when it is recorded under another
 	proxyFault bool          // no proxy of Config.Proxies carried it: not the site's outcome
 	telling    int           // its 401/403s through other proxies, left to tell whose they were
+	cached     bool          // Colly's CacheDir answered: never gated, sent or counted in the circuit
 }
 
 // Register wires the breaker into c (a colly.CollectorOption). The circuit
@@ -82,7 +83,7 @@ func (b *Breaker) Register(c *colly.Collector) {
 	c.OnResponseHeaders(b.onResponseHeaders)
 	c.OnResponse(func(r *colly.Response) {
 		a := b.attempts.load(r.Request)
-		if a == nil || a.refused != nil {
+		if a == nil || a.refused != nil || a.cached {
 			return
 		}
 		// Timed by the transport, unless it was replaced after Register.
@@ -324,8 +325,14 @@ func (b *Breaker) refuse(r *colly.Request, err *circuit.OpenError) {
 func (b *Breaker) onResponseHeaders(r *colly.Response) {
 	a := b.attempts.load(r.Request)
 	if a == nil {
-		// Never gated: Colly's cache answered. Free its reserved room.
+		// Never gated: Colly's cache answered. Free its reserved room;
+		// finish settles the URL by the cached answer.
 		b.unreserve(r.Request)
+		b.attempts.store(r.Request, &attempt{req: r.Request, cached: true, status: r.StatusCode})
+		b.unfinished.left(r.Request) // answered: an earlier reason no longer stands
+		return
+	}
+	if a.cached {
 		return
 	}
 	if a.refused != nil {
@@ -552,6 +559,10 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 	a := b.attempts.take(r.Request)
 	if a == nil {
 		b.unclaimed(c, r)
+		return
+	}
+	if a.cached {
+		b.finishCached(c, r, a, err)
 		return
 	}
 	if a.heldHop != nil {
@@ -821,6 +832,43 @@ func (b *Breaker) unclaimed(c *colly.Collector, r *colly.Response) {
 		b.unfinished.mark(Unfinished{URL: key, Domain: hostOf(r.Request.URL.Host),
 			Reason: "throttled (a 429 from Colly's cache); sending it again past the cache failed: " + err.Error()})
 	}
+}
+
+// finishCached settles an answer of Colly's cache as an answer of the
+// site's, but for the circuit and the pace (nothing was sent): its class,
+// after validation, goes to the OnAttempt hooks (Attempt.Cached), a
+// failure lists the URL unfinished, a 404 or 410 makes it gone, and a
+// success counts for the ending. A cached 429 is forgotten and sent again
+// past the cache (unclaimed).
+func (b *Breaker) finishCached(c *colly.Collector, r *colly.Response, a *attempt, err error) {
+	status := cmp.Or(r.StatusCode, a.status)
+	class := Classify(status, err)
+	if b.throttleClass(class, status, retryAfterIn(r.Headers)) == circuit.Throttled {
+		b.unclaimed(c, r)
+		return
+	}
+	if class == circuit.Success && b.validator != nil && r.Request.Method != http.MethodHead {
+		if verr := b.validator.Check(r); verr != nil {
+			class, err = circuit.Invalid, verr
+		}
+	}
+	if class == circuit.Success {
+		err = nil
+		b.cachedOK.Add(1)
+	}
+	key := r.Request.URL.String()
+	domain := hostOf(r.Request.URL.Host)
+	b.gone.settled(key, class, false)
+	if class != circuit.Success && class != circuit.Gone && class != circuit.Excluded {
+		b.unfinished.mark(Unfinished{URL: key, Domain: domain, Reason: "failed: " + describe(class, status, err) + " (from Colly's cache)"})
+	}
+	if !b.throttle.Empty() {
+		b.throttle.Delete(key)
+	}
+	if !b.resend.Empty() {
+		b.resendOver(r.Request, key, class == circuit.Success)
+	}
+	b.report(observe.Attempt{Request: r.Request, Domain: domain, Result: circuit.Result{Class: class}, Status: status, Err: err, Cached: true})
 }
 
 // forgetCached removes Colly's cached throttled answer for url.

@@ -213,7 +213,7 @@ func (b *Breaker) Judge() outcome.Evidence {
 		}
 	}
 	if b.validator == nil {
-		ev.Valid, ev.Counts = success, true
+		ev.Valid, ev.Counts = success+b.cachedOK.Load(), true
 	}
 	return ev
 }

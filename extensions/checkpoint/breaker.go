@@ -174,7 +174,8 @@ func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
 	cp.live.take(r)
 }
 
-// onOutcome records the breaker's outcome of an attempt that left. A page
+// onOutcome records the breaker's outcome of an attempt that left, or of an
+// answer of Colly's cache (counted an attempt). A page
 // that came back (done, gone, settled) takes no process-wide lock; a
 // failure or throttle takes mu, for the domain's saved circuit.
 func (cp *Checkpoint) onOutcome(a observe.Attempt) {
@@ -197,6 +198,10 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	} else {
 		l = cp.idLock(e.id)
 		l.Lock()
+	}
+	if a.Cached && !e.left {
+		// Colly's cache answered: an attempt, written with its outcome.
+		e.rec, e.left = transition(e.rec, evLeft, cp.opt.MaxAttempts, "", time.Time{}), true
 	}
 	if ev != evSucceeded { // a success is done: no later request of the URL it ended at is its
 		// The breaker's Retry requests the URL a throttle ended at; a user's

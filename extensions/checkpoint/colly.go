@@ -276,12 +276,17 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 	switch {
 	case e.closed && !e.queued:
 		// Refused by the breaker before our OnRequest, which lets it go.
-	case e.closed, !e.left:
-		// Recorded, or aborted in OnRequestHeaders (it stays pending).
+	case e.closed, !e.left && (resp.StatusCode == 0 || cp.viaBreaker.Load()):
+		// Recorded, or aborted in OnRequestHeaders (it stays pending); with
+		// a breaker, its OnAttempt settled an answer of Colly's cache.
 		cp.live.take(r)
 	case cp.viaBreaker.Load():
 		// The breaker's OnAttempt says what it was, and deletes it.
 	default:
+		if !e.left {
+			// Colly's cache answered (no OnRequestHeaders): an attempt all the same.
+			e.rec, e.left = transition(e.rec, evLeft, cp.opt.MaxAttempts, "", time.Time{}), true
+		}
 		ev, reason, retryAt := eventOf(observe.Attempt{Result: circuit.Result{Class: breaker.Classify(resp.StatusCode, err)}, Status: resp.StatusCode, Err: err})
 		cp.applyLocked(r, e, ev, reason, retryAt)
 		cp.live.take(r)
