@@ -1,0 +1,55 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/breakwater-crawl/breakwater/examples/shapes/internal/shapetest"
+	"github.com/breakwater-crawl/breakwater/testserver"
+)
+
+// A listing collector fed by a queue and a detail clone fed with the
+// listing's Ctx: tripped on a store degrading mid-crawl, complete after the
+// store heals, each product written once across the runs (the product
+// pages a run left are scraped by a later one), and a rerun after complete
+// sends nothing. Every request that reaches the program's OnError went
+// through its OnRequest first, as Colly orders them: its attempt is
+// counted.
+func TestDetailCloneDegradeHealRerun(t *testing.T) {
+	shapetest.DegradeHealRerun(t, shapetest.Shape{
+		Store:       testserver.Config{Products: 60, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}},
+		Parallelism: 4,
+		Run: func(e shapetest.Env) (int, error) {
+			return run(e.Start, e.Ckpt, e.Clock, e.Log, e.Out, e.Report)
+		},
+		CheckRun: checkAttempts,
+	})
+}
+
+// checkAttempts checks the program's "not fetched" log lines: each has
+// the attempt its OnRequest counted, so a URL's lines in a run count up,
+// 1 or more, never the same attempt twice (a Retry's OnError reporting the
+// attempt before it would mean its OnRequest had not run yet).
+func checkAttempts(t *testing.T, run int, log string) {
+	t.Helper()
+	last := map[string]int{}
+	for l := range strings.SplitSeq(log, "\n") {
+		if !strings.Contains(l, "detailclone: not fetched") {
+			continue
+		}
+		var e struct {
+			URL     string `json:"url"`
+			Attempt int    `json:"attempt"`
+			Error   string `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("run %d: log line %q: %v", run, l, err)
+		}
+		if e.Attempt < 1 || e.Attempt <= last[e.URL] {
+			t.Errorf("run %d: OnError for %s (%s) says attempt %d after attempt %d: it ran before the program's OnRequest counted the attempt",
+				run, e.URL, e.Error, e.Attempt, last[e.URL])
+		}
+		last[e.URL] = max(last[e.URL], e.Attempt)
+	}
+}
