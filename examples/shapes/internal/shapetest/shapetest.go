@@ -200,7 +200,7 @@ func DegradeHealRerun(t *testing.T, sh Shape) (*Crawl, string) {
 	if code != 0 {
 		t.Errorf("(a) after %d runs on the healed store: exit %d, want 0 (complete)", c.Runs-1, code)
 	}
-	c.CheckProducts("(a) across the runs", out, c.want())
+	c.CheckProducts("(a) across the runs", out, c.Want())
 	c.CheckNoPageServedTwice("(a)")
 
 	// (b) A rerun after complete sends nothing and stays complete.
@@ -218,7 +218,8 @@ func DegradeHealRerun(t *testing.T, sh Shape) (*Crawl, string) {
 	return c, out
 }
 
-func (c *Crawl) want() []string {
+// Want returns the paths of the products the crawl must write.
+func (c *Crawl) Want() []string {
 	if c.Shape.Want != nil {
 		return c.Shape.Want()
 	}
