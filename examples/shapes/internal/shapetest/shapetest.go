@@ -339,10 +339,21 @@ func sum(m map[string]int) int {
 
 // brief returns the report without its legend of the columns.
 func brief(report string) string {
-	if i := strings.Index(report, "columns:\n"); i >= 0 {
-		return report[:i]
+	var b strings.Builder
+	legend := false
+	for l := range strings.SplitSeq(strings.TrimRight(report, "\n"), "\n") {
+		switch {
+		case l == "columns:":
+			legend = true
+			continue
+		case legend && strings.HasPrefix(l, "  "):
+			continue
+		}
+		legend = false
+		b.WriteString(l)
+		b.WriteByte('\n')
 	}
-	return report
+	return b.String()
 }
 
 // warnings returns the log's lines at warn level and up, at most 40.
