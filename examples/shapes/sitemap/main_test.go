@@ -7,13 +7,14 @@ import (
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
-// A sitemap-driven scraper: tripped on a store degrading mid-crawl,
+// A sitemap-driven scraper: tripped on a store that starts serving consent
+// shells (200s with no product) mid-crawl,
 // complete after the store heals, each product the sitemap lists written
 // once across the runs (the sitemap itself fetched once), and a rerun
 // after complete sends nothing.
-func TestSitemapDegradeHealRerun(t *testing.T) {
+func TestSitemapConsentShellsHealRerun(t *testing.T) {
 	c, _ := shapetest.DegradeHealRerun(t, shapetest.Shape{
-		Store:       testserver.Config{Products: 60, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}},
+		Store:       testserver.Config{Products: 60, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Empty, After: 30}},
 		Start:       testserver.SitemapPath,
 		Parallelism: 4,
 		Run: func(e shapetest.Env) (int, error) {

@@ -173,7 +173,7 @@ func DegradeHealRerun(t *testing.T, sh Shape) (*Crawl, string) {
 	if code := c.Run(out); code != 2 {
 		t.Errorf("(a) run 1 on a store degrading mid-crawl: exit %d, want 2 (tripped)", code)
 	}
-	if c.Store.CountMode(testserver.Degrade) == 0 {
+	if _, seq := c.Store.FailingSince(); seq == 0 {
 		t.Fatalf("(a) the store never failed in run 1 (%d requests): the test proves nothing", c.Store.Count())
 	}
 	need := breaker.Standard().Settings().FailuresToTrip()
