@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -16,15 +18,40 @@ import (
 // sends nothing. Every request that reaches the program's OnError went
 // through its OnRequest first, as Colly orders them: its attempt is
 // counted.
+//
+// Each product names the listing page it was found on, from the Ctx the
+// listing shared with it, across a resume too.
 func TestDetailCloneDegradeHealRerun(t *testing.T) {
-	shapetest.DegradeHealRerun(t, shapetest.Shape{
-		Store:       testserver.Config{Products: 60, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}},
+	cfg := testserver.Config{Products: 60, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}}
+	c, out := shapetest.DegradeHealRerun(t, shapetest.Shape{
+		Store:       cfg,
 		Parallelism: 4,
 		Run: func(e shapetest.Env) (int, error) {
 			return run(e.Start, e.Ckpt, e.Clock, e.Log, e.Out, e.Report)
 		},
 		CheckRun: checkAttempts,
 	})
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+		var r struct{ URL, Listing string }
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		var n int
+		if _, err := fmt.Sscanf(strings.TrimPrefix(r.URL, c.Store.URL()), "/products/sku-%d", &n); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		want := c.Store.ListingURL((n-1)/cfg.PerPage + 1)
+		if n <= cfg.PerPage {
+			want = c.Store.URL() + "/" // the start URL
+		}
+		if r.Listing != want {
+			t.Errorf("%s written with the listing %q, want %q (the page that lists it)", r.URL, r.Listing, want)
+		}
+	}
 }
 
 // checkAttempts checks the program's "not fetched" log lines: each has
