@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/breakwater-crawl/breakwater/examples/shapes/internal/shapetest"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -43,4 +44,13 @@ func TestCacheRetryWarmCacheWithoutCheckpointIsComplete(t *testing.T) {
 	}
 	c.CheckProducts("(c) without the checkpoint, with the warm cache", out, c.Want())
 	t.Logf("(c) %d requests to the store", c.Store.Count()-sent)
+}
+
+// A store that answers 429 with Retry-After for two seconds mid-crawl:
+// Colly's cache keeps 429s, yet no throttled answer is served from it; the
+// pages are sent again after their Retry-After, and the one run is
+// complete with each product written once.
+func TestCacheRetryThrottledForAWhileIsComplete(t *testing.T) {
+	shapetest.CompleteInOneRun(t, shape(testserver.Config{Products: 30, PerPage: 10, Scenario: testserver.Scenario{
+		Mode: testserver.Throttle, After: 10, RetryAfter: time.Second, RecoverAfter: 2 * time.Second}}))
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/breakwater-crawl/breakwater/examples/shapes/internal/shapetest"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -79,4 +80,20 @@ func checkAttempts(t *testing.T, run int, log string) {
 		}
 		last[e.URL] = max(last[e.URL], e.Attempt)
 	}
+}
+
+// A store that answers 429 with Retry-After for two seconds mid-crawl:
+// the throttled listing and product pages (the clone's too) are sent again
+// after their Retry-After, and the one run is complete with each product
+// written once.
+func TestDetailCloneThrottledForAWhileIsComplete(t *testing.T) {
+	shapetest.CompleteInOneRun(t, shapetest.Shape{
+		Store: testserver.Config{Products: 30, PerPage: 10, Scenario: testserver.Scenario{
+			Mode: testserver.Throttle, After: 10, RetryAfter: time.Second, RecoverAfter: 2 * time.Second}},
+		Parallelism: 4,
+		Run: func(e shapetest.Env) (int, error) {
+			return run(e.Start, e.Ckpt, e.Clock, e.Log, e.Out, e.Report)
+		},
+		CheckRun: checkAttempts,
+	})
 }

@@ -218,6 +218,24 @@ func DegradeHealRerun(t *testing.T, sh Shape) (*Crawl, string) {
 	return c, out
 }
 
+// CompleteInOneRun is the sequence of a store that misbehaves for a while
+// and recovers by itself (a throttle that lifts): one run completes (exit
+// 0), every product written exactly once, no page answered 200 twice.
+func CompleteInOneRun(t *testing.T, sh Shape) (*Crawl, string) {
+	t.Helper()
+	c := New(t, sh)
+	out := filepath.Join(t.TempDir(), "products.jsonl")
+	if code := c.Run(out); code != 0 {
+		t.Errorf("a store that recovers by itself: exit %d, want 0 (complete)", code)
+	}
+	if _, seq := c.Store.FailingSince(); seq == 0 {
+		t.Fatalf("the store never misbehaved (%d requests): the test proves nothing", c.Store.Count())
+	}
+	c.CheckProducts("one run", out, c.Want())
+	c.CheckNoPageServedTwice("one run")
+	return c, out
+}
+
 // Want returns the paths of the products the crawl must write.
 func (c *Crawl) Want() []string {
 	if c.Shape.Want != nil {
