@@ -32,17 +32,21 @@ func TestCacheRetryDegradeHealRerun(t *testing.T) {
 // and the crawl run again: the cache answers every page, the run is
 // complete and writes every product once.
 func TestCacheRetryWarmCacheWithoutCheckpointIsComplete(t *testing.T) {
-	c, _ := shapetest.DegradeHealRerun(t, shape(testserver.Config{Products: 60, PerPage: 10,
-		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}}))
+	c := shapetest.New(t, shape(testserver.Config{Products: 30, PerPage: 10}))
+	first := filepath.Join(t.TempDir(), "products.jsonl")
+	if code := c.Run(first); code != 0 {
+		t.Fatalf("the first run on a healthy store: exit %d, want 0 (complete)", code)
+	}
+	c.CheckProducts("the first run", first, c.Want())
 	if err := os.Remove(c.Ckpt); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "again.jsonl")
+	again := filepath.Join(t.TempDir(), "again.jsonl")
 	sent := c.Store.Count()
-	if code := c.Run(out); code != 0 {
+	if code := c.Run(again); code != 0 {
 		t.Errorf("(c) without the checkpoint, with the warm cache: exit %d, want 0 (complete)", code)
 	}
-	c.CheckProducts("(c) without the checkpoint, with the warm cache", out, c.Want())
+	c.CheckProducts("(c) without the checkpoint, with the warm cache", again, c.Want())
 	t.Logf("(c) %d requests to the store", c.Store.Count()-sent)
 }
 
