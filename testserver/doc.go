@@ -24,6 +24,7 @@
 //	/                    listing page 1 (also /list/1)
 //	/list/N              listing page N: a ul.products of PerPage a.product-link, and an a.next
 //	/products/sku-N      product N (1..Products): about 38 KB of HTML
+//	/sitemap.xml         an XML sitemap: a url/loc with the absolute URL of every product
 //	anything else        404
 //
 // The selectors to scrape are exported as constants: TitleSelector
@@ -33,8 +34,8 @@
 // return what a page shows under them. The renderers are exported too, so a
 // benchmark can use a page without a server: ProductPage, RestyledProductPage,
 // ListingPage (or the same methods on a Catalog), ConsentShell, BlockPage,
-// NotFoundPage. A store with Products: NoProducts has one listing page with
-// an empty ul.products.
+// NotFoundPage, and Catalog.Sitemap. A store with Products: NoProducts has
+// one listing page with an empty ul.products.
 //
 // # Scenarios
 //

@@ -60,3 +60,33 @@ func TestHealthyServesListingAndProductPages(t *testing.T) {
 		t.Errorf("FailingSince seq = %d on a healthy store, want 0", seq)
 	}
 }
+
+// The sitemap lists every product once, by absolute URL, as XML; it
+// follows the scenario like every other page.
+func TestSitemapListsEveryProductByAbsoluteURL(t *testing.T) {
+	s := start(t, Config{Products: 12, PerPage: 5, Scenario: Scenario{Mode: Degrade, After: 1}})
+	code, h, body := get(t, s.URL()+SitemapPath)
+	if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "application/xml") {
+		t.Fatalf("%s = %d %q, want 200 application/xml", SitemapPath, code, h.Get("Content-Type"))
+	}
+	if string(body) != string(s.Catalog().Sitemap(s.URL())) {
+		t.Errorf("served sitemap differs from Catalog.Sitemap")
+	}
+	if !strings.HasPrefix(string(body), "<?xml") || !strings.Contains(string(body), `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`) {
+		t.Errorf("not a sitemaps.org urlset:\n%s", body)
+	}
+	for n := 1; n <= 12; n++ {
+		if got := strings.Count(string(body), "<loc>"+s.ProductURL(n)+"</loc>"); got != 1 {
+			t.Errorf("product %d listed %d times, want once", n, got)
+		}
+	}
+	if got := strings.Count(string(body), "<loc>"); got != 12 {
+		t.Errorf("%d locs, want 12", got)
+	}
+	if code, _, _ := get(t, s.URL()+SitemapPath); code != 503 {
+		t.Errorf("second %s on a store degrading after 1 = %d, want 503", SitemapPath, code)
+	}
+	if got := string(Catalog{Products: NoProducts}.Sitemap("http://x")); strings.Contains(got, "<loc>") || !strings.Contains(got, "</urlset>") {
+		t.Errorf("an empty store's sitemap is not an empty urlset:\n%s", got)
+	}
+}

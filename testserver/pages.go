@@ -75,6 +75,9 @@ func ProductPath(n int) string { return "/products/sku-" + strconv.Itoa(n) }
 // served at "/".
 func ListingPath(p int) string { return "/list/" + strconv.Itoa(p) }
 
+// SitemapPath is the path of the store's XML sitemap (see Catalog.Sitemap).
+const SitemapPath = "/sitemap.xml"
+
 // Title returns product n's title as its page shows it under TitleSelector.
 func Title(n int) string {
 	r := newRNG(n, streamTitle)
@@ -155,6 +158,24 @@ func (c Catalog) ListingPage(p int) []byte {
 	b = append(b, "</nav>\n</main>\n"...)
 	b = appendFooter(b)
 	return append(b, "</body>\n</html>\n"...)
+}
+
+// Sitemap returns the store's XML sitemap (sitemaps.org): a urlset with a
+// url/loc per product, in SKU order, each loc the absolute URL base +
+// ProductPath(n), base being the store's URL ("http://127.0.0.1:PORT").
+// A store with no products serves an empty urlset.
+func (c Catalog) Sitemap(base string) []byte {
+	n := c.Len()
+	b := make([]byte, 0, 128+(len(base)+48)*n)
+	b = append(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"+
+		"<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n"...)
+	for i := 1; i <= n; i++ {
+		b = append(b, "<url><loc>"...)
+		b = append(b, base...)
+		b = append(b, ProductPath(i)...)
+		b = append(b, "</loc></url>\n"...)
+	}
+	return append(b, "</urlset>\n"...)
 }
 
 // ConsentShell returns the page a site serves instead of content when a

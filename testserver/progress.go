@@ -151,15 +151,18 @@ const (
 	routeUnknown routeKind = iota
 	routeListing
 	routeProduct
+	routeSitemap
 )
 
 // route maps a path to a page: "/" and "/list/N" to listings,
-// "/products/sku-N" to products. Numbers must be written canonically
+// "/products/sku-N" to products, SitemapPath to the sitemap. Numbers must be written canonically
 // ("sku-7", not "sku-07"), so that one page has one path.
 func (c Catalog) route(path string) route {
 	switch {
 	case path == "/":
 		return route{kind: routeListing, n: 1, status: 200}
+	case path == SitemapPath:
+		return route{kind: routeSitemap, status: 200}
 	case len(path) > len("/list/") && path[:len("/list/")] == "/list/":
 		if n, ok := number(path[len("/list/"):]); ok && n <= c.ListingPages() {
 			return route{kind: routeListing, n: n, status: 200}

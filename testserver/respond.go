@@ -28,7 +28,7 @@ func (s *Store) respond(w http.ResponseWriter, r *http.Request, p plan) {
 	}
 	h := w.Header()
 	if len(body) > 0 {
-		h.Set("Content-Type", contentType(p.body))
+		h.Set("Content-Type", contentType(p))
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	if p.retryAfter > 0 {
@@ -65,6 +65,8 @@ func (s *Store) render(p plan) []byte {
 			return s.cat.ListingPage(p.route.n)
 		case routeProduct:
 			return s.cat.ProductPage(p.route.n)
+		case routeSitemap:
+			return s.cat.Sitemap(s.url)
 		}
 		return []byte(notFoundPage)
 	case bodyRestyled:
@@ -81,9 +83,12 @@ func (s *Store) render(p plan) []byte {
 	return nil
 }
 
-func contentType(k bodyKind) string {
-	if k == bodyStatusText {
+func contentType(p plan) string {
+	switch {
+	case p.body == bodyStatusText:
 		return "text/plain; charset=utf-8"
+	case p.body == bodyRoute && p.route.kind == routeSitemap:
+		return "application/xml; charset=utf-8"
 	}
 	return "text/html; charset=utf-8"
 }
