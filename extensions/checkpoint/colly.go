@@ -43,9 +43,20 @@ func (cp *Checkpoint) QueueStorage() queue.Storage { return collyStorage{cp} }
 // and cookies: Colly installs a cookie jar, undoing DisableCookies) and
 // follows every request through the states docs/checkpoints.md tables.
 // After a restart a URL it knows is visited; an unfinished one is fetched
-// by the frontier (Resume, or the queue). Register every Clone (it copies
-// no callbacks). A body that is not an io.ReadSeeker cannot be saved.
+// by the frontier (Resume, or the queue) on the collector that asked for
+// it. So register every collector that fetches pages, each Clone() too,
+// before Resume, in the same order every run: each is known by its place
+// in that order ("1", "2", ...) or by the name Name gave it, and that is
+// saved with each of its URLs. A clone not registered is still followed
+// (its requests pass the breaker's transport), but the URLs it leaves
+// unfinished resume on no collector and the run does not end complete
+// until it is registered (and Adopt hands them to it). Registering a
+// collector again does nothing. A body that is not an io.ReadSeeker
+// cannot be saved.
 func (cp *Checkpoint) Register(c *colly.Collector) {
+	if c == nil || !cp.enroll(c) {
+		return
+	}
 	cp.mu.Lock()
 	cp.startLocked()
 	cp.unlock()
@@ -76,6 +87,12 @@ func putBounded(m map[string]uint64, u string, id uint64) {
 // lockEntry returns r's live entry, made on its first callback, with its
 // record's stripe locked; nil, nothing locked, once the store failed.
 func (cp *Checkpoint) lockEntry(r *colly.Request) (*entry, *sync.Mutex) {
+	return cp.lockEntryOf(r, false)
+}
+
+// lockEntryOf is lockEntry; bare says r is the breaker's report of a
+// request no callback of ours saw (a collector not registered here).
+func (cp *Checkpoint) lockEntryOf(r *colly.Request, bare bool) (*entry, *sync.Mutex) {
 	if e, ok := cp.live.get(r); ok {
 		l := cp.idLock(e.id)
 		l.Lock()
@@ -132,6 +149,16 @@ func (cp *Checkpoint) lockEntry(r *colly.Request) (*entry, *sync.Mutex) {
 		if merr != nil {
 			rec.Request, rec.LastError = nil, merr.Error()
 		} else {
+			// Saved with the collector that asked for it, to resume on (collectors.go).
+			var tail []byte
+			if found && rec.Request != nil {
+				tail = cp.ownerTailOf(rec.Request, r)
+			} else {
+				tail = cp.tailFor(r, bare)
+			}
+			if tail != nil {
+				req = withTail(req, tail)
+			}
 			rec.Request = req
 			cp.logDropped(dropped)
 		}
