@@ -13,8 +13,10 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
+	"github.com/breakwater-crawl/breakwater/storage/memory"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
 )
 
 // cloneShop is the scraper of the README's Usage with its product pages
@@ -29,6 +31,9 @@ type cloneShop struct {
 	clk   *clocktest.Fake
 	// wire registers the clone (or does not); nil leaves it unregistered.
 	wire func(cp *checkpoint.Checkpoint, dc *colly.Collector, v *validate.Validator, b *breaker.Breaker) error
+	// queue runs the crawl as Colly's queue on cp.QueueStorage (collectors
+	// not Async) instead of Resume and Visit.
+	queue bool
 
 	mu      sync.Mutex
 	written map[string]int // product path → times the program saved it, over all runs
@@ -37,7 +42,7 @@ type cloneShop struct {
 // run is one process: it returns its exit code and its outcome.
 func (p *cloneShop) run() (int, outcome.Outcome) {
 	t := p.t
-	c := colly.NewCollector(colly.Async(true))
+	c := colly.NewCollector(colly.Async(!p.queue))
 	c.SetRequestTimeout(5 * time.Second)
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2}); err != nil {
 		t.Fatal(err)
@@ -91,16 +96,29 @@ func (p *cloneShop) run() (int, outcome.Outcome) {
 		}
 	})
 
-	if _, err := cp.Resume(c); err != nil {
-		t.Fatal(err)
-	}
 	start := p.store.URL() + "/"
-	if err := c.Visit(start); err != nil {
-		b.NotVisited(start, err)
+	var q *queue.Queue
+	if p.queue {
+		if q, err = queue.New(2, cp.QueueStorage()); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.AddURL(start); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		if _, err := cp.Resume(c); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Visit(start); err != nil {
+			b.NotVisited(start, err)
+		}
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		if q != nil {
+			_ = q.Run(c)
+		}
 		c.Wait()
 		dc.Wait()
 	}()
@@ -161,9 +179,19 @@ func TestResumeRunsAClonesURLsOnTheClone(t *testing.T) {
 			cp.Register(dc)
 			return nil
 		}},
+		{"Named", func(cp *checkpoint.Checkpoint, dc *colly.Collector, v *validate.Validator, b *breaker.Breaker) error {
+			if err := cp.Name(dc, "detail"); err != nil {
+				return err
+			}
+			return breakwater.Use(dc, v, b, cp)
+		}},
+		{"Queue", func(cp *checkpoint.Checkpoint, dc *colly.Collector, v *validate.Validator, b *breaker.Breaker) error {
+			return breakwater.Use(dc, v, b, cp)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newCloneShop(t, tc.wire)
+			p.queue = tc.name == "Queue"
 			code, o := p.run()
 			if code != 2 {
 				t.Fatalf("first run: exit %d (%s: %s), want 2: the store fails after 30 requests", code, o.State, o.Reason)
@@ -225,8 +253,70 @@ func TestAnUnregisteredClonesUnfinishedURLsKeepTheEndingFromComplete(t *testing.
 		if code == 0 {
 			t.Fatalf("run %d exits 0 (%s) with %d products never saved", run, o.Reason, len(never))
 		}
-		if !strings.Contains(o.Reason, "register") {
-			t.Errorf("run %d ends %s: %q; want the ending to say to register the clone", run, o.State, o.Reason)
+		t.Logf("run %d: exit %d, %s: %s", run, code, o.State, o.Reason)
+		if !strings.Contains(o.Reason, "register the clone with the checkpoint") || !strings.Contains(o.Reason, "Adopt") {
+			t.Errorf("run %d ends %s: %q; want the ending to say to register the clone and Adopt it", run, o.State, o.Reason)
 		}
+	}
+	// The program fixed as the ending says: the clone registered, and
+	// handed the URLs it asked for unregistered.
+	p.wire = func(cp *checkpoint.Checkpoint, dc *colly.Collector, v *validate.Validator, b *breaker.Breaker) error {
+		if err := breakwater.Use(dc, v, b, cp); err != nil {
+			return err
+		}
+		return cp.Adopt(dc)
+	}
+	p.clk.Advance(10 * time.Minute)
+	code, o = p.run()
+	never, twice := p.missing(cloneShopProducts)
+	if code != 0 || len(never) > 0 || len(twice) > 0 {
+		t.Errorf("with the clone registered and adopted: exit %d (%s: %s), never saved %v, saved twice %v; want 0, every product once",
+			code, o.State, o.Reason, never, twice)
+	}
+}
+
+// TestNameAndAdoptRefuseWhatCannotBeKept: a collector's name is its own,
+// given before it is registered; Adopt takes a registered collector; a
+// collector registered twice keeps its first name.
+func TestNameAndAdoptRefuseWhatCannotBeKept(t *testing.T) {
+	cp, err := checkpoint.New(memory.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	c := colly.NewCollector()
+	dc := c.Clone()
+	other := c.Clone()
+	for _, name := range []string{"", "12", "a b", strings.Repeat("x", 65), "détail"} {
+		if err := cp.Name(dc, name); err == nil {
+			t.Errorf("Name(%q) accepted", name)
+		}
+	}
+	if err := cp.Name(nil, "detail"); err == nil {
+		t.Error("Name of a nil collector accepted")
+	}
+	if err := cp.Name(dc, "detail"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Name(other, "detail"); err == nil {
+		t.Error("a second collector took the name \"detail\"")
+	}
+	if err := cp.Adopt(dc); err == nil {
+		t.Error("Adopt took a collector not registered")
+	}
+	cp.Register(c)
+	cp.Register(dc)
+	cp.Register(dc) // again: nothing
+	if err := cp.Name(dc, "product"); err == nil {
+		t.Error("a registered collector was renamed")
+	}
+	if err := cp.Name(dc, "detail"); err != nil {
+		t.Errorf("naming a registered collector by its own name: %v", err)
+	}
+	if err := cp.Adopt(dc); err != nil {
+		t.Errorf("Adopt of a registered collector: %v", err)
+	}
+	if _, err := cp.Resume(nil); err == nil {
+		t.Error("Resume(nil) accepted")
 	}
 }
