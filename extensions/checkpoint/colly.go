@@ -44,13 +44,15 @@ func (cp *Checkpoint) QueueStorage() queue.Storage { return collyStorage{cp} }
 // follows every request through the states docs/checkpoints.md tables.
 // After a restart a URL it knows is visited; an unfinished one is fetched
 // by the frontier (Resume, or the queue) on the collector that asked for
-// it. So register every collector that fetches pages, each Clone() too,
-// before Resume, in the same order every run: each is known by its place
-// in that order ("1", "2", ...) or by the name Name gave it, and that is
-// saved with each of its URLs. A clone not registered is still followed
-// (its requests pass the breaker's transport), but the URLs it leaves
-// unfinished resume on no collector and the run does not end complete
-// until it is registered (and Adopt hands them to it). Registering a
+// it, with its callbacks. A Clone() copies no callbacks: wire each clone
+// as its collector, right after Clone() and before Resume, with
+// breakwater.Use(clone, v, b, cp) (or Register alone). Each collector is
+// known by its place in the order of registration ("1", "2", ...: the
+// same every run) or by the name Name gave it, saved with each of its
+// URLs. A clone left out is still followed (its requests pass the
+// breaker's transport), but the URLs it leaves unfinished resume on no
+// collector: Judge ends the run in error ("unregistered_collector") until
+// the program registers it and hands them to it with Adopt. Registering a
 // collector again does nothing. A body that is not an io.ReadSeeker
 // cannot be saved.
 func (cp *Checkpoint) Register(c *colly.Collector) {
