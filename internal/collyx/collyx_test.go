@@ -24,8 +24,8 @@ import (
 // cache layout (CacheFile), the URL scrape sends (ParseURL), the ID
 // requestCheck hashes (RequestID, VisitID), the request JSON (SerialRequest,
 // MarshalRequest, ParseRequest: requestload_test.go), a request's header
-// map and address as its identity (HeaderKey, RequestAddr) and the test
-// for running OnHTML (IsHTML).
+// map and address as its identity (HeaderKey, RequestAddr), a request's
+// collector (CollectorOf) and the test for running OnHTML (IsHTML).
 func TestCollyVersionIsTheOneThisPackageReads(t *testing.T) {
 	mod, err := os.ReadFile("../../go.mod")
 	if err != nil {
