@@ -151,7 +151,7 @@ func (cp *Checkpoint) saveDomainLocked(domain string) {
 func (cp *Checkpoint) onRefused(r *colly.Request, err *circuit.OpenError) {
 	cp.active.Add(1)
 	defer cp.end()
-	e, l := cp.lockEntryOf(r, true) // a refusal at the transport: a clone's
+	e, l := cp.lockEntryOf(r, true) // with no collector, refused at the transport: a clone's
 	if e == nil {
 		return
 	}
