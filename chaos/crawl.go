@@ -269,10 +269,15 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	}
 	// With Clone, product pages go through a clone with callbacks of its
 	// own, as Colly's _examples/coursera_courses does; Use is not called
-	// on it.
+	// on it (the breaker guards it at the shared transport), but it is
+	// registered with the checkpoint, as the README says, so that the
+	// URLs it leaves unfinished resume on it.
 	detail := c
 	if w.Clone {
 		detail = c.Clone()
+		if cp != nil {
+			cp.Register(detail)
+		}
 	}
 	var q *queue.Queue
 	if w.Queue > 0 {
@@ -346,7 +351,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		records.Add(1)
 		out.add(e.Request.URL.String())
 	}
-	c.OnHTML(testserver.TitleSelector, title) // also for product pages a resume visits through c
+	c.OnHTML(testserver.TitleSelector, title)
 	if w.Clone {
 		detail.OnHTML(testserver.TitleSelector, title)
 	}

@@ -59,7 +59,7 @@ type Finding struct {
 	State State `json:"state"`
 	// Kind names the finding for machines: "circuit_open",
 	// "selector_broken", "unfinished", "dead", "client_side_suspect",
-	// "store_error".
+	// "store_error", "unregistered_collector".
 	Kind string `json:"kind"`
 	// Reason says it for people.
 	Reason string `json:"reason"`

@@ -73,8 +73,12 @@ type attempt struct {
 // reaches OnError and the OnRefused hooks as an error matching ErrOpen.
 // Register wraps the collector's transport (adaptive timeouts), so set
 // proxies and transports before it, and register after your own OnRequest
-// callbacks that Abort. Register clones too for their pages to be
-// validated; docs/colly-features.md covers each Colly feature.
+// callbacks that Abort. A Clone() copies no callbacks: wire each clone
+// with breakwater.Use(clone, v, b, cp), as its collector; left out, it is
+// still gated at the shared transport, but its 429s are not re-sent and
+// the checkpoint cannot resume its unfinished URLs (the run ends in
+// error until it is registered). docs/colly-features.md covers each
+// Colly feature.
 func (b *Breaker) Register(c *colly.Collector) {
 	rt := b.wrapTransport(c)
 	async := c.Async

@@ -15,7 +15,8 @@ import (
 // A product throttled in a run that was then stopped stays in Colly's
 // CacheDir as a 429 (a clone's request, which the breaker does not
 // register, is never taken out of it), and the checkpoint keeps the URL
-// to do. The resume re-drives it, Colly answers from the cache, and two
+// to do. The program then registers the clone and hands it those URLs
+// (Adopt); the resume re-drives them on it, Colly answers from the cache, and two
 // requests leave for the one URL: the breaker's re-send past the cache and
 // the user's retry loop's copy. Each is answered whole, and the product is
 // written twice (chaos/SEEDS.md, seed 5358536888424136307). Across both
@@ -39,6 +40,15 @@ func TestAResumedURLWhoseThrottleCollyCachedIsWrittenOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 				detail := c.Clone() // Colly's _examples/coursera_courses: nothing registered on it
+				if resume {
+					// Registered now, and handed the URLs it asked for unregistered.
+					if err := breakwater.Use(detail, b, cp); err != nil {
+						t.Fatal(err)
+					}
+					if err := cp.Adopt(detail); err != nil {
+						t.Fatal(err)
+					}
+				}
 				title := func(e *colly.HTMLElement) {
 					mu.Lock()
 					written[e.Request.URL.Path]++

@@ -48,6 +48,12 @@ type Checkpoint struct {
 	observed   observed.Set // the breakers Observe was given
 	viaBreaker atomic.Bool  // Observe was called: outcomes come from the breaker
 
+	// The collectors registered, by name (collectors.go).
+	colls              atomic.Pointer[collectors] // replaced whole, under cmu
+	cmu                sync.Mutex
+	warnedUnregistered atomic.Bool     // a collector not registered here was logged
+	strandLogged       map[string]bool // owners whose URLs were left unissued, logged once each (mu)
+
 	// Locking: live.go. live holds the requests between their first
 	// callback and their outcome; an entry changes under its record's stripe.
 	live shardedMap[*colly.Request, *entry]
@@ -124,6 +130,7 @@ type Stats struct {
 	Redriven   int // URLs re-issued by Resume or handed to Colly's queue from an earlier run
 	Deferred   int // URLs left parked because their domain may not be probed yet
 	Refused    int // URLs the collector would not issue on resume (filters, depth): left as they were
+	Stranded   int // URLs not issued on resume: the collector that asked for them is not registered in this run
 	Updates    int // records written
 	HeldDone   int // done records that had to wait for the links found on their page
 	GraceFreed int // waits ended by the grace period (a redirect hop was never requested)

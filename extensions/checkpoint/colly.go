@@ -43,9 +43,22 @@ func (cp *Checkpoint) QueueStorage() queue.Storage { return collyStorage{cp} }
 // and cookies: Colly installs a cookie jar, undoing DisableCookies) and
 // follows every request through the states docs/checkpoints.md tables.
 // After a restart a URL it knows is visited; an unfinished one is fetched
-// by the frontier (Resume, or the queue). Register every Clone (it copies
-// no callbacks). A body that is not an io.ReadSeeker cannot be saved.
+// by the frontier (Resume, or the queue) on the collector that asked for
+// it, with its callbacks. A Clone() copies no callbacks: wire each clone
+// as its collector, right after Clone() and before Resume, with
+// breakwater.Use(clone, v, b, cp) (or Register alone). Each collector is
+// known by its place in the order of registration ("1", "2", ...: the
+// same every run) or by the name Name gave it, saved with each of its
+// URLs. A clone left out is still followed (its requests pass the
+// breaker's transport), but the URLs it leaves unfinished resume on no
+// collector: Judge ends the run in error ("unregistered_collector") until
+// the program registers it and hands them to it with Adopt. Registering a
+// collector again does nothing. A body that is not an io.ReadSeeker
+// cannot be saved.
 func (cp *Checkpoint) Register(c *colly.Collector) {
+	if c == nil || !cp.enroll(c) {
+		return
+	}
 	cp.mu.Lock()
 	cp.startLocked()
 	cp.unlock()
@@ -76,6 +89,12 @@ func putBounded(m map[string]uint64, u string, id uint64) {
 // lockEntry returns r's live entry, made on its first callback, with its
 // record's stripe locked; nil, nothing locked, once the store failed.
 func (cp *Checkpoint) lockEntry(r *colly.Request) (*entry, *sync.Mutex) {
+	return cp.lockEntryOf(r, false)
+}
+
+// lockEntryOf is lockEntry; bare says r is the breaker's report of a
+// request no callback of ours saw (a collector not registered here).
+func (cp *Checkpoint) lockEntryOf(r *colly.Request, bare bool) (*entry, *sync.Mutex) {
 	if e, ok := cp.live.get(r); ok {
 		l := cp.idLock(e.id)
 		l.Lock()
@@ -132,6 +151,16 @@ func (cp *Checkpoint) lockEntry(r *colly.Request) (*entry, *sync.Mutex) {
 		if merr != nil {
 			rec.Request, rec.LastError = nil, merr.Error()
 		} else {
+			// Saved with the collector that asked for it, to resume on (collectors.go).
+			var tail []byte
+			if found && rec.Request != nil {
+				tail = cp.ownerTailOf(rec.Request, r)
+			} else {
+				tail = cp.tailFor(r, bare)
+			}
+			if tail != nil {
+				req = withTail(req, tail)
+			}
 			rec.Request = req
 			cp.logDropped(dropped)
 		}

@@ -10,9 +10,11 @@
 //	cp, err := checkpoint.New(st)
 //	if err != nil { ... }
 //	err = breakwater.Use(c, v, b, cp) // cp follows the breaker b
-//	cp.Resume(c)                      // what earlier runs left
+//	dc := c.Clone()                   // a clone, if the scraper has one,
+//	err = breakwater.Use(dc, v, b, cp) // is wired too: its URLs resume on it
+//	cp.Resume(c)                      // what earlier runs left, each on its collector
 //	c.Visit(start)                    // skipped if already known
-//	c.Wait()
+//	c.Wait(); dc.Wait()
 //	cp.SetOutcome(outcome.Decide(records, v, b, cp))
 //	cp.Close()
 //

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,10 +13,12 @@ import (
 
 // Judge reports for the run's outcome, after Wait: a failed store is an
 // error ("store_error"), URLs dead of failures too ("dead", by domain and
-// cause in Finding.Dead) until RetryDead; unfinished URLs trip the run
-// ("unfinished"), except those the collector refused to resume.
-// Evidence.Earlier and EarlierURLs are what earlier runs finished, so a
-// resume with nothing new ends complete, not empty.
+// cause in Finding.Dead) until RetryDead, and so are unfinished URLs of a
+// collector not registered in this run ("unregistered_collector": no run
+// resumes them until the program registers it); other unfinished URLs
+// trip the run ("unfinished"), except those the collector refused to
+// resume. Evidence.Earlier and EarlierURLs are what earlier runs
+// finished, so a resume with nothing new ends complete, not empty.
 func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
 	cp.release(true)
@@ -29,6 +32,7 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 	perDomain := map[string]map[storage.State]int{}
 	total := 0
 	dead := deadTally{groups: map[[2]string]*outcome.Dead{}}
+	stranded := map[string]*strandTally{} // by owner: unfinished, and no collector in this run to resume them on
 	err := cp.store.Scan(func(r storage.Record) error {
 		if _, ok := filtered[r.ID]; ok {
 			return nil
@@ -36,6 +40,17 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 		d := domainOf(r.URL)
 		if r.State == storage.Dead {
 			dead.add(d, r)
+			return nil
+		}
+		if !cp.resumable(r.Request) {
+			owner, _ := ownerOf(r.Request)
+			st := stranded[owner]
+			if st == nil {
+				st = &strandTally{example: r.URL, domains: map[string]bool{}}
+				stranded[owner] = st
+			}
+			st.n++
+			st.domains[d] = true
 			return nil
 		}
 		if perDomain[d] == nil {
@@ -52,6 +67,13 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 	}
 	if f, ok := dead.finding(cp.opt.MaxAttempts); ok {
 		ev.Findings = append(ev.Findings, f)
+	}
+	owners := slices.Sorted(maps.Keys(stranded))
+	for _, owner := range owners {
+		st := stranded[owner]
+		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "unregistered_collector",
+			Reason:  fmt.Sprintf("%d URLs saved unfinished, e.g. %s: %s", st.n, st.example, strandAdvice(owner)),
+			Domains: slices.Sorted(maps.Keys(st.domains))})
 	}
 	if total == 0 {
 		return ev
@@ -73,4 +95,11 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 		Reason:  fmt.Sprintf("%d URLs saved unfinished in the checkpoint for the next run (%s)", total, strings.Join(parts, "; ")),
 		Domains: doms})
 	return ev
+}
+
+// strandTally counts the unfinished URLs of one collector not registered.
+type strandTally struct {
+	n       int
+	example string
+	domains map[string]bool
 }

@@ -140,18 +140,27 @@ func (cp collyStorage) AddRequest(b []byte) error {
 	return nil
 }
 
-// GetRequest is Colly's queue.Storage GetRequest.
+// GetRequest is Colly's queue.Storage GetRequest. It hands the queue the
+// URLs added to it (or saved with no collector); one a collector asked
+// for itself it issues on that collector, as Resume does, since the queue
+// runs every request on its own collector, with that one's callbacks.
 func (cp collyStorage) GetRequest() ([]byte, error) {
-	cp.mu.Lock()
-	defer cp.unlock()
-	if err := cp.beginLocked(); err != nil {
-		return nil, err
+	for {
+		cp.mu.Lock()
+		if err := cp.beginLocked(); err != nil {
+			cp.unlock()
+			return nil, err
+		}
+		r, ok := cp.popLocked()
+		cp.unlock()
+		if !ok {
+			return nil, cmp.Or(cp.errNow(), errQueueEmpty)
+		}
+		if _, owned := ownerOf(r.Request); !owned {
+			return r.Request, nil
+		}
+		cp.redrive(r, nil)
 	}
-	r, ok := cp.popLocked()
-	if !ok {
-		return nil, cmp.Or(cp.errNow(), errQueueEmpty)
-	}
-	return r.Request, nil
 }
 
 // QueueSize is Colly's queue.Storage QueueSize (parked URLs not counted).

@@ -24,8 +24,8 @@ import (
 // cache layout (CacheFile), the URL scrape sends (ParseURL), the ID
 // requestCheck hashes (RequestID, VisitID), the request JSON (SerialRequest,
 // MarshalRequest, ParseRequest: requestload_test.go), a request's header
-// map and address as its identity (HeaderKey, RequestAddr) and the test
-// for running OnHTML (IsHTML).
+// map and address as its identity (HeaderKey, RequestAddr), a request's
+// collector (CollectorOf) and the test for running OnHTML (IsHTML).
 func TestCollyVersionIsTheOneThisPackageReads(t *testing.T) {
 	mod, err := os.ReadFile("../../go.mod")
 	if err != nil {
@@ -345,6 +345,48 @@ func TestRequestAddrNamesOneFetch(t *testing.T) {
 		}
 	}
 	_ = keep
+}
+
+// TestCollectorOfIsTheCollectorWhoseCallbacksRun: a request, in every
+// callback of its fetch, is the collector's that made it (a clone's, when
+// the clone made it; the unmarshalling collector's for a loaded one).
+func TestCollectorOfIsTheCollectorWhoseCallbacksRun(t *testing.T) {
+	tr := &stubTransport{body: "<html><p>x</p></html>", ctype: "text/html"}
+	c, _ := stubCollector(t, tr)
+	dc := c.Clone()
+	got := map[string][]*colly.Collector{}
+	for _, x := range []*colly.Collector{c, dc} {
+		x.OnRequest(func(r *colly.Request) { got[r.URL.Path] = append(got[r.URL.Path], x, CollectorOf(r)) })
+		x.OnHTML("p", func(e *colly.HTMLElement) {
+			got[e.Request.URL.Path] = append(got[e.Request.URL.Path], x, CollectorOf(e.Request))
+		})
+	}
+	if err := c.Visit("http://shop.test/a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := dc.Visit("http://shop.test/b"); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]*colly.Collector{"/a": c, "/b": dc} {
+		if len(got[path]) != 4 {
+			t.Fatalf("%s: %d callbacks noted, want 2", path, len(got[path])/2)
+		}
+		for i := 0; i < len(got[path]); i += 2 {
+			if got[path][i] != want || got[path][i+1] != want {
+				t.Errorf("%s: CollectorOf in a callback of %p is %p; want %p, the collector that made it", path, got[path][i], got[path][i+1], want)
+			}
+		}
+	}
+	r, err := dc.UnmarshalRequest([]byte(`{"URL":"http://shop.test/c","Method":"GET"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if CollectorOf(r) != dc {
+		t.Error("a request UnmarshalRequest made is not that collector's")
+	}
+	if CollectorOf(&colly.Request{}) != nil || CollectorOf(nil) != nil {
+		t.Error("a request no collector made has a collector")
+	}
 }
 
 // TestIsHTMLIsWhenCollyRunsOnHTML: IsHTML says yes exactly for the

@@ -39,3 +39,30 @@ func RequestHeader(r *colly.Request) HeaderKey {
 // lives. It does not keep r alive: a caller that keys by it must tell a
 // later request at the same address apart (a weak pointer does).
 func RequestAddr(r *colly.Request) uintptr { return uintptr(unsafe.Pointer(r)) }
+
+// requestCollector is where a Request keeps the collector that made it
+// (request.go's unexported collector field), found once; ok is false when
+// this Colly version keeps it elsewhere.
+var requestCollector = func() (l struct {
+	off uintptr
+	ok  bool
+}) {
+	f, ok := reflect.TypeFor[colly.Request]().FieldByName("collector")
+	if !ok || f.Type != reflect.TypeFor[*colly.Collector]() {
+		return l
+	}
+	l.off, l.ok = f.Offset, true
+	return l
+}()
+
+// CollectorOf returns the collector r belongs to: the one whose Visit,
+// Request or UnmarshalRequest made it, whose callbacks Colly runs for it
+// (a clone's requests are the clone's). Colly has no accessor for it. It
+// returns nil for a request no collector made (one built by hand) and
+// when this Colly version keeps it elsewhere.
+func CollectorOf(r *colly.Request) *colly.Collector {
+	if r == nil || !requestCollector.ok {
+		return nil
+	}
+	return *(**colly.Collector)(unsafe.Add(unsafe.Pointer(r), requestCollector.off))
+}
