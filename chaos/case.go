@@ -15,6 +15,10 @@ type Case struct {
 	Sites  []Site
 	Wiring Wiring
 	Fault  Fault
+	// Program, when set, makes this a program case: a user's program run
+	// as a sequence of processes (program.go); Wiring then gives only its
+	// Profile and Timeout, and Fault is none.
+	Program *Program
 }
 
 // caseSeed derives case i's seed from the run's seed (splitmix64), so that
@@ -98,13 +102,24 @@ func NewCase(seed uint64) Case {
 	if !c.Wiring.Process && c.Wiring.Concurrency() > 0 && d4.chance(0.25) {
 		drawProxies(d4, &c.Wiring)
 	}
+	// Programs and run sequences: a fifth stream, a fifth of the cases.
+	d5 := draw{rand.New(rand.NewPCG(seed, 0x510e527fade682d1))}
+	if d5.chance(0.2) {
+		p, sites := drawProgram(d5)
+		c.Program, c.Sites, c.Fault = &p, sites, Fault{}
+		c.Wiring = Wiring{Profile: c.Wiring.Profile, Timeout: c.Wiring.Timeout, Async: p.Async, Checkpoint: cpBolt}
+	}
 	return c
 }
 
 // String is the case on one line.
 func (c Case) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed=%d %s fault=%s sites=[", c.Seed, c.Wiring, c.Fault)
+	if c.Program != nil {
+		fmt.Fprintf(&b, "seed=%d %s %s timeout=%v sites=[", c.Seed, c.Program, c.Wiring.Profile.Name, c.Wiring.Timeout)
+	} else {
+		fmt.Fprintf(&b, "seed=%d %s fault=%s sites=[", c.Seed, c.Wiring, c.Fault)
+	}
 	for i, s := range c.Sites {
 		if i > 0 {
 			b.WriteString(" ")
@@ -143,6 +158,9 @@ func (c Case) Replay() string {
 // Bound is how long the case may take before it counts as a hang
 // (invariant 1): a generous sum of what each store can cost the crawl.
 func (c Case) Bound() time.Duration {
+	if c.Program != nil {
+		return c.programBound()
+	}
 	w := c.Wiring
 	// The pages' pace: what the user's limits allow (a redirect lets the
 	// products past a per-host rule, which the listings still keep).

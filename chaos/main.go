@@ -54,7 +54,13 @@ import (
 	"time"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	if spec := os.Getenv(childEnv); spec != "" {
+		// A program case's run: this binary as the user's program.
+		os.Exit(childMain(spec))
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
@@ -69,6 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	scale := fs.Float64("bound-scale", 1, "multiply every case's time bound (invariant 1) by this")
 	parallel := fs.Int("parallel", 6, "cases run at once (they mostly wait on stores)")
 	timeout := fs.Duration("timeout", 0, "stop drawing new cases after this long (0: run them all)")
+	programs := fs.Bool("programs", false, "run only the program cases among those drawn (the seeds are the same: -cases N runs the first N program cases)")
 	off := fs.String("off", "", "turn these Colly features off in every case (comma-separated: "+strings.Join(featureKeys, ",")+"), to tell which one a violation needs")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -87,8 +94,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			all = append(all, NewCase(n))
 		}
 	} else {
-		for i := range *cases {
-			all = append(all, NewCase(caseSeed(*seed, i)))
+		for i := 0; len(all) < *cases; i++ {
+			c := NewCase(caseSeed(*seed, i))
+			if *programs && c.Program == nil {
+				continue
+			}
+			all = append(all, c)
 		}
 	}
 
@@ -111,6 +122,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	e := env{keep: *keep, scale: *scale, bin: *pcBin}
+	if slicesAny(all, func(c Case) bool { return c.Program != nil }) {
+		var err error
+		if e.self, err = selfBinary(); err != nil {
+			fmt.Fprintf(stderr, "chaos: %v\n", err)
+			return 1
+		}
+	}
 	if e.bin == "" && slicesAny(all, func(c Case) bool { return c.Wiring.Process }) {
 		dir, err := os.MkdirTemp("", "chaos-bin-")
 		if err != nil {
@@ -156,6 +174,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// The Colly features (issue 23): cases that had each, and of them how
 	// many violated.
 	featCases, featViolated := map[string]int{}, map[string]int{}
+	// The programs' shapes and run sequences: cases drawn with each, and
+	// of them how many violated.
+	progCases, progViolated := map[string]int{}, map[string]int{}
 	for i := range all {
 		<-ready[i]
 		r := results[i]
@@ -166,6 +187,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		keys := r.Case.Wiring.FeatureKeys()
 		if len(r.Case.Wiring.Proxies) > 0 {
 			keys = append(keys, "proxies") // issue 27's pools
+		}
+		if p := r.Case.Program; p != nil {
+			for _, k := range []string{"shape=" + p.Shape.String(), "seq=" + p.Seq.String()} {
+				progCases[k]++
+				if len(r.Violations) > 0 {
+					progViolated[k]++
+				}
+			}
 		}
 		for _, f := range keys {
 			featCases[f]++
@@ -219,6 +248,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		feats = append(feats, fmt.Sprintf("%s=%d/%d", f, featCases[f], featViolated[f]))
 	}
 	fmt.Fprintf(stderr, "chaos: Colly features (cases with it/violated): %s\n", strings.Join(feats, " "))
+	var shapes, seqs []string
+	for s := range shapeCount {
+		k := "shape=" + s.String()
+		shapes = append(shapes, fmt.Sprintf("%s=%d/%d", s, progCases[k], progViolated[k]))
+	}
+	for s := range seqCount {
+		k := "seq=" + s.String()
+		seqs = append(seqs, fmt.Sprintf("%s=%d/%d", s, progCases[k], progViolated[k]))
+	}
+	fmt.Fprintf(stderr, "chaos: program shapes (cases/violated): %s\n", strings.Join(shapes, " "))
+	fmt.Fprintf(stderr, "chaos: run sequences (cases/violated): %s\n", strings.Join(seqs, " "))
 	fmt.Fprintf(stdout, "%d cases, %d violations\n", ran, violations)
 	if violations > 0 {
 		return 1
