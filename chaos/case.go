@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -28,6 +29,28 @@ func caseSeed(run uint64, i int) uint64 {
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
 	return z ^ (z >> 31)
+}
+
+// programMod and programRem mark a program case's seed: s % programMod ==
+// programRem, which about one earlier seed in a million has.
+const programMod, programRem = 999983, 4242
+
+// isProgramSeed reports whether seed draws a program case.
+func isProgramSeed(seed uint64) bool { return seed%programMod == programRem }
+
+// runSeed is case i's seed in the run of seed run: a fifth of them are
+// made program seeds (a program case in place of the case drawn before),
+// the others are caseSeed's, as they were.
+func runSeed(run uint64, i int) uint64 {
+	s := caseSeed(run, i)
+	if rand.New(rand.NewPCG(s, 0x510e527fade682d1)).Float64() >= 0.2 {
+		return s
+	}
+	base := s - s%programMod
+	if base > math.MaxUint64-programRem {
+		base -= programMod
+	}
+	return base + programRem
 }
 
 // draw is the case's random source with helpers.
@@ -102,9 +125,10 @@ func NewCase(seed uint64) Case {
 	if !c.Wiring.Process && c.Wiring.Concurrency() > 0 && d4.chance(0.25) {
 		drawProxies(d4, &c.Wiring)
 	}
-	// Programs and run sequences: a fifth stream, a fifth of the cases.
-	d5 := draw{rand.New(rand.NewPCG(seed, 0x510e527fade682d1))}
-	if d5.chance(0.2) {
+	// Programs and run sequences: a seed of their own kind (programSeed),
+	// so that every earlier seed keeps its case.
+	if isProgramSeed(seed) {
+		d5 := draw{rand.New(rand.NewPCG(seed, 0x510e527fade682d1))}
 		p, sites := drawProgram(d5)
 		c.Program, c.Sites, c.Fault = &p, sites, Fault{}
 		c.Wiring = Wiring{Profile: c.Wiring.Profile, Timeout: c.Wiring.Timeout, Async: p.Async, Checkpoint: cpBolt}

@@ -95,7 +95,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	} else {
 		for i := 0; len(all) < *cases; i++ {
-			c := NewCase(caseSeed(*seed, i))
+			c := NewCase(runSeed(*seed, i))
 			if *programs && c.Program == nil {
 				continue
 			}

@@ -103,3 +103,26 @@ func TestOnErrorBeforeOnRequestBreaksInvariant14(t *testing.T) {
 		t.Fatalf("an OnError before the user's OnRequest passed invariant 14: %v", vs)
 	}
 }
+
+// TestProgramSeedsLeaveEarlierSeedsAlone: a run's program cases take seeds
+// of their own kind, so that every seed printed before them (SEEDS.md, a
+// violation's replay) still draws the case it drew.
+func TestProgramSeedsLeaveEarlierSeedsAlone(t *testing.T) {
+	programs := 0
+	for i := range 200 {
+		s, r := caseSeed(1, i), runSeed(1, i)
+		if NewCase(s).Program != nil {
+			t.Fatalf("the earlier seed %d now draws a program case", s)
+		}
+		if r == s {
+			continue
+		}
+		programs++
+		if c := NewCase(r); c.Program == nil || !strings.Contains(c.String(), "program(") {
+			t.Fatalf("run seed %d (in place of %d) draws no program case: %s", r, s, c)
+		}
+	}
+	if programs < 20 || programs > 70 {
+		t.Fatalf("%d of 200 cases are program cases, want about a fifth", programs)
+	}
+}
