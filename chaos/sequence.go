@@ -161,7 +161,7 @@ func runChild(bin string, sp childSpec, sig syscall.Signal, at, bound time.Durat
 	select {
 	case err = <-done:
 	case <-kill:
-		ro.prog.sig, ro.prog.sentAt = sig.String(), time.Now()
+		ro.prog.sig, ro.prog.sentAt = sigName(sig), time.Now()
 		ro.prog.finished = strings.Contains(stderr.String(), "chaos-child: run finished")
 		_ = cmd.Process.Signal(sig)
 		select {
@@ -216,6 +216,19 @@ func runChild(bin string, sp childSpec, sig syscall.Signal, at, bound time.Durat
 	}
 	ro.report = ro.prog.stderrT
 	return ro
+}
+
+// sigName is the signal's name as the invariants' messages give it.
+func sigName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
 }
 
 // snapshot reads, after a run, the generation's products file and the
