@@ -37,6 +37,7 @@ const childEnv = "CHAOS_CHILD"
 //	exit2          every run exits 2, whatever it decided (invariant 11)
 //	drop           the first product of each run is not written, the run ending as decided (invariant 12)
 //	crash0         a panic on the main goroutine is recovered and the run exits 0 (invariant 13)
+//	noreport       a run prints no report (invariant 13, for a run sent SIGTERM)
 //	onerror-first  the user's OnError runs for the first request before the user's OnRequest (invariant 14)
 const breakEnv = "CHAOS_BREAK"
 
@@ -371,9 +372,11 @@ func runProgram(ctx context.Context, sp childSpec, stdout, stderr io.Writer) int
 	if err := cp.Close(); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "chaos-child: checkpoint close: %v\n", err)
 	}
-	_ = json.NewEncoder(stdout).Encode(struct {
-		Outcome outcome.Outcome `json:"outcome"`
-	}{o})
+	if !breakIs("noreport") {
+		_ = json.NewEncoder(stdout).Encode(struct {
+			Outcome outcome.Outcome `json:"outcome"`
+		}{o})
+	}
 	fmt.Fprintf(stderr, "chaos-child: run finished, exit %d (%s: %s)\n", o.State.ExitCode(), o.State, o.Reason)
 	return o.State.ExitCode()
 }

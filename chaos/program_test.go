@@ -97,6 +97,18 @@ func TestACrashExiting0BreaksInvariant13(t *testing.T) {
 	}
 }
 
+func TestASIGTERMedRunWithoutItsReportBreaksInvariant13(t *testing.T) {
+	slow := Site{Kind: kHealthy, Products: 20, PerPage: 5, Latency: 20 * time.Millisecond}
+	p := Program{Shape: shPlain, Seq: sqTerm, At: 60 * time.Millisecond}
+	if vs := with(runProgramCase(t, p, "", slow), 13); len(vs) > 0 {
+		t.Fatalf("a run stopped by SIGTERM with its report broke invariant 13: %v", vs)
+	}
+	vs := with(runProgramCase(t, p, "noreport", slow), 13)
+	if len(vs) == 0 || !strings.Contains(vs[0].Msg, "SIGTERM") {
+		t.Fatalf("a run stopped by SIGTERM that printed no report passed invariant 13: %v", vs)
+	}
+}
+
 func TestOnErrorBeforeOnRequestBreaksInvariant14(t *testing.T) {
 	vs := with(runProgramCase(t, Program{Shape: shPlain, Seq: sqOnce, Async: true}, "onerror-first"), 14)
 	if len(vs) == 0 || !strings.Contains(vs[0].Msg, "OnRequest had not seen") {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -138,7 +139,8 @@ func runChild(bin string, sp childSpec, sig syscall.Signal, at, bound time.Durat
 		return ro
 	}
 	cmd := exec.Command(bin)
-	var stdout, stderr bytes.Buffer
+	var stdout bytes.Buffer
+	var stderr syncBuffer // read while the process writes it (finished, at a signal)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Dir = sp.Dir
 	cmd.Env = append(os.Environ(), childEnv+"="+spec)
@@ -217,6 +219,26 @@ func runChild(bin string, sp childSpec, sig syscall.Signal, at, bound time.Durat
 	ro.report = ro.prog.stderrT
 	return ro
 }
+
+// syncBuffer is a bytes.Buffer that may be read while it is written.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Bytes() []byte { return []byte(s.String()) }
 
 // sigName is the signal's name as the invariants' messages give it.
 func sigName(sig syscall.Signal) string {
