@@ -32,6 +32,21 @@
 //  8. a corrupt or foreign checkpoint is refused and left unchanged;
 //  9. a user's own transport carries every request.
 //
+// A fifth of the cases are program cases (program.go): a user's program
+// (where its callbacks live: a clone-only detail collector, a Ctx chain,
+// an OnRequest whose value OnError reads, a retry loop clearing cache
+// files, a panic, OnXML) run as a sequence of processes, each this binary
+// started again (childMain): trip then heal then rerun until done, the
+// checkpoint deleted with a warm cache, a rerun after complete, SIGKILL at
+// a time or mid-write, SIGQUIT, SIGTERM. They are judged by 1 and:
+//
+//  10. every promised product is written exactly once across the sequence
+//     (never twice, torn, or without its listing's Ctx value);
+//  11. a fleet healed before the last run ends complete;
+//  12. no run exits 0 with a product missing;
+//  13. a crash (panic, SIGQUIT) exits 1; SIGTERM exits 2 with a report;
+//  14. the user's OnRequest ran before its OnError, for every request.
+//
 // A case in which no store received a request is itself a violation.
 //
 //	go run ./chaos -cases 100 -seed 1        # a run; the last line is "N cases, V violations"
