@@ -205,6 +205,9 @@ func cacheFile(dir, u string) string {
 // writeProduct. It returns the exit code of the outcome it decided.
 func runProgram(ctx context.Context, sp childSpec, stdout, stderr io.Writer) int {
 	p, dir := sp.Program, sp.Dir
+	// From here on the program handles SIGTERM (its main has installed
+	// the handler): a signal sent before this line is not judged.
+	fmt.Fprintln(stderr, "chaos-child: run started")
 	ev := &events{run: sp.Run}
 	if f, err := os.OpenFile(filepath.Join(dir, "events.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 		ev.f = f

@@ -24,6 +24,7 @@ type progRun struct {
 	gen      int    // the crawl's generation: 2 after sqCPDeleted deleted the checkpoint
 	sig      string // the signal the sequence sent it ("SIGKILL", "SIGQUIT", "SIGTERM", "SIGKILL mid-write"), if any
 	sentAt   time.Time
+	started  bool // the program's run had begun when the signal was sent
 	finished bool // the program said its run had finished (before any crash)
 	reported bool // its outcome reached stdout
 	// written is the URLs of the records in the generation's products
@@ -164,7 +165,9 @@ func runChild(bin string, sp childSpec, sig syscall.Signal, at, bound time.Durat
 	case err = <-done:
 	case <-kill:
 		ro.prog.sig, ro.prog.sentAt = sigName(sig), time.Now()
-		ro.prog.finished = strings.Contains(stderr.String(), "chaos-child: run finished")
+		se := stderr.String()
+		ro.prog.started = strings.Contains(se, "chaos-child: run started")
+		ro.prog.finished = strings.Contains(se, "chaos-child: run finished")
 		_ = cmd.Process.Signal(sig)
 		select {
 		case err = <-done:
