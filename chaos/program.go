@@ -112,7 +112,7 @@ func drawProgram(d draw) (Program, []Site) {
 		Shape:    Shape(d.pick(2, 3, 2, 2, 2, 2, 2)),
 		Async:    d.chance(0.7),
 		Seq:      SeqKind(d.pick(2, 3, 2, 2, 3, 2, 2)),
-		At:       d.ms(5, 250),
+		At:       d.ms(40, 300),
 		Cooldown: d.ms(150, 400),
 	}
 	p.CacheDir = p.Shape == shRetryCache || p.Seq == sqCPDeleted || d.chance(0.2)
