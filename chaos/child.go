@@ -288,8 +288,8 @@ func runProgram(ctx context.Context, sp childSpec, stdout, stderr io.Writer) int
 		u := r.Request.URL.String()
 		if _, ok := asked.Load(r.Request); !ok {
 			ev.add("onerror-before-onrequest", u, fmt.Sprint(err))
-		}
-		if p.Shape == shReqErr && r.Request.Ctx.Get("started") == "" {
+		} else if p.Shape == shReqErr && r.Request.Ctx.Get("started") == "" {
+			// OnRequest ran, but the value it put is gone.
 			ev.add("onerror-without-start", u, fmt.Sprint(err))
 		}
 		if p.Shape == shRetryCache {
