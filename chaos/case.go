@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -15,6 +16,10 @@ type Case struct {
 	Sites  []Site
 	Wiring Wiring
 	Fault  Fault
+	// Program, when set, makes this a program case: a user's program run
+	// as a sequence of processes (program.go); Wiring then gives only its
+	// Profile and Timeout, and Fault is none.
+	Program *Program
 }
 
 // caseSeed derives case i's seed from the run's seed (splitmix64), so that
@@ -24,6 +29,28 @@ func caseSeed(run uint64, i int) uint64 {
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
 	return z ^ (z >> 31)
+}
+
+// programMod and programRem mark a program case's seed: s % programMod ==
+// programRem, which about one earlier seed in a million has.
+const programMod, programRem = 999983, 4242
+
+// isProgramSeed reports whether seed draws a program case.
+func isProgramSeed(seed uint64) bool { return seed%programMod == programRem }
+
+// runSeed is case i's seed in the run of seed run: a fifth of them are
+// made program seeds (a program case in place of the case drawn before),
+// the others are caseSeed's, as they were.
+func runSeed(run uint64, i int) uint64 {
+	s := caseSeed(run, i)
+	if rand.New(rand.NewPCG(s, 0x510e527fade682d1)).Float64() >= 0.2 {
+		return s
+	}
+	base := s - s%programMod
+	if base > math.MaxUint64-programRem {
+		base -= programMod
+	}
+	return base + programRem
 }
 
 // draw is the case's random source with helpers.
@@ -98,13 +125,25 @@ func NewCase(seed uint64) Case {
 	if !c.Wiring.Process && c.Wiring.Concurrency() > 0 && d4.chance(0.25) {
 		drawProxies(d4, &c.Wiring)
 	}
+	// Programs and run sequences: a seed of their own kind (programSeed),
+	// so that every earlier seed keeps its case.
+	if isProgramSeed(seed) {
+		d5 := draw{rand.New(rand.NewPCG(seed, 0x510e527fade682d1))}
+		p, sites := drawProgram(d5)
+		c.Program, c.Sites, c.Fault = &p, sites, Fault{}
+		c.Wiring = Wiring{Profile: c.Wiring.Profile, Timeout: c.Wiring.Timeout, Async: p.Async, Checkpoint: cpBolt}
+	}
 	return c
 }
 
 // String is the case on one line.
 func (c Case) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed=%d %s fault=%s sites=[", c.Seed, c.Wiring, c.Fault)
+	if c.Program != nil {
+		fmt.Fprintf(&b, "seed=%d %s %s timeout=%v sites=[", c.Seed, c.Program, c.Wiring.Profile.Name, c.Wiring.Timeout)
+	} else {
+		fmt.Fprintf(&b, "seed=%d %s fault=%s sites=[", c.Seed, c.Wiring, c.Fault)
+	}
 	for i, s := range c.Sites {
 		if i > 0 {
 			b.WriteString(" ")
@@ -143,6 +182,9 @@ func (c Case) Replay() string {
 // Bound is how long the case may take before it counts as a hang
 // (invariant 1): a generous sum of what each store can cost the crawl.
 func (c Case) Bound() time.Duration {
+	if c.Program != nil {
+		return c.programBound()
+	}
 	w := c.Wiring
 	// The pages' pace: what the user's limits allow (a redirect lets the
 	// products past a per-host rule, which the listings still keep).

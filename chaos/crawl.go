@@ -75,6 +75,9 @@ type runOut struct {
 	// revisitsCut names the deliberate revisits the crawl's own end
 	// stopped before they were made: asked for, never made, work left.
 	revisitsCut []string
+	// prog is, in a program case, what the invariants read of the run
+	// beside the above (sequence.go).
+	prog *progRun
 }
 
 // countingTransport is a user's own transport: it counts what it carries.

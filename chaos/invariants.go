@@ -760,6 +760,9 @@ func (cr *caseRun) note() string {
 		} else if r.refused {
 			s = fmt.Sprintf("run%d=refused", i+1)
 		}
+		if r.prog != nil && r.prog.sig != "" {
+			s += "(" + r.prog.sig + ")"
+		}
 		parts = append(parts, s)
 	}
 	total := 0

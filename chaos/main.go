@@ -32,6 +32,21 @@
 //  8. a corrupt or foreign checkpoint is refused and left unchanged;
 //  9. a user's own transport carries every request.
 //
+// A fifth of the cases are program cases (program.go): a user's program
+// (where its callbacks live: a clone-only detail collector, a Ctx chain,
+// an OnRequest whose value OnError reads, a retry loop clearing cache
+// files, a panic, OnXML) run as a sequence of processes, each this binary
+// started again (childMain): trip then heal then rerun until done, the
+// checkpoint deleted with a warm cache, a rerun after complete, SIGKILL at
+// a time or mid-write, SIGQUIT, SIGTERM. They are judged by 1 and:
+//
+//  10. every promised product is written exactly once across the sequence
+//     (never twice, torn, or without its listing's Ctx value);
+//  11. a fleet healed before the last run ends complete;
+//  12. no run exits 0 with a product missing;
+//  13. a crash (panic, SIGQUIT) exits 1; SIGTERM exits 2 with a report;
+//  14. the user's OnRequest ran before its OnError, for every request.
+//
 // A case in which no store received a request is itself a violation.
 //
 //	go run ./chaos -cases 100 -seed 1        # a run; the last line is "N cases, V violations"
@@ -54,7 +69,13 @@ import (
 	"time"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	if spec := os.Getenv(childEnv); spec != "" {
+		// A program case's run: this binary as the user's program.
+		os.Exit(childMain(spec))
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
@@ -69,6 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	scale := fs.Float64("bound-scale", 1, "multiply every case's time bound (invariant 1) by this")
 	parallel := fs.Int("parallel", 6, "cases run at once (they mostly wait on stores)")
 	timeout := fs.Duration("timeout", 0, "stop drawing new cases after this long (0: run them all)")
+	programs := fs.Bool("programs", false, "run only the program cases among those drawn (the seeds are the same: -cases N runs the first N program cases)")
 	off := fs.String("off", "", "turn these Colly features off in every case (comma-separated: "+strings.Join(featureKeys, ",")+"), to tell which one a violation needs")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -87,8 +109,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			all = append(all, NewCase(n))
 		}
 	} else {
-		for i := range *cases {
-			all = append(all, NewCase(caseSeed(*seed, i)))
+		for i := 0; len(all) < *cases; i++ {
+			c := NewCase(runSeed(*seed, i))
+			if *programs && c.Program == nil {
+				continue
+			}
+			all = append(all, c)
 		}
 	}
 
@@ -111,6 +137,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	e := env{keep: *keep, scale: *scale, bin: *pcBin}
+	if slicesAny(all, func(c Case) bool { return c.Program != nil }) {
+		var err error
+		if e.self, err = selfBinary(); err != nil {
+			fmt.Fprintf(stderr, "chaos: %v\n", err)
+			return 1
+		}
+	}
 	if e.bin == "" && slicesAny(all, func(c Case) bool { return c.Wiring.Process }) {
 		dir, err := os.MkdirTemp("", "chaos-bin-")
 		if err != nil {
@@ -156,6 +189,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// The Colly features (issue 23): cases that had each, and of them how
 	// many violated.
 	featCases, featViolated := map[string]int{}, map[string]int{}
+	// The programs' shapes and run sequences: cases drawn with each, and
+	// of them how many violated.
+	progCases, progViolated := map[string]int{}, map[string]int{}
 	for i := range all {
 		<-ready[i]
 		r := results[i]
@@ -166,6 +202,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		keys := r.Case.Wiring.FeatureKeys()
 		if len(r.Case.Wiring.Proxies) > 0 {
 			keys = append(keys, "proxies") // issue 27's pools
+		}
+		if p := r.Case.Program; p != nil {
+			for _, k := range []string{"shape=" + p.Shape.String(), "seq=" + p.Seq.String()} {
+				progCases[k]++
+				if len(r.Violations) > 0 {
+					progViolated[k]++
+				}
+			}
 		}
 		for _, f := range keys {
 			featCases[f]++
@@ -219,6 +263,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		feats = append(feats, fmt.Sprintf("%s=%d/%d", f, featCases[f], featViolated[f]))
 	}
 	fmt.Fprintf(stderr, "chaos: Colly features (cases with it/violated): %s\n", strings.Join(feats, " "))
+	var shapes, seqs []string
+	for s := range shapeCount {
+		k := "shape=" + s.String()
+		shapes = append(shapes, fmt.Sprintf("%s=%d/%d", s, progCases[k], progViolated[k]))
+	}
+	for s := range seqCount {
+		k := "seq=" + s.String()
+		seqs = append(seqs, fmt.Sprintf("%s=%d/%d", s, progCases[k], progViolated[k]))
+	}
+	fmt.Fprintf(stderr, "chaos: program shapes (cases/violated): %s\n", strings.Join(shapes, " "))
+	fmt.Fprintf(stderr, "chaos: run sequences (cases/violated): %s\n", strings.Join(seqs, " "))
 	fmt.Fprintf(stdout, "%d cases, %d violations\n", ran, violations)
 	if violations > 0 {
 		return 1

@@ -21,6 +21,7 @@ import (
 // env is what every case of a run shares.
 type env struct {
 	bin   string  // the productcrawl binary
+	self  string  // this binary, run again as a program case's program
 	keep  string  // -keep: where a failing case's files go
 	scale float64 // -bound-scale
 }
@@ -128,7 +129,11 @@ func runCase(c Case, e env) Result {
 		}
 		cr.hits = append(cr.hits, hits)
 	}
-	res.Violations = cr.check()
+	if c.Program != nil {
+		res.Violations = cr.checkProgram()
+	} else {
+		res.Violations = cr.check()
+	}
 	res.Elapsed = time.Since(start)
 	res.Note = cr.note()
 	if len(res.Violations) > 0 && e.keep != "" {
@@ -208,6 +213,10 @@ func (cr *caseRun) execute(e env) {
 		return crawlLib(ctx, w, cr.sites, cr.dir, out, resume, mem, cr.bound, cr.promisedURLs, cr.redir, cr.proxyURLs())
 	}
 	bg := context.Background()
+	if c.Program != nil {
+		cr.executeProgram(e)
+		return
+	}
 	if w.Workers > 0 {
 		cr.executeRedis(e)
 		return
