@@ -1,0 +1,16 @@
+//go:build unix && !linux
+
+package breakwater
+
+import (
+	"os"
+	"syscall"
+)
+
+// childAttr: this system has no parent-death signal; a supervisor killed
+// with SIGKILL leaves its run to finish on its own.
+func childAttr() *syscall.SysProcAttr { return nil }
+
+const lockThread = false
+
+func selfExe() (string, error) { return os.Executable() }
