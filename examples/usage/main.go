@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,22 +24,27 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: usage START_URL > products.jsonl")
-		os.Exit(outcome.Usage)
-	}
-	log := zerolog.New(os.Stderr).Level(zerolog.InfoLevel)
-	code, err := run(os.Args[1], "crawl.db", log, os.Stdout)
-	if err != nil {
-		log.Error().Err(err).Msg("usage: the crawl could not run")
-	}
-	os.Exit(code) // 0 complete, 2 tripped (run it again later), 3 empty, 1 error, 64 bad configuration
+	// Main runs the crawl in a child process, so that a crash exits 1, not
+	// Go's 2 (tripped), and SIGINT or SIGTERM cancel ctx: the crawl ends,
+	// interrupted, with its report.
+	breakwater.Main(func(ctx context.Context) int {
+		if len(os.Args) != 2 {
+			fmt.Fprintln(os.Stderr, "usage: usage START_URL > products.jsonl")
+			return outcome.Usage
+		}
+		log := zerolog.New(os.Stderr).Level(zerolog.InfoLevel)
+		code, err := run(ctx, os.Args[1], "crawl.db", log, os.Stdout)
+		if err != nil {
+			log.Error().Err(err).Msg("usage: the crawl could not run")
+		}
+		return code // 0 complete, 2 tripped (run it again later), 3 empty, 1 error, 64 bad configuration
+	})
 }
 
-// run crawls from start, checkpointed in the file ckpt, writes one JSON
-// line per product to out, and returns the exit code.
-func run(start, ckpt string, log zerolog.Logger, out io.Writer) (int, error) {
-	c := colly.NewCollector(colly.Async(true))
+// run crawls from start until ctx is cancelled, checkpointed in the file
+// ckpt, writes one JSON line per product to out, and returns the exit code.
+func run(ctx context.Context, start, ckpt string, log zerolog.Logger, out io.Writer) (int, error) {
+	c := colly.NewCollector(colly.Async(true), colly.StdlibContext(ctx)) // cancelled: requests stop
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}) // yours, if you have one
 
 	// Product pages must be full-size and carry a title; listing pages

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/rs/zerolog"
@@ -23,7 +26,7 @@ func TestUsageOnAHealthyStoreWithOneProductPerListingIsComplete(t *testing.T) {
 	}
 	defer store.Close()
 	var out bytes.Buffer
-	code, err := run(store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), &out)
+	code, err := run(context.Background(), store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), &out)
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d (%v), want 0: a healthy store with one product per listing page", code, err)
 	}
@@ -39,7 +42,7 @@ func TestUsageOnADegradingStoreIsTripped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	code, err := run(store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), io.Discard)
+	code, err := run(context.Background(), store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), io.Discard)
 	if err != nil || code != 2 {
 		t.Fatalf("exit %d (%v), want 2 (tripped)", code, err)
 	}
@@ -96,7 +99,7 @@ func runReporting(t *testing.T, cfg testserver.Config) (int, string, error) {
 	defer store.Close()
 	var code int
 	text := captureStderr(t, func() {
-		code, err = run(store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), io.Discard)
+		code, err = run(context.Background(), store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), io.Discard)
 	})
 	return code, text, err
 }
@@ -166,4 +169,44 @@ func TestUsageReportsRecordsPerDomainThatSumToTheTotal(t *testing.T) {
 	if total != 30 || sum != total {
 		t.Fatalf("records line %d, per-domain records sum to %d; want both 30:\n%s", total, sum, text)
 	}
+}
+
+// SIGINT or SIGTERM under breakwater.Main cancels the run's context: the
+// crawl stops sending, ends tripped (the rest is for a rescheduled run)
+// and still prints its report.
+func TestUsageInterruptedEndsTrippedWithItsReport(t *testing.T) {
+	store, err := testserver.Start(testserver.Config{Products: 200, PerPage: 10,
+		Scenario: testserver.Scenario{Latency: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for store.Count() < 10 {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		cancel(breakwater.ErrInterrupted)
+	}()
+	var code int
+	var out bytes.Buffer
+	text := captureStderr(t, func() {
+		code, err = run(ctx, store.URL()+"/", filepath.Join(t.TempDir(), "crawl.db"), zerolog.Nop(), &out)
+	})
+	if err != nil || code != 2 {
+		t.Fatalf("exit %d (%v), want 2 (tripped: interrupted)\n%s", code, err, text)
+	}
+	if !strings.Contains(text, "records:") {
+		t.Fatalf("no report:\n%s", text)
+	}
+	if n := store.Count(); n > 60 {
+		t.Errorf("the store received %d requests: the crawl went on after its context was cancelled", n)
+	}
+	t.Logf("%d requests, %d records\n%s", store.Count(), strings.Count(out.String(), "\n"), text)
 }
