@@ -16,7 +16,9 @@
 //	err := breakwater.Use(c, v, b) // Use hands the breaker the validator: pass it once
 //
 // The README's Usage (examples/usage) is the complete program, from the
-// start URL to the exit code.
+// start URL to the exit code. Its main is Main, which turns a crash into
+// exit 1 (Go's runtime exits 2, the code of a tripped run) and SIGINT or
+// SIGTERM into a cancelled context, for colly.StdlibContext.
 //
 // Every extension is also a colly.CollectorOption through its Register
 // method: colly.NewCollector(colly.Async(true), b.Register).

@@ -17,7 +17,8 @@ var ErrInterrupted = errors.New("breakwater: interrupted")
 // Main runs run, the whole of a crawl's program, and exits with the code it
 // returns; it does not return. Call it first in main, with nothing before
 // it that acts: on Unix the program runs twice, once as a supervisor and
-// once, in a child process, as the run.
+// once, in a child process, as the run (until Main is called, Go's own
+// handling of signals holds).
 //
 //	func main() { breakwater.Main(run) }
 //

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -72,7 +73,7 @@ func supervise(func(context.Context) int) int {
 	// Watched before the run starts: no signal kills the supervisor and
 	// leaves the run going.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, append(interrupts, fatalSignals...)...)
+	signal.Notify(sigs, slices.Concat(interrupts, fatalSignals)...)
 	if lockThread {
 		// The parent-death signal fires when the thread that started
 		// the child ends, not the process: keep this one.
@@ -92,7 +93,7 @@ func supervise(func(context.Context) int) int {
 		for {
 			select {
 			case s := <-sigs:
-				sig := s.(syscall.Signal)
+				sig, _ := s.(syscall.Signal)
 				if sig == syscall.SIGINT || sig == syscall.SIGTERM {
 					if interrupted != 0 {
 						killedBy = sig
@@ -117,6 +118,7 @@ func supervise(func(context.Context) int) int {
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	switch {
 	case killedBy != 0:
+		fmt.Fprintf(os.Stderr, "breakwater: a second %v: the run was killed at once\n", killedBy)
 		return dieOf(killedBy)
 	case ws.Exited() && told && code&0xff == ws.ExitStatus():
 		return ws.ExitStatus() // the code run returned

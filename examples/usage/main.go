@@ -44,7 +44,8 @@ func main() {
 // run crawls from start until ctx is cancelled, checkpointed in the file
 // ckpt, writes one JSON line per product to out, and returns the exit code.
 func run(ctx context.Context, start, ckpt string, log zerolog.Logger, out io.Writer) (int, error) {
-	c := colly.NewCollector(colly.Async(true), colly.StdlibContext(ctx)) // cancelled: requests stop
+	// ctx cancelled (SIGINT or SIGTERM, under Main): no more requests.
+	c := colly.NewCollector(colly.Async(true), colly.StdlibContext(ctx))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}) // yours, if you have one
 
 	// Product pages must be full-size and carry a title; listing pages
