@@ -203,18 +203,25 @@ func TestMainExitsWithTheRunsCodeAndACrashWithOne(t *testing.T) {
 	}
 }
 
-// SIGQUIT sent to the program (a scheduler's, or Ctrl-\) makes Go dump its
-// goroutines and exit 2: under Main it is a crash, exit 1, the dump kept.
-func TestMainSIGQUITIsACrash(t *testing.T) {
-	p := startMainprog(t, buildMainprog(t), "wait")
-	p.ready(t)
-	p.signal(t, syscall.SIGQUIT)
-	ws := p.wait(t)
-	if !ws.Exited() || ws.ExitStatus() != 1 {
-		t.Fatalf("%s, want exit 1 (a crash)\nstderr:\n%s", describe(ws), p.stderr.String())
-	}
-	if !strings.Contains(p.stderr.String(), "SIGQUIT") {
-		t.Errorf("stderr has no goroutine dump:\n%s", p.stderr.String())
+// SIGQUIT sent to the program (a scheduler's, or Ctrl-\\) makes Go dump its
+// goroutines and exit 2, and so do SIGABRT and SIGSEGV sent from outside:
+// under Main each is a crash, exit 1, the dump kept.
+func TestMainAFatalSignalIsACrash(t *testing.T) {
+	exe := buildMainprog(t)
+	for _, sig := range []syscall.Signal{syscall.SIGQUIT, syscall.SIGABRT, syscall.SIGSEGV} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			p := startMainprog(t, exe, "wait")
+			p.ready(t)
+			p.signal(t, sig)
+			ws := p.wait(t)
+			if !ws.Exited() || ws.ExitStatus() != 1 {
+				t.Fatalf("%s, want exit 1 (a crash)\nstderr:\n%s", describe(ws), p.stderr.String())
+			}
+			if !strings.Contains(p.stderr.String(), "goroutine ") {
+				t.Errorf("stderr has no goroutine dump:\n%s", p.stderr.String())
+			}
+		})
 	}
 }
 

@@ -19,9 +19,8 @@ import (
 
 var interrupts = []os.Signal{syscall.SIGINT, syscall.SIGTERM}
 
-// fatalSignals are those Go's runtime exits 2 on (or, for SIGSEGV, SIGBUS
-// and SIGFPE sent from outside, ignores); the supervisor forwards them to
-// the run, whose death is then a crash.
+// fatalSignals are those Go's runtime exits 2 on; the supervisor forwards
+// them to the run, whose death is then a crash.
 var fatalSignals = []os.Signal{syscall.SIGQUIT, syscall.SIGILL, syscall.SIGTRAP, syscall.SIGABRT,
 	syscall.SIGBUS, syscall.SIGFPE, syscall.SIGSEGV, syscall.SIGSYS}
 
