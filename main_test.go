@@ -203,7 +203,7 @@ func TestMainExitsWithTheRunsCodeAndACrashWithOne(t *testing.T) {
 	}
 }
 
-// SIGQUIT sent to the program (a scheduler's, or Ctrl-\\) makes Go dump its
+// SIGQUIT sent to the program (a scheduler's, or Ctrl-\) makes Go dump its
 // goroutines and exit 2, and so do SIGABRT and SIGSEGV sent from outside:
 // under Main each is a crash, exit 1, the dump kept.
 func TestMainAFatalSignalIsACrash(t *testing.T) {
