@@ -37,11 +37,18 @@ var ErrInterrupted = errors.New("breakwater: interrupted")
 // kills the run at once, and the program dies of that signal. A Ctrl-C on
 // a terminal, which reaches the child too, counts once.
 //
-// On Linux the run is killed when its supervisor is (a SIGKILL to the
-// program stops the crawl); on other Unix systems it runs on. Outside
-// Unix there is no supervisor: run runs in this process, a panic in its
-// own goroutine exits 1 and one in another goroutine exits 2.
+// The run's process has the program's arguments, environment, standard
+// input, output and error, and no other open file of the supervisor's
+// (its file descriptor 3 is Main's). On Linux it is killed when its
+// supervisor is (a SIGKILL to the program stops the crawl); on other Unix
+// systems it runs on. Outside Unix there is no supervisor: run runs in
+// this process, a panic in its own goroutine exits 1 and one in another
+// goroutine exits 2. A nil run exits 1.
 func Main(run func(ctx context.Context) int) {
+	if run == nil {
+		fmt.Fprintln(os.Stderr, "breakwater: Main was given a nil run function; exiting 1 (an error)")
+		os.Exit(1)
+	}
 	if tell, ok := supervised(); ok {
 		code := runInterruptible(run)
 		tell(code)
