@@ -54,7 +54,7 @@ func Main(run func(ctx context.Context) int) {
 		tell(code)
 		os.Exit(code)
 	}
-	os.Exit(supervise(run))
+	os.Exit(superviseRun(run))
 }
 
 // runInterruptible runs run with a context that SIGINT and SIGTERM cancel.

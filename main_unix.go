@@ -3,18 +3,15 @@
 package breakwater
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
-	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/internal/supervise"
 )
 
 var interrupts = []os.Signal{syscall.SIGINT, syscall.SIGTERM}
@@ -24,65 +21,26 @@ var interrupts = []os.Signal{syscall.SIGINT, syscall.SIGTERM}
 var fatalSignals = []os.Signal{syscall.SIGQUIT, syscall.SIGILL, syscall.SIGTRAP, syscall.SIGABRT,
 	syscall.SIGBUS, syscall.SIGFPE, syscall.SIGSEGV, syscall.SIGSYS}
 
-// supervisorEnv marks the run's process; its value is the supervisor's
-// pid. The run tells the supervisor its code on file descriptor codeFD.
-const (
-	supervisorEnv = "BREAKWATER_MAIN_SUPERVISOR"
-	codeFD        = 3
-)
+// supervisorEnv marks the run's process.
+const supervisorEnv = "BREAKWATER_MAIN_SUPERVISOR"
 
 // supervised reports whether this process is a run a supervisor started,
 // and returns how to tell it the run's code.
-func supervised() (tell func(code int), ok bool) {
-	v, set := os.LookupEnv(supervisorEnv)
-	if !set {
-		return nil, false
-	}
-	os.Unsetenv(supervisorEnv) // the run's own children are not runs
-	if v != strconv.Itoa(os.Getppid()) {
-		return nil, false // set by hand, or the supervisor is gone
-	}
-	syscall.CloseOnExec(codeFD) // the run's own children must not hold the pipe open
-	f := os.NewFile(codeFD, "breakwater-main-code")
-	return func(code int) {
-		fmt.Fprintf(f, "%d\n", code)
-		f.Close()
-	}, true
-}
+func supervised() (tell func(code int), ok bool) { return supervise.Child(supervisorEnv) }
 
-// supervise runs the program again as a child process, the run, and
+// superviseRun runs the program again as a child process, the run, and
 // returns the code Main exits with (see Main).
-func supervise(func(context.Context) int) int {
-	exe, err := selfExe()
-	if err != nil {
-		return cannotStart(err)
-	}
-	codes, w, err := os.Pipe()
-	if err != nil {
-		return cannotStart(err)
-	}
-	defer codes.Close()
-	cmd := exec.Command(exe, os.Args[1:]...)
-	cmd.Args[0] = os.Args[0]
-	cmd.Env = append(os.Environ(), supervisorEnv+"="+strconv.Itoa(os.Getpid()))
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{w} // codeFD
-	cmd.SysProcAttr = childAttr()
-
+func superviseRun(func(context.Context) int) int {
 	// Watched before the run starts: no signal kills the supervisor and
 	// leaves the run going.
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, slices.Concat(interrupts, fatalSignals)...)
-	if lockThread {
-		// The parent-death signal fires when the thread that started
-		// the child ends, not the process: keep this one.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-	}
-	err = cmd.Start()
-	w.Close()
+	// In the terminal's process group, with the program: a Ctrl-Z stops
+	// both, and the run reads the terminal if it wants to.
+	child, err := supervise.Start(supervisorEnv, false, os.Stderr)
 	if err != nil {
-		return cannotStart(err)
+		fmt.Fprintf(os.Stderr, "breakwater: cannot run the program's run: %v; exiting 1 (an error)\n", err)
+		return 1
 	}
 
 	var interrupted, killedBy syscall.Signal // the first interruption; the second
@@ -96,32 +54,29 @@ func supervise(func(context.Context) int) int {
 				if sig == syscall.SIGINT || sig == syscall.SIGTERM {
 					if interrupted != 0 {
 						killedBy = sig
-						_ = cmd.Process.Kill()
+						child.Kill()
 						continue
 					}
 					interrupted = sig
 				}
-				_ = cmd.Process.Signal(sig)
+				child.Signal(sig)
 			case <-done:
 				return
 			}
 		}
 	}()
-	_ = cmd.Wait()
+	end := child.Wait()
 	close(done)
 	<-forwarded
 
-	line, _ := bufio.NewReader(codes).ReadString('\n')
-	code, cerr := strconv.Atoi(strings.TrimSpace(line))
-	told := cerr == nil
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	ws := end.Status
 	switch {
 	case killedBy != 0:
 		fmt.Fprintf(os.Stderr, "breakwater: a second %v: the run was killed at once\n", killedBy)
 		return dieOf(killedBy)
-	case ws.Exited() && told && code&0xff == ws.ExitStatus():
+	case end.AsTold():
 		return ws.ExitStatus() // the code run returned
-	case ws.Exited() && !told && ws.ExitStatus() != 2:
+	case ws.Exited() && !end.Told && ws.ExitStatus() != 2:
 		return ws.ExitStatus() // an os.Exit inside run
 	case ws.Signaled() && ws.Signal() == interrupted:
 		// Killed by the interruption before it could watch for it (early
@@ -132,17 +87,12 @@ func supervise(func(context.Context) int) int {
 	switch {
 	case ws.Signaled():
 		how = "was killed by signal " + ws.Signal().String()
-	case told:
-		how = fmt.Sprintf("returned %d, then exited %d", code, ws.ExitStatus())
+	case end.Told:
+		how = fmt.Sprintf("returned %d, then exited %d", end.Code, ws.ExitStatus())
 	default:
 		how = "exited 2 without returning it: a panic, a fatal runtime error or a fatal signal (the runtime's trace is above)"
 	}
 	fmt.Fprintf(os.Stderr, "breakwater: the run crashed: it %s; exiting 1 (an error), not Go's 2 (tripped)\n", how)
-	return 1
-}
-
-func cannotStart(err error) int {
-	fmt.Fprintf(os.Stderr, "breakwater: cannot start the run in a child process: %v; exiting 1 (an error)\n", err)
 	return 1
 }
 

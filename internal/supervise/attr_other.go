@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package breakwater
+package supervise
 
 import (
 	"os"
@@ -8,8 +8,10 @@ import (
 )
 
 // childAttr: this system has no parent-death signal; a supervisor killed
-// with SIGKILL leaves its run to finish on its own.
-func childAttr() *syscall.SysProcAttr { return nil }
+// with SIGKILL leaves its child to finish on its own.
+func childAttr(ownGroup bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: ownGroup}
+}
 
 const lockThread = false
 

@@ -1,13 +1,13 @@
-package breakwater
+package supervise
 
 import (
 	"os"
 	"syscall"
 )
 
-// childAttr has the run killed when its supervisor dies.
-func childAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+// childAttr has the child killed when its supervisor dies.
+func childAttr(ownGroup bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: ownGroup, Pdeathsig: syscall.SIGKILL}
 }
 
 // lockThread: the parent-death signal is tied to the thread that started
