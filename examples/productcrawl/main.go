@@ -96,12 +96,12 @@ import (
 func main() {
 	slowStart()
 	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00" // milliseconds: a crawl's events are close together
-	if os.Getenv(childEnv) != "" {
-		os.Exit(runChild(os.Args[1:]))
+	if tell, ok := supervisedChild(); ok {
+		os.Exit(runChild(tell, os.Args[1:]))
 	}
 	// The crawl runs in a child process, so a crash is an error (exit 1),
 	// not Go's exit 2 that reads as tripped: see supervise.go.
-	os.Exit(supervise(os.Args[1:], os.Stderr))
+	os.Exit(superviseCrawl(os.Args[1:], os.Stderr))
 }
 
 // run is the whole program; it returns the exit code.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 
@@ -29,22 +28,14 @@ import (
 // On Linux the child is killed when the supervisor is (a SIGKILL to the
 // process the scheduler knows still stops the crawl at once).
 
-// childEnv marks the child process; its exit code goes to the supervisor
-// on file descriptor childFD (exec.Cmd.ExtraFiles[0]).
-const (
-	childEnv = earlysig.ChildEnv
-	childFD  = 3
-)
+// childEnv marks the child process (see internal/supervise).
+const childEnv = earlysig.ChildEnv
 
-// runChild runs the crawl in the supervised child and tells the
-// supervisor the exit code it is about to exit with.
-func runChild(args []string) int {
-	os.Unsetenv(childEnv)
+// runChild runs the crawl in the supervised child, tells the supervisor
+// the exit code it is about to exit with, and returns it.
+func runChild(tell func(code int), args []string) int {
 	code := run(args, os.Stdout, os.Stderr)
-	if f := os.NewFile(childFD, "productcrawl-exit-code"); f != nil {
-		fmt.Fprintf(f, "%d\n", code)
-		f.Close()
-	}
+	tell(code)
 	return code
 }
 

@@ -4,47 +4,29 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"runtime"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/breakwater-crawl/breakwater/examples/productcrawl/earlysig"
+	"github.com/breakwater-crawl/breakwater/internal/supervise"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 )
 
-// supervise runs the crawl in a child process and returns its exit code,
-// or 1 with a "crashed" event if the child crashed (see supervise.go).
-func supervise(args []string, stderr *os.File) int {
+// supervisedChild reports whether this process is the crawl's child,
+// and returns how to tell the supervisor its exit code.
+func supervisedChild() (tell func(code int), ok bool) { return supervise.Child(childEnv) }
+
+// superviseCrawl runs the crawl in a child process and returns its exit
+// code, or 1 with a "crashed" event if the child crashed (see supervise.go).
+func superviseCrawl(args []string, stderr *os.File) int {
 	log := func(event string) *zerolog.Event {
 		l := crashLogger(args, stderr)
 		return l.Error().Str("event", event).Stringer("state", outcome.Error).Int("exit_code", outcome.Error.ExitCode())
 	}
-	exe, err := selfExe()
-	if err != nil {
-		log("run_failed").Err(err).Msg("cannot start the crawl: cannot find productcrawl's own executable to run it in a child process")
-		return outcome.Error.ExitCode()
-	}
-	codes, w, err := os.Pipe()
-	if err != nil {
-		log("run_failed").Err(err).Msg("cannot start the crawl: cannot make the pipe to its child process")
-		return outcome.Error.ExitCode()
-	}
-	defer codes.Close()
-	cmd := exec.Command(exe, args...)
-	cmd.Args[0] = os.Args[0]
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, stderr
-	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = childAttr()
-
 	// Notified before the child starts: no signal kills the supervisor
 	// and leaves the child running.
 	sigs := make(chan os.Signal, 8)
@@ -57,18 +39,11 @@ func supervise(args []string, stderr *os.File) int {
 		sigs <- s
 	default:
 	}
-	if lockThread {
-		// The child's death signal fires when the thread that started
-		// it ends, not the process: keep this one.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-	}
-	if err := cmd.Start(); err != nil {
-		w.Close()
+	child, err := supervise.Start(childEnv, true, stderr)
+	if err != nil {
 		log("run_failed").Err(err).Msg("cannot start the crawl's child process")
 		return outcome.Error.ExitCode()
 	}
-	w.Close()
 
 	var received [32]atomic.Bool // the signals forwarded, by number
 	done := make(chan struct{})
@@ -78,28 +53,26 @@ func supervise(args []string, stderr *os.File) int {
 			case s := <-sigs:
 				sig := s.(syscall.Signal)
 				if sig == syscall.SIGTSTP { // Ctrl-Z: stop the child, then this process
-					_ = cmd.Process.Signal(syscall.SIGSTOP)
+					child.Signal(syscall.SIGSTOP)
 					_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 					continue
 				}
 				if int(sig) < len(received) {
 					received[sig].Store(true)
 				}
-				_ = cmd.Process.Signal(sig)
+				child.Signal(sig)
 			case <-done:
 				return
 			}
 		}
 	}()
-	_ = cmd.Wait()
+	end := child.Wait()
 	close(done)
 
-	said, _ := io.ReadAll(codes)
-	reported, rerr := strconv.Atoi(strings.TrimSpace(string(said)))
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	ws := end.Status
 	switch {
-	case ws.Exited() && rerr == nil && reported == ws.ExitStatus():
-		return reported
+	case end.AsTold():
+		return end.Code
 	case ws.Signaled() && (ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGTERM) && received[ws.Signal()].Load():
 		// Killed by the signal it was sent before it could handle it
 		// (early in its start): end the same way, as one process would.
@@ -114,8 +87,8 @@ func supervise(args []string, stderr *os.File) int {
 		if ws.Signal() == syscall.SIGKILL {
 			how += " (out of memory, or killed by hand)"
 		}
-	case rerr == nil:
-		how = fmt.Sprintf("said it would exit %d, then exited %d: it crashed while ending", reported, ws.ExitStatus())
+	case end.Told:
+		how = fmt.Sprintf("said it would exit %d, then exited %d: it crashed while ending", end.Code, ws.ExitStatus())
 	default:
 		how = fmt.Sprintf("exited %d before its run ended: a panic, a fatal runtime error or SIGQUIT (the runtime's trace is above)", ws.ExitStatus())
 	}
