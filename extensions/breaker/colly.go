@@ -395,7 +395,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	r := a.req
 	a.settled = true
 	d := a.ticket.Domain()
-	if isCancellation(err) && a.crawl != nil && a.crawl.Err() != nil {
+	if cutByCrawl(err, a.crawl) {
 		class, a.cancelled = circuit.Excluded, true
 		if a.sent {
 			d.Unanswered.Add(1)
@@ -496,7 +496,7 @@ func (b *Breaker) bodyCut(a *attempt, err error) {
 	if a.class.Failure() || a.class == circuit.Excluded || classifyError(err) != circuit.Degraded {
 		return
 	}
-	if isCancellation(err) && a.crawl != nil && a.crawl.Err() != nil {
+	if cutByCrawl(err, a.crawl) {
 		return // the crawl's own end cut it
 	}
 	d := a.ticket.Domain()
@@ -542,6 +542,21 @@ func (b *Breaker) releaseSlot(a *attempt) {
 		a.released = true
 		a.ticket.Domain().Pace.Release()
 	}
+}
+
+// cutByCrawl reports whether err is the end of the crawl's context: that
+// context is done, and err is a context's end or the cause it was
+// cancelled with (context.WithCancelCause), which net/http returns in
+// place of context.Canceled.
+func cutByCrawl(err error, crawl context.Context) bool {
+	if err == nil || crawl == nil || crawl.Err() == nil {
+		return false
+	}
+	if isCancellation(err) {
+		return true
+	}
+	cause := context.Cause(crawl)
+	return cause != nil && errors.Is(err, cause)
 }
 
 // isCancellation reports whether err is a context's end, not the adaptive
