@@ -205,8 +205,34 @@ func TestUsageInterruptedEndsTrippedWithItsReport(t *testing.T) {
 	if !strings.Contains(text, "records:") {
 		t.Fatalf("no report:\n%s", text)
 	}
+	if n := totalColumn(t, text, "degraded"); n != 0 {
+		t.Errorf("the report counts %d degraded requests: the interruption cut them, not the site\n%s", n, text)
+	}
 	if n := store.Count(); n > 60 {
 		t.Errorf("the store received %d requests: the crawl went on after its context was cancelled", n)
 	}
 	t.Logf("%d requests, %d records\n%s", store.Count(), strings.Count(out.String(), "\n"), text)
+}
+
+// totalColumn is the total row's cell of the column named col in the
+// report's domain table.
+func totalColumn(t *testing.T, report, col string) int {
+	t.Helper()
+	i := -1
+	for _, l := range strings.Split(report, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 0 && f[0] == "domain" {
+			i = slices.Index(f, col)
+		}
+		if len(f) > 0 && f[0] == "total" && i > 0 {
+			// The total row has no state cell.
+			n, err := strconv.Atoi(f[i-1])
+			if err != nil {
+				t.Fatalf("total row %q: %v", l, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no %s column with a total row in the report:\n%s", col, report)
+	return 0
 }
