@@ -9,7 +9,8 @@ import (
 )
 
 // ErrInterrupted is the cause (context.Cause) of the context Main gives the
-// run once SIGINT or SIGTERM cancelled it:
+// run once SIGINT or SIGTERM cancelled it; the cause is context.Canceled
+// too:
 //
 //	if errors.Is(context.Cause(ctx), breakwater.ErrInterrupted) { ... }
 var ErrInterrupted = errors.New("breakwater: interrupted")
@@ -66,7 +67,9 @@ func runInterruptible(run func(ctx context.Context) int) int {
 	signal.Notify(sigs, interrupts...)
 	go func() {
 		for s := range sigs {
-			cancel(fmt.Errorf("%w (%v)", ErrInterrupted, s))
+			// context.Canceled too: code that tells a cancellation by it
+			// (net/http returns the cause in its place) still does.
+			cancel(fmt.Errorf("%w (%v): %w", ErrInterrupted, s, context.Canceled))
 		}
 	}()
 	return run(ctx)

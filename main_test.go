@@ -255,8 +255,8 @@ func TestMainInterruptCancelsTheRunsContext(t *testing.T) {
 			if !ws.Exited() || ws.ExitStatus() != 2 {
 				t.Fatalf("%s, want exit 2 (the run's own code)\nstdout:\n%s\nstderr:\n%s", describe(ws), p.stdout.String(), p.stderr.String())
 			}
-			if !strings.Contains(p.stdout.String(), "report: interrupted=true") {
-				t.Errorf("no report, or the context's cause is not ErrInterrupted:\n%s", p.stdout.String())
+			if !strings.Contains(p.stdout.String(), "report: interrupted=true canceled=true") {
+				t.Errorf("no report, or the context's cause is not both ErrInterrupted and context.Canceled:\n%s", p.stdout.String())
 			}
 		})
 	}

@@ -53,7 +53,9 @@ func run(ctx context.Context) int {
 	case "wait":
 		fmt.Printf("ready %d\n", os.Getpid())
 		<-ctx.Done()
-		fmt.Printf("report: interrupted=%t cause=%v\n", errors.Is(context.Cause(ctx), breakwater.ErrInterrupted), context.Cause(ctx))
+		cause := context.Cause(ctx)
+		fmt.Printf("report: interrupted=%t canceled=%t cause=%v\n",
+			errors.Is(cause, breakwater.ErrInterrupted), errors.Is(cause, context.Canceled), cause)
 		return 2
 	case "hang":
 		fmt.Printf("ready %d\n", os.Getpid())
