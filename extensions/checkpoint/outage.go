@@ -161,3 +161,25 @@ func (cp *Checkpoint) reviveOne(id uint64, retryAt, now time.Time) (bool, error)
 	})
 	return true, nil
 }
+
+// reviveUnansweredLocked parks, at the run's end, the remembered dead of
+// each domain that never answered well in this process: nothing showed
+// the site working, so their failures are its outage, not the pages'
+// (a retry loop can spend a URL's attempts before the circuit trips).
+// Each URL is spared at most outageSpares times, as when a circuit opens.
+func (cp *Checkpoint) reviveUnansweredLocked() {
+	if cp.b == nil || cp.outageN.Load() == 0 {
+		return
+	}
+	cp.omu.Lock()
+	var silent []string
+	for domain := range cp.outage {
+		if d := cp.b.Lookup(domain); d != nil && d.LastOK.Load() == 0 {
+			silent = append(silent, domain)
+		}
+	}
+	cp.omu.Unlock()
+	for _, domain := range silent {
+		cp.reviveLocked(domain, time.Time{})
+	}
+}
