@@ -4,6 +4,8 @@ package checkpoint
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -163,21 +165,18 @@ func (cp *Checkpoint) reviveOne(id uint64, retryAt, now time.Time) (bool, error)
 }
 
 // reviveUnansweredLocked parks, at the run's end, the remembered dead of
-// each domain that never answered well in this process: nothing showed
-// the site working, so their failures are its outage, not the pages'
-// (a retry loop can spend a URL's attempts before the circuit trips).
-// Each URL is spared at most outageSpares times, as when a circuit opens.
+// every domain: each died with no later success of its domain, so the run
+// ended inside what looks like the site's outage (a retry loop can spend a
+// URL's attempts before the circuit could trip, or the site never answered
+// well). Each URL is spared at most outageSpares times, as when a circuit
+// opens; a page broken on a working site is forgotten by the next success
+// and stays dead.
 func (cp *Checkpoint) reviveUnansweredLocked() {
-	if cp.b == nil || cp.outageN.Load() == 0 {
+	if cp.outageN.Load() == 0 {
 		return
 	}
 	cp.omu.Lock()
-	var silent []string
-	for domain := range cp.outage {
-		if d := cp.b.Lookup(domain); d != nil && d.LastOK.Load() == 0 {
-			silent = append(silent, domain)
-		}
-	}
+	silent := slices.Collect(maps.Keys(cp.outage))
 	cp.omu.Unlock()
 	for _, domain := range silent {
 		cp.reviveLocked(domain, time.Time{})
