@@ -1,0 +1,112 @@
+package breaker_test
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	breakwater "github.com/breakwater-crawl/breakwater"
+	"github.com/breakwater-crawl/breakwater/circuit"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/storage"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+)
+
+// In plain Colly a request reaches OnError only after its OnRequest
+// callbacks ran. A program that wires Breakwater in first and then adds
+// its own OnRequest, putting a value in the request's Ctx, and its own
+// OnError, reading it, sees that value in every OnError: for the requests
+// refused while the circuit is open too, synchronous or not, on the
+// collector or on a clone whose callbacks are its own. Each refusal is
+// still counted refused (not as a failure) and kept parked by the
+// checkpoint.
+func TestOnErrorFollowsTheProgramsOnRequest(t *testing.T) {
+	const urls = 20
+	p := breaker.Standard()
+	p.ConsecutiveFailures = 3
+	for _, async := range []bool{false, true} {
+		for _, clone := range []bool{false, true} {
+			t.Run(fmt.Sprintf("async=%v/clone=%v", async, clone), func(t *testing.T) {
+				store := startStore(t, testserver.Config{Products: urls, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
+				b := newBreaker(t, p)
+				st, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				cp, err := checkpoint.New(st)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cp.Close()
+				c := colly.NewCollector(colly.Async(async))
+				if err := breakwater.Use(c, b, cp); err != nil {
+					t.Fatal(err)
+				}
+				crawler := c
+				if clone {
+					crawler = c.Clone()
+					if err := breakwater.Use(crawler, b, cp); err != nil {
+						t.Fatal(err)
+					}
+				}
+
+				var mu sync.Mutex
+				counted := map[*colly.Request]bool{}
+				var errs, refused int
+				var early []string
+				crawler.OnRequest(func(r *colly.Request) {
+					r.Ctx.Put("attempt", 1)
+					mu.Lock()
+					counted[r] = true
+					mu.Unlock()
+				})
+				crawler.OnError(func(r *colly.Response, err error) {
+					n, _ := r.Ctx.GetAny("attempt").(int)
+					mu.Lock()
+					defer mu.Unlock()
+					errs++
+					if errors.Is(err, breaker.ErrOpen) {
+						refused++
+					}
+					if n != 1 || !counted[r.Request] {
+						early = append(early, fmt.Sprintf("%s (%v)", r.Request.URL, err))
+					}
+				})
+				for i := 1; i <= urls; i++ {
+					crawler.Visit(store.ProductURL(i)) // a synchronous Visit returns what OnError saw
+				}
+				crawler.Wait()
+
+				if len(early) > 0 {
+					t.Errorf("%d of %d OnError calls came before the program's OnRequest ran for the request, e.g. %s", len(early), errs, early[0])
+				}
+				if errs != urls || refused == 0 {
+					t.Fatalf("%d OnError calls, %d of them refusals; want %d, some refused", errs, refused, urls)
+				}
+				st0 := b.Stats()[0]
+				if st0.Refused != int64(refused) || st0.Outcomes[circuit.Degraded.String()] != int64(urls-refused) {
+					t.Errorf("stats %+v: want %d refused and %d degraded", st0, refused, urls-refused)
+				}
+				if u := b.Unfinished(); u.Total != urls {
+					t.Errorf("%d URLs listed unfinished, want %d", u.Total, urls)
+				}
+				if err := cp.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				counts, err := cp.Counts()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if counts[storage.Parked] != refused {
+					t.Errorf("checkpoint counts %v: want %d parked", counts, refused)
+				}
+			})
+		}
+	}
+}
