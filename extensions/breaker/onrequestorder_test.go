@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	breakwater "github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -108,5 +109,52 @@ func TestOnErrorFollowsTheProgramsOnRequest(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A program whose own OnRequest comes before Breakwater's (registered
+// before Use) keeps the early refusal: with only Breakwater's callbacks
+// after the breaker's (the checkpoint's), a request to the open domain is
+// refused in OnRequest and takes no LimitRule slot, nor its Delay.
+func TestARefusalStaysEarlyWhenOnlyBreakwatersCallbacksFollow(t *testing.T) {
+	const urls = 20
+	p := breaker.Standard()
+	p.ConsecutiveFailures = 3
+	store := startStore(t, testserver.Config{Products: urls, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
+	b := newBreaker(t, p)
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cp, err := checkpoint.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	c := colly.NewCollector()
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Delay: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	counted := map[*colly.Request]bool{}
+	c.OnRequest(func(r *colly.Request) { counted[r] = true })
+	if err := breakwater.Use(c, b, cp); err != nil {
+		t.Fatal(err)
+	}
+	var slots, refused int
+	c.OnRequestHeaders(func(*colly.Request) { slots++ }) // inside the rule's slot
+	c.OnError(func(r *colly.Response, err error) {
+		if !counted[r.Request] {
+			t.Errorf("OnError for %s before the program's OnRequest", r.Request.URL)
+		}
+		if errors.Is(err, breaker.ErrOpen) {
+			refused++
+		}
+	})
+	for i := 1; i <= urls; i++ {
+		c.Visit(store.ProductURL(i))
+	}
+	if slots != 3 || refused != urls-3 {
+		t.Errorf("%d requests took the LimitRule's slot and %d were refused; want 3 (those that failed) and %d, refused in OnRequest", slots, refused, urls-3)
 	}
 }
