@@ -3,6 +3,7 @@ package breaker_test
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -156,5 +157,84 @@ func TestARefusalStaysEarlyWhenOnlyBreakwatersCallbacksFollow(t *testing.T) {
 	}
 	if slots != 3 || refused != urls-3 {
 		t.Errorf("%d requests took the LimitRule's slot and %d were refused; want 3 (those that failed) and %d, refused in OnRequest", slots, refused, urls-3)
+	}
+}
+
+// noNetwork answers every request with an error, without a network: a
+// plain collector's refusal for the benchmark's baseline.
+type noNetwork struct{}
+
+func (noNetwork) RoundTrip(*http.Request) (*http.Response, error) { return nil, errNoNetwork }
+
+var errNoNetwork = errors.New("no network")
+
+// BenchmarkRefusalThroughColly is one Visit of a URL whose circuit is
+// open, synchronous, through Colly's whole fetch to the program's
+// OnError: refused in OnRequest when the program's OnRequest was
+// registered before Use (early), at the gate when after it (gate: through
+// the rest of the OnRequest callbacks and Colly's backend), and at the
+// gate behind a LimitRule (its slot taken and given back; a rule's Delay
+// is slept on top, as for any request). colly is a plain collector whose
+// transport fails at once, for scale.
+//
+//	go test -run '^$' -bench RefusalThroughColly -benchmem ./extensions/breaker/
+func BenchmarkRefusalThroughColly(b *testing.B) {
+	const u = "http://down.test/products/sku-1"
+	for _, tc := range []struct {
+		name        string
+		breaker     bool
+		programLast bool
+		rule        *colly.LimitRule
+	}{
+		{name: "colly"},
+		{name: "early", breaker: true},
+		{name: "gate", breaker: true, programLast: true},
+		{name: "gate+LimitRule", breaker: true, programLast: true, rule: &colly.LimitRule{DomainGlob: "*", Parallelism: 2}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := colly.NewCollector(colly.AllowURLRevisit())
+			c.WithTransport(noNetwork{})
+			if tc.rule != nil {
+				if err := c.Limit(tc.rule); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var errs, refused int
+			program := func() {
+				c.OnRequest(func(r *colly.Request) { r.Ctx.Put("attempt", 1) })
+				c.OnError(func(r *colly.Response, err error) {
+					errs++
+					if errors.Is(err, breaker.ErrOpen) {
+						refused++
+					}
+				})
+			}
+			if !tc.programLast {
+				program()
+			}
+			if tc.breaker {
+				p := breaker.Standard()
+				p.ConsecutiveFailures, p.Cooldown, p.MaxCooldown = 1, time.Hour, time.Hour
+				br, err := breaker.New(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t, _ := br.Allow("down.test")
+				br.Record(t, circuit.Result{Class: circuit.Degraded})
+				if err := breakwater.Use(c, br); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if tc.programLast {
+				program()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				c.Visit(u)
+			}
+			if errs != b.N || (tc.breaker && refused != b.N) {
+				b.Fatalf("%d visits, %d OnError calls, %d of them refusals", b.N, errs, refused)
+			}
+		})
 	}
 }
