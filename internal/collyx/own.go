@@ -1,8 +1,10 @@
 package collyx
 
 import (
+	"maps"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gocolly/colly/v2"
@@ -16,10 +18,11 @@ import (
 // does: it may do so only when none of those is the program's. Own and
 // OnlyOwnAfter tell Breakwater's callbacks from the program's.
 
-// own holds the code of the callbacks Own marked.
+// own holds the code of the callbacks Own marked, copied on each write:
+// it is read on every early refusal, written once per Register.
 var own struct {
-	mu   sync.RWMutex
-	code map[uintptr]struct{}
+	mu   sync.Mutex // serialises writers
+	code atomic.Pointer[map[uintptr]struct{}]
 }
 
 // Own marks f as one of Breakwater's OnRequest callbacks and returns it.
@@ -29,20 +32,26 @@ var own struct {
 func Own(f colly.RequestCallback) colly.RequestCallback {
 	p := codeOf(f)
 	own.mu.Lock()
-	if own.code == nil {
-		own.code = make(map[uintptr]struct{})
+	defer own.mu.Unlock()
+	if isOwn(f) {
+		return f
 	}
-	own.code[p] = struct{}{}
-	own.mu.Unlock()
+	m := map[uintptr]struct{}{p: {}}
+	if old := own.code.Load(); old != nil {
+		maps.Copy(m, *old)
+	}
+	own.code.Store(&m)
 	return f
 }
 
 func codeOf(f colly.RequestCallback) uintptr { return reflect.ValueOf(f).Pointer() }
 
 func isOwn(f colly.RequestCallback) bool {
-	own.mu.RLock()
-	_, ok := own.code[codeOf(f)]
-	own.mu.RUnlock()
+	m := own.code.Load()
+	if m == nil {
+		return false
+	}
+	_, ok := (*m)[codeOf(f)]
 	return ok
 }
 

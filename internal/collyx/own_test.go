@@ -50,3 +50,21 @@ func TestOnlyOwnAfterKnowsWhatCollyRunsNext(t *testing.T) {
 		t.Error("a nil collector has OnRequest callbacks")
 	}
 }
+
+// BenchmarkOnlyOwnAfter is the breaker's check before an early refusal,
+// with its own callback, the checkpoint's and one of the program's.
+//
+//	go test -run '^$' -bench OnlyOwnAfter -benchmem ./internal/collyx/
+func BenchmarkOnlyOwnAfter(b *testing.B) {
+	c := colly.NewCollector()
+	var ran []string
+	c.OnRequest(Own(func(*colly.Request) {}))
+	c.OnRequest(Own(ownExt{&ran}.onRequest))
+	c.OnRequest(func(*colly.Request) {})
+	b.ReportAllocs()
+	for b.Loop() {
+		if OnlyOwnAfter(c, 0) {
+			b.Fatal("the program's callback is not seen")
+		}
+	}
+}
