@@ -173,11 +173,11 @@ func (b *Breaker) onRequest(c *colly.Collector, at int, r *colly.Request) {
 	}
 }
 
-// early reports whether a request c's breaker callback at its place at
-// refuses may be stopped in OnRequest, its OnError callbacks run at once:
-// only Breakwater's callbacks follow there (collyx.OnlyOwnAfter). Else
-// Colly runs the program's before the gate, which refuses it (the same
-// refusal, counted and listed the same), and Colly reports it to OnError.
+// early reports whether the breaker's OnRequest callback, at place at
+// among c's, may stop a request it refuses and run its OnError callbacks
+// at once: only Breakwater's callbacks follow it (collyx.OnlyOwnAfter).
+// Otherwise the request goes on through the program's and the gate
+// refuses it (counted and listed the same), for Colly to report.
 func early(c *colly.Collector, at int) bool { return collyx.OnlyOwnAfter(c, at) }
 
 // pin pins host's domain unless the store fails (err, and a refusal) or

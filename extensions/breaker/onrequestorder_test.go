@@ -13,6 +13,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -236,5 +237,57 @@ func BenchmarkRefusalThroughColly(b *testing.B) {
 				b.Fatalf("%d visits, %d OnError calls, %d of them refusals", b.N, errs, refused)
 			}
 		})
+	}
+}
+
+// With Config.Proxies paused (every proxy failing), a request whose
+// program's OnRequest follows the breaker's is refused at the gate, after
+// it: kept unfinished, not sent to fail for want of a proxy.
+func TestAPausedProxyPoolRefusesAfterTheProgramsOnRequest(t *testing.T) {
+	const products = 20
+	store := startStore(t, testserver.Config{Products: products})
+	refuse := testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}}
+	_, pool := startPool(t, refuse, refuse, refuse, refuse)
+	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
+	c := colly.NewCollector(colly.Async(true))
+	c.SetProxyFunc(pool.ProxyFunc())
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {
+		t.Fatal(err)
+	}
+	b.Register(c)
+	var mu sync.Mutex
+	counted := map[*colly.Request]bool{}
+	var early []string
+	var refused, sentToFail int
+	c.OnRequest(func(r *colly.Request) {
+		mu.Lock()
+		counted[r] = true
+		mu.Unlock()
+	})
+	c.OnError(func(r *colly.Response, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !counted[r.Request] {
+			early = append(early, r.Request.URL.String())
+		}
+		switch {
+		case errors.Is(err, breaker.ErrOpen):
+			refused++
+		case errors.Is(err, proxy.ErrAllEjected):
+			sentToFail++
+		}
+	})
+	for n := 1; n <= products; n++ {
+		c.Visit(store.ProductURL(n))
+	}
+	c.Wait()
+	if len(early) > 0 {
+		t.Errorf("%d OnError calls before the program's OnRequest, e.g. %s", len(early), early[0])
+	}
+	if sentToFail > 4 || refused == 0 {
+		t.Errorf("%d URLs refused, %d sent to fail for want of a proxy; want some refused and at most the 4 in flight sent", refused, sentToFail)
+	}
+	if u := b.Unfinished(); u.Total != products {
+		t.Errorf("%d URLs unfinished, want all %d", u.Total, products)
 	}
 }
