@@ -66,7 +66,7 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	cp.mu.Lock()
 	cp.fail(err)
 	cp.unlock()
-	c.OnRequest(cp.onRequest)
+	c.OnRequest(collyx.Own(cp.onRequest)) // Breakwater's own: the breaker may refuse before it
 	c.OnRequestHeaders(cp.onRequestHeaders)
 	c.OnScraped(func(resp *colly.Response) { cp.finish(resp, nil) })
 	c.OnError(cp.finish)
