@@ -265,7 +265,11 @@ func runProgram(ctx context.Context, sp childSpec, stdout, stderr io.Writer) int
 	}
 	detail := c
 	if p.Shape == shCloneOnly {
-		detail = c.Clone()
+		detail = c.Clone() // wired as c is, right after Clone (the README)
+		if err := bw.Use(detail, v, b, cp); err != nil {
+			cp.Close()
+			return fail(err)
+		}
 	}
 	cols := []*colly.Collector{c}
 	if detail != c {
