@@ -25,7 +25,7 @@ const (
 	svgW    = 1000
 	svgH    = 92
 	plotX   = 10
-	plotW   = 980
+	plotW   = 900
 	bandY   = 2
 	bandH   = 14
 	barsY   = 20 // top of the bars
@@ -43,16 +43,16 @@ ul.findings{margin:4px 0 8px;padding-left:20px}
 .note{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;border-radius:4px}
 .legend span{display:inline-block;margin-right:14px;white-space:nowrap}
 .sw{display:inline-block;width:12px;height:12px;vertical-align:-1px;margin-right:4px;border:1px solid #0002}
-section.domain{margin:10px 0 4px}section.domain h3{font-size:13px;margin:0;font-weight:600}
+section.domain{margin:10px 0 4px}section.domain h3{font-size:14px;margin:0;font-weight:600}
 section.domain h3 small{font-weight:400;color:#57606a}
 svg.timeline{display:block;width:100%;max-width:1000px;height:auto}
-.band.closed,.sw.closed{fill:#dafbe1;background:#dafbe1}.band.open,.sw.open{fill:#cf222e;background:#cf222e}
+.band.closed,.sw.closed{fill:#dafbe1;background:#dafbe1}.band.open,.sw.open{fill:#ff8182;background:#ff8182}
 .band.half-open,.sw.half-open{fill:#d4a72c;background:#d4a72c}.band.blocked,.sw.blocked{fill:#6639ba;background:#6639ba}
 .band.mixed{fill:#eaeef2}
 .ok,.sw.ok{fill:#2da44e;background:#2da44e}.failed,.sw.failed{fill:#cf222e;background:#cf222e}
 .throttled,.sw.throttled{fill:#fb8500;background:#fb8500}.other,.sw.other{fill:#8c959f;background:#8c959f}
 .pause,.sw.pause{fill:#0969da;fill-opacity:.16;background:#0969da29;stroke:#0969da;stroke-opacity:.5;stroke-width:.5}
-.trip,.sw.trip{fill:#1f2328;background:#1f2328}
+.trip,.sw.trip{fill:#1f2328;background:#1f2328}.refused,.sw.refused{fill:#57606a;background:#57606a}
 .axis{stroke:#d0d7de;stroke-width:1}.tick{font-size:9px;fill:#57606a}.peak{font-size:9px;fill:#57606a}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin-top:6px}
 th,td{padding:3px 8px;border-bottom:1px solid #d8dee4;text-align:right;white-space:nowrap}
@@ -126,10 +126,10 @@ func (r Report) writeHTML(w io.Writer) error {
 		p("<p class=\"legend\">")
 		for _, k := range []struct{ class, what string }{{"closed", "closed"}, {"open", "open"}, {"half-open", "half-open"}, {"blocked", "held blocked (401/403)"},
 			{"ok", "valid pages"}, {"failed", "failures (degraded, invalid)"}, {"throttled", "429s"}, {"other", "other answers (401, 403, 404, 410, 4xx)"},
-			{"pause", "Retry-After pause"}, {"trip", "trip"}} {
+			{"pause", "Retry-After pause"}, {"trip", "trip"}, {"refused", "requests refused (never sent)"}} {
 			p("<span><i class=\"sw %s\"></i>%s</span>", k.class, e(k.what))
 		}
-		p("</p>\n<p>Time runs left to right from %s to the end of the run (%s); each bar is %s of requests, its height relative to the domain's busiest slice (peak on the right).</p>\n",
+		p("</p>\n<p>Time runs left to right from %s to the end of the run (%s); each bar is %s of requests, its height relative to the domain's busiest slice (its peak on the right).</p>\n",
 			e(t0.UTC().Format("15:04:05.000")), e(latency(t1.Sub(t0))), e(latency(tl.width)))
 		for _, row := range rows {
 			writeTimeline(bw, tl, t0, t1, row)
@@ -253,7 +253,7 @@ func writeTimeline(w *bufio.Writer, tl *timeline, t0, t1 time.Time, row drawn) {
 	}
 	sub = append(sub, fmt.Sprintf("%d requests", d.Requests))
 	if d.Trips > 0 {
-		sub = append(sub, fmt.Sprintf("%d trips", d.Trips))
+		sub = append(sub, plural(d.Trips, "trip"))
 	}
 	if d.Refused > 0 {
 		sub = append(sub, fmt.Sprintf("%d refused", d.Refused))
@@ -345,7 +345,20 @@ func writeTimeline(w *bufio.Writer, tl *timeline, t0, t1 time.Time, row drawn) {
 				fmt.Fprintf(w, "<path class=\"%s\" d=\"%s\"/>\n", names[c], paths[c].String())
 			}
 		}
-		fmt.Fprintf(w, "<text class=\"peak\" x=\"%d\" y=\"%d\" text-anchor=\"end\">peak %d per %s</text>\n", plotX+plotW, barsY+8, peak, latency(tl.width))
+		fmt.Fprintf(w, "<text class=\"peak\" x=\"%d\" y=\"%d\">peak %d</text><text class=\"peak\" x=\"%d\" y=\"%d\">per %s</text>\n",
+			plotX+plotW+8, barsY+8, peak, plotX+plotW+8, barsY+19, latency(tl.width))
+	}
+
+	// The refusals: a mark under the band in each slice that had some.
+	var refused strings.Builder
+	for _, sl := range s.slices {
+		if sl.refused > 0 {
+			x1 := xi(sl.index)
+			fmt.Fprintf(&refused, "M%s %dh%sv3h-%sz", num(x1), bandY+bandH+1, num(math.Max(xi(sl.index+1)-x1, 0.5)), num(math.Max(xi(sl.index+1)-x1, 0.5)))
+		}
+	}
+	if refused.Len() > 0 {
+		fmt.Fprintf(w, "<path class=\"refused\" d=\"%s\"><title>%d requests refused</title></path>\n", refused.String(), d.Refused)
 	}
 
 	// The trips: a marker at the slice each happened in.
@@ -432,6 +445,14 @@ func (r Report) writeHTMLRest(w *bufio.Writer) {
 	if s := strings.TrimSpace(b.String()); s != "" {
 		fmt.Fprintf(w, "<h2>More</h2>\n<pre>%s</pre>\n", html.EscapeString(s))
 	}
+}
+
+// plural is "1 trip", "2 trips".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }
 
 // tickStep is a round step giving about eight ticks over span.

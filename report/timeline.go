@@ -36,8 +36,8 @@ type TimelineConfig struct {
 // Timeline records, per domain and over time, the circuit's state, the
 // requests and how they ended, the refusals, the trips and the
 // Retry-After pauses, for the HTML report (Sources.Timeline). It follows
-// a breaker as an observe.Observer: breakwater.Use ties it in, or call
-// Observe. Its memory is bounded: at most Buckets slices per domain (a
+// a breaker as an observe.Observer: call Observe with the breaker before
+// the crawl, or give its Hooks to breaker.Config. Its memory is bounded: at most Buckets slices per domain (a
 // slice with nothing in it takes no room) and 16 pauses.
 type Timeline struct {
 	clock    clock.Clock
@@ -113,7 +113,7 @@ func NewTimeline(cfg TimelineConfig) *Timeline {
 }
 
 // Observe follows the breaker s: every attempt, refusal and transition.
-// breakwater.Use calls it; again with the same subject it does nothing.
+// Again with the same subject it does nothing.
 func (t *Timeline) Observe(s observe.Subject) error {
 	if s == nil {
 		return errors.New("report: Timeline.Observe(nil): pass the *breaker.Breaker")
