@@ -67,7 +67,7 @@ pre{background:#f6f8fa;padding:8px;overflow:auto}
 type drawn struct {
 	d      Domain
 	s      *series // nil: nothing recorded
-	others int    // above 0: the sum of this many domains
+	others int     // above 0: the sum of this many domains
 }
 
 // writeHTML writes r in the HTML format (see Write).
