@@ -24,7 +24,7 @@ type tlRun struct {
 	tl  *report.Timeline
 }
 
-func newTLRun(t *testing.T, cfg report.TimelineConfig) *tlRun {
+func newTLRun(t testing.TB, cfg report.TimelineConfig) *tlRun {
 	t.Helper()
 	clk := clocktest.NewFake(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
 	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
