@@ -267,6 +267,9 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 	t.MedianLatencyMS = ms(t.MedianLatency)
 	t.PausedForS = seconds(t.PausedFor)
 	r.Requests, r.Bytes, r.Proxies, r.timeline = t.Requests, t.Bytes, proxies, tl
+	if tl != nil && end.After(tl.last) {
+		tl.last = end // the drawing ends with the run
+	}
 	if !start.IsZero() && !end.IsZero() {
 		r.Start, r.End = start.UTC().Round(time.Millisecond), end.UTC().Round(time.Millisecond)
 		r.Took = r.End.Sub(r.Start)
