@@ -37,7 +37,8 @@ type TimelineConfig struct {
 // requests and how they ended, the refusals, the trips and the
 // Retry-After pauses, for the HTML report (Sources.Timeline). It follows
 // a breaker as an observe.Observer: call Observe with the breaker before
-// the crawl, or give its Hooks to breaker.Config. Its memory is bounded: at most Buckets slices per domain (a
+// the crawl, or give Attempt, Refused and Transition to breaker.Config's
+// OnAttempt, OnRefused and OnTransition. Its memory is bounded: at most Buckets slices per domain (a
 // slice with nothing in it takes no room) and 16 pauses.
 type Timeline struct {
 	clock    clock.Clock
@@ -127,13 +128,7 @@ func (t *Timeline) Observe(s observe.Subject) error {
 	if seen {
 		return nil
 	}
-	return s.Hook(t.Hooks())
-}
-
-// Hooks are the Timeline's hooks, for wiring by hand: breaker.Config's
-// OnAttempt, OnRefused and OnTransition take them.
-func (t *Timeline) Hooks() observe.Hooks {
-	return observe.Hooks{OnAttempt: t.Attempt, OnRefused: t.Refused, OnTransition: t.Transition}
+	return s.Hook(observe.Hooks{OnAttempt: t.Attempt, OnRefused: t.Refused, OnTransition: t.Transition})
 }
 
 // Attempt records an attempt that came back, at the clock's time. An
