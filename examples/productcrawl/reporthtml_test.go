@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -188,5 +189,34 @@ func TestReportHTMLShowsEachTripWhereItHappened(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("wrote %s (%d bytes)", screenshotPath, len(shot))
+	}
+}
+
+// -report-file takes any report off stdout; -report html writes
+// report.html by default with the text table on stdout; an unknown format
+// is a usage error that names html.
+func TestReportFileTakesTheReportOffStdout(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 6, PerPage: 5})
+	r := runCrawl(t, "-report", "json", "-report-file", "out.json", "-status", "off", "-log-level", "warn", store.URL()+"/")
+	if r.code != 0 || strings.Contains(r.stdout, "schema_version") {
+		t.Fatalf("exit %d, stdout:\n%s\nwant 0 and no report on stdout", r.code, r.stdout)
+	}
+	body, err := os.ReadFile(filepath.Join(r.dir, "out.json"))
+	if err != nil || !strings.Contains(string(body), `"schema_version": 2`) {
+		t.Errorf("out.json: %v\n%s", err, body)
+	}
+
+	r = runCrawl(t, "-report", "html", "-status", "off", "-log-level", "warn", store.URL()+"/")
+	page, err := os.ReadFile(filepath.Join(r.dir, "report.html"))
+	if r.code != 0 || err != nil || !strings.Contains(r.stdout, "\ncolumns:\n") {
+		t.Fatalf("exit %d, report.html: %v; stdout:\n%s", r.code, err, r.stdout)
+	}
+	if !strings.Contains(string(page), `data-domain="`+store.Host()+`"`) {
+		t.Errorf("report.html has no timeline of %s", store.Host())
+	}
+
+	r = runCrawl(t, "-report", "pdf", store.URL()+"/")
+	if r.code != 64 || !strings.Contains(r.stderr, "want text, json or html") {
+		t.Errorf("-report pdf: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
