@@ -38,8 +38,9 @@ type TimelineConfig struct {
 // Retry-After pauses, for the HTML report (Sources.Timeline). It follows
 // a breaker as an observe.Observer: call Observe with the breaker before
 // the crawl, or give Attempt, Refused and Transition to breaker.Config's
-// OnAttempt, OnRefused and OnTransition. Its memory is bounded: at most Buckets slices per domain (a
-// slice with nothing in it takes no room) and 16 pauses.
+// OnAttempt, OnRefused and OnTransition. Its memory is bounded per domain:
+// at most Buckets slices of 40 bytes (a slice with nothing in it takes no
+// room; 10 kB at most by default) and 16 pauses.
 type Timeline struct {
 	clock    clock.Clock
 	buckets  int
