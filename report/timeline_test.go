@@ -3,6 +3,9 @@ package report_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/breakwater-crawl/breakwater"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
 	"regexp"
 	"strconv"
 	"strings"
@@ -276,5 +279,61 @@ func TestHTMLWithoutATimelineHasTheTable(t *testing.T) {
 	if strings.Contains(page, "<svg") || !strings.Contains(page, "No timeline was recorded") ||
 		!strings.Contains(page, `<tr class="domain"><td>a.example</td><td class="state closed">closed</td>`) {
 		t.Errorf("page without a timeline:\n%s", page)
+	}
+}
+
+// Through a real collector: a store that answers 429 (Retry-After: 1) for
+// a while is drawn with its 429s and a pause of a second at least from
+// the first, and its circuit stays closed.
+func TestTimelineOfARealCrawlDrawsThe429sAndTheirPause(t *testing.T) {
+	store, err := testserver.Start(testserver.Config{Products: 12, PerPage: 12,
+		Scenario: testserver.Scenario{Mode: testserver.Throttle, After: 4, RecoverAfter: 1500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	b, err := breaker.New(breaker.Standard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := report.NewTimeline(report.TimelineConfig{})
+	if err := tl.Observe(b); err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector(colly.Async(true))
+	if err := breakwater.Use(c, b); err != nil {
+		t.Fatal(err)
+	}
+	c.OnHTML(testserver.ProductLinkSelector, func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+	c.Visit(store.URL() + "/")
+	c.Wait()
+
+	rep := report.New(outcome.Decide(1, b), report.Sources{Breaker: b, Timeline: tl, End: time.Now()})
+	var buf bytes.Buffer
+	if err := rep.Write(&buf, report.HTML); err != nil {
+		t.Fatal(err)
+	}
+	svg := svgOf(t, buf.String(), store.Host())
+	d, _ := domainOf(rep, store.Host())
+	if d.Failures.Throttled == 0 {
+		t.Fatalf("the store throttled nothing: %+v", d)
+	}
+	if !strings.Contains(buf.String(), fmt.Sprintf("%d throttled", d.Failures.Throttled)) || !strings.Contains(svg, `<path class="throttled"`) {
+		t.Errorf("the %d 429s are not drawn:\n%s", d.Failures.Throttled, svg)
+	}
+	// Each 429 pauses the domain a second; pauses that overlap are one.
+	m := regexp.MustCompile(`<rect class="pause" x="([0-9.]+)" y="\d+" width="([0-9.]+)"`).FindStringSubmatch(svg)
+	if m == nil {
+		t.Fatalf("no pause drawn:\n%s", svg)
+	}
+	w, _ := strconv.ParseFloat(m[2], 64)
+	now := time.Now()
+	x1, _ := xOf(t, svg, now)
+	x2, _ := xOf(t, svg, now.Add(time.Second))
+	if w < x2-x1-1 {
+		t.Errorf("the pause is %.1f wide, want a second's (%.1f) at least", w, x2-x1)
+	}
+	if bs := bandsOf(svg); len(bs) != 1 || bs[0].state != "closed" {
+		t.Errorf("bands %v: a 429 never trips", bs)
 	}
 }
