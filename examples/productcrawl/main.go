@@ -212,7 +212,7 @@ func writeReport(rep report.Report, cfg Config, stdout io.Writer, log zerolog.Lo
 	}
 	f, err := os.Create(cfg.ReportFile)
 	if err != nil {
-		return fmt.Errorf("-report-file: %w", err)
+		return fmt.Errorf("-report-file: %w (name a file in a directory that exists and may be written)", err)
 	}
 	if err := rep.Write(f, cfg.format); err != nil {
 		f.Close()
