@@ -52,6 +52,7 @@ type attempt struct {
 	cancelled  bool
 	horizon    bool          // throttled past the pacing horizon
 	handBack   time.Time     // throttled, its re-send due beyond the resend horizon: handed back
+	pausedTill time.Time     // throttled: the end of the pause it started
 	resend     *resendToken  // set when the breaker will send a throttled URL again
 	cacheDir   string        // the collector's CacheDir when the request left: Colly caches what comes back
 	cacheKey   string        // the URL Colly's cache files the answer under, when cacheDir is set
@@ -454,6 +455,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 			wait = cmp.Or(a.quotaWait, defaultThrottlePause)
 		}
 		wait = min(wait, maxRetryAfter)
+		a.pausedTill = now.Add(wait)
 		b.log.Info().Str("event", "paused").Str("domain", d.Name).Dur("for", wait).Int("status", a.status).
 			Msg("breaker: domain asked us to slow down; no request to it before the pause ends")
 		if err := d.Circuit.Pause(b.clock, now.Add(wait)); err != nil {
@@ -637,7 +639,7 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		status = a.status
 	}
 	class, latency := a.class, a.latency
-	at := observe.Attempt{Request: r.Request, Domain: d.Name, Result: circuit.Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
+	at := observe.Attempt{Request: r.Request, Domain: d.Name, Result: circuit.Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled, PausedUntil: a.pausedTill}
 	// The URL as the sets' key, made only when one of them is asked: a
 	// success asks none until a URL was gone, throttled or re-sent, and
 	// most pages are that (an empty set changes for no settle).
