@@ -1,0 +1,167 @@
+package checkpoint_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/breakwater-crawl/breakwater"
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
+	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/internal/childtest"
+	"github.com/breakwater-crawl/breakwater/testserver"
+	"github.com/gocolly/colly/v2"
+)
+
+// sinkProducts is how many product pages the kill-and-resume crawl has.
+const sinkProducts = 60
+
+// A program writing one JSON line per product, killed with SIGKILL in the
+// middle of a line and run again: the file holds every product's line
+// exactly once, and every line is whole JSON.
+func TestSinkWritesEachProductOnceAcrossAKillMidLine(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: sinkProducts, PerPage: sinkProducts,
+		Scenario: testserver.Scenario{Latency: 2 * time.Millisecond}})
+	dir := t.TempDir()
+	db, out := dir+"/crawl.db", dir+"/products.jsonl"
+	env := []string{"BW_CP_HELPER=sinkcrawl", "BW_CP_PATH=" + db, "BW_SINK_OUT=" + out, "BW_SINK_URL=" + store.URL()}
+
+	cmd, lines := childtest.Start(t, append(env, "BW_SINK_TEAR=20")...)
+	childtest.Next(t, lines, "torn") // half of the 20th write is in the file
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	before, _ := os.ReadFile(out)
+
+	cmd, lines = childtest.Start(t, env...)
+	childtest.Next(t, lines, "done")
+	_ = cmd.Wait()
+
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	var bad []string
+	for i, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		var r struct{ URL, Title string }
+		if err := json.Unmarshal(line, &r); err != nil || r.URL == "" {
+			bad = append(bad, strconv.Itoa(i+1)+": "+string(line))
+			continue
+		}
+		seen[r.URL]++
+	}
+	var twice, missing []string
+	for i := 1; i <= sinkProducts; i++ {
+		u := store.URL() + testserver.ProductPath(i)
+		switch seen[u] {
+		case 1:
+		case 0:
+			missing = append(missing, testserver.ProductPath(i))
+		default:
+			twice = append(twice, testserver.ProductPath(i))
+		}
+		delete(seen, u)
+	}
+	if len(bad)+len(twice)+len(missing)+len(seen) > 0 || !bytes.HasSuffix(b, []byte("\n")) {
+		t.Errorf("after the kill (%d bytes then) and the resume: %d lines not whole JSON %q; products written twice %v; missing %v; other URLs %v",
+			len(before), len(bad), bad, twice, missing, seen)
+	}
+}
+
+// sinkCrawlChild crawls the store at BW_SINK_URL, checkpointed in path,
+// and writes a JSON line per product to BW_SINK_OUT, as a program does.
+// With BW_SINK_TEAR=n, the n-th write to the file stops half way (a slow
+// disk), says "torn" and waits to be killed. Without, it resumes what is
+// left, crawls to the end and says "done".
+func sinkCrawlChild(path string) error {
+	tear, _ := strconv.Atoi(os.Getenv("BW_SINK_TEAR"))
+	f, err := os.OpenFile(os.Getenv("BW_SINK_OUT"), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	out := &tearingFile{File: f, tearAt: tear}
+	cp, err := openFile(path, nil)
+	if err != nil {
+		return err
+	}
+	defer closeCP(cp)
+	b, err := breaker.New(breaker.Standard())
+	if err != nil {
+		return err
+	}
+	c := colly.NewCollector(colly.Async(true))
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {
+		return err
+	}
+	if err := breakwater.Use(c, b, cp); err != nil {
+		return err
+	}
+	write, err := productWriter(cp, out)
+	if err != nil {
+		return err
+	}
+	c.OnHTML("div.product", func(e *colly.HTMLElement) {
+		if err := write(e.Request, map[string]string{"url": e.Request.URL.String(), "title": e.ChildText("h1.title")}); err != nil {
+			childtest.Say("error %v", err)
+		}
+	})
+	c.OnHTML(testserver.ProductLinkSelector, func(e *colly.HTMLElement) {
+		_ = e.Request.Visit(e.Attr("href"))
+	})
+	if _, err := cp.Resume(c); err != nil {
+		return err
+	}
+	_ = c.Visit(os.Getenv("BW_SINK_URL") + "/")
+	c.Wait()
+	if err := closeCP(cp); err != nil {
+		return err
+	}
+	childtest.Say("done")
+	return nil
+}
+
+// productWriter is how the child writes a product: one JSON line, as the
+// README's Usage does.
+func productWriter(_ *checkpoint.Checkpoint, out *tearingFile) (func(*colly.Request, any) error, error) {
+	var mu sync.Mutex
+	enc := json.NewEncoder(out)
+	return func(_ *colly.Request, rec any) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return enc.Encode(rec)
+	}, nil
+}
+
+// tearingFile is a file whose tearAt-th Write (if not 0) writes half of
+// what it was given, says "torn" and never returns: a process killed in
+// the middle of a write.
+type tearingFile struct {
+	*os.File
+	mu     sync.Mutex
+	n      int
+	tearAt int
+}
+
+func (f *tearingFile) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	f.n++
+	n := f.n
+	f.mu.Unlock()
+	if n != f.tearAt {
+		return f.File.Write(p)
+	}
+	w := bufio.NewWriter(f.File)
+	_, _ = w.Write(p[:len(p)/2])
+	_ = w.Flush()
+	childtest.Say("torn")
+	select {} // until killed
+}
