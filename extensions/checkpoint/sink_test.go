@@ -1,11 +1,12 @@
 package checkpoint_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -32,8 +33,8 @@ func TestSinkWritesEachProductOnceAcrossAKillMidLine(t *testing.T) {
 	db, out := dir+"/crawl.db", dir+"/products.jsonl"
 	env := []string{"BW_CP_HELPER=sinkcrawl", "BW_CP_PATH=" + db, "BW_SINK_OUT=" + out, "BW_SINK_URL=" + store.URL()}
 
-	cmd, lines := childtest.Start(t, append(env, "BW_SINK_TEAR=20")...)
-	childtest.Next(t, lines, "torn") // half of the 20th write is in the file
+	cmd, lines := childtest.Start(t, append(env, "BW_SINK_TEAR=1500")...)
+	childtest.Next(t, lines, "torn") // the file ends in the middle of a line, at 1500 bytes
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +42,12 @@ func TestSinkWritesEachProductOnceAcrossAKillMidLine(t *testing.T) {
 	before, _ := os.ReadFile(out)
 
 	cmd, lines = childtest.Start(t, env...)
-	childtest.Next(t, lines, "done")
+	stats := childtest.Next(t, lines, "done")
 	_ = cmd.Wait()
+	t.Logf("the resumed run's sink: %s", stats)
+	if !strings.Contains(stats, "TornBytes:") || strings.Contains(stats, "TornBytes:0 ") {
+		t.Errorf("the resumed run cut no torn record: %s", stats)
+	}
 
 	b, err := os.ReadFile(out)
 	if err != nil {
@@ -78,8 +83,8 @@ func TestSinkWritesEachProductOnceAcrossAKillMidLine(t *testing.T) {
 
 // sinkCrawlChild crawls the store at BW_SINK_URL, checkpointed in path,
 // and writes a JSON line per product to BW_SINK_OUT, as a program does.
-// With BW_SINK_TEAR=n, the n-th write to the file stops half way (a slow
-// disk), says "torn" and waits to be killed. Without, it resumes what is
+// With BW_SINK_TEAR=n, the write that would take the file past n bytes
+// stops there (a slow disk), says "torn" and waits to be killed. Without, it resumes what is
 // left, crawls to the end and says "done".
 func sinkCrawlChild(path string) error {
 	tear, _ := strconv.Atoi(os.Getenv("BW_SINK_TEAR"))
@@ -105,7 +110,7 @@ func sinkCrawlChild(path string) error {
 	if err := breakwater.Use(c, b, cp); err != nil {
 		return err
 	}
-	write, err := productWriter(cp, out)
+	write, stats, err := productWriter(cp, out)
 	if err != nil {
 		return err
 	}
@@ -125,25 +130,23 @@ func sinkCrawlChild(path string) error {
 	if err := closeCP(cp); err != nil {
 		return err
 	}
-	childtest.Say("done")
+	childtest.Say("done %s", stats())
 	return nil
 }
 
-// productWriter is how the child writes a product: one JSON line, as the
-// README's Usage does.
-func productWriter(_ *checkpoint.Checkpoint, out *tearingFile) (func(*colly.Request, any) error, error) {
-	var mu sync.Mutex
-	enc := json.NewEncoder(out)
-	return func(_ *colly.Request, rec any) error {
-		mu.Lock()
-		defer mu.Unlock()
-		return enc.Encode(rec)
-	}, nil
+// productWriter is how the child writes a product: one JSON line, through
+// the checkpoint's Sink.
+func productWriter(cp *checkpoint.Checkpoint, out *tearingFile) (func(*colly.Request, any) error, func() string, error) {
+	sink, err := cp.Sink(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sink.Write, func() string { return fmt.Sprintf("%+v", sink.Stats()) }, nil
 }
 
-// tearingFile is a file whose tearAt-th Write (if not 0) writes half of
-// what it was given, says "torn" and never returns: a process killed in
-// the middle of a write.
+// tearingFile is a file whose write that would take it past tearAt bytes
+// (if not 0) stops there, in the middle of a line, says "torn" and never
+// returns: a process killed in the middle of a write.
 type tearingFile struct {
 	*os.File
 	mu     sync.Mutex
@@ -153,15 +156,12 @@ type tearingFile struct {
 
 func (f *tearingFile) Write(p []byte) (int, error) {
 	f.mu.Lock()
-	f.n++
-	n := f.n
-	f.mu.Unlock()
-	if n != f.tearAt {
+	defer f.mu.Unlock()
+	if f.tearAt == 0 || f.n+len(p) <= f.tearAt {
+		f.n += len(p)
 		return f.File.Write(p)
 	}
-	w := bufio.NewWriter(f.File)
-	_, _ = w.Write(p[:len(p)/2])
-	_ = w.Flush()
+	_, _ = f.File.Write(p[:f.tearAt-f.n])
 	childtest.Say("torn")
 	select {} // until killed
 }
