@@ -67,6 +67,11 @@ type SinkStats struct {
 	Restored   int64 // of those, the ones the file lacked (a kill between commit and write), appended
 	TornBytes  int64 // bytes of a last record cut short by a kill, cut off the file
 	Duplicates int64 // URLs whose records were left out: the output had them already (another worker's, a revisit)
+
+	// UncommittedBytes is what the file held after every record committed
+	// (a store that lost its last commits), cut off: those pages are
+	// fetched again.
+	UncommittedBytes int64
 }
 
 // Sink writes a crawl's records, one JSON line each, to a file so that
@@ -422,7 +427,18 @@ func (s *Sink) reconcile(out storage.OutputStore) error {
 	}
 	if !cut {
 		if off < size {
-			return s.mismatch(off, fmt.Sprintf("holds %d bytes after every record the checkpoint committed there", size-off))
+			if earlier == 0 {
+				return s.mismatch(off, fmt.Sprintf("holds %d bytes, and the checkpoint committed nothing there", size))
+			}
+			// The file is the log, then bytes no commit accounts for: a
+			// store that lost its last commits (their pages are fetched
+			// again), or a hand that wrote there.
+			if err := f.Truncate(off); err != nil {
+				return fmt.Errorf("checkpoint: Sink: cutting what the checkpoint did not commit off %s: %w", s.where, err)
+			}
+			s.stats.UncommittedBytes = size - off
+			s.cp.opt.Logger.Warn().Str("event", "checkpoint_sink_uncommitted").Str("output", s.name).Int64("bytes", size-off).
+				Msg("checkpoint: the output held records the checkpoint did not commit; they were cut off, and their pages are fetched again")
 		}
 		if _, err := f.Seek(0, io.SeekEnd); err != nil {
 			return fmt.Errorf("checkpoint: Sink: %s: %w", s.where, err)

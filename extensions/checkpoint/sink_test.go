@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
+	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/internal/childtest"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
@@ -164,4 +167,103 @@ func (f *tearingFile) Write(p []byte) (int, error) {
 	_, _ = f.File.Write(p[:f.tearAt-f.n])
 	childtest.Say("torn")
 	select {} // until killed
+}
+
+// sinkCrawl crawls store with cp (and v, if not nil) on a breaker,
+// writing each product page's title through sink twice (a page with two
+// records), and returns what Write returned from OnScraped, too late.
+func sinkCrawl(t *testing.T, cp *checkpoint.Checkpoint, v *validate.Validator, sink *checkpoint.Sink, store *testserver.Store) error {
+	t.Helper()
+	b, err := breaker.New(breaker.Standard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector(colly.Async(true))
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {
+		t.Fatal(err)
+	}
+	exts := []breakwater.Extension{b, cp}
+	if v != nil {
+		exts = append([]breakwater.Extension{v}, exts...)
+	}
+	if err := breakwater.Use(c, exts...); err != nil {
+		t.Fatal(err)
+	}
+	c.OnHTML("div.product", func(e *colly.HTMLElement) {
+		for _, part := range []string{"title", "again"} {
+			if err := sink.Write(e.Request, map[string]string{"url": e.Request.URL.String(), part: e.ChildText("h1.title")}); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	var late error
+	var mu sync.Mutex
+	c.OnScraped(func(r *colly.Response) {
+		if err := sink.Write(r.Request, "late"); err != nil {
+			mu.Lock()
+			late = err
+			mu.Unlock()
+		}
+	})
+	c.OnHTML(testserver.ProductLinkSelector, func(e *colly.HTMLElement) {
+		_ = e.Request.Visit(e.Attr("href"))
+	})
+	if _, err := cp.Resume(c); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Visit(store.URL() + "/")
+	c.Wait()
+	return late
+}
+
+// A page whose attempt does not end done (here: found invalid after its
+// records were written) puts nothing in the file; the run that gets it
+// done writes its records, once. A Write once the page's outcome is
+// recorded is refused.
+func TestSinkWritesNothingForAnAttemptThatIsNotDone(t *testing.T) {
+	// 5 invalid pages: too few to trip the breaker, which would park them.
+	store := startStore(t, testserver.Config{Products: 5, PerPage: 5})
+	path := dbPath(t)
+	out := filepath.Join(t.TempDir(), "products.jsonl")
+	for run, floor := range []int{1 << 20, 1024} { // run 0: every product page below the floor
+		cp := openCP(t, path)
+		f, err := os.OpenFile(out, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink, err := cp.Sink(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := validate.New(validate.Page(`/products/`, validate.MinBytes(floor)), validate.MinBytes(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		late := sinkCrawl(t, cp, v, sink, store)
+		if err := closeCP(cp); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if !errors.Is(late, checkpoint.ErrNoAttempt) {
+			t.Errorf("run %d: a Write from OnScraped: %v, want ErrNoAttempt", run, late)
+		}
+		b, _ := os.ReadFile(out)
+		lines := strings.Count(string(b), "\n")
+		switch run {
+		case 0:
+			if lines != 0 {
+				t.Errorf("run 0, every product invalid: %d lines, want none", lines)
+			}
+		case 1:
+			for i := 1; i <= 5; i++ {
+				u := `"url":"` + store.URL() + testserver.ProductPath(i) + `"`
+				if n := strings.Count(string(b), u); n != 2 {
+					t.Errorf("%s: %d lines, want its 2", testserver.ProductPath(i), n)
+				}
+			}
+			if lines != 10 || sink.Stats().Written != 5 {
+				t.Errorf("run 1: %d lines, stats %+v; want 10 lines of 5 pages", lines, sink.Stats())
+			}
+		}
+	}
 }

@@ -24,17 +24,17 @@ type store struct {
 	buf, com         map[uint64]*entry // reads look in buf, then the running commit's, then the file
 	metaBuf, metaCom map[string][]byte
 	outBuf           []storage.OutputEntry // PutOutput's accepted entries, committed with buf (output.go)
-	index            index         // every record's Seq and state (index.go)
-	counts           backend.Tally // as reads see them
+	index            index                 // every record's Seq and state (index.go)
+	counts           backend.Tally         // as reads see them
 	nextSeq          uint64
 	err              error // sticky commit error
 	closed           bool
 	commits, wrote   uint64 // commits since Open, and the entries they wrote (the tests read them)
 
-	commitMu  sync.Mutex // one commit at a time
+	commitMu sync.Mutex // one commit at a time
 
-	outMu   sync.Mutex        // one PutOutput at a time, to its commit
-	nextPos map[string]uint64 // a log's next Pos, once read from the file (outMu)
+	outMu     sync.Mutex        // one PutOutput at a time, to its commit
+	nextPos   map[string]uint64 // a log's next Pos, once read from the file (outMu)
 	kick      chan struct{}
 	quit      chan struct{}
 	loopDone  chan struct{}
