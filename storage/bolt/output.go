@@ -36,6 +36,12 @@ func (s *store) PutOutput(entries []storage.OutputEntry, recs ...storage.Record)
 	}
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
+	s.mu.RLock()
+	err := s.usable()
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
 	var accepted []storage.OutputEntry
 	if len(entries) > 0 {
 		var err error
