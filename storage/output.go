@@ -9,10 +9,12 @@ type OutputStore interface {
 	Store
 
 	// PutOutput puts recs and appends each of entries to its log, in one
-	// atomic commit, and returns once that commit is durable (as Flush
-	// makes it). An entry whose ID already has one in its Output, in any
+	// atomic commit (a backend may split a large call into several, each
+	// with the entries of its records), and returns once that is durable
+	// (as Flush makes it). An entry whose ID already has one in its Output, in any
 	// Part, or earlier in entries, is left out. It returns the entries it
-	// appended, in the order given, each with its Pos. Entries are
+	// appended, each with its Pos, in the order they were appended (the
+	// order given, for the entries of one commit). Entries are
 	// validated first (ErrInvalid: an empty Output or Data, a name over
 	// MaxMetaKeyLen); then nothing is stored.
 	PutOutput(entries []OutputEntry, recs ...Record) ([]OutputEntry, error)

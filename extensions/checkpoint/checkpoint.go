@@ -332,5 +332,6 @@ func (cp *Checkpoint) Close() error {
 		err = cp.fail(cp.store.Flush())
 	}
 	cp.unlock()
+	cp.syncSinks() // their records are in the store; now in their files, on disk
 	return err
 }

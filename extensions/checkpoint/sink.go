@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
@@ -336,6 +338,28 @@ func (s *Sink) append(b []byte, n int64) {
 		return
 	}
 	s.stats.Written += n
+}
+
+// syncSinks makes each sink's file durable (an *os.File's Sync), at Close:
+// a crawl that is not resumed keeps its last records through a power cut.
+func (cp *Checkpoint) syncSinks() {
+	cp.sinks.mu.Lock()
+	all := make([]*Sink, 0, len(cp.sinks.by))
+	for _, s := range cp.sinks.by {
+		all = append(all, s)
+	}
+	cp.sinks.mu.Unlock()
+	for _, s := range all {
+		f, ok := s.w.(interface{ Sync() error })
+		if !ok {
+			continue
+		}
+		s.mu.Lock()
+		if err := f.Sync(); err != nil && s.err == nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, syscall.EINVAL) {
+			s.err = fmt.Errorf("checkpoint: syncing %s: %w; its records are committed in the checkpoint: the next run writes what the file lost", s.where, err)
+		}
+		s.mu.Unlock()
+	}
 }
 
 // reconcile makes the file hold exactly the sink's log in the store: it

@@ -28,8 +28,10 @@ func (cp *checkpointStore) logKey(output, part string) string {
 	return cp.outputKey(output) + ":p:" + part
 }
 
-// PutOutput implements storage.OutputStore: one script, atomic, whatever
-// the number of records and entries.
+// PutOutput implements storage.OutputStore: a script per 500 records,
+// each atomic, with the entries of its records (the rest with the last).
+// A record and its entries are so always committed together; a failure
+// after the first script leaves the scripts before it committed.
 func (cp *checkpointStore) PutOutput(entries []storage.OutputEntry, recs ...storage.Record) ([]storage.OutputEntry, error) {
 	for i := range recs {
 		if err := backend.CheckRecord(&recs[i]); err != nil && !cp.closed.Load() {
@@ -41,6 +43,35 @@ func (cp *checkpointStore) PutOutput(entries []storage.OutputEntry, recs ...stor
 			return nil, err
 		}
 	}
+	if len(recs) <= putBatch {
+		return cp.putOutput(entries, recs)
+	}
+	chunkOf := make(map[uint64]int, len(recs)) // record ID → its chunk
+	for i, r := range recs {
+		chunkOf[r.ID] = i / putBatch
+	}
+	last := (len(recs) - 1) / putBatch
+	per := make([][]storage.OutputEntry, last+1)
+	for _, e := range entries {
+		c, ok := chunkOf[e.ID]
+		if !ok {
+			c = last
+		}
+		per[c] = append(per[c], e)
+	}
+	var took []storage.OutputEntry
+	for c := range per {
+		t, err := cp.putOutput(per[c], recs[c*putBatch:min((c+1)*putBatch, len(recs))])
+		if err != nil {
+			return nil, err
+		}
+		took = append(took, t...)
+	}
+	return took, nil
+}
+
+// putOutput is one PutOutput script.
+func (cp *checkpointStore) putOutput(entries []storage.OutputEntry, recs []storage.Record) ([]storage.OutputEntry, error) {
 	now := cp.s.now().UTC()
 	keys := append([]string(nil), cp.keys...)
 	index := map[string]int{}
