@@ -17,20 +17,6 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// A Sink's output is exactly once because the file is never its own
-// record. A page's lines wait in memory until its done record is put:
-// they are committed with it, in one atomic and durable commit of the
-// store (storage.OutputStore), to the sink's log there, and only then
-// appended to the file, in the log's order. So the file is always a
-// prefix of the log, but for a last entry a kill cut short, and the log
-// holds exactly the lines of the pages done: a page not done has no line
-// anywhere (fetched again, it writes again), a page done has its lines in
-// the log (never fetched again). Making the file equal to the log, as
-// Sink does on open, is then all a resume needs: cut the torn tail, append
-// what the file lacks. A URL has at most one entry in an output, whichever
-// worker commits it first: another worker that fetched it too (its lease
-// taken over) has its lines left out.
-
 // DefaultSinkName is the output's name in the checkpoint when
 // SinkConfig.Name is empty.
 const DefaultSinkName = "records"
@@ -78,10 +64,22 @@ type SinkStats struct {
 
 // Sink writes a crawl's records, one JSON line each, to a file so that
 // what the program writes for a URL is there exactly once across kills
-// (SIGKILL mid-line included), resumes and a fleet's workers. Write stages
-// the line with the page's attempt; the checkpoint commits it with the
-// page's done state and then appends it to the file (docs/checkpoints.md,
-// "Records written once"). It is safe for concurrent use.
+// (SIGKILL mid-line included), resumes and a fleet's workers. It is safe
+// for concurrent use.
+//
+// Why once: Write only stages a page's lines with its attempt. The
+// checkpoint commits them with the page's done record, in one atomic and
+// durable commit of the store (storage.OutputStore), to the output's log
+// there, and appends them to the file only after that commit, in the
+// log's order. So at every moment the log holds exactly the lines of the
+// pages done, each page's once (a page not done has lines nowhere and
+// writes again when fetched again; a page done is never fetched again),
+// and the file is a prefix of the log but for a last entry a kill cut
+// short. Making the file equal to the log, which Checkpoint.Sink does, is
+// then all a resume needs. A URL has at most one entry in an output,
+// whichever worker commits it first: another that fetched it too (its
+// lease taken over) has its lines left out. docs/checkpoints.md, "Records
+// written once", has the rest.
 type Sink struct {
 	cp           *Checkpoint
 	w            io.Writer
@@ -122,9 +120,11 @@ type sinks struct {
 // must keep outputs (storage/bolt, storage/redis: ErrNoOutput otherwise).
 // It first makes w hold exactly what the checkpoint committed to the
 // output: a file (*os.File, opened with os.O_RDWR; os.O_APPEND or not) is
-// checked against it, a last record cut short by a kill is cut off and the
-// records it lacks are appended; a file that holds anything else is
-// refused (ErrOutputMismatch) and left as it is. A writer that cannot be
+// checked against it byte for byte, a last record cut short by a kill is
+// cut off and the records it lacks are appended; a file that does not
+// begin with the committed records is refused (ErrOutputMismatch) and
+// left as it is, and bytes after all of them, which no commit accounts for
+// (a store that lost its last commits), are cut off. A writer that cannot be
 // read back (standard output, a pipe, a buffer) is given every record
 // committed so far, then this run's: point it at a fresh file each run
 // (`> products.jsonl`), never append to one (`>>`). Make the Sink after
@@ -409,7 +409,10 @@ func (s *Sink) reconcile(out storage.OutputStore) error {
 		if !cut {
 			n := int64(len(e.Data))
 			if off+n <= size {
-				buf = append(buf[:0], make([]byte, n)...)
+				if int64(cap(buf)) < n {
+					buf = make([]byte, n)
+				}
+				buf = buf[:n]
 				if _, err := io.ReadFull(rd, buf); err != nil {
 					return fmt.Errorf("checkpoint: Sink: reading %s: %w", s.where, err)
 				}
