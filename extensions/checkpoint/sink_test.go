@@ -164,7 +164,11 @@ func (f *tearingFile) Write(p []byte) (int, error) {
 		f.n += len(p)
 		return f.File.Write(p)
 	}
-	_, _ = f.File.Write(p[:f.tearAt-f.n])
+	k := f.tearAt - f.n
+	if k > 0 && p[k-1] == '\n' && k+1 < len(p) {
+		k++ // in a line, not between two
+	}
+	_, _ = f.File.Write(p[:k])
 	childtest.Say("torn")
 	select {} // until killed
 }
