@@ -44,7 +44,9 @@ type SinkConfig struct {
 
 	// Worker names this writer among a fleet's that share a checkpoint
 	// (storage/redis): each worker its own, the same across its restarts,
-	// with its own file. Empty: one process writes the output.
+	// with its own file; two live workers of one name write one log, and
+	// their files fail the check when either restarts. Empty: one process
+	// writes the output.
 	Worker string
 }
 
