@@ -183,8 +183,9 @@ func (cp *Checkpoint) Sink(w io.Writer, cfg ...SinkConfig) (*Sink, error) {
 // the page has records: later (OnScraped, once the outcome is recorded)
 // it returns ErrNoAttempt. An attempt that does not end done writes
 // nothing (the next one writes again), and a URL's records are written
-// once in all. After a failed write to the file it returns that error;
-// the records are safe in the checkpoint, and the next run writes them.
+// once in all. After a failed write to the file it returns that error,
+// but keeps the record all the same: committed with its page, it is in
+// the file once the next run makes its Sink.
 func (s *Sink) Write(r *colly.Request, record any) error {
 	if r == nil {
 		return fmt.Errorf("checkpoint: Sink.Write: %w: a nil request", storage.ErrInvalid)
@@ -192,9 +193,6 @@ func (s *Sink) Write(r *colly.Request, record any) error {
 	line, err := json.Marshal(record)
 	if err != nil {
 		return fmt.Errorf("checkpoint: Sink.Write: the record cannot be encoded as JSON: %w", err)
-	}
-	if err := s.Err(); err != nil {
-		return err
 	}
 	cp := s.cp
 	e, ok := cp.live.get(r)
@@ -215,7 +213,8 @@ func (s *Sink) Write(r *colly.Request, record any) error {
 	}
 	st.lines[s] = append(append(st.lines[s], line...), '\n')
 	cp.sinks.mu.Unlock()
-	return nil
+	// Kept all the same: committed with its page, in the file next run.
+	return s.Err()
 }
 
 // Err returns the first error writing to the file, if any. After the

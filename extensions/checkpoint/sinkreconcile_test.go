@@ -11,6 +11,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/memory"
+	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
 // committed puts a done record and its entry in the default output for
@@ -187,4 +188,38 @@ func storeOf(t *testing.T, cp *checkpoint.Checkpoint) storage.Store {
 		t.Fatal("no store under the checkpoint")
 	}
 	return s.(storage.Store)
+}
+
+// failingWriter fails every write, as a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A file that cannot be written loses no record: the Sink reports the
+// error (Write, Err) and the records stay committed in the checkpoint; the
+// next run's Sink writes them.
+func TestSinkWhoseFileFailsLosesNoRecord(t *testing.T) {
+	store := startStore(t, testserver.Config{Products: 5, PerPage: 5})
+	path := dbPath(t)
+	cp := openCP(t, path)
+	sink, err := cp.Sink(failingWriter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sinkCrawl(t, cp, nil, sink, store)
+	if err := closeCP(cp); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Err(); err == nil || !strings.Contains(err.Error(), "no space left") || !strings.Contains(err.Error(), "next run writes them") {
+		t.Errorf("Err() = %v; want the write error, saying the next run writes the records", err)
+	}
+	cp = openCP(t, path)
+	var out bytes.Buffer
+	sink, err = cp.Sink(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 10 || sink.Stats().Restored != 5 {
+		t.Errorf("the next run's Sink wrote %d lines, stats %+v; want the 5 pages' 10 lines restored", n, sink.Stats())
+	}
 }
