@@ -212,6 +212,9 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 			cp.resolve(collyx.RequestID(fin, nil), true)
 		}
 	}
+	if ev == evLeft || (e.closed && rec.State != storage.Done) {
+		cp.unstage(e.id) // a new attempt writes its own records; one not done, none (sink.go)
+	}
 	if rec.State == storage.Done || rec.State == storage.Dead {
 		_ = cp.finalLocked(rec)
 	} else {
