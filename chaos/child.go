@@ -100,46 +100,55 @@ func superviseMain(run func(ctx context.Context) int) int {
 }
 
 // productSink is where the program writes its products: the one place
-// products are written. Today it is the program's own JSON-lines file,
-// appended to across runs, one write a record.
+// products are written. It is the README's: the checkpoint's Sink over the
+// program's JSON-lines file, so each product is in it once across kills,
+// resumes and crashes.
 type productSink struct {
 	mu      sync.Mutex
 	f       *os.File
-	w       io.Writer
+	w       io.Writer // f, or f killed in the middle of a write
+	cs      *checkpoint.Sink
 	dropped bool
 }
 
 func openSink(path string, midWrite int) (*productSink, error) {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open the products file: %w", err)
 	}
 	s := &productSink{f: f, w: f}
 	if midWrite > 0 {
-		s.w = &killingWriter{w: f, at: midWrite}
+		s.w = &killingFile{File: f, at: midWrite}
 	}
 	return s, nil
 }
 
-// writeProduct writes one product to s.
-func writeProduct(s *productSink, rec productRec) error {
-	line, err := json.Marshal(rec)
+// attach makes the checkpoint's Sink over the file: it mends what a
+// kill left (a torn last line, records committed but not yet written).
+func (s *productSink) attach(cp *checkpoint.Checkpoint) error {
+	cs, err := cp.Sink(s.w)
 	if err != nil {
-		return fmt.Errorf("encode product %s: %w", rec.URL, err)
+		return fmt.Errorf("the products file: %w", err)
 	}
-	line = append(line, '\n')
+	s.cs = cs
+	return nil
+}
+
+// writeProduct writes one product to s, for the page r.
+func writeProduct(s *productSink, r *colly.Request, rec productRec) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if breakIs("drop") && !s.dropped {
 		s.dropped = true
+		s.mu.Unlock()
 		return nil
 	}
+	s.mu.Unlock()
 	n := 1
 	if breakIs("twice") {
 		n = 2
 	}
 	for range n {
-		if _, err := s.w.Write(line); err != nil {
+		if err := s.cs.Write(r, rec); err != nil {
 			return fmt.Errorf("write product %s: %w", rec.URL, err)
 		}
 	}
@@ -148,20 +157,25 @@ func writeProduct(s *productSink, rec productRec) error {
 
 func (s *productSink) close() error { return s.f.Close() }
 
-// killingWriter is the sequence's SIGKILL in the middle of a write: its
-// at-th Write writes half its bytes, then the process is killed.
-type killingWriter struct {
-	w  io.Writer
+// killingFile is the sequence's SIGKILL in the middle of a write: its
+// at-th Write writes half its bytes, then the process is killed. It is
+// the file otherwise, so the Sink can read it back.
+type killingFile struct {
+	*os.File
 	at int
+	mu sync.Mutex
 	n  int
 }
 
-func (k *killingWriter) Write(b []byte) (int, error) {
+func (k *killingFile) Write(b []byte) (int, error) {
+	k.mu.Lock()
 	k.n++
-	if k.n != k.at {
-		return k.w.Write(b)
+	n := k.n
+	k.mu.Unlock()
+	if n != k.at {
+		return k.File.Write(b)
 	}
-	_, _ = k.w.Write(b[:len(b)/2])
+	_, _ = k.File.Write(b[:len(b)/2])
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {} // the kill is on its way
 }
@@ -263,9 +277,17 @@ func runProgram(ctx context.Context, sp childSpec, stdout, stderr io.Writer) int
 		cp.Close()
 		return fail(err)
 	}
+	if err := sink.attach(cp); err != nil {
+		cp.Close()
+		return fail(err)
+	}
 	detail := c
 	if p.Shape == shCloneOnly {
-		detail = c.Clone()
+		detail = c.Clone() // wired as c is, right after Clone (the README)
+		if err := bw.Use(detail, v, b, cp); err != nil {
+			cp.Close()
+			return fail(err)
+		}
 	}
 	cols := []*colly.Collector{c}
 	if detail != c {
@@ -344,7 +366,7 @@ func runProgram(ctx context.Context, sp childSpec, stdout, stderr io.Writer) int
 		if p.Shape == shCtxChain {
 			rec.Listing = r.Ctx.Get("listing")
 		}
-		if err := writeProduct(sink, rec); err != nil {
+		if err := writeProduct(sink, r, rec); err != nil {
 			writeErr.CompareAndSwap(nil, err)
 			return
 		}

@@ -8,6 +8,8 @@ require (
 	github.com/breakwater-crawl/breakwater v0.0.0-00010101000000-000000000000
 	github.com/breakwater-crawl/breakwater/metrics v0.0.0-00010101000000-000000000000
 	github.com/breakwater-crawl/breakwater/storage/redis v0.0.0-00010101000000-000000000000
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.23.1
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/mattn/go-isatty v0.0.20
 	github.com/prometheus/client_golang v1.25.0
@@ -16,6 +18,8 @@ require (
 	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/sys v0.48.0
 )
+
+require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0 // indirect

@@ -35,6 +35,10 @@ type Attempt struct {
 	// leave before ResendAt. The URL is not a failure of its own; a hook
 	// that keeps URLs puts it back until then.
 	ResendAt time.Time
+	// PausedUntil is set for a throttled answer (a 429): the end of the
+	// pause it put its domain in, no request to it leaving before then
+	// (Retry-After, or the breaker's own pause without one).
+	PausedUntil time.Time
 	// GaveUp is set when a throttled URL ran out of throttle retries, or
 	// its retry could not be issued, or its domain throttled for longer
 	// than the breaker's throttle horizon.

@@ -16,5 +16,14 @@
 //
 // Every source is optional. The text form is an aligned table for people,
 // with columns for rare classes only when some domain has one; the JSON
-// form has every field and a schema_version (SchemaVersion).
+// form has every field and a schema_version (SchemaVersion). The HTML form
+// is a page that needs nothing but itself: per domain a timeline of the
+// circuit's state, the requests by outcome, the pauses and the trips, from
+// a Timeline that followed the breaker during the crawl, then the table:
+//
+//	tl := report.NewTimeline(report.TimelineConfig{}) // before the crawl
+//	tl.Observe(b)
+//	...
+//	r := report.New(o, report.Sources{Breaker: b, Timeline: tl, End: time.Now()})
+//	r.Write(f, report.HTML)
 package report

@@ -1,8 +1,10 @@
 package report_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"regexp"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -71,4 +73,45 @@ func Example() {
 	//   unfinished  URLs left to do for a rescheduled run (refused, failed with attempts left, not yet sent)
 	//   trips       times the circuit opened
 	//   median      median latency of the successful pages (total: over all of them, - when unknown)
+}
+
+// A timeline follows the breaker from the start of the crawl; the HTML
+// report draws it. Here a shop trips after ten good pages and ten
+// failures; the page's bands say when.
+func ExampleTimeline() {
+	clk := clocktest.NewFake(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
+	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tl := report.NewTimeline(report.TimelineConfig{Clock: clk}) // the breaker's clock
+	if err := tl.Observe(b); err != nil {                       // before the crawl (c.Visit)
+		fmt.Println(err)
+		return
+	}
+	for i := range 20 {
+		class := circuit.Success
+		if i >= 10 {
+			class = circuit.Degraded
+		}
+		if t, err := b.Allow("shop.example"); err == nil {
+			b.Record(t, circuit.Result{Class: class, Latency: 30 * time.Millisecond})
+		}
+		clk.Advance(100 * time.Millisecond)
+	}
+	clk.Advance(time.Second)
+
+	r := report.New(outcome.Decide(10, b), report.Sources{Breaker: b, Timeline: tl, End: clk.Now()})
+	var page bytes.Buffer
+	if err := r.Write(&page, report.HTML); err != nil { // a file to open in a browser
+		fmt.Println(err)
+		return
+	}
+	for _, m := range regexp.MustCompile(`<rect class="band ([a-z-]+)"[^>]*><title>([^<]*)</title>`).FindAllStringSubmatch(page.String(), -1) {
+		fmt.Println(m[2])
+	}
+	// Output:
+	// closed from +0.000 s to +1.900 s
+	// open from +1.900 s to +3.000 s
 }

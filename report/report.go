@@ -52,6 +52,8 @@ type Report struct {
 	// Proxies are Sources.Proxies' proxies, in their order, named by
 	// host:port without credentials.
 	Proxies []proxy.Snapshot `json:"proxies,omitempty"`
+
+	timeline *timeline // Sources.Timeline's record, for the HTML page
 }
 
 // Domain is one host's line of the report. The host is lower-case with its
@@ -142,6 +144,9 @@ type Sources struct {
 	// Proxies is the crawl's proxy pool (breaker.Config.Proxies), for a
 	// line per proxy.
 	Proxies *proxy.Pool
+	// Timeline is the run's record over time, drawn by the HTML format;
+	// the last one given is read.
+	Timeline *Timeline
 }
 
 // New builds the report of a run that ended as o, from the given sources.
@@ -161,7 +166,11 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 	unfinished, latencies := map[string]int{}, map[string][]time.Duration{}
 	var start, end time.Time
 	var proxies []proxy.Snapshot
+	var tl *timeline
 	for _, src := range sources {
+		if src.Timeline != nil {
+			tl = src.Timeline.snapshot()
+		}
 		if src.Proxies != nil {
 			proxies = src.Proxies.Stats()
 		}
@@ -248,20 +257,7 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 	slices.SortFunc(r.Domains, func(a, b Domain) int { return strings.Compare(a.Domain, b.Domain) })
 	t := &r.Total
 	for _, d := range r.Domains {
-		t.Records += d.Records
-		t.Requests += d.Requests
-		t.Bytes += d.Bytes
-		t.Robots += d.Robots
-		from := d.byClass()
-		for class, p := range t.byClass() {
-			*p += *from[class]
-		}
-		t.Refused += d.Refused
-		t.Unfinished += d.Unfinished
-		t.Dead += d.Dead
-		t.Trips += d.Trips
-		t.Pauses += d.Pauses
-		t.PausedFor += d.PausedFor
+		t.add(d)
 	}
 	if len(all) > 0 {
 		t.MedianLatency = median(all)
@@ -270,7 +266,10 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 	}
 	t.MedianLatencyMS = ms(t.MedianLatency)
 	t.PausedForS = seconds(t.PausedFor)
-	r.Requests, r.Bytes, r.Proxies = t.Requests, t.Bytes, proxies
+	r.Requests, r.Bytes, r.Proxies, r.timeline = t.Requests, t.Bytes, proxies, tl
+	if tl != nil && end.After(tl.last) {
+		tl.last = end // the drawing ends with the run
+	}
 	if !start.IsZero() && !end.IsZero() {
 		r.Start, r.End = start.UTC().Round(time.Millisecond), end.UTC().Round(time.Millisecond)
 		r.Took = r.End.Sub(r.Start)
@@ -280,6 +279,25 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 		}
 	}
 	return r
+}
+
+// add adds d's counters to t's; the state, the pace and the medians are
+// not added.
+func (t *Domain) add(d Domain) {
+	t.Records += d.Records
+	t.Requests += d.Requests
+	t.Bytes += d.Bytes
+	t.Robots += d.Robots
+	from := d.byClass()
+	for class, p := range t.byClass() {
+		*p += *from[class]
+	}
+	t.Refused += d.Refused
+	t.Unfinished += d.Unfinished
+	t.Dead += d.Dead
+	t.Trips += d.Trips
+	t.Pauses += d.Pauses
+	t.PausedFor += d.PausedFor
 }
 
 // byClass maps each outcome class to d's counter of it.
@@ -316,6 +334,10 @@ const (
 	Text Format = iota
 	// JSON is one indented JSON object for machines.
 	JSON
+	// HTML is a page for people that needs nothing but itself (no script,
+	// no request to any host): per domain a timeline from
+	// Sources.Timeline, then the table of the Text format.
+	HTML
 )
 
 // Write writes r to w in format f. JSON is one indented JSON object and a
@@ -325,8 +347,19 @@ const (
 // the selector_broken diagnoses; columns for throttled, blocked, gone,
 // other 4xx, robots, dead, pauses and the pace appear only when some domain
 // has one.
+//
+// HTML draws, per domain, the circuit's state as bands (closed, open,
+// half-open, blocked), the requests by how they ended over time, the
+// trips and the Retry-After pauses, with the table under them. A run of
+// more than HTMLDomains domains draws and lists the HTMLDomains busiest
+// (those that tripped, were held blocked, broke a selector or have dead
+// URLs first), sums the others into one row, and says so.
 func (r Report) Write(w io.Writer, f Format) error {
-	if f != JSON {
+	switch f {
+	case HTML:
+		return r.writeHTML(w)
+	case JSON:
+	default:
 		return r.writeText(w)
 	}
 	enc := json.NewEncoder(w)

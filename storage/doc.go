@@ -5,5 +5,7 @@
 // in frontier order (Seq), with per-state counts and run metadata.
 // Backends: storage/memory (no resume), storage/bolt (the embedded
 // default), storage/redis (several machines); storage/storagetest is the
-// conformance suite every backend passes.
+// conformance suite every backend passes. A backend that is also an
+// OutputStore (bolt, redis) keeps what a crawl wrote for its URLs with
+// their states, for extensions/checkpoint's Sink.
 package storage

@@ -72,7 +72,8 @@ type Config struct {
 	// RedisPurge deletes every key of the -redis crawl and exits.
 	RedisPurge bool
 	Version    bool          // print the version and exit
-	Report     string        // text or json
+	Report     string        // text, json or html
+	ReportFile string        // where the report goes instead of stdout; html: report.html by default
 	LogLevel   string        // zerolog level
 	LogFormat  string        // auto, json or console
 	Status     string        // auto, line, log or off
@@ -217,7 +218,8 @@ func (cfg *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&cfg.WaitHorizon, "wait-horizon", cfg.WaitHorizon, "with -redis: a worker waits for work due within this long (URLs parked while Redis was unreachable, a retry's backoff, the end of a tripped domain's cooldown); when all that is left is due later, it ends its run as tripped and leaves that work queued for the next run (0: end as soon as all that is left must wait)")
 	fs.BoolVar(&cfg.RedisPurge, "redis-purge", cfg.RedisPurge, "with -redis: delete every key of the crawl (-crawl-id, or the one the start URLs name) and exit; stop its workers first (otherwise the keys expire 7 days after the crawl's last change)")
 	fs.BoolVar(&cfg.Version, "version", cfg.Version, "print the version and exit")
-	fs.StringVar(&cfg.Report, "report", cfg.Report, "final report format: text or json (on stdout)")
+	fs.StringVar(&cfg.Report, "report", cfg.Report, "final report format: text or json (on stdout), or html: a page with a timeline per domain written to -report-file, the text table still on stdout")
+	fs.StringVar(&cfg.ReportFile, "report-file", cfg.ReportFile, "write the report to this file instead of stdout (default with -report html: report.html)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error or disabled")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format on stderr: json, console, or auto (console on a terminal)")
 	fs.StringVar(&cfg.Status, "status", cfg.Status, "progress display: line (live status line on stdout), log (periodic log events), off, or auto (line on a terminal)")
@@ -412,8 +414,13 @@ func (cfg *Config) validate() error {
 		cfg.format = report.Text
 	case "json":
 		cfg.format = report.JSON
+	case "html":
+		cfg.format = report.HTML
+		if cfg.ReportFile == "" {
+			cfg.ReportFile = "report.html"
+		}
 	default:
-		return usageErr("-report %q: want text or json", cfg.Report)
+		return usageErr("-report %q: want text, json or html", cfg.Report)
 	}
 	if cfg.level, err = zerolog.ParseLevel(strings.ToLower(cfg.LogLevel)); err != nil || cfg.LogLevel == "" {
 		return usageErr("-log-level %q: want debug, info, warn, error or disabled", cfg.LogLevel)

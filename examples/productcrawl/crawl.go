@@ -229,6 +229,18 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	}
 	cr.judges = append(cr.judges, cr.reach)
 	cr.reportOpts = append(cr.reportOpts, report.Sources{Breaker: cr.b, Validator: cr.v})
+	if cfg.format == report.HTML {
+		// The page draws each domain over time: the timeline follows the
+		// breaker from here on.
+		tl := report.NewTimeline(report.TimelineConfig{})
+		if err := tl.Observe(cr.b); err != nil {
+			cancel()
+			cr.out.close()
+			cr.abandon()
+			return nil, err
+		}
+		cr.reportOpts = append(cr.reportOpts, report.Sources{Timeline: tl})
+	}
 	if err := breakwater.Use(cr.c, cr.exts...); err != nil {
 		return nil, err
 	}

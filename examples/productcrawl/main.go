@@ -5,6 +5,7 @@
 //	go run ./examples/productcrawl                    # crawls an embedded test store fleet
 //	go run ./examples/productcrawl -h                 # the flags
 //	go run ./examples/productcrawl --report json https://shop.example/
+//	go run ./examples/productcrawl -report html       # and report.html: a timeline per domain
 //
 // It appends every valid product page to -out as one JSON object a line
 // ({"url","title","price","fetched_at"} by default; -field chooses), or as
@@ -90,6 +91,7 @@ import (
 	"syscall"
 
 	"github.com/breakwater-crawl/breakwater/outcome"
+	"github.com/breakwater-crawl/breakwater/report"
 	"github.com/rs/zerolog"
 )
 
@@ -190,11 +192,38 @@ func run(args []string, stdout, stderr io.Writer) int {
 	o, rep := cr.run()
 	st.stop()
 	cr.release()
-	if err := rep.Write(stdout, cfg.format); err != nil {
+	if err := writeReport(rep, cfg, stdout, log); err != nil {
 		log.Error().Str("event", "report_failed").Err(err).Msg("cannot write the report")
 		return outcome.Decide(o.Records, outcome.Failed(err)).State.ExitCode()
 	}
 	return o.State.ExitCode()
+}
+
+// writeReport writes the report: to -report-file if given, else on
+// stdout; the HTML page goes to its file with the text table on stdout.
+func writeReport(rep report.Report, cfg Config, stdout io.Writer, log zerolog.Logger) error {
+	if cfg.ReportFile == "" {
+		return rep.Write(stdout, cfg.format)
+	}
+	if cfg.format == report.HTML {
+		if err := rep.Write(stdout, report.Text); err != nil {
+			return err
+		}
+	}
+	f, err := os.Create(cfg.ReportFile)
+	if err != nil {
+		return fmt.Errorf("-report-file: %w (name a file in a directory that exists and may be written)", err)
+	}
+	if err := rep.Write(f, cfg.format); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("-report-file %s: %w", cfg.ReportFile, err)
+	}
+	path, _ := filepath.Abs(cfg.ReportFile)
+	log.Info().Str("event", "report_written").Str("file", path).Msg("report written to " + path)
+	return nil
 }
 
 // usage reports a configuration error: exit 64, nothing was sent.

@@ -52,6 +52,7 @@ type attempt struct {
 	cancelled  bool
 	horizon    bool          // throttled past the pacing horizon
 	handBack   time.Time     // throttled, its re-send due beyond the resend horizon: handed back
+	pausedTill time.Time     // throttled: the end of the pause it started
 	resend     *resendToken  // set when the breaker will send a throttled URL again
 	cacheDir   string        // the collector's CacheDir when the request left: Colly caches what comes back
 	cacheKey   string        // the URL Colly's cache files the answer under, when cacheDir is set
@@ -70,10 +71,14 @@ type attempt struct {
 
 // Register wires the breaker into c (a colly.CollectorOption). The circuit
 // decides in OnRequestHeaders, right before the request leaves; a refusal
-// reaches OnError and the OnRefused hooks as an error matching ErrOpen.
-// Register wraps the collector's transport (adaptive timeouts), so set
-// proxies and transports before it, and register after your own OnRequest
-// callbacks that Abort. A Clone() copies no callbacks: wire each clone
+// reaches OnError and the OnRefused hooks as an error matching ErrOpen,
+// after the program's OnRequest callbacks, as in Colly. A request to a
+// domain known open is refused in OnRequest, before any LimitRule slot,
+// unless a callback of the program's follows the breaker's there; it then
+// goes on through them and is refused at the gate. Register wraps the
+// collector's transport (adaptive timeouts), so set proxies and
+// transports before it, and register after your own OnRequest callbacks
+// that Abort. A Clone() copies no callbacks: wire each clone
 // with breakwater.Use(clone, v, b, cp), as its collector; left out, it is
 // still gated at the shared transport, but its 429s are not re-sent and
 // the checkpoint cannot resume its unfinished URLs (the run ends in
@@ -82,7 +87,8 @@ type attempt struct {
 func (b *Breaker) Register(c *colly.Collector) {
 	rt := b.wrapTransport(c)
 	async := c.Async
-	c.OnRequest(func(r *colly.Request) { b.onRequest(c, r) })
+	at := collyx.RequestCallbackCount(c) // the breaker's place among c's OnRequest callbacks
+	c.OnRequest(collyx.Own(func(r *colly.Request) { b.onRequest(c, at, r) }))
 	c.OnRequestHeaders(func(r *colly.Request) { b.gate(c, rt, r) })
 	c.OnResponseHeaders(b.onResponseHeaders)
 	c.OnResponse(func(r *colly.Response) {
@@ -103,8 +109,11 @@ func (b *Breaker) Register(c *colly.Collector) {
 
 // onRequest refuses a request to a domain known to be open, drops a copy
 // of a URL being re-sent, and waits for the domain's pace before Colly's
-// LimitRule, so a waiting domain holds none of its shared slots.
-func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
+// LimitRule, so a waiting domain holds none of its shared slots. at is
+// the breaker's place among c's OnRequest callbacks: a request is stopped
+// here only when none of the program's follows (early); otherwise the
+// gate stops it, after them, as Colly would report an error.
+func (b *Breaker) onRequest(c *colly.Collector, at int, r *colly.Request) {
 	if r.IsAbort() {
 		return
 	}
@@ -117,38 +126,60 @@ func (b *Breaker) onRequest(c *colly.Collector, r *colly.Request) {
 		}
 	}
 	if paused := b.proxiesPaused(r); paused != nil {
-		b.refuseEarly(c, r, paused)
+		if early(c, at) {
+			b.refuseEarly(c, r, paused)
+		}
 		return
 	}
-	d, open, err := b.pin(hostOf(r.URL.Host))
+	d, err := b.set.Pin(hostOf(r.URL.Host))
 	if err != nil {
 		return // the gate reports it
-	} else if open != nil {
-		b.refuseEarly(c, r, open)
+	}
+	if open := b.set.KnownOpen(d); open != nil {
+		d.Unpin()
+		if early(c, at) {
+			d.Refused.Add(1)
+			b.refuseEarly(c, r, open)
+		}
 		return
 	}
 	defer d.Unpin() // a reservation, once made, keeps the domain whole
 	ctx := crawlContext(c)
 	if ctx.Err() != nil {
-		b.cancelled(r, d.Name, ctx)
-		collyx.ReportError(c, r, ctx.Err())
+		if early(c, at) {
+			b.cancelled(r, d.Name, ctx)
+			collyx.ReportError(c, r, ctx.Err())
+		}
 		return
 	}
 	if err := d.Pace.Reserve(ctx, r); err != nil {
-		b.cancelled(r, d.Name, ctx)
-		collyx.ReportError(c, r, err)
+		if early(c, at) {
+			b.cancelled(r, d.Name, ctx)
+			collyx.ReportError(c, r, err)
+		}
 		return
 	}
 	// The circuit may have opened, or the proxies paused, while it waited.
 	if open := b.set.KnownOpen(d); open != nil {
 		d.Pace.Unreserve(r)
-		d.Refused.Add(1)
-		b.refuseEarly(c, r, open)
+		if early(c, at) {
+			d.Refused.Add(1)
+			b.refuseEarly(c, r, open)
+		}
 	} else if paused := b.proxiesPaused(r); paused != nil {
 		d.Pace.Unreserve(r)
-		b.refuseEarly(c, r, paused)
+		if early(c, at) {
+			b.refuseEarly(c, r, paused)
+		}
 	}
 }
+
+// early reports whether the breaker's OnRequest callback, at place at
+// among c's, may stop a request it refuses and run its OnError callbacks
+// at once: only Breakwater's callbacks follow it (collyx.OnlyOwnAfter).
+// Otherwise the request goes on through the program's and the gate
+// refuses it (counted and listed the same), for Colly to report.
+func early(c *colly.Collector, at int) bool { return collyx.OnlyOwnAfter(c, at) }
 
 // pin pins host's domain unless the store fails (err, and a refusal) or
 // its circuit is known open (a refusal, counted).
@@ -184,6 +215,11 @@ func crawlContext(c *colly.Collector) context.Context { return cmp.Or(c.Context,
 func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	if r.IsAbort() {
 		b.unreserve(r)
+		return
+	}
+	if paused := b.proxiesPaused(r); paused != nil {
+		b.unreserve(r)
+		b.stopAtGate(c, rt, r, paused)
 		return
 	}
 	ctx := crawlContext(c)
@@ -419,6 +455,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 			wait = cmp.Or(a.quotaWait, defaultThrottlePause)
 		}
 		wait = min(wait, maxRetryAfter)
+		a.pausedTill = now.Add(wait)
 		b.log.Info().Str("event", "paused").Str("domain", d.Name).Dur("for", wait).Int("status", a.status).
 			Msg("breaker: domain asked us to slow down; no request to it before the pause ends")
 		if err := d.Circuit.Pause(b.clock, now.Add(wait)); err != nil {
@@ -617,7 +654,7 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		status = a.status
 	}
 	class, latency := a.class, a.latency
-	at := observe.Attempt{Request: r.Request, Domain: d.Name, Result: circuit.Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled}
+	at := observe.Attempt{Request: r.Request, Domain: d.Name, Result: circuit.Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled, PausedUntil: a.pausedTill}
 	// The URL as the sets' key, made only when one of them is asked: a
 	// success asks none until a URL was gone, throttled or re-sent, and
 	// most pages are that (an empty set changes for no settle).

@@ -38,7 +38,7 @@ func BenchmarkRequestPath(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		r, resp := reqs[i%n], resps[i%n]
-		br.onRequest(c, r)
+		br.onRequest(c, 0, r)
 		br.gate(c, nil, r)
 		br.onResponseHeaders(resp)
 		br.finish(c, resp, nil)
@@ -69,7 +69,7 @@ func BenchmarkQueuedRequestPath(b *testing.B) {
 		for pb.Next() {
 			r := &colly.Request{URL: u, Method: "GET", Ctx: colly.NewContext()}
 			resp := &colly.Response{Request: r, StatusCode: 200, Headers: &hdr}
-			br.onRequest(c, r)
+			br.onRequest(c, 0, r)
 			br.gate(c, nil, r)
 			br.onResponseHeaders(resp)
 			br.finish(c, resp, nil)

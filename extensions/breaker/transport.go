@@ -668,7 +668,7 @@ func (b *Breaker) settleBare(a *attempt, class circuit.Class, err error) {
 	if a.target != nil {
 		b.gone.settled(a.target.String(), a.class, a.cancelled)
 	}
-	at := observe.Attempt{Request: a.req, Domain: a.ticket.Domain().Name, Result: circuit.Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack}
+	at := observe.Attempt{Request: a.req, Domain: a.ticket.Domain().Name, Result: circuit.Result{Class: a.class, Latency: a.latency}, Status: a.status, Err: a.err, Cancelled: a.cancelled, ResendAt: a.handBack, PausedUntil: a.pausedTill}
 	b.report(at)
 }
 

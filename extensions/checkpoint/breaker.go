@@ -90,7 +90,7 @@ func (cp *Checkpoint) onTransition(t circuit.Transition) {
 	defer cp.unlock()
 	switch t.To {
 	case circuit.Open:
-		cp.reviveLocked(t.Key, t.RetryAt)
+		cp.reviveLocked(t.Key, t.RetryAt, false)
 		cp.saved[t.Key] = savedCircuit{Domain: t.Key, RetryAt: t.RetryAt.UTC(), Trips: t.Trips}
 	case circuit.Closed:
 		if _, ok := cp.saved[t.Key]; !ok {

@@ -93,6 +93,7 @@ type Checkpoint struct {
 
 	updates, heldDone, graceFreed atomic.Int64 // Stats counted on the per-page path
 
+	sinks  sinks                        // the Sinks, and the lines staged for them (sink.go)
 	pend   pending                      // written, not yet put into the store (commit.go)
 	fresh  shardedMap[uint64, struct{}] // IDs IsVisited found no record of, their entry not yet made (IsVisited)
 	active atomic.Int64                 // callbacks under way
@@ -331,5 +332,6 @@ func (cp *Checkpoint) Close() error {
 		err = cp.fail(cp.store.Flush())
 	}
 	cp.unlock()
+	cp.syncSinks() // their records are in the store; now in their files, on disk
 	return err
 }

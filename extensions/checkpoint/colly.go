@@ -66,7 +66,7 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	cp.mu.Lock()
 	cp.fail(err)
 	cp.unlock()
-	c.OnRequest(cp.onRequest)
+	c.OnRequest(collyx.Own(cp.onRequest)) // Breakwater's own: the breaker may refuse before it
 	c.OnRequestHeaders(cp.onRequestHeaders)
 	c.OnScraped(func(resp *colly.Response) { cp.finish(resp, nil) })
 	c.OnError(cp.finish)
@@ -211,6 +211,9 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 			// Redirected: the hop it ended at was marked visited.
 			cp.resolve(collyx.RequestID(fin, nil), true)
 		}
+	}
+	if ev == evLeft || (e.closed && rec.State != storage.Done) {
+		cp.unstage(e.id) // a new attempt writes its own records; one not done, none (sink.go)
 	}
 	if rec.State == storage.Done || rec.State == storage.Dead {
 		_ = cp.finalLocked(rec)

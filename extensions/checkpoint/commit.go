@@ -211,7 +211,7 @@ func (cp *Checkpoint) putBatch(recs []storage.Record) error {
 	if len(final) == 0 {
 		return nil
 	}
-	return cp.store.Put(final...)
+	return cp.putFinal(final) // with the records staged for them (sink.go)
 }
 
 // lookup returns id's record as it stands for the store: buffered, being

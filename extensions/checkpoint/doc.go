@@ -12,6 +12,8 @@
 //	err = breakwater.Use(c, v, b, cp) // cp follows the breaker b
 //	dc := c.Clone()                   // a clone, if the scraper has one,
 //	err = breakwater.Use(dc, v, b, cp) // is wired too: its URLs resume on it
+//	sink, err := cp.Sink(f)           // f an *os.File opened os.O_RDWR: each record once (Sink)
+//	c.OnHTML("div.product", func(e *colly.HTMLElement) { sink.Write(e.Request, product(e)) })
 //	cp.Resume(c)                      // what earlier runs left, each on its collector
 //	c.Visit(start)                    // skipped if already known
 //	c.Wait(); dc.Wait()

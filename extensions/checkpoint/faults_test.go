@@ -245,6 +245,8 @@ func helperMain(mode, path string) error {
 		}
 		childtest.Say("inflight")
 		select {} // until killed
+	case "sinkcrawl":
+		return sinkCrawlChild(path) // sink_test.go
 	}
 	return fmt.Errorf("unknown mode %q", mode)
 }

@@ -4,6 +4,8 @@ package checkpoint
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,7 +101,7 @@ func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 }
 
 // reviveLocked parks domain's remembered dead as its circuit opens.
-func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
+func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time, onlyDegraded bool) {
 	cp.omu.Lock()
 	od := cp.outage[domain]
 	delete(cp.outage, domain)
@@ -114,7 +116,7 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 	}
 	revived := 0
 	for id := range od.ids {
-		ok, err := cp.reviveOne(id, retryAt, now)
+		ok, err := cp.reviveOne(id, retryAt, now, onlyDegraded)
 		if err != nil {
 			return
 		}
@@ -131,7 +133,7 @@ func (cp *Checkpoint) reviveLocked(domain string, retryAt time.Time) {
 }
 
 // reviveOne parks record id if it is still dead of failures, under its stripe.
-func (cp *Checkpoint) reviveOne(id uint64, retryAt, now time.Time) (bool, error) {
+func (cp *Checkpoint) reviveOne(id uint64, retryAt, now time.Time, onlyDegraded bool) (bool, error) {
 	l := cp.idLock(id)
 	l.Lock()
 	defer l.Unlock()
@@ -145,6 +147,9 @@ func (cp *Checkpoint) reviveOne(id uint64, retryAt, now time.Time) (bool, error)
 	n, lastErr := spares(rec.LastError)
 	if _, gone := deathCause(rec.LastError); gone || n >= outageSpares {
 		return false, nil
+	}
+	if onlyDegraded && !strings.HasPrefix(lastErr, circuit.Degraded.String()+": ") {
+		return false, nil // an invalid page (a consent shell) or a block: not an outage's
 	}
 	cp.dropHeld(id) // if held: the parked state supersedes it
 	rec.State, rec.NotBefore, rec.Updated = storage.Parked, retryAt.UTC(), now
@@ -160,4 +165,25 @@ func (cp *Checkpoint) reviveOne(id uint64, retryAt, now time.Time) (bool, error)
 		}
 	})
 	return true, nil
+}
+
+// reviveUnansweredLocked parks, at the run's end, the remembered dead of
+// every domain: each died with no later success of its domain, so the run
+// ended inside what looks like the site's outage (a retry loop can spend a
+// URL's attempts before the circuit could trip, or the site never answered
+// well). Each URL is spared at most outageSpares times, as when a circuit
+// opens; only failures of the degraded class (5xx, timeouts, cut bodies)
+// are an outage's here: a page that kept failing validation or a block
+// stays dead, a matter for a person. A page broken on a working site is
+// forgotten by the next success and stays dead.
+func (cp *Checkpoint) reviveUnansweredLocked() {
+	if cp.outageN.Load() == 0 {
+		return
+	}
+	cp.omu.Lock()
+	silent := slices.Collect(maps.Keys(cp.outage))
+	cp.omu.Unlock()
+	for _, domain := range silent {
+		cp.reviveLocked(domain, time.Time{}, true)
+	}
 }

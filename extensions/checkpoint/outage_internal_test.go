@@ -63,7 +63,7 @@ func TestReviveParksWhatDiedSinceTheLastSuccess(t *testing.T) {
 	}
 	live := &entry{id: held.ID, rec: held, queued: true}
 	cp.live.put(&colly.Request{}, live)
-	cp.reviveLocked(dom, retryAt)
+	cp.reviveLocked(dom, retryAt, false)
 	cp.release(true)
 	for _, want := range []struct {
 		rec   storage.Record

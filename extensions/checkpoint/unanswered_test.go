@@ -1,6 +1,7 @@
 package checkpoint_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
@@ -13,9 +14,17 @@ import (
 // loop spends its attempts on before its circuit could trip: the run saw
 // the site answer nothing well, so the failures are the site's outage, not
 // the page's. The run ends tripped (reschedule), and once the site is back
-// a rerun completes with no one running RetryDead.
+// a rerun completes with no one running RetryDead. The same when the site
+// answered its first pages and failed for the rest of the run: no success
+// came after the URL died.
 func TestASiteThatNeverAnsweredWellKillsNoURL(t *testing.T) {
-	store := startStore(t, testserver.Config{Products: 3, PerPage: 3, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
+	for _, after := range []int{0, 3} {
+		t.Run(fmt.Sprintf("after=%d", after), func(t *testing.T) { neverAnsweredWell(t, after) })
+	}
+}
+
+func neverAnsweredWell(t *testing.T, after int) {
+	store := startStore(t, testserver.Config{Products: 4, PerPage: 4, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: after}})
 	path := dbPath(t)
 	run := func() (outcome.Outcome, map[storage.State]int, int) {
 		cp := openCP(t, path)
@@ -41,15 +50,15 @@ func TestASiteThatNeverAnsweredWellKillsNoURL(t *testing.T) {
 		}
 		return o, c, len(cr.products)
 	}
-	o, c, _ := run()
+	o, c, n1 := run()
 	if o.State != outcome.Tripped || c[storage.Dead] != 0 {
 		t.Errorf("run 1 into a site that answered nothing well: %v (%s), states %v; want tripped with no URL dead", o.State, o.Reason, c)
 	}
 	if err := store.SetScenario(testserver.Scenario{}); err != nil {
 		t.Fatal(err)
 	}
-	o, c, n := run()
-	if o.State != outcome.Complete || n != 3 || c[storage.Dead] != 0 {
-		t.Errorf("run 2, the site back: %v (%s), %d products, states %v; want complete with 3", o.State, o.Reason, n, c)
+	o, c, n2 := run()
+	if o.State != outcome.Complete || n1+n2 != 4 || c[storage.Dead] != 0 {
+		t.Errorf("run 2, the site back: %v (%s), %d+%d products, states %v; want complete with 4 in all", o.State, o.Reason, n1, n2, c)
 	}
 }

@@ -1,7 +1,7 @@
 // Package collyx is the one place Breakwater depends on Colly's internals:
 // it reads what Colly keeps unexported and an extension needs (the
-// collector's OnError callbacks, its HTTP client and its LimitRules'
-// slots, a request's collector), and it holds the one copy of each
+// collector's OnRequest and OnError callbacks, its HTTP client and its
+// LimitRules' slots, a request's collector), and it holds the one copy of each
 // behaviour of Colly's that
 // Breakwater must match (the URL scrape sends, the ID requestCheck hashes,
 // the request JSON, the cache's file names, when OnHTML runs, a request's

@@ -19,7 +19,8 @@ import (
 // unexported layout this package reads and whose behaviour it copies: an
 // upgrade must come here first. What is pinned, each against this Colly
 // version itself by the tests below: the collector's OnError callbacks and
-// lock (ErrorCallbacks, ReportError), its backend's client (Client) and
+// lock (ErrorCallbacks, ReportError), its OnRequest callbacks and the
+// order Colly runs them in (OnlyOwnAfter: own_test.go), its backend's client (Client) and
 // LimitRules' slots (LimitSlots: limitslots_test.go), its
 // cache layout (CacheFile), the URL scrape sends (ParseURL), the ID
 // requestCheck hashes (RequestID, VisitID), the request JSON (SerialRequest,

@@ -51,12 +51,13 @@ func (s *store) commit() error {
 		s.mu.Unlock()
 		return err
 	}
-	if len(s.buf) == 0 && len(s.metaBuf) == 0 {
+	if len(s.buf) == 0 && len(s.metaBuf) == 0 && len(s.outBuf) == 0 {
 		s.mu.Unlock()
 		return nil
 	}
 	ents := slices.AppendSeq(make([]*entry, 0, len(s.buf)), maps.Values(s.buf))
-	metas := s.metaBuf
+	metas, outs := s.metaBuf, s.outBuf
+	s.outBuf = nil
 	s.com, s.buf = s.buf, make(map[uint64]*entry, len(s.buf))
 	s.metaCom, s.metaBuf = s.metaBuf, make(map[string][]byte)
 	nextSeq := s.nextSeq
@@ -65,7 +66,7 @@ func (s *store) commit() error {
 
 	// In Seq order, which is key order: each leaf page is touched once.
 	slices.SortFunc(ents, func(a, b *entry) int { return cmp.Compare(a.rec.Seq, b.rec.Seq) })
-	err := s.write(ents, metas, nextSeq)
+	err := s.write(ents, metas, outs, nextSeq)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -82,8 +83,8 @@ func (s *store) commit() error {
 	return err
 }
 
-// write commits ents and metas, and what goes with them, in one transaction.
-func (s *store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (err error) {
+// write commits ents, metas and outs, and what goes with them, in one transaction.
+func (s *store) write(ents []*entry, metas map[string][]byte, outs []storage.OutputEntry, nextSeq uint64) (err error) {
 	defer inUse(&err) // after the recover below has turned a panic into an error
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	tx, err := s.db.Begin(true)
@@ -185,6 +186,9 @@ func (s *store) write(ents []*entry, metas map[string][]byte, nextSeq uint64) (e
 		if err := meta.Put([]byte(k), v); err != nil {
 			return err
 		}
+	}
+	if err := writeOutputs(tx, outs); err != nil {
+		return err
 	}
 	if stored := binary.BigEndian.Uint64(format.Get(keyNextSeq)); nextSeq > stored {
 		if err := format.Put(keyNextSeq, seqKey(nextSeq)); err != nil {

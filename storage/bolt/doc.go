@@ -12,7 +12,9 @@
 // ID wins); reads see them at once. A background loop commits in one
 // atomic, fsynced transaction every Config.FlushInterval or
 // Config.BatchSize writes: a Put is durable after that commit, or once
-// Flush or Close returns nil. A crash leaves the last commit, every record
+// Flush or Close returns nil; PutOutput (storage.OutputStore, for
+// extensions/checkpoint's Sink) commits at once and returns after the
+// commit. A crash leaves the last commit, every record
 // whole. A failed commit (disk full) is sticky: Put, SetMeta and Flush
 // return it (a *FileError), reads go on, the file keeps the last commit;
 // reopen once the cause is fixed. Put blocks while four batches are

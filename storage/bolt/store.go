@@ -23,14 +23,18 @@ type store struct {
 	space            *sync.Cond        // on mu: a Put blocked on a full buffer waits
 	buf, com         map[uint64]*entry // reads look in buf, then the running commit's, then the file
 	metaBuf, metaCom map[string][]byte
-	index            index         // every record's Seq and state (index.go)
-	counts           backend.Tally // as reads see them
+	outBuf           []storage.OutputEntry // PutOutput's accepted entries, committed with buf (output.go)
+	index            index                 // every record's Seq and state (index.go)
+	counts           backend.Tally         // as reads see them
 	nextSeq          uint64
 	err              error // sticky commit error
 	closed           bool
 	commits, wrote   uint64 // commits since Open, and the entries they wrote (the tests read them)
 
-	commitMu  sync.Mutex // one commit at a time
+	commitMu sync.Mutex // one commit at a time
+
+	outMu     sync.Mutex        // one PutOutput at a time, to its commit
+	nextPos   map[string]uint64 // a log's next Pos, once read from the file (outMu)
 	kick      chan struct{}
 	quit      chan struct{}
 	loopDone  chan struct{}
@@ -90,6 +94,12 @@ func (s *store) usable() error {
 
 // Put implements storage.Store. It reads nothing from the file.
 func (s *store) Put(recs ...storage.Record) error {
+	return s.buffer(recs, nil)
+}
+
+// buffer adds recs and outs (accepted by PutOutput) to the buffer, so that
+// one commit writes them all.
+func (s *store) buffer(recs []storage.Record, outs []storage.OutputEntry) error {
 	var now time.Time // read once, if a record needs it
 	for i := range recs {
 		r := &recs[i]
@@ -120,6 +130,7 @@ func (s *store) Put(recs ...storage.Record) error {
 	for i := range recs {
 		s.putLocked(&recs[i], now)
 	}
+	s.outBuf = append(s.outBuf, outs...)
 	if len(s.buf)+len(s.metaBuf) >= s.o.BatchSize {
 		s.kickCommit()
 	}

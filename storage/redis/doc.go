@@ -7,7 +7,8 @@
 //     a crawl written with Colly's queue is distributed as it is, each URL
 //     fetched by one worker, at least once.
 //   - NewBreakerStore: the per-domain circuit breakers, shared.
-//   - OpenCheckpoint: extensions/checkpoint's storage.Store.
+//   - OpenCheckpoint: extensions/checkpoint's storage.Store, a
+//     storage.OutputStore too, for its Sink.
 //
 // A worker:
 //

@@ -46,6 +46,7 @@ var (
 	scriptCPPut  = after(lua("cp_prelude"), "cp_put")
 	scriptCPScan = after(lua("cp_prelude"), "cp_scan")
 	scriptCPMeta = after(lua("cp_prelude"), "cp_meta")
+	scriptCPOut  = after(lua("cp_prelude"), "cp_output")
 
 	// KEYS[7..9]: the visited set, the cookies and the run marker.
 	scriptCollyAdd     = after(guarded, "colly_add")

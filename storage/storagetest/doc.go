@@ -11,5 +11,7 @@
 // filter, Counts, metadata, validation, Close, concurrent use (run it
 // under -race) and a few tens of thousands of records. Reopen checks that
 // a persistent backend keeps everything across Close and open, and never
-// reuses a Seq.
+// reuses a Seq. A backend that is a storage.OutputStore has its outputs
+// checked by Run too: one entry per URL and output, committed with the
+// records, logs in order, concurrent writers.
 package storagetest

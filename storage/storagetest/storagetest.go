@@ -46,6 +46,18 @@ func Run(t *testing.T, open Opener) {
 			tc.fn(t, s)
 		})
 	}
+	// A store that keeps outputs (storage.OutputStore) keeps them so.
+	for _, tc := range outputTests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			t.Cleanup(func() { _ = s.Close() })
+			o, ok := s.(storage.OutputStore)
+			if !ok {
+				t.Skipf("%T keeps no outputs", s)
+			}
+			tc.fn(t, o)
+		})
+	}
 }
 
 // rec returns a record for URL number i in state st.

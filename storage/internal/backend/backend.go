@@ -84,3 +84,17 @@ func (t *Tally) Map() map[storage.State]int {
 	}
 	return m
 }
+
+// CheckOutputEntry rejects (ErrInvalid) an entry with an empty Output or
+// Data, or a name over storage.MaxMetaKeyLen.
+func CheckOutputEntry(e *storage.OutputEntry) error {
+	switch {
+	case e.Output == "":
+		return fmt.Errorf("%w: output entry of record %d: empty output name", storage.ErrInvalid, e.ID)
+	case len(e.Data) == 0:
+		return fmt.Errorf("%w: output entry of record %d: no data", storage.ErrInvalid, e.ID)
+	case len(e.Output) > storage.MaxMetaKeyLen || len(e.Part) > storage.MaxMetaKeyLen:
+		return fmt.Errorf("%w: output entry of record %d: a name over %d bytes", storage.ErrInvalid, e.ID, storage.MaxMetaKeyLen)
+	}
+	return nil
+}

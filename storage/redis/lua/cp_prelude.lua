@@ -28,3 +28,21 @@ local function touch()
     redis.call('PEXPIRE', KEYS[i], retention)
   end
 end
+
+-- putRecord inserts or replaces one record; it keeps the Seq of its first
+-- Put, a new one takes the next.
+local function putRecord(id, state, body)
+  local old = redis.call('HGET', recs, id)
+  local seq
+  if old then
+    local oldState
+    seq, oldState = header(old)
+    if oldState ~= tonumber(state) then
+      redis.call('ZREM', stateKey(oldState), id)
+    end
+  else
+    seq = redis.call('INCR', seqKey)
+  end
+  redis.call('HSET', recs, id, seq .. '|' .. state .. '|' .. body)
+  redis.call('ZADD', stateKey(state), seq, id)
+end
