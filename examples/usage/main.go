@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -42,7 +41,8 @@ func main() {
 }
 
 // run crawls from start until ctx is cancelled, checkpointed in the file
-// ckpt, writes one JSON line per product to out, and returns the exit code.
+// ckpt, writes one JSON line per product to out (each once across runs),
+// and returns the exit code.
 func run(ctx context.Context, start, ckpt string, log zerolog.Logger, out io.Writer) (int, error) {
 	// ctx cancelled (SIGINT or SIGTERM, under Main): no more requests.
 	c := colly.NewCollector(colly.Async(true), colly.StdlibContext(ctx))
@@ -75,15 +75,21 @@ func run(ctx context.Context, start, ckpt string, log zerolog.Logger, out io.Wri
 	if err := breakwater.Use(c, v, b, cp); err != nil { // in the order they need; cp follows b
 		return 64, err
 	}
+	sink, err := cp.Sink(out) // each product once across kills and resumes
+	if err != nil {
+		return 64, err // a file that is not this crawl's output: left as it is
+	}
 
 	var mu sync.Mutex
-	enc := json.NewEncoder(out)
 	var records int64
 	perDomain := map[string]int64{} // for the report's records column
 	c.OnHTML("div.product", func(e *colly.HTMLElement) {
+		rec := map[string]string{"url": e.Request.URL.String(), "title": e.ChildText("h1.title")}
+		if err := sink.Write(e.Request, rec); err != nil {
+			log.Error().Err(err).Msg("usage: a product not written; the next run writes it")
+		}
 		mu.Lock()
 		defer mu.Unlock()
-		enc.Encode(map[string]string{"url": e.Request.URL.String(), "title": e.ChildText("h1.title")})
 		records++
 		perDomain[e.Request.URL.Host]++
 	})
