@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -77,26 +76,26 @@ func childMain(specPath string) int {
 }
 
 // superviseMain is the program's main around run: the one place where its
-// process is supervised. Today it is the program's own, with what Go and
-// Colly give a user: SIGINT and SIGTERM cancel run's context (Colly's
-// StdlibContext), and nothing handles a crash: Go's runtime exits 2 on a
-// panic or SIGQUIT.
+// process is supervised. It is the README's: breakwater.Main, so a crash
+// (a panic, SIGQUIT) exits 1 and SIGINT or SIGTERM cancel run's context
+// (Colly's StdlibContext): the run ends interrupted with its report.
 func superviseMain(run func(ctx context.Context) int) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if breakIs("crash0") {
-		defer func() {
-			if r := recover(); r != nil {
-				fmt.Fprintf(os.Stderr, "panic: %v [recovered by the break crash0]\n", r)
-				os.Exit(0)
-			}
-		}()
-	}
-	code := run(ctx)
-	if breakIs("exit2") {
-		return 2
-	}
-	return code
+	bw.Main(func(ctx context.Context) int {
+		if breakIs("crash0") {
+			defer func() {
+				if r := recover(); r != nil {
+					fmt.Fprintf(os.Stderr, "panic: %v [recovered by the break crash0]\n", r)
+					os.Exit(0)
+				}
+			}()
+		}
+		code := run(ctx)
+		if breakIs("exit2") {
+			return 2
+		}
+		return code
+	})
+	return 1 // Main exits; not reached
 }
 
 // productSink is where the program writes its products: the one place
