@@ -39,6 +39,7 @@ type runOut struct {
 	exit       int  // the outcome's exit code (-1: the run did not end)
 	hung       bool // did not end within the case's bound
 	crashed    bool // sent SIGQUIT while it ran: it crashed
+	quitEarly  bool // sent SIGQUIT before its run began (not judged)
 	outcome    outcome.Outcome
 	report     string // productcrawl's last log lines, for -keep
 	// refused is set when the run refused its checkpoint at open.

@@ -74,7 +74,7 @@ func (cr *caseRun) checkProgram() []Violation {
 		}
 		lastOfGen[pr.gen] = i
 		// 13. A crash exits 1; SIGTERM exits 2 (or 0) with its report.
-		if r.crashed && !r.hung && r.exit != 1 && r.exit != -9 {
+		if r.crashed && !r.hung && !r.quitEarly && r.exit != 1 && r.exit != -9 {
 			what := "a panic"
 			if pr.sig == "SIGQUIT" {
 				what = "SIGQUIT"

@@ -213,6 +213,10 @@ func runChild(bin string, sp childSpec, sig syscall.Signal, at, bound time.Durat
 	// before.
 	ro.crashed = strings.HasPrefix(se, "panic: ") || strings.Contains(se, "\npanic: ") ||
 		(ro.prog.sig == "SIGQUIT" && !ro.prog.finished)
+	// A SIGQUIT sent before the program's run began, while its main was
+	// still starting (before breakwater.Main watches for it), meets Go's
+	// defaults: not judged, as a SIGTERM then is not.
+	ro.quitEarly = ro.prog.sig == "SIGQUIT" && !ro.prog.started
 	var rep struct {
 		Outcome *outcome.Outcome `json:"outcome"`
 	}
