@@ -110,13 +110,13 @@ func NewCase(seed uint64) Case {
 			c.Wiring.IdleTTL = d2.ms(5, 300)
 		}
 	}
-	// The Colly features of issue 23: a third stream, so that every
+	// The Colly features: a third stream, so that every
 	// earlier seed keeps the dimensions it had.
 	d3 := draw{rand.New(rand.NewPCG(seed, 0x3c6ef372fe94f82b))}
 	if !c.Wiring.Process {
 		drawFeatures(d3, &c.Wiring)
 	}
-	// Proxy pools (issue 27): a fourth stream. Not for a crawl with no
+	// Proxy pools: a fourth stream. Not for a crawl with no
 	// limit at all (async, no LimitRule, no pacing): the local test
 	// proxies, a new connection a request (Colly's SetProxyFunc turns
 	// keep-alives off), time out under it on 2 cores, at every proxy

@@ -186,7 +186,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ran, violations, violated := 0, 0, 0
 	byInv := map[int]int{}
-	// The Colly features (issue 23): cases that had each, and of them how
+	// The Colly features: cases that had each, and of them how
 	// many violated.
 	featCases, featViolated := map[string]int{}, map[string]int{}
 	// The programs' shapes and run sequences: cases drawn with each, and
@@ -201,7 +201,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ran++
 		keys := r.Case.Wiring.FeatureKeys()
 		if len(r.Case.Wiring.Proxies) > 0 {
-			keys = append(keys, "proxies") // issue 27's pools
+			keys = append(keys, "proxies") // the proxy pools
 		}
 		if p := r.Case.Program; p != nil {
 			for _, k := range []string{"shape=" + p.Shape.String(), "seq=" + p.Seq.String()} {

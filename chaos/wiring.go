@@ -57,7 +57,7 @@ type Wiring struct {
 	// during the crawl; 0: the default (minutes, so never in a case).
 	IdleTTL time.Duration
 
-	// Colly features a scraper uses (issue 23), drawn from the case's
+	// Colly features a scraper uses, drawn from the case's
 	// third stream. None applies to productcrawl.
 
 	// Clone: product pages are fetched through detail := c.Clone(), with
@@ -86,7 +86,7 @@ type Wiring struct {
 	MaxDepth    int
 	MaxRequests int
 
-	// Proxies is the crawl's proxy pool (issue 27), drawn from the case's
+	// Proxies is the crawl's proxy pool, drawn from the case's
 	// fourth stream: one local test proxy per entry, in this mode, given
 	// to the collector as a proxy.Pool's ProxyFunc and to the breaker as
 	// Config.Proxies. None: no proxy.
@@ -129,7 +129,7 @@ func drawProxies(d draw, w *Wiring) {
 // single slot, and this one limits nothing a case reaches.
 const delayRuleP = 64
 
-// drawFeatures draws the Colly features of a library case (issue 23).
+// drawFeatures draws the Colly features of a library case.
 func drawFeatures(d draw, w *Wiring) {
 	w.Clone = d.chance(0.25)
 	w.CacheDir = d.chance(0.2)

@@ -1,7 +1,4 @@
-// Command usage is the README's Usage: an ordinary Colly scraper with
-// Breakwater added, from the start URL to the exit code.
-//
-//	go run ./examples/usage https://shop.example/ > products.jsonl
+// Command usage is the README's Usage: go run ./examples/usage https://shop.example/ > products.jsonl
 package main
 
 import (
@@ -23,9 +20,7 @@ import (
 )
 
 func main() {
-	// Main runs the crawl in a child process, so that a crash exits 1, not
-	// Go's 2 (tripped), and SIGINT or SIGTERM cancel ctx: the crawl ends,
-	// interrupted, with its report.
+	// A crash exits 1, not Go's 2 (tripped); SIGINT or SIGTERM cancel ctx.
 	breakwater.Main(func(ctx context.Context) int {
 		if len(os.Args) != 2 {
 			fmt.Fprintln(os.Stderr, "usage: usage START_URL > products.jsonl")
