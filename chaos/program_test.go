@@ -98,6 +98,9 @@ func TestACrashExiting0BreaksInvariant13(t *testing.T) {
 }
 
 func TestASIGTERMedRunWithoutItsReportBreaksInvariant13(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	slow := Site{Kind: kHealthy, Products: 20, PerPage: 5, Latency: 20 * time.Millisecond}
 	p := Program{Shape: shPlain, Seq: sqTerm, At: 60 * time.Millisecond}
 	if vs := with(runProgramCase(t, p, "", slow), 13); len(vs) > 0 {
