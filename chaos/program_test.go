@@ -98,6 +98,9 @@ func TestACrashExiting0BreaksInvariant13(t *testing.T) {
 }
 
 func TestASIGTERMedRunWithoutItsReportBreaksInvariant13(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	// The signal comes once the program's run has begun: under
 	// breakwater.Main it starts a child process first.
 	slow := Site{Kind: kHealthy, Products: 20, PerPage: 5, Latency: 40 * time.Millisecond}

@@ -139,6 +139,9 @@ func TestOutCSVWritesAHeaderAndOneRowARecord(t *testing.T) {
 
 // --redis-purge deletes every key of the crawl, and only those.
 func TestRedisPurgeDeletesTheCrawlsKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	sc := newSharedCrawl(t)
 	store := startStore(t, testserver.Config{Products: 5, PerPage: 5})
 	if r := runCrawl(t, sc.args(store.URL()+"/")...); r.code != 0 {

@@ -22,6 +22,9 @@ import (
 // With -redis-shards 3 the same crawl is spread over three slots, one on
 // each master.
 func TestRedisClusterWorkersShareAHealthyCrawl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	for _, shards := range []int{1, 3} {
 		t.Run("shards="+itoa(shards), func(t *testing.T) { testClusterCrawl(t, shards) })
 	}
@@ -93,6 +96,9 @@ func testClusterCrawl(t *testing.T, shards int) {
 // worker ends complete (exit 0), every product is in exactly one file,
 // every page was fetched once, and nothing is left in the crawl.
 func TestRedisClusterCrawlCarriesOnWhileItsSlotMoves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	c := redistest.NewCluster(t, 3)
 	const id = "moving-crawl"
 	const stores, perStore = 5, 60

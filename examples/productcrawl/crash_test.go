@@ -17,6 +17,9 @@ import (
 // forever. Every kind of crash must end as an error (exit 1) with a log
 // line saying it crashed, the runtime's own trace kept on stderr.
 func TestACrashIsAnErrorThatSaysItCrashed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	store := startStore(t, testserver.Config{Products: 40, PerPage: 20,
 		Scenario: testserver.Scenario{Latency: 10 * time.Millisecond}})
 	for _, tc := range []struct {

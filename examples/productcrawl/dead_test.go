@@ -43,6 +43,9 @@ func lastLine(r result) string {
 // line, with the way to re-drive them. Once the store is back,
 // --retry-dead fetches them and the crawl completes with every product.
 func TestResumesNeverCompleteWhileURLsDiedOfFailures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	const n = 200
 	healthy := startStore(t, testserver.Config{Products: 40, PerPage: 20})
 	sick := startStore(t, testserver.Config{Products: n, PerPage: 20,

@@ -17,6 +17,9 @@ import (
 // killed by the signal the kernel sends with it (SIGXFSZ), and a resume
 // once there is room finishes the crawl with every product once.
 func TestFullDiskIsAnErrorAndTheResumeFinishes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		t.Skip("no prlimit (util-linux) on PATH")

@@ -70,6 +70,9 @@ func TestStartHostsAreTheHostsCollySees(t *testing.T) {
 // store on 127.0.0.1, and a profiles file naming the host that way gives
 // the domain its profile.
 func TestStartURLInAnotherSpellingOfTheHostCrawls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	store := startStore(t, testserver.Config{Products: 20, PerPage: 10})
 	port := strings.TrimPrefix(store.Host(), "127.0.0.1:")
 	hex := "0x7f.0.0.1:" + port

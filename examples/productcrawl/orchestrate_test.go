@@ -110,6 +110,9 @@ func TestOrchestrateReschedulesATrippedCrawl(t *testing.T) {
 // default of go run would page on-call for a trip, an empty run and a
 // typo alike.)
 func TestOrchestrateWithItsDefaultCommandKeepsTheCrawlsCode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	degrading := startStore(t, testserver.Config{Products: 60, PerPage: 60,
 		Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 25}})
 	empty := startStore(t, testserver.Config{Products: testserver.NoProducts})

@@ -295,6 +295,9 @@ func TestRedisWorkersShareAHealthyCrawl(t *testing.T) {
 // Every product fetched healthy is in exactly one file, and every worker
 // ends tripped: the degraded store's URLs wait in Redis for the next run.
 func TestRedisWorkersShareATrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	sc := newSharedCrawl(t)
 	cfgs := make([]testserver.Config, fleetStores)
 	for i := range cfgs {
@@ -375,6 +378,9 @@ func plainCircuit() breaker.Profile {
 // sent; the same command run again, in the same directory, finishes the
 // crawl: every product once in its -out, which it continued.
 func TestRedisCrawlContinuesAfterAStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	sc := newSharedCrawl(t)
 	s := startStore(t, testserver.Config{Products: 120, PerPage: 40, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}})
 	args := sc.args("--profiles", plainProfile(t), "--parallelism", "2", s.URL()+"/")
@@ -421,6 +427,9 @@ func TestRedisCrawlContinuesAfterAStop(t *testing.T) {
 // -timeout, before anything is sent: a closed port, and a listener that
 // accepts and never answers.
 func TestRedisUnreachableAtStartIsAnError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	store := startStore(t, testserver.Config{Products: 5})
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -465,6 +474,9 @@ func TestRedisUnreachableAtStartIsAnError(t *testing.T) {
 }
 
 func TestRedisFlagsAreCheckedBeforeAnyRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	store := startStore(t, testserver.Config{Products: 5})
 	for _, tc := range []struct {
 		args []string
@@ -664,6 +676,9 @@ func (m *midCrawl) wait(t *testing.T) []result {
 // The test runs a redis-server of its own, persisting every write, so
 // that it can stop it without touching the Redis other tests share.
 func TestRedisRestartedMidCrawlPausesTheWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	srv := startOwnRedis(t, true)
 	m := startMidCrawl(t, srv)
 	s := m.store
@@ -707,6 +722,9 @@ func TestRedisRestartedMidCrawlPausesTheWorkers(t *testing.T) {
 // new crawl and fetch everything again: it ends error too, saying to purge
 // the crawl, and fetches nothing.
 func TestRedisLostMidCrawlEndsInError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	srv := startOwnRedis(t, false)
 	m := startMidCrawl(t, srv)
 	srv.kill()

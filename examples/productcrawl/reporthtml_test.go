@@ -74,6 +74,9 @@ const measure = `Array.from(document.querySelectorAll("svg.timeline")).map(svg =
 // open band of each tripped store where its breaker_transition put it,
 // nothing on the console, no request but the file itself.
 func TestReportHTMLShowsEachTripWhereItHappened(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	exe := chromium(t)
 	r := runCrawl(t, "-report", "html", "-report-file", "report.html", "-status", "off", "-log-format", "json")
 	if r.code != 2 {

@@ -54,6 +54,9 @@ func hits(stores []*testserver.Store) map[string]int {
 // held as done at a kill is ever requested again; the pages fetched more
 // than once are those in flight, or done but not yet committed, at a kill.
 func TestKilledAtRandomMomentsResumesToExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	const total, kills = 2000, 20
 	var cfgs []testserver.Config
 	for i := range 3 {

@@ -96,6 +96,9 @@ func TestObeyRobotsSkipsDisallowedURLsAndListsThem(t *testing.T) {
 // A Crawl-delay is the domain's least gap between two requests, capped by
 // --max-crawl-delay.
 func TestObeyRobotsCrawlDelayIsTheLeastGap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	store := startStore(t, testserver.Config{Products: 3, PerPage: 3})
 	front := newRobotsFront(t, store, 200, "User-agent: *\nCrawl-delay: 0.3\n")
 	r := runCrawl(t, "--obey-robots", "--log-format", "json", front.URL+"/")

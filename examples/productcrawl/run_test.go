@@ -16,6 +16,9 @@ import (
 
 // The run a new user starts first: no flags at all.
 func TestDefaultRunTripsAndNamesTheTrippedDomains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	r := runCrawl(t)
 	if r.code != 2 {
 		t.Fatalf("exit %d, want 2 (tripped)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
@@ -173,6 +176,9 @@ func TestFieldsChooseWhatGoesIntoEachLine(t *testing.T) {
 
 // Flags may follow the start URL, and the status line can be forced on.
 func TestStatusLineAndFlagsAfterTheURL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	store := startStore(t, testserver.Config{Products: 40, PerPage: 40,
 		Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}})
 	r := runCrawl(t, store.URL()+"/", "--status", "line", "--parallelism", "1")

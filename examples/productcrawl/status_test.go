@@ -16,6 +16,9 @@ import (
 // share a host, and shows a domain halted by Retry-After as paused with
 // the time left, not as "closed".
 func TestStatusLineNamesHostsAndShowsAPauseWithTimeLeft(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	calm := startStore(t, testserver.Config{Products: 20, PerPage: 20, Scenario: testserver.Scenario{Latency: 20 * time.Millisecond}})
 	busy := startStore(t, testserver.Config{Products: 20, PerPage: 20,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, After: 3, RetryAfter: 3 * time.Second, RecoverAfter: time.Second}})

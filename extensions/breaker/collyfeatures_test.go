@@ -310,6 +310,9 @@ func TestEveryRefusalReachesOnError(t *testing.T) {
 // client's own timeout (SetRequestTimeout) is the site's failure, not the
 // crawl's end: the circuit opens within the bound.
 func TestCloneTimeoutsCountAgainstTheSite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	need := breaker.FailuresToTrip(breaker.Standard())
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
@@ -349,6 +352,9 @@ func TestCloneTimeoutsCountAgainstTheSite(t *testing.T) {
 // the store, not the stored 429. Every product is collected, or the ending
 // lists what is not.
 func TestCacheDirNeverAnswersAThrottledURL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 60, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Throttle, After: 15, RetryAfter: time.Second, RecoverAfter: 1500 * time.Millisecond}})
@@ -376,6 +382,9 @@ func TestCacheDirNeverAnswersAThrottledURL(t *testing.T) {
 // again on purpose is new work, even after the breaker re-sent it once
 // because it was throttled.
 func TestRevisitsAfterAThrottleAreMade(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 10, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second, RecoverAfter: 200 * time.Millisecond}})
@@ -460,6 +469,9 @@ func TestCloneIsProtectedWithoutRegisteringIt(t *testing.T) {
 			}
 		})
 		t.Run(fmt.Sprintf("async=%v/hang", async), func(t *testing.T) {
+			if testing.Short() {
+				t.Skip("long: the full check (.ci/run) runs it")
+			}
 			// A synchronous collector records a listing page after the
 			// product pages it visited, so the store's 25 healthy answers
 			// leave too few successes recorded for an adaptive timeout:
@@ -546,6 +558,9 @@ func TestMaxRequestsLeavesURLsInTheEnding(t *testing.T) {
 // re-send is throttled again and re-sent again; the user's retry of the
 // first request is still a copy, dropped: the page is fetched whole once.
 func TestARetryOfAURLThrottledTwiceIsDropped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	store := startStore(t, testserver.Config{Products: 5, Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second, RecoverAfter: 1500 * time.Millisecond}})
 	b := newBreaker(t, breaker.Standard())
 	c := colly.NewCollector()
@@ -873,6 +888,9 @@ func TestAnUnregisteredClonesPagesAreNotHeldBackByPacing(t *testing.T) {
 // timeout is 1.6 s, so the tail of the queue waits past half of it, while
 // each page's own answer is far from the timeout even on a loaded machine.
 func TestAnUnregisteredClonesQueueLongerThanTheTimeoutIsServed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	const products = 150
 	store := startStore(t, testserver.Config{Products: products, PerPage: products, Scenario: testserver.Scenario{Latency: 50 * time.Millisecond}})
 	b, err := breaker.New(breaker.Conservative())

@@ -21,7 +21,14 @@ import (
 // (a user's retry loop included), and the pace never backs off past
 // MaxGap.
 func TestDropInRateLimitedStoreEndsWithEveryPageOnce(t *testing.T) {
-	for _, w := range dropInWirings() {
+	ws := dropInWirings()
+	if testing.Short() {
+		// Each wiring takes seconds: a quick run takes the synchronous one
+		// and the asynchronous one with the most parts; the full check
+		// (.ci/run) runs every one.
+		ws = wiringsNamed(t, ws, "sync+retry+slow", "async-glob+pacing+retry+slow")
+	}
+	for _, w := range ws {
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 40,
 				Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 60, Burst: 4}})
@@ -207,6 +214,9 @@ func TestCrawlDeadlineIsNotTheSitesFailure(t *testing.T) {
 // healthy domains earned, holds one slot until its first success (it has
 // none), and trips; the healthy stores get every page.
 func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	cfgs := []testserver.Config{{Products: 30, Scenario: testserver.Scenario{Mode: testserver.Hang, Hold: 15 * time.Second}}}
 	for range 3 {
 		cfgs = append(cfgs, testserver.Config{Products: 30, Scenario: testserver.Scenario{Latency: 2 * time.Millisecond}})
@@ -261,6 +271,9 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 // own OnRequest aborts after the breaker reserved its slot never comes to
 // claim it; the slot lapses and the crawl goes on.
 func TestUserAbortAfterTheBreakerDoesNotStallTheDomain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	store := startStore(t, testserver.Config{Products: 20})
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}})
 	c := colly.NewCollector(colly.Async(true))
@@ -293,6 +306,9 @@ func TestUserAbortAfterTheBreakerDoesNotStallTheDomain(t *testing.T) {
 // lasted the horizon; every URL is listed unfinished, none is lost, and no
 // request leaves before a Retry-After has passed.
 func TestDropInSustainedThrottlingEndsInEveryWiring(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	for _, w := range dropInWirings() {
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 10,

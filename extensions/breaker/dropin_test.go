@@ -3,6 +3,7 @@ package breaker_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -67,6 +68,22 @@ func dropInWirings() []wiring {
 	}
 	ws = append(ws, wiring{name: "async-glob+transport+retry", async: true, limit: "glob", retry: true, transport: true})
 	return ws
+}
+
+// wiringsNamed returns the wirings of ws with the given names; a name
+// that is none of them fails the test.
+func wiringsNamed(t *testing.T, ws []wiring, names ...string) []wiring {
+	t.Helper()
+	var out []wiring
+	for _, w := range ws {
+		if slices.Contains(names, w.name) {
+			out = append(out, w)
+		}
+	}
+	if len(out) != len(names) {
+		t.Fatalf("wirings %v: only %d of them exist", names, len(out))
+	}
+	return out
 }
 
 // countingTransport is the user's own transport: it counts what it carried.

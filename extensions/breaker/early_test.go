@@ -97,6 +97,9 @@ func slopeRun(t *testing.T, p breaker.Profile) (sent int, reasons []string, warn
 }
 
 func TestLatencySlopeTripsBeforeErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	p := breaker.Standard()
 	p.Name, p.TimeoutMultiple, p.SlowCall, p.SlowCallRate = "slope", 0, 0, 0
 	p.SlopeMultiple, p.SlopeFloor = 3, 20*time.Millisecond

@@ -118,6 +118,9 @@ func TestEveryConnectionRefusedIsClientSide(t *testing.T) {
 // serve. That is four bad sites, not a broken client: the run is tripped,
 // not error, and the healthy and rate-limited stores get every page.
 func TestHalfTheFleetReallyFailingIsNotClientSide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	var log syncBuffer
 	v, err := validate.New(validate.MinBytes(1024))
 	if err != nil {

@@ -54,6 +54,9 @@ func (w *wireCount) RoundTrip(r *http.Request) (*http.Response, error) {
 // lent), the hanging site never has more in flight than the rule's 2, and
 // it gets no more requests than the trip bound.
 func TestAHangingSiteLendsItsSharedSlots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	const share, healthyPages = 2, 40
 	hang := startStore(t, testserver.Config{Products: 60, Scenario: testserver.Scenario{Mode: testserver.Hang, After: 25, Hold: 20 * time.Second}})
 	var healthy []*testserver.Store

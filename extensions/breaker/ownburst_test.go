@@ -77,6 +77,9 @@ func burstRun(t *testing.T, store *testserver.Store, p breaker.Profile, warm, pr
 // (3 × the warm-up's p95, at least 500 ms), a separate matter this test
 // does not judge.
 func TestSlopeIgnoresTheClientsOwnBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	for _, compact := range []bool{false, true} {
 		t.Run(map[bool]string{false: "whole", true: "compacted between"}[compact], func(t *testing.T) {
 			ownBurst(t, compact)

@@ -78,6 +78,9 @@ func TestWaitingDomainNeverHoldsUpAnother(t *testing.T) {
 // Every page must be saved and 429s stay a small share of what was sent.
 // The full-size run (10/s, 300 pages) is in the bench command.
 func TestRateLimitedSiteIsPacedNotTripped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	store := startStore(t, testserver.Config{Products: 100,
 		Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 50, Burst: 5}})
 	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}}, breaker.WithThrottleRetries(50))

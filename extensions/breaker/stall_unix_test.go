@@ -37,6 +37,9 @@ func stopSelf(t *testing.T, d time.Duration) {
 // aggressive profile's slope on a loaded machine). That is no evidence of
 // the site: the slope leaves out what the process lived through stopped.
 func TestSlopeIgnoresTheCrawlersOwnStalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	const warm, products = 40, 60
 	store := startStore(t, testserver.Config{Products: products, Scenario: testserver.Scenario{Latency: time.Millisecond}})
 	p := breaker.Aggressive()

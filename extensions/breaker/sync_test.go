@@ -64,6 +64,9 @@ func TestSynchronousLatencyIsTheRequestsOwn(t *testing.T) {
 // OnError and is over before the user's Retry runs. That Retry must be
 // dropped, not fetch the page a second time.
 func TestRetryLoopAfterTheBreakerFetchesNoThrottledPageTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	store := startStore(t, testserver.Config{Products: 40,
 		Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 60, Burst: 3}})
 	b := newBreaker(t, breaker.Standard())

@@ -49,6 +49,9 @@ func clusterKeys(t *testing.T, c *redistest.Cluster, ns string) map[string]int {
 }
 
 func TestCheckpointConformanceOnACluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	c := redistest.NewCluster(t, 3)
 	client := c.Client(t)
 	n := 0
@@ -63,6 +66,9 @@ func TestCheckpointConformanceOnACluster(t *testing.T) {
 }
 
 func TestBreakerStorePassesTheCircuitTableOnACluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	c := redistest.NewCluster(t, 3)
 	client := c.Client(t)
 	n := 0
@@ -89,6 +95,9 @@ func TestBreakerStorePassesTheCircuitTableOnACluster(t *testing.T) {
 // every worker's run ends without an error, and every key of the crawl is
 // in one of its shards' slots, on the master that serves it now.
 func TestWorkersCrawlThroughAClusterWhileTheirSlotMoves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	for _, shards := range []int{1, 3} {
 		t.Run("shards="+strconv.Itoa(shards), func(t *testing.T) { testCrawlWhileSlotMoves(t, shards) })
 	}
@@ -192,6 +201,9 @@ var _ goredis.UniversalClient = (*goredis.ClusterClient)(nil)
 // wrapping ErrStateLost (naming the lost shard's marker), none as if the
 // work were done.
 func TestWorkersEndWithStateLostWhenAShardsMasterRestarts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	const domains, products, workers, parallelism, shards = 6, 40, 3, 4, 3
 	c := redistest.NewCluster(t, 3)
 	client := c.Client(t)

@@ -183,6 +183,9 @@ func checkEveryProductOnce(t *testing.T, f *testserver.Fleet, products int, clie
 // requests sent into the degradation stay within window × threshold plus
 // what the workers had in flight.
 func TestThreeWorkersShareOneCrawl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	t.Parallel() // a long test of its own keys or server: overlap it with the others
 	const domains, products, workers, parallelism = 20, 100, 3, 4
 	client, ns := newNamespace(t)

@@ -24,6 +24,9 @@ import (
 // first: every page is fetched healthy once and its outcome saved once,
 // with no lease expiring and no outcome refused as unknown or lost.
 func TestThrottlePauseLongerThanTheLeaseFetchesEachPageOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	t.Parallel() // a long test of its own keys: overlap it with the others
 	const products, workers, parallelism = 40, 2, 3
 	const lease = 600 * time.Millisecond

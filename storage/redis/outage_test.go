@@ -14,6 +14,9 @@ import (
 // with every page done exactly once. Each worker's breaker store and Colly
 // storage log the outage as one event going down and one coming back.
 func TestCrawlPausesWhileRedisIsDownAndCompletes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	t.Parallel() // a long test of its own keys or server: overlap it with the others
 	const domains, products, workers, parallelism = 6, 50, 3, 3
 	srv := startOwnServer(t)

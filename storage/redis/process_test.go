@@ -125,6 +125,9 @@ func TestWorkerProcessesShareOneCrawl(t *testing.T) {
 // A worker process SIGKILLed mid-crawl: the jobs it had claimed come back
 // after the visibility timeout and the others do them; nothing is lost.
 func TestKilledWorkersJobsAreDoneByTheOthers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	t.Parallel() // a long test of its own keys or server: overlap it with the others
 	const domains, products, parallelism = 6, 40, 3
 	const visibility = time.Second

@@ -22,6 +22,9 @@ import (
 // append-only file synced on every write it comes back whole: the crawl
 // completes with every page fetched once.
 func TestRedisKilledMidCrawl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	for _, tc := range []struct {
 		name     string
 		volatile bool

@@ -87,6 +87,9 @@ func checkAttempts(t *testing.T, run int, log string) {
 // after their Retry-After, and the one run is complete with each product
 // written once.
 func TestDetailCloneThrottledForAWhileIsComplete(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	shapetest.CompleteInOneRun(t, shapetest.Shape{
 		Store: testserver.Config{Products: 30, PerPage: 10, Scenario: testserver.Scenario{
 			Mode: testserver.Throttle, After: 10, RetryAfter: time.Second, RecoverAfter: 2 * time.Second}},

@@ -25,6 +25,9 @@ func TestSyncNestedDegradeHealRerun(t *testing.T) {
 // the throttled pages are sent again after their Retry-After, and the one
 // run is complete with each product written once.
 func TestSyncNestedThrottledForAWhileIsComplete(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	shapetest.CompleteInOneRun(t, shapetest.Shape{
 		Store: testserver.Config{Products: 30, PerPage: 10, Scenario: testserver.Scenario{
 			Mode: testserver.Throttle, After: 10, RetryAfter: time.Second, RecoverAfter: 2 * time.Second}},
