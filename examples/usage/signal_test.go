@@ -20,6 +20,9 @@ import (
 // not killed) with its report; SIGKILL ends it at once. The same command
 // run again collects the rest, and the file holds every product once.
 func TestUsageStoppedMidCrawlAndRerunHoldsEveryProductOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: the full check (.ci/run) runs it")
+	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) { stoppedAndRerun(t, sig) })
 	}
