@@ -22,7 +22,7 @@ import (
 func (cp *Checkpoint) Judge() outcome.Evidence {
 	cp.mu.Lock()
 	cp.release(true)
-	cp.reviveUnansweredLocked()
+	cp.reviveAtEndLocked()
 	_ = cp.flush(true) // an error is the store's, below
 	serr, filtered, ev := cp.errNow(), maps.Clone(cp.filtered), outcome.Evidence{Earlier: cp.earlier, EarlierURLs: cp.earlierURLs}
 	cp.unlock()

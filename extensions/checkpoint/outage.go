@@ -145,10 +145,11 @@ func (cp *Checkpoint) reviveOne(id uint64, retryAt, now time.Time, onlyDegraded 
 		return false, nil // or sent again since (a retry), and still under way or done
 	}
 	n, lastErr := spares(rec.LastError)
-	if _, gone := deathCause(rec.LastError); gone || n >= outageSpares {
+	cause, gone := deathCause(rec.LastError)
+	if gone || n >= outageSpares {
 		return false, nil
 	}
-	if onlyDegraded && !strings.HasPrefix(lastErr, circuit.Degraded.String()+": ") {
+	if onlyDegraded && !strings.HasPrefix(cause, circuit.Degraded.String()) {
 		return false, nil // an invalid page (a consent shell) or a block: not an outage's
 	}
 	cp.dropHeld(id) // if held: the parked state supersedes it
@@ -167,7 +168,7 @@ func (cp *Checkpoint) reviveOne(id uint64, retryAt, now time.Time, onlyDegraded 
 	return true, nil
 }
 
-// reviveUnansweredLocked parks, at the run's end, the remembered dead of
+// reviveAtEndLocked parks, at the run's end, the remembered dead of
 // every domain: each died with no later success of its domain, so the run
 // ended inside what looks like the site's outage (a retry loop can spend a
 // URL's attempts before the circuit could trip, or the site never answered
@@ -176,7 +177,7 @@ func (cp *Checkpoint) reviveOne(id uint64, retryAt, now time.Time, onlyDegraded 
 // are an outage's here: a page that kept failing validation or a block
 // stays dead, a matter for a person. A page broken on a working site is
 // forgotten by the next success and stays dead.
-func (cp *Checkpoint) reviveUnansweredLocked() {
+func (cp *Checkpoint) reviveAtEndLocked() {
 	if cp.outageN.Load() == 0 {
 		return
 	}
