@@ -37,16 +37,7 @@ func TestOnErrorFollowsTheProgramsOnRequest(t *testing.T) {
 			t.Run(fmt.Sprintf("async=%v/clone=%v", async, clone), func(t *testing.T) {
 				store := startStore(t, testserver.Config{Products: urls, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
 				b := newBreaker(t, p)
-				st, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer st.Close()
-				cp, err := checkpoint.New(st)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer cp.Close()
+				cp := boltCheckpoint(t)
 				c := colly.NewCollector(colly.Async(async))
 				if err := breakwater.Use(c, b, cp); err != nil {
 					t.Fatal(err)
@@ -124,16 +115,7 @@ func TestARefusalStaysEarlyWhenOnlyBreakwatersCallbacksFollow(t *testing.T) {
 	p.ConsecutiveFailures = 3
 	store := startStore(t, testserver.Config{Products: urls, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
 	b := newBreaker(t, p)
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	cp, err := checkpoint.New(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cp.Close()
+	cp := boltCheckpoint(t)
 	c := colly.NewCollector()
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Delay: 20 * time.Millisecond}); err != nil {
 		t.Fatal(err)
@@ -290,4 +272,21 @@ func TestAPausedProxyPoolRefusesAfterTheProgramsOnRequest(t *testing.T) {
 	if u := b.Unfinished(); u.Total != products {
 		t.Errorf("%d URLs unfinished, want all %d", u.Total, products)
 	}
+}
+
+// boltCheckpoint is a checkpoint on a bolt file of the test's own, closed
+// (checkpoint, then file) when the test ends.
+func boltCheckpoint(t *testing.T) *checkpoint.Checkpoint {
+	t.Helper()
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cp, err := checkpoint.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cp.Close() })
+	return cp
 }
