@@ -2,7 +2,7 @@
 // take: a listing collector walks the listing pages from a queue, and a
 // detail collector, its Clone, scrapes the product pages the listing
 // hands it with the listing's Ctx. The program counts each request's
-// attempts in its Ctx and logs the count of a request that fails.
+// attempts and failures in its Ctx and logs both for a request that fails.
 // Breakwater is added as the README's Usage adds it, on both collectors.
 //
 //	go run ./shapes/detailclone https://shop.example/ > products.jsonl
@@ -143,17 +143,22 @@ func run(start, ckpt string, clk clock.Clock, log zerolog.Logger, out, rep io.Wr
 	return o.State.ExitCode(), nil
 }
 
-// countAttempts counts each request's attempts in its Ctx (under a key of
-// its URL: a listing's Ctx is shared by its product pages) and logs the
-// count of every request that fails.
+// countAttempts counts each request's attempts and failures in its Ctx
+// (under keys of its URL: a listing's Ctx is shared by its product pages)
+// and logs both for every request that fails.
 func countAttempts(c *colly.Collector, log zerolog.Logger) {
-	c.OnRequest(func(r *colly.Request) {
-		key := "attempt " + r.URL.String()
-		n, _ := strconv.Atoi(r.Ctx.Get(key))
-		r.Ctx.Put(key, strconv.Itoa(n+1))
-	})
+	c.OnRequest(func(r *colly.Request) { bump(r.Ctx, "attempt "+r.URL.String()) })
 	c.OnError(func(r *colly.Response, err error) {
-		n, _ := strconv.Atoi(r.Request.Ctx.Get("attempt " + r.Request.URL.String()))
-		log.Warn().Str("url", r.Request.URL.String()).Int("attempt", n).Err(err).Msg("detailclone: not fetched")
+		u := r.Request.URL.String()
+		n, _ := strconv.Atoi(r.Request.Ctx.Get("attempt " + u))
+		log.Warn().Str("url", u).Int("attempt", n).Int("failures", bump(r.Request.Ctx, "failures "+u)).Err(err).
+			Msg("detailclone: not fetched")
 	})
+}
+
+// bump adds one to the count under key in ctx and returns it.
+func bump(ctx *colly.Context, key string) int {
+	n, _ := strconv.Atoi(ctx.Get(key))
+	ctx.Put(key, strconv.Itoa(n+1))
+	return n + 1
 }
