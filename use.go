@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
@@ -60,7 +59,7 @@ func Use(c *colly.Collector, exts ...Extension) error {
 	}
 	if b != nil {
 		if len(validators) > 0 {
-			domains.Validate(b, validators[0])
+			b.SetValidator(validators[0].(breaker.Validator))
 		}
 		for _, o := range observers {
 			if err := o.(observe.Observer).Observe(b); err != nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/internal/benchtest"
-	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/memory"
@@ -298,9 +297,9 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 	}
 	// The steady state: every domain idle past the TTL, swept. The first
 	// sweep ends the period the last domains were used in.
-	domains.Of(b).Sweep()
+	b.Compact()
 	time.Sleep(broadIdleTTL)
-	domains.Of(b).Sweep()
+	b.Compact()
 	var err error
 	if run.scrape, run.series, err = scrape(reg); err != nil {
 		return run, err
@@ -319,7 +318,7 @@ func broadCrawl(e *env, k client, n int, rt http.RoundTripper) (broadRun, error)
 			return run, err
 		}
 	}
-	run.compacted = domains.Of(b).Overview(0).Compacted
+	run.compacted = b.Overview(0).Compacted
 	runtime.KeepAlive(b)
 	runtime.KeepAlive(v)
 	runtime.KeepAlive(m)

@@ -23,7 +23,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
-	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
@@ -490,8 +489,8 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 				case <-ctx.Done(): // ended, or left behind stuck
 					return
 				case <-tick.C:
-					domains.Of(b).Sweep()
-					n += domains.Of(b).Overview(0).Compacted
+					b.Compact()
+					n += b.Overview(0).Compacted
 				}
 			}
 		}()

@@ -8,7 +8,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/prometheus/client_golang/prometheus"
@@ -103,9 +102,9 @@ func BenchmarkGatherBroad(b *testing.B) {
 				}
 			}
 			if c.compact {
-				domains.Of(br).Sweep()
+				br.Compact()
 				clk.Advance(breaker.DefaultIdleTTL)
-				domains.Of(br).Sweep()
+				br.Compact()
 			}
 			b.ReportAllocs()
 			b.ResetTimer()

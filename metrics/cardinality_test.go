@@ -8,7 +8,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock/clocktest"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/prometheus/client_golang/prometheus"
@@ -118,9 +117,9 @@ func TestEveryDomainsSeriesKeepsTheTotals(t *testing.T) {
 		b.Record(tk, o)
 	}
 	send("idle.test", circuit.Result{Class: circuit.Success})
-	domains.Of(b).Sweep()
+	b.Compact()
 	clk.Advance(ttl)
-	domains.Of(b).Sweep()
+	b.Compact()
 	send("failing.test", circuit.Result{Class: circuit.Degraded})
 
 	s := scrape(t, serve(t, reg).URL())

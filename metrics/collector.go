@@ -2,13 +2,12 @@ package metrics
 
 import (
 	"context"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"slices"
 	"strings"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
-	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -128,7 +127,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 
 // collectBreaker exports the totals over every domain, and the series of
 // the domains that get their own (Config.DomainSeries).
-func (c *collector) collectBreaker(ch chan<- prometheus.Metric, src *domains.Set) {
+func (c *collector) collectBreaker(ch chan<- prometheus.Metric, src observe.Domains) {
 	o := src.Overview(max(c.m.perDomain, 0))
 	if c.m.perDomain < 0 {
 		o.Top = src.Stats() // every domain has series of its own
@@ -163,7 +162,7 @@ func bit(b bool) float64 {
 	return 0
 }
 
-func collectDomain(ch chan<- prometheus.Metric, s breaker.DomainStats) {
+func collectDomain(ch chan<- prometheus.Metric, s observe.DomainStats) {
 	d := s.Domain
 	for _, st := range states {
 		gauge(ch, descState, bit(s.State == st), d, st.String())

@@ -13,7 +13,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
-	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -93,7 +92,7 @@ type Metrics struct {
 	latencyLabels, transitionLabels, degradingLabels labelSet
 
 	mu          sync.Mutex
-	source      *domains.Set // the observed breaker's: what a scrape reads
+	source      observe.Domains // the observed breaker's: what a scrape reads
 	queues      []namedQueue
 	checkpoints []namedCheckpoint
 	proxies     func() []proxy.Snapshot
@@ -197,7 +196,7 @@ func (m *Metrics) Observe(s observe.Subject) error {
 	if s == nil {
 		return errors.New("metrics: Observe(nil): pass the *breaker.Breaker")
 	}
-	if src := domains.Of(s); src != nil {
+	if src, ok := s.(observe.Domains); ok {
 		m.mu.Lock()
 		other := m.source != nil && m.source != src
 		if !other {

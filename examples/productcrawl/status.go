@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"io"
 	"os"
 	"strings"
@@ -191,7 +192,7 @@ func (s *status) update(now time.Time) {
 // it is closed but held to a gap between requests after throttling;
 // with the time left, to the second, before an open circuit may be
 // probed or a pause ends.
-func domainState(d breaker.DomainStats, now time.Time) (string, time.Duration) {
+func domainState(d observe.DomainStats, now time.Time) (string, time.Duration) {
 	left := func(t time.Time) time.Duration {
 		if t.After(now) {
 			return (t.Sub(now) + time.Second - 1).Truncate(time.Second) // rounded up: "0s" would read as over

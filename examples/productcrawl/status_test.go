@@ -1,13 +1,13 @@
 package main
 
 import (
+	"github.com/breakwater-crawl/breakwater/observe"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
@@ -68,16 +68,16 @@ func TestDomainStateSaysWhatHoldsTheDomainAndForHowLong(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	throttled := map[string]int64{circuit.Throttled.String(): 3}
 	for _, c := range []struct {
-		d    breaker.DomainStats
+		d    observe.DomainStats
 		word string
 		left time.Duration
 	}{
-		{breaker.DomainStats{State: circuit.Open, RetryAt: now.Add(57*time.Second + time.Millisecond)}, "open", 58 * time.Second},
-		{breaker.DomainStats{State: circuit.HalfOpen}, "half-open", 0},
-		{breaker.DomainStats{Pace: pace.Stats{HaltUntil: now.Add(2500 * time.Millisecond)}}, "paused", 3 * time.Second},
-		{breaker.DomainStats{Outcomes: throttled, Pace: pace.Stats{Gap: 40 * time.Millisecond}}, "slowed", 0},
-		{breaker.DomainStats{Pace: pace.Stats{Gap: 40 * time.Millisecond}}, "closed", 0},
-		{breaker.DomainStats{State: circuit.Open, RetryAt: now.Add(-time.Second)}, "open", 0},
+		{observe.DomainStats{State: circuit.Open, RetryAt: now.Add(57*time.Second + time.Millisecond)}, "open", 58 * time.Second},
+		{observe.DomainStats{State: circuit.HalfOpen}, "half-open", 0},
+		{observe.DomainStats{Pace: pace.Stats{HaltUntil: now.Add(2500 * time.Millisecond)}}, "paused", 3 * time.Second},
+		{observe.DomainStats{Outcomes: throttled, Pace: pace.Stats{Gap: 40 * time.Millisecond}}, "slowed", 0},
+		{observe.DomainStats{Pace: pace.Stats{Gap: 40 * time.Millisecond}}, "closed", 0},
+		{observe.DomainStats{State: circuit.Open, RetryAt: now.Add(-time.Second)}, "open", 0},
 	} {
 		if word, left := domainState(c.d, now); word != c.word || left != c.left {
 			t.Errorf("%+v: %s %v, want %s %v", c.d, word, left, c.word, c.left)

@@ -10,7 +10,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
-	"github.com/breakwater-crawl/breakwater/internal/fleet"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/internal/urlset"
@@ -79,26 +78,54 @@ func hostOf(host string) string { return hostkey.Of(host) }
 
 // Ticket is the right to send one request to a domain, from Allow back to
 // Record.
-type Ticket = domains.Ticket
-
-// DomainStats is one domain's state and counters.
-// Fields: go doc github.com/breakwater-crawl/breakwater/internal/domains.DomainStats
-type DomainStats = domains.DomainStats
+type Ticket struct{ t domains.Ticket }
 
 // Allow asks whether a request to host may be sent now: a refusal matches
 // ErrOpen; other errors are the Store's.
-func (b *Breaker) Allow(host string) (Ticket, error) { return b.set.Allow(host) }
+func (b *Breaker) Allow(host string) (Ticket, error) {
+	t, err := b.set.Allow(host)
+	return Ticket{t}, err
+}
 
 // Record gives a ticket back with what the attempt returned. Give each
 // ticket back once.
-func (b *Breaker) Record(t Ticket, o circuit.Result) { b.set.Record(t, o) }
+func (b *Breaker) Record(t Ticket, o circuit.Result) { b.set.Record(t.t, o) }
 
 // State returns the state of host's circuit (Closed for a host never seen).
 func (b *Breaker) State(host string) circuit.State { return b.set.State(host) }
 
 // Stats returns a snapshot of every domain seen, sorted by domain,
 // compacted ones included (see Config.IdleTTL).
-func (b *Breaker) Stats() []DomainStats { return b.set.Stats() }
+func (b *Breaker) Stats() []observe.DomainStats { return b.set.Stats() }
+
+// Overview returns the totals over every domain and the stats of the k
+// worth a look (observe.Overview.Top); k ≤ 0 lists none. Unlike Stats it
+// allocates nothing per domain: a metrics scrape of a broad crawl can
+// afford it.
+func (b *Breaker) Overview(k int) observe.Overview { return b.set.Overview(k) }
+
+// Circuits returns the circuits of the named domains (every domain seen
+// when none is named), sorted by domain, for a checkpoint to save. A
+// domain never seen, or whose store cannot be read, is left out.
+func (b *Breaker) Circuits(domains ...string) []observe.DomainCircuit {
+	return b.set.Snapshots(domains...)
+}
+
+// Restore puts back a domain's circuit and pause as a checkpoint saved
+// them, so a restart is no way around a cooldown or a Retry-After; a
+// cooldown that ended meanwhile leaves the circuit on probation
+// (docs/checkpoints.md). Nothing is counted and no hook is called.
+func (b *Breaker) Restore(c observe.DomainCircuit) error { return b.set.Restore(c) }
+
+// Compact compacts now every domain idle for Config.IdleTTL with nothing
+// to remember. The breaker does so by itself as it goes; Compact is for a
+// program that wants the memory back at once, and for measurements.
+func (b *Breaker) Compact() { b.set.Sweep() }
+
+// SetValidator makes the 2xx answers go through v, as Config.Validator
+// does, for a breaker already built; breakwater.Use calls it. Call it
+// before the crawl starts.
+func (b *Breaker) SetValidator(v Validator) { b.validator = v }
 
 // DefaultIdleTTL is Config.IdleTTL's default, the fleet guard's Active.
 const DefaultIdleTTL = domains.DefaultIdleTTL
@@ -107,24 +134,22 @@ const DefaultIdleTTL = domains.DefaultIdleTTL
 // once on network failures while none succeeds, the client is suspected,
 // every active domain paused and the run ends in error. Zero fields take
 // the defaults; docs/pacing.md tells each field.
-type FleetGuard = fleet.Config
-
-// The module's own packages reach b's set of domains (the checkpoint
-// saves and restores its circuits, the metrics read its overview) and
-// hand it a validator (breakwater.Use) through internal/domains.
-func init() {
-	domains.Of = func(x any) *domains.Set {
-		if b, ok := x.(*Breaker); ok && b != nil {
-			return b.set
-		}
-		return nil
-	}
-	domains.Validate = func(x, v any) {
-		b, _ := x.(*Breaker)
-		if v, ok := v.(Validator); ok && b != nil {
-			b.validator = v
-		}
-	}
+type FleetGuard struct {
+	// Share of the active domains tripping on network failures, Within
+	// a window, with at least MinDomains of them, suspects the client.
+	Share      float64
+	Within     time.Duration
+	MinDomains int
+	// Pause is how long every active domain is paused then.
+	Pause time.Duration
+	// Active is how recently a domain must have been used to count.
+	Active time.Duration
+	// AlarmShare and AlarmMin: the share and least number of domains
+	// whose failures raise the fleet alarm.
+	AlarmShare float64
+	AlarmMin   int
+	// Off turns the guard off.
+	Off bool
 }
 
 // HoldOpen opens host's circuit until until for a reason found outside
@@ -171,7 +196,15 @@ func Aggressive() Profile { return circuit.Aggressive() }
 // and Step while nothing is learnt); throttles only for ThrottleHorizon
 // hold it open. Zero fields take the defaults;
 // docs/pacing.md tells each field.
-type Pacing = pace.Config
+type Pacing struct {
+	Parallelism     int
+	MinGap          time.Duration
+	Backoff         float64
+	Recover         int
+	Step            time.Duration
+	MaxGap          time.Duration
+	ThrottleHorizon time.Duration
+}
 
 // Defaults for the Pacing fields whose zero value stands for a default.
 const (

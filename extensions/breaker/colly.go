@@ -26,7 +26,7 @@ import (
 // attempt is the breaker's record of one request between the gate and its
 // outcome; one goroutine runs all of a request's steps, so no lock.
 type attempt struct {
-	ticket     Ticket
+	ticket     domains.Ticket
 	req        *colly.Request
 	crawl      context.Context  // the collector's context: its end is the crawl's, not the site's
 	coll       *colly.Collector // the collector that gated it (nil: bare), whose LimitRule slot it holds
@@ -262,7 +262,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 	// A throttle may have halted the domain while the circuit decided.
 	if err := d.Pace.WaitHalt(ctx); err != nil {
 		d.Pace.Release()
-		b.Record(t, circuit.Result{Class: circuit.Excluded}) // lets d go
+		b.set.Record(t, circuit.Result{Class: circuit.Excluded}) // lets d go
 		b.cancelled(r, d.Name, ctx)
 		return
 	}
@@ -505,7 +505,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	if class == circuit.Blocked && a.telling > 0 {
 		b.set.MoreBlocked(a.ticket, a.telling) // the site refused those tries too
 	}
-	b.Record(a.ticket.WithStalled(a.stalled), circuit.Result{Class: class, Latency: a.latency})
+	b.set.Record(a.ticket.WithStalled(a.stalled), circuit.Result{Class: class, Latency: a.latency})
 	if a.horizon {
 		b.set.HoldOpenFor(d, circuit.ReasonThrottleHorizon)
 	}
@@ -540,7 +540,7 @@ func (b *Breaker) bodyCut(a *attempt, err error) {
 	d.Counts[a.class].Add(-1)
 	a.class, a.err = circuit.Degraded, err
 	d.Fails.Add(1)
-	b.Record(a.ticket, circuit.Result{Class: circuit.Degraded, Latency: a.latency})
+	b.set.Record(a.ticket, circuit.Result{Class: circuit.Degraded, Latency: a.latency})
 	b.listUnfinished(a, d, circuit.Degraded)
 }
 

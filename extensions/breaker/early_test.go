@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"github.com/breakwater-crawl/breakwater/observe"
 	"sync"
 	"testing"
 	"time"
@@ -131,7 +132,7 @@ func TestLatencySlopeTripsBeforeErrors(t *testing.T) {
 }
 
 func TestSlowStoreTripsOnSlowCallsOnly(t *testing.T) {
-	run := func(p breaker.Profile) (sent int, st breaker.DomainStats) {
+	run := func(p breaker.Profile) (sent int, st observe.DomainStats) {
 		store := startStore(t, testserver.Config{Products: 30, Scenario: testserver.Scenario{Latency: 40 * time.Millisecond}})
 		b := newBreaker(t, p)
 		c := colly.NewCollector()

@@ -12,6 +12,8 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
+	"github.com/breakwater-crawl/breakwater/internal/fleet"
+	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -118,9 +120,9 @@ func (c Config) apply(b *Breaker) error {
 		if c.Pacing.Parallelism < 0 || c.Pacing.MinGap < 0 {
 			return fmt.Errorf("breaker: Config.Pacing %+v: Parallelism and MinGap must be 0 (none) or more", c.Pacing)
 		}
-		b.cfg.Pacing = c.Pacing
+		b.cfg.Pacing = pace.Config(c.Pacing)
 	}
-	b.cfg.Fleet, b.cfg.IdleTTL, b.baseTransport = cmp.Or(c.Fleet, b.cfg.Fleet), cmp.Or(c.IdleTTL, b.cfg.IdleTTL), cmp.Or(c.BaseTransport, b.baseTransport)
+	b.cfg.Fleet, b.cfg.IdleTTL, b.baseTransport = cmp.Or(fleet.Config(c.Fleet), b.cfg.Fleet), cmp.Or(c.IdleTTL, b.cfg.IdleTTL), cmp.Or(c.BaseTransport, b.baseTransport)
 	b.proxies = cmp.Or(c.Proxies, b.proxies)
 	b.cfg.BlockedAfter, b.cfg.ResendHorizon = cmp.Or(c.BlockedAfter, b.cfg.BlockedAfter), cmp.Or(c.ResendHorizon, b.cfg.ResendHorizon)
 	if c.OnTransition != nil {

@@ -433,7 +433,7 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 // Timeout left (a patient request to a healthy d waits on; patientRequest
 // moves its deadline), then asks d's circuit. On waitErr or open, d is let
 // go.
-func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (tk Ticket, left int64, ep uint64, waitErr error, open *circuit.OpenError) {
+func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (tk domains.Ticket, left int64, ep uint64, waitErr error, open *circuit.OpenError) {
 	b := t.b
 	ctx := req.Context()
 	if dl, ok := ctx.Deadline(); ok {
@@ -460,7 +460,7 @@ func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (t
 	lend := func() func() { s, _ := lendSlot(t.c, firstOf(req).URL.Host); return s.retake() }
 	if ep, inFlight, waitErr = d.Pace.AcquireAtTransport(ctx, slotCtx, lend); waitErr != nil {
 		d.Unpin()
-		return Ticket{}, 0, 0, waitErr, nil
+		return domains.Ticket{}, 0, 0, waitErr, nil
 	}
 	tk, err := b.set.AllowPinned(d)
 	if err != nil {
@@ -469,13 +469,13 @@ func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (t
 		if e, ok := err.(*circuit.OpenError); ok {
 			open = e
 		}
-		return Ticket{}, 0, 0, nil, open
+		return domains.Ticket{}, 0, 0, nil, open
 	}
 	if waitErr = d.Pace.WaitHalt(ctx); waitErr != nil {
 		// Halted while the circuit decided (see gate).
 		d.Pace.Release()
-		b.Record(tk, circuit.Result{Class: circuit.Excluded}) // lets d go
-		return Ticket{}, 0, 0, waitErr, nil
+		b.set.Record(tk, circuit.Result{Class: circuit.Excluded}) // lets d go
+		return domains.Ticket{}, 0, 0, waitErr, nil
 	}
 	tk = tk.WithInFlight(inFlight)
 	return tk, left, ep, nil, nil
@@ -563,10 +563,10 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	d.LastOK.Store(a.left)
 	d.FailSince.Store(0)
 	a.measure()
-	b.Record(a.ticket.WithStalled(a.stalled), circuit.Result{Class: circuit.Success, Latency: a.latency})
+	b.set.Record(a.ticket.WithStalled(a.stalled), circuit.Result{Class: circuit.Success, Latency: a.latency})
 	a.latency = 0 // the next hop's body is the one that counts
 	b.releaseSlot(a)
-	a.ticket = Ticket{}
+	a.ticket = domains.Ticket{}
 
 	d2, open, _ := b.pin(host)
 	if open != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -34,14 +33,14 @@ func (cp *Checkpoint) Observe(s observe.Subject) error {
 	if err := s.Hook(hooks); err != nil {
 		return err
 	}
-	if set := domains.Of(s); set != nil {
-		return cp.restore(set) // a breaker of ours: its saved circuits come back
+	if d, ok := s.(observe.Domains); ok {
+		return cp.restore(d) // a breaker: its saved circuits come back
 	}
 	return nil
 }
 
 // restore attaches b and gives it back each domain's saved history.
-func (cp *Checkpoint) restore(b *domains.Set) error {
+func (cp *Checkpoint) restore(b observe.Domains) error {
 	cp.mu.Lock()
 	cp.b = b
 	saved := cp.openDomainsLocked(true)
@@ -61,7 +60,7 @@ func (cp *Checkpoint) restore(b *domains.Set) error {
 		saved = append(saved, savedCircuit{Domain: d, Window: n, Failures: n})
 	}
 	for _, s := range saved {
-		snap := domains.DomainSnapshot{Domain: s.Domain, State: circuit.Closed, Trips: s.Trips,
+		snap := observe.DomainCircuit{Domain: s.Domain, State: circuit.Closed, Trips: s.Trips,
 			WindowLen: s.Window, WindowFailures: s.Failures, HaltUntil: s.HaltUntil}
 		ev := cp.opt.Logger.Info().Str("event", "breaker_restored").Str("domain", s.Domain).Int("trips", s.Trips)
 		switch {
@@ -108,14 +107,14 @@ func (cp *Checkpoint) saveBreakersLocked() {
 	if cp.b == nil {
 		return
 	}
-	for _, s := range cp.b.Snapshots() {
+	for _, s := range cp.b.Circuits() {
 		cp.keepLocked(s)
 	}
 	cp.writeJSONLocked(keyBreakers, cp.saved)
 }
 
 // keepLocked sets what is saved of one domain's circuit and pause.
-func (cp *Checkpoint) keepLocked(s domains.DomainSnapshot) {
+func (cp *Checkpoint) keepLocked(s observe.DomainCircuit) {
 	var halt time.Time
 	if s.HaltUntil.After(cp.now()) {
 		halt = s.HaltUntil.UTC()
@@ -137,7 +136,7 @@ func (cp *Checkpoint) saveDomainLocked(domain string) {
 	if cp.b == nil {
 		return
 	}
-	if ss := cp.b.Snapshots(domain); len(ss) == 1 && ss[0].State == circuit.Closed {
+	if ss := cp.b.Circuits(domain); len(ss) == 1 && ss[0].State == circuit.Closed {
 		cp.keepLocked(ss[0])
 		cp.writeJSONLocked(keyBreakers, cp.saved)
 		// Now: each failure lost to a kill is one more request into a failing site.

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"github.com/breakwater-crawl/breakwater/internal/recent"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"hash/maphash"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -105,7 +105,7 @@ type Checkpoint struct {
 
 	mu          sync.Mutex
 	front       []uint64                // the queue: earlier runs' unfinished, then this run's (queue.go)
-	b           *domains.Set            // the breaker's domains, attached by Observe
+	b           observe.Domains         // the breaker's domains, attached by Observe
 	saved       map[string]savedCircuit // open domains and closed ones with failures, as saved
 	filtered    map[uint64]struct{}     // unfinished URLs the collector refused to resume (filters, depth, robots)
 	runs        []runRecord             // every run, this one last once started

@@ -90,7 +90,7 @@ func (cp *Checkpoint) succeeded(domain string, e *entry) {
 // circuitOutLocked reports whether domain's circuit is not closed, and its RetryAt.
 func (cp *Checkpoint) circuitOutLocked(domain string) (bool, time.Time) {
 	if cp.b != nil {
-		if ss := cp.b.Snapshots(domain); len(ss) == 1 {
+		if ss := cp.b.Circuits(domain); len(ss) == 1 {
 			return ss[0].State != circuit.Closed, ss[0].RetryAt
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
-	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/memory"
@@ -168,7 +167,7 @@ func TestOutageDoesNotKillURLs(t *testing.T) {
 		t.Errorf("run 1: ending %v (exit %d, %q); want tripped (exit 2): an outage is rescheduled, not a person's call",
 			r.o.State, r.o.State.ExitCode(), r.o.Reason)
 	}
-	snap := domains.Of(r.b).Snapshots(store.Host())
+	snap := r.b.Circuits(store.Host())
 	if len(snap) != 1 || snap[0].State != circuit.Open {
 		t.Fatalf("run 1: circuit %+v; want it open", snap)
 	}
@@ -210,7 +209,7 @@ func TestOutageDoesNotKillURLs(t *testing.T) {
 	if r.o.State != outcome.Tripped || r.o.State.ExitCode() != 2 {
 		t.Errorf("run 2: ending %v (exit %d, %q); want tripped (exit 2)", r.o.State, r.o.State.ExitCode(), r.o.Reason)
 	}
-	snap = domains.Of(r.b).Snapshots(store.Host())
+	snap = r.b.Circuits(store.Host())
 	recs = recordsOf(t, cp)
 	for p, rec := range recs {
 		if rec.State == storage.Dead {
@@ -304,7 +303,7 @@ func TestFailingPageOnHealthySiteIsDead(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := crawlREADME(t, cp, nil, 0, srv.URL+"/", nil)
-	if s := domains.Of(r.b).Snapshots(strings.TrimPrefix(srv.URL, "http://")); len(s) != 1 || s[0].State != circuit.Closed || s[0].Trips != 0 {
+	if s := r.b.Circuits(strings.TrimPrefix(srv.URL, "http://")); len(s) != 1 || s[0].State != circuit.Closed || s[0].Trips != 0 {
 		t.Errorf("circuit %+v; want closed, never tripped", s)
 	}
 	if r.o.State != outcome.Error || r.o.State.ExitCode() != 1 || !strings.Contains(r.o.Reason, "dead of failures") {

@@ -12,16 +12,6 @@ import (
 // beyond Allow and Record: a domain by host, the findings the run's
 // ending weighs, and acting on a domain from outside (HoldOpen, SetMinGap).
 
-// Of returns the Set of b, a *breaker.Breaker, and nil for anything else;
-// Validate makes b's 2xx go through v, a breaker.Validator, as its
-// Config.Validator does. Package breaker sets both (until then they do
-// nothing): they are how the module's own packages reach what the breaker
-// exports to no user.
-var (
-	Of       = func(b any) *Set { return nil }
-	Validate = func(b, v any) {}
-)
-
 // Lookup returns host's domain if it is kept whole, unpinned.
 func (b *Set) Lookup(host string) *Domain {
 	if v, ok := b.domains.Load(host); ok {

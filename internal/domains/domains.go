@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -473,29 +474,8 @@ func (b *Set) State(host string) circuit.State {
 	return circuit.Closed
 }
 
-// DomainStats is one domain's state and counters.
-type DomainStats struct {
-	Domain  string        `json:"domain"`
-	Profile string        `json:"profile"`
-	State   circuit.State `json:"state"`
-	RetryAt time.Time     `json:"retry_at,omitzero"`
-	Trips   int           `json:"trips"`
-	// Outcomes counts every attempt by class, keyed by the class's name
-	// (Outcomes[Success.String()]).
-	Outcomes map[string]int64 `json:"outcomes"`
-	// Refused counts requests refused without touching the network.
-	Refused int64 `json:"refused"`
-	// Tracked, SuccessRate and MedianLatency describe the rolling tracker:
-	// the latest counted outcomes, successes' median latency.
-	Tracked       int           `json:"tracked"`
-	SuccessRate   float64       `json:"success_rate"`
-	MedianLatency time.Duration `json:"median_latency_ns"`
-	// Pace is the domain's current pace, its Retry-After pauses and the
-	// time spent paused.
-	Pace pace.Stats `json:"pace"`
-	// Timeout is the adaptive request timeout in force, 0 if none.
-	Timeout time.Duration `json:"timeout_ns"`
-}
+// DomainStats is one domain's state and counters (observe.DomainStats).
+type DomainStats = observe.DomainStats
 
 // Stats is what breaker.Breaker.Stats does (its doc says how).
 func (b *Set) Stats() []DomainStats {

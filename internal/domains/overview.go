@@ -2,6 +2,7 @@ package domains
 
 import (
 	"cmp"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"slices"
 	"strings"
 	"time"
@@ -9,32 +10,8 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 )
 
-// Overview is every domain at a glance: totals over all of them, and the
-// full stats of the few worth a look. Unlike Stats, it costs no
-// allocation per domain, and none at all per compacted domain, so a
-// metrics scrape of a broad crawl can afford it.
-type Overview struct {
-	// Domains counts every domain the breaker knows, compacted ones
-	// included; Compacted those compacted (see Config.IdleTTL).
-	Domains   int
-	Compacted int
-	// States counts the domains in each state (index: Closed, Open,
-	// HalfOpen).
-	States [3]int
-	// Unhealthy counts the domains that are not closed and healthy: open
-	// or half-open, failures in the window, a Retry-After pause, a pace
-	// slowed down by throttling, or throttled or blocked answers in a row.
-	Unhealthy int
-	// Outcomes, Refused, Trips and Pauses sum every domain's.
-	Outcomes map[string]int64
-	Refused  int64
-	Trips    int64
-	Pauses   int64
-	// Top holds at most k domains' stats, sorted by domain: the unhealthy
-	// first (open, then half-open, then paused, then the rest), and, if
-	// fewer than k are, the busiest healthy ones (most attempts).
-	Top []DomainStats
-}
+// Overview is every domain at a glance (observe.Overview).
+type Overview = observe.Overview
 
 // Overview returns the totals over every domain and the stats of the k
 // worth a look (see Overview.Top); k ≤ 0 lists none.

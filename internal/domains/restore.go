@@ -4,8 +4,8 @@ package domains
 // after a restart, through the Circuit interface alone.
 
 import (
+	"github.com/breakwater-crawl/breakwater/observe"
 	"sort"
-	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
@@ -13,28 +13,9 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/idle"
 )
 
-// DomainSnapshot is one domain's circuit at one moment, and the
-// Retry-After pause it is under, if any: what Snapshots returns, what a
-// checkpoint saves and what Restore puts back. A Circuit's Snapshot fills
-// in the circuit's fields (Domain to ProbesInFlight).
-type DomainSnapshot struct {
-	Domain         string
-	State          circuit.State
-	RetryAt        time.Time // when an open circuit may be probed
-	Trips          int       // how many times it has opened
-	WindowLen      int       // outcomes held in the window
-	WindowFailures int       // failures among them
-	ProbesInFlight int
-	// HaltUntil is the end of the Retry-After pause the domain is under;
-	// zero for none.
-	HaltUntil time.Time
-	// Unanswered counts the requests to the domain that left and were cut
-	// by the crawl's own end (its context cancelled or past its deadline):
-	// the site may have received them, and nobody knows what it answered.
-	// A checkpoint counts them as failures in the window it restores, as
-	// it counts requests in flight when a process was killed.
-	Unanswered int
-}
+// DomainSnapshot is one domain's circuit as a checkpoint saves it
+// (observe.DomainCircuit).
+type DomainSnapshot = observe.DomainCircuit
 
 // Snapshots returns the circuits of hosts (all domains seen when none are
 // named), sorted by domain, for a checkpoint to save. A host never seen, or

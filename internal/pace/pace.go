@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"maps"
 	"net/http"
 	"slices"
@@ -499,15 +500,8 @@ func (p *Pace) atUserPace() bool {
 	return p.gap <= max(p.user.MinGap, 0) && (p.limit == max(p.user.Parallelism, 0))
 }
 
-// Stats is a domain's pace at one moment (breaker.DomainStats.Pace).
-type Stats struct {
-	Limit     int           `json:"limit"`         // in-flight cap, 0 = none of Breakwater's
-	Gap       time.Duration `json:"gap_ns"`        // least time between request starts
-	InFlight  int           `json:"in_flight"`     // requests between the gate and their outcome
-	Pauses    int           `json:"pauses"`        // Retry-After halts taken
-	PausedFor time.Duration `json:"paused_for_ns"` // time spent halted, in total
-	HaltUntil time.Time     `json:"halt_until,omitzero"`
-}
+// Stats is the pace at a moment (observe.PaceStats).
+type Stats = observe.PaceStats
 
 // Stats returns the pace at now.
 func (p *Pace) Stats(now time.Time) Stats {
