@@ -61,6 +61,10 @@ type Program struct {
 	Async    bool
 	Seq      SeqKind
 	At       time.Duration // sqKill, sqQuit, sqTerm: the signal's time into the first run
+	// FromStart counts At from the program's run beginning (its "run
+	// started" line) instead of from the process starting: a test whose
+	// judgement needs the signal to reach the run, on a loaded machine.
+	FromStart bool `json:",omitempty"`
 	MidWrite int           // sqKill: > 0: killed instead in the middle of writing its MidWrite-th product
 	PanicAt  int           // shPanic: the first run's PanicAt-th product callback panics
 	CacheDir bool          // colly.CacheDir (always with shRetryCache and sqCPDeleted)

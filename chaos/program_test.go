@@ -104,7 +104,7 @@ func TestASIGTERMedRunWithoutItsReportBreaksInvariant13(t *testing.T) {
 	// The signal comes once the program's run has begun: under
 	// breakwater.Main it starts a child process first.
 	slow := Site{Kind: kHealthy, Products: 20, PerPage: 5, Latency: 40 * time.Millisecond}
-	p := Program{Shape: shPlain, Seq: sqTerm, At: 400 * time.Millisecond}
+	p := Program{Shape: shPlain, Seq: sqTerm, At: 200 * time.Millisecond, FromStart: true}
 	if vs := with(runProgramCase(t, p, "", slow), 13); len(vs) > 0 {
 		t.Fatalf("a run stopped by SIGTERM with its report broke invariant 13: %v", vs)
 	}

@@ -129,6 +129,29 @@ func (cr *caseRun) executeProgram(e env) {
 	untilDone()
 }
 
+// afterStart fires at after the program's "run started" line appears in
+// stderr; never once stop is closed.
+func afterStart(stderr *syncBuffer, at time.Duration, stop <-chan struct{}) <-chan time.Time {
+	fire := make(chan time.Time, 1)
+	go func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for !strings.Contains(stderr.String(), "chaos-child: run started") {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+		select {
+		case <-stop:
+		case t := <-time.After(at):
+			fire <- t
+		}
+	}()
+	return fire
+}
+
 // runChild runs one run of a program as a process, sending sig at at
 // (0: none), torn down past bound.
 func runChild(bin string, sp childSpec, sig syscall.Signal, at, bound time.Duration) runOut {
@@ -151,12 +174,17 @@ func runChild(bin string, sp childSpec, sig syscall.Signal, at, bound time.Durat
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
 	var kill <-chan time.Time
 	if at > 0 && sig != 0 {
 		kill = time.After(at)
+		if sp.Program.FromStart {
+			stop := make(chan struct{})
+			defer close(stop)
+			kill = afterStart(&stderr, at, stop)
+		}
 	}
-	timer := time.NewTimer(bound)
-	defer timer.Stop()
 	defer func() {
 		_ = os.WriteFile(filepath.Join(sp.Dir, fmt.Sprintf("stderr-run-%d.log", sp.Run)), stderr.Bytes(), 0o644)
 	}()
