@@ -34,6 +34,7 @@ type Set struct {
 	realTime bool // Clock is clock.System: cached refusals end by timer
 	fleet    *fleet.Guard
 	prior    deadline.Prior // the timeout a domain without its own borrows
+	base     *profile       // Config.Profile with what its domains read
 
 	domains sync.Map    // host → *Domain
 	hot     *hotDomains // domains by a hash of their name, in front of the map (hot.go)
@@ -73,6 +74,7 @@ type Config struct {
 type Override struct {
 	Pattern string
 	Profile circuit.Profile
+	shared  *profile // Profile with what its domains read (AddDomainProfile)
 }
 
 // New returns an empty Set; Config.Profile has been validated.
@@ -93,6 +95,7 @@ func New(c Config) (*Set, error) {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
 	b.realTime = b.Clock == clock.System
+	b.base = newProfile(b.Profile)
 	b.Domains = nil
 	for _, o := range c.Domains {
 		if err := b.AddDomainProfile(o.Pattern, o.Profile); err != nil {
@@ -139,8 +142,8 @@ type Domain struct {
 
 	Circuit circuit.Circuit
 	Name    string
-	Profile circuit.Profile
-	need    int // the profile's FailuresToTrip
+	Profile *profile // shared by the domains of the profile
+	need    int      // the profile's FailuresToTrip
 	// blockedAfter is Config.BlockedAfter (room.go), blockedFrom the
 	// ticket order of the blocked run's first answer (0: none or unknown).
 	blockedAfter int

@@ -75,7 +75,7 @@ func (b *Set) domainSlow(host string) (*Domain, error) {
 	if err := b.newCircuit(d); err != nil {
 		return nil, err
 	}
-	d.Pace = pace.New(b.Pacing, d.room, b.Clock)
+	d.Pace = pace.New(&b.Pacing, d.room, b.Clock)
 	if r, ok := sh.Take(host); ok {
 		d.revive(&r, b.Clock)
 	}
@@ -98,7 +98,7 @@ func (b *Set) newCircuit(d *Domain) (err error) {
 	}
 	d.Circuit = c
 	d.mem, _ = c.(*circuit.Memory)
-	d.tracker = early.New(max(trackerSize, d.Profile.WindowSize), earlySettings(d.Profile), &d.mu)
+	d.tracker = early.New(max(trackerSize, d.Profile.WindowSize), &d.Profile.early, &d.mu)
 	return nil
 }
 

@@ -11,6 +11,15 @@ import (
 // numClasses is how many outcome classes there are.
 const numClasses = int(circuit.Excluded) + 1
 
+// profile is a circuit.Profile with what every domain of it reads,
+// computed once and shared by the domains, which point to it.
+type profile struct {
+	circuit.Profile
+	early early.Settings
+}
+
+func newProfile(p circuit.Profile) *profile { return &profile{Profile: p, early: earlySettings(p)} }
+
 // earlySettings is the part of p the early warnings read.
 func earlySettings(p circuit.Profile) early.Settings {
 	return early.Settings{WindowSize: p.WindowSize, SlowCall: p.SlowCall, SlowCallRate: p.SlowCallRate,
@@ -28,13 +37,13 @@ func (b *Set) AddDomainProfile(pattern string, p circuit.Profile) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("breaker: profile for %q: %w", pattern, err)
 	}
-	b.Domains = append(b.Domains, Override{Pattern: pattern, Profile: p})
+	b.Domains = append(b.Domains, Override{Pattern: pattern, Profile: p, shared: newProfile(p)})
 	return nil
 }
 
 // profileFor resolves host's profile: exact match, then longest suffix.
-func (b *Set) profileFor(host string) circuit.Profile {
-	best, bestLen := b.Profile, -1
+func (b *Set) profileFor(host string) *profile {
+	best, bestLen := b.base, -1
 	hostname := host
 	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
 		hostname = host[:i]
@@ -42,10 +51,10 @@ func (b *Set) profileFor(host string) circuit.Profile {
 	for _, o := range b.Domains {
 		switch {
 		case o.Pattern == host:
-			return o.Profile
+			return o.shared
 		case o.Pattern[0] == '.':
 			if (strings.HasSuffix(hostname, o.Pattern) || hostname == o.Pattern[1:]) && len(o.Pattern) > bestLen {
-				best, bestLen = o.Profile, len(o.Pattern)
+				best, bestLen = o.shared, len(o.Pattern)
 			}
 		}
 	}

@@ -58,7 +58,7 @@ type Tracker struct {
 
 	lats []time.Duration // scratch for the timeout's percentile
 
-	p Settings
+	p *Settings // shared by the domains of a profile
 }
 
 // slopeSamples is how many latest successes the slope's median looks at.
@@ -73,7 +73,7 @@ const (
 
 // New returns a tracker with settings p, its record size outcomes long,
 // locked by mu, which the caller holds for ObserveLocked.
-func New(size int, p Settings, mu *sync.Mutex) *Tracker {
+func New(size int, p *Settings, mu *sync.Mutex) *Tracker {
 	// No failure count: Stats counts from the outcomes.
 	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
 	if p.SlowCall > 0 {
@@ -81,7 +81,7 @@ func New(size int, p Settings, mu *sync.Mutex) *Tracker {
 		t.slowNeed = circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
 	}
 	if p.SlopeMultiple > 0 {
-		k := slopeSamples(p)
+		k := slopeSamples(*p)
 		t.lat = make([]time.Duration, k)
 		t.sorted = make([]time.Duration, k)
 	}

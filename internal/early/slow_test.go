@@ -17,7 +17,7 @@ import (
 func TestSlowCallRule(t *testing.T) {
 	p := early.Settings{WindowSize: 20, SlowCall: time.Second, SlowCallRate: 0.5}
 	need := circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
-	tr := early.New(100, p, new(sync.Mutex))
+	tr := early.New(100, &p, new(sync.Mutex))
 	rnd := rand.New(rand.NewPCG(5, 6))
 	var flags []bool
 	slowRate := 0.0

@@ -16,7 +16,7 @@ import (
 // outcomes, and transitions (which leave the ring's old values in place).
 func TestSortedLatenciesFollowTheRing(t *testing.T) {
 	for _, w := range []int{5, 10, 20, 50} {
-		tr := New(100, Settings{WindowSize: w, SlowCall: time.Second, SlowCallRate: 0.8, SlopeMultiple: 3,
+		tr := New(100, &Settings{WindowSize: w, SlowCall: time.Second, SlowCallRate: 0.8, SlopeMultiple: 3,
 			SlopeFloor: 200 * time.Millisecond, TimeoutMultiple: 4, TimeoutAfter: 20}, new(sync.Mutex))
 		rnd := rand.New(rand.NewPCG(uint64(w), 7))
 		for step := range 20000 {

@@ -70,7 +70,7 @@ const (
 // Pace is one domain's current pace. Besides the limit, the circuit's room
 // (the failures it takes before it trips) caps the requests in flight.
 type Pace struct {
-	user Config
+	user *Config // shared by the domains until RaiseMinGap gives it its own
 	room func() int // most requests the circuit lets be in flight now
 	clk  clock.Clock
 
@@ -99,9 +99,10 @@ type Pace struct {
 	rechecking bool        // recheck is armed
 }
 
-// New returns a pace starting at p's ceiling (p normalised); room says how
-// many requests the circuit lets be in flight now.
-func New(p Config, room func() int, clk clock.Clock) *Pace {
+// New returns a pace starting at p's ceiling (p normalised, shared by the
+// paces it is given to, never written); room says how many requests the
+// circuit lets be in flight now.
+func New(p *Config, room func() int, clk clock.Clock) *Pace {
 	return &Pace{user: p, room: room, clk: cmp.Or(clk, clock.System), limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0)}
 }
 
@@ -545,8 +546,9 @@ func (p *Pace) RaiseMinGap(gap time.Duration) {
 	if gap <= p.user.MinGap {
 		return
 	}
-	p.user.MinGap = gap
-	p.user.MaxGap = max(p.user.MaxGap, gap)
+	own := *p.user // the shared Config is never written
+	own.MinGap, own.MaxGap = gap, max(own.MaxGap, gap)
+	p.user = &own
 	p.gap = max(p.gap, gap)
 }
 

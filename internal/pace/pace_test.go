@@ -20,7 +20,7 @@ func newTestPace(t *testing.T, p Config, clk clock.Clock) *Pace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(p, func() int { return math.MaxInt }, clk)
+	return New(&p, func() int { return math.MaxInt }, clk)
 }
 
 func TestPaceThrottleHaltsAndMultipliesDown(t *testing.T) {
@@ -198,7 +198,7 @@ func TestPaceReservedRequestHonoursAHaltThatCameLater(t *testing.T) {
 // waits, and a freed slot goes to it first.
 func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 	room := 2
-	p := New(Config{Parallelism: 1, Backoff: 2, Recover: 10, MaxGap: time.Minute}, func() int { return room }, nil)
+	p := New(&Config{Parallelism: 1, Backoff: 2, Recover: 10, MaxGap: time.Minute}, func() int { return room }, nil)
 	if _, _, err := p.AcquireLending(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 // back before AcquireLending returns, a slot or an error; one that need
 // not wait lends nothing.
 func TestPaceLendsOnlyWhileWaiting(t *testing.T) {
-	p := New(Config{Parallelism: 1, Backoff: 2, Recover: 10, MaxGap: time.Minute}, func() int { return 10 }, nil)
+	p := New(&Config{Parallelism: 1, Backoff: 2, Recover: 10, MaxGap: time.Minute}, func() int { return 10 }, nil)
 	var lent, back atomic.Int32
 	lend := func() func() {
 		lent.Add(1)
