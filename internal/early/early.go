@@ -77,13 +77,7 @@ func New(size int, p *Settings, mu *sync.Mutex) *Tracker {
 	// No failure count: Stats counts from the outcomes.
 	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
 	if p.SlowCall > 0 {
-		t.slow = make([]bool, p.WindowSize)
 		t.slowNeed = circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
-	}
-	if p.SlopeMultiple > 0 {
-		k := slopeSamples(*p)
-		t.lat = make([]time.Duration, k)
-		t.sorted = make([]time.Duration, k)
 	}
 	return t
 }
@@ -118,13 +112,16 @@ func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Dur
 	t.win.Add(o)
 	success := o.Class == circuit.Success
 
-	if t.slow != nil {
+	if t.p.SlowCall > 0 {
 		isSlow := success && o.Latency > t.p.SlowCall
-		full := t.slowN == len(t.slow)
+		full := t.slowN == t.p.WindowSize
 		if !full {
 			t.slowN++
 		}
 		if isSlow || t.slowCount > 0 { // else the flag it replaces is false, as it is
+			if t.slow == nil {
+				t.slow = make([]bool, t.p.WindowSize) // at the first slow call: all false before
+			}
 			if full && t.slow[t.slowNext] {
 				t.slowCount--
 			}
@@ -133,10 +130,10 @@ func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Dur
 				t.slowCount++
 			}
 		}
-		if t.slowNext++; t.slowNext == len(t.slow) {
+		if t.slowNext++; t.slowNext == t.p.WindowSize {
 			t.slowNext = 0
 		}
-		if t.slowN == len(t.slow) && t.slowCount >= t.slowNeed {
+		if t.slowN == t.p.WindowSize && t.slowCount >= t.slowNeed {
 			s.SlowTrip = true
 			s.SlowShare = float64(t.slowCount) / float64(t.slowN)
 		}
@@ -156,16 +153,16 @@ func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Dur
 		}
 	}
 
-	if t.lat != nil && t.slopeEvidenceLocked(inFlight) {
-		t.putLatLocked(max(o.Latency-stalled, 0))
-		if t.latN < len(t.lat) {
+	if k := slopeSamples(*t.p); t.p.SlopeMultiple > 0 && t.slopeEvidenceLocked(inFlight) {
+		t.putLatLocked(max(o.Latency-stalled, 0), k)
+		if t.latN < k {
 			t.latN++ // not written once full: an unchanged line is not taken from another core
 		}
 		t.sinceSlope++
 		switch {
 		case t.baseline == 0 && t.successes >= t.p.WindowSize:
 			t.baseline = circuit.MedianLatency(t.win.Outcomes())
-		case t.baseline > 0 && t.latN == len(t.lat) && t.sinceSlope >= slopeEvery:
+		case t.baseline > 0 && t.latN == k && t.sinceSlope >= slopeEvery:
 			t.sinceSlope = 0
 			s.Slope, s.Median, s.Baseline = t.slopeLocked()
 		}
@@ -209,10 +206,20 @@ func (t *Tracker) slopeLocked() (change int, median, baseline time.Duration) {
 	return change, median, t.baseline
 }
 
-// putLatLocked writes v into the slope's ring, over its oldest latency,
-// and moves it to its place in sorted: one value out, one in, instead of
-// a sort at each evaluation.
-func (t *Tracker) putLatLocked(v time.Duration) {
+// putLatLocked writes v into the slope's ring of k, over its oldest
+// latency, and moves it to its place in sorted: one value out, one in,
+// instead of a sort at each evaluation. Until the ring is k long it grows:
+// a domain with few successes holds few.
+func (t *Tracker) putLatLocked(v time.Duration, k int) {
+	if len(t.lat) < k {
+		if t.lat == nil {
+			t.lat, t.sorted = make([]time.Duration, 0, min(4, k)), make([]time.Duration, 0, min(4, k))
+		}
+		t.lat = append(t.lat, v) // in order: once full, the oldest is at latNext, 0
+		i, _ := slices.BinarySearch(t.sorted, v)
+		t.sorted = slices.Insert(t.sorted, i, v)
+		return
+	}
 	old := t.lat[t.latNext]
 	t.lat[t.latNext] = v
 	if t.latNext++; t.latNext == len(t.lat) {
@@ -267,6 +274,11 @@ func (t *Tracker) Transitioned(tr circuit.Transition) (streak int) {
 	t.slowN, t.slowNext, t.slowCount = 0, 0, 0
 	clear(t.slow) // every flag false while slowCount is 0
 	t.latN, t.latNext, t.sinceSlope = 0, 0, 0
+	if len(t.lat) < slopeSamples(*t.p) {
+		// Not full: it fills again from empty (a full ring's values are
+		// all written over before its median is read again).
+		t.lat, t.sorted = t.lat[:0], t.sorted[:0]
+	}
 	t.degrading = false
 	t.healthyRun = 0
 	if tr.To == circuit.Open && circuit.CountsAsTrip(tr.Reason) {
@@ -292,7 +304,7 @@ func (t *Tracker) Stats() (n int, successRate float64, median time.Duration) {
 func (t *Tracker) slopeNow() (excess time.Duration, past, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.lat == nil || t.baseline == 0 || t.latN != len(t.lat) {
+	if t.p.SlopeMultiple <= 0 || t.baseline == 0 || t.latN != slopeSamples(*t.p) {
 		return 0, false, false
 	}
 	median := t.latMedianLocked()
@@ -320,7 +332,7 @@ func (t *Tracker) Revive(r *idle.Record) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.streak, t.healthyRun, t.successes, t.sinceTimeout = int(r.Streak), int(r.HealthyRun), int(r.Successes), 0
-	if t.slow != nil {
+	if t.p.SlowCall > 0 {
 		t.slowN, t.slowNext = int(r.SlowN), int(r.SlowNext)
 	}
 	t.baseline, t.baseFlight = time.Duration(r.Baseline), int(r.BaseFlight)
