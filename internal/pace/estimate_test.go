@@ -97,7 +97,7 @@ func simulate(t *testing.T, cfg Config, par int, lat time.Duration, site *tokenB
 		res.got++
 		p.Throttled(now, f.wait, f.ep)
 		if testing.Verbose() {
-			t.Logf("%v: 429 after %d pages; gap %v, rate %.2f, ramping %v, firstRun %d/%v", now.Sub(t0), done, p.gap, p.est.rate, p.est.ramping, p.est.firstRun, p.est.firstDur)
+			t.Logf("%v: 429 after %d pages; gap %v, rate %.2f, ramping %v, firstRun %d/%v", now.Sub(t0), done, p.gap, p.estimate().rate, p.estimate().ramping, p.estimate().firstRun, p.estimate().firstDur)
 		}
 	}
 	res.wall = now.Sub(t0)
@@ -231,7 +231,7 @@ func crawlPhases(t *testing.T, p *Pace, site *tokenBucket, lat time.Duration, ph
 				got++
 				p.Throttled(now, wait, ep)
 				if testing.Verbose() {
-					t.Logf("%v: 429; gap %v, rate %.2f, ramping %v, firstRun %d", now.Sub(t0), p.gap, p.est.rate, p.est.ramping, p.est.firstRun)
+					t.Logf("%v: 429; gap %v, rate %.2f, ramping %v, firstRun %d", now.Sub(t0), p.gap, p.estimate().rate, p.estimate().ramping, p.estimate().firstRun)
 				}
 				continue
 			}
@@ -291,7 +291,7 @@ func TestAnIdleWindowIsNotTheSitesRate(t *testing.T) {
 			ideal := idle + time.Duration(float64(pages)/tc.rate*float64(time.Second))
 			t.Logf("wall %v = %.2f× ideal %v; %d 429s; gap at the end %v", wall, float64(wall)/float64(ideal), ideal, got, p.gap)
 			if wall > 2*ideal {
-				t.Errorf("wall %v, over twice the ideal %v: the pace settled far under the site's rate (gap %v at the end, rate %.2f learnt)", wall, ideal, p.gap, p.est.rate)
+				t.Errorf("wall %v, over twice the ideal %v: the pace settled far under the site's rate (gap %v at the end, rate %.2f learnt)", wall, ideal, p.gap, p.estimate().rate)
 			}
 		})
 	}
@@ -329,6 +329,6 @@ func TestAnUnknownBurstIsNotFilledByThePause(t *testing.T) {
 		p.Succeeded()
 	}
 	if p.gap > 100*time.Millisecond {
-		t.Errorf("after 10 pages granted, the gap is %v (rate %.1f/s learnt): the pause was taken for the site's rate", p.gap, p.est.rate)
+		t.Errorf("after 10 pages granted, the gap is %v (rate %.1f/s learnt): the pause was taken for the site's rate", p.gap, p.estimate().rate)
 	}
 }

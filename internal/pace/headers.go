@@ -107,14 +107,15 @@ func (p *Pace) Advertised(now time.Time, q Quota) {
 		p.halt = later(reset, p.halt)
 		return
 	}
-	p.quotaGap = min(q.Reset/time.Duration(q.Remaining), p.user.MaxGap)
-	p.quotaUntil = reset
+	c := p.coldLocked()
+	c.quotaGap = min(q.Reset/time.Duration(q.Remaining), p.user.MaxGap)
+	c.quotaUntil = reset
 }
 
 // gapLocked is the gap a request leaving at now keeps before the next:
 // the pace's, or the advertised quota's while it holds.
 func (p *Pace) gapLocked(now time.Time) time.Duration {
-	if now.Before(p.quotaUntil) {
+	if p.cold != nil && now.Before(p.quotaUntil) {
 		return max(p.gap, p.quotaGap)
 	}
 	return p.gap

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/breakwater-crawl/breakwater/observe"
-	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -70,33 +69,65 @@ const (
 // Pace is one domain's current pace. Besides the limit, the circuit's room
 // (the failures it takes before it trips) caps the requests in flight.
 type Pace struct {
-	user *Config // shared by the domains until RaiseMinGap gives it its own
+	user *Config    // shared by the domains until RaiseMinGap gives it its own
 	room func() int // most requests the circuit lets be in flight now
 	clk  clock.Clock
 
-	mu               sync.Mutex
-	limit            int           // current in-flight cap; 0 = none
-	gap              time.Duration // current least gap between request starts
-	step             time.Duration // how much one recovery step takes off the gap
-	inflight         int
-	gateWaiters      []*waiter         // at the gate, for a slot in flight; oldest first, as below
-	transportWaiters []*waiter         // first seen at the transport, for the circuit's room
-	resWaiters       []*waiter         // in OnRequest, for a reservation
-	res              map[any]time.Time // slots reserved in OnRequest, until when
-	next             time.Time         // earliest start of the next request
-	halt             time.Time         // Retry-After: nothing before this
-	clean            int               // clean successes since the last change
-	preRamp          time.Duration     // the gap before the rate estimate's ramp began
-	episode          uint64            // slowdowns so far: a throttle slows the pace once per episode
-	since            time.Time         // first throttle with no success since; zero when not throttled
-	est              estimator         // the rate the site grants, learnt from its throttles
-	quotaGap         time.Duration     // the gap the site's rate-limit headers ask for (Advertised)
-	quotaUntil       time.Time         // until when quotaGap holds: the quota's reset
+	mu        sync.Mutex
+	limit     int           // current in-flight cap; 0 = none
+	gap       time.Duration // current least gap between request starts
+	inflight  int
+	res       []reservation // slots reserved in OnRequest; nil when none (most domains, most of the time)
+	next      time.Time     // earliest start of the next request
+	halt      time.Time     // Retry-After: nothing before this
+	clean     int           // clean successes since the last change
+	episode   uint64        // slowdowns so far: a throttle slows the pace once per episode
+	pauses    int
+	pausedFor time.Duration
+	// Until the pace is first throttled, waited for or told a quota, the
+	// rate estimate's first answer and count of answers (estimator.first,
+	// n) are all it learns; *cold holds the rest, made then (coldLocked).
+	first time.Time
+	n     int
+	*cold
+}
 
-	pauses     int
-	pausedFor  time.Duration
-	recheck    *time.Timer // looks again while anybody waits; nil until somebody first did
-	rechecking bool        // recheck is armed
+// cold is what a pace holds once it was throttled, waited for or told a
+// quota: most domains of a broad crawl never are, and hold none of it.
+type cold struct {
+	step             time.Duration // how much one recovery step takes off the gap
+	gateWaiters      []*waiter     // at the gate, for a slot in flight; oldest first, as below
+	transportWaiters []*waiter     // first seen at the transport, for the circuit's room
+	resWaiters       []*waiter     // in OnRequest, for a reservation
+	preRamp          time.Duration // the gap before the rate estimate's ramp began
+	since            time.Time     // first throttle with no success since; zero when not throttled
+	est              estimator     // the rate the site grants, learnt from its throttles
+	quotaGap         time.Duration // the gap the site's rate-limit headers ask for (Advertised)
+	quotaUntil       time.Time     // until when quotaGap holds: the quota's reset
+	recheck          *time.Timer   // looks again while anybody waits; nil until somebody first did
+	rechecking       bool          // recheck is armed
+}
+
+// coldLocked returns p's cold part, made now if it was not: the estimate
+// carries on from the first answer and count the pace kept until then.
+func (p *Pace) coldLocked() *cold {
+	if p.cold == nil {
+		p.cold = &cold{}
+		p.est.first, p.est.n = p.first, p.n
+	}
+	return p.cold
+}
+
+// waiters is how many wait at the gate (or, atTransport, at the
+// transport) and in OnRequest.
+func (p *Pace) waiters(atTransport bool) (slot, reservation int) {
+	if p.cold == nil {
+		return 0, 0
+	}
+	if atTransport {
+		return len(p.transportWaiters), len(p.resWaiters)
+	}
+	return len(p.gateWaiters), len(p.resWaiters)
 }
 
 // New returns a pace starting at p's ceiling (p normalised, shared by the
@@ -112,10 +143,37 @@ type waiter struct {
 	key any
 }
 
+// reservation is a slot reserved in OnRequest for key, until a time
+// (unix nanoseconds). A domain holds at most its limit of them: a slice
+// is smaller than a map, and nil once they are gone.
+type reservation struct {
+	key   any
+	until int64
+}
+
 // liveLocked is the number of reservations not lapsed.
 func (p *Pace) liveLocked(now time.Time) int {
-	maps.DeleteFunc(p.res, func(_ any, until time.Time) bool { return !now.Before(until) })
+	if len(p.res) > 0 {
+		n := now.UnixNano()
+		p.res = slices.DeleteFunc(p.res, func(r reservation) bool { return n >= r.until })
+		if len(p.res) == 0 {
+			p.res = nil
+		}
+	}
 	return len(p.res)
+}
+
+// unreserveLocked drops key's reservation and reports whether it held one.
+func (p *Pace) unreserveLocked(key any) bool {
+	for i := range p.res {
+		if p.res[i].key == key {
+			if p.res = slices.Delete(p.res, i, i+1); len(p.res) == 0 {
+				p.res = nil
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // roomLocked says whether the circuit's room takes one more request.
@@ -139,27 +197,30 @@ func (p *Pace) Reserve(ctx context.Context, key any) error {
 	}
 	p.mu.Lock()
 	now := p.clk.Now()
-	if len(p.resWaiters) == 0 && p.canReserveLocked(now) {
+	if _, waiting := p.waiters(false); waiting == 0 && p.canReserveLocked(now) {
 		p.reserveLocked(now, key)
 		p.mu.Unlock()
 		return nil
 	}
-	return p.waitLocked(ctx, &p.resWaiters, key)
+	return p.waitLocked(ctx, &p.coldLocked().resWaiters, key)
 }
 
 func (p *Pace) reserveLocked(now time.Time, key any) {
-	if p.res == nil {
-		p.res = make(map[any]time.Time)
+	until := now.Add(reserveFor).UnixNano()
+	for i := range p.res {
+		if p.res[i].key == key {
+			p.res[i].until = until
+			return
+		}
 	}
-	p.res[key] = now.Add(reserveFor)
+	p.res = append(p.res, reservation{key, until})
 }
 
 // Unreserve gives back key's reservation, if it holds one.
 func (p *Pace) Unreserve(key any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.res[key]; ok {
-		delete(p.res, key)
+	if p.unreserveLocked(key) {
 		p.admitLocked(p.clk.Now())
 	}
 }
@@ -252,15 +313,20 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool, 
 		}
 	}
 	p.mu.Lock()
-	delete(p.res, key)
-	q, free := &p.gateWaiters, p.canSendLocked
+	p.unreserveLocked(key)
+	free := p.canSendLocked
 	if atTransport {
-		q, free = &p.transportWaiters, p.roomLocked
+		free = p.roomLocked
 	}
-	if len(*q) == 0 && free() {
+	if waiting, _ := p.waiters(atTransport); waiting == 0 && free() {
 		p.inflight++
 		p.mu.Unlock()
 	} else {
+		c := p.coldLocked()
+		q := &c.gateWaiters
+		if atTransport {
+			q = &c.transportWaiters
+		}
 		lendOnce()
 		if err := p.waitLocked(slotCtx, q, nil); err != nil {
 			return 0, 0, err
@@ -342,6 +408,9 @@ func (p *Pace) Admit() {
 // admitLocked hands free slots on, oldest first, to OnRequest's waiters
 // last: the others hold a LimitRule slot.
 func (p *Pace) admitLocked(now time.Time) {
+	if p.cold == nil {
+		return // nobody ever waited
+	}
 	for len(p.transportWaiters) > 0 && p.roomLocked() {
 		p.inflight++
 		wake(&p.transportWaiters)
@@ -359,7 +428,9 @@ func (p *Pace) admitLocked(now time.Time) {
 // wake lets the oldest waiter of q go.
 func wake(q *[]*waiter) {
 	(*q)[0].ch <- struct{}{}
-	*q = (*q)[1:]
+	if *q = (*q)[1:]; len(*q) == 0 {
+		*q = nil // its array goes with the last waiter
+	}
 }
 
 // Throttled halts the domain until now+wait and slows it down if ep, the
@@ -380,6 +451,7 @@ func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit in
 		p.halt = until
 	}
 	p.clean = 0
+	p.coldLocked()
 	if p.since.IsZero() {
 		p.since = now
 	}
@@ -437,8 +509,13 @@ func (p *Pace) rateGapLocked(rate float64) time.Duration {
 // said no: it does not count.
 func (p *Pace) Accepted(now time.Time, ep uint64) {
 	p.mu.Lock()
-	switch ep {
-	case p.episode:
+	switch {
+	case p.cold == nil: // never throttled: the estimate's first answer and count
+		if p.first.IsZero() {
+			p.first = now
+		}
+		p.n++
+	case ep == p.episode:
 		p.est.accepted(now, p.gap)
 		if p.est.ramping {
 			// Any answer the site granted speeds the ramp up, a 404 as
@@ -449,7 +526,7 @@ func (p *Pace) Accepted(now time.Time, ep uint64) {
 				p.est.ramping = false
 			}
 		}
-	case p.episode - 1:
+	case ep == p.episode-1:
 		if p.episode == 1 { // granted before the first 429: the first run's
 			p.est.firstRun++
 		}
@@ -463,10 +540,13 @@ func (p *Pace) Accepted(now time.Time, ep uint64) {
 func (p *Pace) Succeeded() (limit int, gap time.Duration, changed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.since = time.Time{}
+	if p.cold != nil {
+		p.since = time.Time{}
+	}
 	if p.atUserPace() {
 		return p.limit, p.gap, false
 	}
+	p.coldLocked() // off the user's pace: throttled before
 	oldLimit, oldGap := p.limit, p.gap
 	learnt := p.est.rate > 0 || p.est.ramping
 	if f := p.est.succeeded(p.user.Recover); f > 1 { // 1 unless a rate is learnt
@@ -521,8 +601,10 @@ func (p *Pace) Quiet(now time.Time, r *idle.Record) (still bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r.Pauses, r.PausedFor = int64(p.pauses), int64(p.pausedFor)
-	return p.inflight == 0 && len(p.gateWaiters) == 0 && len(p.transportWaiters) == 0 && len(p.resWaiters) == 0 && p.liveLocked(now) == 0 &&
-		!p.halt.After(now) && !p.next.After(now) && p.since.IsZero() && p.atUserPace()
+	if p.cold != nil && (len(p.gateWaiters) > 0 || len(p.transportWaiters) > 0 || len(p.resWaiters) > 0 || !p.since.IsZero()) {
+		return false
+	}
+	return p.inflight == 0 && p.liveLocked(now) == 0 && !p.halt.After(now) && !p.next.After(now) && p.atUserPace()
 }
 
 // Revive gives a new pace the pause counts r kept of the domain it continues.

@@ -137,7 +137,7 @@ func TestPaceHandsSlotsOverFirstInFirstOut(t *testing.T) {
 				order <- i
 			}
 		}()
-		waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == i+1 })
+		waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.gateN() == i+1 })
 	}
 	for want := range 3 {
 		p.Release()
@@ -158,14 +158,14 @@ func TestPaceWaiterThatGivesUpHoldsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { _, _, err := p.AcquireLending(ctx, nil, nil); done <- err }()
-	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.gateN() == 1 })
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatal("a cancelled waiter got a slot")
 	}
 	p.Release()
-	if s := p.Stats(t0); s.InFlight != 0 || len(p.gateWaiters) != 0 {
-		t.Fatalf("in flight %d, %d waiters: a cancelled waiter leaked its slot", s.InFlight, len(p.gateWaiters))
+	if s := p.Stats(t0); s.InFlight != 0 || p.gateN() != 0 {
+		t.Fatalf("in flight %d, %d waiters: a cancelled waiter leaked its slot", s.InFlight, p.gateN())
 	}
 }
 
@@ -204,7 +204,7 @@ func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 	}
 	queued := make(chan error, 1)
 	go func() { _, _, err := p.AcquireLending(context.Background(), nil, nil); queued <- err }() // behind the limit
-	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.gateN() == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, n, err := p.AcquireAtTransport(ctx, nil, nil); err != nil || n != 2 {
@@ -212,7 +212,7 @@ func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 	}
 	hop := make(chan error, 1)
 	go func() { _, _, err := p.AcquireAtTransport(ctx, nil, nil); hop <- err }() // past the room: waits
-	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.transportWaiters) == 1 })
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.transportN() == 1 })
 	p.Release()
 	if err := <-hop; err != nil {
 		t.Fatalf("the waiting hop: %v; want the freed slot", err)
@@ -247,7 +247,7 @@ func TestPaceLendsOnlyWhileWaiting(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { _, _, err := p.AcquireLending(context.Background(), nil, lend); got <- err }()
-	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.gateN() == 1 })
 	if lent.Load() != 1 || back.Load() != 0 {
 		t.Fatalf("waiting: lent %d, taken back %d; want 1, 0", lent.Load(), back.Load())
 	}
@@ -257,9 +257,21 @@ func TestPaceLendsOnlyWhileWaiting(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { _, _, err := p.AcquireLending(ctx, nil, lend); got <- err }()
-	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.gateWaiters) == 1 })
+	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.gateN() == 1 })
 	cancel()
 	if err := <-got; err == nil || lent.Load() != 2 || back.Load() != 2 {
 		t.Fatalf("a cancelled wait: %v, lent %d, taken back %d; want an error, 2, 2", err, lent.Load(), back.Load())
 	}
+}
+
+// gateN and transportN count the waiters at the gate and at the transport.
+func (p *Pace) gateN() int      { n, _ := p.waiters(false); return n }
+func (p *Pace) transportN() int { n, _ := p.waiters(true); return n }
+
+// estimate is the rate estimate, the zero one before the pace has a cold part.
+func (p *Pace) estimate() estimator {
+	if p.cold == nil {
+		return estimator{}
+	}
+	return p.est
 }
