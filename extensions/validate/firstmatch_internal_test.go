@@ -35,7 +35,7 @@ func TestARequiredSelectorStopsAtItsFirstMatch(t *testing.T) {
 	}{
 		{"require only", []Option{Require("p.review")}},
 		{"beside an element check", []Option{Require("p.review"), Element("h1", ok)}},
-		{"beside an element check of another rule", []Option{Require("p.review"), Page(`/list/`, Element("p.review", ok))}},
+		{"walked for another rule's element check", []Option{Require("p.review", "h1"), Page(`/list/`, Element("p.review", ok))}},
 	} {
 		for _, registered := range []bool{true, false} {
 			name := tc.name + map[bool]string{true: ", from Colly's parse", false: ", parsed by the validator"}[registered]
