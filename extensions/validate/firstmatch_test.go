@@ -3,9 +3,12 @@ package validate_test
 import (
 	"fmt"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/debug"
 
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 )
@@ -34,23 +37,26 @@ func TestRequireOnlyFindsWhatTheGroupWalkFinds(t *testing.T) {
 	}
 	for _, sels := range [][]string{selectors, selectors[:1], {"#missing"}} {
 		req := mustNew(t, validate.MinBytes(0), validate.Require(sels...))
+		// mixed: the same Requires beside an Element check on a selector
+		// of its own, so the first matches ride on a group walk.
+		mixed := mustNew(t, validate.MinBytes(0), validate.Require(sels...), validate.Element("p.review", func(*colly.HTMLElement) error { return nil }),
+			validate.Page(`/never-matches/`, validate.Element("span.price", func(*colly.HTMLElement) error { return nil })))
 		grp := mustNew(t, append([]validate.Option{validate.MinBytes(0)}, elemOptsFor(sels)...)...)
 		c := collector(s, req, colly.AllowURLRevisit())
 		grp.Register(c)
-		got := map[string][2]validate.Verdict{}
-		c.OnScraped(func(r *colly.Response) {
+		mixed.Register(c)
+		got := map[string][3]validate.Verdict{}
+		verdicts := func(r *colly.Response, known bool) {
 			a, okA := req.VerdictOf(r)
 			b, okB := grp.VerdictOf(r)
-			if !okA || !okB {
-				t.Errorf("%s: verdicts known %v and %v", r.Request.URL.Path, okA, okB)
+			m, okM := mixed.VerdictOf(r)
+			if known && (!okA || !okB || !okM) {
+				t.Errorf("%s: verdicts known %v, %v and %v", r.Request.URL.Path, okA, okB, okM)
 			}
-			got[r.Request.URL.Path] = [2]validate.Verdict{a, b}
-		})
-		c.OnError(func(r *colly.Response, _ error) {
-			a, _ := req.VerdictOf(r)
-			b, _ := grp.VerdictOf(r)
-			got[r.Request.URL.Path] = [2]validate.Verdict{a, b}
-		})
+			got[r.Request.URL.Path] = [3]validate.Verdict{a, b, m}
+		}
+		c.OnScraped(func(r *colly.Response) { verdicts(r, true) })
+		c.OnError(func(r *colly.Response, _ error) { verdicts(r, false) })
 		for p := range pages {
 			_ = c.Visit("http://shop.test" + p)
 		}
@@ -61,8 +67,81 @@ func TestRequireOnlyFindsWhatTheGroupWalkFinds(t *testing.T) {
 			if !reflect.DeepEqual(v[0].Reasons, v[1].Reasons) || v[0].Valid() != v[1].Valid() {
 				t.Errorf("selectors %q, page %s:\n  first match: %+v\n  group walk:  %+v", sels, p, v[0].Reasons, v[1].Reasons)
 			}
+			// mixed may add only its own check's reason (no p.review)
+			var own []validate.Reason
+			for _, r := range v[2].Reasons {
+				if r.Subject != "p.review" {
+					own = append(own, r)
+				}
+			}
+			if !reflect.DeepEqual(own, v[1].Reasons) {
+				t.Errorf("selectors %q, page %s:\n  beside an Element check: %+v\n  group walk:              %+v", sels, p, v[2].Reasons, v[1].Reasons)
+			}
 		}
 	}
+}
+
+// Colly builds an HTMLElement, copying its text, for every element it hands
+// an OnHTML callback. A Required selector needs one match a page, found by
+// the validator itself; only Element checks need every element. So, beside
+// an Element check, Colly hands the validator that check's elements and one
+// more (the head, where it looks for the Required selectors), not every
+// element a Required selector matches.
+func TestRequiredSelectorsBesideAnElementCheckCostColly(t *testing.T) {
+	body := []byte(page(20000, `<div class="product"><h1 class="title">T</h1><span class="price">$1.00</span></div>`))
+	reviews := strings.Count(string(body), `<p class="review">`)
+	s := newSite().set("/p/1", reply{body: body})
+	d := &htmlEvents{bySelector: map[string]int{}}
+	for _, tc := range []struct {
+		name string
+		opts []validate.Option
+		most int // elements Colly may hand the validator
+	}{
+		{"require only", []validate.Option{validate.Require("p.review", titleSel)}, 1},
+		{"require beside an element check", []validate.Option{validate.Require("p.review", titleSel), validate.Element(priceSel, func(*colly.HTMLElement) error { return nil })}, 2},
+		{"the element check's selector required too", []validate.Option{validate.Require("p.review", priceSel), validate.Element(priceSel, func(*colly.HTMLElement) error { return nil })}, 2},
+		{"an element check on every review", []validate.Option{validate.Require(titleSel), validate.Element("p.review", func(*colly.HTMLElement) error { return nil })}, reviews + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := mustNew(t, tc.opts...)
+			c := colly.NewCollector(colly.Debugger(d))
+			c.WithTransport(s)
+			v.Register(c)
+			vs := collect(t, c, v)
+			clear(d.bySelector)
+			if err := c.Visit("http://shop.test/p/1"); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := vs.get("/p/1"); !got.Valid() {
+				t.Fatalf("verdict %q", texts(got))
+			}
+			n := 0
+			for _, k := range d.bySelector {
+				n += k
+			}
+			if n > tc.most {
+				t.Errorf("Colly handed the validator %d elements (%v), want at most %d; the page has %d reviews", n, d.bySelector, tc.most, reviews)
+			}
+		})
+	}
+}
+
+// htmlEvents counts Colly's "html" debug events (one per element handed to
+// an OnHTML callback) by the callback's selector.
+type htmlEvents struct {
+	mu         sync.Mutex
+	bySelector map[string]int
+}
+
+func (d *htmlEvents) Init() error { return nil }
+
+func (d *htmlEvents) Event(e *debug.Event) {
+	if e.Type != "html" {
+		return
+	}
+	d.mu.Lock()
+	d.bySelector[e.Values["selector"]]++
+	d.mu.Unlock()
 }
 
 // elemOptsFor requires sels and adds an Element check that always passes

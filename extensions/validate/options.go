@@ -196,6 +196,7 @@ type rule struct {
 
 	requireIdx []int  // by compile: the index of each of require
 	watches    []bool // by selector index: does any check of this rule use it
+	walks      []bool // by selector index: does an Element check of this rule use it (every match)
 	parse      bool   // does the rule need Colly's HTML parse at all
 }
 
@@ -236,11 +237,13 @@ func compile(pages []*rule, fallback *rule) ([]*rule, []string) {
 	}
 	for _, r := range rules {
 		r.watches = make([]bool, len(selectors))
+		r.walks = make([]bool, len(selectors))
 		for _, j := range r.requireIdx {
 			r.watches[j] = true
 		}
 		for _, e := range r.elements {
 			r.watches[e.sel] = true
+			r.walks[e.sel] = true
 		}
 		r.parse = len(r.require) > 0 || len(r.elements) > 0
 	}

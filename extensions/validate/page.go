@@ -89,6 +89,21 @@ func (p *page) next(sel int) int {
 	return i
 }
 
+// found records that the selector sel, which no Element check names,
+// matched.
+func (p *page) found(sel int) {
+	p.mu.Lock()
+	p.hit[sel] = true
+	p.mu.Unlock()
+}
+
+// has reports whether the selector sel matched.
+func (p *page) has(sel int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hit[sel]
+}
+
 // onElement records that the selector sel matched e, and runs the rule's
 // element checks on sel that have not failed yet. User code runs outside
 // the lock, so it may call VerdictOf.

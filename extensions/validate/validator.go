@@ -24,13 +24,18 @@ import (
 type Validator struct {
 	rules     []*rule
 	selectors []string
-	group     string // every selector in one group, so Colly walks its parse once
-	matchers  []cascadia.Selector
-	// elementChecks: some rule needs every element a selector matches;
-	// without, each selector is looked for once (see rootMatched).
-	elementChecks bool
-	log           zerolog.Logger
-	onBroken      func(BrokenDomain)
+	matchers  []cascadia.Selector // by selector index, compiled once
+	// Selectors an Element check names (in any rule) need every element
+	// Colly's walk finds; the others (Require only) need one match, which
+	// the validator finds itself from the document's top (firstMatches).
+	walked []int // selector indices of the former, in order
+	first  []int // and of the latter
+	// group is the OnHTML selector: the walked ones, and rootSelector when
+	// some selector is looked for once, so Colly walks its parse once.
+	group    string
+	root     bool // group holds rootSelector
+	log      zerolog.Logger
+	onBroken func(BrokenDomain)
 
 	pages table
 	diag  *diagnosis
@@ -51,11 +56,21 @@ func New(opts ...Option) (*Validator, error) {
 	}
 	v := &Validator{log: c.log, onBroken: c.onBroken, diag: newDiagnosis(c.brokenAfter)}
 	v.rules, v.selectors = compile(c.pages, &c.fallback)
-	v.elementChecks = slices.ContainsFunc(v.rules, func(r *rule) bool { return len(r.elements) > 0 })
-	v.group = strings.Join(v.selectors, ", ")
-	for _, sel := range v.selectors {
+	var group []string
+	for i, sel := range v.selectors {
 		v.matchers = append(v.matchers, cascadia.MustCompile(sel)) // checked by the options
+		if slices.ContainsFunc(v.rules, func(r *rule) bool { return r.walks[i] }) {
+			v.walked = append(v.walked, i)
+			group = append(group, sel)
+		} else {
+			v.first = append(v.first, i)
+		}
 	}
+	if len(v.first) > 0 {
+		v.root = true
+		group = append([]string{rootSelector}, group...)
+	}
+	v.group = strings.Join(group, ", ")
 	return v, nil
 }
 
@@ -128,30 +143,55 @@ func (v *Validator) scoreUnparsed(r *colly.Response, maxBody int) *page {
 	p := newPage(v.rules, r, maxBody)
 	p.unparsed = r.StatusCode < 200 || r.StatusCode > 299
 	if !p.unparsed && p.rule.parse && collyx.IsHTML(r) {
-		if doc, err := goquery.NewDocumentFromReader(bytes.NewReader(r.Body)); err == nil {
-			for i, sel := range v.selectors {
-				if !p.rule.watches[i] {
-					continue
+		if doc, err := goquery.NewDocumentFromReader(bytes.NewReader(r.Body)); err == nil && len(doc.Nodes) > 0 {
+			for i, m := range v.matchers {
+				switch {
+				case !p.rule.watches[i]:
+				case p.rule.walks[i]:
+					doc.FindMatcher(m).Each(func(idx int, s *goquery.Selection) {
+						p.onElement(i, colly.NewHTMLElementFromSelectionNode(r, s, s.Nodes[0], idx))
+					})
+				case firstMatch(m, doc.Nodes[0]):
+					p.found(i)
 				}
-				doc.Find(sel).Each(func(idx int, s *goquery.Selection) {
-					p.onElement(i, colly.NewHTMLElementFromSelectionNode(r, s, s.Nodes[0], idx))
-				})
 			}
 		}
 	}
 	return v.pages.put(r.Request, p)
 }
 
-// matched records an element Colly found for the group selector as a hit
-// of every selector it matches, with its Index among that selector's own.
+// rootSelector is in the OnHTML selector when some selector is looked for
+// once: a bare tag the parser always makes once, with little text for
+// Colly to copy. From it the validator finds the document's top.
+const rootSelector = "head"
+
+var rootMatcher = cascadia.MustCompile(rootSelector)
+
+// matched takes an element Colly found for the group selector: the head
+// (rootSelector) starts the search for the selectors looked for once; an
+// element of a walked selector is a hit of every one it matches, with its
+// Index among that selector's own.
 func (v *Validator) matched(p *page, e *colly.HTMLElement) {
-	if len(v.matchers) == 1 {
-		p.onElement(0, e)
+	if !p.rule.parse || len(e.DOM.Nodes) == 0 {
 		return
 	}
 	n := e.DOM.Nodes[0]
-	for i, m := range v.matchers {
-		if p.rule.watches[i] && m.Match(n) {
+	if !v.root && len(v.walked) == 1 {
+		p.onElement(v.walked[0], e) // the group is this selector: Colly's Index is its own
+		return
+	}
+	if v.root && rootMatcher.Match(n) {
+		top := n
+		for top.Parent != nil {
+			top = top.Parent
+		}
+		v.firstMatches(p, top)
+	}
+	for _, i := range v.walked {
+		if !p.rule.watches[i] || !p.rule.walks[i] && p.has(i) {
+			continue // another rule's Element check: this one needs a match
+		}
+		if v.matchers[i].Match(n) {
 			ei := e
 			if idx := p.next(i); idx != e.Index {
 				cp := *e
@@ -163,31 +203,25 @@ func (v *Validator) matched(p *page, e *colly.HTMLElement) {
 	}
 }
 
-// rootSelector is the OnHTML selector when no rule has Element checks: a
-// bare tag the parser always makes, with little text for Colly to copy.
-const rootSelector = "head"
+// firstMatches looks for every selector p's rule watches that is looked
+// for once in the document whose top node is top.
+func (v *Validator) firstMatches(p *page, top *html.Node) {
+	for _, i := range v.first {
+		if p.rule.watches[i] && firstMatch(v.matchers[i], top) {
+			p.found(i)
+		}
+	}
+}
 
-// rootMatched looks for every selector p's rule watches in the document
-// of the head element e, stopping at each one's first match.
-func (v *Validator) rootMatched(p *page, e *colly.HTMLElement) {
-	if !p.rule.parse || len(e.DOM.Nodes) == 0 {
-		return
-	}
-	top := e.DOM.Nodes[0]
-	for top.Parent != nil {
-		top = top.Parent
-	}
-	for i, m := range v.matchers {
-		if !p.rule.watches[i] {
-			continue
-		}
-		for n := top.FirstChild; n != nil; n = n.NextSibling {
-			if n.Type == html.ElementNode && m.MatchFirst(n) != nil {
-				p.onElement(i, e)
-				break
-			}
+// firstMatch reports whether m matches an element below top, stopping at
+// the first, where Colly's Find would look (from the top's elements).
+func firstMatch(m cascadia.Selector, top *html.Node) bool {
+	for n := top.FirstChild; n != nil; n = n.NextSibling {
+		if n.Type == html.ElementNode && m.MatchFirst(n) != nil {
+			return true
 		}
 	}
+	return false
 }
 
 // failed scores a 2xx Colly sent to OnError; a failure of the target
@@ -218,18 +252,10 @@ func (v *Validator) Register(c *colly.Collector) {
 		}
 		v.pages.put(r.Request, newPage(v.rules, r, c.MaxBodySize))
 	})
-	switch {
-	case len(v.selectors) == 0:
-	case v.elementChecks:
+	if len(v.selectors) > 0 {
 		c.OnHTML(v.group, func(e *colly.HTMLElement) {
 			if p := v.pages.get(e.Request); p != nil {
 				v.matched(p, e)
-			}
-		})
-	default:
-		c.OnHTML(rootSelector, func(e *colly.HTMLElement) {
-			if p := v.pages.get(e.Request); p != nil {
-				v.rootMatched(p, e)
 			}
 		})
 	}
