@@ -3,6 +3,7 @@
 package early
 
 import (
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -51,12 +52,10 @@ type Tracker struct {
 	lat        []time.Duration // latencies of the latest successes (slope), a ring
 	sorted     []time.Duration // lat's values in order, kept as lat is written: its median is at hand
 	baseline   time.Duration
-	baseFlight int // the most requests in flight a success before the baseline left with (0: not known)
-	degrading  bool
+	baseFlight int32 // the most requests in flight a success before the baseline left with (0: not known)
+	degrading  bool  // beside baseFlight: one word for both
 
 	streak int // trips since the last healthy stretch
-
-	lats []time.Duration // scratch for the timeout's percentile
 
 	p *Settings // shared by the domains of a profile
 }
@@ -184,10 +183,10 @@ func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Dur
 // includes the queue the client made itself.
 func (t *Tracker) slopeEvidenceLocked(inFlight int) bool {
 	if t.baseline == 0 {
-		t.baseFlight = max(t.baseFlight, inFlight)
+		t.baseFlight = int32(min(max(int(t.baseFlight), inFlight), math.MaxInt32))
 		return true
 	}
-	return inFlight == 0 || t.baseFlight == 0 || inFlight <= t.baseFlight
+	return inFlight == 0 || t.baseFlight == 0 || inFlight <= int(t.baseFlight)
 }
 
 // slopeLocked compares the median of the latest successes with the
@@ -250,13 +249,13 @@ func (t *Tracker) slopeLimitLocked() time.Duration {
 // timeoutLocked is TimeoutMultiple × the window's p95, ≥ TimeoutFloor,
 // and the same before the floor.
 func (t *Tracker) timeoutLocked() (timeout, slow time.Duration) {
-	lats := t.lats[:0]
+	// Every 100 successes: a slice of its own, not one each tracker keeps.
+	var lats []time.Duration
 	for _, o := range t.win.Buf[:t.win.N] { // order does not matter here
 		if o.Class == circuit.Success {
 			lats = append(lats, o.Latency)
 		}
 	}
-	t.lats = lats
 	if len(lats) == 0 {
 		return 0, 0
 	}
@@ -335,7 +334,7 @@ func (t *Tracker) Revive(r *idle.Record) {
 	if t.p.SlowCall > 0 {
 		t.slowN, t.slowNext = int(r.SlowN), int(r.SlowNext)
 	}
-	t.baseline, t.baseFlight = time.Duration(r.Baseline), int(r.BaseFlight)
+	t.baseline, t.baseFlight = time.Duration(r.Baseline), int32(min(r.BaseFlight, math.MaxInt32))
 }
 
 // GrownCooldown is the cooldown after streak trips in a row, drawn
