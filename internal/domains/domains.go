@@ -13,7 +13,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
-	"github.com/breakwater-crawl/breakwater/internal/coarse"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/internal/early"
 	"github.com/breakwater-crawl/breakwater/internal/fleet"
@@ -46,7 +45,7 @@ type Set struct {
 	_       [56]byte
 	sweeper idle.Sweeper // which domains were left alone for the idle TTL (idle.go)
 	dormant idle.Set     // the compacted domains
-	coarse  coarse.Clock // the system clock, read about once a second
+	coarse  coarseClock  // the system clock, read about once a second
 }
 
 // Config is what a Set is made with; extensions/breaker's Config
@@ -286,7 +285,7 @@ func (b *Set) allowCircuit(d *Domain) (Ticket, error) {
 }
 
 // roughNow is the breaker's clock in unix nanos, at most about a second
-// old on the system clock (coarse.Clock): for timestamps only coarse
+// old on the system clock (coarseClock): for timestamps only coarse
 // questions read. Any other clock is read, so a fake clock's Advance takes
 // effect at once.
 func (b *Set) roughNow() int64 {

@@ -1,4 +1,4 @@
-package coarse
+package domains
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 // The coarse clock reads the clock on its first use, stays within about a
 // tick of it while read, and stops its timer after a tick without a read.
 func TestCoarseClock(t *testing.T) {
-	var c Clock
+	var c coarseClock
 	within := func(slack time.Duration) {
 		t.Helper()
 		got := c.Now()
@@ -17,12 +17,12 @@ func TestCoarseClock(t *testing.T) {
 		}
 	}
 	within(50 * time.Millisecond) // the first read reads the clock
-	deadline := time.Now().Add(Tick + Tick/2)
+	deadline := time.Now().Add(coarseTick + coarseTick/2)
 	for time.Now().Before(deadline) {
-		within(Tick + 200*time.Millisecond)
-		time.Sleep(Tick / 10)
+		within(coarseTick + 200*time.Millisecond)
+		time.Sleep(coarseTick / 10)
 	}
-	time.Sleep(2*Tick + Tick/2) // one tick sees the read, the next none
+	time.Sleep(2*coarseTick + coarseTick/2) // one tick sees the read, the next none
 	if c.armed.Load() {
 		t.Fatal("the timer still runs after a tick without a read")
 	}

@@ -1,24 +1,23 @@
-// Package coarse is the system clock read at most about once a Tick.
-package coarse
+package domains
 
 import (
 	"sync/atomic"
 	"time"
 )
 
-// Tick is how stale the clock may be.
-const Tick = time.Second
+// coarseTick is how stale the coarse clock may be.
+const coarseTick = time.Second
 
-// Clock is the system clock read at most about once a Tick, for a hot
+// coarseClock is the system clock read at most about once a coarseTick, for a hot
 // path's timestamps. The zero value is ready.
-type Clock struct {
+type coarseClock struct {
 	now   atomic.Int64 // unix nanos at the latest refresh
 	used  atomic.Bool  // read since the latest refresh
 	armed atomic.Bool  // a refresh is scheduled
 }
 
-// Now returns the time, in unix nanos, at most about a Tick old.
-func (c *Clock) Now() int64 {
+// Now returns the time, in unix nanos, at most about a coarseTick old.
+func (c *coarseClock) Now() int64 {
 	if !c.used.Load() {
 		c.used.Store(true) // once a tick: a store is dearer than a load
 	}
@@ -29,21 +28,21 @@ func (c *Clock) Now() int64 {
 }
 
 // start reads the clock and schedules a refresh, unless one is.
-func (c *Clock) start() int64 {
+func (c *coarseClock) start() int64 {
 	n := time.Now().UnixNano()
 	c.now.Store(n)
 	if c.armed.CompareAndSwap(false, true) {
-		time.AfterFunc(Tick, c.tick)
+		time.AfterFunc(coarseTick, c.tick)
 	}
 	return n
 }
 
 // tick refreshes the value if it was read since, and stops otherwise.
-func (c *Clock) tick() {
+func (c *coarseClock) tick() {
 	if !c.used.Swap(false) {
 		c.armed.Store(false)
 		return
 	}
 	c.now.Store(time.Now().UnixNano())
-	time.AfterFunc(Tick, c.tick)
+	time.AfterFunc(coarseTick, c.tick)
 }
