@@ -12,7 +12,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
-	"github.com/breakwater-crawl/breakwater/internal/fleet"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
@@ -122,7 +121,7 @@ func (c Config) apply(b *Breaker) error {
 		}
 		b.cfg.Pacing = pace.Config(c.Pacing)
 	}
-	b.cfg.Fleet, b.cfg.IdleTTL, b.baseTransport = cmp.Or(fleet.Config(c.Fleet), b.cfg.Fleet), cmp.Or(c.IdleTTL, b.cfg.IdleTTL), cmp.Or(c.BaseTransport, b.baseTransport)
+	b.cfg.Fleet, b.cfg.IdleTTL, b.baseTransport = cmp.Or(domains.FleetConfig(c.Fleet), b.cfg.Fleet), cmp.Or(c.IdleTTL, b.cfg.IdleTTL), cmp.Or(c.BaseTransport, b.baseTransport)
 	b.proxies = cmp.Or(c.Proxies, b.proxies)
 	b.cfg.BlockedAfter, b.cfg.ResendHorizon = cmp.Or(c.BlockedAfter, b.cfg.BlockedAfter), cmp.Or(c.ResendHorizon, b.cfg.ResendHorizon)
 	if c.OnTransition != nil {

@@ -3,7 +3,7 @@
 // domain, each a type of its own package: its pace (internal/pace), its
 // early warnings and adaptive timeout (internal/early, internal/deadline),
 // the hold of a domain that answers only 401/403 (blocked.go), and over
-// all of them the fleet guard (internal/fleet) and idle compaction
+// all of them the fleet guard (fleetguard.go) and idle compaction
 // (internal/idle). extensions/breaker wires a Set into a Colly collector
 // and documents its API; access.go is what that wiring asks beyond it.
 package domains

@@ -15,7 +15,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/internal/early"
-	"github.com/breakwater-crawl/breakwater/internal/fleet"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/internal/idle"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
@@ -31,7 +30,7 @@ import (
 type Set struct {
 	Config        // normalised by New; Domains holds the patterns normalised (AddDomainProfile)
 	realTime bool // Clock is clock.System: cached refusals end by timer
-	fleet    *fleet.Guard
+	fleet    *fleetGuard
 	prior    deadline.Prior // the timeout a domain without its own borrows
 	base     *profile       // Config.Profile with what its domains read
 
@@ -59,7 +58,7 @@ type Config struct {
 	BlockedAfter  int
 	ResendHorizon time.Duration
 	Pacing        pace.Config
-	Fleet         fleet.Config
+	Fleet         FleetConfig
 	IdleTTL       time.Duration
 	Rand          func() float64
 	OnTransition  []func(circuit.Transition)
@@ -86,10 +85,10 @@ func New(c Config) (*Set, error) {
 		b.Rand = rand.Float64
 	}
 	var err error
-	if b.Fleet, err = c.Fleet.Normalise(); err != nil { // a zero Config is fleet.Defaults
+	if b.Fleet, err = c.Fleet.Normalise(); err != nil { // a zero Config is fleetDefaults
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
-	b.fleet = fleet.New(b.Fleet)
+	b.fleet = newFleetGuard(b.Fleet)
 	if b.Pacing, err = c.Pacing.Normalise(); err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}

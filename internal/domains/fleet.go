@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/internal/fleet"
 )
 
 // fleetTripped notes d's trip with the fleet guard and, when the guard
@@ -63,8 +62,8 @@ func (b *Set) fleetAlarm(now time.Time) {
 
 // fleetTotals sums the attempts per class of every domain, live and
 // compacted.
-func (b *Set) fleetTotals() fleet.Totals {
-	tot := fleet.Totals(b.dormant.Totals().Counts)
+func (b *Set) fleetTotals() fleetTotals {
+	tot := fleetTotals(b.dormant.Totals().Counts)
 	for d := range b.all {
 		for c, n := range d.counts() {
 			tot[c] += n

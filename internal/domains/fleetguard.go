@@ -1,5 +1,6 @@
-// Package fleet judges the whole fleet of domains rather than each one.
-package fleet
+package domains
+
+// The fleet guard judges the whole fleet of domains rather than each one.
 
 import (
 	"cmp"
@@ -13,10 +14,10 @@ import (
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
-// Config is the fleet guard's settings: breaker.FleetGuard, whose doc and
-// docs/pacing.md tell each field. Zero fields take Defaults; a zero Pause
+// FleetConfig is the fleet guard's settings: breaker.FleetGuard, whose doc and
+// docs/pacing.md tell each field. Zero fields take fleetDefaults; a zero Pause
 // is the default profile's Cooldown.
-type Config struct {
+type FleetConfig struct {
 	Share      float64
 	Within     time.Duration
 	MinDomains int
@@ -27,12 +28,12 @@ type Config struct {
 	Off        bool
 }
 
-// Defaults are the settings a zero field takes.
-var Defaults = Config{Share: 0.5, Within: time.Minute, MinDomains: 3, Active: 5 * time.Minute, AlarmShare: 0.5, AlarmMin: 20}
+// fleetDefaults are the settings a zero field takes.
+var fleetDefaults = FleetConfig{Share: 0.5, Within: time.Minute, MinDomains: 3, Active: 5 * time.Minute, AlarmShare: 0.5, AlarmMin: 20}
 
 // Normalise fills the defaults of c's zero fields and rejects bad values.
-func (c Config) Normalise() (Config, error) {
-	d := Defaults
+func (c FleetConfig) Normalise() (FleetConfig, error) {
+	d := fleetDefaults
 	c.Share = cmp.Or(c.Share, d.Share)
 	c.Within = cmp.Or(c.Within, d.Within)
 	c.MinDomains = cmp.Or(c.MinDomains, d.MinDomains)
@@ -48,45 +49,43 @@ func (c Config) Normalise() (Config, error) {
 	return c, nil
 }
 
-const numClasses = int(circuit.Excluded) + 1
+// fleetTotals are attempts per outcome class, summed over every domain.
+type fleetTotals [numClasses]int64
 
-// Totals are attempts per outcome class, summed over every domain.
-type Totals [numClasses]int64
-
-// Guard is the fleet-wide judgement of one breaker.
-type Guard struct {
-	cfg Config
+// fleetGuard is the fleet-wide judgement of one breaker.
+type fleetGuard struct {
+	cfg FleetConfig
 
 	mu        sync.Mutex
-	trips     map[string]trip // domain → its latest trip
-	suspectAt time.Time       // the latest client_side_suspect
+	trips     map[string]fleetTrip // domain → its latest fleetTrip
+	suspectAt time.Time            // the latest client_side_suspect
 	found     *outcome.Finding
 
 	lastLook time.Time
-	seen     Totals // fleet totals at the last look
+	seen     fleetTotals // fleet totals at the last look
 	alarmOn  [numClasses]bool
 }
 
-// trip is when a domain tripped, and when the failures that tripped it began.
-type trip struct{ at, since time.Time }
+// fleetTrip is when a domain tripped, and when the failures that tripped it began.
+type fleetTrip struct{ at, since time.Time }
 
 // New returns a guard judging by c (normalised).
-func New(c Config) *Guard { return &Guard{cfg: c} }
+func newFleetGuard(c FleetConfig) *fleetGuard { return &fleetGuard{cfg: c} }
 
-// Tripped notes a client-side trip of domain at at, of failures that
+// Tripped notes a client-side fleetTrip of domain at at, of failures that
 // began at since, with active domains active; succeeded reports whether a
 // request that left at or after a time succeeded. On client_side_suspect
 // it returns the domains tripped within the window, sorted.
-func (g *Guard) Tripped(domain string, at, since time.Time, active int, succeeded func(time.Time) bool) []string {
+func (g *fleetGuard) Tripped(domain string, at, since time.Time, active int, succeeded func(time.Time) bool) []string {
 	if g.cfg.Off {
 		return nil
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.trips == nil {
-		g.trips = map[string]trip{}
+		g.trips = map[string]fleetTrip{}
 	}
-	g.trips[domain] = trip{at, since}
+	g.trips[domain] = fleetTrip{at, since}
 	var recent []string
 	first := at // the earliest start of the failures that tripped them
 	for name, t := range g.trips {
@@ -114,14 +113,14 @@ func (g *Guard) Tripped(domain string, at, since time.Time, active int, succeede
 }
 
 // Finding is the client_side_suspect finding, if one happened.
-func (g *Guard) Finding() *outcome.Finding {
+func (g *fleetGuard) Finding() *outcome.Finding {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.found
 }
 
-// Alarm is a fleet-wide share of blocked or throttled answers that fired.
-type Alarm struct {
+// fleetAlarm is a fleet-wide share of blocked or throttled answers that fired.
+type fleetAlarm struct {
 	Class    circuit.Class // Blocked or Throttled
 	Share    float64       // of the attempts since the last look
 	Attempts int64         // attempts since the last look
@@ -130,7 +129,7 @@ type Alarm struct {
 // Look judges the fleet's blocked and throttled share since the last look,
 // at most once a second, from totals, the fleet's counts now. An alarm
 // fires again only after its share fell below half its threshold.
-func (g *Guard) Look(now time.Time, totals func() Totals) []Alarm {
+func (g *fleetGuard) Look(now time.Time, totals func() fleetTotals) []fleetAlarm {
 	if g.cfg.Off {
 		return nil
 	}
@@ -141,7 +140,7 @@ func (g *Guard) Look(now time.Time, totals func() Totals) []Alarm {
 	}
 	g.lastLook = now
 	tot := totals()
-	var delta Totals
+	var delta fleetTotals
 	var all int64
 	for c := range numClasses {
 		delta[c] = tot[c] - g.seen[c]
@@ -150,7 +149,7 @@ func (g *Guard) Look(now time.Time, totals func() Totals) []Alarm {
 		}
 	}
 	g.seen = tot
-	var out []Alarm
+	var out []fleetAlarm
 	if all < int64(g.cfg.AlarmMin) {
 		return nil
 	}
@@ -159,7 +158,7 @@ func (g *Guard) Look(now time.Time, totals func() Totals) []Alarm {
 		switch {
 		case share >= g.cfg.AlarmShare && !g.alarmOn[c]:
 			g.alarmOn[c] = true
-			out = append(out, Alarm{Class: c, Share: share, Attempts: all})
+			out = append(out, fleetAlarm{Class: c, Share: share, Attempts: all})
 		case share < g.cfg.AlarmShare/2:
 			g.alarmOn[c] = false
 		}
