@@ -14,7 +14,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
-	"github.com/breakwater-crawl/breakwater/internal/early"
 	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/internal/idle"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
@@ -125,7 +124,7 @@ func (b *Set) Hook(onTransition func(circuit.Transition), onDegrading func(strin
 // CPU's cache, and each further line read is a miss.
 type Domain struct {
 	mem     *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
-	tracker *early.Tracker
+	tracker *tracker
 	mu      sync.Mutex                        // guards the tracker and, if guarded, the circuit (newCircuit)
 	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
 	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
@@ -369,7 +368,7 @@ func (b *Set) Record(t Ticket, o circuit.Result) {
 // recordCircuit records o in d's circuit through the Circuit interface
 // (a store's circuit, or a result that may move an in-process one) and
 // acts on what moved, else on the tracker's signals sig.
-func (b *Set) recordCircuit(d *Domain, t Ticket, o circuit.Result, sig early.Signals) {
+func (b *Set) recordCircuit(d *Domain, t Ticket, o circuit.Result, sig trackerSignals) {
 	tr, err := d.Circuit.Record(b.Clock, t.c, o)
 	switch {
 	case err != nil:

@@ -4,12 +4,11 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/internal/early"
 )
 
 // early acts on what the tracker saw before the window's failure rate did:
 // slow calls, a latency slope, a new adaptive timeout.
-func (b *Set) early(d *Domain, s early.Signals) {
+func (b *Set) early(d *Domain, s trackerSignals) {
 	if s.Timeout > 0 {
 		b.prior.Add(s.Timeout)
 		d.Slow.Store(int64(s.Slow))
@@ -69,9 +68,9 @@ func (b *Set) HoldOpenFor(d *Domain, reason string) {
 }
 
 // grow lengthens the cooldown of a domain that trips again before a
-// healthy stretch (early.GrownCooldown).
+// healthy stretch (grownCooldown).
 func (b *Set) grow(d *Domain, t circuit.Transition, streak int) circuit.Transition {
-	cooldown, ok := early.GrownCooldown(d.Profile.Cooldown, d.Profile.MaxCooldown, streak, b.Rand)
+	cooldown, ok := grownCooldown(d.Profile.Cooldown, d.Profile.MaxCooldown, streak, b.Rand)
 	if !ok {
 		return t
 	}
@@ -88,11 +87,11 @@ func (b *Set) grow(d *Domain, t circuit.Transition, streak int) circuit.Transiti
 }
 
 // slowedElsewhere counts the other domains past their own slope limit
-// now, among those whose slope was evaluated lately (early.SlowedElsewhere;
+// now, among those whose slope was evaluated lately (slowedElsewhere;
 // stamped by roughNow: on the system clock a peer near the edge may count
 // as a second older).
 func (b *Set) slowedElsewhere(d *Domain) (slowed, of int) {
-	return early.SlowedElsewhere(d.tracker, b.Clock.Now(), func(yield func(*early.Tracker, int64) bool) {
+	return slowedElsewhere(d.tracker, b.Clock.Now(), func(yield func(*tracker, int64) bool) {
 		for o := range b.all {
 			if !yield(o.tracker, o.slopeAt.Load()) {
 				return

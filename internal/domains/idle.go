@@ -13,7 +13,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
-	"github.com/breakwater-crawl/breakwater/internal/early"
 	"github.com/breakwater-crawl/breakwater/internal/idle"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
 )
@@ -98,7 +97,7 @@ func (b *Set) newCircuit(d *Domain) (err error) {
 	}
 	d.Circuit = c
 	d.mem, _ = c.(*circuit.Memory)
-	d.tracker = early.New(max(trackerSize, d.Profile.WindowSize), &d.Profile.early, &d.mu)
+	d.tracker = newTracker(max(trackerSize, d.Profile.WindowSize), &d.Profile.early, &d.mu)
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/internal/early"
 )
 
 // numClasses is how many outcome classes there are.
@@ -15,14 +14,14 @@ const numClasses = int(circuit.Excluded) + 1
 // computed once and shared by the domains, which point to it.
 type profile struct {
 	circuit.Profile
-	early early.Settings
+	early trackerSettings
 }
 
 func newProfile(p circuit.Profile) *profile { return &profile{Profile: p, early: earlySettings(p)} }
 
 // earlySettings is the part of p the early warnings read.
-func earlySettings(p circuit.Profile) early.Settings {
-	return early.Settings{WindowSize: p.WindowSize, SlowCall: p.SlowCall, SlowCallRate: p.SlowCallRate,
+func earlySettings(p circuit.Profile) trackerSettings {
+	return trackerSettings{WindowSize: p.WindowSize, SlowCall: p.SlowCall, SlowCallRate: p.SlowCallRate,
 		SlopeMultiple: p.SlopeMultiple, SlopeFloor: p.SlopeFloor, TimeoutMultiple: p.TimeoutMultiple,
 		TimeoutAfter: p.TimeoutAfter, TimeoutFloor: p.TimeoutFloor}
 }

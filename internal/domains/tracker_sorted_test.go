@@ -1,4 +1,4 @@
-package early
+package domains
 
 import (
 	"math/rand/v2"
@@ -16,7 +16,7 @@ import (
 // outcomes, and transitions (which leave the ring's old values in place).
 func TestSortedLatenciesFollowTheRing(t *testing.T) {
 	for _, w := range []int{5, 10, 20, 50} {
-		tr := New(100, &Settings{WindowSize: w, SlowCall: time.Second, SlowCallRate: 0.8, SlopeMultiple: 3,
+		tr := newTracker(100, &trackerSettings{WindowSize: w, SlowCall: time.Second, SlowCallRate: 0.8, SlopeMultiple: 3,
 			SlopeFloor: 200 * time.Millisecond, TimeoutMultiple: 4, TimeoutAfter: 20}, new(sync.Mutex))
 		rnd := rand.New(rand.NewPCG(uint64(w), 7))
 		for step := range 20000 {
@@ -52,8 +52,8 @@ func TestSortedLatenciesFollowTheRing(t *testing.T) {
 // full ring's was, transitions mid-growth included.
 func TestTheSlopesMedianIsTheFullRingsAfterTransitions(t *testing.T) {
 	for _, w := range []int{5, 10, 20, 50} {
-		p := &Settings{WindowSize: w, SlopeMultiple: 3, SlopeFloor: 200 * time.Millisecond}
-		tr := New(100, p, new(sync.Mutex))
+		p := &trackerSettings{WindowSize: w, SlopeMultiple: 3, SlopeFloor: 200 * time.Millisecond}
+		tr := newTracker(100, p, new(sync.Mutex))
 		k := slopeSamples(*p)
 		ring, next, n := make([]time.Duration, k), 0, 0 // the model: full from the start
 		rnd := rand.New(rand.NewPCG(uint64(w), 11))

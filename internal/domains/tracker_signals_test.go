@@ -1,22 +1,20 @@
-package early_test
+package domains
 
 import (
 	"reflect"
 	"testing"
-
-	"github.com/breakwater-crawl/breakwater/internal/early"
 )
 
 // TestSignalsAnySeesEveryField checks Any against the struct comparison
 // it stands for, one field set at a time, so a field added later and
 // not to Any fails here.
 func TestSignalsAnySeesEveryField(t *testing.T) {
-	if (early.Signals{}).Any() {
-		t.Fatal("the zero Signals reports a signal")
+	if (trackerSignals{}).Any() {
+		t.Fatal("the zero trackerSignals reports a signal")
 	}
-	typ := reflect.TypeFor[early.Signals]()
+	typ := reflect.TypeFor[trackerSignals]()
 	for i := range typ.NumField() {
-		var s early.Signals
+		var s trackerSignals
 		f := reflect.ValueOf(&s).Elem().Field(i)
 		switch f.Kind() {
 		case reflect.Bool:
@@ -28,7 +26,7 @@ func TestSignalsAnySeesEveryField(t *testing.T) {
 		default:
 			t.Fatalf("field %s: kind %s not covered by this test", typ.Field(i).Name, f.Kind())
 		}
-		if s == (early.Signals{}) || !s.Any() {
+		if s == (trackerSignals{}) || !s.Any() {
 			t.Errorf("only %s set: Any() = %v", typ.Field(i).Name, s.Any())
 		}
 	}

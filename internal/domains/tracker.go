@@ -1,6 +1,7 @@
-// Package early is a domain's early warnings: what its latest outcomes
-// reveal before the circuit's failure rate does.
-package early
+package domains
+
+// A domain's early warnings: what its latest outcomes reveal before the
+// circuit's failure rate does.
 
 import (
 	"math"
@@ -13,9 +14,9 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
-// Settings are the profile's fields the tracker reads (breaker.Profile):
+// trackerSettings are the profile's fields the tracker reads (breaker.Profile):
 // a copy of its own, next to what each outcome writes.
-type Settings struct {
+type trackerSettings struct {
 	WindowSize      int
 	SlowCall        time.Duration
 	SlowCallRate    float64
@@ -26,10 +27,10 @@ type Settings struct {
 	TimeoutFloor    time.Duration
 }
 
-// Tracker is a domain's record of its latest outcomes, which no transition
+// tracker is a domain's record of its latest outcomes, which no transition
 // clears, and what it computes from it: slow calls, the latency slope, the
 // trip streak behind cooldown growth, the adaptive timeout.
-type Tracker struct {
+type tracker struct {
 	// The fields every outcome writes come first, for the cache.
 	win          window.Window[circuit.Result] // latest counted outcomes: Stats
 	slowNext     int
@@ -57,11 +58,11 @@ type Tracker struct {
 
 	streak int // trips since the last healthy stretch
 
-	p *Settings // shared by the domains of a profile
+	p *trackerSettings // shared by the domains of a profile
 }
 
 // slopeSamples is how many latest successes the slope's median looks at.
-func slopeSamples(p Settings) int { return min(max(5, p.WindowSize/2), 20) }
+func slopeSamples(p trackerSettings) int { return min(max(5, p.WindowSize/2), 20) }
 
 // How often, in successes, the slope is evaluated and the adaptive
 // timeout recomputed: each costs a sort.
@@ -72,17 +73,17 @@ const (
 
 // New returns a tracker with settings p, its record size outcomes long,
 // locked by mu, which the caller holds for ObserveLocked.
-func New(size int, p *Settings, mu *sync.Mutex) *Tracker {
+func newTracker(size int, p *trackerSettings, mu *sync.Mutex) *tracker {
 	// No failure count: Stats counts from the outcomes.
-	t := &Tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
+	t := &tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
 	if p.SlowCall > 0 {
 		t.slowNeed = circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
 	}
 	return t
 }
 
-// Signals is what one outcome revealed.
-type Signals struct {
+// trackerSignals is what one outcome revealed.
+type trackerSignals struct {
 	SlowTrip  bool    // a full window of slow calls at or above the rate
 	SlowShare float64 // their share
 	Slope     int     // +1 the median climbed past the slope, -1 it came back, 0 no news
@@ -93,9 +94,9 @@ type Signals struct {
 	Slow      time.Duration // with it, TimeoutMultiple × p95 before the floor: slower is abnormal
 }
 
-// Any reports whether s holds any signal: s != Signals{}, field by field
+// Any reports whether s holds any signal: s != trackerSignals{}, field by field
 // (the struct comparison is a call, on every outcome).
-func (s Signals) Any() bool {
+func (s trackerSignals) Any() bool {
 	return s.SlowTrip || s.SlowShare != 0 || s.Slope != 0 || s.Median != 0 || s.Baseline != 0 || s.Healthy || s.Timeout != 0 || s.Slow != 0
 }
 
@@ -104,7 +105,7 @@ func (s Signals) Any() bool {
 // its request left, itself included (0: unknown); stalled is how long of
 // its latency this process was kept from running (a loaded machine, a
 // collection), which the slope leaves out.
-func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Duration) (s Signals) {
+func (t *tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Duration) (s trackerSignals) {
 	if !o.Class.Counted() {
 		return s
 	}
@@ -181,7 +182,7 @@ func (t *Tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Dur
 // inFlight requests in flight (0: unknown) counts for the slope. One sent
 // with more in flight than any before the baseline does not: its latency
 // includes the queue the client made itself.
-func (t *Tracker) slopeEvidenceLocked(inFlight int) bool {
+func (t *tracker) slopeEvidenceLocked(inFlight int) bool {
 	if t.baseline == 0 {
 		t.baseFlight = int32(min(max(int(t.baseFlight), inFlight), math.MaxInt32))
 		return true
@@ -191,7 +192,7 @@ func (t *Tracker) slopeEvidenceLocked(inFlight int) bool {
 
 // slopeLocked compares the median of the latest successes with the
 // baseline, which a faster stretch lowers; past the limit is degrading.
-func (t *Tracker) slopeLocked() (change int, median, baseline time.Duration) {
+func (t *tracker) slopeLocked() (change int, median, baseline time.Duration) {
 	median = t.latMedianLocked()
 	t.baseline = min(t.baseline, median)
 	slowed := median > t.slopeLimitLocked()
@@ -209,7 +210,7 @@ func (t *Tracker) slopeLocked() (change int, median, baseline time.Duration) {
 // latency, and moves it to its place in sorted: one value out, one in,
 // instead of a sort at each evaluation. Until the ring is k long it grows:
 // a domain with few successes holds few.
-func (t *Tracker) putLatLocked(v time.Duration, k int) {
+func (t *tracker) putLatLocked(v time.Duration, k int) {
 	if len(t.lat) < k {
 		if t.lat == nil {
 			t.lat, t.sorted = make([]time.Duration, 0, min(4, k)), make([]time.Duration, 0, min(4, k))
@@ -240,15 +241,15 @@ func (t *Tracker) putLatLocked(v time.Duration, k int) {
 }
 
 // latMedianLocked is the median of the slope's latest successes.
-func (t *Tracker) latMedianLocked() time.Duration { return t.sorted[len(t.sorted)/2] }
+func (t *tracker) latMedianLocked() time.Duration { return t.sorted[len(t.sorted)/2] }
 
-func (t *Tracker) slopeLimitLocked() time.Duration {
+func (t *tracker) slopeLimitLocked() time.Duration {
 	return max(time.Duration(float64(t.baseline)*t.p.SlopeMultiple), t.baseline+t.p.SlopeFloor)
 }
 
 // timeoutLocked is TimeoutMultiple × the window's p95, ≥ TimeoutFloor,
 // and the same before the floor.
-func (t *Tracker) timeoutLocked() (timeout, slow time.Duration) {
+func (t *tracker) timeoutLocked() (timeout, slow time.Duration) {
 	// Every 100 successes: a slice of its own, not one each tracker keeps.
 	var lats []time.Duration
 	for _, o := range t.win.Buf[:t.win.N] { // order does not matter here
@@ -267,7 +268,7 @@ func (t *Tracker) timeoutLocked() (timeout, slow time.Duration) {
 
 // Transitioned clears what is judged per window and returns the streak,
 // one more for a trip.
-func (t *Tracker) Transitioned(tr circuit.Transition) (streak int) {
+func (t *tracker) Transitioned(tr circuit.Transition) (streak int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.slowN, t.slowNext, t.slowCount = 0, 0, 0
@@ -287,7 +288,7 @@ func (t *Tracker) Transitioned(tr circuit.Transition) (streak int) {
 }
 
 // Stats returns n, the success rate (0 when empty) and the median latency.
-func (t *Tracker) Stats() (n int, successRate float64, median time.Duration) {
+func (t *tracker) Stats() (n int, successRate float64, median time.Duration) {
 	t.mu.Lock()
 	outs := t.win.Outcomes()
 	t.mu.Unlock()
@@ -300,7 +301,7 @@ func (t *Tracker) Stats() (n int, successRate float64, median time.Duration) {
 // slopeNow reads, under one lock, how far the median of t's latest
 // successes is above its baseline and whether it is past the slope's
 // limit (ok: t has both a baseline and a full ring).
-func (t *Tracker) slopeNow() (excess time.Duration, past, ok bool) {
+func (t *tracker) slopeNow() (excess time.Duration, past, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.p.SlopeMultiple <= 0 || t.baseline == 0 || t.latN != slopeSamples(*t.p) {
@@ -313,7 +314,7 @@ func (t *Tracker) slopeNow() (excess time.Duration, past, ok bool) {
 // Quiet writes into r what a compacted domain keeps of t, and reports
 // whether t is calm (no slow call, not degrading): only then its outcomes
 // summed up.
-func (t *Tracker) Quiet(r *idle.Record) (calm bool) {
+func (t *tracker) Quiet(r *idle.Record) (calm bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r.Streak, r.HealthyRun, r.Successes = int64(t.streak), int64(t.healthyRun), int64(t.successes)
@@ -327,7 +328,7 @@ func (t *Tracker) Quiet(r *idle.Record) (calm bool) {
 
 // Revive puts back into t, a tracker just made, what r kept of it (every
 // one of its SlowN latest outcomes not slow).
-func (t *Tracker) Revive(r *idle.Record) {
+func (t *tracker) Revive(r *idle.Record) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.streak, t.healthyRun, t.successes, t.sinceTimeout = int(r.Streak), int(r.HealthyRun), int(r.Successes), 0
@@ -337,10 +338,10 @@ func (t *Tracker) Revive(r *idle.Record) {
 	t.baseline, t.baseFlight = time.Duration(r.Baseline), int32(min(r.BaseFlight, math.MaxInt32))
 }
 
-// GrownCooldown is the cooldown after streak trips in a row, drawn
+// grownCooldown is the cooldown after streak trips in a row, drawn
 // uniformly (draw is in [0, 1)) between base and min(base × streak, most);
 // false, without a draw, when it does not grow.
-func GrownCooldown(base, most time.Duration, streak int, draw func() float64) (time.Duration, bool) {
+func grownCooldown(base, most time.Duration, streak int, draw func() float64) (time.Duration, bool) {
 	if streak < 2 || most <= base {
 		return base, false
 	}
@@ -348,24 +349,24 @@ func GrownCooldown(base, most time.Duration, streak int, draw func() float64) (t
 	return base + time.Duration(draw()*float64(grown-base)), true
 }
 
-// Peers and PeerAge bound SlowedElsewhere's look at the fleet.
+// slopePeers and slopePeerAge bound slowedElsewhere's look at the fleet.
 const (
-	Peers   = 16
-	PeerAge = 30 * time.Second
+	slopePeers   = 16
+	slopePeerAge = 30 * time.Second
 )
 
-// SlowedElsewhere tells the crawler's own slowness from a site's: of up to
-// Peers other domains whose slope was evaluated within PeerAge, it counts
+// slowedElsewhere tells the crawler's own slowness from a site's: of up to
+// slopePeers other domains whose slope was evaluated within slopePeerAge, it counts
 // those slowed now: past their own slope limit, or above their baseline
 // by at least half of self's excess (a delay of the crawler's own adds
 // alike to every domain's latency, and crosses a fast domain's limit
 // first). peers yields each domain's tracker and when its slope was last
 // evaluated (unix nanos).
-func SlowedElsewhere(self *Tracker, now time.Time, peers func(yield func(t *Tracker, evaluated int64) bool)) (slowed, of int) {
+func slowedElsewhere(self *tracker, now time.Time, peers func(yield func(t *tracker, evaluated int64) bool)) (slowed, of int) {
 	selfExcess, _, _ := self.slopeNow()
-	since := now.Add(-PeerAge).UnixNano()
+	since := now.Add(-slopePeerAge).UnixNano()
 	looked := 0
-	peers(func(t *Tracker, evaluated int64) bool {
+	peers(func(t *tracker, evaluated int64) bool {
 		looked++
 		if t != self && evaluated >= since {
 			of++
@@ -373,7 +374,7 @@ func SlowedElsewhere(self *Tracker, now time.Time, peers func(yield func(t *Trac
 				slowed++
 			}
 		}
-		return of < Peers && looked < 16*Peers
+		return of < slopePeers && looked < 16*slopePeers
 	})
 	return slowed, of
 }

@@ -1,4 +1,4 @@
-package early_test
+package domains
 
 import (
 	"math/rand/v2"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/internal/early"
 )
 
 // TestSlowCallRule checks the slow-call signal against a plain list of
@@ -15,9 +14,9 @@ import (
 // through long healthy stretches (the flags' ring is then not touched) and
 // slow bursts.
 func TestSlowCallRule(t *testing.T) {
-	p := early.Settings{WindowSize: 20, SlowCall: time.Second, SlowCallRate: 0.5}
+	p := trackerSettings{WindowSize: 20, SlowCall: time.Second, SlowCallRate: 0.5}
 	need := circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
-	tr := early.New(100, &p, new(sync.Mutex))
+	tr := newTracker(100, &p, new(sync.Mutex))
 	rnd := rand.New(rand.NewPCG(5, 6))
 	var flags []bool
 	slowRate := 0.0
