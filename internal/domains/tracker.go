@@ -27,6 +27,11 @@ type trackerSettings struct {
 	TimeoutFloor    time.Duration
 }
 
+// slowNeed is how many slow calls in a full window trip the circuit.
+func (p *trackerSettings) slowNeed() int {
+	return circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
+}
+
 // tracker is a domain's record of its latest outcomes, which no transition
 // clears, and what it computes from it: slow calls, the latency slope, the
 // trip streak behind cooldown growth, the adaptive timeout.
@@ -47,8 +52,7 @@ type tracker struct {
 
 	// slow holds the slow flags of the latest counted outcomes; all false
 	// while slowCount is 0.
-	slow     []bool
-	slowNeed int
+	slow []bool
 
 	lat        []time.Duration // latencies of the latest successes (slope), a ring
 	sorted     []time.Duration // lat's values in order, kept as lat is written: its median is at hand
@@ -58,7 +62,8 @@ type tracker struct {
 
 	streak int // trips since the last healthy stretch
 
-	p *trackerSettings // shared by the domains of a profile
+	lats *[]time.Duration // scratch for the timeout's percentile; nil until first needed
+	p    *trackerSettings // shared by the domains of a profile
 }
 
 // slopeSamples is how many latest successes the slope's median looks at.
@@ -76,9 +81,6 @@ const (
 func newTracker(size int, p *trackerSettings, mu *sync.Mutex) *tracker {
 	// No failure count: Stats counts from the outcomes.
 	t := &tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
-	if p.SlowCall > 0 {
-		t.slowNeed = circuit.Settings{WindowSize: p.WindowSize, FailureThreshold: p.SlowCallRate}.FailuresToTrip()
-	}
 	return t
 }
 
@@ -133,7 +135,7 @@ func (t *tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Dur
 		if t.slowNext++; t.slowNext == t.p.WindowSize {
 			t.slowNext = 0
 		}
-		if t.slowN == t.p.WindowSize && t.slowCount >= t.slowNeed {
+		if t.slowCount > 0 && t.slowN == t.p.WindowSize && t.slowCount >= t.p.slowNeed() {
 			s.SlowTrip = true
 			s.SlowShare = float64(t.slowCount) / float64(t.slowN)
 		}
@@ -250,8 +252,12 @@ func (t *tracker) slopeLimitLocked() time.Duration {
 // timeoutLocked is TimeoutMultiple × the window's p95, ≥ TimeoutFloor,
 // and the same before the floor.
 func (t *tracker) timeoutLocked() (timeout, slow time.Duration) {
-	// Every 100 successes: a slice of its own, not one each tracker keeps.
-	var lats []time.Duration
+	// Every 100 successes, into a slice made the first time (most domains
+	// of a broad crawl never get this far).
+	if t.lats == nil {
+		t.lats = new([]time.Duration)
+	}
+	lats := (*t.lats)[:0]
 	for _, o := range t.win.Buf[:t.win.N] { // order does not matter here
 		if o.Class == circuit.Success {
 			lats = append(lats, o.Latency)
@@ -261,6 +267,7 @@ func (t *tracker) timeoutLocked() (timeout, slow time.Duration) {
 		return 0, 0
 	}
 	slices.Sort(lats)
+	*t.lats = lats
 	p95 := lats[min(len(lats)-1, len(lats)*95/100)]
 	slow = time.Duration(float64(p95) * t.p.TimeoutMultiple)
 	return max(slow, t.p.TimeoutFloor), slow
