@@ -213,6 +213,18 @@ func (c Case) Bound() time.Duration {
 		}
 		// Each revisit of the start page, one after the other.
 		cost += time.Duration(w.Revisits) * (s.Latency + 50*time.Millisecond + delay)
+		if w.Clone {
+			// The clone is not wired (as Colly's _examples/coursera_courses
+			// would leave it): a product it asks for once the site's
+			// circuit is open is refused at the transport, inside Colly's
+			// LimitRule slot, whose Delay is slept as for any request,
+			// and the user's loop asks again three times.
+			refused := time.Duration(s.Products)
+			if w.RetryLoop {
+				refused *= 4
+			}
+			cost += refused * delay / p
+		}
 		switch s.Kind {
 		case kHangStart, kHangAfter, kSlope:
 			// At most need + P - 1 requests that wait for the timeout,
