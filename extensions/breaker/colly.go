@@ -431,11 +431,9 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 	r := a.req
 	a.settled = true
 	d := a.ticket.Domain()
-	if cutByCrawl(err, a.crawl) {
+	cut := cutByCrawl(err, a.crawl)
+	if cut {
 		class, a.cancelled = circuit.Excluded, true
-		if a.sent {
-			d.Unanswered.Add(1)
-		}
 	}
 	if class == circuit.Success {
 		err = nil
@@ -448,66 +446,32 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 			Msg("breaker: DNS failure counted against the domain; check the local resolver too")
 	}
 	now := b.clock.Now()
-	switch class {
-	case circuit.Throttled:
+	o := domains.Outcome{Status: a.status, Episode: a.episode, Left: a.left, Telling: a.telling, Unanswered: cut && a.sent}
+	if class == circuit.Throttled {
 		wait, ok := pace.ParseRetryAfter(a.retryAfter, now)
 		if !ok {
 			wait = cmp.Or(a.quotaWait, defaultThrottlePause)
 		}
-		wait = min(wait, maxRetryAfter)
-		a.pausedTill = now.Add(wait)
-		b.log.Info().Str("event", "paused").Str("domain", d.Name).Dur("for", wait).Int("status", a.status).
-			Msg("breaker: domain asked us to slow down; no request to it before the pause ends")
-		if err := d.Circuit.Pause(b.clock, now.Add(wait)); err != nil {
-			b.log.Warn().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: sharing a Retry-After pause failed; this worker still waits")
-		}
-		limit, gap, changed, horizon := d.Pace.Throttled(now, wait, a.episode)
-		if changed {
-			domains.LogPace(b.log, d.Name, "throttled", limit, gap)
-		}
-		a.horizon = horizon
-		if horizon || !b.resendBudgetLeft(r.URL.String()) {
-			break // given up
-		}
+		o.Wait = min(wait, maxRetryAfter)
+	}
+	a.measure()
+	o.Result, o.Stalled = circuit.Result{Class: class, Latency: a.latency}, a.stalled
+	settled := b.set.Settle(a.ticket, o)
+	a.pausedTill, a.horizon = settled.PausedTill, settled.Horizon
+	if class == circuit.Throttled && !a.horizon && b.resendBudgetLeft(r.URL.String()) {
+		// Sent again after its pause: handed back to the queue if that is
+		// beyond the resend horizon, else by the breaker, past Colly's
+		// cache, which just stored the 429.
 		if a.bare {
-			a.handBack = now.Add(wait)
+			a.handBack = a.pausedTill
 			if e := d.Pace.Earliest(); e.After(a.handBack) {
 				a.handBack = e
 			}
-			break
-		}
-		if due, ok := b.set.HandBack(d, now); ok {
+		} else if due, ok := b.set.HandBack(d, now); ok {
 			a.handBack = due // its count stays: the budget spans the hand-backs
-			break
+		} else {
+			a.resend = b.keepResend(r, r.URL.String(), a.cacheDir != "")
 		}
-		// Past Colly's cache, which just stored the 429.
-		a.resend = b.keepResend(r, r.URL.String(), a.cacheDir != "")
-	case circuit.Success:
-		d.Pace.Accepted(now, a.episode)
-		d.LastOK.Store(a.left)
-		d.FailSince.Store(0)
-		if limit, gap, changed := d.Pace.Succeeded(); changed {
-			domains.LogPace(b.log, d.Name, "recovering", limit, gap)
-		}
-	case circuit.Degraded, circuit.Invalid:
-		if a.status != 0 {
-			d.Pace.Accepted(now, a.episode) // the site answered: it spent its allowance on it
-		}
-		d.Fails.Add(1)
-		d.FailSince.CompareAndSwap(0, a.left)
-		if a.status == 0 {
-			d.NetFails.Add(1) // no HTTP answer: the site, or our network
-		}
-	case circuit.Blocked, circuit.Gone, circuit.ClientError:
-		d.Pace.Accepted(now, a.episode)
-	}
-	a.measure()
-	if class == circuit.Blocked && a.telling > 0 {
-		b.set.MoreBlocked(a.ticket, a.telling) // the site refused those tries too
-	}
-	b.set.Record(a.ticket.WithStalled(a.stalled), circuit.Result{Class: class, Latency: a.latency})
-	if a.horizon {
-		b.set.HoldOpenFor(d, circuit.ReasonThrottleHorizon)
 	}
 	b.listUnfinished(a, d, class)
 	if !a.reading {
@@ -536,12 +500,10 @@ func (b *Breaker) bodyCut(a *attempt, err error) {
 	if cutByCrawl(err, a.crawl) {
 		return // the crawl's own end cut it
 	}
-	d := a.ticket.Domain()
-	d.Counts[a.class].Add(-1)
+	was := a.class
 	a.class, a.err = circuit.Degraded, err
-	d.Fails.Add(1)
-	b.set.Record(a.ticket, circuit.Result{Class: circuit.Degraded, Latency: a.latency})
-	b.listUnfinished(a, d, circuit.Degraded)
+	b.set.Reclassify(a.ticket, was, circuit.Result{Class: circuit.Degraded, Latency: a.latency})
+	b.listUnfinished(a, a.ticket.Domain(), circuit.Degraded)
 }
 
 // listUnfinished lists a's URL unless it was collected or will be re-sent.

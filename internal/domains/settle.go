@@ -1,0 +1,102 @@
+package domains
+
+import (
+	"time"
+
+	"github.com/breakwater-crawl/breakwater/circuit"
+)
+
+// Outcome is what one attempt came to, as its domain settles it.
+type Outcome struct {
+	circuit.Result
+	Stalled time.Duration // of its latency, how long this process was kept from running
+	Status  int           // the HTTP status; 0 if no answer came
+	// Wait is a throttle's pause (its Retry-After, clamped), for a
+	// Throttled class.
+	Wait    time.Duration
+	Episode uint64 // the pace's throttle episode the request left in
+	Left    int64  // unix nanos the request left
+	// Telling counts 401/403 answers to tries through other proxies,
+	// sent to tell whose refusal it was: the site's blocked run counts
+	// them too (Blocked).
+	Telling int
+	// Unanswered: the crawl's own end cut the request after it left.
+	Unanswered bool
+}
+
+// Settled is what settling an outcome decided for its domain.
+type Settled struct {
+	PausedTill time.Time // a throttle's pause: no request to the domain before it
+	// Horizon: the domain has been throttled for the pacing horizon and
+	// is held open; the URL is given up.
+	Horizon bool
+}
+
+// Settle records o, the outcome of t's attempt, in t's domain: its
+// pause and pace, its counters, its circuit and early warnings, and the
+// hold of a domain throttled past the horizon. It gives t back: give
+// each ticket back once, by Settle or Record.
+func (b *Set) Settle(t Ticket, o Outcome) (s Settled) {
+	d := t.d
+	if d == nil {
+		return s
+	}
+	if o.Unanswered {
+		d.Unanswered.Add(1)
+	}
+	now := b.Clock.Now()
+	switch o.Class {
+	case circuit.Throttled:
+		s.PausedTill = now.Add(o.Wait)
+		b.Log.Info().Str("event", "paused").Str("domain", d.Name).Dur("for", o.Wait).Int("status", o.Status).
+			Msg("breaker: domain asked us to slow down; no request to it before the pause ends")
+		if err := d.Circuit.Pause(b.Clock, s.PausedTill); err != nil {
+			b.Log.Warn().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: sharing a Retry-After pause failed; this worker still waits")
+		}
+		limit, gap, changed, horizon := d.Pace.Throttled(now, o.Wait, o.Episode)
+		if changed {
+			LogPace(b.Log, d.Name, "throttled", limit, gap)
+		}
+		s.Horizon = horizon
+	case circuit.Success:
+		d.Pace.Accepted(now, o.Episode)
+		d.LastOK.Store(o.Left)
+		d.FailSince.Store(0)
+		if limit, gap, changed := d.Pace.Succeeded(); changed {
+			LogPace(b.Log, d.Name, "recovering", limit, gap)
+		}
+	case circuit.Degraded, circuit.Invalid:
+		if o.Status != 0 {
+			d.Pace.Accepted(now, o.Episode) // the site answered: it spent its allowance on it
+		}
+		d.Fails.Add(1)
+		d.FailSince.CompareAndSwap(0, o.Left)
+		if o.Status == 0 {
+			d.NetFails.Add(1) // no HTTP answer: the site, or our network
+		}
+	case circuit.Blocked, circuit.Gone, circuit.ClientError:
+		d.Pace.Accepted(now, o.Episode)
+	}
+	if o.Class == circuit.Blocked && o.Telling > 0 {
+		b.MoreBlocked(t, o.Telling) // the site refused those tries too
+	}
+	b.Record(t.WithStalled(o.Stalled), o.Result)
+	if s.Horizon {
+		b.HoldOpenFor(d, circuit.ReasonThrottleHorizon)
+	}
+	return s
+}
+
+// Reclassify records, in place of was, the class t's attempt already
+// settled with, o: an answer whose body was then cut short is Degraded.
+func (b *Set) Reclassify(t Ticket, was circuit.Class, o circuit.Result) {
+	d := t.d
+	if d == nil {
+		return
+	}
+	d.Counts[was].Add(-1)
+	if o.Class.Failure() {
+		d.Fails.Add(1)
+	}
+	b.Record(t, o)
+}
