@@ -191,7 +191,7 @@ func runBroad(e *env, kind broadKind) ([]Result, error) {
 		r.CPUPerPage = Duration(run.cpuPerPage)
 		r.HeapAllPerDomain = float64(run.heapAll) / float64(n)
 		r.HeapPerDomain = r.HeapAllPerDomain // plain Colly: its visited set, the only state it keeps per domain
-		r.Measured = fmt.Sprintf("the reference: best %.0f pages/s, CPU/page median %.1f µs, least %.1f (GC %.1f); heap %.0f B/domain; peak RSS %s", r.PagesPerSec, r.CPUPerPageMedian, us(run.cpuPerPage), us(run.gcPerPage), r.HeapPerDomain, mib(run.peakRSS))
+		r.Measured = fmt.Sprintf("the reference: best %.0f pages/s, CPU/page median %.1f µs, %.1f in the fastest round (GC %.1f); heap %.0f B/domain; peak RSS %s", r.PagesPerSec, r.CPUPerPageMedian, us(run.cpuPerPage), us(run.gcPerPage), r.HeapPerDomain, mib(run.peakRSS))
 		if i == 1 {
 			r.HeapPerDomain = float64(run.heapActive) / float64(n)
 			r.BytesPerDomain = float64(run.heapState) / float64(n)
@@ -199,7 +199,7 @@ func runBroad(e *env, kind broadKind) ([]Result, error) {
 			r.ScrapeSeconds = run.scrape.Seconds()
 			r.ScrapeMaxSeconds = run.scrapeMax.Seconds()
 			r.Compacted = run.compacted
-			r.Measured = fmt.Sprintf("pages/s %s, CPU/page %s plain, judged on %s; best %.0f pages/s; CPU/page median %.1f µs, least %.1f (GC %.1f), %.1f µs above plain (median of the rounds); breaker+validator+metrics+checkpoint state %.0f B per active domain, %.0f B per idle domain (%d of %d compacted), everything with the checkpoint's records %.0f B/domain; peak RSS %s; %d series, scrape %v (slowest during the run %v)",
+			r.Measured = fmt.Sprintf("pages/s %s, CPU/page %s plain, judged on %s; best %.0f pages/s; CPU/page median %.1f µs, %.1f in the fastest round (GC %.1f), %.1f µs above plain (median of the rounds); breaker+validator+metrics+checkpoint state %.0f B per active domain, %.0f B per idle domain (%d of %d compacted), everything with the checkpoint's records %.0f B/domain; peak RSS %s; %d series, scrape %v (slowest during the run %v)",
 				r.WallRatio, r.CPURatio, e.judge, r.PagesPerSec, r.CPUPerPageMedian, us(run.cpuPerPage), us(run.gcPerPage), r.AddedCPUPerPage, r.HeapPerDomain, r.BytesPerDomain, run.compacted, n, r.HeapAllPerDomain, mib(run.peakRSS), run.series,
 				run.scrape.Round(time.Microsecond), run.scrapeMax.Round(time.Microsecond))
 			r.Goal = broadGoal(e, kind, r, n)
