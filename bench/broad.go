@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -236,6 +237,9 @@ func broadGoal(e *env, kind broadKind, r *Result, n int) *Goal {
 func broadCrawl(e *env, kind broadKind, k client, n int, rt http.RoundTripper, keepWhole bool) (broadRun, error) {
 	var run broadRun
 	heap0 := benchtest.LiveHeap()
+	// The heap the previous run left is handed back to the system first:
+	// the peak starts from the resident set now, not from the last run's.
+	debug.FreeOSMemory()
 	resetPeakRSS()
 
 	c := colly.NewCollector()
