@@ -139,11 +139,11 @@ func runDurable(e *env) ([]Result, error) {
 		w := spreadOf(roundRatios(r.Rounds, rows[anchor].Rounds, false))
 		c := spreadOf(roundRatios(r.CPURounds, rows[anchor].CPURounds, true))
 		r.WallRatio, r.CPURatio, r.Ratio = &w, &c, c.Median
-		r.RedisCPUPerPage = spreadOf(redisCPU[i]).Median
-		r.RedisCommandsPerPage = spreadOf(redisCmds[i]).Median
+		rcpu, rcmds := medianOf(redisCPU[i]), medianOf(redisCmds[i])
+		r.RedisCPUPerPage, r.RedisCommandsPerPage = &rcpu, &rcmds
 		r.CPUPerPageMedian = spreadOf(r.CPURounds).Median
 		r.Measured = fmt.Sprintf("pages per CPU-second %s the anchor's, pages/s %s; CPU/page (Go + Redis) median %.0f µs, least %.0f µs, of it Redis %.1f µs (%.2f commands a page)",
-			r.CPURatio, r.WallRatio, r.CPUPerPageMedian, us(time.Duration(r.CPUPerPage)), r.RedisCPUPerPage, r.RedisCommandsPerPage)
+			r.CPURatio, r.WallRatio, r.CPUPerPageMedian, us(time.Duration(r.CPUPerPage)), rcpu, rcmds)
 		if i == anchor {
 			r.Measured = "the anchor: " + r.Measured
 		}

@@ -49,8 +49,9 @@ type Result struct {
 	// Durable: the Redis server's CPU time per page (median of the rounds,
 	// µs; part of CPURounds) and the commands it processed per page (any
 	// client's: more than the anchor sends means others used the server).
-	RedisCPUPerPage      float64 `json:"redis_cpu_per_page_us,omitempty"`
-	RedisCommandsPerPage float64 `json:"redis_commands_per_page,omitempty"`
+	// Pointers, so that a durable row shows 0 where Redis was not used.
+	RedisCPUPerPage      *float64 `json:"redis_cpu_per_page_us,omitempty"`
+	RedisCommandsPerPage *float64 `json:"redis_commands_per_page,omitempty"`
 	// WallRatio and CPURatio are a client's per-round ratios to plain
 	// Colly (pages/s, and plain's CPU per page over the client's: above 1
 	// is better for both), their median and range; Ratio is whichever
