@@ -35,9 +35,9 @@ type skipError struct{ why string }
 
 func (e *skipError) Error() string { return e.why }
 
-// findRedis picks the server: REDIS_URL if set, else 127.0.0.1:6379 if it
-// answers, else a redis-server started on a free port if one is
-// installed, else a skipError saying so.
+// findRedis picks the server: REDIS_URL if set (a skipError if it does not
+// answer), else 127.0.0.1:6379 if it answers, else a redis-server started
+// on a free port if one is installed, else a skipError saying so.
 func findRedis(tmp string) (*redisServer, error) {
 	if raw := os.Getenv("REDIS_URL"); raw != "" {
 		o, err := goredis.ParseURL(raw)
@@ -46,7 +46,7 @@ func findRedis(tmp string) (*redisServer, error) {
 		}
 		s := &redisServer{opts: *o, where: "REDIS_URL (" + o.Addr + ", db " + strconv.Itoa(o.DB) + ")"}
 		if err := ping(&s.opts); err != nil {
-			return nil, fmt.Errorf("REDIS_URL %s: %w", o.Addr, err)
+			return nil, &skipError{fmt.Sprintf("REDIS_URL is set, but %s does not answer PING (%v)", o.Addr, err)}
 		}
 		return s, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -64,5 +65,33 @@ func TestTheAnchorSendsRedisstoragesCommands(t *testing.T) {
 		if got := strings.Join(rec.cmds, "; "); got != tc.want {
 			t.Errorf("sent %q, want %q", got, tc.want)
 		}
+	}
+}
+
+// A Redis that does not answer skips the durable scenario with a note; the
+// other scenarios run.
+func TestDurableIsSkippedWithoutRedis(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	t.Setenv("REDIS_URL", "redis://"+addr+"/0")
+	var log strings.Builder
+	sel, err := selectScenarios("durable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := bench(options{scenarios: sel, scale: 100, cap: 10 * time.Second, size: tinySize}, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 0 {
+		t.Errorf("%d rows from a scenario without Redis", len(rep.Results))
+	}
+	note := rep.Notes[len(rep.Notes)-1]
+	if !strings.HasPrefix(note, "durable: SKIPPED: REDIS_URL is set, but "+addr) || !strings.Contains(log.String(), "durable skipped") {
+		t.Errorf("note %q, log %q; want the reason in both", note, log.String())
 	}
 }
