@@ -33,11 +33,23 @@ func TestEveryScenarioRunsTiny(t *testing.T) {
 		}
 		byScenario[r.Scenario][r.Client] = r
 	}
+	durableSkipped := false
+	for _, n := range rep.Notes {
+		durableSkipped = durableSkipped || strings.HasPrefix(n, "durable: SKIPPED")
+	}
 	for _, s := range scenarios {
 		rows := byScenario[s.name]
 		want := clients
-		if s.name == "broad" {
+		switch s.name {
+		case "broad", "broad-small":
 			want = []client{plain, breakwater} // all extensions against plain Colly
+		case "durable":
+			if durableSkipped {
+				t.Logf("durable skipped: %v", rep.Notes[len(rep.Notes)-1])
+				continue
+			}
+			checkDurableRows(t, rows)
+			continue
 		}
 		if len(rows) != len(want) {
 			t.Fatalf("%s: %d rows, want one per client (%d)", s.name, len(rows), len(want))
@@ -94,6 +106,20 @@ func TestEveryScenarioRunsTiny(t *testing.T) {
 			}
 			if r.IntoFailure < 1 {
 				t.Errorf("%s/%s: nothing sent into the hang", name, k)
+			}
+		}
+	}
+
+	// Every row of these carries the figures its verdict is judged on.
+	for _, name := range []string{"overhead", "durable", "broad", "broad-small"} {
+		for _, r := range byScenario[name] {
+			if r.CPURatio == nil || r.CPURatio.N == 0 || r.CPUPerPage <= 0 || r.CPUPerPageMedian <= 0 {
+				t.Errorf("%s/%s: CPU figures missing: ratio %v, per page %v, median %v", name, r.Client, r.CPURatio, r.CPUPerPage, r.CPUPerPageMedian)
+			}
+			// The heap per domain is measured too, but a tiny run's few
+			// hundred domains may not move the live heap a whole span.
+			if strings.HasPrefix(name, "broad") && (r.Domains != z.broadDomains || (r.Client == breakwater.String()) != (r.Goal != nil)) {
+				t.Errorf("%s/%s: %d domains, goal %+v; want %d and a goal on Breakwater's row", name, r.Client, r.Domains, r.Goal, z.broadDomains)
 			}
 		}
 	}
@@ -156,6 +182,32 @@ func TestEveryScenarioRunsTiny(t *testing.T) {
 		if r.Wall <= 0 || r.Wall > 60 {
 			t.Errorf("JSON result %d (%s/%s): wall %v s; want seconds, not nanoseconds", i, r.Scenario, r.Client, r.Wall)
 		}
+	}
+}
+
+// checkDurableRows: the anchor and the recommended wiring saved every
+// page, the anchor sent its commands to Redis (at least RPUSH, LPOP, LLEN,
+// GET and SET a page, the cookie's GET too), and the goal is on
+// Breakwater's row only.
+func checkDurableRows(t *testing.T, rows map[string]Result) {
+	t.Helper()
+	if len(rows) != 2 {
+		t.Fatalf("durable: %d rows, want the anchor and breakwater", len(rows))
+	}
+	a, bw := rows[anchorClient], rows[breakwater.String()]
+	for _, r := range []Result{a, bw} {
+		if r.Saved != r.Pages || r.Requests == 0 || r.Measured == "" || r.Wall <= 0 {
+			t.Errorf("durable/%s: %d of %d saved, %d requests: %+v", r.Client, r.Saved, r.Pages, r.Requests, r)
+		}
+	}
+	if a.RedisCommandsPerPage == nil || *a.RedisCommandsPerPage < 6 || *a.RedisCPUPerPage <= 0 || bw.RedisCommandsPerPage == nil {
+		t.Errorf("durable: the anchor sent %v commands a page to Redis (%v µs of its CPU), breakwater %v; want at least 6, and a figure for both", a.RedisCommandsPerPage, a.RedisCPUPerPage, bw.RedisCommandsPerPage)
+	}
+	if a.Goal != nil || bw.Goal == nil {
+		t.Errorf("durable: goals %+v (anchor), %+v (breakwater); want one on breakwater's row only", a.Goal, bw.Goal)
+	}
+	if bw.CheckpointDone != bw.Pages {
+		t.Errorf("durable: Breakwater's checkpoint holds %d done of %d", bw.CheckpointDone, bw.Pages)
 	}
 }
 
@@ -226,8 +278,8 @@ func TestSelectScenarios(t *testing.T) {
 	}
 	all, _ := selectScenarios("all")
 	some, _ := selectScenarios("empty, degrade,empty")
-	if len(all) != len(scenarios)-1 || len(some) != 2 || some[0].name != "empty" {
-		t.Errorf("all: %d scenarios, want every one but broad; \"empty, degrade,empty\": %v", len(all), some)
+	if len(all) != len(scenarios)-2 || len(some) != 2 || some[0].name != "empty" {
+		t.Errorf("all: %d scenarios, want every one but broad and broad-small; \"empty, degrade,empty\": %v", len(all), some)
 	}
 }
 

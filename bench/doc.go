@@ -38,6 +38,11 @@
 //	               429s, wall time against pages ÷ rate
 //	ratelimit-503  the same answering 503 without Retry-After
 //	hang-10s       hang with a real 10 s request timeout
+//	durable        the overhead pages: the recommended wiring with its checkpoint file against
+//	               Colly's queue and storage on Redis, pages per CPU-second (Redis's CPU counted)
+//	broad          (by name only) 50,000 domains × 2 pages of 38 KB in memory, every extension
+//	broad-small    (by name only) 1,000,000 domains × 2 pages of 1.5 KB: CPU added a page,
+//	               heap per active domain
 //
 // It prints one table, scenario × client, with each goal of the issues met
 // or MISSED as measured in that same run, or JSON with -json. Traffic goes to

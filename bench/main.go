@@ -102,17 +102,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	scen := fs.String("scenarios", "default", "`which`: default (degrade, hang, empty, overhead), all (adds ratelimit, ratelimit-503, hang-10s: ~4 more minutes; not broad, which runs only by name), or names, comma-separated: "+scenarioNames())
+	scen := fs.String("scenarios", "default", "`which`: default (degrade, hang, empty, overhead), all (adds ratelimit, ratelimit-503, hang-10s, durable: ~5 more minutes; not broad or broad-small, which run only by name), or names, comma-separated: "+scenarioNames())
 	scale := fs.Float64("scale", 100, "time `divisor` for the retry loop's backoff (1 s … 16 s) and the hang scenario's request timeout (10 s); 1 = real time")
 	capD := fs.Duration("cap", time.Minute, "longest `time` one client's run may take; a run that reaches it is stopped and marked cut")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	verbose := fs.Bool("v", false, "print a line per run and Breakwater's events on stderr")
-	domains := fs.Int("domains", 1_000_000, "`how many` domains the broad scenario crawls, 2 pages each")
-	broadRounds := fs.Int("broad-rounds", 3, "`how many` rounds of the broad scenario, plain Colly and Breakwater taking turns to go first")
+	domains := fs.Int("domains", 0, "`how many` domains the broad scenarios crawl, 2 pages each; 0 for each one's default (broad 50,000, broad-small 1,000,000)")
+	broadRounds := fs.Int("broad-rounds", 3, "`how many` rounds of the broad scenarios, plain Colly and Breakwater taking turns to go first")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof reads it)")
 	blockprof := fs.String("blockprofile", "", "write where the run waited to `prefix`.block and contended locks to prefix.mutex (go tool pprof reads them)")
-	judge := fs.String("judge", string(judgeCPU), "`figure` the overhead and broad goals are judged on, each round against plain Colly's in the same round: wall (pages/s) or cpu (the process's CPU time per page)")
-	memprof := fs.String("memprofile", "", "write a heap profile of the broad scenario's steady state (every domain idle, the checkpoint's store let go) to `file`")
+	judge := fs.String("judge", string(judgeCPU), "`figure` the overhead and broad goals are judged on (durable's is always CPU), each round against plain Colly's in the same round: wall (pages/s) or cpu (the process's CPU time per page)")
+	memprof := fs.String("memprofile", "", "write a heap profile of a broad scenario's steady state (every domain idle, the checkpoint's store let go) to `file`; with both broad scenarios, the last one's")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench [flags]\n\nRuns plain Colly, Colly with a retry loop, Colly with gobreaker, Colly with\nBreakwater as recommended, and the retry client with Breakwater dropped in\nthrough the same scenarios on local test stores, and prints one table.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -127,8 +127,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, fmt.Errorf("-scale %v: must be at least 1 (1 is real time, 100 runs a hundred times faster)", *scale)
 	case *capD <= 0:
 		return options{}, fmt.Errorf("-cap %v: must be above 0", *capD)
-	case *domains < 1:
-		return options{}, fmt.Errorf("-domains %d: must be at least 1", *domains)
+	case *domains < 0:
+		return options{}, fmt.Errorf("-domains %d: must be at least 1 (0 for each scenario's default)", *domains)
 	case *broadRounds < 1:
 		return options{}, fmt.Errorf("-broad-rounds %d: must be at least 1", *broadRounds)
 	case judgement(*judge) != judgeWall && judgement(*judge) != judgeCPU:
@@ -165,6 +165,11 @@ func bench(o options, logw io.Writer) (*Report, error) {
 	for _, s := range o.scenarios {
 		start := time.Now()
 		rows, err := s.run(e)
+		if skip := (*skipError)(nil); errors.As(err, &skip) {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: SKIPPED: %s.", s.name, skip.why))
+			fmt.Fprintf(logw, "bench: scenario %s skipped: %s\n", s.name, skip.why)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -192,9 +197,15 @@ func notes(e *env, sel []scenario) []string {
 		"Baselines and the drop-in use Colly's usual LimitRule{DomainGlob: \"*\", Parallelism: 2}: one pool of 2 slots shared by every host. The recommended Breakwater wiring replaces it with per-domain pacing of 2. Overhead gives the baselines and the drop-in one such rule per store instead, so every client has 2 in flight per store there.",
 	}
 	for _, s := range sel {
-		if s.name == "broad" {
-			n = append(n, fmt.Sprintf("broad: %d domains × %d pages (a 1.5 KB valid product page) from an in-memory transport (no sockets), %d goroutines visiting on a synchronous collector (as Colly's queue does), %d rounds of plain Colly and Breakwater taking turns to go first, Breakwater with validate, breaker (Standard, pacing 2 per domain, idle TTL %v so a short run reaches a long crawl's steady state), the checkpoint on storage/memory and metrics (scraped every 5 s); bytes per domain are heap after GC at the end over the heap before.",
-				e.size.broadDomains, broadPages, broadWorkers, e.size.broadRounds, broadIdleTTL))
+		for _, kind := range []broadKind{broadLarge, broadSmall} {
+			if s.name != kind.name {
+				continue
+			}
+			n = append(n, fmt.Sprintf("%s: %d domains × %d pages (a %s valid product page) from an in-memory transport (no sockets), %d goroutines visiting on a synchronous collector (as Colly's queue does), %d rounds of plain Colly and Breakwater taking turns to go first, Breakwater with validate, breaker (Standard, pacing 2 per domain, idle TTL %v so a short run reaches a long crawl's steady state), the checkpoint on storage/memory and metrics (scraped every 5 s); heap per domain is heap after GC over the heap before the run: per active domain from one more Breakwater run that keeps every domain whole, per idle domain once every domain is compacted (the checkpoint's records and the collector let go in both).",
+				kind.name, e.domainsFor(kind), broadPages, kind.pageKB, broadWorkers, e.size.broadRounds, broadIdleTTL))
+		}
+		if s.name == "durable" {
+			n = append(n, fmt.Sprintf("durable: the overhead scenario's stores and pages; breakwater is the recommended wiring with its checkpoint on storage/bolt (a file); the anchor, %s, is what a Colly user has today for a crawl that survives a restart: a synchronous collector driven by colly/queue (2 threads per store, one LimitRule of 2 per store) with the queue, the visited set and the cookies in Redis (a storage written for the bench that sends gocolly/redisstorage's commands: RPUSH/LPOP/LLEN, SET/GET). CPU is the Go process's plus the Redis server's (INFO cpu, before and after each crawl, for both clients); %d rounds in alternating order, the goal judged on the median of the rounds' ratios of pages per CPU-second.", anchorClient, e.size.overheadRounds))
 		}
 		if s.name == "overhead" {
 			n = append(n, fmt.Sprintf("overhead: testserver's pages served from memory (byte-identical; testserver renders every page per request, about 68 µs), so the CPU measured is the clients'; Breakwater also keeps the embedded checkpoint (checkpoint.New on storage/bolt, a bbolt file in a temporary directory); %d rounds, clients in rotating order; each round's ratios to plain Colly in that round (pages/s, and CPU per page), the goal judged on the median of the %s ones, with their range.", e.size.overheadRounds, e.judge))

@@ -132,6 +132,8 @@ func (r *Result) judgeRounds(e *env, base Result) {
 	w := spreadOf(roundRatios(r.Rounds, base.Rounds, false))
 	c := spreadOf(roundRatios(r.CPURounds, base.CPURounds, true))
 	r.WallRatio, r.CPURatio = &w, &c
+	r.CPUPerPageMedian = spreadOf(r.CPURounds).Median
+	r.AddedCPUPerPage = medianOf(roundDiffs(r.CPURounds, base.CPURounds))
 	r.Ratio = w.Median
 	if e.judge == judgeCPU {
 		r.Ratio = c.Median

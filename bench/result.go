@@ -38,8 +38,20 @@ type Result struct {
 	Alone       Duration  `json:"alone,omitzero"`          // hang: the same run without the hanging store
 	PagesPerSec float64   `json:"pages_per_sec,omitempty"` // overhead: best round
 	Rounds      []float64 `json:"rounds,omitempty"`        // overhead: pages/s of every round, in order
-	CPUPerPage  Duration  `json:"cpu_per_page,omitzero"`   // overhead, broad: the process's CPU time per page (stores included), least of the rounds
-	CPURounds   []float64 `json:"cpu_rounds,omitempty"`    // overhead, broad: µs of process CPU per page in every round, in order
+	CPUPerPage  Duration  `json:"cpu_per_page,omitzero"`   // overhead, durable, broad: the process's CPU time per page (stores included; durable: + Redis's), least of the rounds
+	CPURounds   []float64 `json:"cpu_rounds,omitempty"`    // overhead, durable, broad: µs of CPU per page in every round, in order
+	// CPUPerPageMedian is the median of CPURounds, in µs.
+	CPUPerPageMedian float64 `json:"cpu_per_page_median_us,omitempty"`
+	// AddedCPUPerPage is the median over the rounds of the client's CPU per
+	// page less plain Colly's in the same round, in µs (broad,
+	// broad-small; overhead).
+	AddedCPUPerPage float64 `json:"added_cpu_per_page_us,omitempty"`
+	// Durable: the Redis server's CPU time per page (median of the rounds,
+	// µs; part of CPURounds) and the commands it processed per page (any
+	// client's: more than the anchor sends means others used the server).
+	// Pointers, so that a durable row shows 0 where Redis was not used.
+	RedisCPUPerPage      *float64 `json:"redis_cpu_per_page_us,omitempty"`
+	RedisCommandsPerPage *float64 `json:"redis_commands_per_page,omitempty"`
 	// WallRatio and CPURatio are a client's per-round ratios to plain
 	// Colly (pages/s, and plain's CPU per page over the client's: above 1
 	// is better for both), their median and range; Ratio is whichever
@@ -52,13 +64,19 @@ type Result struct {
 	Trips        int      `json:"trips,omitempty"`
 	Refused      int64    `json:"refused,omitempty"` // requests a breaker refused without touching the network
 	Retries      int64    `json:"retries,omitempty"` // retries the retry loop issued
-	// Broad: the domains crawled, heap per domain after GC at
-	// the end (every extension alive; for Breakwater BytesPerDomain is the
-	// breaker, validator and metrics once the collector and checkpoint are
-	// let go), the peak resident set, the metrics' series and scrape time.
+	// Broad and broad-small: the domains crawled; heap per domain after GC
+	// (the live heap less the heap before the run, over the domains):
+	// HeapPerDomain while every domain is active (kept whole: for Breakwater
+	// the breaker, validator, metrics and the checkpoint's own state, its
+	// store's records and the collector let go; for plain Colly its
+	// visited set), BytesPerDomain the same once every domain is idle and
+	// compacted, HeapAllPerDomain everything alive at the end of the
+	// measured rounds (the checkpoint's records in memory included); the
+	// peak resident set, the metrics' series and scrape time.
 	Domains          int     `json:"domains,omitempty"`
 	BytesPerDomain   float64 `json:"bytes_per_domain,omitempty"`
 	HeapPerDomain    float64 `json:"heap_per_domain,omitempty"`
+	HeapAllPerDomain float64 `json:"heap_all_per_domain,omitempty"`
 	PeakRSS          int64   `json:"peak_rss_bytes,omitempty"`
 	MetricsSeries    int     `json:"metrics_series,omitempty"`
 	ScrapeSeconds    float64 `json:"scrape_seconds,omitempty"`

@@ -29,7 +29,9 @@ var scenarios = []scenario{
 	{"ratelimit", 9, false, false, "token bucket 10/s, burst 5, 429 + Retry-After, 300 pages", func(e *env) ([]Result, error) { return runRateLimit(e, "ratelimit", 429) }},
 	{"ratelimit-503", 9, false, false, "the same bucket answering 503 without Retry-After", func(e *env) ([]Result, error) { return runRateLimit(e, "ratelimit-503", 503) }},
 	{"hang-10s", 9, false, false, "the hang scenario with a real 10 s request timeout", runHang10s},
-	{"broad", 15, false, true, "-domains domains (default 1,000,000) × 2 pages through an in-memory transport, every extension on, against plain Colly", runBroad},
+	{"durable", 44, false, false, "the overhead scenario's 5,000 pages, the recommended wiring with its checkpoint file against Colly's queue and storage on Redis; pages per CPU-second, Redis's CPU counted", runDurable},
+	{"broad", 15, false, true, "-domains domains (default 50,000) × 2 pages of 38 KB through an in-memory transport, every extension on, against plain Colly", func(e *env) ([]Result, error) { return runBroad(e, broadLarge) }},
+	{"broad-small", 44, false, true, "-domains domains (default 1,000,000) × 2 pages of 1.5 KB through an in-memory transport, every extension on: the CPU added a page, the heap of an active domain", func(e *env) ([]Result, error) { return runBroad(e, broadSmall) }},
 }
 
 // sizes are a scenario's dimensions: the issues' for a real run, tiny ones
@@ -46,8 +48,8 @@ type sizes struct {
 	burst                            int
 	hangTimeout                      time.Duration // hang's request timeout; 0 = 10 s ÷ scale
 	hang10Timeout                    time.Duration
-	broadDomains                     int // the broad scenario's domains (-domains)
-	broadRounds                      int // the broad scenario's rounds (-broad-rounds)
+	broadDomains                     int // the broad scenarios' domains (-domains); 0 for each one's default
+	broadRounds                      int // the broad scenarios' rounds (-broad-rounds)
 }
 
 var fullSize = sizes{
@@ -57,7 +59,7 @@ var fullSize = sizes{
 	overheadStores: 5, overheadPerStore: 1000, overheadRounds: 5,
 	ratePages: 300, rate: 10, burst: 5,
 	hang10Timeout: 10 * time.Second,
-	broadDomains:  1_000_000, broadRounds: 3,
+	broadRounds:   3,
 }
 
 var tinySize = sizes{

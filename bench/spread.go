@@ -57,3 +57,28 @@ func roundRatios(client, base []float64, inverse bool) []float64 {
 	}
 	return out
 }
+
+// roundDiffs is each round's client figure less the base's in the same
+// round, for the rounds where both measured.
+func roundDiffs(client, base []float64) []float64 {
+	var out []float64
+	for i := range min(len(client), len(base)) {
+		if client[i] > 0 && base[i] > 0 {
+			out = append(out, client[i]-base[i])
+		}
+	}
+	return out
+}
+
+// medianOf is the median of xs, which may be negative; 0 for none.
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	v := slices.Clone(xs)
+	slices.Sort(v)
+	if len(v)%2 == 0 {
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return v[len(v)/2]
+}
