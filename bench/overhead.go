@@ -9,9 +9,14 @@ import (
 	"time"
 )
 
-// overheadGoal is the goal: Breakwater keeps this share of plain
-// Colly's pages per second, judged on the median of the rounds' ratios.
-const overheadGoal = 0.97
+// The goals: the drop-in (breaker and validator added to a program as it
+// is) keeps dropinGoal of plain Colly's pages per second, the recommended
+// wiring (with its durable checkpoint, which plain Colly has no part of)
+// recommendedGoal, each judged on the median of the rounds' ratios.
+const (
+	dropinGoal      = 0.97
+	recommendedGoal = 0.95
+)
 
 // runOverhead: healthy stores, every page valid. Measured: pages per second
 // of each client as a ratio to plain Colly. Every client has 2 requests in
@@ -111,14 +116,17 @@ func runOverhead(e *env) ([]Result, error) {
 			r.Measured += " (rounds " + roundsText(r.Rounds) + ")"
 		}
 	}
-	for k, what := range map[client]string{
-		breakwater: "breaker + validation + embedded checkpoint",
-		dropin:     "breaker + validation",
+	for k, g := range map[client]struct {
+		what string
+		goal float64
+	}{
+		breakwater: {"breaker + validation + embedded checkpoint", recommendedGoal},
+		dropin:     {"breaker + validation", dropinGoal},
 	} {
 		bw := &rows[k]
 		bw.Goal = &Goal{
-			Text:     fmt.Sprintf("%s keeps ≥ %.0f %% of plain Colly's %s", what, 100*overheadGoal, judgedAs(e.judge)),
-			Met:      bw.Ratio >= overheadGoal && bw.Saved == pages,
+			Text:     fmt.Sprintf("%s keeps ≥ %.0f %% of plain Colly's %s", g.what, 100*g.goal, judgedAs(e.judge)),
+			Met:      bw.Ratio >= g.goal && bw.Saved == pages,
 			Measured: fmt.Sprintf("%.1f %% (%s: median of %d rounds)", 100*bw.Ratio, e.judge, len(bw.Rounds)),
 		}
 	}
