@@ -240,34 +240,23 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		b.cancelled(r, d.Name, ctx)
 		return
 	}
-	left := b.clock.Now().UnixNano()
-	d.LastSeen.Store(left)
-	ep, inFlight, err := d.Pace.AcquireLending(ctx, r, func() func() { s, _ := lendSlot(c, r.URL.Host); return s.retake() })
-	if err != nil {
-		d.Unpin()
+	adm, waitErr, allowErr := b.set.Admit(ctx, d, func() (uint64, int, error) {
+		return d.Pace.AcquireLending(ctx, r, func() func() { s, _ := lendSlot(c, r.URL.Host); return s.retake() })
+	})
+	if waitErr != nil {
 		b.cancelled(r, d.Name, ctx)
 		return
 	}
-	t, err := b.set.AllowPinned(d)
-	if err != nil {
-		d.Pace.Release()
+	if allowErr != nil {
 		open := &circuit.OpenError{Key: d.Name, State: circuit.Open, RetryAt: b.clock.Now()}
 		// A store failing closed refuses with ErrOpen, logged by the store.
-		if !errors.As(err, &open) && !errors.Is(err, ErrOpen) {
-			b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: the circuit could not decide; request refused")
+		if !errors.As(allowErr, &open) && !errors.Is(allowErr, ErrOpen) {
+			b.log.Error().Str("event", "breaker_store_error").Str("domain", d.Name).Err(allowErr).Msg("breaker: the circuit could not decide; request refused")
 		}
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
-	// A throttle may have halted the domain while the circuit decided.
-	if err := d.Pace.WaitHalt(ctx); err != nil {
-		d.Pace.Release()
-		b.set.Record(t, circuit.Result{Class: circuit.Excluded}) // lets d go
-		b.cancelled(r, d.Name, ctx)
-		return
-	}
-	t = t.WithInFlight(inFlight)
-	a := &attempt{ticket: t, req: r, crawl: ctx, coll: c, start: time.Now(), mark: stall.Mark(), left: left, episode: ep, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
+	a := &attempt{ticket: adm.Ticket, req: r, crawl: ctx, coll: c, start: time.Now(), mark: stall.Mark(), left: adm.Left, episode: adm.Episode, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
 	if a.cacheDir != "" {
 		a.cacheKey = r.URL.String() // before a redirect moves r.URL
 	}

@@ -453,32 +453,16 @@ func (t *transport) admit(req *http.Request, d *domains.Domain, patient bool) (t
 		})
 		defer stop()
 	}
-	left = b.clock.Now().UnixNano()
-	d.LastSeen.Store(left)
-	var inFlight int
 	// Colly's LimitRule slot, if any, is the first request's host's.
 	lend := func() func() { s, _ := lendSlot(t.c, firstOf(req).URL.Host); return s.retake() }
-	if ep, inFlight, waitErr = d.Pace.AcquireAtTransport(ctx, slotCtx, lend); waitErr != nil {
-		d.Unpin()
-		return domains.Ticket{}, 0, 0, waitErr, nil
-	}
-	tk, err := b.set.AllowPinned(d)
-	if err != nil {
-		d.Pace.Release()
+	adm, waitErr, allowErr := b.set.Admit(ctx, d, func() (uint64, int, error) { return d.Pace.AcquireAtTransport(ctx, slotCtx, lend) })
+	if allowErr != nil {
 		open = &circuit.OpenError{Key: d.Name, State: circuit.Open, RetryAt: b.clock.Now()}
-		if e, ok := err.(*circuit.OpenError); ok {
+		if e, ok := allowErr.(*circuit.OpenError); ok {
 			open = e
 		}
-		return domains.Ticket{}, 0, 0, nil, open
 	}
-	if waitErr = d.Pace.WaitHalt(ctx); waitErr != nil {
-		// Halted while the circuit decided (see gate).
-		d.Pace.Release()
-		b.set.Record(tk, circuit.Result{Class: circuit.Excluded}) // lets d go
-		return domains.Ticket{}, 0, 0, waitErr, nil
-	}
-	tk = tk.WithInFlight(inFlight)
-	return tk, left, ep, nil, nil
+	return adm.Ticket, adm.Left, adm.Episode, waitErr, open
 }
 
 // hopLag is how much later than req's own deadline the previous hop of
