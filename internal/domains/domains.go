@@ -92,7 +92,7 @@ func New(c Config) (*Set, error) {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
 	b.realTime = b.Clock == clock.System
-	b.base = newProfile(b.Profile)
+	b.base = newProfile(b.Profile, b.BlockedAfter)
 	b.Domains = nil
 	for _, o := range c.Domains {
 		if err := b.AddDomainProfile(o.Pattern, o.Profile); err != nil {
@@ -140,14 +140,12 @@ type Domain struct {
 	Circuit circuit.Circuit
 	Name    string
 	Profile *profile // shared by the domains of the profile
-	need    int      // the profile's FailuresToTrip
-	// blockedAfter is Config.BlockedAfter (room.go), blockedFrom the
-	// ticket order of the blocked run's first answer (0: none or unknown).
-	blockedAfter int
-	blockedFrom  atomic.Uint64
-	Pace         *pace.Pace
-	LastSeen     atomic.Int64 // unix nanos of the latest request that reached the gate
-	LastOK       atomic.Int64 // unix nanos at which the latest success through the gate left
+	// blockedFrom is the ticket order of the blocked run's first answer
+	// (0: none or unknown).
+	blockedFrom atomic.Uint64
+	Pace        *pace.Pace
+	LastSeen    atomic.Int64 // unix nanos of the latest request that reached the gate
+	LastOK      atomic.Int64 // unix nanos at which the latest success through the gate left
 	// failSince is when the first failure since the latest success left
 	// (unix nanos; 0: none): the fleet guard asks whether any domain
 	// succeeded after the failures that tripped others began.

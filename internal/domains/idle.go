@@ -70,7 +70,7 @@ func (b *Set) domainSlow(host string) (*Domain, error) {
 	// keeps a compacted domain from holding the URL of its first request.
 	host = strings.Clone(host)
 	p := b.profileFor(host)
-	d := &Domain{Name: host, Profile: p, need: p.Settings().FailuresToTrip(), blockedAfter: b.BlockedAfter}
+	d := &Domain{Name: host, Profile: p}
 	if err := b.newCircuit(d); err != nil {
 		return nil, err
 	}

@@ -14,10 +14,14 @@ const numClasses = int(circuit.Excluded) + 1
 // computed once and shared by the domains, which point to it.
 type profile struct {
 	circuit.Profile
-	early trackerSettings
+	early        trackerSettings
+	need         int // failures in a full window that trip the circuit (FailuresToTrip)
+	blockedAfter int // Config.BlockedAfter (room.go)
 }
 
-func newProfile(p circuit.Profile) *profile { return &profile{Profile: p, early: earlySettings(p)} }
+func newProfile(p circuit.Profile, blockedAfter int) *profile {
+	return &profile{Profile: p, early: earlySettings(p), need: p.Settings().FailuresToTrip(), blockedAfter: blockedAfter}
+}
 
 // earlySettings is the part of p the early warnings read.
 func earlySettings(p circuit.Profile) trackerSettings {
@@ -36,7 +40,7 @@ func (b *Set) AddDomainProfile(pattern string, p circuit.Profile) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("breaker: profile for %q: %w", pattern, err)
 	}
-	b.Domains = append(b.Domains, Override{Pattern: pattern, Profile: p, shared: newProfile(p)})
+	b.Domains = append(b.Domains, Override{Pattern: pattern, Profile: p, shared: newProfile(p, b.BlockedAfter)})
 	return nil
 }
 

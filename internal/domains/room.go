@@ -11,9 +11,9 @@ func (d *Domain) room() int {
 	if d.LastOK.Load() == 0 {
 		return 1
 	}
-	r := d.need - d.Circuit.WindowFailures()
-	if s := d.blocked.Load(); s > 0 && d.blockedAfter > 0 {
-		r = min(r, d.blockedAfter-int(s))
+	r := d.Profile.need - d.Circuit.WindowFailures()
+	if s := d.blocked.Load(); s > 0 && d.Profile.blockedAfter > 0 {
+		r = min(r, d.Profile.blockedAfter-int(s))
 	}
 	if c := d.shareCap.Load(); c > 0 {
 		r = min(r, int(c))
