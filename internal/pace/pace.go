@@ -87,7 +87,7 @@ type Pace struct {
 	// Until the pace is first throttled, waited for or told a quota, the
 	// rate estimate's first answer and count of answers (estimator.first,
 	// n) are all it learns; *cold holds the rest, made then (coldLocked).
-	first time.Time
+	first int64 // unix nanos; 0: none yet
 	n     int
 	*cold
 }
@@ -113,7 +113,10 @@ type cold struct {
 func (p *Pace) coldLocked() *cold {
 	if p.cold == nil {
 		p.cold = &cold{}
-		p.est.first, p.est.n = p.first, p.n
+		if p.first != 0 {
+			p.est.first = time.Unix(0, p.first)
+		}
+		p.est.n = p.n
 	}
 	return p.cold
 }
@@ -511,8 +514,8 @@ func (p *Pace) Accepted(now time.Time, ep uint64) {
 	p.mu.Lock()
 	switch {
 	case p.cold == nil: // never throttled: the estimate's first answer and count
-		if p.first.IsZero() {
-			p.first = now
+		if p.first == 0 {
+			p.first = now.UnixNano()
 		}
 		p.n++
 	case ep == p.episode:
