@@ -77,7 +77,7 @@ type Pace struct {
 	limit     int           // current in-flight cap; 0 = none
 	gap       time.Duration // current least gap between request starts
 	inflight  int
-	res       []reservation // slots reserved in OnRequest; nil when none (most domains, most of the time)
+	res       []reservation // slots reserved in OnRequest (a small array, kept: one a request)
 	next      time.Time     // earliest start of the next request
 	halt      time.Time     // Retry-After: nothing before this
 	clean     int           // clean successes since the last change
@@ -159,9 +159,6 @@ func (p *Pace) liveLocked(now time.Time) int {
 	if len(p.res) > 0 {
 		n := now.UnixNano()
 		p.res = slices.DeleteFunc(p.res, func(r reservation) bool { return n >= r.until })
-		if len(p.res) == 0 {
-			p.res = nil
-		}
 	}
 	return len(p.res)
 }
@@ -170,9 +167,7 @@ func (p *Pace) liveLocked(now time.Time) int {
 func (p *Pace) unreserveLocked(key any) bool {
 	for i := range p.res {
 		if p.res[i].key == key {
-			if p.res = slices.Delete(p.res, i, i+1); len(p.res) == 0 {
-				p.res = nil
-			}
+			p.res = slices.Delete(p.res, i, i+1) // its array stays for the next: a reservation a request
 			return true
 		}
 	}
