@@ -4,7 +4,7 @@ import (
 	"hash/fnv"
 	"strconv"
 
-	"github.com/breakwater-crawl/breakwater/internal/keyslot"
+	"github.com/breakwater-crawl/breakwater/storage/redis/internal/keyslot"
 )
 
 // The keys of one crawl (docs/redis.md): the queue's six first, in this

@@ -18,7 +18,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/breakwater-crawl/breakwater/internal/keyslot"
+	"github.com/breakwater-crawl/breakwater/storage/redis/internal/keyslot"
 )
 
 // Cluster is a real Redis Cluster of masters only, started by a test on
