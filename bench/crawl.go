@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
 )
@@ -168,7 +168,7 @@ func (s crawlStats) breakerOf(host string) (state string, trips int, refused int
 	switch {
 	case s.w.b != nil:
 		for _, d := range s.w.b.Stats() {
-			if d.Domain == hostkey.Of(host) {
+			if d.Domain == strings.ToLower(host) {
 				return d.State.String(), d.Trips, d.Refused
 			}
 		}

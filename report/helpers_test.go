@@ -1,14 +1,14 @@
 package report_test
 
 import (
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/report"
+	"strings"
 )
 
 // domainOf returns r's line for host, normalised as the breaker's domain
 // keys are, and false if r has none.
 func domainOf(r report.Report, host string) (report.Domain, bool) {
-	host = hostkey.Of(host)
+	host = strings.ToLower(host)
 	for _, d := range r.Domains {
 		if d.Domain == host {
 			return d, true

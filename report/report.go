@@ -16,7 +16,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
@@ -209,19 +208,19 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 			}
 		}
 		for h, n := range src.Records {
-			get(hostkey.Of(h)).Records += n
+			get(strings.ToLower(h)).Records += n
 		}
 		for h, n := range src.Bytes {
-			get(hostkey.Of(h)).Bytes += n
+			get(strings.ToLower(h)).Bytes += n
 		}
 		for h, n := range src.Robots {
-			get(hostkey.Of(h)).Robots += n
+			get(strings.ToLower(h)).Robots += n
 		}
 		for h, n := range src.Unfinished {
-			unfinished[hostkey.Of(h)] += n
+			unfinished[strings.ToLower(h)] += n
 		}
 		for h, ls := range src.Latencies {
-			latencies[hostkey.Of(h)] = append(latencies[hostkey.Of(h)], ls...)
+			latencies[strings.ToLower(h)] = append(latencies[strings.ToLower(h)], ls...)
 		}
 		if !src.Start.IsZero() || !src.End.IsZero() {
 			start, end = src.Start, src.End
@@ -240,7 +239,7 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 	}
 	for _, f := range o.Findings {
 		for _, g := range f.Dead {
-			get(hostkey.Of(g.Domain)).Dead += g.URLs
+			get(strings.ToLower(g.Domain)).Dead += g.URLs
 		}
 	}
 

@@ -7,10 +7,10 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
@@ -159,7 +159,7 @@ func pendingByDomain(path string) (map[string]int, error) {
 	out := map[string]int{}
 	err = s.Scan(func(r storage.Record) error {
 		if u, perr := url.Parse(r.URL); perr == nil {
-			out[hostkey.Of(u.Host)]++
+			out[strings.ToLower(u.Host)]++
 		}
 		return nil
 	}, storage.Pending, storage.InFlight, storage.Parked, storage.Failed)

@@ -17,7 +17,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/report"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	goredis "github.com/redis/go-redis/v9"
@@ -326,7 +325,7 @@ func (cfg *Config) validate() error {
 		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usageErr("start URL %q: want an absolute http or https URL", raw)
 		}
-		h := hostkey.Of(u.Host)
+		h := strings.ToLower(u.Host)
 		if !seen[h] {
 			seen[h] = true
 			cfg.startHosts = append(cfg.startHosts, h)

@@ -20,7 +20,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -193,7 +192,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 		var mu sync.Mutex
 		seen := map[string]bool{}
 		cr.c.OnRequest(func(r *colly.Request) {
-			h := hostkey.Of(r.URL.Host)
+			h := strings.ToLower(r.URL.Host)
 			mu.Lock()
 			first := !seen[h]
 			seen[h] = true

@@ -7,7 +7,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 )
 
 // collyHosts returns the hosts Colly may see for an exact host pattern of
@@ -28,7 +27,7 @@ func collyHosts(pattern string) []string {
 		if err != nil || u.Host == "" {
 			continue
 		}
-		if h := hostkey.Of(u.Host); h != pattern && !slices.Contains(out, h) {
+		if h := strings.ToLower(u.Host); h != pattern && !slices.Contains(out, h) {
 			out = append(out, h)
 		}
 	}

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 )
 
 // sink appends records to the -out file as JSON lines, or as CSV rows
@@ -163,7 +161,7 @@ func (s *sink) reconcile() error {
 		}
 		s.seen[r.URL] = true
 		if u, err := url.Parse(r.URL); err == nil {
-			s.perHost[hostkey.Of(u.Host)]++
+			s.perHost[strings.ToLower(u.Host)]++
 		}
 		s.total++
 		s.earlier++
@@ -230,7 +228,7 @@ func (s *sink) write(r record) error {
 		return s.err
 	}
 	s.seen[r.URL] = true
-	s.perHost[hostkey.Of(r.Host)]++
+	s.perHost[strings.ToLower(r.Host)]++
 	s.total++
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -82,7 +81,7 @@ func newRobotsPolicy(log zerolog.Logger, timeout time.Duration, agent func() str
 // robots.txt first if the run has not (or must again). A disallowed URL is
 // counted.
 func (p *robotsPolicy) allowed(u *url.URL) bool {
-	key := hostkey.Of(u.Host)
+	key := strings.ToLower(u.Host)
 	for {
 		p.mu.Lock()
 		h := p.hosts[key]

@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/breakwater-crawl/breakwater/internal/urlset"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -73,8 +73,10 @@ func New(p Profile, cfg ...Config) (*Breaker, error) {
 	return b, nil
 }
 
-// hostOf returns the domain key for a URL host (hostkey.Of).
-func hostOf(host string) string { return hostkey.Of(host) }
+// hostOf returns the domain key for a URL host: lower-cased, port kept
+// (the key Colly's LimitRules match on). The checkpoint, the report and
+// storage/redis key domains the same way.
+func hostOf(host string) string { return strings.ToLower(host) }
 
 // Ticket is the right to send one request to a domain, from Allow back to
 // Record.

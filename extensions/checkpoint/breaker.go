@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
@@ -260,7 +260,7 @@ func (cp *Checkpoint) inFlightByDomain() (map[string]int, error) {
 	}
 	err := cp.store.Scan(func(r storage.Record) error {
 		if u, err := url.Parse(r.URL); err == nil {
-			out[hostkey.Of(u.Host)]++
+			out[strings.ToLower(u.Host)]++
 		}
 		return nil
 	}, storage.InFlight)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/breakwater-crawl/breakwater/storage"
 )
@@ -157,7 +156,7 @@ func (cp *Checkpoint) RetryDead() (int, error) {
 // domainOf is the breaker's domain key of a URL, "?" if it has none.
 func domainOf(u string) string {
 	if p, err := url.Parse(u); err == nil {
-		return hostkey.Of(p.Host)
+		return strings.ToLower(p.Host)
 	}
 	return "?"
 }

@@ -1,10 +1,10 @@
 package domains
 
 import (
+	"strings"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
@@ -57,7 +57,7 @@ func (t Ticket) WithStalled(d time.Duration) Ticket { t.stalled = d; return t }
 // HoldOpen is what breaker.Breaker.HoldOpen does (its doc says how): a
 // reason the breaker cannot see itself, such as a robots.txt answering 5xx.
 func (b *Set) HoldOpen(host string, until time.Time, reason string) error {
-	d, err := b.Pin(hostkey.Of(host))
+	d, err := b.Pin(strings.ToLower(host))
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (b *Set) HoldOpen(host string, until time.Time, reason string) error {
 
 // SetMinGap is what breaker.Breaker.SetMinGap does (its doc says how).
 func (b *Set) SetMinGap(host string, gap time.Duration) error {
-	d, err := b.Pin(hostkey.Of(host))
+	d, err := b.Pin(strings.ToLower(host))
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/observe"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +15,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/internal/idle"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
 	"github.com/rs/zerolog"
@@ -214,10 +214,10 @@ type Ticket struct {
 
 // Allow is what breaker.Breaker.Allow does (its doc says how).
 func (b *Set) Allow(host string) (Ticket, error) {
-	d := b.cached(host) // before hostkey.Of: a cached domain's name is its key
+	d := b.cached(host) // before strings.ToLower: a cached domain's name is its key
 	if d == nil {
 		var err error
-		if d, err = b.lookup(hostkey.Of(host)); err != nil {
+		if d, err = b.lookup(strings.ToLower(host)); err != nil {
 			return Ticket{}, err
 		}
 	}
@@ -464,7 +464,7 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 
 // State is what breaker.Breaker.State does (its doc says how).
 func (b *Set) State(host string) circuit.State {
-	if d := b.Lookup(hostkey.Of(host)); d != nil {
+	if d := b.Lookup(strings.ToLower(host)); d != nil {
 		if s, err := d.Circuit.Snapshot(b.Clock); err == nil {
 			return s.State
 		}

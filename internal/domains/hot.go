@@ -6,7 +6,7 @@ import (
 )
 
 // This file keeps the domains asked about often at hand, so that Allow
-// skips hostkey.Of and the map (a sync.Map hashes its key through an
+// skips strings.ToLower and the map (a sync.Map hashes its key through an
 // interface): the domain asked about last, and a table of domains
 // indexed by a hash of their name. Both only point at domains the map
 // holds; a compacted domain is let go (forget).
@@ -41,8 +41,8 @@ func (h *hotDomains) put(d *Domain) {
 }
 
 // cached returns host's domain, pinned, if one of the caches holds it;
-// else nil. A domain is named by its key (hostkey.Of), so a host that is a
-// domain's name is its own key: a caller may ask before hostkey.Of.
+// else nil. A domain is named by its key (its host lower-cased), so a host that is a
+// domain's name is its own key: a caller may ask before strings.ToLower.
 func (b *Set) cached(host string) *Domain {
 	if d := b.last.Load(); d != nil && d.Name == host && d.pin() {
 		b.touch(d)

@@ -6,10 +6,10 @@ package domains
 import (
 	"github.com/breakwater-crawl/breakwater/observe"
 	"sort"
+	"strings"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/internal/idle"
 )
 
@@ -45,7 +45,7 @@ func (b *Set) Snapshots(hosts ...string) []DomainSnapshot {
 // snapshot returns host's circuit as it stands now; false for a host never
 // seen or whose store cannot be read.
 func (b *Set) snapshot(host string) (DomainSnapshot, bool) {
-	host = hostkey.Of(host)
+	host = strings.ToLower(host)
 	if d := b.Lookup(host); d != nil {
 		return b.domainSnapshot(d)
 	}
@@ -72,7 +72,7 @@ func (b *Set) domainSnapshot(d *Domain) (DomainSnapshot, bool) {
 // cooldown that ended meanwhile leaves the circuit on probation
 // (docs/checkpoints.md). Nothing is counted and no hook is called.
 func (b *Set) Restore(s DomainSnapshot) error {
-	d, err := b.Pin(hostkey.Of(s.Domain))
+	d, err := b.Pin(strings.ToLower(s.Domain))
 	if err != nil {
 		return err
 	}

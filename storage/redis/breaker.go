@@ -12,7 +12,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
-	"github.com/breakwater-crawl/breakwater/internal/hostkey"
 	"github.com/breakwater-crawl/breakwater/internal/window"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -55,7 +54,7 @@ func NewBreakerStore(client goredis.UniversalClient, crawlID string, cfg ...Conf
 
 // domainKeys returns domain's keys: state, window and probe leases.
 func (bs *breakerStore) domainKeys(domain string) []string {
-	d := hostkey.Of(domain)
+	d := strings.ToLower(domain)
 	p := bs.prefix[shardOf(d, len(bs.prefix))]
 	return []string{p + "s:" + d, p + "w:" + d, p + "p:" + d}
 }
@@ -70,7 +69,7 @@ func (bs *breakerStore) Circuit(domain string, p circuit.Settings) (circuit.Circ
 	if strings.TrimSpace(domain) == "" {
 		return nil, fmt.Errorf("breakwater/redis: breaker store for crawl %q: empty domain", bs.crawl)
 	}
-	d := hostkey.Of(domain)
+	d := strings.ToLower(domain)
 	return &shared{bs: bs, domain: d, p: p, keys: bs.domainKeys(d),
 		profile: []any{p.WindowSize, p.FailuresToTrip(), p.ConsecutiveFailures, ceilMicros(p.Cooldown),
 			p.HalfOpenProbes, ceilMicros(bs.s.ProbeLease), bs.s.Retention.Milliseconds()},
