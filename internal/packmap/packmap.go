@@ -1,13 +1,13 @@
-// Package packmap is a map from strings to short strings with no pointer
-// per entry (they lie in package chunks, found by a hash of the key), for
-// the per-domain records a broad crawl keeps by the million.
+// Package packmap keeps what a broad crawl holds by the million with few
+// pointers for the garbage collector to mark: Map, a map from strings to
+// short strings with no pointer per entry (they lie in a Buf's chunks,
+// found by a hash of the key), for the per-domain records; Buf, byte
+// values in shared chunks.
 package packmap
 
 import (
 	"encoding/binary"
 	"hash/maphash"
-
-	"github.com/breakwater-crawl/breakwater/internal/chunks"
 )
 
 // Map maps strings to strings. The zero value is an empty map ready to use.
@@ -17,7 +17,7 @@ type Map struct {
 	seeded bool
 	index  map[uint64]entry  // hash of a key → where it and its value lie
 	over   map[string]string // keys whose hash another key has (rare)
-	buf    chunks.Buf        // each entry's key then value
+	buf    Buf               // each entry's key then value
 
 	hashOf func(string) uint64 // tests: a hash of their own, to make keys collide
 }
@@ -40,7 +40,7 @@ func (m *Map) hash(key string) uint64 {
 }
 
 // parts returns e's key and value, in b, and the bytes e takes.
-func parts(b *chunks.Buf, e entry) (key, value []byte, size int) {
+func parts(b *Buf, e entry) (key, value []byte, size int) {
 	p := b.From(e.chunk, e.off)
 	kl, n := binary.Uvarint(p)
 	vl, n2 := binary.Uvarint(p[n:])
@@ -142,7 +142,7 @@ func (m *Map) drop(e entry) {
 // compact copies the entries into new chunks.
 func (m *Map) compact() {
 	old := m.buf
-	m.buf = chunks.Buf{}
+	m.buf = Buf{}
 	for h, e := range m.index {
 		_, _, n := parts(&old, e)
 		c, off, dst := m.buf.Alloc(n)

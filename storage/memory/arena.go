@@ -1,12 +1,12 @@
 package memory
 
-import "github.com/breakwater-crawl/breakwater/internal/chunks"
+import "github.com/breakwater-crawl/breakwater/internal/packmap"
 
 // arena holds the records' URLs, errors and requests in shared chunks, so
 // that a record holds no pointer for the garbage collector to follow.
 // Replaced values count as dead bytes; the store compacts when they
 // outnumber the live ones.
-type arena struct{ buf chunks.Buf }
+type arena struct{ buf packmap.Buf }
 
 // span is where a value lies in the arena; set tells nil from empty.
 type span struct {

@@ -1,7 +1,4 @@
-// Package chunks keeps byte values in large shared chunks, referred to by
-// numbers instead of pointers, so the garbage collector marks a few chunks
-// instead of every value.
-package chunks
+package packmap
 
 // Chunks start at firstSize bytes and double up to maxSize.
 const (
@@ -9,8 +6,10 @@ const (
 	maxSize   = 1 << 16
 )
 
-// Buf holds the chunks. The zero value is ready to use. It is not safe
-// for concurrent use.
+// Buf keeps byte values in large shared chunks, referred to by numbers
+// instead of pointers, so the garbage collector marks a few chunks instead
+// of every value: a Map's entries, storage/memory's records. The zero
+// value is ready to use. It is not safe for concurrent use.
 type Buf struct {
 	chunks [][]byte
 	live   int // bytes in use
