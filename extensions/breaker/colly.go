@@ -18,7 +18,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
-	"github.com/breakwater-crawl/breakwater/internal/stall"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
@@ -33,7 +32,7 @@ type attempt struct {
 	start      time.Time        // real time: latency is a measurement, not a timer
 	latency    time.Duration    // from the gate to the end of the body's read: the site's, never a delay of Colly's
 	mark       int64            // the stall clock at start
-	stalled    time.Duration    // of latency, how long this process was kept from running (stall.Since)
+	stalled    time.Duration    // of latency, how long this process was kept from running (stallSince)
 	left       int64            // when it reached the gate, by the breaker's clock, in unix nanos
 	episode    uint64           // the throttle episode the request left in
 	status     int
@@ -256,7 +255,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
-	a := &attempt{ticket: adm.Ticket, req: r, crawl: ctx, coll: c, start: time.Now(), mark: stall.Mark(), left: adm.Left, episode: adm.Episode, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
+	a := &attempt{ticket: adm.Ticket, req: r, crawl: ctx, coll: c, start: time.Now(), mark: stallMark(), left: adm.Left, episode: adm.Episode, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
 	if a.cacheDir != "" {
 		a.cacheKey = r.URL.String() // before a redirect moves r.URL
 	}
@@ -472,7 +471,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 // kept from running, which is no evidence of the site's.
 func (a *attempt) measure() {
 	if a.latency == 0 {
-		a.latency, a.stalled = time.Since(a.start), stall.Since(a.mark)
+		a.latency, a.stalled = time.Since(a.start), stallSince(a.mark)
 	}
 }
 

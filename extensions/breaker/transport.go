@@ -14,7 +14,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
-	"github.com/breakwater-crawl/breakwater/internal/stall"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
@@ -417,7 +416,7 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
-	a := &attempt{ticket: tk, req: cr, crawl: t.crawl(), start: time.Now(), mark: stall.Mark(), left: left, episode: ep, header: collyx.HeaderOf(req.Header), bare: true}
+	a := &attempt{ticket: tk, req: cr, crawl: t.crawl(), start: time.Now(), mark: stallMark(), left: left, episode: ep, header: collyx.HeaderOf(req.Header), bare: true}
 	a.waited = a.start.Sub(entered)
 	if cr.URL != req.URL {
 		a.sentURL = req.URL.String()
@@ -571,7 +570,7 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 		b.refuse(a.req, open)
 		return open
 	}
-	a.ticket, a.released, a.left, a.episode, a.start, a.mark = tk, false, left, ep, time.Now(), stall.Mark()
+	a.ticket, a.released, a.left, a.episode, a.start, a.mark = tk, false, left, ep, time.Now(), stallMark()
 	return nil
 }
 

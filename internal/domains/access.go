@@ -51,7 +51,7 @@ func (t Ticket) Domain() *Domain { return t.d }
 func (t Ticket) WithInFlight(n int) Ticket { t.inFlight = n; return t }
 
 // WithStalled returns t noting that d of its request's latency was this
-// process kept from running (internal/stall), not the site answering.
+// process kept from running (the breaker's stall clock), not the site answering.
 func (t Ticket) WithStalled(d time.Duration) Ticket { t.stalled = d; return t }
 
 // HoldOpen is what breaker.Breaker.HoldOpen does (its doc says how): a
