@@ -12,7 +12,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/internal/domains"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
-	"github.com/breakwater-crawl/breakwater/internal/urlset"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 	"github.com/rs/zerolog"
@@ -35,9 +34,9 @@ type Breaker struct {
 	onOutcome       []func(observe.Attempt)
 
 	attempts   attemptTable   // *colly.Request → *attempt
-	throttle   urlset.Map     // URL → *atomic.Int32: 429 retries so far
-	resend     urlset.Map     // URL → *resendToken: throttled URLs the breaker will send again
-	hopOf      urlset.Map     // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from
+	throttle   urlMap         // URL → *atomic.Int32: 429 retries so far
+	resend     urlMap         // URL → *resendToken: throttled URLs the breaker will send again
+	hopOf      urlMap         // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from
 	gone       goneSet        // URLs whose latest answer was a 404 or 410
 	warned     sync.Once      // the transport replaced after Register: logged once
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/breakwater-crawl/breakwater/internal/recent"
+	"github.com/breakwater-crawl/breakwater/internal/packmap"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"hash/maphash"
 	"strconv"
@@ -169,7 +169,7 @@ func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
 	cp.live.hash = func(r *colly.Request) uint64 { return maphash.Comparable(liveSeed, r) }
 	cp.fresh.hash, cp.pend.hash = idHash, idHash
 	for i := range cp.cookies {
-		cp.cookies[i].m = recent.New[string](cookieCacheSize / cookieShards)
+		cp.cookies[i].m = packmap.NewRecent[string](cookieCacheSize / cookieShards)
 	}
 	if f, ok := s.(interface{ Path() string }); ok && f.Path() != "" {
 		cp.where = f.Path()

@@ -5,7 +5,7 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
-	"github.com/breakwater-crawl/breakwater/internal/recent"
+	"github.com/breakwater-crawl/breakwater/internal/packmap"
 	"hash/maphash"
 	"net/url"
 	"sync"
@@ -405,7 +405,7 @@ const cookieShards = 16
 // cookieShard is the cookie cache of the hosts of one shard.
 type cookieShard struct {
 	mu sync.Mutex
-	m  recent.Map[string] // host → cookie string, for the hosts used last
+	m  packmap.Recent[string] // host → cookie string, for the hosts used last
 }
 
 // cookieShard is host's shard of the cookie cache.

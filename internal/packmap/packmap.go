@@ -2,7 +2,7 @@
 // pointers for the garbage collector to mark: Map, a map from strings to
 // short strings with no pointer per entry (they lie in a Buf's chunks,
 // found by a hash of the key), for the per-domain records; Buf, byte
-// values in shared chunks.
+// values in shared chunks; Recent, a map bounded to the keys used last.
 package packmap
 
 import (

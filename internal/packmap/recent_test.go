@@ -1,16 +1,16 @@
-package recent
+package packmap
 
 import (
 	"strconv"
 	"testing"
 )
 
-// The map keeps the keys used last and drops the oldest: at most 2×Size
+// A Recent keeps the keys used last and drops the oldest: at most 2×Size
 // keys, a key read from the older generation kept, a deleted key gone,
 // and nothing dropped once KeepAll is set.
-func TestMapKeepsTheKeysUsedLast(t *testing.T) {
+func TestRecentKeepsTheKeysUsedLast(t *testing.T) {
 	const size = 8
-	m := New[int](size)
+	m := NewRecent[int](size)
 	for i := range 3 * size {
 		m.Put("k"+strconv.Itoa(i), i)
 		if i == size { // k0 is in the older generation now: a read keeps it
@@ -44,8 +44,8 @@ func TestMapKeepsTheKeysUsedLast(t *testing.T) {
 }
 
 // A key put again while in the older generation is held once.
-func TestMapHoldsAKeyOnce(t *testing.T) {
-	m := New[int](2)
+func TestRecentHoldsAKeyOnce(t *testing.T) {
+	m := NewRecent[int](2)
 	for _, k := range []string{"a", "b", "c", "a"} {
 		m.Put(k, 1)
 	}

@@ -1,12 +1,12 @@
-// Package recent is a map bounded to the keys used last, in two
-// generations: a full recent one becomes the older one, dropping its keys.
-package recent
+package packmap
 
 import "strings"
 
-// Map keeps the values of the Size to 2×Size keys used last. It is not
-// safe for concurrent use.
-type Map[V any] struct {
+// Recent is a map bounded to the keys used last, in two generations: a
+// full recent one becomes the older one, dropping its keys. It keeps the
+// values of the Size to 2×Size keys used last. It is not safe for
+// concurrent use.
+type Recent[V any] struct {
 	// Size is how many keys a generation holds.
 	Size int
 	// KeepAll stops the dropping.
@@ -15,12 +15,12 @@ type Map[V any] struct {
 	cur, old map[string]V
 }
 
-// New returns a Map of size keys a generation.
-func New[V any](size int) Map[V] { return Map[V]{Size: size} }
+// NewRecent returns a Recent of size keys a generation.
+func NewRecent[V any](size int) Recent[V] { return Recent[V]{Size: size} }
 
 // Get returns k's value, and whether the map has it, moving it to the
 // recent generation.
-func (m *Map[V]) Get(k string) (V, bool) {
+func (m *Recent[V]) Get(k string) (V, bool) {
 	if v, ok := m.cur[k]; ok {
 		return v, true
 	}
@@ -32,7 +32,7 @@ func (m *Map[V]) Get(k string) (V, bool) {
 }
 
 // Has reports whether the map has k, without moving it (a read only).
-func (m *Map[V]) Has(k string) bool {
+func (m *Recent[V]) Has(k string) bool {
 	if _, ok := m.cur[k]; ok {
 		return true
 	}
@@ -41,7 +41,7 @@ func (m *Map[V]) Has(k string) bool {
 }
 
 // Put sets k's value in the recent generation; a new key is copied.
-func (m *Map[V]) Put(k string, v V) {
+func (m *Recent[V]) Put(k string, v V) {
 	if _, ok := m.cur[k]; !ok {
 		delete(m.old, k)
 		k = strings.Clone(k)
@@ -55,10 +55,10 @@ func (m *Map[V]) Put(k string, v V) {
 }
 
 // Delete removes k.
-func (m *Map[V]) Delete(k string) {
+func (m *Recent[V]) Delete(k string) {
 	delete(m.cur, k)
 	delete(m.old, k)
 }
 
 // Len returns the number of keys held.
-func (m *Map[V]) Len() int { return len(m.cur) + len(m.old) }
+func (m *Recent[V]) Len() int { return len(m.cur) + len(m.old) }
