@@ -13,7 +13,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
-	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,7 +75,7 @@ func (l *labelSet) label(domain string) string {
 // the label domain, and no label takes a URL, a path or an error text.
 // docs/metrics.md lists every series. It is safe for concurrent use.
 type Metrics struct {
-	observed    observed.Set // the breakers Observe was given
+	observed    observe.Subjects // the breakers Observe was given
 	log         zerolog.Logger
 	readTimeout time.Duration
 	buckets     []float64

@@ -9,6 +9,8 @@
 package observe
 
 import (
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -95,4 +97,23 @@ type Subject interface {
 // twice adds nothing.
 type Observer interface {
 	Observe(s Subject) error
+}
+
+// Subjects is the subjects an Observer follows, so that observing one
+// twice adds nothing: Observe hooks s only if Add(s) reports it new. The
+// zero Subjects is empty; it is safe for concurrent use.
+type Subjects struct {
+	mu sync.Mutex
+	s  []Subject
+}
+
+// Add reports whether s is new to the set, and adds it.
+func (x *Subjects) Add(s Subject) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if slices.Contains(x.s, s) {
+		return false
+	}
+	x.s = append(x.s, s)
+	return true
 }

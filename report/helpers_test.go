@@ -1,8 +1,9 @@
 package report_test
 
 import (
-	"github.com/breakwater-crawl/breakwater/report"
 	"strings"
+
+	"github.com/breakwater-crawl/breakwater/report"
 )
 
 // domainOf returns r's line for host, normalised as the breaker's domain

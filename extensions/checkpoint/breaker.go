@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
@@ -241,16 +240,16 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	}
 }
 
-// eventOf is an attempt's event, with observed.StateOf's reason and time.
+// eventOf is an attempt's event, with observe.StateOf's reason and time.
 func eventOf(a observe.Attempt) (event, string, time.Time) {
-	s, reason, until := observed.StateOf(a)
+	s, reason, until := observe.StateOf(a)
 	return stateEvents[s], reason, until
 }
 
-// stateEvents is the checkpoint's event for each observed.URLState.
-var stateEvents = [...]event{observed.Done: evSucceeded, observed.Gone: evGone, observed.Failed: evFailed,
-	observed.ThrottledOut: evThrottledGaveUp, observed.Resent: evThrottled, observed.Parked: evRefused,
-	observed.Cancelled: evCancelled, observed.Settled: evSettled}
+// stateEvents is the checkpoint's event for each observe.URLState.
+var stateEvents = [...]event{observe.Done: evSucceeded, observe.Gone: evGone, observe.Failed: evFailed,
+	observe.ThrottledOut: evThrottledGaveUp, observe.Resent: evThrottled, observe.Parked: evRefused,
+	observe.Cancelled: evCancelled, observe.Settled: evSettled}
 
 // inFlightByDomain counts, per domain, the records a dead run left in flight.
 func (cp *Checkpoint) inFlightByDomain() (map[string]int, error) {

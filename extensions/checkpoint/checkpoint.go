@@ -5,16 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/breakwater-crawl/breakwater/internal/packmap"
-	"github.com/breakwater-crawl/breakwater/observe"
 	"hash/maphash"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/internal/observed"
+	"github.com/breakwater-crawl/breakwater/internal/packmap"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 )
@@ -45,8 +44,8 @@ type Checkpoint struct {
 	opt   Config        // resolved: defaults filled in
 	hooks []func(error) // every Config.OnStoreError
 
-	observed   observed.Set // the breakers Observe was given
-	viaBreaker atomic.Bool  // Observe was called: outcomes come from the breaker
+	observed   observe.Subjects // the breakers Observe was given
+	viaBreaker atomic.Bool      // Observe was called: outcomes come from the breaker
 
 	// The collectors registered, by name (collectors.go).
 	colls              atomic.Pointer[collectors] // replaced whole, under cmu

@@ -5,7 +5,6 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
-	"github.com/breakwater-crawl/breakwater/internal/packmap"
 	"hash/maphash"
 	"net/url"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/internal/packmap"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"

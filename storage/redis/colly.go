@@ -15,7 +15,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
-	"github.com/breakwater-crawl/breakwater/internal/observed"
 	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
@@ -39,7 +38,7 @@ import (
 // retry for up to Config.MaxOutage; a lost state fails every call with
 // ErrStateLost. docs/redis.md has the details.
 type CollyStorage struct {
-	observed observed.Set // the breakers Observe was given
+	observed observe.Subjects // the breakers Observe was given
 	q        *jobQueue
 	shards   [][]string // each shard's keys: the queue's six, visited, cookies, run marker
 	s        settings
@@ -148,17 +147,17 @@ func (cs *CollyStorage) Observe(s observe.Subject) error {
 	return s.Hook(h)
 }
 
-// outcome settles a request's job by observed.StateOf, as
+// outcome settles a request's job by observe.StateOf, as
 // extensions/checkpoint does; a Resent job stays in flight.
 func (cs *CollyStorage) outcome(a observe.Attempt) {
 	var err error
-	switch state, _, until := observed.StateOf(a); state {
-	case observed.Resent:
+	switch state, _, until := observe.StateOf(a); state {
+	case observe.Resent:
 		cs.reqs.Delete(a.Request) // the breaker's Retry is a new *colly.Request
 		return
-	case observed.Done, observed.Gone, observed.Settled: // Settled parked would be refused for ever
+	case observe.Done, observe.Gone, observe.Settled: // Settled parked would be refused for ever
 		err = cs.Ack(a.Request)
-	case observed.Parked, observed.Cancelled:
+	case observe.Parked, observe.Cancelled:
 		err = cs.Park(a.Request, until) // zero but for Parked: at once
 	default:
 		err = cs.Fail(a.Request, cmp.Or(a.Err, fmt.Errorf("%s (HTTP %d)", a.Result.Class, a.Status)))

@@ -1,36 +1,16 @@
-// Package observed is what Breakwater's own observers share.
-package observed
+package observe
 
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/gocolly/colly/v2"
 )
 
-// Set is the subjects an observer follows. The zero Set is empty.
-type Set struct {
-	mu sync.Mutex
-	s  []observe.Subject
-}
-
-// Add reports whether s is new to the set, and adds it.
-func (x *Set) Add(s observe.Subject) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if slices.Contains(x.s, s) {
-		return false
-	}
-	x.s = append(x.s, s)
-	return true
-}
-
-// URLState is what an attempt leaves its URL in, for observers keeping URLs.
+// URLState is what an attempt leaves its URL in (StateOf), for an
+// Observer that keeps URLs: the checkpoint, storage/redis's queue.
 type URLState uint8
 
 // The states an attempt leaves its URL in.
@@ -46,8 +26,9 @@ const (
 )
 
 // StateOf says what a leaves its URL in, with the reason a store keeps
-// ("gone: HTTP 404"; empty for a Success) and Parked's time to wait for.
-func StateOf(a observe.Attempt) (s URLState, reason string, until time.Time) {
+// ("gone: HTTP 404"; empty for a Success) and Parked's time to wait for
+// (zero: at once).
+func StateOf(a Attempt) (s URLState, reason string, until time.Time) {
 	if a.Result.Class != circuit.Success { // most pages: no reason to build
 		if a.Err != nil {
 			reason = a.Err.Error()
