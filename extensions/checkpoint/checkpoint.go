@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/internal/packmap"
-	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
@@ -61,7 +60,7 @@ type Checkpoint struct {
 	// vmu guards what Colly's visited-set calls need, not to wait for mu.
 	vmu       sync.Mutex
 	tokens    map[uint64]int      // IDs the frontier issued: IsVisited lets each through once
-	claims    visitclaim.Table    // IDs IsVisited is deciding or told new, Visited not yet called
+	claims    storage.VisitClaims // IDs IsVisited is deciding or told new, Visited not yet called
 	announced map[uint64]announce // Visited by Colly, not yet requested (see barrier.go)
 	hops      map[uint64]struct{} // Visited by Colly and never requested: redirect hops
 	annSeq    uint64              // announcements so far

@@ -14,7 +14,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/internal/packmap"
-	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
@@ -326,7 +325,7 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 }
 
 // Visited is Colly's storage.Storage Visited. Of two callers IsVisited
-// told id was new, the second gets an error (internal/visitclaim).
+// told id was new, the second gets an error (storage.VisitClaims).
 func (cp collyStorage) Visited(id uint64) error {
 	if cp.failed() {
 		return cp.storeErr()
@@ -334,7 +333,7 @@ func (cp collyStorage) Visited(id uint64) error {
 	cp.vmu.Lock()
 	defer cp.vmu.Unlock()
 	if _, lost := cp.claims.Settle(id); lost {
-		return fmt.Errorf("checkpoint: %w", visitclaim.ErrClaimed)
+		return fmt.Errorf("checkpoint: %w", storage.ErrClaimed)
 	}
 	cp.announceVisitLocked(id)
 	return nil

@@ -15,11 +15,11 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
-	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
 	"github.com/breakwater-crawl/breakwater/observe"
+	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
-	"github.com/gocolly/colly/v2/storage"
+	collystorage "github.com/gocolly/colly/v2/storage"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -44,19 +44,19 @@ type CollyStorage struct {
 	s        settings
 	link     *link
 
-	held    sync.Map         // job ID → *heldJob: claimed by this process, not yet reported
-	keep    keeper           // the leases of the held jobs under way (leasekeeper.go)
-	run     runWatch         // the crawl's run marker (runstate.go)
-	claimed visitclaim.Table // request IDs IsVisited claimed, Visited not called yet
-	reqs    sync.Map         // *colly.Request → request id, from OnRequest
+	held    sync.Map            // job ID → *heldJob: claimed by this process, not yet reported
+	keep    keeper              // the leases of the held jobs under way (leasekeeper.go)
+	run     runWatch            // the crawl's run marker (runstate.go)
+	claimed storage.VisitClaims // request IDs IsVisited claimed, Visited not called yet
+	reqs    sync.Map            // *colly.Request → request id, from OnRequest
 	wake    chan struct{}
 	done    chan struct{}
 	close   sync.Once
 }
 
 var (
-	_ storage.Storage = (*CollyStorage)(nil)
-	_ queue.Storage   = (*CollyStorage)(nil)
+	_ collystorage.Storage = (*CollyStorage)(nil)
+	_ queue.Storage        = (*CollyStorage)(nil)
 )
 
 // ErrDrained is what GetRequest returns when no job is left in the crawl.
@@ -271,11 +271,8 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 		return false, nil
 	}
 	// A claim of this process not yet settled by Visited: Visited decides.
-	switch cs.claimed.Join(id) {
-	case visitclaim.Joined:
-		return false, nil
-	case visitclaim.Settled:
-		return true, nil
+	if held, visited := cs.claimed.Join(id); held {
+		return visited, nil
 	}
 	var n int
 	err := cs.persist(context.Background(), "is visited", func(ctx context.Context) (err error) {
@@ -297,7 +294,7 @@ func (cs *CollyStorage) Visited(id uint64) error {
 	v, held := cs.held.Load(idKey(id))
 	switch {
 	case claimedHere && lost, !claimedHere && held && !v.(*heldJob).take():
-		return fmt.Errorf("breakwater/redis: %w", visitclaim.ErrClaimed)
+		return fmt.Errorf("breakwater/redis: %w", storage.ErrClaimed)
 	case claimedHere:
 		return nil
 	case held:

@@ -1,20 +1,20 @@
-package visitclaim_test
+package storage_test
 
 import (
 	"errors"
 	"testing"
 
-	"github.com/breakwater-crawl/breakwater/internal/visitclaim"
+	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
 )
 
 func TestOneCallerIsNeverContested(t *testing.T) {
-	var tb visitclaim.Table
+	var tb storage.VisitClaims
 	tb.Add(1)
 	if held, lost := tb.Settle(1); !held || lost {
 		t.Fatalf("Settle = %v, %v; want held, not lost", held, lost)
 	}
-	if tb.Len() != 0 || tb.Join(1) != visitclaim.Absent {
+	if held, _ := tb.Join(1); tb.Len() != 0 || held {
 		t.Fatalf("a settled lone claim is kept: %d claims", tb.Len())
 	}
 	if held, _ := tb.Settle(1); held {
@@ -23,10 +23,10 @@ func TestOneCallerIsNeverContested(t *testing.T) {
 }
 
 func TestTheFirstVisitedOfAContestedIDWins(t *testing.T) {
-	var tb visitclaim.Table
+	var tb storage.VisitClaims
 	tb.Add(1)
-	if s := tb.Join(1); s != visitclaim.Joined {
-		t.Fatalf("Join = %v; want Joined", s)
+	if held, visited := tb.Join(1); !held || visited {
+		t.Fatalf("Join = %v, %v; want joined: held, not visited", held, visited)
 	}
 	if _, lost := tb.Settle(1); lost {
 		t.Fatal("the first Visited lost")
@@ -40,7 +40,7 @@ func TestTheFirstVisitedOfAContestedIDWins(t *testing.T) {
 }
 
 func TestAClaimDroppedBeforeVisitedIsGone(t *testing.T) {
-	var tb visitclaim.Table
+	var tb storage.VisitClaims
 	tb.Add(1)
 	tb.Add(1)
 	tb.Drop(1) // the second caller was told "visited" by the store
@@ -55,22 +55,22 @@ func TestAClaimDroppedBeforeVisitedIsGone(t *testing.T) {
 // HasVisited's claim is never settled: the Visit after it wins, and the
 // ID is visited from then on.
 func TestAfterHasVisitedTheVisitWinsAndTheIDIsSettled(t *testing.T) {
-	var tb visitclaim.Table
-	tb.Add(1)                                    // HasVisited
-	if s := tb.Join(1); s != visitclaim.Joined { // Visit's IsVisited
-		t.Fatalf("Join = %v", s)
+	var tb storage.VisitClaims
+	tb.Add(1)                                          // HasVisited
+	if held, visited := tb.Join(1); !held || visited { // Visit's IsVisited
+		t.Fatalf("Join = %v, %v; want joined: held, not visited", held, visited)
 	}
 	if _, lost := tb.Settle(1); lost {
 		t.Fatal("the Visit after HasVisited lost")
 	}
-	if s := tb.Join(1); s != visitclaim.Settled {
-		t.Fatalf("Join after the visit = %v; want Settled", s)
+	if held, visited := tb.Join(1); !held || !visited {
+		t.Fatalf("Join after the visit = %v, %v; want settled: held, visited", held, visited)
 	}
 }
 
 func TestErrClaimedIsAlreadyVisited(t *testing.T) {
 	var v *colly.AlreadyVisitedError
-	if !errors.As(visitclaim.ErrClaimed, &v) || v.Destination == nil || v.Error() == "" {
+	if !errors.As(storage.ErrClaimed, &v) || v.Destination == nil || v.Error() == "" {
 		t.Fatalf("errors.As = %+v", v)
 	}
 }

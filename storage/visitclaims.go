@@ -1,8 +1,4 @@
-// Package visitclaim settles Colly's two-call visited check, IsVisited
-// then Visited, for two goroutines told at once that a URL is new: the
-// first Visited wins and every later one gets ErrClaimed. A claim from
-// HasVisited (IsVisited alone) is never settled; its entry stays.
-package visitclaim
+package storage
 
 import (
 	"net/url"
@@ -11,21 +7,16 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// State is what a Table knows of an ID.
-type State int
-
-const (
-	// Absent: no caller holds a claim; the storage decides.
-	Absent State = iota
-	// Joined: the caller joined an unsettled claim: answer "new".
-	Joined
-	// Settled: a contested ID's first Visited came: answer "visited".
-	Settled
-)
-
-// Table is the claims of one storage. The zero value is ready; it is safe
-// for concurrent use.
-type Table struct {
+// VisitClaims settles Colly's two-call visited check, IsVisited then
+// Visited, for a Colly storage.Storage (the checkpoint's, storage/redis's
+// CollyStorage) that two goroutines ask at once about one request ID:
+// every caller told the ID is new goes on to Visited, where the first
+// wins and every later one gets ErrClaimed. In IsVisited call Join first
+// and, when it holds no claim and the store answers "new", Add; in
+// Visited call Settle. A claim from HasVisited (IsVisited alone) is never
+// settled; its entry stays. The zero value is ready; it is safe for
+// concurrent use.
+type VisitClaims struct {
 	mu sync.Mutex
 	m  map[uint64]claim
 }
@@ -36,26 +27,29 @@ type claim struct {
 	won       bool // a contested ID's first Visited came
 }
 
-// Join is IsVisited meeting id. On Absent the storage decides, and Adds
-// the claim if it answers "new".
-func (t *Table) Join(id uint64) State {
+// Join is IsVisited meeting id. held is false when no caller holds a
+// claim on id: the store decides, and Add records the claim if it answers
+// "new". Otherwise IsVisited answers visited: false when the caller
+// joined an unsettled claim, true once a contested ID's first Visited
+// came.
+func (t *VisitClaims) Join(id uint64) (held, visited bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c, ok := t.m[id]
 	switch {
 	case !ok:
-		return Absent
+		return false, false
 	case c.won:
-		return Settled
+		return true, true
 	}
 	c.n++
 	c.contested = true
 	t.m[id] = c
-	return Joined
+	return true, false
 }
 
 // Add records one more caller told id is new.
-func (t *Table) Add(id uint64) {
+func (t *VisitClaims) Add(id uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m == nil {
@@ -68,7 +62,7 @@ func (t *Table) Add(id uint64) {
 }
 
 // Drop takes back a claim Add recorded.
-func (t *Table) Drop(id uint64) {
+func (t *VisitClaims) Drop(id uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.release(id, t.m[id])
@@ -77,7 +71,7 @@ func (t *Table) Drop(id uint64) {
 // Settle is Visited of id. held reports whether a claim was there to
 // settle; lost, that another caller's Visited came first: answer
 // ErrClaimed.
-func (t *Table) Settle(id uint64) (held, lost bool) {
+func (t *VisitClaims) Settle(id uint64) (held, lost bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c, ok := t.m[id]
@@ -91,7 +85,7 @@ func (t *Table) Settle(id uint64) (held, lost bool) {
 }
 
 // release counts one caller out of c, the claim of id.
-func (t *Table) release(id uint64, c claim) {
+func (t *VisitClaims) release(id uint64, c claim) {
 	if c.n--; c.n <= 0 {
 		delete(t.m, id)
 		return
@@ -100,14 +94,15 @@ func (t *Table) release(id uint64, c claim) {
 }
 
 // Len returns the number of IDs with a claim.
-func (t *Table) Len() int {
+func (t *VisitClaims) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.m)
 }
 
-// ErrClaimed is Visited's answer to a contested ID's later callers: a
-// colly.AlreadyVisitedError, with an empty Destination, to errors.As.
+// ErrClaimed is Visited's answer to a contested ID's later callers
+// (VisitClaims.Settle's lost): a colly.AlreadyVisitedError, with an empty
+// Destination, to errors.As.
 var ErrClaimed error = claimedError{}
 
 type claimedError struct{}
