@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/extensions/proxy"
-	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/prometheus/client_golang/prometheus"
@@ -131,7 +131,7 @@ func (c Config) apply(m *Metrics) error {
 		m.buckets = slices.Clone(b)
 	}
 	m.perDomain = cmp.Or(c.DomainSeries, m.perDomain)
-	if !collyx.IsZero(c.Logger) {
+	if !reflect.ValueOf(c.Logger).IsZero() { // given: a zerolog.Logger cannot be compared
 		m.log = c.Logger
 	}
 	if c.ReadTimeout != 0 {

@@ -16,8 +16,8 @@ import (
 	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
-	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/report"
+	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -83,7 +83,7 @@ type Config struct {
 	format        report.Format
 	level         zerolog.Level
 	productRE     *regexp.Regexp
-	startHosts    []string // host[:port] of each start URL as Colly sees it (collyx.ParseURL), unique
+	startHosts    []string // host[:port] of each start URL as Colly sees it (storage.Identify), unique
 	startDomain   []string // their hostnames (no port), unique, for AllowedDomains
 	checkpointSet bool     // -checkpoint was given
 	profileSet    bool     // -profile was given
@@ -321,7 +321,7 @@ func (cfg *Config) validate() error {
 	seen := map[string]bool{}
 	for _, raw := range cfg.URLs {
 		// The hosts as Colly will see them, not as written (hosts.go).
-		u, perr := collyx.ParseURL(raw)
+		u, _, perr := storage.Identify(raw, nil)
 		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usageErr("start URL %q: want an absolute http or https URL", raw)
 		}

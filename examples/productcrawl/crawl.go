@@ -19,7 +19,6 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
-	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -264,7 +263,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 }
 
 // limitRules are the collector's LimitRules: one per start host, matched
-// against the host as Colly sees it (collyx.ParseURL), because a rule's
+// against the host as Colly sees it (storage.Identify), because a rule's
 // Parallelism is one pool shared by every host it matches
 // and a catch-all would let a slow store hold the
 // slots of a healthy one. The last rule is for hosts reached by redirect;
@@ -351,7 +350,7 @@ func (cr *crawl) visit(parent *colly.Request, u string) {
 		return
 	}
 	if cr.robots != nil {
-		if pu, err := collyx.ParseURL(u); err == nil && !cr.robots.allowed(pu) {
+		if pu, _, err := storage.Identify(u, nil); err == nil && !cr.robots.allowed(pu) {
 			return
 		}
 	}
@@ -397,7 +396,7 @@ func (cr *crawl) enqueue(parent *colly.Request, u string) {
 		cr.cut.Add(1)
 		return
 	}
-	pu, err := collyx.ParseURL(u)
+	pu, _, err := storage.Identify(u, nil)
 	if err != nil || !slices.Contains(cr.cfg.startDomain, strings.ToLower(pu.Hostname())) {
 		cr.log.Debug().Str("event", "not_followed").Str("url", u).Msg("link not followed: not a start host")
 		return

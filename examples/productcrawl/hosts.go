@@ -6,13 +6,13 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/examples/productcrawl/profiles"
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
-	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/storage"
 )
 
 // collyHosts returns the hosts Colly may see for an exact host pattern of
 // a profiles file ("shop.example:8080", "0x7f.0.0.1:8080", "h:80"),
 // other than the pattern itself: its canonical spelling under http and
-// under https as collyx.ParseURL gives it, which differ when the port is
+// under https as storage.Identify gives it, which differ when the port is
 // one of theirs (h:80 is h under http, h:80 under https). Deriving hosts
 // with net/url alone would name hosts Colly never sends to. Nothing for a
 // suffix pattern: those are ASCII DNS names already, which Colly keeps as
@@ -23,7 +23,7 @@ func collyHosts(pattern string) []string {
 	}
 	var out []string
 	for _, scheme := range []string{"http://", "https://"} {
-		u, err := collyx.ParseURL(scheme + pattern + "/")
+		u, _, err := storage.Identify(scheme+pattern+"/", nil)
 		if err != nil || u.Host == "" {
 			continue
 		}

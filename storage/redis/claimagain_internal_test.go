@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/storage/redis/redistest"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -134,7 +133,7 @@ func requireOneJobAfterALostClaim(t *testing.T, client, admin *goredis.Client, p
 	if err := json.Unmarshal(raw, &sr); err != nil {
 		t.Fatal(err)
 	}
-	id := idKey(collyx.VisitID(sr.URL, nil))
+	id := idKey(requestID(sr.URL, nil))
 	if st.InFlight != 1 || st.Ready != 1 || len(leased) != 1 {
 		t.Fatalf("after one GetRequest: %+v, leases %v; want one job in flight (%s, handed out) and one ready (the retry leased another job)", st, leased, sr.URL)
 	}

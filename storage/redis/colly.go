@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/gocolly/colly/v2"
@@ -383,7 +382,7 @@ func (cs *CollyStorage) SetCookies(u *url.URL, cookies string) {
 // serialised unless the crawl has seen it, so every worker may add the
 // same seeds.
 func (cs *CollyStorage) AddRequest(b []byte) error {
-	u, id, err := collyx.ParseRequest(b)
+	u, id, err := storage.ParseRequest(b)
 	job := &queueJob{ID: idKey(id), URL: u, Request: bytes.Clone(b)}
 	if err != nil {
 		err = fmt.Errorf("%w: %v", ErrInvalidJob, err)
@@ -576,5 +575,6 @@ func requestIDOf(r *colly.Request) string {
 			_, _ = rs.Seek(pos, io.SeekStart)
 		}
 	}
-	return idKey(collyx.VisitID(r.URL.String(), body))
+	_, id, _ := storage.Identify(r.URL.String(), body)
+	return idKey(id)
 }

@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/storage"
 )
 
 // The queue under CollyStorage, its jobs, and a few inspection
@@ -27,7 +27,7 @@ type (
 
 var (
 	NewQueue  = newQueue
-	RequestID = collyx.VisitID
+	RequestID = requestID
 	WithRand  = withRand
 )
 
@@ -301,4 +301,10 @@ func (q *jobQueue) RetryDead(ctx context.Context, id string) error {
 		return fmt.Errorf("breakwater/redis: retry dead letter on crawl %q: %w: %q is not a dead letter", q.crawl, ErrUnknownJob, id)
 	}
 	return nil
+}
+
+// requestID is the ID of a request for raw with body (storage.Identify's).
+func requestID(raw string, body []byte) uint64 {
+	_, id, _ := storage.Identify(raw, body)
+	return id
 }

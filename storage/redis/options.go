@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/clock"
-	"github.com/breakwater-crawl/breakwater/internal/collyx"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -126,7 +126,7 @@ func (c Config) apply(s *settings) {
 	if c.Clock != nil {
 		s.now = c.Clock.Now
 	}
-	if !collyx.IsZero(c.Logger) {
+	if !reflect.ValueOf(c.Logger).IsZero() { // given: a zerolog.Logger cannot be compared
 		s.Logger = c.Logger
 	}
 	s.FailOpen = s.FailOpen || c.FailOpen
