@@ -12,7 +12,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/clock"
-	"github.com/breakwater-crawl/breakwater/internal/window"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -73,7 +72,7 @@ func (bs *breakerStore) Circuit(domain string, p circuit.Settings) (circuit.Circ
 	return &shared{bs: bs, domain: d, p: p, keys: bs.domainKeys(d),
 		profile: []any{p.WindowSize, p.FailuresToTrip(), p.ConsecutiveFailures, ceilMicros(p.Cooldown),
 			p.HalfOpenProbes, ceilMicros(bs.s.ProbeLease), bs.s.Retention.Milliseconds()},
-		seen: window.NewShared(p.WindowSize, func(r circuit.Result) bool { return r.Class.Failure() }),
+		seen: newSeenFailures(p.WindowSize),
 	}, nil
 }
 
@@ -85,10 +84,10 @@ type shared struct {
 	keys    []string
 	profile []any // ARGV[2..8]
 
-	openUntil atomic.Int64                   // last known, in Unix µs (0: not open), for a fallback
-	trips     atomic.Int64                   // last known, for a fallback
-	fallback  atomic.Pointer[fallback]       // Config.FailOpen only, while Redis is unreachable
-	seen      *window.Shared[circuit.Result] // recorded here since the circuit last moved
+	openUntil atomic.Int64             // last known, in Unix µs (0: not open), for a fallback
+	trips     atomic.Int64             // last known, for a fallback
+	fallback  atomic.Pointer[fallback] // Config.FailOpen only, while Redis is unreachable
+	seen      *seenFailures            // recorded here since the circuit last moved
 }
 
 // fallback is a Config.FailOpen store's circuit while Redis is unreachable.
@@ -139,12 +138,12 @@ func (c *shared) Allow(clk clock.Clock) (_ circuit.Ticket, t circuit.Transition,
 
 // WindowFailures counts the failures recorded here since the circuit last
 // moved: other workers' are unknown without a round trip.
-func (c *shared) WindowFailures() int { return c.seen.Failures() }
+func (c *shared) WindowFailures() int { return c.seen.failures() }
 
 // moved forgets the results seen when *t moved the circuit.
 func (c *shared) moved(t *circuit.Transition) {
 	if t.From != t.To {
-		c.seen.Reset()
+		c.seen.reset()
 	}
 }
 
@@ -193,7 +192,7 @@ func (c *shared) fallbackCircuit(clk clock.Clock, now time.Time) (circuit.Circui
 // the outcome cannot change anything.
 func (c *shared) Record(clk clock.Clock, p circuit.Ticket, o circuit.Result) (t circuit.Transition, _ error) {
 	if o.Class.Counted() {
-		c.seen.Add(o) // a stale result counts too: the room errs small
+		c.seen.add(o.Class.Failure()) // a stale result counts too: the room errs small
 	}
 	defer c.moved(&t)
 	clk = cmp.Or(clk, clock.System)
