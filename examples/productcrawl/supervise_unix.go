@@ -10,7 +10,7 @@ import (
 	"syscall"
 
 	"github.com/breakwater-crawl/breakwater/examples/productcrawl/earlysig"
-	"github.com/breakwater-crawl/breakwater/internal/supervise"
+	"github.com/breakwater-crawl/breakwater/examples/productcrawl/internal/supervise"
 	"github.com/breakwater-crawl/breakwater/outcome"
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"

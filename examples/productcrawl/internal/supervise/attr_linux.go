@@ -1,0 +1,24 @@
+package supervise
+
+import (
+	"os"
+	"syscall"
+)
+
+// childAttr has the child killed when its supervisor dies.
+func childAttr(ownGroup bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: ownGroup, Pdeathsig: syscall.SIGKILL}
+}
+
+// lockThread: the parent-death signal is tied to the thread that started
+// the child.
+const lockThread = true
+
+// selfExe is this very executable, even if its file was replaced or
+// removed since it started; without /proc, the path it was started from.
+func selfExe() (string, error) {
+	if _, err := os.Stat("/proc/self/exe"); err == nil {
+		return "/proc/self/exe", nil
+	}
+	return os.Executable()
+}

@@ -1,0 +1,18 @@
+//go:build unix && !linux
+
+package supervise
+
+import (
+	"os"
+	"syscall"
+)
+
+// childAttr: this system has no parent-death signal; a supervisor killed
+// with SIGKILL leaves its child to finish on its own.
+func childAttr(ownGroup bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: ownGroup}
+}
+
+const lockThread = false
+
+func selfExe() (string, error) { return os.Executable() }
