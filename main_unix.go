@@ -10,8 +10,6 @@ import (
 	"slices"
 	"syscall"
 	"time"
-
-	"github.com/breakwater-crawl/breakwater/internal/supervise"
 )
 
 var interrupts = []os.Signal{syscall.SIGINT, syscall.SIGTERM}
@@ -26,7 +24,7 @@ const supervisorEnv = "BREAKWATER_MAIN_SUPERVISOR"
 
 // supervised reports whether this process is a run a supervisor started,
 // and returns how to tell it the run's code.
-func supervised() (tell func(code int), ok bool) { return supervise.Child(supervisorEnv) }
+func supervised() (tell func(code int), ok bool) { return childOf(supervisorEnv) }
 
 // superviseRun runs the program again as a child process, the run, and
 // returns the code Main exits with (see Main).
@@ -37,7 +35,7 @@ func superviseRun(func(context.Context) int) int {
 	signal.Notify(sigs, slices.Concat(interrupts, fatalSignals)...)
 	// In the terminal's process group, with the program: a Ctrl-Z stops
 	// both, and the run reads the terminal if it wants to.
-	child, err := supervise.Start(supervisorEnv, false, os.Stderr)
+	child, err := startChild(supervisorEnv, false, os.Stderr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "breakwater: cannot run the program's run: %v; exiting 1 (an error)\n", err)
 		return 1

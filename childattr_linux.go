@@ -1,4 +1,4 @@
-package supervise
+package breakwater
 
 import (
 	"os"
@@ -10,9 +10,9 @@ func childAttr(ownGroup bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: ownGroup, Pdeathsig: syscall.SIGKILL}
 }
 
-// lockThread: the parent-death signal is tied to the thread that started
+// childLockThread: the parent-death signal is tied to the thread that started
 // the child.
-const lockThread = true
+const childLockThread = true
 
 // selfExe is this very executable, even if its file was replaced or
 // removed since it started; without /proc, the path it was started from.

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package supervise
+package breakwater
 
 import (
 	"os"
@@ -13,6 +13,6 @@ func childAttr(ownGroup bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: ownGroup}
 }
 
-const lockThread = false
+const childLockThread = false
 
 func selfExe() (string, error) { return os.Executable() }
