@@ -1,14 +1,13 @@
 package main
 
 import (
-	"github.com/breakwater-crawl/breakwater/observe"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
-	"github.com/breakwater-crawl/breakwater/internal/pace"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
@@ -74,9 +73,9 @@ func TestDomainStateSaysWhatHoldsTheDomainAndForHowLong(t *testing.T) {
 	}{
 		{observe.DomainStats{State: circuit.Open, RetryAt: now.Add(57*time.Second + time.Millisecond)}, "open", 58 * time.Second},
 		{observe.DomainStats{State: circuit.HalfOpen}, "half-open", 0},
-		{observe.DomainStats{Pace: pace.Stats{HaltUntil: now.Add(2500 * time.Millisecond)}}, "paused", 3 * time.Second},
-		{observe.DomainStats{Outcomes: throttled, Pace: pace.Stats{Gap: 40 * time.Millisecond}}, "slowed", 0},
-		{observe.DomainStats{Pace: pace.Stats{Gap: 40 * time.Millisecond}}, "closed", 0},
+		{observe.DomainStats{Pace: observe.PaceStats{HaltUntil: now.Add(2500 * time.Millisecond)}}, "paused", 3 * time.Second},
+		{observe.DomainStats{Outcomes: throttled, Pace: observe.PaceStats{Gap: 40 * time.Millisecond}}, "slowed", 0},
+		{observe.DomainStats{Pace: observe.PaceStats{Gap: 40 * time.Millisecond}}, "closed", 0},
 		{observe.DomainStats{State: circuit.Open, RetryAt: now.Add(-time.Second)}, "open", 0},
 	} {
 		if word, left := domainState(c.d, now); word != c.word || left != c.left {
