@@ -1,5 +1,7 @@
 package storage
 
+import "fmt"
+
 // OutputStore is a Store that keeps, with the URLs' states, what a crawl
 // wrote for them: extensions/checkpoint's Sink commits a URL's record with
 // its done state through it, so that the record is written exactly once
@@ -40,4 +42,18 @@ type OutputEntry struct {
 	// Pos is its place in its log, from 0, set by PutOutput (a value
 	// given to PutOutput is ignored).
 	Pos uint64
+}
+
+// Validate reports (ErrInvalid) what makes e an entry no OutputStore
+// accepts: an empty Output or Data, a name over MaxMetaKeyLen.
+func (e *OutputEntry) Validate() error {
+	switch {
+	case e.Output == "":
+		return fmt.Errorf("%w: output entry of record %d: empty output name", ErrInvalid, e.ID)
+	case len(e.Data) == 0:
+		return fmt.Errorf("%w: output entry of record %d: no data", ErrInvalid, e.ID)
+	case len(e.Output) > MaxMetaKeyLen || len(e.Part) > MaxMetaKeyLen:
+		return fmt.Errorf("%w: output entry of record %d: a name over %d bytes", ErrInvalid, e.ID, MaxMetaKeyLen)
+	}
+	return nil
 }

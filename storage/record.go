@@ -1,6 +1,9 @@
 package storage
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Record is the state of one URL.
 type Record struct {
@@ -28,5 +31,30 @@ type Record struct {
 	Updated time.Time
 }
 
+// Validate reports (ErrInvalid) what makes r a record no Store accepts: an
+// invalid State, negative Attempts. Every backend checks with it, so all
+// refuse the same records with the same errors.
+func (r *Record) Validate() error {
+	if !r.State.Valid() {
+		return fmt.Errorf("%w: record %d (%q) has %v; use one of Pending..Dead", ErrInvalid, r.ID, r.URL, r.State)
+	}
+	if r.Attempts < 0 {
+		return fmt.Errorf("%w: record %d (%q) has negative Attempts %d", ErrInvalid, r.ID, r.URL, r.Attempts)
+	}
+	return nil
+}
+
 // MaxMetaKeyLen is the longest metadata key every backend accepts.
 const MaxMetaKeyLen = 1024
+
+// ValidateMetaKey reports (ErrInvalid) a metadata key no Store accepts:
+// empty, or over MaxMetaKeyLen.
+func ValidateMetaKey(key string) error {
+	if key == "" {
+		return fmt.Errorf("%w: empty metadata key", ErrInvalid)
+	}
+	if len(key) > MaxMetaKeyLen {
+		return fmt.Errorf("%w: metadata key of %d bytes; the limit is %d", ErrInvalid, len(key), MaxMetaKeyLen)
+	}
+	return nil
+}

@@ -8,7 +8,6 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/breakwater-crawl/breakwater/storage"
-	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
 // The outputs (storage.OutputStore) live in their own bucket, made by the
@@ -30,7 +29,7 @@ func logKey(output, part string) string { return fmt.Sprintf("%d:%s%s", len(outp
 // PutOutputs run one at a time: each decides against the file alone.
 func (s *store) PutOutput(entries []storage.OutputEntry, recs ...storage.Record) ([]storage.OutputEntry, error) {
 	for i := range entries {
-		if err := backend.CheckOutputEntry(&entries[i]); err != nil {
+		if err := entries[i].Validate(); err != nil {
 			return nil, err
 		}
 	}

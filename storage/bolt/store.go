@@ -103,7 +103,7 @@ func (s *store) buffer(recs []storage.Record, outs []storage.OutputEntry) error 
 	var now time.Time // read once, if a record needs it
 	for i := range recs {
 		r := &recs[i]
-		if err := backend.CheckRecord(r); err != nil {
+		if err := r.Validate(); err != nil {
 			return err
 		}
 		n := encodedLen(r)
@@ -275,7 +275,7 @@ func (s *store) Counts() (map[storage.State]int, error) {
 
 // SetMeta implements storage.Store.
 func (s *store) SetMeta(key string, value []byte) error {
-	if err := backend.CheckMetaKey(key); err != nil {
+	if err := storage.ValidateMetaKey(key); err != nil {
 		return err
 	}
 	if len(value) > bbolt.MaxValueSize {

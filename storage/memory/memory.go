@@ -66,7 +66,7 @@ func New() storage.Store {
 // Put implements storage.Store.
 func (s *store) Put(recs ...storage.Record) error {
 	for i := range recs {
-		if err := backend.CheckRecord(&recs[i]); err != nil {
+		if err := recs[i].Validate(); err != nil {
 			return err
 		}
 	}
@@ -179,7 +179,7 @@ func (s *store) Counts() (map[storage.State]int, error) {
 
 // SetMeta implements storage.Store.
 func (s *store) SetMeta(key string, value []byte) error {
-	if err := backend.CheckMetaKey(key); err != nil {
+	if err := storage.ValidateMetaKey(key); err != nil {
 		return err
 	}
 	v := append([]byte{}, value...) // never nil: a value is stored

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/storage"
-	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -107,7 +106,7 @@ func (cp *checkpointStore) do(op string, call func(context.Context) error) error
 // written in batches of 500, each atomic.
 func (cp *checkpointStore) Put(recs ...storage.Record) error {
 	for i := range recs {
-		if err := backend.CheckRecord(&recs[i]); err != nil && !cp.closed.Load() { // closed: ErrClosed first
+		if err := recs[i].Validate(); err != nil && !cp.closed.Load() { // closed: ErrClosed first
 			return err
 		}
 	}
@@ -150,9 +149,15 @@ func (cp *checkpointStore) Get(id uint64) (storage.Record, bool, error) {
 
 // Scan implements storage.Store: 256 records per round trip.
 func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage.State) error {
-	want, err := backend.Wanted(states)
-	if err != nil {
-		return err
+	var want [storage.Dead + 1]bool // indexed by State
+	if len(states) == 0 {
+		states = storage.States()
+	}
+	for _, st := range states {
+		if !st.Valid() {
+			return fmt.Errorf("%w: cannot scan for %v; use one of Pending..Dead", storage.ErrInvalid, st)
+		}
+		want[st] = true
 	}
 	args := []any{cp.s.Retention.Milliseconds(), uint64(0), scanChunk}
 	for st := storage.Pending; st <= storage.Dead; st++ {
@@ -187,8 +192,9 @@ func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage
 
 // Counts implements storage.Store: one pipelined round trip.
 func (cp *checkpointStore) Counts() (map[storage.State]int, error) {
-	var t backend.Tally
+	counts := make(map[storage.State]int)
 	err := cp.do("counts", func(ctx context.Context) error {
+		clear(counts) // a retry counts afresh
 		cmds, err := cp.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 			for _, k := range cp.keys[4:] {
 				p.ZCard(ctx, k)
@@ -196,19 +202,21 @@ func (cp *checkpointStore) Counts() (map[storage.State]int, error) {
 			return nil
 		})
 		for i, c := range cmds {
-			t[int(storage.Pending)+i] = int(c.(*goredis.IntCmd).Val())
+			if n := int(c.(*goredis.IntCmd).Val()); n > 0 {
+				counts[storage.Pending+storage.State(i)] = n
+			}
 		}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return t.Map(), nil
+	return counts, nil
 }
 
 // SetMeta implements storage.Store.
 func (cp *checkpointStore) SetMeta(key string, value []byte) error {
-	if err := backend.CheckMetaKey(key); err != nil {
+	if err := storage.ValidateMetaKey(key); err != nil {
 		return err
 	}
 	return cp.do("set meta", func(ctx context.Context) error {

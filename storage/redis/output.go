@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/storage"
-	"github.com/breakwater-crawl/breakwater/storage/internal/backend"
 )
 
 // The outputs (storage.OutputStore, for extensions/checkpoint's Sink),
@@ -34,12 +33,12 @@ func (cp *checkpointStore) logKey(output, part string) string {
 // after the first script leaves the scripts before it committed.
 func (cp *checkpointStore) PutOutput(entries []storage.OutputEntry, recs ...storage.Record) ([]storage.OutputEntry, error) {
 	for i := range recs {
-		if err := backend.CheckRecord(&recs[i]); err != nil && !cp.closed.Load() {
+		if err := recs[i].Validate(); err != nil && !cp.closed.Load() {
 			return nil, err
 		}
 	}
 	for i := range entries {
-		if err := backend.CheckOutputEntry(&entries[i]); err != nil && !cp.closed.Load() {
+		if err := entries[i].Validate(); err != nil && !cp.closed.Load() {
 			return nil, err
 		}
 	}

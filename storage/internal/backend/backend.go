@@ -1,5 +1,6 @@
-// Package backend holds the checks and counts every Store backend shares,
-// so that all reject the same arguments with the same errors.
+// Package backend holds what storage/bolt and storage/memory share beyond
+// the checks every backend makes (Record.Validate and the like, in package
+// storage): the states a Scan wants, the scan loop, the per-state counts.
 package backend
 
 import (
@@ -7,17 +8,6 @@ import (
 
 	"github.com/breakwater-crawl/breakwater/storage"
 )
-
-// CheckRecord rejects (ErrInvalid) a record with an invalid State or negative Attempts.
-func CheckRecord(r *storage.Record) error {
-	if !r.State.Valid() {
-		return fmt.Errorf("%w: record %d (%q) has %v; use one of Pending..Dead", storage.ErrInvalid, r.ID, r.URL, r.State)
-	}
-	if r.Attempts < 0 {
-		return fmt.Errorf("%w: record %d (%q) has negative Attempts %d", storage.ErrInvalid, r.ID, r.URL, r.Attempts)
-	}
-	return nil
-}
 
 // States is a set of states, indexed by State (0 unused).
 type States [int(storage.Dead) + 1]bool
@@ -60,17 +50,6 @@ func Scan(fn func(storage.Record) error, next func(after uint64, buf []storage.R
 	}
 }
 
-// CheckMetaKey rejects (ErrInvalid) an empty key, or one over storage.MaxMetaKeyLen.
-func CheckMetaKey(key string) error {
-	if key == "" {
-		return fmt.Errorf("%w: empty metadata key", storage.ErrInvalid)
-	}
-	if len(key) > storage.MaxMetaKeyLen {
-		return fmt.Errorf("%w: metadata key of %d bytes; the limit is %d", storage.ErrInvalid, len(key), storage.MaxMetaKeyLen)
-	}
-	return nil
-}
-
 // Tally counts records per state, indexed by State (0 unused).
 type Tally [int(storage.Dead) + 1]int
 
@@ -83,18 +62,4 @@ func (t *Tally) Map() map[storage.State]int {
 		}
 	}
 	return m
-}
-
-// CheckOutputEntry rejects (ErrInvalid) an entry with an empty Output or
-// Data, or a name over storage.MaxMetaKeyLen.
-func CheckOutputEntry(e *storage.OutputEntry) error {
-	switch {
-	case e.Output == "":
-		return fmt.Errorf("%w: output entry of record %d: empty output name", storage.ErrInvalid, e.ID)
-	case len(e.Data) == 0:
-		return fmt.Errorf("%w: output entry of record %d: no data", storage.ErrInvalid, e.ID)
-	case len(e.Output) > storage.MaxMetaKeyLen || len(e.Part) > storage.MaxMetaKeyLen:
-		return fmt.Errorf("%w: output entry of record %d: a name over %d bytes", storage.ErrInvalid, e.ID, storage.MaxMetaKeyLen)
-	}
-	return nil
 }

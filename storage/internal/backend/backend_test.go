@@ -12,32 +12,32 @@ import (
 func TestInvalidArgumentsAreErrInvalid(t *testing.T) {
 	for _, bad := range []storage.State{0, storage.Dead + 1, 255} {
 		r := storage.Record{State: bad}
-		if err := backend.CheckRecord(&r); !errors.Is(err, storage.ErrInvalid) {
-			t.Errorf("CheckRecord with State(%d): %v, want ErrInvalid", uint8(bad), err)
+		if err := r.Validate(); !errors.Is(err, storage.ErrInvalid) {
+			t.Errorf("Record.Validate with State(%d): %v, want ErrInvalid", uint8(bad), err)
 		}
 		if _, err := backend.Wanted([]storage.State{storage.Done, bad}); !errors.Is(err, storage.ErrInvalid) {
 			t.Errorf("Wanted with State(%d): %v, want ErrInvalid", uint8(bad), err)
 		}
 	}
-	if err := backend.CheckRecord(&storage.Record{State: storage.Done, Attempts: -1}); !errors.Is(err, storage.ErrInvalid) {
-		t.Errorf("CheckRecord with negative Attempts: %v, want ErrInvalid", err)
+	if err := (&storage.Record{State: storage.Done, Attempts: -1}).Validate(); !errors.Is(err, storage.ErrInvalid) {
+		t.Errorf("Record.Validate with negative Attempts: %v, want ErrInvalid", err)
 	}
 	for _, key := range []string{"", strings.Repeat("k", storage.MaxMetaKeyLen+1)} {
-		if err := backend.CheckMetaKey(key); !errors.Is(err, storage.ErrInvalid) {
-			t.Errorf("CheckMetaKey(%d bytes): %v, want ErrInvalid", len(key), err)
+		if err := storage.ValidateMetaKey(key); !errors.Is(err, storage.ErrInvalid) {
+			t.Errorf("ValidateMetaKey(%d bytes): %v, want ErrInvalid", len(key), err)
 		}
 	}
 	good := storage.Record{State: storage.Pending}
-	if err := backend.CheckRecord(&good); err != nil {
-		t.Errorf("CheckRecord(pending): %v", err)
+	if err := good.Validate(); err != nil {
+		t.Errorf("Record.Validate(pending): %v", err)
 	}
 	for _, states := range [][]storage.State{nil, storage.States()} {
 		if want, err := backend.Wanted(states); err != nil || want != (backend.States{false, true, true, true, true, true, true}) {
 			t.Errorf("Wanted(%v) = %v, %v; want every state", states, want, err)
 		}
 	}
-	if err := backend.CheckMetaKey(strings.Repeat("k", storage.MaxMetaKeyLen)); err != nil {
-		t.Errorf("CheckMetaKey(the longest key): %v", err)
+	if err := storage.ValidateMetaKey(strings.Repeat("k", storage.MaxMetaKeyLen)); err != nil {
+		t.Errorf("ValidateMetaKey(the longest key): %v", err)
 	}
 }
 
