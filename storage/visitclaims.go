@@ -93,12 +93,6 @@ func (t *VisitClaims) release(id uint64, c claim) {
 	t.m[id] = c
 }
 
-// Len returns the number of IDs with a claim.
-func (t *VisitClaims) Len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.m)
-}
 
 // ErrClaimed is Visited's answer to a contested ID's later callers
 // (VisitClaims.Settle's lost): a colly.AlreadyVisitedError, with an empty
