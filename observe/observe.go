@@ -6,6 +6,9 @@
 //	func (x *MyExtension) Observe(s observe.Subject) error {
 //		return s.Hook(observe.Hooks{OnAttempt: x.attempted})
 //	}
+//
+// An Observer that keeps URLs reads what an attempt leaves its URL in
+// with StateOf; Subjects keeps it from hooking one subject twice.
 package observe
 
 import (

@@ -7,5 +7,12 @@
 // default), storage/redis (several machines); storage/storagetest is the
 // conformance suite every backend passes. A backend that is also an
 // OutputStore (bolt, redis) keeps what a crawl wrote for its URLs with
-// their states, for extensions/checkpoint's Sink.
+// their states, for extensions/checkpoint's Sink. Record.Validate,
+// OutputEntry.Validate and ValidateMetaKey are the checks every backend
+// makes.
+//
+// For a store that is also Colly's storage or queue (the checkpoint's,
+// storage/redis's CollyStorage): Identify and ParseRequest give a
+// request's URL and ID as Colly makes them, and VisitClaims settles
+// Colly's two-call visited check between goroutines.
 package storage
