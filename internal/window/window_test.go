@@ -122,22 +122,3 @@ func TestWindowWithoutFailures(t *testing.T) {
 }
 
 func failed(r circuit.Result) bool { return r.Class.Failure() }
-
-// TestSharedCountsAsTheWindowDoes keeps a shared window beside a plain one:
-// its failure count, read without the lock, is the window's, and a reset
-// empties it.
-func TestSharedCountsAsTheWindowDoes(t *testing.T) {
-	plain, shared := window.New(5, failed), window.NewShared(5, failed)
-	for i := range 40 {
-		o := circuit.Result{Class: circuit.Class(i % 3 % 2)}
-		plain.Add(o)
-		shared.Add(o)
-		if shared.Failures() != plain.Failures {
-			t.Fatalf("after %d: %d failures, want %d", i+1, shared.Failures(), plain.Failures)
-		}
-	}
-	shared.Reset()
-	if shared.Failures() != 0 {
-		t.Fatalf("after a reset: %d failures, want 0", shared.Failures())
-	}
-}
