@@ -255,7 +255,7 @@ func (b *Breaker) gate(c *colly.Collector, rt *transport, r *colly.Request) {
 		b.stopAtGate(c, rt, r, open)
 		return
 	}
-	a := &attempt{ticket: adm.Ticket, req: r, crawl: ctx, coll: c, start: time.Now(), mark: stallMark(), left: adm.Left, episode: adm.Episode, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
+	a := &attempt{ticket: adm.Ticket, req: r, crawl: ctx, coll: c, start: time.Now(), mark: domains.StallMark(), left: adm.Left, episode: adm.Episode, header: collyx.RequestHeader(r), cacheDir: c.CacheDir}
 	if a.cacheDir != "" {
 		a.cacheKey = r.URL.String() // before a redirect moves r.URL
 	}
@@ -471,7 +471,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 // kept from running, which is no evidence of the site's.
 func (a *attempt) measure() {
 	if a.latency == 0 {
-		a.latency, a.stalled = time.Since(a.start), stallSince(a.mark)
+		a.latency, a.stalled = time.Since(a.start), domains.StallSince(a.mark)
 	}
 }
 

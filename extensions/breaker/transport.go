@@ -416,7 +416,7 @@ func (t *transport) gateBare(req *http.Request) (*attempt, error) {
 		b.refuseBare(cr, req, open)
 		return nil, open
 	}
-	a := &attempt{ticket: tk, req: cr, crawl: t.crawl(), start: time.Now(), mark: stallMark(), left: left, episode: ep, header: collyx.HeaderOf(req.Header), bare: true}
+	a := &attempt{ticket: tk, req: cr, crawl: t.crawl(), start: time.Now(), mark: domains.StallMark(), left: left, episode: ep, header: collyx.HeaderOf(req.Header), bare: true}
 	a.waited = a.start.Sub(entered)
 	if cr.URL != req.URL {
 		a.sentURL = req.URL.String()
@@ -570,7 +570,7 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 		b.refuse(a.req, open)
 		return open
 	}
-	a.ticket, a.released, a.left, a.episode, a.start, a.mark = tk, false, left, ep, time.Now(), stallMark()
+	a.ticket, a.released, a.left, a.episode, a.start, a.mark = tk, false, left, ep, time.Now(), domains.StallMark()
 	return nil
 }
 

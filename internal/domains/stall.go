@@ -1,4 +1,4 @@
-package breaker
+package domains
 
 // The stall clock measures how long this process was kept from running: a
 // timer due every stallPeriod counts how late it fires. A request's
@@ -14,22 +14,22 @@ import (
 // stallPeriod is how often the timer is due while the clock is in use.
 const stallPeriod = 10 * time.Millisecond
 
-// stallIdleAfter is how long the timer keeps running with no stallMark.
+// stallIdleAfter is how long the timer keeps running with no StallMark.
 const stallIdleAfter = time.Second
 
 // The stall clock's state: one clock for the process.
 var stall struct {
 	late    atomic.Int64 // nanoseconds the timer fired late, in all
-	used    atomic.Bool  // a stallMark since the last tick
+	used    atomic.Bool  // a StallMark since the last tick
 	running atomic.Bool
 	mu      sync.Mutex
 	due     time.Time // when the running timer is due
 	idle    time.Duration
 }
 
-// stallMark returns the stall clock's reading now, starting it if it is
-// not running. A mark is read again with stallSince.
-func stallMark() int64 {
+// StallMark returns the stall clock's reading now, starting it if it is
+// not running. A mark is read again with StallSince.
+func StallMark() int64 {
 	if !stall.used.Load() {
 		stall.used.Store(true)
 	}
@@ -39,9 +39,9 @@ func stallMark() int64 {
 	return stall.late.Load()
 }
 
-// stallSince is how long the process was kept from running since mark, to
+// StallSince is how long the process was kept from running since mark, to
 // the timer's stallPeriod.
-func stallSince(mark int64) time.Duration { return time.Duration(stall.late.Load() - mark) }
+func StallSince(mark int64) time.Duration { return time.Duration(stall.late.Load() - mark) }
 
 // stallStart starts the timer, unless it runs.
 func stallStart() {
@@ -57,7 +57,7 @@ func stallStart() {
 }
 
 // stallTick counts how late the timer fired and sets it again while a
-// stallMark came within stallIdleAfter.
+// StallMark came within stallIdleAfter.
 func stallTick() {
 	now := time.Now()
 	stall.mu.Lock()

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package breaker
+package domains
 
 import (
 	"os"
@@ -14,10 +14,10 @@ import (
 // The stall clock counts a stop of the whole process (SIGSTOP, as a paused VM
 // or a starved machine).
 func TestTheStallClockCountsAStopOfTheProcess(t *testing.T) {
-	m := stallMark()
+	m := StallMark()
 	time.Sleep(5 * stallPeriod)
-	t.Logf("counted %v while the process ran for %v", stallSince(m), 5*stallPeriod)
-	m = stallMark()
+	t.Logf("counted %v while the process ran for %v", StallSince(m), 5*stallPeriod)
+	m = StallMark()
 	cont := exec.Command("sh", "-c", "sleep 0.2; kill -CONT "+strconv.Itoa(os.Getpid()))
 	if err := cont.Start(); err != nil {
 		t.Fatal(err)
@@ -25,7 +25,7 @@ func TestTheStallClockCountsAStopOfTheProcess(t *testing.T) {
 	syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 	cont.Wait()
 	time.Sleep(2 * stallPeriod) // the late tick runs
-	if s := stallSince(m); s < 150*time.Millisecond {
+	if s := StallSince(m); s < 150*time.Millisecond {
 		t.Errorf("%v counted across a stop of 200 ms", s)
 	}
 }
