@@ -369,29 +369,14 @@ func (b *Breaker) onResponseHeaders(r *colly.Response) {
 	a.status, a.retryAfter = r.StatusCode, retryAfterIn(r.Headers)
 	class := b.throttleClass(Classify(r.StatusCode, nil), a.status, a.retryAfter)
 	if r.Headers != nil {
-		b.quota(a, *r.Headers, class == circuit.Throttled)
+		if spent := b.set.Quota(a.ticket, *r.Headers, class == circuit.Throttled); spent > 0 {
+			a.quotaWait = spent
+		}
 	}
 	if class == circuit.Success {
 		return // the body and the validator decide
 	}
 	b.settle(a, class, nil)
-}
-
-// quota takes in the rate-limit headers of a's answer, if it has any. A
-// throttle's own pause (settle) waits for a spent quota's reset.
-func (b *Breaker) quota(a *attempt, h http.Header, throttled bool) {
-	now := b.clock.Now()
-	q, ok := pace.ParseQuota(h, now)
-	if !ok {
-		return
-	}
-	if q.Remaining == 0 {
-		a.quotaWait = q.Reset
-		if throttled {
-			return
-		}
-	}
-	a.ticket.Domain().Pace.Advertised(now, q)
 }
 
 // throttleClass turns a 503 with a Retry-After into Throttled.
@@ -403,11 +388,6 @@ func (b *Breaker) throttleClass(class circuit.Class, status int, retryAfter stri
 	}
 	return class
 }
-
-// A 429 without a usable Retry-After pauses its domain until the reset of
-// a quota its rate-limit headers said was spent, else for
-// defaultThrottlePause; none pauses it longer than maxRetryAfter.
-const defaultThrottlePause, maxRetryAfter = time.Second, 10 * time.Minute
 
 // settle records a's outcome once (counters, circuit, pace, unfinished
 // list), then frees the pace slot, so no waiting request passes a circuit
@@ -434,14 +414,8 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 			Msg("breaker: DNS failure counted against the domain; check the local resolver too")
 	}
 	now := b.clock.Now()
-	o := domains.Outcome{Status: a.status, Episode: a.episode, Left: a.left, Telling: a.telling, Unanswered: cut && a.sent}
-	if class == circuit.Throttled {
-		wait, ok := pace.ParseRetryAfter(a.retryAfter, now)
-		if !ok {
-			wait = cmp.Or(a.quotaWait, defaultThrottlePause)
-		}
-		o.Wait = min(wait, maxRetryAfter)
-	}
+	o := domains.Outcome{Status: a.status, Episode: a.episode, Left: a.left, Telling: a.telling, Unanswered: cut && a.sent,
+		RetryAfter: a.retryAfter, QuotaWait: a.quotaWait}
 	a.measure()
 	o.Result, o.Stalled = circuit.Result{Class: class, Latency: a.latency}, a.stalled
 	settled := b.set.Settle(a.ticket, o)

@@ -120,7 +120,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
 		class := t.b.throttleClass(Classify(a.status, nil), a.status, a.retryAfter)
-		t.b.quota(a, resp.Header, class == circuit.Throttled)
+		if spent := t.b.set.Quota(a.ticket, resp.Header, class == circuit.Throttled); spent > 0 {
+			a.quotaWait = spent
+		}
 		if class != circuit.Success {
 			t.b.settleBare(a, class, nil)
 		} else if t.b.validator != nil && a.status < 300 {

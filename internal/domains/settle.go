@@ -1,7 +1,11 @@
 package domains
 
 import (
+	"cmp"
+	"net/http"
 	"time"
+
+	"github.com/breakwater-crawl/breakwater/internal/pace"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
 )
@@ -11,17 +15,43 @@ type Outcome struct {
 	circuit.Result
 	Stalled time.Duration // of its latency, how long this process was kept from running
 	Status  int           // the HTTP status; 0 if no answer came
-	// Wait is a throttle's pause (its Retry-After, clamped), for a
-	// Throttled class.
-	Wait    time.Duration
-	Episode uint64 // the pace's throttle episode the request left in
-	Left    int64  // unix nanos the request left
+	// RetryAfter is a throttle's Retry-After header; QuotaWait the reset
+	// of a quota its rate-limit headers said was spent (Quota).
+	RetryAfter string
+	QuotaWait  time.Duration
+	Episode    uint64 // the pace's throttle episode the request left in
+	Left       int64  // unix nanos the request left
 	// Telling counts 401/403 answers to tries through other proxies,
 	// sent to tell whose refusal it was: the site's blocked run counts
 	// them too (Blocked).
 	Telling int
 	// Unanswered: the crawl's own end cut the request after it left.
 	Unanswered bool
+}
+
+// A 429 without a usable Retry-After pauses its domain until the reset of
+// a quota its rate-limit headers said was spent, else for
+// defaultThrottlePause; none pauses it longer than maxRetryAfter.
+const defaultThrottlePause, maxRetryAfter = time.Second, 10 * time.Minute
+
+// Quota takes in the rate-limit headers of t's answer, if it has any, and
+// returns how long a quota they say is spent holds (0: none). A throttle's
+// own pause (Settle) waits for that reset; any other answer spreads what
+// is left of the quota over the time to its reset.
+func (b *Set) Quota(t Ticket, h http.Header, throttled bool) (spent time.Duration) {
+	now := b.Clock.Now()
+	q, ok := pace.ParseQuota(h, now)
+	if !ok || t.d == nil {
+		return 0
+	}
+	if q.Remaining == 0 {
+		spent = q.Reset
+		if throttled {
+			return spent
+		}
+	}
+	t.d.Pace.Advertised(now, q)
+	return spent
 }
 
 // Settled is what settling an outcome decided for its domain.
@@ -47,13 +77,18 @@ func (b *Set) Settle(t Ticket, o Outcome) (s Settled) {
 	now := b.Clock.Now()
 	switch o.Class {
 	case circuit.Throttled:
-		s.PausedTill = now.Add(o.Wait)
-		b.Log.Info().Str("event", "paused").Str("domain", d.Name).Dur("for", o.Wait).Int("status", o.Status).
+		wait, ok := pace.ParseRetryAfter(o.RetryAfter, now)
+		if !ok {
+			wait = cmp.Or(o.QuotaWait, defaultThrottlePause)
+		}
+		wait = min(wait, maxRetryAfter)
+		s.PausedTill = now.Add(wait)
+		b.Log.Info().Str("event", "paused").Str("domain", d.Name).Dur("for", wait).Int("status", o.Status).
 			Msg("breaker: domain asked us to slow down; no request to it before the pause ends")
 		if err := d.Circuit.Pause(b.Clock, s.PausedTill); err != nil {
 			b.Log.Warn().Str("event", "breaker_store_error").Str("domain", d.Name).Err(err).Msg("breaker: sharing a Retry-After pause failed; this worker still waits")
 		}
-		limit, gap, changed, horizon := d.Pace.Throttled(now, o.Wait, o.Episode)
+		limit, gap, changed, horizon := d.Pace.Throttled(now, wait, o.Episode)
 		if changed {
 			LogPace(b.Log, d.Name, "throttled", limit, gap)
 		}
