@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"github.com/breakwater-crawl/breakwater/internal/packmap"
 	"net/http"
 	"strings"
 	"sync"
@@ -34,9 +35,9 @@ type Breaker struct {
 	onOutcome       []func(observe.Attempt)
 
 	attempts   attemptTable   // *colly.Request → *attempt
-	throttle   urlMap         // URL → *atomic.Int32: 429 retries so far
-	resend     urlMap         // URL → *resendToken: throttled URLs the breaker will send again
-	hopOf      urlMap         // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from
+	throttle   packmap.URLMap // URL → *atomic.Int32: 429 retries so far
+	resend     packmap.URLMap // URL → *resendToken: throttled URLs the breaker will send again
+	hopOf      packmap.URLMap // URL a bare redirect's hop ended at, not collected → *url.URL the chain started from
 	gone       goneSet        // URLs whose latest answer was a 404 or 410
 	warned     sync.Once      // the transport replaced after Register: logged once
 	layoutWarn sync.Once      // Colly's OnError callbacks not found: logged once

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/breakwater-crawl/breakwater/internal/packmap"
 	"maps"
 	"net/http"
 	"net/url"
@@ -26,8 +27,8 @@ const DefaultUnfinishedSample = 10_000
 // unfinishedList is the breaker's unfinished URLs: a sample listed by URL,
 // counts per domain past it.
 type unfinishedList struct {
-	limit  int    // < 0: no bound
-	listed urlMap // URL → Unfinished
+	limit  int            // < 0: no bound
+	listed packmap.URLMap // URL → Unfinished
 
 	mu    sync.Mutex
 	over  map[string]int // domain → URLs counted past the sample
@@ -101,7 +102,7 @@ func (b *Breaker) Unfinished() UnfinishedURLs {
 
 // goneSet remembers the URLs gone last (404, 410), so a retry of one that
 // is cut or refused is not listed as work left; a forgotten URL is listed.
-type goneSet struct{ recentURLs }
+type goneSet struct{ packmap.RecentURLs }
 
 // settled records an attempt of u: a 404 or 410 makes u gone, any other
 // answer but a cancellation not.
