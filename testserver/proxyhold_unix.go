@@ -22,7 +22,14 @@ func holdPort(addr string) *portHold {
 	if err != nil || !ap.Addr().Is4() {
 		return nil
 	}
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	// SOCK_CLOEXEC is Linux's; as Go's net package does where it is
+	// missing, mark the socket close-on-exec under the fork lock.
+	syscall.ForkLock.RLock()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return nil
 	}

@@ -97,7 +97,7 @@ func (s *ownServer) start() {
 	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", ""}, persist...)
 	s.cmd = exec.Command(s.path, append(args, "--dir", s.dir,
 		"--daemonize", "no", "--loglevel", "warning", "--logfile", filepath.Join(s.dir, "redis.log"))...)
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	s.cmd.SysProcAttr = dieWithTest()
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("starting redis-server: %v", err)
 	}
