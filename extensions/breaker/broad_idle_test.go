@@ -7,7 +7,7 @@ import (
 
 // idle leaves every domain of br alone past the idle TTL, and sweeps.
 func idle(br *breaker.Breaker, clk *clocktest.Fake) {
-	br.Sweep() // ends the period the domains were used in
+	br.Compact() // ends the period the domains were used in
 	clk.Advance(breaker.DefaultIdleTTL)
-	br.Sweep()
+	br.Compact()
 }

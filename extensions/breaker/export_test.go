@@ -7,18 +7,10 @@ import (
 	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/deadline"
 	"github.com/breakwater-crawl/breakwater/internal/pace"
-	"github.com/breakwater-crawl/breakwater/observe"
 )
 
 // Dormant is how many domains are compacted now (see Config.IdleTTL).
 func (b *Breaker) Dormant() int { return b.set.Dormant() }
-
-// Sweep and Snapshots: Compact and Circuits under their old test names.
-func (b *Breaker) Sweep()                                            { b.Compact() }
-func (b *Breaker) Snapshots(hosts ...string) []observe.DomainCircuit { return b.Circuits(hosts...) }
-
-// DomainSnapshot is one domain's circuit and pause at one moment.
-type DomainSnapshot = observe.DomainCircuit
 
 // Wrap wraps base in the breaker's transport, as Register does the
 // collector's.

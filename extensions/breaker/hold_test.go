@@ -100,9 +100,9 @@ func TestAHeldDomainCompactsOnceRecoveredAndIdle(t *testing.T) {
 	if s := b.State("held.example"); s != circuit.Closed {
 		t.Fatalf("after the probes: %v, want closed", s)
 	}
-	b.Sweep()
+	b.Compact()
 	clk.Advance(ttl)
-	b.Sweep()
+	b.Compact()
 	if got := b.Dormant(); got != 1 {
 		t.Fatalf("a recovered held domain idle for %v: %d domains compacted, want 1", ttl, got)
 	}

@@ -110,7 +110,7 @@ func compareCompaction(t *testing.T, p breaker.Profile, seed uint64) {
 		default: // a sweep
 			before := compact.b.Dormant()
 			for _, s := range sides {
-				s.b.Sweep()
+				s.b.Compact()
 			}
 			if n := compact.b.Dormant(); n > before {
 				compacted += n - before
@@ -199,9 +199,9 @@ func TestIdleDomainsCompactAndComeBackWhole(t *testing.T) {
 	}
 	crawl(1)
 	crawl(2)
-	b.Sweep()
+	b.Compact()
 	clk.Advance(ttl)
-	b.Sweep()
+	b.Compact()
 	if got := b.Dormant(); got != n {
 		t.Fatalf("after %v idle, %d of %d domains compacted", ttl, got, n)
 	}
@@ -272,7 +272,7 @@ func sweepRacing(clk *clocktest.Fake, b *breaker.Breaker, step time.Duration) (s
 				return
 			default:
 				clk.Advance(step)
-				b.Sweep()
+				b.Compact()
 			}
 		}
 	}()

@@ -46,7 +46,7 @@ func burstRun(t *testing.T, store *testserver.Store, p breaker.Profile, warm, pr
 		// A sweep compacts what was left alone through a period another
 		// sweep ended at least a TTL before.
 		for range 10 {
-			if b.Sweep(); b.Dormant() == 1 {
+			if b.Compact(); b.Dormant() == 1 {
 				break
 			}
 			time.Sleep(2 * ttl)

@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"github.com/breakwater-crawl/breakwater/observe"
 	"testing"
 	"time"
 
@@ -8,27 +9,27 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 )
 
-func snapshotOf(t *testing.T, b *breaker.Breaker, host string) breaker.DomainSnapshot {
+func snapshotOf(t *testing.T, b *breaker.Breaker, host string) observe.DomainCircuit {
 	t.Helper()
-	for _, s := range b.Snapshots() {
+	for _, s := range b.Circuits() {
 		if s.Domain == host {
-			if one := b.Snapshots(host); len(one) != 1 || one[0] != s {
+			if one := b.Circuits(host); len(one) != 1 || one[0] != s {
 				t.Errorf("Snapshots(%s) = %+v, want [%+v] as in Snapshots()", host, one, s)
 			}
 			return s
 		}
 	}
 	t.Fatalf("no snapshot of %s", host)
-	return breaker.DomainSnapshot{}
+	return observe.DomainCircuit{}
 }
 
 // window is a closed circuit's window as a checkpoint saves it; outcomes
 // < 0 is a circuit saved open whose cooldown has ended (probation).
-func window(host string, outcomes, failures int) breaker.DomainSnapshot {
+func window(host string, outcomes, failures int) observe.DomainCircuit {
 	if outcomes < 0 {
-		return breaker.DomainSnapshot{Domain: host, State: circuit.Open, RetryAt: time.Now().Add(-time.Minute)}
+		return observe.DomainCircuit{Domain: host, State: circuit.Open, RetryAt: time.Now().Add(-time.Minute)}
 	}
-	return breaker.DomainSnapshot{Domain: host, State: circuit.Closed, WindowLen: outcomes, WindowFailures: failures}
+	return observe.DomainCircuit{Domain: host, State: circuit.Closed, WindowLen: outcomes, WindowFailures: failures}
 }
 
 // A restored window holds the saved failures latest, one short of a trip
@@ -86,7 +87,7 @@ func TestRestoredWindowLeavesAnOpenCircuitAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Restore(breaker.DomainSnapshot{Domain: "a.example", State: circuit.Open, RetryAt: time.Now().Add(time.Minute), Trips: 2}); err != nil {
+	if err := b.Restore(observe.DomainCircuit{Domain: "a.example", State: circuit.Open, RetryAt: time.Now().Add(time.Minute), Trips: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Restore(window("a.example", 20, 5)); err != nil {

@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"github.com/breakwater-crawl/breakwater/observe"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ func TestARestoredWindowDoesNotMakeAHealthyDomainRefuseWaitingRequests(t *testin
 
 	b := newBreaker(t, breaker.Standard())
 	need := breaker.Standard().Settings().FailuresToTrip()
-	if err := b.Restore(breaker.DomainSnapshot{Domain: store.Host(), State: circuit.Closed, WindowLen: need - 1, WindowFailures: need - 1}); err != nil {
+	if err := b.Restore(observe.DomainCircuit{Domain: store.Host(), State: circuit.Closed, WindowLen: need - 1, WindowFailures: need - 1}); err != nil {
 		t.Fatal(err)
 	}
 	c := colly.NewCollector(colly.Async(true))
