@@ -413,7 +413,6 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 		b.log.Warn().Str("event", "dns_failure").Str("domain", d.Name).Err(err).
 			Msg("breaker: DNS failure counted against the domain; check the local resolver too")
 	}
-	now := b.clock.Now()
 	o := domains.Outcome{Status: a.status, Episode: a.episode, Left: a.left, Telling: a.telling, Unanswered: cut && a.sent,
 		RetryAfter: a.retryAfter, QuotaWait: a.quotaWait}
 	a.measure()
@@ -429,7 +428,7 @@ func (b *Breaker) settle(a *attempt, class circuit.Class, err error) {
 			if e := d.Pace.Earliest(); e.After(a.handBack) {
 				a.handBack = e
 			}
-		} else if due, ok := b.set.HandBack(d, now); ok {
+		} else if due, ok := b.set.HandBack(d, b.clock.Now()); ok {
 			a.handBack = due // its count stays: the budget spans the hand-backs
 		} else {
 			a.resend = b.keepResend(r, r.URL.String(), a.cacheDir != "")
