@@ -14,10 +14,8 @@ import (
 
 // Lookup returns host's domain if it is kept whole, unpinned.
 func (b *Set) Lookup(host string) *Domain {
-	if v, ok := b.domains.Load(host); ok {
-		return v.(*Domain)
-	}
-	return nil
+	d, _ := b.domains.Load(host)
+	return d
 }
 
 // Judge counts the successes over every domain and names those whose

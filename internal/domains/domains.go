@@ -33,7 +33,7 @@ type Set struct {
 	prior    deadline.Prior // the timeout a domain without its own borrows
 	base     *profile       // Config.Profile with what its domains read
 
-	domains sync.Map    // host → *Domain
+	domains liveMap     // the domains kept whole, by name (live.go)
 	hot     *hotDomains // domains by a hash of their name, in front of the map (hot.go)
 	// last is the domain asked about last (hot.go), for a crawl that asks
 	// about one host many times in a row. Padded to a cache line of its
@@ -77,6 +77,7 @@ type Override struct {
 // New returns an empty Set; Config.Profile has been validated.
 func New(c Config) (*Set, error) {
 	b := &Set{Config: c, hot: newHotDomains()}
+	b.domains.init()
 	b.Store = cmp.Or(b.Store, circuit.Store(circuit.MemoryStore{}))
 	b.Clock = cmp.Or(b.Clock, clock.System)
 	b.IdleTTL = cmp.Or(b.IdleTTL, DefaultIdleTTL)
@@ -168,10 +169,8 @@ type Domain struct {
 }
 
 // all yields every domain kept whole (for d := range b.all), as
-// sync.Map.Range does.
-func (b *Set) all(yield func(*Domain) bool) {
-	b.domains.Range(func(_, v any) bool { return yield(v.(*Domain)) })
-}
+// liveMap.Range does.
+func (b *Set) all(yield func(*Domain) bool) { b.domains.Range(yield) }
 
 // Pin returns host's domain, pinned: the caller unpins it, or hands
 // the pin to a Ticket.
@@ -185,8 +184,8 @@ func (b *Set) Pin(host string) (*Domain, error) {
 // lookup is Pin past the caches: the map, else domainSlow. The domain
 // found goes into the hash-indexed cache.
 func (b *Set) lookup(host string) (*Domain, error) {
-	if v, ok := b.domains.Load(host); ok {
-		if d := v.(*Domain); d.pin() {
+	if d, ok := b.domains.Load(host); ok {
+		if d.pin() {
 			b.touch(d)
 			b.hot.put(d)
 			return d, nil

@@ -58,10 +58,10 @@ func (b *Set) domainSlow(host string) (*Domain, error) {
 	sh := b.dormant.Shard(host)
 	sh.Lock()
 	defer sh.Unlock()
-	if v, ok := b.domains.Load(host); ok {
+	if d, ok := b.domains.Load(host); ok {
 		// A sweep retires a domain only under this lock and, before it
 		// lets go, deletes it or takes the retirement back.
-		if d := v.(*Domain); d.pin() {
+		if d.pin() {
 			b.touch(d)
 			return d, nil
 		}
@@ -126,6 +126,7 @@ func (b *Set) sweep(now time.Time) {
 				b.compact(d, now)
 			}
 		}
+		b.domains.Shrink()
 	})
 }
 
