@@ -119,7 +119,9 @@ func (c Config) apply(b *Breaker) error {
 		if c.Pacing.Parallelism < 0 || c.Pacing.MinGap < 0 {
 			return fmt.Errorf("breaker: Config.Pacing %+v: Parallelism and MinGap must be 0 (none) or more", c.Pacing)
 		}
-		b.cfg.Pacing = pace.Config(c.Pacing)
+		g := c.Pacing
+		b.cfg.Pacing = pace.Config{Parallelism: g.Parallelism, MinGap: g.MinGap, Backoff: g.Backoff, Recover: g.Recover,
+			Step: g.Step, MaxGap: g.MaxGap, ThrottleHorizon: g.ThrottleHorizon}
 	}
 	b.cfg.Fleet, b.cfg.IdleTTL, b.baseTransport = cmp.Or(domains.FleetConfig(c.Fleet), b.cfg.Fleet), cmp.Or(c.IdleTTL, b.cfg.IdleTTL), cmp.Or(c.BaseTransport, b.baseTransport)
 	b.proxies = cmp.Or(c.Proxies, b.proxies)

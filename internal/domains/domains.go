@@ -89,6 +89,7 @@ func New(c Config) (*Set, error) {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
 	b.fleet = newFleetGuard(b.Fleet)
+	c.Pacing.Clock = b.Clock // the paces read the set's clock through their shared Config
 	if b.Pacing, err = c.Pacing.Normalise(); err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
@@ -130,13 +131,17 @@ type Domain struct {
 	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
 	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
 	// throttled and blocked count those answers in a row.
-	throttled atomic.Int64
-	blocked   atomic.Int64
+	throttled atomic.Int32
+	blocked   atomic.Int32
 	holds     atomic.Int32  // tickets out and calls under way: a held domain is never compacted
 	epoch     atomic.Uint32 // the latest sweep period it was used in
 	retired   atomic.Bool   // a sweep is compacting it: look it up again
-	guarded   bool          // mu guards the circuit too
-	Counts    [numClasses]atomic.Int64
+	failedNow atomic.Bool   // a failure was recorded in this process (not restored)
+	// shareCap caps its room once a request of its lent its shared
+	// LimitRule slot (Lend): the rule's parallelism, 0 before.
+	shareCap atomic.Int32
+	Counts   [numClasses]atomic.Int32 // 2³¹ outcomes of one domain: years at any pace a site allows
+	guarded  bool                     // mu guards the circuit too
 
 	Circuit circuit.Circuit
 	Name    string
@@ -153,19 +158,15 @@ type Domain struct {
 	FailSince atomic.Int64
 	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock (roughNow)
 	Fails     atomic.Int32 // failures since the last transition…
-	failedNow atomic.Bool  // a failure was recorded in this process (not restored)
 	NetFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
-	Timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
+	// Unanswered counts requests that left and were then cut by the
+	// crawl's own end: the site may have received them.
+	Unanswered atomic.Int32
+	Refused    atomic.Int32 // requests refused without being sent
+	Timeout    atomic.Int64 // adaptive request timeout in ns; 0 = none yet
 	// Slow is Timeout before its floor (ns; 0 = none yet): a request still
 	// unanswered after it has lent its shared LimitRule slot (Lend).
 	Slow atomic.Int64
-	// shareCap caps its room once a request of its lent its shared
-	// LimitRule slot (Lend): the rule's parallelism, 0 before.
-	shareCap atomic.Int32
-	// unanswered counts requests that left and were then cut by the
-	// crawl's own end: the site may have received them.
-	Unanswered atomic.Int64
-	Refused    atomic.Int64
 }
 
 // all yields every domain kept whole (for d := range b.all), as
@@ -426,7 +427,7 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 	switch c {
 	case circuit.Throttled:
 		b.fleetAlarm(b.Clock.Now())
-		if n := d.throttled.Add(1); n%int64(b.AlarmAfter) == 0 {
+		if n := int64(d.throttled.Add(1)); n%int64(b.AlarmAfter) == 0 {
 			b.Log.Warn().Str("event", "throttled_sustained").Str("domain", d.Name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 429; slow down or fix the client, the target is not down")
 		}
@@ -440,7 +441,7 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 			// left after a request already answered is not covered.
 			d.blockedFrom.CompareAndSwap(0, seq+uint64(max(d.Pace.Stats(b.Clock.Now()).InFlight-1, 0)))
 		}
-		n := d.blocked.Add(1)
+		n := int64(d.blocked.Add(1))
 		if b.BlockedAfter > 0 && n == int64(b.BlockedAfter) {
 			b.holdBlocked(d, n)
 		}
