@@ -220,6 +220,10 @@ func (c *Memory) openLocked(now, until time.Time, reason string, evidence []Resu
 	return t
 }
 
+// OutcomesLocked returns the outcomes in the window, oldest first, in a
+// new slice; the caller holds the mutex given to NewMemory.
+func (c *Memory) OutcomesLocked() []Result { return c.win.Outcomes() }
+
 // WindowFailures returns the failures in the circuit's window now,
 // without a lock: a caller keeps at most FailuresToTrip − WindowFailures
 // requests in flight, so the circuit is always there to stop the next.

@@ -125,8 +125,11 @@ func (b *Set) Hook(onTransition func(circuit.Transition), onDegrading func(strin
 // to counts[Success]): on a broad crawl a domain is mostly out of the
 // CPU's cache, and each further line read is a miss.
 type Domain struct {
-	mem     *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
-	tracker *tracker
+	mem *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
+	// tracker is the early warnings' state, made at the first outcome
+	// that is not a quick success, past lazyOutcomes, or at a transition
+	// (lazy.go); written under mu.
+	tracker atomic.Pointer[tracker]
 	mu      sync.Mutex                        // guards the tracker and, if guarded, the circuit (newCircuit)
 	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
 	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
@@ -142,6 +145,9 @@ type Domain struct {
 	shareCap atomic.Int32
 	Counts   [numClasses]atomic.Int32 // 2³¹ outcomes of one domain: years at any pace a site allows
 	guarded  bool                     // mu guards the circuit too
+	// lazyFlight is the most requests in flight as a success left while
+	// the domain had no tracker (lazy.go), for its slope's baseline.
+	lazyFlight uint16
 
 	Circuit circuit.Circuit
 	Name    string
@@ -350,7 +356,10 @@ func (b *Set) Record(t Ticket, o circuit.Result) {
 	// The tracker and, if guarded, the circuit under one lock: a result
 	// that cannot move the circuit is recorded in both at once.
 	d.mu.Lock()
-	sig := d.tracker.ObserveLocked(o, t.inFlight, t.stalled)
+	var sig trackerSignals
+	if tr := d.trackerFor(o, t.inFlight); tr != nil {
+		sig = tr.ObserveLocked(o, t.inFlight, t.stalled)
+	}
 	recorded := d.guarded && d.mem.TryRecordLocked(t.c, o)
 	d.mu.Unlock()
 	b.alarms(d, o.Class, t.c.Seq)
@@ -386,7 +395,7 @@ func (b *Set) transitioned(d *Domain, t circuit.Transition) {
 	}
 	clientSide := 2*d.NetFails.Swap(0) > d.Fails.Swap(0)
 	defer d.Pace.Admit() // the circuit's room may have grown
-	streak := d.tracker.Transitioned(t)
+	streak := d.trackerAt(t).Transitioned(t)
 	trip := t.To == circuit.Open && circuit.CountsAsTrip(t.Reason)
 	if trip {
 		t = b.grow(d, t, streak)

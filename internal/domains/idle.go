@@ -98,7 +98,9 @@ func (b *Set) newCircuit(d *Domain) (err error) {
 	}
 	d.Circuit = c
 	d.mem, _ = c.(*circuit.Memory)
-	d.tracker = newTracker(max(trackerSize, d.Profile.WindowSize), &d.Profile.early, &d.mu)
+	if !d.guarded { // no in-process window to begin from (lazy.go)
+		d.tracker.Store(d.newTracker())
+	}
 	return nil
 }
 
@@ -181,7 +183,7 @@ func (d *Domain) quiet(mc *circuit.Memory, now time.Time) (r idle.Record, ok boo
 		return r, false
 	}
 
-	return r, d.tracker.Quiet(&r) && d.Pace.Quiet(now, &r)
+	return r, d.quietTracker().Quiet(&r) && d.Pace.Quiet(now, &r)
 }
 
 // revive puts a dormant record back into d, a domain just made.
@@ -200,7 +202,9 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 		// time left opens nothing).
 		_, _ = d.Circuit.RestoreOpen(clk, time.Time{}, int(r.Trips))
 	}
-	d.tracker.Revive(r)
+	t := d.newTracker()
+	t.Revive(r)
+	d.tracker.Store(t)
 	d.Pace.Revive(r)
 }
 

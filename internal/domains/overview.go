@@ -95,7 +95,7 @@ func (b *Set) statsOf(d *Domain, now time.Time) DomainStats {
 			s.RetryAt = snap.RetryAt
 		}
 	}
-	s.Tracked, s.SuccessRate, s.MedianLatency = d.tracker.Stats()
+	s.Tracked, s.SuccessRate, s.MedianLatency = d.trackerStats()
 	return s
 }
 

@@ -37,7 +37,7 @@ func (p *trackerSettings) slowNeed() int {
 // trip streak behind cooldown growth, the adaptive timeout.
 type tracker struct {
 	// The fields every outcome writes come first, for the cache.
-	win          window.Window[circuit.Result] // latest counted outcomes: Stats
+	win window.Window[circuit.Result] // latest counted outcomes: Stats
 	// Counters of 32 bits: each is bounded by a window or a period, but
 	// successes, which stops growing once past every threshold it meets.
 	slowNext     int32
@@ -63,11 +63,8 @@ type tracker struct {
 	baseFlight int32 // the most requests in flight a success before the baseline left with (0: not known)
 	degrading  bool  // beside baseFlight: one word for both
 
-	p    *trackerSettings // shared by the domains of a profile
+	p *trackerSettings // shared by the domains of a profile
 }
-
-// latScratch holds the slices timeoutLocked sorts latencies in.
-var latScratch = sync.Pool{New: func() any { return new([]time.Duration) }}
 
 // slopeSamples is how many latest successes the slope's median looks at.
 func slopeSamples(p trackerSettings) int { return min(max(5, p.WindowSize/2), 20) }
@@ -259,11 +256,11 @@ func (t *tracker) slopeLimitLocked() time.Duration {
 // timeoutLocked is TimeoutMultiple × the window's p95, ≥ TimeoutFloor,
 // and the same before the floor.
 func (t *tracker) timeoutLocked() (timeout, slow time.Duration) {
-	// Every 100 successes, into a scratch slice of a pool shared by the
-	// domains (most of a broad crawl's never get this far).
-	sp := latScratch.Get().(*[]time.Duration)
-	defer latScratch.Put(sp)
-	lats := (*sp)[:0]
+	// Every 100 successes, on the stack while the window fits (a sync.Pool
+	// drops what it holds under the race detector, and a field costs every
+	// domain a pointer).
+	var scratch [trackerSize]time.Duration
+	lats := scratch[:0]
 	for _, o := range t.win.Buf[:t.win.N] { // order does not matter here
 		if o.Class == circuit.Success {
 			lats = append(lats, o.Latency)
@@ -273,7 +270,6 @@ func (t *tracker) timeoutLocked() (timeout, slow time.Duration) {
 		return 0, 0
 	}
 	slices.Sort(lats)
-	*sp = lats
 	p95 := lats[min(len(lats)-1, len(lats)*95/100)]
 	slow = time.Duration(float64(p95) * t.p.TimeoutMultiple)
 	return max(slow, t.p.TimeoutFloor), slow
