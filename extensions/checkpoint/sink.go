@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -290,10 +291,7 @@ func (cp *Checkpoint) putFinal(final []storage.Record) error {
 			delete(cp.sinks.staged, f.id)
 		}
 	}
-	by := make(map[sinkKey]*Sink, len(cp.sinks.by))
-	for k, s := range cp.sinks.by {
-		by[k] = s
-	}
+	by := maps.Clone(cp.sinks.by)
 	cp.sinks.mu.Unlock()
 
 	type took1 struct {
