@@ -1,8 +1,8 @@
 package breakwater_test
 
 // The harness of collyapi_test.go: a scraper wired exactly as the README's
-// Usage (validate.New with the page rules, breaker.New(breaker.Standard(),
-// ...), breakwater.Use(c, v, b), RetryOnError(3), outcome.Decide at the
+// Usage (validate.New with the page rules, breaker.New(breaker.Config{
+// Profile: breaker.Standard(), ...}), breakwater.Use(c, v, b), RetryOnError(3), outcome.Decide at the
 // end), run against testserver stores on 127.0.0.1 and judged from the
 // outside: the store's own hit log, the records written, the exit code.
 
@@ -83,8 +83,7 @@ func wireUsage(t *testing.T, c *colly.Collector, o usageOpts) *usageCrawl {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []breaker.Config{breaker.Config{Validator: v, Logger: zerolog.Nop()}}
-	b, err := breaker.New(breaker.Standard(), opts...)
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Validator: v, Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

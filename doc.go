@@ -12,7 +12,7 @@
 //		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
 //		validate.Require("ul.products"),
 //	)
-//	b, _ := breaker.New(breaker.Standard())
+//	b, _ := breaker.New(breaker.Config{Profile: breaker.Standard()})
 //	err := breakwater.Use(c, v, b) // Use hands the breaker the validator: pass it once
 //
 // The README's Usage (examples/usage) is the complete program, from the

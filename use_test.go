@@ -31,7 +31,7 @@ func ExampleUse() {
 		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
 		validate.Require("ul.products"),
 	)
-	b, _ := breaker.New(breaker.Standard())
+	b, _ := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	err := breakwater.Use(c, v, b) // Use hands the breaker the validator: pass it once
 	if err != nil {
 		fmt.Println(err)
@@ -77,11 +77,11 @@ func TestUseRegistersEachExtensionOnceInOrder(t *testing.T) {
 // registered on the collector.
 func TestUseRefusesWhatCannotBeWired(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 2})
-	b1, err := breaker.New(breaker.Standard())
+	b1, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2, err := breaker.New(breaker.Standard())
+	b2, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

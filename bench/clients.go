@@ -126,13 +126,11 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 		return fmt.Errorf("validator: %w", err)
 	}
 	w.loop, w.v = loop, v
-	opts := []breaker.Config{
-		breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, BaseTransport: tr, Logger: log, OnAttempt: func(a observe.Attempt) {
-			if a.Result.Class == circuit.Degraded {
-				loop.retry(a.Request)
-			}
-		}},
-	}
+	bcfg := breaker.Config{Profile: breaker.Standard(), Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, BaseTransport: tr, Logger: log, OnAttempt: func(a observe.Attempt) {
+		if a.Result.Class == circuit.Degraded {
+			loop.retry(a.Request)
+		}
+	}}
 	if spec.checkpoint != "" {
 		if w.cpStore, err = bolt.Open(spec.checkpoint, bolt.Config{Logger: log}); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
@@ -142,7 +140,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 	}
-	b, err := breaker.New(breaker.Standard(), opts...)
+	b, err := breaker.New(bcfg)
 	if err != nil {
 		w.close()
 		return fmt.Errorf("breaker: %w", err)
@@ -175,7 +173,7 @@ func wireDropIn(c *colly.Collector, w *wiring, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Validator: v, Logger: log})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Validator: v, Logger: log})
 	if err != nil {
 		return fmt.Errorf("breaker: %w", err)
 	}

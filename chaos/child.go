@@ -259,7 +259,7 @@ func runProgram(ctx context.Context, sp childSpec, stdout, stderr io.Writer) int
 	}
 	prof := profileNamed(sp.Profile)
 	prof.Cooldown, prof.MaxCooldown = p.Cooldown, p.maxCooldown()
-	b, err := breaker.New(prof, breaker.Config{Validator: v})
+	b, err := breaker.New(breaker.Config{Profile: prof, Validator: v})
 	if err != nil {
 		return fail(err)
 	}

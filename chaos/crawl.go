@@ -203,8 +203,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		ro.openErr = fmt.Errorf("validator: %w", err)
 		return ro
 	}
-	var bopts []breaker.Config
-	bopts = append(bopts, breaker.Config{Validator: v, IdleTTL: w.IdleTTL, Proxies: pool})
+	bcfg := breaker.Config{Profile: w.Profile, Validator: v, IdleTTL: w.IdleTTL, Proxies: pool}
 	if os.Getenv("CHAOS_BREAKER_LOG") != "" {
 		// A replay's post-mortem: the breaker's events beside the case's files.
 		name := "breaker-1.log"
@@ -213,11 +212,11 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		}
 		if f, err := os.Create(filepath.Join(dir, name)); err == nil {
 			defer f.Close()
-			bopts = append(bopts, breaker.Config{Logger: zerolog.New(f).With().Timestamp().Logger()})
+			bcfg.Logger = zerolog.New(f).With().Timestamp().Logger()
 		}
 	}
 	if w.Pacing > 0 {
-		bopts = append(bopts, breaker.Config{Pacing: breaker.Pacing{Parallelism: w.Pacing}})
+		bcfg.Pacing = breaker.Pacing{Parallelism: w.Pacing}
 	}
 	var cp *checkpoint.Checkpoint
 	var cpStore storage.Store // the store under cp, read at the end
@@ -238,7 +237,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		ro.refused, ro.openErr = true, err
 		return ro
 	}
-	b, err := breaker.New(w.Profile, bopts...)
+	b, err := breaker.New(bcfg)
 	if err != nil {
 		ro.openErr = fmt.Errorf("breaker: %w", err)
 		if cp != nil {

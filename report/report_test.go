@@ -32,7 +32,7 @@ func crawl(t *testing.T, fleet *testserver.Fleet, extra ...string) (report.Repor
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Validator: v})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Validator: v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestReportShowsThePaceOfAThrottledDomain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ type tlRun struct {
 func newTLRun(t testing.TB, cfg report.TimelineConfig) *tlRun {
 	t.Helper()
 	clk := clocktest.NewFake(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestTimelineOfARealCrawlDrawsThe429sAndTheirPause(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func run(ctx context.Context, start, ckpt string, log zerolog.Logger, out io.Wri
 	if err != nil {
 		return 64, err // bad configuration: nothing was sent
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Logger: log})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Logger: log})
 	if err != nil {
 		return 64, err
 	}

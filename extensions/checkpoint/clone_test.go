@@ -45,7 +45,7 @@ func TestCloneAndCapLeaveNothingOutOfTheCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cp.Close()
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func (p *cloneShop) run() (int, outcome.Outcome) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: p.clk})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: p.clk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,8 +52,7 @@ func crawlREADME(t *testing.T, cp *checkpoint.Checkpoint, clk clock.Clock, threa
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard(), append([]breaker.Config{},
-		breaker.Config{Validator: v, Logger: zerolog.Nop(), Clock: clk})...)
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Validator: v, Logger: zerolog.Nop(), Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}

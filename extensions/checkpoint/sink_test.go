@@ -102,7 +102,7 @@ func sinkCrawlChild(path string) error {
 		return err
 	}
 	defer closeCP(cp)
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func (f *tearingFile) Write(p []byte) (int, error) {
 // records), and returns what Write returned from OnScraped, too late.
 func sinkCrawl(t *testing.T, cp *checkpoint.Checkpoint, v *validate.Validator, sink *checkpoint.Sink, store *testserver.Store) error {
 	t.Helper()
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func usageRun(t *testing.T, start, ckpt, cache string, extra ...func(*colly.Coll
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

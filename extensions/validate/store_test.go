@@ -124,7 +124,7 @@ func TestConsentCliffTripsOnPage3(t *testing.T) {
 	v := storeValidator(t)
 	var mu sync.Mutex
 	var invalid []string
-	b, err := breaker.New(threeStrikes, breaker.Config{Validator: v, OnAttempt: func(a observe.Attempt) {
+	b, err := breaker.New(breaker.Config{Profile: threeStrikes, Validator: v, OnAttempt: func(a observe.Attempt) {
 		if a.Result.Class == circuit.Invalid {
 			mu.Lock()
 			invalid = append(invalid, a.Err.Error())
@@ -166,7 +166,7 @@ func TestConsentCliffWithParallelism(t *testing.T) {
 		var mu sync.Mutex
 		atTrip := -1
 		var refused int
-		b, err := breaker.New(threeStrikes, breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: p}, OnTransition: func(tr circuit.Transition) {
+		b, err := breaker.New(breaker.Config{Profile: threeStrikes, Validator: v, Pacing: breaker.Pacing{Parallelism: p}, OnTransition: func(tr circuit.Transition) {
 			if tr.To == circuit.Open {
 				mu.Lock()
 				atTrip = store.Count()
@@ -206,7 +206,7 @@ func TestRestyledStoreEndsSelectorBroken(t *testing.T) {
 			store := startStore(t, testserver.Scenario{Mode: testserver.Restyled, After: 5})
 			var hooked brokenLog
 			v := storeValidator(t, hooked.hook())
-			b, err := breaker.New(tc.profile, breaker.Config{Validator: v})
+			b, err := breaker.New(breaker.Config{Profile: tc.profile, Validator: v})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -250,7 +250,7 @@ func TestDegradingStoreEndsTrippedNeverBroken(t *testing.T) {
 			store := startStore(t, sc)
 			var hooked brokenLog
 			v := storeValidator(t, hooked.hook())
-			b, err := breaker.New(threeStrikes, breaker.Config{Validator: v})
+			b, err := breaker.New(breaker.Config{Profile: threeStrikes, Validator: v})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -68,7 +68,7 @@ func TestSinkOverRedisWritesEachProductOnceAcrossWorkersAndATakeover(t *testing.
 				t.Error(err)
 				return
 			}
-			b, err := breaker.New(breaker.Standard())
+			b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 			if err != nil {
 				t.Error(err)
 				return

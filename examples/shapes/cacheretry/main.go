@@ -62,7 +62,7 @@ func run(start, ckpt, cacheDir string, clk clock.Clock, log zerolog.Logger, out,
 	if err != nil {
 		return 64, err
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Logger: log, Clock: clk})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Logger: log, Clock: clk})
 	if err != nil {
 		return 64, err
 	}

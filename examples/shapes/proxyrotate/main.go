@@ -60,7 +60,7 @@ func run(start string, proxies []string, ckpt string, clk clock.Clock, log zerol
 	if err != nil {
 		return 64, err
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Logger: log, Clock: clk, Proxies: pool})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Logger: log, Clock: clk, Proxies: pool})
 	if err != nil {
 		return 64, err
 	}
