@@ -85,7 +85,7 @@ func TestUseRefusesWhatCannotBeWired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, err := checkpoint.New(memory.New())
+	cp, err := checkpoint.New(memory.New(), checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

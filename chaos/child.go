@@ -125,7 +125,7 @@ func openSink(path string, midWrite int) (*productSink, error) {
 // attach makes the checkpoint's Sink over the file: it mends what a
 // kill left (a torn last line, records committed but not yet written).
 func (s *productSink) attach(cp *checkpoint.Checkpoint) error {
-	cs, err := cp.Sink(s.w)
+	cs, err := cp.Sink(s.w, checkpoint.SinkConfig{})
 	if err != nil {
 		return fmt.Errorf("the products file: %w", err)
 	}
@@ -268,7 +268,7 @@ func runProgram(ctx context.Context, sp childSpec, stdout, stderr io.Writer) int
 		return fail(err)
 	}
 	defer st.Close()
-	cp, err := checkpoint.New(st)
+	cp, err := checkpoint.New(st, checkpoint.Config{})
 	if err != nil {
 		return fail(err)
 	}

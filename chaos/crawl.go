@@ -222,7 +222,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	var cpStore storage.Store // the store under cp, read at the end
 	switch w.Checkpoint {
 	case cpMemory:
-		cp, err = checkpoint.New(mem)
+		cp, err = checkpoint.New(mem, checkpoint.Config{})
 		cpStore = mem
 	case cpBolt:
 		var st storage.Store
@@ -230,7 +230,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 			break
 		}
 		defer st.Close() // after cp.Close
-		cp, err = checkpoint.New(st)
+		cp, err = checkpoint.New(st, checkpoint.Config{})
 		cpStore = st
 	}
 	if err != nil {

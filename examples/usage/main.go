@@ -62,7 +62,7 @@ func run(ctx context.Context, start, ckpt string, log zerolog.Logger, out io.Wri
 		return 64, err // names the file and what to do
 	}
 	defer st.Close()
-	cp, err := checkpoint.New(st)
+	cp, err := checkpoint.New(st, checkpoint.Config{})
 	if err != nil {
 		return 64, err
 	}
@@ -70,7 +70,7 @@ func run(ctx context.Context, start, ckpt string, log zerolog.Logger, out io.Wri
 	if err := breakwater.Use(c, v, b, cp); err != nil { // in the order they need; cp follows b
 		return 64, err
 	}
-	sink, err := cp.Sink(out) // each product once across kills and resumes
+	sink, err := cp.Sink(out, checkpoint.SinkConfig{}) // each product once across kills and resumes
 	if err != nil {
 		return 64, err // a file that is not this crawl's output: left as it is
 	}

@@ -283,7 +283,7 @@ func boltCheckpoint(t *testing.T) *checkpoint.Checkpoint {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	cp, err := checkpoint.New(st)
+	cp, err := checkpoint.New(st, checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -484,7 +484,7 @@ func TestProxyCredentialsAppearNowhere(t *testing.T) {
 	}
 	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Proxies: pool, Logger: log})
 	st := memory.New()
-	cp, err := checkpoint.New(st)
+	cp, err := checkpoint.New(st, checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

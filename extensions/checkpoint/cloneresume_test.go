@@ -279,7 +279,7 @@ func TestAnUnregisteredClonesUnfinishedURLsKeepTheEndingFromComplete(t *testing.
 // given before it is registered; Adopt takes a registered collector; a
 // collector registered twice keeps its first name.
 func TestNameAndAdoptRefuseWhatCannotBeKept(t *testing.T) {
-	cp, err := checkpoint.New(memory.New())
+	cp, err := checkpoint.New(memory.New(), checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

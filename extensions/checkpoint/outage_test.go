@@ -254,7 +254,7 @@ func TestOutageDoesNotKillURLs(t *testing.T) {
 func TestOutageDoesNotKillURLsQueue(t *testing.T) {
 	for i := range 3 {
 		store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 20}})
-		cp, err := checkpoint.New(memory.New())
+		cp, err := checkpoint.New(memory.New(), checkpoint.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +297,7 @@ func TestFailingPageOnHealthySiteIsDead(t *testing.T) {
 		store.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	cp, err := checkpoint.New(memory.New())
+	cp, err := checkpoint.New(memory.New(), checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

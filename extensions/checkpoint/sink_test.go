@@ -140,7 +140,7 @@ func sinkCrawlChild(path string) error {
 // productWriter is how the child writes a product: one JSON line, through
 // the checkpoint's Sink.
 func productWriter(cp *checkpoint.Checkpoint, out *tearingFile) (func(*colly.Request, any) error, func() string, error) {
-	sink, err := cp.Sink(out)
+	sink, err := cp.Sink(out, checkpoint.SinkConfig{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -235,7 +235,7 @@ func TestSinkWritesNothingForAnAttemptThatIsNotDone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sink, err := cp.Sink(f)
+		sink, err := cp.Sink(f, checkpoint.SinkConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,7 +44,7 @@ func usageRun(t *testing.T, start, ckpt, cache string, extra ...func(*colly.Coll
 		t.Fatal(err)
 	}
 	defer st.Close()
-	cp, err := checkpoint.New(st)
+	cp, err := checkpoint.New(st, checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
