@@ -76,10 +76,12 @@ type usageCrawl struct {
 // before is the user's own configuration, set before the one line.
 func wireUsage(t *testing.T, c *colly.Collector, o usageOpts) *usageCrawl {
 	t.Helper()
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

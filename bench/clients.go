@@ -121,7 +121,7 @@ func wire(c *colly.Collector, k client, spec *crawlSpec, loop *retryLoop, save f
 // the breaker classed degraded (a 429 Breakwater re-sends itself; a refusal
 // is not a failure; a consent shell is not an error).
 func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryLoop, save func(*colly.Request), log zerolog.Logger, tr http.RoundTripper) error {
-	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.Config{Logger: log})
+	v, err := validate.New(validate.Config{Checks: []validate.Check{validate.Require(testserver.TitleSelector)}, Logger: log})
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
 	}
@@ -169,7 +169,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 // its plain OnError → Retry() loop; the validator and breaker.Standard() are
 // registered with breakwater.Use, with no pacing and no checkpoint.
 func wireDropIn(c *colly.Collector, w *wiring, log zerolog.Logger) error {
-	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.Config{Logger: log})
+	v, err := validate.New(validate.Config{Checks: []validate.Check{validate.Require(testserver.TitleSelector)}, Logger: log})
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
 	}

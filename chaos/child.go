@@ -251,9 +251,12 @@ func runProgram(ctx context.Context, sp childSpec, stdout, stderr io.Writer) int
 	}
 	c := colly.NewCollector(opts...)
 	c.SetRequestTimeout(sp.Timeout)
-	v, err := validate.New(
-		validate.Page("/products/", validate.MinBytes(1024), validate.Require(testserver.TitleSelector)),
-		validate.MinBytes(0), validate.Require("ul.products"))
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: "/products/", Checks: []validate.Check{validate.MinBytes(1024), validate.Require(testserver.TitleSelector)}},
+		},
+	})
 	if err != nil {
 		return fail(err)
 	}

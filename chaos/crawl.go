@@ -196,9 +196,12 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	// snippet once applied the product selector to every page, and a
 	// healthy store with small listing pages tripped). ReadmeValidator
 	// still draws the README's wiring; today that is the same validator.
-	v, err = validate.New(
-		validate.Page("/products/", validate.MinBytes(1024), validate.Require(testserver.TitleSelector)),
-		validate.MinBytes(0), validate.Require("ul.products"))
+	v, err = validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: "/products/", Checks: []validate.Check{validate.MinBytes(1024), validate.Require(testserver.TitleSelector)}},
+		},
+	})
 	if err != nil {
 		ro.openErr = fmt.Errorf("validator: %w", err)
 		return ro

@@ -26,9 +26,12 @@ import (
 // records (valid product pages) each host produced.
 func crawl(t *testing.T, fleet *testserver.Fleet, extra ...string) (report.Report, *breaker.Breaker, *validate.Validator) {
 	t.Helper()
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.Require(testserver.TitleSelector)),
-		validate.Require("ul.products"))
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.Require(testserver.TitleSelector)}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,12 +82,12 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// page with nothing on it: the run ends empty, not failed. Without a
 	// listing structure to require, the floor judges them too.
 	product := []validate.Check{validate.MinBytes(cfg.MinBytes), validate.Require(cfg.Require...)}
-	listing := []validate.Option{validate.MinBytes(cfg.MinBytes)}
+	listing := []validate.Check{validate.MinBytes(cfg.MinBytes)}
 	if len(cfg.ListingRequire) > 0 {
-		listing = []validate.Option{validate.MinBytes(0), validate.Require(cfg.ListingRequire...)}
+		listing = []validate.Check{validate.MinBytes(0), validate.Require(cfg.ListingRequire...)}
 	}
-	opts := append([]validate.Option{validate.Page(cfg.ProductURL, product...), validate.Config{Logger: log}}, listing...)
-	if cr.v, err = validate.New(opts...); err != nil {
+	vcfg := validate.Config{Checks: listing, Pages: []validate.Page{{Pattern: cfg.ProductURL, Checks: product}}, Logger: log}
+	if cr.v, err = validate.New(vcfg); err != nil {
 		return nil, usageErr("validation rules: %v", err)
 	}
 	// The crawl's state: the checkpoint file, or the crawl in Redis (its

@@ -46,10 +46,10 @@ func run(ctx context.Context, start, ckpt string, log zerolog.Logger, out io.Wri
 	// Product pages must be full-size and carry a title; listing pages
 	// (small, when they list one product) a product list. A 200 that is
 	// neither is not data: it counts against the site.
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Pages:  []validate.Page{{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}}},
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+	})
 	if err != nil {
 		return 64, err // bad configuration: nothing was sent
 	}

@@ -61,10 +61,12 @@ func (r *usageResult) add(m map[string]bool, u string) {
 func runUsage(t *testing.T, start []string, u usage) *usageResult {
 	t.Helper()
 	res := &usageResult{records: map[string]int{}, visited: map[string]bool{}, refused: map[string]bool{}, errored: map[string]int{}}
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -263,7 +263,7 @@ func TestDropInConsentShellsTripWithinTheBound(t *testing.T) {
 	for _, w := range dropInWirings() {
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 150, Scenario: testserver.Scenario{Mode: testserver.Empty, After: 30}})
-			v, err := validate.New(validate.MinBytes(1024))
+			v, err := validate.New(validate.Config{Checks: []validate.Check{validate.MinBytes(1024)}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -122,7 +122,7 @@ func TestHalfTheFleetReallyFailingIsNotClientSide(t *testing.T) {
 		t.Skip("long: the full check (.ci/run) runs it")
 	}
 	var log syncBuffer
-	v, err := validate.New(validate.MinBytes(1024))
+	v, err := validate.New(validate.Config{Checks: []validate.Check{validate.MinBytes(1024)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,10 +45,12 @@ type readmeRun struct {
 // consumers, given urls.
 func crawlREADME(t *testing.T, cp *checkpoint.Checkpoint, clk clock.Clock, threads int, start string, urls []string) readmeRun {
 	t.Helper()
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require(testserver.TitleSelector)),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require(testserver.TitleSelector)}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

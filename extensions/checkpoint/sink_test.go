@@ -239,7 +239,12 @@ func TestSinkWritesNothingForAnAttemptThatIsNotDone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := validate.New(validate.Page(`/products/`, validate.MinBytes(floor)), validate.MinBytes(0))
+		v, err := validate.New(validate.Config{
+			Checks: []validate.Check{validate.MinBytes(0)},
+			Pages: []validate.Page{
+				{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(floor)}},
+			},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

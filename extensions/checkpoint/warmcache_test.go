@@ -28,10 +28,12 @@ func usageRun(t *testing.T, start, ckpt, cache string, extra ...func(*colly.Coll
 	t.Helper()
 	c := colly.NewCollector(colly.Async(true), colly.CacheDir(cache))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
