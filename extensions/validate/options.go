@@ -102,8 +102,10 @@ func Body(name string, check func(r *colly.Response) error) Check {
 // Page{Pattern: p, Checks: []Check{MinBytes(0)}} accepts a page type as it
 // comes.
 type Page struct {
+	// Pattern is a regular expression matched against the full URL.
 	Pattern string
-	Checks  []Check
+	// Checks are the rule for the pages Pattern matches.
+	Checks []Check
 }
 
 // rule compiles p.
