@@ -37,7 +37,7 @@ func (s hookSubject) Hook(h observe.Hooks) error { *s.h = h; return nil }
 func newTLRun(t testing.TB, cfg report.TimelineConfig) *tlRun {
 	t.Helper()
 	clk := clocktest.NewFake(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestTimelineOfARealCrawlDrawsThe429sAndTheirPause(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}
