@@ -51,7 +51,7 @@ type memory struct {
 	need    int32     // failures in a full window that trip it
 	state   State
 	own     sync.Mutex
-	retryAt time.Time
+	retryAt int64 // unix nanoseconds (8 bytes, not a time.Time's 24); the wall clock decides
 	probes  int32 // probes in flight
 	passed  int32 // probes passed this half-open round
 	trips   int32
@@ -87,8 +87,8 @@ func (c *memory) Allow(clk clock.Clock) (Ticket, Transition, error) {
 	now := clk.Now()
 	switch c.state {
 	case Open:
-		if now.Before(c.retryAt) {
-			return Ticket{}, Transition{}, &OpenError{Key: c.key, State: Open, RetryAt: c.retryAt}
+		if now.UnixNano() < c.retryAt {
+			return Ticket{}, Transition{}, &OpenError{Key: c.key, State: Open, RetryAt: c.retryTime()}
 		}
 		t := c.moveLocked(now, HalfOpen, ReasonCooldownElapsed, nil)
 		c.probes = 1
@@ -190,7 +190,7 @@ func (c *memory) addLocked(p Ticket, o Result) {
 func (c *memory) Snapshot(clock.Clock) (Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Snapshot{Key: c.key, State: c.state, RetryAt: c.retryAt, Trips: int(c.trips),
+	return Snapshot{Key: c.key, State: c.state, RetryAt: c.retryTime(), Trips: int(c.trips),
 		WindowLen: int(c.win.N), WindowFailures: int(c.win.Failures), ProbesInFlight: int(c.probes)}, nil
 }
 
@@ -211,8 +211,8 @@ func (c *memory) HoldOpen(clk clock.Clock, until time.Time, reason string) (Tran
 		return Transition{}, nil
 	}
 	if c.state == Open {
-		if until.After(c.retryAt) {
-			c.retryAt = until
+		if until.UnixNano() > c.retryAt {
+			c.retryAt = until.UnixNano()
 		}
 		return Transition{}, nil
 	}
@@ -230,7 +230,7 @@ func (c *memory) tripLocked(now time.Time, reason string, evidence []Result) Tra
 // openLocked opens the circuit until until.
 func (c *memory) openLocked(now, until time.Time, reason string, evidence []Result) Transition {
 	t := c.moveLocked(now, Open, reason, evidence)
-	c.retryAt, t.RetryAt = until, until
+	c.retryAt, t.RetryAt = until.UnixNano(), until
 	return t
 }
 
@@ -263,6 +263,15 @@ func (c *memory) moveLocked(now time.Time, to State, reason string, evidence []R
 	}
 	t.Trips = int(c.trips)
 	return t
+}
+
+// retryTime is when an open circuit may be probed; the zero time if it
+// never opened.
+func (c *memory) retryTime() time.Time {
+	if c.retryAt == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, c.retryAt)
 }
 
 // outcomesLocked returns the window's outcomes, oldest first, in a new
