@@ -220,9 +220,12 @@ func TestLimitRuleDelayIsNotTheSitesLatency(t *testing.T) {
 	if res.o.State != outcome.Complete || len(res.records) != 40 {
 		t.Errorf("ended %v with %d of 40 products, want complete with all", res.o.State, len(res.records))
 	}
+	// Judged against the Delay itself: a latency that took the Delay in is
+	// at least 130 ms; the store answers in milliseconds, but a loaded
+	// machine (load 12 under -race) has read a median of 119 ms.
 	for _, s := range res.b.Stats() {
-		if s.Domain == store.Host() && s.MedianLatency >= 100*time.Millisecond {
-			t.Errorf("median latency %v, the store answers in milliseconds", s.MedianLatency)
+		if s.Domain == store.Host() && s.MedianLatency >= 130*time.Millisecond {
+			t.Errorf("median latency %v, at least the rule's Delay of 130ms: the delay was counted as the store's latency", s.MedianLatency)
 		}
 	}
 }
