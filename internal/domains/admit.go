@@ -22,7 +22,7 @@ type Admitted struct {
 // d is let go and nothing is held.
 func (b *Set) Admit(ctx context.Context, d *Domain, acquire func() (episode uint64, inFlight int, err error)) (a Admitted, waitErr, allowErr error) {
 	a.Left = b.Clock.Now().UnixNano()
-	d.LastSeen.Store(a.Left)
+	d.lastSeen.Store(a.Left)
 	ep, inFlight, err := acquire()
 	if err != nil {
 		d.Unpin()

@@ -156,18 +156,18 @@ type Domain struct {
 	// (0: none or unknown).
 	blockedFrom atomic.Uint64
 	Pace        *pace.Pace
-	LastSeen    atomic.Int64 // unix nanos of the latest request that reached the gate
+	lastSeen    atomic.Int64 // unix nanos of the latest request that reached the gate
 	LastOK      atomic.Int64 // unix nanos at which the latest success through the gate left
 	// failSince is when the first failure since the latest success left
 	// (unix nanos; 0: none): the fleet guard asks whether any domain
 	// succeeded after the failures that tripped others began.
 	FailSince atomic.Int64
 	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock (roughNow)
-	Fails     atomic.Int32 // failures since the last transition…
-	NetFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
-	// Unanswered counts requests that left and were then cut by the
+	fails     atomic.Int32 // failures since the last transition…
+	netFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
+	// unanswered counts requests that left and were then cut by the
 	// crawl's own end: the site may have received them.
-	Unanswered atomic.Int32
+	unanswered atomic.Int32
 	Refused    atomic.Int32 // requests refused without being sent
 	Timeout    atomic.Int64 // adaptive request timeout in ns; 0 = none yet
 	// Slow is Timeout before its floor (ns; 0 = none yet): a request still
@@ -393,7 +393,7 @@ func (b *Set) transitioned(d *Domain, t circuit.Transition) {
 	if t.From == t.To {
 		return
 	}
-	clientSide := 2*d.NetFails.Swap(0) > d.Fails.Swap(0)
+	clientSide := 2*d.netFails.Swap(0) > d.fails.Swap(0)
 	defer d.Pace.Admit() // the circuit's room may have grown
 	streak := d.trackerAt(t).Transitioned(t)
 	trip := t.To == circuit.Open && circuit.CountsAsTrip(t.Reason)

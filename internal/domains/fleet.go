@@ -91,7 +91,7 @@ func (b *Set) activeDomains(now time.Time, span time.Duration) []*Domain {
 	var out []*Domain
 	cut := now.Add(-span).UnixNano()
 	for d := range b.all {
-		if seen := d.LastSeen.Load(); seen >= cut || (seen == 0 && d.counts() != [numClasses]int64{}) {
+		if seen := d.lastSeen.Load(); seen >= cut || (seen == 0 && d.counts() != [numClasses]int64{}) {
 			out = append(out, d)
 		}
 	}

@@ -167,12 +167,12 @@ func (b *Set) compact(d *Domain, now time.Time) {
 // remember that the record cannot hold.
 func (d *Domain) quiet(mc circuit.Local, now time.Time) (r idle.Record, ok bool) {
 	if d.open.Load() != nil || d.throttled.Load() != 0 || d.blocked.Load() != 0 ||
-		d.Unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
+		d.unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
 		return r, false
 	}
 	r.Counts, r.Refused = d.counts(), int64(d.Refused.Load())
-	r.Fails, r.NetFails = int64(d.Fails.Load()), int64(d.NetFails.Load())
-	r.Timeout, r.LastOK, r.LastSeen = d.Timeout.Load(), d.LastOK.Load(), d.LastSeen.Load()
+	r.Fails, r.NetFails = int64(d.fails.Load()), int64(d.netFails.Load())
+	r.Timeout, r.LastOK, r.LastSeen = d.Timeout.Load(), d.LastOK.Load(), d.lastSeen.Load()
 
 	// At rest, the circuit remembers nothing but its trips: closed,
 	// no failure in its window, no probe out. (An in-process circuit's
@@ -192,11 +192,11 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 		d.Counts[c].Store(int32(min(r.Counts[c], math.MaxInt32)))
 	}
 	d.Refused.Store(int32(min(r.Refused, math.MaxInt32)))
-	d.Fails.Store(int32(r.Fails))
-	d.NetFails.Store(int32(r.NetFails))
+	d.fails.Store(int32(r.Fails))
+	d.netFails.Store(int32(r.NetFails))
 	d.Timeout.Store(r.Timeout)
 	d.LastOK.Store(r.LastOK)
-	d.LastSeen.Store(r.LastSeen)
+	d.lastSeen.Store(r.LastSeen)
 	if r.Trips > 0 {
 		// A closed circuit that remembers its trips (RestoreOpen with no
 		// time left opens nothing).

@@ -72,7 +72,7 @@ func (b *Set) Settle(t Ticket, o Outcome) (s Settled) {
 		return s
 	}
 	if o.Unanswered {
-		d.Unanswered.Add(1)
+		d.unanswered.Add(1)
 	}
 	now := b.Clock.Now()
 	switch o.Class {
@@ -104,10 +104,10 @@ func (b *Set) Settle(t Ticket, o Outcome) (s Settled) {
 		if o.Status != 0 {
 			d.Pace.Accepted(now, o.Episode) // the site answered: it spent its allowance on it
 		}
-		d.Fails.Add(1)
+		d.fails.Add(1)
 		d.FailSince.CompareAndSwap(0, o.Left)
 		if o.Status == 0 {
-			d.NetFails.Add(1) // no HTTP answer: the site, or our network
+			d.netFails.Add(1) // no HTTP answer: the site, or our network
 		}
 	case circuit.Blocked, circuit.Gone, circuit.ClientError:
 		d.Pace.Accepted(now, o.Episode)
@@ -131,7 +131,7 @@ func (b *Set) Reclassify(t Ticket, was circuit.Class, o circuit.Result) {
 	}
 	d.Counts[was].Add(-1)
 	if o.Class.Failure() {
-		d.Fails.Add(1)
+		d.fails.Add(1)
 	}
 	b.Record(t, o)
 }
