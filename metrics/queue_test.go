@@ -28,7 +28,7 @@ func TestScrapeShowsQueueDepthAndDeadLetters(t *testing.T) {
 		return metrics.QueueDepth{Ready: 2, Delayed: 1, InFlight: 1, Dead: 1}, nil
 	}
 
-	cp, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"))
+	cp, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"), bolt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -168,7 +168,7 @@ func TestKilledAtRandomMomentsResumesToExactlyOnce(t *testing.T) {
 // had been rescheduled d later. The test cannot wait out a real cooldown.
 func ageCheckpoint(t *testing.T, path string, d time.Duration) {
 	t.Helper()
-	s, err := bolt.Open(path)
+	s, err := bolt.Open(path, bolt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
