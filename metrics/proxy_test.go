@@ -29,7 +29,7 @@ func TestScrapeShowsEachProxyWithoutCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg)
+	m, err := metrics.New(reg, metrics.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
