@@ -105,7 +105,7 @@ func runCase(c Case, e env) Result {
 		for _, m := range c.Wiring.Proxies {
 			cfgs = append(cfgs, testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: m, Delay: 20 * time.Millisecond}})
 		}
-		pf, err := testserver.StartProxies(cfgs...)
+		pf, err := testserver.StartProxies(cfgs)
 		if err != nil {
 			res.Violations = append(res.Violations, Violation{0, "setup: " + err.Error()})
 			return res

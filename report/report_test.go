@@ -78,7 +78,7 @@ func crawl(t *testing.T, fleet *testserver.Fleet, extra ...string) (report.Repor
 
 func startFleet(t *testing.T, cfgs ...testserver.Config) *testserver.Fleet {
 	t.Helper()
-	f, err := testserver.StartFleet(cfgs...)
+	f, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,7 +212,7 @@ func plainProfile(t *testing.T) string {
 
 func startFleet(t *testing.T, cfgs ...testserver.Config) *testserver.Fleet {
 	t.Helper()
-	f, err := testserver.StartFleet(cfgs...)
+	f, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func TestKilledAtRandomMomentsResumesToExactlyOnce(t *testing.T) {
 		}
 		cfgs = append(cfgs, testserver.Config{Products: n, PerPage: 50, Scenario: testserver.Scenario{Latency: 3 * time.Millisecond}})
 	}
-	fleet, err := testserver.StartFleet(cfgs...)
+	fleet, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}

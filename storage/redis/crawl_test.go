@@ -92,7 +92,7 @@ func fleet(t *testing.T, n, products int, first testserver.Scenario, all testser
 		cfgs[i] = testserver.Config{Products: products, Scenario: all}
 	}
 	cfgs[0].Scenario = first
-	f, err := testserver.StartFleet(cfgs...)
+	f, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}
