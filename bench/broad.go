@@ -265,7 +265,7 @@ func broadCrawl(e *env, kind broadKind, k client, n int, rt http.RoundTripper, k
 			return run, fmt.Errorf("checkpoint: %w", err)
 		}
 		reg = prometheus.NewRegistry()
-		if m, err = metrics.New(reg); err != nil {
+		if m, err = metrics.New(reg, metrics.Config{}); err != nil {
 			return run, fmt.Errorf("metrics: %w", err)
 		}
 		ttl := broadIdleTTL

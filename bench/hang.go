@@ -151,7 +151,7 @@ func hangRun(e *env, k client, timeout, hold time.Duration, withHang bool) (craw
 	} else {
 		cfgs = cfgs[1:]
 	}
-	f, err := testserver.StartFleet(cfgs...)
+	f, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		return crawlStats{}, hangCounts{}, err
 	}

@@ -266,7 +266,7 @@ func runProgram(ctx context.Context, sp childSpec, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(err)
 	}
-	st, err := bolt.Open(filepath.Join(dir, "crawl.db"))
+	st, err := bolt.Open(filepath.Join(dir, "crawl.db"), bolt.Config{})
 	if err != nil {
 		return fail(err)
 	}

@@ -229,7 +229,7 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		cpStore = mem
 	case cpBolt:
 		var st storage.Store
-		if st, err = bolt.Open(filepath.Join(dir, "crawl.db")); err != nil {
+		if st, err = bolt.Open(filepath.Join(dir, "crawl.db"), bolt.Config{}); err != nil {
 			break
 		}
 		defer st.Close() // after cp.Close

@@ -105,7 +105,7 @@ func runCase(c Case, e env) Result {
 		for _, m := range c.Wiring.Proxies {
 			cfgs = append(cfgs, testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: m, Delay: 20 * time.Millisecond}})
 		}
-		pf, err := testserver.StartProxies(cfgs...)
+		pf, err := testserver.StartProxies(cfgs)
 		if err != nil {
 			res.Violations = append(res.Violations, Violation{0, "setup: " + err.Error()})
 			return res
@@ -286,7 +286,7 @@ func (cr *caseRun) execute(e env) {
 // readCheckpointFile reads the final states of the promised URLs from
 // productcrawl's checkpoint file.
 func (cr *caseRun) readCheckpointFile() {
-	st, err := bolt.Open(filepath.Join(cr.dir, "crawl.db"))
+	st, err := bolt.Open(filepath.Join(cr.dir, "crawl.db"), bolt.Config{})
 	if err != nil {
 		return
 	}
@@ -303,7 +303,7 @@ func (cr *caseRun) readCheckpointFile() {
 // productcrawl's checkpoint file (the checkpoint's circuits, kept as JSON
 // under its "checkpoint/breakers" key); nil if it cannot be read.
 func readSavedHalts(path string) map[string]time.Time {
-	st, err := bolt.Open(path)
+	st, err := bolt.Open(path, bolt.Config{})
 	if err != nil {
 		return nil
 	}

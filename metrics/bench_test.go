@@ -36,7 +36,7 @@ func BenchmarkClosedAllowRecord(b *testing.B) {
 	}
 	b.Run("breaker", func(b *testing.B) { run(b, nil) })
 	b.Run("breaker+metrics", func(b *testing.B) {
-		m, _ := metrics.New(prometheus.NewRegistry())
+		m, _ := metrics.New(prometheus.NewRegistry(), metrics.Config{})
 		run(b, []func(observe.Attempt){metrics.OutcomeHook(m)})
 	})
 }
@@ -47,7 +47,7 @@ func BenchmarkGather(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(strconv.Itoa(n)+"domains", func(b *testing.B) {
 			reg := prometheus.NewRegistry()
-			m, _ := metrics.New(reg)
+			m, _ := metrics.New(reg, metrics.Config{})
 			br, _ := breaker.New(breaker.Config{Profile: breaker.Standard()})
 			_ = m.Observe(br)
 			hook := metrics.OutcomeHook(m)
@@ -85,7 +85,7 @@ func BenchmarkGatherBroad(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			clk := clocktest.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 			reg := prometheus.NewRegistry()
-			m, _ := metrics.New(reg)
+			m, _ := metrics.New(reg, metrics.Config{})
 			br, _ := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk})
 			_ = m.Observe(br)
 			hook := metrics.OutcomeHook(m)

@@ -25,7 +25,7 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 	// the assignment.
 	assign := map[string]breaker.Profile{good.Host(): breaker.Aggressive()}
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg)
+	m, err := metrics.New(reg, metrics.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestScrapeShowsAThrottledDomainsPause(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 4, Scenario: testserver.Scenario{
 		Mode: testserver.Throttle, After: 2, RetryAfter: time.Second, RecoverAfter: time.Millisecond}})
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg)
+	m, err := metrics.New(reg, metrics.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

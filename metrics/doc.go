@@ -5,7 +5,7 @@
 // the root package do not (a test runs go list -deps to prove it).
 //
 //	reg := prometheus.NewRegistry()
-//	m, err := metrics.New(reg)
+//	m, err := metrics.New(reg, metrics.Config{})
 //	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Logger: log})
 //	err = breakwater.Use(c, v, b, m) // m follows b
 //	srv, err := metrics.Serve(ctx, ":9090", reg) // GET /metrics until ctx is done

@@ -22,7 +22,7 @@ func Example() {
 	defer store.Close()
 
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg)
+	m, err := metrics.New(reg, metrics.Config{})
 	if err != nil {
 		fmt.Println(err)
 		return

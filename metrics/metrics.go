@@ -117,7 +117,7 @@ type Config struct {
 	ReadTimeout time.Duration
 }
 
-// apply sets c's non-zero fields over m.
+// apply sets c's non-zero fields over m's defaults.
 func (c Config) apply(m *Metrics) error {
 	if c.Buckets != nil {
 		b := c.Buckets
@@ -147,16 +147,14 @@ func (c Config) apply(m *Metrics) error {
 // or on a mux of your own with promhttp.HandlerFor and
 // promhttp.ContinueOnError). It fails if reg already holds Breakwater's metrics: use one
 // Metrics per registry, or wrap it with prometheus.WrapRegistererWith and
-// a label that tells the crawls apart. A later Config's non-zero fields win.
-func New(reg prometheus.Registerer, cfg ...Config) (*Metrics, error) {
+// a label that tells the crawls apart.
+func New(reg prometheus.Registerer, c Config) (*Metrics, error) {
 	if reg == nil {
 		return nil, errors.New("metrics: New(nil): pass the prometheus.Registerer to register with, e.g. prometheus.NewRegistry()")
 	}
 	m := &Metrics{log: zerolog.Nop(), readTimeout: DefaultReadTimeout, buckets: DefaultBuckets, perDomain: DefaultDomainSeries}
-	for _, c := range cfg {
-		if err := c.apply(m); err != nil {
-			return nil, err
-		}
+	if err := c.apply(m); err != nil {
+		return nil, err
 	}
 	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "breaker_transitions_total",

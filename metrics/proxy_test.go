@@ -16,8 +16,8 @@ import (
 // proxy by host:port, the refusing one ejected, and no password anywhere.
 func TestScrapeShowsEachProxyWithoutCredentials(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 12})
-	fleet, err := testserver.StartProxies(testserver.ProxyConfig{User: "crawler", Password: "s3cret"},
-		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}})
+	fleet, err := testserver.StartProxies([]testserver.ProxyConfig{{User: "crawler", Password: "s3cret"},
+		{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestScrapeShowsEachProxyWithoutCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg)
+	m, err := metrics.New(reg, metrics.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

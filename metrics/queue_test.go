@@ -28,7 +28,7 @@ func TestScrapeShowsQueueDepthAndDeadLetters(t *testing.T) {
 		return metrics.QueueDepth{Ready: 2, Delayed: 1, InFlight: 1, Dead: 1}, nil
 	}
 
-	cp, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"))
+	cp, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"), bolt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestScrapeShowsQueueDepthAndDeadLetters(t *testing.T) {
 	}
 
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg)
+	m, err := metrics.New(reg, metrics.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestAnUnreadableQueueIsDownNotFatal(t *testing.T) {
 }
 
 func TestWatchingTwiceIsRefused(t *testing.T) {
-	m, err := metrics.New(prometheus.NewRegistry())
+	m, err := metrics.New(prometheus.NewRegistry(), metrics.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 func TestServeStopsWithItsContext(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	if _, err := metrics.New(reg); err != nil {
+	if _, err := metrics.New(reg, metrics.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -82,7 +82,7 @@ func TestCloseStopsTheServer(t *testing.T) {
 
 func TestNewRejectsBadConfiguration(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	if _, err := metrics.New(nil); err == nil {
+	if _, err := metrics.New(nil, metrics.Config{}); err == nil {
 		t.Error("New(nil) accepted")
 	}
 	for name, opt := range map[string]metrics.Config{
@@ -100,7 +100,7 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 	if _, err := metrics.New(reg, metrics.Config{Buckets: []float64{0.1, 1, 10}}); err != nil {
 		t.Fatalf("New after rejected options: %v", err)
 	}
-	_, err := metrics.New(reg)
+	_, err := metrics.New(reg, metrics.Config{})
 	var are prometheus.AlreadyRegisteredError
 	if !errors.As(err, &are) {
 		t.Errorf("a second Metrics on one registry: %v, want prometheus.AlreadyRegisteredError", err)
@@ -108,7 +108,7 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 	// Two crawls share a registry by a label that tells them apart.
 	shared := prometheus.NewRegistry()
 	for _, crawl := range []string{"shop", "catalogue"} {
-		if _, err := metrics.New(prometheus.WrapRegistererWith(prometheus.Labels{"crawl": crawl}, shared)); err != nil {
+		if _, err := metrics.New(prometheus.WrapRegistererWith(prometheus.Labels{"crawl": crawl}, shared), metrics.Config{}); err != nil {
 			t.Errorf("crawl %s on a wrapped registry: %v", crawl, err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // counted once under its reason, and the state gauge follows.
 func TestTransitionsCountEveryStateChange(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg)
+	m, err := metrics.New(reg, metrics.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 // moves once per warning the breaker emits.
 func TestDegradingWarningsAreCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg)
+	m, err := metrics.New(reg, metrics.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,9 +81,9 @@ func TestReportJSONCarriesSchemaRunAndVolume(t *testing.T) {
 	lats := map[string][]time.Duration{"a.example": ms(10, 20, 30)}
 	b := twoShops(t, lats)
 	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.FixedZone("CET", 3600))
-	r := report.New(outcome.Decide(3, b), report.Sources{Breaker: b, Latencies: lats, Start: start, End: start.Add(1761*time.Millisecond + 400*time.Microsecond)},
-		report.Sources{Bytes: map[string]int64{"a.example": 12345}},
-		report.Sources{Records: map[string]int64{"a.example": 3, "old.example": 2}})
+	r := report.New(outcome.Decide(3, b), report.Sources{Breaker: b, Latencies: lats, Start: start, End: start.Add(1761*time.Millisecond + 400*time.Microsecond),
+		Bytes:   map[string]int64{"a.example": 12345},
+		Records: map[string]int64{"a.example": 3, "old.example": 2}})
 	var buf bytes.Buffer
 	if err := r.Write(&buf, report.JSON); err != nil {
 		t.Fatal(err)
@@ -123,8 +123,8 @@ func TestReportJSONCarriesSchemaRunAndVolume(t *testing.T) {
 // are not added (the checkpoint holds the breaker's too).
 func TestReportUnfinishedCountsTheStoresPendingURLs(t *testing.T) {
 	b := twoShops(t, map[string][]time.Duration{"a.example": ms(10)})
-	r := report.New(outcome.Decide(1, b), report.Sources{Breaker: b},
-		report.Sources{Unfinished: map[string]int{"A.example": 9, "b.example": 4}})
+	r := report.New(outcome.Decide(1, b), report.Sources{Breaker: b,
+		Unfinished: map[string]int{"A.example": 9, "b.example": 4}})
 	a, _ := domainOf(r, "a.example")
 	bb, _ := domainOf(r, "b.example")
 	if a.Unfinished != 9 || bb.Unfinished != 4 || bb.State != report.Untouched || r.Total.Unfinished != 13 {
@@ -136,7 +136,7 @@ func TestReportUnfinishedCountsTheStoresPendingURLs(t *testing.T) {
 // table, saying what it counts; "valid" says why it may exceed records.
 func TestReportTextLegendExplainsEveryColumnShown(t *testing.T) {
 	b := twoShops(t, map[string][]time.Duration{"a.example": ms(10)})
-	r := report.New(outcome.Decide(1, b), report.Sources{Breaker: b}, report.Sources{Robots: map[string]int64{"a.example": 2}})
+	r := report.New(outcome.Decide(1, b), report.Sources{Breaker: b, Robots: map[string]int64{"a.example": 2}})
 	var buf bytes.Buffer
 	r.Write(&buf, report.Text)
 	text := buf.String()

@@ -123,8 +123,7 @@ type Broken struct {
 }
 
 // Sources are what a report reads, every one optional: each field adds a
-// source. New takes any number; their breakers and validators are all
-// read and their per-domain counts add up.
+// source, and a zero Sources reads none.
 type Sources struct {
 	Breaker   *breaker.Breaker
 	Validator *validate.Validator // for the selector_broken diagnosis
@@ -143,15 +142,14 @@ type Sources struct {
 	// Proxies is the crawl's proxy pool (breaker.Config.Proxies), for a
 	// line per proxy.
 	Proxies *proxy.Pool
-	// Timeline is the run's record over time, drawn by the HTML format;
-	// the last one given is read.
+	// Timeline is the run's record over time, drawn by the HTML format.
 	Timeline *Timeline
 }
 
-// New builds the report of a run that ended as o, from the given sources.
+// New builds the report of a run that ended as o, from src.
 // Call it after the crawl has finished (after c.Wait()), so the counters
 // are final.
-func New(o outcome.Outcome, sources ...Sources) Report {
+func New(o outcome.Outcome, src Sources) Report {
 	doms := map[string]*Domain{}
 	get := func(name string) *Domain {
 		d := doms[name]
@@ -163,68 +161,63 @@ func New(o outcome.Outcome, sources ...Sources) Report {
 	}
 	// Keyed as the breaker's domains; applied once every source is read.
 	unfinished, latencies := map[string]int{}, map[string][]time.Duration{}
-	var start, end time.Time
+	start, end := src.Start, src.End
 	var proxies []proxy.Snapshot
 	var tl *timeline
-	for _, src := range sources {
-		if src.Timeline != nil {
-			tl = src.Timeline.snapshot()
-		}
-		if src.Proxies != nil {
-			proxies = src.Proxies.Stats()
-		}
-		if b := src.Breaker; b != nil {
-			for _, s := range b.Stats() {
-				d := get(s.Domain)
-				d.State, d.Profile, d.RetryAt = s.State.String(), s.Profile, s.RetryAt.UTC()
-				for class, p := range d.byClass() {
-					*p += s.Outcomes[class]
-				}
-				d.Refused += s.Refused
-				for class, n := range s.Outcomes {
-					if class != circuit.Excluded.String() {
-						d.Requests += n
-					}
-				}
-				d.Trips += s.Trips
-				d.Pauses += int64(s.Pace.Pauses)
-				d.PausedFor += s.Pace.PausedFor
-				d.PaceLimit, d.PaceGap = s.Pace.Limit, s.Pace.Gap
-				d.MedianLatency = s.MedianLatency
+	if src.Timeline != nil {
+		tl = src.Timeline.snapshot()
+	}
+	if src.Proxies != nil {
+		proxies = src.Proxies.Stats()
+	}
+	if b := src.Breaker; b != nil {
+		for _, s := range b.Stats() {
+			d := get(s.Domain)
+			d.State, d.Profile, d.RetryAt = s.State.String(), s.Profile, s.RetryAt.UTC()
+			for class, p := range d.byClass() {
+				*p += s.Outcomes[class]
 			}
-			// Every URL counted, also past the breaker's bounded list.
-			for dom, n := range b.Unfinished().PerDomain {
-				get(dom).Unfinished += n
-			}
-		}
-		if v := src.Validator; v != nil {
-			for _, bk := range v.Broken() {
-				br := &Broken{Selectors: slices.Clone(bk.Selectors), Pages: len(bk.Pages), ValidBefore: bk.ValidBefore,
-					Reason: bk.Err().Error()}
-				for _, e := range bk.Pages {
-					br.Evidence = append(br.Evidence, e.URL)
+			d.Refused += s.Refused
+			for class, n := range s.Outcomes {
+				if class != circuit.Excluded.String() {
+					d.Requests += n
 				}
-				get(bk.Domain).SelectorBroken = br
 			}
+			d.Trips += s.Trips
+			d.Pauses += int64(s.Pace.Pauses)
+			d.PausedFor += s.Pace.PausedFor
+			d.PaceLimit, d.PaceGap = s.Pace.Limit, s.Pace.Gap
+			d.MedianLatency = s.MedianLatency
 		}
-		for h, n := range src.Records {
-			get(strings.ToLower(h)).Records += n
+		// Every URL counted, also past the breaker's bounded list.
+		for dom, n := range b.Unfinished().PerDomain {
+			get(dom).Unfinished += n
 		}
-		for h, n := range src.Bytes {
-			get(strings.ToLower(h)).Bytes += n
+	}
+	if v := src.Validator; v != nil {
+		for _, bk := range v.Broken() {
+			br := &Broken{Selectors: slices.Clone(bk.Selectors), Pages: len(bk.Pages), ValidBefore: bk.ValidBefore,
+				Reason: bk.Err().Error()}
+			for _, e := range bk.Pages {
+				br.Evidence = append(br.Evidence, e.URL)
+			}
+			get(bk.Domain).SelectorBroken = br
 		}
-		for h, n := range src.Robots {
-			get(strings.ToLower(h)).Robots += n
-		}
-		for h, n := range src.Unfinished {
-			unfinished[strings.ToLower(h)] += n
-		}
-		for h, ls := range src.Latencies {
-			latencies[strings.ToLower(h)] = append(latencies[strings.ToLower(h)], ls...)
-		}
-		if !src.Start.IsZero() || !src.End.IsZero() {
-			start, end = src.Start, src.End
-		}
+	}
+	for h, n := range src.Records {
+		get(strings.ToLower(h)).Records += n
+	}
+	for h, n := range src.Bytes {
+		get(strings.ToLower(h)).Bytes += n
+	}
+	for h, n := range src.Robots {
+		get(strings.ToLower(h)).Robots += n
+	}
+	for h, n := range src.Unfinished {
+		unfinished[strings.ToLower(h)] += n
+	}
+	for h, ls := range src.Latencies {
+		latencies[strings.ToLower(h)] = append(latencies[strings.ToLower(h)], ls...)
 	}
 	for h, n := range unfinished {
 		d := get(h)

@@ -78,7 +78,7 @@ func crawl(t *testing.T, fleet *testserver.Fleet, extra ...string) (report.Repor
 
 func startFleet(t *testing.T, cfgs ...testserver.Config) *testserver.Fleet {
 	t.Helper()
-	f, err := testserver.StartFleet(cfgs...)
+	f, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,13 +266,13 @@ func lineStarting(text, prefix string) string {
 }
 
 func TestReportWithoutSourcesStillSaysHowTheRunEnded(t *testing.T) {
-	r := report.New(outcome.Decide(0))
+	r := report.New(outcome.Decide(0), report.Sources{})
 	var buf bytes.Buffer
 	r.Write(&buf, report.Text)
 	if r.ExitCode != 3 || len(r.Domains) != 0 || !strings.HasPrefix(buf.String(), "outcome: empty (exit 3)") {
 		t.Fatalf("exit %d, domains %v, text:\n%s\nwant an empty run and no table", r.ExitCode, r.Domains, buf.String())
 	}
-	r = report.New(outcome.Decide(3), report.Sources{Records: map[string]int64{"Shop.Example:8080": 3}}, report.Sources{Breaker: nil})
+	r = report.New(outcome.Decide(3), report.Sources{Records: map[string]int64{"Shop.Example:8080": 3}})
 	if d, ok := domainOf(r, "shop.example:8080"); !ok || d.Records != 3 || d.State != report.Untouched {
 		t.Fatalf("records-only domain %+v (found %v): want the host normalised, 3 records, state untouched", d, ok)
 	}

@@ -46,15 +46,15 @@ type backend struct {
 	name string
 	// open opens (or creates) the named store; memory ignores the name
 	// and starts empty.
-	open func(b *testing.B, name string, opts ...bolt.Config) storage.Store
+	open func(b *testing.B, name string, c bolt.Config) storage.Store
 	// durable reports whether reopening a name finds the data again.
 	durable bool
 }
 
 var backends = []backend{
-	{"memory", func(*testing.B, string, ...bolt.Config) storage.Store { return memory.New() }, false},
-	{"bolt", func(b *testing.B, name string, opts ...bolt.Config) storage.Store {
-		s, err := bolt.Open(filepath.Join(benchDir, name+".db"), opts...)
+	{"memory", func(*testing.B, string, bolt.Config) storage.Store { return memory.New() }, false},
+	{"bolt", func(b *testing.B, name string, c bolt.Config) storage.Store {
+		s, err := bolt.Open(filepath.Join(benchDir, name+".db"), c)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func BenchmarkUpdates(b *testing.B) {
 	for _, p := range patterns {
 		for _, be := range backends {
 			b.Run(p.name+"/"+be.name, func(b *testing.B) {
-				s := be.open(b, fmt.Sprintf("updates-%d", time.Now().UnixNano()))
+				s := be.open(b, fmt.Sprintf("updates-%d", time.Now().UnixNano()), bolt.Config{})
 				defer s.Close()
 				recs := make([]storage.Record, frontier)
 				for i := range recs {
@@ -214,7 +214,7 @@ func BenchmarkResume(b *testing.B) {
 			for range b.N {
 				s := built
 				if be.durable {
-					s = be.open(b, "resume")
+					s = be.open(b, "resume", bolt.Config{})
 				}
 				n, bytes := 0, 0
 				err := s.Scan(func(r storage.Record) error {

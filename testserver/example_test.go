@@ -74,10 +74,10 @@ func ExampleStartProxies() {
 		return
 	}
 	defer s.Close()
-	pool, err := testserver.StartProxies(
-		testserver.ProxyConfig{},
-		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBlock403}},
-	)
+	pool, err := testserver.StartProxies([]testserver.ProxyConfig{
+		{},
+		{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBlock403}},
+	})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -10,7 +10,7 @@ type Fleet struct {
 
 // StartFleet starts one store per config. If any fails to start, the ones
 // already started are closed and the error is returned.
-func StartFleet(cfgs ...Config) (*Fleet, error) {
+func StartFleet(cfgs []Config) (*Fleet, error) {
 	f := &Fleet{Stores: make([]*Store, 0, len(cfgs))}
 	for _, cfg := range cfgs {
 		s, err := Start(cfg)

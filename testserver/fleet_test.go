@@ -6,7 +6,7 @@ import (
 )
 
 func TestFleetStartsStoresOnDistinctHosts(t *testing.T) {
-	f, err := StartFleet(Config{}, Config{Scenario: Scenario{Mode: Degrade}}, Config{Scenario: Scenario{Mode: Empty}})
+	f, err := StartFleet([]Config{{}, {Scenario: Scenario{Mode: Degrade}}, {Scenario: Scenario{Mode: Empty}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestFleetStartsStoresOnDistinctHosts(t *testing.T) {
 }
 
 func TestFleetClosesStartedStoresOnError(t *testing.T) {
-	f, err := StartFleet(Config{}, Config{Addr: "0.0.0.0:0"})
+	f, err := StartFleet([]Config{{}, {Addr: "0.0.0.0:0"}})
 	if !errors.Is(err, ErrNotLoopback) || f != nil {
 		t.Fatalf("StartFleet = %v, %v; want nil, ErrNotLoopback", f, err)
 	}

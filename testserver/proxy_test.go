@@ -394,17 +394,17 @@ func TestProxyForwardsOnlyPlainHTTPToLoopback(t *testing.T) {
 // healthy, refusing, blocking and failing: every store request comes
 // through the healthy one, and each bad one fails its share its own way.
 func TestProxyFleetRoundRobinPoolSomeBad(t *testing.T) {
-	fleet, err := StartFleet(Config{Products: 8}, Config{Products: 8}, Config{Products: 8})
+	fleet, err := StartFleet([]Config{{Products: 8}, {Products: 8}, {Products: 8}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fleet.Close()
-	pool, err := StartProxies(
-		ProxyConfig{},
-		ProxyConfig{Scenario: ProxyScenario{Mode: ProxyRefuse}},
-		ProxyConfig{Scenario: ProxyScenario{Mode: ProxyBlock403}},
-		ProxyConfig{Scenario: ProxyScenario{Mode: ProxyBadGateway}},
-	)
+	pool, err := StartProxies([]ProxyConfig{
+		{},
+		{Scenario: ProxyScenario{Mode: ProxyRefuse}},
+		{Scenario: ProxyScenario{Mode: ProxyBlock403}},
+		{Scenario: ProxyScenario{Mode: ProxyBadGateway}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,17 +459,17 @@ func waitProxyCount(t *testing.T, p *Proxy, n int) {
 // connections: every visit ends once, each store request is one the pool
 // forwarded, and the refusing proxy forwarded exactly its first After.
 func TestProxyPoolAsyncCrawlWithProxyRefusingMidway(t *testing.T) {
-	fleet, err := StartFleet(Config{Products: 30}, Config{Products: 30}, Config{Products: 30})
+	fleet, err := StartFleet([]Config{{Products: 30}, {Products: 30}, {Products: 30}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fleet.Close()
-	pool, err := StartProxies(
-		ProxyConfig{},
-		ProxyConfig{Scenario: ProxyScenario{Mode: ProxyRefuse, After: 5}},
-		ProxyConfig{Scenario: ProxyScenario{Mode: ProxyBlock403}},
-		ProxyConfig{Scenario: ProxyScenario{Mode: ProxyLatency, Delay: 5 * time.Millisecond}},
-	)
+	pool, err := StartProxies([]ProxyConfig{
+		{},
+		{Scenario: ProxyScenario{Mode: ProxyRefuse, After: 5}},
+		{Scenario: ProxyScenario{Mode: ProxyBlock403}},
+		{Scenario: ProxyScenario{Mode: ProxyLatency, Delay: 5 * time.Millisecond}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ type ProxyFleet struct {
 }
 
 // StartProxies starts one proxy per config; StartProxies(make([]ProxyConfig,
-// n)...) starts n healthy ones. If any fails to start, the ones already
+// n)) starts n healthy ones. If any fails to start, the ones already
 // started are closed and the error is returned.
-func StartProxies(cfgs ...ProxyConfig) (*ProxyFleet, error) {
+func StartProxies(cfgs []ProxyConfig) (*ProxyFleet, error) {
 	f := &ProxyFleet{Proxies: make([]*Proxy, 0, len(cfgs))}
 	for _, cfg := range cfgs {
 		p, err := StartProxy(cfg)

@@ -48,7 +48,7 @@ func TestParseProxyScenarioRefusesNonsense(t *testing.T) {
 }
 
 func TestStartProxiesClosesStartedProxiesOnError(t *testing.T) {
-	f, err := StartProxies(ProxyConfig{}, ProxyConfig{Scenario: ProxyScenario{Delay: -1}})
+	f, err := StartProxies([]ProxyConfig{{}, {Scenario: ProxyScenario{Delay: -1}}})
 	if !errors.Is(err, ErrInvalidScenario) || f != nil {
 		t.Fatalf("StartProxies = %v, %v; want nil, ErrInvalidScenario", f, err)
 	}

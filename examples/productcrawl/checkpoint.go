@@ -68,7 +68,7 @@ func listDeadLetters(cfg Config, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(cfg.Checkpoint); errors.Is(err, fs.ErrNotExist) {
 		return usage(stderr, fmt.Errorf("--dead-letters: no checkpoint at %s (choose it with -checkpoint)", cfg.Checkpoint))
 	}
-	st, err := bolt.Open(cfg.Checkpoint)
+	st, err := bolt.Open(cfg.Checkpoint, bolt.Config{})
 	var cp *checkpoint.Checkpoint
 	if err == nil {
 		if cp, err = checkpoint.New(st, checkpoint.Config{}); err != nil {
@@ -152,7 +152,7 @@ func (cr *crawl) retryDead() error {
 // 0 for URLs queued but never sent. Call it once the checkpoint is
 // closed; it reopens the file and only reads it.
 func pendingByDomain(path string) (map[string]int, error) {
-	s, err := bolt.Open(path)
+	s, err := bolt.Open(path, bolt.Config{})
 	if err != nil {
 		return nil, err
 	}

@@ -121,7 +121,7 @@ func TestRedisClusterCrawlCarriesOnWhileItsSlotMoves(t *testing.T) {
 		}
 		procs = append(procs, proc{cmd, stdout, stderr})
 	}
-	cs, err := redis.NewCollyStorage(c.Client(t), id)
+	cs, err := redis.NewCollyStorage(c.Client(t), id, redis.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ import (
 
 // crawl is one run: the collector with every extension wired in, the
 // output, and what the end of the run needs to decide and report. Later
-// extensions add themselves in newCrawl: to exts, judges and reportOpts,
+// extensions add themselves in newCrawl: to exts, judges and sources,
 // and their Close to closers.
 type crawl struct {
 	cfg     Config
@@ -46,12 +46,12 @@ type crawl struct {
 	reach   *reach        // whether the start hosts answer at all
 	robots  *robotsPolicy // --obey-robots, or nil
 
-	exts       []breakwater.Extension // registered in order
-	judges     []outcome.Judge        // asked how the run ended
-	reportOpts []report.Sources       // sources of the report
-	closers    []func() error         // run after the crawl, in reverse
-	metrics    *metrics.Metrics       // -metrics, or nil
-	registry   *prometheus.Registry
+	exts     []breakwater.Extension // registered in order
+	judges   []outcome.Judge        // asked how the run ended
+	sources  report.Sources         // what the report reads; run adds the run's counts
+	closers  []func() error         // run after the crawl, in reverse
+	metrics  *metrics.Metrics       // -metrics, or nil
+	registry *prometheus.Registry
 
 	cancel context.CancelFunc // aborts requests in flight (second signal)
 
@@ -225,7 +225,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 		cr.judges = append(cr.judges, withoutKind{cr.b, []string{"unfinished"}}, cr.v, cr.shared.judge(cfg.Timeout))
 	}
 	cr.judges = append(cr.judges, cr.reach)
-	cr.reportOpts = append(cr.reportOpts, report.Sources{Breaker: cr.b, Validator: cr.v})
+	cr.sources.Breaker, cr.sources.Validator = cr.b, cr.v
 	if cfg.format == report.HTML {
 		// The page draws each domain over time: the timeline follows the
 		// breaker from here on.
@@ -236,7 +236,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 			cr.abandon()
 			return nil, err
 		}
-		cr.reportOpts = append(cr.reportOpts, report.Sources{Timeline: tl})
+		cr.sources.Timeline = tl
 	}
 	if err := breakwater.Use(cr.c, cr.exts...); err != nil {
 		return nil, err
@@ -547,12 +547,13 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 	}
 
 	ended := time.Now()
-	opts := append(cr.reportOpts, report.Sources{Records: perHost, Start: cr.started, End: ended})
+	src := cr.sources
+	src.Records, src.Start, src.End = perHost, cr.started, ended
 	cr.volMu.Lock()
-	opts = append(opts, report.Sources{Latencies: cr.latencies, Bytes: cr.bytes})
+	src.Latencies, src.Bytes = cr.latencies, cr.bytes
 	cr.volMu.Unlock()
 	if cr.robots != nil {
-		opts = append(opts, report.Sources{Robots: cr.robots.counts()})
+		src.Robots = cr.robots.counts()
 	}
 	if cr.cp != nil {
 		// The checkpoint knows what is left better than the breaker: URLs
@@ -560,10 +561,10 @@ func (cr *crawl) run() (outcome.Outcome, report.Report) {
 		if pending, err := pendingByDomain(cr.cfg.Checkpoint); err != nil {
 			cr.log.Warn().Str("event", "checkpoint_unreadable").Err(err).Msg("cannot count the checkpoint's unfinished URLs for the report")
 		} else {
-			opts = append(opts, report.Sources{Unfinished: pending})
+			src.Unfinished = pending
 		}
 	}
-	r := report.New(o, opts...)
+	r := report.New(o, src)
 	ev := cr.log.Info()
 	if o.State != outcome.Complete {
 		ev = cr.log.Warn()

@@ -22,14 +22,14 @@ const (
 // startDemo starts the fleet: a healthy store, one that degrades mid-run
 // and one that turns into consent shells mid-run.
 func startDemo(log zerolog.Logger) (*testserver.Fleet, error) {
-	f, err := testserver.StartFleet(
-		testserver.Config{Products: demoProducts, PerPage: demoPerPage,
+	f, err := testserver.StartFleet([]testserver.Config{
+		{Products: demoProducts, PerPage: demoPerPage,
 			Scenario: testserver.Scenario{Latency: demoLatency}},
-		testserver.Config{Products: demoProducts, PerPage: demoPerPage,
+		{Products: demoProducts, PerPage: demoPerPage,
 			Scenario: testserver.Scenario{Mode: testserver.Degrade, After: demoDegrade, Latency: demoLatency}},
-		testserver.Config{Products: demoProducts, PerPage: demoPerPage,
+		{Products: demoProducts, PerPage: demoPerPage,
 			Scenario: testserver.Scenario{Mode: testserver.Empty, After: demoConsent, Latency: demoLatency}},
-	)
+	})
 	if err != nil {
 		return nil, err
 	}

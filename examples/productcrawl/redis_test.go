@@ -81,7 +81,7 @@ func (sc sharedCrawl) args(more ...string) []string {
 // queue is the crawl's Colly storage, for the test to inspect its queue.
 func (sc sharedCrawl) queue(t *testing.T) *redis.CollyStorage {
 	t.Helper()
-	cs, err := redis.NewCollyStorage(sc.client, sc.id)
+	cs, err := redis.NewCollyStorage(sc.client, sc.id, redis.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func plainProfile(t *testing.T) string {
 
 func startFleet(t *testing.T, cfgs ...testserver.Config) *testserver.Fleet {
 	t.Helper()
-	f, err := testserver.StartFleet(cfgs...)
+	f, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +520,7 @@ func TestDefaultCrawlIDIsTheSameForTheSameStartURLs(t *testing.T) {
 			t.Errorf("id %q: %v", id, err)
 		}
 	}
-	if _, err := redis.NewCollyStorage(goredis.NewClient(&goredis.Options{}), a); err != nil {
+	if _, err := redis.NewCollyStorage(goredis.NewClient(&goredis.Options{}), a, redis.Config{}); err != nil {
 		t.Errorf("storage/redis refuses the derived id %q: %v", a, err)
 	}
 }

@@ -66,7 +66,7 @@ func TestKilledAtRandomMomentsResumesToExactlyOnce(t *testing.T) {
 		}
 		cfgs = append(cfgs, testserver.Config{Products: n, PerPage: 50, Scenario: testserver.Scenario{Latency: 3 * time.Millisecond}})
 	}
-	fleet, err := testserver.StartFleet(cfgs...)
+	fleet, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestKilledAtRandomMomentsResumesToExactlyOnce(t *testing.T) {
 // had been rescheduled d later. The test cannot wait out a real cooldown.
 func ageCheckpoint(t *testing.T, path string, d time.Duration) {
 	t.Helper()
-	s, err := bolt.Open(path)
+	s, err := bolt.Open(path, bolt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func run(ctx context.Context, start, ckpt string, log zerolog.Logger, out io.Wri
 	if err != nil {
 		return 64, err
 	}
-	st, err := bolt.Open(ckpt) // the crawl's checkpoint, one file: a rerun resumes what is left
+	st, err := bolt.Open(ckpt, bolt.Config{}) // the crawl's checkpoint, one file: a rerun resumes what is left
 	if err != nil {
 		return 64, err // names the file and what to do
 	}

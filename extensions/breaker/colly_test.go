@@ -164,10 +164,10 @@ func TestWorksWithCollyQueue(t *testing.T) {
 }
 
 func TestOneFailingDomainLeavesOthersFlowing(t *testing.T) {
-	fleet, err := testserver.StartFleet(
-		testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 5}},
-		testserver.Config{Products: 100},
-	)
+	fleet, err := testserver.StartFleet([]testserver.Config{
+		{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 5}},
+		{Products: 100},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,11 +158,11 @@ func TestCutBodyIsDegradedWithoutAValidator(t *testing.T) {
 // sites: no circuit opens, no fleet alarm, and the run is tripped (work
 // left), never complete and never error.
 func TestCrawlDeadlineIsNotTheSitesFailure(t *testing.T) {
-	fleet, err := testserver.StartFleet(
-		testserver.Config{Products: 60, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}},
-		testserver.Config{Products: 60, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}},
-		testserver.Config{Products: 60, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}},
-	)
+	fleet, err := testserver.StartFleet([]testserver.Config{
+		{Products: 60, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}},
+		{Products: 60, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}},
+		{Products: 60, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 	for range 3 {
 		cfgs = append(cfgs, testserver.Config{Products: 30, Scenario: testserver.Scenario{Latency: 2 * time.Millisecond}})
 	}
-	fleet, err := testserver.StartFleet(cfgs...)
+	fleet, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}

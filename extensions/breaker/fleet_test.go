@@ -37,7 +37,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // crawlFleet crawls every store of cfgs, pages pages each, with b.
 func crawlFleet(t *testing.T, b *breaker.Breaker, pages int, cfgs ...testserver.Config) *testserver.Fleet {
 	t.Helper()
-	fleet, err := testserver.StartFleet(cfgs...)
+	fleet, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestEveryConnectionRefusedIsClientSide(t *testing.T) {
 	for range 6 {
 		cfgs = append(cfgs, testserver.Config{Products: 60})
 	}
-	fleet, err := testserver.StartFleet(cfgs...)
+	fleet, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestHalfTheFleetReallyFailingIsNotClientSide(t *testing.T) {
 		{Products: 40},
 		{Products: 40, Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 40, Burst: 3}},
 	}
-	fleet, err := testserver.StartFleet(cfgs...)
+	fleet, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +196,11 @@ func TestFleetWideBlockedAlarm(t *testing.T) {
 	// Never held (BlockedAfter -1): the alarm is about 403s answered
 	// across the fleet over time.
 	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Clock: clk, Logger: zerolog.New(&log), BlockedAfter: -1})
-	fleet, err := testserver.StartFleet(
-		testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Blocked}},
-		testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Blocked}},
-		testserver.Config{Products: 40},
-	)
+	fleet, err := testserver.StartFleet([]testserver.Config{
+		{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Blocked}},
+		{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Blocked}},
+		{Products: 40},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestHangingSitesWhileAnotherSucceedsAreNotClientSide(t *testing.T) {
 		{Products: 4},
 		{Products: 30, Scenario: degrade}, {Products: 30, Scenario: degrade},
 	}
-	fleet, err := testserver.StartFleet(cfgs...)
+	fleet, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -278,7 +278,7 @@ func TestAPausedProxyPoolRefusesAfterTheProgramsOnRequest(t *testing.T) {
 // (checkpoint, then file) when the test ends.
 func boltCheckpoint(t *testing.T) *checkpoint.Checkpoint {
 	t.Helper()
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"))
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"), bolt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

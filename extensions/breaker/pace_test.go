@@ -16,10 +16,10 @@ import (
 
 func TestWaitingDomainNeverHoldsUpAnother(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
-	fleet, err := testserver.StartFleet(
-		testserver.Config{Products: 20, Now: clk.Now, Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: 30 * time.Second}},
-		testserver.Config{Products: 50},
-	)
+	fleet, err := testserver.StartFleet([]testserver.Config{
+		{Products: 20, Now: clk.Now, Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: 30 * time.Second}},
+		{Products: 50},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

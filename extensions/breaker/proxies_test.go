@@ -53,7 +53,7 @@ func (d *dialCounter) count(addr string) int {
 // startPool starts local test proxies of cfgs and a Pool over them.
 func startPool(t *testing.T, cfgs ...testserver.ProxyConfig) (*testserver.ProxyFleet, *proxy.Pool) {
 	t.Helper()
-	fleet, err := testserver.StartProxies(cfgs...)
+	fleet, err := testserver.StartProxies(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,9 +460,9 @@ func TestAProxyAnsweringBare502IsTheOutlier(t *testing.T) {
 func TestProxyCredentialsAppearNowhere(t *testing.T) {
 	const secret = "pa55-w0rd"
 	store := startStore(t, testserver.Config{Products: 20})
-	fleet, err := testserver.StartProxies(testserver.ProxyConfig{User: "crawler", Password: secret},
-		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}},
-		testserver.ProxyConfig{User: "crawler", Password: secret, Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBadGateway}})
+	fleet, err := testserver.StartProxies([]testserver.ProxyConfig{{User: "crawler", Password: secret},
+		{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}},
+		{User: "crawler", Password: secret, Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBadGateway}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func benchBackends(dir string) []benchBackend {
 	return []benchBackend{
 		{"memory", func(*testing.B, string) storage.Store { return memory.New() }},
 		{"bolt", func(b *testing.B, name string) storage.Store {
-			s, err := bolt.Open(filepath.Join(dir, name+".db"))
+			s, err := bolt.Open(filepath.Join(dir, name+".db"), bolt.Config{})
 			if err != nil {
 				b.Fatal(err)
 			}

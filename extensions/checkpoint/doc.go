@@ -4,7 +4,7 @@
 // (storage.Record: pending, in flight, done, failed, parked, dead) in any
 // storage.Store, and only what is finished counts on a restart.
 //
-//	st, err := bolt.Open("crawl.db") // the embedded store, one file
+//	st, err := bolt.Open("crawl.db", bolt.Config{}) // the embedded store, one file
 //	if err != nil { ... }
 //	defer st.Close()                 // after cp.Close
 //	cp, err := checkpoint.New(st, checkpoint.Config{})

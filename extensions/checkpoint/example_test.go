@@ -29,7 +29,7 @@ func Example() {
 	clk := clocktest.NewFake(time.Now()) // so the example need not wait out a cooldown
 
 	run := func() {
-		st, err := bolt.Open(path)
+		st, err := bolt.Open(path, bolt.Config{})
 		if err != nil {
 			fmt.Println(err) // names the file and says what to do
 			return

@@ -54,7 +54,7 @@ func TestOpenRefusesBadFilesAndLeavesThemAlone(t *testing.T) {
 	good := finishedCheckpoint(t)
 	full, _ := os.ReadFile(good)
 	newer := finishedCheckpoint(t)
-	s, err := bolt.Open(newer)
+	s, err := bolt.Open(newer, bolt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestOpenRefusesBadFilesAndLeavesThemAlone(t *testing.T) {
 				}
 			}
 			sum := fileSum(t, path)
-			cp, err := openFile(path, nil)
+			cp, err := openFile(path, bolt.Config{})
 			if err == nil {
 				closeCP(cp)
 				t.Fatalf("Open accepted the file")
@@ -117,10 +117,10 @@ func TestOpenRefusesBadFilesAndLeavesThemAlone(t *testing.T) {
 			}
 		})
 	}
-	if _, err := openFile(filepath.Join(good, "crawl.db"), nil); err == nil || !strings.Contains(err.Error(), good) {
+	if _, err := openFile(filepath.Join(good, "crawl.db"), bolt.Config{}); err == nil || !strings.Contains(err.Error(), good) {
 		t.Errorf("a path under a file: %v, want an error naming it", err)
 	}
-	if _, err := openFile(dbPath(t), nil, checkpoint.Config{MaxAttempts: -1}); !errors.Is(err, storage.ErrInvalid) {
+	if _, err := openFile(dbPath(t), bolt.Config{}, checkpoint.Config{MaxAttempts: -1}); !errors.Is(err, storage.ErrInvalid) {
 		t.Errorf("Config.MaxAttempts -1: %v, want ErrInvalid", err)
 	}
 }
@@ -142,7 +142,7 @@ func TestHelperProcess(t *testing.T) {
 func helperMain(mode, path string) error {
 	switch mode {
 	case "hold":
-		cp, err := openFile(path, nil)
+		cp, err := openFile(path, bolt.Config{})
 		if err != nil {
 			return err
 		}
@@ -157,13 +157,14 @@ func helperMain(mode, path string) error {
 		defer store.Close()
 		var cr *crawler
 		hooked := make(chan error, 1)
-		cp, err := openFile(path, nil, checkpoint.Config{OnStoreError: func(err error) {
-			cr.halt() // what a program does: stop the crawl
+		cp, err := openFile(path, bolt.Config{}, checkpoint.Config{OnStoreError: func(err error) {
+			cr.halt()
 			select {
 			case hooked <- err:
 			default:
 			}
 		}})
+
 		if err != nil {
 			return err
 		}
@@ -217,7 +218,7 @@ func helperMain(mode, path string) error {
 		// Crawl the store at BW_CP_URL with 4 requests at a time until
 		// inflightDone pages are done and 4 requests hang in flight; make
 		// that durable, say so, and wait to be killed.
-		cp, err := openFile(path, nil)
+		cp, err := openFile(path, bolt.Config{})
 		if err != nil {
 			return err
 		}
@@ -269,7 +270,7 @@ func TestSecondProcessGetsALockedErrorWithinASecond(t *testing.T) {
 	_, lines := helper(t, "hold", path)
 	next(t, lines, "open")
 	start := time.Now()
-	_, err := openFile(path, nil)
+	_, err := openFile(path, bolt.Config{})
 	took := time.Since(start)
 	if !errors.Is(err, storage.ErrLocked) || !strings.Contains(err.Error(), path) || took > 3*time.Second {
 		t.Fatalf("Open of a checkpoint another process holds: %v after %v; want ErrLocked naming the file within about a second", err, took)

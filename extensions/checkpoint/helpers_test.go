@@ -24,9 +24,9 @@ var fast = bolt.Config{FlushInterval: 5 * time.Millisecond}
 var stores sync.Map // *checkpoint.Checkpoint → storage.Store
 
 // openFile opens the checkpoint file at path as a program does: the
-// embedded store with bopts, then the checkpoint on it with the one
+// embedded store with bopt, then the checkpoint on it with the one
 // Config given, if any. closeCP closes both.
-func openFile(path string, bopts []bolt.Config, opts ...checkpoint.Config) (*checkpoint.Checkpoint, error) {
+func openFile(path string, bopt bolt.Config, opts ...checkpoint.Config) (*checkpoint.Checkpoint, error) {
 	var cfg checkpoint.Config
 	switch len(opts) {
 	case 0:
@@ -35,7 +35,7 @@ func openFile(path string, bopts []bolt.Config, opts ...checkpoint.Config) (*che
 	default:
 		return nil, fmt.Errorf("openFile: %d checkpoint.Configs; give at most one", len(opts))
 	}
-	s, err := bolt.Open(path, bopts...)
+	s, err := bolt.Open(path, bopt)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func startStore(t *testing.T, cfg testserver.Config) *testserver.Store {
 
 func openCP(t *testing.T, path string, opts ...checkpoint.Config) *checkpoint.Checkpoint {
 	t.Helper()
-	cp, err := openFile(path, []bolt.Config{fast}, opts...)
+	cp, err := openFile(path, fast, opts...)
 	if err != nil {
 		t.Fatalf("opening %s: %v", path, err)
 	}

@@ -23,7 +23,7 @@ func ExampleCheckpoint_Sink() {
 	ckpt, out := filepath.Join(dir, "crawl.db"), filepath.Join(dir, "products.jsonl")
 
 	run := func() {
-		st, err := bolt.Open(ckpt)
+		st, err := bolt.Open(ckpt, bolt.Config{})
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -19,6 +19,7 @@ import (
 	"github.com/breakwater-crawl/breakwater/extensions/checkpoint"
 	"github.com/breakwater-crawl/breakwater/extensions/validate"
 	"github.com/breakwater-crawl/breakwater/internal/childtest"
+	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/testserver"
 	"github.com/gocolly/colly/v2"
 )
@@ -97,7 +98,7 @@ func sinkCrawlChild(path string) error {
 	}
 	defer f.Close()
 	out := &tearingFile{File: f, tearAt: tear}
-	cp, err := openFile(path, nil)
+	cp, err := openFile(path, bolt.Config{})
 	if err != nil {
 		return err
 	}

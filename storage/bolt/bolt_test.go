@@ -12,7 +12,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store {
-		s, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"))
+		s, err := bolt.Open(filepath.Join(t.TempDir(), "crawl.db"), bolt.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -117,7 +117,7 @@ func runHelper(mode string, args []string) error {
 		return nil
 	case "create":
 		// Try to create a checkpoint (run as an unprivileged user).
-		_, err := bolt.Open(path)
+		_, err := bolt.Open(path, bolt.Config{})
 		var fe *bolt.FileError
 		say("err %t %t %v", errors.Is(err, fs.ErrPermission), errors.As(err, &fe), err)
 		return nil

@@ -1,7 +1,7 @@
 // Package bolt is the embedded, single-file storage.Store: Breakwater's
 // default checkpoint, on go.etcd.io/bbolt.
 //
-//	s, err := bolt.Open("crawl.db")
+//	s, err := bolt.Open("crawl.db", bolt.Config{})
 //	if err != nil {
 //		return err // *FileError: which file, what is wrong, what to do
 //	}

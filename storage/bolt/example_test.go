@@ -23,7 +23,7 @@ func Example() {
 	path := filepath.Join(dir, "crawl.db")
 
 	// First run.
-	s, err := bolt.Open(path)
+	s, err := bolt.Open(path, bolt.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func Example() {
 	_ = s.Close()
 
 	// Next run.
-	s, err = bolt.Open(path)
+	s, err = bolt.Open(path, bolt.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func ExampleOpen_refused() {
 	fmt.Fprintln(f, "not a checkpoint")
 	f.Close()
 
-	_, err = bolt.Open(f.Name())
+	_, err = bolt.Open(f.Name(), bolt.Config{})
 	var fe *bolt.FileError
 	fmt.Println(errors.Is(err, storage.ErrNotCheckpoint), errors.As(err, &fe) && fe.Path == f.Name())
 	fmt.Println(fe.Hint)

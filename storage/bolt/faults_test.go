@@ -25,11 +25,11 @@ const pageSize = 4096 // bbolt's page size on the platforms these tests run on
 
 // refusedUntouched opens path, expects kind, and checks that the file's
 // bytes did not change and nothing was created beside it.
-func refusedUntouched(t *testing.T, path string, kind error, opts ...bolt.Config) {
+func refusedUntouched(t *testing.T, path string, kind error, c bolt.Config) {
 	t.Helper()
 	sum := fileSum(t, path)
 	before, _ := os.ReadDir(filepath.Dir(path))
-	s, err := bolt.Open(path, opts...)
+	s, err := bolt.Open(path, c)
 	if err == nil {
 		s.Close()
 		t.Fatalf("Open(%s) accepted the file", path)
@@ -65,7 +65,7 @@ func TestOpenRefusesWhatIsNotACheckpoint(t *testing.T) {
 		"zeros":  make([]byte, 3*pageSize),
 	} {
 		t.Run(name, func(t *testing.T) {
-			refusedUntouched(t, writeFile(t, "crawl.db", content), storage.ErrNotCheckpoint)
+			refusedUntouched(t, writeFile(t, "crawl.db", content), storage.ErrNotCheckpoint, bolt.Config{})
 		})
 	}
 	t.Run("directory", func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestOpenRefusesWhatIsNotACheckpoint(t *testing.T) {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		_, err := bolt.Open(dir)
+		_, err := bolt.Open(dir, bolt.Config{})
 		checkRefused(t, err, dir, storage.ErrNotCheckpoint)
 	})
 }
@@ -95,7 +95,7 @@ func TestOpenRefusesABoltFileOfSomethingElse(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	refusedUntouched(t, path, storage.ErrNotCheckpoint)
+	refusedUntouched(t, path, storage.ErrNotCheckpoint, bolt.Config{})
 }
 
 // setFormat rewrites the format version of the checkpoint at path: the
@@ -123,7 +123,7 @@ func setFormat(t *testing.T, path string, delta int) {
 func TestOpenRefusesANewerFormat(t *testing.T) {
 	path := makeCheckpoint(t, 50)
 	setFormat(t, path, +1)
-	refusedUntouched(t, path, storage.ErrNewerFormat)
+	refusedUntouched(t, path, storage.ErrNewerFormat, bolt.Config{})
 }
 
 // Format 1 was written by development builds only; this build refuses it
@@ -131,7 +131,7 @@ func TestOpenRefusesANewerFormat(t *testing.T) {
 func TestOpenRefusesAnOlderFormat(t *testing.T) {
 	path := makeCheckpoint(t, 50)
 	setFormat(t, path, -1)
-	refusedUntouched(t, path, storage.ErrNotCheckpoint)
+	refusedUntouched(t, path, storage.ErrNotCheckpoint, bolt.Config{})
 }
 
 func TestOpenRefusesATruncatedCheckpoint(t *testing.T) {
@@ -150,7 +150,7 @@ func TestOpenRefusesATruncatedCheckpoint(t *testing.T) {
 	db.Close()
 	for _, size := range []int64{0, 100, pageSize + 1, used / 2, used - pageSize} {
 		t.Run(fmt.Sprintf("%d bytes of %d", size, used), func(t *testing.T) {
-			refusedUntouched(t, writeFile(t, "crawl.db", full[:size]), storage.ErrCorrupt)
+			refusedUntouched(t, writeFile(t, "crawl.db", full[:size]), storage.ErrCorrupt, bolt.Config{})
 		})
 	}
 }
@@ -170,7 +170,7 @@ func TestOpenRefusesDamagedMetaPages(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	refusedUntouched(t, path, storage.ErrCorrupt)
+	refusedUntouched(t, path, storage.ErrCorrupt, bolt.Config{})
 }
 
 // findPage returns the offset of the page holding URL number i.
@@ -215,7 +215,7 @@ func TestOpenRefusesADamagedRecordInTheMiddle(t *testing.T) {
 				b := bytes.Clone(full)
 				b[findValue(t, b, i, what)+len(rec(i, 0).URL)-1] ^= 0x01
 				damaged := writeFile(t, "crawl.db", b)
-				refusedUntouched(t, damaged, storage.ErrCorrupt)
+				refusedUntouched(t, damaged, storage.ErrCorrupt, bolt.Config{})
 				refusedUntouched(t, damaged, storage.ErrCorrupt, bolt.Config{Verify: true})
 			})
 		}
@@ -261,7 +261,7 @@ func checkFoundInUse(t *testing.T, err error, path, op string) {
 func TestDamageAfterOpenIsReportedNotReturned(t *testing.T) {
 	path := makeCheckpoint(t, 3000)
 	b, _ := os.ReadFile(path)
-	s := mustOpen(t, path)
+	s := mustOpen(t, path, bolt.Config{})
 	damageOpen(t, path, findPage(t, b, 1500)+5, 0x01)
 	sum := fileSum(t, path)
 	_, _, err := s.Get(rec(1500, 0).ID)
@@ -276,7 +276,7 @@ func TestDamageAfterOpenIsReportedNotReturned(t *testing.T) {
 	if fileSum(t, path) != sum {
 		t.Errorf("reading changed the file")
 	}
-	refusedUntouched(t, path, storage.ErrCorrupt)
+	refusedUntouched(t, path, storage.ErrCorrupt, bolt.Config{})
 }
 
 // A damaged page makes bbolt panic; the panic must come back as
@@ -289,10 +289,10 @@ func TestBboltPanicOnDamagedPageBecomesErrCorrupt(t *testing.T) {
 	page := findPage(t, b, 1500) / pageSize * pageSize
 	damaged := bytes.Clone(b)
 	binary.LittleEndian.PutUint64(damaged[page:], 0xDEADBEEF) // the page's own id: bbolt asserts it
-	refusedUntouched(t, writeFile(t, "crawl.db", damaged), storage.ErrCorrupt)
+	refusedUntouched(t, writeFile(t, "crawl.db", damaged), storage.ErrCorrupt, bolt.Config{})
 	refusedUntouched(t, writeFile(t, "crawl.db", damaged), storage.ErrCorrupt, bolt.Config{Verify: true})
 
-	s := mustOpen(t, path)
+	s := mustOpen(t, path, bolt.Config{})
 	for i := range 4 { // the same page id, damaged in place under the open store
 		damageOpen(t, path, page+i, byte(uint32(0xDEADBEEF)>>(8*i))^b[page+i])
 	}
@@ -315,18 +315,18 @@ func TestBboltPanicOnDamagedPageBecomesErrCorrupt(t *testing.T) {
 	for i := 2 * pageSize; i < len(b); i++ {
 		b[i] = 0xFF
 	}
-	refusedUntouched(t, writeFile(t, "crawl.db", b), storage.ErrCorrupt)
+	refusedUntouched(t, writeFile(t, "crawl.db", b), storage.ErrCorrupt, bolt.Config{})
 }
 
 func TestSecondOpenerGetsErrLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crawl.db")
-	s := mustOpen(t, path)
+	s := mustOpen(t, path, bolt.Config{})
 	if err := s.Put(rec(1, storage.Pending)); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := bolt.Open(path) // the default lock timeout, 1 s
+		_, err := bolt.Open(path, bolt.Config{}) // the default lock timeout, 1 s
 		done <- err
 	}()
 	select {
@@ -338,7 +338,7 @@ func TestSecondOpenerGetsErrLocked(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2 := mustOpen(t, path) // released by Close
+	s2 := mustOpen(t, path, bolt.Config{}) // released by Close
 	if _, ok, err := s2.Get(rec(1, 0).ID); err != nil || !ok {
 		t.Errorf("after the first store closed, the second finds %v %v", ok, err)
 	}
@@ -355,7 +355,7 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
 		}
 	}
-	if _, err := bolt.Open(""); !errors.Is(err, storage.ErrInvalid) {
+	if _, err := bolt.Open("", bolt.Config{}); !errors.Is(err, storage.ErrInvalid) {
 		t.Errorf("empty path: err = %v, want ErrInvalid", err)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
@@ -374,7 +374,7 @@ func TestOpenInAPathThatCannotBeCreated(t *testing.T) {
 		"parent is a file": {filepath.Join(file, "crawl.db"), syscall.ENOTDIR},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := bolt.Open(tc.path)
+			_, err := bolt.Open(tc.path, bolt.Config{})
 			var fe *bolt.FileError
 			if !errors.As(err, &fe) || fe.Path != tc.path || fe.Hint == "" || !errors.Is(err, tc.cause) {
 				t.Errorf("err = %v, want a FileError naming %s, wrapping %v and saying what to do", err, tc.path, tc.cause)
@@ -405,7 +405,7 @@ func TestOpenInAnUnwritableDirectory(t *testing.T) {
 	path := filepath.Join(ro, "crawl.db")
 
 	if os.Geteuid() != 0 {
-		_, err := bolt.Open(path)
+		_, err := bolt.Open(path, bolt.Config{})
 		var fe *bolt.FileError
 		if !errors.Is(err, fs.ErrPermission) || !errors.As(err, &fe) || !strings.Contains(err.Error(), "writable") {
 			t.Fatalf("err = %v, want a FileError wrapping fs.ErrPermission", err)

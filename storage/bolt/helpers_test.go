@@ -26,9 +26,9 @@ func rec(i int, st storage.State) storage.Record {
 	}
 }
 
-func mustOpen(t *testing.T, path string, opts ...bolt.Config) *bolt.Store {
+func mustOpen(t *testing.T, path string, c bolt.Config) *bolt.Store {
 	t.Helper()
-	s, err := bolt.Open(path, opts...)
+	s, err := bolt.Open(path, c)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", path, err)
 	}
@@ -41,7 +41,7 @@ func mustOpen(t *testing.T, path string, opts ...bolt.Config) *bolt.Store {
 func makeCheckpoint(t *testing.T, n int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "crawl.db")
-	s := mustOpen(t, path)
+	s := mustOpen(t, path, bolt.Config{})
 	for i := range n {
 		st := storage.Pending
 		if i%3 == 0 {

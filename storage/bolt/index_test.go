@@ -55,7 +55,7 @@ func TestOpenRefusesIndexesThatDisagree(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := makeCheckpoint(t, 3000)
 			tamper(t, path, fn)
-			refusedUntouched(t, path, storage.ErrCorrupt)
+			refusedUntouched(t, path, storage.ErrCorrupt, bolt.Config{})
 		})
 	}
 }
@@ -105,7 +105,7 @@ func TestOpenRefusesRecordsAndRequestsThatDisagree(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := makeCheckpoint(t, 3000)
 			tamper(t, path, fn)
-			refusedUntouched(t, path, storage.ErrCorrupt)
+			refusedUntouched(t, path, storage.ErrCorrupt, bolt.Config{})
 			refusedUntouched(t, path, storage.ErrCorrupt, bolt.Config{Verify: true})
 		})
 	}
@@ -134,7 +134,7 @@ func TestRequestChangesSurviveReopen(t *testing.T) {
 		{"empty", storage.Done, []byte{}, true},
 		{"again", storage.Failed, []byte("D"), false},
 	}
-	s := mustOpen(t, path)
+	s := mustOpen(t, path, bolt.Config{})
 	for _, step := range steps {
 		r.State, r.Request = step.st, step.req
 		if err := s.Put(r, other); err != nil {
@@ -175,7 +175,7 @@ func TestRequestChangesSurviveReopen(t *testing.T) {
 // are told apart from IDs the store does not hold, and keep their Seq.
 func TestIndexAfterReopen(t *testing.T) {
 	path := makeCheckpoint(t, 2000)
-	s := mustOpen(t, path)
+	s := mustOpen(t, path, bolt.Config{})
 	seqs := map[uint64]uint64{}
 	for i := range 2000 {
 		got, ok, err := s.Get(rec(i, 0).ID)

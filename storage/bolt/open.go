@@ -32,8 +32,8 @@ import (
 //     Config.LockTimeout.
 //
 // Damage met later is returned by the store's methods as storage.ErrCorrupt.
-func Open(path string, cfg ...Config) (storage.Store, error) {
-	o, err := resolve(cfg)
+func Open(path string, c Config) (storage.Store, error) {
+	o, err := resolve(c)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ const (
 )
 
 // Config configures Open; a zero field keeps the default, a negative one
-// is rejected; of several Configs, later non-zero fields win.
+// is rejected.
 type Config struct {
 	// FlushInterval is how long a Put may wait for its commit (DefaultFlushInterval).
 	FlushInterval time.Duration
@@ -44,23 +44,20 @@ type Config struct {
 	Clock clock.Clock
 }
 
-// resolve returns the defaults with cfg's non-zero fields over them.
-func resolve(cfg []Config) (Config, error) {
+// resolve returns c with the defaults in its zero fields.
+func resolve(c Config) (Config, error) {
 	o := Config{FlushInterval: DefaultFlushInterval, BatchSize: DefaultBatchSize, LockTimeout: DefaultLockTimeout, Logger: zerolog.Nop()}
-	for _, c := range cfg {
-		if c.FlushInterval < 0 || c.BatchSize < 0 || c.LockTimeout < 0 {
-			return o, fmt.Errorf("%w: storage/bolt: negative FlushInterval (%v), BatchSize (%d) or LockTimeout (%v)",
-				storage.ErrInvalid, c.FlushInterval, c.BatchSize, c.LockTimeout)
-		}
-		o.FlushInterval = cmp.Or(c.FlushInterval, o.FlushInterval)
-		o.BatchSize = cmp.Or(c.BatchSize, o.BatchSize)
-		o.LockTimeout = cmp.Or(c.LockTimeout, o.LockTimeout)
-		o.Verify = o.Verify || c.Verify
-		if !collyx.IsZero(c.Logger) {
-			o.Logger = c.Logger
-		}
-		o.Clock = cmp.Or(c.Clock, o.Clock)
+	if c.FlushInterval < 0 || c.BatchSize < 0 || c.LockTimeout < 0 {
+		return o, fmt.Errorf("%w: storage/bolt: negative FlushInterval (%v), BatchSize (%d) or LockTimeout (%v)",
+			storage.ErrInvalid, c.FlushInterval, c.BatchSize, c.LockTimeout)
 	}
-	o.Clock = cmp.Or(o.Clock, clock.System)
+	o.FlushInterval = cmp.Or(c.FlushInterval, o.FlushInterval)
+	o.BatchSize = cmp.Or(c.BatchSize, o.BatchSize)
+	o.LockTimeout = cmp.Or(c.LockTimeout, o.LockTimeout)
+	o.Verify = c.Verify
+	if !collyx.IsZero(c.Logger) {
+		o.Logger = c.Logger
+	}
+	o.Clock = cmp.Or(c.Clock, clock.System)
 	return o, nil
 }

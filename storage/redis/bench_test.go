@@ -34,12 +34,15 @@ func (r *roundTrips) ProcessPipelineHook(next goredis.ProcessPipelineHook) gored
 	}
 }
 
-func benchQueue(b *testing.B, opts ...redis.Config) (*redis.Queue, *goredis.Client, *roundTrips) {
+func benchQueue(b *testing.B, c redis.Config) (*redis.Queue, *goredis.Client, *roundTrips) {
 	b.Helper()
 	client, prefix := redistest.New(b)
 	rt := &roundTrips{}
 	client.AddHook(rt)
-	q, err := redis.NewQueue(client, "bench", append([]redis.Config{redis.Config{Namespace: prefix}}, opts...)...)
+	if c.Namespace == "" {
+		c.Namespace = prefix
+	}
+	q, err := redis.NewQueue(client, "bench", c)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,7 +65,7 @@ var benchRequest = make([]byte, 400) // about the size of a marshalled Colly GET
 
 // BenchmarkQueueCycle is one job's life on one worker: enqueue, claim, ack.
 func BenchmarkQueueCycle(b *testing.B) {
-	q, _, rt := benchQueue(b)
+	q, _, rt := benchQueue(b, redis.Config{})
 	ctx := context.Background()
 	var claimTrips int64
 	b.ReportAllocs()
@@ -89,7 +92,7 @@ func BenchmarkQueueCycle(b *testing.B) {
 // BenchmarkQueueCycleParallel runs the same cycle from 4 goroutines per CPU
 // on one client, contending for the same queue.
 func BenchmarkQueueCycleParallel(b *testing.B) {
-	q, _, rt := benchQueue(b)
+	q, _, rt := benchQueue(b, redis.Config{})
 	var id atomic.Int64
 	b.SetParallelism(4)
 	b.ReportAllocs()
@@ -122,7 +125,7 @@ func BenchmarkQueueCycleParallel(b *testing.B) {
 // with the queue.
 func BenchmarkClaimFromBacklog(b *testing.B) {
 	const backlog = 10_000
-	q, _, rt := benchQueue(b)
+	q, _, rt := benchQueue(b, redis.Config{})
 	ctx := context.Background()
 	fill := func(round int) {
 		jobs := make([]*redis.Job, backlog)

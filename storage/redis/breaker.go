@@ -35,8 +35,9 @@ type breakerStore struct {
 // fails closed, or open with Config.FailOpen. It is safe for concurrent
 // use. Config.CallTimeout defaults to 1 s here. It does not contact Redis;
 // bad options are reported wrapped in ErrInvalidConfig.
-func NewBreakerStore(client goredis.UniversalClient, crawlID string, cfg ...Config) (circuit.Store, error) {
-	s, err := build(client, crawlID, append([]Config{{CallTimeout: time.Second}}, cfg...))
+func NewBreakerStore(client goredis.UniversalClient, crawlID string, c Config) (circuit.Store, error) {
+	c.CallTimeout = cmp.Or(c.CallTimeout, time.Second)
+	s, err := build(client, crawlID, c)
 	if err != nil {
 		return nil, err
 	}

@@ -20,10 +20,12 @@ const domain = "shop.test:8080"
 
 // workers returns n circuits for the same domain of the same crawl, each
 // on a client (and so connections) of its own, as n worker processes have.
-func workers(t *testing.T, n int, p breaker.Profile, opts ...redis.Config) ([]circuit.Circuit, *goredis.Client, *redis.BreakerStore) {
+func workers(t *testing.T, n int, p breaker.Profile, c redis.Config) ([]circuit.Circuit, *goredis.Client, *redis.BreakerStore) {
 	t.Helper()
 	first, prefix := redistest.New(t)
-	opts = append([]redis.Config{redis.Config{Namespace: prefix}}, opts...)
+	if c.Namespace == "" {
+		c.Namespace = prefix
+	}
 	var out []circuit.Circuit
 	var store0 *redis.BreakerStore
 	for i := range n {
@@ -31,7 +33,7 @@ func workers(t *testing.T, n int, p breaker.Profile, opts ...redis.Config) ([]ci
 		if i > 0 {
 			client = redistest.Client(t)
 		}
-		bs, err := redis.NewBreakerStore(client, "crawl-1", opts...)
+		bs, err := redis.NewBreakerStore(client, "crawl-1", c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +92,7 @@ func tripWith(t *testing.T, c circuit.Circuit, clk bwclock.Clock, p breaker.Prof
 
 func TestTripByOneWorkerRefusesTheOthersAtOnce(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
-	ws, _, _ := workers(t, 3, breaker.Standard())
+	ws, _, _ := workers(t, 3, breaker.Standard(), redis.Config{})
 	// Workers 1 and 2 have requests in flight when worker 0 trips.
 	var late []circuit.Ticket
 	for _, w := range ws[1:] {
@@ -130,7 +132,7 @@ func TestHalfOpenProbesAreLimitedAcrossWorkers(t *testing.T) {
 	for _, p := range []breaker.Profile{breaker.Conservative(), breaker.Standard(), breaker.Aggressive()} {
 		t.Run(p.Name, func(t *testing.T) {
 			clk := clocktest.NewFake(epoch)
-			ws, _, _ := workers(t, 3, p)
+			ws, _, _ := workers(t, 3, p, redis.Config{})
 			tripWith(t, ws[0], clk, p)
 			clk.Advance(p.Cooldown)
 			// Every worker races 30 goroutines for the probes.
@@ -179,7 +181,7 @@ func TestHalfOpenProbesAreLimitedAcrossWorkers(t *testing.T) {
 
 func TestProbesPassingOnDifferentWorkersCloseTheCircuit(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
-	ws, _, _ := workers(t, 2, breaker.Standard()) // 2 probes
+	ws, _, _ := workers(t, 2, breaker.Standard(), redis.Config{}) // 2 probes
 	tripWith(t, ws[0], clk, breaker.Standard())
 	clk.Advance(breaker.Standard().Cooldown)
 	p0, _ := mustAllow(t, ws[0], clk)
@@ -260,7 +262,7 @@ func TestCircuitKeysExpireWhenIdleButNeverWhileOpen(t *testing.T) {
 
 func TestRestoreOpenIsSeenByEveryWorker(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
-	ws, _, _ := workers(t, 2, breaker.Standard())
+	ws, _, _ := workers(t, 2, breaker.Standard(), redis.Config{})
 	until := epoch.Add(10 * time.Minute)
 	tr, err := ws[0].RestoreOpen(clk, until, 4)
 	if err != nil {
@@ -357,7 +359,7 @@ func TestEveryDecisionIsOneRoundTrip(t *testing.T) {
 // (the circuit stays closed), and allowed after.
 func TestRetryAfterGivenToOneWorkerHoldsThemAll(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
-	ws, _, _ := workers(t, 2, breaker.Standard())
+	ws, _, _ := workers(t, 2, breaker.Standard(), redis.Config{})
 	until := epoch.Add(3 * time.Second)
 	p, ok := ws[0].(interface {
 		Pause(bwclock.Clock, time.Time) error

@@ -41,8 +41,8 @@ const (
 // buffered, and concurrent Puts of one record are applied in some order.
 // Close leaves the client open and the data in Redis. It is safe for
 // concurrent use.
-func OpenCheckpoint(client goredis.UniversalClient, crawlID string, cfg ...Config) (storage.Store, error) {
-	s, err := build(client, crawlID, cfg)
+func OpenCheckpoint(client goredis.UniversalClient, crawlID string, c Config) (storage.Store, error) {
+	s, err := build(client, crawlID, c)
 	if err != nil {
 		return nil, err
 	}

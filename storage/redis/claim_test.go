@@ -12,7 +12,7 @@ import (
 
 func TestClaimHandsEachJobToExactlyOneWorker(t *testing.T) {
 	const jobs, workers = 2000, 8
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	batch := make([]*redis.Job, jobs)
 	for i := range batch {
 		batch[i] = job(fmt.Sprintf("j%04d", i))
@@ -71,7 +71,7 @@ func TestClaimHandsEachJobToExactlyOneWorker(t *testing.T) {
 }
 
 func TestClaimGivesTheStoredJobBack(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	in := &redis.Job{
 		ID:      "p1",
 		URL:     "https://Shop.Example:8443/p/1?x=1",
@@ -95,7 +95,7 @@ func TestClaimGivesTheStoredJobBack(t *testing.T) {
 }
 
 func TestEnqueueSkipsIDsAlreadyInTheCrawl(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	enqueue(t, f.q, job("a"))
 	n, err := f.q.Enqueue(ctxT(t), job("a"), job("b"), job("b"))
 	if err != nil || n != 1 {
@@ -112,7 +112,7 @@ func TestEnqueueSkipsIDsAlreadyInTheCrawl(t *testing.T) {
 }
 
 func TestEnqueueRejectsInvalidJobsBeforeWritingAny(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	for _, bad := range []*redis.Job{
 		nil,
 		{URL: ""},
@@ -130,7 +130,7 @@ func TestEnqueueRejectsInvalidJobsBeforeWritingAny(t *testing.T) {
 }
 
 func TestEnqueueLargeBatchInChunks(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	batch := make([]*redis.Job, 1000)
 	for i := range batch {
 		batch[i] = &redis.Job{URL: fmt.Sprintf("https://shop.example/%d", i)} // random IDs

@@ -270,7 +270,7 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 		t.Run("shards="+strconv.Itoa(shards), func(t *testing.T) {
 			client := c.Client(t)
 			ctx := ctxT(t)
-			opts := []redis.Config{redis.Config{Namespace: "every" + strconv.Itoa(shards), Shards: shards, MaxAttempts: 1}}
+			opts := redis.Config{Namespace: "every" + strconv.Itoa(shards), Shards: shards, MaxAttempts: 1}
 			must := func(what string, err error) {
 				t.Helper()
 				if err != nil {
@@ -279,7 +279,7 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 			}
 			// The queue: enqueue, claim, extend, requeue (Park, Fail),
 			// dead, retry dead, ack, reclaim.
-			q, err := redis.NewQueue(client, "q", opts...)
+			q, err := redis.NewQueue(client, "q", opts)
 			must("NewQueue", err)
 			var jobs []*redis.Job
 			for i := range 6 {
@@ -310,7 +310,7 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 
 			// Colly's storage: add, claim, ack (with the visited mark),
 			// the run marker, visit, done and release of plain visits.
-			cs, err := redis.NewCollyStorage(client, "c", opts...)
+			cs, err := redis.NewCollyStorage(client, "c", opts)
 			must("NewCollyStorage", err)
 			defer cs.Close()
 			must("AddRequest", cs.AddRequest([]byte(`{"URL":"https://a.example/queued"}`)))
@@ -340,7 +340,7 @@ func TestEveryScriptRunsOnACluster(t *testing.T) {
 			must("Check", cs.Check(ctx))
 
 			// The circuits: allow, record, snapshot, pause, hold.
-			bs, err := redis.NewBreakerStore(client, "b", opts...)
+			bs, err := redis.NewBreakerStore(client, "b", opts)
 			must("NewBreakerStore", err)
 			clk := bwclock.System
 			for d := range 3 {

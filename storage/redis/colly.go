@@ -63,8 +63,8 @@ var ErrDrained = errors.New("the crawl's queue is drained")
 
 // NewCollyStorage returns the Colly storage of the crawl crawlID on
 // client. It does not contact Redis.
-func NewCollyStorage(client goredis.UniversalClient, crawlID string, cfg ...Config) (*CollyStorage, error) {
-	q, err := newQueue(client, crawlID, cfg...)
+func NewCollyStorage(client goredis.UniversalClient, crawlID string, c Config) (*CollyStorage, error) {
+	q, err := newQueue(client, crawlID, c)
 	if err != nil {
 		return nil, err
 	}

@@ -24,9 +24,12 @@ import (
 )
 
 // collyStorage opens the crawl's Colly storage on a client of its own.
-func collyStorage(t *testing.T, ns string, opts ...redis.Config) *redis.CollyStorage {
+func collyStorage(t *testing.T, ns string, c redis.Config) *redis.CollyStorage {
 	t.Helper()
-	cs, err := redis.NewCollyStorage(redistest.Client(t), "crawl-1", append([]redis.Config{redis.Config{Namespace: ns}}, opts...)...)
+	if c.Namespace == "" {
+		c.Namespace = ns
+	}
+	cs, err := redis.NewCollyStorage(redistest.Client(t), "crawl-1", c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +111,7 @@ func TestIsVisitedClaimsEachRequestForOneWorkerOnly(t *testing.T) {
 	_, ns := redistest.New(t)
 	var workers []*redis.CollyStorage
 	for range 3 {
-		workers = append(workers, collyStorage(t, ns))
+		workers = append(workers, collyStorage(t, ns, redis.Config{}))
 	}
 	const ids = 50
 	var fetch [ids]atomic.Int32
@@ -159,7 +162,7 @@ func TestTwoCollectorsFetchEachURLOnce(t *testing.T) {
 	defer store.Close()
 	var wg sync.WaitGroup
 	for range 2 {
-		cs := collyStorage(t, ns)
+		cs := collyStorage(t, ns, redis.Config{})
 		c := colly.NewCollector(colly.Async(true))
 		cs.Register(c)
 		c.OnScraped(func(r *colly.Response) {
@@ -181,7 +184,7 @@ func TestTwoCollectorsFetchEachURLOnce(t *testing.T) {
 		}
 	}
 	// Done is for good: visiting again fetches nothing.
-	cs := collyStorage(t, ns)
+	cs := collyStorage(t, ns, redis.Config{})
 	c := colly.NewCollector()
 	cs.Register(c)
 	for i := 1; i <= 60; i++ {
@@ -196,7 +199,7 @@ func TestAddRequestQueuesEachRequestOnce(t *testing.T) {
 	_, ns := redistest.New(t)
 	var workers []*redis.CollyStorage
 	for range 3 {
-		workers = append(workers, collyStorage(t, ns))
+		workers = append(workers, collyStorage(t, ns, redis.Config{}))
 	}
 	for _, w := range workers {
 		q, err := queue.New(1, w)
@@ -284,8 +287,8 @@ func TestJobLifecycleThroughTheHooks(t *testing.T) {
 func TestClaimedJobOfADeadWorkerComesBackAfterTheLease(t *testing.T) {
 	_, ns := redistest.New(t)
 	clk := newCrawlClock()
-	opts := []redis.Config{redis.Config{Clock: clk, VisibilityTimeout: 30 * time.Second, PollInterval: 5 * time.Millisecond}}
-	dead, alive := collyStorage(t, ns, opts...), collyStorage(t, ns, opts...)
+	opts := redis.Config{Clock: clk, VisibilityTimeout: 30 * time.Second, PollInterval: 5 * time.Millisecond}
+	dead, alive := collyStorage(t, ns, opts), collyStorage(t, ns, opts)
 	q, _ := queue.New(1, dead)
 	if err := q.AddURL("http://shop.test/only"); err != nil {
 		t.Fatal(err)
@@ -322,7 +325,7 @@ func TestClaimedJobOfADeadWorkerComesBackAfterTheLease(t *testing.T) {
 
 func TestGetRequestReportsADrainedQueue(t *testing.T) {
 	_, ns := redistest.New(t)
-	cs := collyStorage(t, ns)
+	cs := collyStorage(t, ns, redis.Config{})
 	if _, err := cs.GetRequest(); !errors.Is(err, redis.ErrDrained) {
 		t.Fatalf("GetRequest on an empty crawl: %v, want ErrDrained", err)
 	}
@@ -330,7 +333,7 @@ func TestGetRequestReportsADrainedQueue(t *testing.T) {
 
 func TestCookiesAreSharedByWorkers(t *testing.T) {
 	_, ns := redistest.New(t)
-	a, b := collyStorage(t, ns), collyStorage(t, ns)
+	a, b := collyStorage(t, ns, redis.Config{}), collyStorage(t, ns, redis.Config{})
 	u, _ := url.Parse("http://shop.test:8080/cart")
 	a.SetCookies(u, "session=abc")
 	if got := b.Cookies(u); got != "session=abc" {
@@ -482,7 +485,7 @@ func TestHasVisitedThenVisitFetchesTheURL(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := colly.NewCollector()
-	if err := c.SetStorage(collyStorage(t, ns)); err != nil {
+	if err := c.SetStorage(collyStorage(t, ns, redis.Config{})); err != nil {
 		t.Fatal(err)
 	}
 	u := srv.URL + "/page"

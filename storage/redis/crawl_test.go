@@ -92,7 +92,7 @@ func fleet(t *testing.T, n, products int, first testserver.Scenario, all testser
 		cfgs[i] = testserver.Config{Products: products, Scenario: all}
 	}
 	cfgs[0].Scenario = first
-	f, err := testserver.StartFleet(cfgs...)
+	f, err := testserver.StartFleet(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestThreeWorkersShareOneCrawl(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("the crawl did not end within 90s")
 	}
-	cs := inspect(t, client, ns)
+	cs := inspect(t, client, ns, redis.Config{})
 	checkEveryProductOnce(t, f, products, client, cs, 0)
 
 	bad := f.Stores[0]
@@ -248,9 +248,12 @@ func newNamespace(t *testing.T) (*goredis.Client, string) {
 }
 
 // inspect opens the crawl's storage for the test to read.
-func inspect(t *testing.T, client goredis.UniversalClient, ns string, opts ...redis.Config) *redis.CollyStorage {
+func inspect(t *testing.T, client goredis.UniversalClient, ns string, c redis.Config) *redis.CollyStorage {
 	t.Helper()
-	cs, err := redis.NewCollyStorage(client, "shop", append([]redis.Config{redis.Config{Namespace: ns}}, opts...)...)
+	if c.Namespace == "" {
+		c.Namespace = ns
+	}
+	cs, err := redis.NewCollyStorage(client, "shop", c)
 	if err != nil {
 		t.Fatal(err)
 	}

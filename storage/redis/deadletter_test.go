@@ -45,7 +45,7 @@ func TestJobDeadLettersWithItsLastErrorAfterMaxAttempts(t *testing.T) {
 }
 
 func TestRetryDeadGivesAFreshSetOfAttempts(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	j := job("d")
 	j.MaxAttempts = 1
 	enqueue(t, f.q, j)

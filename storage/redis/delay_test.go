@@ -9,7 +9,7 @@ import (
 )
 
 func TestDelayedJobIsNotClaimableBeforeItsTime(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	j := job("later")
 	j.NotBefore = start.Add(10 * time.Second)
 	enqueue(t, f.q, j)
@@ -36,7 +36,7 @@ func TestDelayedJobIsNotClaimableBeforeItsTime(t *testing.T) {
 }
 
 func TestEmptyQueueSaysDrained(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	e := claimEmpty(t, f.q)
 	if !e.Drained() || !errors.Is(e, redis.ErrEmpty) {
 		t.Errorf("empty queue: %v, drained %v", e, e.Drained())
@@ -49,7 +49,7 @@ func TestEmptyQueueSaysDrained(t *testing.T) {
 }
 
 func TestParkWaitsWithoutSpendingAnAttempt(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	enqueue(t, f.q, job("a"))
 	j := claim(t, f.q)
 	reopens := start.Add(2 * time.Minute)

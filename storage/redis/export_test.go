@@ -54,15 +54,20 @@ func (cs *CollyStorage) Holds(id uint64) bool {
 	return ok
 }
 
-// withRand sets the random source of the backoff jitter; the queue
-// serialises its use. Default: math/rand/v2's global source.
-func withRand(r *rand.Rand) Config {
-	return Config{set: func(s *settings) {
+// withRand returns c that also sets the random source of the backoff
+// jitter; the queue serialises its use. Default: math/rand/v2's global source.
+func withRand(c Config, r *rand.Rand) Config {
+	set := c.set
+	c.set = func(s *settings) {
+		if set != nil {
+			set(s)
+		}
 		if r == nil {
 			s.bad("rand: nil")
 		}
 		s.rand = r
-	}}
+	}
+	return c
 }
 
 // Lost is the storage's verdict on the crawl's state, without a round trip.

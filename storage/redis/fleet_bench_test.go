@@ -143,11 +143,11 @@ func BenchmarkFleetClaims(b *testing.B) {
 			for _, workers := range []int{1, 2, 4} {
 				b.Run(fmt.Sprintf("%s/shards=%d/workers=%d", be.name, shards, workers), func(b *testing.B) {
 					ns := fleetNamespace()
-					opts := []redis.Config{redis.Config{Namespace: ns, Shards: shards}}
+					opts := redis.Config{Namespace: ns, Shards: shards}
 					qs := make([]*redis.Queue, workers)
 					probe := be.newClient(b)
 					for w := range qs {
-						q, err := redis.NewQueue(be.newClient(b), "bench", opts...)
+						q, err := redis.NewQueue(be.newClient(b), "bench", opts)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -236,18 +236,18 @@ func BenchmarkFleetURLs(b *testing.B) {
 			for _, workers := range []int{1, 2, 4} {
 				b.Run(fmt.Sprintf("%s/shards=%d/workers=%d", be.name, shards, workers), func(b *testing.B) {
 					ns := fleetNamespace()
-					opts := []redis.Config{redis.Config{Namespace: ns, Shards: shards}}
+					opts := redis.Config{Namespace: ns, Shards: shards}
 					probe := be.newClient(b)
 					qs := make([]*redis.Queue, workers)
 					circuits := make([][]circuit.Circuit, workers)
 					for w := range workers {
 						client := be.newClient(b)
-						q, err := redis.NewQueue(client, "bench", opts...)
+						q, err := redis.NewQueue(client, "bench", opts)
 						if err != nil {
 							b.Fatal(err)
 						}
 						qs[w] = q
-						bs, err := redis.NewBreakerStore(client, "bench", opts...)
+						bs, err := redis.NewBreakerStore(client, "bench", opts)
 						if err != nil {
 							b.Fatal(err)
 						}

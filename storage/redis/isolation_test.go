@@ -10,7 +10,7 @@ import (
 )
 
 func TestTwoCrawlsOnOneRedisAreIsolated(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	a := f.q
 	b := f.queue(t, f.client, "crawl-2")
 	own := job("shared-id")
@@ -68,7 +68,7 @@ func TestEveryKeyCarriesTheRetentionTTL(t *testing.T) {
 }
 
 func TestNewQueueRejectsBadConfiguration(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	for name, tc := range map[string]struct {
 		crawl string
 		opt   redis.Config
@@ -82,14 +82,14 @@ func TestNewQueueRejectsBadConfiguration(t *testing.T) {
 		"cap below base":      {"c", redis.Config{BackoffBase: time.Minute, BackoffCap: time.Second}},
 		"retention too short": {"c", redis.Config{Retention: time.Millisecond}},
 		"tiny poll interval":  {"c", redis.Config{PollInterval: time.Microsecond}},
-		"nil rand":            {"c", redis.WithRand(nil)},
+		"nil rand":            {"c", redis.WithRand(redis.Config{}, nil)},
 	} {
 		_, err := redis.NewQueue(f.client, tc.crawl, tc.opt)
 		if !errors.Is(err, redis.ErrInvalidConfig) {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
 		}
 	}
-	if _, err := redis.NewQueue(nil, "c"); !errors.Is(err, redis.ErrInvalidConfig) {
+	if _, err := redis.NewQueue(nil, "c", redis.Config{}); !errors.Is(err, redis.ErrInvalidConfig) {
 		t.Errorf("nil client: %v", err)
 	}
 }

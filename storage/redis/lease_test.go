@@ -85,7 +85,7 @@ func TestLateAckIsRefusedOnceTheJobWasRescheduled(t *testing.T) {
 }
 
 func TestAckOfAnAckedJobIsUnknown(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	enqueue(t, f.q, job("a"))
 	j := claim(t, f.q)
 	copyOfClaim := *j

@@ -74,7 +74,7 @@ func TestThrottlePauseLongerThanTheLeaseFetchesEachPageOnce(t *testing.T) {
 	if throttles == 0 {
 		t.Fatal("the store never answered 429: the test proves nothing")
 	}
-	checkEveryProductOnce(t, f, products, client, inspect(t, client, ns), 0)
+	checkEveryProductOnce(t, f, products, client, inspect(t, client, ns, redis.Config{}), 0)
 	saved := map[string]int{}
 	for _, e := range ev.list() {
 		if e.Ev == "done" && e.Class == "success" {

@@ -39,17 +39,22 @@ type fixture struct {
 	clock  *clocktest.Fake
 	ns     string
 	crawl  string
-	opts   []redis.Config
+	opts   redis.Config
 }
 
-func newFixture(t *testing.T, opts ...redis.Config) *fixture {
+// newFixture opens a crawl's queue with c, its Namespace and Clock the
+// fixture's where c leaves them zero.
+func newFixture(t *testing.T, c redis.Config) *fixture {
 	t.Helper()
 	client, prefix := redistest.New(t)
 	f := &fixture{client: client, clock: newClock(), ns: prefix, crawl: "crawl-1"}
-	f.opts = append([]redis.Config{
-		redis.Config{Namespace: prefix, Clock: f.clock},
-		redis.WithRand(rand.New(rand.NewPCG(1, 2))),
-	}, opts...)
+	if c.Namespace == "" {
+		c.Namespace = prefix
+	}
+	if c.Clock == nil {
+		c.Clock = f.clock
+	}
+	f.opts = redis.WithRand(c, rand.New(rand.NewPCG(1, 2)))
 	f.q = f.queue(t, client, f.crawl)
 	return f
 }
@@ -57,7 +62,7 @@ func newFixture(t *testing.T, opts ...redis.Config) *fixture {
 // queue opens the fixture's crawl (or another) on another client.
 func (f *fixture) queue(t *testing.T, client *goredis.Client, crawl string) *redis.Queue {
 	t.Helper()
-	q, err := redis.NewQueue(client, crawl, f.opts...)
+	q, err := redis.NewQueue(client, crawl, f.opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,7 @@ const (
 )
 
 // Config is every setting of NewCollyStorage, NewBreakerStore and
-// OpenCheckpoint: pass the same to each. A zero field keeps the default,
-// or what an earlier Config set; a later Config's non-zero fields win.
+// OpenCheckpoint: pass the same to each. A zero field keeps the default.
 type Config struct {
 	// Namespace starts every key: "<ns>:{<crawl>}:…". Default "bw".
 	Namespace string
@@ -154,10 +153,10 @@ type settings struct {
 	errs []error
 }
 
-// build applies cfg over the defaults and checks client and crawl id;
+// build applies c over the defaults and checks client and crawl id;
 // the settings valid, it warns of a client whose deadlines cannot cut a
 // hung connection short.
-func build(client any, crawlID string, cfg []Config) (settings, error) {
+func build(client any, crawlID string, c Config) (settings, error) {
 	s := settings{now: time.Now, Config: Config{
 		Namespace:         DefaultNamespace,
 		Shards:            1,
@@ -177,9 +176,7 @@ func build(client any, crawlID string, cfg []Config) (settings, error) {
 		WaitHorizon:       -1,
 		MaxHold:           time.Hour,
 	}}
-	for _, c := range cfg {
-		c.apply(&s)
-	}
+	c.apply(&s)
 	if client == nil {
 		s.bad("redis client is nil")
 	}

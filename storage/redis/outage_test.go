@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
@@ -50,7 +51,7 @@ func TestCrawlPausesWhileRedisIsDownAndCompletes(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("the crawl did not end within 90s")
 	}
-	checkEveryProductOnce(t, f, products, client, inspect(t, client, "outage"), 0)
+	checkEveryProductOnce(t, f, products, client, inspect(t, client, "outage", redis.Config{}), 0)
 
 	// While Redis is down no request gets past the breaker (it fails
 	// closed) and no job is claimed: only the requests already sent when it

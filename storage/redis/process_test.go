@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/storage/redis"
 	"github.com/breakwater-crawl/breakwater/testserver"
 )
 
@@ -107,7 +108,7 @@ func TestWorkerProcessesShareOneCrawl(t *testing.T) {
 			t.Errorf("worker %s: %v\n%s", p.name, err, p.stderr.raw())
 		}
 	}
-	checkEveryProductOnce(t, f, products, client, inspect(t, client, ns), 0)
+	checkEveryProductOnce(t, f, products, client, inspect(t, client, ns, redis.Config{}), 0)
 	if trips := ev.count("transition", func(e workerEvent) bool { return e.To == "open" }); trips != 1 {
 		t.Errorf("%d trips across the worker processes, want 1: %v", trips, transitions(&ev))
 	}
@@ -201,7 +202,7 @@ func TestKilledWorkersJobsAreDoneByTheOthers(t *testing.T) {
 	}
 	// The victim may have fetched its jobs without acking them: those few
 	// pages are fetched twice (at least once, never lost).
-	checkEveryProductOnce(t, f, products, client, inspect(t, client, ns), len(open)+1)
+	checkEveryProductOnce(t, f, products, client, inspect(t, client, ns, redis.Config{}), len(open)+1)
 	t.Logf("killed %s holding %d started jobs; the survivors finished the crawl %v after the kill", victim.name, len(open), time.Since(killed).Round(time.Millisecond))
 }
 

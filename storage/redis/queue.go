@@ -37,8 +37,8 @@ const (
 
 // newQueue returns the queue of the crawl crawlID on client. It does not
 // contact Redis; bad options are reported wrapped in ErrInvalidConfig.
-func newQueue(client goredis.UniversalClient, crawlID string, cfg ...Config) (*jobQueue, error) {
-	s, err := build(client, crawlID, cfg)
+func newQueue(client goredis.UniversalClient, crawlID string, c Config) (*jobQueue, error) {
+	s, err := build(client, crawlID, c)
 	if err != nil {
 		return nil, err
 	}

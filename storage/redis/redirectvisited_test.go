@@ -141,7 +141,7 @@ func TestARedirectToAPageThisWorkerHoldsFetchesItOnce(t *testing.T) {
 // the same moment, lose at Visited.
 func TestAHeldJobsURLIsLetThroughOnce(t *testing.T) {
 	_, ns := redistest.New(t)
-	cs := collyStorage(t, ns)
+	cs := collyStorage(t, ns, redis.Config{})
 	const u = "http://shop.test/page"
 	q, _ := queue.New(1, cs)
 	if err := q.AddURL(u); err != nil {

@@ -65,7 +65,7 @@ func TestRedisKilledMidCrawl(t *testing.T) {
 			}
 			if !tc.volatile {
 				noErrors(t, errs)
-				checkEveryProductOnce(t, f, products, client, inspect(t, client, "killed"), 0)
+				checkEveryProductOnce(t, f, products, client, inspect(t, client, "killed", redis.Config{}), 0)
 				return
 			}
 			for w, err := range errs {
@@ -95,10 +95,10 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 	client, ns := redistest.New(t)
 	ctx := context.Background()
 	req := func(u string) []byte { return []byte(`{"URL":"` + u + `","Method":"GET"}`) }
-	opts := []redis.Config{redis.Config{VisibilityTimeout: 30 * time.Millisecond}}
+	opts := redis.Config{VisibilityTimeout: 30 * time.Millisecond}
 
 	t.Run("flushed: found when the queue looks empty", func(t *testing.T) {
-		cs := collyStorage(t, ns+"a", opts...)
+		cs := collyStorage(t, ns+"a", opts)
 		if err := cs.AddRequest(req("http://shop.test/a")); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 	})
 
 	t.Run("flushed: a held job's outcome says the state was lost", func(t *testing.T) {
-		cs := collyStorage(t, ns+"c", opts...)
+		cs := collyStorage(t, ns+"c", opts)
 		const u = "http://shop.test/held"
 		if err := cs.AddRequest(req(u)); err != nil {
 			t.Fatal(err)
@@ -148,14 +148,14 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 	})
 
 	t.Run("replaced: found while work is left", func(t *testing.T) {
-		cs := collyStorage(t, ns+"b", opts...)
+		cs := collyStorage(t, ns+"b", opts)
 		if err := cs.AddRequest(req("http://shop.test/a")); err != nil {
 			t.Fatal(err)
 		}
 		if err := client.Del(ctx, cs.Keys()...).Err(); err != nil {
 			t.Fatal(err)
 		}
-		fresh := collyStorage(t, ns+"b", opts...) // joins the emptied crawl: a new run
+		fresh := collyStorage(t, ns+"b", opts) // joins the emptied crawl: a new run
 		if err := fresh.AddRequest(req("http://shop.test/b")); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 	})
 
 	t.Run("flushed: nothing is written into the emptied Redis before the check", func(t *testing.T) {
-		cs := collyStorage(t, ns+"e", opts...)
+		cs := collyStorage(t, ns+"e", opts)
 		if err := cs.AddRequest(req("http://shop.test/a")); err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +205,7 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 	})
 
 	t.Run("new: a storage whose first call is IsVisited joins a new crawl", func(t *testing.T) {
-		cs := collyStorage(t, ns+"f", opts...)
+		cs := collyStorage(t, ns+"f", opts)
 		if v, err := cs.IsVisited(redis.RequestID("http://shop.test/a", nil)); v || err != nil {
 			t.Fatalf("IsVisited on a new crawl = %v, %v; want a new URL", v, err)
 		}
@@ -215,7 +215,7 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 	})
 
 	t.Run("lost: a worker that joins afterwards is refused until the crawl is purged", func(t *testing.T) {
-		cs := collyStorage(t, ns+"d", opts...)
+		cs := collyStorage(t, ns+"d", opts)
 		if err := cs.AddRequest(req("http://shop.test/a")); err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +228,7 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 		// A worker started after the loss would otherwise take the
 		// emptied Redis for a new crawl and fetch again, from the start
 		// URLs, everything the lost run had done.
-		late := collyStorage(t, ns+"d", opts...)
+		late := collyStorage(t, ns+"d", opts)
 		err := late.AddRequest(req("http://shop.test/a"))
 		if !errors.Is(err, redis.ErrStateLost) || !strings.Contains(err.Error(), "purge") {
 			t.Fatalf("a worker joining the lost crawl: %v; want ErrStateLost, saying to purge the crawl", err)
@@ -242,7 +242,7 @@ func TestRunMarkerIsCheckedAtTheEndAndAsTheCrawlGoes(t *testing.T) {
 		if _, err := redis.DeleteCrawl(ctx, client, ns+"d", "crawl-1", 1); err != nil {
 			t.Fatal(err)
 		}
-		again := collyStorage(t, ns+"d", opts...)
+		again := collyStorage(t, ns+"d", opts)
 		if err := again.AddRequest(req("http://shop.test/a")); err != nil {
 			t.Fatalf("a worker joining the purged crawl: %v, want a new run", err)
 		}

@@ -15,22 +15,22 @@ import (
 // One shard (the default) keeps the unsharded key layout, byte for byte.
 func TestOneShardKeepsTheKeyLayout(t *testing.T) {
 	client, _ := redistest.New(t)
-	for _, opts := range [][]redis.Config{nil, {redis.Config{Shards: 1}}} {
-		q, err := redis.NewQueue(client, "shop", opts...)
+	for _, opts := range []redis.Config{{}, {Shards: 1}} {
+		q, err := redis.NewQueue(client, "shop", opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Join(q.Keys(), " "); got != "bw:{shop}:q:ready bw:{shop}:q:delayed bw:{shop}:q:inflight bw:{shop}:q:dead bw:{shop}:q:jobs bw:{shop}:q:leases" {
 			t.Errorf("queue keys %s", got)
 		}
-		bs, err := redis.NewBreakerStore(client, "shop", opts...)
+		bs, err := redis.NewBreakerStore(client, "shop", opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Join(bs.(*redis.BreakerStore).Keys("a.example"), " "); got != "bw:{shop}:b:s:a.example bw:{shop}:b:w:a.example bw:{shop}:b:p:a.example" {
 			t.Errorf("breaker keys %s", got)
 		}
-		cs, err := redis.NewCollyStorage(client, "shop", opts...)
+		cs, err := redis.NewCollyStorage(client, "shop", opts)
 		if err != nil {
 			t.Fatal(err)
 		}

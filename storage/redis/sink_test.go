@@ -99,7 +99,7 @@ func TestSinkOverRedisWritesEachProductOnceAcrossWorkersAndATakeover(t *testing.
 						return
 					}
 				}
-				st, _ := inspect(t, client, ns).Stats(t.Context())
+				st, _ := inspect(t, client, ns, redis.Config{}).Stats(t.Context())
 				t.Errorf("worker %d: the other worker did not write the product it took over within 10 s; queue %+v", w, st)
 			})
 			q, err := queue.New(1, cs) // one thread: only the other worker can take a job over

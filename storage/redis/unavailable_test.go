@@ -37,7 +37,7 @@ func calls(q *redis.Queue, claimed *redis.Job) map[string]func(context.Context) 
 // leasedJob claims a real job from the test Redis, to hand to a queue whose
 // Redis is gone.
 func leasedJob(t *testing.T) *redis.Job {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	enqueue(t, f.q, job("x"))
 	return claim(t, f.q)
 }
@@ -58,7 +58,7 @@ func closedPort(t *testing.T) string {
 func TestRedisUnreachableFailsWithErrUnavailable(t *testing.T) {
 	client := goredis.NewClient(&goredis.Options{Addr: closedPort(t)})
 	defer client.Close()
-	q, err := redis.NewQueue(client, "crawl")
+	q, err := redis.NewQueue(client, "crawl", redis.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestHungRedisIsCutShortByTheCallTimeout(t *testing.T) {
 }
 
 func TestCanceledContextIsNotReportedAsUnavailable(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, redis.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := f.q.Claim(ctx)
@@ -181,7 +181,7 @@ func TestRedisBusyStatesAreUnavailable(t *testing.T) {
 	} {
 		addr := replyServer(t, reply)
 		client := goredis.NewClient(&goredis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
-		q, err := redis.NewQueue(client, "crawl")
+		q, err := redis.NewQueue(client, "crawl", redis.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,8 +33,8 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 	var recovered sync.Once
 	for w := range 2 {
 		wg.Go(func() {
-			opts := []redis.Config{redis.Config{Namespace: ns, PollInterval: 20 * time.Millisecond, BackoffBase: 20 * time.Millisecond, BackoffCap: 100 * time.Millisecond}}
-			store, err := redis.OpenCheckpoint(client, "shop", opts...)
+			opts := redis.Config{Namespace: ns, PollInterval: 20 * time.Millisecond, BackoffBase: 20 * time.Millisecond, BackoffCap: 100 * time.Millisecond}
+			store, err := redis.OpenCheckpoint(client, "shop", opts)
 			if err != nil {
 				t.Error(err)
 				return
@@ -44,12 +44,12 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			cs, err := redis.NewCollyStorage(client, "shop", opts...)
+			cs, err := redis.NewCollyStorage(client, "shop", opts)
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			bs, err := redis.NewBreakerStore(client, "shop", opts...)
+			bs, err := redis.NewBreakerStore(client, "shop", opts)
 			if err != nil {
 				t.Error(err)
 				return
@@ -98,7 +98,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	checkEveryProductOnce(t, f, products, client, inspect(t, client, ns), 0)
+	checkEveryProductOnce(t, f, products, client, inspect(t, client, ns, redis.Config{}), 0)
 	store, err := redis.OpenCheckpoint(client, "shop", redis.Config{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)

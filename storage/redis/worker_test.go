@@ -90,18 +90,13 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 	}
 	defer client.Close()
 	log := zerolog.New(logs).With().Str("worker", cfg.Name).Logger()
-	opts := []redis.Config{
-		redis.Config{Namespace: cfg.Namespace, VisibilityTimeout: cfg.Visibility, PollInterval: cfg.Poll, BackoffBase: 20 * time.Millisecond, BackoffCap: 200 * time.Millisecond, ReconnectBase: 20 * time.Millisecond, ReconnectCap: 200 * time.Millisecond, MaxOutage: 30 * time.Second, CallTimeout: 2 * time.Second, Logger: log},
-	}
-	if cfg.Shards > 0 {
-		opts = append(opts, redis.Config{Shards: cfg.Shards})
-	}
-	cs, err := redis.NewCollyStorage(client, cfg.Crawl, opts...)
+	opts := redis.Config{Namespace: cfg.Namespace, Shards: max(cfg.Shards, 0), VisibilityTimeout: cfg.Visibility, PollInterval: cfg.Poll, BackoffBase: 20 * time.Millisecond, BackoffCap: 200 * time.Millisecond, ReconnectBase: 20 * time.Millisecond, ReconnectCap: 200 * time.Millisecond, MaxOutage: 30 * time.Second, CallTimeout: 2 * time.Second, Logger: log}
+	cs, err := redis.NewCollyStorage(client, cfg.Crawl, opts)
 	if err != nil {
 		return err
 	}
 	defer cs.Close()
-	bs, err := redis.NewBreakerStore(client, cfg.Crawl, opts...)
+	bs, err := redis.NewBreakerStore(client, cfg.Crawl, opts)
 	if err != nil {
 		return err
 	}

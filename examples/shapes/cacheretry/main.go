@@ -68,7 +68,7 @@ func run(start, ckpt, cacheDir string, clk clock.Clock, log zerolog.Logger, out,
 	if err != nil {
 		return 64, err
 	}
-	st, err := bolt.Open(ckpt)
+	st, err := bolt.Open(ckpt, bolt.Config{})
 	if err != nil {
 		return 64, err
 	}

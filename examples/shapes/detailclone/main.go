@@ -64,7 +64,7 @@ func run(start, ckpt string, clk clock.Clock, log zerolog.Logger, out, rep io.Wr
 	if err != nil {
 		return 64, err
 	}
-	st, err := bolt.Open(ckpt)
+	st, err := bolt.Open(ckpt, bolt.Config{})
 	if err != nil {
 		return 64, err
 	}

@@ -66,7 +66,7 @@ func run(start string, proxies []string, ckpt string, clk clock.Clock, log zerol
 	if err != nil {
 		return 64, err
 	}
-	st, err := bolt.Open(ckpt)
+	st, err := bolt.Open(ckpt, bolt.Config{})
 	if err != nil {
 		return 64, err
 	}

@@ -13,8 +13,8 @@ import (
 // after the store heals, each product written once across the runs, and
 // a rerun after complete sends nothing.
 func TestProxyRotateDegradeHealRerun(t *testing.T) {
-	proxies, err := testserver.StartProxies(testserver.ProxyConfig{}, testserver.ProxyConfig{},
-		testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}})
+	proxies, err := testserver.StartProxies([]testserver.ProxyConfig{{}, {},
+		{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}}})
 	if err != nil {
 		t.Fatal(err)
 	}

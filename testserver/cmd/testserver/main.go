@@ -176,7 +176,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			cfgs[i].Scenario = scenarios[i]
 		}
 	}
-	fleet, err := testserver.StartFleet(cfgs...)
+	fleet, err := testserver.StartFleet(cfgs)
 	if errors.Is(err, testserver.ErrNotLoopback) {
 		return usage("%v", err)
 	}
@@ -194,7 +194,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			pcfgs[i].Scenario = proxyScenarios[i]
 		}
 	}
-	pool, err := testserver.StartProxies(pcfgs...)
+	pool, err := testserver.StartProxies(pcfgs)
 	if err != nil {
 		_ = fleet.Close()
 		fmt.Fprintf(stderr, "testserver: %v\n", err)
