@@ -57,17 +57,17 @@ const maxReruns = 3
 
 // Program is a program case's program and run sequence.
 type Program struct {
-	Shape    Shape
-	Async    bool
-	Seq      SeqKind
-	At       time.Duration // sqKill, sqQuit, sqTerm: the signal's time into the first run
+	Shape Shape
+	Async bool
+	Seq   SeqKind
+	At    time.Duration // sqKill, sqQuit, sqTerm: the signal's time into the first run
 	// FromStart counts At from the program's run beginning (its "run
 	// started" line) instead of from the process starting: a test whose
 	// judgement needs the signal to reach the run, on a loaded machine.
 	FromStart bool `json:",omitempty"`
-	MidWrite int           // sqKill: > 0: killed instead in the middle of writing its MidWrite-th product
-	PanicAt  int           // shPanic: the first run's PanicAt-th product callback panics
-	CacheDir bool          // colly.CacheDir (always with shRetryCache and sqCPDeleted)
+	MidWrite  int  // sqKill: > 0: killed instead in the middle of writing its MidWrite-th product
+	PanicAt   int  // shPanic: the first run's PanicAt-th product callback panics
+	CacheDir  bool // colly.CacheDir (always with shRetryCache and sqCPDeleted)
 	// Cooldown is the profile's, shortened so that a rerun after a trip
 	// can probe the healed stores within the case; a rerun after a tripped
 	// run waits MaxCooldown first, as a scheduler waits the retry_at.
