@@ -1,8 +1,8 @@
 package breakwater_test
 
 // The harness of collyapi_test.go: a scraper wired exactly as the README's
-// Usage (validate.New with the page rules, breaker.New(breaker.Standard(),
-// ...), breakwater.Use(c, v, b), RetryOnError(3), outcome.Decide at the
+// Usage (validate.New with the page rules, breaker.New(breaker.Config{
+// Profile: breaker.Standard(), ...}), breakwater.Use(c, v, b), RetryOnError(3), outcome.Decide at the
 // end), run against testserver stores on 127.0.0.1 and judged from the
 // outside: the store's own hit log, the records written, the exit code.
 
@@ -76,15 +76,16 @@ type usageCrawl struct {
 // before is the user's own configuration, set before the one line.
 func wireUsage(t *testing.T, c *colly.Collector, o usageOpts) *usageCrawl {
 	t.Helper()
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []breaker.Config{breaker.Config{Validator: v, Logger: zerolog.Nop()}}
-	b, err := breaker.New(breaker.Standard(), opts...)
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Validator: v, Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

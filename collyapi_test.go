@@ -502,7 +502,7 @@ func TestCollyQueue(t *testing.T) {
 				opts := usageOpts{retry: true, follow: followNone}
 				var qs queue.Storage = &queue.InMemoryQueueStorage{MaxSize: 10000}
 				if storage != "InMemoryQueueStorage" {
-					cp, err := checkpoint.New(memory.New())
+					cp, err := checkpoint.New(memory.New(), checkpoint.Config{})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -7,12 +7,12 @@
 // with one call, Use (ExampleUse runs this):
 //
 //	c := colly.NewCollector()
-//	v, _ := validate.New(
+//	v, _ := validate.New(validate.Config{
 //		// Product pages by their own structure, listing pages by theirs.
-//		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-//		validate.Require("ul.products"),
-//	)
-//	b, _ := breaker.New(breaker.Standard())
+//		Pages:  []validate.Page{{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}}},
+//		Checks: []validate.Check{validate.Require("ul.products")},
+//	})
+//	b, _ := breaker.New(breaker.Config{Profile: breaker.Standard()})
 //	err := breakwater.Use(c, v, b) // Use hands the breaker the validator: pass it once
 //
 // The README's Usage (examples/usage) is the complete program, from the

@@ -20,7 +20,7 @@ import (
 func ExampleMain() {
 	breakwater.Main(func(ctx context.Context) int {
 		c := colly.NewCollector(colly.StdlibContext(ctx))
-		b, err := breaker.New(breaker.Standard())
+		b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 		if err == nil {
 			err = breakwater.Use(c, b)
 		}

@@ -26,12 +26,12 @@ func ExampleUse() {
 	defer store.Close()
 
 	c := colly.NewCollector()
-	v, _ := validate.New(
+	v, _ := validate.New(validate.Config{
 		// Product pages by their own structure, listing pages by theirs.
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.Require("ul.products"),
-	)
-	b, _ := breaker.New(breaker.Standard())
+		Pages:  []validate.Page{{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}}},
+		Checks: []validate.Check{validate.Require("ul.products")},
+	})
+	b, _ := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	err := breakwater.Use(c, v, b) // Use hands the breaker the validator: pass it once
 	if err != nil {
 		fmt.Println(err)
@@ -77,15 +77,15 @@ func TestUseRegistersEachExtensionOnceInOrder(t *testing.T) {
 // registered on the collector.
 func TestUseRefusesWhatCannotBeWired(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 2})
-	b1, err := breaker.New(breaker.Standard())
+	b1, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2, err := breaker.New(breaker.Standard())
+	b2, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, err := checkpoint.New(memory.New())
+	cp, err := checkpoint.New(memory.New(), checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

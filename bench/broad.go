@@ -257,7 +257,7 @@ func broadCrawl(e *env, kind broadKind, k client, n int, rt http.RoundTripper, k
 		c.OnHTML(testserver.TitleSelector, func(*colly.HTMLElement) { saved.Add(1) })
 	} else {
 		var err error
-		if v, err = validate.New(validate.Require(testserver.TitleSelector), validate.Config{Logger: e.log}); err != nil {
+		if v, err = validate.New(validate.Config{Checks: []validate.Check{validate.Require(testserver.TitleSelector)}, Logger: e.log}); err != nil {
 			return run, fmt.Errorf("validator: %w", err)
 		}
 		store = &releasable{memory.New()}
@@ -272,10 +272,8 @@ func broadCrawl(e *env, kind broadKind, k client, n int, rt http.RoundTripper, k
 		if keepWhole {
 			ttl = -1
 		}
-		opts := []breaker.Config{
-			breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, Logger: e.log, IdleTTL: ttl, Fleet: breaker.FleetGuard{Active: broadIdleTTL}},
-		}
-		if b, err = breaker.New(breaker.Standard(), opts...); err != nil {
+		cfg := breaker.Config{Profile: breaker.Standard(), Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, Logger: e.log, IdleTTL: ttl, Fleet: breaker.FleetGuard{Active: broadIdleTTL}}
+		if b, err = breaker.New(cfg); err != nil {
 			return run, fmt.Errorf("breaker: %w", err)
 		}
 		if err := m.Observe(b); err != nil {

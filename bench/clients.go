@@ -121,18 +121,16 @@ func wire(c *colly.Collector, k client, spec *crawlSpec, loop *retryLoop, save f
 // the breaker classed degraded (a 429 Breakwater re-sends itself; a refusal
 // is not a failure; a consent shell is not an error).
 func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryLoop, save func(*colly.Request), log zerolog.Logger, tr http.RoundTripper) error {
-	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.Config{Logger: log})
+	v, err := validate.New(validate.Config{Checks: []validate.Check{validate.Require(testserver.TitleSelector)}, Logger: log})
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
 	}
 	w.loop, w.v = loop, v
-	opts := []breaker.Config{
-		breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, BaseTransport: tr, Logger: log, OnAttempt: func(a observe.Attempt) {
-			if a.Result.Class == circuit.Degraded {
-				loop.retry(a.Request)
-			}
-		}},
-	}
+	bcfg := breaker.Config{Profile: breaker.Standard(), Validator: v, Pacing: breaker.Pacing{Parallelism: parallelism}, BaseTransport: tr, Logger: log, OnAttempt: func(a observe.Attempt) {
+		if a.Result.Class == circuit.Degraded {
+			loop.retry(a.Request)
+		}
+	}}
 	if spec.checkpoint != "" {
 		if w.cpStore, err = bolt.Open(spec.checkpoint, bolt.Config{Logger: log}); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
@@ -142,7 +140,7 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 	}
-	b, err := breaker.New(breaker.Standard(), opts...)
+	b, err := breaker.New(bcfg)
 	if err != nil {
 		w.close()
 		return fmt.Errorf("breaker: %w", err)
@@ -171,11 +169,11 @@ func wireBreakwater(c *colly.Collector, w *wiring, spec *crawlSpec, loop *retryL
 // its plain OnError → Retry() loop; the validator and breaker.Standard() are
 // registered with breakwater.Use, with no pacing and no checkpoint.
 func wireDropIn(c *colly.Collector, w *wiring, log zerolog.Logger) error {
-	v, err := validate.New(validate.Require(testserver.TitleSelector), validate.Config{Logger: log})
+	v, err := validate.New(validate.Config{Checks: []validate.Check{validate.Require(testserver.TitleSelector)}, Logger: log})
 	if err != nil {
 		return fmt.Errorf("validator: %w", err)
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Validator: v, Logger: log})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Validator: v, Logger: log})
 	if err != nil {
 		return fmt.Errorf("breaker: %w", err)
 	}

@@ -125,7 +125,7 @@ func openSink(path string, midWrite int) (*productSink, error) {
 // attach makes the checkpoint's Sink over the file: it mends what a
 // kill left (a torn last line, records committed but not yet written).
 func (s *productSink) attach(cp *checkpoint.Checkpoint) error {
-	cs, err := cp.Sink(s.w)
+	cs, err := cp.Sink(s.w, checkpoint.SinkConfig{})
 	if err != nil {
 		return fmt.Errorf("the products file: %w", err)
 	}
@@ -251,15 +251,18 @@ func runProgram(ctx context.Context, sp childSpec, stdout, stderr io.Writer) int
 	}
 	c := colly.NewCollector(opts...)
 	c.SetRequestTimeout(sp.Timeout)
-	v, err := validate.New(
-		validate.Page("/products/", validate.MinBytes(1024), validate.Require(testserver.TitleSelector)),
-		validate.MinBytes(0), validate.Require("ul.products"))
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: "/products/", Checks: []validate.Check{validate.MinBytes(1024), validate.Require(testserver.TitleSelector)}},
+		},
+	})
 	if err != nil {
 		return fail(err)
 	}
 	prof := profileNamed(sp.Profile)
 	prof.Cooldown, prof.MaxCooldown = p.Cooldown, p.maxCooldown()
-	b, err := breaker.New(prof, breaker.Config{Validator: v})
+	b, err := breaker.New(breaker.Config{Profile: prof, Validator: v})
 	if err != nil {
 		return fail(err)
 	}
@@ -268,7 +271,7 @@ func runProgram(ctx context.Context, sp childSpec, stdout, stderr io.Writer) int
 		return fail(err)
 	}
 	defer st.Close()
-	cp, err := checkpoint.New(st)
+	cp, err := checkpoint.New(st, checkpoint.Config{})
 	if err != nil {
 		return fail(err)
 	}

@@ -196,15 +196,17 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 	// snippet once applied the product selector to every page, and a
 	// healthy store with small listing pages tripped). ReadmeValidator
 	// still draws the README's wiring; today that is the same validator.
-	v, err = validate.New(
-		validate.Page("/products/", validate.MinBytes(1024), validate.Require(testserver.TitleSelector)),
-		validate.MinBytes(0), validate.Require("ul.products"))
+	v, err = validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: "/products/", Checks: []validate.Check{validate.MinBytes(1024), validate.Require(testserver.TitleSelector)}},
+		},
+	})
 	if err != nil {
 		ro.openErr = fmt.Errorf("validator: %w", err)
 		return ro
 	}
-	var bopts []breaker.Config
-	bopts = append(bopts, breaker.Config{Validator: v, IdleTTL: w.IdleTTL, Proxies: pool})
+	bcfg := breaker.Config{Profile: w.Profile, Validator: v, IdleTTL: w.IdleTTL, Proxies: pool}
 	if os.Getenv("CHAOS_BREAKER_LOG") != "" {
 		// A replay's post-mortem: the breaker's events beside the case's files.
 		name := "breaker-1.log"
@@ -213,17 +215,17 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 		}
 		if f, err := os.Create(filepath.Join(dir, name)); err == nil {
 			defer f.Close()
-			bopts = append(bopts, breaker.Config{Logger: zerolog.New(f).With().Timestamp().Logger()})
+			bcfg.Logger = zerolog.New(f).With().Timestamp().Logger()
 		}
 	}
 	if w.Pacing > 0 {
-		bopts = append(bopts, breaker.Config{Pacing: breaker.Pacing{Parallelism: w.Pacing}})
+		bcfg.Pacing = breaker.Pacing{Parallelism: w.Pacing}
 	}
 	var cp *checkpoint.Checkpoint
 	var cpStore storage.Store // the store under cp, read at the end
 	switch w.Checkpoint {
 	case cpMemory:
-		cp, err = checkpoint.New(mem)
+		cp, err = checkpoint.New(mem, checkpoint.Config{})
 		cpStore = mem
 	case cpBolt:
 		var st storage.Store
@@ -231,14 +233,14 @@ func crawlLib(ctx context.Context, w Wiring, sites []*site, dir string, out *out
 			break
 		}
 		defer st.Close() // after cp.Close
-		cp, err = checkpoint.New(st)
+		cp, err = checkpoint.New(st, checkpoint.Config{})
 		cpStore = st
 	}
 	if err != nil {
 		ro.refused, ro.openErr = true, err
 		return ro
 	}
-	b, err := breaker.New(w.Profile, bopts...)
+	b, err := breaker.New(bcfg)
 	if err != nil {
 		ro.openErr = fmt.Errorf("breaker: %w", err)
 		if cp != nil {

@@ -83,5 +83,5 @@ func (MemoryStore) Circuit(key string, s Settings) (Circuit, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	return NewMemory(key, s, nil), nil
+	return NewMemory(key, &s, nil), nil
 }

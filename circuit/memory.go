@@ -1,6 +1,7 @@
 package circuit
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,31 +21,32 @@ type Memory struct {
 	issued atomic.Uint64
 	mu     *sync.Mutex // &own, or the caller's (NewMemory's mu)
 	gen    uint64
-	consec int
+	consec int32
 	// failures mirrors win.Failures for WindowFailures, without the lock.
 	failures atomic.Int32
-	state    State
 	win      window.Ordered[Result]
 
 	key     string
-	s       Settings
-	need    int // failures in a full window that trip it
+	s       *Settings // shared, never written
+	need    int32 // failures in a full window that trip it
+	state   State
 	own     sync.Mutex
 	retryAt time.Time
-	probes  int // probes in flight
-	passed  int // probes passed this half-open round
-	trips   int
+	probes  int32 // probes in flight
+	passed  int32 // probes passed this half-open round
+	trips   int32
 }
 
-// NewMemory returns a closed circuit for key deciding with s, which the
-// caller has validated (MemoryStore.Circuit validates it). A caller that
+// NewMemory returns a closed circuit for key deciding with *s, which the
+// caller has validated (MemoryStore.Circuit validates it) and never
+// changes: the circuits of one profile share it. A caller that
 // keeps state of its own beside the circuit may guard both with one
 // mutex, mu: the circuit locks mu, and the caller, holding mu, records
 // with TryRecordLocked, so that one lock, not two, covers a result.
 // Nothing else of the circuit's may be called with mu held. A nil mu
 // gives the circuit its own lock.
-func NewMemory(key string, s Settings, mu *sync.Mutex) *Memory {
-	c := &Memory{key: key, s: s, need: s.FailuresToTrip(), win: window.NewOrdered(s.WindowSize, failed), mu: mu}
+func NewMemory(key string, s *Settings, mu *sync.Mutex) *Memory {
+	c := &Memory{key: key, s: s, need: int32(s.FailuresToTrip()), win: window.NewOrdered(s.WindowSize, failed), mu: mu}
 	if c.mu == nil {
 		c.mu = &c.own
 	}
@@ -72,7 +74,7 @@ func (c *Memory) Allow(clk clock.Clock) (Ticket, Transition, error) {
 		c.probes = 1
 		return Ticket{Gen: c.gen, Probe: true}, t, nil
 	default: // HalfOpen
-		if c.probes >= c.s.HalfOpenProbes {
+		if int(c.probes) >= c.s.HalfOpenProbes {
 			return Ticket{}, Transition{}, &OpenError{Key: c.key, State: HalfOpen, RetryAt: now.Add(c.s.Cooldown)}
 		}
 		c.probes++
@@ -126,7 +128,7 @@ func (c *Memory) Record(clk clock.Clock, p Ticket, o Result) (Transition, error)
 		case !o.Class.Failure():
 		case c.win.Failures >= c.need:
 			return c.tripLocked(clk.Now(), ReasonFailureRate, c.win.Outcomes()), nil
-		case c.s.ConsecutiveFailures > 0 && c.consec >= c.s.ConsecutiveFailures:
+		case c.s.ConsecutiveFailures > 0 && int(c.consec) >= c.s.ConsecutiveFailures:
 			return c.tripLocked(clk.Now(), ReasonConsecutiveFailures, c.win.Outcomes()), nil
 		}
 	case HalfOpen:
@@ -139,7 +141,7 @@ func (c *Memory) Record(clk clock.Clock, p Ticket, o Result) (Transition, error)
 			return c.tripLocked(clk.Now(), ReasonProbeFailed, []Result{o}), nil
 		case o.Class == Success:
 			c.passed++
-			if c.passed >= c.s.HalfOpenProbes {
+			if int(c.passed) >= c.s.HalfOpenProbes {
 				return c.moveLocked(clk.Now(), Closed, ReasonProbesPassed, nil), nil
 			}
 		}
@@ -160,7 +162,7 @@ func (c *Memory) addLocked(p Ticket, o Result) {
 		seq = c.issued.Add(1)
 	}
 	c.win.Add(o, seq)
-	if f := int32(c.win.Failures); f != c.failures.Load() {
+	if f := c.win.Failures; f != c.failures.Load() {
 		c.failures.Store(f) // only on change: a store is a locked instruction, a load is not
 	}
 	if o.Class.Failure() {
@@ -174,14 +176,14 @@ func (c *Memory) addLocked(p Ticket, o Result) {
 func (c *Memory) Snapshot(clock.Clock) (Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Snapshot{Key: c.key, State: c.state, RetryAt: c.retryAt, Trips: c.trips,
-		WindowLen: c.win.N, WindowFailures: c.win.Failures, ProbesInFlight: c.probes}, nil
+	return Snapshot{Key: c.key, State: c.state, RetryAt: c.retryAt, Trips: int(c.trips),
+		WindowLen: int(c.win.N), WindowFailures: int(c.win.Failures), ProbesInFlight: int(c.probes)}, nil
 }
 
 // RestoreOpen puts back a saved state (Circuit).
 func (c *Memory) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Transition, error) {
 	c.mu.Lock()
-	c.trips = max(c.trips, trips)
+	c.trips = max(c.trips, int32(min(trips, math.MaxInt32)))
 	c.mu.Unlock()
 	return c.HoldOpen(clk, retryAt, ReasonRestored)
 }
@@ -218,6 +220,10 @@ func (c *Memory) openLocked(now, until time.Time, reason string, evidence []Resu
 	return t
 }
 
+// OutcomesLocked returns the outcomes in the window, oldest first, in a
+// new slice; the caller holds the mutex given to NewMemory.
+func (c *Memory) OutcomesLocked() []Result { return c.win.Outcomes() }
+
 // WindowFailures returns the failures in the circuit's window now,
 // without a lock: a caller keeps at most FailuresToTrip − WindowFailures
 // requests in flight, so the circuit is always there to stop the next.
@@ -242,7 +248,7 @@ func (c *Memory) moveLocked(now time.Time, to State, reason string, evidence []R
 	} else {
 		c.closedGen.Store(0)
 	}
-	t.Trips = c.trips
+	t.Trips = int(c.trips)
 	return t
 }
 

@@ -54,6 +54,6 @@ func TestMemoryGuarded(t *testing.T) {
 			t.Fatal(err)
 		}
 		mu := new(sync.Mutex)
-		return guarded{circuit.NewMemory(key, s, mu), mu}
+		return guarded{circuit.NewMemory(key, &s, mu), mu}
 	})
 }

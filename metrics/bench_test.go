@@ -19,8 +19,8 @@ import (
 // way it calls them.
 func BenchmarkClosedAllowRecord(b *testing.B) {
 	attempt := observe.Attempt{Domain: "shop.example", Result: circuit.Result{Class: circuit.Success, Latency: 120 * time.Millisecond}}
-	run := func(b *testing.B, hooks []func(observe.Attempt), opts ...breaker.Config) {
-		br, err := breaker.New(breaker.Standard(), opts...)
+	run := func(b *testing.B, hooks []func(observe.Attempt)) {
+		br, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func BenchmarkGather(b *testing.B) {
 		b.Run(strconv.Itoa(n)+"domains", func(b *testing.B) {
 			reg := prometheus.NewRegistry()
 			m, _ := metrics.New(reg)
-			br, _ := breaker.New(breaker.Standard())
+			br, _ := breaker.New(breaker.Config{Profile: breaker.Standard()})
 			_ = m.Observe(br)
 			hook := metrics.OutcomeHook(m)
 			for i := range n {
@@ -86,7 +86,7 @@ func BenchmarkGatherBroad(b *testing.B) {
 			clk := clocktest.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 			reg := prometheus.NewRegistry()
 			m, _ := metrics.New(reg)
-			br, _ := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
+			br, _ := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk})
 			_ = m.Observe(br)
 			hook := metrics.OutcomeHook(m)
 			for i := range c.n {

@@ -17,8 +17,13 @@ import (
 // counted a second time.
 type collector struct{ m *Metrics }
 
+// allDescs is every desc made, for Describe.
+var allDescs []*prometheus.Desc
+
 func desc(name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, labels, nil)
+	d := prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, labels, nil)
+	allDescs = append(allDescs, d)
+	return d
 }
 
 var (
@@ -84,12 +89,6 @@ var (
 		"Requests refused by an open circuit, over every domain.")
 	descAllTrips = desc("all_trips_total",
 		"Times a circuit opened, over every domain.")
-
-	allDescs = []*prometheus.Desc{descDomains, descCompacted, descUnhealthy, descAllOutcomes, descAllRefused, descAllTrips, descState, descInfo, descTrips, descRetryAt, descOutcomes, descRefused,
-		descSuccessRatio, descMedian, descPaceLimit, descPaceGap, descPaceInFlight, descPaceHalted,
-		descPausesTotal, descPausedSeconds, descTimeout,
-		descQueueJobs, descQueueDead, descQueueUp, descCheckpointURLs, descCheckpointUp,
-		descProxyState, descProxySent, descProxyOutcomes, descProxyEjections}
 
 	states  = []circuit.State{circuit.Closed, circuit.Open, circuit.HalfOpen}
 	classes = func() []string {

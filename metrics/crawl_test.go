@@ -23,15 +23,14 @@ func TestScrapeShowsTheDegradingDomainTripped(t *testing.T) {
 
 	// The healthy store gets its own profile, so the info series shows
 	// the assignment.
-	assign := breaker.Config{Domains: map[string]breaker.Profile{good.Host(): breaker.Aggressive()}}
+	assign := map[string]breaker.Profile{good.Host(): breaker.Aggressive()}
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk := clocktest.NewFake(epoch)
-	opts := []breaker.Config{breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}}}
-	b, err := breaker.New(breaker.Standard(), append(opts, assign)...)
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}, Domains: assign})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +158,7 @@ func TestScrapeShowsAThrottledDomainsPause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err == nil {
 		err = m.Observe(b)
 	}

@@ -6,7 +6,7 @@
 //
 //	reg := prometheus.NewRegistry()
 //	m, err := metrics.New(reg)
-//	b, err := breaker.New(breaker.Standard(), breaker.Config{Logger: log})
+//	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Logger: log})
 //	err = breakwater.Use(c, v, b, m) // m follows b
 //	srv, err := metrics.Serve(ctx, ":9090", reg) // GET /metrics until ctx is done
 //

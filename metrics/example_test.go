@@ -27,7 +27,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err == nil {
 		err = m.Observe(b)
 	}

@@ -131,9 +131,9 @@ func (s scraped) names() string {
 	return strings.Join(n, " ")
 }
 
-func newBreaker(t *testing.T, opts ...breaker.Config) *breaker.Breaker {
+func newBreaker(t *testing.T, c breaker.Config) *breaker.Breaker {
 	t.Helper()
-	b, err := breaker.New(breaker.Standard(), opts...)
+	b, err := breaker.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}

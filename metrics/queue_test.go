@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/extensions/breaker"
 	"github.com/breakwater-crawl/breakwater/metrics"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
@@ -157,7 +158,7 @@ func TestWatchingTwiceIsRefused(t *testing.T) {
 	if err := m.WatchQueue("", q); err == nil {
 		t.Error("a queue without a name was accepted")
 	}
-	b1, b2 := newBreaker(t), newBreaker(t)
+	b1, b2 := newBreaker(t, breaker.Config{}), newBreaker(t, breaker.Config{})
 	if err := m.Observe(b1); err != nil {
 		t.Fatal(err)
 	}

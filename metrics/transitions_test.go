@@ -22,7 +22,7 @@ func TestTransitionsCountEveryStateChange(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
 	p := breaker.Standard()
 	p.Name, p.MaxCooldown = "no-growth", 0 // a fixed cooldown, so the clock can be moved past it exactly
-	b, err := breaker.New(p, breaker.Config{Clock: clk})
+	b, err := breaker.New(breaker.Config{Profile: p, Clock: clk})
 	if err == nil {
 		err = m.Observe(b)
 	}
@@ -82,8 +82,7 @@ func TestDegradingWarningsAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	warnings := 0
-	opts := []breaker.Config{breaker.Config{OnDegrading: func(string, time.Duration, time.Duration) { warnings++ }}}
-	b := newBreaker(t, opts...)
+	b := newBreaker(t, breaker.Config{OnDegrading: func(string, time.Duration, time.Duration) { warnings++ }})
 	if err := m.Observe(b); err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func (c *counter) Observe(s observe.Subject) error {
 func Example() {
 	store, _ := testserver.Start(testserver.Config{Products: 5})
 	defer store.Close()
-	b, _ := breaker.New(breaker.Standard())
+	b, _ := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	count := &counter{byClass: map[string]int{}}
 	c := colly.NewCollector()
 	if err := breakwater.Use(c, b, count); err != nil {

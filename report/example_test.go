@@ -18,7 +18,7 @@ import (
 // pages and tripped its circuit. The program wrote a record per good page.
 func Example() {
 	clk := clocktest.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -80,7 +80,7 @@ func Example() {
 // failures; the page's bands say when.
 func ExampleTimeline() {
 	clk := clocktest.NewFake(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk})
 	if err != nil {
 		fmt.Println(err)
 		return

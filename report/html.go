@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/breakwater-crawl/breakwater/outcome"
 )
 
 // HTMLDomains is how many domains the HTML format draws and lists at
@@ -86,10 +84,8 @@ func (r Report) writeHTML(w io.Writer) error {
 	p("<p><span class=\"ending %s\">outcome: %s (exit %d)</span>: %s</p>\n", e(o.State.String()), e(o.State.String()), r.ExitCode, e(meaning[o.State]))
 	switch {
 	case len(o.Findings) > 0:
-		fs := slices.Clone(o.Findings)
-		slices.SortStableFunc(fs, func(a, b outcome.Finding) int { return int(b.State) - int(a.State) })
 		p("<ul class=\"findings\">\n")
-		for _, f := range fs {
+		for _, f := range worstFirst(o.Findings) {
 			p("<li><b>%s</b> %s: %s</li>\n", e(f.State.String()), e(f.Kind), e(f.Reason))
 		}
 		p("</ul>\n")
@@ -385,12 +381,7 @@ func (r Report) writeHTMLTable(w *bufio.Writer, rows []drawn, rest *drawn) {
 	if len(r.Domains) == 0 {
 		return
 	}
-	var cols []column
-	for _, c := range columns {
-		if c.always || r.any(c) {
-			cols = append(cols, c)
-		}
-	}
+	cols := r.shownColumns()
 	fmt.Fprintf(w, "<h2>Per domain</h2>\n<table class=\"summary\"><thead><tr><th>domain</th>")
 	for _, c := range cols {
 		fmt.Fprintf(w, "<th>%s</th>", e(c.head))
@@ -432,16 +423,7 @@ func (r Report) writeHTMLTable(w *bufio.Writer, rows []drawn, rest *drawn) {
 // proxies, the dead URLs and the selector_broken diagnoses.
 func (r Report) writeHTMLRest(w *bufio.Writer) {
 	var b strings.Builder
-	r.writeProxies(&b)
-	r.writeDead(&b)
-	for _, d := range r.Domains {
-		if bk := d.SelectorBroken; bk != nil {
-			fmt.Fprintf(&b, "\n%s\n", bk.Reason)
-			for _, u := range bk.Evidence {
-				fmt.Fprintf(&b, "  evidence: %s\n", u)
-			}
-		}
-	}
+	r.writeRest(&b)
 	if s := strings.TrimSpace(b.String()); s != "" {
 		fmt.Fprintf(w, "<h2>More</h2>\n<pre>%s</pre>\n", html.EscapeString(s))
 	}

@@ -80,11 +80,11 @@ func TestHTMLOfTheBusiestRunStaysSmall(t *testing.T) {
 		for i := range report.HTMLDomains + 20 {
 			h := fmt.Sprintf("shop%03d.example", i)
 			for k, c := range classes {
-				r.tl.Attempt(observe.Attempt{Domain: h, Result: circuit.Result{Class: c}, PausedUntil: r.clk.Now().Add(time.Duration(k) * 300 * time.Millisecond)})
+				r.hooks.OnAttempt(observe.Attempt{Domain: h, Result: circuit.Result{Class: c}, PausedUntil: r.clk.Now().Add(time.Duration(k) * 300 * time.Millisecond)})
 			}
 			if round%7 == 0 {
-				r.tl.Transition(circuit.Transition{Key: h, From: circuit.State(round % 3), To: circuit.State((round + 1) % 3), At: r.clk.Now()})
-				r.tl.Refused(nil, &circuit.OpenError{Key: h, State: circuit.Open})
+				r.hooks.OnTransition(circuit.Transition{Key: h, From: circuit.State(round % 3), To: circuit.State((round + 1) % 3), At: r.clk.Now()})
+				r.hooks.OnRefused(nil, &circuit.OpenError{Key: h, State: circuit.Open})
 			}
 		}
 		r.clk.Advance(time.Second)

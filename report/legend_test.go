@@ -19,7 +19,7 @@ import (
 // a real breaker, and returns it.
 func twoShops(t *testing.T, lats map[string][]time.Duration) *breaker.Breaker {
 	t.Helper()
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clocktest.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clocktest.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -379,25 +379,24 @@ var meaning = map[outcome.State]string{
 
 // column is one column of the text table.
 type column struct {
-	head   string
-	always bool // shown even when every row is zero
-	cell   func(d Domain) string
-	zero   func(d Domain) bool
-	means  string // the legend's line
+	head  string
+	cell  func(d Domain) string
+	zero  func(d Domain) bool // nil: shown even when every row is zero
+	means string              // the legend's line
 }
 
 func count(n int64) string { return strconv.FormatInt(n, 10) }
 
 var columns = []column{
-	{head: "state", always: true, cell: func(d Domain) string { return dash(d.State) },
+	{head: "state", cell: func(d Domain) string { return dash(d.State) },
 		means: "the circuit at the end: closed, open, half-open; untouched: no request sent this run"},
 	{head: "records", cell: func(d Domain) string { return count(d.Records) }, zero: func(d Domain) bool { return d.Records == 0 },
 		means: "records written: one per valid page that makes one (a product page, say)"},
-	{head: "valid", always: true, cell: func(d Domain) string { return count(d.OK) },
+	{head: "valid", cell: func(d Domain) string { return count(d.OK) },
 		means: "pages that passed validation, listings included: it may exceed records"},
-	{head: "invalid", always: true, cell: func(d Domain) string { return count(d.Invalid) },
+	{head: "invalid", cell: func(d Domain) string { return count(d.Invalid) },
 		means: "2xx pages the validator rejected (they count against the site)"},
-	{head: "degraded", always: true, cell: func(d Domain) string { return count(d.Failures.Degraded) },
+	{head: "degraded", cell: func(d Domain) string { return count(d.Failures.Degraded) },
 		means: "timeouts, refused or reset connections, 5xx, cut bodies, DNS failures (count against the site)"},
 	{head: "throttled", cell: func(d Domain) string { return count(d.Failures.Throttled) }, zero: func(d Domain) bool { return d.Failures.Throttled == 0 },
 		means: "429 answers (the URL is sent again after the pause; never trips)"},
@@ -407,15 +406,15 @@ var columns = []column{
 		means: "404 and 410 answers: no such page, not retried"},
 	{head: "other4xx", cell: func(d Domain) string { return count(d.Failures.ClientError) }, zero: func(d Domain) bool { return d.Failures.ClientError == 0 },
 		means: "other 4xx answers"},
-	{head: "refused", always: true, cell: func(d Domain) string { return count(d.Refused) },
+	{head: "refused", cell: func(d Domain) string { return count(d.Refused) },
 		means: "requests the breaker held back while the circuit was open: never sent"},
 	{head: "robots", cell: func(d Domain) string { return count(d.Robots) }, zero: func(d Domain) bool { return d.Robots == 0 },
 		means: "URLs robots.txt forbids: never sent, not a failure, not unfinished"},
-	{head: "unfinished", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Unfinished) },
+	{head: "unfinished", cell: func(d Domain) string { return strconv.Itoa(d.Unfinished) },
 		means: "URLs left to do for a rescheduled run (refused, failed with attempts left, not yet sent)"},
 	{head: "dead", cell: func(d Domain) string { return strconv.Itoa(d.Dead) }, zero: func(d Domain) bool { return d.Dead == 0 },
 		means: "URLs whose attempts are spent on failures: listed below, a person decides"},
-	{head: "trips", always: true, cell: func(d Domain) string { return strconv.Itoa(d.Trips) },
+	{head: "trips", cell: func(d Domain) string { return strconv.Itoa(d.Trips) },
 		means: "times the circuit opened"},
 	{head: "pauses", cell: func(d Domain) string { return count(d.Pauses) }, zero: func(d Domain) bool { return d.Pauses == 0 },
 		means: "Retry-After pauses taken"},
@@ -425,7 +424,7 @@ var columns = []column{
 		means: "the pace at the end: requests in flight at most (-: no limit of Breakwater's)"},
 	{head: "gap", cell: func(d Domain) string { return latency(d.PaceGap) }, zero: paceZero,
 		means: "the pace at the end: least time between two requests (-: none)"},
-	{head: "median", always: true, cell: func(d Domain) string { return latency(d.MedianLatency) },
+	{head: "median", cell: func(d Domain) string { return latency(d.MedianLatency) },
 		means: "median latency of the successful pages (total: over all of them, - when unknown)"},
 }
 
@@ -467,10 +466,7 @@ func (r Report) writeText(w io.Writer) error {
 	fmt.Fprintf(bw, "outcome: %s (exit %d): %s\n", o.State, r.ExitCode, meaning[o.State])
 	switch {
 	case len(o.Findings) > 0:
-		// What decided the ending first: errors, then trips.
-		fs := slices.Clone(o.Findings)
-		slices.SortStableFunc(fs, func(a, b outcome.Finding) int { return int(b.State) - int(a.State) })
-		for _, f := range fs {
+		for _, f := range worstFirst(o.Findings) {
 			fmt.Fprintf(bw, "  %-8s %s: %s\n", f.State, f.Kind, f.Reason)
 		}
 	case o.Reason != "":
@@ -484,12 +480,7 @@ func (r Report) writeText(w io.Writer) error {
 
 	if len(r.Domains) > 0 {
 		fmt.Fprintln(bw)
-		var cols []column
-		for _, c := range columns {
-			if c.always || r.any(c) {
-				cols = append(cols, c)
-			}
-		}
+		cols := r.shownColumns()
 		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 		heads := []string{"domain"}
 		for _, c := range cols {
@@ -517,20 +508,34 @@ func (r Report) writeText(w io.Writer) error {
 		tw.Flush()
 	}
 
-	r.writeProxies(bw)
-	r.writeDead(bw)
-	for _, d := range r.Domains {
-		if b := d.SelectorBroken; b != nil {
-			fmt.Fprintf(bw, "\n%s\n", b.Reason)
-			for _, u := range b.Evidence {
-				fmt.Fprintf(bw, "  evidence: %s\n", u)
-			}
-		}
-	}
+	r.writeRest(bw)
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("report: writing text: %w", err)
 	}
 	return nil
+}
+
+// worstFirst returns fs with what decided the ending first: errors, then
+// trips.
+func worstFirst(fs []outcome.Finding) []outcome.Finding {
+	fs = slices.Clone(fs)
+	slices.SortStableFunc(fs, func(a, b outcome.Finding) int { return int(b.State) - int(a.State) })
+	return fs
+}
+
+// writeRest writes what follows the table: the proxies, the dead URLs
+// and the selector_broken diagnoses.
+func (r Report) writeRest(w io.Writer) {
+	r.writeProxies(w)
+	r.writeDead(w)
+	for _, d := range r.Domains {
+		if b := d.SelectorBroken; b != nil {
+			fmt.Fprintf(w, "\n%s\n", b.Reason)
+			for _, u := range b.Evidence {
+				fmt.Fprintf(w, "  evidence: %s\n", u)
+			}
+		}
+	}
 }
 
 // writeProxies writes a line per proxy: its state, the requests the
@@ -589,12 +594,14 @@ func size(n int64) string {
 	return strconv.FormatFloat(float64(n)/1e9, 'f', 1, 64) + " GB"
 }
 
-// any reports whether some domain has a non-zero value in column c.
-func (r Report) any(c column) bool {
-	for _, d := range r.Domains {
-		if !c.zero(d) {
-			return true
+// shownColumns are the columns always shown, and the others where some
+// domain has a non-zero value.
+func (r Report) shownColumns() []column {
+	var cols []column
+	for _, c := range columns {
+		if c.zero == nil || slices.ContainsFunc(r.Domains, func(d Domain) bool { return !c.zero(d) }) {
+			cols = append(cols, c)
 		}
 	}
-	return false
+	return cols
 }

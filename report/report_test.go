@@ -26,13 +26,16 @@ import (
 // records (valid product pages) each host produced.
 func crawl(t *testing.T, fleet *testserver.Fleet, extra ...string) (report.Report, *breaker.Breaker, *validate.Validator) {
 	t.Helper()
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.Require(testserver.TitleSelector)),
-		validate.Require("ul.products"))
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.Require(testserver.TitleSelector)}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Validator: v})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Validator: v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +286,7 @@ func TestReportShowsThePaceOfAThrottledDomain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

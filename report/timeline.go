@@ -37,10 +37,9 @@ type TimelineConfig struct {
 // requests and how they ended, the refusals, the trips and the
 // Retry-After pauses, for the HTML report (Sources.Timeline). It follows
 // a breaker as an observe.Observer: call Observe with the breaker before
-// the crawl, or give Attempt, Refused and Transition to breaker.Config's
-// OnAttempt, OnRefused and OnTransition. Its memory is bounded per domain:
-// at most Buckets slices of 40 bytes (a slice with nothing in it takes no
-// room; 10 kB at most by default) and 16 pauses.
+// the crawl. Its memory is bounded per domain: at most Buckets slices of
+// 40 bytes (a slice with nothing in it takes no room; 10 kB at most by
+// default) and 16 pauses.
 type Timeline struct {
 	clock    clock.Clock
 	buckets  int
@@ -49,7 +48,7 @@ type Timeline struct {
 	width    time.Duration // of one slice
 	last     time.Time     // the latest event
 	domains  map[string]*series
-	observed []observe.Subject
+	observed observe.Subjects
 }
 
 // series is one domain's record.
@@ -120,22 +119,16 @@ func (t *Timeline) Observe(s observe.Subject) error {
 	if s == nil {
 		return errors.New("report: Timeline.Observe(nil): pass the *breaker.Breaker")
 	}
-	t.mu.Lock()
-	seen := slices.Contains(t.observed, s)
-	if !seen {
-		t.observed = append(t.observed, s)
-	}
-	t.mu.Unlock()
-	if seen {
+	if !t.observed.Add(s) {
 		return nil
 	}
-	return s.Hook(observe.Hooks{OnAttempt: t.Attempt, OnRefused: t.Refused, OnTransition: t.Transition})
+	return s.Hook(observe.Hooks{OnAttempt: t.attempt, OnRefused: t.refused, OnTransition: t.transition})
 }
 
-// Attempt records an attempt that came back, at the clock's time. An
+// attempt records an attempt that came back, at the clock's time. An
 // answer of Colly's cache and an attempt the crawler itself cut
 // (circuit.Excluded) are not requests to the site and are not drawn.
-func (t *Timeline) Attempt(a observe.Attempt) {
+func (t *Timeline) attempt(a observe.Attempt) {
 	if a.Cached || a.Result.Class == circuit.Excluded || a.Domain == "" {
 		return
 	}
@@ -159,10 +152,10 @@ func (t *Timeline) Attempt(a observe.Attempt) {
 	}
 }
 
-// Refused records a request the breaker refused. A refusal because the
+// refused records a request the breaker refused. A refusal because the
 // domain is held for answering 401/403 starts its blocked band, which
 // lasts the run.
-func (t *Timeline) Refused(_ *colly.Request, err *circuit.OpenError) {
+func (t *Timeline) refused(_ *colly.Request, err *circuit.OpenError) {
 	if err == nil || err.Key == "" {
 		return
 	}
@@ -182,8 +175,8 @@ func (t *Timeline) Refused(_ *colly.Request, err *circuit.OpenError) {
 	}
 }
 
-// Transition records a change of a circuit's state at its time.
-func (t *Timeline) Transition(tr circuit.Transition) {
+// transition records a change of a circuit's state at its time.
+func (t *Timeline) transition(tr circuit.Transition) {
 	if tr.Key == "" || tr.From == tr.To {
 		return
 	}

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"github.com/breakwater-crawl/breakwater"
 	"github.com/breakwater-crawl/breakwater/testserver"
@@ -22,24 +23,31 @@ import (
 
 // tlRun is a breaker and a timeline on one fake clock.
 type tlRun struct {
-	clk *clocktest.Fake
-	b   *breaker.Breaker
-	tl  *report.Timeline
+	clk   *clocktest.Fake
+	b     *breaker.Breaker
+	tl    *report.Timeline
+	hooks observe.Hooks // the timeline's, to tell it events the breaker did not make
 }
+
+// hookSubject is a Subject that keeps the hooks it is given.
+type hookSubject struct{ h *observe.Hooks }
+
+func (s hookSubject) Hook(h observe.Hooks) error { *s.h = h; return nil }
 
 func newTLRun(t testing.TB, cfg report.TimelineConfig) *tlRun {
 	t.Helper()
 	clk := clocktest.NewFake(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Clock = clk
 	tl := report.NewTimeline(cfg)
-	if err := tl.Observe(b); err != nil {
+	r := &tlRun{clk: clk, b: b, tl: tl}
+	if err := cmp.Or(tl.Observe(b), tl.Observe(hookSubject{&r.hooks})); err != nil {
 		t.Fatal(err)
 	}
-	return &tlRun{clk: clk, b: b, tl: tl}
+	return r
 }
 
 // send sends n requests to host, each ending as c, step apart; a refusal
@@ -49,11 +57,11 @@ func (r *tlRun) send(host string, c circuit.Class, n int, step time.Duration) {
 		tk, err := r.b.Allow(host)
 		if err != nil {
 			if oe, ok := err.(*circuit.OpenError); ok {
-				r.tl.Refused(nil, oe)
+				r.hooks.OnRefused(nil, oe)
 			}
 		} else {
 			r.b.Record(tk, circuit.Result{Class: c, Latency: 10 * time.Millisecond})
-			r.tl.Attempt(observe.Attempt{Domain: host, Result: circuit.Result{Class: c}})
+			r.hooks.OnAttempt(observe.Attempt{Domain: host, Result: circuit.Result{Class: c}})
 		}
 		r.clk.Advance(step)
 	}
@@ -182,13 +190,13 @@ func TestTimelineDrawsPausesAndTheBlockedHold(t *testing.T) {
 	r := newTLRun(t, report.TimelineConfig{})
 	r.send("a.example", circuit.Success, 10, 100*time.Millisecond)
 	paused := r.clk.Now()
-	r.tl.Attempt(observe.Attempt{Domain: "a.example", Result: circuit.Result{Class: circuit.Throttled}, PausedUntil: paused.Add(2 * time.Second)})
+	r.hooks.OnAttempt(observe.Attempt{Domain: "a.example", Result: circuit.Result{Class: circuit.Throttled}, PausedUntil: paused.Add(2 * time.Second)})
 	r.clk.Advance(3 * time.Second)
 	r.send("a.example", circuit.Success, 10, 100*time.Millisecond)
 
 	r.send("c.example", circuit.Success, 10, 10*time.Millisecond)
 	held := r.clk.Now()
-	r.tl.Refused(nil, &circuit.OpenError{Key: "c.example", Blocked: true, RetryAt: held.Add(time.Minute)})
+	r.hooks.OnRefused(nil, &circuit.OpenError{Key: "c.example", Blocked: true, RetryAt: held.Add(time.Minute)})
 	r.clk.Advance(time.Second)
 
 	page := r.page(t)
@@ -292,7 +300,7 @@ func TestTimelineOfARealCrawlDrawsThe429sAndTheirPause(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,6 @@ func (t *VisitClaims) release(id uint64, c claim) {
 	t.m[id] = c
 }
 
-
 // ErrClaimed is Visited's answer to a contested ID's later callers
 // (VisitClaims.Settle's lost): a colly.AlreadyVisitedError, with an empty
 // Destination, to errors.As.

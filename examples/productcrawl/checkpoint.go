@@ -71,7 +71,7 @@ func listDeadLetters(cfg Config, stdout, stderr io.Writer) int {
 	st, err := bolt.Open(cfg.Checkpoint)
 	var cp *checkpoint.Checkpoint
 	if err == nil {
-		if cp, err = checkpoint.New(st); err != nil {
+		if cp, err = checkpoint.New(st, checkpoint.Config{}); err != nil {
 			_ = st.Close()
 		}
 	}

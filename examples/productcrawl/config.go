@@ -79,21 +79,21 @@ type Config struct {
 	Progress   time.Duration // how often progress is logged when not a terminal
 
 	// Derived by validate.
-	profile       breaker.Profile
-	format        report.Format
-	level         zerolog.Level
-	productRE     *regexp.Regexp
-	startHosts    []string // host[:port] of each start URL as Colly sees it (storage.Identify), unique
-	startDomain   []string // their hostnames (no port), unique, for AllowedDomains
-	checkpointSet bool     // -checkpoint was given
-	profileSet    bool     // -profile was given
-	profileOpts   []breaker.Config
-	pacing        *profiles.Set           // -profiles, for its per-domain least gaps; nil without
-	redisOpts     *goredis.Options        // parsed -redis naming one server, nil otherwise
-	redisCluster  *goredis.ClusterOptions // parsed -redis naming a Redis Cluster, nil otherwise
-	crawlIDSet    bool                    // -crawl-id was given
-	waitSet       bool                    // -wait-horizon was given
-	shardsSet     bool                    // -redis-shards was given
+	profile        breaker.Profile
+	format         report.Format
+	level          zerolog.Level
+	productRE      *regexp.Regexp
+	startHosts     []string                   // host[:port] of each start URL as Colly sees it (storage.Identify), unique
+	startDomain    []string                   // their hostnames (no port), unique, for AllowedDomains
+	checkpointSet  bool                       // -checkpoint was given
+	profileSet     bool                       // -profile was given
+	profileDomains map[string]breaker.Profile // the breaker's Config.Domains (profileDomains)
+	pacing         *profiles.Set              // -profiles, for its per-domain least gaps; nil without
+	redisOpts      *goredis.Options           // parsed -redis naming one server, nil otherwise
+	redisCluster   *goredis.ClusterOptions    // parsed -redis naming a Redis Cluster, nil otherwise
+	crawlIDSet     bool                       // -crawl-id was given
+	waitSet        bool                       // -wait-horizon was given
+	shardsSet      bool                       // -redis-shards was given
 }
 
 // Field is one --field name=selector: the text of the first element the
@@ -400,7 +400,7 @@ func (cfg *Config) validate() error {
 	} else {
 		cfg.profile = set.Default()
 	}
-	cfg.profileOpts = profileOptions(set)
+	cfg.profileDomains = profileDomains(set)
 	cfg.pacing = set
 	if cfg.Metrics != "" {
 		_, port, err := net.SplitHostPort(cfg.Metrics)

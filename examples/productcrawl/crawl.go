@@ -82,12 +82,12 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// page with nothing on it: the run ends empty, not failed. Without a
 	// listing structure to require, the floor judges them too.
 	product := []validate.Check{validate.MinBytes(cfg.MinBytes), validate.Require(cfg.Require...)}
-	listing := []validate.Option{validate.MinBytes(cfg.MinBytes)}
+	listing := []validate.Check{validate.MinBytes(cfg.MinBytes)}
 	if len(cfg.ListingRequire) > 0 {
-		listing = []validate.Option{validate.MinBytes(0), validate.Require(cfg.ListingRequire...)}
+		listing = []validate.Check{validate.MinBytes(0), validate.Require(cfg.ListingRequire...)}
 	}
-	opts := append([]validate.Option{validate.Page(cfg.ProductURL, product...), validate.Config{Logger: log}}, listing...)
-	if cr.v, err = validate.New(opts...); err != nil {
+	vcfg := validate.Config{Checks: listing, Pages: []validate.Page{{Pattern: cfg.ProductURL, Checks: product}}, Logger: log}
+	if cr.v, err = validate.New(vcfg); err != nil {
 		return nil, usageErr("validation rules: %v", err)
 	}
 	// The crawl's state: the checkpoint file, or the crawl in Redis (its
@@ -97,18 +97,17 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 	// before the outcome reaches the circuit, so without the cap a request
 	// waiting for that slot could pass the gate while the failure that
 	// trips the circuit is on its way (one request past the bound).
-	bopts := []breaker.Config{breaker.Config{Validator: cr.v, Logger: log, OnAttempt: cr.onOutcome, Pacing: breaker.Pacing{Parallelism: cfg.Parallelism}}}
+	bcfg := breaker.Config{Profile: cfg.profile, Domains: cfg.profileDomains, Validator: cr.v, Logger: log, OnAttempt: cr.onOutcome, Pacing: breaker.Pacing{Parallelism: cfg.Parallelism}}
 	if cfg.Redis != "" {
 		if cr.shared, err = openShared(cfg, log); err != nil {
 			return nil, err
 		}
-		bopts = append(bopts, cr.shared.breakerOptions()...)
+		cr.shared.configure(&bcfg)
 	} else {
 		if cr.cp, cr.cpStore, err = openCheckpoint(cfg, log, cr.fail); err != nil {
 			return nil, err
 		}
 	}
-	bopts = append(bopts, cfg.profileOpts...)
 	var m *metrics.Metrics
 	var reg *prometheus.Registry
 	if cfg.Metrics != "" {
@@ -118,7 +117,7 @@ func newCrawl(cfg Config, log zerolog.Logger) (*crawl, error) {
 			return nil, err
 		}
 	}
-	if cr.b, err = breaker.New(cfg.profile, bopts...); err != nil {
+	if cr.b, err = breaker.New(bcfg); err != nil {
 		cr.abandon()
 		return nil, usageErr("breaker: %v", err)
 	}

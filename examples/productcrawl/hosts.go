@@ -34,17 +34,18 @@ func collyHosts(pattern string) []string {
 	return out
 }
 
-// profileOptions returns the breaker options of the profiles file's
-// domain assignments, each also under the hosts Colly will see for it,
-// so "0x7f.0.0.1:8080: fragile" reaches the domain 127.0.0.1:8080. The
-// file's own patterns come first: a host the file names exactly keeps the
-// profile it is given there.
-func profileOptions(set *profiles.Set) []breaker.Config {
-	opts := set.Options()
+// profileDomains returns the breaker's Config.Domains of the profiles
+// file's domain assignments, each also under the hosts Colly will see for
+// it, so "0x7f.0.0.1:8080: fragile" reaches the domain 127.0.0.1:8080. A
+// host the file names exactly keeps the profile it is given there.
+func profileDomains(set *profiles.Set) map[string]breaker.Profile {
+	domains := set.Config().Domains
 	for _, a := range set.Domains() {
 		for _, h := range collyHosts(a.Pattern) {
-			opts = append(opts, breaker.Config{Domains: map[string]breaker.Profile{h: a.Profile}})
+			if _, named := domains[h]; !named {
+				domains[h] = a.Profile
+			}
 		}
 	}
-	return opts
+	return domains
 }

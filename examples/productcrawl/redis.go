@@ -304,14 +304,12 @@ func openShared(cfg Config, log zerolog.Logger) (*shared, error) {
 	return sh, nil
 }
 
-// breakerOptions share the circuits; the queue settles each request's job
-// with its outcome once it observes the breaker (breakwater.Use). The
-// queue's threads outnumber one host's LimitRule slots; the pace every run
-// sets (crawl.go) keeps them to -parallelism per domain from gate to
-// outcome.
-func (sh *shared) breakerOptions() []breaker.Config {
-	return []breaker.Config{breaker.Config{Store: sh.bs}}
-}
+// configure has the breaker share the circuits; the queue settles each
+// request's job with its outcome once it observes the breaker
+// (breakwater.Use). The queue's threads outnumber one host's LimitRule
+// slots; the pace every run sets (crawl.go) keeps them to -parallelism per
+// domain from gate to outcome.
+func (sh *shared) configure(c *breaker.Config) { c.Store = sh.bs }
 
 // giveBack returns a request the run cut before it left (the run is
 // stopping) to the queue at once, without spending an attempt, so another

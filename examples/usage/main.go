@@ -46,14 +46,14 @@ func run(ctx context.Context, start, ckpt string, log zerolog.Logger, out io.Wri
 	// Product pages must be full-size and carry a title; listing pages
 	// (small, when they list one product) a product list. A 200 that is
 	// neither is not data: it counts against the site.
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Pages:  []validate.Page{{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}}},
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+	})
 	if err != nil {
 		return 64, err // bad configuration: nothing was sent
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Logger: log})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Logger: log})
 	if err != nil {
 		return 64, err
 	}
@@ -62,7 +62,7 @@ func run(ctx context.Context, start, ckpt string, log zerolog.Logger, out io.Wri
 		return 64, err // names the file and what to do
 	}
 	defer st.Close()
-	cp, err := checkpoint.New(st)
+	cp, err := checkpoint.New(st, checkpoint.Config{})
 	if err != nil {
 		return 64, err
 	}
@@ -70,7 +70,7 @@ func run(ctx context.Context, start, ckpt string, log zerolog.Logger, out io.Wri
 	if err := breakwater.Use(c, v, b, cp); err != nil { // in the order they need; cp follows b
 		return 64, err
 	}
-	sink, err := cp.Sink(out) // each product once across kills and resumes
+	sink, err := cp.Sink(out, checkpoint.SinkConfig{}) // each product once across kills and resumes
 	if err != nil {
 		return 64, err // a file that is not this crawl's output: left as it is
 	}

@@ -12,7 +12,7 @@ import (
 // also across the tracker's every-100-successes timeout estimate: 200
 // round trips a run, after a warm-up that made the domain and its windows.
 func TestTheClosedPathAllocatesNothing(t *testing.T) {
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

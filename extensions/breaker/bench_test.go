@@ -34,7 +34,7 @@ func BenchmarkClosedOneDomain(b *testing.B) {
 		}
 	})
 	b.Run("breakwater/breaker", func(b *testing.B) {
-		br, _ := breaker.New(breaker.Standard())
+		br, _ := breaker.New(breaker.Config{Profile: breaker.Standard()})
 		b.ReportAllocs()
 		for b.Loop() {
 			t, err := br.Allow("shop.test")
@@ -57,7 +57,7 @@ func hosts(n int) []string {
 func BenchmarkClosedParallel1000Domains(b *testing.B) {
 	hs := hosts(1000)
 	b.Run("breakwater/breaker", func(b *testing.B) {
-		br, _ := breaker.New(breaker.Standard())
+		br, _ := breaker.New(breaker.Config{Profile: breaker.Standard()})
 		var next atomic.Uint64
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
@@ -78,7 +78,7 @@ func BenchmarkOpenRefusal(b *testing.B) {
 	b.Run("breakwater/breaker", func(b *testing.B) {
 		p := breaker.Standard()
 		p.ConsecutiveFailures = 1
-		br, _ := breaker.New(p)
+		br, _ := breaker.New(breaker.Config{Profile: p})
 		t, _ := br.Allow("down.test")
 		br.Record(t, circuit.Result{Class: circuit.Degraded})
 		b.ReportAllocs()

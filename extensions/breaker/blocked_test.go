@@ -28,7 +28,7 @@ import (
 func TestABlockedStoreIsHeldAfterBlockedAfterAnswers(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		store := startStore(t, testserver.Config{Products: 60, PerPage: 60, Scenario: testserver.Scenario{Mode: testserver.Blocked, After: 1}})
-		b := newBreaker(t, breaker.Standard())
+		b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 		c := colly.NewCollector(colly.Async(async))
 		const p = 4
 		if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
@@ -76,7 +76,7 @@ func TestAnOccasional403HoldsNothing(t *testing.T) {
 		w.Write(testserver.ProductPage(1))
 	}))
 	defer srv.Close()
-	b := newBreaker(t, breaker.Standard(), breaker.Config{BlockedAfter: 2})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), BlockedAfter: 2})
 	c := colly.NewCollector()
 	b.Register(c)
 	var got atomic.Int32
@@ -115,7 +115,7 @@ func TestABlockedRunIsInTheOrderRequestsLeft(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	c := colly.NewCollector()
 	b.Register(c)
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
@@ -134,7 +134,7 @@ func TestABlockedRunIsInTheOrderRequestsLeft(t *testing.T) {
 // generated case, 10264727326338181819, ran until torn down).
 func TestABlockedDomainsRefusalAlwaysPointsAhead(t *testing.T) {
 	clk := clocktest.NewFake(time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC))
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Clock: clk})
 	for range 10 {
 		tk, err := b.Allow("shop.test")
 		if err != nil {
@@ -189,7 +189,7 @@ func TestASuccessInFlightAtTheFirst403DoesNotEndTheRun(t *testing.T) {
 		http.Error(w, "forbidden", http.StatusForbidden)
 	}))
 	defer srv.Close()
-	b := newBreaker(t, breaker.Standard(), breaker.Config{BlockedAfter: 3})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), BlockedAfter: 3})
 	c := colly.NewCollector(colly.Async(true))
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2}); err != nil {
 		t.Fatal(err)

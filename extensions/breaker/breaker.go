@@ -45,10 +45,14 @@ type Breaker struct {
 	cachedOK   atomic.Int64   // 2xx answers of Colly's cache, for Judge: no domain counted them
 }
 
-// New returns a Breaker whose domains use profile p unless
-// Config.Domains says otherwise. Every profile and setting is checked
+// New returns a Breaker whose domains use c.Profile (Standard when zero)
+// unless c.Domains says otherwise. Every profile and setting is checked
 // here, before any request is sent.
-func New(p Profile, cfg ...Config) (*Breaker, error) {
+func New(c Config) (*Breaker, error) {
+	p := c.Profile
+	if p == (Profile{}) {
+		p = Standard()
+	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -59,10 +63,8 @@ func New(p Profile, cfg ...Config) (*Breaker, error) {
 		throttleRetries: 10,
 		unfinished:      unfinishedList{limit: DefaultUnfinishedSample},
 	}
-	for _, c := range cfg {
-		if err := c.apply(b); err != nil {
-			return nil, err
-		}
+	if err := c.apply(b); err != nil {
+		return nil, err
 	}
 	b.cfg.Clock, b.cfg.Log = b.clock, b.log
 	set, err := domains.New(b.cfg)

@@ -35,7 +35,7 @@ func BenchmarkIdleDomainBytes(b *testing.B) {
 			for b.Loop() {
 				clk := clocktest.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 				before := benchtest.LiveHeap()
-				br, err := breaker.New(p, breaker.Config{Clock: clk, IdleTTL: c.ttl})
+				br, err := breaker.New(breaker.Config{Profile: p, Clock: clk, IdleTTL: c.ttl})
 				if err != nil {
 					b.Fatal(err)
 				}

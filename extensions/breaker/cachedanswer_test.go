@@ -60,7 +60,7 @@ func TestAnAnswerFromCollysCacheIsReportedButNotCounted(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var seen []observe.Attempt
-			b, err := breaker.New(breaker.Standard(), breaker.Config{Validator: tc.validator, OnAttempt: func(a observe.Attempt) {
+			b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Validator: tc.validator, OnAttempt: func(a observe.Attempt) {
 				mu.Lock()
 				seen = append(seen, a)
 				mu.Unlock()

@@ -30,7 +30,7 @@ func TestACachedThrottlesRetryCopyIsDropped(t *testing.T) {
 			asked := store.Count()
 
 			c := colly.NewCollector(colly.CacheDir(dir), colly.Async(async))
-			newBreaker(t, breaker.Standard()).Register(c)
+			newBreaker(t, breaker.Config{Profile: breaker.Standard()}).Register(c)
 			var got atomic.Int32
 			c.OnHTML(testserver.TitleSelector, func(*colly.HTMLElement) { got.Add(1) })
 			var mu sync.Mutex

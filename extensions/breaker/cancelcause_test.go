@@ -23,7 +23,7 @@ func TestACrawlCancelledWithACauseCountsNoFailureAgainstTheSite(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	c := colly.NewCollector(colly.Async(true), colly.StdlibContext(ctx))
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 func TestLateOutcomesOfEarlierRequestsPushNoFailureOut(t *testing.T) {
 	p := breaker.Aggressive()
 	clk := clocktest.NewFake(epoch)
-	b := newBreaker(t, p, breaker.Config{Clock: clk})
+	b := newBreaker(t, breaker.Config{Profile: p, Clock: clk})
 	const host = "shop.test"
 	allow := func() (breaker.Ticket, bool) {
 		tk, err := b.Allow(host)

@@ -43,7 +43,7 @@ func TestClientKeepsItsContextPathThroughTheBreaker(t *testing.T) {
 	}
 
 	t.Run("Wrap", func(t *testing.T) {
-		b := newBreaker(t, breaker.Standard())
+		b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 		cl := &http.Client{Timeout: 5 * time.Second, Transport: b.Wrap(&http.Transport{})}
 		done := make(chan error, 1)
 		go func() {
@@ -60,7 +60,7 @@ func TestClientKeepsItsContextPathThroughTheBreaker(t *testing.T) {
 		}
 	})
 	t.Run("Register", func(t *testing.T) {
-		b := newBreaker(t, breaker.Standard())
+		b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 		c := colly.NewCollector() // Colly's own client: a 10 s Timeout over net/http's transport
 		b.Register(c)
 		done := make(chan error, 1)
@@ -90,7 +90,7 @@ func BenchmarkClientPath(b *testing.B) {
 	}{
 		{"net/http", func(t *http.Transport) http.RoundTripper { return t }},
 		{"breakwater/transport", func(t *http.Transport) http.RoundTripper {
-			br, _ := breaker.New(breaker.Standard())
+			br, _ := breaker.New(breaker.Config{Profile: breaker.Standard()})
 			return br.Wrap(t)
 		}},
 	} {

@@ -29,7 +29,7 @@ func recordSuccesses(t *testing.T, b *breaker.Breaker, clk *clocktest.Fake, host
 func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 	p := breaker.Aggressive()
 	clk := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	b := newBreaker(t, p, breaker.Config{Clock: clk})
+	b := newBreaker(t, breaker.Config{Profile: p, Clock: clk})
 	hosts := []string{"a.example", "b.example", "c.example"}
 	for _, h := range hosts {
 		recordSuccesses(t, b, clk, h, p.WindowSize+5, 10*time.Millisecond)
@@ -47,7 +47,7 @@ func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 	}
 
 	// One domain slowing alone is the site's: it trips.
-	b2 := newBreaker(t, p, breaker.Config{Clock: clk})
+	b2 := newBreaker(t, breaker.Config{Profile: p, Clock: clk})
 	for _, h := range hosts {
 		recordSuccesses(t, b2, clk, h, p.WindowSize+5, 10*time.Millisecond)
 	}
@@ -74,7 +74,7 @@ func TestLatencySlopeDoesNotTripWhenEveryDomainSlowsAtOnce(t *testing.T) {
 func TestLatencySlopeDoesNotTripOnADelayEveryDomainShares(t *testing.T) {
 	p := breaker.Aggressive()
 	clk := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	b := newBreaker(t, p, breaker.Config{Clock: clk})
+	b := newBreaker(t, breaker.Config{Profile: p, Clock: clk})
 	base := map[string]time.Duration{"fast.example": time.Millisecond, "b.example": 100 * time.Millisecond, "c.example": 100 * time.Millisecond}
 	for h, lat := range base {
 		recordSuccesses(t, b, clk, h, p.WindowSize+5, lat)

@@ -41,7 +41,7 @@ func TestACloneRedirectHopKeepsTheTimeItsFirstHopWaitedFor(t *testing.T) {
 	}))
 	defer redirector.Close()
 
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{MinGap: 120 * time.Millisecond}})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{MinGap: 120 * time.Millisecond}})
 	c := colly.NewCollector(colly.Async(true))
 	c.SetRequestTimeout(300 * time.Millisecond)
 	b.Register(c)

@@ -20,7 +20,7 @@ import (
 //	go test -run '^$' -bench RequestPath -benchmem ./extensions/breaker/
 func BenchmarkRequestPath(b *testing.B) {
 	var outcomes int
-	br, err := New(Standard(), Config{Pacing: Pacing{Parallelism: 2}, OnAttempt: func(observe.Attempt) { outcomes++ }})
+	br, err := New(Config{Profile: Standard(), Pacing: Pacing{Parallelism: 2}, OnAttempt: func(observe.Attempt) { outcomes++ }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func BenchmarkRequestPath(b *testing.B) {
 //
 //	go test -run '^$' -bench QueuedRequestPath -benchmem ./extensions/breaker/
 func BenchmarkQueuedRequestPath(b *testing.B) {
-	br, err := New(Standard(), Config{Pacing: Pacing{Parallelism: 2}})
+	br, err := New(Config{Profile: Standard(), Pacing: Pacing{Parallelism: 2}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -27,9 +27,9 @@ func startStore(t *testing.T, cfg testserver.Config) *testserver.Store {
 	return s
 }
 
-func newBreaker(t *testing.T, p breaker.Profile, opts ...breaker.Config) *breaker.Breaker {
+func newBreaker(t *testing.T, c breaker.Config) *breaker.Breaker {
 	t.Helper()
-	b, err := breaker.New(p, opts...)
+	b, err := breaker.New(c)
 	if err != nil {
 		t.Fatalf("breaker.New: %v", err)
 	}
@@ -61,7 +61,7 @@ func TestSeedTimelineOneRequestAtATime(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
 	var ref refusals
 	var trans []circuit.Transition
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, OnRefused: ref.hook, OnTransition: func(tr circuit.Transition) { trans = append(trans, tr) }})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Clock: clk, OnRefused: ref.hook, OnTransition: func(tr circuit.Transition) { trans = append(trans, tr) }})
 	c := colly.NewCollector()
 	b.Register(c)
 
@@ -118,7 +118,7 @@ func TestSeedTimelineQueuedUpFrontWithParallelism(t *testing.T) {
 		// The LimitRule frees its slot when the body is read, a moment
 		// before the outcome reaches the circuit; the pace frees its slot
 		// only after, which is what makes P − 1 a bound.
-		b := newBreaker(t, breaker.Standard(), breaker.Config{OnRefused: ref.hook, Pacing: breaker.Pacing{Parallelism: p}})
+		b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), OnRefused: ref.hook, Pacing: breaker.Pacing{Parallelism: p}})
 		c := colly.NewCollector(colly.Async(true))
 		if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {
 			t.Fatal(err)
@@ -142,7 +142,7 @@ func TestSeedTimelineQueuedUpFrontWithParallelism(t *testing.T) {
 func TestWorksWithCollyQueue(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 200, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 	var ref refusals
-	b := newBreaker(t, breaker.Standard(), breaker.Config{OnRefused: ref.hook})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), OnRefused: ref.hook})
 	c := colly.NewCollector()
 	b.Register(c)
 	q, err := queue.New(2, &queue.InMemoryQueueStorage{MaxSize: 1000})
@@ -173,7 +173,7 @@ func TestOneFailingDomainLeavesOthersFlowing(t *testing.T) {
 	}
 	defer fleet.Close()
 	bad, good := fleet.Stores[0], fleet.Stores[1]
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	c := colly.NewCollector(colly.Async(true))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
 	b.Register(c)
@@ -210,8 +210,7 @@ func TestThrottleStormHonoursRetryAfterAndNeverTrips(t *testing.T) {
 		mu       sync.Mutex
 		outcomes []observe.Attempt
 	)
-	b := newBreaker(t, breaker.Aggressive(), breaker.Config{Clock: clk}, breaker.WithThrottleRetries(100),
-		breaker.Config{OnAttempt: func(a observe.Attempt) { mu.Lock(); outcomes = append(outcomes, a); mu.Unlock() }})
+	b := newBreaker(t, breaker.WithThrottleRetries(breaker.Config{Profile: breaker.Aggressive(), Clock: clk, OnAttempt: func(a observe.Attempt) { mu.Lock(); outcomes = append(outcomes, a); mu.Unlock() }}, 100))
 	c := colly.NewCollector()
 	b.Register(c)
 	stop := make(chan struct{})
@@ -266,7 +265,7 @@ func TestBlockedAndGoneNeverTrip(t *testing.T) {
 		store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: tt.mode}})
 		// BlockedAfter -1: never held, so that every 403 is answered and
 		// seen not to count (the hold: TestABlockedStoreIsHeldAfterBlockedAfterAnswers).
-		b := newBreaker(t, breaker.Conservative(), breaker.WithAlarmAfter(5), breaker.Config{BlockedAfter: -1})
+		b := newBreaker(t, breaker.WithAlarmAfter(breaker.Config{Profile: breaker.Conservative(), BlockedAfter: -1}, 5))
 		c := colly.NewCollector()
 		b.Register(c)
 		for i := 1; i <= 100; i++ {
@@ -286,7 +285,7 @@ func TestRefusedRequestsNeverReachTheNetwork(t *testing.T) {
 	var ref refusals
 	p := breaker.Standard()
 	p.ConsecutiveFailures = 3
-	b := newBreaker(t, p, breaker.Config{OnRefused: ref.hook})
+	b := newBreaker(t, breaker.Config{Profile: p, OnRefused: ref.hook})
 	c := colly.NewCollector()
 	b.Register(c)
 	var errs []error

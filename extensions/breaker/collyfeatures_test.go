@@ -35,7 +35,6 @@ type usage struct {
 	clone    bool             // product pages go through c.Clone(), not registered
 	retry    bool             // the user's breaker.RetryOnError(3)
 	setup    func(c *colly.Collector)
-	opts     []breaker.Config
 	notVisit bool // hand Visit's errors to b.NotVisited, as the Usage shows
 	within   time.Duration
 	profile  *breaker.Profile // nil: Standard
@@ -62,10 +61,12 @@ func (r *usageResult) add(m map[string]bool, u string) {
 func runUsage(t *testing.T, start []string, u usage) *usageResult {
 	t.Helper()
 	res := &usageResult{records: map[string]int{}, visited: map[string]bool{}, refused: map[string]bool{}, errored: map[string]int{}}
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func runUsage(t *testing.T, start []string, u usage) *usageResult {
 	if u.profile != nil {
 		prof = *u.profile
 	}
-	b := newBreaker(t, prof, append([]breaker.Config{breaker.Config{Validator: v}}, u.opts...)...)
+	b := newBreaker(t, breaker.Config{Profile: prof, Validator: v})
 	res.b = b
 
 	c := colly.NewCollector(colly.Async(u.async))
@@ -234,7 +235,7 @@ func TestRefusalsBehindASharedDelayedRuleTakeNoSlot(t *testing.T) {
 	need := breaker.FailuresToTrip(breaker.Standard())
 	healthy := startStore(t, testserver.Config{Products: 20})
 	failing := startStore(t, testserver.Config{Products: 60, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	c := colly.NewCollector(colly.Async(true))
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4, Delay: 50 * time.Millisecond}); err != nil {
 		t.Fatal(err)
@@ -388,7 +389,7 @@ func TestRevisitsAfterAThrottleAreMade(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 10, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second, RecoverAfter: 200 * time.Millisecond}})
-			b := newBreaker(t, breaker.Standard())
+			b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 			c := colly.NewCollector(colly.Async(async), colly.AllowURLRevisit())
 			b.Register(c)
 			var errs atomic.Int64 // errors other than the first visit's 429
@@ -562,7 +563,7 @@ func TestARetryOfAURLThrottledTwiceIsDropped(t *testing.T) {
 		t.Skip("long: the full check (.ci/run) runs it")
 	}
 	store := startStore(t, testserver.Config{Products: 5, Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second, RecoverAfter: 1500 * time.Millisecond}})
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	c := colly.NewCollector()
 	b.Register(c)
 	c.OnError(retryEveryError(3))
@@ -642,7 +643,7 @@ func TestARedirectHopIntoABusyPacedDomainIsNotHeldBack(t *testing.T) {
 	}))
 	defer redirector.Close()
 
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 1}})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{Parallelism: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -694,7 +695,7 @@ func TestARedirectHopIntoAFullRoomIsSentAgain(t *testing.T) {
 	}))
 	defer redirector.Close()
 
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -765,7 +766,7 @@ func TestARedirectHopThatWaitedForItsSlotKeepsItsTimeout(t *testing.T) {
 	defer other.Close()
 
 	var degraded atomic.Int32
-	b := newBreaker(t, breaker.Standard(), countDegraded(t, &degraded))
+	b := newBreaker(t, countDegraded(t, &degraded))
 	c := oneDelayedSlot(t, colly.AllowURLRevisit())
 	b.Register(c)
 	var got atomic.Int32
@@ -815,7 +816,7 @@ func TestAfterTheCrawlEndsNoRequestTakesALimitRuleSlot(t *testing.T) {
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Delay: 50 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -852,7 +853,7 @@ func TestAfterTheCrawlEndsNoRequestTakesALimitRuleSlot(t *testing.T) {
 // gets at most the trip bound.
 func TestAnUnregisteredClonesPagesAreNotHeldBackByPacing(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 60, Scenario: testserver.Scenario{Latency: 30 * time.Millisecond}})
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 1}})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{Parallelism: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -893,7 +894,7 @@ func TestAnUnregisteredClonesQueueLongerThanTheTimeoutIsServed(t *testing.T) {
 	}
 	const products = 150
 	store := startStore(t, testserver.Config{Products: products, PerPage: products, Scenario: testserver.Scenario{Latency: 50 * time.Millisecond}})
-	b, err := breaker.New(breaker.Conservative())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Conservative()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -938,7 +939,7 @@ func TestACapRefusingTheRetryOfAGoneRedirectTargetListsNothing(t *testing.T) {
 		http.Redirect(w, r, target.URL+r.URL.Path, http.StatusFound)
 	}))
 	defer redirector.Close()
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -976,7 +977,7 @@ func TestTwoRequestsForAThrottledURLShareOneResendBudget(t *testing.T) {
 		http.Error(w, "busy", http.StatusServiceUnavailable)
 	}))
 	defer store.Close()
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{MaxGap: 5 * time.Millisecond}})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{MaxGap: 5 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1029,7 +1030,7 @@ func TestACachedPagesRoomIsFreeForItsLinks(t *testing.T) {
 	}
 	asked := store.Count()
 
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clocktest.NewFake(time.Unix(1_700_000_000, 0))})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clocktest.NewFake(time.Unix(1_700_000_000, 0))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1066,7 +1067,7 @@ func TestASynchronousVisitsOwnFetchErrorIsNotListedNotVisited(t *testing.T) {
 		w.Write([]byte("<html><body><h1>ok</h1></body></html>"))
 	}))
 	defer srv.Close()
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func do(b *breaker.Breaker, host string, n int, c circuit.Class) {
 
 func TestCooldownGrowsOnRetripsAndDecays(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
-	b := newBreaker(t, growing(), breaker.Config{Clock: clk}, breaker.WithRand(func() float64 { return 0.5 }))
+	b := newBreaker(t, breaker.WithRand(breaker.Config{Profile: growing(), Clock: clk}, func() float64 { return 0.5 }))
 	const h = "flaky.test"
 
 	do(b, h, 2, circuit.Degraded) // first trip: exactly the base cooldown
@@ -81,7 +81,7 @@ func TestCooldownGrowsOnRetripsAndDecays(t *testing.T) {
 
 func TestGrownCooldownsAreJitteredNotLockStep(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
-	b := newBreaker(t, growing(), breaker.Config{Clock: clk, Fleet: breaker.FleetGuard{Off: true}})
+	b := newBreaker(t, breaker.Config{Profile: growing(), Clock: clk, Fleet: breaker.FleetGuard{Off: true}})
 	hosts := make([]string, 100)
 	for i := range hosts {
 		hosts[i] = fmt.Sprintf("shop-%d.test", i)

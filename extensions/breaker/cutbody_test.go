@@ -24,7 +24,7 @@ func TestCutBodyAfterANonSuccessStatusCountsAsAFailure(t *testing.T) {
 			for i := range urls {
 				urls[i] = store.URL() + fmt.Sprintf("/products/sku-%d", 100000+i)
 			}
-			run := runDropIn(t, w, store, urls)
+			run := runDropIn(t, w, store, urls, breaker.Config{})
 			if !run.ended {
 				return
 			}
@@ -45,7 +45,7 @@ func TestCutBodyAfterANonSuccessStatusCountsAsAFailure(t *testing.T) {
 func TestCutBodyAfterANotFoundThroughACloneCountsAsAFailure(t *testing.T) {
 	need := breaker.FailuresToTrip(breaker.Standard())
 	store := startStore(t, testserver.Config{Scenario: testserver.Scenario{Mode: testserver.Truncated}})
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	c := colly.NewCollector()
 	b.Register(c)
 	detail := c.Clone()

@@ -11,8 +11,8 @@
 // probes decide whether it closes again. A 429 pauses the domain until its
 // Retry-After and sends the URL again; 403 and 404 never trip.
 //
-//	v, _ := validate.New(validate.MinBytes(1024), validate.Require("h1.title"))
-//	b, err := breaker.New(breaker.Standard(), breaker.Config{Logger: log})
+//	v, _ := validate.New(validate.Config{Checks: []validate.Check{validate.MinBytes(1024), validate.Require("h1.title")}})
+//	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Logger: log})
 //	if err != nil { ... } // bad configuration: nothing was sent
 //	err = breakwater.Use(c, v, b)
 //	c.OnError(breaker.RetryOnError(3)) // 5xx and timeouts only, never a refusal

@@ -32,7 +32,7 @@ func TestDropInRateLimitedStoreEndsWithEveryPageOnce(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 40,
 				Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 60, Burst: 4}})
-			run := runDropIn(t, w, store, productURLs(store, 40))
+			run := runDropIn(t, w, store, productURLs(store, 40), breaker.Config{})
 			if !run.ended {
 				return
 			}
@@ -63,7 +63,7 @@ func TestDropInRateLimitedStoreEndsWithEveryPageOnce(t *testing.T) {
 func TestSustainedThrottlingEndsTripped(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 30,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second}})
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond}})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{ThrottleHorizon: 1500 * time.Millisecond}})
 	c := colly.NewCollector(colly.Async(true))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	b.Register(c)
@@ -97,7 +97,7 @@ func TestSustainedThrottlingEndsTripped(t *testing.T) {
 // Colly's "Aborted before Do Request".
 func TestGateRefusalReachesOnErrorAsErrOpen(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 5}})
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	c := colly.NewCollector(colly.Async(true))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	var mu sync.Mutex
@@ -135,7 +135,7 @@ func TestCutBodyIsDegradedWithoutAValidator(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Truncated}})
 	var mu sync.Mutex
 	classes := map[circuit.Class]int{}
-	b := newBreaker(t, breaker.Standard(), breaker.Config{OnAttempt: func(a observe.Attempt) {
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), OnAttempt: func(a observe.Attempt) {
 		mu.Lock()
 		classes[a.Result.Class]++
 		mu.Unlock()
@@ -169,7 +169,7 @@ func TestCrawlDeadlineIsNotTheSitesFailure(t *testing.T) {
 	defer fleet.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
 	defer cancel()
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	c := colly.NewCollector(colly.Async(true), colly.StdlibContext(ctx))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	var mu sync.Mutex
@@ -229,7 +229,7 @@ func TestHangingFromTheStartIsCutByTheFleetsPrior(t *testing.T) {
 	hang := fleet.Stores[0]
 	var mu sync.Mutex
 	var long int
-	b := newBreaker(t, breaker.Standard(), breaker.Config{OnAttempt: func(a observe.Attempt) {
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), OnAttempt: func(a observe.Attempt) {
 		if a.Result.Latency >= 9*time.Second {
 			mu.Lock()
 			long++
@@ -275,7 +275,7 @@ func TestUserAbortAfterTheBreakerDoesNotStallTheDomain(t *testing.T) {
 		t.Skip("long: the full check (.ci/run) runs it")
 	}
 	store := startStore(t, testserver.Config{Products: 20})
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{Parallelism: 2}})
 	c := colly.NewCollector(colly.Async(true))
 	b.Register(c)
 	c.OnRequest(func(r *colly.Request) { // the user's filter, registered after the breaker

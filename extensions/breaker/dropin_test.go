@@ -105,21 +105,24 @@ type dropInRun struct {
 	ended     bool
 }
 
-func runDropIn(t *testing.T, w wiring, store *testserver.Store, urls []string, opts ...breaker.Config) *dropInRun {
+func runDropIn(t *testing.T, w wiring, store *testserver.Store, urls []string, cfg breaker.Config) *dropInRun {
 	t.Helper()
-	return runDropInWith(t, w, store, urls, nil, opts...)
+	return runDropInWith(t, w, store, urls, nil, cfg)
 }
 
 // runDropInWith also runs add on the collector just before the breaker is
 // registered: the validator, say.
-func runDropInWith(t *testing.T, w wiring, store *testserver.Store, urls []string, add func(*colly.Collector), opts ...breaker.Config) *dropInRun {
+func runDropInWith(t *testing.T, w wiring, store *testserver.Store, urls []string, add func(*colly.Collector), cfg breaker.Config) *dropInRun {
 	t.Helper()
 	run := &dropInRun{}
-	opts = append(opts, breaker.Config{OnRefused: func(*colly.Request, *circuit.OpenError) { run.refused.Add(1) }})
-	if w.pacing {
-		opts = append(opts, breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}})
+	if cfg.OnRefused != nil {
+		t.Fatal("runDropIn counts the refusals: give no OnRefused")
 	}
-	b := newBreaker(t, breaker.Standard(), opts...)
+	cfg.OnRefused = func(*colly.Request, *circuit.OpenError) { run.refused.Add(1) }
+	if w.pacing {
+		cfg.Pacing = breaker.Pacing{Parallelism: 2}
+	}
+	b := newBreaker(t, cfg)
 	run.b = b
 
 	// The existing scraper, as its author wrote it.
@@ -209,7 +212,7 @@ func TestDropInTripBoundHoldsInEveryWiring(t *testing.T) {
 		for _, w := range dropInWirings() {
 			t.Run(fmt.Sprintf("%s/after%d", w.name, after), func(t *testing.T) {
 				store := startStore(t, testserver.Config{Products: 150, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: after}})
-				run := runDropIn(t, w, store, productURLs(store, 150))
+				run := runDropIn(t, w, store, productURLs(store, 150), breaker.Config{})
 				if !run.ended {
 					return
 				}
@@ -235,7 +238,7 @@ func TestDropInHealthyStoreIsNeverTripped(t *testing.T) {
 	for _, w := range dropInWirings() {
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 60})
-			run := runDropIn(t, w, store, productURLs(store, 60))
+			run := runDropIn(t, w, store, productURLs(store, 60), breaker.Config{})
 			if !run.ended {
 				return
 			}
@@ -260,7 +263,7 @@ func TestDropInConsentShellsTripWithinTheBound(t *testing.T) {
 	for _, w := range dropInWirings() {
 		t.Run(w.name, func(t *testing.T) {
 			store := startStore(t, testserver.Config{Products: 150, Scenario: testserver.Scenario{Mode: testserver.Empty, After: 30}})
-			v, err := validate.New(validate.MinBytes(1024))
+			v, err := validate.New(validate.Config{Checks: []validate.Check{validate.MinBytes(1024)}})
 			if err != nil {
 				t.Fatal(err)
 			}

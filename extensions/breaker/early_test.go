@@ -35,7 +35,7 @@ func TestSlowCallsTripAFullWindow(t *testing.T) {
 	p := breaker.Standard()
 	p.Name, p.WindowSize, p.SlowCall, p.SlowCallRate = "slow", 10, time.Second, 0.8
 	var tr transitions
-	b := newBreaker(t, p, breaker.Config{Clock: clocktest.NewFake(epoch), OnTransition: tr.hook})
+	b := newBreaker(t, breaker.Config{Profile: p, Clock: clocktest.NewFake(epoch), OnTransition: tr.hook})
 	record := func(n int, lat time.Duration, c circuit.Class) {
 		for range n {
 			tk, err := b.Allow("slow.test")
@@ -62,7 +62,7 @@ func TestSlowCallsTripAFullWindow(t *testing.T) {
 		t.Fatalf("transitions %v, want one slow_calls trip", r)
 	}
 	// The rule is off in the conservative profile.
-	b2 := newBreaker(t, breaker.Conservative())
+	b2 := newBreaker(t, breaker.Config{Profile: breaker.Conservative()})
 	for range 50 {
 		tk, _ := b2.Allow("slow.test")
 		b2.Record(tk, circuit.Result{Class: circuit.Success, Latency: time.Minute})
@@ -82,7 +82,7 @@ func slopeRun(t *testing.T, p breaker.Profile) (sent int, reasons []string, warn
 		FailAfter: 20, Hold: 300 * time.Millisecond}})
 	var tr transitions
 	var mu sync.Mutex
-	b := newBreaker(t, p, breaker.Config{OnTransition: tr.hook, OnDegrading: func(string, time.Duration, time.Duration) { mu.Lock(); warned = true; mu.Unlock() }})
+	b := newBreaker(t, breaker.Config{Profile: p, OnTransition: tr.hook, OnDegrading: func(string, time.Duration, time.Duration) { mu.Lock(); warned = true; mu.Unlock() }})
 	c := colly.NewCollector()
 	c.SetRequestTimeout(200 * time.Millisecond)
 	b.Register(c)
@@ -134,7 +134,7 @@ func TestLatencySlopeTripsBeforeErrors(t *testing.T) {
 func TestSlowStoreTripsOnSlowCallsOnly(t *testing.T) {
 	run := func(p breaker.Profile) (sent int, st observe.DomainStats) {
 		store := startStore(t, testserver.Config{Products: 30, Scenario: testserver.Scenario{Latency: 40 * time.Millisecond}})
-		b := newBreaker(t, p)
+		b := newBreaker(t, breaker.Config{Profile: p})
 		c := colly.NewCollector()
 		b.Register(c)
 		for i := 1; i <= 30; i++ {

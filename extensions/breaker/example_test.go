@@ -21,8 +21,7 @@ func Example() {
 	defer store.Close()
 
 	refused := 0
-	b, err := breaker.New(breaker.Standard(),
-		breaker.Config{OnRefused: func(r *colly.Request, err *circuit.OpenError) { refused++ }})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), OnRefused: func(r *colly.Request, err *circuit.OpenError) { refused++ }})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -46,7 +45,7 @@ func ExampleNew_logger() {
 	clk := clocktest.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	p := breaker.Standard()
 	p.Name, p.ConsecutiveFailures = "two-strikes", 2
-	b, _ := breaker.New(p, breaker.Config{Logger: log, Clock: clk})
+	b, _ := breaker.New(breaker.Config{Profile: p, Logger: log, Clock: clk})
 	for _, c := range []circuit.Class{circuit.Success, circuit.Degraded, circuit.Degraded} {
 		t, _ := b.Allow("shop.example")
 		b.Record(t, circuit.Result{Class: c, Latency: 120 * time.Millisecond})

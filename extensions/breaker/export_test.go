@@ -47,43 +47,58 @@ func NewCircuit(domain string, p Profile) (circuit.Circuit, error) {
 	return circuit.MemoryStore{}.Circuit(domain, p.Settings())
 }
 
+// knob returns c with set added to its settings of the package's own:
+// the knobs below take the Config they add to, as New takes one.
+func knob(c Config, set func(*Breaker) error) Config {
+	prev := c.set
+	c.set = func(b *Breaker) error {
+		if prev != nil {
+			if err := prev(b); err != nil {
+				return err
+			}
+		}
+		return set(b)
+	}
+	return c
+}
+
 // withAlarmAfter sets how many throttled (429) or blocked (403) answers in
 // a row from one domain raise a warning event (default 10). They never trip
 // the breaker: they mean "fix your client", not "the target is down".
-func withAlarmAfter(n int) Config {
-	return Config{set: func(b *Breaker) error {
+func withAlarmAfter(c Config, n int) Config {
+	return knob(c, func(b *Breaker) error {
 		if n < 1 {
 			return fmt.Errorf("breaker: withAlarmAfter(%d): must be at least 1", n)
 		}
 		b.cfg.AlarmAfter = n
 		return nil
-	}}
+	})
 }
 
 // withThrottleRetries sets how many times one URL answered 429 is sent
 // again after the pause (default 10). A throttled attempt does not spend
 // any other retry budget; past this many the URL is reported with
 // GaveUp set, never dropped silently.
-func withThrottleRetries(n int) Config {
-	return Config{set: func(b *Breaker) error {
+func withThrottleRetries(c Config, n int) Config {
+	return knob(c, func(b *Breaker) error {
 		if n < 0 {
 			return fmt.Errorf("breaker: withThrottleRetries(%d): must be 0 or more", n)
 		}
 		b.throttleRetries = n
 		return nil
-	}}
+	})
 }
 
 // withRand sets the source of the jitter drawn for grown cooldowns: a
 // function returning a number in [0, 1). Default math/rand/v2's Float64.
-func withRand(f func() float64) Config {
-	return Config{set: func(b *Breaker) error {
+func withRand(c Config, f func() float64) Config {
+	return knob(c, func(b *Breaker) error {
 		if f == nil {
 			return fmt.Errorf("breaker: withRand(nil): pass a function, or leave the option out")
 		}
 		b.cfg.Rand = f
 		return nil
-	}}
+	})
 }
 
 // withUnfinishedSample bounds the breaker's unfinished list: it lists at
@@ -95,12 +110,12 @@ func withRand(f func() float64) Config {
 // The full list is the checkpoint's job: with extensions/checkpoint every
 // URL's state (failed, parked, pending) is in its store, whatever the
 // breaker lists.
-func withUnfinishedSample(n int) Config {
-	return Config{set: func(b *Breaker) error {
+func withUnfinishedSample(c Config, n int) Config {
+	return knob(c, func(b *Breaker) error {
 		if n == 0 {
 			n = DefaultUnfinishedSample
 		}
 		b.unfinished.limit = n
 		return nil
-	}}
+	})
 }

@@ -78,7 +78,7 @@ func (o *outageTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestEveryConnectionRefusedIsClientSide(t *testing.T) {
 	var log syncBuffer
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}, Logger: zerolog.New(&log)})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{Parallelism: 2}, Logger: zerolog.New(&log)})
 	var cfgs []testserver.Config
 	for range 6 {
 		cfgs = append(cfgs, testserver.Config{Products: 60})
@@ -122,11 +122,11 @@ func TestHalfTheFleetReallyFailingIsNotClientSide(t *testing.T) {
 		t.Skip("long: the full check (.ci/run) runs it")
 	}
 	var log syncBuffer
-	v, err := validate.New(validate.MinBytes(1024))
+	v, err := validate.New(validate.Config{Checks: []validate.Check{validate.MinBytes(1024)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: 2}, Logger: zerolog.New(&log)})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Validator: v, Pacing: breaker.Pacing{Parallelism: 2}, Logger: zerolog.New(&log)})
 	cfgs := []testserver.Config{
 		{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 5}},
 		{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Hang, After: 5, Hold: 2 * time.Second}},
@@ -167,7 +167,7 @@ func TestHalfTheFleetReallyFailingIsNotClientSide(t *testing.T) {
 
 func TestOneDomainTrippingIsTheTarget(t *testing.T) {
 	var log syncBuffer
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}, Logger: zerolog.New(&log)})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{Parallelism: 2}, Logger: zerolog.New(&log)})
 	var cfgs []testserver.Config
 	for i := range 6 {
 		sc := testserver.Scenario{}
@@ -195,7 +195,7 @@ func TestFleetWideBlockedAlarm(t *testing.T) {
 	var log syncBuffer
 	// Never held (BlockedAfter -1): the alarm is about 403s answered
 	// across the fleet over time.
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, Logger: zerolog.New(&log), BlockedAfter: -1})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Clock: clk, Logger: zerolog.New(&log), BlockedAfter: -1})
 	fleet, err := testserver.StartFleet(
 		testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Blocked}},
 		testserver.Config{Products: 40, Scenario: testserver.Scenario{Mode: testserver.Blocked}},
@@ -239,7 +239,7 @@ func TestFleetWideBlockedAlarm(t *testing.T) {
 // client-side error instead of tripped.
 func TestHangingSitesWhileAnotherSucceedsAreNotClientSide(t *testing.T) {
 	var log syncBuffer
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}, Logger: zerolog.New(&log)})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{Parallelism: 2}, Logger: zerolog.New(&log)})
 	hang := testserver.Scenario{Mode: testserver.Hang, After: 2, Hold: 5 * time.Second}
 	degrade := testserver.Scenario{Mode: testserver.Degrade, After: 2}
 	cfgs := []testserver.Config{

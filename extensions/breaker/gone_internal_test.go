@@ -16,7 +16,7 @@ func TestAGoneURLFetchedByACloneIsNotListedByNotVisited(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	b, err := New(Standard())
+	b, err := New(Config{Profile: Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 func TestCancelledRetryOfAGoneURLIsNotWorkLeft(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 1,
 		Scenario: testserver.Scenario{Mode: testserver.Gone, After: 1}})
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := colly.NewCollector(colly.StdlibContext(ctx))

@@ -60,7 +60,7 @@ func TestARequestAllowedDuringAThrottleWaitsOutThePause(t *testing.T) {
 	defer srv.Close()
 	fake := clocktest.NewFake(time.Unix(1_700_000_000, 0))
 	st := &allowHeldStore{hold: make(chan struct{})}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: st, Clock: fake})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Store: st, Clock: fake})
 	if err != nil {
 		t.Fatal(err)
 	}

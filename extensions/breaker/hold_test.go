@@ -15,7 +15,7 @@ import (
 func TestHoldOpenRefusesUntilThenProbes(t *testing.T) {
 	clk := clocktest.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	var seen []circuit.Transition
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk, OnTransition: func(t circuit.Transition) { seen = append(seen, t) }})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk, OnTransition: func(t circuit.Transition) { seen = append(seen, t) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestHoldOpenRefusesUntilThenProbes(t *testing.T) {
 // A least gap set from outside (a Crawl-delay) is the domain's pace from
 // then on, and only ever raises it.
 func TestSetMinGapRaisesTheDomainsLeastGap(t *testing.T) {
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2, MinGap: 100 * time.Millisecond}})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{Parallelism: 2, MinGap: 100 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestSetMinGapRaisesTheDomainsLeastGap(t *testing.T) {
 func TestAHeldDomainCompactsOnceRecoveredAndIdle(t *testing.T) {
 	const ttl = 10 * time.Second
 	clk := clocktest.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk, IdleTTL: ttl})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk, IdleTTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}

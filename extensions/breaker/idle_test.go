@@ -61,8 +61,7 @@ func compareCompaction(t *testing.T, p breaker.Profile, seed uint64) {
 	mk := func(ttl time.Duration) *side {
 		s := &side{clk: clocktest.NewFake(epoch)}
 		jitter := rand.New(rand.NewPCG(seed, 11))
-		s.b = newBreaker(t, p, breaker.Config{Clock: s.clk, IdleTTL: ttl, OnTransition: s.trans.hook},
-			breaker.WithRand(jitter.Float64))
+		s.b = newBreaker(t, breaker.WithRand(breaker.Config{Profile: p, Clock: s.clk, IdleTTL: ttl, OnTransition: s.trans.hook}, jitter.Float64))
 		return s
 	}
 	whole, compact := mk(-1), mk(ttl)
@@ -182,7 +181,7 @@ func (memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestIdleDomainsCompactAndComeBackWhole(t *testing.T) {
 	const n, ttl = 300, 10 * time.Second
 	clk := clocktest.NewFake(epoch)
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, IdleTTL: ttl})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Clock: clk, IdleTTL: ttl})
 	crawl := func(page int) {
 		c := colly.NewCollector(colly.Async(true))
 		c.WithTransport(memTransport{})
@@ -227,7 +226,7 @@ func TestIdleDomainsCompactAndComeBackWhole(t *testing.T) {
 func TestNoOutcomeIsLostToACompaction(t *testing.T) {
 	const ttl, workers, perWorker = 10 * time.Second, 4, 5000
 	clk := clocktest.NewFake(epoch)
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, IdleTTL: ttl})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Clock: clk, IdleTTL: ttl})
 	domains := hosts(8)
 	stop := sweepRacing(clk, b, ttl/2)
 	var wg sync.WaitGroup

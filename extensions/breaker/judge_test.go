@@ -14,7 +14,7 @@ import (
 func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 30}})
 	clk := clocktest.NewFake(epoch)
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Clock: clk})
 	c := colly.NewCollector(colly.AllowURLRevisit())
 	b.Register(c)
 	for i := 1; i <= 60; i++ {
@@ -53,7 +53,7 @@ func TestJudgeSaysTrippedUntilRefusedURLsAreDone(t *testing.T) {
 
 func TestJudgeEmptyWhenNothingSucceeded(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 20, Scenario: testserver.Scenario{Mode: testserver.Gone}})
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	c := colly.NewCollector()
 	b.Register(c)
 	for i := 1; i <= 20; i++ {

@@ -65,7 +65,7 @@ func TestAHangingSiteLendsItsSharedSlots(t *testing.T) {
 	}
 	p := breaker.Standard()
 	p.TimeoutFloor = 300 * time.Millisecond // the hang is cut sooner; Slow stays the site's own
-	b := newBreaker(t, p)
+	b := newBreaker(t, breaker.Config{Profile: p})
 
 	c := colly.NewCollector(colly.Async(true))
 	c.SetRequestTimeout(10 * time.Second)
@@ -141,7 +141,7 @@ func TestASlowPagesLentSlotIsNotChargedToItsBody(t *testing.T) {
 	defer other.Close()
 
 	var degraded atomic.Int32
-	b := newBreaker(t, breaker.Standard(), countDegraded(t, &degraded))
+	b := newBreaker(t, countDegraded(t, &degraded))
 	// The site's usual: 25 quick pages, through a collector of its own.
 	warm := colly.NewCollector()
 	b.Register(warm)

@@ -149,7 +149,7 @@ func TestRealNginxLimitReqIsHeldJustUnder(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			b := newBreaker(t, breaker.Standard(), cfg)
+			b := newBreaker(t, cfg)
 			b.Register(c)
 			var saved atomic.Int32
 			c.OnScraped(func(*colly.Response) { saved.Add(1) })

@@ -36,7 +36,7 @@ func TestOnErrorFollowsTheProgramsOnRequest(t *testing.T) {
 		for _, clone := range []bool{false, true} {
 			t.Run(fmt.Sprintf("async=%v/clone=%v", async, clone), func(t *testing.T) {
 				store := startStore(t, testserver.Config{Products: urls, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
-				b := newBreaker(t, p)
+				b := newBreaker(t, breaker.Config{Profile: p})
 				cp := boltCheckpoint(t)
 				c := colly.NewCollector(colly.Async(async))
 				if err := breakwater.Use(c, b, cp); err != nil {
@@ -114,7 +114,7 @@ func TestARefusalStaysEarlyWhenOnlyBreakwatersCallbacksFollow(t *testing.T) {
 	p := breaker.Standard()
 	p.ConsecutiveFailures = 3
 	store := startStore(t, testserver.Config{Products: urls, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
-	b := newBreaker(t, p)
+	b := newBreaker(t, breaker.Config{Profile: p})
 	cp := boltCheckpoint(t)
 	c := colly.NewCollector()
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Delay: 20 * time.Millisecond}); err != nil {
@@ -198,7 +198,7 @@ func BenchmarkRefusalThroughColly(b *testing.B) {
 			if tc.breaker {
 				p := breaker.Standard()
 				p.ConsecutiveFailures, p.Cooldown, p.MaxCooldown = 1, time.Hour, time.Hour
-				br, err := breaker.New(p)
+				br, err := breaker.New(breaker.Config{Profile: p})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -230,7 +230,7 @@ func TestAPausedProxyPoolRefusesAfterTheProgramsOnRequest(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: products})
 	refuse := testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}}
 	_, pool := startPool(t, refuse, refuse, refuse, refuse)
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Proxies: pool})
 	c := colly.NewCollector(colly.Async(true))
 	c.SetProxyFunc(pool.ProxyFunc())
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {
@@ -283,7 +283,7 @@ func boltCheckpoint(t *testing.T) *checkpoint.Checkpoint {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	cp, err := checkpoint.New(st)
+	cp, err := checkpoint.New(st, checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

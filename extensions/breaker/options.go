@@ -26,10 +26,12 @@ type Validator interface {
 	Check(r *colly.Response) error
 }
 
-// Config is everything about a Breaker besides its default profile. New
-// takes any number: a zero field keeps the default, or what an earlier
-// Config set; a later one's non-zero fields win, and hooks add up.
+// Config configures New; its zero value is a breaker with the Standard
+// profile, in memory, silent. A zero field keeps its default.
 type Config struct {
+	// Profile is every domain's profile unless Domains says otherwise.
+	// Zero means Standard().
+	Profile Profile
 	// Store is where circuits live. Default MemoryStore; storage/redis
 	// shares them between workers.
 	Store circuit.Store
@@ -84,7 +86,7 @@ type Config struct {
 	BlockedAfter int
 
 	// The hooks, as observe.Hooks documents them: called in the goroutine
-	// of the event, they must not block. Each Config's hooks add up.
+	// of the event, they must not block. Observers (Hook) add their own.
 	OnTransition func(circuit.Transition)
 	OnRefused    func(r *colly.Request, err *circuit.OpenError)
 	OnAttempt    func(observe.Attempt)
@@ -95,8 +97,8 @@ type Config struct {
 	set func(*Breaker) error
 }
 
-// apply sets what c gives: its non-zero fields, its domains and hooks
-// added to those given before.
+// apply sets what c gives but its Profile: its non-zero fields, its
+// domains and hooks added to those set before (Hook adds an observer's).
 func (c Config) apply(b *Breaker) error {
 	if c.set != nil {
 		if err := c.set(b); err != nil {
@@ -119,7 +121,9 @@ func (c Config) apply(b *Breaker) error {
 		if c.Pacing.Parallelism < 0 || c.Pacing.MinGap < 0 {
 			return fmt.Errorf("breaker: Config.Pacing %+v: Parallelism and MinGap must be 0 (none) or more", c.Pacing)
 		}
-		b.cfg.Pacing = pace.Config(c.Pacing)
+		g := c.Pacing
+		b.cfg.Pacing = pace.Config{Parallelism: g.Parallelism, MinGap: g.MinGap, Backoff: g.Backoff, Recover: g.Recover,
+			Step: g.Step, MaxGap: g.MaxGap, ThrottleHorizon: g.ThrottleHorizon}
 	}
 	b.cfg.Fleet, b.cfg.IdleTTL, b.baseTransport = cmp.Or(domains.FleetConfig(c.Fleet), b.cfg.Fleet), cmp.Or(c.IdleTTL, b.cfg.IdleTTL), cmp.Or(c.BaseTransport, b.baseTransport)
 	b.proxies = cmp.Or(c.Proxies, b.proxies)

@@ -28,7 +28,8 @@ func burstRun(t *testing.T, store *testserver.Store, p breaker.Profile, warm, pr
 	var tr transitions
 	var mu sync.Mutex
 	const ttl = 50 * time.Millisecond
-	b = newBreaker(t, p, breaker.Config{
+	b = newBreaker(t, breaker.Config{
+		Profile:       p,
 		OnTransition:  tr.hook,
 		OnDegrading:   func(string, time.Duration, time.Duration) { mu.Lock(); warned = true; mu.Unlock() },
 		BaseTransport: &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1},
@@ -117,7 +118,7 @@ func TestSlopeStillTripsOnASlowdownAtTheBaselinesConcurrency(t *testing.T) {
 		FailAfter: 60, Hold: 300 * time.Millisecond}})
 	var tr transitions
 	var warned atomic.Bool
-	b := newBreaker(t, breaker.Aggressive(), breaker.Config{OnTransition: tr.hook,
+	b := newBreaker(t, breaker.Config{Profile: breaker.Aggressive(), OnTransition: tr.hook,
 		OnDegrading: func(string, time.Duration, time.Duration) { warned.Store(true) }})
 	c := colly.NewCollector(colly.Async(true))
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {

@@ -25,7 +25,7 @@ func TestWaitingDomainNeverHoldsUpAnother(t *testing.T) {
 	}
 	defer fleet.Close()
 	slow, fast := fleet.Stores[0], fleet.Stores[1]
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Clock: clk, Pacing: breaker.Pacing{Parallelism: 2}})
 	c := colly.NewCollector(colly.Async(true))
 	b.Register(c)
 	var fastDone atomic.Int32
@@ -83,7 +83,7 @@ func TestRateLimitedSiteIsPacedNotTripped(t *testing.T) {
 	}
 	store := startStore(t, testserver.Config{Products: 100,
 		Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 50, Burst: 5}})
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}}, breaker.WithThrottleRetries(50))
+	b := newBreaker(t, breaker.WithThrottleRetries(breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{Parallelism: 2}}, 50))
 	c := colly.NewCollector(colly.Async(true))
 	b.Register(c)
 	var ok atomic.Int32
@@ -114,7 +114,7 @@ func TestServiceUnavailableWithRetryAfterIsThrottling(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
 	store := startStore(t, testserver.Config{Products: 30, Now: clk.Now,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, Status: 503, After: 3, RetryAfter: 5 * time.Second, RecoverAfter: 20 * time.Second}})
-	b := newBreaker(t, breaker.Conservative(), breaker.Config{Clock: clk}, breaker.WithThrottleRetries(50))
+	b := newBreaker(t, breaker.WithThrottleRetries(breaker.Config{Profile: breaker.Conservative(), Clock: clk}, 50))
 	c := colly.NewCollector()
 	b.Register(c)
 	stop := make(chan struct{})
@@ -132,7 +132,7 @@ func TestServiceUnavailableWithRetryAfterIsThrottling(t *testing.T) {
 func TestServiceUnavailableWithoutRetryAfterTrips(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 100,
 		Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 10, Burst: 5, Status: 503}})
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{Parallelism: 2}})
 	c := colly.NewCollector(colly.Async(true))
 	b.Register(c)
 	for i := 1; i <= 100; i++ {
@@ -151,7 +151,7 @@ func TestServiceUnavailableWithoutRetryAfterTrips(t *testing.T) {
 
 func TestPacingOutOfRangeIsRejectedByNew(t *testing.T) {
 	for _, p := range []breaker.Pacing{{Parallelism: -1}, {MinGap: -time.Second}, {Backoff: 0.5}, {Recover: -1}, {Step: -time.Second}} {
-		if _, err := breaker.New(breaker.Standard(), breaker.Config{Pacing: p}); err == nil {
+		if _, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Pacing: p}); err == nil {
 			t.Errorf("Pacing %+v accepted", p)
 		} else if !strings.Contains(err.Error(), "breaker: ") || !strings.Contains(err.Error(), "Pacing") {
 			t.Errorf("Pacing %+v: error %q does not name the breaker's Pacing", p, err)

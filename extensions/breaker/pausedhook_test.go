@@ -18,7 +18,7 @@ func TestAttemptOfA429SaysWhenItsPauseEnds(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 3, Scenario: testserver.Scenario{Mode: testserver.Throttle, After: 1, RetryAfter: 30 * time.Second}})
 	var mu sync.Mutex
 	var seen []observe.Attempt
-	b := newBreaker(t, breaker.Standard(), breaker.Config{ResendHorizon: time.Second, OnAttempt: func(a observe.Attempt) {
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), ResendHorizon: time.Second, OnAttempt: func(a observe.Attempt) {
 		mu.Lock()
 		seen = append(seen, a)
 		mu.Unlock()

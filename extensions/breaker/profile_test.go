@@ -69,7 +69,7 @@ func TestProfileValidateNamesTheField(t *testing.T) {
 		if !strings.Contains(err.Error(), "custom") || !strings.Contains(err.Error(), tt.field) {
 			t.Errorf("message %q does not name the profile and field", err)
 		}
-		if _, err := breaker.New(p); !errors.Is(err, breaker.ErrInvalidProfile) {
+		if _, err := breaker.New(breaker.Config{Profile: p}); !errors.Is(err, breaker.ErrInvalidProfile) {
 			t.Errorf("New accepted a profile with a bad %s: %v", tt.field, err)
 		}
 	}
@@ -83,10 +83,11 @@ func TestProfileValidateNamesTheField(t *testing.T) {
 func TestDomainProfileOverrides(t *testing.T) {
 	fragile := breaker.Conservative()
 	fragile.Name = "fragile"
-	b, err := breaker.New(breaker.Standard(),
-		breaker.Config{Domains: map[string]breaker.Profile{".example.com": breaker.Aggressive()}},
-		breaker.Config{Domains: map[string]breaker.Profile{".shop.example.com": fragile}},
-		breaker.Config{Domains: map[string]breaker.Profile{"Exact.Example.com:8080": breaker.Conservative()}})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Domains: map[string]breaker.Profile{
+		".example.com":           breaker.Aggressive(),
+		".shop.example.com":      fragile,
+		"Exact.Example.com:8080": breaker.Conservative(),
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,10 +115,24 @@ func TestDomainProfileOverrides(t *testing.T) {
 	}
 	bad := breaker.Standard()
 	bad.WindowSize = 0
-	if _, err := breaker.New(breaker.Standard(), breaker.Config{Domains: map[string]breaker.Profile{".x.org": bad}}); !errors.Is(err, breaker.ErrInvalidProfile) || !strings.Contains(err.Error(), ".x.org") {
+	if _, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Domains: map[string]breaker.Profile{".x.org": bad}}); !errors.Is(err, breaker.ErrInvalidProfile) || !strings.Contains(err.Error(), ".x.org") {
 		t.Errorf("bad override: err %v, want ErrInvalidProfile naming the pattern", err)
 	}
-	if _, err := breaker.New(breaker.Standard(), breaker.Config{Domains: map[string]breaker.Profile{"  ": breaker.Standard()}}); err == nil {
+	if _, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Domains: map[string]breaker.Profile{"  ": breaker.Standard()}}); err == nil {
 		t.Error("empty pattern accepted")
+	}
+}
+
+// A zero Config.Profile is Standard(): New(Config{}) is a working breaker.
+func TestZeroProfileIsStandard(t *testing.T) {
+	b, err := breaker.New(breaker.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Allow("shop.example"); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats(); len(st) != 1 || st[0].Profile != breaker.Standard().Name {
+		t.Errorf("stats %+v, want one domain with the standard profile", st)
 	}
 }

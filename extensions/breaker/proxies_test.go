@@ -108,7 +108,7 @@ func TestBadProxiesAreEjectedAndNoStoreIsCharged(t *testing.T) {
 		testserver.ProxyConfig{})
 	var mu sync.Mutex
 	var opened []string
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, OnTransition: func(tr circuit.Transition) {
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Proxies: pool, OnTransition: func(tr circuit.Transition) {
 		if tr.To != circuit.Closed {
 			mu.Lock()
 			opened = append(opened, tr.Key)
@@ -176,7 +176,7 @@ func TestEveryProxyFailingEndsClientSideWithEveryURLKept(t *testing.T) {
 	fleet, pool := startPool(t, refuse, auth, refuse, auth)
 	var mu sync.Mutex
 	var opened []string
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, OnTransition: func(tr circuit.Transition) {
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Proxies: pool, OnTransition: func(tr circuit.Transition) {
 		mu.Lock()
 		opened = append(opened, tr.Key)
 		mu.Unlock()
@@ -234,7 +234,7 @@ func TestAStoreRefusingEveryProxyIsHeldBlocked(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		store := startStore(t, testserver.Config{Products: 60, PerPage: 60, Scenario: testserver.Scenario{Mode: testserver.Blocked, After: 1}})
 		fleet, pool := startPool(t, make([]testserver.ProxyConfig, 4)...)
-		b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
+		b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Proxies: pool})
 		c := colly.NewCollector(colly.Async(async))
 		c.SetProxyFunc(pool.ProxyFunc())
 		p := 1
@@ -274,7 +274,7 @@ func TestAStoreRefusingEveryProxyIsHeldBlocked(t *testing.T) {
 func TestARequestWithABodyGoesAgainThroughAnotherProxy(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 10})
 	_, pool := startPool(t, testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}}, testserver.ProxyConfig{})
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Proxies: pool})
 	c := colly.NewCollector()
 	c.SetProxyFunc(pool.ProxyFunc())
 	b.Register(c)
@@ -329,7 +329,7 @@ func TestAUsersOwnProxyFunctionIsAttributed(t *testing.T) {
 		return nil, errors.New("every proxy ejected")
 	}
 	var opened []string
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, OnTransition: func(tr circuit.Transition) {
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Proxies: pool, OnTransition: func(tr circuit.Transition) {
 		mu.Lock()
 		opened = append(opened, tr.Key)
 		mu.Unlock()
@@ -391,7 +391,7 @@ func TestAUsersOwnProxyFunctionRepeatingAFailedProxyIsAskedAgain(t *testing.T) {
 		}
 		return urls[calls%len(urls)], nil
 	}
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Proxies: pool})
 	c := colly.NewCollector()
 	c.SetProxyFunc(own)
 	b.Register(c)
@@ -422,7 +422,7 @@ func TestAProxyAnsweringBare502IsTheOutlier(t *testing.T) {
 	fleet, pool := startPool(t, testserver.ProxyConfig{}, bad, testserver.ProxyConfig{}, testserver.ProxyConfig{})
 	var mu sync.Mutex
 	var opened []string
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, OnTransition: func(tr circuit.Transition) {
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Proxies: pool, OnTransition: func(tr circuit.Transition) {
 		mu.Lock()
 		opened = append(opened, tr.Key)
 		mu.Unlock()
@@ -482,9 +482,9 @@ func TestProxyCredentialsAppearNowhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool, Logger: log})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Proxies: pool, Logger: log})
 	st := memory.New()
-	cp, err := checkpoint.New(st)
+	cp, err := checkpoint.New(st, checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,7 +574,7 @@ func TestAFailingStoreThroughHealthyAndBadProxiesKeepsTheTripBound(t *testing.T)
 // profile's need.
 func crawlFailingStore(t *testing.T, store *testserver.Store, pool *proxy.Pool, p int, onErr colly.ErrorCallback) (*breaker.Breaker, int, int) {
 	t.Helper()
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Proxies: pool})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Proxies: pool})
 	c := colly.NewCollector(colly.Async(true))
 	c.SetProxyFunc(pool.ProxyFunc())
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: p}); err != nil {

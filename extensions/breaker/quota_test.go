@@ -34,7 +34,7 @@ func TestSpentQuotaHaltsTheDomainUntilItsReset(t *testing.T) {
 				fmt.Fprint(w, "<html><body><h1>page</h1></body></html>")
 			}))
 			defer srv.Close()
-			b := newBreaker(t, breaker.Standard(), breaker.Config{Clock: clk, Pacing: breaker.Pacing{Parallelism: 1}})
+			b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Clock: clk, Pacing: breaker.Pacing{Parallelism: 1}})
 			c := colly.NewCollector(colly.Async(true))
 			b.Register(c)
 			var saved atomic.Int32

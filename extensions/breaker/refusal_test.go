@@ -19,7 +19,7 @@ func TestCachedRefusalOnTheSystemClock(t *testing.T) {
 	p.HalfOpenProbes = 1
 	p.Cooldown = 30 * time.Millisecond
 	p.MaxCooldown = p.Cooldown
-	b := newBreaker(t, p)
+	b := newBreaker(t, breaker.Config{Profile: p})
 	const host = "down.test"
 
 	trip := func() time.Time {

@@ -21,8 +21,7 @@ import (
 func TestGivenUpThrottledURLIsNotDroppedSilentlyWhenAskedAgain(t *testing.T) {
 	store := startStore(t, testserver.Config{Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second}})
 	var reported atomic.Int64
-	b := newBreaker(t, breaker.Standard(), breaker.WithThrottleRetries(1),
-		breaker.Config{OnAttempt: func(observe.Attempt) { reported.Add(1) }, OnRefused: func(*colly.Request, *circuit.OpenError) { reported.Add(1) }})
+	b := newBreaker(t, breaker.WithThrottleRetries(breaker.Config{Profile: breaker.Standard(), OnAttempt: func(observe.Attempt) { reported.Add(1) }, OnRefused: func(*colly.Request, *circuit.OpenError) { reported.Add(1) }}, 1))
 	c := colly.NewCollector()
 	c.AllowURLRevisit = true
 	c.SetRequestTimeout(5 * time.Second)

@@ -52,7 +52,7 @@ func TestRestorePutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
 		{"nothing", breaker.Standard(), 0, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := breaker.New(tc.p)
+			b, err := breaker.New(breaker.Config{Profile: tc.p})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func TestRestorePutsFailuresBackOneShortOfATripAtMost(t *testing.T) {
 
 // A circuit that is not closed is left as it is.
 func TestRestoredWindowLeavesAnOpenCircuitAlone(t *testing.T) {
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestARestoredWindowDoesNotMakeAHealthyDomainRefuseWaitingRequests(t *testin
 	const products = 16
 	store := startStore(t, testserver.Config{Products: products + 1, Scenario: testserver.Scenario{Latency: 25 * time.Millisecond}})
 
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	need := breaker.Standard().Settings().FailuresToTrip()
 	if err := b.Restore(observe.DomainCircuit{Domain: store.Host(), State: circuit.Closed, WindowLen: need - 1, WindowFailures: need - 1}); err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func TestRetryOnErrorRetriesOnlyDegradedAttempts(t *testing.T) {
 // its limit, and neither 404s nor refused requests.
 func TestRetryOnErrorLeavesGoneAndRefusedAlone(t *testing.T) {
 	gone := startStore(t, testserver.Config{Products: 5, Scenario: testserver.Scenario{Mode: testserver.Gone}})
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	c := colly.NewCollector()
 	c.OnError(breaker.RetryOnError(3))
 	b.Register(c)

@@ -46,7 +46,7 @@ func TestSlopeIgnoresTheCrawlersOwnStalls(t *testing.T) {
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 0, 0, 0
 	var tr transitions
 	var warned atomic.Bool
-	b := newBreaker(t, p, breaker.Config{OnTransition: tr.hook,
+	b := newBreaker(t, breaker.Config{Profile: p, OnTransition: tr.hook,
 		OnDegrading: func(string, time.Duration, time.Duration) { warned.Store(true) }})
 	var stalling atomic.Bool
 	var stops atomic.Int64

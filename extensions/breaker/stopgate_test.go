@@ -17,7 +17,7 @@ func TestStopGateBeforeTheBreakerDoesNotStall(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 200})
 	var stopping atomic.Bool
 	var n atomic.Int32
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 2}})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{Parallelism: 2}})
 	c := colly.NewCollector(colly.Async(true))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 	gate := func(r *colly.Request) {

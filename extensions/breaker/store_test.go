@@ -49,7 +49,7 @@ func TestAStoreFailingClosedParksRequestsQuietly(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 10})
 	var log syncBuffer
 	var ref refusals
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Store: downStore{}, OnRefused: ref.hook, Logger: zerolog.New(&log)})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Store: downStore{}, OnRefused: ref.hook, Logger: zerolog.New(&log)})
 	c := colly.NewCollector()
 	b.Register(c)
 	for i := 1; i <= 10; i++ {

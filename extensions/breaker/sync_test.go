@@ -16,7 +16,7 @@ import (
 // allowed, the page's slot must be free by then or the crawl deadlocks.
 func TestSynchronousCollectorFollowsLinksFromInsideItsCallbacks(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 30})
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{Parallelism: 1}})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{Parallelism: 1}})
 	c := colly.NewCollector()
 	b.Register(c)
 	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
@@ -43,7 +43,7 @@ func TestSynchronousCollectorFollowsLinksFromInsideItsCallbacks(t *testing.T) {
 func TestSynchronousLatencyIsTheRequestsOwn(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 200, PerPage: 10, Scenario: testserver.Scenario{Latency: 2 * time.Millisecond}})
 	var ref refusals
-	b := newBreaker(t, breaker.Aggressive(), breaker.Config{OnRefused: ref.hook})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Aggressive(), OnRefused: ref.hook})
 	c := colly.NewCollector()
 	b.Register(c)
 	c.OnHTML("a.product-link, a.next", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
@@ -69,7 +69,7 @@ func TestRetryLoopAfterTheBreakerFetchesNoThrottledPageTwice(t *testing.T) {
 	}
 	store := startStore(t, testserver.Config{Products: 40,
 		Scenario: testserver.Scenario{Mode: testserver.RateLimit, Rate: 60, Burst: 3}})
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	c := colly.NewCollector()
 	b.Register(c)
 	c.OnError(retryEveryError(3))
@@ -94,7 +94,7 @@ func TestRetryLoopAfterTheBreakerFetchesNoThrottledPageTwice(t *testing.T) {
 func TestSynchronousReSendEndsWithItsOwnOutcome(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 5,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: time.Second, RecoverAfter: 300 * time.Millisecond}})
-	b := newBreaker(t, breaker.Standard())
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard()})
 	c := colly.NewCollector()
 	b.Register(c)
 	c.Visit(store.URL() + testserver.ProductPath(99)) // not in the catalogue: 404 once the store recovers

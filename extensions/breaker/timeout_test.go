@@ -27,7 +27,7 @@ func TestAdaptiveTimeoutCutsAHangingDomain(t *testing.T) {
 	p.Name, p.ConsecutiveFailures = "cut", 3
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 150*time.Millisecond, 20
 	var attempts []observe.Attempt
-	b := newBreaker(t, p, breaker.Config{OnAttempt: func(a observe.Attempt) { attempts = append(attempts, a) }})
+	b := newBreaker(t, breaker.Config{Profile: p, OnAttempt: func(a observe.Attempt) { attempts = append(attempts, a) }})
 	c := colly.NewCollector()
 	c.SetRequestTimeout(10 * time.Second) // the client's own: far too long for a 2 ms site
 	b.Register(c)
@@ -66,7 +66,7 @@ func TestNoAdaptiveTimeoutWithoutEnoughSuccesses(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 10})
 	p := breaker.Standard()
 	p.TimeoutAfter = 20
-	b := newBreaker(t, p)
+	b := newBreaker(t, breaker.Config{Profile: p})
 	c := colly.NewCollector()
 	b.Register(c)
 	for i := 1; i <= 10; i++ {
@@ -89,7 +89,7 @@ func hangAfter(t *testing.T, healthy int, floor time.Duration) (*testserver.Stor
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, floor, healthy
 	var mu sync.Mutex
 	var attempts []observe.Attempt
-	b := newBreaker(t, p, breaker.Config{OnAttempt: func(a observe.Attempt) {
+	b := newBreaker(t, breaker.Config{Profile: p, OnAttempt: func(a observe.Attempt) {
 		mu.Lock()
 		attempts = append(attempts, a)
 		mu.Unlock()
@@ -194,7 +194,7 @@ func TestAdaptiveTimeoutCutsABodyThatStalls(t *testing.T) {
 	p.Name = "cut"
 	p.TimeoutMultiple, p.TimeoutFloor, p.TimeoutAfter = 4, 200*time.Millisecond, 20
 	var last observe.Attempt
-	b := newBreaker(t, p, breaker.Config{OnAttempt: func(a observe.Attempt) { last = a }})
+	b := newBreaker(t, breaker.Config{Profile: p, OnAttempt: func(a observe.Attempt) { last = a }})
 	c := colly.NewCollector(colly.AllowURLRevisit())
 	c.SetRequestTimeout(10 * time.Second)
 	b.Register(c)

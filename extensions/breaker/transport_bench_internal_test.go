@@ -40,7 +40,7 @@ func (b *doneBody) Close() error { b.cancel(nil); return nil }
 //
 //	go test -run '^$' -bench RequestTimeout -benchmem ./extensions/breaker/
 func BenchmarkRequestTimeout(b *testing.B) {
-	br, err := New(Standard())
+	br, err := New(Config{Profile: Standard()})
 	if err != nil {
 		b.Fatal(err)
 	}

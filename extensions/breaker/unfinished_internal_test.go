@@ -10,7 +10,7 @@ import (
 // the sample holds: the list stays at the sample, every URL is counted
 // per domain, and the run's judgement names every domain with its count.
 func TestUnfinishedListIsBoundedAndCounted(t *testing.T) {
-	b, err := New(Standard(), withUnfinishedSample(1000))
+	b, err := New(withUnfinishedSample(Config{Profile: Standard()}, 1000))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestACloneHeldByThePaceUnderAUserTransportIsNotCancelledByTheClientTimeout(
 	const products = 12
 	store := startStore(t, testserver.Config{Products: products, PerPage: products,
 		Scenario: testserver.Scenario{Mode: testserver.RateLimit, Status: http.StatusTooManyRequests, Rate: 10, Burst: 2}})
-	b := newBreaker(t, breaker.Standard(), breaker.Config{Pacing: breaker.Pacing{MinGap: 150 * time.Millisecond}})
+	b := newBreaker(t, breaker.Config{Profile: breaker.Standard(), Pacing: breaker.Pacing{MinGap: 150 * time.Millisecond}})
 	c := colly.NewCollector(colly.Async(true))
 	c.SetRequestTimeout(300 * time.Millisecond)
 	// A user's own transport, not net/http's: net/http's Client then

@@ -58,7 +58,7 @@ func BenchmarkUpdates(b *testing.B) {
 		b.Run(be.name, func(b *testing.B) {
 			s := be.open(b, fmt.Sprintf("updates-%d", time.Now().UnixNano()))
 			defer s.Close()
-			cp, err := New(s)
+			cp, err := New(s, Config{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -94,7 +94,7 @@ func BenchmarkUpdates(b *testing.B) {
 // before it. ns/op is per URL.
 func BenchmarkQueuedUpFront(b *testing.B) {
 	const batch = 1000
-	cp, err := New(memory.New())
+	cp, err := New(memory.New(), Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func BenchmarkResume(b *testing.B) {
 				if s == nil {
 					s = be.open(b, "resume")
 				}
-				cp, err := New(s)
+				cp, err := New(s, Config{})
 				if err != nil {
 					b.Fatal(err)
 				}

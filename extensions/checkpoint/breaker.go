@@ -149,7 +149,7 @@ func (cp *Checkpoint) saveDomainLocked(domain string) {
 func (cp *Checkpoint) onRefused(r *colly.Request, err *circuit.OpenError) {
 	cp.active.Add(1)
 	defer cp.end()
-	e, l := cp.lockEntryOf(r, true) // with no collector, refused at the transport: a clone's
+	e, l := cp.lockEntry(r, true) // with no collector, refused at the transport: a clone's
 	if e == nil {
 		return
 	}
@@ -161,7 +161,7 @@ func (cp *Checkpoint) onRefused(r *colly.Request, err *circuit.OpenError) {
 func (cp *Checkpoint) onNotVisited(r *colly.Request, _ error) {
 	cp.active.Add(1)
 	defer cp.end()
-	e, l := cp.lockEntry(r)
+	e, l := cp.lockEntry(r, false)
 	if e == nil {
 		return
 	}
@@ -189,7 +189,7 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 	e, ok := cp.live.get(a.Request)
 	if !ok {
 		// A clone's request (no callbacks of ours): an attempt that left.
-		if e, l = cp.lockEntryOf(a.Request, true); e == nil {
+		if e, l = cp.lockEntry(a.Request, true); e == nil {
 			return
 		}
 		cp.applyLocked(a.Request, e, evLeft, "", time.Time{})

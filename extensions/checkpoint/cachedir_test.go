@@ -33,7 +33,7 @@ func TestAnAnswerFromCollysCacheSettlesTheRecord(t *testing.T) {
 	}))
 	defer srv.Close()
 	cp := openCP(t, dbPath(t))
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

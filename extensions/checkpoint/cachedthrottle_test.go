@@ -31,7 +31,7 @@ func TestAResumedURLWhoseThrottleCollyCachedIsWrittenOnce(t *testing.T) {
 			written := map[string]int{}
 			run := func(ctx context.Context, resume bool) {
 				cp := openCP(t, path)
-				b, err := breaker.New(breaker.Standard())
+				b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -34,13 +34,11 @@ func TestCancelledInFlightRequestCountsAsSuspectOnResume(t *testing.T) {
 		defer cancel()
 		cp := openCP(t, path, checkpoint.Config{Clock: clk})
 		var failures atomic.Int64
-		count := breaker.Config{OnAttempt: func(a observe.Attempt) {
+		b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk, Pacing: breaker.Pacing{Parallelism: p}, OnAttempt: func(a observe.Attempt) {
 			if a.Result.Class.Failure() {
 				failures.Add(1)
 			}
-		}}
-		b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk}, count,
-			breaker.Config{Pacing: breaker.Pacing{Parallelism: p}})
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,7 +41,7 @@ type Checkpoint struct {
 	store storage.Store
 	where string        // the store as errors name it: its file, if it has one
 	opt   Config        // resolved: defaults filled in
-	hooks []func(error) // every Config.OnStoreError
+	hooks []func(error) // Config.OnStoreError, if given
 
 	observed   observe.Subjects // the breakers Observe was given
 	viaBreaker atomic.Bool      // Observe was called: outcomes come from the breaker
@@ -139,11 +139,11 @@ type Stats struct {
 // storage/memory for no resume). Checkpoint metadata of a newer format, or
 // unreadable, is refused (storage.ErrNewerFormat, storage.ErrCorrupt).
 // Close does not close s.
-func New(s storage.Store, cfg ...Config) (*Checkpoint, error) {
+func New(s storage.Store, c Config) (*Checkpoint, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: checkpoint.New: nil store", storage.ErrInvalid)
 	}
-	o, hooks, err := resolve(cfg)
+	o, hooks, err := resolve(c)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // Visited comes second is told it was visited after all, so that Colly
 // does not fetch it twice.
 func TestTwoChecksOfOneNewURLLetOneThrough(t *testing.T) {
-	cp, err := New(memory.New())
+	cp, err := New(memory.New(), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestTwoChecksOfOneNewURLLetOneThrough(t *testing.T) {
 // HasVisited asks IsVisited alone. The usual "if !c.HasVisited(u) {
 // c.Visit(u) }" still visits u, and nothing that follows is refused.
 func TestHasVisitedThenVisitStillVisits(t *testing.T) {
-	cp, err := New(memory.New())
+	cp, err := New(memory.New(), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestALinkFoundByManyPagesAtOnceIsFetchedOnce(t *testing.T) {
 		target.Store(0)
 		// A store slow to answer Get widens the moment between the two
 		// calls, as a loaded machine does.
-		cp, err := checkpoint.New(slowGet{memory.New()})
+		cp, err := checkpoint.New(slowGet{memory.New()}, checkpoint.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

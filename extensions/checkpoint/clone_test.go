@@ -40,12 +40,12 @@ func statesOf(t *testing.T, st storage.Store) map[string]storage.State {
 func TestCloneAndCapLeaveNothingOutOfTheCheckpoint(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 60, PerPage: 10, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 20}})
 	st := memory.New()
-	cp, err := checkpoint.New(st)
+	cp, err := checkpoint.New(st, checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cp.Close()
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,14 +47,16 @@ func (p *cloneShop) run() (int, outcome.Outcome) {
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require(testserver.TitleSelector)),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require(testserver.TitleSelector)}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: p.clk})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: p.clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +281,7 @@ func TestAnUnregisteredClonesUnfinishedURLsKeepTheEndingFromComplete(t *testing.
 // given before it is registered; Adopt takes a registered collector; a
 // collector registered twice keeps its first name.
 func TestNameAndAdoptRefuseWhatCannotBeKept(t *testing.T) {
-	cp, err := checkpoint.New(memory.New())
+	cp, err := checkpoint.New(memory.New(), checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
@@ -51,27 +52,21 @@ func ownerTail(name string) []byte {
 // unregisteredTail ends a request of a collector not registered here.
 var unregisteredTail = ownerTail("")
 
+// noCollectors is the registry before the first change: never changed.
+var noCollectors = &collectors{byColl: map[*colly.Collector]*named{}, byName: map[string]*named{}, wanted: map[*colly.Collector]string{}}
+
 // registry returns the current registry (never nil).
 func (cp *Checkpoint) registry() *collectors {
 	if r := cp.colls.Load(); r != nil {
 		return r
 	}
-	return &collectors{}
+	return noCollectors
 }
 
-// change replaces the registry with f's changes to a copy of it (cp.cmu held).
+// changeLocked replaces the registry with f's changes to a copy of it (cp.cmu held).
 func (cp *Checkpoint) changeLocked(f func(*collectors) error) error {
 	old := cp.registry()
-	r := &collectors{byColl: map[*colly.Collector]*named{}, byName: map[string]*named{}, wanted: map[*colly.Collector]string{}, n: old.n, adopt: old.adopt}
-	for k, v := range old.byColl {
-		r.byColl[k] = v
-	}
-	for k, v := range old.byName {
-		r.byName[k] = v
-	}
-	for k, v := range old.wanted {
-		r.wanted[k] = v
-	}
+	r := &collectors{byColl: maps.Clone(old.byColl), byName: maps.Clone(old.byName), wanted: maps.Clone(old.wanted), n: old.n, adopt: old.adopt}
 	if err := f(r); err != nil {
 		return err
 	}

@@ -86,14 +86,10 @@ func putBounded(m map[string]uint64, u string, id uint64) {
 }
 
 // lockEntry returns r's live entry, made on its first callback, with its
-// record's stripe locked; nil, nothing locked, once the store failed.
-func (cp *Checkpoint) lockEntry(r *colly.Request) (*entry, *sync.Mutex) {
-	return cp.lockEntryOf(r, false)
-}
-
-// lockEntryOf is lockEntry; bare says r is the breaker's report of a
-// request no callback of ours saw (a collector not registered here).
-func (cp *Checkpoint) lockEntryOf(r *colly.Request, bare bool) (*entry, *sync.Mutex) {
+// record's stripe locked; nil, nothing locked, once the store failed. bare
+// says r is the breaker's report of a request no callback of ours saw (a
+// collector not registered here).
+func (cp *Checkpoint) lockEntry(r *colly.Request, bare bool) (*entry, *sync.Mutex) {
 	if e, ok := cp.live.get(r); ok {
 		l := cp.idLock(e.id)
 		l.Lock()
@@ -251,7 +247,7 @@ func (cp *Checkpoint) onRequest(r *colly.Request) {
 		// A user's copy of a URL the breaker re-sends: the re-send owns the record.
 		return
 	}
-	e, l := cp.lockEntry(r)
+	e, l := cp.lockEntry(r, false)
 	if e == nil {
 		r.Abort()
 		return
@@ -276,7 +272,7 @@ func (cp *Checkpoint) onRequestHeaders(r *colly.Request) {
 		r.Abort()
 		return
 	}
-	e, l := cp.lockEntry(r)
+	e, l := cp.lockEntry(r, false)
 	if e == nil {
 		return
 	}

@@ -38,7 +38,7 @@ func (s *cookieSite) RoundTrip(r *http.Request) (*http.Response, error) {
 // given, read back from the store.
 func TestCookieCacheIsBoundedAndForgetsNothing(t *testing.T) {
 	const hosts = 500
-	cp, err := New(memory.New())
+	cp, err := New(memory.New(), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,12 @@
 //	st, err := bolt.Open("crawl.db") // the embedded store, one file
 //	if err != nil { ... }
 //	defer st.Close()                 // after cp.Close
-//	cp, err := checkpoint.New(st)
+//	cp, err := checkpoint.New(st, checkpoint.Config{})
 //	if err != nil { ... }
 //	err = breakwater.Use(c, v, b, cp) // cp follows the breaker b
 //	dc := c.Clone()                   // a clone, if the scraper has one,
 //	err = breakwater.Use(dc, v, b, cp) // is wired too: its URLs resume on it
-//	sink, err := cp.Sink(f)           // f an *os.File opened os.O_RDWR: each record once (Sink)
+//	sink, err := cp.Sink(f, checkpoint.SinkConfig{}) // f an *os.File opened os.O_RDWR: each record once (Sink)
 //	c.OnHTML("div.product", func(e *colly.HTMLElement) { sink.Write(e.Request, product(e)) })
 //	cp.Resume(c)                      // what earlier runs left, each on its collector
 //	c.Visit(start)                    // skipped if already known

@@ -23,7 +23,7 @@ func TestNothingNewSaysWhatEarlierRunsDidWithoutCountingListingsAsRecords(t *tes
 	// how it ended, without it the run is "killed" (no SetOutcome).
 	run := func(end bool) (outcome.Outcome, int) {
 		cp := openCP(t, path)
-		b, err := breaker.New(breaker.Standard())
+		b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 		if err != nil {
 			t.Fatal(err)
 		}

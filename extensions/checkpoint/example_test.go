@@ -40,7 +40,7 @@ func Example() {
 			fmt.Println(err)
 			return
 		}
-		b, _ := breaker.New(breaker.Standard(), breaker.Config{Clock: clk})
+		b, _ := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk})
 		_ = cp.Observe(b) // a domain saved open stays open until its cooldown ends
 
 		c := colly.NewCollector(colly.Async(true))

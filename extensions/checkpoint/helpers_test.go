@@ -2,6 +2,7 @@ package checkpoint_test
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -23,14 +24,22 @@ var fast = bolt.Config{FlushInterval: 5 * time.Millisecond}
 var stores sync.Map // *checkpoint.Checkpoint → storage.Store
 
 // openFile opens the checkpoint file at path as a program does: the
-// embedded store with bopts, then the checkpoint on it. closeCP closes
-// both.
+// embedded store with bopts, then the checkpoint on it with the one
+// Config given, if any. closeCP closes both.
 func openFile(path string, bopts []bolt.Config, opts ...checkpoint.Config) (*checkpoint.Checkpoint, error) {
+	var cfg checkpoint.Config
+	switch len(opts) {
+	case 0:
+	case 1:
+		cfg = opts[0]
+	default:
+		return nil, fmt.Errorf("openFile: %d checkpoint.Configs; give at most one", len(opts))
+	}
 	s, err := bolt.Open(path, bopts...)
 	if err != nil {
 		return nil, err
 	}
-	cp, err := checkpoint.New(s, opts...)
+	cp, err := checkpoint.New(s, cfg)
 	if err != nil {
 		_ = s.Close()
 		return nil, err

@@ -25,13 +25,11 @@ func historyRun(t *testing.T, path string, clk *clocktest.Fake, store *testserve
 	cp := openCP(t, path, checkpoint.Config{Clock: clk})
 	var failures atomic.Int64
 	var stopped atomic.Bool
-	count := breaker.Config{OnAttempt: func(a observe.Attempt) {
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk, Pacing: breaker.Pacing{Parallelism: p}, OnAttempt: func(a observe.Attempt) {
 		if a.Result.Class.Failure() && failures.Add(1) >= stopAfter && stopAfter > 0 {
 			stopped.Store(true)
 		}
-	}}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk}, count,
-		breaker.Config{Pacing: breaker.Pacing{Parallelism: p}})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,7 @@ const (
 )
 
 // Config configures New; a zero field keeps the default, a negative one
-// is an error. New takes any number: a later Config's non-zero fields
-// win, and OnStoreError hooks add up.
+// is an error.
 type Config struct {
 	// MaxAttempts is how many failed attempts (degraded, invalid, blocked,
 	// other 4xx) make a URL dead (DefaultMaxAttempts). Throttled and
@@ -47,27 +46,26 @@ type Config struct {
 	OnStoreError func(error)
 }
 
-// resolve returns the defaults overlaid by cfg, and every OnStoreError hook.
-func resolve(cfg []Config) (Config, []func(error), error) {
+// resolve returns c with the defaults in its zero fields, and its
+// OnStoreError hook.
+func resolve(c Config) (Config, []func(error), error) {
 	o := Config{MaxAttempts: DefaultMaxAttempts, Clock: clock.System, Logger: zerolog.Nop(), Grace: DefaultGrace}
+	if c.MaxAttempts < 0 {
+		return o, nil, fmt.Errorf("%w: Config.MaxAttempts %d: want 1 or more (0 for the default, %d)", storage.ErrInvalid, c.MaxAttempts, DefaultMaxAttempts)
+	}
+	if c.Grace < 0 {
+		return o, nil, fmt.Errorf("%w: Config.Grace %v: want a positive duration", storage.ErrInvalid, c.Grace)
+	}
+	o.MaxAttempts = cmp.Or(c.MaxAttempts, o.MaxAttempts)
+	o.Clock = cmp.Or(c.Clock, o.Clock)
+	if !collyx.IsZero(c.Logger) {
+		o.Logger = c.Logger
+	}
+	o.RunID = cmp.Or(c.RunID, o.RunID)
+	o.Grace = cmp.Or(c.Grace, o.Grace)
 	var hooks []func(error)
-	for _, c := range cfg {
-		if c.MaxAttempts < 0 {
-			return o, nil, fmt.Errorf("%w: Config.MaxAttempts %d: want 1 or more (0 for the default, %d)", storage.ErrInvalid, c.MaxAttempts, DefaultMaxAttempts)
-		}
-		if c.Grace < 0 {
-			return o, nil, fmt.Errorf("%w: Config.Grace %v: want a positive duration", storage.ErrInvalid, c.Grace)
-		}
-		o.MaxAttempts = cmp.Or(c.MaxAttempts, o.MaxAttempts)
-		o.Clock = cmp.Or(c.Clock, o.Clock)
-		if !collyx.IsZero(c.Logger) {
-			o.Logger = c.Logger
-		}
-		o.RunID = cmp.Or(c.RunID, o.RunID)
-		o.Grace = cmp.Or(c.Grace, o.Grace)
-		if c.OnStoreError != nil {
-			hooks = append(hooks, c.OnStoreError)
-		}
+	if c.OnStoreError != nil {
+		hooks = append(hooks, c.OnStoreError)
 	}
 	return o, hooks, nil
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/rs/zerolog"
 )
 
-func newOutageCP(t *testing.T, opts ...Config) *Checkpoint {
+func newOutageCP(t *testing.T, c Config) *Checkpoint {
 	t.Helper()
-	cp, err := New(memory.New(), opts...)
+	cp, err := New(memory.New(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestReviveParksWhatDiedSinceTheLastSuccess(t *testing.T) {
 // The memory is bounded per domain: past outageMemory a death is counted,
 // not remembered.
 func TestOutageMemoryIsBounded(t *testing.T) {
-	cp := newOutageCP(t)
+	cp := newOutageCP(t, Config{})
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	for id := uint64(1); id <= outageMemory+10; id++ {

@@ -45,15 +45,16 @@ type readmeRun struct {
 // consumers, given urls.
 func crawlREADME(t *testing.T, cp *checkpoint.Checkpoint, clk clock.Clock, threads int, start string, urls []string) readmeRun {
 	t.Helper()
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require(testserver.TitleSelector)),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require(testserver.TitleSelector)}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard(), append([]breaker.Config{},
-		breaker.Config{Validator: v, Logger: zerolog.Nop(), Clock: clk})...)
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Validator: v, Logger: zerolog.Nop(), Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func TestOutageDoesNotKillURLs(t *testing.T) {
 func TestOutageDoesNotKillURLsQueue(t *testing.T) {
 	for i := range 3 {
 		store := startStore(t, testserver.Config{Products: 100, Scenario: testserver.Scenario{Mode: testserver.Degrade, After: 20}})
-		cp, err := checkpoint.New(memory.New())
+		cp, err := checkpoint.New(memory.New(), checkpoint.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,7 +299,7 @@ func TestFailingPageOnHealthySiteIsDead(t *testing.T) {
 		store.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	cp, err := checkpoint.New(memory.New())
+	cp, err := checkpoint.New(memory.New(), checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

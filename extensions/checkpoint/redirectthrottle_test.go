@@ -46,7 +46,7 @@ func TestAThrottledRedirectTargetSettlesTheURLVisited(t *testing.T) {
 		defer redirector.Close()
 
 		cp := openCP(t, dbPath(t))
-		b, err := breaker.New(breaker.Standard())
+		b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func TestARedirectHopHeldForRoomSettlesTheURLVisited(t *testing.T) {
 		defer redirector.Close()
 
 		cp := openCP(t, dbPath(t))
-		b, err := breaker.New(breaker.Standard())
+		b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestAClonesThrottledRedirectTargetLeavesNothingUnfinished(t *testing.T) {
 	defer redirector.Close()
 
 	cp := openCP(t, dbPath(t))
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestARetriedRedirectTargetSettlesTheURLVisited(t *testing.T) {
 		defer redirector.Close()
 
 		cp := openCP(t, dbPath(t))
-		b, err := breaker.New(breaker.Standard())
+		b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +300,7 @@ func TestAGoneRedirectTargetAnsweredFromTheCacheSettlesTheURLVisited(t *testing.
 		defer redirector.Close()
 
 		cp := openCP(t, dbPath(t))
-		b, err := breaker.New(breaker.Standard())
+		b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -190,7 +190,7 @@ func TestTripParksAndARestartDoesNotSkipTheCooldown(t *testing.T) {
 	clk := clocktest.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	run := func() (*checkpoint.Checkpoint, *breaker.Breaker, outcome.Outcome, int) {
 		cp := openCP(t, path, checkpoint.Config{Clock: clk})
-		b, err := breaker.New(testProfile, breaker.Config{Clock: clk})
+		b, err := breaker.New(breaker.Config{Profile: testProfile, Clock: clk})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +273,7 @@ func TestThrottledRetryDoesNotSpendAnAttempt(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 3, PerPage: 3, Scenario: testserver.Scenario{
 		Mode: testserver.Throttle, After: 2, RetryAfter: time.Second, RecoverAfter: 100 * time.Millisecond}})
 	cp := openCP(t, dbPath(t))
-	b, err := breaker.New(testProfile)
+	b, err := breaker.New(breaker.Config{Profile: testProfile})
 	if err == nil {
 		err = cp.Observe(b)
 	}

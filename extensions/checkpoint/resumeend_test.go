@@ -19,7 +19,7 @@ func TestResumeThatFinishesTheWorkIsCompleteNotEmpty(t *testing.T) {
 
 	run := func(stopBefore string) (outcome.Outcome, int) {
 		cp := openCP(t, path)
-		b, err := breaker.New(breaker.Standard())
+		b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,12 +23,11 @@ func throttleRun(t *testing.T, path string, clk *clocktest.Fake, store *testserv
 	cp := openCP(t, path, checkpoint.Config{Clock: clk})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop := breaker.Config{OnAttempt: func(a observe.Attempt) {
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk, OnAttempt: func(a observe.Attempt) {
 		if stopAtThrottle && a.Result.Class == circuit.Throttled {
 			cancel()
 		}
-	}}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk}, stop)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +92,7 @@ func TestThrottledURLHandedBackIsParkedUntilItsResend(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 3, Now: clk.Now,
 		Scenario: testserver.Scenario{Mode: testserver.Throttle, RetryAfter: 30 * time.Second}})
 	cp := openCP(t, dbPath(t), checkpoint.Config{Clock: clk})
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Clock: clk, ResendHorizon: time.Second})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Clock: clk, ResendHorizon: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

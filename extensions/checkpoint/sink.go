@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -130,9 +131,9 @@ type sinks struct {
 // read back (standard output, a pipe, a buffer) is given every record
 // committed so far, then this run's: point it at a fresh file each run
 // (`> products.jsonl`), never append to one (`>>`). Make the Sink after
-// New and before the crawl; with cfg's Worker, each of a fleet's workers
-// its own file.
-func (cp *Checkpoint) Sink(w io.Writer, cfg ...SinkConfig) (*Sink, error) {
+// New and before the crawl; with c.Worker, each of a fleet's workers its
+// own file.
+func (cp *Checkpoint) Sink(w io.Writer, c SinkConfig) (*Sink, error) {
 	if w == nil {
 		return nil, fmt.Errorf("checkpoint: Sink: %w: a nil writer", storage.ErrInvalid)
 	}
@@ -140,14 +141,9 @@ func (cp *Checkpoint) Sink(w io.Writer, cfg ...SinkConfig) (*Sink, error) {
 	if !ok {
 		return nil, fmt.Errorf("checkpoint: Sink: %w (%T): use storage/bolt or storage/redis, which commit a page's records with its done state", ErrNoOutput, cp.store)
 	}
-	s := &Sink{cp: cp, w: w, name: DefaultSinkName, where: "the output"}
-	for _, c := range cfg {
-		if c.Name != "" {
-			s.name = c.Name
-		}
-		if c.Worker != "" {
-			s.worker = c.Worker
-		}
+	s := &Sink{cp: cp, w: w, name: c.Name, worker: c.Worker, where: "the output"}
+	if s.name == "" {
+		s.name = DefaultSinkName
 	}
 	if len(s.name) > storage.MaxMetaKeyLen || len(s.worker) > storage.MaxMetaKeyLen {
 		return nil, fmt.Errorf("checkpoint: Sink: %w: a name over %d bytes", storage.ErrInvalid, storage.MaxMetaKeyLen)
@@ -290,10 +286,7 @@ func (cp *Checkpoint) putFinal(final []storage.Record) error {
 			delete(cp.sinks.staged, f.id)
 		}
 	}
-	by := make(map[sinkKey]*Sink, len(cp.sinks.by))
-	for k, s := range cp.sinks.by {
-		by[k] = s
-	}
+	by := maps.Clone(cp.sinks.by)
 	cp.sinks.mu.Unlock()
 
 	type took1 struct {

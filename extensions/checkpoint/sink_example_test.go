@@ -29,7 +29,7 @@ func ExampleCheckpoint_Sink() {
 			return
 		}
 		defer st.Close() // after cp.Close
-		cp, err := checkpoint.New(st)
+		cp, err := checkpoint.New(st, checkpoint.Config{})
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -40,8 +40,9 @@ func ExampleCheckpoint_Sink() {
 			fmt.Println(err)
 			return
 		}
-		defer f.Close()         // after cp.Close, which writes the last records
-		sink, err := cp.Sink(f) // a torn last line is cut, what the file lacks appended
+		defer f.Close() // after cp.Close, which writes the last records
+		// A torn last line is cut, what the file lacks appended.
+		sink, err := cp.Sink(f, checkpoint.SinkConfig{})
 		if err != nil {
 			fmt.Println(err) // a file that is not this crawl's output: left as it is
 			return

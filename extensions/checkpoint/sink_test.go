@@ -102,7 +102,7 @@ func sinkCrawlChild(path string) error {
 		return err
 	}
 	defer closeCP(cp)
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func sinkCrawlChild(path string) error {
 // productWriter is how the child writes a product: one JSON line, through
 // the checkpoint's Sink.
 func productWriter(cp *checkpoint.Checkpoint, out *tearingFile) (func(*colly.Request, any) error, func() string, error) {
-	sink, err := cp.Sink(out)
+	sink, err := cp.Sink(out, checkpoint.SinkConfig{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,7 +178,7 @@ func (f *tearingFile) Write(p []byte) (int, error) {
 // records), and returns what Write returned from OnScraped, too late.
 func sinkCrawl(t *testing.T, cp *checkpoint.Checkpoint, v *validate.Validator, sink *checkpoint.Sink, store *testserver.Store) error {
 	t.Helper()
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,11 +235,16 @@ func TestSinkWritesNothingForAnAttemptThatIsNotDone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sink, err := cp.Sink(f)
+		sink, err := cp.Sink(f, checkpoint.SinkConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := validate.New(validate.Page(`/products/`, validate.MinBytes(floor)), validate.MinBytes(0))
+		v, err := validate.New(validate.Config{
+			Checks: []validate.Check{validate.MinBytes(0)},
+			Pages: []validate.Page{
+				{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(floor)}},
+			},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

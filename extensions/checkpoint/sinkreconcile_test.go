@@ -43,7 +43,7 @@ func sinkOn(t *testing.T, cp *checkpoint.Checkpoint, path string, flags int) (*c
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s, err := cp.Sink(f)
+	s, err := cp.Sink(f, checkpoint.SinkConfig{})
 	if err == nil {
 		// What the program writes next lands at the end, whatever the flags.
 		if _, werr := f.Write([]byte("next\n")); werr != nil {
@@ -125,7 +125,7 @@ func TestSinkGivesAStreamEveryCommittedRecord(t *testing.T) {
 	cp := openCP(t, dbPath(t))
 	want := committed(t, storeOf(t, cp), "a\n", "b\n")
 	var out bytes.Buffer
-	s, err := cp.Sink(&out)
+	s, err := cp.Sink(&out, checkpoint.SinkConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestSinkRefusesAFileItCannotReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := cp.Sink(f); err == nil || !strings.Contains(err.Error(), "os.O_RDWR") {
+	if _, err := cp.Sink(f, checkpoint.SinkConfig{}); err == nil || !strings.Contains(err.Error(), "os.O_RDWR") {
 		t.Errorf("err = %v; want one saying to open it with os.O_RDWR", err)
 	}
 }
@@ -156,12 +156,12 @@ func TestSinkRefusesAFileItCannotReadBack(t *testing.T) {
 // A store that cannot commit a page's records with its state is refused
 // when the Sink is made, not at the first record.
 func TestSinkNeedsAStoreThatKeepsOutputs(t *testing.T) {
-	cp, err := checkpoint.New(memory.New())
+	cp, err := checkpoint.New(memory.New(), checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cp.Close()
-	if _, err := cp.Sink(&bytes.Buffer{}); !errors.Is(err, checkpoint.ErrNoOutput) || !strings.Contains(err.Error(), "storage/bolt") {
+	if _, err := cp.Sink(&bytes.Buffer{}, checkpoint.SinkConfig{}); !errors.Is(err, checkpoint.ErrNoOutput) || !strings.Contains(err.Error(), "storage/bolt") {
 		t.Errorf("err = %v; want ErrNoOutput naming the stores that keep outputs", err)
 	}
 }
@@ -169,10 +169,10 @@ func TestSinkNeedsAStoreThatKeepsOutputs(t *testing.T) {
 // One output has one Sink in a process; another output its own.
 func TestSinkTwiceForOneOutputIsRefused(t *testing.T) {
 	cp := openCP(t, dbPath(t))
-	if _, err := cp.Sink(&bytes.Buffer{}); err != nil {
+	if _, err := cp.Sink(&bytes.Buffer{}, checkpoint.SinkConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cp.Sink(&bytes.Buffer{}); !errors.Is(err, storage.ErrInvalid) {
+	if _, err := cp.Sink(&bytes.Buffer{}, checkpoint.SinkConfig{}); !errors.Is(err, storage.ErrInvalid) {
 		t.Errorf("a second Sink of the default output: %v, want ErrInvalid", err)
 	}
 	if _, err := cp.Sink(&bytes.Buffer{}, checkpoint.SinkConfig{Name: "reviews"}); err != nil {
@@ -202,7 +202,7 @@ func TestSinkWhoseFileFailsLosesNoRecord(t *testing.T) {
 	store := startStore(t, testserver.Config{Products: 5, PerPage: 5})
 	path := dbPath(t)
 	cp := openCP(t, path)
-	sink, err := cp.Sink(failingWriter{})
+	sink, err := cp.Sink(failingWriter{}, checkpoint.SinkConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestSinkWhoseFileFailsLosesNoRecord(t *testing.T) {
 	}
 	cp = openCP(t, path)
 	var out bytes.Buffer
-	sink, err = cp.Sink(&out)
+	sink, err = cp.Sink(&out, checkpoint.SinkConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func neverAnsweredWell(t *testing.T, after int) {
 	path := dbPath(t)
 	run := func() (outcome.Outcome, map[storage.State]int, int) {
 		cp := openCP(t, path)
-		b, err := breaker.New(breaker.Standard())
+		b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,14 +28,16 @@ func usageRun(t *testing.T, start, ckpt, cache string, extra ...func(*colly.Coll
 	t.Helper()
 	c := colly.NewCollector(colly.Async(true), colly.CacheDir(cache))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func usageRun(t *testing.T, start, ckpt, cache string, extra ...func(*colly.Coll
 		t.Fatal(err)
 	}
 	defer st.Close()
-	cp, err := checkpoint.New(st)
+	cp, err := checkpoint.New(st, checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,17 +27,19 @@ func BenchmarkPage(b *testing.B) {
 	}
 	cases := []struct {
 		name string
-		opts []validate.Option // nil: no validator
+		cfg  *validate.Config // nil: no validator
 	}{
 		{"plain", nil},
-		{"validated", []validate.Option{validate.MinBytes(1024), validate.Require(testserver.TitleSelector)}},
-		{"validated+price", []validate.Option{validate.MinBytes(1024), validate.Require(testserver.TitleSelector), validate.Element(testserver.PriceSelector, price)}},
+		{"validated", &validate.Config{Checks: []validate.Check{validate.MinBytes(1024), validate.Require(testserver.TitleSelector)}}},
+		{"validated+price", &validate.Config{
+			Checks: []validate.Check{validate.MinBytes(1024), validate.Require(testserver.TitleSelector), validate.Element(testserver.PriceSelector, price)},
+		}},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			var v *validate.Validator
-			if tc.opts != nil {
-				v = mustNew(b, tc.opts...)
+			if tc.cfg != nil {
+				v = mustNew(b, *tc.cfg)
 			}
 			c := collector(s, v, colly.AllowURLRevisit())
 			var got item
@@ -74,7 +76,7 @@ func BenchmarkPage(b *testing.B) {
 func BenchmarkPageAlternating(b *testing.B) {
 	body := testserver.ProductPage(1)
 	s := newSite().set("/products/sku-1", reply{body: body})
-	v := mustNew(b, validate.MinBytes(1024), validate.Require(testserver.TitleSelector))
+	v := mustNew(b, validate.Config{Checks: []validate.Check{validate.MinBytes(1024), validate.Require(testserver.TitleSelector)}})
 	extract := func(c *colly.Collector, v *validate.Validator) *int {
 		var kept int
 		c.OnHTML("div.product", func(e *colly.HTMLElement) {

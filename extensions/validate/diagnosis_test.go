@@ -60,14 +60,12 @@ var (
 
 type brokenLog struct{ got []validate.BrokenDomain }
 
-func (b *brokenLog) hook() validate.Option {
-	return validate.Config{OnBroken: func(d validate.BrokenDomain) { b.got = append(b.got, d) }}
-}
+func (b *brokenLog) hook(d validate.BrokenDomain) { b.got = append(b.got, d) }
 
 func TestTemplateChangeIsDiagnosedBrokenOnceWithEvidence(t *testing.T) {
 	var hooked brokenLog
 	var logs bytes.Buffer
-	v := mustNew(t, validate.Require(titleSel), hooked.hook(), validate.Config{Logger: zerolog.New(&logs)})
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}, OnBroken: hooked.hook, Logger: zerolog.New(&logs)})
 	s := newSite()
 	paths := sequence(s, concat(repeat(good, 5), repeat(changed, 6))...)
 	crawl(t, v, s, "Shop.TEST:8080", paths)
@@ -106,7 +104,7 @@ func TestTemplateChangeIsDiagnosedBrokenOnceWithEvidence(t *testing.T) {
 }
 
 func TestWrongSelectorFromTheStartIsBrokenWithNoValidBefore(t *testing.T) {
-	v := mustNew(t, validate.Require("div.product h1.headline"))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require("div.product h1.headline")}})
 	s := newSite()
 	crawl(t, v, s, "shop.test", sequence(s, repeat(good, 3)...))
 	got := v.Broken()
@@ -133,7 +131,7 @@ func TestDegradingTargetIsNeverBroken(t *testing.T) {
 	for name, replies := range cases {
 		t.Run(name, func(t *testing.T) {
 			var hooked brokenLog
-			v := mustNew(t, validate.Require(titleSel), hooked.hook())
+			v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}, OnBroken: hooked.hook})
 			s := newSite()
 			crawl(t, v, s, "shop.test", sequence(s, replies...))
 			if len(hooked.got) != 0 || len(v.Broken()) != 0 {
@@ -149,7 +147,7 @@ func TestDegradingTargetIsNeverBroken(t *testing.T) {
 // diagnose.
 func TestSelfInflictedAndClientErrorsDoNotBreakEvidence(t *testing.T) {
 	refused := reply{err: errors.New("breaker: circuit open for shop.test")}
-	v := mustNew(t, validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 	s := newSite()
 	crawl(t, v, s, "shop.test", sequence(s, good, changed, refused, reply{status: 404}, changed, reply{status: 429}, changed))
 	if got := v.Broken(); len(got) != 1 || len(got[0].Pages) != 3 {
@@ -158,7 +156,7 @@ func TestSelfInflictedAndClientErrorsDoNotBreakEvidence(t *testing.T) {
 }
 
 func TestDiagnosisIsPerDomain(t *testing.T) {
-	v := mustNew(t, validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 	s := newSite()
 	s.set("/good", good).set("/changed", changed)
 	c := collector(s, v)
@@ -176,7 +174,7 @@ func TestDiagnosisIsPerDomain(t *testing.T) {
 
 func TestBrokenAfterSetsTheWindow(t *testing.T) {
 	for _, n := range []int{1, 5} {
-		v := mustNew(t, validate.Require(titleSel), validate.Config{BrokenAfter: n})
+		v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}, BrokenAfter: n})
 		s := newSite()
 		paths := sequence(s, concat(repeat(good, 2), repeat(changed, n))...)
 		c := collector(s, v)
@@ -197,7 +195,7 @@ func TestIdleDomainsKeepACompactRecord(t *testing.T) {
 	const n = 500
 	s := newSite()
 	paths := sequence(s, good, good)
-	v := mustNew(t, validate.Require(titleSel, priceSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel, priceSel)}})
 	for i := range n {
 		crawl(t, v, s, fmt.Sprintf("shop-%d.test", i), paths)
 	}

@@ -7,7 +7,7 @@
 // a page's Verdict from your callbacks with VerdictOf; a breaker reads it
 // through Check.
 //
-//	v, err := validate.New(validate.MinBytes(1024), validate.Require("div.product h1.title"))
+//	v, err := validate.New(validate.Config{Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}})
 //	err = breakwater.Use(c, v, b) // the validator before the breaker
 //	c.OnScraped(func(r *colly.Response) {
 //		if verdict, _ := v.VerdictOf(r); !verdict.Valid() {
@@ -16,8 +16,9 @@
 //		...
 //	})
 //
-// Page gives a page type its own rule; Element and Body add checks of your
-// own. Full-size, healthy 2xx pages that keep missing the same structure
-// diagnose their domain selector_broken (see BrokenDomain), and Judge makes
-// the run end as an error (exit 1) rather than as tripped (exit 2).
+// Config.Pages give page types rules of their own; Element and Body add
+// checks of your own. Full-size, healthy 2xx pages that keep missing the
+// same structure diagnose their domain selector_broken (see BrokenDomain),
+// and Judge makes the run end as an error (exit 1) rather than as tripped
+// (exit 2).
 package validate

@@ -43,7 +43,7 @@ func Example() {
 	shop := exampleShop()
 	defer shop.Close()
 
-	v, err := validate.New(validate.MinBytes(1024), validate.Require("div.product h1.title"))
+	v, err := validate.New(validate.Config{Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -77,7 +77,7 @@ func ExampleElement() {
 		}
 		return nil
 	}
-	v, err := validate.New(validate.Require("div.product h1.title"), validate.Element("div.product span.price", price))
+	v, err := validate.New(validate.Config{Checks: []validate.Check{validate.Require("div.product h1.title"), validate.Element("div.product span.price", price)}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -109,10 +109,12 @@ func ExampleBody() {
 		}
 		return nil
 	}
-	v, err := validate.New(
-		validate.Page(`/api/`, validate.MinBytes(2), validate.Body("json", items)),
-		validate.Require("div.product h1.title"), // every other page
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.Require("div.product h1.title")},
+		Pages: []validate.Page{
+			{Pattern: `/api/`, Checks: []validate.Check{validate.MinBytes(2), validate.Body("json", items)}},
+		},
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -130,9 +132,9 @@ func ExampleBody() {
 
 // Bad configuration is refused at construction, quoting what was wrong.
 func ExampleNew_badSelector() {
-	_, err := validate.New(validate.Require("div.product h1["))
+	_, err := validate.New(validate.Config{Checks: []validate.Check{validate.Require("div.product h1[")}})
 	fmt.Println(err != nil, strings.Contains(err.Error(), `"div.product h1["`))
-	_, err = validate.New(validate.MinBytes(-1))
+	_, err = validate.New(validate.Config{Checks: []validate.Check{validate.MinBytes(-1)}})
 	fmt.Println(err)
 	// Output:
 	// true true
@@ -145,10 +147,12 @@ func ExampleConfig_onBroken() {
 	shop := exampleShop()
 	defer shop.Close()
 
-	v, err := validate.New(validate.Require("div.product h1.headline"), // the wrong selector
-		validate.Config{OnBroken: func(d validate.BrokenDomain) {
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.Require("div.product h1.headline")},
+		OnBroken: func(d validate.BrokenDomain) {
 			fmt.Println("selector_broken:", d.Selectors, "after", len(d.Pages), "pages")
-		}})
+		},
+	})
 	if err != nil {
 		fmt.Println(err)
 		return

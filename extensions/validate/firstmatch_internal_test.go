@@ -31,16 +31,19 @@ func TestARequiredSelectorStopsAtItsFirstMatch(t *testing.T) {
 	ok := func(*colly.HTMLElement) error { return nil }
 	for _, tc := range []struct {
 		name string
-		opts []Option
+		cfg  Config
 	}{
-		{"require only", []Option{Require("p.review")}},
-		{"beside an element check", []Option{Require("p.review"), Element("h1", ok)}},
-		{"walked for another rule's element check", []Option{Require("p.review", "h1"), Page(`/list/`, Element("p.review", ok))}},
+		{"require only", Config{Checks: []Check{Require("p.review")}}},
+		{"beside an element check", Config{Checks: []Check{Require("p.review"), Element("h1", ok)}}},
+		{"walked for another rule's element check", Config{
+			Checks: []Check{Require("p.review", "h1")},
+			Pages:  []Page{{Pattern: `/list/`, Checks: []Check{Element("p.review", ok)}}},
+		}},
 	} {
 		for _, registered := range []bool{true, false} {
 			name := tc.name + map[bool]string{true: ", from Colly's parse", false: ", parsed by the validator"}[registered]
 			t.Run(name, func(t *testing.T) {
-				v, err := New(tc.opts...)
+				v, err := New(tc.cfg)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -36,12 +36,16 @@ func TestRequireOnlyFindsWhatTheGroupWalkFinds(t *testing.T) {
 		s.set(p, r)
 	}
 	for _, sels := range [][]string{selectors, selectors[:1], {"#missing"}} {
-		req := mustNew(t, validate.MinBytes(0), validate.Require(sels...))
+		req := mustNew(t, validate.Config{Checks: []validate.Check{validate.MinBytes(0), validate.Require(sels...)}})
 		// mixed: the same Requires beside an Element check on a selector
 		// of its own, so the first matches ride on a group walk.
-		mixed := mustNew(t, validate.MinBytes(0), validate.Require(sels...), validate.Element("p.review", func(*colly.HTMLElement) error { return nil }),
-			validate.Page(`/never-matches/`, validate.Element("span.price", func(*colly.HTMLElement) error { return nil })))
-		grp := mustNew(t, append([]validate.Option{validate.MinBytes(0)}, elemOptsFor(sels)...)...)
+		mixed := mustNew(t, validate.Config{
+			Checks: []validate.Check{validate.MinBytes(0), validate.Require(sels...), validate.Element("p.review", func(*colly.HTMLElement) error { return nil })},
+			Pages: []validate.Page{
+				{Pattern: `/never-matches/`, Checks: []validate.Check{validate.Element("span.price", func(*colly.HTMLElement) error { return nil })}},
+			},
+		})
+		grp := mustNew(t, validate.Config{Checks: append([]validate.Check{validate.MinBytes(0)}, elemChecksFor(sels)...)})
 		c := collector(s, req, colly.AllowURLRevisit())
 		grp.Register(c)
 		mixed.Register(c)
@@ -94,16 +98,22 @@ func TestRequiredSelectorsBesideAnElementCheckCostColly(t *testing.T) {
 	d := &htmlEvents{bySelector: map[string]int{}}
 	for _, tc := range []struct {
 		name string
-		opts []validate.Option
+		cfg  validate.Config
 		most int // elements Colly may hand the validator
 	}{
-		{"require only", []validate.Option{validate.Require("p.review", titleSel)}, 1},
-		{"require beside an element check", []validate.Option{validate.Require("p.review", titleSel), validate.Element(priceSel, func(*colly.HTMLElement) error { return nil })}, 2},
-		{"the element check's selector required too", []validate.Option{validate.Require("p.review", priceSel), validate.Element(priceSel, func(*colly.HTMLElement) error { return nil })}, 2},
-		{"an element check on every review", []validate.Option{validate.Require(titleSel), validate.Element("p.review", func(*colly.HTMLElement) error { return nil })}, reviews + 1},
+		{"require only", validate.Config{Checks: []validate.Check{validate.Require("p.review", titleSel)}}, 1},
+		{"require beside an element check", validate.Config{
+			Checks: []validate.Check{validate.Require("p.review", titleSel), validate.Element(priceSel, func(*colly.HTMLElement) error { return nil })},
+		}, 2},
+		{"the element check's selector required too", validate.Config{
+			Checks: []validate.Check{validate.Require("p.review", priceSel), validate.Element(priceSel, func(*colly.HTMLElement) error { return nil })},
+		}, 2},
+		{"an element check on every review", validate.Config{
+			Checks: []validate.Check{validate.Require(titleSel), validate.Element("p.review", func(*colly.HTMLElement) error { return nil })},
+		}, reviews + 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := mustNew(t, tc.opts...)
+			v := mustNew(t, tc.cfg)
 			c := colly.NewCollector(colly.Debugger(d))
 			c.WithTransport(s)
 			v.Register(c)
@@ -144,12 +154,12 @@ func (d *htmlEvents) Event(e *debug.Event) {
 	d.mu.Unlock()
 }
 
-// elemOptsFor requires sels and adds an Element check that always passes
+// elemChecksFor requires sels and adds an Element check that always passes
 // on each, so the validator takes the group walk.
-func elemOptsFor(sels []string) []validate.Option {
-	opts := []validate.Option{validate.Require(sels...)}
+func elemChecksFor(sels []string) []validate.Check {
+	checks := []validate.Check{validate.Require(sels...)}
 	for _, sel := range sels {
-		opts = append(opts, validate.Element(sel, func(*colly.HTMLElement) error { return nil }))
+		checks = append(checks, validate.Element(sel, func(*colly.HTMLElement) error { return nil }))
 	}
-	return opts
+	return checks
 }

@@ -125,9 +125,9 @@ func page(size int, main string) []byte {
 }
 
 // mustNew builds a validator or fails the test.
-func mustNew(t testing.TB, opts ...validate.Option) *validate.Validator {
+func mustNew(t testing.TB, c validate.Config) *validate.Validator {
 	t.Helper()
-	v, err := validate.New(opts...)
+	v, err := validate.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}

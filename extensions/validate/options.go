@@ -22,16 +22,9 @@ const DefaultMinBytes = 1024
 // shortest trip among the breaker's profiles, so the breaker trips later.
 const DefaultBrokenAfter = 3
 
-// An Option configures a Validator. Checks (MinBytes, Require, Element,
-// Body) are Options too: given to New directly they form the rule for every
-// page no Page rule matches.
-type Option interface {
-	apply(*config) error
-}
-
-// A Check is one test of a page, given to New or to Page.
+// A Check is one test of a page, in Config.Checks or a Page's Checks:
+// MinBytes, Require, Element or Body.
 type Check interface {
-	Option
 	addTo(r *rule) error
 }
 
@@ -102,34 +95,45 @@ func Body(name string, check func(r *colly.Response) error) Check {
 	})
 }
 
-// Page adds a rule for the pages whose full URL matches the regular
-// expression pattern. The first matching rule alone scores a page, and
-// inherits nothing from the top-level checks: status 2xx, its own MinBytes
-// (or DefaultMinBytes) and its own structure checks. Page(p, MinBytes(0))
-// accepts a page type as it comes.
-func Page(pattern string, checks ...Check) Option {
-	return optionFunc(func(c *config) error {
-		re, err := regexp.Compile(pattern)
-		if err != nil {
-			return fmt.Errorf("Page(%q): the URL pattern is not a valid regular expression: %w", pattern, err)
-		}
-		r := &rule{pattern: pattern, re: re, floor: -1}
-		for i, ch := range checks {
-			if ch == nil {
-				return fmt.Errorf("Page(%q): check %d is nil", pattern, i)
-			}
-			if err := ch.addTo(r); err != nil {
-				return fmt.Errorf("Page(%q): %w", pattern, err)
-			}
-		}
-		c.pages = append(c.pages, r)
-		return nil
-	})
+// Page is a rule for the pages whose full URL matches the regular
+// expression Pattern. The first matching Page alone scores a page, and
+// inherits nothing from Config.Checks: status 2xx, its own MinBytes (or
+// DefaultMinBytes) and its own structure checks.
+// Page{Pattern: p, Checks: []Check{MinBytes(0)}} accepts a page type as it
+// comes.
+type Page struct {
+	// Pattern is a regular expression matched against the full URL.
+	Pattern string
+	// Checks are the rule for the pages Pattern matches.
+	Checks []Check
 }
 
-// Config is the validator's settings besides its checks; a zero field
-// keeps the default. It is an Option: a later Config's non-zero fields win.
+// rule compiles p.
+func (p Page) rule() (*rule, error) {
+	re, err := regexp.Compile(p.Pattern)
+	if err != nil {
+		return nil, fmt.Errorf("Page(%q): the URL pattern is not a valid regular expression: %w", p.Pattern, err)
+	}
+	r := &rule{pattern: p.Pattern, re: re, floor: -1}
+	for i, ch := range p.Checks {
+		if ch == nil {
+			return nil, fmt.Errorf("Page(%q): check %d is nil", p.Pattern, i)
+		}
+		if err := ch.addTo(r); err != nil {
+			return nil, fmt.Errorf("Page(%q): %w", p.Pattern, err)
+		}
+	}
+	return r, nil
+}
+
+// Config configures New; its zero value scores every page on status and
+// DefaultMinBytes alone. A zero field keeps the default.
 type Config struct {
+	// Checks is the rule for every page no Page matches.
+	Checks []Check
+	// Pages give page types rules of their own; the first whose Pattern
+	// matches a page's URL scores it.
+	Pages []Page
 	// Logger gets selector_broken (error) and page_invalid (debug) events.
 	Logger zerolog.Logger
 	// OnBroken is called once per domain diagnosed selector_broken, from
@@ -140,29 +144,39 @@ type Config struct {
 	BrokenAfter int
 }
 
-func (cf Config) apply(c *config) error {
+// build checks cf and returns the validator's settings.
+func (cf Config) build() (config, error) {
+	c := config{fallback: rule{floor: -1}, log: zerolog.Nop(), brokenAfter: DefaultBrokenAfter}
+	for i, ch := range cf.Checks {
+		if ch == nil {
+			return c, fmt.Errorf("Config.Checks[%d] is nil", i)
+		}
+		if err := ch.addTo(&c.fallback); err != nil {
+			return c, err
+		}
+	}
+	for _, p := range cf.Pages {
+		r, err := p.rule()
+		if err != nil {
+			return c, err
+		}
+		c.pages = append(c.pages, r)
+	}
 	if !collyx.IsZero(cf.Logger) {
 		c.log = cf.Logger
 	}
-	if cf.OnBroken != nil {
-		c.onBroken = cf.OnBroken
-	}
+	c.onBroken = cf.OnBroken
 	if cf.BrokenAfter < 0 {
-		return fmt.Errorf("Config.BrokenAfter %d: need at least 1 page of evidence", cf.BrokenAfter)
+		return c, fmt.Errorf("Config.BrokenAfter %d: need at least 1 page of evidence", cf.BrokenAfter)
 	}
 	c.brokenAfter = cmp.Or(cf.BrokenAfter, c.brokenAfter)
-	return nil
+	return c, nil
 }
 
-type optionFunc func(*config) error
-
-func (f optionFunc) apply(c *config) error { return f(c) }
-
-// checkFunc is a Check; given to New it adds itself to the top-level rule.
+// checkFunc is a Check.
 type checkFunc func(*rule) error
 
-func (f checkFunc) addTo(r *rule) error   { return f(r) }
-func (f checkFunc) apply(c *config) error { return f(&c.fallback) }
+func (f checkFunc) addTo(r *rule) error { return f(r) }
 
 type config struct {
 	pages       []*rule

@@ -20,7 +20,7 @@ import (
 //
 //	go test -run '^$' -bench RequestPath -benchmem ./extensions/validate/
 func BenchmarkRequestPath(b *testing.B) {
-	v, err := New(Require("div.product h1.title"))
+	v, err := New(Config{Checks: []Check{Require("div.product h1.title")}})
 	if err != nil {
 		b.Fatal(err)
 	}

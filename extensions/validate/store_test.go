@@ -40,8 +40,9 @@ func startStore(t *testing.T, sc testserver.Scenario) *testserver.Store {
 	return s
 }
 
-func storeValidator(t *testing.T, opts ...validate.Option) *validate.Validator {
-	return mustNew(t, append([]validate.Option{validate.MinBytes(1024), validate.Require(testserver.TitleSelector)}, opts...)...)
+func storeValidator(t *testing.T, c validate.Config) *validate.Validator {
+	c.Checks = []validate.Check{validate.MinBytes(1024), validate.Require(testserver.TitleSelector)}
+	return mustNew(t, c)
 }
 
 // TestTestStorePagesScore: the store's consent shell, restyled page and
@@ -60,7 +61,7 @@ func TestTestStorePagesScore(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.mode.String(), func(t *testing.T) {
 			store := startStore(t, testserver.Scenario{Mode: tc.mode})
-			v := storeValidator(t)
+			v := storeValidator(t, validate.Config{})
 			c := colly.NewCollector(v.Register)
 			vs := collect(t, c, v)
 			if err := c.Visit(store.ProductURL(7)); err != nil {
@@ -121,10 +122,10 @@ func crawlStore(t *testing.T, store *testserver.Store, v *validate.Validator, b 
 // third shell and the store sees nothing more.
 func TestConsentCliffTripsOnPage3(t *testing.T) {
 	store := startStore(t, testserver.Scenario{Mode: testserver.Empty, After: 5})
-	v := storeValidator(t)
+	v := storeValidator(t, validate.Config{})
 	var mu sync.Mutex
 	var invalid []string
-	b, err := breaker.New(threeStrikes, breaker.Config{Validator: v, OnAttempt: func(a observe.Attempt) {
+	b, err := breaker.New(breaker.Config{Profile: threeStrikes, Validator: v, OnAttempt: func(a observe.Attempt) {
 		if a.Result.Class == circuit.Invalid {
 			mu.Lock()
 			invalid = append(invalid, a.Err.Error())
@@ -162,11 +163,11 @@ func TestConsentCliffTripsOnPage3(t *testing.T) {
 func TestConsentCliffWithParallelism(t *testing.T) {
 	for _, p := range []int{2, 4} {
 		store := startStore(t, testserver.Scenario{Mode: testserver.Empty, After: 5})
-		v := storeValidator(t)
+		v := storeValidator(t, validate.Config{})
 		var mu sync.Mutex
 		atTrip := -1
 		var refused int
-		b, err := breaker.New(threeStrikes, breaker.Config{Validator: v, Pacing: breaker.Pacing{Parallelism: p}, OnTransition: func(tr circuit.Transition) {
+		b, err := breaker.New(breaker.Config{Profile: threeStrikes, Validator: v, Pacing: breaker.Pacing{Parallelism: p}, OnTransition: func(tr circuit.Transition) {
 			if tr.To == circuit.Open {
 				mu.Lock()
 				atTrip = store.Count()
@@ -205,8 +206,8 @@ func TestRestyledStoreEndsSelectorBroken(t *testing.T) {
 		t.Run(tc.profile.Name, func(t *testing.T) {
 			store := startStore(t, testserver.Scenario{Mode: testserver.Restyled, After: 5})
 			var hooked brokenLog
-			v := storeValidator(t, hooked.hook())
-			b, err := breaker.New(tc.profile, breaker.Config{Validator: v})
+			v := storeValidator(t, validate.Config{OnBroken: hooked.hook})
+			b, err := breaker.New(breaker.Config{Profile: tc.profile, Validator: v})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -249,8 +250,8 @@ func TestDegradingStoreEndsTrippedNeverBroken(t *testing.T) {
 		t.Run(sc.Mode.String(), func(t *testing.T) {
 			store := startStore(t, sc)
 			var hooked brokenLog
-			v := storeValidator(t, hooked.hook())
-			b, err := breaker.New(threeStrikes, breaker.Config{Validator: v})
+			v := storeValidator(t, validate.Config{OnBroken: hooked.hook})
+			b, err := breaker.New(breaker.Config{Profile: threeStrikes, Validator: v})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -281,7 +282,7 @@ func TestOutcomeCountsOnlyValidPages(t *testing.T) {
 		{testserver.Empty, "empty", 0},
 	} {
 		store := startStore(t, testserver.Scenario{Mode: tc.mode})
-		v := storeValidator(t)
+		v := storeValidator(t, validate.Config{})
 		c := colly.NewCollector(v.Register)
 		for i := 1; i <= 12; i++ {
 			_ = c.Visit(store.ProductURL(i))

@@ -28,10 +28,12 @@ func TestStateIsPerRequestNotPerCtx(t *testing.T) {
 		}
 	}
 	s.set("/list/1", reply{body: listing(4000, ns...)})
-	v := mustNew(t,
-		validate.Page(`/list/`, validate.Require("a.product-link")),
-		validate.Page(`/products/`, validate.Require(titleSel, priceSel)),
-	)
+	v := mustNew(t, validate.Config{
+		Pages: []validate.Page{
+			{Pattern: `/list/`, Checks: []validate.Check{validate.Require("a.product-link")}},
+			{Pattern: `/products/`, Checks: []validate.Check{validate.Require(titleSel, priceSel)}},
+		},
+	})
 	c := collector(s, v, colly.Async(true))
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {
 		t.Fatal(err)
@@ -78,7 +80,7 @@ func TestStateIsReleasedWhenRequestsAreGarbage(t *testing.T) {
 	for i := range 200 {
 		s.set(fmt.Sprintf("/p/%d", i), reply{body: product(i, 2000)})
 	}
-	v := mustNew(t, validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 	c := collector(s, v, colly.Async(true))
 	var valid, held atomic.Int64
 	c.OnScraped(func(r *colly.Response) {
@@ -119,7 +121,7 @@ func TestStateLivesAsLongAsItsRequest(t *testing.T) {
 	for i := range 100 {
 		s.set(fmt.Sprintf("/p/%d", i), reply{body: product(i, 2000)})
 	}
-	v := mustNew(t, validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 	c := collector(s, v)
 	var kept *colly.Response
 	c.OnScraped(func(r *colly.Response) {
@@ -153,7 +155,7 @@ func TestIdleValidatorHoldsNoDeadState(t *testing.T) {
 	const n = 3000 // past the table's first sweep
 	s := newSite()
 	s.set("/p", reply{body: product(1, 2000)})
-	v := mustNew(t, validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 	c := collector(s, v)
 	var valid int
 	c.OnScraped(func(r *colly.Response) {
@@ -186,7 +188,7 @@ func TestValidatorIsCollected(t *testing.T) {
 	func() {
 		s := newSite()
 		s.set("/p", reply{body: product(1, 2000)})
-		v := mustNew(t, validate.Require(titleSel))
+		v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 		c := collector(s, v)
 		if err := c.Visit("http://shop.test/p"); err != nil {
 			t.Fatal(err)

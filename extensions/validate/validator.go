@@ -41,24 +41,19 @@ type Validator struct {
 	diag  *diagnosis
 }
 
-// New builds a Validator. Checks given directly score every page no Page
-// rule matches. Bad configuration (a negative floor, an invalid selector
-// or pattern) is an error that quotes it.
-func New(opts ...Option) (*Validator, error) {
-	c := config{fallback: rule{floor: -1}, log: zerolog.Nop(), brokenAfter: DefaultBrokenAfter}
-	for i, o := range opts {
-		if o == nil {
-			return nil, fmt.Errorf("validate: option %d is nil", i)
-		}
-		if err := o.apply(&c); err != nil {
-			return nil, fmt.Errorf("validate: %w", err)
-		}
+// New builds a Validator: cfg.Checks score every page no cfg.Pages rule
+// matches. Bad configuration (a negative floor, an invalid selector or
+// pattern) is an error that quotes it.
+func New(cfg Config) (*Validator, error) {
+	c, err := cfg.build()
+	if err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
 	}
 	v := &Validator{log: c.log, onBroken: c.onBroken, diag: newDiagnosis(c.brokenAfter)}
 	v.rules, v.selectors = compile(c.pages, &c.fallback)
 	var group []string
 	for i, sel := range v.selectors {
-		v.matchers = append(v.matchers, cascadia.MustCompile(sel)) // checked by the options
+		v.matchers = append(v.matchers, cascadia.MustCompile(sel)) // checked by the checks
 		if slices.ContainsFunc(v.rules, func(r *rule) bool { return r.walks[i] }) {
 			v.walked = append(v.walked, i)
 			group = append(group, sel)

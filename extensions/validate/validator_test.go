@@ -22,28 +22,36 @@ func TestNewRejectsBadConfigQuotingIt(t *testing.T) {
 	nop := func(*colly.HTMLElement) error { return nil }
 	cases := []struct {
 		name string
-		opts []validate.Option
+		cfg  validate.Config
 		want string
 	}{
-		{"negative floor", []validate.Option{validate.MinBytes(-5)}, "MinBytes(-5)"},
-		{"floor twice", []validate.Option{validate.MinBytes(10), validate.MinBytes(20)}, "MinBytes(10)"},
-		{"invalid selector", []validate.Option{validate.Require("div.product h1[")}, `"div.product h1["`},
-		{"empty selector", []validate.Option{validate.Require("")}, `Require("")`},
-		{"no selector", []validate.Option{validate.Require()}, "Require()"},
-		{"invalid element selector", []validate.Option{validate.Element("span..price", nop)}, `"span..price"`},
-		{"nil element checker", []validate.Option{validate.Element("span.price", nil)}, "nil"},
-		{"nil body checker", []validate.Option{validate.Body("json", nil)}, "nil"},
-		{"unnamed body check", []validate.Option{validate.Body("", func(*colly.Response) error { return nil })}, "name"},
-		{"invalid page pattern", []validate.Option{validate.Page(`/products/(`, validate.Require("h1"))}, "/products/("},
-		{"invalid selector in page", []validate.Option{validate.Page(`/products/`, validate.Require("h1!"))}, `"h1!"`},
-		{"negative floor in page", []validate.Option{validate.Page(`/list/`, validate.MinBytes(-1))}, "MinBytes(-1)"},
-		{"nil check in page", []validate.Option{validate.Page(`/list/`, nil)}, "nil"},
-		{"negative window", []validate.Option{validate.Config{BrokenAfter: -1}}, "BrokenAfter -1"},
-		{"nil option", []validate.Option{nil}, "nil"},
+		{"negative floor", validate.Config{Checks: []validate.Check{validate.MinBytes(-5)}}, "MinBytes(-5)"},
+		{"floor twice", validate.Config{Checks: []validate.Check{validate.MinBytes(10), validate.MinBytes(20)}}, "MinBytes(10)"},
+		{"invalid selector", validate.Config{Checks: []validate.Check{validate.Require("div.product h1[")}}, `"div.product h1["`},
+		{"empty selector", validate.Config{Checks: []validate.Check{validate.Require("")}}, `Require("")`},
+		{"no selector", validate.Config{Checks: []validate.Check{validate.Require()}}, "Require()"},
+		{"invalid element selector", validate.Config{Checks: []validate.Check{validate.Element("span..price", nop)}}, `"span..price"`},
+		{"nil element checker", validate.Config{Checks: []validate.Check{validate.Element("span.price", nil)}}, "nil"},
+		{"nil body checker", validate.Config{Checks: []validate.Check{validate.Body("json", nil)}}, "nil"},
+		{"unnamed body check", validate.Config{Checks: []validate.Check{validate.Body("", func(*colly.Response) error { return nil })}}, "name"},
+		{"invalid page pattern", validate.Config{
+			Pages: []validate.Page{
+				{Pattern: `/products/(`, Checks: []validate.Check{validate.Require("h1")}},
+			},
+		}, "/products/("},
+		{"invalid selector in page", validate.Config{
+			Pages: []validate.Page{
+				{Pattern: `/products/`, Checks: []validate.Check{validate.Require("h1!")}},
+			},
+		}, `"h1!"`},
+		{"negative floor in page", validate.Config{Pages: []validate.Page{{Pattern: `/list/`, Checks: []validate.Check{validate.MinBytes(-1)}}}}, "MinBytes(-1)"},
+		{"nil check in page", validate.Config{Pages: []validate.Page{{Pattern: `/list/`, Checks: []validate.Check{nil}}}}, "nil"},
+		{"negative window", validate.Config{BrokenAfter: -1}, "BrokenAfter -1"},
+		{"nil check", validate.Config{Checks: []validate.Check{nil}}, "nil"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := validate.New(tc.opts...)
+			v, err := validate.New(tc.cfg)
 			if err == nil {
 				t.Fatalf("New accepted it: %v", v)
 			}
@@ -66,7 +74,7 @@ func TestVerdictScoresThreeChecks(t *testing.T) {
 		set("/sniffed", reply{ctype: "-", body: product(3, 38000)}).
 		set("/empty", reply{}).
 		set("/unavailable", reply{status: http.StatusServiceUnavailable, body: product(4, 38000)})
-	v := mustNew(t, validate.MinBytes(1024), validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.MinBytes(1024), validate.Require(titleSel)}})
 	// ParseHTTPErrorResponse lets the 503 reach OnScraped, so it is scored.
 	c := collector(s, v, colly.ParseHTTPErrorResponse())
 	vs := collect(t, c, v)
@@ -108,7 +116,7 @@ func TestVerdictScoresThreeChecks(t *testing.T) {
 
 func TestReasonKindsNameTheCheck(t *testing.T) {
 	s := newSite().set("/consent", reply{body: consent()})
-	v := mustNew(t, validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 	c := collector(s, v)
 	vs := collect(t, c, v)
 	if err := c.Visit("http://shop.test/consent"); err != nil {
@@ -129,7 +137,7 @@ func TestReasonKindsNameTheCheck(t *testing.T) {
 
 func TestCheckReturnsTypedErrorListingReasons(t *testing.T) {
 	s := newSite().set("/consent", reply{body: consent()}).set("/good", reply{body: product(1, 5000)})
-	v := mustNew(t, validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 	c := collector(s, v)
 	errs := map[string]error{}
 	c.OnScraped(func(r *colly.Response) { errs[r.Request.URL.Path] = v.Check(r) })
@@ -160,7 +168,7 @@ func TestCheckReturnsTypedErrorListingReasons(t *testing.T) {
 
 func TestTruncatedByMaxBodySizeIsInvalid(t *testing.T) {
 	s := newSite().set("/big", reply{body: product(1, 38000)}).set("/exact", reply{body: product(2, 3000)})
-	v := mustNew(t, validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 	c := collector(s, v)
 	c.MaxBodySize = 20000
 	vs := collect(t, c, v)
@@ -190,12 +198,14 @@ func TestPageRulesFirstMatchWinsAndFallbackScoresTheRest(t *testing.T) {
 		set("/list/2", reply{body: product(1, 6000)}).
 		set("/about", reply{body: page(6000, "<p>about us</p>")}).
 		set("/tiny", reply{body: []byte("<p>ok</p>")})
-	v := mustNew(t,
-		validate.Page(`/products/featured$`, validate.Require("a.product-link")), // before the general product rule
-		validate.Page(`/products/`, validate.Require(titleSel, priceSel)),
-		validate.Page(`/list/`, validate.MinBytes(2000), validate.Require("a.product-link")),
-		validate.MinBytes(5000),
-	)
+	v := mustNew(t, validate.Config{
+		Checks: []validate.Check{validate.MinBytes(5000)},
+		Pages: []validate.Page{
+			{Pattern: `/products/featured$`, Checks: []validate.Check{validate.Require("a.product-link")}},
+			{Pattern: `/products/`, Checks: []validate.Check{validate.Require(titleSel, priceSel)}},
+			{Pattern: `/list/`, Checks: []validate.Check{validate.MinBytes(2000), validate.Require("a.product-link")}},
+		},
+	})
 	c := collector(s, v)
 	vs := collect(t, c, v)
 	cases := []struct {
@@ -223,7 +233,11 @@ func TestPageRulesFirstMatchWinsAndFallbackScoresTheRest(t *testing.T) {
 
 func TestUnmatchedPagesWithoutTopLevelChecksGetStatusAndDefaultFloor(t *testing.T) {
 	s := newSite().set("/about", reply{body: []byte("<p>hi</p>")}).set("/big", reply{body: page(2000, "")})
-	v := mustNew(t, validate.Page(`/products/`, validate.Require(titleSel)))
+	v := mustNew(t, validate.Config{
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.Require(titleSel)}},
+		},
+	})
 	c := collector(s, v)
 	vs := collect(t, c, v)
 	for _, p := range []string{"/about", "/big"} {
@@ -250,7 +264,7 @@ func TestElementCheckRidesOnCollyParse(t *testing.T) {
 		_, err := parsePrice(e.Text)
 		return err
 	}
-	v := mustNew(t, validate.Require(titleSel), validate.Element(priceSel, price))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel), validate.Element(priceSel, price)}})
 	c := collector(s, v)
 	vs := collect(t, c, v)
 	for _, p := range []string{"/p/1", "/p/2", "/p/3"} {
@@ -277,7 +291,11 @@ func TestBodyCheckScoresJSON(t *testing.T) {
 		set("/api/ok", reply{ctype: "application/json", body: []byte(`{"items":[{"sku":1}]}`)}).
 		set("/api/empty", reply{ctype: "application/json", body: []byte(`{"error":"try later"}`)}).
 		set("/api/html", reply{body: consent()})
-	v := mustNew(t, validate.Page(`/api/`, validate.MinBytes(2), validate.Body("json items", hasItems)))
+	v := mustNew(t, validate.Config{
+		Pages: []validate.Page{
+			{Pattern: `/api/`, Checks: []validate.Check{validate.MinBytes(2), validate.Body("json items", hasItems)}},
+		},
+	})
 	c := collector(s, v)
 	vs := collect(t, c, v)
 	for _, p := range []string{"/api/ok", "/api/empty", "/api/html"} {
@@ -312,7 +330,7 @@ func hasItems(r *colly.Response) error {
 // after the validator sees the final structure check.
 func TestVerdictCompleteInOnHTMLRegisteredAfter(t *testing.T) {
 	s := newSite().set("/p/1", reply{body: product(1, 3000)}).set("/p/2", reply{body: restyled(2, 3000)})
-	v := mustNew(t, validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 	c := collector(s, v)
 	seen := map[string]bool{}
 	c.OnHTML("body", func(e *colly.HTMLElement) {
@@ -337,7 +355,7 @@ func TestVerdictCompleteInOnHTMLRegisteredAfter(t *testing.T) {
 // Check still gets a status reason.
 func TestNon2xxOnErrorIsNotScoredButCheckSaysWhy(t *testing.T) {
 	s := newSite().set("/down", reply{status: 503, body: []byte("upstream")})
-	v := mustNew(t, validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 	c := collector(s, v)
 	var seen bool
 	var err error
@@ -359,11 +377,13 @@ func TestStatus206RoutedToOnErrorIsScoredWithOneParse(t *testing.T) {
 		set("/partial-shell", reply{status: 206, body: consent()}).
 		set("/nocontent", reply{status: 204})
 	var price int
-	v := mustNew(t, validate.Require(titleSel), validate.Element(priceSel, func(e *colly.HTMLElement) error {
-		price++
-		_, err := parsePrice(e.Text)
-		return err
-	}))
+	v := mustNew(t, validate.Config{
+		Checks: []validate.Check{validate.Require(titleSel), validate.Element(priceSel, func(e *colly.HTMLElement) error {
+			price++
+			_, err := parsePrice(e.Text)
+			return err
+		})},
+	})
 	c := collector(s, v)
 	got := map[string][]string{}
 	checked := map[string]error{}
@@ -398,7 +418,7 @@ func TestStatus206RoutedToOnErrorIsScoredWithOneParse(t *testing.T) {
 // parses the body itself.
 func TestCheckWithoutRegisterParsesThePageItself(t *testing.T) {
 	s := newSite().set("/p/1", reply{body: product(1, 3000)}).set("/p/2", reply{body: restyled(2, 3000)})
-	v := mustNew(t, validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 	c := collector(s, nil)
 	errs := map[string]error{}
 	c.OnScraped(func(r *colly.Response) { errs[r.Request.URL.Path] = v.Check(r) })
@@ -420,7 +440,7 @@ func TestCheckWithoutRegisterParsesThePageItself(t *testing.T) {
 
 func TestRegisterIsACollectorOption(t *testing.T) {
 	s := newSite().set("/p/1", reply{body: product(1, 3000)})
-	v := mustNew(t, validate.Require(titleSel))
+	v := mustNew(t, validate.Config{Checks: []validate.Check{validate.Require(titleSel)}})
 	c := colly.NewCollector(v.Register)
 	c.WithTransport(s)
 	var valid bool
@@ -441,17 +461,18 @@ func TestManySelectorsShareOneWalk(t *testing.T) {
 <ul><li class="r">a</li><li class="r">b</li><li class="r">c</li></ul><p class="x">x</p>` + strings.Repeat(" ", 1100) + `</body></html>`)
 	s := newSite().set("/p/1", reply{body: body}).set("/list/1", reply{body: body})
 	var indices []int
-	v := mustNew(t,
-		validate.Page(`/list/`, validate.Require("p.x", "p.missing")),
-		validate.Require(titleSel, "div.product, ul"),
-		validate.Element("li.r", func(e *colly.HTMLElement) error {
+	v := mustNew(t, validate.Config{
+		Checks: []validate.Check{validate.Require(titleSel, "div.product, ul"), validate.Element("li.r", func(e *colly.HTMLElement) error {
 			indices = append(indices, e.Index)
 			if e.Text == "c" {
 				return errors.New("c is not allowed")
 			}
 			return nil
-		}),
-	)
+		})},
+		Pages: []validate.Page{
+			{Pattern: `/list/`, Checks: []validate.Check{validate.Require("p.x", "p.missing")}},
+		},
+	})
 	c := collector(s, v)
 	vs := collect(t, c, v)
 	for _, p := range []string{"/p/1", "/list/1"} {

@@ -14,10 +14,8 @@ import (
 
 // Lookup returns host's domain if it is kept whole, unpinned.
 func (b *Set) Lookup(host string) *Domain {
-	if v, ok := b.domains.Load(host); ok {
-		return v.(*Domain)
-	}
-	return nil
+	d, _ := b.domains.Load(host)
+	return d
 }
 
 // Judge counts the successes over every domain and names those whose
@@ -25,7 +23,7 @@ func (b *Set) Lookup(host string) *Domain {
 // and the blocked hold's.
 func (b *Set) Judge() (success int64, open []string, findings []outcome.Finding) {
 	for d := range b.all {
-		success += d.Counts[circuit.Success].Load()
+		success += int64(d.Counts[circuit.Success].Load())
 		if s, err := d.Circuit.Snapshot(b.Clock); err == nil && s.State != circuit.Closed {
 			open = append(open, d.Name)
 		}

@@ -33,7 +33,7 @@ type Set struct {
 	prior    deadline.Prior // the timeout a domain without its own borrows
 	base     *profile       // Config.Profile with what its domains read
 
-	domains sync.Map    // host → *Domain
+	domains liveMap     // the domains kept whole, by name (live.go)
 	hot     *hotDomains // domains by a hash of their name, in front of the map (hot.go)
 	// last is the domain asked about last (hot.go), for a crawl that asks
 	// about one host many times in a row. Padded to a cache line of its
@@ -77,6 +77,7 @@ type Override struct {
 // New returns an empty Set; Config.Profile has been validated.
 func New(c Config) (*Set, error) {
 	b := &Set{Config: c, hot: newHotDomains()}
+	b.domains.init()
 	b.Store = cmp.Or(b.Store, circuit.Store(circuit.MemoryStore{}))
 	b.Clock = cmp.Or(b.Clock, clock.System)
 	b.IdleTTL = cmp.Or(b.IdleTTL, DefaultIdleTTL)
@@ -88,6 +89,7 @@ func New(c Config) (*Set, error) {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
 	b.fleet = newFleetGuard(b.Fleet)
+	c.Pacing.Clock = b.Clock // the paces read the set's clock through their shared Config
 	if b.Pacing, err = c.Pacing.Normalise(); err != nil {
 		return nil, fmt.Errorf("breaker: %w", err)
 	}
@@ -123,19 +125,29 @@ func (b *Set) Hook(onTransition func(circuit.Transition), onDegrading func(strin
 // to counts[Success]): on a broad crawl a domain is mostly out of the
 // CPU's cache, and each further line read is a miss.
 type Domain struct {
-	mem     *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
-	tracker *tracker
+	mem *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
+	// tracker is the early warnings' state, made at the first outcome
+	// that is not a quick success, past lazyOutcomes, or at a transition
+	// (lazy.go); written under mu.
+	tracker atomic.Pointer[tracker]
 	mu      sync.Mutex                        // guards the tracker and, if guarded, the circuit (newCircuit)
 	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
 	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
 	// throttled and blocked count those answers in a row.
-	throttled atomic.Int64
-	blocked   atomic.Int64
+	throttled atomic.Int32
+	blocked   atomic.Int32
 	holds     atomic.Int32  // tickets out and calls under way: a held domain is never compacted
 	epoch     atomic.Uint32 // the latest sweep period it was used in
 	retired   atomic.Bool   // a sweep is compacting it: look it up again
-	guarded   bool          // mu guards the circuit too
-	Counts    [numClasses]atomic.Int64
+	failedNow atomic.Bool   // a failure was recorded in this process (not restored)
+	// shareCap caps its room once a request of its lent its shared
+	// LimitRule slot (Lend): the rule's parallelism, 0 before.
+	shareCap atomic.Int32
+	Counts   [numClasses]atomic.Int32 // 2³¹ outcomes of one domain: years at any pace a site allows
+	guarded  bool                     // mu guards the circuit too
+	// lazyFlight is the most requests in flight as a success left while
+	// the domain had no tracker (lazy.go), for its slope's baseline.
+	lazyFlight uint16
 
 	Circuit circuit.Circuit
 	Name    string
@@ -152,26 +164,20 @@ type Domain struct {
 	FailSince atomic.Int64
 	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock (roughNow)
 	Fails     atomic.Int32 // failures since the last transition…
-	failedNow atomic.Bool  // a failure was recorded in this process (not restored)
 	NetFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
-	Timeout   atomic.Int64 // adaptive request timeout in ns; 0 = none yet
+	// Unanswered counts requests that left and were then cut by the
+	// crawl's own end: the site may have received them.
+	Unanswered atomic.Int32
+	Refused    atomic.Int32 // requests refused without being sent
+	Timeout    atomic.Int64 // adaptive request timeout in ns; 0 = none yet
 	// Slow is Timeout before its floor (ns; 0 = none yet): a request still
 	// unanswered after it has lent its shared LimitRule slot (Lend).
 	Slow atomic.Int64
-	// shareCap caps its room once a request of its lent its shared
-	// LimitRule slot (Lend): the rule's parallelism, 0 before.
-	shareCap atomic.Int32
-	// unanswered counts requests that left and were then cut by the
-	// crawl's own end: the site may have received them.
-	Unanswered atomic.Int64
-	Refused    atomic.Int64
 }
 
 // all yields every domain kept whole (for d := range b.all), as
-// sync.Map.Range does.
-func (b *Set) all(yield func(*Domain) bool) {
-	b.domains.Range(func(_, v any) bool { return yield(v.(*Domain)) })
-}
+// liveMap.Range does.
+func (b *Set) all(yield func(*Domain) bool) { b.domains.Range(yield) }
 
 // Pin returns host's domain, pinned: the caller unpins it, or hands
 // the pin to a Ticket.
@@ -185,8 +191,8 @@ func (b *Set) Pin(host string) (*Domain, error) {
 // lookup is Pin past the caches: the map, else domainSlow. The domain
 // found goes into the hash-indexed cache.
 func (b *Set) lookup(host string) (*Domain, error) {
-	if v, ok := b.domains.Load(host); ok {
-		if d := v.(*Domain); d.pin() {
+	if d, ok := b.domains.Load(host); ok {
+		if d.pin() {
 			b.touch(d)
 			b.hot.put(d)
 			return d, nil
@@ -350,7 +356,10 @@ func (b *Set) Record(t Ticket, o circuit.Result) {
 	// The tracker and, if guarded, the circuit under one lock: a result
 	// that cannot move the circuit is recorded in both at once.
 	d.mu.Lock()
-	sig := d.tracker.ObserveLocked(o, t.inFlight, t.stalled)
+	var sig trackerSignals
+	if tr := d.trackerFor(o, t.inFlight); tr != nil {
+		sig = tr.ObserveLocked(o, t.inFlight, t.stalled)
+	}
 	recorded := d.guarded && d.mem.TryRecordLocked(t.c, o)
 	d.mu.Unlock()
 	b.alarms(d, o.Class, t.c.Seq)
@@ -386,7 +395,7 @@ func (b *Set) transitioned(d *Domain, t circuit.Transition) {
 	}
 	clientSide := 2*d.NetFails.Swap(0) > d.Fails.Swap(0)
 	defer d.Pace.Admit() // the circuit's room may have grown
-	streak := d.tracker.Transitioned(t)
+	streak := d.trackerAt(t).Transitioned(t)
 	trip := t.To == circuit.Open && circuit.CountsAsTrip(t.Reason)
 	if trip {
 		t = b.grow(d, t, streak)
@@ -427,7 +436,7 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 	switch c {
 	case circuit.Throttled:
 		b.fleetAlarm(b.Clock.Now())
-		if n := d.throttled.Add(1); n%int64(b.AlarmAfter) == 0 {
+		if n := int64(d.throttled.Add(1)); n%int64(b.AlarmAfter) == 0 {
 			b.Log.Warn().Str("event", "throttled_sustained").Str("domain", d.Name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 429; slow down or fix the client, the target is not down")
 		}
@@ -441,7 +450,7 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 			// left after a request already answered is not covered.
 			d.blockedFrom.CompareAndSwap(0, seq+uint64(max(d.Pace.Stats(b.Clock.Now()).InFlight-1, 0)))
 		}
-		n := d.blocked.Add(1)
+		n := int64(d.blocked.Add(1))
 		if b.BlockedAfter > 0 && n == int64(b.BlockedAfter) {
 			b.holdBlocked(d, n)
 		}

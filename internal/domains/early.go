@@ -91,9 +91,9 @@ func (b *Set) grow(d *Domain, t circuit.Transition, streak int) circuit.Transiti
 // stamped by roughNow: on the system clock a peer near the edge may count
 // as a second older).
 func (b *Set) slowedElsewhere(d *Domain) (slowed, of int) {
-	return slowedElsewhere(d.tracker, b.Clock.Now(), func(yield func(*tracker, int64) bool) {
+	return slowedElsewhere(d.tracker.Load(), b.Clock.Now(), func(yield func(*tracker, int64) bool) {
 		for o := range b.all {
-			if !yield(o.tracker, o.slopeAt.Load()) {
+			if t := o.tracker.Load(); t != nil && !yield(t, o.slopeAt.Load()) {
 				return
 			}
 		}

@@ -101,7 +101,7 @@ func (b *Set) activeDomains(now time.Time, span time.Duration) []*Domain {
 // counts reads d's attempts by class.
 func (d *Domain) counts() (n [numClasses]int64) {
 	for c := range n {
-		n[c] = d.Counts[c].Load()
+		n[c] = int64(d.Counts[c].Load())
 	}
 	return n
 }

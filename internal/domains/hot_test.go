@@ -66,7 +66,7 @@ func TestCachesFollowTheMap(t *testing.T) {
 		t.Fatalf("the compacted domain was left pinned (%d)", first.holds.Load())
 	}
 	b.Record(tk, ok)
-	if v, _ := b.domains.Load("shop.test"); v.(*Domain) != d || b.hot.slot("shop.test").Load() != d {
+	if v, _ := b.domains.Load("shop.test"); v != d || b.hot.slot("shop.test").Load() != d {
 		t.Fatal("the revived domain is not the one in the map and its slot")
 	}
 }

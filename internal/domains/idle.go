@@ -8,6 +8,7 @@ package domains
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -58,10 +59,10 @@ func (b *Set) domainSlow(host string) (*Domain, error) {
 	sh := b.dormant.Shard(host)
 	sh.Lock()
 	defer sh.Unlock()
-	if v, ok := b.domains.Load(host); ok {
+	if d, ok := b.domains.Load(host); ok {
 		// A sweep retires a domain only under this lock and, before it
 		// lets go, deletes it or takes the retirement back.
-		if d := v.(*Domain); d.pin() {
+		if d.pin() {
 			b.touch(d)
 			return d, nil
 		}
@@ -74,7 +75,7 @@ func (b *Set) domainSlow(host string) (*Domain, error) {
 	if err := b.newCircuit(d); err != nil {
 		return nil, err
 	}
-	d.Pace = pace.New(&b.Pacing, d.room, b.Clock)
+	d.Pace = pace.New(&b.Pacing, d)
 	if r, ok := sh.Take(host); ok {
 		d.revive(&r, b.Clock)
 	}
@@ -88,16 +89,18 @@ func (b *Set) domainSlow(host string) (*Domain, error) {
 // store's circuit and the tracker share the domain's mutex, so that a
 // closed Record takes one lock, not two.
 func (b *Set) newCircuit(d *Domain) (err error) {
-	s := d.Profile.Settings() // validated with the profile (New, AddDomainProfile)
+	s := &d.Profile.settings // validated with the profile (New, AddDomainProfile)
 	var c circuit.Circuit
 	if _, ok := b.Store.(circuit.MemoryStore); ok {
 		c, d.guarded = circuit.NewMemory(d.Name, s, &d.mu), true
-	} else if c, err = b.Store.Circuit(d.Name, s); err != nil {
+	} else if c, err = b.Store.Circuit(d.Name, *s); err != nil {
 		return fmt.Errorf("breaker: circuit for %s: %w", d.Name, err)
 	}
 	d.Circuit = c
 	d.mem, _ = c.(*circuit.Memory)
-	d.tracker = newTracker(max(trackerSize, d.Profile.WindowSize), &d.Profile.early, &d.mu)
+	if !d.guarded { // no in-process window to begin from (lazy.go)
+		d.tracker.Store(d.newTracker())
+	}
 	return nil
 }
 
@@ -126,6 +129,7 @@ func (b *Set) sweep(now time.Time) {
 				b.compact(d, now)
 			}
 		}
+		b.domains.Shrink()
 	})
 }
 
@@ -166,7 +170,7 @@ func (d *Domain) quiet(mc *circuit.Memory, now time.Time) (r idle.Record, ok boo
 		d.Unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
 		return r, false
 	}
-	r.Counts, r.Refused = d.counts(), d.Refused.Load()
+	r.Counts, r.Refused = d.counts(), int64(d.Refused.Load())
 	r.Fails, r.NetFails = int64(d.Fails.Load()), int64(d.NetFails.Load())
 	r.Timeout, r.LastOK, r.LastSeen = d.Timeout.Load(), d.LastOK.Load(), d.LastSeen.Load()
 
@@ -179,15 +183,15 @@ func (d *Domain) quiet(mc *circuit.Memory, now time.Time) (r idle.Record, ok boo
 		return r, false
 	}
 
-	return r, d.tracker.Quiet(&r) && d.Pace.Quiet(now, &r)
+	return r, d.quietTracker().Quiet(&r) && d.Pace.Quiet(now, &r)
 }
 
 // revive puts a dormant record back into d, a domain just made.
 func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 	for c := range numClasses {
-		d.Counts[c].Store(r.Counts[c])
+		d.Counts[c].Store(int32(min(r.Counts[c], math.MaxInt32)))
 	}
-	d.Refused.Store(r.Refused)
+	d.Refused.Store(int32(min(r.Refused, math.MaxInt32)))
 	d.Fails.Store(int32(r.Fails))
 	d.NetFails.Store(int32(r.NetFails))
 	d.Timeout.Store(r.Timeout)
@@ -198,7 +202,9 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 		// time left opens nothing).
 		_, _ = d.Circuit.RestoreOpen(clk, time.Time{}, int(r.Trips))
 	}
-	d.tracker.Revive(r)
+	t := d.newTracker()
+	t.Revive(r)
+	d.tracker.Store(t)
 	d.Pace.Revive(r)
 }
 

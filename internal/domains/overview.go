@@ -28,7 +28,7 @@ func (b *Set) Overview(k int) Overview {
 			tot[c] += n
 			attempts += n
 		}
-		o.Refused += d.Refused.Load()
+		o.Refused += int64(d.Refused.Load())
 		snap, err := d.Circuit.Snapshot(b.Clock)
 		if err != nil {
 			snap = circuit.Snapshot{}
@@ -59,7 +59,7 @@ func (b *Set) Overview(k int) Overview {
 		if k <= 0 {
 			continue // totals only: no domain is ranked
 		}
-		r := ranked{d: d, severity: severity, refused: d.Refused.Load(), attempts: attempts}
+		r := ranked{d: d, severity: severity, refused: int64(d.Refused.Load()), attempts: attempts}
 		if floor.d == nil || rank(r, floor) < 0 {
 			top = append(top, r)
 			if len(top) == 2*k {
@@ -88,14 +88,14 @@ func (b *Set) Overview(k int) Overview {
 // statsOf is one live domain's DomainStats.
 func (b *Set) statsOf(d *Domain, now time.Time) DomainStats {
 	s := DomainStats{Domain: d.Name, Profile: d.Profile.Name, Outcomes: outcomes(d.counts()),
-		Refused: d.Refused.Load(), Pace: d.Pace.Stats(now), Timeout: time.Duration(d.Timeout.Load())}
+		Refused: int64(d.Refused.Load()), Pace: d.Pace.Stats(now), Timeout: time.Duration(d.Timeout.Load())}
 	if snap, err := d.Circuit.Snapshot(b.Clock); err == nil {
 		s.State, s.Trips = snap.State, snap.Trips
 		if snap.State == circuit.Open {
 			s.RetryAt = snap.RetryAt
 		}
 	}
-	s.Tracked, s.SuccessRate, s.MedianLatency = d.tracker.Stats()
+	s.Tracked, s.SuccessRate, s.MedianLatency = d.trackerStats()
 	return s
 }
 

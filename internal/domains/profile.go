@@ -14,13 +14,16 @@ const numClasses = int(circuit.Excluded) + 1
 // computed once and shared by the domains, which point to it.
 type profile struct {
 	circuit.Profile
+	settings     circuit.Settings // Profile.Settings(), which its domains' in-process circuits share
 	early        trackerSettings
 	need         int // failures in a full window that trip the circuit (FailuresToTrip)
+	lazy         int // quick successes a domain takes before it makes its tracker (lazy.go)
 	blockedAfter int // Config.BlockedAfter (room.go)
 }
 
 func newProfile(p circuit.Profile, blockedAfter int) *profile {
-	return &profile{Profile: p, early: earlySettings(p), need: p.Settings().FailuresToTrip(), blockedAfter: blockedAfter}
+	return &profile{Profile: p, settings: p.Settings(), early: earlySettings(p), need: p.Settings().FailuresToTrip(),
+		lazy: lazyFor(p), blockedAfter: blockedAfter}
 }
 
 // earlySettings is the part of p the early warnings read.

@@ -2,12 +2,12 @@ package domains
 
 import "time"
 
-// room is how many requests d may have in flight: as many failures as its
+// Room is how many requests d may have in flight: as many failures as its
 // circuit (or its blocked hold) can still take before it stops the domain,
 // at least one, so the circuit is always there to stop the next request.
 // A domain with no good answer yet gets one (slow start): a site that hangs
 // from its first request holds one of a shared LimitRule's slots, not all.
-func (d *Domain) room() int {
+func (d *Domain) Room() int {
 	if d.LastOK.Load() == 0 {
 		return 1
 	}

@@ -37,16 +37,19 @@ func (p *trackerSettings) slowNeed() int {
 // trip streak behind cooldown growth, the adaptive timeout.
 type tracker struct {
 	// The fields every outcome writes come first, for the cache.
-	win          window.Window[circuit.Result] // latest counted outcomes: Stats
-	slowNext     int
-	slowCount    int
-	latNext      int
-	sinceSlope   int
-	successes    int
-	healthyRun   int // successes in a row while closed
-	sinceTimeout int
-	slowN        int
-	latN         int
+	win window.Window[circuit.Result] // latest counted outcomes: Stats
+	// Counters of 32 bits: each is bounded by a window or a period, but
+	// successes, which stops growing once past every threshold it meets.
+	slowNext     int32
+	slowCount    int32
+	latNext      int32
+	sinceSlope   int32
+	successes    int32
+	healthyRun   int32 // successes in a row while closed
+	sinceTimeout int32
+	slowN        int32
+	latN         int32
+	streak       int32 // trips since the last healthy stretch
 
 	mu *sync.Mutex // the caller's (New)
 
@@ -60,10 +63,7 @@ type tracker struct {
 	baseFlight int32 // the most requests in flight a success before the baseline left with (0: not known)
 	degrading  bool  // beside baseFlight: one word for both
 
-	streak int // trips since the last healthy stretch
-
-	lats *[]time.Duration // scratch for the timeout's percentile; nil until first needed
-	p    *trackerSettings // shared by the domains of a profile
+	p *trackerSettings // shared by the domains of a profile
 }
 
 // slopeSamples is how many latest successes the slope's median looks at.
@@ -114,9 +114,10 @@ func (t *tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Dur
 	t.win.Add(o)
 	success := o.Class == circuit.Success
 
+	ws := int32(t.p.WindowSize) // validated: far below 2³¹
 	if t.p.SlowCall > 0 {
 		isSlow := success && o.Latency > t.p.SlowCall
-		full := t.slowN == t.p.WindowSize
+		full := t.slowN == ws
 		if !full {
 			t.slowN++
 		}
@@ -132,10 +133,10 @@ func (t *tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Dur
 				t.slowCount++
 			}
 		}
-		if t.slowNext++; t.slowNext == t.p.WindowSize {
+		if t.slowNext++; t.slowNext == ws {
 			t.slowNext = 0
 		}
-		if t.slowCount > 0 && t.slowN == t.p.WindowSize && t.slowCount >= t.p.slowNeed() {
+		if t.slowCount > 0 && t.slowN == ws && int(t.slowCount) >= t.p.slowNeed() {
 			s.SlowTrip = true
 			s.SlowShare = float64(t.slowCount) / float64(t.slowN)
 		}
@@ -145,9 +146,11 @@ func (t *tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Dur
 		t.healthyRun = 0
 		return s
 	}
-	t.successes++
+	if t.successes < math.MaxInt32 { // past every threshold by then
+		t.successes++
+	}
 	t.healthyRun++
-	if t.healthyRun >= t.p.WindowSize {
+	if t.healthyRun >= ws {
 		t.healthyRun = 0
 		if t.streak > 0 {
 			t.streak--
@@ -157,22 +160,22 @@ func (t *tracker) ObserveLocked(o circuit.Result, inFlight int, stalled time.Dur
 
 	if k := slopeSamples(*t.p); t.p.SlopeMultiple > 0 && t.slopeEvidenceLocked(inFlight) {
 		t.putLatLocked(max(o.Latency-stalled, 0), k)
-		if t.latN < k {
+		if int(t.latN) < k {
 			t.latN++ // not written once full: an unchanged line is not taken from another core
 		}
 		t.sinceSlope++
 		switch {
-		case t.baseline == 0 && t.successes >= t.p.WindowSize:
+		case t.baseline == 0 && t.successes >= ws:
 			t.baseline = circuit.MedianLatency(t.win.Outcomes())
-		case t.baseline > 0 && t.latN == k && t.sinceSlope >= slopeEvery:
+		case t.baseline > 0 && int(t.latN) == k && t.sinceSlope >= slopeEvery:
 			t.sinceSlope = 0
 			s.Slope, s.Median, s.Baseline = t.slopeLocked()
 		}
 	}
 
-	if t.p.TimeoutMultiple > 0 && t.successes >= t.p.TimeoutAfter {
+	if after := int32(min(t.p.TimeoutAfter, math.MaxInt32)); t.p.TimeoutMultiple > 0 && t.successes >= after {
 		t.sinceTimeout++
-		if t.successes == t.p.TimeoutAfter || t.sinceTimeout >= timeoutEvery {
+		if t.successes == after || t.sinceTimeout >= timeoutEvery {
 			t.sinceTimeout = 0
 			s.Timeout, s.Slow = t.timeoutLocked()
 		}
@@ -214,8 +217,9 @@ func (t *tracker) slopeLocked() (change int, median, baseline time.Duration) {
 // a domain with few successes holds few.
 func (t *tracker) putLatLocked(v time.Duration, k int) {
 	if len(t.lat) < k {
-		if t.lat == nil {
-			t.lat, t.sorted = make([]time.Duration, 0, min(4, k)), make([]time.Duration, 0, min(4, k))
+		if len(t.lat) == cap(t.lat) { // double, to k at most: append would round a 10 up to 16
+			n := min(max(2*cap(t.lat), 2), k)
+			t.lat, t.sorted = append(make([]time.Duration, 0, n), t.lat...), append(make([]time.Duration, 0, n), t.sorted...)
 		}
 		t.lat = append(t.lat, v) // in order: once full, the oldest is at latNext, 0
 		i, _ := slices.BinarySearch(t.sorted, v)
@@ -224,7 +228,7 @@ func (t *tracker) putLatLocked(v time.Duration, k int) {
 	}
 	old := t.lat[t.latNext]
 	t.lat[t.latNext] = v
-	if t.latNext++; t.latNext == len(t.lat) {
+	if t.latNext++; int(t.latNext) == len(t.lat) {
 		t.latNext = 0
 	}
 	if v == old {
@@ -252,12 +256,11 @@ func (t *tracker) slopeLimitLocked() time.Duration {
 // timeoutLocked is TimeoutMultiple × the window's p95, ≥ TimeoutFloor,
 // and the same before the floor.
 func (t *tracker) timeoutLocked() (timeout, slow time.Duration) {
-	// Every 100 successes, into a slice made the first time (most domains
-	// of a broad crawl never get this far).
-	if t.lats == nil {
-		t.lats = new([]time.Duration)
-	}
-	lats := (*t.lats)[:0]
+	// Every 100 successes, on the stack while the window fits (a sync.Pool
+	// drops what it holds under the race detector, and a field costs every
+	// domain a pointer).
+	var scratch [trackerSize]time.Duration
+	lats := scratch[:0]
 	for _, o := range t.win.Buf[:t.win.N] { // order does not matter here
 		if o.Class == circuit.Success {
 			lats = append(lats, o.Latency)
@@ -267,7 +270,6 @@ func (t *tracker) timeoutLocked() (timeout, slow time.Duration) {
 		return 0, 0
 	}
 	slices.Sort(lats)
-	*t.lats = lats
 	p95 := lats[min(len(lats)-1, len(lats)*95/100)]
 	slow = time.Duration(float64(p95) * t.p.TimeoutMultiple)
 	return max(slow, t.p.TimeoutFloor), slow
@@ -291,7 +293,7 @@ func (t *tracker) Transitioned(tr circuit.Transition) (streak int) {
 	if tr.To == circuit.Open && circuit.CountsAsTrip(tr.Reason) {
 		t.streak++
 	}
-	return t.streak
+	return int(t.streak)
 }
 
 // Stats returns n, the success rate (0 when empty) and the median latency.
@@ -311,7 +313,7 @@ func (t *tracker) Stats() (n int, successRate float64, median time.Duration) {
 func (t *tracker) slopeNow() (excess time.Duration, past, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.p.SlopeMultiple <= 0 || t.baseline == 0 || t.latN != slopeSamples(*t.p) {
+	if t.p.SlopeMultiple <= 0 || t.baseline == 0 || int(t.latN) != slopeSamples(*t.p) {
 		return 0, false, false
 	}
 	median := t.latMedianLocked()
@@ -338,9 +340,9 @@ func (t *tracker) Quiet(r *idle.Record) (calm bool) {
 func (t *tracker) Revive(r *idle.Record) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.streak, t.healthyRun, t.successes, t.sinceTimeout = int(r.Streak), int(r.HealthyRun), int(r.Successes), 0
+	t.streak, t.healthyRun, t.successes, t.sinceTimeout = clamp32(r.Streak), clamp32(r.HealthyRun), clamp32(r.Successes), 0
 	if t.p.SlowCall > 0 {
-		t.slowN, t.slowNext = int(r.SlowN), int(r.SlowNext)
+		t.slowN, t.slowNext = clamp32(r.SlowN), clamp32(r.SlowNext)
 	}
 	t.baseline, t.baseFlight = time.Duration(r.Baseline), int32(min(r.BaseFlight, math.MaxInt32))
 }
@@ -385,3 +387,6 @@ func slowedElsewhere(self *tracker, now time.Time, peers func(yield func(t *trac
 	})
 	return slowed, of
 }
+
+// clamp32 is n as an int32, held within its range.
+func clamp32(n int64) int32 { return int32(min(max(n, math.MinInt32), math.MaxInt32)) }

@@ -61,7 +61,7 @@ func simulate(t *testing.T, cfg Config, par int, lat time.Duration, site *tokenB
 		// Send while a slot, the gap and the halt allow.
 		limit := par
 		if p.limit > 0 {
-			limit = min(limit, p.limit)
+			limit = min(limit, int(p.limit))
 		}
 		start := p.earliestLocked()
 		if len(inflight) < limit && done+len(inflight) < pages && !start.After(now) {

@@ -5,6 +5,7 @@ package pace
 
 import (
 	"cmp"
+	"math"
 	"context"
 	"fmt"
 	"github.com/breakwater-crawl/breakwater/observe"
@@ -31,6 +32,9 @@ type Config struct {
 	Step            time.Duration
 	MaxGap          time.Duration
 	ThrottleHorizon time.Duration
+	// Clock is the paces' time source (New sets it): kept here, shared,
+	// not in each domain's Pace.
+	Clock clock.Clock
 }
 
 // Defaults for the Config fields whose zero value stands for a default.
@@ -45,6 +49,7 @@ func (p Config) Normalise() (Config, error) {
 	p.Recover = cmp.Or(p.Recover, 10)
 	p.MaxGap = cmp.Or(p.MaxGap, max(DefaultMaxGap, p.MinGap))
 	p.ThrottleHorizon = cmp.Or(p.ThrottleHorizon, DefaultThrottleHorizon)
+	p.Clock = cmp.Or(p.Clock, clock.System)
 	switch {
 	case p.Backoff <= 1:
 		return p, fmt.Errorf("Pacing.Backoff = %v: must be above 1 (2 halves the pace on a throttle)", p.Backoff)
@@ -69,26 +74,25 @@ const (
 // Pace is one domain's current pace. Besides the limit, the circuit's room
 // (the failures it takes before it trips) caps the requests in flight.
 type Pace struct {
-	user *Config    // shared by the domains until RaiseMinGap gives it its own
-	room func() int // most requests the circuit lets be in flight now
-	clk  clock.Clock
+	user *Config // shared by the domains until RaiseMinGap gives it its own; its Clock is the pace's
+	room Room    // most requests the circuit lets be in flight now
 
 	mu        sync.Mutex
-	limit     int           // current in-flight cap; 0 = none
+	limit     int32 // current in-flight cap; 0 = none
+	inflight  int32
+	clean     int32         // clean successes since the last change
+	pauses    int32         // Retry-After pauses taken
 	gap       time.Duration // current least gap between request starts
-	inflight  int
 	res       []reservation // slots reserved in OnRequest (a small array, kept: one a request)
 	next      time.Time     // earliest start of the next request
 	halt      time.Time     // Retry-After: nothing before this
-	clean     int           // clean successes since the last change
 	episode   uint64        // slowdowns so far: a throttle slows the pace once per episode
-	pauses    int
 	pausedFor time.Duration
 	// Until the pace is first throttled, waited for or told a quota, the
 	// rate estimate's first answer and count of answers (estimator.first,
 	// n) are all it learns; *cold holds the rest, made then (coldLocked).
 	first int64 // unix nanos; 0: none yet
-	n     int
+	n     int32
 	*cold
 }
 
@@ -116,7 +120,7 @@ func (p *Pace) coldLocked() *cold {
 		if p.first != 0 {
 			p.est.first = time.Unix(0, p.first)
 		}
-		p.est.n = p.n
+		p.est.n = int(p.n)
 	}
 	return p.cold
 }
@@ -136,9 +140,25 @@ func (p *Pace) waiters(atTransport bool) (slot, reservation int) {
 // New returns a pace starting at p's ceiling (p normalised, shared by the
 // paces it is given to, never written); room says how many requests the
 // circuit lets be in flight now.
-func New(p *Config, room func() int, clk clock.Clock) *Pace {
-	return &Pace{user: p, room: room, clk: cmp.Or(clk, clock.System), limit: max(p.Parallelism, 0), gap: max(p.MinGap, 0)}
+func New(p *Config, room Room) *Pace {
+	if p.Clock == nil { // not made by Normalise
+		own := *p
+		own.Clock, p = clock.System, &own
+	}
+	return &Pace{user: p, room: room, limit: clamp32(max(p.Parallelism, 0)), gap: max(p.MinGap, 0)}
 }
+
+// Room says how many requests the circuit lets be in flight now.
+type Room interface{ Room() int }
+
+// RoomFunc is a func as a Room.
+type RoomFunc func() int
+
+// Room calls f.
+func (f RoomFunc) Room() int { return f() }
+
+// clamp32 is n as an int32, held within its range.
+func clamp32(n int) int32 { return int32(min(max(n, math.MinInt32), math.MaxInt32)) }
 
 // waiter is one request waiting for a slot, or for a reservation (key).
 type waiter struct {
@@ -175,15 +195,15 @@ func (p *Pace) unreserveLocked(key any) bool {
 }
 
 // roomLocked says whether the circuit's room takes one more request.
-func (p *Pace) roomLocked() bool { return p.inflight < p.room() }
+func (p *Pace) roomLocked() bool { return int(p.inflight) < p.room.Room() }
 
 func (p *Pace) canSendLocked() bool {
 	return (p.limit == 0 || p.inflight < p.limit) && p.roomLocked()
 }
 
 func (p *Pace) canReserveLocked(now time.Time) bool {
-	n := p.inflight + p.liveLocked(now)
-	return (p.limit == 0 || n < p.limit) && n < p.room()
+	n := int(p.inflight) + p.liveLocked(now)
+	return (p.limit == 0 || n < int(p.limit)) && n < p.room.Room()
 }
 
 // Reserve waits, before Colly's LimitRule, until the domain is not halted
@@ -194,7 +214,7 @@ func (p *Pace) Reserve(ctx context.Context, key any) error {
 		return err
 	}
 	p.mu.Lock()
-	now := p.clk.Now()
+	now := p.user.Clock.Now()
 	if _, waiting := p.waiters(false); waiting == 0 && p.canReserveLocked(now) {
 		p.reserveLocked(now, key)
 		p.mu.Unlock()
@@ -219,7 +239,7 @@ func (p *Pace) Unreserve(key any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.unreserveLocked(key) {
-		p.admitLocked(p.clk.Now())
+		p.admitLocked(p.user.Clock.Now())
 	}
 }
 
@@ -269,7 +289,7 @@ func (p *Pace) recheckNow() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rechecking = false
-	p.admitLocked(p.clk.Now())
+	p.admitLocked(p.user.Clock.Now())
 	if len(p.gateWaiters) > 0 || len(p.transportWaiters) > 0 || len(p.resWaiters) > 0 {
 		p.armRecheckLocked()
 	}
@@ -332,10 +352,10 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool, 
 	}
 	for {
 		p.mu.Lock()
-		now, start := p.clk.Now(), p.earliestLocked()
+		now, start := p.user.Clock.Now(), p.earliestLocked()
 		if !start.After(now) {
 			p.next = now.Add(p.gapLocked(now))
-			ep, n := p.episode, p.inflight
+			ep, n := p.episode, int(p.inflight)
 			p.mu.Unlock()
 			return ep, n, nil
 		}
@@ -347,7 +367,7 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool, 
 		lendOnce()
 		// Look again after: a throttle may have halted the domain meanwhile.
 		select {
-		case <-p.clk.After(start.Sub(now)):
+		case <-p.user.Clock.After(start.Sub(now)):
 		case <-wctx.Done():
 			p.Release()
 			return 0, 0, ctx.Err()
@@ -359,13 +379,13 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool, 
 func (p *Pace) WaitHalt(ctx context.Context) error {
 	for {
 		p.mu.Lock()
-		now, halt := p.clk.Now(), p.halt
+		now, halt := p.user.Clock.Now(), p.halt
 		p.mu.Unlock()
 		if !halt.After(now) {
 			return nil
 		}
 		select {
-		case <-p.clk.After(halt.Sub(now)):
+		case <-p.user.Clock.After(halt.Sub(now)):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -393,13 +413,13 @@ func (p *Pace) Release() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inflight--
-	p.admitLocked(p.clk.Now())
+	p.admitLocked(p.user.Clock.Now())
 }
 
 // Admit hands free slots on after the circuit's room grew.
 func (p *Pace) Admit() {
 	p.mu.Lock()
-	p.admitLocked(p.clk.Now())
+	p.admitLocked(p.user.Clock.Now())
 	p.mu.Unlock()
 }
 
@@ -455,14 +475,14 @@ func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit in
 	}
 	horizon = p.user.ThrottleHorizon > 0 && now.Sub(p.since) >= p.user.ThrottleHorizon
 	if ep != p.episode {
-		return p.limit, p.gap, false, horizon // this episode already slowed the pace
+		return int(p.limit), p.gap, false, horizon // this episode already slowed the pace
 	}
 	p.episode++
 	oldLimit, oldGap := p.limit, p.gap
 	if p.limit == 0 {
 		p.limit = max(p.inflight, 1)
 	}
-	p.limit = max(1, int(float64(p.limit)/p.user.Backoff))
+	p.limit = max(1, int32(float64(p.limit)/p.user.Backoff))
 	wasRamping := p.est.ramping
 	rate, rampFrom := p.est.throttled(now, p.halt, p.user.Backoff)
 	switch {
@@ -482,7 +502,7 @@ func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit in
 		p.gap = min(max(time.Duration(float64(base)*p.user.Backoff), minThrottleGap), max(p.user.MaxGap, minThrottleGap))
 	}
 	p.step = cmp.Or(p.user.Step, max(p.gap/10, time.Millisecond))
-	return p.limit, p.gap, p.limit != oldLimit || p.gap != oldGap, horizon
+	return int(p.limit), p.gap, p.limit != oldLimit || p.gap != oldGap, horizon
 }
 
 // clampGapLocked keeps gap between the user's MinGap and MaxGap.
@@ -512,7 +532,9 @@ func (p *Pace) Accepted(now time.Time, ep uint64) {
 		if p.first == 0 {
 			p.first = now.UnixNano()
 		}
-		p.n++
+		if p.n < math.MaxInt32 {
+			p.n++
+		}
 	case ep == p.episode:
 		p.est.accepted(now, p.gap)
 		if p.est.ramping {
@@ -542,7 +564,7 @@ func (p *Pace) Succeeded() (limit int, gap time.Duration, changed bool) {
 		p.since = time.Time{}
 	}
 	if p.atUserPace() {
-		return p.limit, p.gap, false
+		return int(p.limit), p.gap, false
 	}
 	p.coldLocked() // off the user's pace: throttled before
 	oldLimit, oldGap := p.limit, p.gap
@@ -554,29 +576,29 @@ func (p *Pace) Succeeded() (limit int, gap time.Duration, changed bool) {
 		}
 	}
 	p.clean++
-	if p.clean < p.user.Recover {
-		return p.limit, p.gap, p.gap != oldGap
+	if int(p.clean) < p.user.Recover {
+		return int(p.limit), p.gap, p.gap != oldGap
 	}
 	p.clean = 0
 	if !learnt && p.gap > p.user.MinGap {
 		p.gap = max(p.gap-p.step, max(p.user.MinGap, 0))
 	}
 	if p.limit > 0 {
-		if p.user.Parallelism > 0 && p.limit >= p.user.Parallelism {
-			p.limit = p.user.Parallelism
+		if par := clamp32(p.user.Parallelism); par > 0 && p.limit >= par {
+			p.limit = par
 		} else {
 			p.limit++
 			if p.user.Parallelism <= 0 && p.gap <= max(p.user.MinGap, 0) && p.limit > 64 {
 				p.limit = 0 // back to no limit of our own
 			}
 		}
-		p.admitLocked(p.clk.Now())
+		p.admitLocked(p.user.Clock.Now())
 	}
-	return p.limit, p.gap, p.limit != oldLimit || p.gap != oldGap
+	return int(p.limit), p.gap, p.limit != oldLimit || p.gap != oldGap
 }
 
 func (p *Pace) atUserPace() bool {
-	return p.gap <= max(p.user.MinGap, 0) && (p.limit == max(p.user.Parallelism, 0))
+	return p.gap <= max(p.user.MinGap, 0) && (p.limit == clamp32(max(p.user.Parallelism, 0)))
 }
 
 // Stats is the pace at a moment (observe.PaceStats).
@@ -586,7 +608,7 @@ type Stats = observe.PaceStats
 func (p *Pace) Stats(now time.Time) Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := Stats{Limit: p.limit, Gap: p.gap, InFlight: p.inflight, Pauses: p.pauses, PausedFor: p.pausedFor}
+	s := Stats{Limit: int(p.limit), Gap: p.gap, InFlight: int(p.inflight), Pauses: int(p.pauses), PausedFor: p.pausedFor}
 	if p.halt.After(now) {
 		s.HaltUntil = p.halt
 	}
@@ -608,7 +630,7 @@ func (p *Pace) Quiet(now time.Time, r *idle.Record) (still bool) {
 // Revive gives a new pace the pause counts r kept of the domain it continues.
 func (p *Pace) Revive(r *idle.Record) {
 	p.mu.Lock()
-	p.pauses, p.pausedFor = int(r.Pauses), time.Duration(r.PausedFor)
+	p.pauses, p.pausedFor = int32(min(r.Pauses, math.MaxInt32)), time.Duration(r.PausedFor)
 	p.mu.Unlock()
 }
 

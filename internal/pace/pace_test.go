@@ -16,11 +16,12 @@ var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 func newTestPace(t *testing.T, p Config, clk clock.Clock) *Pace {
 	t.Helper()
+	p.Clock = clk
 	p, err := p.Normalise()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(&p, func() int { return math.MaxInt }, clk)
+	return New(&p, RoomFunc(func() int { return math.MaxInt }))
 }
 
 func TestPaceThrottleHaltsAndMultipliesDown(t *testing.T) {
@@ -198,7 +199,7 @@ func TestPaceReservedRequestHonoursAHaltThatCameLater(t *testing.T) {
 // waits, and a freed slot goes to it first.
 func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 	room := 2
-	p := New(&Config{Parallelism: 1, Backoff: 2, Recover: 10, MaxGap: time.Minute}, func() int { return room }, nil)
+	p := New(&Config{Parallelism: 1, Backoff: 2, Recover: 10, MaxGap: time.Minute}, RoomFunc(func() int { return room }))
 	if _, _, err := p.AcquireLending(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestPaceHopGoesOverTheLimitWithinTheRoom(t *testing.T) {
 // back before AcquireLending returns, a slot or an error; one that need
 // not wait lends nothing.
 func TestPaceLendsOnlyWhileWaiting(t *testing.T) {
-	p := New(&Config{Parallelism: 1, Backoff: 2, Recover: 10, MaxGap: time.Minute}, func() int { return 10 }, nil)
+	p := New(&Config{Parallelism: 1, Backoff: 2, Recover: 10, MaxGap: time.Minute}, RoomFunc(func() int { return 10 }))
 	var lent, back atomic.Int32
 	lend := func() func() {
 		lent.Add(1)
@@ -280,7 +281,7 @@ func (p *Pace) estimate() estimator {
 // OnRequest and giving it back allocates nothing once the domain has held
 // one (one allocation a request, else).
 func TestAReservationCycleAllocatesNothing(t *testing.T) {
-	p := New(&Config{Parallelism: 2, Backoff: 2, Recover: 10, MaxGap: time.Minute}, func() int { return 10 }, nil)
+	p := New(&Config{Parallelism: 2, Backoff: 2, Recover: 10, MaxGap: time.Minute}, RoomFunc(func() int { return 10 }))
 	ctx := context.Background()
 	key := new(int)
 	cycle := func() {

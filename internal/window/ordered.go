@@ -37,7 +37,7 @@ func (w *Ordered[T]) Add(o T, seq uint64) {
 		w.Failures++
 	}
 	// Behind every later outcome, never past the oldest.
-	oldest := 0
+	oldest := int32(0)
 	if w.N == w.size {
 		oldest = w.next
 	}

@@ -7,18 +7,18 @@ package window
 // concurrent use.
 type Window[T any] struct {
 	// What a record writes comes first, for an owner's cache line.
-	next     int // where the next outcome goes; equals N until the ring is full
-	N        int // how many are held, ≤ size
-	Failures int
-	Buf      []T // the ring; len(Buf) < size until it has been full once
-	size     int
+	next     int32 // where the next outcome goes; equals N until the ring is full
+	N        int32 // how many are held, ≤ size
+	Failures int32
+	size     int32 // a profile's window: validated far below 2³¹
+	Buf      []T   // the ring; len(Buf) < size until it has been full once
 	failure  func(T) bool // whether an outcome is a failure; nil: failures are not counted
 }
 
 // New returns an empty window of at most size outcomes; failure says
 // which outcomes are failures; nil counts none (nor reads what Add replaces).
 func New[T any](size int, failure func(T) bool) Window[T] {
-	return Window[T]{size: size, failure: failure}
+	return Window[T]{size: int32(size), failure: failure}
 }
 
 // Add records o as the latest outcome.
@@ -30,7 +30,10 @@ func (w *Window[T]) Add(o T) {
 	} else {
 		w.N++
 	}
-	if w.next == len(w.Buf) {
+	if int(w.next) == len(w.Buf) {
+		if len(w.Buf) == cap(w.Buf) { // double, but never past size: append would round a 20 up to 32
+			w.Buf = append(make([]T, 0, min(max(2*cap(w.Buf), 2), int(w.size))), w.Buf...)
+		}
 		w.Buf = append(w.Buf, o)
 	} else {
 		w.Buf[w.next] = o
@@ -52,11 +55,11 @@ func (w *Window[T]) Reset() {
 // Outcomes returns the held outcomes, oldest first, in a new slice.
 func (w *Window[T]) Outcomes() []T {
 	out := make([]T, 0, w.N)
-	start := w.next - w.N
+	start := int(w.next - w.N)
 	if start < 0 {
 		start += len(w.Buf)
 	}
-	for i := 0; i < w.N; i++ {
+	for i := range int(w.N) {
 		out = append(out, w.Buf[(start+i)%len(w.Buf)])
 	}
 	return out

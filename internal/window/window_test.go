@@ -37,9 +37,9 @@ func TestWindowGrowsAndKeepsTheLatest(t *testing.T) {
 					fails++
 				}
 			}
-			if got := w.Outcomes(); !slices.Equal(got, ref) || w.Failures != fails || (w.N == size) != (len(ref) == size) || len(w.Buf) > size {
+			if got := w.Outcomes(); !slices.Equal(got, ref) || int(w.Failures) != fails || (int(w.N) == size) != (len(ref) == size) || len(w.Buf) > size {
 				t.Fatalf("size %d, step %d: window holds %v (%d failures, full %v, buffer %d), want %v (%d failures)",
-					size, step, got, w.Failures, w.N == size, len(w.Buf), ref, fails)
+					size, step, got, w.Failures, int(w.N) == size, len(w.Buf), ref, fails)
 			}
 		}
 	}
@@ -95,7 +95,7 @@ func TestOrderedKeepsTheLatestIssued(t *testing.T) {
 				}
 			}
 			got := w.Outcomes()
-			if w.N != len(model) || w.Failures != fails || len(got) != len(model) {
+			if int(w.N) != len(model) || int(w.Failures) != fails || len(got) != len(model) {
 				t.Fatalf("size %d step %d: window holds %d with %d failures, model %d with %d", size, step, w.N, w.Failures, len(model), fails)
 			}
 			for j, m := range model {

@@ -6,7 +6,7 @@
 //		return err // *FileError: which file, what is wrong, what to do
 //	}
 //	defer s.Close() // after the checkpoint's Close
-//	cp, err := checkpoint.New(s)
+//	cp, err := checkpoint.New(s, checkpoint.Config{})
 //
 // The store is safe for concurrent use. Put and SetMeta buffer (latest per
 // ID wins); reads see them at once. A background loop commits in one

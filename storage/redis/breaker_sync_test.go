@@ -50,11 +50,11 @@ func TestSynchronousCollectorOnASharedStoreKeepsTheTripBound(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { store.Close() })
-			cfg := breaker.Config{}
+			cfg := breaker.Config{Profile: p}
 			if st := stores[name](t); st != nil {
 				cfg.Store = st
 			}
-			b, err := breaker.New(p, cfg)
+			b, err := breaker.New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -170,7 +170,7 @@ func TestBreakerThroughAClosedPortNeverHangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Store: bs})
 	if err != nil {
 		t.Fatal(err)
 	}

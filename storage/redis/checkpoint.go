@@ -84,6 +84,20 @@ type stored struct {
 	Updated   int64  `json:"up,omitempty"`
 }
 
+// recordArgs appends each record's ID, state and stored form, as the put
+// scripts take them, Updated now where it is zero.
+func recordArgs(args []any, recs []storage.Record, now time.Time) []any {
+	for _, r := range recs {
+		if r.Updated.IsZero() {
+			r.Updated = now
+		}
+		b, _ := json.Marshal(stored{ID: idKey(r.ID), URL: r.URL, Attempts: r.Attempts, LastError: r.LastError,
+			NotBefore: unix(r.NotBefore, time.Time.UnixNano), Request: r.Request, Updated: unix(r.Updated, time.Time.UnixNano)}) // cannot fail
+		args = append(args, idKey(r.ID), int(r.State), b)
+	}
+	return args
+}
+
 // do runs call with the call timeout unless the store is closed; a
 // failure is wrapped, a WRONGTYPE one as storage.ErrNotCheckpoint.
 func (cp *checkpointStore) do(op string, call func(context.Context) error) error {
@@ -113,15 +127,7 @@ func (cp *checkpointStore) Put(recs ...storage.Record) error {
 	now := cp.s.now().UTC()
 	return cp.do("put", func(ctx context.Context) error {
 		for batch := range slices.Chunk(recs, putBatch) {
-			args := append(make([]any, 0, 1+3*len(batch)), cp.s.Retention.Milliseconds())
-			for _, r := range batch {
-				if r.Updated.IsZero() {
-					r.Updated = now
-				}
-				b, _ := json.Marshal(stored{ID: idKey(r.ID), URL: r.URL, Attempts: r.Attempts, LastError: r.LastError,
-					NotBefore: unix(r.NotBefore, time.Time.UnixNano), Request: r.Request, Updated: unix(r.Updated, time.Time.UnixNano)}) // cannot fail
-				args = append(args, idKey(r.ID), int(r.State), b)
-			}
+			args := recordArgs(append(make([]any, 0, 1+3*len(batch)), cp.s.Retention.Milliseconds()), batch, now)
 			if err := scriptCPPut.Run(ctx, cp.client, cp.keys, args...).Err(); err != nil {
 				return err
 			}

@@ -15,7 +15,7 @@
 //	cfg := redis.Config{VisibilityTimeout: 2 * time.Minute, Logger: log}
 //	cs, err := redis.NewCollyStorage(client, "shop-2026-05-01", cfg)
 //	bs, err := redis.NewBreakerStore(client, "shop-2026-05-01", cfg)
-//	b, err := breaker.New(breaker.Standard(), breaker.Config{Store: bs})
+//	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Store: bs})
 //	c := colly.NewCollector()
 //	err = breakwater.Use(c, b, cs)
 //	q, err := queue.New(4, cs)

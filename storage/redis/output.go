@@ -2,11 +2,9 @@ package redis
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/breakwater-crawl/breakwater/storage"
 )
@@ -83,16 +81,7 @@ func (cp *checkpointStore) putOutput(entries []storage.OutputEntry, recs []stora
 		}
 		return i
 	}
-	args := make([]any, 0, 2+3*len(recs)+4*len(entries))
-	args = append(args, cp.s.Retention.Milliseconds(), len(recs))
-	for _, r := range recs {
-		if r.Updated.IsZero() {
-			r.Updated = now
-		}
-		b, _ := json.Marshal(stored{ID: idKey(r.ID), URL: r.URL, Attempts: r.Attempts, LastError: r.LastError,
-			NotBefore: unix(r.NotBefore, time.Time.UnixNano), Request: r.Request, Updated: unix(r.Updated, time.Time.UnixNano)}) // cannot fail
-		args = append(args, idKey(r.ID), int(r.State), b)
-	}
+	args := recordArgs(append(make([]any, 0, 2+3*len(recs)+4*len(entries)), cp.s.Retention.Milliseconds(), len(recs)), recs, now)
 	for _, e := range entries {
 		args = append(args, keyIndex(cp.idsKey(e.Output)), keyIndex(cp.logKey(e.Output, e.Part)), idKey(e.ID), e.Data)
 	}

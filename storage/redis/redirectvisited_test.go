@@ -35,7 +35,7 @@ func TestARedirectToAVisitedPageSettlesItsJob(t *testing.T) {
 	}))
 	defer srv.Close()
 	cs := collyStorage(t, ns, redis.Config{PollInterval: 20 * time.Millisecond})
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestARedirectToAPageThisWorkerHoldsFetchesItOnce(t *testing.T) {
 	}))
 	defer srv.Close()
 	cs = collyStorage(t, ns, redis.Config{PollInterval: 20 * time.Millisecond})
-	b, err := breaker.New(breaker.Standard())
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 	if err != nil {
 		t.Fatal(err)
 	}

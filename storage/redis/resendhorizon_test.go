@@ -30,7 +30,7 @@ func TestThrottledURLDueBeyondTheWaitHorizonIsParkedNotHeld(t *testing.T) {
 	}
 	defer store.Close()
 	cs := collyStorage(t, ns, redis.Config{WaitHorizon: 300 * time.Millisecond, PollInterval: 20 * time.Millisecond, BackoffBase: 20 * time.Millisecond, BackoffCap: 100 * time.Millisecond})
-	b, err := breaker.New(e2eProfile(time.Second))
+	b, err := breaker.New(breaker.Config{Profile: e2eProfile(time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

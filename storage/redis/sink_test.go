@@ -46,7 +46,7 @@ func TestSinkOverRedisWritesEachProductOnceAcrossWorkersAndATakeover(t *testing.
 				t.Error(err)
 				return
 			}
-			cp, err := checkpoint.New(st)
+			cp, err := checkpoint.New(st, checkpoint.Config{})
 			if err != nil {
 				t.Error(err)
 				return
@@ -68,7 +68,7 @@ func TestSinkOverRedisWritesEachProductOnceAcrossWorkersAndATakeover(t *testing.
 				t.Error(err)
 				return
 			}
-			b, err := breaker.New(breaker.Standard())
+			b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
 			if err != nil {
 				t.Error(err)
 				return
@@ -158,7 +158,7 @@ func TestSinkOverRedisWritesEachProductOnceAcrossWorkersAndATakeover(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, err := checkpoint.New(st)
+	cp, err := checkpoint.New(st, checkpoint.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

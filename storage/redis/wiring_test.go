@@ -54,7 +54,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			bopts := []breaker.Config{breaker.Config{Store: bs, OnTransition: func(tr circuit.Transition) {
+			b, err := breaker.New(breaker.Config{Profile: e2eProfile(time.Second), Store: bs, OnTransition: func(tr circuit.Transition) {
 				if tr.To == circuit.Open {
 					trips[w].Add(1)
 					// Healthy from the trip on, whatever the machine's pace.
@@ -64,8 +64,7 @@ func TestCheckpointExtensionOverRedisWithSharedWorkers(t *testing.T) {
 						}
 					})
 				}
-			}}}
-			b, err := breaker.New(e2eProfile(time.Second), bopts...)
+			}})
 			if err != nil {
 				t.Error(err)
 				return

@@ -113,16 +113,15 @@ func runWorker(ctx context.Context, cfg workerConfig, out, logs io.Writer) error
 		defer mu.Unlock()
 		_ = enc.Encode(e)
 	}
-	b, err := breaker.New(e2eProfile(cfg.Cooldown),
-		breaker.Config{Store: bs, OnAttempt: func(a observe.Attempt) {
-			if !a.Retrying {
-				emit(workerEvent{Ev: "done", URL: a.Request.URL.String(), Class: a.Result.Class.String()})
-			}
-		}, OnRefused: func(r *colly.Request, e *circuit.OpenError) {
-			emit(workerEvent{Ev: "refused", URL: r.URL.String()})
-		}, OnTransition: func(t circuit.Transition) {
-			emit(workerEvent{Ev: "transition", URL: t.Key, From: t.From.String(), To: t.To.String(), Reason: t.Reason})
-		}},
+	b, err := breaker.New(breaker.Config{Profile: e2eProfile(cfg.Cooldown), Store: bs, OnAttempt: func(a observe.Attempt) {
+		if !a.Retrying {
+			emit(workerEvent{Ev: "done", URL: a.Request.URL.String(), Class: a.Result.Class.String()})
+		}
+	}, OnRefused: func(r *colly.Request, e *circuit.OpenError) {
+		emit(workerEvent{Ev: "refused", URL: r.URL.String()})
+	}, OnTransition: func(t circuit.Transition) {
+		emit(workerEvent{Ev: "transition", URL: t.Key, From: t.From.String(), To: t.To.String(), Reason: t.Reason})
+	}},
 	)
 	if err != nil {
 		return err

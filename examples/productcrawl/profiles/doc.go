@@ -44,7 +44,9 @@
 //
 //	set, err := profiles.Load("profiles.yaml")
 //	if err != nil { ... }                      // a usage error: exit 64
-//	b, err := breaker.New(set.Default(), append(set.Options(), breaker.Config{Logger: log})...)
+//	cfg := set.Config()
+//	cfg.Logger = log
+//	b, err := breaker.New(cfg)
 //
 // A nil *Set behaves as an empty file, so a program whose profiles file is
 // optional can call the same methods either way.

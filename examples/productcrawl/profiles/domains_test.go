@@ -22,7 +22,7 @@ func TestDomainPatternsAccepted(t *testing.T) {
 
 // The assignments reach a real breaker: each host's circuit gets the
 // profile its most specific pattern names, the rest the default.
-func TestOptionsAssignProfilesInTheBreaker(t *testing.T) {
+func TestConfigAssignsProfilesInTheBreaker(t *testing.T) {
 	set := mustParse(t, `breaker_profiles:
   fragile:
     extends: conservative
@@ -34,7 +34,7 @@ domains:
   .example.com: standard
   127.0.0.1:8080: conservative
 `)
-	b, err := breaker.New(set.Default(), set.Options()...)
+	b, err := breaker.New(set.Config())
 	if err != nil {
 		t.Fatalf("breaker.New: %v", err)
 	}

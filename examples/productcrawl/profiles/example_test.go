@@ -24,7 +24,7 @@ domains:
 		fmt.Println(err) // profiles.yaml:LINE: path: value: what is wrong
 		return
 	}
-	b, err := breaker.New(set.Default(), set.Options()...)
+	b, err := breaker.New(set.Config())
 	if err != nil {
 		fmt.Println(err)
 		return

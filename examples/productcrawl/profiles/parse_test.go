@@ -85,8 +85,8 @@ func TestSeedFormatLoadsAsTheBuiltIns(t *testing.T) {
 	if got := set.Default(); !reflect.DeepEqual(got, breaker.Standard()) {
 		t.Errorf("Default() without default: = %+v, want standard", got)
 	}
-	if len(set.Options()) != 0 || len(set.Domains()) != 0 {
-		t.Errorf("no domains: section, yet %d options", len(set.Options()))
+	if len(set.Config().Domains) != 0 || len(set.Domains()) != 0 {
+		t.Errorf("no domains: section, yet %d domains in the breaker's Config", len(set.Config().Domains))
 	}
 }
 
@@ -212,7 +212,7 @@ func TestNilSetIsAnEmptyFile(t *testing.T) {
 	if _, err := set.Profile("fragile"); !errors.Is(err, breaker.ErrInvalidProfile) {
 		t.Errorf("Profile(fragile) on nil: %v, want ErrInvalidProfile", err)
 	}
-	if set.Options() != nil || set.Domains() != nil || set.Names() != nil || set.File() != "" {
+	if set.Config().Domains != nil || set.Domains() != nil || set.Names() != nil || set.File() != "" {
 		t.Error("a nil Set has no options, domains or names")
 	}
 }

@@ -178,22 +178,26 @@ func (s *Set) Domains() []Assignment {
 	return slices.Clone(s.domains)
 }
 
-// Options returns one breaker.Config with Domains per domain assignment, to
-// pass to breaker.New with the profile for every other domain:
+// Config returns the breaker.Config of the file: its default profile, and
+// its domain assignments in Domains (nil when it has none). Set the rest
+// of the breaker's settings on it:
 //
-//	b, err := breaker.New(set.Default(), append(set.Options(), breaker.Config{Logger: log})...)
+//	cfg := set.Config()
+//	cfg.Logger = log
+//	b, err := breaker.New(cfg)
 //
 // Within the breaker the most specific pattern wins (an exact host, then
 // the longest suffix), whatever the file's order.
-func (s *Set) Options() []breaker.Config {
-	if s == nil {
-		return nil
+func (s *Set) Config() breaker.Config {
+	c := breaker.Config{Profile: s.Default()}
+	if s == nil || len(s.domains) == 0 {
+		return c
 	}
-	opts := make([]breaker.Config, len(s.domains))
-	for i, d := range s.domains {
-		opts[i] = breaker.Config{Domains: map[string]breaker.Profile{d.Pattern: d.Profile}}
+	c.Domains = make(map[string]breaker.Profile, len(s.domains))
+	for _, d := range s.domains {
+		c.Domains[d.Pattern] = d.Profile
 	}
-	return opts
+	return c
 }
 
 // builtins returns the built-in profiles by name ("conservative",

@@ -56,15 +56,17 @@ func run(start, ckpt string, clk clock.Clock, log zerolog.Logger, out, rep io.Wr
 
 	// Product pages and listing pages must be whole; any other page of
 	// the site is taken as it comes.
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.Page(`/list/|/$`, validate.MinBytes(0), validate.Require("ul.products")),
-		validate.MinBytes(0),
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0)},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}},
+			{Pattern: `/list/|/$`, Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")}},
+		},
+	})
 	if err != nil {
 		return 64, err
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Logger: log, Clock: clk})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Logger: log, Clock: clk})
 	if err != nil {
 		return 64, err
 	}

@@ -53,14 +53,16 @@ func run(start string, proxies []string, ckpt string, clk clock.Clock, log zerol
 	}
 	c.SetProxyFunc(pool.ProxyFunc()) // in place of proxy.RoundRobinProxySwitcher, before Use
 
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}},
+		},
+	})
 	if err != nil {
 		return 64, err
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Logger: log, Clock: clk, Proxies: pool})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Logger: log, Clock: clk, Proxies: pool})
 	if err != nil {
 		return 64, err
 	}

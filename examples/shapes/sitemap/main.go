@@ -49,19 +49,21 @@ func run(start, ckpt string, clk clock.Clock, log zerolog.Logger, out, rep io.Wr
 
 	// Product pages as in the Usage; every other page is the sitemap,
 	// which must be a urlset (a consent shell or an error page is not).
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.MinBytes(0), validate.Body("urlset", func(r *colly.Response) error {
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Body("urlset", func(r *colly.Response) error {
 			if !bytes.Contains(r.Body, []byte("<urlset")) {
 				return errors.New("no <urlset>: not a sitemap")
 			}
 			return nil
-		}),
-	)
+		})},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}},
+		},
+	})
 	if err != nil {
 		return 64, err
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Logger: log, Clock: clk})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Logger: log, Clock: clk})
 	if err != nil {
 		return 64, err
 	}

@@ -47,14 +47,16 @@ func run(start, ckpt string, clk clock.Clock, log zerolog.Logger, out, rep io.Wr
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
 	c.SetRequestTimeout(5 * time.Second) // no page takes this long
 
-	v, err := validate.New(
-		validate.Page(`/products/`, validate.MinBytes(1024), validate.Require("div.product h1.title")),
-		validate.MinBytes(0), validate.Require("ul.products"),
-	)
+	v, err := validate.New(validate.Config{
+		Checks: []validate.Check{validate.MinBytes(0), validate.Require("ul.products")},
+		Pages: []validate.Page{
+			{Pattern: `/products/`, Checks: []validate.Check{validate.MinBytes(1024), validate.Require("div.product h1.title")}},
+		},
+	})
 	if err != nil {
 		return 64, err
 	}
-	b, err := breaker.New(breaker.Standard(), breaker.Config{Logger: log, Clock: clk})
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard(), Logger: log, Clock: clk})
 	if err != nil {
 		return 64, err
 	}
