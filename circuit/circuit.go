@@ -75,7 +75,7 @@ type Store interface {
 }
 
 // MemoryStore keeps every circuit in this process: its circuits are
-// *Memory.
+// Local.
 type MemoryStore struct{}
 
 // Circuit returns a new in-process circuit.
@@ -83,5 +83,5 @@ func (MemoryStore) Circuit(key string, s Settings) (Circuit, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	return NewMemory(key, &s, nil), nil
+	return NewLocal(key, &s, nil), nil
 }

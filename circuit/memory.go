@@ -10,16 +10,36 @@ import (
 	"github.com/breakwater-crawl/breakwater/internal/window"
 )
 
-// Memory is the in-process Circuit. Its closed Allow takes no lock. The
+// Local is the in-process Circuit, with the paths its owner may take
+// past the interface: a caller that keeps state beside the circuit (the
+// breaker's domain set, the proxy pool) allows and records a closed
+// circuit's results without the Transition the interface returns.
+type Local interface {
+	Circuit
+	// TryAllow hands out a ticket if the circuit is closed, taking no
+	// lock; false: call Allow.
+	TryAllow() (Ticket, bool)
+	// TryRecordLocked records o for ticket p, as Record does, when it
+	// cannot move the circuit: a result that is not a failure on a closed
+	// circuit, or any result of a stale ticket. It reports whether it did;
+	// if not, nothing is recorded and the caller calls Record, which
+	// returns the Transition. The caller holds the mutex given to NewLocal.
+	TryRecordLocked(p Ticket, o Result) bool
+	// OutcomesLocked returns the outcomes in the window, oldest first, in
+	// a new slice; the caller holds the mutex given to NewLocal.
+	OutcomesLocked() []Result
+}
+
+// memory is the in-process Circuit. Its closed Allow takes no lock. The
 // fields a closed Allow and Record touch come first.
-type Memory struct {
+type memory struct {
 	// closedGen is gen<<1 | 1 while the circuit is closed, 0 otherwise:
 	// the closed Allow reads it without the lock.
 	closedGen atomic.Uint64
 	// issued counts the tickets handed out: the order the window keeps
 	// outcomes in (window.Ordered).
 	issued atomic.Uint64
-	mu     *sync.Mutex // &own, or the caller's (NewMemory's mu)
+	mu     *sync.Mutex // &own, or the caller's (NewLocal's mu)
 	gen    uint64
 	consec int32
 	// failures mirrors win.Failures for WindowFailures, without the lock.
@@ -28,7 +48,7 @@ type Memory struct {
 
 	key     string
 	s       *Settings // shared, never written
-	need    int32 // failures in a full window that trip it
+	need    int32     // failures in a full window that trip it
 	state   State
 	own     sync.Mutex
 	retryAt time.Time
@@ -37,7 +57,7 @@ type Memory struct {
 	trips   int32
 }
 
-// NewMemory returns a closed circuit for key deciding with *s, which the
+// NewLocal returns a closed circuit for key deciding with *s, which the
 // caller has validated (MemoryStore.Circuit validates it) and never
 // changes: the circuits of one profile share it. A caller that
 // keeps state of its own beside the circuit may guard both with one
@@ -45,8 +65,8 @@ type Memory struct {
 // with TryRecordLocked, so that one lock, not two, covers a result.
 // Nothing else of the circuit's may be called with mu held. A nil mu
 // gives the circuit its own lock.
-func NewMemory(key string, s *Settings, mu *sync.Mutex) *Memory {
-	c := &Memory{key: key, s: s, need: int32(s.FailuresToTrip()), win: window.NewOrdered(s.WindowSize, failed), mu: mu}
+func NewLocal(key string, s *Settings, mu *sync.Mutex) Local {
+	c := &memory{key: key, s: s, need: int32(s.FailuresToTrip()), win: window.NewOrdered(s.WindowSize, failed), mu: mu}
 	if c.mu == nil {
 		c.mu = &c.own
 	}
@@ -55,7 +75,7 @@ func NewMemory(key string, s *Settings, mu *sync.Mutex) *Memory {
 }
 
 // Allow asks to send one request now (Circuit).
-func (c *Memory) Allow(clk clock.Clock) (Ticket, Transition, error) {
+func (c *memory) Allow(clk clock.Clock) (Ticket, Transition, error) {
 	if t, ok := c.TryAllow(); ok {
 		return t, Transition{}, nil
 	}
@@ -82,12 +102,10 @@ func (c *Memory) Allow(clk clock.Clock) (Ticket, Transition, error) {
 	}
 }
 
-// TryAllow is Allow's closed path alone: while the circuit is closed it
-// returns a ticket and true, taking no lock; otherwise false, and the
-// caller calls Allow. A caller that holds a *Memory, not a Circuit,
-// spares its hot path the Transition Allow returns (some 140 bytes
-// zeroed and copied through the interface on every call).
-func (c *Memory) TryAllow() (Ticket, bool) {
+// TryAllow is Allow's closed path alone (Local). A caller that holds a
+// Local spares its hot path the Transition Allow returns (some 140 bytes
+// zeroed and copied on every call).
+func (c *memory) TryAllow() (Ticket, bool) {
 	// A ticket taken just as the circuit trips is a request in flight at
 	// the trip, and its result is ignored by generation like every other.
 	if g := c.closedGen.Load(); g != 0 {
@@ -96,12 +114,8 @@ func (c *Memory) TryAllow() (Ticket, bool) {
 	return Ticket{}, false
 }
 
-// TryRecordLocked records o for ticket p, as Record does, when it cannot
-// move the circuit: a result that is not a failure on a closed circuit,
-// or any result of a stale ticket. It reports whether it did; if not,
-// nothing is recorded and the caller calls Record, which returns the
-// Transition. The caller holds the mutex given to NewMemory.
-func (c *Memory) TryRecordLocked(p Ticket, o Result) bool {
+// TryRecordLocked records o when it cannot move the circuit (Local).
+func (c *memory) TryRecordLocked(p Ticket, o Result) bool {
 	switch {
 	case o.Class.Failure():
 		return false
@@ -115,7 +129,7 @@ func (c *Memory) TryRecordLocked(p Ticket, o Result) bool {
 }
 
 // Record gives back a ticket with its result (Circuit).
-func (c *Memory) Record(clk clock.Clock, p Ticket, o Result) (Transition, error) {
+func (c *memory) Record(clk clock.Clock, p Ticket, o Result) (Transition, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p.Gen != c.gen {
@@ -153,7 +167,7 @@ func (c *Memory) Record(clk clock.Clock, p Ticket, o Result) (Transition, error)
 
 // addLocked puts o, the result of ticket p of the current generation, in
 // the closed circuit's window, and counts the failures in a row.
-func (c *Memory) addLocked(p Ticket, o Result) {
+func (c *memory) addLocked(p Ticket, o Result) {
 	if !o.Class.Counted() {
 		return
 	}
@@ -173,7 +187,7 @@ func (c *Memory) addLocked(p Ticket, o Result) {
 }
 
 // Snapshot reads the circuit's state; it never fails.
-func (c *Memory) Snapshot(clock.Clock) (Snapshot, error) {
+func (c *memory) Snapshot(clock.Clock) (Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return Snapshot{Key: c.key, State: c.state, RetryAt: c.retryAt, Trips: int(c.trips),
@@ -181,7 +195,7 @@ func (c *Memory) Snapshot(clock.Clock) (Snapshot, error) {
 }
 
 // RestoreOpen puts back a saved state (Circuit).
-func (c *Memory) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Transition, error) {
+func (c *memory) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Transition, error) {
 	c.mu.Lock()
 	c.trips = max(c.trips, int32(min(trips, math.MaxInt32)))
 	c.mu.Unlock()
@@ -189,7 +203,7 @@ func (c *Memory) RestoreOpen(clk clock.Clock, retryAt time.Time, trips int) (Tra
 }
 
 // HoldOpen opens the circuit until until (Circuit).
-func (c *Memory) HoldOpen(clk clock.Clock, until time.Time, reason string) (Transition, error) {
+func (c *memory) HoldOpen(clk clock.Clock, until time.Time, reason string) (Transition, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := clk.Now()
@@ -208,34 +222,33 @@ func (c *Memory) HoldOpen(clk clock.Clock, until time.Time, reason string) (Tran
 	return c.openLocked(now, until, reason, c.win.Outcomes()), nil
 }
 
-func (c *Memory) tripLocked(now time.Time, reason string, evidence []Result) Transition {
+func (c *memory) tripLocked(now time.Time, reason string, evidence []Result) Transition {
 	c.trips++
 	return c.openLocked(now, now.Add(c.s.Cooldown), reason, evidence)
 }
 
 // openLocked opens the circuit until until.
-func (c *Memory) openLocked(now, until time.Time, reason string, evidence []Result) Transition {
+func (c *memory) openLocked(now, until time.Time, reason string, evidence []Result) Transition {
 	t := c.moveLocked(now, Open, reason, evidence)
 	c.retryAt, t.RetryAt = until, until
 	return t
 }
 
-// OutcomesLocked returns the outcomes in the window, oldest first, in a
-// new slice; the caller holds the mutex given to NewMemory.
-func (c *Memory) OutcomesLocked() []Result { return c.win.Outcomes() }
+// OutcomesLocked returns the window's outcomes (Local).
+func (c *memory) OutcomesLocked() []Result { return c.win.Outcomes() }
 
 // WindowFailures returns the failures in the circuit's window now,
 // without a lock: a caller keeps at most FailuresToTrip − WindowFailures
 // requests in flight, so the circuit is always there to stop the next.
-func (c *Memory) WindowFailures() int { return int(c.failures.Load()) }
+func (c *memory) WindowFailures() int { return int(c.failures.Load()) }
 
 // Pause does nothing: an in-process circuit has no other user to hold
 // off, and its caller waits out the pause on its own (Circuit).
-func (c *Memory) Pause(clock.Clock, time.Time) error { return nil }
+func (c *memory) Pause(clock.Clock, time.Time) error { return nil }
 
 // moveLocked changes state, starts a new generation with an empty window
 // and describes the change. Every state change goes through here.
-func (c *Memory) moveLocked(now time.Time, to State, reason string, evidence []Result) Transition {
+func (c *memory) moveLocked(now time.Time, to State, reason string, evidence []Result) Transition {
 	t := Transition{Key: c.key, From: c.state, To: to, At: now, Reason: reason, Window: evidence,
 		FailureRate: FailureRate(evidence), MedianLatency: MedianLatency(evidence)}
 	c.state = to

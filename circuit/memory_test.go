@@ -25,7 +25,7 @@ func TestMemory(t *testing.T) {
 // caller records: TryRecordLocked under the mutex, Record when it
 // declines.
 type guarded struct {
-	*circuit.Memory
+	circuit.Local
 	mu *sync.Mutex
 }
 
@@ -33,7 +33,7 @@ func (c guarded) Allow(clk clock.Clock) (circuit.Ticket, circuit.Transition, err
 	if t, ok := c.TryAllow(); ok {
 		return t, circuit.Transition{}, nil
 	}
-	return c.Memory.Allow(clk)
+	return c.Local.Allow(clk)
 }
 
 func (c guarded) Record(clk clock.Clock, t circuit.Ticket, r circuit.Result) (circuit.Transition, error) {
@@ -43,7 +43,7 @@ func (c guarded) Record(clk clock.Clock, t circuit.Ticket, r circuit.Result) (ci
 	if ok {
 		return circuit.Transition{}, nil
 	}
-	return c.Memory.Record(clk, t, r)
+	return c.Local.Record(clk, t, r)
 }
 
 // TestMemoryGuarded runs the same table against a circuit that locks its
@@ -54,6 +54,6 @@ func TestMemoryGuarded(t *testing.T) {
 			t.Fatal(err)
 		}
 		mu := new(sync.Mutex)
-		return guarded{circuit.NewMemory(key, &s, mu), mu}
+		return guarded{circuit.NewLocal(key, &s, mu), mu}
 	})
 }

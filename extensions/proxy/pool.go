@@ -36,7 +36,7 @@ type member struct {
 	name    string
 	url     *url.URL
 	str     string // url.String(), as Colly's switcher stores it
-	c       *circuit.Memory
+	c       circuit.Local
 	state   circuit.State // closed: in the rotation; open: ejected; half-open: probing
 	retryAt time.Time     // open: when it may be probed
 	probes  int           // probes handed out and not yet recorded
@@ -95,7 +95,7 @@ func New(cfg Config) (*Pool, error) {
 		if names[name]++; names[name] > 1 {
 			name = fmt.Sprintf("%s#%d", name, names[name])
 		}
-		m := &member{idx: len(p.members), name: name, url: u, str: u.String(), c: circuit.NewMemory(name, &p.circuit, nil)}
+		m := &member{idx: len(p.members), name: name, url: u, str: u.String(), c: circuit.NewLocal(name, &p.circuit, nil)}
 		p.members = append(p.members, m)
 		for _, k := range []string{u.String(), name} {
 			if _, dup := p.byKey[k]; !dup {

@@ -96,7 +96,7 @@ func (p *Pool) recordLocked(m *member, o outcome, latency time.Duration) {
 		if p.ejected >= p.most {
 			// One more ejection would pass MaxEjectedShare: keep the proxy,
 			// with a fresh circuit, and say it is likely the client side.
-			m.c = circuit.NewMemory(m.name, &p.circuit, nil)
+			m.c = circuit.NewLocal(m.name, &p.circuit, nil)
 			m.held = true
 			p.pauseLocked(m, now, tr.Reason)
 			return

@@ -125,7 +125,7 @@ func (b *Set) Hook(onTransition func(circuit.Transition), onDegrading func(strin
 // to counts[Success]): on a broad crawl a domain is mostly out of the
 // CPU's cache, and each further line read is a miss.
 type Domain struct {
-	mem *circuit.Memory // the circuit, if it is in-process: its closed paths skip the interface's Transition
+	mem circuit.Local // the circuit, if it is in-process: its closed paths skip the Circuit interface's Transition
 	// tracker is the early warnings' state, made at the first outcome
 	// that is not a quick success, past lazyOutcomes, or at a transition
 	// (lazy.go); written under mu.

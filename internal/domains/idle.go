@@ -92,12 +92,12 @@ func (b *Set) newCircuit(d *Domain) (err error) {
 	s := &d.Profile.settings // validated with the profile (New, AddDomainProfile)
 	var c circuit.Circuit
 	if _, ok := b.Store.(circuit.MemoryStore); ok {
-		c, d.guarded = circuit.NewMemory(d.Name, s, &d.mu), true
+		c, d.guarded = circuit.NewLocal(d.Name, s, &d.mu), true
 	} else if c, err = b.Store.Circuit(d.Name, *s); err != nil {
 		return fmt.Errorf("breaker: circuit for %s: %w", d.Name, err)
 	}
 	d.Circuit = c
-	d.mem, _ = c.(*circuit.Memory)
+	d.mem, _ = c.(circuit.Local)
 	if !d.guarded { // no in-process window to begin from (lazy.go)
 		d.tracker.Store(d.newTracker())
 	}
@@ -165,7 +165,7 @@ func (b *Set) compact(d *Domain, now time.Time) {
 
 // quiet returns d's dormant record, or false if d has something to
 // remember that the record cannot hold.
-func (d *Domain) quiet(mc *circuit.Memory, now time.Time) (r idle.Record, ok bool) {
+func (d *Domain) quiet(mc circuit.Local, now time.Time) (r idle.Record, ok bool) {
 	if d.open.Load() != nil || d.throttled.Load() != 0 || d.blocked.Load() != 0 ||
 		d.Unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
 		return r, false

@@ -28,7 +28,7 @@ func TestRestoreWindow(t *testing.T) {
 		{"more failures than outcomes", standard, 2, 5, 5, 5},
 	} {
 		clk := clocktest.NewFake(time.Unix(1_800_000_000, 0))
-		c := circuit.NewMemory("shop.test", &tc.s, nil)
+		c := circuit.NewLocal("shop.test", &tc.s, nil)
 		if err := restoreWindow(c, clk, tc.s, tc.outcomes, tc.failures); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

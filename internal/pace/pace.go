@@ -5,10 +5,10 @@ package pace
 
 import (
 	"cmp"
-	"math"
 	"context"
 	"fmt"
 	"github.com/breakwater-crawl/breakwater/observe"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"

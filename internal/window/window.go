@@ -10,8 +10,8 @@ type Window[T any] struct {
 	next     int32 // where the next outcome goes; equals N until the ring is full
 	N        int32 // how many are held, ≤ size
 	Failures int32
-	size     int32 // a profile's window: validated far below 2³¹
-	Buf      []T   // the ring; len(Buf) < size until it has been full once
+	size     int32        // a profile's window: validated far below 2³¹
+	Buf      []T          // the ring; len(Buf) < size until it has been full once
 	failure  func(T) bool // whether an outcome is a failure; nil: failures are not counted
 }
 
