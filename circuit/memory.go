@@ -44,7 +44,7 @@ type memory struct {
 	consec int32
 	// failures mirrors win.Failures for WindowFailures, without the lock.
 	failures atomic.Int32
-	win      window.Ordered[Result]
+	win      window.Ordered[packed]
 
 	key     string
 	s       *Settings // shared, never written
@@ -66,7 +66,7 @@ type memory struct {
 // Nothing else of the circuit's may be called with mu held. A nil mu
 // gives the circuit its own lock.
 func NewLocal(key string, s *Settings, mu *sync.Mutex) Local {
-	c := &memory{key: key, s: s, need: int32(s.FailuresToTrip()), win: window.NewOrdered(s.WindowSize, failed), mu: mu}
+	c := &memory{key: key, s: s, need: int32(s.FailuresToTrip()), win: window.NewOrdered(s.WindowSize, packed.failed), mu: mu}
 	if c.mu == nil {
 		c.mu = &c.own
 	}
@@ -141,9 +141,9 @@ func (c *memory) Record(clk clock.Clock, p Ticket, o Result) (Transition, error)
 		switch {
 		case !o.Class.Failure():
 		case c.win.Failures >= c.need:
-			return c.tripLocked(clk.Now(), ReasonFailureRate, c.win.Outcomes()), nil
+			return c.tripLocked(clk.Now(), ReasonFailureRate, c.outcomesLocked()), nil
 		case c.s.ConsecutiveFailures > 0 && int(c.consec) >= c.s.ConsecutiveFailures:
-			return c.tripLocked(clk.Now(), ReasonConsecutiveFailures, c.win.Outcomes()), nil
+			return c.tripLocked(clk.Now(), ReasonConsecutiveFailures, c.outcomesLocked()), nil
 		}
 	case HalfOpen:
 		if !p.Probe {
@@ -175,7 +175,7 @@ func (c *memory) addLocked(p Ticket, o Result) {
 	if seq == 0 { // a ticket made by hand: as if issued now
 		seq = c.issued.Add(1)
 	}
-	c.win.Add(o, seq)
+	c.win.Add(pack(o), seq)
 	if f := c.win.Failures; f != c.failures.Load() {
 		c.failures.Store(f) // only on change: a store is a locked instruction, a load is not
 	}
@@ -219,7 +219,7 @@ func (c *memory) HoldOpen(clk clock.Clock, until time.Time, reason string) (Tran
 	if CountsAsTrip(reason) {
 		c.trips++
 	}
-	return c.openLocked(now, until, reason, c.win.Outcomes()), nil
+	return c.openLocked(now, until, reason, c.outcomesLocked()), nil
 }
 
 func (c *memory) tripLocked(now time.Time, reason string, evidence []Result) Transition {
@@ -235,7 +235,7 @@ func (c *memory) openLocked(now, until time.Time, reason string, evidence []Resu
 }
 
 // OutcomesLocked returns the window's outcomes (Local).
-func (c *memory) OutcomesLocked() []Result { return c.win.Outcomes() }
+func (c *memory) OutcomesLocked() []Result { return c.outcomesLocked() }
 
 // WindowFailures returns the failures in the circuit's window now,
 // without a lock: a caller keeps at most FailuresToTrip − WindowFailures
@@ -265,5 +265,31 @@ func (c *memory) moveLocked(now time.Time, to State, reason string, evidence []R
 	return t
 }
 
-// failed says whether r is a failure (the window's test).
-func failed(r Result) bool { return r.Class.Failure() }
+// outcomesLocked returns the window's outcomes, oldest first, in a new
+// slice.
+func (c *memory) outcomesLocked() []Result {
+	ps := c.win.Outcomes()
+	out := make([]Result, len(ps))
+	for i, p := range ps {
+		out[i] = p.result()
+	}
+	return out
+}
+
+// packed is a Result in one word, as the window holds it (with its
+// ticket's order, 16 bytes an outcome, not 24): the class in the top 8
+// bits, the latency in the 56 below (2.2 years of nanoseconds).
+type packed uint64
+
+const latencyBits = 56
+
+func pack(r Result) packed {
+	return packed(min(max(r.Latency, 0), 1<<latencyBits-1)) | packed(r.Class)<<latencyBits
+}
+
+func (p packed) result() Result {
+	return Result{Class: Class(p >> latencyBits), Latency: time.Duration(p & (1<<latencyBits - 1))}
+}
+
+// failed says whether p is a failure (the window's test).
+func (p packed) failed() bool { return Class(p >> latencyBits).Failure() }
