@@ -65,7 +65,7 @@ func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	case !suspect && v.failed.count() > v.failed.count1(m.idx):
 		// Failing through the next proxy too, one that carries most of
 		// what it is given: the site fails.
-		v.failed.clear()
+		clear(v.failed)
 		v.failing = true
 		return notJudged, false
 	case !suspect:
@@ -88,7 +88,7 @@ func (p *Pool) settledLocked(pending members, i int) bool {
 	if pending.count() < min(p.most+1, p.carryingLocked()) {
 		return false
 	}
-	pending.clear()
+	clear(pending)
 	return true
 }
 
@@ -108,7 +108,7 @@ func (p *Pool) chargeLocked(pending members, i int, o outcome) {
 			p.recordLocked(p.members[j], o, 0)
 		}
 	}
-	pending.clear()
+	clear(pending)
 }
 
 // outlierLocked reports whether m, whose latest attempt failed at domain,
@@ -264,7 +264,6 @@ type members []uint64
 func newMembers(n int) members { return make(members, (n+63)/64) }
 func (b members) set(i int)    { b[i/64] |= 1 << (i % 64) }
 func (b members) unset(i int)  { b[i/64] &^= 1 << (i % 64) }
-func (b members) clear()       { clear(b) }
 
 // count1 is 1 if i is in b, else 0.
 func (b members) count1(i int) int { return int(b[i/64] >> (i % 64) & 1) }
