@@ -66,7 +66,7 @@ func simulate(t *testing.T, cfg Config, par int, lat time.Duration, site *tokenB
 		start := p.earliestLocked()
 		if len(inflight) < limit && done+len(inflight) < pages && !start.After(now) {
 			ok, wait := site.take(now.Add(lat))
-			p.next = now.Add(p.gap)
+			p.next = stampOf(now.Add(p.gap))
 			back := now.Add(2 * lat)
 			if ok {
 				back = back.Add(lat) // a page's body takes longer than a 429's
@@ -224,7 +224,7 @@ func crawlPhases(t *testing.T, p *Pace, site *tokenBucket, lat time.Duration, ph
 			}
 			now = later(now, p.earliestLocked())
 			ep := p.episode
-			p.next = now.Add(p.gap)
+			p.next = stampOf(now.Add(p.gap))
 			ok, wait := site.take(now.Add(lat))
 			if !ok {
 				now = now.Add(2 * lat)
@@ -324,7 +324,7 @@ func TestAnUnknownBurstIsNotFilledByThePause(t *testing.T) {
 	now := p.earliestLocked()
 	for range 10 {
 		now = later(now, p.earliestLocked())
-		p.next = now.Add(p.gap)
+		p.next = stampOf(now.Add(p.gap))
 		p.Accepted(now.Add(5*time.Millisecond), p.episode)
 		p.Succeeded()
 	}

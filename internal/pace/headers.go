@@ -104,7 +104,7 @@ func (p *Pace) Advertised(now time.Time, q Quota) {
 	defer p.mu.Unlock()
 	reset := now.Add(q.Reset)
 	if q.Remaining == 0 {
-		p.halt = later(reset, p.halt)
+		p.halt = stampOf(later(reset, p.halt.t()))
 		return
 	}
 	c := p.coldLocked()

@@ -84,8 +84,8 @@ type Pace struct {
 	pauses    int32         // Retry-After pauses taken
 	gap       time.Duration // current least gap between request starts
 	res       []reservation // slots reserved in OnRequest (a small array, kept: one a request)
-	next      time.Time     // earliest start of the next request
-	halt      time.Time     // Retry-After: nothing before this
+	next      stamp         // earliest start of the next request
+	halt      stamp         // Retry-After: nothing before this
 	episode   uint64        // slowdowns so far: a throttle slows the pace once per episode
 	pausedFor time.Duration
 	// Until the pace is first throttled, waited for or told a quota, the
@@ -354,13 +354,13 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool, 
 		p.mu.Lock()
 		now, start := p.user.Clock.Now(), p.earliestLocked()
 		if !start.After(now) {
-			p.next = now.Add(p.gapLocked(now))
+			p.next = stampOf(now.Add(p.gapLocked(now)))
 			ep, n := p.episode, int(p.inflight)
 			p.mu.Unlock()
 			return ep, n, nil
 		}
 		wctx := slotCtx
-		if p.halt.After(now) {
+		if p.halt.t().After(now) {
 			wctx = ctx
 		}
 		p.mu.Unlock()
@@ -379,7 +379,7 @@ func (p *Pace) acquire(ctx, slotCtx context.Context, key any, atTransport bool, 
 func (p *Pace) WaitHalt(ctx context.Context) error {
 	for {
 		p.mu.Lock()
-		now, halt := p.user.Clock.Now(), p.halt
+		now, halt := p.user.Clock.Now(), p.halt.t()
 		p.mu.Unlock()
 		if !halt.After(now) {
 			return nil
@@ -399,7 +399,27 @@ func (p *Pace) Earliest() time.Time {
 	return p.earliestLocked()
 }
 
-func (p *Pace) earliestLocked() time.Time { return later(p.halt, p.next) }
+func (p *Pace) earliestLocked() time.Time { return later(p.halt.t(), p.next.t()) }
+
+// A stamp is a time in unix nanoseconds, 0 for none: 8 bytes where a
+// time.Time takes 24 (a pace keeps two). It drops the monotonic reading:
+// the pace compares it with the wall clock.
+type stamp int64
+
+func stampOf(t time.Time) stamp {
+	if t.IsZero() {
+		return 0
+	}
+	return stamp(t.UnixNano())
+}
+
+// t is s as a time; the zero time for 0.
+func (s stamp) t() time.Time {
+	if s == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(s))
+}
 
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
@@ -460,13 +480,13 @@ func wake(q *[]*waiter) {
 func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit int, gap time.Duration, changed, horizon bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if until := now.Add(wait); until.After(p.halt) {
-		if p.halt.Before(now) {
+	if until := now.Add(wait); until.After(p.halt.t()) {
+		if p.halt.t().Before(now) {
 			p.pauses++
-			p.halt = now
+			p.halt = stampOf(now)
 		}
-		p.pausedFor += until.Sub(p.halt)
-		p.halt = until
+		p.pausedFor += until.Sub(p.halt.t())
+		p.halt = stampOf(until)
 	}
 	p.clean = 0
 	p.coldLocked()
@@ -484,7 +504,7 @@ func (p *Pace) Throttled(now time.Time, wait time.Duration, ep uint64) (limit in
 	}
 	p.limit = max(1, int32(float64(p.limit)/p.user.Backoff))
 	wasRamping := p.est.ramping
-	rate, rampFrom := p.est.throttled(now, p.halt, p.user.Backoff)
+	rate, rampFrom := p.est.throttled(now, p.halt.t(), p.user.Backoff)
 	switch {
 	case rate > 0:
 		p.gap = p.rateGapLocked(rate)
@@ -609,8 +629,8 @@ func (p *Pace) Stats(now time.Time) Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := Stats{Limit: int(p.limit), Gap: p.gap, InFlight: int(p.inflight), Pauses: int(p.pauses), PausedFor: p.pausedFor}
-	if p.halt.After(now) {
-		s.HaltUntil = p.halt
+	if p.halt.t().After(now) {
+		s.HaltUntil = p.halt.t()
 	}
 	return s
 }
@@ -624,7 +644,7 @@ func (p *Pace) Quiet(now time.Time, r *idle.Record) (still bool) {
 	if p.cold != nil && (len(p.gateWaiters) > 0 || len(p.transportWaiters) > 0 || len(p.resWaiters) > 0 || !p.since.IsZero()) {
 		return false
 	}
-	return p.inflight == 0 && p.liveLocked(now) == 0 && !p.halt.After(now) && !p.next.After(now) && p.atUserPace()
+	return p.inflight == 0 && p.liveLocked(now) == 0 && !p.halt.t().After(now) && !p.next.t().After(now) && p.atUserPace()
 }
 
 // Revive gives a new pace the pause counts r kept of the domain it continues.
@@ -637,7 +657,7 @@ func (p *Pace) Revive(r *idle.Record) {
 // HaltUntil halts the domain until t, if not halted longer already.
 func (p *Pace) HaltUntil(t time.Time) {
 	p.mu.Lock()
-	p.halt = later(t, p.halt)
+	p.halt = stampOf(later(t, p.halt.t()))
 	p.mu.Unlock()
 }
 
