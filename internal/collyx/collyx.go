@@ -83,30 +83,24 @@ func lockOf(p unsafe.Pointer, f field) *sync.RWMutex {
 	return nil
 }
 
-// ErrorCallbacks returns a copy of c's OnError callbacks, in the order
-// Colly runs them, and false when this Colly version keeps them elsewhere.
-// Colly has no way to report an error for a request its OnRequest
-// callbacks aborted: an extension that refuses a request there calls
-// these itself, as Colly's handleOnError would.
-func ErrorCallbacks(c *colly.Collector) ([]colly.ErrorCallback, bool) {
-	cbs := at[[]colly.ErrorCallback](unsafe.Pointer(c), layout.errorCallbacks)
-	if cbs == nil {
-		return nil, false
-	}
-	if mu := lockOf(unsafe.Pointer(c), layout.lock); mu != nil {
-		mu.RLock()
-		defer mu.RUnlock()
-	}
-	return slices.Clone(*cbs), true
-}
-
 // ReportError runs c's OnError callbacks for r with err, as Colly does for
 // a request that failed: a Response with no status carrying r and its
-// context. It reports false when the callbacks could not be found.
+// context. Colly has no way to report an error for a request its
+// OnRequest callbacks aborted: an extension that refuses a request there
+// calls this, as Colly's handleOnError would. It reports false when this
+// Colly version keeps the callbacks elsewhere.
 func ReportError(c *colly.Collector, r *colly.Request, err error) bool {
-	fs, ok := ErrorCallbacks(c)
-	if !ok {
+	cbs := at[[]colly.ErrorCallback](unsafe.Pointer(c), layout.errorCallbacks)
+	if cbs == nil {
 		return false
+	}
+	mu := lockOf(unsafe.Pointer(c), layout.lock)
+	if mu != nil {
+		mu.RLock()
+	}
+	fs := slices.Clone(*cbs) // run unlocked: a callback may register another
+	if mu != nil {
+		mu.RUnlock()
 	}
 	resp := &colly.Response{Request: r, Ctx: r.Ctx}
 	for _, f := range fs {
