@@ -6,9 +6,7 @@ import (
 )
 
 // childAttr has the child killed when its supervisor dies.
-func childAttr(ownGroup bool) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: ownGroup, Pdeathsig: syscall.SIGKILL}
-}
+func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
 
 // childLockThread: the parent-death signal is tied to the thread that started
 // the child.

@@ -9,9 +9,7 @@ import (
 
 // childAttr: this system has no parent-death signal; a supervisor killed
 // with SIGKILL leaves its child to finish on its own.
-func childAttr(ownGroup bool) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: ownGroup}
-}
+func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
 
 const childLockThread = false
 

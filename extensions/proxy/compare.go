@@ -65,7 +65,7 @@ func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	case !suspect && v.failed.count() > v.failed.count1(m.idx):
 		// Failing through the next proxy too, one that carries most of
 		// what it is given: the site fails.
-		v.failed.clear()
+		clear(v.failed)
 		v.failing = true
 		return notJudged, false
 	case !suspect:
@@ -88,7 +88,7 @@ func (p *Pool) settledLocked(pending members, i int) bool {
 	if pending.count() < min(p.most+1, p.carryingLocked()) {
 		return false
 	}
-	pending.clear()
+	clear(pending)
 	return true
 }
 
@@ -98,17 +98,17 @@ func (p *Pool) settledLocked(pending members, i int) bool {
 // one that carries most of what it is given failed at the site's moment
 // (a site beginning to fail or hang), and is not charged at each such
 // site. pending is then emptied.
-func (p *Pool) chargeLocked(pending members, i int, o outcome, evs *events) {
+func (p *Pool) chargeLocked(pending members, i int, o outcome) {
 	for j := range pending.each() {
 		if fails, n := p.members[j].recent.count(); o == outlier && 2*fails < n {
 			continue
 		}
 		if j != i {
 			p.members[j].outcomes[notJudged]--
-			p.recordLocked(p.members[j], o, 0, evs)
+			p.recordLocked(p.members[j], o, 0)
 		}
 	}
-	pending.clear()
+	clear(pending)
 }
 
 // outlierLocked reports whether m, whose latest attempt failed at domain,
@@ -176,7 +176,7 @@ func (r recent) count() (fails, n int) {
 // compareLocked judges an answer m carried from domain against the other
 // proxies' answers there (views): refused says it was a 401 or 403. The
 // site's first refusal is not judged yet, but blamed on the proxy.
-func (p *Pool) compareLocked(m *member, domain string, refused bool, latency time.Duration, evs *events) (outcome, bool) {
+func (p *Pool) compareLocked(m *member, domain string, refused bool, latency time.Duration) (outcome, bool) {
 	v := p.views[domain]
 	now := p.cfg.Clock.Now()
 	if !refused {
@@ -188,14 +188,14 @@ func (p *Pool) compareLocked(m *member, domain string, refused bool, latency tim
 			v.ok.set(m.idx)
 			// Refused or failing here while m is answered: the proxies'
 			// own.
-			p.chargeLocked(v.refused, m.idx, blocked, evs)
+			p.chargeLocked(v.refused, m.idx, blocked)
 			v.client = false
 			if now.Add(-latency).Before(v.failedSince) {
 				// Sent before the failures left to tell: the site may have
 				// begun to fail since; only a later answer tells.
 				return carried, false
 			}
-			p.chargeLocked(v.failed, m.idx, outlier, evs)
+			p.chargeLocked(v.failed, m.idx, outlier)
 			v.failing = false
 		}
 		return carried, false
@@ -264,7 +264,6 @@ type members []uint64
 func newMembers(n int) members { return make(members, (n+63)/64) }
 func (b members) set(i int)    { b[i/64] |= 1 << (i % 64) }
 func (b members) unset(i int)  { b[i/64] &^= 1 << (i % 64) }
-func (b members) clear()       { clear(b) }
 
 // count1 is 1 if i is in b, else 0.
 func (b members) count1(i int) int { return int(b[i/64] >> (i % 64) & 1) }

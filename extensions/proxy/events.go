@@ -14,8 +14,8 @@ const (
 	unheld                 // a proxy kept by the share rule carried a request
 )
 
-// event is one change, told (logged, hooks called) after the Pool's lock
-// is released.
+// event is one change, queued under the Pool's lock and told (logged,
+// hooks called) by unlock, once the lock is released.
 type event struct {
 	kind     kind
 	snap     Snapshot
@@ -24,14 +24,16 @@ type event struct {
 	err      error
 }
 
-// events collects what a call changed; most calls change nothing, so it
-// allocates only then.
-type events []event
+// queue adds ev to the events unlock tells; the caller holds the lock.
+func (p *Pool) queue(ev event) { p.queued = append(p.queued, ev) }
 
-func (e *events) add(ev event) { *e = append(*e, ev) }
-
-// emit logs evs and calls the hooks, in order.
-func (p *Pool) emit(evs events) {
+// unlock releases the Pool's lock, then logs the events queued under it
+// and calls the hooks, in order. Most calls queue none, and allocate
+// nothing.
+func (p *Pool) unlock() {
+	evs := p.queued
+	p.queued = nil
+	p.mu.Unlock()
 	for _, ev := range evs {
 		s := ev.snap
 		switch ev.kind {

@@ -22,14 +22,12 @@ var Classify = classify
 // RecordOutcome charges o to proxy, as Record does once it has judged an
 // attempt.
 func (p *Pool) RecordOutcome(proxy string, o Outcome, latency time.Duration) error {
-	var evs events
 	p.mu.Lock()
 	m := p.lookupLocked(proxy)
 	if m != nil {
-		p.recordLocked(m, o, latency, &evs)
+		p.recordLocked(m, o, latency)
 	}
-	p.mu.Unlock()
-	p.emit(evs)
+	p.unlock()
 	if m == nil {
 		return fmt.Errorf("proxy: %s is not in the pool", proxy)
 	}

@@ -27,6 +27,7 @@ type Pool struct {
 	ejected int                // members open or half-open
 	views   map[string]*view   // per domain that refused a proxy: Record's comparison
 	paused  atomic.Int64       // unix nanos: the client side suspect, no proxy handed out before; written under mu
+	queued  []event            // for unlock to tell
 }
 
 // member is one proxy of the pool; the Pool's mutex guards it.

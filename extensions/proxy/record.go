@@ -60,24 +60,22 @@ func (a Attempt) Unexplained() bool {
 func (p *Pool) Record(a Attempt) (proxyFault bool) {
 	o := classify(a.Err, a.Status, a.Header)
 	proxyFault = o.failure()
-	var evs events
 	p.mu.Lock()
 	m := p.lookupLocked(a.Proxy)
 	if m != nil {
 		switch {
 		case o == carried && a.Domain != "":
-			o, proxyFault = p.compareLocked(m, a.Domain, a.Status == http.StatusUnauthorized || a.Status == http.StatusForbidden, a.Latency, &evs)
+			o, proxyFault = p.compareLocked(m, a.Domain, a.Status == http.StatusUnauthorized || a.Status == http.StatusForbidden, a.Latency)
 		case o == notJudged && unexplained(a):
 			o, proxyFault = p.failedLocked(m, a.Domain)
 		}
-		p.recordLocked(m, o, a.Latency, &evs)
+		p.recordLocked(m, o, a.Latency)
 	}
-	p.mu.Unlock()
-	p.emit(evs)
+	p.unlock()
 	return m != nil && proxyFault
 }
 
-func (p *Pool) recordLocked(m *member, o outcome, latency time.Duration, evs *events) {
+func (p *Pool) recordLocked(m *member, o outcome, latency time.Duration) {
 	clk, now := p.cfg.Clock, p.cfg.Clock.Now()
 	m.outcomes[o]++
 	r := circuit.Result{Class: o.class(), Latency: latency}
@@ -85,7 +83,7 @@ func (p *Pool) recordLocked(m *member, o outcome, latency time.Duration, evs *ev
 	case circuit.Closed:
 		if o == carried && m.held {
 			m.held = false
-			evs.add(event{kind: unheld, snap: m.snapshotLocked()})
+			p.queue(event{kind: unheld, snap: m.snapshotLocked()})
 		}
 		t, ok := m.c.TryAllow()
 		if !ok {
@@ -100,16 +98,16 @@ func (p *Pool) recordLocked(m *member, o outcome, latency time.Duration, evs *ev
 			// with a fresh circuit, and say it is likely the client side.
 			m.c = circuit.NewLocal(m.name, &p.circuit, nil)
 			m.held = true
-			p.pauseLocked(m, now, tr.Reason, evs)
+			p.pauseLocked(m, now, tr.Reason)
 			return
 		}
 		if !m.backAt.IsZero() { // a stretch back in the rotation works off the streak
 			m.streak = max(0, m.streak-int(now.Sub(m.backAt)/p.cfg.Settings.Cooldown))
 		}
 		p.ejected++
-		p.ejectLocked(m, now, tr.Reason, evs)
+		p.ejectLocked(m, now, tr.Reason)
 		if p.ejected == len(p.members) {
-			p.pauseLocked(m, now, tr.Reason, evs)
+			p.pauseLocked(m, now, tr.Reason)
 		}
 	case circuit.HalfOpen:
 		if m.probes == 0 {
@@ -124,31 +122,31 @@ func (p *Pool) recordLocked(m *member, o outcome, latency time.Duration, evs *ev
 		case circuit.Closed:
 			m.state, m.backAt = circuit.Closed, now
 			p.ejected--
-			evs.add(event{kind: restored, snap: m.snapshotLocked()})
+			p.queue(event{kind: restored, snap: m.snapshotLocked()})
 		case circuit.Open:
-			p.ejectLocked(m, now, tr.Reason, evs)
+			p.ejectLocked(m, now, tr.Reason)
 		}
 	}
 }
 
 // pauseLocked pauses the pool for a cooldown, m's trip (for reason)
 // having made the client side the likely cause, and tells it.
-func (p *Pool) pauseLocked(m *member, now time.Time, reason string, evs *events) {
+func (p *Pool) pauseLocked(m *member, now time.Time, reason string) {
 	cd := p.cfg.Settings.Cooldown
 	p.paused.Store(now.Add(cd).UnixNano())
-	evs.add(event{kind: clientSide, snap: m.snapshotLocked(), reason: reason, err: p.clientSideLocked(), cooldown: cd})
+	p.queue(event{kind: clientSide, snap: m.snapshotLocked(), reason: reason, err: p.clientSideLocked(), cooldown: cd})
 }
 
 // ejectLocked takes m, whose circuit has just opened, out of the
 // rotation for its next cooldown.
-func (p *Pool) ejectLocked(m *member, now time.Time, reason string, evs *events) {
+func (p *Pool) ejectLocked(m *member, now time.Time, reason string) {
 	m.streak++
 	m.ejections++
 	cd := p.cooldown(m.streak)
 	m.retryAt = now.Add(cd)
 	m.c.HoldOpen(p.cfg.Clock, m.retryAt, reason)
 	m.state, m.probes, m.held = circuit.Open, 0, false
-	evs.add(event{kind: ejected, snap: m.snapshotLocked(), reason: reason, cooldown: cd})
+	p.queue(event{kind: ejected, snap: m.snapshotLocked(), reason: reason, cooldown: cd})
 }
 
 // cooldown is the ejection time of a proxy's streak-th ejection in a row:

@@ -55,16 +55,14 @@ func (p *Pool) ProxyFunc() colly.ProxyFunc {
 // outcome (a probe not recorded within Settings.Cooldown is given up and
 // handed out again). A proxy not in the pool is not ejected.
 func (p *Pool) Ejected(proxy string) bool {
-	var evs events
 	p.mu.Lock()
 	m := p.lookupLocked(proxy)
 	now := p.cfg.Clock.Now()
-	ejected := m != nil && (p.pausedAt(now) || !p.admitLocked(m, now, &evs))
+	ejected := m != nil && (p.pausedAt(now) || !p.admitLocked(m, now))
 	if m != nil && !ejected {
 		m.sent++
 	}
-	p.mu.Unlock()
-	p.emit(evs)
+	p.unlock()
 	return ejected
 }
 
@@ -87,23 +85,21 @@ func (p *Pool) pausedAt(now time.Time) bool { return now.UnixNano() < p.paused.L
 // pick chooses the next proxy of the rotation that admits a request, one
 // not yet tried for it (sl) while one admits.
 func (p *Pool) pick(sl *slot) (*member, error) {
-	var evs events
 	p.mu.Lock()
 	now := p.cfg.Clock.Now()
 	n := len(p.members)
 	if p.pausedAt(now) {
 		err := fmt.Errorf("%w: no proxy is handed out before %s: %w", ErrAllEjected, time.Unix(0, p.paused.Load()).In(now.Location()).Format(time.RFC3339), p.clientSideLocked())
-		p.mu.Unlock()
+		p.unlock()
 		return nil, err
 	}
 	for i := range 2 * n {
 		idx := (p.next + i) % n
 		m := p.members[idx]
-		if (i >= n || !sl.has(m)) && p.admitLocked(m, now, &evs) {
+		if (i >= n || !sl.has(m)) && p.admitLocked(m, now) {
 			p.next = (idx + 1) % n
 			m.sent++
-			p.mu.Unlock()
-			p.emit(evs)
+			p.unlock()
 			return m, nil
 		}
 	}
@@ -117,8 +113,7 @@ func (p *Pool) pick(sl *slot) (*member, error) {
 			first = at
 		}
 	}
-	p.mu.Unlock()
-	p.emit(evs)
+	p.unlock()
 	return nil, fmt.Errorf("%w: all %d proxies are out of the rotation; the first may be probed at %s",
 		ErrAllEjected, n, first.Format(time.RFC3339))
 }
@@ -126,7 +121,7 @@ func (p *Pool) pick(sl *slot) (*member, error) {
 // admitLocked reports whether m takes a request now: in the rotation, or
 // ejected with its cooldown passed and a probe slot free (the request is
 // then its probe).
-func (p *Pool) admitLocked(m *member, now time.Time, evs *events) bool {
+func (p *Pool) admitLocked(m *member, now time.Time) bool {
 	switch m.state {
 	case circuit.Closed:
 		return true
@@ -143,7 +138,7 @@ func (p *Pool) admitLocked(m *member, now time.Time, evs *events) bool {
 			// that asked Ejected and sent nothing): free its slot.
 			m.probes--
 			m.c.Record(p.cfg.Clock, m.probe, circuit.Result{Class: circuit.Excluded})
-			evs.add(event{kind: lostProbe, snap: m.snapshotLocked()})
+			p.queue(event{kind: lostProbe, snap: m.snapshotLocked()})
 		}
 	}
 	t, tr, err := m.c.Allow(p.cfg.Clock)
@@ -152,7 +147,7 @@ func (p *Pool) admitLocked(m *member, now time.Time, evs *events) bool {
 	}
 	if tr.To == circuit.HalfOpen {
 		m.state = circuit.HalfOpen
-		evs.add(event{kind: probing, snap: m.snapshotLocked()})
+		p.queue(event{kind: probing, snap: m.snapshotLocked()})
 	}
 	m.probe, m.probeAt = t, now
 	m.probes++

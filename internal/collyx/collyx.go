@@ -30,44 +30,77 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// ErrorCallbacks returns a copy of c's OnError callbacks, in the order
-// Colly runs them, and false when this Colly version keeps them elsewhere.
-// Colly has no way to report an error for a request its OnRequest
-// callbacks aborted: an extension that refuses a request there calls
-// these itself, as Colly's handleOnError would.
-func ErrorCallbacks(c *colly.Collector) ([]colly.ErrorCallback, bool) {
-	if c == nil {
-		return nil, false
+// layout is where Colly keeps what this package reads, found once. A
+// field's ok is false when this Colly version keeps it elsewhere or as
+// another type.
+var layout = func() (l struct {
+	errorCallbacks, requestCallbacks, lock, backend field // the collector's
+	rules, backendLock, client                      field // its backend's
+	slots                                           field // a LimitRule's
+	collector                                       field // a Request's
+}) {
+	c := reflect.TypeFor[colly.Collector]()
+	l.errorCallbacks = fieldOf[[]colly.ErrorCallback](c, "errorCallbacks")
+	l.requestCallbacks = fieldOf[[]colly.RequestCallback](c, "requestCallbacks")
+	l.lock = fieldOf[*sync.RWMutex](c, "lock")
+	if be, ok := c.FieldByName("backend"); ok && be.Type.Kind() == reflect.Pointer && be.Type.Elem().Kind() == reflect.Struct {
+		l.backend = field{be.Offset, true}
+		l.rules = fieldOf[[]*colly.LimitRule](be.Type.Elem(), "LimitRules")
+		l.backendLock = fieldOf[*sync.RWMutex](be.Type.Elem(), "lock")
+		l.client = fieldOf[*http.Client](be.Type.Elem(), "Client")
 	}
-	v := reflect.ValueOf(c).Elem()
-	f := v.FieldByName("errorCallbacks")
-	if !f.IsValid() || f.Type() != reflect.TypeFor[[]colly.ErrorCallback]() {
-		return nil, false
-	}
-	if mu := lockOf(v); mu != nil {
-		mu.RLock()
-		defer mu.RUnlock()
-	}
-	return slices.Clone(*(*[]colly.ErrorCallback)(unsafe.Pointer(f.UnsafeAddr()))), true
+	l.slots = fieldOf[chan bool](reflect.TypeFor[colly.LimitRule](), "waitChan")
+	l.collector = fieldOf[*colly.Collector](reflect.TypeFor[colly.Request](), "collector")
+	return l
+}()
+
+// field is where a struct keeps one of its fields.
+type field struct {
+	off uintptr
+	ok  bool
 }
 
-// lockOf returns the collector's callback lock, nil if it has none where
-// expected.
-func lockOf(v reflect.Value) *sync.RWMutex {
-	f := v.FieldByName("lock")
-	if !f.IsValid() || f.Type() != reflect.TypeFor[*sync.RWMutex]() || f.IsNil() {
+// fieldOf finds t's field name, if it is a T.
+func fieldOf[T any](t reflect.Type, name string) field {
+	f, ok := t.FieldByName(name)
+	return field{f.Offset, ok && f.Type == reflect.TypeFor[T]()}
+}
+
+// at returns the T at f in the struct p points to, nil for a nil p or a
+// field this Colly version keeps elsewhere.
+func at[T any](p unsafe.Pointer, f field) *T {
+	if p == nil || !f.ok {
 		return nil
 	}
-	return (*sync.RWMutex)(f.UnsafePointer())
+	return (*T)(unsafe.Add(p, f.off))
+}
+
+// lockOf returns the lock at f in the struct p points to, nil for none.
+func lockOf(p unsafe.Pointer, f field) *sync.RWMutex {
+	if mu := at[*sync.RWMutex](p, f); mu != nil {
+		return *mu
+	}
+	return nil
 }
 
 // ReportError runs c's OnError callbacks for r with err, as Colly does for
 // a request that failed: a Response with no status carrying r and its
-// context. It reports false when the callbacks could not be found.
+// context. Colly has no way to report an error for a request its
+// OnRequest callbacks aborted: an extension that refuses a request there
+// calls this, as Colly's handleOnError would. It reports false when this
+// Colly version keeps the callbacks elsewhere.
 func ReportError(c *colly.Collector, r *colly.Request, err error) bool {
-	fs, ok := ErrorCallbacks(c)
-	if !ok {
+	cbs := at[[]colly.ErrorCallback](unsafe.Pointer(c), layout.errorCallbacks)
+	if cbs == nil {
 		return false
+	}
+	mu := lockOf(unsafe.Pointer(c), layout.lock)
+	if mu != nil {
+		mu.RLock()
+	}
+	fs := slices.Clone(*cbs) // run unlocked: a callback may register another
+	if mu != nil {
+		mu.RUnlock()
 	}
 	resp := &colly.Response{Request: r, Ctx: r.Ctx}
 	for _, f := range fs {
@@ -99,9 +132,6 @@ func ForgetCached(cacheDir, rawURL string) error {
 	return err
 }
 
-// ErrNoClient says Colly's layout is not the one this package reads.
-var ErrNoClient = errors.New("collyx: this Colly version's collector keeps its HTTP client where Breakwater cannot read it")
-
 // Client returns the *http.Client c sends with. Colly has no accessor for
 // it (WithTransport and SetClient only write), so it is read from the
 // collector's backend; a clone shares it.
@@ -109,15 +139,12 @@ func Client(c *colly.Collector) (*http.Client, error) {
 	if c == nil {
 		return nil, fmt.Errorf("collyx: nil collector")
 	}
-	be := reflect.ValueOf(c).Elem().FieldByName("backend")
-	if !be.IsValid() || be.Kind() != reflect.Pointer || be.IsNil() || be.Elem().Kind() != reflect.Struct {
-		return nil, ErrNoClient
+	if be := at[unsafe.Pointer](unsafe.Pointer(c), layout.backend); be != nil {
+		if cl := at[*http.Client](*be, layout.client); cl != nil && *cl != nil {
+			return *cl, nil
+		}
 	}
-	f := be.Elem().FieldByName("Client")
-	if !f.IsValid() || f.Type() != reflect.TypeFor[*http.Client]() || f.IsNil() {
-		return nil, ErrNoClient
-	}
-	return (*http.Client)(f.UnsafePointer()), nil
+	return nil, errors.New("collyx: this Colly version's collector keeps its HTTP client where Breakwater cannot read it")
 }
 
 // ReadBody returns the bytes of body, a request body as Colly's Retry
@@ -142,26 +169,6 @@ func ReadBody(body io.Reader) (b []byte, ok bool, err error) {
 	return b, true, err
 }
 
-// Where a collector keeps its LimitRules and a rule its slots, found once.
-var limitLayout = func() (l struct {
-	backend, rules, lock, slots uintptr
-	ok                          bool
-}) {
-	be, ok := reflect.TypeFor[colly.Collector]().FieldByName("backend")
-	if !ok || be.Type.Kind() != reflect.Pointer || be.Type.Elem().Kind() != reflect.Struct {
-		return l
-	}
-	rules, ok1 := be.Type.Elem().FieldByName("LimitRules")
-	lock, ok2 := be.Type.Elem().FieldByName("lock")
-	slots, ok3 := reflect.TypeFor[colly.LimitRule]().FieldByName("waitChan")
-	if !ok1 || !ok2 || !ok3 || rules.Type != reflect.TypeFor[[]*colly.LimitRule]() ||
-		lock.Type != reflect.TypeFor[*sync.RWMutex]() || slots.Type != reflect.TypeFor[chan bool]() {
-		return l
-	}
-	l.backend, l.rules, l.lock, l.slots, l.ok = be.Offset, rules.Offset, lock.Offset, slots.Offset, true
-	return l
-}()
-
 // LimitSlots returns the slots of the LimitRule of c's that matches host
 // (a URL's Host, as Colly matches it): Colly's httpBackend.Do puts a value
 // in the channel before a request leaves, waiting while it is full (its
@@ -171,20 +178,17 @@ var limitLayout = func() (l struct {
 // one back before its transport returns. It returns nil when no rule
 // matches or this Colly version keeps its rules elsewhere.
 func LimitSlots(c *colly.Collector, host string) chan bool {
-	if c == nil || !limitLayout.ok {
+	be := at[unsafe.Pointer](unsafe.Pointer(c), layout.backend)
+	if be == nil || *be == nil || !layout.rules.ok || !layout.backendLock.ok || !layout.slots.ok {
 		return nil
 	}
-	be := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(c), limitLayout.backend))
-	if be == nil {
-		return nil
-	}
-	if mu := *(**sync.RWMutex)(unsafe.Add(be, limitLayout.lock)); mu != nil {
+	if mu := lockOf(*be, layout.backendLock); mu != nil {
 		mu.RLock()
 		defer mu.RUnlock()
 	}
-	for _, r := range *(*[]*colly.LimitRule)(unsafe.Add(be, limitLayout.rules)) {
+	for _, r := range *at[[]*colly.LimitRule](*be, layout.rules) {
 		if r.Match(host) {
-			return *(*chan bool)(unsafe.Add(unsafe.Pointer(r), limitLayout.slots))
+			return *at[chan bool](unsafe.Pointer(r), layout.slots)
 		}
 	}
 	return nil

@@ -40,29 +40,14 @@ func RequestHeader(r *colly.Request) HeaderKey {
 // later request at the same address apart (a weak pointer does).
 func RequestAddr(r *colly.Request) uintptr { return uintptr(unsafe.Pointer(r)) }
 
-// requestCollector is where a Request keeps the collector that made it
-// (request.go's unexported collector field), found once; ok is false when
-// this Colly version keeps it elsewhere.
-var requestCollector = func() (l struct {
-	off uintptr
-	ok  bool
-}) {
-	f, ok := reflect.TypeFor[colly.Request]().FieldByName("collector")
-	if !ok || f.Type != reflect.TypeFor[*colly.Collector]() {
-		return l
-	}
-	l.off, l.ok = f.Offset, true
-	return l
-}()
-
 // CollectorOf returns the collector r belongs to: the one whose Visit,
 // Request or UnmarshalRequest made it, whose callbacks Colly runs for it
 // (a clone's requests are the clone's). Colly has no accessor for it. It
 // returns nil for a request no collector made (one built by hand) and
 // when this Colly version keeps it elsewhere.
 func CollectorOf(r *colly.Request) *colly.Collector {
-	if r == nil || !requestCollector.ok {
-		return nil
+	if p := at[*colly.Collector](unsafe.Pointer(r), layout.collector); p != nil {
+		return *p
 	}
-	return *(**colly.Collector)(unsafe.Add(unsafe.Pointer(r), requestCollector.off))
+	return nil
 }

@@ -55,34 +55,19 @@ func isOwn(f colly.RequestCallback) bool {
 	return ok
 }
 
-// Where a collector keeps its OnRequest callbacks and its callback lock,
-// found once.
-var requestLayout = func() (l struct {
-	callbacks, lock uintptr
-	ok              bool
-}) {
-	t := reflect.TypeFor[colly.Collector]()
-	cbs, ok1 := t.FieldByName("requestCallbacks")
-	lock, ok2 := t.FieldByName("lock")
-	if !ok1 || !ok2 || cbs.Type != reflect.TypeFor[[]colly.RequestCallback]() || lock.Type != reflect.TypeFor[*sync.RWMutex]() {
-		return l
-	}
-	l.callbacks, l.lock, l.ok = cbs.Offset, lock.Offset, true
-	return l
-}()
-
 // requestCallbacks returns c's OnRequest callbacks as Colly runs them
 // (the slice itself: Colly only appends to it), false when this Colly
 // version keeps them elsewhere.
 func requestCallbacks(c *colly.Collector) ([]colly.RequestCallback, bool) {
-	if c == nil || !requestLayout.ok {
+	cbs := at[[]colly.RequestCallback](unsafe.Pointer(c), layout.requestCallbacks)
+	if cbs == nil || !layout.lock.ok {
 		return nil, false
 	}
-	if mu := *(**sync.RWMutex)(unsafe.Add(unsafe.Pointer(c), requestLayout.lock)); mu != nil {
+	if mu := lockOf(unsafe.Pointer(c), layout.lock); mu != nil {
 		mu.RLock()
 		defer mu.RUnlock()
 	}
-	return *(*[]colly.RequestCallback)(unsafe.Add(unsafe.Pointer(c), requestLayout.callbacks)), true
+	return *cbs, true
 }
 
 // RequestCallbackCount returns how many OnRequest callbacks c has: the

@@ -1,7 +1,9 @@
 package collyx
 
 import (
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 
 	whatwgUrl "github.com/nlnwa/whatwg-url/url"
@@ -109,50 +111,28 @@ func isNormalURL(u string) bool {
 // normalPort: 1 to 65535 in decimal, no leading zero, not the scheme's
 // default (the parse drops it).
 func normalPort(p string, https bool) bool {
-	n, ok := decimal(p)
-	return ok && n >= 1 && n <= 65535 && !(https && n == 443 || !https && n == 80)
-}
-
-// decimal reads p: one to five decimal digits, no leading zero.
-func decimal(p string) (int, bool) {
-	if p == "" || len(p) > 5 || len(p) > 1 && p[0] == '0' {
-		return 0, false
-	}
-	n := 0
-	for i := 0; i < len(p); i++ {
-		if p[i] < '0' || p[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int(p[i]-'0')
-	}
-	return n, true
+	n, err := strconv.ParseUint(p, 10, 16)
+	return err == nil && p[0] != '0' && !(https && n == 443 || !https && n == 80)
 }
 
 // normalHost: dot-separated labels of a-z, 0-9 and inner hyphens (none
 // empty, none longer than 63, no punycode or other "??--" label), whose
 // last label does not start with a digit (the parse reads such a host as
-// an IPv4 address), or else a canonical dotted IPv4 address.
+// an IPv4 address), or else a canonical dotted IPv4 address (four
+// decimal parts 0-255, no leading zeros).
 func normalHost(h string) bool {
 	if h == "" || len(h) > 253 {
 		return false
 	}
 	last := h[strings.LastIndexByte(h, '.')+1:]
 	if last != "" && last[0] >= '0' && last[0] <= '9' {
-		return canonicalIPv4(h)
+		a, err := netip.ParseAddr(h)
+		return err == nil && a.Is4()
 	}
-	for len(h) > 0 {
-		label := h
-		if i := strings.IndexByte(h, '.'); i >= 0 {
-			label, h = h[:i], h[i+1:]
-			if h == "" {
-				return false // a trailing dot
-			}
-		} else {
-			h = ""
-		}
+	for label := range strings.SplitSeq(h, ".") {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' ||
 			len(label) >= 4 && label[2] == '-' && label[3] == '-' {
-			return false
+			return false // an empty label is a leading, trailing or double dot
 		}
 		for i := 0; i < len(label); i++ {
 			c := label[i]
@@ -164,33 +144,13 @@ func normalHost(h string) bool {
 	return true
 }
 
-// canonicalIPv4: four decimal parts 0-255, no leading zeros.
-func canonicalIPv4(h string) bool {
-	for part := 0; part < 4; part++ {
-		i := strings.IndexByte(h, '.')
-		p := h
-		if part < 3 {
-			if i < 0 {
-				return false
-			}
-			p, h = h[:i], h[i+1:]
-		} else if i >= 0 {
-			return false
-		}
-		if n, ok := decimal(p); !ok || n > 255 {
-			return false
-		}
-	}
-	return true
-}
-
 // normalPathQuery: a path from the first slash, optionally a query, in
 // characters the parse keeps as they are (letters, digits and
 // -._~!$&()*+,;=:@/, plus ? in the query), with no "." or ".." segment.
 func normalPathQuery(pq string) bool {
 	path, query, _ := strings.Cut(pq, "?")
 	for i := 0; i < len(path); i++ {
-		if !normalURLByte(path[i]) {
+		if !normalURLBytes[path[i]] {
 			return false
 		}
 		if path[i] == '.' && path[i-1] == '/' { // path[0] is '/'
@@ -204,14 +164,12 @@ func normalPathQuery(pq string) bool {
 		}
 	}
 	for i := 0; i < len(query); i++ {
-		if c := query[i]; !normalURLByte(c) && c != '?' {
+		if c := query[i]; !normalURLBytes[c] && c != '?' {
 			return false
 		}
 	}
 	return true
 }
-
-func normalURLByte(c byte) bool { return normalURLBytes[c] }
 
 // normalURLBytes are the bytes normalPathQuery accepts.
 var normalURLBytes = func() (t [256]bool) {

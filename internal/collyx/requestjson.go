@@ -34,87 +34,27 @@ type SerialRequest struct {
 // POST sent after that goes out empty) and fails on a Ctx value JSON
 // cannot hold. Ctx values that JSON cannot hold are left out and named in
 // dropped; the rest come back as JSON gives them (numbers as float64,
-// times as strings).
+// times as strings). err is always nil.
+//
+// Its bytes are encoding/json's for r's SerialRequest, written without
+// reflection: json.Marshal cost a request several microseconds, much of
+// it growing the stack of the goroutine Colly had just started for the
+// request. Only a Ctx value other than a string, a bool or nil goes
+// through encoding/json.
 func MarshalRequest(r *colly.Request, body []byte) (b []byte, dropped []string, err error) {
-	if b, ok := appendRequest(make([]byte, 0, 512), r, body); ok {
-		return b, nil, nil
-	}
-	sr := SerialRequest{URL: r.URL.String(), Method: r.Method, Depth: r.Depth, Body: body, ID: r.ID, Host: r.Host}
-	if r.Headers != nil {
-		sr.Headers = *r.Headers
-	}
-	if r.Ctx != nil {
-		sr.Ctx = map[string]any{}
-		r.Ctx.ForEach(func(k string, v any) any {
-			if _, err := json.Marshal(v); err != nil {
-				dropped = append(dropped, k)
-			} else {
-				sr.Ctx[k] = v
-			}
-			return nil
-		})
-	}
-	b, err = json.Marshal(sr)
-	return b, dropped, err
-}
-
-// ParseRequest reads a marshalled request's URL, as Colly will request it,
-// and its ID. It takes the steps Colly's queue takes with an entry
-// (UnmarshalRequest, scrape's ParseURL, http.NewRequest) and fails where
-// any of them fails, so a queue never takes an entry Colly would drop.
-// Its errors read "a queued request …", for the caller to prefix.
-func ParseRequest(b []byte) (u string, id uint64, err error) {
-	var sr SerialRequest
-	if err := json.Unmarshal(b, &sr); err != nil {
-		return "", 0, fmt.Errorf("a queued request is not JSON colly can load: %w", err)
-	}
-	if sr.URL == "" {
-		return "", 0, errors.New("a queued request has no URL")
-	}
-	loaded, err := url.Parse(sr.URL)
-	if err != nil {
-		return "", 0, fmt.Errorf("a queued request's URL %q: %w", sr.URL, err)
-	}
-	pu, err := ParseURL(loaded.String())
-	if err != nil {
-		return "", 0, fmt.Errorf("a queued request's URL %q: %w", sr.URL, err)
-	}
-	u = pu.String()
-	if _, err := http.NewRequest(sr.Method, u, nil); err != nil {
-		return "", 0, fmt.Errorf("a queued request colly cannot send: %w", err)
-	}
-	return u, RequestID(u, sr.Body), nil
-}
-
-// appendRequest appends r as encoding/json marshals its SerialRequest,
-// byte for byte, without reflection: json.Marshal cost a request several
-// microseconds, much of it growing the stack of the goroutine Colly had
-// just started for the request. It handles requests whose Ctx values are
-// all strings, bools or nil (an empty Ctx, as most are, included) and
-// reports false for any other, which MarshalRequest then gives to
-// encoding/json.
-func appendRequest(dst []byte, r *colly.Request, body []byte) ([]byte, bool) {
 	type kv struct {
 		k string
 		v any
 	}
 	var ctx []kv
 	if r.Ctx != nil {
-		simple := true
 		r.Ctx.ForEach(func(k string, v any) any {
-			switch v.(type) {
-			case string, bool, nil:
-				ctx = append(ctx, kv{k, v})
-			default:
-				simple = false
-			}
+			ctx = append(ctx, kv{k, v})
 			return nil
 		})
-		if !simple {
-			return nil, false
-		}
 		slices.SortFunc(ctx, func(a, b kv) int { return strings.Compare(a.k, b.k) })
 	}
+	dst := make([]byte, 0, 512)
 	dst = append(dst, `{"URL":`...)
 	dst = appendJSONString(dst, r.URL.String())
 	dst = append(dst, `,"Method":`...)
@@ -136,8 +76,17 @@ func appendRequest(dst []byte, r *colly.Request, body []byte) ([]byte, bool) {
 		dst = append(dst, "null"...)
 	} else {
 		dst = append(dst, '{')
-		for i, e := range ctx {
-			if i > 0 {
+		for _, e := range ctx {
+			var raw []byte // a value only encoding/json writes
+			switch e.v.(type) {
+			case string, bool, nil:
+			default:
+				if raw, err = json.Marshal(e.v); err != nil {
+					dropped = append(dropped, e.k)
+					continue
+				}
+			}
+			if dst[len(dst)-1] != '{' {
 				dst = append(dst, ',')
 			}
 			dst = appendJSONString(dst, e.k)
@@ -147,8 +96,10 @@ func appendRequest(dst []byte, r *colly.Request, body []byte) ([]byte, bool) {
 				dst = appendJSONString(dst, v)
 			case bool:
 				dst = strconv.AppendBool(dst, v)
-			default: // nil
+			case nil:
 				dst = append(dst, "null"...)
+			default:
+				dst = append(dst, raw...)
 			}
 		}
 		dst = append(dst, '}')
@@ -188,8 +139,35 @@ func appendRequest(dst []byte, r *colly.Request, body []byte) ([]byte, bool) {
 	}
 	dst = append(dst, `,"Host":`...)
 	dst = appendJSONString(dst, r.Host)
-	dst = append(dst, '}')
-	return dst, true
+	return append(dst, '}'), dropped, nil
+}
+
+// ParseRequest reads a marshalled request's URL, as Colly will request it,
+// and its ID. It takes the steps Colly's queue takes with an entry
+// (UnmarshalRequest, scrape's ParseURL, http.NewRequest) and fails where
+// any of them fails, so a queue never takes an entry Colly would drop.
+// Its errors read "a queued request …", for the caller to prefix.
+func ParseRequest(b []byte) (u string, id uint64, err error) {
+	var sr SerialRequest
+	if err := json.Unmarshal(b, &sr); err != nil {
+		return "", 0, fmt.Errorf("a queued request is not JSON colly can load: %w", err)
+	}
+	if sr.URL == "" {
+		return "", 0, errors.New("a queued request has no URL")
+	}
+	loaded, err := url.Parse(sr.URL)
+	if err != nil {
+		return "", 0, fmt.Errorf("a queued request's URL %q: %w", sr.URL, err)
+	}
+	pu, err := ParseURL(loaded.String())
+	if err != nil {
+		return "", 0, fmt.Errorf("a queued request's URL %q: %w", sr.URL, err)
+	}
+	u = pu.String()
+	if _, err := http.NewRequest(sr.Method, u, nil); err != nil {
+		return "", 0, fmt.Errorf("a queued request colly cannot send: %w", err)
+	}
+	return u, RequestID(u, sr.Body), nil
 }
 
 // appendJSONString appends s as encoding/json writes a string (with its

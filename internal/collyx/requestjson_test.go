@@ -12,8 +12,8 @@ import (
 	"github.com/gocolly/colly/v2"
 )
 
-// jsonRequest is what MarshalRequest wrote before appendRequest: the
-// SerialRequest through encoding/json.
+// jsonRequest is what MarshalRequest must write: the SerialRequest
+// through encoding/json.
 func jsonRequest(t testing.TB, r *colly.Request, body []byte) []byte {
 	sr := SerialRequest{URL: r.URL.String(), Method: r.Method, Depth: r.Depth, Body: body, ID: r.ID, Host: r.Host}
 	if r.Headers != nil {
@@ -34,7 +34,7 @@ func jsonRequest(t testing.TB, r *colly.Request, body []byte) []byte {
 var jsonStrings = []string{"", "a", "GET", "Accept", "*/*", `"q"`, `back\slash`, "<b>&amp;</b>", "tab\there", "nl\ncr\r",
 	"\b\f\x00\x1f\x7f", "é ü 日本", "\u2028\u2029", "bad \xff utf8 \xe2\x82", "a\u00a0b", "emoji 😀", strings.Repeat("x", 300)}
 
-func TestAppendRequestWritesWhatEncodingJSONWrites(t *testing.T) {
+func TestMarshalRequestWritesWhatEncodingJSONWrites(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	pick := func() string { return jsonStrings[rng.IntN(len(jsonStrings))] }
 	for i := range 3000 {
@@ -62,13 +62,19 @@ func TestAppendRequestWritesWhatEncodingJSONWrites(t *testing.T) {
 		if rng.IntN(5) > 0 {
 			r.Ctx = colly.NewContext()
 			for range rng.IntN(5) {
-				switch rng.IntN(3) {
+				switch rng.IntN(6) {
 				case 0:
 					r.Ctx.Put(pick(), pick())
 				case 1:
 					r.Ctx.Put(pick(), rng.IntN(2) == 0)
-				default:
+				case 2:
 					r.Ctx.Put(pick(), nil)
+				case 3:
+					r.Ctx.Put(pick(), rng.IntN(1000)-500)
+				case 4:
+					r.Ctx.Put(pick(), rng.Float64()*1e6)
+				default:
+					r.Ctx.Put(pick(), map[string]any{pick(): pick(), pick(): []string{pick()}})
 				}
 			}
 		}
@@ -80,9 +86,9 @@ func TestAppendRequestWritesWhatEncodingJSONWrites(t *testing.T) {
 		default:
 			body = []byte(pick())
 		}
-		got, ok := appendRequest(nil, r, body)
-		if !ok {
-			t.Fatalf("request %d: appendRequest refused a request with only string, bool and nil Ctx values", i)
+		got, dropped, err := MarshalRequest(r, body)
+		if err != nil || dropped != nil {
+			t.Fatalf("request %d: MarshalRequest dropped %v, %v", i, dropped, err)
 		}
 		if want := jsonRequest(t, r, body); !bytes.Equal(got, want) {
 			t.Fatalf("request %d:\n got %s\nwant %s", i, got, want)
@@ -91,24 +97,22 @@ func TestAppendRequestWritesWhatEncodingJSONWrites(t *testing.T) {
 	}
 }
 
-// A Ctx value of another type goes to encoding/json, which also names
-// the values it cannot hold.
+// A Ctx value of another type goes to encoding/json, and one it cannot
+// hold is left out and named.
 func TestMarshalRequestLeavesOtherCtxValuesToEncodingJSON(t *testing.T) {
 	u, _ := url.Parse("http://shop.test/p")
 	r := &colly.Request{URL: u, Method: "GET", Ctx: colly.NewContext()}
 	r.Ctx.Put("n", 42)
 	r.Ctx.Put("s", "x")
-	if _, ok := appendRequest(nil, r, nil); ok {
-		t.Fatal("appendRequest took an int Ctx value")
-	}
 	b, dropped, err := MarshalRequest(r, nil)
 	if err != nil || len(dropped) != 0 || !bytes.Equal(b, jsonRequest(t, r, nil)) {
 		t.Fatalf("MarshalRequest = %s, %v, %v; want encoding/json's bytes", b, dropped, err)
 	}
-	r.Ctx.Put("f", func() {})
+	r.Ctx.Put("a", func() {})
+	r.Ctx.Put("f", make(chan int))
 	b, dropped, err = MarshalRequest(r, nil)
-	if err != nil || len(dropped) != 1 || dropped[0] != "f" || bytes.Contains(b, []byte(`"f"`)) {
-		t.Fatalf("MarshalRequest = %s, %v, %v; want the func left out and named", b, dropped, err)
+	if err != nil || len(dropped) != 2 || dropped[0] != "a" || dropped[1] != "f" || !bytes.Contains(b, []byte(`"Ctx":{"n":42,"s":"x"}`)) {
+		t.Fatalf("MarshalRequest = %s, %v, %v; want the func and the channel left out and named", b, dropped, err)
 	}
 }
 

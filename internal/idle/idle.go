@@ -42,17 +42,15 @@ func (r *Record) numbers() []*int64 {
 
 // Totals sums compacted domains' records.
 type Totals struct {
-	Domains   int
-	Counts    [numClasses]int64
-	Refused   int64
-	Trips     int64
-	Pauses    int64
-	PausedFor time.Duration
+	Domains int
+	Counts  [numClasses]int64
+	Refused int64
+	Trips   int64
+	Pauses  int64
 }
 
 func (t *Totals) add(r *Record, sign int64) {
-	d := Totals{Domains: int(sign), Refused: sign * r.Refused, Trips: sign * r.Trips,
-		Pauses: sign * r.Pauses, PausedFor: time.Duration(sign * r.PausedFor)}
+	d := Totals{Domains: int(sign), Refused: sign * r.Refused, Trips: sign * r.Trips, Pauses: sign * r.Pauses}
 	for c := range numClasses {
 		d.Counts[c] = sign * r.Counts[c]
 	}
@@ -67,7 +65,6 @@ func (t *Totals) sum(s Totals) {
 	t.Refused += s.Refused
 	t.Trips += s.Trips
 	t.Pauses += s.Pauses
-	t.PausedFor += s.PausedFor
 }
 
 // Set holds the compacted domains by name, in shards. Init it before use.

@@ -79,7 +79,10 @@ func (m *Map) Set(key, value string) {
 	case found:
 		m.drop(e)
 	case taken || inOver: // another key has this hash, or had it
-		m.setOver(key, value)
+		if m.over == nil {
+			m.over = make(map[string]string)
+		}
+		m.over[key] = value
 		return
 	}
 	if m.index == nil {
@@ -89,13 +92,6 @@ func (m *Map) Set(key, value string) {
 	if m.buf.Wasteful() {
 		m.compact()
 	}
-}
-
-func (m *Map) setOver(key, value string) {
-	if m.over == nil {
-		m.over = make(map[string]string)
-	}
-	m.over[key] = value
 }
 
 // Delete removes key, if it is there.
