@@ -21,34 +21,56 @@ import (
 // after the hand-over); Flush, Close, Judge and the store-wide reads put the
 // buffer first.
 
-// pending is the group commit's buffer: the newest record per ID.
+// pending is the group commit's buffer: the newest record per ID, in
+// shards by ID, each a slice (a map per shard and take cost a kilobyte of
+// allocation a flush; a shard holds a few records between flushes).
 type pending struct {
-	shardedMap[uint64, storage.Record]
-	n       atomic.Int64              // records in the shards
-	since   atomic.Int64              // when the first of them was added, in Unix ns
-	written atomic.Uint64             // bit i: shard i holds records (set and cleared with its lock held)
-	putting atomic.Pointer[pendBatch] // the batch being put, read-only
-	flushMu sync.Mutex                // one batch at a time, in order
-	spare   [shardCount]recordMap     // maps for the next take to swap in, made before its locks (flushMu held)
-	sizes   [shardCount]int           // each shard's size at the last take
+	shards            [shardCount]pendShard
+	n                 atomic.Int64                 // records in the shards
+	since             atomic.Int64                 // when the first of them was added, in Unix ns
+	written           atomic.Uint64                // bit i: shard i holds records (set and cleared with its lock held)
+	putting           atomic.Pointer[pendBatch]    // the batch being put, read-only
+	flushMu           sync.Mutex                   // one batch at a time, in order
+	spare             [shardCount][]storage.Record // slices for the next take to swap in, made before its locks (flushMu held)
+	sizes             [shardCount]int              // each shard's size at the last take (flushMu held)
+	unfinished, final []storage.Record             // putBatch's scratch, emptied after each batch (flushMu held)
 }
 
-type recordMap = map[uint64]storage.Record
+// pendShard is one shard of the buffer.
+type pendShard struct {
+	mu   sync.Mutex
+	recs []storage.Record // at most one record per ID
+	_    [32]byte         // a shard to a cache line (mutex and slice: 32 bytes): no false sharing
+}
 
-// shardCount is how many shards a shardedMap has.
-const shardCount = len(shardedMap[uint64, storage.Record]{}.shards)
+// find returns the index of id's record in s.recs, or -1 (s.mu held).
+func (s *pendShard) find(id uint64) int {
+	for i := len(s.recs) - 1; i >= 0; i-- {
+		if s.recs[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
 
-// pendBatch is the maps a take took, with their shards: a callback's
+// shardCount is how many shards the buffer has: a bit each in written.
+const shardCount = 64
+
+// index is id's shard.
+func (p *pending) index(id uint64) int { return int(idHash(id) >> 58) }
+
+// pendBatch is the slices a take took, with their shards: a callback's
 // flush mostly finds one or two shards written, which few holds without
 // a second allocation.
 type pendBatch struct {
 	taken []takenShard
 	few   [2]takenShard
+	n     int // records in taken
 }
 
 type takenShard struct {
 	shard int
-	m     recordMap
+	recs  []storage.Record
 }
 
 // The buffer is due at flushAt records, or when its oldest is flushAge old.
@@ -66,27 +88,42 @@ func (p *pending) due() bool {
 // add buffers recs (the later of one ID wins).
 func (p *pending) add(recs []storage.Record) {
 	for i := range recs {
-		sh := p.lock(recs[i].ID)
-		if _, ok := sh.m[recs[i].ID]; !ok && p.n.Add(1) == 1 {
-			p.since.Store(time.Now().UnixNano())
+		k := p.index(recs[i].ID)
+		sh := &p.shards[k]
+		sh.mu.Lock()
+		if j := sh.find(recs[i].ID); j >= 0 {
+			sh.recs[j] = recs[i]
+		} else {
+			if p.n.Add(1) == 1 {
+				p.since.Store(time.Now().UnixNano())
+			}
+			sh.recs = append(sh.recs, recs[i])
 		}
-		sh.m[recs[i].ID] = recs[i]
-		p.written.Or(1 << p.index(recs[i].ID))
+		p.written.Or(1 << k)
 		sh.mu.Unlock()
 	}
 }
 
 // get returns id's record as buffered or being put.
 func (p *pending) get(id uint64) (storage.Record, bool) {
-	if r, ok := p.shardedMap.get(id); ok {
+	k := p.index(id)
+	sh := &p.shards[k]
+	sh.mu.Lock()
+	if j := sh.find(id); j >= 0 {
+		r := sh.recs[j]
+		sh.mu.Unlock()
 		return r, true
 	}
+	sh.mu.Unlock()
 	if b := p.putting.Load(); b != nil {
-		i := int(p.index(id))
 		for _, t := range b.taken {
-			if t.shard == i {
-				r, ok := t.m[id]
-				return r, ok
+			if t.shard == k {
+				for i := len(t.recs) - 1; i >= 0; i-- {
+					if t.recs[i].ID == id {
+						return t.recs[i], true
+					}
+				}
+				return storage.Record{}, false
 			}
 		}
 	}
@@ -94,17 +131,21 @@ func (p *pending) get(id uint64) (storage.Record, bool) {
 }
 
 // take empties every written shard at once (flushMu held) and publishes
-// the batch as being put before a reader can miss it.
+// the batch as being put before a reader can miss it; nil when no shard
+// was written.
 //
 // It locks the shards written bits name until, all of them held, no other
 // bit is set: a record added before one it takes set its shard's bit
 // before that one was added, so it is taken too (the cut).
-func (p *pending) take() []storage.Record {
+func (p *pending) take() *pendBatch {
+	if p.written.Load() == 0 {
+		return nil
+	}
 	for i := range p.spare {
-		// A fresh map only for a shard the last batch took from (about its
-		// size); an empty shard keeps its map, so a take makes a few maps.
+		// A fresh slice only for a shard the last batch took from (about its
+		// size); an empty shard keeps its slice, so a take makes a few.
 		if p.spare[i] == nil && p.sizes[i] > 0 {
-			p.spare[i] = make(recordMap, p.sizes[i])
+			p.spare[i] = make([]storage.Record, 0, p.sizes[i])
 		}
 	}
 	var held uint64
@@ -124,30 +165,23 @@ func (p *pending) take() []storage.Record {
 	} else {
 		batch.taken = make([]takenShard, 0, k)
 	}
-	n := 0
 	p.sizes = [shardCount]int{}
 	for m := held; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros64(m)
 		sh := &p.shards[i]
-		p.sizes[i] = len(sh.m)
-		// With no spare, sh.m is nil until its next write (shardedMap.lock).
-		batch.taken = append(batch.taken, takenShard{shard: i, m: sh.m})
-		sh.m, p.spare[i] = p.spare[i], nil
-		n += p.sizes[i]
+		p.sizes[i] = len(sh.recs)
+		// With no spare, sh.recs is nil until its next write.
+		batch.taken = append(batch.taken, takenShard{shard: i, recs: sh.recs})
+		sh.recs, p.spare[i] = p.spare[i], nil
+		batch.n += p.sizes[i]
 	}
 	p.written.And(^held)
-	p.n.Add(-int64(n))
+	p.n.Add(-int64(batch.n))
 	p.putting.Store(batch)
 	for m := held; m != 0; m &= m - 1 {
 		p.shards[bits.TrailingZeros64(m)].mu.Unlock()
 	}
-	recs := make([]storage.Record, 0, n)
-	for _, t := range batch.taken {
-		for _, r := range t.m {
-			recs = append(recs, r)
-		}
-	}
-	return recs
+	return batch
 }
 
 // flush puts the buffer into the store. With wait it waits for a batch
@@ -167,13 +201,18 @@ func (cp *Checkpoint) flush(wait bool) error {
 			return nil
 		}
 		var err error
-		if recs := p.take(); len(recs) > 0 && !cp.failed() {
-			err = cp.fail(cp.putBatch(recs))
+		b := p.take()
+		if b != nil && b.n > 0 && !cp.failed() {
+			err = cp.fail(cp.putBatch(b))
 		}
-		p.putting.Store(nil) // its maps are let go: a reader may still hold them
+		p.putting.Store(nil) // its slices are let go: a reader may still hold them
 		p.flushMu.Unlock()
 		if err != nil {
 			return err
+		}
+		if b == nil && !wait {
+			// Counted, not yet marked written: its writer's callback puts it.
+			break
 		}
 	}
 	if wait {
@@ -187,24 +226,31 @@ func (cp *Checkpoint) flush(wait bool) error {
 // putChunk is how many unfinished records go to the store in one Put.
 const putChunk = 64
 
-// putBatch puts the unfinished records a chunk at a time (the store's lock
-// is never held long against its readers), then every final one in one
-// Put: a link's record (barrier.go) is put before or with its page's done
-// record, so a store that commits between two Puts never has a page done
-// without its links.
-func (cp *Checkpoint) putBatch(recs []storage.Record) error {
-	final := recs[:0:0]
-	n := 0
-	for _, r := range recs {
-		if r.State == storage.Done || r.State == storage.Dead {
-			final = append(final, r)
-			continue
+// putBatch puts b's unfinished records a chunk at a time (the store's
+// lock is never held long against its readers), then every final one in
+// one Put: a link's record (barrier.go) is put before or with its page's
+// done record, so a store that commits between two Puts never has a page
+// done without its links (flushMu held: the scratch slices are its).
+func (cp *Checkpoint) putBatch(b *pendBatch) error {
+	p := &cp.pend
+	unfinished, final := p.unfinished[:0], p.final[:0]
+	for _, t := range b.taken {
+		for _, r := range t.recs {
+			if r.State == storage.Done || r.State == storage.Dead {
+				final = append(final, r)
+			} else {
+				unfinished = append(unfinished, r)
+			}
 		}
-		recs[n] = r
-		n++
 	}
-	for i := 0; i < n; i += putChunk {
-		if err := cp.store.Put(recs[i:min(i+putChunk, n)]...); err != nil {
+	defer func() {
+		// Kept for the next batch, holding no record's strings.
+		clear(unfinished)
+		clear(final)
+		p.unfinished, p.final = unfinished[:0], final[:0]
+	}()
+	for i := 0; i < len(unfinished); i += putChunk {
+		if err := cp.store.Put(unfinished[i:min(i+putChunk, len(unfinished))]...); err != nil {
 			return err
 		}
 	}

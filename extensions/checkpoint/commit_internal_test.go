@@ -13,7 +13,6 @@ import (
 // writers add records to every shard under way.
 func TestTakeNeverTakesARecordBeforeOneWrittenEarlier(t *testing.T) {
 	p := &pending{}
-	p.hash = idHash
 	const writers, per = 4, 3000
 	var wg sync.WaitGroup
 	var done atomic.Int32
@@ -30,11 +29,15 @@ func TestTakeNeverTakesARecordBeforeOneWrittenEarlier(t *testing.T) {
 	batchOf := make(map[uint64]int, writers*per)
 	for batch := 1; ; batch++ {
 		finished := done.Load() == writers
-		for _, r := range p.take() {
-			if _, dup := batchOf[r.ID]; dup {
-				t.Fatalf("record %d taken twice", r.ID)
+		if b := p.take(); b != nil {
+			for _, s := range b.taken {
+				for _, r := range s.recs {
+					if _, dup := batchOf[r.ID]; dup {
+						t.Fatalf("record %d taken twice", r.ID)
+					}
+					batchOf[r.ID] = batch
+				}
 			}
-			batchOf[r.ID] = batch
 		}
 		p.putting.Store(nil)
 		if finished && p.n.Load() == 0 {
@@ -52,5 +55,33 @@ func TestTakeNeverTakesARecordBeforeOneWrittenEarlier(t *testing.T) {
 				t.Fatalf("record %d taken in batch %d, after record %d written later (batch %d)", id-1, batchOf[id-1], id, batchOf[id])
 			}
 		}
+	}
+}
+
+// The buffer keeps the newest record of an ID once: a later write
+// replaces it, in the shard and as get reads it.
+func TestTheBufferKeepsTheNewestRecordOfAnID(t *testing.T) {
+	p := &pending{}
+	p.add([]storage.Record{{ID: 7, State: storage.Pending}, {ID: 8, State: storage.Pending}})
+	p.add([]storage.Record{{ID: 7, State: storage.InFlight}})
+	if n := p.n.Load(); n != 2 {
+		t.Fatalf("%d records buffered, want 2", n)
+	}
+	if r, ok := p.get(7); !ok || r.State != storage.InFlight {
+		t.Fatalf("get(7) = %v, %v; want the in-flight record", r.State, ok)
+	}
+	b := p.take()
+	if b == nil || b.n != 2 {
+		t.Fatalf("take: %+v, want 2 records", b)
+	}
+	if r, ok := p.get(7); !ok || r.State != storage.InFlight {
+		t.Fatalf("get(7) while being put = %v, %v; want the in-flight record", r.State, ok)
+	}
+	p.putting.Store(nil)
+	if _, ok := p.get(7); ok {
+		t.Fatal("get(7) after the put: still buffered")
+	}
+	if p.take() != nil {
+		t.Fatal("a take of an empty buffer took a batch")
 	}
 }
