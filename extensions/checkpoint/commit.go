@@ -22,30 +22,34 @@ import (
 // buffer first.
 
 // pending is the group commit's buffer: the newest record per ID, in
-// shards by ID, each a slice (a map per shard and take cost a kilobyte of
-// allocation a flush; a shard holds a few records between flushes).
+// shards by ID, each a slice kept from batch to batch. A batch's records
+// stay in their shards while they are put (readers find them there), and
+// are cut off after: a flush allocates nothing.
 type pending struct {
-	shards            [shardCount]pendShard
-	n                 atomic.Int64                 // records in the shards
-	since             atomic.Int64                 // when the first of them was added, in Unix ns
-	written           atomic.Uint64                // bit i: shard i holds records (set and cleared with its lock held)
-	putting           atomic.Pointer[pendBatch]    // the batch being put, read-only
-	flushMu           sync.Mutex                   // one batch at a time, in order
-	spare             [shardCount][]storage.Record // slices for the next take to swap in, made before its locks (flushMu held)
-	sizes             [shardCount]int              // each shard's size at the last take (flushMu held)
-	unfinished, final []storage.Record             // putBatch's scratch, emptied after each batch (flushMu held)
+	shards  [shardCount]pendShard
+	n       atomic.Int64  // records in the shards, not being put
+	since   atomic.Int64  // when the first of them was added, in Unix ns
+	written atomic.Uint64 // bit i: shard i holds records not being put (set and cleared with its lock held)
+	putting atomic.Bool   // a batch is being put
+	flushMu sync.Mutex    // one batch at a time, in order
+
+	// The batch being put (flushMu held): its shards, and its records
+	// split for putBatch.
+	held              uint64
+	unfinished, final []storage.Record
 }
 
 // pendShard is one shard of the buffer.
 type pendShard struct {
-	mu   sync.Mutex
-	recs []storage.Record // at most one record per ID
-	_    [32]byte         // a shard to a cache line (mutex and slice: 32 bytes): no false sharing
+	mu      sync.Mutex
+	recs    []storage.Record // recs[:putting] are being put; after them at most one record per ID
+	putting int
+	_       [24]byte // a shard to a cache line (mutex, slice, int: 40 bytes): no false sharing
 }
 
-// find returns the index of id's record in s.recs, or -1 (s.mu held).
+// find returns the index of id's record not being put, or -1 (s.mu held).
 func (s *pendShard) find(id uint64) int {
-	for i := len(s.recs) - 1; i >= 0; i-- {
+	for i := len(s.recs) - 1; i >= s.putting; i-- {
 		if s.recs[i].ID == id {
 			return i
 		}
@@ -58,20 +62,6 @@ const shardCount = 64
 
 // index is id's shard.
 func (p *pending) index(id uint64) int { return int(idHash(id) >> 58) }
-
-// pendBatch is the slices a take took, with their shards: a callback's
-// flush mostly finds one or two shards written, which few holds without
-// a second allocation.
-type pendBatch struct {
-	taken []takenShard
-	few   [2]takenShard
-	n     int // records in taken
-}
-
-type takenShard struct {
-	shard int
-	recs  []storage.Record
-}
 
 // The buffer is due at flushAt records, or when its oldest is flushAge old.
 const (
@@ -106,47 +96,27 @@ func (p *pending) add(recs []storage.Record) {
 
 // get returns id's record as buffered or being put.
 func (p *pending) get(id uint64) (storage.Record, bool) {
-	k := p.index(id)
-	sh := &p.shards[k]
+	sh := &p.shards[p.index(id)]
 	sh.mu.Lock()
-	if j := sh.find(id); j >= 0 {
-		r := sh.recs[j]
-		sh.mu.Unlock()
-		return r, true
-	}
-	sh.mu.Unlock()
-	if b := p.putting.Load(); b != nil {
-		for _, t := range b.taken {
-			if t.shard == k {
-				for i := len(t.recs) - 1; i >= 0; i-- {
-					if t.recs[i].ID == id {
-						return t.recs[i], true
-					}
-				}
-				return storage.Record{}, false
-			}
+	defer sh.mu.Unlock()
+	for i := len(sh.recs) - 1; i >= 0; i-- {
+		if sh.recs[i].ID == id {
+			return sh.recs[i], true
 		}
 	}
 	return storage.Record{}, false
 }
 
-// take empties every written shard at once (flushMu held) and publishes
-// the batch as being put before a reader can miss it; nil when no shard
-// was written.
+// take makes every written shard's records the batch at once (flushMu
+// held), split into p.unfinished and p.final, and reports whether there
+// were any. They stay in their shards, being put, until done cuts them off.
 //
 // It locks the shards written bits name until, all of them held, no other
 // bit is set: a record added before one it takes set its shard's bit
 // before that one was added, so it is taken too (the cut).
-func (p *pending) take() *pendBatch {
+func (p *pending) take() bool {
 	if p.written.Load() == 0 {
-		return nil
-	}
-	for i := range p.spare {
-		// A fresh slice only for a shard the last batch took from (about its
-		// size); an empty shard keeps its slice, so a take makes a few.
-		if p.spare[i] == nil && p.sizes[i] > 0 {
-			p.spare[i] = make([]storage.Record, 0, p.sizes[i])
-		}
+		return false
 	}
 	var held uint64
 	for {
@@ -159,29 +129,52 @@ func (p *pending) take() *pendBatch {
 		}
 		held |= more
 	}
-	batch := new(pendBatch)
-	if k := bits.OnesCount64(held); k <= len(batch.few) {
-		batch.taken = batch.few[:0]
-	} else {
-		batch.taken = make([]takenShard, 0, k)
-	}
-	p.sizes = [shardCount]int{}
+	unfinished, final := p.unfinished[:0], p.final[:0]
+	n := 0
 	for m := held; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		sh := &p.shards[i]
-		p.sizes[i] = len(sh.recs)
-		// With no spare, sh.recs is nil until its next write.
-		batch.taken = append(batch.taken, takenShard{shard: i, recs: sh.recs})
-		sh.recs, p.spare[i] = p.spare[i], nil
-		batch.n += p.sizes[i]
+		sh := &p.shards[bits.TrailingZeros64(m)]
+		for _, r := range sh.recs {
+			if r.State == storage.Done || r.State == storage.Dead {
+				final = append(final, r)
+			} else {
+				unfinished = append(unfinished, r)
+			}
+		}
+		sh.putting = len(sh.recs)
+		n += len(sh.recs)
 	}
+	p.unfinished, p.final, p.held = unfinished, final, held
 	p.written.And(^held)
-	p.n.Add(-int64(batch.n))
-	p.putting.Store(batch)
+	p.n.Add(-int64(n))
+	p.putting.Store(true)
 	for m := held; m != 0; m &= m - 1 {
 		p.shards[bits.TrailingZeros64(m)].mu.Unlock()
 	}
-	return batch
+	return true
+}
+
+// done cuts the batch put off its shards (flushMu held), keeping what
+// was added meanwhile.
+func (p *pending) done() {
+	for m := p.held; m != 0; m &= m - 1 {
+		sh := &p.shards[bits.TrailingZeros64(m)]
+		sh.mu.Lock()
+		rest := len(sh.recs) - sh.putting
+		if c := cap(sh.recs); c > 4*flushAt && rest < c/4 {
+			// After a burst (a slow store): a slice about the size in use.
+			sh.recs = append(make([]storage.Record, 0, 2*rest), sh.recs[sh.putting:]...)
+		} else {
+			copy(sh.recs, sh.recs[sh.putting:])
+			clear(sh.recs[rest:]) // holding no record's strings
+			sh.recs = sh.recs[:rest]
+		}
+		sh.putting = 0
+		sh.mu.Unlock()
+	}
+	p.putting.Store(false)
+	clear(p.unfinished)
+	clear(p.final)
+	p.unfinished, p.final, p.held = p.unfinished[:0], p.final[:0], 0
 }
 
 // flush puts the buffer into the store. With wait it waits for a batch
@@ -201,16 +194,18 @@ func (cp *Checkpoint) flush(wait bool) error {
 			return nil
 		}
 		var err error
-		b := p.take()
-		if b != nil && b.n > 0 && !cp.failed() {
-			err = cp.fail(cp.putBatch(b))
+		took := p.take()
+		if took {
+			if !cp.failed() {
+				err = cp.fail(cp.putBatch(p.unfinished, p.final))
+			}
+			p.done()
 		}
-		p.putting.Store(nil) // its slices are let go: a reader may still hold them
 		p.flushMu.Unlock()
 		if err != nil {
 			return err
 		}
-		if b == nil && !wait {
+		if !took && !wait {
 			// Counted, not yet marked written: its writer's callback puts it.
 			break
 		}
@@ -226,29 +221,12 @@ func (cp *Checkpoint) flush(wait bool) error {
 // putChunk is how many unfinished records go to the store in one Put.
 const putChunk = 64
 
-// putBatch puts b's unfinished records a chunk at a time (the store's
+// putBatch puts the unfinished records a chunk at a time (the store's
 // lock is never held long against its readers), then every final one in
 // one Put: a link's record (barrier.go) is put before or with its page's
 // done record, so a store that commits between two Puts never has a page
-// done without its links (flushMu held: the scratch slices are its).
-func (cp *Checkpoint) putBatch(b *pendBatch) error {
-	p := &cp.pend
-	unfinished, final := p.unfinished[:0], p.final[:0]
-	for _, t := range b.taken {
-		for _, r := range t.recs {
-			if r.State == storage.Done || r.State == storage.Dead {
-				final = append(final, r)
-			} else {
-				unfinished = append(unfinished, r)
-			}
-		}
-	}
-	defer func() {
-		// Kept for the next batch, holding no record's strings.
-		clear(unfinished)
-		clear(final)
-		p.unfinished, p.final = unfinished[:0], final[:0]
-	}()
+// done without its links.
+func (cp *Checkpoint) putBatch(unfinished, final []storage.Record) error {
 	for i := 0; i < len(unfinished); i += putChunk {
 		if err := cp.store.Put(unfinished[i:min(i+putChunk, len(unfinished))]...); err != nil {
 			return err
@@ -263,7 +241,7 @@ func (cp *Checkpoint) putBatch(b *pendBatch) error {
 // lookup returns id's record as it stands for the store: buffered, being
 // put, or stored.
 func (cp *Checkpoint) lookup(id uint64) (storage.Record, bool, error) {
-	if cp.pend.n.Load() > 0 || cp.pend.putting.Load() != nil {
+	if cp.pend.n.Load() > 0 || cp.pend.putting.Load() {
 		if r, ok := cp.pend.get(id); ok {
 			return r, true, nil
 		}

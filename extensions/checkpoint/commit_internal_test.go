@@ -29,17 +29,15 @@ func TestTakeNeverTakesARecordBeforeOneWrittenEarlier(t *testing.T) {
 	batchOf := make(map[uint64]int, writers*per)
 	for batch := 1; ; batch++ {
 		finished := done.Load() == writers
-		if b := p.take(); b != nil {
-			for _, s := range b.taken {
-				for _, r := range s.recs {
-					if _, dup := batchOf[r.ID]; dup {
-						t.Fatalf("record %d taken twice", r.ID)
-					}
-					batchOf[r.ID] = batch
+		if p.take() {
+			for _, r := range p.unfinished {
+				if _, dup := batchOf[r.ID]; dup {
+					t.Fatalf("record %d taken twice", r.ID)
 				}
+				batchOf[r.ID] = batch
 			}
+			p.done()
 		}
-		p.putting.Store(nil)
 		if finished && p.n.Load() == 0 {
 			break
 		}
@@ -70,18 +68,29 @@ func TestTheBufferKeepsTheNewestRecordOfAnID(t *testing.T) {
 	if r, ok := p.get(7); !ok || r.State != storage.InFlight {
 		t.Fatalf("get(7) = %v, %v; want the in-flight record", r.State, ok)
 	}
-	b := p.take()
-	if b == nil || b.n != 2 {
-		t.Fatalf("take: %+v, want 2 records", b)
+	if !p.take() || len(p.unfinished) != 2 || p.n.Load() != 0 {
+		t.Fatalf("take: %d records, %d left; want 2 and none", len(p.unfinished), p.n.Load())
 	}
 	if r, ok := p.get(7); !ok || r.State != storage.InFlight {
 		t.Fatalf("get(7) while being put = %v, %v; want the in-flight record", r.State, ok)
 	}
-	p.putting.Store(nil)
-	if _, ok := p.get(7); ok {
-		t.Fatal("get(7) after the put: still buffered")
+	// Written while its older record is being put: kept after the put.
+	p.add([]storage.Record{{ID: 7, State: storage.Done}})
+	if r, ok := p.get(7); !ok || r.State != storage.Done {
+		t.Fatalf("get(7) = %v, %v; want the done record written during the put", r.State, ok)
 	}
-	if p.take() != nil {
+	p.done()
+	if r, ok := p.get(7); !ok || r.State != storage.Done || p.n.Load() != 1 {
+		t.Fatalf("after the put: get(7) = %v, %v, %d buffered; want the done record alone", r.State, ok, p.n.Load())
+	}
+	if _, ok := p.get(8); ok {
+		t.Fatal("get(8) after the put: still buffered")
+	}
+	if !p.take() || len(p.final) != 1 {
+		t.Fatalf("take: %d final records, want 1", len(p.final))
+	}
+	p.done()
+	if p.take() {
 		t.Fatal("a take of an empty buffer took a batch")
 	}
 }
