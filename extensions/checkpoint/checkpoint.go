@@ -166,6 +166,7 @@ func New(s storage.Store, c Config) (*Checkpoint, error) {
 	liveSeed := maphash.MakeSeed()
 	cp.live.hash = func(r *colly.Request) uint64 { return maphash.Comparable(liveSeed, r) }
 	cp.fresh.hash = idHash
+	cp.pend.start = time.Now()
 	for i := range cp.cookies {
 		cp.cookies[i].m = packmap.NewRecent[string](cookieCacheSize / cookieShards)
 	}

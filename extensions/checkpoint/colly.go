@@ -110,7 +110,7 @@ func (cp *Checkpoint) lockEntry(r *colly.Request, bare bool) (*entry, *sync.Mute
 		body = nil // none or empty: the same ID
 	}
 	if merr == nil {
-		if req, dropped, merr = collyx.MarshalRequest(r, body); merr != nil {
+		if req, dropped, merr = collyx.MarshalRequest(r, u, body); merr != nil {
 			merr = fmt.Errorf("checkpoint: the request cannot be saved: %w", merr)
 		}
 	}

@@ -28,7 +28,8 @@ import (
 type pending struct {
 	shards  [shardCount]pendShard
 	n       atomic.Int64  // records in the shards, not being put
-	since   atomic.Int64  // when the first of them was added, in Unix ns
+	since   atomic.Int64  // when the first of them was added, in ns of the monotonic clock since start
+	start   time.Time     // a monotonic reading: since and due read only the monotonic clock
 	written atomic.Uint64 // bit i: shard i holds records not being put (set and cleared with its lock held)
 	putting atomic.Bool   // a batch is being put
 	flushMu sync.Mutex    // one batch at a time, in order
@@ -72,7 +73,7 @@ const (
 // due reports whether the buffer should be put now, though callbacks are under way.
 func (p *pending) due() bool {
 	n := p.n.Load()
-	return n >= flushAt || (n > 0 && time.Since(time.Unix(0, p.since.Load())) >= flushAge)
+	return n >= flushAt || (n > 0 && time.Since(p.start)-time.Duration(p.since.Load()) >= flushAge)
 }
 
 // add buffers recs (the later of one ID wins).
@@ -85,7 +86,7 @@ func (p *pending) add(recs []storage.Record) {
 			sh.recs[j] = recs[i]
 		} else {
 			if p.n.Add(1) == 1 {
-				p.since.Store(time.Now().UnixNano())
+				p.since.Store(int64(time.Since(p.start)))
 			}
 			sh.recs = append(sh.recs, recs[i])
 		}

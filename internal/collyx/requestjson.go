@@ -34,12 +34,12 @@ type SerialRequest struct {
 // POST sent after that goes out empty) and fails on a Ctx value JSON
 // cannot hold. Ctx values that JSON cannot hold are left out and named in
 // dropped; the rest come back as JSON gives them (numbers as float64,
-// times as strings).
-func MarshalRequest(r *colly.Request, body []byte) (b []byte, dropped []string, err error) {
-	if b, ok := appendRequest(make([]byte, 0, 512), r, body); ok {
+// times as strings). u is r.URL.String(), which the caller has.
+func MarshalRequest(r *colly.Request, u string, body []byte) (b []byte, dropped []string, err error) {
+	if b, ok := appendRequest(make([]byte, 0, marshalledSize(r, u, body)), r, u, body); ok {
 		return b, nil, nil
 	}
-	sr := SerialRequest{URL: r.URL.String(), Method: r.Method, Depth: r.Depth, Body: body, ID: r.ID, Host: r.Host}
+	sr := SerialRequest{URL: u, Method: r.Method, Depth: r.Depth, Body: body, ID: r.ID, Host: r.Host}
 	if r.Headers != nil {
 		sr.Headers = *r.Headers
 	}
@@ -93,7 +93,7 @@ func ParseRequest(b []byte) (u string, id uint64, err error) {
 // all strings, bools or nil (an empty Ctx, as most are, included) and
 // reports false for any other, which MarshalRequest then gives to
 // encoding/json.
-func appendRequest(dst []byte, r *colly.Request, body []byte) ([]byte, bool) {
+func appendRequest(dst []byte, r *colly.Request, u string, body []byte) ([]byte, bool) {
 	type kv struct {
 		k string
 		v any
@@ -116,7 +116,7 @@ func appendRequest(dst []byte, r *colly.Request, body []byte) ([]byte, bool) {
 		slices.SortFunc(ctx, func(a, b kv) int { return strings.Compare(a.k, b.k) })
 	}
 	dst = append(dst, `{"URL":`...)
-	dst = appendJSONString(dst, r.URL.String())
+	dst = appendJSONString(dst, u)
 	dst = append(dst, `,"Method":`...)
 	dst = appendJSONString(dst, r.Method)
 	dst = append(dst, `,"Depth":`...)
@@ -158,7 +158,8 @@ func appendRequest(dst []byte, r *colly.Request, body []byte) ([]byte, bool) {
 		dst = append(dst, "null"...)
 	} else {
 		h := *r.Headers
-		keys := make([]string, 0, len(h))
+		var few [8]string // a request's headers, mostly: no allocation
+		keys := few[:0]
 		for k := range h {
 			keys = append(keys, k)
 		}
@@ -190,6 +191,31 @@ func appendRequest(dst []byte, r *colly.Request, body []byte) ([]byte, bool) {
 	dst = appendJSONString(dst, r.Host)
 	dst = append(dst, '}')
 	return dst, true
+}
+
+// marshalledSize is about the size of r marshalled, with room for the
+// checkpoint's tail (its collector's name), so that the buffer is made
+// once and not much larger than what it holds.
+func marshalledSize(r *colly.Request, u string, body []byte) int {
+	n := 128 + len(u) + len(r.Method) + len(r.Host) + (len(body)+2)/3*4
+	if r.Headers != nil {
+		for k, vs := range *r.Headers {
+			n += len(k) + 5
+			for _, v := range vs {
+				n += len(v) + 3
+			}
+		}
+	}
+	if r.Ctx != nil {
+		r.Ctx.ForEach(func(k string, v any) any {
+			n += len(k) + 8
+			if s, ok := v.(string); ok {
+				n += len(s)
+			}
+			return nil
+		})
+	}
+	return n
 }
 
 // appendJSONString appends s as encoding/json writes a string (with its

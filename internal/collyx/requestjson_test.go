@@ -80,7 +80,7 @@ func TestAppendRequestWritesWhatEncodingJSONWrites(t *testing.T) {
 		default:
 			body = []byte(pick())
 		}
-		got, ok := appendRequest(nil, r, body)
+		got, ok := appendRequest(nil, r, r.URL.String(), body)
 		if !ok {
 			t.Fatalf("request %d: appendRequest refused a request with only string, bool and nil Ctx values", i)
 		}
@@ -98,15 +98,15 @@ func TestMarshalRequestLeavesOtherCtxValuesToEncodingJSON(t *testing.T) {
 	r := &colly.Request{URL: u, Method: "GET", Ctx: colly.NewContext()}
 	r.Ctx.Put("n", 42)
 	r.Ctx.Put("s", "x")
-	if _, ok := appendRequest(nil, r, nil); ok {
+	if _, ok := appendRequest(nil, r, r.URL.String(), nil); ok {
 		t.Fatal("appendRequest took an int Ctx value")
 	}
-	b, dropped, err := MarshalRequest(r, nil)
+	b, dropped, err := MarshalRequest(r, r.URL.String(), nil)
 	if err != nil || len(dropped) != 0 || !bytes.Equal(b, jsonRequest(t, r, nil)) {
 		t.Fatalf("MarshalRequest = %s, %v, %v; want encoding/json's bytes", b, dropped, err)
 	}
 	r.Ctx.Put("f", func() {})
-	b, dropped, err = MarshalRequest(r, nil)
+	b, dropped, err = MarshalRequest(r, r.URL.String(), nil)
 	if err != nil || len(dropped) != 1 || dropped[0] != "f" || bytes.Contains(b, []byte(`"f"`)) {
 		t.Fatalf("MarshalRequest = %s, %v, %v; want the func left out and named", b, dropped, err)
 	}
@@ -119,7 +119,7 @@ func BenchmarkMarshalRequest(b *testing.B) {
 	b.Run("append", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			MarshalRequest(r, nil)
+			MarshalRequest(r, r.URL.String(), nil)
 		}
 	})
 	b.Run("encoding-json", func(b *testing.B) {
