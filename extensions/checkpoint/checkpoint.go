@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -122,6 +123,9 @@ type entry struct {
 	closed  bool   // its outcome is recorded
 	queued  bool   // the checkpoint's OnRequest saw it
 	leftSeq uint64 // when the attempt left, in outageSeq (outage.go)
+
+	url       *url.URL // the request's URL when the entry was made
+	urlString string   // its String() then
 }
 
 // Stats counts what the checkpoint did in this run.

@@ -218,6 +218,15 @@ func marshalledSize(r *colly.Request, u string, body []byte) int {
 	return n
 }
 
+// jsonSafe says which ASCII bytes encoding/json writes as they are (HTML
+// escaping on): one load a byte instead of six comparisons.
+var jsonSafe = func() (safe [utf8.RuneSelf]bool) {
+	for b := byte(0x20); b < utf8.RuneSelf; b++ {
+		safe[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return safe
+}()
+
 // appendJSONString appends s as encoding/json writes a string (with its
 // default HTML escaping): the same escapes, \ufffd for invalid UTF-8,
 // U+2028 and U+2029 escaped.
@@ -227,7 +236,7 @@ func appendJSONString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if jsonSafe[b] {
 				i++
 				continue
 			}
