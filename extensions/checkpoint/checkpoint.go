@@ -70,8 +70,9 @@ type Checkpoint struct {
 	// bmu guards the final records held back (barrier.go).
 	bmu       sync.Mutex
 	held      heldRecords           // final records waiting for the links found before them
-	releasing map[uint64]*releasing // taken off held by release, not yet written
-	heldN     atomic.Int64          // held and releasing records: none, no lock
+	releasing map[uint64]releasing // taken off held by release, not yet written
+	releases  uint64               // records release took so far: each one's seq
+	heldN     atomic.Int64         // held and releasing records: none, no lock
 
 	// rmu guards the URLs of re-sends and redirects, and the Ctx keys logged.
 	rmu       sync.Mutex
@@ -160,7 +161,7 @@ func New(s storage.Store, c Config) (*Checkpoint, error) {
 		announced:  map[uint64]announce{},
 		hops:       map[uint64]struct{}{},
 		held:       heldRecords{ids: map[uint64]int{}},
-		releasing:  map[uint64]*releasing{},
+		releasing:  map[uint64]releasing{},
 		cookieSeed: maphash.MakeSeed(),
 		saved:      map[string]savedCircuit{},
 		outage:     map[string]*outageDead{},
