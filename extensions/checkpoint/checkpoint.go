@@ -69,7 +69,7 @@ type Checkpoint struct {
 
 	// bmu guards the final records held back (barrier.go).
 	bmu       sync.Mutex
-	held      heldRecords           // final records waiting for the links found before them
+	held      heldRecords          // final records waiting for the links found before them
 	releasing map[uint64]releasing // taken off held by release, not yet written
 	releases  uint64               // records release took so far: each one's seq
 	heldN     atomic.Int64         // held and releasing records: none, no lock
@@ -118,12 +118,13 @@ type Checkpoint struct {
 
 // entry is one live request: the record as last written.
 type entry struct {
-	id      uint64 // rec.ID, read without its stripe
-	rec     storage.Record
-	left    bool   // reached the network in this attempt
-	closed  bool   // its outcome is recorded
-	queued  bool   // the checkpoint's OnRequest saw it
-	leftSeq uint64 // when the attempt left, in outageSeq (outage.go)
+	id       uint64 // rec.ID, read without its stripe
+	rec      storage.Record
+	left     bool   // reached the network in this attempt
+	closed   bool   // its outcome is recorded
+	queued   bool   // the checkpoint's OnRequest saw it
+	resolved bool   // its ID's announcement was resolved (barrier.go)
+	leftSeq  uint64 // when the attempt left, in outageSeq (outage.go)
 
 	url       *url.URL // the request's URL when the entry was made
 	urlString string   // its String() then

@@ -215,7 +215,13 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 	} else {
 		_ = cp.putLocked(rec)
 	}
-	cp.resolve(rec.ID, false)
+	if !e.resolved {
+		// Once: the record written, IsVisited knows the URL, and Colly
+		// marks it visited no more (a request made again, by a Retry or
+		// a resume, is an entry of its own).
+		cp.resolve(rec.ID, false)
+		e.resolved = true
+	}
 }
 
 // end ends a callback begun with cp.active.Add(1), holding no stripe: it
