@@ -94,3 +94,23 @@ func TestTheBufferKeepsTheNewestRecordOfAnID(t *testing.T) {
 		t.Fatal("a take of an empty buffer took a batch")
 	}
 }
+
+// A flush allocates nothing once the shards' slices have grown: a record
+// buffered, the batch taken and cut off reuse them.
+func TestTheBufferAllocatesNothingFromFlushToFlush(t *testing.T) {
+	p := &pending{}
+	recs := []storage.Record{{ID: 1, State: storage.Pending}, {ID: 2, State: storage.InFlight}, {ID: 1, State: storage.Done}}
+	cycle := func() {
+		for i := range recs {
+			p.add(recs[i : i+1])
+		}
+		if !p.take() {
+			t.Fatal("nothing taken")
+		}
+		p.done()
+	}
+	cycle()
+	if n := testing.AllocsPerRun(100, cycle); n != 0 {
+		t.Fatalf("a buffer's add, take and cut-off allocate %.1f times, want 0", n)
+	}
+}
