@@ -45,16 +45,16 @@ func (h *heldRecords) push(r heldRecord) {
 	h.ids[r.rec.ID]++
 }
 
-// popBefore takes the front records whose watermark is below oldest.
-func (h *heldRecords) popBefore(oldest uint64) []storage.Record {
+// popBefore takes the front records whose watermark is below oldest,
+// appended to recs.
+func (h *heldRecords) popBefore(oldest uint64, recs []storage.Record) []storage.Record {
 	n := 0
 	for n < len(h.q) && h.q[n].watermark < oldest {
 		n++
 	}
-	recs := make([]storage.Record, n)
 	for i := range n {
-		recs[i] = h.q[i].rec
-		h.forget(recs[i].ID)
+		recs = append(recs, h.q[i].rec)
+		h.forget(h.q[i].rec.ID)
 	}
 	clear(h.q[:n]) // let go of what was popped
 	if n == len(h.q) {
@@ -86,7 +86,7 @@ func (cp *Checkpoint) recordOf(id uint64, fresh bool) (storage.Record, bool, err
 	if cp.heldN.Load() > 0 {
 		cp.bmu.Lock()
 		rec, ok := cp.held.latest(id)
-		if r := cp.releasing[id]; !ok && r != nil && !r.superseded {
+		if r, releasing := cp.releasing[id]; !ok && releasing && !r.superseded {
 			rec, ok = r.rec, true
 		}
 		cp.bmu.Unlock()
@@ -109,8 +109,9 @@ func (cp *Checkpoint) dropHeld(id uint64) {
 	}
 	cp.bmu.Lock()
 	cp.held.drop(id)
-	if r := cp.releasing[id]; r != nil {
+	if r, ok := cp.releasing[id]; ok {
 		r.superseded = true
+		cp.releasing[id] = r
 	}
 	cp.heldN.Store(int64(len(cp.held.q) + len(cp.releasing)))
 	cp.bmu.Unlock()
@@ -204,7 +205,8 @@ func (cp *Checkpoint) finalLocked(rec storage.Record) error {
 // releasing is a held record taken off the queue, not yet written.
 type releasing struct {
 	rec        storage.Record
-	superseded bool // a newer state of its record was written meanwhile
+	seq        uint64 // which record release took: a later release of its ID takes its place
+	superseded bool   // a newer state of its record was written meanwhile
 }
 
 // release writes the held records older than every open announcement, or
@@ -223,36 +225,37 @@ func (cp *Checkpoint) release(all bool) {
 	if !all {
 		oldest = cp.oldestAnnouncementLocked()
 	}
-	recs := cp.held.popBefore(oldest)
-	mine := make([]*releasing, len(recs))
+	var few [4]storage.Record // mostly one or two: no allocation
+	recs := cp.held.popBefore(oldest, few[:0])
+	first := cp.releases + 1 // recs[i] is release first+i
 	for i := range recs {
-		if r := cp.releasing[recs[i].ID]; r != nil {
-			r.superseded = true // an older one, still on its way: this one is newer
-		}
-		mine[i] = &releasing{rec: recs[i]}
-		cp.releasing[recs[i].ID] = mine[i]
+		id := recs[i].ID
+		// An older one of id, still on its way, is superseded by this one.
+		cp.releasing[id] = releasing{rec: recs[i], seq: first + uint64(i)}
 	}
+	cp.releases += uint64(len(recs))
 	cp.heldN.Store(int64(len(cp.held.q) + len(cp.releasing)))
 	cp.bmu.Unlock()
-	for _, r := range mine {
-		cp.writeReleased(r)
+	for i := range recs {
+		cp.writeReleased(recs[i].ID, first+uint64(i))
 	}
 }
 
-// writeReleased writes r under its record's stripe unless a newer state
-// was written meanwhile.
-func (cp *Checkpoint) writeReleased(r *releasing) {
-	l := cp.idLock(r.rec.ID)
+// writeReleased writes release seq of record id under its stripe unless
+// a newer state was written meanwhile, or a later release took its place.
+func (cp *Checkpoint) writeReleased(id, seq uint64) {
+	l := cp.idLock(id)
 	l.Lock()
 	defer l.Unlock()
 	cp.bmu.Lock()
-	if cp.releasing[r.rec.ID] == r {
-		delete(cp.releasing, r.rec.ID)
+	r, ok := cp.releasing[id]
+	mine := ok && r.seq == seq
+	if mine {
+		delete(cp.releasing, id)
 	}
-	write := !r.superseded
 	cp.heldN.Store(int64(len(cp.held.q) + len(cp.releasing)))
 	cp.bmu.Unlock()
-	if write {
+	if mine && !r.superseded {
 		_ = cp.putLocked(r.rec)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakwater-crawl/breakwater/circuit"
 	"github.com/breakwater-crawl/breakwater/internal/collyx"
+	"github.com/breakwater-crawl/breakwater/observe"
 	"github.com/breakwater-crawl/breakwater/storage"
 	"github.com/breakwater-crawl/breakwater/storage/bolt"
 	"github.com/breakwater-crawl/breakwater/storage/memory"
@@ -222,5 +224,110 @@ func BenchmarkResume(b *testing.B) {
 			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/1e6, "MB-alloc/resume")
 			b.ReportMetric(float64(frontier), "frontier")
 		})
+	}
+}
+
+// BenchmarkPagePath is one page's calls into the checkpoint in a broad
+// crawl with a breaker, in Colly's order: IsVisited, Visited, Cookies,
+// OnRequest (pending), OnRequestHeaders (in flight), the breaker's
+// outcome (done), OnScraped. Each URL is on a host of its own, as in the
+// bench's broad-small scenario; the requests are made outside the timer.
+// ns/op and allocs/op are per page.
+func BenchmarkPagePath(b *testing.B) {
+	const batch = 4096
+	cp, err := New(memory.New(), Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cp.viaBreaker.Store(true)
+	hdr := http.Header{"User-Agent": {"breakwater-bench/1.0"}}
+	reqs := make([]*colly.Request, batch)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n += batch {
+		b.StopTimer()
+		for i := range reqs {
+			u, _ := url.Parse(fmt.Sprintf("https://d%07d.example.test/product.html", n+i))
+			reqs[i] = &colly.Request{URL: u, Method: "GET", Depth: 1, Headers: &hdr, Ctx: colly.NewContext()}
+		}
+		b.StartTimer()
+		for _, r := range reqs[:min(batch, b.N-n)] {
+			onePage(b, cp, r)
+		}
+	}
+	b.StopTimer()
+	if err := cp.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// onePage is one page's calls into cp, as Colly and the breaker make them.
+func onePage(tb testing.TB, cp *Checkpoint, r *colly.Request) {
+	s := collyStorage{cp}
+	id := collyx.RequestID(r.URL.String(), nil)
+	if seen, err := s.IsVisited(id); err != nil || seen {
+		tb.Fatalf("IsVisited: %v, %v", seen, err)
+	}
+	if err := s.Visited(id); err != nil {
+		tb.Fatal(err)
+	}
+	_ = s.Cookies(r.URL)
+	cp.onRequest(r)
+	cp.onRequestHeaders(r)
+	cp.onOutcome(observe.Attempt{Request: r, Domain: r.URL.Host, Result: circuit.Result{Class: circuit.Success}, Status: 200})
+	cp.finish(&colly.Response{Request: r, StatusCode: 200}, nil)
+}
+
+// BenchmarkPagePathHeld is BenchmarkPagePath as a crawl of many goroutines
+// has it: the next URL is marked visited before this page's outcome, so
+// each done record is held back (barrier.go) and written when the next
+// request leaves.
+func BenchmarkPagePathHeld(b *testing.B) {
+	const batch = 4096
+	cp, err := New(memory.New(), Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cp.viaBreaker.Store(true)
+	hdr := http.Header{"User-Agent": {"breakwater-bench/1.0"}}
+	reqs := make([]*colly.Request, batch+1)
+	s := collyStorage{cp}
+	announce := func(r *colly.Request) {
+		id := collyx.RequestID(r.URL.String(), nil)
+		if seen, err := s.IsVisited(id); err != nil || seen {
+			b.Fatalf("IsVisited: %v, %v", seen, err)
+		}
+		if err := s.Visited(id); err != nil {
+			b.Fatal(err)
+		}
+		_ = s.Cookies(r.URL)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n += batch {
+		b.StopTimer()
+		for i := range reqs {
+			u, _ := url.Parse(fmt.Sprintf("https://d%07d.example.test/product.html", n+i))
+			reqs[i] = &colly.Request{URL: u, Method: "GET", Depth: 1, Headers: &hdr, Ctx: colly.NewContext()}
+		}
+		b.StartTimer()
+		announce(reqs[0])
+		k := min(batch, b.N-n)
+		for i, r := range reqs[:k] {
+			cp.onRequest(r)
+			cp.onRequestHeaders(r)
+			if i+1 < k {
+				announce(reqs[i+1])
+			}
+			cp.onOutcome(observe.Attempt{Request: r, Domain: r.URL.Host, Result: circuit.Result{Class: circuit.Success}, Status: 200})
+			cp.finish(&colly.Response{Request: r, StatusCode: 200}, nil)
+		}
+	}
+	b.StopTimer()
+	if got := cp.Stats().HeldDone; got < b.N/2 {
+		b.Fatalf("%d done records held back, want most of %d", got, b.N)
+	}
+	if err := cp.Close(); err != nil {
+		b.Fatal(err)
 	}
 }

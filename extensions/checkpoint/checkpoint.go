@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -68,9 +69,10 @@ type Checkpoint struct {
 
 	// bmu guards the final records held back (barrier.go).
 	bmu       sync.Mutex
-	held      heldRecords           // final records waiting for the links found before them
-	releasing map[uint64]*releasing // taken off held by release, not yet written
-	heldN     atomic.Int64          // held and releasing records: none, no lock
+	held      heldRecords          // final records waiting for the links found before them
+	releasing map[uint64]releasing // taken off held by release, not yet written
+	releases  uint64               // records release took so far: each one's seq
+	heldN     atomic.Int64         // held and releasing records: none, no lock
 
 	// rmu guards the URLs of re-sends and redirects, and the Ctx keys logged.
 	rmu       sync.Mutex
@@ -116,12 +118,16 @@ type Checkpoint struct {
 
 // entry is one live request: the record as last written.
 type entry struct {
-	id      uint64 // rec.ID, read without its stripe
-	rec     storage.Record
-	left    bool   // reached the network in this attempt
-	closed  bool   // its outcome is recorded
-	queued  bool   // the checkpoint's OnRequest saw it
-	leftSeq uint64 // when the attempt left, in outageSeq (outage.go)
+	id       uint64 // rec.ID, read without its stripe
+	rec      storage.Record
+	left     bool   // reached the network in this attempt
+	closed   bool   // its outcome is recorded
+	queued   bool   // the checkpoint's OnRequest saw it
+	resolved bool   // its ID's announcement was resolved (barrier.go)
+	leftSeq  uint64 // when the attempt left, in outageSeq (outage.go)
+
+	url       *url.URL // the request's URL when the entry was made
+	urlString string   // its String() then
 }
 
 // Stats counts what the checkpoint did in this run.
@@ -156,7 +162,7 @@ func New(s storage.Store, c Config) (*Checkpoint, error) {
 		announced:  map[uint64]announce{},
 		hops:       map[uint64]struct{}{},
 		held:       heldRecords{ids: map[uint64]int{}},
-		releasing:  map[uint64]*releasing{},
+		releasing:  map[uint64]releasing{},
 		cookieSeed: maphash.MakeSeed(),
 		saved:      map[string]savedCircuit{},
 		outage:     map[string]*outageDead{},
@@ -165,7 +171,8 @@ func New(s storage.Store, c Config) (*Checkpoint, error) {
 	}
 	liveSeed := maphash.MakeSeed()
 	cp.live.hash = func(r *colly.Request) uint64 { return maphash.Comparable(liveSeed, r) }
-	cp.fresh.hash, cp.pend.hash = idHash, idHash
+	cp.fresh.hash = idHash
+	cp.pend.start = time.Now()
 	for i := range cp.cookies {
 		cp.cookies[i].m = packmap.NewRecent[string](cookieCacheSize / cookieShards)
 	}

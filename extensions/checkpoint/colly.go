@@ -110,7 +110,7 @@ func (cp *Checkpoint) lockEntry(r *colly.Request, bare bool) (*entry, *sync.Mute
 		body = nil // none or empty: the same ID
 	}
 	if merr == nil {
-		if req, dropped, merr = collyx.MarshalRequest(r, body); merr != nil {
+		if req, dropped, merr = collyx.MarshalRequest(r, u, body); merr != nil {
 			merr = fmt.Errorf("checkpoint: the request cannot be saved: %w", merr)
 		}
 	}
@@ -160,7 +160,7 @@ func (cp *Checkpoint) lockEntry(r *colly.Request, bare bool) (*entry, *sync.Mute
 			cp.logDropped(dropped)
 		}
 	}
-	e := &entry{id: id, rec: rec}
+	e := &entry{id: id, rec: rec, url: r.URL, urlString: u}
 	cp.live.put(r, e)
 	return e, l
 }
@@ -202,7 +202,7 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 	case evQueued:
 	default:
 		e.closed = true
-		if fin := r.URL.String(); fin != rec.URL {
+		if fin := e.urlOf(r); fin != rec.URL {
 			// Redirected: the hop it ended at was marked visited.
 			cp.resolve(collyx.RequestID(fin, nil), true)
 		}
@@ -215,7 +215,13 @@ func (cp *Checkpoint) applyLocked(r *colly.Request, e *entry, ev event, reason s
 	} else {
 		_ = cp.putLocked(rec)
 	}
-	cp.resolve(rec.ID, false)
+	if !e.resolved {
+		// Once: the record written, IsVisited knows the URL, and Colly
+		// marks it visited no more (a request made again, by a Retry or
+		// a resume, is an entry of its own).
+		cp.resolve(rec.ID, false)
+		e.resolved = true
+	}
 }
 
 // end ends a callback begun with cp.active.Add(1), holding no stripe: it
@@ -228,6 +234,17 @@ func (cp *Checkpoint) end() {
 		_ = cp.flush(false)
 	}
 	cp.tellHooks()
+}
+
+// urlOf is r.URL.String(), as lockEntry read it while r.URL is the same
+// URL: Colly gives a redirect's request a URL of its own. (One changed in
+// place is a URL Colly never marked visited: resolve has nothing to do
+// with its ID either way.)
+func (e *entry) urlOf(r *colly.Request) string {
+	if r.URL == e.url && e.url != nil {
+		return e.urlString
+	}
+	return r.URL.String()
 }
 
 // onRequest records a request as pending, or aborts it once the store failed.

@@ -21,35 +21,48 @@ import (
 // after the hand-over); Flush, Close, Judge and the store-wide reads put the
 // buffer first.
 
-// pending is the group commit's buffer: the newest record per ID.
+// pending is the group commit's buffer: the newest record per ID, in
+// shards by ID, each a slice kept from batch to batch. A batch's records
+// stay in their shards while they are put (readers find them there), and
+// are cut off after: a flush allocates nothing.
 type pending struct {
-	shardedMap[uint64, storage.Record]
-	n       atomic.Int64              // records in the shards
-	since   atomic.Int64              // when the first of them was added, in Unix ns
-	written atomic.Uint64             // bit i: shard i holds records (set and cleared with its lock held)
-	putting atomic.Pointer[pendBatch] // the batch being put, read-only
-	flushMu sync.Mutex                // one batch at a time, in order
-	spare   [shardCount]recordMap     // maps for the next take to swap in, made before its locks (flushMu held)
-	sizes   [shardCount]int           // each shard's size at the last take
+	shards  [shardCount]pendShard
+	n       atomic.Int64  // records in the shards, not being put
+	since   atomic.Int64  // when the first of them was added, in ns of the monotonic clock since start
+	start   time.Time     // a monotonic reading: since and due read only the monotonic clock
+	written atomic.Uint64 // bit i: shard i holds records not being put (set and cleared with its lock held)
+	putting atomic.Bool   // a batch is being put
+	flushMu sync.Mutex    // one batch at a time, in order
+
+	// The batch being put (flushMu held): its shards, and its records
+	// split for putBatch.
+	held              uint64
+	unfinished, final []storage.Record
 }
 
-type recordMap = map[uint64]storage.Record
-
-// shardCount is how many shards a shardedMap has.
-const shardCount = len(shardedMap[uint64, storage.Record]{}.shards)
-
-// pendBatch is the maps a take took, with their shards: a callback's
-// flush mostly finds one or two shards written, which few holds without
-// a second allocation.
-type pendBatch struct {
-	taken []takenShard
-	few   [2]takenShard
+// pendShard is one shard of the buffer.
+type pendShard struct {
+	mu      sync.Mutex
+	recs    []storage.Record // recs[:putting] are being put; after them at most one record per ID
+	putting int
+	_       [24]byte // a shard to a cache line (mutex, slice, int: 40 bytes): no false sharing
 }
 
-type takenShard struct {
-	shard int
-	m     recordMap
+// find returns the index of id's record not being put, or -1 (s.mu held).
+func (s *pendShard) find(id uint64) int {
+	for i := len(s.recs) - 1; i >= s.putting; i-- {
+		if s.recs[i].ID == id {
+			return i
+		}
+	}
+	return -1
 }
+
+// shardCount is how many shards the buffer has: a bit each in written.
+const shardCount = 64
+
+// index is id's shard.
+func (p *pending) index(id uint64) int { return int(idHash(id) >> 58) }
 
 // The buffer is due at flushAt records, or when its oldest is flushAge old.
 const (
@@ -60,52 +73,51 @@ const (
 // due reports whether the buffer should be put now, though callbacks are under way.
 func (p *pending) due() bool {
 	n := p.n.Load()
-	return n >= flushAt || (n > 0 && time.Since(time.Unix(0, p.since.Load())) >= flushAge)
+	return n >= flushAt || (n > 0 && time.Since(p.start)-time.Duration(p.since.Load()) >= flushAge)
 }
 
 // add buffers recs (the later of one ID wins).
 func (p *pending) add(recs []storage.Record) {
 	for i := range recs {
-		sh := p.lock(recs[i].ID)
-		if _, ok := sh.m[recs[i].ID]; !ok && p.n.Add(1) == 1 {
-			p.since.Store(time.Now().UnixNano())
+		k := p.index(recs[i].ID)
+		sh := &p.shards[k]
+		sh.mu.Lock()
+		if j := sh.find(recs[i].ID); j >= 0 {
+			sh.recs[j] = recs[i]
+		} else {
+			if p.n.Add(1) == 1 {
+				p.since.Store(int64(time.Since(p.start)))
+			}
+			sh.recs = append(sh.recs, recs[i])
 		}
-		sh.m[recs[i].ID] = recs[i]
-		p.written.Or(1 << p.index(recs[i].ID))
+		p.written.Or(1 << k)
 		sh.mu.Unlock()
 	}
 }
 
 // get returns id's record as buffered or being put.
 func (p *pending) get(id uint64) (storage.Record, bool) {
-	if r, ok := p.shardedMap.get(id); ok {
-		return r, true
-	}
-	if b := p.putting.Load(); b != nil {
-		i := int(p.index(id))
-		for _, t := range b.taken {
-			if t.shard == i {
-				r, ok := t.m[id]
-				return r, ok
-			}
+	sh := &p.shards[p.index(id)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for i := len(sh.recs) - 1; i >= 0; i-- {
+		if sh.recs[i].ID == id {
+			return sh.recs[i], true
 		}
 	}
 	return storage.Record{}, false
 }
 
-// take empties every written shard at once (flushMu held) and publishes
-// the batch as being put before a reader can miss it.
+// take makes every written shard's records the batch at once (flushMu
+// held), split into p.unfinished and p.final, and reports whether there
+// were any. They stay in their shards, being put, until done cuts them off.
 //
 // It locks the shards written bits name until, all of them held, no other
 // bit is set: a record added before one it takes set its shard's bit
 // before that one was added, so it is taken too (the cut).
-func (p *pending) take() []storage.Record {
-	for i := range p.spare {
-		// A fresh map only for a shard the last batch took from (about its
-		// size); an empty shard keeps its map, so a take makes a few maps.
-		if p.spare[i] == nil && p.sizes[i] > 0 {
-			p.spare[i] = make(recordMap, p.sizes[i])
-		}
+func (p *pending) take() bool {
+	if p.written.Load() == 0 {
+		return false
 	}
 	var held uint64
 	for {
@@ -118,36 +130,52 @@ func (p *pending) take() []storage.Record {
 		}
 		held |= more
 	}
-	batch := new(pendBatch)
-	if k := bits.OnesCount64(held); k <= len(batch.few) {
-		batch.taken = batch.few[:0]
-	} else {
-		batch.taken = make([]takenShard, 0, k)
-	}
+	unfinished, final := p.unfinished[:0], p.final[:0]
 	n := 0
-	p.sizes = [shardCount]int{}
 	for m := held; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		sh := &p.shards[i]
-		p.sizes[i] = len(sh.m)
-		// With no spare, sh.m is nil until its next write (shardedMap.lock).
-		batch.taken = append(batch.taken, takenShard{shard: i, m: sh.m})
-		sh.m, p.spare[i] = p.spare[i], nil
-		n += p.sizes[i]
+		sh := &p.shards[bits.TrailingZeros64(m)]
+		for _, r := range sh.recs {
+			if r.State == storage.Done || r.State == storage.Dead {
+				final = append(final, r)
+			} else {
+				unfinished = append(unfinished, r)
+			}
+		}
+		sh.putting = len(sh.recs)
+		n += len(sh.recs)
 	}
+	p.unfinished, p.final, p.held = unfinished, final, held
 	p.written.And(^held)
 	p.n.Add(-int64(n))
-	p.putting.Store(batch)
+	p.putting.Store(true)
 	for m := held; m != 0; m &= m - 1 {
 		p.shards[bits.TrailingZeros64(m)].mu.Unlock()
 	}
-	recs := make([]storage.Record, 0, n)
-	for _, t := range batch.taken {
-		for _, r := range t.m {
-			recs = append(recs, r)
+	return true
+}
+
+// done cuts the batch put off its shards (flushMu held), keeping what
+// was added meanwhile.
+func (p *pending) done() {
+	for m := p.held; m != 0; m &= m - 1 {
+		sh := &p.shards[bits.TrailingZeros64(m)]
+		sh.mu.Lock()
+		rest := len(sh.recs) - sh.putting
+		if c := cap(sh.recs); c > 4*flushAt && rest < c/4 {
+			// After a burst (a slow store): a slice about the size in use.
+			sh.recs = append(make([]storage.Record, 0, 2*rest), sh.recs[sh.putting:]...)
+		} else {
+			copy(sh.recs, sh.recs[sh.putting:])
+			clear(sh.recs[rest:]) // holding no record's strings
+			sh.recs = sh.recs[:rest]
 		}
+		sh.putting = 0
+		sh.mu.Unlock()
 	}
-	return recs
+	p.putting.Store(false)
+	clear(p.unfinished)
+	clear(p.final)
+	p.unfinished, p.final, p.held = p.unfinished[:0], p.final[:0], 0
 }
 
 // flush puts the buffer into the store. With wait it waits for a batch
@@ -167,13 +195,20 @@ func (cp *Checkpoint) flush(wait bool) error {
 			return nil
 		}
 		var err error
-		if recs := p.take(); len(recs) > 0 && !cp.failed() {
-			err = cp.fail(cp.putBatch(recs))
+		took := p.take()
+		if took {
+			if !cp.failed() {
+				err = cp.fail(cp.putBatch(p.unfinished, p.final))
+			}
+			p.done()
 		}
-		p.putting.Store(nil) // its maps are let go: a reader may still hold them
 		p.flushMu.Unlock()
 		if err != nil {
 			return err
+		}
+		if !took && !wait {
+			// Counted, not yet marked written: its writer's callback puts it.
+			break
 		}
 	}
 	if wait {
@@ -187,24 +222,14 @@ func (cp *Checkpoint) flush(wait bool) error {
 // putChunk is how many unfinished records go to the store in one Put.
 const putChunk = 64
 
-// putBatch puts the unfinished records a chunk at a time (the store's lock
-// is never held long against its readers), then every final one in one
-// Put: a link's record (barrier.go) is put before or with its page's done
-// record, so a store that commits between two Puts never has a page done
-// without its links.
-func (cp *Checkpoint) putBatch(recs []storage.Record) error {
-	final := recs[:0:0]
-	n := 0
-	for _, r := range recs {
-		if r.State == storage.Done || r.State == storage.Dead {
-			final = append(final, r)
-			continue
-		}
-		recs[n] = r
-		n++
-	}
-	for i := 0; i < n; i += putChunk {
-		if err := cp.store.Put(recs[i:min(i+putChunk, n)]...); err != nil {
+// putBatch puts the unfinished records a chunk at a time (the store's
+// lock is never held long against its readers), then every final one in
+// one Put: a link's record (barrier.go) is put before or with its page's
+// done record, so a store that commits between two Puts never has a page
+// done without its links.
+func (cp *Checkpoint) putBatch(unfinished, final []storage.Record) error {
+	for i := 0; i < len(unfinished); i += putChunk {
+		if err := cp.store.Put(unfinished[i:min(i+putChunk, len(unfinished))]...); err != nil {
 			return err
 		}
 	}
@@ -217,7 +242,7 @@ func (cp *Checkpoint) putBatch(recs []storage.Record) error {
 // lookup returns id's record as it stands for the store: buffered, being
 // put, or stored.
 func (cp *Checkpoint) lookup(id uint64) (storage.Record, bool, error) {
-	if cp.pend.n.Load() > 0 || cp.pend.putting.Load() != nil {
+	if cp.pend.n.Load() > 0 || cp.pend.putting.Load() {
 		if r, ok := cp.pend.get(id); ok {
 			return r, true, nil
 		}

@@ -257,7 +257,7 @@ func TestMarshalRequestWritesWhatCollyWrites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, dropped, err := MarshalRequest(r, []byte("q=1"))
+		got, dropped, err := MarshalRequest(r, r.URL.String(), []byte("q=1"))
 		if ctx == nil {
 			want = bytes.Replace(want, []byte(`"Ctx":{}`), []byte(`"Ctx":null`), 1)
 		}

@@ -34,14 +34,15 @@ type SerialRequest struct {
 // POST sent after that goes out empty) and fails on a Ctx value JSON
 // cannot hold. Ctx values that JSON cannot hold are left out and named in
 // dropped; the rest come back as JSON gives them (numbers as float64,
-// times as strings). err is always nil.
+// times as strings). u is r.URL.String(), which the caller has. err is
+// always nil.
 //
 // Its bytes are encoding/json's for r's SerialRequest, written without
 // reflection: json.Marshal cost a request several microseconds, much of
 // it growing the stack of the goroutine Colly had just started for the
 // request. Only a Ctx value other than a string, a bool or nil goes
 // through encoding/json.
-func MarshalRequest(r *colly.Request, body []byte) (b []byte, dropped []string, err error) {
+func MarshalRequest(r *colly.Request, u string, body []byte) (b []byte, dropped []string, err error) {
 	type kv struct {
 		k string
 		v any
@@ -54,9 +55,9 @@ func MarshalRequest(r *colly.Request, body []byte) (b []byte, dropped []string, 
 		})
 		slices.SortFunc(ctx, func(a, b kv) int { return strings.Compare(a.k, b.k) })
 	}
-	dst := make([]byte, 0, 512)
+	dst := make([]byte, 0, marshalledSize(r, u, body))
 	dst = append(dst, `{"URL":`...)
-	dst = appendJSONString(dst, r.URL.String())
+	dst = appendJSONString(dst, u)
 	dst = append(dst, `,"Method":`...)
 	dst = appendJSONString(dst, r.Method)
 	dst = append(dst, `,"Depth":`...)
@@ -109,7 +110,8 @@ func MarshalRequest(r *colly.Request, body []byte) (b []byte, dropped []string, 
 		dst = append(dst, "null"...)
 	} else {
 		h := *r.Headers
-		keys := make([]string, 0, len(h))
+		var few [8]string // a request's headers, mostly: no allocation
+		keys := few[:0]
 		for k := range h {
 			keys = append(keys, k)
 		}
@@ -170,6 +172,28 @@ func ParseRequest(b []byte) (u string, id uint64, err error) {
 	return u, RequestID(u, sr.Body), nil
 }
 
+// marshalledSize is about the size of r marshalled, with room for the
+// checkpoint's tail (its collector's name), so that the buffer is made
+// once and not much larger than what it holds: a guess for the headers
+// and the Ctx (walking them cost more than the bytes it saves; the buffer
+// grows when the guess is short).
+func marshalledSize(r *colly.Request, u string, body []byte) int {
+	n := 128 + len(u) + len(r.Method) + len(r.Host) + (len(body)+2)/3*4
+	if r.Headers != nil {
+		n += 48 * len(*r.Headers)
+	}
+	return n
+}
+
+// jsonSafe says which ASCII bytes encoding/json writes as they are (HTML
+// escaping on): one load a byte instead of six comparisons.
+var jsonSafe = func() (safe [utf8.RuneSelf]bool) {
+	for b := byte(0x20); b < utf8.RuneSelf; b++ {
+		safe[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return safe
+}()
+
 // appendJSONString appends s as encoding/json writes a string (with its
 // default HTML escaping): the same escapes, \ufffd for invalid UTF-8,
 // U+2028 and U+2029 escaped.
@@ -179,7 +203,7 @@ func appendJSONString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if jsonSafe[b] {
 				i++
 				continue
 			}

@@ -86,7 +86,7 @@ func TestMarshalRequestWritesWhatEncodingJSONWrites(t *testing.T) {
 		default:
 			body = []byte(pick())
 		}
-		got, dropped, err := MarshalRequest(r, body)
+		got, dropped, err := MarshalRequest(r, r.URL.String(), body)
 		if err != nil || dropped != nil {
 			t.Fatalf("request %d: MarshalRequest dropped %v, %v", i, dropped, err)
 		}
@@ -104,13 +104,13 @@ func TestMarshalRequestLeavesOtherCtxValuesToEncodingJSON(t *testing.T) {
 	r := &colly.Request{URL: u, Method: "GET", Ctx: colly.NewContext()}
 	r.Ctx.Put("n", 42)
 	r.Ctx.Put("s", "x")
-	b, dropped, err := MarshalRequest(r, nil)
+	b, dropped, err := MarshalRequest(r, r.URL.String(), nil)
 	if err != nil || len(dropped) != 0 || !bytes.Equal(b, jsonRequest(t, r, nil)) {
 		t.Fatalf("MarshalRequest = %s, %v, %v; want encoding/json's bytes", b, dropped, err)
 	}
 	r.Ctx.Put("a", func() {})
 	r.Ctx.Put("f", make(chan int))
-	b, dropped, err = MarshalRequest(r, nil)
+	b, dropped, err = MarshalRequest(r, r.URL.String(), nil)
 	if err != nil || len(dropped) != 2 || dropped[0] != "a" || dropped[1] != "f" || !bytes.Contains(b, []byte(`"Ctx":{"n":42,"s":"x"}`)) {
 		t.Fatalf("MarshalRequest = %s, %v, %v; want the func and the channel left out and named", b, dropped, err)
 	}
@@ -123,7 +123,7 @@ func BenchmarkMarshalRequest(b *testing.B) {
 	b.Run("append", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			MarshalRequest(r, nil)
+			MarshalRequest(r, r.URL.String(), nil)
 		}
 	})
 	b.Run("encoding-json", func(b *testing.B) {

@@ -93,7 +93,7 @@ func requestSeeds(t testing.TB) [][]byte {
 			if r.Method == "POST" {
 				body = []byte("q=1")
 			}
-			b, _, err := MarshalRequest(r, body)
+			b, _, err := MarshalRequest(r, r.URL.String(), body)
 			if err != nil {
 				t.Fatal(err)
 			}

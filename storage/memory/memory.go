@@ -70,7 +70,7 @@ func (s *store) Put(recs ...storage.Record) error {
 			return err
 		}
 	}
-	now := time.Now()
+	var now time.Time // read once, for the first record without Updated (the checkpoint's all have one)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -80,6 +80,9 @@ func (s *store) Put(recs ...storage.Record) error {
 		r := &recs[i]
 		updated := r.Updated
 		if updated.IsZero() {
+			if now.IsZero() {
+				now = time.Now()
+			}
 			updated = now
 		}
 		seq, ok := s.ids[r.ID]
