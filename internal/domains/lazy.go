@@ -53,8 +53,7 @@ func (d *Domain) trackerFor(o circuit.Result, inFlight int) *tracker {
 		d.lazyFlight = uint16(min(max(int(d.lazyFlight), inFlight), math.MaxUint16))
 		return nil
 	}
-	t := d.newTracker()
-	d.seed(t, d.mem.OutcomesLocked())
+	t := d.seededTracker(d.mem.OutcomesLocked())
 	d.tracker.Store(t)
 	return t
 }
@@ -69,22 +68,23 @@ func (d *Domain) trackerAt(tr circuit.Transition) *tracker {
 	defer d.mu.Unlock()
 	t := d.tracker.Load()
 	if t == nil {
-		t = d.newTracker()
-		d.seed(t, tr.Window)
+		t = d.seededTracker(tr.Window)
 		d.tracker.Store(t)
 	}
 	return t
 }
 
-// seed gives t, just made, the outcomes d's circuit held while d had no
-// tracker, oldest first. The caller holds d.mu.
-func (d *Domain) seed(t *tracker, outs []circuit.Result) {
+// seededTracker makes d's tracker from outs, the outcomes d's circuit
+// held while d had no tracker, oldest first. The caller holds d.mu.
+func (d *Domain) seededTracker(outs []circuit.Result) *tracker {
+	t := d.newTracker()
 	for _, o := range outs {
 		t.ObserveLocked(o, 0, 0)
 	}
 	if t.baseline == 0 {
 		t.baseFlight = max(t.baseFlight, int32(d.lazyFlight))
 	}
+	return t
 }
 
 // quietTracker is d's tracker for compaction: a tracker made for the
@@ -98,9 +98,7 @@ func (d *Domain) quietTracker() *tracker {
 	if t := d.tracker.Load(); t != nil {
 		return t
 	}
-	t := d.newTracker()
-	d.seed(t, d.mem.OutcomesLocked())
-	return t
+	return d.seededTracker(d.mem.OutcomesLocked())
 }
 
 // trackerStats is tracker.Stats, read from the circuit's window while d
@@ -115,8 +113,5 @@ func (d *Domain) trackerStats() (n int, successRate float64, median time.Duratio
 	if t != nil {
 		return t.Stats()
 	}
-	if len(outs) == 0 {
-		return 0, 0, 0
-	}
-	return len(outs), 1 - circuit.FailureRate(outs), circuit.MedianLatency(outs)
+	return statsOf(outs)
 }

@@ -301,6 +301,12 @@ func (t *tracker) Stats() (n int, successRate float64, median time.Duration) {
 	t.mu.Lock()
 	outs := t.win.Outcomes()
 	t.mu.Unlock()
+	return statsOf(outs)
+}
+
+// statsOf is Stats of outs: their count, success rate (0 when empty) and
+// median latency.
+func statsOf(outs []circuit.Result) (n int, successRate float64, median time.Duration) {
 	if len(outs) == 0 {
 		return 0, 0, 0
 	}
