@@ -106,10 +106,7 @@ func BenchmarkQueuedUpFront(b *testing.B) {
 	b.ResetTimer()
 	for n := 0; n < b.N; n += batch {
 		b.StopTimer()
-		for i := range reqs {
-			u, _ := url.Parse(fmt.Sprintf("https://shop.example.test/catalogue/product-%07d.html", n+i))
-			reqs[i] = &colly.Request{URL: u, Method: "GET", Depth: 1, Headers: &hdr, Ctx: colly.NewContext()}
-		}
+		benchRequests(reqs, &hdr, "https://shop.example.test/catalogue/product-%07d.html", n)
 		b.StartTimer()
 		for _, r := range reqs {
 			if err := (collyStorage{cp}).Visited(collyx.RequestID(r.URL.String(), nil)); err != nil {
@@ -246,10 +243,7 @@ func BenchmarkPagePath(b *testing.B) {
 	b.ResetTimer()
 	for n := 0; n < b.N; n += batch {
 		b.StopTimer()
-		for i := range reqs {
-			u, _ := url.Parse(fmt.Sprintf("https://d%07d.example.test/product.html", n+i))
-			reqs[i] = &colly.Request{URL: u, Method: "GET", Depth: 1, Headers: &hdr, Ctx: colly.NewContext()}
-		}
+		benchRequests(reqs, &hdr, "https://d%07d.example.test/product.html", n)
 		b.StartTimer()
 		for _, r := range reqs[:min(batch, b.N-n)] {
 			onePage(b, cp, r)
@@ -306,10 +300,7 @@ func BenchmarkPagePathHeld(b *testing.B) {
 	b.ResetTimer()
 	for n := 0; n < b.N; n += batch {
 		b.StopTimer()
-		for i := range reqs {
-			u, _ := url.Parse(fmt.Sprintf("https://d%07d.example.test/product.html", n+i))
-			reqs[i] = &colly.Request{URL: u, Method: "GET", Depth: 1, Headers: &hdr, Ctx: colly.NewContext()}
-		}
+		benchRequests(reqs, &hdr, "https://d%07d.example.test/product.html", n)
 		b.StartTimer()
 		announce(reqs[0])
 		k := min(batch, b.N-n)
@@ -329,5 +320,14 @@ func BenchmarkPagePathHeld(b *testing.B) {
 	}
 	if err := cp.Close(); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// benchRequests fills reqs with GET requests at depth 1 for the URLs of
+// format (a %d verb) numbered from from on, each with hdr and a Ctx.
+func benchRequests(reqs []*colly.Request, hdr *http.Header, format string, from int) {
+	for i := range reqs {
+		u, _ := url.Parse(fmt.Sprintf(format, from+i))
+		reqs[i] = &colly.Request{URL: u, Method: "GET", Depth: 1, Headers: hdr, Ctx: colly.NewContext()}
 	}
 }
