@@ -544,11 +544,11 @@ func (t *transport) hop(req *http.Request, a *attempt) error {
 	if d == nil || host == d.Name || a.settled || a.refused != nil || a.over {
 		return nil
 	}
-	// The redirecting host answered: a success for it.
-	d.LastOK.Store(a.left)
-	d.FailSince.Store(0)
+	// The redirecting host answered: a success for it, settled as any
+	// answer is (its pace recovers from a throttle on redirects too).
 	a.measure()
-	b.set.Record(a.ticket.WithStalled(a.stalled), circuit.Result{Class: circuit.Success, Latency: a.latency})
+	b.set.Settle(a.ticket, domains.Outcome{Result: circuit.Result{Class: circuit.Success, Latency: a.latency}, Stalled: a.stalled,
+		Status: req.Response.StatusCode, Episode: a.episode, Left: a.left})
 	a.latency = 0 // the next hop's body is the one that counts
 	b.releaseSlot(a)
 	a.ticket = domains.Ticket{}
