@@ -9,7 +9,8 @@ import (
 
 // Profile configures the circuit of a domain (or any key) and the early
 // warnings a caller keeps beside it. There are no silent defaults: start
-// from Conservative, Standard or Aggressive and change what differs.
+// from one of the breaker's (breaker.Conservative, breaker.Standard or
+// breaker.Aggressive, package extensions/breaker) and change what differs.
 // Fields past HalfOpenProbes are off at their zero value.
 type Profile struct {
 	Name string
@@ -56,37 +57,6 @@ type Profile struct {
 	TimeoutMultiple float64
 	TimeoutFloor    time.Duration
 	TimeoutAfter    int
-}
-
-// The built-in profiles: which one fits depends on how fragile the
-// origin is and how cheap a re-run is. Each call returns a fresh copy, so
-// a caller that changes a field changes only its own.
-
-// Conservative suits a small, fragile origin with few URLs: tolerate a
-// bad stretch, wait long before probing.
-// It warns of a latency slope but never trips on latency alone, and
-// has no slow-call rule or adaptive timeout.
-func Conservative() Profile {
-	return Profile{Name: "conservative", WindowSize: 10, FailureThreshold: 0.6, Cooldown: 300 * time.Second, HalfOpenProbes: 1,
-		SlopeMultiple: 3, SlopeFloor: 200 * time.Millisecond, MaxCooldown: 30 * time.Minute}
-}
-
-// Standard suits a typical product crawl: slow calls (over 5 s) trip
-// when they are 80 % of the window, a slope is warned about, requests
-// are cut at 4 × the domain's p95 (at least 1 s).
-func Standard() Profile {
-	return Profile{Name: "standard", WindowSize: 20, FailureThreshold: 0.5, Cooldown: 60 * time.Second, HalfOpenProbes: 2,
-		SlowCall: 5 * time.Second, SlowCallRate: 0.8, SlopeMultiple: 3, SlopeFloor: 200 * time.Millisecond,
-		MaxCooldown: 10 * time.Minute, TimeoutMultiple: 4, TimeoutFloor: time.Second, TimeoutAfter: 20}
-}
-
-// Aggressive suits high-volume crawls over many domains that are cheap
-// to re-run: a large window detects reliably, a short cooldown costs
-// little, and a latency slope trips before errors appear.
-func Aggressive() Profile {
-	return Profile{Name: "aggressive", WindowSize: 50, FailureThreshold: 0.35, Cooldown: 30 * time.Second, HalfOpenProbes: 3,
-		SlowCall: 3 * time.Second, SlowCallRate: 0.6, SlopeMultiple: 2.5, SlopeFloor: 100 * time.Millisecond, SlopeTrip: true,
-		MaxCooldown: 5 * time.Minute, TimeoutMultiple: 3, TimeoutFloor: 500 * time.Millisecond, TimeoutAfter: 20}
 }
 
 // Settings is the part of p a circuit decides with.

@@ -126,7 +126,9 @@ func (c Config) apply(b *Breaker) error {
 			Step: g.Step, MaxGap: g.MaxGap, ThrottleHorizon: g.ThrottleHorizon}
 	}
 	b.cfg.Fleet, b.cfg.IdleTTL, b.baseTransport = cmp.Or(domains.FleetConfig(c.Fleet), b.cfg.Fleet), cmp.Or(c.IdleTTL, b.cfg.IdleTTL), cmp.Or(c.BaseTransport, b.baseTransport)
-	b.proxies = cmp.Or(c.Proxies, b.proxies)
+	if c.Proxies != nil {
+		b.proxies, b.proxyCount = c.Proxies, len(c.Proxies.Stats())
+	}
 	b.cfg.BlockedAfter, b.cfg.ResendHorizon = cmp.Or(c.BlockedAfter, b.cfg.BlockedAfter), cmp.Or(c.ResendHorizon, b.cfg.ResendHorizon)
 	if c.OnTransition != nil {
 		b.cfg.OnTransition = append(b.cfg.OnTransition, c.OnTransition)

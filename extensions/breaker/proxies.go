@@ -48,7 +48,7 @@ func (t *transport) viaProxies(req *http.Request, a *attempt) (*http.Response, e
 			resp = nil
 		}
 		replay := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-		if try >= pool.Len() || none || !replay || req.Context().Err() != nil {
+		if try >= t.b.proxyCount || none || !replay || req.Context().Err() != nil {
 			if told != nil || toldErr != nil {
 				// Failing through every proxy it was tried through: the site's.
 				discard(resp)

@@ -88,10 +88,10 @@ func (c Config) normalise() (Config, []*url.URL, error) {
 			return c, nil, fmt.Errorf("%w: Proxies[%d] is not a URL (%w): write it as scheme://[user:password@]host:port", ErrInvalidConfig, i, err)
 		}
 		if _, ok := defaultPorts[u.Scheme]; !ok || u.Hostname() == "" {
-			return bad("Proxies[%d] (%s) needs a scheme of http, https, socks5 or socks5h and a host: write it as http://host:port", i, Name(u))
+			return bad("Proxies[%d] (%s) needs a scheme of http, https, socks5 or socks5h and a host: write it as http://host:port", i, nameOf(u))
 		}
 		if j, dup := seen[u.String()]; dup {
-			return bad("Proxies[%d] repeats Proxies[%d] (%s): list each proxy once", i, j, Name(u))
+			return bad("Proxies[%d] repeats Proxies[%d] (%s): list each proxy once", i, j, nameOf(u))
 		}
 		seen[u.String()] = i
 		urls[i] = u

@@ -25,8 +25,8 @@
 // Pool.ClientSide reports that the client side (network, credentials, the
 // crawler's own host) is the likely cause, not the proxies.
 //
-// A proxy is named by its host:port, credentials removed (Name): in logs,
-// hooks and Stats. The package imports no part of package breaker: the
+// A proxy is named by its host:port, credentials removed (Snapshot.Name):
+// in logs, hooks and Stats. The package imports no part of package breaker: the
 // domain circuits and the proxy circuits are wired together elsewhere.
 // A Pool is safe for concurrent use.
 package proxy

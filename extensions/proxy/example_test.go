@@ -34,7 +34,7 @@ func Example() {
 		for range 4 {
 			r, _ := http.NewRequest("GET", "http://shop.example/", nil)
 			u, _ := next(r)
-			names = append(names, proxy.Name(u))
+			names = append(names, u.Host)
 		}
 		return names
 	}

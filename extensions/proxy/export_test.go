@@ -35,3 +35,6 @@ func (p *Pool) RecordOutcome(proxy string, o Outcome, latency time.Duration) err
 }
 
 var DefaultSettings = defaultSettings
+
+// Name is how the pool names the proxy at u (host:port, as in Snapshot).
+var Name = nameOf

@@ -55,7 +55,8 @@ type member struct {
 
 // Snapshot is one proxy's state and counts, for reports and metrics.
 type Snapshot struct {
-	// Name is the proxy's host:port (see Name), never its credentials;
+	// Name is the proxy's host:port (the scheme's default port when its
+	// URL names none), never its credentials;
 	// host:port#2, #3… for more entries on one host:port.
 	Name string
 	// State is closed while the proxy is in the rotation, open while it
@@ -91,7 +92,7 @@ func New(cfg Config) (*Pool, error) {
 	p.most = max(1, int(cfg.MaxEjectedShare*float64(len(urls))+1e-9))
 	names := map[string]int{}
 	for _, u := range urls {
-		name := Name(u)
+		name := nameOf(u)
 		if names[name]++; names[name] > 1 {
 			name = fmt.Sprintf("%s#%d", name, names[name])
 		}
@@ -118,7 +119,7 @@ func (p *Pool) lookupLocked(proxy string) *member {
 		return m
 	}
 	if u, err := url.Parse(proxy); err == nil && u.Host != "" {
-		return p.byKey[Name(u)]
+		return p.byKey[nameOf(u)]
 	}
 	return nil
 }
@@ -147,6 +148,3 @@ func (m *member) snapshotLocked() Snapshot {
 	}
 	return s
 }
-
-// Len is how many proxies the pool has.
-func (p *Pool) Len() int { return len(p.members) }

@@ -10,7 +10,8 @@ import (
 // Attempt is one request through a proxy, as the transport saw it.
 type Attempt struct {
 	// Proxy is the proxy that carried it: its URL as Track reports it (or
-	// as in Config.Proxies, or Colly's Request.ProxyURL), or its Name.
+	// as in Config.Proxies, or Colly's Request.ProxyURL), or its Name
+	// (host:port, as in Snapshot).
 	Proxy string
 	// Domain is the site's host: with it, Record compares proxies on the
 	// same site (a site refusing one proxy only blames that proxy).

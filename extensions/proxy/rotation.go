@@ -49,8 +49,8 @@ func (p *Pool) ProxyFunc() colly.ProxyFunc {
 }
 
 // Ejected reports whether proxy (its URL, as in Config.Proxies or
-// Request.ProxyURL, or its Name) is out of the rotation now, for a proxy
-// function of the caller's own. false for a proxy whose cooldown has
+// Request.ProxyURL, or its Snapshot.Name) is out of the rotation now, for
+// a proxy function of the caller's own. false for a proxy whose cooldown has
 // passed hands it its probe: send the request through it and Record the
 // outcome (a probe not recorded within Settings.Cooldown is given up and
 // handed out again). A proxy not in the pool is not ejected.

@@ -33,20 +33,12 @@ var ErrSelectorBroken = errors.New("selector_broken")
 // count again. It stands for the rest of the run. Its slices are shared;
 // treat them as read-only.
 type BrokenDomain struct {
-	Domain    string     // the host with its port, lower-case
-	Selectors []string   // the selectors (or Body check names) that failed, first seen first
-	Pages     []Evidence // the pages in a row that made the diagnosis
+	Domain    string    // the host with its port, lower-case
+	Selectors []string  // the selectors (or Body check names) that failed, first seen first
+	Pages     []Verdict // the verdicts of the pages in a row that made the diagnosis
 	// ValidBefore is how many valid pages the domain served first: 0
 	// suggests a wrong selector, more a template changed during the run.
 	ValidBefore int
-}
-
-// Evidence is one page behind a diagnosis.
-type Evidence struct {
-	URL     string
-	Status  int
-	Bytes   int
-	Reasons []Reason
 }
 
 // Err returns an error wrapping ErrSelectorBroken that names the domain
@@ -97,7 +89,7 @@ type domainDiag struct {
 	valid  int
 	sizes  [recentSizes]int
 	nSizes int
-	streak []Evidence // full-size 2xx pages in a row failing only structure
+	streak []Verdict // full-size 2xx pages in a row failing only structure
 	broken *BrokenDomain
 }
 
@@ -171,7 +163,7 @@ func (dd *domainDiag) page(v Verdict, after int) *BrokenDomain {
 		if dd.broken != nil {
 			return nil
 		}
-		dd.streak = append(dd.streak, Evidence{URL: v.URL, Status: v.Status, Bytes: v.Bytes, Reasons: v.Reasons})
+		dd.streak = append(dd.streak, v)
 		if len(dd.streak) >= after {
 			b := &BrokenDomain{Domain: v.Domain, Pages: slices.Clone(dd.streak), ValidBefore: dd.valid}
 			for _, e := range b.Pages {

@@ -20,7 +20,7 @@ type refDomain struct {
 	valid  int
 	sizes  [recentSizes]int
 	nSizes int
-	streak []Evidence
+	streak []Verdict
 	broken *BrokenDomain
 }
 
@@ -46,7 +46,7 @@ func (d *refDiag) page(v Verdict) *BrokenDomain {
 		if dd.broken != nil {
 			return nil
 		}
-		dd.streak = append(dd.streak, Evidence{URL: v.URL, Status: v.Status, Bytes: v.Bytes, Reasons: v.Reasons})
+		dd.streak = append(dd.streak, v)
 		if len(dd.streak) >= d.after {
 			b := &BrokenDomain{Domain: v.Domain, Pages: slices.Clone(dd.streak), ValidBefore: dd.valid}
 			for _, e := range b.Pages {

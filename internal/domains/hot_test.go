@@ -14,7 +14,7 @@ import (
 // pointed at it.
 func TestCachesFollowTheMap(t *testing.T) {
 	clk := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	b, err := New(Config{Profile: circuit.Standard(), Clock: clk, IdleTTL: time.Minute, AlarmAfter: 10, BlockedAfter: 10})
+	b, err := New(Config{Profile: Standard(), Clock: clk, IdleTTL: time.Minute, AlarmAfter: 10, BlockedAfter: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // failure, or one success too many), the tracker's state and Stats are
 // those of a tracker that saw every outcome.
 func TestALateTrackerIsTheTrackerThatSawEverything(t *testing.T) {
-	p := circuit.Standard()
+	p := Standard()
 	p.SlowCall = 500 * time.Millisecond
 	rng := rand.New(rand.NewPCG(1, 2))
 	for quick := range 5 {

@@ -69,7 +69,7 @@ func mustParse(t *testing.T, yaml string) *profiles.Set {
 
 func TestSeedFormatLoadsAsTheBuiltIns(t *testing.T) {
 	set := mustParse(t, seed000)
-	for _, want := range []circuit.Profile{circuit.Conservative(), circuit.Standard(), circuit.Aggressive()} {
+	for _, want := range []circuit.Profile{breaker.Conservative(), breaker.Standard(), breaker.Aggressive()} {
 		name := want.Name
 		got, err := set.Profile(name)
 		if err != nil {

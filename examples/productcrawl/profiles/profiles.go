@@ -204,7 +204,7 @@ func (s *Set) Config() breaker.Config {
 // "standard", "aggressive"): a new map of fresh copies at each call.
 func builtins() map[string]circuit.Profile {
 	m := map[string]circuit.Profile{}
-	for _, p := range []circuit.Profile{circuit.Conservative(), circuit.Standard(), circuit.Aggressive()} {
+	for _, p := range []circuit.Profile{breaker.Conservative(), breaker.Standard(), breaker.Aggressive()} {
 		m[p.Name] = p
 	}
 	return m
