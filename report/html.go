@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -148,36 +149,26 @@ func (r Report) writeHTML(w io.Writer) error {
 // first, and sums the others into one row (nil when none are left).
 func (r Report) drawnRows(n int) ([]drawn, *drawn) {
 	var rows []drawn
-	var tl map[string]*series
+	var undrawn map[string]*series // the timeline's domains no other source has
 	if r.timeline != nil {
-		tl = r.timeline.domains
+		undrawn = maps.Clone(r.timeline.domains)
 	}
 	for _, d := range r.Domains {
-		rows = append(rows, drawn{d: d, s: tl[d.Domain]})
+		rows = append(rows, drawn{d: d, s: undrawn[d.Domain]})
+		delete(undrawn, d.Domain)
 	}
-	if len(tl) > 0 {
-		known := make(map[string]bool, len(r.Domains))
-		for _, d := range r.Domains {
-			known[d.Domain] = true
-		}
-		for name, s := range tl {
-			if !known[name] {
-				rows = append(rows, drawn{d: s.counts(name), s: s})
-			}
-		}
+	for name, s := range undrawn {
+		rows = append(rows, drawn{d: s.counts(name), s: s})
 	}
-	troubled := func(x drawn) bool {
+	rank := func(x drawn) int { // the troubled first
 		d := x.d
-		return d.Trips > 0 || (d.State != "closed" && d.State != Untouched) || d.SelectorBroken != nil || d.Dead > 0 || (x.s != nil && x.s.blocked)
+		if d.Trips > 0 || (d.State != "closed" && d.State != Untouched) || d.SelectorBroken != nil || d.Dead > 0 || (x.s != nil && x.s.blocked) {
+			return 0
+		}
+		return 1
 	}
 	slices.SortFunc(rows, func(a, b drawn) int {
-		if ta, tb := troubled(a), troubled(b); ta != tb {
-			if ta {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(b.d.Requests+b.d.Refused, a.d.Requests+a.d.Refused), strings.Compare(a.d.Domain, b.d.Domain))
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(b.d.Requests+b.d.Refused, a.d.Requests+a.d.Refused), strings.Compare(a.d.Domain, b.d.Domain))
 	})
 	if len(rows) <= n {
 		return rows, nil

@@ -213,14 +213,6 @@ func (t *Timeline) slice(d *series, at time.Time) *slice {
 		t.coarsen()
 		i = t.index(at)
 	}
-	n := len(d.slices)
-	if n > 0 && d.slices[n-1].index == i {
-		return &d.slices[n-1]
-	}
-	if n == 0 || d.slices[n-1].index < i {
-		d.slices = append(d.slices, slice{index: i})
-		return &d.slices[n]
-	}
 	j, found := slices.BinarySearchFunc(d.slices, i, func(s slice, i int) int { return s.index - i })
 	if !found {
 		d.slices = slices.Insert(d.slices, j, slice{index: i})
