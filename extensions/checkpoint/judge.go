@@ -43,8 +43,7 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 			dead.add(d, r)
 			return nil
 		}
-		if !cp.resumable(r.Request) {
-			owner, _ := ownerOf(r.Request)
+		if on, owner, owned := cp.resumer(r.Request); owned && on == nil {
 			st := stranded[owner]
 			if st == nil {
 				st = &strandTally{example: r.URL, domains: map[string]bool{}}
