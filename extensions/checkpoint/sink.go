@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -289,40 +290,33 @@ func (cp *Checkpoint) putFinal(final []storage.Record) error {
 	by := maps.Clone(cp.sinks.by)
 	cp.sinks.mu.Unlock()
 
-	type took1 struct {
-		k  sinkKey
-		id uint64
+	// An entry the store left out is a duplicate: the output had its URL already.
+	data, written, dups := map[*Sink][]byte{}, map[*Sink]int64{}, map[*Sink]int64{}
+	for _, e := range entries {
+		if s := by[sinkKey{e.Output, e.Part}]; s != nil {
+			dups[s]++
+		}
 	}
-	in := make(map[took1]bool, len(took))
-	data := map[*Sink][]byte{}
-	written := map[*Sink]int64{}
 	for _, e := range took {
-		k := sinkKey{e.Output, e.Part}
-		in[took1{k, e.ID}] = true
-		if s := by[k]; s != nil {
+		if s := by[sinkKey{e.Output, e.Part}]; s != nil {
 			data[s] = append(data[s], e.Data...)
 			written[s]++
+			dups[s]--
 		}
 	}
-	for _, e := range entries {
-		k := sinkKey{e.Output, e.Part}
-		if s := by[k]; s != nil && !in[took1{k, e.ID}] {
-			s.mu.Lock()
-			s.stats.Duplicates++
-			s.mu.Unlock()
-		}
-	}
-	for s, b := range data {
-		s.append(b, written[s])
+	for s, n := range dups {
+		s.append(data[s], written[s], n)
 	}
 	return nil
 }
 
-// append writes b, n URLs' records, to the file; a failure sticks.
-func (s *Sink) append(b []byte, n int64) {
+// append writes b, n URLs' records, to the file, and counts dups URLs left
+// out; a failure sticks.
+func (s *Sink) append(b []byte, n, dups int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil {
+	s.stats.Duplicates += dups
+	if s.err != nil || len(b) == 0 {
 		return
 	}
 	if _, err := s.w.Write(b); err != nil {
@@ -338,10 +332,7 @@ func (s *Sink) append(b []byte, n int64) {
 // a crawl that is not resumed keeps its last records through a power cut.
 func (cp *Checkpoint) syncSinks() {
 	cp.sinks.mu.Lock()
-	all := make([]*Sink, 0, len(cp.sinks.by))
-	for _, s := range cp.sinks.by {
-		all = append(all, s)
-	}
+	all := slices.Collect(maps.Values(cp.sinks.by))
 	cp.sinks.mu.Unlock()
 	for _, s := range all {
 		f, ok := s.w.(interface{ Sync() error })
