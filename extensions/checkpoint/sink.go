@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,10 +143,7 @@ func (cp *Checkpoint) Sink(w io.Writer, c SinkConfig) (*Sink, error) {
 	if !ok {
 		return nil, fmt.Errorf("checkpoint: Sink: %w (%T): use storage/bolt or storage/redis, which commit a page's records with its done state", ErrNoOutput, cp.store)
 	}
-	s := &Sink{cp: cp, w: w, name: c.Name, worker: c.Worker, where: "the output"}
-	if s.name == "" {
-		s.name = DefaultSinkName
-	}
+	s := &Sink{cp: cp, w: w, name: cmp.Or(c.Name, DefaultSinkName), worker: c.Worker, where: "the output"}
 	if len(s.name) > storage.MaxMetaKeyLen || len(s.worker) > storage.MaxMetaKeyLen {
 		return nil, fmt.Errorf("checkpoint: Sink: %w: a name over %d bytes", storage.ErrInvalid, storage.MaxMetaKeyLen)
 	}
@@ -377,17 +375,9 @@ func (s *Sink) reconcile(out storage.OutputStore) error {
 		}
 		rd = bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)
 	}
-	var pending bytes.Buffer // entries to append, up to a chunk, once cut
-	flush := func() error {
-		if pending.Len() == 0 {
-			return nil
-		}
-		_, err := s.w.Write(pending.Bytes())
-		pending.Reset()
-		if err != nil {
-			return fmt.Errorf("checkpoint: Sink: writing the records earlier runs committed to %s: %w", s.where, err)
-		}
-		return nil
+	bw := bufio.NewWriterSize(s.w, 64<<10) // what the file lacks, appended once cut
+	writeErr := func(err error) error {
+		return fmt.Errorf("checkpoint: Sink: writing the records earlier runs committed to %s: %w", s.where, err)
 	}
 	err := out.ScanOutput(s.name, s.worker, func(e storage.OutputEntry) error {
 		earlier++
@@ -425,17 +415,16 @@ func (s *Sink) reconcile(out storage.OutputStore) error {
 			cut = true
 		}
 		s.stats.Restored++
-		pending.Write(e.Data)
-		if pending.Len() >= 64<<10 {
-			return flush()
+		if _, err := bw.Write(e.Data); err != nil {
+			return writeErr(err)
 		}
 		return nil
 	})
-	if err == nil {
-		err = flush()
-	}
 	if err != nil {
 		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return writeErr(err)
 	}
 	if !cut {
 		if off < size {
