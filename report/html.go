@@ -381,15 +381,14 @@ func (r Report) writeHTMLTable(w *bufio.Writer, rows []drawn, rest *drawn) {
 	line := func(d Domain, class string, state bool) {
 		fmt.Fprintf(w, "<tr class=\"%s\"><td>%s</td>", class, e(d.Domain))
 		for _, c := range cols {
-			if c.head == "state" {
-				if !state {
-					fmt.Fprintf(w, "<td></td>")
-					continue
-				}
+			switch {
+			case c.head != "state":
+				fmt.Fprintf(w, "<td>%s</td>", e(c.cell(d)))
+			case state:
 				fmt.Fprintf(w, "<td class=\"state %s\">%s</td>", e(d.State), e(c.cell(d)))
-				continue
+			default:
+				fmt.Fprintf(w, "<td></td>")
 			}
-			fmt.Fprintf(w, "<td>%s</td>", e(c.cell(d)))
 		}
 		fmt.Fprintf(w, "</tr>\n")
 	}
