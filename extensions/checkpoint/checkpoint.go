@@ -168,6 +168,7 @@ func New(s storage.Store, c Config) (*Checkpoint, error) {
 		filtered:     map[uint64]struct{}{},
 		dropped:      map[string]bool{},
 		strandLogged: map[string]bool{},
+		sinks:        sinks{by: map[sinkKey]*Sink{}, staged: map[uint64]*staged{}},
 	}
 	cp.colls.Store(&collectors{byColl: map[*colly.Collector]*named{}, byName: map[string]*named{}, wanted: map[*colly.Collector]string{}})
 	liveSeed := maphash.MakeSeed()

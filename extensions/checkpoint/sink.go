@@ -156,9 +156,6 @@ func (cp *Checkpoint) Sink(w io.Writer, c SinkConfig) (*Sink, error) {
 		cp.sinks.mu.Unlock()
 		return nil, fmt.Errorf("checkpoint: Sink: %w: output %q (worker %q) has a Sink already; give each its own SinkConfig.Name", storage.ErrInvalid, s.name, s.worker)
 	}
-	if cp.sinks.by == nil {
-		cp.sinks.by, cp.sinks.staged = map[sinkKey]*Sink{}, map[uint64]*staged{}
-	}
 	cp.sinks.by[k] = s // reserved: no Write reaches it before it is returned
 	cp.sinks.n.Store(int32(len(cp.sinks.by)))
 	cp.sinks.mu.Unlock()
