@@ -225,10 +225,10 @@ func writeTimeline(w *bufio.Writer, tl *timeline, t0, t1 time.Time, row drawn) {
 	last := int(t1.Sub(t0) / tl.width)
 	d := row.d
 
-	title, class := d.Domain, "timeline"
+	title, class, dom := d.Domain, "timeline", d.Domain
 	var sub []string
 	if row.others > 0 {
-		class += " others"
+		class, dom = class+" others", ""
 		sub = append(sub, "requests summed; no one circuit state")
 	} else {
 		if d.State != "" {
@@ -249,10 +249,6 @@ func writeTimeline(w *bufio.Writer, tl *timeline, t0, t1 time.Time, row drawn) {
 		sub = append(sub, fmt.Sprintf("%d throttled", d.Failures.Throttled))
 	}
 	fmt.Fprintf(w, "<section class=\"domain\"><h3>%s <small>%s</small></h3>\n", e(title), e(strings.Join(sub, ", ")))
-	dom := d.Domain
-	if row.others > 0 {
-		dom = ""
-	}
 	fmt.Fprintf(w, "<svg class=\"%s\" data-domain=\"%s\" data-t0=\"%s\" data-t1=\"%s\" data-x0=\"%d\" data-w=\"%d\" data-slice-ms=\"%s\" viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"%s over time\">\n",
 		class, e(dom), unixMS(t0), unixMS(t1), plotX, plotW, num(float64(tl.width)/float64(time.Millisecond)), svgW, svgH, e(title))
 	fmt.Fprintf(w, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", plotX, barsY+barsH, plotX+plotW, barsY+barsH)
