@@ -379,28 +379,23 @@ func (s *Sink) reconcile(out storage.OutputStore) error {
 	err := out.ScanOutput(s.name, s.worker, func(e storage.OutputEntry) error {
 		earlier++
 		if !cut {
-			n := int64(len(e.Data))
-			if off+n <= size {
-				if int64(cap(buf)) < n {
-					buf = make([]byte, n)
-				}
-				buf = buf[:n]
-				if _, err := io.ReadFull(rd, buf); err != nil {
-					return fmt.Errorf("checkpoint: Sink: reading %s: %w", s.where, err)
-				}
-				if !bytes.Equal(buf, e.Data) {
-					return s.mismatch(off, "holds other bytes than the record the checkpoint committed there")
-				}
-				off += n
-				return nil
+			n := min(int64(len(e.Data)), size-off)
+			torn := n < int64(len(e.Data)) // the file ends inside this entry: a write a kill cut short
+			if int64(cap(buf)) < n {
+				buf = make([]byte, n)
 			}
-			// The file ends inside this entry: a write a kill cut short.
-			rest := make([]byte, size-off)
-			if _, err := io.ReadFull(rd, rest); err != nil {
+			buf = buf[:n]
+			if _, err := io.ReadFull(rd, buf); err != nil {
 				return fmt.Errorf("checkpoint: Sink: reading %s: %w", s.where, err)
 			}
-			if !bytes.HasPrefix(e.Data, rest) {
+			switch {
+			case !bytes.Equal(buf, e.Data[:n]) && torn:
 				return s.mismatch(off, "ends in bytes that are not the beginning of the next record committed")
+			case !bytes.Equal(buf, e.Data[:n]):
+				return s.mismatch(off, "holds other bytes than the record the checkpoint committed there")
+			case !torn:
+				off += n
+				return nil
 			}
 			if err := f.Truncate(off); err != nil {
 				return fmt.Errorf("checkpoint: Sink: cutting the torn last record off %s: %w", s.where, err)
