@@ -215,7 +215,7 @@ func (s *series) counts(name string) Domain {
 }
 
 // writeTimeline draws one domain's timeline from t0 to t1.
-func writeTimeline(w *bufio.Writer, tl *timeline, t0, t1 time.Time, row drawn) {
+func writeTimeline(w *bufio.Writer, tl *Timeline, t0, t1 time.Time, row drawn) {
 	e := html.EscapeString
 	span := float64(t1.Sub(t0))
 	x := func(t time.Time) float64 {

@@ -52,7 +52,7 @@ type Report struct {
 	// host:port without credentials.
 	Proxies []proxy.Snapshot `json:"proxies,omitempty"`
 
-	timeline *timeline // Sources.Timeline's record, for the HTML page
+	timeline *Timeline // a snapshot of Sources.Timeline, for the HTML page
 }
 
 // Domain is one host's line of the report. The host is lower-case with its
