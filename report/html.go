@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -148,36 +149,26 @@ func (r Report) writeHTML(w io.Writer) error {
 // first, and sums the others into one row (nil when none are left).
 func (r Report) drawnRows(n int) ([]drawn, *drawn) {
 	var rows []drawn
-	var tl map[string]*series
+	var undrawn map[string]*series // the timeline's domains no other source has
 	if r.timeline != nil {
-		tl = r.timeline.domains
+		undrawn = maps.Clone(r.timeline.domains)
 	}
 	for _, d := range r.Domains {
-		rows = append(rows, drawn{d: d, s: tl[d.Domain]})
+		rows = append(rows, drawn{d: d, s: undrawn[d.Domain]})
+		delete(undrawn, d.Domain)
 	}
-	if len(tl) > 0 {
-		known := make(map[string]bool, len(r.Domains))
-		for _, d := range r.Domains {
-			known[d.Domain] = true
-		}
-		for name, s := range tl {
-			if !known[name] {
-				rows = append(rows, drawn{d: s.counts(name), s: s})
-			}
-		}
+	for name, s := range undrawn {
+		rows = append(rows, drawn{d: s.counts(name), s: s})
 	}
-	troubled := func(x drawn) bool {
+	rank := func(x drawn) int { // the troubled first
 		d := x.d
-		return d.Trips > 0 || (d.State != "closed" && d.State != Untouched) || d.SelectorBroken != nil || d.Dead > 0 || (x.s != nil && x.s.blocked)
+		if d.Trips > 0 || (d.State != "closed" && d.State != Untouched) || d.SelectorBroken != nil || d.Dead > 0 || (x.s != nil && x.s.blocked) {
+			return 0
+		}
+		return 1
 	}
 	slices.SortFunc(rows, func(a, b drawn) int {
-		if ta, tb := troubled(a), troubled(b); ta != tb {
-			if ta {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(b.d.Requests+b.d.Refused, a.d.Requests+a.d.Refused), strings.Compare(a.d.Domain, b.d.Domain))
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(b.d.Requests+b.d.Refused, a.d.Requests+a.d.Refused), strings.Compare(a.d.Domain, b.d.Domain))
 	})
 	if len(rows) <= n {
 		return rows, nil
@@ -224,7 +215,7 @@ func (s *series) counts(name string) Domain {
 }
 
 // writeTimeline draws one domain's timeline from t0 to t1.
-func writeTimeline(w *bufio.Writer, tl *timeline, t0, t1 time.Time, row drawn) {
+func writeTimeline(w *bufio.Writer, tl *Timeline, t0, t1 time.Time, row drawn) {
 	e := html.EscapeString
 	span := float64(t1.Sub(t0))
 	x := func(t time.Time) float64 {
@@ -234,10 +225,10 @@ func writeTimeline(w *bufio.Writer, tl *timeline, t0, t1 time.Time, row drawn) {
 	last := int(t1.Sub(t0) / tl.width)
 	d := row.d
 
-	title, class := d.Domain, "timeline"
+	title, class, dom := d.Domain, "timeline", d.Domain
 	var sub []string
 	if row.others > 0 {
-		class += " others"
+		class, dom = class+" others", ""
 		sub = append(sub, "requests summed; no one circuit state")
 	} else {
 		if d.State != "" {
@@ -258,10 +249,6 @@ func writeTimeline(w *bufio.Writer, tl *timeline, t0, t1 time.Time, row drawn) {
 		sub = append(sub, fmt.Sprintf("%d throttled", d.Failures.Throttled))
 	}
 	fmt.Fprintf(w, "<section class=\"domain\"><h3>%s <small>%s</small></h3>\n", e(title), e(strings.Join(sub, ", ")))
-	dom := d.Domain
-	if row.others > 0 {
-		dom = ""
-	}
 	fmt.Fprintf(w, "<svg class=\"%s\" data-domain=\"%s\" data-t0=\"%s\" data-t1=\"%s\" data-x0=\"%d\" data-w=\"%d\" data-slice-ms=\"%s\" viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"%s over time\">\n",
 		class, e(dom), unixMS(t0), unixMS(t1), plotX, plotW, num(float64(tl.width)/float64(time.Millisecond)), svgW, svgH, e(title))
 	fmt.Fprintf(w, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", plotX, barsY+barsH, plotX+plotW, barsY+barsH)
@@ -390,15 +377,14 @@ func (r Report) writeHTMLTable(w *bufio.Writer, rows []drawn, rest *drawn) {
 	line := func(d Domain, class string, state bool) {
 		fmt.Fprintf(w, "<tr class=\"%s\"><td>%s</td>", class, e(d.Domain))
 		for _, c := range cols {
-			if c.head == "state" {
-				if !state {
-					fmt.Fprintf(w, "<td></td>")
-					continue
-				}
+			switch {
+			case c.head != "state":
+				fmt.Fprintf(w, "<td>%s</td>", e(c.cell(d)))
+			case state:
 				fmt.Fprintf(w, "<td class=\"state %s\">%s</td>", e(d.State), e(c.cell(d)))
-				continue
+			default:
+				fmt.Fprintf(w, "<td></td>")
 			}
-			fmt.Fprintf(w, "<td>%s</td>", e(c.cell(d)))
 		}
 		fmt.Fprintf(w, "</tr>\n")
 	}

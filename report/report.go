@@ -52,7 +52,7 @@ type Report struct {
 	// host:port without credentials.
 	Proxies []proxy.Snapshot `json:"proxies,omitempty"`
 
-	timeline *timeline // Sources.Timeline's record, for the HTML page
+	timeline *Timeline // a snapshot of Sources.Timeline, for the HTML page
 }
 
 // Domain is one host's line of the report. The host is lower-case with its
@@ -161,15 +161,6 @@ func New(o outcome.Outcome, src Sources) Report {
 	}
 	// Keyed as the breaker's domains; applied once every source is read.
 	unfinished, latencies := map[string]int{}, map[string][]time.Duration{}
-	start, end := src.Start, src.End
-	var proxies []proxy.Snapshot
-	var tl *timeline
-	if src.Timeline != nil {
-		tl = src.Timeline.snapshot()
-	}
-	if src.Proxies != nil {
-		proxies = src.Proxies.Stats()
-	}
 	if b := src.Breaker; b != nil {
 		for _, s := range b.Stats() {
 			d := get(s.Domain)
@@ -258,12 +249,18 @@ func New(o outcome.Outcome, src Sources) Report {
 	}
 	t.MedianLatencyMS = ms(t.MedianLatency)
 	t.PausedForS = seconds(t.PausedFor)
-	r.Requests, r.Bytes, r.Proxies, r.timeline = t.Requests, t.Bytes, proxies, tl
-	if tl != nil && end.After(tl.last) {
-		tl.last = end // the drawing ends with the run
+	r.Requests, r.Bytes = t.Requests, t.Bytes
+	if src.Proxies != nil {
+		r.Proxies = src.Proxies.Stats()
 	}
-	if !start.IsZero() && !end.IsZero() {
-		r.Start, r.End = start.UTC().Round(time.Millisecond), end.UTC().Round(time.Millisecond)
+	if src.Timeline != nil {
+		r.timeline = src.Timeline.snapshot()
+		if src.End.After(r.timeline.last) {
+			r.timeline.last = src.End // the drawing ends with the run
+		}
+	}
+	if !src.Start.IsZero() && !src.End.IsZero() {
+		r.Start, r.End = src.Start.UTC().Round(time.Millisecond), src.End.UTC().Round(time.Millisecond)
 		r.Took = r.End.Sub(r.Start)
 		r.TookS = seconds(r.Took)
 		if r.Took > 0 {

@@ -213,14 +213,6 @@ func (t *Timeline) slice(d *series, at time.Time) *slice {
 		t.coarsen()
 		i = t.index(at)
 	}
-	n := len(d.slices)
-	if n > 0 && d.slices[n-1].index == i {
-		return &d.slices[n-1]
-	}
-	if n == 0 || d.slices[n-1].index < i {
-		d.slices = append(d.slices, slice{index: i})
-		return &d.slices[n]
-	}
 	j, found := slices.BinarySearchFunc(d.slices, i, func(s slice, i int) int { return s.index - i })
 	if !found {
 		d.slices = slices.Insert(d.slices, j, slice{index: i})
@@ -308,18 +300,11 @@ func (d *series) pause(p period, near time.Duration) {
 	}
 }
 
-// timeline is a Timeline's copy as a report holds it.
-type timeline struct {
-	start, last time.Time
-	width       time.Duration
-	domains     map[string]*series
-}
-
-// snapshot copies what t recorded so far.
-func (t *Timeline) snapshot() *timeline {
+// snapshot copies what t recorded so far, for a report to draw.
+func (t *Timeline) snapshot() *Timeline {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := &timeline{start: t.start, last: t.last, width: t.width, domains: make(map[string]*series, len(t.domains))}
+	c := &Timeline{start: t.start, last: t.last, width: t.width, domains: make(map[string]*series, len(t.domains))}
 	for name, d := range t.domains {
 		cp := *d
 		cp.slices, cp.pauses = slices.Clone(d.slices), slices.Clone(d.pauses)

@@ -40,15 +40,14 @@ var ErrStore = errors.New("checkpoint: the store failed")
 // is safe for concurrent use.
 type Checkpoint struct {
 	store storage.Store
-	where string        // the store as errors name it: its file, if it has one
-	opt   Config        // resolved: defaults filled in
-	hooks []func(error) // Config.OnStoreError, if given
+	where string // the store as errors name it: its file, if it has one
+	opt   Config // resolved: defaults filled in
 
 	observed   observe.Subjects // the breakers Observe was given
 	viaBreaker atomic.Bool      // Observe was called: outcomes come from the breaker
 
 	// The collectors registered, by name (collectors.go).
-	colls              atomic.Pointer[collectors] // replaced whole, under cmu
+	colls              atomic.Pointer[collectors] // never nil; replaced whole, under cmu
 	cmu                sync.Mutex
 	warnedUnregistered atomic.Bool     // a collector not registered here was logged
 	strandLogged       map[string]bool // owners whose URLs were left unissued, logged once each (mu)
@@ -149,26 +148,29 @@ func New(s storage.Store, c Config) (*Checkpoint, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: checkpoint.New: nil store", storage.ErrInvalid)
 	}
-	o, hooks, err := resolve(c)
+	o, err := resolve(c)
 	if err != nil {
 		return nil, err
 	}
 	cp := &Checkpoint{
-		store: s, where: "the checkpoint store", opt: o, hooks: hooks,
-		retryOf:    map[string]uint64{},
-		resent:     map[string]uint64{},
-		redirects:  map[string]uint64{},
-		tokens:     map[uint64]int{},
-		announced:  map[uint64]announce{},
-		hops:       map[uint64]struct{}{},
-		held:       heldRecords{ids: map[uint64]int{}},
-		releasing:  map[uint64]releasing{},
-		cookieSeed: maphash.MakeSeed(),
-		saved:      map[string]savedCircuit{},
-		outage:     map[string]*outageDead{},
-		filtered:   map[uint64]struct{}{},
-		dropped:    map[string]bool{},
+		store: s, where: "the checkpoint store", opt: o,
+		retryOf:      map[string]uint64{},
+		resent:       map[string]uint64{},
+		redirects:    map[string]uint64{},
+		tokens:       map[uint64]int{},
+		announced:    map[uint64]announce{},
+		hops:         map[uint64]struct{}{},
+		held:         heldRecords{ids: map[uint64]int{}},
+		releasing:    map[uint64]releasing{},
+		cookieSeed:   maphash.MakeSeed(),
+		saved:        map[string]savedCircuit{},
+		outage:       map[string]*outageDead{},
+		filtered:     map[uint64]struct{}{},
+		dropped:      map[string]bool{},
+		strandLogged: map[string]bool{},
+		sinks:        sinks{by: map[sinkKey]*Sink{}, staged: map[uint64]*staged{}},
 	}
+	cp.colls.Store(&collectors{byColl: map[*colly.Collector]*named{}, byName: map[string]*named{}, wanted: map[*colly.Collector]string{}})
 	liveSeed := maphash.MakeSeed()
 	cp.live.hash = func(r *colly.Request) uint64 { return maphash.Comparable(liveSeed, r) }
 	cp.fresh.hash = idHash
@@ -264,12 +266,11 @@ func (cp *Checkpoint) unlock() {
 	cp.tellHooks()
 }
 
-// tellHooks calls the hooks once the store failed, once; the caller holds no lock.
+// tellHooks calls Config.OnStoreError once the store failed, once; the
+// caller holds no lock.
 func (cp *Checkpoint) tellHooks() {
-	if err := cp.errNow(); err != nil && cp.told.CompareAndSwap(false, true) {
-		for _, f := range cp.hooks {
-			f(err)
-		}
+	if err := cp.errNow(); err != nil && cp.opt.OnStoreError != nil && cp.told.CompareAndSwap(false, true) {
+		cp.opt.OnStoreError(err)
 	}
 }
 

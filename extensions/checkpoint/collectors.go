@@ -32,7 +32,6 @@ type collectors struct {
 	byColl map[*colly.Collector]*named
 	byName map[string]*named
 	wanted map[*colly.Collector]string // Name, before Register
-	n      int                         // collectors registered
 	adopt  *named                      // Adopt's: it takes the URLs of unregistered collectors
 }
 
@@ -52,21 +51,12 @@ func ownerTail(name string) []byte {
 // unregisteredTail ends a request of a collector not registered here.
 var unregisteredTail = ownerTail("")
 
-// noCollectors is the registry before the first change: never changed.
-var noCollectors = &collectors{byColl: map[*colly.Collector]*named{}, byName: map[string]*named{}, wanted: map[*colly.Collector]string{}}
-
-// registry returns the current registry (never nil).
-func (cp *Checkpoint) registry() *collectors {
-	if r := cp.colls.Load(); r != nil {
-		return r
-	}
-	return noCollectors
-}
-
-// changeLocked replaces the registry with f's changes to a copy of it (cp.cmu held).
-func (cp *Checkpoint) changeLocked(f func(*collectors) error) error {
-	old := cp.registry()
-	r := &collectors{byColl: maps.Clone(old.byColl), byName: maps.Clone(old.byName), wanted: maps.Clone(old.wanted), n: old.n, adopt: old.adopt}
+// change replaces the registry with f's changes to a copy of it.
+func (cp *Checkpoint) change(f func(*collectors) error) error {
+	cp.cmu.Lock()
+	defer cp.cmu.Unlock()
+	old := cp.colls.Load()
+	r := &collectors{byColl: maps.Clone(old.byColl), byName: maps.Clone(old.byName), wanted: maps.Clone(old.wanted), adopt: old.adopt}
 	if err := f(r); err != nil {
 		return err
 	}
@@ -88,9 +78,7 @@ func (cp *Checkpoint) Name(c *colly.Collector, name string) error {
 	if err := validName(name); err != nil {
 		return err
 	}
-	cp.cmu.Lock()
-	defer cp.cmu.Unlock()
-	return cp.changeLocked(func(r *collectors) error {
+	return cp.change(func(r *collectors) error {
 		if n, ok := r.byColl[c]; ok {
 			if n.name == name {
 				return nil
@@ -132,17 +120,14 @@ func validName(name string) error {
 
 // enroll registers c under its name, and reports false if it already was.
 func (cp *Checkpoint) enroll(c *colly.Collector) bool {
-	cp.cmu.Lock()
-	defer cp.cmu.Unlock()
 	added := false
-	_ = cp.changeLocked(func(r *collectors) error {
+	_ = cp.change(func(r *collectors) error {
 		if _, ok := r.byColl[c]; ok {
 			return nil
 		}
-		r.n++
 		name, ok := r.wanted[c]
 		if !ok {
-			name = strconv.Itoa(r.n)
+			name = strconv.Itoa(len(r.byColl) + 1)
 		}
 		delete(r.wanted, c)
 		n := &named{c: c, name: name, tail: ownerTail(name)}
@@ -160,9 +145,7 @@ func (cp *Checkpoint) enroll(c *colly.Collector) bool {
 // they are, Adopt it once, before Resume. Without it they are never
 // issued and the run does not end complete.
 func (cp *Checkpoint) Adopt(c *colly.Collector) error {
-	cp.cmu.Lock()
-	defer cp.cmu.Unlock()
-	return cp.changeLocked(func(r *collectors) error {
+	return cp.change(func(r *collectors) error {
 		n, ok := r.byColl[c]
 		if !ok {
 			return errors.New("checkpoint: Adopt: the collector is not registered with the checkpoint; register it first (breakwater.Use(clone, ...) or cp.Register(clone))")
@@ -204,7 +187,7 @@ func (cp *Checkpoint) tailFor(r *colly.Request, bare bool) []byte {
 	if c == nil && (!bare || r.URL == nil || r.URL.Path == "/robots.txt") {
 		return nil
 	}
-	if n, ok := cp.registry().byColl[c]; ok && c != nil {
+	if n, ok := cp.colls.Load().byColl[c]; ok && c != nil {
 		return n.tail
 	}
 	if cp.warnedUnregistered.CompareAndSwap(false, true) {
@@ -223,7 +206,7 @@ func (cp *Checkpoint) ownerTailOf(saved []byte, r *colly.Request) []byte {
 		return nil
 	}
 	if name == "" {
-		if n, reg := cp.registry().byColl[collyx.CollectorOf(r)]; reg {
+		if n, reg := cp.colls.Load().byColl[collyx.CollectorOf(r)]; reg {
 			return n.tail
 		}
 		return unregisteredTail
@@ -232,37 +215,23 @@ func (cp *Checkpoint) ownerTailOf(saved []byte, r *colly.Request) []byte {
 }
 
 // resumer returns the collector to issue a saved request on: its owner's,
-// Adopt's for an unregistered one's, frontier for one saved with no owner;
-// nil, with the owner's name, when none in this run may take it.
-func (cp *Checkpoint) resumer(req []byte, frontier *colly.Collector) (*colly.Collector, string) {
+// or Adopt's for an unregistered one's; nil, with the owner's name, when
+// none in this run may take it. owned is false for a request saved with
+// no owner: the frontier's.
+func (cp *Checkpoint) resumer(req []byte) (c *colly.Collector, owner string, owned bool) {
 	name, ok := ownerOf(req)
 	if !ok {
-		return frontier, ""
+		return nil, "", false
 	}
-	r := cp.registry()
+	r := cp.colls.Load()
 	if name == "" {
 		if r.adopt != nil {
-			return r.adopt.c, ""
+			return r.adopt.c, "", true
 		}
-		return nil, ""
+		return nil, "", true
 	}
 	if n, ok := r.byName[name]; ok {
-		return n.c, name
+		return n.c, name, true
 	}
-	return nil, name
-}
-
-// resumable reports whether a saved request has a collector in this run
-// (or is the frontier's).
-func (cp *Checkpoint) resumable(req []byte) bool {
-	name, ok := ownerOf(req)
-	if !ok {
-		return true
-	}
-	r := cp.registry()
-	if name == "" {
-		return r.adopt != nil
-	}
-	_, ok = r.byName[name]
-	return ok
+	return nil, name, true
 }

@@ -61,10 +61,8 @@ func (cp *Checkpoint) Register(c *colly.Collector) {
 	cp.mu.Lock()
 	cp.startLocked()
 	cp.unlock()
-	err := c.SetStorage(collyStorage{cp}) // calls Init, which takes cp.mu
-	cp.mu.Lock()
-	cp.fail(err)
-	cp.unlock()
+	cp.fail(c.SetStorage(collyStorage{cp}))
+	cp.tellHooks()
 	c.OnRequest(collyx.Own(cp.onRequest)) // Breakwater's own: the breaker may refuse before it
 	c.OnRequestHeaders(cp.onRequestHeaders)
 	c.OnScraped(func(resp *colly.Response) { cp.finish(resp, nil) })

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/breakwater-crawl/breakwater/outcome"
@@ -43,8 +42,7 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 			dead.add(d, r)
 			return nil
 		}
-		if !cp.resumable(r.Request) {
-			owner, _ := ownerOf(r.Request)
+		if on, owner, owned := cp.resumer(r.Request); owned && on == nil {
 			st := stranded[owner]
 			if st == nil {
 				st = &strandTally{example: r.URL, domains: map[string]bool{}}
@@ -69,8 +67,7 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 	if f, ok := dead.finding(cp.opt.MaxAttempts); ok {
 		ev.Findings = append(ev.Findings, f)
 	}
-	owners := slices.Sorted(maps.Keys(stranded))
-	for _, owner := range owners {
+	for _, owner := range slices.Sorted(maps.Keys(stranded)) {
 		st := stranded[owner]
 		ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Error, Kind: "unregistered_collector",
 			Reason:  fmt.Sprintf("%d URLs saved unfinished, e.g. %s: %s", st.n, st.example, strandAdvice(owner)),
@@ -79,9 +76,8 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 	if total == 0 {
 		return ev
 	}
-	var doms, parts []string
+	var parts []string
 	for d, m := range perDomain {
-		doms = append(doms, d)
 		var ss []string
 		for _, st := range unfinished {
 			if m[st] > 0 {
@@ -90,11 +86,10 @@ func (cp *Checkpoint) Judge() outcome.Evidence {
 		}
 		parts = append(parts, d+": "+strings.Join(ss, ", "))
 	}
-	sort.Strings(doms)
-	sort.Strings(parts)
+	slices.Sort(parts)
 	ev.Findings = append(ev.Findings, outcome.Finding{State: outcome.Tripped, Kind: "unfinished",
 		Reason:  fmt.Sprintf("%d URLs saved unfinished in the checkpoint for the next run (%s)", total, strings.Join(parts, "; ")),
-		Domains: doms})
+		Domains: slices.Sorted(maps.Keys(perDomain))})
 	return ev
 }
 

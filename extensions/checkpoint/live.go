@@ -31,7 +31,7 @@ func (cp *Checkpoint) idLock(id uint64) *sync.Mutex { return &cp.ids[idHash(id)>
 
 // shardedMap is a map in 64 shards, each under its own lock a cache line
 // apart: the per-page path takes no process-wide lock. Used for the live
-// entries, the fresh IDs and the write buffer (commit.go).
+// entries and the fresh IDs (the write buffer has shards of its own: commit.go).
 type shardedMap[K comparable, V any] struct {
 	hash   func(K) uint64 // its top 6 bits pick the shard
 	shards [64]shard[K, V]

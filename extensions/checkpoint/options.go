@@ -46,15 +46,14 @@ type Config struct {
 	OnStoreError func(error)
 }
 
-// resolve returns c with the defaults in its zero fields, and its
-// OnStoreError hook.
-func resolve(c Config) (Config, []func(error), error) {
-	o := Config{MaxAttempts: DefaultMaxAttempts, Clock: clock.System, Logger: zerolog.Nop(), Grace: DefaultGrace}
+// resolve returns c with the defaults in its zero fields.
+func resolve(c Config) (Config, error) {
+	o := Config{MaxAttempts: DefaultMaxAttempts, Clock: clock.System, Logger: zerolog.Nop(), Grace: DefaultGrace, OnStoreError: c.OnStoreError}
 	if c.MaxAttempts < 0 {
-		return o, nil, fmt.Errorf("%w: Config.MaxAttempts %d: want 1 or more (0 for the default, %d)", storage.ErrInvalid, c.MaxAttempts, DefaultMaxAttempts)
+		return o, fmt.Errorf("%w: Config.MaxAttempts %d: want 1 or more (0 for the default, %d)", storage.ErrInvalid, c.MaxAttempts, DefaultMaxAttempts)
 	}
 	if c.Grace < 0 {
-		return o, nil, fmt.Errorf("%w: Config.Grace %v: want a positive duration", storage.ErrInvalid, c.Grace)
+		return o, fmt.Errorf("%w: Config.Grace %v: want a positive duration", storage.ErrInvalid, c.Grace)
 	}
 	o.MaxAttempts = cmp.Or(c.MaxAttempts, o.MaxAttempts)
 	o.Clock = cmp.Or(c.Clock, o.Clock)
@@ -63,9 +62,5 @@ func resolve(c Config) (Config, []func(error), error) {
 	}
 	o.RunID = cmp.Or(c.RunID, o.RunID)
 	o.Grace = cmp.Or(c.Grace, o.Grace)
-	var hooks []func(error)
-	if c.OnStoreError != nil {
-		hooks = append(hooks, c.OnStoreError)
-	}
-	return o, hooks, nil
+	return o, nil
 }

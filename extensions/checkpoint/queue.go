@@ -64,8 +64,14 @@ func (cp *Checkpoint) domainClosedUntilLocked(u string) time.Time {
 	return cp.saved[domainOf(u)].RetryAt // "?", for a URL that does not parse, is no domain
 }
 
-// popLocked hands out the next unfinished record, with a token for IsVisited.
-func (cp *Checkpoint) popLocked() (storage.Record, bool) {
+// pop starts the run, then hands out the next unfinished record, with a
+// token for IsVisited; the error is the store's.
+func (cp *Checkpoint) pop() (storage.Record, bool, error) {
+	cp.mu.Lock()
+	defer cp.unlock()
+	if err := cp.beginLocked(); err != nil {
+		return storage.Record{}, false, err
+	}
 	for len(cp.front) > 0 {
 		id := cp.front[0]
 		cp.front = cp.front[1:]
@@ -74,8 +80,7 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 		r, found, err := cp.recordOf(id, false)
 		l.Unlock()
 		if err != nil {
-			cp.fail(err)
-			return storage.Record{}, false
+			return storage.Record{}, false, cp.fail(err)
 		}
 		if !found || r.State == storage.Done || r.State == storage.Dead {
 			continue
@@ -92,9 +97,9 @@ func (cp *Checkpoint) popLocked() (storage.Record, bool) {
 		cp.tokens[id]++
 		cp.vmu.Unlock()
 		cp.stats.Redriven++
-		return r, true
+		return r, true, nil
 	}
-	return storage.Record{}, false
+	return storage.Record{}, false, nil
 }
 
 // parseRequest is collyx.ParseRequest, its errors the checkpoint's.
@@ -146,15 +151,9 @@ func (cp collyStorage) AddRequest(b []byte) error {
 // runs every request on its own collector, with that one's callbacks.
 func (cp collyStorage) GetRequest() ([]byte, error) {
 	for {
-		cp.mu.Lock()
-		if err := cp.beginLocked(); err != nil {
-			cp.unlock()
-			return nil, err
-		}
-		r, ok := cp.popLocked()
-		cp.unlock()
-		if !ok {
-			return nil, cmp.Or(cp.errNow(), errQueueEmpty)
+		r, ok, err := cp.pop()
+		if err != nil || !ok {
+			return nil, cmp.Or(err, cp.errNow(), errQueueEmpty)
 		}
 		if _, owned := ownerOf(r.Request); !owned {
 			return r.Request, nil

@@ -30,13 +30,10 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 	}
 	n := 0
 	for {
-		cp.mu.Lock()
-		if err := cp.beginLocked(); err != nil {
-			cp.unlock()
+		rec, ok, err := cp.pop()
+		if err != nil {
 			return n, err
 		}
-		rec, ok := cp.popLocked()
-		cp.unlock()
 		if !ok {
 			return n, cp.storeErr()
 		}
@@ -48,54 +45,48 @@ func (cp *Checkpoint) Resume(c *colly.Collector) (int, error) {
 
 // redrive issues rec, popped from the frontier, on the collector that
 // asked for it (frontier for one saved with none), and reports whether it
-// was issued (a sync collector's fetch error was recorded).
+// was issued (a sync collector's fetch error was recorded). One that is not
+// gives its token back: it stays as it was, refused by the collector now
+// or stranded, when the collector that asked for it (owner; "" for one not
+// registered) is not registered in this run.
 func (cp *Checkpoint) redrive(rec storage.Record, frontier *colly.Collector) bool {
-	on, owner := cp.resumer(rec.Request, frontier)
-	if on == nil {
-		cp.strand(rec, owner)
-		return false
+	on, owner, owned := cp.resumer(rec.Request)
+	if !owned {
+		on = frontier
 	}
-	req, err := on.UnmarshalRequest(rec.Request)
-	if err == nil {
-		err = req.Do()
-	}
-	if err == nil || !refusedByCollector(err) {
-		return true
+	var err error
+	if on != nil {
+		var req *colly.Request
+		if req, err = on.UnmarshalRequest(rec.Request); err == nil {
+			err = req.Do()
+		}
+		if err == nil || !refusedByCollector(err) {
+			return true
+		}
 	}
 	cp.mu.Lock()
 	cp.vmu.Lock()
 	cp.takeTokenVisitLocked(rec.ID) // not consumed: Colly stopped before its revisit check
 	cp.vmu.Unlock()
 	cp.stats.Redriven--
-	cp.stats.Refused++
-	cp.filtered[rec.ID] = struct{}{}
-	cp.unlock()
-	cp.opt.Logger.Warn().Str("event", "checkpoint_not_resumed").Str("url", rec.URL).Err(err).
-		Msg("checkpoint: the collector refuses this unfinished URL now; it stays in the checkpoint as it was")
-	return false
-}
-
-// strand leaves rec unissued: the collector that asked for it (owner; ""
-// for one not registered) is not registered in this run.
-func (cp *Checkpoint) strand(rec storage.Record, owner string) {
-	cp.mu.Lock()
-	cp.vmu.Lock()
-	cp.takeTokenVisitLocked(rec.ID)
-	cp.vmu.Unlock()
-	cp.stats.Redriven--
-	cp.stats.Stranded++
-	first := !cp.strandLogged[owner]
-	if first {
-		if cp.strandLogged == nil {
-			cp.strandLogged = map[string]bool{}
-		}
+	first := false
+	if on == nil {
+		cp.stats.Stranded++
+		first = !cp.strandLogged[owner]
 		cp.strandLogged[owner] = true
+	} else {
+		cp.stats.Refused++
+		cp.filtered[rec.ID] = struct{}{}
 	}
 	cp.unlock()
-	if first {
+	if on != nil {
+		cp.opt.Logger.Warn().Str("event", "checkpoint_not_resumed").Str("url", rec.URL).Err(err).
+			Msg("checkpoint: the collector refuses this unfinished URL now; it stays in the checkpoint as it was")
+	} else if first {
 		cp.opt.Logger.Warn().Str("event", "checkpoint_not_resumed").Str("url", rec.URL).Str("collector", owner).
 			Msg("checkpoint: " + strandAdvice(owner))
 	}
+	return false
 }
 
 // strandAdvice says why URLs of owner are not resumed and what to do.

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -141,10 +143,7 @@ func (cp *Checkpoint) Sink(w io.Writer, c SinkConfig) (*Sink, error) {
 	if !ok {
 		return nil, fmt.Errorf("checkpoint: Sink: %w (%T): use storage/bolt or storage/redis, which commit a page's records with its done state", ErrNoOutput, cp.store)
 	}
-	s := &Sink{cp: cp, w: w, name: c.Name, worker: c.Worker, where: "the output"}
-	if s.name == "" {
-		s.name = DefaultSinkName
-	}
+	s := &Sink{cp: cp, w: w, name: cmp.Or(c.Name, DefaultSinkName), worker: c.Worker, where: "the output"}
 	if len(s.name) > storage.MaxMetaKeyLen || len(s.worker) > storage.MaxMetaKeyLen {
 		return nil, fmt.Errorf("checkpoint: Sink: %w: a name over %d bytes", storage.ErrInvalid, storage.MaxMetaKeyLen)
 	}
@@ -156,9 +155,6 @@ func (cp *Checkpoint) Sink(w io.Writer, c SinkConfig) (*Sink, error) {
 	if cp.sinks.by[k] != nil {
 		cp.sinks.mu.Unlock()
 		return nil, fmt.Errorf("checkpoint: Sink: %w: output %q (worker %q) has a Sink already; give each its own SinkConfig.Name", storage.ErrInvalid, s.name, s.worker)
-	}
-	if cp.sinks.by == nil {
-		cp.sinks.by, cp.sinks.staged = map[sinkKey]*Sink{}, map[uint64]*staged{}
 	}
 	cp.sinks.by[k] = s // reserved: no Write reaches it before it is returned
 	cp.sinks.n.Store(int32(len(cp.sinks.by)))
@@ -289,40 +285,33 @@ func (cp *Checkpoint) putFinal(final []storage.Record) error {
 	by := maps.Clone(cp.sinks.by)
 	cp.sinks.mu.Unlock()
 
-	type took1 struct {
-		k  sinkKey
-		id uint64
+	// An entry the store left out is a duplicate: the output had its URL already.
+	data, written, dups := map[*Sink][]byte{}, map[*Sink]int64{}, map[*Sink]int64{}
+	for _, e := range entries {
+		if s := by[sinkKey{e.Output, e.Part}]; s != nil {
+			dups[s]++
+		}
 	}
-	in := make(map[took1]bool, len(took))
-	data := map[*Sink][]byte{}
-	written := map[*Sink]int64{}
 	for _, e := range took {
-		k := sinkKey{e.Output, e.Part}
-		in[took1{k, e.ID}] = true
-		if s := by[k]; s != nil {
+		if s := by[sinkKey{e.Output, e.Part}]; s != nil {
 			data[s] = append(data[s], e.Data...)
 			written[s]++
+			dups[s]--
 		}
 	}
-	for _, e := range entries {
-		k := sinkKey{e.Output, e.Part}
-		if s := by[k]; s != nil && !in[took1{k, e.ID}] {
-			s.mu.Lock()
-			s.stats.Duplicates++
-			s.mu.Unlock()
-		}
-	}
-	for s, b := range data {
-		s.append(b, written[s])
+	for s, n := range dups {
+		s.append(data[s], written[s], n)
 	}
 	return nil
 }
 
-// append writes b, n URLs' records, to the file; a failure sticks.
-func (s *Sink) append(b []byte, n int64) {
+// append writes b, n URLs' records, to the file, and counts dups URLs left
+// out; a failure sticks.
+func (s *Sink) append(b []byte, n, dups int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil {
+	s.stats.Duplicates += dups
+	if s.err != nil || len(b) == 0 {
 		return
 	}
 	if _, err := s.w.Write(b); err != nil {
@@ -338,10 +327,7 @@ func (s *Sink) append(b []byte, n int64) {
 // a crawl that is not resumed keeps its last records through a power cut.
 func (cp *Checkpoint) syncSinks() {
 	cp.sinks.mu.Lock()
-	all := make([]*Sink, 0, len(cp.sinks.by))
-	for _, s := range cp.sinks.by {
-		all = append(all, s)
-	}
+	all := slices.Collect(maps.Values(cp.sinks.by))
 	cp.sinks.mu.Unlock()
 	for _, s := range all {
 		f, ok := s.w.(interface{ Sync() error })
@@ -386,43 +372,30 @@ func (s *Sink) reconcile(out storage.OutputStore) error {
 		}
 		rd = bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)
 	}
-	var pending bytes.Buffer // entries to append, up to a chunk, once cut
-	flush := func() error {
-		if pending.Len() == 0 {
-			return nil
-		}
-		_, err := s.w.Write(pending.Bytes())
-		pending.Reset()
-		if err != nil {
-			return fmt.Errorf("checkpoint: Sink: writing the records earlier runs committed to %s: %w", s.where, err)
-		}
-		return nil
+	bw := bufio.NewWriterSize(s.w, 64<<10) // what the file lacks, appended once cut
+	writeErr := func(err error) error {
+		return fmt.Errorf("checkpoint: Sink: writing the records earlier runs committed to %s: %w", s.where, err)
 	}
 	err := out.ScanOutput(s.name, s.worker, func(e storage.OutputEntry) error {
 		earlier++
 		if !cut {
-			n := int64(len(e.Data))
-			if off+n <= size {
-				if int64(cap(buf)) < n {
-					buf = make([]byte, n)
-				}
-				buf = buf[:n]
-				if _, err := io.ReadFull(rd, buf); err != nil {
-					return fmt.Errorf("checkpoint: Sink: reading %s: %w", s.where, err)
-				}
-				if !bytes.Equal(buf, e.Data) {
-					return s.mismatch(off, "holds other bytes than the record the checkpoint committed there")
-				}
-				off += n
-				return nil
+			n := min(int64(len(e.Data)), size-off)
+			torn := n < int64(len(e.Data)) // the file ends inside this entry: a write a kill cut short
+			if int64(cap(buf)) < n {
+				buf = make([]byte, n)
 			}
-			// The file ends inside this entry: a write a kill cut short.
-			rest := make([]byte, size-off)
-			if _, err := io.ReadFull(rd, rest); err != nil {
+			buf = buf[:n]
+			if _, err := io.ReadFull(rd, buf); err != nil {
 				return fmt.Errorf("checkpoint: Sink: reading %s: %w", s.where, err)
 			}
-			if !bytes.HasPrefix(e.Data, rest) {
+			switch {
+			case !bytes.Equal(buf, e.Data[:n]) && torn:
 				return s.mismatch(off, "ends in bytes that are not the beginning of the next record committed")
+			case !bytes.Equal(buf, e.Data[:n]):
+				return s.mismatch(off, "holds other bytes than the record the checkpoint committed there")
+			case !torn:
+				off += n
+				return nil
 			}
 			if err := f.Truncate(off); err != nil {
 				return fmt.Errorf("checkpoint: Sink: cutting the torn last record off %s: %w", s.where, err)
@@ -434,17 +407,16 @@ func (s *Sink) reconcile(out storage.OutputStore) error {
 			cut = true
 		}
 		s.stats.Restored++
-		pending.Write(e.Data)
-		if pending.Len() >= 64<<10 {
-			return flush()
+		if _, err := bw.Write(e.Data); err != nil {
+			return writeErr(err)
 		}
 		return nil
 	})
-	if err == nil {
-		err = flush()
-	}
 	if err != nil {
 		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return writeErr(err)
 	}
 	if !cut {
 		if off < size {
