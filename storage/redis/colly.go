@@ -69,7 +69,6 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, c Config) (
 		return nil, err
 	}
 	s := q.s
-	s.ClaimTTL = cmp.Or(s.ClaimTTL, s.VisibilityTimeout)
 	var shards [][]string
 	for i, p := range shardPrefixes(s.Namespace, crawlID, s.Shards) {
 		shards = append(shards, append(slices.Clone(q.shards[i]), p+"c:visited", p+"c:cookies", p+"c:run"))
@@ -276,7 +275,7 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	var n int
 	err := cs.persist(context.Background(), "is visited", func(ctx context.Context) (err error) {
 		now := cs.s.now()
-		n, err = scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.s.ClaimTTL).UnixMilli())...).Int()
+		n, err = scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.s.VisibilityTimeout).UnixMilli())...).Int()
 		return wrapErr(ctx, cs.q.crawl, "is visited", err)
 	})
 	if err == nil && n != 1 {
