@@ -127,8 +127,8 @@ func (cp *checkpointStore) Put(recs ...storage.Record) error {
 	now := cp.s.now().UTC()
 	return cp.do("put", func(ctx context.Context) error {
 		for batch := range slices.Chunk(recs, putBatch) {
-			args := recordArgs(append(make([]any, 0, 1+3*len(batch)), cp.s.Retention.Milliseconds()), batch, now)
-			if err := scriptCPPut.Run(ctx, cp.client, cp.keys, args...).Err(); err != nil {
+			args := recordArgs(append(make([]any, 0, 2+3*len(batch)), cp.s.Retention.Milliseconds(), len(batch)), batch, now)
+			if err := scriptCPOut.Run(ctx, cp.client, cp.keys, args...).Err(); err != nil { // records, no entries
 				return err
 			}
 		}
