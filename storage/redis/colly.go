@@ -76,7 +76,7 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, c Config) (
 		q.shards[i] = append(slices.Clip(q.shards[i]), p+"c:run")
 	}
 	return &CollyStorage{q: q, shards: shards, s: s, link: newLink("colly storage", crawlID, "every call waits and retries", s),
-		keep: keeper{jobs: map[string]*kept{}}, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
+		keep: keeper{jobs: map[string]*heldJob{}}, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
 }
 
 // Stats counts the crawl's jobs by where they are; it does not wait out an
@@ -312,10 +312,11 @@ func (cs *CollyStorage) Visited(id uint64) error {
 // one (the job's own request too) is told it is visited, and the hop's
 // outcome settles it.
 type heldJob struct {
-	job   *queueJob
-	mu    sync.Mutex
-	told  int  // callers IsVisited told the URL is new that have not called Visited
-	taken bool // Visited let a caller through: the URL is being fetched
+	job     *queueJob
+	started time.Time // when Colly took the request up; zero before (under keep.mu)
+	mu      sync.Mutex
+	told    int  // callers IsVisited told the URL is new that have not called Visited
+	taken   bool // Visited let a caller through: the URL is being fetched
 }
 
 // ask is IsVisited of the job's URL: visited once a caller took it up.
