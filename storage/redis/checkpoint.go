@@ -155,19 +155,15 @@ func (cp *checkpointStore) Get(id uint64) (storage.Record, bool, error) {
 
 // Scan implements storage.Store: 256 records per round trip.
 func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage.State) error {
-	var want [storage.Dead + 1]bool // indexed by State
 	if len(states) == 0 {
 		states = storage.States()
 	}
+	args := []any{cp.s.Retention.Milliseconds(), uint64(0), scanChunk} // then each state once
 	for _, st := range states {
 		if !st.Valid() {
 			return fmt.Errorf("%w: cannot scan for %v; use one of Pending..Dead", storage.ErrInvalid, st)
 		}
-		want[st] = true
-	}
-	args := []any{cp.s.Retention.Milliseconds(), uint64(0), scanChunk}
-	for st := storage.Pending; st <= storage.Dead; st++ {
-		if want[st] {
+		if !slices.Contains(args[3:], any(int(st))) {
 			args = append(args, int(st))
 		}
 	}
