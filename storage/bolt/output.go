@@ -53,7 +53,6 @@ func (s *store) PutOutput(entries []storage.OutputEntry, recs ...storage.Record)
 	}
 	var accepted []storage.OutputEntry
 	if len(entries) > 0 {
-		var err error
 		if accepted, err = s.acceptOutputs(entries); err != nil {
 			return nil, err
 		}
