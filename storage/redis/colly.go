@@ -501,9 +501,10 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 	for tries := 1; ; tries++ {
 		started := cs.s.now()
 		err := call(ctx)
-		if refusedByGuard(err) && !joined {
-			// The run marker is gone or marks the crawl lost: join the
-			// run if this worker never had, else the state was lost.
+		if err != nil && !joined && strings.Contains(err.Error(), "BWLOST") {
+			// The run marker guard refused: the marker is gone or marks the
+			// crawl lost. Join the run if this worker never had, else the
+			// state was lost.
 			if werr := cs.watch(ctx, true); werr != nil {
 				return werr
 			}
@@ -531,11 +532,6 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 			return err
 		}
 	}
-}
-
-// refusedByGuard reports a script the run marker guard stopped.
-func refusedByGuard(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "BWLOST")
 }
 
 func (cs *CollyStorage) closed() bool {
