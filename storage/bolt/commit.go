@@ -224,13 +224,10 @@ func (s *store) writeRequest(reqs *bbolt.Bucket, sk []byte, e *entry, a *arena) 
 			return nil
 		}
 	}
-	var err error
 	if req == nil {
-		err = reqs.Delete(sk)
-	} else {
-		err = reqs.Put(sk, a.add(func(b []byte) []byte { return encodeRequest(b, sk, req) }))
+		return reqs.Delete(sk)
 	}
-	return err
+	return reqs.Put(sk, a.add(func(b []byte) []byte { return encodeRequest(b, sk, req) }))
 }
 
 // arena hands out slices of one buffer.

@@ -46,18 +46,16 @@ type Config struct {
 
 // resolve returns c with the defaults in its zero fields.
 func resolve(c Config) (Config, error) {
-	o := Config{FlushInterval: DefaultFlushInterval, BatchSize: DefaultBatchSize, LockTimeout: DefaultLockTimeout, Logger: zerolog.Nop()}
 	if c.FlushInterval < 0 || c.BatchSize < 0 || c.LockTimeout < 0 {
-		return o, fmt.Errorf("%w: storage/bolt: negative FlushInterval (%v), BatchSize (%d) or LockTimeout (%v)",
+		return c, fmt.Errorf("%w: storage/bolt: negative FlushInterval (%v), BatchSize (%d) or LockTimeout (%v)",
 			storage.ErrInvalid, c.FlushInterval, c.BatchSize, c.LockTimeout)
 	}
-	o.FlushInterval = cmp.Or(c.FlushInterval, o.FlushInterval)
-	o.BatchSize = cmp.Or(c.BatchSize, o.BatchSize)
-	o.LockTimeout = cmp.Or(c.LockTimeout, o.LockTimeout)
-	o.Verify = c.Verify
-	if !collyx.IsZero(c.Logger) {
-		o.Logger = c.Logger
+	c.FlushInterval = cmp.Or(c.FlushInterval, DefaultFlushInterval)
+	c.BatchSize = cmp.Or(c.BatchSize, DefaultBatchSize)
+	c.LockTimeout = cmp.Or(c.LockTimeout, DefaultLockTimeout)
+	if collyx.IsZero(c.Logger) {
+		c.Logger = zerolog.Nop()
 	}
-	o.Clock = cmp.Or(c.Clock, clock.System)
-	return o, nil
+	c.Clock = cmp.Or(c.Clock, clock.System)
+	return c, nil
 }

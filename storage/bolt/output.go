@@ -22,6 +22,16 @@ var (
 
 func partBucket(part string) []byte { return append([]byte{'p'}, part...) }
 
+// outputBucket returns output's bucket name, or nil if it has none yet.
+func outputBucket(tx *bbolt.Tx, output string, name []byte) *bbolt.Bucket {
+	if root := tx.Bucket(bucketOutputs); root != nil {
+		if ob := root.Bucket([]byte(output)); ob != nil {
+			return ob.Bucket(name)
+		}
+	}
+	return nil
+}
+
 func logKey(output, part string) string { return fmt.Sprintf("%d:%s%s", len(output), output, part) }
 
 // PutOutput implements storage.OutputStore: the entries and recs join the
@@ -43,7 +53,6 @@ func (s *store) PutOutput(entries []storage.OutputEntry, recs ...storage.Record)
 	}
 	var accepted []storage.OutputEntry
 	if len(entries) > 0 {
-		var err error
 		if accepted, err = s.acceptOutputs(entries); err != nil {
 			return nil, err
 		}
@@ -71,29 +80,20 @@ func (s *store) acceptOutputs(entries []storage.OutputEntry) (accepted []storage
 	}
 	taken := map[key]bool{}
 	err = viewGuarded(s.db, s.path, "put output", func(tx *bbolt.Tx) error {
-		root := tx.Bucket(bucketOutputs)
 		for _, e := range entries {
 			k := key{e.Output, e.ID}
 			if taken[k] {
 				continue
 			}
 			taken[k] = true
-			var ob *bbolt.Bucket
-			if root != nil {
-				ob = root.Bucket([]byte(e.Output))
-			}
-			if ob != nil {
-				if ids := ob.Bucket(bucketOutIDs); ids != nil && ids.Get(seqKey(e.ID)) != nil {
-					continue
-				}
+			if ids := outputBucket(tx, e.Output, bucketOutIDs); ids != nil && ids.Get(seqKey(e.ID)) != nil {
+				continue
 			}
 			lk := logKey(e.Output, e.Part)
 			pos, ok := s.nextPos[lk]
-			if !ok && ob != nil {
-				if lb := ob.Bucket(partBucket(e.Part)); lb != nil {
-					if last, _ := lb.Cursor().Last(); last != nil {
-						pos = binary.BigEndian.Uint64(last) + 1
-					}
+			if lb := outputBucket(tx, e.Output, partBucket(e.Part)); !ok && lb != nil {
+				if last, _ := lb.Cursor().Last(); last != nil {
+					pos = binary.BigEndian.Uint64(last) + 1
 				}
 			}
 			s.nextPos[lk] = pos + 1
@@ -155,15 +155,7 @@ func (s *store) ScanOutput(output, part string, fn func(storage.OutputEntry) err
 	for {
 		var chunk []storage.OutputEntry
 		err := viewGuarded(s.db, s.path, "scan output", func(tx *bbolt.Tx) error {
-			root := tx.Bucket(bucketOutputs)
-			if root == nil {
-				return nil
-			}
-			ob := root.Bucket([]byte(output))
-			if ob == nil {
-				return nil
-			}
-			lb := ob.Bucket(partBucket(part))
+			lb := outputBucket(tx, output, partBucket(part))
 			if lb == nil {
 				return nil
 			}

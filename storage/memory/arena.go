@@ -35,9 +35,6 @@ func (a *arena) clone(sp span) []byte {
 	return append([]byte{}, a.bytes(sp)...)
 }
 
-// str returns the value at sp as a string of its own.
-func (a *arena) str(sp span) string { return string(a.bytes(sp)) }
-
 // set makes *sp hold v (isSet false for nil); an unchanged value keeps
 // its bytes.
 func set[T string | []byte](a *arena, sp *span, v T, isSet bool) {

@@ -12,9 +12,7 @@ type entries struct {
 	n      int
 }
 
-func (es *entries) len() int { return es.n }
-
-// at returns entry i; 0 <= i < len.
+// at returns entry i; 0 <= i < n.
 func (es *entries) at(i int) *entry { return &es.blocks[i/entryBlock][i%entryBlock] }
 
 // add appends e.

@@ -88,7 +88,7 @@ func (s *store) Put(recs ...storage.Record) error {
 		seq, ok := s.ids[r.ID]
 		if !ok {
 			s.recs.add(entry{id: r.ID})
-			seq = uint64(s.recs.len())
+			seq = uint64(s.recs.n)
 			s.ids[r.ID] = seq
 		} else {
 			s.counts[s.recs.at(int(seq-1)).state]--
@@ -110,7 +110,7 @@ func (s *store) Put(recs ...storage.Record) error {
 // compactLocked copies the live values into a new arena.
 func (s *store) compactLocked() {
 	var fresh arena
-	for i := range s.recs.len() {
+	for i := range s.recs.n {
 		e := s.recs.at(i)
 		e.url = fresh.keep(&s.data, e.url)
 		e.lastErr = fresh.keep(&s.data, e.lastErr)
@@ -123,10 +123,10 @@ func (s *store) compactLocked() {
 func (s *store) record(e *entry, seq uint64) storage.Record {
 	return storage.Record{
 		ID:        e.id,
-		URL:       s.data.str(e.url),
+		URL:       string(s.data.bytes(e.url)),
 		State:     e.state,
 		Attempts:  e.attempts,
-		LastError: s.data.str(e.lastErr),
+		LastError: string(s.data.bytes(e.lastErr)),
 		NotBefore: e.notBefore.time(),
 		Request:   s.data.clone(e.request),
 		Seq:       seq,
@@ -161,7 +161,7 @@ func (s *store) Scan(fn func(storage.Record) error, states ...storage.State) err
 		if s.closed {
 			return nil, storage.ErrClosed
 		}
-		for ; next < s.recs.len() && len(chunk) < scanChunk; next++ {
+		for ; next < s.recs.n && len(chunk) < scanChunk; next++ {
 			if e := s.recs.at(next); want[e.state] {
 				chunk = append(chunk, s.record(e, uint64(next)+1))
 			}

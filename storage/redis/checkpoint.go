@@ -127,8 +127,8 @@ func (cp *checkpointStore) Put(recs ...storage.Record) error {
 	now := cp.s.now().UTC()
 	return cp.do("put", func(ctx context.Context) error {
 		for batch := range slices.Chunk(recs, putBatch) {
-			args := recordArgs(append(make([]any, 0, 1+3*len(batch)), cp.s.Retention.Milliseconds()), batch, now)
-			if err := scriptCPPut.Run(ctx, cp.client, cp.keys, args...).Err(); err != nil {
+			args := recordArgs(append(make([]any, 0, 2+3*len(batch)), cp.s.Retention.Milliseconds(), len(batch)), batch, now)
+			if err := scriptCPOut.Run(ctx, cp.client, cp.keys, args...).Err(); err != nil { // records, no entries
 				return err
 			}
 		}
@@ -155,19 +155,15 @@ func (cp *checkpointStore) Get(id uint64) (storage.Record, bool, error) {
 
 // Scan implements storage.Store: 256 records per round trip.
 func (cp *checkpointStore) Scan(fn func(storage.Record) error, states ...storage.State) error {
-	var want [storage.Dead + 1]bool // indexed by State
 	if len(states) == 0 {
 		states = storage.States()
 	}
+	args := []any{cp.s.Retention.Milliseconds(), uint64(0), scanChunk} // then each state once
 	for _, st := range states {
 		if !st.Valid() {
 			return fmt.Errorf("%w: cannot scan for %v; use one of Pending..Dead", storage.ErrInvalid, st)
 		}
-		want[st] = true
-	}
-	args := []any{cp.s.Retention.Milliseconds(), uint64(0), scanChunk}
-	for st := storage.Pending; st <= storage.Dead; st++ {
-		if want[st] {
+		if !slices.Contains(args[3:], any(int(st))) {
 			args = append(args, int(st))
 		}
 	}

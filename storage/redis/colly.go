@@ -69,7 +69,6 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, c Config) (
 		return nil, err
 	}
 	s := q.s
-	s.ClaimTTL = cmp.Or(s.ClaimTTL, s.VisibilityTimeout)
 	var shards [][]string
 	for i, p := range shardPrefixes(s.Namespace, crawlID, s.Shards) {
 		shards = append(shards, append(slices.Clone(q.shards[i]), p+"c:visited", p+"c:cookies", p+"c:run"))
@@ -77,7 +76,7 @@ func NewCollyStorage(client goredis.UniversalClient, crawlID string, c Config) (
 		q.shards[i] = append(slices.Clip(q.shards[i]), p+"c:run")
 	}
 	return &CollyStorage{q: q, shards: shards, s: s, link: newLink("colly storage", crawlID, "every call waits and retries", s),
-		keep: keeper{jobs: map[string]*kept{}}, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
+		keep: keeper{jobs: map[string]*heldJob{}}, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
 }
 
 // Stats counts the crawl's jobs by where they are; it does not wait out an
@@ -276,7 +275,7 @@ func (cs *CollyStorage) IsVisited(id uint64) (bool, error) {
 	var n int
 	err := cs.persist(context.Background(), "is visited", func(ctx context.Context) (err error) {
 		now := cs.s.now()
-		n, err = scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.s.ClaimTTL).UnixMilli())...).Int()
+		n, err = scriptCollyVisit.Run(ctx, cs.q.client, cs.keysOf(key), cs.q.args(now, key, now.Add(cs.s.VisibilityTimeout).UnixMilli())...).Int()
 		return wrapErr(ctx, cs.q.crawl, "is visited", err)
 	})
 	if err == nil && n != 1 {
@@ -313,10 +312,11 @@ func (cs *CollyStorage) Visited(id uint64) error {
 // one (the job's own request too) is told it is visited, and the hop's
 // outcome settles it.
 type heldJob struct {
-	job   *queueJob
-	mu    sync.Mutex
-	told  int  // callers IsVisited told the URL is new that have not called Visited
-	taken bool // Visited let a caller through: the URL is being fetched
+	job     *queueJob
+	started time.Time // when Colly took the request up; zero before (under keep.mu)
+	mu      sync.Mutex
+	told    int  // callers IsVisited told the URL is new that have not called Visited
+	taken   bool // Visited let a caller through: the URL is being fetched
 }
 
 // ask is IsVisited of the job's URL: visited once a caller took it up.
@@ -501,9 +501,10 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 	for tries := 1; ; tries++ {
 		started := cs.s.now()
 		err := call(ctx)
-		if refusedByGuard(err) && !joined {
-			// The run marker is gone or marks the crawl lost: join the
-			// run if this worker never had, else the state was lost.
+		if err != nil && !joined && strings.Contains(err.Error(), "BWLOST") {
+			// The run marker guard refused: the marker is gone or marks the
+			// crawl lost. Join the run if this worker never had, else the
+			// state was lost.
 			if werr := cs.watch(ctx, true); werr != nil {
 				return werr
 			}
@@ -531,11 +532,6 @@ func (cs *CollyStorage) persist(ctx context.Context, op string, call func(contex
 			return err
 		}
 	}
-}
-
-// refusedByGuard reports a script the run marker guard stopped.
-func refusedByGuard(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "BWLOST")
 }
 
 func (cs *CollyStorage) closed() bool {

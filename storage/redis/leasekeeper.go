@@ -12,23 +12,19 @@ import (
 // a dead worker keeps its jobs, not how long a live one may wait.
 type keeper struct {
 	mu      sync.Mutex
-	jobs    map[string]*kept // job ID → the lease this process holds
-	waiting string           // the job GetRequest handed out last, until the queue asks again
-	running bool             // the keeper goroutine runs
-}
-
-type kept struct {
-	token   string
-	started time.Time // when Colly took the request up; zero before
+	jobs    map[string]*heldJob // job ID → the job, while its lease is this process's
+	waiting string              // the job GetRequest handed out last, until the queue asks again
+	running bool                // the keeper goroutine runs
 }
 
 // hold records that this process claimed job and starts the keeper.
 func (cs *CollyStorage) hold(job *queueJob) {
-	cs.held.Store(job.ID, &heldJob{job: job})
+	h := &heldJob{job: job}
+	cs.held.Store(job.ID, h)
 	k := &cs.keep
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.jobs[job.ID] = &kept{token: job.lease}
+	k.jobs[job.ID] = h
 	k.waiting = job.ID
 	cs.startKeeperLocked()
 }
@@ -88,7 +84,7 @@ func (cs *CollyStorage) keepLeases() {
 		for id, j := range k.jobs {
 			busy := !j.started.IsZero() && (cs.s.MaxHold < 0 || time.Since(j.started) < cs.s.MaxHold)
 			if busy || id == k.waiting {
-				due[id] = j.token
+				due[id] = j.job.lease
 			}
 		}
 		if len(due) == 0 {
@@ -121,7 +117,7 @@ func (cs *CollyStorage) extend(id, token string) {
 	k := &cs.keep
 	k.mu.Lock()
 	j := k.jobs[id]
-	mine := j != nil && j.token == token
+	mine := j != nil && j.job.lease == token
 	if mine {
 		delete(k.jobs, id) // the outcome still settles it (and finds it taken)
 	}

@@ -33,7 +33,9 @@ type Config struct {
 	Shards int
 
 	// VisibilityTimeout is how long a claimed job stays leased (extended while
-	// under way) before it is taken back, one attempt spent. Default 5 min; ≥ 1 ms.
+	// under way) before it is taken back, one attempt spent, and how long
+	// IsVisited's claim on a URL fetched outside the queue holds. Default 5
+	// min; ≥ 1 ms.
 	VisibilityTimeout time.Duration
 
 	// MaxAttempts is how many failed attempts (Fail, or a lease that ran out)
@@ -83,10 +85,6 @@ type Config struct {
 	// unreachable. Default 10 minutes; negative: for ever.
 	MaxOutage time.Duration
 
-	// ClaimTTL is how long IsVisited's claim on a URL fetched outside the
-	// queue holds. Default the visibility timeout; ≥ 1 ms.
-	ClaimTTL time.Duration
-
 	// PollInterval is the longest GetRequest waits before asking again when
 	// no job is ready. Default 1 s; ≥ 1 ms.
 	PollInterval time.Duration
@@ -131,7 +129,6 @@ func (c Config) apply(s *settings) {
 	s.FailOpen = s.FailOpen || c.FailOpen
 	atLeast(s, "ProbeLease", c.ProbeLease, time.Millisecond, &s.ProbeLease)
 	s.backoff("Reconnect", c.ReconnectBase, c.ReconnectCap, &s.ReconnectBase, &s.ReconnectCap)
-	atLeast(s, "ClaimTTL", c.ClaimTTL, time.Millisecond, &s.ClaimTTL)
 	atLeast(s, "PollInterval", c.PollInterval, time.Millisecond, &s.PollInterval)
 	if c.WaitHorizon != 0 {
 		s.WaitHorizon = max(c.WaitHorizon, 0) // negative: a horizon of zero
@@ -144,8 +141,8 @@ func (c Config) apply(s *settings) {
 }
 
 // settings is the constructors' Config, defaults filled in. Inside,
-// DeadLetterLimit 0 is no cap, ClaimTTL 0 the visibility timeout and a
-// negative WaitHorizon waits for every job.
+// DeadLetterLimit 0 is no cap and a negative WaitHorizon waits for every
+// job.
 type settings struct {
 	Config
 	now  func() time.Time

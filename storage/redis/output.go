@@ -15,14 +15,9 @@ import (
 //	<ns>:{<crawl>}:cp:o:<len(output)>:<output>:ids        HASH id → "<pos>|<log key>"
 //	<ns>:{<crawl>}:cp:o:<len(output)>:<output>:p:<part>   LIST "<id>|<data>", index = Pos
 
-func (cp *checkpointStore) outputKey(output string) string {
-	return strings.TrimSuffix(cp.keys[0], "recs") + "o:" + strconv.Itoa(len(output)) + ":" + output
-}
-
-func (cp *checkpointStore) idsKey(output string) string { return cp.outputKey(output) + ":ids" }
-
-func (cp *checkpointStore) logKey(output, part string) string {
-	return cp.outputKey(output) + ":p:" + part
+// outputKey is output's key ending in suffix: ":ids", or ":p:<part>".
+func (cp *checkpointStore) outputKey(output, suffix string) string {
+	return strings.TrimSuffix(cp.keys[0], "recs") + "o:" + strconv.Itoa(len(output)) + ":" + output + suffix
 }
 
 // PutOutput implements storage.OutputStore: a script per 500 records,
@@ -83,7 +78,7 @@ func (cp *checkpointStore) putOutput(entries []storage.OutputEntry, recs []stora
 	}
 	args := recordArgs(append(make([]any, 0, 2+3*len(recs)+4*len(entries)), cp.s.Retention.Milliseconds(), len(recs)), recs, now)
 	for _, e := range entries {
-		args = append(args, keyIndex(cp.idsKey(e.Output)), keyIndex(cp.logKey(e.Output, e.Part)), idKey(e.ID), e.Data)
+		args = append(args, keyIndex(cp.outputKey(e.Output, ":ids")), keyIndex(cp.outputKey(e.Output, ":p:"+e.Part)), idKey(e.ID), e.Data)
 	}
 	var pos []int64
 	err := cp.do("put output", func(ctx context.Context) (err error) {
@@ -108,7 +103,7 @@ func (cp *checkpointStore) putOutput(entries []storage.OutputEntry, recs []stora
 
 // ScanOutput implements storage.OutputStore: 256 entries per round trip.
 func (cp *checkpointStore) ScanOutput(output, part string, fn func(storage.OutputEntry) error) error {
-	key := cp.logKey(output, part)
+	key := cp.outputKey(output, ":p:"+part)
 	for from := int64(0); ; from += scanChunk {
 		var vals []string
 		err := cp.do("scan output", func(ctx context.Context) (err error) {

@@ -43,7 +43,6 @@ var (
 	scriptCircuitPause    = after(lua("circuit_prelude"), "circuit_pause")
 
 	scriptCPOpen = after(lua("cp_prelude"), "cp_open")
-	scriptCPPut  = after(lua("cp_prelude"), "cp_put")
 	scriptCPScan = after(lua("cp_prelude"), "cp_scan")
 	scriptCPMeta = after(lua("cp_prelude"), "cp_meta")
 	scriptCPOut  = after(lua("cp_prelude"), "cp_output")

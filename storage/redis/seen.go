@@ -10,13 +10,11 @@ import (
 // as outcomes come in), for WindowFailures: its count reads without the
 // lock.
 type seenFailures struct {
-	mu    sync.Mutex
-	ring  []bool // len(ring) < size until it has been full once
-	next  int    // where the next outcome goes
-	held  int    // how many are held, ≤ size
-	count int    // failures among them
-	size  int
-	n     atomic.Int32 // count, for failures
+	mu   sync.Mutex
+	ring []bool // the outcomes held, len(ring) ≤ size
+	next int    // where the next outcome goes
+	size int
+	n    atomic.Int32 // failures among them; written under mu
 }
 
 func newSeenFailures(size int) *seenFailures { return &seenFailures{size: max(size, 1)} }
@@ -28,31 +26,26 @@ func (w *seenFailures) failures() int { return int(w.n.Load()) }
 func (w *seenFailures) add(failed bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.held == w.size {
-		if w.ring[w.next] {
-			w.count--
-		}
-	} else {
-		w.held++
+	var d int32 // one step: a reader never sees a count in between
+	if failed {
+		d++
 	}
 	if w.next == len(w.ring) {
 		w.ring = append(w.ring, failed)
 	} else {
+		if w.ring[w.next] {
+			d--
+		}
 		w.ring[w.next] = failed
 	}
-	if failed {
-		w.count++
-	}
-	if w.next++; w.next == w.size {
-		w.next = 0
-	}
-	w.n.Store(int32(w.count))
+	w.n.Add(d)
+	w.next = (w.next + 1) % w.size
 }
 
 // reset empties the ring: the circuit moved.
 func (w *seenFailures) reset() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.next, w.held, w.count = 0, 0, 0
+	w.ring, w.next = w.ring[:0], 0
 	w.n.Store(0)
 }

@@ -1,7 +1,9 @@
--- PutOutput: records and output entries in one step (storage.OutputStore).
+-- Put and PutOutput: records, and output entries, in one step
+-- (storage.OutputStore); Put gives no entries.
 -- KEYS[11..] each output's ids HASH (id -> "<pos>|<log key>") and each
 -- (output, part)'s log LIST ("<id>|<data>", its index the entry's Pos).
--- ARGV[2] n, the records; ARGV[3..2+3n] their triplets (as Put's);
+-- ARGV[2] n, the records; ARGV[3..2+3n] their triplets, in order (a later
+-- duplicate wins): id, state (1..6), record JSON;
 -- then quadruples: the entry's ids key and log key (indexes into KEYS),
 -- its id, its data. An entry whose id is in its output's ids already is
 -- left out. Returns each entry's Pos, or -1 for one left out.
