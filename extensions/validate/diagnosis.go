@@ -78,9 +78,9 @@ const (
 type diagnosis struct {
 	after int
 
-	valid  atomic.Int64 // valid pages of every domain
-	seed   maphash.Seed // a domain's shard
-	idSeed maphash.Seed // a domain's compact record (recordID): not seed, so that two ids alike in a shard are two 64-bit coincidences
+	valid  atomic.Int64          // valid pages of every domain
+	seed   maphash.Seed          // a domain's shard
+	idSeed maphash.Seed          // a domain's compact record (recordID): not seed, so that two ids alike in a shard are two 64-bit coincidences
 	shards [diagShards]diagShard // the domains, by a hash of the name: no lock for every page of every domain
 }
 
