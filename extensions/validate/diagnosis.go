@@ -80,7 +80,7 @@ type diagnosis struct {
 
 	valid  atomic.Int64          // valid pages of every domain
 	seed   maphash.Seed          // a domain's shard
-	idSeed maphash.Seed          // a domain's compact record (recordID): not seed, so that two ids alike in a shard are two 64-bit coincidences
+	idSeed maphash.Seed          // a domain's compact record (recordID): not seed, so two domains share a record only if both their ids and their shards collide
 	shards [diagShards]diagShard // the domains, by a hash of the name: no lock for every page of every domain
 }
 
