@@ -29,6 +29,7 @@ import (
 type Set struct {
 	Config        // normalised by New; Domains holds the patterns normalised (AddDomainProfile)
 	realTime bool // Clock is clock.System: cached refusals end by timer
+	guarded  bool // Store is the in-process one: a domain's mutex guards its circuit too (newCircuit)
 	fleet    *fleetGuard
 	prior    deadline.Prior // the timeout a domain without its own borrows
 	base     *profile       // Config.Profile with what its domains read
@@ -79,6 +80,7 @@ func New(c Config) (*Set, error) {
 	b := &Set{Config: c, hot: newHotDomains()}
 	b.domains.init()
 	b.Store = cmp.Or(b.Store, circuit.Store(circuit.MemoryStore{}))
+	_, b.guarded = b.Store.(circuit.MemoryStore)
 	b.Clock = cmp.Or(b.Clock, clock.System)
 	b.IdleTTL = cmp.Or(b.IdleTTL, DefaultIdleTTL)
 	if b.Rand == nil {
@@ -125,12 +127,16 @@ func (b *Set) Hook(onTransition func(circuit.Transition), onDegrading func(strin
 // to counts[Success]): on a broad crawl a domain is mostly out of the
 // CPU's cache, and each further line read is a miss.
 type Domain struct {
-	mem circuit.Local // the circuit, if it is in-process: its closed paths skip the Circuit interface's Transition
+	// Circuit is the domain's circuit. One that is not a circuit.Local (a
+	// shared store's) is wrapped in a storeCircuit, whose closed paths
+	// always answer no: one interface, not two beside each other (a
+	// Domain in 208 bytes).
+	Circuit circuit.Local
 	// tracker is the early warnings' state, made at the first outcome
 	// that is not a quick success, past lazyOutcomes, or at a transition
 	// (lazy.go); written under mu.
 	tracker atomic.Pointer[tracker]
-	mu      sync.Mutex                        // guards the tracker and, if guarded, the circuit (newCircuit)
+	mu      sync.Mutex                        // guards the tracker and, if the set is guarded, the circuit (newCircuit)
 	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
 	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
 	// throttled and blocked count those answers in a row.
@@ -138,18 +144,16 @@ type Domain struct {
 	blocked   atomic.Int32
 	holds     atomic.Int32  // tickets out and calls under way: a held domain is never compacted
 	epoch     atomic.Uint32 // the latest sweep period it was used in
-	retired   atomic.Bool   // a sweep is compacting it: look it up again
-	failedNow atomic.Bool   // a failure was recorded in this process (not restored)
+	// flags are retired (a sweep is compacting it: look it up again),
+	// failedNow (a failure was recorded in this process, not restored) and
+	// lazyFlight (lazy.go) in one word, not three fields: a Domain in 224
+	// bytes (its size class), not 232 in 240.
+	flags atomic.Uint32
 	// shareCap caps its room once a request of its lent its shared
 	// LimitRule slot (Lend): the rule's parallelism, 0 before.
 	shareCap atomic.Int32
 	Counts   [numClasses]atomic.Int32 // 2³¹ outcomes of one domain: years at any pace a site allows
-	guarded  bool                     // mu guards the circuit too
-	// lazyFlight is the most requests in flight as a success left while
-	// the domain had no tracker (lazy.go), for its slope's baseline.
-	lazyFlight uint16
 
-	Circuit circuit.Circuit
 	Name    string
 	Profile *profile // shared by the domains of the profile
 	// blockedFrom is the ticket order of the blocked run's first answer
@@ -174,6 +178,19 @@ type Domain struct {
 	// unanswered after it has lent its shared LimitRule slot (Lend).
 	Slow atomic.Int64
 }
+
+// The bits of Domain.flags; lazyFlight is the top 16.
+const (
+	retired   = 1 << iota // a sweep is compacting it: look it up again
+	failedNow             // a failure was recorded in this process (not restored)
+	lazyShift = 16
+)
+
+// retired reports whether a sweep is compacting d.
+func (d *Domain) retired() bool { return d.flags.Load()&retired != 0 }
+
+// failedNow reports whether a failure of d was recorded in this process.
+func (d *Domain) failedNow() bool { return d.flags.Load()&failedNow != 0 }
 
 // all yields every domain kept whole (for d := range b.all), as
 // liveMap.Range does.
@@ -232,11 +249,9 @@ func (b *Set) Allow(host string) (Ticket, error) {
 	// circuit with no refusal cached.
 	if d.held.Load() == nil {
 		if m := d.open.Load(); m == nil {
-			if d.mem != nil {
-				if tk, ok := d.mem.TryAllow(); ok {
-					b.remember(d, tk.Seq)
-					return Ticket{c: tk, d: d}, nil
-				}
+			if tk, ok := d.Circuit.TryAllow(); ok {
+				b.remember(d, tk.Seq)
+				return Ticket{c: tk, d: d}, nil
 			}
 		} else if b.realTime {
 			b.remember(d, uint64(d.Refused.Add(1)))
@@ -255,11 +270,9 @@ func (b *Set) AllowPinned(d *Domain) (Ticket, error) {
 		d.Unpin()
 		return Ticket{}, open
 	}
-	if d.mem != nil {
-		if tk, ok := d.mem.TryAllow(); ok {
-			b.remember(d, tk.Seq)
-			return Ticket{c: tk, d: d}, nil
-		}
+	if tk, ok := d.Circuit.TryAllow(); ok {
+		b.remember(d, tk.Seq)
+		return Ticket{c: tk, d: d}, nil
 	}
 	return b.allowCircuit(d)
 }
@@ -350,8 +363,8 @@ func (b *Set) Record(t Ticket, o circuit.Result) {
 	if int(o.Class) < numClasses {
 		d.Counts[o.Class].Add(1)
 	}
-	if o.Class.Failure() && !d.failedNow.Load() {
-		d.failedNow.Store(true)
+	if o.Class.Failure() && !d.failedNow() {
+		d.flags.Or(failedNow)
 	}
 	// The tracker and, if guarded, the circuit under one lock: a result
 	// that cannot move the circuit is recorded in both at once.
@@ -360,7 +373,7 @@ func (b *Set) Record(t Ticket, o circuit.Result) {
 	if tr := d.trackerFor(o, t.inFlight); tr != nil {
 		sig = tr.ObserveLocked(o, t.inFlight, t.stalled)
 	}
-	recorded := d.guarded && d.mem.TryRecordLocked(t.c, o)
+	recorded := b.guarded && d.Circuit.TryRecordLocked(t.c, o)
 	d.mu.Unlock()
 	b.alarms(d, o.Class, t.c.Seq)
 	switch {

@@ -36,7 +36,7 @@ func (d *Domain) Lend(p int) { d.shareCap.Store(int32(p)) }
 // d fails again: a resumed crawl of a healthy site must not refuse what
 // waits for that room.
 func (d *Domain) Healthy() bool {
-	return d.LastOK.Load() != 0 && (d.Circuit.WindowFailures() == 0 || !d.failedNow.Load()) && d.blocked.Load() == 0
+	return d.LastOK.Load() != 0 && (d.Circuit.WindowFailures() == 0 || !d.failedNow()) && d.blocked.Load() == 0
 }
 
 // TimeoutFor is the request timeout the breaker's transport applies to d:

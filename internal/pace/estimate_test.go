@@ -315,7 +315,7 @@ func TestAnUnknownBurstIsNotFilledByThePause(t *testing.T) {
 	p.Accepted(at(1013), uint64(p.episode))            // sku-1 again, after the pause
 	p.Succeeded()
 	p.Throttled(at(1034), time.Second, uint64(p.episode)) // sku-2, 20 ms on
-	for _, ms := range []int{2040, 2081, 2121} {  // sku-2 again, sku-3, sku-4
+	for _, ms := range []int{2040, 2081, 2121} {          // sku-2 again, sku-3, sku-4
 		p.Accepted(at(ms), uint64(p.episode))
 		p.Succeeded()
 	}
