@@ -53,9 +53,10 @@ type memory struct {
 	passed  int32     // probes passed this half-open round
 	trips   int32
 	state   State
-	// 144 bytes, a size class: no mutex of its own inside (a circuit
-	// without a caller's gets one beside it) and no failures-to-trip
-	// (s.FailuresToTrip, on a failure's path only).
+	// 128 bytes, a size class: no mutex of its own inside (a circuit
+	// without a caller's gets one beside it), no failures-to-trip
+	// (s.FailuresToTrip, on a failure's path only), and a window that
+	// tells failures by packed's method, not by a func it holds.
 }
 
 // NewLocal returns a closed circuit for key deciding with *s, which the
@@ -67,7 +68,7 @@ type memory struct {
 // Nothing else of the circuit's may be called with mu held. A nil mu
 // gives the circuit its own lock.
 func NewLocal(key string, s *Settings, mu *sync.Mutex) Local {
-	c := &memory{key: key, s: s, win: window.NewOrdered(s.WindowSize, packed.failed), mu: mu}
+	c := &memory{key: key, s: s, win: window.NewOrdered[packed](s.WindowSize), mu: mu}
 	if c.mu == nil {
 		c.mu = new(sync.Mutex)
 	}
@@ -301,5 +302,5 @@ func (p packed) result() Result {
 	return Result{Class: Class(p >> latencyBits), Latency: time.Duration(p & (1<<latencyBits - 1))}
 }
 
-// failed says whether p is a failure (the window's test).
-func (p packed) failed() bool { return Class(p >> latencyBits).Failure() }
+// Failed says whether p is a failure (window.Outcome).
+func (p packed) Failed() bool { return Class(p >> latencyBits).Failure() }
