@@ -173,10 +173,38 @@ type Domain struct {
 	// crawl's own end: the site may have received them.
 	unanswered atomic.Int32
 	Refused    atomic.Int32 // requests refused without being sent
-	Timeout    atomic.Int64 // adaptive request timeout in ns; 0 = none yet
-	// Slow is Timeout before its floor (ns; 0 = none yet): a request still
-	// unanswered after it has lent its shared LimitRule slot (Lend).
-	Slow atomic.Int64
+	// The adaptive timeout is the tracker's (Timeout, Slow): a domain
+	// without one has none, and a Domain fits 192 bytes.
+}
+
+// Timeout is d's adaptive request timeout; 0: none yet.
+func (d *Domain) Timeout() time.Duration {
+	if t := d.tracker.Load(); t != nil {
+		return time.Duration(atomic.LoadInt64(&t.timeout))
+	}
+	return 0
+}
+
+// Slow is Timeout before its floor (0: none yet): a request still
+// unanswered after it has lent its shared LimitRule slot (Lend).
+func (d *Domain) Slow() time.Duration {
+	if t := d.tracker.Load(); t != nil {
+		return time.Duration(atomic.LoadInt64(&t.slowAfter))
+	}
+	return 0
+}
+
+// SetTimeout gives d the adaptive timeout t, as its tracker would, and
+// the tracker, made now, if d had none: for benchmarks.
+func (d *Domain) SetTimeout(t time.Duration) {
+	d.mu.Lock()
+	tr := d.tracker.Load()
+	if tr == nil {
+		tr = d.seededTracker(d.Circuit.OutcomesLocked())
+		d.tracker.Store(tr)
+	}
+	d.mu.Unlock()
+	atomic.StoreInt64(&tr.timeout, int64(t))
 }
 
 // The bits of Domain.flags; lazyFlight is the top 16.

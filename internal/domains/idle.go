@@ -184,7 +184,7 @@ func (d *Domain) quiet(mc circuit.Local, now time.Time) (r idle.Record, ok bool)
 	}
 	r.Counts, r.Refused = d.counts(), int64(d.Refused.Load())
 	r.Fails, r.NetFails = int64(d.fails.Load()), int64(d.netFails.Load())
-	r.Timeout, r.LastOK, r.LastSeen = d.Timeout.Load(), d.LastOK.Load(), d.lastSeen.Load()
+	r.Timeout, r.LastOK, r.LastSeen = int64(d.Timeout()), d.LastOK.Load(), d.lastSeen.Load()
 
 	// At rest, the circuit remembers nothing but its trips: closed,
 	// no failure in its window, no probe out. (An in-process circuit's
@@ -206,7 +206,6 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 	d.Refused.Store(int32(min(r.Refused, math.MaxInt32)))
 	d.fails.Store(int32(r.Fails))
 	d.netFails.Store(int32(r.NetFails))
-	d.Timeout.Store(r.Timeout)
 	d.LastOK.Store(r.LastOK)
 	d.lastSeen.Store(r.LastSeen)
 	if r.Trips > 0 {
@@ -216,6 +215,7 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 	}
 	t := d.newTracker()
 	t.Revive(r)
+	t.timeout = r.Timeout
 	d.tracker.Store(t)
 	d.Pace.Revive(r)
 }

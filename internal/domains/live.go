@@ -27,7 +27,7 @@ type liveShard struct {
 	// over holds, by name, the domains whose hash a domain in m has
 	// (rare: one in 2⁶⁴ for any two names), so that none is lost.
 	over map[string]*Domain
-	peak int     // the most m held since it was made: a Go map never gives back its room
+	peak int      // the most m held since it was made: a Go map never gives back its room
 	_    [16]byte // a shard a cache line: a lock taken does not slow its neighbour's
 }
 

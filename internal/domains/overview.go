@@ -88,7 +88,7 @@ func (b *Set) Overview(k int) Overview {
 // statsOf is one live domain's DomainStats.
 func (b *Set) statsOf(d *Domain, now time.Time) DomainStats {
 	s := DomainStats{Domain: d.Name, Profile: d.Profile.Name, Outcomes: outcomes(d.counts()),
-		Refused: int64(d.Refused.Load()), Pace: d.Pace.Stats(now), Timeout: time.Duration(d.Timeout.Load())}
+		Refused: int64(d.Refused.Load()), Pace: d.Pace.Stats(now), Timeout: d.Timeout()}
 	if snap, err := d.Circuit.Snapshot(b.Clock); err == nil {
 		s.State, s.Trips = snap.State, snap.Trips
 		if snap.State == circuit.Open {

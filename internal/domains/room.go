@@ -43,7 +43,7 @@ func (d *Domain) Healthy() bool {
 // its adaptive timeout, else the fleet's prior (deadline.Prior) if its
 // profile sets one, 0 for none.
 func (b *Set) TimeoutFor(d *Domain) time.Duration {
-	if t := time.Duration(d.Timeout.Load()); t > 0 {
+	if t := d.Timeout(); t > 0 {
 		return t
 	}
 	if d.Profile.TimeoutMultiple <= 0 {

@@ -28,7 +28,6 @@ func NewOrdered[T Outcome](size int) Ordered[T] {
 	return Ordered[T]{Window: New[issued[T]](size)}
 }
 
-
 // Add records o, the outcome of the request that left seq-th.
 func (w *Ordered[T]) Add(o T, seq uint64) {
 	at := w.next // where o goes before it moves behind later outcomes
