@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -15,13 +16,60 @@ import (
 // answers in a row the domain is held for the rest of the run, refused as
 // Blocked, and the run ends in error.
 
+// answerRun is what a domain answering 429 or 401/403 keeps: those
+// answers in a row, where the blocked run began, and the blocked hold. It
+// is made at the first such answer (runMade) and kept: most domains of a
+// broad crawl never give one, and hold a nil pointer, not 24 bytes (a
+// Domain in 176).
+type answerRun struct {
+	held        atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request; nil = not held
+	blockedFrom atomic.Uint64                     // ticket order of the blocked run's first answer (0: none or unknown)
+	throttled   atomic.Int32                      // 429s in a row
+	blocked     atomic.Int32                      // 401/403s in a row
+}
+
+// runMade returns d's answerRun, made now if d had none.
+func (d *Domain) runMade() *answerRun {
+	if r := d.run.Load(); r != nil {
+		return r
+	}
+	if r := (&answerRun{}); d.run.CompareAndSwap(nil, r) {
+		return r
+	}
+	return d.run.Load()
+}
+
+// heldErr is the refusal d is held blocked with; nil = not held.
+func (d *Domain) heldErr() *circuit.OpenError {
+	if r := d.run.Load(); r != nil {
+		return r.held.Load()
+	}
+	return nil
+}
+
+// throttledInARow is how many 429s d answered in a row.
+func (d *Domain) throttledInARow() int32 {
+	if r := d.run.Load(); r != nil {
+		return r.throttled.Load()
+	}
+	return 0
+}
+
+// blockedInARow is how many 401/403s d answered in a row.
+func (d *Domain) blockedInARow() int32 {
+	if r := d.run.Load(); r != nil {
+		return r.blocked.Load()
+	}
+	return 0
+}
+
 // holdBlocked holds d after n blocked answers in a row, once.
 func (b *Set) holdBlocked(d *Domain, n int64) {
 	// RetryAt a cooldown away, as after a trip: a shared queue parks the
 	// domain's jobs that long instead of claiming them again at once, and
 	// the checkpoint keeps them for a later run.
 	e := &circuit.OpenError{Key: d.Name, State: circuit.Closed, RetryAt: b.Clock.Now().Add(d.Profile.Cooldown), Blocked: true}
-	if !d.held.CompareAndSwap(nil, e) {
+	if !d.runMade().held.CompareAndSwap(nil, e) {
 		return
 	}
 	b.Log.Error().Str("event", "blocked_held").Str("domain", d.Name).Int64("in_a_row", n).
@@ -39,10 +87,11 @@ func (b *Set) heldRefusal(d *Domain, h *circuit.OpenError) *circuit.OpenError {
 	}
 	n := *h
 	n.RetryAt = time.Unix(0, now).Add(d.Profile.Cooldown)
-	if d.held.CompareAndSwap(h, &n) {
+	r := d.runMade() // made already: h is its
+	if r.held.CompareAndSwap(h, &n) {
 		return &n
 	}
-	return d.held.Load()
+	return r.held.Load()
 }
 
 // blockedFinding is the ending's error for the domains held blocked, nil
@@ -50,7 +99,7 @@ func (b *Set) heldRefusal(d *Domain, h *circuit.OpenError) *circuit.OpenError {
 func (b *Set) blockedFinding() *outcome.Finding {
 	var held []string
 	for d := range b.all {
-		if d.held.Load() != nil {
+		if d.heldErr() != nil {
 			held = append(held, d.Name)
 		}
 	}

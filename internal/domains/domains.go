@@ -136,14 +136,11 @@ type Domain struct {
 	// that is not a quick success, past lazyOutcomes, or at a transition
 	// (lazy.go); written under mu.
 	tracker atomic.Pointer[tracker]
-	mu      sync.Mutex                        // guards the tracker and, if the set is guarded, the circuit (newCircuit)
-	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
-	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
-	// throttled and blocked count those answers in a row.
-	throttled atomic.Int32
-	blocked   atomic.Int32
-	holds     atomic.Int32  // tickets out and calls under way: a held domain is never compacted
-	epoch     atomic.Uint32 // the latest sweep period it was used in
+	mu      sync.Mutex                // guards the tracker and, if the set is guarded, the circuit (newCircuit)
+	open    atomic.Pointer[openMark]  // the cached refusal for the cheap early check; nil = ask the circuit
+	run     atomic.Pointer[answerRun] // 429s and 401/403s in a row, and the blocked hold (blocked.go); nil until the first such answer
+	holds   atomic.Int32              // tickets out and calls under way: a held domain is never compacted
+	epoch   atomic.Uint32             // the latest sweep period it was used in
 	// flags are retired (a sweep is compacting it: look it up again),
 	// failedNow (a failure was recorded in this process, not restored) and
 	// lazyFlight (lazy.go) in one word, not three fields: a Domain in 224
@@ -154,14 +151,11 @@ type Domain struct {
 	shareCap atomic.Int32
 	Counts   [numClasses]atomic.Int32 // 2³¹ outcomes of one domain: years at any pace a site allows
 
-	Name    string
-	Profile *profile // shared by the domains of the profile
-	// blockedFrom is the ticket order of the blocked run's first answer
-	// (0: none or unknown).
-	blockedFrom atomic.Uint64
-	Pace        *pace.Pace
-	lastSeen    atomic.Int64 // unix nanos of the latest request that reached the gate
-	LastOK      atomic.Int64 // unix nanos at which the latest success through the gate left
+	Name     string
+	Profile  *profile // shared by the domains of the profile
+	Pace     *pace.Pace
+	lastSeen atomic.Int64 // unix nanos of the latest request that reached the gate
+	LastOK   atomic.Int64 // unix nanos at which the latest success through the gate left
 	// failSince is when the first failure since the latest success left
 	// (unix nanos; 0: none): the fleet guard asks whether any domain
 	// succeeded after the failures that tripped others began.
@@ -275,7 +269,7 @@ func (b *Set) Allow(host string) (Ticket, error) {
 	// AllowPinned's two common cases in line, as KnownOpen decides them:
 	// a cached refusal on the system clock, and a closed in-process
 	// circuit with no refusal cached.
-	if d.held.Load() == nil {
+	if d.heldErr() == nil {
 		if m := d.open.Load(); m == nil {
 			if tk, ok := d.Circuit.TryAllow(); ok {
 				b.remember(d, tk.Seq)
@@ -351,7 +345,7 @@ type openMark struct {
 // the mark once RetryAt has passed. Any other clock is read, so a fake
 // clock's Advance takes effect at once.
 func (b *Set) KnownOpen(d *Domain) *circuit.OpenError {
-	if h := d.held.Load(); h != nil {
+	if h := d.heldErr(); h != nil {
 		return b.heldRefusal(d, h)
 	}
 	m := d.open.Load()
@@ -477,21 +471,22 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 	switch c {
 	case circuit.Throttled:
 		b.fleetAlarm(b.Clock.Now())
-		if n := int64(d.throttled.Add(1)); n%int64(b.AlarmAfter) == 0 {
+		if n := int64(d.runMade().throttled.Add(1)); n%int64(b.AlarmAfter) == 0 {
 			b.Log.Warn().Str("event", "throttled_sustained").Str("domain", d.Name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 429; slow down or fix the client, the target is not down")
 		}
 	case circuit.Blocked:
 		b.fleetAlarm(b.Clock.Now())
-		if seq != 0 && d.blockedFrom.Load() == 0 {
+		r := d.runMade()
+		if seq != 0 && r.blockedFrom.Load() == 0 {
 			// The requests still in flight left before this answer came:
 			// the server may have answered them first, so their successes
 			// do not end the run either. Their seqs are taken to follow
 			// this one's (the answer's own slot is still held); one that
 			// left after a request already answered is not covered.
-			d.blockedFrom.CompareAndSwap(0, seq+uint64(max(d.Pace.Stats(b.Clock.Now()).InFlight-1, 0)))
+			r.blockedFrom.CompareAndSwap(0, seq+uint64(max(d.Pace.Stats(b.Clock.Now()).InFlight-1, 0)))
 		}
-		n := int64(d.blocked.Add(1))
+		n := int64(r.blocked.Add(1))
 		if b.BlockedAfter > 0 && n == int64(b.BlockedAfter) {
 			b.holdBlocked(d, n)
 		}
@@ -500,13 +495,15 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")
 		}
 	case circuit.Success:
-		if d.throttled.Load() != 0 {
-			d.throttled.Store(0)
-		}
-		if d.blocked.Load() != 0 {
-			if from := d.blockedFrom.Load(); seq == 0 || from == 0 || seq > from {
-				d.blocked.Store(0)
-				d.blockedFrom.Store(0)
+		if r := d.run.Load(); r != nil { // nil: no 429 or 401/403 yet, no run to end
+			if r.throttled.Load() != 0 {
+				r.throttled.Store(0)
+			}
+			if r.blocked.Load() != 0 {
+				if from := r.blockedFrom.Load(); seq == 0 || from == 0 || seq > from {
+					r.blocked.Store(0)
+					r.blockedFrom.Store(0)
+				}
 			}
 		}
 	}

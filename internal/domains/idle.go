@@ -178,7 +178,7 @@ func (b *Set) compact(d *Domain, now time.Time) {
 // quiet returns d's dormant record, or false if d has something to
 // remember that the record cannot hold.
 func (d *Domain) quiet(mc circuit.Local, now time.Time) (r idle.Record, ok bool) {
-	if d.open.Load() != nil || d.throttled.Load() != 0 || d.blocked.Load() != 0 ||
+	if d.open.Load() != nil || d.throttledInARow() != 0 || d.blockedInARow() != 0 ||
 		d.unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
 		return r, false
 	}

@@ -49,7 +49,7 @@ func (b *Set) Overview(k int) Overview {
 			severity = 3
 		case snap.WindowFailures > 0:
 			severity = 2
-		case d.throttled.Load() > 0 || d.blocked.Load() > 0 ||
+		case d.throttledInARow() > 0 || d.blockedInARow() > 0 ||
 			ps.Gap > max(b.Pacing.MinGap, 0) || ps.Limit != max(b.Pacing.Parallelism, 0):
 			severity = 1
 		}

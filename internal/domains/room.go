@@ -12,7 +12,7 @@ func (d *Domain) Room() int {
 		return 1
 	}
 	r := d.Profile.need - d.Circuit.WindowFailures()
-	if s := d.blocked.Load(); s > 0 && d.Profile.blockedAfter > 0 {
+	if s := d.blockedInARow(); s > 0 && d.Profile.blockedAfter > 0 {
 		r = min(r, d.Profile.blockedAfter-int(s))
 	}
 	if c := d.shareCap.Load(); c > 0 {
@@ -36,7 +36,7 @@ func (d *Domain) Lend(p int) { d.shareCap.Store(int32(p)) }
 // d fails again: a resumed crawl of a healthy site must not refuse what
 // waits for that room.
 func (d *Domain) Healthy() bool {
-	return d.LastOK.Load() != 0 && (d.Circuit.WindowFailures() == 0 || !d.failedNow()) && d.blocked.Load() == 0
+	return d.LastOK.Load() != 0 && (d.Circuit.WindowFailures() == 0 || !d.failedNow()) && d.blockedInARow() == 0
 }
 
 // TimeoutFor is the request timeout the breaker's transport applies to d:
