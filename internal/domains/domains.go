@@ -138,18 +138,15 @@ type Domain struct {
 	tracker atomic.Pointer[tracker]
 	mu      sync.Mutex                // guards the tracker and, if the set is guarded, the circuit (newCircuit)
 	open    atomic.Pointer[openMark]  // the cached refusal for the cheap early check; nil = ask the circuit
-	run     atomic.Pointer[answerRun] // 429s and 401/403s in a row, and the blocked hold (blocked.go); nil until the first such answer
+	rare    atomic.Pointer[rareState] // 429s and 401/403s in a row, the blocked hold, the lent slot's cap, cut requests (blocked.go); nil until first needed
 	holds   atomic.Int32              // tickets out and calls under way: a held domain is never compacted
 	epoch   atomic.Uint32             // the latest sweep period it was used in
 	// flags are retired (a sweep is compacting it: look it up again),
 	// failedNow (a failure was recorded in this process, not restored) and
-	// lazyFlight (lazy.go) in one word, not three fields: a Domain in 224
-	// bytes (its size class), not 232 in 240.
-	flags atomic.Uint32
-	// shareCap caps its room once a request of its lent its shared
-	// LimitRule slot (Lend): the rule's parallelism, 0 before.
-	shareCap atomic.Int32
-	Counts   [numClasses]atomic.Int32 // 2³¹ outcomes of one domain: years at any pace a site allows
+	// lazyFlight (lazy.go) in one word, not three fields.
+	flags   atomic.Uint32
+	Refused atomic.Int32             // requests refused without being sent
+	Counts  [numClasses]atomic.Int32 // 2³¹ outcomes of one domain: years at any pace a site allows
 
 	Name     string
 	Profile  *profile // shared by the domains of the profile
@@ -161,14 +158,10 @@ type Domain struct {
 	// succeeded after the failures that tripped others began.
 	FailSince atomic.Int64
 	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock (roughNow)
-	fails     atomic.Int32 // failures since the last transition…
-	netFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
-	// unanswered counts requests that left and were then cut by the
-	// crawl's own end: the site may have received them.
-	unanswered atomic.Int32
-	Refused    atomic.Int32 // requests refused without being sent
-	// The adaptive timeout is the tracker's (Timeout, Slow): a domain
-	// without one has none, and a Domain fits 192 bytes.
+	// The tracker's are the adaptive timeout (Timeout, Slow) and the
+	// failures since the last transition (a failure makes the tracker):
+	// a domain without one has none. What is seldom needed is rare's
+	// (blocked.go). A Domain fits 160 bytes, its size class.
 }
 
 // Timeout is d's adaptive request timeout; 0: none yet.
@@ -191,14 +184,7 @@ func (d *Domain) Slow() time.Duration {
 // SetTimeout gives d the adaptive timeout t, as its tracker would, and
 // the tracker, made now, if d had none: for benchmarks.
 func (d *Domain) SetTimeout(t time.Duration) {
-	d.mu.Lock()
-	tr := d.tracker.Load()
-	if tr == nil {
-		tr = d.seededTracker(d.Circuit.OutcomesLocked())
-		d.tracker.Store(tr)
-	}
-	d.mu.Unlock()
-	atomic.StoreInt64(&tr.timeout, int64(t))
+	atomic.StoreInt64(&d.trackerMade().timeout, int64(t))
 }
 
 // The bits of Domain.flags; lazyFlight is the top 16.
@@ -428,7 +414,10 @@ func (b *Set) transitioned(d *Domain, t circuit.Transition) {
 	if t.From == t.To {
 		return
 	}
-	clientSide := 2*d.netFails.Swap(0) > d.fails.Swap(0)
+	clientSide := false
+	if tr := d.tracker.Load(); tr != nil { // none: no failure settled yet
+		clientSide = 2*atomic.SwapInt32(&tr.netFails, 0) > atomic.SwapInt32(&tr.fails, 0)
+	}
 	defer d.Pace.Admit() // the circuit's room may have grown
 	streak := d.trackerAt(t).Transitioned(t)
 	trip := t.To == circuit.Open && circuit.CountsAsTrip(t.Reason)
@@ -471,13 +460,13 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 	switch c {
 	case circuit.Throttled:
 		b.fleetAlarm(b.Clock.Now())
-		if n := int64(d.runMade().throttled.Add(1)); n%int64(b.AlarmAfter) == 0 {
+		if n := int64(d.rareMade().throttled.Add(1)); n%int64(b.AlarmAfter) == 0 {
 			b.Log.Warn().Str("event", "throttled_sustained").Str("domain", d.Name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 429; slow down or fix the client, the target is not down")
 		}
 	case circuit.Blocked:
 		b.fleetAlarm(b.Clock.Now())
-		r := d.runMade()
+		r := d.rareMade()
 		if seq != 0 && r.blockedFrom.Load() == 0 {
 			// The requests still in flight left before this answer came:
 			// the server may have answered them first, so their successes
@@ -495,7 +484,7 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")
 		}
 	case circuit.Success:
-		if r := d.run.Load(); r != nil { // nil: no 429 or 401/403 yet, no run to end
+		if r := d.rare.Load(); r != nil { // nil: no 429 or 401/403 yet, no run to end
 			if r.throttled.Load() != 0 {
 				r.throttled.Store(0)
 			}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -179,11 +180,13 @@ func (b *Set) compact(d *Domain, now time.Time) {
 // remember that the record cannot hold.
 func (d *Domain) quiet(mc circuit.Local, now time.Time) (r idle.Record, ok bool) {
 	if d.open.Load() != nil || d.throttledInARow() != 0 || d.blockedInARow() != 0 ||
-		d.unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
+		d.unanswered() != 0 { // a checkpoint saves those as suspect failures
 		return r, false
 	}
 	r.Counts, r.Refused = d.counts(), int64(d.Refused.Load())
-	r.Fails, r.NetFails = int64(d.fails.Load()), int64(d.netFails.Load())
+	if t := d.tracker.Load(); t != nil { // none: no failure settled
+		r.Fails, r.NetFails = int64(atomic.LoadInt32(&t.fails)), int64(atomic.LoadInt32(&t.netFails))
+	}
 	r.Timeout, r.LastOK, r.LastSeen = int64(d.Timeout()), d.LastOK.Load(), d.lastSeen.Load()
 
 	// At rest, the circuit remembers nothing but its trips: closed,
@@ -204,8 +207,6 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 		d.Counts[c].Store(int32(min(r.Counts[c], math.MaxInt32)))
 	}
 	d.Refused.Store(int32(min(r.Refused, math.MaxInt32)))
-	d.fails.Store(int32(r.Fails))
-	d.netFails.Store(int32(r.NetFails))
 	d.LastOK.Store(r.LastOK)
 	d.lastSeen.Store(r.LastSeen)
 	if r.Trips > 0 {
@@ -216,6 +217,7 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 	t := d.newTracker()
 	t.Revive(r)
 	t.timeout = r.Timeout
+	t.fails, t.netFails = int32(r.Fails), int32(r.NetFails)
 	d.tracker.Store(t)
 	d.Pace.Revive(r)
 }

@@ -87,6 +87,22 @@ func (d *Domain) seededTracker(outs []circuit.Result) *tracker {
 	return t
 }
 
+// trackerMade returns d's tracker, made now from the circuit's window if
+// d had none, as trackerFor makes it for an outcome that needs one.
+func (d *Domain) trackerMade() *tracker {
+	if t := d.tracker.Load(); t != nil {
+		return t
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.tracker.Load()
+	if t == nil {
+		t = d.seededTracker(d.Circuit.OutcomesLocked())
+		d.tracker.Store(t)
+	}
+	return t
+}
+
 // quietTracker is d's tracker for compaction: a tracker made for the
 // moment from the circuit's window if d has none.
 func (d *Domain) quietTracker() *tracker {

@@ -15,7 +15,7 @@ func (d *Domain) Room() int {
 	if s := d.blockedInARow(); s > 0 && d.Profile.blockedAfter > 0 {
 		r = min(r, d.Profile.blockedAfter-int(s))
 	}
-	if c := d.shareCap.Load(); c > 0 {
+	if c := d.shareCap(); c > 0 {
 		r = min(r, int(c))
 	}
 	return max(1, r)
@@ -26,7 +26,15 @@ func (d *Domain) Room() int {
 // parallelism p to other domains' requests. From then on d's room is at
 // most p, so that the site never has more in flight than the rule allows
 // it: without lent slots the rule keeps it there, and the cap never binds.
-func (d *Domain) Lend(p int) { d.shareCap.Store(int32(p)) }
+func (d *Domain) Lend(p int) { d.rareMade().shareCap.Store(int32(p)) }
+
+// shareCap is the cap Lend set, 0 before.
+func (d *Domain) shareCap() int32 {
+	if r := d.rare.Load(); r != nil {
+		return r.shareCap.Load()
+	}
+	return 0
+}
 
 // Healthy reports whether d has answered well and its window holds no
 // failure seen in this process and no run of blocked answers: a request

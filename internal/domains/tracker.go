@@ -70,6 +70,10 @@ type tracker struct {
 	// and written with atomic.LoadInt64 and its kin, not the lock (not
 	// atomic.Int64s: tests print a tracker by value).
 	timeout, slowAfter int64
+	// fails counts the domain's failures since its last transition, and
+	// netFails those of them with no HTTP answer at all (refused, reset,
+	// timeout, DNS): atomic.AddInt32 and its kin, as above.
+	fails, netFails int32
 }
 
 // slopeSamples is how many latest successes the slope's median looks at.
