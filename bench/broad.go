@@ -369,6 +369,11 @@ func broadCrawl(e *env, kind broadKind, k client, n int, rt http.RoundTripper, k
 		store.Store = nil
 		cp, c = nil, nil
 		run.heapActive = benchtest.LiveHeap() - heap0
+		if e.memprof != "" {
+			if err := writeHeapProfile(e.memprof + ".active"); err != nil {
+				return run, err
+			}
+		}
 		if got := b.Overview(0).Compacted; got != 0 {
 			return run, fmt.Errorf("%d domains compacted in a run that keeps them whole", got)
 		}

@@ -112,7 +112,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof reads it)")
 	blockprof := fs.String("blockprofile", "", "write where the run waited to `prefix`.block and contended locks to prefix.mutex (go tool pprof reads them)")
 	judge := fs.String("judge", string(judgeCPU), "`figure` the overhead and broad goals are judged on (durable's is always CPU), each round against plain Colly's in the same round: wall (pages/s) or cpu (the process's CPU time per page)")
-	memprof := fs.String("memprofile", "", "write a heap profile of a broad scenario's steady state (every domain idle, the checkpoint's store let go) to `file`; with both broad scenarios, the last one's")
+	memprof := fs.String("memprofile", "", "write a heap profile of a broad scenario's steady state (every domain idle, the checkpoint's store let go) to `file`, and one at the active point (every domain whole, the checkpoint let go: heap_per_domain) to file.active; with both broad scenarios, the last one's")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench [flags]\n\nRuns plain Colly, Colly with a retry loop, Colly with gobreaker, Colly with\nBreakwater as recommended, and the retry client with Breakwater dropped in\nthrough the same scenarios on local test stores, and prints one table.\n\nflags:\n")
 		fs.PrintDefaults()

@@ -39,7 +39,7 @@ type memory struct {
 	// issued counts the tickets handed out: the order the window keeps
 	// outcomes in (window.Ordered).
 	issued atomic.Uint64
-	mu     *sync.Mutex // &own, or the caller's (NewLocal's mu)
+	mu     *sync.Mutex // its own, or the caller's (NewLocal's mu)
 	gen    uint64
 	consec int32
 	// failures mirrors win.Failures for WindowFailures, without the lock.
@@ -48,13 +48,15 @@ type memory struct {
 
 	key     string
 	s       *Settings // shared, never written
-	need    int32     // failures in a full window that trip it
-	state   State
-	own     sync.Mutex
-	retryAt int64 // unix nanoseconds (8 bytes, not a time.Time's 24); the wall clock decides
-	probes  int32 // probes in flight
-	passed  int32 // probes passed this half-open round
+	retryAt int64     // unix nanoseconds (8 bytes, not a time.Time's 24); the wall clock decides
+	probes  int32     // probes in flight
+	passed  int32     // probes passed this half-open round
 	trips   int32
+	state   State
+	// 128 bytes, a size class: no mutex of its own inside (a circuit
+	// without a caller's gets one beside it), no failures-to-trip
+	// (s.FailuresToTrip, on a failure's path only), and a window that
+	// tells failures by packed's method, not by a func it holds.
 }
 
 // NewLocal returns a closed circuit for key deciding with *s, which the
@@ -66,9 +68,9 @@ type memory struct {
 // Nothing else of the circuit's may be called with mu held. A nil mu
 // gives the circuit its own lock.
 func NewLocal(key string, s *Settings, mu *sync.Mutex) Local {
-	c := &memory{key: key, s: s, need: int32(s.FailuresToTrip()), win: window.NewOrdered(s.WindowSize, packed.failed), mu: mu}
+	c := &memory{key: key, s: s, win: window.NewOrdered[packed](s.WindowSize), mu: mu}
 	if c.mu == nil {
-		c.mu = &c.own
+		c.mu = new(sync.Mutex)
 	}
 	c.closedGen.Store(1) // closed, generation 0
 	return c
@@ -140,7 +142,7 @@ func (c *memory) Record(clk clock.Clock, p Ticket, o Result) (Transition, error)
 		c.addLocked(p, o)
 		switch {
 		case !o.Class.Failure():
-		case c.win.Failures >= c.need:
+		case int(c.win.Failures) >= c.s.FailuresToTrip():
 			return c.tripLocked(clk.Now(), ReasonFailureRate, c.outcomesLocked()), nil
 		case c.s.ConsecutiveFailures > 0 && int(c.consec) >= c.s.ConsecutiveFailures:
 			return c.tripLocked(clk.Now(), ReasonConsecutiveFailures, c.outcomesLocked()), nil
@@ -300,5 +302,5 @@ func (p packed) result() Result {
 	return Result{Class: Class(p >> latencyBits), Latency: time.Duration(p & (1<<latencyBits - 1))}
 }
 
-// failed says whether p is a failure (the window's test).
-func (p packed) failed() bool { return Class(p >> latencyBits).Failure() }
+// Failed says whether p is a failure (window.Outcome).
+func (p packed) Failed() bool { return Class(p >> latencyBits).Failure() }

@@ -16,8 +16,8 @@ func TestAPackedResultIsTheResult(t *testing.T) {
 			if got := pack(r).result(); got != r {
 				t.Fatalf("pack(%v).result() = %v", r, got)
 			}
-			if pack(r).failed() != r.Class.Failure() {
-				t.Fatalf("pack(%v).failed() = %v, want %v", r, pack(r).failed(), r.Class.Failure())
+			if pack(r).Failed() != r.Class.Failure() {
+				t.Fatalf("pack(%v).failed() = %v, want %v", r, pack(r).Failed(), r.Class.Failure())
 			}
 		}
 		for lat, want := range map[time.Duration]time.Duration{-time.Second: 0, max + 1: max, 1<<63 - 1: max} {

@@ -147,7 +147,7 @@ func lendWhileSlow(a *attempt, host string) *lender {
 	if a.coll == nil || d == nil {
 		return nil
 	}
-	slow := time.Duration(d.Slow.Load())
+	slow := d.Slow()
 	if slow <= 0 {
 		return nil
 	}

@@ -48,7 +48,7 @@ func BenchmarkRequestTimeout(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d.Timeout.Store(int64(2 * time.Second))
+	d.SetTimeout(2 * time.Second)
 	req, _ := http.NewRequest("GET", "http://shop.test/p", nil)
 	crawl, stop := context.WithCancel(context.Background())
 	defer stop()

@@ -70,8 +70,9 @@ const (
 type diagnosis struct {
 	after int
 
-	valid  atomic.Int64 // valid pages of every domain
-	seed   maphash.Seed
+	valid  atomic.Int64          // valid pages of every domain
+	seed   maphash.Seed          // a domain's shard
+	idSeed maphash.Seed          // a domain's compact record (recordID): not seed, so two domains share a record only if both their ids and their shards collide
 	shards [diagShards]diagShard // the domains, by a hash of the name: no lock for every page of every domain
 }
 
@@ -80,9 +81,82 @@ const diagShards = 64
 
 // diagShard is the domains of one shard.
 type diagShard struct {
-	mu      sync.Mutex
-	whole   map[string]*domainDiag // domains with evidence under way, or diagnosed
-	compact packmap.Map            // every other domain with a valid page: encodeDiag; no pointer per domain for the collector to mark
+	mu    sync.Mutex
+	whole map[string]*domainDiag // domains with evidence under way, or diagnosed
+	// compact is every other domain with a valid page, by recordID, not by
+	// name (no copy of the name per domain): its record (encode) in the
+	// word itself if it fits (inline), else the word says it is in long,
+	// keyed by the id's 8 bytes. No pointer per domain for the collector
+	// to mark.
+	compact map[uint64]uint64
+	long    packmap.Map
+}
+
+// recordID is what a domain's compact record is found by: a 64-bit hash of
+// its name, with a seed of the run's own (idSeed) that is not the shard's.
+// Two domains share a record only if both their shard and their id
+// collide: a one-in-2⁶⁴ (×64 shards) chance for any two domains, some
+// n²/2⁷¹ over a crawl of n — 4·10⁻¹⁰ for a million domains. And a shared
+// record only mixes the two domains' valid counts and recent sizes: it can
+// make a shrunken page look full-size, never start a run of evidence, so a
+// false diagnosis needs that chance and a target degrading with shrunken
+// pages that fail only structure, BrokenAfter times in a row.
+type recordID = uint64
+
+func (d *diagnosis) recordID(domain string) recordID { return maphash.String(d.idSeed, domain) }
+
+// A compact record in one word: its bytes from the lowest, and their
+// count in the top byte (1–7; a record is never empty), or inLong.
+const (
+	inlineMax = 7
+	inLong    = uint64(0xFF) << 56
+)
+
+// get returns the compact record of id, and whether there is one.
+func (sh *diagShard) get(id recordID) (string, bool) {
+	w, ok := sh.compact[id]
+	switch {
+	case !ok:
+		return "", false
+	case w == inLong:
+		return sh.long.Get(longKey(id))
+	}
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], w)
+	return string(b[:w>>56]), true
+}
+
+// set makes rec, not empty, the compact record of id.
+func (sh *diagShard) set(id recordID, rec string) {
+	old, had := sh.compact[id]
+	if len(rec) > inlineMax {
+		sh.compact[id] = inLong
+		sh.long.Set(longKey(id), rec)
+		return
+	}
+	if had && old == inLong {
+		sh.long.Delete(longKey(id))
+	}
+	var b [8]byte
+	copy(b[:], rec)
+	sh.compact[id] = binary.LittleEndian.Uint64(b[:]) | uint64(len(rec))<<56
+}
+
+// drop removes id's compact record, if any.
+func (sh *diagShard) drop(id recordID) {
+	if w, ok := sh.compact[id]; ok {
+		if w == inLong {
+			sh.long.Delete(longKey(id))
+		}
+		delete(sh.compact, id)
+	}
+}
+
+// longKey is id as long's key.
+func longKey(id recordID) string {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], id)
+	return string(b[:])
 }
 
 type domainDiag struct {
@@ -94,9 +168,10 @@ type domainDiag struct {
 }
 
 func newDiagnosis(after int) *diagnosis {
-	d := &diagnosis{after: after, seed: maphash.MakeSeed()}
+	d := &diagnosis{after: after, seed: maphash.MakeSeed(), idSeed: maphash.MakeSeed()}
 	for i := range d.shards {
 		d.shards[i].whole = make(map[string]*domainDiag)
+		d.shards[i].compact = make(map[uint64]uint64)
 	}
 	return d
 }
@@ -112,32 +187,32 @@ func (d *diagnosis) page(v Verdict) *BrokenDomain {
 	if v.Valid() {
 		d.valid.Add(1)
 	}
-	sh := d.shard(v.Domain)
+	sh, id := d.shard(v.Domain), d.recordID(v.Domain)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	var local domainDiag
 	dd, wasWhole := sh.whole[v.Domain], true
 	if dd == nil {
 		dd, wasWhole = &local, false
-		if rec, ok := sh.compact.Get(v.Domain); ok {
+		if rec, ok := sh.get(id); ok {
 			dd.decode(rec)
 		}
 	}
 	b := dd.page(v, d.after)
-	sh.settle(v.Domain, dd, wasWhole)
+	sh.settle(v.Domain, id, dd, wasWhole)
 	return b
 }
 
-// settle keeps dd, the record of domain after a page, the way it needs:
+// settle keeps dd, the record of domain (id) after a page, the way it needs:
 // compact while nothing is under way, whole (a copy, unless wasWhole: dd
 // is already the one kept) while evidence is under way or once diagnosed.
 // sh.mu is held.
-func (sh *diagShard) settle(domain string, dd *domainDiag, wasWhole bool) {
+func (sh *diagShard) settle(domain string, id recordID, dd *domainDiag, wasWhole bool) {
 	if dd.broken != nil || len(dd.streak) > 0 {
 		if !wasWhole {
 			kept := *dd
 			sh.whole[strings.Clone(domain)] = &kept
-			sh.compact.Delete(domain)
+			sh.drop(id)
 		}
 		return
 	}
@@ -145,10 +220,10 @@ func (sh *diagShard) settle(domain string, dd *domainDiag, wasWhole bool) {
 		delete(sh.whole, domain)
 	}
 	if dd.valid == 0 {
-		sh.compact.Delete(domain) // nothing to remember: as if never seen
+		sh.drop(id) // nothing to remember: as if never seen
 		return
 	}
-	sh.compact.Set(domain, dd.encode()) // copies the key out of the verdict's URL
+	sh.set(id, dd.encode())
 }
 
 // page is diagnosis.page for one domain's record.
@@ -229,7 +304,7 @@ func (d *diagnosis) degraded(domain string) {
 	defer sh.mu.Unlock()
 	if dd := sh.whole[domain]; dd != nil {
 		dd.streak = dd.streak[:0]
-		sh.settle(domain, dd, true)
+		sh.settle(domain, d.recordID(domain), dd, true)
 	}
 }
 

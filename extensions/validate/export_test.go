@@ -34,7 +34,7 @@ func (v *Validator) DiagnosisRecords() (whole, compact int) {
 	for i := range v.diag.shards {
 		sh := &v.diag.shards[i]
 		sh.mu.Lock()
-		whole, compact = whole+len(sh.whole), compact+sh.compact.Len()
+		whole, compact = whole+len(sh.whole), compact+len(sh.compact)
 		sh.mu.Unlock()
 	}
 	return whole, compact

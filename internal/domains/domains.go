@@ -29,6 +29,7 @@ import (
 type Set struct {
 	Config        // normalised by New; Domains holds the patterns normalised (AddDomainProfile)
 	realTime bool // Clock is clock.System: cached refusals end by timer
+	guarded  bool // Store is the in-process one: a domain's mutex guards its circuit too (newCircuit)
 	fleet    *fleetGuard
 	prior    deadline.Prior // the timeout a domain without its own borrows
 	base     *profile       // Config.Profile with what its domains read
@@ -79,6 +80,7 @@ func New(c Config) (*Set, error) {
 	b := &Set{Config: c, hot: newHotDomains()}
 	b.domains.init()
 	b.Store = cmp.Or(b.Store, circuit.Store(circuit.MemoryStore{}))
+	_, b.guarded = b.Store.(circuit.MemoryStore)
 	b.Clock = cmp.Or(b.Clock, clock.System)
 	b.IdleTTL = cmp.Or(b.IdleTTL, DefaultIdleTTL)
 	if b.Rand == nil {
@@ -125,55 +127,78 @@ func (b *Set) Hook(onTransition func(circuit.Transition), onDegrading func(strin
 // to counts[Success]): on a broad crawl a domain is mostly out of the
 // CPU's cache, and each further line read is a miss.
 type Domain struct {
-	mem circuit.Local // the circuit, if it is in-process: its closed paths skip the Circuit interface's Transition
+	// Circuit is the domain's circuit. One that is not a circuit.Local (a
+	// shared store's) is wrapped in a storeCircuit, whose closed paths
+	// always answer no: one interface, not two beside each other (a
+	// Domain in 208 bytes).
+	Circuit circuit.Local
 	// tracker is the early warnings' state, made at the first outcome
 	// that is not a quick success, past lazyOutcomes, or at a transition
 	// (lazy.go); written under mu.
 	tracker atomic.Pointer[tracker]
-	mu      sync.Mutex                        // guards the tracker and, if guarded, the circuit (newCircuit)
-	open    atomic.Pointer[openMark]          // the cached refusal for the cheap early check; nil = ask the circuit
-	held    atomic.Pointer[circuit.OpenError] // held for answering 401/403 to every request (blocked.go); nil = not held
-	// throttled and blocked count those answers in a row.
-	throttled atomic.Int32
-	blocked   atomic.Int32
-	holds     atomic.Int32  // tickets out and calls under way: a held domain is never compacted
-	epoch     atomic.Uint32 // the latest sweep period it was used in
-	retired   atomic.Bool   // a sweep is compacting it: look it up again
-	failedNow atomic.Bool   // a failure was recorded in this process (not restored)
-	// shareCap caps its room once a request of its lent its shared
-	// LimitRule slot (Lend): the rule's parallelism, 0 before.
-	shareCap atomic.Int32
-	Counts   [numClasses]atomic.Int32 // 2³¹ outcomes of one domain: years at any pace a site allows
-	guarded  bool                     // mu guards the circuit too
-	// lazyFlight is the most requests in flight as a success left while
-	// the domain had no tracker (lazy.go), for its slope's baseline.
-	lazyFlight uint16
+	mu      sync.Mutex                // guards the tracker and, if the set is guarded, the circuit (newCircuit)
+	open    atomic.Pointer[openMark]  // the cached refusal for the cheap early check; nil = ask the circuit
+	rare    atomic.Pointer[rareState] // 429s and 401/403s in a row, the blocked hold, the lent slot's cap, cut requests (blocked.go); nil until first needed
+	holds   atomic.Int32              // tickets out and calls under way: a held domain is never compacted
+	epoch   atomic.Uint32             // the latest sweep period it was used in
+	// flags are retired (a sweep is compacting it: look it up again),
+	// failedNow (a failure was recorded in this process, not restored) and
+	// lazyFlight (lazy.go) in one word, not three fields.
+	flags   atomic.Uint32
+	Refused atomic.Int32             // requests refused without being sent
+	Counts  [numClasses]atomic.Int32 // 2³¹ outcomes of one domain: years at any pace a site allows
 
-	Circuit circuit.Circuit
-	Name    string
-	Profile *profile // shared by the domains of the profile
-	// blockedFrom is the ticket order of the blocked run's first answer
-	// (0: none or unknown).
-	blockedFrom atomic.Uint64
-	Pace        *pace.Pace
-	lastSeen    atomic.Int64 // unix nanos of the latest request that reached the gate
-	LastOK      atomic.Int64 // unix nanos at which the latest success through the gate left
+	Name     string
+	Profile  *profile // shared by the domains of the profile
+	Pace     *pace.Pace
+	lastSeen atomic.Int64 // unix nanos of the latest request that reached the gate
+	LastOK   atomic.Int64 // unix nanos at which the latest success through the gate left
 	// failSince is when the first failure since the latest success left
 	// (unix nanos; 0: none): the fleet guard asks whether any domain
 	// succeeded after the failures that tripped others began.
 	FailSince atomic.Int64
 	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock (roughNow)
-	fails     atomic.Int32 // failures since the last transition…
-	netFails  atomic.Int32 // …of which no HTTP answer came at all (refused, reset, timeout, DNS)
-	// unanswered counts requests that left and were then cut by the
-	// crawl's own end: the site may have received them.
-	unanswered atomic.Int32
-	Refused    atomic.Int32 // requests refused without being sent
-	Timeout    atomic.Int64 // adaptive request timeout in ns; 0 = none yet
-	// Slow is Timeout before its floor (ns; 0 = none yet): a request still
-	// unanswered after it has lent its shared LimitRule slot (Lend).
-	Slow atomic.Int64
+	// The tracker's are the adaptive timeout (Timeout, Slow) and the
+	// failures since the last transition (a failure makes the tracker):
+	// a domain without one has none. What is seldom needed is rare's
+	// (blocked.go). A Domain fits 160 bytes, its size class.
 }
+
+// Timeout is d's adaptive request timeout; 0: none yet.
+func (d *Domain) Timeout() time.Duration {
+	if t := d.tracker.Load(); t != nil {
+		return time.Duration(atomic.LoadInt64(&t.timeout))
+	}
+	return 0
+}
+
+// Slow is Timeout before its floor (0: none yet): a request still
+// unanswered after it has lent its shared LimitRule slot (Lend).
+func (d *Domain) Slow() time.Duration {
+	if t := d.tracker.Load(); t != nil {
+		return time.Duration(atomic.LoadInt64(&t.slowAfter))
+	}
+	return 0
+}
+
+// SetTimeout gives d the adaptive timeout t, as its tracker would, and
+// the tracker, made now, if d had none: for benchmarks.
+func (d *Domain) SetTimeout(t time.Duration) {
+	atomic.StoreInt64(&d.trackerMade().timeout, int64(t))
+}
+
+// The bits of Domain.flags; lazyFlight is the top 16.
+const (
+	retired   = 1 << iota // a sweep is compacting it: look it up again
+	failedNow             // a failure was recorded in this process (not restored)
+	lazyShift = 16
+)
+
+// retired reports whether a sweep is compacting d.
+func (d *Domain) retired() bool { return d.flags.Load()&retired != 0 }
+
+// failedNow reports whether a failure of d was recorded in this process.
+func (d *Domain) failedNow() bool { return d.flags.Load()&failedNow != 0 }
 
 // all yields every domain kept whole (for d := range b.all), as
 // liveMap.Range does.
@@ -230,13 +255,11 @@ func (b *Set) Allow(host string) (Ticket, error) {
 	// AllowPinned's two common cases in line, as KnownOpen decides them:
 	// a cached refusal on the system clock, and a closed in-process
 	// circuit with no refusal cached.
-	if d.held.Load() == nil {
+	if d.heldErr() == nil {
 		if m := d.open.Load(); m == nil {
-			if d.mem != nil {
-				if tk, ok := d.mem.TryAllow(); ok {
-					b.remember(d, tk.Seq)
-					return Ticket{c: tk, d: d}, nil
-				}
+			if tk, ok := d.Circuit.TryAllow(); ok {
+				b.remember(d, tk.Seq)
+				return Ticket{c: tk, d: d}, nil
 			}
 		} else if b.realTime {
 			b.remember(d, uint64(d.Refused.Add(1)))
@@ -255,11 +278,9 @@ func (b *Set) AllowPinned(d *Domain) (Ticket, error) {
 		d.Unpin()
 		return Ticket{}, open
 	}
-	if d.mem != nil {
-		if tk, ok := d.mem.TryAllow(); ok {
-			b.remember(d, tk.Seq)
-			return Ticket{c: tk, d: d}, nil
-		}
+	if tk, ok := d.Circuit.TryAllow(); ok {
+		b.remember(d, tk.Seq)
+		return Ticket{c: tk, d: d}, nil
 	}
 	return b.allowCircuit(d)
 }
@@ -310,7 +331,7 @@ type openMark struct {
 // the mark once RetryAt has passed. Any other clock is read, so a fake
 // clock's Advance takes effect at once.
 func (b *Set) KnownOpen(d *Domain) *circuit.OpenError {
-	if h := d.held.Load(); h != nil {
+	if h := d.heldErr(); h != nil {
 		return b.heldRefusal(d, h)
 	}
 	m := d.open.Load()
@@ -350,8 +371,8 @@ func (b *Set) Record(t Ticket, o circuit.Result) {
 	if int(o.Class) < numClasses {
 		d.Counts[o.Class].Add(1)
 	}
-	if o.Class.Failure() && !d.failedNow.Load() {
-		d.failedNow.Store(true)
+	if o.Class.Failure() && !d.failedNow() {
+		d.flags.Or(failedNow)
 	}
 	// The tracker and, if guarded, the circuit under one lock: a result
 	// that cannot move the circuit is recorded in both at once.
@@ -360,7 +381,7 @@ func (b *Set) Record(t Ticket, o circuit.Result) {
 	if tr := d.trackerFor(o, t.inFlight); tr != nil {
 		sig = tr.ObserveLocked(o, t.inFlight, t.stalled)
 	}
-	recorded := d.guarded && d.mem.TryRecordLocked(t.c, o)
+	recorded := b.guarded && d.Circuit.TryRecordLocked(t.c, o)
 	d.mu.Unlock()
 	b.alarms(d, o.Class, t.c.Seq)
 	switch {
@@ -393,7 +414,10 @@ func (b *Set) transitioned(d *Domain, t circuit.Transition) {
 	if t.From == t.To {
 		return
 	}
-	clientSide := 2*d.netFails.Swap(0) > d.fails.Swap(0)
+	clientSide := false
+	if tr := d.tracker.Load(); tr != nil { // none: no failure settled yet
+		clientSide = 2*atomic.SwapInt32(&tr.netFails, 0) > atomic.SwapInt32(&tr.fails, 0)
+	}
 	defer d.Pace.Admit() // the circuit's room may have grown
 	streak := d.trackerAt(t).Transitioned(t)
 	trip := t.To == circuit.Open && circuit.CountsAsTrip(t.Reason)
@@ -436,21 +460,22 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 	switch c {
 	case circuit.Throttled:
 		b.fleetAlarm(b.Clock.Now())
-		if n := int64(d.throttled.Add(1)); n%int64(b.AlarmAfter) == 0 {
+		if n := int64(d.rareMade().throttled.Add(1)); n%int64(b.AlarmAfter) == 0 {
 			b.Log.Warn().Str("event", "throttled_sustained").Str("domain", d.Name).Int64("in_a_row", n).
 				Msg("breaker: domain keeps answering 429; slow down or fix the client, the target is not down")
 		}
 	case circuit.Blocked:
 		b.fleetAlarm(b.Clock.Now())
-		if seq != 0 && d.blockedFrom.Load() == 0 {
+		r := d.rareMade()
+		if seq != 0 && r.blockedFrom.Load() == 0 {
 			// The requests still in flight left before this answer came:
 			// the server may have answered them first, so their successes
 			// do not end the run either. Their seqs are taken to follow
 			// this one's (the answer's own slot is still held); one that
 			// left after a request already answered is not covered.
-			d.blockedFrom.CompareAndSwap(0, seq+uint64(max(d.Pace.Stats(b.Clock.Now()).InFlight-1, 0)))
+			r.blockedFrom.CompareAndSwap(0, seq+uint64(max(d.Pace.Stats(b.Clock.Now()).InFlight-1, 0)))
 		}
-		n := int64(d.blocked.Add(1))
+		n := int64(r.blocked.Add(1))
 		if b.BlockedAfter > 0 && n == int64(b.BlockedAfter) {
 			b.holdBlocked(d, n)
 		}
@@ -459,13 +484,15 @@ func (b *Set) alarms(d *Domain, c circuit.Class, seq uint64) {
 				Msg("breaker: domain keeps answering 403; a client, proxy or fingerprint problem, not an outage")
 		}
 	case circuit.Success:
-		if d.throttled.Load() != 0 {
-			d.throttled.Store(0)
-		}
-		if d.blocked.Load() != 0 {
-			if from := d.blockedFrom.Load(); seq == 0 || from == 0 || seq > from {
-				d.blocked.Store(0)
-				d.blockedFrom.Store(0)
+		if r := d.rare.Load(); r != nil { // nil: no 429 or 401/403 yet, no run to end
+			if r.throttled.Load() != 0 {
+				r.throttled.Store(0)
+			}
+			if r.blocked.Load() != 0 {
+				if from := r.blockedFrom.Load(); seq == 0 || from == 0 || seq > from {
+					r.blocked.Store(0)
+					r.blockedFrom.Store(0)
+				}
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package domains
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -9,11 +10,12 @@ import (
 // early acts on what the tracker saw before the window's failure rate did:
 // slow calls, a latency slope, a new adaptive timeout.
 func (b *Set) early(d *Domain, s trackerSignals) {
-	if s.Timeout > 0 {
+	t := d.tracker.Load() // signals come from the tracker: it is there
+	if s.Timeout > 0 && t != nil {
 		b.prior.Add(s.Timeout)
-		d.Slow.Store(int64(s.Slow))
+		atomic.StoreInt64(&t.slowAfter, int64(s.Slow))
 	}
-	if s.Timeout > 0 && time.Duration(d.Timeout.Swap(int64(s.Timeout))) != s.Timeout {
+	if s.Timeout > 0 && t != nil && time.Duration(atomic.SwapInt64(&t.timeout, int64(s.Timeout))) != s.Timeout {
 		b.Log.Debug().Str("event", "timeout_changed").Str("domain", d.Name).Dur("timeout", s.Timeout).
 			Msg("breaker: adaptive request timeout updated")
 	}

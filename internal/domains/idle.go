@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -31,7 +32,7 @@ const trackerSize = 100
 // is compacting it (look it up again).
 func (d *Domain) pin() bool {
 	d.holds.Add(1)
-	if d.retired.Load() {
+	if d.retired() {
 		d.holds.Add(-1)
 		return false
 	}
@@ -91,18 +92,30 @@ func (b *Set) domainSlow(host string) (*Domain, error) {
 func (b *Set) newCircuit(d *Domain) (err error) {
 	s := &d.Profile.settings // validated with the profile (New, AddDomainProfile)
 	var c circuit.Circuit
-	if _, ok := b.Store.(circuit.MemoryStore); ok {
-		c, d.guarded = circuit.NewLocal(d.Name, s, &d.mu), true
+	if b.guarded {
+		c = circuit.NewLocal(d.Name, s, &d.mu)
 	} else if c, err = b.Store.Circuit(d.Name, *s); err != nil {
 		return fmt.Errorf("breaker: circuit for %s: %w", d.Name, err)
 	}
-	d.Circuit = c
-	d.mem, _ = c.(circuit.Local)
-	if !d.guarded { // no in-process window to begin from (lazy.go)
+	if l, ok := c.(circuit.Local); ok {
+		d.Circuit = l
+	} else {
+		d.Circuit = storeCircuit{c}
+	}
+	if !b.guarded { // no in-process window to begin from (lazy.go)
 		d.tracker.Store(d.newTracker())
 	}
 	return nil
 }
+
+// storeCircuit is a store's circuit that is not a circuit.Local, as the
+// Domain holds it: it has no closed path of its own, and no window in this
+// process, so every call goes through the Circuit interface.
+type storeCircuit struct{ circuit.Circuit }
+
+func (storeCircuit) TryAllow() (circuit.Ticket, bool)                    { return circuit.Ticket{}, false }
+func (storeCircuit) TryRecordLocked(circuit.Ticket, circuit.Result) bool { return false }
+func (storeCircuit) OutcomesLocked() []circuit.Result                    { return nil }
 
 // maybeSweep starts a background sweep if none ran for a quarter of the
 // TTL.
@@ -138,14 +151,14 @@ func (b *Set) compact(d *Domain, now time.Time) {
 	if d.holds.Load() != 0 {
 		return
 	}
-	mc := d.mem
-	if mc == nil {
+	mc := d.Circuit
+	if _, shared := mc.(storeCircuit); shared {
 		return
 	}
 	sh := b.dormant.Shard(d.Name)
 	sh.Lock()
 	defer sh.Unlock()
-	d.retired.Store(true)
+	d.flags.Or(retired)
 	// From here no one pins d. A pin taken before (its holder may still
 	// be recording an outcome) shows now or never: checking only after
 	// quiet would miss one taken and let go meanwhile, and compact the
@@ -156,7 +169,7 @@ func (b *Set) compact(d *Domain, now time.Time) {
 		r, ok = d.quiet(mc, now)
 	}
 	if !ok || !b.domains.CompareAndDelete(d.Name, d) {
-		d.retired.Store(false)
+		d.flags.And(^uint32(retired))
 		return
 	}
 	b.forget(d) // the caches keep no compacted domain alive
@@ -166,13 +179,15 @@ func (b *Set) compact(d *Domain, now time.Time) {
 // quiet returns d's dormant record, or false if d has something to
 // remember that the record cannot hold.
 func (d *Domain) quiet(mc circuit.Local, now time.Time) (r idle.Record, ok bool) {
-	if d.open.Load() != nil || d.throttled.Load() != 0 || d.blocked.Load() != 0 ||
-		d.unanswered.Load() != 0 { // a checkpoint saves those as suspect failures
+	if d.open.Load() != nil || d.throttledInARow() != 0 || d.blockedInARow() != 0 ||
+		d.unanswered() != 0 { // a checkpoint saves those as suspect failures
 		return r, false
 	}
 	r.Counts, r.Refused = d.counts(), int64(d.Refused.Load())
-	r.Fails, r.NetFails = int64(d.fails.Load()), int64(d.netFails.Load())
-	r.Timeout, r.LastOK, r.LastSeen = d.Timeout.Load(), d.LastOK.Load(), d.lastSeen.Load()
+	if t := d.tracker.Load(); t != nil { // none: no failure settled
+		r.Fails, r.NetFails = int64(atomic.LoadInt32(&t.fails)), int64(atomic.LoadInt32(&t.netFails))
+	}
+	r.Timeout, r.LastOK, r.LastSeen = int64(d.Timeout()), d.LastOK.Load(), d.lastSeen.Load()
 
 	// At rest, the circuit remembers nothing but its trips: closed,
 	// no failure in its window, no probe out. (An in-process circuit's
@@ -192,9 +207,6 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 		d.Counts[c].Store(int32(min(r.Counts[c], math.MaxInt32)))
 	}
 	d.Refused.Store(int32(min(r.Refused, math.MaxInt32)))
-	d.fails.Store(int32(r.Fails))
-	d.netFails.Store(int32(r.NetFails))
-	d.Timeout.Store(r.Timeout)
 	d.LastOK.Store(r.LastOK)
 	d.lastSeen.Store(r.LastSeen)
 	if r.Trips > 0 {
@@ -204,6 +216,8 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 	}
 	t := d.newTracker()
 	t.Revive(r)
+	t.timeout = r.Timeout
+	t.fails, t.netFails = int32(r.Fails), int32(r.NetFails)
 	d.tracker.Store(t)
 	d.Pace.Revive(r)
 }

@@ -50,10 +50,10 @@ func (d *Domain) trackerFor(o circuit.Result, inFlight int) *tracker {
 	}
 	quick := o.Class == circuit.Success && (d.Profile.early.SlowCall <= 0 || o.Latency <= d.Profile.early.SlowCall)
 	if quick && d.Counts[circuit.Success].Load() <= int32(d.Profile.lazy) {
-		d.lazyFlight = uint16(min(max(int(d.lazyFlight), inFlight), math.MaxUint16))
+		d.noteLazyFlight(inFlight)
 		return nil
 	}
-	t := d.seededTracker(d.mem.OutcomesLocked())
+	t := d.seededTracker(d.Circuit.OutcomesLocked())
 	d.tracker.Store(t)
 	return t
 }
@@ -82,7 +82,23 @@ func (d *Domain) seededTracker(outs []circuit.Result) *tracker {
 		t.ObserveLocked(o, 0, 0)
 	}
 	if t.baseline == 0 {
-		t.baseFlight = max(t.baseFlight, int32(d.lazyFlight))
+		t.baseFlight = max(t.baseFlight, int32(d.lazyFlight()))
+	}
+	return t
+}
+
+// trackerMade returns d's tracker, made now from the circuit's window if
+// d had none, as trackerFor makes it for an outcome that needs one.
+func (d *Domain) trackerMade() *tracker {
+	if t := d.tracker.Load(); t != nil {
+		return t
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.tracker.Load()
+	if t == nil {
+		t = d.seededTracker(d.Circuit.OutcomesLocked())
+		d.tracker.Store(t)
 	}
 	return t
 }
@@ -98,7 +114,7 @@ func (d *Domain) quietTracker() *tracker {
 	if t := d.tracker.Load(); t != nil {
 		return t
 	}
-	return d.seededTracker(d.mem.OutcomesLocked())
+	return d.seededTracker(d.Circuit.OutcomesLocked())
 }
 
 // trackerStats is tracker.Stats, read from the circuit's window while d
@@ -108,10 +124,29 @@ func (d *Domain) trackerStats() (n int, successRate float64, median time.Duratio
 		return t.Stats()
 	}
 	d.mu.Lock()
-	t, outs := d.tracker.Load(), d.mem.OutcomesLocked()
+	t, outs := d.tracker.Load(), d.Circuit.OutcomesLocked()
 	d.mu.Unlock()
 	if t != nil {
 		return t.Stats()
 	}
 	return statsOf(outs)
+}
+
+// lazyFlight is the most requests in flight as a success left while d had
+// no tracker, for its slope's baseline: the top 16 bits of d.flags.
+func (d *Domain) lazyFlight() int { return int(d.flags.Load() >> lazyShift) }
+
+// noteLazyFlight raises lazyFlight to inFlight (at most 2¹⁶−1). The caller
+// holds d.mu; the flags' other bits change without it, hence the swap.
+func (d *Domain) noteLazyFlight(inFlight int) {
+	if inFlight <= 0 {
+		return
+	}
+	n := uint32(min(inFlight, math.MaxUint16))
+	for {
+		old := d.flags.Load()
+		if old>>lazyShift >= n || d.flags.CompareAndSwap(old, old&(1<<lazyShift-1)|n<<lazyShift) {
+			return
+		}
+	}
 }

@@ -49,7 +49,7 @@ func (b *Set) Overview(k int) Overview {
 			severity = 3
 		case snap.WindowFailures > 0:
 			severity = 2
-		case d.throttled.Load() > 0 || d.blocked.Load() > 0 ||
+		case d.throttledInARow() > 0 || d.blockedInARow() > 0 ||
 			ps.Gap > max(b.Pacing.MinGap, 0) || ps.Limit != max(b.Pacing.Parallelism, 0):
 			severity = 1
 		}
@@ -88,7 +88,7 @@ func (b *Set) Overview(k int) Overview {
 // statsOf is one live domain's DomainStats.
 func (b *Set) statsOf(d *Domain, now time.Time) DomainStats {
 	s := DomainStats{Domain: d.Name, Profile: d.Profile.Name, Outcomes: outcomes(d.counts()),
-		Refused: int64(d.Refused.Load()), Pace: d.Pace.Stats(now), Timeout: time.Duration(d.Timeout.Load())}
+		Refused: int64(d.Refused.Load()), Pace: d.Pace.Stats(now), Timeout: d.Timeout()}
 	if snap, err := d.Circuit.Snapshot(b.Clock); err == nil {
 		s.State, s.Trips = snap.State, snap.Trips
 		if snap.State == circuit.Open {

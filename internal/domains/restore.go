@@ -64,7 +64,7 @@ func (b *Set) domainSnapshot(d *Domain) (DomainSnapshot, bool) {
 	}
 	return DomainSnapshot{Domain: d.Name, State: s.State, RetryAt: s.RetryAt, Trips: s.Trips,
 		WindowLen: s.WindowLen, WindowFailures: s.WindowFailures, ProbesInFlight: s.ProbesInFlight,
-		HaltUntil: d.Pace.Stats(b.Clock.Now()).HaltUntil, Unanswered: int(d.unanswered.Load())}, true
+		HaltUntil: d.Pace.Stats(b.Clock.Now()).HaltUntil, Unanswered: int(d.unanswered())}, true
 }
 
 // Restore puts back a domain's circuit and pause as a checkpoint saved

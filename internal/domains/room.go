@@ -12,10 +12,10 @@ func (d *Domain) Room() int {
 		return 1
 	}
 	r := d.Profile.need - d.Circuit.WindowFailures()
-	if s := d.blocked.Load(); s > 0 && d.Profile.blockedAfter > 0 {
+	if s := d.blockedInARow(); s > 0 && d.Profile.blockedAfter > 0 {
 		r = min(r, d.Profile.blockedAfter-int(s))
 	}
-	if c := d.shareCap.Load(); c > 0 {
+	if c := d.shareCap(); c > 0 {
 		r = min(r, int(c))
 	}
 	return max(1, r)
@@ -26,7 +26,15 @@ func (d *Domain) Room() int {
 // parallelism p to other domains' requests. From then on d's room is at
 // most p, so that the site never has more in flight than the rule allows
 // it: without lent slots the rule keeps it there, and the cap never binds.
-func (d *Domain) Lend(p int) { d.shareCap.Store(int32(p)) }
+func (d *Domain) Lend(p int) { d.rareMade().shareCap.Store(int32(p)) }
+
+// shareCap is the cap Lend set, 0 before.
+func (d *Domain) shareCap() int32 {
+	if r := d.rare.Load(); r != nil {
+		return r.shareCap.Load()
+	}
+	return 0
+}
 
 // Healthy reports whether d has answered well and its window holds no
 // failure seen in this process and no run of blocked answers: a request
@@ -36,14 +44,14 @@ func (d *Domain) Lend(p int) { d.shareCap.Store(int32(p)) }
 // d fails again: a resumed crawl of a healthy site must not refuse what
 // waits for that room.
 func (d *Domain) Healthy() bool {
-	return d.LastOK.Load() != 0 && (d.Circuit.WindowFailures() == 0 || !d.failedNow.Load()) && d.blocked.Load() == 0
+	return d.LastOK.Load() != 0 && (d.Circuit.WindowFailures() == 0 || !d.failedNow()) && d.blockedInARow() == 0
 }
 
 // TimeoutFor is the request timeout the breaker's transport applies to d:
 // its adaptive timeout, else the fleet's prior (deadline.Prior) if its
 // profile sets one, 0 for none.
 func (b *Set) TimeoutFor(d *Domain) time.Duration {
-	if t := time.Duration(d.Timeout.Load()); t > 0 {
+	if t := d.Timeout(); t > 0 {
 		return t
 	}
 	if d.Profile.TimeoutMultiple <= 0 {

@@ -3,6 +3,7 @@ package domains
 import (
 	"cmp"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/internal/pace"
@@ -72,7 +73,7 @@ func (b *Set) Settle(t Ticket, o Outcome) (s Settled) {
 		return s
 	}
 	if o.Unanswered {
-		d.unanswered.Add(1)
+		d.rareMade().unanswered.Add(1)
 	}
 	now := b.Clock.Now()
 	switch o.Class {
@@ -104,10 +105,11 @@ func (b *Set) Settle(t Ticket, o Outcome) (s Settled) {
 		if o.Status != 0 {
 			d.Pace.Accepted(now, o.Episode) // the site answered: it spent its allowance on it
 		}
-		d.fails.Add(1)
+		tr := d.trackerMade() // Record would make it for this failure anyway
+		atomic.AddInt32(&tr.fails, 1)
 		d.FailSince.CompareAndSwap(0, o.Left)
 		if o.Status == 0 {
-			d.netFails.Add(1) // no HTTP answer: the site, or our network
+			atomic.AddInt32(&tr.netFails, 1) // no HTTP answer: the site, or our network
 		}
 	case circuit.Blocked, circuit.Gone, circuit.ClientError:
 		d.Pace.Accepted(now, o.Episode)
@@ -131,7 +133,7 @@ func (b *Set) Reclassify(t Ticket, was circuit.Class, o circuit.Result) {
 	}
 	d.Counts[was].Add(-1)
 	if o.Class.Failure() {
-		d.fails.Add(1)
+		atomic.AddInt32(&d.trackerMade().fails, 1)
 	}
 	b.Record(t, o)
 }

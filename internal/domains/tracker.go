@@ -64,6 +64,16 @@ type tracker struct {
 	degrading  bool  // beside baseFlight: one word for both
 
 	p *trackerSettings // shared by the domains of a profile
+
+	// timeout is the domain's adaptive request timeout in ns (0: none
+	// yet), slowAfter the same before its floor (Domain.Timeout, Slow): read
+	// and written with atomic.LoadInt64 and its kin, not the lock (not
+	// atomic.Int64s: tests print a tracker by value).
+	timeout, slowAfter int64
+	// fails counts the domain's failures since its last transition, and
+	// netFails those of them with no HTTP answer at all (refused, reset,
+	// timeout, DNS): atomic.AddInt32 and its kin, as above.
+	fails, netFails int32
 }
 
 // slopeSamples is how many latest successes the slope's median looks at.
@@ -80,7 +90,7 @@ const (
 // locked by mu, which the caller holds for ObserveLocked.
 func newTracker(size int, p *trackerSettings, mu *sync.Mutex) *tracker {
 	// No failure count: Stats counts from the outcomes.
-	t := &tracker{p: p, win: window.New[circuit.Result](size, nil), mu: mu}
+	t := &tracker{p: p, win: window.New[circuit.Result](size), mu: mu}
 	return t
 }
 

@@ -71,7 +71,7 @@ func simulate(t *testing.T, cfg Config, par int, lat time.Duration, site *tokenB
 			if ok {
 				back = back.Add(lat) // a page's body takes longer than a 429's
 			}
-			inflight = append(inflight, flight{back: back, ok: ok, wait: wait, ep: p.episode})
+			inflight = append(inflight, flight{back: back, ok: ok, wait: wait, ep: uint64(p.episode)})
 			res.sent++
 			continue
 		}
@@ -153,19 +153,19 @@ func TestAThrottleBurstLeavesNoSlowPaceBehind(t *testing.T) {
 	now := t0
 	for range 3 {
 		now = now.Add(15 * time.Millisecond)
-		p.Accepted(now, p.episode)
+		p.Accepted(now, uint64(p.episode))
 		p.Succeeded()
 	}
 	now = now.Add(15 * time.Millisecond)
-	p.Throttled(now, time.Second, p.episode)
+	p.Throttled(now, time.Second, uint64(p.episode))
 	now = now.Add(time.Second + 15*time.Millisecond)
-	_, gap, _, _ := p.Throttled(now, time.Second, p.episode)
+	_, gap, _, _ := p.Throttled(now, time.Second, uint64(p.episode))
 	if gap > 2*minThrottleGap*time.Duration(p.user.Backoff) {
 		t.Fatalf("gap after a second 429 with nothing learnt: %v; want the plain slow-down (≤ %v)", gap, 2*minThrottleGap*time.Duration(p.user.Backoff))
 	}
 	for range 40 {
 		now = now.Add(15 * time.Millisecond)
-		p.Accepted(now, p.episode)
+		p.Accepted(now, uint64(p.episode))
 		_, gap, _ = p.Succeeded()
 	}
 	if gap > minThrottleGap {
@@ -183,14 +183,14 @@ func TestAnyGrantedAnswerSpeedsTheRampUp(t *testing.T) {
 	now := t0
 	for range 11 {
 		now = now.Add(6 * time.Millisecond)
-		p.Accepted(now, p.episode)
+		p.Accepted(now, uint64(p.episode))
 		p.Succeeded()
 	}
-	_, first, _, _ := p.Throttled(now, 2*time.Second, p.episode)
+	_, first, _, _ := p.Throttled(now, 2*time.Second, uint64(p.episode))
 	now = now.Add(2 * time.Second)
 	for range 20 {
 		now = now.Add(p.gap)
-		p.Accepted(now, p.episode) // a 404: granted, not a success
+		p.Accepted(now, uint64(p.episode)) // a 404: granted, not a success
 	}
 	if p.gap > first/2 {
 		t.Fatalf("gap after 20 granted 404s: %v, from %v at the 429; want the ramp to have sped up", p.gap, first)
@@ -223,7 +223,7 @@ func crawlPhases(t *testing.T, p *Pace, site *tokenBucket, lat time.Duration, ph
 				t.Fatalf("%d 429s: the pace never settled", got)
 			}
 			now = later(now, p.earliestLocked())
-			ep := p.episode
+			ep := uint64(p.episode)
 			p.next = stampOf(now.Add(p.gap))
 			ok, wait := site.take(now.Add(lat))
 			if !ok {
@@ -311,21 +311,21 @@ func TestAnIdleWindowIsNotTheSitesRate(t *testing.T) {
 func TestAnUnknownBurstIsNotFilledByThePause(t *testing.T) {
 	p := newTestPace(t, Config{}, nil)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	p.Throttled(at(7), time.Second, p.episode) // sku-1; the listing's answer is told later
-	p.Accepted(at(1013), p.episode)            // sku-1 again, after the pause
+	p.Throttled(at(7), time.Second, uint64(p.episode)) // sku-1; the listing's answer is told later
+	p.Accepted(at(1013), uint64(p.episode))            // sku-1 again, after the pause
 	p.Succeeded()
-	p.Throttled(at(1034), time.Second, p.episode) // sku-2, 20 ms on
-	for _, ms := range []int{2040, 2081, 2121} {  // sku-2 again, sku-3, sku-4
-		p.Accepted(at(ms), p.episode)
+	p.Throttled(at(1034), time.Second, uint64(p.episode)) // sku-2, 20 ms on
+	for _, ms := range []int{2040, 2081, 2121} {          // sku-2 again, sku-3, sku-4
+		p.Accepted(at(ms), uint64(p.episode))
 		p.Succeeded()
 	}
-	p.Throttled(at(2161), time.Second, p.episode) // sku-5
+	p.Throttled(at(2161), time.Second, uint64(p.episode)) // sku-5
 	// Ten pages at the pace's gap, the site granting each.
 	now := p.earliestLocked()
 	for range 10 {
 		now = later(now, p.earliestLocked())
 		p.next = stampOf(now.Add(p.gap))
-		p.Accepted(now.Add(5*time.Millisecond), p.episode)
+		p.Accepted(now.Add(5*time.Millisecond), uint64(p.episode))
 		p.Succeeded()
 	}
 	if p.gap > 100*time.Millisecond {

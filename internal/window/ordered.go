@@ -4,9 +4,17 @@ package window
 // synchronous Colly records a page after the pages it visited, and those
 // late successes must not push later failures out. An outcome earlier than
 // all a full window holds is dropped.
-type Ordered[T any] struct {
-	Window[issued[T]] // counting no failures: Add counts them
-	failure           func(T) bool
+//
+// T tells its failures (Outcome): a method, not a func beside the window,
+// so that an in-process circuit holding one fits its size class.
+type Ordered[T Outcome] struct {
+	Window[issued[T]] // whose Failures Ordered counts
+}
+
+// Outcome is what an Ordered window holds.
+type Outcome interface {
+	// Failed says whether the outcome is a failure.
+	Failed() bool
 }
 
 // issued is an outcome and the order its request left in.
@@ -16,8 +24,8 @@ type issued[T any] struct {
 }
 
 // NewOrdered is New for an Ordered window.
-func NewOrdered[T any](size int, failure func(T) bool) Ordered[T] {
-	return Ordered[T]{New[issued[T]](size, nil), failure}
+func NewOrdered[T Outcome](size int) Ordered[T] {
+	return Ordered[T]{Window: New[issued[T]](size)}
 }
 
 // Add records o, the outcome of the request that left seq-th.
@@ -28,12 +36,12 @@ func (w *Ordered[T]) Add(o T, seq uint64) {
 		if seq < old.seq {
 			return // earlier than every outcome held
 		}
-		if w.failure(old.o) {
+		if old.o.Failed() {
 			w.Failures--
 		}
 	}
 	w.Window.Add(issued[T]{o, seq})
-	if w.failure(o) {
+	if o.Failed() {
 		w.Failures++
 	}
 	// Behind every later outcome, never past the oldest.

@@ -2,32 +2,28 @@
 // generic so that package circuit can use it without an import cycle.
 package window
 
-// Window is a ring of at most size latest outcomes with a running failure
-// count. Its buffer grows as outcomes come in. It is not safe for
+// Window is a ring of at most size latest outcomes (Ordered counts its
+// failures). Its buffer grows as outcomes come in. It is not safe for
 // concurrent use.
 type Window[T any] struct {
 	// What a record writes comes first, for an owner's cache line.
-	next     int32 // where the next outcome goes; equals N until the ring is full
-	N        int32 // how many are held, ≤ size
+	next int32 // where the next outcome goes; equals N until the ring is full
+	N    int32 // how many are held, ≤ size
+	size int32 // a profile's window: validated far below 2³¹
+	// Failures is how many held are failures, as Ordered counts them (a
+	// Window alone leaves it 0): here, in what would be padding.
 	Failures int32
-	size     int32        // a profile's window: validated far below 2³¹
-	Buf      []T          // the ring; len(Buf) < size until it has been full once
-	failure  func(T) bool // whether an outcome is a failure; nil: failures are not counted
+	Buf      []T // the ring; len(Buf) < size until it has been full once
 }
 
-// New returns an empty window of at most size outcomes; failure says
-// which outcomes are failures; nil counts none (nor reads what Add replaces).
-func New[T any](size int, failure func(T) bool) Window[T] {
-	return Window[T]{size: int32(size), failure: failure}
+// New returns an empty window of at most size outcomes.
+func New[T any](size int) Window[T] {
+	return Window[T]{size: int32(size)}
 }
 
 // Add records o as the latest outcome.
 func (w *Window[T]) Add(o T) {
-	if w.N == w.size {
-		if w.failure != nil && w.failure(w.Buf[w.next]) {
-			w.Failures--
-		}
-	} else {
+	if w.N < w.size {
 		w.N++
 	}
 	if int(w.next) == len(w.Buf) {
@@ -37,9 +33,6 @@ func (w *Window[T]) Add(o T) {
 		w.Buf = append(w.Buf, o)
 	} else {
 		w.Buf[w.next] = o
-	}
-	if w.failure != nil && w.failure(o) {
-		w.Failures++
 	}
 	w.next++
 	if w.next == w.size {

@@ -10,15 +10,18 @@ import (
 )
 
 // TestWindowGrowsAndKeepsTheLatest checks the growing ring against a plain
-// list of the latest outcomes, through random adds and resets.
+// list of the latest outcomes, through random adds and resets, and the
+// failures an Ordered window given the same outcomes in order counts.
 func TestWindowGrowsAndKeepsTheLatest(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for _, size := range []int{1, 2, 5, 20, 100} {
-		w := window.New(size, failed)
+		w := window.New[circuit.Result](size)
+		ow := window.NewOrdered[outcome](size)
 		var ref []circuit.Result
 		for step := range 5000 {
 			if rnd.IntN(200) == 0 {
 				w.Reset()
+				ow.Reset()
 				ref = nil
 				continue
 			}
@@ -27,6 +30,7 @@ func TestWindowGrowsAndKeepsTheLatest(t *testing.T) {
 				continue
 			}
 			w.Add(o)
+			ow.Add(outcome(o), uint64(step+1))
 			ref = append(ref, o)
 			if len(ref) > size {
 				ref = ref[1:]
@@ -37,9 +41,12 @@ func TestWindowGrowsAndKeepsTheLatest(t *testing.T) {
 					fails++
 				}
 			}
-			if got := w.Outcomes(); !slices.Equal(got, ref) || int(w.Failures) != fails || (int(w.N) == size) != (len(ref) == size) || len(w.Buf) > size {
+			if got := w.Outcomes(); !slices.Equal(got, ref) || int(ow.Failures) != fails || (int(w.N) == size) != (len(ref) == size) || len(w.Buf) > size {
 				t.Fatalf("size %d, step %d: window holds %v (%d failures, full %v, buffer %d), want %v (%d failures)",
-					size, step, got, w.Failures, int(w.N) == size, len(w.Buf), ref, fails)
+					size, step, got, ow.Failures, int(w.N) == size, len(w.Buf), ref, fails)
+			}
+			if got := ow.Outcomes(); len(got) != len(ref) || !slices.Equal(got, asOutcomes(ref)) {
+				t.Fatalf("size %d, step %d: the ordered window holds %v, want %v", size, step, got, ref)
 			}
 		}
 	}
@@ -56,7 +63,7 @@ func TestOrderedKeepsTheLatestIssued(t *testing.T) {
 	}
 	for _, size := range []int{1, 2, 10, 20, 50} {
 		rnd := rand.New(rand.NewPCG(uint64(size), 3))
-		w := window.NewOrdered(size, failed)
+		w := window.NewOrdered[outcome](size)
 		var model []rec // sorted by seq, at most size
 		var issued uint64
 		var pending []rec
@@ -80,7 +87,7 @@ func TestOrderedKeepsTheLatestIssued(t *testing.T) {
 			if r.fail {
 				o.Class = circuit.Degraded
 			}
-			w.Add(o, r.seq)
+			w.Add(outcome(o), r.seq)
 			if len(model) < size || r.seq > model[0].seq {
 				model = append(model, r)
 				slices.SortFunc(model, func(a, b rec) int { return int(a.seq) - int(b.seq) })
@@ -107,18 +114,15 @@ func TestOrderedKeepsTheLatestIssued(t *testing.T) {
 	}
 }
 
-// TestWindowWithoutFailures keeps the same outcomes with no failure test,
-// and counts none.
-func TestWindowWithoutFailures(t *testing.T) {
-	counted, uncounted := window.New(7, failed), window.New[circuit.Result](7, nil)
-	for i := range 50 {
-		o := circuit.Result{Class: circuit.Class(i % 2)} // Success, Degraded in turn
-		counted.Add(o)
-		uncounted.Add(o)
-		if !slices.Equal(counted.Outcomes(), uncounted.Outcomes()) || uncounted.Failures != 0 {
-			t.Fatalf("after %d: %v (%d failures), want %v and none counted", i+1, uncounted.Outcomes(), uncounted.Failures, counted.Outcomes())
-		}
-	}
-}
+// outcome is a circuit.Result as an Ordered window holds it.
+type outcome circuit.Result
 
-func failed(r circuit.Result) bool { return r.Class.Failure() }
+func (o outcome) Failed() bool { return o.Class.Failure() }
+
+func asOutcomes(rs []circuit.Result) []outcome {
+	out := make([]outcome, len(rs))
+	for i, r := range rs {
+		out[i] = outcome(r)
+	}
+	return out
+}
