@@ -182,27 +182,22 @@ type Profile = circuit.Profile
 // *circuit.ProfileError.
 var ErrInvalidProfile = circuit.ErrInvalidProfile
 
-// The built-in profiles: which one fits depends on how fragile the
-// origin is and how cheap a re-run is. Each call returns a fresh copy, so
-// a caller that changes a field changes only its own.
-
-// Conservative suits a small, fragile origin with few URLs: tolerate a
-// bad stretch, wait long before probing (a window of 10, tripping at 60 %
-// failures, a 300 s cooldown growing to 30 min, one probe).
-// It warns of a latency slope but never trips on latency alone, and
-// has no slow-call rule or adaptive timeout.
+// Conservative suits a small, fragile origin with few URLs: a window of
+// 10 tripping at 60 % failures, a 300 s cooldown growing to 30 min, one
+// probe; a latency slope is warned of, never tripped on, and there is no
+// slow-call rule or adaptive timeout. Each built-in profile is a fresh
+// copy: a caller that changes a field changes only its own.
 func Conservative() Profile { return domains.Conservative() }
 
-// Standard suits a typical product crawl (a window of 20, tripping at
-// 50 % failures, a 60 s cooldown growing to 10 min, two probes): slow
-// calls (over 5 s) trip when they are 80 % of the window, a slope is
-// warned about, requests are cut at 4 × the domain's p95 (at least 1 s).
+// Standard suits a typical product crawl: a window of 20 tripping at 50 %
+// failures, a 60 s cooldown growing to 10 min, two probes; slow calls (over
+// 5 s) trip at 80 % of the window, a latency slope is warned of, and
+// requests are cut at 4 × the domain's p95 (at least 1 s).
 func Standard() Profile { return domains.Standard() }
 
-// Aggressive suits high-volume crawls over many domains that are cheap
-// to re-run: a large window detects reliably (50, tripping at 35 %
-// failures), a short cooldown costs little (30 s growing to 5 min, three
-// probes), and a latency slope trips before errors appear.
+// Aggressive suits high-volume crawls over many domains, cheap to re-run:
+// a window of 50 tripping at 35 % failures, a 30 s cooldown growing to
+// 5 min, three probes; a latency slope trips before errors appear.
 func Aggressive() Profile { return domains.Aggressive() }
 
 // Pacing is the user's ceiling for each domain's pace (Config.Pacing): the

@@ -552,17 +552,11 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		return // already reported to OnRefused, or listed cancelled
 	}
 	d := a.ticket.Domain()
-	status := r.StatusCode
+	status := cmp.Or(r.StatusCode, a.status) // a.status: its headers' (settled then, unless 2xx)
 	if !a.settled {
-		var class circuit.Class
-		if status == 0 && a.status != 0 && err != nil {
-			// The headers arrived, the body did not.
-			class = classifyError(err)
-		} else {
-			if status == 0 {
-				status = a.status
-			}
-			class = Classify(status, err)
+		class := Classify(status, err)
+		if r.StatusCode == 0 && a.status != 0 && err != nil {
+			class = classifyError(err) // the headers arrived, the body did not
 		}
 		if class == circuit.Success && b.validator != nil && r.Request.Method != http.MethodHead {
 			// A HEAD has no body to judge.
@@ -573,9 +567,6 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		b.settle(a, b.throttleClass(class, status, retryAfterOf(r, a)), err)
 	}
 	b.releaseSlot(a)
-	if status == 0 {
-		status = a.status
-	}
 	class, latency := a.class, a.latency
 	at := observe.Attempt{Request: r.Request, Domain: d.Name, Result: circuit.Result{Class: class, Latency: latency}, Status: status, Err: a.err, Cancelled: a.cancelled, PausedUntil: a.pausedTill}
 	// The URL as the sets' key, made only when one of them is asked: a
@@ -590,16 +581,13 @@ func (b *Breaker) finish(c *colly.Collector, r *colly.Response, err error) {
 		b.forgetCached(a.cacheDir, a.cacheKey)
 	}
 	if class != circuit.Throttled {
+		if key == "" && (!b.throttle.Empty() || !b.resend.Empty()) {
+			key = r.Request.URL.String()
+		}
 		if !b.throttle.Empty() {
-			if key == "" {
-				key = r.Request.URL.String()
-			}
 			b.throttle.Delete(key)
 		}
 		if !b.resend.Empty() {
-			if key == "" {
-				key = r.Request.URL.String()
-			}
 			b.resendOver(r.Request, key, class == circuit.Success)
 		}
 		b.report(at)

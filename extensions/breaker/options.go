@@ -3,8 +3,9 @@ package breaker
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/breakwater-crawl/breakwater/circuit"
@@ -109,12 +110,7 @@ func (c Config) apply(b *Breaker) error {
 	if !collyx.IsZero(c.Logger) {
 		b.log = c.Logger
 	}
-	patterns := make([]string, 0, len(c.Domains))
-	for pattern := range c.Domains {
-		patterns = append(patterns, pattern)
-	}
-	sort.Strings(patterns)
-	for _, pattern := range patterns {
+	for _, pattern := range slices.Sorted(maps.Keys(c.Domains)) {
 		b.cfg.Domains = append(b.cfg.Domains, domains.Override{Pattern: pattern, Profile: c.Domains[pattern]})
 	}
 	if c.Pacing != (Pacing{}) {
