@@ -152,11 +152,11 @@ type Domain struct {
 	Profile  *profile // shared by the domains of the profile
 	Pace     *pace.Pace
 	lastSeen atomic.Int64 // unix nanos of the latest request that reached the gate
-	LastOK   atomic.Int64 // unix nanos at which the latest success through the gate left
+	lastOK   atomic.Int64 // unix nanos at which the latest success through the gate left
 	// failSince is when the first failure since the latest success left
 	// (unix nanos; 0: none): the fleet guard asks whether any domain
 	// succeeded after the failures that tripped others began.
-	FailSince atomic.Int64
+	failSince atomic.Int64
 	slopeAt   atomic.Int64 // unix nanos of the latest slope evaluation, by the breaker's clock (roughNow)
 	// The tracker's are the adaptive timeout (Timeout, Slow) and the
 	// failures since the last transition (a failure makes the tracker):

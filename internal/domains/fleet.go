@@ -17,7 +17,7 @@ func (b *Set) fleetTripped(d *Domain, at time.Time, clientSide bool) {
 	}
 	active := b.activeDomains(at, cfg.Active)
 	since := at
-	if ns := d.FailSince.Load(); ns != 0 && ns < at.UnixNano() {
+	if ns := d.failSince.Load(); ns != 0 && ns < at.UnixNano() {
 		since = time.Unix(0, ns)
 	}
 	recent := b.fleet.Tripped(d.Name, at, since, len(active), func(t time.Time) bool { return anySucceeding(active, t) })
@@ -77,7 +77,7 @@ func (b *Set) fleetTotals() fleetTotals {
 // failing domains are failing.
 func anySucceeding(ds []*Domain, cut time.Time) bool {
 	for _, d := range ds {
-		if d.LastOK.Load() >= cut.UnixNano() {
+		if d.lastOK.Load() >= cut.UnixNano() {
 			return true
 		}
 	}

@@ -187,7 +187,7 @@ func (d *Domain) quiet(mc circuit.Local, now time.Time) (r idle.Record, ok bool)
 	if t := d.tracker.Load(); t != nil { // none: no failure settled
 		r.Fails, r.NetFails = int64(atomic.LoadInt32(&t.fails)), int64(atomic.LoadInt32(&t.netFails))
 	}
-	r.Timeout, r.LastOK, r.LastSeen = int64(d.Timeout()), d.LastOK.Load(), d.lastSeen.Load()
+	r.Timeout, r.LastOK, r.LastSeen = int64(d.Timeout()), d.lastOK.Load(), d.lastSeen.Load()
 
 	// At rest, the circuit remembers nothing but its trips: closed,
 	// no failure in its window, no probe out. (An in-process circuit's
@@ -207,7 +207,7 @@ func (d *Domain) revive(r *idle.Record, clk clock.Clock) {
 		d.Counts[c].Store(int32(min(r.Counts[c], math.MaxInt32)))
 	}
 	d.Refused.Store(int32(min(r.Refused, math.MaxInt32)))
-	d.LastOK.Store(r.LastOK)
+	d.lastOK.Store(r.LastOK)
 	d.lastSeen.Store(r.LastSeen)
 	if r.Trips > 0 {
 		// A closed circuit that remembers its trips (RestoreOpen with no

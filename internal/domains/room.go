@@ -8,7 +8,7 @@ import "time"
 // A domain with no good answer yet gets one (slow start): a site that hangs
 // from its first request holds one of a shared LimitRule's slots, not all.
 func (d *Domain) Room() int {
-	if d.LastOK.Load() == 0 {
+	if d.lastOK.Load() == 0 {
 		return 1
 	}
 	r := d.Profile.need - d.Circuit.WindowFailures()
@@ -44,7 +44,7 @@ func (d *Domain) shareCap() int32 {
 // d fails again: a resumed crawl of a healthy site must not refuse what
 // waits for that room.
 func (d *Domain) Healthy() bool {
-	return d.LastOK.Load() != 0 && (d.Circuit.WindowFailures() == 0 || !d.failedNow()) && d.blockedInARow() == 0
+	return d.lastOK.Load() != 0 && (d.Circuit.WindowFailures() == 0 || !d.failedNow()) && d.blockedInARow() == 0
 }
 
 // TimeoutFor is the request timeout the breaker's transport applies to d:

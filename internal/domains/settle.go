@@ -96,8 +96,8 @@ func (b *Set) Settle(t Ticket, o Outcome) (s Settled) {
 		s.Horizon = horizon
 	case circuit.Success:
 		d.Pace.Accepted(now, o.Episode)
-		d.LastOK.Store(o.Left)
-		d.FailSince.Store(0)
+		d.lastOK.Store(o.Left)
+		d.failSince.Store(0)
 		if limit, gap, changed := d.Pace.Succeeded(); changed {
 			LogPace(b.Log, d.Name, "recovering", limit, gap)
 		}
@@ -107,7 +107,7 @@ func (b *Set) Settle(t Ticket, o Outcome) (s Settled) {
 		}
 		tr := d.trackerMade() // Record would make it for this failure anyway
 		atomic.AddInt32(&tr.fails, 1)
-		d.FailSince.CompareAndSwap(0, o.Left)
+		d.failSince.CompareAndSwap(0, o.Left)
 		if o.Status == 0 {
 			atomic.AddInt32(&tr.netFails, 1) // no HTTP answer: the site, or our network
 		}
