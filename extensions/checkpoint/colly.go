@@ -323,7 +323,16 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 		// a breaker, its OnAttempt settled an answer of Colly's cache.
 		cp.live.take(r)
 	case cp.viaBreaker.Load():
-		// The breaker's OnAttempt says what it was, and deletes it.
+		// The breaker's OnAttempt says what it was, and deletes it. A
+		// collector registered here but not with the breaker is gated at
+		// its transport, which reports a redirect's hop under the URL
+		// visited: a retry of the target Colly moved r to is this record's.
+		if err != nil && r.URL.String() != e.urlString {
+			cp.rmu.Lock()
+			putBounded(cp.redirects, r.URL.String(), e.id)
+			cp.rmuUsed.Store(true)
+			cp.rmu.Unlock()
+		}
 	default:
 		if !e.left {
 			// Colly's cache answered (no OnRequestHeaders): an attempt all the same.

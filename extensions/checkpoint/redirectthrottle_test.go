@@ -227,6 +227,74 @@ func TestAClonesThrottledRedirectTargetLeavesNothingUnfinished(t *testing.T) {
 	}
 }
 
+// The same with the clone registered with the checkpoint, as the README
+// says (cp.Register(detail)), and not with the breaker: the user's
+// retry of the throttled target made a record of its own for the
+// target's URL, whose outcome the breaker reported under the URL
+// visited, and it stayed in flight: the ending was tripped with nothing
+// left (chaos/SEEDS.md, seed 6940743060595889517).
+func TestARegisteredClonesThrottledRedirectTargetLeavesNothingInFlight(t *testing.T) {
+	var throttled atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if throttled.Add(1) == 1 {
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		}
+		w.Write([]byte("<html><body><h1>ok</h1></body></html>"))
+	}))
+	defer target.Close()
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer redirector.Close()
+
+	cp := openCP(t, dbPath(t))
+	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := colly.NewCollector()
+	if err := breakwater.Use(c, b, cp); err != nil {
+		t.Fatal(err)
+	}
+	detail := c.Clone() // gated at the shared transport, its URLs saved on it
+	cp.Register(detail)
+	var tries atomic.Int32
+	detail.OnError(func(r *colly.Response, _ error) {
+		if tries.Add(1) <= 3 {
+			r.Request.Retry()
+		}
+	})
+	var got atomic.Int32
+	detail.OnHTML("h1", func(*colly.HTMLElement) { got.Add(1) })
+	detail.Visit(redirector.URL + "/products/sku-1")
+	detail.Wait()
+	// The crawl's end: the clone's records (no callback of the
+	// checkpoint's saw its Visits) are written as the run stops.
+	if err := cp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Load() != 1 {
+		t.Fatalf("%d pages collected, the target asked %d times; want 1 (a 429, then the page)", got.Load(), throttled.Load())
+	}
+	if u := b.Unfinished(); u.Total != 0 {
+		t.Errorf("the page was collected, yet the breaker lists %+v", u.URLs)
+	}
+	var left []string
+	if err := cp.Store().Scan(func(r storage.Record) error {
+		if r.State != storage.Done {
+			left = append(left, r.URL+" "+r.State.String()+" "+r.LastError)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("records left unfinished after the page was collected: %s", strings.Join(left, "; "))
+	}
+}
+
 // A link through a redirecting host to a page that fails once (a 503):
 // the user's retry loop sends it again (Colly's Retry requests the
 // redirect's target) and the page is collected. The record of the URL
