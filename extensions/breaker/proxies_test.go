@@ -568,6 +568,27 @@ func TestAFailingStoreThroughHealthyAndBadProxiesKeepsTheTripBound(t *testing.T)
 	}
 }
 
+// The same through a pool of one healthy proxy among two refusing ones
+// and one answering 403 itself: once the bad ones are ejected, a 503
+// left to tell went back out through the healthy proxy, the only one
+// admitting, up to once per proxy of the pool, and each of those re-sends
+// reached the failing store uncounted (chaos seed 1902157672349473202: 19
+// requests into the failing store, bound 15).
+func TestAFailingStoreThroughAPoolWithItsBadProxiesEjectedKeepsTheTripBound(t *testing.T) {
+	const p = 3
+	store := startStore(t, testserver.Config{Products: 80, Scenario: testserver.Scenario{Mode: testserver.Degrade}})
+	refuse := testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyRefuse}}
+	_, pool := startPool(t, testserver.ProxyConfig{Scenario: testserver.ProxyScenario{Mode: testserver.ProxyBlock403}},
+		refuse, refuse, testserver.ProxyConfig{})
+	b, into, need := crawlFailingStore(t, store, pool, p, retryEveryError(3))
+	if bound := need + p - 1 + 3; into > bound {
+		t.Errorf("the failing store received %d requests, want at most need + P − 1 + 3 = %d", into, bound)
+	}
+	if st := b.State(store.Host()); st != circuit.Open {
+		t.Errorf("the failing store's circuit is %v, want open", st)
+	}
+}
+
 // crawlFailingStore crawls store's 80 products through pool's rotation,
 // p in parallel, with the user's retry loop onErr, and returns the
 // breaker, how many requests the store received while failing, and the

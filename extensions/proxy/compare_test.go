@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -127,9 +128,23 @@ func TestARequestSentAgainTriesAnotherProxy(t *testing.T) {
 	if got[0] == got[1] {
 		t.Fatalf("the request went through %v: the same proxy twice", got)
 	}
-	// Every proxy tried, the rotation goes on as usual.
-	if _, err := f(mine); err != nil || carrier() == "" {
-		t.Fatalf("third try: %q %v, want a proxy", carrier(), err)
+	// Every proxy tried, none carries it again: each has told what it
+	// could, and the site would get the request twice (chaos seed
+	// 1902157672349473202). The error is ErrAllEjected's, and no proxy
+	// is named for the try.
+	if _, err := f(mine); !errors.Is(err, proxy.ErrAllEjected) || carrier() != "" {
+		t.Fatalf("third try: %q %v, want no proxy and ErrAllEjected", carrier(), err)
+	}
+	// A redirect's hop may go through a proxy its chain used.
+	hop, _ := http.NewRequest("GET", "http://shop.test/moved", nil)
+	hop = hop.WithContext(mine.Context())
+	hop.Response = &http.Response{StatusCode: http.StatusFound}
+	if _, err := f(hop); err != nil || carrier() == "" {
+		t.Fatalf("a hop after every proxy was tried: %q %v, want a proxy", carrier(), err)
+	}
+	// Another request goes on through the rotation as usual.
+	if _, err := f(other); err != nil {
+		t.Fatalf("another request: %v", err)
 	}
 }
 

@@ -30,8 +30,12 @@ import (
 func (p *Pool) ProxyFunc() colly.ProxyFunc {
 	return func(r *http.Request) (*url.URL, error) {
 		sl := slotOf(r)
-		m, err := p.pick(sl)
+		// A redirect's hop may go through a proxy its chain already used;
+		// a request sent again to tell whose failure it was may not: that
+		// proxy has told, and the site would get it twice.
+		m, err := p.pick(sl, r.Response != nil)
 		if err != nil {
+			sl.forget() // no proxy carries this try: none is charged with it
 			return nil, err
 		}
 		u, s := m.url, m.str
@@ -83,8 +87,9 @@ func (p *Pool) PausedUntil() time.Time {
 func (p *Pool) pausedAt(now time.Time) bool { return now.UnixNano() < p.paused.Load() }
 
 // pick chooses the next proxy of the rotation that admits a request, one
-// not yet tried for it (sl) while one admits.
-func (p *Pool) pick(sl *slot) (*member, error) {
+// not yet tried for it (sl) while one admits; one tried already only if
+// reuse, or if none was.
+func (p *Pool) pick(sl *slot, reuse bool) (*member, error) {
 	p.mu.Lock()
 	now := p.cfg.Clock.Now()
 	n := len(p.members)
@@ -93,7 +98,11 @@ func (p *Pool) pick(sl *slot) (*member, error) {
 		p.unlock()
 		return nil, err
 	}
-	for i := range 2 * n {
+	passes := 2 * n
+	if !reuse && sl.count() > 0 {
+		passes = n
+	}
+	for i := range passes {
 		idx := (p.next + i) % n
 		m := p.members[idx]
 		if (i >= n || !sl.has(m)) && p.admitLocked(m, now) {
@@ -114,6 +123,9 @@ func (p *Pool) pick(sl *slot) (*member, error) {
 		}
 	}
 	p.unlock()
+	if passes == n {
+		return nil, fmt.Errorf("%w for this request: every proxy that admits one has carried it", ErrAllEjected)
+	}
 	return nil, fmt.Errorf("%w: all %d proxies are out of the rotation; the first may be probed at %s",
 		ErrAllEjected, n, first.Format(time.RFC3339))
 }

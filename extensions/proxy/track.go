@@ -17,7 +17,10 @@ type trackKey struct{}
 // RoundTripper wrapped around the transport whose Proxy is ProxyFunc
 // calls it on each request it passes down. Sending the returned request
 // again (after a failure its proxy explains) makes ProxyFunc choose a
-// proxy not yet tried for it, while one admits a request.
+// proxy not yet tried for it; when every proxy that admits one was
+// tried, it fails with ErrAllEjected rather than send the site the same
+// request twice through one proxy. A redirect's hop may go through a
+// proxy its chain used.
 //
 // Colly's Request.ProxyURL cannot be relied on for this: whenever the
 // http.Client has a Timeout (Colly's default client has 10 s), net/http
@@ -104,6 +107,16 @@ func (p *Pool) Attribute(f func(*http.Request) (*url.URL, error)) func(*http.Req
 }
 
 // count is how many proxies s's request was given, 0 for a nil s.
+// forget clears the proxy chosen last, if s is not nil: this try went
+// through none.
+func (s *slot) forget() {
+	if s != nil {
+		s.mu.Lock()
+		s.chosen = ""
+		s.mu.Unlock()
+	}
+}
+
 func (s *slot) count() int {
 	if s == nil {
 		return 0
