@@ -89,23 +89,15 @@ func (d *Domain) seededTracker(outs []circuit.Result) *tracker {
 
 // trackerMade returns d's tracker, made now from the circuit's window if
 // d had none, as trackerFor makes it for an outcome that needs one.
-func (d *Domain) trackerMade() *tracker {
-	if t := d.tracker.Load(); t != nil {
-		return t
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t := d.tracker.Load()
-	if t == nil {
-		t = d.seededTracker(d.Circuit.OutcomesLocked())
-		d.tracker.Store(t)
-	}
-	return t
-}
+func (d *Domain) trackerMade() *tracker { return d.windowTracker(true) }
 
 // quietTracker is d's tracker for compaction: a tracker made for the
 // moment from the circuit's window if d has none.
-func (d *Domain) quietTracker() *tracker {
+func (d *Domain) quietTracker() *tracker { return d.windowTracker(false) }
+
+// windowTracker returns d's tracker or, if d has none, one seeded from
+// the circuit's window, which d keeps if keep.
+func (d *Domain) windowTracker(keep bool) *tracker {
 	if t := d.tracker.Load(); t != nil {
 		return t
 	}
@@ -114,7 +106,11 @@ func (d *Domain) quietTracker() *tracker {
 	if t := d.tracker.Load(); t != nil {
 		return t
 	}
-	return d.seededTracker(d.Circuit.OutcomesLocked())
+	t := d.seededTracker(d.Circuit.OutcomesLocked())
+	if keep {
+		d.tracker.Store(t)
+	}
+	return t
 }
 
 // trackerStats is tracker.Stats, read from the circuit's window while d
