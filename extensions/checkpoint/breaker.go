@@ -205,14 +205,7 @@ func (cp *Checkpoint) onOutcome(a observe.Attempt) {
 		// The breaker's Retry requests the URL a throttle ended at; a user's
 		// Retry of a redirect's target, not done, is this record's.
 		if u := a.Request.URL.String(); ev == evThrottled || u != e.rec.URL {
-			cp.rmu.Lock()
-			if ev == evThrottled {
-				cp.retryOf[u] = e.rec.ID
-			} else {
-				putBounded(cp.redirects, u, e.rec.ID)
-			}
-			cp.rmuUsed.Store(true)
-			cp.rmu.Unlock()
+			cp.fileUnder(u, e.rec.ID, ev == evThrottled)
 		}
 	}
 	if ev == evFailed && e.rec.Attempts >= cp.opt.MaxAttempts {

@@ -75,6 +75,20 @@ var errBodyNotReplayable = errors.New("checkpoint: the request body is not an io
 // maxResent bounds the URLs remembered as re-sent or redirected.
 const maxResent = 4096
 
+// fileUnder makes a later request of u the record id's: the breaker's
+// re-send of a URL throttled there (throttled), else a retry of the URL a
+// redirect ended at.
+func (cp *Checkpoint) fileUnder(u string, id uint64, throttled bool) {
+	cp.rmu.Lock()
+	if throttled {
+		cp.retryOf[u] = id
+	} else {
+		putBounded(cp.redirects, u, id)
+	}
+	cp.rmuUsed.Store(true)
+	cp.rmu.Unlock()
+}
+
 // putBounded sets m[u] = id, emptying m first if it holds maxResent URLs.
 func putBounded(m map[string]uint64, u string, id uint64) {
 	if len(m) >= maxResent {
@@ -328,10 +342,7 @@ func (cp *Checkpoint) finish(resp *colly.Response, err error) {
 		// its transport, which reports a redirect's hop under the URL
 		// visited: a retry of the target Colly moved r to is this record's.
 		if err != nil && r.URL.String() != e.urlString {
-			cp.rmu.Lock()
-			putBounded(cp.redirects, r.URL.String(), e.id)
-			cp.rmuUsed.Store(true)
-			cp.rmu.Unlock()
+			cp.fileUnder(r.URL.String(), e.id, false)
 		}
 	default:
 		if !e.left {
