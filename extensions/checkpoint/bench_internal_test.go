@@ -232,12 +232,7 @@ func BenchmarkResume(b *testing.B) {
 // ns/op and allocs/op are per page.
 func BenchmarkPagePath(b *testing.B) {
 	const batch = 4096
-	cp, err := New(memory.New(), Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cp.viaBreaker.Store(true)
-	hdr := http.Header{"User-Agent": {"breakwater-bench/1.0"}}
+	cp, hdr := pagePathCheckpoint(b)
 	reqs := make([]*colly.Request, batch)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -253,6 +248,18 @@ func BenchmarkPagePath(b *testing.B) {
 	if err := cp.Close(); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// pagePathCheckpoint is the page path benchmarks' checkpoint, on
+// storage/memory and following a breaker, and the header their requests
+// carry.
+func pagePathCheckpoint(b *testing.B) (*Checkpoint, http.Header) {
+	cp, err := New(memory.New(), Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cp.viaBreaker.Store(true)
+	return cp, http.Header{"User-Agent": {"breakwater-bench/1.0"}}
 }
 
 // onePage is one page's calls into cp, as Colly and the breaker make them.
@@ -278,12 +285,7 @@ func onePage(tb testing.TB, cp *Checkpoint, r *colly.Request) {
 // request leaves.
 func BenchmarkPagePathHeld(b *testing.B) {
 	const batch = 4096
-	cp, err := New(memory.New(), Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cp.viaBreaker.Store(true)
-	hdr := http.Header{"User-Agent": {"breakwater-bench/1.0"}}
+	cp, hdr := pagePathCheckpoint(b)
 	reqs := make([]*colly.Request, batch+1)
 	s := collyStorage{cp}
 	announce := func(r *colly.Request) {

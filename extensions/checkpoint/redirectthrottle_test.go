@@ -167,64 +167,7 @@ func TestARedirectHopHeldForRoomSettlesTheURLVisited(t *testing.T) {
 // under the redirecting URL: the ending was tripped with nothing left
 // (chaos/SEEDS.md, seeds 2360325850318196441 and 6792474706983209294).
 func TestAClonesThrottledRedirectTargetLeavesNothingUnfinished(t *testing.T) {
-	var throttled atomic.Int32
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if throttled.Add(1) == 1 {
-			w.Header().Set("Retry-After", "0")
-			http.Error(w, "slow down", http.StatusTooManyRequests)
-			return
-		}
-		w.Write([]byte("<html><body><h1>ok</h1></body></html>"))
-	}))
-	defer target.Close()
-	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, target.URL+r.URL.Path, http.StatusFound)
-	}))
-	defer redirector.Close()
-
-	cp := openCP(t, dbPath(t))
-	b, err := breaker.New(breaker.Config{Profile: breaker.Standard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := colly.NewCollector()
-	if err := breakwater.Use(c, b, cp); err != nil {
-		t.Fatal(err)
-	}
-	detail := c.Clone() // not registered: gated at the shared transport
-	var tries atomic.Int32
-	detail.OnError(func(r *colly.Response, _ error) {
-		if tries.Add(1) <= 3 {
-			r.Request.Retry()
-		}
-	})
-	var got atomic.Int32
-	detail.OnHTML("h1", func(*colly.HTMLElement) { got.Add(1) })
-	detail.Visit(redirector.URL + "/products/sku-1")
-	detail.Wait()
-	// The crawl's end: the clone's records (no callback of the
-	// checkpoint's saw its Visits) are written as the run stops.
-	if err := cp.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got.Load() != 1 {
-		t.Fatalf("%d pages collected, the target asked %d times; want 1 (a 429, then the page)", got.Load(), throttled.Load())
-	}
-	if u := b.Unfinished(); u.Total != 0 {
-		t.Errorf("the page was collected, yet the breaker lists %+v", u.URLs)
-	}
-	var left []string
-	if err := cp.Store().Scan(func(r storage.Record) error {
-		if r.State != storage.Done {
-			left = append(left, r.URL+" "+r.State.String()+" "+r.LastError)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if len(left) > 0 {
-		t.Errorf("records left unfinished after the page was collected: %s", strings.Join(left, "; "))
-	}
+	crawlClonesThrottledRedirect(t, false)
 }
 
 // The same with the clone registered with the checkpoint, as the README
@@ -234,6 +177,16 @@ func TestAClonesThrottledRedirectTargetLeavesNothingUnfinished(t *testing.T) {
 // visited, and it stayed in flight: the ending was tripped with nothing
 // left (chaos/SEEDS.md, seed 6940743060595889517).
 func TestARegisteredClonesThrottledRedirectTargetLeavesNothingInFlight(t *testing.T) {
+	crawlClonesThrottledRedirect(t, true)
+}
+
+// crawlClonesThrottledRedirect has a clone of a wired collector, itself
+// registered with the checkpoint if register, follow a link through a
+// redirecting host to a page answered 429 once, with the user's retry
+// loop on the clone, and checks that the page is collected and nothing is
+// left listed by the breaker or unfinished in the checkpoint.
+func crawlClonesThrottledRedirect(t *testing.T, register bool) {
+	t.Helper()
 	var throttled atomic.Int32
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if throttled.Add(1) == 1 {
@@ -258,8 +211,10 @@ func TestARegisteredClonesThrottledRedirectTargetLeavesNothingInFlight(t *testin
 	if err := breakwater.Use(c, b, cp); err != nil {
 		t.Fatal(err)
 	}
-	detail := c.Clone() // gated at the shared transport, its URLs saved on it
-	cp.Register(detail)
+	detail := c.Clone() // gated at the shared transport
+	if register {
+		cp.Register(detail) // its URLs saved on it
+	}
 	var tries atomic.Int32
 	detail.OnError(func(r *colly.Response, _ error) {
 		if tries.Add(1) <= 3 {
@@ -270,8 +225,8 @@ func TestARegisteredClonesThrottledRedirectTargetLeavesNothingInFlight(t *testin
 	detail.OnHTML("h1", func(*colly.HTMLElement) { got.Add(1) })
 	detail.Visit(redirector.URL + "/products/sku-1")
 	detail.Wait()
-	// The crawl's end: the clone's records (no callback of the
-	// checkpoint's saw its Visits) are written as the run stops.
+	// The crawl's end: an unregistered clone's records (no callback of
+	// the checkpoint's saw its Visits) are written as the run stops.
 	if err := cp.Close(); err != nil {
 		t.Fatal(err)
 	}
