@@ -98,8 +98,11 @@ func (p *Pool) pick(sl *slot, reuse bool) (*member, error) {
 		p.unlock()
 		return nil, err
 	}
+	// A request sent again to tell whose failure it was takes no proxy it
+	// was tried through: the first pass only.
+	retelling := !reuse && sl.count() > 0
 	passes := 2 * n
-	if !reuse && sl.count() > 0 {
+	if retelling {
 		passes = n
 	}
 	for i := range passes {
@@ -112,6 +115,10 @@ func (p *Pool) pick(sl *slot, reuse bool) (*member, error) {
 			return m, nil
 		}
 	}
+	if retelling {
+		p.unlock()
+		return nil, fmt.Errorf("%w for this request: every proxy that admits one has carried it", ErrAllEjected)
+	}
 	first := time.Time{}
 	for _, m := range p.members {
 		at := m.retryAt
@@ -123,9 +130,6 @@ func (p *Pool) pick(sl *slot, reuse bool) (*member, error) {
 		}
 	}
 	p.unlock()
-	if passes == n {
-		return nil, fmt.Errorf("%w for this request: every proxy that admits one has carried it", ErrAllEjected)
-	}
 	return nil, fmt.Errorf("%w: all %d proxies are out of the rotation; the first may be probed at %s",
 		ErrAllEjected, n, first.Format(time.RFC3339))
 }
