@@ -36,7 +36,8 @@ func unexplained(a Attempt) bool {
 // are charged (outliers); failing through a proxy that is no suspect, or
 // through more suspects than may be bad at once, the site fails and is
 // charged, with no failure sent again until a proxy is answered there.
-// Else not judged, the site's to count.
+// A failure through a proxy already ejected (sent before the ejection) is
+// sent again. Else not judged, the site's to count.
 func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	m.recent.add(true)
 	if v := p.views[domain]; v != nil && v.failing {
@@ -47,6 +48,13 @@ func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	}
 	if p.outlierLocked(m, domain) {
 		return outlier, true
+	}
+	if m.state != circuit.Closed {
+		// Sent before its proxy was ejected for failing, answered after:
+		// the proxy's like the failures that ejected it, wherever it went
+		// (a site no proxy has answered yet included). The rotation, which
+		// no longer hands it out, tells.
+		return notJudged, true
 	}
 	if len(p.members) < 2 {
 		return notJudged, false
