@@ -24,20 +24,19 @@ func unexplained(a Attempt) bool {
 }
 
 // failedLocked judges a failure m brought back from domain that one answer
-// cannot blame. It is m's own (outlier) when m fails at least half of what
-// it carries while the other proxies, by their median, fail less than a
-// third as often, and domain has answered another proxy lately (not a
-// site failing through one proxy alone). Short of that, a failure through
-// a proxy failing at least half of its latest attempts while the others
-// do not (a suspect; the half alone early in a crawl), a site's first
-// answer through the pool, or a proxy's first at a site that answered
-// the others, is left to the next proxy to tell, as a refusal is:
-// answered there, the suspects
-// are charged (outliers); failing through a proxy that is no suspect, or
+// cannot blame. A failure through a proxy failing at least half of its
+// latest attempts while the others do not (a suspect; the half alone
+// early in a crawl), a site's first answer through the pool, or a
+// proxy's first at a site that answered the others, is left to the next
+// proxy to tell, as a refusal is: answered there, the suspects are
+// charged (outliers); failing through a proxy that is no suspect, or
 // through more suspects than may be bad at once, the site fails and is
 // charged, with no failure sent again until a proxy is answered there.
-// A failure through a proxy already ejected (sent before the ejection) is
-// sent again. Else not judged, the site's to count.
+// Only a later answer tells: a proxy whose record looks an outlier's is
+// not charged at once, since a site beginning to fail may answer its
+// first failures through one proxy before the others'. A failure through
+// a proxy already ejected (sent before the ejection) is sent again. Else
+// not judged, the site's to count.
 func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	m.recent.add(true)
 	if v := p.views[domain]; v != nil && v.failing {
@@ -45,9 +44,6 @@ func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 		// record (one that carried little before the site began to fail
 		// has little else in it).
 		return notJudged, false
-	}
-	if p.outlierLocked(m, domain) {
-		return outlier, true
 	}
 	if m.state != circuit.Closed {
 		// Sent before its proxy was ejected for failing, answered after:
@@ -117,16 +113,6 @@ func (p *Pool) chargeLocked(pending members, i int, o outcome) {
 		}
 	}
 	clear(pending)
-}
-
-// outlierLocked reports whether m, whose latest attempt failed at domain,
-// is an outlier (see failedLocked).
-func (p *Pool) outlierLocked(m *member, domain string) bool {
-	if !p.failingAloneLocked(m, outlierMin) {
-		return false
-	}
-	v := p.views[domain]
-	return v != nil && v.ok.count() > v.ok.count1(m.idx) // another proxy answered by the site
 }
 
 // failingAloneLocked reports whether m fails at least half of its latest

@@ -48,10 +48,12 @@ func (a Attempt) Unexplained() bool {
 // eject, or through every proxy that carries, the site refuses the
 // client; failing through the next proxy too, the site fails. Either
 // way, the site's answers are then its own, none sent again until a
-// proxy is answered there. A proxy failing most of what it carries while
-// the others carry most of theirs, at a site another proxy reached, is
-// charged at once (outlier). Any other outcome is the site's; the proxy
-// carried it.
+// proxy is answered there. A failure through a proxy failing most of what
+// it carries while the others carry most of theirs is left to tell the
+// same way, and charged (outlier) once another proxy is answered there:
+// never at once, as a site beginning to fail may answer its first
+// failures through one proxy before the others'. Any other outcome is the
+// site's; the proxy carried it.
 //
 // Enough failures eject the proxy (Config.Settings); the outcome of its
 // probe restores it or ejects it again. An attempt that ends while its
