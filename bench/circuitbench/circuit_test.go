@@ -2,6 +2,7 @@ package circuitbench
 
 import (
 	"errors"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -79,4 +80,34 @@ func BenchmarkOpenRefusal(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkClosedParallelLineTransfer is no circuit: two goroutines take
+// turns writing one word, so an op is that cache line going to the other
+// CPU and back. It measures the machine beside the parallel rows, which
+// move with it: on the 2-core VM of docs/performance.md it read 134–146
+// ns and then 439 ns minutes apart, and Breakwater's 1,000-domain row
+// 118–121 ns and then 304–331 with it.
+func BenchmarkClosedParallelLineTransfer(b *testing.B) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("two goroutines spinning by turns need two CPUs")
+	}
+	var turn atomic.Int64
+	n := int64(b.N)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := int64(1); i < 2*n; i += 2 {
+			for turn.Load() != i {
+			}
+			turn.Store(i + 1)
+		}
+	}()
+	b.ResetTimer()
+	for i := int64(0); i < 2*n; i += 2 {
+		for turn.Load() != i {
+		}
+		turn.Store(i + 1)
+	}
+	<-done
 }
