@@ -62,7 +62,7 @@ func (p *Pool) failedLocked(m *member, domain string) (outcome, bool) {
 	}
 	// New here: the site answered other proxies but never m lately.
 	newHere := v.ok.count() > v.ok.count1(m.idx) && v.ok.count1(m.idx) == 0
-	suspect := (fresh || newHere || p.failingAloneLocked(m, 0)) && m.state == circuit.Closed && !m.held && p.carryingLocked() >= 2
+	suspect := (fresh || newHere || p.failingAloneLocked(m)) && !m.held && p.carryingLocked() >= 2 // m is closed (above)
 	switch {
 	case v.failing:
 		return notJudged, false
@@ -116,15 +116,15 @@ func (p *Pool) chargeLocked(pending members, i int, o outcome) {
 }
 
 // failingAloneLocked reports whether m fails at least half of its latest
-// attempts (at least least of them) while the other proxies, by the
+// attempts (at least one) while the other proxies, by the
 // median of their failure shares, fail less than a third as often. The
 // median, so that other bad proxies do not hide this one (Envoy's
 // success-rate outlier detection compares with the pool's statistics
 // likewise). Before the others have outlierMin attempts between them,
 // the half alone decides.
-func (p *Pool) failingAloneLocked(m *member, least int) bool {
+func (p *Pool) failingAloneLocked(m *member) bool {
 	fails, n := m.recent.count()
-	if fails < max(least, 1) || 2*fails < n {
+	if fails == 0 || 2*fails < n {
 		return false
 	}
 	var shares []float64
@@ -136,14 +136,14 @@ func (p *Pool) failingAloneLocked(m *member, least int) bool {
 		}
 	}
 	if on < outlierMin {
-		return least == 0
+		return true
 	}
 	slices.Sort(shares)
 	return 3*shares[len(shares)/2] <= float64(fails)/float64(n)
 }
 
-// outlierMin is the fewest failures of a proxy, and judged attempts of the
-// others, that make it an outlier.
+// outlierMin is the fewest judged attempts of the other proxies, between
+// them, before a proxy's failure share is compared with theirs.
 const outlierMin = 3
 
 // recent is a proxy's latest judged attempts (at most 20), failures as set

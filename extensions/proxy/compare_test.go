@@ -174,9 +174,9 @@ func TestAProxyFailingWhereTheOthersCarryIsTheOutlier(t *testing.T) {
 // A bare 502 through a proxy already ejected as the outlier (a request
 // sent before the ejection, answered after it) is the proxy's as its
 // earlier ones were: the page goes again through the rotation, and the
-// site is not charged, whether it answered the others yet or not. (Seen in CI: the
-// fourth 502 of TestAProxyAnsweringBare502IsTheOutlier came back after
-// the third had ejected its proxy, and that page was lost.)
+// site is not charged, whether it answered the others yet or not. (Seen
+// in CI: the fourth 502 of TestAProxyAnsweringBare502IsTheOutlier came
+// back after the third had ejected its proxy, and that page was lost.)
 func TestAFailureThroughAnEjectedOutlierGoesAgain(t *testing.T) {
 	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
 	for s := state(p, "d.test:4"); s.State == circuit.Closed; s = state(p, "d.test:4") {
@@ -201,8 +201,9 @@ func TestAFailureThroughAnEjectedOutlierGoesAgain(t *testing.T) {
 // proxy before any other's (requests answered out of order), charges
 // that proxy nothing: its record looks like an outlier's for a moment,
 // but no proxy was answered there since, and the next one fails too.
-// (Seen in CI: TestAFailingStoreThroughAPoolKeepsTheTripBound charged a
-// healthy proxy an outlier.)
+// (Seen with the proxy tests run four at once under -race:
+// TestAFailingStoreThroughAPoolKeepsTheTripBound charged a healthy proxy
+// an outlier.)
 func TestASiteBeginningToFailThroughOneProxyFirstChargesNone(t *testing.T) {
 	p := mustPool(t, exact(clocktest.NewFake(t0), four...))
 	for range 2 {
